@@ -1,0 +1,1 @@
+set(tpuci_docker_sources)

@@ -1,0 +1,110 @@
+/* The interface between the scheduler and a runtime driver (local
+ * processes, docker containers).
+ *
+ * The scheduler owns every tpuci__attempt_t. For each attempt it calls
+ * rt->start(); on success the runtime later calls tpuci__attempt_output()
+ * any number of times and tpuci__attempt_done() exactly once, when the
+ * attempt's process or container is gone and its output drained. When
+ * start() fails it returns a negative code, fills rt->err and never calls
+ * back. Timeouts and cancellation arrive as rt->signal() calls (SIGTERM,
+ * then SIGKILL after the grace period); the runtime delivers the signal to
+ * the whole attempt (process group, container) and never to a client.
+ */
+#ifndef TPUCI_RUNTIME_H
+#define TPUCI_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "plan.h"
+#include "util.h"
+
+typedef struct tpuci__attempt_s tpuci__attempt_t;
+typedef struct tpuci__runtime_s tpuci__runtime_t;
+typedef struct tpuci__sched_s tpuci__sched_t;
+
+/* How an attempt ended, as the runtime saw it. The scheduler turns it
+ * into an outcome (tpuci__classify), adding what it knows itself: that it
+ * timed the attempt out or cancelled it. */
+typedef struct {
+  int exit_code;          /* -1 when there is none */
+  int term_signal;        /* 0 when none */
+  int oom;                /* the engine reports an OOM kill */
+  int infra;              /* the runtime failed, not the job */
+  const char *cause;      /* detail for infra/oom, copied; may be NULL */
+} tpuci__exit_t;
+
+struct tpuci__attempt_s {
+  /* Read-only for runtimes. */
+  tpuci__sched_t *sched;
+  uv_loop_t *loop;
+  const tpuci__plan_t *plan;
+  const tpuci__instance_t *inst;
+  size_t index;            /* of inst in the plan */
+  int number;              /* 1-based */
+  const char *run_id;
+  const char *dir;         /* this attempt's folder (exists) */
+  int keep_on_failure;     /* --keep-failed */
+  /* The runtime's own per-attempt state. */
+  void *rt_data;
+  /* Scheduler-private fields follow in sched.c's wrapper. */
+};
+
+struct tpuci__runtime_s {
+  const char *name;
+  uv_loop_t *loop;
+  /* Checks before anything starts (engine reachable, images present).
+   * Calls cb(rt, 0) or cb(rt, negative code) with rt->err filled, always
+   * asynchronously or synchronously but exactly once, unless prepare()
+   * itself returns an error (then never). May be NULL. */
+  int (*prepare)(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
+                 void (*cb)(tpuci__runtime_t *rt, int status));
+  int (*start)(tpuci__runtime_t *rt, tpuci__attempt_t *a);
+  int (*signal)(tpuci__runtime_t *rt, tpuci__attempt_t *a, int signum);
+  /* Releases everything the runtime holds on the loop (handles, pending
+   * cleanups such as container removal) and calls cb when done. No
+   * attempt is running when this is called. */
+  void (*close)(tpuci__runtime_t *rt, void (*cb)(tpuci__runtime_t *rt));
+  /* Frees the runtime after close() completed. */
+  void (*free)(tpuci__runtime_t *rt);
+  /* Messages for the user (warnings at start, kept containers). */
+  void (*on_message)(tpuci__runtime_t *rt, const char *msg);
+  void *host_data;         /* the scheduler's */
+  tpuci__err_t err;
+};
+
+/* Options a runtime is created with. */
+typedef struct {
+  const char *run_id;
+  int keep_failed;
+} tpuci__runtime_opts_t;
+
+/* Creates the runtime for `kind` on `loop`. Returns 0 or a negative code
+ * with err filled. */
+int tpuci__runtime_new(tpuci__runtime_kind_t kind, uv_loop_t *loop,
+                       const tpuci__runtime_opts_t *opts,
+                       tpuci__runtime_t **out, tpuci__err_t *err);
+
+int tpuci__runtime_local_new(uv_loop_t *loop,
+                             const tpuci__runtime_opts_t *opts,
+                             tpuci__runtime_t **out, tpuci__err_t *err);
+int tpuci__runtime_docker_new(uv_loop_t *loop,
+                              const tpuci__runtime_opts_t *opts,
+                              tpuci__runtime_t **out, tpuci__err_t *err);
+
+/* Called by runtimes. `stream` is 1 (stdout) or 2 (stderr). */
+void tpuci__attempt_output(tpuci__attempt_t *a, int stream, const char *buf,
+                           size_t len);
+void tpuci__attempt_done(tpuci__attempt_t *a, const tpuci__exit_t *ex);
+/* A note for the user, tied to an attempt (e.g. "kept container ..."). */
+void tpuci__attempt_message(tpuci__attempt_t *a, const char *msg);
+
+/* Environment variables every attempt gets from tpuci, in addition to the
+ * instance's env: TPUCI=1, TPUCI_RUN_ID, TPUCI_JOB, TPUCI_INSTANCE,
+ * TPUCI_ATTEMPT, TPUCI_MAX_ATTEMPTS and TPUCI_MATRIX_<KEY> for each matrix
+ * value (key upper-cased, non-alphanumerics as '_'). Appends "K=V" strings
+ * to `out`, then the instance's env. */
+void tpuci__attempt_env(const tpuci__attempt_t *a, tpuci__strv_t *out);
+
+#endif /* TPUCI_RUNTIME_H */

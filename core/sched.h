@@ -1,0 +1,77 @@
+/* The scheduler: slots, a ready queue, timeouts, retries, cancellation. */
+#ifndef TPUCI_SCHED_H
+#define TPUCI_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "plan.h"
+#include "runtime.h"
+#include "util.h"
+
+/* What is kept of one finished attempt. */
+typedef struct {
+  tpuci_outcome_t outcome;
+  int exit_code;
+  int term_signal;
+  uint64_t start_ms;
+  uint64_t duration_ms;
+  char *cause;
+  char *log_path;
+} tpuci__attempt_result_t;
+
+typedef struct {
+  tpuci_outcome_t outcome;      /* final; NONE while pending */
+  tpuci__attempt_result_t *attempts;
+  size_t nattempts;
+} tpuci__instance_result_t;
+
+typedef struct {
+  int jobs;
+  int fail_fast;
+  int strict_flaky;
+  int keep_failed;
+  uint64_t deadline_ms;
+  uint64_t grace_ms;            /* 0: each instance's */
+  int handle_signals;
+  const char *run_id;
+  const char *run_dir;          /* exists */
+  /* Events go to the context, which adds its own pointer. */
+  void (*on_event)(void *host, const tpuci_event_t *ev);
+  void *host;
+} tpuci__sched_opts_t;
+
+/* Starts running the selected instances of `plan` on `loop`. `results`
+ * has plan->ninstances entries, zeroed. Returns 0 (the run will end with
+ * a RUN_FINISHED event, after which tpuci__sched_free() may be called) or
+ * a negative code with err filled (nothing started, no event). */
+int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
+                       const tpuci__plan_t *plan,
+                       tpuci__instance_result_t *results,
+                       const tpuci__sched_opts_t *opts, tpuci__err_t *err);
+
+/* Stops starting work and signals running attempts. */
+void tpuci__sched_cancel(tpuci__sched_t *s, int force);
+
+/* Whether the run was interrupted (cancel or signal). */
+int tpuci__sched_interrupted(const tpuci__sched_t *s);
+/* Non-NULL when the run failed to complete for a reason of its own (a
+ * runtime failed its checks): the message. */
+const char *tpuci__sched_error(const tpuci__sched_t *s);
+int tpuci__sched_error_code(const tpuci__sched_t *s);
+
+void tpuci__sched_free(tpuci__sched_t *s);
+
+/* Outcome rules, pure functions (outcome.c). */
+tpuci_outcome_t tpuci__classify(const tpuci__exit_t *ex, int timed_out,
+                                int cancelled);
+tpuci_outcome_t tpuci__final_outcome(const tpuci_outcome_t *attempts,
+                                     size_t n);
+/* "passed" -> TPUCI_OUTCOME_PASSED; -1 when unknown. */
+int tpuci__outcome_parse(const char *name);
+
+void tpuci__attempt_result_free(tpuci__attempt_result_t *r);
+void tpuci__instance_result_free(tpuci__instance_result_t *r);
+
+#endif /* TPUCI_SCHED_H */

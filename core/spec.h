@@ -1,0 +1,25 @@
+/* Loading a Lua spec into a plan. */
+#ifndef TPUCI_SPEC_H
+#define TPUCI_SPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plan.h"
+
+typedef struct {
+  uint64_t timeout_ms;    /* wall clock cap for running the spec */
+  size_t memory_bytes;    /* cap on the Lua state's memory */
+} tpuci__spec_limits_t;
+
+/* Runs `chunk` in a sandboxed Lua state and expands it into `plan`, which
+ * must be freshly initialised. `chunkname` is used in messages ("spec.lua")
+ * and `spec_dir` (absolute) resolves relative paths. On error returns
+ * TPUCI_ESPEC or TPUCI_ELIMIT with a one-line message in `err` that
+ * starts with "file:line: " whenever a line is known; `plan` must still
+ * be freed by the caller. */
+int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len,
+                     const char *chunkname, const char *spec_dir,
+                     const tpuci__spec_limits_t *limits, tpuci__err_t *err);
+
+#endif /* TPUCI_SPEC_H */

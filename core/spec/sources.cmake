@@ -1,0 +1,1 @@
+set(tpuci_spec_sources)

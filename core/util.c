@@ -1,0 +1,343 @@
+/* Allocation, strings, vectors, errors and files. */
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+#include <uv.h>
+
+static void tpuci__oom(void) {
+  static const char msg[] = "tpuci: out of memory\n";
+  ssize_t r = write(2, msg, sizeof(msg) - 1);
+  (void) r;
+  abort();
+}
+
+void *tpuci__malloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (p == NULL) tpuci__oom();
+  return p;
+}
+
+void *tpuci__calloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size ? size : 1);
+  if (p == NULL) tpuci__oom();
+  return p;
+}
+
+void *tpuci__realloc(void *p, size_t n) {
+  void *q = realloc(p, n ? n : 1);
+  if (q == NULL) tpuci__oom();
+  return q;
+}
+
+char *tpuci__strdup(const char *s) {
+  return s == NULL ? NULL : tpuci__strndup(s, strlen(s));
+}
+
+char *tpuci__strndup(const char *s, size_t n) {
+  char *p = tpuci__malloc(n + 1);
+  memcpy(p, s, n);
+  p[n] = '\0';
+  return p;
+}
+
+static char *tpuci__vprintf(const char *fmt, va_list ap) {
+  va_list aq;
+  int n;
+  char *p;
+
+  va_copy(aq, ap);
+  n = vsnprintf(NULL, 0, fmt, aq);
+  va_end(aq);
+  if (n < 0) n = 0;
+  p = tpuci__malloc((size_t) n + 1);
+  vsnprintf(p, (size_t) n + 1, fmt, ap);
+  return p;
+}
+
+char *tpuci__printf(const char *fmt, ...) {
+  va_list ap;
+  char *p;
+  va_start(ap, fmt);
+  p = tpuci__vprintf(fmt, ap);
+  va_end(ap);
+  return p;
+}
+
+/* Growable strings. */
+
+void tpuci__buf_init(tpuci__buf_t *b) {
+  b->data = NULL;
+  b->len = 0;
+  b->cap = 0;
+}
+
+void tpuci__buf_free(tpuci__buf_t *b) {
+  free(b->data);
+  tpuci__buf_init(b);
+}
+
+static void tpuci__buf_grow(tpuci__buf_t *b, size_t extra) {
+  size_t need = b->len + extra + 1;
+  if (need <= b->cap) return;
+  if (b->cap == 0) b->cap = 64;
+  while (b->cap < need) b->cap *= 2;
+  b->data = tpuci__realloc(b->data, b->cap);
+}
+
+void tpuci__buf_add(tpuci__buf_t *b, const char *s, size_t n) {
+  tpuci__buf_grow(b, n);
+  if (n) memcpy(b->data + b->len, s, n);
+  b->len += n;
+  b->data[b->len] = '\0';
+}
+
+void tpuci__buf_adds(tpuci__buf_t *b, const char *s) {
+  tpuci__buf_add(b, s, strlen(s));
+}
+
+void tpuci__buf_addf(tpuci__buf_t *b, const char *fmt, ...) {
+  va_list ap, aq;
+  int n;
+
+  va_start(ap, fmt);
+  va_copy(aq, ap);
+  n = vsnprintf(NULL, 0, fmt, aq);
+  va_end(aq);
+  if (n > 0) {
+    tpuci__buf_grow(b, (size_t) n);
+    vsnprintf(b->data + b->len, (size_t) n + 1, fmt, ap);
+    b->len += (size_t) n;
+  }
+  va_end(ap);
+}
+
+char *tpuci__buf_steal(tpuci__buf_t *b) {
+  char *p = b->data;
+  if (p == NULL) p = tpuci__strdup("");
+  tpuci__buf_init(b);
+  return p;
+}
+
+/* String vectors. */
+
+void tpuci__strv_take(tpuci__strv_t *v, char *s) {
+  if (v->len == v->cap) {
+    v->cap = v->cap ? v->cap * 2 : 8;
+    v->items = tpuci__realloc(v->items, v->cap * sizeof(*v->items));
+  }
+  v->items[v->len++] = s;
+}
+
+void tpuci__strv_push(tpuci__strv_t *v, const char *s) {
+  tpuci__strv_take(v, tpuci__strdup(s));
+}
+
+void tpuci__strv_free(tpuci__strv_t *v) {
+  size_t i;
+  for (i = 0; i < v->len; i++) free(v->items[i]);
+  free(v->items);
+  v->items = NULL;
+  v->len = v->cap = 0;
+}
+
+void tpuci__strv_copy(tpuci__strv_t *dst, const tpuci__strv_t *src) {
+  size_t i;
+  for (i = 0; i < src->len; i++) tpuci__strv_push(dst, src->items[i]);
+}
+
+/* Key/value lists. */
+
+void tpuci__kv_set(tpuci__kvlist_t *l, const char *key, const char *value) {
+  size_t i;
+  for (i = 0; i < l->len; i++) {
+    if (strcmp(l->items[i].key, key) == 0) {
+      free(l->items[i].value);
+      l->items[i].value = tpuci__strdup(value);
+      return;
+    }
+  }
+  if (l->len == l->cap) {
+    l->cap = l->cap ? l->cap * 2 : 4;
+    l->items = tpuci__realloc(l->items, l->cap * sizeof(*l->items));
+  }
+  l->items[l->len].key = tpuci__strdup(key);
+  l->items[l->len].value = tpuci__strdup(value);
+  l->len++;
+}
+
+const char *tpuci__kv_get(const tpuci__kvlist_t *l, const char *key) {
+  size_t i;
+  for (i = 0; i < l->len; i++)
+    if (strcmp(l->items[i].key, key) == 0) return l->items[i].value;
+  return NULL;
+}
+
+void tpuci__kv_free(tpuci__kvlist_t *l) {
+  size_t i;
+  for (i = 0; i < l->len; i++) {
+    free(l->items[i].key);
+    free(l->items[i].value);
+  }
+  free(l->items);
+  l->items = NULL;
+  l->len = l->cap = 0;
+}
+
+void tpuci__kv_copy(tpuci__kvlist_t *dst, const tpuci__kvlist_t *src) {
+  size_t i;
+  for (i = 0; i < src->len; i++)
+    tpuci__kv_set(dst, src->items[i].key, src->items[i].value);
+}
+
+/* Errors. */
+
+int tpuci__err_set(tpuci__err_t *err, int code, const char *fmt, ...) {
+  va_list ap;
+  if (err == NULL) return code;
+  free(err->msg);
+  va_start(ap, fmt);
+  err->msg = tpuci__vprintf(fmt, ap);
+  va_end(ap);
+  err->code = code;
+  return code;
+}
+
+void tpuci__err_clear(tpuci__err_t *err) {
+  free(err->msg);
+  err->msg = NULL;
+  err->code = 0;
+}
+
+/* Time. */
+
+uint64_t tpuci__now_ms(void) {
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  return (uint64_t) tv.tv_sec * 1000u + (uint64_t) tv.tv_usec / 1000u;
+}
+
+/* Names and paths. */
+
+size_t tpuci__edit_distance(const char *a, const char *b, size_t cap) {
+  size_t la = strlen(a), lb = strlen(b), i, j;
+  size_t *prev, *cur, *tmp, best, d;
+
+  if (la > lb + cap || lb > la + cap) return cap + 1;
+  prev = tpuci__malloc((lb + 1) * sizeof(size_t));
+  cur = tpuci__malloc((lb + 1) * sizeof(size_t));
+  for (j = 0; j <= lb; j++) prev[j] = j;
+  for (i = 1; i <= la; i++) {
+    cur[0] = i;
+    best = cur[0];
+    for (j = 1; j <= lb; j++) {
+      size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+      size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+      d = del < ins ? del : ins;
+      cur[j] = d < sub ? d : sub;
+      if (cur[j] < best) best = cur[j];
+    }
+    tmp = prev;
+    prev = cur;
+    cur = tmp;
+    if (best > cap) {
+      free(prev);
+      free(cur);
+      return cap + 1;
+    }
+  }
+  d = prev[lb];
+  free(prev);
+  free(cur);
+  return d > cap ? cap + 1 : d;
+}
+
+char *tpuci__path_component(const char *name) {
+  char *p = tpuci__strdup(name), *q;
+  for (q = p; *q; q++) {
+    unsigned char c = (unsigned char) *q;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (c >= '0' && c <= '9') || strchr("._=,+-", c)))
+      *q = '_';
+  }
+  if (strcmp(p, ".") == 0 || strcmp(p, "..") == 0 || *p == '\0') {
+    free(p);
+    p = tpuci__strdup("_");
+  }
+  return p;
+}
+
+int tpuci__mkdir_p(const char *path, int mode) {
+  char *p = tpuci__strdup(path), *s;
+  int r = 0;
+
+  for (s = p + 1; ; s++) {
+    if (*s == '/' || *s == '\0') {
+      char c = *s;
+      *s = '\0';
+      if (mkdir(p, (mode_t) mode) != 0 && errno != EEXIST) {
+        r = TPUCI__ERRNO;
+        break;
+      }
+      *s = c;
+      if (c == '\0') break;
+    }
+  }
+  free(p);
+  return r;
+}
+
+int tpuci__write_file_atomic(const char *path, const char *data, size_t len) {
+  char *tmp = tpuci__printf("%s.tmp", path);
+  int fd, r = 0;
+  size_t off = 0;
+
+  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    r = TPUCI__ERRNO;
+    free(tmp);
+    return r;
+  }
+  while (off < len) {
+    ssize_t n = write(fd, data + off, len - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      r = TPUCI__ERRNO;
+      break;
+    }
+    off += (size_t) n;
+  }
+  if (r == 0 && fsync(fd) != 0) r = TPUCI__ERRNO;
+  if (close(fd) != 0 && r == 0) r = TPUCI__ERRNO;
+  if (r == 0 && rename(tmp, path) != 0) r = TPUCI__ERRNO;
+  if (r != 0) unlink(tmp);
+  free(tmp);
+  return r;
+}
+
+int tpuci__read_file(const char *path, char **out, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  tpuci__buf_t b;
+  char chunk[65536];
+  size_t n;
+  int r = 0;
+
+  if (f == NULL) return TPUCI__ERRNO;
+  tpuci__buf_init(&b);
+  while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) tpuci__buf_add(&b, chunk, n);
+  if (ferror(f)) r = TPUCI__ERRNO;
+  fclose(f);
+  if (r != 0) {
+    tpuci__buf_free(&b);
+    return r;
+  }
+  if (len) *len = b.len;
+  *out = tpuci__buf_steal(&b);
+  return 0;
+}

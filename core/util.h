@@ -1,0 +1,118 @@
+/* Small internal helpers: allocation, growable strings and vectors,
+ * error messages, time. */
+#ifndef TPUCI_UTIL_H
+#define TPUCI_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tpuci.h"
+
+/* -errno as a libuv-style error code (UV_E* values are -errno on Unix). */
+#define TPUCI__ERRNO (-errno)
+
+#if defined(__GNUC__)
+#define TPUCI__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define TPUCI__PRINTF(f, a)
+#endif
+
+/* Allocation. These abort() on out-of-memory: tpuci's structures are
+ * small and a half-built plan is worse than a clear crash. The spec's Lua
+ * state has its own capped allocator (spec loading returns TPUCI_ELIMIT). */
+void *tpuci__malloc(size_t n);
+void *tpuci__calloc(size_t n, size_t size);
+void *tpuci__realloc(void *p, size_t n);
+char *tpuci__strdup(const char *s);
+char *tpuci__strndup(const char *s, size_t n);
+char *tpuci__printf(const char *fmt, ...) TPUCI__PRINTF(1, 2);
+
+/* A growable NUL-terminated byte string. */
+typedef struct {
+  char *data;
+  size_t len;
+  size_t cap;
+} tpuci__buf_t;
+
+void tpuci__buf_init(tpuci__buf_t *b);
+void tpuci__buf_free(tpuci__buf_t *b);
+void tpuci__buf_add(tpuci__buf_t *b, const char *s, size_t n);
+void tpuci__buf_adds(tpuci__buf_t *b, const char *s);
+void tpuci__buf_addf(tpuci__buf_t *b, const char *fmt, ...)
+    TPUCI__PRINTF(2, 3);
+/* Hands the string over to the caller; `b` is empty afterwards. */
+char *tpuci__buf_steal(tpuci__buf_t *b);
+
+/* A vector of owned strings. */
+typedef struct {
+  char **items;
+  size_t len;
+  size_t cap;
+} tpuci__strv_t;
+
+void tpuci__strv_push(tpuci__strv_t *v, const char *s);  /* copies s */
+void tpuci__strv_take(tpuci__strv_t *v, char *s);        /* takes s */
+void tpuci__strv_free(tpuci__strv_t *v);
+void tpuci__strv_copy(tpuci__strv_t *dst, const tpuci__strv_t *src);
+
+/* An ordered list of owned key=value pairs. */
+typedef struct {
+  char *key;
+  char *value;
+} tpuci__kv_t;
+
+typedef struct {
+  tpuci__kv_t *items;
+  size_t len;
+  size_t cap;
+} tpuci__kvlist_t;
+
+/* Sets key to value, replacing an existing entry in place. */
+void tpuci__kv_set(tpuci__kvlist_t *l, const char *key, const char *value);
+const char *tpuci__kv_get(const tpuci__kvlist_t *l, const char *key);
+void tpuci__kv_free(tpuci__kvlist_t *l);
+void tpuci__kv_copy(tpuci__kvlist_t *dst, const tpuci__kvlist_t *src);
+
+/* An error with a message. Internal functions that can fail take a
+ * tpuci__err_t * and fill it through tpuci__err_set(), which returns the
+ * code so callers can `return tpuci__err_set(err, TPUCI_ESPEC, ...)`. */
+typedef struct {
+  int code;
+  char *msg;
+} tpuci__err_t;
+
+int tpuci__err_set(tpuci__err_t *err, int code, const char *fmt, ...)
+    TPUCI__PRINTF(3, 4);
+void tpuci__err_clear(tpuci__err_t *err);
+
+/* Durations: "90s", "20m", "1h30m", "500ms", "1.5s", "2d" or a bare
+ * number of seconds. Returns 0 and sets *out_ms, or -1 when malformed or
+ * out of range (over 100 years). */
+int tpuci__duration_parse(const char *s, uint64_t *out_ms);
+/* Formats as "1h30m", "2.5s", "150ms" into buf (at least 32 bytes). */
+char *tpuci__duration_format(uint64_t ms, char *buf, size_t size);
+
+/* Sizes: "512m", "2g", "1.5GiB", "1048576" (bytes). Returns 0 or -1. */
+int tpuci__size_parse(const char *s, uint64_t *out_bytes);
+
+/* Milliseconds since the Unix epoch. */
+uint64_t tpuci__now_ms(void);
+
+/* Levenshtein distance, capped: returns cap+1 when larger. */
+size_t tpuci__edit_distance(const char *a, const char *b, size_t cap);
+
+/* Makes a name safe as one path component: [A-Za-z0-9._=,+-] stay, the
+ * rest becomes '_'. Returns a new string. */
+char *tpuci__path_component(const char *name);
+
+/* mkdir -p. Returns 0 or a negative UV_E* code. */
+int tpuci__mkdir_p(const char *path, int mode);
+
+/* Writes a whole file atomically (write to path.tmp, fsync, rename). */
+int tpuci__write_file_atomic(const char *path, const char *data, size_t len);
+
+/* Reads a whole file; *out is NUL-terminated and owned by the caller. */
+int tpuci__read_file(const char *path, char **out, size_t *len);
+
+#endif /* TPUCI_UTIL_H */

@@ -1,0 +1,254 @@
+/* tpuci: run TPU-emulated CI jobs from a Lua spec on one libuv loop.
+ *
+ * This is the only public header. It names no Lua or libuv type: a caller
+ * that owns a uv_loop_t passes it as `void *` in tpuci_run_options_t.
+ *
+ * Model: a context (tpuci_ctx_t) loads one spec, which expands into job
+ * instances (the plan). tpuci_run() runs the selected instances: each
+ * instance gets one or more attempts, each attempt ends with an outcome.
+ *
+ * Errors: functions that can fail return 0 on success or a negative error
+ * code: libuv's UV_E* codes pass through unchanged, tpuci's own codes are
+ * the TPUCI_E* values below. tpuci_last_error() gives the full message of
+ * the last failure on a context ("spec.lua:12: job 'unit': ..."). A call
+ * that fails and takes a callback never invokes the callback.
+ *
+ * Strings returned by accessors belong to the context and stay valid until
+ * the next tpuci_load_*() or tpuci_run() on it, or tpuci_ctx_free().
+ */
+#ifndef TPUCI_H
+#define TPUCI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TPUCI_VERSION_MAJOR 0
+#define TPUCI_VERSION_MINOR 1
+#define TPUCI_VERSION_PATCH 0
+
+/* Error codes. Every one is below libuv's range. */
+#define TPUCI_EBASE (-30000)
+#define TPUCI_ESPEC (TPUCI_EBASE - 1)     /* the spec is invalid */
+#define TPUCI_EUSAGE (TPUCI_EBASE - 2)    /* a bad argument or option */
+#define TPUCI_ESTATE (TPUCI_EBASE - 3)    /* not allowed in this state */
+#define TPUCI_ENOMEM (TPUCI_EBASE - 4)    /* out of memory */
+#define TPUCI_EIO (TPUCI_EBASE - 5)       /* reading or writing a file */
+#define TPUCI_EENGINE (TPUCI_EBASE - 6)   /* container engine unusable */
+#define TPUCI_EIMAGE (TPUCI_EBASE - 7)    /* an image is missing */
+#define TPUCI_ELIMIT (TPUCI_EBASE - 8)    /* spec load hit a time/memory cap */
+#define TPUCI_ENOSPACE (TPUCI_EBASE - 9)  /* not enough disk space */
+#define TPUCI_ENOMATCH (TPUCI_EBASE - 10) /* a filter selected nothing */
+
+/* The outcome of one attempt, or the final outcome of an instance. */
+typedef enum {
+  TPUCI_OUTCOME_NONE = 0,  /* not run */
+  TPUCI_OUTCOME_PASSED,    /* exit status 0 */
+  TPUCI_OUTCOME_FAILED,    /* non-zero exit status or killed by a signal */
+  TPUCI_OUTCOME_TIMEOUT,   /* stopped by tpuci after its timeout */
+  TPUCI_OUTCOME_OOM,       /* killed by the kernel for memory (docker) */
+  TPUCI_OUTCOME_INFRA,     /* the engine or image failed, not the job */
+  TPUCI_OUTCOME_CANCELLED, /* stopped or never started: Ctrl-C, fail-fast,
+                              deadline */
+  TPUCI_OUTCOME_FLAKY,     /* instance only: failed, then passed on retry */
+  TPUCI_OUTCOME__COUNT
+} tpuci_outcome_t;
+
+typedef struct tpuci_ctx_s tpuci_ctx_t;
+
+/* ------------------------------------------------------------------ */
+/* Library and errors                                                  */
+
+/* "0.1.0". */
+const char *tpuci_version(void);
+
+/* A short message for an error code; never NULL. */
+const char *tpuci_strerror(int err);
+
+/* The symbolic name of an error code ("TPUCI_ESPEC", "ENOENT"). */
+const char *tpuci_err_name(int err);
+
+/* "passed", "failed", "timeout", "oom", "infra", "cancelled", "flaky",
+ * "none". */
+const char *tpuci_outcome_name(tpuci_outcome_t outcome);
+
+/* ------------------------------------------------------------------ */
+/* Context                                                             */
+
+typedef struct tpuci_ctx_options_s {
+  /* Set to sizeof(tpuci_ctx_options_t) so the struct can grow. */
+  size_t size;
+  /* Limits for loading a spec; 0 means the default (5000 ms, 256 MiB). */
+  uint64_t load_timeout_ms;
+  size_t load_memory_bytes;
+} tpuci_ctx_options_t;
+
+/* Creates a context. `opts` may be NULL. On success *out owns a context
+ * to be released with tpuci_ctx_free(). */
+int tpuci_ctx_new(tpuci_ctx_t **out, const tpuci_ctx_options_t *opts);
+
+/* Frees a context. It must not be running (cancel it and wait for the run
+ * finished event first). NULL is ignored. */
+void tpuci_ctx_free(tpuci_ctx_t *ctx);
+
+/* The message of the last failure on this context, or "" if none. */
+const char *tpuci_last_error(const tpuci_ctx_t *ctx);
+
+/* Frees memory handed out by tpuci (tpuci_plan_json()). */
+void tpuci_free(void *p);
+
+/* ------------------------------------------------------------------ */
+/* Loading a spec and the plan                                         */
+
+/* Loads and expands a spec file. Relative paths in the spec resolve
+ * against the spec's folder. Replaces any plan already loaded.
+ * Returns TPUCI_ESPEC for an invalid spec, TPUCI_ELIMIT when the spec ran
+ * too long or used too much memory, UV_ENOENT and friends when the file
+ * cannot be read. */
+int tpuci_load_file(tpuci_ctx_t *ctx, const char *path);
+
+/* Loads a spec from memory; `name` is used in messages ("spec.lua") and
+ * relative paths resolve against the current directory. */
+int tpuci_load_string(tpuci_ctx_t *ctx, const char *chunk, size_t len,
+                      const char *name);
+
+/* Warnings the last load produced (unusable combinations, etc.). */
+size_t tpuci_warning_count(const tpuci_ctx_t *ctx);
+const char *tpuci_warning(const tpuci_ctx_t *ctx, size_t i);
+
+/* Restricts the plan to the instances whose names match at least one of
+ * the shell globs (fnmatch(3) rules, so '[' must be escaped as '\['). With
+ * n == 0 every instance is selected. Returns the number selected, or
+ * TPUCI_ENOMATCH when nothing matches. */
+int tpuci_plan_select(tpuci_ctx_t *ctx, const char *const *globs, size_t n);
+
+/* The expanded plan, in spec order. */
+size_t tpuci_instance_count(const tpuci_ctx_t *ctx);
+const char *tpuci_instance_name(const tpuci_ctx_t *ctx, size_t i);
+const char *tpuci_instance_job(const tpuci_ctx_t *ctx, size_t i);
+/* "spec.lua:12", where the job was declared. */
+const char *tpuci_instance_where(const tpuci_ctx_t *ctx, size_t i);
+int tpuci_instance_selected(const tpuci_ctx_t *ctx, size_t i);
+
+/* The plan as a JSON document (*out is NUL-terminated, freed with
+ * tpuci_free()). Only selected instances are included. */
+int tpuci_plan_json(const tpuci_ctx_t *ctx, char **out, size_t *len);
+
+/* The plan as human-readable text, one block per instance. */
+int tpuci_plan_text(const tpuci_ctx_t *ctx, char **out, size_t *len);
+
+/* ------------------------------------------------------------------ */
+/* Running                                                             */
+
+typedef enum {
+  TPUCI_EVENT_RUN_STARTED = 1, /* run_id and run_dir are known */
+  TPUCI_EVENT_ATTEMPT_STARTED,
+  TPUCI_EVENT_OUTPUT,           /* a chunk of an attempt's stdout/stderr */
+  TPUCI_EVENT_ATTEMPT_FINISHED,
+  TPUCI_EVENT_RETRY_SCHEDULED,  /* the next attempt waits retry_in_ms */
+  TPUCI_EVENT_INSTANCE_FINISHED,
+  TPUCI_EVENT_MESSAGE,          /* a warning or note for the user */
+  TPUCI_EVENT_RUN_FINISHED
+} tpuci_event_type_t;
+
+typedef struct tpuci_event_s {
+  tpuci_event_type_t type;
+  size_t instance;          /* index into the plan */
+  const char *name;         /* the instance's name */
+  int attempt;              /* 1-based */
+  int max_attempts;
+  /* OUTPUT: 1 for stdout, 2 for stderr; `data` is not NUL-terminated. */
+  int stream;
+  const char *data;
+  size_t len;
+  /* ATTEMPT_FINISHED, INSTANCE_FINISHED. */
+  tpuci_outcome_t outcome;
+  int exit_code;            /* -1 when killed by a signal or never ran */
+  int term_signal;          /* 0 when none */
+  uint64_t duration_ms;
+  const char *cause;        /* "exit 3", "timed out after 2s", ... */
+  const char *log_path;     /* the attempt's log file */
+  /* RETRY_SCHEDULED. */
+  uint64_t retry_in_ms;
+  /* MESSAGE, RUN_STARTED (run folder) and RUN_FINISHED (verdict). */
+  const char *message;
+} tpuci_event_t;
+
+typedef void (*tpuci_event_cb)(tpuci_ctx_t *ctx, const tpuci_event_t *ev,
+                               void *userdata);
+
+#define TPUCI_RUN_OPTIONS_VERSION 1
+
+typedef struct tpuci_run_options_s {
+  int version;             /* TPUCI_RUN_OPTIONS_VERSION */
+  /* A uv_loop_t * to run on. NULL: tpuci_run() creates a loop, runs it
+   * and returns when the run is over. Non-NULL: tpuci_run() starts the run
+   * and returns; the caller runs the loop; TPUCI_EVENT_RUN_FINISHED says
+   * when it is over. */
+  void *loop;
+  int jobs;                /* slots; 0: the number of CPUs */
+  int fail_fast;           /* stop everything after the first failure */
+  int strict_flaky;        /* a flaky instance fails the run */
+  int keep_failed;         /* keep containers of failed attempts */
+  uint64_t deadline_ms;    /* whole-run wall clock cap; 0: none */
+  uint64_t grace_ms;       /* SIGTERM to SIGKILL; 0: the spec's or 5000 */
+  const char *state_dir;   /* NULL: ".tpuci" */
+  /* Install SIGINT/SIGTERM handlers on the loop for the run: the first
+   * signal cancels gracefully, a second one forces. */
+  int handle_signals;
+  tpuci_event_cb on_event;
+  void *userdata;
+} tpuci_run_options_t;
+
+/* Fills `opts` with the defaults. */
+void tpuci_run_options_init(tpuci_run_options_t *opts);
+
+/* Runs the selected instances of the loaded plan (see `loop` above).
+ * Returns 0 when the run finished (whatever the jobs did) or started, or
+ * an error when it could not start (nothing loaded, the run folder cannot
+ * be created, the engine is unreachable: see tpuci_last_error()). */
+int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts);
+
+/* Cancels a run: no new attempt starts, running attempts are sent
+ * SIGTERM and, after the grace period (or at once with force), SIGKILL.
+ * The run finishes when they are gone. Safe from an event callback. */
+int tpuci_cancel(tpuci_ctx_t *ctx, int force);
+
+/* ------------------------------------------------------------------ */
+/* Results of the last run                                             */
+
+/* 0 all passed (flaky counts as passed unless strict_flaky), 1 something
+ * failed, 130 interrupted by a signal or tpuci_cancel(). */
+int tpuci_run_exit_code(const tpuci_ctx_t *ctx);
+const char *tpuci_run_id(const tpuci_ctx_t *ctx);
+const char *tpuci_run_dir(const tpuci_ctx_t *ctx);
+/* Wall clock duration of the run. */
+uint64_t tpuci_run_duration_ms(const tpuci_ctx_t *ctx);
+/* Number of selected instances whose final outcome is `outcome`. */
+size_t tpuci_outcome_count(const tpuci_ctx_t *ctx, tpuci_outcome_t outcome);
+
+tpuci_outcome_t tpuci_instance_outcome(const tpuci_ctx_t *ctx, size_t i);
+size_t tpuci_attempt_count(const tpuci_ctx_t *ctx, size_t i);
+
+typedef struct tpuci_attempt_info_s {
+  tpuci_outcome_t outcome;
+  int exit_code;            /* -1 when killed by a signal or never ran */
+  int term_signal;
+  uint64_t start_ms;        /* Unix epoch milliseconds */
+  uint64_t duration_ms;
+  const char *cause;
+  const char *log_path;
+} tpuci_attempt_info_t;
+
+/* Attempt `k` (0-based) of instance `i`. */
+int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
+                       tpuci_attempt_info_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TPUCI_H */
