@@ -247,6 +247,20 @@ typedef struct tpuci_attempt_info_s {
 int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
                        tpuci_attempt_info_t *out);
 
+/* ------------------------------------------------------------------ */
+/* Container engine maintenance (blocking; they run their own loop)    */
+
+/* Removes containers and networks that crashed or killed runs left
+ * behind (found by their tpuci.run label), or only lists them with
+ * dry_run. *report (freed with tpuci_free()) gets one line per object.
+ * Returns the number found, or a negative code (TPUCI_EENGINE). */
+int tpuci_engine_gc(tpuci_ctx_t *ctx, int dry_run, char **report);
+
+/* Checks the engine, the images of the loaded spec (if any), disk space
+ * and leftovers. *report gets "ok/warn/FAIL" lines. Returns 0 when no
+ * check failed, else the first failure's code. */
+int tpuci_engine_doctor(tpuci_ctx_t *ctx, char **report);
+
 #ifdef __cplusplus
 }
 #endif
