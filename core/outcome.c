@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "plan.h"
-#include "sched.h"
+#include "scheduler.h"
 
 const char *tpuci_outcome_name(tpuci_outcome_t o) {
   switch (o) {

@@ -71,6 +71,10 @@ const char *tpuci_strerror(int err);
 /* The symbolic name of an error code ("TPUCI_ESPEC", "ENOENT"). */
 const char *tpuci_err_name(int err);
 
+/* Parses a duration ("90s", "20m", "1h30m", "500ms", or a number of
+ * seconds) into milliseconds. Returns 0 or TPUCI_EUSAGE. */
+int tpuci_parse_duration(const char *text, uint64_t *out_ms);
+
 /* "passed", "failed", "timeout", "oom", "infra", "cancelled", "flaky",
  * "none". */
 const char *tpuci_outcome_name(tpuci_outcome_t outcome);
@@ -221,7 +225,9 @@ int tpuci_cancel(tpuci_ctx_t *ctx, int force);
 /* Results of the last run                                             */
 
 /* 0 all passed (flaky counts as passed unless strict_flaky), 1 something
- * failed, 130 interrupted by a signal or tpuci_cancel(). */
+ * failed, 3 the run could not start its work (engine unreachable, image
+ * missing, no disk space: nothing ran), 130 interrupted by a signal or
+ * tpuci_cancel(). */
 int tpuci_run_exit_code(const tpuci_ctx_t *ctx);
 const char *tpuci_run_id(const tpuci_ctx_t *ctx);
 const char *tpuci_run_dir(const tpuci_ctx_t *ctx);

@@ -1,6 +1,6 @@
 /* The scheduler: slots, a ready queue, timeouts, retries, cancellation. */
-#ifndef TPUCI_SCHED_H
-#define TPUCI_SCHED_H
+#ifndef TPUCI_SCHEDULER_H
+#define TPUCI_SCHEDULER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -74,4 +74,4 @@ int tpuci__outcome_parse(const char *name);
 void tpuci__attempt_result_free(tpuci__attempt_result_t *r);
 void tpuci__instance_result_free(tpuci__instance_result_t *r);
 
-#endif /* TPUCI_SCHED_H */
+#endif /* TPUCI_SCHEDULER_H */

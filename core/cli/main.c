@@ -1,0 +1,371 @@
+/* The tpuci command. It uses nothing but the public API (tpuci.h). */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "console.h"
+#include "tpuci.h"
+
+/* Exit codes (docs/cli.md). */
+#define EXIT_PASSED 0
+#define EXIT_FAILED 1
+#define EXIT_USAGE 2
+#define EXIT_ENV 3
+#define EXIT_INTERRUPTED 130
+
+static const char usage_main[] =
+    "usage: tpuci <command> [options]\n"
+    "\n"
+    "Run TPU-emulated CI jobs declared in a Lua spec.\n"
+    "\n"
+    "commands:\n"
+    "  run SPEC       run the spec's jobs; exit 0 only if all passed\n"
+    "  plan SPEC      print the expanded job instances, run nothing\n"
+    "  gc             remove containers and networks left by crashed runs\n"
+    "  doctor [SPEC]  check the container engine, images and disk\n"
+    "  help [CMD]     show help for a command\n"
+    "\n"
+    "options:\n"
+    "  -h, --help     show this help\n"
+    "  -V, --version  print the version\n"
+    "\n"
+    "exit codes: 0 passed, 1 failed, 2 usage or spec error (nothing run),\n"
+    "3 environment error (engine, image, disk: nothing run), 130 interrupted.\n";
+
+static const char usage_run[] =
+    "usage: tpuci run [options] SPEC\n"
+    "\n"
+    "Runs every job instance of SPEC (or those --only selects) and prints a\n"
+    "line per attempt and a summary. Logs and summary.json go to\n"
+    ".tpuci/runs/<run-id>/ (.tpuci/runs/latest points at the newest).\n"
+    "\n"
+    "options:\n"
+    "  -j, --jobs N        at most N attempts at once (default: CPU count)\n"
+    "  --only GLOB         run only instances (or jobs) matching GLOB;\n"
+    "                      repeatable; '[' in names must be written '\\['\n"
+    "  --fail-fast         stop everything after the first failure\n"
+    "  --deadline D        stop the whole run after D (e.g. 30m)\n"
+    "  --grace D           SIGTERM to SIGKILL delay (default: the job's, 5s)\n"
+    "  --strict-flaky      a flaky instance fails the run\n"
+    "  --keep-failed       keep containers of failed attempts for debugging\n"
+    "  --state-dir DIR     where runs are recorded (default: .tpuci)\n"
+    "  -v, --verbose       stream every attempt's output, prefixed\n"
+    "  -q, --quiet         print only failures and the summary\n"
+    "  --color WHEN        auto (default), always or never; NO_COLOR is honoured\n"
+    "\n"
+    "Ctrl-C (SIGINT) or SIGTERM stops starting work, stops running attempts\n"
+    "(SIGTERM, grace period, SIGKILL), writes the summary and exits 130; a\n"
+    "second signal kills at once.\n"
+    "\n"
+    "exit codes: 0 all passed (flaky counts as passed unless --strict-flaky),\n"
+    "1 some failed, 2 usage or spec error, 3 environment error, 130 interrupted.\n";
+
+static const char usage_plan[] =
+    "usage: tpuci plan [--json] [--only GLOB] SPEC\n"
+    "\n"
+    "Loads SPEC and prints the job instances it expands to (matrix and all),\n"
+    "with their commands, environment, timeouts and retries. Runs nothing.\n"
+    "\n"
+    "options:\n"
+    "  --json       print the plan as JSON\n"
+    "  --only GLOB  only instances (or jobs) matching GLOB; repeatable\n";
+
+static const char usage_gc[] =
+    "usage: tpuci gc [--dry-run]\n"
+    "\n"
+    "Finds containers and networks that tpuci runs left behind (a crashed or\n"
+    "killed tpuci, --keep-failed) by their tpuci.run label and removes them.\n"
+    "Objects of runs still in progress are left alone.\n"
+    "\n"
+    "options:\n"
+    "  --dry-run    list them, remove nothing\n";
+
+static const char usage_doctor[] =
+    "usage: tpuci doctor [SPEC]\n"
+    "\n"
+    "Checks that the container engine answers (DOCKER_HOST or\n"
+    "/var/run/docker.sock), the images SPEC uses are present or pullable,\n"
+    "the engine's disk has room, and no leftovers of earlier runs remain.\n"
+    "Exits 0 when every check passed, 3 otherwise.\n";
+
+static int help(const char *cmd, FILE *out) {
+  if (cmd == NULL) fputs(usage_main, out);
+  else if (strcmp(cmd, "run") == 0) fputs(usage_run, out);
+  else if (strcmp(cmd, "plan") == 0) fputs(usage_plan, out);
+  else if (strcmp(cmd, "gc") == 0) fputs(usage_gc, out);
+  else if (strcmp(cmd, "doctor") == 0) fputs(usage_doctor, out);
+  else {
+    fprintf(stderr, "tpuci: unknown command '%s'; see 'tpuci --help'\n", cmd);
+    return EXIT_USAGE;
+  }
+  return EXIT_PASSED;
+}
+
+static int usage_error(const char *cmd, const char *msg) {
+  fprintf(stderr, "tpuci %s: %s\nsee 'tpuci help %s'\n", cmd, msg, cmd);
+  return EXIT_USAGE;
+}
+
+/* Exit code for a failed load or select. */
+static int load_error(tpuci_ctx_t *ctx, int r) {
+  fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
+  (void) r;
+  return EXIT_USAGE;
+}
+
+static void print_warnings(tpuci_ctx_t *ctx) {
+  size_t i;
+  for (i = 0; i < tpuci_warning_count(ctx); i++)
+    fprintf(stderr, "tpuci: warning: %s\n", tpuci_warning(ctx, i));
+}
+
+/* Options shared by run and plan. */
+typedef struct {
+  const char **only;
+  size_t nonly;
+} selection_t;
+
+static void selection_add(selection_t *s, const char *glob) {
+  const char **p = realloc(s->only, (s->nonly + 1) * sizeof(*p));
+  if (p == NULL) {
+    fputs("tpuci: out of memory\n", stderr);
+    exit(EXIT_USAGE);
+  }
+  s->only = p;
+  s->only[s->nonly++] = glob;
+}
+
+static int load_and_select(tpuci_ctx_t *ctx, const char *spec, selection_t *sel) {
+  int r = tpuci_load_file(ctx, spec);
+  if (r != 0) return load_error(ctx, r);
+  print_warnings(ctx);
+  r = tpuci_plan_select(ctx, sel->only, sel->nonly);
+  if (r < 0) return load_error(ctx, r);
+  return 0;
+}
+
+enum {
+  OPT_ONLY = 256, OPT_FAIL_FAST, OPT_DEADLINE, OPT_GRACE, OPT_STRICT_FLAKY,
+  OPT_KEEP_FAILED, OPT_STATE_DIR, OPT_COLOR, OPT_JSON, OPT_DRY_RUN
+};
+
+static int cmd_run(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"jobs", required_argument, NULL, 'j'},
+      {"only", required_argument, NULL, OPT_ONLY},
+      {"fail-fast", no_argument, NULL, OPT_FAIL_FAST},
+      {"deadline", required_argument, NULL, OPT_DEADLINE},
+      {"grace", required_argument, NULL, OPT_GRACE},
+      {"strict-flaky", no_argument, NULL, OPT_STRICT_FLAKY},
+      {"keep-failed", no_argument, NULL, OPT_KEEP_FAILED},
+      {"state-dir", required_argument, NULL, OPT_STATE_DIR},
+      {"verbose", no_argument, NULL, 'v'},
+      {"quiet", no_argument, NULL, 'q'},
+      {"color", required_argument, NULL, OPT_COLOR},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  tpuci_run_options_t ro;
+  tpuci_console_t con;
+  tpuci_ctx_t *ctx;
+  selection_t sel = {NULL, 0};
+  const char *color = "auto";
+  int verbose = 0, quiet = 0, c, r, code;
+
+  tpuci_run_options_init(&ro);
+  ro.handle_signals = 1;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "+j:vqh", longopts, NULL)) != -1) {
+    switch (c) {
+      case 'j': {
+        char *end;
+        long n = strtol(optarg, &end, 10);
+        if (*end || n < 1 || n > 4096)
+          return usage_error("run", "-j needs a number from 1 to 4096");
+        ro.jobs = (int) n;
+        break;
+      }
+      case OPT_ONLY: selection_add(&sel, optarg); break;
+      case OPT_FAIL_FAST: ro.fail_fast = 1; break;
+      case OPT_DEADLINE:
+        if (tpuci_parse_duration(optarg, &ro.deadline_ms) != 0 || ro.deadline_ms == 0)
+          return usage_error("run", "--deadline needs a duration such as 30m");
+        break;
+      case OPT_GRACE:
+        if (tpuci_parse_duration(optarg, &ro.grace_ms) != 0)
+          return usage_error("run", "--grace needs a duration such as 10s");
+        break;
+      case OPT_STRICT_FLAKY: ro.strict_flaky = 1; break;
+      case OPT_KEEP_FAILED: ro.keep_failed = 1; break;
+      case OPT_STATE_DIR: ro.state_dir = optarg; break;
+      case 'v': verbose = 1; break;
+      case 'q': quiet = 1; break;
+      case OPT_COLOR:
+        if (strcmp(optarg, "auto") && strcmp(optarg, "always") && strcmp(optarg, "never"))
+          return usage_error("run", "--color is auto, always or never");
+        color = optarg;
+        break;
+      case 'h': return help("run", stdout);
+      default: return usage_error("run", "bad option");
+    }
+  }
+  if (optind != argc - 1) {
+    free(sel.only);
+    return usage_error("run", optind >= argc ? "missing SPEC" : "too many arguments");
+  }
+  if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
+  r = load_and_select(ctx, argv[optind], &sel);
+  free(sel.only);
+  if (r != 0) {
+    tpuci_ctx_free(ctx);
+    return r;
+  }
+
+  tpuci_console_init(&con, stdout, tpuci_instance_count(ctx));
+  con.verbose = verbose;
+  con.quiet = quiet;
+  if (strcmp(color, "always") == 0) con.color = 1;
+  else if (strcmp(color, "auto") == 0)
+    con.color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
+  ro.on_event = tpuci_console_event;
+  ro.userdata = &con;
+
+  r = tpuci_run(ctx, &ro);
+  if (r != 0 && tpuci_run_id(ctx) == NULL) {
+    /* It could not even start (run folder). */
+    fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
+    tpuci_console_free(&con);
+    tpuci_ctx_free(ctx);
+    return r == TPUCI_ENOMATCH ? EXIT_USAGE : EXIT_ENV;
+  }
+  if (r != 0) fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
+  tpuci_console_summary(&con, ctx);
+  code = tpuci_run_exit_code(ctx);
+  tpuci_console_free(&con);
+  tpuci_ctx_free(ctx);
+  return code;
+}
+
+static int cmd_plan(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"json", no_argument, NULL, OPT_JSON},
+      {"only", required_argument, NULL, OPT_ONLY},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  selection_t sel = {NULL, 0};
+  tpuci_ctx_t *ctx;
+  char *text;
+  int json = 0, c, r;
+
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    switch (c) {
+      case OPT_JSON: json = 1; break;
+      case OPT_ONLY: selection_add(&sel, optarg); break;
+      case 'h': return help("plan", stdout);
+      default: return usage_error("plan", "bad option");
+    }
+  }
+  if (optind != argc - 1) {
+    free(sel.only);
+    return usage_error("plan", optind >= argc ? "missing SPEC" : "too many arguments");
+  }
+  if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
+  r = load_and_select(ctx, argv[optind], &sel);
+  free(sel.only);
+  if (r != 0) {
+    tpuci_ctx_free(ctx);
+    return r;
+  }
+  r = json ? tpuci_plan_json(ctx, &text, NULL) : tpuci_plan_text(ctx, &text, NULL);
+  if (r == 0) {
+    fputs(text, stdout);
+    if (*text && text[strlen(text) - 1] != '\n') fputc('\n', stdout);
+    tpuci_free(text);
+  }
+  tpuci_ctx_free(ctx);
+  return r == 0 ? EXIT_PASSED : EXIT_USAGE;
+}
+
+static int cmd_gc(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  tpuci_ctx_t *ctx;
+  char *report = NULL;
+  int dry = 0, c, r;
+
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    switch (c) {
+      case OPT_DRY_RUN: dry = 1; break;
+      case 'h': return help("gc", stdout);
+      default: return usage_error("gc", "bad option");
+    }
+  }
+  if (optind != argc) return usage_error("gc", "too many arguments");
+  if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
+  r = tpuci_engine_gc(ctx, dry, &report);
+  if (report && *report) fputs(report, stdout);
+  if (r < 0) fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
+  else
+    printf("tpuci gc: %d object%s %s\n", r, r == 1 ? "" : "s",
+           dry ? "found (dry run)" : "removed");
+  tpuci_free(report);
+  tpuci_ctx_free(ctx);
+  return r < 0 ? EXIT_ENV : EXIT_PASSED;
+}
+
+static int cmd_doctor(int argc, char **argv) {
+  tpuci_ctx_t *ctx;
+  char *report = NULL;
+  int r;
+
+  if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
+    return help("doctor", stdout);
+  if (argc > 2) return usage_error("doctor", "too many arguments");
+  if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
+  if (argc == 2) {
+    r = tpuci_load_file(ctx, argv[1]);
+    if (r != 0) {
+      r = load_error(ctx, r);
+      tpuci_ctx_free(ctx);
+      return r;
+    }
+    print_warnings(ctx);
+  }
+  r = tpuci_engine_doctor(ctx, &report);
+  if (report && *report) fputs(report, stdout);
+  if (r < 0) fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
+  tpuci_free(report);
+  tpuci_ctx_free(ctx);
+  return r < 0 ? EXIT_ENV : EXIT_PASSED;
+}
+
+int main(int argc, char **argv) {
+  const char *cmd;
+
+  /* A closed pipe (tpuci run ... | head) must not kill tpuci before it
+   * has stopped its jobs. */
+  signal(SIGPIPE, SIG_IGN);
+  if (argc < 2) {
+    fputs(usage_main, stderr);
+    return EXIT_USAGE;
+  }
+  cmd = argv[1];
+  if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) return help(NULL, stdout);
+  if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
+    printf("tpuci %s\n", tpuci_version());
+    return EXIT_PASSED;
+  }
+  if (strcmp(cmd, "help") == 0) return help(argc > 2 ? argv[2] : NULL, stdout);
+  if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
+  if (strcmp(cmd, "plan") == 0) return cmd_plan(argc - 1, argv + 1);
+  if (strcmp(cmd, "gc") == 0) return cmd_gc(argc - 1, argv + 1);
+  if (strcmp(cmd, "doctor") == 0) return cmd_doctor(argc - 1, argv + 1);
+  fprintf(stderr, "tpuci: unknown command '%s'; see 'tpuci --help'\n", cmd);
+  return EXIT_USAGE;
+}

@@ -1,0 +1,464 @@
+/* The public API: a context that loads a spec, runs it and keeps the
+ * results. */
+#include <fnmatch.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "docker.h"
+#include "plan.h"
+#include "rundir.h"
+#include "scheduler.h"
+#include "spec.h"
+#include "tpuci.h"
+#include "util.h"
+
+#define TPUCI__LOAD_TIMEOUT_MS 5000
+#define TPUCI__LOAD_MEMORY (256u * 1024 * 1024)
+
+struct tpuci_ctx_s {
+  tpuci_ctx_options_t opts;
+  tpuci__err_t err;
+  tpuci__plan_t plan;
+  int loaded;
+
+  /* The current or last run. */
+  tpuci_run_options_t ropts;
+  tpuci__instance_result_t *results;
+  size_t nresults;
+  tpuci__rundir_t rd;
+  tpuci__sched_t *sched;
+  uv_loop_t *own_loop;
+  int running;
+  int ran;
+  uint64_t start_ms;
+  uint64_t start_hr;
+  uint64_t duration_ms;
+  int exit_code;
+  int run_error;
+};
+
+static int tpuci__fail(tpuci_ctx_t *ctx, tpuci__err_t *e) {
+  int code = e->code;
+  tpuci__err_clear(&ctx->err);
+  ctx->err = *e;
+  e->msg = NULL;
+  return code;
+}
+
+int tpuci_ctx_new(tpuci_ctx_t **out, const tpuci_ctx_options_t *opts) {
+  tpuci_ctx_t *ctx;
+  if (out == NULL) return TPUCI_EUSAGE;
+  ctx = tpuci__calloc(1, sizeof(*ctx));
+  if (opts != NULL) {
+    size_t n = opts->size < sizeof(ctx->opts) ? opts->size : sizeof(ctx->opts);
+    memcpy(&ctx->opts, opts, n);
+  }
+  ctx->opts.size = sizeof(ctx->opts);
+  if (ctx->opts.load_timeout_ms == 0) ctx->opts.load_timeout_ms = TPUCI__LOAD_TIMEOUT_MS;
+  if (ctx->opts.load_memory_bytes == 0) ctx->opts.load_memory_bytes = TPUCI__LOAD_MEMORY;
+  tpuci__plan_init(&ctx->plan);
+  ctx->rd.jsonl_fd = -1;
+  *out = ctx;
+  return 0;
+}
+
+static void tpuci__results_free(tpuci_ctx_t *ctx) {
+  size_t i;
+  for (i = 0; i < ctx->nresults; i++) tpuci__instance_result_free(&ctx->results[i]);
+  free(ctx->results);
+  ctx->results = NULL;
+  ctx->nresults = 0;
+  tpuci__sched_free(ctx->sched);
+  ctx->sched = NULL;
+  tpuci__rundir_close(&ctx->rd);
+  ctx->ran = 0;
+}
+
+void tpuci_ctx_free(tpuci_ctx_t *ctx) {
+  if (ctx == NULL) return;
+  tpuci__results_free(ctx);
+  tpuci__plan_free(&ctx->plan);
+  tpuci__err_clear(&ctx->err);
+  free(ctx);
+}
+
+const char *tpuci_last_error(const tpuci_ctx_t *ctx) {
+  return ctx && ctx->err.msg ? ctx->err.msg : "";
+}
+
+void tpuci_free(void *p) { free(p); }
+
+/* ------------------------------------------------------------------ */
+/* Loading                                                             */
+
+static int tpuci__load(tpuci_ctx_t *ctx, const char *chunk, size_t len,
+                       const char *name, const char *dir) {
+  tpuci__spec_limits_t limits;
+  tpuci__err_t e = {0, NULL};
+  int r;
+
+  if (ctx->running) {
+    tpuci__err_set(&e, TPUCI_ESTATE, "cannot load a spec while running");
+    return tpuci__fail(ctx, &e);
+  }
+  tpuci__results_free(ctx);
+  tpuci__plan_free(&ctx->plan);
+  tpuci__plan_init(&ctx->plan);
+  ctx->loaded = 0;
+  ctx->plan.spec_path = tpuci__strdup(name);
+  ctx->plan.spec_dir = tpuci__strdup(dir);
+  limits.timeout_ms = ctx->opts.load_timeout_ms;
+  limits.memory_bytes = ctx->opts.load_memory_bytes;
+  r = tpuci__spec_load(&ctx->plan, chunk, len, name, dir, &limits, &e);
+  if (r != 0) {
+    if (e.msg == NULL) tpuci__err_set(&e, r, "%s: %s", name, tpuci_strerror(r));
+    tpuci__plan_free(&ctx->plan);
+    tpuci__plan_init(&ctx->plan);
+    return tpuci__fail(ctx, &e);
+  }
+  ctx->loaded = 1;
+  tpuci__err_clear(&ctx->err);
+  return 0;
+}
+
+int tpuci_load_file(tpuci_ctx_t *ctx, const char *path) {
+  char *chunk, *copy, resolved[PATH_MAX];
+  tpuci__err_t e = {0, NULL};
+  size_t len;
+  int r;
+
+  if (ctx == NULL || path == NULL) return TPUCI_EUSAGE;
+  r = tpuci__read_file(path, &chunk, &len);
+  if (r != 0) {
+    tpuci__err_set(&e, r, "%s: cannot read spec: %s", path, uv_strerror(r));
+    return tpuci__fail(ctx, &e);
+  }
+  copy = tpuci__strdup(path);
+  if (realpath(dirname(copy), resolved) == NULL) {
+    r = TPUCI__ERRNO;
+    free(copy);
+    free(chunk);
+    tpuci__err_set(&e, r, "%s: cannot resolve its folder: %s", path, uv_strerror(r));
+    return tpuci__fail(ctx, &e);
+  }
+  free(copy);
+  r = tpuci__load(ctx, chunk, len, path, resolved);
+  free(chunk);
+  return r;
+}
+
+int tpuci_load_string(tpuci_ctx_t *ctx, const char *chunk, size_t len,
+                      const char *name) {
+  char cwd[PATH_MAX];
+  tpuci__err_t e = {0, NULL};
+  if (ctx == NULL || chunk == NULL) return TPUCI_EUSAGE;
+  if (getcwd(cwd, sizeof(cwd)) == NULL) {
+    tpuci__err_set(&e, TPUCI__ERRNO, "cannot get the current folder");
+    return tpuci__fail(ctx, &e);
+  }
+  return tpuci__load(ctx, chunk, len, name ? name : "spec", cwd);
+}
+
+size_t tpuci_warning_count(const tpuci_ctx_t *ctx) {
+  return ctx->plan.warnings.len;
+}
+
+const char *tpuci_warning(const tpuci_ctx_t *ctx, size_t i) {
+  return i < ctx->plan.warnings.len ? ctx->plan.warnings.items[i] : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* The plan                                                            */
+
+int tpuci_plan_select(tpuci_ctx_t *ctx, const char *const *globs, size_t n) {
+  tpuci__err_t e = {0, NULL};
+  size_t i, k;
+  int count = 0;
+
+  if (!ctx->loaded) {
+    tpuci__err_set(&e, TPUCI_ESTATE, "no spec loaded");
+    return tpuci__fail(ctx, &e);
+  }
+  for (i = 0; i < ctx->plan.ninstances; i++) {
+    tpuci__instance_t *inst = &ctx->plan.instances[i];
+    inst->selected = n == 0;
+    for (k = 0; k < n && !inst->selected; k++)
+      inst->selected = fnmatch(globs[k], inst->name, 0) == 0 ||
+                       fnmatch(globs[k], inst->job, 0) == 0;
+    count += inst->selected;
+  }
+  if (count == 0) {
+    tpuci__buf_t b;
+    tpuci__buf_init(&b);
+    for (k = 0; k < n; k++) tpuci__buf_addf(&b, "%s'%s'", k ? ", " : "", globs[k]);
+    tpuci__err_set(&e, TPUCI_ENOMATCH, "%s: no job instance matches %s",
+                   ctx->plan.spec_path, b.data ? b.data : "''");
+    tpuci__buf_free(&b);
+    return tpuci__fail(ctx, &e);
+  }
+  return count;
+}
+
+size_t tpuci_instance_count(const tpuci_ctx_t *ctx) {
+  return ctx->plan.ninstances;
+}
+
+#define TPUCI__HAS(ctx, i) ((i) < (ctx)->plan.ninstances)
+
+const char *tpuci_instance_name(const tpuci_ctx_t *ctx, size_t i) {
+  return TPUCI__HAS(ctx, i) ? ctx->plan.instances[i].name : NULL;
+}
+
+const char *tpuci_instance_job(const tpuci_ctx_t *ctx, size_t i) {
+  return TPUCI__HAS(ctx, i) ? ctx->plan.instances[i].job : NULL;
+}
+
+const char *tpuci_instance_where(const tpuci_ctx_t *ctx, size_t i) {
+  return TPUCI__HAS(ctx, i) ? ctx->plan.instances[i].where : NULL;
+}
+
+int tpuci_instance_selected(const tpuci_ctx_t *ctx, size_t i) {
+  return TPUCI__HAS(ctx, i) ? ctx->plan.instances[i].selected : 0;
+}
+
+int tpuci_plan_json(const tpuci_ctx_t *ctx, char **out, size_t *len) {
+  if (!ctx->loaded) return TPUCI_ESTATE;
+  *out = tpuci__plan_to_json(&ctx->plan);
+  if (len) *len = strlen(*out);
+  return 0;
+}
+
+int tpuci_plan_text(const tpuci_ctx_t *ctx, char **out, size_t *len) {
+  if (!ctx->loaded) return TPUCI_ESTATE;
+  *out = tpuci__plan_to_text(&ctx->plan);
+  if (len) *len = strlen(*out);
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Running                                                             */
+
+void tpuci_run_options_init(tpuci_run_options_t *opts) {
+  memset(opts, 0, sizeof(*opts));
+  opts->version = TPUCI_RUN_OPTIONS_VERSION;
+}
+
+static int tpuci__compute_exit(const tpuci_ctx_t *ctx) {
+  size_t i;
+  int failed = 0;
+  if (ctx->run_error) return 3;
+  if (tpuci__sched_interrupted(ctx->sched)) return 130;
+  for (i = 0; i < ctx->plan.ninstances; i++) {
+    tpuci_outcome_t o = ctx->results[i].outcome;
+    if (!ctx->plan.instances[i].selected) continue;
+    if (o == TPUCI_OUTCOME_PASSED) continue;
+    if (o == TPUCI_OUTCOME_FLAKY && !ctx->ropts.strict_flaky) continue;
+    failed = 1;
+  }
+  return failed;
+}
+
+static void tpuci__on_sched_event(void *host, const tpuci_event_t *ev) {
+  tpuci_ctx_t *ctx = host;
+  tpuci_event_t copy;
+
+  if (ev->type == TPUCI_EVENT_ATTEMPT_FINISHED) {
+    const tpuci__instance_result_t *r = &ctx->results[ev->instance];
+    tpuci__rundir_append(&ctx->rd, &ctx->plan.instances[ev->instance],
+                         ev->attempt, &r->attempts[r->nattempts - 1]);
+  }
+  if (ev->type == TPUCI_EVENT_RUN_FINISHED) {
+    tpuci__err_t e = {0, NULL};
+    const char *error = tpuci__sched_error(ctx->sched);
+    ctx->running = 0;
+    ctx->duration_ms = (uv_hrtime() - ctx->start_hr) / 1000000u;
+    if (error) {
+      ctx->run_error = tpuci__sched_error_code(ctx->sched);
+      if (ctx->run_error == 0) ctx->run_error = TPUCI_EENGINE;
+      tpuci__err_set(&e, ctx->run_error, "%s", error);
+      tpuci__fail(ctx, &e);
+    }
+    ctx->exit_code = tpuci__compute_exit(ctx);
+    if (tpuci__rundir_summary(&ctx->rd, &ctx->plan, ctx->results,
+                              ctx->start_ms, ctx->duration_ms, ctx->exit_code,
+                              error, &e) != 0) {
+      /* The run itself is over; say that its record is incomplete. */
+      copy = *ev;
+      copy.type = TPUCI_EVENT_MESSAGE;
+      copy.message = e.msg;
+      if (ctx->ropts.on_event) ctx->ropts.on_event(ctx, &copy, ctx->ropts.userdata);
+      tpuci__err_clear(&e);
+    }
+  }
+  if (ctx->ropts.on_event) ctx->ropts.on_event(ctx, ev, ctx->ropts.userdata);
+}
+
+int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
+  tpuci__sched_opts_t so;
+  tpuci__err_t e = {0, NULL};
+  tpuci_event_t ev;
+  uv_loop_t *loop;
+  size_t i, nsel = 0;
+  int r;
+
+  if (ctx == NULL || opts == NULL || opts->version != TPUCI_RUN_OPTIONS_VERSION)
+    return TPUCI_EUSAGE;
+  if (ctx->running) {
+    tpuci__err_set(&e, TPUCI_ESTATE, "a run is already in progress");
+    return tpuci__fail(ctx, &e);
+  }
+  if (!ctx->loaded) {
+    tpuci__err_set(&e, TPUCI_ESTATE, "no spec loaded");
+    return tpuci__fail(ctx, &e);
+  }
+  tpuci__results_free(ctx);
+  ctx->ropts = *opts;
+  ctx->run_error = 0;
+  ctx->exit_code = 0;
+  for (i = 0; i < ctx->plan.ninstances; i++) nsel += ctx->plan.instances[i].selected != 0;
+  if (nsel == 0) {
+    tpuci__err_set(&e, TPUCI_ENOMATCH, "%s: no job instance selected",
+                   ctx->plan.spec_path);
+    return tpuci__fail(ctx, &e);
+  }
+
+  r = tpuci__rundir_create(&ctx->rd, opts->state_dir ? opts->state_dir : ".tpuci", &e);
+  if (r != 0) return tpuci__fail(ctx, &e);
+  ctx->nresults = ctx->plan.ninstances;
+  ctx->results = tpuci__calloc(ctx->nresults ? ctx->nresults : 1, sizeof(*ctx->results));
+
+  if (opts->loop != NULL) {
+    loop = opts->loop;
+  } else {
+    ctx->own_loop = tpuci__malloc(sizeof(*ctx->own_loop));
+    r = uv_loop_init(ctx->own_loop);
+    if (r != 0) {
+      free(ctx->own_loop);
+      ctx->own_loop = NULL;
+      tpuci__err_set(&e, r, "cannot create an event loop: %s", uv_strerror(r));
+      return tpuci__fail(ctx, &e);
+    }
+    loop = ctx->own_loop;
+  }
+
+  memset(&so, 0, sizeof(so));
+  so.jobs = opts->jobs > 0 ? opts->jobs : (int) uv_available_parallelism();
+  so.fail_fast = opts->fail_fast;
+  so.strict_flaky = opts->strict_flaky;
+  so.keep_failed = opts->keep_failed;
+  so.deadline_ms = opts->deadline_ms;
+  so.grace_ms = opts->grace_ms;
+  so.handle_signals = opts->handle_signals;
+  so.run_id = ctx->rd.id;
+  so.run_dir = ctx->rd.dir;
+  so.on_event = tpuci__on_sched_event;
+  so.host = ctx;
+
+  ctx->start_ms = tpuci__now_ms();
+  ctx->start_hr = uv_hrtime();
+  ctx->running = 1;
+  ctx->ran = 1;
+  memset(&ev, 0, sizeof(ev));
+  ev.type = TPUCI_EVENT_RUN_STARTED;
+  ev.message = ctx->rd.dir;
+  if (opts->on_event) opts->on_event(ctx, &ev, opts->userdata);
+
+  r = tpuci__sched_start(&ctx->sched, loop, &ctx->plan, ctx->results, &so, &e);
+  if (r != 0) {
+    ctx->running = 0;
+    if (ctx->own_loop) {
+      uv_loop_close(ctx->own_loop);
+      free(ctx->own_loop);
+      ctx->own_loop = NULL;
+    }
+    return tpuci__fail(ctx, &e);
+  }
+  if (ctx->own_loop == NULL) return 0;
+
+  uv_run(ctx->own_loop, UV_RUN_DEFAULT);
+  r = uv_loop_close(ctx->own_loop);
+  free(ctx->own_loop);
+  ctx->own_loop = NULL;
+  if (r != 0) {
+    tpuci__err_set(&e, TPUCI_ESTATE, "internal error: handles left open on the loop");
+    return tpuci__fail(ctx, &e);
+  }
+  return ctx->run_error;
+}
+
+int tpuci_cancel(tpuci_ctx_t *ctx, int force) {
+  if (ctx == NULL) return TPUCI_EUSAGE;
+  if (!ctx->running || ctx->sched == NULL) return TPUCI_ESTATE;
+  tpuci__sched_cancel(ctx->sched, force);
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Results                                                             */
+
+int tpuci_run_exit_code(const tpuci_ctx_t *ctx) { return ctx->exit_code; }
+
+const char *tpuci_run_id(const tpuci_ctx_t *ctx) { return ctx->rd.id; }
+
+const char *tpuci_run_dir(const tpuci_ctx_t *ctx) { return ctx->rd.dir; }
+
+uint64_t tpuci_run_duration_ms(const tpuci_ctx_t *ctx) { return ctx->duration_ms; }
+
+size_t tpuci_outcome_count(const tpuci_ctx_t *ctx, tpuci_outcome_t outcome) {
+  size_t i, n = 0;
+  for (i = 0; i < ctx->nresults; i++)
+    if (ctx->plan.instances[i].selected && ctx->results[i].outcome == outcome) n++;
+  return n;
+}
+
+tpuci_outcome_t tpuci_instance_outcome(const tpuci_ctx_t *ctx, size_t i) {
+  return i < ctx->nresults ? ctx->results[i].outcome : TPUCI_OUTCOME_NONE;
+}
+
+size_t tpuci_attempt_count(const tpuci_ctx_t *ctx, size_t i) {
+  return i < ctx->nresults ? ctx->results[i].nattempts : 0;
+}
+
+int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
+                       tpuci_attempt_info_t *out) {
+  const tpuci__attempt_result_t *a;
+  if (i >= ctx->nresults || k >= ctx->results[i].nattempts) return TPUCI_EUSAGE;
+  a = &ctx->results[i].attempts[k];
+  out->outcome = a->outcome;
+  out->exit_code = a->exit_code;
+  out->term_signal = a->term_signal;
+  out->start_ms = a->start_ms;
+  out->duration_ms = a->duration_ms;
+  out->cause = a->cause;
+  out->log_path = a->log_path;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Engine maintenance                                                  */
+
+int tpuci_engine_gc(tpuci_ctx_t *ctx, int dry_run, char **report) {
+  tpuci__buf_t b;
+  tpuci__err_t e = {0, NULL};
+  int r;
+  tpuci__buf_init(&b);
+  r = tpuci__docker_gc(dry_run, &b, &e);
+  *report = tpuci__buf_steal(&b);
+  if (r < 0) return tpuci__fail(ctx, &e);
+  return r;
+}
+
+int tpuci_engine_doctor(tpuci_ctx_t *ctx, char **report) {
+  tpuci__buf_t b;
+  tpuci__err_t e = {0, NULL};
+  int r;
+  tpuci__buf_init(&b);
+  r = tpuci__docker_doctor(ctx->loaded ? &ctx->plan : NULL, &b, &e);
+  *report = tpuci__buf_steal(&b);
+  if (r < 0) return tpuci__fail(ctx, &e);
+  return r;
+}

@@ -1,0 +1,774 @@
+/* The scheduler.
+ *
+ * Instances wait in a FIFO ready queue. An attempt takes one slot (a gang
+ * will take one per host); while slots are free and the run is not being
+ * cancelled, pump() starts the next instance's attempt on its runtime.
+ * Each running attempt has a timeout timer (SIGTERM, then after the grace
+ * period SIGKILL, both through the runtime) and ends when the runtime
+ * calls tpuci__attempt_done(). A failed attempt that its retry policy
+ * wants again waits on a backoff timer and then re-enters the queue.
+ *
+ * Cancellation (a signal, tpuci_cancel(), --fail-fast, --deadline) stops
+ * the queue, finishes waiting instances as cancelled and signals every
+ * running attempt. The run is over when nothing runs or waits; then the
+ * runtimes are closed (they remove what they still hold) and the
+ * RUN_FINISHED event fires.
+ */
+#include "scheduler.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TPUCI__DEFAULT_GRACE_MS 5000
+
+typedef enum {
+  TPUCI__STOP_NONE = 0,
+  TPUCI__STOP_INTERRUPT, /* a signal or tpuci_cancel() */
+  TPUCI__STOP_FAIL_FAST,
+  TPUCI__STOP_DEADLINE
+} tpuci__stop_t;
+
+/* The scheduler's view of an attempt. `a` comes first so the runtime's
+ * tpuci__attempt_t * converts back. */
+typedef struct tpuci__satt_s {
+  tpuci__attempt_t a;
+  char *dir;
+  char *log_path;
+  int log_fd;
+  int log_errno;           /* first write error, reported in the cause */
+  uint64_t start_ms;
+  uint64_t start_hr;
+  uv_timer_t timeout_timer;
+  uv_timer_t grace_timer;
+  int closing;             /* timers being closed: count of pending */
+  int timed_out;
+  int cancelled;
+  int term_sent;
+  int kill_sent;
+  int finished;
+  struct tpuci__satt_s *prev, *next; /* the scheduler's running list */
+} tpuci__satt_t;
+
+/* An instance waiting for its retry backoff. */
+typedef struct tpuci__wait_s {
+  uv_timer_t timer;
+  tpuci__sched_t *s;
+  size_t index;
+  struct tpuci__wait_s *prev, *next;
+} tpuci__wait_t;
+
+struct tpuci__sched_s {
+  uv_loop_t *loop;
+  const tpuci__plan_t *plan;
+  tpuci__instance_result_t *results;
+  tpuci__sched_opts_t opts;
+  char *run_id;
+  char *run_dir;
+
+  tpuci__runtime_t *rts[TPUCI__RUNTIME__COUNT];
+  int preparing;           /* runtimes whose prepare() has not answered */
+  int started;             /* pump() may start attempts */
+
+  size_t *queue;           /* ring buffer of instance indices */
+  size_t qcap, qhead, qlen;
+  int *next_attempt;       /* per instance, 1-based */
+  tpuci__wait_t *waits;    /* instances waiting for a retry */
+
+  int slots;
+  int running;
+  tpuci__satt_t *running_list;
+  int in_pump;
+
+  tpuci__stop_t stop;
+  int force;
+  int finishing;
+  int closing;             /* handles and runtimes still closing */
+
+  uv_timer_t deadline_timer;
+  uv_signal_t sigint;
+  uv_signal_t sigterm;
+  int signals_on;
+  int signal_count;
+
+  char *error;
+  int error_code;
+};
+
+static void tpuci__pump(tpuci__sched_t *s);
+static void tpuci__check_finished(tpuci__sched_t *s);
+static void tpuci__stop(tpuci__sched_t *s, tpuci__stop_t why, int force);
+
+/* ------------------------------------------------------------------ */
+/* Events                                                              */
+
+static void tpuci__emit(tpuci__sched_t *s, tpuci_event_t *ev) {
+  if (s->opts.on_event) s->opts.on_event(s->opts.host, ev);
+}
+
+static void tpuci__emit_message(tpuci__sched_t *s, const char *msg) {
+  tpuci_event_t ev;
+  memset(&ev, 0, sizeof(ev));
+  ev.type = TPUCI_EVENT_MESSAGE;
+  ev.message = msg;
+  tpuci__emit(s, &ev);
+}
+
+static void tpuci__rt_message(tpuci__runtime_t *rt, const char *msg) {
+  tpuci__emit_message(rt->host_data, msg);
+}
+
+/* ------------------------------------------------------------------ */
+/* The ready queue                                                     */
+
+static void tpuci__queue_push(tpuci__sched_t *s, size_t index) {
+  s->queue[(s->qhead + s->qlen) % s->qcap] = index;
+  s->qlen++;
+}
+
+static size_t tpuci__queue_pop(tpuci__sched_t *s) {
+  size_t index = s->queue[s->qhead];
+  s->qhead = (s->qhead + 1) % s->qcap;
+  s->qlen--;
+  return index;
+}
+
+/* ------------------------------------------------------------------ */
+/* Results                                                             */
+
+void tpuci__attempt_result_free(tpuci__attempt_result_t *r) {
+  free(r->cause);
+  free(r->log_path);
+  r->cause = NULL;
+  r->log_path = NULL;
+}
+
+void tpuci__instance_result_free(tpuci__instance_result_t *r) {
+  size_t i;
+  for (i = 0; i < r->nattempts; i++) tpuci__attempt_result_free(&r->attempts[i]);
+  free(r->attempts);
+  r->attempts = NULL;
+  r->nattempts = 0;
+  r->outcome = TPUCI_OUTCOME_NONE;
+}
+
+static tpuci__attempt_result_t *tpuci__result_add(tpuci__instance_result_t *r) {
+  r->attempts = tpuci__realloc(r->attempts,
+                               (r->nattempts + 1) * sizeof(*r->attempts));
+  memset(&r->attempts[r->nattempts], 0, sizeof(*r->attempts));
+  return &r->attempts[r->nattempts++];
+}
+
+/* Sets the final outcome of instance `index` from its attempts. */
+static void tpuci__instance_finish(tpuci__sched_t *s, size_t index) {
+  tpuci__instance_result_t *r = &s->results[index];
+  tpuci_outcome_t outs[128], *o = outs;
+  tpuci_event_t ev;
+  size_t i;
+
+  if (r->nattempts > sizeof(outs) / sizeof(outs[0]))
+    o = tpuci__malloc(r->nattempts * sizeof(*o));
+  for (i = 0; i < r->nattempts; i++) o[i] = r->attempts[i].outcome;
+  r->outcome = tpuci__final_outcome(o, r->nattempts);
+  if (o != outs) free(o);
+
+  memset(&ev, 0, sizeof(ev));
+  ev.type = TPUCI_EVENT_INSTANCE_FINISHED;
+  ev.instance = index;
+  ev.name = s->plan->instances[index].name;
+  ev.attempt = (int) r->nattempts;
+  ev.max_attempts = s->plan->instances[index].retry.attempts;
+  ev.outcome = r->outcome;
+  ev.exit_code = r->nattempts ? r->attempts[r->nattempts - 1].exit_code : -1;
+  tpuci__emit(s, &ev);
+
+  if (s->opts.fail_fast && s->stop == TPUCI__STOP_NONE &&
+      r->outcome != TPUCI_OUTCOME_PASSED && r->outcome != TPUCI_OUTCOME_FLAKY &&
+      r->outcome != TPUCI_OUTCOME_CANCELLED) {
+    char *msg = tpuci__printf("fail-fast: '%s' %s; stopping the run",
+                              ev.name, tpuci_outcome_name(r->outcome));
+    tpuci__emit_message(s, msg);
+    free(msg);
+    tpuci__stop(s, TPUCI__STOP_FAIL_FAST, 0);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Attempts                                                            */
+
+static uint64_t tpuci__grace(const tpuci__sched_t *s,
+                             const tpuci__instance_t *inst) {
+  if (s->opts.grace_ms) return s->opts.grace_ms;
+  if (inst->grace_ms) return inst->grace_ms;
+  return TPUCI__DEFAULT_GRACE_MS;
+}
+
+static tpuci__runtime_t *tpuci__rt(const tpuci__satt_t *t) {
+  return t->a.sched->rts[t->a.inst->runtime];
+}
+
+static void tpuci__grace_cb(uv_timer_t *timer) {
+  tpuci__satt_t *t = timer->data;
+  if (t->finished || t->kill_sent) return;
+  t->kill_sent = 1;
+  tpuci__rt(t)->signal(tpuci__rt(t), &t->a, SIGKILL);
+}
+
+/* Sends SIGTERM and arms the grace timer, or SIGKILL at once. */
+static void tpuci__attempt_stop(tpuci__satt_t *t, int force) {
+  tpuci__runtime_t *rt = tpuci__rt(t);
+  if (t->finished) return;
+  if (force) {
+    if (!t->kill_sent) {
+      t->kill_sent = 1;
+      rt->signal(rt, &t->a, SIGKILL);
+    }
+    return;
+  }
+  if (t->term_sent) return;
+  t->term_sent = 1;
+  rt->signal(rt, &t->a, SIGTERM);
+  uv_timer_start(&t->grace_timer, tpuci__grace_cb,
+                 tpuci__grace(t->a.sched, t->a.inst), 0);
+}
+
+static void tpuci__timeout_cb(uv_timer_t *timer) {
+  tpuci__satt_t *t = timer->data;
+  if (t->finished || t->cancelled) return;
+  t->timed_out = 1;
+  tpuci__attempt_stop(t, 0);
+}
+
+static void tpuci__satt_closed(uv_handle_t *h) {
+  tpuci__satt_t *t = h->data;
+  tpuci__sched_t *s = t->a.sched;
+  if (--t->closing > 0) return;
+  free(t->dir);
+  free(t->log_path);
+  free(t);
+  s->closing--;
+  tpuci__check_finished(s);
+}
+
+static void tpuci__log_write(tpuci__satt_t *t, const char *buf, size_t len) {
+  while (len > 0 && t->log_fd >= 0) {
+    ssize_t n = write(t->log_fd, buf, len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (!t->log_errno) t->log_errno = errno;
+      return;
+    }
+    buf += n;
+    len -= (size_t) n;
+  }
+}
+
+void tpuci__attempt_output(tpuci__attempt_t *a, int stream, const char *buf,
+                           size_t len) {
+  tpuci__satt_t *t = (tpuci__satt_t *) a;
+  tpuci_event_t ev;
+
+  tpuci__log_write(t, buf, len);
+  memset(&ev, 0, sizeof(ev));
+  ev.type = TPUCI_EVENT_OUTPUT;
+  ev.instance = a->index;
+  ev.name = a->inst->name;
+  ev.attempt = a->number;
+  ev.max_attempts = a->inst->retry.attempts;
+  ev.stream = stream;
+  ev.data = buf;
+  ev.len = len;
+  ev.log_path = t->log_path;
+  tpuci__emit(a->sched, &ev);
+}
+
+void tpuci__attempt_message(tpuci__attempt_t *a, const char *msg) {
+  tpuci_event_t ev;
+  memset(&ev, 0, sizeof(ev));
+  ev.type = TPUCI_EVENT_MESSAGE;
+  ev.instance = a->index;
+  ev.name = a->inst->name;
+  ev.attempt = a->number;
+  ev.message = msg;
+  tpuci__emit(a->sched, &ev);
+}
+
+/* The text saying why an attempt ended as it did. */
+static char *tpuci__cause(const tpuci__satt_t *t, tpuci_outcome_t o,
+                          const tpuci__exit_t *ex) {
+  char d[32];
+  const char *sig = ex->term_signal ? strsignal(ex->term_signal) : NULL;
+  tpuci__buf_t b;
+
+  tpuci__buf_init(&b);
+  switch (o) {
+    case TPUCI_OUTCOME_PASSED:
+      tpuci__buf_adds(&b, "exit 0");
+      break;
+    case TPUCI_OUTCOME_FAILED:
+      if (ex->term_signal)
+        tpuci__buf_addf(&b, "killed by signal %d (%s)", ex->term_signal, sig);
+      else
+        tpuci__buf_addf(&b, "exit %d", ex->exit_code);
+      break;
+    case TPUCI_OUTCOME_TIMEOUT:
+      tpuci__buf_addf(&b, "timed out after %s",
+                      tpuci__duration_format(t->a.inst->timeout_ms, d, sizeof(d)));
+      if (t->kill_sent) tpuci__buf_adds(&b, " (SIGKILL after grace period)");
+      break;
+    case TPUCI_OUTCOME_CANCELLED:
+      switch (t->a.sched->stop) {
+        case TPUCI__STOP_FAIL_FAST: tpuci__buf_adds(&b, "cancelled by --fail-fast"); break;
+        case TPUCI__STOP_DEADLINE: tpuci__buf_adds(&b, "cancelled: run deadline reached"); break;
+        default: tpuci__buf_adds(&b, "cancelled: interrupted"); break;
+      }
+      break;
+    case TPUCI_OUTCOME_OOM:
+      tpuci__buf_adds(&b, ex->cause ? ex->cause : "killed: out of memory");
+      break;
+    case TPUCI_OUTCOME_INFRA:
+      tpuci__buf_adds(&b, ex->cause ? ex->cause : "runtime error");
+      break;
+    default:
+      tpuci__buf_adds(&b, tpuci_outcome_name(o));
+      break;
+  }
+  if (t->log_errno)
+    tpuci__buf_addf(&b, "; log incomplete: %s", strerror(t->log_errno));
+  return tpuci__buf_steal(&b);
+}
+
+static void tpuci__retry_cb(uv_timer_t *timer);
+
+static void tpuci__wait_closed(uv_handle_t *h) {
+  tpuci__wait_t *w = h->data;
+  tpuci__sched_t *s = w->s;
+  free(w);
+  s->closing--;
+  tpuci__check_finished(s);
+}
+
+static void tpuci__wait_remove(tpuci__sched_t *s, tpuci__wait_t *w) {
+  if (w->prev) w->prev->next = w->next;
+  else s->waits = w->next;
+  if (w->next) w->next->prev = w->prev;
+  s->closing++;
+  uv_close((uv_handle_t *) &w->timer, tpuci__wait_closed);
+}
+
+static void tpuci__retry_cb(uv_timer_t *timer) {
+  tpuci__wait_t *w = timer->data;
+  tpuci__sched_t *s = w->s;
+  size_t index = w->index;
+  tpuci__wait_remove(s, w);
+  tpuci__queue_push(s, index);
+  tpuci__pump(s);
+}
+
+static void tpuci__schedule_retry(tpuci__sched_t *s, size_t index, int next) {
+  const tpuci__instance_t *inst = &s->plan->instances[index];
+  uint64_t delay = tpuci__retry_delay(&inst->retry, next);
+  tpuci__wait_t *w = tpuci__calloc(1, sizeof(*w));
+  tpuci_event_t ev;
+
+  w->s = s;
+  w->index = index;
+  uv_timer_init(s->loop, &w->timer);
+  w->timer.data = w;
+  w->next = s->waits;
+  if (s->waits) s->waits->prev = w;
+  s->waits = w;
+  uv_timer_start(&w->timer, tpuci__retry_cb, delay, 0);
+
+  memset(&ev, 0, sizeof(ev));
+  ev.type = TPUCI_EVENT_RETRY_SCHEDULED;
+  ev.instance = index;
+  ev.name = inst->name;
+  ev.attempt = next;
+  ev.max_attempts = inst->retry.attempts;
+  ev.retry_in_ms = delay;
+  tpuci__emit(s, &ev);
+}
+
+void tpuci__attempt_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
+  tpuci__satt_t *t = (tpuci__satt_t *) a;
+  tpuci__sched_t *s = a->sched;
+  tpuci__instance_result_t *r = &s->results[a->index];
+  tpuci__attempt_result_t *res;
+  tpuci_outcome_t o;
+  tpuci_event_t ev;
+
+  if (t->finished) return;
+  t->finished = 1;
+  uv_timer_stop(&t->timeout_timer);
+  uv_timer_stop(&t->grace_timer);
+  if (t->log_fd >= 0) {
+    close(t->log_fd);
+    t->log_fd = -1;
+  }
+
+  o = tpuci__classify(ex, t->timed_out, t->cancelled);
+  res = tpuci__result_add(r);
+  res->outcome = o;
+  res->exit_code = ex->exit_code;
+  res->term_signal = ex->term_signal;
+  res->start_ms = t->start_ms;
+  res->duration_ms = (uv_hrtime() - t->start_hr) / 1000000u;
+  res->cause = tpuci__cause(t, o, ex);
+  res->log_path = tpuci__strdup(t->log_path);
+
+  memset(&ev, 0, sizeof(ev));
+  ev.type = TPUCI_EVENT_ATTEMPT_FINISHED;
+  ev.instance = a->index;
+  ev.name = a->inst->name;
+  ev.attempt = a->number;
+  ev.max_attempts = a->inst->retry.attempts;
+  ev.outcome = o;
+  ev.exit_code = ex->exit_code;
+  ev.term_signal = ex->term_signal;
+  ev.duration_ms = res->duration_ms;
+  ev.cause = res->cause;
+  ev.log_path = res->log_path;
+  tpuci__emit(s, &ev);
+
+  if (t->prev) t->prev->next = t->next;
+  else s->running_list = t->next;
+  if (t->next) t->next->prev = t->prev;
+  s->running--;
+  s->slots--;
+  if (o != TPUCI_OUTCOME_PASSED && o != TPUCI_OUTCOME_CANCELLED &&
+      s->stop == TPUCI__STOP_NONE && a->number < a->inst->retry.attempts &&
+      tpuci__retry_wants(&a->inst->retry, (int) o)) {
+    s->next_attempt[a->index] = a->number + 1;
+    tpuci__schedule_retry(s, a->index, a->number + 1);
+  } else {
+    tpuci__instance_finish(s, a->index);
+  }
+
+  t->closing = 2;
+  s->closing++;
+  uv_close((uv_handle_t *) &t->timeout_timer, tpuci__satt_closed);
+  uv_close((uv_handle_t *) &t->grace_timer, tpuci__satt_closed);
+  tpuci__pump(s);
+}
+
+/* Starts the next attempt of instance `index`. Returns 0, or a negative
+ * code after recording the attempt as an infra failure. */
+static void tpuci__attempt_start(tpuci__sched_t *s, size_t index) {
+  const tpuci__instance_t *inst = &s->plan->instances[index];
+  tpuci__satt_t *t = tpuci__calloc(1, sizeof(*t));
+  tpuci__runtime_t *rt = s->rts[inst->runtime];
+  char *safe = tpuci__path_component(inst->name);
+  tpuci_event_t ev;
+  int r;
+
+  t->a.sched = s;
+  t->a.loop = s->loop;
+  t->a.plan = s->plan;
+  t->a.inst = inst;
+  t->a.index = index;
+  t->a.number = s->next_attempt[index];
+  t->a.run_id = s->run_id;
+  t->a.keep_on_failure = s->opts.keep_failed;
+  t->log_fd = -1;
+  t->dir = tpuci__printf("%s/%s", s->run_dir, safe);
+  t->a.dir = t->dir;
+  t->log_path = tpuci__printf("%s/attempt-%d.log", t->dir, t->a.number);
+  free(safe);
+  uv_timer_init(s->loop, &t->timeout_timer);
+  uv_timer_init(s->loop, &t->grace_timer);
+  t->timeout_timer.data = t;
+  t->grace_timer.data = t;
+
+  s->running++;
+  s->slots++;
+  t->next = s->running_list;
+  if (s->running_list) s->running_list->prev = t;
+  s->running_list = t;
+  t->start_ms = tpuci__now_ms();
+  t->start_hr = uv_hrtime();
+
+  r = tpuci__mkdir_p(t->dir, 0755);
+  if (r == 0) {
+    t->log_fd = open(t->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+                     O_APPEND, 0644);
+    if (t->log_fd < 0) r = TPUCI__ERRNO;
+  }
+
+  memset(&ev, 0, sizeof(ev));
+  ev.type = TPUCI_EVENT_ATTEMPT_STARTED;
+  ev.instance = index;
+  ev.name = inst->name;
+  ev.attempt = t->a.number;
+  ev.max_attempts = inst->retry.attempts;
+  ev.log_path = t->log_path;
+  tpuci__emit(s, &ev);
+
+  if (r != 0) {
+    tpuci__exit_t ex = {-1, 0, 0, 1, NULL};
+    char *cause = tpuci__printf("cannot create log %s: %s", t->log_path,
+                                uv_strerror(r));
+    ex.cause = cause;
+    tpuci__attempt_done(&t->a, &ex);
+    free(cause);
+    return;
+  }
+  if (inst->timeout_ms)
+    uv_timer_start(&t->timeout_timer, tpuci__timeout_cb, inst->timeout_ms, 0);
+  r = rt->start(rt, &t->a);
+  if (r != 0) {
+    tpuci__exit_t ex = {-1, 0, 0, 1, NULL};
+    ex.cause = rt->err.msg ? rt->err.msg : uv_strerror(r);
+    tpuci__log_write(t, ex.cause, strlen(ex.cause));
+    tpuci__log_write(t, "\n", 1);
+    tpuci__attempt_done(&t->a, &ex);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* The run                                                             */
+
+static void tpuci__pump(tpuci__sched_t *s) {
+  if (s->in_pump || !s->started) return;
+  s->in_pump = 1;
+  while (s->stop == TPUCI__STOP_NONE && s->qlen > 0 && s->slots < s->opts.jobs)
+    tpuci__attempt_start(s, tpuci__queue_pop(s));
+  s->in_pump = 0;
+  tpuci__check_finished(s);
+}
+
+static void tpuci__handle_closed(uv_handle_t *h) {
+  tpuci__sched_t *s = h->data;
+  s->closing--;
+  tpuci__check_finished(s);
+}
+
+static void tpuci__rt_closed(tpuci__runtime_t *rt) {
+  tpuci__sched_t *s = rt->host_data;
+  s->closing--;
+  tpuci__check_finished(s);
+}
+
+static void tpuci__check_finished(tpuci__sched_t *s) {
+  tpuci_event_t ev;
+  int k;
+
+  if (s->in_pump || s->preparing || s->running || s->qlen || s->waits)
+    return;
+  if (!s->finishing) {
+    s->finishing = 1;
+    /* Close everything this run holds on the loop; runtimes remove what
+     * they still have (containers, networks) first. */
+    s->closing++;
+    uv_close((uv_handle_t *) &s->deadline_timer, tpuci__handle_closed);
+    if (s->signals_on) {
+      s->closing += 2;
+      uv_close((uv_handle_t *) &s->sigint, tpuci__handle_closed);
+      uv_close((uv_handle_t *) &s->sigterm, tpuci__handle_closed);
+    }
+    for (k = 0; k < TPUCI__RUNTIME__COUNT; k++) {
+      if (s->rts[k] == NULL) continue;
+      s->closing++;
+      s->rts[k]->close(s->rts[k], tpuci__rt_closed);
+    }
+    return;
+  }
+  if (s->closing > 0 || s->finishing == 2) return;
+  s->finishing = 2;
+  memset(&ev, 0, sizeof(ev));
+  ev.type = TPUCI_EVENT_RUN_FINISHED;
+  ev.message = s->error;
+  tpuci__emit(s, &ev);
+}
+
+/* Finishes instances that will not start (queued or waiting to retry). */
+static void tpuci__drain(tpuci__sched_t *s) {
+  while (s->qlen > 0) tpuci__instance_finish(s, tpuci__queue_pop(s));
+  while (s->waits) {
+    tpuci__wait_t *w = s->waits;
+    size_t index = w->index;
+    uv_timer_stop(&w->timer);
+    tpuci__wait_remove(s, w);
+    tpuci__instance_finish(s, index);
+  }
+}
+
+static void tpuci__stop(tpuci__sched_t *s, tpuci__stop_t why, int force) {
+  tpuci__satt_t *t, *next;
+  if (s->stop == TPUCI__STOP_NONE) s->stop = why;
+  if (force) s->force = 1;
+  uv_timer_stop(&s->deadline_timer);
+  tpuci__drain(s);
+  for (t = s->running_list; t != NULL; t = next) {
+    next = t->next;
+    if (!t->timed_out) t->cancelled = 1;
+    tpuci__attempt_stop(t, force);
+  }
+}
+
+void tpuci__sched_cancel(tpuci__sched_t *s, int force) {
+  if (s->finishing) return;
+  tpuci__stop(s, TPUCI__STOP_INTERRUPT, force);
+  tpuci__check_finished(s);
+}
+
+static void tpuci__deadline_cb(uv_timer_t *timer) {
+  tpuci__sched_t *s = timer->data;
+  char d[32];
+  char *msg = tpuci__printf("deadline of %s reached; stopping the run",
+                            tpuci__duration_format(s->opts.deadline_ms, d, sizeof(d)));
+  tpuci__emit_message(s, msg);
+  free(msg);
+  tpuci__stop(s, TPUCI__STOP_DEADLINE, 0);
+  tpuci__check_finished(s);
+}
+
+static void tpuci__signal_cb(uv_signal_t *h, int signum) {
+  tpuci__sched_t *s = h->data;
+  s->signal_count++;
+  if (s->signal_count == 1) {
+    char *msg = tpuci__printf(
+        "%s: stopping %d running attempt%s (send again to force)",
+        signum == SIGINT ? "interrupted" : "terminated", s->running,
+        s->running == 1 ? "" : "s");
+    tpuci__emit_message(s, msg);
+    free(msg);
+    tpuci__sched_cancel(s, 0);
+  } else {
+    tpuci__emit_message(s, "forcing: killing running attempts");
+    tpuci__sched_cancel(s, 1);
+  }
+}
+
+static void tpuci__prepared(tpuci__runtime_t *rt, int status) {
+  tpuci__sched_t *s = rt->host_data;
+  s->preparing--;
+  if (status != 0 && s->error == NULL) {
+    s->error = tpuci__strdup(rt->err.msg ? rt->err.msg : uv_strerror(status));
+    s->error_code = status;
+  }
+  if (s->preparing > 0) return;
+  if (s->error != NULL) {
+    /* Nothing ran: every instance stays without attempts. */
+    s->stop = TPUCI__STOP_INTERRUPT;
+    s->qlen = 0;
+    tpuci__check_finished(s);
+    return;
+  }
+  s->started = 1;
+  tpuci__pump(s);
+}
+
+int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
+                       const tpuci__plan_t *plan,
+                       tpuci__instance_result_t *results,
+                       const tpuci__sched_opts_t *opts, tpuci__err_t *err) {
+  tpuci__sched_t *s = tpuci__calloc(1, sizeof(*s));
+  tpuci__runtime_opts_t ropts;
+  int need[TPUCI__RUNTIME__COUNT] = {0};
+  size_t i;
+  int k, r;
+
+  s->loop = loop;
+  s->plan = plan;
+  s->results = results;
+  s->opts = *opts;
+  s->run_id = tpuci__strdup(opts->run_id);
+  s->run_dir = tpuci__strdup(opts->run_dir);
+  s->opts.run_id = s->run_id;
+  s->opts.run_dir = s->run_dir;
+  if (s->opts.jobs <= 0) s->opts.jobs = 1;
+  s->qcap = plan->ninstances ? plan->ninstances : 1;
+  s->queue = tpuci__malloc(s->qcap * sizeof(*s->queue));
+  s->next_attempt = tpuci__malloc(s->qcap * sizeof(int));
+  for (i = 0; i < plan->ninstances; i++) {
+    s->next_attempt[i] = 1;
+    if (!plan->instances[i].selected) continue;
+    need[plan->instances[i].runtime] = 1;
+    tpuci__queue_push(s, i);
+  }
+
+  ropts.run_id = s->run_id;
+  ropts.keep_failed = opts->keep_failed;
+  for (k = 0; k < TPUCI__RUNTIME__COUNT; k++) {
+    if (!need[k]) continue;
+    r = tpuci__runtime_new((tpuci__runtime_kind_t) k, loop, &ropts, &s->rts[k], err);
+    if (r != 0) {
+      int j;
+      for (j = 0; j < k; j++)
+        if (s->rts[j]) s->rts[j]->free(s->rts[j]);
+      free(s->queue);
+      free(s->next_attempt);
+      free(s->run_id);
+      free(s->run_dir);
+      free(s);
+      return r;
+    }
+    s->rts[k]->host_data = s;
+    s->rts[k]->on_message = tpuci__rt_message;
+  }
+
+  uv_timer_init(loop, &s->deadline_timer);
+  s->deadline_timer.data = s;
+  if (s->opts.deadline_ms)
+    uv_timer_start(&s->deadline_timer, tpuci__deadline_cb, s->opts.deadline_ms, 0);
+  if (s->opts.handle_signals) {
+    uv_signal_init(loop, &s->sigint);
+    uv_signal_init(loop, &s->sigterm);
+    s->sigint.data = s;
+    s->sigterm.data = s;
+    uv_signal_start(&s->sigint, tpuci__signal_cb, SIGINT);
+    uv_signal_start(&s->sigterm, tpuci__signal_cb, SIGTERM);
+    s->signals_on = 1;
+  }
+
+  *out = s;
+  /* Prepare every runtime (engine checks); attempts start once all
+   * answered. A runtime without prepare() is ready at once. */
+  s->preparing = 1;
+  for (k = 0; k < TPUCI__RUNTIME__COUNT; k++) {
+    if (s->rts[k] == NULL || s->rts[k]->prepare == NULL) continue;
+    s->preparing++;
+    r = s->rts[k]->prepare(s->rts[k], plan, tpuci__prepared);
+    if (r != 0) {
+      s->preparing--;
+      if (s->error == NULL) {
+        s->error = tpuci__strdup(s->rts[k]->err.msg ? s->rts[k]->err.msg
+                                                    : uv_strerror(r));
+        s->error_code = r;
+      }
+    }
+  }
+  {
+    tpuci__runtime_t self;
+    memset(&self, 0, sizeof(self));
+    self.host_data = s;
+    tpuci__prepared(&self, 0);
+  }
+  return 0;
+}
+
+int tpuci__sched_interrupted(const tpuci__sched_t *s) {
+  return s->stop == TPUCI__STOP_INTERRUPT && s->error == NULL;
+}
+
+const char *tpuci__sched_error(const tpuci__sched_t *s) { return s->error; }
+
+int tpuci__sched_error_code(const tpuci__sched_t *s) { return s->error_code; }
+
+void tpuci__sched_free(tpuci__sched_t *s) {
+  int k;
+  if (s == NULL) return;
+  for (k = 0; k < TPUCI__RUNTIME__COUNT; k++)
+    if (s->rts[k]) s->rts[k]->free(s->rts[k]);
+  free(s->queue);
+  free(s->next_attempt);
+  free(s->run_id);
+  free(s->run_dir);
+  free(s->error);
+  free(s);
+}
