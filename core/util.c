@@ -128,11 +128,13 @@ char *tpuci__buf_steal(tpuci__buf_t *b) {
 /* String vectors. */
 
 void tpuci__strv_take(tpuci__strv_t *v, char *s) {
-  if (v->len == v->cap) {
+  /* One spare slot keeps the vector NULL-terminated, as execve wants. */
+  if (v->len + 1 >= v->cap) {
     v->cap = v->cap ? v->cap * 2 : 8;
     v->items = tpuci__realloc(v->items, v->cap * sizeof(*v->items));
   }
   v->items[v->len++] = s;
+  v->items[v->len] = NULL;
 }
 
 void tpuci__strv_push(tpuci__strv_t *v, const char *s) {

@@ -44,7 +44,7 @@ void tpuci__buf_addf(tpuci__buf_t *b, const char *fmt, ...)
 /* Hands the string over to the caller; `b` is empty afterwards. */
 char *tpuci__buf_steal(tpuci__buf_t *b);
 
-/* A vector of owned strings. */
+/* A vector of owned strings; once not empty, items[len] is NULL. */
 typedef struct {
   char **items;
   size_t len;
