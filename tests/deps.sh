@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what building and testing tpuci needs on Debian 12, as root.
+# Packages already present are left alone; nothing else is touched.
+set -euo pipefail
+
+pkgs=(build-essential cmake pkg-config git ca-certificates curl python3
+      liblua5.4-dev libuv1-dev libyaml-dev libcurl4-openssl-dev libjansson-dev
+      libexpat1-dev libcmocka-dev parallel busybox-static debootstrap docker.io)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "deps: all ${#pkgs[@]} packages present" >&2
+  exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+  echo "deps: missing ${missing[*]}; run as root (or install them)" >&2
+  exit 1
+fi
+echo "deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >&2
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

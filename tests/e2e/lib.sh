@@ -1,0 +1,60 @@
+# Helpers for end-to-end tests of the tpuci binary. Source it first.
+# Needs: TPUCI (the binary) and TESTS (the tests folder) in the environment.
+set -u
+: "${TPUCI:?TPUCI must name the tpuci binary}"
+: "${TESTS:?TESTS must name the tests folder}"
+SPECS="$TESTS/e2e/specs"
+WORK=$(mktemp -d /tmp/tpuci-e2e.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK" || exit 1
+failures=0
+checks=0
+
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+pass() { checks=$((checks + 1)); }
+
+# run_tpuci ARGS...: runs tpuci, sets $out (stdout+stderr) and $code.
+run_tpuci() {
+  out=$("$TPUCI" "$@" 2>&1)
+  code=$?
+}
+
+expect_code() {
+  if [ "$code" = "$1" ]; then pass; else fail "$2: exit $code, want $1; output:"; printf '%s\n' "$out" | tail -n 30 >&2; fi
+}
+
+expect_out() {
+  case "$out" in
+    *"$1"*) pass ;;
+    *) fail "${2:-output}: no '$1' in output:"; printf '%s\n' "$out" | tail -n 30 >&2 ;;
+  esac
+}
+
+expect_not_out() {
+  case "$out" in
+    *"$1"*) fail "${2:-output}: unexpected '$1' in output" ;;
+    *) pass ;;
+  esac
+}
+
+# json QUERY: evaluates a Python expression over the latest summary.json
+# (bound to `s`) and prints the result.
+json() {
+  python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
+    "$WORK/.tpuci/runs/latest/summary.json" "$1"
+}
+
+expect_json() {
+  local got
+  got=$(json "$1" 2>&1)
+  if [ "$got" = "$2" ]; then pass; else fail "summary.json: $1 = '$got', want '$2'"; fi
+}
+
+finish() {
+  if [ "$failures" -gt 0 ]; then
+    echo "$failures check(s) failed, $checks passed" >&2
+    exit 1
+  fi
+  echo "all $checks checks passed"
+  exit 0
+}

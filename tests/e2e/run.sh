@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# tpuci run: outcomes, exit codes, logs, summary.json, --only, -j.
+. "$TESTS/e2e/lib.sh"
+
+run_tpuci run "$SPECS/pass.lua"
+expect_code 0 "all passing"
+expect_out "verdict: PASSED"
+[ -L .tpuci/runs/latest ] && pass || fail "no .tpuci/runs/latest link"
+expect_json 's["counts"]["passed"]' 2
+expect_json 'len(s["instances"])' 2
+
+run_tpuci run -j 2 "$SPECS/basic.lua"
+expect_code 1 "one failing"
+expect_out "verdict: FAILED"
+expect_out "bad: exit 3"
+# The failing attempt's log tail is shown.
+expect_out "    | broken"
+expect_out "    | about to fail"
+expect_json '[i["outcome"] for i in s["instances"]]' "['passed', 'failed', 'passed', 'passed']"
+expect_json 's["instances"][1]["attempts"][0]["exit_code"]' 3
+expect_json 's["exit_code"]' 1
+log=$(json 's["instances"][2]["attempts"][0]["log"]')
+grep -q "python=3.10 matrix=3.10" "$log" && pass || fail "matrix value not in unit[python=3.10] log: $(cat "$log")"
+# attempts.jsonl has one line per attempt.
+n=$(wc -l < .tpuci/runs/latest/attempts.jsonl)
+[ "$n" = 4 ] && pass || fail "attempts.jsonl has $n lines, want 4"
+
+run_tpuci run --only 'unit*' "$SPECS/basic.lua"
+expect_code 0 "--only unit*"
+expect_json 'len(s["instances"])' 2
+expect_not_out "[start] bad"
+
+run_tpuci run -q "$SPECS/pass.lua"
+expect_code 0 "quiet"
+expect_not_out "[start]"
+
+run_tpuci run -v "$SPECS/basic.lua"
+expect_code 1 "verbose"
+expect_out "[ok] hello from ok"
+expect_out "[unit[python=3.11]] python=3.11 matrix=3.11"
+
+finish

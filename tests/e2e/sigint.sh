@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# SIGINT mid-run: running attempts are stopped, nothing survives, the
+# summary is written, exit 130. A second signal forces.
+. "$TESTS/e2e/lib.sh"
+
+alive() { [ -r "/proc/$1/stat" ] && ! awk '{ exit !($3 == "Z") }' "/proc/$1/stat"; }
+
+mkdir out
+OUT="$WORK/out" "$TPUCI" run -j 2 "$SPECS/slow.lua" > run.log 2>&1 &
+tp=$!
+for _ in $(seq 100); do [ -e out/bg-2.pid ] && break; sleep 0.1; done
+[ -e out/bg-1.pid ] && [ -e out/bg-2.pid ] && pass || fail "jobs did not start"
+kill -INT "$tp"
+wait "$tp"
+code=$?
+out=$(cat run.log)
+expect_code 130 "SIGINT"
+expect_out "interrupted: stopping 2 running attempts"
+expect_out "verdict: INTERRUPTED"
+expect_json '[i["outcome"] for i in s["instances"]]' "['cancelled', 'cancelled', 'cancelled', 'cancelled']"
+expect_json 's["exit_code"]' 130
+for f in out/bg-*.pid; do
+  pid=$(cat "$f")
+  for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
+  alive "$pid" && fail "$f ($pid) survived SIGINT" || pass
+done
+[ ! -e out/bg-3.pid ] && pass || fail "a queued job started after SIGINT"
+
+# A job that ignores SIGTERM, and a second SIGINT: killed at once.
+cat > stubborn.lua <<'LUA'
+job "stubborn" { run = [[ trap '' TERM INT; echo $$ > "$OUT/stubborn.pid"; while :; do sleep 0.1; done ]], env = { OUT = tpuci.env("OUT") }, grace = "60s" }
+LUA
+OUT="$WORK/out" "$TPUCI" run stubborn.lua > run2.log 2>&1 &
+tp=$!
+for _ in $(seq 100); do [ -e out/stubborn.pid ] && break; sleep 0.1; done
+kill -INT "$tp"; sleep 0.5; kill -INT "$tp"
+start=$(date +%s)
+wait "$tp"
+code=$?
+out=$(cat run2.log)
+expect_code 130 "second SIGINT"
+expect_out "forcing"
+[ $(( $(date +%s) - start )) -lt 20 ] && pass || fail "second SIGINT did not force"
+pid=$(cat out/stubborn.pid)
+for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
+alive "$pid" && fail "stubborn job survived" || pass
+finish

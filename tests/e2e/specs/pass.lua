@@ -1,0 +1,2 @@
+job "a" { run = "true" }
+job "b" { run = "echo b" }

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs tpuci into a scratch prefix and builds the embedding example
+# with nothing but the installed header, library and pkg-config file.
+set -eu
+: "${TPUCI_BUILD:?}" "${TESTS:?}"
+prefix=$(mktemp -d /tmp/tpuci-install.XXXXXX)
+trap 'rm -rf "$prefix"' EXIT
+cmake --install "$TPUCI_BUILD" --prefix "$prefix" > "$prefix/install.log"
+test -x "$prefix/bin/tpuci"
+test -f "$prefix/include/tpuci.h"
+pcdir=$(dirname "$(find "$prefix" -name tpuci.pc | head -n 1)")
+test -n "$pcdir"
+export PKG_CONFIG_PATH="$pcdir"
+# Against the shared library.
+cc -Wall -Wextra -Werror -o "$prefix/embed" "$TESTS/embed/embed_example.c" \
+  $(pkg-config --cflags --libs tpuci libuv)
+LD_LIBRARY_PATH=$(dirname "$(find "$prefix" -name 'libtpuci.so' | head -n 1)") "$prefix/embed"
+# And statically.
+cc -Wall -Wextra -Werror -o "$prefix/embed-static" "$TESTS/embed/embed_example.c" \
+  $(pkg-config --cflags tpuci) "$(find "$prefix" -name libtpuci.a | head -n 1)" \
+  $(pkg-config --libs --static tpuci libuv | sed 's/-ltpuci//')
+"$prefix/embed-static"
+"$prefix/bin/tpuci" --version
+echo "install test: ok"

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: installs what is missing, starts a
+# private Docker Engine (and stops it again), builds the test images,
+# then builds tpuci twice (plain, and with ASan+UBSan) and runs ctest on
+# each. Build folders: build/ and build-sanitize/ (override with
+# TPUCI_BUILD_DIR). Exit status: that of the first failing step.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+jobs=$(nproc 2>/dev/null || echo 2)
+
+bash tests/deps.sh
+
+started_engine=0
+if [ -z "${DOCKER_HOST:-}" ] || ! curl -sf --max-time 2 --unix-socket "${DOCKER_HOST#unix://}" http://localhost/_ping >/dev/null 2>&1; then
+  eval "$(bash .ci/engine-up.sh)"
+  started_engine=1
+fi
+export DOCKER_HOST
+cleanup() {
+  if [ "$started_engine" = 1 ]; then bash .ci/engine-down.sh || true; fi
+}
+trap cleanup EXIT
+
+for img in tests/images/build-*.sh; do
+  bash "$img"
+done
+
+build() { # name, extra cmake args...
+  local dir=${TPUCI_BUILD_DIR:-$root}/$1
+  shift
+  echo "== configure and build $dir" >&2
+  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  if ! cmake --build "$dir" -j "$jobs" > "$dir/build.log" 2>&1; then
+    tail -n 60 "$dir/build.log" >&2
+    return 1
+  fi
+  if grep -q 'warning:' "$dir/build.log"; then
+    grep -A3 'warning:' "$dir/build.log" >&2
+    echo "build in $dir has compiler warnings" >&2
+    return 1
+  fi
+  echo "== test $dir" >&2
+  (cd "$dir" && ctest --output-on-failure -j "$jobs" --timeout 900)
+}
+
+build build
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  build build-sanitize -DTPUCI_SANITIZE=ON
+echo "run-all: every suite passed" >&2
