@@ -1,0 +1,86 @@
+/* Private to core/spec/: the state of one tpuci__spec_load() call, shared
+ * by the sandbox (sandbox.c), the loader (load.c) and the expansion of
+ * declarations into the plan (expand.c). */
+#ifndef TPUCI_SPEC_INTERNAL_H
+#define TPUCI_SPEC_INTERNAL_H
+
+#include <lua.h>
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spec.h"
+
+/* The chunk name of the prelude, so that frames running it can be told
+ * apart from the spec's. */
+#define TPUCI__PRELUDE_SOURCE "=(tpuci prelude)"
+
+/* A plan never holds more instances than this. */
+#define TPUCI__SPEC_MAX_INSTANCES 100000
+
+/* Instructions between two looks at the clock. */
+#define TPUCI__SPEC_HOOK_COUNT 10000
+
+typedef struct {
+  lua_State *L;
+  tpuci__plan_t *plan;
+  const char *chunk;
+  size_t len;
+  const char *chunkname;       /* as given: "spec.lua" */
+  char src[LUA_IDSIZE];        /* how Lua shows it in messages */
+  const char *spec_dir;
+
+  uint64_t timeout_ms;
+  uint64_t deadline_ms;        /* on the monotonic clock */
+  int timed_out;
+  char *timeout_msg;
+
+  size_t mem_limit;
+  size_t mem_used;
+  size_t mem_peak;
+  int mem_error;               /* a memory error was seen and rethrown */
+
+  tpuci__buf_t warning;        /* pieces of a warn() message */
+  int closing;                 /* inside lua_close() */
+  tpuci__buf_t scratch;        /* names and templates while expanding */
+
+  jmp_buf panic_jmp;
+  int panic_armed;
+  char *panic_msg;
+} tpuci__spec_ctx_t;
+
+/* The context a state was created for (the allocator's userdata). */
+tpuci__spec_ctx_t *tpuci__spec_ctx(lua_State *L);
+
+/* Milliseconds on the monotonic clock. */
+uint64_t tpuci__spec_clock_ms(void);
+
+/* Creates the capped state with its panic and warning handlers; NULL when
+ * even that does not fit. */
+lua_State *tpuci__spec_newstate(tpuci__spec_ctx_t *c);
+
+/* Opens the allowed libraries and removes or replaces the unsafe parts of
+ * the base library. Called in protected mode. */
+void tpuci__spec_sandbox(lua_State *L);
+
+/* Starts the load deadline's count hook on L. */
+void tpuci__spec_arm_hook(lua_State *L);
+
+/* The current line of the innermost frame, at `level` or above, that runs
+ * the spec's own chunk; 0 when there is none. */
+int tpuci__spec_line(lua_State *L, int level);
+
+/* Adds a warning to the plan. */
+void tpuci__spec_warn(tpuci__spec_ctx_t *c, const char *msg);
+
+/* Pushes the `tpuci` helpers the prelude is given (env, read_file, where,
+ * ...) as one table. */
+void tpuci__spec_push_helpers(lua_State *L);
+
+/* Turns the table at `decls` (what the prelude's finish() returned) into
+ * images, topologies and instances in c->plan. `eval` is the index of the
+ * prelude's eval function. Raises Lua errors; everything it allocates is
+ * owned by the plan or the context at all times. */
+void tpuci__spec_expand(lua_State *L, int decls, int eval);
+
+#endif /* TPUCI_SPEC_INTERNAL_H */

@@ -1,0 +1,383 @@
+/* The spec's sandboxed Lua state: a capped allocator, a deadline hook, a
+ * panic handler that does not abort, warnings collected into the plan, a
+ * reduced standard library, and the few C helpers a spec may call
+ * (tpuci.env, tpuci.read_file) or the prelude relies on. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+#include "internal.h"
+#include "scheduler.h"
+
+/* At most this many warnings are kept; a spec that warns in a loop must
+ * not grow the plan without bound (the cap on Lua memory does not cover
+ * the plan). */
+#define TPUCI__SPEC_MAX_WARNINGS 1000
+
+tpuci__spec_ctx_t *tpuci__spec_ctx(lua_State *L) {
+  void *ud = NULL;
+  lua_getallocf(L, &ud);
+  return ud;
+}
+
+uint64_t tpuci__spec_clock_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
+}
+
+/* The allocator refuses to grow the state past c->mem_limit. Lua then runs
+ * an emergency collection, tries once more, and raises a memory error
+ * (LUA_ERRMEM) if that fails too. Shrinking never fails. */
+static void *tpuci__spec_alloc(void *ud, void *ptr, size_t osize,
+                               size_t nsize) {
+  tpuci__spec_ctx_t *c = ud;
+  size_t old = ptr ? osize : 0;
+  void *p;
+
+  if (nsize == 0) {
+    free(ptr);
+    c->mem_used -= old;
+    return NULL;
+  }
+  if (nsize > old && nsize - old > c->mem_limit - c->mem_used) return NULL;
+  p = realloc(ptr, nsize);
+  if (p == NULL) return NULL;
+  c->mem_used = c->mem_used - old + nsize;
+  if (c->mem_used > c->mem_peak) c->mem_peak = c->mem_used;
+  return p;
+}
+
+/* Every entry into Lua is a lua_pcall, so a panic means a bug. The
+ * loader arms panic_jmp around its use of the state; jumping there (the
+ * manual's way out of a panic) keeps the process alive. */
+static int tpuci__spec_panic(lua_State *L) {
+  tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
+  const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
+                                                   : "error object is not a string";
+  free(c->panic_msg);
+  c->panic_msg = tpuci__strdup(msg);
+  if (c->panic_armed) longjmp(c->panic_jmp, 1);
+  fprintf(stderr, "tpuci: Lua panic while loading a spec: %s\n", msg);
+  return 0;
+}
+
+int tpuci__spec_line(lua_State *L, int level) {
+  tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
+  lua_Debug ar;
+
+  for (; lua_getstack(L, level, &ar); level++) {
+    if (!lua_getinfo(L, "Sl", &ar)) continue;
+    if (ar.currentline > 0 && ar.source[0] == '=' &&
+        strcmp(ar.source + 1, c->chunkname) == 0)
+      return ar.currentline;
+  }
+  return 0;
+}
+
+void tpuci__spec_warn(tpuci__spec_ctx_t *c, const char *msg) {
+  tpuci__strv_t *w = &c->plan->warnings;
+  if (w->len < TPUCI__SPEC_MAX_WARNINGS)
+    tpuci__strv_push(w, msg);
+  else if (w->len == TPUCI__SPEC_MAX_WARNINGS)
+    tpuci__strv_take(w, tpuci__printf("%s: more than %d warnings, the rest "
+                                      "were dropped", c->src,
+                                      TPUCI__SPEC_MAX_WARNINGS));
+}
+
+/* "spec.lua:12: " for the spec line that is running, or "spec.lua: ". */
+static void tpuci__spec_where_prefix(tpuci__spec_ctx_t *c, tpuci__buf_t *b) {
+  int line = c->closing ? 0 : tpuci__spec_line(c->L, 1);
+  if (line > 0)
+    tpuci__buf_addf(b, "%s:%d: ", c->src, line);
+  else
+    tpuci__buf_addf(b, "%s: ", c->src);
+}
+
+/* warn("a", "b") arrives as pieces; a single piece starting with '@' is a
+ * control message ("@on"), which does not apply: warnings are always on. */
+static void tpuci__spec_warnf(void *ud, const char *msg, int tocont) {
+  tpuci__spec_ctx_t *c = ud;
+  if (c->warning.len == 0) {
+    if (!tocont && msg[0] == '@') return;
+    tpuci__spec_where_prefix(c, &c->warning);
+  }
+  tpuci__buf_adds(&c->warning, msg);
+  if (!tocont) {
+    tpuci__spec_warn(c, c->warning.data);
+    c->warning.len = 0;
+  }
+}
+
+static void tpuci__spec_hook(lua_State *L, lua_Debug *ar) {
+  tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
+  (void) ar;
+  if (!c->timed_out) {
+    char d[32];
+    int line;
+    if (tpuci__spec_clock_ms() < c->deadline_ms) return;
+    c->timed_out = 1;
+    tpuci__duration_format(c->timeout_ms, d, sizeof(d));
+    line = tpuci__spec_line(L, 0);
+    if (line > 0)
+      c->timeout_msg = tpuci__printf("%s:%d: spec took longer than %s to load "
+                                     "(endless loop?)", c->src, line, d);
+    else
+      c->timeout_msg = tpuci__printf("%s: spec took longer than %s to load "
+                                     "(endless loop?)", c->src, d);
+  }
+  /* From now on raise at every instruction, in this thread and the main
+   * one, so a pcall in the spec cannot swallow the error and carry on
+   * (Redis re-arms its hook the same way). */
+  lua_sethook(L, tpuci__spec_hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
+  if (L != c->L)
+    lua_sethook(c->L, tpuci__spec_hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
+  lua_pushstring(L, c->timeout_msg);
+  lua_error(L);
+}
+
+void tpuci__spec_arm_hook(lua_State *L) {
+  lua_sethook(L, tpuci__spec_hook, LUA_MASKCOUNT, TPUCI__SPEC_HOOK_COUNT);
+}
+
+lua_State *tpuci__spec_newstate(tpuci__spec_ctx_t *c) {
+  lua_State *L = lua_newstate(tpuci__spec_alloc, c);
+  if (L == NULL) return NULL;
+  lua_atpanic(L, tpuci__spec_panic);
+  lua_setwarnf(L, tpuci__spec_warnf, c);
+  return L;
+}
+
+/* ------------------------------------------------------------------ */
+/* The base library, made safe                                        */
+
+/* load() with the mode forced to "t": binary chunks could break the VM. */
+static int tpuci__spec_load_text(lua_State *L) {
+  int n = lua_gettop(L);
+  lua_settop(L, n < 4 ? 3 : 4);
+  lua_pushliteral(L, "t");
+  lua_replace(L, 3);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+/* print() must not write to the host's stdout: it becomes a warning. */
+static int tpuci__spec_print(lua_State *L) {
+  tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
+  int n = lua_gettop(L), i, line;
+  luaL_Buffer b;
+
+  luaL_buffinit(L, &b);
+  line = tpuci__spec_line(L, 1);
+  if (line > 0)
+    lua_pushfstring(L, "%s:%d: ", c->src, line);
+  else
+    lua_pushfstring(L, "%s: ", c->src);
+  luaL_addvalue(&b);
+  for (i = 1; i <= n; i++) {
+    if (i > 1) luaL_addchar(&b, ' ');
+    luaL_tolstring(L, i, NULL);
+    luaL_addvalue(&b);
+  }
+  luaL_pushresult(&b);
+  tpuci__spec_warn(c, lua_tostring(L, -1));
+  return 0;
+}
+
+void tpuci__spec_sandbox(lua_State *L) {
+  static const luaL_Reg libs[] = {
+    {LUA_GNAME, luaopen_base},
+    {LUA_TABLIBNAME, luaopen_table},
+    {LUA_STRLIBNAME, luaopen_string},
+    {LUA_MATHLIBNAME, luaopen_math},
+    {LUA_UTF8LIBNAME, luaopen_utf8},
+    {LUA_COLIBNAME, luaopen_coroutine},
+    {NULL, NULL}};
+  const luaL_Reg *lib;
+
+  /* No io, os, package (require) or debug. */
+  for (lib = libs; lib->func; lib++) {
+    luaL_requiref(L, lib->name, lib->func, 1);
+    lua_pop(L, 1);
+  }
+  lua_pushnil(L);
+  lua_setglobal(L, "dofile");
+  lua_pushnil(L);
+  lua_setglobal(L, "loadfile");
+  lua_getglobal(L, "load");
+  lua_pushcclosure(L, tpuci__spec_load_text, 1);
+  lua_setglobal(L, "load");
+  lua_pushcfunction(L, tpuci__spec_print);
+  lua_setglobal(L, "print");
+}
+
+/* ------------------------------------------------------------------ */
+/* tpuci.env, tpuci.read_file                                         */
+
+/* tpuci.env(name [, default]): the caller's environment, explicitly. */
+static int tpuci__l_env(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  const char *v = getenv(name);
+  if (v != NULL)
+    lua_pushstring(L, v);
+  else if (lua_gettop(L) >= 2)
+    lua_pushvalue(L, 2);
+  else
+    lua_pushnil(L);
+  return 1;
+}
+
+static int tpuci__has_dotdot(const char *p) {
+  while (*p) {
+    size_t n = strcspn(p, "/");
+    if (n == 2 && p[0] == '.' && p[1] == '.') return 1;
+    p += n;
+    while (*p == '/') p++;
+  }
+  return 0;
+}
+
+/* tpuci.read_file(relpath): a file beside the spec, as a string. Nothing
+ * here is malloc'd, and no Lua call can raise while the file is open. */
+static int tpuci__l_read_file(lua_State *L) {
+  tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
+  char joined[PATH_MAX], real[PATH_MAX], base[PATH_MAX];
+  struct stat st;
+  luaL_Buffer b;
+  size_t n, blen, got;
+  const char *rel = luaL_checklstring(L, 1, &n);
+  char *p;
+  FILE *f;
+  int bad;
+
+  if (n == 0 || strlen(rel) != n)
+    return luaL_error(L, "tpuci.read_file: bad path '%s'", rel);
+  if (rel[0] == '/')
+    return luaL_error(L, "tpuci.read_file: '%s' is absolute; give a path "
+                      "relative to the spec's folder", rel);
+  if (tpuci__has_dotdot(rel))
+    return luaL_error(L, "tpuci.read_file: '%s' leaves the spec's folder", rel);
+  if (snprintf(joined, sizeof(joined), "%s/%s", c->spec_dir, rel) >=
+      (int) sizeof(joined))
+    return luaL_error(L, "tpuci.read_file: '%s': path too long", rel);
+  if (realpath(c->spec_dir, base) == NULL)
+    return luaL_error(L, "tpuci.read_file: cannot resolve the spec's folder "
+                      "'%s': %s", c->spec_dir, strerror(errno));
+  if (realpath(joined, real) == NULL)
+    return luaL_error(L, "tpuci.read_file: cannot read '%s': %s", rel,
+                      strerror(errno));
+  blen = strlen(base);
+  if (strncmp(real, base, blen) != 0 ||
+      (real[blen] != '/' && !(blen == 1 && base[0] == '/')))
+    return luaL_error(L, "tpuci.read_file: '%s' leaves the spec's folder "
+                      "(through a symbolic link)", rel);
+  if (stat(real, &st) != 0)
+    return luaL_error(L, "tpuci.read_file: cannot read '%s': %s", rel,
+                      strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return luaL_error(L, "tpuci.read_file: '%s' is not a regular file", rel);
+  p = luaL_buffinitsize(L, &b, (size_t) st.st_size);
+  f = fopen(real, "rb");
+  if (f == NULL)
+    return luaL_error(L, "tpuci.read_file: cannot read '%s': %s", rel,
+                      strerror(errno));
+  got = fread(p, 1, (size_t) st.st_size, f);
+  bad = ferror(f);
+  fclose(f);
+  if (bad) return luaL_error(L, "tpuci.read_file: cannot read '%s'", rel);
+  luaL_pushresultsize(&b, got);
+  return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Helpers for the prelude                                            */
+
+/* "spec.lua:12": where the running declaration was called from, skipping
+ * C functions (pcall) and the prelude's own frames. */
+static int tpuci__l_where(lua_State *L) {
+  tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
+  lua_Debug ar;
+  int level;
+
+  for (level = 1; lua_getstack(L, level, &ar); level++) {
+    if (!lua_getinfo(L, "Sl", &ar)) continue;
+    if (ar.currentline <= 0) continue;
+    if (strcmp(ar.source, TPUCI__PRELUDE_SOURCE) == 0) continue;
+    lua_pushfstring(L, "%s:%d", ar.short_src, ar.currentline);
+    return 1;
+  }
+  lua_pushstring(L, c->src);
+  return 1;
+}
+
+static int tpuci__l_distance(lua_State *L) {
+  const char *a = luaL_checkstring(L, 1);
+  const char *b = luaL_checkstring(L, 2);
+  lua_Integer cap = luaL_checkinteger(L, 3);
+  size_t d = tpuci__edit_distance(a, b, cap < 0 ? 0 : (size_t) cap);
+  lua_pushinteger(L, (lua_Integer) d);
+  return 1;
+}
+
+static int tpuci__l_duration(lua_State *L) {
+  uint64_t ms;
+  if (tpuci__duration_parse(luaL_checkstring(L, 1), &ms) == 0)
+    lua_pushinteger(L, (lua_Integer) ms);
+  else
+    lua_pushnil(L);
+  return 1;
+}
+
+static int tpuci__l_size(lua_State *L) {
+  uint64_t bytes;
+  if (tpuci__size_parse(luaL_checkstring(L, 1), &bytes) == 0)
+    lua_pushinteger(L, (lua_Integer) bytes);
+  else
+    lua_pushnil(L);
+  return 1;
+}
+
+static int tpuci__l_outcome(lua_State *L) {
+  int o = tpuci__outcome_parse(luaL_checkstring(L, 1));
+  if (o >= 0)
+    lua_pushinteger(L, o);
+  else
+    lua_pushnil(L);
+  return 1;
+}
+
+static int tpuci__l_warn(lua_State *L) {
+  tpuci__spec_warn(tpuci__spec_ctx(L), luaL_checkstring(L, 1));
+  return 0;
+}
+
+void tpuci__spec_push_helpers(lua_State *L) {
+  static const luaL_Reg fns[] = {
+    {"env", tpuci__l_env},
+    {"read_file", tpuci__l_read_file},
+    {"where", tpuci__l_where},
+    {"distance", tpuci__l_distance},
+    {"duration", tpuci__l_duration},
+    {"size", tpuci__l_size},
+    {"outcome", tpuci__l_outcome},
+    {"warn", tpuci__l_warn},
+    {NULL, NULL}};
+  tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
+
+  luaL_newlib(L, fns);
+  lua_pushstring(L, c->spec_dir);
+  lua_setfield(L, -2, "spec_dir");
+  lua_pushfstring(L, "%d.%d.%d", TPUCI_VERSION_MAJOR, TPUCI_VERSION_MINOR,
+                  TPUCI_VERSION_PATCH);
+  lua_setfield(L, -2, "version");
+}

@@ -1,0 +1,1034 @@
+-- The spec DSL: `image`, `topology` and `job` declarations.
+--
+-- core/spec/load.c runs this chunk in the spec's sandboxed Lua state
+-- before the spec itself, passing H, a table of helpers written in C
+-- (H.where, H.distance, H.duration, H.size, H.outcome, H.warn and the
+-- functions behind the `tpuci` table). The chunk installs the globals
+-- `image`, `topology`, `job` and `tpuci`, and returns a table:
+--
+--   finish()  runs after the spec: checks that every name was followed by
+--             its table, resolves image and topology names (so order does
+--             not matter), and returns the declarations as plain tables
+--             that core/spec/expand.c turns into the plan.
+--   eval(j, field, inst, name)  calls a job's function-valued field for
+--             one instance and checks what it returned.
+--
+-- Every error is raised as a finished one-line message with level 0, so
+-- Lua adds nothing: "spec.lua:12: job 'unit': retries.on[2]: ...". The
+-- prelude keeps its own references to the library functions it uses, so
+-- a spec that reassigns `string.format` or `next` cannot confuse it.
+
+local H = ...
+
+local type, next, error, rawget, rawlen, tostring, ipairs =
+  type, next, error, rawget, rawlen, tostring, ipairs
+local sfmt, sfind, ssub, smatch, sgsub, sbyte =
+  string.format, string.find, string.sub, string.match, string.gsub,
+  string.byte
+local tsort, tconcat = table.sort, table.concat
+local mtype, mtointeger, mfloor, mhuge =
+  math.type, math.tointeger, math.floor, math.huge
+
+-- Limits that keep a typo from producing something absurd.
+local MAX_MS = 100 * 365 * 24 * 3600 * 1000
+local MAX_COMBINATIONS = 100000
+
+-- Names of jobs may contain '/' and ':' ("lint/ruff"); names of images and
+-- topologies may not, because a ':' or '/' marks a literal image ref.
+local JOB_NAME = "^[%w_%.%-/:+@]+$"
+local NAME = "^[%w_%.%-+@]+$"
+local IDENT = "^[%a_][%w_]*$"
+
+------------------------------------------------------------------------
+-- Messages
+
+-- A value as it is quoted in a message: one line, not too long.
+local function show(s)
+  s = sgsub(tostring(s), "[%c]", "?")
+  if #s > 60 then s = ssub(s, 1, 57) .. "..." end
+  return s
+end
+
+-- The type of a value for "expected ..., got <type>".
+local function tname(v)
+  return type(v)
+end
+
+-- One step of a key path: ".name", '["./data"]', "[2]".
+local function qkey(k)
+  local t = type(k)
+  if t == "string" then
+    if smatch(k, IDENT) then return "." .. k end
+    return '["' .. sgsub(show(k), '"', '\\"') .. '"]'
+  elseif t == "number" then
+    local i = mtointeger(k)
+    return "[" .. (i and sfmt("%d", i) or sfmt("%.14g", k)) .. "]"
+  elseif t == "boolean" then
+    return "[" .. tostring(k) .. "]"
+  end
+  return "[" .. t .. " key]"
+end
+
+local function join(path, k)
+  local step = qkey(k)
+  if path == nil then
+    if ssub(step, 1, 1) == "." then return ssub(step, 2) end
+    return step
+  end
+  return path .. step
+end
+
+local function fail(d, path, msg)
+  if path then msg = path .. ": " .. msg end
+  error(d.where .. ": " .. d.what .. ": " .. msg, 0)
+end
+
+local function warn(d, path, msg)
+  if path then msg = path .. ": " .. msg end
+  H.warn(d.where .. ": " .. d.what .. ": " .. msg)
+end
+
+-- The closest candidate within edit distance 2 (1 for very short words),
+-- or nil.
+local function suggest(word, candidates)
+  local cap = #word <= 2 and 1 or 2
+  local best, bestd
+  for i = 1, #candidates do
+    local c = candidates[i]
+    local dist = H.distance(word, c, cap)
+    if dist <= cap and (bestd == nil or dist < bestd) then
+      best, bestd = c, dist
+    end
+  end
+  if best == nil and #word >= 2 then
+    -- A shortened or lengthened name: "pyhton" for "py", "ret" for "retries".
+    for i = 1, #candidates do
+      local c = candidates[i]
+      if #c >= 2 and (ssub(word, 1, #c) == c or ssub(c, 1, #word) == word) then
+        return c
+      end
+    end
+  end
+  return best
+end
+
+-- "'a', 'b' or 'c'".
+local function one_of(list)
+  local q = {}
+  for i = 1, #list do q[i] = "'" .. list[i] .. "'" end
+  if #q == 1 then return q[1] end
+  return tconcat(q, ", ", 1, #q - 1) .. " or " .. q[#q]
+end
+
+local function set_of(list)
+  local s = {}
+  for i = 1, #list do s[list[i]] = true end
+  return s
+end
+
+------------------------------------------------------------------------
+-- Checks shared by all declarations
+
+-- Rejects keys that are not strings, then unknown keys, each time picking
+-- the smallest offender so that messages do not depend on table order.
+local function check_keys(d, path, t, keys, set)
+  local badk, unknown
+  for k in next, t do
+    if type(k) ~= "string" then
+      if badk == nil or (type(k) == "number" and
+                         (type(badk) ~= "number" or k < badk)) then
+        badk = k
+      end
+    elseif not set[k] and (unknown == nil or k < unknown) then
+      unknown = k
+    end
+  end
+  if badk ~= nil then
+    if mtype(badk) == "integer" then
+      fail(d, join(path, badk),
+           "unexpected value without a key (write key = value)")
+    end
+    fail(d, join(path, badk),
+         "keys must be names, got a " .. type(badk) .. " key")
+  end
+  if unknown ~= nil then
+    local s = suggest(unknown, keys)
+    if s then
+      fail(d, join(path, unknown), "unknown key, did you mean '" .. s .. "'?")
+    end
+    fail(d, join(path, unknown),
+         "unknown key (valid keys: " .. tconcat(keys, ", ") .. ")")
+  end
+end
+
+-- Checks that t is a list (keys 1..n, no holes) and returns n.
+local function check_list(d, path, t, what)
+  local n = rawlen(t)
+  for k in next, t do
+    if mtype(k) ~= "integer" or k < 1 or k > n then
+      fail(d, join(path, k), "unexpected key: " .. (what or "a list") ..
+           " takes values only, like { \"a\", \"b\" }")
+    end
+  end
+  for i = 1, n do
+    if rawget(t, i) == nil then fail(d, join(path, i), "missing value") end
+  end
+  return n
+end
+
+-- Numbers print as integers when they are whole ("2", not "2.0").
+local function fmtnum(v)
+  if mtype(v) == "integer" then return sfmt("%d", v) end
+  local i = mtointeger(v)
+  if i then return sfmt("%d", i) end
+  return sfmt("%.14g", v)
+end
+
+local function finite(v)
+  return v == v and v ~= mhuge and v ~= -mhuge
+end
+
+-- A string, number or boolean as a string, for env values, matrix values
+-- and cmd arguments.
+local function scalar(d, path, v)
+  local t = type(v)
+  if t == "string" then return v end
+  if t == "number" then
+    if not finite(v) then fail(d, path, "expected a finite number, got " .. tostring(v)) end
+    return fmtnum(v)
+  end
+  if t == "boolean" then return v and "true" or "false" end
+  fail(d, path, "expected a string, number or boolean, got " .. tname(v))
+end
+
+local function nonempty(d, path, v, expected)
+  if type(v) ~= "string" then
+    fail(d, path, "expected " .. (expected or "a string") .. ", got " .. tname(v))
+  end
+  if v == "" then fail(d, path, "must not be empty") end
+  return v
+end
+
+local function integer(d, path, v, lo, hi, hint)
+  if type(v) ~= "number" then
+    fail(d, path, "expected a whole number, got " .. tname(v))
+  end
+  local i = mtointeger(v)
+  if not i then fail(d, path, "expected a whole number, got " .. fmtnum(v)) end
+  if i < lo or i > hi then
+    fail(d, path, sfmt("must be between %d and %d%s, got %d", lo, hi,
+                       hint or "", i))
+  end
+  return i
+end
+
+local DURATION_HINT = ' (use e.g. "90s", "20m", "1h30m")'
+
+-- A duration in milliseconds: "1h30m" or a number of seconds.
+local function duration(d, path, v)
+  local t = type(v)
+  if t == "number" then
+    if not finite(v) then
+      fail(d, path, "expected a finite number of seconds, got " .. tostring(v))
+    end
+    if v < 0 then fail(d, path, "must not be negative, got " .. fmtnum(v)) end
+    local ms = v * 1000
+    if ms > MAX_MS then fail(d, path, "longer than 100 years") end
+    return mtointeger(mfloor(ms + 0.5))
+  elseif t == "string" then
+    local ms = H.duration(v)
+    if ms then return ms end
+    if smatch(v, "^%s*%-") then
+      fail(d, path, "must not be negative, got '" .. show(v) .. "'")
+    end
+    fail(d, path, "bad duration '" .. show(v) .. "'" .. DURATION_HINT)
+  end
+  fail(d, path, 'expected a duration (a string like "20m" or a number of ' ..
+       "seconds), got " .. t)
+end
+
+local SIZE_HINT = ' (use e.g. "512m", "2g" or a number of bytes)'
+
+-- A size in bytes: "2g" or a number of bytes; must be positive.
+local function size(d, path, v)
+  local t, n = type(v), nil
+  if t == "number" then
+    if not finite(v) then fail(d, path, "expected a finite number of bytes, got " .. tostring(v)) end
+    if v < 0 then fail(d, path, "must not be negative, got " .. fmtnum(v)) end
+    if v > 1e18 then fail(d, path, "too large") end
+    n = mtointeger(mfloor(v))
+  elseif t == "string" then
+    n = H.size(v)
+    if not n then fail(d, path, "bad size '" .. show(v) .. "'" .. SIZE_HINT) end
+  else
+    fail(d, path, 'expected a size (a string like "2g" or a number of ' ..
+         "bytes), got " .. t)
+  end
+  if n == 0 then fail(d, path, "must be more than 0") end
+  return n
+end
+
+local function enum(d, path, v, choices, noun)
+  noun = noun or "value"
+  if type(v) ~= "string" then
+    fail(d, path, "expected a string, got " .. tname(v))
+  end
+  for i = 1, #choices do
+    if choices[i] == v then return v end
+  end
+  local s = suggest(v, choices)
+  if s then
+    fail(d, path, sfmt("unknown %s '%s', did you mean '%s'?", noun, show(v), s))
+  end
+  fail(d, path, sfmt("unknown %s '%s' (use %s)", noun, show(v), one_of(choices)))
+end
+
+local function boolean(d, path, v)
+  if type(v) ~= "boolean" then
+    fail(d, path, "expected true or false, got " .. tname(v))
+  end
+  return v
+end
+
+------------------------------------------------------------------------
+-- Templates: "${matrix.key}" is replaced by the instance's value and "$$"
+-- stands for "$". Anything else after a '$' is kept ("${HOME}" reaches the
+-- shell untouched). A string without references compiles to a plain
+-- string; one with references to a list of literal strings and 1-based
+-- matrix key indexes, which expand.c concatenates per instance.
+
+local function template(d, path, s, mkeys, keys)
+  if not sfind(s, "$", 1, true) then return s end
+  local parts, buf, i, n, dynamic = {}, {}, 1, #s, false
+  while i <= n do
+    local j = sfind(s, "$", i, true)
+    if j == nil then
+      buf[#buf + 1] = ssub(s, i)
+      break
+    end
+    if j > i then buf[#buf + 1] = ssub(s, i, j - 1) end
+    local c = sbyte(s, j + 1)
+    if c == 36 then -- "$$"
+      buf[#buf + 1] = "$"
+      i = j + 2
+    elseif c == 123 and smatch(s, "^{%s*matrix%s*[%.}%[]", j + 1) then
+      local close = sfind(s, "}", j + 2, true)
+      if close == nil then
+        fail(d, path, "unterminated '${' in '" .. show(s) .. "'")
+      end
+      local ref = ssub(s, j, close)
+      local key = smatch(ref, "^%${matrix%.([%a_][%w_]*)}$")
+      if key == nil then
+        fail(d, path, "bad reference '" .. show(ref) .. "' (write ${matrix.KEY})")
+      end
+      local idx = mkeys and mkeys[key]
+      if idx == nil then
+        if mkeys == nil then
+          fail(d, path, "'" .. ref .. "' is used but the job has no matrix")
+        end
+        local sug = suggest(key, keys)
+        fail(d, path, "unknown matrix key '" .. key .. "' in '" .. ref .. "'" ..
+             (sug and (", did you mean '" .. sug .. "'?")
+              or (" (matrix keys: " .. tconcat(keys, ", ") .. ")")))
+      end
+      if #buf > 0 then
+        parts[#parts + 1] = tconcat(buf)
+        buf = {}
+      end
+      parts[#parts + 1] = idx
+      dynamic = true
+      i = close + 1
+    else
+      buf[#buf + 1] = "$"
+      i = j + 1
+    end
+  end
+  if #buf > 0 then parts[#parts + 1] = tconcat(buf) end
+  if not dynamic then return tconcat(parts) end
+  return parts
+end
+
+------------------------------------------------------------------------
+-- Declarations
+
+local decls = {}          -- every declaration, in order
+local by_kind = { job = {}, image = {}, topology = {} }
+local lists = { job = {}, image = {}, topology = {} }
+
+local PULL = { "missing", "always", "never" }
+local EMULATE = { "pjrt", "xrt", "jax", "none" }
+local RUNTIMES = { "local", "docker" }
+local RETRYABLE = { "failed", "timeout", "oom", "infra" }
+local RETRYABLE_SET = set_of(RETRYABLE)
+
+local DEFAULT_ON = 0
+for i = 1, #RETRYABLE do DEFAULT_ON = DEFAULT_ON | (1 << H.outcome(RETRYABLE[i])) end
+
+local IMAGE_KEYS = { "name", "ref", "pull" }
+local IMAGE_SET = set_of(IMAGE_KEYS)
+
+local function image_spec(d, t)
+  check_keys(d, nil, t, IMAGE_KEYS, IMAGE_SET)
+  local ref = rawget(t, "ref")
+  if ref == nil then fail(d, "ref", 'missing (e.g. ref = "python:3.11")') end
+  nonempty(d, "ref", ref)
+  if sfind(ref, "[%s%c]") then fail(d, "ref", "must not contain spaces, got '" .. show(ref) .. "'") end
+  local pull = rawget(t, "pull")
+  return { name = d.name, where = d.where, ref = ref,
+           pull = pull ~= nil and enum(d, "pull", pull, PULL) or "missing" }
+end
+
+local TOPOLOGY_KEYS = { "name", "base", "hosts", "chips_per_host",
+                        "cores_per_chip", "emulate" }
+local TOPOLOGY_SET = set_of(TOPOLOGY_KEYS)
+
+local function topology_spec(d, t)
+  check_keys(d, nil, t, TOPOLOGY_KEYS, TOPOLOGY_SET)
+  local function int(key, hi)
+    local v = rawget(t, key)
+    if v == nil then return 1 end
+    return integer(d, key, v, 1, hi)
+  end
+  local base = rawget(t, "base")
+  local emulate = rawget(t, "emulate")
+  return {
+    name = d.name, where = d.where,
+    base = base ~= nil and nonempty(d, "base", base) or nil,
+    hosts = int("hosts", 64),
+    chips_per_host = int("chips_per_host", 64),
+    cores_per_chip = int("cores_per_chip", 8),
+    emulate = emulate ~= nil and enum(d, "emulate", emulate, EMULATE) or "pjrt",
+  }
+end
+
+-- matrix = { key = { values... }, exclude = { {...} }, include = { {...} } }
+-- Keys are sorted; each list keeps its order; the product varies the last
+-- key fastest. Returns the record for expand.c and a key -> index map.
+local function matrix_spec(d, m)
+  if type(m) ~= "table" then
+    fail(d, "matrix", "expected a table of lists, got " .. tname(m))
+  end
+  local keys = {}
+  for k in next, m do
+    if type(k) ~= "string" then
+      if mtype(k) == "integer" then
+        fail(d, join("matrix", k), "unexpected value without a key (write key = { values })")
+      end
+      fail(d, join("matrix", k), "keys must be names, got a " .. type(k) .. " key")
+    end
+    if k ~= "include" and k ~= "exclude" then
+      if not smatch(k, IDENT) then
+        fail(d, join("matrix", k), "not a valid key name (use letters, " ..
+             "digits and '_', not starting with a digit)")
+      end
+      keys[#keys + 1] = k
+    end
+  end
+  tsort(keys)
+  local inc, ex = rawget(m, "include"), rawget(m, "exclude")
+  if #keys == 0 and inc == nil then
+    fail(d, "matrix", 'empty (give each key a list of values, e.g. ' ..
+         'python = { "3.10", "3.11" })')
+  end
+
+  local values, index, mkeys, product = {}, {}, {}, 1
+  for i = 1, #keys do
+    local k = keys[i]
+    local p = "matrix." .. k
+    local list = rawget(m, k)
+    if type(list) ~= "table" then
+      fail(d, p, "expected a list of values, got " .. tname(list) ..
+           (type(list) ~= "function" and " (write " .. k .. " = { ... })" or ""))
+    end
+    local n = check_list(d, p, list, "a matrix key")
+    if n == 0 then fail(d, p, "empty list (give at least one value)") end
+    local vs, pos = {}, {}
+    for j = 1, n do
+      local v = rawget(list, j)
+      local pj = p .. "[" .. j .. "]"
+      local s = scalar(d, pj, v)
+      if s == "" then fail(d, pj, "must not be empty") end
+      if sfind(s, "%c") then fail(d, pj, "must not contain control characters") end
+      if pos[s] then
+        fail(d, pj, "duplicate value '" .. show(s) .. "' (also at [" .. pos[s] .. "])")
+      end
+      if mtype(v) == "float" and not mtointeger(v) then
+        warn(d, pj, "the number " .. s .. " is used as '" .. s ..
+             "'; quote versions (\"3.10\") to keep trailing zeros")
+      end
+      pos[s], vs[j] = j, s
+    end
+    values[i], index[k], mkeys[k] = vs, pos, i
+    product = product * n
+  end
+  if product > MAX_COMBINATIONS then
+    fail(d, "matrix", sfmt("expands to %.0f combinations (at most %d)",
+                           product, MAX_COMBINATIONS))
+  end
+
+  -- exclude: each entry drops the combinations matching all its keys.
+  local rules, nrules = {}, 0
+  if ex ~= nil then
+    if type(ex) ~= "table" then
+      fail(d, "matrix.exclude", "expected a list of tables, got " .. tname(ex))
+    end
+    local n = check_list(d, "matrix.exclude", ex)
+    if #keys == 0 then
+      fail(d, "matrix.exclude", "there are no matrix keys to exclude from")
+    end
+    local keyset = set_of(keys)
+    for r = 1, n do
+      local e = rawget(ex, r)
+      local p = "matrix.exclude[" .. r .. "]"
+      if type(e) ~= "table" then
+        fail(d, p, 'expected a table like { python = "3.10" }, got ' .. tname(e))
+      end
+      check_keys(d, p, e, keys, keyset)
+      if next(e) == nil then fail(d, p, "empty: it would exclude everything") end
+      for i = 1, #keys do
+        local k = keys[i]
+        local v = rawget(e, k)
+        if v == nil then
+          rules[nrules * #keys + i] = -1
+        else
+          local s = scalar(d, p .. "." .. k, v)
+          local at = index[k][s]
+          if at == nil then
+            fail(d, p .. "." .. k, "'" .. show(s) .. "' is not a value of matrix." ..
+                 k .. " (" .. one_of(values[i]) .. ")")
+          end
+          rules[nrules * #keys + i] = at - 1
+        end
+      end
+      nrules = nrules + 1
+    end
+  end
+
+  local function excluded(at)
+    for r = 0, nrules - 1 do
+      local all = true
+      for i = 1, #keys do
+        local want = rules[r * #keys + i]
+        if want ~= -1 and want ~= at[i] - 1 then
+          all = false
+          break
+        end
+      end
+      if all then return true end
+    end
+    return false
+  end
+
+  -- include: extra combinations, each naming every key.
+  local rows = {}
+  local has_product = #keys > 0
+  if inc ~= nil then
+    if type(inc) ~= "table" then
+      fail(d, "matrix.include", "expected a list of tables, got " .. tname(inc))
+    end
+    local n = check_list(d, "matrix.include", inc)
+    if n == 0 and not has_product then
+      fail(d, "matrix", "empty (include has no entries)")
+    end
+    if not has_product then
+      -- No product: the first entry's keys are the matrix keys.
+      local first = rawget(inc, 1)
+      if type(first) ~= "table" then
+        fail(d, "matrix.include[1]", 'expected a table like { python = "3.12" }, got ' ..
+             tname(first))
+      end
+      for k in next, first do
+        if type(k) == "string" then
+          if not smatch(k, IDENT) then
+            fail(d, join("matrix.include[1]", k), "not a valid key name (use " ..
+                 "letters, digits and '_', not starting with a digit)")
+          end
+          keys[#keys + 1] = k
+        end
+      end
+      tsort(keys)
+      if #keys == 0 then fail(d, "matrix.include[1]", "empty entry (give every matrix key a value)") end
+      for i = 1, #keys do mkeys[keys[i]] = i end
+    end
+    local keyset = set_of(keys)
+    local seen = {}
+    for r = 1, n do
+      local e = rawget(inc, r)
+      local p = "matrix.include[" .. r .. "]"
+      if type(e) ~= "table" then
+        fail(d, p, 'expected a table like { python = "3.12" }, got ' .. tname(e))
+      end
+      check_keys(d, p, e, keys, keyset)
+      local row, at, inside = {}, {}, has_product
+      for i = 1, #keys do
+        local k = keys[i]
+        local v = rawget(e, k)
+        if v == nil then
+          fail(d, p, "missing key '" .. k .. "' (an include entry gives " ..
+               "every matrix key a value)")
+        end
+        local s = scalar(d, p .. "." .. k, v)
+        if s == "" then fail(d, p .. "." .. k, "must not be empty") end
+        if sfind(s, "%c") then fail(d, p .. "." .. k, "must not contain control characters") end
+        row[i] = s
+        at[i] = index[k] and index[k][s]
+        if at[i] == nil then inside = false end
+      end
+      local sig = tconcat(row, "\0")
+      if seen[sig] then
+        warn(d, p, "same combination as matrix.include[" .. seen[sig] .. "], skipped")
+      elseif inside and not excluded(at) then
+        warn(d, p, "combination is already in the matrix, skipped")
+      else
+        seen[sig] = r
+        rows[#rows + 1] = row
+      end
+    end
+  end
+
+  return {
+    keys = keys, values = values, product = has_product,
+    exclude = rules, nexclude = nrules, include = rows,
+  }, mkeys, keys
+end
+
+-- env = { NAME = value }: returns { k1, v1, k2, v2, ... } sorted by name;
+-- values are templates unless `literal` (function results).
+local function env_spec(d, path, t, mkeys, keys, literal)
+  local names = {}
+  for k in next, t do
+    if type(k) ~= "string" then
+      if mtype(k) == "integer" then
+        fail(d, join(path, k), "unexpected value without a name (write NAME = value)")
+      end
+      fail(d, join(path, k), "keys must be variable names, got a " .. type(k) .. " key")
+    end
+    if not smatch(k, IDENT) then
+      fail(d, join(path, k), "not a valid variable name (use letters, digits " ..
+           "and '_', not starting with a digit)")
+    end
+    names[#names + 1] = k
+  end
+  tsort(names)
+  local out = {}
+  for i = 1, #names do
+    local k = names[i]
+    local v = rawget(t, k)
+    local p = join(path, k)
+    local s = scalar(d, p, v)
+    out[2 * i - 1] = k
+    if literal or type(v) ~= "string" then
+      out[2 * i] = s
+    else
+      out[2 * i] = template(d, p, s, mkeys, keys)
+    end
+  end
+  return out
+end
+
+-- cmd = { "prog", "arg", ... }: a list of templates (or plain strings).
+local function cmd_spec(d, path, t, mkeys, keys, literal)
+  local n = check_list(d, path, t, "cmd")
+  if n == 0 then fail(d, path, "must not be empty") end
+  local out = {}
+  for i = 1, n do
+    local v = rawget(t, i)
+    local p = path .. "[" .. i .. "]"
+    local s = scalar(d, p, v)
+    if i == 1 and s == "" then fail(d, p, "the program must not be empty") end
+    if literal or type(v) ~= "string" then out[i] = s
+    else out[i] = template(d, p, s, mkeys, keys) end
+  end
+  return out
+end
+
+local MOUNT_KEYS = { "target", "readonly" }
+local MOUNT_SET = set_of(MOUNT_KEYS)
+
+-- mounts = { [host] = "/target" or { target = ..., readonly = ... } },
+-- returned as a list sorted by host path.
+local function mounts_spec(d, t)
+  if type(t) ~= "table" then
+    fail(d, "mounts", 'expected a table like { ["."] = "/src" }, got ' .. tname(t))
+  end
+  local hosts = {}
+  for k in next, t do
+    if type(k) ~= "string" then
+      fail(d, join("mounts", k), "keys are host paths, got a " .. type(k) ..
+           ' key (write ["./data"] = "/data")')
+    end
+    hosts[#hosts + 1] = k
+  end
+  tsort(hosts)
+  local out, targets = {}, {}
+  for i = 1, #hosts do
+    local host = hosts[i]
+    local p = join("mounts", host)
+    if host == "" then fail(d, p, "the host path must not be empty") end
+    local v = rawget(t, host)
+    local target, ro
+    if type(v) == "string" then
+      target, ro = v, false
+    elseif type(v) == "table" then
+      check_keys(d, p, v, MOUNT_KEYS, MOUNT_SET)
+      target = rawget(v, "target")
+      if target == nil then fail(d, p .. ".target", "missing") end
+      if type(target) ~= "string" then
+        fail(d, p .. ".target", "expected a string, got " .. tname(target))
+      end
+      ro = rawget(v, "readonly")
+      ro = ro ~= nil and boolean(d, p .. ".readonly", ro) or false
+    else
+      fail(d, p, "expected a container path or a table { target = ..., " ..
+           "readonly = ... }, got " .. tname(v))
+    end
+    if ssub(target, 1, 1) ~= "/" then
+      fail(d, p, "the container path must be absolute, got '" .. show(target) .. "'")
+    end
+    if targets[target] then
+      fail(d, p, "'" .. show(target) .. "' is already mounted from " ..
+           join("mounts", targets[target]))
+    end
+    targets[target] = host
+    out[i] = { source = host, target = target, readonly = ro }
+  end
+  return out
+end
+
+local RETRY_KEYS = { "attempts", "on", "backoff", "factor", "max_backoff" }
+local RETRY_SET = set_of(RETRY_KEYS)
+
+local function retries_spec(d, j, r)
+  j.attempts, j.on, j.backoff_ms, j.factor, j.max_backoff_ms =
+    1, DEFAULT_ON, 1000, 2.0, 60000
+  if r == nil then return end
+  if type(r) == "number" then
+    j.attempts = integer(d, "retries", r, 0, 99,
+                         " (retries after the first attempt)") + 1
+    return
+  end
+  if type(r) ~= "table" then
+    fail(d, "retries", "expected a number or a table, got " .. tname(r))
+  end
+  check_keys(d, "retries", r, RETRY_KEYS, RETRY_SET)
+  local attempts = rawget(r, "attempts")
+  if attempts == nil then
+    fail(d, "retries.attempts", "missing (the total number of attempts, e.g. attempts = 3)")
+  end
+  j.attempts = integer(d, "retries.attempts", attempts, 1, 100)
+  local on = rawget(r, "on")
+  if on ~= nil then
+    if type(on) ~= "table" then
+      fail(d, "retries.on", "expected a list of outcomes like { \"timeout\" }, got " ..
+           tname(on))
+    end
+    local n = check_list(d, "retries.on", on)
+    local mask = 0
+    for i = 1, n do
+      local v = rawget(on, i)
+      local p = "retries.on[" .. i .. "]"
+      if type(v) ~= "string" then
+        fail(d, p, "expected a string, got " .. tname(v))
+      end
+      if not RETRYABLE_SET[v] then
+        if H.outcome(v) then
+          fail(d, p, "'" .. v .. "' cannot be retried (use " .. one_of(RETRYABLE) .. ")")
+        end
+        enum(d, p, v, RETRYABLE, "outcome")
+      end
+      mask = mask | (1 << H.outcome(v))
+    end
+    j.on = mask
+  end
+  local backoff = rawget(r, "backoff")
+  if backoff ~= nil then j.backoff_ms = duration(d, "retries.backoff", backoff) end
+  local factor = rawget(r, "factor")
+  if factor ~= nil then
+    if type(factor) ~= "number" then
+      fail(d, "retries.factor", "expected a number, got " .. tname(factor))
+    end
+    if not finite(factor) or factor < 1 or factor > 100 then
+      fail(d, "retries.factor", "must be between 1 and 100, got " .. tostring(factor))
+    end
+    j.factor = factor + 0.0
+  end
+  local maxb = rawget(r, "max_backoff")
+  if maxb ~= nil then j.max_backoff_ms = duration(d, "retries.max_backoff", maxb) end
+end
+
+local JOB_KEYS = { "name", "run", "cmd", "env", "workdir", "timeout", "grace",
+                   "retries", "matrix", "runtime", "image", "topology",
+                   "mounts", "cpus", "memory", "network" }
+local JOB_SET = set_of(JOB_KEYS)
+
+local function job_spec(d, t, alias)
+  check_keys(d, nil, t, JOB_KEYS, JOB_SET)
+  if not alias and rawget(t, "name") ~= nil then
+    fail(d, "name", "the name is already given before the table")
+  end
+  local j = { name = d.name, where = d.where, what = d.what, has_fn = false }
+
+  -- The matrix first: templates refer to its keys.
+  local mkeys, keys
+  local m = rawget(t, "matrix")
+  if m ~= nil then j.matrix, mkeys, keys = matrix_spec(d, m) end
+
+  local run, cmd = rawget(t, "run"), rawget(t, "cmd")
+  if run == nil and cmd == nil then fail(d, nil, "needs 'run' or 'cmd'") end
+  if run ~= nil and cmd ~= nil then fail(d, nil, "'run' and 'cmd' are exclusive") end
+  if run ~= nil then
+    if type(run) == "function" then
+      j.run, j.has_fn = run, true
+    else
+      j.run = template(d, "run", nonempty(d, "run", run,
+                                          "a string or a function"), mkeys, keys)
+    end
+  elseif type(cmd) == "function" then
+    j.cmd, j.has_fn = cmd, true
+  elseif type(cmd) == "table" then
+    j.cmd = cmd_spec(d, "cmd", cmd, mkeys, keys)
+  else
+    fail(d, "cmd", "expected a list of strings or a function, got " .. tname(cmd))
+  end
+
+  local env = rawget(t, "env")
+  if type(env) == "function" then
+    j.env, j.has_fn = env, true
+  elseif type(env) == "table" then
+    j.env = env_spec(d, "env", env, mkeys, keys)
+  elseif env ~= nil then
+    fail(d, "env", "expected a table or a function, got " .. tname(env))
+  end
+
+  local workdir = rawget(t, "workdir")
+  if type(workdir) == "function" then
+    j.workdir, j.has_fn = workdir, true
+  elseif workdir ~= nil then
+    j.workdir = template(d, "workdir", nonempty(d, "workdir", workdir,
+                                                "a string or a function"), mkeys, keys)
+  end
+
+  local timeout = rawget(t, "timeout")
+  j.timeout_ms = timeout ~= nil and duration(d, "timeout", timeout) or 0
+  local grace = rawget(t, "grace")
+  j.grace_ms = 5000
+  if grace ~= nil then
+    j.grace_ms = duration(d, "grace", grace)
+    if j.grace_ms == 0 then fail(d, "grace", "must be more than 0") end
+  end
+  retries_spec(d, j, rawget(t, "retries"))
+
+  local runtime = rawget(t, "runtime")
+  if runtime ~= nil then j.runtime = enum(d, "runtime", runtime, RUNTIMES, "runtime") end
+  local image = rawget(t, "image")
+  if image ~= nil then j.image_name = nonempty(d, "image", image) end
+  local topology = rawget(t, "topology")
+  if topology ~= nil then j.topology_name = nonempty(d, "topology", topology) end
+
+  local mounts = rawget(t, "mounts")
+  j.mounts = mounts ~= nil and mounts_spec(d, mounts) or {}
+  local cpus = rawget(t, "cpus")
+  j.cpus = 0.0
+  if cpus ~= nil then
+    if type(cpus) ~= "number" then
+      fail(d, "cpus", "expected a number, got " .. tname(cpus))
+    end
+    if not finite(cpus) or cpus <= 0 or cpus > 4096 then
+      fail(d, "cpus", "must be a positive number of CPUs, got " .. tostring(cpus))
+    end
+    j.cpus = cpus + 0.0
+  end
+  local memory = rawget(t, "memory")
+  j.memory = memory ~= nil and size(d, "memory", memory) or 0
+  local network = rawget(t, "network")
+  if network ~= nil then
+    j.network = nonempty(d, "network", network)
+    if sfind(network, "[%s%c]") then
+      fail(d, "network", "must not contain spaces, got '" .. show(network) .. "'")
+    end
+  end
+  return j
+end
+
+local SPECS = { job = job_spec, image = image_spec, topology = topology_spec }
+local NAMES = { job = JOB_NAME, image = NAME, topology = NAME }
+
+-- Registers `name` for `kind` at `where`; returns the declaration.
+local function open(kind, name, where, alias)
+  local d = { kind = kind, where = where, what = kind, pending = true }
+  if alias then
+    if name == nil then
+      fail(d, nil, "missing 'name' (write " .. kind .. ' "name" { ... } or ' ..
+           kind .. ' { name = "name", ... })')
+    end
+    if type(name) ~= "string" then
+      fail(d, "name", "expected a string, got " .. tname(name))
+    end
+  elseif type(name) ~= "string" then
+    fail(d, nil, "expected a name or a table, got " .. tname(name) ..
+         " (write " .. kind .. ' "name" { ... })')
+  end
+  if name == "" then fail(d, nil, "the name must not be empty") end
+  d.name, d.what = name, kind .. " '" .. show(name) .. "'"
+  if not smatch(name, NAMES[kind]) then
+    fail(d, nil, "the name may only contain letters, digits and " ..
+         (kind == "job" and "'_', '.', '-', '/', ':', '+', '@'"
+          or "'_', '.', '-', '+', '@'"))
+  end
+  local prev = by_kind[kind][name]
+  if prev then
+    error(where .. ": " .. d.what .. " already declared at " .. prev.where, 0)
+  end
+  by_kind[kind][name] = d
+  decls[#decls + 1] = d
+  return d
+end
+
+local function close(d, t, alias)
+  if not d.pending then fail(d, nil, "already has its table") end
+  if type(t) ~= "table" then
+    fail(d, nil, "expected a table after the name, got " .. tname(t))
+  end
+  d.spec = SPECS[d.kind](d, t, alias)
+  d.pending = false
+  local l = lists[d.kind]
+  l[#l + 1] = d
+end
+
+local function declarer(kind)
+  return function(arg, extra)
+    local where = H.where()
+    if extra ~= nil then
+      local d = { where = where, what = kind }
+      fail(d, nil, "takes one argument (write " .. kind .. ' "name" { ... })')
+    end
+    if type(arg) == "table" then
+      close(open(kind, rawget(arg, "name"), where, true), arg, true)
+      return
+    end
+    local d = open(kind, arg, where, false)
+    return function(t, more)
+      if more ~= nil then fail(d, nil, "takes one table") end
+      close(d, t, false)
+    end
+  end
+end
+
+image = declarer("image")
+topology = declarer("topology")
+job = declarer("job")
+
+tpuci = {
+  env = H.env,
+  read_file = H.read_file,
+  spec_dir = H.spec_dir,
+  version = H.version,
+}
+
+------------------------------------------------------------------------
+-- After the spec
+
+local function finish()
+  for i = 1, #decls do
+    local d = decls[i]
+    if d.pending then
+      fail(d, nil, "the name must be followed by a table (write " .. d.kind ..
+           ' "' .. d.name .. '" { ... })')
+    end
+  end
+
+  local images, image_index, by_ref, image_names = {}, {}, {}, {}
+  for i, d in ipairs(lists.image) do
+    images[i] = d.spec
+    image_index[d.name] = i - 1
+    image_names[i] = d.name
+    if by_ref[d.spec.ref] == nil then by_ref[d.spec.ref] = i - 1 end
+  end
+  tsort(image_names)
+  local topologies, topo_index, topo_names = {}, {}, {}
+  for i, d in ipairs(lists.topology) do
+    topologies[i] = d.spec
+    topo_index[d.name] = i - 1
+    topo_names[i] = d.name
+  end
+  tsort(topo_names)
+
+  local jobs = {}
+  for i, d in ipairs(lists.job) do
+    local j = d.spec
+    j.image, j.topology = -1, -1
+    local name = j.image_name
+    if name ~= nil then
+      if image_index[name] then
+        j.image = image_index[name]
+      elseif sfind(name, "[:/]") then
+        -- A literal ref: an implicit image, shared by every job using it.
+        if by_ref[name] == nil then
+          images[#images + 1] = { name = name, ref = name, pull = "missing",
+                                  where = d.where }
+          by_ref[name] = #images - 1
+        end
+        j.image = by_ref[name]
+      else
+        local s = suggest(name, image_names)
+        fail(d, nil, "image '" .. show(name) .. "' is not declared" ..
+             (s and (" (did you mean '" .. s .. "'?)")
+              or (' (declare it with image "' .. show(name) ..
+                  '" { ref = ... } or give a ref such as \'python:3.11\')')))
+      end
+    end
+    name = j.topology_name
+    if name ~= nil then
+      if topo_index[name] == nil then
+        local s = suggest(name, topo_names)
+        fail(d, nil, "topology '" .. show(name) .. "' is not declared" ..
+             (s and (" (did you mean '" .. s .. "'?)")
+              or (' (declare it with topology "' .. show(name) .. '" { ... })')))
+      end
+      j.topology = topo_index[name]
+    end
+    if j.runtime == nil then
+      j.runtime = j.image >= 0 and "docker" or "local"
+    elseif j.runtime == "docker" and j.image < 0 then
+      fail(d, "runtime", "'docker' needs an image (add image = ...)")
+    end
+    if j.runtime == "local" then
+      local ignored = {}
+      if j.image >= 0 then ignored[#ignored + 1] = "image" end
+      if #j.mounts > 0 then ignored[#ignored + 1] = "mounts" end
+      if j.cpus > 0 then ignored[#ignored + 1] = "cpus" end
+      if j.memory > 0 then ignored[#ignored + 1] = "memory" end
+      if j.network then ignored[#ignored + 1] = "network" end
+      if #ignored > 0 then
+        warn(d, nil, tconcat(ignored, ", ") .. ": ignored by runtime 'local'")
+      end
+      j.image = -1
+    end
+    jobs[i] = j
+  end
+  return { images = images, topologies = topologies, jobs = jobs }
+end
+
+-- Calls j[field](inst) and checks the result like the static form, except
+-- that strings are taken literally (no "${matrix.x}" or "$$").
+local function eval(j, field, inst, name)
+  local v = j[field](inst)
+  local d = { where = j.where, what = j.what .. ", instance '" .. name .. "'" }
+  local function bad(expected)
+    fail(d, field, "the function returned " .. tname(v) .. ", expected " .. expected)
+  end
+  if field == "run" or field == "workdir" then
+    if type(v) ~= "string" then bad("a string") end
+    if v == "" then fail(d, field, "the function returned an empty string") end
+    return v
+  elseif field == "cmd" then
+    if type(v) ~= "table" then bad("a list of strings") end
+    return cmd_spec(d, "cmd", v, nil, nil, true)
+  elseif field == "env" then
+    if type(v) ~= "table" then bad("a table") end
+    return env_spec(d, "env", v, nil, nil, true)
+  end
+  error("tpuci: eval of unknown field " .. tostring(field), 0)
+end
+
+return { finish = finish, eval = eval }
