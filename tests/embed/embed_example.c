@@ -7,6 +7,8 @@
  *
  *   cc embed_example.c $(pkg-config --cflags --libs tpuci libuv)
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -15,10 +15,11 @@ export PKG_CONFIG_PATH="$pcdir"
 cc -Wall -Wextra -Werror -o "$prefix/embed" "$TESTS/embed/embed_example.c" \
   $(pkg-config --cflags --libs tpuci libuv)
 LD_LIBRARY_PATH=$(dirname "$(find "$prefix" -name 'libtpuci.so' | head -n 1)") "$prefix/embed"
-# And statically.
+# And against the static library (its dependencies linked as shared
+# libraries: Debian does not ship static builds of all of curl's).
 cc -Wall -Wextra -Werror -o "$prefix/embed-static" "$TESTS/embed/embed_example.c" \
   $(pkg-config --cflags tpuci) "$(find "$prefix" -name libtpuci.a | head -n 1)" \
-  $(pkg-config --libs --static tpuci libuv | sed 's/-ltpuci//')
+  $(pkg-config --libs $(pkg-config --print-requires-private tpuci | awk '{print $1}')) -lm
 "$prefix/embed-static"
 "$prefix/bin/tpuci" --version
 echo "install test: ok"
