@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# -j 2 with six one-second containers: never more than two at once, and
+# the six together take about three seconds, not six.
+. "$TESTS/docker/lib.sh"
+
+mkdir out
+{
+  echo 'image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }'
+  for i in 1 2 3 4 5 6; do
+    echo "job \"s$i\" { image = \"bb\", network = \"none\", mounts = { [\"out\"] = \"/out\" },"
+    echo "  run = [[ echo start \$(cut -d' ' -f1 /proc/uptime) >> /out/\$TPUCI_INSTANCE; sleep 1; echo end \$(cut -d' ' -f1 /proc/uptime) >> /out/\$TPUCI_INSTANCE ]] }"
+  done
+} > spec.lua
+run_tpuci run -j 2 spec.lua
+expect_code 0 "six sleeps"
+n=$(ls out | wc -l)
+[ "$n" = 6 ] && pass || fail "$n jobs recorded, want 6"
+max=$(cat out/* | python3 -c '
+import sys
+ev = []
+for line in sys.stdin:
+    kind, t = line.split()
+    ev.append((float(t), 0 if kind == "end" else 1))
+ev.sort()
+cur = best = 0
+for _, k in ev:
+    cur += 1 if k else -1
+    best = max(best, cur)
+print(best)')
+[ "$max" -le 2 ] && pass || fail "$max jobs overlapped with -j 2"
+[ "$max" = 2 ] && pass || fail "never two at once ($max): -j 2 not used"
+expect_no_leftovers "$(latest_run_id)" "after the run"
+finish

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Environment errors before anything runs: a missing image, an engine that
+# is not there. Both exit 3 with a message that says what to do.
+. "$TESTS/docker/lib.sh"
+
+mkdir out
+cat > missing.lua <<'LUA'
+image "ghost" { ref = "tpuci-test/does-not-exist:1", pull = "never" }
+image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
+job "a" { image = "bb", run = "touch /out/ran", mounts = { ["out"] = "/out" } }
+job "b" { image = "ghost", run = "true" }
+LUA
+run_tpuci run missing.lua
+expect_code 3 "missing image"
+expect_out "tpuci-test/does-not-exist:1"
+expect_out "not present"
+expect_out "docker load"
+[ ! -e out/ran ] && pass || fail "a job ran although an image was missing"
+
+# pull = "missing" tries the registry, which fails here: still a clear error.
+sed 's/pull = "never" }/pull = "missing" }/' missing.lua > pull.lua
+run_tpuci run pull.lua
+expect_code 3 "image that cannot be pulled"
+expect_out "image 'tpuci-test/does-not-exist:1' is not present and could not be pulled"
+[ ! -e out/ran ] && pass || fail "a job ran although an image could not be pulled"
+
+# No engine at all.
+cat > ok.lua <<'LUA'
+image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
+job "a" { image = "bb", run = "true" }
+LUA
+DOCKER_HOST=unix:///nonexistent run_tpuci run ok.lua
+expect_code 3 "unreachable engine"
+expect_out "unix:///nonexistent"
+expect_out "dockerd"
+DOCKER_HOST=ssh://somewhere run_tpuci run ok.lua
+expect_code 3 "unsupported DOCKER_HOST"
+expect_out "ssh://somewhere"
+finish

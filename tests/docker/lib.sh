@@ -1,0 +1,51 @@
+# Helpers for the docker end-to-end tests. Source it first; it sources the
+# generic tests/e2e/lib.sh (run_tpuci, expect_*, json, finish, $WORK).
+# Skips the test (exit 77) when no engine answers at DOCKER_HOST, and
+# builds the busybox test image when it is missing.
+. "$TESTS/e2e/lib.sh"
+
+DOCKER_HOST=${DOCKER_HOST:-unix:///var/run/docker.sock}
+export DOCKER_HOST
+BUSYBOX=tpuci-test/busybox:1
+
+# api PATH: GET on the engine, body on stdout (no docker CLI needed).
+api() {
+  case "$DOCKER_HOST" in
+    unix://*) curl -sf --max-time 30 --unix-socket "${DOCKER_HOST#unix://}" "http://localhost$1" ;;
+    tcp://*) curl -sf --max-time 30 "http://${DOCKER_HOST#tcp://}$1" ;;
+    *) return 1 ;;
+  esac
+}
+
+if ! api /_ping >/dev/null 2>&1; then
+  echo "SKIP: no engine at $DOCKER_HOST"
+  exit 77
+fi
+if ! api "/images/$BUSYBOX/json" >/dev/null 2>&1; then
+  bash "$TESTS/images/build-busybox.sh" >&2 || { echo "FAIL: cannot build $BUSYBOX" >&2; exit 1; }
+fi
+
+# count_objects KIND LABEL: containers (all states) or networks carrying
+# the label ("tpuci.run=ID").
+count_objects() {
+  local filter
+  filter=$(python3 -c 'import json,sys,urllib.parse; print(urllib.parse.quote(json.dumps({"label":[sys.argv[1]]})))' "$2")
+  if [ "$1" = containers ]; then
+    api "/containers/json?all=1&filters=$filter"
+  else
+    api "/networks?filters=$filter"
+  fi | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'
+}
+
+# The id of the latest run (from its folder's name).
+latest_run_id() {
+  basename "$(readlink -f "$WORK/.tpuci/runs/latest")"
+}
+
+# expect_no_leftovers RUN_ID WHAT: no container or network of the run.
+expect_no_leftovers() {
+  local c n
+  c=$(count_objects containers "tpuci.run=$1")
+  n=$(count_objects networks "tpuci.run=$1")
+  if [ "$c" = 0 ] && [ "$n" = 0 ]; then pass; else fail "$2: $c containers and $n networks of run $1 left"; fi
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# A job that needs more memory than its limit: the kernel kills it and the
+# outcome is oom, read from the engine (State.OOMKilled).
+. "$TESTS/docker/lib.sh"
+
+cat > spec.lua <<'LUA'
+image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
+job "hungry" { image = "bb", network = "none", memory = "16m",
+  run = "head -c 64m /dev/zero | tail" }
+job "modest" { image = "bb", network = "none", memory = "16m",
+  run = "head -c 4m /dev/zero | tail | wc -c" }
+LUA
+run_tpuci run spec.lua
+expect_code 1 "the OOM fails the run"
+expect_json '{i["name"]: i["outcome"] for i in s["instances"]}' "{'hungry': 'oom', 'modest': 'passed'}"
+expect_json '"memory" in s["instances"][0]["attempts"][0]["cause"]' True
+expect_no_leftovers "$(latest_run_id)" "after an OOM"
+finish

@@ -1,0 +1,226 @@
+/* Container create bodies, names and labels. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "docker/container.h"
+
+static const char *str(json_t *o, const char *key) {
+  const char *s = json_string_value(json_object_get(o, key));
+  if (s == NULL) fail_msg("no string %s", key);
+  return s;
+}
+
+static void test_full_body(void **state) {
+  tpuci__strv_t argv = {0}, env = {0};
+  tpuci__kvlist_t labels = {0};
+  tpuci__mount_t mounts[2] = {{"/host/src", "/src", 0}, {"/host/data", "/data", 1}};
+  tpuci__ctr_spec_t s;
+  json_t *b, *hc, *a;
+  (void) state;
+
+  tpuci__strv_push(&argv, "/bin/sh");
+  tpuci__strv_push(&argv, "-c");
+  tpuci__strv_push(&argv, "echo \"$A\"");
+  tpuci__strv_push(&env, "TPUCI=1");
+  tpuci__strv_push(&env, "A=x=y");
+  tpuci__ctr_labels(&labels, "r1", "unit", "unit[py=3.11]", 2, 1);
+  memset(&s, 0, sizeof(s));
+  s.image = "tpuci-test/busybox:1";
+  s.argv = &argv;
+  s.env = &env;
+  s.workdir = "/src";
+  s.mounts = mounts;
+  s.nmounts = 2;
+  s.cpus = 1.5;
+  s.memory_bytes = 16u << 20;
+  s.network = "none";
+  s.labels = &labels;
+  b = tpuci__ctr_create_body(&s);
+
+  assert_string_equal(str(b, "Image"), "tpuci-test/busybox:1");
+  a = json_object_get(b, "Cmd");
+  assert_int_equal(json_array_size(a), 3);
+  assert_string_equal(json_string_value(json_array_get(a, 2)), "echo \"$A\"");
+  a = json_object_get(b, "Env");
+  assert_int_equal(json_array_size(a), 2);
+  assert_string_equal(json_string_value(json_array_get(a, 1)), "A=x=y");
+  assert_string_equal(str(b, "WorkingDir"), "/src");
+  assert_true(json_is_false(json_object_get(b, "Tty")));
+  assert_true(json_is_false(json_object_get(b, "OpenStdin")));
+
+  a = json_object_get(b, "Labels");
+  assert_string_equal(str(a, "tpuci.run"), "r1");
+  assert_string_equal(str(a, "tpuci.job"), "unit");
+  assert_string_equal(str(a, "tpuci.instance"), "unit[py=3.11]");
+  assert_string_equal(str(a, "tpuci.attempt"), "2");
+  assert_int_equal(atol(str(a, "tpuci.pid")), (long) getpid());
+  assert_string_equal(str(a, "tpuci.host"), tpuci__docker_hostname());
+  assert_string_equal(str(a, "tpuci.keep"), "1");
+
+  hc = json_object_get(b, "HostConfig");
+  assert_true(json_is_true(json_object_get(hc, "Init")));
+  a = json_object_get(hc, "Binds");
+  assert_int_equal(json_array_size(a), 2);
+  assert_string_equal(json_string_value(json_array_get(a, 0)), "/host/src:/src");
+  assert_string_equal(json_string_value(json_array_get(a, 1)), "/host/data:/data:ro");
+  assert_int_equal(json_integer_value(json_object_get(hc, "NanoCpus")), 1500000000);
+  assert_int_equal(json_integer_value(json_object_get(hc, "Memory")), 16 << 20);
+  assert_int_equal(json_integer_value(json_object_get(hc, "MemorySwap")), 16 << 20);
+  assert_string_equal(str(hc, "NetworkMode"), "none");
+
+  json_decref(b);
+  tpuci__strv_free(&argv);
+  tpuci__strv_free(&env);
+  tpuci__kv_free(&labels);
+}
+
+/* Unset limits and options are left out, so the engine's defaults hold. */
+static void test_minimal_body(void **state) {
+  tpuci__ctr_spec_t s;
+  tpuci__kvlist_t labels = {0};
+  json_t *b, *hc;
+  (void) state;
+  tpuci__ctr_labels(&labels, "r", "j", "j", 1, 0);
+  memset(&s, 0, sizeof(s));
+  s.image = "img";
+  s.labels = &labels;
+  b = tpuci__ctr_create_body(&s);
+  assert_null(json_object_get(b, "Cmd"));
+  assert_null(json_object_get(b, "WorkingDir"));
+  assert_int_equal(json_array_size(json_object_get(b, "Env")), 0);
+  assert_null(json_object_get(json_object_get(b, "Labels"), "tpuci.keep"));
+  hc = json_object_get(b, "HostConfig");
+  assert_true(json_is_true(json_object_get(hc, "Init")));
+  assert_null(json_object_get(hc, "Binds"));
+  assert_null(json_object_get(hc, "NanoCpus"));
+  assert_null(json_object_get(hc, "Memory"));
+  assert_null(json_object_get(hc, "MemorySwap"));
+  assert_null(json_object_get(hc, "NetworkMode"));
+  json_decref(b);
+  tpuci__kv_free(&labels);
+}
+
+static int valid_name(const char *n) {
+  const char *p;
+  if (!((n[0] >= 'a' && n[0] <= 'z') || (n[0] >= 'A' && n[0] <= 'Z') ||
+        (n[0] >= '0' && n[0] <= '9')))
+    return 0;
+  for (p = n; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+          (*p >= '0' && *p <= '9') || *p == '_' || *p == '.' || *p == '-'))
+      return 0;
+  return 1;
+}
+
+static void test_sanitize(void **state) {
+  char *s;
+  (void) state;
+  s = tpuci__docker_sanitize("a b/c:d[e=f,g]-h_i.j");
+  assert_string_equal(s, "a_b_c_d_e_f_g_-h_i.j");
+  free(s);
+  s = tpuci__docker_sanitize("caf\xc3\xa9");
+  assert_string_equal(s, "caf__");
+  free(s);
+}
+
+static void test_names(void **state) {
+  char *a, *b, *c, *d;
+  char longname[400];
+  (void) state;
+
+  /* A clean name is kept as it is. */
+  a = tpuci__ctr_name("20261202-1", "lint", 1);
+  assert_string_equal(a, "tpuci-20261202-1-lint-1");
+  free(a);
+
+  /* Sanitised names get a hash, so that distinct instances differ. */
+  a = tpuci__ctr_name("r", "unit[py=3.11]", 2);
+  b = tpuci__ctr_name("r", "unit(py=3.11)", 2);
+  assert_true(valid_name(a));
+  assert_true(valid_name(b));
+  assert_string_not_equal(a, b);
+  assert_int_equal(strncmp(a, "tpuci-r-unit_py_3.11-", 21), 0);
+  assert_string_equal(a + strlen(a) - 2, "-2");
+  free(a);
+  free(b);
+
+  /* Long names are capped, still distinct and valid. */
+  memset(longname, 'x', sizeof(longname) - 2);
+  longname[sizeof(longname) - 2] = '1';
+  longname[sizeof(longname) - 1] = '\0';
+  c = tpuci__ctr_name("run", longname, 3);
+  longname[sizeof(longname) - 2] = '2';
+  d = tpuci__ctr_name("run", longname, 3);
+  assert_true(strlen(c) <= TPUCI__NAME_MAX);
+  assert_true(strlen(d) <= TPUCI__NAME_MAX);
+  assert_true(valid_name(c));
+  assert_string_not_equal(c, d);
+  assert_string_equal(c + strlen(c) - 2, "-3");
+  free(c);
+  free(d);
+
+  /* Odd run ids are sanitised and capped too. */
+  memset(longname, 'r', 200);
+  longname[200] = '\0';
+  c = tpuci__ctr_name(longname, "a b", 10);
+  assert_true(strlen(c) <= TPUCI__NAME_MAX);
+  assert_true(valid_name(c));
+  free(c);
+}
+
+static void test_bind(void **state) {
+  tpuci__mount_t m = {"/a b", "/c", 1};
+  char *s;
+  (void) state;
+  s = tpuci__ctr_bind(&m);
+  assert_string_equal(s, "/a b:/c:ro");
+  free(s);
+}
+
+static void test_alive(void **state) {
+  json_t *l;
+  char pid[32];
+  char *start = tpuci__docker_pidstart((long) getpid());
+  (void) state;
+  snprintf(pid, sizeof(pid), "%ld", (long) getpid());
+
+  l = json_pack("{s:s, s:s}", "tpuci.host", tpuci__docker_hostname(), "tpuci.pid", pid);
+  assert_int_equal(tpuci__docker_run_alive(l), 1);
+  if (start != NULL) {
+    json_object_set_new(l, "tpuci.pidstart", json_string(start));
+    assert_int_equal(tpuci__docker_run_alive(l), 1);
+    /* The same pid, started at another time: a recycled pid. */
+    json_object_set_new(l, "tpuci.pidstart", json_string("1"));
+    assert_int_equal(tpuci__docker_run_alive(l), 0);
+  }
+  json_decref(l);
+
+  /* No such process. */
+  l = json_pack("{s:s, s:s}", "tpuci.host", tpuci__docker_hostname(), "tpuci.pid", "999999999");
+  assert_int_equal(tpuci__docker_run_alive(l), 0);
+  json_decref(l);
+  /* Another host: unknown. */
+  l = json_pack("{s:s, s:s}", "tpuci.host", "elsewhere.invalid", "tpuci.pid", pid);
+  assert_int_equal(tpuci__docker_run_alive(l), -1);
+  json_decref(l);
+  /* Missing labels: dead. */
+  l = json_object();
+  assert_int_equal(tpuci__docker_run_alive(l), 0);
+  json_decref(l);
+  free(start);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_full_body), cmocka_unit_test(test_minimal_body),
+      cmocka_unit_test(test_sanitize),  cmocka_unit_test(test_names),
+      cmocka_unit_test(test_bind),      cmocka_unit_test(test_alive),
+  };
+  return cmocka_run_group_tests_name("docker_container", tests, NULL, NULL);
+}
