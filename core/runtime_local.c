@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "runtime.h"
@@ -36,9 +37,60 @@ typedef struct {
   char *cause;
 } tpuci__lproc_t;
 
+/* Commands resolved through PATH, so that the child execs its command at
+ * once instead of trying every PATH entry while uv_spawn() waits. */
+typedef struct {
+  char *name;
+  char *path_var;          /* the PATH it was resolved against */
+  char *file;              /* the full path, or NULL: leave it to execvp */
+} tpuci__resolved_t;
+
 typedef struct {
   tpuci__runtime_t rt;
+  tpuci__resolved_t *cache;
+  size_t ncache;
 } tpuci__local_t;
+
+/* Finds `name` in `path_var` like execvp would. Returns a new string, or
+ * NULL when it is not found or the PATH has relative entries. */
+static char *tpuci__search_path(const char *name, const char *path_var) {
+  const char *p = path_var, *end;
+  struct stat st;
+
+  while (p && *p) {
+    char *cand;
+    end = strchr(p, ':');
+    if (end == NULL) end = p + strlen(p);
+    if (end == p || *p != '/') return NULL; /* "" or relative: cwd-dependent */
+    cand = tpuci__printf("%.*s/%s", (int) (end - p), p, name);
+    if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+      return cand;
+    free(cand);
+    p = *end ? end + 1 : end;
+  }
+  return NULL;
+}
+
+static const char *tpuci__resolve(tpuci__local_t *l, const char *name,
+                                  const char *path_var) {
+  size_t i;
+  if (strchr(name, '/') != NULL || path_var == NULL) return NULL;
+  for (i = 0; i < l->ncache; i++)
+    if (strcmp(l->cache[i].name, name) == 0 &&
+        strcmp(l->cache[i].path_var, path_var) == 0)
+      return l->cache[i].file;
+  l->cache = tpuci__realloc(l->cache, (l->ncache + 1) * sizeof(*l->cache));
+  l->cache[l->ncache].name = tpuci__strdup(name);
+  l->cache[l->ncache].path_var = tpuci__strdup(path_var);
+  l->cache[l->ncache].file = tpuci__search_path(name, path_var);
+  return l->cache[l->ncache++].file;
+}
+
+/* The PATH the child will see. */
+static const char *tpuci__child_path(const tpuci__instance_t *inst) {
+  const char *p = tpuci__kv_get(&inst->env, "PATH");
+  return p ? p : getenv("PATH");
+}
 
 static void tpuci__lproc_finish(tpuci__lproc_t *p) {
   tpuci__attempt_t *a = p->a;
@@ -141,7 +193,9 @@ static char **tpuci__build_env(const tpuci__attempt_t *a, tpuci__strv_t *own) {
 }
 
 static int tpuci__local_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
+  tpuci__local_t *l = (tpuci__local_t *) rt;
   const tpuci__instance_t *inst = a->inst;
+  const char *file;
   tpuci__lproc_t *p;
   uv_process_options_t o;
   uv_stdio_container_t stdio[3];
@@ -169,7 +223,8 @@ static int tpuci__local_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
   stdio[2].data.stream = (uv_stream_t *) &p->err;
   o.stdio = stdio;
   o.stdio_count = 3;
-  o.file = inst->argv.items[0];
+  file = tpuci__resolve(l, inst->argv.items[0], tpuci__child_path(inst));
+  o.file = file ? file : inst->argv.items[0];
   o.args = inst->argv.items;
   o.cwd = inst->workdir ? inst->workdir : a->plan->spec_dir;
   o.flags = UV_PROCESS_DETACHED;
@@ -231,6 +286,14 @@ static void tpuci__local_close(tpuci__runtime_t *rt,
 }
 
 static void tpuci__local_free(tpuci__runtime_t *rt) {
+  tpuci__local_t *l = (tpuci__local_t *) rt;
+  size_t i;
+  for (i = 0; i < l->ncache; i++) {
+    free(l->cache[i].name);
+    free(l->cache[i].path_var);
+    free(l->cache[i].file);
+  }
+  free(l->cache);
   tpuci__err_clear(&rt->err);
   free(rt);
 }

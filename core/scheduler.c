@@ -166,7 +166,7 @@ static tpuci__attempt_result_t *tpuci__result_add(tpuci__instance_result_t *r) {
 /* Sets the final outcome of instance `index` from its attempts. */
 static void tpuci__instance_finish(tpuci__sched_t *s, size_t index) {
   tpuci__instance_result_t *r = &s->results[index];
-  tpuci_outcome_t outs[128], *o = outs;
+  tpuci_outcome_t outs[128] = {TPUCI_OUTCOME_NONE}, *o = outs;
   tpuci_event_t ev;
   size_t i;
 

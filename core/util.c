@@ -276,9 +276,13 @@ char *tpuci__path_component(const char *name) {
 }
 
 int tpuci__mkdir_p(const char *path, int mode) {
-  char *p = tpuci__strdup(path), *s;
+  char *p, *s;
   int r = 0;
 
+  /* The common case: only the last component is missing. */
+  if (mkdir(path, (mode_t) mode) == 0 || errno == EEXIST) return 0;
+  if (errno != ENOENT) return TPUCI__ERRNO;
+  p = tpuci__strdup(path);
   for (s = p + 1; ; s++) {
     if (*s == '/' || *s == '\0') {
       char c = *s;
