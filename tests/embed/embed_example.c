@@ -84,7 +84,7 @@ int main(void) {
 
   uv_timer_init(&loop, &app.tick);
   app.tick.data = &app;
-  uv_timer_start(&app.tick, tick_cb, 10, 10);
+  uv_timer_start(&app.tick, tick_cb, 0, 5); /* first tick on the first loop pass */
 
   tpuci_run_options_init(&opts);
   opts.loop = &loop;
