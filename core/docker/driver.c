@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "docker/container.h"
 #include "docker/demux.h"
@@ -54,6 +55,7 @@ typedef struct {
   long status_code;
   int oom;
   int removed;
+  int create_tries;
   tpuci__demux_t demux;
 } tpuci__dk_ctr_t;
 
@@ -224,6 +226,19 @@ static void tpuci__dk_on_created(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_ctr_t *c = p;
   tpuci__dk_att_t *att = c->att;
   att->requests--;
+  if (res->status == 409 && c->create_tries < 3 && !att->stop) {
+    /* The name is taken: another tpuci with the same run id (run ids are
+     * unique per state folder, the engine is shared). Add a suffix. */
+    unsigned tag = (unsigned) ((uint64_t) uv_hrtime() ^ ((uint64_t) getpid() << 16));
+    char *name = tpuci__printf("%s-%06x", c->name, tag & 0xffffffu);
+    free(c->name);
+    c->name = name;
+    c->create_tries++;
+    att->requests++;
+    tpuci__engine_container_create(att->dk->eng, c->name, att->body,
+                                   tpuci__dk_on_created, c);
+    return;
+  }
   if (res->ok) {
     const char *id = json_string_value(json_object_get(res->json, "Id"));
     if (id != NULL) c->id = tpuci__strdup(id);

@@ -21,14 +21,14 @@ job "envs" {
   ]],
 }
 LUA
-run_tpuci run -j 3 spec.lua
+tpuci_run run -j 3 spec.lua
 expect_code 1 "one job fails"
 expect_json '{i["name"]: i["outcome"] for i in s["instances"]}' "{'ok': 'passed', 'three': 'failed', 'envs': 'passed'}"
 expect_json '[i for i in s["instances"] if i["name"] == "three"][0]["attempts"][0]["exit_code"]' 3
 expect_json '[i for i in s["instances"] if i["name"] == "ok"][0]["attempts"][0]["exit_code"]' 0
 # The output reached the attempt's log.
 log=$(json '[i for i in s["instances"] if i["name"] == "ok"][0]["attempts"][0]["log"]')
-case "$log" in /*) ;; *) log="$WORK/.tpuci/runs/latest/$log" ;; esac
+case "$log" in /*) ;; *) log="$WORK/$log" ;; esac
 if [ -f "$log" ]; then
   grep -q "hello from the container" "$log" && pass || fail "stdout not in $log"
   grep -q "to stderr" "$log" && pass || fail "stderr not in $log"
@@ -44,5 +44,5 @@ if [ -f out/seen.txt ]; then
 else
   fail "the mount did not reach the host (no out/seen.txt)"
 fi
-expect_no_leftovers "$(latest_run_id)" "after a normal run"
+expect_no_leftovers "$(latest_run_id)" "$tp" "after a normal run"
 finish

@@ -11,7 +11,7 @@ mkdir out
     echo "  run = [[ echo start \$(cut -d' ' -f1 /proc/uptime) >> /out/\$TPUCI_INSTANCE; sleep 1; echo end \$(cut -d' ' -f1 /proc/uptime) >> /out/\$TPUCI_INSTANCE ]] }"
   done
 } > spec.lua
-run_tpuci run -j 2 spec.lua
+tpuci_run run -j 2 spec.lua
 expect_code 0 "six sleeps"
 n=$(ls out | wc -l)
 [ "$n" = 6 ] && pass || fail "$n jobs recorded, want 6"
@@ -29,5 +29,5 @@ for _, k in ev:
 print(best)')
 [ "$max" -le 2 ] && pass || fail "$max jobs overlapped with -j 2"
 [ "$max" = 2 ] && pass || fail "never two at once ($max): -j 2 not used"
-expect_no_leftovers "$(latest_run_id)" "after the run"
+expect_no_leftovers "$(latest_run_id)" "$tp" "after the run"
 finish

@@ -16,7 +16,7 @@ for _ in $(seq 200); do [ -e out/a ] && [ -e out/b ] && break; sleep 0.1; done
 run_id=$(latest_run_id)
 kill -9 "$tp"
 wait "$tp" 2>/dev/null
-left=$(count_objects containers "tpuci.run=$run_id")
+left=$(count_objects containers "tpuci.run=$run_id" "tpuci.pid=$tp")
 [ "$left" = 2 ] && pass || fail "kill -9 left $left containers, expected 2"
 
 run_tpuci doctor
@@ -24,12 +24,12 @@ expect_out "left by earlier runs"
 run_tpuci gc --dry-run
 expect_code 0 "gc --dry-run"
 expect_out "would remove container tpuci-$run_id"
-left=$(count_objects containers "tpuci.run=$run_id")
+left=$(count_objects containers "tpuci.run=$run_id" "tpuci.pid=$tp")
 [ "$left" = 2 ] && pass || fail "dry run removed something ($left left)"
 run_tpuci gc
 expect_code 0 "gc"
 expect_out "removed container tpuci-$run_id"
-expect_no_leftovers "$run_id" "after gc"
+expect_no_leftovers "$run_id" "$tp" "after gc"
 
 # --keep-failed.
 cat > keep.lua <<'LUA'
@@ -37,14 +37,14 @@ image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
 job "broken" { image = "bb", network = "none", run = "echo evidence > /tmp/clue; exit 4" }
 job "fine" { image = "bb", network = "none", run = "true" }
 LUA
-run_tpuci run --keep-failed keep.lua
+tpuci_run run --keep-failed keep.lua
 expect_code 1 "a failed job"
 run_id=$(latest_run_id)
 expect_out "kept container tpuci-$run_id-broken-1"
 expect_out "docker logs tpuci-$run_id-broken-1"
-[ "$(count_objects containers "tpuci.run=$run_id")" = 1 ] && pass || fail "not exactly the failed container kept"
-[ "$(count_objects containers "tpuci.keep=1")" -ge 1 ] && pass || fail "kept container lacks tpuci.keep=1"
+[ "$(count_objects containers "tpuci.run=$run_id" "tpuci.pid=$tp")" = 1 ] && pass || fail "not exactly the failed container kept"
+[ "$(count_objects containers "tpuci.run=$run_id" "tpuci.pid=$tp" "tpuci.keep=1")" = 1 ] && pass || fail "kept container lacks tpuci.keep=1"
 run_tpuci gc
 expect_out "removed container tpuci-$run_id-broken-1"
-expect_no_leftovers "$run_id" "kept container after gc"
+expect_no_leftovers "$run_id" "$tp" "kept container after gc"
 finish

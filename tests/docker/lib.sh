@@ -25,12 +25,24 @@ if ! api "/images/$BUSYBOX/json" >/dev/null 2>&1; then
   bash "$TESTS/images/build-busybox.sh" >&2 || { echo "FAIL: cannot build $BUSYBOX" >&2; exit 1; }
 fi
 
-# count_objects KIND LABEL: containers (all states) or networks carrying
-# the label ("tpuci.run=ID").
+# tpuci_run ARGS...: like run_tpuci, but remembers tpuci's pid in $tp, so
+# that checks can tell this run's objects from those of another test's run
+# that got the same run id (ids are unique per state folder only).
+tpuci_run() {
+  "$TPUCI" "$@" > "$WORK/tpuci.out" 2>&1 &
+  tp=$!
+  wait "$tp"
+  code=$?
+  out=$(cat "$WORK/tpuci.out")
+}
+
+# count_objects KIND LABEL...: containers (all states) or networks carrying
+# all the labels ("tpuci.run=ID", "tpuci.pid=PID").
 count_objects() {
-  local filter
-  filter=$(python3 -c 'import json,sys,urllib.parse; print(urllib.parse.quote(json.dumps({"label":[sys.argv[1]]})))' "$2")
-  if [ "$1" = containers ]; then
+  local kind=$1 filter
+  shift
+  filter=$(python3 -c 'import json,sys,urllib.parse; print(urllib.parse.quote(json.dumps({"label":sys.argv[1:]})))' "$@")
+  if [ "$kind" = containers ]; then
     api "/containers/json?all=1&filters=$filter"
   else
     api "/networks?filters=$filter"
@@ -42,10 +54,10 @@ latest_run_id() {
   basename "$(readlink -f "$WORK/.tpuci/runs/latest")"
 }
 
-# expect_no_leftovers RUN_ID WHAT: no container or network of the run.
+# expect_no_leftovers RUN_ID PID WHAT: no container or network of the run.
 expect_no_leftovers() {
   local c n
-  c=$(count_objects containers "tpuci.run=$1")
-  n=$(count_objects networks "tpuci.run=$1")
-  if [ "$c" = 0 ] && [ "$n" = 0 ]; then pass; else fail "$2: $c containers and $n networks of run $1 left"; fi
+  c=$(count_objects containers "tpuci.run=$1" "tpuci.pid=$2")
+  n=$(count_objects networks "tpuci.run=$1" "tpuci.pid=$2")
+  if [ "$c" = 0 ] && [ "$n" = 0 ]; then pass; else fail "$3: $c containers and $n networks of run $1 (pid $2) left"; fi
 }

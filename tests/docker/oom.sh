@@ -10,9 +10,9 @@ job "hungry" { image = "bb", network = "none", memory = "16m",
 job "modest" { image = "bb", network = "none", memory = "16m",
   run = "head -c 4m /dev/zero | tail | wc -c" }
 LUA
-run_tpuci run spec.lua
+tpuci_run run spec.lua
 expect_code 1 "the OOM fails the run"
 expect_json '{i["name"]: i["outcome"] for i in s["instances"]}' "{'hungry': 'oom', 'modest': 'passed'}"
 expect_json '"memory" in s["instances"][0]["attempts"][0]["cause"]' True
-expect_no_leftovers "$(latest_run_id)" "after an OOM"
+expect_no_leftovers "$(latest_run_id)" "$tp" "after an OOM"
 finish

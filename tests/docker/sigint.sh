@@ -15,13 +15,13 @@ tp=$!
 for _ in $(seq 200); do [ -e out/long1 ] && [ -e out/long2 ] && break; sleep 0.1; done
 [ -e out/long1 ] && [ -e out/long2 ] && pass || fail "the containers did not start"
 run_id=$(latest_run_id)
-[ "$(count_objects containers "tpuci.run=$run_id")" = 2 ] && pass || fail "not 2 containers of run $run_id while running"
+[ "$(count_objects containers "tpuci.run=$run_id" "tpuci.pid=$tp")" = 2 ] && pass || fail "not 2 containers of run $run_id while running"
 kill -INT "$tp"
 wait "$tp"
 code=$?
 out=$(cat run.log)
 expect_code 130 "SIGINT"
-expect_no_leftovers "$run_id" "after SIGINT"
+expect_no_leftovers "$run_id" "$tp" "after SIGINT"
 [ ! -e out/queued ] && pass || fail "a queued job started after SIGINT"
 expect_json '[i["outcome"] for i in s["instances"]]' "['cancelled', 'cancelled', 'cancelled']"
 finish
