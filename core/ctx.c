@@ -1,6 +1,7 @@
 /* The public API: a context that loads a spec, runs it and keeps the
  * results. */
 #include <fnmatch.h>
+#include <stddef.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "docker.h"
 #include "plan.h"
+#include "report.h"
 #include "rundir.h"
 #include "scheduler.h"
 #include "spec.h"
@@ -39,6 +41,8 @@ struct tpuci_ctx_s {
   uint64_t duration_ms;
   int exit_code;
   int run_error;
+  json_t *report;         /* of the last run */
+  int jobs;
 };
 
 static int tpuci__fail(tpuci_ctx_t *ctx, tpuci__err_t *e) {
@@ -75,6 +79,8 @@ static void tpuci__results_free(tpuci_ctx_t *ctx) {
   tpuci__sched_free(ctx->sched);
   ctx->sched = NULL;
   tpuci__rundir_close(&ctx->rd);
+  if (ctx->report) json_decref(ctx->report);
+  ctx->report = NULL;
   ctx->ran = 0;
 }
 
@@ -262,9 +268,51 @@ static int tpuci__compute_exit(const tpuci_ctx_t *ctx) {
   return failed;
 }
 
+/* Tells the host something went wrong after the fact (a report that
+ * could not be written): the run's result stands. */
+static void tpuci__late_message(tpuci_ctx_t *ctx, const char *msg) {
+  tpuci_event_t ev;
+  memset(&ev, 0, sizeof(ev));
+  ev.type = TPUCI_EVENT_MESSAGE;
+  ev.message = msg;
+  if (ctx->ropts.on_event) ctx->ropts.on_event(ctx, &ev, ctx->ropts.userdata);
+}
+
+static void tpuci__write_reports(tpuci_ctx_t *ctx, const char *error) {
+  static const struct {
+    size_t offset;
+    const char *format;
+  } extra[] = {{offsetof(tpuci_run_options_t, report_json), "json"},
+               {offsetof(tpuci_run_options_t, report_yaml), "yaml"}};
+  tpuci__run_info_t info;
+  tpuci__err_t e = {0, NULL};
+  size_t k;
+
+  memset(&info, 0, sizeof(info));
+  info.run_id = ctx->rd.id;
+  info.run_dir = ctx->rd.dir;
+  info.start_ms = ctx->start_ms;
+  info.duration_ms = ctx->duration_ms;
+  info.exit_code = ctx->exit_code;
+  info.jobs = ctx->jobs;
+  info.error = error;
+  ctx->report = tpuci__report_build(&ctx->plan, ctx->results, &info);
+  if (tpuci__rundir_summary(&ctx->rd, ctx->report, &e) != 0) {
+    tpuci__late_message(ctx, e.msg);
+    tpuci__err_clear(&e);
+  }
+  for (k = 0; k < sizeof(extra) / sizeof(extra[0]); k++) {
+    const char *path = *(const char *const *) ((const char *) &ctx->ropts + extra[k].offset);
+    if (path == NULL) continue;
+    if (tpuci__report_write(ctx->report, extra[k].format, path, &e) != 0) {
+      tpuci__late_message(ctx, e.msg);
+      tpuci__err_clear(&e);
+    }
+  }
+}
+
 static void tpuci__on_sched_event(void *host, const tpuci_event_t *ev) {
   tpuci_ctx_t *ctx = host;
-  tpuci_event_t copy;
 
   if (ev->type == TPUCI_EVENT_ATTEMPT_FINISHED) {
     const tpuci__instance_result_t *r = &ctx->results[ev->instance];
@@ -283,16 +331,7 @@ static void tpuci__on_sched_event(void *host, const tpuci_event_t *ev) {
       tpuci__fail(ctx, &e);
     }
     ctx->exit_code = tpuci__compute_exit(ctx);
-    if (tpuci__rundir_summary(&ctx->rd, &ctx->plan, ctx->results,
-                              ctx->start_ms, ctx->duration_ms, ctx->exit_code,
-                              error, &e) != 0) {
-      /* The run itself is over; say that its record is incomplete. */
-      copy = *ev;
-      copy.type = TPUCI_EVENT_MESSAGE;
-      copy.message = e.msg;
-      if (ctx->ropts.on_event) ctx->ropts.on_event(ctx, &copy, ctx->ropts.userdata);
-      tpuci__err_clear(&e);
-    }
+    tpuci__write_reports(ctx, error);
   }
   if (ctx->ropts.on_event) ctx->ropts.on_event(ctx, ev, ctx->ropts.userdata);
 }
@@ -347,6 +386,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
 
   memset(&so, 0, sizeof(so));
   so.jobs = opts->jobs > 0 ? opts->jobs : (int) uv_available_parallelism();
+  ctx->jobs = so.jobs;
   so.fail_fast = opts->fail_fast;
   so.strict_flaky = opts->strict_flaky;
   so.keep_failed = opts->keep_failed;
@@ -436,6 +476,18 @@ int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
   out->cause = a->cause;
   out->log_path = a->log_path;
   return 0;
+}
+
+int tpuci_report(const tpuci_ctx_t *ctx, const char *format, char **out) {
+  if (ctx == NULL || format == NULL || out == NULL) return TPUCI_EUSAGE;
+  if (ctx->report == NULL) return TPUCI_ESTATE;
+  if (strcmp(format, "json") == 0) {
+    *out = tpuci__report_json_text(ctx->report);
+    return *out ? 0 : TPUCI_ENOMEM;
+  }
+  if (strcmp(format, "yaml") == 0)
+    return tpuci__report_yaml_text(ctx->report, out, NULL);
+  return TPUCI_EUSAGE;
 }
 
 /* ------------------------------------------------------------------ */

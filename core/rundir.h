@@ -5,6 +5,8 @@
 #ifndef TPUCI_RUNDIR_H
 #define TPUCI_RUNDIR_H
 
+#include <jansson.h>
+
 #include "plan.h"
 #include "scheduler.h"
 #include "util.h"
@@ -23,11 +25,8 @@ int tpuci__rundir_create(tpuci__rundir_t *rd, const char *state_dir,
 void tpuci__rundir_append(tpuci__rundir_t *rd, const tpuci__instance_t *inst,
                           int number, const tpuci__attempt_result_t *res);
 
-/* Writes summary.json: the run, every selected instance, every attempt. */
-int tpuci__rundir_summary(tpuci__rundir_t *rd, const tpuci__plan_t *plan,
-                          const tpuci__instance_result_t *results,
-                          uint64_t start_ms, uint64_t duration_ms,
-                          int exit_code, const char *error,
+/* Writes the report as summary.json. */
+int tpuci__rundir_summary(tpuci__rundir_t *rd, const json_t *report,
                           tpuci__err_t *err);
 
 void tpuci__rundir_close(tpuci__rundir_t *rd);

@@ -205,6 +205,11 @@ typedef struct tpuci_run_options_s {
   int handle_signals;
   tpuci_event_cb on_event;
   void *userdata;
+  /* Reports written when the run ends, besides summary.json in the run
+   * folder (docs/reports.md). NULL: not written. */
+  const char *report_json;
+  const char *report_yaml;
+  const char *report_html;
 } tpuci_run_options_t;
 
 /* Fills `opts` with the defaults. */
@@ -252,6 +257,10 @@ typedef struct tpuci_attempt_info_s {
 /* Attempt `k` (0-based) of instance `i`. */
 int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
                        tpuci_attempt_info_t *out);
+
+/* The report of the last run (the content of summary.json) as JSON or
+ * YAML ("json", "yaml"); *out is freed with tpuci_free(). */
+int tpuci_report(const tpuci_ctx_t *ctx, const char *format, char **out);
 
 /* ------------------------------------------------------------------ */
 /* Container engine maintenance (blocking; they run their own loop)    */

@@ -1,0 +1,48 @@
+/* The run report: one tree (Jansson) describing a run, written as
+ * summary.json into the run folder, and on request as JSON (--report-json),
+ * YAML (--report-yaml, with libyaml's emitter) and HTML. The schema is
+ * docs/report.schema.json, described in docs/reports.md. */
+#ifndef TPUCI_REPORT_H
+#define TPUCI_REPORT_H
+
+#include <jansson.h>
+
+#include "plan.h"
+#include "scheduler.h"
+#include "util.h"
+
+#define TPUCI__REPORT_VERSION 1
+
+typedef struct {
+  const char *run_id;
+  const char *run_dir;
+  uint64_t start_ms;
+  uint64_t duration_ms;
+  int exit_code;
+  int jobs;
+  int interrupted;
+  const char *error;      /* why nothing ran, or NULL */
+} tpuci__run_info_t;
+
+/* One attempt as a JSON object (also the attempts.jsonl line). */
+json_t *tpuci__report_attempt(int number, const tpuci__attempt_result_t *res,
+                              int with_tail);
+
+/* The whole report. Returns a new reference. */
+json_t *tpuci__report_build(const tpuci__plan_t *plan,
+                            const tpuci__instance_result_t *results,
+                            const tpuci__run_info_t *info);
+
+/* "passed", "failed", "interrupted", "not-run" from an exit code. */
+const char *tpuci__report_verdict(int exit_code);
+
+/* Serialisations. The YAML mirrors the JSON tree exactly. */
+char *tpuci__report_json_text(const json_t *report);
+int tpuci__report_yaml_text(const json_t *report, char **out,
+                            tpuci__err_t *err);
+
+/* Writes the report to `path` (atomically) as "json" or "yaml". */
+int tpuci__report_write(const json_t *report, const char *format,
+                        const char *path, tpuci__err_t *err);
+
+#endif /* TPUCI_REPORT_H */
