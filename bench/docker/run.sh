@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Benchmark of the docker runtime (not a test: it prints, never asserts).
+#
+# N trivial containers (`true`, busybox test image, network none; default
+# 100) at 8 at a time, three ways, in one run:
+#   tpuci      `tpuci run -j 8` of a spec with N such jobs
+#   docker-cli `seq N | xargs -P8 -I{} docker run --rm --network none ...`
+#   raw-api    the Engine API by hand with curl, 8 parallel loops of
+#              create, start, wait, delete: the floor any client can reach
+# Wall time and CPU time (the client's own, children included: tpuci has
+# none, xargs's children are the docker CLI processes), and the ratios.
+# Targets: tpuci wall within 1.05x of raw-api; tpuci CPU per container at
+# most 1/10 of the docker CLI's.
+#
+# usage: bench/docker/run.sh [path/to/tpuci]   (N=100 P=8 REPEAT=3)
+# Needs an engine at DOCKER_HOST (.ci/engine-up.sh) and the docker CLI.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+tpuci=${1:-$here/../../build/tpuci}
+tpuci=$(cd "$(dirname "$tpuci")" && pwd)/$(basename "$tpuci")
+n=${N:-100}
+p=${P:-8}
+repeat=${REPEAT:-3}
+image=tpuci-test/busybox:1
+m="python3 $here/../measure.py"
+export DOCKER_HOST=${DOCKER_HOST:-unix:///var/run/docker.sock}
+sock=${DOCKER_HOST#unix://}
+case "$DOCKER_HOST" in unix://*) ;; *) echo "bench: needs a unix:// DOCKER_HOST" >&2; exit 1 ;; esac
+curl -sf --unix-socket "$sock" http://localhost/_ping >/dev/null ||
+  { echo "bench: no engine at $DOCKER_HOST (run: eval \"\$(.ci/engine-up.sh)\")" >&2; exit 1; }
+bash "$here/../../tests/images/build-busybox.sh"
+
+work=$(mktemp -d /tmp/tpuci-bench-docker.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+cat > jobs.lua <<LUA
+image "bb" { ref = "$image", pull = "never" }
+local n = {}
+for i = 1, $n do n[#n + 1] = i end
+job "t" { image = "bb", matrix = { i = n }, cmd = { "true" }, network = "none" }
+LUA
+cat > raw.sh <<RAW
+#!/bin/sh
+# One container through the Engine API: create, start, wait, delete.
+api() { curl -sf --unix-socket "$sock" -X "\$1" -H 'Content-Type: application/json' "http://localhost/v1.41\$2" \${3:+-d "\$3"}; }
+id=\$(api POST /containers/create '{"Image":"$image","Cmd":["true"],"HostConfig":{"NetworkMode":"none"}}' | sed 's/.*"Id":"\([0-9a-f]*\)".*/\1/')
+api POST /containers/\$id/start >/dev/null
+api POST "/containers/\$id/wait?condition=not-running" >/dev/null
+api DELETE "/containers/\$id?force=1&v=1" >/dev/null
+RAW
+chmod +x raw.sh
+
+# Warm up the engine once.
+"$tpuci" run -q -j "$p" jobs.lua >/dev/null 2>&1 || true
+rm -rf .tpuci
+
+results=$work/results.jsonl
+for _ in $(seq "$repeat"); do
+  $m tpuci "$tpuci" run -q -j "$p" jobs.lua >> "$results"
+  rm -rf .tpuci
+  $m docker-cli sh -c "seq $n | xargs -P$p -I{} docker run --rm --network none $image true" >> "$results"
+  $m raw-api sh -c "seq $n | xargs -P$p -I{} ./raw.sh" >> "$results"
+done
+
+python3 - "$results" "$n" "$p" <<'PY'
+import json, sys
+n, p = int(sys.argv[2]), int(sys.argv[3])
+best = {}
+for r in map(json.loads, open(sys.argv[1])):
+    b = best.get(r["label"])
+    if b is None or r["wall_s"] < b["wall_s"]:
+        best[r["label"]] = r
+print(f"{n} containers, {p} at a time (best of the runs):")
+print(f"{'client':<12}{'wall s':>9}{'cpu s':>9}{'cpu ms/ctr':>12}{'status':>8}")
+for k in ("tpuci", "docker-cli", "raw-api"):
+    r = best[k]
+    print(f"{k:<12}{r['wall_s']:>9.3f}{r['cpu_s']:>9.3f}{1000*r['cpu_s']/n:>12.2f}{r['status']:>8}")
+t, d, a = best["tpuci"], best["docker-cli"], best["raw-api"]
+print()
+print(f"tpuci / raw-api wall      {t['wall_s']/a['wall_s']:.3f}x   (target <= 1.05x)")
+print(f"tpuci / docker-cli wall   {t['wall_s']/d['wall_s']:.3f}x")
+print(f"tpuci / docker-cli cpu    {t['cpu_s']/d['cpu_s']:.3f}x   (target <= 0.1x)")
+PY
