@@ -211,7 +211,8 @@ static int tpuci__http_socket_cb(CURL *easy, curl_socket_t fd, int what,
   }
   if (what & CURL_POLL_IN) events |= UV_READABLE;
   if (what & CURL_POLL_OUT) events |= UV_WRITABLE;
-  uv_poll_start(&s->poll, events, tpuci__http_on_poll);
+  if (events == 0) uv_poll_stop(&s->poll);
+  else if (uv_poll_start(&s->poll, events, tpuci__http_on_poll) != 0) return -1;
   return 0;
 }
 
