@@ -1,0 +1,573 @@
+/* Tests across attempts: final results, flaky detection, what to re-run,
+ * abnormal attempts, and the merged report (re-parsed with our parser;
+ * check_merged.py re-parses it with Python's xml.etree).
+ *
+ * `test_junit_history --emit FILE` writes the merged report of a fixed
+ * four-instance run instead of running the tests. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "junit.h"
+
+#ifndef TPUCI_JUNIT_DATA
+#error "TPUCI_JUNIT_DATA must name the test data folder"
+#endif
+
+/* A report built in code: "id=outcome" words, e.g. "a=passed b=failed". */
+static void report(tpuci__junit_t *j, const char *spec) {
+  char *copy = tpuci__strdup(spec), *save = NULL, *w;
+  for (w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+    char *eq = strchr(w, '=');
+    tpuci__test_t *t;
+    if (j->len == j->cap) {
+      j->cap = j->cap ? j->cap * 2 : 8;
+      j->items = tpuci__realloc(j->items, j->cap * sizeof(*j->items));
+    }
+    t = &j->items[j->len++];
+    memset(t, 0, sizeof(*t));
+    *eq = '\0';
+    t->id = tpuci__printf("tests/test_m.py::%s", w);
+    t->classname = tpuci__strdup("tests.test_m");
+    t->name = tpuci__strdup(w);
+    t->line = -1;
+    t->time_s = 0.5;
+    if (strcmp(eq + 1, "passed") == 0) {
+      t->outcome = TPUCI_TEST_PASSED;
+    } else if (strcmp(eq + 1, "failed") == 0) {
+      t->outcome = TPUCI_TEST_FAILED;
+      t->message = tpuci__printf("assert %s", w);
+      t->text = tpuci__strdup("E   assert 1 == 2\x1b <&>");
+    } else if (strcmp(eq + 1, "error") == 0) {
+      t->outcome = TPUCI_TEST_ERROR;
+      t->message = tpuci__strdup("failed on setup with \"RuntimeError\"");
+      t->text = tpuci__strdup("fixture broke");
+    } else if (strcmp(eq + 1, "skipped") == 0) {
+      t->outcome = TPUCI_TEST_SKIPPED;
+      t->type = tpuci__strdup("pytest.skip");
+      t->message = tpuci__strdup("nope");
+    } else {
+      fail_msg("bad outcome %s", eq + 1);
+    }
+  }
+  free(copy);
+}
+
+static void add(tpuci__history_t *h, tpuci_outcome_t o, int exit_code, const char *cause,
+                const char *spec, const char *const *selected, size_t n_selected) {
+  tpuci__attempt_t a;
+  tpuci__junit_t j = {0};
+  memset(&a, 0, sizeof(a));
+  a.outcome = o;
+  a.exit_code = exit_code;
+  a.cause = cause;
+  a.time_s = 10;
+  a.selected = selected;
+  a.n_selected = n_selected;
+  if (spec == NULL) {
+    tpuci__history_add(h, &a, NULL);
+  } else {
+    report(&j, spec);
+    tpuci__history_add(h, &a, &j);
+    assert_int_equal(j.len, 0);  /* moved */
+    tpuci__junit_free(&j);
+  }
+}
+
+static const tpuci__test_hist_t *hist(const tpuci__history_t *h, const char *name) {
+  char *id = tpuci__printf("tests/test_m.py::%s", name);
+  size_t k = tpuci__idmap_get(&h->map, id);
+  free(id);
+  assert_true(k != TPUCI__IDMAP_NONE);
+  return &h->tests[k];
+}
+
+/* The failed ids as "a b c" (names without the module). */
+static char *failed(const tpuci__history_t *h, int *crashed) {
+  tpuci__strv_t v = {0};
+  tpuci__buf_t b;
+  size_t i, n = tpuci__history_failed_ids(h, &v, crashed);
+  assert_int_equal(n, v.len);
+  tpuci__buf_init(&b);
+  for (i = 0; i < v.len; i++) {
+    const char *s = strstr(v.items[i], "::");
+    if (i) tpuci__buf_adds(&b, " ");
+    tpuci__buf_adds(&b, s ? s + 2 : v.items[i]);
+  }
+  tpuci__strv_free(&v);
+  return tpuci__buf_steal(&b);
+}
+
+static char *merged(const tpuci__history_t *h) {
+  tpuci__buf_t b;
+  tpuci__buf_init(&b);
+  tpuci__junit_write_merged(&b, &h, 1);
+  return tpuci__buf_steal(&b);
+}
+
+static size_t count(const char *hay, const char *needle) {
+  size_t n = 0;
+  const char *p = hay;
+  while ((p = strstr(p, needle)) != NULL) {
+    n++;
+    p += strlen(needle);
+  }
+  return n;
+}
+
+/* Re-parses a merged report with our own parser. */
+static void reparse(const char *xml, tpuci__junit_t *j) {
+  tpuci__err_t err = {0};
+  int r = tpuci__junit_parse(xml, strlen(xml), j, &err);
+  if (r != 0) fail_msg("merged report does not parse: %s\n%s", err.msg, xml);
+}
+
+static const tpuci__test_t *by_name(const tpuci__junit_t *j, const char *name) {
+  size_t i;
+  for (i = 0; i < j->len; i++)
+    if (strcmp(j->items[i].name, name) == 0) return &j->items[i];
+  fail_msg("no test case %s", name);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+
+static void test_flaky_after_rerun_of_failures(void **state) {
+  tpuci__history_t h;
+  tpuci__history_summary_t s;
+  tpuci__junit_t j = {0};
+  const char *sel[] = {"tests/test_m.py::b", "tests/test_m.py::c"};
+  char *ids, *xml;
+  int crashed = -1;
+  (void) state;
+
+  tpuci__history_init(&h, "unit");
+  add(&h, TPUCI_OUTCOME_FAILED, 1, "exit 1", "a=passed b=failed c=error d=skipped", NULL, 0);
+  ids = failed(&h, &crashed);
+  assert_string_equal(ids, "b c");
+  assert_int_equal(crashed, 0);
+  free(ids);
+  add(&h, TPUCI_OUTCOME_PASSED, 0, NULL, "b=passed c=passed", sel, 2);
+
+  assert_int_equal(tpuci__history_final(hist(&h, "a"))->outcome, TPUCI_TEST_PASSED);
+  assert_int_equal(tpuci__history_final(hist(&h, "b"))->outcome, TPUCI_TEST_PASSED);
+  assert_int_equal(hist(&h, "b")->len, 2);  /* the failure is kept */
+  assert_true(tpuci__history_flaky(hist(&h, "b")));
+  assert_true(tpuci__history_flaky(hist(&h, "c")));
+  assert_false(tpuci__history_flaky(hist(&h, "a")));
+  assert_false(tpuci__history_flaky(hist(&h, "d")));
+  ids = failed(&h, &crashed);
+  assert_string_equal(ids, "");
+  free(ids);
+  tpuci__history_summarize(&h, &s);
+  assert_int_equal(s.tests, 4);
+  assert_int_equal(s.passed, 3);
+  assert_int_equal(s.skipped, 1);
+  assert_int_equal(s.flaky, 2);
+  assert_int_equal(s.abnormal_attempts, 0);
+
+  xml = merged(&h);
+  assert_non_null(strstr(xml, "<testsuite name=\"unit\" tests=\"4\" failures=\"0\" errors=\"0\" skipped=\"1\" time=\"20.000\">"));
+  assert_non_null(strstr(xml, "<testsuites name=\"tpuci\" tests=\"4\" failures=\"0\" errors=\"0\" skipped=\"1\" time=\"20.000\">"));
+  assert_int_equal(count(xml, "<flakyFailure message=\"assert b\">"), 1);
+  assert_int_equal(count(xml, "<flakyError message=\"failed on setup with &quot;RuntimeError&quot;\">"), 1);
+  assert_int_equal(count(xml, "<stackTrace>[attempt 1]\nE   assert 1 == 2#x1B &lt;&amp;&gt;</stackTrace>"), 1);
+  assert_int_equal(count(xml, "<rerunFailure"), 0);
+  assert_int_equal(count(xml, "<failure"), 0);
+  assert_non_null(strstr(xml, "<property name=\"tpuci.flaky\" value=\"2\"/>"));
+  assert_non_null(strstr(xml, "<testcase classname=\"tests.test_m\" name=\"a\" time=\"0.500\"/>"));
+
+  reparse(xml, &j);
+  assert_int_equal(j.len, 4);
+  assert_int_equal(by_name(&j, "b")->outcome, TPUCI_TEST_PASSED);
+  assert_int_equal(by_name(&j, "b")->reruns, 1);
+  assert_int_equal(by_name(&j, "c")->reruns, 1);
+  assert_int_equal(by_name(&j, "d")->outcome, TPUCI_TEST_SKIPPED);
+  assert_string_equal(by_name(&j, "d")->type, "pytest.skip");
+  assert_string_equal(by_name(&j, "b")->id, "tests/test_m.py::b");
+  tpuci__junit_free(&j);
+  free(xml);
+  tpuci__history_free(&h);
+}
+
+static void test_still_failing_is_rerun_failure(void **state) {
+  tpuci__history_t h;
+  tpuci__junit_t j = {0};
+  char *ids, *xml;
+  (void) state;
+
+  tpuci__history_init(&h, "unit");
+  add(&h, TPUCI_OUTCOME_FAILED, 1, NULL, "a=passed b=failed c=error", NULL, 0);
+  add(&h, TPUCI_OUTCOME_FAILED, 1, NULL, "a=passed b=failed c=error", NULL, 0);
+  add(&h, TPUCI_OUTCOME_FAILED, 1, NULL, "a=passed b=failed c=passed", NULL, 0);
+  assert_false(tpuci__history_flaky(hist(&h, "b")));
+  assert_true(tpuci__history_flaky(hist(&h, "c")));
+  ids = failed(&h, NULL);
+  assert_string_equal(ids, "b");
+  free(ids);
+
+  xml = merged(&h);
+  assert_non_null(strstr(xml, "tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"0\""));
+  assert_int_equal(count(xml, "<failure message=\"assert b\">"), 1);
+  assert_int_equal(count(xml, "<rerunFailure message=\"assert b\">"), 2);
+  assert_int_equal(count(xml, "<stackTrace>[attempt 1]"), 2);  /* b and c */
+  assert_int_equal(count(xml, "<stackTrace>[attempt 2]"), 2);
+  assert_int_equal(count(xml, "<flakyError"), 2);
+  /* The final failure comes before the earlier ones. */
+  assert_true(strstr(xml, "<failure message=\"assert b\">") < strstr(xml, "<rerunFailure"));
+  reparse(xml, &j);
+  assert_int_equal(by_name(&j, "b")->outcome, TPUCI_TEST_FAILED);
+  assert_int_equal(by_name(&j, "b")->reruns, 2);
+  assert_int_equal(by_name(&j, "c")->outcome, TPUCI_TEST_PASSED);
+  tpuci__junit_free(&j);
+  free(xml);
+  tpuci__history_free(&h);
+}
+
+static void test_timeout_keeps_finished_tests(void **state) {
+  tpuci__history_t h;
+  tpuci__history_summary_t s;
+  tpuci__junit_t j = {0};
+  const char *sel[] = {"tests/test_m.py::a", "tests/test_m.py::b", "tests/test_m.py::c",
+                       "tests/test_m.py::d"};
+  char *ids, *xml;
+  int crashed = -1;
+  const tpuci__test_t *t;
+  (void) state;
+
+  tpuci__history_init(&h, "unit");
+  /* A shard of four; pytest finished two before the timeout. */
+  add(&h, TPUCI_OUTCOME_TIMEOUT, -1, "timed out after 25m", "a=passed b=failed", sel, 4);
+  assert_int_equal(h.attempts[0].missing, 2);
+  assert_true(tpuci__attempt_abnormal(&h.attempts[0]));
+  ids = failed(&h, &crashed);
+  assert_string_equal(ids, "b c d");
+  assert_int_equal(crashed, 0);
+  free(ids);
+  tpuci__history_summarize(&h, &s);
+  assert_int_equal(s.abnormal_attempts, 1);
+  assert_int_equal(s.abnormal_failing, 1);
+
+  xml = merged(&h);
+  /* a, b, and the attempt: the timeout fails the report. */
+  assert_non_null(strstr(xml, "tests=\"3\" failures=\"2\" errors=\"0\""));
+  assert_non_null(strstr(xml, "<testcase classname=\"tpuci\" name=\"unit attempt 1\" time=\"10.000\">"));
+  assert_non_null(strstr(xml, "<failure message=\"timeout: timed out after 25m; 2 tests did not report\" type=\"tpuci.timeout\">"));
+  assert_non_null(strstr(xml, "  tests/test_m.py::c\n  tests/test_m.py::d\n"));
+  reparse(xml, &j);
+  assert_int_equal(j.len, 3);
+  t = by_name(&j, "unit attempt 1");
+  assert_int_equal(t->outcome, TPUCI_TEST_FAILED);
+  assert_string_equal(t->classname, "tpuci");
+  assert_true(strstr(t->text, "Its report has 2 test cases, 1 failing.") != NULL);
+  assert_int_equal(by_name(&j, "a")->outcome, TPUCI_TEST_PASSED);
+  tpuci__junit_free(&j);
+  free(xml);
+  tpuci__history_free(&h);
+}
+
+static void test_crash_before_report_then_pass(void **state) {
+  tpuci__history_t h;
+  tpuci__junit_t j = {0};
+  char *ids, *xml;
+  int crashed = -1;
+  (void) state;
+
+  tpuci__history_init(&h, "unit");
+  add(&h, TPUCI_OUTCOME_FAILED, 139, NULL, NULL, NULL, 0);
+  ids = failed(&h, &crashed);
+  assert_string_equal(ids, "");  /* nothing known: run everything */
+  assert_int_equal(crashed, 1);
+  free(ids);
+  xml = merged(&h);
+  assert_non_null(strstr(xml, "tests=\"1\" failures=\"1\""));
+  assert_non_null(strstr(xml, "<failure message=\"failed: exit 139; no JUnit report\" type=\"tpuci.failed\">"));
+  free(xml);
+
+  add(&h, TPUCI_OUTCOME_PASSED, 0, NULL, "a=passed b=passed", NULL, 0);
+  ids = failed(&h, &crashed);
+  assert_string_equal(ids, "");
+  assert_int_equal(crashed, 0);
+  free(ids);
+  xml = merged(&h);
+  /* Retried away: shown, not counted as a failure. */
+  assert_non_null(strstr(xml, "tests=\"3\" failures=\"0\" errors=\"0\""));
+  assert_non_null(strstr(xml, "<flakyFailure message=\"failed: exit 139; no JUnit report\" type=\"tpuci.failed\">"));
+  assert_non_null(strstr(xml, "A later attempt completed normally."));
+  reparse(xml, &j);
+  assert_int_equal(by_name(&j, "unit attempt 1")->outcome, TPUCI_TEST_PASSED);
+  assert_int_equal(by_name(&j, "unit attempt 1")->reruns, 1);
+  tpuci__junit_free(&j);
+  free(xml);
+  tpuci__history_free(&h);
+}
+
+static void test_last_attempt_crashed_counts_absent_as_not_run(void **state) {
+  tpuci__history_t h;
+  char *ids, *xml;
+  int crashed = -1;
+  (void) state;
+
+  /* A full run, then a full re-run killed for memory before reporting. */
+  tpuci__history_init(&h, "unit");
+  add(&h, TPUCI_OUTCOME_FAILED, 1, NULL, "a=passed b=failed c=passed", NULL, 0);
+  add(&h, TPUCI_OUTCOME_OOM, 137, "killed for memory", NULL, NULL, 0);
+  ids = failed(&h, &crashed);
+  assert_string_equal(ids, "a b c");
+  assert_int_equal(crashed, 1);
+  free(ids);
+  /* Final results stay those of attempt 1. */
+  assert_int_equal(tpuci__history_final(hist(&h, "a"))->outcome, TPUCI_TEST_PASSED);
+  xml = merged(&h);
+  assert_non_null(strstr(xml, "tests=\"4\" failures=\"2\""));
+  assert_non_null(strstr(xml, "<failure message=\"oom: killed for memory; no JUnit report\" type=\"tpuci.oom\">"));
+  free(xml);
+  tpuci__history_free(&h);
+
+  /* A re-run of two failures that timed out after reporting one of them:
+   * only the other one still needs to run, not the earlier passes. */
+  {
+    const char *sel[] = {"tests/test_m.py::b", "tests/test_m.py::c"};
+    tpuci__history_init(&h, "unit");
+    add(&h, TPUCI_OUTCOME_FAILED, 1, NULL, "a=passed b=failed c=failed d=passed", NULL, 0);
+    add(&h, TPUCI_OUTCOME_TIMEOUT, -1, "timed out after 1m", "b=passed", sel, 2);
+    ids = failed(&h, &crashed);
+    assert_string_equal(ids, "c");
+    assert_int_equal(crashed, 0);
+    free(ids);
+    assert_true(tpuci__history_flaky(hist(&h, "b")));
+    assert_int_equal(h.attempts[1].missing, 1);
+    tpuci__history_free(&h);
+  }
+
+  /* The same re-run crashing before it reported anything. */
+  {
+    const char *sel[] = {"tests/test_m.py::b", "tests/test_m.py::c", "tests/test_m.py::new"};
+    tpuci__history_init(&h, "unit");
+    add(&h, TPUCI_OUTCOME_FAILED, 1, NULL, "a=passed b=failed c=failed d=passed", NULL, 0);
+    add(&h, TPUCI_OUTCOME_FAILED, 134, NULL, NULL, sel, 3);
+    ids = failed(&h, &crashed);
+    assert_string_equal(ids, "b c new");  /* selected, never seen, last */
+    assert_int_equal(crashed, 1);
+    free(ids);
+    tpuci__history_free(&h);
+  }
+}
+
+static void test_abnormal_kinds(void **state) {
+  tpuci__history_t h;
+  tpuci__junit_t j = {0};
+  char *xml;
+  (void) state;
+
+  /* Infrastructure: an error, not a failure. */
+  tpuci__history_init(&h, "lint");
+  add(&h, TPUCI_OUTCOME_INFRA, -1, "image pull failed", NULL, NULL, 0);
+  xml = merged(&h);
+  assert_non_null(strstr(xml, "tests=\"1\" failures=\"0\" errors=\"1\""));
+  assert_non_null(strstr(xml, "<error message=\"infra: image pull failed; no JUnit report\" type=\"tpuci.infra\">"));
+  free(xml);
+  tpuci__history_free(&h);
+
+  /* pytest failed, yet no test did (exit 2: interrupted). */
+  tpuci__history_init(&h, "unit");
+  add(&h, TPUCI_OUTCOME_FAILED, 2, NULL, "a=passed", NULL, 0);
+  assert_true(tpuci__attempt_abnormal(&h.attempts[0]));
+  xml = merged(&h);
+  assert_non_null(strstr(xml, "<failure message=\"failed: exit 2; the report shows no failing test\""));
+  free(xml);
+  tpuci__history_free(&h);
+
+  /* An ordinary failure is not abnormal: no extra test case. */
+  tpuci__history_init(&h, "unit");
+  add(&h, TPUCI_OUTCOME_FAILED, 1, NULL, "a=failed", NULL, 0);
+  assert_false(tpuci__attempt_abnormal(&h.attempts[0]));
+  xml = merged(&h);
+  assert_int_equal(count(xml, "classname=\"tpuci\""), 0);
+  free(xml);
+  tpuci__history_free(&h);
+
+  /* Passed without a report: an error (the report went missing). */
+  tpuci__history_init(&h, "unit [py3] <&>\"");
+  add(&h, TPUCI_OUTCOME_PASSED, 0, "exit 0\n\t\x01", NULL, NULL, 0);
+  xml = merged(&h);
+  assert_non_null(strstr(xml, "<testsuite name=\"unit [py3] &lt;&amp;&gt;&quot;\""));
+  assert_non_null(strstr(xml, "<error message=\"passed: exit 0&#10;&#9;#x01; no JUnit report\" type=\"tpuci.noreport\">"));
+  reparse(xml, &j);
+  assert_string_equal(j.items[0].name, "unit [py3] <&>\" attempt 1");
+  assert_int_equal(j.items[0].outcome, TPUCI_TEST_ERROR);
+  tpuci__junit_free(&j);
+  free(xml);
+  tpuci__history_free(&h);
+}
+
+static void test_empty_and_multiple(void **state) {
+  tpuci__history_t a, b;
+  const tpuci__history_t *hs[2];
+  tpuci__buf_t out;
+  tpuci__junit_t j = {0};
+  char path[] = "/tmp/tpuci-merged-XXXXXX";
+  tpuci__err_t err = {0};
+  int fd;
+  (void) state;
+
+  tpuci__history_init(&a, "one");
+  tpuci__history_init(&b, "two");
+  add(&b, TPUCI_OUTCOME_FAILED, 1, NULL, "x=failed y=skipped", NULL, 0);
+  hs[0] = &a;
+  hs[1] = &b;
+  tpuci__buf_init(&out);
+  tpuci__junit_write_merged(&out, hs, 2);
+  assert_non_null(strstr(out.data, "<testsuite name=\"one\" tests=\"0\" failures=\"0\" errors=\"0\" skipped=\"0\" time=\"0.000\">"));
+  assert_non_null(strstr(out.data, "<testsuites name=\"tpuci\" tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"1\""));
+  reparse(out.data, &j);
+  assert_int_equal(j.suites, 2);
+  assert_int_equal(j.len, 2);
+  tpuci__junit_free(&j);
+
+  fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  assert_int_equal(tpuci__junit_write_merged_file(path, hs, 2, &err), 0);
+  assert_int_equal(tpuci__junit_parse_file(path, &j, &err), 0);
+  assert_int_equal(j.len, 2);
+  tpuci__junit_free(&j);
+  unlink(path);
+  assert_true(tpuci__junit_write_merged_file("/nonexistent-dir/x.xml", hs, 2, &err) < 0);
+  assert_non_null(strstr(err.msg, "/nonexistent-dir/x.xml: cannot write"));
+  tpuci__err_clear(&err);
+  tpuci__buf_free(&out);
+  tpuci__history_free(&a);
+  tpuci__history_free(&b);
+}
+
+/* ------------------------------------------------------------------ */
+/* The run check_merged.py reads                                       */
+
+static void add_file(tpuci__history_t *h, tpuci_outcome_t o, int exit_code, const char *cause,
+                     const char *file, const char *const *sel, size_t n_sel) {
+  tpuci__attempt_t a;
+  tpuci__junit_t j = {0};
+  tpuci__err_t err = {0};
+  char *p = tpuci__printf("%s/%s", TPUCI_JUNIT_DATA, file);
+  memset(&a, 0, sizeof(a));
+  a.outcome = o;
+  a.exit_code = exit_code;
+  a.cause = cause;
+  a.time_s = 60;
+  a.selected = sel;
+  a.n_selected = n_sel;
+  if (tpuci__junit_parse_file(p, &j, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    exit(1);
+  }
+  tpuci__history_add(h, &a, &j);
+  tpuci__junit_free(&j);
+  free(p);
+}
+
+static int emit(const char *path) {
+  tpuci__history_t h[4];
+  const tpuci__history_t *hs[4];
+  tpuci__strv_t again = {0};
+  tpuci__attempt_t a;
+  tpuci__junit_t j = {0};
+  tpuci__err_t err = {0};
+  const char *sel12[] = {"tests/test_api.py::test_get", "tests/test_api.py::TestPost::test_create[json]",
+                         "tests/test_api.py::test_offline", "tests/test_api.py::test_time",
+                         "tests/test_api.py::test_slow"};
+  size_t i;
+  int r;
+
+  /* py[3.11]: the real pytest report, then a re-run of what failed in
+   * which all but test_fail pass. */
+  tpuci__history_init(&h[0], "py[3.11]");
+  add_file(&h[0], TPUCI_OUTCOME_FAILED, 1, "exit 1", "pytest7_xunit2.xml", NULL, 0);
+  tpuci__history_failed_ids(&h[0], &again, NULL);
+  for (i = 0; i < again.len; i++) {
+    size_t k = tpuci__idmap_get(&h[0].map, again.items[i]);
+    const tpuci__test_t *f = tpuci__history_final(&h[0].tests[k]);
+    tpuci__test_t *t;
+    if (j.len == j.cap) {
+      j.cap = j.cap ? j.cap * 2 : 16;
+      j.items = tpuci__realloc(j.items, j.cap * sizeof(*j.items));
+    }
+    t = &j.items[j.len++];
+    memset(t, 0, sizeof(*t));
+    t->id = tpuci__strdup(f->id);
+    t->classname = tpuci__strdup(f->classname);
+    t->name = tpuci__strdup(f->name);
+    t->line = -1;
+    t->time_s = 0.25;
+    if (strcmp(f->name, "test_fail") == 0) {
+      t->outcome = TPUCI_TEST_FAILED;
+      t->message = tpuci__strdup("AssertionError: x should be 2 (again)");
+      t->text = tpuci__strdup("E   assert 1 == 2");
+    }
+  }
+  memset(&a, 0, sizeof(a));
+  a.outcome = TPUCI_OUTCOME_FAILED;
+  a.exit_code = 1;
+  a.time_s = 30;
+  a.selected = (const char *const *) again.items;
+  a.n_selected = again.len;
+  tpuci__history_add(&h[0], &a, &j);
+  tpuci__junit_free(&j);
+  tpuci__strv_free(&again);
+
+  /* py[3.12]: a shard that timed out after reporting four of five, then
+   * timed out again without a report. */
+  tpuci__history_init(&h[1], "py[3.12]");
+  add_file(&h[1], TPUCI_OUTCOME_TIMEOUT, -1, "timed out after 25m", "bare_testsuite.xml", sel12, 5);
+  memset(&a, 0, sizeof(a));
+  a.outcome = TPUCI_OUTCOME_TIMEOUT;
+  a.exit_code = -1;
+  a.cause = "timed out after 25m";
+  a.time_s = 1500;
+  a.selected = sel12;
+  a.n_selected = 5;
+  tpuci__history_add(&h[1], &a, NULL);
+
+  /* lint <&>: the image failed to pull, then it passed. */
+  tpuci__history_init(&h[2], "lint <&>");
+  memset(&a, 0, sizeof(a));
+  a.outcome = TPUCI_OUTCOME_INFRA;
+  a.exit_code = -1;
+  a.cause = "image pull failed: \"tpuci/py\" <not found>";
+  tpuci__history_add(&h[2], &a, NULL);
+  add_file(&h[2], TPUCI_OUTCOME_PASSED, 0, NULL, "doctype_only.xml", NULL, 0);
+
+  /* crash: a segfault before pytest wrote anything. */
+  tpuci__history_init(&h[3], "crash");
+  memset(&a, 0, sizeof(a));
+  a.outcome = TPUCI_OUTCOME_FAILED;
+  a.exit_code = 139;
+  a.time_s = 2;
+  tpuci__history_add(&h[3], &a, NULL);
+
+  for (i = 0; i < 4; i++) hs[i] = &h[i];
+  r = tpuci__junit_write_merged_file(path, hs, 4, &err);
+  if (r != 0) fprintf(stderr, "%s\n", err.msg);
+  for (i = 0; i < 4; i++) tpuci__history_free(&h[i]);
+  return r != 0;
+}
+
+int main(int argc, char **argv) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_flaky_after_rerun_of_failures),
+    cmocka_unit_test(test_still_failing_is_rerun_failure),
+    cmocka_unit_test(test_timeout_keeps_finished_tests),
+    cmocka_unit_test(test_crash_before_report_then_pass),
+    cmocka_unit_test(test_last_attempt_crashed_counts_absent_as_not_run),
+    cmocka_unit_test(test_abnormal_kinds),
+    cmocka_unit_test(test_empty_and_multiple),
+  };
+  if (argc == 3 && strcmp(argv[1], "--emit") == 0) return emit(argv[2]);
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
