@@ -514,3 +514,166 @@ int tpuci_engine_doctor(tpuci_ctx_t *ctx, char **report) {
   if (r < 0) return tpuci__fail(ctx, &e);
   return r;
 }
+
+/* ------------------------------------------------------------------ */
+/* Past runs                                                           */
+
+/* Reads state_dir/runs/<id>/summary.json. */
+static int tpuci__read_summary(const char *state_dir, const char *run_id,
+                               json_t **out, tpuci__err_t *err) {
+  char *path, *text;
+  json_error_t je;
+  size_t len;
+  int r;
+
+  if (run_id == NULL || *run_id == '\0') run_id = "latest";
+  if (strchr(run_id, '/') != NULL)
+    return tpuci__err_set(err, TPUCI_EUSAGE, "'%s' is not a run id", run_id);
+  path = tpuci__printf("%s/runs/%s/summary.json", state_dir ? state_dir : ".tpuci",
+                       run_id);
+  r = tpuci__read_file(path, &text, &len);
+  if (r != 0) {
+    tpuci__err_set(err, r, "%s: %s%s", path, uv_strerror(r),
+                   r == UV_ENOENT ? " (no such run; `ls .tpuci/runs` lists them)" : "");
+    free(path);
+    return r;
+  }
+  *out = json_loadb(text, len, 0, &je);
+  free(text);
+  if (*out == NULL || !json_is_array(json_object_get(*out, "instances"))) {
+    r = tpuci__err_set(err, TPUCI_EIO, "%s:%d: not a tpuci summary: %s", path,
+                       je.line, *out ? "no instances" : je.text);
+    if (*out) json_decref(*out);
+    *out = NULL;
+    free(path);
+    return r;
+  }
+  free(path);
+  return 0;
+}
+
+static const char *tpuci__jstr(json_t *o, const char *key) {
+  const char *s = json_string_value(json_object_get(o, key));
+  return s ? s : "";
+}
+
+static int tpuci__jint(json_t *o, const char *key, int dflt) {
+  json_t *v = json_object_get(o, key);
+  return json_is_integer(v) ? (int) json_integer_value(v) : dflt;
+}
+
+int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir,
+                   const char *run_id) {
+  tpuci__err_t e = {0, NULL};
+  json_t *root, *insts, *ji, *ja;
+  size_t i, k;
+  int r;
+
+  if (ctx == NULL) return TPUCI_EUSAGE;
+  if (ctx->running) {
+    tpuci__err_set(&e, TPUCI_ESTATE, "cannot load a run while running");
+    return tpuci__fail(ctx, &e);
+  }
+  r = tpuci__read_summary(state_dir, run_id, &root, &e);
+  if (r != 0) return tpuci__fail(ctx, &e);
+  tpuci__results_free(ctx);
+  tpuci__plan_free(&ctx->plan);
+  tpuci__plan_init(&ctx->plan);
+  ctx->loaded = 0; /* a record, not a runnable spec */
+  ctx->plan.spec_path = tpuci__strdup(tpuci__jstr(root, "spec"));
+  insts = json_object_get(root, "instances");
+  ctx->nresults = json_array_size(insts);
+  ctx->results = tpuci__calloc(ctx->nresults ? ctx->nresults : 1, sizeof(*ctx->results));
+  json_array_foreach(insts, i, ji) {
+    tpuci__instance_t *inst = tpuci__plan_add_instance(&ctx->plan);
+    tpuci__instance_result_t *res = &ctx->results[i];
+    int o = tpuci__outcome_parse(tpuci__jstr(ji, "outcome"));
+    inst->name = tpuci__strdup(tpuci__jstr(ji, "name"));
+    inst->job = tpuci__strdup(tpuci__jstr(ji, "job"));
+    inst->where = tpuci__strdup(tpuci__jstr(ji, "where"));
+    inst->selected = 1;
+    res->outcome = o < 0 ? TPUCI_OUTCOME_NONE : (tpuci_outcome_t) o;
+    ja = json_object_get(ji, "attempts");
+    for (k = 0; k < json_array_size(ja); k++) {
+      json_t *jt = json_array_get(ja, k);
+      tpuci__attempt_result_t *a;
+      int ao = tpuci__outcome_parse(tpuci__jstr(jt, "outcome"));
+      res->attempts = tpuci__realloc(res->attempts, (res->nattempts + 1) * sizeof(*a));
+      a = &res->attempts[res->nattempts++];
+      memset(a, 0, sizeof(*a));
+      a->outcome = ao < 0 ? TPUCI_OUTCOME_NONE : (tpuci_outcome_t) ao;
+      a->exit_code = tpuci__jint(jt, "exit_code", -1);
+      a->term_signal = tpuci__jint(jt, "signal", 0);
+      a->start_ms = (uint64_t) json_integer_value(json_object_get(jt, "start_ms"));
+      a->duration_ms = (uint64_t) json_integer_value(json_object_get(jt, "duration_ms"));
+      a->cause = tpuci__strdup(tpuci__jstr(jt, "cause"));
+      a->log_path = tpuci__strdup(tpuci__jstr(jt, "log"));
+    }
+  }
+  ctx->rd.id = tpuci__strdup(tpuci__jstr(root, "run_id"));
+  ctx->rd.dir = tpuci__strdup(tpuci__jstr(root, "run_dir"));
+  ctx->exit_code = tpuci__jint(root, "exit_code", 1);
+  ctx->duration_ms = (uint64_t) json_integer_value(json_object_get(root, "duration_ms"));
+  ctx->jobs = tpuci__jint(root, "jobs", 1);
+  ctx->report = root;
+  ctx->ran = 1;
+  tpuci__err_clear(&ctx->err);
+  return 0;
+}
+
+static int tpuci__cmp_inst_name(const void *a, const void *b) {
+  const tpuci__instance_t *x = *(const tpuci__instance_t *const *) a;
+  const tpuci__instance_t *y = *(const tpuci__instance_t *const *) b;
+  return strcmp(x->name, y->name);
+}
+
+int tpuci_plan_select_unpassed(tpuci_ctx_t *ctx, const char *state_dir,
+                               const char *run_id) {
+  tpuci__err_t e = {0, NULL};
+  tpuci__instance_t **byname, key, *keyp = &key;
+  json_t *root, *ji;
+  size_t i, k;
+  int r, count = 0;
+
+  if (ctx == NULL) return TPUCI_EUSAGE;
+  if (!ctx->loaded) {
+    tpuci__err_set(&e, TPUCI_ESTATE, "no spec loaded");
+    return tpuci__fail(ctx, &e);
+  }
+  r = tpuci__read_summary(state_dir, run_id, &root, &e);
+  if (r != 0) return tpuci__fail(ctx, &e);
+  /* Names are unique in a plan: look them up in a sorted index. */
+  byname = tpuci__malloc((ctx->plan.ninstances + 1) * sizeof(*byname));
+  for (i = 0; i < ctx->plan.ninstances; i++) {
+    ctx->plan.instances[i].selected = 0;
+    byname[i] = &ctx->plan.instances[i];
+  }
+  qsort(byname, ctx->plan.ninstances, sizeof(*byname), tpuci__cmp_inst_name);
+  json_array_foreach(json_object_get(root, "instances"), k, ji) {
+    const char *o = tpuci__jstr(ji, "outcome");
+    tpuci__instance_t **hit;
+    if (strcmp(o, "passed") == 0 || strcmp(o, "flaky") == 0) continue;
+    key.name = (char *) tpuci__jstr(ji, "name");
+    hit = bsearch(&keyp, byname, ctx->plan.ninstances, sizeof(*byname),
+                  tpuci__cmp_inst_name);
+    if (hit != NULL && !(*hit)->selected) {
+      (*hit)->selected = 1;
+      count++;
+    }
+  }
+  free(byname);
+  json_decref(root);
+  return count;
+}
+
+int tpuci_run_spec_path(const char *state_dir, const char *run_id,
+                        char **out) {
+  tpuci__err_t e = {0, NULL};
+  json_t *root;
+  int r = tpuci__read_summary(state_dir, run_id, &root, &e);
+  tpuci__err_clear(&e);
+  if (r != 0) return r;
+  *out = tpuci__strdup(tpuci__jstr(root, "spec"));
+  json_decref(root);
+  return **out ? 0 : TPUCI_ENOMATCH;
+}

@@ -258,6 +258,26 @@ typedef struct tpuci_attempt_info_s {
 int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
                        tpuci_attempt_info_t *out);
 
+/* Loads a past run's record (state_dir/runs/<run_id>/summary.json; run_id
+ * NULL or "latest": the newest; state_dir NULL: ".tpuci") into the
+ * context, replacing any spec or run: afterwards the plan holds that
+ * run's instances (names and jobs only: nothing can be run) and the result
+ * accessors, tpuci_run_id() and tpuci_report() describe it. */
+int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir,
+                   const char *run_id);
+
+/* With a spec loaded: selects the instances that did not pass in a past
+ * run (failed, timeout, oom, infra, cancelled, not run; flaky counts as
+ * passed). Instances the spec no longer has are ignored. Returns the
+ * number selected (0: everything passed) or a negative code. */
+int tpuci_plan_select_unpassed(tpuci_ctx_t *ctx, const char *state_dir,
+                               const char *run_id);
+
+/* The spec path recorded in a past run's summary; *out is freed with
+ * tpuci_free(). */
+int tpuci_run_spec_path(const char *state_dir, const char *run_id,
+                        char **out);
+
 /* The report of the last run (the content of summary.json) as JSON or
  * YAML ("json", "yaml"); *out is freed with tpuci_free(). */
 int tpuci_report(const tpuci_ctx_t *ctx, const char *format, char **out);

@@ -24,6 +24,8 @@ static const char usage_main[] =
     "commands:\n"
     "  run SPEC       run the spec's jobs; exit 0 only if all passed\n"
     "  plan SPEC      print the expanded job instances, run nothing\n"
+    "  rerun --failed [SPEC]  run again what did not pass in the latest run\n"
+    "  show [RUN-ID]  print a past run's summary (default: the latest)\n"
     "  gc             remove containers and networks left by crashed runs\n"
     "  doctor [SPEC]  check the container engine, images and disk\n"
     "  help [CMD]     show help for a command\n"
@@ -55,6 +57,8 @@ static const char usage_run[] =
     "  -v, --verbose       stream every attempt's output, prefixed\n"
     "  -q, --quiet         print only failures and the summary\n"
     "  --color WHEN        auto (default), always or never; NO_COLOR is honoured\n"
+    "  --report-json PATH  also write the run report as JSON\n"
+    "  --report-yaml PATH  also write the run report as YAML\n"
     "\n"
     "Ctrl-C (SIGINT) or SIGTERM stops starting work, stops running attempts\n"
     "(SIGTERM, grace period, SIGKILL), writes the summary and exits 130; a\n"
@@ -72,6 +76,26 @@ static const char usage_plan[] =
     "options:\n"
     "  --json       print the plan as JSON\n"
     "  --only GLOB  only instances (or jobs) matching GLOB; repeatable\n";
+
+static const char usage_rerun[] =
+    "usage: tpuci rerun --failed [run options] [SPEC]\n"
+    "\n"
+    "Runs again only the instances that did not pass (failed, timeout, oom,\n"
+    "infra, cancelled, not run) in the latest run (or --run ID) recorded in\n"
+    "the state folder. SPEC defaults to the spec that run used. Takes every\n"
+    "option of `tpuci run`. When everything passed, says so and exits 0.\n"
+    "\n"
+    "options:\n"
+    "  --failed     required: what to run again\n"
+    "  --run ID     the run to look at (default: latest)\n";
+
+static const char usage_show[] =
+    "usage: tpuci show [--state-dir DIR] [--json|--yaml] [RUN-ID]\n"
+    "\n"
+    "Prints the summary of a past run from its folder (default: the latest):\n"
+    "every instance with its outcome, attempts and time, and the verdict.\n"
+    "--json and --yaml print the whole report instead. Exits with the exit\n"
+    "code that run had.\n";
 
 static const char usage_gc[] =
     "usage: tpuci gc [--dry-run]\n"
@@ -96,6 +120,8 @@ static int help(const char *cmd, FILE *out) {
   else if (strcmp(cmd, "run") == 0) fputs(usage_run, out);
   else if (strcmp(cmd, "plan") == 0) fputs(usage_plan, out);
   else if (strcmp(cmd, "gc") == 0) fputs(usage_gc, out);
+  else if (strcmp(cmd, "rerun") == 0) fputs(usage_rerun, out);
+  else if (strcmp(cmd, "show") == 0) fputs(usage_show, out);
   else if (strcmp(cmd, "doctor") == 0) fputs(usage_doctor, out);
   else {
     fprintf(stderr, "tpuci: unknown command '%s'; see 'tpuci --help'\n", cmd);
@@ -149,10 +175,21 @@ static int load_and_select(tpuci_ctx_t *ctx, const char *spec, selection_t *sel)
 
 enum {
   OPT_ONLY = 256, OPT_FAIL_FAST, OPT_DEADLINE, OPT_GRACE, OPT_STRICT_FLAKY,
-  OPT_KEEP_FAILED, OPT_STATE_DIR, OPT_COLOR, OPT_JSON, OPT_DRY_RUN
+  OPT_KEEP_FAILED, OPT_STATE_DIR, OPT_COLOR, OPT_JSON, OPT_DRY_RUN,
+  OPT_REPORT_JSON, OPT_REPORT_YAML, OPT_FAILED, OPT_RUN, OPT_YAML
 };
 
-static int cmd_run(int argc, char **argv) {
+/* `tpuci run` and `tpuci rerun` share their options. */
+typedef struct {
+  tpuci_run_options_t ro;
+  selection_t sel;
+  const char *color;
+  int verbose, quiet;
+  int failed;             /* rerun --failed */
+  const char *run_id;     /* rerun --run */
+} run_cli_t;
+
+static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
   static const struct option longopts[] = {
       {"jobs", required_argument, NULL, 'j'},
       {"only", required_argument, NULL, OPT_ONLY},
@@ -165,17 +202,18 @@ static int cmd_run(int argc, char **argv) {
       {"verbose", no_argument, NULL, 'v'},
       {"quiet", no_argument, NULL, 'q'},
       {"color", required_argument, NULL, OPT_COLOR},
+      {"report-json", required_argument, NULL, OPT_REPORT_JSON},
+      {"report-yaml", required_argument, NULL, OPT_REPORT_YAML},
+      {"failed", no_argument, NULL, OPT_FAILED},
+      {"run", required_argument, NULL, OPT_RUN},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
-  tpuci_run_options_t ro;
-  tpuci_console_t con;
-  tpuci_ctx_t *ctx;
-  selection_t sel = {NULL, 0};
-  const char *color = "auto";
-  int verbose = 0, quiet = 0, c, r, code;
+  int c, rerun = strcmp(cmd, "rerun") == 0;
 
-  tpuci_run_options_init(&ro);
-  ro.handle_signals = 1;
+  memset(rc, 0, sizeof(*rc));
+  tpuci_run_options_init(&rc->ro);
+  rc->ro.handle_signals = 1;
+  rc->color = "auto";
   optind = 1;
   while ((c = getopt_long(argc, argv, "+j:vqh", longopts, NULL)) != -1) {
     switch (c) {
@@ -183,56 +221,97 @@ static int cmd_run(int argc, char **argv) {
         char *end;
         long n = strtol(optarg, &end, 10);
         if (*end || n < 1 || n > 4096)
-          return usage_error("run", "-j needs a number from 1 to 4096");
-        ro.jobs = (int) n;
+          return usage_error(cmd, "-j needs a number from 1 to 4096");
+        rc->ro.jobs = (int) n;
         break;
       }
-      case OPT_ONLY: selection_add(&sel, optarg); break;
-      case OPT_FAIL_FAST: ro.fail_fast = 1; break;
+      case OPT_ONLY: selection_add(&rc->sel, optarg); break;
+      case OPT_FAIL_FAST: rc->ro.fail_fast = 1; break;
       case OPT_DEADLINE:
-        if (tpuci_parse_duration(optarg, &ro.deadline_ms) != 0 || ro.deadline_ms == 0)
-          return usage_error("run", "--deadline needs a duration such as 30m");
+        if (tpuci_parse_duration(optarg, &rc->ro.deadline_ms) != 0 || rc->ro.deadline_ms == 0)
+          return usage_error(cmd, "--deadline needs a duration such as 30m");
         break;
       case OPT_GRACE:
-        if (tpuci_parse_duration(optarg, &ro.grace_ms) != 0)
-          return usage_error("run", "--grace needs a duration such as 10s");
+        if (tpuci_parse_duration(optarg, &rc->ro.grace_ms) != 0)
+          return usage_error(cmd, "--grace needs a duration such as 10s");
         break;
-      case OPT_STRICT_FLAKY: ro.strict_flaky = 1; break;
-      case OPT_KEEP_FAILED: ro.keep_failed = 1; break;
-      case OPT_STATE_DIR: ro.state_dir = optarg; break;
-      case 'v': verbose = 1; break;
-      case 'q': quiet = 1; break;
+      case OPT_STRICT_FLAKY: rc->ro.strict_flaky = 1; break;
+      case OPT_KEEP_FAILED: rc->ro.keep_failed = 1; break;
+      case OPT_STATE_DIR: rc->ro.state_dir = optarg; break;
+      case 'v': rc->verbose = 1; break;
+      case 'q': rc->quiet = 1; break;
       case OPT_COLOR:
         if (strcmp(optarg, "auto") && strcmp(optarg, "always") && strcmp(optarg, "never"))
-          return usage_error("run", "--color is auto, always or never");
-        color = optarg;
+          return usage_error(cmd, "--color is auto, always or never");
+        rc->color = optarg;
         break;
-      case 'h': return help("run", stdout);
-      default: return usage_error("run", "bad option");
+      case OPT_REPORT_JSON: rc->ro.report_json = optarg; break;
+      case OPT_REPORT_YAML: rc->ro.report_yaml = optarg; break;
+      case OPT_FAILED:
+        if (!rerun) return usage_error(cmd, "--failed belongs to `tpuci rerun`");
+        rc->failed = 1;
+        break;
+      case OPT_RUN:
+        if (!rerun) return usage_error(cmd, "--run belongs to `tpuci rerun`");
+        rc->run_id = optarg;
+        break;
+      case 'h': return help(cmd, stdout) == 0 ? -1 : EXIT_USAGE;
+      default: return usage_error(cmd, "bad option");
     }
   }
-  if (optind != argc - 1) {
-    free(sel.only);
-    return usage_error("run", optind >= argc ? "missing SPEC" : "too many arguments");
-  }
+  if (rerun && !rc->failed) return usage_error(cmd, "say what to run again: --failed");
+  if (rerun ? optind < argc - 1 : optind != argc - 1)
+    return usage_error(cmd, optind >= argc ? "missing SPEC" : "too many arguments");
+  return 0;
+}
+
+/* Loads the spec, selects, runs, prints; returns the exit code. */
+static int execute_run(run_cli_t *rc, const char *spec) {
+  tpuci_console_t con;
+  tpuci_ctx_t *ctx;
+  int r, code;
+
   if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
-  r = load_and_select(ctx, argv[optind], &sel);
-  free(sel.only);
-  if (r != 0) {
-    tpuci_ctx_free(ctx);
-    return r;
+  if (rc->failed) {
+    r = tpuci_load_file(ctx, spec);
+    if (r != 0) {
+      r = load_error(ctx, r);
+      tpuci_ctx_free(ctx);
+      return r;
+    }
+    print_warnings(ctx);
+    r = tpuci_plan_select_unpassed(ctx, rc->ro.state_dir, rc->run_id);
+    if (r < 0) {
+      fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
+      tpuci_ctx_free(ctx);
+      return EXIT_USAGE;
+    }
+    if (r == 0) {
+      printf("tpuci rerun: nothing to run again: every instance passed in run %s\n",
+             rc->run_id ? rc->run_id : "latest");
+      tpuci_ctx_free(ctx);
+      return EXIT_PASSED;
+    }
+    printf("tpuci rerun: %d instance%s did not pass; running %s again\n", r,
+           r == 1 ? "" : "s", r == 1 ? "it" : "them");
+  } else {
+    r = load_and_select(ctx, spec, &rc->sel);
+    if (r != 0) {
+      tpuci_ctx_free(ctx);
+      return r;
+    }
   }
 
   tpuci_console_init(&con, stdout, tpuci_instance_count(ctx));
-  con.verbose = verbose;
-  con.quiet = quiet;
-  if (strcmp(color, "always") == 0) con.color = 1;
-  else if (strcmp(color, "auto") == 0)
+  con.verbose = rc->verbose;
+  con.quiet = rc->quiet;
+  if (strcmp(rc->color, "always") == 0) con.color = 1;
+  else if (strcmp(rc->color, "auto") == 0)
     con.color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
-  ro.on_event = tpuci_console_event;
-  ro.userdata = &con;
+  rc->ro.on_event = tpuci_console_event;
+  rc->ro.userdata = &con;
 
-  r = tpuci_run(ctx, &ro);
+  r = tpuci_run(ctx, &rc->ro);
   if (r != 0 && tpuci_run_id(ctx) == NULL) {
     /* It could not even start (run folder). */
     fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
@@ -244,6 +323,77 @@ static int cmd_run(int argc, char **argv) {
   tpuci_console_summary(&con, ctx);
   code = tpuci_run_exit_code(ctx);
   tpuci_console_free(&con);
+  tpuci_ctx_free(ctx);
+  return code;
+}
+
+static int cmd_run(const char *cmd, int argc, char **argv) {
+  run_cli_t rc;
+  char *spec = NULL;
+  int r = parse_run(cmd, argc, argv, &rc);
+
+  if (r != 0) {
+    free(rc.sel.only);
+    return r < 0 ? EXIT_PASSED : r;
+  }
+  if (optind < argc) {
+    spec = strdup(argv[optind]);
+  } else if (tpuci_run_spec_path(rc.ro.state_dir, rc.run_id, &spec) != 0) {
+    free(rc.sel.only);
+    fprintf(stderr, "tpuci rerun: no recorded run to take the spec from; give SPEC\n");
+    return EXIT_USAGE;
+  }
+  r = execute_run(&rc, spec);
+  free(spec);
+  free(rc.sel.only);
+  return r;
+}
+
+static int cmd_show(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"state-dir", required_argument, NULL, OPT_STATE_DIR},
+      {"json", no_argument, NULL, OPT_JSON},
+      {"yaml", no_argument, NULL, OPT_YAML},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  const char *state = NULL, *format = NULL;
+  tpuci_console_t con;
+  tpuci_ctx_t *ctx;
+  int c, r, code;
+
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    switch (c) {
+      case OPT_STATE_DIR: state = optarg; break;
+      case OPT_JSON: format = "json"; break;
+      case OPT_YAML: format = "yaml"; break;
+      case 'h': return help("show", stdout);
+      default: return usage_error("show", "bad option");
+    }
+  }
+  if (optind < argc - 1) return usage_error("show", "too many arguments");
+  if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
+  r = tpuci_load_run(ctx, state, optind < argc ? argv[optind] : NULL);
+  if (r != 0) {
+    fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
+    tpuci_ctx_free(ctx);
+    return EXIT_USAGE;
+  }
+  if (format) {
+    char *text;
+    r = tpuci_report(ctx, format, &text);
+    if (r == 0) {
+      fputs(text, stdout);
+      tpuci_free(text);
+    }
+  } else {
+    printf("run %s (%s)\n", tpuci_run_id(ctx), tpuci_run_dir(ctx));
+    tpuci_console_init(&con, stdout, tpuci_instance_count(ctx));
+    con.color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
+    tpuci_console_summary(&con, ctx);
+    tpuci_console_free(&con);
+  }
+  code = r == 0 ? tpuci_run_exit_code(ctx) : EXIT_USAGE;
   tpuci_ctx_free(ctx);
   return code;
 }
@@ -362,7 +512,9 @@ int main(int argc, char **argv) {
     return EXIT_PASSED;
   }
   if (strcmp(cmd, "help") == 0) return help(argc > 2 ? argv[2] : NULL, stdout);
-  if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
+  if (strcmp(cmd, "run") == 0 || strcmp(cmd, "rerun") == 0)
+    return cmd_run(cmd, argc - 1, argv + 1);
+  if (strcmp(cmd, "show") == 0) return cmd_show(argc - 1, argv + 1);
   if (strcmp(cmd, "plan") == 0) return cmd_plan(argc - 1, argv + 1);
   if (strcmp(cmd, "gc") == 0) return cmd_gc(argc - 1, argv + 1);
   if (strcmp(cmd, "doctor") == 0) return cmd_doctor(argc - 1, argv + 1);

@@ -40,7 +40,7 @@ expect_not_out() {
 # json QUERY: evaluates a Python expression over the latest summary.json
 # (bound to `s`) and prints the result.
 json() {
-  python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
+  /usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
     "$WORK/.tpuci/runs/latest/summary.json" "$1"
 }
 

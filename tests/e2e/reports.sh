@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Reports: summary.json, --report-json and --report-yaml validate against
+# docs/report.schema.json and say the same thing; `tpuci show` and
+# `tpuci rerun --failed` read them back.
+. "$TESTS/e2e/lib.sh"
+schema="$TESTS/../docs/report.schema.json"
+
+mkdir out
+OUT="$WORK/out" run_tpuci run -j 2 --report-json r.json --report-yaml r.yaml "$SPECS/basic.lua"
+expect_code 1 "basic run"
+check=$(/usr/bin/python3 - "$schema" r.json r.yaml .tpuci/runs/latest/summary.json <<'PY' 2>&1
+import json, sys, yaml, jsonschema
+schema = json.load(open(sys.argv[1]))
+j = json.load(open(sys.argv[2]))
+y = yaml.safe_load(open(sys.argv[3]))
+s = json.load(open(sys.argv[4]))
+jsonschema.validate(j, schema)
+jsonschema.validate(y, schema)
+assert j == y, "YAML and JSON reports differ"
+assert j == s, "--report-json differs from summary.json"
+assert j["verdict"] == "failed" and j["exit_code"] == 1
+bad = [i for i in j["instances"] if i["name"] == "bad"][0]
+assert bad["attempts"][0]["log_tail"] == "about to fail\nbroken\n", bad["attempts"][0]["log_tail"]
+assert j["instances"][2]["matrix"] == {"python": "3.10"}
+print("ok")
+PY
+)
+[ "$check" = ok ] && pass || fail "report validation: $check"
+
+# A flaky run and an interrupted-free timeout run validate too.
+OUT="$WORK/out" run_tpuci run --report-yaml f.yaml "$SPECS/flaky.lua"
+expect_code 0 "flaky run"
+check=$(/usr/bin/python3 -c '
+import json, sys, yaml, jsonschema
+r = yaml.safe_load(open("f.yaml"))
+jsonschema.validate(r, json.load(open(sys.argv[1])))
+assert r["instances"][0]["outcome"] == "flaky"
+print("ok")' "$schema" 2>&1)
+[ "$check" = ok ] && pass || fail "flaky report: $check"
+
+# A bad report path is reported, the run's own result stands.
+run_tpuci run --report-json /nonexistent/dir/r.json "$SPECS/pass.lua"
+expect_code 0 "unwritable report path"
+expect_out "cannot write /nonexistent/dir/r.json"
+
+# tpuci show: the latest run, or one by id, with its exit code.
+run_tpuci run "$SPECS/basic.lua"
+id=$(json 's["run_id"]')
+run_tpuci run "$SPECS/pass.lua"
+run_tpuci show
+expect_code 0 "show latest"
+expect_out "verdict: PASSED"
+run_tpuci show "$id"
+expect_code 1 "show by id"
+expect_out "bad "
+expect_out "verdict: FAILED"
+run_tpuci show --json "$id"
+[ "$(printf '%s' "$out" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["run_id"])')" = "$id" ] && pass || fail "show --json"
+run_tpuci show no-such-run
+expect_code 2 "show unknown run"
+expect_out "no such run"
+
+# tpuci rerun --failed runs only what did not pass in the latest run.
+run_tpuci run "$SPECS/basic.lua"
+run_tpuci rerun --failed
+expect_code 1 "rerun"
+expect_out "1 instance did not pass"
+expect_json '[i["name"] for i in s["instances"]]' "['bad']"
+run_tpuci run "$SPECS/pass.lua"
+run_tpuci rerun --failed
+expect_code 0 "rerun with nothing failed"
+expect_out "nothing to run again"
+run_tpuci rerun
+expect_code 2 "rerun without --failed"
+finish
