@@ -121,7 +121,7 @@ static void tpuci__slice_from_row(tpuci__slice_t *s, const char *name,
 static void tpuci__slice_compute(tpuci__slice_t *s, const char *name,
                                  const char *type, const char *gen,
                                  int hosts, int chips, int cores) {
-  int d[3];
+  int d[3] = {1, 1, 1};
   tpuci__chips_per_dim(chips, d); /* validated by the caller */
   s->name = tpuci__strdup(name);
   s->accelerator_type = tpuci__strdup(type);
@@ -142,7 +142,7 @@ static void tpuci__slice_compute(tpuci__slice_t *s, const char *name,
 
 static int tpuci__check_numbers(const tpuci__slice_req_t *r,
                                 tpuci__err_t *err) {
-  int d[3];
+  int d[3] = {1, 1, 1};
   if (r->hosts < 0 || r->hosts > TPUCI__MAX_HOSTS)
     return tpuci__err_set(err, TPUCI_ESPEC,
                           "hosts must be 1..%d, got %d", TPUCI__MAX_HOSTS,

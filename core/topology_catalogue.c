@@ -189,7 +189,7 @@ int tpuci__tpu_layout_count(const char *type) {
 
 const char *tpuci__tpu_suggest(const char *type) {
   const char *best = NULL;
-  size_t i, cap, best_d;
+  size_t i, cap, best_d, best_p;
 
   if (type == NULL || *type == '\0') return NULL;
   if (tpuci__tpu_find(type, 0) != NULL) return NULL;
@@ -207,12 +207,17 @@ const char *tpuci__tpu_suggest(const char *type) {
   }
   cap = strlen(type) > 6 ? 3 : 2;
   best_d = cap + 1;
+  best_p = 0;
   for (i = 0; i < TPUCI__NCATALOGUE; i++) {
-    size_t d = tpuci__edit_distance(type, tpuci__catalogue[i].type, cap);
-    /* Strictly smaller: ties keep the earlier (catalogue order) name. */
-    if (d < best_d) {
+    const char *name = tpuci__catalogue[i].type;
+    size_t d = tpuci__edit_distance(type, name, cap), p = 0;
+    while (type[p] && type[p] == name[p]) p++;
+    /* Ties go to the longer common prefix ("v5p-64": v5p-8, not v3-64),
+     * then to the earlier row. */
+    if (d < best_d || (d == best_d && d <= cap && p > best_p)) {
       best_d = d;
-      best = tpuci__catalogue[i].type;
+      best_p = p;
+      best = name;
     }
   }
   return best;
