@@ -193,6 +193,28 @@ static int tpuci__push_instance_table(lua_State *L, const tpuci__job_t *j,
   return lua_gettop(L);
 }
 
+/* The bytes an instance's strings take, roughly (allocator overhead
+ * included). */
+static size_t tpuci__instance_bytes(const tpuci__instance_t *in) {
+  size_t n = 0, i;
+#define TPUCI__STR_BYTES(s) ((s) ? strlen(s) + 16 : 0)
+  n += TPUCI__STR_BYTES(in->name) + TPUCI__STR_BYTES(in->job) +
+       TPUCI__STR_BYTES(in->where) + TPUCI__STR_BYTES(in->run) +
+       TPUCI__STR_BYTES(in->workdir) + TPUCI__STR_BYTES(in->network);
+  for (i = 0; i < in->argv.len; i++) n += TPUCI__STR_BYTES(in->argv.items[i]) + 8;
+  for (i = 0; i < in->env.len; i++)
+    n += TPUCI__STR_BYTES(in->env.items[i].key) +
+         TPUCI__STR_BYTES(in->env.items[i].value) + 16;
+  for (i = 0; i < in->matrix.len; i++)
+    n += TPUCI__STR_BYTES(in->matrix.items[i].key) +
+         TPUCI__STR_BYTES(in->matrix.items[i].value) + 16;
+  for (i = 0; i < in->nmounts; i++)
+    n += TPUCI__STR_BYTES(in->mounts[i].source) +
+         TPUCI__STR_BYTES(in->mounts[i].target) + sizeof(in->mounts[i]);
+#undef TPUCI__STR_BYTES
+  return n;
+}
+
 /* One instance for the combination in j->cur. */
 static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
   tpuci__plan_t *plan = c->plan;
@@ -329,6 +351,15 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
 
   lua_settop(L, top);
   j->emitted++;
+
+  /* The cap on Lua memory does not cover the plan's copies (a long run
+   * string times many instances): count them against the same cap. */
+  c->plan_bytes += sizeof(*in) + tpuci__instance_bytes(in);
+  if (c->plan_bytes > c->mem_limit) {
+    c->mem_error = 1;
+    lua_pushliteral(L, "the plan is too large");
+    lua_error(L);
+  }
 }
 
 /* Whether the combination idx matches one of the exclude rules. */

@@ -39,6 +39,7 @@ typedef struct {
   size_t mem_used;
   size_t mem_peak;
   int mem_error;               /* a memory error was seen and rethrown */
+  size_t plan_bytes;           /* C memory of the instances, roughly */
 
   tpuci__buf_t warning;        /* pieces of a warn() message */
   int closing;                 /* inside lua_close() */

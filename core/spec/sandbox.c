@@ -21,6 +21,7 @@
  * not grow the plan without bound (the cap on Lua memory does not cover
  * the plan). */
 #define TPUCI__SPEC_MAX_WARNINGS 1000
+#define TPUCI__SPEC_MAX_WARNING_LEN 2000
 
 tpuci__spec_ctx_t *tpuci__spec_ctx(lua_State *L) {
   void *ud = NULL;
@@ -85,8 +86,11 @@ int tpuci__spec_line(lua_State *L, int level) {
 
 void tpuci__spec_warn(tpuci__spec_ctx_t *c, const char *msg) {
   tpuci__strv_t *w = &c->plan->warnings;
-  if (w->len < TPUCI__SPEC_MAX_WARNINGS)
+  size_t n = strlen(msg);
+  if (w->len < TPUCI__SPEC_MAX_WARNINGS && n <= TPUCI__SPEC_MAX_WARNING_LEN)
     tpuci__strv_push(w, msg);
+  else if (w->len < TPUCI__SPEC_MAX_WARNINGS)
+    tpuci__strv_take(w, tpuci__printf("%.*s...", TPUCI__SPEC_MAX_WARNING_LEN, msg));
   else if (w->len == TPUCI__SPEC_MAX_WARNINGS)
     tpuci__strv_take(w, tpuci__printf("%s: more than %d warnings, the rest "
                                       "were dropped", c->src,
@@ -194,6 +198,47 @@ static int tpuci__spec_print(lua_State *L) {
   return 0;
 }
 
+/* Lua runs __gc finalizers with hooks off (lgc.c GCTM), so a finalizer
+ * with an endless loop would escape the deadline, even in lua_close().
+ * Lua marks a table for finalization only if its metatable has __gc when
+ * setmetatable() is called, and tables are the only objects a spec can
+ * give a metatable: refusing __gc here closes that door. */
+static int tpuci__spec_setmetatable(lua_State *L) {
+  if (lua_type(L, 2) == LUA_TTABLE) {
+    lua_pushliteral(L, "__gc");
+    if (lua_rawget(L, 2) != LUA_TNIL)
+      return luaL_error(L, "setmetatable: __gc metamethods are not allowed "
+                        "in a spec");
+    lua_pop(L, 1);
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+/* The message handler of xpcall() wrapped: an error raised by the
+ * deadline hook calls the handler with hooks still off, so once past the
+ * deadline the spec's handler is not run at all. */
+static int tpuci__spec_xpcall_handler(lua_State *L) {
+  if (tpuci__spec_ctx(L)->timed_out) return 1;
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+static int tpuci__spec_xpcall(lua_State *L) {
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_pushvalue(L, 2);
+  lua_pushcclosure(L, tpuci__spec_xpcall_handler, 1);
+  lua_replace(L, 2);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
 void tpuci__spec_sandbox(lua_State *L) {
   static const luaL_Reg libs[] = {
     {LUA_GNAME, luaopen_base},
@@ -219,6 +264,12 @@ void tpuci__spec_sandbox(lua_State *L) {
   lua_setglobal(L, "load");
   lua_pushcfunction(L, tpuci__spec_print);
   lua_setglobal(L, "print");
+  lua_getglobal(L, "setmetatable");
+  lua_pushcclosure(L, tpuci__spec_setmetatable, 1);
+  lua_setglobal(L, "setmetatable");
+  lua_getglobal(L, "xpcall");
+  lua_pushcclosure(L, tpuci__spec_xpcall, 1);
+  lua_setglobal(L, "xpcall");
 }
 
 /* ------------------------------------------------------------------ */
