@@ -1,0 +1,2 @@
+-- expect: 11-no-run-or-cmd.lua:2: job 'x': needs 'run' or 'cmd'
+job "x" { timeout = "1m" }

@@ -1,0 +1,2 @@
+-- expect: 43-image-no-ref.lua:2: image 'py': ref: missing
+image "py" { pull = "never" }
