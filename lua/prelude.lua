@@ -384,19 +384,27 @@ local TOPOLOGY_SET = set_of(TOPOLOGY_KEYS)
 
 local function topology_spec(d, t)
   check_keys(d, nil, t, TOPOLOGY_KEYS, TOPOLOGY_SET)
-  local function int(key, hi)
+  -- The ranges of core/topology.h: hosts 1..256, 1, 2, 4 or 8 chips per
+  -- host, 1 or 2 TensorCores per chip.
+  local function int(key, hi, allowed)
     local v = rawget(t, key)
     if v == nil then return 1 end
-    return integer(d, key, v, 1, hi)
+    local i = integer(d, key, v, 1, hi)
+    if allowed and not allowed[i] then
+      fail(d, key, sfmt("must be %s, got %d", allowed.text, i))
+    end
+    return i
   end
   local base = rawget(t, "base")
   local emulate = rawget(t, "emulate")
   return {
     name = d.name, where = d.where,
     base = base ~= nil and nonempty(d, "base", base) or nil,
-    hosts = int("hosts", 64),
-    chips_per_host = int("chips_per_host", 64),
-    cores_per_chip = int("cores_per_chip", 8),
+    hosts = int("hosts", 256),
+    chips_per_host = int("chips_per_host", 8,
+                         { [1] = true, [2] = true, [4] = true, [8] = true,
+                           text = "1, 2, 4 or 8" }),
+    cores_per_chip = int("cores_per_chip", 2),
     emulate = emulate ~= nil and enum(d, "emulate", emulate, EMULATE) or "pjrt",
   }
 end
