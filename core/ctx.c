@@ -393,6 +393,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   so.deadline_ms = opts->deadline_ms;
   so.grace_ms = opts->grace_ms;
   so.handle_signals = opts->handle_signals;
+  so.tick_ms = opts->tick_ms;
   so.run_id = ctx->rd.id;
   so.run_dir = ctx->rd.dir;
   so.on_event = tpuci__on_sched_event;

@@ -90,6 +90,7 @@ struct tpuci__sched_s {
   int closing;             /* handles and runtimes still closing */
 
   uv_timer_t deadline_timer;
+  uv_timer_t tick_timer;
   uv_signal_t sigint;
   uv_signal_t sigterm;
   int signals_on;
@@ -565,6 +566,8 @@ static void tpuci__check_finished(tpuci__sched_t *s) {
      * they still have (containers, networks) first. */
     s->closing++;
     uv_close((uv_handle_t *) &s->deadline_timer, tpuci__handle_closed);
+    s->closing++;
+    uv_close((uv_handle_t *) &s->tick_timer, tpuci__handle_closed);
     if (s->signals_on) {
       s->closing += 2;
       uv_close((uv_handle_t *) &s->sigint, tpuci__handle_closed);
@@ -625,6 +628,14 @@ static void tpuci__deadline_cb(uv_timer_t *timer) {
   free(msg);
   tpuci__stop(s, TPUCI__STOP_DEADLINE, 0);
   tpuci__check_finished(s);
+}
+
+static void tpuci__tick_cb(uv_timer_t *timer) {
+  tpuci__sched_t *s = timer->data;
+  tpuci_event_t ev;
+  memset(&ev, 0, sizeof(ev));
+  ev.type = TPUCI_EVENT_TICK;
+  tpuci__emit(s, &ev);
 }
 
 static void tpuci__signal_cb(uv_signal_t *h, int signum) {
@@ -714,6 +725,10 @@ int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
 
   uv_timer_init(loop, &s->deadline_timer);
   s->deadline_timer.data = s;
+  uv_timer_init(loop, &s->tick_timer);
+  s->tick_timer.data = s;
+  if (s->opts.tick_ms)
+    uv_timer_start(&s->tick_timer, tpuci__tick_cb, s->opts.tick_ms, s->opts.tick_ms);
   if (s->opts.deadline_ms)
     uv_timer_start(&s->deadline_timer, tpuci__deadline_cb, s->opts.deadline_ms, 0);
   if (s->opts.handle_signals) {

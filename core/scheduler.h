@@ -35,6 +35,7 @@ typedef struct {
   uint64_t deadline_ms;
   uint64_t grace_ms;            /* 0: each instance's */
   int handle_signals;
+  uint64_t tick_ms;             /* TICK events; 0: none */
   const char *run_id;
   const char *run_dir;          /* exists */
   /* Events go to the context, which adds its own pointer. */

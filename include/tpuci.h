@@ -155,7 +155,8 @@ typedef enum {
   TPUCI_EVENT_RETRY_SCHEDULED,  /* the next attempt waits retry_in_ms */
   TPUCI_EVENT_INSTANCE_FINISHED,
   TPUCI_EVENT_MESSAGE,          /* a warning or note for the user */
-  TPUCI_EVENT_RUN_FINISHED
+  TPUCI_EVENT_RUN_FINISHED,
+  TPUCI_EVENT_TICK              /* every tick_ms while running */
 } tpuci_event_type_t;
 
 typedef struct tpuci_event_s {
@@ -210,6 +211,9 @@ typedef struct tpuci_run_options_s {
   const char *report_json;
   const char *report_yaml;
   const char *report_html;
+  /* Emit TPUCI_EVENT_TICK this often (a live display redraws on it);
+   * 0: never. */
+  uint64_t tick_ms;
 } tpuci_run_options_t;
 
 /* Fills `opts` with the defaults. */

@@ -1,12 +1,13 @@
-/* Console output: one line per attempt start and end, the tail of a
- * failed attempt's log, and a summary at the end. No escape codes unless
- * colour was asked for (a terminal without NO_COLOR, or --color=always). */
+/* Console output of the tpuci command (see console.h for the styles). */
 #include "console.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #define C_RED "\033[31m"
 #define C_GREEN "\033[32m"
@@ -15,26 +16,90 @@
 #define C_BOLD "\033[1m"
 #define C_RESET "\033[0m"
 
-void tpuci_console_init(tpuci_console_t *c, FILE *out, size_t ninstances) {
+static uint64_t now_ms(void) {
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  return (uint64_t) tv.tv_sec * 1000u + (uint64_t) tv.tv_usec / 1000u;
+}
+
+static void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size);
+  if (p == NULL) {
+    fputs("tpuci: out of memory\n", stderr);
+    exit(2);
+  }
+  return p;
+}
+
+void tpuci_console_init(tpuci_console_t *c, FILE *out, tpuci_ctx_t *ctx) {
+  size_t i, n = tpuci_instance_count(ctx);
   memset(c, 0, sizeof(*c));
   c->out = out;
-  c->tail_lines = 20;
-  c->ninstances = ninstances;
-  c->partial = calloc(ninstances ? ninstances : 1, sizeof(*c->partial));
-  c->partial_len = calloc(ninstances ? ninstances : 1, sizeof(*c->partial_len));
+  c->tail_lines = 40;
+  c->block_max = 256 * 1024;
+  c->ninstances = n;
+  c->inst = xcalloc(n, sizeof(*c->inst));
+  c->expected_ms = xcalloc(n, sizeof(*c->expected_ms));
+  for (i = 0; i < n; i++) c->nselected += tpuci_instance_selected(ctx, i) != 0;
+  c->start_ms = now_ms();
 }
 
 void tpuci_console_free(tpuci_console_t *c) {
   size_t i;
-  for (i = 0; i < c->ninstances; i++) free(c->partial[i]);
-  free(c->partial);
-  free(c->partial_len);
-  c->partial = NULL;
-  c->partial_len = NULL;
+  for (i = 0; i < c->ninstances; i++) free(c->inst[i].partial);
+  free(c->inst);
+  free(c->expected_ms);
+  c->inst = NULL;
+  c->expected_ms = NULL;
 }
 
-static const char *tpuci_console_color(const tpuci_console_t *c,
-                                       tpuci_outcome_t o) {
+/* ------------------------------------------------------------------ */
+/* Time left: what each instance took in the previous run.             */
+
+typedef struct {
+  const char *name;
+  uint64_t ms;
+} expect_t;
+
+static int cmp_expect(const void *a, const void *b) {
+  return strcmp(((const expect_t *) a)->name, ((const expect_t *) b)->name);
+}
+
+void tpuci_console_expect(tpuci_console_t *c, tpuci_ctx_t *ctx,
+                          const char *state_dir) {
+  tpuci_ctx_t *past;
+  expect_t *list;
+  size_t i, n;
+
+  if (tpuci_ctx_new(&past, NULL) != 0) return;
+  if (tpuci_load_run(past, state_dir, NULL) != 0) {
+    tpuci_ctx_free(past);
+    return;
+  }
+  n = tpuci_instance_count(past);
+  list = xcalloc(n, sizeof(*list));
+  for (i = 0; i < n; i++) {
+    tpuci_attempt_info_t info;
+    size_t k = tpuci_attempt_count(past, i);
+    list[i].name = tpuci_instance_name(past, i);
+    if (k > 0 && tpuci_attempt_info(past, i, k - 1, &info) == 0)
+      list[i].ms = info.duration_ms;
+  }
+  qsort(list, n, sizeof(*list), cmp_expect);
+  for (i = 0; i < c->ninstances; i++) {
+    expect_t key, *hit;
+    key.name = tpuci_instance_name(ctx, i);
+    hit = bsearch(&key, list, n, sizeof(*list), cmp_expect);
+    if (hit) c->expected_ms[i] = hit->ms ? hit->ms : 1;
+  }
+  free(list);
+  tpuci_ctx_free(past);
+}
+
+/* ------------------------------------------------------------------ */
+/* Small pieces                                                        */
+
+static const char *color_of(const tpuci_console_t *c, tpuci_outcome_t o) {
   if (!c->color) return "";
   switch (o) {
     case TPUCI_OUTCOME_PASSED: return C_GREEN;
@@ -44,105 +109,286 @@ static const char *tpuci_console_color(const tpuci_console_t *c,
   }
 }
 
-static const char *tpuci_console_reset(const tpuci_console_t *c) {
-  return c->color ? C_RESET : "";
-}
+static const char *reset(const tpuci_console_t *c) { return c->color ? C_RESET : ""; }
 
 /* "1.2s", "250ms", "3m05s". */
-static void tpuci_console_duration(uint64_t ms, char *buf, size_t size) {
+static void fmt_duration(uint64_t ms, char *buf, size_t size) {
   if (ms < 1000)
     snprintf(buf, size, "%llums", (unsigned long long) ms);
   else if (ms < 60000)
     snprintf(buf, size, "%.1fs", (double) ms / 1000.0);
-  else
+  else if (ms < 3600000)
     snprintf(buf, size, "%llum%02llus", (unsigned long long) (ms / 60000),
              (unsigned long long) (ms / 1000 % 60));
+  else
+    snprintf(buf, size, "%lluh%02llum", (unsigned long long) (ms / 3600000),
+             (unsigned long long) (ms / 60000 % 60));
 }
 
-/* Prints the last `lines` lines of a log file, indented. */
-static void tpuci_console_tail(tpuci_console_t *c, const char *path, int lines) {
-  FILE *f;
-  long size, from;
-  char *buf, *start, *p;
-  size_t n;
-  int seen = 0;
+static int term_width(const tpuci_console_t *c) {
+  struct winsize ws;
+  if (ioctl(fileno(c->out), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) return ws.ws_col;
+  return 80;
+}
 
-  if (path == NULL || lines <= 0 || (f = fopen(path, "rb")) == NULL) return;
+/* Reads a whole log (up to `max` bytes from its end). *truncated is the
+ * number of bytes left out. */
+static char *read_log(const char *path, size_t max, size_t *len, long *truncated) {
+  FILE *f;
+  long size;
+  char *buf;
+  size_t n;
+
+  *len = 0;
+  *truncated = 0;
+  if (path == NULL || (f = fopen(path, "rb")) == NULL) return NULL;
   fseek(f, 0, SEEK_END);
   size = ftell(f);
-  from = size > 8192 ? size - 8192 : 0;
-  fseek(f, from, SEEK_SET);
-  buf = malloc(8193);
-  n = buf ? fread(buf, 1, 8192, f) : 0;
-  fclose(f);
-  if (buf == NULL) return;
-  buf[n] = '\0';
-  while (n > 0 && buf[n - 1] == '\n') buf[--n] = '\0';
-  if (n == 0) {
-    fprintf(c->out, "    | (no output)\n");
-    free(buf);
-    return;
+  if (size > (long) max) {
+    *truncated = size - (long) max;
+    fseek(f, size - (long) max, SEEK_SET);
+  } else {
+    fseek(f, 0, SEEK_SET);
   }
-  start = buf;
-  for (p = buf + n; p > buf; p--) {
-    if (p[-1] == '\n' && ++seen == lines) {
-      start = p;
-      break;
+  buf = xcalloc((size_t) (size > (long) max ? (long) max : size) + 1, 1);
+  n = fread(buf, 1, (size_t) (size > (long) max ? (long) max : size), f);
+  fclose(f);
+  buf[n] = '\0';
+  *len = n;
+  return buf;
+}
+
+/* Prints text line by line with a prefix, at most `lines` of its end
+ * (0: all). */
+static void print_lines(tpuci_console_t *c, const char *text, size_t len,
+                        const char *prefix, int lines) {
+  const char *start = text, *p;
+  int seen = 0;
+
+  while (len > 0 && text[len - 1] == '\n') len--;
+  if (lines > 0) {
+    for (p = text + len; p > text; p--) {
+      if (p[-1] == '\n' && ++seen == lines) {
+        start = p;
+        break;
+      }
     }
   }
-  if (start == buf && from > 0) {
-    /* Skip the partial first line of the window. */
-    char *nl = strchr(buf, '\n');
-    if (nl) start = nl + 1;
+  for (p = start; p < text + len;) {
+    const char *nl = memchr(p, '\n', (size_t) (text + len - p));
+    size_t n = nl ? (size_t) (nl - p) : (size_t) (text + len - p);
+    fprintf(c->out, "%s%.*s\n", prefix, (int) n, p);
+    p += n + 1;
   }
-  for (p = start; *p; ) {
-    char *nl = strchr(p, '\n');
-    size_t len = nl ? (size_t) (nl - p) : strlen(p);
-    fprintf(c->out, "    | %.*s\n", (int) len, p);
-    p += len + (nl != NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* The board                                                           */
+
+static void board_erase(tpuci_console_t *c) {
+  if (c->board_lines > 0) {
+    fprintf(c->out, "\033[%dA\033[J", c->board_lines);
+    c->board_lines = 0;
   }
-  free(buf);
+}
+
+static void board_draw(tpuci_console_t *c, tpuci_ctx_t *ctx) {
+  int width = term_width(c), shown = 0, max_rows = 20;
+  uint64_t now = now_ms(), left = 0, slots_ms = 0;
+  size_t i, queued = c->nselected - c->done - c->running, unknown = 0;
+  char d[32], eta[48];
+
+  if (c->style != TPUCI_CONSOLE_BOARD) return;
+  board_erase(c);
+  /* Time left: the expected time of what is queued plus what the running
+   * attempts still need, over the slots in use. */
+  for (i = 0; i < c->ninstances; i++) {
+    const tpuci_console_inst_t *in = &c->inst[i];
+    if (!tpuci_instance_selected(ctx, i) || in->finished) continue;
+    if (c->expected_ms[i] == 0) {
+      unknown++;
+      continue;
+    }
+    if (in->started_ms) {
+      uint64_t el = now - in->started_ms;
+      left += c->expected_ms[i] > el ? c->expected_ms[i] - el : 0;
+    } else {
+      left += c->expected_ms[i];
+    }
+  }
+  slots_ms = c->running ? c->running : 1;
+  if (unknown == 0 && left > 0) {
+    fmt_duration(left / slots_ms, d, sizeof(d));
+    snprintf(eta, sizeof(eta), ", about %s left", d);
+  } else {
+    eta[0] = '\0';
+  }
+  fmt_duration(now - c->start_ms, d, sizeof(d));
+  fprintf(c->out, "%s%zu running, %zu queued, %zu done (%zu passed, %zu failed)%s, %s%s\n",
+          c->color ? C_BOLD : "", c->running, queued, c->done,
+          c->counts[TPUCI_OUTCOME_PASSED] + c->counts[TPUCI_OUTCOME_FLAKY],
+          c->done - c->counts[TPUCI_OUTCOME_PASSED] - c->counts[TPUCI_OUTCOME_FLAKY],
+          eta, d, reset(c));
+  c->board_lines = 1;
+  for (i = 0; i < c->ninstances && shown < max_rows; i++) {
+    const tpuci_console_inst_t *in = &c->inst[i];
+    char line[512];
+    int n;
+    if (!in->started_ms) continue;
+    fmt_duration(now - in->started_ms, d, sizeof(d));
+    n = snprintf(line, sizeof(line), "  %s #%d %s  %s", tpuci_instance_name(ctx, i),
+                 in->attempt, d, in->last);
+    if (n > width - 1) line[width - 1] = '\0';
+    fprintf(c->out, "%s%s%s\n", c->color ? C_DIM : "", line, reset(c));
+    c->board_lines++;
+    shown++;
+  }
+  if ((size_t) shown < c->running) {
+    fprintf(c->out, "  ... and %zu more\n", c->running - (size_t) shown);
+    c->board_lines++;
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Output                                                              */
+
+static void remember_last_line(tpuci_console_inst_t *in, const char *data, size_t len) {
+  const char *end = data + len, *p, *start;
+  while (end > data && (end[-1] == '\n' || end[-1] == '\r')) end--;
+  if (end == data) return;
+  for (p = end; p > data && p[-1] != '\n' && p[-1] != '\r'; p--) {}
+  start = p;
+  len = (size_t) (end - start);
+  if (len >= sizeof(in->last)) len = sizeof(in->last) - 1;
+  memcpy(in->last, start, len);
+  in->last[len] = '\0';
+  /* Control characters would break the board. */
+  for (p = in->last; *p; p++)
+    if ((unsigned char) *p < 0x20) in->last[p - in->last] = ' ';
 }
 
 /* -v: prints output live, a line at a time, prefixed by the instance. */
-static void tpuci_console_stream(tpuci_console_t *c, const tpuci_event_t *ev) {
-  size_t i = ev->instance, off = 0;
-  if (i >= c->ninstances) return;
+static void stream(tpuci_console_t *c, const tpuci_event_t *ev) {
+  tpuci_console_inst_t *in = &c->inst[ev->instance];
+  size_t off = 0;
   while (off < ev->len) {
     const char *nl = memchr(ev->data + off, '\n', ev->len - off);
     size_t n = nl ? (size_t) (nl - (ev->data + off)) : ev->len - off;
     if (nl == NULL) {
-      char *q = realloc(c->partial[i], c->partial_len[i] + n);
+      char *q = realloc(in->partial, in->partial_len + n);
       if (q == NULL) return;
-      memcpy(q + c->partial_len[i], ev->data + off, n);
-      c->partial[i] = q;
-      c->partial_len[i] += n;
+      memcpy(q + in->partial_len, ev->data + off, n);
+      in->partial = q;
+      in->partial_len += n;
       return;
     }
-    fprintf(c->out, "[%s] %.*s%.*s\n", ev->name, (int) c->partial_len[i],
-            c->partial[i] ? c->partial[i] : "", (int) n, ev->data + off);
-    c->partial_len[i] = 0;
+    fprintf(c->out, "[%s] %.*s%.*s\n", ev->name, (int) in->partial_len,
+            in->partial ? in->partial : "", (int) n, ev->data + off);
+    in->partial_len = 0;
     off += n + 1;
   }
 }
 
-static void tpuci_console_flush_partial(tpuci_console_t *c, size_t i,
-                                        const char *name) {
-  if (i >= c->ninstances || c->partial_len[i] == 0) return;
-  fprintf(c->out, "[%s] %.*s\n", name, (int) c->partial_len[i], c->partial[i]);
-  c->partial_len[i] = 0;
+static void flush_partial(tpuci_console_t *c, const tpuci_event_t *ev) {
+  tpuci_console_inst_t *in = &c->inst[ev->instance];
+  if (in->partial_len == 0) return;
+  fprintf(c->out, "[%s] %.*s\n", ev->name, (int) in->partial_len, in->partial);
+  in->partial_len = 0;
+}
+
+/* An attempt's whole output, as one block. */
+static void print_block(tpuci_console_t *c, const tpuci_event_t *ev, int failed) {
+  size_t len;
+  long cut;
+  char *log = read_log(ev->log_path, c->block_max, &len, &cut);
+  int gh = c->style == TPUCI_CONSOLE_GITHUB;
+
+  if (log == NULL || len == 0) {
+    if (failed) fprintf(c->out, "    (no output)\n");
+    free(log);
+    return;
+  }
+  if (gh)
+    fprintf(c->out, "::group::%s (attempt %d/%d): %s\n", ev->name, ev->attempt,
+            ev->max_attempts, tpuci_outcome_name(ev->outcome));
+  else
+    fprintf(c->out, "--- output of %s, attempt %d/%d ---\n", ev->name, ev->attempt,
+            ev->max_attempts);
+  if (cut > 0)
+    fprintf(c->out, "(first %ld bytes left out; the whole log: %s)\n", cut, ev->log_path);
+  print_lines(c, log, len, "", 0);
+  fprintf(c->out, gh ? "::endgroup::\n" : "--- end of %s ---\n", ev->name);
+  free(log);
+}
+
+/* A GitHub annotation value must not contain newlines or '%'. */
+static void gh_escape(FILE *out, const char *s) {
+  for (; s && *s; s++) {
+    if (*s == '%') fputs("%25", out);
+    else if (*s == '\r') fputs("%0D", out);
+    else if (*s == '\n') fputs("%0A", out);
+    else fputc(*s, out);
+  }
+}
+
+static void gh_property(FILE *out, const char *s) {
+  for (; s && *s; s++) {
+    if (*s == ',') fputs("%2C", out);
+    else if (*s == ':') fputs("%3A", out);
+    else if (*s == '%') fputs("%25", out);
+    else if (*s == '\n') fputs("%0A", out);
+    else fputc(*s, out);
+  }
+}
+
+static void gh_annotate(tpuci_console_t *c, tpuci_ctx_t *ctx, const tpuci_event_t *ev) {
+  const char *where = tpuci_instance_where(ctx, ev->instance), *colon;
+  fputs("::error ", c->out);
+  if (where && (colon = strrchr(where, ':')) != NULL) {
+    char file[1024];
+    size_t n = (size_t) (colon - where);
+    if (n >= sizeof(file)) n = sizeof(file) - 1;
+    memcpy(file, where, n);
+    file[n] = '\0';
+    fputs("file=", c->out);
+    gh_property(c->out, file);
+    fprintf(c->out, ",line=%d,", atoi(colon + 1));
+  }
+  fputs("title=", c->out);
+  gh_property(c->out, "tpuci: ");
+  gh_property(c->out, ev->name);
+  fputs(" ", c->out);
+  gh_property(c->out, tpuci_outcome_name(ev->outcome));
+  fputs("::", c->out);
+  {
+    tpuci_attempt_info_t info;
+    size_t k = tpuci_attempt_count(ctx, ev->instance);
+    if (k > 0 && tpuci_attempt_info(ctx, ev->instance, k - 1, &info) == 0)
+      gh_escape(c->out, info.cause);
+  }
+  fputc('\n', c->out);
 }
 
 void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
   tpuci_console_t *c = ud;
+  int board = c->style == TPUCI_CONSOLE_BOARD;
   char d[32];
-  (void) ctx;
 
   switch (ev->type) {
     case TPUCI_EVENT_RUN_STARTED:
       if (!c->quiet) fprintf(c->out, "tpuci: run folder %s\n", ev->message);
       break;
-    case TPUCI_EVENT_ATTEMPT_STARTED:
+    case TPUCI_EVENT_ATTEMPT_STARTED: {
+      tpuci_console_inst_t *in = &c->inst[ev->instance];
+      in->started_ms = now_ms();
+      in->attempt = ev->attempt;
+      in->max_attempts = ev->max_attempts;
+      in->last[0] = '\0';
+      c->running++;
+      if (board) {
+        board_draw(c, ctx);
+        break;
+      }
       if (c->quiet) break;
       if (ev->max_attempts > 1)
         fprintf(c->out, "[start] %s (attempt %d/%d)\n", ev->name, ev->attempt,
@@ -150,47 +396,138 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
       else
         fprintf(c->out, "[start] %s\n", ev->name);
       break;
+    }
     case TPUCI_EVENT_OUTPUT:
-      if (c->verbose) tpuci_console_stream(c, ev);
+      if (c->verbose) {
+        if (board) board_erase(c);
+        stream(c, ev);
+      }
+      remember_last_line(&c->inst[ev->instance], ev->data, ev->len);
       break;
     case TPUCI_EVENT_ATTEMPT_FINISHED: {
       int ok = ev->outcome == TPUCI_OUTCOME_PASSED;
-      if (c->verbose) tpuci_console_flush_partial(c, ev->instance, ev->name);
-      tpuci_console_duration(ev->duration_ms, d, sizeof(d));
-      if (ok && c->quiet) break;
-      fprintf(c->out, "[%s%-7s%s] %s: %s in %s", tpuci_console_color(c, ev->outcome),
-              ok ? "pass" : tpuci_outcome_name(ev->outcome),
-              tpuci_console_reset(c), ev->name, ev->cause ? ev->cause : "", d);
-      if (ev->max_attempts > 1)
-        fprintf(c->out, " (attempt %d/%d)", ev->attempt, ev->max_attempts);
-      fputc('\n', c->out);
-      if (!ok && ev->outcome != TPUCI_OUTCOME_CANCELLED) {
-        fprintf(c->out, "    log: %s\n", ev->log_path ? ev->log_path : "-");
-        if (!c->verbose) tpuci_console_tail(c, ev->log_path, c->tail_lines);
+      c->inst[ev->instance].started_ms = 0;
+      c->running--;
+      if (board) board_erase(c);
+      if (c->verbose) flush_partial(c, ev);
+      fmt_duration(ev->duration_ms, d, sizeof(d));
+      if (!(ok && c->quiet)) {
+        fprintf(c->out, "[%s%-7s%s] %s: %s in %s", color_of(c, ev->outcome),
+                ok ? "pass" : tpuci_outcome_name(ev->outcome), reset(c), ev->name,
+                ev->cause ? ev->cause : "", d);
+        if (ev->max_attempts > 1)
+          fprintf(c->out, " (attempt %d/%d)", ev->attempt, ev->max_attempts);
+        fputc('\n', c->out);
+        if (!ok && ev->outcome != TPUCI_OUTCOME_CANCELLED)
+          fprintf(c->out, "    log: %s\n", ev->log_path ? ev->log_path : "-");
+        if (!c->verbose) {
+          if (board) {
+            /* On a terminal the board shows progress; failures get their
+             * log tail. */
+            if (!ok && ev->outcome != TPUCI_OUTCOME_CANCELLED) {
+              size_t len;
+              long cut;
+              char *log = read_log(ev->log_path, 64 * 1024, &len, &cut);
+              if (log) print_lines(c, log, len, "    | ", c->tail_lines);
+              free(log);
+            }
+          } else {
+            print_block(c, ev, !ok);
+          }
+        }
       }
+      /* RETRY_SCHEDULED or INSTANCE_FINISHED follows at once and redraws
+       * the board with the counts right. */
       break;
     }
     case TPUCI_EVENT_RETRY_SCHEDULED:
-      tpuci_console_duration(ev->retry_in_ms, d, sizeof(d));
+      if (board) board_erase(c);
+      fmt_duration(ev->retry_in_ms, d, sizeof(d));
       fprintf(c->out, "[retry  ] %s: attempt %d/%d in %s\n", ev->name,
               ev->attempt, ev->max_attempts, d);
+      board_draw(c, ctx);
       break;
     case TPUCI_EVENT_INSTANCE_FINISHED:
+      c->inst[ev->instance].finished = 1;
+      c->done++;
+      if (ev->outcome < TPUCI_OUTCOME__COUNT) c->counts[ev->outcome]++;
+      if (board) board_erase(c);
       if (ev->outcome == TPUCI_OUTCOME_FLAKY)
         fprintf(c->out, "[%sflaky  %s] %s: passed on attempt %d after failing\n",
-                tpuci_console_color(c, ev->outcome), tpuci_console_reset(c),
-                ev->name, ev->attempt);
+                color_of(c, ev->outcome), reset(c), ev->name, ev->attempt);
+      if (c->style == TPUCI_CONSOLE_GITHUB && ev->outcome != TPUCI_OUTCOME_PASSED &&
+          ev->outcome != TPUCI_OUTCOME_FLAKY && ev->attempt > 0)
+        gh_annotate(c, ctx, ev);
+      board_draw(c, ctx);
       break;
     case TPUCI_EVENT_MESSAGE:
+      if (board) board_erase(c);
       if (ev->name)
         fprintf(c->out, "tpuci: %s: %s\n", ev->name, ev->message);
       else
         fprintf(c->out, "tpuci: %s\n", ev->message);
+      board_draw(c, ctx);
+      break;
+    case TPUCI_EVENT_TICK:
+      board_draw(c, ctx);
       break;
     case TPUCI_EVENT_RUN_FINISHED:
+      if (board) board_erase(c);
       break;
   }
   fflush(c->out);
+}
+
+/* ------------------------------------------------------------------ */
+/* The summary                                                         */
+
+static uint64_t instance_ms(tpuci_ctx_t *ctx, size_t i) {
+  size_t k, na = tpuci_attempt_count(ctx, i);
+  uint64_t dur = 0;
+  for (k = 0; k < na; k++) {
+    tpuci_attempt_info_t info;
+    if (tpuci_attempt_info(ctx, i, k, &info) == 0) dur += info.duration_ms;
+  }
+  return dur;
+}
+
+static const char *outcome_label(tpuci_outcome_t o) {
+  return o == TPUCI_OUTCOME_NONE ? "not run" : tpuci_outcome_name(o);
+}
+
+/* Appends a Markdown table to $GITHUB_STEP_SUMMARY. */
+static void gh_step_summary(tpuci_ctx_t *ctx) {
+  const char *path = getenv("GITHUB_STEP_SUMMARY");
+  size_t i, n = tpuci_instance_count(ctx);
+  char d[32];
+  FILE *f;
+
+  if (path == NULL || *path == '\0' || (f = fopen(path, "a")) == NULL) return;
+  fprintf(f, "### tpuci: %s\n\n", tpuci_run_exit_code(ctx) == 0 ? "passed" : "failed");
+  fprintf(f, "| instance | outcome | attempts | time |\n|---|---|---:|---:|\n");
+  for (i = 0; i < n; i++) {
+    const char *name = tpuci_instance_name(ctx, i), *p;
+    if (!tpuci_instance_selected(ctx, i)) continue;
+    fmt_duration(instance_ms(ctx, i), d, sizeof(d));
+    fputs("| `", f);
+    for (p = name; *p; p++) {
+      if (*p == '|') fputc('\\', f);
+      fputc(*p, f);
+    }
+    fprintf(f, "` | %s | %zu | %s |\n", outcome_label(tpuci_instance_outcome(ctx, i)),
+            tpuci_attempt_count(ctx, i), d);
+  }
+  fmt_duration(tpuci_run_duration_ms(ctx), d, sizeof(d));
+  fprintf(f, "\n%zu passed, %zu flaky, %zu failed, %zu timeout, %zu oom, %zu infra, "
+             "%zu cancelled in %s\n\n",
+          tpuci_outcome_count(ctx, TPUCI_OUTCOME_PASSED),
+          tpuci_outcome_count(ctx, TPUCI_OUTCOME_FLAKY),
+          tpuci_outcome_count(ctx, TPUCI_OUTCOME_FAILED),
+          tpuci_outcome_count(ctx, TPUCI_OUTCOME_TIMEOUT),
+          tpuci_outcome_count(ctx, TPUCI_OUTCOME_OOM),
+          tpuci_outcome_count(ctx, TPUCI_OUTCOME_INFRA),
+          tpuci_outcome_count(ctx, TPUCI_OUTCOME_CANCELLED), d);
+  fclose(f);
 }
 
 void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
@@ -214,35 +551,27 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
           "outcome", "attempts", "duration");
   for (i = 0; i < n; i++) {
     tpuci_outcome_t o;
-    uint64_t dur = 0;
-    size_t na;
     if (!tpuci_instance_selected(ctx, i)) continue;
     o = tpuci_instance_outcome(ctx, i);
-    na = tpuci_attempt_count(ctx, i);
-    for (k = 0; k < na; k++) {
-      tpuci_attempt_info_t info;
-      if (tpuci_attempt_info(ctx, i, k, &info) == 0) dur += info.duration_ms;
-    }
     if (c->quiet && o == TPUCI_OUTCOME_PASSED) continue;
-    tpuci_console_duration(dur, d, sizeof(d));
+    fmt_duration(instance_ms(ctx, i), d, sizeof(d));
     fprintf(c->out, "%-*s  %s%-9s%s  %8zu  %9s\n", (int) width,
-            tpuci_instance_name(ctx, i), tpuci_console_color(c, o),
-            o == TPUCI_OUTCOME_NONE ? "not run" : tpuci_outcome_name(o),
-            tpuci_console_reset(c), na, d);
+            tpuci_instance_name(ctx, i), color_of(c, o), outcome_label(o), reset(c),
+            tpuci_attempt_count(ctx, i), d);
   }
   fputc('\n', c->out);
-  for (k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
-    size_t cnt = tpuci_outcome_count(ctx, order[k]);
-    fprintf(c->out, "%s%s %zu", k ? ", " : "", tpuci_outcome_name(order[k]), cnt);
-  }
-  tpuci_console_duration(tpuci_run_duration_ms(ctx), d, sizeof(d));
+  for (k = 0; k < sizeof(order) / sizeof(order[0]); k++)
+    fprintf(c->out, "%s%s %zu", k ? ", " : "", tpuci_outcome_name(order[k]),
+            tpuci_outcome_count(ctx, order[k]));
+  fmt_duration(tpuci_run_duration_ms(ctx), d, sizeof(d));
   fprintf(c->out, " (of %zu) in %s\n", total, d);
   switch (code) {
-    case 0: fprintf(c->out, "%sverdict: PASSED%s\n", c->color ? C_BOLD C_GREEN : "", tpuci_console_reset(c)); break;
-    case 130: fprintf(c->out, "%sverdict: INTERRUPTED%s\n", c->color ? C_BOLD C_YELLOW : "", tpuci_console_reset(c)); break;
-    case 3: fprintf(c->out, "%sverdict: NOT RUN%s\n", c->color ? C_BOLD C_RED : "", tpuci_console_reset(c)); break;
-    default: fprintf(c->out, "%sverdict: FAILED%s\n", c->color ? C_BOLD C_RED : "", tpuci_console_reset(c)); break;
+    case 0: fprintf(c->out, "%sverdict: PASSED%s\n", c->color ? C_BOLD C_GREEN : "", reset(c)); break;
+    case 130: fprintf(c->out, "%sverdict: INTERRUPTED%s\n", c->color ? C_BOLD C_YELLOW : "", reset(c)); break;
+    case 3: fprintf(c->out, "%sverdict: NOT RUN%s\n", c->color ? C_BOLD C_RED : "", reset(c)); break;
+    default: fprintf(c->out, "%sverdict: FAILED%s\n", c->color ? C_BOLD C_RED : "", reset(c)); break;
   }
   fprintf(c->out, "summary: %s/summary.json\n", tpuci_run_dir(ctx));
+  if (c->style == TPUCI_CONSOLE_GITHUB) gh_step_summary(ctx);
   fflush(c->out);
 }

@@ -1,29 +1,69 @@
-/* The console reporter of the tpuci command: plain lines per attempt,
- * log tails of failures, a summary table. Uses only tpuci.h. */
+/* The console reporter of the tpuci command. Uses only tpuci.h.
+ *
+ * Three styles:
+ * - board: on a terminal (and not in CI), a status board redrawn in place
+ *   below the lines of finished attempts: one line per running attempt
+ *   (name, attempt, elapsed, last output line), counts, time left;
+ * - plain: not a terminal, or CI set: plain lines, no escape codes, and
+ *   each finished attempt's output printed whole as one block;
+ * - github: plain, with every block in ::group::/::endgroup::, ::error
+ *   annotations for failures, and a Markdown table appended to
+ *   $GITHUB_STEP_SUMMARY.
+ * With verbose, output is streamed live instead, a line at a time,
+ * prefixed with the instance name. */
 #ifndef TPUCI_CLI_CONSOLE_H
 #define TPUCI_CLI_CONSOLE_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "tpuci.h"
 
+typedef enum {
+  TPUCI_CONSOLE_PLAIN = 0,
+  TPUCI_CONSOLE_BOARD,
+  TPUCI_CONSOLE_GITHUB
+} tpuci_console_style_t;
+
+typedef struct {
+  char *partial;          /* -v: an incomplete output line */
+  size_t partial_len;
+  char last[160];         /* the last output line, for the board */
+  uint64_t started_ms;    /* 0: not running */
+  int attempt;
+  int max_attempts;
+  int finished;
+} tpuci_console_inst_t;
+
 typedef struct {
   FILE *out;
+  tpuci_console_style_t style;
   int color;              /* write ANSI colours */
   int verbose;            /* stream output live, prefixed */
   int quiet;              /* only failures and the summary */
-  int tail_lines;         /* log lines shown for a failed attempt */
+  int tail_lines;         /* log lines shown when a block is too long */
+  size_t block_max;       /* bytes of a log printed as its block */
   /* Private. */
-  char **partial;         /* per instance: an incomplete output line */
-  size_t *partial_len;
+  tpuci_console_inst_t *inst;
   size_t ninstances;
+  size_t nselected;
+  size_t running;
+  size_t done;
+  size_t counts[TPUCI_OUTCOME__COUNT];
+  int board_lines;        /* lines of the board on screen */
+  uint64_t start_ms;
+  uint64_t *expected_ms;  /* per instance, from the previous run; 0: unknown */
 } tpuci_console_t;
 
-void tpuci_console_init(tpuci_console_t *c, FILE *out, size_t ninstances);
+void tpuci_console_init(tpuci_console_t *c, FILE *out, tpuci_ctx_t *ctx);
 void tpuci_console_free(tpuci_console_t *c);
+/* Reads the durations of the previous run in `state_dir`, for the board's
+ * time-left estimate. */
+void tpuci_console_expect(tpuci_console_t *c, tpuci_ctx_t *ctx,
+                          const char *state_dir);
 /* The tpuci_event_cb: pass the console as userdata. */
 void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud);
-/* The final table and verdict. */
+/* The final table and verdict (and the GitHub step summary). */
 void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx);
 
 #endif /* TPUCI_CLI_CONSOLE_H */

@@ -56,6 +56,7 @@ static const char usage_run[] =
     "  --state-dir DIR     where runs are recorded (default: .tpuci)\n"
     "  -v, --verbose       stream every attempt's output, prefixed\n"
     "  -q, --quiet         print only failures and the summary\n"
+    "  --plain             plain lines even on a terminal (no status board)\n"
     "  --color WHEN        auto (default), always or never; NO_COLOR is honoured\n"
     "  --report-json PATH  also write the run report as JSON\n"
     "  --report-yaml PATH  also write the run report as YAML\n"
@@ -176,7 +177,7 @@ static int load_and_select(tpuci_ctx_t *ctx, const char *spec, selection_t *sel)
 enum {
   OPT_ONLY = 256, OPT_FAIL_FAST, OPT_DEADLINE, OPT_GRACE, OPT_STRICT_FLAKY,
   OPT_KEEP_FAILED, OPT_STATE_DIR, OPT_COLOR, OPT_JSON, OPT_DRY_RUN,
-  OPT_REPORT_JSON, OPT_REPORT_YAML, OPT_FAILED, OPT_RUN, OPT_YAML
+  OPT_REPORT_JSON, OPT_REPORT_YAML, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN
 };
 
 /* `tpuci run` and `tpuci rerun` share their options. */
@@ -184,7 +185,7 @@ typedef struct {
   tpuci_run_options_t ro;
   selection_t sel;
   const char *color;
-  int verbose, quiet;
+  int verbose, quiet, plain;
   int failed;             /* rerun --failed */
   const char *run_id;     /* rerun --run */
 } run_cli_t;
@@ -205,6 +206,7 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
       {"report-json", required_argument, NULL, OPT_REPORT_JSON},
       {"report-yaml", required_argument, NULL, OPT_REPORT_YAML},
       {"failed", no_argument, NULL, OPT_FAILED},
+      {"plain", no_argument, NULL, OPT_PLAIN},
       {"run", required_argument, NULL, OPT_RUN},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
@@ -245,6 +247,7 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
           return usage_error(cmd, "--color is auto, always or never");
         rc->color = optarg;
         break;
+      case OPT_PLAIN: rc->plain = 1; break;
       case OPT_REPORT_JSON: rc->ro.report_json = optarg; break;
       case OPT_REPORT_YAML: rc->ro.report_yaml = optarg; break;
       case OPT_FAILED:
@@ -263,6 +266,17 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
   if (rerun ? optind < argc - 1 : optind != argc - 1)
     return usage_error(cmd, optind >= argc ? "missing SPEC" : "too many arguments");
   return 0;
+}
+
+/* The board on a terminal outside CI; GitHub's commands under Actions;
+ * plain lines otherwise. */
+static tpuci_console_style_t console_style(const run_cli_t *rc) {
+  const char *gh = getenv("GITHUB_ACTIONS"), *ci = getenv("CI");
+  if (gh && strcmp(gh, "true") == 0) return TPUCI_CONSOLE_GITHUB;
+  if (rc->plain || rc->verbose || !isatty(STDOUT_FILENO)) return TPUCI_CONSOLE_PLAIN;
+  if (ci && *ci && strcmp(ci, "0") != 0 && strcmp(ci, "false") != 0)
+    return TPUCI_CONSOLE_PLAIN;
+  return TPUCI_CONSOLE_BOARD;
 }
 
 /* Loads the spec, selects, runs, prints; returns the exit code. */
@@ -302,12 +316,17 @@ static int execute_run(run_cli_t *rc, const char *spec) {
     }
   }
 
-  tpuci_console_init(&con, stdout, tpuci_instance_count(ctx));
+  tpuci_console_init(&con, stdout, ctx);
   con.verbose = rc->verbose;
   con.quiet = rc->quiet;
+  con.style = console_style(rc);
   if (strcmp(rc->color, "always") == 0) con.color = 1;
   else if (strcmp(rc->color, "auto") == 0)
     con.color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
+  if (con.style == TPUCI_CONSOLE_BOARD) {
+    rc->ro.tick_ms = 250;
+    tpuci_console_expect(&con, ctx, rc->ro.state_dir);
+  }
   rc->ro.on_event = tpuci_console_event;
   rc->ro.userdata = &con;
 
@@ -388,7 +407,7 @@ static int cmd_show(int argc, char **argv) {
     }
   } else {
     printf("run %s (%s)\n", tpuci_run_id(ctx), tpuci_run_dir(ctx));
-    tpuci_console_init(&con, stdout, tpuci_instance_count(ctx));
+    tpuci_console_init(&con, stdout, ctx);
     con.color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
     tpuci_console_summary(&con, ctx);
     tpuci_console_free(&con);

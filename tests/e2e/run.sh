@@ -13,9 +13,16 @@ run_tpuci run -j 2 "$SPECS/basic.lua"
 expect_code 1 "one failing"
 expect_out "verdict: FAILED"
 expect_out "bad: exit 3"
-# The failing attempt's log tail is shown.
-expect_out "    | broken"
-expect_out "    | about to fail"
+# Not a terminal: each finished attempt's output is printed whole, as
+# one block, and there is no escape code anywhere.
+expect_out "--- output of bad, attempt 1/1 ---
+about to fail
+broken
+--- end of bad ---"
+expect_out "--- output of ok, attempt 1/1 ---
+hello from ok
+--- end of ok ---"
+case "$out" in *$'\033'*) fail "escape codes in non-terminal output" ;; *) pass ;; esac
 expect_json '[i["outcome"] for i in s["instances"]]' "['passed', 'failed', 'passed', 'passed']"
 expect_json 's["instances"][1]["attempts"][0]["exit_code"]' 3
 expect_json 's["exit_code"]' 1

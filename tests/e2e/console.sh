@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The console styles: GitHub Actions groups, annotations and step summary;
+# the status board on a terminal.
+. "$TESTS/e2e/lib.sh"
+
+# Under GitHub Actions.
+GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$WORK/step.md" run_tpuci run "$SPECS/basic.lua"
+expect_code 1 "github run"
+expect_out "::group::bad (attempt 1/1): failed
+about to fail
+broken
+::endgroup::"
+expect_out "::error file=$SPECS/basic.lua,line=3,title=tpuci%3A bad failed::exit 3"
+expect_not_out "::error file=$SPECS/basic.lua,line=2"
+summary=$(cat "$WORK/step.md" 2>/dev/null)
+case "$summary" in
+  *'| `bad` | failed | 1 |'*'| `unit[python=3.11]` | passed | 1 |'*) pass ;;
+  *) fail "step summary: $summary" ;;
+esac
+
+# On a terminal (script(1) gives tpuci a pty): the board is drawn and
+# redrawn in place, finished attempts scroll above it.
+if command -v script >/dev/null; then
+  cat > board.lua <<'LUA'
+job "slow" { matrix = { n = { 1, 2, 3 } }, run = "echo step ${matrix.n}; sleep 1; echo done ${matrix.n}" }
+LUA
+  script -qec "'$TPUCI' run -j 2 board.lua" /dev/null > tty.out 2>&1 < /dev/null
+  out=$(cat tty.out)
+  expect_out "running, 1 queued, 0 done"
+  expect_out $'\033[' "cursor movement"
+  expect_out "slow[n=1] #1"
+  expect_out "verdict: PASSED"
+  # CI set: plain lines even on a terminal.
+  CI=true script -qec "'$TPUCI' run --color=never -j 2 board.lua" /dev/null > tty2.out 2>&1 < /dev/null
+  out=$(cat tty2.out)
+  expect_not_out "running, " "board under CI"
+  expect_out "--- output of slow[n=1], attempt 1/1 ---"
+else
+  fail "script(1) is missing (util-linux): cannot test the terminal board"
+fi
+finish
