@@ -12,7 +12,8 @@ if ! [ -f "$pidfile" ]; then
   exit 0
 fi
 pid=$(cat "$pidfile")
-if ! kill -0 "$pid" 2>/dev/null; then
+# Gone, or a zombie nobody reaped: nothing to stop.
+if ! [ -r "/proc/$pid/stat" ] || awk '{ exit !($3 == "Z") }' "/proc/$pid/stat"; then
   echo "engine-down: dockerd $pid is not running" >&2
   rm -f "$pidfile"
   exit 0
@@ -24,7 +25,7 @@ if ! tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q dockerd; then
 fi
 kill -TERM "$pid"
 deadline=$((SECONDS + timeout))
-while kill -0 "$pid" 2>/dev/null; do
+while [ -r "/proc/$pid/stat" ] && ! awk '{ exit !($3 == "Z") }' "/proc/$pid/stat"; do
   if [ $SECONDS -ge $deadline ]; then
     echo "engine-down: dockerd $pid still running after ${timeout}s; killing it" >&2
     kill -KILL "$pid" 2>/dev/null || true

@@ -20,9 +20,21 @@ answers() {
   curl -sf --max-time 2 --unix-socket "$sock" http://localhost/_ping >/dev/null 2>&1
 }
 
+# Whether pid $1 runs and is not a zombie nobody reaped.
+live() {
+  [ -n "$1" ] && [ -r "/proc/$1/stat" ] && awk '{ exit ($3 == "Z") }' "/proc/$1/stat"
+}
+
+# Whether pid $1 is a live dockerd serving this folder: a pid file can
+# outlive its process, and the pid can be reused.
+our_dockerd() {
+  live "$1" || return 1
+  tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q "dockerd.*$sock"
+}
+
 mkdir -p "$dir"
 
-if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null && answers; then
+if [ -f "$pidfile" ] && our_dockerd "$(cat "$pidfile")" && answers; then
   say "reusing dockerd (pid $(cat "$pidfile")) at $sock"
   echo "export DOCKER_HOST=unix://$sock"
   exit 0
@@ -45,28 +57,54 @@ command -v curl >/dev/null 2>&1 || {
 # A stale pid file or socket from an engine that died.
 if [ -f "$pidfile" ]; then
   old=$(cat "$pidfile")
-  if kill -0 "$old" 2>/dev/null; then
+  if our_dockerd "$old"; then
     say "dockerd pid $old is alive but does not answer; waiting for it"
   else
     rm -f "$pidfile"
   fi
 fi
+started=
 if ! [ -f "$pidfile" ]; then
+  # Leftovers of an engine that died without cleaning up: its containerd
+  # and shims (found by this folder's paths, nothing else is touched) and
+  # containerd's pid file, which would make the new engine wait for a
+  # containerd that is gone.
+  for p in $(pgrep -f -- "$dir/exec/containerd" 2>/dev/null || true); do
+    kill -KILL "$p" 2>/dev/null || true
+  done
+  cpid=$dir/exec/containerd/containerd.pid
+  if [ -f "$cpid" ]; then
+    c=$(cat "$cpid" 2>/dev/null || true)
+    if ! live "$c"; then
+      rm -f "$cpid"
+    fi
+  fi
   rm -f "$sock"
   mkdir -p "$dir/data" "$dir/exec"
   say "starting dockerd (log: $log)"
+  logstart=$(stat -c %s "$log" 2>/dev/null || echo 0)
   # setsid: the engine outlives the shell that started it and does not get
   # its terminal's signals.
   setsid dockerd --host "unix://$sock" --data-root "$dir/data" \
     --exec-root "$dir/exec" --pidfile "$pidfile" \
     >>"$log" 2>&1 </dev/null &
+  started=$!
 fi
+
+log_tail() {
+  tail -c +"$((${logstart:-0} + 1))" "$log" 2>/dev/null | grep -v 'module=grpc' | tail -n 20 >&2 || true
+}
 
 deadline=$((SECONDS + timeout))
 until answers; do
+  if [ -n "$started" ] && ! live "$started"; then
+    say "dockerd exited before it answered; last lines of $log:"
+    log_tail
+    exit 1
+  fi
   if [ $SECONDS -ge $deadline ]; then
     say "dockerd did not answer on $sock within ${timeout}s; last lines of $log:"
-    tail -n 30 "$log" >&2 || true
+    log_tail
     exit 1
   fi
   sleep 0.2
