@@ -15,6 +15,7 @@
 #include "rundir.h"
 #include "scheduler.h"
 #include "spec.h"
+#include "topology.h"
 #include "tpuci.h"
 #include "util.h"
 
@@ -489,6 +490,26 @@ int tpuci_report(const tpuci_ctx_t *ctx, const char *format, char **out) {
   if (strcmp(format, "yaml") == 0)
     return tpuci__report_yaml_text(ctx->report, out, NULL);
   return TPUCI_EUSAGE;
+}
+
+/* ------------------------------------------------------------------ */
+/* The TPU catalogue                                                   */
+
+int tpuci_topologies(tpuci_ctx_t *ctx, const char *type, const char *emulate,
+                     char **out) {
+  tpuci__err_t e = {0, NULL};
+  if (ctx == NULL || out == NULL) return TPUCI_EUSAGE;
+  if (type == NULL) {
+    *out = tpuci__tpu_catalogue_text();
+    return 0;
+  }
+  *out = tpuci__tpu_describe(type, emulate ? emulate : "pjrt", &e);
+  if (*out == NULL) {
+    if (e.msg == NULL) tpuci__err_set(&e, TPUCI_EUSAGE, "unknown TPU type '%s'", type);
+    if (e.code == 0) e.code = TPUCI_EUSAGE;
+    return tpuci__fail(ctx, &e);
+  }
+  return 0;
 }
 
 /* ------------------------------------------------------------------ */

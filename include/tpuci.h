@@ -287,6 +287,17 @@ int tpuci_run_spec_path(const char *state_dir, const char *run_id,
 int tpuci_report(const tpuci_ctx_t *ctx, const char *format, char **out);
 
 /* ------------------------------------------------------------------ */
+/* The TPU catalogue                                                   */
+
+/* The built-in catalogue of TPU accelerator types as a table (type NULL),
+ * or one type ("v4-16", "v6e-8:2x4" for a layout) with the environment
+ * each emulated host gets under `emulate` ("pjrt", "xrt", "jax", "none";
+ * NULL: "pjrt"). *out is freed with tpuci_free(). An unknown type gives
+ * TPUCI_EUSAGE and a message (with a suggestion) on ctx. */
+int tpuci_topologies(tpuci_ctx_t *ctx, const char *type, const char *emulate,
+                     char **out);
+
+/* ------------------------------------------------------------------ */
 /* Container engine maintenance (blocking; they run their own loop)    */
 
 /* Removes containers and networks that crashed or killed runs left

@@ -26,6 +26,7 @@ static const char usage_main[] =
     "  plan SPEC      print the expanded job instances, run nothing\n"
     "  rerun --failed [SPEC]  run again what did not pass in the latest run\n"
     "  show [RUN-ID]  print a past run's summary (default: the latest)\n"
+    "  topologies [TYPE]  the TPU catalogue, or one type and its hosts' environment\n"
     "  gc             remove containers and networks left by crashed runs\n"
     "  doctor [SPEC]  check the container engine, images and disk\n"
     "  help [CMD]     show help for a command\n"
@@ -98,6 +99,15 @@ static const char usage_show[] =
     "--json and --yaml print the whole report instead. Exits with the exit\n"
     "code that run had.\n";
 
+static const char usage_topologies[] =
+    "usage: tpuci topologies [--emulate pjrt|xrt|jax|none] [TYPE]\n"
+    "\n"
+    "Without TYPE, prints the built-in catalogue of TPU accelerator types:\n"
+    "hosts, chips per host, TensorCores per chip, devices per host, topology,\n"
+    "bounds and GKE labels. With TYPE (e.g. v4-16, or v6e-8:2x4 for a host\n"
+    "layout), prints that type and the environment each emulated host gets\n"
+    "(default emulation: pjrt). See docs/topology.md.\n";
+
 static const char usage_gc[] =
     "usage: tpuci gc [--dry-run]\n"
     "\n"
@@ -121,6 +131,7 @@ static int help(const char *cmd, FILE *out) {
   else if (strcmp(cmd, "run") == 0) fputs(usage_run, out);
   else if (strcmp(cmd, "plan") == 0) fputs(usage_plan, out);
   else if (strcmp(cmd, "gc") == 0) fputs(usage_gc, out);
+  else if (strcmp(cmd, "topologies") == 0) fputs(usage_topologies, out);
   else if (strcmp(cmd, "rerun") == 0) fputs(usage_rerun, out);
   else if (strcmp(cmd, "show") == 0) fputs(usage_show, out);
   else if (strcmp(cmd, "doctor") == 0) fputs(usage_doctor, out);
@@ -177,7 +188,7 @@ static int load_and_select(tpuci_ctx_t *ctx, const char *spec, selection_t *sel)
 enum {
   OPT_ONLY = 256, OPT_FAIL_FAST, OPT_DEADLINE, OPT_GRACE, OPT_STRICT_FLAKY,
   OPT_KEEP_FAILED, OPT_STATE_DIR, OPT_COLOR, OPT_JSON, OPT_DRY_RUN,
-  OPT_REPORT_JSON, OPT_REPORT_YAML, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN
+  OPT_REPORT_JSON, OPT_REPORT_YAML, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN, OPT_EMULATE
 };
 
 /* `tpuci run` and `tpuci rerun` share their options. */
@@ -458,6 +469,34 @@ static int cmd_plan(int argc, char **argv) {
   return r == 0 ? EXIT_PASSED : EXIT_USAGE;
 }
 
+static int cmd_topologies(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"emulate", required_argument, NULL, OPT_EMULATE},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  const char *emulate = NULL;
+  tpuci_ctx_t *ctx;
+  char *text = NULL;
+  int c, r;
+
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    switch (c) {
+      case OPT_EMULATE: emulate = optarg; break;
+      case 'h': return help("topologies", stdout);
+      default: return usage_error("topologies", "bad option");
+    }
+  }
+  if (optind < argc - 1) return usage_error("topologies", "too many arguments");
+  if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
+  r = tpuci_topologies(ctx, optind < argc ? argv[optind] : NULL, emulate, &text);
+  if (r == 0) fputs(text, stdout);
+  else fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
+  tpuci_free(text);
+  tpuci_ctx_free(ctx);
+  return r == 0 ? EXIT_PASSED : EXIT_USAGE;
+}
+
 static int cmd_gc(int argc, char **argv) {
   static const struct option longopts[] = {
       {"dry-run", no_argument, NULL, OPT_DRY_RUN},
@@ -536,6 +575,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "show") == 0) return cmd_show(argc - 1, argv + 1);
   if (strcmp(cmd, "plan") == 0) return cmd_plan(argc - 1, argv + 1);
   if (strcmp(cmd, "gc") == 0) return cmd_gc(argc - 1, argv + 1);
+  if (strcmp(cmd, "topologies") == 0) return cmd_topologies(argc - 1, argv + 1);
   if (strcmp(cmd, "doctor") == 0) return cmd_doctor(argc - 1, argv + 1);
   fprintf(stderr, "tpuci: unknown command '%s'; see 'tpuci --help'\n", cmd);
   return EXIT_USAGE;

@@ -57,4 +57,17 @@ run_tpuci plan --only 'nothing*' "$SPECS/basic.lua"
 expect_code 2 "--only matching nothing"
 expect_out "no job instance matches 'nothing*'"
 
+run_tpuci topologies
+expect_code 0 "topologies"
+expect_out "v5litepod-8"
+expect_out "tpu-v6e-slice"
+run_tpuci topologies --emulate jax v4-16
+expect_code 0 "topologies v4-16"
+expect_out "TPU_HOST_BOUNDS=1,1,2"
+expect_out "XLA_FLAGS=--xla_force_host_platform_device_count=4"
+expect_out "host 1 (worker-1):"
+run_tpuci topologies v4-61
+expect_code 2 "unknown topology"
+expect_out "did you mean 'v4-64'?"
+
 finish
