@@ -24,6 +24,21 @@ expect_code 3 "image that cannot be pulled"
 expect_out "image 'tpuci-test/does-not-exist:1' is not present and could not be pulled"
 [ ! -e out/ran ] && pass || fail "a job ran although an image could not be pulled"
 
+# The engine refuses a step (here: start, for a network that does not
+# exist): outcome infra, the cause names the step and the engine's words,
+# and the container that was created is removed all the same.
+cat > infra.lua <<'LUA'
+image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
+job "net" { image = "bb", network = "no-such-network", run = "true" }
+job "cmd" { image = "bb", cmd = { "/no/such/binary" } }
+LUA
+tpuci_run run infra.lua
+expect_code 1 "an infra failure fails the run"
+expect_json '{i["name"]: i["outcome"] for i in s["instances"]}' "{'net': 'infra', 'cmd': 'failed'}"
+expect_json '"starting container" in s["instances"][0]["attempts"][0]["cause"] and "no-such-network" in s["instances"][0]["attempts"][0]["cause"]' True
+expect_json 's["instances"][1]["attempts"][0]["exit_code"]' 127
+expect_no_leftovers "$(latest_run_id)" "$tp" "after an infra failure"
+
 # No engine at all.
 cat > ok.lua <<'LUA'
 image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
