@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------ */
 /* Outcomes and test records                                           */
@@ -68,8 +69,21 @@ void tpuci__junit_free(tpuci__junit_t *j) {
 /* ------------------------------------------------------------------ */
 /* String -> index map                                                 */
 
+/* FNV-1a from a per-process random start, so that a hostile report
+ * cannot pick ids that all collide. */
+static uint64_t tpuci__hash_seed;
+
 static uint64_t tpuci__hash(const char *s) {
-  uint64_t h = 14695981039346656037u;
+  uint64_t h;
+  if (tpuci__hash_seed == 0) {
+    uint64_t x = tpuci__now_ms() ^ ((uint64_t) getpid() << 32) ^
+                 (uint64_t) (uintptr_t) &tpuci__hash_seed;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdu;
+    x ^= x >> 33;
+    tpuci__hash_seed = x | 1;
+  }
+  h = 14695981039346656037u ^ tpuci__hash_seed;
   for (; *s; s++) {
     h ^= (unsigned char) *s;
     h *= 1099511628211u;
@@ -443,6 +457,7 @@ typedef struct {
   unsigned long line, col;
 
   int case_depth;      /* depth of the open <testcase>, 0 if none */
+  size_t joins;        /* repeated test cases merged so far */
   tpuci__test_t cur;
   int cur_rank;        /* rank of the outcome element seen so far */
   int outcome_elems;   /* outcome elements in this test case */
@@ -540,11 +555,11 @@ static void tpuci__jp_start_case(tpuci__jp_t *jp, const XML_Char **atts) {
   jp->cur.line = -1;
   jp->cur.outcome = TPUCI_TEST_PASSED;
   v = tpuci__attr(atts, "classname");
-  jp->cur.classname = tpuci__clip_string(v ? v : "", TPUCI__JUNIT_MESSAGE_MAX);
+  jp->cur.classname = tpuci__clip_string(v ? v : "", TPUCI__JUNIT_NAME_MAX);
   v = tpuci__attr(atts, "name");
-  jp->cur.name = tpuci__clip_string(v ? v : "", TPUCI__JUNIT_MESSAGE_MAX);
+  jp->cur.name = tpuci__clip_string(v ? v : "", TPUCI__JUNIT_NAME_MAX);
   v = tpuci__attr(atts, "file");
-  if (v != NULL) jp->cur.file = tpuci__clip_string(v, TPUCI__JUNIT_MESSAGE_MAX);
+  if (v != NULL) jp->cur.file = tpuci__clip_string(v, TPUCI__JUNIT_NAME_MAX);
   jp->cur.line = tpuci__parse_line(tpuci__attr(atts, "line"));
   jp->cur.time_s = tpuci__parse_seconds(tpuci__attr(atts, "time"));
   jp->cur_rank = 0;
@@ -571,7 +586,7 @@ static void tpuci__jp_outcome(tpuci__jp_t *jp, tpuci__test_outcome_t o,
     jp->cur.outcome = o;
     free(jp->cur.type);
     free(jp->cur.message);
-    jp->cur.type = type ? tpuci__clip_string(type, TPUCI__JUNIT_MESSAGE_MAX) : NULL;
+    jp->cur.type = type ? tpuci__clip_string(type, TPUCI__JUNIT_NAME_MAX) : NULL;
     jp->cur.message = message ? tpuci__clip_string(message, TPUCI__JUNIT_MESSAGE_MAX) : NULL;
   }
   jp->capture = &jp->text;
@@ -643,7 +658,7 @@ static char *tpuci__join_text(char *a, char *b, const char *label) {
 
 /* pytest writes a call failure and a teardown error of one test as two
  * test cases with the same name: fold `t` into `into`. */
-static void tpuci__merge_case(tpuci__test_t *into, tpuci__test_t *t) {
+static void tpuci__merge_case(tpuci__test_t *into, tpuci__test_t *t, int join) {
   char label[160];
   into->time_s += t->time_s;
   into->reruns += t->reruns;
@@ -659,16 +674,21 @@ static void tpuci__merge_case(tpuci__test_t *into, tpuci__test_t *t) {
     t->message = msg;
     t->text = text;
   }
-  if (t->outcome != TPUCI_TEST_PASSED || t->text != NULL) {
+  if (!join) {
+    /* Past TPUCI__JUNIT_MAX_JOINS only the outcome and time count: each
+     * join copies up to TPUCI__JUNIT_TEXT_MAX bytes. */
+  } else if (t->outcome != TPUCI_TEST_PASSED || t->text != NULL) {
     snprintf(label, sizeof(label), "also %s: %.120s", tpuci__test_outcome_name(t->outcome),
              t->message ? t->message : "");
     into->text = tpuci__join_text(into->text, t->text, label);
     t->text = NULL;
   }
-  into->system_out = tpuci__join_text(into->system_out, t->system_out, "system-out");
-  t->system_out = NULL;
-  into->system_err = tpuci__join_text(into->system_err, t->system_err, "system-err");
-  t->system_err = NULL;
+  if (join) {
+    into->system_out = tpuci__join_text(into->system_out, t->system_out, "system-out");
+    t->system_out = NULL;
+    into->system_err = tpuci__join_text(into->system_err, t->system_err, "system-err");
+    t->system_err = NULL;
+  }
   tpuci__test_free(t);
 }
 
@@ -684,7 +704,7 @@ static void tpuci__jp_end_case(tpuci__jp_t *jp) {
   jp->case_depth = 0;
   k = tpuci__idmap_get(&jp->map, t->id);
   if (k != TPUCI__IDMAP_NONE) {
-    tpuci__merge_case(&j->items[k], t);
+    tpuci__merge_case(&j->items[k], t, jp->joins++ < TPUCI__JUNIT_MAX_JOINS);
     return;
   }
   if (j->len >= TPUCI__JUNIT_MAX_TESTS) {

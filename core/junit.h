@@ -25,9 +25,11 @@
  * "[... N bytes truncated ...]" marker. */
 #define TPUCI__JUNIT_TEXT_MAX (64 * 1024)
 #define TPUCI__JUNIT_MESSAGE_MAX (8 * 1024)
+#define TPUCI__JUNIT_NAME_MAX 4096  /* classname, name, file, type */
 #define TPUCI__JUNIT_MAX_BYTES ((size_t) 512 << 20)  /* one report */
 #define TPUCI__JUNIT_MAX_DEPTH 64                    /* element nesting */
 #define TPUCI__JUNIT_MAX_TESTS 1000000               /* per report */
+#define TPUCI__JUNIT_MAX_JOINS 1000  /* repeated test cases whose texts join */
 
 /* ------------------------------------------------------------------ */
 /* One report                                                          */

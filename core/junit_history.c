@@ -87,11 +87,16 @@ void tpuci__history_add(tpuci__history_t *h, const tpuci__attempt_t *a,
   if (report != NULL) {
     for (i = 0; i < report->len; i++) {
       tpuci__test_t *r = &report->items[i];
-      tpuci__test_hist_t *t = tpuci__history_test(h, r->id);
+      tpuci__test_hist_t *t;
+      if (r->id == NULL) r->id = tpuci__junit_node_id(r->classname, r->name, r->file);
+      t = tpuci__history_test(h, r->id);
       if (t->len > 0 && t->runs[t->len - 1].attempt == number) {
-        /* The parser merges duplicates; a caller that concatenated two
-         * reports of one attempt keeps the later one. */
-        tpuci__test_free(&t->runs[t->len - 1].result);
+        /* The parser merges duplicates; a report built otherwise that
+         * has one test twice keeps the later one. */
+        tpuci__test_t *old = &t->runs[t->len - 1].result;
+        rec->tests--;
+        if (tpuci__test_outcome_failing(old->outcome)) rec->failing--;
+        tpuci__test_free(old);
         t->len--;
       }
       if (t->len == t->cap) {

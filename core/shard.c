@@ -70,6 +70,7 @@ int tpuci__collect_parse(const char *text, size_t len, tpuci__strv_t *ids,
       stop = 1;  /* a section: ERRORS, warnings summary, ... */
       continue;
     }
+    if (memchr(line, '\0', n) != NULL) continue;  /* not text */
     if (!tpuci__contains(line, n, "::")) {
       if (tpuci__count_line(line, n)) counts = 1;
       continue;

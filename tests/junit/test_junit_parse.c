@@ -436,6 +436,18 @@ static void test_parse_appends_and_merges(void **state) {
                   "<testcase classname=\"t.test_a\" name=\"y\"/></testsuite>";
   (void) state;
 
+  /* Two outcome elements in one test case: the worse one, else the first. */
+  {
+    const char *two = "<testsuite><testcase classname=\"t.test_b\" name=\"z\">"
+                      "<error message=\"e1\">E</error><failure message=\"f1\">F1</failure>"
+                      "<failure message=\"f2\">F2</failure></testcase></testsuite>";
+    assert_int_equal(tpuci__junit_parse(two, strlen(two), &j, &err), 0);
+    assert_int_equal(j.items[0].outcome, TPUCI_TEST_FAILED);
+    assert_string_equal(j.items[0].message, "f1");
+    assert_string_equal(j.items[0].text, "E\n--- failure: f1 ---\nF1\n--- failure: f2 ---\nF2");
+    tpuci__junit_free(&j);
+  }
+
   /* Shards of one run parse into one result; a repeated test merges. */
   assert_int_equal(tpuci__junit_parse(a, strlen(a), &j, &err), 0);
   assert_int_equal(tpuci__junit_parse(b, strlen(b), &j, &err), 0);
@@ -444,6 +456,54 @@ static void test_parse_appends_and_merges(void **state) {
   assert_int_equal(j.items[0].outcome, TPUCI_TEST_SKIPPED);
   assert_near(j.items[0].time_s, 3);
   tpuci__junit_free(&j);
+}
+
+static void test_many_repeats_and_tests(void **state) {
+  tpuci__buf_t b;
+  tpuci__junit_t j = {0};
+  tpuci__err_t err = {0};
+  char body[1024];
+  int i;
+  clock_t t0;
+  double secs;
+  (void) state;
+
+  /* 100k copies of one failing test case: merging stays cheap. */
+  memset(body, 'y', sizeof(body) - 1);
+  body[sizeof(body) - 1] = '\0';
+  tpuci__buf_init(&b);
+  tpuci__buf_adds(&b, "<testsuite>");
+  for (i = 0; i < 100000; i++)
+    tpuci__buf_addf(&b, "<testcase classname=\"t.test_a\" name=\"x\" time=\"0.001\">"
+                        "<failure message=\"m%d\">%s</failure></testcase>", i, body);
+  tpuci__buf_adds(&b, "</testsuite>");
+  t0 = clock();
+  assert_int_equal(tpuci__junit_parse(b.data, b.len, &j, &err), 0);
+  secs = (double) (clock() - t0) / CLOCKS_PER_SEC;
+  print_message("100k repeats of one test case (%zu MiB) in %.2f s\n", b.len >> 20, secs);
+  assert_int_equal(j.len, 1);
+  assert_int_equal(j.items[0].outcome, TPUCI_TEST_FAILED);
+  assert_string_equal(j.items[0].message, "m0");
+  assert_near(j.items[0].time_s, 100.0);
+  assert_true(strlen(j.items[0].text) < TPUCI__JUNIT_TEXT_MAX + 64);
+  assert_true(secs < 5.0);
+  tpuci__junit_free(&j);
+  tpuci__buf_free(&b);
+
+  /* 200k distinct tests. */
+  tpuci__buf_adds(&b, "<testsuite>");
+  for (i = 0; i < 200000; i++)
+    tpuci__buf_addf(&b, "<testcase classname=\"t.test_%d\" name=\"test_%d\"/>", i % 100, i);
+  tpuci__buf_adds(&b, "</testsuite>");
+  t0 = clock();
+  assert_int_equal(tpuci__junit_parse(b.data, b.len, &j, &err), 0);
+  secs = (double) (clock() - t0) / CLOCKS_PER_SEC;
+  print_message("200k test cases in %.2f s\n", secs);
+  assert_int_equal(j.len, 200000);
+  assert_string_equal(j.items[199999].id, "t/test_99.py::test_199999");
+  assert_true(secs < 5.0);
+  tpuci__junit_free(&j);
+  tpuci__buf_free(&b);
 }
 
 static void test_node_ids(void **state) {
@@ -563,6 +623,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_huge_attribute_and_body),
     cmocka_unit_test(test_deep_nesting),
     cmocka_unit_test(test_parse_appends_and_merges),
+    cmocka_unit_test(test_many_repeats_and_tests),
     cmocka_unit_test(test_node_ids),
     cmocka_unit_test(test_mangle_roundtrip_and_resolve),
     cmocka_unit_test(test_escape),
