@@ -761,7 +761,12 @@ local function retries_spec(d, j, r)
     j.factor = factor + 0.0
   end
   local maxb = rawget(r, "max_backoff")
-  if maxb ~= nil then j.max_backoff_ms = duration(d, "retries.max_backoff", maxb) end
+  if maxb ~= nil then
+    -- 0 would mean "no cap" to tpuci__retry_delay(), whose doubling then
+    -- overflows after enough attempts.
+    j.max_backoff_ms = duration(d, "retries.max_backoff", maxb)
+    if j.max_backoff_ms == 0 then fail(d, "retries.max_backoff", "must be more than 0") end
+  end
 end
 
 local JOB_KEYS = { "name", "run", "cmd", "env", "workdir", "timeout", "grace",
