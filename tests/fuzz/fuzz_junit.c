@@ -1,0 +1,135 @@
+/* libFuzzer harness for the untrusted inputs of per-test results: a JUnit
+ * report (tpuci__junit_parse), `pytest --collect-only -q` output and a
+ * timings file, all from the same bytes.
+ *
+ * Oracles beyond "no crash, no sanitizer report": a failed parse has a
+ * message with a position; every test has an id and bounded texts; the
+ * merged report written from what was parsed parses again, with every
+ * test case. See run.sh (clang, -fsanitize=fuzzer) and replay.c (any
+ * compiler, the corpus only). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "junit.h"
+#include "shard.h"
+#include "timings.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(c)                                                        \
+  do {                                                                  \
+    if (!(c)) {                                                         \
+      fprintf(stderr, "fuzz_junit: %s:%d: check failed: %s\n", __FILE__, \
+              __LINE__, #c);                                            \
+      abort();                                                          \
+    }                                                                   \
+  } while (0)
+
+static void check_test(const tpuci__test_t *t) {
+  CHECK(t->id != NULL && t->classname != NULL && t->name != NULL);
+  CHECK(t->outcome >= TPUCI_TEST_PASSED && t->outcome < TPUCI_TEST__COUNT);
+  CHECK(t->time_s >= 0 && t->time_s <= 1e12);
+  CHECK(t->message == NULL || strlen(t->message) < TPUCI__JUNIT_MESSAGE_MAX + 64);
+  CHECK(t->text == NULL || strlen(t->text) < TPUCI__JUNIT_TEXT_MAX + 64);
+  CHECK(t->system_out == NULL || strlen(t->system_out) < TPUCI__JUNIT_TEXT_MAX + 64);
+}
+
+static void fuzz_junit(const char *s, size_t n, unsigned char mode) {
+  tpuci__junit_t j = {0}, back = {0};
+  tpuci__err_t err = {0};
+  tpuci__history_t h;
+  tpuci__history_summary_t sum;
+  tpuci__attempt_t a;
+  tpuci__strv_t again = {0};
+  const tpuci__history_t *hs[1];
+  tpuci__buf_t out;
+  size_t i, expect, tpuci_named = 0;
+  int r = tpuci__junit_parse(s, n, &j, &err);
+
+  if (r != 0) {
+    CHECK(r == TPUCI_EIO);
+    CHECK(err.msg != NULL && strncmp(err.msg, "junit:", 6) == 0);
+    tpuci__err_clear(&err);
+  }
+  for (i = 0; i < j.len; i++) {
+    check_test(&j.items[i]);
+    if (strcmp(j.items[i].classname, "tpuci") == 0) tpuci_named++;
+  }
+
+  /* Two attempts: the report (as a failure or a timeout), then a crash. */
+  tpuci__history_init(&h, (mode & 4) ? "py <&> \"x\"" : "unit");
+  memset(&a, 0, sizeof(a));
+  a.outcome = (mode & 1) ? TPUCI_OUTCOME_TIMEOUT : TPUCI_OUTCOME_FAILED;
+  a.exit_code = (mode & 1) ? -1 : 1;
+  a.cause = "fuzz";
+  tpuci__history_add(&h, &a, r == 0 || (mode & 8) ? &j : NULL);
+  if (mode & 2) {
+    a.outcome = TPUCI_OUTCOME_OOM;
+    tpuci__history_add(&h, &a, NULL);
+  }
+  tpuci__history_failed_ids(&h, &again, NULL);
+  tpuci__history_summarize(&h, &sum);
+  CHECK(again.len <= h.len);
+  tpuci__strv_free(&again);
+
+  tpuci__buf_init(&out);
+  hs[0] = &h;
+  tpuci__junit_write_merged(&out, hs, 1);
+  r = tpuci__junit_parse(out.data, out.len, &back, &err);
+  if (r != 0) {
+    fprintf(stderr, "fuzz_junit: the merged report does not parse: %s\n", err.msg);
+    fwrite(out.data, 1, out.len, stderr);
+    abort();
+  }
+  expect = sum.tests + sum.abnormal_attempts;
+  /* A test case the input named like ours may merge with one of ours. */
+  CHECK(back.len == expect || (tpuci_named > 0 && back.len < expect));
+  tpuci__junit_free(&back);
+  tpuci__buf_free(&out);
+  tpuci__history_free(&h);
+  tpuci__junit_free(&j);
+}
+
+static void fuzz_collect_and_timings(const char *s, size_t n) {
+  tpuci__strv_t ids = {0};
+  tpuci__err_t err = {0};
+  tpuci__timings_t t;
+  tpuci__shard_plan_t p;
+  size_t i, total = 0;
+
+  if (tpuci__collect_parse(s, n, &ids, &err) != 0) {
+    CHECK(err.msg != NULL);
+    tpuci__err_clear(&err);
+  }
+  for (i = 0; i < ids.len; i++) CHECK(strstr(ids.items[i], "::") != NULL);
+
+  tpuci__timings_init(&t);
+  if (tpuci__timings_load_string(&t, s, n, "fuzz", &err) != 0) {
+    CHECK(err.msg != NULL && t.len == 0);
+    tpuci__err_clear(&err);
+  } else {
+    char *dump = tpuci__timings_dump(&t);
+    tpuci__timings_t u;
+    tpuci__timings_init(&u);
+    CHECK(tpuci__timings_load_string(&u, dump, strlen(dump), "dump", &err) == 0);
+    CHECK(u.len == t.len);
+    tpuci__timings_free(&u);
+    free(dump);
+  }
+  CHECK(tpuci__shard_plan((const char *const *) ids.items, ids.len, &t, 3, &p, &err) == 0);
+  for (i = 0; i < p.n; i++) total += p.shards[i].ids.len;
+  CHECK(total == ids.len);
+  tpuci__shard_plan_free(&p);
+  tpuci__timings_free(&t);
+  tpuci__strv_free(&ids);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  unsigned char mode = 0;
+  if (size > 0) mode = (unsigned char) (data[size - 1] & 0x0F);
+  fuzz_junit((const char *) data, size, mode);
+  fuzz_collect_and_timings((const char *) data, size);
+  return 0;
+}
