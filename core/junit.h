@@ -72,11 +72,12 @@ typedef struct {
 } tpuci__junit_t;
 
 /* Parses one JUnit XML report (a <testsuites> root holding <testsuite>
- * elements, or a bare <testsuite>, at any nesting) into j, which must be
- * zeroed or freshly freed. A test case that appears twice (pytest writes
- * a call failure and a teardown error as two <testcase>s) is merged into
- * one: failed wins over error, times add up, the second message is
- * appended to the text.
+ * elements, or a bare <testsuite>, at any nesting) and appends its tests
+ * to j: zeroed, or holding the reports of the same attempt's other
+ * shards. A test case that appears twice (pytest writes a call failure
+ * and a teardown error as two <testcase>s) is merged into one: failed
+ * wins over error, times add up, the second message is appended to the
+ * text.
  *
  * Returns 0, or TPUCI_EIO for malformed XML, a DTD that declares entities,
  * a root other than testsuites/testsuite, or a report over the limits
