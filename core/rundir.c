@@ -12,6 +12,18 @@
 #include <time.h>
 #include <unistd.h>
 
+/* 16 random bits from the kernel, or from the clock and pid. */
+static unsigned tpuci__random16(void) {
+  unsigned char b[2];
+  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ssize_t n = read(fd, b, sizeof(b));
+    close(fd);
+    if (n == 2) return (unsigned) b[0] << 8 | b[1];
+  }
+  return (unsigned) ((uv_hrtime() >> 10) ^ (uint64_t) getpid()) & 0xffffu;
+}
+
 int tpuci__rundir_create(tpuci__rundir_t *rd, const char *state_dir,
                          tpuci__err_t *err) {
   char stamp[32], *runs, *jsonl;
@@ -30,17 +42,19 @@ int tpuci__rundir_create(tpuci__rundir_t *rd, const char *state_dir,
     free(runs);
     return r;
   }
-  /* The id is the UTC time and a counter that makes it unique. */
+  /* The id is the UTC time and four random hex digits: unique in this
+   * folder (mkdir fails on a clash and we draw again), and unlikely to
+   * clash with a run from another folder on the same engine, whose
+   * containers carry the id as a label. */
   for (tries = 0; ; tries++) {
-    rd->id = tries ? tpuci__printf("%s-%d", stamp, tries + 1)
-                   : tpuci__strdup(stamp);
+    rd->id = tpuci__printf("%s-%04x", stamp, tpuci__random16());
     rd->dir = tpuci__printf("%s/%s", runs, rd->id);
     if (mkdir(rd->dir, 0755) == 0) break;
     r = TPUCI__ERRNO;
     free(rd->id);
     free(rd->dir);
     rd->id = rd->dir = NULL;
-    if (r != UV_EEXIST || tries > 1000) {
+    if (r != UV_EEXIST || tries > 100) {
       tpuci__err_set(err, r, "cannot create a run folder in %s: %s", runs,
                      uv_strerror(r));
       free(runs);
