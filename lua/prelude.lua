@@ -378,28 +378,33 @@ local function image_spec(d, t)
            pull = pull ~= nil and enum(d, "pull", pull, PULL) or "missing" }
 end
 
-local TOPOLOGY_KEYS = { "name", "base", "hosts", "chips_per_host",
+local TOPOLOGY_KEYS = { "name", "base", "layout", "hosts", "chips_per_host",
                         "cores_per_chip", "emulate" }
 local TOPOLOGY_SET = set_of(TOPOLOGY_KEYS)
 
+-- Types and ranges are checked here, with key paths; what the numbers
+-- mean (catalogue types, bases, layouts) is core/topology.c's business,
+-- called from expand.c. A number not given stays nil: a catalogue type or
+-- a base fills it in.
 local function topology_spec(d, t)
   check_keys(d, nil, t, TOPOLOGY_KEYS, TOPOLOGY_SET)
   -- The ranges of core/topology.h: hosts 1..256, 1, 2, 4 or 8 chips per
   -- host, 1 or 2 TensorCores per chip.
   local function int(key, hi, allowed)
     local v = rawget(t, key)
-    if v == nil then return 1 end
+    if v == nil then return nil end
     local i = integer(d, key, v, 1, hi)
     if allowed and not allowed[i] then
       fail(d, key, sfmt("must be %s, got %d", allowed.text, i))
     end
     return i
   end
-  local base = rawget(t, "base")
+  local base, layout = rawget(t, "base"), rawget(t, "layout")
   local emulate = rawget(t, "emulate")
   return {
     name = d.name, where = d.where,
     base = base ~= nil and nonempty(d, "base", base) or nil,
+    layout = layout ~= nil and nonempty(d, "layout", layout) or nil,
     hosts = int("hosts", 256),
     chips_per_host = int("chips_per_host", 8,
                          { [1] = true, [2] = true, [4] = true, [8] = true,
@@ -864,7 +869,7 @@ local function job_spec(d, t, alias)
 end
 
 local SPECS = { job = job_spec, image = image_spec, topology = topology_spec }
-local NAMES = { job = JOB_NAME, image = NAME, topology = NAME }
+local NAMES = { job = JOB_NAME, image = NAME, topology = "^[%w_%.%-]+$" }
 
 -- Registers `name` for `kind` at `where`; returns the declaration.
 local function open(kind, name, where, alias)
@@ -886,7 +891,8 @@ local function open(kind, name, where, alias)
   if not smatch(name, NAMES[kind]) then
     fail(d, nil, "the name may only contain letters, digits and " ..
          (kind == "job" and "'_', '.', '-', '/', ':', '+', '@'"
-          or "'_', '.', '-', '+', '@'"))
+          or kind == "image" and "'_', '.', '-', '+', '@'"
+          or "'_', '.', '-'"))
   end
   local prev = by_kind[kind][name]
   if prev then

@@ -416,6 +416,40 @@ static void test_topologies_and_aliases(void **state) {
   assert_string_equal(plan.images[0].name, "img");
 }
 
+static void test_topology_catalogue(void **state) {
+  (void) state;
+  /* A catalogue type gets its numbers from the catalogue... */
+  load_ok("topology \"v4-16\" { emulate = \"jax\" }\n"
+          "topology \"v5litepod-8\" { hosts = 1 }\n"
+          "topology \"v6e-8\" { layout = \"2x4\", emulate = \"none\" }\n"
+          "topology \"bigger\" { base = \"v4-8\", hosts = 4 }\n");
+  assert_int_equal(plan.ntopologies, 4);
+  assert_int_equal(plan.topologies[0].hosts, 2);
+  assert_int_equal(plan.topologies[0].chips_per_host, 4);
+  assert_int_equal(plan.topologies[0].cores_per_chip, 2);
+  assert_string_equal(plan.topologies[0].emulate, "jax");
+  /* ... and hosts or layout pick one of its layouts. */
+  assert_int_equal(plan.topologies[1].hosts, 1);
+  assert_int_equal(plan.topologies[1].chips_per_host, 8);
+  assert_int_equal(plan.topologies[2].hosts, 2);
+  assert_int_equal(plan.topologies[2].chips_per_host, 4);
+  /* A base gives the numbers not overridden. */
+  assert_string_equal(plan.topologies[3].base, "v4-8");
+  assert_int_equal(plan.topologies[3].hosts, 4);
+  assert_int_equal(plan.topologies[3].chips_per_host, 4);
+  assert_int_equal(plan.topologies[3].cores_per_chip, 2);
+  assert_string_equal(plan.topologies[3].emulate, "pjrt");
+  /* PJRT cannot span hosts: the slice's warning, located. */
+  assert_true(has_warning("spec.lua:4: topology 'bigger': emulate = \"pjrt\" with 4 hosts"));
+
+  load_fails("\ntopology \"v4-16\" { chips_per_host = 8 }", TPUCI_ESPEC,
+             "spec.lua:2: topology 'v4-16': v4-16 has 4 chips per host, not 8");
+  load_fails("topology \"x\" { base = \"v9-8\" }", TPUCI_ESPEC,
+             "spec.lua:1: topology 'x': base: unknown TPU type 'v9-8'");
+  load_fails("topology \"v6e-8\" { layout = \"4x2\" }", TPUCI_ESPEC,
+             "spec.lua:1: topology 'v6e-8': v6e-8 has no layout '4x2'");
+}
+
 static void test_where(void **state) {
   (void) state;
   load_ok("-- A comment.\n"
@@ -658,8 +692,8 @@ static void test_json_and_text(void **state) {
   (void) state;
 
   load_ok("image \"py\" { ref = \"tpuci-test/python:1\" }\n"
-          "topology \"v4\" { hosts = 2 }\n"
-          "job \"unit\" { image = \"py\", topology = \"v4\", run = \"pytest\",\n"
+          "topology \"pod\" { hosts = 1, chips_per_host = 4 }\n"
+          "job \"unit\" { image = \"py\", topology = \"pod\", run = \"pytest\",\n"
           "  matrix = { python = { \"3.10\", \"3.11\" } }, env = { A = \"1\" },\n"
           "  timeout = \"20m\", retries = 2, mounts = { [\".\"] = \"/src\" } }\n"
           "job \"lint\" { cmd = { \"ruff\", \"check\", \"a b\" } }\n"
@@ -687,7 +721,7 @@ static void test_json_and_text(void **state) {
   assert_string_equal(json_string_value(json_object_get(o, "name")), "unit[python=3.10]");
   assert_string_equal(json_string_value(json_object_get(o, "runtime")), "docker");
   assert_string_equal(json_string_value(json_object_get(o, "image")), "tpuci-test/python:1");
-  assert_string_equal(json_string_value(json_object_get(o, "topology")), "v4");
+  assert_string_equal(json_string_value(json_object_get(o, "topology")), "pod");
   assert_string_equal(json_string_value(json_object_get(json_object_get(o, "matrix"), "python")), "3.10");
   assert_string_equal(json_string_value(json_object_get(json_object_get(o, "env"), "A")), "1");
   assert_int_equal(json_integer_value(json_object_get(o, "timeout_ms")), 1200000);
@@ -765,6 +799,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_images, setup, teardown),
     cmocka_unit_test_setup_teardown(test_mounts_and_workdir, setup, teardown),
     cmocka_unit_test_setup_teardown(test_topologies_and_aliases, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_topology_catalogue, setup, teardown),
     cmocka_unit_test_setup_teardown(test_where, setup, teardown),
     cmocka_unit_test_setup_teardown(test_sandbox, setup, teardown),
     cmocka_unit_test_setup_teardown(test_tpuci_env_and_read_file, setup, teardown),
