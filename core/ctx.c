@@ -366,6 +366,9 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
     return tpuci__fail(ctx, &e);
   }
 
+  ctx->jobs = opts->jobs > 0 ? opts->jobs : (int) uv_available_parallelism();
+  r = tpuci__sched_check(&ctx->plan, ctx->jobs, &e);
+  if (r != 0) return tpuci__fail(ctx, &e);
   r = tpuci__rundir_create(&ctx->rd, opts->state_dir ? opts->state_dir : ".tpuci", &e);
   if (r != 0) return tpuci__fail(ctx, &e);
   ctx->nresults = ctx->plan.ninstances;
@@ -386,8 +389,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   }
 
   memset(&so, 0, sizeof(so));
-  so.jobs = opts->jobs > 0 ? opts->jobs : (int) uv_available_parallelism();
-  ctx->jobs = so.jobs;
+  so.jobs = ctx->jobs;
   so.fail_fast = opts->fail_fast;
   so.strict_flaky = opts->strict_flaky;
   so.keep_failed = opts->keep_failed;

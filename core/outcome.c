@@ -67,3 +67,8 @@ tpuci_outcome_t tpuci__final_outcome(const tpuci_outcome_t *attempts,
     return failed_before ? TPUCI_OUTCOME_FLAKY : TPUCI_OUTCOME_PASSED;
   return attempts[n - 1];
 }
+
+int tpuci__plan_hosts(const tpuci__plan_t *p, const tpuci__instance_t *inst) {
+  if (inst->topology < 0 || (size_t) inst->topology >= p->ntopologies) return 1;
+  return p->topologies[inst->topology].hosts > 1 ? p->topologies[inst->topology].hosts : 1;
+}

@@ -101,6 +101,10 @@ typedef struct {
   tpuci__strv_t warnings;
 } tpuci__plan_t;
 
+/* The number of emulated hosts of an instance: its topology's, else 1.
+ * It is also the number of slots each attempt takes. */
+int tpuci__plan_hosts(const tpuci__plan_t *p, const tpuci__instance_t *inst);
+
 void tpuci__plan_init(tpuci__plan_t *p);
 void tpuci__plan_free(tpuci__plan_t *p);
 /* Appends a zeroed instance (image and topology -1) and returns it. */

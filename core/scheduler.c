@@ -1,8 +1,10 @@
 /* The scheduler.
  *
- * Instances wait in a FIFO ready queue. An attempt takes one slot (a gang
- * will take one per host); while slots are free and the run is not being
- * cancelled, pump() starts the next instance's attempt on its runtime.
+ * Instances wait in a FIFO ready queue. An attempt takes one slot per
+ * host (a gang of H emulated hosts takes H, and starts only when all H
+ * are free); while the queue's head fits and the run is not being
+ * cancelled, pump() starts its attempt on its runtime. The queue is
+ * strictly FIFO, so a wide gang is never starved by narrow instances.
  * Each running attempt has a timeout timer (SIGTERM, then after the grace
  * period SIGKILL, both through the runtime) and ends when the runtime
  * calls tpuci__attempt_done(). A failed attempt that its retry policy
@@ -440,7 +442,7 @@ void tpuci__attempt_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
   else s->running_list = t->next;
   if (t->next) t->next->prev = t->prev;
   s->running--;
-  s->slots--;
+  s->slots -= tpuci__plan_hosts(s->plan, a->inst);
   if (o != TPUCI_OUTCOME_PASSED && o != TPUCI_OUTCOME_CANCELLED &&
       s->stop == TPUCI__STOP_NONE && a->number < a->inst->retry.attempts &&
       tpuci__retry_wants(&a->inst->retry, (int) o)) {
@@ -486,7 +488,7 @@ static void tpuci__attempt_start(tpuci__sched_t *s, size_t index) {
   t->grace_timer.data = t;
 
   s->running++;
-  s->slots++;
+  s->slots += tpuci__plan_hosts(s->plan, inst);
   t->next = s->running_list;
   if (s->running_list) s->running_list->prev = t;
   s->running_list = t;
@@ -536,7 +538,9 @@ static void tpuci__attempt_start(tpuci__sched_t *s, size_t index) {
 static void tpuci__pump(tpuci__sched_t *s) {
   if (s->in_pump || !s->started) return;
   s->in_pump = 1;
-  while (s->stop == TPUCI__STOP_NONE && s->qlen > 0 && s->slots < s->opts.jobs)
+  while (s->stop == TPUCI__STOP_NONE && s->qlen > 0 &&
+         s->slots + tpuci__plan_hosts(s->plan, &s->plan->instances[s->queue[s->qhead]]) <=
+             s->opts.jobs)
     tpuci__attempt_start(s, tpuci__queue_pop(s));
   s->in_pump = 0;
   tpuci__check_finished(s);
@@ -674,6 +678,20 @@ static void tpuci__prepared(tpuci__runtime_t *rt, int status) {
   tpuci__pump(s);
 }
 
+int tpuci__sched_check(const tpuci__plan_t *plan, int jobs, tpuci__err_t *err) {
+  size_t i;
+  for (i = 0; i < plan->ninstances; i++) {
+    const tpuci__instance_t *inst = &plan->instances[i];
+    int hosts = tpuci__plan_hosts(plan, inst);
+    if (inst->selected && hosts > jobs)
+      return tpuci__err_set(err, TPUCI_EUSAGE,
+                            "%s: '%s' is a gang of %d hosts and needs %d slots, "
+                            "but the run has %d (raise -j to at least %d)",
+                            inst->where, inst->name, hosts, hosts, jobs, hosts);
+  }
+  return 0;
+}
+
 int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
                        const tpuci__plan_t *plan,
                        tpuci__instance_result_t *results,
@@ -684,6 +702,11 @@ int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
   size_t i;
   int k, r;
 
+  r = tpuci__sched_check(plan, opts->jobs > 0 ? opts->jobs : 1, err);
+  if (r != 0) {
+    free(s);
+    return r;
+  }
   s->loop = loop;
   s->plan = plan;
   s->results = results;

@@ -43,6 +43,10 @@ typedef struct {
   void *host;
 } tpuci__sched_opts_t;
 
+/* Checks that the plan can run with `jobs` slots (every gang fits).
+ * Returns 0 or TPUCI_EUSAGE with err filled. */
+int tpuci__sched_check(const tpuci__plan_t *plan, int jobs, tpuci__err_t *err);
+
 /* Starts running the selected instances of `plan` on `loop`. `results`
  * has plan->ninstances entries, zeroed. Returns 0 (the run will end with
  * a RUN_FINISHED event, after which tpuci__sched_free() may be called) or
