@@ -269,8 +269,10 @@ char *tpuci__plan_to_text(const tpuci__plan_t *p) {
       tpuci__buf_addf(&b, "  image:    %s\n", p->images[in->image].ref);
     if (in->topology >= 0 && (size_t) in->topology < p->ntopologies) {
       const tpuci__topology_t *t = &p->topologies[in->topology];
-      tpuci__buf_addf(&b, "  topology: %s (%d hosts x %d chips, %s)\n", t->name,
-                      t->hosts, t->chips_per_host, t->emulate ? t->emulate : "none");
+      tpuci__buf_addf(&b, "  topology: %s (%d host%s x %d chip%s, %s)\n", t->name,
+                      t->hosts, t->hosts == 1 ? "" : "s", t->chips_per_host,
+                      t->chips_per_host == 1 ? "" : "s",
+                      t->emulate ? t->emulate : "none");
     }
     tpuci__buf_adds(&b, "  command:  ");
     if (in->run != NULL) {

@@ -914,9 +914,15 @@ local function close(d, t, alias)
   l[#l + 1] = d
 end
 
+local sealed = false      -- set once the spec has run
+
 local function declarer(kind)
   return function(arg, extra)
     local where = H.where()
+    if sealed then
+      error(where .. ": " .. kind .. ": declarations are only allowed while " ..
+            "the spec runs, not from a job's function", 0)
+    end
     if extra ~= nil then
       local d = { where = where, what = kind }
       fail(d, nil, "takes one argument (write " .. kind .. ' "name" { ... })')
@@ -948,6 +954,7 @@ tpuci = {
 -- After the spec
 
 local function finish()
+  sealed = true
   for i = 1, #decls do
     local d = decls[i]
     if d.pending then

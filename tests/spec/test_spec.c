@@ -310,6 +310,21 @@ static void test_function_fields(void **state) {
   assert_env(in, 2, "PY", "3.10");
   assert_string_equal(in->workdir, SPEC_DIR "/w/3.10");
   assert_string_equal(inst("f[py=3.11]")->workdir, SPEC_DIR "/w/3.11");
+  /* A function cannot declare more: the declarations are complete. */
+  load_fails("job \"f\" { run = function() job \"late\" { run = \"x\" } return \"x\" end }",
+             TPUCI_ESPEC, "spec.lua:1: job: declarations are only allowed while "
+             "the spec runs");
+  load_ok("local calls = 0\n"
+          "job \"f\" {\n"
+          "  matrix = { py = { \"3.10\", \"3.11\" } },\n"
+          "  cmd = function(inst) return { \"python\" .. inst.matrix.py, \"-c\", inst.name, inst.job } end,\n"
+          "  env = function(inst) return { PY = inst.matrix.py, LITERAL = \"$${x}\", N = 1 } end,\n"
+          "  workdir = function(inst) return \"w/\" .. inst.matrix.py end,\n"
+          "}\n"
+          "job \"g\" {\n"
+          "  matrix = { n = { 1, 2, 3 } },\n"
+          "  run = function(inst) calls = calls + 1; return \"echo \" .. calls .. \" $$\" end,\n"
+          "}\n");
   /* Called once per instance, in plan order. */
   assert_string_equal(inst("g[n=1]")->run, "echo 1 $$");
   assert_string_equal(inst("g[n=3]")->run, "echo 3 $$");
@@ -749,6 +764,7 @@ static void test_json_and_text(void **state) {
   assert_non_null(strstr(s, "  retries:  3 attempts on failed,timeout,oom,infra"));
   assert_non_null(strstr(s, "  command:  ruff check 'a b'\n"));
   assert_non_null(strstr(s, "  timeout:  none\n"));
+  assert_non_null(strstr(s, "  topology: pod (1 host x 4 chips, pjrt)\n"));
   free(s);
 }
 
