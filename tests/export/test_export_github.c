@@ -1,0 +1,511 @@
+/* The GitHub Actions export on hand-built plans, read back with libyaml's
+ * parser and compared as trees: the whole workflow, per-job matrices with
+ * names that need quoting, ids, the 256-entry limit and bad input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+#include <yaml.h>
+
+#include "export_github.h"
+#include "plan.h"
+#include "util.h"
+
+/* ------------------------------------------------------------------ */
+/* YAML to a JSON tree, resolving plain scalars as YAML 1.1 does          */
+
+static void next_event(yaml_parser_t *p, yaml_event_t *ev) {
+  if (!yaml_parser_parse(p, ev))
+    fail_msg("YAML parse error: %s at line %zu", p->problem ? p->problem : "?",
+             p->problem_mark.line + 1);
+}
+
+/* A scalar's value. Quoted and block scalars are strings; plain ones are
+ * read the way PyYAML (YAML 1.1) reads them, the strictest reader a
+ * workflow may meet: null, booleans (yes/no/on/off too), numbers. So a
+ * name the exporter forgot to quote comes back as something else. */
+static json_t *resolve(const yaml_event_t *ev) {
+  static const char *const truthy[] = {"true", "yes", "on", "y", NULL};
+  static const char *const falsy[] = {"false", "no", "off", "n", NULL};
+  const char *s = (const char *) ev->data.scalar.value;
+  size_t len = ev->data.scalar.length, k;
+  char *end;
+
+  assert_null(ev->data.scalar.anchor);
+  assert_null(ev->data.scalar.tag);
+  if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) return json_stringn(s, len);
+  if (len == 0 || strcmp(s, "~") == 0 || strcasecmp(s, "null") == 0) return json_null();
+  for (k = 0; truthy[k]; k++)
+    if (strcasecmp(s, truthy[k]) == 0) return json_true();
+  for (k = 0; falsy[k]; k++)
+    if (strcasecmp(s, falsy[k]) == 0) return json_false();
+  if (strchr("+-.0123456789", s[0])) {
+    long long i = strtoll(s, &end, 0);
+    if (*end == '\0') return json_integer(i);
+    {
+      double d = strtod(s, &end);
+      if (*end == '\0' || strcasecmp(s, ".inf") == 0 || strcasecmp(s, ".nan") == 0)
+        return json_real(*end == '\0' ? d : 0);
+    }
+    if (strchr(s, ':') && s[0] >= '0' && s[0] <= '9') return json_integer(-1); /* 1:30 */
+  }
+  return json_stringn(s, len);
+}
+
+static json_t *load_node(yaml_parser_t *p, yaml_event_t *ev) {
+  json_t *v = NULL;
+  switch (ev->type) {
+    case YAML_SCALAR_EVENT:
+      v = resolve(ev);
+      yaml_event_delete(ev);
+      return v;
+    case YAML_SEQUENCE_START_EVENT:
+      assert_null(ev->data.sequence_start.anchor);
+      yaml_event_delete(ev);
+      v = json_array();
+      for (;;) {
+        yaml_event_t item;
+        next_event(p, &item);
+        if (item.type == YAML_SEQUENCE_END_EVENT) {
+          yaml_event_delete(&item);
+          return v;
+        }
+        json_array_append_new(v, load_node(p, &item));
+      }
+    case YAML_MAPPING_START_EVENT:
+      assert_null(ev->data.mapping_start.anchor);
+      yaml_event_delete(ev);
+      v = json_object();
+      for (;;) {
+        yaml_event_t k, val;
+        json_t *key;
+        char *name;
+        next_event(p, &k);
+        if (k.type == YAML_MAPPING_END_EVENT) {
+          yaml_event_delete(&k);
+          return v;
+        }
+        assert_int_equal(k.type, YAML_SCALAR_EVENT);
+        key = resolve(&k);
+        /* A key that is not a string shows as "!bool:on", "!int:3". */
+        name = json_is_string(key)
+                   ? tpuci__strdup(json_string_value(key))
+                   : tpuci__printf("!%s:%s", json_is_boolean(key) ? "bool"
+                                             : json_is_null(key) ? "null" : "number",
+                                   (const char *) k.data.scalar.value);
+        json_decref(key);
+        yaml_event_delete(&k);
+        if (json_object_get(v, name)) fail_msg("duplicate key '%s'", name);
+        next_event(p, &val);
+        json_object_set_new(v, name, load_node(p, &val));
+        free(name);
+      }
+    default:
+      fail_msg("unexpected YAML event %d (aliases are not expected)", (int) ev->type);
+  }
+  return NULL;
+}
+
+/* Parses a stream of exactly one document. */
+static json_t *yaml_load(const char *text) {
+  yaml_parser_t p;
+  yaml_event_t ev;
+  json_t *doc;
+
+  assert_true(yaml_parser_initialize(&p));
+  yaml_parser_set_input_string(&p, (const unsigned char *) text, strlen(text));
+  next_event(&p, &ev);
+  assert_int_equal(ev.type, YAML_STREAM_START_EVENT);
+  yaml_event_delete(&ev);
+  next_event(&p, &ev);
+  assert_int_equal(ev.type, YAML_DOCUMENT_START_EVENT);
+  yaml_event_delete(&ev);
+  next_event(&p, &ev);
+  doc = load_node(&p, &ev);
+  next_event(&p, &ev);
+  assert_int_equal(ev.type, YAML_DOCUMENT_END_EVENT);
+  yaml_event_delete(&ev);
+  next_event(&p, &ev);
+  assert_int_equal(ev.type, YAML_STREAM_END_EVENT);
+  yaml_event_delete(&ev);
+  yaml_parser_delete(&p);
+  return doc;
+}
+
+static void assert_json_equal(const json_t *got, const json_t *want) {
+  if (!json_equal((json_t *) got, (json_t *) want)) {
+    char *g = json_dumps(got, JSON_INDENT(2) | JSON_SORT_KEYS);
+    char *w = json_dumps(want, JSON_INDENT(2) | JSON_SORT_KEYS);
+    print_error("got:\n%s\nwant:\n%s\n", g, w);
+    free(g);
+    free(w);
+    fail_msg("the trees differ");
+  }
+}
+
+/* The node at a slash-separated path ("jobs/tpuci/steps/2/env"), numbers
+ * indexing arrays. */
+static json_t *at(json_t *root, const char *path) {
+  char *copy = tpuci__strdup(path), *part, *save = NULL;
+  json_t *v = root;
+  for (part = strtok_r(copy, "/", &save); part && v; part = strtok_r(NULL, "/", &save))
+    v = json_is_array(v) ? json_array_get(v, strtoul(part, NULL, 10)) : json_object_get(v, part);
+  free(copy);
+  return v;
+}
+
+/* ------------------------------------------------------------------ */
+/* Plans and the expected workflow                                     */
+
+static void add(tpuci__plan_t *plan, const char *job, const char *name) {
+  tpuci__instance_t *in = tpuci__plan_add_instance(plan);
+  in->job = tpuci__strdup(job);
+  in->name = tpuci__strdup(name ? name : job);
+  tpuci__strv_push(&in->argv, "true");
+  in->selected = 1;
+}
+
+static char *export_ok(const tpuci__plan_t *plan, const tpuci__export_opts_t *opts) {
+  tpuci__buf_t b;
+  tpuci__err_t err = {0, NULL};
+  int r;
+  tpuci__buf_init(&b);
+  r = tpuci__export_github(plan, opts, &b, &err);
+  if (r != 0) fail_msg("export failed: %s", err.msg);
+  return tpuci__buf_steal(&b);
+}
+
+/* The workflow as docs/github.md describes it, written out by hand. */
+static json_t *expected(const char *spec, const char *url, const char *ref,
+                        const char *name, json_t *include) {
+  json_t *run_env = json_pack("{s:s}", "TPUCI_SPEC", spec);
+  json_t *job, *steps;
+  const char *cmd = include
+      ? "tpuci run --only \"$TPUCI_ONLY\" --report-json tpuci-report.json --report-yaml "
+        "tpuci-report.yaml --junit tpuci-junit.xml \"$TPUCI_SPEC\""
+      : "tpuci run --report-json tpuci-report.json --report-yaml tpuci-report.yaml "
+        "--junit tpuci-junit.xml \"$TPUCI_SPEC\"";
+  if (include) json_object_set_new(run_env, "TPUCI_ONLY", json_string("${{ matrix.only }}"));
+  steps = json_pack(
+      "[{s:s, s:s},"
+      " {s:s, s:s},"
+      " {s:s, s:s, s:{s:s, s:s}, s:s},"
+      " {s:s, s:o, s:s},"
+      " {s:s, s:s, s:s, s:{s:s, s:s, s:b, s:s}}]",
+      "name", "Check out the repository", "uses", "actions/checkout@v4",
+      "name", "Install tpuci's build dependencies",
+      "run", "sudo apt-get update\n"
+             "sudo apt-get install -y --no-install-recommends build-essential cmake "
+             "pkg-config git liblua5.4-dev libuv1-dev libyaml-dev libcurl4-openssl-dev "
+             "libjansson-dev libexpat1-dev\n",
+      "name", "Build and install tpuci", "working-directory", "${{ runner.temp }}",
+      "env", "TPUCI_SOURCE", url, "TPUCI_REF", ref,
+      "run", "git init -q tpuci\n"
+             "git -C tpuci fetch -q --depth 1 \"$TPUCI_SOURCE\" \"$TPUCI_REF\"\n"
+             "git -C tpuci checkout -q FETCH_HEAD\n"
+             "cmake -S tpuci -B tpuci/build -DTPUCI_BUILD_TESTS=OFF\n"
+             "cmake --build tpuci/build -j\n"
+             "sudo cmake --install tpuci/build\n",
+      "name", "Run the spec", "env", run_env, "run", cmd,
+      "name", "Upload the reports and the run folder", "if", "always()",
+      "uses", "actions/upload-artifact@v4",
+      "with", "name", include ? "tpuci-${{ matrix.slug }}" : "tpuci-reports",
+      "path", "tpuci-report.json\ntpuci-report.yaml\ntpuci-junit.xml\n.tpuci/runs/\n"
+              "!.tpuci/runs/latest\n",
+      "include-hidden-files", 1, "if-no-files-found", "warn");
+  assert_non_null(steps);
+  job = json_pack("{s:s, s:s, s:o}", "name", include ? "${{ matrix.job }}" : "tpuci",
+                  "runs-on", "ubuntu-latest", "steps", steps);
+  if (include)
+    json_object_set_new(job, "strategy", json_pack("{s:b, s:{s:o}}", "fail-fast", 0,
+                                                   "matrix", "include", include));
+  return json_pack("{s:s, s:[s,s], s:{s:s}, s:{s:o}}", "name", name,
+                   "on", "push", "pull_request", "permissions", "contents", "read",
+                   "jobs", "tpuci", job);
+}
+
+/* ------------------------------------------------------------------ */
+/* Tests                                                               */
+
+static void test_one_workflow_job(void **state) {
+  tpuci__plan_t plan;
+  json_t *doc, *want;
+  char *text;
+  (void) state;
+
+  tpuci__plan_init(&plan);
+  plan.spec_path = tpuci__strdup("ci/spec.lua");
+  add(&plan, "unit", "unit[python=3.10]");
+  add(&plan, "unit", "unit[python=3.11]");
+  add(&plan, "lint", NULL);
+  text = export_ok(&plan, NULL);
+  /* The text: a comment first, `on` quoted for YAML 1.1 readers, scripts
+   * as literal blocks. */
+  assert_int_equal(strncmp(text, "# Generated by tpuci from ci/spec.lua.", 38), 0);
+  assert_non_null(strstr(text, "\n\"on\": [push, pull_request]\n"));
+  assert_non_null(strstr(text, "      run: |\n        sudo apt-get update\n"));
+  doc = yaml_load(text);
+  want = expected("ci/spec.lua", TPUCI__GITHUB_SOURCE_URL, TPUCI__GITHUB_SOURCE_REF,
+                  "tpuci", NULL);
+  assert_json_equal(doc, want);
+  json_decref(doc);
+  json_decref(want);
+  free(text);
+  tpuci__plan_free(&plan);
+}
+
+static void test_options(void **state) {
+  tpuci__plan_t plan;
+  tpuci__export_opts_t opts;
+  json_t *doc, *want;
+  char *text, *again;
+  (void) state;
+
+  tpuci__plan_init(&plan);
+  plan.spec_path = tpuci__strdup("/abs/path/spec.lua");
+  add(&plan, "a", NULL);
+  tpuci__export_opts_init(&opts);
+  opts.spec = "specs/it's a \"spec\" #1: yes.lua";
+  opts.source_url = "https://git.example.com/x/tpuci.git?q=1#frag";
+  opts.source_ref = "v1.0: \"rc\" $(rm -rf /)";
+  opts.name = "CI: tpuci on";
+  text = export_ok(&plan, &opts);
+  doc = yaml_load(text);
+  want = expected(opts.spec, opts.source_url, opts.source_ref, opts.name, NULL);
+  assert_json_equal(doc, want);
+  /* The same input gives the same bytes. */
+  again = export_ok(&plan, &opts);
+  assert_string_equal(text, again);
+  /* A ref that looks like a number stays a string. */
+  opts.source_ref = "1.10";
+  free(again);
+  again = export_ok(&plan, &opts);
+  json_decref(doc);
+  doc = yaml_load(again);
+  assert_string_equal(json_string_value(at(doc, "jobs/tpuci/steps/2/env/TPUCI_REF")), "1.10");
+  json_decref(doc);
+  json_decref(want);
+  free(text);
+  free(again);
+  tpuci__plan_free(&plan);
+}
+
+static int slug_ok(const char *s) {
+  const char *p;
+  if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_')) return 0;
+  for (p = s; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+          *p == '_' || *p == '-'))
+      return 0;
+  return p - s <= 70;
+}
+
+static void test_per_job_hard_names(void **state) {
+  static const char *const names[] = {
+      "it's \"quoted\": yes # not a comment",
+      "na\xc3\xafve/\xc3\xbcn\xc3\xaf" "c\xc3\xb6" "d\xc3\xa9:\xc3\x9f \xf0\x9f\x9a\x80",
+      "3.10", "on", "yes", "No", "null", "~", "1e3", "0x1F", ".inf", "1:30", "2026-12-02",
+      "a*b[1]?\\", "-dash", "@at", "a/b", "a:b", "[flow]", "{x}", "&anchor", "*alias",
+      "!tag", "|pipe", ">fold", "%pct", "`tick", "#hash", "x #y", "x: y", "trailing ",
+      " leading", "tab\there", "line\nbreak", "\xf0\x9f\x9a\x80", "<<", "=", NULL};
+  tpuci__plan_t plan;
+  tpuci__export_opts_t opts;
+  json_t *doc, *include, *want, *entry;
+  char *text;
+  size_t i, k, n;
+  (void) state;
+
+  tpuci__plan_init(&plan);
+  plan.spec_path = tpuci__strdup("spec.lua");
+  for (n = 0; names[n]; n++) {
+    add(&plan, names[n], NULL);
+    add(&plan, names[n], "matrix instance");  /* a job counts once */
+  }
+  tpuci__export_opts_init(&opts);
+  opts.per_job = 1;
+  text = export_ok(&plan, &opts);
+  doc = yaml_load(text);
+  include = at(doc, "jobs/tpuci/strategy/matrix/include");
+  assert_int_equal(json_array_size(include), n);
+  for (i = 0; i < n; i++) {
+    const char *slug;
+    entry = json_array_get(include, i);
+    /* The names come back exactly, as strings, in the plan's order. */
+    assert_true(json_is_string(json_object_get(entry, "job")));
+    assert_string_equal(json_string_value(json_object_get(entry, "job")), names[i]);
+    slug = json_string_value(json_object_get(entry, "slug"));
+    assert_non_null(slug);
+    if (!slug_ok(slug)) fail_msg("slug '%s' of '%s' breaks GitHub's rules", slug, names[i]);
+    for (k = 0; k < i; k++)
+      assert_string_not_equal(slug, json_string_value(json_object_get(json_array_get(include, k),
+                                                                      "slug")));
+  }
+  /* Globs match only the name; ids follow GitHub's rules. */
+  assert_string_equal(json_string_value(json_object_get(json_array_get(include, 13), "only")),
+                      "a\\*b\\[1\\]\\?\\\\");
+  assert_string_equal(json_string_value(json_object_get(json_array_get(include, 0), "only")),
+                      names[0]);
+  assert_string_equal(json_string_value(json_object_get(json_array_get(include, 0), "slug")),
+                      "it-s-quoted-yes-not-a-comment");
+  assert_string_equal(json_string_value(json_object_get(json_array_get(include, 1), "slug")),
+                      "na-ve-n-c-d");
+  assert_string_equal(json_string_value(json_object_get(json_array_get(include, 2), "slug")),
+                      "_3-10");
+  assert_string_equal(json_string_value(json_object_get(json_array_get(include, 16), "slug")),
+                      "a-b");
+  assert_string_equal(json_string_value(json_object_get(json_array_get(include, 17), "slug")),
+                      "a-b-2");
+  /* The rest of the workflow is the documented one. */
+  want = expected("spec.lua", TPUCI__GITHUB_SOURCE_URL, TPUCI__GITHUB_SOURCE_REF, "tpuci",
+                  json_deep_copy(include));
+  assert_json_equal(doc, want);
+  json_decref(want);
+  json_decref(doc);
+  free(text);
+  tpuci__plan_free(&plan);
+}
+
+static void test_github_id(void **state) {
+  static const char *const cases[][2] = {
+      {"unit", "unit"}, {"unit/tests:py3.11", "unit-tests-py3-11"}, {"3d", "_3d"},
+      {"_x", "_x"}, {"--x--", "_--x--"}, {"a  b", "a-b"}, {"\xc3\xa9t\xc3\xa9", "t"},
+      {"", "_"}, {"!!!", "_"}, {"x!", "x"}};
+  char *id, longname[200];
+  size_t k;
+  (void) state;
+  for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+    id = tpuci__github_id(cases[k][0]);
+    assert_string_equal(id, cases[k][1]);
+    free(id);
+  }
+  memset(longname, 'a', sizeof(longname) - 1);
+  longname[sizeof(longname) - 1] = '\0';
+  id = tpuci__github_id(longname);
+  assert_int_equal(strlen(id), 64);
+  free(id);
+}
+
+static void test_matrix_limit(void **state) {
+  tpuci__plan_t plan;
+  tpuci__export_opts_t opts;
+  tpuci__buf_t b;
+  tpuci__err_t err = {0, NULL};
+  json_t *doc;
+  char *text, name[32];
+  int i;
+  (void) state;
+
+  tpuci__plan_init(&plan);
+  plan.spec_path = tpuci__strdup("spec.lua");
+  for (i = 0; i < 256; i++) {
+    snprintf(name, sizeof(name), "job%03d", i);
+    add(&plan, name, NULL);
+  }
+  tpuci__export_opts_init(&opts);
+  opts.per_job = 1;
+  /* 256 is allowed. */
+  text = export_ok(&plan, &opts);
+  doc = yaml_load(text);
+  assert_int_equal(json_array_size(at(doc, "jobs/tpuci/strategy/matrix/include")), 256);
+  json_decref(doc);
+  free(text);
+  /* 300 is not, and the buffer keeps what it had. */
+  for (; i < 300; i++) {
+    snprintf(name, sizeof(name), "job%03d", i);
+    add(&plan, name, NULL);
+  }
+  tpuci__buf_init(&b);
+  tpuci__buf_adds(&b, "before");
+  assert_int_equal(tpuci__export_github(&plan, &opts, &b, &err), TPUCI_EUSAGE);
+  assert_string_equal(err.msg, "spec.lua: 300 jobs exceed GitHub's limit of 256 matrix entries "
+                               "per workflow job; export without per-job to run them all in "
+                               "one workflow job, or split the spec (44 too many)");
+  assert_null(strchr(err.msg, '\n'));
+  assert_string_equal(b.data, "before");
+  tpuci__err_clear(&err);
+  /* Without per-job, one workflow job runs them all. */
+  opts.per_job = 0;
+  assert_int_equal(tpuci__export_github(&plan, &opts, &b, NULL), 0);
+  tpuci__buf_free(&b);
+  tpuci__plan_free(&plan);
+}
+
+static void test_errors(void **state) {
+  tpuci__plan_t plan;
+  tpuci__export_opts_t opts;
+  tpuci__buf_t b;
+  tpuci__err_t err = {0, NULL};
+  (void) state;
+
+  tpuci__plan_init(&plan);
+  tpuci__export_opts_init(&opts);
+  tpuci__buf_init(&b);
+  /* No spec path at all. */
+  assert_int_equal(tpuci__export_github(&plan, &opts, &b, &err), TPUCI_EUSAGE);
+  assert_non_null(strstr(err.msg, "relative to the repository's root"));
+  tpuci__err_clear(&err);
+  /* An absolute one. */
+  plan.spec_path = tpuci__strdup("/home/me/spec.lua");
+  assert_int_equal(tpuci__export_github(&plan, &opts, &b, &err), TPUCI_EUSAGE);
+  assert_string_equal(err.msg, "/home/me/spec.lua: the workflow runs the spec from the "
+                               "repository's root: give its path relative to the root");
+  tpuci__err_clear(&err);
+  opts.spec = "spec.lua";
+  /* Per-job with no job. */
+  opts.per_job = 1;
+  assert_int_equal(tpuci__export_github(&plan, &opts, &b, &err), TPUCI_EUSAGE);
+  assert_string_equal(err.msg, "spec.lua: no job to export: the spec declares none");
+  tpuci__err_clear(&err);
+  /* A name that is not UTF-8. */
+  add(&plan, "ok", NULL);
+  add(&plan, "bad\xff", NULL);
+  assert_int_equal(tpuci__export_github(&plan, &opts, &b, &err), TPUCI_EUSAGE);
+  assert_string_equal(err.msg, "spec.lua: the name of job 2 (of 2) is not valid UTF-8");
+  tpuci__err_clear(&err);
+  opts.source_ref = "\xc0\x80";
+  assert_int_equal(tpuci__export_github(&plan, &opts, &b, &err), TPUCI_EUSAGE);
+  assert_non_null(strstr(err.msg, "must be valid UTF-8"));
+  tpuci__err_clear(&err);
+  assert_int_equal(b.len, 0);
+  tpuci__buf_free(&b);
+  tpuci__plan_free(&plan);
+}
+
+static void test_empty_plan_single(void **state) {
+  tpuci__plan_t plan;
+  json_t *doc, *want;
+  char *text;
+  (void) state;
+  /* Without per-job an empty plan still makes a valid workflow. */
+  tpuci__plan_init(&plan);
+  plan.spec_path = tpuci__strdup("empty.lua");
+  text = export_ok(&plan, NULL);
+  doc = yaml_load(text);
+  want = expected("empty.lua", TPUCI__GITHUB_SOURCE_URL, TPUCI__GITHUB_SOURCE_REF, "tpuci",
+                  NULL);
+  assert_json_equal(doc, want);
+  json_decref(doc);
+  json_decref(want);
+  free(text);
+  tpuci__plan_free(&plan);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_one_workflow_job),
+      cmocka_unit_test(test_options),
+      cmocka_unit_test(test_per_job_hard_names),
+      cmocka_unit_test(test_github_id),
+      cmocka_unit_test(test_matrix_limit),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_empty_plan_single),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
