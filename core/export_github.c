@@ -27,7 +27,7 @@ static const char tpuci__gh_paths[] =
     "tpuci-report.yaml\n"
     "tpuci-junit.xml\n"
     ".tpuci/runs/\n"
-    "!.tpuci/runs/latest\n";
+    "!.tpuci/runs/latest/**\n";
 
 void tpuci__export_opts_init(tpuci__export_opts_t *opts) {
   memset(opts, 0, sizeof(*opts));

@@ -218,7 +218,7 @@ static json_t *expected(const char *spec, const char *url, const char *ref,
       "uses", "actions/upload-artifact@v4",
       "with", "name", include ? "tpuci-${{ matrix.slug }}" : "tpuci-reports",
       "path", "tpuci-report.json\ntpuci-report.yaml\ntpuci-junit.xml\n.tpuci/runs/\n"
-              "!.tpuci/runs/latest\n",
+              "!.tpuci/runs/latest/**\n",
       "include-hidden-files", 1, "if-no-files-found", "warn");
   assert_non_null(steps);
   job = json_pack("{s:s, s:s, s:o}", "name", include ? "${{ matrix.job }}" : "tpuci",
