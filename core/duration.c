@@ -78,10 +78,12 @@ char *tpuci__duration_format(uint64_t ms, char *buf, size_t size) {
   if (ms < 1000) {
     snprintf(buf, size, "%llums", (unsigned long long) ms);
   } else if (ms < 60000) {
+    /* Tenths are cut, not rounded: 59999 ms is "59.9s", never "60.0s". */
     if (ms % 1000 == 0)
       snprintf(buf, size, "%llus", (unsigned long long) (ms / 1000));
     else
-      snprintf(buf, size, "%.1fs", (double) ms / 1000.0);
+      snprintf(buf, size, "%llu.%llus", (unsigned long long) (ms / 1000),
+               (unsigned long long) (ms % 1000 / 100));
   } else {
     unsigned long long s = ms / 1000, h = s / 3600, m = (s / 60) % 60;
     unsigned long long sec = s % 60;

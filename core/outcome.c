@@ -25,16 +25,17 @@ int tpuci__outcome_parse(const char *name) {
   return -1;
 }
 
+/* No wait is longer than a day, whatever the policy says. */
+#define TPUCI__MAX_DELAY_MS (24.0 * 3600 * 1000)
+
 uint64_t tpuci__retry_delay(const tpuci__retry_t *r, int next) {
+  double cap = r->max_backoff_ms ? (double) r->max_backoff_ms : TPUCI__MAX_DELAY_MS;
   double d = (double) r->backoff_ms;
   int i;
-  for (i = 2; i < next; i++) {
-    d *= r->factor;
-    if (r->max_backoff_ms && d >= (double) r->max_backoff_ms) break;
-  }
-  if (r->max_backoff_ms && d > (double) r->max_backoff_ms)
-    d = (double) r->max_backoff_ms;
-  return (uint64_t) d;
+  if (cap > TPUCI__MAX_DELAY_MS) cap = TPUCI__MAX_DELAY_MS;
+  /* A factor of 1 (or less) is a constant delay. */
+  for (i = 2; i < next && d < cap && r->factor > 1.0; i++) d *= r->factor;
+  return (uint64_t) (d > cap ? cap : d);
 }
 
 int tpuci__retry_wants(const tpuci__retry_t *r, int outcome) {

@@ -291,9 +291,10 @@ local function boolean(d, path, v)
 end
 
 ------------------------------------------------------------------------
--- Templates: "${matrix.key}" is replaced by the instance's value and "$$"
--- stands for "$". Anything else after a '$' is kept ("${HOME}" reaches the
--- shell untouched). A string without references compiles to a plain
+-- Templates: "${matrix.key}" is replaced by the instance's value, and
+-- "$${matrix.key}" stands for the literal text "${matrix.key}". Anything
+-- else after a '$' is kept as it is, "$$" included: "${HOME}" and "$$"
+-- reach the shell untouched. A string without references compiles to a plain
 -- string; one with references to a list of literal strings and 1-based
 -- matrix key indexes, which expand.c concatenates per instance.
 
@@ -308,8 +309,11 @@ local function template(d, path, s, mkeys, keys)
     end
     if j > i then buf[#buf + 1] = ssub(s, i, j - 1) end
     local c = sbyte(s, j + 1)
-    if c == 36 then -- "$$"
+    if c == 36 and smatch(s, "^{%s*matrix%s*[%.}%[]", j + 2) then -- "$${matrix"
       buf[#buf + 1] = "$"
+      i = j + 2
+    elseif c == 36 then -- "$$", the shell's pid: kept
+      buf[#buf + 1] = "$$"
       i = j + 2
     elseif c == 123 and smatch(s, "^{%s*matrix%s*[%.}%[]", j + 1) then
       local close = sfind(s, "}", j + 2, true)

@@ -26,10 +26,13 @@ extern const size_t tpuci__lua_prelude_len;
 #define TPUCI__SPEC_DEFAULT_TIMEOUT_MS 5000
 #define TPUCI__SPEC_DEFAULT_MEMORY ((size_t) 256 * 1024 * 1024)
 
-/* Whether msg already starts with "<src>:". */
+/* Whether msg already starts with "<chunkname>:" (1), or with Lua's
+ * shortened form of it, "<src>:" (2); 0 when neither. */
 static int tpuci__spec_located(const tpuci__spec_ctx_t *c, const char *msg) {
-  size_t n = strlen(c->src);
-  return strncmp(msg, c->src, n) == 0 && msg[n] == ':';
+  size_t n = strlen(c->chunkname), m = strlen(c->src);
+  if (strncmp(msg, c->chunkname, n) == 0 && msg[n] == ':') return 1;
+  if (strncmp(msg, c->src, m) == 0 && msg[m] == ':') return 2;
+  return 0;
 }
 
 /* A hint for "attempt to ... a nil value (global 'x')" when x is a
@@ -76,12 +79,20 @@ static int tpuci__spec_msgh(lua_State *L) {
     msg = lua_tostring(L, -1);
   else
     msg = lua_pushfstring(L, "error object is a %s value", luaL_typename(L, 1));
-  if (!tpuci__spec_located(c, msg)) {
-    line = tpuci__spec_line(L, 1);
-    if (line > 0)
-      msg = lua_pushfstring(L, "%s:%d: %s", c->src, line, msg);
-    else
-      msg = lua_pushfstring(L, "%s: %s", c->src, msg);
+  switch (tpuci__spec_located(c, msg)) {
+    case 0:
+      line = tpuci__spec_line(L, 1);
+      if (line > 0)
+        msg = lua_pushfstring(L, "%s:%d: %s", c->chunkname, line, msg);
+      else
+        msg = lua_pushfstring(L, "%s: %s", c->chunkname, msg);
+      break;
+    case 2:
+      /* Lua cut a long file name to LUA_IDSIZE: put it back whole. */
+      msg = lua_pushfstring(L, "%s%s", c->chunkname, msg + strlen(c->src));
+      break;
+    default:
+      break;
   }
   hint = tpuci__spec_hint(L, msg);
   if (hint != NULL) msg = lua_pushfstring(L, "%s%s", msg, hint);
@@ -190,7 +201,7 @@ int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len,
   L = tpuci__spec_newstate(c);
   if (L == NULL) {
     r = tpuci__err_set(err, TPUCI_ELIMIT, "%s: spec used more than %s while "
-                       "loading", c->src, size);
+                       "loading", c->chunkname, size);
     goto done;
   }
   c->L = L;
@@ -204,10 +215,10 @@ int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len,
       r = tpuci__err_set(err, TPUCI_ELIMIT, "%s", c->timeout_msg);
     } else if (status == LUA_ERRMEM || c->mem_error) {
       r = tpuci__err_set(err, TPUCI_ELIMIT, "%s: spec used more than %s while "
-                         "loading", c->src, size);
+                         "loading", c->chunkname, size);
     } else if (status == LUA_ERRERR) {
       r = tpuci__err_set(err, TPUCI_ESPEC, "%s: error while reporting an "
-                         "error (a __tostring metamethod failed?)", c->src);
+                         "error (a __tostring metamethod failed?)", c->chunkname);
     } else if (status != LUA_OK) {
       const char *msg = lua_tostring(L, -1);
       r = tpuci__err_set(err, TPUCI_ESPEC, "%s", msg ? msg : "unknown error");
@@ -221,7 +232,7 @@ int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len,
     /* The state is unusable after a panic; leaking it is the safe choice. */
     c->panic_armed = 0;
     r = tpuci__err_set(err, TPUCI_ESPEC, "%s: internal error: Lua panicked: %s",
-                       c->src, c->panic_msg ? c->panic_msg : "?");
+                       c->chunkname, c->panic_msg ? c->panic_msg : "?");
   }
 
 done:

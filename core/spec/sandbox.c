@@ -93,7 +93,7 @@ void tpuci__spec_warn(tpuci__spec_ctx_t *c, const char *msg) {
     tpuci__strv_take(w, tpuci__printf("%.*s...", TPUCI__SPEC_MAX_WARNING_LEN, msg));
   else if (w->len == TPUCI__SPEC_MAX_WARNINGS)
     tpuci__strv_take(w, tpuci__printf("%s: more than %d warnings, the rest "
-                                      "were dropped", c->src,
+                                      "were dropped", c->chunkname,
                                       TPUCI__SPEC_MAX_WARNINGS));
 }
 
@@ -101,9 +101,9 @@ void tpuci__spec_warn(tpuci__spec_ctx_t *c, const char *msg) {
 static void tpuci__spec_where_prefix(tpuci__spec_ctx_t *c, tpuci__buf_t *b) {
   int line = c->closing ? 0 : tpuci__spec_line(c->L, 1);
   if (line > 0)
-    tpuci__buf_addf(b, "%s:%d: ", c->src, line);
+    tpuci__buf_addf(b, "%s:%d: ", c->chunkname, line);
   else
-    tpuci__buf_addf(b, "%s: ", c->src);
+    tpuci__buf_addf(b, "%s: ", c->chunkname);
 }
 
 /* warn("a", "b") arrives as pieces; a single piece starting with '@' is a
@@ -133,10 +133,10 @@ static void tpuci__spec_hook(lua_State *L, lua_Debug *ar) {
     line = tpuci__spec_line(L, 0);
     if (line > 0)
       c->timeout_msg = tpuci__printf("%s:%d: spec took longer than %s to load "
-                                     "(endless loop?)", c->src, line, d);
+                                     "(endless loop?)", c->chunkname, line, d);
     else
       c->timeout_msg = tpuci__printf("%s: spec took longer than %s to load "
-                                     "(endless loop?)", c->src, d);
+                                     "(endless loop?)", c->chunkname, d);
   }
   /* From now on raise at every instruction, in this thread and the main
    * one, so a pcall in the spec cannot swallow the error and carry on
@@ -184,9 +184,9 @@ static int tpuci__spec_print(lua_State *L) {
   luaL_buffinit(L, &b);
   line = tpuci__spec_line(L, 1);
   if (line > 0)
-    lua_pushfstring(L, "%s:%d: ", c->src, line);
+    lua_pushfstring(L, "%s:%d: ", c->chunkname, line);
   else
-    lua_pushfstring(L, "%s: ", c->src);
+    lua_pushfstring(L, "%s: ", c->chunkname);
   luaL_addvalue(&b);
   for (i = 1; i <= n; i++) {
     if (i > 1) luaL_addchar(&b, ' ');
@@ -364,10 +364,12 @@ static int tpuci__l_where(lua_State *L) {
     if (!lua_getinfo(L, "Sl", &ar)) continue;
     if (ar.currentline <= 0) continue;
     if (strcmp(ar.source, TPUCI__PRELUDE_SOURCE) == 0) continue;
-    lua_pushfstring(L, "%s:%d", ar.short_src, ar.currentline);
+    /* The whole name: short_src is cut at LUA_IDSIZE. */
+    lua_pushfstring(L, "%s:%d", ar.source[0] == '=' ? ar.source + 1 : ar.short_src,
+                    ar.currentline);
     return 1;
   }
-  lua_pushstring(L, c->src);
+  lua_pushstring(L, c->chunkname);
   return 1;
 }
 

@@ -211,7 +211,7 @@ static void test_matrix_order_and_interpolation(void **state) {
   /* Keys are sorted (python before torch) whatever the source order; the
    * last key varies fastest; each list keeps its order. */
   load_ok("job \"unit\" {\n"
-          "  run = \"pytest --py=${matrix.python} --torch=${matrix.torch} $${HOME} $$ ${HOME} $1\",\n"
+          "  run = \"pytest --py=${matrix.python} --torch=${matrix.torch} $${HOME} $$ ${HOME} $1 $${matrix.torch}\",\n"
           "  cmd = nil,\n"
           "  env = { PY = \"py${matrix.python}\", K = \"${matrix.torch}${matrix.torch}\" },\n"
           "  workdir = \"/w/${matrix.python}\",\n"
@@ -226,7 +226,8 @@ static void test_matrix_order_and_interpolation(void **state) {
   assert_string_equal(in->matrix.items[0].value, "3.11");
   assert_string_equal(in->matrix.items[1].key, "torch");
   assert_string_equal(in->matrix.items[1].value, "2.1");
-  assert_string_equal(in->run, "pytest --py=3.11 --torch=2.1 ${HOME} $ ${HOME} $1");
+  /* Only "$${matrix" is an escape: "$$" (the shell's pid) is kept. */
+  assert_string_equal(in->run, "pytest --py=3.11 --torch=2.1 $${HOME} $$ ${HOME} $1 ${matrix.torch}");
   assert_string_equal(in->argv.items[2], in->run);
   assert_env(in, 0, "K", "2.12.1");
   assert_env(in, 1, "PY", "py3.11");
@@ -676,7 +677,8 @@ static void test_error_messages(void **state) {
              "imgae: unknown key, did you mean 'image'?");
   load_fails("job \"x\" { run = \"x\" }\njob \"y\" { run = \"x\", image = \"nope\" }",
              TPUCI_ESPEC, "spec.lua:2: job 'y': image 'nope' is not declared (declare it");
-  /* A long chunk name is cut the way Lua cuts it, without a double prefix. */
+  /* A long chunk name is given whole (Lua cuts it at LUA_IDSIZE), without
+   * a double prefix. */
   {
     const char *name = "a/very/long/path/to/some/project/with/its/specs/ci/spec-file.lua";
     tpuci__spec_limits_t limits = {0, 0};
@@ -686,8 +688,16 @@ static void test_error_messages(void **state) {
     tpuci__err_clear(&err);
     r = tpuci__spec_load(&plan, "error('x')", 10, name, SPEC_DIR, &limits, &err);
     assert_int_equal(r, TPUCI_ESPEC);
-    assert_int_equal(strncmp(err.msg, name, 59), 0);
-    assert_string_equal(err.msg + 59, ":1: x");
+    assert_int_equal(strncmp(err.msg, name, strlen(name)), 0);
+    assert_string_equal(err.msg + strlen(name), ":1: x");
+    /* Declarations name it whole too. */
+    tpuci__plan_free(&plan);
+    tpuci__plan_init(&plan);
+    tpuci__err_clear(&err);
+    r = tpuci__spec_load(&plan, "job 'x' { rnu = 'y' }", 21, name, SPEC_DIR, &limits, &err);
+    assert_int_equal(r, TPUCI_ESPEC);
+    assert_int_equal(strncmp(err.msg, name, strlen(name)), 0);
+    assert_non_null(strstr(err.msg, ".lua:1: job 'x': rnu: unknown key"));
   }
 }
 

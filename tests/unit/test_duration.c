@@ -24,7 +24,7 @@ static void assert_duration(const char *s, uint64_t want) {
 static void assert_bad_duration(const char *s) {
   uint64_t ms = 12345;
   if (tpuci__duration_parse(s, &ms) == 0)
-    fail_msg("'%s' accepted as %llu ms", s, (unsigned long long) ms);
+    fail_msg("'%s' accepted as %llu ms", s ? s : "(null)", (unsigned long long) ms);
   assert_int_equal(ms, 12345); /* Untouched on failure. */
 }
 
@@ -88,12 +88,11 @@ static void test_duration_format(void **state) {
 static void test_duration_format_rounding(void **state) {
   char buf[32];
   (void) state;
-  /* Known bug in core/duration.c: 59999 ms rounds up to "60.0s" instead of
-   * "59.9s" (or "1m00s"). Reported; this test is skipped until it is fixed
-   * so that it shows in the output instead of being silently dropped. */
+  /* Tenths are cut, never rounded up into the next unit. */
   tpuci__duration_format(59999, buf, sizeof(buf));
-  if (strcmp(buf, "60.0s") == 0) skip();
-  assert_true(strcmp(buf, "59.9s") == 0 || strcmp(buf, "1m00s") == 0);
+  assert_string_equal(buf, "59.9s");
+  tpuci__duration_format(1050, buf, sizeof(buf));
+  assert_string_equal(buf, "1.0s");
 }
 
 static void assert_size(const char *s, uint64_t want) {
@@ -159,6 +158,10 @@ static void test_retry_delay(void **state) {
   r.backoff_ms = 0;
   r.factor = 2.0;
   assert_int_equal(tpuci__retry_delay(&r, 5), 0);
+  /* No cap given: never more than a day, and no overflow. */
+  r.backoff_ms = 1000;
+  r.max_backoff_ms = 0;
+  assert_int_equal(tpuci__retry_delay(&r, 100000), 24u * 3600 * 1000);
   /* No cap (max 0), for a few attempts. */
   r.backoff_ms = 1000;
   r.max_backoff_ms = 0;
