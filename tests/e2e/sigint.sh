@@ -21,6 +21,7 @@ expect_json '[i["outcome"] for i in s["instances"]]' "['cancelled', 'cancelled',
 expect_json 's["exit_code"]' 130
 for f in out/bg-*.pid; do
   pid=$(cat "$f")
+  case "$pid" in ''|*[!0-9]*) fail "$f holds '$pid', not a pid"; continue ;; esac
   for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
   alive "$pid" && fail "$f ($pid) survived SIGINT" || pass
 done
@@ -42,6 +43,7 @@ expect_code 130 "second SIGINT"
 expect_out "forcing"
 [ $(( $(date +%s) - start )) -lt 20 ] && pass || fail "second SIGINT did not force"
 pid=$(cat out/stubborn.pid)
+case "$pid" in ''|*[!0-9]*) fail "stubborn.pid holds '$pid', not a pid" ;; *) pass ;; esac
 for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
 alive "$pid" && fail "stubborn job survived" || pass
 finish
