@@ -37,6 +37,7 @@ void tpuci__attempt_env(const tpuci__attempt_t *a, tpuci__strv_t *out) {
   tpuci__env_push(out, "TPUCI_ATTEMPT", num);
   snprintf(num, sizeof(num), "%d", inst->retry.attempts);
   tpuci__env_push(out, "TPUCI_MAX_ATTEMPTS", num);
+  if (a->results_path) tpuci__env_push(out, "TPUCI_RESULTS", a->results_path);
   for (i = 0; i < inst->matrix.len; i++) {
     char *key = tpuci__printf("TPUCI_MATRIX_%s", inst->matrix.items[i].key);
     char *p;

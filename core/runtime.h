@@ -46,6 +46,17 @@ struct tpuci__attempt_s {
   const char *run_id;
   const char *dir;         /* this attempt's folder (exists) */
   int keep_on_failure;     /* --keep-failed */
+  /* The command of this attempt: inst->argv, or one the scheduler built
+   * for it (a pytest attempt that re-runs only failed tests). Never NULL,
+   * NULL-terminated. */
+  const tpuci__strv_t *argv;
+  /* A folder the job writes results into (pytest's JUnit XML), or NULL.
+   * It exists on the host at `results_dir`; the job sees it at
+   * `results_path` (the same path for local processes, a bind mount at
+   * TPUCI__RESULTS_MOUNT in containers), and TPUCI_RESULTS names it in
+   * the job's environment. */
+  const char *results_dir;
+  const char *results_path;
   /* The runtime's own per-attempt state. */
   void *rt_data;
   /* Scheduler-private fields follow in sched.c's wrapper. */
@@ -100,8 +111,12 @@ void tpuci__attempt_done(tpuci__attempt_t *a, const tpuci__exit_t *ex);
 /* A note for the user, tied to an attempt (e.g. "kept container ..."). */
 void tpuci__attempt_message(tpuci__attempt_t *a, const char *msg);
 
+/* Where containers see an attempt's results folder. */
+#define TPUCI__RESULTS_MOUNT "/tpuci/results"
+
 /* Environment variables every attempt gets from tpuci, in addition to the
- * instance's env: TPUCI=1, TPUCI_RUN_ID, TPUCI_JOB, TPUCI_INSTANCE,
+ * instance's env: TPUCI=1, TPUCI_RESULTS (when the attempt has a results
+ * folder), TPUCI_RUN_ID, TPUCI_JOB, TPUCI_INSTANCE,
  * TPUCI_ATTEMPT, TPUCI_MAX_ATTEMPTS and TPUCI_MATRIX_<KEY> for each matrix
  * value (key upper-cased, non-alphanumerics as '_'). Appends "K=V" strings
  * to `out`, then the instance's env. */

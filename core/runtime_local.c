@@ -203,7 +203,7 @@ static int tpuci__local_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
   char **env;
   int r;
 
-  if (inst->argv.len == 0)
+  if (a->argv->len == 0)
     return tpuci__err_set(&rt->err, TPUCI_EUSAGE, "%s: empty command",
                           inst->name);
   p = tpuci__calloc(1, sizeof(*p));
@@ -223,9 +223,9 @@ static int tpuci__local_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
   stdio[2].data.stream = (uv_stream_t *) &p->err;
   o.stdio = stdio;
   o.stdio_count = 3;
-  file = tpuci__resolve(l, inst->argv.items[0], tpuci__child_path(inst));
-  o.file = file ? file : inst->argv.items[0];
-  o.args = inst->argv.items;
+  file = tpuci__resolve(l, a->argv->items[0], tpuci__child_path(inst));
+  o.file = file ? file : a->argv->items[0];
+  o.args = a->argv->items;
   o.cwd = inst->workdir ? inst->workdir : a->plan->spec_dir;
   o.flags = UV_PROCESS_DETACHED;
   o.exit_cb = tpuci__exit_cb;
@@ -244,13 +244,13 @@ static int tpuci__local_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
       p->ex.exit_code = r == UV_ENOENT ? 127 : 126;
       {
         char *msg = tpuci__printf("tpuci: cannot run '%s' in %s: %s\n",
-                                  inst->argv.items[0], o.cwd, uv_strerror(r));
+                                  a->argv->items[0], o.cwd, uv_strerror(r));
         tpuci__attempt_output(a, 2, msg, strlen(msg));
         free(msg);
       }
     } else {
       p->ex.infra = 1;
-      p->cause = tpuci__printf("cannot start '%s': %s", inst->argv.items[0],
+      p->cause = tpuci__printf("cannot start '%s': %s", a->argv->items[0],
                                uv_strerror(r));
     }
     p->exited = 1;

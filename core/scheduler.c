@@ -477,6 +477,7 @@ static void tpuci__attempt_start(tpuci__sched_t *s, size_t index) {
   t->a.number = s->next_attempt[index];
   t->a.run_id = s->run_id;
   t->a.keep_on_failure = s->opts.keep_failed;
+  t->a.argv = &inst->argv;
   t->log_fd = -1;
   t->dir = tpuci__printf("%s/%s", s->run_dir, safe);
   t->a.dir = t->dir;

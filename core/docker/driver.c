@@ -466,7 +466,7 @@ static int tpuci__dk_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
                     a->keep_on_failure);
   memset(&spec, 0, sizeof(spec));
   spec.image = plan->images[inst->image].ref;
-  spec.argv = &inst->argv;
+  spec.argv = a->argv;
   spec.env = &env;
   spec.workdir = inst->workdir;
   spec.mounts = inst->mounts;
