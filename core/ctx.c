@@ -11,7 +11,9 @@
 
 #include "docker.h"
 #include "plan.h"
+#include "export_github.h"
 #include "report.h"
+#include "report_html.h"
 #include "rundir.h"
 #include "scheduler.h"
 #include "spec.h"
@@ -284,7 +286,8 @@ static void tpuci__write_reports(tpuci_ctx_t *ctx, const char *error) {
     size_t offset;
     const char *format;
   } extra[] = {{offsetof(tpuci_run_options_t, report_json), "json"},
-               {offsetof(tpuci_run_options_t, report_yaml), "yaml"}};
+               {offsetof(tpuci_run_options_t, report_yaml), "yaml"},
+               {offsetof(tpuci_run_options_t, report_html), "html"}};
   tpuci__run_info_t info;
   tpuci__err_t e = {0, NULL};
   size_t k;
@@ -301,6 +304,15 @@ static void tpuci__write_reports(tpuci_ctx_t *ctx, const char *error) {
   if (tpuci__rundir_summary(&ctx->rd, ctx->report, &e) != 0) {
     tpuci__late_message(ctx, e.msg);
     tpuci__err_clear(&e);
+  }
+  /* The HTML report always goes into the run folder too. */
+  {
+    char *html = tpuci__printf("%s/report.html", ctx->rd.dir);
+    if (tpuci__report_write(ctx->report, "html", html, &e) != 0) {
+      tpuci__late_message(ctx, e.msg);
+      tpuci__err_clear(&e);
+    }
+    free(html);
   }
   for (k = 0; k < sizeof(extra) / sizeof(extra[0]); k++) {
     const char *path = *(const char *const *) ((const char *) &ctx->ropts + extra[k].offset);
@@ -491,7 +503,53 @@ int tpuci_report(const tpuci_ctx_t *ctx, const char *format, char **out) {
   }
   if (strcmp(format, "yaml") == 0)
     return tpuci__report_yaml_text(ctx->report, out, NULL);
+  if (strcmp(format, "html") == 0) {
+    tpuci__buf_t b;
+    int r;
+    tpuci__buf_init(&b);
+    r = tpuci__report_html(ctx->report, &b, NULL);
+    if (r != 0) {
+      tpuci__buf_free(&b);
+      return r;
+    }
+    *out = tpuci__buf_steal(&b);
+    return 0;
+  }
   return TPUCI_EUSAGE;
+}
+
+int tpuci_export(tpuci_ctx_t *ctx, const char *format,
+                 const tpuci_export_options_t *opts, char **out) {
+  tpuci__export_opts_t eo;
+  tpuci__err_t e = {0, NULL};
+  tpuci__buf_t b;
+  int r;
+
+  if (ctx == NULL || format == NULL || out == NULL) return TPUCI_EUSAGE;
+  if (!ctx->loaded) {
+    tpuci__err_set(&e, TPUCI_ESTATE, "no spec loaded");
+    return tpuci__fail(ctx, &e);
+  }
+  if (strcmp(format, "github") != 0) {
+    tpuci__err_set(&e, TPUCI_EUSAGE, "unknown export format '%s' (known: github)", format);
+    return tpuci__fail(ctx, &e);
+  }
+  tpuci__export_opts_init(&eo);
+  if (opts != NULL) {
+    eo.spec = opts->spec;
+    eo.source_url = opts->source_url;
+    eo.source_ref = opts->source_ref;
+    eo.name = opts->name;
+    eo.per_job = opts->per_job;
+  }
+  tpuci__buf_init(&b);
+  r = tpuci__export_github(&ctx->plan, &eo, &b, &e);
+  if (r != 0) {
+    tpuci__buf_free(&b);
+    return tpuci__fail(ctx, &e);
+  }
+  *out = tpuci__buf_steal(&b);
+  return 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -1,5 +1,6 @@
 /* Building the run report and writing it as JSON and YAML. */
 #include "report.h"
+#include "report_html.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,6 +277,15 @@ int tpuci__report_write(const json_t *report, const char *format,
   if (strcmp(format, "yaml") == 0) {
     r = tpuci__report_yaml_text(report, &text, err);
     if (r != 0) return r;
+  } else if (strcmp(format, "html") == 0) {
+    tpuci__buf_t b;
+    tpuci__buf_init(&b);
+    r = tpuci__report_html(report, &b, err);
+    if (r != 0) {
+      tpuci__buf_free(&b);
+      return r;
+    }
+    text = tpuci__buf_steal(&b);
   } else {
     text = tpuci__report_json_text(report);
     if (text == NULL) return tpuci__err_set(err, TPUCI_ENOMEM, "cannot encode the report");

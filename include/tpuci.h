@@ -311,6 +311,32 @@ int tpuci_engine_gc(tpuci_ctx_t *ctx, int dry_run, char **report);
  * check failed, else the first failure's code. */
 int tpuci_engine_doctor(tpuci_ctx_t *ctx, char **report);
 
+/* ------------------------------------------------------------------ */
+/* Exporting the loaded spec to other CI systems                       */
+
+#define TPUCI_EXPORT_OPTIONS_VERSION 1
+
+typedef struct tpuci_export_options_s {
+  int version;             /* TPUCI_EXPORT_OPTIONS_VERSION */
+  /* The spec's path from the repository's root, as the exported workflow
+   * runs it. NULL: the path it was loaded from (which must be relative). */
+  const char *spec;
+  /* A git URL of tpuci's sources and a branch, tag or commit in it that
+   * the workflow builds. NULL: https://github.com/tpuci/tpuci.git, main. */
+  const char *source_url;
+  const char *source_ref;
+  const char *name;        /* the workflow's name; NULL: "tpuci" */
+  int per_job;             /* one workflow job per job (a matrix) */
+} tpuci_export_options_t;
+
+/* Writes the loaded spec as a CI workflow: format "github" (GitHub
+ * Actions, docs/github.md). *out is freed with tpuci_free(). opts may be
+ * NULL. Returns 0, TPUCI_ESTATE when nothing is loaded, TPUCI_EUSAGE for
+ * an unknown format or a spec that cannot be exported (more than 256 jobs
+ * per job, an absolute spec path: see tpuci_last_error()). */
+int tpuci_export(tpuci_ctx_t *ctx, const char *format,
+                 const tpuci_export_options_t *opts, char **out);
+
 #ifdef __cplusplus
 }
 #endif

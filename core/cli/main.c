@@ -24,6 +24,7 @@ static const char usage_main[] =
     "commands:\n"
     "  run SPEC       run the spec's jobs; exit 0 only if all passed\n"
     "  plan SPEC      print the expanded job instances, run nothing\n"
+    "  export github SPEC  print a GitHub Actions workflow that runs SPEC\n"
     "  rerun --failed [SPEC]  run again what did not pass in the latest run\n"
     "  show [RUN-ID]  print a past run's summary (default: the latest)\n"
     "  topologies [TYPE]  the TPU catalogue, or one type and its hosts' environment\n"
@@ -61,6 +62,7 @@ static const char usage_run[] =
     "  --color WHEN        auto (default), always or never; NO_COLOR is honoured\n"
     "  --report-json PATH  also write the run report as JSON\n"
     "  --report-yaml PATH  also write the run report as YAML\n"
+    "  --report-html PATH  also write the run report as one HTML page\n"
     "\n"
     "Ctrl-C (SIGINT) or SIGTERM stops starting work, stops running attempts\n"
     "(SIGTERM, grace period, SIGKILL), writes the summary and exits 130; a\n"
@@ -126,10 +128,26 @@ static const char usage_doctor[] =
     "the engine's disk has room, and no leftovers of earlier runs remain.\n"
     "Exits 0 when every check passed, 3 otherwise.\n";
 
+static const char usage_export[] =
+    "usage: tpuci export github [--per-job] [--spec PATH] [--source URL] [--ref REF]\n"
+    "                           [--name NAME] SPEC\n"
+    "\n"
+    "Prints a GitHub Actions workflow that builds tpuci and runs SPEC on every\n"
+    "push and pull request, uploading the reports and the run folder. Run it\n"
+    "from the repository's root (see docs/github.md).\n"
+    "\n"
+    "options:\n"
+    "  --per-job      one workflow job per tpuci job (a matrix; at most 256)\n"
+    "  --spec PATH    the spec's path in the workflow (default: SPEC)\n"
+    "  --source URL   git URL of tpuci to build (default: github.com/tpuci/tpuci)\n"
+    "  --ref REF      branch, tag or commit of it (default: main)\n"
+    "  --name NAME    the workflow's name (default: tpuci)\n";
+
 static int help(const char *cmd, FILE *out) {
   if (cmd == NULL) fputs(usage_main, out);
   else if (strcmp(cmd, "run") == 0) fputs(usage_run, out);
   else if (strcmp(cmd, "plan") == 0) fputs(usage_plan, out);
+  else if (strcmp(cmd, "export") == 0) fputs(usage_export, out);
   else if (strcmp(cmd, "gc") == 0) fputs(usage_gc, out);
   else if (strcmp(cmd, "topologies") == 0) fputs(usage_topologies, out);
   else if (strcmp(cmd, "rerun") == 0) fputs(usage_rerun, out);
@@ -188,7 +206,8 @@ static int load_and_select(tpuci_ctx_t *ctx, const char *spec, selection_t *sel)
 enum {
   OPT_ONLY = 256, OPT_FAIL_FAST, OPT_DEADLINE, OPT_GRACE, OPT_STRICT_FLAKY,
   OPT_KEEP_FAILED, OPT_STATE_DIR, OPT_COLOR, OPT_JSON, OPT_DRY_RUN,
-  OPT_REPORT_JSON, OPT_REPORT_YAML, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN, OPT_EMULATE
+  OPT_REPORT_JSON, OPT_REPORT_YAML, OPT_REPORT_HTML, OPT_PER_JOB, OPT_SPEC, OPT_SOURCE,
+  OPT_REF, OPT_NAME, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN, OPT_EMULATE
 };
 
 /* `tpuci run` and `tpuci rerun` share their options. */
@@ -216,6 +235,7 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
       {"color", required_argument, NULL, OPT_COLOR},
       {"report-json", required_argument, NULL, OPT_REPORT_JSON},
       {"report-yaml", required_argument, NULL, OPT_REPORT_YAML},
+      {"report-html", required_argument, NULL, OPT_REPORT_HTML},
       {"failed", no_argument, NULL, OPT_FAILED},
       {"plain", no_argument, NULL, OPT_PLAIN},
       {"run", required_argument, NULL, OPT_RUN},
@@ -261,6 +281,7 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
       case OPT_PLAIN: rc->plain = 1; break;
       case OPT_REPORT_JSON: rc->ro.report_json = optarg; break;
       case OPT_REPORT_YAML: rc->ro.report_yaml = optarg; break;
+      case OPT_REPORT_HTML: rc->ro.report_html = optarg; break;
       case OPT_FAILED:
         if (!rerun) return usage_error(cmd, "--failed belongs to `tpuci rerun`");
         rc->failed = 1;
@@ -428,6 +449,59 @@ static int cmd_show(int argc, char **argv) {
   return code;
 }
 
+static int cmd_export(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"per-job", no_argument, NULL, OPT_PER_JOB},
+      {"spec", required_argument, NULL, OPT_SPEC},
+      {"source", required_argument, NULL, OPT_SOURCE},
+      {"ref", required_argument, NULL, OPT_REF},
+      {"name", required_argument, NULL, OPT_NAME},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  tpuci_export_options_t eo;
+  tpuci_ctx_t *ctx;
+  char *text = NULL;
+  int c, r;
+
+  memset(&eo, 0, sizeof(eo));
+  eo.version = TPUCI_EXPORT_OPTIONS_VERSION;
+  if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
+    return help("export", stdout);
+  if (argc < 2 || strcmp(argv[1], "github") != 0)
+    return usage_error("export", "say the format: tpuci export github SPEC");
+  /* The format is the first word; options follow it. */
+  argc--;
+  argv++;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    switch (c) {
+      case OPT_PER_JOB: eo.per_job = 1; break;
+      case OPT_SPEC: eo.spec = optarg; break;
+      case OPT_SOURCE: eo.source_url = optarg; break;
+      case OPT_REF: eo.source_ref = optarg; break;
+      case OPT_NAME: eo.name = optarg; break;
+      case 'h': return help("export", stdout);
+      default: return usage_error("export", "bad option");
+    }
+  }
+  if (optind != argc - 1)
+    return usage_error("export", optind >= argc ? "missing SPEC" : "too many arguments");
+  if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
+  r = tpuci_load_file(ctx, argv[optind]);
+  if (r != 0) {
+    r = load_error(ctx, r);
+    tpuci_ctx_free(ctx);
+    return r;
+  }
+  print_warnings(ctx);
+  r = tpuci_export(ctx, "github", &eo, &text);
+  if (r == 0) fputs(text, stdout);
+  else fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
+  tpuci_free(text);
+  tpuci_ctx_free(ctx);
+  return r == 0 ? EXIT_PASSED : EXIT_USAGE;
+}
+
 static int cmd_plan(int argc, char **argv) {
   static const struct option longopts[] = {
       {"json", no_argument, NULL, OPT_JSON},
@@ -574,6 +648,7 @@ int main(int argc, char **argv) {
     return cmd_run(cmd, argc - 1, argv + 1);
   if (strcmp(cmd, "show") == 0) return cmd_show(argc - 1, argv + 1);
   if (strcmp(cmd, "plan") == 0) return cmd_plan(argc - 1, argv + 1);
+  if (strcmp(cmd, "export") == 0) return cmd_export(argc - 1, argv + 1);
   if (strcmp(cmd, "gc") == 0) return cmd_gc(argc - 1, argv + 1);
   if (strcmp(cmd, "topologies") == 0) return cmd_topologies(argc - 1, argv + 1);
   if (strcmp(cmd, "doctor") == 0) return cmd_doctor(argc - 1, argv + 1);

@@ -27,6 +27,12 @@ PY
 )
 [ "$check" = ok ] && pass || fail "report validation: $check"
 
+# The HTML report: always in the run folder, and where --report-html says.
+run_tpuci run --report-html page.html "$SPECS/pass.lua"
+expect_code 0 "--report-html"
+[ -s page.html ] && grep -q "verdict\|PASSED\|passed" page.html && pass || fail "no --report-html page"
+[ -s .tpuci/runs/latest/report.html ] && pass || fail "no report.html in the run folder"
+
 # A flaky run and an interrupted-free timeout run validate too.
 OUT="$WORK/out" run_tpuci run --report-yaml f.yaml "$SPECS/flaky.lua"
 expect_code 0 "flaky run"
