@@ -153,7 +153,7 @@ typedef struct {
    * shard); NULL means "the whole suite". */
   const char *const *selected;
   size_t n_selected;
-} tpuci__attempt_t;
+} tpuci__junit_attempt_t;
 
 typedef struct {
   int attempt;          /* 1-based */
@@ -197,7 +197,7 @@ void tpuci__history_free(tpuci__history_t *h);
  * when it left none (crashed or killed before pytest wrote it, file
  * missing or unreadable). The report's tests move into the history:
  * `report` is left empty (freeing it stays harmless). */
-void tpuci__history_add(tpuci__history_t *h, const tpuci__attempt_t *a,
+void tpuci__history_add(tpuci__history_t *h, const tpuci__junit_attempt_t *a,
                         tpuci__junit_t *report);
 
 /* The result that counts: the test's run in the last attempt that

@@ -59,7 +59,7 @@ static const tpuci__test_run_t *tpuci__run_in(const tpuci__test_hist_t *t, int a
   return NULL;
 }
 
-void tpuci__history_add(tpuci__history_t *h, const tpuci__attempt_t *a,
+void tpuci__history_add(tpuci__history_t *h, const tpuci__junit_attempt_t *a,
                         tpuci__junit_t *report) {
   tpuci__attempt_rec_t *rec;
   int number;

@@ -41,7 +41,7 @@ static void fuzz_junit(const char *s, size_t n, unsigned char mode) {
   tpuci__err_t err = {0};
   tpuci__history_t h;
   tpuci__history_summary_t sum;
-  tpuci__attempt_t a;
+  tpuci__junit_attempt_t a;
   tpuci__strv_t again = {0};
   const tpuci__history_t *hs[1];
   tpuci__buf_t out;

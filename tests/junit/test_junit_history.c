@@ -61,7 +61,7 @@ static void report(tpuci__junit_t *j, const char *spec) {
 
 static void add(tpuci__history_t *h, tpuci_outcome_t o, int exit_code, const char *cause,
                 const char *spec, const char *const *selected, size_t n_selected) {
-  tpuci__attempt_t a;
+  tpuci__junit_attempt_t a;
   tpuci__junit_t j = {0};
   memset(&a, 0, sizeof(a));
   a.outcome = o;
@@ -452,7 +452,7 @@ static void test_empty_and_multiple(void **state) {
 
 static void add_file(tpuci__history_t *h, tpuci_outcome_t o, int exit_code, const char *cause,
                      const char *file, const char *const *sel, size_t n_sel) {
-  tpuci__attempt_t a;
+  tpuci__junit_attempt_t a;
   tpuci__junit_t j = {0};
   tpuci__err_t err = {0};
   char *p = tpuci__printf("%s/%s", TPUCI_JUNIT_DATA, file);
@@ -476,7 +476,7 @@ static int emit(const char *path) {
   tpuci__history_t h[4];
   const tpuci__history_t *hs[4];
   tpuci__strv_t again = {0};
-  tpuci__attempt_t a;
+  tpuci__junit_attempt_t a;
   tpuci__junit_t j = {0};
   tpuci__err_t err = {0};
   const char *sel12[] = {"tests/test_api.py::test_get", "tests/test_api.py::TestPost::test_create[json]",

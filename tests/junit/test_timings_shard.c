@@ -62,7 +62,7 @@ static void test_timings_update_from_reports(void **state) {
   tpuci__timings_t t;
   tpuci__junit_t j = {0};
   tpuci__history_t h;
-  tpuci__attempt_t a;
+  tpuci__junit_attempt_t a;
   tpuci__err_t err = {0};
   double d;
   (void) state;
