@@ -28,6 +28,11 @@ static void tpuci__instance_free(tpuci__instance_t *in) {
   }
   free(in->mounts);
   free(in->network);
+  if (in->pytest) {
+    free(in->pytest->markers);
+    free(in->pytest->k);
+    free(in->pytest);
+  }
 }
 
 void tpuci__plan_free(tpuci__plan_t *p) {
@@ -147,6 +152,15 @@ static json_t *tpuci__json_instance(const tpuci__plan_t *p,
   json_object_set_new(o, "cpus", json_real(in->cpus));
   json_object_set_new(o, "memory_bytes", json_integer((json_int_t) in->memory_bytes));
   json_object_set_new(o, "network", tpuci__json_str(in->network));
+  if (in->pytest) {
+    json_t *py = json_object();
+    json_object_set_new(py, "markers", tpuci__json_str(in->pytest->markers));
+    json_object_set_new(py, "k", tpuci__json_str(in->pytest->k));
+    json_object_set_new(py, "shards", json_integer(in->pytest->shards));
+    json_object_set_new(py, "shard", json_integer(in->pytest->shard));
+    json_object_set_new(py, "allow_empty", json_boolean(in->pytest->allow_empty));
+    json_object_set_new(o, "pytest", py);
+  }
   return o;
 }
 

@@ -61,6 +61,19 @@ typedef struct {
   int read_only;
 } tpuci__mount_t;
 
+/* A job given as `pytest = { ... }`. Its argv (the whole suite) ends with
+ * `nargs` arguments (pytest.args) that an attempt running only some tests
+ * replaces by their node ids; every attempt also gets a JUnit file in its
+ * results folder. */
+typedef struct {
+  char *markers;          /* -m, or NULL */
+  char *k;                /* -k, or NULL */
+  size_t nargs;
+  int shards;             /* 1: not sharded */
+  int shard;              /* 1-based index when sharded, else 0 */
+  int allow_empty;        /* pytest's exit 5 (nothing collected) passes */
+} tpuci__pytest_t;
+
 /* One job instance: a job with one matrix combination bound. */
 typedef struct {
   char *name;             /* "unit[python=3.11,torch=2.1]" */
@@ -84,6 +97,7 @@ typedef struct {
   double cpus;            /* 0: no limit */
   uint64_t memory_bytes;  /* 0: no limit */
   char *network;          /* docker network mode; NULL: engine default */
+  tpuci__pytest_t *pytest;/* NULL unless the job is a pytest job */
 
   int selected;           /* chosen by tpuci_plan_select() */
 } tpuci__instance_t;

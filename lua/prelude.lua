@@ -778,10 +778,121 @@ local function retries_spec(d, j, r)
   end
 end
 
-local JOB_KEYS = { "name", "run", "cmd", "env", "workdir", "timeout", "grace",
-                   "retries", "matrix", "runtime", "image", "topology",
+local JOB_KEYS = { "name", "run", "cmd", "pytest", "env", "workdir", "timeout",
+                   "grace", "retries", "matrix", "runtime", "image", "topology",
                    "mounts", "cpus", "memory", "network" }
 local JOB_SET = set_of(JOB_KEYS)
+
+local PYTEST_KEYS = { "markers", "k", "args", "options", "shards", "allow_empty",
+                      "python" }
+local PYTEST_SET = set_of(PYTEST_KEYS)
+
+-- pytest = { markers = "tpu", k = "...", args = { "tests/" }, shards = 4,
+--            allow_empty = false, python = "python3", options = { "-x" } }
+-- Checked before the matrix, since shards add a matrix key.
+local function pytest_check(d, t)
+  if type(t) ~= "table" then
+    fail(d, "pytest", 'expected a table like { markers = "tpu", args = { "tests/" } }, got ' ..
+         tname(t))
+  end
+  check_keys(d, "pytest", t, PYTEST_KEYS, PYTEST_SET)
+  local shards = rawget(t, "shards")
+  return shards ~= nil and integer(d, "pytest.shards", shards, 1, 256) or 1
+end
+
+-- The matrix with a "shard" key for pytest.shards = N > 1: values "1/N"
+-- .. "N/N", and every include entry repeated once per shard.
+local function with_shards(d, m, n)
+  if n <= 1 then return m end
+  local out = {}
+  if m ~= nil then
+    if type(m) ~= "table" then
+      fail(d, "matrix", "expected a table of lists, got " .. tname(m))
+    end
+    if rawget(m, "shard") ~= nil then
+      fail(d, "matrix.shard", "the key 'shard' is taken by pytest.shards")
+    end
+    for k, v in next, m do out[k] = v end
+  end
+  local values = {}
+  for i = 1, n do values[i] = i .. "/" .. n end
+  out.shard = values
+  local inc = out.include
+  if type(inc) == "table" then
+    local rows = {}
+    for r = 1, #inc do
+      local e = inc[r]
+      if type(e) ~= "table" then rows[#rows + 1] = e
+      else
+        for i = 1, n do
+          local copy = {}
+          for k, v in next, e do copy[k] = v end
+          copy.shard = values[i]
+          rows[#rows + 1] = copy
+        end
+      end
+    end
+    out.include = rows
+  end
+  return out
+end
+
+-- The command a pytest job runs for the whole suite; tpuci adds the JUnit
+-- file and, on retries and shards, replaces the trailing args by node ids.
+local function pytest_spec(d, j, t, mkeys, keys)
+  local py = { shards = pytest_check(d, t), allow_empty = false }
+  local cmd = {}
+  local python = rawget(t, "python")
+  cmd[1] = python ~= nil and nonempty(d, "pytest.python", python) or "python3"
+  cmd[#cmd + 1] = "-m"
+  cmd[#cmd + 1] = "pytest"
+  -- The mounted source tree stays clean: no .pytest_cache.
+  cmd[#cmd + 1] = "-p"
+  cmd[#cmd + 1] = "no:cacheprovider"
+  local markers = rawget(t, "markers")
+  if markers ~= nil then
+    py.markers = template(d, "pytest.markers", nonempty(d, "pytest.markers", markers), mkeys, keys)
+    cmd[#cmd + 1] = "-m"
+    cmd[#cmd + 1] = py.markers
+  end
+  local k = rawget(t, "k")
+  if k ~= nil then
+    py.k = template(d, "pytest.k", nonempty(d, "pytest.k", k), mkeys, keys)
+    cmd[#cmd + 1] = "-k"
+    cmd[#cmd + 1] = py.k
+  end
+  local options = rawget(t, "options")
+  if options ~= nil then
+    if type(options) ~= "table" then
+      fail(d, "pytest.options", "expected a list of strings, got " .. tname(options))
+    end
+    local n = check_list(d, "pytest.options", options)
+    for i = 1, n do
+      local p = "pytest.options[" .. i .. "]"
+      local o = scalar(d, p, rawget(options, i))
+      if o == "--junitxml" or sfind(o, "^%-%-junit%-?xml") then
+        fail(d, p, "tpuci writes the JUnit file itself; leave out " .. o)
+      end
+      cmd[#cmd + 1] = template(d, p, o, mkeys, keys)
+    end
+  end
+  local args = rawget(t, "args")
+  py.nargs = 0
+  if args ~= nil then
+    if type(args) ~= "table" then
+      fail(d, "pytest.args", 'expected a list of strings like { "tests/" }, got ' .. tname(args))
+    end
+    local n = check_list(d, "pytest.args", args)
+    for i = 1, n do
+      local p = "pytest.args[" .. i .. "]"
+      cmd[#cmd + 1] = template(d, p, nonempty(d, p, scalar(d, p, rawget(args, i))), mkeys, keys)
+    end
+    py.nargs = n
+  end
+  local empty = rawget(t, "allow_empty")
+  if empty ~= nil then py.allow_empty = boolean(d, "pytest.allow_empty", empty) end
+  j.cmd, j.pytest = cmd, py
+end
 
 local function job_spec(d, t, alias)
   check_keys(d, nil, t, JOB_KEYS, JOB_SET)
@@ -790,15 +901,25 @@ local function job_spec(d, t, alias)
   end
   local j = { name = d.name, where = d.where, what = d.what, has_fn = false }
 
-  -- The matrix first: templates refer to its keys.
+  -- The matrix first: templates refer to its keys (pytest shards add one).
   local mkeys, keys
+  local pt = rawget(t, "pytest")
   local m = rawget(t, "matrix")
+  if pt ~= nil then m = with_shards(d, m, pytest_check(d, pt)) end
   if m ~= nil then j.matrix, mkeys, keys = matrix_spec(d, m) end
 
   local run, cmd = rawget(t, "run"), rawget(t, "cmd")
-  if run == nil and cmd == nil then fail(d, nil, "needs 'run' or 'cmd'") end
+  if pt ~= nil then
+    if run ~= nil then fail(d, nil, "'pytest' and 'run' are exclusive") end
+    if cmd ~= nil then fail(d, nil, "'pytest' and 'cmd' are exclusive") end
+    pytest_spec(d, j, pt, mkeys, keys)
+  elseif run == nil and cmd == nil then
+    fail(d, nil, "needs 'run', 'cmd' or 'pytest'")
+  end
   if run ~= nil and cmd ~= nil then fail(d, nil, "'run' and 'cmd' are exclusive") end
-  if run ~= nil then
+  if pt ~= nil then
+    -- j.cmd is set.
+  elseif run ~= nil then
     if type(run) == "function" then
       j.run, j.has_fn = run, true
     else

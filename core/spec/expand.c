@@ -8,6 +8,7 @@
  * the plan the moment it is made, and scratch space is either Lua userdata
  * or the context's buffer, so an error never leaks. Lua tables are made
  * per instance only for jobs with function-valued fields. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,7 @@ typedef struct {
   int jt;                  /* stack index of the job's table */
   int eval;                /* stack index of the prelude's eval() */
   int run, cmd, env, workdir; /* stack indexes of those fields (maybe nil) */
+  int pytest;              /* stack index of the pytest record (maybe nil) */
   int has_fn;
   tpuci__runtime_kind_t runtime;
   int image, topology;
@@ -177,6 +179,43 @@ static void tpuci__eval(lua_State *L, const tpuci__job_t *j, const char *field,
 }
 
 /* Pushes { name = ..., job = ..., matrix = { key = value } }. */
+/* The pytest record of an instance: its -m and -k rendered, and which
+ * shard it is ("shard=2/4" in its matrix). */
+static void tpuci__emit_pytest(lua_State *L, const tpuci__job_t *j,
+                               tpuci__instance_t *in) {
+  tpuci__pytest_t *py = tpuci__calloc(1, sizeof(*py));
+  const char *shard;
+
+  lua_getfield(L, j->pytest, "markers");
+  if (!lua_isnil(L, -1)) py->markers = tpuci__render_dup(L, lua_gettop(L), j);
+  lua_pop(L, 1);
+  lua_getfield(L, j->pytest, "k");
+  if (!lua_isnil(L, -1)) py->k = tpuci__render_dup(L, lua_gettop(L), j);
+  lua_pop(L, 1);
+  py->nargs = (size_t) tpuci__get_int(L, j->pytest, "nargs");
+  py->shards = (int) tpuci__get_int(L, j->pytest, "shards");
+  py->allow_empty = tpuci__get_bool(L, j->pytest, "allow_empty");
+  if (py->shards < 1) py->shards = 1;
+  shard = py->shards > 1 ? tpuci__kv_get(&in->matrix, "shard") : NULL;
+  if (shard != NULL) py->shard = atoi(shard);
+  in->pytest = py;
+}
+
+/* What a pytest job's environment gets unless the job sets it: no .pyc
+ * files in the mounted sources, and Bazel's shard variables (0-based). */
+static void tpuci__pytest_env(tpuci__instance_t *in) {
+  char num[32];
+  if (tpuci__kv_get(&in->env, "PYTHONDONTWRITEBYTECODE") == NULL)
+    tpuci__kv_set(&in->env, "PYTHONDONTWRITEBYTECODE", "1");
+  if (in->pytest->shards <= 1) return;
+  snprintf(num, sizeof(num), "%d", in->pytest->shards);
+  if (tpuci__kv_get(&in->env, "TEST_TOTAL_SHARDS") == NULL)
+    tpuci__kv_set(&in->env, "TEST_TOTAL_SHARDS", num);
+  snprintf(num, sizeof(num), "%d", in->pytest->shard - 1);
+  if (tpuci__kv_get(&in->env, "TEST_SHARD_INDEX") == NULL)
+    tpuci__kv_set(&in->env, "TEST_SHARD_INDEX", num);
+}
+
 static int tpuci__push_instance_table(lua_State *L, const tpuci__job_t *j,
                                       const tpuci__instance_t *in) {
   size_t k;
@@ -300,6 +339,8 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
     }
   }
 
+  if (!lua_isnil(L, j->pytest)) tpuci__emit_pytest(L, j, in);
+
   /* env: a flat list { k1, v1, k2, v2, ... } sorted by name. */
   if (lua_isfunction(L, j->env)) {
     tpuci__eval(L, j, "env", inst, in->name);
@@ -327,6 +368,7 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
       lua_pop(L, 2);
     }
   }
+  if (in->pytest) tpuci__pytest_env(in);
 
   /* workdir: relative paths are the spec folder's for the local runtime;
    * for docker it is a container path, kept as written. */
@@ -498,6 +540,8 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt,
   j.env = lua_gettop(L);
   lua_getfield(L, jt, "workdir");
   j.workdir = lua_gettop(L);
+  lua_getfield(L, jt, "pytest");
+  j.pytest = lua_gettop(L);
 
   /* Mount sources become absolute once per job; the strings are kept in a
    * Lua table so the pointers stay valid. */

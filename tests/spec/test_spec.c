@@ -813,6 +813,61 @@ static void test_instance_cap(void **state) {
              "spec.lua:5: job 'two': the plan has more than 100000 instances");
 }
 
+static void test_pytest(void **state) {
+  const tpuci__instance_t *in;
+  (void) state;
+  load_ok("job \"tpu\" {\n"
+          "  pytest = { markers = \"tpu and ${matrix.py}\", k = \"not slow\",\n"
+          "             args = { \"tests/\", \"more/\" }, options = { \"-x\" }, shards = 3 },\n"
+          "  matrix = { py = { \"a\", \"b\" } },\n"
+          "  env = { TEST_SHARD_INDEX = \"mine\" },\n"
+          "}\n"
+          "job \"all\" { pytest = { allow_empty = true, python = \"python3.11\" } }\n");
+  assert_int_equal(plan.ninstances, 7);
+  /* Shards are a matrix key, sorted with the others. */
+  in = inst("tpu[py=b,shard=2/3]");
+  assert_non_null(in->pytest);
+  assert_int_equal(in->pytest->shards, 3);
+  assert_int_equal(in->pytest->shard, 2);
+  assert_string_equal(in->pytest->markers, "tpu and b");
+  assert_string_equal(in->pytest->k, "not slow");
+  assert_int_equal(in->pytest->nargs, 2);
+  assert_false(in->pytest->allow_empty);
+  assert_int_equal(in->argv.len, 12);
+  assert_string_equal(in->argv.items[0], "python3");
+  assert_string_equal(in->argv.items[4], "no:cacheprovider");
+  assert_string_equal(in->argv.items[6], "tpu and b");
+  assert_string_equal(in->argv.items[9], "-x");
+  assert_string_equal(in->argv.items[10], "tests/");
+  assert_string_equal(in->argv.items[11], "more/");
+  assert_null(in->argv.items[12]);
+  assert_string_equal(tpuci__kv_get(&in->env, "TEST_SHARD_INDEX"), "mine"); /* the job's wins */
+  assert_string_equal(tpuci__kv_get(&in->env, "TEST_TOTAL_SHARDS"), "3");
+  assert_string_equal(tpuci__kv_get(&in->env, "PYTHONDONTWRITEBYTECODE"), "1");
+  in = inst("tpu[py=a,shard=1/3]");
+  assert_string_equal(tpuci__kv_get(&in->env, "TEST_TOTAL_SHARDS"), "3");
+  in = inst("all");
+  assert_null(tpuci__kv_get(&in->env, "TEST_TOTAL_SHARDS"));
+  assert_int_equal(in->pytest->shards, 1);
+  assert_int_equal(in->pytest->shard, 0);
+  assert_true(in->pytest->allow_empty);
+  assert_null(in->pytest->markers);
+  assert_int_equal(in->pytest->nargs, 0);
+  assert_string_equal(in->argv.items[0], "python3.11");
+  assert_int_equal(in->argv.len, 5);
+
+  load_fails("job \"x\" { pytest = { markers = \"tpu\" }, run = \"true\" }", TPUCI_ESPEC,
+             "spec.lua:1: job 'x': 'pytest' and 'run' are exclusive");
+  load_fails("job \"x\" { pytest = { makers = \"tpu\" } }", TPUCI_ESPEC,
+             "spec.lua:1: job 'x': pytest.makers: unknown key, did you mean 'markers'?");
+  load_fails("job \"x\" { pytest = { shards = 0 } }", TPUCI_ESPEC, "pytest.shards");
+  load_fails("job \"x\" { pytest = { shards = 2 }, matrix = { shard = { 1 } } }", TPUCI_ESPEC,
+             "matrix.shard: the key 'shard' is taken by pytest.shards");
+  load_fails("job \"x\" { pytest = { options = { \"--junitxml=a.xml\" } } }", TPUCI_ESPEC,
+             "pytest.options[1]: tpuci writes the JUnit file itself");
+  load_fails("job \"x\" { pytest = \"tpu\" }", TPUCI_ESPEC, "pytest: expected a table");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
@@ -836,6 +891,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_json_and_text, setup, teardown),
     cmocka_unit_test_setup_teardown(test_big_matrix, setup, teardown),
     cmocka_unit_test_setup_teardown(test_instance_cap, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_pytest, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

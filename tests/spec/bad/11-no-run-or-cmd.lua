@@ -1,2 +1,2 @@
--- expect: 11-no-run-or-cmd.lua:2: job 'x': needs 'run' or 'cmd'
+-- expect: 11-no-run-or-cmd.lua:2: job 'x': needs 'run', 'cmd' or 'pytest'
 job "x" { timeout = "1m" }
