@@ -18,6 +18,8 @@
 #include "scheduler.h"
 #include "spec.h"
 #include "topology.h"
+#include "junit.h"
+#include "timings.h"
 #include "tpuci.h"
 #include "util.h"
 
@@ -46,6 +48,8 @@ struct tpuci_ctx_s {
   int run_error;
   json_t *report;         /* of the last run */
   int jobs;
+  tpuci__timings_t timings; /* recorded test durations (state_dir) */
+  char *timings_path;
 };
 
 static int tpuci__fail(tpuci_ctx_t *ctx, tpuci__err_t *e) {
@@ -68,6 +72,7 @@ int tpuci_ctx_new(tpuci_ctx_t **out, const tpuci_ctx_options_t *opts) {
   if (ctx->opts.load_timeout_ms == 0) ctx->opts.load_timeout_ms = TPUCI__LOAD_TIMEOUT_MS;
   if (ctx->opts.load_memory_bytes == 0) ctx->opts.load_memory_bytes = TPUCI__LOAD_MEMORY;
   tpuci__plan_init(&ctx->plan);
+  tpuci__timings_init(&ctx->timings);
   ctx->rd.jsonl_fd = -1;
   *out = ctx;
   return 0;
@@ -85,11 +90,16 @@ static void tpuci__results_free(tpuci_ctx_t *ctx) {
   if (ctx->report) json_decref(ctx->report);
   ctx->report = NULL;
   ctx->ran = 0;
+  tpuci__timings_free(&ctx->timings);
+  tpuci__timings_init(&ctx->timings);
+  free(ctx->timings_path);
+  ctx->timings_path = NULL;
 }
 
 void tpuci_ctx_free(tpuci_ctx_t *ctx) {
   if (ctx == NULL) return;
   tpuci__results_free(ctx);
+  tpuci__timings_free(&ctx->timings);
   tpuci__plan_free(&ctx->plan);
   tpuci__err_clear(&ctx->err);
   free(ctx);
@@ -281,6 +291,42 @@ static void tpuci__late_message(tpuci_ctx_t *ctx, const char *msg) {
   if (ctx->ropts.on_event) ctx->ropts.on_event(ctx, &ev, ctx->ropts.userdata);
 }
 
+/* pytest instances: one merged JUnit file (run folder, and --junit), and
+ * the durations of this run's tests recorded for the next one's shards. */
+static void tpuci__write_junit(tpuci_ctx_t *ctx) {
+  const tpuci__history_t **hs;
+  tpuci__err_t e = {0, NULL};
+  size_t i, n = 0;
+  char *path;
+
+  hs = tpuci__malloc((ctx->nresults + 1) * sizeof(*hs));
+  for (i = 0; i < ctx->nresults; i++)
+    if (ctx->plan.instances[i].selected && ctx->results[i].history)
+      hs[n++] = ctx->results[i].history;
+  if (n == 0) {
+    free(hs);
+    return;
+  }
+  path = tpuci__printf("%s/junit.xml", ctx->rd.dir);
+  if (tpuci__junit_write_merged_file(path, hs, n, &e) != 0) {
+    tpuci__late_message(ctx, e.msg);
+    tpuci__err_clear(&e);
+  }
+  free(path);
+  if (ctx->ropts.junit &&
+      tpuci__junit_write_merged_file(ctx->ropts.junit, hs, n, &e) != 0) {
+    tpuci__late_message(ctx, e.msg);
+    tpuci__err_clear(&e);
+  }
+  for (i = 0; i < n; i++) tpuci__timings_update_history(&ctx->timings, hs[i]);
+  if (ctx->timings_path &&
+      tpuci__timings_save(&ctx->timings, ctx->timings_path, &e) != 0) {
+    tpuci__late_message(ctx, e.msg);
+    tpuci__err_clear(&e);
+  }
+  free(hs);
+}
+
 static void tpuci__write_reports(tpuci_ctx_t *ctx, const char *error) {
   static const struct {
     size_t offset;
@@ -305,6 +351,7 @@ static void tpuci__write_reports(tpuci_ctx_t *ctx, const char *error) {
     tpuci__late_message(ctx, e.msg);
     tpuci__err_clear(&e);
   }
+  tpuci__write_junit(ctx);
   /* The HTML report always goes into the run folder too. */
   {
     char *html = tpuci__printf("%s/report.html", ctx->rd.dir);
@@ -383,6 +430,20 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   if (r != 0) return tpuci__fail(ctx, &e);
   r = tpuci__rundir_create(&ctx->rd, opts->state_dir ? opts->state_dir : ".tpuci", &e);
   if (r != 0) return tpuci__fail(ctx, &e);
+  ctx->timings_path = tpuci__printf("%s/timings.json", opts->state_dir ? opts->state_dir
+                                                                     : ".tpuci");
+  if (tpuci__timings_load(&ctx->timings, ctx->timings_path, &e) != 0) {
+    /* Shards fall back to counts; the next run rewrites the file. */
+    char *msg = tpuci__printf("warning: %s; test durations start afresh", e.msg);
+    tpuci__err_clear(&e);
+    tpuci__timings_free(&ctx->timings);
+    tpuci__timings_init(&ctx->timings);
+    memset(&ev, 0, sizeof(ev));
+    ev.type = TPUCI_EVENT_MESSAGE;
+    ev.message = msg;
+    if (opts->on_event) opts->on_event(ctx, &ev, opts->userdata);
+    free(msg);
+  }
   ctx->nresults = ctx->plan.ninstances;
   ctx->results = tpuci__calloc(ctx->nresults ? ctx->nresults : 1, sizeof(*ctx->results));
 
@@ -410,6 +471,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   so.handle_signals = opts->handle_signals;
   so.tick_ms = opts->tick_ms;
   so.run_id = ctx->rd.id;
+  so.timings = &ctx->timings;
   so.run_dir = ctx->rd.dir;
   so.on_event = tpuci__on_sched_event;
   so.host = ctx;
@@ -568,6 +630,39 @@ int tpuci_topologies(tpuci_ctx_t *ctx, const char *type, const char *emulate,
     if (e.msg == NULL) tpuci__err_set(&e, TPUCI_EUSAGE, "unknown TPU type '%s'", type);
     if (e.code == 0) e.code = TPUCI_EUSAGE;
     return tpuci__fail(ctx, &e);
+  }
+  return 0;
+}
+
+size_t tpuci_test_count(const tpuci_ctx_t *ctx, size_t i) {
+  if (ctx == NULL || i >= ctx->nresults || ctx->results[i].history == NULL) return 0;
+  return ctx->results[i].history->len;
+}
+
+int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
+                    tpuci_test_info_t *out) {
+  const tpuci__test_hist_t *t;
+  const tpuci__test_t *fin;
+  size_t r;
+  if (out == NULL || k >= tpuci_test_count(ctx, i)) return TPUCI_EUSAGE;
+  t = &ctx->results[i].history->tests[k];
+  fin = tpuci__history_final(t);
+  memset(out, 0, sizeof(*out));
+  out->id = t->id;
+  out->runs = (int) t->len;
+  if (fin == NULL) return 0;
+  out->outcome = tpuci__test_outcome_name(fin->outcome);
+  out->failing = tpuci__test_outcome_failing(fin->outcome);
+  out->flaky = tpuci__history_flaky(t);
+  out->duration_s = fin->time_s;
+  out->file = fin->file;
+  out->line = fin->line >= 0 ? fin->line + 1 : 0;
+  for (r = t->len; r > 0; r--) {
+    const tpuci__test_t *run = &t->runs[r - 1].result;
+    if (tpuci__test_outcome_failing(run->outcome)) {
+      out->message = run->message;
+      break;
+    }
   }
   return 0;
 }

@@ -69,6 +69,35 @@ json_t *tpuci__report_attempt(int number, const tpuci__attempt_result_t *res,
   return o;
 }
 
+/* A pytest instance's tests: each once, with its final result. */
+static json_t *tpuci__report_tests(const tpuci__history_t *h) {
+  json_t *a = json_array();
+  size_t i, r;
+  for (i = 0; i < h->len; i++) {
+    const tpuci__test_hist_t *t = &h->tests[i];
+    const tpuci__test_t *fin = tpuci__history_final(t);
+    const char *msg = NULL;
+    json_t *o = json_object();
+    for (r = t->len; r > 0; r--)
+      if (tpuci__test_outcome_failing(t->runs[r - 1].result.outcome)) {
+        msg = t->runs[r - 1].result.message;
+        break;
+      }
+    json_object_set_new(o, "id", json_string(t->id));
+    json_object_set_new(o, "outcome", json_string(fin ? tpuci__test_outcome_name(fin->outcome)
+                                                      : "error"));
+    json_object_set_new(o, "flaky", json_boolean(tpuci__history_flaky(t)));
+    json_object_set_new(o, "runs", json_integer((json_int_t) t->len));
+    json_object_set_new(o, "duration_s", json_real(fin ? fin->time_s : 0.0));
+    {
+      json_t *m = msg ? json_string(msg) : NULL; /* NULL too if not UTF-8 */
+      json_object_set_new(o, "message", m ? m : json_null());
+    }
+    json_array_append_new(a, o);
+  }
+  return a;
+}
+
 const char *tpuci__report_verdict(int exit_code) {
   switch (exit_code) {
     case 0: return "passed";
@@ -116,6 +145,7 @@ json_t *tpuci__report_build(const tpuci__plan_t *plan,
     for (k = 0; k < res->nattempts; k++)
       json_array_append_new(ja, tpuci__report_attempt((int) k + 1, &res->attempts[k], 1));
     json_object_set_new(jo, "attempts", ja);
+    if (res->history) json_object_set_new(jo, "tests", tpuci__report_tests(res->history));
     json_array_append_new(insts, jo);
     n[res->outcome]++;
     total++;

@@ -42,6 +42,19 @@ int tpuci__rundir_create(tpuci__rundir_t *rd, const char *state_dir,
     free(runs);
     return r;
   }
+  /* Absolute: jobs run in other folders (workdir, containers' mounts)
+   * and must still find their results folder. */
+  {
+    char *abs = realpath(runs, NULL);
+    if (abs == NULL) {
+      r = TPUCI__ERRNO;
+      tpuci__err_set(err, r, "cannot resolve %s: %s", runs, uv_strerror(r));
+      free(runs);
+      return r;
+    }
+    free(runs);
+    runs = abs;
+  }
   /* The id is the UTC time and four random hex digits: unique in this
    * folder (mkdir fails on a clash and we draw again), and unlikely to
    * clash with a run from another folder on the same engine, whose

@@ -17,6 +17,7 @@
  * RUN_FINISHED event fires.
  */
 #include "scheduler.h"
+#include "pytest_run.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -53,8 +54,27 @@ typedef struct tpuci__satt_s {
   int term_sent;
   int kill_sent;
   int finished;
+  int collect;             /* collects a shard group's tests: no results */
+  tpuci__strv_t argv_own;  /* the attempt's command, when not the plan's */
+  char *results_dir;       /* pytest: this attempt's results folder */
   struct tpuci__satt_s *prev, *next; /* the scheduler's running list */
 } tpuci__satt_t;
+
+/* Shards of one pytest job instance, which share one collection. */
+enum { TPUCI__GROUP_NEW = 0, TPUCI__GROUP_COLLECTING, TPUCI__GROUP_READY,
+       TPUCI__GROUP_FAILED };
+
+typedef struct {
+  char *name;
+  int state;
+  size_t *waiting;         /* shards dequeued while collecting */
+  size_t nwaiting;
+  tpuci__shard_plan_t plan;
+  char *cause;             /* FAILED: why, for each shard */
+  tpuci_outcome_t outcome; /* FAILED: the shards' outcome (or PASSED when
+                              nothing was collected and that is allowed) */
+  char *log_path;          /* the collection's log */
+} tpuci__group_t;
 
 /* An instance waiting for its retry backoff. */
 typedef struct tpuci__wait_s {
@@ -79,6 +99,10 @@ struct tpuci__sched_s {
   size_t *queue;           /* ring buffer of instance indices */
   size_t qcap, qhead, qlen;
   int *next_attempt;       /* per instance, 1-based */
+  tpuci__strv_t **select;  /* pytest: node ids the next attempt runs */
+  int *group_of;           /* pytest shards: index into groups, or -1 */
+  tpuci__group_t *groups;
+  size_t ngroups;
   tpuci__wait_t *waits;    /* instances waiting for a retry */
 
   int slots;
@@ -103,6 +127,7 @@ struct tpuci__sched_s {
 };
 
 static void tpuci__pump(tpuci__sched_t *s);
+static void tpuci__drain(tpuci__sched_t *s);
 static void tpuci__check_finished(tpuci__sched_t *s);
 static void tpuci__stop(tpuci__sched_t *s, tpuci__stop_t why, int force);
 
@@ -157,6 +182,11 @@ void tpuci__instance_result_free(tpuci__instance_result_t *r) {
   r->attempts = NULL;
   r->nattempts = 0;
   r->outcome = TPUCI_OUTCOME_NONE;
+  if (r->history) {
+    tpuci__history_free(r->history);
+    free(r->history);
+    r->history = NULL;
+  }
 }
 
 static tpuci__attempt_result_t *tpuci__result_add(tpuci__instance_result_t *r) {
@@ -252,6 +282,8 @@ static void tpuci__satt_closed(uv_handle_t *h) {
   if (--t->closing > 0) return;
   free(t->dir);
   free(t->log_path);
+  free(t->results_dir);
+  tpuci__strv_free(&t->argv_own);
   free(t);
   s->closing--;
   tpuci__check_finished(s);
@@ -276,6 +308,7 @@ void tpuci__attempt_output(tpuci__attempt_t *a, int stream, const char *buf,
   tpuci_event_t ev;
 
   tpuci__log_write(t, buf, len);
+  if (t->collect) return;
   memset(&ev, 0, sizeof(ev));
   ev.type = TPUCI_EVENT_OUTPUT;
   ev.instance = a->index;
@@ -313,7 +346,9 @@ static char *tpuci__cause(const tpuci__satt_t *t, tpuci_outcome_t o,
       tpuci__buf_adds(&b, "exit 0");
       break;
     case TPUCI_OUTCOME_FAILED:
-      if (ex->term_signal)
+      if (ex->cause) /* the runtime's words: "worker-1: exit 3" */
+        tpuci__buf_adds(&b, ex->cause);
+      else if (ex->term_signal)
         tpuci__buf_addf(&b, "killed by signal %d (%s)", ex->term_signal, sig);
       else
         tpuci__buf_addf(&b, "exit %d", ex->exit_code);
@@ -397,13 +432,74 @@ static void tpuci__schedule_retry(tpuci__sched_t *s, size_t index, int next) {
   tpuci__emit(s, &ev);
 }
 
+static void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t,
+                                tpuci_outcome_t o, const tpuci__exit_t *ex);
+
+/* Takes an attempt off the running list and frees its slots. */
+static void tpuci__attempt_unlink(tpuci__sched_t *s, tpuci__satt_t *t) {
+  if (t->prev) t->prev->next = t->next;
+  else s->running_list = t->next;
+  if (t->next) t->next->prev = t->prev;
+  s->running--;
+  s->slots -= t->collect ? 1 : tpuci__plan_hosts(s->plan, t->a.inst);
+}
+
+/* Records an attempt's result and tells the host; `res` is filled. */
+static void tpuci__attempt_report(tpuci__sched_t *s, size_t index, int number,
+                                  const tpuci__attempt_result_t *res) {
+  const tpuci__instance_t *inst = &s->plan->instances[index];
+  tpuci_event_t ev;
+  memset(&ev, 0, sizeof(ev));
+  ev.type = TPUCI_EVENT_ATTEMPT_FINISHED;
+  ev.instance = index;
+  ev.name = inst->name;
+  ev.attempt = number;
+  ev.max_attempts = inst->retry.attempts;
+  ev.outcome = res->outcome;
+  ev.exit_code = res->exit_code;
+  ev.term_signal = res->term_signal;
+  ev.duration_ms = res->duration_ms;
+  ev.cause = res->cause;
+  ev.log_path = res->log_path;
+  tpuci__emit(s, &ev);
+}
+
+/* After a finished attempt: retry it, or finish the instance. */
+static void tpuci__attempt_next(tpuci__sched_t *s, size_t index, int number,
+                                tpuci_outcome_t o) {
+  const tpuci__instance_t *inst = &s->plan->instances[index];
+  if (o != TPUCI_OUTCOME_PASSED && o != TPUCI_OUTCOME_CANCELLED &&
+      s->stop == TPUCI__STOP_NONE && number < inst->retry.attempts &&
+      tpuci__retry_wants(&inst->retry, (int) o)) {
+    if (inst->pytest && s->results[index].history) {
+      /* Only what failed or did not run, where pytest told us. */
+      tpuci__strv_t *next = tpuci__calloc(1, sizeof(*next));
+      if (!tpuci__pytest_next_selection(s->results[index].history,
+                                        s->select[index], next)) {
+        free(next);
+        next = NULL;
+      }
+      if (s->select[index]) {
+        tpuci__strv_free(s->select[index]);
+        free(s->select[index]);
+      }
+      s->select[index] = next;
+    }
+    s->next_attempt[index] = number + 1;
+    tpuci__schedule_retry(s, index, number + 1);
+  } else {
+    tpuci__instance_finish(s, index);
+  }
+}
+
 void tpuci__attempt_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
   tpuci__satt_t *t = (tpuci__satt_t *) a;
   tpuci__sched_t *s = a->sched;
   tpuci__instance_result_t *r = &s->results[a->index];
   tpuci__attempt_result_t *res;
   tpuci_outcome_t o;
-  tpuci_event_t ev;
+  uint64_t duration;
+  char *cause, *py_cause = NULL;
 
   if (t->finished) return;
   t->finished = 1;
@@ -415,41 +511,34 @@ void tpuci__attempt_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
   }
 
   o = tpuci__classify(ex, t->timed_out, t->cancelled);
-  res = tpuci__result_add(r);
-  res->outcome = o;
-  res->exit_code = ex->exit_code;
-  res->term_signal = ex->term_signal;
-  res->start_ms = t->start_ms;
-  res->duration_ms = (uv_hrtime() - t->start_hr) / 1000000u;
-  res->cause = tpuci__cause(t, o, ex);
-  res->log_path = tpuci__strdup(t->log_path);
-
-  memset(&ev, 0, sizeof(ev));
-  ev.type = TPUCI_EVENT_ATTEMPT_FINISHED;
-  ev.instance = a->index;
-  ev.name = a->inst->name;
-  ev.attempt = a->number;
-  ev.max_attempts = a->inst->retry.attempts;
-  ev.outcome = o;
-  ev.exit_code = ex->exit_code;
-  ev.term_signal = ex->term_signal;
-  ev.duration_ms = res->duration_ms;
-  ev.cause = res->cause;
-  ev.log_path = res->log_path;
-  tpuci__emit(s, &ev);
-
-  if (t->prev) t->prev->next = t->next;
-  else s->running_list = t->next;
-  if (t->next) t->next->prev = t->prev;
-  s->running--;
-  s->slots -= tpuci__plan_hosts(s->plan, a->inst);
-  if (o != TPUCI_OUTCOME_PASSED && o != TPUCI_OUTCOME_CANCELLED &&
-      s->stop == TPUCI__STOP_NONE && a->number < a->inst->retry.attempts &&
-      tpuci__retry_wants(&a->inst->retry, (int) o)) {
-    s->next_attempt[a->index] = a->number + 1;
-    tpuci__schedule_retry(s, a->index, a->number + 1);
+  duration = (uv_hrtime() - t->start_hr) / 1000000u;
+  tpuci__attempt_unlink(s, t);
+  if (t->collect) {
+    tpuci__collect_done(s, t, o, ex);
   } else {
-    tpuci__instance_finish(s, a->index);
+    cause = tpuci__cause(t, o, ex);
+    if (a->inst->pytest) {
+      if (r->history == NULL) {
+        r->history = tpuci__calloc(1, sizeof(*r->history));
+        tpuci__history_init(r->history, a->inst->name);
+      }
+      o = tpuci__pytest_after(r->history, a->inst, t->results_dir, o, ex, cause,
+                              duration, s->select[a->index], &py_cause);
+      if (py_cause) {
+        free(cause);
+        cause = py_cause;
+      }
+    }
+    res = tpuci__result_add(r);
+    res->outcome = o;
+    res->exit_code = ex->exit_code;
+    res->term_signal = ex->term_signal;
+    res->start_ms = t->start_ms;
+    res->duration_ms = duration;
+    res->cause = cause;
+    res->log_path = tpuci__strdup(t->log_path);
+    tpuci__attempt_report(s, a->index, a->number, res);
+    tpuci__attempt_next(s, a->index, a->number, o);
   }
 
   t->closing = 2;
@@ -459,13 +548,14 @@ void tpuci__attempt_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
   tpuci__pump(s);
 }
 
-/* Starts the next attempt of instance `index`. Returns 0, or a negative
- * code after recording the attempt as an infra failure. */
-static void tpuci__attempt_start(tpuci__sched_t *s, size_t index) {
+/* Starts the next attempt of instance `index` (or, with `collect`, the
+ * collection of its shard group's tests). A failure to start is recorded
+ * as an infra failure of the attempt. */
+static void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
   const tpuci__instance_t *inst = &s->plan->instances[index];
   tpuci__satt_t *t = tpuci__calloc(1, sizeof(*t));
   tpuci__runtime_t *rt = s->rts[inst->runtime];
-  char *safe = tpuci__path_component(inst->name);
+  char *safe;
   tpuci_event_t ev;
   int r;
 
@@ -474,14 +564,26 @@ static void tpuci__attempt_start(tpuci__sched_t *s, size_t index) {
   t->a.plan = s->plan;
   t->a.inst = inst;
   t->a.index = index;
-  t->a.number = s->next_attempt[index];
+  t->a.number = collect ? 0 : s->next_attempt[index];
   t->a.run_id = s->run_id;
-  t->a.keep_on_failure = s->opts.keep_failed;
+  t->a.keep_on_failure = s->opts.keep_failed && !collect;
   t->a.argv = &inst->argv;
+  t->a.grace_ms = tpuci__grace(s, inst);
+  t->a.hosts = collect ? 1 : tpuci__plan_hosts(s->plan, inst);
+  t->collect = collect;
   t->log_fd = -1;
-  t->dir = tpuci__printf("%s/%s", s->run_dir, safe);
+  if (collect) {
+    safe = tpuci__path_component(s->groups[s->group_of[index]].name);
+    t->dir = tpuci__printf("%s/%s", s->run_dir, safe);
+    t->log_path = tpuci__printf("%s/collect.log", t->dir);
+    tpuci__pytest_collect_argv(inst, &t->argv_own);
+    t->a.argv = &t->argv_own;
+  } else {
+    safe = tpuci__path_component(inst->name);
+    t->dir = tpuci__printf("%s/%s", s->run_dir, safe);
+    t->log_path = tpuci__printf("%s/attempt-%d.log", t->dir, t->a.number);
+  }
   t->a.dir = t->dir;
-  t->log_path = tpuci__printf("%s/attempt-%d.log", t->dir, t->a.number);
   free(safe);
   uv_timer_init(s->loop, &t->timeout_timer);
   uv_timer_init(s->loop, &t->grace_timer);
@@ -489,7 +591,7 @@ static void tpuci__attempt_start(tpuci__sched_t *s, size_t index) {
   t->grace_timer.data = t;
 
   s->running++;
-  s->slots += tpuci__plan_hosts(s->plan, inst);
+  s->slots += collect ? 1 : tpuci__plan_hosts(s->plan, inst);
   t->next = s->running_list;
   if (s->running_list) s->running_list->prev = t;
   s->running_list = t;
@@ -502,19 +604,31 @@ static void tpuci__attempt_start(tpuci__sched_t *s, size_t index) {
                      O_APPEND, 0644);
     if (t->log_fd < 0) r = TPUCI__ERRNO;
   }
+  if (r == 0 && inst->pytest && !collect) {
+    /* pytest writes its JUnit file here; containers see it mounted. */
+    t->results_dir = tpuci__printf("%s/results-%d", t->dir, t->a.number);
+    r = tpuci__mkdir_p(t->results_dir, 0777);
+    t->a.results_dir = t->results_dir;
+    t->a.results_path = inst->runtime == TPUCI__RUNTIME_DOCKER ? TPUCI__RESULTS_MOUNT
+                                                               : t->results_dir;
+    tpuci__pytest_argv(inst, t->a.results_path, s->select[index], &t->argv_own);
+    t->a.argv = &t->argv_own;
+  }
 
-  memset(&ev, 0, sizeof(ev));
-  ev.type = TPUCI_EVENT_ATTEMPT_STARTED;
-  ev.instance = index;
-  ev.name = inst->name;
-  ev.attempt = t->a.number;
-  ev.max_attempts = inst->retry.attempts;
-  ev.log_path = t->log_path;
-  tpuci__emit(s, &ev);
+  if (!collect) {
+    memset(&ev, 0, sizeof(ev));
+    ev.type = TPUCI_EVENT_ATTEMPT_STARTED;
+    ev.instance = index;
+    ev.name = inst->name;
+    ev.attempt = t->a.number;
+    ev.max_attempts = inst->retry.attempts;
+    ev.log_path = t->log_path;
+    tpuci__emit(s, &ev);
+  }
 
   if (r != 0) {
     tpuci__exit_t ex = {-1, 0, 0, 1, NULL};
-    char *cause = tpuci__printf("cannot create log %s: %s", t->log_path,
+    char *cause = tpuci__printf("cannot create %s: %s", t->log_path,
                                 uv_strerror(r));
     ex.cause = cause;
     tpuci__attempt_done(&t->a, &ex);
@@ -534,15 +648,157 @@ static void tpuci__attempt_start(tpuci__sched_t *s, size_t index) {
 }
 
 /* ------------------------------------------------------------------ */
+/* Shards: one collection per group, then each shard runs its part     */
+
+/* Records an attempt that ran nothing (an empty shard, a failed
+ * collection) and finishes the instance. */
+static void tpuci__attempt_synthetic(tpuci__sched_t *s, size_t index,
+                                     tpuci_outcome_t o, const char *cause,
+                                     const char *log_path) {
+  const tpuci__instance_t *inst = &s->plan->instances[index];
+  tpuci__attempt_result_t *res = tpuci__result_add(&s->results[index]);
+  tpuci_event_t ev;
+  int number = s->next_attempt[index];
+
+  memset(&ev, 0, sizeof(ev));
+  ev.type = TPUCI_EVENT_ATTEMPT_STARTED;
+  ev.instance = index;
+  ev.name = inst->name;
+  ev.attempt = number;
+  ev.max_attempts = inst->retry.attempts;
+  tpuci__emit(s, &ev);
+  res->outcome = o;
+  res->exit_code = -1;
+  res->start_ms = tpuci__now_ms();
+  res->cause = tpuci__strdup(cause);
+  res->log_path = tpuci__strdup(log_path);
+  tpuci__attempt_report(s, index, number, res);
+  tpuci__instance_finish(s, index);
+}
+
+/* A shard whose group is collected: its part, or nothing to do. */
+static void tpuci__shard_start(tpuci__sched_t *s, size_t index) {
+  tpuci__group_t *g = &s->groups[s->group_of[index]];
+  const tpuci__instance_t *inst = &s->plan->instances[index];
+  const tpuci__shard_t *part;
+
+  if (g->state == TPUCI__GROUP_FAILED) {
+    tpuci__attempt_synthetic(s, index, g->outcome, g->cause, g->log_path);
+    return;
+  }
+  part = &g->plan.shards[inst->pytest->shard - 1];
+  if (part->ids.len == 0) {
+    tpuci__attempt_synthetic(s, index, TPUCI_OUTCOME_PASSED,
+                             "no test assigned to this shard (fewer tests than shards)",
+                             g->log_path);
+    return;
+  }
+  if (s->select[index] == NULL) {
+    s->select[index] = tpuci__calloc(1, sizeof(*s->select[index]));
+    tpuci__strv_copy(s->select[index], &part->ids);
+  }
+  tpuci__attempt_start(s, index, 0);
+}
+
+static void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t,
+                                tpuci_outcome_t o, const tpuci__exit_t *ex) {
+  tpuci__group_t *g = &s->groups[s->group_of[t->a.index]];
+  const tpuci__instance_t *inst = t->a.inst;
+  tpuci__strv_t ids = {0};
+  tpuci__err_t e = {0, NULL};
+  char *text = NULL, *msg;
+  size_t len = 0, k;
+
+  g->log_path = tpuci__strdup(t->log_path);
+  if (o == TPUCI_OUTCOME_PASSED && tpuci__read_file(t->log_path, &text, &len) == 0 &&
+      tpuci__collect_parse(text, len, &ids, &e) == 0 && ids.len > 0 &&
+      tpuci__shard_plan((const char *const *) ids.items, ids.len, s->opts.timings,
+                        (size_t) inst->pytest->shards, &g->plan, &e) == 0) {
+    tpuci__buf_t b;
+    g->state = TPUCI__GROUP_READY;
+    tpuci__buf_init(&b);
+    tpuci__buf_addf(&b, "%s: %zu tests in %d shards (%s), predicted", g->name, ids.len,
+                    inst->pytest->shards, g->plan.by_count ? "by count: no recorded durations"
+                                                           : "by recorded durations");
+    for (k = 0; k < g->plan.n; k++)
+      tpuci__buf_addf(&b, "%s %.1fs", k ? "," : "", g->plan.shards[k].predicted_s);
+    tpuci__emit_message(s, b.data);
+    tpuci__buf_free(&b);
+  } else {
+    char d[32];
+    g->state = TPUCI__GROUP_FAILED;
+    g->outcome = o == TPUCI_OUTCOME_PASSED ? TPUCI_OUTCOME_FAILED : o;
+    if (o == TPUCI_OUTCOME_FAILED && ex->exit_code == TPUCI__PYTEST_NO_TESTS) {
+      g->outcome = inst->pytest->allow_empty ? TPUCI_OUTCOME_PASSED : TPUCI_OUTCOME_FAILED;
+      g->cause = tpuci__printf("collection selected no test%s",
+                               inst->pytest->allow_empty ? " (allowed: allow_empty)"
+                                                         : " (pytest exit 5; set pytest.allow_empty = true if that is fine)");
+    } else if (o == TPUCI_OUTCOME_TIMEOUT) {
+      g->cause = tpuci__printf("test collection timed out after %s",
+                               tpuci__duration_format(inst->timeout_ms, d, sizeof(d)));
+    } else if (o == TPUCI_OUTCOME_PASSED) {
+      g->cause = tpuci__printf("test collection listed no node ids%s%s",
+                               e.msg ? ": " : "", e.msg ? e.msg : "");
+    } else if (ex->infra || ex->oom) {
+      g->cause = tpuci__printf("test collection: %s", ex->cause ? ex->cause : tpuci_outcome_name(o));
+    } else {
+      g->cause = tpuci__printf("test collection failed (exit %d)", ex->exit_code);
+    }
+    msg = tpuci__printf("%s: %s; log: %s", g->name, g->cause, g->log_path);
+    tpuci__emit_message(s, msg);
+    free(msg);
+  }
+  free(text);
+  tpuci__strv_free(&ids);
+  tpuci__err_clear(&e);
+
+  /* The shards that waited go back to the front of the queue, in order. */
+  for (k = g->nwaiting; k > 0; k--) {
+    s->qhead = (s->qhead + s->qcap - 1) % s->qcap;
+    s->queue[s->qhead] = g->waiting[k - 1];
+    s->qlen++;
+  }
+  g->nwaiting = 0;
+  if (s->stop != TPUCI__STOP_NONE) tpuci__drain(s);
+}
+
+/* ------------------------------------------------------------------ */
 /* The run                                                             */
 
 static void tpuci__pump(tpuci__sched_t *s) {
   if (s->in_pump || !s->started) return;
   s->in_pump = 1;
-  while (s->stop == TPUCI__STOP_NONE && s->qlen > 0 &&
-         s->slots + tpuci__plan_hosts(s->plan, &s->plan->instances[s->queue[s->qhead]]) <=
-             s->opts.jobs)
-    tpuci__attempt_start(s, tpuci__queue_pop(s));
+  while (s->stop == TPUCI__STOP_NONE && s->qlen > 0) {
+    size_t head = s->queue[s->qhead];
+    tpuci__group_t *g = s->group_of[head] >= 0 ? &s->groups[s->group_of[head]] : NULL;
+    if (g != NULL && g->state == TPUCI__GROUP_COLLECTING) {
+      /* It waits for its group's collection, taking no slot. */
+      g->waiting[g->nwaiting++] = tpuci__queue_pop(s);
+      continue;
+    }
+    if (g != NULL && g->state != TPUCI__GROUP_NEW && s->select[head] == NULL &&
+        s->next_attempt[head] == 1) {
+      if (g->state == TPUCI__GROUP_FAILED ||
+          g->plan.shards[s->plan->instances[head].pytest->shard - 1].ids.len == 0) {
+        /* Finishes without running: no slot needed. */
+        tpuci__shard_start(s, tpuci__queue_pop(s));
+        continue;
+      }
+    }
+    if (s->slots + (g && g->state == TPUCI__GROUP_NEW ? 1 : tpuci__plan_hosts(s->plan, &s->plan->instances[head])) >
+        s->opts.jobs)
+      break;
+    tpuci__queue_pop(s);
+    if (g != NULL && g->state == TPUCI__GROUP_NEW) {
+      g->state = TPUCI__GROUP_COLLECTING;
+      g->waiting[g->nwaiting++] = head;
+      tpuci__attempt_start(s, head, 1);
+    } else if (g != NULL && s->next_attempt[head] == 1) {
+      tpuci__shard_start(s, head);
+    } else {
+      tpuci__attempt_start(s, head, 0);
+    }
+  }
   s->in_pump = 0;
   tpuci__check_finished(s);
 }
@@ -595,7 +851,13 @@ static void tpuci__check_finished(tpuci__sched_t *s) {
 
 /* Finishes instances that will not start (queued or waiting to retry). */
 static void tpuci__drain(tpuci__sched_t *s) {
+  size_t g;
   while (s->qlen > 0) tpuci__instance_finish(s, tpuci__queue_pop(s));
+  /* Shards waiting for a collection that will not be used. */
+  for (g = 0; g < s->ngroups; g++) {
+    while (s->groups[g].nwaiting > 0 && s->groups[g].state != TPUCI__GROUP_COLLECTING)
+      tpuci__instance_finish(s, s->groups[g].waiting[--s->groups[g].nwaiting]);
+  }
   while (s->waits) {
     tpuci__wait_t *w = s->waits;
     size_t index = w->index;
@@ -679,11 +941,60 @@ static void tpuci__prepared(tpuci__runtime_t *rt, int status) {
   tpuci__pump(s);
 }
 
+typedef struct {
+  char *name;
+  size_t index;
+} tpuci__named_t;
+
+static int tpuci__cmp_named(const void *a, const void *b) {
+  const tpuci__named_t *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  return c ? c : (x->index < y->index ? -1 : x->index > y->index);
+}
+
+/* Groups the selected pytest shards of one instance (same name but for
+ * shard=i/N): each group collects its tests once. */
+static void tpuci__groups_build(tpuci__sched_t *s) {
+  const tpuci__plan_t *plan = s->plan;
+  tpuci__named_t *v;
+  size_t i, n = 0;
+
+  s->group_of = tpuci__malloc(s->qcap * sizeof(int));
+  for (i = 0; i < plan->ninstances; i++) s->group_of[i] = -1;
+  v = tpuci__malloc(s->qcap * sizeof(*v));
+  for (i = 0; i < plan->ninstances; i++) {
+    const tpuci__instance_t *inst = &plan->instances[i];
+    if (!inst->selected || inst->pytest == NULL || inst->pytest->shards <= 1) continue;
+    v[n].name = tpuci__pytest_group_name(inst);
+    v[n++].index = i;
+  }
+  qsort(v, n, sizeof(*v), tpuci__cmp_named);
+  for (i = 0; i < n; i++) {
+    if (i == 0 || strcmp(v[i].name, v[i - 1].name) != 0) {
+      tpuci__group_t *g;
+      s->groups = tpuci__realloc(s->groups, (s->ngroups + 1) * sizeof(*s->groups));
+      g = &s->groups[s->ngroups++];
+      memset(g, 0, sizeof(*g));
+      g->name = tpuci__strdup(v[i].name);
+      g->waiting = tpuci__malloc(((size_t) plan->instances[v[i].index].pytest->shards + 1) *
+                                 sizeof(*g->waiting));
+    }
+    s->group_of[v[i].index] = (int) s->ngroups - 1;
+  }
+  for (i = 0; i < n; i++) free(v[i].name);
+  free(v);
+}
+
 int tpuci__sched_check(const tpuci__plan_t *plan, int jobs, tpuci__err_t *err) {
   size_t i;
   for (i = 0; i < plan->ninstances; i++) {
     const tpuci__instance_t *inst = &plan->instances[i];
     int hosts = tpuci__plan_hosts(plan, inst);
+    if (inst->selected && hosts > 1 && inst->pytest && inst->pytest->shards > 1)
+      return tpuci__err_set(err, TPUCI_EUSAGE,
+                            "%s: '%s': pytest shards on a %d-host topology are not "
+                            "supported (shard a single-host job, or run the gang unsharded)",
+                            inst->where, inst->name, hosts);
     if (inst->selected && hosts > jobs)
       return tpuci__err_set(err, TPUCI_EUSAGE,
                             "%s: '%s' is a gang of %d hosts and needs %d slots, "
@@ -720,12 +1031,14 @@ int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
   s->qcap = plan->ninstances ? plan->ninstances : 1;
   s->queue = tpuci__malloc(s->qcap * sizeof(*s->queue));
   s->next_attempt = tpuci__malloc(s->qcap * sizeof(int));
+  s->select = tpuci__calloc(s->qcap, sizeof(*s->select));
   for (i = 0; i < plan->ninstances; i++) {
     s->next_attempt[i] = 1;
     if (!plan->instances[i].selected) continue;
     need[plan->instances[i].runtime] = 1;
     tpuci__queue_push(s, i);
   }
+  tpuci__groups_build(s);
 
   ropts.run_id = s->run_id;
   ropts.keep_failed = opts->keep_failed;
@@ -800,10 +1113,26 @@ const char *tpuci__sched_error(const tpuci__sched_t *s) { return s->error; }
 int tpuci__sched_error_code(const tpuci__sched_t *s) { return s->error_code; }
 
 void tpuci__sched_free(tpuci__sched_t *s) {
+  size_t i;
   int k;
   if (s == NULL) return;
   for (k = 0; k < TPUCI__RUNTIME__COUNT; k++)
     if (s->rts[k]) s->rts[k]->free(s->rts[k]);
+  for (i = 0; i < s->qcap && s->select; i++) {
+    if (s->select[i] == NULL) continue;
+    tpuci__strv_free(s->select[i]);
+    free(s->select[i]);
+  }
+  free(s->select);
+  for (i = 0; i < s->ngroups; i++) {
+    free(s->groups[i].name);
+    free(s->groups[i].waiting);
+    free(s->groups[i].cause);
+    free(s->groups[i].log_path);
+    tpuci__shard_plan_free(&s->groups[i].plan);
+  }
+  free(s->groups);
+  free(s->group_of);
   free(s->queue);
   free(s->next_attempt);
   free(s->run_id);

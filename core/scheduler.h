@@ -6,8 +6,10 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "junit.h"
 #include "plan.h"
 #include "runtime.h"
+#include "timings.h"
 #include "util.h"
 
 /* What is kept of one finished attempt. */
@@ -25,6 +27,7 @@ typedef struct {
   tpuci_outcome_t outcome;      /* final; NONE while pending */
   tpuci__attempt_result_t *attempts;
   size_t nattempts;
+  tpuci__history_t *history;    /* pytest jobs: per-test results, or NULL */
 } tpuci__instance_result_t;
 
 typedef struct {
@@ -38,6 +41,7 @@ typedef struct {
   uint64_t tick_ms;             /* TICK events; 0: none */
   const char *run_id;
   const char *run_dir;          /* exists */
+  const tpuci__timings_t *timings; /* recorded test durations, for shards */
   /* Events go to the context, which adds its own pointer. */
   void (*on_event)(void *host, const tpuci_event_t *ev);
   void *host;

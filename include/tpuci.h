@@ -211,6 +211,9 @@ typedef struct tpuci_run_options_s {
   const char *report_json;
   const char *report_yaml;
   const char *report_html;
+  /* The merged JUnit XML of every pytest instance, besides junit.xml in
+   * the run folder. NULL: not written. */
+  const char *junit;
   /* Emit TPUCI_EVENT_TICK this often (a live display redraws on it);
    * 0: never. */
   uint64_t tick_ms;
@@ -261,6 +264,25 @@ typedef struct tpuci_attempt_info_s {
 /* Attempt `k` (0-based) of instance `i`. */
 int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
                        tpuci_attempt_info_t *out);
+
+/* Per-test results of a pytest instance (0 tests otherwise): each test
+ * once, with the result of the last attempt that ran it. */
+size_t tpuci_test_count(const tpuci_ctx_t *ctx, size_t i);
+
+typedef struct tpuci_test_info_s {
+  const char *id;           /* pytest node id */
+  const char *outcome;      /* "passed", "failed", "error", "skipped", "xfail" */
+  int failing;              /* failed or error */
+  int flaky;                /* failed on an attempt, then passed */
+  int runs;                 /* attempts that ran it */
+  double duration_s;        /* of its last run */
+  const char *message;      /* of its last failure, or NULL */
+  const char *file;         /* where pytest says it is, or NULL */
+  int line;                 /* 1-based, or 0 */
+} tpuci_test_info_t;
+
+int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
+                    tpuci_test_info_t *out);
 
 /* Loads a past run's record (state_dir/runs/<run_id>/summary.json; run_id
  * NULL or "latest": the newest; state_dir NULL: ".tpuci") into the

@@ -530,6 +530,37 @@ static void gh_step_summary(tpuci_ctx_t *ctx) {
   fclose(f);
 }
 
+/* pytest instances: their failed and flaky tests, by node id. */
+static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
+  size_t i, k, n = tpuci_instance_count(ctx);
+  for (i = 0; i < n; i++) {
+    size_t nt = tpuci_test_count(ctx, i), failing = 0, flaky = 0, passed = 0;
+    tpuci_test_info_t t;
+    if (nt == 0 || !tpuci_instance_selected(ctx, i)) continue;
+    for (k = 0; k < nt; k++) {
+      if (tpuci_test_info(ctx, i, k, &t) != 0) continue;
+      if (t.failing) failing++;
+      else if (t.flaky) flaky++;
+      else passed++;
+    }
+    fprintf(c->out, "%s: %zu tests, %zu failed, %zu flaky\n", tpuci_instance_name(ctx, i),
+            nt, failing, flaky);
+    for (k = 0; k < nt; k++) {
+      if (tpuci_test_info(ctx, i, k, &t) != 0 || !(t.failing || t.flaky)) continue;
+      fprintf(c->out, "  %s%-6s%s %s", t.failing ? color_of(c, TPUCI_OUTCOME_FAILED)
+                                                : color_of(c, TPUCI_OUTCOME_FLAKY),
+              t.failing ? t.outcome : "flaky", reset(c), t.id);
+      if (t.message) {
+        const char *nl = strchr(t.message, '\n');
+        int len = nl ? (int) (nl - t.message) : (int) strlen(t.message);
+        fprintf(c->out, ": %.*s", len > 160 ? 160 : len, t.message);
+      }
+      fputc('\n', c->out);
+    }
+    (void) passed;
+  }
+}
+
 void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
   static const tpuci_outcome_t order[] = {
       TPUCI_OUTCOME_PASSED, TPUCI_OUTCOME_FLAKY, TPUCI_OUTCOME_FAILED,
@@ -560,6 +591,7 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
             tpuci_attempt_count(ctx, i), d);
   }
   fputc('\n', c->out);
+  tests_summary(c, ctx);
   for (k = 0; k < sizeof(order) / sizeof(order[0]); k++)
     fprintf(c->out, "%s%s %zu", k ? ", " : "", tpuci_outcome_name(order[k]),
             tpuci_outcome_count(ctx, order[k]));

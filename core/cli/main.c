@@ -62,6 +62,7 @@ static const char usage_run[] =
     "  --color WHEN        auto (default), always or never; NO_COLOR is honoured\n"
     "  --report-json PATH  also write the run report as JSON\n"
     "  --report-yaml PATH  also write the run report as YAML\n"
+    "  --junit PATH        also write the merged JUnit XML of pytest jobs\n"
     "  --report-html PATH  also write the run report as one HTML page\n"
     "\n"
     "Ctrl-C (SIGINT) or SIGTERM stops starting work, stops running attempts\n"
@@ -207,7 +208,7 @@ enum {
   OPT_ONLY = 256, OPT_FAIL_FAST, OPT_DEADLINE, OPT_GRACE, OPT_STRICT_FLAKY,
   OPT_KEEP_FAILED, OPT_STATE_DIR, OPT_COLOR, OPT_JSON, OPT_DRY_RUN,
   OPT_REPORT_JSON, OPT_REPORT_YAML, OPT_REPORT_HTML, OPT_PER_JOB, OPT_SPEC, OPT_SOURCE,
-  OPT_REF, OPT_NAME, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN, OPT_EMULATE
+  OPT_REF, OPT_NAME, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN, OPT_EMULATE, OPT_JUNIT
 };
 
 /* `tpuci run` and `tpuci rerun` share their options. */
@@ -235,6 +236,7 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
       {"color", required_argument, NULL, OPT_COLOR},
       {"report-json", required_argument, NULL, OPT_REPORT_JSON},
       {"report-yaml", required_argument, NULL, OPT_REPORT_YAML},
+      {"junit", required_argument, NULL, OPT_JUNIT},
       {"report-html", required_argument, NULL, OPT_REPORT_HTML},
       {"failed", no_argument, NULL, OPT_FAILED},
       {"plain", no_argument, NULL, OPT_PLAIN},
@@ -281,6 +283,7 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
       case OPT_PLAIN: rc->plain = 1; break;
       case OPT_REPORT_JSON: rc->ro.report_json = optarg; break;
       case OPT_REPORT_YAML: rc->ro.report_yaml = optarg; break;
+      case OPT_JUNIT: rc->ro.junit = optarg; break;
       case OPT_REPORT_HTML: rc->ro.report_html = optarg; break;
       case OPT_FAILED:
         if (!rerun) return usage_error(cmd, "--failed belongs to `tpuci rerun`");
