@@ -18,6 +18,7 @@
 #include <uv.h>
 
 #include "plan.h"
+#include "topology.h"
 #include "util.h"
 
 typedef struct tpuci__attempt_s tpuci__attempt_t;
@@ -32,7 +33,9 @@ typedef struct {
   int term_signal;        /* 0 when none */
   int oom;                /* the engine reports an OOM kill */
   int infra;              /* the runtime failed, not the job */
-  const char *cause;      /* detail for infra/oom, copied; may be NULL */
+  /* Detail for infra/oom, copied; may be NULL. For a failed exit the
+   * runtime's own words when set (a gang: "worker-1: exit 3"). */
+  const char *cause;
 } tpuci__exit_t;
 
 struct tpuci__attempt_s {
@@ -57,6 +60,16 @@ struct tpuci__attempt_s {
    * the job's environment. */
   const char *results_dir;
   const char *results_path;
+  /* SIGTERM to SIGKILL for this attempt (--grace, else the job's, else
+   * 5 s), for runtimes that stop part of an attempt on their own (the
+   * docker driver stops a gang's other hosts when one fails); 0: not
+   * set, the runtime uses the job's grace or 5 s. */
+  uint64_t grace_ms;
+  /* How many emulated hosts this attempt runs (the slots it takes): the
+   * topology's, or 1 for an attempt that needs only one (a pytest
+   * collection, which then gets host 0's environment); 0: not set, the
+   * topology's. */
+  int hosts;
   /* The runtime's own per-attempt state. */
   void *rt_data;
   /* Scheduler-private fields follow in sched.c's wrapper. */
@@ -121,5 +134,33 @@ void tpuci__attempt_message(tpuci__attempt_t *a, const char *msg);
  * value (key upper-cased, non-alphanumerics as '_'). Appends "K=V" strings
  * to `out`, then the instance's env. */
 void tpuci__attempt_env(const tpuci__attempt_t *a, tpuci__strv_t *out);
+
+/* Topologies at run time (core/runtime.c). */
+
+/* The name of host `host` of a gang: "worker-<host>" (its container's
+ * hostname and network alias, and its entry in TPU_WORKER_HOSTNAMES). */
+#define TPUCI__GANG_HOST_FMT "worker-%d"
+
+/* The slice of a plan topology: its resolved numbers resolved again (the
+ * same slice the loader checked). Returns 0, or TPUCI_ESPEC with err
+ * filled ("spec.lua:3: topology 'x': ..."). */
+int tpuci__topology_slice(const tpuci__topology_t *t, tpuci__slice_t *s,
+                          tpuci__err_t *err);
+
+/* What host `host` of an instance's slice gets from its topology: the
+ * slice's variables (tpuci__slice_host_env, hostnames "worker-0".. for a
+ * gang, "localhost" for one host), then TPUCI_HOST=<host> and
+ * TPUCI_HOSTS=<hosts>. The job's own env wins: a key the job sets is
+ * left out (it reaches the host with the job's value through
+ * tpuci__attempt_env). Appends to `out`; 0 or TPUCI_EUSAGE. */
+int tpuci__topology_host_env(const tpuci__instance_t *inst,
+                             const tpuci__slice_t *s, int host,
+                             tpuci__kvlist_t *out, tpuci__err_t *err);
+
+/* The whole environment of host `host` of an attempt: tpuci__attempt_env()
+ * then tpuci__topology_host_env(), as "K=V" strings. With s == NULL, just
+ * tpuci__attempt_env(). 0 or TPUCI_EUSAGE. */
+int tpuci__attempt_host_env(const tpuci__attempt_t *a, const tpuci__slice_t *s,
+                            int host, tpuci__strv_t *out, tpuci__err_t *err);
 
 #endif /* TPUCI_RUNTIME_H */
