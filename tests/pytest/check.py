@@ -1,0 +1,98 @@
+"""Checks a tpuci run of tests/pytest/spec.lua: the merged JUnit (parsed
+with a real XML parser), the report, retries and shards."""
+import json
+import os
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+run_dir, junit_path, docker = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+root = ET.parse(junit_path).getroot()
+suites = {s.get("name"): s for s in root.findall("testsuite")}
+
+
+def cases(suite):
+    out = {}
+    for c in suites[suite].findall("testcase"):
+        out[(c.get("classname"), c.get("name"))] = [k.tag for k in c]
+    return out
+
+
+# suite: every outcome exactly.
+s = cases("suite")
+T = "tests.test_outcomes"
+expect = {
+    (T, "test_passes"): [],
+    (T, "test_fails"): ["failure", "rerunFailure", "rerunFailure"],
+    (T, "test_fixture_error"): ["error", "rerunError", "rerunError"],
+    (T, "test_skipped"): ["skipped"],
+    (T, "test_expected_failure"): ["skipped"],
+    (T, "test_tpu_marked"): [],
+    (T, "test_flaky_first_attempt"): ["flakyFailure"],
+    (T, "test_param[1]"): [],
+    (T, "test_param[2]"): [],
+}
+for key, tags in expect.items():
+    got = [t for t in s.get(key, ["(missing)"]) if t not in ("system-out", "system-err")]
+    check(got == tags, f"suite {key}: {got} != {tags}")
+check(set(s) == set(expect), f"suite has unexpected cases: {sorted(set(s) - set(expect))}")
+check(suites["suite"].get("tests") == "9", f"suite tests={suites['suite'].get('tests')}")
+check(suites["suite"].get("failures") == "1" and suites["suite"].get("errors") == "1",
+      f"suite failures={suites['suite'].get('failures')} errors={suites['suite'].get('errors')}")
+
+# Retries ran only what failed: attempt 2 ran the 3 failing tests, attempt 3 the 2 still failing.
+for n, want in ((2, 3), (3, 2)):
+    log = open(os.path.join(run_dir, "suite", f"attempt-{n}.log")).read()
+    m = re.search(r"collected (\d+) items?", log)
+    check(m is not None and int(m.group(1)) == want,
+          f"suite attempt {n} collected {m.group(1) if m else '?'} items, want {want}")
+
+# The timeout is a failed test case, and the test that finished is kept.
+h = cases("hang")
+check(h.get(("tests.test_timeout", "test_finishes_first")) == [], f"hang: {h}")
+timeout_cases = [k for k in h if k[0] == "tpuci"]
+check(len(timeout_cases) == 1 and h[timeout_cases[0]] == ["failure"], f"hang timeout case: {h}")
+msg = [c for c in suites["hang"].findall("testcase") if c.get("classname") == "tpuci"][0].find("failure").get("message")
+check("timed out" in msg, f"hang failure message: {msg}")
+
+# Nothing selected: a failure naming the marker expression; allowed when allow_empty.
+e = [c for c in suites["empty"].findall("testcase") if c.get("classname") == "tpuci"]
+check(len(e) == 1 and "nothing_has_this" in e[0].find("failure").get("message"), "empty: no failure naming the markers")
+
+report = json.load(open(os.path.join(run_dir, "summary.json")))
+inst = {i["name"]: i for i in report["instances"]}
+check(inst["suite"]["outcome"] == "failed", "suite outcome")
+check(inst["empty"]["outcome"] == "failed", "empty outcome")
+check(inst["empty_ok"]["outcome"] == "passed", f"empty_ok outcome {inst['empty_ok']['outcome']}")
+check(inst["hang"]["outcome"] == "timeout", "hang outcome")
+flaky = [t for t in inst["suite"]["tests"] if t["flaky"]]
+check([t["id"] for t in flaky] == ["tests/test_outcomes.py::test_flaky_first_attempt"], f"flaky tests {flaky}")
+if docker:
+    check(inst["oom"]["outcome"] == "oom", f"oom outcome {inst['oom']['outcome']}")
+    o = [c for c in suites["oom"].findall("testcase") if c.get("classname") == "tpuci"]
+    check(len(o) == 1, "oom: no test case for the OOM-killed attempt")
+
+# Shards: every test once, in exactly one shard; balanced by recorded durations.
+durations = [0.6, 0.5, 0.4] + [0.05] * 12
+loads, seen = [], []
+for k in (1, 2, 3):
+    ids = [c.get("name") for c in suites[f"sharded[shard={k}/3]"].findall("testcase")]
+    seen += ids
+    loads.append(sum(durations[int(re.search(r"\[(\d+)\]", n).group(1))] for n in ids))
+check(sorted(seen) == sorted(f"test_work[{i}]" for i in range(15)), f"shards: {seen}")
+if sys.argv[4] == "balanced":
+    ideal = sum(durations) / 3
+    check(max(loads) <= 1.1 * ideal, f"shards unbalanced: {loads} (ideal {ideal:.2f})")
+
+if failures:
+    print("\n".join("FAIL: " + f for f in failures))
+    sys.exit(1)
+print("ok")

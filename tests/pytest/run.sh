@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# pytest jobs end to end with the local runtime and Debian's python3-pytest:
+# exact per-test outcomes in the merged JUnit, retries of only the failed
+# tests, flaky kept with its earlier failure, a timeout as a failed test
+# case, exit 5 handling, and shards balanced by the recorded durations.
+. "$TESTS/e2e/lib.sh"
+/usr/bin/python3 -c 'import pytest' 2>/dev/null || { echo "SKIP: /usr/bin/python3 has no pytest (apt-get install python3-pytest)"; exit 77; }
+
+mkdir flaky
+FLAKY_DIR="$WORK/flaky" run_tpuci run -j 2 --junit merged.xml "$TESTS/pytest/spec.lua"
+expect_code 1 "pytest run"
+expect_out "suite: 9 tests, 2 failed, 1 flaky"
+expect_out "failed tests/test_outcomes.py::test_fails: AssertionError: arithmetic is broken"
+expect_out "flaky  tests/test_outcomes.py::test_flaky_first_attempt"
+expect_out "sharded: 15 tests in 3 shards (by count"
+check=$(/usr/bin/python3 "$TESTS/pytest/check.py" "$(readlink -f .tpuci/runs/latest)" merged.xml 0 count 2>&1)
+[ "$check" = ok ] && pass || fail "first run: $check"
+cmp -s merged.xml .tpuci/runs/latest/junit.xml && pass || fail "--junit differs from the run folder's junit.xml"
+[ -s .tpuci/timings.json ] && pass || fail "no .tpuci/timings.json"
+
+# Second run: shards use the durations the first one recorded.
+rm -f flaky/*
+FLAKY_DIR="$WORK/flaky" run_tpuci run -j 2 --junit merged.xml "$TESTS/pytest/spec.lua"
+expect_out "sharded: 15 tests in 3 shards (by recorded durations)"
+check=$(/usr/bin/python3 "$TESTS/pytest/check.py" "$(readlink -f .tpuci/runs/latest)" merged.xml 0 balanced 2>&1)
+[ "$check" = ok ] && pass || fail "second run: $check"
+
+# The project's tree stays clean: no caches, no bytecode.
+[ -z "$(find "$TESTS/pytest/project" -name '.pytest_cache' -o -name '__pycache__' -o -name '.tpuci')" ] && pass ||
+  fail "the source tree was written: $(find "$TESTS/pytest/project" -name '.pytest_cache' -o -name '__pycache__' -o -name '.tpuci')"
+finish

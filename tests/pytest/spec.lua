@@ -1,0 +1,48 @@
+-- The pytest project beside this file, run by tpuci with the local
+-- runtime (tests/pytest/run.sh) or in the Python test image
+-- (tests/pytest/docker.sh sets TPUCI_PYTEST_IMAGE).
+local image = tpuci.env("TPUCI_PYTEST_IMAGE")
+local python = tpuci.env("TPUCI_PYTHON", "/usr/bin/python3")
+local project = tpuci.spec_dir .. "/project"
+local flaky = tpuci.env("FLAKY_DIR", "/tmp")
+local in_docker = image ~= nil
+
+if in_docker then image "py" { ref = image, pull = "never" } end
+
+local function common(t)
+  if in_docker then
+    t.image = "py"
+    t.mounts = { [project] = { target = "/src", readonly = true }, [flaky] = "/flaky" }
+    t.workdir = "/src"
+    t.env = t.env or {}
+    t.env.FLAKY_DIR = "/flaky"
+    t.network = "none"
+  else
+    t.workdir = project
+    t.env = t.env or {}
+    t.env.FLAKY_DIR = flaky
+  end
+  return t
+end
+
+job "suite" (common {
+  pytest = { python = python, markers = "not slow and not hang and not shard and not memory", args = { "tests/" } },
+  retries = { attempts = 3, backoff = "100ms" },
+})
+
+job "hang" (common {
+  pytest = { python = python, markers = "hang", args = { "tests/test_timeout.py" } },
+  timeout = "4s", grace = "500ms",
+})
+
+job "empty" (common { pytest = { python = python, markers = "nothing_has_this" } })
+job "empty_ok" (common { pytest = { python = python, markers = "nothing_has_this", allow_empty = true } })
+
+job "sharded" (common { pytest = { python = python, markers = "shard", shards = 3 } })
+
+if in_docker then
+  job "oom" (common {
+    pytest = { python = python, markers = "memory", args = { "tests/test_memory.py" } },
+    memory = "64m",
+  })
+end
