@@ -1,13 +1,13 @@
 -- The pytest project beside this file, run by tpuci with the local
 -- runtime (tests/pytest/run.sh) or in the Python test image
 -- (tests/pytest/docker.sh sets TPUCI_PYTEST_IMAGE).
-local image = tpuci.env("TPUCI_PYTEST_IMAGE")
+local image_ref = tpuci.env("TPUCI_PYTEST_IMAGE")
 local python = tpuci.env("TPUCI_PYTHON", "/usr/bin/python3")
 local project = tpuci.spec_dir .. "/project"
 local flaky = tpuci.env("FLAKY_DIR", "/tmp")
-local in_docker = image ~= nil
+local in_docker = image_ref ~= nil
 
-if in_docker then image "py" { ref = image, pull = "never" } end
+if in_docker then image "py" { ref = image_ref, pull = "never" } end
 
 local function common(t)
   if in_docker then
