@@ -20,6 +20,8 @@
 #include "topology.h"
 #include "junit.h"
 #include "timings.h"
+#include "shard.h"
+#include "pytest_run.h"
 #include "tpuci.h"
 #include "util.h"
 
@@ -244,16 +246,137 @@ int tpuci_instance_selected(const tpuci_ctx_t *ctx, size_t i) {
   return TPUCI__HAS(ctx, i) ? ctx->plan.instances[i].selected : 0;
 }
 
+static int tpuci__read_summary(const char *state_dir, const char *run_id,
+                               json_t **out, tpuci__err_t *err);
+
+/* Predicted shards: what the next run would assign, if the suite is the
+ * one the latest run saw. For each selected shard instance, the tests of
+ * its whole group in .tpuci/runs/latest/summary.json are split again with
+ * .tpuci/timings.json. Returns a JSON object: instance name ->
+ * {"tests": N, "predicted_s": S}; empty when nothing is known. */
+static json_t *tpuci__plan_predictions(const tpuci_ctx_t *ctx) {
+  json_t *out = json_object(), *summary = NULL, *ji;
+  tpuci__timings_t timings;
+  tpuci__err_t e = {0, NULL};
+  size_t i, k;
+
+  tpuci__timings_init(&timings);
+  if (tpuci__read_summary(".tpuci", "latest", &summary, &e) != 0 ||
+      tpuci__timings_load(&timings, ".tpuci/timings.json", &e) != 0) {
+    tpuci__err_clear(&e);
+    if (summary) json_decref(summary);
+    tpuci__timings_free(&timings);
+    return out;
+  }
+  for (i = 0; i < ctx->plan.ninstances; i++) {
+    const tpuci__instance_t *inst = &ctx->plan.instances[i];
+    tpuci__strv_t ids = {0};
+    tpuci__shard_plan_t sp;
+    char *group;
+    if (!inst->selected || !inst->pytest || inst->pytest->shards <= 1) continue;
+    group = tpuci__pytest_group_name(inst);
+    json_array_foreach(json_object_get(summary, "instances"), k, ji) {
+      const char *name = json_string_value(json_object_get(ji, "name"));
+      tpuci__instance_t probe;
+      tpuci__pytest_t py;
+      json_t *jt;
+      size_t t;
+      char *g2;
+      if (name == NULL) continue;
+      memset(&probe, 0, sizeof(probe));
+      memset(&py, 0, sizeof(py));
+      probe.name = (char *) name;
+      probe.pytest = &py;
+      g2 = tpuci__pytest_group_name(&probe);
+      if (strcmp(g2, group) == 0)
+        json_array_foreach(json_object_get(ji, "tests"), t, jt) {
+          const char *id = json_string_value(json_object_get(jt, "id"));
+          if (id) tpuci__strv_push(&ids, id);
+        }
+      free(g2);
+    }
+    free(group);
+    if (ids.len > 0 &&
+        tpuci__shard_plan((const char *const *) ids.items, ids.len, &timings,
+                          (size_t) inst->pytest->shards, &sp, &e) == 0) {
+      const tpuci__shard_t *sh = &sp.shards[inst->pytest->shard - 1];
+      json_t *o = json_object();
+      json_object_set_new(o, "tests", json_integer((json_int_t) sh->ids.len));
+      json_object_set_new(o, "predicted_s", json_real(sh->predicted_s));
+      json_object_set_new(out, inst->name, o);
+      tpuci__shard_plan_free(&sp);
+    }
+    tpuci__err_clear(&e);
+    tpuci__strv_free(&ids);
+  }
+  json_decref(summary);
+  tpuci__timings_free(&timings);
+  return out;
+}
+
 int tpuci_plan_json(const tpuci_ctx_t *ctx, char **out, size_t *len) {
+  json_t *pred, *root, *ji;
+  const char *name;
+  json_t *p;
+  size_t i;
+
   if (!ctx->loaded) return TPUCI_ESTATE;
   *out = tpuci__plan_to_json(&ctx->plan);
+  pred = tpuci__plan_predictions(ctx);
+  if (json_object_size(pred) > 0 && (root = json_loads(*out, JSON_PRESERVE_ORDER, NULL))) {
+    json_array_foreach(json_object_get(root, "instances"), i, ji) {
+      name = json_string_value(json_object_get(ji, "name"));
+      p = name ? json_object_get(pred, name) : NULL;
+      if (p && json_is_object(json_object_get(ji, "pytest")))
+        json_object_update(json_object_get(ji, "pytest"), p);
+    }
+    free(*out);
+    *out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    {
+      char *nl = tpuci__printf("%s\n", *out);
+      free(*out);
+      *out = nl;
+    }
+  }
+  json_decref(pred);
   if (len) *len = strlen(*out);
   return 0;
 }
 
 int tpuci_plan_text(const tpuci_ctx_t *ctx, char **out, size_t *len) {
+  json_t *pred, *o;
+  const char *name;
+  tpuci__buf_t b;
+  size_t i;
+  int any = 0;
+
   if (!ctx->loaded) return TPUCI_ESTATE;
+  tpuci__buf_init(&b);
   *out = tpuci__plan_to_text(&ctx->plan);
+  tpuci__buf_adds(&b, *out);
+  free(*out);
+  pred = tpuci__plan_predictions(ctx);
+  for (i = 0; i < ctx->plan.ninstances; i++) {
+    const tpuci__instance_t *inst = &ctx->plan.instances[i];
+    if (!inst->selected || !inst->pytest || inst->pytest->shards <= 1) continue;
+    if (!any) {
+      tpuci__buf_adds(&b, "\nshards (tests are collected in the job's image when the run "
+                          "starts, then split by recorded durations):\n");
+      any = 1;
+    }
+    name = inst->name;
+    o = json_object_get(pred, name);
+    if (o)
+      tpuci__buf_addf(&b, "  %s: %lld tests, predicted %.1fs (from the latest run's tests)\n",
+                      name, (long long) json_integer_value(json_object_get(o, "tests")),
+                      json_real_value(json_object_get(o, "predicted_s")));
+    else
+      tpuci__buf_addf(&b, "  %s: shard %d of %d, no recorded run to predict from\n", name,
+                      inst->pytest->shard, inst->pytest->shards);
+  }
+  json_decref(pred);
+  *out = tpuci__buf_steal(&b);
   if (len) *len = strlen(*out);
   return 0;
 }

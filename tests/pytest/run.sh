@@ -25,6 +25,15 @@ expect_out "sharded: 15 tests in 3 shards (by recorded durations)"
 check=$(/usr/bin/python3 "$TESTS/pytest/check.py" "$(readlink -f .tpuci/runs/latest)" merged.xml 0 balanced 2>&1)
 [ "$check" = ok ] && pass || fail "second run: $check"
 
+# tpuci plan predicts each shard from the latest run's tests and timings.
+FLAKY_DIR="$WORK/flaky" run_tpuci plan --only 'sharded*' "$TESTS/pytest/spec.lua"
+expect_code 0 "plan with shards"
+expect_out "sharded[shard=1/3]: "
+expect_out "predicted 0.7s (from the latest run's tests)"
+FLAKY_DIR="$WORK/flaky" run_tpuci plan --json --only 'sharded*' "$TESTS/pytest/spec.lua"
+n=$(printf '%s' "$out" | /usr/bin/python3 -c 'import json,sys; print(sum(i["pytest"]["tests"] for i in json.load(sys.stdin)["instances"]))')
+[ "$n" = 15 ] && pass || fail "plan --json predicted shard tests add up to $n, want 15"
+
 # The project's tree stays clean: no caches, no bytecode.
 [ -z "$(find "$TESTS/pytest/project" -name '.pytest_cache' -o -name '__pycache__' -o -name '.tpuci')" ] && pass ||
   fail "the source tree was written: $(find "$TESTS/pytest/project" -name '.pytest_cache' -o -name '__pycache__' -o -name '.tpuci')"
