@@ -6,7 +6,9 @@
 #include <jansson.h>
 
 #include "plan.h"
+#include "runtime.h"
 #include "scheduler.h"
+#include "topology.h"
 
 void tpuci__plan_init(tpuci__plan_t *p) {
   memset(p, 0, sizeof(*p));
@@ -100,6 +102,47 @@ static json_t *tpuci__json_kv(const tpuci__kvlist_t *l) {
   return o;
 }
 
+/* The environment each emulated host of an instance gets from its
+ * topology (tpuci__topology_host_env: the job's env wins), in host
+ * order; names "worker-<i>" for a gang, "localhost" for one host. */
+typedef struct {
+  int n;
+  tpuci__kvlist_t *env;   /* n of them */
+} tpuci__plan_hosts_t;
+
+/* Returns the number of hosts (0 without a topology), or -1 with err. */
+static int tpuci__plan_host_envs(const tpuci__plan_t *p,
+                                 const tpuci__instance_t *in,
+                                 tpuci__plan_hosts_t *out, tpuci__err_t *err) {
+  tpuci__slice_t slice;
+  int i;
+  memset(out, 0, sizeof(*out));
+  if (in->topology < 0 || (size_t) in->topology >= p->ntopologies) return 0;
+  if (tpuci__topology_slice(&p->topologies[in->topology], &slice, err) != 0)
+    return -1;
+  out->env = tpuci__calloc((size_t) slice.hosts, sizeof(*out->env));
+  out->n = slice.hosts;
+  for (i = 0; i < slice.hosts; i++)
+    if (tpuci__topology_host_env(in, &slice, i, &out->env[i], err) != 0) {
+      tpuci__slice_free(&slice);
+      return -1;
+    }
+  tpuci__slice_free(&slice);
+  return out->n;
+}
+
+static void tpuci__plan_hosts_free(tpuci__plan_hosts_t *h) {
+  int i;
+  for (i = 0; i < h->n; i++) tpuci__kv_free(&h->env[i]);
+  free(h->env);
+  memset(h, 0, sizeof(*h));
+}
+
+static void tpuci__host_name(char *buf, size_t size, int n, int i) {
+  if (n > 1) snprintf(buf, size, TPUCI__GANG_HOST_FMT, i);
+  else snprintf(buf, size, "localhost");
+}
+
 static json_t *tpuci__json_instance(const tpuci__plan_t *p,
                                     const tpuci__instance_t *in) {
   json_t *o = json_object(), *a, *r, *on;
@@ -152,6 +195,24 @@ static json_t *tpuci__json_instance(const tpuci__plan_t *p,
   json_object_set_new(o, "cpus", json_real(in->cpus));
   json_object_set_new(o, "memory_bytes", json_integer((json_int_t) in->memory_bytes));
   json_object_set_new(o, "network", tpuci__json_str(in->network));
+  if (in->topology >= 0 && (size_t) in->topology < p->ntopologies) {
+    /* The emulated hosts and what their topology gives each. */
+    tpuci__plan_hosts_t h;
+    tpuci__err_t err = {0, NULL};
+    int n = tpuci__plan_host_envs(p, in, &h, &err);
+    a = json_array();
+    for (k = 0; k < n; k++) {
+      json_t *ho = json_object();
+      char name[32];
+      tpuci__host_name(name, sizeof(name), n, k);
+      json_object_set_new(ho, "name", json_string(name));
+      json_object_set_new(ho, "env", tpuci__json_kv(&h.env[k]));
+      json_array_append_new(a, ho);
+    }
+    json_object_set_new(o, "hosts", a);
+    tpuci__plan_hosts_free(&h);
+    tpuci__err_clear(&err);
+  }
   if (in->pytest) {
     json_t *py = json_object();
     json_object_set_new(py, "markers", tpuci__json_str(in->pytest->markers));
@@ -267,6 +328,62 @@ static void tpuci__text_retry(tpuci__buf_t *b, const tpuci__retry_t *r) {
                       : "no limit");
 }
 
+/* A topology's hosts: what every host gets, then what differs. */
+static void tpuci__text_hosts(tpuci__buf_t *b, const tpuci__plan_t *p,
+                              const tpuci__instance_t *in) {
+  tpuci__plan_hosts_t h;
+  tpuci__err_t err = {0, NULL};
+  int n = tpuci__plan_host_envs(p, in, &h, &err);
+  size_t k;
+  int i, j;
+
+  if (n < 0) {
+    tpuci__buf_addf(b, "  hosts:    cannot be shown: %s\n", err.msg ? err.msg : "?");
+  } else if (n == 1) {
+    tpuci__buf_adds(b, "  env of the host (one container; the job's env wins over these):\n");
+    for (k = 0; k < h.env[0].len; k++) {
+      tpuci__buf_addf(b, "    %s=", h.env[0].items[k].key);
+      tpuci__shell_quote(b, h.env[0].items[k].value);
+      tpuci__buf_adds(b, "\n");
+    }
+  } else if (n > 1) {
+    tpuci__buf_addf(b, "  gang:     %d hosts " TPUCI__GANG_HOST_FMT ".."
+                    TPUCI__GANG_HOST_FMT ", one container each on a private "
+                    "network, taking %d slots\n", n, 0, n - 1, n);
+    tpuci__buf_adds(b, "  env of every host (the job's env wins over these):\n");
+    for (k = 0; k < h.env[0].len; k++) {
+      const char *v = h.env[0].items[k].value;
+      int same = 1;
+      for (j = 1; j < n && same; j++) {
+        const char *w = tpuci__kv_get(&h.env[j], h.env[0].items[k].key);
+        same = w != NULL && strcmp(v, w) == 0;
+      }
+      if (!same) continue;
+      tpuci__buf_addf(b, "    %s=", h.env[0].items[k].key);
+      tpuci__shell_quote(b, v);
+      tpuci__buf_adds(b, "\n");
+    }
+    for (i = 0; i < n; i++) {
+      tpuci__buf_addf(b, "  env of " TPUCI__GANG_HOST_FMT ":", i);
+      for (k = 0; k < h.env[i].len; k++) {
+        const char *key = h.env[i].items[k].key;
+        const char *v = h.env[i].items[k].value;
+        int same = 1;
+        for (j = 0; j < n && same; j++) {
+          const char *w = tpuci__kv_get(&h.env[j], key);
+          same = w != NULL && strcmp(v, w) == 0;
+        }
+        if (same) continue;
+        tpuci__buf_addf(b, " %s=", key);
+        tpuci__shell_quote(b, v);
+      }
+      tpuci__buf_adds(b, "\n");
+    }
+  }
+  tpuci__plan_hosts_free(&h);
+  tpuci__err_clear(&err);
+}
+
 char *tpuci__plan_to_text(const tpuci__plan_t *p) {
   tpuci__buf_t b;
   char d[32];
@@ -313,6 +430,7 @@ char *tpuci__plan_to_text(const tpuci__plan_t *p) {
     tpuci__buf_addf(&b, "  timeout:  %s\n",
                     in->timeout_ms ? tpuci__duration_format(in->timeout_ms, d, sizeof(d))
                                    : "none");
+    tpuci__text_hosts(&b, p, in);
     tpuci__buf_adds(&b, "  retries:  ");
     tpuci__text_retry(&b, &in->retry);
     tpuci__buf_adds(&b, "\n");

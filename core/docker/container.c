@@ -70,6 +70,31 @@ json_t *tpuci__ctr_create_body(const tpuci__ctr_spec_t *s) {
   if (s->network != NULL && *s->network)
     json_object_set_new(hc, "NetworkMode", json_string(s->network));
   json_object_set_new(body, "HostConfig", hc);
+  if (s->network != NULL && *s->network && s->alias != NULL) {
+    json_t *ep = json_pack("{s:[s]}", "Aliases", s->alias);
+    json_t *eps = json_object();
+    json_t *nc = json_object();
+    json_object_set_new(eps, s->network, ep);
+    json_object_set_new(nc, "EndpointsConfig", eps);
+    json_object_set_new(body, "NetworkingConfig", nc);
+  }
+  return body;
+}
+
+json_t *tpuci__net_create_body(const char *name,
+                               const tpuci__kvlist_t *labels, int internal) {
+  json_t *body = json_object();
+  json_t *l = json_object();
+  size_t i;
+  json_object_set_new(body, "Name", json_string(name));
+  json_object_set_new(body, "CheckDuplicate", json_true());
+  json_object_set_new(body, "Driver", json_string("bridge"));
+  json_object_set_new(body, "Internal", json_boolean(internal));
+  if (labels != NULL)
+    for (i = 0; i < labels->len; i++)
+      json_object_set_new(l, labels->items[i].key,
+                          json_string(labels->items[i].value));
+  json_object_set_new(body, "Labels", l);
   return body;
 }
 
@@ -95,16 +120,20 @@ static uint32_t tpuci__fnv1a(const char *s) {
   return h;
 }
 
-char *tpuci__ctr_name(const char *run_id, const char *instance, int attempt) {
+static char *tpuci__ctr_name_x(const char *run_id, const char *instance,
+                               int attempt, int host) {
   char *run = tpuci__docker_sanitize(run_id);
   char *inst = tpuci__docker_sanitize(instance);
-  char tail[48], hash[16] = "";
+  char tail[64], hash[16] = "";
   size_t fixed, room, n;
   char *name;
 
   /* A run id longer than a third of the budget is cut too. */
   if (strlen(run) > TPUCI__NAME_MAX / 3) run[TPUCI__NAME_MAX / 3] = '\0';
-  snprintf(tail, sizeof(tail), "-%d", attempt);
+  if (host >= 0)
+    snprintf(tail, sizeof(tail), "-%d-worker-%d", attempt, host);
+  else
+    snprintf(tail, sizeof(tail), "-%d", attempt);
   fixed = strlen("tpuci-") + strlen(run) + 1 + strlen(tail);
   room = TPUCI__NAME_MAX - fixed;
   n = strlen(inst);
@@ -120,6 +149,15 @@ char *tpuci__ctr_name(const char *run_id, const char *instance, int attempt) {
   free(run);
   free(inst);
   return name;
+}
+
+char *tpuci__ctr_name(const char *run_id, const char *instance, int attempt) {
+  return tpuci__ctr_name_x(run_id, instance, attempt, -1);
+}
+
+char *tpuci__ctr_host_name(const char *run_id, const char *instance,
+                           int attempt, int host) {
+  return tpuci__ctr_name_x(run_id, instance, attempt, host < 0 ? 0 : host);
 }
 
 const char *tpuci__docker_hostname(void) {

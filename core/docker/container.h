@@ -35,6 +35,9 @@ typedef struct {
   const char *network;              /* NetworkMode; NULL: engine default */
   const tpuci__kvlist_t *labels;
   const char *hostname;             /* may be NULL */
+  /* The name the container has on `network` (a gang's "worker-1"):
+   * NetworkingConfig.EndpointsConfig[network].Aliases. May be NULL. */
+  const char *alias;
 } tpuci__ctr_spec_t;
 
 /* The body of POST /containers/create. A new reference. */
@@ -51,6 +54,18 @@ char *tpuci__docker_sanitize(const char *s);
  * had to be cut, 8 hex digits of its hash are added so that distinct
  * instances keep distinct names. New string. */
 char *tpuci__ctr_name(const char *run_id, const char *instance, int attempt);
+
+/* The container of host `host` of a gang: tpuci__ctr_name()'s name with
+ * "-worker-<host>" added, within TPUCI__NAME_MAX bytes (the instance part
+ * is cut and hashed to make room). New string. */
+char *tpuci__ctr_host_name(const char *run_id, const char *instance,
+                           int attempt, int host);
+
+/* The body of POST /networks/create for a gang's private network: a
+ * bridge with Internal set (no route out of the engine's host), the
+ * labels, and CheckDuplicate (a name taken answers 409). New reference. */
+json_t *tpuci__net_create_body(const char *name,
+                               const tpuci__kvlist_t *labels, int internal);
 
 /* The labels tpuci puts on the objects of one attempt. */
 void tpuci__ctr_labels(tpuci__kvlist_t *out, const char *run_id,

@@ -1,23 +1,30 @@
 /* The docker runtime driver (runtime.h): one attempt is a set of
- * containers (one today; a gang of hosts later) driven through the Engine
- * API on the scheduler's loop.
+ * containers driven through the Engine API on the scheduler's loop: one
+ * container, or for a multi-host topology a gang of one container per
+ * emulated host on a private network of the attempt's own.
  *
  * An attempt moves through phases; each phase issues its requests and the
  * next phase begins when every request of the attempt has completed
  * (att->requests == 0), so a callback never finds its attempt freed:
  *
+ *   NETWORK POST /networks/create (gangs only: internal, labelled)
  *   CREATE  POST /containers/create for each container
  *   RUN     POST start, then POST wait and GET logs (follow) for each;
- *           signals become POST kill
+ *           signals become POST kill. When a host of a gang fails on its
+ *           own, the others get SIGTERM and, after the grace, SIGKILL.
  *   INSPECT GET /containers/{id}/json for those that exited non-zero
  *           (State.OOMKilled, State.ExitCode)
  *   REMOVE  DELETE ?force=1&v=1 for each created container, unless kept
- *   then    tpuci__attempt_done()
+ *   UNNET   DELETE /networks/{id} (gangs), unless kept
+ *   then    tpuci__attempt_done(), and the attempt's timer is closed
  *
  * An engine failure at any step marks the attempt infra, kills what runs
- * and still goes through REMOVE, so nothing is left behind.
+ * and still goes through REMOVE and UNNET, so nothing is left behind.
+ * The outcome of a gang is decided by tpuci__gang_verdict (gang.h): the
+ * first host that failed on its own names the cause.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,27 +35,38 @@
 #include "docker/container.h"
 #include "docker/demux.h"
 #include "docker/engine.h"
+#include "docker/gang.h"
 #include "runtime.h"
 
 #define TPUCI__MIB (1024.0 * 1024.0)
 #define TPUCI__DISK_WARN_BYTES (1024ull * 1024 * 1024)
 #define TPUCI__DISK_FAIL_BYTES (100ull * 1024 * 1024)
+#define TPUCI__DK_GRACE_MS 5000
+/* Removing a network right after its last container can race with the
+ * engine's endpoint cleanup (403 "has active endpoints"): a few retries. */
+#define TPUCI__NET_RM_TRIES 5
+#define TPUCI__NET_RM_DELAY_MS 200
 
 typedef struct tpuci__dk_s tpuci__dk_t;
 typedef struct tpuci__dk_att_s tpuci__dk_att_t;
 
 typedef enum {
-  TPUCI__PH_CREATE = 0,
+  TPUCI__PH_NETWORK = 0,
+  TPUCI__PH_CREATE,
   TPUCI__PH_RUN,
   TPUCI__PH_INSPECT,
   TPUCI__PH_REMOVE,
+  TPUCI__PH_UNNET,
   TPUCI__PH_DONE
 } tpuci__phase_t;
 
 typedef struct {
   tpuci__dk_att_t *att;
+  int index;              /* host index */
   char *name;
   char *id;               /* set once created */
+  char *host;             /* a gang's "worker-<index>", else NULL */
+  json_t *body;           /* create request, until CREATE is over */
   int started;
   int exited;             /* wait answered */
   int pending_signal;     /* to send once started */
@@ -56,7 +74,14 @@ typedef struct {
   int oom;
   int removed;
   int create_tries;
+  uint64_t signals;       /* bit n: tpuci sent signal n to it */
+  int stopped;            /* signalled before its wait answered */
+  unsigned long order;    /* of its wait's answer among the attempt's */
   tpuci__demux_t demux;
+  /* Gangs: each stream's lines get "[worker-<index>] " in the attempt's
+   * log, and the raw output goes to attempt-<n>.worker-<index>.log. */
+  tpuci__lines_t lines[2];
+  int log_fd;
 } tpuci__dk_ctr_t;
 
 struct tpuci__dk_att_s {
@@ -64,12 +89,22 @@ struct tpuci__dk_att_s {
   tpuci__attempt_t *a;
   tpuci__dk_ctr_t *ctrs;
   size_t nctrs;
+  int gang;               /* a multi-host topology: a private network */
   tpuci__phase_t phase;
-  int requests;           /* in flight, all kinds */
+  int requests;           /* in flight, all kinds (and a pending retry) */
   int stop;               /* signalled before the containers ran */
-  uint64_t signals;       /* bit n: signal n was sent */
+  uint64_t signals;       /* bit n: the scheduler sent signal n */
   char *infra;            /* the first engine failure */
-  json_t *body;           /* create request, until CREATE is over */
+  int kept;               /* --keep-failed kept the containers */
+  unsigned long exits;    /* waits answered so far */
+  int gang_stop;          /* a host failed: the others are being stopped */
+  uint64_t grace_ms;
+  uv_timer_t timer;       /* gang_stop's grace; network removal retries */
+  char *net_name;
+  char *net_id;
+  json_t *net_body;
+  int net_tries;          /* create (name taken) */
+  int net_rm_tries;
   tpuci__dk_att_t *prev, *next;
 };
 
@@ -80,6 +115,7 @@ struct tpuci__dk_s {
   char *run_id;
   int keep_failed;
   tpuci__dk_att_t *atts;  /* attempts not done */
+  int handles;            /* attempt timers being closed */
   int bg;                 /* requests of prepare */
   /* prepare */
   const tpuci__plan_t *plan;
@@ -117,6 +153,13 @@ static void tpuci__dk_infra(tpuci__dk_att_t *att, const char *step,
     att->infra = tpuci__printf("docker engine: %s failed: %s", step, msg);
 }
 
+/* A name with a random suffix, for a name some other object has taken
+ * (run ids are unique per state folder, the engine may be shared). */
+static char *tpuci__dk_suffixed(const char *name) {
+  unsigned tag = (unsigned) ((uint64_t) uv_hrtime() ^ ((uint64_t) getpid() << 16));
+  return tpuci__printf("%s-%06x", name, tag & 0xffffffu);
+}
+
 /* Signals. */
 
 static void tpuci__dk_on_killed(void *p, const tpuci__engine_res_t *res) {
@@ -137,29 +180,89 @@ static void tpuci__dk_on_killed(void *p, const tpuci__engine_res_t *res) {
 static void tpuci__dk_kill(tpuci__dk_ctr_t *c, int signum) {
   tpuci__dk_att_t *att = c->att;
   char buf[16];
-  if (signum > 0 && signum < 64) att->signals |= 1ull << signum;
+  if (signum > 0 && signum < 64) c->signals |= 1ull << signum;
   att->requests++;
   tpuci__engine_container_kill(att->dk->eng, c->id,
                                tpuci__docker_signame(signum, buf, sizeof(buf)),
                                tpuci__dk_on_killed, c);
 }
 
-static void tpuci__dk_kill_running(tpuci__dk_att_t *att, int signum) {
+/* Signals every container that runs (or will: then once it started),
+ * except `except`. */
+static void tpuci__dk_kill_others(tpuci__dk_att_t *att,
+                                  const tpuci__dk_ctr_t *except, int signum) {
   size_t i;
   for (i = 0; i < att->nctrs; i++) {
     tpuci__dk_ctr_t *c = &att->ctrs[i];
-    if (c->id == NULL || c->exited) continue;
+    if (c == except || c->id == NULL || c->exited) continue;
     if (c->started) tpuci__dk_kill(c, signum);
     else c->pending_signal = signum;
   }
 }
 
+static void tpuci__dk_kill_running(tpuci__dk_att_t *att, int signum) {
+  tpuci__dk_kill_others(att, NULL, signum);
+}
+
+static void tpuci__dk_grace_cb(uv_timer_t *t) {
+  tpuci__dk_att_t *att = t->data;
+  if (att->phase != TPUCI__PH_RUN) return;
+  tpuci__dk_kill_running(att, SIGKILL);
+}
+
+/* One host of a gang failed on its own: the gang ends together. */
+static void tpuci__dk_gang_stop(tpuci__dk_att_t *att, const tpuci__dk_ctr_t *c) {
+  if (!att->gang || att->gang_stop) return;
+  att->gang_stop = 1;
+  tpuci__dk_kill_others(att, c, SIGTERM);
+  uv_timer_start(&att->timer, tpuci__dk_grace_cb, att->grace_ms, 0);
+}
+
 /* RUN: logs and wait. */
+
+static void tpuci__dk_log_write(tpuci__dk_ctr_t *c, const char *buf,
+                                size_t len) {
+  while (len > 0 && c->log_fd >= 0) {
+    ssize_t n = write(c->log_fd, buf, len);
+    if (n < 0) {
+      char *m;
+      if (errno == EINTR) continue;
+      m = tpuci__printf("cannot write the log of %s: %s; its lines are "
+                        "still in the attempt's log",
+                        c->host, strerror(errno));
+      tpuci__attempt_message(c->att->a, m);
+      free(m);
+      close(c->log_fd);
+      c->log_fd = -1;
+      return;
+    }
+    buf += n;
+    len -= (size_t) n;
+  }
+}
+
+typedef struct {
+  tpuci__dk_ctr_t *c;
+  int stream;
+} tpuci__dk_out_t;
+
+static void tpuci__dk_on_lines(void *p, const char *buf, size_t len) {
+  tpuci__dk_out_t *o = p;
+  tpuci__attempt_output(o->c->att->a, o->stream, buf, len);
+}
 
 static void tpuci__dk_on_output(void *p, int stream, const char *buf,
                                 size_t len) {
   tpuci__dk_ctr_t *c = p;
-  tpuci__attempt_output(c->att->a, stream, buf, len);
+  tpuci__dk_out_t o;
+  if (c->host == NULL) {
+    tpuci__attempt_output(c->att->a, stream, buf, len);
+    return;
+  }
+  tpuci__dk_log_write(c, buf, len);
+  o.c = c;
+  o.stream = stream == 2 ? 2 : 1;
+  tpuci__lines_feed(&c->lines[o.stream - 1], buf, len, tpuci__dk_on_lines, &o);
 }
 
 static void tpuci__dk_on_log_chunk(void *p, const char *buf, size_t len) {
@@ -172,6 +275,12 @@ static void tpuci__dk_on_logs(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_att_t *att = c->att;
   att->requests--;
   tpuci__demux_flush(&c->demux, tpuci__dk_on_output, c);
+  if (c->host != NULL) {
+    tpuci__dk_out_t o;
+    o.c = c;
+    for (o.stream = 1; o.stream <= 2; o.stream++)
+      tpuci__lines_flush(&c->lines[o.stream - 1], tpuci__dk_on_lines, &o);
+  }
   if (!res->ok && res->error != UV_ECANCELED) {
     char *m = tpuci__printf("could not read the output of container %s: %s",
                             c->name, res->message);
@@ -188,11 +297,15 @@ static void tpuci__dk_on_wait(void *p, const tpuci__engine_res_t *res) {
   if (res->ok) {
     json_t *code = json_object_get(res->json, "StatusCode");
     c->exited = 1;
+    c->order = ++att->exits;
+    c->stopped = c->signals != 0;
     c->status_code = json_is_integer(code) ? (long) json_integer_value(code) : -1;
+    if (c->status_code != 0 && !c->stopped) tpuci__dk_gang_stop(att, c);
   } else {
     tpuci__dk_infra(att, "waiting for", c, res->message);
-    /* Whatever happened, make sure the logs stream ends. */
-    if (res->error == 0) tpuci__dk_kill(c, SIGKILL);
+    /* Whatever happened, make sure the logs stream ends, and the others
+     * of a gang do not run on alone. */
+    if (res->error == 0) tpuci__dk_kill_running(att, SIGKILL);
   }
   tpuci__dk_step(att);
 }
@@ -220,7 +333,33 @@ static void tpuci__dk_on_started(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_step(att);
 }
 
-/* CREATE. */
+/* NETWORK and CREATE. */
+
+static void tpuci__dk_on_net_created(void *p, const tpuci__engine_res_t *res) {
+  tpuci__dk_att_t *att = p;
+  att->requests--;
+  if (res->status == 409 && att->net_tries < 3 && !att->stop) {
+    char *name = tpuci__dk_suffixed(att->net_name);
+    free(att->net_name);
+    att->net_name = name;
+    att->net_tries++;
+    json_object_set_new(att->net_body, "Name", json_string(name));
+    att->requests++;
+    tpuci__engine_network_create(att->dk->eng, att->net_body,
+                                 tpuci__dk_on_net_created, att);
+    return;
+  }
+  if (res->ok) {
+    const char *id = json_string_value(json_object_get(res->json, "Id"));
+    if (id != NULL) att->net_id = tpuci__strdup(id);
+    else tpuci__dk_infra(att, "creating network", NULL, "the answer has no Id");
+  } else {
+    char *step = tpuci__printf("creating network %s", att->net_name);
+    tpuci__dk_infra(att, step, NULL, res->message);
+    free(step);
+  }
+  tpuci__dk_step(att);
+}
 
 static void tpuci__dk_on_created(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_ctr_t *c = p;
@@ -229,13 +368,12 @@ static void tpuci__dk_on_created(void *p, const tpuci__engine_res_t *res) {
   if (res->status == 409 && c->create_tries < 3 && !att->stop) {
     /* The name is taken: another tpuci with the same run id (run ids are
      * unique per state folder, the engine is shared). Add a suffix. */
-    unsigned tag = (unsigned) ((uint64_t) uv_hrtime() ^ ((uint64_t) getpid() << 16));
-    char *name = tpuci__printf("%s-%06x", c->name, tag & 0xffffffu);
+    char *name = tpuci__dk_suffixed(c->name);
     free(c->name);
     c->name = name;
     c->create_tries++;
     att->requests++;
-    tpuci__engine_container_create(att->dk->eng, c->name, att->body,
+    tpuci__engine_container_create(att->dk->eng, c->name, c->body,
                                    tpuci__dk_on_created, c);
     return;
   }
@@ -247,6 +385,19 @@ static void tpuci__dk_on_created(void *p, const tpuci__engine_res_t *res) {
     tpuci__dk_infra(att, "creating", c, res->message);
   }
   tpuci__dk_step(att);
+}
+
+/* Points a gang host's create body at the attempt's network (whose name
+ * is final only once it was created). */
+static void tpuci__dk_body_network(json_t *body, const char *net,
+                                   const char *alias) {
+  json_t *hc = json_object_get(body, "HostConfig");
+  json_t *nc = json_object();
+  json_t *eps = json_object();
+  json_object_set_new(hc, "NetworkMode", json_string(net));
+  json_object_set_new(eps, net, json_pack("{s:[s]}", "Aliases", alias));
+  json_object_set_new(nc, "EndpointsConfig", eps);
+  json_object_set_new(body, "NetworkingConfig", nc);
 }
 
 /* INSPECT. */
@@ -265,7 +416,7 @@ static void tpuci__dk_on_inspected(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_step(att);
 }
 
-/* REMOVE. */
+/* REMOVE and UNNET. */
 
 static void tpuci__dk_on_removed(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_ctr_t *c = p;
@@ -283,10 +434,46 @@ static void tpuci__dk_on_removed(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_step(att);
 }
 
+static void tpuci__dk_net_remove(tpuci__dk_att_t *att);
+
+static void tpuci__dk_net_retry_cb(uv_timer_t *t) {
+  tpuci__dk_att_t *att = t->data;
+  att->requests--; /* the pending retry */
+  tpuci__dk_net_remove(att);
+}
+
+static void tpuci__dk_on_net_removed(void *p, const tpuci__engine_res_t *res) {
+  tpuci__dk_att_t *att = p;
+  att->requests--;
+  if (!res->ok && res->status != 404) {
+    if (res->error == 0 && res->status != 0 && att->net_rm_tries < TPUCI__NET_RM_TRIES) {
+      att->requests++;
+      uv_timer_start(&att->timer, tpuci__dk_net_retry_cb,
+                     TPUCI__NET_RM_DELAY_MS, 0);
+      return;
+    } else {
+      char *m = tpuci__printf("could not remove network %s: %s; run `tpuci "
+                              "gc` to clean up",
+                              att->net_name, res->message);
+      tpuci__attempt_message(att->a, m);
+      free(m);
+    }
+  }
+  tpuci__dk_step(att);
+}
+
+static void tpuci__dk_net_remove(tpuci__dk_att_t *att) {
+  att->net_rm_tries++;
+  att->requests++;
+  tpuci__engine_network_remove(att->dk->eng, att->net_id,
+                               tpuci__dk_on_net_removed, att);
+}
+
 /* Whether the attempt failed on its own: a non-zero exit or an OOM kill,
- * with no signal from tpuci and no engine failure. Only those are kept
- * with --keep-failed; timed out and cancelled ones never are, so an
- * interrupted run leaves nothing behind. */
+ * with no signal from the scheduler and no engine failure. Only those
+ * are kept with --keep-failed; timed out and cancelled ones never are,
+ * so an interrupted run leaves nothing behind. (The other hosts of a
+ * gang that tpuci stopped because one failed do not count as signals.) */
 static int tpuci__dk_failed_alone(const tpuci__dk_att_t *att) {
   size_t i;
   if (att->infra != NULL || att->stop || att->signals != 0) return 0;
@@ -298,6 +485,7 @@ static int tpuci__dk_failed_alone(const tpuci__dk_att_t *att) {
 
 static void tpuci__dk_keep(tpuci__dk_att_t *att) {
   size_t i;
+  att->kept = 1;
   for (i = 0; i < att->nctrs; i++) {
     const char *n = att->ctrs[i].name;
     char *m;
@@ -311,65 +499,96 @@ static void tpuci__dk_keep(tpuci__dk_att_t *att) {
     tpuci__attempt_message(att->a, m);
     free(m);
   }
+  if (att->net_id != NULL) {
+    char *m = tpuci__printf("kept network %s (the gang's hosts are on it); "
+                            "`tpuci gc` removes it",
+                            att->net_name);
+    tpuci__attempt_message(att->a, m);
+    free(m);
+  }
+}
+
+static void tpuci__dk_maybe_closed(tpuci__dk_t *dk);
+
+static void tpuci__dk_att_closed(uv_handle_t *h) {
+  tpuci__dk_att_t *att = h->data;
+  tpuci__dk_t *dk = att->dk;
+  free(att);
+  dk->handles--;
+  tpuci__dk_maybe_closed(dk);
+}
+
+/* Frees what the attempt holds except itself and its timer. */
+static void tpuci__dk_att_release(tpuci__dk_att_t *att) {
+  size_t i;
+  for (i = 0; i < att->nctrs; i++) {
+    tpuci__dk_ctr_t *c = &att->ctrs[i];
+    free(c->name);
+    free(c->id);
+    free(c->host);
+    json_decref(c->body);
+    tpuci__lines_free(&c->lines[0]);
+    tpuci__lines_free(&c->lines[1]);
+    if (c->log_fd >= 0) close(c->log_fd);
+  }
+  free(att->ctrs);
+  att->ctrs = NULL;
+  att->nctrs = 0;
+  free(att->infra);
+  free(att->net_name);
+  free(att->net_id);
+  json_decref(att->net_body);
+  att->infra = att->net_name = att->net_id = NULL;
+  att->net_body = NULL;
 }
 
 static void tpuci__dk_finish(tpuci__dk_att_t *att) {
   tpuci__dk_t *dk = att->dk;
   tpuci__attempt_t *a = att->a;
+  tpuci__gang_verdict_t v;
   tpuci__exit_t ex;
-  char *cause = NULL;
   size_t i;
 
   memset(&ex, 0, sizeof(ex));
+  memset(&v, 0, sizeof(v));
   ex.exit_code = -1;
   if (att->infra != NULL) {
     ex.infra = 1;
     ex.cause = att->infra;
   } else if (att->stop) {
-    ex.cause = "stopped before the container started";
+    ex.cause = att->gang ? "stopped before the containers started"
+                         : "stopped before the container started";
   } else {
-    /* The first container that failed speaks for the attempt. */
-    const tpuci__dk_ctr_t *c = &att->ctrs[0];
-    for (i = 0; i < att->nctrs; i++)
-      if (att->ctrs[i].status_code != 0 || att->ctrs[i].oom) {
-        c = &att->ctrs[i];
-        break;
-      }
-    ex.exit_code = (int) c->status_code;
-    if (c->status_code > 128 && c->status_code < 128 + 64 &&
-        (att->signals & (1ull << (c->status_code - 128)))) {
-      ex.term_signal = (int) c->status_code - 128;
-      ex.exit_code = -1;
+    tpuci__gang_host_t *h = tpuci__calloc(att->nctrs, sizeof(*h));
+    for (i = 0; i < att->nctrs; i++) {
+      const tpuci__dk_ctr_t *c = &att->ctrs[i];
+      h[i].name = c->host;
+      h[i].exited = c->exited;
+      h[i].status = c->status_code;
+      h[i].oom = c->oom;
+      h[i].signals = c->signals;
+      h[i].stopped = c->stopped;
+      h[i].order = c->order;
     }
-    if (c->oom) {
-      const tpuci__instance_t *inst = a->inst;
-      ex.oom = 1;
-      if (inst->memory_bytes > 0)
-        cause = tpuci__printf("killed by the kernel: out of memory (memory "
-                              "limit %.0f MiB)",
-                              (double) inst->memory_bytes / TPUCI__MIB);
-      else
-        cause = tpuci__strdup("killed by the kernel: out of memory");
-      ex.cause = cause;
-    }
+    tpuci__gang_verdict(h, att->nctrs, a->inst->memory_bytes, &v);
+    free(h);
+    ex.exit_code = v.exit_code;
+    ex.term_signal = v.term_signal;
+    ex.oom = v.oom;
+    ex.cause = v.cause;
   }
   if (att->prev) att->prev->next = att->next;
   else dk->atts = att->next;
   if (att->next) att->next->prev = att->prev;
   a->rt_data = NULL;
+  /* Counted before attempt_done(): the scheduler may close the runtime
+   * from there, and closing must wait for this timer. */
+  dk->handles++;
   tpuci__attempt_done(a, &ex);
-  free(cause);
-  for (i = 0; i < att->nctrs; i++) {
-    free(att->ctrs[i].name);
-    free(att->ctrs[i].id);
-  }
-  free(att->ctrs);
-  free(att->infra);
-  json_decref(att->body);
-  free(att);
+  tpuci__gang_verdict_free(&v);
+  tpuci__dk_att_release(att);
+  uv_close((uv_handle_t *) &att->timer, tpuci__dk_att_closed);
 }
-
-static void tpuci__dk_maybe_closed(tpuci__dk_t *dk);
 
 /* Moves the attempt on once nothing of it is in flight. */
 static void tpuci__dk_step(tpuci__dk_att_t *att) {
@@ -378,9 +597,27 @@ static void tpuci__dk_step(tpuci__dk_att_t *att) {
 
   while (att->requests == 0) {
     switch (att->phase) {
+      case TPUCI__PH_NETWORK:
+        json_decref(att->net_body);
+        att->net_body = NULL;
+        att->phase = TPUCI__PH_CREATE;
+        if (att->infra != NULL || att->stop) {
+          att->phase = TPUCI__PH_INSPECT;
+          break;
+        }
+        for (i = 0; i < att->nctrs; i++) {
+          tpuci__dk_ctr_t *c = &att->ctrs[i];
+          tpuci__dk_body_network(c->body, att->net_name, c->host);
+          att->requests++;
+          tpuci__engine_container_create(eng, c->name, c->body,
+                                         tpuci__dk_on_created, c);
+        }
+        break;
       case TPUCI__PH_CREATE:
-        json_decref(att->body);
-        att->body = NULL;
+        for (i = 0; i < att->nctrs; i++) {
+          json_decref(att->ctrs[i].body);
+          att->ctrs[i].body = NULL;
+        }
         att->phase = TPUCI__PH_RUN;
         if (att->infra != NULL || att->stop) {
           /* Straight to removing whatever was created. */
@@ -394,6 +631,7 @@ static void tpuci__dk_step(tpuci__dk_att_t *att) {
         }
         break;
       case TPUCI__PH_RUN:
+        uv_timer_stop(&att->timer);
         att->phase = TPUCI__PH_INSPECT;
         if (att->infra != NULL) break;
         for (i = 0; i < att->nctrs; i++) {
@@ -417,6 +655,10 @@ static void tpuci__dk_step(tpuci__dk_att_t *att) {
         }
         break;
       case TPUCI__PH_REMOVE:
+        att->phase = TPUCI__PH_UNNET;
+        if (att->net_id != NULL && !att->kept) tpuci__dk_net_remove(att);
+        break;
+      case TPUCI__PH_UNNET:
       case TPUCI__PH_DONE: {
         tpuci__dk_t *dk = att->dk;
         att->phase = TPUCI__PH_DONE;
@@ -430,15 +672,120 @@ static void tpuci__dk_step(tpuci__dk_att_t *att) {
 
 /* The runtime interface. */
 
+json_t *tpuci__gang_host_body(const tpuci__attempt_t *a,
+                              const tpuci__slice_t *slice, int host,
+                              int nhosts, const char *network,
+                              const tpuci__kvlist_t *labels,
+                              tpuci__err_t *err) {
+  const tpuci__instance_t *inst = a->inst;
+  const tpuci__plan_t *plan = a->plan;
+  int gang = nhosts > 1;
+  tpuci__strv_t env = {0};
+  tpuci__mount_t *mounts;
+  tpuci__ctr_spec_t spec;
+  char *results = NULL;
+  char name[32];
+  size_t nmounts = inst->nmounts;
+  json_t *body;
+
+  if (tpuci__attempt_host_env(a, slice, host, &env, err) != 0) return NULL;
+  mounts = tpuci__calloc(inst->nmounts + 1, sizeof(*mounts));
+  if (inst->nmounts > 0)
+    memcpy(mounts, inst->mounts, inst->nmounts * sizeof(*mounts));
+  snprintf(name, sizeof(name), TPUCI__GANG_HOST_FMT, host);
+  if (a->results_dir != NULL) {
+    /* Each host of a gang writes into a folder of its own. */
+    int rc;
+    results = gang ? tpuci__printf("%s/%s", a->results_dir, name)
+                   : tpuci__strdup(a->results_dir);
+    rc = tpuci__mkdir_p(results, 0777);
+    if (rc != 0) {
+      tpuci__err_set(err, TPUCI_EUSAGE,
+                     "cannot create the results folder %s: %s", results,
+                     uv_strerror(rc));
+      free(results);
+      free(mounts);
+      tpuci__strv_free(&env);
+      return NULL;
+    }
+    mounts[nmounts].source = results;
+    mounts[nmounts].target = (char *) (a->results_path ? a->results_path
+                                                       : TPUCI__RESULTS_MOUNT);
+    mounts[nmounts].read_only = 0;
+    nmounts++;
+  }
+  memset(&spec, 0, sizeof(spec));
+  spec.image = plan->images[inst->image].ref;
+  spec.argv = a->argv;
+  spec.env = &env;
+  spec.workdir = inst->workdir;
+  spec.mounts = mounts;
+  spec.nmounts = nmounts;
+  spec.cpus = inst->cpus;
+  spec.memory_bytes = inst->memory_bytes;
+  spec.network = gang ? network : inst->network;
+  spec.labels = labels;
+  spec.hostname = gang ? name : NULL;
+  spec.alias = gang ? name : NULL;
+  body = tpuci__ctr_create_body(&spec);
+  free(results);
+  free(mounts);
+  tpuci__strv_free(&env);
+  return body;
+}
+
+/* The containers of an attempt: their create bodies, the gang's network
+ * body and the per-host log files. Returns 0 or a negative code with
+ * rt->err filled. */
+static int tpuci__dk_prepare_att(tpuci__dk_t *dk, tpuci__dk_att_t *att,
+                                 const tpuci__slice_t *slice) {
+  tpuci__attempt_t *a = att->a;
+  const tpuci__instance_t *inst = a->inst;
+  tpuci__kvlist_t labels = {0};
+  size_t i;
+  int rc = 0;
+
+  tpuci__ctr_labels(&labels, a->run_id, inst->job, inst->name, a->number,
+                    a->keep_on_failure);
+  if (att->gang) {
+    att->net_name = tpuci__ctr_name(a->run_id, inst->name, a->number);
+    att->net_body = tpuci__net_create_body(att->net_name, &labels, 1);
+  }
+  for (i = 0; i < att->nctrs; i++) {
+    tpuci__dk_ctr_t *c = &att->ctrs[i];
+    c->body = tpuci__gang_host_body(a, slice, (int) i, (int) att->nctrs,
+                                    att->net_name, &labels, &dk->rt.err);
+    if (c->body == NULL) {
+      rc = dk->rt.err.code ? dk->rt.err.code : TPUCI_EUSAGE;
+      break;
+    }
+    if (att->gang) {
+      char *path = tpuci__printf("%s/attempt-%d." TPUCI__GANG_HOST_FMT ".log",
+                                 a->dir, a->number, (int) i);
+      c->log_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+                       O_APPEND, 0644);
+      if (c->log_fd < 0) {
+        char *m = tpuci__printf("cannot create %s: %s; the host's lines are "
+                                "still in the attempt's log",
+                                path, strerror(errno));
+        tpuci__attempt_message(a, m);
+        free(m);
+      }
+      free(path);
+    }
+  }
+  tpuci__kv_free(&labels);
+  return rc;
+}
+
 static int tpuci__dk_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
   tpuci__dk_t *dk = (tpuci__dk_t *) rt;
   const tpuci__instance_t *inst = a->inst;
   const tpuci__plan_t *plan = a->plan;
   tpuci__dk_att_t *att;
-  tpuci__ctr_spec_t spec;
-  tpuci__strv_t env = {0};
-  tpuci__kvlist_t labels = {0};
-  size_t i;
+  tpuci__slice_t slice;
+  int has_slice = 0;
+  size_t i, hosts = 1;
   int rc;
 
   if (dk->closing)
@@ -447,46 +794,83 @@ static int tpuci__dk_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
     return tpuci__err_set(&rt->err, TPUCI_EUSAGE,
                           "%s: job '%s' has no image for the docker runtime",
                           inst->where ? inst->where : "spec", inst->name);
+  if (inst->topology >= 0 && (size_t) inst->topology < plan->ntopologies) {
+    rc = tpuci__topology_slice(&plan->topologies[inst->topology], &slice,
+                               &rt->err);
+    if (rc != 0) return rc;
+    has_slice = 1;
+    hosts = (size_t) slice.hosts;
+    /* An attempt may need fewer (a collection runs host 0 alone). */
+    if (a->hosts > 0 && (size_t) a->hosts < hosts) hosts = (size_t) a->hosts;
+    if (hosts > 1 && inst->network != NULL) {
+      tpuci__slice_free(&slice);
+      return tpuci__err_set(&rt->err, TPUCI_EUSAGE,
+                            "%s: job '%s': network = \"%s\" cannot be used "
+                            "with the %zu-host topology '%s': the hosts of a "
+                            "gang get a private network of their own",
+                            inst->where ? inst->where : "spec", inst->job,
+                            inst->network, hosts, slice.name);
+    }
+  }
   rc = tpuci__dk_engine(dk);
-  if (rc != 0) return rc;
+  if (rc != 0) {
+    if (has_slice) tpuci__slice_free(&slice);
+    return rc;
+  }
 
   att = tpuci__calloc(1, sizeof(*att));
   att->dk = dk;
   att->a = a;
-  att->nctrs = 1;
+  att->gang = hosts > 1;
+  att->nctrs = hosts;
+  att->phase = att->gang ? TPUCI__PH_NETWORK : TPUCI__PH_CREATE;
+  att->grace_ms = a->grace_ms ? a->grace_ms
+                  : inst->grace_ms ? inst->grace_ms : TPUCI__DK_GRACE_MS;
   att->ctrs = tpuci__calloc(att->nctrs, sizeof(*att->ctrs));
   for (i = 0; i < att->nctrs; i++) {
-    att->ctrs[i].att = att;
-    att->ctrs[i].name = tpuci__ctr_name(a->run_id, inst->name, a->number);
-    tpuci__demux_init(&att->ctrs[i].demux);
+    tpuci__dk_ctr_t *c = &att->ctrs[i];
+    c->att = att;
+    c->index = (int) i;
+    c->log_fd = -1;
+    tpuci__demux_init(&c->demux);
+    if (att->gang) {
+      char prefix[48];
+      c->name = tpuci__ctr_host_name(a->run_id, inst->name, a->number, (int) i);
+      c->host = tpuci__printf(TPUCI__GANG_HOST_FMT, (int) i);
+      snprintf(prefix, sizeof(prefix), "[%s] ", c->host);
+      tpuci__lines_init(&c->lines[0], prefix);
+      tpuci__lines_init(&c->lines[1], prefix);
+    } else {
+      c->name = tpuci__ctr_name(a->run_id, inst->name, a->number);
+      tpuci__lines_init(&c->lines[0], NULL);
+      tpuci__lines_init(&c->lines[1], NULL);
+    }
   }
-
-  tpuci__attempt_env(a, &env);
-  tpuci__ctr_labels(&labels, a->run_id, inst->job, inst->name, a->number,
-                    a->keep_on_failure);
-  memset(&spec, 0, sizeof(spec));
-  spec.image = plan->images[inst->image].ref;
-  spec.argv = a->argv;
-  spec.env = &env;
-  spec.workdir = inst->workdir;
-  spec.mounts = inst->mounts;
-  spec.nmounts = inst->nmounts;
-  spec.cpus = inst->cpus;
-  spec.memory_bytes = inst->memory_bytes;
-  spec.network = inst->network;
-  spec.labels = &labels;
-  att->body = tpuci__ctr_create_body(&spec);
-  tpuci__strv_free(&env);
-  tpuci__kv_free(&labels);
+  rc = tpuci__dk_prepare_att(dk, att, has_slice ? &slice : NULL);
+  if (has_slice) tpuci__slice_free(&slice);
+  if (rc != 0) {
+    tpuci__dk_att_release(att);
+    free(att);
+    return rc;
+  }
+  uv_timer_init(dk->loop, &att->timer);
+  att->timer.data = att;
 
   att->next = dk->atts;
   if (dk->atts) dk->atts->prev = att;
   dk->atts = att;
   a->rt_data = att;
+  if (att->gang) {
+    att->requests++;
+    tpuci__engine_network_create(dk->eng, att->net_body,
+                                 tpuci__dk_on_net_created, att);
+    return 0;
+  }
   for (i = 0; i < att->nctrs; i++) {
     att->requests++;
-    tpuci__engine_container_create(dk->eng, att->ctrs[i].name, att->body,
-                                   tpuci__dk_on_created, &att->ctrs[i]);
+    tpuci__engine_container_create(dk->eng, att->ctrs[i].name,
+                                   att->ctrs[i].body, tpuci__dk_on_created,
+                                   &att->ctrs[i]);
   }
   return 0;
 }
@@ -496,7 +880,8 @@ static int tpuci__dk_signal(tpuci__runtime_t *rt, tpuci__attempt_t *a,
   tpuci__dk_att_t *att = a->rt_data;
   (void) rt;
   if (att == NULL || att->phase > TPUCI__PH_RUN) return 0;
-  if (att->phase == TPUCI__PH_CREATE) {
+  if (signum > 0 && signum < 64) att->signals |= 1ull << signum;
+  if (att->phase < TPUCI__PH_RUN) {
     /* Not created yet: do not start it at all. */
     att->stop = 1;
     return 0;
@@ -711,6 +1096,20 @@ static int tpuci__dk_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
   if (dk->closing || dk->prepare_cb != NULL)
     return tpuci__err_set(&rt->err, TPUCI_ESTATE,
                           "the docker runtime is busy");
+  /* A gang brings its own network. */
+  for (i = 0; i < plan->ninstances; i++) {
+    const tpuci__instance_t *inst = &plan->instances[i];
+    if (!inst->selected || inst->runtime != TPUCI__RUNTIME_DOCKER ||
+        inst->network == NULL || tpuci__plan_hosts(plan, inst) < 2)
+      continue;
+    return tpuci__err_set(&rt->err, TPUCI_ESPEC,
+                          "%s: job '%s': network = \"%s\" cannot be used "
+                          "with the %d-host topology '%s': the hosts of a "
+                          "gang get a private network of their own",
+                          inst->where ? inst->where : "spec", inst->job,
+                          inst->network, tpuci__plan_hosts(plan, inst),
+                          plan->topologies[inst->topology].name);
+  }
   rc = tpuci__dk_engine(dk);
   if (rc != 0) return rc;
   dk->plan = plan;
@@ -741,7 +1140,8 @@ static void tpuci__dk_engine_closed(void *p) {
 }
 
 static void tpuci__dk_maybe_closed(tpuci__dk_t *dk) {
-  if (!dk->closing || dk->atts != NULL || dk->bg > 0 || dk->prepare_cb != NULL)
+  if (!dk->closing || dk->atts != NULL || dk->bg > 0 || dk->handles > 0 ||
+      dk->prepare_cb != NULL)
     return;
   if (dk->eng == NULL) {
     void (*cb)(tpuci__runtime_t *) = dk->close_cb;

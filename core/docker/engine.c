@@ -367,16 +367,10 @@ void tpuci__engine_container_list(tpuci__engine_t *e, const char *label,
   free(q);
 }
 
-void tpuci__engine_network_create(tpuci__engine_t *e, const char *name,
-                                  json_t *labels, int internal,
+void tpuci__engine_network_create(tpuci__engine_t *e, json_t *body,
                                   tpuci__engine_cb cb, void *data) {
-  json_t *body = json_pack("{s:s, s:b, s:b, s:o}", "Name", name,
-                           "CheckDuplicate", 1, "Internal", internal,
-                           "Labels",
-                           labels ? json_incref(labels) : json_object());
   tpuci__engine_call(e, "POST", "/networks/create", 0, body, TPUCI__SHORT_MS,
                      NULL, NULL, cb, data);
-  json_decref(body);
 }
 
 void tpuci__engine_network_remove(tpuci__engine_t *e, const char *id,

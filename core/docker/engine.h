@@ -110,10 +110,11 @@ void tpuci__engine_container_remove(tpuci__engine_t *e, const char *id,
  * "tpuci.run=ID"). */
 void tpuci__engine_container_list(tpuci__engine_t *e, const char *label,
                                   tpuci__engine_cb cb, void *data);
-/* POST /networks/create {Name, Labels (borrowed), Internal}. */
-void tpuci__engine_network_create(tpuci__engine_t *e, const char *name,
-                                  json_t *labels, int internal,
+/* POST /networks/create with `body` (borrowed; tpuci__net_create_body).
+ * The answer holds the network's Id. */
+void tpuci__engine_network_create(tpuci__engine_t *e, json_t *body,
                                   tpuci__engine_cb cb, void *data);
+/* DELETE /networks/{id}. */
 void tpuci__engine_network_remove(tpuci__engine_t *e, const char *id,
                                   tpuci__engine_cb cb, void *data);
 void tpuci__engine_network_list(tpuci__engine_t *e, const char *label,

@@ -5,5 +5,6 @@ set(tpuci_docker_sources
   core/docker/http.c
   core/docker/engine.c
   core/docker/container.c
+  core/docker/gang.c
   core/docker/driver.c
   core/docker/maint.c)

@@ -712,7 +712,7 @@ static void test_json_and_text(void **state) {
   static const char *inst_keys[] = {
     "name", "job", "where", "matrix", "runtime", "argv", "run", "env",
     "workdir", "timeout_ms", "grace_ms", "retry", "image", "topology",
-    "mounts", "cpus", "memory_bytes", "network"};
+    "mounts", "cpus", "memory_bytes", "network", "hosts"};
   void *iter;
   (void) state;
 
@@ -747,6 +747,9 @@ static void test_json_and_text(void **state) {
   assert_string_equal(json_string_value(json_object_get(o, "runtime")), "docker");
   assert_string_equal(json_string_value(json_object_get(o, "image")), "tpuci-test/python:1");
   assert_string_equal(json_string_value(json_object_get(o, "topology")), "pod");
+  assert_int_equal(json_array_size(json_object_get(o, "hosts")), 1);
+  assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(o, "hosts"), 0), "name")), "localhost");
+  assert_string_equal(json_string_value(json_object_get(json_object_get(json_array_get(json_object_get(o, "hosts"), 0), "env"), "CPU_NUM_DEVICES")), "4");
   assert_string_equal(json_string_value(json_object_get(json_object_get(o, "matrix"), "python")), "3.10");
   assert_string_equal(json_string_value(json_object_get(json_object_get(o, "env"), "A")), "1");
   assert_int_equal(json_integer_value(json_object_get(o, "timeout_ms")), 1200000);
@@ -775,6 +778,9 @@ static void test_json_and_text(void **state) {
   assert_non_null(strstr(s, "  command:  ruff check 'a b'\n"));
   assert_non_null(strstr(s, "  timeout:  none\n"));
   assert_non_null(strstr(s, "  topology: pod (1 host x 4 chips, pjrt)\n"));
+  /* A topology's host and its environment. */
+  assert_non_null(strstr(s, "  env of the host (one container; the job's env wins over these):\n"
+                            "    TPU_WORKER_ID=0\n    TPU_WORKER_HOSTNAMES=localhost\n"));
   free(s);
 }
 
