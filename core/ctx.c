@@ -51,6 +51,7 @@ struct tpuci_ctx_s {
   json_t *report;         /* of the last run */
   int jobs;
   tpuci__timings_t timings; /* recorded test durations (state_dir) */
+  tpuci__strv_t **preselect; /* rerun --failed: failed tests per instance */
   char *timings_path;
 };
 
@@ -98,8 +99,20 @@ static void tpuci__results_free(tpuci_ctx_t *ctx) {
   ctx->timings_path = NULL;
 }
 
+static void tpuci__preselect_free(tpuci_ctx_t *ctx) {
+  size_t i;
+  for (i = 0; ctx->preselect && i < ctx->plan.ninstances; i++) {
+    if (ctx->preselect[i] == NULL) continue;
+    tpuci__strv_free(ctx->preselect[i]);
+    free(ctx->preselect[i]);
+  }
+  free(ctx->preselect);
+  ctx->preselect = NULL;
+}
+
 void tpuci_ctx_free(tpuci_ctx_t *ctx) {
   if (ctx == NULL) return;
+  tpuci__preselect_free(ctx);
   tpuci__results_free(ctx);
   tpuci__timings_free(&ctx->timings);
   tpuci__plan_free(&ctx->plan);
@@ -127,6 +140,7 @@ static int tpuci__load(tpuci_ctx_t *ctx, const char *chunk, size_t len,
     return tpuci__fail(ctx, &e);
   }
   tpuci__results_free(ctx);
+  tpuci__preselect_free(ctx);
   tpuci__plan_free(&ctx->plan);
   tpuci__plan_init(&ctx->plan);
   ctx->loaded = 0;
@@ -204,6 +218,7 @@ int tpuci_plan_select(tpuci_ctx_t *ctx, const char *const *globs, size_t n) {
     tpuci__err_set(&e, TPUCI_ESTATE, "no spec loaded");
     return tpuci__fail(ctx, &e);
   }
+  tpuci__preselect_free(ctx);
   for (i = 0; i < ctx->plan.ninstances; i++) {
     tpuci__instance_t *inst = &ctx->plan.instances[i];
     inst->selected = n == 0;
@@ -595,6 +610,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   so.tick_ms = opts->tick_ms;
   so.run_id = ctx->rd.id;
   so.timings = &ctx->timings;
+  so.preselect = ctx->preselect;
   so.run_dir = ctx->rd.dir;
   so.on_event = tpuci__on_sched_event;
   so.host = ctx;
@@ -877,6 +893,7 @@ int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir,
   r = tpuci__read_summary(state_dir, run_id, &root, &e);
   if (r != 0) return tpuci__fail(ctx, &e);
   tpuci__results_free(ctx);
+  tpuci__preselect_free(ctx);
   tpuci__plan_free(&ctx->plan);
   tpuci__plan_init(&ctx->plan);
   ctx->loaded = 0; /* a record, not a runnable spec */
@@ -942,6 +959,7 @@ int tpuci_plan_select_unpassed(tpuci_ctx_t *ctx, const char *state_dir,
   }
   r = tpuci__read_summary(state_dir, run_id, &root, &e);
   if (r != 0) return tpuci__fail(ctx, &e);
+  tpuci__preselect_free(ctx);
   /* Names are unique in a plan: look them up in a sorted index. */
   byname = tpuci__malloc((ctx->plan.ninstances + 1) * sizeof(*byname));
   for (i = 0; i < ctx->plan.ninstances; i++) {
@@ -957,8 +975,23 @@ int tpuci_plan_select_unpassed(tpuci_ctx_t *ctx, const char *state_dir,
     hit = bsearch(&keyp, byname, ctx->plan.ninstances, sizeof(*byname),
                   tpuci__cmp_inst_name);
     if (hit != NULL && !(*hit)->selected) {
+      size_t t, at = (size_t) (*hit - ctx->plan.instances);
+      json_t *jt;
       (*hit)->selected = 1;
       count++;
+      /* pytest: only the tests that did not pass, when they are known
+       * and the shard assignment does not matter (not sharded). */
+      if ((*hit)->pytest && (*hit)->pytest->shards <= 1 && strcmp(o, "failed") == 0) {
+        json_array_foreach(json_object_get(ji, "tests"), t, jt) {
+          const char *to = tpuci__jstr(jt, "outcome");
+          if (strcmp(to, "failed") != 0 && strcmp(to, "error") != 0) continue;
+          if (ctx->preselect == NULL)
+            ctx->preselect = tpuci__calloc(ctx->plan.ninstances + 1, sizeof(*ctx->preselect));
+          if (ctx->preselect[at] == NULL)
+            ctx->preselect[at] = tpuci__calloc(1, sizeof(*ctx->preselect[at]));
+          tpuci__strv_push(ctx->preselect[at], tpuci__jstr(jt, "id"));
+        }
+      }
     }
   }
   free(byname);

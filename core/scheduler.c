@@ -1032,6 +1032,11 @@ int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
   s->queue = tpuci__malloc(s->qcap * sizeof(*s->queue));
   s->next_attempt = tpuci__malloc(s->qcap * sizeof(int));
   s->select = tpuci__calloc(s->qcap, sizeof(*s->select));
+  for (i = 0; opts->preselect && i < plan->ninstances; i++) {
+    if (opts->preselect[i] == NULL || opts->preselect[i]->len == 0) continue;
+    s->select[i] = tpuci__calloc(1, sizeof(*s->select[i]));
+    tpuci__strv_copy(s->select[i], opts->preselect[i]);
+  }
   for (i = 0; i < plan->ninstances; i++) {
     s->next_attempt[i] = 1;
     if (!plan->instances[i].selected) continue;

@@ -42,6 +42,9 @@ typedef struct {
   const char *run_id;
   const char *run_dir;          /* exists */
   const tpuci__timings_t *timings; /* recorded test durations, for shards */
+  /* pytest: per instance, the node ids its first attempt runs (rerun
+   * --failed), or NULL; copied. May be NULL. */
+  tpuci__strv_t *const *preselect;
   /* Events go to the context, which adds its own pointer. */
   void (*on_event)(void *host, const tpuci_event_t *ev);
   void *host;

@@ -34,6 +34,14 @@ FLAKY_DIR="$WORK/flaky" run_tpuci plan --json --only 'sharded*' "$TESTS/pytest/s
 n=$(printf '%s' "$out" | /usr/bin/python3 -c 'import json,sys; print(sum(i["pytest"]["tests"] for i in json.load(sys.stdin)["instances"]))')
 [ "$n" = 15 ] && pass || fail "plan --json predicted shard tests add up to $n, want 15"
 
+# rerun --failed: only the instances that did not pass, and in a pytest
+# instance only its failed tests.
+FLAKY_DIR="$WORK/flaky" run_tpuci rerun --failed
+expect_out "did not pass; running them again"
+expect_json 'sorted(i["name"] for i in s["instances"])' "['empty', 'hang', 'suite']"
+log=$(json '[i for i in s["instances"] if i["name"] == "suite"][0]["attempts"][0]["log"]')
+grep -q "collected 2 items" "$log" && pass || fail "rerun of suite did not run only its 2 failed tests: $(grep collected "$log")"
+
 # The project's tree stays clean: no caches, no bytecode.
 [ -z "$(find "$TESTS/pytest/project" -name '.pytest_cache' -o -name '__pycache__' -o -name '.tpuci')" ] && pass ||
   fail "the source tree was written: $(find "$TESTS/pytest/project" -name '.pytest_cache' -o -name '__pycache__' -o -name '.tpuci')"
