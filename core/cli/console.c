@@ -341,8 +341,35 @@ static void gh_property(FILE *out, const char *s) {
   }
 }
 
+/* pytest instances: one annotation per failing test, where pytest says
+ * the test is. Returns how many were written. */
+static size_t gh_annotate_tests(tpuci_console_t *c, tpuci_ctx_t *ctx, const tpuci_event_t *ev) {
+  size_t k, n = tpuci_test_count(ctx, ev->instance), written = 0;
+  tpuci_test_info_t t;
+  for (k = 0; k < n; k++) {
+    if (tpuci_test_info(ctx, ev->instance, k, &t) != 0 || !t.failing) continue;
+    fputs("::error ", c->out);
+    if (t.file) {
+      fputs("file=", c->out);
+      gh_property(c->out, t.file);
+      if (t.line > 0) fprintf(c->out, ",line=%d", t.line);
+      fputc(',', c->out);
+    }
+    fputs("title=", c->out);
+    gh_property(c->out, t.id);
+    fputs(" ", c->out);
+    gh_property(c->out, t.outcome);
+    fputs("::", c->out);
+    gh_escape(c->out, t.message ? t.message : t.outcome);
+    fputc('\n', c->out);
+    written++;
+  }
+  return written;
+}
+
 static void gh_annotate(tpuci_console_t *c, tpuci_ctx_t *ctx, const tpuci_event_t *ev) {
   const char *where = tpuci_instance_where(ctx, ev->instance), *colon;
+  if (gh_annotate_tests(c, ctx, ev) > 0) return;
   fputs("::error ", c->out);
   if (where && (colon = strrchr(where, ':')) != NULL) {
     char file[1024];

@@ -42,6 +42,11 @@ expect_json 'sorted(i["name"] for i in s["instances"])' "['empty', 'hang', 'suit
 log=$(json '[i for i in s["instances"] if i["name"] == "suite"][0]["attempts"][0]["log"]')
 grep -q "collected 2 items" "$log" && pass || fail "rerun of suite did not run only its 2 failed tests: $(grep collected "$log")"
 
+# Under GitHub Actions: one annotation per failing test, at its file and line.
+GITHUB_ACTIONS=true FLAKY_DIR="$WORK/flaky" run_tpuci run --only suite "$TESTS/pytest/spec.lua"
+expect_out "::error file=tests/test_outcomes.py,line=12,title=tests/test_outcomes.py%3A%3Atest_fails failed::AssertionError: arithmetic is broken"
+expect_out "::error file=tests/test_outcomes.py,line=21,title=tests/test_outcomes.py%3A%3Atest_fixture_error error::"
+
 # The project's tree stays clean: no caches, no bytecode.
 [ -z "$(find "$TESTS/pytest/project" -name '.pytest_cache' -o -name '__pycache__' -o -name '.tpuci')" ] && pass ||
   fail "the source tree was written: $(find "$TESTS/pytest/project" -name '.pytest_cache' -o -name '__pycache__' -o -name '.tpuci')"
