@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Leftovers: `kill -9` of tpuci leaves its containers; `tpuci gc` finds and
 # removes them (dry run first). --keep-failed keeps a failed container and
-# says how to look at it; gc removes it too once the run is over.
+# says how to look at it; gc removes it too once the run is over. The same
+# for a gang's containers and network.
 . "$TESTS/docker/lib.sh"
 
 mkdir out
@@ -47,4 +48,50 @@ expect_out "docker logs tpuci-$run_id-broken-1"
 run_tpuci gc
 expect_out "removed container tpuci-$run_id-broken-1"
 expect_no_leftovers "$run_id" "$tp" "kept container after gc"
+
+# A gang killed with -9 leaves its hosts and its network; gc removes the
+# containers first (they hold the network), then the network.
+rm -f out/*
+cat > gang.lua <<'LUA'
+image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
+topology "duo" { hosts = 2 }
+job "g" { image = "bb", topology = "duo", mounts = { ["out"] = "/out" }, run = "touch /out/g-$TPUCI_HOST; sleep 100" }
+LUA
+"$TPUCI" run gang.lua > run.log 2>&1 &
+tp=$!
+for _ in $(seq 200); do [ -e out/g-0 ] && [ -e out/g-1 ] && break; sleep 0.1; done
+run_id=$(latest_run_id)
+kill -9 "$tp"
+wait "$tp" 2>/dev/null
+[ "$(count_objects containers "tpuci.run=$run_id" "tpuci.pid=$tp")" = 2 ] && pass || fail "kill -9 of a gang did not leave its 2 containers"
+[ "$(count_objects networks "tpuci.run=$run_id" "tpuci.pid=$tp")" = 1 ] && pass || fail "kill -9 of a gang did not leave its network"
+run_tpuci doctor
+expect_out "2 containers and 1 network left by earlier runs"
+run_tpuci gc --dry-run
+expect_out "would remove network tpuci-$run_id-g-1"
+run_tpuci gc
+expect_code 0 "gc of a gang"
+expect_out "removed container tpuci-$run_id-g-1-worker-0"
+expect_out "removed container tpuci-$run_id-g-1-worker-1"
+expect_out "removed network tpuci-$run_id-g-1"
+expect_no_leftovers "$run_id" "$tp" "the gang after gc"
+
+# --keep-failed keeps a failed gang, network included; gc removes it.
+cat > keepgang.lua <<'LUA'
+image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
+topology "duo" { hosts = 2 }
+job "g" { image = "bb", topology = "duo", run = "[ $TPUCI_HOST = 0 ] || exit 5; sleep 100" }
+LUA
+tpuci_run run --keep-failed keepgang.lua
+expect_code 1 "a failed gang"
+run_id=$(latest_run_id)
+expect_out "worker-1: exit 5"
+expect_out "kept container tpuci-$run_id-g-1-worker-0"
+expect_out "kept container tpuci-$run_id-g-1-worker-1"
+expect_out "kept network tpuci-$run_id-g-1"
+[ "$(count_objects containers "tpuci.run=$run_id" "tpuci.pid=$tp" "tpuci.keep=1")" = 2 ] && pass || fail "the failed gang's containers were not kept"
+[ "$(count_objects networks "tpuci.run=$run_id" "tpuci.pid=$tp")" = 1 ] && pass || fail "the failed gang's network was not kept"
+run_tpuci gc
+expect_out "removed network tpuci-$run_id-g-1"
+expect_no_leftovers "$run_id" "$tp" "the kept gang after gc"
 finish
