@@ -151,7 +151,15 @@ static int tpuci__gc_kind(tpuci__sync_t *s, int networks, int dry_run,
     if (networks) tpuci__engine_network_remove(s->eng, id ? id : name, tpuci__sync_cb, &d);
     else tpuci__engine_container_remove(s->eng, id ? id : name, tpuci__sync_cb, &d);
     tpuci__sync_wait(s, &d);
-    if (d.ok || d.status == 404)
+    if (networks && alive == -1 && d.status == 403) {
+      /* Still used by containers of a run on another host. */
+      tpuci__buf_addf(report,
+                      "skipped network %s: in use by run %s on host %s, tpuci "
+                      "cannot tell whether it is alive\n",
+                      name, tpuci__label(o, TPUCI__LABEL_RUN),
+                      tpuci__label(o, TPUCI__LABEL_HOST));
+      found--;
+    } else if (d.ok || d.status == 404)
       tpuci__buf_addf(report, "removed %s %s (run %s)\n", kind, name,
                       tpuci__label(o, TPUCI__LABEL_RUN));
     else
