@@ -7,11 +7,12 @@
 # shows the hosts; nothing is left afterwards.
 . "$TESTS/docker/lib.sh"
 
+mkdir out
 cat > spec.lua <<'LUA'
 image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
 topology "v4-32" {}
 job "gang" {
-  image = "bb", topology = "v4-32", timeout = "60s",
+  image = "bb", topology = "v4-32", timeout = "60s", mounts = { ["out"] = "/out" },
   env = { MASTER_PORT = "1234", A = "from the job" },
   run = [[
     i=$TPUCI_HOST bad=0
@@ -47,8 +48,10 @@ job "gang" {
     done
     printf 'partial line of worker-%s' "$i"; sleep 0.1; echo ' completed'
     echo "to stderr from worker-$i" >&2
-    # Stay reachable while the others look for this host.
-    sleep 3
+    # Stay reachable while the others look for this host, and until the
+    # test has looked at the running gang (at most 20 s).
+    n=0
+    until [ -e /out/release ] || [ $n -ge 100 ]; do sleep 0.2; n=$((n + 1)); done
     exit $bad
   ]],
 }
@@ -97,6 +100,7 @@ name = c["Config"]["Hostname"]
 print(name if len(nets) == 1 and name in list(nets.values())[0]["Aliases"] else "bad:" + name)'
 done | sort | tr '\n' ' ')
 [ "$aliases" = "worker-0 worker-1 worker-2 worker-3 " ] && pass || fail "hosts and aliases: '$aliases'"
+touch out/release
 wait "$tp"
 code=$?
 out=$(cat "$WORK/tpuci.out")
