@@ -1071,6 +1071,7 @@ job = declarer("job")
 tpuci = {
   env = H.env,
   read_file = H.read_file,
+  yaml = H.yaml,
   spec_dir = H.spec_dir,
   version = H.version,
 }

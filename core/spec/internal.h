@@ -74,6 +74,21 @@ int tpuci__spec_line(lua_State *L, int level);
 /* Adds a warning to the plan. */
 void tpuci__spec_warn(tpuci__spec_ctx_t *c, const char *msg);
 
+/* Whether the load's deadline has passed. The first time it has, the
+ * timeout message is made and the hooks are re-armed so that every
+ * further instruction fails; the caller then raises c->timeout_msg. For
+ * C code that runs long without returning to Lua (tpuci.yaml). */
+int tpuci__spec_past_deadline(lua_State *L);
+
+/* Pushes the contents of the file whose path, relative to the spec's
+ * folder, is argument 1, refusing absolute paths, '..' and links that
+ * leave the folder; messages start with fn ("tpuci.read_file"). Returns 1. */
+int tpuci__spec_read_beside(lua_State *L, const char *fn);
+
+/* tpuci.yaml(path): the YAML file beside the spec as a Lua value
+ * (core/spec/yaml.c). */
+int tpuci__spec_yaml(lua_State *L);
+
 /* Pushes the `tpuci` helpers the prelude is given (env, read_file, where,
  * ...) as one table. */
 void tpuci__spec_push_helpers(lua_State *L);

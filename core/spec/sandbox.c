@@ -122,12 +122,18 @@ static void tpuci__spec_warnf(void *ud, const char *msg, int tocont) {
 }
 
 static void tpuci__spec_hook(lua_State *L, lua_Debug *ar) {
-  tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
   (void) ar;
+  if (!tpuci__spec_past_deadline(L)) return;
+  lua_pushstring(L, tpuci__spec_ctx(L)->timeout_msg);
+  lua_error(L);
+}
+
+int tpuci__spec_past_deadline(lua_State *L) {
+  tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
   if (!c->timed_out) {
     char d[32];
     int line;
-    if (tpuci__spec_clock_ms() < c->deadline_ms) return;
+    if (tpuci__spec_clock_ms() < c->deadline_ms) return 0;
     c->timed_out = 1;
     tpuci__duration_format(c->timeout_ms, d, sizeof(d));
     line = tpuci__spec_line(L, 0);
@@ -144,8 +150,7 @@ static void tpuci__spec_hook(lua_State *L, lua_Debug *ar) {
   lua_sethook(L, tpuci__spec_hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
   if (L != c->L)
     lua_sethook(c->L, tpuci__spec_hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
-  lua_pushstring(L, c->timeout_msg);
-  lua_error(L);
+  return 1;
 }
 
 void tpuci__spec_arm_hook(lua_State *L) {
@@ -273,7 +278,7 @@ void tpuci__spec_sandbox(lua_State *L) {
 }
 
 /* ------------------------------------------------------------------ */
-/* tpuci.env, tpuci.read_file                                         */
+/* tpuci.env, tpuci.read_file (tpuci.yaml is in yaml.c)              */
 
 /* tpuci.env(name [, default]): the caller's environment, explicitly. */
 static int tpuci__l_env(lua_State *L) {
@@ -299,8 +304,9 @@ static int tpuci__has_dotdot(const char *p) {
 }
 
 /* tpuci.read_file(relpath): a file beside the spec, as a string. Nothing
- * here is malloc'd, and no Lua call can raise while the file is open. */
-static int tpuci__l_read_file(lua_State *L) {
+ * here is malloc'd, and no Lua call can raise while the file is open.
+ * tpuci.yaml shares it, with its own name in messages (fn). */
+int tpuci__spec_read_beside(lua_State *L, const char *fn) {
   tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
   char joined[PATH_MAX], real[PATH_MAX], base[PATH_MAX];
   struct stat st;
@@ -312,42 +318,46 @@ static int tpuci__l_read_file(lua_State *L) {
   int bad;
 
   if (n == 0 || strlen(rel) != n)
-    return luaL_error(L, "tpuci.read_file: bad path '%s'", rel);
+    return luaL_error(L, "%s: bad path '%s'", fn, rel);
   if (rel[0] == '/')
-    return luaL_error(L, "tpuci.read_file: '%s' is absolute; give a path "
-                      "relative to the spec's folder", rel);
+    return luaL_error(L, "%s: '%s' is absolute; give a path "
+                      "relative to the spec's folder", fn, rel);
   if (tpuci__has_dotdot(rel))
-    return luaL_error(L, "tpuci.read_file: '%s' leaves the spec's folder", rel);
+    return luaL_error(L, "%s: '%s' leaves the spec's folder", fn, rel);
   if (snprintf(joined, sizeof(joined), "%s/%s", c->spec_dir, rel) >=
       (int) sizeof(joined))
-    return luaL_error(L, "tpuci.read_file: '%s': path too long", rel);
+    return luaL_error(L, "%s: '%s': path too long", fn, rel);
   if (realpath(c->spec_dir, base) == NULL)
-    return luaL_error(L, "tpuci.read_file: cannot resolve the spec's folder "
-                      "'%s': %s", c->spec_dir, strerror(errno));
+    return luaL_error(L, "%s: cannot resolve the spec's folder "
+                      "'%s': %s", fn, c->spec_dir, strerror(errno));
   if (realpath(joined, real) == NULL)
-    return luaL_error(L, "tpuci.read_file: cannot read '%s': %s", rel,
+    return luaL_error(L, "%s: cannot read '%s': %s", fn, rel,
                       strerror(errno));
   blen = strlen(base);
   if (strncmp(real, base, blen) != 0 ||
       (real[blen] != '/' && !(blen == 1 && base[0] == '/')))
-    return luaL_error(L, "tpuci.read_file: '%s' leaves the spec's folder "
-                      "(through a symbolic link)", rel);
+    return luaL_error(L, "%s: '%s' leaves the spec's folder "
+                      "(through a symbolic link)", fn, rel);
   if (stat(real, &st) != 0)
-    return luaL_error(L, "tpuci.read_file: cannot read '%s': %s", rel,
+    return luaL_error(L, "%s: cannot read '%s': %s", fn, rel,
                       strerror(errno));
   if (!S_ISREG(st.st_mode))
-    return luaL_error(L, "tpuci.read_file: '%s' is not a regular file", rel);
+    return luaL_error(L, "%s: '%s' is not a regular file", fn, rel);
   p = luaL_buffinitsize(L, &b, (size_t) st.st_size);
   f = fopen(real, "rb");
   if (f == NULL)
-    return luaL_error(L, "tpuci.read_file: cannot read '%s': %s", rel,
+    return luaL_error(L, "%s: cannot read '%s': %s", fn, rel,
                       strerror(errno));
   got = fread(p, 1, (size_t) st.st_size, f);
   bad = ferror(f);
   fclose(f);
-  if (bad) return luaL_error(L, "tpuci.read_file: cannot read '%s'", rel);
+  if (bad) return luaL_error(L, "%s: cannot read '%s'", fn, rel);
   luaL_pushresultsize(&b, got);
   return 1;
+}
+
+static int tpuci__l_read_file(lua_State *L) {
+  return tpuci__spec_read_beside(L, "tpuci.read_file");
 }
 
 /* ------------------------------------------------------------------ */
@@ -418,6 +428,7 @@ void tpuci__spec_push_helpers(lua_State *L) {
   static const luaL_Reg fns[] = {
     {"env", tpuci__l_env},
     {"read_file", tpuci__l_read_file},
+    {"yaml", tpuci__spec_yaml},
     {"where", tpuci__l_where},
     {"distance", tpuci__l_distance},
     {"duration", tpuci__l_duration},

@@ -3,4 +3,5 @@
 set(tpuci_spec_sources
   core/spec/sandbox.c
   core/spec/load.c
-  core/spec/expand.c)
+  core/spec/expand.c
+  core/spec/yaml.c)
