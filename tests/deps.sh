@@ -6,7 +6,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config git ca-certificates curl python3
       liblua5.4-dev libuv1-dev libyaml-dev libcurl4-openssl-dev libjansson-dev
       libexpat1-dev libcmocka-dev parallel busybox-static debootstrap docker.io
-      python3-yaml python3-jsonschema python3-pytest chromium)
+      python3-yaml python3-jsonschema python3-pytest chromium groff-base)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
