@@ -1,0 +1,259 @@
+---@meta tpuci
+-- LuaLS (lua-language-server) annotations for tpuci specs: completion,
+-- hover docs and type checks for `image`, `topology`, `job` and `tpuci`.
+-- This file is for editors only; tpuci never loads it (the DSL itself is
+-- lua/prelude.lua, compiled into the binary). Point the language server at
+-- this folder, e.g. in a .luarc.json beside your spec:
+--
+--   { "runtime.version": "Lua 5.4",
+--     "workspace.library": ["/path/to/tpuci/lua"] }
+--
+-- docs/spec.md is the reference; tests/docs/luals.sh checks that every
+-- key the prelude accepts (JOB_KEYS, PYTEST_KEYS, RETRY_KEYS, MOUNT_KEYS,
+-- IMAGE_KEYS, TOPOLOGY_KEYS, the enums and the `tpuci` table) is here.
+
+------------------------------------------------------------------------
+-- Scalar types
+
+---A duration: a string of numbers with units, largest first, each unit at
+---most once (`"500ms"`, `"90s"`, `"1.5s"`, `"20m"`, `"1h30m"`, `"2d"`;
+---units `ms`, `s`, `m`, `h`, `d`), or a number of seconds (`90`, `0.5`).
+---@alias tpuci.Duration string|number
+
+---A size: a number with an optional unit, case-insensitive (`"512m"`,
+---`"2g"`, `"1.5GiB"`, `"10k"`; k/kb/kib are all 1024), or a number of bytes.
+---@alias tpuci.Size string|integer
+
+---A value that becomes a string: numbers print as integers when whole
+---(`2.0` → `"2"`), booleans as `"true"`/`"false"`.
+---@alias tpuci.Scalar string|number|boolean
+
+---When to pull an image.
+---@alias tpuci.Pull
+---| "missing" # pull only if the image is not present (the default)
+---| "always" # pull before every run (a failed pull falls back to the local copy, with a warning)
+---| "never" # never pull: a missing image is an error
+
+---Which CPU emulation switches each emulated host gets (docs/topology.md).
+---@alias tpuci.Emulate
+---| "pjrt" # torch_xla >= 2.0: PJRT_DEVICE=CPU, CPU_NUM_DEVICES (the default)
+---| "xrt" # torch_xla <= 2.0: XRT_DEVICE_MAP, XRT_WORKERS, CPU_NUM_DEVICES
+---| "jax" # JAX_PLATFORMS=cpu, XLA_FLAGS device count, JAX coordinator variables
+---| "none" # only the TPU VM variables and the torch.distributed rendezvous
+
+---Where an attempt runs.
+---@alias tpuci.Runtime
+---| "docker" # in a container of the job's image (the default when the job has an image)
+---| "local" # a process on this machine, in its own process group (the default otherwise)
+
+---An outcome that can be retried.
+---@alias tpuci.RetryOutcome
+---| "failed" # a non-zero exit status
+---| "timeout" # stopped after the job's timeout
+---| "oom" # killed for memory
+---| "infra" # the engine failed (create, start, wait refused, socket gone)
+
+------------------------------------------------------------------------
+-- image
+
+---`image "NAME" { ref = ..., pull = ... }`. Image names use letters,
+---digits and `_ . - + @` (no `:` or `/`, which mark a literal reference).
+---@class tpuci.ImageSpec
+---The engine's image reference, e.g. `"gcr.io/tpu-pytorch/xla:r2.1"` (required; no spaces).
+---@field ref string
+---When to pull: `"missing"` (default), `"always"` or `"never"`.
+---@field pull? tpuci.Pull
+
+---`image { name = "NAME", ref = ..., pull = ... }`.
+---@class tpuci.NamedImageSpec: tpuci.ImageSpec
+---The image's name (only in this form).
+---@field name string
+
+------------------------------------------------------------------------
+-- topology
+
+---`topology "NAME" { ... }`: an emulated TPU slice. A catalogue type name
+---(`"v4-16"`, `"v5litepod-8"`) takes its numbers from the catalogue (any
+---number given must match); a name with `base` starts from the base's;
+---any other name is a custom slice. Names use letters, digits and `_ . -`.
+---@class tpuci.TopologySpec
+---Which CPU emulation switches each host gets (default `"pjrt"`).
+---@field emulate? tpuci.Emulate
+---A catalogue type: a slice of that type's generation, with any of the numbers below changed.
+---@field base? string
+---`"HOSTSxCHIPS"`: picks one layout of a catalogue type that has two (`v5litepod-8`, `v6e-8`).
+---@field layout? string
+---Emulated hosts, 1..256 (one container each, started as a gang). Default: from the type, else 1.
+---@field hosts? integer
+---Chips per host: 1, 2, 4 or 8. Default: from the type, else 1.
+---@field chips_per_host? 1|2|4|8
+---TensorCores per chip: 1 or 2. Default: from the type, else 1.
+---@field cores_per_chip? 1|2
+
+---`topology { name = "NAME", ... }`.
+---@class tpuci.NamedTopologySpec: tpuci.TopologySpec
+---The topology's name (only in this form).
+---@field name string
+
+------------------------------------------------------------------------
+-- job
+
+---What a job's function fields (`run`, `cmd`, `env`, `workdir`) are
+---called with, once per instance while the spec loads.
+---@class tpuci.Instance
+---The instance's name, e.g. `"unit[python=3.11,torch=2.1]"`.
+---@field name string
+---The job's name, e.g. `"unit"`.
+---@field job string
+---The instance's matrix values, as strings: `{ python = "3.11", torch = "2.1" }`.
+---@field matrix table<string, string>
+
+---The table form of `retries`.
+---@class tpuci.RetrySpec
+---Attempts in total, the first included: 1..100 (required).
+---@field attempts integer
+---Which outcomes are retried (default: all four); `{}` retries nothing.
+---@field on? tpuci.RetryOutcome[]
+---The wait before the second attempt (default `"1s"`).
+---@field backoff? tpuci.Duration
+---Each later wait is the previous one times this, 1..100 (default 2).
+---@field factor? number
+---The longest wait, more than 0 (default `"1m"`).
+---@field max_backoff? tpuci.Duration
+
+---A mount's table form: `["data"] = { target = "/data", readonly = true }`.
+---@class tpuci.MountSpec
+---The container path (absolute; required).
+---@field target string
+---Mount read-only (default false).
+---@field readonly? boolean
+
+---`pytest = { ... }`: a pytest job. tpuci builds the command
+---`python -m pytest -p no:cacheprovider [-m M] [-k K] [options...] [args...]`,
+---writes each attempt's JUnit XML, re-runs only what failed on retries and
+---can split the suite into shards (docs/pytest.md).
+---@class tpuci.PytestSpec
+---The `-m` expression: `"tpu"`, `"not distributed and not tpu"`. Takes `${matrix.KEY}`.
+---@field markers? string
+---The `-k` expression. Takes `${matrix.KEY}`.
+---@field k? string
+---Paths or node ids to run: `{ "tests/" }`. Takes `${matrix.KEY}`.
+---@field args? tpuci.Scalar[]
+---More pytest options, placed before `args` (`{ "-x", "-vv" }`); `--junitxml` is tpuci's.
+---@field options? tpuci.Scalar[]
+---Split the selected tests into this many instances, 1..256 (default 1): adds the matrix key `shard` (`"1/N"`..`"N/N"`).
+---@field shards? integer
+---Whether pytest's exit 5 (nothing collected) passes (default false).
+---@field allow_empty? boolean
+---The interpreter (default `"python3"`): `python -m pytest ...`.
+---@field python? string
+
+---`matrix = { key = { values... }, exclude = {...}, include = {...} }`: one
+---instance per combination. Keys are sorted by name; the last varies
+---fastest. Values become strings: write versions as strings (`3.10` is the
+---number 3.1).
+---@class tpuci.Matrix
+---Partial combinations to drop: `{ { python = "3.12", torch = "2.1" } }`.
+---@field exclude? table<string, tpuci.Scalar>[]
+---Extra combinations, each giving every matrix key a value.
+---@field include? table<string, tpuci.Scalar>[]
+---@field [string] tpuci.Scalar[]
+
+---`job "NAME" { ... }`. Exactly one of `run`, `cmd` and `pytest`. Job names
+---use letters, digits and `_ . - / : + @` (`"lint/ruff"`).
+---@class tpuci.JobSpec
+---A shell command: the instance runs `/bin/sh -c RUN`. Takes `${matrix.KEY}`.
+---@field run? string|fun(inst: tpuci.Instance): string
+---The argument vector itself, no shell: `{ "python3", "-m", "pytest" }`. Takes `${matrix.KEY}`.
+---@field cmd? tpuci.Scalar[]|fun(inst: tpuci.Instance): tpuci.Scalar[]
+---A pytest job (instead of `run`/`cmd`).
+---@field pytest? tpuci.PytestSpec
+---Added to the inherited environment: `{ XLA_USE_BF16 = 0 }`. Values take `${matrix.KEY}`.
+---@field env? table<string, tpuci.Scalar>|fun(inst: tpuci.Instance): table<string, tpuci.Scalar>
+---Local: relative to the spec's folder (default: the spec's folder). Docker: a container path (default: the image's).
+---@field workdir? string|fun(inst: tpuci.Instance): string
+---Stop an attempt that runs longer (SIGTERM, then SIGKILL after `grace`); `0`: none (the default).
+---@field timeout? tpuci.Duration
+---The delay between SIGTERM and SIGKILL, more than 0 (default `"5s"`).
+---@field grace? tpuci.Duration
+---`N` retries after the first attempt (0..99), or the policy as a table.
+---@field retries? integer|tpuci.RetrySpec
+---One instance per combination of the lists' values.
+---@field matrix? tpuci.Matrix
+---`"docker"` (the default with an image) or `"local"` (the default without).
+---@field runtime? tpuci.Runtime
+---A declared image's name or a literal reference (`"python:3.11"`).
+---@field image? string
+---A declared topology's name: the job runs as a gang of one container per emulated host.
+---@field topology? string
+---Host path (relative to the spec's folder, or absolute) = container path, or `{ target = ..., readonly = ... }`.
+---@field mounts? table<string, string|tpuci.MountSpec>
+---The container's CPU quota, more than 0 (`1.5`).
+---@field cpus? number
+---The container's memory limit, more than 0 (`"2g"`); an attempt killed for memory is `oom`.
+---@field memory? tpuci.Size
+---The container's network mode: `"none"`, `"bridge"`, `"host"` or a network name.
+---@field network? string
+
+---`job { name = "NAME", ... }`.
+---@class tpuci.NamedJobSpec: tpuci.JobSpec
+---The job's name (only in this form).
+---@field name string
+
+------------------------------------------------------------------------
+-- The declarations
+
+---Declares an image: `image "py" { ref = "python:3.11", pull = "never" }`
+---or `image { name = "py", ref = ... }`.
+---@param name string
+---@return fun(spec: tpuci.ImageSpec)
+---@overload fun(spec: tpuci.NamedImageSpec)
+function image(name) end
+
+---Declares an emulated TPU slice: `topology "v4-16" { emulate = "jax" }`
+---or `topology { name = "v4-16", ... }`. See `tpuci topologies`.
+---@param name string
+---@return fun(spec: tpuci.TopologySpec)
+---@overload fun(spec: tpuci.NamedTopologySpec)
+function topology(name) end
+
+---Declares a job: `job "unit" { run = "pytest -q", ... }` or
+---`job { name = "unit", ... }`.
+---@param name string
+---@return fun(spec: tpuci.JobSpec)
+---@overload fun(spec: tpuci.NamedJobSpec)
+function job(name) end
+
+------------------------------------------------------------------------
+-- tpuci
+
+---Helpers a spec may call (a spec has no `io`, `os` or `require`).
+---@class tpuci.Helpers
+---The spec's folder, absolute.
+---@field spec_dir string
+---tpuci's version, e.g. `"0.1.0"`.
+---@field version string
+tpuci = {}
+
+---The caller's environment variable `name`, or `default` (or nil) when it is not set.
+---@generic T
+---@param name string
+---@param default? T
+---@return string|T
+function tpuci.env(name, default) end
+
+---The contents of a file beside the spec. `path` is relative to the
+---spec's folder; absolute paths, `..` and symbolic links that leave the
+---folder are refused.
+---@param path string
+---@return string
+function tpuci.read_file(path) end
+
+---A YAML file beside the spec as a Lua value (one document; YAML 1.2 core
+---schema: `true`/`false` are booleans, numbers are numbers, `null`/`~` are
+---nil, quoted scalars stay strings; anchors, aliases and `<<` merge keys
+---work). `path` as for `read_file`. Errors give the file's line and
+---column: `tpuci.yaml: versions.yaml:4:7: mapping values are not allowed in this context`.
+---@param path string
+---@return any
+function tpuci.yaml(path) end
