@@ -10,7 +10,7 @@
 /* Finds containers and networks labelled by tpuci (tpuci.run) whose run
  * is not alive any more, and removes them (unless dry_run). Appends one
  * human-readable line per object to `report`. Returns the number of
- * objects found (>= 0) or a negative code with err filled (TPUCI_EENGINE
+ * objects removed (with dry_run: that would be; >= 0) or a negative code with err filled (TPUCI_EENGINE
  * when the engine cannot be reached). Blocking: runs its own loop. */
 int tpuci__docker_gc(int dry_run, tpuci__buf_t *report, tpuci__err_t *err);
 

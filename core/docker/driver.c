@@ -43,9 +43,11 @@
 #define TPUCI__DISK_FAIL_BYTES (100ull * 1024 * 1024)
 #define TPUCI__DK_GRACE_MS 5000
 /* Removing a network right after its last container can race with the
- * engine's endpoint cleanup (403 "has active endpoints"): a few retries. */
-#define TPUCI__NET_RM_TRIES 5
-#define TPUCI__NET_RM_DELAY_MS 200
+ * engine's endpoint cleanup (403 "has active endpoints"): retries after
+ * 100, 200, 400, 800 ms, then every second, for about 8 s in all. */
+#define TPUCI__NET_RM_TRIES 10
+#define TPUCI__NET_RM_DELAY_MS 100
+#define TPUCI__NET_RM_DELAY_MAX_MS 1000
 
 typedef struct tpuci__dk_s tpuci__dk_t;
 typedef struct tpuci__dk_att_s tpuci__dk_att_t;
@@ -447,9 +449,11 @@ static void tpuci__dk_on_net_removed(void *p, const tpuci__engine_res_t *res) {
   att->requests--;
   if (!res->ok && res->status != 404) {
     if (res->error == 0 && res->status != 0 && att->net_rm_tries < TPUCI__NET_RM_TRIES) {
+      uint64_t delay = (uint64_t) TPUCI__NET_RM_DELAY_MS << (att->net_rm_tries - 1);
+      if (att->net_rm_tries > 5 || delay > TPUCI__NET_RM_DELAY_MAX_MS)
+        delay = TPUCI__NET_RM_DELAY_MAX_MS;
       att->requests++;
-      uv_timer_start(&att->timer, tpuci__dk_net_retry_cb,
-                     TPUCI__NET_RM_DELAY_MS, 0);
+      uv_timer_start(&att->timer, tpuci__dk_net_retry_cb, delay, 0);
       return;
     } else {
       char *m = tpuci__printf("could not remove network %s: %s; run `tpuci "

@@ -162,9 +162,11 @@ static int tpuci__gc_kind(tpuci__sync_t *s, int networks, int dry_run,
     } else if (d.ok || d.status == 404)
       tpuci__buf_addf(report, "removed %s %s (run %s)\n", kind, name,
                       tpuci__label(o, TPUCI__LABEL_RUN));
-    else
+    else {
       tpuci__buf_addf(report, "FAILED to remove %s %s: %s\n", kind, name,
                       d.message);
+      found--; /* not removed */
+    }
     tpuci__sync_res_free(&d);
   }
   tpuci__sync_res_free(&r);
@@ -173,6 +175,7 @@ static int tpuci__gc_kind(tpuci__sync_t *s, int networks, int dry_run,
 
 int tpuci__docker_gc(int dry_run, tpuci__buf_t *report, tpuci__err_t *err) {
   tpuci__sync_t s;
+  size_t start;
   int rc, a, b;
 
   rc = tpuci__sync_open(&s, err);
@@ -182,13 +185,15 @@ int tpuci__docker_gc(int dry_run, tpuci__buf_t *report, tpuci__err_t *err) {
     tpuci__sync_close(&s);
     return rc;
   }
+  start = report->len;
   a = tpuci__gc_kind(&s, 0, dry_run, report);
   b = tpuci__gc_kind(&s, 1, dry_run, report);
   tpuci__sync_close(&s);
   if (a < 0 || b < 0)
     return tpuci__err_set(err, TPUCI_EENGINE,
                           "docker engine: listing tpuci's objects failed");
-  if (a + b == 0) tpuci__buf_adds(report, "nothing to remove\n");
+  if (a + b == 0 && report->len == start)
+    tpuci__buf_adds(report, "nothing to remove\n");
   return a + b;
 }
 

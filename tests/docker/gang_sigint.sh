@@ -64,6 +64,8 @@ for what in networks containers; do
   code=$?
   out=$(cat run.log)
   expect_code 130 "SIGINT once the gang's $what appeared"
+  before=$failures
   expect_no_leftovers "$(latest_run_id)" "$tp" "SIGINT once the gang's $what appeared"
+  [ "$failures" = "$before" ] || { echo "tpuci's output:" >&2; cat run.log >&2; }
 done
 finish
