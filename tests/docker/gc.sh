@@ -66,7 +66,7 @@ wait "$tp" 2>/dev/null
 [ "$(count_objects containers "tpuci.run=$run_id" "tpuci.pid=$tp")" = 2 ] && pass || fail "kill -9 of a gang did not leave its 2 containers"
 [ "$(count_objects networks "tpuci.run=$run_id" "tpuci.pid=$tp")" = 1 ] && pass || fail "kill -9 of a gang did not leave its network"
 run_tpuci doctor
-expect_out "network left by earlier runs"
+expect_out "left by earlier runs"
 run_tpuci gc --dry-run
 expect_out "would remove network tpuci-$run_id-g-1"
 run_tpuci gc
