@@ -12,7 +12,10 @@ job "modest" { image = "bb", network = "none", memory = "16m",
 LUA
 tpuci_run run spec.lua
 expect_code 1 "the OOM fails the run"
+before=$failures
 expect_json '{i["name"]: i["outcome"] for i in s["instances"]}' "{'hungry': 'oom', 'modest': 'passed'}"
+# Diagnostics: what the engine said about the hungry container.
+[ "$failures" = "$before" ] || json '[(a["exit_code"], a["cause"], a["log_tail"]) for a in s["instances"][0]["attempts"]]' >&2
 expect_json '"memory" in s["instances"][0]["attempts"][0]["cause"]' True
 expect_no_leftovers "$(latest_run_id)" "$tp" "after an OOM"
 finish
