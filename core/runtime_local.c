@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "topology.h"
 
 extern char **environ;
 
@@ -169,12 +170,27 @@ static int tpuci__spawn_is_jobs_fault(int r) {
          r == TPUCI__ENOEXEC || r == UV_EISDIR;
 }
 
+/* The attempt's variables (and, on a single-host topology, the TPU
+ * host's), ahead of tpuci's own environment. */
 static char **tpuci__build_env(const tpuci__attempt_t *a, tpuci__strv_t *own) {
   tpuci__strv_t extra = {0};
+  tpuci__slice_t slice;
+  tpuci__err_t err = {0, NULL};
   char **env;
   size_t n = 0, i, j, k = 0;
+  int t = a->inst->topology;
 
-  tpuci__attempt_env(a, &extra);
+  if (t >= 0 && (size_t) t < a->plan->ntopologies &&
+      tpuci__topology_slice(&a->plan->topologies[t], &slice, &err) == 0) {
+    if (tpuci__attempt_host_env(a, &slice, 0, &extra, &err) != 0) {
+      tpuci__strv_free(&extra);
+      tpuci__attempt_env(a, &extra);
+    }
+    tpuci__slice_free(&slice);
+  } else {
+    tpuci__attempt_env(a, &extra);
+  }
+  tpuci__err_clear(&err);
   for (i = 0; environ[i]; i++) n++;
   env = tpuci__malloc((n + extra.len + 1) * sizeof(*env));
   for (i = 0; i < extra.len; i++) env[k++] = extra.items[i];

@@ -990,6 +990,11 @@ int tpuci__sched_check(const tpuci__plan_t *plan, int jobs, tpuci__err_t *err) {
   for (i = 0; i < plan->ninstances; i++) {
     const tpuci__instance_t *inst = &plan->instances[i];
     int hosts = tpuci__plan_hosts(plan, inst);
+    if (inst->selected && hosts > 1 && inst->runtime == TPUCI__RUNTIME_LOCAL)
+      return tpuci__err_set(err, TPUCI_EUSAGE,
+                            "%s: '%s' is a gang of %d hosts, which needs the docker "
+                            "runtime (give the job an image)",
+                            inst->where, inst->name, hosts);
     if (inst->selected && hosts > 1 && inst->pytest && inst->pytest->shards > 1)
       return tpuci__err_set(err, TPUCI_EUSAGE,
                             "%s: '%s': pytest shards on a %d-host topology are not "

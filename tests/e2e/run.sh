@@ -46,4 +46,18 @@ expect_code 1 "verbose"
 expect_out "[ok] hello from ok"
 expect_out "[unit[python=3.11]] python=3.11 matrix=3.11"
 
+# Topologies with the local runtime: one host gets its environment; a
+# gang is refused before anything runs.
+cat > topo.lua <<'LUA'
+topology "v4-8" { emulate = "pjrt" }
+topology "v4-16" { emulate = "jax" }
+job "one" { topology = "v4-8", run = "echo env=$TPU_ACCELERATOR_TYPE,$CPU_NUM_DEVICES,$TPU_WORKER_HOSTNAMES,$PJRT_DEVICE,$TPU_CHIPS_PER_HOST_BOUNDS" }
+job "gang" { topology = "v4-16", run = "true" }
+LUA
+run_tpuci run -v --only one topo.lua
+expect_code 0 "single-host topology, local"
+expect_out "[one] env=v4-8,4,localhost,CPU,2,2,1"
+run_tpuci run -j 4 topo.lua
+expect_code 2 "local gang"
+expect_out "topo.lua:4: 'gang' is a gang of 2 hosts, which needs the docker runtime"
 finish
