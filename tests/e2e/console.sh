@@ -24,14 +24,15 @@ if command -v script >/dev/null; then
   cat > board.lua <<'LUA'
 job "slow" { matrix = { n = { 1, 2, 3 } }, run = "echo step ${matrix.n}; sleep 1; echo done ${matrix.n}" }
 LUA
-  script -qec "'$TPUCI' run -j 2 board.lua" /dev/null > tty.out 2>&1 < /dev/null
+  # Outside CI (CI runs this test with CI=true set).
+  env -u CI -u GITHUB_ACTIONS script -qec "'$TPUCI' run -j 2 board.lua" /dev/null > tty.out 2>&1 < /dev/null
   out=$(cat tty.out)
   expect_out "running, 1 queued, 0 done"
   expect_out $'\033[' "cursor movement"
   expect_out "slow[n=1] #1"
   expect_out "verdict: PASSED"
   # CI set: plain lines even on a terminal.
-  CI=true script -qec "'$TPUCI' run --color=never -j 2 board.lua" /dev/null > tty2.out 2>&1 < /dev/null
+  env -u GITHUB_ACTIONS CI=true script -qec "'$TPUCI' run --color=never -j 2 board.lua" /dev/null > tty2.out 2>&1 < /dev/null
   out=$(cat tty2.out)
   expect_not_out "running, " "board under CI"
   expect_out "--- output of slow[n=1], attempt 1/1 ---"

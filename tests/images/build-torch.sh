@@ -28,56 +28,21 @@ if have_image; then
   exit 0
 fi
 
-# The Debian mirror apt uses: the first "deb" line of sources.list, or the
-# first URIs: of a deb822 .sources file (as build-python.sh).
-mirror() {
-  local f m
-  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-    [ -f "$f" ] || continue
-    m=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; exit } }' "$f")
-    if [ -n "$m" ] && [[ $m != *security* ]]; then echo "$m"; return; fi
-  done
-  for f in /etc/apt/sources.list.d/*.sources; do
-    [ -f "$f" ] || continue
-    m=$(awk 'tolower($1) == "uris:" && $2 !~ /security/ { print $2; exit }' "$f")
-    if [ -n "$m" ]; then echo "$m"; return; fi
-  done
-  echo http://deb.debian.org/debian
-}
+. "$(dirname "$0")/debian-root.sh"
 
 if ! [ -s "$tarball" ]; then
-  if ! command -v debootstrap >/dev/null 2>&1; then
-    echo "build-torch: installing debootstrap" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y debootstrap >&2 ||
-      { apt-get update >&2 && apt-get install -y debootstrap >&2; }
-  fi
-  m=$(mirror)
   root=$(mktemp -d /var/tmp/tpuci-torch.XXXXXX)
   trap 'rm -rf "$root" "$tarball.tmp"' EXIT
-  echo "build-torch: debootstrap bookworm with python3-torch from $m (about 2.5 minutes, 2.4 GB)" >&2
   start=$(date +%s)
-  debootstrap --variant=minbase --include=python3,python3-pytest,python3-torch \
-    bookworm "$root" "$m" >"$log" 2>&1 || {
-    echo "build-torch: debootstrap failed; last lines of $log:" >&2
-    tail -n 20 "$log" >&2
-    exit 1
-  }
+  debian_root build-torch "$root" "$log" python3,python3-pytest,python3-torch
   # Check what the tests rely on before caching it.
   if ! chroot "$root" /usr/bin/python3 -c 'import torch, torch.distributed as d; assert d.is_available() and d.is_gloo_available()' >>"$log" 2>&1; then
     echo "build-torch: the root's torch has no torch.distributed with gloo; see $log" >&2
     exit 1
   fi
-  rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
-  mkdir -p "$root/out" "$root/work"
-  tar -C "$root" -cf "$tarball.tmp" .
-  mv "$tarball.tmp" "$tarball"
+  pack_root "$root" "$tarball"
   echo "build-torch: root built in $(( $(date +%s) - start )) s, cached as $tarball" >&2
 fi
 
-docker import \
-  --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-  --change 'ENV LANG=C.UTF-8' \
-  --change 'CMD ["/usr/bin/python3"]' \
-  "$tarball" "$image" >/dev/null
+import_root "$tarball" "$image"
 echo "build-torch: built $image" >&2
