@@ -142,8 +142,12 @@ json_t *tpuci__report_build(const tpuci__plan_t *plan,
     json_object_set_new(jo, "outcome", json_string(res->outcome == TPUCI_OUTCOME_NONE
                                                        ? "not-run"
                                                        : tpuci_outcome_name(res->outcome)));
-    for (k = 0; k < res->nattempts; k++)
-      json_array_append_new(ja, tpuci__report_attempt((int) k + 1, &res->attempts[k], 1));
+    for (k = 0; k < res->nattempts; k++) {
+      json_t *jt = tpuci__report_attempt((int) k + 1, &res->attempts[k], 1);
+      /* Slots it held: one per emulated host (the HTML timeline). */
+      json_object_set_new(jt, "slots", json_integer(tpuci__plan_hosts(plan, inst)));
+      json_array_append_new(ja, jt);
+    }
     json_object_set_new(jo, "attempts", ja);
     if (res->history) json_object_set_new(jo, "tests", tpuci__report_tests(res->history));
     json_array_append_new(insts, jo);

@@ -635,8 +635,11 @@ static void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
     free(cause);
     return;
   }
-  if (inst->timeout_ms)
+  if (inst->timeout_ms) {
+    /* From now, not from the start of this loop iteration. */
+    uv_update_time(s->loop);
     uv_timer_start(&t->timeout_timer, tpuci__timeout_cb, inst->timeout_ms, 0);
+  }
   r = rt->start(rt, &t->a);
   if (r != 0) {
     tpuci__exit_t ex = {-1, 0, 0, 1, NULL};
@@ -990,6 +993,11 @@ int tpuci__sched_check(const tpuci__plan_t *plan, int jobs, tpuci__err_t *err) {
   for (i = 0; i < plan->ninstances; i++) {
     const tpuci__instance_t *inst = &plan->instances[i];
     int hosts = tpuci__plan_hosts(plan, inst);
+    if (inst->selected && hosts > 1 && inst->network != NULL)
+      return tpuci__err_set(err, TPUCI_EUSAGE,
+                            "%s: '%s': a gang gets a private network of its own; "
+                            "leave out network = \"%s\"",
+                            inst->where, inst->name, inst->network);
     if (inst->selected && hosts > 1 && inst->runtime == TPUCI__RUNTIME_LOCAL)
       return tpuci__err_set(err, TPUCI_EUSAGE,
                             "%s: '%s' is a gang of %d hosts, which needs the docker "

@@ -605,8 +605,17 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     total++;
   }
   if (width > 60) width = 60;
-  fprintf(c->out, "\n%-*s  %-9s  %8s  %9s\n", (int) width, "instance",
-          "outcome", "attempts", "duration");
+  {
+    /* With -q the table lists only what did not pass: none, no table. */
+    size_t shown = 0;
+    for (i = 0; i < n; i++)
+      if (tpuci_instance_selected(ctx, i) &&
+          (!c->quiet || tpuci_instance_outcome(ctx, i) != TPUCI_OUTCOME_PASSED))
+        shown++;
+    if (shown > 0)
+      fprintf(c->out, "\n%-*s  %-9s  %8s  %9s\n", (int) width, "instance",
+              "outcome", "attempts", "duration");
+  }
   for (i = 0; i < n; i++) {
     tpuci_outcome_t o;
     if (!tpuci_instance_selected(ctx, i)) continue;

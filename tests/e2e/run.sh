@@ -60,4 +60,13 @@ expect_out "[one] env=v4-8,4,localhost,CPU,2,2,1"
 run_tpuci run -j 4 topo.lua
 expect_code 2 "local gang"
 expect_out "topo.lua:4: 'gang' is a gang of 2 hosts, which needs the docker runtime"
+# A gang in containers brings its own network: a network key is refused
+# before any engine is asked.
+cat > gangnet.lua <<'LUA'
+topology "v4-16" {}
+job "g" { image = "tpuci-test/busybox:1", topology = "v4-16", network = "none", run = "true" }
+LUA
+DOCKER_HOST=unix:///nonexistent run_tpuci run -j 2 gangnet.lua
+expect_code 2 "gang with a network"
+expect_out "gangnet.lua:2: 'g': a gang gets a private network of its own"
 finish
