@@ -79,33 +79,10 @@ static char *tpuci__gh_glob_quote(const char *name) {
 }
 
 static int tpuci__utf8_valid(const char *s) {
-  const unsigned char *p = (const unsigned char *) s;
-  while (*p) {
-    size_t n, i;
-    unsigned long cp;
-    if (*p < 0x80) {
-      p++;
-      continue;
-    }
-    if (*p >= 0xC2 && *p <= 0xDF) {
-      n = 2;
-      cp = *p & 0x1F;
-    } else if (*p >= 0xE0 && *p <= 0xEF) {
-      n = 3;
-      cp = *p & 0x0F;
-    } else if (*p >= 0xF0 && *p <= 0xF4) {
-      n = 4;
-      cp = *p & 0x07;
-    } else {
-      return 0;
-    }
-    for (i = 1; i < n; i++) {
-      if ((p[i] & 0xC0) != 0x80) return 0;
-      cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-        (cp >= 0xD800 && cp <= 0xDFFF))
-      return 0;
+  const unsigned char *p = (const unsigned char *) s, *end = p + strlen(s);
+  while (p < end) {
+    size_t n = *p < 0x80 ? 1 : tpuci__utf8_len(p, end);
+    if (n == 0) return 0;
     p += n;
   }
   return 1;
@@ -119,25 +96,6 @@ static int tpuci__gh_write(void *data, unsigned char *buf, size_t size) {
   return 1;
 }
 
-/* Whether a plain scalar with this text could read back as something
- * other than a string, under YAML 1.1 (PyYAML, older tools) or 1.2
- * (GitHub): empty, null, booleans (yes/no/on/off too), anything starting
- * like a number (3.10, 1e3, 0x1f, 1:30, dates), .inf and .nan, and the
- * merge and value keys. Those are double-quoted; libyaml itself quotes
- * what cannot be plain at all (": ", " #", leading indicators). */
-static int tpuci__gh_ambiguous(const char *s) {
-  static const char *const words[] = {
-      "true", "false", "yes", "no", "on", "off", "y", "n", "null", "~",
-      ".inf", "-.inf", "+.inf", ".nan", "<<", "=", NULL};
-  size_t k;
-  const char *d = s;
-  if (*s == '\0') return 1;
-  for (k = 0; words[k]; k++)
-    if (strcasecmp(s, words[k]) == 0) return 1;
-  if (*d == '-' || *d == '+' || *d == '.') d++;
-  if (*d == '.') d++;
-  return *d >= '0' && *d <= '9';
-}
 
 static int tpuci__gh_scalar(yaml_emitter_t *e, const char *s,
                             yaml_scalar_style_t style) {
@@ -154,7 +112,7 @@ static int tpuci__gh_scalar(yaml_emitter_t *e, const char *s,
  * quotes, the rest plain when libyaml allows it. */
 static int tpuci__gh_str(yaml_emitter_t *e, const char *s) {
   yaml_scalar_style_t style = strchr(s, '\n') ? YAML_LITERAL_SCALAR_STYLE
-                              : tpuci__gh_ambiguous(s) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
+                              : tpuci__yaml_ambiguous(s) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
                                                        : YAML_PLAIN_SCALAR_STYLE;
   return tpuci__gh_scalar(e, s, style);
 }

@@ -195,26 +195,19 @@ static int tpuci__yaml_scalar(yaml_emitter_t *e, const char *s, size_t len,
 }
 
 /* Whether a string can be written plain and still read back as the same
- * string: letters, digits and a few punctuation marks, not a number or a
- * YAML keyword. */
+ * string: letters, digits and a few punctuation marks, not starting with
+ * a flow indicator, and nothing YAML would read as another type. */
 static int tpuci__yaml_plain_safe(const char *s, size_t len) {
-  static const char *const words[] = {"true", "false", "yes", "no", "on", "off",
-                                      "null", "y", "n", "~", NULL};
   size_t i;
-  int k, digits = 1;
-  if (len == 0 || len > 200) return 0;
-  for (k = 0; words[k]; k++)
-    if (strlen(words[k]) == len && strncasecmp(s, words[k], len) == 0) return 0;
+  if (len == 0 || len > 200 || memchr(s, '\0', len) != NULL) return 0;
   for (i = 0; i < len; i++) {
     unsigned char c = (unsigned char) s[i];
     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
           (c >= '0' && c <= '9') || strchr("_./=-[],()+", c)))
       return 0;
-    if (!((c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+')) digits = 0;
   }
-  /* Flow indicators at the start, or anything number-like, get quotes. */
-  if (strchr("-[],", s[0]) || digits) return 0;
-  return 1;
+  if (strchr("-[],", s[0])) return 0;
+  return !tpuci__yaml_ambiguous(s);
 }
 
 static int tpuci__yaml_node(yaml_emitter_t *e, json_t *v) {

@@ -25,36 +25,6 @@ static const char tpuci__html_repl[] = "\xEF\xBF\xBD"; /* U+FFFD */
 /* ------------------------------------------------------------------ */
 /* Escaping                                                            */
 
-/* The length of the valid UTF-8 sequence at p, or 0 when it is not one
- * (bad lead or continuation byte, overlong form, surrogate, past
- * U+10FFFF). */
-static size_t tpuci__utf8_len(const unsigned char *p, const unsigned char *end) {
-  unsigned long cp;
-  size_t n, i;
-
-  if (*p >= 0xC2 && *p <= 0xDF) {
-    n = 2;
-    cp = *p & 0x1F;
-  } else if (*p >= 0xE0 && *p <= 0xEF) {
-    n = 3;
-    cp = *p & 0x0F;
-  } else if (*p >= 0xF0 && *p <= 0xF4) {
-    n = 4;
-    cp = *p & 0x07;
-  } else {
-    return 0;
-  }
-  if ((size_t) (end - p) < n) return 0;
-  for (i = 1; i < n; i++) {
-    if ((p[i] & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (p[i] & 0x3F);
-  }
-  if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-      (cp >= 0xD800 && cp <= 0xDFFF))
-    return 0;
-  return n;
-}
-
 /* Skips the terminal escape sequence starting at the ESC at p: a CSI
  * (ESC [ parameters final), an OSC (ESC ] text BEL or ESC \), or ESC and
  * one more character. A sequence broken by a byte that cannot be part of

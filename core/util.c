@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -346,4 +347,47 @@ int tpuci__read_file(const char *path, char **out, size_t *len) {
   if (len) *len = b.len;
   *out = tpuci__buf_steal(&b);
   return 0;
+}
+
+/* Text encodings. */
+
+size_t tpuci__utf8_len(const unsigned char *p, const unsigned char *end) {
+  unsigned long cp;
+  size_t n, i;
+
+  if (*p >= 0xC2 && *p <= 0xDF) {
+    n = 2;
+    cp = *p & 0x1F;
+  } else if (*p >= 0xE0 && *p <= 0xEF) {
+    n = 3;
+    cp = *p & 0x0F;
+  } else if (*p >= 0xF0 && *p <= 0xF4) {
+    n = 4;
+    cp = *p & 0x07;
+  } else {
+    return 0;
+  }
+  if ((size_t) (end - p) < n) return 0;
+  for (i = 1; i < n; i++) {
+    if ((p[i] & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (p[i] & 0x3F);
+  }
+  if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+      (cp >= 0xD800 && cp <= 0xDFFF))
+    return 0;
+  return n;
+}
+
+int tpuci__yaml_ambiguous(const char *s) {
+  static const char *const words[] = {
+      "true", "false", "yes", "no", "on", "off", "y", "n", "null", "~",
+      ".inf", "-.inf", "+.inf", ".nan", "<<", "=", NULL};
+  const char *d = s;
+  size_t k;
+  if (*s == '\0') return 1;
+  for (k = 0; words[k]; k++)
+    if (strcasecmp(s, words[k]) == 0) return 1;
+  if (*d == '-' || *d == '+' || *d == '.') d++;
+  if (*d == '.') d++;
+  return *d >= '0' && *d <= '9';
 }

@@ -102,6 +102,18 @@ uint64_t tpuci__now_ms(void);
 /* Levenshtein distance, capped: returns cap+1 when larger. */
 size_t tpuci__edit_distance(const char *a, const char *b, size_t cap);
 
+/* The length of the valid UTF-8 sequence that starts with the non-ASCII
+ * byte at p (end: one past the last byte), or 0 when it is not one (bad
+ * lead or continuation byte, overlong form, surrogate, past U+10FFFF). */
+size_t tpuci__utf8_len(const unsigned char *p, const unsigned char *end);
+
+/* Whether a plain YAML scalar with this text could read back as
+ * something other than a string, under YAML 1.1 (PyYAML, older tools) or
+ * 1.2: empty, null, booleans (yes/no/on/off too), anything starting like
+ * a number (3.10, 1e3, 0x1f, 1:30, dates), .inf and .nan, and the merge
+ * and value keys. Emitters double-quote those. */
+int tpuci__yaml_ambiguous(const char *s);
+
 /* Makes a name safe as one path component: [A-Za-z0-9._=,+-] stay, the
  * rest becomes '_'. Returns a new string. */
 char *tpuci__path_component(const char *name);
