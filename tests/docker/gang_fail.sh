@@ -76,13 +76,14 @@ for f in attempt-1.worker-0.log attempt-1.worker-1.log attempt-2.worker-0.log at
 done
 expect_no_leftovers "$(latest_run_id)" "$tp" "after the failing gangs"
 
-# A gang cannot take a network of the job's choice.
+# A gang cannot take a network of the job's choice: refused before
+# anything starts, as a usage error.
 cat > net.lua <<'LUA'
 image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
 topology "duo" { hosts = 2 }
 job "x" { image = "bb", topology = "duo", network = "none", run = "true" }
 LUA
 tpuci_run run net.lua
-expect_code 3 "network with a gang"
-expect_out "net.lua:3: job 'x': network = \"none\" cannot be used with the 2-host topology 'duo'"
+expect_code 2 "network with a gang"
+expect_out "net.lua:3: 'x': a gang gets a private network of its own; leave out network = \"none\""
 finish
