@@ -89,7 +89,9 @@ if len(nets) == 1:
 done
 [ "${netinfo#* }" = "True gang 1" ] && pass || fail "the gang's network: '$netinfo' (want id, Internal True, instance gang, attempt 1)"
 [ "${n:-0}" = 4 ] && pass || fail "${n:-0} containers on the gang's network, want 4"
-# Each host's container answers to its alias on that network.
+# Each host's container answers to its alias on that network (asked
+# again for a few seconds: the engine's lists lag under load).
+for _ in $(seq 50); do
 aliases=$(for id in $(api "/containers/json?filters=$(python3 -c 'import json,sys,urllib.parse; print(urllib.parse.quote(json.dumps({"label":["tpuci.pid="+sys.argv[1]]})))' "$tp")" |
                    python3 -c 'import json,sys; print(" ".join(c["Id"] for c in json.load(sys.stdin)))'); do
   api "/containers/$id/json" | python3 -c '
@@ -99,6 +101,9 @@ nets = c["NetworkSettings"]["Networks"]
 name = c["Config"]["Hostname"]
 print(name if len(nets) == 1 and name in list(nets.values())[0]["Aliases"] else "bad:" + name)'
 done | sort | tr '\n' ' ')
+[ "$aliases" = "worker-0 worker-1 worker-2 worker-3 " ] && break
+sleep 0.1
+done
 [ "$aliases" = "worker-0 worker-1 worker-2 worker-3 " ] && pass || fail "hosts and aliases: '$aliases'"
 touch out/release
 wait "$tp"
