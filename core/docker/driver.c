@@ -78,6 +78,8 @@ typedef struct {
   int create_tries;
   uint64_t signals;       /* bit n: tpuci sent signal n to it */
   int stopped;            /* signalled before its wait answered */
+  int inspect_tries;      /* inspections asked again (OOM not yet seen) */
+  int reinspect;          /* waiting to be inspected again */
   unsigned long order;    /* of its wait's answer among the attempt's */
   tpuci__demux_t demux;
   /* Gangs: each stream's lines get "[worker-<index>] " in the attempt's
@@ -404,6 +406,21 @@ static void tpuci__dk_body_network(json_t *body, const char *net,
 
 /* INSPECT. */
 
+static void tpuci__dk_on_inspected(void *p, const tpuci__engine_res_t *res);
+
+/* Asks again about the containers marked for it. */
+static void tpuci__dk_reinspect_cb(uv_timer_t *t) {
+  tpuci__dk_att_t *att = t->data;
+  size_t i;
+  for (i = 0; i < att->nctrs; i++) {
+    tpuci__dk_ctr_t *c = &att->ctrs[i];
+    if (!c->reinspect) continue;
+    c->reinspect = 0;
+    /* The request counted while waiting becomes this inspection's. */
+    tpuci__engine_container_inspect(att->dk->eng, c->id, tpuci__dk_on_inspected, c);
+  }
+}
+
 static void tpuci__dk_on_inspected(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_ctr_t *c = p;
   tpuci__dk_att_t *att = c->att;
@@ -413,6 +430,17 @@ static void tpuci__dk_on_inspected(void *p, const tpuci__engine_res_t *res) {
     json_t *code = json_object_get(state, "ExitCode");
     c->oom = json_is_true(json_object_get(state, "OOMKilled"));
     if (json_is_integer(code)) c->status_code = (long) json_integer_value(code);
+    /* A SIGKILL nobody here sent, under a memory limit: the engine may
+     * record the OOM kill a moment after the exit (seen under load).
+     * Ask again a few times before taking it as a plain failure. */
+    if (!c->oom && c->status_code == 137 && att->a->inst->memory_bytes > 0 &&
+        c->signals == 0 && !c->stopped && c->inspect_tries < 5) {
+      c->inspect_tries++;
+      c->reinspect = 1;
+      att->requests++;
+      uv_timer_start(&att->timer, tpuci__dk_reinspect_cb, 200, 0);
+      return;
+    }
   }
   /* Without the inspection the exit status from wait still stands. */
   tpuci__dk_step(att);
