@@ -561,14 +561,13 @@ static void gh_step_summary(tpuci_ctx_t *ctx) {
 static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
   size_t i, k, n = tpuci_instance_count(ctx);
   for (i = 0; i < n; i++) {
-    size_t nt = tpuci_test_count(ctx, i), failing = 0, flaky = 0, passed = 0;
+    size_t nt = tpuci_test_count(ctx, i), failing = 0, flaky = 0;
     tpuci_test_info_t t;
     if (nt == 0 || !tpuci_instance_selected(ctx, i)) continue;
     for (k = 0; k < nt; k++) {
       if (tpuci_test_info(ctx, i, k, &t) != 0) continue;
       if (t.failing) failing++;
       else if (t.flaky) flaky++;
-      else passed++;
     }
     fprintf(c->out, "%s: %zu tests, %zu failed, %zu flaky\n", tpuci_instance_name(ctx, i),
             nt, failing, flaky);
@@ -584,7 +583,6 @@ static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
       }
       fputc('\n', c->out);
     }
-    (void) passed;
   }
 }
 
