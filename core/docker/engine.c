@@ -12,6 +12,7 @@ typedef struct {
   void *data;
   tpuci__http_chunk_cb chunk;
   void *chunk_data;
+  void (*head)(void *data);
   /* Image pulls: the progress stream, split into lines. */
   int pull;
   tpuci__buf_t line;
@@ -175,6 +176,12 @@ static void tpuci__call_chunk(void *p, const char *buf, size_t len) {
   }
 }
 
+static void tpuci__call_head(void *p, long status) {
+  tpuci__call_t *c = p;
+  (void) status;
+  c->head(c->data);
+}
+
 static void tpuci__call_done(void *p, const tpuci__http_res_t *hr) {
   tpuci__call_t *c = p;
   tpuci__engine_res_t res;
@@ -210,11 +217,12 @@ static void tpuci__call_done(void *p, const tpuci__http_res_t *hr) {
   free(c);
 }
 
-static void tpuci__engine_call_x(tpuci__engine_t *e, const char *method,
+static tpuci__http_req_t *tpuci__engine_call_x(tpuci__engine_t *e, const char *method,
                                  const char *path, int raw_path, json_t *body,
                                  uint64_t timeout_ms, int pull,
                                  tpuci__http_chunk_cb chunk, void *chunk_data,
                                  tpuci__engine_cb cb, void *data) {
+  tpuci__http_req_t *req;
   tpuci__call_t *c = tpuci__calloc(1, sizeof(*c));
   char *full = raw_path ? tpuci__strdup(path)
                         : tpuci__printf("%s%s", e->prefix, path);
@@ -226,18 +234,19 @@ static void tpuci__engine_call_x(tpuci__engine_t *e, const char *method,
   c->chunk_data = chunk_data;
   c->pull = pull;
   tpuci__buf_init(&c->line);
-  tpuci__http_request(e->http, method, full, text, text ? strlen(text) : 0,
+  req = tpuci__http_request(e->http, method, full, text, text ? strlen(text) : 0,
                       timeout_ms, chunk || pull ? tpuci__call_chunk : NULL,
                       tpuci__call_done, c);
   free(text);
   free(full);
+  return req;
 }
 
-void tpuci__engine_call(tpuci__engine_t *e, const char *method,
+tpuci__http_req_t *tpuci__engine_call(tpuci__engine_t *e, const char *method,
                         const char *path, int raw_path, json_t *body,
                         uint64_t timeout_ms, tpuci__http_chunk_cb chunk,
                         void *chunk_data, tpuci__engine_cb cb, void *data) {
-  tpuci__engine_call_x(e, method, path, raw_path, body, timeout_ms, 0, chunk,
+  return tpuci__engine_call_x(e, method, path, raw_path, body, timeout_ms, 0, chunk,
                        chunk_data, cb, data);
 }
 
@@ -245,29 +254,32 @@ void tpuci__engine_call(tpuci__engine_t *e, const char *method,
  * long ones (wait, logs, pull) are bounded by the job's own timeout. */
 #define TPUCI__SHORT_MS 120000
 
-void tpuci__engine_version(tpuci__engine_t *e, tpuci__engine_cb cb,
+tpuci__http_req_t *tpuci__engine_version(tpuci__engine_t *e, tpuci__engine_cb cb,
                            void *data) {
-  tpuci__engine_call(e, "GET", "/version", 1, NULL, 30000, NULL, NULL, cb,
+  return tpuci__engine_call(e, "GET", "/version", 1, NULL, 30000, NULL, NULL, cb,
                      data);
 }
 
-void tpuci__engine_info(tpuci__engine_t *e, tpuci__engine_cb cb, void *data) {
-  tpuci__engine_call(e, "GET", "/info", 0, NULL, TPUCI__SHORT_MS, NULL, NULL,
+tpuci__http_req_t *tpuci__engine_info(tpuci__engine_t *e, tpuci__engine_cb cb, void *data) {
+  return tpuci__engine_call(e, "GET", "/info", 0, NULL, TPUCI__SHORT_MS, NULL, NULL,
                      cb, data);
 }
 
-void tpuci__engine_image_inspect(tpuci__engine_t *e, const char *ref,
+tpuci__http_req_t *tpuci__engine_image_inspect(tpuci__engine_t *e, const char *ref,
                                  tpuci__engine_cb cb, void *data) {
+  tpuci__http_req_t *req;
   char *r = tpuci__http_escape(ref, 1);
   char *path = tpuci__printf("/images/%s/json", r);
-  tpuci__engine_call(e, "GET", path, 0, NULL, TPUCI__SHORT_MS, NULL, NULL, cb,
+  req = tpuci__engine_call(e, "GET", path, 0, NULL, TPUCI__SHORT_MS, NULL, NULL, cb,
                      data);
   free(path);
   free(r);
+  return req;
 }
 
-void tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref,
+tpuci__http_req_t *tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref,
                               tpuci__engine_cb cb, void *data) {
+  tpuci__http_req_t *req;
   char *r = tpuci__http_escape(ref, 0);
   char *path = tpuci__printf("/images/create?fromImage=%s", r);
   /* fromImage without a tag would pull every tag. */
@@ -276,75 +288,101 @@ void tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref,
   char *full = strchr(last, ':') == NULL && strchr(ref, '@') == NULL
                    ? tpuci__printf("%s&tag=latest", path)
                    : tpuci__strdup(path);
-  tpuci__engine_call_x(e, "POST", full, 0, NULL, 0, 1, NULL, NULL, cb, data);
+  req = tpuci__engine_call_x(e, "POST", full, 0, NULL, 0, 1, NULL, NULL, cb, data);
   free(full);
   free(path);
   free(r);
+  return req;
 }
 
-void tpuci__engine_container_create(tpuci__engine_t *e, const char *name,
+tpuci__http_req_t *tpuci__engine_container_create(tpuci__engine_t *e, const char *name,
                                     json_t *body, tpuci__engine_cb cb,
                                     void *data) {
+  tpuci__http_req_t *req;
   char *n = tpuci__http_escape(name, 0);
   char *path = tpuci__printf("/containers/create?name=%s", n);
-  tpuci__engine_call(e, "POST", path, 0, body, TPUCI__SHORT_MS, NULL, NULL,
+  req = tpuci__engine_call(e, "POST", path, 0, body, TPUCI__SHORT_MS, NULL, NULL,
                      cb, data);
   free(path);
   free(n);
+  return req;
 }
 
-static void tpuci__engine_on_id(tpuci__engine_t *e, const char *method,
+static tpuci__http_req_t *tpuci__engine_on_id(tpuci__engine_t *e, const char *method,
                                 const char *fmt_a, const char *id,
                                 const char *fmt_b, uint64_t timeout_ms,
                                 tpuci__http_chunk_cb chunk, void *chunk_data,
                                 tpuci__engine_cb cb, void *data) {
+  tpuci__http_req_t *req;
   char *i = tpuci__http_escape(id, 0);
   char *path = tpuci__printf("%s%s%s", fmt_a, i, fmt_b);
-  tpuci__engine_call(e, method, path, 0, NULL, timeout_ms, chunk, chunk_data,
+  req = tpuci__engine_call(e, method, path, 0, NULL, timeout_ms, chunk, chunk_data,
                      cb, data);
   free(path);
   free(i);
+  return req;
 }
 
-void tpuci__engine_container_start(tpuci__engine_t *e, const char *id,
+tpuci__http_req_t *tpuci__engine_container_start(tpuci__engine_t *e, const char *id,
                                    tpuci__engine_cb cb, void *data) {
-  tpuci__engine_on_id(e, "POST", "/containers/", id, "/start",
+  return tpuci__engine_on_id(e, "POST", "/containers/", id, "/start",
                       TPUCI__SHORT_MS, NULL, NULL, cb, data);
 }
 
-void tpuci__engine_container_wait(tpuci__engine_t *e, const char *id,
+tpuci__http_req_t *tpuci__engine_container_wait(tpuci__engine_t *e, const char *id,
                                   tpuci__engine_cb cb, void *data) {
-  tpuci__engine_on_id(e, "POST", "/containers/", id,
+  return tpuci__engine_on_id(e, "POST", "/containers/", id,
                       "/wait?condition=not-running", 0, NULL, NULL, cb, data);
 }
 
-void tpuci__engine_container_logs(tpuci__engine_t *e, const char *id,
-                                  tpuci__http_chunk_cb chunk,
-                                  void *chunk_data, tpuci__engine_cb cb,
-                                  void *data) {
-  tpuci__engine_on_id(e, "GET", "/containers/", id,
-                      "/logs?follow=1&stdout=1&stderr=1", 0, chunk,
-                      chunk_data, cb, data);
+tpuci__http_req_t *tpuci__engine_container_attach(
+    tpuci__engine_t *e, const char *id, void (*attached)(void *data),
+    tpuci__http_chunk_cb chunk, void *chunk_data, tpuci__engine_cb cb,
+    void *data) {
+  tpuci__http_req_t *r = tpuci__engine_on_id(
+      e, "POST", "/containers/", id, "/attach?stream=1&stdout=1&stderr=1", 0,
+      chunk, chunk_data, cb, data);
+  tpuci__call_t *c = tpuci__http_req_data(r);
+  c->head = attached;
+  tpuci__http_set_head(r, tpuci__call_head);
+  return r;
 }
 
-void tpuci__engine_container_kill(tpuci__engine_t *e, const char *id,
+tpuci__http_req_t *tpuci__engine_container_logs(tpuci__engine_t *e,
+                                                const char *id,
+                                                tpuci__http_chunk_cb chunk,
+                                                void *chunk_data,
+                                                tpuci__engine_cb cb,
+                                                void *data) {
+  return tpuci__engine_on_id(e, "GET", "/containers/", id,
+                             "/logs?stdout=1&stderr=1", TPUCI__SHORT_MS,
+                             chunk, chunk_data, cb, data);
+}
+
+void tpuci__engine_cancel(tpuci__engine_t *e, tpuci__http_req_t *r) {
+  tpuci__http_cancel(e->http, r);
+}
+
+tpuci__http_req_t *tpuci__engine_container_kill(tpuci__engine_t *e, const char *id,
                                   const char *signame, tpuci__engine_cb cb,
                                   void *data) {
+  tpuci__http_req_t *req;
   char *suffix = tpuci__printf("/kill?signal=%s", signame);
-  tpuci__engine_on_id(e, "POST", "/containers/", id, suffix, TPUCI__SHORT_MS,
+  req = tpuci__engine_on_id(e, "POST", "/containers/", id, suffix, TPUCI__SHORT_MS,
                       NULL, NULL, cb, data);
   free(suffix);
+  return req;
 }
 
-void tpuci__engine_container_inspect(tpuci__engine_t *e, const char *id,
+tpuci__http_req_t *tpuci__engine_container_inspect(tpuci__engine_t *e, const char *id,
                                      tpuci__engine_cb cb, void *data) {
-  tpuci__engine_on_id(e, "GET", "/containers/", id, "/json", TPUCI__SHORT_MS,
+  return tpuci__engine_on_id(e, "GET", "/containers/", id, "/json", TPUCI__SHORT_MS,
                       NULL, NULL, cb, data);
 }
 
-void tpuci__engine_container_remove(tpuci__engine_t *e, const char *id,
+tpuci__http_req_t *tpuci__engine_container_remove(tpuci__engine_t *e, const char *id,
                                     tpuci__engine_cb cb, void *data) {
-  tpuci__engine_on_id(e, "DELETE", "/containers/", id, "?force=1&v=1",
+  return tpuci__engine_on_id(e, "DELETE", "/containers/", id, "?force=1&v=1",
                       TPUCI__SHORT_MS, NULL, NULL, cb, data);
 }
 
@@ -357,36 +395,40 @@ static char *tpuci__label_filter(const char *label) {
   return q;
 }
 
-void tpuci__engine_container_list(tpuci__engine_t *e, const char *label,
+tpuci__http_req_t *tpuci__engine_container_list(tpuci__engine_t *e, const char *label,
                                   tpuci__engine_cb cb, void *data) {
+  tpuci__http_req_t *req;
   char *q = tpuci__label_filter(label);
   char *path = tpuci__printf("/containers/json?all=1&filters=%s", q);
-  tpuci__engine_call(e, "GET", path, 0, NULL, TPUCI__SHORT_MS, NULL, NULL, cb,
+  req = tpuci__engine_call(e, "GET", path, 0, NULL, TPUCI__SHORT_MS, NULL, NULL, cb,
                      data);
   free(path);
   free(q);
+  return req;
 }
 
-void tpuci__engine_network_create(tpuci__engine_t *e, json_t *body,
+tpuci__http_req_t *tpuci__engine_network_create(tpuci__engine_t *e, json_t *body,
                                   tpuci__engine_cb cb, void *data) {
-  tpuci__engine_call(e, "POST", "/networks/create", 0, body, TPUCI__SHORT_MS,
+  return tpuci__engine_call(e, "POST", "/networks/create", 0, body, TPUCI__SHORT_MS,
                      NULL, NULL, cb, data);
 }
 
-void tpuci__engine_network_remove(tpuci__engine_t *e, const char *id,
+tpuci__http_req_t *tpuci__engine_network_remove(tpuci__engine_t *e, const char *id,
                                   tpuci__engine_cb cb, void *data) {
-  tpuci__engine_on_id(e, "DELETE", "/networks/", id, "", TPUCI__SHORT_MS,
+  return tpuci__engine_on_id(e, "DELETE", "/networks/", id, "", TPUCI__SHORT_MS,
                       NULL, NULL, cb, data);
 }
 
-void tpuci__engine_network_list(tpuci__engine_t *e, const char *label,
+tpuci__http_req_t *tpuci__engine_network_list(tpuci__engine_t *e, const char *label,
                                 tpuci__engine_cb cb, void *data) {
+  tpuci__http_req_t *req;
   char *q = tpuci__label_filter(label);
   char *path = tpuci__printf("/networks?filters=%s", q);
-  tpuci__engine_call(e, "GET", path, 0, NULL, TPUCI__SHORT_MS, NULL, NULL, cb,
+  req = tpuci__engine_call(e, "GET", path, 0, NULL, TPUCI__SHORT_MS, NULL, NULL, cb,
                      data);
   free(path);
   free(q);
+  return req;
 }
 
 const char *tpuci__docker_signame(int signum, char *buf, size_t size) {

@@ -68,57 +68,72 @@ int tpuci__engine_negotiate(tpuci__engine_t *e, json_t *version,
 
 /* A call: `path` goes after the version prefix unless `raw_path` is set.
  * `body` is borrowed (may be NULL). */
-void tpuci__engine_call(tpuci__engine_t *e, const char *method,
+tpuci__http_req_t *tpuci__engine_call(tpuci__engine_t *e, const char *method,
                         const char *path, int raw_path, json_t *body,
                         uint64_t timeout_ms, tpuci__http_chunk_cb chunk,
                         void *chunk_data, tpuci__engine_cb cb, void *data);
 
 /* The endpoints. `id` is a container or network id or name. */
-void tpuci__engine_version(tpuci__engine_t *e, tpuci__engine_cb cb, void *data);
-void tpuci__engine_info(tpuci__engine_t *e, tpuci__engine_cb cb, void *data);
-void tpuci__engine_image_inspect(tpuci__engine_t *e, const char *ref,
+tpuci__http_req_t *tpuci__engine_version(tpuci__engine_t *e, tpuci__engine_cb cb, void *data);
+tpuci__http_req_t *tpuci__engine_info(tpuci__engine_t *e, tpuci__engine_cb cb, void *data);
+tpuci__http_req_t *tpuci__engine_image_inspect(tpuci__engine_t *e, const char *ref,
                                  tpuci__engine_cb cb, void *data);
 /* POST /images/create?fromImage=ref. The engine answers 200 and then
  * reports failure inside the progress stream ({"error": ...}); that is
  * turned into ok = 0 with the message. */
-void tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref,
+tpuci__http_req_t *tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref,
                               tpuci__engine_cb cb, void *data);
-void tpuci__engine_container_create(tpuci__engine_t *e, const char *name,
+tpuci__http_req_t *tpuci__engine_container_create(tpuci__engine_t *e, const char *name,
                                     json_t *body, tpuci__engine_cb cb,
                                     void *data);
-void tpuci__engine_container_start(tpuci__engine_t *e, const char *id,
+tpuci__http_req_t *tpuci__engine_container_start(tpuci__engine_t *e, const char *id,
                                    tpuci__engine_cb cb, void *data);
 /* POST /containers/{id}/wait?condition=not-running: {"StatusCode": n}. */
-void tpuci__engine_container_wait(tpuci__engine_t *e, const char *id,
+tpuci__http_req_t *tpuci__engine_container_wait(tpuci__engine_t *e, const char *id,
                                   tpuci__engine_cb cb, void *data);
-/* GET /containers/{id}/logs?follow=1&stdout=1&stderr=1: the multiplexed
- * stream (demux.h) goes to chunk; cb when it ends. */
-void tpuci__engine_container_logs(tpuci__engine_t *e, const char *id,
-                                  tpuci__http_chunk_cb chunk,
-                                  void *chunk_data, tpuci__engine_cb cb,
-                                  void *data);
+/* POST /containers/{id}/attach?stream=1&stdout=1&stderr=1, asked before
+ * the container starts (as `docker run` does), so that its output
+ * arrives whole: `attached(data)` once the engine has attached the
+ * streams (start the container then); the multiplexed stream (demux.h)
+ * goes to chunk; cb when the container's streams closed. */
+tpuci__http_req_t *tpuci__engine_container_attach(
+    tpuci__engine_t *e, const char *id, void (*attached)(void *data),
+    tpuci__http_chunk_cb chunk, void *chunk_data, tpuci__engine_cb cb,
+    void *data);
+/* GET /containers/{id}/logs?stdout=1&stderr=1 (no follow): the output
+ * recorded so far, multiplexed, to chunk; cb at its end. */
+tpuci__http_req_t *tpuci__engine_container_logs(tpuci__engine_t *e,
+                                                const char *id,
+                                                tpuci__http_chunk_cb chunk,
+                                                void *chunk_data,
+                                                tpuci__engine_cb cb,
+                                                void *data);
 /* `signame` is "SIGTERM", "SIGKILL" or a number. */
-void tpuci__engine_container_kill(tpuci__engine_t *e, const char *id,
+tpuci__http_req_t *tpuci__engine_container_kill(tpuci__engine_t *e, const char *id,
                                   const char *signame, tpuci__engine_cb cb,
                                   void *data);
-void tpuci__engine_container_inspect(tpuci__engine_t *e, const char *id,
+tpuci__http_req_t *tpuci__engine_container_inspect(tpuci__engine_t *e, const char *id,
                                      tpuci__engine_cb cb, void *data);
 /* DELETE /containers/{id}?force=1&v=1. */
-void tpuci__engine_container_remove(tpuci__engine_t *e, const char *id,
+tpuci__http_req_t *tpuci__engine_container_remove(tpuci__engine_t *e, const char *id,
                                     tpuci__engine_cb cb, void *data);
 /* GET /containers/json?all=1 filtered by a label ("tpuci.run" or
  * "tpuci.run=ID"). */
-void tpuci__engine_container_list(tpuci__engine_t *e, const char *label,
+tpuci__http_req_t *tpuci__engine_container_list(tpuci__engine_t *e, const char *label,
                                   tpuci__engine_cb cb, void *data);
 /* POST /networks/create with `body` (borrowed; tpuci__net_create_body).
  * The answer holds the network's Id. */
-void tpuci__engine_network_create(tpuci__engine_t *e, json_t *body,
+tpuci__http_req_t *tpuci__engine_network_create(tpuci__engine_t *e, json_t *body,
                                   tpuci__engine_cb cb, void *data);
 /* DELETE /networks/{id}. */
-void tpuci__engine_network_remove(tpuci__engine_t *e, const char *id,
+tpuci__http_req_t *tpuci__engine_network_remove(tpuci__engine_t *e, const char *id,
                                   tpuci__engine_cb cb, void *data);
-void tpuci__engine_network_list(tpuci__engine_t *e, const char *label,
+tpuci__http_req_t *tpuci__engine_network_list(tpuci__engine_t *e, const char *label,
                                 tpuci__engine_cb cb, void *data);
+
+/* Cancels a call returned by one of the above whose callback has not
+ * run yet: it completes with UV_ECANCELED (http.h). */
+void tpuci__engine_cancel(tpuci__engine_t *e, tpuci__http_req_t *r);
 
 /* The signal's name for the kill endpoint. */
 const char *tpuci__docker_signame(int signum, char *buf, size_t size);

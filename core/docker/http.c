@@ -24,8 +24,11 @@ struct tpuci__http_req_s {
   tpuci__buf_t resp;
   long status;            /* cached once known, for the write callback */
   tpuci__http_chunk_cb chunk;
+  tpuci__http_head_cb head;
   tpuci__http_done_cb done;
   void *data;
+  int headed;             /* head called */
+  int cancelled;          /* tpuci__http_cancel(): complete at the kick */
   char errbuf[CURL_ERROR_SIZE];
   tpuci__http_req_t *prev, *next;
 };
@@ -47,6 +50,7 @@ struct tpuci__http_s {
   tpuci__http_req_t *active;    /* in curl */
   tpuci__http_sock_t *socks;
   size_t npending;
+  size_t ncancelled;      /* requests waiting to be cancelled */
   int handles;            /* open uv handles */
   int closing;
   int closed;             /* curl released, handles closing */
@@ -121,6 +125,10 @@ static void tpuci__http_complete(tpuci__http_req_t *r, CURLcode rc,
 
   memset(&res, 0, sizeof(res));
   res.error_msg = "";
+  if (r->cancelled) {
+    h->ncancelled--;
+    forced_error = UV_ECANCELED;
+  }
   if (forced_error != 0) {
     res.error = forced_error;
     res.error_msg = forced_error == UV_ECANCELED ? "cancelled" : uv_strerror(forced_error);
@@ -243,6 +251,22 @@ static size_t tpuci__http_write_cb(char *ptr, size_t size, size_t nmemb,
   return n;
 }
 
+static size_t tpuci__http_header_cb(char *ptr, size_t size, size_t nmemb,
+                                    void *userdata) {
+  tpuci__http_req_t *r = userdata;
+  size_t n = size * nmemb;
+  long status = 0;
+  /* The blank line ends a block of headers; 1xx blocks come before the
+   * answer's own. */
+  if (r->headed || r->head == NULL || !(n <= 2 && (n == 0 || ptr[0] == '\r' || ptr[0] == '\n')))
+    return n;
+  curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
+  if (status < 200) return n;
+  r->headed = 1;
+  if (status < 300 && !r->cancelled) r->head(r->data, status);
+  return n;
+}
+
 /* Requests. */
 
 static int tpuci__http_setup(tpuci__http_t *h, tpuci__http_req_t *r,
@@ -281,12 +305,33 @@ static int tpuci__http_setup(tpuci__http_t *h, tpuci__http_req_t *r,
 
 static void tpuci__http_close_now(tpuci__http_t *h);
 
+/* Completes the requests tpuci__http_cancel() marked. */
+static void tpuci__http_cancel_marked(tpuci__http_t *h) {
+  tpuci__http_req_t *r, *next;
+  for (r = h->queued; r != NULL && h->ncancelled > 0; r = next) {
+    next = r->next;
+    if (!r->cancelled) continue;
+    TPUCI__LIST_DEL(h->queued, r);
+    tpuci__http_complete(r, CURLE_OK, UV_ECANCELED);
+    next = h->queued; /* the callback may have queued or cancelled more */
+  }
+  for (r = h->active; r != NULL && h->ncancelled > 0; r = next) {
+    next = r->next;
+    if (!r->cancelled) continue;
+    curl_multi_remove_handle(h->multi, r->easy);
+    TPUCI__LIST_DEL(h->active, r);
+    tpuci__http_complete(r, CURLE_OK, UV_ECANCELED);
+    next = h->active;
+  }
+}
+
 static void tpuci__http_on_kick(uv_timer_t *t) {
   tpuci__http_t *h = t->data;
   if (h->closing) {
     tpuci__http_close_now(h);
     return;
   }
+  if (h->ncancelled > 0) tpuci__http_cancel_marked(h);
   /* Hand queued requests to curl, oldest first. Done callbacks of failed
    * ones may queue more; those wait for the next kick. */
   while (h->queued != NULL) {
@@ -302,10 +347,11 @@ static void tpuci__http_on_kick(uv_timer_t *t) {
   }
 }
 
-void tpuci__http_request(tpuci__http_t *h, const char *method,
-                         const char *path, const char *body, size_t len,
-                         uint64_t timeout_ms, tpuci__http_chunk_cb chunk,
-                         tpuci__http_done_cb done, void *data) {
+tpuci__http_req_t *tpuci__http_request(tpuci__http_t *h, const char *method,
+                                       const char *path, const char *body,
+                                       size_t len, uint64_t timeout_ms,
+                                       tpuci__http_chunk_cb chunk,
+                                       tpuci__http_done_cb done, void *data) {
   tpuci__http_req_t *r = tpuci__calloc(1, sizeof(*r));
   r->h = h;
   r->url = tpuci__printf("%s%s", h->host.url_base, path);
@@ -325,6 +371,29 @@ void tpuci__http_request(tpuci__http_t *h, const char *method,
     r->easy = NULL;
   }
   TPUCI__LIST_PUSH(h->queued, r);
+  if (!h->closed) uv_timer_start(&h->kick, tpuci__http_on_kick, 0, 0);
+  return r;
+}
+
+void *tpuci__http_req_data(const tpuci__http_req_t *r) { return r->data; }
+
+void tpuci__http_set_head(tpuci__http_req_t *r, tpuci__http_head_cb head) {
+  r->head = head;
+  if (r->easy == NULL) return;
+  curl_easy_setopt(r->easy, CURLOPT_HEADERFUNCTION, tpuci__http_header_cb);
+  curl_easy_setopt(r->easy, CURLOPT_HEADERDATA, r);
+}
+
+void tpuci__http_set_fresh(tpuci__http_req_t *r) {
+  if (r->easy == NULL) return;
+  curl_easy_setopt(r->easy, CURLOPT_FRESH_CONNECT, 1L);
+  curl_easy_setopt(r->easy, CURLOPT_FORBID_REUSE, 1L);
+}
+
+void tpuci__http_cancel(tpuci__http_t *h, tpuci__http_req_t *r) {
+  if (r->cancelled) return;
+  r->cancelled = 1;
+  h->ncancelled++;
   if (!h->closed) uv_timer_start(&h->kick, tpuci__http_on_kick, 0, 0);
 }
 

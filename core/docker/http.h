@@ -38,6 +38,9 @@ typedef struct {
 typedef void (*tpuci__http_chunk_cb)(void *data, const char *buf,
                                      size_t len);
 typedef void (*tpuci__http_done_cb)(void *data, const tpuci__http_res_t *res);
+/* The answer's headers are all in, with a 2xx `status`: for a stream
+ * that is attached from then on (the engine's attach endpoint). */
+typedef void (*tpuci__http_head_cb)(void *data, long status);
 
 /* Creates a client for `host` on `loop`. The host is copied. */
 int tpuci__http_new(uv_loop_t *loop, const tpuci__docker_host_t *host,
@@ -47,11 +50,30 @@ int tpuci__http_new(uv_loop_t *loop, const tpuci__docker_host_t *host,
  * containers/json?all=1"); `body` (may be NULL) is sent as
  * application/json. `timeout_ms` caps the whole request (0: none; the
  * connection attempt is always capped at 10 s). `chunk` (may be NULL)
- * receives a 2xx body as it arrives. */
-void tpuci__http_request(tpuci__http_t *h, const char *method,
-                         const char *path, const char *body, size_t len,
-                         uint64_t timeout_ms, tpuci__http_chunk_cb chunk,
-                         tpuci__http_done_cb done, void *data);
+ * receives a 2xx body as it arrives. Returns the request, which stays
+ * valid until its done callback has returned: for the setters below and
+ * tpuci__http_cancel(). */
+tpuci__http_req_t *tpuci__http_request(tpuci__http_t *h, const char *method,
+                                       const char *path, const char *body,
+                                       size_t len, uint64_t timeout_ms,
+                                       tpuci__http_chunk_cb chunk,
+                                       tpuci__http_done_cb done, void *data);
+
+/* The `data` the request was made with. */
+void *tpuci__http_req_data(const tpuci__http_req_t *r);
+
+/* Before the loop runs again after tpuci__http_request(): `head` is
+ * called once the answer's headers are in, if its status is 2xx. */
+void tpuci__http_set_head(tpuci__http_req_t *r, tpuci__http_head_cb head);
+/* Before the loop runs again after tpuci__http_request(): the request
+ * goes over a connection of its own, opened for it and closed after it,
+ * so that it finds out whether the engine accepts connections now. */
+void tpuci__http_set_fresh(tpuci__http_req_t *r);
+
+/* Completes a pending request with UV_ECANCELED, from the loop (never
+ * from inside this call); the engine sees its connection close. A
+ * request whose done callback already ran must not be passed. */
+void tpuci__http_cancel(tpuci__http_t *h, tpuci__http_req_t *r);
 
 /* Requests not yet completed. */
 size_t tpuci__http_pending(const tpuci__http_t *h);
