@@ -17,9 +17,10 @@ static json_t *tpuci__strv_json(const tpuci__strv_t *v) {
   return a;
 }
 
-char *tpuci__ctr_bind(const tpuci__mount_t *m) {
-  return tpuci__printf("%s:%s%s", m->source, m->target,
-                       m->read_only ? ":ro" : "");
+json_t *tpuci__ctr_mount(const tpuci__mount_t *m) {
+  return json_pack("{s:s, s:s, s:s, s:b}", "Type", "bind", "Source",
+                   m->source, "Target", m->target, "ReadOnly",
+                   m->read_only != 0);
 }
 
 json_t *tpuci__ctr_create_body(const tpuci__ctr_spec_t *s) {
@@ -39,8 +40,8 @@ json_t *tpuci__ctr_create_body(const tpuci__ctr_spec_t *s) {
   json_object_set_new(body, "Tty", json_false());
   json_object_set_new(body, "OpenStdin", json_false());
   json_object_set_new(body, "AttachStdin", json_false());
-  json_object_set_new(body, "AttachStdout", json_false());
-  json_object_set_new(body, "AttachStderr", json_false());
+  json_object_set_new(body, "AttachStdout", json_true());
+  json_object_set_new(body, "AttachStderr", json_true());
   if (s->labels != NULL)
     for (i = 0; i < s->labels->len; i++)
       json_object_set_new(labels, s->labels->items[i].key,
@@ -50,13 +51,10 @@ json_t *tpuci__ctr_create_body(const tpuci__ctr_spec_t *s) {
   /* An init process as PID 1 reaps zombies and forwards signals. */
   json_object_set_new(hc, "Init", json_true());
   if (s->nmounts > 0) {
-    json_t *binds = json_array();
-    for (i = 0; i < s->nmounts; i++) {
-      char *b = tpuci__ctr_bind(&s->mounts[i]);
-      json_array_append_new(binds, json_string(b));
-      free(b);
-    }
-    json_object_set_new(hc, "Binds", binds);
+    json_t *mounts = json_array();
+    for (i = 0; i < s->nmounts; i++)
+      json_array_append_new(mounts, tpuci__ctr_mount(&s->mounts[i]));
+    json_object_set_new(hc, "Mounts", mounts);
   }
   if (s->cpus > 0)
     json_object_set_new(hc, "NanoCpus",
@@ -96,6 +94,19 @@ json_t *tpuci__net_create_body(const char *name,
                           json_string(labels->items[i].value));
   json_object_set_new(body, "Labels", l);
   return body;
+}
+
+int tpuci__ctr_is_ours(json_t *inspect, json_t *body) {
+  json_t *have = json_object_get(json_object_get(inspect, "Config"), "Labels");
+  json_t *want = json_object_get(body, "Labels");
+  const char *key;
+  json_t *v;
+  if (!json_is_object(have) || !json_is_object(want) || json_object_size(want) == 0)
+    return 0;
+  json_object_foreach(want, key, v) {
+    if (!json_equal(v, json_object_get(have, key))) return 0;
+  }
+  return 1;
 }
 
 static int tpuci__name_char(char c) {

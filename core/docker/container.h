@@ -43,8 +43,16 @@ typedef struct {
 /* The body of POST /containers/create. A new reference. */
 json_t *tpuci__ctr_create_body(const tpuci__ctr_spec_t *s);
 
-/* "src:target" or "src:target:ro". New string. */
-char *tpuci__ctr_bind(const tpuci__mount_t *m);
+/* A bind mount as an entry of HostConfig.Mounts: {"Type": "bind",
+ * "Source", "Target", "ReadOnly"}. Unlike HostConfig.Binds, the engine
+ * refuses a source that does not exist instead of creating it as an empty
+ * root-owned folder. New reference. */
+json_t *tpuci__ctr_mount(const tpuci__mount_t *m);
+
+/* Whether a container (a GET /containers/{id}/json answer) was made from
+ * `body` (a create body): it carries every one of the body's labels,
+ * which name the run, the attempt and the tpuci process. */
+int tpuci__ctr_is_ours(json_t *inspect, json_t *body);
 
 /* Characters outside [A-Za-z0-9_.-] become '_'. New string. */
 char *tpuci__docker_sanitize(const char *s);

@@ -8,12 +8,20 @@
  * (att->requests == 0), so a callback never finds its attempt freed:
  *
  *   NETWORK POST /networks/create (gangs only: internal, labelled)
- *   CREATE  POST /containers/create for each container
- *   RUN     POST start, then POST wait and GET logs (follow) for each;
- *           signals become POST kill. When a host of a gang fails on its
- *           own, the others get SIGTERM and, after the grace, SIGKILL.
+ *   CREATE  POST /containers/create for each container (an answer lost
+ *           on the way: GET /containers/{name}/json finds what the
+ *           engine made, so that REMOVE removes it)
+ *   RUN     POST attach for each; once all are attached, POST start,
+ *           then POST wait for each; signals become POST kill. When a
+ *           host of a gang fails on its own, the others get SIGTERM and,
+ *           after the grace, SIGKILL. The output comes through the attach
+ *           stream, which (unlike a followed logs stream, moby#43860)
+ *           ends only after the container's last byte; if it broke, GET
+ *           logs after the exit brings what it missed.
  *   INSPECT GET /containers/{id}/json for those that exited non-zero
- *           (State.OOMKilled, State.ExitCode)
+ *           (State.OOMKilled, State.ExitCode); for one killed by a signal
+ *           nobody here sent, over a new connection: an engine that no
+ *           longer accepts any is stopping, and the attempt is infra
  *   REMOVE  DELETE ?force=1&v=1 for each created container, unless kept
  *   UNNET   DELETE /networks/{id} (gangs), unless kept
  *   then    tpuci__attempt_done(), and the attempt's timer is closed
@@ -29,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -70,6 +79,12 @@ typedef struct {
   char *host;             /* a gang's "worker-<index>", else NULL */
   json_t *body;           /* create request, until CREATE is over */
   int started;
+  tpuci__http_req_t *attach; /* the attach stream, while it is open */
+  int attached;           /* the engine attached its streams */
+  int attach_broken;      /* the stream ended with an error: refetch */
+  int refetched;          /* GET logs asked after the exit */
+  uint64_t seen[2];       /* bytes of stdout, stderr passed on */
+  uint64_t skip[2];       /* of a refetch: bytes already passed on */
   int exited;             /* wait answered */
   int pending_signal;     /* to send once started */
   long status_code;
@@ -96,6 +111,8 @@ struct tpuci__dk_att_s {
   int gang;               /* a multi-host topology: a private network */
   tpuci__phase_t phase;
   int requests;           /* in flight, all kinds (and a pending retry) */
+  int to_attach;          /* attach requests not answered yet */
+  int launched;           /* starts asked (or given up) */
   int stop;               /* signalled before the containers ran */
   uint64_t signals;       /* bit n: the scheduler sent signal n */
   char *infra;            /* the first engine failure */
@@ -128,6 +145,8 @@ struct tpuci__dk_s {
   size_t nimages, image_next;
   int image_present;      /* of images[image_next - 1] */
   size_t leftover_ctrs;
+  tpuci__http_req_t *prep_req; /* prepare's request in flight */
+  int aborting;           /* abort(): prepare ends at its next answer */
   /* close */
   int closing;
   void (*close_cb)(tpuci__runtime_t *rt);
@@ -259,6 +278,16 @@ static void tpuci__dk_on_output(void *p, int stream, const char *buf,
                                 size_t len) {
   tpuci__dk_ctr_t *c = p;
   tpuci__dk_out_t o;
+  int k = stream == 2 ? 1 : 0;
+  if (c->skip[k] > 0) {
+    /* A refetch: what the broken stream brought already. */
+    size_t d = c->skip[k] < len ? (size_t) c->skip[k] : len;
+    c->skip[k] -= d;
+    buf += d;
+    len -= d;
+    if (len == 0) return;
+  }
+  c->seen[k] += len;
   if (c->host == NULL) {
     tpuci__attempt_output(c->att->a, stream, buf, len);
     return;
@@ -274,10 +303,8 @@ static void tpuci__dk_on_log_chunk(void *p, const char *buf, size_t len) {
   tpuci__demux_feed(&c->demux, buf, len, tpuci__dk_on_output, c);
 }
 
-static void tpuci__dk_on_logs(void *p, const tpuci__engine_res_t *res) {
-  tpuci__dk_ctr_t *c = p;
-  tpuci__dk_att_t *att = c->att;
-  att->requests--;
+/* Passes on what the demultiplexer and the line buffers still hold. */
+static void tpuci__dk_output_flush(tpuci__dk_ctr_t *c) {
   tpuci__demux_flush(&c->demux, tpuci__dk_on_output, c);
   if (c->host != NULL) {
     tpuci__dk_out_t o;
@@ -285,13 +312,71 @@ static void tpuci__dk_on_logs(void *p, const tpuci__engine_res_t *res) {
     for (o.stream = 1; o.stream <= 2; o.stream++)
       tpuci__lines_flush(&c->lines[o.stream - 1], tpuci__dk_on_lines, &o);
   }
+}
+
+static void tpuci__dk_on_refetched(void *p, const tpuci__engine_res_t *res) {
+  tpuci__dk_ctr_t *c = p;
+  tpuci__dk_att_t *att = c->att;
+  att->requests--;
+  tpuci__dk_output_flush(c);
   if (!res->ok && res->error != UV_ECANCELED) {
-    char *m = tpuci__printf("could not read the output of container %s: %s",
+    char *m = tpuci__printf("the output of container %s may be incomplete: "
+                            "its stream broke and reading its logs failed: %s",
                             c->name, res->message);
     tpuci__attempt_message(att->a, m);
     free(m);
   }
   tpuci__dk_step(att);
+}
+
+/* Once a container whose attach stream broke has exited: its logs, past
+ * what the stream brought. */
+static void tpuci__dk_maybe_refetch(tpuci__dk_ctr_t *c) {
+  tpuci__dk_att_t *att = c->att;
+  if (!c->attach_broken || !c->exited || c->attach != NULL || c->refetched)
+    return;
+  c->refetched = 1;
+  c->skip[0] = c->seen[0];
+  c->skip[1] = c->seen[1];
+  tpuci__demux_init(&c->demux);
+  att->requests++;
+  tpuci__engine_container_logs(att->dk->eng, c->id, tpuci__dk_on_log_chunk,
+                               c, tpuci__dk_on_refetched, c);
+}
+
+static void tpuci__dk_launch(tpuci__dk_att_t *att);
+
+static void tpuci__dk_on_attached(void *p) {
+  tpuci__dk_ctr_t *c = p;
+  c->attached = 1;
+  c->att->to_attach--;
+  tpuci__dk_launch(c->att);
+}
+
+static void tpuci__dk_on_attach_end(void *p, const tpuci__engine_res_t *res) {
+  tpuci__dk_ctr_t *c = p;
+  tpuci__dk_att_t *att = c->att;
+  att->requests--;
+  c->attach = NULL;
+  tpuci__dk_output_flush(c);
+  if (!c->attached) {
+    /* Never attached: the container still runs, its logs come after. */
+    if (res->error != UV_ECANCELED) c->attach_broken = 1;
+    att->to_attach--;
+    tpuci__dk_launch(att);
+  } else if (!res->ok && res->error != UV_ECANCELED) {
+    c->attach_broken = 1;
+  }
+  tpuci__dk_maybe_refetch(c);
+  tpuci__dk_step(att);
+}
+
+/* Cancels the attach streams still open (containers that will not run). */
+static void tpuci__dk_detach_all(tpuci__dk_att_t *att) {
+  size_t i;
+  for (i = 0; i < att->nctrs; i++)
+    if (att->ctrs[i].attach != NULL)
+      tpuci__engine_cancel(att->dk->eng, att->ctrs[i].attach);
 }
 
 static void tpuci__dk_on_wait(void *p, const tpuci__engine_res_t *res) {
@@ -307,10 +392,11 @@ static void tpuci__dk_on_wait(void *p, const tpuci__engine_res_t *res) {
     if (c->status_code != 0 && !c->stopped) tpuci__dk_gang_stop(att, c);
   } else {
     tpuci__dk_infra(att, "waiting for", c, res->message);
-    /* Whatever happened, make sure the logs stream ends, and the others
-     * of a gang do not run on alone. */
+    /* Whatever happened, make sure the output stream ends, and the
+     * others of a gang do not run on alone. */
     if (res->error == 0) tpuci__dk_kill_running(att, SIGKILL);
   }
+  tpuci__dk_maybe_refetch(c);
   tpuci__dk_step(att);
 }
 
@@ -321,20 +407,37 @@ static void tpuci__dk_on_started(void *p, const tpuci__engine_res_t *res) {
   att->requests--;
   if (!res->ok) {
     tpuci__dk_infra(att, "starting", c, res->message);
-    /* The others of a gang must not run on alone. */
+    /* It will not run: nothing will end its stream. The others of a
+     * gang must not run on alone. */
+    if (c->attach != NULL) tpuci__engine_cancel(eng, c->attach);
     tpuci__dk_kill_running(att, SIGKILL);
     tpuci__dk_step(att);
     return;
   }
   c->started = 1;
-  att->requests += 2;
-  tpuci__engine_container_logs(eng, c->id, tpuci__dk_on_log_chunk, c,
-                               tpuci__dk_on_logs, c);
+  att->requests++;
   tpuci__engine_container_wait(eng, c->id, tpuci__dk_on_wait, c);
   if (att->infra != NULL) tpuci__dk_kill(c, SIGKILL);
   else if (c->pending_signal) tpuci__dk_kill(c, c->pending_signal);
   c->pending_signal = 0;
   tpuci__dk_step(att);
+}
+
+/* Starts the containers once every attach answered; an attempt stopped
+ * or broken meanwhile starts nothing. */
+static void tpuci__dk_launch(tpuci__dk_att_t *att) {
+  size_t i;
+  if (att->to_attach > 0 || att->launched) return;
+  att->launched = 1;
+  if (att->infra != NULL || att->stop) {
+    tpuci__dk_detach_all(att);
+    return;
+  }
+  for (i = 0; i < att->nctrs; i++) {
+    att->requests++;
+    tpuci__engine_container_start(att->dk->eng, att->ctrs[i].id,
+                                  tpuci__dk_on_started, &att->ctrs[i]);
+  }
 }
 
 /* NETWORK and CREATE. */
@@ -365,20 +468,60 @@ static void tpuci__dk_on_net_created(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_step(att);
 }
 
+static void tpuci__dk_on_created(void *p, const tpuci__engine_res_t *res);
+
+/* Who has the name: this attempt's own container (the same labels) is
+ * taken as created; anyone else's leaves it, for a suffixed name. */
+static void tpuci__dk_on_name_taken(void *p, const tpuci__engine_res_t *res) {
+  tpuci__dk_ctr_t *c = p;
+  tpuci__dk_att_t *att = c->att;
+  const char *id = json_string_value(json_object_get(res->json, "Id"));
+  char *name;
+  att->requests--;
+  if (res->ok && id != NULL && tpuci__ctr_is_ours(res->json, c->body)) {
+    c->id = tpuci__strdup(id);
+    tpuci__dk_step(att);
+    return;
+  }
+  name = tpuci__dk_suffixed(c->name);
+  free(c->name);
+  c->name = name;
+  c->create_tries++;
+  att->requests++;
+  tpuci__engine_container_create(att->dk->eng, c->name, c->body,
+                                 tpuci__dk_on_created, c);
+}
+
+/* A container whose create answer was lost, looked up by its name. */
+static void tpuci__dk_on_looked_up(void *p, const tpuci__engine_res_t *res) {
+  tpuci__dk_ctr_t *c = p;
+  tpuci__dk_att_t *att = c->att;
+  const char *id = json_string_value(json_object_get(res->json, "Id"));
+  att->requests--;
+  if (res->ok && id != NULL) {
+    c->id = tpuci__strdup(id);
+  } else if (res->status != 404) {
+    char *m = tpuci__printf("container %s may have been created without "
+                            "an answer and could not be looked up (%s); "
+                            "run `tpuci gc` to clean up",
+                            c->name, res->message);
+    tpuci__attempt_message(att->a, m);
+    free(m);
+  }
+  tpuci__dk_step(att);
+}
+
 static void tpuci__dk_on_created(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_ctr_t *c = p;
   tpuci__dk_att_t *att = c->att;
   att->requests--;
   if (res->status == 409 && c->create_tries < 3 && !att->stop) {
-    /* The name is taken: another tpuci with the same run id (run ids are
-     * unique per state folder, the engine is shared). Add a suffix. */
-    char *name = tpuci__dk_suffixed(c->name);
-    free(c->name);
-    c->name = name;
-    c->create_tries++;
+    /* The name is taken: by this very request, sent again by curl after
+     * its first answer was lost, or by another tpuci with the same run
+     * id (run ids are unique per state folder, the engine is shared). */
     att->requests++;
-    tpuci__engine_container_create(att->dk->eng, c->name, c->body,
-                                   tpuci__dk_on_created, c);
+    tpuci__engine_container_inspect(att->dk->eng, c->name,
+                                    tpuci__dk_on_name_taken, c);
     return;
   }
   if (res->ok) {
@@ -387,6 +530,12 @@ static void tpuci__dk_on_created(void *p, const tpuci__engine_res_t *res) {
     else tpuci__dk_infra(att, "creating", c, "the answer has no Id");
   } else {
     tpuci__dk_infra(att, "creating", c, res->message);
+    if (res->error != 0 && res->error != UV_ECANCELED) {
+      /* No answer: the engine may have made it all the same. */
+      att->requests++;
+      tpuci__engine_container_inspect(att->dk->eng, c->name,
+                                      tpuci__dk_on_looked_up, c);
+    }
   }
   tpuci__dk_step(att);
 }
@@ -405,6 +554,13 @@ static void tpuci__dk_body_network(json_t *body, const char *net,
 }
 
 /* INSPECT. */
+
+/* Whether the container ended by a signal (exit 128+n) that tpuci did
+ * not send it. */
+static int tpuci__dk_unasked_signal(const tpuci__dk_ctr_t *c) {
+  return c->exited && c->status_code > 128 && c->status_code < 160 &&
+         c->signals == 0 && !c->stopped;
+}
 
 static void tpuci__dk_on_inspected(void *p, const tpuci__engine_res_t *res);
 
@@ -425,6 +581,15 @@ static void tpuci__dk_on_inspected(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_ctr_t *c = p;
   tpuci__dk_att_t *att = c->att;
   att->requests--;
+  if (!res->ok && res->error != 0 && res->error != UV_ECANCELED &&
+      tpuci__dk_unasked_signal(c) && att->infra == NULL) {
+    /* Killed by a signal nobody here sent, and the engine takes no new
+     * connection: it is stopping (a graceful stop sends SIGTERM to every
+     * container). Not the test's failure. */
+    att->infra = tpuci__printf("docker engine: it stopped while container "
+                               "%s ran (exit %ld, then %s)",
+                               c->name, c->status_code, res->message);
+  }
   if (res->ok) {
     json_t *state = json_object_get(res->json, "State");
     json_t *code = json_object_get(state, "ExitCode");
@@ -656,10 +821,13 @@ static void tpuci__dk_step(tpuci__dk_att_t *att) {
           att->phase = TPUCI__PH_INSPECT;
           break;
         }
+        att->to_attach = (int) att->nctrs;
         for (i = 0; i < att->nctrs; i++) {
+          tpuci__dk_ctr_t *c = &att->ctrs[i];
           att->requests++;
-          tpuci__engine_container_start(eng, att->ctrs[i].id,
-                                        tpuci__dk_on_started, &att->ctrs[i]);
+          c->attach = tpuci__engine_container_attach(
+              eng, c->id, tpuci__dk_on_attached, tpuci__dk_on_log_chunk, c,
+              tpuci__dk_on_attach_end, c);
         }
         break;
       case TPUCI__PH_RUN:
@@ -668,9 +836,11 @@ static void tpuci__dk_step(tpuci__dk_att_t *att) {
         if (att->infra != NULL) break;
         for (i = 0; i < att->nctrs; i++) {
           tpuci__dk_ctr_t *c = &att->ctrs[i];
+          tpuci__http_req_t *r;
           if (!c->exited || c->status_code == 0) continue;
           att->requests++;
-          tpuci__engine_container_inspect(eng, c->id, tpuci__dk_on_inspected, c);
+          r = tpuci__engine_container_inspect(eng, c->id, tpuci__dk_on_inspected, c);
+          if (tpuci__dk_unasked_signal(c)) tpuci__http_set_fresh(r);
         }
         break;
       case TPUCI__PH_INSPECT:
@@ -913,9 +1083,11 @@ static int tpuci__dk_signal(tpuci__runtime_t *rt, tpuci__attempt_t *a,
   (void) rt;
   if (att == NULL || att->phase > TPUCI__PH_RUN) return 0;
   if (signum > 0 && signum < 64) att->signals |= 1ull << signum;
-  if (att->phase < TPUCI__PH_RUN) {
-    /* Not created yet: do not start it at all. */
+  if (att->phase < TPUCI__PH_RUN ||
+      (att->phase == TPUCI__PH_RUN && !att->launched)) {
+    /* Not started yet: do not start it at all. */
     att->stop = 1;
+    if (att->phase == TPUCI__PH_RUN) tpuci__dk_detach_all(att);
     return 0;
   }
   tpuci__dk_kill_running(att, signum);
@@ -940,6 +1112,26 @@ static void tpuci__dk_prepare_fail(tpuci__dk_t *dk, int code, char *msg) {
   tpuci__dk_prepare_done(dk, code);
 }
 
+/* Every answer to a prepare request comes through here first. Returns 1
+ * when prepare was aborted meanwhile, and has then ended it. */
+static int tpuci__dk_prep_answered(tpuci__dk_t *dk) {
+  dk->bg--;
+  dk->prep_req = NULL;
+  if (!dk->aborting) return 0;
+  tpuci__err_set(&dk->rt.err, UV_ECANCELED, "cancelled");
+  tpuci__dk_prepare_done(dk, UV_ECANCELED);
+  return 1;
+}
+
+static void tpuci__dk_abort(tpuci__runtime_t *rt) {
+  tpuci__dk_t *dk = (tpuci__dk_t *) rt;
+  if (dk->prepare_cb == NULL || dk->aborting) return;
+  dk->aborting = 1;
+  /* An image pull, or a check of an engine that does not answer. The
+   * engine stops a pull whose client went away. */
+  if (dk->prep_req != NULL) tpuci__engine_cancel(dk->eng, dk->prep_req);
+}
+
 static char *tpuci__dk_tar_hint(const char *ref) {
   const char *slash = strrchr(ref, '/');
   const char *base = slash ? slash + 1 : ref;
@@ -956,7 +1148,7 @@ static void tpuci__dk_next_image(tpuci__dk_t *dk);
 static void tpuci__dk_on_pulled(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_t *dk = p;
   const tpuci__image_t *img = &dk->plan->images[dk->images[dk->image_next - 1]];
-  dk->bg--;
+  if (tpuci__dk_prep_answered(dk)) return;
   if (res->ok) {
     tpuci__dk_next_image(dk);
     return;
@@ -984,7 +1176,7 @@ static void tpuci__dk_on_pulled(void *p, const tpuci__engine_res_t *res) {
 static void tpuci__dk_on_image(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_t *dk = p;
   const tpuci__image_t *img = &dk->plan->images[dk->images[dk->image_next - 1]];
-  dk->bg--;
+  if (tpuci__dk_prep_answered(dk)) return;
   if (!res->ok && res->status != 404) {
     tpuci__dk_prepare_fail(dk, TPUCI_EENGINE,
                            tpuci__printf("docker engine: inspecting image "
@@ -1008,7 +1200,7 @@ static void tpuci__dk_on_image(void *p, const tpuci__engine_res_t *res) {
     tpuci__dk_message(dk, m);
     free(m);
     dk->bg++;
-    tpuci__engine_image_pull(dk->eng, img->ref, tpuci__dk_on_pulled, dk);
+    dk->prep_req = tpuci__engine_image_pull(dk->eng, img->ref, tpuci__dk_on_pulled, dk);
     return;
   }
   tpuci__dk_next_image(dk);
@@ -1022,7 +1214,7 @@ static void tpuci__dk_next_image(tpuci__dk_t *dk) {
   }
   img = &dk->plan->images[dk->images[dk->image_next++]];
   dk->bg++;
-  tpuci__engine_image_inspect(dk->eng, img->ref, tpuci__dk_on_image, dk);
+  dk->prep_req = tpuci__engine_image_inspect(dk->eng, img->ref, tpuci__dk_on_image, dk);
 }
 
 static size_t tpuci__dk_count_dead(json_t *list) {
@@ -1037,7 +1229,7 @@ static size_t tpuci__dk_count_dead(json_t *list) {
 static void tpuci__dk_on_networks(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_t *dk = p;
   size_t nets = res->ok ? tpuci__dk_count_dead(res->json) : 0;
-  dk->bg--;
+  if (tpuci__dk_prep_answered(dk)) return;
   if (dk->leftover_ctrs > 0 || nets > 0) {
     char *m;
     if (nets == 0)
@@ -1057,17 +1249,17 @@ static void tpuci__dk_on_networks(void *p, const tpuci__engine_res_t *res) {
 
 static void tpuci__dk_on_containers(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_t *dk = p;
-  dk->bg--;
+  if (tpuci__dk_prep_answered(dk)) return;
   dk->leftover_ctrs = res->ok ? tpuci__dk_count_dead(res->json) : 0;
   dk->bg++;
-  tpuci__engine_network_list(dk->eng, TPUCI__LABEL_RUN, tpuci__dk_on_networks, dk);
+  dk->prep_req = tpuci__engine_network_list(dk->eng, TPUCI__LABEL_RUN, tpuci__dk_on_networks, dk);
 }
 
 static void tpuci__dk_on_info(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_t *dk = p;
   const char *root = json_string_value(json_object_get(res->json, "DockerRootDir"));
   struct statvfs st;
-  dk->bg--;
+  if (tpuci__dk_prep_answered(dk)) return;
   if (res->ok && root != NULL && statvfs(root, &st) == 0) {
     unsigned long long avail = (unsigned long long) st.f_bavail * st.f_frsize;
     if (avail < TPUCI__DISK_FAIL_BYTES) {
@@ -1088,12 +1280,12 @@ static void tpuci__dk_on_info(void *p, const tpuci__engine_res_t *res) {
     }
   }
   dk->bg++;
-  tpuci__engine_container_list(dk->eng, TPUCI__LABEL_RUN, tpuci__dk_on_containers, dk);
+  dk->prep_req = tpuci__engine_container_list(dk->eng, TPUCI__LABEL_RUN, tpuci__dk_on_containers, dk);
 }
 
 static void tpuci__dk_on_version(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_t *dk = p;
-  dk->bg--;
+  if (tpuci__dk_prep_answered(dk)) return;
   if (res->error != 0) {
     tpuci__dk_prepare_fail(dk, TPUCI_EENGINE,
                            tpuci__printf("cannot reach the Docker Engine "
@@ -1116,7 +1308,39 @@ static void tpuci__dk_on_version(void *p, const tpuci__engine_res_t *res) {
     return;
   }
   dk->bg++;
-  tpuci__engine_info(dk->eng, tpuci__dk_on_info, dk);
+  dk->prep_req = tpuci__engine_info(dk->eng, tpuci__dk_on_info, dk);
+}
+
+int tpuci__runtime_docker_check(const tpuci__plan_t *plan, tpuci__err_t *err) {
+  tpuci__docker_host_t host;
+  tpuci__err_t e = {0, NULL};
+  size_t i, k;
+  int local;
+
+  /* A remote engine's paths are not ours to look at; HostConfig.Mounts
+   * makes it refuse a missing source itself. */
+  if (tpuci__docker_host_from_env(&host, &e) != 0) {
+    tpuci__err_clear(&e);
+    return 0;
+  }
+  local = host.unix_path != NULL;
+  tpuci__docker_host_free(&host);
+  if (!local) return 0;
+  for (i = 0; i < plan->ninstances; i++) {
+    const tpuci__instance_t *inst = &plan->instances[i];
+    if (!inst->selected || inst->runtime != TPUCI__RUNTIME_DOCKER) continue;
+    for (k = 0; k < inst->nmounts; k++) {
+      struct stat st;
+      if (stat(inst->mounts[k].source, &st) == 0) continue;
+      return tpuci__err_set(err, TPUCI_ESPEC,
+                            "%s: job '%s': mount source %s: %s (the engine "
+                            "would create it as an empty folder owned by "
+                            "root); create it or fix the path",
+                            inst->where ? inst->where : "spec", inst->job,
+                            inst->mounts[k].source, strerror(errno));
+    }
+  }
+  return 0;
 }
 
 static int tpuci__dk_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
@@ -1159,7 +1383,7 @@ static int tpuci__dk_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
     if (!seen) dk->images[dk->nimages++] = inst->image;
   }
   dk->bg++;
-  tpuci__engine_version(dk->eng, tpuci__dk_on_version, dk);
+  dk->prep_req = tpuci__engine_version(dk->eng, tpuci__dk_on_version, dk);
   return 0;
 }
 
@@ -1211,6 +1435,7 @@ int tpuci__runtime_docker_new(uv_loop_t *loop,
   dk->rt.prepare = tpuci__dk_prepare;
   dk->rt.start = tpuci__dk_start;
   dk->rt.signal = tpuci__dk_signal;
+  dk->rt.abort = tpuci__dk_abort;
   dk->rt.close = tpuci__dk_close;
   dk->rt.free = tpuci__dk_free;
   dk->loop = loop;

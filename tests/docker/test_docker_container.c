@@ -65,10 +65,16 @@ static void test_full_body(void **state) {
 
   hc = json_object_get(b, "HostConfig");
   assert_true(json_is_true(json_object_get(hc, "Init")));
-  a = json_object_get(hc, "Binds");
+  assert_null(json_object_get(hc, "Binds"));
+  a = json_object_get(hc, "Mounts");
   assert_int_equal(json_array_size(a), 2);
-  assert_string_equal(json_string_value(json_array_get(a, 0)), "/host/src:/src");
-  assert_string_equal(json_string_value(json_array_get(a, 1)), "/host/data:/data:ro");
+  assert_string_equal(str(json_array_get(a, 0), "Type"), "bind");
+  assert_string_equal(str(json_array_get(a, 0), "Source"), "/host/src");
+  assert_string_equal(str(json_array_get(a, 0), "Target"), "/src");
+  assert_true(json_is_false(json_object_get(json_array_get(a, 0), "ReadOnly")));
+  assert_string_equal(str(json_array_get(a, 1), "Source"), "/host/data");
+  assert_string_equal(str(json_array_get(a, 1), "Target"), "/data");
+  assert_true(json_is_true(json_object_get(json_array_get(a, 1), "ReadOnly")));
   assert_int_equal(json_integer_value(json_object_get(hc, "NanoCpus")), 1500000000);
   assert_int_equal(json_integer_value(json_object_get(hc, "Memory")), 16 << 20);
   assert_int_equal(json_integer_value(json_object_get(hc, "MemorySwap")), 16 << 20);
@@ -97,7 +103,7 @@ static void test_minimal_body(void **state) {
   assert_null(json_object_get(json_object_get(b, "Labels"), "tpuci.keep"));
   hc = json_object_get(b, "HostConfig");
   assert_true(json_is_true(json_object_get(hc, "Init")));
-  assert_null(json_object_get(hc, "Binds"));
+  assert_null(json_object_get(hc, "Mounts"));
   assert_null(json_object_get(hc, "NanoCpus"));
   assert_null(json_object_get(hc, "Memory"));
   assert_null(json_object_get(hc, "MemorySwap"));
@@ -174,13 +180,39 @@ static void test_names(void **state) {
   free(c);
 }
 
-static void test_bind(void **state) {
-  tpuci__mount_t m = {"/a b", "/c", 1};
-  char *s;
+static void test_mount(void **state) {
+  tpuci__mount_t m = {"/a b:c", "/c", 1};
+  json_t *j;
   (void) state;
-  s = tpuci__ctr_bind(&m);
-  assert_string_equal(s, "/a b:/c:ro");
-  free(s);
+  j = tpuci__ctr_mount(&m);
+  assert_string_equal(str(j, "Type"), "bind");
+  assert_string_equal(str(j, "Source"), "/a b:c");
+  assert_string_equal(str(j, "Target"), "/c");
+  assert_true(json_is_true(json_object_get(j, "ReadOnly")));
+  json_decref(j);
+}
+
+/* A container made from a body carries all its labels; one of another
+ * run, attempt or process does not. */
+static void test_is_ours(void **state) {
+  json_t *body = json_pack("{s:{s:s, s:s}}", "Labels", "tpuci.run", "r", "tpuci.pid", "7");
+  json_t *same = json_pack("{s:{s:{s:s, s:s, s:s}}}", "Config", "Labels", "tpuci.run", "r",
+                           "tpuci.pid", "7", "other", "x");
+  json_t *other = json_pack("{s:{s:{s:s, s:s}}}", "Config", "Labels", "tpuci.run", "r",
+                            "tpuci.pid", "8");
+  json_t *bare = json_pack("{s:{}}", "Config");
+  json_t *empty = json_pack("{s:{}}", "Labels");
+  (void) state;
+  assert_true(tpuci__ctr_is_ours(same, body));
+  assert_false(tpuci__ctr_is_ours(other, body));
+  assert_false(tpuci__ctr_is_ours(bare, body));
+  assert_false(tpuci__ctr_is_ours(NULL, body));
+  assert_false(tpuci__ctr_is_ours(same, empty));
+  json_decref(body);
+  json_decref(same);
+  json_decref(other);
+  json_decref(bare);
+  json_decref(empty);
 }
 
 static void test_alive(void **state) {
@@ -220,7 +252,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_full_body), cmocka_unit_test(test_minimal_body),
       cmocka_unit_test(test_sanitize),  cmocka_unit_test(test_names),
-      cmocka_unit_test(test_bind),      cmocka_unit_test(test_alive),
+      cmocka_unit_test(test_mount), cmocka_unit_test(test_is_ours),      cmocka_unit_test(test_alive),
   };
   return cmocka_run_group_tests_name("docker_container", tests, NULL, NULL);
 }

@@ -408,11 +408,18 @@ static void test_gang_bodies(void **state) {
     /* emulate = "none": no switches. */
     assert_int_equal(env_count(b, "PJRT_DEVICE=", NULL), 0);
     /* Mounts: the job's, then the host's own results folder. */
-    binds = json_object_get(hc, "Binds");
+    binds = json_object_get(hc, "Mounts");
     assert_int_equal(json_array_size(binds), 2);
-    assert_string_equal(json_string_value(json_array_get(binds, 0)), "/host/src:/src:ro");
-    bind = tpuci__printf("%s/worker-%d:/tpuci/results", f->results, i);
-    assert_string_equal(json_string_value(json_array_get(binds, 1)), bind);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(binds, 0), "Source")),
+                        "/host/src");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(binds, 0), "Target")),
+                        "/src");
+    assert_true(json_is_true(json_object_get(json_array_get(binds, 0), "ReadOnly")));
+    bind = tpuci__printf("%s/worker-%d", f->results, i);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(binds, 1), "Source")),
+                        bind);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(binds, 1), "Target")),
+                        "/tpuci/results");
     free(bind);
     bind = tpuci__printf("%s/worker-%d", f->results, i);
     assert_true(is_dir(bind));
@@ -437,7 +444,7 @@ static void test_single_bodies(void **state) {
   tpuci__slice_t slice;
   tpuci__err_t err = {0, NULL};
   json_t *b, *hc;
-  char *bind;
+  const char *bind;
 
   f->inst->topology = 1;
   f->inst->network = tpuci__strdup("none");
@@ -455,9 +462,13 @@ static void test_single_bodies(void **state) {
   assert_string_equal(env_of(b, "PJRT_DEVICE"), "CPU");
   assert_string_equal(env_of(b, "CPU_NUM_DEVICES"), "4");
   assert_string_equal(env_of(b, "TPUCI_HOSTS"), "1");
-  bind = tpuci__printf("%s:%s", f->results, TPUCI__RESULTS_MOUNT);
-  assert_string_equal(json_string_value(json_array_get(json_object_get(hc, "Binds"), 1)), bind);
-  free(bind);
+  bind = f->results;
+  assert_string_equal(json_string_value(json_object_get(
+                          json_array_get(json_object_get(hc, "Mounts"), 1), "Source")),
+                      bind);
+  assert_string_equal(json_string_value(json_object_get(
+                          json_array_get(json_object_get(hc, "Mounts"), 1), "Target")),
+                      TPUCI__RESULTS_MOUNT);
   assert_true(is_dir(f->results));
   json_decref(b);
   tpuci__slice_free(&slice);
@@ -473,7 +484,7 @@ static void test_single_bodies(void **state) {
   /* No results folder: only the job's mounts. */
   f->a.results_dir = NULL;
   b = tpuci__gang_host_body(&f->a, NULL, 0, 1, NULL, NULL, &err);
-  assert_int_equal(json_array_size(json_object_get(json_object_get(b, "HostConfig"), "Binds")), 1);
+  assert_int_equal(json_array_size(json_object_get(json_object_get(b, "HostConfig"), "Mounts")), 1);
   assert_int_equal(env_count(b, "TPUCI_RESULTS=", NULL), 0);
   json_decref(b);
 
