@@ -6,6 +6,8 @@
 # Idempotent: an engine already running from the same folder is reused.
 # The folder lives outside the repository so that built test images are
 # cached between runs; an empty or missing folder works too.
+# TPUCI_ENGINE_ARGS adds dockerd options (tests that start an engine of
+# their own beside the main one pass "--bridge=none --iptables=false").
 set -euo pipefail
 
 dir=${TPUCI_ENGINE_DIR:-/var/tmp/tpuci-engine}
@@ -85,8 +87,9 @@ if ! [ -f "$pidfile" ]; then
   logstart=$(stat -c %s "$log" 2>/dev/null || echo 0)
   # setsid: the engine outlives the shell that started it and does not get
   # its terminal's signals.
+  # shellcheck disable=SC2086
   setsid dockerd --host "unix://$sock" --data-root "$dir/data" \
-    --exec-root "$dir/exec" --pidfile "$pidfile" \
+    --exec-root "$dir/exec" --pidfile "$pidfile" ${TPUCI_ENGINE_ARGS:-} \
     >>"$log" 2>&1 </dev/null &
   started=$!
 fi

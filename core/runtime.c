@@ -20,6 +20,15 @@ int tpuci__runtime_new(tpuci__runtime_kind_t kind, uv_loop_t *loop,
   }
 }
 
+int tpuci__runtime_check(const tpuci__plan_t *plan, tpuci__err_t *err) {
+  size_t i;
+  for (i = 0; i < plan->ninstances; i++)
+    if (plan->instances[i].selected &&
+        plan->instances[i].runtime == TPUCI__RUNTIME_DOCKER)
+      return tpuci__runtime_docker_check(plan, err);
+  return 0;
+}
+
 static void tpuci__env_push(tpuci__strv_t *out, const char *k, const char *v) {
   tpuci__strv_take(out, tpuci__printf("%s=%s", k, v));
 }

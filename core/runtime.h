@@ -84,6 +84,11 @@ struct tpuci__runtime_s {
    * itself returns an error (then never). May be NULL. */
   int (*prepare)(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
                  void (*cb)(tpuci__runtime_t *rt, int status));
+  /* Cuts a prepare() in progress short (the run is being stopped):
+   * pending checks and image pulls are cancelled, and prepare's callback
+   * follows soon with UV_ECANCELED. Nothing when prepare is not in
+   * progress. May be NULL (prepare ends quickly on its own). */
+  void (*abort)(tpuci__runtime_t *rt);
   int (*start)(tpuci__runtime_t *rt, tpuci__attempt_t *a);
   int (*signal)(tpuci__runtime_t *rt, tpuci__attempt_t *a, int signum);
   /* Releases everything the runtime holds on the loop (handles, pending
@@ -109,6 +114,13 @@ typedef struct {
 int tpuci__runtime_new(tpuci__runtime_kind_t kind, uv_loop_t *loop,
                        const tpuci__runtime_opts_t *opts,
                        tpuci__runtime_t **out, tpuci__err_t *err);
+
+/* Checks, before anything is made, that every selected instance can run
+ * on its runtime as far as it can be told without starting anything (a
+ * bind mount's source exists for a local engine). Returns 0, or
+ * TPUCI_ESPEC with err filled ("spec.lua:3: job 'x': ..."). */
+int tpuci__runtime_check(const tpuci__plan_t *plan, tpuci__err_t *err);
+int tpuci__runtime_docker_check(const tpuci__plan_t *plan, tpuci__err_t *err);
 
 int tpuci__runtime_local_new(uv_loop_t *loop,
                              const tpuci__runtime_opts_t *opts,

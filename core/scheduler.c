@@ -872,10 +872,14 @@ static void tpuci__drain(tpuci__sched_t *s) {
 
 static void tpuci__stop(tpuci__sched_t *s, tpuci__stop_t why, int force) {
   tpuci__satt_t *t, *next;
+  int k;
   if (s->stop == TPUCI__STOP_NONE) s->stop = why;
   if (force) s->force = 1;
   uv_timer_stop(&s->deadline_timer);
   tpuci__drain(s);
+  /* Still checking the engine or pulling images: stop that too. */
+  for (k = 0; s->preparing > 0 && k < TPUCI__RUNTIME__COUNT; k++)
+    if (s->rts[k] != NULL && s->rts[k]->abort != NULL) s->rts[k]->abort(s->rts[k]);
   for (t = s->running_list; t != NULL; t = next) {
     next = t->next;
     if (!t->timed_out) t->cancelled = 1;
@@ -928,6 +932,8 @@ static void tpuci__signal_cb(uv_signal_t *h, int signum) {
 static void tpuci__prepared(tpuci__runtime_t *rt, int status) {
   tpuci__sched_t *s = rt->host_data;
   s->preparing--;
+  /* Cut short by tpuci__stop(): not an error of the engine. */
+  if (status == UV_ECANCELED && s->stop != TPUCI__STOP_NONE) status = 0;
   if (status != 0 && s->error == NULL) {
     s->error = tpuci__strdup(rt->err.msg ? rt->err.msg : uv_strerror(status));
     s->error_code = status;
@@ -1014,7 +1020,7 @@ int tpuci__sched_check(const tpuci__plan_t *plan, int jobs, tpuci__err_t *err) {
                             "but the run has %d (raise -j to at least %d)",
                             inst->where, inst->name, hosts, hosts, jobs, hosts);
   }
-  return 0;
+  return tpuci__runtime_check(plan, err);
 }
 
 int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,

@@ -371,7 +371,8 @@ static int execute_run(run_cli_t *rc, const char *spec) {
     fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
     tpuci_console_free(&con);
     tpuci_ctx_free(ctx);
-    return r == TPUCI_ENOMATCH || r == TPUCI_EUSAGE ? EXIT_USAGE : EXIT_ENV;
+    return r == TPUCI_ENOMATCH || r == TPUCI_EUSAGE || r == TPUCI_ESPEC ? EXIT_USAGE
+                                                                        : EXIT_ENV;
   }
   if (r != 0) fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
   tpuci_console_summary(&con, ctx);

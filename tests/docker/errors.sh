@@ -39,6 +39,21 @@ expect_json '"starting container" in s["instances"][0]["attempts"][0]["cause"] a
 expect_json 's["instances"][1]["attempts"][0]["exit_code"]' 127
 expect_no_leftovers "$(latest_run_id)" "$tp" "after an infra failure"
 
+# A mount source that does not exist: a spec error before anything runs
+# (exit 2, at the job's line), never a folder the engine makes as root.
+cat > mount.lua <<'LUA'
+image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
+job "a" { image = "bb", run = "true" }
+job "m" { image = "bb", run = "ls /data",
+          mounts = { ["no-such-dir"] = "/data" } }
+LUA
+runs_before=$(ls .tpuci/runs | wc -l)
+run_tpuci run mount.lua
+expect_code 2 "missing mount source"
+expect_out "mount.lua:3: job 'm': mount source $WORK/no-such-dir: No such file or directory"
+[ ! -e no-such-dir ] && pass || fail "the engine created the missing mount source"
+[ "$(ls .tpuci/runs | wc -l)" = "$runs_before" ] && pass || fail "a run folder was made for a spec error"
+
 # No engine at all.
 cat > ok.lua <<'LUA'
 image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }

@@ -49,6 +49,54 @@ count_objects() {
   fi | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'
 }
 
+# private_engine_up DIR: starts a Docker Engine of the test's own (its
+# socket, data and pid file under DIR; a bridge of its own and no
+# iptables rules, so it does not meet the main engine: an engine started
+# with --bridge=none would delete the main engine's docker0), with the
+# busybox image, and sets PRIVATE_HOST to its DOCKER_HOST.
+# private_engine_down DIR [SIG] stops it (SIGTERM: a graceful stop;
+# SIGKILL: a crash) and waits until it is gone; private_engine_gone DIR
+# then removes what it leaves (mounts, its bridge).
+private_engine_up() {
+  local dir=$1 line br
+  mkdir -p "$dir"
+  br=$(cat "$dir/bridge" 2>/dev/null || echo "tpucibr$$")
+  if ! ip link show "$br" >/dev/null 2>&1; then
+    ip link add name "$br" type bridge || return 1
+    ip addr add "10.231.$(( $$ % 200 + 20 )).1/24" dev "$br" || return 1
+    ip link set "$br" up
+  fi
+  echo "$br" > "$dir/bridge"
+  line=$(TPUCI_ENGINE_DIR=$dir TPUCI_ENGINE_ARGS="--bridge=$br --iptables=false --ip-masq=false" \
+    bash "$TESTS/../.ci/engine-up.sh") || return 1
+  PRIVATE_HOST=${line#export DOCKER_HOST=}
+  DOCKER_HOST=$PRIVATE_HOST bash "$TESTS/images/build-busybox.sh" >/dev/null 2>&1
+}
+private_engine_down() {
+  local dir=$1 sig=${2:-TERM} pid i
+  pid=$(cat "$dir/docker.pid" 2>/dev/null) || return 0
+  kill -"$sig" "$pid" 2>/dev/null
+  for i in $(seq 1 300); do
+    [ -d "/proc/$pid" ] || break
+    sleep 0.1
+  done
+  if [ "$sig" = KILL ]; then
+    # A crash leaves its containerd and shims: they go too.
+    pkill -KILL -f -- "$dir/exec/containerd" 2>/dev/null || true
+  fi
+}
+# private_engine_gone DIR: after private_engine_down, the mounts dockerd
+# leaves under DIR (it bind-mounts its data root) go, so DIR can go.
+private_engine_gone() {
+  local m
+  for m in $(awk -v d="$1" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r); do
+    umount -l "$m" 2>/dev/null || true
+  done
+  if [ -s "$1/bridge" ]; then
+    ip link del "$(cat "$1/bridge")" 2>/dev/null || true
+  fi
+}
+
 # The id of the latest run (from its folder's name).
 latest_run_id() {
   basename "$(readlink -f "$WORK/.tpuci/runs/latest")"
