@@ -59,15 +59,16 @@ expect_json '"timed out after 2" in [i for i in s["instances"] if i["name"] == "
 expect_json '[a["cause"] for a in [i for i in s["instances"] if i["name"] == "retried"][0]["attempts"]]' "['worker-1: exit 4', 'exit 0']"
 
 # Promptly: worker-1 fails at 1 s, worker-2 ignores SIGTERM and is killed
-# 2 s later; nothing waits for the 300 s sleeps.
+# 2 s later; nothing waits for the 300 s sleeps. (The bounds are far from
+# 300 s and loose: other tests load the same engine at the same time.)
 ms=$(json '[i for i in s["instances"] if i["name"] == "fails"][0]["attempts"][0]["duration_ms"]')
-[ "$ms" -lt 10000 ] && pass || fail "the failed gang took $ms ms to end"
+[ "$ms" -lt 60000 ] && pass || fail "the failed gang took $ms ms to end"
 [ "$ms" -ge 2500 ] && pass || fail "the failed gang ended in $ms ms: worker-2 was not given its 2 s grace"
 ms=$(json '[i for i in s["instances"] if i["name"] == "hungry"][0]["attempts"][-1]["duration_ms"]')
-[ "$ms" -lt 10000 ] && pass || fail "the OOM gang took $ms ms to end"
+[ "$ms" -lt 60000 ] && pass || fail "the OOM gang took $ms ms to end"
 ms=$(json '[i for i in s["instances"] if i["name"] == "retried"][0]["attempts"][0]["duration_ms"]')
-[ "$ms" -lt 10000 ] && pass || fail "the first attempt of the retried gang took $ms ms to end"
-[ "$took" -lt 30 ] && pass || fail "the run took $took s"
+[ "$ms" -lt 60000 ] && pass || fail "the first attempt of the retried gang took $ms ms to end"
+[ "$took" -lt 200 ] && pass || fail "the run took $took s"
 
 # The failing host's words are in the log, prefixed.
 grep -qx '\[worker-1\] worker-1 gives up' "$WORK/.tpuci/runs/latest/fails/attempt-1.log" && pass || fail "worker-1's output is not in the log"
