@@ -167,7 +167,22 @@ int tpuci_load_file(tpuci_ctx_t *ctx, const char *path) {
   int r;
 
   if (ctx == NULL || path == NULL) return TPUCI_EUSAGE;
-  r = tpuci__read_file(path, &chunk, &len);
+  r = tpuci__read_file_max(path, TPUCI__SPEC_MAX_BYTES, &chunk, &len);
+  if (r == UV_EFBIG) {
+    tpuci__err_set(&e, TPUCI_ELIMIT, "%s: the spec is larger than %zu MiB "
+                   "(the most a spec may have)", path,
+                   TPUCI__SPEC_MAX_BYTES / (1024 * 1024));
+    return tpuci__fail(ctx, &e);
+  }
+  if (r == UV_EISDIR || r == UV_EFTYPE) {
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+      tpuci__err_set(&e, r, "%s: cannot read spec: it is %s, not a regular file",
+                     path, tpuci__file_kind(st.st_mode));
+    else
+      tpuci__err_set(&e, r, "%s: cannot read spec: not a regular file", path);
+    return tpuci__fail(ctx, &e);
+  }
   if (r != 0) {
     tpuci__err_set(&e, r, "%s: cannot read spec: %s", path, uv_strerror(r));
     return tpuci__fail(ctx, &e);

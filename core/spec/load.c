@@ -196,6 +196,13 @@ int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len,
   tpuci__buf_init(&c->scratch);
   if (plan->spec_path == NULL) plan->spec_path = tpuci__strdup(c->chunkname);
   if (plan->spec_dir == NULL) plan->spec_dir = tpuci__strdup(spec_dir);
+
+  if (len > TPUCI__SPEC_MAX_BYTES) {
+    tpuci__spec_format_size(TPUCI__SPEC_MAX_BYTES, size, sizeof(size));
+    r = tpuci__err_set(err, TPUCI_ELIMIT, "%s: the spec is larger than %s "
+                       "(the most a spec may have)", c->chunkname, size);
+    goto done;
+  }
   tpuci__spec_format_size(c->mem_limit, size, sizeof(size));
 
   L = tpuci__spec_newstate(c);

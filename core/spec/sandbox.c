@@ -9,6 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <uv.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -309,13 +312,12 @@ static int tpuci__has_dotdot(const char *p) {
 int tpuci__spec_read_beside(lua_State *L, const char *fn) {
   tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
   char joined[PATH_MAX], real[PATH_MAX], base[PATH_MAX];
-  struct stat st;
+  struct stat st, again;
   luaL_Buffer b;
   size_t n, blen, got;
   const char *rel = luaL_checklstring(L, 1, &n);
   char *p;
-  FILE *f;
-  int bad;
+  int fd, bad = 0;
 
   if (n == 0 || strlen(rel) != n)
     return luaL_error(L, "%s: bad path '%s'", fn, rel);
@@ -341,17 +343,32 @@ int tpuci__spec_read_beside(lua_State *L, const char *fn) {
   if (stat(real, &st) != 0)
     return luaL_error(L, "%s: cannot read '%s': %s", fn, rel,
                       strerror(errno));
+  /* Like the spec itself: regular files only, checked again with fstat()
+   * on the file opened without blocking (a FIFO put in its place must not
+   * hang the load). The size is bounded by the state's memory limit. */
   if (!S_ISREG(st.st_mode))
-    return luaL_error(L, "%s: '%s' is not a regular file", fn, rel);
+    return luaL_error(L, "%s: '%s' is %s, not a regular file", fn, rel,
+                      tpuci__file_kind(st.st_mode));
   p = luaL_buffinitsize(L, &b, (size_t) st.st_size);
-  f = fopen(real, "rb");
-  if (f == NULL)
+  fd = tpuci__open_regular(real, &again);
+  if (fd < 0)
     return luaL_error(L, "%s: cannot read '%s': %s", fn, rel,
-                      strerror(errno));
-  got = fread(p, 1, (size_t) st.st_size, f);
-  bad = ferror(f);
-  fclose(f);
-  if (bad) return luaL_error(L, "%s: cannot read '%s'", fn, rel);
+                      fd == UV_EISDIR || fd == UV_EFTYPE
+                          ? "it is no longer a regular file"
+                          : uv_strerror(fd));
+  got = 0;
+  while (got < (size_t) st.st_size) {
+    ssize_t rd = read(fd, p + got, (size_t) st.st_size - got);
+    if (rd < 0 && errno == EINTR) continue;
+    if (rd <= 0) {
+      bad = rd < 0 ? errno : 0;
+      break;
+    }
+    got += (size_t) rd;
+  }
+  close(fd);
+  if (bad) return luaL_error(L, "%s: cannot read '%s': %s", fn, rel,
+                             strerror(bad));
   luaL_pushresultsize(&b, got);
   return 1;
 }

@@ -549,7 +549,13 @@ static void test_tpuci_env_and_read_file(void **state) {
   assert_int_equal(load_with("tpuci.read_file('missing')", dir, 0, 0), TPUCI_ESPEC);
   assert_non_null(strstr(err.msg, "cannot read 'missing'"));
   assert_int_equal(load_with("tpuci.read_file('sub')", dir, 0, 0), TPUCI_ESPEC);
-  assert_non_null(strstr(err.msg, "is not a regular file"));
+  assert_non_null(strstr(err.msg, "tpuci.read_file: 'sub' is a folder, not a "
+                                  "regular file"));
+  /* A FIFO is refused without waiting for a writer. */
+  snprintf(path, sizeof(path), "%s/fifo", dir);
+  assert_int_equal(mkfifo(path, 0600), 0);
+  assert_int_equal(load_with("tpuci.yaml('fifo')", dir, 0, 0), TPUCI_ESPEC);
+  assert_non_null(strstr(err.msg, "tpuci.yaml: 'fifo' is a FIFO, not a regular file"));
 
   snprintf(path, sizeof(path), "rm -rf '%s'", dir);
   assert_int_equal(system(path), 0);
@@ -819,6 +825,35 @@ static void test_instance_cap(void **state) {
              "spec.lua:5: job 'two': the plan has more than 100000 instances");
 }
 
+/* Loads len bytes of src (NUL bytes included) named `name`. */
+static int load_bytes(const char *src, size_t len, const char *name,
+                      const char *dir) {
+  tpuci__plan_free(&plan);
+  tpuci__plan_init(&plan);
+  tpuci__err_clear(&err);
+  return tpuci__spec_load(&plan, src, len, name, dir, NULL, &err);
+}
+
+/* A spec is at most TPUCI__SPEC_MAX_BYTES long. */
+static void test_size_limit(void **state) {
+  size_t n = TPUCI__SPEC_MAX_BYTES;
+  char *src = malloc(n + 1);
+  const char *job = "\njob \"a\" { run = \"x\" }";
+  (void) state;
+
+  assert_non_null(src);
+  memset(src, ' ', n + 1);
+  memcpy(src, "--", 2);
+  memcpy(src + n - strlen(job), job, strlen(job));
+  assert_int_equal(load_bytes(src, n, "spec.lua", SPEC_DIR), 0);
+  assert_int_equal(plan.ninstances, 1);
+  assert_int_equal(load_bytes(src, n + 1, "spec.lua", SPEC_DIR), TPUCI_ELIMIT);
+  assert_string_equal(err.msg, "spec.lua: the spec is larger than 4 MiB (the most "
+                               "a spec may have)");
+  assert_int_equal(plan.ninstances, 0);
+  free(src);
+}
+
 static void test_pytest(void **state) {
   const tpuci__instance_t *in;
   (void) state;
@@ -898,6 +933,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_big_matrix, setup, teardown),
     cmocka_unit_test_setup_teardown(test_instance_cap, setup, teardown),
     cmocka_unit_test_setup_teardown(test_pytest, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_size_limit, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
