@@ -21,7 +21,9 @@ typedef struct {
 /* Runs `chunk` in a sandboxed Lua state and expands it into `plan`, which
  * must be freshly initialised. `chunkname` is used in messages ("spec.lua")
  * and `spec_dir` (absolute) resolves relative paths. A chunk longer than
- * TPUCI__SPEC_MAX_BYTES is refused. On error returns
+ * TPUCI__SPEC_MAX_BYTES is refused; a UTF-8 byte order mark and a first
+ * line starting with '#' ("#!/usr/bin/env tpuci") are skipped, keeping
+ * line numbers. On error returns
  * TPUCI_ESPEC or TPUCI_ELIMIT with a one-line message in `err` that
  * starts with "file:line: " whenever a line is known; `plan` must still
  * be freed by the caller. */

@@ -154,6 +154,21 @@ static void tpuci__spec_format_size(size_t n, char *buf, size_t size) {
   }
 }
 
+/* Skips what Lua's own loadfile() skips: a UTF-8 byte order mark, then a
+ * first line that starts with '#' (a shebang: "#!/usr/bin/env tpuci").
+ * The line's newline is kept, so line numbers in messages stay right. */
+static void tpuci__spec_skip_header(const char **chunk, size_t *len) {
+  const char *p = *chunk, *end = *chunk + *len;
+
+  if (end - p >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
+  if (p < end && *p == '#') {
+    const char *nl = memchr(p, '\n', (size_t) (end - p));
+    p = nl ? nl : end;
+  }
+  *len -= (size_t) (p - *chunk);
+  *chunk = p;
+}
+
 /* Leaves the plan as it was given, except for warnings, when the load
  * failed: a half-expanded plan must not be run by mistake. */
 static void tpuci__spec_discard(tpuci__plan_t *plan) {
@@ -203,6 +218,7 @@ int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len,
                        "(the most a spec may have)", c->chunkname, size);
     goto done;
   }
+  tpuci__spec_skip_header(&c->chunk, &c->len);
   tpuci__spec_format_size(c->mem_limit, size, sizeof(size));
 
   L = tpuci__spec_newstate(c);

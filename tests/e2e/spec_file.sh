@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# What tpuci accepts as a spec file: a regular file of at most 4 MiB.
+# What tpuci accepts as a spec file: a regular file of at most 4 MiB; a
+# byte order mark or a shebang line is fine.
 . "$TESTS/e2e/lib.sh"
 
 # Not a regular file, or too large: one line naming the file, exit 2, at
@@ -26,5 +27,27 @@ head -c $((4194304 - $(wc -c < max.lua))) /dev/zero | tr '\0' ' ' >> max.lua
 [ "$(wc -c < max.lua)" = 4194304 ] && pass || fail "max.lua is not 4 MiB"
 run_tpuci plan max.lua
 expect_code 0 "a spec of exactly 4 MiB"
+
+# A byte order mark and a shebang line; line numbers stay the file's.
+printf '\xef\xbb\xbfjob "a" { run = "true" }\n' > bom.lua
+run_tpuci run bom.lua
+expect_code 0 "BOM"
+expect_json 's["instances"][0]["where"]' "bom.lua:1"
+printf '#!/usr/bin/env tpuci\n-- a comment\njob "a" { run = "true" }\n' > shebang.lua
+run_tpuci run shebang.lua
+expect_code 0 "shebang"
+expect_json 's["instances"][0]["where"]' "shebang.lua:3"
+printf '\xef\xbb\xbf#!/usr/bin/env tpuci\njob "a" { run = "true" }\n' > both.lua
+run_tpuci plan both.lua
+expect_code 0 "BOM and shebang"
+expect_out "a  (both.lua:2)"
+printf '#!/usr/bin/env tpuci\njob "a" { run = "true" }\njob "b" { run = = }\n' > shebang_bad.lua
+run_tpuci plan shebang_bad.lua
+expect_code 2 "shebang and a syntax error"
+expect_out "shebang_bad.lua:3: unexpected symbol near '='"
+printf '\xef\xbb\xbf\njob "a" { rnu = "true" }\n' > bom_bad.lua
+run_tpuci plan bom_bad.lua
+expect_code 2 "BOM and an unknown key"
+expect_out "bom_bad.lua:2: job 'a': rnu: unknown key, did you mean 'run'?"
 
 finish

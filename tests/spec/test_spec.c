@@ -834,6 +834,34 @@ static int load_bytes(const char *src, size_t len, const char *name,
   return tpuci__spec_load(&plan, src, len, name, dir, NULL, &err);
 }
 
+/* A UTF-8 byte order mark and a first line starting with '#' are skipped,
+ * as lua does; line numbers stay those of the file. */
+static void test_bom_and_shebang(void **state) {
+  (void) state;
+  load_ok("\xef\xbb\xbfjob \"a\" { run = \"x\" }\n");
+  assert_string_equal(inst("a")->where, "spec.lua:1");
+  load_ok("#!/usr/bin/env tpuci\njob \"a\" { run = \"x\" }\n");
+  assert_string_equal(inst("a")->where, "spec.lua:2");
+  load_ok("\xef\xbb\xbf#!/usr/bin/env tpuci\n\njob \"a\" { run = \"x\" }");
+  assert_string_equal(inst("a")->where, "spec.lua:3");
+  load_ok("# a comment line, as lua allows\r\njob \"a\" { run = \"x\" }\n");
+  assert_string_equal(inst("a")->where, "spec.lua:2");
+  load_fails("#!/usr/bin/env tpuci\njob \"a\" { run = \"x\" }\njob \"b\" { run = = }\n",
+             TPUCI_ESPEC, "spec.lua:3: unexpected symbol near '='");
+  load_fails("\xef\xbb\xbf\njob \"a\" { rnu = \"x\" }", TPUCI_ESPEC,
+             "spec.lua:2: job 'a': rnu: unknown key");
+  load_fails("#!/usr/bin/env tpuci\n\n\nerror('boom')", TPUCI_ESPEC,
+             "spec.lua:4: boom");
+  /* Only the first line, and only one mark. */
+  load_fails("job \"a\" { run = \"x\" }\n#!/bin/sh\n", TPUCI_ESPEC,
+             "spec.lua:2: unexpected symbol near '#'");
+  load_fails("\xef\xbb\xbf\xef\xbb\xbfjob \"a\" { run = \"x\" }", TPUCI_ESPEC,
+             "spec.lua:1:");
+  /* Only a shebang (and a mark): nothing declared. */
+  load_ok("\xef\xbb\xbf#!/usr/bin/env tpuci");
+  assert_int_equal(plan.ninstances, 0);
+}
+
 /* A spec is at most TPUCI__SPEC_MAX_BYTES long. */
 static void test_size_limit(void **state) {
   size_t n = TPUCI__SPEC_MAX_BYTES;
@@ -933,6 +961,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_big_matrix, setup, teardown),
     cmocka_unit_test_setup_teardown(test_instance_cap, setup, teardown),
     cmocka_unit_test_setup_teardown(test_pytest, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_bom_and_shebang, setup, teardown),
     cmocka_unit_test_setup_teardown(test_size_limit, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
