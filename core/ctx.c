@@ -149,6 +149,8 @@ static int tpuci__load(tpuci_ctx_t *ctx, const char *chunk, size_t len,
   limits.timeout_ms = ctx->opts.load_timeout_ms;
   limits.memory_bytes = ctx->opts.load_memory_bytes;
   r = tpuci__spec_load(&ctx->plan, chunk, len, name, dir, &limits, &e);
+  if (r == 0 && ctx->plan.ninstances == 0)
+    r = tpuci__err_set(&e, TPUCI_ESPEC, "%s: the spec declares no jobs", name);
   if (r != 0) {
     if (e.msg == NULL) tpuci__err_set(&e, r, "%s: %s", name, tpuci_strerror(r));
     tpuci__plan_free(&ctx->plan);

@@ -109,10 +109,11 @@ void tpuci_free(void *p);
 
 /* Loads and expands a spec file. Relative paths in the spec resolve
  * against the spec's folder. Replaces any plan already loaded.
- * Returns TPUCI_ESPEC for an invalid spec, TPUCI_ELIMIT when the spec ran
- * too long, used too much memory or is larger than 4 MiB, UV_EISDIR or
- * UV_EFTYPE when the path is not a regular file (a folder, a FIFO, a
- * device), UV_ENOENT and friends when the file cannot be read. */
+ * Returns TPUCI_ESPEC for an invalid spec (one that declares no jobs
+ * included), TPUCI_ELIMIT when the spec ran too long, used too much
+ * memory or is larger than 4 MiB, UV_EISDIR or UV_EFTYPE when the path is
+ * not a regular file (a folder, a FIFO, a device), UV_ENOENT and friends
+ * when the file cannot be read. */
 int tpuci_load_file(tpuci_ctx_t *ctx, const char *path);
 
 /* Loads a spec from memory, with the same rules; `name` is used in

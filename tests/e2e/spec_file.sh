@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# What tpuci accepts as a spec file: a regular file of at most 4 MiB; a
-# byte order mark or a shebang line is fine.
+# What tpuci accepts as a spec file: a regular file of at most 4 MiB that
+# declares a job; a byte order mark or a shebang line is fine.
 . "$TESTS/e2e/lib.sh"
 
 # Not a regular file, or too large: one line naming the file, exit 2, at
@@ -27,6 +27,18 @@ head -c $((4194304 - $(wc -c < max.lua))) /dev/zero | tr '\0' ' ' >> max.lua
 [ "$(wc -c < max.lua)" = 4194304 ] && pass || fail "max.lua is not 4 MiB"
 run_tpuci plan max.lua
 expect_code 0 "a spec of exactly 4 MiB"
+
+# No jobs: said so, for every command that loads a spec.
+: > empty.lua
+printf 'image "py" { ref = "python:3.11" }\ntopology "v4-8" {}\n' > nojobs.lua
+for spec in empty.lua nojobs.lua; do
+  for cmd in plan run "export github" doctor "rerun --failed"; do
+    run_tpuci $cmd $spec
+    expect_code 2 "$cmd $spec"
+    expect_out "tpuci: $spec: the spec declares no jobs" "$cmd $spec"
+    expect_not_out "no job instance matches" "$cmd $spec"
+  done
+done
 
 # A byte order mark and a shebang line; line numbers stay the file's.
 printf '\xef\xbb\xbfjob "a" { run = "true" }\n' > bom.lua

@@ -1,6 +1,6 @@
 /* Loading a spec through the public API: what tpuci_load_file() accepts
  * as a file (regular files of at most 4 MiB; never a FIFO, a device or a
- * folder, which must fail at once). */
+ * folder, which must fail at once), and that a spec must declare a job. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -98,10 +98,36 @@ static void test_size(void **state) {
   free(text);
 }
 
+static void test_no_jobs(void **state) {
+  static const char *const specs[] = {
+    "",
+    "-- nothing yet\n",
+    "\xef\xbb\xbf#!/usr/bin/env tpuci\n",
+    "image \"py\" { ref = \"python:3.11\" }\ntopology \"v4-8\" {}\n",
+  };
+  size_t i;
+  (void) state;
+
+  for (i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+    char *path = write_spec("empty.lua", specs[i], strlen(specs[i]));
+    char *want = tpuci__printf("%s: the spec declares no jobs", path);
+    load_fails(path, TPUCI_ESPEC, want);
+    assert_string_equal(tpuci_last_error(ctx), want);
+    free(want);
+    free(path);
+  }
+  assert_int_equal(tpuci_load_string(ctx, "", 0, "inline.lua"), TPUCI_ESPEC);
+  assert_string_equal(tpuci_last_error(ctx), "inline.lua: the spec declares no jobs");
+  /* The same spec with a job loads. */
+  assert_int_equal(tpuci_load_string(ctx, "job 'a' { run = 'true' }", 24, "inline.lua"), 0);
+  assert_int_equal(tpuci_instance_count(ctx), 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_not_regular),
     cmocka_unit_test(test_size),
+    cmocka_unit_test(test_no_jobs),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -857,7 +857,8 @@ static void test_bom_and_shebang(void **state) {
              "spec.lua:2: unexpected symbol near '#'");
   load_fails("\xef\xbb\xbf\xef\xbb\xbfjob \"a\" { run = \"x\" }", TPUCI_ESPEC,
              "spec.lua:1:");
-  /* Only a shebang (and a mark): nothing declared. */
+  /* Only a shebang (and a mark): nothing declared, which the loader
+   * allows; the public API refuses a spec without jobs. */
   load_ok("\xef\xbb\xbf#!/usr/bin/env tpuci");
   assert_int_equal(plan.ninstances, 0);
 }
