@@ -23,7 +23,8 @@ typedef struct {
  * and `spec_dir` (absolute) resolves relative paths. A chunk longer than
  * TPUCI__SPEC_MAX_BYTES is refused; a UTF-8 byte order mark and a first
  * line starting with '#' ("#!/usr/bin/env tpuci") are skipped, keeping
- * line numbers. On error returns
+ * line numbers. Every string of the plan is valid UTF-8 without a NUL
+ * byte; a spec that would give another is refused. On error returns
  * TPUCI_ESPEC or TPUCI_ELIMIT with a one-line message in `err` that
  * starts with "file:line: " whenever a line is known; `plan` must still
  * be freed by the caller. */

@@ -452,6 +452,27 @@ size_t tpuci__utf8_len(const unsigned char *p, const unsigned char *end) {
   return n;
 }
 
+const char *tpuci__text_problem(const char *s, size_t len, size_t *at) {
+  const unsigned char *p = (const unsigned char *) s, *end = p + len;
+  const char *problem = NULL;
+  size_t n;
+
+  while (p < end) {
+    if (*p == 0) {
+      problem = "contains a NUL byte";
+      break;
+    }
+    n = *p < 0x80 ? 1 : tpuci__utf8_len(p, end);
+    if (n == 0) {
+      problem = "not valid UTF-8";
+      break;
+    }
+    p += n;
+  }
+  if (at) *at = (size_t) (p - (const unsigned char *) s);
+  return problem;
+}
+
 int tpuci__yaml_ambiguous(const char *s) {
   static const char *const words[] = {
       "true", "false", "yes", "no", "on", "off", "y", "n", "null", "~",

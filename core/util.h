@@ -108,6 +108,13 @@ size_t tpuci__edit_distance(const char *a, const char *b, size_t cap);
  * lead or continuation byte, overlong form, surrogate, past U+10FFFF). */
 size_t tpuci__utf8_len(const unsigned char *p, const unsigned char *end);
 
+/* Whether s[0..len) can be a string of the plan: valid UTF-8 (JSON
+ * reports hold it) without a NUL byte (commands, environment and paths
+ * are C strings). Returns NULL when it can, else the problem, "not valid
+ * UTF-8" or "contains a NUL byte", with *at set to the 0-based offset of
+ * the first bad byte. */
+const char *tpuci__text_problem(const char *s, size_t len, size_t *at);
+
 /* Whether a plain YAML scalar with this text could read back as
  * something other than a string, under YAML 1.1 (PyYAML, older tools) or
  * 1.2: empty, null, booleans (yes/no/on/off too), anything starting like

@@ -212,6 +212,13 @@ int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len,
   if (plan->spec_path == NULL) plan->spec_path = tpuci__strdup(c->chunkname);
   if (plan->spec_dir == NULL) plan->spec_dir = tpuci__strdup(spec_dir);
 
+  /* The file name becomes part of every instance's "where". */
+  if (tpuci__text_problem(c->chunkname, strlen(c->chunkname), NULL) != NULL) {
+    r = tpuci__err_set(err, TPUCI_ESPEC, "%s: the spec's file name is not "
+                       "valid UTF-8 (reports could not record it); rename "
+                       "the file", c->chunkname);
+    goto done;
+  }
   if (len > TPUCI__SPEC_MAX_BYTES) {
     tpuci__spec_format_size(TPUCI__SPEC_MAX_BYTES, size, sizeof(size));
     r = tpuci__err_set(err, TPUCI_ELIMIT, "%s: the spec is larger than %s "

@@ -87,13 +87,26 @@ int tpuci__spec_line(lua_State *L, int level) {
   return 0;
 }
 
+/* A warning is a message, not data: bytes that are not UTF-8 (from the
+ * spec's warn(), or where a long one was cut) become '?', so the JSON plan
+ * can hold it. */
+static char *tpuci__spec_clean(char *s) {
+  size_t len = strlen(s), off = 0, at;
+  while (tpuci__text_problem(s + off, len - off, &at) != NULL) {
+    s[off + at] = '?';
+    off += at + 1;
+  }
+  return s;
+}
+
 void tpuci__spec_warn(tpuci__spec_ctx_t *c, const char *msg) {
   tpuci__strv_t *w = &c->plan->warnings;
   size_t n = strlen(msg);
   if (w->len < TPUCI__SPEC_MAX_WARNINGS && n <= TPUCI__SPEC_MAX_WARNING_LEN)
-    tpuci__strv_push(w, msg);
+    tpuci__strv_take(w, tpuci__spec_clean(tpuci__strdup(msg)));
   else if (w->len < TPUCI__SPEC_MAX_WARNINGS)
-    tpuci__strv_take(w, tpuci__printf("%.*s...", TPUCI__SPEC_MAX_WARNING_LEN, msg));
+    tpuci__strv_take(w, tpuci__spec_clean(tpuci__printf(
+                            "%.*s...", TPUCI__SPEC_MAX_WARNING_LEN, msg)));
   else if (w->len == TPUCI__SPEC_MAX_WARNINGS)
     tpuci__strv_take(w, tpuci__printf("%s: more than %d warnings, the rest "
                                       "were dropped", c->chunkname,
@@ -436,6 +449,27 @@ static int tpuci__l_outcome(lua_State *L) {
   return 1;
 }
 
+/* H.text(s): nil when s can be a string of the plan, else what is wrong
+ * with it ("not valid UTF-8 (byte 0xE9 at position 4)"). */
+static int tpuci__l_text(lua_State *L) {
+  size_t len, at;
+  const char *s = luaL_checklstring(L, 1, &len);
+  const char *problem = tpuci__text_problem(s, len, &at);
+  char msg[96];
+
+  if (problem == NULL) {
+    lua_pushnil(L);
+    return 1;
+  }
+  if (s[at] == '\0')
+    snprintf(msg, sizeof(msg), "%s (at position %zu)", problem, at + 1);
+  else
+    snprintf(msg, sizeof(msg), "%s (byte 0x%02X at position %zu)", problem,
+             (unsigned) (unsigned char) s[at], at + 1);
+  lua_pushstring(L, msg);
+  return 1;
+}
+
 static int tpuci__l_warn(lua_State *L) {
   tpuci__spec_warn(tpuci__spec_ctx(L), luaL_checkstring(L, 1));
   return 0;
@@ -452,6 +486,7 @@ void tpuci__spec_push_helpers(lua_State *L) {
     {"size", tpuci__l_size},
     {"outcome", tpuci__l_outcome},
     {"warn", tpuci__l_warn},
+    {"text", tpuci__l_text},
     {NULL, NULL}};
   tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
 
