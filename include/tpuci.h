@@ -297,8 +297,11 @@ int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir,
 
 /* With a spec loaded: selects the instances that did not pass in a past
  * run (failed, timeout, oom, infra, cancelled, not run; flaky counts as
- * passed). Instances the spec no longer has are ignored. Returns the
- * number selected (0: everything passed) or a negative code. */
+ * passed). Returns the number selected (0: everything passed) or a
+ * negative code, leaving the selection as it was: TPUCI_ENOMATCH when an
+ * instance that did not pass is not in the spec (renamed), TPUCI_EIO when
+ * the summary does not say which instances did not pass (a record without
+ * a name; counts, or a failed exit code, that no record accounts for). */
 int tpuci_plan_select_unpassed(tpuci_ctx_t *ctx, const char *state_dir,
                                const char *run_id);
 
