@@ -149,6 +149,8 @@ static int tpuci__load(tpuci_ctx_t *ctx, const char *chunk, size_t len,
   limits.timeout_ms = ctx->opts.load_timeout_ms;
   limits.memory_bytes = ctx->opts.load_memory_bytes;
   r = tpuci__spec_load(&ctx->plan, chunk, len, name, dir, &limits, &e);
+  if (r == 0 && ctx->plan.ninstances == 0)
+    r = tpuci__err_set(&e, TPUCI_ESPEC, "%s: the spec declares no jobs", name);
   if (r != 0) {
     if (e.msg == NULL) tpuci__err_set(&e, r, "%s: %s", name, tpuci_strerror(r));
     tpuci__plan_free(&ctx->plan);
@@ -167,7 +169,22 @@ int tpuci_load_file(tpuci_ctx_t *ctx, const char *path) {
   int r;
 
   if (ctx == NULL || path == NULL) return TPUCI_EUSAGE;
-  r = tpuci__read_file(path, &chunk, &len);
+  r = tpuci__read_file_max(path, TPUCI__SPEC_MAX_BYTES, &chunk, &len);
+  if (r == UV_EFBIG) {
+    tpuci__err_set(&e, TPUCI_ELIMIT, "%s: the spec is larger than %zu MiB "
+                   "(the most a spec may have)", path,
+                   TPUCI__SPEC_MAX_BYTES / (1024 * 1024));
+    return tpuci__fail(ctx, &e);
+  }
+  if (r == UV_EISDIR || r == UV_EFTYPE) {
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+      tpuci__err_set(&e, r, "%s: cannot read spec: it is %s, not a regular file",
+                     path, tpuci__file_kind(st.st_mode));
+    else
+      tpuci__err_set(&e, r, "%s: cannot read spec: not a regular file", path);
+    return tpuci__fail(ctx, &e);
+  }
   if (r != 0) {
     tpuci__err_set(&e, r, "%s: cannot read spec: %s", path, uv_strerror(r));
     return tpuci__fail(ctx, &e);
@@ -834,6 +851,13 @@ int tpuci_engine_doctor(tpuci_ctx_t *ctx, char **report) {
 /* ------------------------------------------------------------------ */
 /* Past runs                                                           */
 
+/* "state_dir/runs/<id>/summary.json", as messages name it. */
+static char *tpuci__summary_path(const char *state_dir, const char *run_id) {
+  if (run_id == NULL || *run_id == '\0') run_id = "latest";
+  return tpuci__printf("%s/runs/%s/summary.json", state_dir ? state_dir : ".tpuci",
+                       run_id);
+}
+
 /* Reads state_dir/runs/<id>/summary.json. */
 static int tpuci__read_summary(const char *state_dir, const char *run_id,
                                json_t **out, tpuci__err_t *err) {
@@ -845,8 +869,7 @@ static int tpuci__read_summary(const char *state_dir, const char *run_id,
   if (run_id == NULL || *run_id == '\0') run_id = "latest";
   if (strchr(run_id, '/') != NULL)
     return tpuci__err_set(err, TPUCI_EUSAGE, "'%s' is not a run id", run_id);
-  path = tpuci__printf("%s/runs/%s/summary.json", state_dir ? state_dir : ".tpuci",
-                       run_id);
+  path = tpuci__summary_path(state_dir, run_id);
   r = tpuci__read_file(path, &text, &len);
   if (r != 0) {
     tpuci__err_set(err, r, "%s: %s%s", path, uv_strerror(r),
@@ -944,13 +967,141 @@ static int tpuci__cmp_inst_name(const void *a, const void *b) {
   return strcmp(x->name, y->name);
 }
 
+/* The number of instances a summary's "counts" say did not pass: every
+ * count but passed, flaky and total; -1 without counts. */
+static long tpuci__summary_unpassed_count(json_t *root) {
+  json_t *counts = json_object_get(root, "counts"), *v;
+  const char *key;
+  long n = 0;
+
+  if (!json_is_object(counts)) return -1;
+  json_object_foreach(counts, key, v) {
+    if (strcmp(key, "passed") == 0 || strcmp(key, "flaky") == 0 ||
+        strcmp(key, "total") == 0)
+      continue;
+    if (json_is_integer(v) && json_integer_value(v) > 0)
+      n += (long) json_integer_value(v);
+  }
+  return n;
+}
+
+/* Picks the instances of the plan that did not pass in the summary `root`
+ * (read from `path`). A summary that does not say exactly which instances
+ * to run again is an error, never "everything passed": a record without a
+ * name, a name the spec does not have, counts or an exit code that speak
+ * of failures no record names. Returns the number selected or an error in
+ * e; the selection is only changed on success. */
+static int tpuci__select_unpassed(tpuci_ctx_t *ctx, json_t *root, const char *path,
+                                  tpuci__err_t *e) {
+  tpuci__instance_t **byname, key, *keyp = &key;
+  unsigned char *pick;
+  json_t *ji;
+  size_t i, k;
+  long counted;
+  int exit_code, unpassed = 0, flaky = 0, r = 0;
+
+  /* Names are unique in a plan: look them up in a sorted index. */
+  byname = tpuci__malloc((ctx->plan.ninstances + 1) * sizeof(*byname));
+  pick = tpuci__calloc(ctx->plan.ninstances + 1, 1);
+  for (i = 0; i < ctx->plan.ninstances; i++) byname[i] = &ctx->plan.instances[i];
+  qsort(byname, ctx->plan.ninstances, sizeof(*byname), tpuci__cmp_inst_name);
+  json_array_foreach(json_object_get(root, "instances"), k, ji) {
+    const char *o = tpuci__jstr(ji, "outcome"), *name;
+    tpuci__instance_t **hit;
+    if (strcmp(o, "passed") == 0) continue;
+    if (strcmp(o, "flaky") == 0) {
+      flaky++;
+      continue;
+    }
+    unpassed++;
+    name = json_string_value(json_object_get(ji, "name"));
+    if (name == NULL || *name == '\0') {
+      r = tpuci__err_set(e, TPUCI_EIO, "%s: instance record %zu (%s) has no "
+                         "name, so what to run again is unknown (a damaged "
+                         "summary; run the spec with `tpuci run`)", path, k + 1,
+                         *o ? o : "no outcome");
+      goto done;
+    }
+    key.name = (char *) name;
+    hit = bsearch(&keyp, byname, ctx->plan.ninstances, sizeof(*byname),
+                  tpuci__cmp_inst_name);
+    if (hit == NULL) {
+      r = tpuci__err_set(e, TPUCI_ENOMATCH, "%s: instance '%s' did not pass "
+                         "(%s), but %s has no instance of that name (renamed?); "
+                         "run the spec with `tpuci run`", path, name,
+                         *o ? o : "no outcome", ctx->plan.spec_path);
+      goto done;
+    }
+    pick[*hit - ctx->plan.instances] = 1;
+  }
+  counted = tpuci__summary_unpassed_count(root);
+  if (counted > unpassed) {
+    r = tpuci__err_set(e, TPUCI_EIO, "%s: its counts say %ld instance%s did not "
+                       "pass, but %d instance record%s say%s which (a damaged "
+                       "summary; run the spec with `tpuci run`)", path, counted,
+                       counted == 1 ? "" : "s", unpassed, unpassed == 1 ? "" : "s",
+                       unpassed == 1 ? "s" : "");
+    goto done;
+  }
+  exit_code = tpuci__jint(root, "exit_code", 0);
+  if (unpassed == 0 && exit_code != 0 && exit_code != 130) {
+    if (flaky > 0)
+      r = tpuci__err_set(e, TPUCI_EIO, "%s: the run failed (exit %d) with no "
+                         "instance that did not pass: its %d flaky instance%s "
+                         "failed it under --strict-flaky; run %s with `tpuci "
+                         "run --only`", path, exit_code, flaky,
+                         flaky == 1 ? "" : "s", flaky == 1 ? "it" : "them");
+    else
+      r = tpuci__err_set(e, TPUCI_EIO, "%s: the run failed (exit %d) but no "
+                         "instance record says which did not pass (a damaged "
+                         "summary; run the spec with `tpuci run`)", path,
+                         exit_code);
+    goto done;
+  }
+
+  /* The selection, and for pytest only the tests that did not pass, when
+   * they are known and the shard assignment does not matter (not
+   * sharded). */
+  tpuci__preselect_free(ctx);
+  for (i = 0; i < ctx->plan.ninstances; i++) {
+    ctx->plan.instances[i].selected = pick[i];
+    r += pick[i];
+  }
+  json_array_foreach(json_object_get(root, "instances"), k, ji) {
+    const char *o = tpuci__jstr(ji, "outcome");
+    tpuci__instance_t **hit;
+    size_t t, at;
+    json_t *jt;
+    if (strcmp(o, "failed") != 0) continue;
+    key.name = (char *) tpuci__jstr(ji, "name");
+    hit = bsearch(&keyp, byname, ctx->plan.ninstances, sizeof(*byname),
+                  tpuci__cmp_inst_name);
+    if (hit == NULL || !(*hit)->pytest || (*hit)->pytest->shards > 1) continue;
+    at = (size_t) (*hit - ctx->plan.instances);
+    if (ctx->preselect && ctx->preselect[at]) continue; /* A repeated record. */
+    json_array_foreach(json_object_get(ji, "tests"), t, jt) {
+      const char *to = tpuci__jstr(jt, "outcome");
+      if (strcmp(to, "failed") != 0 && strcmp(to, "error") != 0) continue;
+      if (ctx->preselect == NULL)
+        ctx->preselect = tpuci__calloc(ctx->plan.ninstances + 1, sizeof(*ctx->preselect));
+      if (ctx->preselect[at] == NULL)
+        ctx->preselect[at] = tpuci__calloc(1, sizeof(*ctx->preselect[at]));
+      tpuci__strv_push(ctx->preselect[at], tpuci__jstr(jt, "id"));
+    }
+  }
+
+done:
+  free(pick);
+  free(byname);
+  return r;
+}
+
 int tpuci_plan_select_unpassed(tpuci_ctx_t *ctx, const char *state_dir,
                                const char *run_id) {
   tpuci__err_t e = {0, NULL};
-  tpuci__instance_t **byname, key, *keyp = &key;
-  json_t *root, *ji;
-  size_t i, k;
-  int r, count = 0;
+  json_t *root;
+  char *path;
+  int r;
 
   if (ctx == NULL) return TPUCI_EUSAGE;
   if (!ctx->loaded) {
@@ -959,44 +1110,12 @@ int tpuci_plan_select_unpassed(tpuci_ctx_t *ctx, const char *state_dir,
   }
   r = tpuci__read_summary(state_dir, run_id, &root, &e);
   if (r != 0) return tpuci__fail(ctx, &e);
-  tpuci__preselect_free(ctx);
-  /* Names are unique in a plan: look them up in a sorted index. */
-  byname = tpuci__malloc((ctx->plan.ninstances + 1) * sizeof(*byname));
-  for (i = 0; i < ctx->plan.ninstances; i++) {
-    ctx->plan.instances[i].selected = 0;
-    byname[i] = &ctx->plan.instances[i];
-  }
-  qsort(byname, ctx->plan.ninstances, sizeof(*byname), tpuci__cmp_inst_name);
-  json_array_foreach(json_object_get(root, "instances"), k, ji) {
-    const char *o = tpuci__jstr(ji, "outcome");
-    tpuci__instance_t **hit;
-    if (strcmp(o, "passed") == 0 || strcmp(o, "flaky") == 0) continue;
-    key.name = (char *) tpuci__jstr(ji, "name");
-    hit = bsearch(&keyp, byname, ctx->plan.ninstances, sizeof(*byname),
-                  tpuci__cmp_inst_name);
-    if (hit != NULL && !(*hit)->selected) {
-      size_t t, at = (size_t) (*hit - ctx->plan.instances);
-      json_t *jt;
-      (*hit)->selected = 1;
-      count++;
-      /* pytest: only the tests that did not pass, when they are known
-       * and the shard assignment does not matter (not sharded). */
-      if ((*hit)->pytest && (*hit)->pytest->shards <= 1 && strcmp(o, "failed") == 0) {
-        json_array_foreach(json_object_get(ji, "tests"), t, jt) {
-          const char *to = tpuci__jstr(jt, "outcome");
-          if (strcmp(to, "failed") != 0 && strcmp(to, "error") != 0) continue;
-          if (ctx->preselect == NULL)
-            ctx->preselect = tpuci__calloc(ctx->plan.ninstances + 1, sizeof(*ctx->preselect));
-          if (ctx->preselect[at] == NULL)
-            ctx->preselect[at] = tpuci__calloc(1, sizeof(*ctx->preselect[at]));
-          tpuci__strv_push(ctx->preselect[at], tpuci__jstr(jt, "id"));
-        }
-      }
-    }
-  }
-  free(byname);
+  path = tpuci__summary_path(state_dir, run_id);
+  r = tpuci__select_unpassed(ctx, root, path, &e);
+  free(path);
   json_decref(root);
-  return count;
+  if (r < 0) return tpuci__fail(ctx, &e);
+  return r;
 }
 
 int tpuci_run_spec_path(const char *state_dir, const char *run_id,

@@ -349,6 +349,80 @@ int tpuci__read_file(const char *path, char **out, size_t *len) {
   return 0;
 }
 
+int tpuci__open_regular(const char *path, struct stat *st) {
+  int fd, r;
+
+  /* O_NONBLOCK: opening a FIFO must not wait for a writer. It changes
+   * nothing for regular files. */
+  do
+    fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0) return TPUCI__ERRNO;
+  if (fstat(fd, st) != 0) {
+    r = TPUCI__ERRNO;
+    close(fd);
+    return r;
+  }
+  if (!S_ISREG(st->st_mode)) {
+    close(fd);
+    return S_ISDIR(st->st_mode) ? UV_EISDIR : UV_EFTYPE;
+  }
+  return fd;
+}
+
+int tpuci__read_file_max(const char *path, size_t max, char **out, size_t *len) {
+  struct stat st;
+  size_t got = 0, cap;
+  ssize_t n;
+  char *buf;
+  int fd = tpuci__open_regular(path, &st);
+
+  if (fd < 0) return fd;
+  if (st.st_size > 0 && (uint64_t) st.st_size > (uint64_t) max) {
+    close(fd);
+    return UV_EFBIG;
+  }
+  /* The size fstat() gave is a hint: read until EOF, at most max + 1. */
+  cap = (size_t) st.st_size + 1;
+  buf = tpuci__malloc(cap + 1);
+  for (;;) {
+    if (got == cap) {
+      if (cap > max) break;
+      cap = cap * 2 > max + 1 || cap * 2 < cap ? max + 1 : cap * 2;
+      buf = tpuci__realloc(buf, cap + 1);
+    }
+    n = read(fd, buf + got, cap - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int r = TPUCI__ERRNO;
+      close(fd);
+      free(buf);
+      return r;
+    }
+    if (n == 0) break;
+    got += (size_t) n;
+  }
+  close(fd);
+  if (got > max) {
+    free(buf);
+    return UV_EFBIG;
+  }
+  buf[got] = '\0';
+  *out = buf;
+  if (len) *len = got;
+  return 0;
+}
+
+const char *tpuci__file_kind(unsigned mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
 /* Text encodings. */
 
 size_t tpuci__utf8_len(const unsigned char *p, const unsigned char *end) {
@@ -376,6 +450,27 @@ size_t tpuci__utf8_len(const unsigned char *p, const unsigned char *end) {
       (cp >= 0xD800 && cp <= 0xDFFF))
     return 0;
   return n;
+}
+
+const char *tpuci__text_problem(const char *s, size_t len, size_t *at) {
+  const unsigned char *p = (const unsigned char *) s, *end = p + len;
+  const char *problem = NULL;
+  size_t n;
+
+  while (p < end) {
+    if (*p == 0) {
+      problem = "contains a NUL byte";
+      break;
+    }
+    n = *p < 0x80 ? 1 : tpuci__utf8_len(p, end);
+    if (n == 0) {
+      problem = "not valid UTF-8";
+      break;
+    }
+    p += n;
+  }
+  if (at) *at = (size_t) (p - (const unsigned char *) s);
+  return problem;
 }
 
 int tpuci__yaml_ambiguous(const char *s) {

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "tpuci.h"
 
@@ -107,6 +108,13 @@ size_t tpuci__edit_distance(const char *a, const char *b, size_t cap);
  * lead or continuation byte, overlong form, surrogate, past U+10FFFF). */
 size_t tpuci__utf8_len(const unsigned char *p, const unsigned char *end);
 
+/* Whether s[0..len) can be a string of the plan: valid UTF-8 (JSON
+ * reports hold it) without a NUL byte (commands, environment and paths
+ * are C strings). Returns NULL when it can, else the problem, "not valid
+ * UTF-8" or "contains a NUL byte", with *at set to the 0-based offset of
+ * the first bad byte. */
+const char *tpuci__text_problem(const char *s, size_t len, size_t *at);
+
 /* Whether a plain YAML scalar with this text could read back as
  * something other than a string, under YAML 1.1 (PyYAML, older tools) or
  * 1.2: empty, null, booleans (yes/no/on/off too), anything starting like
@@ -126,5 +134,22 @@ int tpuci__write_file_atomic(const char *path, const char *data, size_t len);
 
 /* Reads a whole file; *out is NUL-terminated and owned by the caller. */
 int tpuci__read_file(const char *path, char **out, size_t *len);
+
+/* Opens path for reading without blocking on a FIFO, and checks with
+ * fstat() that it is a regular file. Returns the descriptor (st filled
+ * in), or a negative UV_E* code: UV_EISDIR for a folder, UV_EFTYPE for
+ * any other file that is not regular (FIFO, device, socket). */
+int tpuci__open_regular(const char *path, struct stat *st);
+
+/* Reads a regular file of at most max bytes (tpuci__open_regular() plus
+ * reading at most max + 1 bytes, so a file that grows or lies about its
+ * size cannot make it read more). Returns 0, UV_EFBIG when the file has
+ * more than max bytes, or another negative UV_E* code. *out is
+ * NUL-terminated and owned by the caller. */
+int tpuci__read_file_max(const char *path, size_t max, char **out, size_t *len);
+
+/* What kind of file a st_mode names, for messages: "a folder", "a FIFO",
+ * "a character device", "a block device", "a socket", "a regular file". */
+const char *tpuci__file_kind(unsigned mode);
 
 #endif /* TPUCI_UTIL_H */

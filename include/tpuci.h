@@ -109,13 +109,16 @@ void tpuci_free(void *p);
 
 /* Loads and expands a spec file. Relative paths in the spec resolve
  * against the spec's folder. Replaces any plan already loaded.
- * Returns TPUCI_ESPEC for an invalid spec, TPUCI_ELIMIT when the spec ran
- * too long or used too much memory, UV_ENOENT and friends when the file
- * cannot be read. */
+ * Returns TPUCI_ESPEC for an invalid spec (one that declares no jobs
+ * included), TPUCI_ELIMIT when the spec ran too long, used too much
+ * memory or is larger than 4 MiB, UV_EISDIR or UV_EFTYPE when the path is
+ * not a regular file (a folder, a FIFO, a device), UV_ENOENT and friends
+ * when the file cannot be read. */
 int tpuci_load_file(tpuci_ctx_t *ctx, const char *path);
 
-/* Loads a spec from memory; `name` is used in messages ("spec.lua") and
- * relative paths resolve against the current directory. */
+/* Loads a spec from memory, with the same rules; `name` is used in
+ * messages ("spec.lua") and relative paths resolve against the current
+ * directory. */
 int tpuci_load_string(tpuci_ctx_t *ctx, const char *chunk, size_t len,
                       const char *name);
 
@@ -294,8 +297,11 @@ int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir,
 
 /* With a spec loaded: selects the instances that did not pass in a past
  * run (failed, timeout, oom, infra, cancelled, not run; flaky counts as
- * passed). Instances the spec no longer has are ignored. Returns the
- * number selected (0: everything passed) or a negative code. */
+ * passed). Returns the number selected (0: everything passed) or a
+ * negative code, leaving the selection as it was: TPUCI_ENOMATCH when an
+ * instance that did not pass is not in the spec (renamed), TPUCI_EIO when
+ * the summary does not say which instances did not pass (a record without
+ * a name; counts, or a failed exit code, that no record accounts for). */
 int tpuci_plan_select_unpassed(tpuci_ctx_t *ctx, const char *state_dir,
                                const char *run_id);
 

@@ -2,8 +2,8 @@
 --
 -- core/spec/load.c runs this chunk in the spec's sandboxed Lua state
 -- before the spec itself, passing H, a table of helpers written in C
--- (H.where, H.distance, H.duration, H.size, H.outcome, H.warn and the
--- functions behind the `tpuci` table). The chunk installs the globals
+-- (H.where, H.distance, H.duration, H.size, H.outcome, H.warn, H.text and
+-- the functions behind the `tpuci` table). The chunk installs the globals
 -- `image`, `topology`, `job` and `tpuci`, and returns a table:
 --
 --   finish()  runs after the spec: checks that every name was followed by
@@ -42,10 +42,16 @@ local IDENT = "^[%a_][%w_]*$"
 ------------------------------------------------------------------------
 -- Messages
 
--- A value as it is quoted in a message: one line, not too long.
+-- A value as it is quoted in a message: one line of valid UTF-8, not too
+-- long (cut between characters).
 local function show(s)
   s = sgsub(tostring(s), "[%c]", "?")
-  if #s > 60 then s = ssub(s, 1, 57) .. "..." end
+  if H.text(s) then s = sgsub(s, "[\128-\255]", "?") end
+  if #s > 60 then
+    local n = 57
+    while n > 0 and (sbyte(s, n + 1) & 0xC0) == 0x80 do n = n - 1 end
+    s = ssub(s, 1, n) .. "..."
+  end
   return s
 end
 
@@ -86,6 +92,16 @@ end
 local function warn(d, path, msg)
   if path then msg = path .. ": " .. msg end
   H.warn(d.where .. ": " .. d.what .. ": " .. msg)
+end
+
+-- Every string the plan gets from the spec passes here (through scalar(),
+-- nonempty(), the mounts and eval()): it must be valid UTF-8, since the
+-- reports are JSON, and hold no NUL byte, since commands, environment and
+-- paths are C strings. Names and keys are ASCII by their patterns.
+local function text(d, path, s)
+  local problem = H.text(s)
+  if problem then fail(d, path, problem) end
+  return s
 end
 
 -- The closest candidate within edit distance 2 (1 for very short words),
@@ -192,7 +208,7 @@ end
 -- and cmd arguments.
 local function scalar(d, path, v)
   local t = type(v)
-  if t == "string" then return v end
+  if t == "string" then return text(d, path, v) end
   if t == "number" then
     if not finite(v) then fail(d, path, "expected a finite number, got " .. tostring(v)) end
     return fmtnum(v)
@@ -206,7 +222,7 @@ local function nonempty(d, path, v, expected)
     fail(d, path, "expected " .. (expected or "a string") .. ", got " .. tname(v))
   end
   if v == "" then fail(d, path, "must not be empty") end
-  return v
+  return text(d, path, v)
 end
 
 local function integer(d, path, v, lo, hi, hint)
@@ -682,6 +698,7 @@ local function mounts_spec(d, t)
     local host = hosts[i]
     local p = join("mounts", host)
     if host == "" then fail(d, p, "the host path must not be empty") end
+    text(d, p, host)
     local v = rawget(t, host)
     local target, ro
     if type(v) == "string" then
@@ -699,6 +716,7 @@ local function mounts_spec(d, t)
       fail(d, p, "expected a container path or a table { target = ..., " ..
            "readonly = ... }, got " .. tname(v))
     end
+    text(d, type(v) == "table" and p .. ".target" or p, target)
     if ssub(target, 1, 1) ~= "/" then
       fail(d, p, "the container path must be absolute, got '" .. show(target) .. "'")
     end
@@ -1013,6 +1031,10 @@ local function open(kind, name, where, alias)
   end
   if name == "" then fail(d, nil, "the name must not be empty") end
   d.name, d.what = name, kind .. " '" .. show(name) .. "'"
+  local problem = H.text(name)
+  if problem then
+    fail(d, nil, "the name " .. (sfind(problem, "^not") and "is " or "") .. problem)
+  end
   if not smatch(name, NAMES[kind]) then
     fail(d, nil, "the name may only contain letters, digits and " ..
          (kind == "job" and "'_', '.', '-', '/', ':', '+', '@'"
@@ -1172,7 +1194,7 @@ local function eval(j, field, inst, name)
   if field == "run" or field == "workdir" then
     if type(v) ~= "string" then bad("a string") end
     if v == "" then fail(d, field, "the function returned an empty string") end
-    return v
+    return text(d, field, v)
   elseif field == "cmd" then
     if type(v) ~= "table" then bad("a list of strings") end
     return cmd_spec(d, "cmd", v, nil, nil, true)

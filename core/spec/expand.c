@@ -167,6 +167,19 @@ static void tpuci__path_abs(tpuci__buf_t *b, const char *base,
   if (b->len == 0) tpuci__buf_add(b, "/", 1);
 }
 
+/* The prelude has checked every string the spec gave (valid UTF-8, no
+ * NUL byte: tpuci__text_problem). Mount sources and local workdirs are
+ * also made absolute with the spec's folder, which it has not seen: the
+ * plan's strings must stay valid there too. */
+static void tpuci__check_folder(lua_State *L, const tpuci__job_t *j,
+                                const char *key, const char *path) {
+  if (tpuci__text_problem(path, strlen(path), NULL) == NULL) return;
+  lua_pushfstring(L, "%s: the spec's folder is not valid UTF-8, and the "
+                  "path made from it could not be recorded (move the spec, "
+                  "or give an absolute path)", key);
+  tpuci__job_error(L, j, lua_tostring(L, -1));
+}
+
 /* Calls eval(job, field, inst, name), leaving the result on the stack. */
 static void tpuci__eval(lua_State *L, const tpuci__job_t *j, const char *field,
                         int inst, const char *name) {
@@ -388,6 +401,7 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
       tpuci__path_abs(b, c->plan->spec_dir ? c->plan->spec_dir : c->spec_dir,
                       given);
       free(given);
+      tpuci__check_folder(L, j, "workdir", b->data);
     }
     in->workdir = tpuci__strndup(b->data, b->len);
   }
@@ -559,6 +573,7 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt,
     tpuci__path_abs(&c->scratch, c->plan->spec_dir ? c->plan->spec_dir
                                                    : c->spec_dir,
                     tpuci__get_str(L, m, "source"));
+    tpuci__check_folder(L, &j, "mounts", c->scratch.data);
     lua_pushlstring(L, c->scratch.data, c->scratch.len);
     j.msrc[k] = lua_tostring(L, -1);
     lua_rawseti(L, m - 1, (lua_Integer) k + 1);

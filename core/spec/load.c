@@ -154,6 +154,21 @@ static void tpuci__spec_format_size(size_t n, char *buf, size_t size) {
   }
 }
 
+/* Skips what Lua's own loadfile() skips: a UTF-8 byte order mark, then a
+ * first line that starts with '#' (a shebang: "#!/usr/bin/env tpuci").
+ * The line's newline is kept, so line numbers in messages stay right. */
+static void tpuci__spec_skip_header(const char **chunk, size_t *len) {
+  const char *p = *chunk, *end = *chunk + *len;
+
+  if (end - p >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
+  if (p < end && *p == '#') {
+    const char *nl = memchr(p, '\n', (size_t) (end - p));
+    p = nl ? nl : end;
+  }
+  *len -= (size_t) (p - *chunk);
+  *chunk = p;
+}
+
 /* Leaves the plan as it was given, except for warnings, when the load
  * failed: a half-expanded plan must not be run by mistake. */
 static void tpuci__spec_discard(tpuci__plan_t *plan) {
@@ -196,6 +211,21 @@ int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len,
   tpuci__buf_init(&c->scratch);
   if (plan->spec_path == NULL) plan->spec_path = tpuci__strdup(c->chunkname);
   if (plan->spec_dir == NULL) plan->spec_dir = tpuci__strdup(spec_dir);
+
+  /* The file name becomes part of every instance's "where". */
+  if (tpuci__text_problem(c->chunkname, strlen(c->chunkname), NULL) != NULL) {
+    r = tpuci__err_set(err, TPUCI_ESPEC, "%s: the spec's file name is not "
+                       "valid UTF-8 (reports could not record it); rename "
+                       "the file", c->chunkname);
+    goto done;
+  }
+  if (len > TPUCI__SPEC_MAX_BYTES) {
+    tpuci__spec_format_size(TPUCI__SPEC_MAX_BYTES, size, sizeof(size));
+    r = tpuci__err_set(err, TPUCI_ELIMIT, "%s: the spec is larger than %s "
+                       "(the most a spec may have)", c->chunkname, size);
+    goto done;
+  }
+  tpuci__spec_skip_header(&c->chunk, &c->len);
   tpuci__spec_format_size(c->mem_limit, size, sizeof(size));
 
   L = tpuci__spec_newstate(c);

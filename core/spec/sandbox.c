@@ -9,6 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <uv.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -84,13 +87,26 @@ int tpuci__spec_line(lua_State *L, int level) {
   return 0;
 }
 
+/* A warning is a message, not data: bytes that are not UTF-8 (from the
+ * spec's warn(), or where a long one was cut) become '?', so the JSON plan
+ * can hold it. */
+static char *tpuci__spec_clean(char *s) {
+  size_t len = strlen(s), off = 0, at;
+  while (tpuci__text_problem(s + off, len - off, &at) != NULL) {
+    s[off + at] = '?';
+    off += at + 1;
+  }
+  return s;
+}
+
 void tpuci__spec_warn(tpuci__spec_ctx_t *c, const char *msg) {
   tpuci__strv_t *w = &c->plan->warnings;
   size_t n = strlen(msg);
   if (w->len < TPUCI__SPEC_MAX_WARNINGS && n <= TPUCI__SPEC_MAX_WARNING_LEN)
-    tpuci__strv_push(w, msg);
+    tpuci__strv_take(w, tpuci__spec_clean(tpuci__strdup(msg)));
   else if (w->len < TPUCI__SPEC_MAX_WARNINGS)
-    tpuci__strv_take(w, tpuci__printf("%.*s...", TPUCI__SPEC_MAX_WARNING_LEN, msg));
+    tpuci__strv_take(w, tpuci__spec_clean(tpuci__printf(
+                            "%.*s...", TPUCI__SPEC_MAX_WARNING_LEN, msg)));
   else if (w->len == TPUCI__SPEC_MAX_WARNINGS)
     tpuci__strv_take(w, tpuci__printf("%s: more than %d warnings, the rest "
                                       "were dropped", c->chunkname,
@@ -309,13 +325,12 @@ static int tpuci__has_dotdot(const char *p) {
 int tpuci__spec_read_beside(lua_State *L, const char *fn) {
   tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
   char joined[PATH_MAX], real[PATH_MAX], base[PATH_MAX];
-  struct stat st;
+  struct stat st, again;
   luaL_Buffer b;
   size_t n, blen, got;
   const char *rel = luaL_checklstring(L, 1, &n);
   char *p;
-  FILE *f;
-  int bad;
+  int fd, bad = 0;
 
   if (n == 0 || strlen(rel) != n)
     return luaL_error(L, "%s: bad path '%s'", fn, rel);
@@ -341,17 +356,32 @@ int tpuci__spec_read_beside(lua_State *L, const char *fn) {
   if (stat(real, &st) != 0)
     return luaL_error(L, "%s: cannot read '%s': %s", fn, rel,
                       strerror(errno));
+  /* Like the spec itself: regular files only, checked again with fstat()
+   * on the file opened without blocking (a FIFO put in its place must not
+   * hang the load). The size is bounded by the state's memory limit. */
   if (!S_ISREG(st.st_mode))
-    return luaL_error(L, "%s: '%s' is not a regular file", fn, rel);
+    return luaL_error(L, "%s: '%s' is %s, not a regular file", fn, rel,
+                      tpuci__file_kind(st.st_mode));
   p = luaL_buffinitsize(L, &b, (size_t) st.st_size);
-  f = fopen(real, "rb");
-  if (f == NULL)
+  fd = tpuci__open_regular(real, &again);
+  if (fd < 0)
     return luaL_error(L, "%s: cannot read '%s': %s", fn, rel,
-                      strerror(errno));
-  got = fread(p, 1, (size_t) st.st_size, f);
-  bad = ferror(f);
-  fclose(f);
-  if (bad) return luaL_error(L, "%s: cannot read '%s'", fn, rel);
+                      fd == UV_EISDIR || fd == UV_EFTYPE
+                          ? "it is no longer a regular file"
+                          : uv_strerror(fd));
+  got = 0;
+  while (got < (size_t) st.st_size) {
+    ssize_t rd = read(fd, p + got, (size_t) st.st_size - got);
+    if (rd < 0 && errno == EINTR) continue;
+    if (rd <= 0) {
+      bad = rd < 0 ? errno : 0;
+      break;
+    }
+    got += (size_t) rd;
+  }
+  close(fd);
+  if (bad) return luaL_error(L, "%s: cannot read '%s': %s", fn, rel,
+                             strerror(bad));
   luaL_pushresultsize(&b, got);
   return 1;
 }
@@ -419,6 +449,27 @@ static int tpuci__l_outcome(lua_State *L) {
   return 1;
 }
 
+/* H.text(s): nil when s can be a string of the plan, else what is wrong
+ * with it ("not valid UTF-8 (byte 0xE9 at position 4)"). */
+static int tpuci__l_text(lua_State *L) {
+  size_t len, at;
+  const char *s = luaL_checklstring(L, 1, &len);
+  const char *problem = tpuci__text_problem(s, len, &at);
+  char msg[96];
+
+  if (problem == NULL) {
+    lua_pushnil(L);
+    return 1;
+  }
+  if (s[at] == '\0')
+    snprintf(msg, sizeof(msg), "%s (at position %zu)", problem, at + 1);
+  else
+    snprintf(msg, sizeof(msg), "%s (byte 0x%02X at position %zu)", problem,
+             (unsigned) (unsigned char) s[at], at + 1);
+  lua_pushstring(L, msg);
+  return 1;
+}
+
 static int tpuci__l_warn(lua_State *L) {
   tpuci__spec_warn(tpuci__spec_ctx(L), luaL_checkstring(L, 1));
   return 0;
@@ -435,6 +486,7 @@ void tpuci__spec_push_helpers(lua_State *L) {
     {"size", tpuci__l_size},
     {"outcome", tpuci__l_outcome},
     {"warn", tpuci__l_warn},
+    {"text", tpuci__l_text},
     {NULL, NULL}};
   tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
 

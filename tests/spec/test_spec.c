@@ -549,7 +549,13 @@ static void test_tpuci_env_and_read_file(void **state) {
   assert_int_equal(load_with("tpuci.read_file('missing')", dir, 0, 0), TPUCI_ESPEC);
   assert_non_null(strstr(err.msg, "cannot read 'missing'"));
   assert_int_equal(load_with("tpuci.read_file('sub')", dir, 0, 0), TPUCI_ESPEC);
-  assert_non_null(strstr(err.msg, "is not a regular file"));
+  assert_non_null(strstr(err.msg, "tpuci.read_file: 'sub' is a folder, not a "
+                                  "regular file"));
+  /* A FIFO is refused without waiting for a writer. */
+  snprintf(path, sizeof(path), "%s/fifo", dir);
+  assert_int_equal(mkfifo(path, 0600), 0);
+  assert_int_equal(load_with("tpuci.yaml('fifo')", dir, 0, 0), TPUCI_ESPEC);
+  assert_non_null(strstr(err.msg, "tpuci.yaml: 'fifo' is a FIFO, not a regular file"));
 
   snprintf(path, sizeof(path), "rm -rf '%s'", dir);
   assert_int_equal(system(path), 0);
@@ -819,6 +825,172 @@ static void test_instance_cap(void **state) {
              "spec.lua:5: job 'two': the plan has more than 100000 instances");
 }
 
+/* Loads len bytes of src (NUL bytes included) named `name`. */
+static int load_bytes(const char *src, size_t len, const char *name,
+                      const char *dir) {
+  tpuci__plan_free(&plan);
+  tpuci__plan_init(&plan);
+  tpuci__err_clear(&err);
+  return tpuci__spec_load(&plan, src, len, name, dir, NULL, &err);
+}
+
+/* Every string of the plan is valid UTF-8 without a NUL byte: a spec that
+ * would give another is refused at its line, with the key path. */
+static void test_text(void **state) {
+  static const struct {
+    const char *src, *want;
+  } bad[] = {
+    {"job \"j\" { run = \"exit 1\", matrix = { v = { \"caf\xe9\" } } }",
+     "spec.lua:1: job 'j': matrix.v[1]: not valid UTF-8 (byte 0xE9 at position 4)"},
+    {"\njob \"j\" { run = \"x\", matrix = { include = { { v = \"\xff\" } } } }",
+     "spec.lua:2: job 'j': matrix.include[1].v: not valid UTF-8"},
+    {"job \"j\" { run = \"x\", env = { A = \"\xc3\" } }",
+     "spec.lua:1: job 'j': env.A: not valid UTF-8 (byte 0xC3 at position 1)"},
+    {"job \"j\" { run = \"echo \xed\xa0\x80\" }", /* a surrogate */
+     "spec.lua:1: job 'j': run: not valid UTF-8 (byte 0xED at position 6)"},
+    {"job \"j\" { run = \"echo \xc0\xaf\" }", /* an overlong '/' */
+     "spec.lua:1: job 'j': run: not valid UTF-8"},
+    {"job \"j\" { cmd = { \"echo\", \"\xe9t\xe9\" } }",
+     "spec.lua:1: job 'j': cmd[2]: not valid UTF-8"},
+    {"job \"j\" { run = \"x\", workdir = \"/w\xe9\" }",
+     "spec.lua:1: job 'j': workdir: not valid UTF-8"},
+    {"image \"py\" { ref = \"py:\xe9\" }\njob \"j\" { image = \"py\", run = \"x\" }",
+     "spec.lua:1: image 'py': ref: not valid UTF-8"},
+    {"job \"j\" { image = \"py:\xe9\", run = \"x\" }",
+     "spec.lua:1: job 'j': image: not valid UTF-8"},
+    {"job \"j\" { image = \"py:1\", run = \"x\", mounts = { [\".\"] = \"/s\xe9\" } }",
+     "spec.lua:1: job 'j': mounts[\".\"]: not valid UTF-8"},
+    {"job \"j\" { image = \"py:1\", run = \"x\",\n"
+     "  mounts = { [\".\"] = { target = \"/s\xe9\" } } }",
+     "spec.lua:1: job 'j': mounts[\".\"].target: not valid UTF-8"},
+    {"job \"j\" { image = \"py:1\", run = \"x\", mounts = { [\"d\xe9\"] = \"/d\" } }",
+     "spec.lua:1: job 'j': mounts[\"d?\"]: not valid UTF-8"},
+    {"job \"j\" { image = \"py:1\", run = \"x\", network = \"n\xe9\" }",
+     "spec.lua:1: job 'j': network: not valid UTF-8"},
+    {"job \"j\" { pytest = { markers = \"\xe9\" } }",
+     "spec.lua:1: job 'j': pytest.markers: not valid UTF-8"},
+    {"job \"j\" { pytest = { k = \"\xe9\" } }",
+     "spec.lua:1: job 'j': pytest.k: not valid UTF-8"},
+    {"job \"j\" { pytest = { args = { \"t/\xe9\" } } }",
+     "spec.lua:1: job 'j': pytest.args[1]: not valid UTF-8"},
+    {"job \"j\" { pytest = { options = { \"-x\", \"\xe9\" } } }",
+     "spec.lua:1: job 'j': pytest.options[2]: not valid UTF-8"},
+    {"job \"j\" { pytest = { python = \"py\xe9\" } }",
+     "spec.lua:1: job 'j': pytest.python: not valid UTF-8"},
+    {"topology \"t\" { base = \"v4\xe9\" }",
+     "spec.lua:1: topology 't': base: not valid UTF-8"},
+    {"job \"caf\xe9\" { run = \"x\" }",
+     "spec.lua:1: job 'caf?': the name is not valid UTF-8"},
+    {"job \"j\" { run = function() return \"\xe9\" end }",
+     "spec.lua:1: job 'j', instance 'j': run: not valid UTF-8"},
+    {"job \"j\" { cmd = function() return { \"a\", \"\xe9\" } end }",
+     "spec.lua:1: job 'j', instance 'j': cmd[2]: not valid UTF-8"},
+    {"job \"j\" { run = \"x\", env = function() return { A = \"\xe9\" } end }",
+     "spec.lua:1: job 'j', instance 'j': env.A: not valid UTF-8"},
+    {"job \"j\" { run = \"x\", workdir = function() return \"/\xe9\" end }",
+     "spec.lua:1: job 'j', instance 'j': workdir: not valid UTF-8"},
+    /* NUL bytes: commands, environment and paths are C strings. */
+    {"job \"j\" { run = \"x\", env = { A = \"a\\0b\" } }",
+     "spec.lua:1: job 'j': env.A: contains a NUL byte (at position 2)"},
+    {"\n\njob \"j\" { run = \"echo a\\0rm -rf /\" }",
+     "spec.lua:3: job 'j': run: contains a NUL byte (at position 7)"},
+    {"job \"j\" { cmd = { \"echo\", \"a\\0b\" } }",
+     "spec.lua:1: job 'j': cmd[2]: contains a NUL byte"},
+    {"job \"j\" { cmd = function() return { \"a\\0\" } end }",
+     "spec.lua:1: job 'j', instance 'j': cmd[1]: contains a NUL byte"},
+    {"job \"j\" { run = \"x\", workdir = \"/a\\0b\" }",
+     "spec.lua:1: job 'j': workdir: contains a NUL byte"},
+    {"job \"j\" { run = \"x\", matrix = { v = { \"a\\0\" } } }",
+     "spec.lua:1: job 'j': matrix.v[1]: contains a NUL byte"},
+  };
+  size_t i;
+  (void) state;
+
+  for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    int r = load(bad[i].src);
+    if (r != TPUCI_ESPEC || err.msg == NULL || strstr(err.msg, bad[i].want) == NULL)
+      fail_msg("case %zu: want '%s', got %d: %s", i, bad[i].want, r,
+               err.msg ? err.msg : "(no message)");
+    assert_int_equal(plan.ninstances, 0);
+  }
+
+  /* Valid UTF-8 of every length is kept as it is. */
+  load_ok("job \"j\" { run = \"echo caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80\",\n"
+          "  matrix = { v = { \"\xc3\xa9t\xc3\xa9\" } }, env = { A = \"\xe2\x82\xac\" } }");
+  assert_string_equal(plan.instances[0].name, "j[v=\xc3\xa9t\xc3\xa9]");
+  assert_string_equal(plan.instances[0].run, "echo caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80");
+  /* A warning is a message: bad bytes become '?' rather than failing. */
+  load_ok("warn('caf\\xe9')\njob \"j\" { run = \"x\" }");
+  assert_true(has_warning("spec.lua:1: caf?"));
+
+  /* Paths made with the spec's folder: it has to be valid UTF-8 then. */
+  assert_int_equal(load_with("job \"j\" { image = \"py:1\", run = \"x\",\n"
+                             "  mounts = { [\".\"] = \"/src\" } }",
+                             "/srv/caf\xe9", 0, 0), TPUCI_ESPEC);
+  assert_non_null(strstr(err.msg, "spec.lua:1: job 'j': mounts: the spec's "
+                                  "folder is not valid UTF-8"));
+  assert_int_equal(load_with("job \"j\" { run = \"x\", workdir = \"sub\" }",
+                             "/srv/caf\xe9", 0, 0), TPUCI_ESPEC);
+  assert_non_null(strstr(err.msg, "spec.lua:1: job 'j': workdir: the spec's "
+                                  "folder is not valid UTF-8"));
+  assert_int_equal(load_with("job \"j\" { run = \"x\", workdir = \"/abs\",\n"
+                             "  image = \"py:1\", mounts = { [\"/data\"] = \"/d\" } }",
+                             "/srv/caf\xe9", 0, 0), 0);
+  /* The file name is in every instance's "where". */
+  assert_int_equal(load_bytes("job \"j\" { run = \"x\" }", 21, "caf\xe9.lua", SPEC_DIR),
+                   TPUCI_ESPEC);
+  assert_non_null(strstr(err.msg, "caf\xe9.lua: the spec's file name is not valid UTF-8"));
+}
+
+/* A UTF-8 byte order mark and a first line starting with '#' are skipped,
+ * as lua does; line numbers stay those of the file. */
+static void test_bom_and_shebang(void **state) {
+  (void) state;
+  load_ok("\xef\xbb\xbfjob \"a\" { run = \"x\" }\n");
+  assert_string_equal(inst("a")->where, "spec.lua:1");
+  load_ok("#!/usr/bin/env tpuci\njob \"a\" { run = \"x\" }\n");
+  assert_string_equal(inst("a")->where, "spec.lua:2");
+  load_ok("\xef\xbb\xbf#!/usr/bin/env tpuci\n\njob \"a\" { run = \"x\" }");
+  assert_string_equal(inst("a")->where, "spec.lua:3");
+  load_ok("# a comment line, as lua allows\r\njob \"a\" { run = \"x\" }\n");
+  assert_string_equal(inst("a")->where, "spec.lua:2");
+  load_fails("#!/usr/bin/env tpuci\njob \"a\" { run = \"x\" }\njob \"b\" { run = = }\n",
+             TPUCI_ESPEC, "spec.lua:3: unexpected symbol near '='");
+  load_fails("\xef\xbb\xbf\njob \"a\" { rnu = \"x\" }", TPUCI_ESPEC,
+             "spec.lua:2: job 'a': rnu: unknown key");
+  load_fails("#!/usr/bin/env tpuci\n\n\nerror('boom')", TPUCI_ESPEC,
+             "spec.lua:4: boom");
+  /* Only the first line, and only one mark. */
+  load_fails("job \"a\" { run = \"x\" }\n#!/bin/sh\n", TPUCI_ESPEC,
+             "spec.lua:2: unexpected symbol near '#'");
+  load_fails("\xef\xbb\xbf\xef\xbb\xbfjob \"a\" { run = \"x\" }", TPUCI_ESPEC,
+             "spec.lua:1:");
+  /* Only a shebang (and a mark): nothing declared, which the loader
+   * allows; the public API refuses a spec without jobs. */
+  load_ok("\xef\xbb\xbf#!/usr/bin/env tpuci");
+  assert_int_equal(plan.ninstances, 0);
+}
+
+/* A spec is at most TPUCI__SPEC_MAX_BYTES long. */
+static void test_size_limit(void **state) {
+  size_t n = TPUCI__SPEC_MAX_BYTES;
+  char *src = malloc(n + 1);
+  const char *job = "\njob \"a\" { run = \"x\" }";
+  (void) state;
+
+  assert_non_null(src);
+  memset(src, ' ', n + 1);
+  memcpy(src, "--", 2);
+  memcpy(src + n - strlen(job), job, strlen(job));
+  assert_int_equal(load_bytes(src, n, "spec.lua", SPEC_DIR), 0);
+  assert_int_equal(plan.ninstances, 1);
+  assert_int_equal(load_bytes(src, n + 1, "spec.lua", SPEC_DIR), TPUCI_ELIMIT);
+  assert_string_equal(err.msg, "spec.lua: the spec is larger than 4 MiB (the most "
+                               "a spec may have)");
+  assert_int_equal(plan.ninstances, 0);
+  free(src);
+}
+
 static void test_pytest(void **state) {
   const tpuci__instance_t *in;
   (void) state;
@@ -898,6 +1070,9 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_big_matrix, setup, teardown),
     cmocka_unit_test_setup_teardown(test_instance_cap, setup, teardown),
     cmocka_unit_test_setup_teardown(test_pytest, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_text, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_bom_and_shebang, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_size_limit, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -266,7 +266,7 @@ static void test_paths(void **state) {
             "spec.lua:1: tpuci.yaml: cannot read 'missing.yaml': No such file "
             "or directory");
   load_says("tpuci.yaml('bad')", TPUCI_YAML_DIR,
-            "spec.lua:1: tpuci.yaml: 'bad' is not a regular file");
+            "spec.lua:1: tpuci.yaml: 'bad' is a folder, not a regular file");
   load_says("tpuci.yaml('')", TPUCI_YAML_DIR, "spec.lua:1: tpuci.yaml: bad path ''");
   assert_int_equal(load_with("tpuci.yaml({})", TPUCI_YAML_DIR, 0, 0), TPUCI_ESPEC);
   assert_non_null(strstr(err.msg, "string expected, got table"));
