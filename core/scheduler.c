@@ -289,12 +289,20 @@ static void tpuci__satt_closed(uv_handle_t *h) {
   tpuci__check_finished(s);
 }
 
+void tpuci__attempt_write_error(tpuci__attempt_t *a, const char *path, int err) {
+  tpuci__sched_t *s = a->sched;
+  if (s->opts.on_write_error) s->opts.on_write_error(s->opts.host, path, err);
+}
+
 static void tpuci__log_write(tpuci__satt_t *t, const char *buf, size_t len) {
   while (len > 0 && t->log_fd >= 0) {
     ssize_t n = write(t->log_fd, buf, len);
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (!t->log_errno) t->log_errno = errno;
+      if (!t->log_errno) {
+        t->log_errno = errno;
+        tpuci__attempt_write_error(&t->a, t->log_path, -t->log_errno);
+      }
       return;
     }
     buf += n;
@@ -713,7 +721,9 @@ static void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t,
   size_t len = 0, k;
 
   g->log_path = tpuci__strdup(t->log_path);
-  if (o == TPUCI_OUTCOME_PASSED && tpuci__read_file(t->log_path, &text, &len) == 0 &&
+  /* An incomplete log would hide tests: the collection failed. */
+  if (o == TPUCI_OUTCOME_PASSED && t->log_errno == 0 &&
+      tpuci__read_file(t->log_path, &text, &len) == 0 &&
       tpuci__collect_parse(text, len, &ids, &e) == 0 && ids.len > 0 &&
       tpuci__shard_plan((const char *const *) ids.items, ids.len, s->opts.timings,
                         (size_t) inst->pytest->shards, &g->plan, &e) == 0) {
@@ -731,7 +741,10 @@ static void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t,
     char d[32];
     g->state = TPUCI__GROUP_FAILED;
     g->outcome = o == TPUCI_OUTCOME_PASSED ? TPUCI_OUTCOME_FAILED : o;
-    if (o == TPUCI_OUTCOME_FAILED && ex->exit_code == TPUCI__PYTEST_NO_TESTS) {
+    if (o == TPUCI_OUTCOME_PASSED && t->log_errno) {
+      g->outcome = TPUCI_OUTCOME_INFRA;
+      g->cause = tpuci__printf("test collection log incomplete: %s", strerror(t->log_errno));
+    } else if (o == TPUCI_OUTCOME_FAILED && ex->exit_code == TPUCI__PYTEST_NO_TESTS) {
       g->outcome = inst->pytest->allow_empty ? TPUCI_OUTCOME_PASSED : TPUCI_OUTCOME_FAILED;
       g->cause = tpuci__printf("collection selected no test%s",
                                inst->pytest->allow_empty ? " (allowed: allow_empty)"

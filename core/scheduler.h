@@ -47,6 +47,9 @@ typedef struct {
   tpuci__strv_t *const *preselect;
   /* Events go to the context, which adds its own pointer. */
   void (*on_event)(void *host, const tpuci_event_t *ev);
+  /* A write to a file of the run folder (a log) failed; called once per
+   * file, `err` a negative code. May be NULL. */
+  void (*on_write_error)(void *host, const char *path, int err);
   void *host;
 } tpuci__sched_opts_t;
 

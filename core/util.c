@@ -218,6 +218,11 @@ void tpuci__err_clear(tpuci__err_t *err) {
   err->code = 0;
 }
 
+const char *tpuci__strerror(int code) {
+  if (code < 0 && code > TPUCI_EBASE) return strerror(-code);
+  return tpuci_strerror(code);
+}
+
 /* Time. */
 
 uint64_t tpuci__now_ms(void) {

@@ -86,6 +86,10 @@ int tpuci__err_set(tpuci__err_t *err, int code, const char *fmt, ...)
     TPUCI__PRINTF(3, 4);
 void tpuci__err_clear(tpuci__err_t *err);
 
+/* The text of a code as the C library words it for a negative errno
+ * ("No space left on device"), else tpuci_strerror()'s. */
+const char *tpuci__strerror(int code);
+
 /* Durations: "90s", "20m", "1h30m", "500ms", "1.5s", "2d" or a bare
  * number of seconds. Returns 0 and sets *out_ms, or -1 when malformed or
  * out of range (over 100 years). */

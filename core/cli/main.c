@@ -14,6 +14,7 @@
 #define EXIT_FAILED 1
 #define EXIT_USAGE 2
 #define EXIT_ENV 3
+#define EXIT_RECORDS 4
 #define EXIT_INTERRUPTED 130
 
 static const char usage_main[] =
@@ -37,7 +38,9 @@ static const char usage_main[] =
     "  -V, --version  print the version\n"
     "\n"
     "exit codes: 0 passed, 1 failed, 2 usage or spec error (nothing run),\n"
-    "3 environment error (engine, image, disk: nothing run), 130 interrupted.\n";
+    "3 environment error (engine, image, disk: nothing run), 4 the run's\n"
+    "records are incomplete (a write to the run folder or a report failed),\n"
+    "130 interrupted.\n";
 
 static const char usage_run[] =
     "usage: tpuci run [options] SPEC\n"
@@ -70,7 +73,9 @@ static const char usage_run[] =
     "second signal kills at once.\n"
     "\n"
     "exit codes: 0 all passed (flaky counts as passed unless --strict-flaky),\n"
-    "1 some failed, 2 usage or spec error, 3 environment error, 130 interrupted.\n";
+    "1 some failed, 2 usage or spec error, 3 environment error, 4 the run's\n"
+    "records are incomplete (a log, attempts.jsonl, summary.json or a report\n"
+    "could not be written; wins over 0 and 1), 130 interrupted.\n";
 
 static const char usage_plan[] =
     "usage: tpuci plan [--json] [--only GLOB] SPEC\n"
