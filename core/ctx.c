@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -440,8 +441,8 @@ static int tpuci__compute_exit(const tpuci_ctx_t *ctx) {
   return TPUCI__EXIT_RECORDS;
 }
 
-/* Tells the host something went wrong after the fact. */
-static void tpuci__late_message(tpuci_ctx_t *ctx, const char *msg) {
+/* A message for the host: a warning, or a file that could not be written. */
+static void tpuci__message(tpuci_ctx_t *ctx, const char *msg) {
   tpuci_event_t ev;
   memset(&ev, 0, sizeof(ev));
   ev.type = TPUCI_EVENT_MESSAGE;
@@ -459,12 +460,29 @@ static void tpuci__records_failed(tpuci_ctx_t *ctx, const char *path, int err) {
   tpuci__strv_push(&ctx->write_paths, path);
   tpuci__strv_push(&ctx->write_errors, tpuci__strerror(err));
   msg = tpuci__printf("cannot write %s: %s", path, tpuci__strerror(err));
-  tpuci__late_message(ctx, msg);
+  tpuci__message(ctx, msg);
   free(msg);
 }
 
 static void tpuci__on_write_error(void *host, const char *path, int err) {
   tpuci__records_failed(host, path, err);
+}
+
+/* Lowers the run's slots to what the process's file descriptors allow,
+ * with one warning. The limit is read, never changed (that is the host's
+ * business: the CLI raises its soft limit to the hard one). */
+static void tpuci__cap_jobs(tpuci_ctx_t *ctx) {
+  struct rlimit rl;
+  char *msg;
+  int cap;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
+  cap = tpuci__sched_fd_cap(&ctx->plan, (uint64_t) rl.rlim_cur);
+  if (ctx->jobs <= cap) return;
+  msg = tpuci__printf("warning: -j %d lowered to %d: only %llu file descriptors (ulimit -n)",
+                      ctx->jobs, cap, (unsigned long long) rl.rlim_cur);
+  tpuci__message(ctx, msg);
+  free(msg);
+  ctx->jobs = cap;
 }
 
 /* pytest instances: one merged JUnit file (run folder, and --junit), and
@@ -618,6 +636,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   }
 
   ctx->jobs = opts->jobs > 0 ? opts->jobs : (int) uv_available_parallelism();
+  tpuci__cap_jobs(ctx);
   r = tpuci__sched_check(&ctx->plan, ctx->jobs, &e);
   if (r != 0) return tpuci__fail(ctx, &e);
   r = tpuci__rundir_create(&ctx->rd, opts->state_dir ? opts->state_dir : ".tpuci", &e);

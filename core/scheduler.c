@@ -29,6 +29,17 @@
 
 #define TPUCI__DEFAULT_GRACE_MS 5000
 
+/* File descriptors one slot holds while its attempt runs, as measured
+ * (docs/cli.md, -j): a local process holds its log and its two output
+ * pipes (3); a container holds the attempt's log, its host's own log in a
+ * gang, the engine connections that stream its output and wait for its
+ * end, and one more request in flight (5; 3 measured outside gangs). */
+#define TPUCI__FDS_LOCAL 3
+#define TPUCI__FDS_DOCKER 5
+/* The rest of the process: stdio, the loop, signals, the engine client,
+ * a process being spawned (4 more for a moment), reports being written. */
+#define TPUCI__FDS_RESERVE 64
+
 typedef enum {
   TPUCI__STOP_NONE = 0,
   TPUCI__STOP_INTERRUPT, /* a signal or tpuci_cancel() */
@@ -999,6 +1010,17 @@ static void tpuci__groups_build(tpuci__sched_t *s) {
   }
   for (i = 0; i < n; i++) free(v[i].name);
   free(v);
+}
+
+int tpuci__sched_fd_cap(const tpuci__plan_t *plan, uint64_t nofile) {
+  uint64_t per = TPUCI__FDS_LOCAL, cap;
+  size_t i;
+  for (i = 0; i < plan->ninstances; i++)
+    if (plan->instances[i].selected && plan->instances[i].runtime == TPUCI__RUNTIME_DOCKER)
+      per = TPUCI__FDS_DOCKER;
+  if (nofile < TPUCI__FDS_RESERVE + per) return 1;
+  cap = (nofile - TPUCI__FDS_RESERVE) / per;
+  return cap > 1000000 ? 1000000 : (int) cap;
 }
 
 int tpuci__sched_check(const tpuci__plan_t *plan, int jobs, tpuci__err_t *err) {

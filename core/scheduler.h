@@ -53,6 +53,11 @@ typedef struct {
   void *host;
 } tpuci__sched_opts_t;
 
+/* The most slots the selected instances of `plan` can fill at once with
+ * `nofile` file descriptors (the soft RLIMIT_NOFILE), leaving room for
+ * everything else the process holds. At least 1. */
+int tpuci__sched_fd_cap(const tpuci__plan_t *plan, uint64_t nofile);
+
 /* Checks that the plan can run with `jobs` slots (every gang fits).
  * Returns 0 or TPUCI_EUSAGE with err filled. */
 int tpuci__sched_check(const tpuci__plan_t *plan, int jobs, tpuci__err_t *err);

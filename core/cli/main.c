@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "console.h"
@@ -50,7 +51,8 @@ static const char usage_run[] =
     ".tpuci/runs/<run-id>/ (.tpuci/runs/latest points at the newest).\n"
     "\n"
     "options:\n"
-    "  -j, --jobs N        at most N attempts at once (default: CPU count)\n"
+    "  -j, --jobs N        at most N attempts at once (default: CPU count;\n"
+    "                      lowered, with a warning, if ulimit -n is short)\n"
     "  --only GLOB         run only instances (or jobs) matching GLOB;\n"
     "                      repeatable; '[' in names must be written '\\['\n"
     "  --fail-fast         stop everything after the first failure\n"
@@ -635,12 +637,23 @@ static int cmd_doctor(int argc, char **argv) {
   return r < 0 ? EXIT_ENV : EXIT_PASSED;
 }
 
+/* Each running attempt holds a few file descriptors: take as many as the
+ * hard limit allows (the library only reads the limit, and runs fewer
+ * attempts at once when it is short). */
+static void raise_nofile(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max) return;
+  rl.rlim_cur = rl.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &rl) != 0) return; /* the cap copes */
+}
+
 int main(int argc, char **argv) {
   const char *cmd;
 
   /* A closed pipe (tpuci run ... | head) must not kill tpuci before it
    * has stopped its jobs. */
   signal(SIGPIPE, SIG_IGN);
+  raise_nofile();
   if (argc < 2) {
     fputs(usage_main, stderr);
     return EXIT_USAGE;
