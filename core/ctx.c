@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -27,6 +28,8 @@
 
 #define TPUCI__LOAD_TIMEOUT_MS 5000
 #define TPUCI__LOAD_MEMORY (256u * 1024 * 1024)
+/* The exit code of a run whose records are incomplete (docs/cli.md). */
+#define TPUCI__EXIT_RECORDS 4
 
 struct tpuci_ctx_s {
   tpuci_ctx_options_t opts;
@@ -47,7 +50,12 @@ struct tpuci_ctx_s {
   uint64_t start_hr;
   uint64_t duration_ms;
   int exit_code;
+  int verdict;            /* the instances' code: 0, 1, 3 or 130 */
   int run_error;
+  /* Files of the run's records that could not be written, and why. */
+  tpuci__strv_t write_paths;
+  tpuci__strv_t write_errors;
+  char *summary_path;     /* summary.json once written (or read) */
   json_t *report;         /* of the last run */
   int jobs;
   tpuci__timings_t timings; /* recorded test durations (state_dir) */
@@ -97,6 +105,10 @@ static void tpuci__results_free(tpuci_ctx_t *ctx) {
   tpuci__timings_init(&ctx->timings);
   free(ctx->timings_path);
   ctx->timings_path = NULL;
+  tpuci__strv_free(&ctx->write_paths);
+  tpuci__strv_free(&ctx->write_errors);
+  free(ctx->summary_path);
+  ctx->summary_path = NULL;
 }
 
 static void tpuci__preselect_free(tpuci_ctx_t *ctx) {
@@ -421,7 +433,9 @@ void tpuci_run_options_init(tpuci_run_options_t *opts) {
   opts->version = TPUCI_RUN_OPTIONS_VERSION;
 }
 
-static int tpuci__compute_exit(const tpuci_ctx_t *ctx) {
+/* What the instances say: 0 passed, 1 failed, 3 nothing ran, 130
+ * interrupted. */
+static int tpuci__compute_verdict(const tpuci_ctx_t *ctx) {
   size_t i;
   int failed = 0;
   if (ctx->run_error) return 3;
@@ -436,14 +450,56 @@ static int tpuci__compute_exit(const tpuci_ctx_t *ctx) {
   return failed;
 }
 
-/* Tells the host something went wrong after the fact (a report that
- * could not be written): the run's result stands. */
-static void tpuci__late_message(tpuci_ctx_t *ctx, const char *msg) {
+/* The exit code: the verdict, or 4 when a file of the run's records could
+ * not be written, unless nothing ran (3) or the run was interrupted (130). */
+static int tpuci__compute_exit(const tpuci_ctx_t *ctx) {
+  if (ctx->write_paths.len == 0 || ctx->verdict == 3 || ctx->verdict == 130)
+    return ctx->verdict;
+  return TPUCI__EXIT_RECORDS;
+}
+
+/* A message for the host: a warning, or a file that could not be written. */
+static void tpuci__message(tpuci_ctx_t *ctx, const char *msg) {
   tpuci_event_t ev;
   memset(&ev, 0, sizeof(ev));
   ev.type = TPUCI_EVENT_MESSAGE;
   ev.message = msg;
   if (ctx->ropts.on_event) ctx->ropts.on_event(ctx, &ev, ctx->ropts.userdata);
+}
+
+/* A file of the run's records (run folder, reports) could not be written:
+ * the host hears it once per file, and the records are incomplete. */
+static void tpuci__records_failed(tpuci_ctx_t *ctx, const char *path, int err) {
+  char *msg;
+  size_t i;
+  for (i = 0; i < ctx->write_paths.len; i++)
+    if (strcmp(ctx->write_paths.items[i], path) == 0) return;
+  tpuci__strv_push(&ctx->write_paths, path);
+  tpuci__strv_push(&ctx->write_errors, tpuci__strerror(err));
+  msg = tpuci__printf("cannot write %s: %s", path, tpuci__strerror(err));
+  tpuci__message(ctx, msg);
+  free(msg);
+}
+
+static void tpuci__on_write_error(void *host, const char *path, int err) {
+  tpuci__records_failed(host, path, err);
+}
+
+/* Lowers the run's slots to what the process's file descriptors allow,
+ * with one warning. The limit is read, never changed (that is the host's
+ * business: the CLI raises its soft limit to the hard one). */
+static void tpuci__cap_jobs(tpuci_ctx_t *ctx) {
+  struct rlimit rl;
+  char *msg;
+  int cap;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
+  cap = tpuci__sched_fd_cap(&ctx->plan, (uint64_t) rl.rlim_cur);
+  if (ctx->jobs <= cap) return;
+  msg = tpuci__printf("warning: -j %d lowered to %d: only %llu file descriptors (ulimit -n)",
+                      ctx->jobs, cap, (unsigned long long) rl.rlim_cur);
+  tpuci__message(ctx, msg);
+  free(msg);
+  ctx->jobs = cap;
 }
 
 /* pytest instances: one merged JUnit file (run folder, and --junit), and
@@ -453,6 +509,7 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx) {
   tpuci__err_t e = {0, NULL};
   size_t i, n = 0;
   char *path;
+  int r;
 
   hs = tpuci__malloc((ctx->nresults + 1) * sizeof(*hs));
   for (i = 0; i < ctx->nresults; i++)
@@ -463,76 +520,83 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx) {
     return;
   }
   path = tpuci__printf("%s/junit.xml", ctx->rd.dir);
-  if (tpuci__junit_write_merged_file(path, hs, n, &e) != 0) {
-    tpuci__late_message(ctx, e.msg);
-    tpuci__err_clear(&e);
-  }
+  if ((r = tpuci__junit_write_merged_file(path, hs, n, &e)) != 0)
+    tpuci__records_failed(ctx, path, r);
   free(path);
   if (ctx->ropts.junit &&
-      tpuci__junit_write_merged_file(ctx->ropts.junit, hs, n, &e) != 0) {
-    tpuci__late_message(ctx, e.msg);
-    tpuci__err_clear(&e);
-  }
+      (r = tpuci__junit_write_merged_file(ctx->ropts.junit, hs, n, &e)) != 0)
+    tpuci__records_failed(ctx, ctx->ropts.junit, r);
   for (i = 0; i < n; i++) tpuci__timings_update_history(&ctx->timings, hs[i]);
   if (ctx->timings_path &&
-      tpuci__timings_save(&ctx->timings, ctx->timings_path, &e) != 0) {
-    tpuci__late_message(ctx, e.msg);
-    tpuci__err_clear(&e);
-  }
+      (r = tpuci__timings_save(&ctx->timings, ctx->timings_path, &e)) != 0)
+    tpuci__records_failed(ctx, ctx->timings_path, r);
+  tpuci__err_clear(&e);
   free(hs);
 }
 
+/* Writes the report to `path`, saying what is known of the records so
+ * far. Returns 0 or the write's error, already reported. */
+static int tpuci__write_report(tpuci_ctx_t *ctx, const char *format,
+                               const char *path) {
+  tpuci__err_t e = {0, NULL};
+  int r;
+  tpuci__report_set_records(ctx->report, tpuci__compute_exit(ctx), &ctx->write_paths,
+                            &ctx->write_errors);
+  r = tpuci__report_write(ctx->report, format, path, &e);
+  tpuci__err_clear(&e);
+  if (r != 0) tpuci__records_failed(ctx, path, r);
+  return r;
+}
+
+/* Every record written at the end: the run folder's last, and
+ * summary.json last of all, so that it lists every other file that could
+ * not be written. */
 static void tpuci__write_reports(tpuci_ctx_t *ctx, const char *error) {
   static const struct {
     size_t offset;
     const char *format;
-  } extra[] = {{offsetof(tpuci_run_options_t, report_json), "json"},
+  } extra[] = {{offsetof(tpuci_run_options_t, report_html), "html"},
                {offsetof(tpuci_run_options_t, report_yaml), "yaml"},
-               {offsetof(tpuci_run_options_t, report_html), "html"}};
+               {offsetof(tpuci_run_options_t, report_json), "json"}};
   tpuci__run_info_t info;
-  tpuci__err_t e = {0, NULL};
   size_t k;
+  char *path;
 
+  tpuci__write_junit(ctx);
   memset(&info, 0, sizeof(info));
   info.run_id = ctx->rd.id;
   info.run_dir = ctx->rd.dir;
   info.start_ms = ctx->start_ms;
   info.duration_ms = ctx->duration_ms;
-  info.exit_code = ctx->exit_code;
+  info.exit_code = tpuci__compute_exit(ctx);
+  info.verdict = ctx->verdict;
   info.jobs = ctx->jobs;
   info.error = error;
   ctx->report = tpuci__report_build(&ctx->plan, ctx->results, &info);
-  if (tpuci__rundir_summary(&ctx->rd, ctx->report, &e) != 0) {
-    tpuci__late_message(ctx, e.msg);
-    tpuci__err_clear(&e);
-  }
-  tpuci__write_junit(ctx);
-  /* The HTML report always goes into the run folder too. */
-  {
-    char *html = tpuci__printf("%s/report.html", ctx->rd.dir);
-    if (tpuci__report_write(ctx->report, "html", html, &e) != 0) {
-      tpuci__late_message(ctx, e.msg);
-      tpuci__err_clear(&e);
-    }
-    free(html);
-  }
   for (k = 0; k < sizeof(extra) / sizeof(extra[0]); k++) {
-    const char *path = *(const char *const *) ((const char *) &ctx->ropts + extra[k].offset);
-    if (path == NULL) continue;
-    if (tpuci__report_write(ctx->report, extra[k].format, path, &e) != 0) {
-      tpuci__late_message(ctx, e.msg);
-      tpuci__err_clear(&e);
-    }
+    const char *p = *(const char *const *) ((const char *) &ctx->ropts + extra[k].offset);
+    if (p != NULL) tpuci__write_report(ctx, extra[k].format, p);
   }
+  /* The HTML report always goes into the run folder too. */
+  path = tpuci__printf("%s/report.html", ctx->rd.dir);
+  tpuci__write_report(ctx, "html", path);
+  free(path);
+  path = tpuci__rundir_summary_path(&ctx->rd);
+  if (tpuci__write_report(ctx, "json", path) == 0) ctx->summary_path = path;
+  else free(path);
+  /* The tree says what happened to summary.json too (tpuci_report()). */
+  tpuci__report_set_records(ctx->report, tpuci__compute_exit(ctx), &ctx->write_paths,
+                            &ctx->write_errors);
 }
 
 static void tpuci__on_sched_event(void *host, const tpuci_event_t *ev) {
   tpuci_ctx_t *ctx = host;
+  int jsonl_err = 0;
 
   if (ev->type == TPUCI_EVENT_ATTEMPT_FINISHED) {
     const tpuci__instance_result_t *r = &ctx->results[ev->instance];
-    tpuci__rundir_append(&ctx->rd, &ctx->plan.instances[ev->instance],
-                         ev->attempt, &r->attempts[r->nattempts - 1]);
+    jsonl_err = tpuci__rundir_append(&ctx->rd, &ctx->plan.instances[ev->instance],
+                                     ev->attempt, &r->attempts[r->nattempts - 1]);
   }
   if (ev->type == TPUCI_EVENT_RUN_FINISHED) {
     tpuci__err_t e = {0, NULL};
@@ -545,10 +609,17 @@ static void tpuci__on_sched_event(void *host, const tpuci_event_t *ev) {
       tpuci__err_set(&e, ctx->run_error, "%s", error);
       tpuci__fail(ctx, &e);
     }
-    ctx->exit_code = tpuci__compute_exit(ctx);
+    ctx->verdict = tpuci__compute_verdict(ctx);
     tpuci__write_reports(ctx, error);
+    ctx->exit_code = tpuci__compute_exit(ctx);
   }
   if (ctx->ropts.on_event) ctx->ropts.on_event(ctx, ev, ctx->ropts.userdata);
+  /* After the attempt's own event, so the host shows the attempt first. */
+  if (jsonl_err != 0) {
+    char *path = tpuci__rundir_jsonl_path(&ctx->rd);
+    tpuci__records_failed(ctx, path, jsonl_err);
+    free(path);
+  }
 }
 
 int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
@@ -573,6 +644,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   ctx->ropts = *opts;
   ctx->run_error = 0;
   ctx->exit_code = 0;
+  ctx->verdict = 0;
   for (i = 0; i < ctx->plan.ninstances; i++) nsel += ctx->plan.instances[i].selected != 0;
   if (nsel == 0) {
     tpuci__err_set(&e, TPUCI_ENOMATCH, "%s: no job instance selected",
@@ -581,6 +653,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   }
 
   ctx->jobs = opts->jobs > 0 ? opts->jobs : (int) uv_available_parallelism();
+  tpuci__cap_jobs(ctx);
   r = tpuci__sched_check(&ctx->plan, ctx->jobs, &e);
   if (r != 0) return tpuci__fail(ctx, &e);
   r = tpuci__rundir_create(&ctx->rd, opts->state_dir ? opts->state_dir : ".tpuci", &e);
@@ -630,6 +703,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   so.preselect = ctx->preselect;
   so.run_dir = ctx->rd.dir;
   so.on_event = tpuci__on_sched_event;
+  so.on_write_error = tpuci__on_write_error;
   so.host = ctx;
 
   ctx->start_ms = tpuci__now_ms();
@@ -640,10 +714,13 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   ev.type = TPUCI_EVENT_RUN_STARTED;
   ev.message = ctx->rd.dir;
   if (opts->on_event) opts->on_event(ctx, &ev, opts->userdata);
+  if (ctx->rd.latest_err != 0) tpuci__records_failed(ctx, ctx->rd.latest, ctx->rd.latest_err);
 
   r = tpuci__sched_start(&ctx->sched, loop, &ctx->plan, ctx->results, &so, &e);
   if (r != 0) {
     ctx->running = 0;
+    ctx->run_error = r;
+    ctx->verdict = ctx->exit_code = 3; /* nothing ran */
     if (ctx->own_loop) {
       uv_loop_close(ctx->own_loop);
       free(ctx->own_loop);
@@ -675,6 +752,14 @@ int tpuci_cancel(tpuci_ctx_t *ctx, int force) {
 /* Results                                                             */
 
 int tpuci_run_exit_code(const tpuci_ctx_t *ctx) { return ctx->exit_code; }
+
+const char *tpuci_run_verdict(const tpuci_ctx_t *ctx) {
+  return ctx->ran && !ctx->running ? tpuci__report_verdict(ctx->verdict) : NULL;
+}
+
+size_t tpuci_run_write_errors(const tpuci_ctx_t *ctx) { return ctx->write_paths.len; }
+
+const char *tpuci_run_summary_path(const tpuci_ctx_t *ctx) { return ctx->summary_path; }
 
 const char *tpuci_run_id(const tpuci_ctx_t *ctx) { return ctx->rd.id; }
 
@@ -953,6 +1038,14 @@ int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir,
   ctx->rd.id = tpuci__strdup(tpuci__jstr(root, "run_id"));
   ctx->rd.dir = tpuci__strdup(tpuci__jstr(root, "run_dir"));
   ctx->exit_code = tpuci__jint(root, "exit_code", 1);
+  ctx->verdict = tpuci__report_verdict_code(tpuci__jstr(root, "verdict"));
+  if (ctx->verdict < 0) ctx->verdict = ctx->exit_code;
+  json_array_foreach(json_object_get(root, "write_errors"), k, ja) {
+    tpuci__strv_push(&ctx->write_paths, tpuci__jstr(ja, "path"));
+    tpuci__strv_push(&ctx->write_errors, tpuci__jstr(ja, "error"));
+  }
+  ctx->summary_path = tpuci__printf("%s/runs/%s/summary.json", state_dir ? state_dir : ".tpuci",
+                                    run_id && *run_id ? run_id : "latest");
   ctx->duration_ms = (uint64_t) json_integer_value(json_object_get(root, "duration_ms"));
   ctx->jobs = tpuci__jint(root, "jobs", 1);
   ctx->report = root;

@@ -98,13 +98,36 @@ static json_t *tpuci__report_tests(const tpuci__history_t *h) {
   return a;
 }
 
-const char *tpuci__report_verdict(int exit_code) {
-  switch (exit_code) {
+const char *tpuci__report_verdict(int code) {
+  switch (code) {
     case 0: return "passed";
     case 130: return "interrupted";
     case 3: return "not-run";
     default: return "failed";
   }
+}
+
+int tpuci__report_verdict_code(const char *verdict) {
+  static const int codes[] = {0, 1, 130, 3};
+  size_t k;
+  for (k = 0; verdict && k < sizeof(codes) / sizeof(codes[0]); k++)
+    if (strcmp(verdict, tpuci__report_verdict(codes[k])) == 0) return codes[k];
+  return -1;
+}
+
+void tpuci__report_set_records(json_t *report, int exit_code,
+                               const tpuci__strv_t *paths,
+                               const tpuci__strv_t *errors) {
+  json_t *a = json_array();
+  size_t i;
+  for (i = 0; i < paths->len; i++) {
+    json_t *o = json_object();
+    json_object_set_new(o, "path", json_string(paths->items[i]));
+    json_object_set_new(o, "error", json_string(errors->items[i]));
+    json_array_append_new(a, o);
+  }
+  json_object_set_new(report, "exit_code", json_integer(exit_code));
+  json_object_set_new(report, "write_errors", a);
 }
 
 json_t *tpuci__report_build(const tpuci__plan_t *plan,
@@ -122,8 +145,9 @@ json_t *tpuci__report_build(const tpuci__plan_t *plan,
   json_object_set_new(root, "duration_ms", json_integer((json_int_t) info->duration_ms));
   json_object_set_new(root, "jobs", json_integer(info->jobs));
   json_object_set_new(root, "exit_code", json_integer(info->exit_code));
-  json_object_set_new(root, "verdict", json_string(tpuci__report_verdict(info->exit_code)));
+  json_object_set_new(root, "verdict", json_string(tpuci__report_verdict(info->verdict)));
   json_object_set_new(root, "error", info->error ? json_string(info->error) : json_null());
+  json_object_set_new(root, "write_errors", json_array());
   for (i = 0; i < plan->ninstances; i++) {
     const tpuci__instance_t *inst = &plan->instances[i];
     const tpuci__instance_result_t *res = &results[i];

@@ -19,8 +19,8 @@ typedef struct {
   uint64_t start_ms;
   uint64_t duration_ms;
   int exit_code;
+  int verdict;            /* what the instances say: 0, 1, 3 or 130 */
   int jobs;
-  int interrupted;
   const char *error;      /* why nothing ran, or NULL */
 } tpuci__run_info_t;
 
@@ -33,8 +33,18 @@ json_t *tpuci__report_build(const tpuci__plan_t *plan,
                             const tpuci__instance_result_t *results,
                             const tpuci__run_info_t *info);
 
-/* "passed", "failed", "interrupted", "not-run" from an exit code. */
-const char *tpuci__report_verdict(int exit_code);
+/* Sets what the report says of the run's own records: "exit_code" and
+ * "write_errors", one {"path", "error"} per file that could not be
+ * written (`paths` and `errors` are parallel). */
+void tpuci__report_set_records(json_t *report, int exit_code,
+                               const tpuci__strv_t *paths,
+                               const tpuci__strv_t *errors);
+
+/* "passed", "failed", "interrupted", "not-run" from a verdict code (0, 1,
+ * 130, 3). */
+const char *tpuci__report_verdict(int code);
+/* The other way round; -1 when unknown. */
+int tpuci__report_verdict_code(const char *verdict);
 
 /* Serialisations. The YAML mirrors the JSON tree exactly. */
 char *tpuci__report_json_text(const json_t *report);

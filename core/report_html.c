@@ -563,6 +563,24 @@ static void tpuci__html_timeline(tpuci__buf_t *b, const json_t *report,
   free(items);
 }
 
+/* Files of the run's records that could not be written. */
+static void tpuci__html_write_errors(tpuci__buf_t *b, const json_t *errors) {
+  const json_t *we;
+  size_t k;
+  if (json_array_size(errors) == 0) return;
+  tpuci__buf_addf(b, "<p class=\"alert\" role=\"alert\"><strong>Records incomplete:</strong> "
+                     "%zu file%s could not be written.</p>\n<ul class=\"alert\">\n",
+                  json_array_size(errors), json_array_size(errors) == 1 ? "" : "s");
+  json_array_foreach(errors, k, we) {
+    tpuci__buf_adds(b, "<li><code>");
+    tpuci__html_field(b, we, "path");
+    tpuci__buf_adds(b, "</code>: ");
+    tpuci__html_field(b, we, "error");
+    tpuci__buf_adds(b, "</li>\n");
+  }
+  tpuci__buf_adds(b, "</ul>\n");
+}
+
 static void tpuci__html_header(tpuci__buf_t *b, const json_t *report) {
   static const struct {
     const char *key;
@@ -627,6 +645,7 @@ static void tpuci__html_header(tpuci__buf_t *b, const json_t *report) {
     tpuci__html_field(b, report, "error");
     tpuci__buf_adds(b, "</p>\n");
   }
+  tpuci__html_write_errors(b, json_object_get(report, "write_errors"));
   tpuci__buf_adds(b, "<nav aria-label=\"Sections\"><a href=\"#timeline\">Timeline</a>"
                      "<a href=\"#instances\">Instances</a>"
                      "<a href=\"#problems\">Failures and flaky</a>"

@@ -76,16 +76,20 @@ int tpuci__rundir_create(tpuci__rundir_t *rd, const char *state_dir,
   }
   /* runs/latest -> <id>, replaced atomically. */
   {
-    char *l2 = tpuci__printf("%s/latest", runs);
     char *t2 = tpuci__printf("%s/.latest.%d", runs, (int) getpid());
+    rd->latest = tpuci__printf("%s/latest", runs);
     unlink(t2);
-    if (symlink(rd->id, t2) == 0 && rename(t2, l2) != 0) unlink(t2);
-    free(l2);
+    if (symlink(rd->id, t2) != 0) {
+      rd->latest_err = TPUCI__ERRNO;
+    } else if (rename(t2, rd->latest) != 0) {
+      rd->latest_err = TPUCI__ERRNO;
+      unlink(t2);
+    }
     free(t2);
   }
   free(runs);
 
-  jsonl = tpuci__printf("%s/attempts.jsonl", rd->dir);
+  jsonl = tpuci__rundir_jsonl_path(rd);
   rd->jsonl_fd = open(jsonl, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (rd->jsonl_fd < 0) {
     r = TPUCI__ERRNO;
@@ -97,34 +101,46 @@ int tpuci__rundir_create(tpuci__rundir_t *rd, const char *state_dir,
   return 0;
 }
 
-void tpuci__rundir_append(tpuci__rundir_t *rd, const tpuci__instance_t *inst,
-                          int number, const tpuci__attempt_result_t *res) {
+char *tpuci__rundir_jsonl_path(const tpuci__rundir_t *rd) {
+  return tpuci__printf("%s/attempts.jsonl", rd->dir);
+}
+
+char *tpuci__rundir_summary_path(const tpuci__rundir_t *rd) {
+  return tpuci__printf("%s/summary.json", rd->dir);
+}
+
+/* Cuts a partly written line off attempts.jsonl. */
+static int tpuci__jsonl_cut(tpuci__rundir_t *rd) {
+  return ftruncate(rd->jsonl_fd, (off_t) rd->jsonl_len) == 0 ? 0 : TPUCI__ERRNO;
+}
+
+int tpuci__rundir_append(tpuci__rundir_t *rd, const tpuci__instance_t *inst,
+                         int number, const tpuci__attempt_result_t *res) {
   json_t *o;
   char *line;
   size_t len, off = 0;
+  int r = 0;
 
-  if (rd->jsonl_fd < 0) return;
+  if (rd->jsonl_fd < 0) return 0;
   o = tpuci__report_attempt(number, res, 0);
   json_object_set_new(o, "instance", json_string(inst->name));
   line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
   json_decref(o);
-  if (line == NULL) return;
+  if (line == NULL) return TPUCI_ENOMEM;
   len = strlen(line);
   line[len++] = '\n'; /* json_dumps leaves room: replace the NUL. */
   while (off < len) {
     ssize_t n = write(rd->jsonl_fd, line + off, len - off);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
+    if (n <= 0) {
+      r = n < 0 ? TPUCI__ERRNO : UV_EIO;
+      break;
+    }
     off += (size_t) n;
   }
   free(line);
-}
-
-int tpuci__rundir_summary(tpuci__rundir_t *rd, const json_t *report,
-                          tpuci__err_t *err) {
-  char *path = tpuci__printf("%s/summary.json", rd->dir);
-  int r = tpuci__report_write(report, "json", path, err);
-  free(path);
+  if (r == 0) rd->jsonl_len += (int64_t) len;
+  else if (off > 0) tpuci__jsonl_cut(rd);
   return r;
 }
 
@@ -132,6 +148,7 @@ void tpuci__rundir_close(tpuci__rundir_t *rd) {
   if (rd->jsonl_fd >= 0) close(rd->jsonl_fd);
   free(rd->id);
   free(rd->dir);
+  free(rd->latest);
   memset(rd, 0, sizeof(*rd));
   rd->jsonl_fd = -1;
 }

@@ -135,6 +135,10 @@ void tpuci__attempt_output(tpuci__attempt_t *a, int stream, const char *buf,
 void tpuci__attempt_done(tpuci__attempt_t *a, const tpuci__exit_t *ex);
 /* A note for the user, tied to an attempt (e.g. "kept container ..."). */
 void tpuci__attempt_message(tpuci__attempt_t *a, const char *msg);
+/* A file of the attempt's records (a log) could not be written: the user
+ * is told, and the run's records count as incomplete. Call it once per
+ * file; `err` is a negative code. */
+void tpuci__attempt_write_error(tpuci__attempt_t *a, const char *path, int err);
 
 /* Where containers see an attempt's results folder. */
 #define TPUCI__RESULTS_MOUNT "/tpuci/results"

@@ -29,6 +29,17 @@
 
 #define TPUCI__DEFAULT_GRACE_MS 5000
 
+/* File descriptors one slot holds while its attempt runs, as measured
+ * (docs/cli.md, -j): a local process holds its log and its two output
+ * pipes (3); a container holds the attempt's log, its host's own log in a
+ * gang, the engine connections that stream its output and wait for its
+ * end, and one more request in flight (5; 3 measured outside gangs). */
+#define TPUCI__FDS_LOCAL 3
+#define TPUCI__FDS_DOCKER 5
+/* The rest of the process: stdio, the loop, signals, the engine client,
+ * a process being spawned (4 more for a moment), reports being written. */
+#define TPUCI__FDS_RESERVE 64
+
 typedef enum {
   TPUCI__STOP_NONE = 0,
   TPUCI__STOP_INTERRUPT, /* a signal or tpuci_cancel() */
@@ -289,12 +300,20 @@ static void tpuci__satt_closed(uv_handle_t *h) {
   tpuci__check_finished(s);
 }
 
+void tpuci__attempt_write_error(tpuci__attempt_t *a, const char *path, int err) {
+  tpuci__sched_t *s = a->sched;
+  if (s->opts.on_write_error) s->opts.on_write_error(s->opts.host, path, err);
+}
+
 static void tpuci__log_write(tpuci__satt_t *t, const char *buf, size_t len) {
   while (len > 0 && t->log_fd >= 0) {
     ssize_t n = write(t->log_fd, buf, len);
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (!t->log_errno) t->log_errno = errno;
+      if (!t->log_errno) {
+        t->log_errno = errno;
+        tpuci__attempt_write_error(&t->a, t->log_path, -t->log_errno);
+      }
       return;
     }
     buf += n;
@@ -713,7 +732,9 @@ static void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t,
   size_t len = 0, k;
 
   g->log_path = tpuci__strdup(t->log_path);
-  if (o == TPUCI_OUTCOME_PASSED && tpuci__read_file(t->log_path, &text, &len) == 0 &&
+  /* An incomplete log would hide tests: the collection failed. */
+  if (o == TPUCI_OUTCOME_PASSED && t->log_errno == 0 &&
+      tpuci__read_file(t->log_path, &text, &len) == 0 &&
       tpuci__collect_parse(text, len, &ids, &e) == 0 && ids.len > 0 &&
       tpuci__shard_plan((const char *const *) ids.items, ids.len, s->opts.timings,
                         (size_t) inst->pytest->shards, &g->plan, &e) == 0) {
@@ -731,7 +752,10 @@ static void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t,
     char d[32];
     g->state = TPUCI__GROUP_FAILED;
     g->outcome = o == TPUCI_OUTCOME_PASSED ? TPUCI_OUTCOME_FAILED : o;
-    if (o == TPUCI_OUTCOME_FAILED && ex->exit_code == TPUCI__PYTEST_NO_TESTS) {
+    if (o == TPUCI_OUTCOME_PASSED && t->log_errno) {
+      g->outcome = TPUCI_OUTCOME_INFRA;
+      g->cause = tpuci__printf("test collection log incomplete: %s", strerror(t->log_errno));
+    } else if (o == TPUCI_OUTCOME_FAILED && ex->exit_code == TPUCI__PYTEST_NO_TESTS) {
       g->outcome = inst->pytest->allow_empty ? TPUCI_OUTCOME_PASSED : TPUCI_OUTCOME_FAILED;
       g->cause = tpuci__printf("collection selected no test%s",
                                inst->pytest->allow_empty ? " (allowed: allow_empty)"
@@ -992,6 +1016,17 @@ static void tpuci__groups_build(tpuci__sched_t *s) {
   }
   for (i = 0; i < n; i++) free(v[i].name);
   free(v);
+}
+
+int tpuci__sched_fd_cap(const tpuci__plan_t *plan, uint64_t nofile) {
+  uint64_t per = TPUCI__FDS_LOCAL, cap;
+  size_t i;
+  for (i = 0; i < plan->ninstances; i++)
+    if (plan->instances[i].selected && plan->instances[i].runtime == TPUCI__RUNTIME_DOCKER)
+      per = TPUCI__FDS_DOCKER;
+  if (nofile < TPUCI__FDS_RESERVE + per) return 1;
+  cap = (nofile - TPUCI__FDS_RESERVE) / per;
+  return cap > 1000000 ? 1000000 : (int) cap;
 }
 
 int tpuci__sched_check(const tpuci__plan_t *plan, int jobs, tpuci__err_t *err) {

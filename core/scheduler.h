@@ -47,8 +47,16 @@ typedef struct {
   tpuci__strv_t *const *preselect;
   /* Events go to the context, which adds its own pointer. */
   void (*on_event)(void *host, const tpuci_event_t *ev);
+  /* A write to a file of the run folder (a log) failed; called once per
+   * file, `err` a negative code. May be NULL. */
+  void (*on_write_error)(void *host, const char *path, int err);
   void *host;
 } tpuci__sched_opts_t;
+
+/* The most slots the selected instances of `plan` can fill at once with
+ * `nofile` file descriptors (the soft RLIMIT_NOFILE), leaving room for
+ * everything else the process holds. At least 1. */
+int tpuci__sched_fd_cap(const tpuci__plan_t *plan, uint64_t nofile);
 
 /* Checks that the plan can run with `jobs` slots (every gang fits).
  * Returns 0 or TPUCI_EUSAGE with err filled. */

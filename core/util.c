@@ -218,6 +218,11 @@ void tpuci__err_clear(tpuci__err_t *err) {
   err->code = 0;
 }
 
+const char *tpuci__strerror(int code) {
+  if (code < 0 && code > TPUCI_EBASE) return strerror(-code);
+  return tpuci_strerror(code);
+}
+
 /* Time. */
 
 uint64_t tpuci__now_ms(void) {
@@ -261,19 +266,51 @@ size_t tpuci__edit_distance(const char *a, const char *b, size_t cap) {
   return d > cap ? cap + 1 : d;
 }
 
+/* The files a run folder holds besides the instances' folders (and the
+ * temporary names tpuci__write_file_atomic() gives them). */
+static const char *const tpuci__run_files[] = {
+    "attempts.jsonl", "summary.json", "summary.json.tmp", "junit.xml",
+    "junit.xml.tmp", "report.html", "report.html.tmp", NULL};
+
+static int tpuci__path_safe_char(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || (c != '\0' && strchr("._=,+-", c) != NULL);
+}
+
+/* Whether a name can be a folder name as it is. */
+static int tpuci__path_keeps(const char *name) {
+  size_t n = strlen(name), k;
+  if (n == 0 || n > TPUCI__PATH_KEEP_MAX || name[0] == '.') return 0;
+  for (k = 0; k < n; k++)
+    if (!tpuci__path_safe_char((unsigned char) name[k])) return 0;
+  for (k = 0; tpuci__run_files[k]; k++)
+    if (strcmp(name, tpuci__run_files[k]) == 0) return 0;
+  return 1;
+}
+
+/* 64-bit FNV-1a. */
+static uint64_t tpuci__fnv1a64(const char *s) {
+  uint64_t h = 14695981039346656037ull;
+  for (; *s; s++) {
+    h ^= (unsigned char) *s;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
 char *tpuci__path_component(const char *name) {
-  char *p = tpuci__strdup(name), *q;
-  for (q = p; *q; q++) {
-    unsigned char c = (unsigned char) *q;
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-          (c >= '0' && c <= '9') || strchr("._=,+-", c)))
-      *q = '_';
+  tpuci__buf_t b;
+  size_t k;
+
+  if (tpuci__path_keeps(name)) return tpuci__strdup(name);
+  tpuci__buf_init(&b);
+  for (k = 0; name[k] && k < TPUCI__PATH_PREFIX_MAX; k++) {
+    int keep = tpuci__path_safe_char((unsigned char) name[k]) && !(k == 0 && name[k] == '.');
+    tpuci__buf_add(&b, keep ? &name[k] : "_", 1);
   }
-  if (strcmp(p, ".") == 0 || strcmp(p, "..") == 0 || *p == '\0') {
-    free(p);
-    p = tpuci__strdup("_");
-  }
-  return p;
+  if (k == 0) tpuci__buf_adds(&b, "_");
+  tpuci__buf_addf(&b, "~%016llx", (unsigned long long) tpuci__fnv1a64(name));
+  return tpuci__buf_steal(&b);
 }
 
 int tpuci__mkdir_p(const char *path, int mode) {

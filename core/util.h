@@ -87,6 +87,10 @@ int tpuci__err_set(tpuci__err_t *err, int code, const char *fmt, ...)
     TPUCI__PRINTF(3, 4);
 void tpuci__err_clear(tpuci__err_t *err);
 
+/* The text of a code as the C library words it for a negative errno
+ * ("No space left on device"), else tpuci_strerror()'s. */
+const char *tpuci__strerror(int code);
+
 /* Durations: "90s", "20m", "1h30m", "500ms", "1.5s", "2d" or a bare
  * number of seconds. Returns 0 and sets *out_ms, or -1 when malformed or
  * out of range (over 100 years). */
@@ -122,8 +126,18 @@ const char *tpuci__text_problem(const char *s, size_t len, size_t *at);
  * and value keys. Emitters double-quote those. */
 int tpuci__yaml_ambiguous(const char *s);
 
-/* Makes a name safe as one path component: [A-Za-z0-9._=,+-] stay, the
- * rest becomes '_'. Returns a new string. */
+/* The folder name of an instance (or a pytest shard group) in the run
+ * folder; a new string. A name of 1 to TPUCI__PATH_KEEP_MAX bytes of
+ * [A-Za-z0-9._=,+-] that does not start with '.' and is not a file of the
+ * run folder (summary.json, ...) stays as it is. Any other name becomes
+ * its first TPUCI__PATH_PREFIX_MAX bytes with the other characters (and a
+ * leading '.') as '_', then '~' and 16 hex digits of a 64-bit hash of the
+ * whole name (FNV-1a). '~' is never in a kept name, so the two kinds
+ * never meet; two changed names share a folder only if their prefixes
+ * and 64-bit hashes both match. The result is always one valid file name:
+ * never empty, "." or "..", no '/', at most 81 bytes. */
+#define TPUCI__PATH_KEEP_MAX 100
+#define TPUCI__PATH_PREFIX_MAX 64
 char *tpuci__path_component(const char *name);
 
 /* mkdir -p. Returns 0 or a negative UV_E* code. */

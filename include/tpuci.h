@@ -241,9 +241,22 @@ int tpuci_cancel(tpuci_ctx_t *ctx, int force);
 
 /* 0 all passed (flaky counts as passed unless strict_flaky), 1 something
  * failed, 3 the run could not start its work (engine unreachable, image
- * missing, no disk space: nothing ran), 130 interrupted by a signal or
- * tpuci_cancel(). */
+ * missing, no disk space: nothing ran), 4 the run's records are incomplete
+ * (a write to the run folder or a report file failed: see
+ * tpuci_run_write_errors()), 130 interrupted by a signal or
+ * tpuci_cancel(). 3 and 130 win over 4, and 4 over 0 and 1. */
 int tpuci_run_exit_code(const tpuci_ctx_t *ctx);
+/* What the instances say, whatever happened to the records: "passed",
+ * "failed", "interrupted" or "not-run"; NULL before a run has finished. */
+const char *tpuci_run_verdict(const tpuci_ctx_t *ctx);
+/* How many files of the run's records could not be written (attempt
+ * logs, attempts.jsonl, summary.json, junit.xml, report.html,
+ * timings.json, the report_* and junit files). Each one was told once, as
+ * a TPUCI_EVENT_MESSAGE "cannot write <path>: <error>". */
+size_t tpuci_run_write_errors(const tpuci_ctx_t *ctx);
+/* The path of the run's summary.json, or NULL when it could not be
+ * written. */
+const char *tpuci_run_summary_path(const tpuci_ctx_t *ctx);
 const char *tpuci_run_id(const tpuci_ctx_t *ctx);
 const char *tpuci_run_dir(const tpuci_ctx_t *ctx);
 /* Wall clock duration of the run. */

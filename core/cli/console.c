@@ -518,6 +518,12 @@ static uint64_t instance_ms(tpuci_ctx_t *ctx, size_t i) {
   return dur;
 }
 
+/* The run's verdict, in lower case. */
+static const char *verdict_of(tpuci_ctx_t *ctx) {
+  const char *v = tpuci_run_verdict(ctx);
+  return v ? v : "failed";
+}
+
 static const char *outcome_label(tpuci_outcome_t o) {
   return o == TPUCI_OUTCOME_NONE ? "not run" : tpuci_outcome_name(o);
 }
@@ -530,7 +536,8 @@ static void gh_step_summary(tpuci_ctx_t *ctx) {
   FILE *f;
 
   if (path == NULL || *path == '\0' || (f = fopen(path, "a")) == NULL) return;
-  fprintf(f, "### tpuci: %s\n\n", tpuci_run_exit_code(ctx) == 0 ? "passed" : "failed");
+  fprintf(f, "### tpuci: %s%s\n\n", verdict_of(ctx),
+          tpuci_run_write_errors(ctx) ? " (records incomplete)" : "");
   fprintf(f, "| instance | outcome | attempts | time |\n|---|---|---:|---:|\n");
   for (i = 0; i < n; i++) {
     const char *name = tpuci_instance_name(ctx, i), *p;
@@ -592,7 +599,8 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
       TPUCI_OUTCOME_TIMEOUT, TPUCI_OUTCOME_OOM, TPUCI_OUTCOME_INFRA,
       TPUCI_OUTCOME_CANCELLED};
   size_t i, k, n = tpuci_instance_count(ctx), width = 8, total = 0;
-  int code = tpuci_run_exit_code(ctx);
+  size_t unwritten = tpuci_run_write_errors(ctx);
+  const char *verdict = verdict_of(ctx), *summary = tpuci_run_summary_path(ctx);
   char d[32];
 
   for (i = 0; i < n; i++) {
@@ -631,13 +639,20 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
             tpuci_outcome_count(ctx, order[k]));
   fmt_duration(tpuci_run_duration_ms(ctx), d, sizeof(d));
   fprintf(c->out, " (of %zu) in %s\n", total, d);
-  switch (code) {
-    case 0: fprintf(c->out, "%sverdict: PASSED%s\n", c->color ? C_BOLD C_GREEN : "", reset(c)); break;
-    case 130: fprintf(c->out, "%sverdict: INTERRUPTED%s\n", c->color ? C_BOLD C_YELLOW : "", reset(c)); break;
-    case 3: fprintf(c->out, "%sverdict: NOT RUN%s\n", c->color ? C_BOLD C_RED : "", reset(c)); break;
-    default: fprintf(c->out, "%sverdict: FAILED%s\n", c->color ? C_BOLD C_RED : "", reset(c)); break;
-  }
-  fprintf(c->out, "summary: %s/summary.json\n", tpuci_run_dir(ctx));
+  if (strcmp(verdict, "passed") == 0)
+    fprintf(c->out, "%sverdict: PASSED%s\n", c->color ? C_BOLD C_GREEN : "", reset(c));
+  else if (strcmp(verdict, "interrupted") == 0)
+    fprintf(c->out, "%sverdict: INTERRUPTED%s\n", c->color ? C_BOLD C_YELLOW : "", reset(c));
+  else if (strcmp(verdict, "not-run") == 0)
+    fprintf(c->out, "%sverdict: NOT RUN%s\n", c->color ? C_BOLD C_RED : "", reset(c));
+  else
+    fprintf(c->out, "%sverdict: FAILED%s\n", c->color ? C_BOLD C_RED : "", reset(c));
+  if (unwritten > 0)
+    fprintf(c->out, "%srecords incomplete: %zu file%s could not be written (exit code %d)%s\n",
+            c->color ? C_BOLD C_RED : "", unwritten, unwritten == 1 ? "" : "s",
+            tpuci_run_exit_code(ctx), reset(c));
+  if (summary != NULL) fprintf(c->out, "summary: %s\n", summary);
+  else fprintf(c->out, "summary: not written\n");
   if (c->style == TPUCI_CONSOLE_GITHUB) gh_step_summary(ctx);
   fflush(c->out);
 }

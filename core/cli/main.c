@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "console.h"
@@ -14,6 +15,7 @@
 #define EXIT_FAILED 1
 #define EXIT_USAGE 2
 #define EXIT_ENV 3
+#define EXIT_RECORDS 4
 #define EXIT_INTERRUPTED 130
 
 static const char usage_main[] =
@@ -37,7 +39,9 @@ static const char usage_main[] =
     "  -V, --version  print the version\n"
     "\n"
     "exit codes: 0 passed, 1 failed, 2 usage or spec error (nothing run),\n"
-    "3 environment error (engine, image, disk: nothing run), 130 interrupted.\n";
+    "3 environment error (engine, image, disk: nothing run), 4 the run's\n"
+    "records are incomplete (a write to the run folder or a report failed),\n"
+    "130 interrupted.\n";
 
 static const char usage_run[] =
     "usage: tpuci run [options] SPEC\n"
@@ -47,7 +51,8 @@ static const char usage_run[] =
     ".tpuci/runs/<run-id>/ (.tpuci/runs/latest points at the newest).\n"
     "\n"
     "options:\n"
-    "  -j, --jobs N        at most N attempts at once (default: CPU count)\n"
+    "  -j, --jobs N        at most N attempts at once (default: CPU count;\n"
+    "                      lowered, with a warning, if ulimit -n is short)\n"
     "  --only GLOB         run only instances (or jobs) matching GLOB;\n"
     "                      repeatable; '[' in names must be written '\\['\n"
     "  --fail-fast         stop everything after the first failure\n"
@@ -70,7 +75,9 @@ static const char usage_run[] =
     "second signal kills at once.\n"
     "\n"
     "exit codes: 0 all passed (flaky counts as passed unless --strict-flaky),\n"
-    "1 some failed, 2 usage or spec error, 3 environment error, 130 interrupted.\n";
+    "1 some failed, 2 usage or spec error, 3 environment error, 4 the run's\n"
+    "records are incomplete (a log, attempts.jsonl, summary.json or a report\n"
+    "could not be written; wins over 0 and 1), 130 interrupted.\n";
 
 static const char usage_plan[] =
     "usage: tpuci plan [--json] [--only GLOB] SPEC\n"
@@ -632,12 +639,23 @@ static int cmd_doctor(int argc, char **argv) {
   return r < 0 ? EXIT_ENV : EXIT_PASSED;
 }
 
+/* Each running attempt holds a few file descriptors: take as many as the
+ * hard limit allows (the library only reads the limit, and runs fewer
+ * attempts at once when it is short). */
+static void raise_nofile(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max) return;
+  rl.rlim_cur = rl.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &rl) != 0) return; /* the cap copes */
+}
+
 int main(int argc, char **argv) {
   const char *cmd;
 
   /* A closed pipe (tpuci run ... | head) must not kill tpuci before it
    * has stopped its jobs. */
   signal(SIGPIPE, SIG_IGN);
+  raise_nofile();
   if (argc < 2) {
     fputs(usage_main, stderr);
     return EXIT_USAGE;

@@ -101,6 +101,7 @@ typedef struct {
    * log, and the raw output goes to attempt-<n>.worker-<index>.log. */
   tpuci__lines_t lines[2];
   int log_fd;
+  char *log_path;
 } tpuci__dk_ctr_t;
 
 struct tpuci__dk_att_s {
@@ -248,13 +249,9 @@ static void tpuci__dk_log_write(tpuci__dk_ctr_t *c, const char *buf,
   while (len > 0 && c->log_fd >= 0) {
     ssize_t n = write(c->log_fd, buf, len);
     if (n < 0) {
-      char *m;
       if (errno == EINTR) continue;
-      m = tpuci__printf("cannot write the log of %s: %s; its lines are "
-                        "still in the attempt's log",
-                        c->host, strerror(errno));
-      tpuci__attempt_message(c->att->a, m);
-      free(m);
+      /* Its lines are still in the attempt's log. */
+      tpuci__attempt_write_error(c->att->a, c->log_path, TPUCI__ERRNO);
       close(c->log_fd);
       c->log_fd = -1;
       return;
@@ -727,6 +724,7 @@ static void tpuci__dk_att_release(tpuci__dk_att_t *att) {
     tpuci__lines_free(&c->lines[0]);
     tpuci__lines_free(&c->lines[1]);
     if (c->log_fd >= 0) close(c->log_fd);
+    free(c->log_path);
   }
   free(att->ctrs);
   att->ctrs = NULL;
@@ -962,18 +960,12 @@ static int tpuci__dk_prepare_att(tpuci__dk_t *dk, tpuci__dk_att_t *att,
       break;
     }
     if (att->gang) {
-      char *path = tpuci__printf("%s/attempt-%d." TPUCI__GANG_HOST_FMT ".log",
-                                 a->dir, a->number, (int) i);
-      c->log_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+      c->log_path = tpuci__printf("%s/attempt-%d." TPUCI__GANG_HOST_FMT ".log",
+                                  a->dir, a->number, (int) i);
+      c->log_fd = open(c->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
                        O_APPEND, 0644);
-      if (c->log_fd < 0) {
-        char *m = tpuci__printf("cannot create %s: %s; the host's lines are "
-                                "still in the attempt's log",
-                                path, strerror(errno));
-        tpuci__attempt_message(a, m);
-        free(m);
-      }
-      free(path);
+      /* The host's lines are still in the attempt's log. */
+      if (c->log_fd < 0) tpuci__attempt_write_error(a, c->log_path, TPUCI__ERRNO);
     }
   }
   tpuci__kv_free(&labels);

@@ -73,7 +73,7 @@ expect_out "command 'gc' has no entry in COMMANDS" "a page without gc"
 
 # Exit codes and the environment.
 section "EXIT STATUS" page.txt > exit.txt
-for c in 0 1 2 3 130; do
+for c in 0 1 2 3 4 130; do
   grep -qE "^ {7}$c( |$)" exit.txt && pass || fail "EXIT STATUS lacks $c"
 done
 section ENVIRONMENT page.txt > env.txt

@@ -44,10 +44,26 @@ assert r["instances"][0]["outcome"] == "flaky"
 print("ok")' "$schema" 2>&1)
 [ "$check" = ok ] && pass || fail "flaky report: $check"
 
-# A bad report path is reported, the run's own result stands.
+# A bad report path is reported once, with the error; the verdict stands,
+# the exit code says the records are incomplete, and summary.json (written
+# last) says which file is missing. show reads that back.
 run_tpuci run --report-json /nonexistent/dir/r.json "$SPECS/pass.lua"
-expect_code 0 "unwritable report path"
-expect_out "cannot write /nonexistent/dir/r.json"
+expect_code 4 "unwritable report path"
+expect_out "tpuci: cannot write /nonexistent/dir/r.json: No such file or directory"
+[ "$(printf '%s\n' "$out" | grep -c 'cannot write')" = 1 ] && pass || fail "told more than once"
+expect_out "verdict: PASSED"
+expect_out "records incomplete: 1 file could not be written (exit code 4)"
+expect_out "summary: $WORK/.tpuci/runs/"
+expect_json 's["exit_code"], s["verdict"]' "(4, 'passed')"
+expect_json 's["write_errors"]' "[{'path': '/nonexistent/dir/r.json', 'error': 'No such file or directory'}]"
+grep -q "Records incomplete" .tpuci/runs/latest/report.html && grep -q "/nonexistent/dir/r.json" .tpuci/runs/latest/report.html &&
+  pass || fail "report.html does not say the records are incomplete"
+/usr/bin/python3 -c 'import json, sys, jsonschema; jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))' \
+  "$schema" .tpuci/runs/latest/summary.json && pass || fail "a summary with write_errors does not validate"
+run_tpuci show
+expect_code 4 "show a run with incomplete records"
+expect_out "verdict: PASSED"
+expect_out "records incomplete: 1 file could not be written (exit code 4)"
 
 # tpuci show: the latest run, or one by id, with its exit code.
 run_tpuci run "$SPECS/basic.lua"

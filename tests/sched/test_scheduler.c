@@ -316,6 +316,23 @@ static void test_env(void **state) {
   assert_int_equal(f->results[0].outcome, TPUCI_OUTCOME_PASSED);
 }
 
+/* Slots the file descriptors allow: 3 per local attempt, 5 per container
+ * host, 64 kept for the rest. */
+static void test_fd_cap(void **state) {
+  fixture_t *f = *state;
+  tpuci__instance_t *c;
+  add(f, "a", "true");
+  c = add(f, "c", "true");
+  c->selected = 0;
+  c->runtime = TPUCI__RUNTIME_DOCKER;
+  assert_int_equal(tpuci__sched_fd_cap(&f->plan, 1024), 320);
+  assert_int_equal(tpuci__sched_fd_cap(&f->plan, 65), 1);
+  assert_int_equal(tpuci__sched_fd_cap(&f->plan, 10), 1);
+  assert_int_equal(tpuci__sched_fd_cap(&f->plan, UINT64_MAX), 1000000);
+  c->selected = 1; /* a container in the run: 5 each */
+  assert_int_equal(tpuci__sched_fd_cap(&f->plan, 1024), 192);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_pass_and_fail, setup, teardown),
@@ -330,6 +347,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_deadline, setup, teardown),
       cmocka_unit_test_setup_teardown(test_orphan_killed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_env, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fd_cap, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
