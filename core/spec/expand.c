@@ -15,8 +15,8 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "internal.h"
-#include "topology.h"
+#include "spec/internal.h"
+#include "plan/topology.h"
 
 typedef struct {
   const char *name;

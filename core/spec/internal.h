@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "spec.h"
+#include "spec/spec.h"
 
 /* The chunk name of the prelude, so that frames running it can be told
  * apart from the spec's. */

@@ -18,7 +18,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "internal.h"
+#include "spec/internal.h"
 
 extern const char tpuci__lua_prelude[];
 extern const size_t tpuci__lua_prelude_len;

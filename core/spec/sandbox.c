@@ -17,8 +17,8 @@
 #include <lua.h>
 #include <lualib.h>
 
-#include "internal.h"
-#include "scheduler.h"
+#include "spec/internal.h"
+#include "sched/scheduler.h"
 
 /* At most this many warnings are kept; a spec that warns in a loop must
  * not grow the plan without bound (the cap on Lua memory does not cover

@@ -35,7 +35,7 @@
 #include <lua.h>
 #include <yaml.h>
 
-#include "internal.h"
+#include "spec/internal.h"
 
 #define TPUCI__YAML_MAX_DEPTH 100
 

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "docker/demux.h"
-#include "util.h"
+#include "runtime/docker/demux.h"
+#include "base/util.h"
 
 typedef struct {
   tpuci__buf_t out[3];  /* by stream */

@@ -14,11 +14,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "docker/container.h"
-#include "docker/gang.h"
-#include "plan.h"
-#include "runtime.h"
-#include "util.h"
+#include "runtime/docker/container.h"
+#include "runtime/docker/gang.h"
+#include "plan/plan.h"
+#include "runtime/runtime.h"
+#include "base/util.h"
 
 /* ------------------------------------------------------------------ */
 /* Outcome                                                             */

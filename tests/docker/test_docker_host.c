@@ -7,8 +7,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "docker/engine.h"
-#include "docker/host.h"
+#include "runtime/docker/engine.h"
+#include "runtime/docker/host.h"
 
 static void ok(const char *value, const char *unix_path, const char *url,
                const char *display, int from_env) {

@@ -14,8 +14,8 @@
 #include <cmocka.h>
 #include <uv.h>
 
-#include "docker/engine.h"
-#include "docker/http.h"
+#include "runtime/docker/engine.h"
+#include "runtime/docker/http.h"
 
 /* The fake engine. */
 

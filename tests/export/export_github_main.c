@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export_github.h"
-#include "plan.h"
-#include "spec.h"
-#include "util.h"
+#include "export/github.h"
+#include "plan/plan.h"
+#include "spec/spec.h"
+#include "base/util.h"
 
 static int usage(void) {
   fprintf(stderr, "usage: tpuci-export-github [--per-job] [--spec PATH] [--source URL] "

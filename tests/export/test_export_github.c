@@ -14,9 +14,9 @@
 #include <jansson.h>
 #include <yaml.h>
 
-#include "export_github.h"
-#include "plan.h"
-#include "util.h"
+#include "export/github.h"
+#include "plan/plan.h"
+#include "base/util.h"
 
 /* ------------------------------------------------------------------ */
 /* YAML to a JSON tree, resolving plain scalars as YAML 1.1 does          */

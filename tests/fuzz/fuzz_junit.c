@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "junit.h"
-#include "shard.h"
-#include "timings.h"
+#include "pytest/junit.h"
+#include "pytest/shard.h"
+#include "pytest/timings.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -21,8 +21,9 @@ if ! command -v "$cc" >/dev/null; then
   exit 77
 fi
 
-srcs=(core/util.c core/duration.c core/error.c core/outcome.c core/junit.c
-      core/junit_history.c core/junit_report.c core/timings.c core/shard.c)
+srcs=(core/base/util.c core/base/duration.c core/base/error.c core/sched/outcome.c
+      core/pytest/junit.c core/pytest/junit_history.c core/pytest/junit_report.c
+      core/pytest/timings.c core/pytest/shard.c)
 flags=(-g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
        -DTPUCI_VERSION_STRING=\"fuzz\" -I"$root/include" -I"$root/core"
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined

@@ -12,8 +12,8 @@
 
 #include <jansson.h>
 
-#include "report_html.h"
-#include "util.h"
+#include "report/report_html.h"
+#include "base/util.h"
 
 int main(int argc, char **argv) {
   json_error_t jerr;

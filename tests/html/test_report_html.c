@@ -12,8 +12,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "report_html.h"
-#include "util.h"
+#include "report/report_html.h"
+#include "base/util.h"
 
 /* What hostile data tries to smuggle in. */
 #define HOSTILE_NAME "<img src=x onerror=alert(1)>\"'&"

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "junit.h"
+#include "pytest/junit.h"
 
 #ifndef TPUCI_JUNIT_DATA
 #error "TPUCI_JUNIT_DATA must name the test data folder"

@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "shard.h"
-#include "timings.h"
+#include "pytest/shard.h"
+#include "pytest/timings.h"
 
 #ifndef TPUCI_JUNIT_DATA
 #error "TPUCI_JUNIT_DATA must name the test data folder"

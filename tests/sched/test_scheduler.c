@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "plan.h"
-#include "scheduler.h"
+#include "plan/plan.h"
+#include "sched/scheduler.h"
 
 typedef struct {
   tpuci__plan_t plan;

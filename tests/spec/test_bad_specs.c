@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "spec.h"
+#include "spec/spec.h"
 
 #ifndef TPUCI_BAD_SPECS
 #define TPUCI_BAD_SPECS "bad"

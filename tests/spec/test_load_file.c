@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <uv.h>
 
-#include "spec.h"
+#include "spec/spec.h"
 #include "tpuci.h"
 
 static char dir[] = "/tmp/tpuci-load-XXXXXX";

@@ -13,9 +13,9 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "plan.h"
-#include "scheduler.h"
-#include "spec.h"
+#include "plan/plan.h"
+#include "sched/scheduler.h"
+#include "spec/spec.h"
 
 #define SPEC_DIR "/srv/proj"
 #define DEFAULT_ON                                                   \

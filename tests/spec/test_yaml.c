@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "plan.h"
-#include "spec.h"
+#include "plan/plan.h"
+#include "spec/spec.h"
 
 #ifndef TPUCI_YAML_DIR
 #define TPUCI_YAML_DIR "yaml"

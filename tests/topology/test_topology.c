@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "topology.h"
+#include "plan/topology.h"
 
 typedef struct {
   const char *type, *layout;

@@ -1,4 +1,4 @@
-/* Pure functions of core/duration.c and core/outcome.c: durations, sizes,
+/* Pure functions of core/base/duration.c and core/sched/outcome.c: durations, sizes,
  * retry delays, how an attempt's end becomes an outcome, and an
  * instance's final outcome. */
 #include <setjmp.h>
@@ -9,9 +9,9 @@
 
 #include <cmocka.h>
 
-#include "plan.h"
-#include "scheduler.h"
-#include "util.h"
+#include "plan/plan.h"
+#include "sched/scheduler.h"
+#include "base/util.h"
 
 static void assert_duration(const char *s, uint64_t want) {
   uint64_t ms = 12345;

@@ -1,4 +1,4 @@
-/* core/util.c tpuci__path_component(): the folder name of an instance in
+/* core/base/util.c tpuci__path_component(): the folder name of an instance in
  * the run folder. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "util.h"
+#include "base/util.h"
 
 static void assert_component(const char *name, const char *want) {
   char *got = tpuci__path_component(name);

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "tpuci.h"
-#include "util.h"
+#include "base/util.h"
 
 static const char spec[] =
     "job 'ok' { run = 'true' }\n"

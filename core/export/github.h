@@ -1,0 +1,56 @@
+/* A GitHub Actions workflow that runs a spec with tpuci (`tpuci export
+ * github`): it builds tpuci from source on ubuntu-latest, runs the spec
+ * and uploads the reports and run folders. docs/github.md describes the
+ * workflow. */
+#ifndef TPUCI_EXPORT_GITHUB_H
+#define TPUCI_EXPORT_GITHUB_H
+
+#include "plan/plan.h"
+#include "base/util.h"
+
+/* Where the workflow gets tpuci when the options do not say. */
+#define TPUCI__GITHUB_SOURCE_URL "https://github.com/tpuci/tpuci.git"
+#define TPUCI__GITHUB_SOURCE_REF "main"
+/* GitHub's cap on the jobs one matrix may generate. */
+#define TPUCI__GITHUB_MATRIX_MAX 256
+
+typedef struct {
+  /* The spec's path from the repository's root, as the workflow passes it
+   * to `tpuci run`. NULL: the plan's spec_path, which must then be
+   * relative. */
+  const char *spec;
+  /* A git URL of tpuci's sources and a branch, tag or commit in it. NULL:
+   * TPUCI__GITHUB_SOURCE_URL and TPUCI__GITHUB_SOURCE_REF. */
+  const char *source_url;
+  const char *source_ref;
+  /* The workflow's name. NULL: "tpuci". */
+  const char *name;
+  /* One workflow job per tpuci job (a matrix over the job names, each
+   * entry running `tpuci run --only JOB`) instead of one workflow job
+   * running the whole spec. */
+  int per_job;
+} tpuci__export_opts_t;
+
+/* Fills `opts` with the defaults (every field NULL or 0). */
+void tpuci__export_opts_init(tpuci__export_opts_t *opts);
+
+/* Appends the workflow for `plan` to `out`, as YAML written by libyaml's
+ * emitter. `opts` may be NULL for the defaults. The output depends only
+ * on the plan's job names (in the order they first appear) and the
+ * options. Returns 0, or TPUCI_EUSAGE with a one-line message in `err`
+ * (which may be NULL) when the spec path is missing or absolute, when
+ * per_job is set and the plan has no job or more than
+ * TPUCI__GITHUB_MATRIX_MAX, or when a string is not valid UTF-8;
+ * TPUCI_ENOMEM when the emitter cannot start. On error `out` is left as
+ * it was. */
+int tpuci__export_github(const tpuci__plan_t *plan,
+                         const tpuci__export_opts_t *opts, tpuci__buf_t *out,
+                         tpuci__err_t *err);
+
+/* A GitHub job id from any name: letters, digits, '-' and '_' stay, runs
+ * of anything else become one '-', the result starts with a letter or '_'
+ * (a '_' is put in front otherwise) and has at most 64 characters. Returns
+ * a new string, never empty. */
+char *tpuci__github_id(const char *name);
+
+#endif /* TPUCI_EXPORT_GITHUB_H */

@@ -1,0 +1,439 @@
+/* The plan: instances and what they refer to, and its JSON and text
+ * forms for `tpuci plan`. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "plan/plan.h"
+#include "runtime/runtime.h"
+#include "sched/scheduler.h"
+#include "plan/topology.h"
+
+void tpuci__plan_init(tpuci__plan_t *p) {
+  memset(p, 0, sizeof(*p));
+}
+
+static void tpuci__instance_free(tpuci__instance_t *in) {
+  size_t i;
+  free(in->name);
+  free(in->job);
+  free(in->where);
+  tpuci__kv_free(&in->matrix);
+  tpuci__strv_free(&in->argv);
+  free(in->run);
+  tpuci__kv_free(&in->env);
+  free(in->workdir);
+  for (i = 0; i < in->nmounts; i++) {
+    free(in->mounts[i].source);
+    free(in->mounts[i].target);
+  }
+  free(in->mounts);
+  free(in->network);
+  if (in->pytest) {
+    free(in->pytest->markers);
+    free(in->pytest->k);
+    free(in->pytest);
+  }
+}
+
+void tpuci__plan_free(tpuci__plan_t *p) {
+  size_t i;
+  free(p->spec_path);
+  free(p->spec_dir);
+  for (i = 0; i < p->nimages; i++) {
+    free(p->images[i].name);
+    free(p->images[i].ref);
+    free(p->images[i].where);
+  }
+  free(p->images);
+  for (i = 0; i < p->ntopologies; i++) {
+    free(p->topologies[i].name);
+    free(p->topologies[i].base);
+    free(p->topologies[i].emulate);
+    free(p->topologies[i].where);
+  }
+  free(p->topologies);
+  for (i = 0; i < p->ninstances; i++) tpuci__instance_free(&p->instances[i]);
+  free(p->instances);
+  tpuci__strv_free(&p->warnings);
+  tpuci__plan_init(p);
+}
+
+tpuci__instance_t *tpuci__plan_add_instance(tpuci__plan_t *p) {
+  tpuci__instance_t *in;
+  if (p->ninstances == p->cap_instances) {
+    p->cap_instances = p->cap_instances ? p->cap_instances * 2 : 16;
+    p->instances = tpuci__realloc(p->instances,
+                                  p->cap_instances * sizeof(*p->instances));
+  }
+  in = &p->instances[p->ninstances++];
+  memset(in, 0, sizeof(*in));
+  in->image = -1;
+  in->topology = -1;
+  return in;
+}
+
+/* ------------------------------------------------------------------ */
+/* JSON                                                                */
+
+static const char *tpuci__pull_name(tpuci__pull_t pull) {
+  switch (pull) {
+    case TPUCI__PULL_ALWAYS: return "always";
+    case TPUCI__PULL_NEVER: return "never";
+    default: return "missing";
+  }
+}
+
+static const char *tpuci__runtime_name(tpuci__runtime_kind_t kind) {
+  return kind == TPUCI__RUNTIME_DOCKER ? "docker" : "local";
+}
+
+/* A string or null. */
+static json_t *tpuci__json_str(const char *s) {
+  return s ? json_string(s) : json_null();
+}
+
+static json_t *tpuci__json_kv(const tpuci__kvlist_t *l) {
+  json_t *o = json_object();
+  size_t i;
+  for (i = 0; i < l->len; i++)
+    json_object_set_new(o, l->items[i].key, json_string(l->items[i].value));
+  return o;
+}
+
+/* The environment each emulated host of an instance gets from its
+ * topology (tpuci__topology_host_env: the job's env wins), in host
+ * order; names "worker-<i>" for a gang, "localhost" for one host. */
+typedef struct {
+  int n;
+  tpuci__kvlist_t *env;   /* n of them */
+} tpuci__plan_hosts_t;
+
+/* Returns the number of hosts (0 without a topology), or -1 with err. */
+static int tpuci__plan_host_envs(const tpuci__plan_t *p,
+                                 const tpuci__instance_t *in,
+                                 tpuci__plan_hosts_t *out, tpuci__err_t *err) {
+  tpuci__slice_t slice;
+  int i;
+  memset(out, 0, sizeof(*out));
+  if (in->topology < 0 || (size_t) in->topology >= p->ntopologies) return 0;
+  if (tpuci__topology_slice(&p->topologies[in->topology], &slice, err) != 0)
+    return -1;
+  out->env = tpuci__calloc((size_t) slice.hosts, sizeof(*out->env));
+  out->n = slice.hosts;
+  for (i = 0; i < slice.hosts; i++)
+    if (tpuci__topology_host_env(in, &slice, i, &out->env[i], err) != 0) {
+      tpuci__slice_free(&slice);
+      return -1;
+    }
+  tpuci__slice_free(&slice);
+  return out->n;
+}
+
+static void tpuci__plan_hosts_free(tpuci__plan_hosts_t *h) {
+  int i;
+  for (i = 0; i < h->n; i++) tpuci__kv_free(&h->env[i]);
+  free(h->env);
+  memset(h, 0, sizeof(*h));
+}
+
+static void tpuci__host_name(char *buf, size_t size, int n, int i) {
+  if (n > 1) snprintf(buf, size, TPUCI__GANG_HOST_FMT, i);
+  else snprintf(buf, size, "localhost");
+}
+
+static json_t *tpuci__json_instance(const tpuci__plan_t *p,
+                                    const tpuci__instance_t *in) {
+  json_t *o = json_object(), *a, *r, *on;
+  size_t i;
+  int k;
+
+  json_object_set_new(o, "name", json_string(in->name));
+  json_object_set_new(o, "job", json_string(in->job));
+  json_object_set_new(o, "where", json_string(in->where));
+  json_object_set_new(o, "matrix", tpuci__json_kv(&in->matrix));
+  json_object_set_new(o, "runtime", json_string(tpuci__runtime_name(in->runtime)));
+  a = json_array();
+  for (i = 0; i < in->argv.len; i++)
+    json_array_append_new(a, json_string(in->argv.items[i]));
+  json_object_set_new(o, "argv", a);
+  json_object_set_new(o, "run", tpuci__json_str(in->run));
+  json_object_set_new(o, "env", tpuci__json_kv(&in->env));
+  json_object_set_new(o, "workdir", tpuci__json_str(in->workdir));
+  json_object_set_new(o, "timeout_ms", json_integer((json_int_t) in->timeout_ms));
+  json_object_set_new(o, "grace_ms", json_integer((json_int_t) in->grace_ms));
+  r = json_object();
+  json_object_set_new(r, "attempts", json_integer(in->retry.attempts));
+  on = json_array();
+  for (k = 0; k < TPUCI_OUTCOME__COUNT; k++)
+    if (in->retry.on & (1u << k))
+      json_array_append_new(on, json_string(tpuci_outcome_name((tpuci_outcome_t) k)));
+  json_object_set_new(r, "on", on);
+  json_object_set_new(r, "backoff_ms", json_integer((json_int_t) in->retry.backoff_ms));
+  json_object_set_new(r, "factor", json_real(in->retry.factor));
+  json_object_set_new(r, "max_backoff_ms",
+                      json_integer((json_int_t) in->retry.max_backoff_ms));
+  json_object_set_new(o, "retry", r);
+  json_object_set_new(o, "image",
+                      in->image >= 0 && (size_t) in->image < p->nimages
+                          ? json_string(p->images[in->image].ref)
+                          : json_null());
+  json_object_set_new(o, "topology",
+                      in->topology >= 0 && (size_t) in->topology < p->ntopologies
+                          ? json_string(p->topologies[in->topology].name)
+                          : json_null());
+  a = json_array();
+  for (i = 0; i < in->nmounts; i++) {
+    json_t *m = json_object();
+    json_object_set_new(m, "source", json_string(in->mounts[i].source));
+    json_object_set_new(m, "target", json_string(in->mounts[i].target));
+    json_object_set_new(m, "readonly", json_boolean(in->mounts[i].read_only));
+    json_array_append_new(a, m);
+  }
+  json_object_set_new(o, "mounts", a);
+  json_object_set_new(o, "cpus", json_real(in->cpus));
+  json_object_set_new(o, "memory_bytes", json_integer((json_int_t) in->memory_bytes));
+  json_object_set_new(o, "network", tpuci__json_str(in->network));
+  if (in->topology >= 0 && (size_t) in->topology < p->ntopologies) {
+    /* The emulated hosts and what their topology gives each. */
+    tpuci__plan_hosts_t h;
+    tpuci__err_t err = {0, NULL};
+    int n = tpuci__plan_host_envs(p, in, &h, &err);
+    a = json_array();
+    for (k = 0; k < n; k++) {
+      json_t *ho = json_object();
+      char name[32];
+      tpuci__host_name(name, sizeof(name), n, k);
+      json_object_set_new(ho, "name", json_string(name));
+      json_object_set_new(ho, "env", tpuci__json_kv(&h.env[k]));
+      json_array_append_new(a, ho);
+    }
+    json_object_set_new(o, "hosts", a);
+    tpuci__plan_hosts_free(&h);
+    tpuci__err_clear(&err);
+  }
+  if (in->pytest) {
+    json_t *py = json_object();
+    json_object_set_new(py, "markers", tpuci__json_str(in->pytest->markers));
+    json_object_set_new(py, "k", tpuci__json_str(in->pytest->k));
+    json_object_set_new(py, "shards", json_integer(in->pytest->shards));
+    json_object_set_new(py, "shard", json_integer(in->pytest->shard));
+    json_object_set_new(py, "allow_empty", json_boolean(in->pytest->allow_empty));
+    json_object_set_new(o, "pytest", py);
+  }
+  return o;
+}
+
+char *tpuci__plan_to_json(const tpuci__plan_t *p) {
+  json_t *root = json_object(), *a;
+  char *out, *copy;
+  size_t i;
+
+  json_object_set_new(root, "spec", tpuci__json_str(p->spec_path));
+  a = json_array();
+  for (i = 0; i < p->nimages; i++) {
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(p->images[i].name));
+    json_object_set_new(o, "ref", json_string(p->images[i].ref));
+    json_object_set_new(o, "pull", json_string(tpuci__pull_name(p->images[i].pull)));
+    json_object_set_new(o, "where", tpuci__json_str(p->images[i].where));
+    json_array_append_new(a, o);
+  }
+  json_object_set_new(root, "images", a);
+  a = json_array();
+  for (i = 0; i < p->ntopologies; i++) {
+    const tpuci__topology_t *t = &p->topologies[i];
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(t->name));
+    json_object_set_new(o, "base", tpuci__json_str(t->base));
+    json_object_set_new(o, "hosts", json_integer(t->hosts));
+    json_object_set_new(o, "chips_per_host", json_integer(t->chips_per_host));
+    json_object_set_new(o, "cores_per_chip", json_integer(t->cores_per_chip));
+    json_object_set_new(o, "emulate", tpuci__json_str(t->emulate));
+    json_object_set_new(o, "where", tpuci__json_str(t->where));
+    json_array_append_new(a, o);
+  }
+  json_object_set_new(root, "topologies", a);
+  a = json_array();
+  for (i = 0; i < p->ninstances; i++)
+    if (p->instances[i].selected)
+      json_array_append_new(a, tpuci__json_instance(p, &p->instances[i]));
+  json_object_set_new(root, "instances", a);
+  a = json_array();
+  for (i = 0; i < p->warnings.len; i++)
+    json_array_append_new(a, json_string(p->warnings.items[i]));
+  json_object_set_new(root, "warnings", a);
+
+  out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  json_decref(root);
+  if (out == NULL) return tpuci__strdup("{}");
+  /* Jansson's memory is not necessarily ours: hand out a tpuci__malloc
+   * copy, freed with free() like everything else. */
+  copy = tpuci__printf("%s\n", out);
+  free(out);
+  return copy;
+}
+
+/* ------------------------------------------------------------------ */
+/* Text                                                                */
+
+/* Whether s can be shown unquoted as one shell word. */
+static int tpuci__shell_plain(const char *s) {
+  if (*s == '\0') return 0;
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char) *s;
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+          (ch >= '0' && ch <= '9') || strchr("_./=:,+-@%", ch)))
+      return 0;
+  }
+  return 1;
+}
+
+static void tpuci__shell_quote(tpuci__buf_t *b, const char *s) {
+  if (tpuci__shell_plain(s)) {
+    tpuci__buf_adds(b, s);
+    return;
+  }
+  tpuci__buf_add(b, "'", 1);
+  for (; *s; s++) {
+    if (*s == '\'')
+      tpuci__buf_adds(b, "'\\''");
+    else
+      tpuci__buf_add(b, s, 1);
+  }
+  tpuci__buf_add(b, "'", 1);
+}
+
+static void tpuci__text_retry(tpuci__buf_t *b, const tpuci__retry_t *r) {
+  char d1[32], d2[32];
+  int k, first = 1;
+
+  if (r->attempts <= 1) {
+    tpuci__buf_adds(b, "none");
+    return;
+  }
+  tpuci__buf_addf(b, "%d attempts on ", r->attempts);
+  for (k = 0; k < TPUCI_OUTCOME__COUNT; k++) {
+    if (!(r->on & (1u << k))) continue;
+    tpuci__buf_addf(b, "%s%s", first ? "" : ",", tpuci_outcome_name((tpuci_outcome_t) k));
+    first = 0;
+  }
+  if (first) tpuci__buf_adds(b, "nothing");
+  tpuci__buf_addf(b, ", backoff %s x%g up to %s",
+                  tpuci__duration_format(r->backoff_ms, d1, sizeof(d1)),
+                  r->factor,
+                  r->max_backoff_ms
+                      ? tpuci__duration_format(r->max_backoff_ms, d2, sizeof(d2))
+                      : "no limit");
+}
+
+/* A topology's hosts: what every host gets, then what differs. */
+static void tpuci__text_hosts(tpuci__buf_t *b, const tpuci__plan_t *p,
+                              const tpuci__instance_t *in) {
+  tpuci__plan_hosts_t h;
+  tpuci__err_t err = {0, NULL};
+  int n = tpuci__plan_host_envs(p, in, &h, &err);
+  size_t k;
+  int i, j;
+
+  if (n < 0) {
+    tpuci__buf_addf(b, "  hosts:    cannot be shown: %s\n", err.msg ? err.msg : "?");
+  } else if (n == 1) {
+    tpuci__buf_adds(b, "  env of the host (one container; the job's env wins over these):\n");
+    for (k = 0; k < h.env[0].len; k++) {
+      tpuci__buf_addf(b, "    %s=", h.env[0].items[k].key);
+      tpuci__shell_quote(b, h.env[0].items[k].value);
+      tpuci__buf_adds(b, "\n");
+    }
+  } else if (n > 1) {
+    tpuci__buf_addf(b, "  gang:     %d hosts " TPUCI__GANG_HOST_FMT ".."
+                    TPUCI__GANG_HOST_FMT ", one container each on a private "
+                    "network, taking %d slots\n", n, 0, n - 1, n);
+    tpuci__buf_adds(b, "  env of every host (the job's env wins over these):\n");
+    for (k = 0; k < h.env[0].len; k++) {
+      const char *v = h.env[0].items[k].value;
+      int same = 1;
+      for (j = 1; j < n && same; j++) {
+        const char *w = tpuci__kv_get(&h.env[j], h.env[0].items[k].key);
+        same = w != NULL && strcmp(v, w) == 0;
+      }
+      if (!same) continue;
+      tpuci__buf_addf(b, "    %s=", h.env[0].items[k].key);
+      tpuci__shell_quote(b, v);
+      tpuci__buf_adds(b, "\n");
+    }
+    for (i = 0; i < n; i++) {
+      tpuci__buf_addf(b, "  env of " TPUCI__GANG_HOST_FMT ":", i);
+      for (k = 0; k < h.env[i].len; k++) {
+        const char *key = h.env[i].items[k].key;
+        const char *v = h.env[i].items[k].value;
+        int same = 1;
+        for (j = 0; j < n && same; j++) {
+          const char *w = tpuci__kv_get(&h.env[j], key);
+          same = w != NULL && strcmp(v, w) == 0;
+        }
+        if (same) continue;
+        tpuci__buf_addf(b, " %s=", key);
+        tpuci__shell_quote(b, v);
+      }
+      tpuci__buf_adds(b, "\n");
+    }
+  }
+  tpuci__plan_hosts_free(&h);
+  tpuci__err_clear(&err);
+}
+
+char *tpuci__plan_to_text(const tpuci__plan_t *p) {
+  tpuci__buf_t b;
+  char d[32];
+  size_t i, k, shown = 0;
+
+  tpuci__buf_init(&b);
+  for (i = 0; i < p->ninstances; i++) {
+    const tpuci__instance_t *in = &p->instances[i];
+    if (!in->selected) continue;
+    if (shown++) tpuci__buf_adds(&b, "\n");
+    tpuci__buf_addf(&b, "%s  (%s)\n", in->name, in->where);
+    tpuci__buf_addf(&b, "  runtime:  %s\n", tpuci__runtime_name(in->runtime));
+    if (in->image >= 0 && (size_t) in->image < p->nimages)
+      tpuci__buf_addf(&b, "  image:    %s\n", p->images[in->image].ref);
+    if (in->topology >= 0 && (size_t) in->topology < p->ntopologies) {
+      const tpuci__topology_t *t = &p->topologies[in->topology];
+      tpuci__buf_addf(&b, "  topology: %s (%d host%s x %d chip%s, %s)\n", t->name,
+                      t->hosts, t->hosts == 1 ? "" : "s", t->chips_per_host,
+                      t->chips_per_host == 1 ? "" : "s",
+                      t->emulate ? t->emulate : "none");
+    }
+    tpuci__buf_adds(&b, "  command:  ");
+    if (in->run != NULL) {
+      tpuci__buf_adds(&b, in->run);
+    } else {
+      for (k = 0; k < in->argv.len; k++) {
+        if (k) tpuci__buf_adds(&b, " ");
+        tpuci__shell_quote(&b, in->argv.items[k]);
+      }
+    }
+    tpuci__buf_adds(&b, "\n");
+    if (in->workdir) tpuci__buf_addf(&b, "  workdir:  %s\n", in->workdir);
+    if (in->env.len > 0) {
+      tpuci__buf_adds(&b, "  env:     ");
+      for (k = 0; k < in->env.len; k++) {
+        tpuci__buf_addf(&b, " %s=", in->env.items[k].key);
+        tpuci__shell_quote(&b, in->env.items[k].value);
+      }
+      tpuci__buf_adds(&b, "\n");
+    }
+    for (k = 0; k < in->nmounts; k++)
+      tpuci__buf_addf(&b, "  mount:    %s -> %s%s\n", in->mounts[k].source,
+                      in->mounts[k].target, in->mounts[k].read_only ? " (read-only)" : "");
+    tpuci__buf_addf(&b, "  timeout:  %s\n",
+                    in->timeout_ms ? tpuci__duration_format(in->timeout_ms, d, sizeof(d))
+                                   : "none");
+    tpuci__text_hosts(&b, p, in);
+    tpuci__buf_adds(&b, "  retries:  ");
+    tpuci__text_retry(&b, &in->retry);
+    tpuci__buf_adds(&b, "\n");
+  }
+  return tpuci__buf_steal(&b);
+}

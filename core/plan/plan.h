@@ -1,0 +1,131 @@
+/* The plan: what a spec expands into. Plain C data, built by the spec
+ * loader (spec.c) and read by the scheduler; nothing in it refers to Lua. */
+#ifndef TPUCI_PLAN_H
+#define TPUCI_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/util.h"
+
+typedef enum {
+  TPUCI__RUNTIME_LOCAL = 0,
+  TPUCI__RUNTIME_DOCKER,
+  TPUCI__RUNTIME__COUNT
+} tpuci__runtime_kind_t;
+
+typedef enum {
+  TPUCI__PULL_MISSING = 0,
+  TPUCI__PULL_ALWAYS,
+  TPUCI__PULL_NEVER
+} tpuci__pull_t;
+
+/* image "name" { ref = "...", pull = "missing" } */
+typedef struct {
+  char *name;
+  char *ref;              /* "gcr.io/tpu-pytorch/xla:r1.5" */
+  tpuci__pull_t pull;
+  char *where;            /* "spec.lua:3" */
+} tpuci__image_t;
+
+/* topology "name" { ... } or a catalogue type referenced by name. */
+typedef struct {
+  char *name;
+  char *base;             /* catalogue type it refines, or NULL */
+  int hosts;              /* >= 1 */
+  int chips_per_host;
+  int cores_per_chip;
+  char *emulate;          /* "pjrt", "xrt", "jax", "none" */
+  char *where;
+} tpuci__topology_t;
+
+/* When and how an instance is tried again. */
+typedef struct {
+  int attempts;           /* total attempts, >= 1 */
+  unsigned on;            /* bit (1u << outcome) set: retry that outcome */
+  uint64_t backoff_ms;    /* wait before attempt 2 */
+  double factor;          /* each later wait is multiplied by this */
+  uint64_t max_backoff_ms;
+} tpuci__retry_t;
+
+/* The wait before attempt `next` (2-based: next == 2 is the first retry):
+ * backoff * factor^(next-2), capped at max_backoff_ms. */
+uint64_t tpuci__retry_delay(const tpuci__retry_t *r, int next);
+
+/* Whether an attempt that ended with `outcome` may be retried. */
+int tpuci__retry_wants(const tpuci__retry_t *r, int outcome);
+
+typedef struct {
+  char *source;           /* host path, absolute after loading */
+  char *target;           /* path in the container */
+  int read_only;
+} tpuci__mount_t;
+
+/* A job given as `pytest = { ... }`. Its argv (the whole suite) ends with
+ * `nargs` arguments (pytest.args) that an attempt running only some tests
+ * replaces by their node ids; every attempt also gets a JUnit file in its
+ * results folder. */
+typedef struct {
+  char *markers;          /* -m, or NULL */
+  char *k;                /* -k, or NULL */
+  size_t nargs;
+  int shards;             /* 1: not sharded */
+  int shard;              /* 1-based index when sharded, else 0 */
+  int allow_empty;        /* pytest's exit 5 (nothing collected) passes */
+} tpuci__pytest_t;
+
+/* One job instance: a job with one matrix combination bound. */
+typedef struct {
+  char *name;             /* "unit[python=3.11,torch=2.1]" */
+  char *job;              /* "unit" */
+  char *where;            /* "spec.lua:12" */
+  tpuci__kvlist_t matrix; /* this instance's values, in declared order */
+
+  tpuci__runtime_kind_t runtime;
+  tpuci__strv_t argv;     /* `run` becomes {"/bin/sh", "-c", run} */
+  char *run;              /* the shell string, when given as `run` */
+  tpuci__kvlist_t env;    /* added to the inherited environment */
+  char *workdir;          /* NULL: the spec's folder (local runtime) */
+  uint64_t timeout_ms;    /* 0: none */
+  uint64_t grace_ms;      /* SIGTERM to SIGKILL */
+  tpuci__retry_t retry;
+
+  int image;              /* index into plan->images, or -1 */
+  int topology;           /* index into plan->topologies, or -1 */
+  tpuci__mount_t *mounts;
+  size_t nmounts;
+  double cpus;            /* 0: no limit */
+  uint64_t memory_bytes;  /* 0: no limit */
+  char *network;          /* docker network mode; NULL: engine default */
+  tpuci__pytest_t *pytest;/* NULL unless the job is a pytest job */
+
+  int selected;           /* chosen by tpuci_plan_select() */
+} tpuci__instance_t;
+
+typedef struct {
+  char *spec_path;        /* as given */
+  char *spec_dir;         /* absolute */
+  tpuci__image_t *images;
+  size_t nimages;
+  tpuci__topology_t *topologies;
+  size_t ntopologies;
+  tpuci__instance_t *instances;
+  size_t ninstances;
+  size_t cap_instances;
+  tpuci__strv_t warnings;
+} tpuci__plan_t;
+
+/* The number of emulated hosts of an instance: its topology's, else 1.
+ * It is also the number of slots each attempt takes. */
+int tpuci__plan_hosts(const tpuci__plan_t *p, const tpuci__instance_t *inst);
+
+void tpuci__plan_init(tpuci__plan_t *p);
+void tpuci__plan_free(tpuci__plan_t *p);
+/* Appends a zeroed instance (image and topology -1) and returns it. */
+tpuci__instance_t *tpuci__plan_add_instance(tpuci__plan_t *p);
+
+/* Serialisations used by `tpuci plan`. */
+char *tpuci__plan_to_json(const tpuci__plan_t *p);
+char *tpuci__plan_to_text(const tpuci__plan_t *p);
+
+#endif /* TPUCI_PLAN_H */

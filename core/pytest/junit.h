@@ -1,0 +1,263 @@
+/* Per-test results: parsing pytest's --junitxml reports, the history of
+ * one job instance's tests across attempts, and the merged JUnit report
+ * of a whole run.
+ *
+ * Model (docs/pytest.md): each attempt of an instance may leave a JUnit
+ * report. A test's final result is its result in the last attempt that
+ * reported it; a test that failed or errored and then did not fail is
+ * flaky, and its earlier failures are kept. An attempt that timed out,
+ * ran out of memory, crashed or hit an infrastructure failure is itself a
+ * test case in the merged report, so it can never read as a pass.
+ *
+ * Strings in these structures are owned, NUL-terminated UTF-8.
+ */
+#ifndef TPUCI_JUNIT_H
+#define TPUCI_JUNIT_H
+
+#include <stddef.h>
+
+#include "tpuci.h"
+#include "base/util.h"
+
+/* Limits for untrusted reports. Bodies (failure text, system-out) and
+ * message attributes longer than these keep their head and their tail
+ * (pytest puts the assertion at the end of a traceback) around a
+ * "[... N bytes truncated ...]" marker. */
+#define TPUCI__JUNIT_TEXT_MAX (64 * 1024)
+#define TPUCI__JUNIT_MESSAGE_MAX (8 * 1024)
+#define TPUCI__JUNIT_NAME_MAX 4096  /* classname, name, file, type */
+#define TPUCI__JUNIT_MAX_BYTES ((size_t) 512 << 20)  /* one report */
+#define TPUCI__JUNIT_MAX_DEPTH 64                    /* element nesting */
+#define TPUCI__JUNIT_MAX_TESTS 1000000               /* per report */
+#define TPUCI__JUNIT_MAX_JOINS 1000  /* repeated test cases whose texts join */
+
+/* ------------------------------------------------------------------ */
+/* One report                                                          */
+
+typedef enum {
+  TPUCI_TEST_PASSED = 0,
+  TPUCI_TEST_FAILED,  /* <failure>: the test body failed (or XPASS(strict)) */
+  TPUCI_TEST_ERROR,   /* <error>: setup/teardown or collection failed */
+  TPUCI_TEST_SKIPPED, /* <skipped> */
+  TPUCI_TEST_XFAIL,   /* <skipped type="pytest.xfail"> */
+  TPUCI_TEST__COUNT
+} tpuci__test_outcome_t;
+
+/* "passed", "failed", "error", "skipped", "xfail". */
+const char *tpuci__test_outcome_name(tpuci__test_outcome_t o);
+/* 1 for failed and error: the outcomes that make pytest exit non-zero. */
+int tpuci__test_outcome_failing(tpuci__test_outcome_t o);
+
+typedef struct {
+  char *id;        /* pytest node id, see tpuci__junit_node_id() */
+  char *classname; /* as written; "" when absent */
+  char *name;      /* as written; "" when absent */
+  char *file;      /* the file attribute (xunit1), or NULL */
+  int line;        /* the line attribute as written (pytest: 0-based), -1 */
+  tpuci__test_outcome_t outcome;
+  double time_s;   /* the time attribute; 0 when absent or invalid */
+  char *type;      /* type attribute of the failure/error/skipped, or NULL */
+  char *message;   /* its message attribute, or NULL */
+  char *text;      /* its body (the traceback), or NULL */
+  char *system_out; /* <system-out>, <system-err>, or NULL */
+  char *system_err;
+  int reruns;      /* Surefire flakyFailure/flakyError/rerunFailure/
+                      rerunError children (our own merged reports) */
+} tpuci__test_t;
+
+typedef struct {
+  tpuci__test_t *items;
+  size_t len, cap;
+  int suites;      /* <testsuite> elements seen */
+} tpuci__junit_t;
+
+/* Parses one JUnit XML report (a <testsuites> root holding <testsuite>
+ * elements, or a bare <testsuite>, at any nesting) and appends its tests
+ * to j: zeroed, or holding the reports of the same attempt's other
+ * shards. A test case that appears twice (pytest writes a call failure
+ * and a teardown error as two <testcase>s) is merged into one: failed
+ * wins over error, times add up, the second message is appended to the
+ * text.
+ *
+ * Returns 0, or TPUCI_EIO for malformed XML, a DTD that declares entities,
+ * a root other than testsuites/testsuite, or a report over the limits
+ * above; err then says "junit:LINE:COL: what". On error j still holds the
+ * test cases that were complete before the error (a truncated report
+ * keeps what it had), and must be freed either way. */
+int tpuci__junit_parse(const char *data, size_t len, tpuci__junit_t *j,
+                       tpuci__err_t *err);
+/* The same for a file; messages start with the path. UV_ENOENT (and other
+ * negative errno codes) when the file cannot be read. */
+int tpuci__junit_parse_file(const char *path, tpuci__junit_t *j,
+                            tpuci__err_t *err);
+void tpuci__junit_free(tpuci__junit_t *j);
+
+void tpuci__test_free(tpuci__test_t *t);
+/* Deep copy. */
+void tpuci__test_copy(tpuci__test_t *dst, const tpuci__test_t *src);
+
+/* Rebuilds pytest's node id from a test case's attributes (a new string):
+ *  - with `file` (xunit1): file, then the classname's components after
+ *    the module's dotted path as classes, then name:
+ *    file="tests/test_m.py" classname="tests.test_m.TestC" name="test_x[1]"
+ *    -> "tests/test_m.py::TestC::test_x[1]";
+ *  - without it (xunit2): the trailing classname components that start
+ *    with an upper-case letter are classes, the rest is the module path:
+ *    "tests.test_m.TestC" + "test_x" -> "tests/test_m.py::TestC::test_x";
+ *  - an empty classname is a collection error, whose name is the module:
+ *    "tests.test_m" -> "tests/test_m.py".
+ * Without `file` this is a guess: a module whose name starts with an
+ * upper-case letter, a lower-case class (python_classes), a folder whose
+ * name holds a dot, a non-.py item or a --junit-prefix come out wrong.
+ * tpuci__junit_resolve_ids() fixes them when the collected ids are known. */
+char *tpuci__junit_node_id(const char *classname, const char *name,
+                           const char *file);
+
+/* pytest's own mapping from a node id to (classname, name), as its
+ * junitxml plugin writes them (mangle_test_address). Both new strings. */
+void tpuci__junit_mangle(const char *node_id, char **classname, char **name);
+
+/* Replaces the guessed ids of j's tests by the ids in `known` (for
+ * example from `pytest --collect-only -q`) whose mangled classname and
+ * name match. Returns how many ids changed. */
+size_t tpuci__junit_resolve_ids(tpuci__junit_t *j, const tpuci__strv_t *known);
+
+/* ------------------------------------------------------------------ */
+/* A map from borrowed strings to indexes (open addressing).           */
+
+typedef struct {
+  const char **keys;
+  size_t *vals;
+  size_t len, cap;  /* cap is 0 or a power of two */
+} tpuci__idmap_t;
+
+#define TPUCI__IDMAP_NONE ((size_t) -1)
+
+void tpuci__idmap_init(tpuci__idmap_t *m);
+void tpuci__idmap_free(tpuci__idmap_t *m);
+/* The key is borrowed: it must outlive the map (or be replaced). */
+void tpuci__idmap_put(tpuci__idmap_t *m, const char *key, size_t val);
+size_t tpuci__idmap_get(const tpuci__idmap_t *m, const char *key);
+
+/* ------------------------------------------------------------------ */
+/* History of one instance across attempts                             */
+
+/* What the caller knows about one finished attempt. */
+typedef struct {
+  /* PASSED, FAILED, TIMEOUT, OOM, INFRA or CANCELLED (tpuci__classify). */
+  tpuci_outcome_t outcome;
+  int exit_code;       /* -1 when killed or never ran */
+  const char *cause;   /* "timed out after 25m", "exit 3", or NULL */
+  double time_s;       /* wall clock of the attempt */
+  /* The node ids this attempt was asked to run (a re-run of failures, a
+   * shard); NULL means "the whole suite". */
+  const char *const *selected;
+  size_t n_selected;
+} tpuci__junit_attempt_t;
+
+typedef struct {
+  int attempt;          /* 1-based */
+  tpuci__test_t result;
+} tpuci__test_run_t;
+
+/* One test across attempts: at most one run per attempt, in order. */
+typedef struct {
+  char *id;
+  tpuci__test_run_t *runs;
+  size_t len, cap;
+} tpuci__test_hist_t;
+
+/* One attempt as recorded. */
+typedef struct {
+  tpuci_outcome_t outcome;
+  int exit_code;
+  char *cause;
+  double time_s;
+  int reported;         /* a report was given (possibly partial) */
+  int has_selection;
+  tpuci__strv_t selected;
+  size_t tests;         /* test cases in its report */
+  size_t failing;       /* of which failed or errored */
+  size_t missing;       /* tests it should have run but did not report */
+} tpuci__attempt_rec_t;
+
+typedef struct {
+  char *instance;
+  tpuci__attempt_rec_t *attempts;
+  size_t n_attempts, cap_attempts;
+  tpuci__test_hist_t *tests;  /* in the order first seen */
+  size_t len, cap;
+  tpuci__idmap_t map;         /* id -> index into tests */
+} tpuci__history_t;
+
+void tpuci__history_init(tpuci__history_t *h, const char *instance);
+void tpuci__history_free(tpuci__history_t *h);
+
+/* Records the next attempt. `report` is its parsed JUnit report, or NULL
+ * when it left none (crashed or killed before pytest wrote it, file
+ * missing or unreadable). The report's tests move into the history:
+ * `report` is left empty (freeing it stays harmless). */
+void tpuci__history_add(tpuci__history_t *h, const tpuci__junit_attempt_t *a,
+                        tpuci__junit_t *report);
+
+/* The result that counts: the test's run in the last attempt that
+ * reported it. */
+const tpuci__test_t *tpuci__history_final(const tpuci__test_hist_t *t);
+/* 1 when the final result does not fail (passed, skipped, xfail) but an
+ * earlier attempt failed or errored. */
+int tpuci__history_flaky(const tpuci__test_hist_t *t);
+/* 1 when the attempt ended abnormally: timeout, OOM, infra, cancelled,
+ * no report at all, or failed although its report shows no failing test
+ * (pytest interrupted, internal error, usage error, nothing collected).
+ * Such an attempt becomes a test case of its own in the merged report. */
+int tpuci__attempt_abnormal(const tpuci__attempt_rec_t *a);
+/* 1 when an attempt after attempts[k] (0-based) was not abnormal: the
+ * trouble of attempt k was retried away. */
+int tpuci__history_recovered_after(const tpuci__history_t *h, size_t k);
+
+/* The node ids to run again ("re-run only what failed"), in first-seen
+ * order, appended to out: tests whose final result failed or errored,
+ * and, when the last attempt was abnormal, the tests it should have run
+ * (its selection, else every test seen so far) but did not report.
+ * *crashed (may be NULL) is set to 1 when the last attempt left no
+ * report at all: if that attempt ran the whole suite, tests nobody has
+ * seen may exist, and the caller should run everything again.
+ * Returns the number of ids appended. */
+size_t tpuci__history_failed_ids(const tpuci__history_t *h, tpuci__strv_t *out,
+                                 int *crashed);
+
+typedef struct {
+  size_t tests;              /* distinct tests */
+  size_t passed, failed, errors, skipped, xfail;  /* by final result */
+  size_t flaky;              /* passed (or skipped) after a failure */
+  size_t abnormal_attempts;  /* attempts shown as test cases */
+  size_t abnormal_failing;   /* of which count as failures: no later
+                                attempt completed normally */
+} tpuci__history_summary_t;
+
+void tpuci__history_summarize(const tpuci__history_t *h,
+                              tpuci__history_summary_t *s);
+
+/* ------------------------------------------------------------------ */
+/* The merged report                                                   */
+
+/* Appends to out one JUnit XML document for a whole run: <testsuites>
+ * with one <testsuite name="INSTANCE"> per history, each test once with
+ * its final result; earlier failures as Surefire's <flakyFailure>/
+ * <flakyError> (final result passing) or <rerunFailure>/<rerunError>
+ * (still failing), each with <stackTrace>; abnormal attempts as test
+ * cases classname="tpuci" name="INSTANCE attempt N". Counts are those of
+ * the test cases written. */
+void tpuci__junit_write_merged(tpuci__buf_t *out,
+                               const tpuci__history_t *const *hs, size_t n);
+/* The same, written atomically to path. Returns 0 or a negative code. */
+int tpuci__junit_write_merged_file(const char *path,
+                                   const tpuci__history_t *const *hs,
+                                   size_t n, tpuci__err_t *err);
+
+/* XML escaping into b: & < > and CR always; in attributes also ", tab
+ * and LF as character references. Invalid UTF-8 becomes U+FFFD,
+ * characters XML 1.0 forbids become "#xNN" as pytest writes them. */
+void tpuci__xml_escape(tpuci__buf_t *b, const char *s, size_t n, int attr);
+
+#endif /* TPUCI_JUNIT_H */

@@ -1,0 +1,235 @@
+/* The tests of one job instance across its attempts. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pytest/junit.h"
+
+void tpuci__history_init(tpuci__history_t *h, const char *instance) {
+  memset(h, 0, sizeof(*h));
+  h->instance = tpuci__strdup(instance ? instance : "");
+  tpuci__idmap_init(&h->map);
+}
+
+void tpuci__history_free(tpuci__history_t *h) {
+  size_t i, k;
+  for (i = 0; i < h->len; i++) {
+    tpuci__test_hist_t *t = &h->tests[i];
+    for (k = 0; k < t->len; k++) tpuci__test_free(&t->runs[k].result);
+    free(t->runs);
+    free(t->id);
+  }
+  for (i = 0; i < h->n_attempts; i++) {
+    free(h->attempts[i].cause);
+    tpuci__strv_free(&h->attempts[i].selected);
+  }
+  free(h->tests);
+  free(h->attempts);
+  free(h->instance);
+  tpuci__idmap_free(&h->map);
+  memset(h, 0, sizeof(*h));
+}
+
+static tpuci__test_hist_t *tpuci__history_test(tpuci__history_t *h, const char *id) {
+  size_t k = tpuci__idmap_get(&h->map, id);
+  tpuci__test_hist_t *t;
+
+  if (k != TPUCI__IDMAP_NONE) return &h->tests[k];
+  if (h->len == h->cap) {
+    h->cap = h->cap ? h->cap * 2 : 16;
+    h->tests = tpuci__realloc(h->tests, h->cap * sizeof(*h->tests));
+  }
+  t = &h->tests[h->len];
+  memset(t, 0, sizeof(*t));
+  t->id = tpuci__strdup(id);
+  tpuci__idmap_put(&h->map, t->id, h->len);
+  h->len++;
+  return t;
+}
+
+/* The test's run in attempt `attempt` (1-based), or NULL. */
+static const tpuci__test_run_t *tpuci__run_in(const tpuci__test_hist_t *t, int attempt) {
+  /* Runs are in attempt order, so only the last one can match the
+   * attempt being looked at when it is the latest; search backwards. */
+  size_t k = t->len;
+  while (k > 0) {
+    const tpuci__test_run_t *r = &t->runs[--k];
+    if (r->attempt == attempt) return r;
+    if (r->attempt < attempt) break;
+  }
+  return NULL;
+}
+
+void tpuci__history_add(tpuci__history_t *h, const tpuci__junit_attempt_t *a,
+                        tpuci__junit_t *report) {
+  tpuci__attempt_rec_t *rec;
+  int number;
+  size_t i;
+  tpuci__idmap_t sel;
+
+  if (h->n_attempts == h->cap_attempts) {
+    h->cap_attempts = h->cap_attempts ? h->cap_attempts * 2 : 4;
+    h->attempts = tpuci__realloc(h->attempts, h->cap_attempts * sizeof(*h->attempts));
+  }
+  rec = &h->attempts[h->n_attempts++];
+  number = (int) h->n_attempts;
+  memset(rec, 0, sizeof(*rec));
+  rec->outcome = a->outcome;
+  rec->exit_code = a->exit_code;
+  rec->cause = tpuci__strdup(a->cause);
+  rec->time_s = a->time_s > 0 ? a->time_s : 0;
+  rec->reported = report != NULL;
+  if (a->selected != NULL) {
+    rec->has_selection = 1;
+    for (i = 0; i < a->n_selected; i++)
+      if (a->selected[i] != NULL) tpuci__strv_push(&rec->selected, a->selected[i]);
+  }
+
+  if (report != NULL) {
+    for (i = 0; i < report->len; i++) {
+      tpuci__test_t *r = &report->items[i];
+      tpuci__test_hist_t *t;
+      if (r->id == NULL) r->id = tpuci__junit_node_id(r->classname, r->name, r->file);
+      t = tpuci__history_test(h, r->id);
+      if (t->len > 0 && t->runs[t->len - 1].attempt == number) {
+        /* The parser merges duplicates; a report built otherwise that
+         * has one test twice keeps the later one. */
+        tpuci__test_t *old = &t->runs[t->len - 1].result;
+        rec->tests--;
+        if (tpuci__test_outcome_failing(old->outcome)) rec->failing--;
+        tpuci__test_free(old);
+        t->len--;
+      }
+      if (t->len == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 2;
+        t->runs = tpuci__realloc(t->runs, t->cap * sizeof(*t->runs));
+      }
+      t->runs[t->len].attempt = number;
+      t->runs[t->len].result = *r;
+      t->len++;
+      rec->tests++;
+      if (tpuci__test_outcome_failing(r->outcome)) rec->failing++;
+      memset(r, 0, sizeof(*r));
+    }
+    tpuci__junit_free(report);
+  }
+
+  /* Tests this attempt should have run but did not report. */
+  tpuci__idmap_init(&sel);
+  if (rec->has_selection) {
+    for (i = 0; i < rec->selected.len; i++) {
+      const char *id = rec->selected.items[i];
+      size_t k = tpuci__idmap_get(&h->map, id);
+      if (tpuci__idmap_get(&sel, id) != TPUCI__IDMAP_NONE) continue;
+      tpuci__idmap_put(&sel, id, i);
+      if (k == TPUCI__IDMAP_NONE || tpuci__run_in(&h->tests[k], number) == NULL)
+        rec->missing++;
+    }
+  } else {
+    for (i = 0; i < h->len; i++)
+      if (tpuci__run_in(&h->tests[i], number) == NULL) rec->missing++;
+  }
+  tpuci__idmap_free(&sel);
+}
+
+const tpuci__test_t *tpuci__history_final(const tpuci__test_hist_t *t) {
+  return t->len ? &t->runs[t->len - 1].result : NULL;
+}
+
+int tpuci__history_flaky(const tpuci__test_hist_t *t) {
+  size_t k;
+  if (t->len < 2 || tpuci__test_outcome_failing(t->runs[t->len - 1].result.outcome))
+    return 0;
+  for (k = 0; k + 1 < t->len; k++)
+    if (tpuci__test_outcome_failing(t->runs[k].result.outcome)) return 1;
+  return 0;
+}
+
+int tpuci__attempt_abnormal(const tpuci__attempt_rec_t *a) {
+  switch (a->outcome) {
+    case TPUCI_OUTCOME_PASSED:
+      return !a->reported;
+    case TPUCI_OUTCOME_FAILED:
+      return !a->reported || a->failing == 0;
+    default:
+      return 1;  /* timeout, oom, infra, cancelled, never ran */
+  }
+}
+
+size_t tpuci__history_failed_ids(const tpuci__history_t *h, tpuci__strv_t *out,
+                                 int *crashed) {
+  const tpuci__attempt_rec_t *last;
+  int number, abnormal;
+  size_t i, n = 0;
+  tpuci__idmap_t sel;
+
+  if (crashed) *crashed = 0;
+  if (h->n_attempts == 0) return 0;
+  last = &h->attempts[h->n_attempts - 1];
+  number = (int) h->n_attempts;
+  abnormal = tpuci__attempt_abnormal(last);
+  if (crashed) *crashed = !last->reported;
+  tpuci__idmap_init(&sel);
+  if (last->has_selection)
+    for (i = 0; i < last->selected.len; i++)
+      tpuci__idmap_put(&sel, last->selected.items[i], i);
+
+  for (i = 0; i < h->len; i++) {
+    const tpuci__test_hist_t *t = &h->tests[i];
+    const tpuci__test_t *f = tpuci__history_final(t);
+    int again = f != NULL && tpuci__test_outcome_failing(f->outcome);
+    if (!again && abnormal && tpuci__run_in(t, number) == NULL &&
+        (!last->has_selection || tpuci__idmap_get(&sel, t->id) != TPUCI__IDMAP_NONE))
+      again = 1;  /* did not run */
+    if (again) {
+      tpuci__strv_push(out, t->id);
+      n++;
+    }
+  }
+  /* Selected tests that no report ever mentioned. */
+  if (abnormal && last->has_selection) {
+    tpuci__idmap_t seen;
+    tpuci__idmap_init(&seen);
+    for (i = 0; i < last->selected.len; i++) {
+      const char *id = last->selected.items[i];
+      if (tpuci__idmap_get(&h->map, id) != TPUCI__IDMAP_NONE) continue;
+      if (tpuci__idmap_get(&seen, id) != TPUCI__IDMAP_NONE) continue;
+      tpuci__idmap_put(&seen, id, i);
+      tpuci__strv_push(out, id);
+      n++;
+    }
+    tpuci__idmap_free(&seen);
+  }
+  tpuci__idmap_free(&sel);
+  return n;
+}
+
+int tpuci__history_recovered_after(const tpuci__history_t *h, size_t k) {
+  size_t i;
+  for (i = k + 1; i < h->n_attempts; i++)
+    if (!tpuci__attempt_abnormal(&h->attempts[i])) return 1;
+  return 0;
+}
+
+void tpuci__history_summarize(const tpuci__history_t *h, tpuci__history_summary_t *s) {
+  size_t i;
+  memset(s, 0, sizeof(*s));
+  for (i = 0; i < h->len; i++) {
+    const tpuci__test_t *f = tpuci__history_final(&h->tests[i]);
+    if (f == NULL) continue;
+    s->tests++;
+    switch (f->outcome) {
+      case TPUCI_TEST_PASSED: s->passed++; break;
+      case TPUCI_TEST_FAILED: s->failed++; break;
+      case TPUCI_TEST_ERROR: s->errors++; break;
+      case TPUCI_TEST_SKIPPED: s->skipped++; break;
+      case TPUCI_TEST_XFAIL: s->xfail++; break;
+      default: break;
+    }
+    if (tpuci__history_flaky(&h->tests[i])) s->flaky++;
+  }
+  for (i = 0; i < h->n_attempts; i++) {
+    if (!tpuci__attempt_abnormal(&h->attempts[i])) continue;
+    s->abnormal_attempts++;
+    if (!tpuci__history_recovered_after(h, i)) s->abnormal_failing++;
+  }
+}

@@ -1,0 +1,252 @@
+/* Running pytest jobs (see pytest_run.h). */
+#include "pytest/pytest_run.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+/* pytest runs through this bootstrap rather than `-m pytest`, so that a
+ * plugin object (no file, no PYTHONPATH) appends every test report to
+ * progress.jsonl as it happens: when an attempt is killed (timeout, OOM)
+ * before pytest writes its JUnit file, the tests it finished are kept.
+ * argv: -c CODE <progress file> <pytest arguments...>. */
+static const char tpuci__bootstrap[] =
+    "import json, sys\n"
+    "import pytest\n"
+    "class TpuciProgress:\n"
+    "    def __init__(self, path):\n"
+    "        self.out = open(path, 'a', buffering=1)\n"
+    "    def pytest_runtest_logreport(self, report):\n"
+    "        msg = None\n"
+    "        if report.failed:\n"
+    "            msg = str(report.longrepr)[-4000:]\n"
+    "        elif report.skipped and isinstance(report.longrepr, tuple):\n"
+    "            msg = str(report.longrepr[2])\n"
+    "        loc = report.location or ('', None, '')\n"
+    "        self.out.write(json.dumps({'id': report.nodeid, 'when': report.when,\n"
+    "            'outcome': report.outcome, 'xfail': hasattr(report, 'wasxfail'),\n"
+    "            'duration': report.duration, 'file': loc[0], 'line': loc[1],\n"
+    "            'message': msg}) + '\\n')\n"
+    "sys.exit(pytest.main(sys.argv[2:], plugins=[TpuciProgress(sys.argv[1])]))\n";
+
+void tpuci__pytest_argv(const tpuci__instance_t *inst, const char *results_path,
+                        const tpuci__strv_t *select, tpuci__strv_t *out) {
+  size_t base = inst->argv.len - inst->pytest->nargs, i;
+
+  /* argv is python -m pytest ...: the interpreter, then the bootstrap. */
+  tpuci__strv_push(out, inst->argv.items[0]);
+  tpuci__strv_push(out, "-c");
+  tpuci__strv_push(out, tpuci__bootstrap);
+  tpuci__strv_take(out, tpuci__printf("%s/%s", results_path, TPUCI__PROGRESS_FILE));
+  for (i = 3; i < base; i++) tpuci__strv_push(out, inst->argv.items[i]);
+  tpuci__strv_take(out, tpuci__printf("--junitxml=%s/%s", results_path,
+                                      TPUCI__JUNIT_FILE));
+  /* xunit1 keeps file and line: exact node ids and annotations. */
+  tpuci__strv_push(out, "-o");
+  tpuci__strv_push(out, "junit_family=xunit1");
+  if (select != NULL) {
+    for (i = 0; i < select->len; i++) tpuci__strv_push(out, select->items[i]);
+  } else {
+    for (i = base; i < inst->argv.len; i++) tpuci__strv_push(out, inst->argv.items[i]);
+  }
+}
+
+void tpuci__pytest_collect_argv(const tpuci__instance_t *inst, tpuci__strv_t *out) {
+  size_t i;
+  /* python -m pytest first, then what selects the tests. */
+  for (i = 0; i < 3 && i < inst->argv.len; i++) tpuci__strv_push(out, inst->argv.items[i]);
+  tpuci__strv_push(out, "--collect-only");
+  tpuci__strv_push(out, "-q");
+  for (; i < inst->argv.len; i++) tpuci__strv_push(out, inst->argv.items[i]);
+}
+
+/* "-m 'tpu' -k 'not slow' tests/" for messages. */
+static char *tpuci__pytest_selection_text(const tpuci__instance_t *inst) {
+  tpuci__buf_t b;
+  size_t i;
+  tpuci__buf_init(&b);
+  if (inst->pytest->markers) tpuci__buf_addf(&b, "-m '%s'", inst->pytest->markers);
+  if (inst->pytest->k) tpuci__buf_addf(&b, "%s-k '%s'", b.len ? " " : "", inst->pytest->k);
+  for (i = inst->argv.len - inst->pytest->nargs; i < inst->argv.len; i++)
+    tpuci__buf_addf(&b, "%s%s", b.len ? " " : "", inst->argv.items[i]);
+  if (b.len == 0) tpuci__buf_adds(&b, "the default test paths");
+  return tpuci__buf_steal(&b);
+}
+
+/* The tests of an attempt that left no JUnit file, from progress.jsonl:
+ * what pytest reported before it was stopped. Returns 1 when it had any. */
+static int tpuci__pytest_progress(const char *results_dir, tpuci__junit_t *j) {
+  char *path = tpuci__printf("%s/%s", results_dir, TPUCI__PROGRESS_FILE);
+  char *text = NULL, *line, *next;
+  tpuci__idmap_t seen;
+  size_t len;
+
+  if (tpuci__read_file(path, &text, &len) != 0) {
+    free(path);
+    return 0;
+  }
+  free(path);
+  tpuci__idmap_init(&seen);
+  for (line = text; line && *line; line = next) {
+    json_t *o;
+    const char *id, *when, *outcome, *msg, *file;
+    size_t at;
+    tpuci__test_t *t;
+    tpuci__test_outcome_t oc;
+
+    next = strchr(line, '\n');
+    if (next) *next++ = '\0';
+    if ((o = json_loads(line, 0, NULL)) == NULL) continue; /* a cut last line */
+    id = json_string_value(json_object_get(o, "id"));
+    when = json_string_value(json_object_get(o, "when"));
+    outcome = json_string_value(json_object_get(o, "outcome"));
+    if (id == NULL || when == NULL || outcome == NULL) {
+      json_decref(o);
+      continue;
+    }
+    /* Setup and teardown failures are errors; a call decides the rest. */
+    if (strcmp(outcome, "failed") == 0)
+      oc = strcmp(when, "call") == 0 ? TPUCI_TEST_FAILED : TPUCI_TEST_ERROR;
+    else if (strcmp(outcome, "skipped") == 0)
+      oc = json_is_true(json_object_get(o, "xfail")) ? TPUCI_TEST_XFAIL : TPUCI_TEST_SKIPPED;
+    else if (strcmp(when, "call") == 0)
+      oc = json_is_true(json_object_get(o, "xfail")) ? TPUCI_TEST_FAILED : TPUCI_TEST_PASSED;
+    else {
+      json_decref(o);
+      continue; /* a passing setup or teardown says nothing yet */
+    }
+    at = tpuci__idmap_get(&seen, id);
+    if (at == TPUCI__IDMAP_NONE) {
+      if (j->len == j->cap) {
+        j->cap = j->cap ? 2 * j->cap : 16;
+        j->items = tpuci__realloc(j->items, j->cap * sizeof(*j->items));
+      }
+      at = j->len++;
+      t = &j->items[at];
+      memset(t, 0, sizeof(*t));
+      t->id = tpuci__strdup(id);
+      tpuci__junit_mangle(id, &t->classname, &t->name);
+      file = json_string_value(json_object_get(o, "file"));
+      t->file = file && *file ? tpuci__strdup(file) : NULL;
+      t->line = json_is_integer(json_object_get(o, "line"))
+                    ? (int) json_integer_value(json_object_get(o, "line"))
+                    : -1;
+      t->outcome = oc;
+      tpuci__idmap_put(&seen, t->id, at);
+    } else {
+      t = &j->items[at];
+      /* A teardown error after a passed call makes the test an error. */
+      if (tpuci__test_outcome_failing(oc) && !tpuci__test_outcome_failing(t->outcome))
+        t->outcome = oc;
+    }
+    t->time_s += json_number_value(json_object_get(o, "duration"));
+    msg = json_string_value(json_object_get(o, "message"));
+    if (msg && t->message == NULL) t->message = tpuci__strdup(msg);
+    json_decref(o);
+  }
+  tpuci__idmap_free(&seen);
+  free(text);
+  return j->len > 0;
+}
+
+tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
+                                    const tpuci__instance_t *inst,
+                                    const char *results_dir, tpuci_outcome_t o,
+                                    const tpuci__exit_t *ex, const char *cause,
+                                    uint64_t duration_ms,
+                                    const tpuci__strv_t *selection,
+                                    char **new_cause) {
+  tpuci__junit_attempt_t rec;
+  tpuci__junit_t report;
+  tpuci__err_t e = {0, NULL};
+  struct stat st;
+  int have = 0, k;
+
+  *new_cause = NULL;
+  memset(&report, 0, sizeof(report));
+  /* A gang's hosts each have a folder; host 0's report speaks for it. */
+  for (k = 0; k < 2 && results_dir != NULL && !have; k++) {
+    char *path = tpuci__printf(k == 0 ? "%s/%s" : "%s/worker-0/%s", results_dir,
+                               TPUCI__JUNIT_FILE);
+    if (stat(path, &st) == 0) {
+      if (tpuci__junit_parse_file(path, &report, &e) == 0 || report.len > 0) have = 1;
+      tpuci__err_clear(&e);
+    }
+    free(path);
+  }
+
+  if (o == TPUCI_OUTCOME_FAILED && ex->term_signal == 0 &&
+      ex->exit_code == TPUCI__PYTEST_NO_TESTS) {
+    char *sel = tpuci__pytest_selection_text(inst);
+    if (inst->pytest->allow_empty) {
+      o = TPUCI_OUTCOME_PASSED;
+      *new_cause = tpuci__printf("no test selected by %s (allowed: allow_empty)", sel);
+    } else {
+      *new_cause = tpuci__printf("no test selected by %s (pytest exit 5; set "
+                                 "pytest.allow_empty = true if that is fine)", sel);
+    }
+    free(sel);
+  }
+
+  memset(&rec, 0, sizeof(rec));
+  rec.outcome = o;
+  rec.exit_code = ex->exit_code;
+  rec.cause = *new_cause ? *new_cause : cause;
+  rec.time_s = (double) duration_ms / 1000.0;
+  if (selection != NULL) {
+    rec.selected = (const char *const *) selection->items;
+    rec.n_selected = selection->len;
+  }
+  if (!have && results_dir != NULL) have = tpuci__pytest_progress(results_dir, &report);
+  tpuci__history_add(h, &rec, have ? &report : NULL);
+  tpuci__junit_free(&report);
+  return o;
+}
+
+int tpuci__pytest_next_selection(const tpuci__history_t *h,
+                                 const tpuci__strv_t *prev,
+                                 tpuci__strv_t *out) {
+  int crashed = 0;
+  size_t n = tpuci__history_failed_ids(h, out, &crashed);
+  /* A whole-suite attempt that left no report may hide tests nobody has
+   * seen: run everything again. */
+  if (crashed && prev == NULL) {
+    tpuci__strv_free(out);
+    return 0;
+  }
+  if (n == 0) {
+    tpuci__strv_free(out);
+    if (prev != NULL) {
+      /* A selection whose attempt failed without a failing test (pytest
+       * interrupted, a usage error): the same selection again. */
+      tpuci__strv_copy(out, prev);
+      return 1;
+    }
+    return 0;
+  }
+  return 1;
+}
+
+char *tpuci__pytest_group_name(const tpuci__instance_t *inst) {
+  const char *name = inst->name, *p = strstr(name, "shard=");
+  tpuci__buf_t b;
+  const char *end;
+
+  if (p == NULL) return tpuci__strdup(name);
+  end = p + strlen("shard=");
+  while (*end && *end != ',' && *end != ']') end++;
+  tpuci__buf_init(&b);
+  if (p[-1] == ',') {
+    tpuci__buf_add(&b, name, (size_t) (p - 1 - name));
+    tpuci__buf_adds(&b, end);
+  } else if (*end == ',') {
+    tpuci__buf_add(&b, name, (size_t) (p - name));
+    tpuci__buf_adds(&b, end + 1);
+  } else {
+    /* "job[shard=i/N]": the job alone. */
+    tpuci__buf_add(&b, name, (size_t) (p - 1 - name));
+  }
+  return tpuci__buf_steal(&b);
+}

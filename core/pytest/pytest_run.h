@@ -1,0 +1,60 @@
+/* Running pytest jobs: the command of each attempt, reading its JUnit
+ * file into the instance's history, what a retry runs, and splitting a
+ * collected suite into shards. The scheduler calls these; the parsing,
+ * history and shard algorithms are junit.h's and shard.h's. */
+#ifndef TPUCI_PYTEST_RUN_H
+#define TPUCI_PYTEST_RUN_H
+
+#include "pytest/junit.h"
+#include "plan/plan.h"
+#include "runtime/runtime.h"
+#include "pytest/shard.h"
+#include "pytest/timings.h"
+#include "base/util.h"
+
+/* The JUnit file an attempt writes, in its results folder. */
+#define TPUCI__JUNIT_FILE "junit.xml"
+/* Each test report as pytest makes it, one JSON line (see pytest_run.c). */
+#define TPUCI__PROGRESS_FILE "progress.jsonl"
+
+/* pytest's exit code when it collected nothing. */
+#define TPUCI__PYTEST_NO_TESTS 5
+
+/* The command of one attempt: the instance's pytest command, run through
+ * a bootstrap that records progress, with the JUnit options added (xunit1,
+ * for file and line attributes) and, when `select` is not NULL, the
+ * trailing pytest.args replaced by those node ids. */
+void tpuci__pytest_argv(const tpuci__instance_t *inst, const char *results_path,
+                        const tpuci__strv_t *select, tpuci__strv_t *out);
+
+/* `pytest --collect-only -q` with the instance's selection (-m, -k,
+ * options, args). */
+void tpuci__pytest_collect_argv(const tpuci__instance_t *inst, tpuci__strv_t *out);
+
+/* After an attempt: reads results_dir/junit.xml (if any) into `h`, and
+ * applies pytest's meaning of exit 5 (nothing collected): a pass with
+ * allow_empty, else a failure that says which selection found nothing.
+ * Returns the attempt's outcome; *cause is set to a new string when the
+ * cause changes (else NULL). */
+tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
+                                    const tpuci__instance_t *inst,
+                                    const char *results_dir, tpuci_outcome_t o,
+                                    const tpuci__exit_t *ex, const char *cause,
+                                    uint64_t duration_ms,
+                                    const tpuci__strv_t *selection,
+                                    char **new_cause);
+
+/* What the next attempt runs: returns 1 and fills `out` with node ids
+ * (only what failed or did not run), or 0 when it must run everything
+ * again (the last attempt crashed before pytest reported anything, or
+ * nothing failing is known). `prev` is the last attempt's selection
+ * (NULL: everything). */
+int tpuci__pytest_next_selection(const tpuci__history_t *h,
+                                 const tpuci__strv_t *prev,
+                                 tpuci__strv_t *out);
+
+/* The part of an instance name that identifies its shard group: the name
+ * without ",shard=i/N" (or "[shard=i/N]"). A new string. */
+char *tpuci__pytest_group_name(const tpuci__instance_t *inst);
+
+#endif /* TPUCI_PYTEST_RUN_H */

@@ -1,0 +1,220 @@
+/* Shards by predicted duration (LPT), and --collect-only output. */
+#include "pytest/shard.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* pytest --collect-only -q                                            */
+
+static int tpuci__starts(const char *s, size_t n, const char *prefix) {
+  size_t p = strlen(prefix);
+  return n >= p && memcmp(s, prefix, p) == 0;
+}
+
+static int tpuci__contains(const char *s, size_t n, const char *needle) {
+  size_t k = strlen(needle), i;
+  for (i = 0; i + k <= n; i++)
+    if (memcmp(s + i, needle, k) == 0) return 1;
+  return 0;
+}
+
+/* "21 tests collected in 0.02s", "1 test collected, 1 error in 0.05s",
+ * "3/5 tests collected (2 deselected) in 0.01s", "no tests collected in
+ * 0.01s", "no tests ran in 0.01s", "5 tests deselected ...". */
+static int tpuci__summary_line(const char *s, size_t n) {
+  size_t i = 0;
+  if (tpuci__starts(s, n, "no tests ")) return 1;
+  while (i < n && ((s[i] >= '0' && s[i] <= '9') || s[i] == '/')) i++;
+  if (i == 0 || i >= n || s[i] != ' ') return 0;
+  return tpuci__contains(s, n, " collected") || tpuci__contains(s, n, " deselected") ||
+         tpuci__contains(s, n, " selected") || tpuci__contains(s, n, " error");
+}
+
+/* "tests/test_a.py: 3", what -qq prints per file. */
+static int tpuci__count_line(const char *s, size_t n) {
+  size_t i = n;
+  while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9') i--;
+  return i < n && i >= 2 && s[i - 1] == ' ' && s[i - 2] == ':';
+}
+
+int tpuci__collect_parse(const char *text, size_t len, tpuci__strv_t *ids,
+                         tpuci__err_t *err) {
+  const char *p = text, *end = text + len;
+  int stop = 0, summary = 0, errors = 0, counts = 0;
+  size_t found = 0;
+  tpuci__idmap_t seen;
+  size_t i;
+
+  tpuci__idmap_init(&seen);
+  for (i = 0; i < ids->len; i++) tpuci__idmap_put(&seen, ids->items[i], i);
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t) (end - p));
+    const char *line = p;
+    size_t n = nl ? (size_t) (nl - p) : (size_t) (end - p);
+    char *id;
+    p = nl ? nl + 1 : end;
+    if (n > 0 && line[n - 1] == '\r') n--;
+
+    if (tpuci__contains(line, n, "error during collection") ||
+        tpuci__contains(line, n, "errors during collection"))
+      errors = 1;
+    if (tpuci__summary_line(line, n)) {
+      /* The last line; it may follow a warnings section. */
+      summary = stop = 1;
+      if (tpuci__contains(line, n, " error")) errors = 1;
+      continue;
+    }
+    if (stop || n == 0 || line[0] == ' ' || line[0] == '\t') continue;
+    if (line[0] == '=' || line[0] == '!') {
+      stop = 1;  /* a section: ERRORS, warnings summary, ... */
+      continue;
+    }
+    if (memchr(line, '\0', n) != NULL) continue;  /* not text */
+    if (!tpuci__contains(line, n, "::")) {
+      if (tpuci__count_line(line, n)) counts = 1;
+      continue;
+    }
+    id = tpuci__strndup(line, n);
+    if (tpuci__idmap_get(&seen, id) != TPUCI__IDMAP_NONE) {
+      free(id);
+      continue;
+    }
+    /* The map borrows the string, which the vector only moves by pointer. */
+    tpuci__strv_take(ids, id);
+    tpuci__idmap_put(&seen, id, ids->len - 1);
+    found++;
+  }
+  tpuci__idmap_free(&seen);
+
+  if (errors)
+    return tpuci__err_set(err, TPUCI_EIO,
+                          "pytest reported errors during collection (%zu node ids listed)",
+                          found);
+  if (found == 0 && counts)
+    return tpuci__err_set(err, TPUCI_EIO,
+                          "counts per file instead of node ids: run `pytest --collect-only -q`, "
+                          "not -qq");
+  if (found == 0 && !summary)
+    return tpuci__err_set(err, TPUCI_EIO,
+                          "no node ids and no summary line: not the output of "
+                          "`pytest --collect-only -q`");
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* LPT                                                                 */
+
+typedef struct {
+  const char *id;
+  size_t order;   /* position among the distinct ids given */
+  double d;       /* predicted seconds */
+} tpuci__item_t;
+
+static int tpuci__cmp_double(const void *a, const void *b) {
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* Longest first, then by node id: the order never depends on the input. */
+static int tpuci__cmp_lpt(const void *a, const void *b) {
+  const tpuci__item_t *x = a, *y = b;
+  if (x->d != y->d) return x->d > y->d ? -1 : 1;
+  return strcmp(x->id, y->id);
+}
+
+static int tpuci__cmp_order(const void *a, const void *b) {
+  const tpuci__item_t *x = a, *y = b;
+  return x->order < y->order ? -1 : x->order > y->order;
+}
+
+void tpuci__shard_plan_free(tpuci__shard_plan_t *p) {
+  size_t i;
+  for (i = 0; i < p->n; i++) tpuci__strv_free(&p->shards[i].ids);
+  free(p->shards);
+  memset(p, 0, sizeof(*p));
+}
+
+int tpuci__shard_plan(const char *const *ids, size_t n, const tpuci__timings_t *t,
+                      size_t shards, tpuci__shard_plan_t *out, tpuci__err_t *err) {
+  tpuci__item_t *items;
+  size_t *shard_of, m = 0, i, known = 0;
+  double *knownv, *load;
+  tpuci__idmap_t seen;
+
+  memset(out, 0, sizeof(*out));
+  if (shards == 0 || shards > TPUCI__SHARD_MAX)
+    return tpuci__err_set(err, TPUCI_EUSAGE, "the number of shards must be 1 to %d, not %zu",
+                          TPUCI__SHARD_MAX, shards);
+  items = tpuci__calloc(n, sizeof(*items));
+  knownv = tpuci__calloc(n, sizeof(*knownv));
+  tpuci__idmap_init(&seen);
+  for (i = 0; i < n; i++) {
+    double d;
+    if (ids[i] == NULL || tpuci__idmap_get(&seen, ids[i]) != TPUCI__IDMAP_NONE) continue;
+    tpuci__idmap_put(&seen, ids[i], m);
+    items[m].id = ids[i];
+    items[m].order = m;
+    items[m].d = -1;
+    if (t != NULL && tpuci__timings_get(t, ids[i], &d)) {
+      items[m].d = d;
+      knownv[known++] = d;
+    }
+    m++;
+  }
+  tpuci__idmap_free(&seen);
+
+  out->n = shards;
+  out->shards = tpuci__calloc(shards, sizeof(*out->shards));
+  out->known = known;
+  out->unknown = m - known;
+  out->by_count = known == 0;
+  if (known == 0) {
+    out->unknown_s = TPUCI__SHARD_DEFAULT_S;
+  } else {
+    qsort(knownv, known, sizeof(*knownv), tpuci__cmp_double);
+    out->unknown_s = known % 2 ? knownv[known / 2]
+                               : (knownv[known / 2 - 1] + knownv[known / 2]) / 2;
+  }
+  for (i = 0; i < m; i++)
+    if (items[i].d < 0) items[i].d = out->unknown_s;
+
+  shard_of = tpuci__calloc(m, sizeof(*shard_of));
+  load = tpuci__calloc(shards, sizeof(*load));
+  if (out->by_count) {
+    for (i = 0; i < m; i++) {
+      size_t s = i % shards;
+      shard_of[i] = s;
+      load[s] += items[i].d;
+    }
+  } else {
+    qsort(items, m, sizeof(*items), tpuci__cmp_lpt);
+    for (i = 0; i < m; i++) {
+      size_t s, best = 0;
+      for (s = 1; s < shards; s++)
+        if (load[s] < load[best]) best = s;
+      load[best] += items[i].d;
+      shard_of[items[i].order] = best;
+    }
+    qsort(items, m, sizeof(*items), tpuci__cmp_order);
+  }
+  for (i = 0; i < m; i++) tpuci__strv_push(&out->shards[shard_of[i]].ids, items[i].id);
+  for (i = 0; i < shards; i++) {
+    out->shards[i].predicted_s = load[i];
+    out->total_s += load[i];
+  }
+  free(load);
+  free(shard_of);
+  free(knownv);
+  free(items);
+  return 0;
+}
+
+double tpuci__shard_imbalance(const tpuci__shard_plan_t *p) {
+  double max = 0;
+  size_t i;
+  if (p->n == 0 || p->total_s <= 0) return 0;
+  for (i = 0; i < p->n; i++)
+    if (p->shards[i].predicted_s > max) max = p->shards[i].predicted_s;
+  return max / (p->total_s / (double) p->n);
+}

@@ -1,0 +1,65 @@
+/* Splitting a pytest suite into shards of about equal predicted
+ * duration, and reading the node ids `pytest --collect-only -q` prints.
+ *
+ * Algorithm (docs/pytest.md): LPT, longest processing time first. Each
+ * test's predicted duration is its moving average in the timings store;
+ * tests the store does not know get the median of the known ones among
+ * the tests being split. Tests are taken longest first (ties by node id)
+ * and each goes to the shard with the least predicted load so far (ties
+ * to the lowest shard index). When no test is known at all, tests are
+ * dealt round-robin in collection order, which balances counts. Node ids
+ * are split one by one: pytest accepts them individually, so tests of one
+ * file may land in different shards (module-scoped fixtures then run once
+ * per shard).
+ */
+#ifndef TPUCI_SHARD_H
+#define TPUCI_SHARD_H
+
+#include <stddef.h>
+
+#include "pytest/timings.h"
+#include "base/util.h"
+
+#define TPUCI__SHARD_MAX 4096
+/* The assumed duration of every test when nothing is known. */
+#define TPUCI__SHARD_DEFAULT_S 1.0
+
+/* Appends to ids the node ids in the output of `pytest --collect-only -q`
+ * (one per line, then a blank line and "N tests collected in 0.01s").
+ * Blank lines, indented lines, lines without "::" and everything from
+ * the first "===" section or the summary line on are ignored; duplicate
+ * ids are kept once. Returns 0; TPUCI_EIO when the output reports
+ * collection errors ("1 error during collection": ids still holds what
+ * was listed), or when it has neither node ids nor pytest's summary line
+ * (not --collect-only -q output; -qq prints counts per file instead). */
+int tpuci__collect_parse(const char *text, size_t len, tpuci__strv_t *ids,
+                         tpuci__err_t *err);
+
+typedef struct {
+  tpuci__strv_t ids;     /* node ids, in the order they were given */
+  double predicted_s;    /* sum of their predicted durations */
+} tpuci__shard_t;
+
+typedef struct {
+  tpuci__shard_t *shards;
+  size_t n;
+  int by_count;          /* no duration known: dealt round-robin */
+  size_t known, unknown; /* tests with and without a recorded duration */
+  double unknown_s;      /* what an unknown test was assumed to take */
+  double total_s;        /* sum over all shards */
+} tpuci__shard_plan_t;
+
+/* Splits ids[0..n) (duplicates are counted once) into `shards` shards
+ * using `t` (may be NULL: nothing known). Shards may be empty when there
+ * are fewer tests than shards. Returns 0, or TPUCI_EUSAGE when shards is
+ * 0 or over TPUCI__SHARD_MAX. The result is the same for the same ids and
+ * timings in any order, except round-robin, which follows the order. */
+int tpuci__shard_plan(const char *const *ids, size_t n, const tpuci__timings_t *t,
+                      size_t shards, tpuci__shard_plan_t *out, tpuci__err_t *err);
+void tpuci__shard_plan_free(tpuci__shard_plan_t *p);
+
+/* The longest shard's predicted duration over the ideal (total / n):
+ * 1.0 is perfect. 0 when there is nothing to run. */
+double tpuci__shard_imbalance(const tpuci__shard_plan_t *p);
+
+#endif /* TPUCI_SHARD_H */

@@ -1,0 +1,348 @@
+/* Building the run report and writing it as JSON and YAML. */
+#include "report/report.h"
+#include "report/report_html.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <yaml.h>
+
+#define TPUCI__TAIL_BYTES 4096
+#define TPUCI__TAIL_LINES 40
+
+/* The last lines of a log file, at most TPUCI__TAIL_BYTES. */
+static json_t *tpuci__log_tail(const char *path) {
+  FILE *f;
+  long size;
+  char buf[TPUCI__TAIL_BYTES + 1], *p;
+  size_t n;
+  int lines = 0;
+
+  if (path == NULL || (f = fopen(path, "rb")) == NULL) return json_null();
+  fseek(f, 0, SEEK_END);
+  size = ftell(f);
+  fseek(f, size > TPUCI__TAIL_BYTES ? size - TPUCI__TAIL_BYTES : 0, SEEK_SET);
+  n = fread(buf, 1, TPUCI__TAIL_BYTES, f);
+  fclose(f);
+  buf[n] = '\0';
+  /* Keep whole lines, at most TPUCI__TAIL_LINES of them. */
+  p = buf + n;
+  if (p > buf && p[-1] == '\n') p--;
+  while (p > buf) {
+    if (p[-1] == '\n' && ++lines == TPUCI__TAIL_LINES) break;
+    p--;
+  }
+  if (p == buf && size > TPUCI__TAIL_BYTES) {
+    char *nl = strchr(buf, '\n');
+    p = nl ? nl + 1 : buf;
+  }
+  /* Logs are bytes; JSON strings must be UTF-8: if they are not, the
+   * bytes outside ASCII become '?'. */
+  {
+    json_t *j = json_string(p);
+    char *q;
+    if (j != NULL) return j;
+    for (q = p; *q; q++)
+      if ((unsigned char) *q >= 0x80) *q = '?';
+    return json_string(p);
+  }
+}
+
+json_t *tpuci__report_attempt(int number, const tpuci__attempt_result_t *res,
+                              int with_tail) {
+  json_t *o = json_object();
+  json_object_set_new(o, "attempt", json_integer(number));
+  json_object_set_new(o, "outcome", json_string(tpuci_outcome_name(res->outcome)));
+  json_object_set_new(o, "exit_code", res->exit_code >= 0
+                                          ? json_integer(res->exit_code)
+                                          : json_null());
+  json_object_set_new(o, "signal", res->term_signal
+                                       ? json_integer(res->term_signal)
+                                       : json_null());
+  json_object_set_new(o, "start_ms", json_integer((json_int_t) res->start_ms));
+  json_object_set_new(o, "duration_ms", json_integer((json_int_t) res->duration_ms));
+  json_object_set_new(o, "cause", json_string(res->cause ? res->cause : ""));
+  json_object_set_new(o, "log", res->log_path ? json_string(res->log_path)
+                                               : json_null());
+  if (with_tail) json_object_set_new(o, "log_tail", tpuci__log_tail(res->log_path));
+  return o;
+}
+
+/* A pytest instance's tests: each once, with its final result. */
+static json_t *tpuci__report_tests(const tpuci__history_t *h) {
+  json_t *a = json_array();
+  size_t i, r;
+  for (i = 0; i < h->len; i++) {
+    const tpuci__test_hist_t *t = &h->tests[i];
+    const tpuci__test_t *fin = tpuci__history_final(t);
+    const char *msg = NULL;
+    json_t *o = json_object();
+    for (r = t->len; r > 0; r--)
+      if (tpuci__test_outcome_failing(t->runs[r - 1].result.outcome)) {
+        msg = t->runs[r - 1].result.message;
+        break;
+      }
+    json_object_set_new(o, "id", json_string(t->id));
+    json_object_set_new(o, "outcome", json_string(fin ? tpuci__test_outcome_name(fin->outcome)
+                                                      : "error"));
+    json_object_set_new(o, "flaky", json_boolean(tpuci__history_flaky(t)));
+    json_object_set_new(o, "runs", json_integer((json_int_t) t->len));
+    json_object_set_new(o, "duration_s", json_real(fin ? fin->time_s : 0.0));
+    {
+      json_t *m = msg ? json_string(msg) : NULL; /* NULL too if not UTF-8 */
+      json_object_set_new(o, "message", m ? m : json_null());
+    }
+    json_array_append_new(a, o);
+  }
+  return a;
+}
+
+const char *tpuci__report_verdict(int code) {
+  switch (code) {
+    case 0: return "passed";
+    case 130: return "interrupted";
+    case 3: return "not-run";
+    default: return "failed";
+  }
+}
+
+int tpuci__report_verdict_code(const char *verdict) {
+  static const int codes[] = {0, 1, 130, 3};
+  size_t k;
+  for (k = 0; verdict && k < sizeof(codes) / sizeof(codes[0]); k++)
+    if (strcmp(verdict, tpuci__report_verdict(codes[k])) == 0) return codes[k];
+  return -1;
+}
+
+void tpuci__report_set_records(json_t *report, int exit_code,
+                               const tpuci__strv_t *paths,
+                               const tpuci__strv_t *errors) {
+  json_t *a = json_array();
+  size_t i;
+  for (i = 0; i < paths->len; i++) {
+    json_t *o = json_object();
+    json_object_set_new(o, "path", json_string(paths->items[i]));
+    json_object_set_new(o, "error", json_string(errors->items[i]));
+    json_array_append_new(a, o);
+  }
+  json_object_set_new(report, "exit_code", json_integer(exit_code));
+  json_object_set_new(report, "write_errors", a);
+}
+
+json_t *tpuci__report_build(const tpuci__plan_t *plan,
+                            const tpuci__instance_result_t *results,
+                            const tpuci__run_info_t *info) {
+  json_t *root = json_object(), *insts = json_array(), *counts = json_object();
+  size_t i, k, n[TPUCI_OUTCOME__COUNT] = {0}, total = 0;
+  int o;
+
+  json_object_set_new(root, "version", json_integer(TPUCI__REPORT_VERSION));
+  json_object_set_new(root, "run_id", json_string(info->run_id));
+  json_object_set_new(root, "run_dir", json_string(info->run_dir));
+  json_object_set_new(root, "spec", json_string(plan->spec_path ? plan->spec_path : ""));
+  json_object_set_new(root, "start_ms", json_integer((json_int_t) info->start_ms));
+  json_object_set_new(root, "duration_ms", json_integer((json_int_t) info->duration_ms));
+  json_object_set_new(root, "jobs", json_integer(info->jobs));
+  json_object_set_new(root, "exit_code", json_integer(info->exit_code));
+  json_object_set_new(root, "verdict", json_string(tpuci__report_verdict(info->verdict)));
+  json_object_set_new(root, "error", info->error ? json_string(info->error) : json_null());
+  json_object_set_new(root, "write_errors", json_array());
+  for (i = 0; i < plan->ninstances; i++) {
+    const tpuci__instance_t *inst = &plan->instances[i];
+    const tpuci__instance_result_t *res = &results[i];
+    json_t *jo, *ja, *jm;
+    if (!inst->selected) continue;
+    jo = json_object();
+    ja = json_array();
+    jm = json_object();
+    json_object_set_new(jo, "name", json_string(inst->name));
+    json_object_set_new(jo, "job", json_string(inst->job));
+    json_object_set_new(jo, "where", json_string(inst->where ? inst->where : ""));
+    for (k = 0; k < inst->matrix.len; k++)
+      json_object_set_new(jm, inst->matrix.items[k].key,
+                          json_string(inst->matrix.items[k].value));
+    json_object_set_new(jo, "matrix", jm);
+    json_object_set_new(jo, "outcome", json_string(res->outcome == TPUCI_OUTCOME_NONE
+                                                       ? "not-run"
+                                                       : tpuci_outcome_name(res->outcome)));
+    for (k = 0; k < res->nattempts; k++) {
+      json_t *jt = tpuci__report_attempt((int) k + 1, &res->attempts[k], 1);
+      /* Slots it held: one per emulated host (the HTML timeline). */
+      json_object_set_new(jt, "slots", json_integer(tpuci__plan_hosts(plan, inst)));
+      json_array_append_new(ja, jt);
+    }
+    json_object_set_new(jo, "attempts", ja);
+    if (res->history) json_object_set_new(jo, "tests", tpuci__report_tests(res->history));
+    json_array_append_new(insts, jo);
+    n[res->outcome]++;
+    total++;
+  }
+  for (o = 1; o < TPUCI_OUTCOME__COUNT; o++)
+    json_object_set_new(counts, tpuci_outcome_name((tpuci_outcome_t) o),
+                        json_integer((json_int_t) n[o]));
+  json_object_set_new(counts, "not-run", json_integer((json_int_t) n[TPUCI_OUTCOME_NONE]));
+  json_object_set_new(counts, "total", json_integer((json_int_t) total));
+  json_object_set_new(root, "counts", counts);
+  json_object_set_new(root, "instances", insts);
+  return root;
+}
+
+char *tpuci__report_json_text(const json_t *report) {
+  char *s = json_dumps(report, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  char *copy;
+  if (s == NULL) return NULL;
+  copy = tpuci__printf("%s\n", s);
+  free(s);
+  return copy;
+}
+
+/* ------------------------------------------------------------------ */
+/* YAML: the JSON tree, event by event. libyaml returns 1 on success.  */
+
+static int tpuci__yaml_write(void *data, unsigned char *buf, size_t size) {
+  tpuci__buf_add(data, (const char *) buf, size);
+  return 1;
+}
+
+static int tpuci__yaml_scalar(yaml_emitter_t *e, const char *s, size_t len,
+                              int plain_ok) {
+  yaml_event_t ev;
+  /* Strings are quoted whenever a plain scalar could read back as
+   * something else (a number, true, null, a date). */
+  if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *) s, (int) len,
+                                    plain_ok, !plain_ok ? 1 : 0,
+                                    plain_ok ? YAML_PLAIN_SCALAR_STYLE
+                                             : YAML_DOUBLE_QUOTED_SCALAR_STYLE))
+    return 0;
+  return yaml_emitter_emit(e, &ev);
+}
+
+/* Whether a string can be written plain and still read back as the same
+ * string: letters, digits and a few punctuation marks, not starting with
+ * a flow indicator, and nothing YAML would read as another type. */
+static int tpuci__yaml_plain_safe(const char *s, size_t len) {
+  size_t i;
+  if (len == 0 || len > 200 || memchr(s, '\0', len) != NULL) return 0;
+  for (i = 0; i < len; i++) {
+    unsigned char c = (unsigned char) s[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (c >= '0' && c <= '9') || strchr("_./=-[],()+", c)))
+      return 0;
+  }
+  if (strchr("-[],", s[0])) return 0;
+  return !tpuci__yaml_ambiguous(s);
+}
+
+static int tpuci__yaml_node(yaml_emitter_t *e, json_t *v) {
+  yaml_event_t ev;
+  char num[64];
+  switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+      const char *key;
+      json_t *val;
+      if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE) ||
+          !yaml_emitter_emit(e, &ev))
+        return 0;
+      json_object_foreach(v, key, val) {
+        if (!tpuci__yaml_scalar(e, key, strlen(key), tpuci__yaml_plain_safe(key, strlen(key))) ||
+            !tpuci__yaml_node(e, val))
+          return 0;
+      }
+      return yaml_mapping_end_event_initialize(&ev) && yaml_emitter_emit(e, &ev);
+    }
+    case JSON_ARRAY: {
+      size_t i;
+      json_t *val;
+      if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE) ||
+          !yaml_emitter_emit(e, &ev))
+        return 0;
+      json_array_foreach(v, i, val) {
+        if (!tpuci__yaml_node(e, val)) return 0;
+      }
+      return yaml_sequence_end_event_initialize(&ev) && yaml_emitter_emit(e, &ev);
+    }
+    case JSON_STRING: {
+      const char *s = json_string_value(v);
+      size_t len = json_string_length(v);
+      if (memchr(s, '\n', len) != NULL) {
+        /* Logs read best as literal blocks. */
+        if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *) s, (int) len,
+                                          0, 1, YAML_LITERAL_SCALAR_STYLE))
+          return 0;
+        return yaml_emitter_emit(e, &ev);
+      }
+      return tpuci__yaml_scalar(e, s, len, tpuci__yaml_plain_safe(s, len));
+    }
+    case JSON_INTEGER:
+      snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+      return tpuci__yaml_scalar(e, num, strlen(num), 1);
+    case JSON_REAL:
+      snprintf(num, sizeof(num), "%.17g", json_real_value(v));
+      return tpuci__yaml_scalar(e, num, strlen(num), 1);
+    case JSON_TRUE: return tpuci__yaml_scalar(e, "true", 4, 1);
+    case JSON_FALSE: return tpuci__yaml_scalar(e, "false", 5, 1);
+    case JSON_NULL: return tpuci__yaml_scalar(e, "null", 4, 1);
+  }
+  return 0;
+}
+
+int tpuci__report_yaml_text(const json_t *report, char **out,
+                            tpuci__err_t *err) {
+  yaml_emitter_t e;
+  yaml_event_t ev;
+  tpuci__buf_t b;
+  int ok;
+
+  memset(&e, 0, sizeof(e));
+  tpuci__buf_init(&b);
+  if (!yaml_emitter_initialize(&e))
+    return tpuci__err_set(err, TPUCI_ENOMEM, "cannot start the YAML emitter");
+  yaml_emitter_set_output(&e, tpuci__yaml_write, &b);
+  yaml_emitter_set_unicode(&e, 1);
+  yaml_emitter_set_width(&e, 120);
+  ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) &&
+       yaml_emitter_emit(&e, &ev) &&
+       yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 0) &&
+       yaml_emitter_emit(&e, &ev) &&
+       tpuci__yaml_node(&e, (json_t *) report) &&
+       yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(&e, &ev) &&
+       yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(&e, &ev) &&
+       yaml_emitter_flush(&e);
+  if (!ok) {
+    int r = tpuci__err_set(err, TPUCI_EIO, "cannot write the YAML report: %s",
+                           e.problem ? e.problem : "emitter error");
+    yaml_emitter_delete(&e);
+    tpuci__buf_free(&b);
+    return r;
+  }
+  yaml_emitter_delete(&e);
+  *out = tpuci__buf_steal(&b);
+  return 0;
+}
+
+int tpuci__report_write(const json_t *report, const char *format,
+                        const char *path, tpuci__err_t *err) {
+  char *text = NULL;
+  int r;
+  if (strcmp(format, "yaml") == 0) {
+    r = tpuci__report_yaml_text(report, &text, err);
+    if (r != 0) return r;
+  } else if (strcmp(format, "html") == 0) {
+    tpuci__buf_t b;
+    tpuci__buf_init(&b);
+    r = tpuci__report_html(report, &b, err);
+    if (r != 0) {
+      tpuci__buf_free(&b);
+      return r;
+    }
+    text = tpuci__buf_steal(&b);
+  } else {
+    text = tpuci__report_json_text(report);
+    if (text == NULL) return tpuci__err_set(err, TPUCI_ENOMEM, "cannot encode the report");
+  }
+  r = tpuci__write_file_atomic(path, text, strlen(text));
+  if (r != 0) tpuci__err_set(err, r, "cannot write %s: %s", path, uv_strerror(r));
+  free(text);
+  return r;
+}

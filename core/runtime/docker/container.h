@@ -1,0 +1,92 @@
+/* What a tpuci container looks like to the engine: the create request
+ * body, its name, its labels, and whether the run that made it is still
+ * alive. Pure apart from tpuci__docker_run_alive() (kill(2), /proc). */
+#ifndef TPUCI_DOCKER_CONTAINER_H
+#define TPUCI_DOCKER_CONTAINER_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "plan/plan.h"
+#include "base/util.h"
+
+/* Labels every tpuci object carries. */
+#define TPUCI__LABEL_RUN "tpuci.run"
+#define TPUCI__LABEL_JOB "tpuci.job"
+#define TPUCI__LABEL_INSTANCE "tpuci.instance"
+#define TPUCI__LABEL_ATTEMPT "tpuci.attempt"
+#define TPUCI__LABEL_PID "tpuci.pid"
+#define TPUCI__LABEL_PIDSTART "tpuci.pidstart"
+#define TPUCI__LABEL_HOST "tpuci.host"
+#define TPUCI__LABEL_KEEP "tpuci.keep"
+
+/* Longest container name tpuci makes. */
+#define TPUCI__NAME_MAX 128
+
+typedef struct {
+  const char *image;                /* reference */
+  const tpuci__strv_t *argv;        /* Cmd; may be empty: image default */
+  const tpuci__strv_t *env;         /* "K=V" */
+  const char *workdir;              /* may be NULL */
+  const tpuci__mount_t *mounts;
+  size_t nmounts;
+  double cpus;                      /* 0: no limit */
+  uint64_t memory_bytes;            /* 0: no limit */
+  const char *network;              /* NetworkMode; NULL: engine default */
+  const tpuci__kvlist_t *labels;
+  const char *hostname;             /* may be NULL */
+  /* The name the container has on `network` (a gang's "worker-1"):
+   * NetworkingConfig.EndpointsConfig[network].Aliases. May be NULL. */
+  const char *alias;
+} tpuci__ctr_spec_t;
+
+/* The body of POST /containers/create. A new reference. */
+json_t *tpuci__ctr_create_body(const tpuci__ctr_spec_t *s);
+
+/* A bind mount as an entry of HostConfig.Mounts: {"Type": "bind",
+ * "Source", "Target", "ReadOnly"}. Unlike HostConfig.Binds, the engine
+ * refuses a source that does not exist instead of creating it as an empty
+ * root-owned folder. New reference. */
+json_t *tpuci__ctr_mount(const tpuci__mount_t *m);
+
+/* Whether a container (a GET /containers/{id}/json answer) was made from
+ * `body` (a create body): it carries every one of the body's labels,
+ * which name the run, the attempt and the tpuci process. */
+int tpuci__ctr_is_ours(json_t *inspect, json_t *body);
+
+/* Characters outside [A-Za-z0-9_.-] become '_'. New string. */
+char *tpuci__docker_sanitize(const char *s);
+
+/* "tpuci-<run>-<instance>-<attempt>", sanitised and at most
+ * TPUCI__NAME_MAX bytes. When sanitising changed the instance name or it
+ * had to be cut, 8 hex digits of its hash are added so that distinct
+ * instances keep distinct names. New string. */
+char *tpuci__ctr_name(const char *run_id, const char *instance, int attempt);
+
+/* The container of host `host` of a gang: tpuci__ctr_name()'s name with
+ * "-worker-<host>" added, within TPUCI__NAME_MAX bytes (the instance part
+ * is cut and hashed to make room). New string. */
+char *tpuci__ctr_host_name(const char *run_id, const char *instance,
+                           int attempt, int host);
+
+/* The body of POST /networks/create for a gang's private network: a
+ * bridge with Internal set (no route out of the engine's host), the
+ * labels, and CheckDuplicate (a name taken answers 409). New reference. */
+json_t *tpuci__net_create_body(const char *name,
+                               const tpuci__kvlist_t *labels, int internal);
+
+/* The labels tpuci puts on the objects of one attempt. */
+void tpuci__ctr_labels(tpuci__kvlist_t *out, const char *run_id,
+                       const char *job, const char *instance, int attempt,
+                       int keep);
+
+/* This process's identity for the labels: hostname, pid, and the pid's
+ * start time (so that a recycled pid does not look alive). */
+const char *tpuci__docker_hostname(void);
+char *tpuci__docker_pidstart(long pid);
+
+/* Whether the run that labelled an object is alive: 1 alive, 0 dead, -1
+ * unknown (made on another host). `labels` is the object's Labels. */
+int tpuci__docker_run_alive(json_t *labels);
+
+#endif /* TPUCI_DOCKER_CONTAINER_H */

@@ -1,0 +1,445 @@
+/* Docker Engine API calls. */
+#include "runtime/docker/engine.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  tpuci__engine_t *e;
+  tpuci__engine_cb cb;
+  void *data;
+  tpuci__http_chunk_cb chunk;
+  void *chunk_data;
+  void (*head)(void *data);
+  /* Image pulls: the progress stream, split into lines. */
+  int pull;
+  tpuci__buf_t line;
+  char *pull_error;
+} tpuci__call_t;
+
+int tpuci__engine_new_host(uv_loop_t *loop, const tpuci__docker_host_t *host,
+                           tpuci__engine_t **out, tpuci__err_t *err) {
+  tpuci__engine_t *e = tpuci__calloc(1, sizeof(*e));
+  int rc;
+  e->loop = loop;
+  e->host.unix_path = tpuci__strdup(host->unix_path);
+  e->host.url_base = tpuci__strdup(host->url_base);
+  e->host.display = tpuci__strdup(host->display);
+  e->host.from_env = host->from_env;
+  snprintf(e->prefix, sizeof(e->prefix), "/v%d.%d",
+           TPUCI__DOCKER_API_MIN_MAJOR, TPUCI__DOCKER_API_MIN_MINOR);
+  rc = tpuci__http_new(loop, host, &e->http, err);
+  if (rc != 0) {
+    tpuci__docker_host_free(&e->host);
+    free(e);
+    return rc;
+  }
+  *out = e;
+  return 0;
+}
+
+int tpuci__engine_new(uv_loop_t *loop, tpuci__engine_t **out,
+                      tpuci__err_t *err) {
+  tpuci__docker_host_t host;
+  int rc = tpuci__docker_host_from_env(&host, err);
+  if (rc != 0) return TPUCI_EENGINE;
+  rc = tpuci__engine_new_host(loop, &host, out, err);
+  tpuci__docker_host_free(&host);
+  return rc;
+}
+
+typedef struct {
+  tpuci__engine_t *e;
+  void (*cb)(void *);
+  void *data;
+} tpuci__engine_closing_t;
+
+static void tpuci__engine_http_closed(void *p) {
+  tpuci__engine_closing_t *c = p;
+  void (*cb)(void *) = c->cb;
+  void *data = c->data;
+  tpuci__docker_host_free(&c->e->host);
+  free(c->e->server_version);
+  free(c->e->server_api);
+  free(c->e);
+  free(c);
+  if (cb) cb(data);
+}
+
+void tpuci__engine_close(tpuci__engine_t *e, void (*cb)(void *data),
+                         void *data) {
+  tpuci__engine_closing_t *c = tpuci__malloc(sizeof(*c));
+  c->e = e;
+  c->cb = cb;
+  c->data = data;
+  e->closing = 1;
+  tpuci__http_close(e->http, tpuci__engine_http_closed, c);
+}
+
+size_t tpuci__engine_pending(const tpuci__engine_t *e) {
+  return tpuci__http_pending(e->http);
+}
+
+char *tpuci__engine_where(const tpuci__engine_t *e) {
+  return tpuci__docker_host_describe(&e->host);
+}
+
+/* API versions. */
+
+static int tpuci__parse_api(const char *s, int *major, int *minor) {
+  char *end;
+  long a, b;
+  if (s == NULL) return -1;
+  a = strtol(s, &end, 10);
+  if (end == s || *end != '.') return -1;
+  s = end + 1;
+  b = strtol(s, &end, 10);
+  if (end == s || *end != '\0' || a < 0 || b < 0 || a > 1000 || b > 1000)
+    return -1;
+  *major = (int) a;
+  *minor = (int) b;
+  return 0;
+}
+
+int tpuci__docker_api_pick(const char *server_api, int *major, int *minor,
+                           tpuci__err_t *err) {
+  int a, b;
+  if (tpuci__parse_api(server_api, &a, &b) != 0)
+    return tpuci__err_set(err, TPUCI_EENGINE,
+                          "the engine reports an unreadable API version "
+                          "'%s'",
+                          server_api ? server_api : "(none)");
+  if (a < TPUCI__DOCKER_API_MIN_MAJOR ||
+      (a == TPUCI__DOCKER_API_MIN_MAJOR && b < TPUCI__DOCKER_API_MIN_MINOR))
+    return tpuci__err_set(err, TPUCI_EENGINE,
+                          "the engine speaks API %d.%d; tpuci needs %d.%d "
+                          "(Docker 20.10) or newer",
+                          a, b, TPUCI__DOCKER_API_MIN_MAJOR,
+                          TPUCI__DOCKER_API_MIN_MINOR);
+  if (a > TPUCI__DOCKER_API_MAX_MAJOR ||
+      (a == TPUCI__DOCKER_API_MAX_MAJOR && b > TPUCI__DOCKER_API_MAX_MINOR)) {
+    a = TPUCI__DOCKER_API_MAX_MAJOR;
+    b = TPUCI__DOCKER_API_MAX_MINOR;
+  }
+  *major = a;
+  *minor = b;
+  return 0;
+}
+
+int tpuci__engine_negotiate(tpuci__engine_t *e, json_t *version,
+                            tpuci__err_t *err) {
+  const char *api = json_string_value(json_object_get(version, "ApiVersion"));
+  const char *ver = json_string_value(json_object_get(version, "Version"));
+  int a, b, rc;
+  rc = tpuci__docker_api_pick(api, &a, &b, err);
+  if (rc != 0) return rc;
+  snprintf(e->prefix, sizeof(e->prefix), "/v%d.%d", a, b);
+  free(e->server_version);
+  free(e->server_api);
+  e->server_version = tpuci__strdup(ver ? ver : "unknown");
+  e->server_api = tpuci__strdup(api);
+  return 0;
+}
+
+/* Calls. */
+
+char *tpuci__engine_message_line(const char *msg) {
+  size_t n = strcspn(msg, "\r\n");
+  return tpuci__strndup(msg, n);
+}
+
+static void tpuci__call_chunk(void *p, const char *buf, size_t len) {
+  tpuci__call_t *c = p;
+  if (!c->pull) {
+    c->chunk(c->chunk_data, buf, len);
+    return;
+  }
+  /* Progress lines: {"status": ...} or {"error": ..., "errorDetail": ...}. */
+  tpuci__buf_add(&c->line, buf, len);
+  for (;;) {
+    char *nl = c->line.data ? memchr(c->line.data, '\n', c->line.len) : NULL;
+    size_t n;
+    json_t *j;
+    if (nl == NULL) break;
+    n = (size_t) (nl - c->line.data);
+    j = json_loadb(c->line.data, n, 0, NULL);
+    if (j != NULL) {
+      const char *m = json_string_value(json_object_get(j, "error"));
+      if (m != NULL && c->pull_error == NULL) c->pull_error = tpuci__strdup(m);
+      json_decref(j);
+    }
+    memmove(c->line.data, nl + 1, c->line.len - n - 1);
+    c->line.len -= n + 1;
+    c->line.data[c->line.len] = '\0';
+  }
+}
+
+static void tpuci__call_head(void *p, long status) {
+  tpuci__call_t *c = p;
+  (void) status;
+  c->head(c->data);
+}
+
+static void tpuci__call_done(void *p, const tpuci__http_res_t *hr) {
+  tpuci__call_t *c = p;
+  tpuci__engine_res_t res;
+  char *msg = NULL;
+
+  memset(&res, 0, sizeof(res));
+  res.error = hr->error;
+  res.status = hr->status;
+  res.body = hr->body;
+  res.len = hr->len;
+  res.message = "";
+  if (hr->len > 0) res.json = json_loadb(hr->body, hr->len, 0, NULL);
+  if (hr->error != 0) {
+    char *where = tpuci__engine_where(c->e);
+    msg = tpuci__printf("%s: %s", where, hr->error_msg);
+    free(where);
+  } else if (hr->status < 200 || hr->status >= 300) {
+    const char *m = json_string_value(json_object_get(res.json, "message"));
+    if (m != NULL) msg = tpuci__engine_message_line(m);
+    else if (hr->len > 0) msg = tpuci__engine_message_line(hr->body);
+    else msg = tpuci__printf("HTTP status %ld", hr->status);
+  } else if (c->pull && c->pull_error != NULL) {
+    msg = tpuci__engine_message_line(c->pull_error);
+  } else {
+    res.ok = 1;
+  }
+  if (msg != NULL) res.message = msg;
+  c->cb(c->data, &res);
+  json_decref(res.json);
+  free(msg);
+  tpuci__buf_free(&c->line);
+  free(c->pull_error);
+  free(c);
+}
+
+static tpuci__http_req_t *tpuci__engine_call_x(tpuci__engine_t *e, const char *method,
+                                 const char *path, int raw_path, json_t *body,
+                                 uint64_t timeout_ms, int pull,
+                                 tpuci__http_chunk_cb chunk, void *chunk_data,
+                                 tpuci__engine_cb cb, void *data) {
+  tpuci__http_req_t *req;
+  tpuci__call_t *c = tpuci__calloc(1, sizeof(*c));
+  char *full = raw_path ? tpuci__strdup(path)
+                        : tpuci__printf("%s%s", e->prefix, path);
+  char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
+  c->e = e;
+  c->cb = cb;
+  c->data = data;
+  c->chunk = chunk;
+  c->chunk_data = chunk_data;
+  c->pull = pull;
+  tpuci__buf_init(&c->line);
+  req = tpuci__http_request(e->http, method, full, text, text ? strlen(text) : 0,
+                      timeout_ms, chunk || pull ? tpuci__call_chunk : NULL,
+                      tpuci__call_done, c);
+  free(text);
+  free(full);
+  return req;
+}
+
+tpuci__http_req_t *tpuci__engine_call(tpuci__engine_t *e, const char *method,
+                        const char *path, int raw_path, json_t *body,
+                        uint64_t timeout_ms, tpuci__http_chunk_cb chunk,
+                        void *chunk_data, tpuci__engine_cb cb, void *data) {
+  return tpuci__engine_call_x(e, method, path, raw_path, body, timeout_ms, 0, chunk,
+                       chunk_data, cb, data);
+}
+
+/* Short calls are capped so that a hung engine cannot hang a run; the
+ * long ones (wait, logs, pull) are bounded by the job's own timeout. */
+#define TPUCI__SHORT_MS 120000
+
+tpuci__http_req_t *tpuci__engine_version(tpuci__engine_t *e, tpuci__engine_cb cb,
+                           void *data) {
+  return tpuci__engine_call(e, "GET", "/version", 1, NULL, 30000, NULL, NULL, cb,
+                     data);
+}
+
+tpuci__http_req_t *tpuci__engine_info(tpuci__engine_t *e, tpuci__engine_cb cb, void *data) {
+  return tpuci__engine_call(e, "GET", "/info", 0, NULL, TPUCI__SHORT_MS, NULL, NULL,
+                     cb, data);
+}
+
+tpuci__http_req_t *tpuci__engine_image_inspect(tpuci__engine_t *e, const char *ref,
+                                 tpuci__engine_cb cb, void *data) {
+  tpuci__http_req_t *req;
+  char *r = tpuci__http_escape(ref, 1);
+  char *path = tpuci__printf("/images/%s/json", r);
+  req = tpuci__engine_call(e, "GET", path, 0, NULL, TPUCI__SHORT_MS, NULL, NULL, cb,
+                     data);
+  free(path);
+  free(r);
+  return req;
+}
+
+tpuci__http_req_t *tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref,
+                              tpuci__engine_cb cb, void *data) {
+  tpuci__http_req_t *req;
+  char *r = tpuci__http_escape(ref, 0);
+  char *path = tpuci__printf("/images/create?fromImage=%s", r);
+  /* fromImage without a tag would pull every tag. */
+  const char *slash = strrchr(ref, '/');
+  const char *last = slash ? slash + 1 : ref;
+  char *full = strchr(last, ':') == NULL && strchr(ref, '@') == NULL
+                   ? tpuci__printf("%s&tag=latest", path)
+                   : tpuci__strdup(path);
+  req = tpuci__engine_call_x(e, "POST", full, 0, NULL, 0, 1, NULL, NULL, cb, data);
+  free(full);
+  free(path);
+  free(r);
+  return req;
+}
+
+tpuci__http_req_t *tpuci__engine_container_create(tpuci__engine_t *e, const char *name,
+                                    json_t *body, tpuci__engine_cb cb,
+                                    void *data) {
+  tpuci__http_req_t *req;
+  char *n = tpuci__http_escape(name, 0);
+  char *path = tpuci__printf("/containers/create?name=%s", n);
+  req = tpuci__engine_call(e, "POST", path, 0, body, TPUCI__SHORT_MS, NULL, NULL,
+                     cb, data);
+  free(path);
+  free(n);
+  return req;
+}
+
+static tpuci__http_req_t *tpuci__engine_on_id(tpuci__engine_t *e, const char *method,
+                                const char *fmt_a, const char *id,
+                                const char *fmt_b, uint64_t timeout_ms,
+                                tpuci__http_chunk_cb chunk, void *chunk_data,
+                                tpuci__engine_cb cb, void *data) {
+  tpuci__http_req_t *req;
+  char *i = tpuci__http_escape(id, 0);
+  char *path = tpuci__printf("%s%s%s", fmt_a, i, fmt_b);
+  req = tpuci__engine_call(e, method, path, 0, NULL, timeout_ms, chunk, chunk_data,
+                     cb, data);
+  free(path);
+  free(i);
+  return req;
+}
+
+tpuci__http_req_t *tpuci__engine_container_start(tpuci__engine_t *e, const char *id,
+                                   tpuci__engine_cb cb, void *data) {
+  return tpuci__engine_on_id(e, "POST", "/containers/", id, "/start",
+                      TPUCI__SHORT_MS, NULL, NULL, cb, data);
+}
+
+tpuci__http_req_t *tpuci__engine_container_wait(tpuci__engine_t *e, const char *id,
+                                  tpuci__engine_cb cb, void *data) {
+  return tpuci__engine_on_id(e, "POST", "/containers/", id,
+                      "/wait?condition=not-running", 0, NULL, NULL, cb, data);
+}
+
+tpuci__http_req_t *tpuci__engine_container_attach(
+    tpuci__engine_t *e, const char *id, void (*attached)(void *data),
+    tpuci__http_chunk_cb chunk, void *chunk_data, tpuci__engine_cb cb,
+    void *data) {
+  tpuci__http_req_t *r = tpuci__engine_on_id(
+      e, "POST", "/containers/", id, "/attach?stream=1&stdout=1&stderr=1", 0,
+      chunk, chunk_data, cb, data);
+  tpuci__call_t *c = tpuci__http_req_data(r);
+  c->head = attached;
+  tpuci__http_set_head(r, tpuci__call_head);
+  return r;
+}
+
+tpuci__http_req_t *tpuci__engine_container_logs(tpuci__engine_t *e,
+                                                const char *id,
+                                                tpuci__http_chunk_cb chunk,
+                                                void *chunk_data,
+                                                tpuci__engine_cb cb,
+                                                void *data) {
+  return tpuci__engine_on_id(e, "GET", "/containers/", id,
+                             "/logs?stdout=1&stderr=1", TPUCI__SHORT_MS,
+                             chunk, chunk_data, cb, data);
+}
+
+void tpuci__engine_cancel(tpuci__engine_t *e, tpuci__http_req_t *r) {
+  tpuci__http_cancel(e->http, r);
+}
+
+tpuci__http_req_t *tpuci__engine_container_kill(tpuci__engine_t *e, const char *id,
+                                  const char *signame, tpuci__engine_cb cb,
+                                  void *data) {
+  tpuci__http_req_t *req;
+  char *suffix = tpuci__printf("/kill?signal=%s", signame);
+  req = tpuci__engine_on_id(e, "POST", "/containers/", id, suffix, TPUCI__SHORT_MS,
+                      NULL, NULL, cb, data);
+  free(suffix);
+  return req;
+}
+
+tpuci__http_req_t *tpuci__engine_container_inspect(tpuci__engine_t *e, const char *id,
+                                     tpuci__engine_cb cb, void *data) {
+  return tpuci__engine_on_id(e, "GET", "/containers/", id, "/json", TPUCI__SHORT_MS,
+                      NULL, NULL, cb, data);
+}
+
+tpuci__http_req_t *tpuci__engine_container_remove(tpuci__engine_t *e, const char *id,
+                                    tpuci__engine_cb cb, void *data) {
+  return tpuci__engine_on_id(e, "DELETE", "/containers/", id, "?force=1&v=1",
+                      TPUCI__SHORT_MS, NULL, NULL, cb, data);
+}
+
+static char *tpuci__label_filter(const char *label) {
+  json_t *f = json_pack("{s:[s]}", "label", label);
+  char *text = json_dumps(f, JSON_COMPACT);
+  char *q = tpuci__http_escape(text, 0);
+  free(text);
+  json_decref(f);
+  return q;
+}
+
+tpuci__http_req_t *tpuci__engine_container_list(tpuci__engine_t *e, const char *label,
+                                  tpuci__engine_cb cb, void *data) {
+  tpuci__http_req_t *req;
+  char *q = tpuci__label_filter(label);
+  char *path = tpuci__printf("/containers/json?all=1&filters=%s", q);
+  req = tpuci__engine_call(e, "GET", path, 0, NULL, TPUCI__SHORT_MS, NULL, NULL, cb,
+                     data);
+  free(path);
+  free(q);
+  return req;
+}
+
+tpuci__http_req_t *tpuci__engine_network_create(tpuci__engine_t *e, json_t *body,
+                                  tpuci__engine_cb cb, void *data) {
+  return tpuci__engine_call(e, "POST", "/networks/create", 0, body, TPUCI__SHORT_MS,
+                     NULL, NULL, cb, data);
+}
+
+tpuci__http_req_t *tpuci__engine_network_remove(tpuci__engine_t *e, const char *id,
+                                  tpuci__engine_cb cb, void *data) {
+  return tpuci__engine_on_id(e, "DELETE", "/networks/", id, "", TPUCI__SHORT_MS,
+                      NULL, NULL, cb, data);
+}
+
+tpuci__http_req_t *tpuci__engine_network_list(tpuci__engine_t *e, const char *label,
+                                tpuci__engine_cb cb, void *data) {
+  tpuci__http_req_t *req;
+  char *q = tpuci__label_filter(label);
+  char *path = tpuci__printf("/networks?filters=%s", q);
+  req = tpuci__engine_call(e, "GET", path, 0, NULL, TPUCI__SHORT_MS, NULL, NULL, cb,
+                     data);
+  free(path);
+  free(q);
+  return req;
+}
+
+const char *tpuci__docker_signame(int signum, char *buf, size_t size) {
+  switch (signum) {
+    case SIGTERM: return "SIGTERM";
+    case SIGKILL: return "SIGKILL";
+    case SIGINT: return "SIGINT";
+    case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+    default: snprintf(buf, size, "%d", signum); return buf;
+  }
+}

@@ -1,0 +1,144 @@
+/* The Docker Engine API, on top of http.h: one call per endpoint tpuci
+ * uses, JSON in and out through Jansson. Paths get the negotiated API
+ * version prefix ("/v1.41"). Every call completes through its callback,
+ * exactly once, from the loop. */
+#ifndef TPUCI_DOCKER_ENGINE_H
+#define TPUCI_DOCKER_ENGINE_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "runtime/docker/host.h"
+#include "runtime/docker/http.h"
+#include "base/util.h"
+
+/* The API versions tpuci speaks: it needs 1.41 (Docker 20.10) and uses
+ * nothing newer than 1.43. */
+#define TPUCI__DOCKER_API_MIN_MAJOR 1
+#define TPUCI__DOCKER_API_MIN_MINOR 41
+#define TPUCI__DOCKER_API_MAX_MAJOR 1
+#define TPUCI__DOCKER_API_MAX_MINOR 43
+
+typedef struct {
+  uv_loop_t *loop;
+  tpuci__http_t *http;
+  tpuci__docker_host_t host;
+  char prefix[24];        /* "/v1.41" */
+  char *server_version;   /* "20.10.24", after tpuci__engine_negotiate */
+  char *server_api;       /* "1.41" */
+  int closing;
+} tpuci__engine_t;
+
+typedef struct {
+  int ok;                 /* an answer with a 2xx status */
+  int error;              /* 0 or the transport error (http.h) */
+  long status;            /* HTTP status, 0 without an answer */
+  json_t *json;           /* the parsed body or NULL; borrowed */
+  const char *body;
+  size_t len;
+  /* Never NULL: "" when ok; the engine's "message" for an HTTP error;
+   * "<where>: connection refused" when the engine did not answer. */
+  const char *message;
+} tpuci__engine_res_t;
+
+typedef void (*tpuci__engine_cb)(void *data, const tpuci__engine_res_t *res);
+
+/* Creates a client for DOCKER_HOST (or the default socket). */
+int tpuci__engine_new(uv_loop_t *loop, tpuci__engine_t **out,
+                      tpuci__err_t *err);
+int tpuci__engine_new_host(uv_loop_t *loop, const tpuci__docker_host_t *host,
+                           tpuci__engine_t **out, tpuci__err_t *err);
+/* Cancels pending calls (their callbacks get UV_ECANCELED), closes the
+ * handles, frees the engine and then calls cb(data). */
+void tpuci__engine_close(tpuci__engine_t *e, void (*cb)(void *data),
+                         void *data);
+size_t tpuci__engine_pending(const tpuci__engine_t *e);
+
+/* "DOCKER_HOST unset, tried unix:///var/run/docker.sock". New string. */
+char *tpuci__engine_where(const tpuci__engine_t *e);
+
+/* Picks the API version from the server's ApiVersion: min(server, 1.43),
+ * failing with TPUCI_EENGINE below 1.41. Pure. */
+int tpuci__docker_api_pick(const char *server_api, int *major, int *minor,
+                           tpuci__err_t *err);
+/* Applies a GET /version answer: sets prefix and server_version. */
+int tpuci__engine_negotiate(tpuci__engine_t *e, json_t *version,
+                            tpuci__err_t *err);
+
+/* A call: `path` goes after the version prefix unless `raw_path` is set.
+ * `body` is borrowed (may be NULL). */
+tpuci__http_req_t *tpuci__engine_call(tpuci__engine_t *e, const char *method,
+                        const char *path, int raw_path, json_t *body,
+                        uint64_t timeout_ms, tpuci__http_chunk_cb chunk,
+                        void *chunk_data, tpuci__engine_cb cb, void *data);
+
+/* The endpoints. `id` is a container or network id or name. */
+tpuci__http_req_t *tpuci__engine_version(tpuci__engine_t *e, tpuci__engine_cb cb, void *data);
+tpuci__http_req_t *tpuci__engine_info(tpuci__engine_t *e, tpuci__engine_cb cb, void *data);
+tpuci__http_req_t *tpuci__engine_image_inspect(tpuci__engine_t *e, const char *ref,
+                                 tpuci__engine_cb cb, void *data);
+/* POST /images/create?fromImage=ref. The engine answers 200 and then
+ * reports failure inside the progress stream ({"error": ...}); that is
+ * turned into ok = 0 with the message. */
+tpuci__http_req_t *tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref,
+                              tpuci__engine_cb cb, void *data);
+tpuci__http_req_t *tpuci__engine_container_create(tpuci__engine_t *e, const char *name,
+                                    json_t *body, tpuci__engine_cb cb,
+                                    void *data);
+tpuci__http_req_t *tpuci__engine_container_start(tpuci__engine_t *e, const char *id,
+                                   tpuci__engine_cb cb, void *data);
+/* POST /containers/{id}/wait?condition=not-running: {"StatusCode": n}. */
+tpuci__http_req_t *tpuci__engine_container_wait(tpuci__engine_t *e, const char *id,
+                                  tpuci__engine_cb cb, void *data);
+/* POST /containers/{id}/attach?stream=1&stdout=1&stderr=1, asked before
+ * the container starts (as `docker run` does), so that its output
+ * arrives whole: `attached(data)` once the engine has attached the
+ * streams (start the container then); the multiplexed stream (demux.h)
+ * goes to chunk; cb when the container's streams closed. */
+tpuci__http_req_t *tpuci__engine_container_attach(
+    tpuci__engine_t *e, const char *id, void (*attached)(void *data),
+    tpuci__http_chunk_cb chunk, void *chunk_data, tpuci__engine_cb cb,
+    void *data);
+/* GET /containers/{id}/logs?stdout=1&stderr=1 (no follow): the output
+ * recorded so far, multiplexed, to chunk; cb at its end. */
+tpuci__http_req_t *tpuci__engine_container_logs(tpuci__engine_t *e,
+                                                const char *id,
+                                                tpuci__http_chunk_cb chunk,
+                                                void *chunk_data,
+                                                tpuci__engine_cb cb,
+                                                void *data);
+/* `signame` is "SIGTERM", "SIGKILL" or a number. */
+tpuci__http_req_t *tpuci__engine_container_kill(tpuci__engine_t *e, const char *id,
+                                  const char *signame, tpuci__engine_cb cb,
+                                  void *data);
+tpuci__http_req_t *tpuci__engine_container_inspect(tpuci__engine_t *e, const char *id,
+                                     tpuci__engine_cb cb, void *data);
+/* DELETE /containers/{id}?force=1&v=1. */
+tpuci__http_req_t *tpuci__engine_container_remove(tpuci__engine_t *e, const char *id,
+                                    tpuci__engine_cb cb, void *data);
+/* GET /containers/json?all=1 filtered by a label ("tpuci.run" or
+ * "tpuci.run=ID"). */
+tpuci__http_req_t *tpuci__engine_container_list(tpuci__engine_t *e, const char *label,
+                                  tpuci__engine_cb cb, void *data);
+/* POST /networks/create with `body` (borrowed; tpuci__net_create_body).
+ * The answer holds the network's Id. */
+tpuci__http_req_t *tpuci__engine_network_create(tpuci__engine_t *e, json_t *body,
+                                  tpuci__engine_cb cb, void *data);
+/* DELETE /networks/{id}. */
+tpuci__http_req_t *tpuci__engine_network_remove(tpuci__engine_t *e, const char *id,
+                                  tpuci__engine_cb cb, void *data);
+tpuci__http_req_t *tpuci__engine_network_list(tpuci__engine_t *e, const char *label,
+                                tpuci__engine_cb cb, void *data);
+
+/* Cancels a call returned by one of the above whose callback has not
+ * run yet: it completes with UV_ECANCELED (http.h). */
+void tpuci__engine_cancel(tpuci__engine_t *e, tpuci__http_req_t *r);
+
+/* The signal's name for the kill endpoint. */
+const char *tpuci__docker_signame(int signum, char *buf, size_t size);
+
+/* The first line of an engine message, without a trailing newline. */
+char *tpuci__engine_message_line(const char *msg);
+
+#endif /* TPUCI_DOCKER_ENGINE_H */

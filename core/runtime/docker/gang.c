@@ -1,0 +1,131 @@
+/* A gang's outcome and its per-host log lines. */
+#include "runtime/docker/gang.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TPUCI__MIB (1024.0 * 1024.0)
+
+/* Of the hosts that pass `own`-ness, the one whose wait answered first. */
+static int tpuci__gang_first(const tpuci__gang_host_t *h, size_t n, int own) {
+  int best = -1;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    if (!h[i].exited || (h[i].status == 0 && !h[i].oom)) continue;
+    if (own && h[i].stopped) continue;
+    if (best < 0 || h[i].order < h[best].order) best = (int) i;
+  }
+  return best;
+}
+
+void tpuci__gang_verdict(const tpuci__gang_host_t *hosts, size_t n,
+                         uint64_t memory_bytes, tpuci__gang_verdict_t *out) {
+  const tpuci__gang_host_t *c;
+  char *what = NULL;
+  int k;
+
+  memset(out, 0, sizeof(*out));
+  out->host = -1;
+  out->exit_code = 0;
+  k = tpuci__gang_first(hosts, n, 1);
+  if (k < 0) k = tpuci__gang_first(hosts, n, 0);
+  if (k < 0) return; /* every host exited 0 */
+
+  c = &hosts[k];
+  out->host = k;
+  out->exit_code = (int) c->status;
+  if (c->status > 128 && c->status < 128 + 64 &&
+      (c->signals & (1ull << (c->status - 128)))) {
+    out->term_signal = (int) c->status - 128;
+    out->exit_code = -1;
+  }
+  if (c->oom) {
+    out->oom = 1;
+    if (memory_bytes > 0)
+      what = tpuci__printf("killed by the kernel: out of memory (memory "
+                           "limit %.0f MiB)",
+                           (double) memory_bytes / TPUCI__MIB);
+    else
+      what = tpuci__strdup("killed by the kernel: out of memory");
+  } else if (c->name != NULL) {
+    if (out->term_signal)
+      what = tpuci__printf("killed by signal %d (%s)", out->term_signal,
+                           strsignal(out->term_signal));
+    else
+      what = tpuci__printf("exit %d", out->exit_code);
+  }
+  if (what != NULL && c->name != NULL) {
+    out->cause = tpuci__printf("%s: %s", c->name, what);
+    free(what);
+  } else {
+    out->cause = what;
+  }
+}
+
+void tpuci__gang_verdict_free(tpuci__gang_verdict_t *v) {
+  free(v->cause);
+  v->cause = NULL;
+}
+
+/* Lines. */
+
+void tpuci__lines_init(tpuci__lines_t *l, const char *prefix) {
+  l->prefix = tpuci__strdup(prefix ? prefix : "");
+  tpuci__buf_init(&l->partial);
+}
+
+void tpuci__lines_free(tpuci__lines_t *l) {
+  free(l->prefix);
+  l->prefix = NULL;
+  tpuci__buf_free(&l->partial);
+}
+
+/* Appends the held partial line, completed by `len` bytes of buf, as one
+ * prefixed line. */
+static void tpuci__lines_emit(tpuci__lines_t *l, tpuci__buf_t *out,
+                              const char *buf, size_t len) {
+  tpuci__buf_adds(out, l->prefix);
+  if (l->partial.len > 0) tpuci__buf_add(out, l->partial.data, l->partial.len);
+  tpuci__buf_add(out, buf, len);
+  tpuci__buf_add(out, "\n", 1);
+  l->partial.len = 0;
+  if (l->partial.data) l->partial.data[0] = '\0';
+}
+
+void tpuci__lines_feed(tpuci__lines_t *l, const char *buf, size_t len,
+                       tpuci__lines_cb cb, void *data) {
+  tpuci__buf_t out;
+  tpuci__buf_init(&out);
+  while (len > 0) {
+    const char *nl = memchr(buf, '\n', len);
+    size_t n;
+    if (nl != NULL) {
+      n = (size_t) (nl - buf);
+      tpuci__lines_emit(l, &out, buf, n);
+      buf += n + 1;
+      len -= n + 1;
+      continue;
+    }
+    /* No newline: hold it, up to the limit. */
+    n = len;
+    if (l->partial.len + n >= TPUCI__LINES_MAX) {
+      n = TPUCI__LINES_MAX - l->partial.len;
+      tpuci__lines_emit(l, &out, buf, n);
+    } else {
+      tpuci__buf_add(&l->partial, buf, n);
+    }
+    buf += n;
+    len -= n;
+  }
+  if (out.len > 0) cb(data, out.data, out.len);
+  tpuci__buf_free(&out);
+}
+
+void tpuci__lines_flush(tpuci__lines_t *l, tpuci__lines_cb cb, void *data) {
+  tpuci__buf_t out;
+  if (l->partial.len == 0) return;
+  tpuci__buf_init(&out);
+  tpuci__lines_emit(l, &out, "", 0);
+  cb(data, out.data, out.len);
+  tpuci__buf_free(&out);
+}

@@ -1,0 +1,93 @@
+/* A gang (one container per emulated TPU host, one attempt): how the
+ * hosts' exits become the attempt's outcome, how each host's output is
+ * prefixed line by line in the attempt's log (both pure), and each
+ * host's create body. */
+#ifndef TPUCI_DOCKER_GANG_H
+#define TPUCI_DOCKER_GANG_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/runtime.h"
+#include "plan/topology.h"
+#include "base/util.h"
+
+/* One container of an attempt, as the outcome logic sees it. */
+typedef struct {
+  const char *name;       /* "worker-1"; NULL for a lone container */
+  int exited;             /* its wait answered */
+  long status;            /* exit status (wait, then inspect) */
+  int oom;                /* State.OOMKilled */
+  uint64_t signals;       /* bit n: tpuci sent signal n to it */
+  int stopped;            /* tpuci had signalled it before it exited */
+  unsigned long order;    /* 1, 2, ...: the order its wait answered in */
+} tpuci__gang_host_t;
+
+/* What the attempt's exit looks like (tpuci__exit_t's fields). */
+typedef struct {
+  int exit_code;          /* -1 when none */
+  int term_signal;
+  int oom;
+  int host;               /* the host that decided, -1 when none did */
+  char *cause;            /* NULL, or owned: "worker-1: exit 3" */
+} tpuci__gang_verdict_t;
+
+/* Decides the outcome of containers that all ran (the caller handles
+ * engine failures and attempts stopped before they started). The first
+ * cause wins: of the containers that failed on their own (a non-zero
+ * exit or an OOM kill before tpuci signalled them), the one whose wait
+ * answered first speaks for the attempt; the exits of the others, which
+ * tpuci then stopped, do not mask it. With no such container, the first
+ * that exited non-zero at all (tpuci stopped it: a timeout, Ctrl-C)
+ * speaks; with none, the attempt passed (exit 0). An exit status 128+N
+ * for a signal N that tpuci sent to that container is reported as the
+ * signal (exit_code -1).
+ *
+ * The cause: for an OOM kill, "killed by the kernel: out of memory
+ * (memory limit 16 MiB)" (without the limit when memory_bytes is 0); for
+ * a failure of a named host (a gang), "worker-1: exit 3" or "worker-1:
+ * killed by signal 9 (Killed)", and the OOM text prefixed the same way;
+ * NULL otherwise (the scheduler words a lone container's exit). */
+void tpuci__gang_verdict(const tpuci__gang_host_t *hosts, size_t n,
+                         uint64_t memory_bytes, tpuci__gang_verdict_t *out);
+void tpuci__gang_verdict_free(tpuci__gang_verdict_t *v);
+
+/* Prefixes every line of one host's stream ("[worker-1] "). Only whole
+ * lines are passed on, so that the lines of concurrent hosts never mix
+ * within a line; a partial line is held until its newline, until it
+ * reaches TPUCI__LINES_MAX bytes, or until the stream ends, and is then
+ * passed on with a newline added. */
+#define TPUCI__LINES_MAX 8192
+
+typedef void (*tpuci__lines_cb)(void *data, const char *buf, size_t len);
+
+typedef struct {
+  char *prefix;
+  tpuci__buf_t partial;
+} tpuci__lines_t;
+
+void tpuci__lines_init(tpuci__lines_t *l, const char *prefix);
+/* Calls cb at most once per call, with every complete line of the chunk. */
+void tpuci__lines_feed(tpuci__lines_t *l, const char *buf, size_t len,
+                       tpuci__lines_cb cb, void *data);
+/* At the end of the stream: a held partial line, with a newline. */
+void tpuci__lines_flush(tpuci__lines_t *l, tpuci__lines_cb cb, void *data);
+void tpuci__lines_free(tpuci__lines_t *l);
+
+/* The create body of host `host` of attempt `a` (core/docker/driver.c):
+ * the image and command, the host's environment (tpuci__attempt_host_env
+ * with `slice`, which may be NULL for a job without a topology), the
+ * job's mounts and limits, and the labels. With nhosts > 1 (a gang) the
+ * host is "worker-<host>": its Hostname, its alias on `network`, which is
+ * its NetworkMode. With a->results_dir, that folder (for a gang its
+ * subfolder worker-<host>, created here) is bind-mounted read-write at
+ * a->results_path (TPUCI__RESULTS_MOUNT when NULL). Returns a new
+ * reference, or NULL with err filled. Not pure: creates the folder. */
+json_t *tpuci__gang_host_body(const tpuci__attempt_t *a,
+                              const tpuci__slice_t *slice, int host,
+                              int nhosts, const char *network,
+                              const tpuci__kvlist_t *labels,
+                              tpuci__err_t *err);
+
+#endif /* TPUCI_DOCKER_GANG_H */

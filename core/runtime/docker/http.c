@@ -1,0 +1,489 @@
+/* HTTP to the engine: libcurl's multi-socket interface on a libuv loop.
+ *
+ * Every request is first queued and handed to curl from a zero timer
+ * ("kick"), so tpuci__http_request() may be called from anywhere, even
+ * from inside a curl write callback, where curl forbids re-entering the
+ * multi handle. Closing goes through the same timer for the same reason.
+ */
+#include "runtime/docker/http.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct tpuci__http_sock_s tpuci__http_sock_t;
+
+struct tpuci__http_req_s {
+  tpuci__http_t *h;
+  CURL *easy;
+  struct curl_slist *headers;
+  char *url;
+  char *body;
+  size_t body_len;
+  tpuci__buf_t resp;
+  long status;            /* cached once known, for the write callback */
+  tpuci__http_chunk_cb chunk;
+  tpuci__http_head_cb head;
+  tpuci__http_done_cb done;
+  void *data;
+  int headed;             /* head called */
+  int cancelled;          /* tpuci__http_cancel(): complete at the kick */
+  char errbuf[CURL_ERROR_SIZE];
+  tpuci__http_req_t *prev, *next;
+};
+
+struct tpuci__http_sock_s {
+  uv_poll_t poll;
+  curl_socket_t fd;
+  tpuci__http_t *h;
+  tpuci__http_sock_t *prev, *next;
+};
+
+struct tpuci__http_s {
+  uv_loop_t *loop;
+  CURLM *multi;
+  uv_timer_t timer;       /* curl's timeout */
+  uv_timer_t kick;        /* queued requests, close */
+  tpuci__docker_host_t host;
+  tpuci__http_req_t *queued;    /* not handed to curl yet */
+  tpuci__http_req_t *active;    /* in curl */
+  tpuci__http_sock_t *socks;
+  size_t npending;
+  size_t ncancelled;      /* requests waiting to be cancelled */
+  int handles;            /* open uv handles */
+  int closing;
+  int closed;             /* curl released, handles closing */
+  void (*close_cb)(void *data);
+  void *close_data;
+};
+
+/* Doubly linked lists. */
+#define TPUCI__LIST_PUSH(head, x) \
+  do {                            \
+    (x)->prev = NULL;             \
+    (x)->next = (head);           \
+    if (head) (head)->prev = (x); \
+    (head) = (x);                 \
+  } while (0)
+#define TPUCI__LIST_DEL(head, x)                     \
+  do {                                               \
+    if ((x)->prev) (x)->prev->next = (x)->next;      \
+    else (head) = (x)->next;                         \
+    if ((x)->next) (x)->next->prev = (x)->prev;      \
+    (x)->prev = (x)->next = NULL;                    \
+  } while (0)
+
+static uv_once_t tpuci__curl_once = UV_ONCE_INIT;
+static void tpuci__curl_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+static void tpuci__http_maybe_closed(tpuci__http_t *h);
+
+/* Handles. */
+
+static void tpuci__http_handle_closed(uv_handle_t *handle) {
+  tpuci__http_t *h = handle->data;
+  /* The poll handle is the first member of its socket record. */
+  if (handle->type == UV_POLL) free(handle);
+  h->handles--;
+  tpuci__http_maybe_closed(h);
+}
+
+static void tpuci__http_sock_close(tpuci__http_sock_t *s) {
+  tpuci__http_t *h = s->h;
+  TPUCI__LIST_DEL(h->socks, s);
+  uv_close((uv_handle_t *) &s->poll, tpuci__http_handle_closed);
+}
+
+/* Completion. */
+
+static int tpuci__http_os_error(int e, const char **msg) {
+  switch (e) {
+    case ECONNREFUSED: *msg = "connection refused"; return UV_ECONNREFUSED;
+    case ENOENT: *msg = "no such socket"; return UV_ENOENT;
+    case EACCES: *msg = "permission denied"; return UV_EACCES;
+    case ETIMEDOUT: *msg = "timed out"; return UV_ETIMEDOUT;
+    case ECONNRESET: *msg = "connection reset"; return UV_ECONNRESET;
+    default: return 0;
+  }
+}
+
+static void tpuci__http_req_free(tpuci__http_req_t *r) {
+  if (r->easy) curl_easy_cleanup(r->easy);
+  curl_slist_free_all(r->headers);
+  free(r->url);
+  free(r->body);
+  tpuci__buf_free(&r->resp);
+  free(r);
+}
+
+static void tpuci__http_complete(tpuci__http_req_t *r, CURLcode rc,
+                                 int forced_error) {
+  tpuci__http_t *h = r->h;
+  tpuci__http_res_t res;
+  char *msg = NULL;
+
+  memset(&res, 0, sizeof(res));
+  res.error_msg = "";
+  if (r->cancelled) {
+    h->ncancelled--;
+    forced_error = UV_ECANCELED;
+  }
+  if (forced_error != 0) {
+    res.error = forced_error;
+    res.error_msg = forced_error == UV_ECANCELED ? "cancelled" : uv_strerror(forced_error);
+  } else if (rc == CURLE_OK) {
+    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &res.status);
+  } else {
+    long os = 0;
+    const char *m = NULL;
+    curl_easy_getinfo(r->easy, CURLINFO_OS_ERRNO, &os);
+    if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+        rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR)
+      res.error = tpuci__http_os_error((int) os, &m);
+    if (res.error == 0 && rc == CURLE_OPERATION_TIMEDOUT) {
+      res.error = UV_ETIMEDOUT;
+      m = NULL;
+    }
+    if (res.error == 0) res.error = UV_EIO;
+    if (m == NULL) {
+      const char *text = r->errbuf[0] ? r->errbuf : curl_easy_strerror(rc);
+      msg = tpuci__strdup(text);
+      if (msg[0] >= 'A' && msg[0] <= 'Z' && !(msg[1] >= 'A' && msg[1] <= 'Z'))
+        msg[0] = (char) (msg[0] - 'A' + 'a');
+      m = msg;
+    }
+    res.error_msg = m;
+  }
+  if (r->resp.data == NULL) tpuci__buf_add(&r->resp, "", 0);
+  res.body = r->resp.data;
+  res.len = r->resp.len;
+  h->npending--;
+  r->done(r->data, &res);
+  free(msg);
+  tpuci__http_req_free(r);
+}
+
+static void tpuci__http_check_done(tpuci__http_t *h) {
+  CURLMsg *m;
+  int left;
+  while (h->multi != NULL && (m = curl_multi_info_read(h->multi, &left))) {
+    tpuci__http_req_t *r;
+    if (m->msg != CURLMSG_DONE) continue;
+    curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **) &r);
+    curl_multi_remove_handle(h->multi, r->easy);
+    TPUCI__LIST_DEL(h->active, r);
+    tpuci__http_complete(r, m->data.result, 0);
+  }
+}
+
+/* curl's callbacks. */
+
+static void tpuci__http_on_poll(uv_poll_t *p, int status, int events) {
+  tpuci__http_sock_t *s = (tpuci__http_sock_t *) p;
+  tpuci__http_t *h = s->h;
+  int flags = 0, running;
+  if (status < 0) flags = CURL_CSELECT_ERR;
+  if (events & UV_READABLE) flags |= CURL_CSELECT_IN;
+  if (events & UV_WRITABLE) flags |= CURL_CSELECT_OUT;
+  curl_multi_socket_action(h->multi, s->fd, flags, &running);
+  tpuci__http_check_done(h);
+}
+
+static int tpuci__http_socket_cb(CURL *easy, curl_socket_t fd, int what,
+                                 void *userp, void *socketp) {
+  tpuci__http_t *h = userp;
+  tpuci__http_sock_t *s = socketp;
+  int events = 0;
+  (void) easy;
+
+  if (what == CURL_POLL_REMOVE) {
+    if (s != NULL) {
+      tpuci__http_sock_close(s);
+      curl_multi_assign(h->multi, fd, NULL);
+    }
+    return 0;
+  }
+  if (s == NULL) {
+    s = tpuci__calloc(1, sizeof(*s));
+    if (uv_poll_init_socket(h->loop, &s->poll, fd) != 0) {
+      free(s);
+      return -1;
+    }
+    s->fd = fd;
+    s->h = h;
+    s->poll.data = h;
+    h->handles++;
+    TPUCI__LIST_PUSH(h->socks, s);
+    curl_multi_assign(h->multi, fd, s);
+  }
+  if (what & CURL_POLL_IN) events |= UV_READABLE;
+  if (what & CURL_POLL_OUT) events |= UV_WRITABLE;
+  if (events == 0) uv_poll_stop(&s->poll);
+  else if (uv_poll_start(&s->poll, events, tpuci__http_on_poll) != 0) return -1;
+  return 0;
+}
+
+static void tpuci__http_on_timer(uv_timer_t *t) {
+  tpuci__http_t *h = t->data;
+  int running;
+  curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+  tpuci__http_check_done(h);
+}
+
+static int tpuci__http_timer_cb(CURLM *multi, long timeout_ms, void *userp) {
+  tpuci__http_t *h = userp;
+  (void) multi;
+  if (timeout_ms < 0) uv_timer_stop(&h->timer);
+  else uv_timer_start(&h->timer, tpuci__http_on_timer, (uint64_t) timeout_ms, 0);
+  return 0;
+}
+
+static size_t tpuci__http_write_cb(char *ptr, size_t size, size_t nmemb,
+                                   void *userdata) {
+  tpuci__http_req_t *r = userdata;
+  size_t n = size * nmemb;
+  if (r->status == 0) curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+  if (r->chunk != NULL && r->status >= 200 && r->status < 300)
+    r->chunk(r->data, ptr, n);
+  else
+    tpuci__buf_add(&r->resp, ptr, n);
+  return n;
+}
+
+static size_t tpuci__http_header_cb(char *ptr, size_t size, size_t nmemb,
+                                    void *userdata) {
+  tpuci__http_req_t *r = userdata;
+  size_t n = size * nmemb;
+  long status = 0;
+  /* The blank line ends a block of headers; 1xx blocks come before the
+   * answer's own. */
+  if (r->headed || r->head == NULL || !(n <= 2 && (n == 0 || ptr[0] == '\r' || ptr[0] == '\n')))
+    return n;
+  curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
+  if (status < 200) return n;
+  r->headed = 1;
+  if (status < 300 && !r->cancelled) r->head(r->data, status);
+  return n;
+}
+
+/* Requests. */
+
+static int tpuci__http_setup(tpuci__http_t *h, tpuci__http_req_t *r,
+                             const char *method, uint64_t timeout_ms) {
+  CURL *e = curl_easy_init();
+  if (e == NULL) return -1;
+  r->easy = e;
+  curl_easy_setopt(e, CURLOPT_URL, r->url);
+  if (h->host.unix_path != NULL)
+    curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, h->host.unix_path);
+  /* The engine is never behind an HTTP proxy, whatever http_proxy says. */
+  curl_easy_setopt(e, CURLOPT_PROXY, "");
+  curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_1_1);
+  curl_easy_setopt(e, CURLOPT_PRIVATE, (char *) r);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, tpuci__http_write_cb);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+  if (timeout_ms > 0) curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long) timeout_ms);
+  /* No "Expect: 100-continue" round trip for larger bodies. */
+  r->headers = curl_slist_append(r->headers, "Expect:");
+  if (r->body != NULL)
+    r->headers = curl_slist_append(r->headers, "Content-Type: application/json");
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
+  if (strcmp(method, "POST") == 0) {
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body != NULL ? r->body : "");
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long) r->body_len);
+  } else if (strcmp(method, "GET") != 0) {
+    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+    if (strcmp(method, "HEAD") == 0) curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+  }
+  return 0;
+}
+
+static void tpuci__http_close_now(tpuci__http_t *h);
+
+/* Completes the requests tpuci__http_cancel() marked. */
+static void tpuci__http_cancel_marked(tpuci__http_t *h) {
+  tpuci__http_req_t *r, *next;
+  for (r = h->queued; r != NULL && h->ncancelled > 0; r = next) {
+    next = r->next;
+    if (!r->cancelled) continue;
+    TPUCI__LIST_DEL(h->queued, r);
+    tpuci__http_complete(r, CURLE_OK, UV_ECANCELED);
+    next = h->queued; /* the callback may have queued or cancelled more */
+  }
+  for (r = h->active; r != NULL && h->ncancelled > 0; r = next) {
+    next = r->next;
+    if (!r->cancelled) continue;
+    curl_multi_remove_handle(h->multi, r->easy);
+    TPUCI__LIST_DEL(h->active, r);
+    tpuci__http_complete(r, CURLE_OK, UV_ECANCELED);
+    next = h->active;
+  }
+}
+
+static void tpuci__http_on_kick(uv_timer_t *t) {
+  tpuci__http_t *h = t->data;
+  if (h->closing) {
+    tpuci__http_close_now(h);
+    return;
+  }
+  if (h->ncancelled > 0) tpuci__http_cancel_marked(h);
+  /* Hand queued requests to curl, oldest first. Done callbacks of failed
+   * ones may queue more; those wait for the next kick. */
+  while (h->queued != NULL) {
+    tpuci__http_req_t *r = h->queued, *last = NULL;
+    while (r->next != NULL) r = r->next;
+    last = r;
+    TPUCI__LIST_DEL(h->queued, last);
+    if (curl_multi_add_handle(h->multi, last->easy) != CURLM_OK) {
+      tpuci__http_complete(last, CURLE_OK, UV_EIO);
+      continue;
+    }
+    TPUCI__LIST_PUSH(h->active, last);
+  }
+}
+
+tpuci__http_req_t *tpuci__http_request(tpuci__http_t *h, const char *method,
+                                       const char *path, const char *body,
+                                       size_t len, uint64_t timeout_ms,
+                                       tpuci__http_chunk_cb chunk,
+                                       tpuci__http_done_cb done, void *data) {
+  tpuci__http_req_t *r = tpuci__calloc(1, sizeof(*r));
+  r->h = h;
+  r->url = tpuci__printf("%s%s", h->host.url_base, path);
+  if (body != NULL) {
+    r->body = tpuci__strndup(body, len);
+    r->body_len = len;
+  }
+  tpuci__buf_init(&r->resp);
+  r->chunk = chunk;
+  r->done = done;
+  r->data = data;
+  h->npending++;
+  if (tpuci__http_setup(h, r, method, timeout_ms) != 0) {
+    /* Still complete from the loop: queue it without an easy handle and
+     * let the kick fail it. */
+    if (r->easy) curl_easy_cleanup(r->easy);
+    r->easy = NULL;
+  }
+  TPUCI__LIST_PUSH(h->queued, r);
+  if (!h->closed) uv_timer_start(&h->kick, tpuci__http_on_kick, 0, 0);
+  return r;
+}
+
+void *tpuci__http_req_data(const tpuci__http_req_t *r) { return r->data; }
+
+void tpuci__http_set_head(tpuci__http_req_t *r, tpuci__http_head_cb head) {
+  r->head = head;
+  if (r->easy == NULL) return;
+  curl_easy_setopt(r->easy, CURLOPT_HEADERFUNCTION, tpuci__http_header_cb);
+  curl_easy_setopt(r->easy, CURLOPT_HEADERDATA, r);
+}
+
+void tpuci__http_set_fresh(tpuci__http_req_t *r) {
+  if (r->easy == NULL) return;
+  curl_easy_setopt(r->easy, CURLOPT_FRESH_CONNECT, 1L);
+  curl_easy_setopt(r->easy, CURLOPT_FORBID_REUSE, 1L);
+}
+
+void tpuci__http_cancel(tpuci__http_t *h, tpuci__http_req_t *r) {
+  if (r->cancelled) return;
+  r->cancelled = 1;
+  h->ncancelled++;
+  if (!h->closed) uv_timer_start(&h->kick, tpuci__http_on_kick, 0, 0);
+}
+
+size_t tpuci__http_pending(const tpuci__http_t *h) { return h->npending; }
+
+int tpuci__http_new(uv_loop_t *loop, const tpuci__docker_host_t *host,
+                    tpuci__http_t **out, tpuci__err_t *err) {
+  tpuci__http_t *h;
+  uv_once(&tpuci__curl_once, tpuci__curl_init);
+  h = tpuci__calloc(1, sizeof(*h));
+  h->loop = loop;
+  h->multi = curl_multi_init();
+  if (h->multi == NULL) {
+    free(h);
+    return tpuci__err_set(err, TPUCI_ENOMEM, "curl_multi_init failed");
+  }
+  h->host.unix_path = tpuci__strdup(host->unix_path);
+  h->host.url_base = tpuci__strdup(host->url_base);
+  h->host.display = tpuci__strdup(host->display);
+  h->host.from_env = host->from_env;
+  curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, tpuci__http_socket_cb);
+  curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
+  curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, tpuci__http_timer_cb);
+  curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
+  uv_timer_init(loop, &h->timer);
+  uv_timer_init(loop, &h->kick);
+  h->timer.data = h;
+  h->kick.data = h;
+  h->handles = 2;
+  *out = h;
+  return 0;
+}
+
+static void tpuci__http_maybe_closed(tpuci__http_t *h) {
+  if (h->closed && h->handles == 0) {
+    void (*cb)(void *) = h->close_cb;
+    void *data = h->close_data;
+    tpuci__docker_host_free(&h->host);
+    free(h);
+    if (cb) cb(data);
+  }
+}
+
+static void tpuci__http_close_now(tpuci__http_t *h) {
+  /* Cancel what is left; done callbacks may queue more, cancel those too. */
+  while (h->queued != NULL || h->active != NULL) {
+    tpuci__http_req_t *r;
+    if (h->queued != NULL) {
+      r = h->queued;
+      TPUCI__LIST_DEL(h->queued, r);
+    } else {
+      r = h->active;
+      TPUCI__LIST_DEL(h->active, r);
+      curl_multi_remove_handle(h->multi, r->easy);
+    }
+    tpuci__http_complete(r, CURLE_OK, UV_ECANCELED);
+  }
+  h->closed = 1;
+  /* Cleaning up closes cached connections, which calls the socket
+   * callback with CURL_POLL_REMOVE for each. */
+  curl_multi_cleanup(h->multi);
+  h->multi = NULL;
+  while (h->socks != NULL) tpuci__http_sock_close(h->socks);
+  uv_close((uv_handle_t *) &h->timer, tpuci__http_handle_closed);
+  uv_close((uv_handle_t *) &h->kick, tpuci__http_handle_closed);
+}
+
+void tpuci__http_close(tpuci__http_t *h, void (*cb)(void *data), void *data) {
+  h->closing = 1;
+  h->close_cb = cb;
+  h->close_data = data;
+  uv_timer_start(&h->kick, tpuci__http_on_kick, 0, 0);
+}
+
+char *tpuci__http_escape(const char *s, int keep_path) {
+  static const char hex[] = "0123456789ABCDEF";
+  tpuci__buf_t b;
+  tpuci__buf_init(&b);
+  tpuci__buf_add(&b, "", 0);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char) *s;
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+        (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+        c == '~' || (keep_path && (c == '/' || c == ':' || c == '@'))) {
+      char ch = (char) c;
+      tpuci__buf_add(&b, &ch, 1);
+    } else {
+      char enc[3] = {'%', hex[c >> 4], hex[c & 15]};
+      tpuci__buf_add(&b, enc, 3);
+    }
+  }
+  return tpuci__buf_steal(&b);
+}

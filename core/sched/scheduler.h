@@ -1,0 +1,97 @@
+/* The scheduler: slots, a ready queue, timeouts, retries, cancellation. */
+#ifndef TPUCI_SCHEDULER_H
+#define TPUCI_SCHEDULER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "pytest/junit.h"
+#include "plan/plan.h"
+#include "runtime/runtime.h"
+#include "pytest/timings.h"
+#include "base/util.h"
+
+/* What is kept of one finished attempt. */
+typedef struct {
+  tpuci_outcome_t outcome;
+  int exit_code;
+  int term_signal;
+  uint64_t start_ms;
+  uint64_t duration_ms;
+  char *cause;
+  char *log_path;
+} tpuci__attempt_result_t;
+
+typedef struct {
+  tpuci_outcome_t outcome;      /* final; NONE while pending */
+  tpuci__attempt_result_t *attempts;
+  size_t nattempts;
+  tpuci__history_t *history;    /* pytest jobs: per-test results, or NULL */
+} tpuci__instance_result_t;
+
+typedef struct {
+  int jobs;
+  int fail_fast;
+  int strict_flaky;
+  int keep_failed;
+  uint64_t deadline_ms;
+  uint64_t grace_ms;            /* 0: each instance's */
+  int handle_signals;
+  uint64_t tick_ms;             /* TICK events; 0: none */
+  const char *run_id;
+  const char *run_dir;          /* exists */
+  const tpuci__timings_t *timings; /* recorded test durations, for shards */
+  /* pytest: per instance, the node ids its first attempt runs (rerun
+   * --failed), or NULL; copied. May be NULL. */
+  tpuci__strv_t *const *preselect;
+  /* Events go to the context, which adds its own pointer. */
+  void (*on_event)(void *host, const tpuci_event_t *ev);
+  /* A write to a file of the run folder (a log) failed; called once per
+   * file, `err` a negative code. May be NULL. */
+  void (*on_write_error)(void *host, const char *path, int err);
+  void *host;
+} tpuci__sched_opts_t;
+
+/* The most slots the selected instances of `plan` can fill at once with
+ * `nofile` file descriptors (the soft RLIMIT_NOFILE), leaving room for
+ * everything else the process holds. At least 1. */
+int tpuci__sched_fd_cap(const tpuci__plan_t *plan, uint64_t nofile);
+
+/* Checks that the plan can run with `jobs` slots (every gang fits).
+ * Returns 0 or TPUCI_EUSAGE with err filled. */
+int tpuci__sched_check(const tpuci__plan_t *plan, int jobs, tpuci__err_t *err);
+
+/* Starts running the selected instances of `plan` on `loop`. `results`
+ * has plan->ninstances entries, zeroed. Returns 0 (the run will end with
+ * a RUN_FINISHED event, after which tpuci__sched_free() may be called) or
+ * a negative code with err filled (nothing started, no event). */
+int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
+                       const tpuci__plan_t *plan,
+                       tpuci__instance_result_t *results,
+                       const tpuci__sched_opts_t *opts, tpuci__err_t *err);
+
+/* Stops starting work and signals running attempts. */
+void tpuci__sched_cancel(tpuci__sched_t *s, int force);
+
+/* Whether the run was interrupted (cancel or signal). */
+int tpuci__sched_interrupted(const tpuci__sched_t *s);
+/* Non-NULL when the run failed to complete for a reason of its own (a
+ * runtime failed its checks): the message. */
+const char *tpuci__sched_error(const tpuci__sched_t *s);
+int tpuci__sched_error_code(const tpuci__sched_t *s);
+
+void tpuci__sched_free(tpuci__sched_t *s);
+
+/* Outcome rules, pure functions (outcome.c). */
+tpuci_outcome_t tpuci__classify(const tpuci__exit_t *ex, int timed_out,
+                                int cancelled);
+tpuci_outcome_t tpuci__final_outcome(const tpuci_outcome_t *attempts,
+                                     size_t n);
+/* "passed" -> TPUCI_OUTCOME_PASSED; -1 when unknown. */
+int tpuci__outcome_parse(const char *name);
+
+void tpuci__attempt_result_free(tpuci__attempt_result_t *r);
+void tpuci__instance_result_free(tpuci__instance_result_t *r);
+
+#endif /* TPUCI_SCHEDULER_H */

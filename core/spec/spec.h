@@ -1,0 +1,35 @@
+/* Loading a Lua spec into a plan. */
+#ifndef TPUCI_SPEC_H
+#define TPUCI_SPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plan/plan.h"
+
+/* The largest spec a load accepts, in bytes (docs/spec.md): far more than
+ * any hand-written spec, small enough that reading one cannot exhaust
+ * memory. Files the spec reads (tpuci.read_file, tpuci.yaml) are bounded
+ * by the memory limit instead. */
+#define TPUCI__SPEC_MAX_BYTES ((size_t) 4 * 1024 * 1024)
+
+typedef struct {
+  uint64_t timeout_ms;    /* wall clock cap for running the spec */
+  size_t memory_bytes;    /* cap on the Lua state's memory */
+} tpuci__spec_limits_t;
+
+/* Runs `chunk` in a sandboxed Lua state and expands it into `plan`, which
+ * must be freshly initialised. `chunkname` is used in messages ("spec.lua")
+ * and `spec_dir` (absolute) resolves relative paths. A chunk longer than
+ * TPUCI__SPEC_MAX_BYTES is refused; a UTF-8 byte order mark and a first
+ * line starting with '#' ("#!/usr/bin/env tpuci") are skipped, keeping
+ * line numbers. Every string of the plan is valid UTF-8 without a NUL
+ * byte; a spec that would give another is refused. On error returns
+ * TPUCI_ESPEC or TPUCI_ELIMIT with a one-line message in `err` that
+ * starts with "file:line: " whenever a line is known; `plan` must still
+ * be freed by the caller. */
+int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len,
+                     const char *chunkname, const char *spec_dir,
+                     const tpuci__spec_limits_t *limits, tpuci__err_t *err);
+
+#endif /* TPUCI_SPEC_H */
