@@ -10,7 +10,6 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "runtime/docker/maint.h"
 #include "plan/plan.h"
 #include "export/github.h"
 #include "report/report.h"
@@ -916,7 +915,7 @@ int tpuci_engine_gc(tpuci_ctx_t *ctx, int dry_run, char **report) {
   tpuci__err_t e = {0, NULL};
   int r;
   tpuci__buf_init(&b);
-  r = tpuci__docker_gc(dry_run, &b, &e);
+  r = tpuci__runtime_gc(dry_run, &b, &e);
   *report = tpuci__buf_steal(&b);
   if (r < 0) return tpuci__fail(ctx, &e);
   return r;
@@ -927,7 +926,7 @@ int tpuci_engine_doctor(tpuci_ctx_t *ctx, char **report) {
   tpuci__err_t e = {0, NULL};
   int r;
   tpuci__buf_init(&b);
-  r = tpuci__docker_doctor(ctx->loaded ? &ctx->plan : NULL, &b, &e);
+  r = tpuci__runtime_doctor(ctx->loaded ? &ctx->plan : NULL, &b, &e);
   *report = tpuci__buf_steal(&b);
   if (r < 0) return tpuci__fail(ctx, &e);
   return r;

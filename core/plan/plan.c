@@ -6,8 +6,7 @@
 #include <jansson.h>
 
 #include "plan/plan.h"
-#include "runtime/runtime.h"
-#include "sched/scheduler.h"
+#include "plan/host_env.h"
 #include "plan/topology.h"
 
 void tpuci__plan_init(tpuci__plan_t *p) {
@@ -85,10 +84,6 @@ static const char *tpuci__pull_name(tpuci__pull_t pull) {
   }
 }
 
-static const char *tpuci__runtime_name(tpuci__runtime_kind_t kind) {
-  return kind == TPUCI__RUNTIME_DOCKER ? "docker" : "local";
-}
-
 /* A string or null. */
 static json_t *tpuci__json_str(const char *s) {
   return s ? json_string(s) : json_null();
@@ -153,7 +148,7 @@ static json_t *tpuci__json_instance(const tpuci__plan_t *p,
   json_object_set_new(o, "job", json_string(in->job));
   json_object_set_new(o, "where", json_string(in->where));
   json_object_set_new(o, "matrix", tpuci__json_kv(&in->matrix));
-  json_object_set_new(o, "runtime", json_string(tpuci__runtime_name(in->runtime)));
+  json_object_set_new(o, "runtime", json_string(tpuci__runtime_kind_name(in->runtime)));
   a = json_array();
   for (i = 0; i < in->argv.len; i++)
     json_array_append_new(a, json_string(in->argv.items[i]));
@@ -395,7 +390,7 @@ char *tpuci__plan_to_text(const tpuci__plan_t *p) {
     if (!in->selected) continue;
     if (shown++) tpuci__buf_adds(&b, "\n");
     tpuci__buf_addf(&b, "%s  (%s)\n", in->name, in->where);
-    tpuci__buf_addf(&b, "  runtime:  %s\n", tpuci__runtime_name(in->runtime));
+    tpuci__buf_addf(&b, "  runtime:  %s\n", tpuci__runtime_kind_name(in->runtime));
     if (in->image >= 0 && (size_t) in->image < p->nimages)
       tpuci__buf_addf(&b, "  image:    %s\n", p->images[in->image].ref);
     if (in->topology >= 0 && (size_t) in->topology < p->ntopologies) {

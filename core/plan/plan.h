@@ -14,6 +14,11 @@ typedef enum {
   TPUCI__RUNTIME__COUNT
 } tpuci__runtime_kind_t;
 
+/* "local", "docker": the names specs use (plan/outcome.c). */
+const char *tpuci__runtime_kind_name(tpuci__runtime_kind_t kind);
+/* The kind of a name; -1 when unknown. */
+int tpuci__runtime_kind_parse(const char *name);
+
 typedef enum {
   TPUCI__PULL_MISSING = 0,
   TPUCI__PULL_ALWAYS,
@@ -51,6 +56,9 @@ typedef struct {
 /* The wait before attempt `next` (2-based: next == 2 is the first retry):
  * backoff * factor^(next-2), capped at max_backoff_ms. */
 uint64_t tpuci__retry_delay(const tpuci__retry_t *r, int next);
+
+/* "passed" -> TPUCI_OUTCOME_PASSED; -1 when unknown (plan/outcome.c). */
+int tpuci__outcome_parse(const char *name);
 
 /* Whether an attempt that ended with `outcome` may be retried. */
 int tpuci__retry_wants(const tpuci__retry_t *r, int outcome);

@@ -1,5 +1,12 @@
-/* The interface between the scheduler and a runtime driver (local
- * processes, docker containers).
+/* core/runtime/: where attempts run. This header is the interface
+ * between the scheduler and a runtime driver, the table of drivers
+ * (runtime.c), and the environment every attempt gets; each driver lives
+ * in a file or folder of its own here (local.c: processes; docker/: the
+ * Docker Engine). Runtimes may use plan/ and base/, nothing above them:
+ * they never call the scheduler by name. Everything they report goes
+ * through the callbacks the scheduler hands each attempt
+ * (tpuci__attempt_host_t), and everything they say outside an attempt
+ * through rt->on_message.
  *
  * The scheduler owns every tpuci__attempt_t. For each attempt it calls
  * rt->start(); on success the runtime later calls tpuci__attempt_output()
@@ -17,13 +24,13 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "plan/host_env.h"
 #include "plan/plan.h"
 #include "plan/topology.h"
 #include "base/util.h"
 
 typedef struct tpuci__attempt_s tpuci__attempt_t;
 typedef struct tpuci__runtime_s tpuci__runtime_t;
-typedef struct tpuci__sched_s tpuci__sched_t;
 
 /* How an attempt ended, as the runtime saw it. The scheduler turns it
  * into an outcome (tpuci__classify), adding what it knows itself: that it
@@ -38,9 +45,21 @@ typedef struct {
   const char *cause;
 } tpuci__exit_t;
 
+/* What a runtime tells the owner of an attempt (the scheduler), through
+ * the attempt's `host`; use the tpuci__attempt_*() wrappers below.
+ * `stream` is 1 (stdout) or 2 (stderr). */
+typedef struct {
+  void (*output)(tpuci__attempt_t *a, int stream, const char *buf,
+                 size_t len);
+  /* Exactly once; the attempt may be freed from inside. */
+  void (*done)(tpuci__attempt_t *a, const tpuci__exit_t *ex);
+  /* A note for the user, tied to the attempt ("kept container ..."). */
+  void (*message)(tpuci__attempt_t *a, const char *msg);
+} tpuci__attempt_host_t;
+
 struct tpuci__attempt_s {
   /* Read-only for runtimes. */
-  tpuci__sched_t *sched;
+  const tpuci__attempt_host_t *host;
   uv_loop_t *loop;
   const tpuci__plan_t *plan;
   const tpuci__instance_t *inst;
@@ -109,32 +128,84 @@ typedef struct {
   int keep_failed;
 } tpuci__runtime_opts_t;
 
+/* A runtime driver, as the table in runtime.c lists it. Adding a driver:
+ * docs/architecture.md, "Adding a runtime driver". */
+typedef struct {
+  tpuci__runtime_kind_t kind;
+  /* Where the attempt's results folder appears to the job (a mount
+   * point in a container), or NULL: at its path on this machine. */
+  const char *results_mount;
+  /* Whether a multi-host topology can run (a gang of hosts). */
+  int gangs;
+  /* File descriptors one running host of an attempt holds here at most
+   * (its log, pipes or connections), for the cap on concurrency. */
+  int fds_per_host;
+  /* Creates the runtime on `loop`: 0, or a negative code with err. */
+  int (*create)(uv_loop_t *loop, const tpuci__runtime_opts_t *opts,
+                tpuci__runtime_t **out, tpuci__err_t *err);
+  /* Before anything is made: whether the selected instances of this
+   * kind can run, as far as can be told without starting anything.
+   * 0, or TPUCI_ESPEC with err ("spec.lua:3: job 'x': ..."). May be
+   * NULL. */
+  int (*check)(const tpuci__plan_t *plan, tpuci__err_t *err);
+  /* `tpuci gc`: removes what dead runs left (unless dry_run), a line per
+   * object into `report`; the number removed (or that would be), or a
+   * negative code with err. Blocking. May be NULL. */
+  int (*gc)(int dry_run, tpuci__buf_t *report, tpuci__err_t *err);
+  /* `tpuci doctor`: "ok ...", "warn ...", "FAIL ..." lines into
+   * `report` about the plan's instances of this kind (plan may be
+   * NULL); 0, or the first failure's code with err. Blocking. May be
+   * NULL. */
+  int (*doctor)(const tpuci__plan_t *plan, tpuci__buf_t *report,
+                tpuci__err_t *err);
+} tpuci__driver_t;
+
+/* The driver of `kind`, or NULL. */
+const tpuci__driver_t *tpuci__driver(tpuci__runtime_kind_t kind);
+
 /* Creates the runtime for `kind` on `loop`. Returns 0 or a negative code
  * with err filled. */
 int tpuci__runtime_new(tpuci__runtime_kind_t kind, uv_loop_t *loop,
                        const tpuci__runtime_opts_t *opts,
                        tpuci__runtime_t **out, tpuci__err_t *err);
 
-/* Checks, before anything is made, that every selected instance can run
- * on its runtime as far as it can be told without starting anything (a
- * bind mount's source exists for a local engine). Returns 0, or
- * TPUCI_ESPEC with err filled ("spec.lua:3: job 'x': ..."). */
+/* Every driver's check() for the kinds the plan's selected instances
+ * use. 0, or the first failure. */
 int tpuci__runtime_check(const tpuci__plan_t *plan, tpuci__err_t *err);
-int tpuci__runtime_docker_check(const tpuci__plan_t *plan, tpuci__err_t *err);
 
+/* Every driver's gc(), or doctor(), in the table's order; the sum of
+ * what gc() counted, or the first failure. */
+int tpuci__runtime_gc(int dry_run, tpuci__buf_t *report, tpuci__err_t *err);
+int tpuci__runtime_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
+                          tpuci__err_t *err);
+
+/* The drivers' entry points, for the table (each driver's own files
+ * define them). */
 int tpuci__runtime_local_new(uv_loop_t *loop,
                              const tpuci__runtime_opts_t *opts,
                              tpuci__runtime_t **out, tpuci__err_t *err);
 int tpuci__runtime_docker_new(uv_loop_t *loop,
                               const tpuci__runtime_opts_t *opts,
                               tpuci__runtime_t **out, tpuci__err_t *err);
+int tpuci__runtime_docker_check(const tpuci__plan_t *plan, tpuci__err_t *err);
+int tpuci__runtime_docker_gc(int dry_run, tpuci__buf_t *report,
+                             tpuci__err_t *err);
+int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan,
+                                 tpuci__buf_t *report, tpuci__err_t *err);
 
-/* Called by runtimes. `stream` is 1 (stdout) or 2 (stderr). */
-void tpuci__attempt_output(tpuci__attempt_t *a, int stream, const char *buf,
-                           size_t len);
-void tpuci__attempt_done(tpuci__attempt_t *a, const tpuci__exit_t *ex);
-/* A note for the user, tied to an attempt (e.g. "kept container ..."). */
-void tpuci__attempt_message(tpuci__attempt_t *a, const char *msg);
+/* Called by runtimes: through the attempt's host. */
+static inline void tpuci__attempt_output(tpuci__attempt_t *a, int stream,
+                                         const char *buf, size_t len) {
+  a->host->output(a, stream, buf, len);
+}
+static inline void tpuci__attempt_done(tpuci__attempt_t *a,
+                                       const tpuci__exit_t *ex) {
+  a->host->done(a, ex);
+}
+static inline void tpuci__attempt_message(tpuci__attempt_t *a,
+                                          const char *msg) {
+  a->host->message(a, msg);
+}
 /* A file of the attempt's records (a log) could not be written: the user
  * is told, and the run's records count as incomplete. Call it once per
  * file; `err` is a negative code. */
@@ -150,28 +221,6 @@ void tpuci__attempt_write_error(tpuci__attempt_t *a, const char *path, int err);
  * value (key upper-cased, non-alphanumerics as '_'). Appends "K=V" strings
  * to `out`, then the instance's env. */
 void tpuci__attempt_env(const tpuci__attempt_t *a, tpuci__strv_t *out);
-
-/* Topologies at run time (core/runtime.c). */
-
-/* The name of host `host` of a gang: "worker-<host>" (its container's
- * hostname and network alias, and its entry in TPU_WORKER_HOSTNAMES). */
-#define TPUCI__GANG_HOST_FMT "worker-%d"
-
-/* The slice of a plan topology: its resolved numbers resolved again (the
- * same slice the loader checked). Returns 0, or TPUCI_ESPEC with err
- * filled ("spec.lua:3: topology 'x': ..."). */
-int tpuci__topology_slice(const tpuci__topology_t *t, tpuci__slice_t *s,
-                          tpuci__err_t *err);
-
-/* What host `host` of an instance's slice gets from its topology: the
- * slice's variables (tpuci__slice_host_env, hostnames "worker-0".. for a
- * gang, "localhost" for one host), then TPUCI_HOST=<host> and
- * TPUCI_HOSTS=<hosts>. The job's own env wins: a key the job sets is
- * left out (it reaches the host with the job's value through
- * tpuci__attempt_env). Appends to `out`; 0 or TPUCI_EUSAGE. */
-int tpuci__topology_host_env(const tpuci__instance_t *inst,
-                             const tpuci__slice_t *s, int host,
-                             tpuci__kvlist_t *out, tpuci__err_t *err);
 
 /* The whole environment of host `host` of an attempt: tpuci__attempt_env()
  * then tpuci__topology_host_env(), as "K=V" strings. With s == NULL, just

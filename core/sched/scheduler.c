@@ -29,14 +29,9 @@
 
 #define TPUCI__DEFAULT_GRACE_MS 5000
 
-/* File descriptors one slot holds while its attempt runs, as measured
- * (docs/cli.md, -j): a local process holds its log and its two output
- * pipes (3); a container holds the attempt's log, its host's own log in a
- * gang, the engine connections that stream its output and wait for its
- * end, and one more request in flight (5; 3 measured outside gangs). */
-#define TPUCI__FDS_LOCAL 3
-#define TPUCI__FDS_DOCKER 5
-/* The rest of the process: stdio, the loop, signals, the engine client,
+/* File descriptors one slot holds while its attempt runs come from the
+ * runtime driver's table (runtime/runtime.c, fds_per_host; docs/cli.md,
+ * -j). The rest of the process: stdio, the loop, signals, the engine client,
  * a process being spawned (4 more for a moment), reports being written. */
 #define TPUCI__FDS_RESERVE 64
 
@@ -51,6 +46,7 @@ typedef enum {
  * tpuci__attempt_t * converts back. */
 typedef struct tpuci__satt_s {
   tpuci__attempt_t a;
+  tpuci__sched_t *s;
   char *dir;
   char *log_path;
   int log_fd;
@@ -252,7 +248,7 @@ static uint64_t tpuci__grace(const tpuci__sched_t *s,
 }
 
 static tpuci__runtime_t *tpuci__rt(const tpuci__satt_t *t) {
-  return t->a.sched->rts[t->a.inst->runtime];
+  return t->s->rts[t->a.inst->runtime];
 }
 
 static void tpuci__grace_cb(uv_timer_t *timer) {
@@ -277,7 +273,7 @@ static void tpuci__attempt_stop(tpuci__satt_t *t, int force) {
   t->term_sent = 1;
   rt->signal(rt, &t->a, SIGTERM);
   uv_timer_start(&t->grace_timer, tpuci__grace_cb,
-                 tpuci__grace(t->a.sched, t->a.inst), 0);
+                 tpuci__grace(t->s, t->a.inst), 0);
 }
 
 static void tpuci__timeout_cb(uv_timer_t *timer) {
@@ -289,7 +285,7 @@ static void tpuci__timeout_cb(uv_timer_t *timer) {
 
 static void tpuci__satt_closed(uv_handle_t *h) {
   tpuci__satt_t *t = h->data;
-  tpuci__sched_t *s = t->a.sched;
+  tpuci__sched_t *s = t->s;
   if (--t->closing > 0) return;
   free(t->dir);
   free(t->log_path);
@@ -301,7 +297,7 @@ static void tpuci__satt_closed(uv_handle_t *h) {
 }
 
 void tpuci__attempt_write_error(tpuci__attempt_t *a, const char *path, int err) {
-  tpuci__sched_t *s = a->sched;
+  tpuci__sched_t *s = ((tpuci__satt_t *) a)->s;
   if (s->opts.on_write_error) s->opts.on_write_error(s->opts.host, path, err);
 }
 
@@ -321,8 +317,8 @@ static void tpuci__log_write(tpuci__satt_t *t, const char *buf, size_t len) {
   }
 }
 
-void tpuci__attempt_output(tpuci__attempt_t *a, int stream, const char *buf,
-                           size_t len) {
+static void tpuci__on_output(tpuci__attempt_t *a, int stream, const char *buf,
+                             size_t len) {
   tpuci__satt_t *t = (tpuci__satt_t *) a;
   tpuci_event_t ev;
 
@@ -338,10 +334,10 @@ void tpuci__attempt_output(tpuci__attempt_t *a, int stream, const char *buf,
   ev.data = buf;
   ev.len = len;
   ev.log_path = t->log_path;
-  tpuci__emit(a->sched, &ev);
+  tpuci__emit(((tpuci__satt_t *) a)->s, &ev);
 }
 
-void tpuci__attempt_message(tpuci__attempt_t *a, const char *msg) {
+static void tpuci__on_message(tpuci__attempt_t *a, const char *msg) {
   tpuci_event_t ev;
   memset(&ev, 0, sizeof(ev));
   ev.type = TPUCI_EVENT_MESSAGE;
@@ -349,7 +345,7 @@ void tpuci__attempt_message(tpuci__attempt_t *a, const char *msg) {
   ev.name = a->inst->name;
   ev.attempt = a->number;
   ev.message = msg;
-  tpuci__emit(a->sched, &ev);
+  tpuci__emit(((tpuci__satt_t *) a)->s, &ev);
 }
 
 /* The text saying why an attempt ended as it did. */
@@ -378,7 +374,7 @@ static char *tpuci__cause(const tpuci__satt_t *t, tpuci_outcome_t o,
       if (t->kill_sent) tpuci__buf_adds(&b, " (SIGKILL after grace period)");
       break;
     case TPUCI_OUTCOME_CANCELLED:
-      switch (t->a.sched->stop) {
+      switch (t->s->stop) {
         case TPUCI__STOP_FAIL_FAST: tpuci__buf_adds(&b, "cancelled by --fail-fast"); break;
         case TPUCI__STOP_DEADLINE: tpuci__buf_adds(&b, "cancelled: run deadline reached"); break;
         default: tpuci__buf_adds(&b, "cancelled: interrupted"); break;
@@ -511,9 +507,9 @@ static void tpuci__attempt_next(tpuci__sched_t *s, size_t index, int number,
   }
 }
 
-void tpuci__attempt_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
+static void tpuci__on_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
   tpuci__satt_t *t = (tpuci__satt_t *) a;
-  tpuci__sched_t *s = a->sched;
+  tpuci__sched_t *s = ((tpuci__satt_t *) a)->s;
   tpuci__instance_result_t *r = &s->results[a->index];
   tpuci__attempt_result_t *res;
   tpuci_outcome_t o;
@@ -567,6 +563,10 @@ void tpuci__attempt_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
   tpuci__pump(s);
 }
 
+/* What runtimes call for attempts (runtime/runtime.h). */
+static const tpuci__attempt_host_t tpuci__attempt_host = {
+    tpuci__on_output, tpuci__on_done, tpuci__on_message};
+
 /* Starts the next attempt of instance `index` (or, with `collect`, the
  * collection of its shard group's tests). A failure to start is recorded
  * as an infra failure of the attempt. */
@@ -578,7 +578,8 @@ static void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
   tpuci_event_t ev;
   int r;
 
-  t->a.sched = s;
+  t->s = s;
+  t->a.host = &tpuci__attempt_host;
   t->a.loop = s->loop;
   t->a.plan = s->plan;
   t->a.inst = inst;
@@ -628,8 +629,9 @@ static void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
     t->results_dir = tpuci__printf("%s/results-%d", t->dir, t->a.number);
     r = tpuci__mkdir_p(t->results_dir, 0777);
     t->a.results_dir = t->results_dir;
-    t->a.results_path = inst->runtime == TPUCI__RUNTIME_DOCKER ? TPUCI__RESULTS_MOUNT
-                                                               : t->results_dir;
+    t->a.results_path = tpuci__driver(inst->runtime)->results_mount
+                             ? tpuci__driver(inst->runtime)->results_mount
+                             : t->results_dir;
     tpuci__pytest_argv(inst, t->a.results_path, s->select[index], &t->argv_own);
     t->a.argv = &t->argv_own;
   }
@@ -1019,11 +1021,13 @@ static void tpuci__groups_build(tpuci__sched_t *s) {
 }
 
 int tpuci__sched_fd_cap(const tpuci__plan_t *plan, uint64_t nofile) {
-  uint64_t per = TPUCI__FDS_LOCAL, cap;
+  uint64_t per = 1, cap;
   size_t i;
-  for (i = 0; i < plan->ninstances; i++)
-    if (plan->instances[i].selected && plan->instances[i].runtime == TPUCI__RUNTIME_DOCKER)
-      per = TPUCI__FDS_DOCKER;
+  for (i = 0; i < plan->ninstances; i++) {
+    const tpuci__driver_t *d = tpuci__driver(plan->instances[i].runtime);
+    if (plan->instances[i].selected && d != NULL && (uint64_t) d->fds_per_host > per)
+      per = (uint64_t) d->fds_per_host;
+  }
   if (nofile < TPUCI__FDS_RESERVE + per) return 1;
   cap = (nofile - TPUCI__FDS_RESERVE) / per;
   return cap > 1000000 ? 1000000 : (int) cap;
@@ -1039,7 +1043,7 @@ int tpuci__sched_check(const tpuci__plan_t *plan, int jobs, tpuci__err_t *err) {
                             "%s: '%s': a gang gets a private network of its own; "
                             "leave out network = \"%s\"",
                             inst->where, inst->name, inst->network);
-    if (inst->selected && hosts > 1 && inst->runtime == TPUCI__RUNTIME_LOCAL)
+    if (inst->selected && hosts > 1 && !tpuci__driver(inst->runtime)->gangs)
       return tpuci__err_set(err, TPUCI_EUSAGE,
                             "%s: '%s' is a gang of %d hosts, which needs the docker "
                             "runtime (give the job an image)",

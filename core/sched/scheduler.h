@@ -12,6 +12,8 @@
 #include "pytest/timings.h"
 #include "base/util.h"
 
+typedef struct tpuci__sched_s tpuci__sched_t;
+
 /* What is kept of one finished attempt. */
 typedef struct {
   tpuci_outcome_t outcome;
@@ -88,8 +90,6 @@ tpuci_outcome_t tpuci__classify(const tpuci__exit_t *ex, int timed_out,
                                 int cancelled);
 tpuci_outcome_t tpuci__final_outcome(const tpuci_outcome_t *attempts,
                                      size_t n);
-/* "passed" -> TPUCI_OUTCOME_PASSED; -1 when unknown. */
-int tpuci__outcome_parse(const char *name);
 
 void tpuci__attempt_result_free(tpuci__attempt_result_t *r);
 void tpuci__instance_result_free(tpuci__instance_result_t *r);

@@ -528,8 +528,9 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt,
   j.name = tpuci__get_str(L, jt, "name");
   j.where = tpuci__get_str(L, jt, "where");
   s = tpuci__get_str(L, jt, "runtime");
-  j.runtime = s && strcmp(s, "docker") == 0 ? TPUCI__RUNTIME_DOCKER
-                                            : TPUCI__RUNTIME_LOCAL;
+  j.runtime = tpuci__runtime_kind_parse(s) >= 0
+                  ? (tpuci__runtime_kind_t) tpuci__runtime_kind_parse(s)
+                  : TPUCI__RUNTIME_LOCAL;
   j.image = (int) tpuci__get_int(L, jt, "image");
   j.topology = (int) tpuci__get_int(L, jt, "topology");
   j.timeout_ms = (uint64_t) tpuci__get_int(L, jt, "timeout_ms");

@@ -18,7 +18,7 @@
 #include <lualib.h>
 
 #include "spec/internal.h"
-#include "sched/scheduler.h"
+#include "plan/plan.h"
 
 /* At most this many warnings are kept; a spec that warns in a loop must
  * not grow the plan without bound (the cap on Lua memory does not cover

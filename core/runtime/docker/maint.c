@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
-#include "runtime/docker/maint.h"
+#include "runtime/runtime.h"
 #include "runtime/docker/container.h"
 #include "runtime/docker/engine.h"
 
@@ -173,7 +173,7 @@ static int tpuci__gc_kind(tpuci__sync_t *s, int networks, int dry_run,
   return found;
 }
 
-int tpuci__docker_gc(int dry_run, tpuci__buf_t *report, tpuci__err_t *err) {
+int tpuci__runtime_docker_gc(int dry_run, tpuci__buf_t *report, tpuci__err_t *err) {
   tpuci__sync_t s;
   size_t start;
   int rc, a, b;
@@ -215,7 +215,7 @@ static size_t tpuci__count_dead(json_t *list) {
   return n;
 }
 
-int tpuci__docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
+int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
                          tpuci__err_t *err) {
   tpuci__sync_t s;
   tpuci__sync_res_t r = {0};

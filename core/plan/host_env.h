@@ -1,0 +1,32 @@
+/* What each emulated host of an instance gets from its topology: the
+ * slice (hosts, chips, the emulation) and each host's environment. Pure:
+ * the plan's data in, strings out. Runtimes add tpuci's own variables
+ * (runtime/runtime.h, tpuci__attempt_host_env). */
+#ifndef TPUCI_PLAN_HOST_ENV_H
+#define TPUCI_PLAN_HOST_ENV_H
+
+#include "base/util.h"
+#include "plan/plan.h"
+#include "plan/topology.h"
+
+/* The name of host `host` of a gang: "worker-<host>" (its container's
+ * hostname and network alias, and its entry in TPU_WORKER_HOSTNAMES). */
+#define TPUCI__GANG_HOST_FMT "worker-%d"
+
+/* The slice of a plan topology: its resolved numbers resolved again (the
+ * same slice the loader checked). Returns 0, or TPUCI_ESPEC with err
+ * filled ("spec.lua:3: topology 'x': ..."). */
+int tpuci__topology_slice(const tpuci__topology_t *t, tpuci__slice_t *s,
+                          tpuci__err_t *err);
+
+/* What host `host` of an instance's slice gets from its topology: the
+ * slice's variables (tpuci__slice_host_env, hostnames "worker-0".. for a
+ * gang, "localhost" for one host), then TPUCI_HOST=<host> and
+ * TPUCI_HOSTS=<hosts>. The job's own env wins: a key the job sets is
+ * left out (it reaches the host with the job's value through
+ * tpuci__attempt_env). Appends to `out`; 0 or TPUCI_EUSAGE. */
+int tpuci__topology_host_env(const tpuci__instance_t *inst,
+                             const tpuci__slice_t *s, int host,
+                             tpuci__kvlist_t *out, tpuci__err_t *err);
+
+#endif /* TPUCI_PLAN_HOST_ENV_H */

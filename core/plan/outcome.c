@@ -1,0 +1,66 @@
+/* The plan's vocabulary of outcomes (the names retries.on and reports
+ * use), the retry policy arithmetic and the slots an instance takes. */
+#include <string.h>
+
+#include "plan/plan.h"
+
+const char *tpuci_outcome_name(tpuci_outcome_t o) {
+  switch (o) {
+    case TPUCI_OUTCOME_NONE: return "none";
+    case TPUCI_OUTCOME_PASSED: return "passed";
+    case TPUCI_OUTCOME_FAILED: return "failed";
+    case TPUCI_OUTCOME_TIMEOUT: return "timeout";
+    case TPUCI_OUTCOME_OOM: return "oom";
+    case TPUCI_OUTCOME_INFRA: return "infra";
+    case TPUCI_OUTCOME_CANCELLED: return "cancelled";
+    case TPUCI_OUTCOME_FLAKY: return "flaky";
+    default: return "unknown";
+  }
+}
+
+int tpuci__outcome_parse(const char *name) {
+  int o;
+  for (o = 0; o < TPUCI_OUTCOME__COUNT; o++)
+    if (strcmp(name, tpuci_outcome_name((tpuci_outcome_t) o)) == 0) return o;
+  return -1;
+}
+
+static const char *const tpuci__runtime_names[TPUCI__RUNTIME__COUNT] = {
+    [TPUCI__RUNTIME_LOCAL] = "local",
+    [TPUCI__RUNTIME_DOCKER] = "docker",
+};
+
+const char *tpuci__runtime_kind_name(tpuci__runtime_kind_t kind) {
+  if ((int) kind < 0 || kind >= TPUCI__RUNTIME__COUNT) return "unknown";
+  return tpuci__runtime_names[kind];
+}
+
+int tpuci__runtime_kind_parse(const char *name) {
+  int k;
+  for (k = 0; k < TPUCI__RUNTIME__COUNT; k++)
+    if (name != NULL && strcmp(name, tpuci__runtime_names[k]) == 0) return k;
+  return -1;
+}
+
+/* No wait is longer than a day, whatever the policy says. */
+#define TPUCI__MAX_DELAY_MS (24.0 * 3600 * 1000)
+
+uint64_t tpuci__retry_delay(const tpuci__retry_t *r, int next) {
+  double cap = r->max_backoff_ms ? (double) r->max_backoff_ms : TPUCI__MAX_DELAY_MS;
+  double d = (double) r->backoff_ms;
+  int i;
+  if (cap > TPUCI__MAX_DELAY_MS) cap = TPUCI__MAX_DELAY_MS;
+  /* A factor of 1 (or less) is a constant delay. */
+  for (i = 2; i < next && d < cap && r->factor > 1.0; i++) d *= r->factor;
+  return (uint64_t) (d > cap ? cap : d);
+}
+
+int tpuci__retry_wants(const tpuci__retry_t *r, int outcome) {
+  if (outcome <= TPUCI_OUTCOME_PASSED || outcome >= 32) return 0;
+  return (r->on >> outcome) & 1u;
+}
+
+int tpuci__plan_hosts(const tpuci__plan_t *p, const tpuci__instance_t *inst) {
+  if (inst->topology < 0 || (size_t) inst->topology >= p->ntopologies) return 1;
+  return p->topologies[inst->topology].hosts > 1 ? p->topologies[inst->topology].hosts : 1;
+}
