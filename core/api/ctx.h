@@ -1,0 +1,68 @@
+/* core/api/: the library's public functions (include/tpuci.h). A context
+ * loads a spec into a plan (load.c), runs it (run.c), keeps the results
+ * and writes the records (results.c), and reads past runs back (past.c);
+ * ctx.c makes and frees it. The API is the only part of the core that
+ * sees every other folder: it may include any of them, and none of them
+ * includes it. The command line tool (core/cli/) uses only tpuci.h. */
+#ifndef TPUCI_API_CTX_H
+#define TPUCI_API_CTX_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "base/util.h"
+#include "plan/plan.h"
+#include "pytest/timings.h"
+#include "report/rundir.h"
+#include "sched/scheduler.h"
+#include "tpuci.h"
+
+#define TPUCI__LOAD_TIMEOUT_MS 5000
+#define TPUCI__LOAD_MEMORY (256u * 1024 * 1024)
+/* The exit code of a run whose records are incomplete (docs/cli.md). */
+#define TPUCI__EXIT_RECORDS 4
+
+struct tpuci_ctx_s {
+  tpuci_ctx_options_t opts;
+  tpuci__err_t err;
+  tpuci__plan_t plan;
+  int loaded;
+
+  /* The current or last run. */
+  tpuci_run_options_t ropts;
+  tpuci__instance_result_t *results;
+  size_t nresults;
+  tpuci__rundir_t rd;
+  tpuci__sched_t *sched;
+  uv_loop_t *own_loop;
+  int running;
+  int ran;
+  uint64_t start_ms;
+  uint64_t start_hr;
+  uint64_t duration_ms;
+  int exit_code;
+  int verdict;            /* the instances' code: 0, 1, 3 or 130 */
+  int run_error;
+  /* Files of the run's records that could not be written, and why. */
+  tpuci__strv_t write_paths;
+  tpuci__strv_t write_errors;
+  char *summary_path;     /* summary.json once written (or read) */
+  json_t *report;         /* of the last run */
+  int jobs;
+  tpuci__timings_t timings; /* recorded test durations (state_dir) */
+  tpuci__strv_t **preselect; /* rerun --failed: failed tests per instance */
+  char *timings_path;
+};
+
+/* Sets ctx's last error from `e` (taken) and returns its code. */
+int tpuci__fail(tpuci_ctx_t *ctx, tpuci__err_t *e);
+/* Frees the last run's results, records and report. */
+void tpuci__results_free(tpuci_ctx_t *ctx);
+/* Frees the node ids rerun --failed chose. */
+void tpuci__preselect_free(tpuci_ctx_t *ctx);
+/* Reads state_dir/runs/<id>/summary.json (past.c). */
+int tpuci__read_summary(const char *state_dir, const char *run_id,
+                        json_t **out, tpuci__err_t *err);
+
+#endif /* TPUCI_API_CTX_H */

@@ -1,0 +1,296 @@
+/* Loading a spec into the plan, selecting instances, the plan as text
+ * and JSON. */
+#include <fnmatch.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/ctx.h"
+#include "pytest/pytest_run.h"
+#include "spec/spec.h"
+
+/* ------------------------------------------------------------------ */
+/* Loading                                                             */
+
+static int tpuci__load(tpuci_ctx_t *ctx, const char *chunk, size_t len,
+                       const char *name, const char *dir) {
+  tpuci__spec_limits_t limits;
+  tpuci__err_t e = {0, NULL};
+  int r;
+
+  if (ctx->running) {
+    tpuci__err_set(&e, TPUCI_ESTATE, "cannot load a spec while running");
+    return tpuci__fail(ctx, &e);
+  }
+  tpuci__results_free(ctx);
+  tpuci__preselect_free(ctx);
+  tpuci__plan_free(&ctx->plan);
+  tpuci__plan_init(&ctx->plan);
+  ctx->loaded = 0;
+  ctx->plan.spec_path = tpuci__strdup(name);
+  ctx->plan.spec_dir = tpuci__strdup(dir);
+  limits.timeout_ms = ctx->opts.load_timeout_ms;
+  limits.memory_bytes = ctx->opts.load_memory_bytes;
+  r = tpuci__spec_load(&ctx->plan, chunk, len, name, dir, &limits, &e);
+  if (r == 0 && ctx->plan.ninstances == 0)
+    r = tpuci__err_set(&e, TPUCI_ESPEC, "%s: the spec declares no jobs", name);
+  if (r != 0) {
+    if (e.msg == NULL) tpuci__err_set(&e, r, "%s: %s", name, tpuci_strerror(r));
+    tpuci__plan_free(&ctx->plan);
+    tpuci__plan_init(&ctx->plan);
+    return tpuci__fail(ctx, &e);
+  }
+  ctx->loaded = 1;
+  tpuci__err_clear(&ctx->err);
+  return 0;
+}
+
+int tpuci_load_file(tpuci_ctx_t *ctx, const char *path) {
+  char *chunk, *copy, resolved[PATH_MAX];
+  tpuci__err_t e = {0, NULL};
+  size_t len;
+  int r;
+
+  if (ctx == NULL || path == NULL) return TPUCI_EUSAGE;
+  r = tpuci__read_file_max(path, TPUCI__SPEC_MAX_BYTES, &chunk, &len);
+  if (r == UV_EFBIG) {
+    tpuci__err_set(&e, TPUCI_ELIMIT, "%s: the spec is larger than %zu MiB "
+                   "(the most a spec may have)", path,
+                   TPUCI__SPEC_MAX_BYTES / (1024 * 1024));
+    return tpuci__fail(ctx, &e);
+  }
+  if (r == UV_EISDIR || r == UV_EFTYPE) {
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+      tpuci__err_set(&e, r, "%s: cannot read spec: it is %s, not a regular file",
+                     path, tpuci__file_kind(st.st_mode));
+    else
+      tpuci__err_set(&e, r, "%s: cannot read spec: not a regular file", path);
+    return tpuci__fail(ctx, &e);
+  }
+  if (r != 0) {
+    tpuci__err_set(&e, r, "%s: cannot read spec: %s", path, uv_strerror(r));
+    return tpuci__fail(ctx, &e);
+  }
+  copy = tpuci__strdup(path);
+  if (realpath(dirname(copy), resolved) == NULL) {
+    r = TPUCI__ERRNO;
+    free(copy);
+    free(chunk);
+    tpuci__err_set(&e, r, "%s: cannot resolve its folder: %s", path, uv_strerror(r));
+    return tpuci__fail(ctx, &e);
+  }
+  free(copy);
+  r = tpuci__load(ctx, chunk, len, path, resolved);
+  free(chunk);
+  return r;
+}
+
+int tpuci_load_string(tpuci_ctx_t *ctx, const char *chunk, size_t len,
+                      const char *name) {
+  char cwd[PATH_MAX];
+  tpuci__err_t e = {0, NULL};
+  if (ctx == NULL || chunk == NULL) return TPUCI_EUSAGE;
+  if (getcwd(cwd, sizeof(cwd)) == NULL) {
+    tpuci__err_set(&e, TPUCI__ERRNO, "cannot get the current folder");
+    return tpuci__fail(ctx, &e);
+  }
+  return tpuci__load(ctx, chunk, len, name ? name : "spec", cwd);
+}
+
+size_t tpuci_warning_count(const tpuci_ctx_t *ctx) {
+  return ctx->plan.warnings.len;
+}
+
+const char *tpuci_warning(const tpuci_ctx_t *ctx, size_t i) {
+  return i < ctx->plan.warnings.len ? ctx->plan.warnings.items[i] : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* The plan                                                            */
+
+int tpuci_plan_select(tpuci_ctx_t *ctx, const char *const *globs, size_t n) {
+  tpuci__err_t e = {0, NULL};
+  size_t i, k;
+  int count = 0;
+
+  if (!ctx->loaded) {
+    tpuci__err_set(&e, TPUCI_ESTATE, "no spec loaded");
+    return tpuci__fail(ctx, &e);
+  }
+  tpuci__preselect_free(ctx);
+  for (i = 0; i < ctx->plan.ninstances; i++) {
+    tpuci__instance_t *inst = &ctx->plan.instances[i];
+    inst->selected = n == 0;
+    for (k = 0; k < n && !inst->selected; k++)
+      inst->selected = fnmatch(globs[k], inst->name, 0) == 0 ||
+                       fnmatch(globs[k], inst->job, 0) == 0;
+    count += inst->selected;
+  }
+  if (count == 0) {
+    tpuci__buf_t b;
+    tpuci__buf_init(&b);
+    for (k = 0; k < n; k++) tpuci__buf_addf(&b, "%s'%s'", k ? ", " : "", globs[k]);
+    tpuci__err_set(&e, TPUCI_ENOMATCH, "%s: no job instance matches %s",
+                   ctx->plan.spec_path, b.data ? b.data : "''");
+    tpuci__buf_free(&b);
+    return tpuci__fail(ctx, &e);
+  }
+  return count;
+}
+
+size_t tpuci_instance_count(const tpuci_ctx_t *ctx) {
+  return ctx->plan.ninstances;
+}
+
+#define TPUCI__HAS(ctx, i) ((i) < (ctx)->plan.ninstances)
+
+const char *tpuci_instance_name(const tpuci_ctx_t *ctx, size_t i) {
+  return TPUCI__HAS(ctx, i) ? ctx->plan.instances[i].name : NULL;
+}
+
+const char *tpuci_instance_job(const tpuci_ctx_t *ctx, size_t i) {
+  return TPUCI__HAS(ctx, i) ? ctx->plan.instances[i].job : NULL;
+}
+
+const char *tpuci_instance_where(const tpuci_ctx_t *ctx, size_t i) {
+  return TPUCI__HAS(ctx, i) ? ctx->plan.instances[i].where : NULL;
+}
+
+int tpuci_instance_selected(const tpuci_ctx_t *ctx, size_t i) {
+  return TPUCI__HAS(ctx, i) ? ctx->plan.instances[i].selected : 0;
+}
+
+
+/* Predicted shards: what the next run would assign, if the suite is the
+ * one the latest run saw. For each selected shard instance, the tests of
+ * its whole group in .tpuci/runs/latest/summary.json are split again with
+ * .tpuci/timings.json. Returns a JSON object: instance name ->
+ * {"tests": N, "predicted_s": S}; empty when nothing is known. */
+static json_t *tpuci__plan_predictions(const tpuci_ctx_t *ctx) {
+  json_t *out = json_object(), *summary = NULL, *ji;
+  tpuci__timings_t timings;
+  tpuci__err_t e = {0, NULL};
+  size_t i, k;
+
+  tpuci__timings_init(&timings);
+  if (tpuci__read_summary(".tpuci", "latest", &summary, &e) != 0 ||
+      tpuci__timings_load(&timings, ".tpuci/timings.json", &e) != 0) {
+    tpuci__err_clear(&e);
+    if (summary) json_decref(summary);
+    tpuci__timings_free(&timings);
+    return out;
+  }
+  for (i = 0; i < ctx->plan.ninstances; i++) {
+    const tpuci__instance_t *inst = &ctx->plan.instances[i];
+    tpuci__strv_t ids = {0};
+    tpuci__shard_plan_t sp;
+    char *group;
+    if (!inst->selected || !inst->pytest || inst->pytest->shards <= 1) continue;
+    group = tpuci__pytest_group_name(inst);
+    json_array_foreach(json_object_get(summary, "instances"), k, ji) {
+      const char *name = json_string_value(json_object_get(ji, "name"));
+      tpuci__instance_t probe;
+      tpuci__pytest_t py;
+      json_t *jt;
+      size_t t;
+      char *g2;
+      if (name == NULL) continue;
+      memset(&probe, 0, sizeof(probe));
+      memset(&py, 0, sizeof(py));
+      probe.name = (char *) name;
+      probe.pytest = &py;
+      g2 = tpuci__pytest_group_name(&probe);
+      if (strcmp(g2, group) == 0)
+        json_array_foreach(json_object_get(ji, "tests"), t, jt) {
+          const char *id = json_string_value(json_object_get(jt, "id"));
+          if (id) tpuci__strv_push(&ids, id);
+        }
+      free(g2);
+    }
+    free(group);
+    if (ids.len > 0 &&
+        tpuci__shard_plan((const char *const *) ids.items, ids.len, &timings,
+                          (size_t) inst->pytest->shards, &sp, &e) == 0) {
+      const tpuci__shard_t *sh = &sp.shards[inst->pytest->shard - 1];
+      json_t *o = json_object();
+      json_object_set_new(o, "tests", json_integer((json_int_t) sh->ids.len));
+      json_object_set_new(o, "predicted_s", json_real(sh->predicted_s));
+      json_object_set_new(out, inst->name, o);
+      tpuci__shard_plan_free(&sp);
+    }
+    tpuci__err_clear(&e);
+    tpuci__strv_free(&ids);
+  }
+  json_decref(summary);
+  tpuci__timings_free(&timings);
+  return out;
+}
+
+int tpuci_plan_json(const tpuci_ctx_t *ctx, char **out, size_t *len) {
+  json_t *pred, *root, *ji;
+  const char *name;
+  json_t *p;
+  size_t i;
+
+  if (!ctx->loaded) return TPUCI_ESTATE;
+  *out = tpuci__plan_to_json(&ctx->plan);
+  pred = tpuci__plan_predictions(ctx);
+  if (json_object_size(pred) > 0 && (root = json_loads(*out, JSON_PRESERVE_ORDER, NULL))) {
+    json_array_foreach(json_object_get(root, "instances"), i, ji) {
+      name = json_string_value(json_object_get(ji, "name"));
+      p = name ? json_object_get(pred, name) : NULL;
+      if (p && json_is_object(json_object_get(ji, "pytest")))
+        json_object_update(json_object_get(ji, "pytest"), p);
+    }
+    free(*out);
+    *out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    {
+      char *nl = tpuci__printf("%s\n", *out);
+      free(*out);
+      *out = nl;
+    }
+  }
+  json_decref(pred);
+  if (len) *len = strlen(*out);
+  return 0;
+}
+
+int tpuci_plan_text(const tpuci_ctx_t *ctx, char **out, size_t *len) {
+  json_t *pred, *o;
+  const char *name;
+  tpuci__buf_t b;
+  size_t i;
+  int any = 0;
+
+  if (!ctx->loaded) return TPUCI_ESTATE;
+  tpuci__buf_init(&b);
+  *out = tpuci__plan_to_text(&ctx->plan);
+  tpuci__buf_adds(&b, *out);
+  free(*out);
+  pred = tpuci__plan_predictions(ctx);
+  for (i = 0; i < ctx->plan.ninstances; i++) {
+    const tpuci__instance_t *inst = &ctx->plan.instances[i];
+    if (!inst->selected || !inst->pytest || inst->pytest->shards <= 1) continue;
+    if (!any) {
+      tpuci__buf_adds(&b, "\nshards (tests are collected in the job's image when the run "
+                          "starts, then split by recorded durations):\n");
+      any = 1;
+    }
+    name = inst->name;
+    o = json_object_get(pred, name);
+    if (o)
+      tpuci__buf_addf(&b, "  %s: %lld tests, predicted %.1fs (from the latest run's tests)\n",
+                      name, (long long) json_integer_value(json_object_get(o, "tests")),
+                      json_real_value(json_object_get(o, "predicted_s")));
+    else
+      tpuci__buf_addf(&b, "  %s: shard %d of %d, no recorded run to predict from\n", name,
+                      inst->pytest->shard, inst->pytest->shards);
+  }
+  json_decref(pred);
+  *out = tpuci__buf_steal(&b);
+  if (len) *len = strlen(*out);
+  return 0;
+}

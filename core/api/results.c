@@ -1,0 +1,194 @@
+/* What a run left: outcomes, attempts, tests, reports; exports, the TPU
+ * catalogue and engine maintenance. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/ctx.h"
+#include "export/github.h"
+#include "report/report.h"
+#include "report/report_html.h"
+
+/* ------------------------------------------------------------------ */
+/* Results                                                             */
+
+int tpuci_run_exit_code(const tpuci_ctx_t *ctx) { return ctx->exit_code; }
+
+const char *tpuci_run_verdict(const tpuci_ctx_t *ctx) {
+  return ctx->ran && !ctx->running ? tpuci__report_verdict(ctx->verdict) : NULL;
+}
+
+size_t tpuci_run_write_errors(const tpuci_ctx_t *ctx) { return ctx->write_paths.len; }
+
+const char *tpuci_run_summary_path(const tpuci_ctx_t *ctx) { return ctx->summary_path; }
+
+const char *tpuci_run_id(const tpuci_ctx_t *ctx) { return ctx->rd.id; }
+
+const char *tpuci_run_dir(const tpuci_ctx_t *ctx) { return ctx->rd.dir; }
+
+uint64_t tpuci_run_duration_ms(const tpuci_ctx_t *ctx) { return ctx->duration_ms; }
+
+size_t tpuci_outcome_count(const tpuci_ctx_t *ctx, tpuci_outcome_t outcome) {
+  size_t i, n = 0;
+  for (i = 0; i < ctx->nresults; i++)
+    if (ctx->plan.instances[i].selected && ctx->results[i].outcome == outcome) n++;
+  return n;
+}
+
+tpuci_outcome_t tpuci_instance_outcome(const tpuci_ctx_t *ctx, size_t i) {
+  return i < ctx->nresults ? ctx->results[i].outcome : TPUCI_OUTCOME_NONE;
+}
+
+size_t tpuci_attempt_count(const tpuci_ctx_t *ctx, size_t i) {
+  return i < ctx->nresults ? ctx->results[i].nattempts : 0;
+}
+
+int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
+                       tpuci_attempt_info_t *out) {
+  const tpuci__attempt_result_t *a;
+  if (i >= ctx->nresults || k >= ctx->results[i].nattempts) return TPUCI_EUSAGE;
+  a = &ctx->results[i].attempts[k];
+  out->outcome = a->outcome;
+  out->exit_code = a->exit_code;
+  out->term_signal = a->term_signal;
+  out->start_ms = a->start_ms;
+  out->duration_ms = a->duration_ms;
+  out->cause = a->cause;
+  out->log_path = a->log_path;
+  return 0;
+}
+
+int tpuci_report(const tpuci_ctx_t *ctx, const char *format, char **out) {
+  if (ctx == NULL || format == NULL || out == NULL) return TPUCI_EUSAGE;
+  if (ctx->report == NULL) return TPUCI_ESTATE;
+  if (strcmp(format, "json") == 0) {
+    *out = tpuci__report_json_text(ctx->report);
+    return *out ? 0 : TPUCI_ENOMEM;
+  }
+  if (strcmp(format, "yaml") == 0)
+    return tpuci__report_yaml_text(ctx->report, out, NULL);
+  if (strcmp(format, "html") == 0) {
+    tpuci__buf_t b;
+    int r;
+    tpuci__buf_init(&b);
+    r = tpuci__report_html(ctx->report, &b, NULL);
+    if (r != 0) {
+      tpuci__buf_free(&b);
+      return r;
+    }
+    *out = tpuci__buf_steal(&b);
+    return 0;
+  }
+  return TPUCI_EUSAGE;
+}
+
+int tpuci_export(tpuci_ctx_t *ctx, const char *format,
+                 const tpuci_export_options_t *opts, char **out) {
+  tpuci__export_opts_t eo;
+  tpuci__err_t e = {0, NULL};
+  tpuci__buf_t b;
+  int r;
+
+  if (ctx == NULL || format == NULL || out == NULL) return TPUCI_EUSAGE;
+  if (!ctx->loaded) {
+    tpuci__err_set(&e, TPUCI_ESTATE, "no spec loaded");
+    return tpuci__fail(ctx, &e);
+  }
+  if (strcmp(format, "github") != 0) {
+    tpuci__err_set(&e, TPUCI_EUSAGE, "unknown export format '%s' (known: github)", format);
+    return tpuci__fail(ctx, &e);
+  }
+  tpuci__export_opts_init(&eo);
+  if (opts != NULL) {
+    eo.spec = opts->spec;
+    eo.source_url = opts->source_url;
+    eo.source_ref = opts->source_ref;
+    eo.name = opts->name;
+    eo.per_job = opts->per_job;
+  }
+  tpuci__buf_init(&b);
+  r = tpuci__export_github(&ctx->plan, &eo, &b, &e);
+  if (r != 0) {
+    tpuci__buf_free(&b);
+    return tpuci__fail(ctx, &e);
+  }
+  *out = tpuci__buf_steal(&b);
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The TPU catalogue                                                   */
+
+int tpuci_topologies(tpuci_ctx_t *ctx, const char *type, const char *emulate,
+                     char **out) {
+  tpuci__err_t e = {0, NULL};
+  if (ctx == NULL || out == NULL) return TPUCI_EUSAGE;
+  if (type == NULL) {
+    *out = tpuci__tpu_catalogue_text();
+    return 0;
+  }
+  *out = tpuci__tpu_describe(type, emulate ? emulate : "pjrt", &e);
+  if (*out == NULL) {
+    if (e.msg == NULL) tpuci__err_set(&e, TPUCI_EUSAGE, "unknown TPU type '%s'", type);
+    if (e.code == 0) e.code = TPUCI_EUSAGE;
+    return tpuci__fail(ctx, &e);
+  }
+  return 0;
+}
+
+size_t tpuci_test_count(const tpuci_ctx_t *ctx, size_t i) {
+  if (ctx == NULL || i >= ctx->nresults || ctx->results[i].history == NULL) return 0;
+  return ctx->results[i].history->len;
+}
+
+int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
+                    tpuci_test_info_t *out) {
+  const tpuci__test_hist_t *t;
+  const tpuci__test_t *fin;
+  size_t r;
+  if (out == NULL || k >= tpuci_test_count(ctx, i)) return TPUCI_EUSAGE;
+  t = &ctx->results[i].history->tests[k];
+  fin = tpuci__history_final(t);
+  memset(out, 0, sizeof(*out));
+  out->id = t->id;
+  out->runs = (int) t->len;
+  if (fin == NULL) return 0;
+  out->outcome = tpuci__test_outcome_name(fin->outcome);
+  out->failing = tpuci__test_outcome_failing(fin->outcome);
+  out->flaky = tpuci__history_flaky(t);
+  out->duration_s = fin->time_s;
+  out->file = fin->file;
+  out->line = fin->line >= 0 ? fin->line + 1 : 0;
+  for (r = t->len; r > 0; r--) {
+    const tpuci__test_t *run = &t->runs[r - 1].result;
+    if (tpuci__test_outcome_failing(run->outcome)) {
+      out->message = run->message;
+      break;
+    }
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Engine maintenance                                                  */
+
+int tpuci_engine_gc(tpuci_ctx_t *ctx, int dry_run, char **report) {
+  tpuci__buf_t b;
+  tpuci__err_t e = {0, NULL};
+  int r;
+  tpuci__buf_init(&b);
+  r = tpuci__runtime_gc(dry_run, &b, &e);
+  *report = tpuci__buf_steal(&b);
+  if (r < 0) return tpuci__fail(ctx, &e);
+  return r;
+}
+
+int tpuci_engine_doctor(tpuci_ctx_t *ctx, char **report) {
+  tpuci__buf_t b;
+  tpuci__err_t e = {0, NULL};
+  int r;
+  tpuci__buf_init(&b);
+  r = tpuci__runtime_doctor(ctx->loaded ? &ctx->plan : NULL, &b, &e);
+  *report = tpuci__buf_steal(&b);
+  if (r < 0) return tpuci__fail(ctx, &e);
+  return r;
+}

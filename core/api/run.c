@@ -1,0 +1,331 @@
+/* Running the plan: the run folder, the scheduler on a loop, the
+ * records written as attempts end and at the end, the exit code. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "api/ctx.h"
+#include "report/report.h"
+
+/* ------------------------------------------------------------------ */
+/* Running                                                             */
+
+void tpuci_run_options_init(tpuci_run_options_t *opts) {
+  memset(opts, 0, sizeof(*opts));
+  opts->version = TPUCI_RUN_OPTIONS_VERSION;
+}
+
+/* What the instances say: 0 passed, 1 failed, 3 nothing ran, 130
+ * interrupted. */
+static int tpuci__compute_verdict(const tpuci_ctx_t *ctx) {
+  size_t i;
+  int failed = 0;
+  if (ctx->run_error) return 3;
+  if (tpuci__sched_interrupted(ctx->sched)) return 130;
+  for (i = 0; i < ctx->plan.ninstances; i++) {
+    tpuci_outcome_t o = ctx->results[i].outcome;
+    if (!ctx->plan.instances[i].selected) continue;
+    if (o == TPUCI_OUTCOME_PASSED) continue;
+    if (o == TPUCI_OUTCOME_FLAKY && !ctx->ropts.strict_flaky) continue;
+    failed = 1;
+  }
+  return failed;
+}
+
+/* The exit code: the verdict, or 4 when a file of the run's records could
+ * not be written, unless nothing ran (3) or the run was interrupted (130). */
+static int tpuci__compute_exit(const tpuci_ctx_t *ctx) {
+  if (ctx->write_paths.len == 0 || ctx->verdict == 3 || ctx->verdict == 130)
+    return ctx->verdict;
+  return TPUCI__EXIT_RECORDS;
+}
+
+/* A message for the host: a warning, or a file that could not be written. */
+static void tpuci__message(tpuci_ctx_t *ctx, const char *msg) {
+  tpuci_event_t ev;
+  memset(&ev, 0, sizeof(ev));
+  ev.type = TPUCI_EVENT_MESSAGE;
+  ev.message = msg;
+  if (ctx->ropts.on_event) ctx->ropts.on_event(ctx, &ev, ctx->ropts.userdata);
+}
+
+/* A file of the run's records (run folder, reports) could not be written:
+ * the host hears it once per file, and the records are incomplete. */
+static void tpuci__records_failed(tpuci_ctx_t *ctx, const char *path, int err) {
+  char *msg;
+  size_t i;
+  for (i = 0; i < ctx->write_paths.len; i++)
+    if (strcmp(ctx->write_paths.items[i], path) == 0) return;
+  tpuci__strv_push(&ctx->write_paths, path);
+  tpuci__strv_push(&ctx->write_errors, tpuci__strerror(err));
+  msg = tpuci__printf("cannot write %s: %s", path, tpuci__strerror(err));
+  tpuci__message(ctx, msg);
+  free(msg);
+}
+
+static void tpuci__on_write_error(void *host, const char *path, int err) {
+  tpuci__records_failed(host, path, err);
+}
+
+/* Lowers the run's slots to what the process's file descriptors allow,
+ * with one warning. The limit is read, never changed (that is the host's
+ * business: the CLI raises its soft limit to the hard one). */
+static void tpuci__cap_jobs(tpuci_ctx_t *ctx) {
+  struct rlimit rl;
+  char *msg;
+  int cap;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
+  cap = tpuci__sched_fd_cap(&ctx->plan, (uint64_t) rl.rlim_cur);
+  if (ctx->jobs <= cap) return;
+  msg = tpuci__printf("warning: -j %d lowered to %d: only %llu file descriptors (ulimit -n)",
+                      ctx->jobs, cap, (unsigned long long) rl.rlim_cur);
+  tpuci__message(ctx, msg);
+  free(msg);
+  ctx->jobs = cap;
+}
+
+/* pytest instances: one merged JUnit file (run folder, and --junit), and
+ * the durations of this run's tests recorded for the next one's shards. */
+static void tpuci__write_junit(tpuci_ctx_t *ctx) {
+  const tpuci__history_t **hs;
+  tpuci__err_t e = {0, NULL};
+  size_t i, n = 0;
+  char *path;
+  int r;
+
+  hs = tpuci__malloc((ctx->nresults + 1) * sizeof(*hs));
+  for (i = 0; i < ctx->nresults; i++)
+    if (ctx->plan.instances[i].selected && ctx->results[i].history)
+      hs[n++] = ctx->results[i].history;
+  if (n == 0) {
+    free(hs);
+    return;
+  }
+  path = tpuci__printf("%s/junit.xml", ctx->rd.dir);
+  if ((r = tpuci__junit_write_merged_file(path, hs, n, &e)) != 0)
+    tpuci__records_failed(ctx, path, r);
+  free(path);
+  if (ctx->ropts.junit &&
+      (r = tpuci__junit_write_merged_file(ctx->ropts.junit, hs, n, &e)) != 0)
+    tpuci__records_failed(ctx, ctx->ropts.junit, r);
+  for (i = 0; i < n; i++) tpuci__timings_update_history(&ctx->timings, hs[i]);
+  if (ctx->timings_path &&
+      (r = tpuci__timings_save(&ctx->timings, ctx->timings_path, &e)) != 0)
+    tpuci__records_failed(ctx, ctx->timings_path, r);
+  tpuci__err_clear(&e);
+  free(hs);
+}
+
+/* Writes the report to `path`, saying what is known of the records so
+ * far. Returns 0 or the write's error, already reported. */
+static int tpuci__write_report(tpuci_ctx_t *ctx, const char *format,
+                               const char *path) {
+  tpuci__err_t e = {0, NULL};
+  int r;
+  tpuci__report_set_records(ctx->report, tpuci__compute_exit(ctx), &ctx->write_paths,
+                            &ctx->write_errors);
+  r = tpuci__report_write(ctx->report, format, path, &e);
+  tpuci__err_clear(&e);
+  if (r != 0) tpuci__records_failed(ctx, path, r);
+  return r;
+}
+
+/* Every record written at the end: the run folder's last, and
+ * summary.json last of all, so that it lists every other file that could
+ * not be written. */
+static void tpuci__write_reports(tpuci_ctx_t *ctx, const char *error) {
+  static const struct {
+    size_t offset;
+    const char *format;
+  } extra[] = {{offsetof(tpuci_run_options_t, report_html), "html"},
+               {offsetof(tpuci_run_options_t, report_yaml), "yaml"},
+               {offsetof(tpuci_run_options_t, report_json), "json"}};
+  tpuci__run_info_t info;
+  size_t k;
+  char *path;
+
+  tpuci__write_junit(ctx);
+  memset(&info, 0, sizeof(info));
+  info.run_id = ctx->rd.id;
+  info.run_dir = ctx->rd.dir;
+  info.start_ms = ctx->start_ms;
+  info.duration_ms = ctx->duration_ms;
+  info.exit_code = tpuci__compute_exit(ctx);
+  info.verdict = ctx->verdict;
+  info.jobs = ctx->jobs;
+  info.error = error;
+  ctx->report = tpuci__report_build(&ctx->plan, ctx->results, &info);
+  for (k = 0; k < sizeof(extra) / sizeof(extra[0]); k++) {
+    const char *p = *(const char *const *) ((const char *) &ctx->ropts + extra[k].offset);
+    if (p != NULL) tpuci__write_report(ctx, extra[k].format, p);
+  }
+  /* The HTML report always goes into the run folder too. */
+  path = tpuci__printf("%s/report.html", ctx->rd.dir);
+  tpuci__write_report(ctx, "html", path);
+  free(path);
+  path = tpuci__rundir_summary_path(&ctx->rd);
+  if (tpuci__write_report(ctx, "json", path) == 0) ctx->summary_path = path;
+  else free(path);
+  /* The tree says what happened to summary.json too (tpuci_report()). */
+  tpuci__report_set_records(ctx->report, tpuci__compute_exit(ctx), &ctx->write_paths,
+                            &ctx->write_errors);
+}
+
+static void tpuci__on_sched_event(void *host, const tpuci_event_t *ev) {
+  tpuci_ctx_t *ctx = host;
+  int jsonl_err = 0;
+
+  if (ev->type == TPUCI_EVENT_ATTEMPT_FINISHED) {
+    const tpuci__instance_result_t *r = &ctx->results[ev->instance];
+    jsonl_err = tpuci__rundir_append(&ctx->rd, &ctx->plan.instances[ev->instance],
+                                     ev->attempt, &r->attempts[r->nattempts - 1]);
+  }
+  if (ev->type == TPUCI_EVENT_RUN_FINISHED) {
+    tpuci__err_t e = {0, NULL};
+    const char *error = tpuci__sched_error(ctx->sched);
+    ctx->running = 0;
+    ctx->duration_ms = (uv_hrtime() - ctx->start_hr) / 1000000u;
+    if (error) {
+      ctx->run_error = tpuci__sched_error_code(ctx->sched);
+      if (ctx->run_error == 0) ctx->run_error = TPUCI_EENGINE;
+      tpuci__err_set(&e, ctx->run_error, "%s", error);
+      tpuci__fail(ctx, &e);
+    }
+    ctx->verdict = tpuci__compute_verdict(ctx);
+    tpuci__write_reports(ctx, error);
+    ctx->exit_code = tpuci__compute_exit(ctx);
+  }
+  if (ctx->ropts.on_event) ctx->ropts.on_event(ctx, ev, ctx->ropts.userdata);
+  /* After the attempt's own event, so the host shows the attempt first. */
+  if (jsonl_err != 0) {
+    char *path = tpuci__rundir_jsonl_path(&ctx->rd);
+    tpuci__records_failed(ctx, path, jsonl_err);
+    free(path);
+  }
+}
+
+int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
+  tpuci__sched_opts_t so;
+  tpuci__err_t e = {0, NULL};
+  tpuci_event_t ev;
+  uv_loop_t *loop;
+  size_t i, nsel = 0;
+  int r;
+
+  if (ctx == NULL || opts == NULL || opts->version != TPUCI_RUN_OPTIONS_VERSION)
+    return TPUCI_EUSAGE;
+  if (ctx->running) {
+    tpuci__err_set(&e, TPUCI_ESTATE, "a run is already in progress");
+    return tpuci__fail(ctx, &e);
+  }
+  if (!ctx->loaded) {
+    tpuci__err_set(&e, TPUCI_ESTATE, "no spec loaded");
+    return tpuci__fail(ctx, &e);
+  }
+  tpuci__results_free(ctx);
+  ctx->ropts = *opts;
+  ctx->run_error = 0;
+  ctx->exit_code = 0;
+  ctx->verdict = 0;
+  for (i = 0; i < ctx->plan.ninstances; i++) nsel += ctx->plan.instances[i].selected != 0;
+  if (nsel == 0) {
+    tpuci__err_set(&e, TPUCI_ENOMATCH, "%s: no job instance selected",
+                   ctx->plan.spec_path);
+    return tpuci__fail(ctx, &e);
+  }
+
+  ctx->jobs = opts->jobs > 0 ? opts->jobs : (int) uv_available_parallelism();
+  tpuci__cap_jobs(ctx);
+  r = tpuci__sched_check(&ctx->plan, ctx->jobs, &e);
+  if (r != 0) return tpuci__fail(ctx, &e);
+  r = tpuci__rundir_create(&ctx->rd, opts->state_dir ? opts->state_dir : ".tpuci", &e);
+  if (r != 0) return tpuci__fail(ctx, &e);
+  ctx->timings_path = tpuci__printf("%s/timings.json", opts->state_dir ? opts->state_dir
+                                                                     : ".tpuci");
+  if (tpuci__timings_load(&ctx->timings, ctx->timings_path, &e) != 0) {
+    /* Shards fall back to counts; the next run rewrites the file. */
+    char *msg = tpuci__printf("warning: %s; test durations start afresh", e.msg);
+    tpuci__err_clear(&e);
+    tpuci__timings_free(&ctx->timings);
+    tpuci__timings_init(&ctx->timings);
+    memset(&ev, 0, sizeof(ev));
+    ev.type = TPUCI_EVENT_MESSAGE;
+    ev.message = msg;
+    if (opts->on_event) opts->on_event(ctx, &ev, opts->userdata);
+    free(msg);
+  }
+  ctx->nresults = ctx->plan.ninstances;
+  ctx->results = tpuci__calloc(ctx->nresults ? ctx->nresults : 1, sizeof(*ctx->results));
+
+  if (opts->loop != NULL) {
+    loop = opts->loop;
+  } else {
+    ctx->own_loop = tpuci__malloc(sizeof(*ctx->own_loop));
+    r = uv_loop_init(ctx->own_loop);
+    if (r != 0) {
+      free(ctx->own_loop);
+      ctx->own_loop = NULL;
+      tpuci__err_set(&e, r, "cannot create an event loop: %s", uv_strerror(r));
+      return tpuci__fail(ctx, &e);
+    }
+    loop = ctx->own_loop;
+  }
+
+  memset(&so, 0, sizeof(so));
+  so.jobs = ctx->jobs;
+  so.fail_fast = opts->fail_fast;
+  so.strict_flaky = opts->strict_flaky;
+  so.keep_failed = opts->keep_failed;
+  so.deadline_ms = opts->deadline_ms;
+  so.grace_ms = opts->grace_ms;
+  so.handle_signals = opts->handle_signals;
+  so.tick_ms = opts->tick_ms;
+  so.run_id = ctx->rd.id;
+  so.timings = &ctx->timings;
+  so.preselect = ctx->preselect;
+  so.run_dir = ctx->rd.dir;
+  so.on_event = tpuci__on_sched_event;
+  so.on_write_error = tpuci__on_write_error;
+  so.host = ctx;
+
+  ctx->start_ms = tpuci__now_ms();
+  ctx->start_hr = uv_hrtime();
+  ctx->running = 1;
+  ctx->ran = 1;
+  memset(&ev, 0, sizeof(ev));
+  ev.type = TPUCI_EVENT_RUN_STARTED;
+  ev.message = ctx->rd.dir;
+  if (opts->on_event) opts->on_event(ctx, &ev, opts->userdata);
+  if (ctx->rd.latest_err != 0) tpuci__records_failed(ctx, ctx->rd.latest, ctx->rd.latest_err);
+
+  r = tpuci__sched_start(&ctx->sched, loop, &ctx->plan, ctx->results, &so, &e);
+  if (r != 0) {
+    ctx->running = 0;
+    ctx->run_error = r;
+    ctx->verdict = ctx->exit_code = 3; /* nothing ran */
+    if (ctx->own_loop) {
+      uv_loop_close(ctx->own_loop);
+      free(ctx->own_loop);
+      ctx->own_loop = NULL;
+    }
+    return tpuci__fail(ctx, &e);
+  }
+  if (ctx->own_loop == NULL) return 0;
+
+  uv_run(ctx->own_loop, UV_RUN_DEFAULT);
+  r = uv_loop_close(ctx->own_loop);
+  free(ctx->own_loop);
+  ctx->own_loop = NULL;
+  if (r != 0) {
+    tpuci__err_set(&e, TPUCI_ESTATE, "internal error: handles left open on the loop");
+    return tpuci__fail(ctx, &e);
+  }
+  return ctx->run_error;
+}
+
+int tpuci_cancel(tpuci_ctx_t *ctx, int force) {
+  if (ctx == NULL) return TPUCI_EUSAGE;
+  if (!ctx->running || ctx->sched == NULL) return TPUCI_ESTATE;
+  tpuci__sched_cancel(ctx->sched, force);
+  return 0;
+}
