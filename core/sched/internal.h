@@ -1,0 +1,142 @@
+/* The scheduler's own parts, shared by its files: the run (scheduler.c:
+ * the queue, slots, stopping, signals, the end), attempts (attempt.c:
+ * starting one on its runtime, timeouts, what it left, retries) and
+ * pytest shard groups (shards.c). Nothing outside core/sched/ includes
+ * this. */
+#ifndef TPUCI_SCHED_INTERNAL_H
+#define TPUCI_SCHED_INTERNAL_H
+
+#include "sched/scheduler.h"
+
+#define TPUCI__DEFAULT_GRACE_MS 5000
+
+/* File descriptors one slot holds while its attempt runs come from the
+ * runtime driver's table (runtime/runtime.c, fds_per_host; docs/cli.md,
+ * -j). The rest of the process: stdio, the loop, signals, the engine client,
+ * a process being spawned (4 more for a moment), reports being written. */
+#define TPUCI__FDS_RESERVE 64
+
+typedef enum {
+  TPUCI__STOP_NONE = 0,
+  TPUCI__STOP_INTERRUPT, /* a signal or tpuci_cancel() */
+  TPUCI__STOP_FAIL_FAST,
+  TPUCI__STOP_DEADLINE
+} tpuci__stop_t;
+
+/* The scheduler's view of an attempt. `a` comes first so the runtime's
+ * tpuci__attempt_t * converts back. */
+typedef struct tpuci__satt_s {
+  tpuci__attempt_t a;
+  tpuci__sched_t *s;
+  char *dir;
+  char *log_path;
+  int log_fd;
+  int log_errno;           /* first write error, reported in the cause */
+  uint64_t start_ms;
+  uint64_t start_hr;
+  uv_timer_t timeout_timer;
+  uv_timer_t grace_timer;
+  int closing;             /* timers being closed: count of pending */
+  int timed_out;
+  int cancelled;
+  int term_sent;
+  int kill_sent;
+  int finished;
+  int collect;             /* collects a shard group's tests: no results */
+  tpuci__strv_t argv_own;  /* the attempt's command, when not the plan's */
+  char *results_dir;       /* pytest: this attempt's results folder */
+  struct tpuci__satt_s *prev, *next; /* the scheduler's running list */
+} tpuci__satt_t;
+
+/* Shards of one pytest job instance, which share one collection. */
+enum { TPUCI__GROUP_NEW = 0, TPUCI__GROUP_COLLECTING, TPUCI__GROUP_READY,
+       TPUCI__GROUP_FAILED };
+
+typedef struct {
+  char *name;
+  int state;
+  size_t *waiting;         /* shards dequeued while collecting */
+  size_t nwaiting;
+  tpuci__shard_plan_t plan;
+  char *cause;             /* FAILED: why, for each shard */
+  tpuci_outcome_t outcome; /* FAILED: the shards' outcome (or PASSED when
+                              nothing was collected and that is allowed) */
+  char *log_path;          /* the collection's log */
+} tpuci__group_t;
+
+/* An instance waiting for its retry backoff. */
+typedef struct tpuci__wait_s {
+  uv_timer_t timer;
+  tpuci__sched_t *s;
+  size_t index;
+  struct tpuci__wait_s *prev, *next;
+} tpuci__wait_t;
+
+struct tpuci__sched_s {
+  uv_loop_t *loop;
+  const tpuci__plan_t *plan;
+  tpuci__instance_result_t *results;
+  tpuci__sched_opts_t opts;
+  char *run_id;
+  char *run_dir;
+
+  tpuci__runtime_t *rts[TPUCI__RUNTIME__COUNT];
+  int preparing;           /* runtimes whose prepare() has not answered */
+  int started;             /* pump() may start attempts */
+
+  size_t *queue;           /* ring buffer of instance indices */
+  size_t qcap, qhead, qlen;
+  int *next_attempt;       /* per instance, 1-based */
+  tpuci__strv_t **select;  /* pytest: node ids the next attempt runs */
+  int *group_of;           /* pytest shards: index into groups, or -1 */
+  tpuci__group_t *groups;
+  size_t ngroups;
+  tpuci__wait_t *waits;    /* instances waiting for a retry */
+
+  int slots;
+  int running;
+  tpuci__satt_t *running_list;
+  int in_pump;
+
+  tpuci__stop_t stop;
+  int force;
+  int finishing;
+  int closing;             /* handles and runtimes still closing */
+
+  uv_timer_t deadline_timer;
+  uv_timer_t tick_timer;
+  uv_signal_t sigint;
+  uv_signal_t sigterm;
+  int signals_on;
+  int signal_count;
+
+  char *error;
+  int error_code;
+};
+
+void tpuci__pump(tpuci__sched_t *s);
+void tpuci__drain(tpuci__sched_t *s);
+void tpuci__check_finished(tpuci__sched_t *s);
+void tpuci__stop(tpuci__sched_t *s, tpuci__stop_t why, int force);
+void tpuci__emit(tpuci__sched_t *s, tpuci_event_t *ev);
+void tpuci__emit_message(tpuci__sched_t *s, const char *msg);
+void tpuci__rt_message(tpuci__runtime_t *rt, const char *msg);
+void tpuci__queue_push(tpuci__sched_t *s, size_t index);
+size_t tpuci__queue_pop(tpuci__sched_t *s);
+tpuci__attempt_result_t *tpuci__result_add(tpuci__instance_result_t *r);
+void tpuci__instance_finish(tpuci__sched_t *s, size_t index);
+uint64_t tpuci__grace(const tpuci__sched_t *s, const tpuci__instance_t *inst);
+tpuci__runtime_t *tpuci__rt(const tpuci__satt_t *t);
+void tpuci__attempt_stop(tpuci__satt_t *t, int force);
+void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect);
+void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t, tpuci_outcome_t o, const tpuci__exit_t *ex);
+void tpuci__shard_start(tpuci__sched_t *s, size_t index);
+void tpuci__attempt_synthetic(tpuci__sched_t *s, size_t index, tpuci_outcome_t o, const char *cause, const char *log_path);
+void tpuci__groups_build(tpuci__sched_t *s);
+void tpuci__wait_remove(tpuci__sched_t *s, tpuci__wait_t *w);
+void tpuci__schedule_retry(tpuci__sched_t *s, size_t index, int next);
+void tpuci__attempt_unlink(tpuci__sched_t *s, tpuci__satt_t *t);
+void tpuci__attempt_report(tpuci__sched_t *s, size_t index, int number, const tpuci__attempt_result_t *res);
+void tpuci__attempt_next(tpuci__sched_t *s, size_t index, int number, tpuci_outcome_t o);
+
+#endif /* TPUCI_SCHED_INTERNAL_H */

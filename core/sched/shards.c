@@ -1,0 +1,176 @@
+/* pytest shard groups: the shards of one instance share one collection
+ * of its tests (a collect attempt), then each runs its part. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pytest/pytest_run.h"
+#include "sched/internal.h"
+
+/* ------------------------------------------------------------------ */
+/* Shards: one collection per group, then each shard runs its part     */
+
+/* Records an attempt that ran nothing (an empty shard, a failed
+ * collection) and finishes the instance. */
+void tpuci__attempt_synthetic(tpuci__sched_t *s, size_t index,
+                                     tpuci_outcome_t o, const char *cause,
+                                     const char *log_path) {
+  const tpuci__instance_t *inst = &s->plan->instances[index];
+  tpuci__attempt_result_t *res = tpuci__result_add(&s->results[index]);
+  tpuci_event_t ev;
+  int number = s->next_attempt[index];
+
+  memset(&ev, 0, sizeof(ev));
+  ev.type = TPUCI_EVENT_ATTEMPT_STARTED;
+  ev.instance = index;
+  ev.name = inst->name;
+  ev.attempt = number;
+  ev.max_attempts = inst->retry.attempts;
+  tpuci__emit(s, &ev);
+  res->outcome = o;
+  res->exit_code = -1;
+  res->start_ms = tpuci__now_ms();
+  res->cause = tpuci__strdup(cause);
+  res->log_path = tpuci__strdup(log_path);
+  tpuci__attempt_report(s, index, number, res);
+  tpuci__instance_finish(s, index);
+}
+
+/* A shard whose group is collected: its part, or nothing to do. */
+void tpuci__shard_start(tpuci__sched_t *s, size_t index) {
+  tpuci__group_t *g = &s->groups[s->group_of[index]];
+  const tpuci__instance_t *inst = &s->plan->instances[index];
+  const tpuci__shard_t *part;
+
+  if (g->state == TPUCI__GROUP_FAILED) {
+    tpuci__attempt_synthetic(s, index, g->outcome, g->cause, g->log_path);
+    return;
+  }
+  part = &g->plan.shards[inst->pytest->shard - 1];
+  if (part->ids.len == 0) {
+    tpuci__attempt_synthetic(s, index, TPUCI_OUTCOME_PASSED,
+                             "no test assigned to this shard (fewer tests than shards)",
+                             g->log_path);
+    return;
+  }
+  if (s->select[index] == NULL) {
+    s->select[index] = tpuci__calloc(1, sizeof(*s->select[index]));
+    tpuci__strv_copy(s->select[index], &part->ids);
+  }
+  tpuci__attempt_start(s, index, 0);
+}
+
+void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t,
+                                tpuci_outcome_t o, const tpuci__exit_t *ex) {
+  tpuci__group_t *g = &s->groups[s->group_of[t->a.index]];
+  const tpuci__instance_t *inst = t->a.inst;
+  tpuci__strv_t ids = {0};
+  tpuci__err_t e = {0, NULL};
+  char *text = NULL, *msg;
+  size_t len = 0, k;
+
+  g->log_path = tpuci__strdup(t->log_path);
+  /* An incomplete log would hide tests: the collection failed. */
+  if (o == TPUCI_OUTCOME_PASSED && t->log_errno == 0 &&
+      tpuci__read_file(t->log_path, &text, &len) == 0 &&
+      tpuci__collect_parse(text, len, &ids, &e) == 0 && ids.len > 0 &&
+      tpuci__shard_plan((const char *const *) ids.items, ids.len, s->opts.timings,
+                        (size_t) inst->pytest->shards, &g->plan, &e) == 0) {
+    tpuci__buf_t b;
+    g->state = TPUCI__GROUP_READY;
+    tpuci__buf_init(&b);
+    tpuci__buf_addf(&b, "%s: %zu tests in %d shards (%s), predicted", g->name, ids.len,
+                    inst->pytest->shards, g->plan.by_count ? "by count: no recorded durations"
+                                                           : "by recorded durations");
+    for (k = 0; k < g->plan.n; k++)
+      tpuci__buf_addf(&b, "%s %.1fs", k ? "," : "", g->plan.shards[k].predicted_s);
+    tpuci__emit_message(s, b.data);
+    tpuci__buf_free(&b);
+  } else {
+    char d[32];
+    g->state = TPUCI__GROUP_FAILED;
+    g->outcome = o == TPUCI_OUTCOME_PASSED ? TPUCI_OUTCOME_FAILED : o;
+    if (o == TPUCI_OUTCOME_PASSED && t->log_errno) {
+      g->outcome = TPUCI_OUTCOME_INFRA;
+      g->cause = tpuci__printf("test collection log incomplete: %s", strerror(t->log_errno));
+    } else if (o == TPUCI_OUTCOME_FAILED && ex->exit_code == TPUCI__PYTEST_NO_TESTS) {
+      g->outcome = inst->pytest->allow_empty ? TPUCI_OUTCOME_PASSED : TPUCI_OUTCOME_FAILED;
+      g->cause = tpuci__printf("collection selected no test%s",
+                               inst->pytest->allow_empty ? " (allowed: allow_empty)"
+                                                         : " (pytest exit 5; set pytest.allow_empty = true if that is fine)");
+    } else if (o == TPUCI_OUTCOME_TIMEOUT) {
+      g->cause = tpuci__printf("test collection timed out after %s",
+                               tpuci__duration_format(inst->timeout_ms, d, sizeof(d)));
+    } else if (o == TPUCI_OUTCOME_PASSED) {
+      g->cause = tpuci__printf("test collection listed no node ids%s%s",
+                               e.msg ? ": " : "", e.msg ? e.msg : "");
+    } else if (ex->infra || ex->oom) {
+      g->cause = tpuci__printf("test collection: %s", ex->cause ? ex->cause : tpuci_outcome_name(o));
+    } else {
+      g->cause = tpuci__printf("test collection failed (exit %d)", ex->exit_code);
+    }
+    msg = tpuci__printf("%s: %s; log: %s", g->name, g->cause, g->log_path);
+    tpuci__emit_message(s, msg);
+    free(msg);
+  }
+  free(text);
+  tpuci__strv_free(&ids);
+  tpuci__err_clear(&e);
+
+  /* The shards that waited go back to the front of the queue, in order. */
+  for (k = g->nwaiting; k > 0; k--) {
+    s->qhead = (s->qhead + s->qcap - 1) % s->qcap;
+    s->queue[s->qhead] = g->waiting[k - 1];
+    s->qlen++;
+  }
+  g->nwaiting = 0;
+  if (s->stop != TPUCI__STOP_NONE) tpuci__drain(s);
+}
+
+typedef struct {
+  char *name;
+  size_t index;
+} tpuci__named_t;
+
+static int tpuci__cmp_named(const void *a, const void *b) {
+  const tpuci__named_t *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  return c ? c : (x->index < y->index ? -1 : x->index > y->index);
+}
+
+/* Groups the selected pytest shards of one instance (same name but for
+ * shard=i/N): each group collects its tests once. */
+void tpuci__groups_build(tpuci__sched_t *s) {
+  const tpuci__plan_t *plan = s->plan;
+  tpuci__named_t *v;
+  size_t i, n = 0;
+
+  s->group_of = tpuci__malloc(s->qcap * sizeof(int));
+  for (i = 0; i < plan->ninstances; i++) s->group_of[i] = -1;
+  v = tpuci__malloc(s->qcap * sizeof(*v));
+  for (i = 0; i < plan->ninstances; i++) {
+    const tpuci__instance_t *inst = &plan->instances[i];
+    if (!inst->selected || inst->pytest == NULL || inst->pytest->shards <= 1) continue;
+    v[n].name = tpuci__pytest_group_name(inst);
+    v[n++].index = i;
+  }
+  qsort(v, n, sizeof(*v), tpuci__cmp_named);
+  for (i = 0; i < n; i++) {
+    if (i == 0 || strcmp(v[i].name, v[i - 1].name) != 0) {
+      tpuci__group_t *g;
+      s->groups = tpuci__realloc(s->groups, (s->ngroups + 1) * sizeof(*s->groups));
+      g = &s->groups[s->ngroups++];
+      memset(g, 0, sizeof(*g));
+      g->name = tpuci__strdup(v[i].name);
+      g->waiting = tpuci__malloc(((size_t) plan->instances[v[i].index].pytest->shards + 1) *
+                                 sizeof(*g->waiting));
+    }
+    s->group_of[v[i].index] = (int) s->ngroups - 1;
+  }
+  for (i = 0; i < n; i++) free(v[i].name);
+  free(v);
+}
