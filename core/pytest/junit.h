@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "tpuci.h"
+#include "base/idmap.h"
 #include "base/util.h"
 
 /* Limits for untrusted reports. Bodies (failure text, system-out) and
@@ -121,23 +122,6 @@ void tpuci__junit_mangle(const char *node_id, char **classname, char **name);
  * example from `pytest --collect-only -q`) whose mangled classname and
  * name match. Returns how many ids changed. */
 size_t tpuci__junit_resolve_ids(tpuci__junit_t *j, const tpuci__strv_t *known);
-
-/* ------------------------------------------------------------------ */
-/* A map from borrowed strings to indexes (open addressing).           */
-
-typedef struct {
-  const char **keys;
-  size_t *vals;
-  size_t len, cap;  /* cap is 0 or a power of two */
-} tpuci__idmap_t;
-
-#define TPUCI__IDMAP_NONE ((size_t) -1)
-
-void tpuci__idmap_init(tpuci__idmap_t *m);
-void tpuci__idmap_free(tpuci__idmap_t *m);
-/* The key is borrowed: it must outlive the map (or be replaced). */
-void tpuci__idmap_put(tpuci__idmap_t *m, const char *key, size_t val);
-size_t tpuci__idmap_get(const tpuci__idmap_t *m, const char *key);
 
 /* ------------------------------------------------------------------ */
 /* History of one instance across attempts                             */

@@ -21,7 +21,7 @@ if ! command -v "$cc" >/dev/null; then
   exit 77
 fi
 
-srcs=(core/base/util.c core/base/duration.c core/base/error.c core/plan/outcome.c
+srcs=(core/base/util.c core/base/duration.c core/base/error.c core/base/idmap.c core/plan/outcome.c
       core/pytest/junit.c core/pytest/junit_history.c core/pytest/junit_report.c
       core/pytest/timings.c core/pytest/shard.c)
 flags=(-g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
