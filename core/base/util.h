@@ -1,5 +1,9 @@
-/* Small internal helpers: allocation, growable strings and vectors,
- * error messages, time. */
+/* core/base/: what every other folder uses and nothing more. Small
+ * internal helpers (this header): allocation that aborts on OOM, growable
+ * strings and vectors, key/value lists, error messages, time, paths and
+ * UTF-8 checks; durations and sizes (duration.c), error names (error.c),
+ * and a string->index map (idmap.h). It includes nothing of the core but
+ * the public tpuci.h (error codes, outcomes) and is called by everyone. */
 #ifndef TPUCI_UTIL_H
 #define TPUCI_UTIL_H
 

@@ -1,4 +1,8 @@
-/* The console reporter of the tpuci command. Uses only tpuci.h.
+/* core/cli/: the tpuci command (main.c) and its console reporter (this
+ * header). It uses only the public include/tpuci.h, as any program that
+ * embeds the library would.
+ *
+ * The console reporter of the tpuci command. Uses only tpuci.h.
  *
  * Three styles:
  * - board: on a terminal (and not in CI), a status board redrawn in place

@@ -1,4 +1,8 @@
-/* A GitHub Actions workflow that runs a spec with tpuci (`tpuci export
+/* core/export/: the plan written out for another system to run (`tpuci
+ * export`). It reads the plan only (and core/pytest/ for pytest command
+ * lines), and may use core/plan/ and core/base/; only core/api/ calls it.
+ *
+ * A GitHub Actions workflow that runs a spec with tpuci (`tpuci export
  * github`): it builds tpuci from source on ubuntu-latest, runs the spec
  * and uploads the reports and run folders. docs/github.md describes the
  * workflow. */

@@ -1,5 +1,10 @@
-/* The plan: what a spec expands into. Plain C data, built by the spec
- * loader (spec.c) and read by the scheduler; nothing in it refers to Lua. */
+/* core/plan/: what a spec expands into, as plain C data. The plan (this
+ * header: job instances, images, topologies, retry policies, the names of
+ * outcomes and runtimes; plan.c prints it as text and JSON), the TPU
+ * catalogue and resolved slices (topology.h), and what each emulated host
+ * of an instance gets from its topology (host_env.h). Pure data and pure
+ * functions: no I/O, no Lua, no loop. Built by core/spec/, read by every
+ * folder after it; it may use only core/base/. */
 #ifndef TPUCI_PLAN_H
 #define TPUCI_PLAN_H
 

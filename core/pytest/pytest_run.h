@@ -1,7 +1,10 @@
-/* Running pytest jobs: the command of each attempt, reading its JUnit
- * file into the instance's history, what a retry runs, and splitting a
- * collected suite into shards. The scheduler calls these; the parsing,
- * history and shard algorithms are junit.h's and shard.h's. */
+/* core/pytest/: pytest jobs. This header is what the scheduler calls:
+ * the command of each attempt, reading its JUnit file into the
+ * instance's history, what a retry runs, and splitting a collected suite
+ * into shards. The parts: JUnit parsing, per-test history and the merged
+ * report (junit.h), recorded durations (timings.h) and shards (shard.h).
+ * It may use core/runtime/ (an attempt's results folder), core/plan/ and
+ * core/base/; core/sched/, core/report/ and core/api/ call it. */
 #ifndef TPUCI_PYTEST_RUN_H
 #define TPUCI_PYTEST_RUN_H
 

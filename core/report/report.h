@@ -1,4 +1,11 @@
-/* The run report: one tree (Jansson) describing a run, written as
+/* core/report/: what a run leaves. The run folder with attempts.jsonl
+ * and summary.json (rundir.h), the report tree (this header), written as
+ * JSON, YAML (libyaml's emitter) and a self-contained HTML page
+ * (report_html.h). It reads the scheduler's results and may use
+ * core/sched/, core/pytest/, core/runtime/, core/plan/ and core/base/;
+ * only core/api/ calls it.
+ *
+ * The run report: one tree (Jansson) describing a run, written as
  * summary.json into the run folder, and on request as JSON (--report-json),
  * YAML (--report-yaml, with libyaml's emitter) and HTML. The schema is
  * docs/report.schema.json, described in docs/reports.md. */

@@ -1,4 +1,11 @@
-/* The scheduler: slots, a ready queue, timeouts, retries, cancellation. */
+/* core/sched/: the scheduler. Slots (one per emulated host), a FIFO
+ * ready queue, timeouts (SIGTERM, grace, SIGKILL), retries with backoff,
+ * fail-fast, the deadline, signals and cancellation (scheduler.c: the
+ * run; attempt.c: attempts; shards.c: pytest shard groups), and the
+ * outcome rules (outcome.c). It drives runtimes only through
+ * runtime/runtime.h and keeps the results this header declares. It may
+ * use core/pytest/, core/runtime/, core/plan/ and core/base/; core/report/
+ * and core/api/ read its results. */
 #ifndef TPUCI_SCHEDULER_H
 #define TPUCI_SCHEDULER_H
 

@@ -1,4 +1,9 @@
-/* Loading a Lua spec into a plan. */
+/* core/spec/: loading a Lua spec into a plan. The sandboxed Lua state
+ * with its time and memory caps (sandbox.c), the DSL prelude
+ * (lua/prelude.lua, compiled in), reading the spec file (load.c), YAML
+ * beside the spec (yaml.c) and the expansion of declarations into plan
+ * instances (expand.c). Lua lives only here and only while loading. It
+ * may use core/plan/ and core/base/; only core/api/ calls it. */
 #ifndef TPUCI_SPEC_H
 #define TPUCI_SPEC_H
 

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""The include rule of core/ (docs/architecture.md): data flows down
+
+    base -> plan -> spec | runtime -> pytest -> sched -> report | export -> api
+
+and a file may include headers only from its own folder and from the
+folders its folder may use (ALLOWED below); core/cli/ uses nothing but
+include/tpuci.h. System headers (<...>) are not looked at. No file of
+core/ has more than MAX_LINES lines.
+
+    includes.py [CORE_DIR]      checks the tree, prints each offence
+                                as file:line: and exits 1 if any
+    includes.py --self-test     checks that an offence is found: copies
+                                the tree, adds backwards includes, and
+                                fails unless each is reported
+"""
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+# What each folder of core/ may include, besides itself and tpuci.h.
+ALLOWED = {
+    "base": [],
+    "plan": ["base"],
+    "spec": ["plan", "base"],
+    "runtime": ["plan", "base"],
+    "pytest": ["runtime", "plan", "base"],
+    "sched": ["pytest", "runtime", "plan", "base"],
+    "report": ["sched", "pytest", "runtime", "plan", "base"],
+    "export": ["pytest", "plan", "base"],
+    "api": ["export", "report", "sched", "pytest", "runtime", "spec", "plan", "base"],
+    "cli": [],
+}
+# Inside runtime/, a driver's folder is its own: drivers do not include
+# each other's headers (only runtime/runtime.h and their own).
+DRIVERS = ("runtime/docker",)
+
+MAX_LINES = 800
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def folder_of(rel):
+    return rel.split("/", 1)[0] if "/" in rel else ""
+
+
+def check(core):
+    offences = []
+    for dirpath, _, files in os.walk(core):
+        for name in sorted(files):
+            if not name.endswith((".c", ".h")):
+                continue
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, core)
+            top = folder_of(rel)
+            if top not in ALLOWED:
+                offences.append("%s: folder '%s' has no place in the layout" % (rel, top))
+                continue
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read().split("\n")
+            if len(text) > MAX_LINES + 1:
+                offences.append("%s: %d lines, over %d: split it by concept" % (rel, len(text) - 1, MAX_LINES))
+            if True:
+                for n, line in enumerate(text, 1):
+                    m = INCLUDE.match(line)
+                    if not m:
+                        continue
+                    inc = m.group(1)
+                    if inc == "tpuci.h":
+                        continue
+                    if top == "cli":
+                        if "/" in inc or not os.path.exists(os.path.join(dirpath, inc)):
+                            offences.append("%s:%d: core/cli/ may include only tpuci.h and its own headers, not \"%s\"" % (rel, n, inc))
+                        continue
+                    if "/" not in inc:
+                        offences.append("%s:%d: \"%s\": name the folder (\"%s/%s\")" % (rel, n, inc, top, inc))
+                        continue
+                    target = folder_of(inc)
+                    if not os.path.exists(os.path.join(core, inc)):
+                        offences.append("%s:%d: \"%s\" is not a header of core/" % (rel, n, inc))
+                        continue
+                    if target != top and target not in ALLOWED[top]:
+                        offences.append("%s:%d: core/%s/ may not include \"%s\" (core/%s/ comes after it)" % (rel, n, top, inc, target))
+                        continue
+                    for d in DRIVERS:
+                        mine = rel.startswith(d + "/")
+                        if inc.startswith(d + "/") and not mine:
+                            offences.append("%s:%d: \"%s\" is the %s driver's own header" % (rel, n, inc, d))
+    return offences
+
+
+def self_test(core):
+    tmp = tempfile.mkdtemp()
+    try:
+        copy = os.path.join(tmp, "core")
+        shutil.copytree(core, copy)
+        bad = [
+            ("runtime/runtime.c", '#include "sched/scheduler.h"'),
+            ("runtime/docker/driver.c", '#include "sched/scheduler.h"'),
+            ("plan/plan.c", '#include "spec/spec.h"'),
+            ("base/util.c", '#include "plan/plan.h"'),
+            ("cli/main.c", '#include "plan/plan.h"'),
+            ("runtime/local.c", '#include "runtime/docker/engine.h"'),
+            ("pytest/junit.c", '#include "report/report.h"'),
+            ("sched/outcome.c", "/* padding */\n" * (MAX_LINES + 1)),
+        ]
+        for f, line in bad:
+            with open(os.path.join(copy, f), "a") as fh:
+                fh.write("\n" + line + "\n")
+        found = check(copy)
+        missed = [f for f, _ in bad if not any(o.startswith(f + ":") for o in found)]
+        if missed:
+            print("self-test: offences not reported in: " + ", ".join(missed))
+            return 1
+        print("self-test: all %d offences reported" % len(bad))
+        return 0
+    finally:
+        shutil.rmtree(tmp)
+
+
+def main():
+    args = sys.argv[1:]
+    here = os.path.dirname(os.path.abspath(__file__))
+    core = os.path.join(here, "..", "..", "core")
+    if args and args[0] == "--self-test":
+        if len(args) > 1:
+            core = args[1]
+        if check(core):
+            print("self-test: the tree itself has offences; run without --self-test")
+            return 1
+        return self_test(core)
+    if args:
+        core = args[0]
+    offences = check(core)
+    for o in offences:
+        print(o)
+    if offences:
+        print("%d include(s) break the layout (docs/architecture.md)" % len(offences))
+        return 1
+    print("includes: every file of core/ follows the layout")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
