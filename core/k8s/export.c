@@ -6,7 +6,6 @@
  * written, so an error never leaves half a manifest. */
 #include "k8s.h"
 
-#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -32,7 +32,7 @@ static void tpuci__k8s_slug(tpuci__buf_t *b, const char *s, size_t max) {
       sep = 1;
       continue;
     }
-    if (sep && b->len > 0) {
+    if (sep && b->len > 0 && b->data[b->len - 1] != '-') {
       tpuci__buf_add(b, "-", 1);
       if (b->len >= max) break;
     }

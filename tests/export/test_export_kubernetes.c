@@ -389,6 +389,9 @@ static void test_names(void **state) {
   n = tpuci__k8s_name("Run 42", "Unit");
   assert_memory_equal(n, "run-42-unit-", 12);
   free(n);
+  n = tpuci__k8s_name("r-", "[x]");
+  assert_memory_equal(n, "r-x-", 4);
+  free(n);
   memset(longname, 'x', sizeof(longname) - 1);
   longname[sizeof(longname) - 1] = '\0';
   n = tpuci__k8s_name("r", longname);
