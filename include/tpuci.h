@@ -355,7 +355,7 @@ int tpuci_engine_doctor(tpuci_ctx_t *ctx, char **report);
 /* ------------------------------------------------------------------ */
 /* Exporting the loaded spec to other CI systems                       */
 
-#define TPUCI_EXPORT_OPTIONS_VERSION 1
+#define TPUCI_EXPORT_OPTIONS_VERSION 2
 
 typedef struct tpuci_export_options_s {
   int version;             /* TPUCI_EXPORT_OPTIONS_VERSION */
@@ -368,13 +368,21 @@ typedef struct tpuci_export_options_s {
   const char *source_ref;
   const char *name;        /* the workflow's name; NULL: "tpuci" */
   int per_job;             /* one workflow job per job (a matrix) */
+  /* Format "kubernetes" (version 2 and later; docs/kubernetes.md). */
+  int emulated;            /* every topology as tpuci's CPU emulation */
+  int no_mounts;           /* leave the spec's mounts out */
+  const char *run;         /* a run id for labels and names, or NULL */
+  const char *results_claim; /* a PersistentVolumeClaim for results, or NULL */
 } tpuci_export_options_t;
 
-/* Writes the loaded spec as a CI workflow: format "github" (GitHub
- * Actions, docs/github.md). *out is freed with tpuci_free(). opts may be
- * NULL. Returns 0, TPUCI_ESTATE when nothing is loaded, TPUCI_EUSAGE for
- * an unknown format or a spec that cannot be exported (more than 256 jobs
- * per job, an absolute spec path: see tpuci_last_error()). */
+/* Writes the loaded spec for another system: format "github" (a GitHub
+ * Actions workflow, docs/github.md) or "kubernetes" (a Job per selected
+ * instance, docs/kubernetes.md). *out is freed with tpuci_free(). opts
+ * may be NULL. Returns 0, TPUCI_ESTATE when nothing is loaded,
+ * TPUCI_ENOMATCH when no instance is selected (kubernetes), TPUCI_EUSAGE
+ * for an unknown format or a spec that cannot be exported (more than 256
+ * jobs per job, an absolute spec path, a job without an image on
+ * Kubernetes, ...: see tpuci_last_error()). */
 int tpuci_export(tpuci_ctx_t *ctx, const char *format,
                  const tpuci_export_options_t *opts, char **out);
 

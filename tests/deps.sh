@@ -6,9 +6,13 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config git ca-certificates curl python3
       liblua5.4-dev libuv1-dev libyaml-dev libcurl4-openssl-dev libjansson-dev
       libexpat1-dev libcmocka-dev parallel busybox-static debootstrap docker.io
-      python3-yaml python3-jsonschema python3-pytest chromium groff-base)
+      python3-yaml python3-jsonschema python3-pytest chromium groff-base
+      python3-kubernetes kubernetes-client)
 missing=()
 for p in "${pkgs[@]}"; do
+  # kubernetes-client ships /usr/bin/kubectl; where another package has
+  # it already (the Google Cloud SDK's kubectl), installing would clash.
+  if [ "$p" = kubernetes-client ] && command -v kubectl > /dev/null; then continue; fi
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then

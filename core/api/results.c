@@ -5,6 +5,7 @@
 
 #include "api/ctx.h"
 #include "export/github.h"
+#include "export/k8s/k8s.h"
 #include "report/report.h"
 #include "report/report_html.h"
 
@@ -93,8 +94,27 @@ int tpuci_export(tpuci_ctx_t *ctx, const char *format,
     tpuci__err_set(&e, TPUCI_ESTATE, "no spec loaded");
     return tpuci__fail(ctx, &e);
   }
+  if (strcmp(format, "kubernetes") == 0) {
+    tpuci__k8s_opts_t ko;
+    tpuci__k8s_opts_init(&ko);
+    if (opts != NULL && opts->version >= 2) {
+      ko.emulated = opts->emulated;
+      ko.no_mounts = opts->no_mounts;
+      ko.run = opts->run;
+      ko.results_claim = opts->results_claim;
+    }
+    tpuci__buf_init(&b);
+    r = tpuci__export_kubernetes(&ctx->plan, &ko, &b, &e);
+    if (r != 0) {
+      tpuci__buf_free(&b);
+      return tpuci__fail(ctx, &e);
+    }
+    *out = tpuci__buf_steal(&b);
+    return 0;
+  }
   if (strcmp(format, "github") != 0) {
-    tpuci__err_set(&e, TPUCI_EUSAGE, "unknown export format '%s' (known: github)", format);
+    tpuci__err_set(&e, TPUCI_EUSAGE, "unknown export format '%s' (known: github, kubernetes)",
+                   format);
     return tpuci__fail(ctx, &e);
   }
   tpuci__export_opts_init(&eo);

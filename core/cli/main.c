@@ -27,6 +27,7 @@ static const char usage_main[] =
     "  run SPEC       run the spec's jobs; exit 0 only if all passed\n"
     "  plan SPEC      print the expanded job instances, run nothing\n"
     "  export github SPEC  print a GitHub Actions workflow that runs SPEC\n"
+    "  export kubernetes SPEC  print Kubernetes Jobs that run SPEC's instances\n"
     "  rerun --failed [SPEC]  run again what did not pass in the latest run\n"
     "  show [RUN-ID]  print a past run's summary (default: the latest)\n"
     "  topologies [TYPE]  the TPU catalogue, or one type and its hosts' environment\n"
@@ -140,17 +141,29 @@ static const char usage_doctor[] =
 static const char usage_export[] =
     "usage: tpuci export github [--per-job] [--spec PATH] [--source URL] [--ref REF]\n"
     "                           [--name NAME] SPEC\n"
+    "       tpuci export kubernetes [--emulated] [--only GLOB] [--run ID] [--no-mounts]\n"
+    "                               [--results-claim NAME] SPEC\n"
     "\n"
-    "Prints a GitHub Actions workflow that builds tpuci and runs SPEC on every\n"
-    "push and pull request, uploading the reports and the run folder. Run it\n"
-    "from the repository's root (see docs/github.md).\n"
+    "github: prints a GitHub Actions workflow that builds tpuci and runs SPEC on\n"
+    "every push and pull request, uploading the reports and the run folder. Run\n"
+    "it from the repository's root (see docs/github.md).\n"
     "\n"
-    "options:\n"
     "  --per-job      one workflow job per tpuci job (a matrix; at most 256)\n"
     "  --spec PATH    the spec's path in the workflow (default: SPEC)\n"
     "  --source URL   git URL of tpuci to build (default: github.com/tpuci/tpuci)\n"
     "  --ref REF      branch, tag or commit of it (default: main)\n"
-    "  --name NAME    the workflow's name (default: tpuci)\n";
+    "  --name NAME    the workflow's name (default: tpuci)\n"
+    "\n"
+    "kubernetes: prints, per job instance, an Indexed Job with one pod per host\n"
+    "(and a headless Service for a gang): on a GKE TPU slice for a catalogue\n"
+    "topology, as tpuci's CPU emulation otherwise (see docs/kubernetes.md).\n"
+    "\n"
+    "  --emulated     every topology as tpuci's CPU emulation: no TPU nodes needed\n"
+    "  --only GLOB    export only instances (or jobs) matching GLOB; repeatable\n"
+    "  --run ID       a run id for the tpuci.run label, TPUCI_RUN_ID and the names\n"
+    "  --no-mounts    leave the spec's mounts out (the image holds what they bring)\n"
+    "  --results-claim NAME  write results into this PersistentVolumeClaim\n"
+    "                 (default: an emptyDir; pytest prints its JUnit to the log)\n";
 
 static int help(const char *cmd, FILE *out) {
   if (cmd == NULL) fputs(usage_main, out);
@@ -216,7 +229,8 @@ enum {
   OPT_ONLY = 256, OPT_FAIL_FAST, OPT_DEADLINE, OPT_GRACE, OPT_STRICT_FLAKY,
   OPT_KEEP_FAILED, OPT_STATE_DIR, OPT_COLOR, OPT_JSON, OPT_DRY_RUN,
   OPT_REPORT_JSON, OPT_REPORT_YAML, OPT_REPORT_HTML, OPT_PER_JOB, OPT_SPEC, OPT_SOURCE,
-  OPT_REF, OPT_NAME, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN, OPT_EMULATE, OPT_JUNIT
+  OPT_REF, OPT_NAME, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN, OPT_EMULATE, OPT_JUNIT,
+  OPT_EMULATED, OPT_NO_MOUNTS, OPT_RESULTS_CLAIM
 };
 
 /* `tpuci run` and `tpuci rerun` share their options. */
@@ -468,45 +482,70 @@ static int cmd_export(int argc, char **argv) {
       {"source", required_argument, NULL, OPT_SOURCE},
       {"ref", required_argument, NULL, OPT_REF},
       {"name", required_argument, NULL, OPT_NAME},
+      {"emulated", no_argument, NULL, OPT_EMULATED},
+      {"only", required_argument, NULL, OPT_ONLY},
+      {"run", required_argument, NULL, OPT_RUN},
+      {"no-mounts", no_argument, NULL, OPT_NO_MOUNTS},
+      {"results-claim", required_argument, NULL, OPT_RESULTS_CLAIM},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   tpuci_export_options_t eo;
+  selection_t sel = {NULL, 0};
   tpuci_ctx_t *ctx;
+  const char *format, *wrong = NULL;
   char *text = NULL;
-  int c, r;
+  int k8s, c, r;
 
   memset(&eo, 0, sizeof(eo));
   eo.version = TPUCI_EXPORT_OPTIONS_VERSION;
   if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
     return help("export", stdout);
-  if (argc < 2 || strcmp(argv[1], "github") != 0)
-    return usage_error("export", "say the format: tpuci export github SPEC");
+  if (argc < 2 || (strcmp(argv[1], "github") != 0 && strcmp(argv[1], "kubernetes") != 0))
+    return usage_error("export",
+                       "say the format: tpuci export github SPEC, or tpuci export kubernetes SPEC");
+  format = argv[1];
+  k8s = strcmp(format, "kubernetes") == 0;
   /* The format is the first word; options follow it. */
   argc--;
   argv++;
   optind = 1;
   while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
     switch (c) {
-      case OPT_PER_JOB: eo.per_job = 1; break;
-      case OPT_SPEC: eo.spec = optarg; break;
-      case OPT_SOURCE: eo.source_url = optarg; break;
-      case OPT_REF: eo.source_ref = optarg; break;
-      case OPT_NAME: eo.name = optarg; break;
-      case 'h': return help("export", stdout);
-      default: return usage_error("export", "bad option");
+      case OPT_PER_JOB: eo.per_job = 1; if (k8s) wrong = "--per-job"; break;
+      case OPT_SPEC: eo.spec = optarg; if (k8s) wrong = "--spec"; break;
+      case OPT_SOURCE: eo.source_url = optarg; if (k8s) wrong = "--source"; break;
+      case OPT_REF: eo.source_ref = optarg; if (k8s) wrong = "--ref"; break;
+      case OPT_NAME: eo.name = optarg; if (k8s) wrong = "--name"; break;
+      case OPT_EMULATED: eo.emulated = 1; if (!k8s) wrong = "--emulated"; break;
+      case OPT_ONLY: selection_add(&sel, optarg); if (!k8s) wrong = "--only"; break;
+      case OPT_RUN: eo.run = optarg; if (!k8s) wrong = "--run"; break;
+      case OPT_NO_MOUNTS: eo.no_mounts = 1; if (!k8s) wrong = "--no-mounts"; break;
+      case OPT_RESULTS_CLAIM: eo.results_claim = optarg; if (!k8s) wrong = "--results-claim"; break;
+      case 'h': free(sel.only); return help("export", stdout);
+      default: free(sel.only); return usage_error("export", "bad option");
     }
   }
-  if (optind != argc - 1)
+  if (wrong != NULL) {
+    char msg[96];
+    free(sel.only);
+    snprintf(msg, sizeof(msg), "%s is not an option of export %s", wrong, format);
+    return usage_error("export", msg);
+  }
+  if (optind != argc - 1) {
+    free(sel.only);
     return usage_error("export", optind >= argc ? "missing SPEC" : "too many arguments");
-  if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
-  r = tpuci_load_file(ctx, argv[optind]);
+  }
+  if (tpuci_ctx_new(&ctx, NULL) != 0) {
+    free(sel.only);
+    return EXIT_USAGE;
+  }
+  r = load_and_select(ctx, argv[optind], &sel);
+  free(sel.only);
   if (r != 0) {
-    r = load_error(ctx, r);
     tpuci_ctx_free(ctx);
     return r;
   }
-  print_warnings(ctx);
-  r = tpuci_export(ctx, "github", &eo, &text);
+  r = tpuci_export(ctx, format, &eo, &text);
   if (r == 0) fputs(text, stdout);
   else fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
   tpuci_free(text);

@@ -89,16 +89,16 @@ static int tpuci__utf8_valid(const char *s) {
 }
 
 /* ------------------------------------------------------------------ */
-/* Emitting                                                            */
+/* Emitting (the helpers are shared: see export_github.h)              */
 
-static int tpuci__gh_write(void *data, unsigned char *buf, size_t size) {
+int tpuci__gh_write(void *data, unsigned char *buf, size_t size) {
   tpuci__buf_add(data, (const char *) buf, size);
   return 1;
 }
 
 
-static int tpuci__gh_scalar(yaml_emitter_t *e, const char *s,
-                            yaml_scalar_style_t style) {
+int tpuci__gh_scalar(yaml_emitter_t *e, const char *s,
+                     yaml_scalar_style_t style) {
   yaml_event_t ev;
   size_t len = strlen(s);
   if (len > INT_MAX) return 0;
@@ -110,7 +110,7 @@ static int tpuci__gh_scalar(yaml_emitter_t *e, const char *s,
 
 /* A string: multi-line text as a literal block, ambiguous text in double
  * quotes, the rest plain when libyaml allows it. */
-static int tpuci__gh_str(yaml_emitter_t *e, const char *s) {
+int tpuci__gh_str(yaml_emitter_t *e, const char *s) {
   yaml_scalar_style_t style = strchr(s, '\n') ? YAML_LITERAL_SCALAR_STYLE
                               : tpuci__yaml_ambiguous(s) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
                                                        : YAML_PLAIN_SCALAR_STYLE;
@@ -118,37 +118,37 @@ static int tpuci__gh_str(yaml_emitter_t *e, const char *s) {
 }
 
 /* A scalar written as it is: keys and booleans such as "false". */
-static int tpuci__gh_plain(yaml_emitter_t *e, const char *s) {
+int tpuci__gh_plain(yaml_emitter_t *e, const char *s) {
   return tpuci__gh_scalar(e, s, YAML_PLAIN_SCALAR_STYLE);
 }
 
-static int tpuci__gh_map(yaml_emitter_t *e) {
+int tpuci__gh_map(yaml_emitter_t *e) {
   yaml_event_t ev;
   if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE))
     return 0;
   return yaml_emitter_emit(e, &ev);
 }
 
-static int tpuci__gh_map_end(yaml_emitter_t *e) {
+int tpuci__gh_map_end(yaml_emitter_t *e) {
   yaml_event_t ev;
   if (!yaml_mapping_end_event_initialize(&ev)) return 0;
   return yaml_emitter_emit(e, &ev);
 }
 
-static int tpuci__gh_seq(yaml_emitter_t *e, yaml_sequence_style_t style) {
+int tpuci__gh_seq(yaml_emitter_t *e, yaml_sequence_style_t style) {
   yaml_event_t ev;
   if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, style)) return 0;
   return yaml_emitter_emit(e, &ev);
 }
 
-static int tpuci__gh_seq_end(yaml_emitter_t *e) {
+int tpuci__gh_seq_end(yaml_emitter_t *e) {
   yaml_event_t ev;
   if (!yaml_sequence_end_event_initialize(&ev)) return 0;
   return yaml_emitter_emit(e, &ev);
 }
 
 /* key: value, the key plain, the value a string. */
-static int tpuci__gh_kv(yaml_emitter_t *e, const char *key, const char *value) {
+int tpuci__gh_kv(yaml_emitter_t *e, const char *key, const char *value) {
   return tpuci__gh_plain(e, key) && tpuci__gh_str(e, value);
 }
 

@@ -9,6 +9,8 @@
 #ifndef TPUCI_EXPORT_GITHUB_H
 #define TPUCI_EXPORT_GITHUB_H
 
+#include <yaml.h>
+
 #include "plan/plan.h"
 #include "base/util.h"
 
@@ -56,5 +58,29 @@ int tpuci__export_github(const tpuci__plan_t *plan,
  * (a '_' is put in front otherwise) and has at most 64 characters. Returns
  * a new string, never empty. */
 char *tpuci__github_id(const char *name);
+
+/* The emitter helpers this exporter is written with, shared with the
+ * other exporters (core/k8s/export.c). Like libyaml, each returns 1 on
+ * success and 0 on failure, and the event is gone either way. */
+
+/* A yaml_write_handler_t appending to the tpuci__buf_t in `data`. */
+int tpuci__gh_write(void *data, unsigned char *buf, size_t size);
+/* A scalar in the given style (libyaml picks another when the text
+ * cannot be written in it). */
+int tpuci__gh_scalar(yaml_emitter_t *e, const char *s,
+                     yaml_scalar_style_t style);
+/* A string: multi-line text as a literal block, text a YAML 1.1 or 1.2
+ * reader could take for something else (tpuci__yaml_ambiguous) in double
+ * quotes, the rest plain where libyaml allows it. */
+int tpuci__gh_str(yaml_emitter_t *e, const char *s);
+/* A plain scalar as it is: keys, numbers and booleans. */
+int tpuci__gh_plain(yaml_emitter_t *e, const char *s);
+/* Block mappings and sequences, and their ends. */
+int tpuci__gh_map(yaml_emitter_t *e);
+int tpuci__gh_map_end(yaml_emitter_t *e);
+int tpuci__gh_seq(yaml_emitter_t *e, yaml_sequence_style_t style);
+int tpuci__gh_seq_end(yaml_emitter_t *e);
+/* key: value, the key plain, the value a string (tpuci__gh_str). */
+int tpuci__gh_kv(yaml_emitter_t *e, const char *key, const char *value);
 
 #endif /* TPUCI_EXPORT_GITHUB_H */

@@ -29,7 +29,7 @@ ALLOWED = {
     "pytest": ["runtime", "plan", "base"],
     "sched": ["pytest", "runtime", "plan", "base"],
     "report": ["sched", "pytest", "runtime", "plan", "base"],
-    "export": ["pytest", "plan", "base"],
+    "export": ["pytest", "runtime", "plan", "base"],
     "api": ["export", "report", "sched", "pytest", "runtime", "spec", "plan", "base"],
     "cli": [],
 }

@@ -1,0 +1,793 @@
+/* The Kubernetes manifests of a spec (see k8s.h and docs/kubernetes.md),
+ * written event by event with libyaml's emitter through the helpers
+ * export_github.c shares. Each selected instance is checked and turned
+ * into an object description first (its name, mode, environment and
+ * command); only when every instance can be exported is anything
+ * written, so an error never leaves half a manifest. */
+#include "export/k8s/k8s.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "export/github.h"
+#include "pytest/pytest_run.h"
+#include "runtime/runtime.h"
+
+/* How an instance runs. */
+typedef enum {
+  TPUCI__K8S_PLAIN = 0, /* no topology: one pod, no TPU */
+  TPUCI__K8S_TPU,       /* a GKE TPU slice */
+  TPUCI__K8S_EMULATED   /* tpuci's CPU emulation of its topology */
+} tpuci__k8s_mode_t;
+
+static const char *const tpuci__k8s_mode_names[] = {"plain", "tpu", "emulated"};
+
+/* One environment variable; `indexed`: its value is the pod's completion
+ * index (host 0, 1, ...), read from the Job controller's annotation. */
+typedef struct {
+  char *key;
+  char *value;
+  int indexed;
+} tpuci__k8s_var_t;
+
+typedef struct {
+  const tpuci__instance_t *inst;
+  const tpuci__topology_t *topo; /* NULL: none */
+  char *name;                    /* of the Job, the Service and the gang */
+  int hosts;
+  tpuci__k8s_mode_t mode;
+  tpuci__slice_t slice;          /* when topo */
+  tpuci__gke_tpu_t gke;          /* TPU mode */
+  tpuci__k8s_var_t *env;
+  size_t nenv;
+  tpuci__strv_t command;
+  char *label_job, *label_instance;
+} tpuci__k8s_obj_t;
+
+typedef struct {
+  const tpuci__plan_t *plan;
+  const tpuci__k8s_opts_t *opts;
+  char *label_run;               /* NULL without a run */
+  tpuci__k8s_obj_t *objs;
+  size_t nobjs;
+} tpuci__k8s_doc_t;
+
+void tpuci__k8s_opts_init(tpuci__k8s_opts_t *opts) {
+  memset(opts, 0, sizeof(*opts));
+}
+
+/* ------------------------------------------------------------------ */
+/* Text                                                                */
+
+/* s with every '$' that Kubernetes would take for the start of "$$" or
+ * "$(VAR)" doubled: command, args and env values are expanded by the
+ * kubelet, and "$$" is its escape for '$'. So the container sees s. */
+static char *tpuci__k8s_escape(const char *s) {
+  tpuci__buf_t b;
+  tpuci__buf_init(&b);
+  tpuci__buf_adds(&b, "");
+  for (; *s; s++) {
+    if (*s == '$' && (s[1] == '$' || s[1] == '(')) tpuci__buf_add(&b, "$", 1);
+    tpuci__buf_add(&b, s, 1);
+  }
+  return tpuci__buf_steal(&b);
+}
+
+/* A Kubernetes quantity of bytes: "2Gi", "512Mi", "1000". */
+static char *tpuci__k8s_bytes(uint64_t n) {
+  static const char *const units[] = {"Ei", "Pi", "Ti", "Gi", "Mi", "Ki"};
+  int i;
+  for (i = 0; i < 6; i++) {
+    uint64_t unit = (uint64_t) 1 << (10 * (6 - i));
+    if (n >= unit && n % unit == 0)
+      return tpuci__printf("%llu%s", (unsigned long long) (n / unit), units[i]);
+  }
+  return tpuci__printf("%llu", (unsigned long long) n);
+}
+
+/* A quantity of CPUs: "2", "1500m" (at least 1m). */
+static char *tpuci__k8s_cpus(double cpus) {
+  long long m = llround(cpus * 1000.0);
+  if (m < 1) m = 1;
+  if (m % 1000 == 0) return tpuci__printf("%lld", m / 1000);
+  return tpuci__printf("%lldm", m);
+}
+
+/* Whole seconds, rounded up, of a non-zero duration. */
+static char *tpuci__k8s_seconds(uint64_t ms) {
+  return tpuci__printf("%llu", (unsigned long long) ((ms + 999) / 1000));
+}
+
+/* ------------------------------------------------------------------ */
+/* The environment                                                     */
+
+static void tpuci__k8s_var_set(tpuci__k8s_obj_t *o, const char *key,
+                               const char *value, int indexed) {
+  size_t i;
+  for (i = 0; i < o->nenv; i++) {
+    if (strcmp(o->env[i].key, key) == 0) {
+      free(o->env[i].value);
+      o->env[i].value = tpuci__strdup(value);
+      o->env[i].indexed = indexed;
+      return;
+    }
+  }
+  o->env = tpuci__realloc(o->env, (o->nenv + 1) * sizeof(*o->env));
+  o->env[o->nenv].key = tpuci__strdup(key);
+  o->env[o->nenv].value = tpuci__strdup(value);
+  o->env[o->nenv].indexed = indexed;
+  o->nenv++;
+}
+
+/* An error about one instance: "spec.lua:12: job 'tpu': ...". */
+static int tpuci__k8s_fail(tpuci__err_t *err, const tpuci__instance_t *inst,
+                           const char *fmt, ...) TPUCI__PRINTF(3, 4);
+
+static int tpuci__k8s_fail(tpuci__err_t *err, const tpuci__instance_t *inst,
+                           const char *fmt, ...) {
+  va_list ap, cp;
+  char *msg;
+  int n, r;
+
+  va_start(ap, fmt);
+  va_copy(cp, ap);
+  n = vsnprintf(NULL, 0, fmt, cp);
+  va_end(cp);
+  msg = tpuci__malloc(n > 0 ? (size_t) n + 1 : 1);
+  msg[0] = '\0';
+  if (n > 0) vsnprintf(msg, (size_t) n + 1, fmt, ap);
+  va_end(ap);
+  r = tpuci__err_set(err, TPUCI_EUSAGE, "%s%sjob '%s': %s",
+                     inst->where ? inst->where : "", inst->where ? ": " : "",
+                     inst->job ? inst->job : inst->name, msg);
+  free(msg);
+  return r;
+}
+
+/* What tpuci gives every attempt (TPUCI=1, TPUCI_JOB, TPUCI_RESULTS, the
+ * matrix, then the job's env: tpuci__attempt_env), but TPUCI_ATTEMPT,
+ * which no pod can know, and TPUCI_RUN_ID without a run. */
+static void tpuci__k8s_attempt_env(tpuci__k8s_obj_t *o, const char *run) {
+  tpuci__attempt_t a;
+  tpuci__strv_t kv = {NULL, 0, 0};
+  size_t i;
+
+  memset(&a, 0, sizeof(a));
+  a.inst = o->inst;
+  a.run_id = run ? run : "";
+  a.number = 1;
+  a.results_path = TPUCI__RESULTS_MOUNT;
+  tpuci__attempt_env(&a, &kv);
+  for (i = 0; i < kv.len; i++) {
+    char *eq = strchr(kv.items[i], '=');
+    int own = 0;
+    if (eq == NULL) continue;
+    *eq = '\0';
+    own = tpuci__kv_get(&o->inst->env, kv.items[i]) != NULL;
+    if (!own && strcmp(kv.items[i], "TPUCI_ATTEMPT") == 0) continue;
+    if (!own && run == NULL && strcmp(kv.items[i], "TPUCI_RUN_ID") == 0) continue;
+    tpuci__k8s_var_set(o, kv.items[i], eq + 1, 0);
+  }
+  tpuci__strv_free(&kv);
+}
+
+/* Whether a variable of tpuci's per-host environment reaches a real TPU
+ * pod: GKE sets the TPU_* ones itself (device plugin, and its webhook
+ * for TPU_WORKER_ID / TPU_WORKER_HOSTNAMES on Indexed Jobs,
+ * tpu-topology.md 4b, 4c), so only the rendezvous and tpuci's own stay. */
+static int tpuci__k8s_tpu_keeps(const char *key) {
+  return strncmp(key, "TPU_", 4) != 0 && strncmp(key, "CLOUD_TPU_", 10) != 0;
+}
+
+/* The topology's per-host environment (tpuci__slice_host_env plus
+ * TPUCI_HOST and TPUCI_HOSTS, as tpuci__topology_host_env gives a
+ * container), with the gang's hostnames "<name>-<i>.<name>": the pods'
+ * names under the headless Service. A value equal on every host is
+ * written as it is; one that is the host's index on every host becomes
+ * the completion index. */
+static int tpuci__k8s_topology_env(tpuci__k8s_obj_t *o, tpuci__err_t *err) {
+  tpuci__kvlist_t *per;
+  tpuci__strv_t names = {NULL, 0, 0};
+  tpuci__gang_net_t net;
+  tpuci__slice_t s = o->slice;
+  int h, r = 0;
+  size_t i;
+
+  memset(&net, 0, sizeof(net));
+  for (h = 0; h < o->hosts; h++)
+    tpuci__strv_take(&names, tpuci__printf("%s-%d.%s", o->name, h, o->name));
+  net.hostnames = (const char *const *) names.items;
+  /* A real TPU brings its own runtime: no emulation switches. */
+  if (o->mode == TPUCI__K8S_TPU) s.emulate = TPUCI__EMULATE_NONE;
+  per = tpuci__calloc((size_t) o->hosts, sizeof(*per));
+  for (h = 0; h < o->hosts && r == 0; h++) {
+    char num[16];
+    r = tpuci__slice_host_env(&s, h, &net, &per[h], err);
+    snprintf(num, sizeof(num), "%d", h);
+    tpuci__kv_set(&per[h], "TPUCI_HOST", num);
+    snprintf(num, sizeof(num), "%d", o->hosts);
+    tpuci__kv_set(&per[h], "TPUCI_HOSTS", num);
+  }
+  for (i = 0; r == 0 && i < per[0].len; i++) {
+    const char *key = per[0].items[i].key;
+    int same = 1, index = 1;
+    if (tpuci__kv_get(&o->inst->env, key) != NULL) continue; /* the job's wins */
+    if (o->mode == TPUCI__K8S_TPU && !tpuci__k8s_tpu_keeps(key)) continue;
+    for (h = 0; h < o->hosts; h++) {
+      const char *v = tpuci__kv_get(&per[h], key);
+      char num[16];
+      snprintf(num, sizeof(num), "%d", h);
+      if (v == NULL || strcmp(v, per[0].items[i].value) != 0) same = 0;
+      if (v == NULL || strcmp(v, num) != 0) index = 0;
+    }
+    if (same)
+      tpuci__k8s_var_set(o, key, per[0].items[i].value, 0);
+    else if (index)
+      tpuci__k8s_var_set(o, key, "", 1);
+    else
+      r = tpuci__k8s_fail(err, o->inst,
+                          "%s differs between hosts in a way one pod template "
+                          "cannot say",
+                          key);
+  }
+  for (h = 0; h < o->hosts; h++) tpuci__kv_free(&per[h]);
+  free(per);
+  tpuci__strv_free(&names);
+  return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* The command                                                         */
+
+/* Python run before tpuci's pytest bootstrap (pytest_run.c), which ends
+ * with sys.exit(pytest.main(...)): it wraps pytest.main to deal this
+ * shard's tests round-robin in collection order (what tpuci does when it
+ * has no recorded durations, shard.h), after -m and -k have deselected
+ * theirs, and to make pytest's exit 5 (nothing collected) a pass where
+ * tpuci counts it as one: allow_empty, or a shard that got no test.
+ * Arguments: the shard (a TpuciShard(index, count) expression, or None)
+ * and allow_empty (True or False). */
+static const char tpuci__k8s_pytest_prelude[] =
+    "import pytest\n"
+    "class TpuciShard:\n"
+    "    def __init__(self, index, count):\n"
+    "        self.index, self.count, self.empty = index, count, False\n"
+    "    @pytest.hookimpl(trylast=True)\n"
+    "    def pytest_collection_modifyitems(self, session, config, items):\n"
+    "        keep = [t for i, t in enumerate(items) if i %% self.count == self.index]\n"
+    "        drop = [t for i, t in enumerate(items) if i %% self.count != self.index]\n"
+    "        if drop:\n"
+    "            config.hook.pytest_deselected(items=drop)\n"
+    "        items[:] = keep\n"
+    "        self.empty = not keep\n"
+    "_tpuci_pytest_main = pytest.main\n"
+    "def _tpuci_main(args=None, plugins=None):\n"
+    "    shard = %s\n"
+    "    extra = [shard] if shard is not None else []\n"
+    "    rc = _tpuci_pytest_main(args, plugins=list(plugins or []) + extra)\n"
+    "    if rc == 5 and (%s or (shard is not None and shard.empty)):\n"
+    "        return 0\n"
+    "    return rc\n"
+    "pytest.main = _tpuci_main\n";
+
+/* Prints the JUnit file into the log after pytest, when there is no
+ * claim to keep it: "$@" is the pytest command, its exit code is kept. */
+static const char tpuci__k8s_pytest_wrapper[] =
+    "\"$@\"; rc=$?\n"
+    "if [ -f " TPUCI__RESULTS_MOUNT "/" TPUCI__JUNIT_FILE " ]; then\n"
+    "  echo '--- tpuci junit.xml begin ---'\n"
+    "  cat " TPUCI__RESULTS_MOUNT "/" TPUCI__JUNIT_FILE "\n"
+    "  echo\n"
+    "  echo '--- tpuci junit.xml end ---'\n"
+    "fi\n"
+    "exit $rc\n";
+
+static void tpuci__k8s_command(tpuci__k8s_obj_t *o, const tpuci__k8s_opts_t *opts) {
+  const tpuci__instance_t *inst = o->inst;
+  tpuci__strv_t argv = {NULL, 0, 0};
+  size_t i;
+
+  if (inst->pytest == NULL) {
+    tpuci__strv_copy(&argv, &inst->argv);
+  } else {
+    const tpuci__pytest_t *py = inst->pytest;
+    tpuci__pytest_argv(inst, TPUCI__RESULTS_MOUNT, NULL, &argv);
+    if (py->shards > 1 || py->allow_empty) {
+      /* argv[2] is the bootstrap's code. */
+      char *shard = py->shards > 1 ? tpuci__printf("TpuciShard(%d, %d)", py->shard - 1,
+                                                   py->shards)
+                                   : tpuci__strdup("None");
+      char *code = tpuci__printf(tpuci__k8s_pytest_prelude, shard,
+                                 py->allow_empty ? "True" : "False");
+      char *both = tpuci__printf("%s%s", code, argv.items[2]);
+      free(shard);
+      free(code);
+      free(argv.items[2]);
+      argv.items[2] = both;
+    }
+    if (opts->results_claim == NULL) {
+      tpuci__strv_push(&o->command, "/bin/sh");
+      tpuci__strv_push(&o->command, "-c");
+      tpuci__strv_push(&o->command, tpuci__k8s_pytest_wrapper);
+      tpuci__strv_push(&o->command, "tpuci-pytest");
+    }
+  }
+  for (i = 0; i < argv.len; i++) tpuci__strv_push(&o->command, argv.items[i]);
+  tpuci__strv_free(&argv);
+}
+
+/* ------------------------------------------------------------------ */
+/* Checking and describing each instance                               */
+
+static int tpuci__k8s_prepare(tpuci__k8s_doc_t *d, tpuci__k8s_obj_t *o,
+                              tpuci__err_t *err) {
+  const tpuci__instance_t *inst = o->inst;
+  const tpuci__k8s_opts_t *opts = d->opts;
+  size_t i;
+  int r;
+
+  /* The loader drops the image of a runtime = "local" job. */
+  if (inst->runtime != TPUCI__RUNTIME_DOCKER || inst->image < 0)
+    return tpuci__k8s_fail(err, inst,
+                           "runs as a local process, and a pod runs an image: give "
+                           "the job an image (without runtime = \"local\"), or leave "
+                           "it out with --only");
+  if (inst->nmounts > 0 && !opts->no_mounts)
+    return tpuci__k8s_fail(err, inst,
+                           "mounts %s at %s, a folder of this machine, which a pod "
+                           "cannot see (a hostPath names a folder of whichever node "
+                           "runs the pod): build an image that holds it and export "
+                           "with --no-mounts (docs/kubernetes.md, Mounts)",
+                           inst->mounts[0].source, inst->mounts[0].target);
+  if (inst->network != NULL && strcmp(inst->network, "bridge") != 0)
+    return tpuci__k8s_fail(err, inst,
+                           "network = \"%s\" is a Docker network mode, which a pod "
+                           "spec cannot express: remove it, or leave the job out "
+                           "with --only",
+                           inst->network);
+
+  o->hosts = 1;
+  o->mode = TPUCI__K8S_PLAIN;
+  if (inst->topology >= 0) {
+    o->topo = &d->plan->topologies[inst->topology];
+    r = tpuci__topology_slice(o->topo, &o->slice, err);
+    if (r != 0) return r; /* the loader resolved it already: cannot happen */
+    o->hosts = o->slice.hosts;
+    if (opts->emulated || o->slice.row == NULL) {
+      o->mode = TPUCI__K8S_EMULATED;
+    } else if (tpuci__gke_tpu(o->slice.row, &o->gke) != 0) {
+      char *topo = tpuci__printf("'%s'%s%s%s", o->topo->name,
+                                 o->topo->where ? " (" : "",
+                                 o->topo->where ? o->topo->where : "",
+                                 o->topo->where ? ")" : "");
+      r = tpuci__k8s_fail(err, inst,
+                          "topology %s is a %s type, which GKE does not offer as a "
+                          "TPU slice: export with --emulated to run its CPU "
+                          "emulation on any cluster",
+                          topo, o->slice.generation);
+      free(topo);
+      return r;
+    } else {
+      o->mode = TPUCI__K8S_TPU;
+    }
+  }
+  if (inst->pytest && inst->pytest->shards > 1 && o->hosts > 1)
+    return tpuci__k8s_fail(err, inst,
+                           "pytest shards on a %d-host topology are not supported "
+                           "(as with tpuci run): shard a single-host job, or run the "
+                           "gang unsharded",
+                           o->hosts);
+
+  o->name = tpuci__k8s_name(opts->run, inst->name);
+  o->label_job = tpuci__k8s_label_value(inst->job ? inst->job : inst->name);
+  o->label_instance = tpuci__k8s_label_value(inst->name);
+  tpuci__k8s_attempt_env(o, opts->run);
+  if (o->topo != NULL) {
+    r = tpuci__k8s_topology_env(o, err);
+    if (r != 0) return r;
+  }
+  for (i = 0; i < o->nenv; i++)
+    if (!tpuci__k8s_env_name_valid(o->env[i].key))
+      return tpuci__k8s_fail(err, inst,
+                             "environment variable '%s' has a name Kubernetes "
+                             "refuses (it wants [-._a-zA-Z][-._a-zA-Z0-9]*)",
+                             o->env[i].key);
+  tpuci__k8s_command(o, opts);
+  return 0;
+}
+
+static void tpuci__k8s_obj_free(tpuci__k8s_obj_t *o) {
+  size_t i;
+  for (i = 0; i < o->nenv; i++) {
+    free(o->env[i].key);
+    free(o->env[i].value);
+  }
+  free(o->env);
+  if (o->topo != NULL) tpuci__slice_free(&o->slice);
+  tpuci__strv_free(&o->command);
+  free(o->name);
+  free(o->label_job);
+  free(o->label_instance);
+}
+
+/* ------------------------------------------------------------------ */
+/* Emitting                                                            */
+
+static int tpuci__k8s_int(yaml_emitter_t *e, long long v) {
+  char num[32];
+  snprintf(num, sizeof(num), "%lld", v);
+  return tpuci__gh_plain(e, num);
+}
+
+static int tpuci__k8s_kint(yaml_emitter_t *e, const char *key, long long v) {
+  return tpuci__gh_plain(e, key) && tpuci__k8s_int(e, v);
+}
+
+/* key: value, the value a string, passed through tpuci__k8s_escape(). */
+static int tpuci__k8s_kv_esc(yaml_emitter_t *e, const char *key, const char *value) {
+  char *v = tpuci__k8s_escape(value);
+  int ok = tpuci__gh_kv(e, key, v);
+  free(v);
+  return ok;
+}
+
+static int tpuci__k8s_doc_start(yaml_emitter_t *e) {
+  yaml_event_t ev;
+  return yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 0) &&
+         yaml_emitter_emit(e, &ev);
+}
+
+static int tpuci__k8s_doc_end(yaml_emitter_t *e) {
+  yaml_event_t ev;
+  return yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(e, &ev);
+}
+
+static int tpuci__k8s_labels(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
+                             const tpuci__k8s_obj_t *o) {
+  return tpuci__gh_plain(e, "labels") && tpuci__gh_map(e) &&
+         tpuci__gh_kv(e, "app.kubernetes.io/managed-by", "tpuci") &&
+         (d->label_run == NULL || tpuci__gh_kv(e, "tpuci.run", d->label_run)) &&
+         tpuci__gh_kv(e, "tpuci.job", o->label_job) &&
+         tpuci__gh_kv(e, "tpuci.instance", o->label_instance) &&
+         tpuci__gh_kv(e, "tpuci.gang", o->name) && tpuci__gh_map_end(e);
+}
+
+/* The annotations say in full what the labels had to shorten, and what
+ * the export decided. */
+static int tpuci__k8s_annotations(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
+                                  const tpuci__k8s_obj_t *o) {
+  const tpuci__instance_t *inst = o->inst;
+  tpuci__buf_t b;
+  size_t i;
+  int ok;
+
+  ok = tpuci__gh_plain(e, "annotations") && tpuci__gh_map(e) &&
+       tpuci__gh_kv(e, "tpuci.instance", inst->name) &&
+       (inst->where == NULL || tpuci__gh_kv(e, "tpuci.where", inst->where)) &&
+       (o->topo == NULL || tpuci__gh_kv(e, "tpuci.topology", o->topo->name)) &&
+       tpuci__gh_kv(e, "tpuci.mode", tpuci__k8s_mode_names[o->mode]);
+  if (ok && o->mode == TPUCI__K8S_EMULATED)
+    ok = tpuci__gh_kv(e, "tpuci.emulate", tpuci__emulate_name(o->slice.emulate));
+  if (ok && o->mode == TPUCI__K8S_TPU && o->gke.machine_type)
+    ok = tpuci__gh_kv(e, "tpuci.machine-type", o->gke.machine_type);
+  tpuci__buf_init(&b);
+  if (ok && inst->retry.attempts > 1) {
+    /* Kubernetes retries any failure; what tpuci would retry, for people
+     * and tools (docs/kubernetes.md, Retries). */
+    static const tpuci_outcome_t outcomes[] = {TPUCI_OUTCOME_FAILED, TPUCI_OUTCOME_TIMEOUT,
+                                               TPUCI_OUTCOME_OOM, TPUCI_OUTCOME_INFRA};
+    char num[16];
+    for (i = 0; i < sizeof(outcomes) / sizeof(outcomes[0]); i++)
+      if (tpuci__retry_wants(&inst->retry, outcomes[i]))
+        tpuci__buf_addf(&b, "%s%s", b.len ? "," : "", tpuci_outcome_name(outcomes[i]));
+    snprintf(num, sizeof(num), "%d", inst->retry.attempts);
+    ok = tpuci__gh_kv(e, "tpuci.attempts", num) &&
+         tpuci__gh_kv(e, "tpuci.retry-on", b.len ? b.data : "nothing");
+  }
+  if (ok && d->opts->no_mounts && inst->nmounts > 0) {
+    /* Where the image must hold what the mounts would have brought. */
+    b.len = 0;
+    for (i = 0; i < inst->nmounts; i++)
+      tpuci__buf_addf(&b, "%s%s", i ? "," : "", inst->mounts[i].target);
+    ok = tpuci__gh_kv(e, "tpuci.dropped-mounts", b.data);
+  }
+  tpuci__buf_free(&b);
+  return ok && tpuci__gh_map_end(e);
+}
+
+static int tpuci__k8s_metadata(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
+                               const tpuci__k8s_obj_t *o, int annotations) {
+  return tpuci__gh_plain(e, "metadata") && tpuci__gh_map(e) &&
+         tpuci__gh_kv(e, "name", o->name) && tpuci__k8s_labels(e, d, o) &&
+         (!annotations || tpuci__k8s_annotations(e, d, o)) && tpuci__gh_map_end(e);
+}
+
+/* The headless Service whose name is the pods' subdomain: each pod of
+ * the gang is "<name>-<index>.<name>" to the others. Not-ready pods are
+ * published too, so peers resolve each other as soon as they start. */
+static int tpuci__k8s_service(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
+                              const tpuci__k8s_obj_t *o) {
+  return tpuci__k8s_doc_start(e) && tpuci__gh_map(e) &&
+         tpuci__gh_kv(e, "apiVersion", "v1") && tpuci__gh_kv(e, "kind", "Service") &&
+         tpuci__k8s_metadata(e, d, o, 0) && tpuci__gh_plain(e, "spec") &&
+         tpuci__gh_map(e) && tpuci__gh_kv(e, "clusterIP", "None") &&
+         tpuci__gh_plain(e, "publishNotReadyAddresses") && tpuci__gh_plain(e, "true") &&
+         tpuci__gh_plain(e, "selector") && tpuci__gh_map(e) &&
+         tpuci__gh_kv(e, "tpuci.gang", o->name) && tpuci__gh_map_end(e) &&
+         tpuci__gh_map_end(e) && tpuci__gh_map_end(e) && tpuci__k8s_doc_end(e);
+}
+
+static int tpuci__k8s_env(yaml_emitter_t *e, const tpuci__k8s_obj_t *o) {
+  size_t i;
+  int ok = tpuci__gh_plain(e, "env") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE);
+  for (i = 0; ok && i < o->nenv; i++) {
+    const tpuci__k8s_var_t *v = &o->env[i];
+    ok = tpuci__gh_map(e) && tpuci__gh_kv(e, "name", v->key);
+    if (ok && v->indexed)
+      ok = tpuci__gh_plain(e, "valueFrom") && tpuci__gh_map(e) &&
+           tpuci__gh_plain(e, "fieldRef") && tpuci__gh_map(e) &&
+           tpuci__gh_kv(e, "fieldPath", TPUCI__K8S_INDEX_FIELD) && tpuci__gh_map_end(e) &&
+           tpuci__gh_map_end(e);
+    else if (ok)
+      ok = tpuci__k8s_kv_esc(e, "value", v->value);
+    ok = ok && tpuci__gh_map_end(e);
+  }
+  return ok && tpuci__gh_seq_end(e);
+}
+
+static int tpuci__k8s_resources(yaml_emitter_t *e, const tpuci__k8s_obj_t *o) {
+  const tpuci__instance_t *inst = o->inst;
+  char *cpu = inst->cpus > 0 ? tpuci__k8s_cpus(inst->cpus) : NULL;
+  char *mem = inst->memory_bytes > 0 ? tpuci__k8s_bytes(inst->memory_bytes) : NULL;
+  char tpu[16];
+  int ok = 1, k;
+
+  snprintf(tpu, sizeof(tpu), "%d", o->gke.chips);
+  if (cpu || mem || o->mode == TPUCI__K8S_TPU) {
+    /* Requests equal to limits: what the limits would default them to,
+     * and what an extended resource such as google.com/tpu requires. */
+    ok = tpuci__gh_plain(e, "resources") && tpuci__gh_map(e);
+    for (k = 0; ok && k < 2; k++)
+      ok = tpuci__gh_plain(e, k == 0 ? "limits" : "requests") && tpuci__gh_map(e) &&
+           (cpu == NULL || tpuci__gh_kv(e, "cpu", cpu)) &&
+           (mem == NULL || tpuci__gh_kv(e, "memory", mem)) &&
+           (o->mode != TPUCI__K8S_TPU || tpuci__gh_kv(e, TPUCI__GKE_RESOURCE_TPU, tpu)) &&
+           tpuci__gh_map_end(e);
+    ok = ok && tpuci__gh_map_end(e);
+  }
+  free(cpu);
+  free(mem);
+  return ok;
+}
+
+static int tpuci__k8s_container(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
+                                const tpuci__k8s_obj_t *o) {
+  static const char *const pull[] = {"IfNotPresent", "Always", "Never"};
+  const tpuci__instance_t *inst = o->inst;
+  const tpuci__image_t *img = &d->plan->images[inst->image];
+  size_t i;
+  int ok;
+
+  ok = tpuci__gh_plain(e, "containers") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
+       tpuci__gh_map(e) && tpuci__gh_kv(e, "name", "tpuci") &&
+       tpuci__gh_kv(e, "image", img->ref) &&
+       tpuci__gh_kv(e, "imagePullPolicy", pull[img->pull]) &&
+       (inst->workdir == NULL || tpuci__gh_kv(e, "workingDir", inst->workdir));
+  if (ok && o->command.len > 0) {
+    ok = tpuci__gh_plain(e, "command") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE);
+    for (i = 0; ok && i < o->command.len; i++) {
+      char *arg = tpuci__k8s_escape(o->command.items[i]);
+      ok = tpuci__gh_str(e, arg);
+      free(arg);
+    }
+    ok = ok && tpuci__gh_seq_end(e);
+  }
+  ok = ok && tpuci__k8s_env(e, o) && tpuci__k8s_resources(e, o) &&
+       tpuci__gh_plain(e, "volumeMounts") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
+       tpuci__gh_map(e) && tpuci__gh_kv(e, "name", TPUCI__K8S_RESULTS_VOLUME) &&
+       tpuci__gh_kv(e, "mountPath", TPUCI__RESULTS_MOUNT);
+  if (ok && d->opts->results_claim != NULL) {
+    /* One folder per pod in the claim: <name>/<index>. */
+    char *sub = tpuci__printf("%s/$(JOB_COMPLETION_INDEX)", o->name);
+    ok = tpuci__gh_kv(e, "subPathExpr", sub);
+    free(sub);
+  }
+  return ok && tpuci__gh_map_end(e) && tpuci__gh_seq_end(e) && tpuci__gh_map_end(e) &&
+         tpuci__gh_seq_end(e);
+}
+
+static int tpuci__k8s_pod(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
+                          const tpuci__k8s_obj_t *o) {
+  const tpuci__instance_t *inst = o->inst;
+  char *deadline = inst->timeout_ms ? tpuci__k8s_seconds(inst->timeout_ms) : NULL;
+  char *grace = inst->grace_ms ? tpuci__k8s_seconds(inst->grace_ms) : NULL;
+  int ok;
+
+  ok = tpuci__gh_plain(e, "template") && tpuci__gh_map(e) &&
+       tpuci__gh_plain(e, "metadata") && tpuci__gh_map(e) && tpuci__k8s_labels(e, d, o) &&
+       tpuci__gh_map_end(e) && tpuci__gh_plain(e, "spec") && tpuci__gh_map(e) &&
+       tpuci__gh_kv(e, "restartPolicy", "Never") &&
+       (o->hosts == 1 || tpuci__gh_kv(e, "subdomain", o->name)) &&
+       /* The pod's environment is the job's and tpuci's, not one
+        * variable per Service of the namespace. */
+       tpuci__gh_plain(e, "enableServiceLinks") && tpuci__gh_plain(e, "false") &&
+       /* tpuci's timeout is per attempt, and so is a pod's deadline. */
+       (deadline == NULL || (tpuci__gh_plain(e, "activeDeadlineSeconds") &&
+                             tpuci__gh_plain(e, deadline))) &&
+       (grace == NULL || (tpuci__gh_plain(e, "terminationGracePeriodSeconds") &&
+                          tpuci__gh_plain(e, grace)));
+  if (ok && o->mode == TPUCI__K8S_TPU)
+    ok = tpuci__gh_plain(e, "nodeSelector") && tpuci__gh_map(e) &&
+         tpuci__gh_kv(e, TPUCI__GKE_LABEL_ACCELERATOR, o->gke.accelerator) &&
+         tpuci__gh_kv(e, TPUCI__GKE_LABEL_TOPOLOGY, o->gke.topology) &&
+         tpuci__gh_map_end(e) &&
+         /* TPU nodes carry google.com/tpu=true:NoSchedule (4c). */
+         tpuci__gh_plain(e, "tolerations") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
+         tpuci__gh_map(e) && tpuci__gh_kv(e, "key", TPUCI__GKE_RESOURCE_TPU) &&
+         tpuci__gh_kv(e, "operator", "Exists") && tpuci__gh_kv(e, "effect", "NoSchedule") &&
+         tpuci__gh_map_end(e) && tpuci__gh_seq_end(e);
+  ok = ok && tpuci__k8s_container(e, d, o) && tpuci__gh_plain(e, "volumes") &&
+       tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) && tpuci__gh_map(e) &&
+       tpuci__gh_kv(e, "name", TPUCI__K8S_RESULTS_VOLUME);
+  if (ok && d->opts->results_claim != NULL)
+    ok = tpuci__gh_plain(e, "persistentVolumeClaim") && tpuci__gh_map(e) &&
+         tpuci__gh_kv(e, "claimName", d->opts->results_claim) && tpuci__gh_map_end(e);
+  else if (ok)
+    ok = tpuci__gh_plain(e, "emptyDir") && tpuci__gh_map(e) && tpuci__gh_map_end(e);
+  ok = ok && tpuci__gh_map_end(e) && tpuci__gh_seq_end(e) && tpuci__gh_map_end(e) &&
+       tpuci__gh_map_end(e);
+  free(deadline);
+  free(grace);
+  return ok;
+}
+
+/* An Indexed Job of `hosts` pods, all needed at once (a gang): each pod
+ * is one host, its completion index the host's number. backoffLimit
+ * counts failed pods of every index: a gang's failed attempt usually
+ * fails each of its pods, so it gets (attempts - 1) x hosts. */
+static int tpuci__k8s_job(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
+                          const tpuci__k8s_obj_t *o) {
+  long long backoff = (long long) (o->inst->retry.attempts > 1 ? o->inst->retry.attempts - 1 : 0) *
+                      o->hosts;
+  return tpuci__k8s_doc_start(e) && tpuci__gh_map(e) &&
+         tpuci__gh_kv(e, "apiVersion", "batch/v1") && tpuci__gh_kv(e, "kind", "Job") &&
+         tpuci__k8s_metadata(e, d, o, 1) && tpuci__gh_plain(e, "spec") && tpuci__gh_map(e) &&
+         tpuci__gh_kv(e, "completionMode", "Indexed") &&
+         tpuci__k8s_kint(e, "completions", o->hosts) &&
+         tpuci__k8s_kint(e, "parallelism", o->hosts) &&
+         tpuci__k8s_kint(e, "backoffLimit", backoff) && tpuci__k8s_pod(e, d, o) &&
+         tpuci__gh_map_end(e) && tpuci__gh_map_end(e) && tpuci__k8s_doc_end(e);
+}
+
+static int tpuci__k8s_stream(yaml_emitter_t *e, const tpuci__k8s_doc_t *d) {
+  yaml_event_t ev;
+  size_t i;
+  int ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) &&
+           yaml_emitter_emit(e, &ev);
+  for (i = 0; ok && i < d->nobjs; i++)
+    ok = (d->objs[i].hosts == 1 || tpuci__k8s_service(e, d, &d->objs[i])) &&
+         tpuci__k8s_job(e, d, &d->objs[i]);
+  return ok && yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(e, &ev) &&
+         yaml_emitter_flush(e);
+}
+
+/* A comment line: bytes that would end it early become '?'. */
+static void tpuci__k8s_comment(tpuci__buf_t *out, const char *text) {
+  const char *p;
+  tpuci__buf_adds(out, "#");
+  if (*text) tpuci__buf_adds(out, " ");
+  for (p = text; *p; p++)
+    tpuci__buf_add(out, (unsigned char) *p < 0x20 || *p == 0x7F ? "?" : p, 1);
+  tpuci__buf_adds(out, "\n");
+}
+
+/* What the file holds, for people: a comment before the stream (libyaml
+ * has no comment events). */
+static void tpuci__k8s_header(tpuci__buf_t *out, const tpuci__k8s_doc_t *d) {
+  size_t i;
+  char *line = tpuci__printf("Generated by tpuci from %s (tpuci export kubernetes). Change",
+                             d->plan->spec_path ? d->plan->spec_path : "a spec");
+  tpuci__k8s_comment(out, line);
+  free(line);
+  tpuci__k8s_comment(out, "the spec and export again rather than editing this file. Apply");
+  tpuci__k8s_comment(out, "with kubectl apply -f FILE; docs/kubernetes.md says what is here.");
+  tpuci__k8s_comment(out, "");
+  for (i = 0; i < d->nobjs; i++) {
+    const tpuci__k8s_obj_t *o = &d->objs[i];
+    char *what;
+    if (o->mode == TPUCI__K8S_TPU)
+      what = tpuci__printf("%s: Job %s, %d pod%s on a GKE TPU %s slice (%s %s, %d chips each)",
+                           o->inst->name, o->name, o->hosts, o->hosts == 1 ? "" : "s",
+                           o->slice.accelerator_type, o->gke.accelerator, o->gke.topology,
+                           o->gke.chips);
+    else if (o->mode == TPUCI__K8S_EMULATED)
+      what = tpuci__printf("%s: Job %s, %d pod%s emulating %s on CPU (emulate = \"%s\")",
+                           o->inst->name, o->name, o->hosts, o->hosts == 1 ? "" : "s",
+                           o->topo->name, tpuci__emulate_name(o->slice.emulate));
+    else
+      what = tpuci__printf("%s: Job %s, 1 pod", o->inst->name, o->name);
+    tpuci__k8s_comment(out, what);
+    free(what);
+  }
+}
+
+int tpuci__export_kubernetes(const tpuci__plan_t *plan,
+                             const tpuci__k8s_opts_t *opts, tpuci__buf_t *out,
+                             tpuci__err_t *err) {
+  tpuci__k8s_opts_t defaults;
+  tpuci__k8s_doc_t d;
+  yaml_emitter_t e;
+  size_t start = out->len, i, k, nsel = 0;
+  int r = 0;
+
+  if (opts == NULL) {
+    tpuci__k8s_opts_init(&defaults);
+    opts = &defaults;
+  }
+  memset(&d, 0, sizeof(d));
+  d.plan = plan;
+  d.opts = opts;
+
+  if (opts->run != NULL && (*opts->run == '\0' || tpuci__text_problem(opts->run, strlen(opts->run), &k)))
+    return tpuci__err_set(err, TPUCI_EUSAGE, "the run id must be a non-empty UTF-8 string");
+  if (opts->results_claim != NULL && !tpuci__k8s_subdomain_valid(opts->results_claim))
+    return tpuci__err_set(err, TPUCI_EUSAGE,
+                          "'%s' cannot name a PersistentVolumeClaim: use a-z, 0-9, "
+                          "'-' and '.', starting and ending with a letter or digit",
+                          opts->results_claim);
+  for (i = 0; i < plan->ninstances; i++) nsel += plan->instances[i].selected != 0;
+  if (nsel == 0)
+    return tpuci__err_set(err, TPUCI_ENOMATCH, "%s: no job instance selected",
+                          plan->spec_path ? plan->spec_path : "the spec");
+
+  d.label_run = opts->run ? tpuci__k8s_label_value(opts->run) : NULL;
+  d.objs = tpuci__calloc(nsel, sizeof(*d.objs));
+  for (i = 0; i < plan->ninstances && r == 0; i++) {
+    if (!plan->instances[i].selected) continue;
+    d.objs[d.nobjs].inst = &plan->instances[i];
+    r = tpuci__k8s_prepare(&d, &d.objs[d.nobjs++], err);
+  }
+  /* Names carry a 32-bit hash of the instance's: a clash is unlikely,
+   * and an error rather than one Job replacing another. */
+  for (i = 0; r == 0 && i < d.nobjs; i++)
+    for (k = i + 1; r == 0 && k < d.nobjs; k++)
+      if (strcmp(d.objs[i].name, d.objs[k].name) == 0)
+        r = tpuci__err_set(err, TPUCI_EUSAGE,
+                           "instances '%s' and '%s' get the same Kubernetes name '%s'; "
+                           "rename one of them",
+                           d.objs[i].inst->name, d.objs[k].inst->name, d.objs[i].name);
+  if (r != 0) goto done;
+
+  tpuci__k8s_header(out, &d);
+  memset(&e, 0, sizeof(e));
+  if (!yaml_emitter_initialize(&e)) {
+    r = tpuci__err_set(err, TPUCI_ENOMEM, "cannot start the YAML emitter");
+    goto done;
+  }
+  yaml_emitter_set_output(&e, tpuci__gh_write, out);
+  yaml_emitter_set_unicode(&e, 1);
+  yaml_emitter_set_indent(&e, 2);
+  yaml_emitter_set_width(&e, -1);
+  if (!tpuci__k8s_stream(&e, &d))
+    r = tpuci__err_set(err,
+                       e.error == YAML_MEMORY_ERROR || e.problem == NULL ? TPUCI_ENOMEM
+                                                                        : TPUCI_EIO,
+                       "%s: cannot write the manifests: %s",
+                       plan->spec_path ? plan->spec_path : "the spec",
+                       e.problem ? e.problem : "out of memory");
+  yaml_emitter_delete(&e);
+
+done:
+  if (r != 0) {
+    out->len = start;
+    if (out->data) out->data[start] = '\0';
+  }
+  for (i = 0; i < d.nobjs; i++) tpuci__k8s_obj_free(&d.objs[i]);
+  free(d.objs);
+  free(d.label_run);
+  return r;
+}

@@ -1,0 +1,122 @@
+/* Kubernetes manifests of a spec (`tpuci export kubernetes`): per
+ * selected job instance an Indexed Job (completions = parallelism = the
+ * instance's hosts) and, for a gang of more than one host, the headless
+ * Service its pods' hostnames live under. On a GKE TPU slice when the
+ * instance's topology is a catalogue type GKE offers; as tpuci's CPU
+ * emulation on any cluster otherwise. docs/kubernetes.md describes the
+ * manifests and every choice made here.
+ *
+ * Pure: nothing here talks to a cluster. */
+#ifndef TPUCI_K8S_H
+#define TPUCI_K8S_H
+
+#include <stdint.h>
+
+#include "plan/plan.h"
+#include "plan/topology.h"
+#include "base/util.h"
+
+/* ------------------------------------------------------------------ */
+/* GKE TPU scheduling (tpu-topology.md 4c)                             */
+
+#define TPUCI__GKE_LABEL_ACCELERATOR "cloud.google.com/gke-tpu-accelerator"
+#define TPUCI__GKE_LABEL_TOPOLOGY "cloud.google.com/gke-tpu-topology"
+/* The extended resource (chips per VM) and the taint key of TPU nodes. */
+#define TPUCI__GKE_RESOURCE_TPU "google.com/tpu"
+
+/* What a pod of one host of a catalogue type asks GKE for. Strings are
+ * the catalogue's (static). */
+typedef struct {
+  const char *accelerator;  /* node label gke-tpu-accelerator */
+  const char *topology;     /* node label gke-tpu-topology */
+  int chips;                /* google.com/tpu, chips per VM */
+  const char *machine_type; /* the node pool's machine type, for people */
+} tpuci__gke_tpu_t;
+
+/* Fills *out for catalogue row `row`. Returns 0, or -1 when GKE does not
+ * offer the type (v2, v3: no gke-tpu-accelerator value). */
+int tpuci__gke_tpu(const tpuci__tpu_type_t *row, tpuci__gke_tpu_t *out);
+
+/* ------------------------------------------------------------------ */
+/* Names and labels                                                    */
+
+/* The longest object name: an Indexed Job's pods are named and
+ * hostnamed "<job>-<index>", a DNS-1123 label of at most 63 characters,
+ * and a gang has at most 256 hosts ("-255"). */
+#define TPUCI__K8S_NAME_MAX 59
+/* The longest label value. */
+#define TPUCI__K8S_LABEL_MAX 63
+
+/* 32-bit FNV-1a over a, a NUL byte, then b (either may be NULL: ""). */
+uint32_t tpuci__k8s_hash(const char *a, const char *b);
+
+/* The object name of an instance: "<run>-<instance>" lower-cased, every
+ * run of other characters than [a-z0-9] one '-', cut to fit, with
+ * "tpuci-" in front when it would not start with a letter, then '-' and
+ * the 8 hex digits of tpuci__k8s_hash(run, instance). A DNS-1035 label
+ * (so a valid Service, Job and pod hostname prefix) of at most
+ * TPUCI__K8S_NAME_MAX characters. `run` may be NULL. A new string. */
+char *tpuci__k8s_name(const char *run, const char *instance);
+
+/* A label value for any text: the text itself when it is a valid label
+ * value (at most 63 of [A-Za-z0-9._-], starting and ending with a letter
+ * or digit) and not empty; else the text with other characters as '-',
+ * trimmed to start and end with a letter or digit and cut to 54, then
+ * '-' and the 8 hex digits of its hash. A new string. */
+char *tpuci__k8s_label_value(const char *text);
+
+/* Whether s is a valid label value (the empty string is). */
+int tpuci__k8s_label_value_valid(const char *s);
+
+/* Whether s is a DNS-1123 subdomain (a PersistentVolumeClaim name):
+ * 1..253 of [a-z0-9.-], starting and ending with [a-z0-9]. */
+int tpuci__k8s_subdomain_valid(const char *s);
+
+/* Whether s can name an environment variable on every Kubernetes
+ * version: [-._a-zA-Z][-._a-zA-Z0-9]* (newer ones accept more). */
+int tpuci__k8s_env_name_valid(const char *s);
+
+/* ------------------------------------------------------------------ */
+/* The export                                                          */
+
+/* Where a pod's results folder is mounted; TPUCI_RESULTS names it. */
+#define TPUCI__K8S_RESULTS_VOLUME "tpuci-results"
+/* The annotation the Job controller puts the completion index in. */
+#define TPUCI__K8S_INDEX_FIELD \
+  "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+
+typedef struct {
+  /* Every instance with a topology runs tpuci's CPU emulation of it, with
+   * no TPU node selector or resource. Without it, an instance whose
+   * topology is a catalogue type asks for a GKE TPU slice, and one with a
+   * custom topology (not a real TPU type) is emulated. */
+  int emulated;
+  /* The spec's mounts are left out (the image must hold what they would
+   * bring). Without it a job with mounts cannot be exported. */
+  int no_mounts;
+  /* A run id: the tpuci.run label, TPUCI_RUN_ID, and part of every name
+   * (so manifests of two runs can coexist). NULL: none. */
+  const char *run;
+  /* A PersistentVolumeClaim the pods write their results into (under
+   * <name>/<host>/). NULL: an emptyDir, and pytest jobs print their JUnit
+   * file to the log. */
+  const char *results_claim;
+} tpuci__k8s_opts_t;
+
+void tpuci__k8s_opts_init(tpuci__k8s_opts_t *opts);
+
+/* Appends the manifests of the plan's selected instances to `out`: a
+ * comment, then one YAML document per object, written by libyaml's
+ * emitter. `opts` may be NULL (the defaults). Returns 0; TPUCI_EUSAGE
+ * with a one-line message in `err` (which may be NULL) when an instance
+ * cannot be exported (a local job, mounts without no_mounts, a docker
+ * network mode, a TPU type GKE does not offer, pytest shards on a gang,
+ * ...: the message starts with the job's "file:line: job 'name': ") or
+ * an option is invalid; TPUCI_ENOMATCH when no instance is selected;
+ * TPUCI_ENOMEM or TPUCI_EIO when the emitter fails. On error `out` is
+ * left as it was. */
+int tpuci__export_kubernetes(const tpuci__plan_t *plan,
+                             const tpuci__k8s_opts_t *opts, tpuci__buf_t *out,
+                             tpuci__err_t *err);
+
+#endif /* TPUCI_K8S_H */
