@@ -55,6 +55,9 @@ typedef struct {
   void (*done)(tpuci__attempt_t *a, const tpuci__exit_t *ex);
   /* A note for the user, tied to the attempt ("kept container ..."). */
   void (*message)(tpuci__attempt_t *a, const char *msg);
+  /* A file of the attempt's records could not be written (see
+   * tpuci__attempt_write_error). */
+  void (*write_error)(tpuci__attempt_t *a, const char *path, int err);
 } tpuci__attempt_host_t;
 
 struct tpuci__attempt_s {
@@ -209,7 +212,10 @@ static inline void tpuci__attempt_message(tpuci__attempt_t *a,
 /* A file of the attempt's records (a log) could not be written: the user
  * is told, and the run's records count as incomplete. Call it once per
  * file; `err` is a negative code. */
-void tpuci__attempt_write_error(tpuci__attempt_t *a, const char *path, int err);
+static inline void tpuci__attempt_write_error(tpuci__attempt_t *a,
+                                              const char *path, int err) {
+  a->host->write_error(a, path, err);
+}
 
 /* Where containers see an attempt's results folder. */
 #define TPUCI__RESULTS_MOUNT "/tpuci/results"

@@ -72,7 +72,7 @@ static void tpuci__satt_closed(uv_handle_t *h) {
   tpuci__check_finished(s);
 }
 
-void tpuci__attempt_write_error(tpuci__attempt_t *a, const char *path, int err) {
+static void tpuci__on_write_error(tpuci__attempt_t *a, const char *path, int err) {
   tpuci__sched_t *s = ((tpuci__satt_t *) a)->s;
   if (s->opts.on_write_error) s->opts.on_write_error(s->opts.host, path, err);
 }
@@ -339,7 +339,7 @@ static void tpuci__on_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
 
 /* What runtimes call for attempts (runtime/runtime.h). */
 static const tpuci__attempt_host_t tpuci__attempt_host = {
-    tpuci__on_output, tpuci__on_done, tpuci__on_message};
+    tpuci__on_output, tpuci__on_done, tpuci__on_message, tpuci__on_write_error};
 
 /* Starts the next attempt of instance `index` (or, with `collect`, the
  * collection of its shard group's tests). A failure to start is recorded
