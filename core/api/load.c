@@ -228,31 +228,21 @@ static json_t *tpuci__plan_predictions(const tpuci_ctx_t *ctx) {
   return out;
 }
 
+/* Adds a shard's predicted tests and time to its instance's "pytest". */
+static void tpuci__add_prediction(void *ud, const tpuci__instance_t *inst, json_t *o) {
+  json_t *p = json_object_get((json_t *) ud, inst->name);
+  if (p && json_is_object(json_object_get(o, "pytest")))
+    json_object_update(json_object_get(o, "pytest"), p);
+}
+
 int tpuci_plan_json(const tpuci_ctx_t *ctx, char **out, size_t *len) {
-  json_t *pred, *root, *ji;
-  const char *name;
-  json_t *p;
-  size_t i;
+  json_t *pred;
 
   if (!ctx->loaded) return TPUCI_ESTATE;
-  *out = tpuci__plan_to_json(&ctx->plan);
   pred = tpuci__plan_predictions(ctx);
-  if (json_object_size(pred) > 0 && (root = json_loads(*out, JSON_PRESERVE_ORDER, NULL))) {
-    json_array_foreach(json_object_get(root, "instances"), i, ji) {
-      name = json_string_value(json_object_get(ji, "name"));
-      p = name ? json_object_get(pred, name) : NULL;
-      if (p && json_is_object(json_object_get(ji, "pytest")))
-        json_object_update(json_object_get(ji, "pytest"), p);
-    }
-    free(*out);
-    *out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    json_decref(root);
-    {
-      char *nl = tpuci__printf("%s\n", *out);
-      free(*out);
-      *out = nl;
-    }
-  }
+  *out = tpuci__plan_to_json_x(&ctx->plan,
+                               json_object_size(pred) > 0 ? tpuci__add_prediction : NULL,
+                               pred);
   json_decref(pred);
   if (len) *len = strlen(*out);
   return 0;

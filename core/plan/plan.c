@@ -220,10 +220,40 @@ static json_t *tpuci__json_instance(const tpuci__plan_t *p,
   return o;
 }
 
+/* Appends `v` dumped with an indent of 2, each line after the first
+ * indented by `depth` more spaces (its place in the document). */
+static void tpuci__json_put(tpuci__buf_t *b, const json_t *v, int depth) {
+  char *text = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+                                 JSON_ENCODE_ANY);
+  const char *p, *nl;
+  if (text == NULL) {
+    tpuci__buf_adds(b, "null");
+    return;
+  }
+  for (p = text; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+    tpuci__buf_add(b, p, (size_t) (nl - p) + 1);
+    tpuci__buf_addf(b, "%*s", depth, "");
+  }
+  tpuci__buf_adds(b, p);
+  free(text);
+}
+
 char *tpuci__plan_to_json(const tpuci__plan_t *p) {
+  return tpuci__plan_to_json_x(p, NULL, NULL);
+}
+
+/* The document is written piece by piece, one instance at a time, so
+ * that a plan of 100,000 instances never has all of them as JSON trees
+ * at once (the same bytes json_dumps(JSON_INDENT(2)) would give). */
+char *tpuci__plan_to_json_x(const tpuci__plan_t *p,
+                            void (*extra)(void *ud, const tpuci__instance_t *inst,
+                                          json_t *o),
+                            void *ud) {
   json_t *root = json_object(), *a;
-  char *out, *copy;
-  size_t i;
+  tpuci__buf_t b;
+  const char *key;
+  json_t *v;
+  size_t i, n = 0;
 
   json_object_set_new(root, "spec", tpuci__json_str(p->spec_path));
   a = json_array();
@@ -250,24 +280,37 @@ char *tpuci__plan_to_json(const tpuci__plan_t *p) {
     json_array_append_new(a, o);
   }
   json_object_set_new(root, "topologies", a);
-  a = json_array();
-  for (i = 0; i < p->ninstances; i++)
-    if (p->instances[i].selected)
-      json_array_append_new(a, tpuci__json_instance(p, &p->instances[i]));
-  json_object_set_new(root, "instances", a);
+  tpuci__buf_init(&b);
+  tpuci__buf_adds(&b, "{");
+  json_object_foreach(root, key, v) {
+    json_t *k = json_string(key);
+    tpuci__buf_adds(&b, n++ ? ",\n  " : "\n  ");
+    tpuci__json_put(&b, k, 2);
+    tpuci__buf_adds(&b, ": ");
+    tpuci__json_put(&b, v, 2);
+    json_decref(k);
+  }
+  json_decref(root);
+  tpuci__buf_adds(&b, ",\n  \"instances\": [");
+  n = 0;
+  for (i = 0; i < p->ninstances; i++) {
+    json_t *o;
+    if (!p->instances[i].selected) continue;
+    o = tpuci__json_instance(p, &p->instances[i]);
+    if (extra) extra(ud, &p->instances[i], o);
+    tpuci__buf_adds(&b, n++ ? ",\n    " : "\n    ");
+    tpuci__json_put(&b, o, 4);
+    json_decref(o);
+  }
+  tpuci__buf_adds(&b, n ? "\n  ]" : "]");
   a = json_array();
   for (i = 0; i < p->warnings.len; i++)
     json_array_append_new(a, json_string(p->warnings.items[i]));
-  json_object_set_new(root, "warnings", a);
-
-  out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-  json_decref(root);
-  if (out == NULL) return tpuci__strdup("{}");
-  /* Jansson's memory is not necessarily ours: hand out a tpuci__malloc
-   * copy, freed with free() like everything else. */
-  copy = tpuci__printf("%s\n", out);
-  free(out);
-  return copy;
+  tpuci__buf_adds(&b, ",\n  \"warnings\": ");
+  tpuci__json_put(&b, a, 2);
+  json_decref(a);
+  tpuci__buf_adds(&b, "\n}\n");
+  return tpuci__buf_steal(&b);
 }
 
 /* ------------------------------------------------------------------ */

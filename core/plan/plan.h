@@ -8,6 +8,7 @@
 #ifndef TPUCI_PLAN_H
 #define TPUCI_PLAN_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -139,6 +140,12 @@ tpuci__instance_t *tpuci__plan_add_instance(tpuci__plan_t *p);
 
 /* Serialisations used by `tpuci plan`. */
 char *tpuci__plan_to_json(const tpuci__plan_t *p);
+/* The same, with `extra` (may be NULL) called on each instance's object
+ * before it is written, to add fields of the caller's. */
+char *tpuci__plan_to_json_x(const tpuci__plan_t *p,
+                            void (*extra)(void *ud, const tpuci__instance_t *inst,
+                                          json_t *o),
+                            void *ud);
 char *tpuci__plan_to_text(const tpuci__plan_t *p);
 
 #endif /* TPUCI_PLAN_H */

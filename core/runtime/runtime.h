@@ -69,7 +69,10 @@ struct tpuci__attempt_s {
   size_t index;            /* of inst in the plan */
   int number;              /* 1-based */
   const char *run_id;
-  const char *dir;         /* this attempt's folder (exists) */
+  /* This attempt's folder: it may not exist yet (the scheduler makes it
+   * at the attempt's first output); a runtime that writes files of its
+   * own there makes it (tpuci__mkdir_p). */
+  const char *dir;
   int keep_on_failure;     /* --keep-failed */
   /* The command of this attempt: inst->argv, or one the scheduler built
    * for it (a pytest attempt that re-runs only failed tests). Never NULL,

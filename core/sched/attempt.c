@@ -77,7 +77,26 @@ static void tpuci__on_write_error(tpuci__attempt_t *a, const char *path, int err
   if (s->opts.on_write_error) s->opts.on_write_error(s->opts.host, path, err);
 }
 
+/* Makes the attempt's folder and log at its first byte of output: an
+ * attempt that prints nothing leaves no file (and costs no mkdir/open). */
+static void tpuci__log_open(tpuci__satt_t *t) {
+  int r;
+  t->log_opened = 1;
+  r = tpuci__mkdir_p(t->dir, 0755);
+  if (r == 0) {
+    t->log_fd = open(t->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+                     O_APPEND, 0644);
+    if (t->log_fd < 0) r = TPUCI__ERRNO;
+  }
+  t->log_made = r == 0;
+  if (r != 0) {
+    t->log_errno = -r;
+    tpuci__attempt_write_error(&t->a, t->log_path, r);
+  }
+}
+
 static void tpuci__log_write(tpuci__satt_t *t, const char *buf, size_t len) {
+  if (!t->log_opened && len > 0) tpuci__log_open(t);
   while (len > 0 && t->log_fd >= 0) {
     ssize_t n = write(t->log_fd, buf, len);
     if (n < 0) {
@@ -325,7 +344,8 @@ static void tpuci__on_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
     res->start_ms = t->start_ms;
     res->duration_ms = duration;
     res->cause = cause;
-    res->log_path = tpuci__strdup(t->log_path);
+    /* No log when the attempt printed nothing. */
+    res->log_path = t->log_made ? tpuci__strdup(t->log_path) : NULL;
     tpuci__attempt_report(s, a->index, a->number, res);
     tpuci__attempt_next(s, a->index, a->number, o);
   }
@@ -392,13 +412,8 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
   t->start_ms = tpuci__now_ms();
   t->start_hr = uv_hrtime();
 
-  r = tpuci__mkdir_p(t->dir, 0755);
-  if (r == 0) {
-    t->log_fd = open(t->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-                     O_APPEND, 0644);
-    if (t->log_fd < 0) r = TPUCI__ERRNO;
-  }
-  if (r == 0 && inst->pytest && !collect) {
+  r = 0;
+  if (inst->pytest && !collect) {
     /* pytest writes its JUnit file here; containers see it mounted. */
     t->results_dir = tpuci__printf("%s/results-%d", t->dir, t->a.number);
     r = tpuci__mkdir_p(t->results_dir, 0777);
@@ -423,7 +438,7 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
 
   if (r != 0) {
     tpuci__exit_t ex = {-1, 0, 0, 1, NULL};
-    char *cause = tpuci__printf("cannot create %s: %s", t->log_path,
+    char *cause = tpuci__printf("cannot create %s: %s", t->results_dir,
                                 uv_strerror(r));
     ex.cause = cause;
     tpuci__attempt_done(&t->a, &ex);

@@ -32,6 +32,8 @@ typedef struct tpuci__satt_s {
   char *log_path;
   int log_fd;
   int log_errno;           /* first write error, reported in the cause */
+  int log_opened;          /* the log was asked for (the first output) */
+  int log_made;            /* and it exists */
   uint64_t start_ms;
   uint64_t start_hr;
   uv_timer_t timeout_timer;

@@ -73,7 +73,7 @@ void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t,
   char *text = NULL, *msg;
   size_t len = 0, k;
 
-  g->log_path = tpuci__strdup(t->log_path);
+  g->log_path = t->log_made ? tpuci__strdup(t->log_path) : NULL;
   /* An incomplete log would hide tests: the collection failed. */
   if (o == TPUCI_OUTCOME_PASSED && t->log_errno == 0 &&
       tpuci__read_file(t->log_path, &text, &len) == 0 &&
@@ -113,7 +113,8 @@ void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t,
     } else {
       g->cause = tpuci__printf("test collection failed (exit %d)", ex->exit_code);
     }
-    msg = tpuci__printf("%s: %s; log: %s", g->name, g->cause, g->log_path);
+    msg = tpuci__printf("%s: %s; log: %s", g->name, g->cause,
+                        g->log_path ? g->log_path : "(no output)");
     tpuci__emit_message(s, msg);
     free(msg);
   }

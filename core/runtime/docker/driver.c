@@ -104,8 +104,9 @@ static int tpuci__dk_prepare_att(tpuci__dk_t *dk, tpuci__dk_att_t *att,
     if (att->gang) {
       c->log_path = tpuci__printf("%s/attempt-%d." TPUCI__GANG_HOST_FMT ".log",
                                   a->dir, a->number, (int) i);
-      c->log_fd = open(c->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-                       O_APPEND, 0644);
+      if (tpuci__mkdir_p(a->dir, 0755) == 0)
+        c->log_fd = open(c->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+                         O_APPEND, 0644);
       /* The host's lines are still in the attempt's log. */
       if (c->log_fd < 0) tpuci__attempt_write_error(a, c->log_path, TPUCI__ERRNO);
     }
