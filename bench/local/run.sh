@@ -1,64 +1,111 @@
 #!/usr/bin/env bash
 # Benchmark of the local runtime (not a test: it prints, never asserts).
+# Every figure is the median of RUNS runs (default 5) taken with hyperfine
+# in this one invocation, tpuci and its peers interleaved by hyperfine's
+# order, so that a loaded machine slows both sides alike.
 #
 # 1. N trivial jobs (`true`, default 2000) at -j 2 through tpuci, xargs -P2
-#    and GNU parallel, in one run; wall and CPU time and the ratios.
-#    Targets: tpuci within 1.3x of xargs, at least 4x faster than parallel.
-# 2. `tpuci plan` on a spec whose matrix expands to 10,000 instances: time
-#    and peak RSS. Targets: under 200 ms and 30 MB.
+#    (exec'ing `true` directly, and through `sh -c`) and GNU parallel.
+#    Targets: tpuci <= 1.3x xargs -P2 (direct), GNU parallel >= 4x tpuci.
+# 2. How it grows: tpuci and xargs at N = 500, 2000, 8000.
+# 3. Output: one job printing 1 GiB to stdout, captured to its log,
+#    against `head -c 1G > file` (the page-cache floor) and its peak RSS.
+#    Targets: >= 500 MB/s, RSS < 50 MB.
+# 4. Plans: `tpuci plan` of 10,000 and 100,000 instances (and --json):
+#    time and peak RSS. Target: 100,000 in < 2 s and < 300 MB.
 #
-# usage: bench/local/run.sh [path/to/tpuci]
+# usage: bench/local/run.sh [path/to/tpuci]     (RUNS=5 N=2000 by default)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tpuci=${1:-$here/../../build/tpuci}
 tpuci=$(cd "$(dirname "$tpuci")" && pwd)/$(basename "$tpuci")
 n=${N:-2000}
-m="python3 $here/../measure.py"
-command -v parallel >/dev/null || { echo "bench: GNU parallel is missing (apt-get install parallel)" >&2; exit 1; }
+runs=${RUNS:-5}
+for tool in hyperfine parallel; do
+  command -v $tool >/dev/null || { echo "bench: $tool is missing (apt-get install $tool)" >&2; exit 1; }
+done
 
 work=$(mktemp -d /tmp/tpuci-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-cat > jobs.lua <<LUA
-local n = {}
-for i = 1, $n do n[#n + 1] = i end
-job "t" { matrix = { i = n }, cmd = { "true" } }
-LUA
-cat > plan10k.lua <<'LUA'
-local function r(k) local t = {} for i = 1, k do t[i] = i end return t end
-job "big" {
-  matrix = { a = r(10), b = r(10), c = r(10), d = r(10) },
-  run = "pytest -m tpu -k 'a${matrix.a} and b${matrix.b}'",
-  env = { C = "${matrix.c}", D = "${matrix.d}" },
-  timeout = "20m", retries = 2,
+jobs_spec() { # N FILE
+  printf 'local n = {}\nfor i = 1, %s do n[#n + 1] = i end\njob "t" { matrix = { i = n }, cmd = { "true" } }\n' "$1" > "$2"
 }
-LUA
+plan_spec() { # KEYS FILE: a matrix of KEYS keys of 10 values each
+  {
+    echo 'local function r(k) local t = {} for i = 1, k do t[i] = i end return t end'
+    printf 'job "big" {\n  matrix = {'
+    for k in $(seq 1 "$1"); do printf ' k%s = r(10),' "$k"; done
+    printf ' },\n  run = "pytest -m tpu -k '"'"'a${matrix.k1} and b${matrix.k2}'"'"'",\n'
+    printf '  env = { C = "${matrix.k3}" }, timeout = "20m", retries = 2,\n}\n'
+  } > "$2"
+}
+for m in 500 2000 8000 "$n"; do jobs_spec "$m" "jobs$m.lua"; done
+plan_spec 4 plan10k.lua
+plan_spec 5 plan100k.lua
+echo 'job "big" { cmd = { "head", "-c", "1073741824", "/dev/zero" } }' > out1g.lua
 
-results=$work/results.jsonl
-"$tpuci" run -q -j 2 jobs.lua > /dev/null # warm up caches once
-$m tpuci "$tpuci" run -q -j 2 jobs.lua >> "$results"
-$m xargs sh -c "seq $n | xargs -P2 -n1 sh -c 'exec true' x" >> "$results"
-$m xargs-direct sh -c "seq $n | xargs -P2 -I{} true" >> "$results"
-$m parallel sh -c "seq $n | parallel -j2 true" >> "$results"
-$m plan10k "$tpuci" plan plan10k.lua >> "$results"
-$m plan10k-json "$tpuci" plan --json plan10k.lua >> "$results"
+hf() { # JSON CMD...: hyperfine, median in seconds per command
+  local json=$1
+  shift
+  hyperfine -N --runs "$runs" --warmup 1 --export-json "$json" "$@" >/dev/null 2>&1 ||
+    hyperfine --runs "$runs" --warmup 1 --export-json "$json" "$@" >/dev/null
+}
+# A run of tpuci starts with an empty state folder each time.
+tp() { echo "rm -rf $work/.tpuci; $tpuci run -q -j 2 $1 >/dev/null"; }
 
-python3 - "$results" "$n" <<'PY'
-import json, sys
-rows = {r["label"]: r for r in map(json.loads, open(sys.argv[1]))}
-n = int(sys.argv[2])
-print(f"{'tool':<14}{'wall s':>9}{'cpu s':>9}{'rss MB':>9}{'status':>8}")
-for k, r in rows.items():
-    print(f"{k:<14}{r['wall_s']:>9.3f}{r['cpu_s']:>9.3f}{r['maxrss_mb']:>9.1f}{r['status']:>8}")
-t, x, xd, p = rows["tpuci"], rows["xargs"], rows["xargs-direct"], rows["parallel"]
-print()
-print(f"{n} jobs at -j 2:")
-print(f"  tpuci / xargs (sh -c true)  wall {t['wall_s']/x['wall_s']:.2f}x   (target <= 1.3x)")
-print(f"  tpuci / xargs (true)        wall {t['wall_s']/xd['wall_s']:.2f}x")
-print(f"  parallel / tpuci            wall {p['wall_s']/t['wall_s']:.2f}x   (target >= 4x)")
-print(f"  cpu per job: tpuci {1000*t['cpu_s']/n:.2f} ms, xargs {1000*x['cpu_s']/n:.2f} ms, parallel {1000*p['cpu_s']/n:.2f} ms")
-pl = rows["plan10k"]
-print(f"tpuci plan, 10,000 instances: {1000*pl['wall_s']:.0f} ms, peak RSS {pl['maxrss_mb']:.1f} MB (targets 200 ms, 30 MB)")
-pj = rows["plan10k-json"]
-print(f"tpuci plan --json, 10,000 instances: {1000*pj['wall_s']:.0f} ms, peak RSS {pj['maxrss_mb']:.1f} MB")
+echo "bench: $n trivial jobs at -j 2, $runs runs each (median)" >&2
+hyperfine --runs "$runs" --warmup 1 --export-json jobs.json \
+  "$(tp "jobs$n.lua")" \
+  "seq $n | xargs -P2 -I{} true" \
+  "seq $n | xargs -P2 -n1 sh -c 'exec true' x" \
+  "seq $n | parallel -j2 true" >/dev/null
+
+echo "bench: growth at N = 500, 2000, 8000" >&2
+hyperfine --runs "$runs" --warmup 1 --export-json growth.json \
+  "$(tp jobs500.lua)" "seq 500 | xargs -P2 -I{} true" \
+  "$(tp jobs2000.lua)" "seq 2000 | xargs -P2 -I{} true" \
+  "$(tp jobs8000.lua)" "seq 8000 | xargs -P2 -I{} true" >/dev/null
+
+echo "bench: 1 GiB of output" >&2
+hyperfine --runs "$runs" --export-json out.json \
+  "rm -rf $work/.tpuci; $tpuci run -q out1g.lua >/dev/null" \
+  "head -c 1073741824 /dev/zero > $work/floor.bin" >/dev/null
+rm -rf "$work/.tpuci" "$work/floor.bin"
+/usr/bin/time -f '%M' -o out.rss "$tpuci" run -q out1g.lua >/dev/null
+out_size=$(stat -c %s .tpuci/runs/latest/big/attempt-1.log)
+rm -rf "$work/.tpuci"
+
+echo "bench: plans" >&2
+for p in plan10k plan100k; do
+  /usr/bin/time -f '%e %M' -o "$p.txt.t" "$tpuci" plan "$p.lua" >/dev/null
+  /usr/bin/time -f '%e %M' -o "$p.json.t" "$tpuci" plan --json "$p.lua" >/dev/null
+done
+
+python3 - "$n" "$out_size" <<'PY'
+import json, statistics, sys
+n, out_size = int(sys.argv[1]), int(sys.argv[2])
+def med(path):
+    return [statistics.median(r["times"]) for r in json.load(open(path))["results"]]
+t, xd, xs, p = med("jobs.json")
+print(f"{n} trivial jobs at -j 2 (median of runs):")
+print(f"  tpuci {t:.3f} s, xargs -P2 {xd:.3f} s, xargs -P2 sh -c {xs:.3f} s, GNU parallel {p:.3f} s")
+print(f"  tpuci / xargs -P2            {t/xd:.2f}x   (target <= 1.3x)")
+print(f"  tpuci / xargs -P2 sh -c      {t/xs:.2f}x")
+print(f"  GNU parallel / tpuci         {p/t:.2f}x   (target >= 4x)")
+g = med("growth.json")
+print("growth (median s, tpuci / xargs -P2):")
+print(f"  {'N':>6} {'tpuci':>8} {'xargs':>8} {'ratio':>6}")
+for i, m in enumerate((500, 2000, 8000)):
+    a, b = g[2 * i], g[2 * i + 1]
+    print(f"  {m:>6} {a:>8.3f} {b:>8.3f} {a/b:>6.2f}")
+o, floor = med("out.json")
+rss = int(open("out.rss").read().split()[0]) / 1024
+print(f"1 GiB of output: tpuci {1024/o:.0f} MiB/s ({o:.2f} s, log {out_size} bytes, "
+      f"peak RSS {rss:.1f} MB); head > file {1024/floor:.0f} MiB/s (target >= 500 MB/s, RSS < 50 MB)")
+for p, count in (("plan10k", "10,000"), ("plan100k", "100,000")):
+    for kind, label in (("txt", "plan"), ("json", "plan --json")):
+        secs, kb = open(f"{p}.{kind}.t").read().split()
+        print(f"tpuci {label:<12} {count:>7} instances: {float(secs):.2f} s, peak RSS {int(kb)/1024:.0f} MB")
+print("target: 100,000 instances in < 2 s and < 300 MB")
 PY

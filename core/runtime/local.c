@@ -1,6 +1,12 @@
-/* The local runtime: each attempt is a process started with uv_spawn in
- * a session and process group of its own (UV_PROCESS_DETACHED), so that a
- * signal reaches the whole tree and nothing it spawned outlives it.
+/* The local runtime: each attempt is a process started with
+ * posix_spawn() in a session and process group of its own
+ * (POSIX_SPAWN_SETSID), so that a signal reaches the whole tree and
+ * nothing it spawned outlives it. posix_spawn() does not copy the
+ * parent's page tables (glibc uses vfork semantics), so starting a job
+ * costs the same whatever the size of the plan; uv_spawn() forks, and
+ * with a plan of thousands of instances the fork and the copy-on-write
+ * faults after it cost more than the job. Exits are seen through a
+ * SIGCHLD watcher that reaps only this runtime's children.
  *
  * An attempt is over when the process has exited and both output pipes
  * have closed. When the leader exits, whatever is left in its process
@@ -9,11 +15,17 @@
  * escapes that; its pipes are closed after a short drain period so the
  * run still ends.
  */
+/* posix_spawn_file_actions_addchdir_np, POSIX_SPAWN_SETSID, pipe2 and
+ * F_SETPIPE_SZ (glibc >= 2.29, Linux). */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "runtime/runtime.h"
@@ -24,18 +36,18 @@ extern char **environ;
 #define TPUCI__DRAIN_MS 2000
 #define TPUCI__ENOEXEC (-ENOEXEC)
 
-typedef struct {
+typedef struct tpuci__lproc_s {
   tpuci__attempt_t *a;
-  uv_process_t proc;
   uv_pipe_t out;
   uv_pipe_t err;
   uv_timer_t drain;
   int open;               /* handles not yet closed */
   int exited;
   int spawned;
-  int pid;
+  pid_t pid;
   tpuci__exit_t ex;
   char *cause;
+  struct tpuci__lproc_s *prev, *next; /* children not reaped yet */
 } tpuci__lproc_t;
 
 /* Commands resolved through PATH, so that the child execs its command at
@@ -50,6 +62,10 @@ typedef struct {
   tpuci__runtime_t rt;
   tpuci__resolved_t *cache;
   size_t ncache;
+  uv_signal_t chld;       /* SIGCHLD: some child exited */
+  int chld_on;
+  tpuci__lproc_t *live;   /* spawned, not reaped */
+  void (*close_cb)(tpuci__runtime_t *rt);
 } tpuci__local_t;
 
 /* Finds `name` in `path_var` like execvp would. Returns a new string, or
@@ -115,8 +131,7 @@ static void tpuci__lproc_close(tpuci__lproc_t *p, uv_handle_t *h) {
 
 /* Once the process and both pipes are done, the drain timer goes too. */
 static void tpuci__lproc_maybe_done(tpuci__lproc_t *p) {
-  if (uv_is_closing((uv_handle_t *) &p->proc) &&
-      uv_is_closing((uv_handle_t *) &p->out) &&
+  if (p->exited && uv_is_closing((uv_handle_t *) &p->out) &&
       uv_is_closing((uv_handle_t *) &p->err))
     tpuci__lproc_close(p, (uv_handle_t *) &p->drain);
 }
@@ -151,16 +166,34 @@ static void tpuci__drain_cb(uv_timer_t *t) {
   tpuci__lproc_maybe_done(p);
 }
 
-static void tpuci__exit_cb(uv_process_t *proc, int64_t status, int signum) {
-  tpuci__lproc_t *p = proc->data;
+static void tpuci__exited(tpuci__local_t *l, tpuci__lproc_t *p, int status) {
+  if (p->prev) p->prev->next = p->next;
+  else l->live = p->next;
+  if (p->next) p->next->prev = p->prev;
+  p->prev = p->next = NULL;
   p->exited = 1;
-  p->ex.exit_code = signum ? -1 : (int) status;
-  p->ex.term_signal = signum;
+  p->ex.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  p->ex.term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   /* Kill what is left of the group: orphans must not outlive the job. */
   kill(-p->pid, SIGKILL);
-  tpuci__lproc_close(p, (uv_handle_t *) proc);
   uv_timer_start(&p->drain, tpuci__drain_cb, TPUCI__DRAIN_MS, 0);
   tpuci__lproc_maybe_done(p);
+}
+
+/* Some child exited: reap this runtime's, and only those (a host that
+ * embeds tpuci may have children of its own). */
+static void tpuci__chld_cb(uv_signal_t *h, int signum) {
+  tpuci__local_t *l = h->data;
+  tpuci__lproc_t *p = l->live, *next;
+  (void) signum;
+  for (; p != NULL; p = next) {
+    int status;
+    pid_t r;
+    next = p->next;
+    do r = waitpid(p->pid, &status, WNOHANG);
+    while (r < 0 && errno == EINTR);
+    if (r == p->pid) tpuci__exited(l, p, status);
+  }
 }
 
 /* A spawn that failed for a reason of the job's (command not found) ends
@@ -208,59 +241,109 @@ static char **tpuci__build_env(const tpuci__attempt_t *a, tpuci__strv_t *own) {
   return env;
 }
 
+/* The child's side of posix_spawn(): stdin from /dev/null, stdout and
+ * stderr into the two pipes, the job's folder, a session of its own,
+ * every signal at its default and none blocked (tpuci catches some and
+ * ignores SIGPIPE; a job must not inherit that). */
+static int tpuci__spawn(pid_t *pid, const char *file, char *const argv[],
+                        char *const env[], const char *cwd, int out_fd,
+                        int err_fd) {
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t at;
+  sigset_t none, all;
+  int r;
+
+  posix_spawn_file_actions_init(&fa);
+  posix_spawnattr_init(&at);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+  if (cwd != NULL) posix_spawn_file_actions_addchdir_np(&fa, cwd);
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&at, &none);
+  posix_spawnattr_setsigdefault(&at, &all);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
+                                    POSIX_SPAWN_SETSIGDEF);
+  r = strchr(file, '/') != NULL ? posix_spawn(pid, file, &fa, &at, argv, env)
+                                : posix_spawnp(pid, file, &fa, &at, argv, env);
+  posix_spawnattr_destroy(&at);
+  posix_spawn_file_actions_destroy(&fa);
+  return r;
+}
+
+/* A pipe whose read end tpuci keeps (non-blocking, for the loop) and whose
+ * write end the child gets; both close on exec. 0 or a negative code. */
+static int tpuci__out_pipe(int fds[2]) {
+  if (pipe2(fds, O_CLOEXEC) != 0) return TPUCI__ERRNO;
+  /* A larger pipe means fewer wake-ups for a job that prints a lot. */
+  (void) fcntl(fds[0], F_SETPIPE_SZ, 1 << 20);
+  return 0;
+}
+
 static int tpuci__local_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
   tpuci__local_t *l = (tpuci__local_t *) rt;
   const tpuci__instance_t *inst = a->inst;
-  const char *file;
+  const char *file, *cwd;
   tpuci__lproc_t *p;
-  uv_process_options_t o;
-  uv_stdio_container_t stdio[3];
   tpuci__strv_t own = {0};
+  int out[2] = {-1, -1}, err[2] = {-1, -1};
   char **env;
+  pid_t pid = 0;
   int r;
 
   if (a->argv->len == 0)
     return tpuci__err_set(&rt->err, TPUCI_EUSAGE, "%s: empty command",
                           inst->name);
+  if (!l->chld_on) {
+    /* Before the first child: its SIGCHLD must not be lost. */
+    r = uv_signal_start(&l->chld, tpuci__chld_cb, SIGCHLD);
+    if (r != 0)
+      return tpuci__err_set(&rt->err, r, "cannot watch child processes: %s",
+                            uv_strerror(r));
+    l->chld_on = 1;
+  }
+  r = tpuci__out_pipe(out);
+  if (r == 0) r = tpuci__out_pipe(err);
+  if (r != 0) {
+    int i;
+    for (i = 0; i < 2; i++) {
+      if (out[i] >= 0) close(out[i]);
+      if (err[i] >= 0) close(err[i]);
+    }
+    return tpuci__err_set(&rt->err, r, "cannot make pipes for '%s': %s",
+                          a->argv->items[0], uv_strerror(r));
+  }
   p = tpuci__calloc(1, sizeof(*p));
   p->a = a;
   p->ex.exit_code = -1;
   uv_pipe_init(rt->loop, &p->out, 0);
   uv_pipe_init(rt->loop, &p->err, 0);
   uv_timer_init(rt->loop, &p->drain);
-  p->out.data = p->err.data = p->drain.data = p->proc.data = p;
+  p->out.data = p->err.data = p->drain.data = p;
   p->open = 3;
+  uv_pipe_open(&p->out, out[0]);
+  uv_pipe_open(&p->err, err[0]);
 
-  memset(&o, 0, sizeof(o));
-  stdio[0].flags = UV_IGNORE;
-  stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-  stdio[1].data.stream = (uv_stream_t *) &p->out;
-  stdio[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-  stdio[2].data.stream = (uv_stream_t *) &p->err;
-  o.stdio = stdio;
-  o.stdio_count = 3;
   file = tpuci__resolve(l, a->argv->items[0], tpuci__child_path(inst));
-  o.file = file ? file : a->argv->items[0];
-  o.args = a->argv->items;
-  o.cwd = inst->workdir ? inst->workdir : a->plan->spec_dir;
-  o.flags = UV_PROCESS_DETACHED;
-  o.exit_cb = tpuci__exit_cb;
+  cwd = inst->workdir ? inst->workdir : a->plan->spec_dir;
   env = tpuci__build_env(a, &own);
-  o.env = env;
-
-  r = uv_spawn(rt->loop, &p->proc, &o);
+  r = tpuci__spawn(&pid, file ? file : a->argv->items[0], a->argv->items, env,
+                   cwd, out[1], err[1]);
+  close(out[1]);
+  close(err[1]);
   free(env);
   tpuci__strv_free(&own);
   a->rt_data = p;
   if (r != 0) {
-    /* The process handle must be closed even though spawn failed. */
-    p->open++;
+    r = -r;
     if (tpuci__spawn_is_jobs_fault(r)) {
       p->cause = NULL;
       p->ex.exit_code = r == UV_ENOENT ? 127 : 126;
       {
         char *msg = tpuci__printf("tpuci: cannot run '%s' in %s: %s\n",
-                                  a->argv->items[0], o.cwd, uv_strerror(r));
+                                  a->argv->items[0], cwd ? cwd : ".",
+                                  uv_strerror(r));
         tpuci__attempt_output(a, 2, msg, strlen(msg));
         free(msg);
       }
@@ -270,15 +353,16 @@ static int tpuci__local_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
                                uv_strerror(r));
     }
     p->exited = 1;
-    tpuci__lproc_close(p, (uv_handle_t *) &p->proc);
     tpuci__lproc_close(p, (uv_handle_t *) &p->out);
     tpuci__lproc_close(p, (uv_handle_t *) &p->err);
     tpuci__lproc_close(p, (uv_handle_t *) &p->drain);
     return 0;
   }
-  p->open++;
   p->spawned = 1;
-  p->pid = p->proc.pid;
+  p->pid = pid;
+  p->next = l->live;
+  if (l->live) l->live->prev = p;
+  l->live = p;
   uv_read_start((uv_stream_t *) &p->out, tpuci__alloc_cb, tpuci__read_cb);
   uv_read_start((uv_stream_t *) &p->err, tpuci__alloc_cb, tpuci__read_cb);
   return 0;
@@ -294,11 +378,20 @@ static int tpuci__local_signal(tpuci__runtime_t *rt, tpuci__attempt_t *a,
   return 0;
 }
 
+static void tpuci__chld_closed(uv_handle_t *h) {
+  tpuci__local_t *l = h->data;
+  void (*cb)(tpuci__runtime_t *) = l->close_cb;
+  l->close_cb = NULL;
+  if (cb) cb(&l->rt);
+}
+
 static void tpuci__local_close(tpuci__runtime_t *rt,
                                void (*cb)(tpuci__runtime_t *rt)) {
-  /* Every attempt is done by the time the scheduler closes a runtime, and
-   * the local runtime holds no handle of its own. */
-  cb(rt);
+  tpuci__local_t *l = (tpuci__local_t *) rt;
+  /* Every attempt is done by the time the scheduler closes a runtime;
+   * what is left is the SIGCHLD watcher. */
+  l->close_cb = cb;
+  uv_close((uv_handle_t *) &l->chld, tpuci__chld_closed);
 }
 
 static void tpuci__local_free(tpuci__runtime_t *rt) {
@@ -322,6 +415,8 @@ int tpuci__runtime_local_new(uv_loop_t *loop,
   (void) err;
   l->rt.name = "local";
   l->rt.loop = loop;
+  uv_signal_init(loop, &l->chld);
+  l->chld.data = l;
   l->rt.start = tpuci__local_start;
   l->rt.signal = tpuci__local_signal;
   l->rt.close = tpuci__local_close;
