@@ -137,7 +137,7 @@ static void tpuci__lproc_maybe_done(tpuci__lproc_t *p) {
 }
 
 static void tpuci__alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
-  static char slab[65536];
+  static char slab[1 << 20];
   (void) h;
   (void) suggested;
   /* Output is handed on synchronously, so one buffer serves every pipe. */
