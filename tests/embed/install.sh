@@ -22,4 +22,19 @@ cc -Wall -Wextra -Werror -o "$prefix/embed-static" "$TESTS/embed/embed_example.c
   $(pkg-config --libs $(pkg-config --print-requires-private tpuci | awk '{print $1}')) -lm
 "$prefix/embed-static"
 "$prefix/bin/tpuci" --version
+# And from CMake: find_package(tpuci) gives tpuci::tpuci.
+mkdir -p "$prefix/consumer"
+cat > "$prefix/consumer/CMakeLists.txt" <<CM
+cmake_minimum_required(VERSION 3.16)
+project(consumer C)
+find_package(tpuci 0.1 REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(UV REQUIRED IMPORTED_TARGET libuv)
+add_executable(embed "$TESTS/embed/embed_example.c")
+target_link_libraries(embed PRIVATE tpuci::tpuci PkgConfig::UV)
+CM
+cmake -S "$prefix/consumer" -B "$prefix/consumer/build" -DCMAKE_PREFIX_PATH="$prefix" \
+  > "$prefix/consumer.log" 2>&1 || { cat "$prefix/consumer.log"; exit 1; }
+cmake --build "$prefix/consumer/build" >> "$prefix/consumer.log" 2>&1 || { cat "$prefix/consumer.log"; exit 1; }
+LD_LIBRARY_PATH=$(dirname "$(find "$prefix" -name 'libtpuci.so' | head -n 1)") "$prefix/consumer/build/embed"
 echo "install test: ok"
