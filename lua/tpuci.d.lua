@@ -58,14 +58,14 @@
 
 ---`image "NAME" { ref = ..., pull = ... }`. Image names use letters,
 ---digits and `_ . - + @` (no `:` or `/`, which mark a literal reference).
----@class tpuci.ImageSpec
+---@class (exact) tpuci.ImageSpec
 ---The engine's image reference, e.g. `"gcr.io/tpu-pytorch/xla:r2.1"` (required; no spaces).
 ---@field ref string
 ---When to pull: `"missing"` (default), `"always"` or `"never"`.
 ---@field pull? tpuci.Pull
 
 ---`image { name = "NAME", ref = ..., pull = ... }`.
----@class tpuci.NamedImageSpec: tpuci.ImageSpec
+---@class (exact) tpuci.NamedImageSpec: tpuci.ImageSpec
 ---The image's name (only in this form).
 ---@field name string
 
@@ -76,7 +76,7 @@
 ---(`"v4-16"`, `"v5litepod-8"`) takes its numbers from the catalogue (any
 ---number given must match); a name with `base` starts from the base's;
 ---any other name is a custom slice. Names use letters, digits and `_ . -`.
----@class tpuci.TopologySpec
+---@class (exact) tpuci.TopologySpec
 ---Which CPU emulation switches each host gets (default `"pjrt"`).
 ---@field emulate? tpuci.Emulate
 ---A catalogue type: a slice of that type's generation, with any of the numbers below changed.
@@ -91,7 +91,7 @@
 ---@field cores_per_chip? 1|2
 
 ---`topology { name = "NAME", ... }`.
----@class tpuci.NamedTopologySpec: tpuci.TopologySpec
+---@class (exact) tpuci.NamedTopologySpec: tpuci.TopologySpec
 ---The topology's name (only in this form).
 ---@field name string
 
@@ -109,7 +109,7 @@
 ---@field matrix table<string, string>
 
 ---The table form of `retries`.
----@class tpuci.RetrySpec
+---@class (exact) tpuci.RetrySpec
 ---Attempts in total, the first included: 1..100 (required).
 ---@field attempts integer
 ---Which outcomes are retried (default: all four); `{}` retries nothing.
@@ -122,7 +122,7 @@
 ---@field max_backoff? tpuci.Duration
 
 ---A mount's table form: `["data"] = { target = "/data", readonly = true }`.
----@class tpuci.MountSpec
+---@class (exact) tpuci.MountSpec
 ---The container path (absolute; required).
 ---@field target string
 ---Mount read-only (default false).
@@ -132,7 +132,7 @@
 ---`python -m pytest -p no:cacheprovider [-m M] [-k K] [options...] [args...]`,
 ---writes each attempt's JUnit XML, re-runs only what failed on retries and
 ---can split the suite into shards (docs/pytest.md).
----@class tpuci.PytestSpec
+---@class (exact) tpuci.PytestSpec
 ---The `-m` expression: `"tpu"`, `"not distributed and not tpu"`. Takes `${matrix.KEY}`.
 ---@field markers? string
 ---The `-k` expression. Takes `${matrix.KEY}`.
@@ -161,7 +161,7 @@
 
 ---`job "NAME" { ... }`. Exactly one of `run`, `cmd` and `pytest`. Job names
 ---use letters, digits and `_ . - / : + @` (`"lint/ruff"`).
----@class tpuci.JobSpec
+---@class (exact) tpuci.JobSpec
 ---A shell command: the instance runs `/bin/sh -c RUN`. Takes `${matrix.KEY}`.
 ---@field run? string|fun(inst: tpuci.Instance): string
 ---The argument vector itself, no shell: `{ "python3", "-m", "pytest" }`. Takes `${matrix.KEY}`.
@@ -196,7 +196,7 @@
 ---@field network? string
 
 ---`job { name = "NAME", ... }`.
----@class tpuci.NamedJobSpec: tpuci.JobSpec
+---@class (exact) tpuci.NamedJobSpec: tpuci.JobSpec
 ---The job's name (only in this form).
 ---@field name string
 

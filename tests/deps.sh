@@ -6,7 +6,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config git ca-certificates curl python3
       liblua5.4-dev libuv1-dev libyaml-dev libcurl4-openssl-dev libjansson-dev
       libexpat1-dev libcmocka-dev parallel busybox-static debootstrap docker.io
-      python3-yaml python3-jsonschema python3-pytest chromium groff-base
+      python3-yaml python3-jsonschema python3-pytest chromium groff-base zsh
       python3-kubernetes kubernetes-client)
 missing=()
 for p in "${pkgs[@]}"; do

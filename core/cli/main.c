@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "completion.h"
 #include "console.h"
 #include "tpuci.h"
 
@@ -33,6 +34,7 @@ static const char usage_main[] =
     "  topologies [TYPE]  the TPU catalogue, or one type and its hosts' environment\n"
     "  gc             remove containers and networks left by crashed runs\n"
     "  doctor [SPEC]  check the container engine, images and disk\n"
+    "  completion SHELL  print the completion script for bash or zsh\n"
     "  help [CMD]     show help for a command\n"
     "\n"
     "options:\n"
@@ -165,6 +167,18 @@ static const char usage_export[] =
     "  --results-claim NAME  write results into this PersistentVolumeClaim\n"
     "                 (default: an emptyDir; pytest prints its JUnit to the log)\n";
 
+static const char usage_completion[] =
+    "usage: tpuci completion bash|zsh\n"
+    "\n"
+    "Prints the shell completion script: commands, each command's options\n"
+    "(asked of tpuci itself when completing, so they never fall behind),\n"
+    "specs as *.lua files, run ids for show, TPU types for topologies.\n"
+    "\n"
+    "  bash: eval \"$(tpuci completion bash)\" in ~/.bashrc, or save it as\n"
+    "        /usr/share/bash-completion/completions/tpuci\n"
+    "  zsh:  source <(tpuci completion zsh) in ~/.zshrc, or save it as _tpuci\n"
+    "        in a folder of $fpath\n";
+
 static int help(const char *cmd, FILE *out) {
   if (cmd == NULL) fputs(usage_main, out);
   else if (strcmp(cmd, "run") == 0) fputs(usage_run, out);
@@ -175,6 +189,7 @@ static int help(const char *cmd, FILE *out) {
   else if (strcmp(cmd, "rerun") == 0) fputs(usage_rerun, out);
   else if (strcmp(cmd, "show") == 0) fputs(usage_show, out);
   else if (strcmp(cmd, "doctor") == 0) fputs(usage_doctor, out);
+  else if (strcmp(cmd, "completion") == 0) fputs(usage_completion, out);
   else {
     fprintf(stderr, "tpuci: unknown command '%s'; see 'tpuci --help'\n", cmd);
     return EXIT_USAGE;
@@ -714,6 +729,11 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "gc") == 0) return cmd_gc(argc - 1, argv + 1);
   if (strcmp(cmd, "topologies") == 0) return cmd_topologies(argc - 1, argv + 1);
   if (strcmp(cmd, "doctor") == 0) return cmd_doctor(argc - 1, argv + 1);
+  if (strcmp(cmd, "completion") == 0) {
+    if (argc != 3 || tpuci_cli_completion(argv[2], stdout) != 0)
+      return usage_error("completion", "say the shell: tpuci completion bash|zsh");
+    return EXIT_PASSED;
+  }
   fprintf(stderr, "tpuci: unknown command '%s'; see 'tpuci --help'\n", cmd);
   return EXIT_USAGE;
 }

@@ -28,7 +28,7 @@ def lua_list(name):
 # ---@class NAME[: PARENT] followed by its ---@field lines.
 classes, parents, cur = {}, {}, None
 for line in meta.splitlines():
-    m = re.match(r"---@class\s+([\w.]+)(?:\s*:\s*([\w.]+))?", line)
+    m = re.match(r"---@class\s+(?:\(exact\)\s+)?([\w.]+)(?:\s*:\s*([\w.]+))?", line)
     if m:
         cur = m.group(1)
         classes[cur] = set()
@@ -53,6 +53,14 @@ for line in meta.splitlines():
         aliases[cur].append(m.group(1))
     elif not line.startswith("---|"):
         cur = None
+
+# LuaLS reports a key a table literal has but its class does not declare
+# only for classes marked (exact): every class a spec table is typed with
+# must be.
+for line in meta.splitlines():
+    m = re.match(r"---@class\s+(\(exact\)\s+)?(tpuci\.\w*Spec)\b", line)
+    if m and not m.group(1):
+        print("tpuci.d.lua: %s is not (exact): LuaLS would not flag a misspelt key" % m.group(2))
 
 def fields(cls):
     if cls not in classes:
