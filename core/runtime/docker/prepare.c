@@ -209,7 +209,9 @@ static void tpuci__dk_on_version(void *p, const tpuci__engine_res_t *res) {
     tpuci__dk_prepare_fail(dk, TPUCI_EENGINE,
                            tpuci__printf("cannot reach the Docker Engine "
                                          "(%s); start dockerd, e.g. `dockerd "
-                                         "&`, or set DOCKER_HOST",
+                                         "&` (or podman's: `podman system "
+                                         "service --time=0 &`), or set "
+                                         "DOCKER_HOST",
                                          res->message));
     return;
   }
