@@ -10,6 +10,7 @@
 
 #include "runtime/docker/demux.h"
 #include "runtime/docker/engine.h"
+#include "runtime/docker/podman.h"
 #include "runtime/runtime.h"
 
 #define TPUCI__MIB (1024.0 * 1024.0)
@@ -113,6 +114,9 @@ struct tpuci__dk_s {
   size_t leftover_ctrs;
   tpuci__http_req_t *prep_req; /* prepare's request in flight */
   int aborting;           /* abort(): prepare ends at its next answer */
+  /* A podman engine's limits, read by prepare: whether create bodies
+   * carry HostConfig.Ulimits (podman.h). */
+  tpuci__podman_limits_t limits;
   /* close */
   int closing;
   void (*close_cb)(tpuci__runtime_t *rt);

@@ -242,6 +242,14 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
                   s.eng->server_name, s.eng->server_version, s.eng->server_api,
                   s.eng->prefix + 2, where);
   free(where);
+  if (s.eng->podman) {
+    tpuci__podman_limits_t l;
+    char *text;
+    tpuci__podman_probe(s.eng->host.unix_path, &l);
+    text = tpuci__podman_limits_text(&l);
+    tpuci__buf_addf(report, "%s podman limits: %s\n", l.known ? "ok  " : "warn", text);
+    free(text);
+  }
 
   /* Disk space under the engine's data root. */
   tpuci__engine_info(s.eng, tpuci__sync_cb, &r);
