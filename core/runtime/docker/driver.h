@@ -17,6 +17,9 @@
 #define TPUCI__DISK_WARN_BYTES (1024ull * 1024 * 1024)
 #define TPUCI__DISK_FAIL_BYTES (100ull * 1024 * 1024)
 #define TPUCI__DK_GRACE_MS 5000
+/* An engine that never reports OOM kills: podman before 5.0 (podman.h). */
+#define TPUCI__DK_NO_OOM(eng) \
+  ((eng)->podman && (eng)->podman_major < TPUCI__PODMAN_OOM_MAJOR)
 /* Removing a network right after its last container can race with the
  * engine's endpoint cleanup (403 "has active endpoints"): retries after
  * 100, 200, 400, 800 ms, then every second, for about 8 s in all. */

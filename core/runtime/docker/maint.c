@@ -249,6 +249,12 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
     text = tpuci__podman_limits_text(&l);
     tpuci__buf_addf(report, "%s podman limits: %s\n", l.known ? "ok  " : "warn", text);
     free(text);
+    if (s.eng->podman_major < TPUCI__PODMAN_OOM_MAJOR)
+      tpuci__buf_addf(report,
+                      "warn podman OOM: podman %s never reports OOM kills "
+                      "(State.OOMKilled; fixed in podman 5.0): a job killed "
+                      "for memory ends failed with exit 137, not oom\n",
+                      s.eng->server_version);
   }
 
   /* Disk space under the engine's data root. */

@@ -165,3 +165,36 @@ char *tpuci__podman_limits_text(const tpuci__podman_limits_t *l) {
                        "default open-files and process limits",
                        l->pid);
 }
+
+int tpuci__podman_not_running(long status, const char *message) {
+  return status == 500 && message != NULL &&
+         strstr(message, "can only kill running containers") != NULL;
+}
+
+const char *tpuci__podman_hint(const char *msg) {
+  if (msg == NULL) return NULL;
+  if (strstr(msg, "container-init binary not found") != NULL)
+    return "podman has no init binary, which tpuci asks for "
+           "(HostConfig.Init): install catatonit and set init_path = "
+           "\"/usr/bin/catatonit\" in the [engine] table of podman's "
+           "containers.conf (Debian's podman 4.3 looks for "
+           "/usr/libexec/podman/catatonit)";
+  if (strstr(msg, "error setting rlimit") != NULL)
+    return "podman could not give the container its open-files or process "
+           "limits (it lacks CAP_SYS_RESOURCE); tpuci asks for the "
+           "service's own limits when it can read them (see `tpuci "
+           "doctor`), otherwise set default_ulimits in podman's "
+           "containers.conf, e.g. default_ulimits = [\"nofile=1024:1024\", "
+           "\"nproc=1000:1000\"]";
+  return NULL;
+}
+
+char *tpuci__podman_oom_cause(const char *cause, uint64_t memory_bytes,
+                              const char *version) {
+  return tpuci__printf("%s (SIGKILL under a memory limit of %.0f MiB: "
+                       "probably out of memory, but podman %s does not "
+                       "report OOM kills)",
+                       cause ? cause : "exit 137",
+                       (double) memory_bytes / (1024.0 * 1024.0),
+                       version ? version : "");
+}

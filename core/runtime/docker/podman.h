@@ -1,9 +1,10 @@
 /* What differs when the engine behind DOCKER_HOST is Podman's
  * Docker-compatible service (`podman system service`): telling it apart
- * from GET /version, and the open-files and process limits tpuci asks
- * for when a rootful podman cannot give containers its own defaults
- * (docs/docker.md, "Podman"). Pure apart from tpuci__podman_probe() (one
- * connection to the engine's socket, /proc). */
+ * from GET /version, the open-files and process limits tpuci asks for
+ * when a rootful podman cannot give containers its own defaults, whether
+ * it reports OOM kills, and hints for its errors (docs/docker.md,
+ * "Podman"). Pure apart from tpuci__podman_probe() (one connection to
+ * the engine's socket, /proc). */
 #ifndef TPUCI_DOCKER_PODMAN_H
 #define TPUCI_DOCKER_PODMAN_H
 
@@ -14,6 +15,10 @@
  * of this much (soft and hard) unless told otherwise; raising a hard
  * limit that far needs CAP_SYS_RESOURCE. */
 #define TPUCI__PODMAN_RLIMIT_DEFAULT 1048576ull
+/* The first podman whose State.OOMKilled is ever true
+ * (containers/podman#13102, fixed by #21523 for podman 5.0): before, its
+ * conmon records an OOM kill in a file podman does not read. */
+#define TPUCI__PODMAN_OOM_MAJOR 5
 
 /* Whether a GET /version answer is podman's: one of its Components is
  * named "Podman Engine". Then *major and *minor hold its version (0 when
@@ -54,5 +59,20 @@ void tpuci__podman_probe(const char *unix_path, tpuci__podman_limits_t *out);
 void tpuci__podman_body_limits(json_t *body, const tpuci__podman_limits_t *l);
 /* One line for `tpuci doctor` about *l, without "ok"/"warn". New string. */
 char *tpuci__podman_limits_text(const tpuci__podman_limits_t *l);
+
+/* Whether a failed POST /containers/{id}/kill says the container is not
+ * running any more: Docker answers 409, podman 500 "can only kill running
+ * containers". */
+int tpuci__podman_not_running(long status, const char *message);
+
+/* What to do about a podman error message, or NULL: its init binary
+ * missing (HostConfig.Init), limits it cannot set. */
+const char *tpuci__podman_hint(const char *engine_message);
+
+/* A container of a podman that never reports OOM kills exited 137
+ * (SIGKILL from someone other than tpuci) under a memory limit: `cause`
+ * (may be NULL: "exit 137") with what that probably means. New string. */
+char *tpuci__podman_oom_cause(const char *cause, uint64_t memory_bytes,
+                              const char *version);
 
 #endif /* TPUCI_DOCKER_PODMAN_H */
