@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Installs what building and testing tpuci needs on Debian 12, as root.
 # Packages already present are left alone; nothing else is touched.
+# podman: tests/podman/ (with catatonit, the init binary its containers
+# need, and netavark with aardvark-dns named, as recommends are not
+# installed).
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config git ca-certificates curl python3
       liblua5.4-dev libuv1-dev libyaml-dev libcurl4-openssl-dev libjansson-dev
       libexpat1-dev libcmocka-dev parallel busybox-static debootstrap docker.io
       python3-yaml python3-jsonschema python3-pytest chromium groff-base zsh
-      python3-kubernetes kubernetes-client)
+      python3-kubernetes kubernetes-client podman catatonit netavark aardvark-dns)
 missing=()
 for p in "${pkgs[@]}"; do
   # kubernetes-client ships /usr/bin/kubectl; where another package has

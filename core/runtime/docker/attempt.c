@@ -55,10 +55,12 @@ int tpuci__dk_engine(tpuci__dk_t *dk) {
 
 void tpuci__dk_infra(tpuci__dk_att_t *att, const char *step,
                             const tpuci__dk_ctr_t *c, const char *msg) {
+  const char *hint = att->dk->eng->podman ? tpuci__podman_hint(msg) : NULL;
   if (att->infra != NULL) return;
   if (c != NULL)
-    att->infra = tpuci__printf("docker engine: %s container %s failed: %s",
-                               step, c->name, msg);
+    att->infra = tpuci__printf("docker engine: %s container %s failed: %s%s%s",
+                               step, c->name, msg, hint ? "; " : "",
+                               hint ? hint : "");
   else
     att->infra = tpuci__printf("docker engine: %s failed: %s", step, msg);
 }
@@ -77,8 +79,10 @@ static void tpuci__dk_on_killed(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_ctr_t *c = p;
   tpuci__dk_att_t *att = c->att;
   att->requests--;
-  /* 404: gone already; 409: not running any more. Both are fine. */
+  /* 404: gone already; 409 (podman: 500): not running any more. All
+   * are fine. */
   if (!res->ok && res->status != 404 && res->status != 409 &&
+      !tpuci__podman_not_running(res->status, res->message) &&
       res->error != UV_ECANCELED) {
     char *m = tpuci__printf("could not signal container %s: %s", c->name,
                             res->message);
@@ -483,7 +487,8 @@ static void tpuci__dk_on_inspected(void *p, const tpuci__engine_res_t *res) {
      * record the OOM kill a moment after the exit (seen under load).
      * Ask again a few times before taking it as a plain failure. */
     if (!c->oom && c->status_code == 137 && att->a->inst->memory_bytes > 0 &&
-        c->signals == 0 && !c->stopped && c->inspect_tries < 5) {
+        c->signals == 0 && !c->stopped && c->inspect_tries < 5 &&
+        !TPUCI__DK_NO_OOM(att->dk->eng)) {
       c->inspect_tries++;
       c->reinspect = 1;
       att->requests++;
@@ -654,6 +659,13 @@ static void tpuci__dk_finish(tpuci__dk_att_t *att) {
     }
     tpuci__gang_verdict(h, att->nctrs, a->inst->memory_bytes, &v);
     free(h);
+    if (v.exit_code == 137 && !v.oom && a->inst->memory_bytes > 0 &&
+        TPUCI__DK_NO_OOM(dk->eng)) {
+      char *cause = tpuci__podman_oom_cause(v.cause, a->inst->memory_bytes,
+                                            dk->eng->server_version);
+      free(v.cause);
+      v.cause = cause;
+    }
     ex.exit_code = v.exit_code;
     ex.term_signal = v.term_signal;
     ex.oom = v.oom;

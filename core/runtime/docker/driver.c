@@ -101,6 +101,7 @@ static int tpuci__dk_prepare_att(tpuci__dk_t *dk, tpuci__dk_att_t *att,
       rc = dk->rt.err.code ? dk->rt.err.code : TPUCI_EUSAGE;
       break;
     }
+    tpuci__podman_body_limits(c->body, &dk->limits);
     if (att->gang) {
       c->log_path = tpuci__printf("%s/attempt-%d." TPUCI__GANG_HOST_FMT ".log",
                                   a->dir, a->number, (int) i);

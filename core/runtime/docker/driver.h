@@ -10,12 +10,16 @@
 
 #include "runtime/docker/demux.h"
 #include "runtime/docker/engine.h"
+#include "runtime/docker/podman.h"
 #include "runtime/runtime.h"
 
 #define TPUCI__MIB (1024.0 * 1024.0)
 #define TPUCI__DISK_WARN_BYTES (1024ull * 1024 * 1024)
 #define TPUCI__DISK_FAIL_BYTES (100ull * 1024 * 1024)
 #define TPUCI__DK_GRACE_MS 5000
+/* An engine that never reports OOM kills: podman before 5.0 (podman.h). */
+#define TPUCI__DK_NO_OOM(eng) \
+  ((eng)->podman && (eng)->podman_major < TPUCI__PODMAN_OOM_MAJOR)
 /* Removing a network right after its last container can race with the
  * engine's endpoint cleanup (403 "has active endpoints"): retries after
  * 100, 200, 400, 800 ms, then every second, for about 8 s in all. */
@@ -113,6 +117,9 @@ struct tpuci__dk_s {
   size_t leftover_ctrs;
   tpuci__http_req_t *prep_req; /* prepare's request in flight */
   int aborting;           /* abort(): prepare ends at its next answer */
+  /* A podman engine's limits, read by prepare: whether create bodies
+   * carry HostConfig.Ulimits (podman.h). */
+  tpuci__podman_limits_t limits;
   /* close */
   int closing;
   void (*close_cb)(tpuci__runtime_t *rt);

@@ -1,5 +1,6 @@
 /* Docker Engine API calls. */
 #include "runtime/docker/engine.h"
+#include "runtime/docker/podman.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@ int tpuci__engine_new_host(uv_loop_t *loop, const tpuci__docker_host_t *host,
   tpuci__engine_t *e = tpuci__calloc(1, sizeof(*e));
   int rc;
   e->loop = loop;
+  e->server_name = "Docker Engine";
   e->host.unix_path = tpuci__strdup(host->unix_path);
   e->host.url_base = tpuci__strdup(host->url_base);
   e->host.display = tpuci__strdup(host->display);
@@ -132,10 +134,12 @@ int tpuci__engine_negotiate(tpuci__engine_t *e, json_t *version,
                             tpuci__err_t *err) {
   const char *api = json_string_value(json_object_get(version, "ApiVersion"));
   const char *ver = json_string_value(json_object_get(version, "Version"));
-  int a, b, rc;
+  int a, b, rc, minor;
   rc = tpuci__docker_api_pick(api, &a, &b, err);
   if (rc != 0) return rc;
   snprintf(e->prefix, sizeof(e->prefix), "/v%d.%d", a, b);
+  e->podman = tpuci__podman_detect(version, &e->podman_major, &minor);
+  e->server_name = e->podman ? "Podman Engine" : "Docker Engine";
   free(e->server_version);
   free(e->server_api);
   e->server_version = tpuci__strdup(ver ? ver : "unknown");

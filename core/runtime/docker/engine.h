@@ -27,6 +27,11 @@ typedef struct {
   char prefix[24];        /* "/v1.41" */
   char *server_version;   /* "20.10.24", after tpuci__engine_negotiate */
   char *server_api;       /* "1.41" */
+  /* "Docker Engine", or "Podman Engine" for podman's compatible service
+   * (podman.h); then podman_major is its major version (0: unknown). */
+  const char *server_name;
+  int podman;
+  int podman_major;
   int closing;
 } tpuci__engine_t;
 
@@ -62,7 +67,8 @@ char *tpuci__engine_where(const tpuci__engine_t *e);
  * failing with TPUCI_EENGINE below 1.41. Pure. */
 int tpuci__docker_api_pick(const char *server_api, int *major, int *minor,
                            tpuci__err_t *err);
-/* Applies a GET /version answer: sets prefix and server_version. */
+/* Applies a GET /version answer: sets prefix, server_version and what
+ * kind of engine it is (server_name, podman). */
 int tpuci__engine_negotiate(tpuci__engine_t *e, json_t *version,
                             tpuci__err_t *err);
 

@@ -7,6 +7,7 @@
 #include "runtime/runtime.h"
 #include "runtime/docker/container.h"
 #include "runtime/docker/engine.h"
+#include "runtime/docker/podman.h"
 
 typedef struct {
   int done;
@@ -74,7 +75,8 @@ static int tpuci__sync_connect(tpuci__sync_t *s, tpuci__err_t *err) {
   if (r.error != 0)
     rc = tpuci__err_set(err, TPUCI_EENGINE,
                         "cannot reach the Docker Engine (%s); start dockerd, "
-                        "e.g. `dockerd &`, or set DOCKER_HOST",
+                        "e.g. `dockerd &` (or podman's: `podman system "
+                        "service --time=0 &`), or set DOCKER_HOST",
                         r.message);
   else if (!r.ok || r.json == NULL)
     rc = tpuci__err_set(err, TPUCI_EENGINE,
@@ -236,10 +238,24 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
     tpuci__sync_close(&s);
     return rc;
   }
-  tpuci__buf_addf(report, "ok   engine: Docker Engine %s (API %s, tpuci uses %s) at %s\n",
-                  s.eng->server_version, s.eng->server_api, s.eng->prefix + 2,
-                  where);
+  tpuci__buf_addf(report, "ok   engine: %s %s (API %s, tpuci uses %s) at %s\n",
+                  s.eng->server_name, s.eng->server_version, s.eng->server_api,
+                  s.eng->prefix + 2, where);
   free(where);
+  if (s.eng->podman) {
+    tpuci__podman_limits_t l;
+    char *text;
+    tpuci__podman_probe(s.eng->host.unix_path, &l);
+    text = tpuci__podman_limits_text(&l);
+    tpuci__buf_addf(report, "%s podman limits: %s\n", l.known ? "ok  " : "warn", text);
+    free(text);
+    if (s.eng->podman_major < TPUCI__PODMAN_OOM_MAJOR)
+      tpuci__buf_addf(report,
+                      "warn podman OOM: podman %s never reports OOM kills "
+                      "(State.OOMKilled; fixed in podman 5.0): a job killed "
+                      "for memory ends failed with exit 137, not oom\n",
+                      s.eng->server_version);
+  }
 
   /* Disk space under the engine's data root. */
   tpuci__engine_info(s.eng, tpuci__sync_cb, &r);

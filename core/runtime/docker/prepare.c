@@ -209,7 +209,9 @@ static void tpuci__dk_on_version(void *p, const tpuci__engine_res_t *res) {
     tpuci__dk_prepare_fail(dk, TPUCI_EENGINE,
                            tpuci__printf("cannot reach the Docker Engine "
                                          "(%s); start dockerd, e.g. `dockerd "
-                                         "&`, or set DOCKER_HOST",
+                                         "&` (or podman's: `podman system "
+                                         "service --time=0 &`), or set "
+                                         "DOCKER_HOST",
                                          res->message));
     return;
   }
@@ -226,6 +228,9 @@ static void tpuci__dk_on_version(void *p, const tpuci__engine_res_t *res) {
     tpuci__dk_prepare_done(dk, dk->rt.err.code);
     return;
   }
+  /* A rootful podman without CAP_SYS_RESOURCE cannot start containers
+   * with its own default limits: tpuci asks for what it can give. */
+  if (dk->eng->podman) tpuci__podman_probe(dk->eng->host.unix_path, &dk->limits);
   dk->bg++;
   dk->prep_req = tpuci__engine_info(dk->eng, tpuci__dk_on_info, dk);
 }
