@@ -102,6 +102,13 @@ static int tpuci__dk_prepare_att(tpuci__dk_t *dk, tpuci__dk_att_t *att,
       break;
     }
     tpuci__podman_body_limits(c->body, &dk->limits);
+    /* The output comes through the attach stream; the engine's own copy
+     * (for `docker logs`, and the refetch after a broken stream) is kept
+     * with the "local" driver, which costs the engine about half of what
+     * json-file costs per byte. Podman has no "local" driver. */
+    if (dk->eng != NULL && !dk->eng->podman)
+      json_object_set_new(json_object_get(c->body, "HostConfig"), "LogConfig",
+                          json_pack("{s:s}", "Type", "local"));
     if (att->gang) {
       c->log_path = tpuci__printf("%s/attempt-%d." TPUCI__GANG_HOST_FMT ".log",
                                   a->dir, a->number, (int) i);
