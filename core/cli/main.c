@@ -31,7 +31,7 @@ static const char usage_main[] =
     "  rerun --failed [SPEC]  run again what did not pass in the latest run\n"
     "  show [RUN-ID]  print a past run's summary (default: the latest)\n"
     "  topologies [TYPE]  the TPU catalogue, or one type and its hosts' environment\n"
-    "  gc             remove containers and networks left by crashed runs\n"
+    "  gc             remove containers, networks and swarm services left by crashed runs\n"
     "  doctor [SPEC]  check the container engine, images and disk\n"
     "  help [CMD]     show help for a command\n"
     "\n"
