@@ -20,14 +20,14 @@ int tpuci__sw_info_check(json_t *info, const char *where, tpuci__err_t *err) {
   const char *state = json_string_value(json_object_get(swarm, "LocalNodeState"));
   if (state == NULL || strcmp(state, "inactive") == 0)
     return tpuci__err_set(err, TPUCI_EENGINE,
-                          "swarm: the Docker Engine at %s is not part of a "
+                          "the Docker Engine at %s is not part of a "
                           "swarm; make it one with `docker swarm init` (or "
                           "point DOCKER_HOST at a swarm manager), or run on "
                           "docker (--engine docker)",
                           where);
   if (strcmp(state, "active") != 0)
     return tpuci__err_set(err, TPUCI_EENGINE,
-                          "swarm: the Docker Engine at %s is in a swarm but "
+                          "the Docker Engine at %s is in a swarm but "
                           "its node is %s: %s",
                           where, state,
                           json_string_value(json_object_get(swarm, "Error"))
@@ -35,7 +35,7 @@ int tpuci__sw_info_check(json_t *info, const char *where, tpuci__err_t *err) {
                               : "see `docker info`");
   if (!json_is_true(json_object_get(swarm, "ControlAvailable")))
     return tpuci__err_set(err, TPUCI_EENGINE,
-                          "swarm: the Docker Engine at %s is a swarm worker, "
+                          "the Docker Engine at %s is a swarm worker, "
                           "not a manager; point DOCKER_HOST at a manager "
                           "(`docker node ls` there lists them)",
                           where);
