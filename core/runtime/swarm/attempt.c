@@ -132,6 +132,7 @@ static void tpuci__sw_read_rest(tpuci__sw_host_t *h) {
   h->refetched = 1;
   if (h->container_id == NULL) {
     h->logs_done = 1; /* it never ran: nothing to read */
+    tpuci__sw_output_flush(h);
     return;
   }
   h->skip[0] = h->seen[0];
@@ -148,8 +149,11 @@ static void tpuci__sw_on_follow_end(void *p, const tpuci__engine_res_t *res) {
   (void) res;
   att->requests--;
   h->follow = NULL;
-  /* What a frame cut by the cancel held comes again with the read. */
+  /* What a frame cut by the cancel held comes again with the read; a
+   * stopped host's output ends here. */
   if (h->terminal && !h->stopped) tpuci__sw_read_rest(h);
+  else if (h->terminal || h->stopped || att->stop || att->gang_stop || att->infra)
+    tpuci__sw_output_flush(h);
   tpuci__sw_step(att);
 }
 
@@ -274,8 +278,11 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t) {
       free(m);
     }
   }
-  if (t->state >= TPUCI__TS_RUNNING && h->follow == NULL && !h->refetched &&
+  /* Followed once: a stream that broke is made up for by the read after
+   * the end, not by a second stream that would repeat the output. */
+  if (t->state >= TPUCI__TS_RUNNING && !h->followed && !h->refetched &&
       !tpuci__task_state_terminal(t->state)) {
+    h->followed = 1;
     att->requests++;
     h->follow = tpuci__sw_task_logs(att->sw->eng, h->task_id, 1,
                                     tpuci__sw_on_log_chunk, h,

@@ -197,6 +197,7 @@ typedef struct {
   int ctr_asking;         /* GONE: its container looked up */
   /* Output. */
   tpuci__http_req_t *follow;
+  int followed;           /* a followed stream was asked for */
   int follow_cancelled;
   int refetched;
   int logs_done;          /* the read after the end answered */
