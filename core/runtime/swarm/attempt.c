@@ -519,7 +519,7 @@ static void tpuci__sw_keep(tpuci__sw_att_t *att) {
     free(m);
   }
   if (att->net_id != NULL) {
-    char *m = tpuci__printf("kept network %s (the gang's services are on "
+    char *m = tpuci__printf("kept network %s (the attempt's services are on "
                             "it); `tpuci gc` removes it",
                             att->net_name);
     tpuci__attempt_message(att->a, m);

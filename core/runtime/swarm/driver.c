@@ -234,7 +234,7 @@ static json_t *tpuci__sw_host_body(tpuci__sw_t *sw, tpuci__sw_att_t *att,
   spec.memory_bytes = inst->memory_bytes;
   spec.labels = labels;
   spec.hostname = hostname;
-  spec.network = att->gang ? att->net_name : inst->network;
+  spec.network = att->own_net ? att->net_name : inst->network;
   spec.alias = hostname;
   spec.grace_ms = att->grace_ms;
   spec.constraint = constraint;
@@ -256,7 +256,7 @@ static int tpuci__sw_att_bodies(tpuci__sw_t *sw, tpuci__sw_att_t *att,
 
   tpuci__ctr_labels(&labels, a->run_id, inst->job, inst->name, a->number,
                     a->keep_on_failure);
-  if (att->gang) {
+  if (att->own_net) {
     att->net_name = tpuci__sw_name(a->run_id, inst->name, a->number, -1);
     att->net_body = tpuci__sw_net_body(att->net_name, &labels);
   }
@@ -318,8 +318,11 @@ int tpuci__sw_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
   att->sw = sw;
   att->a = a;
   att->gang = hosts > 1;
+  /* Swarm services have no network "none": an internal overlay network
+   * of the attempt's own has no way out either. */
+  att->own_net = att->gang || (inst->network != NULL && strcmp(inst->network, "none") == 0);
   att->nhosts = hosts;
-  att->phase = att->gang ? TPUCI__SP_NETWORK : TPUCI__SP_CREATE;
+  att->phase = att->own_net ? TPUCI__SP_NETWORK : TPUCI__SP_CREATE;
   att->grace_ms = a->grace_ms ? a->grace_ms
                   : inst->grace_ms ? inst->grace_ms : TPUCI__SW_GRACE_MS;
   att->hosts = tpuci__calloc(hosts, sizeof(*att->hosts));
@@ -368,7 +371,7 @@ int tpuci__sw_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
   if (sw->atts) sw->atts->prev = att;
   sw->atts = att;
   a->rt_data = att;
-  if (att->gang) {
+  if (att->own_net) {
     att->requests++;
     tpuci__engine_network_create(sw->eng, att->net_body, tpuci__sw_on_net_created,
                                  att);

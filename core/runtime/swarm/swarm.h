@@ -226,6 +226,8 @@ struct tpuci__sw_att_s {
   tpuci__sw_host_t *hosts;
   size_t nhosts;
   int gang;
+  int own_net;            /* an overlay network of its own: a gang, or
+                             network = "none" */
   tpuci__sw_phase_t phase;
   int requests;           /* in flight, all kinds */
   int stop;               /* the scheduler signalled it */
