@@ -132,6 +132,14 @@ const char *tpuci_warning(const tpuci_ctx_t *ctx, size_t i);
  * TPUCI_ENOMATCH when nothing matches. */
 int tpuci_plan_select(tpuci_ctx_t *ctx, const char *const *globs, size_t n);
 
+/* Which container engine runs the plan's container jobs: "docker" (one
+ * Docker Engine) or "swarm" (services of a Docker Swarm, docs/swarm.md).
+ * Every instance whose runtime is docker or swarm moves to it; local
+ * processes stay local. Call it after loading (`tpuci run --engine`).
+ * Returns the number of instances that run on it, or TPUCI_EUSAGE for
+ * another name, TPUCI_ESTATE when nothing is loaded. */
+int tpuci_plan_engine(tpuci_ctx_t *ctx, const char *engine);
+
 /* The expanded plan, in spec order. */
 size_t tpuci_instance_count(const tpuci_ctx_t *ctx);
 const char *tpuci_instance_name(const tpuci_ctx_t *ctx, size_t i);

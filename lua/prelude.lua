@@ -377,7 +377,7 @@ local lists = { job = {}, image = {}, topology = {} }
 
 local PULL = { "missing", "always", "never" }
 local EMULATE = { "pjrt", "xrt", "jax", "none" }
-local RUNTIMES = { "local", "docker" }
+local RUNTIMES = { "local", "docker", "swarm" }
 local RETRYABLE = { "failed", "timeout", "oom", "infra" }
 local RETRYABLE_SET = set_of(RETRYABLE)
 
@@ -1163,8 +1163,8 @@ local function finish()
     end
     if j.runtime == nil then
       j.runtime = j.image >= 0 and "docker" or "local"
-    elseif j.runtime == "docker" and j.image < 0 then
-      fail(d, "runtime", "'docker' needs an image (add image = ...)")
+    elseif j.runtime ~= "local" and j.image < 0 then
+      fail(d, "runtime", "'" .. j.runtime .. "' needs an image (add image = ...)")
     end
     if j.runtime == "local" then
       local ignored = {}

@@ -45,6 +45,7 @@
 ---@alias tpuci.Runtime
 ---| "docker" # in a container of the job's image (the default when the job has an image)
 ---| "local" # a process on this machine, in its own process group (the default otherwise)
+---| "swarm" # a Docker Swarm service per host, placed where its cpus and memory fit (docs/swarm.md)
 
 ---An outcome that can be retried.
 ---@alias tpuci.RetryOutcome
@@ -180,7 +181,7 @@
 ---@field retries? integer|tpuci.RetrySpec
 ---One instance per combination of the lists' values.
 ---@field matrix? tpuci.Matrix
----`"docker"` (the default with an image) or `"local"` (the default without).
+---`"docker"` (the default with an image), `"local"` (the default without) or `"swarm"` (a Docker Swarm service per host, docs/swarm.md).
 ---@field runtime? tpuci.Runtime
 ---A declared image's name or a literal reference (`"python:3.11"`).
 ---@field image? string

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs what is missing, starts a
-# private Docker Engine (and stops it again), builds the test images,
+# private Docker Engine (and stops it again), makes it a single-node
+# Docker Swarm (.ci/swarm-up.sh), builds the test images,
 # then builds tpuci twice (plain, and with ASan+UBSan) and runs ctest on
 # each. Build folders: build/ and build-sanitize/ (override with
 # TPUCI_BUILD_DIR). Exit status: that of the first failing step.
@@ -17,6 +18,11 @@ if [ -z "${DOCKER_HOST:-}" ] || ! curl -sf --max-time 2 --unix-socket "${DOCKER_
   started_engine=1
 fi
 export DOCKER_HOST
+# The swarm runtime's tests (tests/swarm/) run on this engine made a
+# single-node swarm; TPUCI_NO_SWARM=1 leaves the engine alone (they skip).
+if [ "${TPUCI_NO_SWARM:-0}" != 1 ]; then
+  bash .ci/swarm-up.sh
+fi
 cleanup() {
   if [ "$started_engine" = 1 ]; then bash .ci/engine-down.sh || true; fi
 }

@@ -140,6 +140,31 @@ int tpuci_plan_select(tpuci_ctx_t *ctx, const char *const *globs, size_t n) {
   return count;
 }
 
+int tpuci_plan_engine(tpuci_ctx_t *ctx, const char *engine) {
+  tpuci__err_t e = {0, NULL};
+  int kind = tpuci__runtime_kind_parse(engine);
+  size_t i;
+  int count = 0;
+
+  if (!ctx->loaded) {
+    tpuci__err_set(&e, TPUCI_ESTATE, "no spec loaded");
+    return tpuci__fail(ctx, &e);
+  }
+  if (kind != TPUCI__RUNTIME_DOCKER && kind != TPUCI__RUNTIME_SWARM) {
+    tpuci__err_set(&e, TPUCI_EUSAGE,
+                   "unknown engine '%s': docker or swarm",
+                   engine ? engine : "");
+    return tpuci__fail(ctx, &e);
+  }
+  for (i = 0; i < ctx->plan.ninstances; i++) {
+    tpuci__instance_t *inst = &ctx->plan.instances[i];
+    if (inst->runtime == TPUCI__RUNTIME_LOCAL) continue;
+    inst->runtime = (tpuci__runtime_kind_t) kind;
+    count++;
+  }
+  return count;
+}
+
 size_t tpuci_instance_count(const tpuci_ctx_t *ctx) {
   return ctx->plan.ninstances;
 }

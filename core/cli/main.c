@@ -32,7 +32,7 @@ static const char usage_main[] =
     "  rerun --failed [SPEC]  run again what did not pass in the latest run\n"
     "  show [RUN-ID]  print a past run's summary (default: the latest)\n"
     "  topologies [TYPE]  the TPU catalogue, or one type and its hosts' environment\n"
-    "  gc             remove containers and networks left by crashed runs\n"
+    "  gc             remove containers, networks and swarm services left by crashed runs\n"
     "  doctor [SPEC]  check the container engine, images and disk\n"
     "  completion SHELL  print the completion script for bash or zsh\n"
     "  help [CMD]     show help for a command\n"
@@ -63,6 +63,8 @@ static const char usage_run[] =
     "  --grace D           SIGTERM to SIGKILL delay (default: the job's, 5s)\n"
     "  --strict-flaky      a flaky instance fails the run\n"
     "  --keep-failed       keep containers of failed attempts for debugging\n"
+    "  --engine E          where container jobs run: docker (one engine, the\n"
+    "                      default) or swarm (services of a Docker Swarm)\n"
     "  --state-dir DIR     where runs are recorded (default: .tpuci)\n"
     "  -v, --verbose       stream every attempt's output, prefixed\n"
     "  -q, --quiet         print only failures and the summary\n"
@@ -90,7 +92,8 @@ static const char usage_plan[] =
     "\n"
     "options:\n"
     "  --json       print the plan as JSON\n"
-    "  --only GLOB  only instances (or jobs) matching GLOB; repeatable\n";
+    "  --only GLOB  only instances (or jobs) matching GLOB; repeatable\n"
+    "  --engine E   container jobs on docker or swarm, as `tpuci run --engine`\n";
 
 static const char usage_rerun[] =
     "usage: tpuci rerun --failed [run options] [SPEC]\n"
@@ -125,20 +128,26 @@ static const char usage_topologies[] =
 static const char usage_gc[] =
     "usage: tpuci gc [--dry-run]\n"
     "\n"
-    "Finds containers and networks that tpuci runs left behind (a crashed or\n"
-    "killed tpuci, --keep-failed) by their tpuci.run label and removes them.\n"
+    "Finds containers and networks (and, on a swarm manager, services and\n"
+    "overlay networks) that tpuci runs left behind (a crashed or killed\n"
+    "tpuci, --keep-failed) by their tpuci.run label and removes them.\n"
     "Objects of runs still in progress are left alone.\n"
     "\n"
     "options:\n"
     "  --dry-run    list them, remove nothing\n";
 
 static const char usage_doctor[] =
-    "usage: tpuci doctor [SPEC]\n"
+    "usage: tpuci doctor [--engine E] [SPEC]\n"
     "\n"
     "Checks that the container engine answers (DOCKER_HOST or\n"
     "/var/run/docker.sock), the images SPEC uses are present or pullable,\n"
     "the engine's disk has room, and no leftovers of earlier runs remain.\n"
-    "Exits 0 when every check passed, 3 otherwise.\n";
+    "For swarm jobs (runtime = \"swarm\" or --engine swarm): the engine is a\n"
+    "swarm manager, its ready nodes and their resources, and a node that fits\n"
+    "each job's cpus and memory. Exits 0 when every check passed, 3 otherwise.\n"
+    "\n"
+    "options:\n"
+    "  --engine E   check SPEC's container jobs on docker or swarm\n";
 
 static const char usage_export[] =
     "usage: tpuci export github [--per-job] [--spec PATH] [--source URL] [--ref REF]\n"
@@ -245,8 +254,18 @@ enum {
   OPT_KEEP_FAILED, OPT_STATE_DIR, OPT_COLOR, OPT_JSON, OPT_DRY_RUN,
   OPT_REPORT_JSON, OPT_REPORT_YAML, OPT_REPORT_HTML, OPT_PER_JOB, OPT_SPEC, OPT_SOURCE,
   OPT_REF, OPT_NAME, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN, OPT_EMULATE, OPT_JUNIT,
-  OPT_EMULATED, OPT_NO_MOUNTS, OPT_RESULTS_CLAIM
+  OPT_EMULATED, OPT_NO_MOUNTS, OPT_RESULTS_CLAIM, OPT_ENGINE
 };
+
+/* --engine: after loading. 0, or the exit code of a bad name. */
+static int apply_engine(tpuci_ctx_t *ctx, const char *engine) {
+  if (engine == NULL) return 0;
+  if (tpuci_plan_engine(ctx, engine) < 0) {
+    fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
+    return EXIT_USAGE;
+  }
+  return 0;
+}
 
 /* `tpuci run` and `tpuci rerun` share their options. */
 typedef struct {
@@ -256,6 +275,7 @@ typedef struct {
   int verbose, quiet, plain;
   int failed;             /* rerun --failed */
   const char *run_id;     /* rerun --run */
+  const char *engine;     /* --engine */
 } run_cli_t;
 
 static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
@@ -278,6 +298,7 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
       {"failed", no_argument, NULL, OPT_FAILED},
       {"plain", no_argument, NULL, OPT_PLAIN},
       {"run", required_argument, NULL, OPT_RUN},
+      {"engine", required_argument, NULL, OPT_ENGINE},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   int c, rerun = strcmp(cmd, "rerun") == 0;
@@ -330,6 +351,11 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
         if (!rerun) return usage_error(cmd, "--run belongs to `tpuci rerun`");
         rc->run_id = optarg;
         break;
+      case OPT_ENGINE:
+        if (strcmp(optarg, "docker") && strcmp(optarg, "swarm"))
+          return usage_error(cmd, "--engine is docker or swarm");
+        rc->engine = optarg;
+        break;
       case 'h': return help(cmd, stdout) == 0 ? -1 : EXIT_USAGE;
       default: return usage_error(cmd, "bad option");
     }
@@ -366,6 +392,10 @@ static int execute_run(run_cli_t *rc, const char *spec) {
       return r;
     }
     print_warnings(ctx);
+    if ((r = apply_engine(ctx, rc->engine)) != 0) {
+      tpuci_ctx_free(ctx);
+      return r;
+    }
     r = tpuci_plan_select_unpassed(ctx, rc->ro.state_dir, rc->run_id);
     if (r < 0) {
       fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
@@ -382,6 +412,7 @@ static int execute_run(run_cli_t *rc, const char *spec) {
            r == 1 ? "" : "s", r == 1 ? "it" : "them");
   } else {
     r = load_and_select(ctx, spec, &rc->sel);
+    if (r == 0) r = apply_engine(ctx, rc->engine);
     if (r != 0) {
       tpuci_ctx_free(ctx);
       return r;
@@ -572,9 +603,11 @@ static int cmd_plan(int argc, char **argv) {
   static const struct option longopts[] = {
       {"json", no_argument, NULL, OPT_JSON},
       {"only", required_argument, NULL, OPT_ONLY},
+      {"engine", required_argument, NULL, OPT_ENGINE},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   selection_t sel = {NULL, 0};
+  const char *engine = NULL;
   tpuci_ctx_t *ctx;
   char *text;
   int json = 0, c, r;
@@ -584,6 +617,7 @@ static int cmd_plan(int argc, char **argv) {
     switch (c) {
       case OPT_JSON: json = 1; break;
       case OPT_ONLY: selection_add(&sel, optarg); break;
+      case OPT_ENGINE: engine = optarg; break;
       case 'h': return help("plan", stdout);
       default: return usage_error("plan", "bad option");
     }
@@ -595,6 +629,7 @@ static int cmd_plan(int argc, char **argv) {
   if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
   r = load_and_select(ctx, argv[optind], &sel);
   free(sel.only);
+  if (r == 0) r = apply_engine(ctx, engine);
   if (r != 0) {
     tpuci_ctx_free(ctx);
     return r;
@@ -668,18 +703,32 @@ static int cmd_gc(int argc, char **argv) {
 }
 
 static int cmd_doctor(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"engine", required_argument, NULL, OPT_ENGINE},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  const char *engine = NULL;
   tpuci_ctx_t *ctx;
   char *report = NULL;
-  int r;
+  int c, r;
 
-  if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
-    return help("doctor", stdout);
-  if (argc > 2) return usage_error("doctor", "too many arguments");
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    switch (c) {
+      case OPT_ENGINE: engine = optarg; break;
+      case 'h': return help("doctor", stdout);
+      default: return usage_error("doctor", "bad option");
+    }
+  }
+  if (optind < argc - 1) return usage_error("doctor", "too many arguments");
+  if (engine != NULL && optind == argc)
+    return usage_error("doctor", "--engine needs SPEC (it moves the spec's jobs)");
   if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
-  if (argc == 2) {
-    r = tpuci_load_file(ctx, argv[1]);
+  if (optind < argc) {
+    r = tpuci_load_file(ctx, argv[optind]);
+    if (r == 0) r = apply_engine(ctx, engine);
+    else r = load_error(ctx, r);
     if (r != 0) {
-      r = load_error(ctx, r);
       tpuci_ctx_free(ctx);
       return r;
     }

@@ -28,6 +28,7 @@ int tpuci__outcome_parse(const char *name) {
 static const char *const tpuci__runtime_names[TPUCI__RUNTIME__COUNT] = {
     [TPUCI__RUNTIME_LOCAL] = "local",
     [TPUCI__RUNTIME_DOCKER] = "docker",
+    [TPUCI__RUNTIME_SWARM] = "swarm",
 };
 
 const char *tpuci__runtime_kind_name(tpuci__runtime_kind_t kind) {

@@ -17,10 +17,11 @@
 typedef enum {
   TPUCI__RUNTIME_LOCAL = 0,
   TPUCI__RUNTIME_DOCKER,
+  TPUCI__RUNTIME_SWARM,
   TPUCI__RUNTIME__COUNT
 } tpuci__runtime_kind_t;
 
-/* "local", "docker": the names specs use (plan/outcome.c). */
+/* "local", "docker", "swarm": the names specs use (plan/outcome.c). */
 const char *tpuci__runtime_kind_name(tpuci__runtime_kind_t kind);
 /* The kind of a name; -1 when unknown. */
 int tpuci__runtime_kind_parse(const char *name);

@@ -15,6 +15,11 @@ static const tpuci__driver_t tpuci__drivers[] = {
     {TPUCI__RUNTIME_DOCKER, TPUCI__RESULTS_MOUNT, 1, 5,
      tpuci__runtime_docker_new, tpuci__runtime_docker_check,
      tpuci__runtime_docker_gc, tpuci__runtime_docker_doctor},
+    /* The log, the task's followed log stream and short requests (the
+     * task list is one request for every attempt). */
+    {TPUCI__RUNTIME_SWARM, TPUCI__RESULTS_MOUNT, 1, 4,
+     tpuci__runtime_swarm_new, tpuci__runtime_swarm_check,
+     tpuci__runtime_swarm_gc, tpuci__runtime_swarm_doctor},
 };
 #define TPUCI__NDRIVERS (sizeof(tpuci__drivers) / sizeof(tpuci__drivers[0]))
 

@@ -678,7 +678,7 @@ static void test_error_messages(void **state) {
   load_fails("image \"i\" { ref = \"a:b\", puul = \"never\" }", TPUCI_ESPEC,
              "spec.lua:1: image 'i': puul: unknown key, did you mean 'pull'?");
   load_fails("job \"x\" { run = \"x\", runtime = \"podman\" }", TPUCI_ESPEC,
-             "runtime: unknown runtime 'podman' (use 'local' or 'docker')");
+             "runtime: unknown runtime 'podman' (use 'local', 'docker' or 'swarm')");
   load_fails("job \"x\" { run = \"x\", imgae = \"py\" }", TPUCI_ESPEC,
              "imgae: unknown key, did you mean 'image'?");
   load_fails("job \"x\" { run = \"x\" }\njob \"y\" { run = \"x\", image = \"nope\" }",

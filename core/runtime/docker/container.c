@@ -228,6 +228,13 @@ void tpuci__ctr_labels(tpuci__kvlist_t *out, const char *run_id,
   free(start);
 }
 
+int tpuci__docker_is_swarm(json_t *o) {
+  const char *scope = json_string_value(json_object_get(o, "Scope"));
+  json_t *labels = json_object_get(o, "Labels");
+  if (scope != NULL && strcmp(scope, "swarm") == 0) return 1;
+  return json_object_get(labels, "com.docker.swarm.service.id") != NULL;
+}
+
 int tpuci__docker_run_alive(json_t *labels) {
   const char *host = json_string_value(json_object_get(labels, TPUCI__LABEL_HOST));
   const char *pid = json_string_value(json_object_get(labels, TPUCI__LABEL_PID));

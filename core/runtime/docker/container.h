@@ -89,4 +89,10 @@ char *tpuci__docker_pidstart(long pid);
  * unknown (made on another host). `labels` is the object's Labels. */
 int tpuci__docker_run_alive(json_t *labels);
 
+/* Whether an entry of GET /containers/json or GET /networks belongs to
+ * the swarm: a service's task container (label com.docker.swarm.service.id)
+ * or a swarm-scoped network. The swarm driver owns those (gc, leftovers);
+ * the docker driver leaves them alone. */
+int tpuci__docker_is_swarm(json_t *o);
+
 #endif /* TPUCI_DOCKER_CONTAINER_H */

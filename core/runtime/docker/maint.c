@@ -130,7 +130,7 @@ static int tpuci__gc_kind(tpuci__sync_t *s, int networks, int dry_run,
     tpuci__sync_res_t d = {0};
 
     if (name == NULL) name = "?";
-    if (alive == 1) continue;
+    if (alive == 1 || tpuci__docker_is_swarm(o)) continue;
     if (alive == -1 && !networks && state != NULL && strcmp(state, "running") == 0) {
       tpuci__buf_addf(report,
                       "skipped %s %s: run %s is on host %s, tpuci cannot tell "
@@ -212,7 +212,9 @@ static size_t tpuci__count_dead(json_t *list) {
   size_t i, n = 0;
   json_t *o;
   json_array_foreach(list, i, o) {
-    if (tpuci__docker_run_alive(json_object_get(o, "Labels")) == 0) n++;
+    if (!tpuci__docker_is_swarm(o) &&
+        tpuci__docker_run_alive(json_object_get(o, "Labels")) == 0)
+      n++;
   }
   return n;
 }

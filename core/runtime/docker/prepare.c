@@ -140,7 +140,9 @@ static size_t tpuci__dk_count_dead(json_t *list) {
   size_t i, n = 0;
   json_t *o;
   json_array_foreach(list, i, o) {
-    if (tpuci__docker_run_alive(json_object_get(o, "Labels")) == 0) n++;
+    if (!tpuci__docker_is_swarm(o) &&
+        tpuci__docker_run_alive(json_object_get(o, "Labels")) == 0)
+      n++;
   }
   return n;
 }

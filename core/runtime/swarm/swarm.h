@@ -1,0 +1,315 @@
+/* The swarm runtime driver's own parts, shared by its files: the runtime
+ * object and the task poll (driver.c), an attempt's phases (attempt.c),
+ * the checks before a run (prepare.c), `tpuci gc` and `tpuci doctor`
+ * (maint.c), the Engine API's swarm endpoints (endpoints.c) and what a
+ * service looks like (service.c, pure). Nothing outside runtime/swarm/
+ * includes this.
+ *
+ * It speaks to the swarm's manager through the docker driver's engine
+ * client (runtime/docker/engine.h: HTTP on the loop, cancellation, JSON),
+ * and shares the docker driver's pure parts: labels and whether a run is
+ * alive (container.h), the stream format (demux.h), a gang's verdict and
+ * per-host log lines (gang.h). docs/swarm.md says what it does; the
+ * include rule's exception for it is in tests/layout/includes.py. */
+#ifndef TPUCI_RUNTIME_SWARM_H
+#define TPUCI_RUNTIME_SWARM_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "runtime/docker/container.h"
+#include "runtime/docker/demux.h"
+#include "runtime/docker/engine.h"
+#include "runtime/docker/gang.h"
+#include "runtime/runtime.h"
+
+#define TPUCI__SW_GRACE_MS 5000
+/* How often the task list is asked for while attempts run. */
+#define TPUCI__SW_POLL_MS 250
+/* Polls that fail in a row before the running attempts are infra. */
+#define TPUCI__SW_POLL_FAILS 40
+/* A task not placed for this long: the user is told why, once. */
+#define TPUCI__SW_PENDING_TELL_MS 10000
+/* After its service is removed, how long a task may take to go (the
+ * grace period, then this). */
+#define TPUCI__SW_GONE_MS 60000
+/* Network removal retries, as the docker driver's. */
+#define TPUCI__SW_NET_RM_TRIES 20
+#define TPUCI__SW_NET_RM_DELAY_MS 250
+/* Longest service name the engine takes (a DNS label). */
+#define TPUCI__SW_NAME_MAX 63
+
+typedef struct tpuci__sw_s tpuci__sw_t;
+typedef struct tpuci__sw_att_s tpuci__sw_att_t;
+
+/* A task's state, in the engine's order ("new" ... "orphaned"). */
+typedef enum {
+  TPUCI__TS_UNKNOWN = 0,
+  TPUCI__TS_NEW,
+  TPUCI__TS_PENDING,
+  TPUCI__TS_ASSIGNED,
+  TPUCI__TS_ACCEPTED,
+  TPUCI__TS_PREPARING,
+  TPUCI__TS_READY,
+  TPUCI__TS_STARTING,
+  TPUCI__TS_RUNNING,
+  TPUCI__TS_COMPLETE,
+  TPUCI__TS_SHUTDOWN,
+  TPUCI__TS_FAILED,
+  TPUCI__TS_REJECTED,
+  TPUCI__TS_REMOVE,
+  TPUCI__TS_ORPHANED
+} tpuci__task_state_t;
+
+/* service.c: pure. */
+tpuci__task_state_t tpuci__task_state_parse(const char *s);
+int tpuci__task_state_terminal(tpuci__task_state_t st);
+
+/* What one task said, read from an entry of GET /tasks. */
+typedef struct {
+  const char *id;
+  const char *service_id;
+  const char *node_id;
+  const char *container_id;   /* NULL until it has one */
+  const char *err;            /* Status.Err or NULL */
+  tpuci__task_state_t state;
+  int has_exit;               /* Status.ContainerStatus.ExitCode given */
+  long exit_code;
+} tpuci__task_t;
+void tpuci__task_read(json_t *task, tpuci__task_t *out);
+
+/* How a host's first task ended, as tpuci sees it. */
+typedef enum {
+  TPUCI__TASK_EXIT = 0,   /* the container ran and exited: exit_code */
+  TPUCI__TASK_INFRA       /* not the job's doing: rejected, no container,
+                             shut down or orphaned by the swarm */
+} tpuci__task_end_t;
+/* The verdict on a terminal task; for INFRA, *why is a new string
+ * ("rejected: No such image: ..."). */
+tpuci__task_end_t tpuci__task_end(const tpuci__task_t *t, char **why);
+
+/* "tpuci-<run>-<instance>-<attempt>" (and "-w<host>" for a gang's host),
+ * lower-case letters, digits and '-' only, at most TPUCI__SW_NAME_MAX
+ * bytes: a DNS label, as service names must be. When the instance had to
+ * change or be cut, 8 hex digits of its hash keep names distinct. New
+ * string. */
+char *tpuci__sw_name(const char *run_id, const char *instance, int attempt,
+                     int host);
+
+typedef struct {
+  const char *name;
+  const char *image;              /* a reference or an image id */
+  const tpuci__strv_t *argv;      /* Args; may be empty: image default */
+  const tpuci__strv_t *env;       /* "K=V" */
+  const char *workdir;            /* may be NULL */
+  const tpuci__mount_t *mounts;
+  size_t nmounts;
+  double cpus;                    /* 0: no limit */
+  uint64_t memory_bytes;          /* 0: no limit */
+  const tpuci__kvlist_t *labels;
+  const char *hostname;           /* may be NULL */
+  /* A gang's overlay network and this host's name on it; or the job's
+   * own `network`; NULL: the engine's default. */
+  const char *network;
+  const char *alias;              /* may be NULL */
+  uint64_t grace_ms;              /* StopGracePeriod */
+  const char *constraint;         /* "node.id==..." or NULL */
+} tpuci__svc_spec_t;
+
+/* The body of POST /services/create: one replica that is never
+ * restarted, Init, StopGracePeriod, the limits as both Limits and
+ * Reservations (Swarm places it only where it fits), the labels on the
+ * service and its containers, DNS round robin for its names. New
+ * reference. */
+json_t *tpuci__svc_create_body(const tpuci__svc_spec_t *s);
+
+/* The body of POST /networks/create for a gang: an overlay network,
+ * attachable, internal, labelled. New reference. */
+json_t *tpuci__sw_net_body(const char *name, const tpuci__kvlist_t *labels);
+
+/* A node of GET /nodes, as the fit check sees it. */
+typedef struct {
+  const char *id;
+  const char *hostname;
+  int ready;                      /* Status.State "ready", Availability
+                                     "active" */
+  int manager;
+  int64_t nano_cpus;
+  int64_t memory_bytes;
+} tpuci__sw_node_t;
+void tpuci__sw_node_read(json_t *node, tpuci__sw_node_t *out);
+
+/* How many tasks needing `cpus` and `memory_bytes` (0: no need) the
+ * ready nodes can hold at once (only the node `only` when not NULL); a
+ * large number when nothing is needed. */
+int tpuci__sw_fit(const tpuci__sw_node_t *nodes, size_t n, double cpus,
+                  uint64_t memory_bytes, const char *only);
+
+/* endpoints.c: the swarm endpoints, through tpuci__engine_call. */
+tpuci__http_req_t *tpuci__sw_service_create(tpuci__engine_t *e, json_t *body,
+                                            tpuci__engine_cb cb, void *data);
+tpuci__http_req_t *tpuci__sw_service_remove(tpuci__engine_t *e,
+                                            const char *id,
+                                            tpuci__engine_cb cb, void *data);
+/* GET /services filtered by a label ("tpuci.run"). */
+tpuci__http_req_t *tpuci__sw_service_list(tpuci__engine_t *e,
+                                          const char *label,
+                                          tpuci__engine_cb cb, void *data);
+/* GET /tasks?filters={key: values}. */
+tpuci__http_req_t *tpuci__sw_task_list(tpuci__engine_t *e, const char *key,
+                                       const char *const *values, size_t n,
+                                       tpuci__engine_cb cb, void *data);
+/* GET /tasks/{id}/logs?stdout=1&stderr=1[&follow=1]: the multiplexed
+ * stream to chunk. A followed stream does not end when the task does. */
+tpuci__http_req_t *tpuci__sw_task_logs(tpuci__engine_t *e, const char *id,
+                                       int follow, tpuci__http_chunk_cb chunk,
+                                       void *chunk_data, tpuci__engine_cb cb,
+                                       void *data);
+tpuci__http_req_t *tpuci__sw_node_list(tpuci__engine_t *e,
+                                       tpuci__engine_cb cb, void *data);
+
+/* One host of an attempt: a service and its (first) task. */
+typedef struct {
+  tpuci__sw_att_t *att;
+  int index;
+  char *name;             /* the service's */
+  char *id;               /* the service's, once created */
+  char *host;             /* a gang's "worker-<index>", else NULL */
+  json_t *body;           /* create request, until CREATE is over */
+  int create_tries;
+  /* The task. */
+  char *task_id;
+  char *node_id;
+  char *container_id;
+  tpuci__task_state_t state;
+  uint64_t pending_since; /* loop time the task was first seen unplaced */
+  int told_pending;
+  int terminal;           /* its first task ended */
+  int ended_infra;        /* ... not by the job's doing */
+  long exit_code;
+  int oom;
+  int inspect_tries;
+  unsigned long order;    /* of its end among the attempt's hosts */
+  int stopped;            /* removed by tpuci before its task ended */
+  int removed;            /* DELETE answered */
+  int gone;               /* its task and container are gone */
+  int ctr_asking;         /* GONE: its container looked up */
+  /* Output. */
+  tpuci__http_req_t *follow;
+  int followed;           /* a followed stream was asked for */
+  int follow_cancelled;
+  int refetched;
+  int logs_done;          /* the read after the end answered */
+  uint64_t seen[2];
+  uint64_t skip[2];
+  tpuci__demux_t demux;
+  tpuci__lines_t lines[2];
+  int log_fd;
+  char *log_path;
+} tpuci__sw_host_t;
+
+typedef enum {
+  TPUCI__SP_NETWORK = 0,
+  TPUCI__SP_CREATE,
+  TPUCI__SP_RUN,
+  TPUCI__SP_INSPECT,
+  TPUCI__SP_REMOVE,
+  TPUCI__SP_GONE,
+  TPUCI__SP_UNNET,
+  TPUCI__SP_DONE
+} tpuci__sw_phase_t;
+
+struct tpuci__sw_att_s {
+  tpuci__sw_t *sw;
+  tpuci__attempt_t *a;
+  tpuci__sw_host_t *hosts;
+  size_t nhosts;
+  int gang;
+  int own_net;            /* an overlay network of its own: a gang, or
+                             network = "none" */
+  tpuci__sw_phase_t phase;
+  int requests;           /* in flight, all kinds */
+  int stop;               /* the scheduler signalled it */
+  uint64_t signals;       /* bit n: the scheduler sent signal n */
+  int gang_stop;          /* a host failed on its own: the rest stop */
+  char *infra;            /* the first failure not of the job's doing */
+  unsigned long ends;     /* tasks ended so far */
+  uint64_t grace_ms;
+  uint64_t gone_deadline; /* loop time to give up waiting in GONE */
+  uv_timer_t timer;       /* retries of network removal, inspections */
+  int timer_pending;      /* the timer counts as a request */
+  char *net_name;
+  char *net_id;
+  json_t *net_body;
+  int net_tries;
+  int net_rm_tries;
+  tpuci__sw_att_t *prev, *next;
+};
+
+struct tpuci__sw_s {
+  tpuci__runtime_t rt;
+  uv_loop_t *loop;
+  tpuci__engine_t *eng;
+  char *run_id;
+  int keep_failed;
+  tpuci__sw_att_t *atts;  /* attempts not done */
+  int handles;            /* attempt timers being closed */
+  /* The task poll. */
+  uv_timer_t poll;
+  int poll_init;
+  int polling;            /* a poll request in flight */
+  int poll_fails;
+  /* What prepare found out. */
+  char *manager_node;     /* this engine's node id */
+  char **images;          /* per plan image: what services run */
+  size_t nimages;
+  /* prepare */
+  const tpuci__plan_t *plan;
+  void (*prepare_cb)(tpuci__runtime_t *rt, int status);
+  int bg;
+  size_t image_next;
+  int image_present;
+  tpuci__http_req_t *prep_req;
+  int aborting;
+  json_t *nodes;          /* GET /nodes, during prepare */
+  /* close */
+  int closing;
+  void (*close_cb)(tpuci__runtime_t *rt);
+};
+
+/* driver.c */
+void tpuci__sw_message(tpuci__sw_t *sw, const char *msg);
+int tpuci__sw_engine(tpuci__sw_t *sw);
+void tpuci__sw_maybe_closed(tpuci__sw_t *sw);
+/* Starts the task poll if it is not running. */
+void tpuci__sw_poll_start(tpuci__sw_t *sw);
+
+/* attempt.c */
+int tpuci__sw_start(tpuci__runtime_t *rt, tpuci__attempt_t *a);
+int tpuci__sw_signal(tpuci__runtime_t *rt, tpuci__attempt_t *a, int signum);
+void tpuci__sw_step(tpuci__sw_att_t *att);
+void tpuci__sw_on_created(void *p, const tpuci__engine_res_t *res);
+void tpuci__sw_on_net_created(void *p, const tpuci__engine_res_t *res);
+/* Whether the attempt wants the task poll (RUN, or GONE). */
+int tpuci__sw_att_polls(const tpuci__sw_att_t *att);
+/* A task of the poll's answer that belongs to host h. */
+void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t);
+/* The poll did not list h's service or task any more. */
+void tpuci__sw_on_absent(tpuci__sw_host_t *h);
+/* The poll keeps failing: the attempt is infra. */
+void tpuci__sw_poll_lost(tpuci__sw_att_t *att, const char *why);
+
+/* prepare.c */
+int tpuci__sw_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
+                      void (*cb)(tpuci__runtime_t *rt, int status));
+void tpuci__sw_abort(tpuci__runtime_t *rt);
+/* The swarm state of a GET /info answer: 0 when this engine is an
+ * active manager, else TPUCI_EENGINE with a one-line message. */
+int tpuci__sw_info_check(json_t *info, const char *where, tpuci__err_t *err);
+/* The fit check of the plan's swarm instances against GET /nodes: 0, or
+ * TPUCI_EENGINE naming the first job that no node can hold. */
+int tpuci__sw_plan_fits(const tpuci__plan_t *plan, json_t *nodes,
+                        const char *manager, tpuci__err_t *err);
+
+#endif /* TPUCI_RUNTIME_SWARM_H */

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# What stops a swarm run before anything runs, with exit 3 and one line:
+# a job that no node can fit (cpus or memory, named with file:line), an
+# image the manager lacks with pull = "never", an engine that is not in a
+# swarm (a dockerd of the test's own in a network namespace). `tpuci
+# doctor` says the same, and what it found right. A service the engine
+# refuses is an infra attempt, and nothing of it is left.
+. "$TESTS/swarm/lib.sh"
+. "$TESTS/swarm/netns.sh"
+
+cat > spec.lua <<'LUA'
+image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
+job "fine" { image = "bb", runtime = "swarm", run = "true" }
+job "big" { image = "bb", runtime = "swarm", cpus = 512, run = "true" }
+LUA
+tpuci_run run spec.lua
+expect_code 3 "a job no node can fit"
+expect_out "spec.lua:3: job 'big': no swarm worker can fit it: it needs cpus = 512"
+[ "$(count_services "tpuci.pid=$tp")" = 0 ] && pass || fail "services were made for a run that cannot fit"
+
+cat > mem.lua <<'LUA'
+image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
+topology "v4-32" {}
+job "huge" { image = "bb", runtime = "swarm", topology = "v4-32", memory = "4t", run = "true" }
+LUA
+tpuci_run run -j 4 mem.lua
+expect_code 3 "a gang whose hosts no node can fit"
+expect_out "mem.lua:3: job 'huge': no swarm worker can fit it: its 4 hosts need memory = 4096.00 GiB each"
+
+run_tpuci doctor spec.lua
+expect_code 3 "doctor: a job no node can fit"
+expect_out "ok   swarm: "
+expect_out "(manager, this engine): ready"
+expect_out "FAIL swarm fit: spec.lua:3: job 'big'"
+run_tpuci doctor --engine swarm mem.lua
+expect_out "FAIL swarm fit: mem.lua:3"
+
+cat > noimg.lua <<'LUA'
+image "gone" { ref = "tpuci-test/no-such-image:1", pull = "never" }
+job "x" { image = "gone", runtime = "swarm", run = "true" }
+LUA
+tpuci_run run noimg.lua
+expect_code 3 "an image the manager lacks"
+expect_out "image 'tpuci-test/no-such-image:1' is not present on the swarm manager and pull = \"never\""
+
+# A network the swarm does not know: creating the service fails, the
+# attempt is infra with the engine's words.
+cat > infra.lua <<'LUA'
+image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
+job "nonet" { image = "bb", runtime = "swarm", network = "tpuci-no-such-network", run = "true" }
+LUA
+tpuci_run run infra.lua
+expect_code 1 "an infra attempt"
+expect_json 's["instances"][0]["outcome"]' infra
+expect_json '"creating service" in s["instances"][0]["attempts"][0]["cause"]' True
+expect_no_swarm_leftovers "$(latest_run_id)" "$tp" "an infra attempt"
+
+# An engine that is not in a swarm.
+if [ "$(id -u)" = 0 ] && command -v nsenter >/dev/null && command -v dockerd >/dev/null; then
+  ns=tse$$
+  trap 'node_down "$WORK" "$ns"; rm -rf "$WORK"' EXIT
+  if node_up "$WORK" "$ns"; then
+    DOCKER_HOST=$NODE_HOST tpuci_run run spec.lua
+    expect_code 3 "an engine that is not in a swarm"
+    expect_out "is not part of a swarm; make it one with \`docker swarm init\`"
+    DOCKER_HOST=$NODE_HOST run_tpuci doctor spec.lua
+    expect_code 3 "doctor on an engine that is not in a swarm"
+    expect_out "FAIL swarm: the Docker Engine at DOCKER_HOST=unix://"
+    # Without swarm jobs, doctor says nothing about swarms.
+    DOCKER_HOST=$NODE_HOST run_tpuci doctor
+    expect_not_out "swarm"
+  else
+    fail "could not start an engine in a network namespace"
+  fi
+  node_down "$WORK" "$ns"
+else
+  echo "not root or no nsenter/dockerd: the not-a-swarm check is left out" >&2
+fi
+finish
