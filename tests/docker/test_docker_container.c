@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "runtime/docker/container.h"
+#include "runtime/engine/container.h"
 
 static const char *str(json_t *o, const char *key) {
   const char *s = json_string_value(json_object_get(o, key));

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "runtime/docker/demux.h"
+#include "runtime/engine/demux.h"
 #include "base/util.h"
 
 typedef struct {

@@ -14,8 +14,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "runtime/docker/container.h"
-#include "runtime/docker/gang.h"
+#include "runtime/engine/container.h"
+#include "runtime/engine/gang.h"
 #include "plan/plan.h"
 #include "runtime/runtime.h"
 #include "base/util.h"

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "runtime/docker/engine.h"
-#include "runtime/docker/host.h"
+#include "runtime/engine/engine.h"
+#include "runtime/engine/host.h"
 
 static void ok(const char *value, const char *unix_path, const char *url,
                const char *display, int from_env) {

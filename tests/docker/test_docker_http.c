@@ -14,8 +14,8 @@
 #include <cmocka.h>
 #include <uv.h>
 
-#include "runtime/docker/engine.h"
-#include "runtime/docker/http.h"
+#include "runtime/engine/engine.h"
+#include "runtime/engine/http.h"
 
 /* The fake engine. */
 

@@ -34,18 +34,15 @@ ALLOWED = {
     "cli": [],
 }
 # Inside runtime/, a driver's folder is its own: drivers do not include
-# each other's headers (only runtime/runtime.h and their own).
+# each other's headers (only runtime/runtime.h, runtime/engine/ where
+# allowed, and their own).
 DRIVERS = ("runtime/docker", "runtime/swarm")
-# The one exception: the swarm driver talks to a swarm manager, which is a
-# Docker Engine, through the docker driver's engine client and shares its
-# pure parts (labels and run liveness, the stream format, a gang's verdict
-# and log lines). It may include these headers of runtime/docker/, and no
-# other (not driver.h, the docker driver's own state).
-SHARED = {
-    "runtime/swarm": ["runtime/docker/host.h", "runtime/docker/http.h",
-                      "runtime/docker/engine.h", "runtime/docker/demux.h",
-                      "runtime/docker/container.h", "runtime/docker/gang.h"],
-}
+# runtime/engine/ is the Docker Engine API client (HTTP on the loop, the
+# stream format, container bodies, a gang's verdict, podman's
+# differences). Only the drivers that speak to an engine include it, and it
+# includes no driver: a swarm manager is a Docker Engine too.
+ENGINE = "runtime/engine"
+ENGINE_USERS = ("runtime/docker", "runtime/swarm")
 
 MAX_LINES = 800
 
@@ -95,11 +92,12 @@ def check(core):
                         offences.append("%s:%d: core/%s/ may not include \"%s\" (core/%s/ comes after it)" % (rel, n, top, inc, target))
                         continue
                     for d in DRIVERS:
-                        mine = rel.startswith(d + "/")
-                        shared = any(rel.startswith(user + "/") and inc in heads
-                                     for user, heads in SHARED.items())
-                        if inc.startswith(d + "/") and not mine and not shared:
+                        if inc.startswith(d + "/") and not rel.startswith(d + "/"):
                             offences.append("%s:%d: \"%s\" is the %s driver's own header" % (rel, n, inc, d))
+                    if inc.startswith(ENGINE + "/") and not rel.startswith(ENGINE + "/") \
+                            and not any(rel.startswith(u + "/") for u in ENGINE_USERS):
+                        offences.append("%s:%d: \"%s\": only the engine drivers (%s) use the engine client"
+                                        % (rel, n, inc, ", ".join(ENGINE_USERS)))
     return offences
 
 
@@ -114,9 +112,10 @@ def self_test(core):
             ("plan/plan.c", '#include "spec/spec.h"'),
             ("base/util.c", '#include "plan/plan.h"'),
             ("cli/main.c", '#include "plan/plan.h"'),
-            ("runtime/local.c", '#include "runtime/docker/engine.h"'),
+            ("runtime/local.c", '#include "runtime/engine/engine.h"'),
             ("runtime/swarm/driver.c", '#include "runtime/docker/driver.h"'),
-            ("runtime/docker/engine.c", '#include "runtime/swarm/swarm.h"'),
+            ("runtime/engine/engine.c", '#include "runtime/swarm/swarm.h"'),
+            ("runtime/engine/http.c", '#include "runtime/docker/driver.h"'),
             ("pytest/junit.c", '#include "report/report.h"'),
             ("sched/outcome.c", "/* padding */\n" * (MAX_LINES + 1)),
         ]

@@ -1,5 +1,5 @@
 /* Podman's compatible service: telling it apart, the limits tpuci asks
- * for, hints for its errors, the OOM cause (runtime/docker/podman.h),
+ * for, hints for its errors, the OOM cause (runtime/engine/podman.h),
  * and the probe against this test's own socket. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "runtime/docker/podman.h"
+#include "runtime/engine/podman.h"
 
 /* GET /version answers, trimmed: podman 4.3.1 on Debian 12 and Docker
  * 20.10.24 (Debian's docker.io). */

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime/docker/container.h"
-#include "runtime/docker/gang.h"
+#include "runtime/engine/container.h"
+#include "runtime/engine/gang.h"
 #include "runtime/docker/driver.h"
 
 /* The runtime interface. */

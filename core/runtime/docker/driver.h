@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "runtime/docker/demux.h"
-#include "runtime/docker/engine.h"
-#include "runtime/docker/podman.h"
+#include "runtime/engine/demux.h"
+#include "runtime/engine/engine.h"
+#include "runtime/engine/podman.h"
 #include "runtime/runtime.h"
 
 #define TPUCI__MIB (1024.0 * 1024.0)

@@ -5,9 +5,9 @@
 #include <sys/statvfs.h>
 
 #include "runtime/runtime.h"
-#include "runtime/docker/container.h"
-#include "runtime/docker/engine.h"
-#include "runtime/docker/podman.h"
+#include "runtime/engine/container.h"
+#include "runtime/engine/engine.h"
+#include "runtime/engine/podman.h"
 
 typedef struct {
   int done;

@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
-#include "runtime/docker/container.h"
-#include "runtime/docker/gang.h"
+#include "runtime/engine/container.h"
+#include "runtime/engine/gang.h"
 #include "runtime/docker/driver.h"
 
 /* prepare: version, disk, leftovers, images. */

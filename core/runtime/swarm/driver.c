@@ -269,8 +269,12 @@ static int tpuci__sw_att_bodies(tpuci__sw_t *sw, tpuci__sw_att_t *att,
     }
     if (att->gang) {
       h->log_path = tpuci__printf("%s/attempt-%d.%s.log", a->dir, a->number, h->host);
-      h->log_fd = open(h->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-                       O_APPEND, 0644);
+      /* The attempt's folder is made at its first output; a gang's host
+       * logs are opened before, so their folder is made here. */
+      h->log_fd = -1;
+      if (tpuci__mkdir_p(a->dir, 0755) == 0)
+        h->log_fd = open(h->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+                         O_APPEND, 0644);
       if (h->log_fd < 0) tpuci__attempt_write_error(a, h->log_path, TPUCI__ERRNO);
     }
   }

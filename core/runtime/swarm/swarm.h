@@ -6,7 +6,7 @@
  * includes this.
  *
  * It speaks to the swarm's manager through the docker driver's engine
- * client (runtime/docker/engine.h: HTTP on the loop, cancellation, JSON),
+ * client (runtime/engine/engine.h: HTTP on the loop, cancellation, JSON),
  * and shares the docker driver's pure parts: labels and whether a run is
  * alive (container.h), the stream format (demux.h), a gang's verdict and
  * per-host log lines (gang.h). docs/swarm.md says what it does; the
@@ -18,10 +18,10 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "runtime/docker/container.h"
-#include "runtime/docker/demux.h"
-#include "runtime/docker/engine.h"
-#include "runtime/docker/gang.h"
+#include "runtime/engine/container.h"
+#include "runtime/engine/demux.h"
+#include "runtime/engine/engine.h"
+#include "runtime/engine/gang.h"
 #include "runtime/runtime.h"
 
 #define TPUCI__SW_GRACE_MS 5000

@@ -1,8 +1,8 @@
 /* What a tpuci container looks like to the engine: the create request
  * body, its name, its labels, and whether the run that made it is still
  * alive. Pure apart from tpuci__docker_run_alive() (kill(2), /proc). */
-#ifndef TPUCI_DOCKER_CONTAINER_H
-#define TPUCI_DOCKER_CONTAINER_H
+#ifndef TPUCI_ENGINE_CONTAINER_H
+#define TPUCI_ENGINE_CONTAINER_H
 
 #include <jansson.h>
 #include <stdint.h>
@@ -95,4 +95,4 @@ int tpuci__docker_run_alive(json_t *labels);
  * the docker driver leaves them alone. */
 int tpuci__docker_is_swarm(json_t *o);
 
-#endif /* TPUCI_DOCKER_CONTAINER_H */
+#endif /* TPUCI_ENGINE_CONTAINER_H */

@@ -2,15 +2,15 @@
  * uses, JSON in and out through Jansson. Paths get the negotiated API
  * version prefix ("/v1.41"). Every call completes through its callback,
  * exactly once, from the loop. */
-#ifndef TPUCI_DOCKER_ENGINE_H
-#define TPUCI_DOCKER_ENGINE_H
+#ifndef TPUCI_ENGINE_ENGINE_H
+#define TPUCI_ENGINE_ENGINE_H
 
 #include <jansson.h>
 #include <stdint.h>
 #include <uv.h>
 
-#include "runtime/docker/host.h"
-#include "runtime/docker/http.h"
+#include "runtime/engine/host.h"
+#include "runtime/engine/http.h"
 #include "base/util.h"
 
 /* The API versions tpuci speaks: it needs 1.41 (Docker 20.10) and uses
@@ -147,4 +147,4 @@ const char *tpuci__docker_signame(int signum, char *buf, size_t size);
 /* The first line of an engine message, without a trailing newline. */
 char *tpuci__engine_message_line(const char *msg);
 
-#endif /* TPUCI_DOCKER_ENGINE_H */
+#endif /* TPUCI_ENGINE_ENGINE_H */

@@ -1,6 +1,6 @@
 /* Where the Docker Engine is: DOCKER_HOST parsing. Pure, no I/O. */
-#ifndef TPUCI_DOCKER_HOST_H
-#define TPUCI_DOCKER_HOST_H
+#ifndef TPUCI_ENGINE_HOST_H
+#define TPUCI_ENGINE_HOST_H
 
 #include "base/util.h"
 
@@ -29,4 +29,4 @@ char *tpuci__docker_host_describe(const tpuci__docker_host_t *h);
 
 void tpuci__docker_host_free(tpuci__docker_host_t *h);
 
-#endif /* TPUCI_DOCKER_HOST_H */
+#endif /* TPUCI_ENGINE_HOST_H */

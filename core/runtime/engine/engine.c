@@ -1,6 +1,6 @@
 /* Docker Engine API calls. */
-#include "runtime/docker/engine.h"
-#include "runtime/docker/podman.h"
+#include "runtime/engine/engine.h"
+#include "runtime/engine/podman.h"
 
 #include <signal.h>
 #include <stdio.h>

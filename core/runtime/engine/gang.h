@@ -2,8 +2,8 @@
  * hosts' exits become the attempt's outcome, how each host's output is
  * prefixed line by line in the attempt's log (both pure), and each
  * host's create body. */
-#ifndef TPUCI_DOCKER_GANG_H
-#define TPUCI_DOCKER_GANG_H
+#ifndef TPUCI_ENGINE_GANG_H
+#define TPUCI_ENGINE_GANG_H
 
 #include <jansson.h>
 #include <stddef.h>
@@ -90,4 +90,4 @@ json_t *tpuci__gang_host_body(const tpuci__attempt_t *a,
                               const tpuci__kvlist_t *labels,
                               tpuci__err_t *err);
 
-#endif /* TPUCI_DOCKER_GANG_H */
+#endif /* TPUCI_ENGINE_GANG_H */

@@ -1,6 +1,6 @@
 /* Podman's Docker-compatible service: what differs (podman.h). */
 #define _GNU_SOURCE /* struct ucred */
-#include "runtime/docker/podman.h"
+#include "runtime/engine/podman.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* A gang's outcome and its per-host log lines. */
-#include "runtime/docker/gang.h"
+#include "runtime/engine/gang.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,8 +5,8 @@
  * it reports OOM kills, and hints for its errors (docs/docker.md,
  * "Podman"). Pure apart from tpuci__podman_probe() (one connection to
  * the engine's socket, /proc). */
-#ifndef TPUCI_DOCKER_PODMAN_H
-#define TPUCI_DOCKER_PODMAN_H
+#ifndef TPUCI_ENGINE_PODMAN_H
+#define TPUCI_ENGINE_PODMAN_H
 
 #include <jansson.h>
 #include <stdint.h>
@@ -75,4 +75,4 @@ const char *tpuci__podman_hint(const char *engine_message);
 char *tpuci__podman_oom_cause(const char *cause, uint64_t memory_bytes,
                               const char *version);
 
-#endif /* TPUCI_DOCKER_PODMAN_H */
+#endif /* TPUCI_ENGINE_PODMAN_H */

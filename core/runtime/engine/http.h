@@ -8,14 +8,14 @@
  * from the loop (never from inside tpuci__http_request()), so callers can
  * keep one code path for success and failure. New requests may be issued
  * from any callback, including a streaming chunk callback. */
-#ifndef TPUCI_DOCKER_HTTP_H
-#define TPUCI_DOCKER_HTTP_H
+#ifndef TPUCI_ENGINE_HTTP_H
+#define TPUCI_ENGINE_HTTP_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
 
-#include "runtime/docker/host.h"
+#include "runtime/engine/host.h"
 #include "base/util.h"
 
 typedef struct tpuci__http_s tpuci__http_t;
@@ -87,4 +87,4 @@ void tpuci__http_close(tpuci__http_t *h, void (*cb)(void *data), void *data);
  * when keep_path is set: for image names inside a path). */
 char *tpuci__http_escape(const char *s, int keep_path);
 
-#endif /* TPUCI_DOCKER_HTTP_H */
+#endif /* TPUCI_ENGINE_HTTP_H */

@@ -1,5 +1,5 @@
 /* Container create bodies, names, labels, liveness of a run. */
-#include "runtime/docker/container.h"
+#include "runtime/engine/container.h"
 
 #include <errno.h>
 #include <signal.h>

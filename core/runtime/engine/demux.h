@@ -4,8 +4,8 @@
  * stdin (never sent back in practice) and 3 the engine's own error text.
  * The demultiplexer is incremental: a chunk may end anywhere, inside a
  * header or a payload. Pure, no I/O. */
-#ifndef TPUCI_DOCKER_DEMUX_H
-#define TPUCI_DOCKER_DEMUX_H
+#ifndef TPUCI_ENGINE_DEMUX_H
+#define TPUCI_ENGINE_DEMUX_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -42,4 +42,4 @@ void tpuci__demux_flush(tpuci__demux_t *d, tpuci__demux_cb cb, void *data);
 /* Whether the stream ended in the middle of a frame. */
 int tpuci__demux_partial(const tpuci__demux_t *d);
 
-#endif /* TPUCI_DOCKER_DEMUX_H */
+#endif /* TPUCI_ENGINE_DEMUX_H */

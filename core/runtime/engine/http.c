@@ -5,7 +5,7 @@
  * from inside a curl write callback, where curl forbids re-entering the
  * multi handle. Closing goes through the same timer for the same reason.
  */
-#include "runtime/docker/http.h"
+#include "runtime/engine/http.h"
 
 #include <curl/curl.h>
 #include <errno.h>

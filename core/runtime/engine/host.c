@@ -1,5 +1,5 @@
 /* DOCKER_HOST parsing. */
-#include "runtime/docker/host.h"
+#include "runtime/engine/host.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Demultiplexing the engine's stdout/stderr stream. */
-#include "runtime/docker/demux.h"
+#include "runtime/engine/demux.h"
 
 #include <string.h>
 
