@@ -969,8 +969,16 @@ local function job_spec(d, t, alias)
                                                 "a string or a function"), mkeys, keys)
   end
 
+  -- 0 (or "0s") means no timeout. A positive duration under 1ms rounds to
+  -- 0 too, and would then mean no timeout by accident: refused.
   local timeout = rawget(t, "timeout")
   j.timeout_ms = timeout ~= nil and duration(d, "timeout", timeout) or 0
+  if j.timeout_ms == 0 and timeout ~= nil and
+     ((type(timeout) == "number" and timeout > 0) or
+      (type(timeout) == "string" and sfind(timeout, "[1-9]"))) then
+    fail(d, "timeout", "less than 1ms, got " .. show(timeout) ..
+         " (write 0 for no timeout)")
+  end
   local grace = rawget(t, "grace")
   j.grace_ms = 5000
   if grace ~= nil then

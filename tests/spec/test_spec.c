@@ -610,6 +610,33 @@ static void test_timeout(void **state) {
           "assert(not ok and e == 'handled x', e)\n");
 }
 
+/* timeout = 0 is no timeout (the default, said explicitly), and the plan
+ * says "none"; a positive timeout under 1 ms would round to 0, so it is
+ * refused rather than silently meaning no timeout. */
+static void test_timeout_zero(void **state) {
+  static const char *const zero[] = {"0", "0.0", "\"0s\"", "\"0ms\"", "\"0h0m\"", NULL};
+  static const char *const tiny[] = {"0.0004", "\"0.4ms\"", "\"0.0001s\"", NULL};
+  size_t i;
+  char src[128], *text;
+  (void) state;
+
+  for (i = 0; zero[i]; i++) {
+    snprintf(src, sizeof(src), "job \"j\" { run = \"x\", timeout = %s }", zero[i]);
+    load_ok(src);
+    assert_int_equal(plan.instances[0].timeout_ms, 0);
+    text = tpuci__plan_to_text(&plan);
+    assert_non_null(strstr(text, "  timeout:  none\n"));
+    free(text);
+  }
+  for (i = 0; tiny[i]; i++) {
+    snprintf(src, sizeof(src), "job \"j\" { run = \"x\", timeout = %s }", tiny[i]);
+    load_fails(src, TPUCI_ESPEC, "spec.lua:1: job 'j': timeout: less than 1ms, got ");
+    assert_non_null(strstr(err.msg, "(write 0 for no timeout)"));
+  }
+  load_ok("job \"j\" { run = \"x\", timeout = \"0.5ms\" }");
+  assert_int_equal(plan.instances[0].timeout_ms, 1);
+}
+
 static void test_memory(void **state) {
   int r;
   (void) state;
@@ -1049,6 +1076,7 @@ static void test_pytest(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_timeout_zero, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cmd_env_durations, setup, teardown),
     cmocka_unit_test_setup_teardown(test_retries, setup, teardown),
     cmocka_unit_test_setup_teardown(test_matrix_order_and_interpolation, setup, teardown),
