@@ -1162,10 +1162,20 @@ local function finish()
     name = j.topology_name
     if name ~= nil then
       if topo_index[name] == nil then
-        local s = suggest(name, topo_names)
-        fail(d, nil, "topology '" .. show(name) .. "' is not declared" ..
-             (s and (" (did you mean '" .. s .. "'?)")
-              or (' (declare it with topology "' .. show(name) .. '" { ... })')))
+        local known, close = H.tpu_type(name)
+        if not known then
+          local s = suggest(name, topo_names) or close
+          fail(d, nil, "topology '" .. show(name) .. "' is neither declared " ..
+               "nor a TPU type" ..
+               (s and (" (did you mean '" .. s .. "'?)")
+                or (' (declare it with topology "' .. show(name) .. '" { ... }, ' ..
+                    "or name a type that `tpuci topologies` lists)")))
+        end
+        -- A catalogue type named directly: an implicit declaration with
+        -- the defaults, shared by every job naming it, as a literal
+        -- image ref is.
+        topologies[#topologies + 1] = { name = name, where = d.where }
+        topo_index[name] = #topologies - 1
       end
       j.topology = topo_index[name]
     end

@@ -19,6 +19,7 @@
 
 #include "spec/internal.h"
 #include "plan/plan.h"
+#include "plan/topology.h"
 
 /* At most this many warnings are kept; a spec that warns in a loop must
  * not grow the plan without bound (the cap on Lua memory does not cover
@@ -498,6 +499,23 @@ static int tpuci__l_text(lua_State *L) {
   return 1;
 }
 
+/* H.tpu_type(name): whether name is a TPU type of the catalogue, and if
+ * not, a close one (nil when nothing is close). */
+static int tpuci__l_tpu_type(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1), *s;
+  if (tpuci__tpu_layout_count(name) > 0) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  s = tpuci__tpu_suggest(name);
+  lua_pushboolean(L, 0);
+  if (s != NULL)
+    lua_pushstring(L, s);
+  else
+    lua_pushnil(L);
+  return 2;
+}
+
 static int tpuci__l_warn(lua_State *L) {
   tpuci__spec_warn(tpuci__spec_ctx(L), luaL_checkstring(L, 1));
   return 0;
@@ -515,6 +533,7 @@ void tpuci__spec_push_helpers(lua_State *L) {
     {"outcome", tpuci__l_outcome},
     {"warn", tpuci__l_warn},
     {"text", tpuci__l_text},
+    {"tpu_type", tpuci__l_tpu_type},
     {NULL, NULL}};
   tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
 
