@@ -969,8 +969,16 @@ local function job_spec(d, t, alias)
                                                 "a string or a function"), mkeys, keys)
   end
 
+  -- 0 (or "0s") means no timeout. A positive duration under 1ms rounds to
+  -- 0 too, and would then mean no timeout by accident: refused.
   local timeout = rawget(t, "timeout")
   j.timeout_ms = timeout ~= nil and duration(d, "timeout", timeout) or 0
+  if j.timeout_ms == 0 and timeout ~= nil and
+     ((type(timeout) == "number" and timeout > 0) or
+      (type(timeout) == "string" and sfind(timeout, "[1-9]"))) then
+    fail(d, "timeout", "less than 1ms, got " .. show(timeout) ..
+         " (write 0 for no timeout)")
+  end
   local grace = rawget(t, "grace")
   j.grace_ms = 5000
   if grace ~= nil then
@@ -1154,10 +1162,20 @@ local function finish()
     name = j.topology_name
     if name ~= nil then
       if topo_index[name] == nil then
-        local s = suggest(name, topo_names)
-        fail(d, nil, "topology '" .. show(name) .. "' is not declared" ..
-             (s and (" (did you mean '" .. s .. "'?)")
-              or (' (declare it with topology "' .. show(name) .. '" { ... })')))
+        local known, close = H.tpu_type(name)
+        if not known then
+          local s = suggest(name, topo_names) or close
+          fail(d, nil, "topology '" .. show(name) .. "' is neither declared " ..
+               "nor a TPU type" ..
+               (s and (" (did you mean '" .. s .. "'?)")
+                or (' (declare it with topology "' .. show(name) .. '" { ... }, ' ..
+                    "or name a type that `tpuci topologies` lists)")))
+        end
+        -- A catalogue type named directly: an implicit declaration with
+        -- the defaults, shared by every job naming it, as a literal
+        -- image ref is.
+        topologies[#topologies + 1] = { name = name, where = d.where }
+        topo_index[name] = #topologies - 1
       end
       j.topology = topo_index[name]
     end

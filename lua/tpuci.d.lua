@@ -185,7 +185,7 @@
 ---@field runtime? tpuci.Runtime
 ---A declared image's name or a literal reference (`"python:3.11"`).
 ---@field image? string
----A declared topology's name: the job runs as a gang of one container per emulated host.
+---A declared topology's name, or a TPU type (`"v4-8"`, default emulation): the job runs as a gang of one container per emulated host.
 ---@field topology? string
 ---Host path (relative to the spec's folder, or absolute) = container path, or `{ target = ..., readonly = ... }`.
 ---@field mounts? table<string, string|tpuci.MountSpec>

@@ -3,8 +3,9 @@
 # private Docker Engine (and stops it again), makes it a single-node
 # Docker Swarm (.ci/swarm-up.sh), builds the test images,
 # then builds tpuci twice (plain, and with ASan+UBSan) and runs ctest on
-# each. Build folders: build/ and build-sanitize/ (override with
-# TPUCI_BUILD_DIR). Exit status: that of the first failing step.
+# each, then runs each libFuzzer harness for TPUCI_FUZZ_SECONDS (60).
+# Build folders: build/, build-sanitize/ and build-fuzz/ (under
+# TPUCI_BUILD_DIR if set). Exit status: that of the first failing step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -53,4 +54,18 @@ build() { # name, extra cmake args...
 build build
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   build build-sanitize -DTPUCI_SANITIZE=ON
+
+# The fuzzers (tests/fuzz/run.sh): each harness for a bounded time, built
+# with clang into build-fuzz/; a crash fails the run. The corpora they
+# grow stay in build-fuzz/, the inputs to keep go into tests/fuzz/corpus/.
+echo "== fuzz (${TPUCI_FUZZ_SECONDS:-60} s per harness)" >&2
+fuzz_rc=0
+TPUCI_FUZZ_BUILD=${TPUCI_BUILD_DIR:-$root}/build-fuzz TPUCI_FUZZ_JOBS=$jobs \
+  bash tests/fuzz/run.sh "${TPUCI_FUZZ_SECONDS:-60}" || fuzz_rc=$?
+if [ "$fuzz_rc" = 77 ]; then
+  echo "run-all: the fuzzers were skipped: no clang" >&2
+elif [ "$fuzz_rc" != 0 ]; then
+  echo "run-all: a fuzzer failed" >&2
+  exit "$fuzz_rc"
+fi
 echo "run-all: every suite passed" >&2

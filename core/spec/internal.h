@@ -21,6 +21,9 @@
 /* Instructions between two looks at the clock. */
 #define TPUCI__SPEC_HOOK_COUNT 10000
 
+/* Calls (of Lua or C functions) between two looks at the clock. */
+#define TPUCI__SPEC_HOOK_CALLS 1000
+
 typedef struct {
   lua_State *L;
   tpuci__plan_t *plan;
@@ -34,6 +37,7 @@ typedef struct {
   uint64_t deadline_ms;        /* on the monotonic clock */
   int timed_out;
   char *timeout_msg;
+  unsigned calls;              /* call events since the clock was read */
 
   size_t mem_limit;
   size_t mem_used;
@@ -74,11 +78,22 @@ int tpuci__spec_line(lua_State *L, int level);
 /* Adds a warning to the plan. */
 void tpuci__spec_warn(tpuci__spec_ctx_t *c, const char *msg);
 
-/* Whether the load's deadline has passed. The first time it has, the
- * timeout message is made and the hooks are re-armed so that every
- * further instruction fails; the caller then raises c->timeout_msg. For
- * C code that runs long without returning to Lua (tpuci.yaml). */
-int tpuci__spec_past_deadline(lua_State *L);
+/* Raises the timeout error when the load's deadline has passed, for C
+ * code that runs long without returning to Lua (tpuci.yaml, the pattern
+ * matcher): the hooks cannot reach it. The first time, the message is
+ * made, naming `what` ("string.find"), and the hooks are re-armed so
+ * that every further instruction fails too. */
+void tpuci__spec_check_deadline(lua_State *L, const char *what);
+
+/* Replaces the library functions that can run long in C without calling
+ * back into Lua (string.find, match, gmatch, gsub; table.insert, remove,
+ * move; load) by copies that check the deadline as they go
+ * (core/spec/bounded.c). Called by tpuci__spec_sandbox(). */
+void tpuci__spec_bounded(lua_State *L);
+
+/* The string library's find, match, gmatch and gsub, replaced by the
+ * matcher of core/spec/pattern.c (called by tpuci__spec_bounded()). */
+void tpuci__spec_patterns(lua_State *L);
 
 /* Pushes the contents of the file whose path, relative to the spec's
  * folder, is argument 1, refusing absolute paths, '..' and links that

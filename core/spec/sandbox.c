@@ -19,6 +19,7 @@
 
 #include "spec/internal.h"
 #include "plan/plan.h"
+#include "plan/topology.h"
 
 /* At most this many warnings are kept; a spec that warns in a loop must
  * not grow the plan without bound (the cap on Lua memory does not cover
@@ -137,40 +138,81 @@ static void tpuci__spec_warnf(void *ud, const char *msg, int tocont) {
   }
 }
 
-static void tpuci__spec_hook(lua_State *L, lua_Debug *ar) {
-  (void) ar;
-  if (!tpuci__spec_past_deadline(L)) return;
-  lua_pushstring(L, tpuci__spec_ctx(L)->timeout_msg);
-  lua_error(L);
+static void tpuci__spec_hook(lua_State *L, lua_Debug *ar);
+
+/* The first time the deadline is found past: the message, naming the
+ * spec's line and, when it was a library function that ran out of time,
+ * which one (`what`, or NULL). */
+static void tpuci__spec_timed_out(lua_State *L, const char *what) {
+  tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
+  char d[32], why[96];
+  int line;
+
+  c->timed_out = 1;
+  tpuci__duration_format(c->timeout_ms, d, sizeof(d));
+  if (what != NULL)
+    snprintf(why, sizeof(why), "stopped in %s", what);
+  else
+    snprintf(why, sizeof(why), "endless loop?");
+  line = tpuci__spec_line(L, 0);
+  if (line > 0)
+    c->timeout_msg = tpuci__printf("%s:%d: spec took longer than %s to load "
+                                   "(%s)", c->chunkname, line, d, why);
+  else
+    c->timeout_msg = tpuci__printf("%s: spec took longer than %s to load "
+                                   "(%s)", c->chunkname, d, why);
 }
 
-int tpuci__spec_past_deadline(lua_State *L) {
+static int tpuci__spec_past(lua_State *L, const char *what) {
   tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
   if (!c->timed_out) {
-    char d[32];
-    int line;
     if (tpuci__spec_clock_ms() < c->deadline_ms) return 0;
-    c->timed_out = 1;
-    tpuci__duration_format(c->timeout_ms, d, sizeof(d));
-    line = tpuci__spec_line(L, 0);
-    if (line > 0)
-      c->timeout_msg = tpuci__printf("%s:%d: spec took longer than %s to load "
-                                     "(endless loop?)", c->chunkname, line, d);
-    else
-      c->timeout_msg = tpuci__printf("%s: spec took longer than %s to load "
-                                     "(endless loop?)", c->chunkname, d);
+    tpuci__spec_timed_out(L, what);
   }
   /* From now on raise at every instruction, in this thread and the main
    * one, so a pcall in the spec cannot swallow the error and carry on
-   * (Redis re-arms its hook the same way). */
+   * (Redis re-arms its hook the same way). Not at calls: the message
+   * handler is a call, and it must run. */
   lua_sethook(L, tpuci__spec_hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
   if (L != c->L)
     lua_sethook(c->L, tpuci__spec_hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
   return 1;
 }
 
+/* The hook of the load's deadline. Count events come every
+ * TPUCI__SPEC_HOOK_COUNT instructions of Lua code; call events at every
+ * call, C functions included, so a C function that loops calling others
+ * (table.concat through an __index metamethod that is a C function, say)
+ * still meets the deadline. The clock is read at every count event and
+ * at every TPUCI__SPEC_HOOK_CALLS-th call. */
+static void tpuci__spec_hook(lua_State *L, lua_Debug *ar) {
+  tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
+  const char *what = NULL;
+  lua_Debug caller;
+
+  if (ar->event == LUA_HOOKCALL || ar->event == LUA_HOOKTAILCALL) {
+    if (++c->calls < TPUCI__SPEC_HOOK_CALLS) return;
+    c->calls = 0;
+    /* A C function calling: a library function looping in C. */
+    if (!c->timed_out && tpuci__spec_clock_ms() >= c->deadline_ms &&
+        lua_getstack(L, 1, &caller) && lua_getinfo(L, "S", &caller) &&
+        strcmp(caller.what, "C") == 0)
+      what = "a library function";
+  }
+  if (!tpuci__spec_past(L, what)) return;
+  lua_pushstring(L, c->timeout_msg);
+  lua_error(L);
+}
+
+void tpuci__spec_check_deadline(lua_State *L, const char *what) {
+  if (!tpuci__spec_past(L, what)) return;
+  lua_pushstring(L, tpuci__spec_ctx(L)->timeout_msg);
+  lua_error(L);
+}
+
 void tpuci__spec_arm_hook(lua_State *L) {
-  lua_sethook(L, tpuci__spec_hook, LUA_MASKCOUNT, TPUCI__SPEC_HOOK_COUNT);
+  lua_sethook(L, tpuci__spec_hook, LUA_MASKCOUNT | LUA_MASKCALL,
+              TPUCI__SPEC_HOOK_COUNT);
 }
 
 lua_State *tpuci__spec_newstate(tpuci__spec_ctx_t *c) {
@@ -183,18 +225,6 @@ lua_State *tpuci__spec_newstate(tpuci__spec_ctx_t *c) {
 
 /* ------------------------------------------------------------------ */
 /* The base library, made safe                                        */
-
-/* load() with the mode forced to "t": binary chunks could break the VM. */
-static int tpuci__spec_load_text(lua_State *L) {
-  int n = lua_gettop(L);
-  lua_settop(L, n < 4 ? 3 : 4);
-  lua_pushliteral(L, "t");
-  lua_replace(L, 3);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  return lua_gettop(L);
-}
 
 /* print() must not write to the host's stdout: it becomes a warning. */
 static int tpuci__spec_print(lua_State *L) {
@@ -280,9 +310,6 @@ void tpuci__spec_sandbox(lua_State *L) {
   lua_setglobal(L, "dofile");
   lua_pushnil(L);
   lua_setglobal(L, "loadfile");
-  lua_getglobal(L, "load");
-  lua_pushcclosure(L, tpuci__spec_load_text, 1);
-  lua_setglobal(L, "load");
   lua_pushcfunction(L, tpuci__spec_print);
   lua_setglobal(L, "print");
   lua_getglobal(L, "setmetatable");
@@ -291,6 +318,8 @@ void tpuci__spec_sandbox(lua_State *L) {
   lua_getglobal(L, "xpcall");
   lua_pushcclosure(L, tpuci__spec_xpcall, 1);
   lua_setglobal(L, "xpcall");
+  /* load() (text only), string.find and the others that loop in C. */
+  tpuci__spec_bounded(L);
 }
 
 /* ------------------------------------------------------------------ */
@@ -470,6 +499,23 @@ static int tpuci__l_text(lua_State *L) {
   return 1;
 }
 
+/* H.tpu_type(name): whether name is a TPU type of the catalogue, and if
+ * not, a close one (nil when nothing is close). */
+static int tpuci__l_tpu_type(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1), *s;
+  if (tpuci__tpu_layout_count(name) > 0) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  s = tpuci__tpu_suggest(name);
+  lua_pushboolean(L, 0);
+  if (s != NULL)
+    lua_pushstring(L, s);
+  else
+    lua_pushnil(L);
+  return 2;
+}
+
 static int tpuci__l_warn(lua_State *L) {
   tpuci__spec_warn(tpuci__spec_ctx(L), luaL_checkstring(L, 1));
   return 0;
@@ -487,6 +533,7 @@ void tpuci__spec_push_helpers(lua_State *L) {
     {"outcome", tpuci__l_outcome},
     {"warn", tpuci__l_warn},
     {"text", tpuci__l_text},
+    {"tpu_type", tpuci__l_tpu_type},
     {NULL, NULL}};
   tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
 

@@ -1,5 +1,6 @@
 /* core/spec/: loading a Lua spec into a plan. The sandboxed Lua state
- * with its time and memory caps (sandbox.c), the DSL prelude
+ * with its time and memory caps (sandbox.c; library functions that loop
+ * in C made to keep the time cap: pattern.c, bounded.c), the DSL prelude
  * (lua/prelude.lua, compiled in), reading the spec file (load.c), YAML
  * beside the spec (yaml.c) and the expansion of declarations into plan
  * instances (expand.c). Lua lives only here and only while loading. It

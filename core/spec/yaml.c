@@ -133,11 +133,8 @@ static void tpuci__yaml_next(lua_State *L, tpuci__yaml_t *y) {
     yaml_event_delete(&y->event);
     y->have_event = 0;
   }
-  if (++y->nevents % TPUCI__YAML_CLOCK_EVERY == 0 &&
-      tpuci__spec_past_deadline(L)) {
-    lua_pushstring(L, tpuci__spec_ctx(L)->timeout_msg);
-    lua_error(L);
-  }
+  if (++y->nevents % TPUCI__YAML_CLOCK_EVERY == 0)
+    tpuci__spec_check_deadline(L, "tpuci.yaml");
   if (!yaml_parser_parse(&y->parser, &y->event)) tpuci__yaml_parser_error(L, y);
   y->have_event = 1;
 }

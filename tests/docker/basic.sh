@@ -45,4 +45,39 @@ else
   fail "the mount did not reach the host (no out/seen.txt)"
 fi
 expect_no_leftovers "$(latest_run_id)" "$tp" "after a normal run"
+
+# Names for containers and folders: a 300-character job name, names that
+# collide once made safe, matrix values with '/' and '..': every instance
+# runs in its own container and logs into its own folder in the run folder.
+cat > names.lua <<'LUA'
+image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
+job (string.rep("x", 300)) { image = "bb", network = "none", run = "echo out:long" }
+job "lint/ruff" { image = "bb", network = "none", run = "echo out:lint/ruff" }
+job "lint_ruff" { image = "bb", network = "none", run = "echo out:lint_ruff" }
+job "m" { image = "bb", network = "none", run = "echo out:${matrix.v}",
+          matrix = { v = { "../../../escape", "/abs" } } }
+LUA
+tpuci_run run --plain -j 3 names.lua
+expect_code 0 "names in containers"
+check=$(/usr/bin/python3 - "$(readlink -f .tpuci/runs/latest)" <<'PY' 2>&1
+import json, os, sys
+run = sys.argv[1]
+s = json.load(open(os.path.join(run, "summary.json")))
+folders = set()
+for inst in s["instances"]:
+    real = os.path.realpath(inst["attempts"][0]["log"])
+    folder = os.path.dirname(real)
+    assert os.path.dirname(folder) == run, ("outside the run folder", inst["name"], real)
+    assert folder not in folders, ("shared folder", inst["name"])
+    folders.add(folder)
+    want = "out:" + inst["matrix"].get("v", "long" if inst["name"] == "x" * 300 else inst["name"])
+    assert open(real).read().splitlines()[0] == want, (inst["name"], want)
+assert len(folders) == 5, folders
+print("ok")
+PY
+)
+[ "$check" = ok ] && pass || fail "names in containers: $check"
+[ ! -e "$WORK/.tpuci/escape" ] && [ ! -e "$WORK/escape" ] && [ ! -e /abs ] && pass ||
+  fail "a matrix value escaped the run folder"
+expect_no_leftovers "$(latest_run_id)" "$tp" "after the names run"
 finish

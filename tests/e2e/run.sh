@@ -60,6 +60,18 @@ expect_out "[one] env=v4-8,4,localhost,CPU,2,2,1"
 run_tpuci run -j 4 topo.lua
 expect_code 2 "local gang"
 expect_out "topo.lua:4: 'gang' is a gang of 2 hosts, which needs the docker runtime"
+# A catalogue type named directly, without a declaration: its default
+# emulation; a name that is neither fails with a suggestion.
+cat > direct.lua <<'LUA'
+job "one" { topology = "v4-8", run = "echo env=$TPU_ACCELERATOR_TYPE,$CPU_NUM_DEVICES,$PJRT_DEVICE" }
+LUA
+run_tpuci run -v direct.lua
+expect_code 0 "a catalogue type named directly"
+expect_out "[one] env=v4-8,4,CPU"
+printf 'job "one" { topology = "v4-61", run = "true" }\n' > typo.lua
+run_tpuci run typo.lua
+expect_code 2 "an unknown topology name"
+expect_out "typo.lua:1: job 'one': topology 'v4-61' is neither declared nor a TPU type (did you mean 'v4-64'?)"
 # A gang in containers brings its own network: a network key is refused
 # before any engine is asked.
 cat > gangnet.lua <<'LUA'

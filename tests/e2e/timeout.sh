@@ -17,4 +17,14 @@ for f in child grandchild; do
   for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
   alive "$pid" && fail "$f $pid survived the timeout" || pass
 done
+
+# timeout = 0 is no timeout: the job runs to its end.
+cat > zero.lua <<'LUA'
+job "zero" { run = "sleep 1; echo finished", timeout = 0 }
+LUA
+run_tpuci run zero.lua
+expect_code 0 "timeout = 0"
+expect_json 's["instances"][0]["outcome"]' passed
+grep -qx finished "$(json 's["instances"][0]["attempts"][0]["log"]')" && pass ||
+  fail "timeout = 0: the job did not run to its end"
 finish

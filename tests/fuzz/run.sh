@@ -1,41 +1,80 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harness (fuzz_junit.c) with clang, ASan and UBSan,
-# and fuzzes the JUnit, --collect-only and timings parsers for N seconds
-# (default 60), starting from corpus/ and the fixtures in tests/junit/data.
-# New inputs go to $TPUCI_FUZZ_BUILD/corpus (default /tmp/tpuci-fuzz), not
-# to the tree; crashes to $TPUCI_FUZZ_BUILD/crash-*. Copy the ones worth
-# keeping into corpus/ so the ctest replay (fuzz_junit_replay) runs them.
+# Builds the libFuzzer harnesses (fuzz_*.c) with clang, ASan and UBSan
+# (cmake -DTPUCI_FUZZ=ON, the whole library instrumented) and runs each
+# for N seconds (default 60), one after the other, starting from its seed
+# corpus (corpus/<name>/ and the fixtures CMakeLists.txt names):
+#   junit   JUnit XML, pytest --collect-only output, timings files
+#   spec    a spec through the real loader, with small caps
+#   engine  the Docker Engine's answers (HTTP, JSON, the output stream)
+#   pattern the spec's copy of Lua's pattern matcher, against Lua's
+# New inputs go to $TPUCI_FUZZ_BUILD/corpus-<name> (default
+# /tmp/tpuci-fuzz), not to the tree; a crash to
+# $TPUCI_FUZZ_BUILD/<name>-crash-*. Fix it, then copy the input into
+# corpus/<name>/ so that ctest's fuzz_<name>_replay keeps running it.
+# Prints libFuzzer's final stats (runs, coverage) for each; exits 1 when
+# a harness found a crash, 77 when clang is missing.
 # Needs clang and libclang-rt-dev (apt-get install -y clang libclang-rt-14-dev).
-# Usage: tests/fuzz/run.sh [seconds] [extra libFuzzer flags...]
-set -euo pipefail
+# Usage: tests/fuzz/run.sh [seconds] [name...] [-- extra libFuzzer flags...]
+set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-secs=${1:-60}
-shift || true
+secs=60
+case "${1:-}" in [0-9]*) secs=$1; shift ;; esac
+names=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do names+=("$1"); shift; done
+[ "${1:-}" = -- ] && shift
+[ ${#names[@]} -gt 0 ] || names=(junit spec engine pattern)
 out=${TPUCI_FUZZ_BUILD:-/tmp/tpuci-fuzz}
 cc=${CC_FUZZ:-clang}
-mkdir -p "$out/corpus"
+jobs=${TPUCI_FUZZ_JOBS:-2}
 
 if ! command -v "$cc" >/dev/null; then
   echo "run.sh: $cc not found (apt-get install -y clang libclang-rt-14-dev)" >&2
   exit 77
 fi
+mkdir -p "$out"
+echo "run.sh: building the harnesses in $out/build" >&2
+if ! { cmake -S "$root" -B "$out/build" -DCMAKE_C_COMPILER="$cc" -DTPUCI_FUZZ=ON \
+         -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPUCI_BUILD_SHARED=OFF >/dev/null &&
+       cmake --build "$out/build" -j "$jobs" --target "${names[@]/#/fuzz_}" \
+         > "$out/build.log" 2>&1; }; then
+  tail -n 40 "$out/build.log" >&2
+  exit 1
+fi
 
-srcs=(core/base/util.c core/base/duration.c core/base/error.c core/base/idmap.c core/plan/outcome.c
-      core/pytest/junit.c core/pytest/junit_history.c core/pytest/junit_report.c
-      core/pytest/timings.c core/pytest/shard.c)
-flags=(-g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
-       -DTPUCI_VERSION_STRING=\"fuzz\" -I"$root/include" -I"$root/core"
-       -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-       -fno-omit-frame-pointer)
-echo "run.sh: building $out/fuzz_junit" >&2
-(cd "$root" && "$cc" "${flags[@]}" "${srcs[@]}" tests/fuzz/fuzz_junit.c \
-   $(pkg-config --cflags --libs expat jansson libuv) -lm -o "$out/fuzz_junit")
-
-cd "$out"
-# -max_len covers the fixtures (the largest is ~14 KB).
-ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
-UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ./fuzz_junit -max_total_time="$secs" -max_len=65536 -timeout=10 \
-    -rss_limit_mb=2048 -dict="$here/junit.dict" -print_final_stats=1 \
-    "$@" corpus "$here/corpus" "$root/tests/junit/data"
+# The seed folders of each harness: corpus/<name> and what CMakeLists.txt adds.
+seeds() {
+  case "$1" in
+    junit) echo "$here/corpus/junit $root/tests/junit/data" ;;
+    spec) echo "$here/corpus/spec $root/tests/spec/bad $root/tests/e2e/specs" ;;
+    engine) echo "$here/corpus/engine" ;;
+    pattern) echo "$here/corpus/pattern" ;;
+  esac
+}
+status=0
+for name in "${names[@]}"; do
+  bin=$out/build/tests/fuzz/fuzz_$name
+  dict=()
+  [ -f "$here/$name.dict" ] && dict=(-dict="$here/$name.dict")
+  mkdir -p "$out/corpus-$name"
+  echo "run.sh: fuzz_$name for ${secs}s" >&2
+  # -timeout: one input may not take 10 s (the spec harness's loads are
+  # capped at 50 ms: a slow one is a deadline that did not hold).
+  # shellcheck disable=SC2046
+  (cd "$out" &&
+   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+     "$bin" -max_total_time="$secs" -max_len=65536 -timeout=10 \
+       -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$out/$name-" \
+       "${dict[@]}" "$@" "$out/corpus-$name" $(seeds "$name")) \
+    > "$out/$name.log" 2>&1
+  rc=$?
+  grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)|^#[0-9]+[[:space:]]+DONE' \
+    "$out/$name.log" | sed "s/^/fuzz_$name: /"
+  if [ $rc -ne 0 ]; then
+    echo "run.sh: fuzz_$name failed (exit $rc); see $out/$name.log and $out/$name-crash-*" >&2
+    grep -E 'ERROR|check failed|SUMMARY|took' "$out/$name.log" | head -n 10 >&2
+    status=1
+  fi
+done
+exit $status

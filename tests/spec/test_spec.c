@@ -464,6 +464,48 @@ static void test_topology_catalogue(void **state) {
              "spec.lua:1: topology 'x': base: unknown TPU type 'v9-8'");
   load_fails("topology \"v6e-8\" { layout = \"4x2\" }", TPUCI_ESPEC,
              "spec.lua:1: topology 'v6e-8': v6e-8 has no layout '4x2'");
+
+  /* A job may name a catalogue type without declaring it: a topology of
+   * that type with the defaults, shared by every job naming it, like a
+   * literal image ref. A declaration of the name customises it. */
+  load_ok("job \"a\" { run = \"x\", topology = \"v4-8\" }\n"
+          "job \"b\" { run = \"x\", topology = \"v5litepod-8\" }\n"
+          "job \"c\" { run = \"x\", topology = \"v4-8\" }\n"
+          "topology \"v6e-8\" { layout = \"2x4\", emulate = \"jax\" }\n"
+          "job \"d\" { run = \"x\", topology = \"v6e-8\" }\n");
+  assert_int_equal(plan.ntopologies, 3);
+  assert_string_equal(plan.topologies[0].name, "v6e-8");
+  assert_string_equal(plan.topologies[0].emulate, "jax");
+  assert_int_equal(plan.topologies[0].hosts, 2);
+  assert_string_equal(plan.topologies[1].name, "v4-8");
+  assert_string_equal(plan.topologies[1].where, "spec.lua:1");
+  assert_null(plan.topologies[1].base);
+  assert_int_equal(plan.topologies[1].hosts, 1);
+  assert_int_equal(plan.topologies[1].chips_per_host, 4);
+  assert_int_equal(plan.topologies[1].cores_per_chip, 2);
+  assert_string_equal(plan.topologies[1].emulate, "pjrt");
+  assert_string_equal(plan.topologies[2].name, "v5litepod-8");
+  assert_int_equal(plan.topologies[2].hosts, 2);
+  assert_int_equal(inst("a")->topology, 1);
+  assert_int_equal(inst("c")->topology, 1);
+  assert_int_equal(inst("b")->topology, 2);
+  assert_int_equal(inst("d")->topology, 0);
+  /* The catalogue's warnings come with the job's line. */
+  assert_true(has_warning("spec.lua:2: topology 'v5litepod-8': emulate = \"pjrt\" with 2 hosts"));
+  /* A name that is neither declared nor a type fails, with a suggestion
+   * from the declarations or the catalogue. */
+  load_fails("job \"a\" { run = \"x\", topology = \"v4-61\" }", TPUCI_ESPEC,
+             "spec.lua:1: job 'a': topology 'v4-61' is neither declared nor a TPU "
+             "type (did you mean 'v4-64'?)");
+  load_fails("job \"a\" { run = \"x\", topology = \"v5e-8\" }", TPUCI_ESPEC,
+             "(did you mean 'v5litepod-8'?)");
+  load_fails("topology \"mine\" { hosts = 2 }\n"
+             "job \"a\" { run = \"x\", topology = \"mime\" }", TPUCI_ESPEC,
+             "spec.lua:2: job 'a': topology 'mime' is neither declared nor a TPU "
+             "type (did you mean 'mine'?)");
+  load_fails("job \"a\" { run = \"x\", topology = \"gpu\" }", TPUCI_ESPEC,
+             "topology 'gpu' is neither declared nor a TPU type (declare it with "
+             "topology \"gpu\" { ... }, or name a type that `tpuci topologies` lists)");
 }
 
 static void test_where(void **state) {
@@ -608,6 +650,33 @@ static void test_timeout(void **state) {
   /* xpcall() handlers work until the deadline. */
   load_ok("local ok, e = xpcall(error, function(m) return 'handled ' .. m end, 'x')\n"
           "assert(not ok and e == 'handled x', e)\n");
+}
+
+/* timeout = 0 is no timeout (the default, said explicitly), and the plan
+ * says "none"; a positive timeout under 1 ms would round to 0, so it is
+ * refused rather than silently meaning no timeout. */
+static void test_timeout_zero(void **state) {
+  static const char *const zero[] = {"0", "0.0", "\"0s\"", "\"0ms\"", "\"0h0m\"", NULL};
+  static const char *const tiny[] = {"0.0004", "\"0.4ms\"", "\"0.0001s\"", NULL};
+  size_t i;
+  char src[128], *text;
+  (void) state;
+
+  for (i = 0; zero[i]; i++) {
+    snprintf(src, sizeof(src), "job \"j\" { run = \"x\", timeout = %s }", zero[i]);
+    load_ok(src);
+    assert_int_equal(plan.instances[0].timeout_ms, 0);
+    text = tpuci__plan_to_text(&plan);
+    assert_non_null(strstr(text, "  timeout:  none\n"));
+    free(text);
+  }
+  for (i = 0; tiny[i]; i++) {
+    snprintf(src, sizeof(src), "job \"j\" { run = \"x\", timeout = %s }", tiny[i]);
+    load_fails(src, TPUCI_ESPEC, "spec.lua:1: job 'j': timeout: less than 1ms, got ");
+    assert_non_null(strstr(err.msg, "(write 0 for no timeout)"));
+  }
+  load_ok("job \"j\" { run = \"x\", timeout = \"0.5ms\" }");
+  assert_int_equal(plan.instances[0].timeout_ms, 1);
 }
 
 static void test_memory(void **state) {
@@ -1049,6 +1118,7 @@ static void test_pytest(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_timeout_zero, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cmd_env_durations, setup, teardown),
     cmocka_unit_test_setup_teardown(test_retries, setup, teardown),
     cmocka_unit_test_setup_teardown(test_matrix_order_and_interpolation, setup, teardown),

@@ -388,6 +388,9 @@ static void tpuci__dk_on_looked_up(void *p, const tpuci__engine_res_t *res) {
   att->requests--;
   if (res->ok && id != NULL) {
     c->id = tpuci__strdup(id);
+  } else if (tpuci__dk_no_answer(res)) {
+    /* Removed by its name once the engine answers again. */
+    tpuci__dk_orphan(att->dk, 0, c->name, c->name);
   } else if (res->status != 404) {
     char *m = tpuci__printf("container %s may have been created without "
                             "an answer and could not be looked up (%s); "
@@ -418,8 +421,9 @@ void tpuci__dk_on_created(void *p, const tpuci__engine_res_t *res) {
     else tpuci__dk_infra(att, "creating", c, "the answer has no Id");
   } else {
     tpuci__dk_infra(att, "creating", c, res->message);
-    if (res->error != 0 && res->error != UV_ECANCELED) {
-      /* No answer: the engine may have made it all the same. */
+    if (tpuci__dk_no_answer(res) && !tpuci__dk_unreached(res)) {
+      /* No answer: the engine may have made it all the same. (Not when
+       * the request never reached an engine.) */
       att->requests++;
       tpuci__engine_container_inspect(att->dk->eng, c->name,
                                       tpuci__dk_on_looked_up, c);
@@ -508,6 +512,9 @@ static void tpuci__dk_on_removed(void *p, const tpuci__engine_res_t *res) {
   att->requests--;
   if (res->ok || res->status == 404) {
     c->removed = 1;
+  } else if (tpuci__dk_no_answer(res)) {
+    /* The engine stopped: removed when it answers again. */
+    tpuci__dk_orphan(att->dk, 0, c->id, c->name);
   } else {
     char *m = tpuci__printf("could not remove container %s: %s; run `tpuci "
                             "gc` to clean up",
@@ -537,6 +544,8 @@ static void tpuci__dk_on_net_removed(void *p, const tpuci__engine_res_t *res) {
       att->requests++;
       uv_timer_start(&att->timer, tpuci__dk_net_retry_cb, delay, 0);
       return;
+    } else if (tpuci__dk_no_answer(res)) {
+      tpuci__dk_orphan(att->dk, 1, att->net_id, att->net_name);
     } else {
       char *m = tpuci__printf("could not remove network %s: %s; run `tpuci "
                               "gc` to clean up",

@@ -123,6 +123,94 @@ static int tpuci__dk_prepare_att(tpuci__dk_t *dk, tpuci__dk_att_t *att,
   return rc;
 }
 
+/* Objects the engine did not answer about. */
+
+int tpuci__dk_unreached(const tpuci__engine_res_t *res) {
+  return res->error == UV_ECONNREFUSED || res->error == UV_ENOENT ||
+         res->error == UV_EACCES;
+}
+
+int tpuci__dk_no_answer(const tpuci__engine_res_t *res) {
+  return res->error != 0 && res->error != UV_ECANCELED;
+}
+
+void tpuci__dk_orphan(tpuci__dk_t *dk, int network, const char *id,
+                      const char *name) {
+  tpuci__dk_orphan_t *o;
+  if (dk->norphans == dk->orphans_cap) {
+    dk->orphans_cap = dk->orphans_cap ? 2 * dk->orphans_cap : 8;
+    dk->orphans = tpuci__realloc(dk->orphans, dk->orphans_cap * sizeof(*o));
+  }
+  o = &dk->orphans[dk->norphans++];
+  o->network = network;
+  o->id = tpuci__strdup(id);
+  o->name = tpuci__strdup(name);
+}
+
+typedef struct {
+  tpuci__dk_t *dk;
+  tpuci__dk_orphan_t o;
+  int last;               /* no later try: say what is left */
+} tpuci__dk_orphan_req_t;
+
+static void tpuci__dk_orphans_flush(tpuci__dk_t *dk, int last);
+
+static void tpuci__dk_on_orphan_removed(void *p, const tpuci__engine_res_t *res) {
+  tpuci__dk_orphan_req_t *q = p;
+  tpuci__dk_t *dk = q->dk;
+  int last = q->last || dk->closing;
+
+  dk->orphan_reqs--;
+  if (res->ok || res->status == 404) {
+    /* Gone now (or the engine never made it). */
+  } else if (tpuci__dk_no_answer(res) && !last) {
+    tpuci__dk_orphan(dk, q->o.network, q->o.id, q->o.name);
+  } else {
+    char *m = tpuci__printf("could not remove %s %s: %s; run `tpuci gc`%s",
+                            q->o.network ? "network" : "container", q->o.name,
+                            res->message,
+                            tpuci__dk_no_answer(res) ? " once the engine is back"
+                                                     : "");
+    tpuci__dk_message(dk, m);
+    free(m);
+  }
+  free(q->o.id);
+  free(q->o.name);
+  free(q);
+  /* Networks go once their containers have. */
+  if (dk->orphan_reqs == 0 && dk->norphans > 0 && last)
+    tpuci__dk_orphans_flush(dk, 1);
+  tpuci__dk_maybe_closed(dk);
+}
+
+/* Asks the engine again to remove the orphans: the containers, or when
+ * there are none, the networks. */
+static void tpuci__dk_orphans_flush(tpuci__dk_t *dk, int last) {
+  size_t i, kept = 0;
+  int containers = 0;
+
+  if (dk->eng == NULL || dk->eng->closing || dk->orphan_reqs > 0) return;
+  for (i = 0; i < dk->norphans; i++) containers |= !dk->orphans[i].network;
+  for (i = 0; i < dk->norphans; i++) {
+    tpuci__dk_orphan_t *o = &dk->orphans[i];
+    tpuci__dk_orphan_req_t *q;
+    if (containers && o->network) {
+      dk->orphans[kept++] = *o;
+      continue;
+    }
+    q = tpuci__calloc(1, sizeof(*q));
+    q->dk = dk;
+    q->o = *o;
+    q->last = last;
+    dk->orphan_reqs++;
+    if (o->network)
+      tpuci__engine_network_remove(dk->eng, o->id, tpuci__dk_on_orphan_removed, q);
+    else
+      tpuci__engine_container_remove(dk->eng, o->id, tpuci__dk_on_orphan_removed, q);
+  }
+  dk->norphans = kept;
+}
+
 int tpuci__dk_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
   tpuci__dk_t *dk = (tpuci__dk_t *) rt;
   const tpuci__instance_t *inst = a->inst;
@@ -205,6 +293,8 @@ int tpuci__dk_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
   if (dk->atts) dk->atts->prev = att;
   dk->atts = att;
   a->rt_data = att;
+  /* The engine may be back: what earlier attempts could not remove. */
+  if (dk->norphans > 0) tpuci__dk_orphans_flush(dk, 0);
   if (att->gang) {
     att->requests++;
     tpuci__engine_network_create(dk->eng, att->net_body,
@@ -232,8 +322,13 @@ static void tpuci__dk_engine_closed(void *p) {
 
 void tpuci__dk_maybe_closed(tpuci__dk_t *dk) {
   if (!dk->closing || dk->atts != NULL || dk->bg > 0 || dk->handles > 0 ||
-      dk->prepare_cb != NULL)
+      dk->prepare_cb != NULL || dk->orphan_reqs > 0)
     return;
+  if (dk->norphans > 0 && dk->eng != NULL && !dk->eng->closing) {
+    /* A last try, and a message for each that is still there. */
+    tpuci__dk_orphans_flush(dk, 1);
+    if (dk->orphan_reqs > 0) return;
+  }
   if (dk->eng == NULL) {
     void (*cb)(tpuci__runtime_t *) = dk->close_cb;
     dk->close_cb = NULL;
@@ -253,7 +348,13 @@ static void tpuci__dk_close(tpuci__runtime_t *rt,
 
 static void tpuci__dk_free(tpuci__runtime_t *rt) {
   tpuci__dk_t *dk = (tpuci__dk_t *) rt;
+  size_t i;
   if (dk == NULL) return;
+  for (i = 0; i < dk->norphans; i++) {
+    free(dk->orphans[i].id);
+    free(dk->orphans[i].name);
+  }
+  free(dk->orphans);
   free(dk->run_id);
   free(dk->images);
   tpuci__err_clear(&dk->rt.err);

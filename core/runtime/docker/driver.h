@@ -27,6 +27,16 @@
 #define TPUCI__NET_RM_DELAY_MS 100
 #define TPUCI__NET_RM_DELAY_MAX_MS 1000
 
+/* An object of this run that an attempt could not remove because the
+ * engine did not answer (it stopped, or restarts): removing it is tried
+ * again when the next attempt starts and when the runtime closes, so an
+ * engine that comes back leaves nothing for `tpuci gc`. */
+typedef struct {
+  int network;            /* a gang's network, else a container */
+  char *id;               /* its id, or its name when the id is unknown */
+  char *name;             /* for messages */
+} tpuci__dk_orphan_t;
+
 typedef struct tpuci__dk_s tpuci__dk_t;
 typedef struct tpuci__dk_att_s tpuci__dk_att_t;
 
@@ -120,6 +130,10 @@ struct tpuci__dk_s {
   /* A podman engine's limits, read by prepare: whether create bodies
    * carry HostConfig.Ulimits (podman.h). */
   tpuci__podman_limits_t limits;
+  /* objects to remove again (tpuci__dk_orphan) */
+  tpuci__dk_orphan_t *orphans;
+  size_t norphans, orphans_cap;
+  int orphan_reqs;        /* removals of orphans in flight */
   /* close */
   int closing;
   void (*close_cb)(tpuci__runtime_t *rt);
@@ -132,6 +146,16 @@ int tpuci__dk_engine(tpuci__dk_t *dk);
 /* Closes the runtime once nothing is left (close() was called). */
 void tpuci__dk_maybe_closed(tpuci__dk_t *dk);
 int tpuci__dk_start(tpuci__runtime_t *rt, tpuci__attempt_t *a);
+/* Whether a failed request never reached an engine: nothing listens on
+ * the socket, there is none, or it may not be opened. */
+int tpuci__dk_unreached(const tpuci__engine_res_t *res);
+/* Whether the engine gave no answer: unreached, or the connection broke
+ * or timed out (not a cancellation). */
+int tpuci__dk_no_answer(const tpuci__engine_res_t *res);
+/* Records an object the engine did not answer about for removal later
+ * (strings copied). */
+void tpuci__dk_orphan(tpuci__dk_t *dk, int network, const char *id,
+                      const char *name);
 
 /* attempt.c: an attempt's phases. */
 /* Moves the attempt on once nothing of it is in flight. */

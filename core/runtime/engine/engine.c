@@ -206,7 +206,11 @@ static void tpuci__call_done(void *p, const tpuci__http_res_t *hr) {
     const char *m = json_string_value(json_object_get(res.json, "message"));
     if (m != NULL) msg = tpuci__engine_message_line(m);
     else if (hr->len > 0) msg = tpuci__engine_message_line(hr->body);
-    else msg = tpuci__printf("HTTP status %ld", hr->status);
+    /* A failure always says something: callers put it in causes. */
+    if (msg == NULL || msg[0] == '\0') {
+      free(msg);
+      msg = tpuci__printf("HTTP status %ld", hr->status);
+    }
   } else if (c->pull && c->pull_error != NULL) {
     msg = tpuci__engine_message_line(c->pull_error);
   } else {

@@ -145,6 +145,11 @@ static void tpuci__http_complete(tpuci__http_req_t *r, CURLcode rc,
       res.error = UV_ETIMEDOUT;
       m = NULL;
     }
+    if (res.error == 0 && (rc == CURLE_PARTIAL_FILE || rc == CURLE_GOT_NOTHING)) {
+      /* The engine went away in the middle of its answer (it stopped). */
+      res.error = UV_ECONNRESET;
+      m = "the connection closed before the answer was complete";
+    }
     if (res.error == 0) res.error = UV_EIO;
     if (m == NULL) {
       const char *text = r->errbuf[0] ? r->errbuf : curl_easy_strerror(rc);

@@ -1,0 +1,1 @@
+table.insert(setmetatable({}, { __len = function() return math.maxinteger - 1 end }), 1, 'x')

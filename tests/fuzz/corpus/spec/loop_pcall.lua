@@ -1,0 +1,1 @@
+while true do pcall(string.find, ("a"):rep(30), ("a-"):rep(12) .. "b") end

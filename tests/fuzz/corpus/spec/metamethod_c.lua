@@ -1,0 +1,1 @@
+local s = table.concat(setmetatable({}, { __index = rawlen }), "", 1, 1 << 40)
