@@ -65,7 +65,8 @@ static const char usage_run[] =
     "  -v, --verbose       stream every attempt's output, prefixed\n"
     "  -q, --quiet         print only failures and the summary\n"
     "  --plain             plain lines even on a terminal (no status board)\n"
-    "  --color WHEN        auto (default), always or never; NO_COLOR is honoured\n"
+    "  --color WHEN        auto (default: on a terminal, not under CI, NO_COLOR\n"
+    "                      or TERM=dumb), always or never\n"
     "  --report-json PATH  also write the run report as JSON\n"
     "  --report-yaml PATH  also write the run report as YAML\n"
     "  --junit PATH        also write the merged JUnit XML of pytest jobs\n"
@@ -325,14 +326,31 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
   return 0;
 }
 
-/* The board on a terminal outside CI; GitHub's commands under Actions;
- * plain lines otherwise. */
+/* CI set (to anything but "", "0" or "false"): a log, not a screen. */
+static int in_ci(void) {
+  const char *ci = getenv("CI");
+  return ci && *ci && strcmp(ci, "0") != 0 && strcmp(ci, "false") != 0;
+}
+
+/* TERM=dumb: a terminal that understands no escape code at all. */
+static int dumb_term(void) {
+  const char *term = getenv("TERM");
+  return term && strcmp(term, "dumb") == 0;
+}
+
+/* --color=auto: colours on a terminal, unless NO_COLOR, CI or TERM=dumb
+ * says otherwise. */
+static int color_auto(void) {
+  return isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL && !in_ci() && !dumb_term();
+}
+
+/* The board on a terminal outside CI that can move its cursor; GitHub's
+ * commands under Actions; plain lines otherwise. */
 static tpuci_console_style_t console_style(const run_cli_t *rc) {
-  const char *gh = getenv("GITHUB_ACTIONS"), *ci = getenv("CI");
+  const char *gh = getenv("GITHUB_ACTIONS");
   if (gh && strcmp(gh, "true") == 0) return TPUCI_CONSOLE_GITHUB;
   if (rc->plain || rc->verbose || !isatty(STDOUT_FILENO)) return TPUCI_CONSOLE_PLAIN;
-  if (ci && *ci && strcmp(ci, "0") != 0 && strcmp(ci, "false") != 0)
-    return TPUCI_CONSOLE_PLAIN;
+  if (in_ci() || dumb_term()) return TPUCI_CONSOLE_PLAIN;
   return TPUCI_CONSOLE_BOARD;
 }
 
@@ -379,7 +397,7 @@ static int execute_run(run_cli_t *rc, const char *spec) {
   con.style = console_style(rc);
   if (strcmp(rc->color, "always") == 0) con.color = 1;
   else if (strcmp(rc->color, "auto") == 0)
-    con.color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
+    con.color = color_auto();
   if (con.style == TPUCI_CONSOLE_BOARD) {
     rc->ro.tick_ms = 250;
     tpuci_console_expect(&con, ctx, rc->ro.state_dir);
@@ -466,7 +484,7 @@ static int cmd_show(int argc, char **argv) {
   } else {
     printf("run %s (%s)\n", tpuci_run_id(ctx), tpuci_run_dir(ctx));
     tpuci_console_init(&con, stdout, ctx);
-    con.color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
+    con.color = color_auto();
     tpuci_console_summary(&con, ctx);
     tpuci_console_free(&con);
   }

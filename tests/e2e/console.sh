@@ -36,6 +36,32 @@ LUA
   out=$(cat tty2.out)
   expect_not_out "running, " "board under CI"
   expect_out "--- output of slow[n=1], attempt 1/1 ---"
+  # CI=true and TERM=dumb each turn colours and cursor codes off on a
+  # terminal (--color=auto, the default); --color=always still wins.
+  cat > colors.lua <<'LUA'
+job "ok" { run = "echo fine" }
+job "bad" { run = "echo broken; exit 3" }
+LUA
+  env -u GITHUB_ACTIONS -u NO_COLOR CI=true TERM=xterm-256color \
+    script -qec "'$TPUCI' run -j 2 colors.lua" /dev/null > tty3.out 2>&1 < /dev/null
+  out=$(cat tty3.out)
+  expect_out "verdict: FAILED" "CI=true on a terminal"
+  expect_not_out $'\033' "CI=true: an escape code"
+  env -u GITHUB_ACTIONS -u NO_COLOR -u CI TERM=dumb \
+    script -qec "'$TPUCI' run -j 2 colors.lua" /dev/null > tty4.out 2>&1 < /dev/null
+  out=$(cat tty4.out)
+  expect_out "verdict: FAILED" "TERM=dumb on a terminal"
+  expect_out "--- output of bad, attempt 1/1 ---" "TERM=dumb: plain lines"
+  expect_not_out $'\033' "TERM=dumb: an escape code"
+  env -u GITHUB_ACTIONS -u NO_COLOR -u CI TERM=xterm-256color \
+    script -qec "'$TPUCI' run -j 2 colors.lua" /dev/null > tty5.out 2>&1 < /dev/null
+  out=$(cat tty5.out)
+  expect_out $'\033[1m\033[31mverdict: FAILED' "a colour terminal outside CI"
+  env -u GITHUB_ACTIONS -u NO_COLOR CI=true TERM=dumb \
+    script -qec "'$TPUCI' run --color=always -j 2 colors.lua" /dev/null > tty6.out 2>&1 < /dev/null
+  out=$(cat tty6.out)
+  expect_out $'\033[31m' "--color=always under CI and TERM=dumb"
+  expect_not_out $'\033[J' "--color=always: no board under CI and TERM=dumb"
 else
   fail "script(1) is missing (util-linux): cannot test the terminal board"
 fi
