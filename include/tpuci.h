@@ -214,7 +214,8 @@ typedef struct tpuci_run_options_s {
   const char *report_json;
   const char *report_yaml;
   const char *report_html;
-  /* The merged JUnit XML of every pytest instance, besides junit.xml in
+  /* The merged JUnit XML of the run (pytest instances test by test, every
+   * other instance as one test case), besides junit.xml in
    * the run folder. NULL: not written. */
   const char *junit;
   /* Emit TPUCI_EVENT_TICK this often (a live display redraws on it);
@@ -293,7 +294,11 @@ typedef struct tpuci_test_info_s {
   int runs;                 /* attempts that ran it */
   double duration_s;        /* of its last run */
   const char *message;      /* of its last failure, or NULL */
-  const char *file;         /* where pytest says it is, or NULL */
+  /* Its file: an absolute path on this machine when tpuci could place it
+   * (pytest's rootdir joined with the file, and for a container job
+   * mapped back through the job's mounts), else as pytest wrote it
+   * (relative to its rootdir); NULL when unknown. */
+  const char *file;
   int line;                 /* 1-based, or 0 */
 } tpuci_test_info_t;
 

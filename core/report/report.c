@@ -49,6 +49,13 @@ static json_t *tpuci__log_tail(const char *path) {
   }
 }
 
+char *tpuci__report_log_tail(const char *path) {
+  json_t *j = tpuci__log_tail(path);
+  char *s = json_is_string(j) ? tpuci__strdup(json_string_value(j)) : NULL;
+  json_decref(j);
+  return s;
+}
+
 json_t *tpuci__report_attempt(int number, const tpuci__attempt_result_t *res,
                               int with_tail) {
   json_t *o = json_object();
