@@ -176,7 +176,7 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
   out->failing = tpuci__test_outcome_failing(fin->outcome);
   out->flaky = tpuci__history_flaky(t);
   out->duration_s = fin->time_s;
-  out->file = fin->file;
+  out->file = t->path ? t->path : fin->file;
   out->line = fin->line >= 0 ? fin->line + 1 : 0;
   for (r = t->len; r > 0; r--) {
     const tpuci__test_t *run = &t->runs[r - 1].result;
