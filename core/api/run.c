@@ -175,7 +175,7 @@ static void tpuci__write_reports(tpuci_ctx_t *ctx, const char *error) {
                {offsetof(tpuci_run_options_t, report_json), "json"}};
   tpuci__run_info_t info;
   size_t k;
-  char *path;
+  char *path, *commit;
 
   tpuci__write_junit(ctx, error);
   memset(&info, 0, sizeof(info));
@@ -187,7 +187,9 @@ static void tpuci__write_reports(tpuci_ctx_t *ctx, const char *error) {
   info.verdict = ctx->verdict;
   info.jobs = ctx->jobs;
   info.error = error;
+  info.commit = commit = tpuci__git_commit(ctx->plan.spec_dir);
   ctx->report = tpuci__report_build(&ctx->plan, ctx->results, &info);
+  free(commit);
   for (k = 0; k < sizeof(extra) / sizeof(extra[0]); k++) {
     const char *p = *(const char *const *) ((const char *) &ctx->ropts + extra[k].offset);
     if (p != NULL) tpuci__write_report(ctx, extra[k].format, p);
