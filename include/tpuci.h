@@ -360,7 +360,7 @@ int tpuci_engine_doctor(tpuci_ctx_t *ctx, char **report);
 /* ------------------------------------------------------------------ */
 /* Exporting the loaded spec to other CI systems                       */
 
-#define TPUCI_EXPORT_OPTIONS_VERSION 2
+#define TPUCI_EXPORT_OPTIONS_VERSION 3
 
 typedef struct tpuci_export_options_s {
   int version;             /* TPUCI_EXPORT_OPTIONS_VERSION */
@@ -378,6 +378,12 @@ typedef struct tpuci_export_options_s {
   int no_mounts;           /* leave the spec's mounts out */
   const char *run;         /* a run id for labels and names, or NULL */
   const char *results_claim; /* a PersistentVolumeClaim for results, or NULL */
+  /* Format "github" (version 3 and later; docs/github.md). */
+  const char *const *runs_on; /* runs-on labels (all must match); n 0: */
+  size_t n_runs_on;           /* ubuntu-latest */
+  int timeout_minutes;     /* the workflow job's; 0: GitHub's default */
+  const char *concurrency; /* the workflow's concurrency group, or NULL */
+  int cancel_in_progress;  /* a new run cancels the group's running one */
 } tpuci_export_options_t;
 
 /* Writes the loaded spec for another system: format "github" (a GitHub

@@ -124,6 +124,13 @@ int tpuci_export(tpuci_ctx_t *ctx, const char *format,
     eo.source_ref = opts->source_ref;
     eo.name = opts->name;
     eo.per_job = opts->per_job;
+    if (opts->version >= 3) {
+      eo.runs_on = opts->runs_on;
+      eo.n_runs_on = opts->n_runs_on;
+      eo.timeout_minutes = opts->timeout_minutes;
+      eo.concurrency = opts->concurrency;
+      eo.cancel_in_progress = opts->cancel_in_progress;
+    }
   }
   tpuci__buf_init(&b);
   r = tpuci__export_github(&ctx->plan, &eo, &b, &e);

@@ -142,19 +142,27 @@ static const char usage_doctor[] =
 
 static const char usage_export[] =
     "usage: tpuci export github [--per-job] [--spec PATH] [--source URL] [--ref REF]\n"
-    "                           [--name NAME] SPEC\n"
+    "                           [--name NAME] [--runs-on LABEL] [--timeout-minutes N]\n"
+    "                           [--concurrency GROUP [--cancel-in-progress]] SPEC\n"
     "       tpuci export kubernetes [--emulated] [--only GLOB] [--run ID] [--no-mounts]\n"
     "                               [--results-claim NAME] SPEC\n"
     "\n"
-    "github: prints a GitHub Actions workflow that builds tpuci and runs SPEC on\n"
-    "every push and pull request, uploading the reports and the run folder. Run\n"
-    "it from the repository's root (see docs/github.md).\n"
+    "github: prints a GitHub Actions workflow that builds tpuci (cached), pulls\n"
+    "SPEC's images, runs SPEC on every push and pull request with the recorded\n"
+    "test durations cached between runs, and uploads the reports and the run\n"
+    "folder. Run it from the repository's root (see docs/github.md).\n"
     "\n"
-    "  --per-job      one workflow job per tpuci job (a matrix; at most 256)\n"
+    "  --per-job      one workflow job per tpuci job, and per shard of a sharded\n"
+    "                 pytest job (a matrix; at most 256 entries)\n"
     "  --spec PATH    the spec's path in the workflow (default: SPEC)\n"
     "  --source URL   git URL of tpuci to build (default: github.com/tpuci/tpuci)\n"
     "  --ref REF      branch, tag or commit of it (default: main)\n"
     "  --name NAME    the workflow's name (default: tpuci)\n"
+    "  --runs-on LABEL  the runner label (default: ubuntu-latest); repeatable:\n"
+    "                 a runner with every label\n"
+    "  --timeout-minutes N  the workflow job's time limit (1 to 4320)\n"
+    "  --concurrency GROUP  the workflow's concurrency group (expressions allowed)\n"
+    "  --cancel-in-progress  a new run in the group cancels the running one\n"
     "\n"
     "kubernetes: prints, per job instance, an Indexed Job with one pod per host\n"
     "(and a headless Service for a gang): on a GKE TPU slice for a catalogue\n"
@@ -232,7 +240,8 @@ enum {
   OPT_KEEP_FAILED, OPT_STATE_DIR, OPT_COLOR, OPT_JSON, OPT_DRY_RUN,
   OPT_REPORT_JSON, OPT_REPORT_YAML, OPT_REPORT_HTML, OPT_PER_JOB, OPT_SPEC, OPT_SOURCE,
   OPT_REF, OPT_NAME, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN, OPT_EMULATE, OPT_JUNIT,
-  OPT_EMULATED, OPT_NO_MOUNTS, OPT_RESULTS_CLAIM
+  OPT_EMULATED, OPT_NO_MOUNTS, OPT_RESULTS_CLAIM, OPT_RUNS_ON, OPT_TIMEOUT_MINUTES,
+  OPT_CONCURRENCY, OPT_CANCEL_IN_PROGRESS
 };
 
 /* `tpuci run` and `tpuci rerun` share their options. */
@@ -506,10 +515,14 @@ static int cmd_export(int argc, char **argv) {
       {"run", required_argument, NULL, OPT_RUN},
       {"no-mounts", no_argument, NULL, OPT_NO_MOUNTS},
       {"results-claim", required_argument, NULL, OPT_RESULTS_CLAIM},
+      {"runs-on", required_argument, NULL, OPT_RUNS_ON},
+      {"timeout-minutes", required_argument, NULL, OPT_TIMEOUT_MINUTES},
+      {"concurrency", required_argument, NULL, OPT_CONCURRENCY},
+      {"cancel-in-progress", no_argument, NULL, OPT_CANCEL_IN_PROGRESS},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   tpuci_export_options_t eo;
-  selection_t sel = {NULL, 0};
+  selection_t sel = {NULL, 0}, runs_on = {NULL, 0};
   tpuci_ctx_t *ctx;
   const char *format, *wrong = NULL;
   char *text = NULL;
@@ -540,22 +553,47 @@ static int cmd_export(int argc, char **argv) {
       case OPT_RUN: eo.run = optarg; if (!k8s) wrong = "--run"; break;
       case OPT_NO_MOUNTS: eo.no_mounts = 1; if (!k8s) wrong = "--no-mounts"; break;
       case OPT_RESULTS_CLAIM: eo.results_claim = optarg; if (!k8s) wrong = "--results-claim"; break;
-      case 'h': free(sel.only); return help("export", stdout);
-      default: free(sel.only); return usage_error("export", "bad option");
+      case OPT_RUNS_ON: selection_add(&runs_on, optarg); if (k8s) wrong = "--runs-on"; break;
+      case OPT_TIMEOUT_MINUTES: {
+        char *end;
+        long n = strtol(optarg, &end, 10);
+        if (k8s) wrong = "--timeout-minutes";
+        if (*end || n < 1 || n > 4320) {
+          free(sel.only);
+          free(runs_on.only);
+          return usage_error("export", "--timeout-minutes needs a number from 1 to 4320");
+        }
+        eo.timeout_minutes = (int) n;
+        break;
+      }
+      case OPT_CONCURRENCY: eo.concurrency = optarg; if (k8s) wrong = "--concurrency"; break;
+      case OPT_CANCEL_IN_PROGRESS: eo.cancel_in_progress = 1; if (k8s) wrong = "--cancel-in-progress"; break;
+      case 'h': free(sel.only); free(runs_on.only); return help("export", stdout);
+      default: free(sel.only); free(runs_on.only); return usage_error("export", "bad option");
     }
+  }
+  eo.runs_on = runs_on.only;
+  eo.n_runs_on = runs_on.nonly;
+  if (eo.cancel_in_progress && eo.concurrency == NULL && wrong == NULL) {
+    free(sel.only);
+    free(runs_on.only);
+    return usage_error("export", "--cancel-in-progress needs --concurrency GROUP");
   }
   if (wrong != NULL) {
     char msg[96];
     free(sel.only);
+    free(runs_on.only);
     snprintf(msg, sizeof(msg), "%s is not an option of export %s", wrong, format);
     return usage_error("export", msg);
   }
   if (optind != argc - 1) {
     free(sel.only);
+    free(runs_on.only);
     return usage_error("export", optind >= argc ? "missing SPEC" : "too many arguments");
   }
   if (tpuci_ctx_new(&ctx, NULL) != 0) {
     free(sel.only);
+    free(runs_on.only);
     return EXIT_USAGE;
   }
   r = load_and_select(ctx, argv[optind], &sel);
@@ -565,6 +603,7 @@ static int cmd_export(int argc, char **argv) {
     return r;
   }
   r = tpuci_export(ctx, format, &eo, &text);
+  free(runs_on.only);
   if (r == 0) fputs(text, stdout);
   else fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
   tpuci_free(text);
