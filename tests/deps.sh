@@ -7,7 +7,7 @@ pkgs=(build-essential cmake pkg-config git ca-certificates curl python3
       liblua5.4-dev libuv1-dev libyaml-dev libcurl4-openssl-dev libjansson-dev
       libexpat1-dev libcmocka-dev parallel busybox-static debootstrap docker.io
       python3-yaml python3-jsonschema python3-pytest chromium groff-base
-      python3-kubernetes kubernetes-client libxml2-utils cmark-gfm npm)
+      python3-kubernetes kubernetes-client libxml2-utils cmark-gfm jq npm)
 missing=()
 for p in "${pkgs[@]}"; do
   # kubernetes-client ships /usr/bin/kubectl; where another package has
