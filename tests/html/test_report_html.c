@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "report/html.h"
+#include "report/report.h"
 #include "report/report_html.h"
 #include "base/util.h"
 
@@ -463,6 +464,84 @@ static void test_log_links(void **state) {
   check_href(NULL, ".tpuci/runs/r1/a b.log", ".tpuci/runs/r1/a%20b.log");
 }
 
+/* The commit of the spec's repository, read from .git without git. */
+static void put(const char *dir, const char *name, const char *text) {
+  char *path = tpuci__printf("%s/%s", dir, name);
+  assert_int_equal(tpuci__write_file_atomic(path, text, strlen(text)), 0);
+  free(path);
+}
+
+static void test_git_commit(void **state) {
+  const char *a = "0123456789abcdef0123456789abcdef01234567";
+  const char *b = "89abcdef0123456789abcdef0123456789abcdef";
+  char tmpl[] = "/tmp/tpuci-git-XXXXXX", *root, *sub, *c;
+  (void) state;
+  root = mkdtemp(tmpl);
+  assert_non_null(root);
+  sub = tpuci__printf("%s/repo/ci/specs", root);
+  assert_int_equal(tpuci__mkdir_p(sub, 0755), 0);
+  assert_null(tpuci__git_commit(sub));  /* no repository (unless /tmp is in one) */
+  c = tpuci__printf("%s/repo/.git/refs/heads", root);
+  assert_int_equal(tpuci__mkdir_p(c, 0755), 0);
+  free(c);
+  c = tpuci__printf("%s/repo/.git", root);
+  /* A branch in packed-refs only, then as a loose ref (which wins). */
+  put(c, "HEAD", "ref: refs/heads/main\n");
+  put(c, "packed-refs", "# pack-refs with: peeled fully-peeled sorted\n");
+  assert_null(tpuci__git_commit(sub));
+  put(c, "packed-refs", "# pack-refs with: peeled\n89abcdef0123456789abcdef0123456789abcdef refs/heads/other\n"
+                        "0123456789abcdef0123456789abcdef01234567 refs/heads/main\n^89abcdef0123456789abcdef0123456789abcdef\n");
+  free(c);
+  c = tpuci__git_commit(sub);
+  assert_string_equal(c, a);
+  free(c);
+  c = tpuci__printf("%s/repo/.git/refs/heads", root);
+  put(c, "main", "89abcdef0123456789abcdef0123456789abcdef\n");
+  free(c);
+  c = tpuci__git_commit(sub);
+  assert_string_equal(c, b);
+  free(c);
+  /* A worktree: .git is a file naming its git folder, whose commondir
+   * holds the refs; a detached HEAD is the commit itself. */
+  c = tpuci__printf("%s/wt/src", root);
+  assert_int_equal(tpuci__mkdir_p(c, 0755), 0);
+  free(c);
+  c = tpuci__printf("%s/repo/.git/worktrees/wt", root);
+  assert_int_equal(tpuci__mkdir_p(c, 0755), 0);
+  put(c, "HEAD", "ref: refs/heads/other\n");
+  put(c, "commondir", "../..\n");
+  free(c);
+  c = tpuci__printf("%s/wt", root);
+  {
+    char *line = tpuci__printf("gitdir: %s/repo/.git/worktrees/wt\n", root);
+    put(c, ".git", line);
+    free(line);
+  }
+  free(c);
+  c = tpuci__printf("%s/wt/src", root);
+  {
+    char *got = tpuci__git_commit(c);
+    assert_string_equal(got, b);  /* refs/heads/other from packed-refs */
+    free(got);
+  }
+  free(c);
+  c = tpuci__printf("%s/repo/.git/worktrees/wt", root);
+  put(c, "HEAD", "0123456789abcdef0123456789abcdef01234567\n");
+  free(c);
+  c = tpuci__printf("%s/wt/src", root);
+  {
+    char *got = tpuci__git_commit(c);
+    assert_string_equal(got, a);
+    free(got);
+  }
+  free(c);
+  assert_null(tpuci__git_commit("relative/path"));
+  free(sub);
+  c = tpuci__printf("rm -rf '%s'", root);
+  assert_int_equal(system(c), 0);
+  free(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_escapes_hostile_strings),
@@ -472,6 +551,7 @@ int main(void) {
       cmocka_unit_test(test_not_run),
       cmocka_unit_test(test_cancelled_and_tests_hook),
       cmocka_unit_test(test_log_links),
+      cmocka_unit_test(test_git_commit),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_rejects_non_reports),
       cmocka_unit_test(test_long_names_are_clipped),
