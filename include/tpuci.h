@@ -222,7 +222,8 @@ typedef struct tpuci_run_options_s {
   const char *report_json;
   const char *report_yaml;
   const char *report_html;
-  /* The merged JUnit XML of every pytest instance, besides junit.xml in
+  /* The merged JUnit XML of the run (pytest instances test by test, every
+   * other instance as one test case), besides junit.xml in
    * the run folder. NULL: not written. */
   const char *junit;
   /* Emit TPUCI_EVENT_TICK this often (a live display redraws on it);
@@ -301,7 +302,11 @@ typedef struct tpuci_test_info_s {
   int runs;                 /* attempts that ran it */
   double duration_s;        /* of its last run */
   const char *message;      /* of its last failure, or NULL */
-  const char *file;         /* where pytest says it is, or NULL */
+  /* Its file: an absolute path on this machine when tpuci could place it
+   * (pytest's rootdir joined with the file, and for a container job
+   * mapped back through the job's mounts), else as pytest wrote it
+   * (relative to its rootdir); NULL when unknown. */
+  const char *file;
   int line;                 /* 1-based, or 0 */
 } tpuci_test_info_t;
 
@@ -363,7 +368,7 @@ int tpuci_engine_doctor(tpuci_ctx_t *ctx, char **report);
 /* ------------------------------------------------------------------ */
 /* Exporting the loaded spec to other CI systems                       */
 
-#define TPUCI_EXPORT_OPTIONS_VERSION 2
+#define TPUCI_EXPORT_OPTIONS_VERSION 3
 
 typedef struct tpuci_export_options_s {
   int version;             /* TPUCI_EXPORT_OPTIONS_VERSION */
@@ -381,6 +386,12 @@ typedef struct tpuci_export_options_s {
   int no_mounts;           /* leave the spec's mounts out */
   const char *run;         /* a run id for labels and names, or NULL */
   const char *results_claim; /* a PersistentVolumeClaim for results, or NULL */
+  /* Format "github" (version 3 and later; docs/github.md). */
+  const char *const *runs_on; /* runs-on labels (all must match); n 0: */
+  size_t n_runs_on;           /* ubuntu-latest */
+  int timeout_minutes;     /* the workflow job's; 0: GitHub's default */
+  const char *concurrency; /* the workflow's concurrency group, or NULL */
+  int cancel_in_progress;  /* a new run cancels the group's running one */
 } tpuci_export_options_t;
 
 /* Writes the loaded spec for another system: format "github" (a GitHub

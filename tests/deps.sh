@@ -11,12 +11,16 @@ pkgs=(build-essential cmake pkg-config git ca-certificates curl python3
       libexpat1-dev libcmocka-dev parallel busybox-static debootstrap docker.io
       python3-yaml python3-jsonschema python3-pytest chromium groff-base zsh
       python3-kubernetes kubernetes-client podman catatonit netavark aardvark-dns
-      clang libclang-rt-14-dev)
+      clang libclang-rt-14-dev libxml2-utils cmark-gfm jq npm)
 missing=()
 for p in "${pkgs[@]}"; do
   # kubernetes-client ships /usr/bin/kubectl; where another package has
   # it already (the Google Cloud SDK's kubectl), installing would clash.
   if [ "$p" = kubernetes-client ] && command -v kubectl > /dev/null; then continue; fi
+  # npm fetches the schemas and validators some tests use
+  # (tests/junit/schemas.sh, tests/export/validator.sh); a Node.js from
+  # elsewhere that brings its own npm would clash with Debian's.
+  if [ "$p" = npm ] && command -v npm > /dev/null; then continue; fi
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then

@@ -124,6 +124,13 @@ int tpuci_export(tpuci_ctx_t *ctx, const char *format,
     eo.source_ref = opts->source_ref;
     eo.name = opts->name;
     eo.per_job = opts->per_job;
+    if (opts->version >= 3) {
+      eo.runs_on = opts->runs_on;
+      eo.n_runs_on = opts->n_runs_on;
+      eo.timeout_minutes = opts->timeout_minutes;
+      eo.concurrency = opts->concurrency;
+      eo.cancel_in_progress = opts->cancel_in_progress;
+    }
   }
   tpuci__buf_init(&b);
   r = tpuci__export_github(&ctx->plan, &eo, &b, &e);
@@ -176,7 +183,7 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
   out->failing = tpuci__test_outcome_failing(fin->outcome);
   out->flaky = tpuci__history_flaky(t);
   out->duration_s = fin->time_s;
-  out->file = fin->file;
+  out->file = t->path ? t->path : fin->file;
   out->line = fin->line >= 0 ? fin->line + 1 : 0;
   for (r = t->len; r > 0; r--) {
     const tpuci__test_t *run = &t->runs[r - 1].result;

@@ -84,36 +84,69 @@ static void tpuci__cap_jobs(tpuci_ctx_t *ctx) {
   ctx->jobs = cap;
 }
 
-/* pytest instances: one merged JUnit file (run folder, and --junit), and
- * the durations of this run's tests recorded for the next one's shards. */
-static void tpuci__write_junit(tpuci_ctx_t *ctx) {
-  const tpuci__history_t **hs;
+/* The merged JUnit file (run folder, and --junit): pytest instances with
+ * their tests, every other instance as one test case; then the durations
+ * of this run's tests recorded for the next one's shards. */
+static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
+  tpuci__junit_suite_t *suites;
+  tpuci__junit_command_t *cmds;
+  tpuci__junit_run_t *runs;
   tpuci__err_t e = {0, NULL};
-  size_t i, n = 0;
+  size_t i, k, n = 0, nruns = 0, r0;
   char *path;
   int r;
 
-  hs = tpuci__malloc((ctx->nresults + 1) * sizeof(*hs));
-  for (i = 0; i < ctx->nresults; i++)
-    if (ctx->plan.instances[i].selected && ctx->results[i].history)
-      hs[n++] = ctx->results[i].history;
-  if (n == 0) {
-    free(hs);
-    return;
+  for (i = 0; i < ctx->nresults; i++) nruns += ctx->results[i].nattempts;
+  suites = tpuci__malloc((ctx->nresults + 1) * sizeof(*suites));
+  cmds = tpuci__malloc((ctx->nresults + 1) * sizeof(*cmds));
+  runs = tpuci__malloc((nruns + 1) * sizeof(*runs));
+  nruns = 0;
+  for (i = 0; i < ctx->nresults; i++) {
+    const tpuci__instance_result_t *res = &ctx->results[i];
+    tpuci__junit_command_t *c = &cmds[n];
+    if (!ctx->plan.instances[i].selected) continue;
+    suites[n].history = res->history;
+    suites[n].command = res->history ? NULL : c;
+    memset(c, 0, sizeof(*c));
+    c->instance = ctx->plan.instances[i].name;
+    c->outcome = res->outcome;
+    c->why = error;
+    r0 = nruns;
+    for (k = 0; !res->history && k < res->nattempts; k++) {
+      const tpuci__attempt_result_t *a = &res->attempts[k];
+      tpuci__junit_run_t *jr = &runs[nruns++];
+      jr->outcome = a->outcome;
+      jr->exit_code = a->exit_code;
+      jr->cause = a->cause;
+      jr->time_s = (double) a->duration_ms / 1000.0;
+      jr->log = a->log_path;
+      jr->log_tail = a->outcome != TPUCI_OUTCOME_PASSED ? tpuci__report_log_tail(a->log_path)
+                                                          : NULL;
+    }
+    c->runs = runs + r0;
+    c->n_runs = nruns - r0;
+    n++;
   }
   path = tpuci__printf("%s/junit.xml", ctx->rd.dir);
-  if ((r = tpuci__junit_write_merged_file(path, hs, n, &e)) != 0)
+  if ((r = tpuci__junit_write_run_file(path, suites, n, &e)) != 0)
     tpuci__records_failed(ctx, path, r);
   free(path);
   if (ctx->ropts.junit &&
-      (r = tpuci__junit_write_merged_file(ctx->ropts.junit, hs, n, &e)) != 0)
+      (r = tpuci__junit_write_run_file(ctx->ropts.junit, suites, n, &e)) != 0)
     tpuci__records_failed(ctx, ctx->ropts.junit, r);
-  for (i = 0; i < n; i++) tpuci__timings_update_history(&ctx->timings, hs[i]);
-  if (ctx->timings_path &&
+  for (k = 0; k < nruns; k++) free((char *) runs[k].log_tail);
+  for (i = 0, k = 0; i < n; i++) {
+    if (suites[i].history == NULL) continue;
+    tpuci__timings_update_history(&ctx->timings, suites[i].history);
+    k++;
+  }
+  if (k > 0 && ctx->timings_path &&
       (r = tpuci__timings_save(&ctx->timings, ctx->timings_path, &e)) != 0)
     tpuci__records_failed(ctx, ctx->timings_path, r);
   tpuci__err_clear(&e);
-  free(hs);
+  free(suites);
+  free(cmds);
+  free(runs);
 }
 
 /* Writes the report to `path`, saying what is known of the records so
@@ -142,9 +175,9 @@ static void tpuci__write_reports(tpuci_ctx_t *ctx, const char *error) {
                {offsetof(tpuci_run_options_t, report_json), "json"}};
   tpuci__run_info_t info;
   size_t k;
-  char *path;
+  char *path, *commit;
 
-  tpuci__write_junit(ctx);
+  tpuci__write_junit(ctx, error);
   memset(&info, 0, sizeof(info));
   info.run_id = ctx->rd.id;
   info.run_dir = ctx->rd.dir;
@@ -154,7 +187,9 @@ static void tpuci__write_reports(tpuci_ctx_t *ctx, const char *error) {
   info.verdict = ctx->verdict;
   info.jobs = ctx->jobs;
   info.error = error;
+  info.commit = commit = tpuci__git_commit(ctx->plan.spec_dir);
   ctx->report = tpuci__report_build(&ctx->plan, ctx->results, &info);
+  free(commit);
   for (k = 0; k < sizeof(extra) / sizeof(extra[0]); k++) {
     const char *p = *(const char *const *) ((const char *) &ctx->ropts + extra[k].offset);
     if (p != NULL) tpuci__write_report(ctx, extra[k].format, p);

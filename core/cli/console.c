@@ -112,7 +112,7 @@ static const char *color_of(const tpuci_console_t *c, tpuci_outcome_t o) {
 static const char *reset(const tpuci_console_t *c) { return c->color ? C_RESET : ""; }
 
 /* "1.2s", "250ms", "3m05s". */
-static void fmt_duration(uint64_t ms, char *buf, size_t size) {
+void tpuci_console__duration(uint64_t ms, char *buf, size_t size) {
   if (ms < 1000)
     snprintf(buf, size, "%llums", (unsigned long long) ms);
   else if (ms < 60000)
@@ -218,12 +218,12 @@ static void board_draw(tpuci_console_t *c, tpuci_ctx_t *ctx) {
   }
   slots_ms = c->running ? c->running : 1;
   if (unknown == 0 && left > 0) {
-    fmt_duration(left / slots_ms, d, sizeof(d));
+    tpuci_console__duration(left / slots_ms, d, sizeof(d));
     snprintf(eta, sizeof(eta), ", about %s left", d);
   } else {
     eta[0] = '\0';
   }
-  fmt_duration(now - c->start_ms, d, sizeof(d));
+  tpuci_console__duration(now - c->start_ms, d, sizeof(d));
   fprintf(c->out, "%s%zu running, %zu queued, %zu done (%zu passed, %zu failed)%s, %s%s\n",
           c->color ? C_BOLD : "", c->running, queued, c->done,
           c->counts[TPUCI_OUTCOME_PASSED] + c->counts[TPUCI_OUTCOME_FLAKY],
@@ -235,7 +235,7 @@ static void board_draw(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     char line[512];
     int n;
     if (!in->started_ms) continue;
-    fmt_duration(now - in->started_ms, d, sizeof(d));
+    tpuci_console__duration(now - in->started_ms, d, sizeof(d));
     n = snprintf(line, sizeof(line), "  %s #%d %s  %s", tpuci_instance_name(ctx, i),
                  in->attempt, d, in->last);
     if (n > width - 1) line[width - 1] = '\0';
@@ -321,81 +321,6 @@ static void print_block(tpuci_console_t *c, const tpuci_event_t *ev, int failed)
   free(log);
 }
 
-/* A GitHub annotation value must not contain newlines or '%'. */
-static void gh_escape(FILE *out, const char *s) {
-  for (; s && *s; s++) {
-    if (*s == '%') fputs("%25", out);
-    else if (*s == '\r') fputs("%0D", out);
-    else if (*s == '\n') fputs("%0A", out);
-    else fputc(*s, out);
-  }
-}
-
-static void gh_property(FILE *out, const char *s) {
-  for (; s && *s; s++) {
-    if (*s == ',') fputs("%2C", out);
-    else if (*s == ':') fputs("%3A", out);
-    else if (*s == '%') fputs("%25", out);
-    else if (*s == '\n') fputs("%0A", out);
-    else fputc(*s, out);
-  }
-}
-
-/* pytest instances: one annotation per failing test, where pytest says
- * the test is. Returns how many were written. */
-static size_t gh_annotate_tests(tpuci_console_t *c, tpuci_ctx_t *ctx, const tpuci_event_t *ev) {
-  size_t k, n = tpuci_test_count(ctx, ev->instance), written = 0;
-  tpuci_test_info_t t;
-  for (k = 0; k < n; k++) {
-    if (tpuci_test_info(ctx, ev->instance, k, &t) != 0 || !t.failing) continue;
-    fputs("::error ", c->out);
-    if (t.file) {
-      fputs("file=", c->out);
-      gh_property(c->out, t.file);
-      if (t.line > 0) fprintf(c->out, ",line=%d", t.line);
-      fputc(',', c->out);
-    }
-    fputs("title=", c->out);
-    gh_property(c->out, t.id);
-    fputs(" ", c->out);
-    gh_property(c->out, t.outcome);
-    fputs("::", c->out);
-    gh_escape(c->out, t.message ? t.message : t.outcome);
-    fputc('\n', c->out);
-    written++;
-  }
-  return written;
-}
-
-static void gh_annotate(tpuci_console_t *c, tpuci_ctx_t *ctx, const tpuci_event_t *ev) {
-  const char *where = tpuci_instance_where(ctx, ev->instance), *colon;
-  if (gh_annotate_tests(c, ctx, ev) > 0) return;
-  fputs("::error ", c->out);
-  if (where && (colon = strrchr(where, ':')) != NULL) {
-    char file[1024];
-    size_t n = (size_t) (colon - where);
-    if (n >= sizeof(file)) n = sizeof(file) - 1;
-    memcpy(file, where, n);
-    file[n] = '\0';
-    fputs("file=", c->out);
-    gh_property(c->out, file);
-    fprintf(c->out, ",line=%d,", atoi(colon + 1));
-  }
-  fputs("title=", c->out);
-  gh_property(c->out, "tpuci: ");
-  gh_property(c->out, ev->name);
-  fputs(" ", c->out);
-  gh_property(c->out, tpuci_outcome_name(ev->outcome));
-  fputs("::", c->out);
-  {
-    tpuci_attempt_info_t info;
-    size_t k = tpuci_attempt_count(ctx, ev->instance);
-    if (k > 0 && tpuci_attempt_info(ctx, ev->instance, k - 1, &info) == 0)
-      gh_escape(c->out, info.cause);
-  }
-  fputc('\n', c->out);
-}
-
 void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
   tpuci_console_t *c = ud;
   int board = c->style == TPUCI_CONSOLE_BOARD;
@@ -437,7 +362,7 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
       c->running--;
       if (board) board_erase(c);
       if (c->verbose) flush_partial(c, ev);
-      fmt_duration(ev->duration_ms, d, sizeof(d));
+      tpuci_console__duration(ev->duration_ms, d, sizeof(d));
       if (!(ok && c->quiet)) {
         fprintf(c->out, "[%s%-7s%s] %s: %s in %s", color_of(c, ev->outcome),
                 ok ? "pass" : tpuci_outcome_name(ev->outcome), reset(c), ev->name,
@@ -469,7 +394,7 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
     }
     case TPUCI_EVENT_RETRY_SCHEDULED:
       if (board) board_erase(c);
-      fmt_duration(ev->retry_in_ms, d, sizeof(d));
+      tpuci_console__duration(ev->retry_in_ms, d, sizeof(d));
       fprintf(c->out, "[retry  ] %s: attempt %d/%d in %s\n", ev->name,
               ev->attempt, ev->max_attempts, d);
       board_draw(c, ctx);
@@ -483,8 +408,10 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
         fprintf(c->out, "[%sflaky  %s] %s: passed on attempt %d after failing\n",
                 color_of(c, ev->outcome), reset(c), ev->name, ev->attempt);
       if (c->style == TPUCI_CONSOLE_GITHUB && ev->outcome != TPUCI_OUTCOME_PASSED &&
-          ev->outcome != TPUCI_OUTCOME_FLAKY && ev->attempt > 0)
-        gh_annotate(c, ctx, ev);
+          ev->attempt > 0)
+        tpuci_console__gh_annotate(c, ctx, ev);
+      else if (c->style == TPUCI_CONSOLE_GITHUB && tpuci_test_count(ctx, ev->instance) > 0)
+        tpuci_console__gh_annotate_tests(c, ctx, ev, 1);  /* flaky tests of a passing instance */
       board_draw(c, ctx);
       break;
     case TPUCI_EVENT_MESSAGE:
@@ -508,7 +435,7 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
 /* ------------------------------------------------------------------ */
 /* The summary                                                         */
 
-static uint64_t instance_ms(tpuci_ctx_t *ctx, size_t i) {
+uint64_t tpuci_console__instance_ms(tpuci_ctx_t *ctx, size_t i) {
   size_t k, na = tpuci_attempt_count(ctx, i);
   uint64_t dur = 0;
   for (k = 0; k < na; k++) {
@@ -519,49 +446,13 @@ static uint64_t instance_ms(tpuci_ctx_t *ctx, size_t i) {
 }
 
 /* The run's verdict, in lower case. */
-static const char *verdict_of(tpuci_ctx_t *ctx) {
+const char *tpuci_console__verdict(tpuci_ctx_t *ctx) {
   const char *v = tpuci_run_verdict(ctx);
   return v ? v : "failed";
 }
 
-static const char *outcome_label(tpuci_outcome_t o) {
+const char *tpuci_console__outcome_label(tpuci_outcome_t o) {
   return o == TPUCI_OUTCOME_NONE ? "not run" : tpuci_outcome_name(o);
-}
-
-/* Appends a Markdown table to $GITHUB_STEP_SUMMARY. */
-static void gh_step_summary(tpuci_ctx_t *ctx) {
-  const char *path = getenv("GITHUB_STEP_SUMMARY");
-  size_t i, n = tpuci_instance_count(ctx);
-  char d[32];
-  FILE *f;
-
-  if (path == NULL || *path == '\0' || (f = fopen(path, "a")) == NULL) return;
-  fprintf(f, "### tpuci: %s%s\n\n", verdict_of(ctx),
-          tpuci_run_write_errors(ctx) ? " (records incomplete)" : "");
-  fprintf(f, "| instance | outcome | attempts | time |\n|---|---|---:|---:|\n");
-  for (i = 0; i < n; i++) {
-    const char *name = tpuci_instance_name(ctx, i), *p;
-    if (!tpuci_instance_selected(ctx, i)) continue;
-    fmt_duration(instance_ms(ctx, i), d, sizeof(d));
-    fputs("| `", f);
-    for (p = name; *p; p++) {
-      if (*p == '|') fputc('\\', f);
-      fputc(*p, f);
-    }
-    fprintf(f, "` | %s | %zu | %s |\n", outcome_label(tpuci_instance_outcome(ctx, i)),
-            tpuci_attempt_count(ctx, i), d);
-  }
-  fmt_duration(tpuci_run_duration_ms(ctx), d, sizeof(d));
-  fprintf(f, "\n%zu passed, %zu flaky, %zu failed, %zu timeout, %zu oom, %zu infra, "
-             "%zu cancelled in %s\n\n",
-          tpuci_outcome_count(ctx, TPUCI_OUTCOME_PASSED),
-          tpuci_outcome_count(ctx, TPUCI_OUTCOME_FLAKY),
-          tpuci_outcome_count(ctx, TPUCI_OUTCOME_FAILED),
-          tpuci_outcome_count(ctx, TPUCI_OUTCOME_TIMEOUT),
-          tpuci_outcome_count(ctx, TPUCI_OUTCOME_OOM),
-          tpuci_outcome_count(ctx, TPUCI_OUTCOME_INFRA),
-          tpuci_outcome_count(ctx, TPUCI_OUTCOME_CANCELLED), d);
-  fclose(f);
 }
 
 /* pytest instances: their failed and flaky tests, by node id. */
@@ -600,7 +491,7 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
       TPUCI_OUTCOME_CANCELLED};
   size_t i, k, n = tpuci_instance_count(ctx), width = 8, total = 0;
   size_t unwritten = tpuci_run_write_errors(ctx);
-  const char *verdict = verdict_of(ctx), *summary = tpuci_run_summary_path(ctx);
+  const char *verdict = tpuci_console__verdict(ctx), *summary = tpuci_run_summary_path(ctx);
   char d[32];
 
   for (i = 0; i < n; i++) {
@@ -627,9 +518,9 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     if (!tpuci_instance_selected(ctx, i)) continue;
     o = tpuci_instance_outcome(ctx, i);
     if (c->quiet && o == TPUCI_OUTCOME_PASSED) continue;
-    fmt_duration(instance_ms(ctx, i), d, sizeof(d));
+    tpuci_console__duration(tpuci_console__instance_ms(ctx, i), d, sizeof(d));
     fprintf(c->out, "%-*s  %s%-9s%s  %8zu  %9s\n", (int) width,
-            tpuci_instance_name(ctx, i), color_of(c, o), outcome_label(o), reset(c),
+            tpuci_instance_name(ctx, i), color_of(c, o), tpuci_console__outcome_label(o), reset(c),
             tpuci_attempt_count(ctx, i), d);
   }
   fputc('\n', c->out);
@@ -637,7 +528,7 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
   for (k = 0; k < sizeof(order) / sizeof(order[0]); k++)
     fprintf(c->out, "%s%s %zu", k ? ", " : "", tpuci_outcome_name(order[k]),
             tpuci_outcome_count(ctx, order[k]));
-  fmt_duration(tpuci_run_duration_ms(ctx), d, sizeof(d));
+  tpuci_console__duration(tpuci_run_duration_ms(ctx), d, sizeof(d));
   fprintf(c->out, " (of %zu) in %s\n", total, d);
   if (strcmp(verdict, "passed") == 0)
     fprintf(c->out, "%sverdict: PASSED%s\n", c->color ? C_BOLD C_GREEN : "", reset(c));
@@ -653,6 +544,6 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
             tpuci_run_exit_code(ctx), reset(c));
   if (summary != NULL) fprintf(c->out, "summary: %s\n", summary);
   else fprintf(c->out, "summary: not written\n");
-  if (c->style == TPUCI_CONSOLE_GITHUB) gh_step_summary(ctx);
+  if (c->style == TPUCI_CONSOLE_GITHUB) tpuci_console__gh_step_summary(ctx);
   fflush(c->out);
 }

@@ -8,11 +8,12 @@
  * - board: on a terminal (and not in CI), a status board redrawn in place
  *   below the lines of finished attempts: one line per running attempt
  *   (name, attempt, elapsed, last output line), counts, time left;
- * - plain: not a terminal, or CI set: plain lines, no escape codes, and
- *   each finished attempt's output printed whole as one block;
- * - github: plain, with every block in ::group::/::endgroup::, ::error
- *   annotations for failures, and a Markdown table appended to
- *   $GITHUB_STEP_SUMMARY.
+ * - plain: not a terminal, CI set or TERM=dumb: plain lines, no escape
+ *   codes, and each finished attempt's output printed whole as one block;
+ * - github (console_github.c): plain, with every block in
+ *   ::group::/::endgroup::, ::error annotations for failures and
+ *   ::warning for flaky tests and instances at repository-relative paths,
+ *   and a Markdown summary appended to $GITHUB_STEP_SUMMARY.
  * With verbose, output is streamed live instead, a line at a time,
  * prefixed with the instance name. */
 #ifndef TPUCI_CLI_CONSOLE_H
@@ -69,5 +70,23 @@ void tpuci_console_expect(tpuci_console_t *c, tpuci_ctx_t *ctx,
 void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud);
 /* The final table and verdict (and the GitHub step summary). */
 void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx);
+
+/* Shared by console.c and console_github.c. */
+/* "1.2s", "250ms", "3m05s". */
+void tpuci_console__duration(uint64_t ms, char *buf, size_t size);
+/* The sum of an instance's attempts. */
+uint64_t tpuci_console__instance_ms(tpuci_ctx_t *ctx, size_t i);
+/* The run's verdict in lower case; "not run" for an outcome of NONE. */
+const char *tpuci_console__verdict(tpuci_ctx_t *ctx);
+const char *tpuci_console__outcome_label(tpuci_outcome_t o);
+/* GitHub: an ::error for each failing test (flaky 0) or a ::warning for
+ * each flaky one (flaky 1) of a pytest instance; returns how many. */
+size_t tpuci_console__gh_annotate_tests(tpuci_console_t *c, tpuci_ctx_t *ctx,
+                                        const tpuci_event_t *ev, int flaky);
+/* GitHub: the annotations of an instance that failed or was flaky. */
+void tpuci_console__gh_annotate(tpuci_console_t *c, tpuci_ctx_t *ctx,
+                                const tpuci_event_t *ev);
+/* GitHub: the run appended to $GITHUB_STEP_SUMMARY as Markdown. */
+void tpuci_console__gh_step_summary(tpuci_ctx_t *ctx);
 
 #endif /* TPUCI_CLI_CONSOLE_H */

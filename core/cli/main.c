@@ -9,202 +9,8 @@
 
 #include "completion.h"
 #include "console.h"
+#include "usage.h"
 #include "tpuci.h"
-
-/* Exit codes (docs/cli.md). */
-#define EXIT_PASSED 0
-#define EXIT_FAILED 1
-#define EXIT_USAGE 2
-#define EXIT_ENV 3
-#define EXIT_RECORDS 4
-#define EXIT_INTERRUPTED 130
-
-static const char usage_main[] =
-    "usage: tpuci <command> [options]\n"
-    "\n"
-    "Run TPU-emulated CI jobs declared in a Lua spec.\n"
-    "\n"
-    "commands:\n"
-    "  run SPEC       run the spec's jobs; exit 0 only if all passed\n"
-    "  plan SPEC      print the expanded job instances, run nothing\n"
-    "  export github SPEC  print a GitHub Actions workflow that runs SPEC\n"
-    "  export kubernetes SPEC  print Kubernetes Jobs that run SPEC's instances\n"
-    "  rerun --failed [SPEC]  run again what did not pass in the latest run\n"
-    "  show [RUN-ID]  print a past run's summary (default: the latest)\n"
-    "  topologies [TYPE]  the TPU catalogue, or one type and its hosts' environment\n"
-    "  gc             remove containers, networks and swarm services left by crashed runs\n"
-    "  doctor [SPEC]  check the container engine, images and disk\n"
-    "  completion SHELL  print the completion script for bash or zsh\n"
-    "  help [CMD]     show help for a command\n"
-    "\n"
-    "options:\n"
-    "  -h, --help     show this help\n"
-    "  -V, --version  print the version\n"
-    "\n"
-    "exit codes: 0 passed, 1 failed, 2 usage or spec error (nothing run),\n"
-    "3 environment error (engine, image, disk: nothing run), 4 the run's\n"
-    "records are incomplete (a write to the run folder or a report failed),\n"
-    "130 interrupted.\n";
-
-static const char usage_run[] =
-    "usage: tpuci run [options] SPEC\n"
-    "\n"
-    "Runs every job instance of SPEC (or those --only selects) and prints a\n"
-    "line per attempt and a summary. Logs and summary.json go to\n"
-    ".tpuci/runs/<run-id>/ (.tpuci/runs/latest points at the newest).\n"
-    "\n"
-    "options:\n"
-    "  -j, --jobs N        at most N attempts at once (default: CPU count;\n"
-    "                      lowered, with a warning, if ulimit -n is short)\n"
-    "  --only GLOB         run only instances (or jobs) matching GLOB;\n"
-    "                      repeatable; '[' in names must be written '\\['\n"
-    "  --fail-fast         stop everything after the first failure\n"
-    "  --deadline D        stop the whole run after D (e.g. 30m)\n"
-    "  --grace D           SIGTERM to SIGKILL delay (default: the job's, 5s)\n"
-    "  --strict-flaky      a flaky instance fails the run\n"
-    "  --keep-failed       keep containers of failed attempts for debugging\n"
-    "  --engine E          where container jobs run: docker (one engine, the\n"
-    "                      default) or swarm (services of a Docker Swarm)\n"
-    "  --state-dir DIR     where runs are recorded (default: .tpuci)\n"
-    "  -v, --verbose       stream every attempt's output, prefixed\n"
-    "  -q, --quiet         print only failures and the summary\n"
-    "  --plain             plain lines even on a terminal (no status board)\n"
-    "  --color WHEN        auto (default), always or never; NO_COLOR is honoured\n"
-    "  --report-json PATH  also write the run report as JSON\n"
-    "  --report-yaml PATH  also write the run report as YAML\n"
-    "  --junit PATH        also write the merged JUnit XML of pytest jobs\n"
-    "  --report-html PATH  also write the run report as one HTML page\n"
-    "\n"
-    "Ctrl-C (SIGINT) or SIGTERM stops starting work, stops running attempts\n"
-    "(SIGTERM, grace period, SIGKILL), writes the summary and exits 130; a\n"
-    "second signal kills at once.\n"
-    "\n"
-    "exit codes: 0 all passed (flaky counts as passed unless --strict-flaky),\n"
-    "1 some failed, 2 usage or spec error, 3 environment error, 4 the run's\n"
-    "records are incomplete (a log, attempts.jsonl, summary.json or a report\n"
-    "could not be written; wins over 0 and 1), 130 interrupted.\n";
-
-static const char usage_plan[] =
-    "usage: tpuci plan [--json] [--only GLOB] SPEC\n"
-    "\n"
-    "Loads SPEC and prints the job instances it expands to (matrix and all),\n"
-    "with their commands, environment, timeouts and retries. Runs nothing.\n"
-    "\n"
-    "options:\n"
-    "  --json       print the plan as JSON\n"
-    "  --only GLOB  only instances (or jobs) matching GLOB; repeatable\n"
-    "  --engine E   container jobs on docker or swarm, as `tpuci run --engine`\n";
-
-static const char usage_rerun[] =
-    "usage: tpuci rerun --failed [run options] [SPEC]\n"
-    "\n"
-    "Runs again only the instances that did not pass (failed, timeout, oom,\n"
-    "infra, cancelled, not run) in the latest run (or --run ID) recorded in\n"
-    "the state folder. SPEC defaults to the spec that run used. Takes every\n"
-    "option of `tpuci run`. When everything passed, says so and exits 0; a\n"
-    "summary that does not say which instances did not pass is an error (2).\n"
-    "\n"
-    "options:\n"
-    "  --failed     required: what to run again\n"
-    "  --run ID     the run to look at (default: latest)\n";
-
-static const char usage_show[] =
-    "usage: tpuci show [--state-dir DIR] [--json|--yaml] [RUN-ID]\n"
-    "\n"
-    "Prints the summary of a past run from its folder (default: the latest):\n"
-    "every instance with its outcome, attempts and time, and the verdict.\n"
-    "--json and --yaml print the whole report instead. Exits with the exit\n"
-    "code that run had.\n";
-
-static const char usage_topologies[] =
-    "usage: tpuci topologies [--emulate pjrt|xrt|jax|none] [TYPE]\n"
-    "\n"
-    "Without TYPE, prints the built-in catalogue of TPU accelerator types:\n"
-    "hosts, chips per host, TensorCores per chip, devices per host, topology,\n"
-    "bounds and GKE labels. With TYPE (e.g. v4-16, or v6e-8:2x4 for a host\n"
-    "layout), prints that type and the environment each emulated host gets\n"
-    "(default emulation: pjrt). See docs/topology.md.\n";
-
-static const char usage_gc[] =
-    "usage: tpuci gc [--dry-run]\n"
-    "\n"
-    "Finds containers and networks (and, on a swarm manager, services and\n"
-    "overlay networks) that tpuci runs left behind (a crashed or killed\n"
-    "tpuci, --keep-failed) by their tpuci.run label and removes them.\n"
-    "Objects of runs still in progress are left alone.\n"
-    "\n"
-    "options:\n"
-    "  --dry-run    list them, remove nothing\n";
-
-static const char usage_doctor[] =
-    "usage: tpuci doctor [--engine E] [SPEC]\n"
-    "\n"
-    "Checks that the container engine answers (DOCKER_HOST or\n"
-    "/var/run/docker.sock), the images SPEC uses are present or pullable,\n"
-    "the engine's disk has room, and no leftovers of earlier runs remain.\n"
-    "For swarm jobs (runtime = \"swarm\" or --engine swarm): the engine is a\n"
-    "swarm manager, its ready nodes and their resources, and a node that fits\n"
-    "each job's cpus and memory. Exits 0 when every check passed, 3 otherwise.\n"
-    "\n"
-    "options:\n"
-    "  --engine E   check SPEC's container jobs on docker or swarm\n";
-
-static const char usage_export[] =
-    "usage: tpuci export github [--per-job] [--spec PATH] [--source URL] [--ref REF]\n"
-    "                           [--name NAME] SPEC\n"
-    "       tpuci export kubernetes [--emulated] [--only GLOB] [--run ID] [--no-mounts]\n"
-    "                               [--results-claim NAME] SPEC\n"
-    "\n"
-    "github: prints a GitHub Actions workflow that builds tpuci and runs SPEC on\n"
-    "every push and pull request, uploading the reports and the run folder. Run\n"
-    "it from the repository's root (see docs/github.md).\n"
-    "\n"
-    "  --per-job      one workflow job per tpuci job (a matrix; at most 256)\n"
-    "  --spec PATH    the spec's path in the workflow (default: SPEC)\n"
-    "  --source URL   git URL of tpuci to build (default: github.com/tpuci/tpuci)\n"
-    "  --ref REF      branch, tag or commit of it (default: main)\n"
-    "  --name NAME    the workflow's name (default: tpuci)\n"
-    "\n"
-    "kubernetes: prints, per job instance, an Indexed Job with one pod per host\n"
-    "(and a headless Service for a gang): on a GKE TPU slice for a catalogue\n"
-    "topology, as tpuci's CPU emulation otherwise (see docs/kubernetes.md).\n"
-    "\n"
-    "  --emulated     every topology as tpuci's CPU emulation: no TPU nodes needed\n"
-    "  --only GLOB    export only instances (or jobs) matching GLOB; repeatable\n"
-    "  --run ID       a run id for the tpuci.run label, TPUCI_RUN_ID and the names\n"
-    "  --no-mounts    leave the spec's mounts out (the image holds what they bring)\n"
-    "  --results-claim NAME  write results into this PersistentVolumeClaim\n"
-    "                 (default: an emptyDir; pytest prints its JUnit to the log)\n";
-
-static const char usage_completion[] =
-    "usage: tpuci completion bash|zsh\n"
-    "\n"
-    "Prints the shell completion script: commands, each command's options\n"
-    "(asked of tpuci itself when completing, so they never fall behind),\n"
-    "specs as *.lua files, run ids for show, TPU types for topologies.\n"
-    "\n"
-    "  bash: eval \"$(tpuci completion bash)\" in ~/.bashrc, or save it as\n"
-    "        /usr/share/bash-completion/completions/tpuci\n"
-    "  zsh:  source <(tpuci completion zsh) in ~/.zshrc, or save it as _tpuci\n"
-    "        in a folder of $fpath\n";
-
-static int help(const char *cmd, FILE *out) {
-  if (cmd == NULL) fputs(usage_main, out);
-  else if (strcmp(cmd, "run") == 0) fputs(usage_run, out);
-  else if (strcmp(cmd, "plan") == 0) fputs(usage_plan, out);
-  else if (strcmp(cmd, "export") == 0) fputs(usage_export, out);
-  else if (strcmp(cmd, "gc") == 0) fputs(usage_gc, out);
-  else if (strcmp(cmd, "topologies") == 0) fputs(usage_topologies, out);
-  else if (strcmp(cmd, "rerun") == 0) fputs(usage_rerun, out);
-  else if (strcmp(cmd, "show") == 0) fputs(usage_show, out);
-  else if (strcmp(cmd, "doctor") == 0) fputs(usage_doctor, out);
-  else if (strcmp(cmd, "completion") == 0) fputs(usage_completion, out);
-  else {
-    fprintf(stderr, "tpuci: unknown command '%s'; see 'tpuci --help'\n", cmd);
-    return EXIT_USAGE;
-  }
-  return EXIT_PASSED;
-}
 
 static int usage_error(const char *cmd, const char *msg) {
   fprintf(stderr, "tpuci %s: %s\nsee 'tpuci help %s'\n", cmd, msg, cmd);
@@ -254,7 +60,8 @@ enum {
   OPT_KEEP_FAILED, OPT_STATE_DIR, OPT_COLOR, OPT_JSON, OPT_DRY_RUN,
   OPT_REPORT_JSON, OPT_REPORT_YAML, OPT_REPORT_HTML, OPT_PER_JOB, OPT_SPEC, OPT_SOURCE,
   OPT_REF, OPT_NAME, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN, OPT_EMULATE, OPT_JUNIT,
-  OPT_EMULATED, OPT_NO_MOUNTS, OPT_RESULTS_CLAIM, OPT_ENGINE
+  OPT_EMULATED, OPT_NO_MOUNTS, OPT_RESULTS_CLAIM, OPT_ENGINE, OPT_RUNS_ON,
+  OPT_TIMEOUT_MINUTES, OPT_CONCURRENCY, OPT_CANCEL_IN_PROGRESS
 };
 
 /* --engine: after loading. 0, or the exit code of a bad name. */
@@ -356,7 +163,7 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
           return usage_error(cmd, "--engine is docker or swarm");
         rc->engine = optarg;
         break;
-      case 'h': return help(cmd, stdout) == 0 ? -1 : EXIT_USAGE;
+      case 'h': return tpuci_cli_help(cmd, stdout) == 0 ? -1 : EXIT_USAGE;
       default: return usage_error(cmd, "bad option");
     }
   }
@@ -366,14 +173,31 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
   return 0;
 }
 
-/* The board on a terminal outside CI; GitHub's commands under Actions;
- * plain lines otherwise. */
+/* CI set (to anything but "", "0" or "false"): a log, not a screen. */
+static int in_ci(void) {
+  const char *ci = getenv("CI");
+  return ci && *ci && strcmp(ci, "0") != 0 && strcmp(ci, "false") != 0;
+}
+
+/* TERM=dumb: a terminal that understands no escape code at all. */
+static int dumb_term(void) {
+  const char *term = getenv("TERM");
+  return term && strcmp(term, "dumb") == 0;
+}
+
+/* --color=auto: colours on a terminal, unless NO_COLOR, CI or TERM=dumb
+ * says otherwise. */
+static int color_auto(void) {
+  return isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL && !in_ci() && !dumb_term();
+}
+
+/* The board on a terminal outside CI that can move its cursor; GitHub's
+ * commands under Actions; plain lines otherwise. */
 static tpuci_console_style_t console_style(const run_cli_t *rc) {
-  const char *gh = getenv("GITHUB_ACTIONS"), *ci = getenv("CI");
+  const char *gh = getenv("GITHUB_ACTIONS");
   if (gh && strcmp(gh, "true") == 0) return TPUCI_CONSOLE_GITHUB;
   if (rc->plain || rc->verbose || !isatty(STDOUT_FILENO)) return TPUCI_CONSOLE_PLAIN;
-  if (ci && *ci && strcmp(ci, "0") != 0 && strcmp(ci, "false") != 0)
-    return TPUCI_CONSOLE_PLAIN;
+  if (in_ci() || dumb_term()) return TPUCI_CONSOLE_PLAIN;
   return TPUCI_CONSOLE_BOARD;
 }
 
@@ -425,7 +249,7 @@ static int execute_run(run_cli_t *rc, const char *spec) {
   con.style = console_style(rc);
   if (strcmp(rc->color, "always") == 0) con.color = 1;
   else if (strcmp(rc->color, "auto") == 0)
-    con.color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
+    con.color = color_auto();
   if (con.style == TPUCI_CONSOLE_BOARD) {
     rc->ro.tick_ms = 250;
     tpuci_console_expect(&con, ctx, rc->ro.state_dir);
@@ -490,7 +314,7 @@ static int cmd_show(int argc, char **argv) {
       case OPT_STATE_DIR: state = optarg; break;
       case OPT_JSON: format = "json"; break;
       case OPT_YAML: format = "yaml"; break;
-      case 'h': return help("show", stdout);
+      case 'h': return tpuci_cli_help("show", stdout);
       default: return usage_error("show", "bad option");
     }
   }
@@ -512,7 +336,7 @@ static int cmd_show(int argc, char **argv) {
   } else {
     printf("run %s (%s)\n", tpuci_run_id(ctx), tpuci_run_dir(ctx));
     tpuci_console_init(&con, stdout, ctx);
-    con.color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
+    con.color = color_auto();
     tpuci_console_summary(&con, ctx);
     tpuci_console_free(&con);
   }
@@ -533,10 +357,14 @@ static int cmd_export(int argc, char **argv) {
       {"run", required_argument, NULL, OPT_RUN},
       {"no-mounts", no_argument, NULL, OPT_NO_MOUNTS},
       {"results-claim", required_argument, NULL, OPT_RESULTS_CLAIM},
+      {"runs-on", required_argument, NULL, OPT_RUNS_ON},
+      {"timeout-minutes", required_argument, NULL, OPT_TIMEOUT_MINUTES},
+      {"concurrency", required_argument, NULL, OPT_CONCURRENCY},
+      {"cancel-in-progress", no_argument, NULL, OPT_CANCEL_IN_PROGRESS},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   tpuci_export_options_t eo;
-  selection_t sel = {NULL, 0};
+  selection_t sel = {NULL, 0}, runs_on = {NULL, 0};
   tpuci_ctx_t *ctx;
   const char *format, *wrong = NULL;
   char *text = NULL;
@@ -545,7 +373,7 @@ static int cmd_export(int argc, char **argv) {
   memset(&eo, 0, sizeof(eo));
   eo.version = TPUCI_EXPORT_OPTIONS_VERSION;
   if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
-    return help("export", stdout);
+    return tpuci_cli_help("export", stdout);
   if (argc < 2 || (strcmp(argv[1], "github") != 0 && strcmp(argv[1], "kubernetes") != 0))
     return usage_error("export",
                        "say the format: tpuci export github SPEC, or tpuci export kubernetes SPEC");
@@ -567,22 +395,47 @@ static int cmd_export(int argc, char **argv) {
       case OPT_RUN: eo.run = optarg; if (!k8s) wrong = "--run"; break;
       case OPT_NO_MOUNTS: eo.no_mounts = 1; if (!k8s) wrong = "--no-mounts"; break;
       case OPT_RESULTS_CLAIM: eo.results_claim = optarg; if (!k8s) wrong = "--results-claim"; break;
-      case 'h': free(sel.only); return help("export", stdout);
-      default: free(sel.only); return usage_error("export", "bad option");
+      case OPT_RUNS_ON: selection_add(&runs_on, optarg); if (k8s) wrong = "--runs-on"; break;
+      case OPT_TIMEOUT_MINUTES: {
+        char *end;
+        long n = strtol(optarg, &end, 10);
+        if (k8s) wrong = "--timeout-minutes";
+        if (*end || n < 1 || n > 4320) {
+          free(sel.only);
+          free(runs_on.only);
+          return usage_error("export", "--timeout-minutes needs a number from 1 to 4320");
+        }
+        eo.timeout_minutes = (int) n;
+        break;
+      }
+      case OPT_CONCURRENCY: eo.concurrency = optarg; if (k8s) wrong = "--concurrency"; break;
+      case OPT_CANCEL_IN_PROGRESS: eo.cancel_in_progress = 1; if (k8s) wrong = "--cancel-in-progress"; break;
+      case 'h': free(sel.only); free(runs_on.only); return tpuci_cli_help("export", stdout);
+      default: free(sel.only); free(runs_on.only); return usage_error("export", "bad option");
     }
+  }
+  eo.runs_on = runs_on.only;
+  eo.n_runs_on = runs_on.nonly;
+  if (eo.cancel_in_progress && eo.concurrency == NULL && wrong == NULL) {
+    free(sel.only);
+    free(runs_on.only);
+    return usage_error("export", "--cancel-in-progress needs --concurrency GROUP");
   }
   if (wrong != NULL) {
     char msg[96];
     free(sel.only);
+    free(runs_on.only);
     snprintf(msg, sizeof(msg), "%s is not an option of export %s", wrong, format);
     return usage_error("export", msg);
   }
   if (optind != argc - 1) {
     free(sel.only);
+    free(runs_on.only);
     return usage_error("export", optind >= argc ? "missing SPEC" : "too many arguments");
   }
   if (tpuci_ctx_new(&ctx, NULL) != 0) {
     free(sel.only);
+    free(runs_on.only);
     return EXIT_USAGE;
   }
   r = load_and_select(ctx, argv[optind], &sel);
@@ -592,6 +445,7 @@ static int cmd_export(int argc, char **argv) {
     return r;
   }
   r = tpuci_export(ctx, format, &eo, &text);
+  free(runs_on.only);
   if (r == 0) fputs(text, stdout);
   else fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
   tpuci_free(text);
@@ -618,7 +472,7 @@ static int cmd_plan(int argc, char **argv) {
       case OPT_JSON: json = 1; break;
       case OPT_ONLY: selection_add(&sel, optarg); break;
       case OPT_ENGINE: engine = optarg; break;
-      case 'h': return help("plan", stdout);
+      case 'h': return tpuci_cli_help("plan", stdout);
       default: return usage_error("plan", "bad option");
     }
   }
@@ -658,7 +512,7 @@ static int cmd_topologies(int argc, char **argv) {
   while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
     switch (c) {
       case OPT_EMULATE: emulate = optarg; break;
-      case 'h': return help("topologies", stdout);
+      case 'h': return tpuci_cli_help("topologies", stdout);
       default: return usage_error("topologies", "bad option");
     }
   }
@@ -685,7 +539,7 @@ static int cmd_gc(int argc, char **argv) {
   while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
     switch (c) {
       case OPT_DRY_RUN: dry = 1; break;
-      case 'h': return help("gc", stdout);
+      case 'h': return tpuci_cli_help("gc", stdout);
       default: return usage_error("gc", "bad option");
     }
   }
@@ -716,7 +570,7 @@ static int cmd_doctor(int argc, char **argv) {
   while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
     switch (c) {
       case OPT_ENGINE: engine = optarg; break;
-      case 'h': return help("doctor", stdout);
+      case 'h': return tpuci_cli_help("doctor", stdout);
       default: return usage_error("doctor", "bad option");
     }
   }
@@ -760,16 +614,16 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   raise_nofile();
   if (argc < 2) {
-    fputs(usage_main, stderr);
+    tpuci_cli_help(NULL, stderr);
     return EXIT_USAGE;
   }
   cmd = argv[1];
-  if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) return help(NULL, stdout);
+  if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) return tpuci_cli_help(NULL, stdout);
   if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
     printf("tpuci %s\n", tpuci_version());
     return EXIT_PASSED;
   }
-  if (strcmp(cmd, "help") == 0) return help(argc > 2 ? argv[2] : NULL, stdout);
+  if (strcmp(cmd, "help") == 0) return tpuci_cli_help(argc > 2 ? argv[2] : NULL, stdout);
   if (strcmp(cmd, "run") == 0 || strcmp(cmd, "rerun") == 0)
     return cmd_run(cmd, argc - 1, argv + 1);
   if (strcmp(cmd, "show") == 0) return cmd_show(argc - 1, argv + 1);

@@ -4,30 +4,13 @@
  * 0 on failure, and yaml_emitter_emit() frees its event either way; the
  * helpers below keep that convention and tpuci__export_github() turns it
  * into 0 or a negative code. */
-#include "export/github.h"
+#include "export/github_doc.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <yaml.h>
-
-/* What building tpuci needs on ubuntu-latest (tests are not built, so
- * cmocka is not needed). */
-static const char tpuci__gh_deps[] =
-    "build-essential cmake pkg-config git liblua5.4-dev libuv1-dev libyaml-dev "
-    "libcurl4-openssl-dev libjansson-dev libexpat1-dev";
-
-/* The files `tpuci run` writes and the workflow uploads. */
-static const char tpuci__gh_reports[] =
-    "--report-json tpuci-report.json --report-yaml tpuci-report.yaml "
-    "--junit tpuci-junit.xml";
-static const char tpuci__gh_paths[] =
-    "tpuci-report.json\n"
-    "tpuci-report.yaml\n"
-    "tpuci-junit.xml\n"
-    ".tpuci/runs/\n"
-    "!.tpuci/runs/latest/**\n";
 
 void tpuci__export_opts_init(tpuci__export_opts_t *opts) {
   memset(opts, 0, sizeof(*opts));
@@ -153,96 +136,84 @@ int tpuci__gh_kv(yaml_emitter_t *e, const char *key, const char *value) {
 }
 
 /* ------------------------------------------------------------------ */
+/* Images and registries                                               */
+
+char *tpuci__image_registry(const char *ref) {
+  const char *slash = ref ? strchr(ref, '/') : NULL;
+  size_t n;
+  char *host;
+  if (slash == NULL) return NULL;
+  n = (size_t) (slash - ref);
+  /* Docker's rule: the first part is a registry when it has a '.' or a
+   * ':' or is localhost; else the image is on Docker Hub. */
+  if (memchr(ref, '.', n) == NULL && memchr(ref, ':', n) == NULL &&
+      !(n == 9 && strncmp(ref, "localhost", 9) == 0))
+    return NULL;
+  host = tpuci__printf("%.*s", (int) n, ref);
+  if (strcmp(host, "localhost") == 0 || strncmp(host, "localhost:", 10) == 0 ||
+      strncmp(host, "127.", 4) == 0) {
+    free(host); /* nothing to log in to on a runner */
+    return NULL;
+  }
+  return host;
+}
+
+char *tpuci__registry_secret(const char *host, const char *what) {
+  tpuci__buf_t b;
+  const char *p;
+  tpuci__buf_init(&b);
+  tpuci__buf_adds(&b, "TPUCI_REGISTRY_");
+  for (p = host; *p; p++) {
+    char c = *p;
+    if (c >= 'a' && c <= 'z') c = (char) (c - 'a' + 'A');
+    if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) c = '_';
+    tpuci__buf_add(&b, &c, 1);
+  }
+  tpuci__buf_addf(&b, "_%s", what);
+  return tpuci__buf_steal(&b);
+}
+
+static void tpuci__strv_add_once(tpuci__strv_t *v, const char *s) {
+  size_t k;
+  for (k = 0; k < v->len; k++)
+    if (strcmp(v->items[k], s) == 0) return;
+  tpuci__strv_push(v, s);
+}
+
+/* ------------------------------------------------------------------ */
 /* The workflow                                                        */
 
-typedef struct {
-  const char *spec;
-  const char *url;
-  const char *ref;
-  const char *name;
-  int per_job;
-  tpuci__strv_t jobs;   /* job names, first-seen order */
-  tpuci__strv_t globs;  /* the --only glob of each */
-  tpuci__strv_t slugs;  /* a unique id for each, for artifact names */
-} tpuci__gh_doc_t;
-
-/* - name: NAME
- *   uses: ACTION           (or run: SCRIPT) */
-static int tpuci__gh_step_start(yaml_emitter_t *e, const char *name) {
-  return tpuci__gh_map(e) && tpuci__gh_kv(e, "name", name);
-}
-
-static int tpuci__gh_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
-  tpuci__buf_t s;
-  int ok;
-
-  tpuci__buf_init(&s);
-  ok = tpuci__gh_plain(e, "steps") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
-       tpuci__gh_step_start(e, "Check out the repository") &&
-       tpuci__gh_kv(e, "uses", "actions/checkout@v4") && tpuci__gh_map_end(e);
-
-  tpuci__buf_addf(&s, "sudo apt-get update\n"
-                      "sudo apt-get install -y --no-install-recommends %s\n",
-                  tpuci__gh_deps);
-  ok = ok && tpuci__gh_step_start(e, "Install tpuci's build dependencies") &&
-       tpuci__gh_kv(e, "run", s.data) && tpuci__gh_map_end(e);
-
-  /* The source and ref go through the environment, never into the
-   * script's text, so no value can change what the shell runs. A fetch by
-   * ref works for branches, tags and commits alike. */
-  s.len = 0;
-  tpuci__buf_adds(&s, "git init -q tpuci\n"
-                      "git -C tpuci fetch -q --depth 1 \"$TPUCI_SOURCE\" \"$TPUCI_REF\"\n"
-                      "git -C tpuci checkout -q FETCH_HEAD\n"
-                      "cmake -S tpuci -B tpuci/build -DTPUCI_BUILD_TESTS=OFF\n"
-                      "cmake --build tpuci/build -j\n"
-                      "sudo cmake --install tpuci/build\n");
-  ok = ok && tpuci__gh_step_start(e, "Build and install tpuci") &&
-       tpuci__gh_kv(e, "working-directory", "${{ runner.temp }}") &&
-       tpuci__gh_plain(e, "env") && tpuci__gh_map(e) &&
-       tpuci__gh_kv(e, "TPUCI_SOURCE", d->url) && tpuci__gh_kv(e, "TPUCI_REF", d->ref) &&
-       tpuci__gh_map_end(e) && tpuci__gh_kv(e, "run", s.data) && tpuci__gh_map_end(e);
-
-  s.len = 0;
-  tpuci__buf_addf(&s, "tpuci run %s%s \"$TPUCI_SPEC\"",
-                  d->per_job ? "--only \"$TPUCI_ONLY\" " : "", tpuci__gh_reports);
-  ok = ok && tpuci__gh_step_start(e, "Run the spec") && tpuci__gh_plain(e, "env") &&
-       tpuci__gh_map(e) && tpuci__gh_kv(e, "TPUCI_SPEC", d->spec) &&
-       (!d->per_job || tpuci__gh_kv(e, "TPUCI_ONLY", "${{ matrix.only }}")) &&
-       tpuci__gh_map_end(e) && tpuci__gh_kv(e, "run", s.data) && tpuci__gh_map_end(e);
-
-  /* Uploaded whatever happened; .tpuci is hidden, which upload-artifact
-   * skips unless told, and `latest` only links to the run. */
-  ok = ok && tpuci__gh_step_start(e, "Upload the reports and the run folder") &&
-       tpuci__gh_kv(e, "if", "always()") &&
-       tpuci__gh_kv(e, "uses", "actions/upload-artifact@v4") &&
-       tpuci__gh_plain(e, "with") && tpuci__gh_map(e) &&
-       tpuci__gh_kv(e, "name", d->per_job ? "tpuci-${{ matrix.slug }}" : "tpuci-reports") &&
-       tpuci__gh_kv(e, "path", tpuci__gh_paths) &&
-       tpuci__gh_plain(e, "include-hidden-files") && tpuci__gh_plain(e, "true") &&
-       tpuci__gh_kv(e, "if-no-files-found", "warn") && tpuci__gh_map_end(e) &&
-       tpuci__gh_map_end(e);
-
-  ok = ok && tpuci__gh_seq_end(e);
-  tpuci__buf_free(&s);
-  return ok;
-}
-
 static int tpuci__gh_matrix(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
-  size_t i;
+  size_t i, k;
   int ok = tpuci__gh_plain(e, "strategy") && tpuci__gh_map(e) &&
            tpuci__gh_plain(e, "fail-fast") && tpuci__gh_plain(e, "false") &&
            tpuci__gh_plain(e, "matrix") && tpuci__gh_map(e) &&
            tpuci__gh_plain(e, "include") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE);
-  for (i = 0; ok && i < d->jobs.len; i++)
-    ok = tpuci__gh_map(e) && tpuci__gh_kv(e, "job", d->jobs.items[i]) &&
-         tpuci__gh_kv(e, "only", d->globs.items[i]) &&
-         tpuci__gh_kv(e, "slug", d->slugs.items[i]) && tpuci__gh_map_end(e);
+  for (i = 0; ok && i < d->nentries; i++) {
+    const tpuci__gh_entry_t *en = &d->entries[i];
+    ok = tpuci__gh_map(e) && tpuci__gh_kv(e, "job", en->job) &&
+         tpuci__gh_kv(e, "only", en->only) && tpuci__gh_kv(e, "slug", en->slug);
+    /* The images this entry needs: pulled, or built by the user's step. */
+    if (ok && d->pull.len > 0) {
+      ok = tpuci__gh_plain(e, "pull") && tpuci__gh_seq(e, YAML_FLOW_SEQUENCE_STYLE);
+      for (k = 0; ok && k < en->pull.len; k++) ok = tpuci__gh_str(e, en->pull.items[k]);
+      ok = ok && tpuci__gh_seq_end(e);
+    }
+    if (ok && d->build.len > 0) {
+      ok = tpuci__gh_plain(e, "build") && tpuci__gh_seq(e, YAML_FLOW_SEQUENCE_STYLE);
+      for (k = 0; ok && k < en->build.len; k++) ok = tpuci__gh_str(e, en->build.items[k]);
+      ok = ok && tpuci__gh_seq_end(e);
+    }
+    ok = ok && tpuci__gh_map_end(e);
+  }
   return ok && tpuci__gh_seq_end(e) && tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
 }
 
 static int tpuci__gh_document(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
+  const tpuci__export_opts_t *o = d->opts;
+  int timings_jobs = d->per_job && d->pytest;
   yaml_event_t ev;
+  char num[32];
   int ok;
 
   if (!yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) ||
@@ -257,55 +228,136 @@ static int tpuci__gh_document(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
        tpuci__gh_seq(e, YAML_FLOW_SEQUENCE_STYLE) && tpuci__gh_plain(e, "push") &&
        tpuci__gh_plain(e, "pull_request") && tpuci__gh_seq_end(e) &&
        tpuci__gh_plain(e, "permissions") && tpuci__gh_map(e) &&
-       tpuci__gh_kv(e, "contents", "read") && tpuci__gh_map_end(e) &&
-       tpuci__gh_plain(e, "jobs") && tpuci__gh_map(e) && tpuci__gh_plain(e, "tpuci") &&
+       tpuci__gh_kv(e, "contents", "read") &&
+       (!d->ghcr || tpuci__gh_kv(e, "packages", "read")) && tpuci__gh_map_end(e);
+  if (ok && o->concurrency != NULL)
+    ok = tpuci__gh_plain(e, "concurrency") && tpuci__gh_map(e) &&
+         tpuci__gh_kv(e, "group", o->concurrency) && tpuci__gh_plain(e, "cancel-in-progress") &&
+         tpuci__gh_plain(e, o->cancel_in_progress ? "true" : "false") && tpuci__gh_map_end(e);
+  ok = ok && tpuci__gh_plain(e, "jobs") && tpuci__gh_map(e) &&
+       (!timings_jobs || tpuci__gh_timings_job(e, d)) && tpuci__gh_plain(e, "tpuci") &&
        tpuci__gh_map(e) &&
        tpuci__gh_kv(e, "name", d->per_job ? "${{ matrix.job }}" : "tpuci") &&
-       tpuci__gh_kv(e, "runs-on", "ubuntu-latest") &&
-       (!d->per_job || tpuci__gh_matrix(e, d)) && tpuci__gh_steps(e, d) &&
-       tpuci__gh_map_end(e) && tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
+       (!timings_jobs || tpuci__gh_kv(e, "needs", "timings")) && tpuci__gh_runs_on(e, d);
+  if (ok && o->timeout_minutes > 0) {
+    snprintf(num, sizeof(num), "%d", o->timeout_minutes);
+    ok = tpuci__gh_plain(e, "timeout-minutes") && tpuci__gh_plain(e, num);
+  }
+  ok = ok && (!d->per_job || tpuci__gh_matrix(e, d)) && tpuci__gh_steps(e, d) &&
+       tpuci__gh_map_end(e) && (!timings_jobs || tpuci__gh_timings_save_job(e, d)) &&
+       tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
   return ok && yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(e, &ev) &&
          yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(e, &ev) &&
          yaml_emitter_flush(e);
 }
 
-/* Gathers the plan's job names with their globs and unique ids. */
+/* A slug for `base` that no entry has yet ("a/b" and "a:b" both give
+ * "a-b": the later ones get "-2", "-3"...). */
+static char *tpuci__gh_unique_slug(const tpuci__gh_doc_t *d, const char *base) {
+  char *first = tpuci__github_id(base), *slug = tpuci__strdup(first);
+  int n = 1;
+  for (;;) {
+    size_t k;
+    for (k = 0; k < d->nentries; k++)
+      if (strcmp(d->entries[k].slug, slug) == 0) break;
+    if (k == d->nentries) break;
+    free(slug);
+    slug = tpuci__printf("%s-%d", first, ++n);
+  }
+  free(first);
+  return slug;
+}
+
+/* The entry for (job, shard): shard 0 is the whole job. */
+static tpuci__gh_entry_t *tpuci__gh_entry(tpuci__gh_doc_t *d, const char *job, int shard,
+                                          int shards) {
+  tpuci__gh_entry_t *en;
+  size_t k;
+  char *base;
+  for (k = 0; k < d->nentries; k++) {
+    en = &d->entries[k];
+    if (strcmp(en->job, job) == 0 && shard == 0) return en;
+  }
+  if (shard > 0) {
+    char *name = tpuci__printf("%s (shard %d/%d)", job, shard, shards);
+    for (k = 0; k < d->nentries; k++)
+      if (strcmp(d->entries[k].job, name) == 0) {
+        free(name);
+        return &d->entries[k];
+      }
+    free(name);
+  }
+  d->entries = tpuci__realloc(d->entries, (d->nentries + 1) * sizeof(*d->entries));
+  en = &d->entries[d->nentries];
+  memset(en, 0, sizeof(*en));
+  if (shard == 0) {
+    en->job = tpuci__strdup(job);
+    en->only = tpuci__gh_glob_quote(job);
+    base = tpuci__strdup(job);
+  } else {
+    /* Every instance of the job that is shard i of N, whatever its other
+     * matrix values: "job[...shard=i/N]" or "job[...shard=i/N,...]". */
+    char *q = tpuci__gh_glob_quote(job);
+    en->job = tpuci__printf("%s (shard %d/%d)", job, shard, shards);
+    en->only = tpuci__printf("%s\\[*shard=%d/%d[],]*", q, shard, shards);
+    base = tpuci__printf("%s-shard-%d", job, shard);
+    free(q);
+  }
+  en->slug = tpuci__gh_unique_slug(d, base);
+  free(base);
+  d->nentries++;
+  return en;
+}
+
+/* Gathers the entries (per job and shard), the images and registries. */
 static void tpuci__gh_collect(tpuci__gh_doc_t *d, const tpuci__plan_t *plan) {
-  size_t i, k;
+  tpuci__strv_t jobs = {0};
+  size_t i;
   for (i = 0; i < plan->ninstances; i++) {
     const tpuci__instance_t *in = &plan->instances[i];
     const char *job = in->job ? in->job : in->name;
-    char *slug;
-    int n = 1;
+    const tpuci__image_t *img = in->image >= 0 && (size_t) in->image < plan->nimages
+                                    ? &plan->images[in->image]
+                                    : NULL;
+    tpuci__gh_entry_t *en;
     if (job == NULL) continue;
-    for (k = 0; k < d->jobs.len; k++)
-      if (strcmp(d->jobs.items[k], job) == 0) break;
-    if (k < d->jobs.len) continue;
-    tpuci__strv_push(&d->jobs, job);
-    tpuci__strv_take(&d->globs, tpuci__gh_glob_quote(job));
-    /* Names that differ only in dropped characters ("a/b", "a:b") get
-     * "-2", "-3"... */
-    slug = tpuci__github_id(job);
-    for (;;) {
-      for (k = 0; k < d->slugs.len; k++)
-        if (strcmp(d->slugs.items[k], slug) == 0) break;
-      if (k == d->slugs.len) break;
-      {
-        char *base = tpuci__github_id(job), *next;
-        next = tpuci__printf("%s-%d", base, ++n);
-        free(base);
-        free(slug);
-        slug = next;
+    tpuci__strv_add_once(&jobs, job);
+    if (in->pytest) d->pytest = 1;
+    en = tpuci__gh_entry(d, job,
+                         d->per_job && in->pytest && in->pytest->shards > 1 ? in->pytest->shard : 0,
+                         in->pytest ? in->pytest->shards : 1);
+    if (img == NULL || in->runtime != TPUCI__RUNTIME_DOCKER || img->ref == NULL) continue;
+    if (img->pull == TPUCI__PULL_NEVER) {
+      tpuci__strv_add_once(&d->build, img->ref);
+      tpuci__strv_add_once(&en->build, img->ref);
+    } else {
+      char *host = tpuci__image_registry(img->ref);
+      tpuci__strv_add_once(&d->pull, img->ref);
+      tpuci__strv_add_once(&en->pull, img->ref);
+      if (host) {
+        tpuci__strv_add_once(&d->registries, host);
+        if (strcmp(host, "ghcr.io") == 0) d->ghcr = 1;
+        free(host);
       }
     }
-    tpuci__strv_take(&d->slugs, slug);
   }
+  d->njobs = jobs.len;
+  tpuci__strv_free(&jobs);
 }
 
 static void tpuci__gh_doc_free(tpuci__gh_doc_t *d) {
-  tpuci__strv_free(&d->jobs);
-  tpuci__strv_free(&d->globs);
-  tpuci__strv_free(&d->slugs);
+  size_t i;
+  for (i = 0; i < d->nentries; i++) {
+    free(d->entries[i].job);
+    free(d->entries[i].only);
+    free(d->entries[i].slug);
+    tpuci__strv_free(&d->entries[i].pull);
+    tpuci__strv_free(&d->entries[i].build);
+  }
+  free(d->entries);
+  tpuci__strv_free(&d->pull);
+  tpuci__strv_free(&d->build);
+  tpuci__strv_free(&d->registries);
 }
 
 static int tpuci__gh_fail(tpuci__err_t *err, int code, const char *msg) {
@@ -334,6 +386,7 @@ int tpuci__export_github(const tpuci__plan_t *plan,
   d.ref = opts->source_ref ? opts->source_ref : TPUCI__GITHUB_SOURCE_REF;
   d.name = opts->name ? opts->name : "tpuci";
   d.per_job = opts->per_job != 0;
+  d.opts = opts;
 
   if (d.spec == NULL || *d.spec == '\0')
     return tpuci__gh_fail(err, TPUCI_EUSAGE,
@@ -351,26 +404,57 @@ int tpuci__export_github(const tpuci__plan_t *plan,
     free(msg);
     return r;
   }
+  for (i = 0; i < opts->n_runs_on; i++) {
+    if (opts->runs_on[i] == NULL || *opts->runs_on[i] == '\0' ||
+        !tpuci__utf8_valid(opts->runs_on[i]))
+      return tpuci__gh_fail(err, TPUCI_EUSAGE, "a runs-on label must be valid UTF-8, not empty");
+  }
+  if (opts->concurrency != NULL &&
+      (*opts->concurrency == '\0' || !tpuci__utf8_valid(opts->concurrency)))
+    return tpuci__gh_fail(err, TPUCI_EUSAGE,
+                          "the concurrency group must be valid UTF-8, not empty");
+  if (opts->timeout_minutes < 0 || opts->timeout_minutes > TPUCI__GITHUB_TIMEOUT_MAX) {
+    msg = tpuci__printf("timeout-minutes must be from 1 to %d (GitHub's limit), not %d",
+                        TPUCI__GITHUB_TIMEOUT_MAX, opts->timeout_minutes);
+    r = tpuci__gh_fail(err, TPUCI_EUSAGE, msg);
+    free(msg);
+    return r;
+  }
   tpuci__gh_collect(&d, plan);
-  for (i = 0; i < d.jobs.len; i++) {
-    if (!tpuci__utf8_valid(d.jobs.items[i])) {
+  for (i = 0; i < d.nentries; i++) {
+    if (!tpuci__utf8_valid(d.entries[i].job)) {
       msg = tpuci__printf("%s: the name of job %zu (of %zu) is not valid UTF-8", d.spec,
-                          i + 1, d.jobs.len);
+                          i + 1, d.nentries);
       r = TPUCI_EUSAGE;
       goto done;
     }
   }
-  if (d.per_job && d.jobs.len == 0) {
+  for (i = 0; i < d.pull.len + d.build.len; i++) {
+    const char *ref = i < d.pull.len ? d.pull.items[i] : d.build.items[i - d.pull.len];
+    if (!tpuci__utf8_valid(ref)) {
+      msg = tpuci__printf("%s: an image's ref is not valid UTF-8", d.spec);
+      r = TPUCI_EUSAGE;
+      goto done;
+    }
+  }
+  if (d.per_job && d.nentries == 0) {
     msg = tpuci__printf("%s: no job to export: the spec declares none", d.spec);
     r = TPUCI_EUSAGE;
     goto done;
   }
-  if (d.per_job && d.jobs.len > TPUCI__GITHUB_MATRIX_MAX) {
-    msg = tpuci__printf("%s: %zu jobs exceed GitHub's limit of %d matrix entries per "
-                        "workflow job; export without per-job to run them all in one "
-                        "workflow job, or split the spec (%zu too many)",
-                        d.spec, d.jobs.len, TPUCI__GITHUB_MATRIX_MAX,
-                        d.jobs.len - TPUCI__GITHUB_MATRIX_MAX);
+  if (d.per_job && d.nentries > TPUCI__GITHUB_MATRIX_MAX) {
+    if (d.nentries == d.njobs)
+      msg = tpuci__printf("%s: %zu jobs exceed GitHub's limit of %d matrix entries per "
+                          "workflow job; export without per-job to run them all in one "
+                          "workflow job, or split the spec (%zu too many)",
+                          d.spec, d.nentries, TPUCI__GITHUB_MATRIX_MAX,
+                          d.nentries - TPUCI__GITHUB_MATRIX_MAX);
+    else
+      msg = tpuci__printf("%s: %zu jobs and their shards (one entry each) make %zu matrix "
+                          "entries, over GitHub's limit of %d per workflow job; export "
+                          "without per-job, use fewer shards or split the spec (%zu too many)",
+                          d.spec, d.njobs, d.nentries, TPUCI__GITHUB_MATRIX_MAX,
+                          d.nentries - TPUCI__GITHUB_MATRIX_MAX);
     r = TPUCI_EUSAGE;
     goto done;
   }

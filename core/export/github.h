@@ -3,9 +3,11 @@
  * lines), and may use core/plan/ and core/base/; only core/api/ calls it.
  *
  * A GitHub Actions workflow that runs a spec with tpuci (`tpuci export
- * github`): it builds tpuci from source on ubuntu-latest, runs the spec
- * and uploads the reports and run folders. docs/github.md describes the
- * workflow. */
+ * github`): it builds tpuci from source (cached between runs), gets the
+ * spec's images onto the runner, restores the recorded test durations,
+ * runs the spec and uploads the reports and run folders. github.c writes
+ * the document and github_steps.c its steps and helper jobs.
+ * docs/github.md describes the workflow. */
 #ifndef TPUCI_EXPORT_GITHUB_H
 #define TPUCI_EXPORT_GITHUB_H
 
@@ -19,6 +21,8 @@
 #define TPUCI__GITHUB_SOURCE_REF "main"
 /* GitHub's cap on the jobs one matrix may generate. */
 #define TPUCI__GITHUB_MATRIX_MAX 256
+/* GitHub's cap on timeout-minutes (72 hours, self-hosted runners). */
+#define TPUCI__GITHUB_TIMEOUT_MAX 4320
 
 typedef struct {
   /* The spec's path from the repository's root, as the workflow passes it
@@ -32,9 +36,19 @@ typedef struct {
   /* The workflow's name. NULL: "tpuci". */
   const char *name;
   /* One workflow job per tpuci job (a matrix over the job names, each
-   * entry running `tpuci run --only JOB`) instead of one workflow job
-   * running the whole spec. */
+   * entry running `tpuci run --only JOB`; a sharded pytest job has an
+   * entry per shard) instead of one workflow job running the whole spec. */
   int per_job;
+  /* runs-on: one label, or several (all must match). None:
+   * ubuntu-latest. */
+  const char *const *runs_on;
+  size_t n_runs_on;
+  /* timeout-minutes of the workflow job(s); 0: GitHub's default (360). */
+  int timeout_minutes;
+  /* The workflow's concurrency group, or NULL; with cancel_in_progress a
+   * new run cancels the group's running one. */
+  const char *concurrency;
+  int cancel_in_progress;
 } tpuci__export_opts_t;
 
 /* Fills `opts` with the defaults (every field NULL or 0). */
@@ -82,5 +96,14 @@ int tpuci__gh_seq(yaml_emitter_t *e, yaml_sequence_style_t style);
 int tpuci__gh_seq_end(yaml_emitter_t *e);
 /* key: value, the key plain, the value a string (tpuci__gh_str). */
 int tpuci__gh_kv(yaml_emitter_t *e, const char *key, const char *value);
+
+/* The registry host of an image reference ("ghcr.io" for
+ * "ghcr.io/org/img:1"), or NULL when it names none (Docker Hub) or
+ * names localhost. A new string. */
+char *tpuci__image_registry(const char *ref);
+/* The secrets a registry's login step reads: "TPUCI_REGISTRY_" and the
+ * host in upper case with every other character '_', then "_USERNAME"
+ * or "_PASSWORD". A new string. */
+char *tpuci__registry_secret(const char *host, const char *what);
 
 #endif /* TPUCI_EXPORT_GITHUB_H */

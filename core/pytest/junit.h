@@ -137,6 +137,9 @@ typedef struct {
    * shard); NULL means "the whole suite". */
   const char *const *selected;
   size_t n_selected;
+  /* The test that had started and not finished when the attempt ended
+   * (from progress.jsonl), or NULL. */
+  const char *running;
 } tpuci__junit_attempt_t;
 
 typedef struct {
@@ -149,6 +152,9 @@ typedef struct {
   char *id;
   tpuci__test_run_t *runs;
   size_t len, cap;
+  /* Its file on the host (absolute) when the caller could map pytest's
+   * path back (tpuci__pytest_host_path()), or NULL. */
+  char *path;
 } tpuci__test_hist_t;
 
 /* One attempt as recorded. */
@@ -163,6 +169,7 @@ typedef struct {
   size_t tests;         /* test cases in its report */
   size_t failing;       /* of which failed or errored */
   size_t missing;       /* tests it should have run but did not report */
+  char *running;        /* the test it was running when it ended, or NULL */
 } tpuci__attempt_rec_t;
 
 typedef struct {
@@ -172,6 +179,9 @@ typedef struct {
   tpuci__test_hist_t *tests;  /* in the order first seen */
   size_t len, cap;
   tpuci__idmap_t map;         /* id -> index into tests */
+  /* pytest's rootdir as the latest attempt saw it (where the tests' files
+   * are relative to, in the container), or NULL. */
+  char *rootdir;
 } tpuci__history_t;
 
 void tpuci__history_init(tpuci__history_t *h, const char *instance);
@@ -225,13 +235,55 @@ void tpuci__history_summarize(const tpuci__history_t *h,
 /* ------------------------------------------------------------------ */
 /* The merged report                                                   */
 
+/* One attempt of a job that is not a pytest job. */
+typedef struct {
+  tpuci_outcome_t outcome;  /* PASSED, FAILED, TIMEOUT, OOM, INFRA, CANCELLED */
+  int exit_code;            /* -1 when killed or never ran */
+  const char *cause;        /* "exit 3", "timed out after 2s", or NULL */
+  double time_s;
+  const char *log;          /* its log's path, or NULL */
+  const char *log_tail;     /* the last lines of its log, or NULL */
+} tpuci__junit_run_t;
+
+/* A job that is not a pytest job: one test case with the instance's
+ * outcome. */
+typedef struct {
+  const char *instance;
+  tpuci_outcome_t outcome;  /* final; FLAKY, or NONE when it never ran */
+  const char *why;          /* NONE or no attempt: why it did not run */
+  const tpuci__junit_run_t *runs;
+  size_t n_runs;
+} tpuci__junit_command_t;
+
+/* One suite of the merged report: a pytest instance's history, or a
+ * command instance (exactly one of the two is set). */
+typedef struct {
+  const tpuci__history_t *history;
+  const tpuci__junit_command_t *command;
+} tpuci__junit_suite_t;
+
 /* Appends to out one JUnit XML document for a whole run: <testsuites>
- * with one <testsuite name="INSTANCE"> per history, each test once with
- * its final result; earlier failures as Surefire's <flakyFailure>/
- * <flakyError> (final result passing) or <rerunFailure>/<rerunError>
- * (still failing), each with <stackTrace>; abnormal attempts as test
- * cases classname="tpuci" name="INSTANCE attempt N". Counts are those of
- * the test cases written. */
+ * with one <testsuite name="INSTANCE"> per entry, in order.
+ *  - A history: each test once with its final result; earlier failures
+ *    as Surefire's <flakyFailure>/<flakyError> (final result passing) or
+ *    <rerunFailure>/<rerunError> (still failing), each with <stackTrace>;
+ *    abnormal attempts as test cases classname="tpuci" name="INSTANCE
+ *    attempt N".
+ *  - A command: one test case classname="tpuci" name="INSTANCE" with the
+ *    final outcome (failure for failed, timeout, oom; error for infra,
+ *    cancelled, not run) and its earlier failed attempts as flaky or
+ *    rerun elements, like tests.
+ * The document keeps to both Maven Surefire's test report schema (3.0)
+ * and Jenkins' JUnit schema, except that Jenkins' has no flaky and rerun
+ * elements: every <failure>/<error> and rerun element has a
+ * `type`, <skipped> has no attribute, test cases have only classname,
+ * name and time, and children come in Surefire's order. Counts are those
+ * of the test cases written. */
+void tpuci__junit_write_run(tpuci__buf_t *out, const tpuci__junit_suite_t *suites,
+                            size_t n);
+int tpuci__junit_write_run_file(const char *path, const tpuci__junit_suite_t *suites,
+                                size_t n, tpuci__err_t *err);
+/* The same for histories only. */
 void tpuci__junit_write_merged(tpuci__buf_t *out,
                                const tpuci__history_t *const *hs, size_t n);
 /* The same, written atomically to path. Returns 0 or a negative code. */

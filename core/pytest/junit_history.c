@@ -17,14 +17,17 @@ void tpuci__history_free(tpuci__history_t *h) {
     for (k = 0; k < t->len; k++) tpuci__test_free(&t->runs[k].result);
     free(t->runs);
     free(t->id);
+    free(t->path);
   }
   for (i = 0; i < h->n_attempts; i++) {
     free(h->attempts[i].cause);
+    free(h->attempts[i].running);
     tpuci__strv_free(&h->attempts[i].selected);
   }
   free(h->tests);
   free(h->attempts);
   free(h->instance);
+  free(h->rootdir);
   tpuci__idmap_free(&h->map);
   memset(h, 0, sizeof(*h));
 }
@@ -78,6 +81,7 @@ void tpuci__history_add(tpuci__history_t *h, const tpuci__junit_attempt_t *a,
   rec->cause = tpuci__strdup(a->cause);
   rec->time_s = a->time_s > 0 ? a->time_s : 0;
   rec->reported = report != NULL;
+  rec->running = a->running ? tpuci__strdup(a->running) : NULL;
   if (a->selected != NULL) {
     rec->has_selection = 1;
     for (i = 0; i < a->n_selected; i++)

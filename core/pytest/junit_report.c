@@ -115,93 +115,119 @@ typedef struct {
   double time_s;
 } tpuci__counts_t;
 
+/* <testcase classname name time>: the attributes both Surefire's and
+ * Jenkins' schemas allow (no file or line: neither has them). */
 static void tpuci__w_case_open(tpuci__buf_t *b, const char *classname,
-                               const char *name, const char *file, int line,
-                               double time_s) {
+                               const char *name, double time_s) {
   tpuci__buf_adds(b, "    <testcase");
   tpuci__w_attr(b, "classname", classname ? classname : "");
   tpuci__w_attr(b, "name", name ? name : "");
-  if (file != NULL) tpuci__w_attr(b, "file", file);
-  if (line >= 0) tpuci__buf_addf(b, " line=\"%d\"", line);
   tpuci__w_seconds(b, "time", time_s);
 }
 
-/* An earlier run kept inside the final test case (Surefire style). */
-static void tpuci__w_earlier(tpuci__buf_t *b, const tpuci__test_run_t *r, int still_failing) {
-  const tpuci__test_t *t = &r->result;
-  const char *tag = t->outcome == TPUCI_TEST_ERROR
-                        ? (still_failing ? "rerunError" : "flakyError")
-                        : (still_failing ? "rerunFailure" : "flakyFailure");
-  tpuci__buf_t trace;
-
+/* <failure>/<error message type>body</...>: Surefire requires `type`. */
+static void tpuci__w_outcome(tpuci__buf_t *b, const char *tag, const char *message,
+                             const char *type, const char *body) {
   tpuci__buf_addf(b, "      <%s", tag);
-  tpuci__w_attr(b, "message", t->message ? t->message : "");
-  tpuci__w_attr(b, "type", t->type);
+  tpuci__w_attr(b, "message", message ? message : "");
+  tpuci__w_attr(b, "type", type);
+  tpuci__buf_adds(b, ">");
+  if (body) tpuci__xml_escape(b, body, strlen(body), 0);
+  tpuci__buf_addf(b, "</%s>\n", tag);
+}
+
+/* A flaky or rerun element: <stackTrace> first, then the run's output. */
+static void tpuci__w_rerun(tpuci__buf_t *b, const char *tag, const char *message,
+                           const char *type, const char *trace, const char *out,
+                           const char *err) {
+  tpuci__buf_addf(b, "      <%s", tag);
+  tpuci__w_attr(b, "message", message ? message : "");
+  tpuci__w_attr(b, "type", type);
   tpuci__buf_adds(b, ">\n");
-  tpuci__buf_init(&trace);
-  tpuci__buf_addf(&trace, "[attempt %d]\n%s", r->attempt, t->text ? t->text : "");
-  tpuci__w_text(b, "        ", "stackTrace", trace.data);
-  tpuci__buf_free(&trace);
-  tpuci__w_text(b, "        ", "system-out", t->system_out);
-  tpuci__w_text(b, "        ", "system-err", t->system_err);
+  tpuci__w_text(b, "        ", "stackTrace", trace ? trace : "");
+  tpuci__w_text(b, "        ", "system-out", out);
+  tpuci__w_text(b, "        ", "system-err", err);
   tpuci__buf_addf(b, "      </%s>\n", tag);
+}
+
+/* A test's type when pytest gave none (it writes none on failures). */
+static const char *tpuci__test_type(const tpuci__test_t *t) {
+  if (t->type && *t->type) return t->type;
+  return t->outcome == TPUCI_TEST_ERROR ? "pytest.error" : "pytest.failure";
+}
+
+/* Earlier runs of one kind (failures or errors) kept inside the final
+ * test case (Surefire style). */
+static void tpuci__w_earlier(tpuci__buf_t *b, const tpuci__test_hist_t *th, int errors,
+                             int still_failing) {
+  const char *tag = errors ? (still_failing ? "rerunError" : "flakyError")
+                           : (still_failing ? "rerunFailure" : "flakyFailure");
+  size_t k;
+  for (k = 0; k + 1 < th->len; k++) {
+    const tpuci__test_run_t *r = &th->runs[k];
+    const tpuci__test_t *t = &r->result;
+    tpuci__buf_t trace;
+    if (!tpuci__test_outcome_failing(t->outcome) || (t->outcome == TPUCI_TEST_ERROR) != errors)
+      continue;
+    tpuci__buf_init(&trace);
+    tpuci__buf_addf(&trace, "[attempt %d]\n%s", r->attempt, t->text ? t->text : "");
+    tpuci__w_rerun(b, tag, t->message, tpuci__test_type(t), trace.data, t->system_out,
+                   t->system_err);
+    tpuci__buf_free(&trace);
+  }
+}
+
+/* Whether a test has earlier failing runs. */
+static int tpuci__has_earlier(const tpuci__test_hist_t *th) {
+  size_t k;
+  for (k = 0; k + 1 < th->len; k++)
+    if (tpuci__test_outcome_failing(th->runs[k].result.outcome)) return 1;
+  return 0;
 }
 
 static void tpuci__w_test(tpuci__buf_t *b, const tpuci__test_hist_t *th, tpuci__counts_t *c) {
   const tpuci__test_run_t *last = &th->runs[th->len - 1];
   const tpuci__test_t *f = &last->result;
   int failing = tpuci__test_outcome_failing(f->outcome);
-  size_t k;
-  int children = 0;
 
-  tpuci__w_case_open(b, f->classname, f->name, f->file, f->line, f->time_s);
+  tpuci__w_case_open(b, f->classname, f->name, f->time_s);
   c->tests++;
   c->time_s += f->time_s;
+  if (f->outcome == TPUCI_TEST_PASSED && !tpuci__has_earlier(th) && !f->system_out &&
+      !f->system_err) {
+    tpuci__buf_adds(b, "/>\n");
+    return;
+  }
   tpuci__buf_adds(b, ">\n");
-  switch (f->outcome) {
-    case TPUCI_TEST_FAILED:
-    case TPUCI_TEST_ERROR: {
-      const char *tag = f->outcome == TPUCI_TEST_FAILED ? "failure" : "error";
-      if (f->outcome == TPUCI_TEST_FAILED) c->failures++; else c->errors++;
-      tpuci__buf_addf(b, "      <%s", tag);
-      tpuci__w_attr(b, "message", f->message ? f->message : "");
-      tpuci__w_attr(b, "type", f->type);
-      tpuci__buf_adds(b, ">");
-      if (f->text) tpuci__xml_escape(b, f->text, strlen(f->text), 0);
-      tpuci__buf_addf(b, "</%s>\n", tag);
-      children = 1;
-      break;
-    }
-    case TPUCI_TEST_SKIPPED:
-    case TPUCI_TEST_XFAIL:
-      c->skipped++;
-      tpuci__buf_adds(b, "      <skipped");
-      tpuci__w_attr(b, "type", f->type ? f->type
-                                       : f->outcome == TPUCI_TEST_XFAIL ? "pytest.xfail" : NULL);
-      tpuci__w_attr(b, "message", f->message ? f->message : "");
-      tpuci__buf_adds(b, ">");
-      if (f->text) tpuci__xml_escape(b, f->text, strlen(f->text), 0);
-      tpuci__buf_adds(b, "</skipped>\n");
-      children = 1;
-      break;
-    default:
-      break;
+  /* Surefire's order: failure, rerunFailure, flakyFailure, skipped,
+   * error, rerunError, flakyError, system-out, system-err. */
+  if (f->outcome == TPUCI_TEST_FAILED) {
+    c->failures++;
+    tpuci__w_outcome(b, "failure", f->message, tpuci__test_type(f), f->text);
   }
-  for (k = 0; k + 1 < th->len; k++) {
-    if (!tpuci__test_outcome_failing(th->runs[k].result.outcome)) continue;
-    tpuci__w_earlier(b, &th->runs[k], failing);
-    children = 1;
+  tpuci__w_earlier(b, th, 0, failing);
+  if (f->outcome == TPUCI_TEST_SKIPPED || f->outcome == TPUCI_TEST_XFAIL) {
+    /* Jenkins' schema allows <skipped> no attribute: the reason is its
+     * text, xfail said in front. */
+    tpuci__buf_t why;
+    tpuci__buf_init(&why);
+    if (f->outcome == TPUCI_TEST_XFAIL) tpuci__buf_adds(&why, "xfail: ");
+    if (f->text && *f->text) tpuci__buf_adds(&why, f->text);
+    else if (f->message) tpuci__buf_adds(&why, f->message);
+    c->skipped++;
+    tpuci__buf_adds(b, "      <skipped>");
+    if (why.len) tpuci__xml_escape(b, why.data, why.len, 0);
+    tpuci__buf_adds(b, "</skipped>\n");
+    tpuci__buf_free(&why);
   }
+  if (f->outcome == TPUCI_TEST_ERROR) {
+    c->errors++;
+    tpuci__w_outcome(b, "error", f->message, tpuci__test_type(f), f->text);
+  }
+  tpuci__w_earlier(b, th, 1, failing);
   tpuci__w_text(b, "      ", "system-out", f->system_out);
   tpuci__w_text(b, "      ", "system-err", f->system_err);
-  if (f->system_out || f->system_err) children = 1;
-  if (!children) {
-    /* "<testcase ...>\n" becomes "<testcase .../>\n". */
-    b->len -= 2;
-    tpuci__buf_adds(b, "/>\n");
-  } else {
-    tpuci__buf_adds(b, "    </testcase>\n");
-  }
+  tpuci__buf_adds(b, "    </testcase>\n");
 }
 
 static int tpuci__ran_in(const tpuci__test_hist_t *t, int attempt) {
@@ -247,7 +273,6 @@ static void tpuci__w_attempt(tpuci__buf_t *b, const tpuci__history_t *h, size_t 
   int recovered = tpuci__history_recovered_after(h, k);
   int is_error = a->outcome == TPUCI_OUTCOME_INFRA || a->outcome == TPUCI_OUTCOME_CANCELLED ||
                  a->outcome == TPUCI_OUTCOME_PASSED || a->outcome == TPUCI_OUTCOME_NONE;
-  const char *tag;
   tpuci__buf_t msg, body, name, type;
 
   tpuci__buf_init(&msg);
@@ -280,33 +305,24 @@ static void tpuci__w_attempt(tpuci__buf_t *b, const tpuci__history_t *h, size_t 
     tpuci__buf_adds(&body, "Tests it should have run but did not report:\n");
     tpuci__missing_list(h, k, &body);
   }
+  if (a->running != NULL)
+    tpuci__buf_addf(&body, "It was running %s when it ended.\n", a->running);
   if (recovered)
     tpuci__buf_adds(&body, "A later attempt completed normally.\n");
 
   tpuci__buf_addf(&name, "%s attempt %zu", h->instance, k + 1);
   tpuci__buf_addf(&type, "tpuci.%s", a->reported || a->outcome != TPUCI_OUTCOME_PASSED
                                          ? oname : "noreport");
-  tpuci__w_case_open(b, "tpuci", name.data, NULL, -1, a->time_s);
+  tpuci__w_case_open(b, "tpuci", name.data, a->time_s);
   tpuci__buf_adds(b, ">\n");
   c->tests++;
   c->time_s += a->time_s;
   if (recovered) {
-    tag = is_error ? "flakyError" : "flakyFailure";
-    tpuci__buf_addf(b, "      <%s", tag);
-    tpuci__w_attr(b, "message", msg.data);
-    tpuci__w_attr(b, "type", type.data);
-    tpuci__buf_adds(b, ">\n");
-    tpuci__w_text(b, "        ", "stackTrace", body.data);
-    tpuci__buf_addf(b, "      </%s>\n", tag);
+    tpuci__w_rerun(b, is_error ? "flakyError" : "flakyFailure", msg.data, type.data,
+                   body.data, NULL, NULL);
   } else {
-    tag = is_error ? "error" : "failure";
     if (is_error) c->errors++; else c->failures++;
-    tpuci__buf_addf(b, "      <%s", tag);
-    tpuci__w_attr(b, "message", msg.data);
-    tpuci__w_attr(b, "type", type.data);
-    tpuci__buf_adds(b, ">");
-    tpuci__xml_escape(b, body.data, body.len, 0);
-    tpuci__buf_addf(b, "</%s>\n", tag);
+    tpuci__w_outcome(b, is_error ? "error" : "failure", msg.data, type.data, body.data);
   }
   tpuci__buf_adds(b, "    </testcase>\n");
   tpuci__buf_free(&msg);
@@ -315,10 +331,45 @@ static void tpuci__w_attempt(tpuci__buf_t *b, const tpuci__history_t *h, size_t 
   tpuci__buf_free(&type);
 }
 
-static void tpuci__w_counts(tpuci__buf_t *b, const tpuci__counts_t *c) {
-  tpuci__buf_addf(b, " tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\"",
-                  c->tests, c->failures, c->errors, c->skipped);
+static void tpuci__w_counts(tpuci__buf_t *b, const tpuci__counts_t *c, int root) {
+  /* Jenkins' schema has no `skipped` on <testsuites>. */
+  tpuci__buf_addf(b, " tests=\"%zu\" failures=\"%zu\" errors=\"%zu\"", c->tests,
+                  c->failures, c->errors);
+  if (!root) tpuci__buf_addf(b, " skipped=\"%zu\"", c->skipped);
   tpuci__w_seconds(b, "time", c->time_s);
+}
+
+static void tpuci__w_property(tpuci__buf_t *b, const char *name, const char *value) {
+  tpuci__buf_adds(b, "      <property");
+  tpuci__w_attr(b, "name", name);
+  tpuci__w_attr(b, "value", value);
+  tpuci__buf_adds(b, "/>\n");
+}
+
+/* <testsuite> with its counts and properties, then `body`. */
+static void tpuci__w_suite_out(tpuci__buf_t *out, const char *name, const tpuci__counts_t *c,
+                               const char *kind, size_t attempts, size_t flaky,
+                               const char *last, const tpuci__buf_t *body,
+                               tpuci__counts_t *total) {
+  char num[32];
+  tpuci__buf_adds(out, "  <testsuite");
+  tpuci__w_attr(out, "name", name);
+  tpuci__w_counts(out, c, 0);
+  tpuci__buf_adds(out, ">\n    <properties>\n");
+  tpuci__w_property(out, "tpuci.kind", kind);
+  snprintf(num, sizeof(num), "%zu", attempts);
+  tpuci__w_property(out, "tpuci.attempts", num);
+  snprintf(num, sizeof(num), "%zu", flaky);
+  tpuci__w_property(out, "tpuci.flaky", num);
+  if (last) tpuci__w_property(out, "tpuci.last_attempt", last);
+  tpuci__buf_adds(out, "    </properties>\n");
+  if (body->data) tpuci__buf_add(out, body->data, body->len);
+  tpuci__buf_adds(out, "  </testsuite>\n");
+  total->tests += c->tests;
+  total->failures += c->failures;
+  total->errors += c->errors;
+  total->skipped += c->skipped;
+  total->time_s += c->time_s;
 }
 
 static void tpuci__w_suite(tpuci__buf_t *out, const tpuci__history_t *h, tpuci__counts_t *total) {
@@ -339,44 +390,162 @@ static void tpuci__w_suite(tpuci__buf_t *out, const tpuci__history_t *h, tpuci__
   /* The suite's time is the wall clock spent on the instance when known. */
   if (attempts_time > 0) c.time_s = attempts_time;
   tpuci__history_summarize(h, &s);
-
-  tpuci__buf_adds(out, "  <testsuite");
-  tpuci__w_attr(out, "name", h->instance);
-  tpuci__w_counts(out, &c);
-  tpuci__buf_adds(out, ">\n    <properties>\n");
-  tpuci__buf_addf(out, "      <property name=\"tpuci.attempts\" value=\"%zu\"/>\n", h->n_attempts);
-  tpuci__buf_addf(out, "      <property name=\"tpuci.flaky\" value=\"%zu\"/>\n", s.flaky);
-  if (h->n_attempts > 0) {
-    tpuci__buf_adds(out, "      <property name=\"tpuci.last_attempt\"");
-    tpuci__w_attr(out, "value", tpuci_outcome_name(h->attempts[h->n_attempts - 1].outcome));
-    tpuci__buf_adds(out, "/>\n");
-  }
-  tpuci__buf_adds(out, "    </properties>\n");
-  if (body.data) tpuci__buf_add(out, body.data, body.len);
-  tpuci__buf_adds(out, "  </testsuite>\n");
+  tpuci__w_suite_out(out, h->instance, &c, "pytest", h->n_attempts, s.flaky,
+                     h->n_attempts > 0
+                         ? tpuci_outcome_name(h->attempts[h->n_attempts - 1].outcome)
+                         : NULL,
+                     &body, total);
   tpuci__buf_free(&body);
-
-  total->tests += c.tests;
-  total->failures += c.failures;
-  total->errors += c.errors;
-  total->skipped += c.skipped;
-  total->time_s += c.time_s;
 }
 
-void tpuci__junit_write_merged(tpuci__buf_t *out, const tpuci__history_t *const *hs, size_t n) {
+/* failed, timeout and oom fail; infra, cancelled and not run are errors. */
+static int tpuci__outcome_is_error(tpuci_outcome_t o) {
+  return o == TPUCI_OUTCOME_INFRA || o == TPUCI_OUTCOME_CANCELLED || o == TPUCI_OUTCOME_NONE;
+}
+
+/* "timeout: timed out after 2s" */
+static void tpuci__run_message(tpuci__buf_t *b, const tpuci__junit_run_t *r) {
+  tpuci__buf_addf(b, "%s: ", tpuci_outcome_name(r->outcome));
+  if (r->cause && *r->cause) tpuci__buf_adds(b, r->cause);
+  else if (r->exit_code >= 0) tpuci__buf_addf(b, "exit %d", r->exit_code);
+  else tpuci__buf_adds(b, "killed");
+}
+
+static void tpuci__run_body(tpuci__buf_t *b, const tpuci__junit_command_t *cmd, size_t k) {
+  const tpuci__junit_run_t *r = &cmd->runs[k];
+  tpuci__buf_addf(b, "Attempt %zu of %zu of '%s': ", k + 1, cmd->n_runs, cmd->instance);
+  tpuci__run_message(b, r);
+  tpuci__buf_addf(b, ".\nExit code: %d.\n", r->exit_code);
+  if (r->log) tpuci__buf_addf(b, "Log: %s\n", r->log);
+}
+
+/* Earlier failed attempts of a command, of one kind (failures or errors). */
+static void tpuci__w_cmd_earlier(tpuci__buf_t *b, const tpuci__junit_command_t *cmd,
+                                 int errors, int still_failing) {
+  const char *tag = errors ? (still_failing ? "rerunError" : "flakyError")
+                           : (still_failing ? "rerunFailure" : "flakyFailure");
+  size_t k;
+  for (k = 0; k + 1 < cmd->n_runs; k++) {
+    const tpuci__junit_run_t *r = &cmd->runs[k];
+    tpuci__buf_t msg, trace, type;
+    if (r->outcome == TPUCI_OUTCOME_PASSED || tpuci__outcome_is_error(r->outcome) != errors)
+      continue;
+    tpuci__buf_init(&msg);
+    tpuci__buf_init(&trace);
+    tpuci__buf_init(&type);
+    tpuci__run_message(&msg, r);
+    tpuci__buf_addf(&trace, "[attempt %zu]\n", k + 1);
+    tpuci__run_body(&trace, cmd, k);
+    tpuci__buf_addf(&type, "tpuci.%s", tpuci_outcome_name(r->outcome));
+    tpuci__w_rerun(b, tag, msg.data, type.data, trace.data, r->log_tail, NULL);
+    tpuci__buf_free(&msg);
+    tpuci__buf_free(&trace);
+    tpuci__buf_free(&type);
+  }
+}
+
+static void tpuci__w_command(tpuci__buf_t *out, const tpuci__junit_command_t *cmd,
+                             tpuci__counts_t *total) {
+  tpuci__counts_t c;
+  tpuci__buf_t body, msg, text, type;
+  const tpuci__junit_run_t *last = cmd->n_runs ? &cmd->runs[cmd->n_runs - 1] : NULL;
+  tpuci_outcome_t o = cmd->outcome;
+  int passing = o == TPUCI_OUTCOME_PASSED || o == TPUCI_OUTCOME_FLAKY;
+  size_t k, failed_runs = 0;
+
+  memset(&c, 0, sizeof(c));
+  tpuci__buf_init(&body);
+  tpuci__buf_init(&msg);
+  tpuci__buf_init(&text);
+  tpuci__buf_init(&type);
+  for (k = 0; k < cmd->n_runs; k++) {
+    c.time_s += cmd->runs[k].time_s;
+    if (cmd->runs[k].outcome != TPUCI_OUTCOME_PASSED) failed_runs++;
+  }
+  c.tests = 1;
+  tpuci__w_case_open(&body, "tpuci", cmd->instance, c.time_s);
+  if (passing && failed_runs == 0) {
+    tpuci__buf_adds(&body, "/>\n");
+    goto done;
+  }
+  tpuci__buf_adds(&body, ">\n");
+  if (!passing) {
+    if (last == NULL || o == TPUCI_OUTCOME_NONE) {
+      tpuci__buf_addf(&msg, "%s: %s", o == TPUCI_OUTCOME_NONE ? "not run" : tpuci_outcome_name(o),
+                      cmd->why ? cmd->why : "it never started");
+      tpuci__buf_addf(&text, "'%s' did not run: %s.\n", cmd->instance,
+                      cmd->why ? cmd->why : "it never started");
+    } else {
+      tpuci__run_message(&msg, last);
+      tpuci__run_body(&text, cmd, cmd->n_runs - 1);
+    }
+    tpuci__buf_addf(&type, "tpuci.%s", o == TPUCI_OUTCOME_NONE ? "not-run" : tpuci_outcome_name(o));
+  }
+  /* Surefire's order, as for tests. */
+  if (!passing && !tpuci__outcome_is_error(o)) {
+    c.failures++;
+    tpuci__w_outcome(&body, "failure", msg.data, type.data, text.data);
+  }
+  tpuci__w_cmd_earlier(&body, cmd, 0, !passing);
+  if (!passing && tpuci__outcome_is_error(o)) {
+    c.errors++;
+    tpuci__w_outcome(&body, "error", msg.data, type.data, text.data);
+  }
+  tpuci__w_cmd_earlier(&body, cmd, 1, !passing);
+  /* The last attempt's output when it did not pass. */
+  if (last && !passing) tpuci__w_text(&body, "      ", "system-out", last->log_tail);
+  tpuci__buf_adds(&body, "    </testcase>\n");
+done:
+  tpuci__w_suite_out(out, cmd->instance, &c, "command", cmd->n_runs,
+                     o == TPUCI_OUTCOME_FLAKY && failed_runs > 0 ? 1 : 0,
+                     last ? tpuci_outcome_name(last->outcome) : NULL, &body, total);
+  tpuci__buf_free(&body);
+  tpuci__buf_free(&msg);
+  tpuci__buf_free(&text);
+  tpuci__buf_free(&type);
+}
+
+void tpuci__junit_write_run(tpuci__buf_t *out, const tpuci__junit_suite_t *suites,
+                            size_t n) {
   tpuci__counts_t total;
-  tpuci__buf_t suites;
+  tpuci__buf_t b;
   size_t i;
 
   memset(&total, 0, sizeof(total));
-  tpuci__buf_init(&suites);
-  for (i = 0; i < n; i++) tpuci__w_suite(&suites, hs[i], &total);
+  tpuci__buf_init(&b);
+  for (i = 0; i < n; i++) {
+    if (suites[i].history) tpuci__w_suite(&b, suites[i].history, &total);
+    else if (suites[i].command) tpuci__w_command(&b, suites[i].command, &total);
+  }
   tpuci__buf_adds(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"tpuci\"");
-  tpuci__w_counts(out, &total);
+  tpuci__w_counts(out, &total, 1);
   tpuci__buf_adds(out, ">\n");
-  if (suites.data) tpuci__buf_add(out, suites.data, suites.len);
+  if (b.data) tpuci__buf_add(out, b.data, b.len);
   tpuci__buf_adds(out, "</testsuites>\n");
-  tpuci__buf_free(&suites);
+  tpuci__buf_free(&b);
+}
+
+int tpuci__junit_write_run_file(const char *path, const tpuci__junit_suite_t *suites,
+                                size_t n, tpuci__err_t *err) {
+  tpuci__buf_t b;
+  int r;
+  tpuci__buf_init(&b);
+  tpuci__junit_write_run(&b, suites, n);
+  r = tpuci__write_file_atomic(path, b.data, b.len);
+  tpuci__buf_free(&b);
+  if (r != 0) return tpuci__err_set(err, r, "%s: cannot write: %s", path, tpuci_strerror(r));
+  return 0;
+}
+
+void tpuci__junit_write_merged(tpuci__buf_t *out, const tpuci__history_t *const *hs, size_t n) {
+  tpuci__junit_suite_t *s = tpuci__malloc((n + 1) * sizeof(*s));
+  size_t i;
+  for (i = 0; i < n; i++) {
+    s[i].history = hs[i];
+    s[i].command = NULL;
+  }
+  tpuci__junit_write_run(out, s, n);
+  free(s);
 }
 
 int tpuci__junit_write_merged_file(const char *path, const tpuci__history_t *const *hs,

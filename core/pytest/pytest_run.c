@@ -18,6 +18,12 @@ static const char tpuci__bootstrap[] =
     "class TpuciProgress:\n"
     "    def __init__(self, path):\n"
     "        self.out = open(path, 'a', buffering=1)\n"
+    "    def pytest_sessionstart(self, session):\n"
+    "        c = session.config\n"
+    "        root = getattr(c, 'rootpath', None) or c.rootdir\n"
+    "        self.out.write(json.dumps({'rootdir': str(root)}) + '\\n')\n"
+    "    def pytest_runtest_logstart(self, nodeid, location):\n"
+    "        self.out.write(json.dumps({'start': nodeid}) + '\\n')\n"
     "    def pytest_runtest_logreport(self, report):\n"
     "        msg = None\n"
     "        if report.failed:\n"
@@ -75,13 +81,23 @@ static char *tpuci__pytest_selection_text(const tpuci__instance_t *inst) {
   return tpuci__buf_steal(&b);
 }
 
-/* The tests of an attempt that left no JUnit file, from progress.jsonl:
- * what pytest reported before it was stopped. Returns 1 when it had any. */
-static int tpuci__pytest_progress(const char *results_dir, tpuci__junit_t *j) {
+/* What progress.jsonl says of an attempt. */
+typedef struct {
+  char *rootdir;    /* pytest's rootdir, or NULL */
+  char *running;    /* the test started last and not finished, or NULL */
+} tpuci__progress_t;
+
+/* Reads progress.jsonl: pytest's rootdir, the test that was running when
+ * the attempt ended, and, when `j` is not NULL (the attempt left no JUnit
+ * file), the tests pytest reported before it was stopped. Returns 1 when
+ * it added tests to `j`. */
+static int tpuci__pytest_progress(const char *results_dir, tpuci__junit_t *j,
+                                  tpuci__progress_t *pr) {
   char *path = tpuci__printf("%s/%s", results_dir, TPUCI__PROGRESS_FILE);
   char *text = NULL, *line, *next;
   tpuci__idmap_t seen;
   size_t len;
+  int added = 0;
 
   if (tpuci__read_file(path, &text, &len) != 0) {
     free(path);
@@ -91,7 +107,7 @@ static int tpuci__pytest_progress(const char *results_dir, tpuci__junit_t *j) {
   tpuci__idmap_init(&seen);
   for (line = text; line && *line; line = next) {
     json_t *o;
-    const char *id, *when, *outcome, *msg, *file;
+    const char *id, *when, *outcome, *msg, *file, *v;
     size_t at;
     tpuci__test_t *t;
     tpuci__test_outcome_t oc;
@@ -99,10 +115,27 @@ static int tpuci__pytest_progress(const char *results_dir, tpuci__junit_t *j) {
     next = strchr(line, '\n');
     if (next) *next++ = '\0';
     if ((o = json_loads(line, 0, NULL)) == NULL) continue; /* a cut last line */
+    if ((v = json_string_value(json_object_get(o, "rootdir"))) != NULL) {
+      free(pr->rootdir);
+      pr->rootdir = tpuci__strdup(v);
+    }
+    if ((v = json_string_value(json_object_get(o, "start"))) != NULL) {
+      free(pr->running);
+      pr->running = tpuci__strdup(v);
+    }
     id = json_string_value(json_object_get(o, "id"));
     when = json_string_value(json_object_get(o, "when"));
     outcome = json_string_value(json_object_get(o, "outcome"));
     if (id == NULL || when == NULL || outcome == NULL) {
+      json_decref(o);
+      continue;
+    }
+    /* Its teardown reported: the test is over. */
+    if (strcmp(when, "teardown") == 0 && pr->running && strcmp(pr->running, id) == 0) {
+      free(pr->running);
+      pr->running = NULL;
+    }
+    if (j == NULL) {
       json_decref(o);
       continue;
     }
@@ -135,6 +168,7 @@ static int tpuci__pytest_progress(const char *results_dir, tpuci__junit_t *j) {
                     : -1;
       t->outcome = oc;
       tpuci__idmap_put(&seen, t->id, at);
+      added = 1;
     } else {
       t = &j->items[at];
       /* A teardown error after a passed call makes the test an error. */
@@ -148,7 +182,7 @@ static int tpuci__pytest_progress(const char *results_dir, tpuci__junit_t *j) {
   }
   tpuci__idmap_free(&seen);
   free(text);
-  return j->len > 0;
+  return added;
 }
 
 tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
@@ -160,8 +194,10 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
                                     char **new_cause) {
   tpuci__junit_attempt_t rec;
   tpuci__junit_t report;
+  tpuci__progress_t pr;
   tpuci__err_t e = {0, NULL};
   struct stat st;
+  size_t ti;
   int have = 0, k;
 
   *new_cause = NULL;
@@ -190,19 +226,118 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
     free(sel);
   }
 
+  /* progress.jsonl: pytest's rootdir, the test that was running, and the
+   * tests that finished when there is no JUnit file. A gang's host 0
+   * speaks for it. */
+  memset(&pr, 0, sizeof(pr));
+  for (k = 0; k < 2 && results_dir != NULL; k++) {
+    char *dir = k == 0 ? tpuci__strdup(results_dir) : tpuci__printf("%s/worker-0", results_dir);
+    int got = tpuci__pytest_progress(dir, have ? NULL : &report, &pr);
+    free(dir);
+    if (got) have = 1;
+    if (pr.rootdir) break;
+  }
+  if (pr.rootdir) {
+    free(h->rootdir);
+    h->rootdir = pr.rootdir;
+    pr.rootdir = NULL;
+  }
+  /* pytest did not finish: say which test it was in. */
+  if (pr.running && o != TPUCI_OUTCOME_PASSED && *new_cause == NULL) {
+    *new_cause = tpuci__printf("%s while running %s",
+                               cause && *cause ? cause : tpuci_outcome_name(o), pr.running);
+  }
+
   memset(&rec, 0, sizeof(rec));
   rec.outcome = o;
   rec.exit_code = ex->exit_code;
   rec.cause = *new_cause ? *new_cause : cause;
   rec.time_s = (double) duration_ms / 1000.0;
+  rec.running = o != TPUCI_OUTCOME_PASSED ? pr.running : NULL;
   if (selection != NULL) {
     rec.selected = (const char *const *) selection->items;
     rec.n_selected = selection->len;
   }
-  if (!have && results_dir != NULL) have = tpuci__pytest_progress(results_dir, &report);
   tpuci__history_add(h, &rec, have ? &report : NULL);
   tpuci__junit_free(&report);
+  free(pr.running);
+  /* The tests this attempt ran: where their files are on the host. */
+  for (ti = 0; have && ti < h->len; ti++) {
+    tpuci__test_hist_t *t = &h->tests[ti];
+    const tpuci__test_t *fin = tpuci__history_final(t);
+    char *path;
+    if (t->len == 0 || t->runs[t->len - 1].attempt != (int) h->n_attempts || fin == NULL)
+      continue;
+    path = tpuci__pytest_host_path(inst, h->rootdir, fin->file);
+    if (path == NULL) continue;
+    free(t->path);
+    t->path = path;
+  }
   return o;
+}
+
+/* "/a/./b//c/../d" -> "/a/b/d"; `path` is absolute. A new string. */
+static char *tpuci__path_normal(const char *path) {
+  tpuci__buf_t b;
+  const char *p = path;
+  tpuci__buf_init(&b);
+  while (*p) {
+    const char *end;
+    size_t n;
+    while (*p == '/') p++;
+    end = strchr(p, '/');
+    n = end ? (size_t) (end - p) : strlen(p);
+    if (n == 0 || (n == 1 && p[0] == '.')) {
+      /* nothing */
+    } else if (n == 2 && p[0] == '.' && p[1] == '.') {
+      while (b.len > 0 && b.data[b.len - 1] != '/') b.len--;
+      if (b.len > 0) b.len--;
+      if (b.data) b.data[b.len] = '\0';
+    } else {
+      tpuci__buf_add(&b, "/", 1);
+      tpuci__buf_add(&b, p, n);
+    }
+    p += n;
+  }
+  if (b.len == 0) tpuci__buf_adds(&b, "/");
+  return tpuci__buf_steal(&b);
+}
+
+char *tpuci__pytest_host_path(const tpuci__instance_t *inst, const char *rootdir,
+                              const char *file) {
+  const tpuci__mount_t *best = NULL;
+  size_t i, best_len = 0;
+  char *joined, *norm, *out;
+
+  if (file == NULL || *file == '\0') return NULL;
+  if (file[0] == '/') joined = tpuci__strdup(file);
+  else if (rootdir != NULL && rootdir[0] == '/') joined = tpuci__printf("%s/%s", rootdir, file);
+  else return NULL;
+  norm = tpuci__path_normal(joined);
+  free(joined);
+  if (inst->runtime != TPUCI__RUNTIME_DOCKER) return norm;
+  /* In a container: back through the mount that holds it. */
+  for (i = 0; i < inst->nmounts; i++) {
+    char *target = tpuci__path_normal(inst->mounts[i].target);
+    size_t n = strlen(target);
+    int holds = strcmp(target, "/") == 0 ||
+                (strncmp(norm, target, n) == 0 && (norm[n] == '/' || norm[n] == '\0'));
+    if (strcmp(target, "/") == 0) n = 0;
+    if (holds && (best == NULL || n > best_len)) {
+      best = &inst->mounts[i];
+      best_len = n;
+    }
+    free(target);
+  }
+  if (best == NULL) {
+    free(norm);
+    return NULL;
+  }
+  joined = tpuci__printf("%s/%s", best->source, norm + best_len);
+  out = tpuci__path_normal(joined);
+  free(joined);
+  free(norm);
+  return out;
 }
 
 int tpuci__pytest_next_selection(const tpuci__history_t *h,

@@ -47,6 +47,16 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
                                     const tpuci__strv_t *selection,
                                     char **new_cause);
 
+/* Where a test's file is on the host: pytest writes it relative to its
+ * rootdir (or absolute), in the container for a docker job. The file is
+ * joined to `rootdir` (which may be NULL: then only an absolute file can
+ * be placed) and normalised; for a docker job the result is mapped back
+ * through the job's mounts (the longest target that holds it). Returns a
+ * new absolute host path, or NULL when the file cannot be placed on the
+ * host (no rootdir, or no mount holds it). */
+char *tpuci__pytest_host_path(const tpuci__instance_t *inst, const char *rootdir,
+                              const char *file);
+
 /* What the next attempt runs: returns 1 and fills `out` with node ids
  * (only what failed or did not run), or 0 when it must run everything
  * again (the last attempt crashed before pytest reported anything, or

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "report/html.h"
 
@@ -183,4 +184,87 @@ void tpuci__html_matrix(tpuci__buf_t *b, const json_t *matrix) {
     if (json_is_string(val))
       tpuci__html_textn(b, json_string_value(val), json_string_length(val), 0);
   }
+}
+
+/* ------------------------------------------------------------------ */
+/* Links to files                                                      */
+
+/* An absolute, normalised form of `path` ("." and ".." resolved, no
+ * double slashes): the real path when the file exists, else `path`
+ * joined to the current folder lexically. A new string, or NULL. */
+static char *tpuci__html_abs(const char *path) {
+  char *real = realpath(path, NULL), *joined, *cwd, *out;
+  const char *p;
+  tpuci__buf_t b;
+  if (real != NULL) return real;
+  if (path[0] == '/') {
+    joined = tpuci__strdup(path);
+  } else {
+    if ((cwd = getcwd(NULL, 0)) == NULL) return NULL;
+    joined = tpuci__printf("%s/%s", cwd, path);
+    free(cwd);
+  }
+  tpuci__buf_init(&b);
+  for (p = joined; *p;) {
+    const char *end = strchr(p, '/');
+    size_t n = end ? (size_t) (end - p) : strlen(p);
+    if (n == 2 && p[0] == '.' && p[1] == '.') {
+      while (b.len > 0 && b.data[b.len - 1] != '/') b.len--;
+      if (b.len > 0) b.len--;
+    } else if (n > 0 && !(n == 1 && p[0] == '.')) {
+      tpuci__buf_add(&b, "/", 1);
+      tpuci__buf_add(&b, p, n);
+    }
+    p += n;
+    while (*p == '/') p++;
+  }
+  free(joined);
+  if (b.len == 0) tpuci__buf_adds(&b, "/");
+  if (b.data) b.data[b.len] = '\0';
+  out = tpuci__buf_steal(&b);
+  return out;
+}
+
+void tpuci__html_href(tpuci__buf_t *b, const char *page_dir, const char *path) {
+  char *from = NULL, *to = NULL;
+  tpuci__buf_t rel;
+  const char *p, *q;
+  size_t common = 0, i;
+
+  tpuci__buf_init(&rel);
+  if (page_dir != NULL) {
+    from = tpuci__html_abs(page_dir);
+    to = tpuci__html_abs(path);
+  }
+  if (from != NULL && to != NULL) {
+    /* The longest common run of whole components. */
+    for (i = 0;; i++) {
+      if (from[i] == '\0' && (to[i] == '/' || to[i] == '\0')) {
+        common = i;
+        break;
+      }
+      if (from[i] != to[i]) break;
+      if (from[i] == '/') common = i;
+    }
+    if (strcmp(from, "/") == 0) common = 0;
+    for (p = from + common; *p && strcmp(from, "/") != 0; p++)
+      if (*p == '/') tpuci__buf_adds(&rel, "../");
+    q = to + common;
+    if (*q == '/') q++;
+    tpuci__buf_adds(&rel, q);
+  } else {
+    tpuci__buf_adds(&rel, path);
+  }
+  /* Percent-encoded: only unreserved characters and '/' stay. */
+  for (p = rel.data ? rel.data : ""; *p; p++) {
+    unsigned char c = (unsigned char) *p;
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+        strchr("-._~/", c))
+      tpuci__buf_add(b, p, 1);
+    else
+      tpuci__buf_addf(b, "%%%02X", c);
+  }
+  tpuci__buf_free(&rel);
+  free(from);
+  free(to);
 }

@@ -49,6 +49,13 @@ static json_t *tpuci__log_tail(const char *path) {
   }
 }
 
+char *tpuci__report_log_tail(const char *path) {
+  json_t *j = tpuci__log_tail(path);
+  char *s = json_is_string(j) ? tpuci__strdup(json_string_value(j)) : NULL;
+  json_decref(j);
+  return s;
+}
+
 json_t *tpuci__report_attempt(int number, const tpuci__attempt_result_t *res,
                               int with_tail) {
   json_t *o = json_object();
@@ -147,6 +154,8 @@ json_t *tpuci__report_build(const tpuci__plan_t *plan,
   json_object_set_new(root, "exit_code", json_integer(info->exit_code));
   json_object_set_new(root, "verdict", json_string(tpuci__report_verdict(info->verdict)));
   json_object_set_new(root, "error", info->error ? json_string(info->error) : json_null());
+  json_object_set_new(root, "tpuci_version", json_string(tpuci_version()));
+  json_object_set_new(root, "commit", info->commit ? json_string(info->commit) : json_null());
   json_object_set_new(root, "write_errors", json_array());
   for (i = 0; i < plan->ninstances; i++) {
     const tpuci__instance_t *inst = &plan->instances[i];
@@ -163,6 +172,14 @@ json_t *tpuci__report_build(const tpuci__plan_t *plan,
       json_object_set_new(jm, inst->matrix.items[k].key,
                           json_string(inst->matrix.items[k].value));
     json_object_set_new(jo, "matrix", jm);
+    /* Where it ran: the image's ref and the topology's name. */
+    json_object_set_new(jo, "image", inst->image >= 0 && (size_t) inst->image < plan->nimages
+                                         ? json_string(plan->images[inst->image].ref)
+                                         : json_null());
+    json_object_set_new(jo, "topology",
+                        inst->topology >= 0 && (size_t) inst->topology < plan->ntopologies
+                            ? json_string(plan->topologies[inst->topology].name)
+                            : json_null());
     json_object_set_new(jo, "outcome", json_string(res->outcome == TPUCI_OUTCOME_NONE
                                                        ? "not-run"
                                                        : tpuci_outcome_name(res->outcome)));
@@ -329,9 +346,15 @@ int tpuci__report_write(const json_t *report, const char *format,
     r = tpuci__report_yaml_text(report, &text, err);
     if (r != 0) return r;
   } else if (strcmp(format, "html") == 0) {
+    /* Log links are relative to the page's folder. */
+    const char *slash = strrchr(path, '/');
+    char *dir = slash == NULL ? tpuci__strdup(".")
+                : slash == path ? tpuci__strdup("/")
+                                : tpuci__printf("%.*s", (int) (slash - path), path);
     tpuci__buf_t b;
     tpuci__buf_init(&b);
-    r = tpuci__report_html(report, &b, err);
+    r = tpuci__report_html_at(report, dir, &b, err);
+    free(dir);
     if (r != 0) {
       tpuci__buf_free(&b);
       return r;

@@ -29,11 +29,22 @@ typedef struct {
   int verdict;            /* what the instances say: 0, 1, 3 or 130 */
   int jobs;
   const char *error;      /* why nothing ran, or NULL */
+  const char *commit;     /* the spec's repository's commit, or NULL */
 } tpuci__run_info_t;
+
+/* The commit the git repository holding `dir` (absolute) is at: HEAD of
+ * the nearest .git upwards (a folder, or a worktree's or submodule's
+ * .git file), through loose refs and packed-refs. A new string of hex
+ * digits, or NULL when there is no repository or HEAD names nothing. */
+char *tpuci__git_commit(const char *dir);
 
 /* One attempt as a JSON object (also the attempts.jsonl line). */
 json_t *tpuci__report_attempt(int number, const tpuci__attempt_result_t *res,
                               int with_tail);
+
+/* The last lines of a log file (at most 40 lines, 4 KiB; bytes that are
+ * not UTF-8 become '?'), as a new string, or NULL when there is none. */
+char *tpuci__report_log_tail(const char *path);
 
 /* The whole report. Returns a new reference. */
 json_t *tpuci__report_build(const tpuci__plan_t *plan,

@@ -92,7 +92,26 @@ static const char tpuci__html_css[] =
     "pre.log{margin:8px 0 0;padding:10px 12px;border-radius:6px;background:#0d1117;"
     "color:#e6edf3;font-size:12px;line-height:1.45;overflow:auto;max-height:32em;"
     "white-space:pre-wrap;overflow-wrap:anywhere}\n"
-    "footer{padding:16px 32px;color:var(--muted);font-size:12px;border-top:1px solid var(--line)}\n";
+    "footer{padding:16px 32px;color:var(--muted);font-size:12px;border-top:1px solid var(--line)}\n"
+    /* The filter: radio buttons before the sections, labels in a bar;
+     * no script. */
+    "input.fi{position:absolute;opacity:0;width:1px;height:1px;margin:0}\n"
+    "nav.filter{margin:16px 0 0;display:flex;flex-wrap:wrap;gap:6px;align-items:center}\n"
+    "nav.filter label{cursor:pointer;padding:2px 10px;border:1px solid var(--line);"
+    "border-radius:12px;font-size:13px}\n"
+    "input.fi:focus-visible+*{outline:none}\n"
+    "#f-all:checked~nav label[for=f-all],#f-bad:checked~nav label[for=f-bad],"
+    "#f-passed:checked~nav label[for=f-passed],#f-flaky:checked~nav label[for=f-flaky],"
+    "#f-failed:checked~nav label[for=f-failed],#f-timeout:checked~nav label[for=f-timeout],"
+    "#f-oom:checked~nav label[for=f-oom],#f-infra:checked~nav label[for=f-infra],"
+    "#f-cancelled:checked~nav label[for=f-cancelled],#f-not-run:checked~nav label[for=f-not-run]"
+    "{background:var(--fg);color:var(--bg);border-color:var(--fg)}\n"
+    "#f-bad:checked~section .r-passed,"
+    "#f-passed:checked~section .r:not(.r-passed),#f-flaky:checked~section .r:not(.r-flaky),"
+    "#f-failed:checked~section .r:not(.r-failed),#f-timeout:checked~section .r:not(.r-timeout),"
+    "#f-oom:checked~section .r:not(.r-oom),#f-infra:checked~section .r:not(.r-infra),"
+    "#f-cancelled:checked~section .r:not(.r-cancelled),"
+    "#f-not-run:checked~section .r:not(.r-not-run){display:none}\n";
 
 /* Files of the run's records that could not be written. */
 static void tpuci__html_write_errors(tpuci__buf_t *b, const json_t *errors) {
@@ -159,6 +178,21 @@ static void tpuci__html_header(tpuci__buf_t *b, const json_t *report) {
     tpuci__html_field(b, report, "run_dir");
     tpuci__buf_adds(b, "</code></dd></div>\n");
   }
+  if (*tpuci__html_jstr(report, "commit", NULL)) {
+    /* The first 12 digits, the whole commit in the tooltip. */
+    size_t len;
+    const char *c = tpuci__html_jstr(report, "commit", &len);
+    tpuci__buf_adds(b, "<div><dt>Commit</dt><dd><code title=\"");
+    tpuci__html_text(b, c);
+    tpuci__buf_adds(b, "\">");
+    tpuci__html_textn(b, c, len > 12 ? 12 : len, 0);
+    tpuci__buf_adds(b, "</code></dd></div>\n");
+  }
+  if (*tpuci__html_jstr(report, "tpuci_version", NULL)) {
+    tpuci__buf_adds(b, "<div><dt>tpuci</dt><dd>");
+    tpuci__html_field(b, report, "tpuci_version");
+    tpuci__buf_adds(b, "</dd></div>\n");
+  }
   tpuci__buf_adds(b, "</dl>\n<ul class=\"counts\" aria-label=\"Instances by outcome\">\n");
   for (k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
     uint64_t v = tpuci__html_juint(jc, counts[k].key);
@@ -221,9 +255,10 @@ static void tpuci__html_table(tpuci__buf_t *b, const json_t *instances) {
   json_array_foreach((json_t *) instances, i, inst) {
     const char *outcome = tpuci__html_jstr(inst, "outcome", NULL);
     const json_t *last = tpuci__last_attempt(inst);
-    const char *row = tpuci__html_outcome_bad(outcome) ? " class=\"bad\""
-                      : strcmp(outcome, "flaky") == 0 ? " class=\"flaky\"" : "";
-    tpuci__buf_addf(b, "<tr%s><th scope=\"row\"><a href=\"#i%zu\">", row, i);
+    const char *row = tpuci__html_outcome_bad(outcome) ? " bad"
+                      : strcmp(outcome, "flaky") == 0 ? " flaky" : "";
+    tpuci__buf_addf(b, "<tr class=\"r r-%s%s\"><th scope=\"row\"><a href=\"#i%zu\">",
+                    tpuci__html_outcome_class(outcome), row, i);
     tpuci__html_field(b, inst, "name");
     tpuci__buf_adds(b, "</a></th><td>");
     tpuci__html_badge(b, outcome);
@@ -237,14 +272,14 @@ static void tpuci__html_table(tpuci__buf_t *b, const json_t *instances) {
   tpuci__buf_adds(b, "</tbody>\n</table>\n</section>\n");
 }
 
-/* HOOK(tests): per-test results. An instance may carry a "tests" array of
- * {"id", "outcome", "duration_s", "message"} (from the JUnit files its
- * attempts wrote); when it does, the failure section counts them and
- * lists those that did not pass or get skipped. Until the report has the
- * field, instances have no "tests" and this draws nothing. */
+/* A pytest instance's tests ("tests": {"id", "outcome", "flaky",
+ * "duration_s", "message"}, from the JUnit files its attempts wrote): the
+ * failure section counts them and lists those that did not pass or get
+ * skipped, and the flaky ones (passed after failing) with the earlier
+ * failure's message. Instances without "tests" draw nothing. */
 static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
   const json_t *tests = json_object_get(inst, "tests"), *t;
-  size_t i, total = json_array_size(tests), npassed = 0, nskipped = 0, nbad = 0;
+  size_t i, total = json_array_size(tests), npassed = 0, nskipped = 0, nbad = 0, nflaky = 0;
   char d[32];
 
   if (!json_is_array(tests) || total == 0) return;
@@ -253,11 +288,12 @@ static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
     if (strcmp(o, "passed") == 0) npassed++;
     else if (strcmp(o, "skipped") == 0) nskipped++;
     else nbad++;
+    if (json_is_true(json_object_get(t, "flaky"))) nflaky++;
   }
-  tpuci__buf_addf(b, "<div class=\"tests\" data-hook=\"tests\"><p>Tests: %zu, %zu passed, "
-                     "%zu skipped, %zu did not pass.</p>\n",
-                  total, npassed, nskipped, nbad);
-  if (nbad) {
+  tpuci__buf_addf(b, "<div class=\"tests\" data-hook=\"tests\"><p>Tests: %zu, %zu passed "
+                     "(%zu flaky), %zu skipped, %zu did not pass.</p>\n",
+                  total, npassed, nflaky, nskipped, nbad);
+  if (nbad || nflaky) {
     tpuci__buf_adds(b, "<table><thead><tr><th scope=\"col\">Test</th><th scope=\"col\">Outcome</th>"
                        "<th scope=\"col\" class=\"num\">Time</th><th scope=\"col\">Message</th>"
                        "</tr></thead>\n<tbody>\n");
@@ -266,12 +302,13 @@ static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
       const json_t *ds = json_object_get(t, "duration_s");
       size_t mlen;
       const char *msg = tpuci__html_jstr(t, "message", &mlen);
-      if (strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0) continue;
-      tpuci__buf_adds(b, "<tr><th scope=\"row\"><code>");
+      int flaky = json_is_true(json_object_get(t, "flaky"));
+      if ((strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0) && !flaky) continue;
+      tpuci__buf_addf(b, "<tr class=\"t-%s\"><th scope=\"row\"><code>", flaky ? "flaky" : "bad");
       tpuci__html_field(b, t, "id");
       tpuci__buf_addf(b, "</code></th><td><span class=\"o o-%s\">",
-                      strcmp(o, "timeout") == 0 ? "timeout" : "failed");
-      tpuci__html_text(b, *o ? o : "unknown");
+                      flaky ? "flaky" : strcmp(o, "timeout") == 0 ? "timeout" : "failed");
+      tpuci__html_text(b, flaky ? "flaky" : *o ? o : "unknown");
       d[0] = '\0';
       if (json_is_number(ds) && json_number_value(ds) >= 0 && json_number_value(ds) < 1e12)
         tpuci__html_duration((uint64_t) (json_number_value(ds) * 1000.0 + 0.5), d, sizeof(d));
@@ -308,6 +345,18 @@ static void tpuci__html_where(tpuci__buf_t *b, const json_t *inst) {
   if (json_object_size(m)) {
     tpuci__buf_adds(b, any ? "; matrix " : "matrix ");
     tpuci__html_matrix(b, m);
+    any = 1;
+  }
+  if (*tpuci__html_jstr(inst, "image", NULL)) {
+    tpuci__buf_adds(b, any ? "; image <code>" : "image <code>");
+    tpuci__html_field(b, inst, "image");
+    tpuci__buf_adds(b, "</code>");
+    any = 1;
+  }
+  if (*tpuci__html_jstr(inst, "topology", NULL)) {
+    tpuci__buf_adds(b, any ? "; topology <code>" : "topology <code>");
+    tpuci__html_field(b, inst, "topology");
+    tpuci__buf_adds(b, "</code>");
   }
   tpuci__buf_adds(b, "</p>\n");
 }
@@ -326,8 +375,9 @@ static void tpuci__html_problems(tpuci__buf_t *b, const json_t *instances) {
     if (strcmp(outcome, "not-run") == 0) notrun++;
     if (strcmp(outcome, "passed") == 0 || strcmp(outcome, "not-run") == 0) continue;
     shown++;
-    tpuci__buf_addf(b, "<article class=\"problem\" aria-labelledby=\"p%zu\">"
-                       "<h3 id=\"p%zu\"><a href=\"#i%zu\">", i, i, i);
+    tpuci__buf_addf(b, "<article class=\"problem r r-%s\" aria-labelledby=\"p%zu\">"
+                       "<h3 id=\"p%zu\"><a href=\"#i%zu\">",
+                    tpuci__html_outcome_class(outcome), i, i, i);
     tpuci__html_field(b, inst, "name");
     tpuci__buf_adds(b, "</a> ");
     tpuci__html_badge(b, outcome);
@@ -363,7 +413,7 @@ static void tpuci__html_problems(tpuci__buf_t *b, const json_t *instances) {
   tpuci__buf_adds(b, "</section>\n");
 }
 
-static void tpuci__html_logs(tpuci__buf_t *b, const json_t *instances) {
+static void tpuci__html_logs(tpuci__buf_t *b, const json_t *instances, const char *page_dir) {
   const json_t *inst;
   size_t i;
   char d[32];
@@ -376,8 +426,9 @@ static void tpuci__html_logs(tpuci__buf_t *b, const json_t *instances) {
     const char *outcome = tpuci__html_jstr(inst, "outcome", NULL);
     const json_t *atts = json_object_get(inst, "attempts"), *att;
     size_t k, n = json_array_size(atts);
-    tpuci__buf_addf(b, "<section id=\"i%zu\" aria-labelledby=\"i%zu-h\"><h3 id=\"i%zu-h\">",
-                    i, i, i);
+    tpuci__buf_addf(b, "<section id=\"i%zu\" class=\"r r-%s\" aria-labelledby=\"i%zu-h\">"
+                       "<h3 id=\"i%zu-h\">",
+                    i, tpuci__html_outcome_class(outcome), i, i);
     tpuci__html_field(b, inst, "name");
     tpuci__buf_adds(b, " ");
     tpuci__html_badge(b, outcome);
@@ -400,9 +451,11 @@ static void tpuci__html_logs(tpuci__buf_t *b, const json_t *instances) {
       tpuci__buf_addf(b, " <span class=\"muted\">in %s</span></summary>\n",
                       tpuci__html_duration(tpuci__html_juint(att, "duration_ms"), d, sizeof(d)));
       if (*tpuci__html_jstr(att, "log", NULL)) {
-        tpuci__buf_adds(b, "<p class=\"muted\">Log: <code>");
+        tpuci__buf_adds(b, "<p class=\"muted\">Log: <a class=\"log\" href=\"");
+        tpuci__html_href(b, page_dir, tpuci__html_jstr(att, "log", NULL));
+        tpuci__buf_adds(b, "\"><code>");
         tpuci__html_field(b, att, "log");
-        tpuci__buf_adds(b, "</code> (its last lines below)</p>\n");
+        tpuci__buf_adds(b, "</code></a> (its last lines below)</p>\n");
       }
       if (!json_is_string(tail))
         tpuci__buf_adds(b, "<p class=\"muted\">No log was recorded.</p>\n");
@@ -422,6 +475,41 @@ static void tpuci__html_logs(tpuci__buf_t *b, const json_t *instances) {
 
 int tpuci__report_html(const json_t *report, tpuci__buf_t *out,
                        tpuci__err_t *err) {
+  return tpuci__report_html_at(report, NULL, out, err);
+}
+
+/* The filter bar: one radio button per choice (before every section, so
+ * the CSS can hide rows of the sections after it), then their labels. */
+static void tpuci__html_filter(tpuci__buf_t *b, const json_t *report, const json_t *instances) {
+  static const struct {
+    const char *key;
+    const char *label;
+  } f[] = {{"passed", "passed"}, {"flaky", "flaky"}, {"failed", "failed"},
+           {"timeout", "timeout"}, {"oom", "oom"}, {"infra", "infra"},
+           {"cancelled", "cancelled"}, {"not-run", "not run"}};
+  const json_t *jc = json_object_get(report, "counts");
+  size_t k, n = json_array_size(instances), passed = tpuci__html_juint(jc, "passed");
+
+  if (n == 0) return;
+  tpuci__buf_adds(b, "<input class=\"fi\" type=\"radio\" name=\"f\" id=\"f-all\" checked>"
+                     "<input class=\"fi\" type=\"radio\" name=\"f\" id=\"f-bad\">");
+  for (k = 0; k < sizeof(f) / sizeof(f[0]); k++)
+    if (tpuci__html_juint(jc, f[k].key))
+      tpuci__buf_addf(b, "<input class=\"fi\" type=\"radio\" name=\"f\" id=\"f-%s\">", f[k].key);
+  tpuci__buf_addf(b, "\n<nav class=\"filter\" aria-label=\"Show instances\">Show: "
+                     "<label for=\"f-all\">all (%zu)</label><label for=\"f-bad\">not passed "
+                     "(%zu)</label>",
+                  n, n >= passed ? n - (size_t) passed : 0);
+  for (k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
+    uint64_t v = tpuci__html_juint(jc, f[k].key);
+    if (v) tpuci__buf_addf(b, "<label for=\"f-%s\">%s (%llu)</label>", f[k].key, f[k].label,
+                           (unsigned long long) v);
+  }
+  tpuci__buf_adds(b, "</nav>\n");
+}
+
+int tpuci__report_html_at(const json_t *report, const char *page_dir, tpuci__buf_t *out,
+                          tpuci__err_t *err) {
   const json_t *instances;
   json_t *empty = NULL;
   const char *verdict;
@@ -451,12 +539,14 @@ int tpuci__report_html(const json_t *report, tpuci__buf_t *out,
   tpuci__buf_adds(out, "</style>\n</head>\n<body>\n");
   tpuci__html_header(out, report);
   tpuci__buf_adds(out, "<main>\n");
+  tpuci__html_filter(out, report, instances);
   tpuci__html_timeline(out, report, instances);
   tpuci__html_table(out, instances);
   tpuci__html_problems(out, instances);
-  tpuci__html_logs(out, instances);
+  tpuci__html_logs(out, instances, page_dir);
   tpuci__buf_addf(out, "</main>\n<footer>Written by tpuci from a version %lld run report. "
-                       "The page is self-contained: no script, no external file.</footer>\n"
+                       "The page is self-contained: no script, no external file; log links are "
+                       "relative to its folder.</footer>\n"
                        "</body>\n</html>\n",
                   (long long) tpuci__html_jint(report, "version"));
   if (empty) json_decref(empty);

@@ -22,6 +22,12 @@
  * as it was. */
 int tpuci__report_html(const json_t *report, tpuci__buf_t *out,
                        tpuci__err_t *err);
+/* The same for a page to be written in the folder `page_dir` (relative to
+ * the current folder, or absolute): links to the attempts' logs are
+ * relative to it, so the page and the run folder can move together (a
+ * downloaded CI artifact). NULL: links are the logs' paths as recorded. */
+int tpuci__report_html_at(const json_t *report, const char *page_dir, tpuci__buf_t *out,
+                          tpuci__err_t *err);
 
 /* One attempt on the timeline: from start_ms to end_ms, taking `width`
  * adjacent slots (0 counts as 1; a gang of hosts may take several). */

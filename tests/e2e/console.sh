@@ -18,6 +18,51 @@ case "$summary" in
   *) fail "step summary: $summary" ;;
 esac
 
+# Annotation paths are relative to the repository ($GITHUB_WORKSPACE); a
+# flaky instance is a ::warning at its job's line.
+mkdir flaky_out
+GITHUB_ACTIONS=true GITHUB_WORKSPACE="$TESTS/e2e" GITHUB_STEP_SUMMARY="$WORK/step2.md" \
+  run_tpuci run "$SPECS/basic.lua"
+expect_out "::error file=specs/basic.lua,line=3,title=tpuci%3A bad failed::exit 3"
+(cd "$TESTS" && GITHUB_ACTIONS=true GITHUB_WORKSPACE="$TESTS" OUT="$WORK/flaky_out" \
+  "$TPUCI" run --state-dir "$WORK/.tpuci" e2e/specs/flaky.lua) > flaky.out 2>&1
+out=$(cat flaky.out)
+expect_out "::warning file=e2e/specs/flaky.lua,line=2,title=tpuci%3A flaky flaky::exit 1"
+
+# Markdown in names cannot break the step summary: rendered by cmark-gfm
+# (GitHub's Markdown), each name comes out whole in its own code cell.
+cat > md.lua <<'LUA'
+job "m" { matrix = { v = { "a`b", "x|y", "*em* <b>z</b> [l](u)", "``q", " sp ", "e\\|f" } }, run = "exit 1" }
+LUA
+GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$WORK/md.md" run_tpuci run md.lua
+if command -v cmark-gfm >/dev/null; then
+  cmark-gfm --extension table md.md > md.html
+  check=$(/usr/bin/python3 - md.html <<'PY'
+import html.parser, sys
+class P(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(); self.rows = []; self.cell = None; self.tags = []
+    def handle_starttag(self, tag, attrs):
+        if tag == "tr": self.rows.append([])
+        elif tag in ("td", "th"): self.cell = ""; self.tags = []
+        elif self.cell is not None: self.tags.append(tag)
+    def handle_endtag(self, tag):
+        if tag in ("td", "th"): self.rows[-1].append((self.cell, self.tags)); self.cell = None
+    def handle_data(self, data):
+        if self.cell is not None: self.cell += data
+p = P(); p.feed(open(sys.argv[1]).read())
+want = ["m[v=a`b]", "m[v=x|y]", "m[v=*em* <b>z</b> [l](u)]", "m[v=``q]", "m[v= sp ]", "m[v=e\\|f]"]
+rows = [r for r in p.rows if r and r[0][0] != "instance"]
+got = [r[0][0] for r in rows]
+bad = [r for r in rows if len(r) != 4 or r[0][1] != ["code"]]
+print("ok" if got == want and not bad else f"got {got} bad {bad}")
+PY
+)
+  [ "$check" = ok ] && pass || fail "step summary Markdown: $check"
+else
+  fail "cmark-gfm is missing (Debian package cmark-gfm; tests/deps.sh)"
+fi
+
 # On a terminal (script(1) gives tpuci a pty): the board is drawn and
 # redrawn in place, finished attempts scroll above it.
 if command -v script >/dev/null; then
@@ -36,6 +81,32 @@ LUA
   out=$(cat tty2.out)
   expect_not_out "running, " "board under CI"
   expect_out "--- output of slow[n=1], attempt 1/1 ---"
+  # CI=true and TERM=dumb each turn colours and cursor codes off on a
+  # terminal (--color=auto, the default); --color=always still wins.
+  cat > colors.lua <<'LUA'
+job "ok" { run = "echo fine" }
+job "bad" { run = "echo broken; exit 3" }
+LUA
+  env -u GITHUB_ACTIONS -u NO_COLOR CI=true TERM=xterm-256color \
+    script -qec "'$TPUCI' run -j 2 colors.lua" /dev/null > tty3.out 2>&1 < /dev/null
+  out=$(cat tty3.out)
+  expect_out "verdict: FAILED" "CI=true on a terminal"
+  expect_not_out $'\033' "CI=true: an escape code"
+  env -u GITHUB_ACTIONS -u NO_COLOR -u CI TERM=dumb \
+    script -qec "'$TPUCI' run -j 2 colors.lua" /dev/null > tty4.out 2>&1 < /dev/null
+  out=$(cat tty4.out)
+  expect_out "verdict: FAILED" "TERM=dumb on a terminal"
+  expect_out "--- output of bad, attempt 1/1 ---" "TERM=dumb: plain lines"
+  expect_not_out $'\033' "TERM=dumb: an escape code"
+  env -u GITHUB_ACTIONS -u NO_COLOR -u CI TERM=xterm-256color \
+    script -qec "'$TPUCI' run -j 2 colors.lua" /dev/null > tty5.out 2>&1 < /dev/null
+  out=$(cat tty5.out)
+  expect_out $'\033[1m\033[31mverdict: FAILED' "a colour terminal outside CI"
+  env -u GITHUB_ACTIONS -u NO_COLOR CI=true TERM=dumb \
+    script -qec "'$TPUCI' run --color=always -j 2 colors.lua" /dev/null > tty6.out 2>&1 < /dev/null
+  out=$(cat tty6.out)
+  expect_out $'\033[31m' "--color=always under CI and TERM=dumb"
+  expect_not_out $'\033[J' "--color=always: no board under CI and TERM=dumb"
 else
   fail "script(1) is missing (util-linux): cannot test the terminal board"
 fi

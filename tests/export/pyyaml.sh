@@ -2,8 +2,11 @@
 # Workflows exported from real specs (through the tpuci-export-github
 # driver, which loads a spec as `tpuci plan` does), read back by PyYAML, a
 # YAML 1.1 reader: `on` must stay a string key, names and versions must
-# stay strings, the matrix must list the spec's jobs; and a spec with 300
-# jobs must fail per-job export with one clear line. Skips (exit 77)
+# stay strings, the matrix must list the spec's jobs (and shards), the
+# build and the recorded durations must be cached; each shard entry's
+# --only must select its shard; the timings-save job's merge (jq) must
+# keep each test's newest duration; and a spec with 300 jobs must fail
+# per-job export with one clear line. Skips (exit 77)
 # without python3's yaml module (Debian package python3-yaml).
 if ! python3 -c 'import yaml' 2> /dev/null; then
   echo "SKIP: python3 with the yaml module (Debian package python3-yaml) is needed" >&2
@@ -35,28 +38,61 @@ def want(cond, what):
     if not cond: bad.append(what)
 want(all(isinstance(k, str) for k in wf), "a top-level key is not a string: %r" % list(wf))
 want(wf.get("on") == ["push", "pull_request"], "on: %r" % wf.get("on"))
-want(wf.get("permissions") == {"contents": "read"}, "permissions: %r" % wf.get("permissions"))
+want(wf.get("permissions", {}).get("contents") == "read", "permissions: %r" % wf.get("permissions"))
 jobs = wf["jobs"]
-want(list(jobs) == ["tpuci"], "jobs: %r" % list(jobs))
+pytest = any(i.get("pytest") for i in plan["instances"])
+per_job_timings = mode == "per-job" and pytest
+want(list(jobs) == (["timings", "tpuci", "timings-save"] if per_job_timings else ["tpuci"]),
+     "jobs: %r" % list(jobs))
 job = jobs["tpuci"]
 want(job["runs-on"] == "ubuntu-latest", "runs-on")
-steps = job["steps"]
-want(steps[0].get("uses") == "actions/checkout@v4", "checkout step")
-want("apt-get install" in steps[1]["run"], "apt-get step")
-want("cmake -S tpuci -B tpuci/build" in steps[2]["run"] and
-     "sudo cmake --install tpuci/build" in steps[2]["run"], "build step")
-run = steps[3]
+steps = {s["name"]: s for s in job["steps"]}
+order = [s["name"] for s in job["steps"]]
+want(job["steps"][0].get("uses") == "actions/checkout@v4", "checkout step")
+want("apt-get install" in steps["Install tpuci's build dependencies"]["run"], "apt-get step")
+build = steps["Build and install tpuci"]
+want("cmake -S tpuci -B tpuci/build" in build["run"] and
+     'cmake --install tpuci/build --prefix "$RUNNER_TEMP/tpuci-install"' in build["run"], "build step")
+# The build is cached by tpuci's commit, restored before and saved after.
+key = "tpuci-${{ runner.os }}-${{ steps.tpuci-commit.outputs.sha }}"
+want(steps["Restore the tpuci build"]["with"]["key"] == key, "build cache key")
+want(steps["Save the tpuci build"]["with"]["key"] == key, "build cache save key")
+want(build["if"] == "steps.tpuci-build.outputs.cache-hit != 'true'", "build only on a cache miss")
+want(order.index("Restore the tpuci build") < order.index("Build and install tpuci") <
+     order.index("Save the tpuci build") < order.index("Run the spec"), "order %r" % order)
+run = steps["Run the spec"]
 want(run["env"]["TPUCI_SPEC"] == spec, "TPUCI_SPEC = %r" % run["env"]["TPUCI_SPEC"])
-want("--report-json tpuci-report.json --report-yaml tpuci-report.yaml --junit tpuci-junit.xml"
-     in run["run"], "the run line: %r" % run["run"])
-up = steps[4]
+want("--report-json tpuci-report.json --report-yaml tpuci-report.yaml --report-html "
+     "tpuci-report.html --junit tpuci-junit.xml" in run["run"], "the run line: %r" % run["run"])
+up = steps["Upload the reports and the run folder"]
 want(up.get("uses") == "actions/upload-artifact@v4" and up.get("if") == "always()", "upload step")
 want(up["with"].get("include-hidden-files") is True, "include-hidden-files")
 want(".tpuci/runs/" in up["with"]["path"].split("\n"), "upload path")
+# The recorded durations: restored before the run, saved after it.
+if pytest:
+    r = steps["Restore the recorded test durations"]
+    want(r["with"]["path"] == ".tpuci/timings.json", "timings path")
+    want(order.index("Restore the recorded test durations") < order.index("Run the spec"), "timings order")
+    if mode == "per-job":
+        want(job["needs"] == "timings", "needs timings")
+        want(r["with"]["key"] == "${{ needs.timings.outputs.key || 'tpuci-timings-none' }}", "entry key")
+        want("restore-keys" not in r["with"], "entries restore exactly the key the timings job found")
+        want(jobs["timings"]["outputs"]["key"] == "${{ steps.find.outputs.cache-matched-key }}", "timings output")
+        want(jobs["timings-save"]["needs"] == "tpuci" and jobs["timings-save"]["if"] == "always()", "timings-save")
+    else:
+        want(r["with"]["restore-keys"] == "tpuci-timings-", "restore-keys")
+        save = steps["Save the recorded test durations"]
+        want(save["if"].startswith("always()") and save["uses"] == "actions/cache/save@v4", "timings save")
+else:
+    want("Restore the recorded test durations" not in steps, "timings without pytest jobs")
 names = []
 for inst in plan["instances"]:
-    if inst["job"] not in names:
-        names.append(inst["job"])
+    key = inst["job"]
+    sh = (inst.get("pytest") or {}).get("shard")
+    if mode == "per-job" and sh:
+        key = "%s (shard %s/%s)" % (inst["job"], sh, inst["pytest"]["shards"])
+    if key not in names:
+        names.append(key)
 if mode == "per-job":
     st = job["strategy"]
     want(st["fail-fast"] is False, "fail-fast")
@@ -76,6 +112,45 @@ PY
 check tests/e2e/specs/basic.lua single
 check tests/e2e/specs/basic.lua per-job
 check tests/html/specs/mixed.lua per-job
+check tests/pytest/spec.lua single
+check tests/pytest/spec.lua per-job
+
+# Per job, each shard of a sharded pytest job is an entry whose --only
+# selects exactly that shard's instances, as tpuci plan sees them.
+(cd "$ROOT" && "$TPUCI" export github --per-job tests/pytest/spec.lua) > "$WORK/shards.yml"
+python3 -c 'import sys, yaml
+for e in yaml.safe_load(open(sys.argv[1]))["jobs"]["tpuci"]["strategy"]["matrix"]["include"]:
+    print(e["job"] + "\t" + e["only"])' "$WORK/shards.yml" > "$WORK/entries.tsv"
+while IFS=$'\t' read -r job only; do
+  case "$job" in *"(shard "*) ;; *) continue ;; esac
+  n=${job##*(shard }; n=${n%)}
+  got=$(cd "$ROOT" && "$TPUCI" plan --json --only "$only" tests/pytest/spec.lua |
+        python3 -c 'import json,sys; print(" ".join(i["name"] for i in json.load(sys.stdin)["instances"]))')
+  [ "$got" = "sharded[shard=$n]" ] && pass || fail "entry '$job' (--only '$only') selects '$got'"
+done < "$WORK/entries.tsv"
+
+# The merge of the timings-save job, run as GitHub would run it (jq is on
+# GitHub's runners): per test, the entry that ran it wins over the ones
+# that only restored it.
+if command -v jq > /dev/null; then
+  python3 -c 'import sys, yaml
+for s in yaml.safe_load(open(sys.argv[1]))["jobs"]["timings-save"]["steps"]:
+    if s["name"] == "Merge the recorded durations": print(s["run"], end="")' "$WORK/shards.yml" > "$WORK/merge.sh"
+  mkdir -p "$WORK/m/timings/a" "$WORK/m/timings/b"
+  echo '{"tests": {"t::x": {"avg": 1.0, "last": 1.0, "runs": 2}, "t::y": {"avg": 5.0, "last": 5.0, "runs": 1}}, "version": 1}' > "$WORK/m/timings/a/timings.json"
+  echo '{"tests": {"t::x": {"avg": 9.0, "last": 9.0, "runs": 1}, "t::y": {"avg": 2.0, "last": 2.0, "runs": 2}, "t::z": {"avg": 3.0, "last": 3.0, "runs": 1}}, "version": 1}' > "$WORK/m/timings/b/timings.json"
+  (cd "$WORK/m" && bash -e "$WORK/merge.sh" > /dev/null)
+  got=$(python3 -c 'import json,sys; t = json.load(open(sys.argv[1]))["tests"]; print(*(float(t[k]["avg"]) for k in ("t::x", "t::y", "t::z")))' "$WORK/m/.tpuci/timings.json" 2>&1)
+  [ "$got" = "1.0 2.0 3.0" ] && pass || fail "merged durations: $got"
+  # tpuci reads the merged file back.
+  mkdir -p "$WORK/m/s" && cp -r "$WORK/m/.tpuci" "$WORK/m/s/" && cat > "$WORK/m/s/spec.lua" <<'LUA'
+job "j" { run = "true" }
+LUA
+  (cd "$WORK/m/s" && "$TPUCI" run spec.lua > run.out 2>&1) && ! grep -q "timings" "$WORK/m/s/run.out" && pass ||
+    fail "tpuci does not read the merged timings.json: $(cat "$WORK/m/s/run.out")"
+else
+  fail "jq is missing (Debian package jq; tests/deps.sh)"
+fi
 
 # A job called "on" and one called "3.10" keep their names.
 cat > "$WORK/names.lua" <<'LUA'

@@ -182,21 +182,28 @@ static char *export_ok(const tpuci__plan_t *plan, const tpuci__export_opts_t *op
   return tpuci__buf_steal(&b);
 }
 
-/* The workflow as docs/github.md describes it, written out by hand. */
+/* The workflow as docs/github.md describes it, written out by hand, for
+ * a plan without pytest jobs and without images. */
 static json_t *expected(const char *spec, const char *url, const char *ref,
                         const char *name, json_t *include) {
   json_t *run_env = json_pack("{s:s}", "TPUCI_SPEC", spec);
   json_t *job, *steps;
+  const char *key = "tpuci-${{ runner.os }}-${{ steps.tpuci-commit.outputs.sha }}";
+  const char *prefix = "${{ runner.temp }}/tpuci-install";
   const char *cmd = include
       ? "tpuci run --only \"$TPUCI_ONLY\" --report-json tpuci-report.json --report-yaml "
-        "tpuci-report.yaml --junit tpuci-junit.xml \"$TPUCI_SPEC\""
+        "tpuci-report.yaml --report-html tpuci-report.html --junit tpuci-junit.xml \"$TPUCI_SPEC\""
       : "tpuci run --report-json tpuci-report.json --report-yaml tpuci-report.yaml "
-        "--junit tpuci-junit.xml \"$TPUCI_SPEC\"";
+        "--report-html tpuci-report.html --junit tpuci-junit.xml \"$TPUCI_SPEC\"";
   if (include) json_object_set_new(run_env, "TPUCI_ONLY", json_string("${{ matrix.only }}"));
   steps = json_pack(
       "[{s:s, s:s},"
       " {s:s, s:s},"
       " {s:s, s:s, s:{s:s, s:s}, s:s},"
+      " {s:s, s:s, s:s, s:{s:s, s:s}},"
+      " {s:s, s:s, s:s, s:{s:s, s:s}, s:s},"
+      " {s:s, s:s, s:s, s:{s:s, s:s}},"
+      " {s:s, s:s},"
       " {s:s, s:o, s:s},"
       " {s:s, s:s, s:s, s:{s:s, s:s, s:b, s:s}}]",
       "name", "Check out the repository", "uses", "actions/checkout@v4",
@@ -205,20 +212,31 @@ static json_t *expected(const char *spec, const char *url, const char *ref,
              "sudo apt-get install -y --no-install-recommends build-essential cmake "
              "pkg-config git liblua5.4-dev libuv1-dev libyaml-dev libcurl4-openssl-dev "
              "libjansson-dev libexpat1-dev\n",
-      "name", "Build and install tpuci", "working-directory", "${{ runner.temp }}",
+      "name", "Find tpuci's commit", "id", "tpuci-commit",
+      "env", "TPUCI_SOURCE", url, "TPUCI_REF", ref,
+      "run", "sha=$(git ls-remote \"$TPUCI_SOURCE\" \"$TPUCI_REF\" | head -n 1 | cut -f 1)\n"
+             "echo \"sha=${sha:-$TPUCI_REF}\" >> \"$GITHUB_OUTPUT\"\n",
+      "name", "Restore the tpuci build", "id", "tpuci-build",
+      "uses", "actions/cache/restore@v4", "with", "path", prefix, "key", key,
+      "name", "Build and install tpuci", "if", "steps.tpuci-build.outputs.cache-hit != 'true'",
+      "working-directory", "${{ runner.temp }}",
       "env", "TPUCI_SOURCE", url, "TPUCI_REF", ref,
       "run", "git init -q tpuci\n"
              "git -C tpuci fetch -q --depth 1 \"$TPUCI_SOURCE\" \"$TPUCI_REF\"\n"
              "git -C tpuci checkout -q FETCH_HEAD\n"
              "cmake -S tpuci -B tpuci/build -DTPUCI_BUILD_TESTS=OFF\n"
              "cmake --build tpuci/build -j\n"
-             "sudo cmake --install tpuci/build\n",
+             "cmake --install tpuci/build --prefix \"$RUNNER_TEMP/tpuci-install\"\n",
+      "name", "Save the tpuci build", "if", "steps.tpuci-build.outputs.cache-hit != 'true'",
+      "uses", "actions/cache/save@v4", "with", "path", prefix, "key", key,
+      "name", "Put tpuci on the PATH",
+      "run", "echo \"$RUNNER_TEMP/tpuci-install/bin\" >> \"$GITHUB_PATH\"\n",
       "name", "Run the spec", "env", run_env, "run", cmd,
       "name", "Upload the reports and the run folder", "if", "always()",
       "uses", "actions/upload-artifact@v4",
       "with", "name", include ? "tpuci-${{ matrix.slug }}" : "tpuci-reports",
-      "path", "tpuci-report.json\ntpuci-report.yaml\ntpuci-junit.xml\n.tpuci/runs/\n"
-              "!.tpuci/runs/latest/**\n",
+      "path", "tpuci-report.json\ntpuci-report.yaml\ntpuci-report.html\ntpuci-junit.xml\n"
+              ".tpuci/runs/\n!.tpuci/runs/latest/**\n",
       "include-hidden-files", 1, "if-no-files-found", "warn");
   assert_non_null(steps);
   job = json_pack("{s:s, s:s, s:o}", "name", include ? "${{ matrix.job }}" : "tpuci",
@@ -290,6 +308,7 @@ static void test_options(void **state) {
   json_decref(doc);
   doc = yaml_load(again);
   assert_string_equal(json_string_value(at(doc, "jobs/tpuci/steps/2/env/TPUCI_REF")), "1.10");
+  assert_string_equal(json_string_value(at(doc, "jobs/tpuci/steps/4/env/TPUCI_REF")), "1.10");
   json_decref(doc);
   json_decref(want);
   free(text);
@@ -497,6 +516,225 @@ static void test_empty_plan_single(void **state) {
   tpuci__plan_free(&plan);
 }
 
+/* ------------------------------------------------------------------ */
+/* Images, durations, options                                          */
+
+/* The step of the job called `name`, or NULL. */
+static json_t *step(json_t *doc, const char *job, const char *name) {
+  json_t *steps = json_object_get(json_object_get(json_object_get(doc, "jobs"), job), "steps"), *s;
+  size_t i;
+  json_array_foreach(steps, i, s) {
+    if (strcmp(json_string_value(json_object_get(s, "name")), name) == 0) return s;
+  }
+  return NULL;
+}
+
+static const char *str_at(json_t *root, const char *path) {
+  json_t *v = at(root, path);
+  if (!json_is_string(v)) fail_msg("%s is not a string", path);
+  return json_string_value(v);
+}
+
+static int add_image(tpuci__plan_t *plan, const char *ref, tpuci__pull_t pull) {
+  plan->images = tpuci__realloc(plan->images, (plan->nimages + 1) * sizeof(*plan->images));
+  memset(&plan->images[plan->nimages], 0, sizeof(*plan->images));
+  plan->images[plan->nimages].name = tpuci__strdup(ref);
+  plan->images[plan->nimages].ref = tpuci__strdup(ref);
+  plan->images[plan->nimages].pull = pull;
+  return (int) plan->nimages++;
+}
+
+static void add_in(tpuci__plan_t *plan, const char *job, const char *name, int image,
+                   int shard, int shards) {
+  tpuci__instance_t *in;
+  add(plan, job, name);
+  in = &plan->instances[plan->ninstances - 1];
+  if (image >= 0) {
+    in->image = image;
+    in->runtime = TPUCI__RUNTIME_DOCKER;
+  }
+  if (shards > 0) {
+    in->pytest = tpuci__calloc(1, sizeof(*in->pytest));
+    in->pytest->shards = shards;
+    in->pytest->shard = shard;
+  }
+}
+
+static void test_registries(void **state) {
+  char *s;
+  (void) state;
+  assert_null(tpuci__image_registry("python:3.11"));
+  assert_null(tpuci__image_registry("library/python"));
+  assert_null(tpuci__image_registry("localhost:5000/x"));
+  assert_null(tpuci__image_registry("localhost/x"));
+  s = tpuci__image_registry("ghcr.io/org/img:1");
+  assert_string_equal(s, "ghcr.io");
+  free(s);
+  s = tpuci__image_registry("registry:5000/img");
+  assert_string_equal(s, "registry:5000");
+  free(s);
+  s = tpuci__registry_secret("us-docker.pkg.dev", "PASSWORD");
+  assert_string_equal(s, "TPUCI_REGISTRY_US_DOCKER_PKG_DEV_PASSWORD");
+  free(s);
+}
+
+static void test_images(void **state) {
+  tpuci__plan_t plan;
+  tpuci__export_opts_t opts;
+  json_t *doc, *st;
+  char *text;
+  int py, hub, mine;
+  (void) state;
+
+  tpuci__plan_init(&plan);
+  plan.spec_path = tpuci__strdup("spec.lua");
+  py = add_image(&plan, "ghcr.io/org/py:3.11", TPUCI__PULL_MISSING);
+  hub = add_image(&plan, "python:3.12", TPUCI__PULL_ALWAYS);
+  mine = add_image(&plan, "tpuci-test/it's:1", TPUCI__PULL_NEVER);
+  add_image(&plan, "unused.example/x:1", TPUCI__PULL_MISSING);
+  add_in(&plan, "a", NULL, py, 0, 0);
+  add_in(&plan, "b", NULL, hub, 0, 0);
+  add_in(&plan, "c", NULL, mine, 0, 0);
+  add_in(&plan, "d", NULL, -1, 0, 0);
+  text = export_ok(&plan, NULL);
+  doc = yaml_load(text);
+  /* ghcr.io: packages: read, a login with the workflow's token. */
+  assert_string_equal(str_at(doc, "permissions/packages"), "read");
+  st = step(doc, "tpuci", "Log in to ghcr.io");
+  assert_non_null(st);
+  assert_string_equal(str_at(st, "env/TPUCI_REGISTRY_PASSWORD"), "${{ secrets.GITHUB_TOKEN }}");
+  assert_null(step(doc, "tpuci", "Log in to unused.example"));
+  /* Pulled: the images the jobs use, through the environment. */
+  assert_string_equal(str_at(doc, "jobs/tpuci/steps/7/name"), "Log in to ghcr.io");
+  st = step(doc, "tpuci", "Pull the images");
+  assert_string_equal(str_at(st, "env/TPUCI_IMAGES"), "ghcr.io/org/py:3.11 python:3.12");
+  assert_non_null(strstr(str_at(st, "run"), "docker pull \"$image\""));
+  /* pull = "never": a step named for the user to replace. */
+  st = step(doc, "tpuci", "Build or load image tpuci-test/it's:1 (pull = \"never\": replace this step)");
+  assert_non_null(st);
+  assert_string_equal(str_at(st, "env/TPUCI_IMAGE"), "tpuci-test/it's:1");
+  assert_null(json_object_get(st, "if"));
+  json_decref(doc);
+  free(text);
+
+  /* Per job: each entry lists its images; steps run when it has some. */
+  tpuci__export_opts_init(&opts);
+  opts.per_job = 1;
+  text = export_ok(&plan, &opts);
+  doc = yaml_load(text);
+  assert_string_equal(str_at(doc, "jobs/tpuci/strategy/matrix/include/0/pull/0"), "ghcr.io/org/py:3.11");
+  assert_int_equal(json_array_size(at(doc, "jobs/tpuci/strategy/matrix/include/0/build")), 0);
+  assert_string_equal(str_at(doc, "jobs/tpuci/strategy/matrix/include/2/build/0"), "tpuci-test/it's:1");
+  assert_int_equal(json_array_size(at(doc, "jobs/tpuci/strategy/matrix/include/3/pull")), 0);
+  st = step(doc, "tpuci", "Pull the images");
+  assert_string_equal(str_at(st, "env/TPUCI_IMAGES"), "${{ join(matrix.pull, ' ') }}");
+  assert_string_equal(str_at(st, "if"), "join(matrix.pull, '') != ''");
+  st = step(doc, "tpuci", "Build or load image tpuci-test/it's:1 (pull = \"never\": replace this step)");
+  assert_string_equal(str_at(st, "if"), "contains(matrix.build, 'tpuci-test/it''s:1')");
+  json_decref(doc);
+  free(text);
+  tpuci__plan_free(&plan);
+}
+
+static void test_durations_and_shards(void **state) {
+  tpuci__plan_t plan;
+  tpuci__export_opts_t opts;
+  json_t *doc, *st;
+  char *text;
+  (void) state;
+
+  tpuci__plan_init(&plan);
+  plan.spec_path = tpuci__strdup("spec.lua");
+  add_in(&plan, "unit", "unit[shard=1/2]", -1, 1, 2);
+  add_in(&plan, "unit", "unit[shard=2/2]", -1, 2, 2);
+  add_in(&plan, "lint", NULL, -1, 0, 0);
+  /* One job: restored from the newest cache, saved whatever happened. */
+  text = export_ok(&plan, NULL);
+  doc = yaml_load(text);
+  st = step(doc, "tpuci", "Restore the recorded test durations");
+  assert_string_equal(str_at(st, "uses"), "actions/cache/restore@v4");
+  assert_string_equal(str_at(st, "with/restore-keys"), "tpuci-timings-");
+  st = step(doc, "tpuci", "Save the recorded test durations");
+  assert_string_equal(str_at(st, "if"), "always() && hashFiles('.tpuci/timings.json') != ''");
+  assert_string_equal(str_at(st, "with/key"), "tpuci-timings-${{ github.run_id }}-${{ github.run_attempt }}");
+  assert_null(json_object_get(json_object_get(doc, "jobs"), "timings"));
+  json_decref(doc);
+  free(text);
+
+  /* Per job: a matrix entry per shard; every entry restores the one cache
+   * the timings job found; timings-save merges and saves. */
+  tpuci__export_opts_init(&opts);
+  opts.per_job = 1;
+  text = export_ok(&plan, &opts);
+  doc = yaml_load(text);
+  assert_string_equal(str_at(doc, "jobs/tpuci/strategy/matrix/include/0/job"), "unit (shard 1/2)");
+  assert_string_equal(str_at(doc, "jobs/tpuci/strategy/matrix/include/0/only"), "unit\\[*shard=1/2[],]*");
+  assert_string_equal(str_at(doc, "jobs/tpuci/strategy/matrix/include/1/slug"), "unit-shard-2");
+  assert_string_equal(str_at(doc, "jobs/tpuci/strategy/matrix/include/2/only"), "lint");
+  assert_int_equal(json_array_size(at(doc, "jobs/tpuci/strategy/matrix/include")), 3);
+  assert_string_equal(str_at(doc, "jobs/tpuci/needs"), "timings");
+  assert_string_equal(str_at(doc, "jobs/timings/outputs/key"), "${{ steps.find.outputs.cache-matched-key }}");
+  st = step(doc, "timings", "Find the newest recorded durations");
+  assert_true(json_is_true(at(st, "with/lookup-only")));
+  st = step(doc, "tpuci", "Restore the recorded test durations");
+  assert_string_equal(str_at(st, "with/key"), "${{ needs.timings.outputs.key || 'tpuci-timings-none' }}");
+  st = step(doc, "tpuci", "Upload the recorded test durations");
+  assert_string_equal(str_at(st, "with/name"), "tpuci.timings.${{ matrix.slug }}");
+  assert_string_equal(str_at(doc, "jobs/timings-save/needs"), "tpuci");
+  st = step(doc, "timings-save", "Merge the recorded durations");
+  assert_non_null(strstr(str_at(st, "run"), "jq -S -s"));
+  json_decref(doc);
+  free(text);
+  tpuci__plan_free(&plan);
+}
+
+static void test_runner_options(void **state) {
+  tpuci__plan_t plan;
+  tpuci__export_opts_t opts;
+  tpuci__buf_t b;
+  tpuci__err_t err = {0, NULL};
+  const char *labels[] = {"self-hosted", "tpu: v5e"};
+  json_t *doc;
+  char *text;
+  (void) state;
+
+  tpuci__plan_init(&plan);
+  plan.spec_path = tpuci__strdup("spec.lua");
+  add(&plan, "a", NULL);
+  tpuci__export_opts_init(&opts);
+  opts.runs_on = labels;
+  opts.n_runs_on = 2;
+  opts.timeout_minutes = 45;
+  opts.concurrency = "${{ github.workflow }}-${{ github.ref }}";
+  opts.cancel_in_progress = 1;
+  text = export_ok(&plan, &opts);
+  doc = yaml_load(text);
+  assert_string_equal(str_at(doc, "jobs/tpuci/runs-on/1"), "tpu: v5e");
+  assert_int_equal(json_integer_value(at(doc, "jobs/tpuci/timeout-minutes")), 45);
+  assert_string_equal(str_at(doc, "concurrency/group"), "${{ github.workflow }}-${{ github.ref }}");
+  assert_true(json_is_true(at(doc, "concurrency/cancel-in-progress")));
+  json_decref(doc);
+  free(text);
+  opts.n_runs_on = 1;
+  text = export_ok(&plan, &opts);
+  doc = yaml_load(text);
+  assert_string_equal(str_at(doc, "jobs/tpuci/runs-on"), "self-hosted");
+  json_decref(doc);
+  free(text);
+  tpuci__buf_init(&b);
+  opts.timeout_minutes = 4321;
+  assert_int_equal(tpuci__export_github(&plan, &opts, &b, &err), TPUCI_EUSAGE);
+  assert_string_equal(err.msg, "timeout-minutes must be from 1 to 4320 (GitHub's limit), not 4321");
+  tpuci__err_clear(&err);
+  opts.timeout_minutes = 0;
+  labels[1] = "";
+  opts.n_runs_on = 2;
+  assert_int_equal(tpuci__export_github(&plan, &opts, &b, &err), TPUCI_EUSAGE);
+  tpuci__err_clear(&err);
+  tpuci__buf_free(&b);
+  tpuci__plan_free(&plan);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_one_workflow_job),
@@ -506,6 +744,10 @@ int main(void) {
       cmocka_unit_test(test_matrix_limit),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_empty_plan_single),
+      cmocka_unit_test(test_registries),
+      cmocka_unit_test(test_images),
+      cmocka_unit_test(test_durations_and_shards),
+      cmocka_unit_test(test_runner_options),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

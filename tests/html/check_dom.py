@@ -2,13 +2,19 @@
 """Checks the DOM Chromium rendered from the HTML report of
 tests/html/specs/mixed.lua (chromium --dump-dom), against the report JSON.
 
-    check_dom.py DOM.html REPORT.json
+    check_dom.py DOM.html REPORT.json [PAGE_DIR]
+
+With PAGE_DIR (the page's folder), every log link must lead to a file
+from there; with WANT_COMMIT set, the report and the header must name
+that commit.
 
 Prints one line per failed check and exits 1 when any failed.
 """
 import html.parser
 import json
+import os
 import sys
+import urllib.parse
 
 
 class Dom(html.parser.HTMLParser):
@@ -55,6 +61,7 @@ class Dom(html.parser.HTMLParser):
 
 def main():
     dom_path, report_path = sys.argv[1], sys.argv[2]
+    page_dir = sys.argv[3] if len(sys.argv) > 3 else None
     report = json.load(open(report_path, encoding="utf-8"))
     dom = Dom()
     dom.feed(open(dom_path, encoding="utf-8").read())
@@ -107,6 +114,28 @@ def main():
     # Failing attempts' log tails are in the page.
     check("about to fail" in text and "broken" in text, "the log tail of 'bad' is missing")
     check("first try fails" in text, "the first attempt of 'flaky' is missing")
+
+    # tpuci's version and the spec's repository's commit.
+    check(("tpuci" + report["tpuci_version"]) in text.replace("\n", ""), "no tpuci version")
+    if os.environ.get("WANT_COMMIT"):
+        check(report["commit"] == os.environ["WANT_COMMIT"],
+              "commit %r, want %r" % (report["commit"], os.environ["WANT_COMMIT"]))
+        check(any(e[0] == "code" and e[1].get("title") == report["commit"] for e in dom.elements),
+              "the commit is not in the header")
+    # Log links are relative and lead to the logs from the page's folder.
+    links = [e[1]["href"] for e in dom.elements if e[0] == "a" and "log" in e[1].get("class", "").split()]
+    nlogs = sum(1 for i in report["instances"] for a in i["attempts"] if a["log"])
+    check(len(links) == nlogs and nlogs > 0, "%d log links for %d logs" % (len(links), nlogs))
+    for href in links:
+        check(not href.startswith("/") and "://" not in href, "log link %r is not relative" % href)
+        if page_dir:
+            check(os.path.isfile(os.path.join(page_dir, urllib.parse.unquote(href))),
+                  "log link %r leads nowhere from %s" % (href, page_dir))
+    # The filter: a radio button per choice, a label for each.
+    radios = {e[1].get("id") for e in dom.elements if e[0] == "input" and e[1].get("type") == "radio"}
+    labels = {e[1].get("for") for e in dom.elements if e[0] == "label"}
+    check({"f-all", "f-bad", "f-failed", "f-flaky", "f-passed", "f-timeout"} <= radios, "radios %s" % radios)
+    check(radios == labels, "radios %s, labels %s" % (radios, labels))
 
     for f in failures:
         print("FAIL: " + f)

@@ -70,8 +70,69 @@ render --dump-dom "file://$WORK/report.html" > "$WORK/dom.html" 2> "$WORK/chromi
 if [ -s "$WORK/dom.html" ]; then pass; else
   fail "chromium --dump-dom printed nothing; its log:"; tail -n 20 "$WORK/chromium.log" >&2
 fi
-if python3 "$HTML_TESTS/check_dom.py" "$WORK/dom.html" "$summary"; then pass
+# The spec is in tpuci's repository: the report names its commit.
+want_commit=$(git -C "$HTML_TESTS" rev-parse HEAD 2>/dev/null || true)
+if WANT_COMMIT=$want_commit python3 "$HTML_TESTS/check_dom.py" "$WORK/dom.html" "$summary" "$WORK"; then pass
 else fail "the rendered DOM (above)"; fi
+
+# The page in the run folder (report.html) links to the logs beside it.
+run_page="$(readlink -f "$WORK/.tpuci/runs/latest")/report.html"
+render --dump-dom "file://$run_page" > "$WORK/dom-run.html" 2>> "$WORK/chromium.log"
+if python3 "$HTML_TESTS/check_dom.py" "$WORK/dom-run.html" "$summary" "$(dirname "$run_page")"; then pass
+else fail "the run folder's page (above)"; fi
+grep -q 'href="bad/attempt-1.log"' "$run_page" && pass || fail "report.html's link to bad's log is not bad/attempt-1.log"
+
+# Moved together (a downloaded CI artifact), page and logs still meet.
+mkdir -p "$WORK/artifact" && cp -r "$WORK/.tpuci" "$WORK/report.html" "$WORK/artifact/"
+render --dump-dom "file://$WORK/artifact/report.html" > "$WORK/dom-moved.html" 2>> "$WORK/chromium.log"
+if python3 "$HTML_TESTS/check_dom.py" "$WORK/dom-moved.html" "$summary" "$WORK/artifact"; then pass
+else fail "the moved page (above)"; fi
+
+# The filter works without a script in the page: a page of ours (scripts
+# allowed there, file access for the frame) clicks each choice in the
+# report, which it loads in a frame, and writes down which instances the
+# report's own CSS leaves visible.
+cat > "$WORK/filter.html" <<'HTML'
+<!DOCTYPE html><html><body><pre id="out">pending</pre>
+<iframe id="f" src="report.html" width="1200" height="800"></iframe>
+<script>
+document.getElementById("f").addEventListener("load", function () {
+  var d = this.contentDocument, res = {};
+  ["f-all", "f-bad", "f-failed", "f-flaky", "f-passed", "f-timeout"].forEach(function (id) {
+    d.getElementById(id).click();
+    var vis = function (sel, name) {
+      return Array.prototype.filter.call(d.querySelectorAll(sel), function (e) {
+        return d.defaultView.getComputedStyle(e).display !== "none";
+      }).map(function (e) { return e.querySelector(name).textContent.trim(); });
+    };
+    res[id] = {rows: vis("#instances tbody tr", "th a"), problems: vis("#problems article", "h3 a"),
+               logs: vis("#logs > section", "h3").length};
+  });
+  document.getElementById("out").textContent = JSON.stringify(res);
+});
+</script></body></html>
+HTML
+render --allow-file-access-from-files --virtual-time-budget=10000 --dump-dom \
+  "file://$WORK/filter.html" > "$WORK/dom-filter.html" 2>> "$WORK/chromium.log"
+check=$(python3 - "$WORK/dom-filter.html" "$summary" <<'PY'
+import html, json, re, sys
+m = re.search(r'<pre id="out">(.*?)</pre>', open(sys.argv[1]).read(), re.S)
+res = json.loads(html.unescape(m.group(1))) if m and m.group(1) != "pending" else None
+report = json.load(open(sys.argv[2]))
+names = lambda pred: [i["name"] for i in report["instances"] if pred(i["outcome"])]
+want = {"f-all": names(lambda o: True), "f-bad": names(lambda o: o != "passed"),
+        "f-failed": names(lambda o: o == "failed"), "f-flaky": names(lambda o: o == "flaky"),
+        "f-passed": names(lambda o: o == "passed"), "f-timeout": names(lambda o: o == "timeout")}
+bad = []
+for k, v in want.items():
+    got = res and res.get(k)
+    if not got or got["rows"] != v or got["logs"] != len(v) or \
+            got["problems"] != [n for n in v if n not in names(lambda o: o == "passed")]:
+        bad.append(f"{k}: got {got}, want rows {v}")
+print("ok" if res and not bad else "; ".join(bad) or "the frame never reported")
+PY
+)
+[ "$check" = ok ] && pass || fail "the outcome filter: $check"
 
 # The screenshot, next to the page.
 render --screenshot="$WORK/report.png" --window-size=1280,900 --hide-scrollbars \

@@ -32,7 +32,17 @@ int main(int argc, char **argv) {
     return 1;
   }
   tpuci__buf_init(&out);
-  r = tpuci__report_html(report, &out, &err);
+  if (argc == 3) {
+    /* Log links relative to the page's folder, as tpuci run writes them. */
+    const char *slash = strrchr(argv[2], '/');
+    char *dir = slash == NULL ? tpuci__strdup(".")
+                : slash == argv[2] ? tpuci__strdup("/")
+                                   : tpuci__printf("%.*s", (int) (slash - argv[2]), argv[2]);
+    r = tpuci__report_html_at(report, dir, &out, &err);
+    free(dir);
+  } else {
+    r = tpuci__report_html(report, &out, &err);
+  }
   json_decref(report);
   if (r != 0) {
     fprintf(stderr, "tpuci-report-html: %s: %s\n", argv[1], err.msg ? err.msg : "cannot render");

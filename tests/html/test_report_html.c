@@ -12,6 +12,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "report/html.h"
+#include "report/report.h"
 #include "report/report_html.h"
 #include "base/util.h"
 
@@ -100,7 +102,7 @@ static void assert_only_known_tags(const char *page) {
       "h2", "h3", "code", "span", "dl", "dt", "dd", "ul", "li", "nav", "a", "main",
       "section", "figure", "svg", "rect", "text", "line", "desc", "figcaption", "table",
       "caption", "thead", "tbody", "tr", "th", "td", "article", "ol", "details",
-      "summary", "pre", "footer", "strong", "div", NULL};
+      "summary", "pre", "footer", "strong", "div", "input", "label", NULL};
   const char *p = page;
   while ((p = strchr(p, '<')) != NULL) {
     char name[16];
@@ -340,18 +342,29 @@ static void test_cancelled_and_tests_hook(void **state) {
                   json_pack("[o]", attempt(1, "failed", 1764686415000, 2000, "exit 1",
                                                     json_string(""))));
   json_object_set_new(inst, "tests", json_pack(
-      "[{s:s,s:s,s:f,s:s},{s:s,s:s,s:f,s:s},{s:s,s:s,s:f,s:s}]",
+      "[{s:s,s:s,s:f,s:s},{s:s,s:s,s:f,s:s},{s:s,s:s,s:f,s:s},{s:s,s:s,s:b,s:f,s:s}]",
       "id", "tests/test_a.py::test_ok", "outcome", "passed", "duration_s", 0.5, "message", "",
       "id", "tests/test_a.py::test_<bad>", "outcome", "failed", "duration_s", 1.25,
       "message", "AssertionError: <script>x</script>",
       "id", "tests/test_b.py::test_skip", "outcome", "skipped", "duration_s", 0.0,
-      "message", "no TPU"));
+      "message", "no TPU",
+      "id", "tests/test_c.py::test_wobbly", "outcome", "passed", "flaky", 1, "duration_s", 0.25,
+      "message", "ConnectionError: reset"));
+  json_object_set_new(inst, "image", json_string("gcr.io/x/<img>:1"));
+  json_object_set_new(inst, "topology", json_string("v4-8"));
   json_array_append_new(insts, inst);
   json_array_append_new(insts, instance("later", "cancelled", NULL));
   r = report("failed", 1, NULL, insts);
   page = render(r);
   assert_sane(page);
-  assert_contains(page, "data-hook=\"tests\"><p>Tests: 3, 1 passed, 1 skipped, 1 did not pass.</p>");
+  assert_contains(page, "data-hook=\"tests\"><p>Tests: 4, 2 passed (1 flaky), 1 skipped, 1 did not pass.</p>");
+  /* A flaky test is named, with the failure that was retried away. */
+  assert_contains(page, "<tr class=\"t-flaky\"><th scope=\"row\"><code>tests/test_c.py::test_wobbly</code></th>"
+                        "<td><span class=\"o o-flaky\">flaky</span>");
+  assert_contains(page, "ConnectionError: reset");
+  assert_lacks(page, "test_ok</code>");
+  /* Where it ran. */
+  assert_contains(page, "; image <code>gcr.io/x/&lt;img&gt;:1</code>; topology <code>v4-8</code>");
   assert_contains(page, "<code>tests/test_a.py::test_&lt;bad&gt;</code>");
   assert_contains(page, "AssertionError: &lt;script&gt;x&lt;/script&gt;");
   assert_contains(page, "1.2s");
@@ -428,6 +441,107 @@ static void test_long_names_are_clipped(void **state) {
   json_decref(r);
 }
 
+/* Log links: relative to the page's folder, percent-encoded. */
+static void check_href(const char *page_dir, const char *path, const char *want) {
+  tpuci__buf_t b;
+  tpuci__buf_init(&b);
+  tpuci__html_href(&b, page_dir, path);
+  if (strcmp(b.data ? b.data : "", want) != 0)
+    fail_msg("href(%s, %s) = %s, want %s", page_dir ? page_dir : "NULL", path,
+             b.data ? b.data : "", want);
+  tpuci__buf_free(&b);
+}
+
+static void test_log_links(void **state) {
+  (void) state;
+  check_href("/w/.tpuci/runs/r1", "/w/.tpuci/runs/r1/bad/attempt-1.log", "bad/attempt-1.log");
+  check_href("/w", "/w/.tpuci/runs/r1/bad/attempt-1.log", ".tpuci/runs/r1/bad/attempt-1.log");
+  check_href("/w/out/pages", "/w/.tpuci/runs/r1/x.log", "../../.tpuci/runs/r1/x.log");
+  check_href("/w/b", "/w/bc/x.log", "../bc/x.log");
+  check_href("/", "/w/x.log", "w/x.log");
+  check_href("/w/./a/../", "/w//x.log", "x.log");
+  check_href("/w", "/w/a b/#?%\"<'>.log", "a%20b/%23%3F%25%22%3C%27%3E.log");
+  check_href(NULL, ".tpuci/runs/r1/a b.log", ".tpuci/runs/r1/a%20b.log");
+}
+
+/* The commit of the spec's repository, read from .git without git. */
+static void put(const char *dir, const char *name, const char *text) {
+  char *path = tpuci__printf("%s/%s", dir, name);
+  assert_int_equal(tpuci__write_file_atomic(path, text, strlen(text)), 0);
+  free(path);
+}
+
+static void test_git_commit(void **state) {
+  const char *a = "0123456789abcdef0123456789abcdef01234567";
+  const char *b = "89abcdef0123456789abcdef0123456789abcdef";
+  char tmpl[] = "/tmp/tpuci-git-XXXXXX", *root, *sub, *c;
+  (void) state;
+  root = mkdtemp(tmpl);
+  assert_non_null(root);
+  sub = tpuci__printf("%s/repo/ci/specs", root);
+  assert_int_equal(tpuci__mkdir_p(sub, 0755), 0);
+  assert_null(tpuci__git_commit(sub));  /* no repository (unless /tmp is in one) */
+  c = tpuci__printf("%s/repo/.git/refs/heads", root);
+  assert_int_equal(tpuci__mkdir_p(c, 0755), 0);
+  free(c);
+  c = tpuci__printf("%s/repo/.git", root);
+  /* A branch in packed-refs only, then as a loose ref (which wins). */
+  put(c, "HEAD", "ref: refs/heads/main\n");
+  put(c, "packed-refs", "# pack-refs with: peeled fully-peeled sorted\n");
+  assert_null(tpuci__git_commit(sub));
+  put(c, "packed-refs", "# pack-refs with: peeled\n89abcdef0123456789abcdef0123456789abcdef refs/heads/other\n"
+                        "0123456789abcdef0123456789abcdef01234567 refs/heads/main\n^89abcdef0123456789abcdef0123456789abcdef\n");
+  free(c);
+  c = tpuci__git_commit(sub);
+  assert_string_equal(c, a);
+  free(c);
+  c = tpuci__printf("%s/repo/.git/refs/heads", root);
+  put(c, "main", "89abcdef0123456789abcdef0123456789abcdef\n");
+  free(c);
+  c = tpuci__git_commit(sub);
+  assert_string_equal(c, b);
+  free(c);
+  /* A worktree: .git is a file naming its git folder, whose commondir
+   * holds the refs; a detached HEAD is the commit itself. */
+  c = tpuci__printf("%s/wt/src", root);
+  assert_int_equal(tpuci__mkdir_p(c, 0755), 0);
+  free(c);
+  c = tpuci__printf("%s/repo/.git/worktrees/wt", root);
+  assert_int_equal(tpuci__mkdir_p(c, 0755), 0);
+  put(c, "HEAD", "ref: refs/heads/other\n");
+  put(c, "commondir", "../..\n");
+  free(c);
+  c = tpuci__printf("%s/wt", root);
+  {
+    char *line = tpuci__printf("gitdir: %s/repo/.git/worktrees/wt\n", root);
+    put(c, ".git", line);
+    free(line);
+  }
+  free(c);
+  c = tpuci__printf("%s/wt/src", root);
+  {
+    char *got = tpuci__git_commit(c);
+    assert_string_equal(got, b);  /* refs/heads/other from packed-refs */
+    free(got);
+  }
+  free(c);
+  c = tpuci__printf("%s/repo/.git/worktrees/wt", root);
+  put(c, "HEAD", "0123456789abcdef0123456789abcdef01234567\n");
+  free(c);
+  c = tpuci__printf("%s/wt/src", root);
+  {
+    char *got = tpuci__git_commit(c);
+    assert_string_equal(got, a);
+    free(got);
+  }
+  free(c);
+  assert_null(tpuci__git_commit("relative/path"));
+  free(sub);
+  c = tpuci__printf("rm -rf '%s'", root);
+  assert_int_equal(system(c), 0);
+  free(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_escapes_hostile_strings),
@@ -436,6 +550,8 @@ int main(void) {
       cmocka_unit_test(test_empty_run),
       cmocka_unit_test(test_not_run),
       cmocka_unit_test(test_cancelled_and_tests_hook),
+      cmocka_unit_test(test_log_links),
+      cmocka_unit_test(test_git_commit),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_rejects_non_reports),
       cmocka_unit_test(test_long_names_are_clipped),

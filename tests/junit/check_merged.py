@@ -62,12 +62,15 @@ def main():
             total[k] += c[k]
         props = {p.get("name"): p.get("value")
                  for p in suite.find("properties").findall("property")}
+        assert props["tpuci.kind"] == "pytest", props
         c["attempts"] = int(props["tpuci.attempts"])
         c["flaky_tests"] = int(props["tpuci.flaky"])
         c["time"] = float(suite.get("time"))
         seen[suite.get("name")] = c
-    for k in total:
+    for k in ("tests", "failures", "errors"):
         assert int(root.get(k)) == total[k], (k, root.get(k), total[k])
+    # Jenkins' schema has no `skipped` on the root.
+    assert root.get("skipped") is None
     assert abs(float(root.get("time")) - sum(c["time"] for c in seen.values())) < 0.01
 
     expected = {

@@ -3,7 +3,8 @@
  * check_merged.py re-parses it with Python's xml.etree).
  *
  * `test_junit_history --emit FILE` writes the merged report of a fixed
- * four-instance run instead of running the tests. */
+ * four-instance run instead of running the tests; `--emit-all FILE` the
+ * same run with five command jobs added (tests/junit/schemas.sh). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -174,9 +175,9 @@ static void test_flaky_after_rerun_of_failures(void **state) {
 
   xml = merged(&h);
   assert_non_null(strstr(xml, "<testsuite name=\"unit\" tests=\"4\" failures=\"0\" errors=\"0\" skipped=\"1\" time=\"20.000\">"));
-  assert_non_null(strstr(xml, "<testsuites name=\"tpuci\" tests=\"4\" failures=\"0\" errors=\"0\" skipped=\"1\" time=\"20.000\">"));
-  assert_int_equal(count(xml, "<flakyFailure message=\"assert b\">"), 1);
-  assert_int_equal(count(xml, "<flakyError message=\"failed on setup with &quot;RuntimeError&quot;\">"), 1);
+  assert_non_null(strstr(xml, "<testsuites name=\"tpuci\" tests=\"4\" failures=\"0\" errors=\"0\" time=\"20.000\">"));
+  assert_int_equal(count(xml, "<flakyFailure message=\"assert b\" type=\"pytest.failure\">"), 1);
+  assert_int_equal(count(xml, "<flakyError message=\"failed on setup with &quot;RuntimeError&quot;\" type=\"pytest.error\">"), 1);
   assert_int_equal(count(xml, "<stackTrace>[attempt 1]\nE   assert 1 == 2#x1B &lt;&amp;&gt;</stackTrace>"), 1);
   assert_int_equal(count(xml, "<rerunFailure"), 0);
   assert_int_equal(count(xml, "<failure"), 0);
@@ -189,7 +190,13 @@ static void test_flaky_after_rerun_of_failures(void **state) {
   assert_int_equal(by_name(&j, "b")->reruns, 1);
   assert_int_equal(by_name(&j, "c")->reruns, 1);
   assert_int_equal(by_name(&j, "d")->outcome, TPUCI_TEST_SKIPPED);
-  assert_string_equal(by_name(&j, "d")->type, "pytest.skip");
+  /* <skipped> has no attribute (Jenkins' schema): the reason is its text. */
+  assert_null(by_name(&j, "d")->type);
+  assert_non_null(strstr(xml, "<skipped>"));
+  assert_int_equal(count(xml, "<skipped "), 0);
+  assert_int_equal(count(xml, " file=\""), 0);
+  assert_int_equal(count(xml, " line=\""), 0);
+  assert_non_null(strstr(xml, "<property name=\"tpuci.kind\" value=\"pytest\"/>"));
   assert_string_equal(by_name(&j, "b")->id, "tests/test_m.py::b");
   tpuci__junit_free(&j);
   free(xml);
@@ -214,13 +221,13 @@ static void test_still_failing_is_rerun_failure(void **state) {
 
   xml = merged(&h);
   assert_non_null(strstr(xml, "tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"0\""));
-  assert_int_equal(count(xml, "<failure message=\"assert b\">"), 1);
-  assert_int_equal(count(xml, "<rerunFailure message=\"assert b\">"), 2);
+  assert_int_equal(count(xml, "<failure message=\"assert b\" type=\"pytest.failure\">"), 1);
+  assert_int_equal(count(xml, "<rerunFailure message=\"assert b\" type=\"pytest.failure\">"), 2);
   assert_int_equal(count(xml, "<stackTrace>[attempt 1]"), 2);  /* b and c */
   assert_int_equal(count(xml, "<stackTrace>[attempt 2]"), 2);
   assert_int_equal(count(xml, "<flakyError"), 2);
   /* The final failure comes before the earlier ones. */
-  assert_true(strstr(xml, "<failure message=\"assert b\">") < strstr(xml, "<rerunFailure"));
+  assert_true(strstr(xml, "<failure message=\"assert b\"") < strstr(xml, "<rerunFailure"));
   reparse(xml, &j);
   assert_int_equal(by_name(&j, "b")->outcome, TPUCI_TEST_FAILED);
   assert_int_equal(by_name(&j, "b")->reruns, 2);
@@ -425,7 +432,7 @@ static void test_empty_and_multiple(void **state) {
   tpuci__buf_init(&out);
   tpuci__junit_write_merged(&out, hs, 2);
   assert_non_null(strstr(out.data, "<testsuite name=\"one\" tests=\"0\" failures=\"0\" errors=\"0\" skipped=\"0\" time=\"0.000\">"));
-  assert_non_null(strstr(out.data, "<testsuites name=\"tpuci\" tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"1\""));
+  assert_non_null(strstr(out.data, "<testsuites name=\"tpuci\" tests=\"2\" failures=\"1\" errors=\"0\" time="));
   reparse(out.data, &j);
   assert_int_equal(j.suites, 2);
   assert_int_equal(j.len, 2);
@@ -445,6 +452,74 @@ static void test_empty_and_multiple(void **state) {
   tpuci__buf_free(&out);
   tpuci__history_free(&a);
   tpuci__history_free(&b);
+}
+
+/* Jobs that are not pytest jobs: one test case each, with the outcome. */
+static const tpuci__junit_run_t cmd_runs[] = {
+    {TPUCI_OUTCOME_PASSED, 0, "exit 0", 1.5, "r/ok/attempt-1.log", NULL},
+    {TPUCI_OUTCOME_FAILED, 3, "exit 3", 2, "r/flaky/attempt-1.log", "broken <&>\n"},
+    {TPUCI_OUTCOME_INFRA, -1, "image pull failed", 0, NULL, NULL},
+    {TPUCI_OUTCOME_PASSED, 0, "exit 0", 1, "r/flaky/attempt-3.log", NULL},
+    {TPUCI_OUTCOME_FAILED, 1, "exit 1", 1, "r/bad/attempt-1.log", "first\n"},
+    {TPUCI_OUTCOME_TIMEOUT, -1, "timed out after 2s", 2, "r/bad/attempt-2.log", "slow\n"},
+};
+static const tpuci__junit_command_t cmds[] = {
+    {"ok", TPUCI_OUTCOME_PASSED, NULL, &cmd_runs[0], 1},
+    {"flaky", TPUCI_OUTCOME_FLAKY, NULL, &cmd_runs[1], 3},
+    {"bad", TPUCI_OUTCOME_TIMEOUT, NULL, &cmd_runs[4], 2},
+    {"later", TPUCI_OUTCOME_CANCELLED, NULL, NULL, 0},
+    {"never", TPUCI_OUTCOME_NONE, "the engine is unreachable", NULL, 0},
+};
+#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static void test_commands_and_running(void **state) {
+  tpuci__junit_suite_t suites[NCMDS + 1];
+  tpuci__history_t h;
+  tpuci__junit_attempt_t a;
+  tpuci__buf_t out;
+  size_t i;
+  const char *xml;
+  (void) state;
+
+  /* A pytest attempt killed in the middle of a test names it. */
+  tpuci__history_init(&h, "py");
+  memset(&a, 0, sizeof(a));
+  a.outcome = TPUCI_OUTCOME_TIMEOUT;
+  a.exit_code = -1;
+  a.cause = "timed out after 2s while running tests/test_m.py::slow";
+  a.running = "tests/test_m.py::slow";
+  tpuci__history_add(&h, &a, NULL);
+  for (i = 0; i < NCMDS; i++) {
+    suites[i].history = NULL;
+    suites[i].command = &cmds[i];
+  }
+  suites[NCMDS].history = &h;
+  suites[NCMDS].command = NULL;
+  tpuci__buf_init(&out);
+  tpuci__junit_write_run(&out, suites, NCMDS + 1);
+  xml = out.data;
+  /* 6 test cases: 1 timeout and 2 errors fail, the rest pass. */
+  assert_non_null(strstr(xml, "<testsuites name=\"tpuci\" tests=\"6\" failures=\"2\" errors=\"2\" time="));
+  assert_non_null(strstr(xml, "<testcase classname=\"tpuci\" name=\"ok\" time=\"1.500\"/>"));
+  assert_non_null(strstr(xml, "<property name=\"tpuci.kind\" value=\"command\"/>"));
+  /* flaky: a failure and an infra error, each kept, failures first. */
+  assert_non_null(strstr(xml, "<flakyFailure message=\"failed: exit 3\" type=\"tpuci.failed\">\n"
+                              "        <stackTrace>[attempt 1]\nAttempt 1 of 3 of 'flaky': failed: exit 3.\n"
+                              "Exit code: 3.\nLog: r/flaky/attempt-1.log\n</stackTrace>\n"
+                              "        <system-out>broken &lt;&amp;&gt;\n</system-out>"));
+  assert_true(strstr(xml, "<flakyFailure") < strstr(xml, "<flakyError message=\"infra: image pull failed\" type=\"tpuci.infra\">"));
+  assert_non_null(strstr(xml, "<testsuite name=\"flaky\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"0\" time=\"3.000\">"));
+  /* bad: the timeout, then the earlier failure as a rerun, then its log. */
+  assert_non_null(strstr(xml, "<failure message=\"timeout: timed out after 2s\" type=\"tpuci.timeout\">"
+                              "Attempt 2 of 2 of 'bad': timeout: timed out after 2s.\nExit code: -1.\n"
+                              "Log: r/bad/attempt-2.log\n</failure>\n      <rerunFailure message=\"failed: exit 1\""));
+  assert_non_null(strstr(xml, "</rerunFailure>\n      <system-out>slow\n</system-out>\n    </testcase>"));
+  assert_non_null(strstr(xml, "<error message=\"cancelled: it never started\" type=\"tpuci.cancelled\">"));
+  assert_non_null(strstr(xml, "<error message=\"not run: the engine is unreachable\" type=\"tpuci.not-run\">"));
+  assert_non_null(strstr(xml, "It was running tests/test_m.py::slow when it ended."));
+  assert_non_null(strstr(xml, "message=\"timeout: timed out after 2s while running tests/test_m.py::slow; no JUnit report\""));
+  tpuci__buf_free(&out);
+  tpuci__history_free(&h);
 }
 
 /* ------------------------------------------------------------------ */
@@ -472,7 +547,8 @@ static void add_file(tpuci__history_t *h, tpuci_outcome_t o, int exit_code, cons
   free(p);
 }
 
-static int emit(const char *path) {
+static int emit(const char *path, int with_commands) {
+  tpuci__junit_suite_t suites[4 + NCMDS];
   tpuci__history_t h[4];
   const tpuci__history_t *hs[4];
   tpuci__strv_t again = {0};
@@ -552,7 +628,16 @@ static int emit(const char *path) {
   tpuci__history_add(&h[3], &a, NULL);
 
   for (i = 0; i < 4; i++) hs[i] = &h[i];
-  r = tpuci__junit_write_merged_file(path, hs, 4, &err);
+  if (with_commands) {
+    /* The same run with the command jobs above (the schema tests). */
+    for (i = 0; i < 4 + NCMDS; i++) {
+      suites[i].history = i < 4 ? &h[i] : NULL;
+      suites[i].command = i < 4 ? NULL : &cmds[i - 4];
+    }
+    r = tpuci__junit_write_run_file(path, suites, 4 + NCMDS, &err);
+  } else {
+    r = tpuci__junit_write_merged_file(path, hs, 4, &err);
+  }
   if (r != 0) fprintf(stderr, "%s\n", err.msg);
   for (i = 0; i < 4; i++) tpuci__history_free(&h[i]);
   return r != 0;
@@ -567,7 +652,9 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_last_attempt_crashed_counts_absent_as_not_run),
     cmocka_unit_test(test_abnormal_kinds),
     cmocka_unit_test(test_empty_and_multiple),
+    cmocka_unit_test(test_commands_and_running),
   };
-  if (argc == 3 && strcmp(argv[1], "--emit") == 0) return emit(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "--emit") == 0) return emit(argv[2], 0);
+  if (argc == 3 && strcmp(argv[1], "--emit-all") == 0) return emit(argv[2], 1);
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -62,6 +62,11 @@ timeout_cases = [k for k in h if k[0] == "tpuci"]
 check(len(timeout_cases) == 1 and h[timeout_cases[0]] == ["failure"], f"hang timeout case: {h}")
 msg = [c for c in suites["hang"].findall("testcase") if c.get("classname") == "tpuci"][0].find("failure").get("message")
 check("timed out" in msg, f"hang failure message: {msg}")
+# It names the test that was running (progress.jsonl's last start).
+check("while running tests/test_timeout.py::test_sleeps_past_timeout" in msg,
+      f"hang failure message does not name the running test: {msg}")
+check(not any(c.get("file") or c.get("line") for c in root.iter("testcase")),
+      "a testcase has file or line (no JUnit schema allows them)")
 
 # Nothing selected: a failure naming the marker expression; allowed when allow_empty.
 e = [c for c in suites["empty"].findall("testcase") if c.get("classname") == "tpuci"]
@@ -73,6 +78,10 @@ check(inst["suite"]["outcome"] == "failed", "suite outcome")
 check(inst["empty"]["outcome"] == "failed", "empty outcome")
 check(inst["empty_ok"]["outcome"] == "passed", f"empty_ok outcome {inst['empty_ok']['outcome']}")
 check(inst["hang"]["outcome"] == "timeout", "hang outcome")
+cause = inst["hang"]["attempts"][-1]["cause"]
+check(cause.startswith("timed out after 4s") and
+      cause.endswith(" while running tests/test_timeout.py::test_sleeps_past_timeout"),
+      f"hang cause: {cause}")
 flaky = [t for t in inst["suite"]["tests"] if t["flaky"]]
 check([t["id"] for t in flaky] == ["tests/test_outcomes.py::test_flaky_first_attempt"], f"flaky tests {flaky}")
 if docker:

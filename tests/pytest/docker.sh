@@ -22,4 +22,17 @@ check=$(/usr/bin/python3 "$TESTS/pytest/check.py" "$(readlink -f .tpuci/runs/lat
 [ "$check" = ok ] && pass || fail "docker run: $check"
 [ -z "$(find "$TESTS/pytest/project" -name '.pytest_cache' -o -name '__pycache__')" ] && pass ||
   fail "the mounted source tree was written"
+
+# GitHub annotations point at files of the repository, not of the
+# container: tests/pytest is mounted at /src and pytest runs in
+# /src/project, so /src/project/tests/test_outcomes.py is
+# project/tests/test_outcomes.py from the workspace (tests/pytest).
+rm -f flaky/*
+GITHUB_ACTIONS=true GITHUB_WORKSPACE="$TESTS/pytest" TPUCI_PYTEST_MOUNT_SPEC_DIR=1 \
+  TPUCI_PYTEST_IMAGE=$image TPUCI_PYTHON=python3 FLAKY_DIR="$WORK/flaky" \
+  run_tpuci run --only suite "$TESTS/pytest/spec.lua"
+expect_code 1 "pytest in containers under GitHub"
+expect_out "::error file=project/tests/test_outcomes.py,line=12,title=tests/test_outcomes.py%3A%3Atest_fails failed::"
+expect_out "::warning file=project/tests/test_outcomes.py,line=44,title=tests/test_outcomes.py%3A%3Atest_flaky_first_attempt flaky::"
+expect_not_out "file=/src" "a container path in an annotation"
 finish

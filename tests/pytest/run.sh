@@ -42,10 +42,21 @@ expect_json 'sorted(i["name"] for i in s["instances"])' "['empty', 'hang', 'suit
 log=$(json '[i for i in s["instances"] if i["name"] == "suite"][0]["attempts"][0]["log"]')
 grep -q "collected 2 items" "$log" && pass || fail "rerun of suite did not run only its 2 failed tests: $(grep collected "$log")"
 
-# Under GitHub Actions: one annotation per failing test, at its file and line.
-GITHUB_ACTIONS=true FLAKY_DIR="$WORK/flaky" run_tpuci run --only suite "$TESTS/pytest/spec.lua"
-expect_out "::error file=tests/test_outcomes.py,line=12,title=tests/test_outcomes.py%3A%3Atest_fails failed::AssertionError: arithmetic is broken"
-expect_out "::error file=tests/test_outcomes.py,line=21,title=tests/test_outcomes.py%3A%3Atest_fixture_error error::"
+# Under GitHub Actions: an ::error per failing test and a ::warning per
+# flaky one, at its file (relative to the repository: here the workspace
+# is tests/pytest, pytest's rootdir its project/ folder) and line; the
+# step summary lists them.
+rm -f flaky/*
+GITHUB_ACTIONS=true GITHUB_WORKSPACE="$TESTS/pytest" GITHUB_STEP_SUMMARY="$WORK/step.md" \
+  FLAKY_DIR="$WORK/flaky" run_tpuci run --only suite "$TESTS/pytest/spec.lua"
+expect_out "::error file=project/tests/test_outcomes.py,line=12,title=tests/test_outcomes.py%3A%3Atest_fails failed::AssertionError: arithmetic is broken"
+expect_out "::error file=project/tests/test_outcomes.py,line=21,title=tests/test_outcomes.py%3A%3Atest_fixture_error error::"
+expect_out "::warning file=project/tests/test_outcomes.py,line=44,title=tests/test_outcomes.py%3A%3Atest_flaky_first_attempt flaky::"
+summary=$(cat "$WORK/step.md")
+case "$summary" in
+  *"#### Failed tests"*'| `tests/test_outcomes.py::test_fails` | `suite` | failed | `AssertionError: arithmetic is broken` |'*"#### Flaky tests"*'| `tests/test_outcomes.py::test_flaky_first_attempt` | `suite` | 2 |'*) pass ;;
+  *) fail "step summary: $summary" ;;
+esac
 
 # The project's tree stays clean: no caches, no bytecode.
 [ -z "$(find "$TESTS/pytest/project" -name '.pytest_cache' -o -name '__pycache__' -o -name '.tpuci')" ] && pass ||

@@ -6,14 +6,22 @@ local python = tpuci.env("TPUCI_PYTHON", "/usr/bin/python3")
 local project = tpuci.spec_dir .. "/project"
 local flaky = tpuci.env("FLAKY_DIR", "/tmp")
 local in_docker = image_ref ~= nil
+-- Set: this folder is mounted at /src and the jobs run in /src/project,
+-- so pytest's paths start below the mount (docker.sh's annotations).
+local mount_spec_dir = tpuci.env("TPUCI_PYTEST_MOUNT_SPEC_DIR") ~= nil
 
 if in_docker then image "py" { ref = image_ref, pull = "never" } end
 
 local function common(t)
   if in_docker then
     t.image = "py"
-    t.mounts = { [project] = { target = "/src", readonly = true }, [flaky] = "/flaky" }
-    t.workdir = "/src"
+    if mount_spec_dir then
+      t.mounts = { [tpuci.spec_dir] = { target = "/src", readonly = true }, [flaky] = "/flaky" }
+      t.workdir = "/src/project"
+    else
+      t.mounts = { [project] = { target = "/src", readonly = true }, [flaky] = "/flaky" }
+      t.workdir = "/src"
+    end
     t.env = t.env or {}
     t.env.FLAKY_DIR = "/flaky"
     t.network = "none"

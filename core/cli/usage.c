@@ -1,0 +1,204 @@
+/* The help texts of the tpuci command (`tpuci --help`, `tpuci help CMD`);
+ * tpuci's shell completion reads its options from them. */
+#include <stdio.h>
+#include <string.h>
+
+#include "usage.h"
+
+static const char usage_main[] =
+    "usage: tpuci <command> [options]\n"
+    "\n"
+    "Run TPU-emulated CI jobs declared in a Lua spec.\n"
+    "\n"
+    "commands:\n"
+    "  run SPEC       run the spec's jobs; exit 0 only if all passed\n"
+    "  plan SPEC      print the expanded job instances, run nothing\n"
+    "  export github SPEC  print a GitHub Actions workflow that runs SPEC\n"
+    "  export kubernetes SPEC  print Kubernetes Jobs that run SPEC's instances\n"
+    "  rerun --failed [SPEC]  run again what did not pass in the latest run\n"
+    "  show [RUN-ID]  print a past run's summary (default: the latest)\n"
+    "  topologies [TYPE]  the TPU catalogue, or one type and its hosts' environment\n"
+    "  gc             remove containers, networks and swarm services left by crashed runs\n"
+    "  doctor [SPEC]  check the container engine, images and disk\n"
+    "  completion SHELL  print the completion script for bash or zsh\n"
+    "  help [CMD]     show help for a command\n"
+    "\n"
+    "options:\n"
+    "  -h, --help     show this help\n"
+    "  -V, --version  print the version\n"
+    "\n"
+    "exit codes: 0 passed, 1 failed, 2 usage or spec error (nothing run),\n"
+    "3 environment error (engine, image, disk: nothing run), 4 the run's\n"
+    "records are incomplete (a write to the run folder or a report failed),\n"
+    "130 interrupted.\n";
+
+static const char usage_run[] =
+    "usage: tpuci run [options] SPEC\n"
+    "\n"
+    "Runs every job instance of SPEC (or those --only selects) and prints a\n"
+    "line per attempt and a summary. Logs and summary.json go to\n"
+    ".tpuci/runs/<run-id>/ (.tpuci/runs/latest points at the newest).\n"
+    "\n"
+    "options:\n"
+    "  -j, --jobs N        at most N attempts at once (default: CPU count;\n"
+    "                      lowered, with a warning, if ulimit -n is short)\n"
+    "  --only GLOB         run only instances (or jobs) matching GLOB;\n"
+    "                      repeatable; '[' in names must be written '\\['\n"
+    "  --fail-fast         stop everything after the first failure\n"
+    "  --deadline D        stop the whole run after D (e.g. 30m)\n"
+    "  --grace D           SIGTERM to SIGKILL delay (default: the job's, 5s)\n"
+    "  --strict-flaky      a flaky instance fails the run\n"
+    "  --keep-failed       keep containers of failed attempts for debugging\n"
+    "  --engine E          where container jobs run: docker (one engine, the\n"
+    "                      default) or swarm (services of a Docker Swarm)\n"
+    "  --state-dir DIR     where runs are recorded (default: .tpuci)\n"
+    "  -v, --verbose       stream every attempt's output, prefixed\n"
+    "  -q, --quiet         print only failures and the summary\n"
+    "  --plain             plain lines even on a terminal (no status board)\n"
+    "  --color WHEN        auto (default: on a terminal, not under CI, NO_COLOR\n"
+    "                      or TERM=dumb), always or never\n"
+    "  --report-json PATH  also write the run report as JSON\n"
+    "  --report-yaml PATH  also write the run report as YAML\n"
+    "  --junit PATH        also write the merged JUnit XML (pytest jobs test by\n"
+    "                      test, other jobs as one test case each)\n"
+    "  --report-html PATH  also write the run report as one HTML page\n"
+    "\n"
+    "Ctrl-C (SIGINT) or SIGTERM stops starting work, stops running attempts\n"
+    "(SIGTERM, grace period, SIGKILL), writes the summary and exits 130; a\n"
+    "second signal kills at once.\n"
+    "\n"
+    "exit codes: 0 all passed (flaky counts as passed unless --strict-flaky),\n"
+    "1 some failed, 2 usage or spec error, 3 environment error, 4 the run's\n"
+    "records are incomplete (a log, attempts.jsonl, summary.json or a report\n"
+    "could not be written; wins over 0 and 1), 130 interrupted.\n";
+
+static const char usage_plan[] =
+    "usage: tpuci plan [--json] [--only GLOB] SPEC\n"
+    "\n"
+    "Loads SPEC and prints the job instances it expands to (matrix and all),\n"
+    "with their commands, environment, timeouts and retries. Runs nothing.\n"
+    "\n"
+    "options:\n"
+    "  --json       print the plan as JSON\n"
+    "  --only GLOB  only instances (or jobs) matching GLOB; repeatable\n"
+    "  --engine E   container jobs on docker or swarm, as `tpuci run --engine`\n";
+
+static const char usage_rerun[] =
+    "usage: tpuci rerun --failed [run options] [SPEC]\n"
+    "\n"
+    "Runs again only the instances that did not pass (failed, timeout, oom,\n"
+    "infra, cancelled, not run) in the latest run (or --run ID) recorded in\n"
+    "the state folder. SPEC defaults to the spec that run used. Takes every\n"
+    "option of `tpuci run`. When everything passed, says so and exits 0; a\n"
+    "summary that does not say which instances did not pass is an error (2).\n"
+    "\n"
+    "options:\n"
+    "  --failed     required: what to run again\n"
+    "  --run ID     the run to look at (default: latest)\n";
+
+static const char usage_show[] =
+    "usage: tpuci show [--state-dir DIR] [--json|--yaml] [RUN-ID]\n"
+    "\n"
+    "Prints the summary of a past run from its folder (default: the latest):\n"
+    "every instance with its outcome, attempts and time, and the verdict.\n"
+    "--json and --yaml print the whole report instead. Exits with the exit\n"
+    "code that run had.\n";
+
+static const char usage_topologies[] =
+    "usage: tpuci topologies [--emulate pjrt|xrt|jax|none] [TYPE]\n"
+    "\n"
+    "Without TYPE, prints the built-in catalogue of TPU accelerator types:\n"
+    "hosts, chips per host, TensorCores per chip, devices per host, topology,\n"
+    "bounds and GKE labels. With TYPE (e.g. v4-16, or v6e-8:2x4 for a host\n"
+    "layout), prints that type and the environment each emulated host gets\n"
+    "(default emulation: pjrt). See docs/topology.md.\n";
+
+static const char usage_gc[] =
+    "usage: tpuci gc [--dry-run]\n"
+    "\n"
+    "Finds containers and networks (and, on a swarm manager, services and\n"
+    "overlay networks) that tpuci runs left behind (a crashed or killed\n"
+    "tpuci, --keep-failed) by their tpuci.run label and removes them.\n"
+    "Objects of runs still in progress are left alone.\n"
+    "\n"
+    "options:\n"
+    "  --dry-run    list them, remove nothing\n";
+
+static const char usage_doctor[] =
+    "usage: tpuci doctor [--engine E] [SPEC]\n"
+    "\n"
+    "Checks that the container engine answers (DOCKER_HOST or\n"
+    "/var/run/docker.sock), the images SPEC uses are present or pullable,\n"
+    "the engine's disk has room, and no leftovers of earlier runs remain.\n"
+    "For swarm jobs (runtime = \"swarm\" or --engine swarm): the engine is a\n"
+    "swarm manager, its ready nodes and their resources, and a node that fits\n"
+    "each job's cpus and memory. Exits 0 when every check passed, 3 otherwise.\n"
+    "\n"
+    "options:\n"
+    "  --engine E   check SPEC's container jobs on docker or swarm\n";
+
+static const char usage_export[] =
+    "usage: tpuci export github [--per-job] [--spec PATH] [--source URL] [--ref REF]\n"
+    "                           [--name NAME] [--runs-on LABEL] [--timeout-minutes N]\n"
+    "                           [--concurrency GROUP [--cancel-in-progress]] SPEC\n"
+    "       tpuci export kubernetes [--emulated] [--only GLOB] [--run ID] [--no-mounts]\n"
+    "                               [--results-claim NAME] SPEC\n"
+    "\n"
+    "github: prints a GitHub Actions workflow that builds tpuci (cached), pulls\n"
+    "SPEC's images, runs SPEC on every push and pull request with the recorded\n"
+    "test durations cached between runs, and uploads the reports and the run\n"
+    "folder. Run it from the repository's root (see docs/github.md).\n"
+    "\n"
+    "  --per-job      one workflow job per tpuci job, and per shard of a sharded\n"
+    "                 pytest job (a matrix; at most 256 entries)\n"
+    "  --spec PATH    the spec's path in the workflow (default: SPEC)\n"
+    "  --source URL   git URL of tpuci to build (default: github.com/tpuci/tpuci)\n"
+    "  --ref REF      branch, tag or commit of it (default: main)\n"
+    "  --name NAME    the workflow's name (default: tpuci)\n"
+    "  --runs-on LABEL  the runner label (default: ubuntu-latest); repeatable:\n"
+    "                 a runner with every label\n"
+    "  --timeout-minutes N  the workflow job's time limit (1 to 4320)\n"
+    "  --concurrency GROUP  the workflow's concurrency group (expressions allowed)\n"
+    "  --cancel-in-progress  a new run in the group cancels the running one\n"
+    "\n"
+    "kubernetes: prints, per job instance, an Indexed Job with one pod per host\n"
+    "(and a headless Service for a gang): on a GKE TPU slice for a catalogue\n"
+    "topology, as tpuci's CPU emulation otherwise (see docs/kubernetes.md).\n"
+    "\n"
+    "  --emulated     every topology as tpuci's CPU emulation: no TPU nodes needed\n"
+    "  --only GLOB    export only instances (or jobs) matching GLOB; repeatable\n"
+    "  --run ID       a run id for the tpuci.run label, TPUCI_RUN_ID and the names\n"
+    "  --no-mounts    leave the spec's mounts out (the image holds what they bring)\n"
+    "  --results-claim NAME  write results into this PersistentVolumeClaim\n"
+    "                 (default: an emptyDir; pytest prints its JUnit to the log)\n";
+
+static const char usage_completion[] =
+    "usage: tpuci completion bash|zsh\n"
+    "\n"
+    "Prints the shell completion script: commands, each command's options\n"
+    "(asked of tpuci itself when completing, so they never fall behind),\n"
+    "specs as *.lua files, run ids for show, TPU types for topologies.\n"
+    "\n"
+    "  bash: eval \"$(tpuci completion bash)\" in ~/.bashrc, or save it as\n"
+    "        /usr/share/bash-completion/completions/tpuci\n"
+    "  zsh:  source <(tpuci completion zsh) in ~/.zshrc, or save it as _tpuci\n"
+    "        in a folder of $fpath\n";
+
+int tpuci_cli_help(const char *cmd, FILE *out) {
+  if (cmd == NULL) fputs(usage_main, out);
+  else if (strcmp(cmd, "run") == 0) fputs(usage_run, out);
+  else if (strcmp(cmd, "plan") == 0) fputs(usage_plan, out);
+  else if (strcmp(cmd, "export") == 0) fputs(usage_export, out);
+  else if (strcmp(cmd, "gc") == 0) fputs(usage_gc, out);
+  else if (strcmp(cmd, "topologies") == 0) fputs(usage_topologies, out);
+  else if (strcmp(cmd, "rerun") == 0) fputs(usage_rerun, out);
+  else if (strcmp(cmd, "show") == 0) fputs(usage_show, out);
+  else if (strcmp(cmd, "doctor") == 0) fputs(usage_doctor, out);
+  else if (strcmp(cmd, "completion") == 0) fputs(usage_completion, out);
+  else {
+    fprintf(stderr, "tpuci: unknown command '%s'; see 'tpuci --help'\n", cmd);
+    return EXIT_USAGE;
+  }
+  return EXIT_PASSED;
+}
+

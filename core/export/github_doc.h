@@ -1,0 +1,50 @@
+/* What github.c gathers from a plan and the options, and what
+ * github_steps.c writes from it: the steps of the workflow job and the
+ * jobs around it. Nothing outside core/export/github*.c includes this. */
+#ifndef TPUCI_EXPORT_GITHUB_DOC_H
+#define TPUCI_EXPORT_GITHUB_DOC_H
+
+#include <yaml.h>
+
+#include "export/github.h"
+
+/* One matrix entry of a per-job workflow. */
+typedef struct {
+  char *job;              /* shown as the workflow job's name */
+  char *only;             /* the --only glob */
+  char *slug;             /* unique id, for artifact names */
+  tpuci__strv_t pull;     /* images it pulls */
+  tpuci__strv_t build;    /* pull = "never" images it needs */
+} tpuci__gh_entry_t;
+
+typedef struct {
+  const char *spec;
+  const char *url;
+  const char *ref;
+  const char *name;
+  int per_job;
+  const tpuci__export_opts_t *opts;
+  tpuci__gh_entry_t *entries;
+  size_t nentries;
+  size_t njobs;           /* distinct tpuci jobs */
+  tpuci__strv_t pull;     /* every image to pull, first-seen order */
+  tpuci__strv_t build;    /* every pull = "never" image */
+  tpuci__strv_t registries; /* hosts to log in to */
+  int ghcr;               /* an image on ghcr.io: packages: read */
+  int pytest;             /* some job is a pytest job: timings */
+} tpuci__gh_doc_t;
+
+/* The steps of the workflow job (`steps:` and its sequence). */
+int tpuci__gh_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d);
+/* Per-job with pytest jobs: the job that finds the newest recorded
+ * durations before the matrix starts ("timings"), and the one that merges
+ * what every entry recorded and saves it ("timings-save"); each is a key
+ * and its mapping. */
+int tpuci__gh_timings_job(yaml_emitter_t *e, const tpuci__gh_doc_t *d);
+int tpuci__gh_timings_save_job(yaml_emitter_t *e, const tpuci__gh_doc_t *d);
+/* runs-on: the options' labels, else ubuntu-latest. */
+int tpuci__gh_runs_on(yaml_emitter_t *e, const tpuci__gh_doc_t *d);
+/* - name: NAME (opens the step's mapping) */
+int tpuci__gh_step_start(yaml_emitter_t *e, const char *name);
+
+#endif /* TPUCI_EXPORT_GITHUB_DOC_H */

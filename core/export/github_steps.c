@@ -1,0 +1,323 @@
+/* The steps of the exported workflow job, and the jobs that carry the
+ * recorded test durations across runners (see github_doc.h and
+ * docs/github.md). Values reach scripts through `env:`, never through
+ * their text, so no name, ref or path can change what a shell runs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/github_doc.h"
+
+/* What building tpuci needs on ubuntu-latest (tests are not built, so
+ * cmocka is not needed). */
+static const char tpuci__gh_deps[] =
+    "build-essential cmake pkg-config git liblua5.4-dev libuv1-dev libyaml-dev "
+    "libcurl4-openssl-dev libjansson-dev libexpat1-dev";
+
+/* The files `tpuci run` writes and the workflow uploads. */
+static const char tpuci__gh_reports[] =
+    "--report-json tpuci-report.json --report-yaml tpuci-report.yaml "
+    "--report-html tpuci-report.html --junit tpuci-junit.xml";
+static const char tpuci__gh_paths[] =
+    "tpuci-report.json\n"
+    "tpuci-report.yaml\n"
+    "tpuci-report.html\n"
+    "tpuci-junit.xml\n"
+    ".tpuci/runs/\n"
+    "!.tpuci/runs/latest/**\n";
+
+/* Where the build is installed, and the caches' keys. */
+#define TPUCI__GH_PREFIX "${{ runner.temp }}/tpuci-install"
+#define TPUCI__GH_BUILD_KEY "tpuci-${{ runner.os }}-${{ steps.tpuci-commit.outputs.sha }}"
+#define TPUCI__GH_TIMINGS "tpuci-timings-"
+#define TPUCI__GH_TIMINGS_KEY TPUCI__GH_TIMINGS "${{ github.run_id }}-${{ github.run_attempt }}"
+
+/* Merges the timings.json of every entry: per test, the entry that ran it
+ * (it counted one more run than the ones that only restored it). */
+static const char tpuci__gh_merge[] =
+    "mkdir -p .tpuci\n"
+    "set -- $(find timings -name timings.json | sort)\n"
+    "if [ \"$#\" -eq 0 ]; then echo \"no entry recorded durations\"; exit 0; fi\n"
+    "jq -S -s '{version: 1, tests: (reduce (.[] | .tests // {} | to_entries[]) as $e ({};\n"
+    "  if (.[$e.key].runs // -1) < $e.value.runs then .[$e.key] = $e.value else . end))}' \\\n"
+    "  \"$@\" > .tpuci/timings.json\n"
+    "echo \"durations of $(jq '.tests | length' .tpuci/timings.json) tests from $# entries\"\n";
+
+int tpuci__gh_step_start(yaml_emitter_t *e, const char *name) {
+  return tpuci__gh_map(e) && tpuci__gh_kv(e, "name", name);
+}
+
+/* Building tpuci, or restoring the build the last run with the same
+ * commit of tpuci saved. */
+static int tpuci__gh_build_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
+  tpuci__buf_t s;
+  int ok;
+
+  tpuci__buf_init(&s);
+  tpuci__buf_addf(&s, "sudo apt-get update\n"
+                      "sudo apt-get install -y --no-install-recommends %s\n",
+                  tpuci__gh_deps);
+  ok = tpuci__gh_step_start(e, "Install tpuci's build dependencies") &&
+       tpuci__gh_kv(e, "run", s.data) && tpuci__gh_map_end(e);
+  /* A branch resolves to its commit; a tag or commit as it is. */
+  ok = ok && tpuci__gh_step_start(e, "Find tpuci's commit") &&
+       tpuci__gh_kv(e, "id", "tpuci-commit") && tpuci__gh_plain(e, "env") && tpuci__gh_map(e) &&
+       tpuci__gh_kv(e, "TPUCI_SOURCE", d->url) && tpuci__gh_kv(e, "TPUCI_REF", d->ref) &&
+       tpuci__gh_map_end(e) &&
+       tpuci__gh_kv(e, "run", "sha=$(git ls-remote \"$TPUCI_SOURCE\" \"$TPUCI_REF\" | head -n 1 | "
+                              "cut -f 1)\n"
+                              "echo \"sha=${sha:-$TPUCI_REF}\" >> \"$GITHUB_OUTPUT\"\n") &&
+       tpuci__gh_map_end(e);
+  ok = ok && tpuci__gh_step_start(e, "Restore the tpuci build") &&
+       tpuci__gh_kv(e, "id", "tpuci-build") &&
+       tpuci__gh_kv(e, "uses", "actions/cache/restore@v4") && tpuci__gh_plain(e, "with") &&
+       tpuci__gh_map(e) && tpuci__gh_kv(e, "path", TPUCI__GH_PREFIX) &&
+       tpuci__gh_kv(e, "key", TPUCI__GH_BUILD_KEY) && tpuci__gh_map_end(e) &&
+       tpuci__gh_map_end(e);
+  ok = ok && tpuci__gh_step_start(e, "Build and install tpuci") &&
+       tpuci__gh_kv(e, "if", "steps.tpuci-build.outputs.cache-hit != 'true'") &&
+       tpuci__gh_kv(e, "working-directory", "${{ runner.temp }}") &&
+       tpuci__gh_plain(e, "env") && tpuci__gh_map(e) &&
+       tpuci__gh_kv(e, "TPUCI_SOURCE", d->url) && tpuci__gh_kv(e, "TPUCI_REF", d->ref) &&
+       tpuci__gh_map_end(e) &&
+       tpuci__gh_kv(e, "run", "git init -q tpuci\n"
+                              "git -C tpuci fetch -q --depth 1 \"$TPUCI_SOURCE\" \"$TPUCI_REF\"\n"
+                              "git -C tpuci checkout -q FETCH_HEAD\n"
+                              "cmake -S tpuci -B tpuci/build -DTPUCI_BUILD_TESTS=OFF\n"
+                              "cmake --build tpuci/build -j\n"
+                              "cmake --install tpuci/build --prefix \"$RUNNER_TEMP/tpuci-install\"\n") &&
+       tpuci__gh_map_end(e);
+  /* Saved at once: a run whose tests fail still keeps its build. */
+  ok = ok && tpuci__gh_step_start(e, "Save the tpuci build") &&
+       tpuci__gh_kv(e, "if", "steps.tpuci-build.outputs.cache-hit != 'true'") &&
+       tpuci__gh_kv(e, "uses", "actions/cache/save@v4") && tpuci__gh_plain(e, "with") &&
+       tpuci__gh_map(e) && tpuci__gh_kv(e, "path", TPUCI__GH_PREFIX) &&
+       tpuci__gh_kv(e, "key", TPUCI__GH_BUILD_KEY) && tpuci__gh_map_end(e) &&
+       tpuci__gh_map_end(e);
+  ok = ok && tpuci__gh_step_start(e, "Put tpuci on the PATH") &&
+       tpuci__gh_kv(e, "run", "echo \"$RUNNER_TEMP/tpuci-install/bin\" >> \"$GITHUB_PATH\"\n") &&
+       tpuci__gh_map_end(e);
+  tpuci__buf_free(&s);
+  return ok;
+}
+
+/* Log in to each registry an image names, with secrets named after it;
+ * without them, a warning and an anonymous pull. */
+static int tpuci__gh_login_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
+  size_t i;
+  int ok = 1;
+  for (i = 0; ok && i < d->registries.len; i++) {
+    const char *host = d->registries.items[i];
+    int ghcr = strcmp(host, "ghcr.io") == 0;
+    char *user = tpuci__registry_secret(host, "USERNAME");
+    char *pass = tpuci__registry_secret(host, "PASSWORD");
+    char *name = tpuci__printf("Log in to %s", host);
+    char *uval = ghcr ? tpuci__strdup("${{ github.actor }}")
+                      : tpuci__printf("${{ secrets.%s }}", user);
+    char *pval = ghcr ? tpuci__strdup("${{ secrets.GITHUB_TOKEN }}")
+                      : tpuci__printf("${{ secrets.%s }}", pass);
+    char *from = ghcr ? tpuci__strdup("the workflow's GITHUB_TOKEN")
+                      : tpuci__printf("secrets %s and %s", user, pass);
+    char *script = tpuci__printf(
+        "if [ -z \"$TPUCI_REGISTRY_USERNAME\" ] || [ -z \"$TPUCI_REGISTRY_PASSWORD\" ]; then\n"
+        "  echo \"::warning title=tpuci::no credentials for $TPUCI_REGISTRY (%s): pulling "
+        "without logging in\"\n"
+        "  exit 0\n"
+        "fi\n"
+        "printf '%%s' \"$TPUCI_REGISTRY_PASSWORD\" |\n"
+        "  docker login \"$TPUCI_REGISTRY\" --username \"$TPUCI_REGISTRY_USERNAME\" "
+        "--password-stdin\n",
+        from);
+    free(from);
+    ok = tpuci__gh_step_start(e, name) && tpuci__gh_plain(e, "env") && tpuci__gh_map(e) &&
+         tpuci__gh_kv(e, "TPUCI_REGISTRY", host) &&
+         tpuci__gh_kv(e, "TPUCI_REGISTRY_USERNAME", uval) &&
+         tpuci__gh_kv(e, "TPUCI_REGISTRY_PASSWORD", pval) && tpuci__gh_map_end(e) &&
+         tpuci__gh_kv(e, "run", script) && tpuci__gh_map_end(e);
+    free(user);
+    free(pass);
+    free(name);
+    free(uval);
+    free(pval);
+    free(script);
+  }
+  return ok;
+}
+
+/* "'ref'" as a GitHub expression string ('' for a quote). */
+static char *tpuci__gh_expr_string(const char *s) {
+  tpuci__buf_t b;
+  tpuci__buf_init(&b);
+  tpuci__buf_adds(&b, "'");
+  for (; *s; s++) {
+    if (*s == '\'') tpuci__buf_adds(&b, "''");
+    else tpuci__buf_add(&b, s, 1);
+  }
+  tpuci__buf_adds(&b, "'");
+  return tpuci__buf_steal(&b);
+}
+
+/* The images: pulled, or (pull = "never") a step the user must replace. */
+static int tpuci__gh_image_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
+  size_t i;
+  int ok = 1;
+  if (d->pull.len > 0) {
+    tpuci__buf_t list;
+    tpuci__buf_init(&list);
+    for (i = 0; i < d->pull.len; i++)
+      tpuci__buf_addf(&list, "%s%s", i ? " " : "", d->pull.items[i]);
+    ok = tpuci__gh_step_start(e, "Pull the images") &&
+         (!d->per_job || tpuci__gh_kv(e, "if", "join(matrix.pull, '') != ''")) &&
+         tpuci__gh_plain(e, "env") && tpuci__gh_map(e) &&
+         tpuci__gh_kv(e, "TPUCI_IMAGES", d->per_job ? "${{ join(matrix.pull, ' ') }}" : list.data) &&
+         tpuci__gh_map_end(e) &&
+         tpuci__gh_kv(e, "run", "set -f\n"
+                                "for image in $TPUCI_IMAGES; do\n"
+                                "  docker pull \"$image\"\n"
+                                "done\n") &&
+         tpuci__gh_map_end(e);
+    tpuci__buf_free(&list);
+  }
+  for (i = 0; ok && i < d->build.len; i++) {
+    const char *ref = d->build.items[i];
+    char *name = tpuci__printf("Build or load image %s (pull = \"never\": replace this step)", ref);
+    char *lit = tpuci__gh_expr_string(ref);
+    char *cond = tpuci__printf("contains(matrix.build, %s)", lit);
+    ok = tpuci__gh_step_start(e, name) && (!d->per_job || tpuci__gh_kv(e, "if", cond)) &&
+         tpuci__gh_plain(e, "env") && tpuci__gh_map(e) && tpuci__gh_kv(e, "TPUCI_IMAGE", ref) &&
+         tpuci__gh_map_end(e) &&
+         tpuci__gh_kv(e, "run",
+                      "# The spec says pull = \"never\": tpuci will not pull this image.\n"
+                      "# Replace this step with one that builds it\n"
+                      "# (docker build -t \"$TPUCI_IMAGE\" .) or loads it (docker load -i FILE).\n"
+                      "if ! docker image inspect \"$TPUCI_IMAGE\" > /dev/null 2>&1; then\n"
+                      "  echo \"::error title=tpuci::image $TPUCI_IMAGE has pull = \\\"never\\\" and is "
+                      "not on the runner: replace the step 'Build or load image $TPUCI_IMAGE' with "
+                      "one that builds or loads it\"\n"
+                      "  exit 1\n"
+                      "fi\n") &&
+         tpuci__gh_map_end(e);
+    free(name);
+    free(lit);
+    free(cond);
+  }
+  return ok;
+}
+
+int tpuci__gh_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
+  tpuci__buf_t s;
+  int ok;
+
+  tpuci__buf_init(&s);
+  ok = tpuci__gh_plain(e, "steps") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
+       tpuci__gh_step_start(e, "Check out the repository") &&
+       tpuci__gh_kv(e, "uses", "actions/checkout@v4") && tpuci__gh_map_end(e) &&
+       tpuci__gh_build_steps(e, d);
+  /* The durations the last runs recorded: the newest cache, or (per job)
+   * the one the timings job found, the same for every entry so that every
+   * runner splits shards alike. */
+  if (d->pytest)
+    ok = ok && tpuci__gh_step_start(e, "Restore the recorded test durations") &&
+         tpuci__gh_kv(e, "uses", "actions/cache/restore@v4") && tpuci__gh_plain(e, "with") &&
+         tpuci__gh_map(e) && tpuci__gh_kv(e, "path", ".tpuci/timings.json") &&
+         (d->per_job
+              ? tpuci__gh_kv(e, "key", "${{ needs.timings.outputs.key || 'tpuci-timings-none' }}")
+              : tpuci__gh_kv(e, "key", TPUCI__GH_TIMINGS_KEY) &&
+                    tpuci__gh_kv(e, "restore-keys", TPUCI__GH_TIMINGS)) &&
+         tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
+  ok = ok && tpuci__gh_login_steps(e, d) && tpuci__gh_image_steps(e, d);
+
+  tpuci__buf_addf(&s, "tpuci run %s%s \"$TPUCI_SPEC\"",
+                  d->per_job ? "--only \"$TPUCI_ONLY\" " : "", tpuci__gh_reports);
+  ok = ok && tpuci__gh_step_start(e, "Run the spec") && tpuci__gh_plain(e, "env") &&
+       tpuci__gh_map(e) && tpuci__gh_kv(e, "TPUCI_SPEC", d->spec) &&
+       (!d->per_job || tpuci__gh_kv(e, "TPUCI_ONLY", "${{ matrix.only }}")) &&
+       tpuci__gh_map_end(e) && tpuci__gh_kv(e, "run", s.data) && tpuci__gh_map_end(e);
+
+  /* What this run recorded: saved (one job), or handed to timings-save
+   * (per job), whatever the run's verdict. */
+  if (d->pytest && !d->per_job)
+    ok = ok && tpuci__gh_step_start(e, "Save the recorded test durations") &&
+         tpuci__gh_kv(e, "if", "always() && hashFiles('.tpuci/timings.json') != ''") &&
+         tpuci__gh_kv(e, "uses", "actions/cache/save@v4") && tpuci__gh_plain(e, "with") &&
+         tpuci__gh_map(e) && tpuci__gh_kv(e, "path", ".tpuci/timings.json") &&
+         tpuci__gh_kv(e, "key", TPUCI__GH_TIMINGS_KEY) && tpuci__gh_map_end(e) &&
+         tpuci__gh_map_end(e);
+  if (d->pytest && d->per_job)
+    ok = ok && tpuci__gh_step_start(e, "Upload the recorded test durations") &&
+         tpuci__gh_kv(e, "if", "always()") &&
+         tpuci__gh_kv(e, "uses", "actions/upload-artifact@v4") && tpuci__gh_plain(e, "with") &&
+         tpuci__gh_map(e) && tpuci__gh_kv(e, "name", "tpuci.timings.${{ matrix.slug }}") &&
+         tpuci__gh_kv(e, "path", ".tpuci/timings.json") &&
+         tpuci__gh_plain(e, "include-hidden-files") && tpuci__gh_plain(e, "true") &&
+         tpuci__gh_kv(e, "if-no-files-found", "ignore") && tpuci__gh_map_end(e) &&
+         tpuci__gh_map_end(e);
+
+  /* Uploaded whatever happened; .tpuci is hidden, which upload-artifact
+   * skips unless told, and `latest` only links to the run. */
+  ok = ok && tpuci__gh_step_start(e, "Upload the reports and the run folder") &&
+       tpuci__gh_kv(e, "if", "always()") &&
+       tpuci__gh_kv(e, "uses", "actions/upload-artifact@v4") &&
+       tpuci__gh_plain(e, "with") && tpuci__gh_map(e) &&
+       tpuci__gh_kv(e, "name", d->per_job ? "tpuci-${{ matrix.slug }}" : "tpuci-reports") &&
+       tpuci__gh_kv(e, "path", tpuci__gh_paths) &&
+       tpuci__gh_plain(e, "include-hidden-files") && tpuci__gh_plain(e, "true") &&
+       tpuci__gh_kv(e, "if-no-files-found", "warn") && tpuci__gh_map_end(e) &&
+       tpuci__gh_map_end(e);
+
+  ok = ok && tpuci__gh_seq_end(e);
+  tpuci__buf_free(&s);
+  return ok;
+}
+
+/* runs-on: a label, or the list of them. */
+int tpuci__gh_runs_on(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
+  const tpuci__export_opts_t *o = d->opts;
+  size_t i;
+  int ok;
+  if (o == NULL || o->n_runs_on == 0) return tpuci__gh_kv(e, "runs-on", "ubuntu-latest");
+  if (o->n_runs_on == 1) return tpuci__gh_kv(e, "runs-on", o->runs_on[0]);
+  ok = tpuci__gh_plain(e, "runs-on") && tpuci__gh_seq(e, YAML_FLOW_SEQUENCE_STYLE);
+  for (i = 0; ok && i < o->n_runs_on; i++) ok = tpuci__gh_str(e, o->runs_on[i]);
+  return ok && tpuci__gh_seq_end(e);
+}
+
+int tpuci__gh_timings_job(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
+  return tpuci__gh_plain(e, "timings") && tpuci__gh_map(e) &&
+         tpuci__gh_kv(e, "name", "Find the recorded test durations") &&
+         tpuci__gh_runs_on(e, d) && tpuci__gh_plain(e, "outputs") && tpuci__gh_map(e) &&
+         tpuci__gh_kv(e, "key", "${{ steps.find.outputs.cache-matched-key }}") &&
+         tpuci__gh_map_end(e) && tpuci__gh_plain(e, "steps") &&
+         tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
+         tpuci__gh_step_start(e, "Find the newest recorded durations") &&
+         tpuci__gh_kv(e, "id", "find") && tpuci__gh_kv(e, "uses", "actions/cache/restore@v4") &&
+         tpuci__gh_plain(e, "with") && tpuci__gh_map(e) &&
+         tpuci__gh_kv(e, "path", ".tpuci/timings.json") &&
+         tpuci__gh_kv(e, "key", TPUCI__GH_TIMINGS_KEY) &&
+         tpuci__gh_kv(e, "restore-keys", TPUCI__GH_TIMINGS) &&
+         tpuci__gh_plain(e, "lookup-only") && tpuci__gh_plain(e, "true") &&
+         tpuci__gh_map_end(e) && tpuci__gh_map_end(e) && tpuci__gh_seq_end(e) &&
+         tpuci__gh_map_end(e);
+}
+
+int tpuci__gh_timings_save_job(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
+  return tpuci__gh_plain(e, "timings-save") && tpuci__gh_map(e) &&
+         tpuci__gh_kv(e, "name", "Save the recorded test durations") &&
+         tpuci__gh_kv(e, "needs", "tpuci") && tpuci__gh_kv(e, "if", "always()") &&
+         tpuci__gh_runs_on(e, d) && tpuci__gh_plain(e, "steps") &&
+         tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
+         tpuci__gh_step_start(e, "Download what each entry recorded") &&
+         tpuci__gh_plain(e, "continue-on-error") && tpuci__gh_plain(e, "true") &&
+         tpuci__gh_kv(e, "uses", "actions/download-artifact@v4") &&
+         tpuci__gh_plain(e, "with") && tpuci__gh_map(e) &&
+         tpuci__gh_kv(e, "pattern", "tpuci.timings.*") && tpuci__gh_kv(e, "path", "timings") &&
+         tpuci__gh_map_end(e) && tpuci__gh_map_end(e) &&
+         tpuci__gh_step_start(e, "Merge the recorded durations") &&
+         tpuci__gh_kv(e, "run", tpuci__gh_merge) && tpuci__gh_map_end(e) &&
+         tpuci__gh_step_start(e, "Save the recorded durations") &&
+         tpuci__gh_kv(e, "if", "hashFiles('.tpuci/timings.json') != ''") &&
+         tpuci__gh_kv(e, "uses", "actions/cache/save@v4") && tpuci__gh_plain(e, "with") &&
+         tpuci__gh_map(e) && tpuci__gh_kv(e, "path", ".tpuci/timings.json") &&
+         tpuci__gh_kv(e, "key", TPUCI__GH_TIMINGS_KEY) && tpuci__gh_map_end(e) &&
+         tpuci__gh_map_end(e) && tpuci__gh_seq_end(e) && tpuci__gh_map_end(e);
+}
