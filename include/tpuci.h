@@ -170,7 +170,12 @@ typedef enum {
   TPUCI_EVENT_TICK              /* every tick_ms while running */
 } tpuci_event_type_t;
 
+/* Events are tpuci's to fill and the callback's to read during the call.
+ * Fields are only ever added at the end; `size` is sizeof the struct this
+ * tpuci fills, so a callback built against a newer header can tell
+ * whether a field is there (offsetof(tpuci_event_t, field) < size). */
 typedef struct tpuci_event_s {
+  size_t size;
   tpuci_event_type_t type;
   size_t instance;          /* index into the plan */
   const char *name;         /* the instance's name */
@@ -198,8 +203,12 @@ typedef void (*tpuci_event_cb)(tpuci_ctx_t *ctx, const tpuci_event_t *ev,
 
 #define TPUCI_RUN_OPTIONS_VERSION 1
 
+/* Fields are only ever added at the end, with a new version: tpuci reads
+ * only the fields of the version the caller names and takes the defaults
+ * for the rest, so a program built against an older header keeps
+ * working. */
 typedef struct tpuci_run_options_s {
-  int version;             /* TPUCI_RUN_OPTIONS_VERSION */
+  int version;             /* TPUCI_RUN_OPTIONS_VERSION (1 ... current) */
   /* A uv_loop_t * to run on. NULL: tpuci_run() creates a loop, runs it
    * and returns when the run is over. Non-NULL: tpuci_run() starts the run
    * and returns; the caller runs the loop; TPUCI_EVENT_RUN_FINISHED says
@@ -276,7 +285,14 @@ size_t tpuci_outcome_count(const tpuci_ctx_t *ctx, tpuci_outcome_t outcome);
 tpuci_outcome_t tpuci_instance_outcome(const tpuci_ctx_t *ctx, size_t i);
 size_t tpuci_attempt_count(const tpuci_ctx_t *ctx, size_t i);
 
+/* The structs tpuci fills for a caller (attempt and test info) start
+ * with `size`: set it to sizeof the struct before the call (the _INIT
+ * macros do), and tpuci fills only what fits. Fields are only ever added
+ * at the end, so a program built against an older, shorter struct keeps
+ * working with a newer library. A size too small for the first version's
+ * fields is TPUCI_EUSAGE. */
 typedef struct tpuci_attempt_info_s {
+  size_t size;              /* sizeof(tpuci_attempt_info_t) */
   tpuci_outcome_t outcome;
   int exit_code;            /* -1 when killed by a signal or never ran */
   int term_signal;
@@ -285,6 +301,7 @@ typedef struct tpuci_attempt_info_s {
   const char *cause;
   const char *log_path;
 } tpuci_attempt_info_t;
+#define TPUCI_ATTEMPT_INFO_INIT {sizeof(tpuci_attempt_info_t), 0, 0, 0, 0, 0, NULL, NULL}
 
 /* Attempt `k` (0-based) of instance `i`. */
 int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
@@ -295,6 +312,7 @@ int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
 size_t tpuci_test_count(const tpuci_ctx_t *ctx, size_t i);
 
 typedef struct tpuci_test_info_s {
+  size_t size;              /* sizeof(tpuci_test_info_t) */
   const char *id;           /* pytest node id */
   const char *outcome;      /* "passed", "failed", "error", "skipped", "xfail" */
   int failing;              /* failed or error */
@@ -309,6 +327,7 @@ typedef struct tpuci_test_info_s {
   const char *file;
   int line;                 /* 1-based, or 0 */
 } tpuci_test_info_t;
+#define TPUCI_TEST_INFO_INIT {sizeof(tpuci_test_info_t), NULL, NULL, 0, 0, 0, 0.0, NULL, NULL, 0}
 
 int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
                     tpuci_test_info_t *out);

@@ -1,6 +1,7 @@
 /* What a run left: outcomes, attempts, tests, reports; exports, the TPU
  * catalogue and engine maintenance. */
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "api/ctx.h"
@@ -43,19 +44,42 @@ size_t tpuci_attempt_count(const tpuci_ctx_t *ctx, size_t i) {
   return i < ctx->nresults ? ctx->results[i].nattempts : 0;
 }
 
+/* Copies a filled struct `full` (whose first member is its size_t size)
+ * into the caller's `out`, as much of it as out->size says fits; out->size
+ * stays. `min` is the size of the struct's first version. */
+static int tpuci__fill_out(void *out, const void *full, size_t full_size,
+                           size_t min) {
+  size_t size;
+  memcpy(&size, out, sizeof(size));
+  if (size < min) return TPUCI_EUSAGE;
+  if (size > full_size) size = full_size;
+  memcpy((char *) out + sizeof(size_t), (const char *) full + sizeof(size_t),
+         size - sizeof(size_t));
+  return 0;
+}
+
+/* The first versions' sizes: up to and including their last field then. */
+#define TPUCI__ATTEMPT_INFO_V1 \
+  (offsetof(tpuci_attempt_info_t, log_path) + sizeof(const char *))
+#define TPUCI__TEST_INFO_V1 (offsetof(tpuci_test_info_t, line) + sizeof(int))
+
 int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
                        tpuci_attempt_info_t *out) {
   const tpuci__attempt_result_t *a;
+  tpuci_attempt_info_t full;
+  if (ctx == NULL || out == NULL) return TPUCI_EUSAGE;
   if (i >= ctx->nresults || k >= ctx->results[i].nattempts) return TPUCI_EUSAGE;
   a = &ctx->results[i].attempts[k];
-  out->outcome = a->outcome;
-  out->exit_code = a->exit_code;
-  out->term_signal = a->term_signal;
-  out->start_ms = a->start_ms;
-  out->duration_ms = a->duration_ms;
-  out->cause = a->cause;
-  out->log_path = a->log_path;
-  return 0;
+  memset(&full, 0, sizeof(full));
+  full.size = sizeof(full);
+  full.outcome = a->outcome;
+  full.exit_code = a->exit_code;
+  full.term_signal = a->term_signal;
+  full.start_ms = a->start_ms;
+  full.duration_ms = a->duration_ms;
+  full.cause = a->cause;
+  full.log_path = a->log_path;
+  return tpuci__fill_out(out, &full, sizeof(full), TPUCI__ATTEMPT_INFO_V1);
 }
 
 int tpuci_report(const tpuci_ctx_t *ctx, const char *format, char **out) {
@@ -171,28 +195,31 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
                     tpuci_test_info_t *out) {
   const tpuci__test_hist_t *t;
   const tpuci__test_t *fin;
+  tpuci_test_info_t full;
   size_t r;
   if (out == NULL || k >= tpuci_test_count(ctx, i)) return TPUCI_EUSAGE;
   t = &ctx->results[i].history->tests[k];
   fin = tpuci__history_final(t);
-  memset(out, 0, sizeof(*out));
-  out->id = t->id;
-  out->runs = (int) t->len;
-  if (fin == NULL) return 0;
-  out->outcome = tpuci__test_outcome_name(fin->outcome);
-  out->failing = tpuci__test_outcome_failing(fin->outcome);
-  out->flaky = tpuci__history_flaky(t);
-  out->duration_s = fin->time_s;
-  out->file = t->path ? t->path : fin->file;
-  out->line = fin->line >= 0 ? fin->line + 1 : 0;
-  for (r = t->len; r > 0; r--) {
-    const tpuci__test_t *run = &t->runs[r - 1].result;
-    if (tpuci__test_outcome_failing(run->outcome)) {
-      out->message = run->message;
-      break;
+  memset(&full, 0, sizeof(full));
+  full.size = sizeof(full);
+  full.id = t->id;
+  full.runs = (int) t->len;
+  if (fin != NULL) {
+    full.outcome = tpuci__test_outcome_name(fin->outcome);
+    full.failing = tpuci__test_outcome_failing(fin->outcome);
+    full.flaky = tpuci__history_flaky(t);
+    full.duration_s = fin->time_s;
+    full.file = t->path ? t->path : fin->file;
+    full.line = fin->line >= 0 ? fin->line + 1 : 0;
+    for (r = t->len; r > 0; r--) {
+      const tpuci__test_t *run = &t->runs[r - 1].result;
+      if (tpuci__test_outcome_failing(run->outcome)) {
+        full.message = run->message;
+        break;
+      }
     }
   }
-  return 0;
+  return tpuci__fill_out(out, &full, sizeof(full), TPUCI__TEST_INFO_V1);
 }
 
 /* ------------------------------------------------------------------ */

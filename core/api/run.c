@@ -44,6 +44,7 @@ static int tpuci__compute_exit(const tpuci_ctx_t *ctx) {
 static void tpuci__message(tpuci_ctx_t *ctx, const char *msg) {
   tpuci_event_t ev;
   memset(&ev, 0, sizeof(ev));
+  ev.size = sizeof(ev);
   ev.type = TPUCI_EVENT_MESSAGE;
   ev.message = msg;
   if (ctx->ropts.on_event) ctx->ropts.on_event(ctx, &ev, ctx->ropts.userdata);
@@ -247,7 +248,8 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   size_t i, nsel = 0;
   int r;
 
-  if (ctx == NULL || opts == NULL || opts->version != TPUCI_RUN_OPTIONS_VERSION)
+  if (ctx == NULL || opts == NULL || opts->version < 1 ||
+      opts->version > TPUCI_RUN_OPTIONS_VERSION)
     return TPUCI_EUSAGE;
   if (ctx->running) {
     tpuci__err_set(&e, TPUCI_ESTATE, "a run is already in progress");
@@ -284,6 +286,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
     tpuci__timings_free(&ctx->timings);
     tpuci__timings_init(&ctx->timings);
     memset(&ev, 0, sizeof(ev));
+    ev.size = sizeof(ev);
     ev.type = TPUCI_EVENT_MESSAGE;
     ev.message = msg;
     if (opts->on_event) opts->on_event(ctx, &ev, opts->userdata);
@@ -328,6 +331,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   ctx->running = 1;
   ctx->ran = 1;
   memset(&ev, 0, sizeof(ev));
+  ev.size = sizeof(ev);
   ev.type = TPUCI_EVENT_RUN_STARTED;
   ev.message = ctx->rd.dir;
   if (opts->on_event) opts->on_event(ctx, &ev, opts->userdata);

@@ -79,7 +79,7 @@ void tpuci_console_expect(tpuci_console_t *c, tpuci_ctx_t *ctx,
   n = tpuci_instance_count(past);
   list = xcalloc(n, sizeof(*list));
   for (i = 0; i < n; i++) {
-    tpuci_attempt_info_t info;
+    tpuci_attempt_info_t info = TPUCI_ATTEMPT_INFO_INIT;
     size_t k = tpuci_attempt_count(past, i);
     list[i].name = tpuci_instance_name(past, i);
     if (k > 0 && tpuci_attempt_info(past, i, k - 1, &info) == 0)
@@ -439,7 +439,7 @@ uint64_t tpuci_console__instance_ms(tpuci_ctx_t *ctx, size_t i) {
   size_t k, na = tpuci_attempt_count(ctx, i);
   uint64_t dur = 0;
   for (k = 0; k < na; k++) {
-    tpuci_attempt_info_t info;
+    tpuci_attempt_info_t info = TPUCI_ATTEMPT_INFO_INIT;
     if (tpuci_attempt_info(ctx, i, k, &info) == 0) dur += info.duration_ms;
   }
   return dur;
@@ -460,7 +460,7 @@ static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
   size_t i, k, n = tpuci_instance_count(ctx);
   for (i = 0; i < n; i++) {
     size_t nt = tpuci_test_count(ctx, i), failing = 0, flaky = 0;
-    tpuci_test_info_t t;
+    tpuci_test_info_t t = TPUCI_TEST_INFO_INIT;
     if (nt == 0 || !tpuci_instance_selected(ctx, i)) continue;
     for (k = 0; k < nt; k++) {
       if (tpuci_test_info(ctx, i, k, &t) != 0) continue;

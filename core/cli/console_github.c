@@ -95,7 +95,7 @@ static void gh_command(FILE *out, const char *cmd, const char *file, int line,
 size_t tpuci_console__gh_annotate_tests(tpuci_console_t *c, tpuci_ctx_t *ctx,
                                         const tpuci_event_t *ev, int flaky) {
   size_t k, n = tpuci_test_count(ctx, ev->instance), written = 0;
-  tpuci_test_info_t t;
+  tpuci_test_info_t t = TPUCI_TEST_INFO_INIT;
   for (k = 0; k < n; k++) {
     char *file;
     if (tpuci_test_info(ctx, ev->instance, k, &t) != 0) continue;
@@ -138,7 +138,7 @@ void tpuci_console__gh_annotate(tpuci_console_t *c, tpuci_ctx_t *ctx, const tpuc
     line = atoi(colon + 1);
   }
   {
-    tpuci_attempt_info_t info;
+    tpuci_attempt_info_t info = TPUCI_ATTEMPT_INFO_INIT;
     size_t k = tpuci_attempt_count(ctx, ev->instance);
     /* Flaky: the failure that was retried away; else the last cause. */
     while (k > 0 && tpuci_attempt_info(ctx, ev->instance, k - 1, &info) == 0) {
@@ -202,7 +202,7 @@ static void md_first_line(FILE *f, const char *msg) {
  * Returns how many rows were written. */
 static size_t gh_summary_tests(FILE *f, tpuci_ctx_t *ctx, int flaky) {
   size_t i, k, n = tpuci_instance_count(ctx), rows = 0;
-  tpuci_test_info_t t;
+  tpuci_test_info_t t = TPUCI_TEST_INFO_INIT;
   for (i = 0; i < n; i++) {
     size_t nt = tpuci_instance_selected(ctx, i) ? tpuci_test_count(ctx, i) : 0;
     for (k = 0; k < nt; k++) {

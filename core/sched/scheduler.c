@@ -31,6 +31,7 @@
 /* Events                                                              */
 
 void tpuci__emit(tpuci__sched_t *s, tpuci_event_t *ev) {
+  ev->size = sizeof(*ev);
   if (s->opts.on_event) s->opts.on_event(s->opts.host, ev);
 }
 

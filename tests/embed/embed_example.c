@@ -9,6 +9,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +24,13 @@ static const char spec[] =
 
 typedef struct {
   int started, finished, output_bytes, run_finished, ticks;
+  size_t event_size;        /* the events' size field */
   uv_timer_t tick;
 } app_t;
 
 static void on_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
   app_t *app = ud;
+  app->event_size = ev->size;
   switch (ev->type) {
     case TPUCI_EVENT_ATTEMPT_STARTED: app->started++; break;
     case TPUCI_EVENT_OUTPUT: app->output_bytes += (int) ev->len; break;
@@ -62,7 +65,7 @@ static void tick_cb(uv_timer_t *t) {
 int main(void) {
   tpuci_ctx_t *ctx;
   tpuci_run_options_t opts;
-  tpuci_attempt_info_t info;
+  tpuci_attempt_info_t info = TPUCI_ATTEMPT_INFO_INIT;
   uv_loop_t loop;
   app_t app;
   size_t i;
@@ -107,6 +110,31 @@ int main(void) {
   CHECK(tpuci_instance_outcome(ctx, 3) == TPUCI_OUTCOME_CANCELLED);
   CHECK(tpuci_attempt_info(ctx, 2, 0, &info) == 0);
   CHECK(info.exit_code == 7 && strcmp(info.cause, "exit 7") == 0);
+  CHECK(info.size == sizeof(info));
+  {
+    /* Sizes: what the caller's struct holds, checked both ways. */
+    union {
+      tpuci_attempt_info_t info;
+      unsigned char bytes[sizeof(tpuci_attempt_info_t) + 16];
+    } old;
+    size_t end = offsetof(tpuci_attempt_info_t, exit_code) + sizeof(int), b;
+    memset(&old, 0xAB, sizeof(old));
+    old.info.size = end;
+    /* Shorter than the first version's fields: refused, untouched. */
+    CHECK(tpuci_attempt_info(ctx, 2, 0, &old.info) == TPUCI_EUSAGE);
+    for (b = sizeof(size_t); b < sizeof(old); b++) CHECK(old.bytes[b] == 0xAB);
+    /* A larger caller struct (built against a newer header than this
+     * library): the library fills what it knows and leaves the rest. */
+    old.info.size = sizeof(old);
+    CHECK(tpuci_attempt_info(ctx, 2, 0, &old.info) == 0);
+    CHECK(old.info.exit_code == 7 && old.info.size == sizeof(old));
+    for (b = sizeof(tpuci_attempt_info_t); b < sizeof(old); b++)
+      CHECK(old.bytes[b] == 0xAB);
+  }
+  CHECK(app.event_size == sizeof(tpuci_event_t));
+  /* Run options of a version this library does not know: refused. */
+  CHECK(tpuci_run(ctx, &(tpuci_run_options_t){.version = TPUCI_RUN_OPTIONS_VERSION + 1}) ==
+        TPUCI_EUSAGE);
   CHECK(tpuci_outcome_count(ctx, TPUCI_OUTCOME_PASSED) == 2);
   CHECK(tpuci_run_exit_code(ctx) == 130); /* cancelled */
   CHECK(strncmp(tpuci_run_dir(ctx), state, strlen(state)) == 0);
