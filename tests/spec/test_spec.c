@@ -611,8 +611,8 @@ static void assert_times_out(const char *src, const char *want) {
     fail_msg("expected TPUCI_ELIMIT with '%s', got %d: %s", want, r,
              err.msg ? err.msg : "");
   assert_true(dt >= 290); /* Two clocks, each rounded to 1 ms. */
-  /* Generous for sanitizer builds on a loaded machine. */
-  assert_true(dt < 3000);
+  /* Only a hang fails this (no speed check: machines are shared). */
+  assert_true(dt < 30000);
   assert_int_equal(plan.ninstances, 0);
 }
 
@@ -878,8 +878,7 @@ static void test_big_matrix(void **state) {
   assert_string_equal(plan.instances[0].name, "big[a=a1,b=b1,c=c1,d=d1]");
   assert_string_equal(plan.instances[9999].name, "big[a=a10,b=b10,c=c10,d=d10]");
   assert_string_equal(plan.instances[9999].run, "pytest -k a10 b10/c10/d10");
-  /* Well under 200 ms in a release build; this bound holds with ASan. */
-  assert_true(dt < 2000);
+  /* How fast is bench/local/run.sh's business, not a test's. */
 }
 
 static void test_instance_cap(void **state) {

@@ -24,10 +24,11 @@
 
 #define CAP_MS 300
 #define CAP_MEMORY ((size_t) 32 * 1024 * 1024)
-/* What a stopped load may take past its cap: a look at the clock is at
- * most a millisecond of work away, but sanitizer builds on a loaded
- * machine are slow, and freeing the state counts too. */
-#define SLACK_MS 2500
+/* What a stopped load may take past its cap before the test calls it a
+ * hang: a look at the clock is at most a millisecond of work away, but
+ * sanitizer builds on a loaded, shared machine are slow, and freeing the
+ * state counts too. Only a hang fails this; it is no speed check. */
+#define SLACK_MS 30000
 
 static tpuci__plan_t plan;
 static tpuci__err_t err;
@@ -57,7 +58,9 @@ static int teardown(void **state) {
 }
 
 /* Outcomes a hostile spec may have. */
-enum { TIMEOUT, MEMORY, ERROR, REFUSED, ANY_BOUNDED };
+/* LIMIT: one of the two caps, whichever a slow (sanitizer) build or a
+ * fast one reaches first. */
+enum { TIMEOUT, MEMORY, LIMIT, ERROR, REFUSED, ANY_BOUNDED };
 
 static const struct {
   const char *src;
@@ -110,10 +113,10 @@ static const struct {
   {"local s = string.rep('x', 1 << 62)", ERROR, "resulting string too large"},
   {"local s = string.rep('x', 1e9, ',')", MEMORY, "spec used more than 32 MiB"},
   {"local s = 'x' while true do s = s .. s end", MEMORY, NULL},
-  {"local t = {} for i = 1, 1e9 do t[i] = {} end", MEMORY, NULL},
+  {"local t = {} for i = 1, 1e9 do t[i] = {} end", LIMIT, NULL},
   {"local t = {} for i = 1, 1e8 do t[i] = 'xxxxxxxx' end\nlocal s = table.concat(t)",
-   MEMORY, NULL},
-  {"local s = ('a'):rep(1e6):gsub('a', ('b'):rep(1000))", MEMORY, NULL},
+   LIMIT, NULL},
+  {"local s = ('a'):rep(1e6):gsub('a', ('b'):rep(1000))", LIMIT, NULL},
   {"local s = string.pack('c' .. (1 << 40), '')", ANY_BOUNDED, NULL},
   {"local s = string.format('%q', ('\\0'):rep(1e7))", ANY_BOUNDED, NULL},
   {"local s = ('ab'):rep(1e7):upper():reverse():lower()", ANY_BOUNDED, NULL},
@@ -155,6 +158,9 @@ static void test_hostile(void **state) {
         break;
       case MEMORY:
         ok = r == TPUCI_ELIMIT && strstr(err.msg, "spec used more than") != NULL;
+        break;
+      case LIMIT:
+        ok = r == TPUCI_ELIMIT;
         break;
       case ERROR:
         ok = r == TPUCI_ESPEC;
