@@ -1,4 +1,4 @@
-/* The Engine API's swarm endpoints, on the docker driver's engine client
+/* The Engine API's swarm endpoints, on the shared engine client
  * (tpuci__engine_call: the version prefix, JSON, the engine's messages). */
 #include <stdlib.h>
 #include <string.h>

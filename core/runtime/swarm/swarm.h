@@ -5,12 +5,12 @@
  * service looks like (service.c, pure). Nothing outside runtime/swarm/
  * includes this.
  *
- * It speaks to the swarm's manager through the docker driver's engine
- * client (runtime/engine/engine.h: HTTP on the loop, cancellation, JSON),
- * and shares the docker driver's pure parts: labels and whether a run is
- * alive (container.h), the stream format (demux.h), a gang's verdict and
- * per-host log lines (gang.h). docs/swarm.md says what it does; the
- * include rule's exception for it is in tests/layout/includes.py. */
+ * It speaks to the swarm's manager, a Docker Engine, through the engine
+ * client both engine drivers share (runtime/engine/engine.h: HTTP on the
+ * loop, cancellation, JSON), with its pure parts: labels and whether a
+ * run is alive (container.h), the stream format (demux.h), a gang's
+ * verdict and per-host log lines (gang.h). docs/swarm.md says what it
+ * does. */
 #ifndef TPUCI_RUNTIME_SWARM_H
 #define TPUCI_RUNTIME_SWARM_H
 
