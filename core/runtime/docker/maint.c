@@ -304,8 +304,9 @@ static int tpuci__probe_no_true(const char *msg) {
 
 /* One mode: returns 0, or TPUCI_EENGINE with err set (first failure). */
 static int tpuci__probe_one(tpuci__sync_t *s, const tpuci__plan_t *plan,
-                            const tpuci__probe_t *p, int n, tpuci__buf_t *report,
-                            tpuci__err_t *err) {
+                            const tpuci__probe_t *p, int n,
+                            const tpuci__podman_limits_t *limits,
+                            tpuci__buf_t *report, tpuci__err_t *err) {
   tpuci__sync_res_t r = {0};
   tpuci__kvlist_t labels = {0};
   tpuci__strv_t argv = {0};
@@ -349,6 +350,8 @@ static int tpuci__probe_one(tpuci__sync_t *s, const tpuci__plan_t *plan,
   body = tpuci__ctr_create_body(&spec);
   json_object_set_new(body, "Entrypoint", json_pack("[s]", "true"));
   json_object_del(body, "Cmd");
+  /* As an attempt's: a rootful podman may not give podman's own default. */
+  tpuci__podman_body_limits(body, limits);
   snprintf(name, sizeof(name), "tpuci-%s-ctr%d", run, n);
   tpuci__engine_container_create(s->eng, name, body, tpuci__sync_cb, &r);
   json_decref(body);
@@ -394,15 +397,17 @@ out:
 /* Every mode. `first` is the doctor's first failure so far: err is only
  * filled when there is none yet. Returns the new first failure. */
 static int tpuci__probe_networks(tpuci__sync_t *s, const tpuci__plan_t *plan,
-                                 const int *present, tpuci__buf_t *report,
-                                 int first, tpuci__err_t *err) {
+                                 const int *present,
+                                 const tpuci__podman_limits_t *limits,
+                                 tpuci__buf_t *report, int first,
+                                 tpuci__err_t *err) {
   tpuci__probe_t *modes;
   size_t i, n;
   if (plan == NULL || plan->ninstances == 0) return first;
   modes = tpuci__calloc(plan->ninstances, sizeof(*modes));
   n = tpuci__probe_modes(plan, present, modes);
   for (i = 0; i < n; i++) {
-    int rc = tpuci__probe_one(s, plan, &modes[i], (int) i, report,
+    int rc = tpuci__probe_one(s, plan, &modes[i], (int) i, limits, report,
                               first ? NULL : err);
     if (first == 0) first = rc;
   }
@@ -415,6 +420,7 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
   tpuci__sync_t s;
   tpuci__sync_res_t r = {0};
   int rc, first = 0, *present;
+  tpuci__podman_limits_t limits;
   char *where;
   char size[32];
 
@@ -435,12 +441,12 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
                   s.eng->server_name, s.eng->server_version, s.eng->server_api,
                   s.eng->prefix + 2, where);
   free(where);
+  memset(&limits, 0, sizeof(limits));
   if (s.eng->podman) {
-    tpuci__podman_limits_t l;
     char *text;
-    tpuci__podman_probe(s.eng->host.unix_path, &l);
-    text = tpuci__podman_limits_text(&l);
-    tpuci__buf_addf(report, "%s podman limits: %s\n", l.known ? "ok  " : "warn", text);
+    tpuci__podman_probe(s.eng->host.unix_path, &limits);
+    text = tpuci__podman_limits_text(&limits);
+    tpuci__buf_addf(report, "%s podman limits: %s\n", limits.known ? "ok  " : "warn", text);
     free(text);
     if (s.eng->podman_major < TPUCI__PODMAN_OOM_MAJOR)
       tpuci__buf_addf(report,
@@ -530,7 +536,7 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
     }
   }
 
-  first = tpuci__probe_networks(&s, plan, present, report, first, err);
+  first = tpuci__probe_networks(&s, plan, present, &limits, report, first, err);
   free(present);
 
   /* Leftovers. */
