@@ -6,6 +6,7 @@
 
 #include "runtime/runtime.h"
 #include "runtime/engine/container.h"
+#include "runtime/engine/endpoint.h"
 #include "runtime/engine/engine.h"
 #include "runtime/engine/podman.h"
 
@@ -74,10 +75,8 @@ static int tpuci__sync_connect(tpuci__sync_t *s, tpuci__err_t *err) {
   tpuci__sync_wait(s, &r);
   if (r.error != 0)
     rc = tpuci__err_set(err, TPUCI_EENGINE,
-                        "cannot reach the Docker Engine (%s); start dockerd, "
-                        "e.g. `dockerd &` (or podman's: `podman system "
-                        "service --time=0 &`), or set DOCKER_HOST",
-                        r.message);
+                        "cannot reach the Docker Engine (%s); %s", r.message,
+                        tpuci__engine_reach_hint(r.error));
   else if (!r.ok || r.json == NULL)
     rc = tpuci__err_set(err, TPUCI_EENGINE,
                         "the Docker Engine answered GET /version with an "
@@ -244,6 +243,7 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
                   s.eng->server_name, s.eng->server_version, s.eng->server_api,
                   s.eng->prefix + 2, where);
   free(where);
+  tpuci__endpoint_doctor(&s.eng->host, plan, TPUCI__RUNTIME_DOCKER, report);
   if (s.eng->podman) {
     tpuci__podman_limits_t l;
     char *text;

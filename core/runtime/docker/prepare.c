@@ -10,6 +10,7 @@
 #include <sys/statvfs.h>
 
 #include "runtime/engine/container.h"
+#include "runtime/engine/endpoint.h"
 #include "runtime/engine/gang.h"
 #include "runtime/docker/driver.h"
 
@@ -210,11 +211,9 @@ static void tpuci__dk_on_version(void *p, const tpuci__engine_res_t *res) {
   if (res->error != 0) {
     tpuci__dk_prepare_fail(dk, TPUCI_EENGINE,
                            tpuci__printf("cannot reach the Docker Engine "
-                                         "(%s); start dockerd, e.g. `dockerd "
-                                         "&` (or podman's: `podman system "
-                                         "service --time=0 &`), or set "
-                                         "DOCKER_HOST",
-                                         res->message));
+                                         "(%s); %s",
+                                         res->message,
+                                         tpuci__engine_reach_hint(res->error)));
     return;
   }
   if (!res->ok || res->json == NULL) {
@@ -269,6 +268,20 @@ int tpuci__runtime_docker_check(const tpuci__plan_t *plan, tpuci__err_t *err) {
   return 0;
 }
 
+/* Bind mounts (and pytest's results folder) on an engine over TCP. */
+static void tpuci__dk_remote_warnings(tpuci__dk_t *dk,
+                                      const tpuci__plan_t *plan) {
+  tpuci__strv_t w = {0};
+  size_t i;
+  tpuci__remote_mount_warnings(plan, TPUCI__RUNTIME_DOCKER, &dk->eng->host, &w);
+  for (i = 0; i < w.len; i++) {
+    char *m = tpuci__printf("warning: %s", w.items[i]);
+    tpuci__dk_message(dk, m);
+    free(m);
+  }
+  tpuci__strv_free(&w);
+}
+
 int tpuci__dk_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
                              void (*cb)(tpuci__runtime_t *rt, int status)) {
   tpuci__dk_t *dk = (tpuci__dk_t *) rt;
@@ -294,6 +307,7 @@ int tpuci__dk_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
   }
   rc = tpuci__dk_engine(dk);
   if (rc != 0) return rc;
+  tpuci__dk_remote_warnings(dk, plan);
   dk->plan = plan;
   dk->prepare_cb = cb;
   dk->images = tpuci__calloc(plan->nimages + 1, sizeof(int));
