@@ -267,6 +267,11 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
     struct statvfs st;
     if (!r.ok) {
       tpuci__buf_addf(report, "warn disk: GET /info failed: %s\n", r.message);
+    } else if (root != NULL && tpuci__docker_host_remote(&s.eng->host)) {
+      tpuci__buf_addf(report,
+                      "warn disk: the engine is reached over TCP, so its data "
+                      "root %s may be on another machine; not checked\n",
+                      root);
     } else if (root == NULL || statvfs(root, &st) != 0) {
       tpuci__buf_addf(report,
                       "warn disk: the engine's data root %s is not visible "

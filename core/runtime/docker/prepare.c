@@ -182,7 +182,10 @@ static void tpuci__dk_on_info(void *p, const tpuci__engine_res_t *res) {
   const char *root = json_string_value(json_object_get(res->json, "DockerRootDir"));
   struct statvfs st;
   if (tpuci__dk_prep_answered(dk)) return;
-  if (res->ok && root != NULL && statvfs(root, &st) == 0) {
+  /* Over TCP the data root may be a path of another machine: the same
+   * path here says nothing about the engine's disk. */
+  if (res->ok && root != NULL && !tpuci__docker_host_remote(&dk->eng->host) &&
+      statvfs(root, &st) == 0) {
     unsigned long long avail = (unsigned long long) st.f_bavail * st.f_frsize;
     if (avail < TPUCI__DISK_FAIL_BYTES) {
       tpuci__dk_prepare_fail(

@@ -89,9 +89,10 @@ char *tpuci__engine_where(const tpuci__engine_t *e) {
 
 const char *tpuci__engine_reach_hint(int error) {
   if (error == UV_EPROTO)
-    return "the TLS handshake failed: check the CA, certificate and key "
-           "(DOCKER_CERT_PATH's ca.pem, cert.pem, key.pem, or the Docker "
-           "context's) against the engine's --tlscacert";
+    return "the TLS handshake failed: check that ca.pem is the CA of the "
+           "engine's certificate and cert.pem/key.pem a client certificate "
+           "of the engine's --tlscacert (in DOCKER_CERT_PATH, or the Docker "
+           "context's TLS folder)";
   return "start dockerd, e.g. `dockerd &` (or podman's: `podman system "
          "service --time=0 &`), or set DOCKER_HOST";
 }
