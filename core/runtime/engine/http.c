@@ -296,10 +296,14 @@ static size_t tpuci__http_header_cb(char *ptr, size_t size, size_t nmemb,
 /* Requests. */
 
 /* An https:// engine: its CA (only that one: a Docker TLS engine's
- * certificate comes from its own CA), the client's certificate and key.
+ * certificate comes from its own CA, so the system's folder of CAs,
+ * curl's built-in CAPATH, goes), the client's certificate and key.
  * Without verification neither the chain nor the name is checked. */
 static void tpuci__http_setup_tls(const tpuci__docker_host_t *host, CURL *e) {
-  if (host->ca_file != NULL) curl_easy_setopt(e, CURLOPT_CAINFO, host->ca_file);
+  if (host->ca_file != NULL) {
+    curl_easy_setopt(e, CURLOPT_CAINFO, host->ca_file);
+    curl_easy_setopt(e, CURLOPT_CAPATH, NULL);
+  }
   if (host->cert_file != NULL) {
     curl_easy_setopt(e, CURLOPT_SSLCERT, host->cert_file);
     curl_easy_setopt(e, CURLOPT_SSLKEY, host->key_file);
