@@ -7,6 +7,7 @@
 
 #include "runtime/runtime.h"
 #include "runtime/engine/container.h"
+#include "runtime/engine/endpoint.h"
 #include "runtime/engine/engine.h"
 #include "runtime/engine/podman.h"
 
@@ -75,10 +76,8 @@ static int tpuci__sync_connect(tpuci__sync_t *s, tpuci__err_t *err) {
   tpuci__sync_wait(s, &r);
   if (r.error != 0)
     rc = tpuci__err_set(err, TPUCI_EENGINE,
-                        "cannot reach the Docker Engine (%s); start dockerd, "
-                        "e.g. `dockerd &` (or podman's: `podman system "
-                        "service --time=0 &`), or set DOCKER_HOST",
-                        r.message);
+                        "cannot reach the Docker Engine (%s); %s", r.message,
+                        tpuci__engine_reach_hint(r.error));
   else if (!r.ok || r.json == NULL)
     rc = tpuci__err_set(err, TPUCI_EENGINE,
                         "the Docker Engine answered GET /version with an "
@@ -441,6 +440,7 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
                   s.eng->server_name, s.eng->server_version, s.eng->server_api,
                   s.eng->prefix + 2, where);
   free(where);
+  tpuci__endpoint_doctor(&s.eng->host, plan, TPUCI__RUNTIME_DOCKER, report);
   memset(&limits, 0, sizeof(limits));
   if (s.eng->podman) {
     char *text;
@@ -464,6 +464,11 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
     struct statvfs st;
     if (!r.ok) {
       tpuci__buf_addf(report, "warn disk: GET /info failed: %s\n", r.message);
+    } else if (root != NULL && tpuci__docker_host_remote(&s.eng->host)) {
+      tpuci__buf_addf(report,
+                      "warn disk: the engine is reached over TCP, so its data "
+                      "root %s may be on another machine; not checked\n",
+                      root);
     } else if (root == NULL || statvfs(root, &st) != 0) {
       tpuci__buf_addf(report,
                       "warn disk: the engine's data root %s is not visible "

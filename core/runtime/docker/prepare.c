@@ -10,6 +10,7 @@
 #include <sys/statvfs.h>
 
 #include "runtime/engine/container.h"
+#include "runtime/engine/endpoint.h"
 #include "runtime/engine/gang.h"
 #include "runtime/docker/driver.h"
 
@@ -181,7 +182,10 @@ static void tpuci__dk_on_info(void *p, const tpuci__engine_res_t *res) {
   const char *root = json_string_value(json_object_get(res->json, "DockerRootDir"));
   struct statvfs st;
   if (tpuci__dk_prep_answered(dk)) return;
-  if (res->ok && root != NULL && statvfs(root, &st) == 0) {
+  /* Over TCP the data root may be a path of another machine: the same
+   * path here says nothing about the engine's disk. */
+  if (res->ok && root != NULL && !tpuci__docker_host_remote(&dk->eng->host) &&
+      statvfs(root, &st) == 0) {
     unsigned long long avail = (unsigned long long) st.f_bavail * st.f_frsize;
     if (avail < TPUCI__DISK_FAIL_BYTES) {
       tpuci__dk_prepare_fail(
@@ -210,11 +214,9 @@ static void tpuci__dk_on_version(void *p, const tpuci__engine_res_t *res) {
   if (res->error != 0) {
     tpuci__dk_prepare_fail(dk, TPUCI_EENGINE,
                            tpuci__printf("cannot reach the Docker Engine "
-                                         "(%s); start dockerd, e.g. `dockerd "
-                                         "&` (or podman's: `podman system "
-                                         "service --time=0 &`), or set "
-                                         "DOCKER_HOST",
-                                         res->message));
+                                         "(%s); %s",
+                                         res->message,
+                                         tpuci__engine_reach_hint(res->error)));
     return;
   }
   if (!res->ok || res->json == NULL) {
@@ -269,6 +271,20 @@ int tpuci__runtime_docker_check(const tpuci__plan_t *plan, tpuci__err_t *err) {
   return 0;
 }
 
+/* Bind mounts (and pytest's results folder) on an engine over TCP. */
+static void tpuci__dk_remote_warnings(tpuci__dk_t *dk,
+                                      const tpuci__plan_t *plan) {
+  tpuci__strv_t w = {0};
+  size_t i;
+  tpuci__remote_mount_warnings(plan, TPUCI__RUNTIME_DOCKER, &dk->eng->host, &w);
+  for (i = 0; i < w.len; i++) {
+    char *m = tpuci__printf("warning: %s", w.items[i]);
+    tpuci__dk_message(dk, m);
+    free(m);
+  }
+  tpuci__strv_free(&w);
+}
+
 int tpuci__dk_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
                              void (*cb)(tpuci__runtime_t *rt, int status)) {
   tpuci__dk_t *dk = (tpuci__dk_t *) rt;
@@ -294,6 +310,7 @@ int tpuci__dk_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
   }
   rc = tpuci__dk_engine(dk);
   if (rc != 0) return rc;
+  tpuci__dk_remote_warnings(dk, plan);
   dk->plan = plan;
   dk->prepare_cb = cb;
   dk->images = tpuci__calloc(plan->nimages + 1, sizeof(int));

@@ -1,5 +1,6 @@
 /* Docker Engine API calls. */
 #include "runtime/engine/engine.h"
+#include "runtime/engine/endpoint.h"
 #include "runtime/engine/podman.h"
 
 #include <signal.h>
@@ -26,10 +27,7 @@ int tpuci__engine_new_host(uv_loop_t *loop, const tpuci__docker_host_t *host,
   int rc;
   e->loop = loop;
   e->server_name = "Docker Engine";
-  e->host.unix_path = tpuci__strdup(host->unix_path);
-  e->host.url_base = tpuci__strdup(host->url_base);
-  e->host.display = tpuci__strdup(host->display);
-  e->host.from_env = host->from_env;
+  tpuci__docker_host_copy(&e->host, host);
   snprintf(e->prefix, sizeof(e->prefix), "/v%d.%d",
            TPUCI__DOCKER_API_MIN_MAJOR, TPUCI__DOCKER_API_MIN_MINOR);
   rc = tpuci__http_new(loop, host, &e->http, err);
@@ -44,6 +42,7 @@ int tpuci__engine_new_host(uv_loop_t *loop, const tpuci__docker_host_t *host,
 
 int tpuci__engine_new(uv_loop_t *loop, tpuci__engine_t **out,
                       tpuci__err_t *err) {
+  /* DOCKER_HOST, a Docker context or the default socket (endpoint.h). */
   tpuci__docker_host_t host;
   int rc = tpuci__docker_host_from_env(&host, err);
   if (rc != 0) return TPUCI_EENGINE;
@@ -86,6 +85,16 @@ size_t tpuci__engine_pending(const tpuci__engine_t *e) {
 
 char *tpuci__engine_where(const tpuci__engine_t *e) {
   return tpuci__docker_host_describe(&e->host);
+}
+
+const char *tpuci__engine_reach_hint(int error) {
+  if (error == UV_EPROTO)
+    return "the TLS handshake failed: check that ca.pem is the CA of the "
+           "engine's certificate and cert.pem/key.pem a client certificate "
+           "of the engine's --tlscacert (in DOCKER_CERT_PATH, or the Docker "
+           "context's TLS folder)";
+  return "start dockerd, e.g. `dockerd &` (or podman's: `podman system "
+         "service --time=0 &`), or set DOCKER_HOST";
 }
 
 /* API versions. */

@@ -63,6 +63,11 @@ size_t tpuci__engine_pending(const tpuci__engine_t *e);
 /* "DOCKER_HOST unset, tried unix:///var/run/docker.sock". New string. */
 char *tpuci__engine_where(const tpuci__engine_t *e);
 
+/* What to do when the engine did not answer with transport error
+ * `error` (tpuci__engine_res_t): start it or set DOCKER_HOST, or, for a
+ * failed TLS handshake, check the TLS files. A static string. */
+const char *tpuci__engine_reach_hint(int error);
+
 /* Picks the API version from the server's ApiVersion: min(server, 1.43),
  * failing with TPUCI_EENGINE below 1.41. Pure. */
 int tpuci__docker_api_pick(const char *server_api, int *major, int *minor,

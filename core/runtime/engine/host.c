@@ -1,4 +1,4 @@
-/* DOCKER_HOST parsing. */
+/* DOCKER_HOST parsing, TLS settings and descriptions. */
 #include "runtime/engine/host.h"
 
 #include <stdlib.h>
@@ -18,20 +18,22 @@ static int tpuci__host_valid(const char *s, size_t n) {
 }
 
 /* host[:port][/]; an IPv6 literal is [addr][:port]. */
-static int tpuci__parse_hostport(const char *value, const char *rest,
+static int tpuci__parse_hostport(const char *what, const char *value,
+                                 const char *rest, int tls,
                                  tpuci__docker_host_t *out,
                                  tpuci__err_t *err) {
   size_t n = strlen(rest);
   const char *colon;
   char *host;
-  long port = 2375;
+  /* The docker CLI's defaults: 2376 is the engine's TLS port. */
+  long port = tls ? 2376 : 2375;
 
   if (n > 0 && rest[n - 1] == '/') n--;
   if (memchr(rest, '/', n) != NULL)
     return tpuci__err_set(err, TPUCI_EUSAGE,
-                          "DOCKER_HOST=%s: a path after host:port is not "
+                          "%s=%s: a path after host:port is not "
                           "supported",
-                          value);
+                          what, value);
   if (n > 0 && rest[0] == '[') {
     const char *close = memchr(rest, ']', n);
     colon = close != NULL && close + 1 < rest + n && close[1] == ':'
@@ -49,23 +51,25 @@ static int tpuci__parse_hostport(const char *value, const char *rest,
       free(pstr);
       free(host);
       return tpuci__err_set(err, TPUCI_EUSAGE,
-                            "DOCKER_HOST=%s: bad port number", value);
+                            "%s=%s: bad port number", what, value);
     }
     free(pstr);
   }
   if (!tpuci__host_valid(host, strlen(host))) {
     free(host);
     return tpuci__err_set(err, TPUCI_EUSAGE,
-                          "DOCKER_HOST=%s: bad host name", value);
+                          "%s=%s: bad host name", what, value);
   }
-  out->url_base = tpuci__printf("http://%s:%ld", host, port);
+  out->url_base = tpuci__printf("%s://%s:%ld", tls ? "https" : "http",
+                                host, port);
   out->display = tpuci__printf("tcp://%s:%ld", host, port);
   free(host);
   return 0;
 }
 
-int tpuci__docker_host_parse(const char *value, tpuci__docker_host_t *out,
-                             tpuci__err_t *err) {
+int tpuci__docker_host_parse_as(const char *what, const char *value, int tls,
+                                tpuci__docker_host_t *out,
+                                tpuci__err_t *err) {
   memset(out, 0, sizeof(*out));
   if (value == NULL || *value == '\0') {
     out->unix_path = tpuci__strdup(TPUCI__DOCKER_DEFAULT_SOCKET);
@@ -78,7 +82,7 @@ int tpuci__docker_host_parse(const char *value, tpuci__docker_host_t *out,
     const char *path = value + 7;
     if (*path == '\0')
       return tpuci__err_set(err, TPUCI_EUSAGE,
-                            "DOCKER_HOST=%s: no socket path after unix://",
+                            "%s=%s: no socket path after unix://", what,
                             value);
     out->unix_path = tpuci__strdup(path);
     out->url_base = tpuci__strdup("http://localhost");
@@ -87,31 +91,95 @@ int tpuci__docker_host_parse(const char *value, tpuci__docker_host_t *out,
   }
   if (strncmp(value, "tcp://", 6) == 0 || strncmp(value, "http://", 7) == 0) {
     const char *rest = value + (value[0] == 't' ? 6 : 7);
-    int rc = tpuci__parse_hostport(value, rest, out, err);
+    int rc = tpuci__parse_hostport(what, value, rest, tls, out, err);
     if (rc != 0) tpuci__docker_host_free(out);
     return rc;
   }
   return tpuci__err_set(err, TPUCI_EUSAGE,
-                        "DOCKER_HOST=%s: unsupported scheme; use "
+                        "%s=%s: unsupported scheme; use "
                         "unix:///path/to/docker.sock or tcp://host:port "
-                        "(TLS and ssh:// are not supported)",
-                        value);
+                        "(ssh:// is not supported)",
+                        what, value);
 }
 
-int tpuci__docker_host_from_env(tpuci__docker_host_t *out,
-                                tpuci__err_t *err) {
-  return tpuci__docker_host_parse(getenv("DOCKER_HOST"), out, err);
+int tpuci__docker_host_parse(const char *value, tpuci__docker_host_t *out,
+                             tpuci__err_t *err) {
+  return tpuci__docker_host_parse_as("DOCKER_HOST", value, 0, out, err);
+}
+
+void tpuci__docker_host_set_tls(tpuci__docker_host_t *h, int verify,
+                                const char *ca, const char *cert,
+                                const char *key) {
+  h->tls = 1;
+  h->tls_verify = verify;
+  free(h->ca_file);
+  free(h->cert_file);
+  free(h->key_file);
+  h->ca_file = tpuci__strdup(ca);
+  h->cert_file = tpuci__strdup(cert);
+  h->key_file = tpuci__strdup(key);
+}
+
+void tpuci__docker_host_copy(tpuci__docker_host_t *dst,
+                             const tpuci__docker_host_t *src) {
+  *dst = *src;
+  dst->unix_path = tpuci__strdup(src->unix_path);
+  dst->url_base = tpuci__strdup(src->url_base);
+  dst->display = tpuci__strdup(src->display);
+  dst->ca_file = tpuci__strdup(src->ca_file);
+  dst->cert_file = tpuci__strdup(src->cert_file);
+  dst->key_file = tpuci__strdup(src->key_file);
+  dst->context = tpuci__strdup(src->context);
+  dst->context_ignored = tpuci__strdup(src->context_ignored);
+}
+
+int tpuci__docker_host_remote(const tpuci__docker_host_t *h) {
+  return h->unix_path == NULL;
 }
 
 char *tpuci__docker_host_describe(const tpuci__docker_host_t *h) {
+  const char *tls = !h->tls ? ""
+                    : h->tls_verify ? " with TLS"
+                                    : " with TLS (engine not verified)";
+  if (h->context != NULL && h->context_env)
+    return tpuci__printf("DOCKER_CONTEXT=%s at %s%s", h->context, h->display,
+                         tls);
+  if (h->context != NULL)
+    return tpuci__printf("context %s (config.json's currentContext) at %s%s",
+                         h->context, h->display, tls);
   if (!h->from_env) return tpuci__printf("DOCKER_HOST unset, tried %s",
                                          h->display);
-  return tpuci__printf("DOCKER_HOST=%s", h->display);
+  return tpuci__printf("DOCKER_HOST=%s%s", h->display, tls);
+}
+
+char *tpuci__docker_host_tls_text(const tpuci__docker_host_t *h) {
+  tpuci__buf_t b;
+  if (!h->tls) return NULL;
+  tpuci__buf_init(&b);
+  if (!h->tls_verify)
+    tpuci__buf_adds(&b, "the engine's certificate is NOT checked");
+  else if (h->ca_file != NULL)
+    tpuci__buf_addf(&b, "the engine's certificate is checked against %s",
+                    h->ca_file);
+  else
+    tpuci__buf_adds(&b, "the engine's certificate is checked against the "
+                        "system's CAs");
+  if (h->cert_file != NULL)
+    tpuci__buf_addf(&b, "; client certificate %s, key %s", h->cert_file,
+                    h->key_file);
+  else
+    tpuci__buf_adds(&b, "; no client certificate");
+  return tpuci__buf_steal(&b);
 }
 
 void tpuci__docker_host_free(tpuci__docker_host_t *h) {
   free(h->unix_path);
   free(h->url_base);
   free(h->display);
+  free(h->ca_file);
+  free(h->cert_file);
+  free(h->key_file);
+  free(h->context);
+  free(h->context_ignored);
   memset(h, 0, sizeof(*h));
 }

@@ -108,6 +108,15 @@ static int tpuci__http_os_error(int e, const char **msg) {
   }
 }
 
+static int tpuci__http_tls_error(CURLcode rc) {
+  return rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_PEER_FAILED_VERIFICATION ||
+         rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_CIPHER ||
+         rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_ISSUER_ERROR ||
+         rc == CURLE_SSL_CRL_BADFILE || rc == CURLE_SSL_ENGINE_NOTFOUND ||
+         rc == CURLE_SSL_ENGINE_SETFAILED || rc == CURLE_USE_SSL_FAILED ||
+         rc == CURLE_SSL_PINNEDPUBKEYNOTMATCH;
+}
+
 static void tpuci__http_req_free(tpuci__http_req_t *r) {
   if (r->easy) curl_easy_cleanup(r->easy);
   curl_slist_free_all(r->headers);
@@ -141,6 +150,18 @@ static void tpuci__http_complete(tpuci__http_req_t *r, CURLcode rc,
     if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
         rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR)
       res.error = tpuci__http_os_error((int) os, &m);
+    /* With TLS 1.3 a refused client certificate shows up as an alert on
+     * the first read. */
+    if (res.error == 0 && h->host.tls &&
+        (rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR) &&
+        strstr(r->errbuf, "SSL") != NULL)
+      rc = CURLE_SSL_CONNECT_ERROR;
+    if (res.error == 0 && tpuci__http_tls_error(rc)) {
+      /* Not "connection refused": the engine answered, the handshake
+       * failed (wrong CA, certificate or key). Callers hint at them. */
+      res.error = UV_EPROTO;
+      m = NULL;
+    }
     if (res.error == 0 && rc == CURLE_OPERATION_TIMEDOUT) {
       res.error = UV_ETIMEDOUT;
       m = NULL;
@@ -274,6 +295,23 @@ static size_t tpuci__http_header_cb(char *ptr, size_t size, size_t nmemb,
 
 /* Requests. */
 
+/* An https:// engine: its CA (only that one: a Docker TLS engine's
+ * certificate comes from its own CA, so the system's folder of CAs,
+ * curl's built-in CAPATH, goes), the client's certificate and key.
+ * Without verification neither the chain nor the name is checked. */
+static void tpuci__http_setup_tls(const tpuci__docker_host_t *host, CURL *e) {
+  if (host->ca_file != NULL) {
+    curl_easy_setopt(e, CURLOPT_CAINFO, host->ca_file);
+    curl_easy_setopt(e, CURLOPT_CAPATH, NULL);
+  }
+  if (host->cert_file != NULL) {
+    curl_easy_setopt(e, CURLOPT_SSLCERT, host->cert_file);
+    curl_easy_setopt(e, CURLOPT_SSLKEY, host->key_file);
+  }
+  curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, host->tls_verify ? 1L : 0L);
+  curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, host->tls_verify ? 2L : 0L);
+}
+
 static int tpuci__http_setup(tpuci__http_t *h, tpuci__http_req_t *r,
                              const char *method, uint64_t timeout_ms) {
   CURL *e = curl_easy_init();
@@ -282,6 +320,7 @@ static int tpuci__http_setup(tpuci__http_t *h, tpuci__http_req_t *r,
   curl_easy_setopt(e, CURLOPT_URL, r->url);
   if (h->host.unix_path != NULL)
     curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, h->host.unix_path);
+  if (h->host.tls) tpuci__http_setup_tls(&h->host, e);
   /* The engine is never behind an HTTP proxy, whatever http_proxy says. */
   curl_easy_setopt(e, CURLOPT_PROXY, "");
   curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_1_1);
@@ -415,10 +454,7 @@ int tpuci__http_new(uv_loop_t *loop, const tpuci__docker_host_t *host,
     free(h);
     return tpuci__err_set(err, TPUCI_ENOMEM, "curl_multi_init failed");
   }
-  h->host.unix_path = tpuci__strdup(host->unix_path);
-  h->host.url_base = tpuci__strdup(host->url_base);
-  h->host.display = tpuci__strdup(host->display);
-  h->host.from_env = host->from_env;
+  tpuci__docker_host_copy(&h->host, host);
   curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, tpuci__http_socket_cb);
   curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
   curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, tpuci__http_timer_cb);

@@ -24,6 +24,7 @@ typedef struct tpuci__http_req_s tpuci__http_req_t;
 typedef struct {
   /* 0 when an HTTP answer came (whatever its status), else a negative
    * code: UV_ECONNREFUSED, UV_ENOENT (no socket), UV_ETIMEDOUT,
+   * UV_EPROTO (the TLS handshake failed: CA, certificate, key),
    * UV_ECANCELED (the client closed), UV_EIO (anything else). */
   int error;
   const char *error_msg;  /* "connection refused", or "" */

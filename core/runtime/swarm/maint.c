@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/engine/endpoint.h"
 #include "runtime/swarm/swarm.h"
 
 typedef struct {
@@ -72,8 +73,10 @@ static int tpuci__swsync_open(tpuci__swsync_t *s, json_t **info,
   tpuci__swsync_wait(s, &r);
   if (r.error != 0 || !r.ok || r.json == NULL)
     rc = tpuci__err_set(err, TPUCI_EENGINE,
-                        "cannot reach the swarm manager's Docker Engine (%s)",
-                        r.message ? r.message : "no answer");
+                        "cannot reach the swarm manager's Docker Engine (%s)%s%s",
+                        r.message ? r.message : "no answer",
+                        r.error == UV_EPROTO ? "; " : "",
+                        r.error == UV_EPROTO ? tpuci__engine_reach_hint(r.error) : "");
   else
     rc = tpuci__engine_negotiate(s->eng, r.json, err);
   tpuci__swsync_free(&r);
@@ -357,6 +360,19 @@ static void tpuci__swdoc_leftovers(tpuci__swsync_t *s, tpuci__buf_t *report) {
                     ns, ns == 1 ? "" : "s", nn, nn == 1 ? "" : "s");
 }
 
+/* The swarm jobs' bind mounts on a manager over TCP (the docker
+ * driver's doctor says the rest about the endpoint). */
+static void tpuci__swdoc_remote(tpuci__swsync_t *s, const tpuci__plan_t *plan,
+                                tpuci__buf_t *report) {
+  tpuci__strv_t w = {0};
+  size_t i;
+  if (plan != NULL)
+    tpuci__remote_mount_warnings(plan, TPUCI__RUNTIME_SWARM, &s->eng->host, &w);
+  for (i = 0; i < w.len; i++)
+    tpuci__buf_addf(report, "warn mounts: %s\n", w.items[i]);
+  tpuci__strv_free(&w);
+}
+
 int tpuci__runtime_swarm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
                                 tpuci__err_t *err) {
   tpuci__swsync_t s;
@@ -391,6 +407,7 @@ int tpuci__runtime_swarm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
                           "(API %s)\n",
                   where, s.eng->server_api ? s.eng->server_api : "?");
   free(where);
+  tpuci__swdoc_remote(&s, plan, report);
   tpuci__swdoc_nodes(&s, plan, manager, uses, report, err, &first);
   if (uses) tpuci__swdoc_images(&s, plan, report, err, &first);
   tpuci__swdoc_leftovers(&s, report);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "runtime/engine/endpoint.h"
 #include "runtime/swarm/swarm.h"
 
 #define TPUCI__GIB (1024.0 * 1024.0 * 1024.0)
@@ -289,10 +290,13 @@ static void tpuci__sw_on_version(void *p, const tpuci__engine_res_t *res) {
   if (res->error != 0) {
     tpuci__sw_prepare_fail(sw, TPUCI_EENGINE,
                            tpuci__printf("cannot reach the swarm manager's "
-                                         "Docker Engine (%s); start dockerd "
-                                         "and `docker swarm init`, or set "
-                                         "DOCKER_HOST",
-                                         res->message));
+                                         "Docker Engine (%s); %s",
+                                         res->message,
+                                         res->error == UV_EPROTO
+                                             ? tpuci__engine_reach_hint(res->error)
+                                             : "start dockerd and `docker "
+                                               "swarm init`, or set "
+                                               "DOCKER_HOST"));
     return;
   }
   if (!res->ok || res->json == NULL) {
@@ -312,6 +316,20 @@ static void tpuci__sw_on_version(void *p, const tpuci__engine_res_t *res) {
   sw->prep_req = tpuci__engine_info(sw->eng, tpuci__sw_on_info, sw);
 }
 
+/* Bind mounts (and pytest's results folder) on a manager over TCP. */
+static void tpuci__sw_remote_warnings(tpuci__sw_t *sw,
+                                      const tpuci__plan_t *plan) {
+  tpuci__strv_t w = {0};
+  size_t i;
+  tpuci__remote_mount_warnings(plan, TPUCI__RUNTIME_SWARM, &sw->eng->host, &w);
+  for (i = 0; i < w.len; i++) {
+    char *m = tpuci__printf("warning: %s", w.items[i]);
+    tpuci__sw_message(sw, m);
+    free(m);
+  }
+  tpuci__strv_free(&w);
+}
+
 int tpuci__sw_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
                       void (*cb)(tpuci__runtime_t *rt, int status)) {
   tpuci__sw_t *sw = (tpuci__sw_t *) rt;
@@ -321,6 +339,7 @@ int tpuci__sw_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
     return tpuci__err_set(&rt->err, TPUCI_ESTATE, "the swarm runtime is busy");
   rc = tpuci__sw_engine(sw);
   if (rc != 0) return rc;
+  tpuci__sw_remote_warnings(sw, plan);
   sw->plan = plan;
   sw->prepare_cb = cb;
   for (i = 0; i < sw->nimages; i++) free(sw->images[i]);
