@@ -17,11 +17,18 @@ api() {
   esac
 }
 
-if ! api /_ping >/dev/null 2>&1; then
+# A test that only uses an engine of its own (PRIVATE_ENGINE_ONLY=1 before
+# sourcing this) needs dockerd and root, not an engine at DOCKER_HOST.
+if [ -n "${PRIVATE_ENGINE_ONLY:-}" ]; then
+  if ! command -v dockerd >/dev/null || [ "$(id -u)" != 0 ]; then
+    echo "SKIP: a private engine needs dockerd and root"
+    exit 77
+  fi
+elif ! api /_ping >/dev/null 2>&1; then
   echo "SKIP: no engine at $DOCKER_HOST"
   exit 77
 fi
-if ! api "/images/$BUSYBOX/json" >/dev/null 2>&1; then
+if [ -z "${PRIVATE_ENGINE_ONLY:-}" ] && ! api "/images/$BUSYBOX/json" >/dev/null 2>&1; then
   bash "$TESTS/images/build-busybox.sh" >&2 || { echo "FAIL: cannot build $BUSYBOX" >&2; exit 1; }
 fi
 
@@ -56,7 +63,8 @@ count_objects() {
 # busybox image, and sets PRIVATE_HOST to its DOCKER_HOST.
 # private_engine_down DIR [SIG] stops it (SIGTERM: a graceful stop;
 # SIGKILL: a crash) and waits until it is gone; private_engine_gone DIR
-# then removes what it leaves (mounts, its bridge).
+# then removes what it leaves (mounts, its bridge). PRIVATE_ENGINE_ARGS
+# adds dockerd options (--insecure-registry 127.0.0.1:PORT).
 private_engine_up() {
   local dir=$1 line br
   mkdir -p "$dir"
@@ -67,7 +75,7 @@ private_engine_up() {
     ip link set "$br" up
   fi
   echo "$br" > "$dir/bridge"
-  line=$(TPUCI_ENGINE_DIR=$dir TPUCI_ENGINE_ARGS="--bridge=$br --iptables=false --ip-masq=false" \
+  line=$(TPUCI_ENGINE_DIR=$dir TPUCI_ENGINE_ARGS="--bridge=$br --iptables=false --ip-masq=false ${PRIVATE_ENGINE_ARGS:-}" \
     bash "$TESTS/../.ci/engine-up.sh") || return 1
   PRIVATE_HOST=${line#export DOCKER_HOST=}
   DOCKER_HOST=$PRIVATE_HOST bash "$TESTS/images/build-busybox.sh" >/dev/null 2>&1
