@@ -370,9 +370,15 @@ static void on_pull(tpuci_console_t *c, tpuci_ctx_t *ctx, const tpuci_event_t *e
   if (ev->pull_state == TPUCI_PULL_DONE && !c->quiet) {
     tpuci_console__bytes(ev->pull_current, 0, bytes, sizeof(bytes));
     tpuci_console__duration(ev->duration_ms, d, sizeof(d));
-    fprintf(c->out, "tpuci: pulled image '%s' in %s: %s, %d layer%s\n",
-            ev->image ? ev->image : "", d, bytes, ev->pull_layers,
-            ev->pull_layers == 1 ? "" : "s");
+    /* No layer told: the engine had them all (a new name for an image
+     * it has, or the same digest). */
+    if (ev->pull_layers == 0)
+      fprintf(c->out, "tpuci: pulled image '%s' in %s: up to date\n",
+              ev->image ? ev->image : "", d);
+    else
+      fprintf(c->out, "tpuci: pulled image '%s' in %s: %s, %d layer%s\n",
+              ev->image ? ev->image : "", d, bytes, ev->pull_layers,
+              ev->pull_layers == 1 ? "" : "s");
   }
   board_draw(c, ctx);
 }
