@@ -167,8 +167,17 @@ typedef enum {
   TPUCI_EVENT_INSTANCE_FINISHED,
   TPUCI_EVENT_MESSAGE,          /* a warning or note for the user */
   TPUCI_EVENT_RUN_FINISHED,
-  TPUCI_EVENT_TICK              /* every tick_ms while running */
+  TPUCI_EVENT_TICK,             /* every tick_ms while running */
+  TPUCI_EVENT_PULL              /* an image pull's progress (image, pull_*) */
 } tpuci_event_type_t;
+
+/* TPUCI_EVENT_PULL's pull_state. */
+typedef enum {
+  TPUCI_PULL_STARTED = 0,
+  TPUCI_PULL_PROGRESS,         /* at most every 250 ms while bytes come */
+  TPUCI_PULL_DONE,
+  TPUCI_PULL_FAILED            /* why follows: the run's error or a MESSAGE */
+} tpuci_pull_state_t;
 
 /* Events are tpuci's to fill and the callback's to read during the call.
  * Fields are only ever added at the end; `size` is sizeof the struct this
@@ -196,6 +205,15 @@ typedef struct tpuci_event_s {
   uint64_t retry_in_ms;
   /* MESSAGE, RUN_STARTED (run folder) and RUN_FINISHED (verdict). */
   const char *message;
+  /* PULL (before any attempt starts; duration_ms is the time since it
+   * started): the image reference, and bytes downloaded over the layers
+   * the engine announced so far; pull_total counts the layers whose size
+   * it told. */
+  const char *image;
+  tpuci_pull_state_t pull_state;
+  int pull_layers;
+  uint64_t pull_current;
+  uint64_t pull_total;
 } tpuci_event_t;
 
 typedef void (*tpuci_event_cb)(tpuci_ctx_t *ctx, const tpuci_event_t *ev,

@@ -3,7 +3,8 @@
 # Packages already present are left alone; nothing else is touched.
 # podman: tests/podman/ (with catatonit, the init binary its containers
 # need, and netavark with aardvark-dns named, as recommends are not
-# installed).
+# installed). docker-registry and apache2-utils (htpasswd):
+# tests/docker/registry.sh's private registry with logins.
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config git ca-certificates curl python3
@@ -11,7 +12,8 @@ pkgs=(build-essential cmake pkg-config git ca-certificates curl python3
       libexpat1-dev libcmocka-dev parallel busybox-static debootstrap docker.io
       python3-yaml python3-jsonschema python3-pytest chromium groff-base zsh
       python3-kubernetes kubernetes-client podman catatonit netavark aardvark-dns
-      clang libclang-rt-14-dev libxml2-utils cmark-gfm jq npm)
+      clang libclang-rt-14-dev libxml2-utils cmark-gfm jq npm
+      docker-registry apache2-utils)
 missing=()
 for p in "${pkgs[@]}"; do
   # kubernetes-client ships /usr/bin/kubectl; where another package has

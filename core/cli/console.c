@@ -125,6 +125,27 @@ void tpuci_console__duration(uint64_t ms, char *buf, size_t size) {
              (unsigned long long) (ms / 60000 % 60));
 }
 
+void tpuci_console__bytes(uint64_t current, uint64_t total, char *buf, size_t size) {
+  static const char *units[] = {"B", "kB", "MB", "GB", "TB"};
+  uint64_t ref = total > current ? total : current;
+  double div = 1;
+  int u = 0;
+  char a[32], b[32];
+  while (u < 4 && ref >= (uint64_t) (div * 1000)) {
+    div *= 1000;
+    u++;
+  }
+  snprintf(a, sizeof(a), (double) current / div < 10 && u > 0 ? "%.1f" : "%.0f",
+           (double) current / div);
+  if (total == 0) {
+    snprintf(buf, size, "%s %s", a, units[u]);
+    return;
+  }
+  snprintf(b, sizeof(b), (double) total / div < 10 && u > 0 ? "%.1f" : "%.0f",
+           (double) total / div);
+  snprintf(buf, size, "%s/%s %s", a, b, units[u]);
+}
+
 static int term_width(const tpuci_console_t *c) {
   struct winsize ws;
   if (ioctl(fileno(c->out), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) return ws.ws_col;
@@ -230,6 +251,16 @@ static void board_draw(tpuci_console_t *c, tpuci_ctx_t *ctx) {
           c->done - c->counts[TPUCI_OUTCOME_PASSED] - c->counts[TPUCI_OUTCOME_FLAKY],
           eta, d, reset(c));
   c->board_lines = 1;
+  if (c->pulling) {
+    char line[512], bytes[64];
+    int n;
+    tpuci_console__bytes(c->pull_current, c->pull_total, bytes, sizeof(bytes));
+    n = snprintf(line, sizeof(line), "  pulling %s: %s (%d layer%s)", c->pull_image, bytes,
+                 c->pull_layers, c->pull_layers == 1 ? "" : "s");
+    if (n > width - 1) line[width - 1] = '\0';
+    fprintf(c->out, "%s\n", line);
+    c->board_lines++;
+  }
   for (i = 0; i < c->ninstances && shown < max_rows; i++) {
     const tpuci_console_inst_t *in = &c->inst[i];
     char line[512];
@@ -319,6 +350,37 @@ static void print_block(tpuci_console_t *c, const tpuci_event_t *ev, int failed)
   print_lines(c, log, len, "", 0);
   fprintf(c->out, gh ? "::endgroup::\n" : "--- end of %s ---\n", ev->name);
   free(log);
+}
+
+/* An image pull: a line of the board while it runs; a plain line when
+ * it is done (where it started is the runtime's "pulling image" message). */
+static void on_pull(tpuci_console_t *c, tpuci_ctx_t *ctx, const tpuci_event_t *ev) {
+  char bytes[64], d[32];
+  c->pull_current = ev->pull_current;
+  c->pull_total = ev->pull_total;
+  c->pull_layers = ev->pull_layers;
+  if (ev->pull_state == TPUCI_PULL_STARTED || ev->pull_state == TPUCI_PULL_PROGRESS) {
+    c->pulling = 1;
+    snprintf(c->pull_image, sizeof(c->pull_image), "%s", ev->image ? ev->image : "");
+    board_draw(c, ctx);
+    return;
+  }
+  c->pulling = 0;
+  board_erase(c);
+  if (ev->pull_state == TPUCI_PULL_DONE && !c->quiet) {
+    tpuci_console__bytes(ev->pull_current, 0, bytes, sizeof(bytes));
+    tpuci_console__duration(ev->duration_ms, d, sizeof(d));
+    /* No layer told: the engine had them all (a new name for an image
+     * it has, or the same digest). */
+    if (ev->pull_layers == 0)
+      fprintf(c->out, "tpuci: pulled image '%s' in %s: up to date\n",
+              ev->image ? ev->image : "", d);
+    else
+      fprintf(c->out, "tpuci: pulled image '%s' in %s: %s, %d layer%s\n",
+              ev->image ? ev->image : "", d, bytes, ev->pull_layers,
+              ev->pull_layers == 1 ? "" : "s");
+  }
+  board_draw(c, ctx);
 }
 
 void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
@@ -424,6 +486,9 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
       break;
     case TPUCI_EVENT_TICK:
       board_draw(c, ctx);
+      break;
+    case TPUCI_EVENT_PULL:
+      on_pull(c, ctx, ev);
       break;
     case TPUCI_EVENT_RUN_FINISHED:
       if (board) board_erase(c);

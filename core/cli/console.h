@@ -58,6 +58,11 @@ typedef struct {
   int board_lines;        /* lines of the board on screen */
   uint64_t start_ms;
   uint64_t *expected_ms;  /* per instance, from the previous run; 0: unknown */
+  /* The image being pulled (TPUCI_EVENT_PULL), for the board. */
+  int pulling;
+  char pull_image[200];
+  uint64_t pull_current, pull_total;
+  int pull_layers;
 } tpuci_console_t;
 
 void tpuci_console_init(tpuci_console_t *c, FILE *out, tpuci_ctx_t *ctx);
@@ -74,6 +79,9 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx);
 /* Shared by console.c and console_github.c. */
 /* "1.2s", "250ms", "3m05s". */
 void tpuci_console__duration(uint64_t ms, char *buf, size_t size);
+/* Bytes the way docker's progress says them: "120/340 MB", "2.1 MB"
+ * (total 0: unknown). */
+void tpuci_console__bytes(uint64_t current, uint64_t total, char *buf, size_t size);
 /* The sum of an instance's attempts. */
 uint64_t tpuci_console__instance_ms(tpuci_ctx_t *ctx, size_t i);
 /* The run's verdict in lower case; "not run" for an outcome of NONE. */

@@ -32,6 +32,27 @@
 typedef struct tpuci__attempt_s tpuci__attempt_t;
 typedef struct tpuci__runtime_s tpuci__runtime_t;
 
+/* An image pull's progress, as a runtime tells it (rt->on_pull): once
+ * with TPUCI__PULL_STARTED, then at most every few hundred ms while
+ * bytes come, then once DONE or FAILED (prepare then says why). Bytes
+ * are summed over the layers the engine has announced so far; `total`
+ * counts only the layers whose size it told. */
+typedef enum {
+  TPUCI__PULL_STARTED = 0,
+  TPUCI__PULL_PROGRESS,
+  TPUCI__PULL_DONE,
+  TPUCI__PULL_FAILED
+} tpuci__pull_phase_t;
+
+typedef struct {
+  const char *ref;
+  tpuci__pull_phase_t phase;
+  uint64_t current;
+  uint64_t total;
+  int layers;
+  uint64_t elapsed_ms;     /* since STARTED */
+} tpuci__pull_progress_t;
+
 /* How an attempt ended, as the runtime saw it. The scheduler turns it
  * into an outcome (tpuci__classify), adding what it knows itself: that it
  * timed the attempt out or cancelled it. */
@@ -126,6 +147,8 @@ struct tpuci__runtime_s {
   void (*on_message)(tpuci__runtime_t *rt, const char *msg);
   void *host_data;         /* the scheduler's */
   tpuci__err_t err;
+  /* Image pulls in prepare() (may be NULL: nobody listens). */
+  void (*on_pull)(tpuci__runtime_t *rt, const tpuci__pull_progress_t *p);
 };
 
 /* Options a runtime is created with. */

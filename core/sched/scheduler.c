@@ -47,6 +47,20 @@ void tpuci__rt_message(tpuci__runtime_t *rt, const char *msg) {
   tpuci__emit_message(rt->host_data, msg);
 }
 
+static void tpuci__rt_pull(tpuci__runtime_t *rt, const tpuci__pull_progress_t *p) {
+  tpuci_event_t ev;
+  memset(&ev, 0, sizeof(ev));
+  ev.type = TPUCI_EVENT_PULL;
+  ev.image = p->ref;
+  /* The phases are the public states, in the same order. */
+  ev.pull_state = (tpuci_pull_state_t) p->phase;
+  ev.pull_layers = p->layers;
+  ev.pull_current = p->current;
+  ev.pull_total = p->total;
+  ev.duration_ms = p->elapsed_ms;
+  tpuci__emit(rt->host_data, &ev);
+}
+
 /* ------------------------------------------------------------------ */
 /* The ready queue                                                     */
 
@@ -413,6 +427,7 @@ int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
     }
     s->rts[k]->host_data = s;
     s->rts[k]->on_message = tpuci__rt_message;
+    s->rts[k]->on_pull = tpuci__rt_pull;
   }
 
   uv_timer_init(loop, &s->deadline_timer);

@@ -61,10 +61,10 @@ count_objects() {
 # iptables rules, so it does not meet the main engine: an engine started
 # with --bridge=none would delete the main engine's docker0), with the
 # busybox image, and sets PRIVATE_HOST to its DOCKER_HOST.
-# PRIVATE_ENGINE_ARGS adds dockerd options (a TLS listener on TCP).
 # private_engine_down DIR [SIG] stops it (SIGTERM: a graceful stop;
 # SIGKILL: a crash) and waits until it is gone; private_engine_gone DIR
-# then removes what it leaves (mounts, its bridge).
+# then removes what it leaves (mounts, its bridge). PRIVATE_ENGINE_ARGS
+# adds dockerd options (a TLS listener on TCP, --insecure-registry).
 private_engine_up() {
   local dir=$1 line br
   mkdir -p "$dir"

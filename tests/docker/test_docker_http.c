@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -16,6 +17,8 @@
 
 #include "runtime/engine/engine.h"
 #include "runtime/engine/http.h"
+#include "runtime/engine/pull.h"
+#include "runtime/engine/registry.h"
 
 /* The fake engine. */
 
@@ -34,6 +37,7 @@ typedef struct {
   char path[128];
   int requests;
   int conns;
+  char auth[1024];        /* the last request's X-Registry-Auth, or "" */
 } fake_t;
 
 static fake_t *g_fake;
@@ -97,6 +101,27 @@ static void handle(conn_t *c, const char *method, const char *path,
     send_chunk(c, "\x02\0\0\0\0\0", 6);
     send_chunk(c, "\0\x02xy", 4);
     send_text(c, "0\r\n\r\n", 5);
+  } else if (strncmp(path, "/v1.43/images/create?fromImage=reg.test", 39) == 0) {
+    /* A private registry: refused without credentials, else two layers. */
+    static const char h[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    static const char *lines[] = {
+        "{\"status\":\"Pulling from app\",\"id\":\"1\"}\r\n",
+        "{\"status\":\"Pulling fs layer\",\"id\":\"aaa\"}\r\n",
+        "{\"status\":\"Pulling fs layer\",\"id\":\"bbb\"}\r\n",
+        "{\"status\":\"Downloading\",\"progressDetail\":{\"current\":500,\"total\":1000},\"id\":\"aaa\"}\r\n",
+        "{\"status\":\"Downloading\",\"progressDetail\":{\"current\":100,\"total\":3000},\"id\":\"bbb\"}\r\n",
+        "{\"status\":\"Download complete\",\"id\":\"aaa\"}\r\n",
+        "{\"status\":\"Pull complete\",\"id\":\"bbb\"}\r\n",
+        "{\"status\":\"Status: Downloaded newer image for reg.test/app:1\"}\r\n"};
+    size_t i;
+    if (g_fake->auth[0] == '\0') {
+      respond(c, 500, "{\"message\":\"Head \\\"https://reg.test/v2/app/manifests/1\\\": "
+                      "no basic auth credentials\"}");
+      return;
+    }
+    send_text(c, h, sizeof(h) - 1);
+    for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) send_chunk(c, lines[i], strlen(lines[i]));
+    send_text(c, "0\r\n\r\n", 5);
   } else if (strncmp(path, "/v1.43/images/create?fromImage=", 31) == 0) {
     static const char h[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
     const char *l1 = "{\"status\":\"Pulling from library/x\"}\r\n";
@@ -140,6 +165,13 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b) {
     if (cl != NULL && cl < end) blen = (size_t) atol(cl + 16);
     if (c->in.len < hlen + blen) break;
     if (sscanf(c->in.data, "%15s %511s", method, path) != 2) break;
+    {
+      const char *a = strstr(c->in.data, "X-Registry-Auth: ");
+      size_t an = a != NULL && a < end ? strcspn(a + 17, "\r\n") : 0;
+      if (an >= sizeof(g_fake->auth)) an = sizeof(g_fake->auth) - 1;
+      memcpy(g_fake->auth, a != NULL ? a + 17 : "", an);
+      g_fake->auth[an] = '\0';
+    }
     handle(c, method, path, c->in.data + hlen, blen);
     memmove(c->in.data, c->in.data + hlen + blen, c->in.len - hlen - blen);
     c->in.len -= hlen + blen;
@@ -350,7 +382,7 @@ static void test_engine_errors(void **state) {
 
   /* A pull that fails inside a 200 progress stream. */
   res_init(&a);
-  tpuci__engine_image_pull(e, "x", on_engine_done, &a);
+  tpuci__engine_image_pull(e, "x", NULL, NULL, NULL, on_engine_done, &a);
   run_until(f, &a.done, 1);
   assert_false(a.ok);
   assert_int_equal(a.status, 200);
@@ -466,6 +498,192 @@ static void test_many(void **state) {
   close_client(f, h);
 }
 
+/* Pulls with credentials (pull.h) against the fake engine's private
+ * registry "reg.test", which refuses a pull without X-Registry-Auth. */
+
+typedef struct {
+  int done, ok, denied, starts, dones;
+  char message[1024];
+  char auth[1024];
+  uint64_t current, total;
+  int layers;
+} pull_result_t;
+
+static void on_pull_progress(void *data, const tpuci__pull_progress_t *p) {
+  pull_result_t *r = data;
+  if (p->phase == TPUCI__PULL_STARTED) r->starts++;
+  if (p->phase == TPUCI__PULL_DONE) r->dones++;
+  r->current = p->current;
+  r->total = p->total;
+  r->layers = p->layers;
+}
+
+static void on_pulled(void *data, const tpuci__pull_res_t *res) {
+  pull_result_t *r = data;
+  r->done++;
+  r->ok = res->ok;
+  r->denied = res->denied;
+  snprintf(r->message, sizeof(r->message), "%s", res->message);
+  snprintf(r->auth, sizeof(r->auth), "%s", res->auth ? res->auth : "");
+}
+
+static void write_text(const char *path, const char *text, int mode) {
+  FILE *fp = fopen(path, "w");
+  assert_non_null(fp);
+  fputs(text, fp);
+  fclose(fp);
+  chmod(path, (mode_t) mode);
+}
+
+/* Pulls reg.test/app:1 with `config` as the Docker config. */
+static void pull_with(fake_t *f, tpuci__engine_t *e, const char *dir,
+                      const char *config, pull_result_t *r) {
+  char *path = tpuci__printf("%s/config.json", dir);
+  tpuci__err_t err = {0, NULL};
+  tpuci__puller_t *p;
+  unlink(path);
+  if (config != NULL) write_text(path, config, 0600);
+  memset(r, 0, sizeof(*r));
+  p = tpuci__pull_start(e, "reg.test/app:1", on_pull_progress, on_pulled, r, &err);
+  assert_non_null(p);
+  assert_int_equal(r->starts, 1);
+  run_until(f, &r->done, 1);
+  free(path);
+}
+
+/* The fake engine's last X-Registry-Auth, decoded. */
+static json_t *sent_auth(void) {
+  char *text = NULL;
+  size_t len;
+  json_t *j;
+  assert_int_equal(tpuci__base64_decode(g_fake->auth, &text, &len), 0);
+  j = json_loads(text, 0, NULL);
+  free(text);
+  assert_non_null(j);
+  return j;
+}
+
+static void test_pull_credentials(void **state) {
+  fake_t *f = *state;
+  tpuci__err_t err = {0, NULL};
+  tpuci__engine_t *e;
+  tpuci__docker_host_t host;
+  pull_result_t r;
+  result_t v;
+  int closed = 0;
+  char dir[] = "/tmp/tpuci-pull-XXXXXX";
+  char *sock = tpuci__printf("unix://%s", f->path), *bin, *path_env, *old_path;
+  json_t *j;
+
+  assert_non_null(mkdtemp(dir));
+  bin = tpuci__printf("%s/bin", dir);
+  mkdir(bin, 0700);
+  old_path = tpuci__strdup(getenv("PATH"));
+  path_env = tpuci__printf("%s:%s", bin, old_path);
+  setenv("PATH", path_env, 1);
+  setenv("DOCKER_CONFIG", dir, 1);
+  tpuci__docker_host_parse(sock, &host, &err);
+  assert_int_equal(tpuci__engine_new_host(&f->loop, &host, &e, &err), 0);
+  res_init(&v);
+  tpuci__engine_version(e, on_engine_done, &v);
+  run_until(f, &v.done, 1);
+  assert_int_equal(tpuci__engine_negotiate(e, v.json, &err), 0);
+  res_free(&v);
+
+  /* No config: nothing sent, refused, and the message says so. */
+  pull_with(f, e, dir, NULL, &r);
+  assert_false(r.ok);
+  assert_true(r.denied);
+  assert_string_equal(g_fake->auth, "");
+  assert_non_null(strstr(r.message, "registry reg.test refused access"));
+  assert_non_null(strstr(r.message, "no credentials were sent"));
+  assert_non_null(strstr(r.message, "no basic auth credentials"));
+
+  /* "auths": user and password, progress summed over two layers. */
+  pull_with(f, e, dir, "{\"auths\": {\"https://reg.test\": {\"auth\": \"YWxpY2U6czNjcmV0\"}}}", &r);
+  assert_true(r.ok);
+  assert_string_equal(r.message, "");
+  assert_int_equal(r.dones, 1);
+  assert_int_equal(r.layers, 2);
+  assert_int_equal(r.current, 4000);
+  assert_int_equal(r.total, 4000);
+  assert_string_equal(r.auth, g_fake->auth);
+  j = sent_auth();
+  assert_string_equal(json_string_value(json_object_get(j, "username")), "alice");
+  assert_string_equal(json_string_value(json_object_get(j, "password")), "s3cret");
+  assert_string_equal(json_string_value(json_object_get(j, "serveraddress")), "reg.test");
+  json_decref(j);
+  /* base64url: no '+' nor '/' in what goes into a header. */
+  assert_null(strpbrk(g_fake->auth, "+/"));
+
+  /* "credHelpers": the helper gets the server on stdin. */
+  {
+    char *h = tpuci__printf("%s/docker-credential-tpucitest", bin);
+    write_text(h,
+               "#!/bin/sh\n"
+               "[ \"$1\" = get ] || exit 2\n"
+               "read -r server\n"
+               "[ \"$server\" = reg.test ] || { echo \"wrong server $server\"; exit 3; }\n"
+               "echo '{\"ServerURL\":\"reg.test\",\"Username\":\"bob\",\"Secret\":\"hsecret\"}'\n",
+               0700);
+    free(h);
+  }
+  pull_with(f, e, dir,
+            "{\"auths\": {\"reg.test\": {}}, \"credHelpers\": {\"reg.test\": \"tpucitest\"}}", &r);
+  assert_true(r.ok);
+  j = sent_auth();
+  assert_string_equal(json_string_value(json_object_get(j, "username")), "bob");
+  assert_string_equal(json_string_value(json_object_get(j, "password")), "hsecret");
+  json_decref(j);
+
+  /* "credsStore" with nothing for the server: anonymous, and said. */
+  {
+    char *h = tpuci__printf("%s/docker-credential-tpucinone", bin);
+    write_text(h, "#!/bin/sh\necho 'credentials not found in native keychain'\nexit 1\n", 0700);
+    free(h);
+  }
+  pull_with(f, e, dir, "{\"credsStore\": \"tpucinone\"}", &r);
+  assert_false(r.ok);
+  assert_true(r.denied);
+  assert_string_equal(g_fake->auth, "");
+  assert_non_null(strstr(r.message, "docker-credential-tpucinone (credsStore in"));
+  assert_non_null(strstr(r.message, "has none for reg.test"));
+
+  /* A helper that is not there fails the pull with its name. */
+  pull_with(f, e, dir, "{\"credHelpers\": {\"reg.test\": \"absent\"}}", &r);
+  assert_false(r.ok);
+  assert_false(r.denied);
+  assert_non_null(strstr(r.message, "docker-credential-absent: not found on PATH"));
+
+  /* A config that is not JSON: no pull, and the message has no content. */
+  {
+    char *path = tpuci__printf("%s/config.json", dir);
+    write_text(path, "{\"auths\": {\"reg.test\": {\"auth\": \"c2VjcmV0\"", 0600);
+    assert_null(tpuci__pull_start(e, "reg.test/app:1", NULL, on_pulled, &r, &err));
+    assert_int_equal(err.code, TPUCI_EIMAGE);
+    assert_non_null(strstr(err.msg, path));
+    assert_null(strstr(err.msg, "c2VjcmV0"));
+    tpuci__err_clear(&err);
+    unlink(path);
+    free(path);
+  }
+
+  tpuci__engine_close(e, closed_cb, &closed);
+  run_until(f, &closed, 1);
+  tpuci__docker_host_free(&host);
+  setenv("PATH", old_path, 1);
+  unsetenv("DOCKER_CONFIG");
+  {
+    char *cmd = tpuci__printf("rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+  }
+  free(old_path);
+  free(path_env);
+  free(bin);
+  free(sock);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_get_and_post, setup, teardown),
@@ -476,6 +694,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_close_cancels, setup, teardown),
       cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
       cmocka_unit_test_setup_teardown(test_many, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_pull_credentials, setup, teardown),
   };
   if (getenv("TPUCI_TEST_FILTER")) cmocka_set_test_filter(getenv("TPUCI_TEST_FILTER"));
   return cmocka_run_group_tests_name("docker_http", tests, NULL, NULL);

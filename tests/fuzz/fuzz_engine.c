@@ -28,6 +28,7 @@
 #include "runtime/engine/container.h"
 #include "runtime/engine/demux.h"
 #include "runtime/engine/engine.h"
+#include "runtime/engine/pull.h"
 #include "runtime/engine/gang.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -252,7 +253,18 @@ static void on_done(void *data, const tpuci__engine_res_t *res) {
 
 static void closed_cb(void *data) { (*(int *) data)++; }
 
+/* A pull's progress lines go through the sums the board shows. */
+static void on_pull_line(void *data, json_t *line) {
+  tpuci__pull_state_t *st = data;
+  uint64_t cur, tot;
+  int layers;
+  tpuci__pull_state_line(st, line);
+  tpuci__pull_state_sum(st, &cur, &tot, &layers);
+  CHECK(layers >= 0 && (size_t) layers == st->n);
+}
+
 static void fuzz_client(int mode, const char *answer, size_t len) {
+  tpuci__pull_state_t pulled = {NULL, 0, 0};
   tpuci__docker_host_t host;
   tpuci__err_t err = {0, NULL};
   call_t c;
@@ -274,7 +286,10 @@ static void fuzz_client(int mode, const char *answer, size_t len) {
   switch (mode) {
     case 0: tpuci__engine_version(g_eng, on_done, &c); break;
     case 1: tpuci__engine_info(g_eng, on_done, &c); break;
-    case 2: tpuci__engine_image_pull(g_eng, "tpuci-test/x:1", on_done, &c); break;
+    case 2:
+      tpuci__engine_image_pull(g_eng, "tpuci-test/x:1", "e30=", on_pull_line, &pulled,
+                               on_done, &c);
+      break;
     case 3: tpuci__engine_container_wait(g_eng, "c1", on_done, &c); break;
     case 4:
       tpuci__engine_container_attach(g_eng, "c1", on_attached, on_chunk, &c,
@@ -292,6 +307,7 @@ static void fuzz_client(int mode, const char *answer, size_t len) {
   tpuci__demux_flush(&c.demux, on_output, &c);
   tpuci__lines_flush(&c.lines, on_lines, &c);
   tpuci__lines_free(&c.lines);
+  tpuci__pull_state_free(&pulled);
   tpuci__engine_close(g_eng, closed_cb, &closed);
   spins = 0;
   while ((!closed || g.conns > 0) && spins++ < 200000) uv_run(&g.loop, UV_RUN_ONCE);

@@ -11,6 +11,7 @@
 #include "runtime/engine/demux.h"
 #include "runtime/engine/engine.h"
 #include "runtime/engine/podman.h"
+#include "runtime/engine/pull.h"
 #include "runtime/runtime.h"
 
 #define TPUCI__MIB (1024.0 * 1024.0)
@@ -126,6 +127,7 @@ struct tpuci__dk_s {
   int image_present;      /* of images[image_next - 1] */
   size_t leftover_ctrs;
   tpuci__http_req_t *prep_req; /* prepare's request in flight */
+  tpuci__puller_t *pull;    /* or its image pull */
   int aborting;           /* abort(): prepare ends at its next answer */
   /* A podman engine's limits, read by prepare: whether create bodies
    * carry HostConfig.Ulimits (podman.h). */

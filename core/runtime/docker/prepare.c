@@ -37,6 +37,7 @@ static void tpuci__dk_prepare_fail(tpuci__dk_t *dk, int code, char *msg) {
 static int tpuci__dk_prep_answered(tpuci__dk_t *dk) {
   dk->bg--;
   dk->prep_req = NULL;
+  dk->pull = NULL;
   if (!dk->aborting) return 0;
   tpuci__err_set(&dk->rt.err, UV_ECANCELED, "cancelled");
   tpuci__dk_prepare_done(dk, UV_ECANCELED);
@@ -50,6 +51,7 @@ void tpuci__dk_abort(tpuci__runtime_t *rt) {
   /* An image pull, or a check of an engine that does not answer. The
    * engine stops a pull whose client went away. */
   if (dk->prep_req != NULL) tpuci__engine_cancel(dk->eng, dk->prep_req);
+  if (dk->pull != NULL) tpuci__pull_cancel(dk->pull);
 }
 
 static char *tpuci__dk_tar_hint(const char *ref) {
@@ -65,7 +67,7 @@ static char *tpuci__dk_tar_hint(const char *ref) {
 
 static void tpuci__dk_next_image(tpuci__dk_t *dk);
 
-static void tpuci__dk_on_pulled(void *p, const tpuci__engine_res_t *res) {
+static void tpuci__dk_on_pulled(void *p, const tpuci__pull_res_t *res) {
   tpuci__dk_t *dk = p;
   const tpuci__image_t *img = &dk->plan->images[dk->images[dk->image_next - 1]];
   if (tpuci__dk_prep_answered(dk)) return;
@@ -82,15 +84,30 @@ static void tpuci__dk_on_pulled(void *p, const tpuci__engine_res_t *res) {
     tpuci__dk_next_image(dk);
     return;
   }
+  if (res->denied) {
+    /* Loading a tar is not the fix for a refused login. */
+    tpuci__dk_prepare_fail(dk, TPUCI_EIMAGE,
+                           tpuci__printf("image '%s' is not present and could "
+                                         "not be pulled: %s; see "
+                                         "docs/docker.md, \"Private "
+                                         "registries\"",
+                                         img->ref, res->message));
+    return;
+  }
   {
     char *hint = tpuci__dk_tar_hint(img->ref);
     char *m = tpuci__printf("image '%s' is not present and could not be "
                             "pulled (%s); %s",
                             img->ref, res->message, hint);
-    tpuci__dk_prepare_fail(dk, res->error != 0 ? TPUCI_EENGINE : TPUCI_EIMAGE,
+    tpuci__dk_prepare_fail(dk, res->engine_error != 0 ? TPUCI_EENGINE : TPUCI_EIMAGE,
                            m);
     free(hint);
   }
+}
+
+static void tpuci__dk_on_pull_progress(void *p, const tpuci__pull_progress_t *pr) {
+  tpuci__dk_t *dk = p;
+  if (dk->rt.on_pull != NULL) dk->rt.on_pull(&dk->rt, pr);
 }
 
 static void tpuci__dk_on_image(void *p, const tpuci__engine_res_t *res) {
@@ -119,8 +136,13 @@ static void tpuci__dk_on_image(void *p, const tpuci__engine_res_t *res) {
     char *m = tpuci__printf("pulling image '%s'", img->ref);
     tpuci__dk_message(dk, m);
     free(m);
+    dk->pull = tpuci__pull_start(dk->eng, img->ref, tpuci__dk_on_pull_progress,
+                                 tpuci__dk_on_pulled, dk, &dk->rt.err);
+    if (dk->pull == NULL) {
+      tpuci__dk_prepare_done(dk, dk->rt.err.code);
+      return;
+    }
     dk->bg++;
-    dk->prep_req = tpuci__engine_image_pull(dk->eng, img->ref, tpuci__dk_on_pulled, dk);
     return;
   }
   tpuci__dk_next_image(dk);

@@ -19,6 +19,8 @@ typedef struct {
   int pull;
   tpuci__buf_t line;
   char *pull_error;
+  tpuci__engine_line_cb pull_line;
+  void *pull_line_data;
 } tpuci__call_t;
 
 int tpuci__engine_new_host(uv_loop_t *loop, const tpuci__docker_host_t *host,
@@ -181,6 +183,7 @@ static void tpuci__call_chunk(void *p, const char *buf, size_t len) {
     if (j != NULL) {
       const char *m = json_string_value(json_object_get(j, "error"));
       if (m != NULL && c->pull_error == NULL) c->pull_error = tpuci__strdup(m);
+      if (c->pull_line != NULL) c->pull_line(c->pull_line_data, j);
       json_decref(j);
     }
     memmove(c->line.data, nl + 1, c->line.len - n - 1);
@@ -295,8 +298,12 @@ tpuci__http_req_t *tpuci__engine_image_inspect(tpuci__engine_t *e, const char *r
 }
 
 tpuci__http_req_t *tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref,
-                              tpuci__engine_cb cb, void *data) {
+                                            const char *auth,
+                                            tpuci__engine_line_cb line,
+                                            void *line_data,
+                                            tpuci__engine_cb cb, void *data) {
   tpuci__http_req_t *req;
+  tpuci__call_t *c;
   char *r = tpuci__http_escape(ref, 0);
   char *path = tpuci__printf("/images/create?fromImage=%s", r);
   /* fromImage without a tag would pull every tag. */
@@ -306,6 +313,14 @@ tpuci__http_req_t *tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref,
                    ? tpuci__printf("%s&tag=latest", path)
                    : tpuci__strdup(path);
   req = tpuci__engine_call_x(e, "POST", full, 0, NULL, 0, 1, NULL, NULL, cb, data);
+  c = tpuci__http_req_data(req);
+  c->pull_line = line;
+  c->pull_line_data = line_data;
+  if (auth != NULL) {
+    char *h = tpuci__printf("X-Registry-Auth: %s", auth);
+    tpuci__http_set_header(req, h);
+    tpuci__http_wipe_free(h);
+  }
   free(full);
   free(path);
   free(r);

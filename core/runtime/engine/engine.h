@@ -89,11 +89,19 @@ tpuci__http_req_t *tpuci__engine_version(tpuci__engine_t *e, tpuci__engine_cb cb
 tpuci__http_req_t *tpuci__engine_info(tpuci__engine_t *e, tpuci__engine_cb cb, void *data);
 tpuci__http_req_t *tpuci__engine_image_inspect(tpuci__engine_t *e, const char *ref,
                                  tpuci__engine_cb cb, void *data);
+/* One JSON line of a pull's progress stream (borrowed). */
+typedef void (*tpuci__engine_line_cb)(void *data, json_t *line);
+
 /* POST /images/create?fromImage=ref. The engine answers 200 and then
  * reports failure inside the progress stream ({"error": ...}); that is
- * turned into ok = 0 with the message. */
+ * turned into ok = 0 with the message. `auth` (may be NULL) is the
+ * X-Registry-Auth value (registry.h); `line` (may be NULL) gets each
+ * line of the stream. */
 tpuci__http_req_t *tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref,
-                              tpuci__engine_cb cb, void *data);
+                                            const char *auth,
+                                            tpuci__engine_line_cb line,
+                                            void *line_data,
+                                            tpuci__engine_cb cb, void *data);
 tpuci__http_req_t *tpuci__engine_container_create(tpuci__engine_t *e, const char *name,
                                     json_t *body, tpuci__engine_cb cb,
                                     void *data);

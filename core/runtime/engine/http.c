@@ -118,7 +118,9 @@ static int tpuci__http_tls_error(CURLcode rc) {
 }
 
 static void tpuci__http_req_free(tpuci__http_req_t *r) {
+  struct curl_slist *l;
   if (r->easy) curl_easy_cleanup(r->easy);
+  for (l = r->headers; l != NULL; l = l->next) memset(l->data, 0, strlen(l->data));
   curl_slist_free_all(r->headers);
   free(r->url);
   free(r->body);
@@ -426,6 +428,22 @@ void tpuci__http_set_head(tpuci__http_req_t *r, tpuci__http_head_cb head) {
   if (r->easy == NULL) return;
   curl_easy_setopt(r->easy, CURLOPT_HEADERFUNCTION, tpuci__http_header_cb);
   curl_easy_setopt(r->easy, CURLOPT_HEADERDATA, r);
+}
+
+void tpuci__http_set_header(tpuci__http_req_t *r, const char *line) {
+  struct curl_slist *l = curl_slist_append(r->headers, line);
+  /* Out of memory: the request goes without it and fails as such. */
+  if (l == NULL) return;
+  r->headers = l;
+  if (r->easy == NULL) return;
+  curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->headers);
+}
+
+void tpuci__http_wipe_free(char *s) {
+  volatile char *p = s;
+  if (s == NULL) return;
+  while (*p) *p++ = '\0';
+  free(s);
 }
 
 void tpuci__http_set_fresh(tpuci__http_req_t *r) {

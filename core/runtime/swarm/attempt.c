@@ -390,7 +390,8 @@ void tpuci__sw_on_created(void *p, const tpuci__engine_res_t *res) {
     h->create_tries++;
     json_object_set_new(h->body, "Name", json_string(name));
     att->requests++;
-    tpuci__sw_service_create(att->sw->eng, h->body, tpuci__sw_on_created, h);
+    tpuci__sw_service_create(att->sw->eng, h->body, tpuci__sw_host_auth(h),
+                             tpuci__sw_on_created, h);
     return;
   }
   if (res->ok) {
@@ -669,7 +670,8 @@ void tpuci__sw_step(tpuci__sw_att_t *att) {
           json_object_set_new(json_array_get(nets, 0), "Target",
                               json_string(att->net_id));
           att->requests++;
-          tpuci__sw_service_create(eng, h->body, tpuci__sw_on_created, h);
+          tpuci__sw_service_create(eng, h->body, tpuci__sw_host_auth(h),
+                                   tpuci__sw_on_created, h);
         }
         break;
       case TPUCI__SP_CREATE:

@@ -383,8 +383,9 @@ int tpuci__sw_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
   }
   for (i = 0; i < att->nhosts; i++) {
     att->requests++;
-    tpuci__sw_service_create(sw->eng, att->hosts[i].body, tpuci__sw_on_created,
-                             &att->hosts[i]);
+    tpuci__sw_service_create(sw->eng, att->hosts[i].body,
+                             tpuci__sw_host_auth(&att->hosts[i]),
+                             tpuci__sw_on_created, &att->hosts[i]);
   }
   return 0;
 }
@@ -438,8 +439,12 @@ static void tpuci__sw_free(tpuci__runtime_t *rt) {
   if (sw == NULL) return;
   free(sw->run_id);
   free(sw->manager_node);
-  for (i = 0; i < sw->nimages; i++) free(sw->images[i]);
+  for (i = 0; i < sw->nimages; i++) {
+    free(sw->images[i]);
+    if (sw->auths != NULL) tpuci__http_wipe_free(sw->auths[i]);
+  }
   free(sw->images);
+  free(sw->auths);
   json_decref(sw->nodes);
   tpuci__err_clear(&sw->rt.err);
   free(sw);

@@ -24,9 +24,16 @@ static char *tpuci__sw_filter(const char *key, const char *const *values,
 }
 
 tpuci__http_req_t *tpuci__sw_service_create(tpuci__engine_t *e, json_t *body,
+                                            const char *auth,
                                             tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_call(e, "POST", "/services/create", 0, body,
-                            TPUCI__SW_SHORT_MS, NULL, NULL, cb, data);
+  tpuci__http_req_t *r = tpuci__engine_call(e, "POST", "/services/create", 0, body,
+                                            TPUCI__SW_SHORT_MS, NULL, NULL, cb, data);
+  if (auth != NULL) {
+    char *h = tpuci__printf("X-Registry-Auth: %s", auth);
+    tpuci__http_set_header(r, h);
+    tpuci__http_wipe_free(h);
+  }
+  return r;
 }
 
 tpuci__http_req_t *tpuci__sw_service_remove(tpuci__engine_t *e,
@@ -90,4 +97,11 @@ tpuci__http_req_t *tpuci__sw_node_list(tpuci__engine_t *e,
                                        tpuci__engine_cb cb, void *data) {
   return tpuci__engine_call(e, "GET", "/nodes", 0, NULL, TPUCI__SW_SHORT_MS,
                             NULL, NULL, cb, data);
+}
+
+const char *tpuci__sw_host_auth(const tpuci__sw_host_t *h) {
+  const tpuci__sw_t *sw = h->att->sw;
+  int k = h->att->a->inst->image;
+  if (sw->auths == NULL || k < 0 || (size_t) k >= sw->nimages) return NULL;
+  return sw->auths[k];
 }

@@ -117,6 +117,7 @@ static void tpuci__sw_prepare_fail(tpuci__sw_t *sw, int code, char *msg) {
 static int tpuci__sw_prep_answered(tpuci__sw_t *sw) {
   sw->bg--;
   sw->prep_req = NULL;
+  sw->pull = NULL;
   if (!sw->aborting) return 0;
   tpuci__err_set(&sw->rt.err, UV_ECANCELED, "cancelled");
   tpuci__sw_prepare_done(sw, UV_ECANCELED);
@@ -128,6 +129,7 @@ void tpuci__sw_abort(tpuci__runtime_t *rt) {
   if (sw->prepare_cb == NULL || sw->aborting) return;
   sw->aborting = 1;
   if (sw->prep_req != NULL) tpuci__engine_cancel(sw->eng, sw->prep_req);
+  if (sw->pull != NULL) tpuci__pull_cancel(sw->pull);
 }
 
 /* Whether plan image `k` is used by a selected swarm instance. */
@@ -142,7 +144,7 @@ static int tpuci__sw_image_used(const tpuci__plan_t *plan, size_t k) {
 
 static void tpuci__sw_next_image(tpuci__sw_t *sw);
 
-static void tpuci__sw_on_pulled(void *p, const tpuci__engine_res_t *res) {
+static void tpuci__sw_on_pulled(void *p, const tpuci__pull_res_t *res) {
   tpuci__sw_t *sw = p;
   size_t k = sw->image_next - 1;
   const tpuci__image_t *img = &sw->plan->images[k];
@@ -155,18 +157,30 @@ static void tpuci__sw_on_pulled(void *p, const tpuci__engine_res_t *res) {
       tpuci__sw_message(sw, m);
       free(m);
     }
-    /* By reference: the other nodes pull it too. */
+    /* By reference: the other nodes pull it too, with the manager's
+     * credentials. */
     free(sw->images[k]);
     sw->images[k] = tpuci__strdup(img->ref);
+    tpuci__http_wipe_free(sw->auths[k]);
+    sw->auths[k] = res->auth ? tpuci__strdup(res->auth) : NULL;
     tpuci__sw_next_image(sw);
     return;
   }
-  tpuci__sw_prepare_fail(sw, res->error != 0 ? TPUCI_EENGINE : TPUCI_EIMAGE,
+  tpuci__sw_prepare_fail(sw, res->engine_error != 0 ? TPUCI_EENGINE : TPUCI_EIMAGE,
                          tpuci__printf("image '%s' is not present on the swarm "
                                        "manager and could not be pulled (%s); "
-                                       "load it on every node first, e.g. "
-                                       "docker load -i FILE.tar",
-                                       img->ref, res->message));
+                                       "%s",
+                                       img->ref, res->message,
+                                       res->denied ? "see docs/docker.md, "
+                                                     "\"Private registries\""
+                                                   : "load it on every node "
+                                                     "first, e.g. docker load "
+                                                     "-i FILE.tar"));
+}
+
+static void tpuci__sw_on_pull_progress(void *p, const tpuci__pull_progress_t *pr) {
+  tpuci__sw_t *sw = p;
+  if (sw->rt.on_pull != NULL) sw->rt.on_pull(&sw->rt, pr);
 }
 
 static void tpuci__sw_on_image(void *p, const tpuci__engine_res_t *res) {
@@ -198,8 +212,13 @@ static void tpuci__sw_on_image(void *p, const tpuci__engine_res_t *res) {
     char *m = tpuci__printf("pulling image '%s' on the swarm manager", img->ref);
     tpuci__sw_message(sw, m);
     free(m);
+    sw->pull = tpuci__pull_start(sw->eng, img->ref, tpuci__sw_on_pull_progress,
+                                 tpuci__sw_on_pulled, sw, &sw->rt.err);
+    if (sw->pull == NULL) {
+      tpuci__sw_prepare_done(sw, sw->rt.err.code);
+      return;
+    }
     sw->bg++;
-    sw->prep_req = tpuci__engine_image_pull(sw->eng, img->ref, tpuci__sw_on_pulled, sw);
     return;
   }
   /* By id: a node that has it starts at once, without asking a
@@ -342,10 +361,15 @@ int tpuci__sw_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
   tpuci__sw_remote_warnings(sw, plan);
   sw->plan = plan;
   sw->prepare_cb = cb;
-  for (i = 0; i < sw->nimages; i++) free(sw->images[i]);
+  for (i = 0; i < sw->nimages; i++) {
+    free(sw->images[i]);
+    if (sw->auths != NULL) tpuci__http_wipe_free(sw->auths[i]);
+  }
   free(sw->images);
+  free(sw->auths);
   sw->nimages = plan->nimages;
   sw->images = tpuci__calloc(plan->nimages + 1, sizeof(char *));
+  sw->auths = tpuci__calloc(plan->nimages + 1, sizeof(char *));
   sw->image_next = 0;
   sw->bg++;
   sw->prep_req = tpuci__engine_version(sw->eng, tpuci__sw_on_version, sw);

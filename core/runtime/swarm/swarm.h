@@ -22,6 +22,7 @@
 #include "runtime/engine/demux.h"
 #include "runtime/engine/engine.h"
 #include "runtime/engine/gang.h"
+#include "runtime/engine/pull.h"
 #include "runtime/runtime.h"
 
 #define TPUCI__SW_GRACE_MS 5000
@@ -147,7 +148,10 @@ int tpuci__sw_fit(const tpuci__sw_node_t *nodes, size_t n, double cpus,
                   uint64_t memory_bytes, const char *only);
 
 /* endpoints.c: the swarm endpoints, through tpuci__engine_call. */
+/* POST /services/create; `auth` (may be NULL) is the X-Registry-Auth
+ * header the nodes pull the image with. */
 tpuci__http_req_t *tpuci__sw_service_create(tpuci__engine_t *e, json_t *body,
+                                            const char *auth,
                                             tpuci__engine_cb cb, void *data);
 tpuci__http_req_t *tpuci__sw_service_remove(tpuci__engine_t *e,
                                             const char *id,
@@ -263,6 +267,9 @@ struct tpuci__sw_s {
   /* What prepare found out. */
   char *manager_node;     /* this engine's node id */
   char **images;          /* per plan image: what services run */
+  /* per plan image: the X-Registry-Auth its services are created with
+   * (the nodes pull it by reference too), or NULL */
+  char **auths;
   size_t nimages;
   /* prepare */
   const tpuci__plan_t *plan;
@@ -271,12 +278,17 @@ struct tpuci__sw_s {
   size_t image_next;
   int image_present;
   tpuci__http_req_t *prep_req;
+  tpuci__puller_t *pull;    /* prepare's image pull */
   int aborting;
   json_t *nodes;          /* GET /nodes, during prepare */
   /* close */
   int closing;
   void (*close_cb)(tpuci__runtime_t *rt);
 };
+
+/* endpoints.c */
+/* The X-Registry-Auth for a host's service (sw->auths), or NULL. */
+const char *tpuci__sw_host_auth(const tpuci__sw_host_t *h);
 
 /* driver.c */
 void tpuci__sw_message(tpuci__sw_t *sw, const char *msg);
