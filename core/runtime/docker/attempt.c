@@ -135,78 +135,11 @@ static void tpuci__dk_gang_stop(tpuci__dk_att_t *att, const tpuci__dk_ctr_t *c) 
 
 /* RUN: logs and wait. */
 
-static void tpuci__dk_log_write(tpuci__dk_ctr_t *c, const char *buf,
-                                size_t len) {
-  while (len > 0 && c->log_fd >= 0) {
-    ssize_t n = write(c->log_fd, buf, len);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      /* Its lines are still in the attempt's log. */
-      tpuci__attempt_write_error(c->att->a, c->log_path, TPUCI__ERRNO);
-      close(c->log_fd);
-      c->log_fd = -1;
-      return;
-    }
-    buf += n;
-    len -= (size_t) n;
-  }
-}
-
-typedef struct {
-  tpuci__dk_ctr_t *c;
-  int stream;
-} tpuci__dk_out_t;
-
-static void tpuci__dk_on_lines(void *p, const char *buf, size_t len) {
-  tpuci__dk_out_t *o = p;
-  tpuci__attempt_output(o->c->att->a, o->stream, buf, len);
-}
-
-static void tpuci__dk_on_output(void *p, int stream, const char *buf,
-                                size_t len) {
-  tpuci__dk_ctr_t *c = p;
-  tpuci__dk_out_t o;
-  int k = stream == 2 ? 1 : 0;
-  if (c->skip[k] > 0) {
-    /* A refetch: what the broken stream brought already. */
-    size_t d = c->skip[k] < len ? (size_t) c->skip[k] : len;
-    c->skip[k] -= d;
-    buf += d;
-    len -= d;
-    if (len == 0) return;
-  }
-  c->seen[k] += len;
-  if (c->host == NULL) {
-    tpuci__attempt_output(c->att->a, stream, buf, len);
-    return;
-  }
-  tpuci__dk_log_write(c, buf, len);
-  o.c = c;
-  o.stream = stream == 2 ? 2 : 1;
-  tpuci__lines_feed(&c->lines[o.stream - 1], buf, len, tpuci__dk_on_lines, &o);
-}
-
-static void tpuci__dk_on_log_chunk(void *p, const char *buf, size_t len) {
-  tpuci__dk_ctr_t *c = p;
-  tpuci__demux_feed(&c->demux, buf, len, tpuci__dk_on_output, c);
-}
-
-/* Passes on what the demultiplexer and the line buffers still hold. */
-static void tpuci__dk_output_flush(tpuci__dk_ctr_t *c) {
-  tpuci__demux_flush(&c->demux, tpuci__dk_on_output, c);
-  if (c->host != NULL) {
-    tpuci__dk_out_t o;
-    o.c = c;
-    for (o.stream = 1; o.stream <= 2; o.stream++)
-      tpuci__lines_flush(&c->lines[o.stream - 1], tpuci__dk_on_lines, &o);
-  }
-}
-
 static void tpuci__dk_on_refetched(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_ctr_t *c = p;
   tpuci__dk_att_t *att = c->att;
   att->requests--;
-  tpuci__dk_output_flush(c);
+  tpuci__ctrout_flush(&c->out);
   if (!res->ok && res->error != UV_ECANCELED) {
     char *m = tpuci__printf("the output of container %s may be incomplete: "
                             "its stream broke and reading its logs failed: %s",
@@ -224,12 +157,10 @@ static void tpuci__dk_maybe_refetch(tpuci__dk_ctr_t *c) {
   if (!c->attach_broken || !c->exited || c->attach != NULL || c->refetched)
     return;
   c->refetched = 1;
-  c->skip[0] = c->seen[0];
-  c->skip[1] = c->seen[1];
-  tpuci__demux_init(&c->demux);
+  tpuci__ctrout_rewind(&c->out);
   att->requests++;
-  tpuci__engine_container_logs(att->dk->eng, c->id, tpuci__dk_on_log_chunk,
-                               c, tpuci__dk_on_refetched, c);
+  tpuci__engine_container_logs(att->dk->eng, c->id, tpuci__ctrout_chunk,
+                               &c->out, tpuci__dk_on_refetched, c);
 }
 
 static void tpuci__dk_launch(tpuci__dk_att_t *att);
@@ -246,7 +177,7 @@ static void tpuci__dk_on_attach_end(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_att_t *att = c->att;
   att->requests--;
   c->attach = NULL;
-  tpuci__dk_output_flush(c);
+  tpuci__ctrout_flush(&c->out);
   if (!c->attached) {
     /* Never attached: the container still runs, its logs come after. */
     if (res->error != UV_ECANCELED) c->attach_broken = 1;
@@ -622,10 +553,7 @@ void tpuci__dk_att_release(tpuci__dk_att_t *att) {
     free(c->id);
     free(c->host);
     json_decref(c->body);
-    tpuci__lines_free(&c->lines[0]);
-    tpuci__lines_free(&c->lines[1]);
-    if (c->log_fd >= 0) close(c->log_fd);
-    free(c->log_path);
+    tpuci__ctrout_free(&c->out);
   }
   free(att->ctrs);
   att->ctrs = NULL;
@@ -732,7 +660,7 @@ void tpuci__dk_step(tpuci__dk_att_t *att) {
           tpuci__dk_ctr_t *c = &att->ctrs[i];
           att->requests++;
           c->attach = tpuci__engine_container_attach(
-              eng, c->id, tpuci__dk_on_attached, tpuci__dk_on_log_chunk, c,
+              eng, c->id, tpuci__dk_on_attached, tpuci__ctrout_chunk, &c->out,
               tpuci__dk_on_attach_end, c);
         }
         break;

@@ -109,15 +109,10 @@ static int tpuci__dk_prepare_att(tpuci__dk_t *dk, tpuci__dk_att_t *att,
     if (dk->eng != NULL && !dk->eng->podman)
       json_object_set_new(json_object_get(c->body, "HostConfig"), "LogConfig",
                           json_pack("{s:s}", "Type", "local"));
-    if (att->gang) {
-      c->log_path = tpuci__printf("%s/attempt-%d." TPUCI__GANG_HOST_FMT ".log",
-                                  a->dir, a->number, (int) i);
-      if (tpuci__mkdir_p(a->dir, 0755) == 0)
-        c->log_fd = open(c->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-                         O_APPEND, 0644);
-      /* The host's lines are still in the attempt's log. */
-      if (c->log_fd < 0) tpuci__attempt_write_error(a, c->log_path, TPUCI__ERRNO);
-    }
+    if (att->gang)
+      tpuci__ctrout_open_log(&c->out,
+                             tpuci__printf("%s/attempt-%d." TPUCI__GANG_HOST_FMT ".log",
+                                           a->dir, a->number, (int) i));
   }
   tpuci__kv_free(&labels);
   return rc;
@@ -264,20 +259,13 @@ int tpuci__dk_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
     tpuci__dk_ctr_t *c = &att->ctrs[i];
     c->att = att;
     c->index = (int) i;
-    c->log_fd = -1;
-    tpuci__demux_init(&c->demux);
     if (att->gang) {
-      char prefix[48];
       c->name = tpuci__ctr_host_name(a->run_id, inst->name, a->number, (int) i);
       c->host = tpuci__printf(TPUCI__GANG_HOST_FMT, (int) i);
-      snprintf(prefix, sizeof(prefix), "[%s] ", c->host);
-      tpuci__lines_init(&c->lines[0], prefix);
-      tpuci__lines_init(&c->lines[1], prefix);
     } else {
       c->name = tpuci__ctr_name(a->run_id, inst->name, a->number);
-      tpuci__lines_init(&c->lines[0], NULL);
-      tpuci__lines_init(&c->lines[1], NULL);
     }
+    tpuci__ctrout_init(&c->out, a, c->host);
   }
   rc = tpuci__dk_prepare_att(dk, att, has_slice ? &slice : NULL);
   if (has_slice) tpuci__slice_free(&slice);

@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include "runtime/engine/demux.h"
+#include "runtime/engine/output.h"
 #include "runtime/engine/engine.h"
 #include "runtime/engine/podman.h"
 #include "runtime/engine/pull.h"
@@ -63,8 +64,6 @@ typedef struct {
   int attached;           /* the engine attached its streams */
   int attach_broken;      /* the stream ended with an error: refetch */
   int refetched;          /* GET logs asked after the exit */
-  uint64_t seen[2];       /* bytes of stdout, stderr passed on */
-  uint64_t skip[2];       /* of a refetch: bytes already passed on */
   int exited;             /* wait answered */
   int pending_signal;     /* to send once started */
   long status_code;
@@ -76,12 +75,9 @@ typedef struct {
   int inspect_tries;      /* inspections asked again (OOM not yet seen) */
   int reinspect;          /* waiting to be inspected again */
   unsigned long order;    /* of its wait's answer among the attempt's */
-  tpuci__demux_t demux;
-  /* Gangs: each stream's lines get "[worker-<index>] " in the attempt's
-   * log, and the raw output goes to attempt-<n>.worker-<index>.log. */
-  tpuci__lines_t lines[2];
-  int log_fd;
-  char *log_path;
+  /* Its output; a gang's host's raw output also goes to
+   * attempt-<n>.worker-<index>.log. */
+  tpuci__ctrout_t out;
 } tpuci__dk_ctr_t;
 
 struct tpuci__dk_att_s {

@@ -10,63 +10,7 @@
 #include "runtime/engine/endpoint.h"
 #include "runtime/engine/engine.h"
 #include "runtime/engine/podman.h"
-
-typedef struct {
-  int done;
-  int ok;
-  int error;
-  long status;
-  json_t *json;           /* owned */
-  char *message;
-} tpuci__sync_res_t;
-
-typedef struct {
-  uv_loop_t loop;
-  tpuci__engine_t *eng;
-  int closed;
-} tpuci__sync_t;
-
-static void tpuci__sync_cb(void *p, const tpuci__engine_res_t *res) {
-  tpuci__sync_res_t *r = p;
-  r->done = 1;
-  r->ok = res->ok;
-  r->error = res->error;
-  r->status = res->status;
-  r->json = res->json ? json_incref(res->json) : NULL;
-  r->message = tpuci__strdup(res->message);
-}
-
-static void tpuci__sync_wait(tpuci__sync_t *s, tpuci__sync_res_t *r) {
-  while (!r->done) uv_run(&s->loop, UV_RUN_ONCE);
-}
-
-static void tpuci__sync_res_free(tpuci__sync_res_t *r) {
-  json_decref(r->json);
-  free(r->message);
-  memset(r, 0, sizeof(*r));
-}
-
-static int tpuci__sync_open(tpuci__sync_t *s, tpuci__err_t *err) {
-  int rc;
-  memset(s, 0, sizeof(*s));
-  rc = uv_loop_init(&s->loop);
-  if (rc != 0) return tpuci__err_set(err, rc, "uv_loop_init: %s", uv_strerror(rc));
-  rc = tpuci__engine_new(&s->loop, &s->eng, err);
-  if (rc != 0) {
-    uv_loop_close(&s->loop);
-    return TPUCI_EENGINE;
-  }
-  return 0;
-}
-
-static void tpuci__sync_closed(void *p) { ((tpuci__sync_t *) p)->closed = 1; }
-
-static void tpuci__sync_close(tpuci__sync_t *s) {
-  tpuci__engine_close(s->eng, tpuci__sync_closed, s);
-  while (!s->closed) uv_run(&s->loop, UV_RUN_ONCE);
-  uv_run(&s->loop, UV_RUN_NOWAIT);
-  uv_loop_close(&s->loop);
-}
+#include "runtime/engine/sync.h"
 
 /* GET /version and negotiate. On failure err holds a one-line message. */
 static int tpuci__sync_connect(tpuci__sync_t *s, tpuci__err_t *err) {

@@ -43,77 +43,12 @@ static void tpuci__sw_infra(tpuci__sw_att_t *att, char *msg) {
 
 /* Output. */
 
-static void tpuci__sw_log_write(tpuci__sw_host_t *h, const char *buf,
-                                size_t len) {
-  while (len > 0 && h->log_fd >= 0) {
-    ssize_t n = write(h->log_fd, buf, len);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      tpuci__attempt_write_error(h->att->a, h->log_path, TPUCI__ERRNO);
-      close(h->log_fd);
-      h->log_fd = -1;
-      return;
-    }
-    buf += n;
-    len -= (size_t) n;
-  }
-}
-
-typedef struct {
-  tpuci__sw_host_t *h;
-  int stream;
-} tpuci__sw_out_t;
-
-static void tpuci__sw_on_lines(void *p, const char *buf, size_t len) {
-  tpuci__sw_out_t *o = p;
-  tpuci__attempt_output(o->h->att->a, o->stream, buf, len);
-}
-
-static void tpuci__sw_on_output(void *p, int stream, const char *buf,
-                                size_t len) {
-  tpuci__sw_host_t *h = p;
-  tpuci__sw_out_t o;
-  int k = stream == 2 ? 1 : 0;
-  if (h->skip[k] > 0) {
-    /* The read after the end: what the followed stream brought. */
-    size_t d = h->skip[k] < len ? (size_t) h->skip[k] : len;
-    h->skip[k] -= d;
-    buf += d;
-    len -= d;
-    if (len == 0) return;
-  }
-  h->seen[k] += len;
-  if (h->host == NULL) {
-    tpuci__attempt_output(h->att->a, stream == 2 ? 2 : 1, buf, len);
-    return;
-  }
-  tpuci__sw_log_write(h, buf, len);
-  o.h = h;
-  o.stream = stream == 2 ? 2 : 1;
-  tpuci__lines_feed(&h->lines[o.stream - 1], buf, len, tpuci__sw_on_lines, &o);
-}
-
-static void tpuci__sw_on_log_chunk(void *p, const char *buf, size_t len) {
-  tpuci__sw_host_t *h = p;
-  tpuci__demux_feed(&h->demux, buf, len, tpuci__sw_on_output, h);
-}
-
-static void tpuci__sw_output_flush(tpuci__sw_host_t *h) {
-  tpuci__demux_flush(&h->demux, tpuci__sw_on_output, h);
-  if (h->host != NULL) {
-    tpuci__sw_out_t o;
-    o.h = h;
-    for (o.stream = 1; o.stream <= 2; o.stream++)
-      tpuci__lines_flush(&h->lines[o.stream - 1], tpuci__sw_on_lines, &o);
-  }
-}
-
 static void tpuci__sw_on_read(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_host_t *h = p;
   tpuci__sw_att_t *att = h->att;
   att->requests--;
   h->logs_done = 1;
-  tpuci__sw_output_flush(h);
+  tpuci__ctrout_flush(&h->out);
   if (!res->ok && res->error != UV_ECANCELED) {
     char *m = tpuci__printf("the output of service %s may be incomplete: "
                             "reading its task's logs failed: %s",
@@ -132,14 +67,12 @@ static void tpuci__sw_read_rest(tpuci__sw_host_t *h) {
   h->refetched = 1;
   if (h->container_id == NULL) {
     h->logs_done = 1; /* it never ran: nothing to read */
-    tpuci__sw_output_flush(h);
+    tpuci__ctrout_flush(&h->out);
     return;
   }
-  h->skip[0] = h->seen[0];
-  h->skip[1] = h->seen[1];
-  tpuci__demux_init(&h->demux);
+  tpuci__ctrout_rewind(&h->out);
   att->requests++;
-  tpuci__sw_task_logs(att->sw->eng, h->task_id, 0, tpuci__sw_on_log_chunk, h,
+  tpuci__sw_task_logs(att->sw->eng, h->task_id, 0, tpuci__ctrout_chunk, &h->out,
                       tpuci__sw_on_read, h);
 }
 
@@ -153,7 +86,7 @@ static void tpuci__sw_on_follow_end(void *p, const tpuci__engine_res_t *res) {
    * stopped host's output ends here. */
   if (h->terminal && !h->stopped) tpuci__sw_read_rest(h);
   else if (h->terminal || h->stopped || att->stop || att->gang_stop || att->infra)
-    tpuci__sw_output_flush(h);
+    tpuci__ctrout_flush(&h->out);
   tpuci__sw_step(att);
 }
 
@@ -285,7 +218,7 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t) {
     h->followed = 1;
     att->requests++;
     h->follow = tpuci__sw_task_logs(att->sw->eng, h->task_id, 1,
-                                    tpuci__sw_on_log_chunk, h,
+                                    tpuci__ctrout_chunk, &h->out,
                                     tpuci__sw_on_follow_end, h);
   }
   if (!tpuci__task_state_terminal(t->state)) return;
@@ -549,10 +482,7 @@ static void tpuci__sw_att_release(tpuci__sw_att_t *att) {
     free(h->task_id);
     free(h->node_id);
     free(h->container_id);
-    tpuci__lines_free(&h->lines[0]);
-    tpuci__lines_free(&h->lines[1]);
-    if (h->log_fd >= 0) close(h->log_fd);
-    free(h->log_path);
+    tpuci__ctrout_free(&h->out);
   }
   free(att->hosts);
   att->hosts = NULL;

@@ -267,16 +267,9 @@ static int tpuci__sw_att_bodies(tpuci__sw_t *sw, tpuci__sw_att_t *att,
       rc = sw->rt.err.code ? sw->rt.err.code : TPUCI_EUSAGE;
       break;
     }
-    if (att->gang) {
-      h->log_path = tpuci__printf("%s/attempt-%d.%s.log", a->dir, a->number, h->host);
-      /* The attempt's folder is made at its first output; a gang's host
-       * logs are opened before, so their folder is made here. */
-      h->log_fd = -1;
-      if (tpuci__mkdir_p(a->dir, 0755) == 0)
-        h->log_fd = open(h->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-                         O_APPEND, 0644);
-      if (h->log_fd < 0) tpuci__attempt_write_error(a, h->log_path, TPUCI__ERRNO);
-    }
+    if (att->gang)
+      tpuci__ctrout_open_log(&h->out, tpuci__printf("%s/attempt-%d.%s.log", a->dir,
+                                                    a->number, h->host));
   }
   tpuci__kv_free(&labels);
   return rc;
@@ -334,20 +327,13 @@ int tpuci__sw_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
     tpuci__sw_host_t *h = &att->hosts[i];
     h->att = att;
     h->index = (int) i;
-    h->log_fd = -1;
-    tpuci__demux_init(&h->demux);
     if (att->gang) {
-      char prefix[48];
       h->name = tpuci__sw_name(a->run_id, inst->name, a->number, (int) i);
       h->host = tpuci__printf(TPUCI__GANG_HOST_FMT, (int) i);
-      snprintf(prefix, sizeof(prefix), "[%s] ", h->host);
-      tpuci__lines_init(&h->lines[0], prefix);
-      tpuci__lines_init(&h->lines[1], prefix);
     } else {
       h->name = tpuci__sw_name(a->run_id, inst->name, a->number, -1);
-      tpuci__lines_init(&h->lines[0], NULL);
-      tpuci__lines_init(&h->lines[1], NULL);
     }
+    tpuci__ctrout_init(&h->out, a, h->host);
   }
   rc = tpuci__sw_att_bodies(sw, att, has_slice ? &slice : NULL);
   if (has_slice) tpuci__slice_free(&slice);
@@ -358,10 +344,7 @@ int tpuci__sw_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
       free(h->name);
       free(h->host);
       json_decref(h->body);
-      tpuci__lines_free(&h->lines[0]);
-      tpuci__lines_free(&h->lines[1]);
-      if (h->log_fd >= 0) close(h->log_fd);
-      free(h->log_path);
+      tpuci__ctrout_free(&h->out);
     }
     free(att->hosts);
     free(att->net_name);

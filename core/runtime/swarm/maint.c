@@ -8,69 +8,20 @@
 #include <unistd.h>
 
 #include "runtime/engine/endpoint.h"
+#include "runtime/engine/sync.h"
 #include "runtime/swarm/swarm.h"
-
-typedef struct {
-  int done;
-  int ok;
-  int error;
-  long status;
-  json_t *json;
-  char *message;
-} tpuci__swsync_res_t;
-
-typedef struct {
-  uv_loop_t loop;
-  tpuci__engine_t *eng;
-  int closed;
-} tpuci__swsync_t;
-
-static void tpuci__swsync_cb(void *p, const tpuci__engine_res_t *res) {
-  tpuci__swsync_res_t *r = p;
-  r->done = 1;
-  r->ok = res->ok;
-  r->error = res->error;
-  r->status = res->status;
-  r->json = res->json ? json_incref(res->json) : NULL;
-  r->message = tpuci__strdup(res->message);
-}
-
-static void tpuci__swsync_wait(tpuci__swsync_t *s, tpuci__swsync_res_t *r) {
-  while (!r->done) uv_run(&s->loop, UV_RUN_ONCE);
-}
-
-static void tpuci__swsync_free(tpuci__swsync_res_t *r) {
-  json_decref(r->json);
-  free(r->message);
-  memset(r, 0, sizeof(*r));
-}
-
-static void tpuci__swsync_closed(void *p) { ((tpuci__swsync_t *) p)->closed = 1; }
-
-static void tpuci__swsync_close(tpuci__swsync_t *s) {
-  tpuci__engine_close(s->eng, tpuci__swsync_closed, s);
-  while (!s->closed) uv_run(&s->loop, UV_RUN_ONCE);
-  uv_run(&s->loop, UV_RUN_NOWAIT);
-  uv_loop_close(&s->loop);
-}
 
 /* Opens a client, negotiates, and reads GET /info into *info. 0, or a
  * negative code with err (the engine is unusable). */
-static int tpuci__swsync_open(tpuci__swsync_t *s, json_t **info,
+static int tpuci__swsync_open(tpuci__sync_t *s, json_t **info,
                               tpuci__err_t *err) {
-  tpuci__swsync_res_t r = {0};
+  tpuci__sync_res_t r = {0};
   int rc;
-  memset(s, 0, sizeof(*s));
   *info = NULL;
-  rc = uv_loop_init(&s->loop);
-  if (rc != 0) return tpuci__err_set(err, rc, "uv_loop_init: %s", uv_strerror(rc));
-  rc = tpuci__engine_new(&s->loop, &s->eng, err);
-  if (rc != 0) {
-    uv_loop_close(&s->loop);
-    return TPUCI_EENGINE;
-  }
-  tpuci__engine_version(s->eng, tpuci__swsync_cb, &r);
-  tpuci__swsync_wait(s, &r);
+  rc = tpuci__sync_open(s, err);
+  if (rc != 0) return rc;
+  tpuci__engine_version(s->eng, tpuci__sync_cb, &r);
+  tpuci__sync_wait(s, &r);
   if (r.error != 0 || !r.ok || r.json == NULL)
     rc = tpuci__err_set(err, TPUCI_EENGINE,
                         "cannot reach the swarm manager's Docker Engine (%s)%s%s",
@@ -79,15 +30,15 @@ static int tpuci__swsync_open(tpuci__swsync_t *s, json_t **info,
                         r.error == UV_EPROTO ? tpuci__engine_reach_hint(r.error) : "");
   else
     rc = tpuci__engine_negotiate(s->eng, r.json, err);
-  tpuci__swsync_free(&r);
+  tpuci__sync_res_free(&r);
   if (rc == 0) {
-    tpuci__engine_info(s->eng, tpuci__swsync_cb, &r);
-    tpuci__swsync_wait(s, &r);
+    tpuci__engine_info(s->eng, tpuci__sync_cb, &r);
+    tpuci__sync_wait(s, &r);
     if (r.ok) *info = json_incref(r.json);
     else rc = tpuci__err_set(err, TPUCI_EENGINE, "GET /info failed: %s", r.message);
-    tpuci__swsync_free(&r);
+    tpuci__sync_res_free(&r);
   }
-  if (rc != 0) tpuci__swsync_close(s);
+  if (rc != 0) tpuci__sync_close(s);
   return rc;
 }
 
@@ -105,17 +56,17 @@ static int tpuci__sw_is_manager(json_t *info) {
 
 /* gc: services first (their tasks hold the networks), then the swarm's
  * overlay networks, retried while their endpoints go. */
-static int tpuci__swgc_services(tpuci__swsync_t *s, int dry_run,
+static int tpuci__swgc_services(tpuci__sync_t *s, int dry_run,
                                 tpuci__buf_t *report) {
-  tpuci__swsync_res_t r = {0};
+  tpuci__sync_res_t r = {0};
   size_t i;
   json_t *o;
   int found = 0;
-  tpuci__sw_service_list(s->eng, TPUCI__LABEL_RUN, tpuci__swsync_cb, &r);
-  tpuci__swsync_wait(s, &r);
+  tpuci__sw_service_list(s->eng, TPUCI__LABEL_RUN, tpuci__sync_cb, &r);
+  tpuci__sync_wait(s, &r);
   if (!r.ok) {
     tpuci__buf_addf(report, "FAILED to list services: %s\n", r.message);
-    tpuci__swsync_free(&r);
+    tpuci__sync_res_free(&r);
     return -1;
   }
   json_array_foreach(r.json, i, o) {
@@ -124,7 +75,7 @@ static int tpuci__swgc_services(tpuci__swsync_t *s, int dry_run,
     const char *name = json_string_value(json_object_get(spec, "Name"));
     const char *id = json_string_value(json_object_get(o, "ID"));
     int alive = tpuci__docker_run_alive(labels);
-    tpuci__swsync_res_t d = {0};
+    tpuci__sync_res_t d = {0};
     if (name == NULL) name = "?";
     if (alive == 1) continue;
     if (alive == -1) {
@@ -142,8 +93,8 @@ static int tpuci__swgc_services(tpuci__swsync_t *s, int dry_run,
                       tpuci__swlabel(labels, TPUCI__LABEL_INSTANCE));
       continue;
     }
-    tpuci__sw_service_remove(s->eng, id ? id : name, tpuci__swsync_cb, &d);
-    tpuci__swsync_wait(s, &d);
+    tpuci__sw_service_remove(s->eng, id ? id : name, tpuci__sync_cb, &d);
+    tpuci__sync_wait(s, &d);
     if (d.ok || d.status == 404)
       tpuci__buf_addf(report, "removed service %s (run %s)\n", name,
                       tpuci__swlabel(labels, TPUCI__LABEL_RUN));
@@ -151,30 +102,30 @@ static int tpuci__swgc_services(tpuci__swsync_t *s, int dry_run,
       tpuci__buf_addf(report, "FAILED to remove service %s: %s\n", name, d.message);
       found--;
     }
-    tpuci__swsync_free(&d);
+    tpuci__sync_res_free(&d);
   }
-  tpuci__swsync_free(&r);
+  tpuci__sync_res_free(&r);
   return found;
 }
 
-static int tpuci__swgc_networks(tpuci__swsync_t *s, int dry_run,
+static int tpuci__swgc_networks(tpuci__sync_t *s, int dry_run,
                                 tpuci__buf_t *report) {
-  tpuci__swsync_res_t r = {0};
+  tpuci__sync_res_t r = {0};
   size_t i;
   json_t *o;
   int found = 0;
-  tpuci__engine_network_list(s->eng, TPUCI__LABEL_RUN, tpuci__swsync_cb, &r);
-  tpuci__swsync_wait(s, &r);
+  tpuci__engine_network_list(s->eng, TPUCI__LABEL_RUN, tpuci__sync_cb, &r);
+  tpuci__sync_wait(s, &r);
   if (!r.ok) {
     tpuci__buf_addf(report, "FAILED to list networks: %s\n", r.message);
-    tpuci__swsync_free(&r);
+    tpuci__sync_res_free(&r);
     return -1;
   }
   json_array_foreach(r.json, i, o) {
     json_t *labels = json_object_get(o, "Labels");
     const char *name = json_string_value(json_object_get(o, "Name"));
     const char *id = json_string_value(json_object_get(o, "Id"));
-    tpuci__swsync_res_t d = {0};
+    tpuci__sync_res_t d = {0};
     int tries;
     if (!tpuci__docker_is_swarm(o)) continue;
     if (name == NULL) name = "?";
@@ -188,9 +139,9 @@ static int tpuci__swgc_networks(tpuci__swsync_t *s, int dry_run,
     }
     /* The tasks of a service just removed leave it within seconds. */
     for (tries = 0; tries < 60; tries++) {
-      tpuci__swsync_free(&d);
-      tpuci__engine_network_remove(s->eng, id ? id : name, tpuci__swsync_cb, &d);
-      tpuci__swsync_wait(s, &d);
+      tpuci__sync_res_free(&d);
+      tpuci__engine_network_remove(s->eng, id ? id : name, tpuci__sync_cb, &d);
+      tpuci__sync_wait(s, &d);
       if (d.ok || d.status == 404 || d.error != 0) break;
       usleep(250000);
     }
@@ -202,14 +153,14 @@ static int tpuci__swgc_networks(tpuci__swsync_t *s, int dry_run,
                       d.message);
       found--;
     }
-    tpuci__swsync_free(&d);
+    tpuci__sync_res_free(&d);
   }
-  tpuci__swsync_free(&r);
+  tpuci__sync_res_free(&r);
   return found;
 }
 
 int tpuci__runtime_swarm_gc(int dry_run, tpuci__buf_t *report, tpuci__err_t *err) {
-  tpuci__swsync_t s;
+  tpuci__sync_t s;
   json_t *info;
   int a, b;
   tpuci__err_t e = {0, NULL};
@@ -221,13 +172,13 @@ int tpuci__runtime_swarm_gc(int dry_run, tpuci__buf_t *report, tpuci__err_t *err
   }
   if (!tpuci__sw_is_manager(info)) {
     json_decref(info);
-    tpuci__swsync_close(&s);
+    tpuci__sync_close(&s);
     return 0;
   }
   json_decref(info);
   a = tpuci__swgc_services(&s, dry_run, report);
   b = tpuci__swgc_networks(&s, dry_run, report);
-  tpuci__swsync_close(&s);
+  tpuci__sync_close(&s);
   if (a < 0 || b < 0)
     return tpuci__err_set(err, TPUCI_EENGINE, "swarm: listing tpuci's objects failed");
   return a + b;
@@ -250,19 +201,19 @@ static int tpuci__swdoc_fail(tpuci__buf_t *report, tpuci__err_t *err, int code,
   return code;
 }
 
-static void tpuci__swdoc_nodes(tpuci__swsync_t *s, const tpuci__plan_t *plan,
+static void tpuci__swdoc_nodes(tpuci__sync_t *s, const tpuci__plan_t *plan,
                                const char *manager, int uses,
                                tpuci__buf_t *report, tpuci__err_t *err, int *first) {
-  tpuci__swsync_res_t r = {0};
+  tpuci__sync_res_t r = {0};
   size_t i;
   json_t *o;
   int ready = 0;
-  tpuci__sw_node_list(s->eng, tpuci__swsync_cb, &r);
-  tpuci__swsync_wait(s, &r);
+  tpuci__sw_node_list(s->eng, tpuci__sync_cb, &r);
+  tpuci__sync_wait(s, &r);
   if (!r.ok) {
     int c = tpuci__swdoc_fail(report, err, TPUCI_EENGINE, "swarm nodes", r.message);
     if (!*first) *first = c;
-    tpuci__swsync_free(&r);
+    tpuci__sync_res_free(&r);
     return;
   }
   json_array_foreach(r.json, i, o) {
@@ -293,23 +244,23 @@ static void tpuci__swdoc_nodes(tpuci__swsync_t *s, const tpuci__plan_t *plan,
     }
     tpuci__err_clear(&e);
   }
-  tpuci__swsync_free(&r);
+  tpuci__sync_res_free(&r);
 }
 
-static void tpuci__swdoc_images(tpuci__swsync_t *s, const tpuci__plan_t *plan,
+static void tpuci__swdoc_images(tpuci__sync_t *s, const tpuci__plan_t *plan,
                                 tpuci__buf_t *report, tpuci__err_t *err, int *first) {
   size_t k, i;
   for (k = 0; k < plan->nimages; k++) {
     const tpuci__image_t *img = &plan->images[k];
-    tpuci__swsync_res_t r = {0};
+    tpuci__sync_res_t r = {0};
     int used = 0;
     for (i = 0; i < plan->ninstances; i++)
       if (plan->instances[i].selected && plan->instances[i].image == (int) k &&
           plan->instances[i].runtime == TPUCI__RUNTIME_SWARM)
         used = 1;
     if (!used) continue;
-    tpuci__engine_image_inspect(s->eng, img->ref, tpuci__swsync_cb, &r);
-    tpuci__swsync_wait(s, &r);
+    tpuci__engine_image_inspect(s->eng, img->ref, tpuci__sync_cb, &r);
+    tpuci__sync_wait(s, &r);
     if (r.ok)
       tpuci__buf_addf(report, "ok   swarm image %s (\"%s\"): on the manager; "
                               "services run it by id, so every node needs it\n",
@@ -328,29 +279,29 @@ static void tpuci__swdoc_images(tpuci__swsync_t *s, const tpuci__plan_t *plan,
       int c = tpuci__swdoc_fail(report, err, TPUCI_EENGINE, "swarm image", r.message);
       if (!*first) *first = c;
     }
-    tpuci__swsync_free(&r);
+    tpuci__sync_res_free(&r);
   }
 }
 
-static void tpuci__swdoc_leftovers(tpuci__swsync_t *s, tpuci__buf_t *report) {
-  tpuci__swsync_res_t r = {0};
+static void tpuci__swdoc_leftovers(tpuci__sync_t *s, tpuci__buf_t *report) {
+  tpuci__sync_res_t r = {0};
   size_t i, ns = 0, nn = 0;
   json_t *o;
-  tpuci__sw_service_list(s->eng, TPUCI__LABEL_RUN, tpuci__swsync_cb, &r);
-  tpuci__swsync_wait(s, &r);
+  tpuci__sw_service_list(s->eng, TPUCI__LABEL_RUN, tpuci__sync_cb, &r);
+  tpuci__sync_wait(s, &r);
   json_array_foreach(r.json, i, o) {
     if (tpuci__docker_run_alive(json_object_get(json_object_get(o, "Spec"), "Labels")) == 0)
       ns++;
   }
-  tpuci__swsync_free(&r);
-  tpuci__engine_network_list(s->eng, TPUCI__LABEL_RUN, tpuci__swsync_cb, &r);
-  tpuci__swsync_wait(s, &r);
+  tpuci__sync_res_free(&r);
+  tpuci__engine_network_list(s->eng, TPUCI__LABEL_RUN, tpuci__sync_cb, &r);
+  tpuci__sync_wait(s, &r);
   json_array_foreach(r.json, i, o) {
     if (tpuci__docker_is_swarm(o) &&
         tpuci__docker_run_alive(json_object_get(o, "Labels")) == 0)
       nn++;
   }
-  tpuci__swsync_free(&r);
+  tpuci__sync_res_free(&r);
   if (ns + nn == 0)
     tpuci__buf_adds(report, "ok   swarm leftovers: no services or overlay "
                             "networks of earlier runs\n");
@@ -362,7 +313,7 @@ static void tpuci__swdoc_leftovers(tpuci__swsync_t *s, tpuci__buf_t *report) {
 
 /* The swarm jobs' bind mounts on a manager over TCP (the docker
  * driver's doctor says the rest about the endpoint). */
-static void tpuci__swdoc_remote(tpuci__swsync_t *s, const tpuci__plan_t *plan,
+static void tpuci__swdoc_remote(tpuci__sync_t *s, const tpuci__plan_t *plan,
                                 tpuci__buf_t *report) {
   tpuci__strv_t w = {0};
   size_t i;
@@ -375,7 +326,7 @@ static void tpuci__swdoc_remote(tpuci__swsync_t *s, const tpuci__plan_t *plan,
 
 int tpuci__runtime_swarm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
                                 tpuci__err_t *err) {
-  tpuci__swsync_t s;
+  tpuci__sync_t s;
   json_t *info, *swarm;
   int uses = tpuci__sw_plan_uses(plan), first = 0;
   const char *manager;
@@ -398,7 +349,7 @@ int tpuci__runtime_swarm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
     tpuci__err_clear(&e);
     free(where);
     json_decref(info);
-    tpuci__swsync_close(&s);
+    tpuci__sync_close(&s);
     return first;
   }
   swarm = json_object_get(info, "Swarm");
@@ -412,6 +363,6 @@ int tpuci__runtime_swarm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
   if (uses) tpuci__swdoc_images(&s, plan, report, err, &first);
   tpuci__swdoc_leftovers(&s, report);
   json_decref(info);
-  tpuci__swsync_close(&s);
+  tpuci__sync_close(&s);
   return first;
 }

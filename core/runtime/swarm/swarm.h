@@ -22,6 +22,7 @@
 #include "runtime/engine/demux.h"
 #include "runtime/engine/engine.h"
 #include "runtime/engine/gang.h"
+#include "runtime/engine/output.h"
 #include "runtime/engine/pull.h"
 #include "runtime/runtime.h"
 
@@ -205,12 +206,7 @@ typedef struct {
   int follow_cancelled;
   int refetched;
   int logs_done;          /* the read after the end answered */
-  uint64_t seen[2];
-  uint64_t skip[2];
-  tpuci__demux_t demux;
-  tpuci__lines_t lines[2];
-  int log_fd;
-  char *log_path;
+  tpuci__ctrout_t out;
 } tpuci__sw_host_t;
 
 typedef enum {

@@ -1,0 +1,110 @@
+#include "runtime/engine/output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void tpuci__ctrout_init(tpuci__ctrout_t *o, tpuci__attempt_t *a,
+                        const char *host) {
+  char prefix[64];
+  memset(o, 0, sizeof(*o));
+  o->a = a;
+  o->log_fd = -1;
+  tpuci__demux_init(&o->demux);
+  o->gang_host = host != NULL;
+  if (host != NULL) snprintf(prefix, sizeof(prefix), "[%s] ", host);
+  tpuci__lines_init(&o->lines[0], host != NULL ? prefix : NULL);
+  tpuci__lines_init(&o->lines[1], host != NULL ? prefix : NULL);
+}
+
+void tpuci__ctrout_open_log(tpuci__ctrout_t *o, char *path) {
+  free(o->log_path);
+  o->log_path = path;
+  /* The attempt's folder is made at its first output; a host's log is
+   * opened before that. */
+  if (tpuci__mkdir_p(o->a->dir, 0755) == 0)
+    o->log_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_APPEND, 0644);
+  if (o->log_fd < 0) tpuci__attempt_write_error(o->a, path, TPUCI__ERRNO);
+}
+
+static void tpuci__ctrout_log_write(tpuci__ctrout_t *o, const char *buf,
+                                    size_t len) {
+  while (len > 0 && o->log_fd >= 0) {
+    ssize_t n = write(o->log_fd, buf, len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      /* Its lines are still in the attempt's log. */
+      tpuci__attempt_write_error(o->a, o->log_path, TPUCI__ERRNO);
+      close(o->log_fd);
+      o->log_fd = -1;
+      return;
+    }
+    buf += n;
+    len -= (size_t) n;
+  }
+}
+
+typedef struct {
+  tpuci__ctrout_t *o;
+  int stream;
+} tpuci__ctrout_lines_t;
+
+static void tpuci__ctrout_on_lines(void *p, const char *buf, size_t len) {
+  tpuci__ctrout_lines_t *l = p;
+  tpuci__attempt_output(l->o->a, l->stream, buf, len);
+}
+
+static void tpuci__ctrout_on_output(void *p, int stream, const char *buf,
+                                    size_t len) {
+  tpuci__ctrout_t *o = p;
+  tpuci__ctrout_lines_t l;
+  int k = stream == 2 ? 1 : 0;
+  if (o->skip[k] > 0) {
+    size_t d = o->skip[k] < len ? (size_t) o->skip[k] : len;
+    o->skip[k] -= d;
+    buf += d;
+    len -= d;
+    if (len == 0) return;
+  }
+  o->seen[k] += len;
+  if (!o->gang_host) {
+    tpuci__attempt_output(o->a, k + 1, buf, len);
+    return;
+  }
+  tpuci__ctrout_log_write(o, buf, len);
+  l.o = o;
+  l.stream = k + 1;
+  tpuci__lines_feed(&o->lines[k], buf, len, tpuci__ctrout_on_lines, &l);
+}
+
+void tpuci__ctrout_chunk(void *p, const char *buf, size_t len) {
+  tpuci__ctrout_t *o = p;
+  tpuci__demux_feed(&o->demux, buf, len, tpuci__ctrout_on_output, o);
+}
+
+void tpuci__ctrout_flush(tpuci__ctrout_t *o) {
+  tpuci__ctrout_lines_t l;
+  tpuci__demux_flush(&o->demux, tpuci__ctrout_on_output, o);
+  if (!o->gang_host) return;
+  l.o = o;
+  for (l.stream = 1; l.stream <= 2; l.stream++)
+    tpuci__lines_flush(&o->lines[l.stream - 1], tpuci__ctrout_on_lines, &l);
+}
+
+void tpuci__ctrout_rewind(tpuci__ctrout_t *o) {
+  o->skip[0] = o->seen[0];
+  o->skip[1] = o->seen[1];
+  tpuci__demux_init(&o->demux);
+}
+
+void tpuci__ctrout_free(tpuci__ctrout_t *o) {
+  tpuci__lines_free(&o->lines[0]);
+  tpuci__lines_free(&o->lines[1]);
+  if (o->log_fd >= 0) close(o->log_fd);
+  o->log_fd = -1;
+  free(o->log_path);
+  o->log_path = NULL;
+}

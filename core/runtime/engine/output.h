@@ -1,0 +1,47 @@
+/* One container's output on its way to its attempt, for both engine
+ * drivers (a docker container's attach stream and logs, a swarm task's
+ * logs): the engine's multiplexed stream (demux.h) cut into stdout and
+ * stderr and passed on with tpuci__attempt_output. A gang's host also
+ * writes its raw output to a log of its own and passes its lines on
+ * whole, each with "[worker-<i>] " in front (gang.h), so that the lines
+ * of concurrent hosts never mix. A second read of the same output (the
+ * logs after a broken attach stream, a task's logs after its end) skips
+ * what was passed on already. */
+#ifndef TPUCI_ENGINE_OUTPUT_H
+#define TPUCI_ENGINE_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/engine/demux.h"
+#include "runtime/engine/gang.h"
+#include "runtime/runtime.h"
+
+typedef struct {
+  tpuci__attempt_t *a;
+  int gang_host;          /* lines prefixed, raw output in its own log */
+  tpuci__demux_t demux;
+  tpuci__lines_t lines[2];  /* stdout, stderr */
+  uint64_t seen[2];       /* bytes of stdout, stderr passed on */
+  uint64_t skip[2];       /* of a second read: bytes already passed on */
+  int log_fd;             /* a gang host's own log, or -1 */
+  char *log_path;
+} tpuci__ctrout_t;
+
+/* `host` is a gang host's name ("worker-1"), NULL for a lone container. */
+void tpuci__ctrout_init(tpuci__ctrout_t *o, tpuci__attempt_t *a,
+                        const char *host);
+/* Opens (truncates) the gang host's own log at `path` (taken), making the
+ * attempt's folder first. A failure is told once (write_error) and the
+ * host's lines still reach the attempt's log. */
+void tpuci__ctrout_open_log(tpuci__ctrout_t *o, char *path);
+/* A chunk of the multiplexed stream (a tpuci__http_chunk_cb). */
+void tpuci__ctrout_chunk(void *o, const char *buf, size_t len);
+/* At the end of a stream: what the demultiplexer and the line buffers
+ * hold is passed on. */
+void tpuci__ctrout_flush(tpuci__ctrout_t *o);
+/* Before a second read of the whole output: skip what was passed on. */
+void tpuci__ctrout_rewind(tpuci__ctrout_t *o);
+void tpuci__ctrout_free(tpuci__ctrout_t *o);
+
+#endif /* TPUCI_ENGINE_OUTPUT_H */

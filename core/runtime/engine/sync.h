@@ -1,0 +1,40 @@
+/* Blocking calls to the engine for `tpuci gc` and `tpuci doctor`: an
+ * engine client on a loop of its own, run until each answer is in. */
+#ifndef TPUCI_ENGINE_SYNC_H
+#define TPUCI_ENGINE_SYNC_H
+
+#include <jansson.h>
+#include <uv.h>
+
+#include "runtime/engine/engine.h"
+
+/* One answer, copied out of the callback. */
+typedef struct {
+  int done;
+  int ok;
+  int error;
+  long status;
+  json_t *json;           /* owned */
+  char *message;
+} tpuci__sync_res_t;
+
+/* A loop and a client on it. */
+typedef struct {
+  uv_loop_t loop;
+  tpuci__engine_t *eng;
+  int closed;
+} tpuci__sync_t;
+
+/* Makes the loop and the client (DOCKER_HOST, contexts: engine.h). 0, or
+ * a code with err filled. */
+int tpuci__sync_open(tpuci__sync_t *s, tpuci__err_t *err);
+/* Closes the client and the loop. */
+void tpuci__sync_close(tpuci__sync_t *s);
+/* The callback of a request whose answer goes to a tpuci__sync_res_t. */
+void tpuci__sync_cb(void *p, const tpuci__engine_res_t *res);
+/* Runs the loop until r is answered. */
+void tpuci__sync_wait(tpuci__sync_t *s, tpuci__sync_res_t *r);
+/* Frees the answer and zeroes it for the next request. */
+void tpuci__sync_res_free(tpuci__sync_res_t *r);
+
+#endif /* TPUCI_ENGINE_SYNC_H */
