@@ -1,10 +1,17 @@
 /* A credential helper on the loop (credhelper.h). Every handle is closed
- * before the callback runs, so its owner may free what it likes then. */
+ * before the callback runs, so its owner may free what it likes then.
+ * The server goes to the helper's stdin from a memory file, not a pipe: a
+ * helper that exits without reading it must not raise SIGPIPE in tpuci's
+ * process, which is not tpuci's to ignore in a program that embeds it. */
+#define _GNU_SOURCE /* memfd_create */
 #include "runtime/engine/credhelper.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "base/util.h"
 
@@ -13,9 +20,8 @@
 
 struct tpuci__credhelper_s {
   uv_process_t proc;
-  uv_pipe_t in, out;
+  uv_pipe_t out;
   uv_timer_t timer;
-  uv_write_t write;
   tpuci__buf_t buf;
   char *helper;
   char *server;            /* what goes to stdin */
@@ -86,7 +92,6 @@ static void tpuci__ch_finish(tpuci__credhelper_t *h) {
   if (h->finishing) return;
   h->finishing = 1;
   tpuci__ch_close((uv_handle_t *) &h->proc);
-  tpuci__ch_close((uv_handle_t *) &h->in);
   tpuci__ch_close((uv_handle_t *) &h->out);
   tpuci__ch_close((uv_handle_t *) &h->timer);
 }
@@ -135,27 +140,45 @@ static void tpuci__ch_on_timer(uv_timer_t *t) {
   uv_process_kill(&h->proc, SIGKILL);
 }
 
-static void tpuci__ch_on_written(uv_write_t *w, int status) {
-  tpuci__credhelper_t *h = w->data;
-  (void) status;
-  /* EOF on its stdin: the helper reads the server until then. */
-  tpuci__ch_close((uv_handle_t *) &h->in);
+/* A file holding `server`, read from its start: the helper's stdin. An
+ * fd, or a negative errno. */
+static int tpuci__ch_stdin(const char *server) {
+  size_t len = strlen(server), done = 0;
+  int fd = memfd_create("tpuci-credhelper", MFD_CLOEXEC);
+  if (fd < 0) return TPUCI__ERRNO;
+  while (done < len) {
+    ssize_t n = write(fd, server + done, len - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = TPUCI__ERRNO;
+      close(fd);
+      return err;
+    }
+    done += (size_t) n;
+  }
+  if (lseek(fd, 0, SEEK_SET) != 0) {
+    int err = TPUCI__ERRNO;
+    close(fd);
+    return err;
+  }
+  return fd;
 }
 
 static int tpuci__ch_spawn(tpuci__credhelper_t *h, uv_loop_t *loop) {
   char *args[3];
   uv_process_options_t opts;
   uv_stdio_container_t stdio[3];
-  uv_buf_t b;
-  int rc;
+  int rc, in;
 
   args[0] = h->helper;
   args[1] = (char *) "get";
   args[2] = NULL;
   memset(&opts, 0, sizeof(opts));
   memset(stdio, 0, sizeof(stdio));
-  stdio[0].flags = UV_CREATE_PIPE | UV_READABLE_PIPE;
-  stdio[0].data.stream = (uv_stream_t *) &h->in;
+  in = tpuci__ch_stdin(h->server);
+  if (in < 0) return in;
+  stdio[0].flags = UV_INHERIT_FD;
+  stdio[0].data.fd = in;
   stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
   stdio[1].data.stream = (uv_stream_t *) &h->out;
   stdio[2].flags = UV_IGNORE;
@@ -165,13 +188,10 @@ static int tpuci__ch_spawn(tpuci__credhelper_t *h, uv_loop_t *loop) {
   opts.stdio_count = 3;
   opts.exit_cb = tpuci__ch_on_exit;
   rc = uv_spawn(loop, &h->proc, &opts);
+  close(in);
   if (rc != 0) return rc;
   h->spawned = 1;
   uv_read_start((uv_stream_t *) &h->out, tpuci__ch_alloc, tpuci__ch_on_read);
-  b = uv_buf_init(h->server, (unsigned) strlen(h->server));
-  h->write.data = h;
-  rc = uv_write(&h->write, (uv_stream_t *) &h->in, &b, 1, tpuci__ch_on_written);
-  if (rc != 0) tpuci__ch_close((uv_handle_t *) &h->in);
   return 0;
 }
 
@@ -186,11 +206,10 @@ tpuci__credhelper_t *tpuci__credhelper_get(uv_loop_t *loop, const char *helper,
   h->cb = cb;
   h->data = data;
   tpuci__buf_init(&h->buf);
-  uv_pipe_init(loop, &h->in, 0);
   uv_pipe_init(loop, &h->out, 0);
   uv_timer_init(loop, &h->timer);
-  h->in.data = h->out.data = h->timer.data = h->proc.data = h;
-  h->handles = 4;
+  h->out.data = h->timer.data = h->proc.data = h;
+  h->handles = 3;
   h->spawn_error = tpuci__ch_spawn(h, loop);
   if (h->spawn_error != 0) {
     /* uv_spawn() wants uv_close() on the process even when it failed;
