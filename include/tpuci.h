@@ -398,8 +398,9 @@ int tpuci_topologies(tpuci_ctx_t *ctx, const char *type, const char *emulate,
 int tpuci_engine_gc(tpuci_ctx_t *ctx, int dry_run, char **report);
 
 /* Checks the engine, the images of the loaded spec (if any), disk space
- * and leftovers. *report gets "ok/warn/FAIL" lines. Returns 0 when no
- * check failed, else the first failure's code. */
+ * and leftovers, and starts a tiny container on each network mode the
+ * loaded spec's container jobs use. *report gets "ok/warn/FAIL" lines.
+ * Returns 0 when no check failed, else the first failure's code. */
 int tpuci_engine_doctor(tpuci_ctx_t *ctx, char **report);
 
 /* ------------------------------------------------------------------ */
