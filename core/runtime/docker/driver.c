@@ -14,68 +14,6 @@
 
 /* The runtime interface. */
 
-json_t *tpuci__gang_host_body(const tpuci__attempt_t *a,
-                              const tpuci__slice_t *slice, int host,
-                              int nhosts, const char *network,
-                              const tpuci__kvlist_t *labels,
-                              tpuci__err_t *err) {
-  const tpuci__instance_t *inst = a->inst;
-  const tpuci__plan_t *plan = a->plan;
-  int gang = nhosts > 1;
-  tpuci__strv_t env = {0};
-  tpuci__mount_t *mounts;
-  tpuci__ctr_spec_t spec;
-  char *results = NULL;
-  char name[32];
-  size_t nmounts = inst->nmounts;
-  json_t *body;
-
-  if (tpuci__attempt_host_env(a, slice, host, &env, err) != 0) return NULL;
-  mounts = tpuci__calloc(inst->nmounts + 1, sizeof(*mounts));
-  if (inst->nmounts > 0)
-    memcpy(mounts, inst->mounts, inst->nmounts * sizeof(*mounts));
-  snprintf(name, sizeof(name), TPUCI__GANG_HOST_FMT, host);
-  if (a->results_dir != NULL) {
-    /* Each host of a gang writes into a folder of its own. */
-    int rc;
-    results = gang ? tpuci__printf("%s/%s", a->results_dir, name)
-                   : tpuci__strdup(a->results_dir);
-    rc = tpuci__mkdir_p(results, 0777);
-    if (rc != 0) {
-      tpuci__err_set(err, TPUCI_EUSAGE,
-                     "cannot create the results folder %s: %s", results,
-                     uv_strerror(rc));
-      free(results);
-      free(mounts);
-      tpuci__strv_free(&env);
-      return NULL;
-    }
-    mounts[nmounts].source = results;
-    mounts[nmounts].target = (char *) (a->results_path ? a->results_path
-                                                       : TPUCI__RESULTS_MOUNT);
-    mounts[nmounts].read_only = 0;
-    nmounts++;
-  }
-  memset(&spec, 0, sizeof(spec));
-  spec.image = plan->images[inst->image].ref;
-  spec.argv = a->argv;
-  spec.env = &env;
-  spec.workdir = inst->workdir;
-  spec.mounts = mounts;
-  spec.nmounts = nmounts;
-  spec.cpus = inst->cpus;
-  spec.memory_bytes = inst->memory_bytes;
-  spec.network = gang ? network : inst->network;
-  spec.labels = labels;
-  spec.hostname = gang ? name : NULL;
-  spec.alias = gang ? name : NULL;
-  body = tpuci__ctr_create_body(&spec);
-  free(results);
-  free(mounts);
-  tpuci__strv_free(&env);
-  return body;
-}
-
 /* The containers of an attempt: their create bodies, the gang's network
  * body and the per-host log files. Returns 0 or a negative code with
  * rt->err filled. */

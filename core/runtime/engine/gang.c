@@ -1,8 +1,13 @@
-/* A gang's outcome and its per-host log lines. */
+/* A gang's outcome and its per-host log lines (pure), and what each host
+ * of an attempt runs with (its environment, mounts and create body). */
 #include "runtime/engine/gang.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <uv.h>
+
+#include "runtime/engine/container.h"
 
 #define TPUCI__MIB (1024.0 * 1024.0)
 
@@ -128,4 +133,80 @@ void tpuci__lines_flush(tpuci__lines_t *l, tpuci__lines_cb cb, void *data) {
   tpuci__lines_emit(l, &out, "", 0);
   cb(data, out.data, out.len);
   tpuci__buf_free(&out);
+}
+
+/* A host's environment and mounts. */
+
+int tpuci__host_run_init(tpuci__host_run_t *r, const tpuci__attempt_t *a,
+                         const tpuci__slice_t *slice, int host,
+                         const char *gang_host, tpuci__err_t *err) {
+  const tpuci__instance_t *inst = a->inst;
+  int rc;
+  memset(r, 0, sizeof(*r));
+  rc = tpuci__attempt_host_env(a, slice, host, &r->env, err);
+  if (rc != 0) {
+    tpuci__strv_free(&r->env);
+    return rc;
+  }
+  r->mounts = tpuci__calloc(inst->nmounts + 1, sizeof(*r->mounts));
+  if (inst->nmounts > 0)
+    memcpy(r->mounts, inst->mounts, inst->nmounts * sizeof(*r->mounts));
+  r->nmounts = inst->nmounts;
+  if (a->results_dir != NULL) {
+    tpuci__mount_t *m = &r->mounts[r->nmounts];
+    r->results = gang_host != NULL ? tpuci__printf("%s/%s", a->results_dir, gang_host)
+                                   : tpuci__strdup(a->results_dir);
+    rc = tpuci__mkdir_p(r->results, 0777);
+    if (rc != 0) {
+      tpuci__err_set(err, TPUCI_EUSAGE, "cannot create the results folder %s: %s",
+                     r->results, uv_strerror(rc));
+      tpuci__host_run_free(r);
+      return TPUCI_EUSAGE;
+    }
+    m->source = r->results;
+    m->target = (char *) (a->results_path ? a->results_path : TPUCI__RESULTS_MOUNT);
+    m->read_only = 0;
+    r->nmounts++;
+  }
+  return 0;
+}
+
+void tpuci__host_run_free(tpuci__host_run_t *r) {
+  tpuci__strv_free(&r->env);
+  free(r->mounts);
+  free(r->results);
+  memset(r, 0, sizeof(*r));
+}
+
+json_t *tpuci__gang_host_body(const tpuci__attempt_t *a,
+                              const tpuci__slice_t *slice, int host,
+                              int nhosts, const char *network,
+                              const tpuci__kvlist_t *labels,
+                              tpuci__err_t *err) {
+  const tpuci__instance_t *inst = a->inst;
+  int gang = nhosts > 1;
+  tpuci__host_run_t run;
+  tpuci__ctr_spec_t spec;
+  char name[32];
+  json_t *body;
+
+  snprintf(name, sizeof(name), TPUCI__GANG_HOST_FMT, host);
+  if (tpuci__host_run_init(&run, a, slice, host, gang ? name : NULL, err) != 0)
+    return NULL;
+  memset(&spec, 0, sizeof(spec));
+  spec.image = a->plan->images[inst->image].ref;
+  spec.argv = a->argv;
+  spec.env = &run.env;
+  spec.workdir = inst->workdir;
+  spec.mounts = run.mounts;
+  spec.nmounts = run.nmounts;
+  spec.cpus = inst->cpus;
+  spec.memory_bytes = inst->memory_bytes;
+  spec.network = gang ? network : inst->network;
+  spec.labels = labels;
+  spec.hostname = gang ? name : NULL;
+  spec.alias = gang ? name : NULL;
+  body = tpuci__ctr_create_body(&spec);
+  tpuci__host_run_free(&run);
+  return body;
 }

@@ -75,7 +75,27 @@ void tpuci__lines_feed(tpuci__lines_t *l, const char *buf, size_t len,
 void tpuci__lines_flush(tpuci__lines_t *l, tpuci__lines_cb cb, void *data);
 void tpuci__lines_free(tpuci__lines_t *l);
 
-/* The create body of host `host` of attempt `a` (core/docker/driver.c):
+/* What every engine driver gives host `host` of attempt `a` besides its
+ * image and command: its environment (tpuci__attempt_host_env with
+ * `slice`, which may be NULL for a job without a topology) and its
+ * mounts: the job's, then with a->results_dir that folder read-write at
+ * a->results_path (TPUCI__RESULTS_MOUNT when NULL); a gang's host
+ * (`gang_host` "worker-<i>", NULL for a lone container) gets a subfolder
+ * of its own, made here. */
+typedef struct {
+  tpuci__strv_t env;
+  tpuci__mount_t *mounts;
+  size_t nmounts;
+  char *results;          /* the results folder on this machine, or NULL */
+} tpuci__host_run_t;
+
+/* 0, or a code with err filled (and nothing to free). */
+int tpuci__host_run_init(tpuci__host_run_t *r, const tpuci__attempt_t *a,
+                         const tpuci__slice_t *slice, int host,
+                         const char *gang_host, tpuci__err_t *err);
+void tpuci__host_run_free(tpuci__host_run_t *r);
+
+/* The create body of host `host` of attempt `a`:
  * the image and command, the host's environment (tpuci__attempt_host_env
  * with `slice`, which may be NULL for a job without a topology), the
  * job's mounts and limits, and the labels. With nhosts > 1 (a gang) the

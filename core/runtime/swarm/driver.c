@@ -186,39 +186,17 @@ static json_t *tpuci__sw_host_body(tpuci__sw_t *sw, tpuci__sw_att_t *att,
   tpuci__attempt_t *a = att->a;
   const tpuci__instance_t *inst = a->inst;
   const tpuci__plan_t *plan = a->plan;
-  tpuci__strv_t env = {0};
-  tpuci__mount_t *mounts;
+  tpuci__host_run_t run;
   tpuci__svc_spec_t spec;
-  char *results = NULL, *constraint = NULL;
-  size_t nmounts = inst->nmounts;
+  char *constraint = NULL;
   const char *hostname = att->gang ? att->hosts[host].host : NULL;
   json_t *body;
 
-  if (tpuci__attempt_host_env(a, slice, host, &env, err) != 0) return NULL;
-  mounts = tpuci__calloc(inst->nmounts + 1, sizeof(*mounts));
-  if (inst->nmounts > 0) memcpy(mounts, inst->mounts, inst->nmounts * sizeof(*mounts));
-  if (a->results_dir != NULL) {
-    int rc;
-    results = att->gang ? tpuci__printf("%s/%s", a->results_dir, hostname)
-                        : tpuci__strdup(a->results_dir);
-    rc = tpuci__mkdir_p(results, 0777);
-    if (rc != 0) {
-      tpuci__err_set(err, TPUCI_EUSAGE, "cannot create the results folder %s: %s",
-                     results, uv_strerror(rc));
-      free(results);
-      free(mounts);
-      tpuci__strv_free(&env);
-      return NULL;
-    }
-    mounts[nmounts].source = results;
-    mounts[nmounts].target = (char *) (a->results_path ? a->results_path
-                                                       : TPUCI__RESULTS_MOUNT);
-    nmounts++;
-    /* The results folder is a folder of the manager's machine: the task
-     * runs there (docs/swarm.md). */
-    if (sw->manager_node != NULL)
-      constraint = tpuci__printf("node.id==%s", sw->manager_node);
-  }
+  if (tpuci__host_run_init(&run, a, slice, host, hostname, err) != 0) return NULL;
+  /* The results folder is a folder of the manager's machine: the task
+   * runs there (docs/swarm.md). */
+  if (run.results != NULL && sw->manager_node != NULL)
+    constraint = tpuci__printf("node.id==%s", sw->manager_node);
   memset(&spec, 0, sizeof(spec));
   spec.name = att->hosts[host].name;
   spec.image = inst->image >= 0 && (size_t) inst->image < sw->nimages &&
@@ -226,10 +204,10 @@ static json_t *tpuci__sw_host_body(tpuci__sw_t *sw, tpuci__sw_att_t *att,
                    ? sw->images[inst->image]
                    : plan->images[inst->image].ref;
   spec.argv = a->argv;
-  spec.env = &env;
+  spec.env = &run.env;
   spec.workdir = inst->workdir;
-  spec.mounts = mounts;
-  spec.nmounts = nmounts;
+  spec.mounts = run.mounts;
+  spec.nmounts = run.nmounts;
   spec.cpus = inst->cpus;
   spec.memory_bytes = inst->memory_bytes;
   spec.labels = labels;
@@ -240,9 +218,7 @@ static json_t *tpuci__sw_host_body(tpuci__sw_t *sw, tpuci__sw_att_t *att,
   spec.constraint = constraint;
   body = tpuci__svc_create_body(&spec);
   free(constraint);
-  free(results);
-  free(mounts);
-  tpuci__strv_free(&env);
+  tpuci__host_run_free(&run);
   return body;
 }
 
