@@ -340,7 +340,7 @@ tpuci__http_req_t *tpuci__engine_container_create(tpuci__engine_t *e, const char
   return req;
 }
 
-static tpuci__http_req_t *tpuci__engine_on_id(tpuci__engine_t *e, const char *method,
+tpuci__http_req_t *tpuci__engine_on_id(tpuci__engine_t *e, const char *method,
                                 const char *fmt_a, const char *id,
                                 const char *fmt_b, uint64_t timeout_ms,
                                 tpuci__http_chunk_cb chunk, void *chunk_data,
@@ -418,25 +418,31 @@ tpuci__http_req_t *tpuci__engine_container_remove(tpuci__engine_t *e, const char
                       TPUCI__SHORT_MS, NULL, NULL, cb, data);
 }
 
-static char *tpuci__label_filter(const char *label) {
-  json_t *f = json_pack("{s:[s]}", "label", label);
-  char *text = json_dumps(f, JSON_COMPACT);
-  char *q = tpuci__http_escape(text, 0);
+tpuci__http_req_t *tpuci__engine_list(tpuci__engine_t *e, const char *path,
+                                      const char *key, const char *const *values,
+                                      size_t n, uint64_t timeout_ms,
+                                      tpuci__engine_cb cb, void *data) {
+  json_t *f = json_object(), *a = json_array();
+  tpuci__http_req_t *req;
+  char *text, *q, *full;
+  size_t i;
+  for (i = 0; i < n; i++) json_array_append_new(a, json_string(values[i]));
+  json_object_set_new(f, key, a);
+  text = json_dumps(f, JSON_COMPACT);
+  q = tpuci__http_escape(text, 0);
+  full = tpuci__printf("%s%cfilters=%s", path, strchr(path, '?') ? '&' : '?', q);
+  req = tpuci__engine_call(e, "GET", full, 0, NULL, timeout_ms, NULL, NULL, cb, data);
+  free(full);
+  free(q);
   free(text);
   json_decref(f);
-  return q;
+  return req;
 }
 
 tpuci__http_req_t *tpuci__engine_container_list(tpuci__engine_t *e, const char *label,
                                   tpuci__engine_cb cb, void *data) {
-  tpuci__http_req_t *req;
-  char *q = tpuci__label_filter(label);
-  char *path = tpuci__printf("/containers/json?all=1&filters=%s", q);
-  req = tpuci__engine_call(e, "GET", path, 0, NULL, TPUCI__SHORT_MS, NULL, NULL, cb,
-                     data);
-  free(path);
-  free(q);
-  return req;
+  return tpuci__engine_list(e, "/containers/json?all=1", "label", &label, 1,
+                            TPUCI__SHORT_MS, cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_network_create(tpuci__engine_t *e, json_t *body,
@@ -453,14 +459,8 @@ tpuci__http_req_t *tpuci__engine_network_remove(tpuci__engine_t *e, const char *
 
 tpuci__http_req_t *tpuci__engine_network_list(tpuci__engine_t *e, const char *label,
                                 tpuci__engine_cb cb, void *data) {
-  tpuci__http_req_t *req;
-  char *q = tpuci__label_filter(label);
-  char *path = tpuci__printf("/networks?filters=%s", q);
-  req = tpuci__engine_call(e, "GET", path, 0, NULL, TPUCI__SHORT_MS, NULL, NULL, cb,
-                     data);
-  free(path);
-  free(q);
-  return req;
+  return tpuci__engine_list(e, "/networks", "label", &label, 1, TPUCI__SHORT_MS,
+                            cb, data);
 }
 
 const char *tpuci__docker_signame(int signum, char *buf, size_t size) {

@@ -84,6 +84,19 @@ tpuci__http_req_t *tpuci__engine_call(tpuci__engine_t *e, const char *method,
                         uint64_t timeout_ms, tpuci__http_chunk_cb chunk,
                         void *chunk_data, tpuci__engine_cb cb, void *data);
 
+/* `method` on fmt_a + the escaped `id` + fmt_b ("/containers/", id,
+ * "/start"). */
+tpuci__http_req_t *tpuci__engine_on_id(tpuci__engine_t *e, const char *method,
+                                       const char *fmt_a, const char *id,
+                                       const char *fmt_b, uint64_t timeout_ms,
+                                       tpuci__http_chunk_cb chunk, void *chunk_data,
+                                       tpuci__engine_cb cb, void *data);
+/* GET `path` (which may have a query already) with filters={key: values}. */
+tpuci__http_req_t *tpuci__engine_list(tpuci__engine_t *e, const char *path,
+                                      const char *key, const char *const *values,
+                                      size_t n, uint64_t timeout_ms,
+                                      tpuci__engine_cb cb, void *data);
+
 /* The endpoints. `id` is a container or network id or name. */
 tpuci__http_req_t *tpuci__engine_version(tpuci__engine_t *e, tpuci__engine_cb cb, void *data);
 tpuci__http_req_t *tpuci__engine_info(tpuci__engine_t *e, tpuci__engine_cb cb, void *data);
