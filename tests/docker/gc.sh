@@ -45,6 +45,11 @@ expect_out "kept container tpuci-$run_id-broken-1"
 expect_out "docker logs tpuci-$run_id-broken-1"
 [ "$(count_objects containers "tpuci.run=$run_id" "tpuci.pid=$tp")" = 1 ] && pass || fail "not exactly the failed container kept"
 [ "$(count_objects containers "tpuci.run=$run_id" "tpuci.pid=$tp" "tpuci.keep=1")" = 1 ] && pass || fail "kept container lacks tpuci.keep=1"
+# The engine keeps its copy of the output with the "local" log driver
+# (half json-file's cost per byte; bench/README.md).
+logdriver=$(api "/containers/tpuci-$run_id-broken-1/json" |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["HostConfig"]["LogConfig"]["Type"])')
+[ "$logdriver" = local ] && pass || fail "the container's log driver is '$logdriver', want local"
 run_tpuci gc
 expect_out "removed container tpuci-$run_id-broken-1"
 expect_no_leftovers "$run_id" "$tp" "kept container after gc"
