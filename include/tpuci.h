@@ -332,8 +332,10 @@ size_t tpuci_test_count(const tpuci_ctx_t *ctx, size_t i);
 typedef struct tpuci_test_info_s {
   size_t size;              /* sizeof(tpuci_test_info_t) */
   const char *id;           /* pytest node id */
-  const char *outcome;      /* "passed", "failed", "error", "skipped", "xfail" */
-  int failing;              /* failed or error */
+  const char *outcome;      /* "passed", "failed", "error", "skipped", "xfail",
+                               or "not-run": collected, but no attempt reported
+                               a result for it (the attempts were cut short) */
+  int failing;              /* failed, error or not-run */
   int flaky;                /* failed on an attempt, then passed */
   int runs;                 /* attempts that ran it */
   double duration_s;        /* of its last run */

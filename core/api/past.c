@@ -247,7 +247,9 @@ static int tpuci__select_unpassed(tpuci_ctx_t *ctx, json_t *root, const char *pa
     if (ctx->preselect && ctx->preselect[at]) continue; /* A repeated record. */
     json_array_foreach(json_object_get(ji, "tests"), t, jt) {
       const char *to = tpuci__jstr(jt, "outcome");
-      if (strcmp(to, "failed") != 0 && strcmp(to, "error") != 0) continue;
+      if (strcmp(to, "failed") != 0 && strcmp(to, "error") != 0 &&
+          strcmp(to, TPUCI__TEST_NOT_RUN) != 0)
+        continue;
       if (ctx->preselect == NULL)
         ctx->preselect = tpuci__calloc(ctx->plan.ninstances + 1, sizeof(*ctx->preselect));
       if (ctx->preselect[at] == NULL)

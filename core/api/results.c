@@ -204,7 +204,10 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
   full.size = sizeof(full);
   full.id = t->id;
   full.runs = (int) t->len;
-  if (fin != NULL) {
+  if (fin == NULL) {
+    full.outcome = TPUCI__TEST_NOT_RUN;
+    full.failing = 1;
+  } else {
     full.outcome = tpuci__test_outcome_name(fin->outcome);
     full.failing = tpuci__test_outcome_failing(fin->outcome);
     full.flaky = tpuci__history_flaky(t);

@@ -520,7 +520,29 @@ const char *tpuci_console__outcome_label(tpuci_outcome_t o) {
   return o == TPUCI_OUTCOME_NONE ? "not run" : tpuci_outcome_name(o);
 }
 
-/* pytest instances: their failed and flaky tests, by node id. */
+/* The tests of instance i that never got a result, on
+ * one line: the first few by node id, then how many more (the JSON and
+ * JUnit reports list every one). */
+static void not_run_line(tpuci_console_t *c, tpuci_ctx_t *ctx, size_t i, size_t nt) {
+  tpuci_test_info_t t = TPUCI_TEST_INFO_INIT;
+  size_t k, n = 0, shown = 0;
+  const char *sep = "";
+  for (k = 0; k < nt; k++) {
+    if (tpuci_test_info(ctx, i, k, &t) != 0 || t.runs != 0 || !t.failing) continue;
+    if (n == 0) fprintf(c->out, "  %snot run%s ", color_of(c, TPUCI_OUTCOME_FAILED), reset(c));
+    n++;
+    if (shown < 3) {
+      fprintf(c->out, "%s%s", sep, t.id);
+      sep = ", ";
+      shown++;
+    }
+  }
+  if (n > shown) fprintf(c->out, " and %zu more", n - shown);
+  if (n > 0) fprintf(c->out, ": no attempt got to %s\n", n == 1 ? "it" : "them");
+}
+
+/* pytest instances: their failed and flaky tests, by node id; those that
+ * never got a result on one line, after them. */
 static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
   size_t i, k, n = tpuci_instance_count(ctx);
   for (i = 0; i < n; i++) {
@@ -536,6 +558,7 @@ static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
             nt, failing, flaky);
     for (k = 0; k < nt; k++) {
       if (tpuci_test_info(ctx, i, k, &t) != 0 || !(t.failing || t.flaky)) continue;
+      if (t.runs == 0) continue;  /* not run: below */
       fprintf(c->out, "  %s%-6s%s %s", t.failing ? color_of(c, TPUCI_OUTCOME_FAILED)
                                                 : color_of(c, TPUCI_OUTCOME_FLAKY),
               t.failing ? t.outcome : "flaky", reset(c), t.id);
@@ -546,6 +569,7 @@ static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
       }
       fputc('\n', c->out);
     }
+    not_run_line(c, ctx, i, nt);
   }
 }
 

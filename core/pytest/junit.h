@@ -44,6 +44,10 @@ typedef enum {
   TPUCI_TEST__COUNT
 } tpuci__test_outcome_t;
 
+/* A test's outcome in reports (JSON, tpuci_test_info()) when no attempt
+ * reported a result for it; it fails the instance. */
+#define TPUCI__TEST_NOT_RUN "not-run"
+
 /* "passed", "failed", "error", "skipped", "xfail". */
 const char *tpuci__test_outcome_name(tpuci__test_outcome_t o);
 /* 1 for failed and error: the outcomes that make pytest exit non-zero. */
@@ -140,6 +144,16 @@ typedef struct {
   /* The test that had started and not finished when the attempt ended
    * (from progress.jsonl), or NULL. */
   const char *running;
+  /* The node ids pytest collected for this attempt, in the order it was
+   * to run them (progress.jsonl's "collected"); has_collection 0 when it
+   * ended before it had collected (or said nothing). */
+  const char *const *collected;
+  size_t n_collected;
+  int has_collection;
+  /* 1 when pytest did not finish: `report` (if any) is what
+   * progress.jsonl kept of an attempt killed or crashed in the middle,
+   * so the tests without a result in it never finished. */
+  int cut;
 } tpuci__junit_attempt_t;
 
 typedef struct {
@@ -147,7 +161,9 @@ typedef struct {
   tpuci__test_t result;
 } tpuci__test_run_t;
 
-/* One test across attempts: at most one run per attempt, in order. */
+/* One test across attempts: at most one run per attempt, in order. A
+ * test that was collected (or selected) but has no run never got a
+ * result: its final outcome is "not run", which fails the instance. */
 typedef struct {
   char *id;
   tpuci__test_run_t *runs;
@@ -170,6 +186,9 @@ typedef struct {
   size_t failing;       /* of which failed or errored */
   size_t missing;       /* tests it should have run but did not report */
   char *running;        /* the test it was running when it ended, or NULL */
+  int has_collection;   /* pytest said what it collected: */
+  tpuci__strv_t collected;  /* those node ids, in run order */
+  int cut;              /* pytest did not finish (killed, crashed) */
 } tpuci__attempt_rec_t;
 
 typedef struct {
@@ -190,39 +209,56 @@ void tpuci__history_free(tpuci__history_t *h);
 /* Records the next attempt. `report` is its parsed JUnit report, or NULL
  * when it left none (crashed or killed before pytest wrote it, file
  * missing or unreadable). The report's tests move into the history:
- * `report` is left empty (freeing it stays harmless). */
+ * `report` is left empty (freeing it stays harmless).
+ * The tests the attempt was to run (its collection, else its selection)
+ * become tests of the instance first, in that order, so that one that
+ * never gets a result is still there (not run). When the attempt did not
+ * pass and names the test it was `running`, that test gets a run of this
+ * attempt if it has none (failed, or an error for infra and cancelled,
+ * typed "tpuci.<outcome>", the cause as its message): it was cut short,
+ * and a later pass makes it flaky with this run kept as the earlier one;
+ * a run it has (a passed call whose teardown never finished) becomes
+ * that error. */
 void tpuci__history_add(tpuci__history_t *h, const tpuci__junit_attempt_t *a,
                         tpuci__junit_t *report);
 
 /* The result that counts: the test's run in the last attempt that
- * reported it. */
+ * reported it; NULL when no attempt did (not run). */
 const tpuci__test_t *tpuci__history_final(const tpuci__test_hist_t *t);
 /* 1 when the final result does not fail (passed, skipped, xfail) but an
  * earlier attempt failed or errored. */
 int tpuci__history_flaky(const tpuci__test_hist_t *t);
 /* 1 when the attempt ended abnormally: timeout, OOM, infra, cancelled,
- * no report at all, or failed although its report shows no failing test
- * (pytest interrupted, internal error, usage error, nothing collected).
+ * no report at all, pytest cut short (killed or crashed in the middle),
+ * or failed although its report shows no failing test (pytest
+ * interrupted, internal error, usage error, nothing collected).
  * Such an attempt becomes a test case of its own in the merged report. */
 int tpuci__attempt_abnormal(const tpuci__attempt_rec_t *a);
+/* The node ids an attempt was to run: its collection, else its
+ * selection; NULL when it said neither (it ran the whole suite and ended
+ * before pytest had collected). */
+const tpuci__strv_t *tpuci__attempt_scope(const tpuci__attempt_rec_t *a);
 /* 1 when an attempt after attempts[k] (0-based) was not abnormal: the
  * trouble of attempt k was retried away. */
 int tpuci__history_recovered_after(const tpuci__history_t *h, size_t k);
 
-/* The node ids to run again ("re-run only what failed"), in first-seen
- * order, appended to out: tests whose final result failed or errored,
- * and, when the last attempt was abnormal, the tests it should have run
- * (its selection, else every test seen so far) but did not report.
- * *crashed (may be NULL) is set to 1 when the last attempt left no
- * report at all: if that attempt ran the whole suite, tests nobody has
- * seen may exist, and the caller should run everything again.
+/* The node ids to run again ("re-run only what failed"), in collection
+ * order (the order tests were first known), appended to out: tests whose
+ * final result failed or errored (the test an attempt was cut short in
+ * among them), tests that never got a result, and the tests the last
+ * attempt was to run (its collection, else its selection) but did not
+ * report. *unknown (may be NULL) is set to 1 when the last attempt did
+ * not say what it was to run (no collection, no selection: the whole
+ * suite) and did not finish normally: tests nobody has seen may exist,
+ * and the caller should run the whole selection again.
  * Returns the number of ids appended. */
 size_t tpuci__history_failed_ids(const tpuci__history_t *h, tpuci__strv_t *out,
-                                 int *crashed);
+                                 int *unknown);
 
 typedef struct {
   size_t tests;              /* distinct tests */
   size_t passed, failed, errors, skipped, xfail;  /* by final result */
+  size_t not_run;            /* known, but no attempt reported a result */
   size_t flaky;              /* passed (or skipped) after a failure */
   size_t abnormal_attempts;  /* attempts shown as test cases */
   size_t abnormal_failing;   /* of which count as failures: no later
@@ -231,6 +267,10 @@ typedef struct {
 
 void tpuci__history_summarize(const tpuci__history_t *h,
                               tpuci__history_summary_t *s);
+
+/* 1 when every test of the instance finally passed, was skipped or
+ * xfailed (none failed, errored or never ran). */
+int tpuci__history_all_pass(const tpuci__history_t *h);
 
 /* ------------------------------------------------------------------ */
 /* The merged report                                                   */

@@ -23,6 +23,7 @@ void tpuci__history_free(tpuci__history_t *h) {
     free(h->attempts[i].cause);
     free(h->attempts[i].running);
     tpuci__strv_free(&h->attempts[i].selected);
+    tpuci__strv_free(&h->attempts[i].collected);
   }
   free(h->tests);
   free(h->attempts);
@@ -62,9 +63,61 @@ static const tpuci__test_run_t *tpuci__run_in(const tpuci__test_hist_t *t, int a
   return NULL;
 }
 
+const tpuci__strv_t *tpuci__attempt_scope(const tpuci__attempt_rec_t *rec) {
+  if (rec->has_collection) return &rec->collected;
+  if (rec->has_selection) return &rec->selected;
+  return NULL;
+}
+
+/* Appends a run of attempt `number` to t; the result is moved in. */
+static void tpuci__run_push(tpuci__test_hist_t *t, int number, tpuci__test_t *r) {
+  if (t->len == t->cap) {
+    t->cap = t->cap ? t->cap * 2 : 2;
+    t->runs = tpuci__realloc(t->runs, t->cap * sizeof(*t->runs));
+  }
+  t->runs[t->len].attempt = number;
+  t->runs[t->len].result = *r;
+  t->len++;
+  memset(r, 0, sizeof(*r));
+}
+
+/* The test the attempt was cut short in: a run of its own saying so
+ * (see tpuci__history_add()). */
+static void tpuci__cut_run(tpuci__history_t *h, const tpuci__attempt_rec_t *rec, int number) {
+  tpuci__test_hist_t *t = tpuci__history_test(h, rec->running);
+  int error = rec->outcome == TPUCI_OUTCOME_INFRA || rec->outcome == TPUCI_OUTCOME_CANCELLED;
+  const char *what = tpuci_outcome_name(rec->outcome);
+  tpuci__test_t *r, fresh;
+
+  if (t->len > 0 && t->runs[t->len - 1].attempt == number) {
+    r = &t->runs[t->len - 1].result;
+    if (tpuci__test_outcome_failing(r->outcome)) return;
+    /* It reported (its call passed) but never finished its teardown. */
+    error = 1;
+    free(r->type);
+    free(r->message);
+    free(r->text);
+  } else {
+    memset(&fresh, 0, sizeof(fresh));
+    r = &fresh;
+    r->id = tpuci__strdup(t->id);
+    tpuci__junit_mangle(t->id, &r->classname, &r->name);
+    r->line = -1;
+    r->time_s = 0;
+  }
+  r->outcome = error ? TPUCI_TEST_ERROR : TPUCI_TEST_FAILED;
+  r->type = tpuci__printf("tpuci.%s", rec->outcome == TPUCI_OUTCOME_FAILED ? "crash" : what);
+  r->message = tpuci__strdup(rec->cause && *rec->cause ? rec->cause : what);
+  r->text = tpuci__printf("Attempt %d ended (%s: %s) while this test was running; pytest "
+                          "never reported its end.\n", number, what,
+                          rec->cause && *rec->cause ? rec->cause : "no cause known");
+  if (r == &fresh) tpuci__run_push(t, number, &fresh);
+}
+
 void tpuci__history_add(tpuci__history_t *h, const tpuci__junit_attempt_t *a,
                         tpuci__junit_t *report) {
   tpuci__attempt_rec_t *rec;
+  const tpuci__strv_t *scope;
   int number;
   size_t i;
   tpuci__idmap_t sel;
@@ -81,12 +134,21 @@ void tpuci__history_add(tpuci__history_t *h, const tpuci__junit_attempt_t *a,
   rec->cause = tpuci__strdup(a->cause);
   rec->time_s = a->time_s > 0 ? a->time_s : 0;
   rec->reported = report != NULL;
+  rec->cut = a->cut;
   rec->running = a->running ? tpuci__strdup(a->running) : NULL;
   if (a->selected != NULL) {
     rec->has_selection = 1;
     for (i = 0; i < a->n_selected; i++)
       if (a->selected[i] != NULL) tpuci__strv_push(&rec->selected, a->selected[i]);
   }
+  if (a->has_collection) {
+    rec->has_collection = 1;
+    for (i = 0; i < a->n_collected; i++)
+      if (a->collected[i] != NULL) tpuci__strv_push(&rec->collected, a->collected[i]);
+  }
+  /* What it was to run are tests of the instance, in that order. */
+  scope = tpuci__attempt_scope(rec);
+  for (i = 0; scope != NULL && i < scope->len; i++) tpuci__history_test(h, scope->items[i]);
 
   if (report != NULL) {
     for (i = 0; i < report->len; i++) {
@@ -103,25 +165,20 @@ void tpuci__history_add(tpuci__history_t *h, const tpuci__junit_attempt_t *a,
         tpuci__test_free(old);
         t->len--;
       }
-      if (t->len == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 2;
-        t->runs = tpuci__realloc(t->runs, t->cap * sizeof(*t->runs));
-      }
-      t->runs[t->len].attempt = number;
-      t->runs[t->len].result = *r;
-      t->len++;
       rec->tests++;
       if (tpuci__test_outcome_failing(r->outcome)) rec->failing++;
-      memset(r, 0, sizeof(*r));
+      tpuci__run_push(t, number, r);
     }
     tpuci__junit_free(report);
   }
+  if (rec->running != NULL && rec->outcome != TPUCI_OUTCOME_PASSED)
+    tpuci__cut_run(h, rec, number);
 
   /* Tests this attempt should have run but did not report. */
   tpuci__idmap_init(&sel);
-  if (rec->has_selection) {
-    for (i = 0; i < rec->selected.len; i++) {
-      const char *id = rec->selected.items[i];
+  if (scope != NULL) {
+    for (i = 0; i < scope->len; i++) {
+      const char *id = scope->items[i];
       size_t k = tpuci__idmap_get(&h->map, id);
       if (tpuci__idmap_get(&sel, id) != TPUCI__IDMAP_NONE) continue;
       tpuci__idmap_put(&sel, id, i);
@@ -149,6 +206,7 @@ int tpuci__history_flaky(const tpuci__test_hist_t *t) {
 }
 
 int tpuci__attempt_abnormal(const tpuci__attempt_rec_t *a) {
+  if (a->cut) return 1;
   switch (a->outcome) {
     case TPUCI_OUTCOME_PASSED:
       return !a->reported;
@@ -160,50 +218,38 @@ int tpuci__attempt_abnormal(const tpuci__attempt_rec_t *a) {
 }
 
 size_t tpuci__history_failed_ids(const tpuci__history_t *h, tpuci__strv_t *out,
-                                 int *crashed) {
+                                 int *unknown) {
   const tpuci__attempt_rec_t *last;
-  int number, abnormal;
+  const tpuci__strv_t *scope;
+  int number;
   size_t i, n = 0;
-  tpuci__idmap_t sel;
+  tpuci__idmap_t in_scope;
 
-  if (crashed) *crashed = 0;
+  if (unknown) *unknown = 0;
   if (h->n_attempts == 0) return 0;
   last = &h->attempts[h->n_attempts - 1];
   number = (int) h->n_attempts;
-  abnormal = tpuci__attempt_abnormal(last);
-  if (crashed) *crashed = !last->reported;
-  tpuci__idmap_init(&sel);
-  if (last->has_selection)
-    for (i = 0; i < last->selected.len; i++)
-      tpuci__idmap_put(&sel, last->selected.items[i], i);
+  scope = tpuci__attempt_scope(last);
+  if (unknown) *unknown = scope == NULL && tpuci__attempt_abnormal(last);
+  tpuci__idmap_init(&in_scope);
+  for (i = 0; scope != NULL && i < scope->len; i++)
+    tpuci__idmap_put(&in_scope, scope->items[i], i);
 
+  /* The scope's tests are all in h->tests (tpuci__history_add()), so one
+   * pass in first-known order is the collection order. */
   for (i = 0; i < h->len; i++) {
     const tpuci__test_hist_t *t = &h->tests[i];
     const tpuci__test_t *f = tpuci__history_final(t);
-    int again = f != NULL && tpuci__test_outcome_failing(f->outcome);
-    if (!again && abnormal && tpuci__run_in(t, number) == NULL &&
-        (!last->has_selection || tpuci__idmap_get(&sel, t->id) != TPUCI__IDMAP_NONE))
-      again = 1;  /* did not run */
+    int again = f == NULL || tpuci__test_outcome_failing(f->outcome);
+    if (!again && scope != NULL && tpuci__run_in(t, number) == NULL &&
+        tpuci__idmap_get(&in_scope, t->id) != TPUCI__IDMAP_NONE)
+      again = 1;  /* it was to run and did not */
     if (again) {
       tpuci__strv_push(out, t->id);
       n++;
     }
   }
-  /* Selected tests that no report ever mentioned. */
-  if (abnormal && last->has_selection) {
-    tpuci__idmap_t seen;
-    tpuci__idmap_init(&seen);
-    for (i = 0; i < last->selected.len; i++) {
-      const char *id = last->selected.items[i];
-      if (tpuci__idmap_get(&h->map, id) != TPUCI__IDMAP_NONE) continue;
-      if (tpuci__idmap_get(&seen, id) != TPUCI__IDMAP_NONE) continue;
-      tpuci__idmap_put(&seen, id, i);
-      tpuci__strv_push(out, id);
-      n++;
-    }
-    tpuci__idmap_free(&seen);
-  }
-  tpuci__idmap_free(&sel);
+  tpuci__idmap_free(&in_scope);
   return n;
 }
 
@@ -219,8 +265,11 @@ void tpuci__history_summarize(const tpuci__history_t *h, tpuci__history_summary_
   memset(s, 0, sizeof(*s));
   for (i = 0; i < h->len; i++) {
     const tpuci__test_t *f = tpuci__history_final(&h->tests[i]);
-    if (f == NULL) continue;
     s->tests++;
+    if (f == NULL) {
+      s->not_run++;
+      continue;
+    }
     switch (f->outcome) {
       case TPUCI_TEST_PASSED: s->passed++; break;
       case TPUCI_TEST_FAILED: s->failed++; break;
@@ -236,4 +285,13 @@ void tpuci__history_summarize(const tpuci__history_t *h, tpuci__history_summary_
     s->abnormal_attempts++;
     if (!tpuci__history_recovered_after(h, i)) s->abnormal_failing++;
   }
+}
+
+int tpuci__history_all_pass(const tpuci__history_t *h) {
+  size_t i;
+  for (i = 0; i < h->len; i++) {
+    const tpuci__test_t *f = tpuci__history_final(&h->tests[i]);
+    if (f == NULL || tpuci__test_outcome_failing(f->outcome)) return 0;
+  }
+  return 1;
 }

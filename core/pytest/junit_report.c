@@ -230,6 +230,32 @@ static void tpuci__w_test(tpuci__buf_t *b, const tpuci__test_hist_t *th, tpuci__
   tpuci__buf_adds(b, "    </testcase>\n");
 }
 
+/* A test that no attempt reported a result for: an error, so that it
+ * counts against the instance (docs/pytest.md, "not run"). */
+static void tpuci__w_not_run(tpuci__buf_t *b, const tpuci__history_t *h,
+                             const tpuci__test_hist_t *th, tpuci__counts_t *c) {
+  const tpuci__attempt_rec_t *last = h->n_attempts ? &h->attempts[h->n_attempts - 1] : NULL;
+  char *classname, *name;
+  tpuci__buf_t msg;
+
+  tpuci__junit_mangle(th->id, &classname, &name);
+  tpuci__buf_init(&msg);
+  tpuci__buf_adds(&msg, "not run: no attempt reported a result for this test");
+  if (last != NULL)
+    tpuci__buf_addf(&msg, " (attempt %zu ended %s%s%s)", h->n_attempts,
+                    tpuci_outcome_name(last->outcome), last->cause && *last->cause ? ": " : "",
+                    last->cause ? last->cause : "");
+  tpuci__w_case_open(b, classname, name, 0);
+  tpuci__buf_adds(b, ">\n");
+  c->tests++;
+  c->errors++;
+  tpuci__w_outcome(b, "error", msg.data, "tpuci.not-run", msg.data);
+  tpuci__buf_adds(b, "    </testcase>\n");
+  tpuci__buf_free(&msg);
+  free(classname);
+  free(name);
+}
+
 static int tpuci__ran_in(const tpuci__test_hist_t *t, int attempt) {
   size_t k;
   for (k = t->len; k > 0; k--) {
@@ -241,21 +267,21 @@ static int tpuci__ran_in(const tpuci__test_hist_t *t, int attempt) {
 
 /* The tests attempt `k` (0-based) should have run but did not report. */
 static void tpuci__missing_list(const tpuci__history_t *h, size_t k, tpuci__buf_t *out) {
-  const tpuci__attempt_rec_t *a = &h->attempts[k];
+  const tpuci__strv_t *scope = tpuci__attempt_scope(&h->attempts[k]);
   int number = (int) k + 1;
   size_t i, listed = 0, total = 0;
 
-  if (a->has_selection) {
-    for (i = 0; i < a->selected.len; i++) {
-      size_t t = tpuci__idmap_get(&h->map, a->selected.items[i]);
+  if (scope != NULL) {
+    for (i = 0; i < scope->len; i++) {
+      size_t t = tpuci__idmap_get(&h->map, scope->items[i]);
       if (t != TPUCI__IDMAP_NONE && tpuci__ran_in(&h->tests[t], number)) continue;
       total++;
-      if (listed++ < TPUCI__LIST_MISSING) tpuci__buf_addf(out, "  %s\n", a->selected.items[i]);
+      if (listed++ < TPUCI__LIST_MISSING) tpuci__buf_addf(out, "  %s\n", scope->items[i]);
     }
   } else {
     for (i = 0; i < h->len; i++) {
       /* Only tests known by then, as tpuci__history_add() counted. */
-      if (h->tests[i].len == 0 || h->tests[i].runs[0].attempt > number) continue;
+      if (h->tests[i].len > 0 && h->tests[i].runs[0].attempt > number) continue;
       if (tpuci__ran_in(&h->tests[i], number)) continue;
       total++;
       if (listed++ < TPUCI__LIST_MISSING) tpuci__buf_addf(out, "  %s\n", h->tests[i].id);
@@ -288,6 +314,8 @@ static void tpuci__w_attempt(tpuci__buf_t *b, const tpuci__history_t *h, size_t 
     tpuci__buf_adds(&msg, "killed");
   if (!a->reported)
     tpuci__buf_adds(&msg, "; no JUnit report");
+  else if (a->cut)
+    tpuci__buf_adds(&msg, "; pytest did not finish");
   else if (a->outcome == TPUCI_OUTCOME_FAILED && a->failing == 0)
     tpuci__buf_adds(&msg, "; the report shows no failing test");
   if (a->reported && a->missing > 0)
@@ -301,7 +329,7 @@ static void tpuci__w_attempt(tpuci__buf_t *b, const tpuci__history_t *h, size_t 
                     a->tests == 1 ? "" : "s", a->failing);
   else
     tpuci__buf_adds(&body, "It left no JUnit report.\n");
-  if (a->missing > 0 || (!a->reported && a->has_selection)) {
+  if (a->missing > 0 || (!a->reported && tpuci__attempt_scope(a) != NULL)) {
     tpuci__buf_adds(&body, "Tests it should have run but did not report:\n");
     tpuci__missing_list(h, k, &body);
   }
@@ -381,8 +409,10 @@ static void tpuci__w_suite(tpuci__buf_t *out, const tpuci__history_t *h, tpuci__
 
   memset(&c, 0, sizeof(c));
   tpuci__buf_init(&body);
-  for (i = 0; i < h->len; i++)
+  for (i = 0; i < h->len; i++) {
     if (h->tests[i].len > 0) tpuci__w_test(&body, &h->tests[i], &c);
+    else tpuci__w_not_run(&body, h, &h->tests[i], &c);
+  }
   for (i = 0; i < h->n_attempts; i++) {
     attempts_time += h->attempts[i].time_s;
     if (tpuci__attempt_abnormal(&h->attempts[i])) tpuci__w_attempt(&body, h, i, &c);

@@ -11,6 +11,9 @@
  * plugin object (no file, no PYTHONPATH) appends every test report to
  * progress.jsonl as it happens: when an attempt is killed (timeout, OOM)
  * before pytest writes its JUnit file, the tests it finished are kept.
+ * The collection comes first ({"collected": [node ids in run order]},
+ * after deselection and reordering), so that the tests a killed or
+ * crashed attempt never reached are known too.
  * argv: -c CODE <progress file> <pytest arguments...>. */
 static const char tpuci__bootstrap[] =
     "import json, sys\n"
@@ -22,6 +25,9 @@ static const char tpuci__bootstrap[] =
     "        c = session.config\n"
     "        root = getattr(c, 'rootpath', None) or c.rootdir\n"
     "        self.out.write(json.dumps({'rootdir': str(root)}) + '\\n')\n"
+    "    def pytest_collection_finish(self, session):\n"
+    "        ids = [item.nodeid for item in session.items]\n"
+    "        self.out.write(json.dumps({'collected': ids}) + '\\n')\n"
     "    def pytest_runtest_logstart(self, nodeid, location):\n"
     "        self.out.write(json.dumps({'start': nodeid}) + '\\n')\n"
     "    def pytest_runtest_logreport(self, report):\n"
@@ -81,16 +87,54 @@ static char *tpuci__pytest_selection_text(const tpuci__instance_t *inst) {
   return tpuci__buf_steal(&b);
 }
 
-/* What progress.jsonl says of an attempt. */
+/* What progress.jsonl says of an attempt (of one host of a gang). */
 typedef struct {
   char *rootdir;    /* pytest's rootdir, or NULL */
   char *running;    /* the test started last and not finished, or NULL */
+  int has_collection;
+  tpuci__strv_t collected;  /* what pytest collected, in run order */
 } tpuci__progress_t;
 
-/* Reads progress.jsonl: pytest's rootdir, the test that was running when
- * the attempt ended, and, when `j` is not NULL (the attempt left no JUnit
- * file), the tests pytest reported before it was stopped. Returns 1 when
- * it added tests to `j`. */
+static void tpuci__progress_free(tpuci__progress_t *pr) {
+  free(pr->rootdir);
+  free(pr->running);
+  tpuci__strv_free(&pr->collected);
+  memset(pr, 0, sizeof(*pr));
+}
+
+/* A test report line's outcome: setup and teardown failures are errors,
+ * a call decides the rest. pytest reports a non-strict xfail that passed
+ * (XPASS) as passed with `wasxfail`, which is a pass, and a strict one as
+ * failed. Returns 0 for a passing setup or teardown, which says nothing
+ * yet. */
+static int tpuci__progress_outcome(const char *when, const char *outcome, int xfail,
+                                   tpuci__test_outcome_t *oc) {
+  if (strcmp(outcome, "failed") == 0)
+    *oc = strcmp(when, "call") == 0 ? TPUCI_TEST_FAILED : TPUCI_TEST_ERROR;
+  else if (strcmp(outcome, "skipped") == 0)
+    *oc = xfail ? TPUCI_TEST_XFAIL : TPUCI_TEST_SKIPPED;
+  else if (strcmp(when, "call") == 0)
+    *oc = TPUCI_TEST_PASSED;
+  else
+    return 0;
+  return 1;
+}
+
+/* progress.jsonl's collection line: the node ids, replacing any before. */
+static void tpuci__progress_collected(tpuci__progress_t *pr, const json_t *ids) {
+  size_t i;
+  json_t *v;
+  tpuci__strv_free(&pr->collected);
+  pr->has_collection = 1;
+  json_array_foreach(ids, i, v) {
+    if (json_is_string(v)) tpuci__strv_push(&pr->collected, json_string_value(v));
+  }
+}
+
+/* Reads progress.jsonl: pytest's rootdir, its collection, the test that
+ * was running when the attempt ended, and, when `j` is not NULL (the
+ * attempt left no JUnit file), the tests pytest reported before it was
+ * stopped. Returns 1 when it added tests to `j`. */
 static int tpuci__pytest_progress(const char *results_dir, tpuci__junit_t *j,
                                   tpuci__progress_t *pr) {
   char *path = tpuci__printf("%s/%s", results_dir, TPUCI__PROGRESS_FILE);
@@ -106,7 +150,7 @@ static int tpuci__pytest_progress(const char *results_dir, tpuci__junit_t *j,
   free(path);
   tpuci__idmap_init(&seen);
   for (line = text; line && *line; line = next) {
-    json_t *o;
+    json_t *o, *ids;
     const char *id, *when, *outcome, *msg, *file, *v;
     size_t at;
     tpuci__test_t *t;
@@ -119,6 +163,7 @@ static int tpuci__pytest_progress(const char *results_dir, tpuci__junit_t *j,
       free(pr->rootdir);
       pr->rootdir = tpuci__strdup(v);
     }
+    if (json_is_array(ids = json_object_get(o, "collected"))) tpuci__progress_collected(pr, ids);
     if ((v = json_string_value(json_object_get(o, "start"))) != NULL) {
       free(pr->running);
       pr->running = tpuci__strdup(v);
@@ -135,20 +180,10 @@ static int tpuci__pytest_progress(const char *results_dir, tpuci__junit_t *j,
       free(pr->running);
       pr->running = NULL;
     }
-    if (j == NULL) {
+    if (j == NULL ||
+        !tpuci__progress_outcome(when, outcome, json_is_true(json_object_get(o, "xfail")), &oc)) {
       json_decref(o);
       continue;
-    }
-    /* Setup and teardown failures are errors; a call decides the rest. */
-    if (strcmp(outcome, "failed") == 0)
-      oc = strcmp(when, "call") == 0 ? TPUCI_TEST_FAILED : TPUCI_TEST_ERROR;
-    else if (strcmp(outcome, "skipped") == 0)
-      oc = json_is_true(json_object_get(o, "xfail")) ? TPUCI_TEST_XFAIL : TPUCI_TEST_SKIPPED;
-    else if (strcmp(when, "call") == 0)
-      oc = json_is_true(json_object_get(o, "xfail")) ? TPUCI_TEST_FAILED : TPUCI_TEST_PASSED;
-    else {
-      json_decref(o);
-      continue; /* a passing setup or teardown says nothing yet */
     }
     at = tpuci__idmap_get(&seen, id);
     if (at == TPUCI__IDMAP_NONE) {
@@ -185,6 +220,50 @@ static int tpuci__pytest_progress(const char *results_dir, tpuci__junit_t *j,
   return added;
 }
 
+/* The folders an attempt's hosts wrote: the results folder, or for a gang
+ * its worker-<i> folders (host 0 first). */
+static void tpuci__host_dirs(const char *results_dir, tpuci__strv_t *out) {
+  struct stat st;
+  int i;
+  for (i = 0;; i++) {
+    char *dir = tpuci__printf("%s/worker-%d", results_dir, i);
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+      free(dir);
+      break;
+    }
+    tpuci__strv_take(out, dir);
+  }
+  if (out->len == 0) tpuci__strv_push(out, results_dir);
+}
+
+/* " while running X" for one host; for a gang the hosts that were in a
+ * test, by name: " while running X on all 2 hosts", or
+ * " while running X on worker-0, Y on worker-1". */
+static void tpuci__running_text(tpuci__buf_t *b, const tpuci__progress_t *prs, size_t n) {
+  size_t i, busy = 0, same = 1;
+  const char *first = NULL;
+  for (i = 0; i < n; i++) {
+    if (prs[i].running == NULL) continue;
+    if (first == NULL) first = prs[i].running;
+    else if (strcmp(first, prs[i].running) != 0) same = 0;
+    busy++;
+  }
+  if (busy == 0) return;
+  tpuci__buf_adds(b, " while running ");
+  if (n == 1) {
+    tpuci__buf_adds(b, first);
+  } else if (same && busy == n) {
+    tpuci__buf_addf(b, "%s on all %zu hosts", first, n);
+  } else {
+    const char *sep = "";
+    for (i = 0; i < n; i++) {
+      if (prs[i].running == NULL) continue;
+      tpuci__buf_addf(b, "%s%s on worker-%zu", sep, prs[i].running, i);
+      sep = ", ";
+    }
+  }
+}
+
 tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
                                     const tpuci__instance_t *inst,
                                     const char *results_dir, tpuci_outcome_t o,
@@ -194,20 +273,23 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
                                     char **new_cause) {
   tpuci__junit_attempt_t rec;
   tpuci__junit_t report;
-  tpuci__progress_t pr;
+  tpuci__progress_t *prs = NULL;
+  tpuci__strv_t dirs = {0};
   tpuci__err_t e = {0, NULL};
+  const char *running = NULL;
   struct stat st;
-  size_t ti;
-  int have = 0, k;
+  size_t ti, k;
+  int have = 0, junit = 0;
 
   *new_cause = NULL;
   memset(&report, 0, sizeof(report));
+  if (results_dir != NULL) tpuci__host_dirs(results_dir, &dirs);
   /* A gang's hosts each have a folder; host 0's report speaks for it. */
-  for (k = 0; k < 2 && results_dir != NULL && !have; k++) {
-    char *path = tpuci__printf(k == 0 ? "%s/%s" : "%s/worker-0/%s", results_dir,
-                               TPUCI__JUNIT_FILE);
+  if (dirs.len > 0) {
+    char *path = tpuci__printf("%s/%s", dirs.items[0], TPUCI__JUNIT_FILE);
     if (stat(path, &st) == 0) {
-      if (tpuci__junit_parse_file(path, &report, &e) == 0 || report.len > 0) have = 1;
+      if (tpuci__junit_parse_file(path, &report, &e) == 0) junit = 1;
+      if (junit || report.len > 0) have = 1;
       tpuci__err_clear(&e);
     }
     free(path);
@@ -226,41 +308,51 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
     free(sel);
   }
 
-  /* progress.jsonl: pytest's rootdir, the test that was running, and the
-   * tests that finished when there is no JUnit file. A gang's host 0
-   * speaks for it. */
-  memset(&pr, 0, sizeof(pr));
-  for (k = 0; k < 2 && results_dir != NULL; k++) {
-    char *dir = k == 0 ? tpuci__strdup(results_dir) : tpuci__printf("%s/worker-0", results_dir);
-    int got = tpuci__pytest_progress(dir, have ? NULL : &report, &pr);
-    free(dir);
-    if (got) have = 1;
-    if (pr.rootdir) break;
-  }
-  if (pr.rootdir) {
+  /* progress.jsonl: host 0's rootdir, collection and, when there is no
+   * JUnit file, the tests that finished; every host's running test. */
+  prs = tpuci__calloc(dirs.len ? dirs.len : 1, sizeof(*prs));
+  for (k = 0; k < dirs.len; k++)
+    if (tpuci__pytest_progress(dirs.items[k], k == 0 && !have ? &report : NULL, &prs[k]))
+      have = 1;
+  if (dirs.len > 0 && prs[0].rootdir) {
     free(h->rootdir);
-    h->rootdir = pr.rootdir;
-    pr.rootdir = NULL;
+    h->rootdir = prs[0].rootdir;
+    prs[0].rootdir = NULL;
   }
+  for (k = 0; k < dirs.len && running == NULL; k++) running = prs[k].running;
   /* pytest did not finish: say which test it was in. */
-  if (pr.running && o != TPUCI_OUTCOME_PASSED && *new_cause == NULL) {
-    *new_cause = tpuci__printf("%s while running %s",
-                               cause && *cause ? cause : tpuci_outcome_name(o), pr.running);
+  if (running && o != TPUCI_OUTCOME_PASSED && *new_cause == NULL) {
+    tpuci__buf_t b;
+    tpuci__buf_init(&b);
+    tpuci__buf_adds(&b, cause && *cause ? cause : tpuci_outcome_name(o));
+    tpuci__running_text(&b, prs, dirs.len);
+    *new_cause = tpuci__buf_steal(&b);
   }
+  /* Exact node ids where xunit1's attributes leave room for a guess. */
+  if (have && dirs.len > 0 && prs[0].has_collection)
+    tpuci__junit_resolve_ids(&report, &prs[0].collected);
 
   memset(&rec, 0, sizeof(rec));
   rec.outcome = o;
   rec.exit_code = ex->exit_code;
   rec.cause = *new_cause ? *new_cause : cause;
   rec.time_s = (double) duration_ms / 1000.0;
-  rec.running = o != TPUCI_OUTCOME_PASSED ? pr.running : NULL;
+  rec.running = o != TPUCI_OUTCOME_PASSED ? running : NULL;
+  rec.cut = o != TPUCI_OUTCOME_PASSED && (!junit || running != NULL);
+  if (dirs.len > 0 && prs[0].has_collection) {
+    rec.has_collection = 1;
+    rec.collected = (const char *const *) prs[0].collected.items;
+    rec.n_collected = prs[0].collected.len;
+  }
   if (selection != NULL) {
     rec.selected = (const char *const *) selection->items;
     rec.n_selected = selection->len;
   }
   tpuci__history_add(h, &rec, have ? &report : NULL);
   tpuci__junit_free(&report);
-  free(pr.running);
+  for (k = 0; k < dirs.len; k++) tpuci__progress_free(&prs[k]);
+  free(prs);
+  tpuci__strv_free(&dirs);
   /* The tests this attempt ran: where their files are on the host. */
   for (ti = 0; have && ti < h->len; ti++) {
     tpuci__test_hist_t *t = &h->tests[ti];
@@ -343,11 +435,11 @@ char *tpuci__pytest_host_path(const tpuci__instance_t *inst, const char *rootdir
 int tpuci__pytest_next_selection(const tpuci__history_t *h,
                                  const tpuci__strv_t *prev,
                                  tpuci__strv_t *out) {
-  int crashed = 0;
-  size_t n = tpuci__history_failed_ids(h, out, &crashed);
-  /* A whole-suite attempt that left no report may hide tests nobody has
-   * seen: run everything again. */
-  if (crashed && prev == NULL) {
+  int unknown = 0;
+  size_t n = tpuci__history_failed_ids(h, out, &unknown);
+  /* An attempt of the whole suite that ended before pytest said what it
+   * collected may hide tests nobody has seen: run everything again. */
+  if (unknown) {
     tpuci__strv_free(out);
     return 0;
   }

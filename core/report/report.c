@@ -92,7 +92,7 @@ static json_t *tpuci__report_tests(const tpuci__history_t *h) {
       }
     json_object_set_new(o, "id", json_string(t->id));
     json_object_set_new(o, "outcome", json_string(fin ? tpuci__test_outcome_name(fin->outcome)
-                                                      : "error"));
+                                                      : TPUCI__TEST_NOT_RUN));
     json_object_set_new(o, "flaky", json_boolean(tpuci__history_flaky(t)));
     json_object_set_new(o, "runs", json_integer((json_int_t) t->len));
     json_object_set_new(o, "duration_s", json_real(fin ? fin->time_s : 0.0));

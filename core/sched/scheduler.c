@@ -119,6 +119,11 @@ void tpuci__instance_finish(tpuci__sched_t *s, size_t index) {
   for (i = 0; i < r->nattempts; i++) o[i] = r->attempts[i].outcome;
   r->outcome = tpuci__final_outcome(o, r->nattempts);
   if (o != outs) free(o);
+  /* A pytest instance passes only when every test it collected did: a
+   * last attempt that passed its own selection is not enough. */
+  if (r->history != NULL && !tpuci__history_all_pass(r->history) &&
+      (r->outcome == TPUCI_OUTCOME_PASSED || r->outcome == TPUCI_OUTCOME_FLAKY))
+    r->outcome = TPUCI_OUTCOME_FAILED;
 
   memset(&ev, 0, sizeof(ev));
   ev.type = TPUCI_EVENT_INSTANCE_FINISHED;

@@ -77,8 +77,9 @@ def main():
         # The real pytest report, then a re-run where only test_fail fails.
         "py[3.11]": dict(tests=22, failures=1, errors=0, skipped=3, flaky=9,
                          rerun=1, abnormal=0, attempts=2, flaky_tests=9, time=90.0),
-        # Timed out after four of five tests, then timed out with no report.
-        "py[3.12]": dict(tests=6, failures=3, errors=0, skipped=1, flaky=0,
+        # Timed out after four of five tests, then timed out with no report:
+        # test_slow never ran (an error, tpuci.not-run).
+        "py[3.12]": dict(tests=7, failures=3, errors=1, skipped=1, flaky=0,
                          rerun=0, abnormal=2, attempts=2, flaky_tests=0, time=1560.0),
         # An infrastructure failure, then a pass.
         "lint <&>": dict(tests=2, failures=0, errors=0, skipped=0, flaky=1,
@@ -91,7 +92,9 @@ def main():
     for name, want in expected.items():
         for k, v in want.items():
             assert seen[name][k] == v, (name, k, seen[name][k], v)
-    assert total == dict(tests=31, failures=5, errors=0, skipped=4), total
+    assert total == dict(tests=32, failures=5, errors=1, skipped=4), total
+    not_run = root.find("testsuite[@name='py[3.12]']/testcase[@name='test_slow']/error")
+    assert not_run is not None and not_run.get("type") == "tpuci.not-run", not_run
 
     # Escaping survived: the real report's odd names and messages.
     py311 = root.find("testsuite[@name='py[3.11]']")

@@ -137,6 +137,50 @@ static const tpuci__test_t *by_name(const tpuci__junit_t *j, const char *name) {
   return NULL;
 }
 
+
+/* An attempt pytest was cut short in: it had collected `collected`
+ * ("a b c" names, NULL: it said nothing), reported `spec` (NULL: nothing)
+ * and was running `running` (a name, or NULL) when it ended. */
+static void add_cut(tpuci__history_t *h, tpuci_outcome_t o, const char *cause,
+                    const char *collected, const char *spec, const char *running,
+                    const tpuci__strv_t *selected) {
+  tpuci__junit_attempt_t a;
+  tpuci__junit_t j = {0};
+  tpuci__strv_t ids = {0};
+  char *copy = collected ? tpuci__strdup(collected) : NULL, *save = NULL, *w;
+  char *run = running ? tpuci__printf("tests/test_m.py::%s", running) : NULL;
+  for (w = copy ? strtok_r(copy, " ", &save) : NULL; w; w = strtok_r(NULL, " ", &save))
+    tpuci__strv_take(&ids, tpuci__printf("tests/test_m.py::%s", w));
+  memset(&a, 0, sizeof(a));
+  a.outcome = o;
+  a.exit_code = -1;
+  a.cause = cause;
+  a.time_s = 15;
+  a.running = run;
+  a.cut = 1;
+  a.has_collection = collected != NULL;
+  a.collected = (const char *const *) ids.items;
+  a.n_collected = ids.len;
+  if (selected != NULL) {
+    a.selected = (const char *const *) selected->items;
+    a.n_selected = selected->len;
+  }
+  if (spec != NULL) report(&j, spec);
+  tpuci__history_add(h, &a, spec ? &j : NULL);
+  tpuci__junit_free(&j);
+  tpuci__strv_free(&ids);
+  free(run);
+  free(copy);
+}
+
+/* The node ids to run next, as tpuci__pytest_next_selection() gets them. */
+static void next_ids(const tpuci__history_t *h, tpuci__strv_t *out) {
+  int unknown = -1;
+  tpuci__strv_free(out);
+  tpuci__history_failed_ids(h, out, &unknown);
+  assert_int_equal(unknown, 0);
+}
+
 /* ------------------------------------------------------------------ */
 
 static void test_flaky_after_rerun_of_failures(void **state) {
@@ -262,13 +306,18 @@ static void test_timeout_keeps_finished_tests(void **state) {
   assert_int_equal(s.abnormal_failing, 1);
 
   xml = merged(&h);
-  /* a, b, and the attempt: the timeout fails the report. */
-  assert_non_null(strstr(xml, "tests=\"3\" failures=\"2\" errors=\"0\""));
+  /* a, b, c and d never ran (errors), and the attempt: the timeout
+   * fails the report. */
+  assert_non_null(strstr(xml, "tests=\"5\" failures=\"2\" errors=\"2\""));
+  assert_int_equal(count(xml, "type=\"tpuci.not-run\""), 2);
+  assert_int_equal(s.not_run, 2);
+  assert_false(tpuci__history_all_pass(&h));
   assert_non_null(strstr(xml, "<testcase classname=\"tpuci\" name=\"unit attempt 1\" time=\"10.000\">"));
   assert_non_null(strstr(xml, "<failure message=\"timeout: timed out after 25m; 2 tests did not report\" type=\"tpuci.timeout\">"));
   assert_non_null(strstr(xml, "  tests/test_m.py::c\n  tests/test_m.py::d\n"));
   reparse(xml, &j);
-  assert_int_equal(j.len, 3);
+  assert_int_equal(j.len, 5);
+  assert_int_equal(by_name(&j, "c")->outcome, TPUCI_TEST_ERROR);
   t = by_name(&j, "unit attempt 1");
   assert_int_equal(t->outcome, TPUCI_TEST_FAILED);
   assert_string_equal(t->classname, "tpuci");
@@ -326,7 +375,8 @@ static void test_last_attempt_crashed_counts_absent_as_not_run(void **state) {
   add(&h, TPUCI_OUTCOME_FAILED, 1, NULL, "a=passed b=failed c=passed", NULL, 0);
   add(&h, TPUCI_OUTCOME_OOM, 137, "killed for memory", NULL, NULL, 0);
   ids = failed(&h, &crashed);
-  assert_string_equal(ids, "a b c");
+  /* It ran the whole suite and said nothing: everything again. */
+  assert_string_equal(ids, "b");
   assert_int_equal(crashed, 1);
   free(ids);
   /* Final results stay those of attempt 1. */
@@ -361,7 +411,7 @@ static void test_last_attempt_crashed_counts_absent_as_not_run(void **state) {
     add(&h, TPUCI_OUTCOME_FAILED, 134, NULL, NULL, sel, 3);
     ids = failed(&h, &crashed);
     assert_string_equal(ids, "b c new");  /* selected, never seen, last */
-    assert_int_equal(crashed, 1);
+    assert_int_equal(crashed, 0);         /* its selection says what */
     free(ids);
     tpuci__history_free(&h);
   }
@@ -498,8 +548,9 @@ static void test_commands_and_running(void **state) {
   tpuci__buf_init(&out);
   tpuci__junit_write_run(&out, suites, NCMDS + 1);
   xml = out.data;
-  /* 6 test cases: 1 timeout and 2 errors fail, the rest pass. */
-  assert_non_null(strstr(xml, "<testsuites name=\"tpuci\" tests=\"6\" failures=\"2\" errors=\"2\" time="));
+  /* 7 test cases: the test cut short, 1 timeout and 2 errors fail, the
+   * rest pass. */
+  assert_non_null(strstr(xml, "<testsuites name=\"tpuci\" tests=\"7\" failures=\"3\" errors=\"2\" time="));
   assert_non_null(strstr(xml, "<testcase classname=\"tpuci\" name=\"ok\" time=\"1.500\"/>"));
   assert_non_null(strstr(xml, "<property name=\"tpuci.kind\" value=\"command\"/>"));
   /* flaky: a failure and an infra error, each kept, failures first. */
@@ -643,6 +694,164 @@ static int emit(const char *path, int with_commands) {
   return r != 0;
 }
 
+/* Issue 18's reproduction: a fails, b hangs in attempt 1, c and d come
+ * after it. The retry runs a, b (the test it hung in), c and d (never
+ * reached), in collection order; every collected test stays in the
+ * report. */
+static void test_timeout_retries_running_and_unfinished(void **state) {
+  tpuci__history_t h;
+  tpuci__history_summary_t s;
+  tpuci__strv_t sel = {0};
+  tpuci__junit_t j = {0};
+  char *ids, *xml;
+  (void) state;
+
+  tpuci__history_init(&h, "hang");
+  add_cut(&h, TPUCI_OUTCOME_TIMEOUT, "timed out after 15s while running tests/test_m.py::b",
+          "a b c d", "a=failed", "b", NULL);
+  ids = failed(&h, NULL);
+  assert_string_equal(ids, "a b c d");
+  free(ids);
+  assert_true(tpuci__attempt_abnormal(&h.attempts[0]));
+  assert_int_equal(h.attempts[0].missing, 2);  /* c and d */
+  assert_int_equal(tpuci__history_final(hist(&h, "b"))->outcome, TPUCI_TEST_FAILED);
+  assert_string_equal(tpuci__history_final(hist(&h, "b"))->type, "tpuci.timeout");
+  assert_null(tpuci__history_final(hist(&h, "c")));
+  tpuci__history_summarize(&h, &s);
+  assert_int_equal(s.tests, 4);
+  assert_int_equal(s.failed, 2);
+  assert_int_equal(s.not_run, 2);
+
+  /* Attempt 2 runs them: a fails again, b passes (flaky, attempt 1's
+   * timeout kept as its earlier run), c and d pass. */
+  next_ids(&h, &sel);
+  add(&h, TPUCI_OUTCOME_FAILED, 1, NULL, "a=failed b=passed c=passed d=passed",
+      (const char *const *) sel.items, sel.len);
+  assert_true(tpuci__history_flaky(hist(&h, "b")));
+  assert_false(tpuci__history_all_pass(&h));
+  tpuci__history_summarize(&h, &s);
+  assert_int_equal(s.tests, 4);
+  assert_int_equal(s.failed, 1);
+  assert_int_equal(s.passed, 3);
+  assert_int_equal(s.flaky, 1);
+  assert_int_equal(s.not_run, 0);
+  xml = merged(&h);
+  assert_non_null(strstr(xml, "<flakyFailure message=\"timed out after 15s while running "
+                              "tests/test_m.py::b\" type=\"tpuci.timeout\">"));
+  assert_non_null(strstr(xml, "; pytest did not finish; 2 tests did not report"));
+  reparse(xml, &j);
+  assert_int_equal(j.len, 5);  /* four tests and attempt 1 */
+  assert_int_equal(by_name(&j, "b")->outcome, TPUCI_TEST_PASSED);
+  assert_int_equal(by_name(&j, "b")->reruns, 1);
+  tpuci__junit_free(&j);
+  free(xml);
+  tpuci__strv_free(&sel);
+  tpuci__history_free(&h);
+}
+
+/* The XPASS variant: d passes, b hangs, c never runs. The retry runs b
+ * and c only; the instance passes only when both did. */
+static void test_flaky_only_when_every_collected_test_passed(void **state) {
+  tpuci__history_t h;
+  tpuci__strv_t sel = {0};
+  char *ids;
+  (void) state;
+
+  tpuci__history_init(&h, "hang-xpass");
+  add_cut(&h, TPUCI_OUTCOME_TIMEOUT, "timed out after 15s", "d b c", "d=passed", "b", NULL);
+  ids = failed(&h, NULL);
+  assert_string_equal(ids, "b c");  /* collection order, not a's */
+  free(ids);
+  next_ids(&h, &sel);
+  /* A retry that passes but leaves c without a result. */
+  add(&h, TPUCI_OUTCOME_PASSED, 0, NULL, "b=passed", (const char *const *) sel.items, sel.len);
+  assert_false(tpuci__history_all_pass(&h));
+  ids = failed(&h, NULL);
+  assert_string_equal(ids, "c");
+  free(ids);
+  tpuci__history_free(&h);
+
+  tpuci__history_init(&h, "hang-xpass");
+  add_cut(&h, TPUCI_OUTCOME_TIMEOUT, "timed out after 15s", "d b c", "d=passed", "b", NULL);
+  next_ids(&h, &sel);
+  add(&h, TPUCI_OUTCOME_PASSED, 0, NULL, "b=passed c=passed", (const char *const *) sel.items,
+      sel.len);
+  assert_true(tpuci__history_all_pass(&h));
+  assert_true(tpuci__history_flaky(hist(&h, "b")));
+  assert_false(tpuci__history_flaky(hist(&h, "c")));  /* not run is no failure */
+  tpuci__strv_free(&sel);
+  tpuci__history_free(&h);
+}
+
+/* Cut short in other ways: a crash (SIGABRT) in the middle of a suite, a
+ * test whose call passed but whose teardown hung, an infra end, a shard
+ * without a collection, and a whole-suite attempt that said nothing. */
+static void test_cut_short_kinds(void **state) {
+  tpuci__history_t h;
+  tpuci__history_summary_t s;
+  tpuci__strv_t sel = {0};
+  const tpuci__test_t *f;
+  char *ids, *xml;
+  int unknown = -1;
+  (void) state;
+
+  tpuci__history_init(&h, "abort");
+  add_cut(&h, TPUCI_OUTCOME_FAILED, "exit 134", "a b c d e", "a=passed b=failed", "c", NULL);
+  assert_true(tpuci__attempt_abnormal(&h.attempts[0]));  /* though b failed */
+  f = tpuci__history_final(hist(&h, "c"));
+  assert_int_equal(f->outcome, TPUCI_TEST_FAILED);
+  assert_string_equal(f->type, "tpuci.crash");
+  assert_string_equal(f->message, "exit 134");
+  tpuci__history_summarize(&h, &s);
+  assert_int_equal(s.tests, 5);
+  assert_int_equal(s.not_run, 2);
+  ids = failed(&h, NULL);
+  assert_string_equal(ids, "b c d e");
+  free(ids);
+  tpuci__history_free(&h);
+
+  tpuci__history_init(&h, "teardown");
+  add_cut(&h, TPUCI_OUTCOME_TIMEOUT, "timed out after 15s", "a b", "a=passed", "a", NULL);
+  f = tpuci__history_final(hist(&h, "a"));
+  assert_int_equal(f->outcome, TPUCI_TEST_ERROR);
+  assert_string_equal(f->type, "tpuci.timeout");
+  tpuci__history_free(&h);
+
+  tpuci__history_init(&h, "infra");
+  add_cut(&h, TPUCI_OUTCOME_INFRA, "engine went away", "a b", NULL, "a", NULL);
+  assert_int_equal(tpuci__history_final(hist(&h, "a"))->outcome, TPUCI_TEST_ERROR);
+  xml = merged(&h);
+  assert_non_null(strstr(xml, "type=\"tpuci.infra\""));
+  assert_int_equal(count(xml, "type=\"tpuci.not-run\""), 1);
+  free(xml);
+  tpuci__history_free(&h);
+
+  /* A shard killed before pytest had collected: its selection is what it
+   * was to run. */
+  tpuci__strv_push(&sel, "tests/test_m.py::x");
+  tpuci__strv_push(&sel, "tests/test_m.py::y");
+  tpuci__history_init(&h, "shard");
+  add_cut(&h, TPUCI_OUTCOME_TIMEOUT, "timed out after 15s", NULL, NULL, NULL, &sel);
+  ids = failed(&h, &unknown);
+  assert_string_equal(ids, "x y");
+  assert_int_equal(unknown, 0);
+  free(ids);
+  tpuci__history_summarize(&h, &s);
+  assert_int_equal(s.not_run, 2);
+  tpuci__history_free(&h);
+  tpuci__strv_free(&sel);
+
+  /* The whole suite, killed before pytest had collected: nothing is
+   * known of what it was to run, so all of it again. */
+  tpuci__history_init(&h, "whole");
+  add_cut(&h, TPUCI_OUTCOME_TIMEOUT, "timed out after 15s", NULL, NULL, NULL, NULL);
+  ids = failed(&h, &unknown);
+  assert_string_equal(ids, "");
+  assert_int_equal(unknown, 1);
+  free(ids);
+  tpuci__history_free(&h);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_flaky_after_rerun_of_failures),
@@ -653,6 +862,9 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_abnormal_kinds),
     cmocka_unit_test(test_empty_and_multiple),
     cmocka_unit_test(test_commands_and_running),
+    cmocka_unit_test(test_timeout_retries_running_and_unfinished),
+    cmocka_unit_test(test_flaky_only_when_every_collected_test_passed),
+    cmocka_unit_test(test_cut_short_kinds),
   };
   if (argc == 3 && strcmp(argv[1], "--emit") == 0) return emit(argv[2], 0);
   if (argc == 3 && strcmp(argv[1], "--emit-all") == 0) return emit(argv[2], 1);

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# pytest attempts cut short in the middle, in real containers of the
+# Python test image (issue 18): a hang, a crash, a hung shard and a hung
+# host of a gang. Every collected test stays in every report with its
+# final outcome, retries run what failed, the test that was running and
+# what never ran, in collection order, and console = JUnit = JSON.
+. "$TESTS/e2e/lib.sh"
+image=${TPUCI_PYTEST_IMAGE:-tpuci-test/python:1}
+sock=${DOCKER_HOST:-unix:///var/run/docker.sock}
+curl -sf --max-time 3 --unix-socket "${sock#unix://}" http://localhost/_ping >/dev/null 2>&1 ||
+  { echo "SKIP: no engine at $sock"; exit 77; }
+docker image inspect "$image" >/dev/null 2>&1 ||
+  { echo "SKIP: image $image is missing (bash tests/images/build-python.sh)"; exit 77; }
+
+TPUCI_PYTEST_IMAGE=$image run_tpuci run -j 4 --junit merged.xml "$TESTS/pytest/unfinished/spec.lua"
+expect_code 1 "a run with failures"
+expect_out "hang: 4 tests, 1 failed, 1 flaky"
+expect_out "hang-xpass: 3 tests, 0 failed, 1 flaky"
+expect_out "hang-once: 4 tests, 4 failed, 0 flaky"
+expect_out "  not run tests/test_r.py::test_c_after_the_hang, tests/test_r.py::test_d_xpass: no attempt got to them"
+expect_out "abort: 44 tests, 32 failed, 0 flaky"
+expect_out "failed tests/test_abort.py::test_n[12]: exit 134 while running tests/test_abort.py::test_n[12]"
+expect_out "and 28 more: no attempt got to them"
+expect_out "abort-retry: 44 tests, 0 failed, 1 flaky"
+expect_out "gang: 3 tests, 0 failed, 1 flaky"
+expect_out "while running tests/test_gang.py::test_g_b on worker-1"
+# The non-strict XPASS passed in attempt 1 and was not run again.
+expect_not_out "flaky  tests/test_r.py::test_d_xpass" "XPASS retried"
+printf '%s\n' "$out" > console.out
+check=$(/usr/bin/python3 "$TESTS/junit/check_counts.py" console.out merged.xml 2>&1)
+[ "$check" = ok ] && pass || fail "console vs JUnit: $check"
+check=$(/usr/bin/python3 "$TESTS/pytest/check_unfinished.py" "$(readlink -f .tpuci/runs/latest)" merged.xml 2>&1)
+[ "$check" = ok ] && pass || fail "reports: $check"
+finish

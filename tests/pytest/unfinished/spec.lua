@@ -1,0 +1,30 @@
+-- Attempts cut short in the middle of a pytest run (tests/pytest/unfinished.sh):
+-- a hang, a crash, a hung shard and a host of a gang that hangs. The
+-- project is this folder, mounted read-only at /src in the image named by
+-- TPUCI_PYTEST_IMAGE (tests/images/build-python.sh). The timeouts leave a loaded
+-- machine room: only the tests that hang on purpose should reach them.
+image "py" { ref = tpuci.env("TPUCI_PYTEST_IMAGE", "tpuci-test/python:1"), pull = "never" }
+topology "v4-16" {}
+
+local retry = { attempts = 2, on = { "failed", "timeout" }, backoff = "100ms" }
+
+local function pyjob(t)
+  t.image = "py"
+  t.mounts = { [tpuci.spec_dir] = { target = "/src", readonly = true } }
+  t.workdir = "/src"
+  t.grace = "500ms"
+  return t
+end
+
+-- The reproduction of issue 18.
+job "hang" (pyjob { pytest = { args = { "tests/test_r.py" } }, timeout = "15s", retries = retry })
+job "hang-xpass" (pyjob {
+  pytest = { args = { "tests/test_r.py::test_d_xpass", "tests/test_r.py::test_b_hangs_on_first_attempt",
+                      "tests/test_r.py::test_c_after_the_hang" } },
+  timeout = "15s", retries = retry,
+})
+job "hang-once" (pyjob { pytest = { args = { "tests/test_r.py" } }, timeout = "15s" })
+job "abort" (pyjob { pytest = { args = { "tests/test_abort.py" } } })
+job "abort-retry" (pyjob { pytest = { args = { "tests/test_abort.py" } }, retries = retry })
+job "sharded" (pyjob { pytest = { args = { "tests/test_shard.py" }, shards = 2 }, timeout = "20s", retries = retry })
+job "gang" (pyjob { pytest = { args = { "tests/test_gang.py" } }, topology = "v4-16", timeout = "20s", retries = retry })
