@@ -121,8 +121,9 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
       jr->cause = a->cause;
       jr->time_s = (double) a->duration_ms / 1000.0;
       jr->log = a->log_path;
-      jr->log_tail = a->outcome != TPUCI_OUTCOME_PASSED ? tpuci__report_log_tail(a->log_path)
-                                                          : NULL;
+      jr->log_tail = a->outcome != TPUCI_OUTCOME_PASSED
+                         ? tpuci__report_log_tail(a->log_path, &jr->log_tail_len)
+                         : NULL;
     }
     c->runs = runs + r0;
     c->n_runs = nruns - r0;

@@ -282,7 +282,8 @@ typedef struct {
   const char *cause;        /* "exit 3", "timed out after 2s", or NULL */
   double time_s;
   const char *log;          /* its log's path, or NULL */
-  const char *log_tail;     /* the last lines of its log, or NULL */
+  const char *log_tail;     /* the last lines of its log, or NULL; */
+  size_t log_tail_len;      /* its length (it may hold NUL bytes) */
 } tpuci__junit_run_t;
 
 /* A job that is not a pytest job: one test case with the instance's

@@ -102,12 +102,18 @@ static void tpuci__w_seconds(tpuci__buf_t *b, const char *name, double s) {
   tpuci__buf_addf(b, " %s=\"%llu.%03u\"", name, ms / 1000, (unsigned) (ms % 1000));
 }
 
-static void tpuci__w_text(tpuci__buf_t *b, const char *indent, const char *tag,
-                          const char *text) {
+/* <tag>text</tag> for `len` bytes of text (NUL bytes too). */
+static void tpuci__w_textn(tpuci__buf_t *b, const char *indent, const char *tag,
+                           const char *text, size_t len) {
   if (text == NULL) return;
   tpuci__buf_addf(b, "%s<%s>", indent, tag);
-  tpuci__xml_escape(b, text, strlen(text), 0);
+  tpuci__xml_escape(b, text, len, 0);
   tpuci__buf_addf(b, "</%s>\n", tag);
+}
+
+static void tpuci__w_text(tpuci__buf_t *b, const char *indent, const char *tag,
+                          const char *text) {
+  if (text != NULL) tpuci__w_textn(b, indent, tag, text, strlen(text));
 }
 
 typedef struct {
@@ -139,13 +145,13 @@ static void tpuci__w_outcome(tpuci__buf_t *b, const char *tag, const char *messa
 /* A flaky or rerun element: <stackTrace> first, then the run's output. */
 static void tpuci__w_rerun(tpuci__buf_t *b, const char *tag, const char *message,
                            const char *type, const char *trace, const char *out,
-                           const char *err) {
+                           size_t out_len, const char *err) {
   tpuci__buf_addf(b, "      <%s", tag);
   tpuci__w_attr(b, "message", message ? message : "");
   tpuci__w_attr(b, "type", type);
   tpuci__buf_adds(b, ">\n");
   tpuci__w_text(b, "        ", "stackTrace", trace ? trace : "");
-  tpuci__w_text(b, "        ", "system-out", out);
+  tpuci__w_textn(b, "        ", "system-out", out, out_len);
   tpuci__w_text(b, "        ", "system-err", err);
   tpuci__buf_addf(b, "      </%s>\n", tag);
 }
@@ -172,6 +178,7 @@ static void tpuci__w_earlier(tpuci__buf_t *b, const tpuci__test_hist_t *th, int 
     tpuci__buf_init(&trace);
     tpuci__buf_addf(&trace, "[attempt %d]\n%s", r->attempt, t->text ? t->text : "");
     tpuci__w_rerun(b, tag, t->message, tpuci__test_type(t), trace.data, t->system_out,
+                   t->system_out ? strlen(t->system_out) : 0,
                    t->system_err);
     tpuci__buf_free(&trace);
   }
@@ -347,7 +354,7 @@ static void tpuci__w_attempt(tpuci__buf_t *b, const tpuci__history_t *h, size_t 
   c->time_s += a->time_s;
   if (recovered) {
     tpuci__w_rerun(b, is_error ? "flakyError" : "flakyFailure", msg.data, type.data,
-                   body.data, NULL, NULL);
+                   body.data, NULL, 0, NULL);
   } else {
     if (is_error) c->errors++; else c->failures++;
     tpuci__w_outcome(b, is_error ? "error" : "failure", msg.data, type.data, body.data);
@@ -467,7 +474,8 @@ static void tpuci__w_cmd_earlier(tpuci__buf_t *b, const tpuci__junit_command_t *
     tpuci__buf_addf(&trace, "[attempt %zu]\n", k + 1);
     tpuci__run_body(&trace, cmd, k);
     tpuci__buf_addf(&type, "tpuci.%s", tpuci_outcome_name(r->outcome));
-    tpuci__w_rerun(b, tag, msg.data, type.data, trace.data, r->log_tail, NULL);
+    tpuci__w_rerun(b, tag, msg.data, type.data, trace.data, r->log_tail, r->log_tail_len,
+                   NULL);
     tpuci__buf_free(&msg);
     tpuci__buf_free(&trace);
     tpuci__buf_free(&type);
@@ -523,7 +531,8 @@ static void tpuci__w_command(tpuci__buf_t *out, const tpuci__junit_command_t *cm
   }
   tpuci__w_cmd_earlier(&body, cmd, 1, !passing);
   /* The last attempt's output when it did not pass. */
-  if (last && !passing) tpuci__w_text(&body, "      ", "system-out", last->log_tail);
+  if (last && !passing)
+    tpuci__w_textn(&body, "      ", "system-out", last->log_tail, last->log_tail_len);
   tpuci__buf_adds(&body, "    </testcase>\n");
 done:
   tpuci__w_suite_out(out, cmd->instance, &c, "command", cmd->n_runs,

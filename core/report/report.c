@@ -11,12 +11,15 @@
 #define TPUCI__TAIL_BYTES 4096
 #define TPUCI__TAIL_LINES 40
 
-/* The last lines of a log file, at most TPUCI__TAIL_BYTES. */
+/* The last lines of a log file, at most TPUCI__TAIL_BYTES, as a JSON
+ * string: every byte kept (a NUL too: jansson writes it as \u0000), the
+ * bytes that are not UTF-8 as '?'. */
 static json_t *tpuci__log_tail(const char *path) {
   FILE *f;
   long size;
-  char buf[TPUCI__TAIL_BYTES + 1], *p;
+  char buf[TPUCI__TAIL_BYTES], *p, *end;
   size_t n;
+  json_t *j;
   int lines = 0;
 
   if (path == NULL || (f = fopen(path, "rb")) == NULL) return json_null();
@@ -25,33 +28,36 @@ static json_t *tpuci__log_tail(const char *path) {
   fseek(f, size > TPUCI__TAIL_BYTES ? size - TPUCI__TAIL_BYTES : 0, SEEK_SET);
   n = fread(buf, 1, TPUCI__TAIL_BYTES, f);
   fclose(f);
-  buf[n] = '\0';
+  end = buf + n;
   /* Keep whole lines, at most TPUCI__TAIL_LINES of them. */
-  p = buf + n;
+  p = end;
   if (p > buf && p[-1] == '\n') p--;
   while (p > buf) {
     if (p[-1] == '\n' && ++lines == TPUCI__TAIL_LINES) break;
     p--;
   }
   if (p == buf && size > TPUCI__TAIL_BYTES) {
-    char *nl = strchr(buf, '\n');
+    char *nl = memchr(buf, '\n', n);
     p = nl ? nl + 1 : buf;
   }
   /* Logs are bytes; JSON strings must be UTF-8: if they are not, the
    * bytes outside ASCII become '?'. */
-  {
-    json_t *j = json_string(p);
-    char *q;
-    if (j != NULL) return j;
-    for (q = p; *q; q++)
-      if ((unsigned char) *q >= 0x80) *q = '?';
-    return json_string(p);
-  }
+  if ((j = json_stringn(p, (size_t) (end - p))) != NULL) return j;
+  for (char *q = p; q < end; q++)
+    if ((unsigned char) *q >= 0x80) *q = '?';
+  return json_stringn(p, (size_t) (end - p));
 }
 
-char *tpuci__report_log_tail(const char *path) {
+char *tpuci__report_log_tail(const char *path, size_t *len) {
   json_t *j = tpuci__log_tail(path);
-  char *s = json_is_string(j) ? tpuci__strdup(json_string_value(j)) : NULL;
+  char *s = NULL;
+  *len = 0;
+  if (json_is_string(j)) {
+    *len = json_string_length(j);
+    s = tpuci__malloc(*len + 1);
+    memcpy(s, json_string_value(j), *len);
+    s[*len] = '\0';
+  }
   json_decref(j);
   return s;
 }

@@ -43,8 +43,9 @@ json_t *tpuci__report_attempt(int number, const tpuci__attempt_result_t *res,
                               int with_tail);
 
 /* The last lines of a log file (at most 40 lines, 4 KiB; bytes that are
- * not UTF-8 become '?'), as a new string, or NULL when there is none. */
-char *tpuci__report_log_tail(const char *path);
+ * not UTF-8 become '?'), as a new string of *len bytes (it may hold NUL
+ * bytes; a NUL follows the last), or NULL when there is none. */
+char *tpuci__report_log_tail(const char *path, size_t *len);
 
 /* The whole report. Returns a new reference. */
 json_t *tpuci__report_build(const tpuci__plan_t *plan,

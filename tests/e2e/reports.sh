@@ -27,6 +27,30 @@ PY
 )
 [ "$check" = ok ] && pass || fail "report validation: $check"
 
+# A NUL byte in a job's output: every report keeps the bytes after it
+# (the failure message), each escaped its own way.
+cat > nul.lua <<'LUA'
+job "nul" { run = "printf 'before\\000after: the failure message\\n'; exit 1" }
+LUA
+run_tpuci run --report-json nul.json --report-yaml nul.yaml --junit nul.xml nul.lua
+expect_code 1 "a job whose output holds a NUL"
+check=$(/usr/bin/python3 - nul.json nul.yaml nul.xml .tpuci/runs/latest/report.html <<'PY' 2>&1
+import json, sys, yaml
+import xml.etree.ElementTree as ET
+want = "before\0after: the failure message\n"
+j = json.load(open(sys.argv[1]))
+y = yaml.safe_load(open(sys.argv[2]))
+assert j["instances"][0]["attempts"][0]["log_tail"] == want, repr(j["instances"][0]["attempts"][0]["log_tail"])
+assert y["instances"][0]["attempts"][0]["log_tail"] == want, repr(y["instances"][0]["attempts"][0]["log_tail"])
+out = ET.parse(sys.argv[3]).getroot().find(".//testcase/system-out").text
+assert out == "before#x00after: the failure message\n", repr(out)
+html = open(sys.argv[4], encoding="utf-8").read()
+assert "before\ufffdafter: the failure message" in html, "report.html lost the text after the NUL"
+print("ok")
+PY
+)
+[ "$check" = ok ] && pass || fail "NUL in a log tail: $check"
+
 # The HTML report: always in the run folder, and where --report-html says.
 run_tpuci run --report-html page.html "$SPECS/pass.lua"
 expect_code 0 "--report-html"

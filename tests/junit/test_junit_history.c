@@ -506,12 +506,12 @@ static void test_empty_and_multiple(void **state) {
 
 /* Jobs that are not pytest jobs: one test case each, with the outcome. */
 static const tpuci__junit_run_t cmd_runs[] = {
-    {TPUCI_OUTCOME_PASSED, 0, "exit 0", 1.5, "r/ok/attempt-1.log", NULL},
-    {TPUCI_OUTCOME_FAILED, 3, "exit 3", 2, "r/flaky/attempt-1.log", "broken <&>\n"},
-    {TPUCI_OUTCOME_INFRA, -1, "image pull failed", 0, NULL, NULL},
-    {TPUCI_OUTCOME_PASSED, 0, "exit 0", 1, "r/flaky/attempt-3.log", NULL},
-    {TPUCI_OUTCOME_FAILED, 1, "exit 1", 1, "r/bad/attempt-1.log", "first\n"},
-    {TPUCI_OUTCOME_TIMEOUT, -1, "timed out after 2s", 2, "r/bad/attempt-2.log", "slow\n"},
+    {TPUCI_OUTCOME_PASSED, 0, "exit 0", 1.5, "r/ok/attempt-1.log", NULL, 0},
+    {TPUCI_OUTCOME_FAILED, 3, "exit 3", 2, "r/flaky/attempt-1.log", "broken <&>\n", 11},
+    {TPUCI_OUTCOME_INFRA, -1, "image pull failed", 0, NULL, NULL, 0},
+    {TPUCI_OUTCOME_PASSED, 0, "exit 0", 1, "r/flaky/attempt-3.log", NULL, 0},
+    {TPUCI_OUTCOME_FAILED, 1, "exit 1", 1, "r/bad/attempt-1.log", "first\n", 6},
+    {TPUCI_OUTCOME_TIMEOUT, -1, "timed out after 2s", 2, "r/bad/attempt-2.log", "slow\0 still\n", 12},
 };
 static const tpuci__junit_command_t cmds[] = {
     {"ok", TPUCI_OUTCOME_PASSED, NULL, &cmd_runs[0], 1},
@@ -564,7 +564,7 @@ static void test_commands_and_running(void **state) {
   assert_non_null(strstr(xml, "<failure message=\"timeout: timed out after 2s\" type=\"tpuci.timeout\">"
                               "Attempt 2 of 2 of 'bad': timeout: timed out after 2s.\nExit code: -1.\n"
                               "Log: r/bad/attempt-2.log\n</failure>\n      <rerunFailure message=\"failed: exit 1\""));
-  assert_non_null(strstr(xml, "</rerunFailure>\n      <system-out>slow\n</system-out>\n    </testcase>"));
+  assert_non_null(strstr(xml, "</rerunFailure>\n      <system-out>slow#x00 still\n</system-out>\n    </testcase>"));
   assert_non_null(strstr(xml, "<error message=\"cancelled: it never started\" type=\"tpuci.cancelled\">"));
   assert_non_null(strstr(xml, "<error message=\"not run: the engine is unreachable\" type=\"tpuci.not-run\">"));
   assert_non_null(strstr(xml, "It was running tests/test_m.py::slow when it ended."));
