@@ -140,6 +140,15 @@ int tpuci_plan_select(tpuci_ctx_t *ctx, const char *const *globs, size_t n);
  * another name, TPUCI_ESTATE when nothing is loaded. */
 int tpuci_plan_engine(tpuci_ctx_t *ctx, const char *engine);
 
+/* Whether the specs loaded from now on are for real TPU hardware (1) or
+ * emulated (0, the default): with 1 every topology is emulate = "real"
+ * whatever the spec says (`tpuci run --real`), so its hosts get no
+ * emulation variables (PJRT_DEVICE=CPU, device counts, TPU_* made up from
+ * the catalogue), the TPU environment of this process instead, and only
+ * the gang's rendezvous variables from tpuci (docs/real-tpu.md). Call it
+ * before tpuci_load_file(). Returns 0, or TPUCI_EUSAGE. */
+int tpuci_set_real(tpuci_ctx_t *ctx, int real);
+
 /* The expanded plan, in spec order. */
 size_t tpuci_instance_count(const tpuci_ctx_t *ctx);
 const char *tpuci_instance_name(const tpuci_ctx_t *ctx, size_t i);
@@ -404,6 +413,15 @@ int tpuci_engine_gc(tpuci_ctx_t *ctx, int dry_run, char **report);
  * loaded spec's container jobs use. *report gets "ok/warn/FAIL" lines.
  * Returns 0 when no check failed, else the first failure's code. */
 int tpuci_engine_doctor(tpuci_ctx_t *ctx, char **report);
+
+/* Whether this machine looks like a TPU VM (`tpuci doctor --real`): its
+ * TPU device nodes (/dev/accel*, /dev/vfio/<group>), what the Compute
+ * Engine metadata server ($GCE_METADATA_HOST, else
+ * metadata.google.internal; 2 s) or else TPU_ACCELERATOR_TYPE says the
+ * slice is, emulation switches left in the environment, and the loaded
+ * spec's real topologies against it. *report gets "ok/warn/FAIL" lines.
+ * Returns 0, or TPUCI_EENGINE when it does not look like one. */
+int tpuci_tpu_doctor(tpuci_ctx_t *ctx, char **report);
 
 /* ------------------------------------------------------------------ */
 /* Exporting the loaded spec to other CI systems                       */

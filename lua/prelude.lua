@@ -376,7 +376,7 @@ local by_kind = { job = {}, image = {}, topology = {} }
 local lists = { job = {}, image = {}, topology = {} }
 
 local PULL = { "missing", "always", "never" }
-local EMULATE = { "pjrt", "xrt", "jax", "none" }
+local EMULATE = { "pjrt", "xrt", "jax", "none", "real" }
 local RUNTIMES = { "local", "docker", "swarm" }
 local RETRYABLE = { "failed", "timeout", "oom", "infra" }
 local RETRYABLE_SET = set_of(RETRYABLE)

@@ -40,6 +40,7 @@
 ---| "xrt" # torch_xla <= 2.0: XRT_DEVICE_MAP, XRT_WORKERS, CPU_NUM_DEVICES
 ---| "jax" # JAX_PLATFORMS=cpu, XLA_FLAGS device count, JAX coordinator variables
 ---| "none" # only the TPU VM variables and the torch.distributed rendezvous
+---| "real" # real TPU hardware: the host's own TPU environment, only the rendezvous from tpuci (as `tpuci run --real`)
 
 ---Where an attempt runs.
 ---@alias tpuci.Runtime

@@ -28,6 +28,7 @@ struct tpuci_ctx_s {
   tpuci__err_t err;
   tpuci__plan_t plan;
   int loaded;
+  int real;       /* specs load for real TPU hardware (tpuci_set_real) */
 
   /* The current or last run. */
   tpuci_run_options_t ropts;

@@ -32,6 +32,7 @@ static int tpuci__load(tpuci_ctx_t *ctx, const char *chunk, size_t len,
   ctx->plan.spec_dir = tpuci__strdup(dir);
   limits.timeout_ms = ctx->opts.load_timeout_ms;
   limits.memory_bytes = ctx->opts.load_memory_bytes;
+  limits.real = ctx->real;
   r = tpuci__spec_load(&ctx->plan, chunk, len, name, dir, &limits, &e);
   if (r == 0 && ctx->plan.ninstances == 0)
     r = tpuci__err_set(&e, TPUCI_ESPEC, "%s: the spec declares no jobs", name);
@@ -138,6 +139,12 @@ int tpuci_plan_select(tpuci_ctx_t *ctx, const char *const *globs, size_t n) {
     return tpuci__fail(ctx, &e);
   }
   return count;
+}
+
+int tpuci_set_real(tpuci_ctx_t *ctx, int real) {
+  if (ctx == NULL || (real != 0 && real != 1)) return TPUCI_EUSAGE;
+  ctx->real = real;
+  return 0;
 }
 
 int tpuci_plan_engine(tpuci_ctx_t *ctx, const char *engine) {

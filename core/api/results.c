@@ -9,6 +9,7 @@
 #include "export/k8s/k8s.h"
 #include "report/report.h"
 #include "report/report_html.h"
+#include "runtime/tpuvm.h"
 
 /* ------------------------------------------------------------------ */
 /* Results                                                             */
@@ -237,6 +238,18 @@ int tpuci_engine_gc(tpuci_ctx_t *ctx, int dry_run, char **report) {
   *report = tpuci__buf_steal(&b);
   if (r < 0) return tpuci__fail(ctx, &e);
   return r;
+}
+
+int tpuci_tpu_doctor(tpuci_ctx_t *ctx, char **report) {
+  tpuci__buf_t b;
+  tpuci__err_t e = {0, NULL};
+  int r;
+  if (ctx == NULL || report == NULL) return TPUCI_EUSAGE;
+  tpuci__buf_init(&b);
+  r = tpuci__tpuvm_doctor(ctx->loaded ? &ctx->plan : NULL, &b, &e);
+  *report = tpuci__buf_steal(&b);
+  if (r != 0) return tpuci__fail(ctx, &e);
+  return 0;
 }
 
 int tpuci_engine_doctor(tpuci_ctx_t *ctx, char **report) {

@@ -61,7 +61,7 @@ enum {
   OPT_REPORT_JSON, OPT_REPORT_YAML, OPT_REPORT_HTML, OPT_PER_JOB, OPT_SPEC, OPT_SOURCE,
   OPT_REF, OPT_NAME, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN, OPT_EMULATE, OPT_JUNIT,
   OPT_EMULATED, OPT_NO_MOUNTS, OPT_RESULTS_CLAIM, OPT_ENGINE, OPT_RUNS_ON,
-  OPT_TIMEOUT_MINUTES, OPT_CONCURRENCY, OPT_CANCEL_IN_PROGRESS
+  OPT_TIMEOUT_MINUTES, OPT_CONCURRENCY, OPT_CANCEL_IN_PROGRESS, OPT_REAL
 };
 
 /* --engine: after loading. 0, or the exit code of a bad name. */
@@ -83,6 +83,7 @@ typedef struct {
   int failed;             /* rerun --failed */
   const char *run_id;     /* rerun --run */
   const char *engine;     /* --engine */
+  int real;               /* --real: the topologies are real TPU hardware */
 } run_cli_t;
 
 static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
@@ -106,6 +107,7 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
       {"plain", no_argument, NULL, OPT_PLAIN},
       {"run", required_argument, NULL, OPT_RUN},
       {"engine", required_argument, NULL, OPT_ENGINE},
+      {"real", no_argument, NULL, OPT_REAL},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   int c, rerun = strcmp(cmd, "rerun") == 0;
@@ -163,6 +165,7 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
           return usage_error(cmd, "--engine is docker or swarm");
         rc->engine = optarg;
         break;
+      case OPT_REAL: rc->real = 1; break;
       case 'h': return tpuci_cli_help(cmd, stdout) == 0 ? -1 : EXIT_USAGE;
       default: return usage_error(cmd, "bad option");
     }
@@ -208,6 +211,7 @@ static int execute_run(run_cli_t *rc, const char *spec) {
   int r, code;
 
   if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
+  tpuci_set_real(ctx, rc->real);
   if (rc->failed) {
     r = tpuci_load_file(ctx, spec);
     if (r != 0) {
@@ -458,13 +462,14 @@ static int cmd_plan(int argc, char **argv) {
       {"json", no_argument, NULL, OPT_JSON},
       {"only", required_argument, NULL, OPT_ONLY},
       {"engine", required_argument, NULL, OPT_ENGINE},
+      {"real", no_argument, NULL, OPT_REAL},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   selection_t sel = {NULL, 0};
   const char *engine = NULL;
   tpuci_ctx_t *ctx;
   char *text;
-  int json = 0, c, r;
+  int json = 0, real = 0, c, r;
 
   optind = 1;
   while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
@@ -472,6 +477,7 @@ static int cmd_plan(int argc, char **argv) {
       case OPT_JSON: json = 1; break;
       case OPT_ONLY: selection_add(&sel, optarg); break;
       case OPT_ENGINE: engine = optarg; break;
+      case OPT_REAL: real = 1; break;
       case 'h': return tpuci_cli_help("plan", stdout);
       default: return usage_error("plan", "bad option");
     }
@@ -481,6 +487,7 @@ static int cmd_plan(int argc, char **argv) {
     return usage_error("plan", optind >= argc ? "missing SPEC" : "too many arguments");
   }
   if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
+  tpuci_set_real(ctx, real);
   r = load_and_select(ctx, argv[optind], &sel);
   free(sel.only);
   if (r == 0) r = apply_engine(ctx, engine);
@@ -559,17 +566,19 @@ static int cmd_gc(int argc, char **argv) {
 static int cmd_doctor(int argc, char **argv) {
   static const struct option longopts[] = {
       {"engine", required_argument, NULL, OPT_ENGINE},
+      {"real", no_argument, NULL, OPT_REAL},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *engine = NULL;
   tpuci_ctx_t *ctx;
   char *report = NULL;
-  int c, r;
+  int c, r, real = 0;
 
   optind = 1;
   while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
     switch (c) {
       case OPT_ENGINE: engine = optarg; break;
+      case OPT_REAL: real = 1; break;
       case 'h': return tpuci_cli_help("doctor", stdout);
       default: return usage_error("doctor", "bad option");
     }
@@ -578,6 +587,7 @@ static int cmd_doctor(int argc, char **argv) {
   if (engine != NULL && optind == argc)
     return usage_error("doctor", "--engine needs SPEC (it moves the spec's jobs)");
   if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
+  tpuci_set_real(ctx, real);
   if (optind < argc) {
     r = tpuci_load_file(ctx, argv[optind]);
     if (r == 0) r = apply_engine(ctx, engine);
@@ -592,6 +602,15 @@ static int cmd_doctor(int argc, char **argv) {
   if (report && *report) fputs(report, stdout);
   if (r < 0) fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
   tpuci_free(report);
+  report = NULL;
+  if (real) {
+    /* The TPU checks after the engine's, whatever those said. */
+    int t = tpuci_tpu_doctor(ctx, &report);
+    if (report && *report) fputs(report, stdout);
+    if (t < 0) fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
+    tpuci_free(report);
+    if (r >= 0 && t < 0) r = t;
+  }
   tpuci_ctx_free(ctx);
   return r < 0 ? EXIT_ENV : EXIT_PASSED;
 }

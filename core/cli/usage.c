@@ -51,6 +51,8 @@ static const char usage_run[] =
     "  --keep-failed       keep containers of failed attempts for debugging\n"
     "  --engine E          where container jobs run: docker (one engine, the\n"
     "                      default) or swarm (services of a Docker Swarm)\n"
+    "  --real              the topologies are real TPU hardware: no emulation\n"
+    "                      variables, this machine's TPU environment instead\n"
     "  --state-dir DIR     where runs are recorded (default: .tpuci)\n"
     "  -v, --verbose       stream every attempt's output, prefixed\n"
     "  -q, --quiet         print only failures and the summary\n"
@@ -73,7 +75,7 @@ static const char usage_run[] =
     "could not be written; wins over 0 and 1), 130 interrupted.\n";
 
 static const char usage_plan[] =
-    "usage: tpuci plan [--json] [--only GLOB] SPEC\n"
+    "usage: tpuci plan [--json] [--only GLOB] [--engine E] [--real] SPEC\n"
     "\n"
     "Loads SPEC and prints the job instances it expands to (matrix and all),\n"
     "with their commands, environment, timeouts and retries. Runs nothing.\n"
@@ -81,7 +83,8 @@ static const char usage_plan[] =
     "options:\n"
     "  --json       print the plan as JSON\n"
     "  --only GLOB  only instances (or jobs) matching GLOB; repeatable\n"
-    "  --engine E   container jobs on docker or swarm, as `tpuci run --engine`\n";
+    "  --engine E   container jobs on docker or swarm, as `tpuci run --engine`\n"
+    "  --real       the topologies are real TPU hardware, as `tpuci run --real`\n";
 
 static const char usage_rerun[] =
     "usage: tpuci rerun --failed [run options] [SPEC]\n"
@@ -125,7 +128,7 @@ static const char usage_gc[] =
     "  --dry-run    list them, remove nothing\n";
 
 static const char usage_doctor[] =
-    "usage: tpuci doctor [--engine E] [SPEC]\n"
+    "usage: tpuci doctor [--engine E] [--real] [SPEC]\n"
     "\n"
     "Checks that the container engine answers (DOCKER_HOST with its TLS\n"
     "files, the Docker context, or /var/run/docker.sock; it says which), the\n"
@@ -136,10 +139,14 @@ static const char usage_doctor[] =
     "TCP.\n"
     "For swarm jobs (runtime = \"swarm\" or --engine swarm): the engine is a\n"
     "swarm manager, its ready nodes and their resources, and a node that fits\n"
-    "each job's cpus and memory. Exits 0 when every check passed, 3 otherwise.\n"
+    "each job's cpus and memory. With --real, also whether this machine is a\n"
+    "TPU VM: its TPU devices (/dev/accel*, /dev/vfio/<group>), the slice the\n"
+    "metadata server (GCE_METADATA_HOST) or TPU_ACCELERATOR_TYPE names, and\n"
+    "SPEC's topologies against it. Exits 0 when every check passed, 3 otherwise.\n"
     "\n"
     "options:\n"
-    "  --engine E   check SPEC's container jobs on docker or swarm\n";
+    "  --engine E   check SPEC's container jobs on docker or swarm\n"
+    "  --real       check this machine as a TPU VM for SPEC run with --real\n";
 
 static const char usage_export[] =
     "usage: tpuci export github [--per-job] [--spec PATH] [--source URL] [--ref REF]\n"

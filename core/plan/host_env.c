@@ -1,8 +1,36 @@
 /* What each emulated host of an instance gets from its topology. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plan/host_env.h"
+
+extern char **environ;
+
+/* The names TPU software (libtpu, torch_xla, JAX) reads from its
+ * environment: passed on to the hosts of real hardware. */
+static int tpuci__tpu_env_name(const char *kv) {
+  static const char *const prefixes[] = {"TPU_", "CLOUD_TPU_", "LIBTPU_", "PJRT_",
+                                         "XLA_", "MEGASCALE_",
+                                         "ALLOW_MULTIPLE_LIBTPU_LOAD="};
+  size_t i;
+  for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+    if (strncmp(kv, prefixes[i], strlen(prefixes[i])) == 0) return 1;
+  return 0;
+}
+
+/* This process's TPU environment into `out`. */
+static void tpuci__tpu_env_pass(tpuci__kvlist_t *out) {
+  char **e;
+  for (e = environ; e && *e; e++) {
+    const char *eq = strchr(*e, '=');
+    char *key;
+    if (eq == NULL || !tpuci__tpu_env_name(*e)) continue;
+    key = tpuci__strndup(*e, (size_t) (eq - *e));
+    tpuci__kv_set(out, key, eq + 1);
+    free(key);
+  }
+}
 
 int tpuci__topology_slice(const tpuci__topology_t *t, tpuci__slice_t *s,
                           tpuci__err_t *err) {
@@ -38,6 +66,7 @@ int tpuci__topology_host_env(const tpuci__instance_t *inst,
   tpuci__kv_set(&gen, "TPUCI_HOST", num);
   snprintf(num, sizeof(num), "%d", s->hosts);
   tpuci__kv_set(&gen, "TPUCI_HOSTS", num);
+  if (s->emulate == TPUCI__EMULATE_REAL) tpuci__tpu_env_pass(&gen);
   for (i = 0; i < gen.len; i++)
     if (tpuci__kv_get(&inst->env, gen.items[i].key) == NULL)
       tpuci__kv_set(out, gen.items[i].key, gen.items[i].value);

@@ -1,6 +1,7 @@
 /* What each emulated host of an instance gets from its topology: the
  * slice (hosts, chips, the emulation) and each host's environment. Pure:
- * the plan's data in, strings out. Runtimes add tpuci's own variables
+ * the plan's data in, strings out (but for real hardware, which passes
+ * this process's TPU environment on). Runtimes add tpuci's own variables
  * (runtime/runtime.h, tpuci__attempt_host_env). */
 #ifndef TPUCI_PLAN_HOST_ENV_H
 #define TPUCI_PLAN_HOST_ENV_H
@@ -22,7 +23,10 @@ int tpuci__topology_slice(const tpuci__topology_t *t, tpuci__slice_t *s,
 /* What host `host` of an instance's slice gets from its topology: the
  * slice's variables (tpuci__slice_host_env, hostnames "worker-0".. for a
  * gang, "localhost" for one host), then TPUCI_HOST=<host> and
- * TPUCI_HOSTS=<hosts>. The job's own env wins: a key the job sets is
+ * TPUCI_HOSTS=<hosts>. On real hardware (emulate "real") the
+ * variables of this process's environment that TPU software reads (names
+ * starting TPU_, CLOUD_TPU_, LIBTPU_, PJRT_, XLA_, MEGASCALE_, and
+ * ALLOW_MULTIPLE_LIBTPU_LOAD) come too, as they are. The job's own env wins: a key the job sets is
  * left out (it reaches the host with the job's value through
  * tpuci__attempt_env). Appends to `out`; 0 or TPUCI_EUSAGE. */
 int tpuci__topology_host_env(const tpuci__instance_t *inst,

@@ -10,7 +10,7 @@
 #define TPUCI__MAX_HOSTS 256
 
 static const char *const tpuci__emulate_names[TPUCI__EMULATE__COUNT] = {
-  "pjrt", "xrt", "jax", "none"};
+  "pjrt", "xrt", "jax", "none", "real"};
 
 const char *tpuci__emulate_name(tpuci__emulate_t e) {
   return (unsigned) e < TPUCI__EMULATE__COUNT ? tpuci__emulate_names[e]
@@ -300,8 +300,8 @@ int tpuci__slice_resolve(tpuci__slice_t *s, const tpuci__slice_req_t *r,
                           r->name);
   if (r->emulate != NULL && tpuci__emulate_parse(r->emulate, &emulate) != 0)
     return tpuci__err_set(err, TPUCI_ESPEC,
-                          "emulate must be \"pjrt\", \"xrt\", \"jax\" or "
-                          "\"none\", got \"%s\"",
+                          "emulate must be \"pjrt\", \"xrt\", \"jax\", "
+                          "\"none\" or \"real\", got \"%s\"",
                           r->emulate);
   rc = tpuci__check_numbers(r, err);
   if (rc != 0) return rc;
@@ -408,13 +408,75 @@ static void tpuci__set_int(tpuci__kvlist_t *l, const char *key, int v) {
   tpuci__kv_set(l, key, num);
 }
 
+/* What a TPU VM / GKE pod of this slice has (doc 4b, 2b), and the CPU
+ * emulation switches: the variables real hardware brings itself. */
+static void tpuci__emulated_env(const tpuci__slice_t *s, int host, const char *names,
+                                const char *host0, int jax_port, int xrt_port,
+                                tpuci__kvlist_t *e) {
+  char tmp[160];
+
+  tpuci__set_int(e, "TPU_WORKER_ID", host);
+  tpuci__kv_set(e, "TPU_WORKER_HOSTNAMES", names);
+  tpuci__kv_set(e, "TPU_ACCELERATOR_TYPE", s->accelerator_type);
+  tpuci__kv_set(e, "TPU_TOPOLOGY", s->topology);
+  tpuci__kv_set(e, "TPU_HOST_BOUNDS", s->host_bounds);
+  tpuci__kv_set(e, "TPU_CHIPS_PER_HOST_BOUNDS", s->chips_per_host_bounds);
+  if (s->process_bounds != NULL) {
+    tpuci__kv_set(e, "TPU_PROCESS_BOUNDS", s->process_bounds);
+    tpuci__kv_set(e, "TPU_CHIPS_PER_PROCESS_BOUNDS",
+                  s->chips_per_process_bounds);
+  }
+  /* Global process index; one process per host makes it the worker id. */
+  tpuci__set_int(e, "CLOUD_TPU_TASK_ID", host);
+  tpuci__kv_set(e, "TPU_SKIP_MDS_QUERY", "true");
+
+  /* The CPU emulation switches. Never PJRT_DEVICE=TPU, never a
+   * JAX_PLATFORMS with tpu (doc 6). */
+  switch (s->emulate) {
+    case TPUCI__EMULATE_PJRT:
+      tpuci__kv_set(e, "PJRT_DEVICE", "CPU");
+      tpuci__set_int(e, "CPU_NUM_DEVICES", s->devices_per_host);
+      break;
+    case TPUCI__EMULATE_XRT:
+      /* pytorch/xla's and ignite's CI values (doc 1, 2a). XLA CPU holds one
+       * device per process: with CPU_NUM_DEVICES=N, xmp.spawn forks N
+       * processes and gives each its own CPU:i map and port (doc 2a). */
+      tpuci__kv_set(e, "XRT_DEVICE_MAP",
+                    "CPU:0;/job:localservice/replica:0/task:0/device:XLA_CPU:0");
+      snprintf(tmp, sizeof(tmp), "localservice:0;grpc://localhost:%d",
+               xrt_port);
+      tpuci__kv_set(e, "XRT_WORKERS", tmp);
+      tpuci__set_int(e, "CPU_NUM_DEVICES", s->devices_per_host);
+      break;
+    case TPUCI__EMULATE_JAX:
+      tpuci__kv_set(e, "JAX_PLATFORMS", "cpu");
+      snprintf(tmp, sizeof(tmp), "--xla_force_host_platform_device_count=%d",
+               s->devices_per_host);
+      tpuci__kv_set(e, "XLA_FLAGS", tmp);
+      tpuci__set_int(e, "JAX_NUM_CPU_DEVICES", s->devices_per_host);
+      /* jax.distributed.initialize reads these two (doc 3); host 0 is the
+       * coordinator, as on a TPU slice (first worker, port 8482, doc 4b). */
+      snprintf(tmp, sizeof(tmp), "%s:%d", host0, jax_port);
+      tpuci__kv_set(e, "JAX_COORDINATOR_ADDRESS", tmp);
+      tpuci__set_int(e, "JAX_COORDINATOR_PORT", jax_port);
+      /* The default since jax 0.5.1; explicit for older versions. */
+      if (s->hosts > 1)
+        tpuci__kv_set(e, "JAX_CPU_COLLECTIVES_IMPLEMENTATION", "gloo");
+      /* JAX reads no variable for these; scripts pass them on. */
+      tpuci__set_int(e, "TPUCI_JAX_PROCESS_ID", host);
+      tpuci__set_int(e, "TPUCI_JAX_NUM_PROCESSES", s->hosts);
+      break;
+    default:
+      break;
+  }
+}
+
 int tpuci__slice_host_env(const tpuci__slice_t *s, int host,
                           const tpuci__gang_net_t *net, tpuci__kvlist_t *env,
                           tpuci__err_t *err) {
   tpuci__kvlist_t e = {NULL, 0, 0};
   tpuci__buf_t names;
   const char *host0;
-  char tmp[160];
   int master_port = net ? net->master_port : 0;
   int jax_port = net ? net->jax_port : 0;
   int xrt_port = net ? net->xrt_port : 0;
@@ -459,62 +521,9 @@ int tpuci__slice_host_env(const tpuci__slice_t *s, int host,
   host0 = n == 1 ? "localhost"
         : net && net->hostnames ? net->hostnames[0] : "worker-0";
 
-  /* What a TPU VM / GKE pod of this slice has (doc 4b, 2b). */
-  tpuci__set_int(&e, "TPU_WORKER_ID", host);
-  tpuci__kv_set(&e, "TPU_WORKER_HOSTNAMES", names.data);
-  tpuci__kv_set(&e, "TPU_ACCELERATOR_TYPE", s->accelerator_type);
-  tpuci__kv_set(&e, "TPU_TOPOLOGY", s->topology);
-  tpuci__kv_set(&e, "TPU_HOST_BOUNDS", s->host_bounds);
-  tpuci__kv_set(&e, "TPU_CHIPS_PER_HOST_BOUNDS", s->chips_per_host_bounds);
-  if (s->process_bounds != NULL) {
-    tpuci__kv_set(&e, "TPU_PROCESS_BOUNDS", s->process_bounds);
-    tpuci__kv_set(&e, "TPU_CHIPS_PER_PROCESS_BOUNDS",
-                  s->chips_per_process_bounds);
-  }
-  /* Global process index; one process per host makes it the worker id. */
-  tpuci__set_int(&e, "CLOUD_TPU_TASK_ID", host);
-  tpuci__kv_set(&e, "TPU_SKIP_MDS_QUERY", "true");
+  if (s->emulate != TPUCI__EMULATE_REAL)
+    tpuci__emulated_env(s, host, names.data, host0, jax_port, xrt_port, &e);
   tpuci__buf_free(&names);
-
-  /* The CPU emulation switches. Never PJRT_DEVICE=TPU, never a
-   * JAX_PLATFORMS with tpu (doc 6). */
-  switch (s->emulate) {
-    case TPUCI__EMULATE_PJRT:
-      tpuci__kv_set(&e, "PJRT_DEVICE", "CPU");
-      tpuci__set_int(&e, "CPU_NUM_DEVICES", s->devices_per_host);
-      break;
-    case TPUCI__EMULATE_XRT:
-      /* pytorch/xla's and ignite's CI values (doc 1, 2a). XLA CPU holds one
-       * device per process: with CPU_NUM_DEVICES=N, xmp.spawn forks N
-       * processes and gives each its own CPU:i map and port (doc 2a). */
-      tpuci__kv_set(&e, "XRT_DEVICE_MAP",
-                    "CPU:0;/job:localservice/replica:0/task:0/device:XLA_CPU:0");
-      snprintf(tmp, sizeof(tmp), "localservice:0;grpc://localhost:%d",
-               xrt_port);
-      tpuci__kv_set(&e, "XRT_WORKERS", tmp);
-      tpuci__set_int(&e, "CPU_NUM_DEVICES", s->devices_per_host);
-      break;
-    case TPUCI__EMULATE_JAX:
-      tpuci__kv_set(&e, "JAX_PLATFORMS", "cpu");
-      snprintf(tmp, sizeof(tmp), "--xla_force_host_platform_device_count=%d",
-               s->devices_per_host);
-      tpuci__kv_set(&e, "XLA_FLAGS", tmp);
-      tpuci__set_int(&e, "JAX_NUM_CPU_DEVICES", s->devices_per_host);
-      /* jax.distributed.initialize reads these two (doc 3); host 0 is the
-       * coordinator, as on a TPU slice (first worker, port 8482, doc 4b). */
-      snprintf(tmp, sizeof(tmp), "%s:%d", host0, jax_port);
-      tpuci__kv_set(&e, "JAX_COORDINATOR_ADDRESS", tmp);
-      tpuci__set_int(&e, "JAX_COORDINATOR_PORT", jax_port);
-      /* The default since jax 0.5.1; explicit for older versions. */
-      if (s->hosts > 1)
-        tpuci__kv_set(&e, "JAX_CPU_COLLECTIVES_IMPLEMENTATION", "gloo");
-      /* JAX reads no variable for these; scripts pass them on. */
-      tpuci__set_int(&e, "TPUCI_JAX_PROCESS_ID", host);
-      tpuci__set_int(&e, "TPUCI_JAX_NUM_PROCESSES", s->hosts);
-      break;
-    default:
-      break;
-  }
 
   /* torch.distributed rendezvous, one process per host, and the names
    * ignite's multi-node tests read (doc 1). */

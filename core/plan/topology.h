@@ -72,10 +72,13 @@ typedef enum {
   TPUCI__EMULATE_XRT,      /* torch_xla <= 2.0: XRT_DEVICE_MAP, XRT_WORKERS */
   TPUCI__EMULATE_JAX,      /* JAX_PLATFORMS=cpu, forced device count */
   TPUCI__EMULATE_NONE,     /* only the TPU_* and rendezvous variables */
+  TPUCI__EMULATE_REAL,     /* real TPU hardware: only the rendezvous
+                              variables; the host's own TPU_*, PJRT_*,
+                              LIBTPU_* ... environment passes through */
   TPUCI__EMULATE__COUNT
 } tpuci__emulate_t;
 
-/* "pjrt", "xrt", "jax", "none". */
+/* "pjrt", "xrt", "jax", "none", "real". */
 const char *tpuci__emulate_name(tpuci__emulate_t e);
 /* Returns 0, or -1 when `name` is none of the above. */
 int tpuci__emulate_parse(const char *name, tpuci__emulate_t *out);

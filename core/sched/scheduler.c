@@ -359,6 +359,14 @@ int tpuci__sched_check(const tpuci__plan_t *plan, int jobs, tpuci__err_t *err) {
                             "%s: '%s' is a gang of %d hosts, which needs the docker "
                             "runtime (give the job an image)",
                             inst->where, inst->name, hosts);
+    if (inst->selected && hosts > 1 && inst->runtime == TPUCI__RUNTIME_DOCKER &&
+        strcmp(plan->topologies[inst->topology].emulate, "real") == 0)
+      return tpuci__err_set(err, TPUCI_EUSAGE,
+                            "%s: '%s' is a gang of %d hosts on real TPU hardware: each "
+                            "host is a TPU VM of its own, and the docker runtime runs "
+                            "every host on one engine (use --engine swarm with one TPU "
+                            "VM per node, or a single-host type)",
+                            inst->where, inst->name, hosts);
     if (inst->selected && hosts > 1 && inst->pytest && inst->pytest->shards > 1)
       return tpuci__err_set(err, TPUCI_EUSAGE,
                             "%s: '%s': pytest shards on a %d-host topology are not "

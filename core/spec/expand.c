@@ -625,6 +625,8 @@ static void tpuci__expand_topology(lua_State *L, tpuci__spec_ctx_t *c,
     lua_pushlstring(L, c->scratch.data, c->scratch.len);
     lua_error(L);
   }
+  /* The spec's own emulate was checked; real hardware overrides it. */
+  if (c->real) slice.emulate = TPUCI__EMULATE_REAL;
   tp->hosts = slice.hosts;
   tp->chips_per_host = slice.chips_per_host;
   tp->cores_per_chip = slice.cores_per_chip;

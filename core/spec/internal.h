@@ -32,6 +32,7 @@ typedef struct {
   const char *chunkname;       /* as given: "spec.lua" */
   char src[LUA_IDSIZE];        /* how Lua shows it in messages */
   const char *spec_dir;
+  int real;                    /* every topology is real hardware */
 
   uint64_t timeout_ms;
   uint64_t deadline_ms;        /* on the monotonic clock */

@@ -19,9 +19,14 @@
  * by the memory limit instead. */
 #define TPUCI__SPEC_MAX_BYTES ((size_t) 4 * 1024 * 1024)
 
+/* How a spec is loaded: its limits, and the hardware it is for. */
 typedef struct {
   uint64_t timeout_ms;    /* wall clock cap for running the spec */
   size_t memory_bytes;    /* cap on the Lua state's memory */
+  /* 1: every topology is real TPU hardware (emulate "real", whatever
+   * the spec says: `tpuci run --real`), so the same spec runs emulated
+   * on a laptop and real on a TPU VM. */
+  int real;
 } tpuci__spec_limits_t;
 
 /* Runs `chunk` in a sandboxed Lua state and expands it into `plan`, which

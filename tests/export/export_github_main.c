@@ -71,6 +71,7 @@ int main(int argc, char **argv) {
   plan.spec_dir = tpuci__strdup(dirbuf);
   limits.timeout_ms = 10000;
   limits.memory_bytes = 256u << 20;
+  limits.real = 0;
   r = tpuci__spec_load(&plan, chunk, len, path, dirbuf, &limits, &err);
   free(chunk);
   if (r != 0) {

@@ -81,7 +81,7 @@ static const gke_row_t gke_rows[] = {
 /* Loading, exporting, reading back                                    */
 
 static void load(tpuci__plan_t *plan, const char *spec) {
-  tpuci__spec_limits_t limits = {10000, 256u << 20};
+  tpuci__spec_limits_t limits = {10000, 256u << 20, 0};
   tpuci__err_t err = {0, NULL};
   int r;
   tpuci__plan_init(plan);

@@ -92,6 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   limits.timeout_ms = CAP_MS;
   limits.memory_bytes = CAP_MEMORY;
+  limits.real = 0;
   tpuci__plan_init(&plan);
   t0 = tpuci__now_ms();
   r = tpuci__spec_load(&plan, (const char *) data, size, "fuzz.lua",

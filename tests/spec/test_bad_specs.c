@@ -28,7 +28,7 @@ static int cmp_names(const void *a, const void *b) {
 /* Checks one spec; returns 0 or prints why it failed and returns 1. */
 static int check_one(const char *name) {
   char *path = tpuci__printf("%s/%s", bad_dir, name), *chunk, *want, *nl;
-  tpuci__spec_limits_t limits = {2000, 64u * 1024 * 1024};
+  tpuci__spec_limits_t limits = {2000, 64u * 1024 * 1024, 0};
   tpuci__err_t err = {0, NULL};
   tpuci__plan_t plan;
   size_t len, n = strlen(name);

@@ -46,6 +46,7 @@ static int load_with(const char *src, const char *dir, uint64_t timeout_ms,
   tpuci__spec_limits_t limits;
   limits.timeout_ms = timeout_ms;
   limits.memory_bytes = memory;
+  limits.real = 0;
   tpuci__plan_free(&plan);
   tpuci__plan_init(&plan);
   tpuci__err_clear(&err);
@@ -756,7 +757,7 @@ static void test_error_messages(void **state) {
    * a double prefix. */
   {
     const char *name = "a/very/long/path/to/some/project/with/its/specs/ci/spec-file.lua";
-    tpuci__spec_limits_t limits = {0, 0};
+    tpuci__spec_limits_t limits = {0, 0, 0};
     int r;
     tpuci__plan_free(&plan);
     tpuci__plan_init(&plan);

@@ -37,6 +37,7 @@ static int load_capped(const char *src, uint64_t timeout_ms, size_t memory) {
   tpuci__spec_limits_t limits;
   limits.timeout_ms = timeout_ms;
   limits.memory_bytes = memory;
+  limits.real = 0;
   tpuci__plan_free(&plan);
   tpuci__plan_init(&plan);
   tpuci__err_clear(&err);

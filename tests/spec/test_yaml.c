@@ -47,6 +47,7 @@ static int load_with(const char *src, const char *dir, uint64_t timeout_ms,
   tpuci__spec_limits_t limits;
   limits.timeout_ms = timeout_ms;
   limits.memory_bytes = memory;
+  limits.real = 0;
   tpuci__plan_free(&plan);
   tpuci__plan_init(&plan);
   tpuci__err_clear(&err);
