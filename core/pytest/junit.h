@@ -154,6 +154,10 @@ typedef struct {
    * progress.jsonl kept of an attempt killed or crashed in the middle,
    * so the tests without a result in it never finished. */
   int cut;
+  /* The stack of every thread of pytest when tpuci stopped the attempt
+   * (faulthandler on SIGTERM), per host, or NULL: the text of the run
+   * of the test it was cut short in ends with it. */
+  const char *stacks;
 } tpuci__junit_attempt_t;
 
 typedef struct {

@@ -83,7 +83,8 @@ static void tpuci__run_push(tpuci__test_hist_t *t, int number, tpuci__test_t *r)
 
 /* The test the attempt was cut short in: a run of its own saying so
  * (see tpuci__history_add()). */
-static void tpuci__cut_run(tpuci__history_t *h, const tpuci__attempt_rec_t *rec, int number) {
+static void tpuci__cut_run(tpuci__history_t *h, const tpuci__attempt_rec_t *rec, int number,
+                           const char *stacks) {
   tpuci__test_hist_t *t = tpuci__history_test(h, rec->running);
   int error = rec->outcome == TPUCI_OUTCOME_INFRA || rec->outcome == TPUCI_OUTCOME_CANCELLED;
   const char *what = tpuci_outcome_name(rec->outcome);
@@ -109,8 +110,9 @@ static void tpuci__cut_run(tpuci__history_t *h, const tpuci__attempt_rec_t *rec,
   r->type = tpuci__printf("tpuci.%s", rec->outcome == TPUCI_OUTCOME_FAILED ? "crash" : what);
   r->message = tpuci__strdup(rec->cause && *rec->cause ? rec->cause : what);
   r->text = tpuci__printf("Attempt %d ended (%s: %s) while this test was running; pytest "
-                          "never reported its end.\n", number, what,
-                          rec->cause && *rec->cause ? rec->cause : "no cause known");
+                          "never reported its end.\n%s", number, what,
+                          rec->cause && *rec->cause ? rec->cause : "no cause known",
+                          stacks ? stacks : "");
   if (r == &fresh) tpuci__run_push(t, number, &fresh);
 }
 
@@ -172,7 +174,7 @@ void tpuci__history_add(tpuci__history_t *h, const tpuci__junit_attempt_t *a,
     tpuci__junit_free(report);
   }
   if (rec->running != NULL && rec->outcome != TPUCI_OUTCOME_PASSED)
-    tpuci__cut_run(h, rec, number);
+    tpuci__cut_run(h, rec, number, a->stacks);
 
   /* Tests this attempt should have run but did not report. */
   tpuci__idmap_init(&sel);

@@ -14,10 +14,15 @@
  * The collection comes first ({"collected": [node ids in run order]},
  * after deselection and reordering), so that the tests a killed or
  * crashed attempt never reached are known too.
+ * SIGTERM (the first thing tpuci sends at a timeout or a cancel) makes
+ * faulthandler write every thread's stack to stacks.txt beside it, then
+ * goes on as it would have (pytest ends, or waits for the SIGKILL).
  * argv: -c CODE <progress file> <pytest arguments...>. */
 static const char tpuci__bootstrap[] =
-    "import json, sys\n"
+    "import faulthandler, json, os, signal, sys\n"
     "import pytest\n"
+    "stacks = open(os.path.join(os.path.dirname(sys.argv[1]), 'stacks.txt'), 'w')\n"
+    "faulthandler.register(signal.SIGTERM, file=stacks, all_threads=True, chain=True)\n"
     "class TpuciProgress:\n"
     "    def __init__(self, path):\n"
     "        self.out = open(path, 'a', buffering=1)\n"
@@ -220,6 +225,50 @@ static int tpuci__pytest_progress(const char *results_dir, tpuci__junit_t *j,
   return added;
 }
 
+/* Thread stacks (stacks.txt) kept per host in the reports: at most this
+ * much each, the head (the thread that was running comes first). */
+#define TPUCI__STACKS_MAX (16 * 1024)
+
+/* "FILE:LINE in FUNC" of the innermost frame of the first thread in
+ * faulthandler's text (the thread that was running), into `out`. */
+static void tpuci__stacks_where(const char *text, tpuci__buf_t *out) {
+  const char *p = strstr(text, "  File \""), *q, *nl;
+  if (p == NULL) return;
+  p += strlen("  File \"");
+  q = strstr(p, "\", line ");
+  nl = strchr(p, '\n');
+  if (q == NULL || (nl != NULL && q > nl)) return;
+  tpuci__buf_add(out, p, (size_t) (q - p));
+  q += strlen("\", line ");
+  tpuci__buf_adds(out, ":");
+  tpuci__buf_add(out, q, nl ? (size_t) (nl - q) : strlen(q));
+}
+
+/* Appends to `b` the thread stacks host `k` (of `n`) wrote when tpuci
+ * stopped it, under a heading naming the host and the file. Returns 1
+ * when there were any. */
+static int tpuci__stacks_text(tpuci__buf_t *b, tpuci__buf_t *where, const char *dir,
+                              size_t k, size_t n) {
+  char *path = tpuci__printf("%s/stacks.txt", dir), *text = NULL;
+  size_t len = 0;
+  int got = 0;
+  if (tpuci__read_file_max(path, (size_t) 4 << 20, &text, &len) == 0 && len > 0) {
+    tpuci__buf_adds(b, "\nThe stacks of its threads");
+    if (n > 1) tpuci__buf_addf(b, " on worker-%zu", k);
+    tpuci__buf_addf(b, " when tpuci stopped it (%s%s):\n", path,
+                    len > TPUCI__STACKS_MAX ? ", the first 16 KiB" : "");
+    tpuci__buf_add(b, text, len > TPUCI__STACKS_MAX ? TPUCI__STACKS_MAX : len);
+    if (where->len == 0) {
+      tpuci__stacks_where(text, where);
+      if (where->len > 0 && n > 1) tpuci__buf_addf(where, " on worker-%zu", k);
+    }
+    got = 1;
+  }
+  free(text);
+  free(path);
+  return got;
+}
+
 /* The folders an attempt's hosts wrote: the results folder, or for a gang
  * its worker-<i> folders (host 0 first). */
 static void tpuci__host_dirs(const char *results_dir, tpuci__strv_t *out) {
@@ -278,11 +327,14 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
   tpuci__err_t e = {0, NULL};
   const char *running = NULL;
   struct stat st;
+  tpuci__buf_t stacks, where;
   size_t ti, k;
-  int have = 0, junit = 0;
+  int have = 0, junit = 0, nstacks = 0;
 
   *new_cause = NULL;
   memset(&report, 0, sizeof(report));
+  tpuci__buf_init(&stacks);
+  tpuci__buf_init(&where);
   if (results_dir != NULL) tpuci__host_dirs(results_dir, &dirs);
   /* A gang's hosts each have a folder; host 0's report speaks for it. */
   if (dirs.len > 0) {
@@ -328,6 +380,21 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
     tpuci__running_text(&b, prs, dirs.len);
     *new_cause = tpuci__buf_steal(&b);
   }
+  /* What faulthandler wrote at the SIGTERM, host by host. */
+  if (o != TPUCI_OUTCOME_PASSED)
+    for (k = 0; k < dirs.len; k++)
+      nstacks += tpuci__stacks_text(&stacks, &where, dirs.items[k], k, dirs.len);
+  if (nstacks > 0) {
+    /* "... (at /src/t.py:4 in test_x; thread stacks in stacks.txt)" */
+    tpuci__buf_t c;
+    tpuci__buf_init(&c);
+    tpuci__buf_addf(&c, "%s (", *new_cause ? *new_cause
+                                : cause && *cause ? cause : tpuci_outcome_name(o));
+    if (where.len) tpuci__buf_addf(&c, "at %s; ", where.data);
+    tpuci__buf_addf(&c, "thread stacks in %sstacks.txt)", dirs.len > 1 ? "worker-*/" : "");
+    free(*new_cause);
+    *new_cause = tpuci__buf_steal(&c);
+  }
   /* Exact node ids where xunit1's attributes leave room for a guess. */
   if (have && dirs.len > 0 && prs[0].has_collection)
     tpuci__junit_resolve_ids(&report, &prs[0].collected);
@@ -339,6 +406,7 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
   rec.time_s = (double) duration_ms / 1000.0;
   rec.running = o != TPUCI_OUTCOME_PASSED ? running : NULL;
   rec.cut = o != TPUCI_OUTCOME_PASSED && (!junit || running != NULL);
+  rec.stacks = nstacks > 0 ? stacks.data : NULL;
   if (dirs.len > 0 && prs[0].has_collection) {
     rec.has_collection = 1;
     rec.collected = (const char *const *) prs[0].collected.items;
@@ -352,6 +420,8 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
   tpuci__junit_free(&report);
   for (k = 0; k < dirs.len; k++) tpuci__progress_free(&prs[k]);
   free(prs);
+  tpuci__buf_free(&stacks);
+  tpuci__buf_free(&where);
   tpuci__strv_free(&dirs);
   /* The tests this attempt ran: where their files are on the host. */
   for (ti = 0; have && ti < h->len; ti++) {

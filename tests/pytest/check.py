@@ -80,7 +80,8 @@ check(inst["empty_ok"]["outcome"] == "passed", f"empty_ok outcome {inst['empty_o
 check(inst["hang"]["outcome"] == "timeout", "hang outcome")
 cause = inst["hang"]["attempts"][-1]["cause"]
 check(cause.startswith("timed out after 4s") and
-      cause.endswith(" while running tests/test_timeout.py::test_sleeps_past_timeout"),
+      " while running tests/test_timeout.py::test_sleeps_past_timeout (at " in cause and
+      re.search(r"tests/test_timeout\.py:\d+ in test_sleeps_past_timeout; thread stacks in stacks\.txt\)$", cause),
       f"hang cause: {cause}")
 flaky = [t for t in inst["suite"]["tests"] if t["flaky"]]
 check([t["id"] for t in flaky] == ["tests/test_outcomes.py::test_flaky_first_attempt"], f"flaky tests {flaky}")

@@ -119,4 +119,21 @@ check(g["outcome"] == "flaky", f"gang: {g['outcome']}")
 check("while running tests/test_gang.py::test_g_b on worker-1" in g["attempts"][0]["cause"],
       f"gang: attempt 1's cause {g['attempts'][0]['cause']!r}")
 check(outcomes("gang")["test_g_b"] == ("passed", True), f"gang: {outcomes('gang')}")
+# The stacks faulthandler wrote at the SIGTERM are in the JUnit of the test
+# that hung, named per host.
+root = ET.parse(junit).getroot()
+def earlier_text(suite, name):
+    for c in root.findall(f"testsuite[@name='{suite}']/testcase[@name='{name}']"):
+        return "".join(e.findtext("stackTrace") or "" for e in c
+                       if e.tag in ("flakyFailure", "rerunFailure", "flakyError", "rerunError")) + \
+            "".join(e.text or "" for e in c if e.tag in ("failure", "error"))
+    return ""
+t = earlier_text("hang", B)
+check("The stacks of its threads when tpuci stopped it" in t and
+      'File "/src/tests/test_r.py", line 4 in test_b_hangs_on_first_attempt' in t,
+      f"hang: test_b's attempt 1 in JUnit has no stacks: {t[:300]!r}")
+t = earlier_text("gang", "test_g_b")
+check("The stacks of its threads on worker-1 when tpuci stopped it" in t and
+      'File "/src/tests/test_gang.py", line 13 in test_g_b' in t,
+      f"gang: test_g_b's attempt 1 in JUnit has no worker-1 stacks: {t[:300]!r}")
 print("\n".join(problems) if problems else "ok")

@@ -24,6 +24,9 @@ expect_out "and 28 more: no attempt got to them"
 expect_out "abort-retry: 44 tests, 0 failed, 1 flaky"
 expect_out "gang: 3 tests, 0 failed, 1 flaky"
 expect_out "while running tests/test_gang.py::test_g_b on worker-1"
+# faulthandler's stacks at the SIGTERM: where it hung, per host.
+expect_out "(at /src/tests/test_r.py:4 in test_b_hangs_on_first_attempt; thread stacks in stacks.txt)"
+expect_out "(at /src/tests/test_gang.py:13 in test_g_b on worker-1; thread stacks in worker-*/stacks.txt)"
 # The non-strict XPASS passed in attempt 1 and was not run again.
 expect_not_out "flaky  tests/test_r.py::test_d_xpass" "XPASS retried"
 printf '%s\n' "$out" > console.out
