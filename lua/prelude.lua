@@ -802,7 +802,7 @@ local JOB_KEYS = { "name", "run", "cmd", "pytest", "env", "workdir", "timeout",
 local JOB_SET = set_of(JOB_KEYS)
 
 local PYTEST_KEYS = { "markers", "k", "args", "options", "shards", "allow_empty",
-                      "python" }
+                      "python", "test_timeout" }
 local PYTEST_SET = set_of(PYTEST_KEYS)
 
 -- pytest = { markers = "tpu", k = "...", args = { "tests/" }, shards = 4,
@@ -909,6 +909,13 @@ local function pytest_spec(d, j, t, mkeys, keys)
   end
   local empty = rawget(t, "allow_empty")
   if empty ~= nil then py.allow_empty = boolean(d, "pytest.allow_empty", empty) end
+  local tt = rawget(t, "test_timeout")
+  if tt ~= nil then
+    py.test_timeout_ms = duration(d, "pytest.test_timeout", tt)
+    if py.test_timeout_ms < 1000 then
+      fail(d, "pytest.test_timeout", "must be at least 1s, got '" .. show(tt) .. "'")
+    end
+  end
   j.cmd, j.pytest = cmd, py
 end
 

@@ -87,6 +87,7 @@ typedef struct {
   int shards;             /* 1: not sharded */
   int shard;              /* 1-based index when sharded, else 0 */
   int allow_empty;        /* pytest's exit 5 (nothing collected) passes */
+  uint64_t test_timeout_ms; /* one test's longest (pytest.test_timeout), 0: none */
 } tpuci__pytest_t;
 
 /* One job instance: a job with one matrix combination bound. */

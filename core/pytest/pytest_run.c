@@ -17,15 +17,38 @@
  * SIGTERM (the first thing tpuci sends at a timeout or a cancel) makes
  * faulthandler write every thread's stack to stacks.txt beside it, then
  * goes on as it would have (pytest ends, or waits for the SIGKILL).
- * argv: -c CODE <progress file> <pytest arguments...>. */
+ * With a test timeout (pytest.test_timeout), each test's setup, call and
+ * teardown together get a SIGALRM timer; when it fires, the test fails
+ * with the stacks of every thread in its message and pytest goes on with
+ * the next test.
+ * argv: -c CODE <progress file> <test timeout in ms, 0: none> <pytest
+ * arguments...>. */
 static const char tpuci__bootstrap[] =
-    "import faulthandler, json, os, signal, sys\n"
+    "import faulthandler, json, os, signal, sys, tempfile\n"
     "import pytest\n"
     "stacks = open(os.path.join(os.path.dirname(sys.argv[1]), 'stacks.txt'), 'w')\n"
     "faulthandler.register(signal.SIGTERM, file=stacks, all_threads=True, chain=True)\n"
+    "limit = int(sys.argv[2]) / 1000\n"
     "class TpuciProgress:\n"
     "    def __init__(self, path):\n"
     "        self.out = open(path, 'a', buffering=1)\n"
+    "    @pytest.hookimpl(hookwrapper=True)\n"
+    "    def pytest_runtest_protocol(self, item, nextitem):\n"
+    "        if limit > 0:\n"
+    "            signal.signal(signal.SIGALRM, self.over)\n"
+    "            signal.setitimer(signal.ITIMER_REAL, limit)\n"
+    "        try:\n"
+    "            yield\n"
+    "        finally:\n"
+    "            if limit > 0:\n"
+    "                signal.setitimer(signal.ITIMER_REAL, 0)\n"
+    "    def over(self, signum, frame):\n"
+    "        with tempfile.TemporaryFile('w+') as f:\n"
+    "            faulthandler.dump_traceback(file=f, all_threads=True)\n"
+    "            f.seek(0)\n"
+    "            text = f.read()\n"
+    "        pytest.fail('test_timeout: longer than %gs (tpuci); the stacks of its '\n"
+    "                    'threads:\\n%s' % (limit, text))\n"
     "    def pytest_sessionstart(self, session):\n"
     "        c = session.config\n"
     "        root = getattr(c, 'rootpath', None) or c.rootdir\n"
@@ -46,7 +69,7 @@ static const char tpuci__bootstrap[] =
     "            'outcome': report.outcome, 'xfail': hasattr(report, 'wasxfail'),\n"
     "            'duration': report.duration, 'file': loc[0], 'line': loc[1],\n"
     "            'message': msg}) + '\\n')\n"
-    "sys.exit(pytest.main(sys.argv[2:], plugins=[TpuciProgress(sys.argv[1])]))\n";
+    "sys.exit(pytest.main(sys.argv[3:], plugins=[TpuciProgress(sys.argv[1])]))\n";
 
 void tpuci__pytest_argv(const tpuci__instance_t *inst, const char *results_path,
                         const tpuci__strv_t *select, tpuci__strv_t *out) {
@@ -57,6 +80,7 @@ void tpuci__pytest_argv(const tpuci__instance_t *inst, const char *results_path,
   tpuci__strv_push(out, "-c");
   tpuci__strv_push(out, tpuci__bootstrap);
   tpuci__strv_take(out, tpuci__printf("%s/%s", results_path, TPUCI__PROGRESS_FILE));
+  tpuci__strv_take(out, tpuci__printf("%llu", (unsigned long long) inst->pytest->test_timeout_ms));
   for (i = 3; i < base; i++) tpuci__strv_push(out, inst->argv.items[i]);
   tpuci__strv_take(out, tpuci__printf("--junitxml=%s/%s", results_path,
                                       TPUCI__JUNIT_FILE));

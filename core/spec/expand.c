@@ -208,6 +208,7 @@ static void tpuci__emit_pytest(lua_State *L, const tpuci__job_t *j,
   py->nargs = (size_t) tpuci__get_int(L, j->pytest, "nargs");
   py->shards = (int) tpuci__get_int(L, j->pytest, "shards");
   py->allow_empty = tpuci__get_bool(L, j->pytest, "allow_empty");
+  py->test_timeout_ms = (uint64_t) tpuci__get_int(L, j->pytest, "test_timeout_ms");
   if (py->shards < 1) py->shards = 1;
   shard = py->shards > 1 ? tpuci__kv_get(&in->matrix, "shard") : NULL;
   if (shard != NULL) py->shard = atoi(shard);

@@ -136,4 +136,13 @@ t = earlier_text("gang", "test_g_b")
 check("The stacks of its threads on worker-1 when tpuci stopped it" in t and
       'File "/src/tests/test_gang.py", line 13 in test_g_b' in t,
       f"gang: test_g_b's attempt 1 in JUnit has no worker-1 stacks: {t[:300]!r}")
+tt = insts["test-timeout"]
+check(tt["outcome"] == "failed" and len(tt["attempts"]) == 1 and tt["attempts"][0]["outcome"] == "failed",
+      f"test-timeout: {tt['outcome']}, attempts {[a['outcome'] for a in tt['attempts']]}")
+check(outcomes("test-timeout") == {"test_over_the_limit": ("failed", False), "test_after_it": ("passed", False)},
+      f"test-timeout: {outcomes('test-timeout')}")
+t = earlier_text("test-timeout", "test_over_the_limit")
+check("test_timeout: longer than 2s (tpuci); the stacks of its threads" in t and
+      'File "/src/tests/test_slow.py", line 7 in test_over_the_limit' in t,
+      f"test-timeout: the failure has no stacks: {t[:400]!r}")
 print("\n".join(problems) if problems else "ok")

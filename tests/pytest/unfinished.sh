@@ -27,6 +27,9 @@ expect_out "while running tests/test_gang.py::test_g_b on worker-1"
 # faulthandler's stacks at the SIGTERM: where it hung, per host.
 expect_out "(at /src/tests/test_r.py:4 in test_b_hangs_on_first_attempt; thread stacks in stacks.txt)"
 expect_out "(at /src/tests/test_gang.py:13 in test_g_b on worker-1; thread stacks in worker-*/stacks.txt)"
+# pytest.test_timeout: one test fails with its stacks, the next one runs.
+expect_out "test-timeout: 2 tests, 1 failed, 0 flaky"
+expect_out "failed tests/test_slow.py::test_over_the_limit: "
 # The non-strict XPASS passed in attempt 1 and was not run again.
 expect_not_out "flaky  tests/test_r.py::test_d_xpass" "XPASS retried"
 printf '%s\n' "$out" > console.out

@@ -17,14 +17,15 @@ local function pyjob(t)
 end
 
 -- The reproduction of issue 18.
-job "hang" (pyjob { pytest = { args = { "tests/test_r.py" } }, timeout = "15s", retries = retry })
+job "hang" (pyjob { pytest = { args = { "tests/test_r.py" } }, timeout = "30s", retries = retry })
 job "hang-xpass" (pyjob {
   pytest = { args = { "tests/test_r.py::test_d_xpass", "tests/test_r.py::test_b_hangs_on_first_attempt",
                       "tests/test_r.py::test_c_after_the_hang" } },
-  timeout = "15s", retries = retry,
+  timeout = "30s", retries = retry,
 })
-job "hang-once" (pyjob { pytest = { args = { "tests/test_r.py" } }, timeout = "15s" })
+job "hang-once" (pyjob { pytest = { args = { "tests/test_r.py" } }, timeout = "30s" })
 job "abort" (pyjob { pytest = { args = { "tests/test_abort.py" } } })
 job "abort-retry" (pyjob { pytest = { args = { "tests/test_abort.py" } }, retries = retry })
-job "sharded" (pyjob { pytest = { args = { "tests/test_shard.py" }, shards = 2 }, timeout = "20s", retries = retry })
-job "gang" (pyjob { pytest = { args = { "tests/test_gang.py" } }, topology = "v4-16", timeout = "20s", retries = retry })
+job "sharded" (pyjob { pytest = { args = { "tests/test_shard.py" }, shards = 2 }, timeout = "45s", retries = retry })
+job "test-timeout" (pyjob { pytest = { args = { "tests/test_slow.py" }, test_timeout = "2s" }, timeout = "40s" })
+job "gang" (pyjob { pytest = { args = { "tests/test_gang.py" } }, topology = "v4-16", timeout = "45s", retries = retry })
