@@ -439,13 +439,6 @@ void tpuci__http_set_header(tpuci__http_req_t *r, const char *line) {
   curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->headers);
 }
 
-void tpuci__http_wipe_free(char *s) {
-  volatile char *p = s;
-  if (s == NULL) return;
-  while (*p) *p++ = '\0';
-  free(s);
-}
-
 void tpuci__http_set_fresh(tpuci__http_req_t *r) {
   if (r->easy == NULL) return;
   curl_easy_setopt(r->easy, CURLOPT_FRESH_CONNECT, 1L);

@@ -5,15 +5,6 @@
 #include <string.h>
 #include <uv.h>
 
-/* Secrets do not outlive their use in freed memory: a later bug that
- * prints a freed buffer, or a core dump, shows zeros. */
-static void tpuci__wipe_free(char *s) {
-  volatile char *p = s;
-  if (s == NULL) return;
-  while (*p) *p++ = '\0';
-  free(s);
-}
-
 /* base64. */
 
 static const char tpuci__b64_std[] =
