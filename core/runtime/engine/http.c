@@ -309,6 +309,9 @@ static void tpuci__http_setup_tls(const tpuci__docker_host_t *host, CURL *e) {
   if (host->cert_file != NULL) {
     curl_easy_setopt(e, CURLOPT_SSLCERT, host->cert_file);
     curl_easy_setopt(e, CURLOPT_SSLKEY, host->key_file);
+    /* Never OpenSSL's prompt on the terminal for a key's passphrase
+     * (endpoint.c refuses such a key first): an empty one is tried. */
+    curl_easy_setopt(e, CURLOPT_KEYPASSWD, "");
   }
   curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, host->tls_verify ? 1L : 0L);
   curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, host->tls_verify ? 2L : 0L);
