@@ -15,7 +15,8 @@
 #    message says what happened.
 # 2. A helper whose child (sleep 301) keeps stdout open: tpuci ends at the
 #    20 s cap with exit 3, and the child is gone; SIGINT and SIGTERM while
-#    it waits end tpuci at once with exit 130, child gone.
+#    it waits end tpuci at once with exit 130, child gone (SIGINT on the
+#    swarm runtime too).
 # 3. config.json as a FIFO (both readers: the context lookup and the
 #    credentials), and a Docker context whose endpoint has no Host: exit 3
 #    with a message that says so.
@@ -220,29 +221,31 @@ expect_out "docker-credential-hang get: no answer within 20s; killed" "the cap"
 child_gone "at the cap"
 no_secret "the cap" "$d"
 
-for sig in INT TERM; do
-  d=$WORK/run-hang-$sig
+for what in INT:docker TERM:docker INT:swarm; do
+  sig=${what%:*} engine=${what#*:}
+  [ "$engine" = swarm ] && [ "$swarm" = 0 ] && continue
+  d=$WORK/run-hang-$sig-$engine
   mkdir -p "$d"
   cp "$WORK/spec.lua" "$d/"
-  (cd "$d" && DOCKER_CONFIG=$H/hang exec "$TPUCI" run --plain spec.lua > "$d/out" 2>&1) &
+  (cd "$d" && DOCKER_CONFIG=$H/hang exec "$TPUCI" run --plain --engine "$engine" spec.lua > "$d/out" 2>&1) &
   tp=$!
   for i in $(seq 1 100); do [ -s "$H/child.pid" ] && break; sleep 0.1; done
-  [ -s "$H/child.pid" ] || fail "SIG$sig: the helper did not start"
+  [ -s "$H/child.pid" ] || fail "SIG$sig ($engine): the helper did not start"
   kill -"$sig" "$tp"
   # At once: well before the 20 s cap would end it.
   for i in $(seq 1 100); do kill -0 "$tp" 2>/dev/null || break; sleep 0.1; done
   if kill -0 "$tp" 2>/dev/null; then
-    fail "SIG$sig during the helper: tpuci still runs after 10 s"
+    fail "SIG$sig ($engine) during the helper: tpuci still runs after 10 s"
     kill -KILL "$tp"
   fi
   wait "$tp"
   code=$?
   out=$(cat "$d/out")
-  expect_code 130 "SIG$sig during the helper"
-  expect_not_out "no answer within" "SIG$sig: not ended by the cap"
-  child_gone "SIG$sig"
+  expect_code 130 "SIG$sig ($engine) during the helper"
+  expect_not_out "no answer within" "SIG$sig ($engine): not ended by the cap"
+  child_gone "SIG$sig ($engine)"
   rm -f "$d/out"
-  no_secret "SIG$sig" "$d"
+  no_secret "SIG$sig ($engine)" "$d"
 done
 
 # 3. config.json as a FIFO, read for the context and for credentials.
