@@ -5,6 +5,8 @@
 # need, and netavark with aardvark-dns named, as recommends are not
 # installed). docker-registry and apache2-utils (htpasswd):
 # tests/docker/registry.sh's private registry with logins.
+# python3-ruamel.yaml: tests/export/hostile.sh reads exports back as a
+# YAML 1.2 reader does.
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config git ca-certificates curl python3
@@ -13,7 +15,7 @@ pkgs=(build-essential cmake pkg-config git ca-certificates curl python3
       python3-yaml python3-jsonschema python3-pytest chromium groff-base zsh
       python3-kubernetes kubernetes-client podman catatonit netavark aardvark-dns
       clang libclang-rt-14-dev libxml2-utils cmark-gfm jq npm
-      docker-registry apache2-utils)
+      docker-registry apache2-utils python3-ruamel.yaml)
 missing=()
 for p in "${pkgs[@]}"; do
   # kubernetes-client ships /usr/bin/kubectl; where another package has

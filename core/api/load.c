@@ -61,17 +61,10 @@ int tpuci_load_file(tpuci_ctx_t *ctx, const char *path) {
                    TPUCI__SPEC_MAX_BYTES / (1024 * 1024));
     return tpuci__fail(ctx, &e);
   }
-  if (r == UV_EISDIR || r == UV_EFTYPE) {
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-      tpuci__err_set(&e, r, "%s: cannot read spec: it is %s, not a regular file",
-                     path, tpuci__file_kind(st.st_mode));
-    else
-      tpuci__err_set(&e, r, "%s: cannot read spec: not a regular file", path);
-    return tpuci__fail(ctx, &e);
-  }
   if (r != 0) {
-    tpuci__err_set(&e, r, "%s: cannot read spec: %s", path, uv_strerror(r));
+    char *why = tpuci__read_why(path, r);
+    tpuci__err_set(&e, r, "%s: cannot read spec: %s", path, why);
+    free(why);
     return tpuci__fail(ctx, &e);
   }
   copy = tpuci__strdup(path);

@@ -219,6 +219,8 @@ void tpuci__err_clear(tpuci__err_t *err) {
 }
 
 const char *tpuci__strerror(int code) {
+  /* libuv's own codes (UV_EOF, UV_EFTYPE, UV_EAI_*) are no errno. */
+  if (code < 0 && code > TPUCI_EBASE && code <= -3000) return uv_strerror(code);
   if (code < 0 && code > TPUCI_EBASE) return strerror(-code);
   return tpuci_strerror(code);
 }
@@ -448,6 +450,23 @@ int tpuci__read_file_max(const char *path, size_t max, char **out, size_t *len) 
   *out = buf;
   if (len) *len = got;
   return 0;
+}
+
+void tpuci__wipe_free(char *s) {
+  volatile char *p = s;
+  if (s == NULL) return;
+  while (*p) *p++ = '\0';
+  free(s);
+}
+
+char *tpuci__read_why(const char *path, int code) {
+  struct stat st;
+  if (code == UV_EISDIR || code == UV_EFTYPE) {
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+      return tpuci__printf("it is %s, not a regular file", tpuci__file_kind(st.st_mode));
+    return tpuci__strdup("it is not a regular file");
+  }
+  return tpuci__strdup(tpuci__strerror(code));
 }
 
 const char *tpuci__file_kind(unsigned mode) {

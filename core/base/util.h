@@ -92,7 +92,8 @@ int tpuci__err_set(tpuci__err_t *err, int code, const char *fmt, ...)
 void tpuci__err_clear(tpuci__err_t *err);
 
 /* The text of a code as the C library words it for a negative errno
- * ("No space left on device"), else tpuci_strerror()'s. */
+ * ("No space left on device"), libuv's for its own codes (UV_EFTYPE,
+ * UV_EOF), else tpuci_strerror()'s. */
 const char *tpuci__strerror(int code);
 
 /* Durations: "90s", "20m", "1h30m", "500ms", "1.5s", "2d" or a bare
@@ -165,6 +166,18 @@ int tpuci__open_regular(const char *path, struct stat *st);
  * more than max bytes, or another negative UV_E* code. *out is
  * NUL-terminated and owned by the caller. */
 int tpuci__read_file_max(const char *path, size_t max, char **out, size_t *len);
+
+/* Zeroes a string that held a secret, then frees it (NULL: nothing), so
+ * that a later bug that prints freed memory, or a core dump, shows
+ * zeros. */
+void tpuci__wipe_free(char *s);
+
+/* Why reading path failed with a code of tpuci__open_regular() or
+ * tpuci__read_file_max() (UV_EFBIG aside, whose limit the caller
+ * knows), for a message: "it is a FIFO, not a regular file", "it is a
+ * folder, not a regular file", else the code's text (tpuci__strerror).
+ * A new string. */
+char *tpuci__read_why(const char *path, int code);
 
 /* What kind of file a st_mode names, for messages: "a folder", "a FIFO",
  * "a character device", "a block device", "a socket", "a regular file". */

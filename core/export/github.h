@@ -83,9 +83,8 @@ int tpuci__gh_write(void *data, unsigned char *buf, size_t size);
  * cannot be written in it). */
 int tpuci__gh_scalar(yaml_emitter_t *e, const char *s,
                      yaml_scalar_style_t style);
-/* A string: multi-line text as a literal block, text a YAML 1.1 or 1.2
- * reader could take for something else (tpuci__yaml_ambiguous) in double
- * quotes, the rest plain where libyaml allows it. */
+/* A string, in the style tpuci__quote_yaml_style() picks (export/quote.h):
+ * every YAML reader, 1.1 or 1.2, reads it back as the same string. */
 int tpuci__gh_str(yaml_emitter_t *e, const char *s);
 /* A plain scalar as it is: keys, numbers and booleans. */
 int tpuci__gh_plain(yaml_emitter_t *e, const char *s);

@@ -1,7 +1,9 @@
 /* The steps of the exported workflow job, and the jobs that carry the
  * recorded test durations across runners (see github_doc.h and
  * docs/github.md). Values reach scripts through `env:`, never through
- * their text, so no name, ref or path can change what a shell runs. */
+ * their text, so no name, ref or path can change what a shell runs; spec
+ * text in a value GitHub evaluates goes through tpuci__gh_text() and in
+ * an expression through tpuci__quote_github_literal() (export/quote.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +46,7 @@ static const char tpuci__gh_merge[] =
     "echo \"durations of $(jq '.tests | length' .tpuci/timings.json) tests from $# entries\"\n";
 
 int tpuci__gh_step_start(yaml_emitter_t *e, const char *name) {
-  return tpuci__gh_map(e) && tpuci__gh_kv(e, "name", name);
+  return tpuci__gh_map(e) && tpuci__gh_kv_text(e, "name", name);
 }
 
 /* Building tpuci, or restoring the build the last run with the same
@@ -130,7 +132,7 @@ static int tpuci__gh_login_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
         from);
     free(from);
     ok = tpuci__gh_step_start(e, name) && tpuci__gh_plain(e, "env") && tpuci__gh_map(e) &&
-         tpuci__gh_kv(e, "TPUCI_REGISTRY", host) &&
+         tpuci__gh_kv_text(e, "TPUCI_REGISTRY", host) &&
          tpuci__gh_kv(e, "TPUCI_REGISTRY_USERNAME", uval) &&
          tpuci__gh_kv(e, "TPUCI_REGISTRY_PASSWORD", pval) && tpuci__gh_map_end(e) &&
          tpuci__gh_kv(e, "run", script) && tpuci__gh_map_end(e);
@@ -142,19 +144,6 @@ static int tpuci__gh_login_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
     free(script);
   }
   return ok;
-}
-
-/* "'ref'" as a GitHub expression string ('' for a quote). */
-static char *tpuci__gh_expr_string(const char *s) {
-  tpuci__buf_t b;
-  tpuci__buf_init(&b);
-  tpuci__buf_adds(&b, "'");
-  for (; *s; s++) {
-    if (*s == '\'') tpuci__buf_adds(&b, "''");
-    else tpuci__buf_add(&b, s, 1);
-  }
-  tpuci__buf_adds(&b, "'");
-  return tpuci__buf_steal(&b);
 }
 
 /* The images: pulled, or (pull = "never") a step the user must replace. */
@@ -169,7 +158,8 @@ static int tpuci__gh_image_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
     ok = tpuci__gh_step_start(e, "Pull the images") &&
          (!d->per_job || tpuci__gh_kv(e, "if", "join(matrix.pull, '') != ''")) &&
          tpuci__gh_plain(e, "env") && tpuci__gh_map(e) &&
-         tpuci__gh_kv(e, "TPUCI_IMAGES", d->per_job ? "${{ join(matrix.pull, ' ') }}" : list.data) &&
+         (d->per_job ? tpuci__gh_kv(e, "TPUCI_IMAGES", "${{ join(matrix.pull, ' ') }}")
+                     : tpuci__gh_kv_text(e, "TPUCI_IMAGES", list.data)) &&
          tpuci__gh_map_end(e) &&
          tpuci__gh_kv(e, "run", "set -f\n"
                                 "for image in $TPUCI_IMAGES; do\n"
@@ -181,10 +171,10 @@ static int tpuci__gh_image_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   for (i = 0; ok && i < d->build.len; i++) {
     const char *ref = d->build.items[i];
     char *name = tpuci__printf("Build or load image %s (pull = \"never\": replace this step)", ref);
-    char *lit = tpuci__gh_expr_string(ref);
+    char *lit = tpuci__quote_github_literal(ref);
     char *cond = tpuci__printf("contains(matrix.build, %s)", lit);
     ok = tpuci__gh_step_start(e, name) && (!d->per_job || tpuci__gh_kv(e, "if", cond)) &&
-         tpuci__gh_plain(e, "env") && tpuci__gh_map(e) && tpuci__gh_kv(e, "TPUCI_IMAGE", ref) &&
+         tpuci__gh_plain(e, "env") && tpuci__gh_map(e) && tpuci__gh_kv_text(e, "TPUCI_IMAGE", ref) &&
          tpuci__gh_map_end(e) &&
          tpuci__gh_kv(e, "run",
                       "# The spec says pull = \"never\": tpuci will not pull this image.\n"
@@ -230,7 +220,7 @@ int tpuci__gh_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   tpuci__buf_addf(&s, "tpuci run %s%s \"$TPUCI_SPEC\"",
                   d->per_job ? "--only \"$TPUCI_ONLY\" " : "", tpuci__gh_reports);
   ok = ok && tpuci__gh_step_start(e, "Run the spec") && tpuci__gh_plain(e, "env") &&
-       tpuci__gh_map(e) && tpuci__gh_kv(e, "TPUCI_SPEC", d->spec) &&
+       tpuci__gh_map(e) && tpuci__gh_kv_text(e, "TPUCI_SPEC", d->spec) &&
        (!d->per_job || tpuci__gh_kv(e, "TPUCI_ONLY", "${{ matrix.only }}")) &&
        tpuci__gh_map_end(e) && tpuci__gh_kv(e, "run", s.data) && tpuci__gh_map_end(e);
 

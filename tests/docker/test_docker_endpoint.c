@@ -394,14 +394,92 @@ static void test_unknown_context(void **state) {
   fx->env.docker_context = NULL;
   current(fx, "{\"currentContext\": \"gone\"}");
   fails(fx, "unknown Docker context 'gone' (from config.json's currentContext)");
-  /* A broken config.json is named. */
+  /* A broken config.json is named with where it breaks, never what is
+   * there (it holds credentials). */
   current(fx, "{\"currentContext\": ");
-  fails(fx, "/cfg/config.json:1: not valid JSON");
+  fails(fx, "/cfg/config.json: not valid JSON (line 1, column ");
   /* No config folder at all. */
   fx->env.config_dir = NULL;
   fx->env.home = NULL;
   fx->env.docker_context = "x";
   fails(fx, "neither DOCKER_CONFIG nor HOME");
+}
+
+/* config.json: a syntax error is told by line and column, never by the
+ * text around it; a FIFO is named as such (and not waited on). */
+static void test_config_errors(void **state) {
+  fx_t *fx = *state;
+  tpuci__docker_host_t h;
+  tpuci__err_t err = {0, NULL};
+  char *p = tpuci__printf("%s/config.json", fx->cfg);
+  current(fx, "{\"auths\": {\"r.example\": {\"auth\": \"S3cr3t-p\n");
+  assert_int_equal(tpuci__docker_host_resolve(&fx->env, &h, &err), TPUCI_EENGINE);
+  if (strstr(err.msg, "/cfg/config.json: not valid JSON (line 1, column 42)") == NULL)
+    fail_msg("no line and column in '%s'", err.msg);
+  assert_null(strstr(err.msg, "S3cr3t"));
+  assert_null(strstr(err.msg, "near"));
+  tpuci__err_clear(&err);
+  unlink(p);
+  assert_int_equal(mkfifo(p, 0600), 0);
+  assert_int_equal(tpuci__docker_host_resolve(&fx->env, &h, &err), TPUCI_EENGINE);
+  if (strstr(err.msg, "/cfg/config.json: it is a FIFO, not a regular file") == NULL)
+    fail_msg("'%s' does not name the FIFO", err.msg);
+  tpuci__err_clear(&err);
+  free(p);
+}
+
+/* A context whose endpoint names no Host is refused: it names no engine
+ * (the docker CLI would quietly try its default socket). */
+static void test_context_without_host(void **state) {
+  fx_t *fx = *state;
+  context(fx, "nohost", "\"\"", 0, 0, 0, 0);
+  fx->env.docker_context = "nohost";
+  fails(fx, "Docker context 'nohost': ");
+  fails(fx, "/meta.json has no Endpoints.docker.Host, so it names no engine");
+  fails(fx, "docker context update nohost --docker host=unix:///var/run/docker.sock");
+  context(fx, "null", "null", 0, 0, 0, 0);
+  fx->env.docker_context = "null";
+  fails(fx, "has no Endpoints.docker.Host");
+}
+
+/* A client key with a passphrase is refused before any request: OpenSSL
+ * would prompt for it on the terminal. Both PEM forms, in
+ * DOCKER_CERT_PATH and in a context's TLS folder. */
+static void test_encrypted_key(void **state) {
+  static const char *const keys[] = {
+      "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIFHDBOBgkqhkiG9w0BBQ0w\n"
+      "-----END ENCRYPTED PRIVATE KEY-----\n",
+      "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n"
+      "DEK-Info: AES-128-CBC,00112233445566778899AABBCCDDEEFF\n\nAAAA\n"
+      "-----END RSA PRIVATE KEY-----\n"};
+  fx_t *fx = *state;
+  tpuci__docker_host_t h;
+  char *key = tpuci__printf("%s/key.pem", fx->certs), *ctxkey, hex[65];
+  size_t i;
+  certs(fx, 1, 1, 1);
+  fx->env.docker_host = "tcp://h:2376";
+  fx->env.tls_verify = "1";
+  fx->env.cert_path = fx->certs;
+  for (i = 0; i < 2; i++) {
+    put(key, keys[i]);
+    fails(fx, "/certs/key.pem is encrypted with a passphrase, which tpuci does not ask for");
+    fails(fx, "openssl pkey -in ");
+  }
+  /* A key without one passes. */
+  put(key, "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n");
+  resolves(fx, &h);
+  tpuci__docker_host_free(&h);
+  fx->env.docker_host = NULL;
+  fx->env.tls_verify = NULL;
+  fx->env.cert_path = NULL;
+  context(fx, "enc", "\"tcp://h:2376\"", 0, 1, 1, 1);
+  tpuci__sha256_hex("enc", 3, hex);
+  ctxkey = tpuci__printf("%s/contexts/tls/%s/docker/key.pem", fx->cfg, hex);
+  put(ctxkey, keys[0]);
+  fx->env.docker_context = "enc";
+  fails(fx, "/docker/key.pem is encrypted with a passphrase");
+  free(ctxkey);
+  free(key);
 }
 
 static void test_bad_host_in_env(void **state) {
@@ -493,7 +571,8 @@ int main(void) {
       cmocka_unit_test(test_sha256), T(test_default), T(test_tls_verify),
       T(test_tls_missing), T(test_cert_path_alone), T(test_context),
       T(test_context_tls_variants), T(test_precedence),
-      T(test_unknown_context), T(test_bad_host_in_env), T(test_copy),
+      T(test_unknown_context), T(test_config_errors), T(test_context_without_host),
+      T(test_encrypted_key), T(test_bad_host_in_env), T(test_copy),
       cmocka_unit_test(test_remote_warnings),
   };
 #undef T

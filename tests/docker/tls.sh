@@ -3,8 +3,9 @@
 # tcp://127.0.0.1:<free port> with --tlsverify (a CA, server and client
 # certificates made here with openssl). tpuci runs a spec there with
 # DOCKER_HOST + DOCKER_TLS_VERIFY + DOCKER_CERT_PATH, and through a Docker
-# context written into a DOCKER_CONFIG of the test's own; a wrong CA and a
-# missing key are exit 3 with a message that says so; a job with a bind
+# context written into a DOCKER_CONFIG of the test's own; a wrong CA, a
+# missing key and a key with a passphrase (never prompted for, even on a
+# terminal) are exit 3 with a message that says so; a job with a bind
 # mount gets the remote-mount warning at run and in doctor.
 PRIVATE_ENGINE_ONLY=1
 . "$TESTS/docker/lib.sh"
@@ -92,6 +93,37 @@ out=$(DOCKER_HOST=$ep DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$tls/nokey "$TPUCI" r
 code=$?
 expect_code 3 "a missing key"
 expect_out "the TLS file $tls/nokey/key.pem is missing" "the missing key is named"
+
+# 3b. A key with a passphrase: refused before any request, one line
+# naming the file, exit 3; never OpenSSL's passphrase prompt, not even on
+# a terminal (where it would wait for an answer that never comes).
+mkdir -p "$tls/enc"
+cp "$tls/client/ca.pem" "$tls/client/cert.pem" "$tls/enc/"
+openssl pkey -in "$tls/client/key.pem" -aes256 -passout pass:tpuci-test -out "$tls/enc/key.pem" 2>/dev/null ||
+  fail "openssl could not encrypt the key"
+grep -q "ENCRYPTED" "$tls/enc/key.pem" && pass || fail "the key is not encrypted"
+out=$(DOCKER_HOST=$ep DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$tls/enc timeout 60 "$TPUCI" run --plain spec.lua 2>&1 < /dev/null)
+code=$?
+expect_code 3 "an encrypted key"
+expect_out "the TLS key $tls/enc/key.pem is encrypted with a passphrase, which tpuci does not ask for" "the encrypted key is named"
+if command -v script >/dev/null; then
+  out=$(DOCKER_HOST=$ep DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$tls/enc \
+        timeout 60 script -qec "'$TPUCI' run --plain spec.lua" /dev/null < /dev/null 2>&1)
+  code=$?
+  expect_code 3 "an encrypted key on a terminal"
+  expect_not_out "pass phrase" "no passphrase prompt on a terminal"
+  expect_out "is encrypted with a passphrase" "the encrypted key on a terminal"
+fi
+# The same key in a context's TLS folder.
+esha=$(printf %s tpuci-enc | sha256sum | cut -d' ' -f1)
+mkdir -p "$DOCKER_CONFIG/contexts/meta/$esha" "$DOCKER_CONFIG/contexts/tls/$esha/docker"
+printf '{"Name":"tpuci-enc","Metadata":{},"Endpoints":{"docker":{"Host":"%s","SkipTLSVerify":false}}}' "$ep" \
+  > "$DOCKER_CONFIG/contexts/meta/$esha/meta.json"
+cp "$tls/enc/ca.pem" "$tls/enc/cert.pem" "$tls/enc/key.pem" "$DOCKER_CONFIG/contexts/tls/$esha/docker/"
+out=$(DOCKER_CONTEXT=tpuci-enc timeout 60 "$TPUCI" run --plain spec.lua 2>&1 < /dev/null)
+code=$?
+expect_code 3 "an encrypted key in a context"
+expect_out "contexts/tls/$esha/docker/key.pem is encrypted with a passphrase" "the context's encrypted key is named"
 
 # 4. Plain HTTP to a TLS engine fails too (exit 3), not a hang.
 out=$(DOCKER_HOST=$ep "$TPUCI" run --plain spec.lua 2>&1)

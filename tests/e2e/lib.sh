@@ -37,6 +37,16 @@ expect_not_out() {
   esac
 }
 
+# python_with MODULE...: prints the first python3 (the one on PATH, then
+# Debian's) that imports every MODULE, or nothing.
+python_with() {
+  local p mods
+  mods=$(IFS=,; echo "$*")
+  for p in python3 /usr/bin/python3; do
+    if command -v "$p" > /dev/null && "$p" -c "import $mods" 2> /dev/null; then command -v "$p"; return; fi
+  done
+}
+
 # json QUERY: evaluates a Python expression over the latest summary.json
 # (bound to `s`) and prints the result.
 json() {

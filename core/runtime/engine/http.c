@@ -309,6 +309,9 @@ static void tpuci__http_setup_tls(const tpuci__docker_host_t *host, CURL *e) {
   if (host->cert_file != NULL) {
     curl_easy_setopt(e, CURLOPT_SSLCERT, host->cert_file);
     curl_easy_setopt(e, CURLOPT_SSLKEY, host->key_file);
+    /* Never OpenSSL's prompt on the terminal for a key's passphrase
+     * (endpoint.c refuses such a key first): an empty one is tried. */
+    curl_easy_setopt(e, CURLOPT_KEYPASSWD, "");
   }
   curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, host->tls_verify ? 1L : 0L);
   curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, host->tls_verify ? 2L : 0L);
@@ -437,13 +440,6 @@ void tpuci__http_set_header(tpuci__http_req_t *r, const char *line) {
   r->headers = l;
   if (r->easy == NULL) return;
   curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->headers);
-}
-
-void tpuci__http_wipe_free(char *s) {
-  volatile char *p = s;
-  if (s == NULL) return;
-  while (*p) *p++ = '\0';
-  free(s);
 }
 
 void tpuci__http_set_fresh(tpuci__http_req_t *r) {

@@ -75,8 +75,6 @@ void tpuci__http_set_fresh(tpuci__http_req_t *r);
  * request header, "Name: value" (copied). The copy is wiped when the
  * request is freed: headers may carry credentials (X-Registry-Auth). */
 void tpuci__http_set_header(tpuci__http_req_t *r, const char *line);
-/* Zeroes a string and frees it (a header that held credentials). */
-void tpuci__http_wipe_free(char *s);
 
 /* Completes a pending request with UV_ECANCELED, from the loop (never
  * from inside this call); the engine sees its connection close. A

@@ -5,15 +5,6 @@
 #include <string.h>
 #include <uv.h>
 
-/* Secrets do not outlive their use in freed memory: a later bug that
- * prints a freed buffer, or a core dump, shows zeros. */
-static void tpuci__wipe_free(char *s) {
-  volatile char *p = s;
-  if (s == NULL) return;
-  while (*p) *p++ = '\0';
-  free(s);
-}
-
 /* base64. */
 
 static const char tpuci__b64_std[] =
@@ -135,13 +126,13 @@ int tpuci__regconf_parse(tpuci__regconf_t *c, const char *path,
   if (c->json == NULL || !json_is_object(c->json)) {
     /* The parser's text quotes the file at the error, which may be a
      * secret: only where it is goes into the message. */
-    int line = c->json == NULL ? je.line : 1;
+    int line = c->json == NULL ? je.line : 1, column = c->json == NULL ? je.column : 1;
     json_decref(c->json);
     c->json = NULL;
     return tpuci__err_set(err, TPUCI_EIMAGE,
                           "cannot read the Docker config %s: not a JSON "
-                          "object (line %d)",
-                          path, line);
+                          "object (line %d, column %d)",
+                          path, line, column);
   }
   return 0;
 }
@@ -161,8 +152,10 @@ int tpuci__regconf_load(tpuci__regconf_t *c, tpuci__err_t *err) {
     return 0;
   }
   if (rc != 0) {
+    char *why = tpuci__read_why(path, rc);
     tpuci__err_set(err, TPUCI_EIMAGE, "cannot read the Docker config %s: %s",
-                   path, tpuci__strerror(rc));
+                   path, why);
+    free(why);
     free(path);
     return TPUCI_EIMAGE;
   }

@@ -400,7 +400,7 @@ static void tpuci__sw_free(tpuci__runtime_t *rt) {
   free(sw->manager_node);
   for (i = 0; i < sw->nimages; i++) {
     free(sw->images[i]);
-    if (sw->auths != NULL) tpuci__http_wipe_free(sw->auths[i]);
+    if (sw->auths != NULL) tpuci__wipe_free(sw->auths[i]);
   }
   free(sw->images);
   free(sw->auths);

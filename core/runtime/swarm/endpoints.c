@@ -16,7 +16,7 @@ tpuci__http_req_t *tpuci__sw_service_create(tpuci__engine_t *e, json_t *body,
   if (auth != NULL) {
     char *h = tpuci__printf("X-Registry-Auth: %s", auth);
     tpuci__http_set_header(r, h);
-    tpuci__http_wipe_free(h);
+    tpuci__wipe_free(h);
   }
   return r;
 }

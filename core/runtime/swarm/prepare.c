@@ -161,7 +161,7 @@ static void tpuci__sw_on_pulled(void *p, const tpuci__pull_res_t *res) {
      * credentials. */
     free(sw->images[k]);
     sw->images[k] = tpuci__strdup(img->ref);
-    tpuci__http_wipe_free(sw->auths[k]);
+    tpuci__wipe_free(sw->auths[k]);
     sw->auths[k] = res->auth ? tpuci__strdup(res->auth) : NULL;
     tpuci__sw_next_image(sw);
     return;
@@ -363,7 +363,7 @@ int tpuci__sw_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
   sw->prepare_cb = cb;
   for (i = 0; i < sw->nimages; i++) {
     free(sw->images[i]);
-    if (sw->auths != NULL) tpuci__http_wipe_free(sw->auths[i]);
+    if (sw->auths != NULL) tpuci__wipe_free(sw->auths[i]);
   }
   free(sw->images);
   free(sw->auths);
