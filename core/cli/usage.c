@@ -113,8 +113,9 @@ static const char usage_topologies[] =
     "Without TYPE, prints the built-in catalogue of TPU accelerator types:\n"
     "hosts, chips per host, TensorCores per chip, devices per host, topology,\n"
     "bounds and GKE labels. With TYPE (e.g. v4-16, or v6e-8:2x4 for a host\n"
-    "layout), prints that type and the environment each emulated host gets\n"
-    "(default emulation: pjrt). See docs/topology.md.\n";
+    "layout), prints that type, the source of each of its values and the\n"
+    "environment each emulated host gets (default emulation: pjrt). See\n"
+    "docs/topology.md.\n";
 
 static const char usage_gc[] =
     "usage: tpuci gc [--dry-run]\n"

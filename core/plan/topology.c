@@ -32,42 +32,17 @@ int tpuci__emulate_parse(const char *name, tpuci__emulate_t *out) {
 /* ------------------------------------------------------------------ */
 /* Rules                                                               */
 
-/* v2/v3 expose each TensorCore as a device; v4 and later one device per
- * chip (torch_xla num_logical_cores_per_chip: 2 if version <= 3 else 1;
- * doc 4a). A custom slice without a generation counts TensorCores, so
- * cores_per_chip = 2 means two devices per chip. */
-static int tpuci__devices_per_chip(const char *gen, int cores_per_chip) {
-  if (gen == NULL || strcmp(gen, "v2") == 0 || strcmp(gen, "v3") == 0)
-    return cores_per_chip;
-  return 1;
+/* A generation's rules (topology_catalogue.yaml says where each comes
+ * from). A custom slice without a generation counts TensorCores as
+ * devices (cores_per_chip = 2 means two devices per chip) and gets
+ * process bounds. */
+static int tpuci__devices_per_chip(const tpuci__tpu_gen_t *gen,
+                                   int cores_per_chip) {
+  return gen == NULL || gen->device_per_core ? cores_per_chip : 1;
 }
 
-/* The -N in an accelerator type counts TensorCores on v2/v3/v4/v5p (and
- * tpu7x: tpu7x-8 has 4 chips), chips on v5litepod/v6e (doc 4a). */
-static int tpuci__type_counts_chips(const char *gen) {
-  return strcmp(gen, "v5e") == 0 || strcmp(gen, "v6e") == 0;
-}
-
-/* TPU_PROCESS_BOUNDS for one process per host: on v4 and later the
- * metadata has them (v4-16 tpu-env: TPU_PROCESS_BOUNDS = HOST_BOUNDS,
- * TPU_CHIPS_PER_PROCESS_BOUNDS = CHIPS_PER_HOST_BOUNDS, doc 4b). xla_dist
- * sets none on v2/v3 (doc 2a). tpu7x "appends ,2" (doc 4b) in a form the
- * doc does not show for whole-host processes, so none there either. */
-static int tpuci__has_process_bounds(const char *gen) {
-  if (gen == NULL) return 1;
-  return strcmp(gen, "v2") != 0 && strcmp(gen, "v3") != 0 &&
-         strcmp(gen, "tpu7x") != 0;
-}
-
-/* The GKE device plugin's getChipsPerDim (doc 4b). */
-static int tpuci__chips_per_dim(int chips, int dim[3]) {
-  switch (chips) {
-    case 1: dim[0] = 1; dim[1] = 1; dim[2] = 1; return 0;
-    case 2: dim[0] = 1; dim[1] = 2; dim[2] = 1; return 0;
-    case 4: dim[0] = 2; dim[1] = 2; dim[2] = 1; return 0;
-    case 8: dim[0] = 2; dim[1] = 4; dim[2] = 1; return 0;
-    default: return -1;
-  }
+static int tpuci__has_process_bounds(const tpuci__tpu_gen_t *gen) {
+  return gen == NULL || gen->process_bounds;
 }
 
 static int tpuci__valid_name(const char *s) {
@@ -110,7 +85,7 @@ static void tpuci__slice_from_row(tpuci__slice_t *s, const char *name,
   s->topology = tpuci__strdup(t->topology);
   s->host_bounds = tpuci__strdup(t->host_bounds);
   s->chips_per_host_bounds = tpuci__strdup(t->chips_per_host_bounds);
-  if (tpuci__has_process_bounds(t->generation)) {
+  if (tpuci__has_process_bounds(t->gen)) {
     s->process_bounds = tpuci__strdup(t->host_bounds);
     s->chips_per_process_bounds = tpuci__strdup(t->chips_per_host_bounds);
   }
@@ -119,13 +94,14 @@ static void tpuci__slice_from_row(tpuci__slice_t *s, const char *name,
 /* Numbers not in the catalogue: chips-per-host bounds from the device
  * plugin's table, host bounds 1,1,N, the topology their product. */
 static void tpuci__slice_compute(tpuci__slice_t *s, const char *name,
-                                 const char *type, const char *gen,
-                                 int hosts, int chips, int cores) {
+                                 const char *type,
+                                 const tpuci__tpu_gen_t *gen, int hosts,
+                                 int chips, int cores) {
   int d[3] = {1, 1, 1};
-  tpuci__chips_per_dim(chips, d); /* validated by the caller */
+  tpuci__tpu_chips_per_dim(chips, d); /* validated by the caller */
   s->name = tpuci__strdup(name);
   s->accelerator_type = tpuci__strdup(type);
-  s->generation = gen ? tpuci__strdup(gen) : NULL;
+  s->generation = gen ? tpuci__strdup(gen->name) : NULL;
   s->row = NULL;
   s->hosts = hosts;
   s->chips_per_host = chips;
@@ -148,7 +124,8 @@ static int tpuci__check_numbers(const tpuci__slice_req_t *r,
                           "hosts must be 1..%d, got %d", TPUCI__MAX_HOSTS,
                           r->hosts);
   if (r->chips_per_host < 0 ||
-      (r->chips_per_host > 0 && tpuci__chips_per_dim(r->chips_per_host, d)))
+      (r->chips_per_host > 0 &&
+       tpuci__tpu_chips_per_dim(r->chips_per_host, d)))
     return tpuci__err_set(err, TPUCI_ESPEC,
                           "chips_per_host must be 1, 2, 4 or 8, got %d",
                           r->chips_per_host);
@@ -271,7 +248,7 @@ static int tpuci__resolve_based(tpuci__slice_t *s, const tpuci__slice_req_t *r,
   dash = strrchr(b->type, '-');
   prefix = tpuci__strndup(b->type, (size_t) (dash - b->type));
   n = hosts * chips;
-  if (!tpuci__type_counts_chips(b->generation)) n *= cores;
+  if (!b->gen->name_counts_chips) n *= cores;
   type = tpuci__printf("%s-%d", prefix, n);
   free(prefix);
 
@@ -279,8 +256,7 @@ static int tpuci__resolve_based(tpuci__slice_t *s, const tpuci__slice_req_t *r,
   if (t != NULL && t->chips_per_host == chips && t->cores_per_chip == cores)
     tpuci__slice_from_row(s, r->name, t);
   else
-    tpuci__slice_compute(s, r->name, type, b->generation, hosts, chips,
-                         cores);
+    tpuci__slice_compute(s, r->name, type, b->gen, hosts, chips, cores);
   free(type);
   return 0;
 }

@@ -2,8 +2,8 @@
  * resolved slices, and the environment each emulated host gets.
  *
  * Pure data: nothing here does I/O, starts a container or knows about Lua.
- * The facts come from /work/shared/tpu-topology.md (cited per catalogue row
- * in topology_catalogue.c and in docs/topology.md).
+ * The facts come from /work/shared/tpu-topology.md (cited per value in
+ * topology_catalogue.yaml and in docs/topology.md).
  *
  * Messages: errors are one line without a location and without the
  * topology's name ("hosts must be 1..256, got 300"); the caller prefixes
@@ -18,28 +18,78 @@
 /* ------------------------------------------------------------------ */
 /* The catalogue                                                       */
 
+/* The catalogue is data: core/plan/topology_catalogue.yaml, compiled into
+ * the library (cmake/embed.cmake) and read once, on first use, by
+ * topology_read.c. The build runs the same reader on the file
+ * (cmake/check_catalogue.c), so the built-in data always reads; should it
+ * not (a library built without that check), the first lookup writes
+ * "tpuci: built-in TPU catalogue: FILE:LINE:COL: ..." to stderr and
+ * aborts, as an allocation failure does. */
+
+/* What every type of one TPU generation shares. */
+typedef struct {
+  const char *name;            /* "v2" "v3" "v4" "v5p" "v5e" "v6e" "tpu7x" */
+  int cores_per_chip;          /* TensorCores */
+  int device_per_core;         /* a framework sees each TensorCore as a
+                                * device (v2, v3), else each chip */
+  int name_counts_chips;       /* N in "<prefix>-N" counts chips, else cores */
+  int process_bounds;          /* hosts get TPU_PROCESS_BOUNDS and
+                                * TPU_CHIPS_PER_PROCESS_BOUNDS */
+  const char *gke_accelerator; /* NULL: not on GKE */
+} tpuci__tpu_gen_t;
+
+/* The values a row names a source for, as the data file's keys, in the
+ * order `tpuci topologies TYPE` shows them. */
+#define TPUCI__TPU_NSOURCES 10
+const char *tpuci__tpu_source_key(size_t i); /* NULL past the end */
+
 /* One host layout of one accelerator type. A type with two real layouts
  * (v5litepod-8, v6e-8: 1 VM x 8 chips or 2 VMs x 4 chips) has two rows
  * with the same `type`, exactly one of them `is_default_layout`. Every
- * string is static; `gke_accelerator` and `machine_type` are NULL where
- * the type has none (v2, v3 are not on GKE). */
+ * string lives as long as the process; `gke_accelerator` and
+ * `machine_type` are NULL where the type has none (v2, v3 are not on
+ * GKE). */
 typedef struct {
   const char *type;               /* "v4-16": TPU_ACCELERATOR_TYPE */
-  const char *generation;         /* "v2" "v3" "v4" "v5p" "v5e" "v6e" "tpu7x" */
+  const char *generation;         /* gen->name */
+  const tpuci__tpu_gen_t *gen;
   int hosts;                      /* VMs (GKE nodes/pods) in the slice */
   int chips_per_host;
-  int cores_per_chip;             /* TensorCores */
+  int cores_per_chip;             /* TensorCores (gen's) */
   int devices_per_host;           /* devices a framework sees on one host */
   const char *topology;           /* "2x2x2", "4x4": TPU_TOPOLOGY */
   const char *host_bounds;        /* "1,1,2": TPU_HOST_BOUNDS */
   const char *chips_per_host_bounds; /* "2,2,1": TPU_CHIPS_PER_HOST_BOUNDS */
   const char *gke_accelerator;    /* cloud.google.com/gke-tpu-accelerator */
   const char *machine_type;       /* "ct4p-hightpu-4t" */
-  const char *source;             /* where the row comes from */
   const char *layout;             /* "<hosts>x<chips per host>": "2x4" */
   int is_default_layout;
+  /* Where each value comes from: sources[i] for tpuci__tpu_source_key(i);
+   * NULL only for machine_type off GKE. */
+  const char *sources[TPUCI__TPU_NSOURCES];
 } tpuci__tpu_type_t;
 
+/* A catalogue read from YAML text (topology_read.c). */
+typedef struct tpuci__tpu_catalogue_s tpuci__tpu_catalogue_t;
+
+/* Reads and checks a catalogue in the format of topology_catalogue.yaml
+ * (its header says what is checked). `name` is the file name used in
+ * messages. Returns 0 and *out, or TPUCI_ESPEC with a one-line message
+ * "NAME:LINE:COLUMN: what" in *err and *out NULL. */
+int tpuci__tpu_catalogue_read(const char *name, const char *text, size_t len,
+                              tpuci__tpu_catalogue_t **out, tpuci__err_t *err);
+void tpuci__tpu_catalogue_free(tpuci__tpu_catalogue_t *c);
+size_t tpuci__tpu_catalogue_rows(const tpuci__tpu_catalogue_t *c);
+/* Row i (0-based) of `c`, or NULL past the end. */
+const tpuci__tpu_type_t *tpuci__tpu_catalogue_row(const tpuci__tpu_catalogue_t *c,
+                                                  size_t i);
+
+/* The GKE device plugin's getChipsPerDim (tpu-topology.md 4b): chips per
+ * host 1, 2, 4, 8 -> 1,1,1; 1,2,1; 2,2,1; 2,4,1. Returns 0, or -1 for
+ * another number (dim untouched but dim[2]). */
+int tpuci__tpu_chips_per_dim(int chips, int dim[3]);
+
+/* The built-in catalogue. */
 size_t tpuci__tpu_catalogue_size(void);
 /* Row i (0-based), or NULL past the end. Rows of one type are adjacent,
  * the default layout first. */

@@ -1,164 +1,58 @@
 /* The built-in catalogue of TPU accelerator types, lookup and suggestions.
  *
- * Every row comes from /work/shared/tpu-topology.md (below: "the doc"),
- * section 4a unless said otherwise; the `source` string of each row names
- * the doc's sources, and "inferred" marks values the doc does not state but
- * which follow from a rule it does state:
- *
- * - Host bounds = topology / chips-per-host bounds, per dimension (the GKE
- *   device plugin computes TPU_HOST_BOUNDS from "topology / chips-per-dim",
- *   doc 4b). Stated outright only for v2/v3 and v4 (xla_dist, doc 4a).
- * - Chips-per-host bounds from the device plugin's getChipsPerDim table
- *   (doc 4b): 1 -> 1,1,1; 2 -> 1,2,1; 4 -> 2,2,1; 8 -> 2,4,1. For v2/v3,
- *   xla_dist sets 2,2,1 on TPU VMs (doc 2a).
- * - Devices per host: 2 per chip on v2/v3, 1 per chip on v4 and later
- *   (torch_xla num_logical_cores_per_chip, doc 4a).
- * - v2/v3 topology strings are not in the doc: inferred as host bounds x
- *   (2,2) chips per host, written 2-D like v5e/v6e ("4x4").
- * - tpu7x: the doc gives "tpu7x-8 ... 2x2x1 ... (3D), chips/4 VMs x 4";
- *   -16 and -32 are inferred from that rule with v4/v5p's 3-D shapes. */
+ * The rows are data: topology_catalogue.yaml beside this file, with the
+ * source of every value. cmake/embed.cmake compiles it into the library
+ * as tpuci__data_topology_catalogue; it is read (topology_read.c) once, on
+ * the first lookup, and kept for the life of the process. The build runs
+ * the same reader on the file (cmake/check_catalogue.c), so a refusal here
+ * cannot happen in a library this project's build made; should it happen
+ * anyway, the message goes to stderr and the process aborts, as on
+ * running out of memory (topology.h). */
 #include "plan/topology.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-/* Sources, shared by the rows of one generation. */
-#define SRC_V2V3                                                          \
-  "tpu-topology.md 4a (torch_xla _internal/tpu.py, xla_dist: hosts, "     \
-  "host bounds); 2a (xla_dist: chips-per-host bounds 2,2,1, "             \
-  "TPU_NUM_DEVICES=8); topology inferred"
-#define SRC_V4                                                            \
-  "tpu-topology.md 4a (xpk: topology, tpu-v4-podslice/ct4p-hightpu-4t; "  \
-  "xla_dist: host bounds); 4b (tpu-env metadata example for v4-16)"
-#define SRC_V5P                                                           \
-  "tpu-topology.md 4a (xpk: topology, hosts, tpu-v5p-slice/"              \
-  "ct5p-hightpu-4t); host bounds inferred (device plugin rule, 4b)"
-#define SRC_V5E_SMALL                                                     \
-  "tpu-topology.md 4a (TPU v5e docs); bounds from device plugin table "   \
-  "(4b)"
-#define SRC_V5E_8                                                         \
-  "tpu-topology.md 4a (v5e docs; xpk default 2 VMs x 4); host bounds "    \
-  "inferred (device plugin rule, 4b)"
-#define SRC_V5E                                                           \
-  "tpu-topology.md 4a (GKE \"TPUs in GKE\": v5litepod-16 = 4 VMs x 4 "    \
-  "chips; xpk); host bounds inferred (device plugin rule, 4b)"
-#define SRC_V6E_SMALL                                                     \
-  "tpu-topology.md 4a (TPU v6e docs); bounds from device plugin table "   \
-  "(4b)"
-#define SRC_V6E_8                                                         \
-  "tpu-topology.md 4a (TPU v6e docs: 1 VM ct6e-standard-8t or 2 VMs "     \
-  "ct6e-standard-4t); host bounds inferred (device plugin rule, 4b)"
-#define SRC_V6E                                                           \
-  "tpu-topology.md 4a (TPU v6e docs: 4/8/16 VMs x 4, ct6e-standard-4t); " \
-  "host bounds inferred (device plugin rule, 4b)"
-#define SRC_TPU7X                                                         \
-  "tpu-topology.md 4a (xpk: tpu7x, tpu7x-standard-4t, 2x2x1 3-D, "        \
-  "chips/4 VMs); -16/-32 shapes and host bounds inferred"
+#include <uv.h>
 
-/* type, generation, hosts, chips/host, TC/chip, devices/host, topology,
- * host bounds, chips-per-host bounds, GKE accelerator, machine type,
- * source, layout, default. */
-static const tpuci__tpu_type_t tpuci__catalogue[] = {
-  /* v2, v3: 4 chips per host, 2 TensorCores per chip, each a device. */
-  {"v2-8", "v2", 1, 4, 2, 8, "2x2", "1,1,1", "2,2,1", NULL, NULL,
-   SRC_V2V3, "1x4", 1},
-  {"v2-32", "v2", 4, 4, 2, 8, "4x4", "2,2,1", "2,2,1", NULL, NULL,
-   SRC_V2V3, "4x4", 1},
-  {"v3-8", "v3", 1, 4, 2, 8, "2x2", "1,1,1", "2,2,1", NULL, NULL,
-   SRC_V2V3, "1x4", 1},
-  {"v3-32", "v3", 4, 4, 2, 8, "4x4", "2,2,1", "2,2,1", NULL, NULL,
-   SRC_V2V3, "4x4", 1},
-  {"v3-64", "v3", 8, 4, 2, 8, "4x8", "2,4,1", "2,2,1", NULL, NULL,
-   SRC_V2V3, "8x4", 1},
-  {"v3-128", "v3", 16, 4, 2, 8, "8x8", "4,4,1", "2,2,1", NULL, NULL,
-   SRC_V2V3, "16x4", 1},
-  {"v3-256", "v3", 32, 4, 2, 8, "8x16", "4,8,1", "2,2,1", NULL, NULL,
-   SRC_V2V3, "32x4", 1},
-  {"v3-512", "v3", 64, 4, 2, 8, "16x16", "8,8,1", "2,2,1", NULL, NULL,
-   SRC_V2V3, "64x4", 1},
+extern const char tpuci__data_topology_catalogue[];
+extern const size_t tpuci__data_topology_catalogue_len;
 
-  /* v4: megacore (2 TensorCores, one device per chip), 4 chips per VM. */
-  {"v4-8", "v4", 1, 4, 2, 4, "2x2x1", "1,1,1", "2,2,1", "tpu-v4-podslice",
-   "ct4p-hightpu-4t", SRC_V4, "1x4", 1},
-  {"v4-16", "v4", 2, 4, 2, 4, "2x2x2", "1,1,2", "2,2,1", "tpu-v4-podslice",
-   "ct4p-hightpu-4t", SRC_V4, "2x4", 1},
-  {"v4-32", "v4", 4, 4, 2, 4, "2x2x4", "1,1,4", "2,2,1", "tpu-v4-podslice",
-   "ct4p-hightpu-4t", SRC_V4, "4x4", 1},
-  {"v4-64", "v4", 8, 4, 2, 4, "2x4x4", "1,2,4", "2,2,1", "tpu-v4-podslice",
-   "ct4p-hightpu-4t", SRC_V4, "8x4", 1},
-  {"v4-128", "v4", 16, 4, 2, 4, "4x4x4", "2,2,4", "2,2,1",
-   "tpu-v4-podslice", "ct4p-hightpu-4t", SRC_V4, "16x4", 1},
+static uv_once_t tpuci__builtin_once = UV_ONCE_INIT;
+static tpuci__tpu_catalogue_t *tpuci__builtin;
 
-  /* v5p: megacore, 4 chips per VM. */
-  {"v5p-8", "v5p", 1, 4, 2, 4, "2x2x1", "1,1,1", "2,2,1", "tpu-v5p-slice",
-   "ct5p-hightpu-4t", SRC_V5P, "1x4", 1},
-  {"v5p-16", "v5p", 2, 4, 2, 4, "2x2x2", "1,1,2", "2,2,1", "tpu-v5p-slice",
-   "ct5p-hightpu-4t", SRC_V5P, "2x4", 1},
-  {"v5p-32", "v5p", 4, 4, 2, 4, "2x2x4", "1,1,4", "2,2,1", "tpu-v5p-slice",
-   "ct5p-hightpu-4t", SRC_V5P, "4x4", 1},
+static void tpuci__builtin_read(void) {
+  tpuci__err_t err = {0, NULL};
+  if (tpuci__tpu_catalogue_read("topology_catalogue.yaml",
+                                tpuci__data_topology_catalogue,
+                                tpuci__data_topology_catalogue_len,
+                                &tpuci__builtin, &err) != 0) {
+    char *msg = tpuci__printf("tpuci: built-in TPU catalogue: %s\n", err.msg);
+    ssize_t w = write(2, msg, strlen(msg));
+    (void) w;
+    abort();
+  }
+}
 
-  /* v5e (v5litepod): 1 TensorCore per chip; -N counts chips. */
-  {"v5litepod-1", "v5e", 1, 1, 1, 1, "1x1", "1,1,1", "1,1,1",
-   "tpu-v5-lite-podslice", "ct5lp-hightpu-1t", SRC_V5E_SMALL, "1x1", 1},
-  {"v5litepod-4", "v5e", 1, 4, 1, 4, "2x2", "1,1,1", "2,2,1",
-   "tpu-v5-lite-podslice", "ct5lp-hightpu-4t", SRC_V5E_SMALL, "1x4", 1},
-  /* Two real layouts; xpk's default (2 VMs x 4 chips) is ours. */
-  {"v5litepod-8", "v5e", 2, 4, 1, 4, "2x4", "1,2,1", "2,2,1",
-   "tpu-v5-lite-podslice", "ct5lp-hightpu-4t", SRC_V5E_8, "2x4", 1},
-  {"v5litepod-8", "v5e", 1, 8, 1, 8, "2x4", "1,1,1", "2,4,1",
-   "tpu-v5-lite-podslice", "ct5lp-hightpu-8t", SRC_V5E_8, "1x8", 0},
-  {"v5litepod-16", "v5e", 4, 4, 1, 4, "4x4", "2,2,1", "2,2,1",
-   "tpu-v5-lite-podslice", "ct5lp-hightpu-4t", SRC_V5E, "4x4", 1},
-  {"v5litepod-32", "v5e", 8, 4, 1, 4, "4x8", "2,4,1", "2,2,1",
-   "tpu-v5-lite-podslice", "ct5lp-hightpu-4t", SRC_V5E, "8x4", 1},
-  {"v5litepod-64", "v5e", 16, 4, 1, 4, "8x8", "4,4,1", "2,2,1",
-   "tpu-v5-lite-podslice", "ct5lp-hightpu-4t", SRC_V5E, "16x4", 1},
-  {"v5litepod-256", "v5e", 64, 4, 1, 4, "16x16", "8,8,1", "2,2,1",
-   "tpu-v5-lite-podslice", "ct5lp-hightpu-4t", SRC_V5E, "64x4", 1},
+static const tpuci__tpu_catalogue_t *tpuci__catalogue(void) {
+  uv_once(&tpuci__builtin_once, tpuci__builtin_read);
+  return tpuci__builtin;
+}
 
-  /* v6e: treated as lite (1 TensorCore per chip); -N counts chips. */
-  {"v6e-1", "v6e", 1, 1, 1, 1, "1x1", "1,1,1", "1,1,1", "tpu-v6e-slice",
-   "ct6e-standard-1t", SRC_V6E_SMALL, "1x1", 1},
-  {"v6e-4", "v6e", 1, 4, 1, 4, "2x2", "1,1,1", "2,2,1", "tpu-v6e-slice",
-   "ct6e-standard-4t", SRC_V6E_SMALL, "1x4", 1},
-  /* Two real layouts. The doc names no xpk default for v6e-8; ours is the
-   * single VM: the v6e docs list it first, JAX's launcher table treats an
-   * 8-chip 2x4 v6e as one host, and one host works with every emulate mode
-   * (PJRT's CPU client cannot span hosts). */
-  {"v6e-8", "v6e", 1, 8, 1, 8, "2x4", "1,1,1", "2,4,1", "tpu-v6e-slice",
-   "ct6e-standard-8t", SRC_V6E_8, "1x8", 1},
-  {"v6e-8", "v6e", 2, 4, 1, 4, "2x4", "1,2,1", "2,2,1", "tpu-v6e-slice",
-   "ct6e-standard-4t", SRC_V6E_8, "2x4", 0},
-  {"v6e-16", "v6e", 4, 4, 1, 4, "4x4", "2,2,1", "2,2,1", "tpu-v6e-slice",
-   "ct6e-standard-4t", SRC_V6E, "4x4", 1},
-  {"v6e-32", "v6e", 8, 4, 1, 4, "4x8", "2,4,1", "2,2,1", "tpu-v6e-slice",
-   "ct6e-standard-4t", SRC_V6E, "8x4", 1},
-  {"v6e-64", "v6e", 16, 4, 1, 4, "8x8", "4,4,1", "2,2,1", "tpu-v6e-slice",
-   "ct6e-standard-4t", SRC_V6E, "16x4", 1},
-
-  /* tpu7x: 2 TensorCores per chip, 4 chips per VM, 3-D; -N counts TCs.
-   * One device per chip by torch_xla's "v4 and later" rule (weak: the doc
-   * calls only v4 and v5p megacore). */
-  {"tpu7x-8", "tpu7x", 1, 4, 2, 4, "2x2x1", "1,1,1", "2,2,1", "tpu7x",
-   "tpu7x-standard-4t", SRC_TPU7X, "1x4", 1},
-  {"tpu7x-16", "tpu7x", 2, 4, 2, 4, "2x2x2", "1,1,2", "2,2,1", "tpu7x",
-   "tpu7x-standard-4t", SRC_TPU7X, "2x4", 1},
-  {"tpu7x-32", "tpu7x", 4, 4, 2, 4, "2x2x4", "1,1,4", "2,2,1", "tpu7x",
-   "tpu7x-standard-4t", SRC_TPU7X, "4x4", 1},
-};
-
-#define TPUCI__NCATALOGUE (sizeof(tpuci__catalogue) / sizeof(tpuci__catalogue[0]))
-
-size_t tpuci__tpu_catalogue_size(void) { return TPUCI__NCATALOGUE; }
+size_t tpuci__tpu_catalogue_size(void) {
+  return tpuci__tpu_catalogue_rows(tpuci__catalogue());
+}
 
 const tpuci__tpu_type_t *tpuci__tpu_catalogue_at(size_t i) {
-  return i < TPUCI__NCATALOGUE ? &tpuci__catalogue[i] : NULL;
+  return tpuci__tpu_catalogue_row(tpuci__catalogue(), i);
 }
 
 const tpuci__tpu_type_t *tpuci__tpu_find(const char *type, int hosts) {
+  const tpuci__tpu_type_t *t;
   size_t i;
   if (type == NULL) return NULL;
-  for (i = 0; i < TPUCI__NCATALOGUE; i++) {
-    const tpuci__tpu_type_t *t = &tpuci__catalogue[i];
+  for (i = 0; (t = tpuci__tpu_catalogue_at(i)) != NULL; i++) {
     if (strcmp(t->type, type) != 0) continue;
     if (hosts == 0 ? t->is_default_layout : t->hosts == hosts) return t;
   }
@@ -167,11 +61,11 @@ const tpuci__tpu_type_t *tpuci__tpu_find(const char *type, int hosts) {
 
 const tpuci__tpu_type_t *tpuci__tpu_find_layout(const char *type,
                                                 const char *layout) {
+  const tpuci__tpu_type_t *t;
   size_t i;
   if (type == NULL) return NULL;
   if (layout == NULL) return tpuci__tpu_find(type, 0);
-  for (i = 0; i < TPUCI__NCATALOGUE; i++) {
-    const tpuci__tpu_type_t *t = &tpuci__catalogue[i];
+  for (i = 0; (t = tpuci__tpu_catalogue_at(i)) != NULL; i++) {
     if (strcmp(t->type, type) == 0 && strcmp(t->layout, layout) == 0)
       return t;
   }
@@ -179,37 +73,44 @@ const tpuci__tpu_type_t *tpuci__tpu_find_layout(const char *type,
 }
 
 int tpuci__tpu_layout_count(const char *type) {
+  const tpuci__tpu_type_t *t;
   size_t i;
   int n = 0;
   if (type == NULL) return 0;
-  for (i = 0; i < TPUCI__NCATALOGUE; i++)
-    if (strcmp(tpuci__catalogue[i].type, type) == 0) n++;
+  for (i = 0; (t = tpuci__tpu_catalogue_at(i)) != NULL; i++)
+    if (strcmp(t->type, type) == 0) n++;
   return n;
 }
 
+/* A type by its generation's name and its -N where the two differ:
+ * "v5e-16" is what people call v5litepod-16 (jax device kind "TPU v5e",
+ * doc 3), while the accelerator type says v5litepod. */
+static const char *tpuci__by_generation(const char *type) {
+  const tpuci__tpu_type_t *t;
+  size_t i;
+  for (i = 0; (t = tpuci__tpu_catalogue_at(i)) != NULL; i++) {
+    size_t g = strlen(t->generation);
+    if (strncmp(type, t->generation, g) == 0 &&
+        strcmp(type + g, strrchr(t->type, '-')) == 0)
+      return t->type;
+  }
+  return NULL;
+}
+
 const char *tpuci__tpu_suggest(const char *type) {
-  const char *best = NULL;
+  const tpuci__tpu_type_t *t;
+  const char *best;
   size_t i, cap, best_d, best_p;
 
   if (type == NULL || *type == '\0') return NULL;
   if (tpuci__tpu_find(type, 0) != NULL) return NULL;
-  /* "v5e-16" is what people call v5litepod-16 (jax device kind "TPU v5e",
-   * doc 3); the accelerator type says v5litepod. */
-  if (strncmp(type, "v5e-", 4) == 0) {
-    char want[64];
-    const tpuci__tpu_type_t *t;
-    if (strlen(type) < sizeof(want) - 8) {
-      memcpy(want, "v5litepod-", 10);
-      strcpy(want + 10, type + 4);
-      t = tpuci__tpu_find(want, 0);
-      if (t != NULL) return t->type;
-    }
-  }
+  best = tpuci__by_generation(type);
+  if (best != NULL) return best;
   cap = strlen(type) > 6 ? 3 : 2;
   best_d = cap + 1;
   best_p = 0;
-  for (i = 0; i < TPUCI__NCATALOGUE; i++) {
-    const char *name = tpuci__catalogue[i].type;
+  for (i = 0; (t = tpuci__tpu_catalogue_at(i)) != NULL; i++) {
+    const char *name = t->type;
     size_t d = tpuci__edit_distance(type, name, cap), p = 0;
     while (type[p] && type[p] == name[p]) p++;
     /* Ties go to the longer common prefix ("v5p-64": v5p-8, not v3-64),

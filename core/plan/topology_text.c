@@ -65,7 +65,7 @@ char *tpuci__tpu_catalogue_text(void) {
                   "\nLAYOUT is VMs x chips per VM; * marks the default of a "
                   "type with two layouts.\nTC = TensorCores; DEV = devices "
                   "a framework sees (CPU_NUM_DEVICES when emulated).\n"
-                  "`tpuci topologies TYPE` shows a type's source and the "
+                  "`tpuci topologies TYPE` shows a type's sources and the "
                   "environment of each host.\n");
   return tpuci__buf_steal(&b);
 }
@@ -150,7 +150,11 @@ char *tpuci__tpu_describe(const char *type, const char *emulate,
     }
     tpuci__buf_adds(&b, "\n");
   }
-  tpuci__buf_addf(&b, "  source: %s\n", t->source);
+  tpuci__buf_adds(&b, "  source: tpu-topology.md (its sections), by value:\n");
+  for (i = 0; i < TPUCI__TPU_NSOURCES; i++)
+    if (t->sources[i] != NULL)
+      tpuci__buf_addf(&b, "    %s: %s\n", tpuci__tpu_source_key(i),
+                      t->sources[i]);
   tpuci__buf_addf(&b, "emulate: %s\n", tpuci__emulate_name(s.emulate));
   tpuci__slice_warnings(&s, &warn);
   for (i = 0; i < warn.len; i++)

@@ -66,6 +66,8 @@ expect_code 0 "topologies v4-16"
 expect_out "TPU_HOST_BOUNDS=1,1,2"
 expect_out "XLA_FLAGS=--xla_force_host_platform_device_count=4"
 expect_out "host 1 (worker-1):"
+expect_out "source: tpu-topology.md (its sections), by value:"
+expect_out "    host_bounds: 4a (xla_dist); 4b (v4-16 tpu-env HOST_BOUNDS 1,1,2)"
 run_tpuci topologies v4-61
 expect_code 2 "unknown topology"
 expect_out "did you mean 'v4-64'?"

@@ -168,8 +168,13 @@ static void test_catalogue_rows(void **state) {
       assert_string_equal(t->gke_accelerator, x->gke);
       assert_string_equal(t->machine_type, x->machine);
     }
-    assert_non_null(t->source);
-    assert_non_null(strstr(t->source, "tpu-topology.md"));
+    /* A source for every value (machine_type: only on GKE). */
+    for (j = 0; j < TPUCI__TPU_NSOURCES; j++) {
+      if (x->gke == NULL && strcmp(tpuci__tpu_source_key(j), "machine_type") == 0)
+        assert_null(t->sources[j]);
+      else
+        assert_true(t->sources[j] != NULL && *t->sources[j] != '\0');
+    }
     assert_non_null(t->generation);
   }
   /* Every catalogue row is expected, and each type has one default. */

@@ -7,9 +7,10 @@
  * resource google.com/tpu, "<chips per VM>" (xpk system_characteristics.py,
  * the GKE device plugin, pytorch/xla's ARC runner pods in 2b:
  * google.com/tpu: 4, tpu-v4-podslice, 2x2x1 on ct4p-hightpu-4t). Every
- * value comes from the catalogue row (topology_catalogue.c), which cites
- * 4a for each; v2 and v3 have no GKE accelerator there (GKE does not
- * offer them). */
+ * value comes from the catalogue row (core/plan/topology_catalogue.yaml,
+ * the same rows `tpuci topologies` shows), which names the source of
+ * each; v2 and v3 have no GKE accelerator there (GKE does not offer
+ * them). */
 #include "export/k8s/k8s.h"
 
 #include <string.h>
