@@ -143,6 +143,7 @@ int tpuci_export(tpuci_ctx_t *ctx, const char *format,
     return tpuci__fail(ctx, &e);
   }
   tpuci__export_opts_init(&eo);
+  eo.real = ctx->real;
   if (opts != NULL) {
     eo.spec = opts->spec;
     eo.source_url = opts->source_url;

@@ -357,6 +357,7 @@ static int cmd_export(int argc, char **argv) {
       {"ref", required_argument, NULL, OPT_REF},
       {"name", required_argument, NULL, OPT_NAME},
       {"emulated", no_argument, NULL, OPT_EMULATED},
+      {"real", no_argument, NULL, OPT_REAL},
       {"only", required_argument, NULL, OPT_ONLY},
       {"run", required_argument, NULL, OPT_RUN},
       {"no-mounts", no_argument, NULL, OPT_NO_MOUNTS},
@@ -372,7 +373,7 @@ static int cmd_export(int argc, char **argv) {
   tpuci_ctx_t *ctx;
   const char *format, *wrong = NULL;
   char *text = NULL;
-  int k8s, c, r;
+  int k8s, c, r, real = 0;
 
   memset(&eo, 0, sizeof(eo));
   eo.version = TPUCI_EXPORT_OPTIONS_VERSION;
@@ -395,6 +396,7 @@ static int cmd_export(int argc, char **argv) {
       case OPT_REF: eo.source_ref = optarg; if (k8s) wrong = "--ref"; break;
       case OPT_NAME: eo.name = optarg; if (k8s) wrong = "--name"; break;
       case OPT_EMULATED: eo.emulated = 1; if (!k8s) wrong = "--emulated"; break;
+      case OPT_REAL: real = 1; if (k8s) wrong = "--real"; break;
       case OPT_ONLY: selection_add(&sel, optarg); if (!k8s) wrong = "--only"; break;
       case OPT_RUN: eo.run = optarg; if (!k8s) wrong = "--run"; break;
       case OPT_NO_MOUNTS: eo.no_mounts = 1; if (!k8s) wrong = "--no-mounts"; break;
@@ -442,6 +444,7 @@ static int cmd_export(int argc, char **argv) {
     free(runs_on.only);
     return EXIT_USAGE;
   }
+  tpuci_set_real(ctx, real);
   r = load_and_select(ctx, argv[optind], &sel);
   free(sel.only);
   if (r != 0) {

@@ -152,7 +152,7 @@ static const char usage_doctor[] =
 static const char usage_export[] =
     "usage: tpuci export github [--per-job] [--spec PATH] [--source URL] [--ref REF]\n"
     "                           [--name NAME] [--runs-on LABEL] [--timeout-minutes N]\n"
-    "                           [--concurrency GROUP [--cancel-in-progress]] SPEC\n"
+    "                           [--concurrency GROUP [--cancel-in-progress]] [--real] SPEC\n"
     "       tpuci export kubernetes [--emulated] [--only GLOB] [--run ID] [--no-mounts]\n"
     "                               [--results-claim NAME] SPEC\n"
     "\n"
@@ -172,6 +172,8 @@ static const char usage_export[] =
     "  --timeout-minutes N  the workflow job's time limit (1 to 4320)\n"
     "  --concurrency GROUP  the workflow's concurrency group (expressions allowed)\n"
     "  --cancel-in-progress  a new run in the group cancels the running one\n"
+    "  --real         the workflow runs `tpuci run --real` (a runner on real TPU\n"
+    "                 hardware, with --runs-on its labels: docs/real-tpu.md)\n"
     "\n"
     "kubernetes: prints, per job instance, an Indexed Job with one pod per host\n"
     "(and a headless Service for a gang): on a GKE TPU slice for a catalogue\n"

@@ -393,6 +393,7 @@ int tpuci__export_github(const tpuci__plan_t *plan,
   d.ref = opts->source_ref ? opts->source_ref : TPUCI__GITHUB_SOURCE_REF;
   d.name = opts->name ? opts->name : "tpuci";
   d.per_job = opts->per_job != 0;
+  d.real = opts->real != 0;
   d.opts = opts;
 
   if (d.spec == NULL || *d.spec == '\0')

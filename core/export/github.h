@@ -49,6 +49,9 @@ typedef struct {
    * new run cancels the group's running one. */
   const char *concurrency;
   int cancel_in_progress;
+  /* The spec was loaded for real TPU hardware (tpuci_set_real): the
+   * workflow runs `tpuci run --real`. */
+  int real;
 } tpuci__export_opts_t;
 
 /* Fills `opts` with the defaults (every field NULL or 0). */

@@ -24,6 +24,7 @@ typedef struct {
   const char *ref;
   const char *name;
   int per_job;
+  int real;      /* the run step is `tpuci run --real` */
   const tpuci__export_opts_t *opts;
   tpuci__gh_entry_t *entries;
   size_t nentries;

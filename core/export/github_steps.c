@@ -217,7 +217,7 @@ int tpuci__gh_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
          tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
   ok = ok && tpuci__gh_login_steps(e, d) && tpuci__gh_image_steps(e, d);
 
-  tpuci__buf_addf(&s, "tpuci run %s%s \"$TPUCI_SPEC\"",
+  tpuci__buf_addf(&s, "tpuci run %s%s%s \"$TPUCI_SPEC\"", d->real ? "--real " : "",
                   d->per_job ? "--only \"$TPUCI_ONLY\" " : "", tpuci__gh_reports);
   ok = ok && tpuci__gh_step_start(e, "Run the spec") && tpuci__gh_plain(e, "env") &&
        tpuci__gh_map(e) && tpuci__gh_kv_text(e, "TPUCI_SPEC", d->spec) &&

@@ -72,6 +72,25 @@ run_tpuci run --real gang.lua
 expect_code 2 "a real gang on the docker runtime"
 expect_out "'gang' is a gang of 2 hosts on real TPU hardware"
 
+# The GitHub export runs what was exported: --real gives `tpuci run --real`.
+"$TPUCI" export github --real --runs-on self-hosted --runs-on tpu-v4-8 real.lua > real.yml 2>/dev/null
+"$TPUCI" export github real.lua > emulated.yml 2>/dev/null
+check=$(/usr/bin/python3 - real.yml emulated.yml <<'PY' 2>&1
+import sys, yaml
+real, emu = (yaml.safe_load(open(p)) for p in sys.argv[1:3])
+job = real["jobs"]["tpuci"]
+run = [s["run"] for s in job["steps"] if s.get("name") == "Run the spec"][0]
+assert job["runs-on"] == ["self-hosted", "tpu-v4-8"], job["runs-on"]
+assert run.startswith("tpuci run --real "), run
+erun = [s["run"] for s in emu["jobs"]["tpuci"]["steps"] if s.get("name") == "Run the spec"][0]
+assert "--real" not in erun, erun
+print("ok")
+PY
+)
+[ "$check" = ok ] && pass || fail "export github --real: $check"
+run_tpuci export kubernetes --real real.lua
+expect_code 2 "export kubernetes --real"
+
 # doctor --real: this machine is no TPU VM.
 GCE_METADATA_HOST=127.0.0.1:9 run_tpuci doctor --real real.lua
 expect_code 3 "doctor --real here"
