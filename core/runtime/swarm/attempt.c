@@ -161,6 +161,8 @@ static void tpuci__sw_on_inspected(void *p, const tpuci__engine_res_t *res) {
       return;
     }
   }
+  /* Its container says no OOM kill: Docker misses some (docker.md). */
+  if (res->ok && !h->oom) h->oom_unreported = TPUCI__OOM_PROBABLY;
   h->inspect_tries = 0;
   tpuci__sw_step(att);
 }
@@ -597,6 +599,7 @@ static void tpuci__sw_finish(tpuci__sw_att_t *att) {
       hs[i].exited = h->terminal && !h->ended_infra;
       hs[i].status = h->exit_code;
       hs[i].oom = h->oom;
+      hs[i].oom_unreported = h->oom_unreported;
       hs[i].signals = h->stopped ? att->signals : 0;
       hs[i].stopped = h->stopped;
       hs[i].order = h->order;

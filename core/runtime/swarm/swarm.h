@@ -196,6 +196,8 @@ typedef struct {
   int ended_infra;        /* ... not by the job's doing */
   long exit_code;
   int oom;
+  int oom_unreported;     /* gang.h's TPUCI__OOM_PROBABLY: inspected, no
+                             OOM kill reported */
   int inspect_tries;
   unsigned long order;    /* of its end among the attempt's hosts */
   int stopped;            /* removed by tpuci before its task ended */
