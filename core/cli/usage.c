@@ -123,7 +123,10 @@ static const char usage_gc[] =
     "Finds containers and networks (and, on a swarm manager, services and\n"
     "overlay networks) that tpuci runs left behind (a crashed or killed\n"
     "tpuci, --keep-failed) by their tpuci.run label and removes them.\n"
-    "Objects of runs still in progress are left alone.\n"
+    "Objects of runs still in progress are left alone. On a swarm it waits\n"
+    "until the removed services' tasks and containers are gone (at most\n"
+    "their longest grace period plus 60 s, or TPUCI_GC_WAIT) and names\n"
+    "what is still going.\n"
     "\n"
     "options:\n"
     "  --dry-run    list them, remove nothing\n";

@@ -64,6 +64,10 @@ typedef struct {
   /* Detail for infra/oom, copied; may be NULL. For a failed exit the
    * runtime's own words when set (a gang: "worker-1: exit 3"). */
   const char *cause;
+  /* NULL, or why the attempt's output may lack a part (the engine went
+   * away while it ran: what the job printed meanwhile may be lost); the
+   * attempt's cause then ends "; log incomplete: <this>". Copied. */
+  const char *log_lost;
 } tpuci__exit_t;
 
 /* What a runtime tells the owner of an attempt (the scheduler), through

@@ -187,6 +187,7 @@ static char *tpuci__cause(const tpuci__satt_t *t, tpuci_outcome_t o,
   }
   if (t->log_errno)
     tpuci__buf_addf(&b, "; log incomplete: %s", strerror(t->log_errno));
+  if (ex->log_lost) tpuci__buf_addf(&b, "; log incomplete: %s", ex->log_lost);
   return tpuci__buf_steal(&b);
 }
 
@@ -437,7 +438,7 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
   }
 
   if (r != 0) {
-    tpuci__exit_t ex = {-1, 0, 0, 1, NULL};
+    tpuci__exit_t ex = {-1, 0, 0, 1, NULL, NULL};
     char *cause = tpuci__printf("cannot create %s: %s", t->results_dir,
                                 uv_strerror(r));
     ex.cause = cause;
@@ -452,7 +453,7 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
   }
   r = rt->start(rt, &t->a);
   if (r != 0) {
-    tpuci__exit_t ex = {-1, 0, 0, 1, NULL};
+    tpuci__exit_t ex = {-1, 0, 0, 1, NULL, NULL};
     ex.cause = rt->err.msg ? rt->err.msg : uv_strerror(r);
     tpuci__log_write(t, ex.cause, strlen(ex.cause));
     tpuci__log_write(t, "\n", 1);

@@ -15,6 +15,9 @@ ACTION* (e.g. hang*):
                  closes it
   drop-response  forward the request, read the engine's whole answer,
                  then close the client's connection without a byte
+  no-oom         forward the answer with "OOMKilled":true made false (an
+                 engine that missed an OOM kill; the body is re-sent with
+                 a Content-Length)
 
 Every request is logged to stderr as "proxy: METHOD PATH -> what".
 A streamed answer without a length (attach, events) is relayed both ways
@@ -41,7 +44,7 @@ class Rule:
             action, n = action.split("=")
             self.left = int(n)
         self.action = action
-        if self.action not in ("hang", "drop-response"):
+        if self.action not in ("hang", "drop-response", "no-oom"):
             raise SystemExit("unknown action %r" % self.action)
         self.method = method
         self.regex = re.compile(regex)
@@ -101,9 +104,11 @@ def header(headers, name):
     return None
 
 
-def message(conn, first, headers, is_response, method=None):
+def message(conn, first, headers, is_response, method=None, sink=None):
     """The whole message as bytes, or (bytes_of_head, None) when the body
-    is delimited by the connection's end."""
+    is delimited by the connection's end. With `sink`, a chunked body is
+    passed to it chunk by chunk as it comes (a stream such as stats) and
+    what is returned is only what was not passed yet."""
     raw = first + b"\r\n" + b"".join(h + b"\r\n" for h in headers) + b"\r\n"
     length = header(headers, "content-length")
     chunked = (header(headers, "transfer-encoding") or "").lower() == "chunked"
@@ -119,11 +124,36 @@ def message(conn, first, headers, is_response, method=None):
             raw += conn.exactly(size + 2)
             if size == 0:
                 return raw, False
+            if sink is not None:
+                sink(raw)
+                raw = b""
     if length is not None:
         return raw + conn.exactly(int(length)), False
     if is_response:
         return raw, True
     return raw, False
+
+
+def without_oom(resp):
+    """The whole answer `resp` (bytes) with OOMKilled true made false,
+    its body de-chunked and sent with a Content-Length."""
+    head, _, body = resp.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    if (header(lines[1:], "transfer-encoding") or "").lower() == "chunked":
+        plain = b""
+        while True:
+            size_line, _, body = body.partition(b"\r\n")
+            size = int(size_line.split(b";")[0], 16)
+            if size == 0:
+                break
+            plain += body[:size]
+            body = body[size + 2:]
+        body = plain
+    body = body.replace(b'"OOMKilled":true', b'"OOMKilled":false')
+    keep = [h for h in lines[1:] if h.split(b":")[0].strip().lower()
+            not in (b"transfer-encoding", b"content-length")]
+    keep.append(b"Content-Length: %d" % len(body))
+    return b"\r\n".join([lines[0]] + keep) + b"\r\n\r\n" + body
 
 
 def pump(src, dst):
@@ -167,11 +197,17 @@ def serve(client, engine_path, rules):
                 return
             up.sendall(req)
             rfirst, rheaders = u.head()
-            resp, open_ended = message(u, rfirst, rheaders, True, method)
+            whole = rule is not None and rule.action in ("drop-response", "no-oom")
+            resp, open_ended = message(u, rfirst, rheaders, True, method,
+                                       None if whole else client.sendall)
             if rule is not None and rule.action == "drop-response":
                 log("%s %s -> %s, dropped" % (method, path, rfirst.decode("latin-1")))
                 return
-            log("%s %s -> %s" % (method, path, rfirst.decode("latin-1")))
+            if rule is not None and rule.action == "no-oom" and not open_ended:
+                resp = without_oom(resp)
+                log("%s %s -> %s, OOMKilled hidden" % (method, path, rfirst.decode("latin-1")))
+            else:
+                log("%s %s -> %s" % (method, path, rfirst.decode("latin-1")))
             client.sendall(resp)
             if open_ended:
                 # A hijacked or close-delimited stream: relay both ways.

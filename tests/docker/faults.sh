@@ -10,15 +10,6 @@ case "$DOCKER_HOST" in
   unix://*) ;;
   *) echo "SKIP: needs a unix socket engine"; exit 77 ;;
 esac
-# proxy RULE...: a fault proxy with those rules at $WORK/proxy.sock.
-proxy() {
-  [ -n "${pp:-}" ] && kill "$pp" 2>/dev/null && wait "$pp" 2>/dev/null
-  rm -f "$WORK/proxy.sock"
-  python3 "$TESTS/docker/faultproxy.py" "$WORK/proxy.sock" "${DOCKER_HOST#unix://}" "$@" \
-    2> "$WORK/proxy.log" &
-  pp=$!
-  for i in $(seq 1 50); do [ -S "$WORK/proxy.sock" ] && break; sleep 0.1; done
-}
 trap 'kill $pp 2>/dev/null; rm -rf "$WORK"' EXIT
 
 cat > spec.lua <<'LUA'
@@ -31,7 +22,7 @@ LUA
 # (the connection was reused), which the engine refuses (409: the name is
 # taken, by the container the lost answer named): that container is this
 # attempt's own and is used. Either way the run passes and nothing stays.
-proxy 'drop-response:POST:/containers/create'
+fault_proxy 'drop-response:POST:/containers/create'
 DOCKER_HOST=unix://$WORK/proxy.sock tpuci_run run --plain spec.lua
 expect_code 0 "one lost create answer"
 grep -q "containers/create.* dropped" "$WORK/proxy.log" && pass || fail "the proxy dropped no create answer"
@@ -39,7 +30,7 @@ expect_no_leftovers "$(latest_run_id)" "$tp" "after a lost create answer"
 
 # Every create answer lost: both attempts are infra, naming the step, and
 # every container the engine made was found by its name and removed.
-proxy 'drop-response*:POST:/containers/create'
+fault_proxy 'drop-response*:POST:/containers/create'
 DOCKER_HOST=unix://$WORK/proxy.sock tpuci_run run --plain spec.lua
 expect_code 1 "every create answer lost"
 expect_json '[a["outcome"] for a in s["instances"][0]["attempts"]]' "['infra', 'infra']"

@@ -105,6 +105,20 @@ private_engine_gone() {
   fi
 }
 
+# fault_proxy RULE...: (re)starts faultproxy.py between tpuci and the
+# engine at DOCKER_HOST (a unix socket) with those rules, listening on
+# $WORK/proxy.sock, logging to $WORK/proxy.log; its pid is $pp (the
+# caller's trap kills it).
+fault_proxy() {
+  local i
+  [ -n "${pp:-}" ] && kill "$pp" 2>/dev/null && wait "$pp" 2>/dev/null
+  rm -f "$WORK/proxy.sock"
+  python3 "$TESTS/docker/faultproxy.py" "$WORK/proxy.sock" "${DOCKER_HOST#unix://}" "$@" \
+    2> "$WORK/proxy.log" &
+  pp=$!
+  for i in $(seq 1 50); do [ -S "$WORK/proxy.sock" ] && break; sleep 0.1; done
+}
+
 # The id of the latest run (from its folder's name).
 latest_run_id() {
   basename "$(readlink -f "$WORK/.tpuci/runs/latest")"

@@ -1,4 +1,5 @@
-/* Gangs: the outcome of several hosts (first cause wins), per-host line
+/* Gangs: the outcome of several hosts (first cause wins; OOM kills the
+ * engine did not report, and the memory stats that tell them), per-host line
  * prefixes across chunk boundaries, the create bodies of a gang's hosts
  * (network, alias, hostname, environment, mounts, results folders), the
  * network's create body and the hosts' container names. */
@@ -16,6 +17,7 @@
 
 #include "runtime/engine/container.h"
 #include "runtime/engine/gang.h"
+#include "runtime/engine/memstat.h"
 #include "plan/plan.h"
 #include "runtime/runtime.h"
 #include "base/util.h"
@@ -163,6 +165,80 @@ static void test_verdict_lone(void **state) {
   assert_int_equal(v.exit_code, 0);
   assert_null(v.cause);
   tpuci__gang_verdict_free(&v);
+}
+
+/* An OOM kill the engine did not report (State.OOMKilled false, exit
+ * 137, no signal from tpuci): with the stats' evidence an oom that says
+ * so; without, a failure that says what it probably was. */
+static void test_verdict_oom_unreported(void **state) {
+  tpuci__gang_host_t h[2];
+  tpuci__gang_verdict_t v;
+  (void) state;
+  h[0] = host(NULL, 137, 1, 0, 1);
+  h[0].oom_unreported = TPUCI__OOM_STATS;
+  tpuci__gang_verdict(h, 1, 16u << 20, &v);
+  assert_int_equal(v.oom, 1);
+  assert_string_equal(v.cause, "killed by the kernel: out of memory (memory "
+                               "limit 16 MiB; the engine reported no OOM "
+                               "kill, but its stats showed the limit reached)");
+  tpuci__gang_verdict_free(&v);
+  h[0] = host(NULL, 137, 0, 0, 1);
+  h[0].oom_unreported = TPUCI__OOM_PROBABLY;
+  tpuci__gang_verdict(h, 1, 16u << 20, &v);
+  assert_int_equal(v.oom, 0);
+  assert_int_equal(v.exit_code, 137);
+  assert_string_equal(v.cause, "exit 137 (SIGKILL, not sent by tpuci, under "
+                               "a memory limit of 16 MiB: probably out of "
+                               "memory; the engine reported no OOM kill)");
+  tpuci__gang_verdict_free(&v);
+  /* A gang's host says which. */
+  h[0] = host("worker-0", 143, 0, SIG(SIGTERM), 2);
+  h[1] = host("worker-1", 137, 0, 0, 1);
+  h[1].oom_unreported = TPUCI__OOM_PROBABLY;
+  tpuci__gang_verdict(h, 2, 16u << 20, &v);
+  assert_int_equal(v.host, 1);
+  assert_non_null(strstr(v.cause, "worker-1: exit 137 (SIGKILL, not sent by "
+                                  "tpuci, under a memory limit of 16 MiB"));
+  tpuci__gang_verdict_free(&v);
+}
+
+/* The stats stream: whole lines are samples, split anywhere; the peak is
+ * the high-water mark (v1 max_usage) or the usage (v2); a container that
+ * does not run gives empty samples, which do not count. */
+static void test_memstat(void **state) {
+  tpuci__memstat_t m;
+  const char *stream =
+      "{\"memory_stats\":{}}\n"
+      "{\"memory_stats\":{\"usage\":4501504,\"max_usage\":4501504,"
+      "\"limit\":16777216}}\n"
+      "{\"memory_stats\":{\"usage\":16596992,\"max_usage\":16777216,"
+      "\"limit\":16777216}}\n"
+      "not json\n"
+      "{\"memory_stats\":{\"usage\":100}}\n";
+  size_t i, n = strlen(stream);
+  (void) state;
+  tpuci__memstat_init(&m);
+  for (i = 0; i < n; i += 7)
+    tpuci__memstat_chunk(&m, stream + i, i + 7 < n ? 7 : n - i);
+  assert_int_equal(m.samples, 3);
+  assert_int_equal(m.peak, 16777216);
+  assert_int_equal(m.limit, 16777216);
+  assert_true(tpuci__memstat_reached(&m, 32u << 20)); /* the stats' limit */
+  tpuci__memstat_free(&m);
+  /* cgroup v2: usage only, within 1% of the limit. */
+  tpuci__memstat_init(&m);
+  tpuci__memstat_chunk(&m, "{\"memory_stats\":{\"usage\":16700000,"
+                           "\"limit\":16777216}}\n", 53);
+  assert_true(tpuci__memstat_reached(&m, 0));
+  tpuci__memstat_free(&m);
+  tpuci__memstat_init(&m);
+  tpuci__memstat_chunk(&m, "{\"memory_stats\":{\"usage\":8000000}}\n", 35);
+  assert_false(tpuci__memstat_reached(&m, 16u << 20));
+  tpuci__memstat_free(&m);
+  /* No sample: nothing reached. */
+  tpuci__memstat_init(&m);
+  assert_false(tpuci__memstat_reached(&m, 16u << 20));
+  tpuci__memstat_free(&m);
 }
 
 /* ------------------------------------------------------------------ */
@@ -554,6 +630,8 @@ int main(void) {
     cmocka_unit_test(test_verdict_oom),
     cmocka_unit_test(test_verdict_all_stopped),
     cmocka_unit_test(test_verdict_lone),
+    cmocka_unit_test(test_verdict_oom_unreported),
+    cmocka_unit_test(test_memstat),
     cmocka_unit_test(test_lines_chunks),
     cmocka_unit_test(test_lines_long),
     cmocka_unit_test_setup_teardown(test_gang_bodies, fx_setup, fx_teardown),

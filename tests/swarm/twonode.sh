@@ -8,13 +8,8 @@
 # is left on either node, and the test removes all it made.
 set -u
 : "${TESTS:?}" "${TPUCI:?}"
-if [ "$(id -u)" != 0 ] || ! command -v nsenter >/dev/null || ! command -v dockerd >/dev/null ||
-   ! command -v docker >/dev/null; then
-  echo "SKIP: needs root, nsenter, dockerd and the docker CLI"
-  exit 77
-fi
-. "$TESTS/e2e/lib.sh"
 . "$TESTS/swarm/netns.sh"
+. "$TESTS/e2e/lib.sh"
 
 a=t2a$$ b=t2b$$
 nodes=$(mktemp -d /var/tmp/tpuci-twonode.XXXXXX)

@@ -198,10 +198,27 @@ static void tpuci__dk_detach_all(tpuci__dk_att_t *att) {
       tpuci__engine_cancel(att->dk->eng, att->ctrs[i].attach);
 }
 
+/* The stats stream (containers with a memory limit). */
+
+static void tpuci__dk_on_stats_end(void *p, const tpuci__engine_res_t *res) {
+  tpuci__dk_ctr_t *c = p;
+  (void) res;
+  c->att->requests--;
+  c->stats = NULL;
+  tpuci__dk_step(c->att);
+}
+
+static void tpuci__dk_stats_stop(tpuci__dk_ctr_t *c) {
+  if (c->stats == NULL || c->stats_cancelled) return;
+  c->stats_cancelled = 1;
+  tpuci__engine_cancel(c->att->dk->eng, c->stats);
+}
+
 static void tpuci__dk_on_wait(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_ctr_t *c = p;
   tpuci__dk_att_t *att = c->att;
   att->requests--;
+  tpuci__dk_stats_stop(c);
   if (res->ok) {
     json_t *code = json_object_get(res->json, "StatusCode");
     c->exited = 1;
@@ -236,6 +253,11 @@ static void tpuci__dk_on_started(void *p, const tpuci__engine_res_t *res) {
   c->started = 1;
   att->requests++;
   tpuci__engine_container_wait(eng, c->id, tpuci__dk_on_wait, c);
+  if (att->a->inst->memory_bytes > 0 && !TPUCI__DK_NO_OOM(eng)) {
+    att->requests++;
+    c->stats = tpuci__engine_container_stats(eng, c->id, tpuci__memstat_chunk,
+                                             &c->mem, tpuci__dk_on_stats_end, c);
+  }
   if (att->infra != NULL) tpuci__dk_kill(c, SIGKILL);
   else if (c->pending_signal) tpuci__dk_kill(c, c->pending_signal);
   c->pending_signal = 0;
@@ -387,6 +409,15 @@ static int tpuci__dk_unasked_signal(const tpuci__dk_ctr_t *c) {
 
 static void tpuci__dk_on_inspected(void *p, const tpuci__engine_res_t *res);
 
+/* Whether the container ended by a SIGKILL tpuci did not send, under the
+ * job's memory limit, with no OOM kill reported (yet), on an engine that
+ * reports them. */
+static int tpuci__dk_unreported_kill(const tpuci__dk_ctr_t *c) {
+  const tpuci__dk_att_t *att = c->att;
+  return !c->oom && c->status_code == 137 && att->a->inst->memory_bytes > 0 &&
+         c->signals == 0 && !c->stopped && !TPUCI__DK_NO_OOM(att->dk->eng);
+}
+
 /* Asks again about the containers marked for it. */
 static void tpuci__dk_reinspect_cb(uv_timer_t *t) {
   tpuci__dk_att_t *att = t->data;
@@ -420,15 +451,18 @@ static void tpuci__dk_on_inspected(void *p, const tpuci__engine_res_t *res) {
     if (json_is_integer(code)) c->status_code = (long) json_integer_value(code);
     /* A SIGKILL nobody here sent, under a memory limit: the engine may
      * record the OOM kill a moment after the exit (seen under load).
-     * Ask again a few times before taking it as a plain failure. */
-    if (!c->oom && c->status_code == 137 && att->a->inst->memory_bytes > 0 &&
-        c->signals == 0 && !c->stopped && c->inspect_tries < 5 &&
-        !TPUCI__DK_NO_OOM(att->dk->eng)) {
+     * Ask again a few times; then the stats it gave while the container
+     * ran say whether the limit was reached. */
+    if (tpuci__dk_unreported_kill(c) && c->inspect_tries < 5) {
       c->inspect_tries++;
       c->reinspect = 1;
       att->requests++;
       uv_timer_start(&att->timer, tpuci__dk_reinspect_cb, 200, 0);
       return;
+    }
+    if (tpuci__dk_unreported_kill(c)) {
+      c->oom = tpuci__memstat_reached(&c->mem, att->a->inst->memory_bytes);
+      c->oom_unreported = c->oom ? TPUCI__OOM_STATS : TPUCI__OOM_PROBABLY;
     }
   }
   /* Without the inspection the exit status from wait still stands. */
@@ -554,6 +588,7 @@ void tpuci__dk_att_release(tpuci__dk_att_t *att) {
     free(c->host);
     json_decref(c->body);
     tpuci__ctrout_free(&c->out);
+    tpuci__memstat_free(&c->mem);
   }
   free(att->ctrs);
   att->ctrs = NULL;
@@ -590,6 +625,7 @@ static void tpuci__dk_finish(tpuci__dk_att_t *att) {
       h[i].exited = c->exited;
       h[i].status = c->status_code;
       h[i].oom = c->oom;
+      h[i].oom_unreported = c->oom_unreported;
       h[i].signals = c->signals;
       h[i].stopped = c->stopped;
       h[i].order = c->order;

@@ -204,6 +204,7 @@ int tpuci__dk_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
       c->name = tpuci__ctr_name(a->run_id, inst->name, a->number);
     }
     tpuci__ctrout_init(&c->out, a, c->host);
+    tpuci__memstat_init(&c->mem);
   }
   rc = tpuci__dk_prepare_att(dk, att, has_slice ? &slice : NULL);
   if (has_slice) tpuci__slice_free(&slice);

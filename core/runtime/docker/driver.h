@@ -11,6 +11,7 @@
 #include "runtime/engine/demux.h"
 #include "runtime/engine/output.h"
 #include "runtime/engine/engine.h"
+#include "runtime/engine/memstat.h"
 #include "runtime/engine/podman.h"
 #include "runtime/engine/pull.h"
 #include "runtime/runtime.h"
@@ -74,6 +75,12 @@ typedef struct {
   int stopped;            /* signalled before its wait answered */
   int inspect_tries;      /* inspections asked again (OOM not yet seen) */
   int reinspect;          /* waiting to be inspected again */
+  /* Under a memory limit: the stats stream while it runs (cancelled once
+   * its wait answered), for an OOM kill the engine does not report. */
+  tpuci__http_req_t *stats;
+  int stats_cancelled;
+  tpuci__memstat_t mem;
+  int oom_unreported;     /* gang.h's TPUCI__OOM_STATS, _PROBABLY or 0 */
   unsigned long order;    /* of its wait's answer among the attempt's */
   /* Its output; a gang's host's raw output also goes to
    * attempt-<n>.worker-<index>.log. */

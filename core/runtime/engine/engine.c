@@ -391,6 +391,16 @@ tpuci__http_req_t *tpuci__engine_container_logs(tpuci__engine_t *e,
                              chunk, chunk_data, cb, data);
 }
 
+tpuci__http_req_t *tpuci__engine_container_stats(tpuci__engine_t *e,
+                                                 const char *id,
+                                                 tpuci__http_chunk_cb chunk,
+                                                 void *chunk_data,
+                                                 tpuci__engine_cb cb,
+                                                 void *data) {
+  return tpuci__engine_on_id(e, "GET", "/containers/", id, "/stats?stream=1",
+                             0, chunk, chunk_data, cb, data);
+}
+
 void tpuci__engine_cancel(tpuci__engine_t *e, tpuci__http_req_t *r) {
   tpuci__http_cancel(e->http, r);
 }

@@ -140,6 +140,15 @@ tpuci__http_req_t *tpuci__engine_container_logs(tpuci__engine_t *e,
                                                 void *chunk_data,
                                                 tpuci__engine_cb cb,
                                                 void *data);
+/* GET /containers/{id}/stats?stream=1: one JSON object per line to
+ * chunk, about every second while the container runs (memstat.h reads
+ * them). The stream does not end when the container does: cancel it. */
+tpuci__http_req_t *tpuci__engine_container_stats(tpuci__engine_t *e,
+                                                 const char *id,
+                                                 tpuci__http_chunk_cb chunk,
+                                                 void *chunk_data,
+                                                 tpuci__engine_cb cb,
+                                                 void *data);
 /* `signame` is "SIGTERM", "SIGKILL" or a number. */
 tpuci__http_req_t *tpuci__engine_container_kill(tpuci__engine_t *e, const char *id,
                                   const char *signame, tpuci__engine_cb cb,

@@ -48,10 +48,19 @@ void tpuci__gang_verdict(const tpuci__gang_host_t *hosts, size_t n,
     out->oom = 1;
     if (memory_bytes > 0)
       what = tpuci__printf("killed by the kernel: out of memory (memory "
-                           "limit %.0f MiB)",
-                           (double) memory_bytes / TPUCI__MIB);
+                           "limit %.0f MiB%s)",
+                           (double) memory_bytes / TPUCI__MIB,
+                           c->oom_unreported == TPUCI__OOM_STATS
+                               ? "; the engine reported no OOM kill, but "
+                                 "its stats showed the limit reached"
+                               : "");
     else
       what = tpuci__strdup("killed by the kernel: out of memory");
+  } else if (c->oom_unreported == TPUCI__OOM_PROBABLY && memory_bytes > 0) {
+    what = tpuci__printf("exit %ld (SIGKILL, not sent by tpuci, under a "
+                         "memory limit of %.0f MiB: probably out of memory; "
+                         "the engine reported no OOM kill)",
+                         c->status, (double) memory_bytes / TPUCI__MIB);
   } else if (c->name != NULL) {
     if (out->term_signal)
       what = tpuci__printf("killed by signal %d (%s)", out->term_signal,

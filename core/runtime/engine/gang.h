@@ -13,12 +13,20 @@
 #include "plan/topology.h"
 #include "base/util.h"
 
+enum { TPUCI__OOM_STATS = 1, TPUCI__OOM_PROBABLY };
+
 /* One container of an attempt, as the outcome logic sees it. */
 typedef struct {
   const char *name;       /* "worker-1"; NULL for a lone container */
   int exited;             /* its wait answered */
   long status;            /* exit status (wait, then inspect) */
-  int oom;                /* State.OOMKilled */
+  int oom;                /* State.OOMKilled, or see oom_unreported */
+  /* The engine reported no OOM kill of a container that ended by a
+   * SIGKILL tpuci did not send, under a memory limit (exit 137):
+   * TPUCI__OOM_STATS when its stats showed the limit reached (oom is then
+   * set), TPUCI__OOM_PROBABLY when nothing said (a failure, whose cause
+   * says it was probably out of memory); 0 otherwise. */
+  int oom_unreported;
   uint64_t signals;       /* bit n: tpuci sent signal n to it */
   int stopped;            /* tpuci had signalled it before it exited */
   unsigned long order;    /* 1, 2, ...: the order its wait answered in */
@@ -45,7 +53,10 @@ typedef struct {
  * signal (exit_code -1).
  *
  * The cause: for an OOM kill, "killed by the kernel: out of memory
- * (memory limit 16 MiB)" (without the limit when memory_bytes is 0); for
+ * (memory limit 16 MiB)" (without the limit when memory_bytes is 0;
+ * with oom_unreported the text says the engine did not report it, and
+ * for TPUCI__OOM_PROBABLY "exit 137 (... probably out of memory ...)"
+ * also for a lone container); for
  * a failure of a named host (a gang), "worker-1: exit 3" or "worker-1:
  * killed by signal 9 (Killed)", and the OOM text prefixed the same way;
  * NULL otherwise (the scheduler words a lone container's exit). */

@@ -79,9 +79,20 @@ static void tpuci__sw_read_rest(tpuci__sw_host_t *h) {
 static void tpuci__sw_on_follow_end(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_host_t *h = p;
   tpuci__sw_att_t *att = h->att;
-  (void) res;
   att->requests--;
   h->follow = NULL;
+  if (!h->follow_cancelled && !h->terminal && !h->stopped &&
+      res->error != UV_ECANCELED) {
+    /* A followed task log never ends by itself: the engine went away
+     * (a restart) or the connection broke. The poll follows it again
+     * once the task is seen running. */
+    h->follow_broken = 1;
+    free(h->broke);
+    h->broke = tpuci__strdup(res->ok || *res->message == '\0'
+                                 ? "the engine ended the stream"
+                                 : res->message);
+  }
+  h->follow_cancelled = 0;
   /* What a frame cut by the cancel held comes again with the read; a
    * stopped host's output ends here. */
   if (h->terminal && !h->stopped) tpuci__sw_read_rest(h);
@@ -150,6 +161,8 @@ static void tpuci__sw_on_inspected(void *p, const tpuci__engine_res_t *res) {
       return;
     }
   }
+  /* Its container says no OOM kill: Docker misses some (docker.md). */
+  if (res->ok && !h->oom) h->oom_unreported = TPUCI__OOM_PROBABLY;
   h->inspect_tries = 0;
   tpuci__sw_step(att);
 }
@@ -172,6 +185,23 @@ static void tpuci__sw_oom_check(tpuci__sw_host_t *h) {
     return;
   }
   h->oom = 1;
+}
+
+/* Whether host h's task ran on the manager's node (or nobody said where):
+ * the engine tpuci talks to kept its container and its log. */
+static int tpuci__sw_on_manager(const tpuci__sw_host_t *h) {
+  const tpuci__sw_t *sw = h->att->sw;
+  return h->node_id == NULL || sw->manager_node == NULL ||
+         strcmp(h->node_id, sw->manager_node) == 0;
+}
+
+/* Whether a task that ended with `code` was stopped by the manager's
+ * engine coming back rather than by the job: it ran on the manager, its
+ * followed log broke (the engine went away), and it ended by a signal
+ * (exit 128+n) tpuci did not cause. */
+static int tpuci__sw_engine_killed(const tpuci__sw_host_t *h, long code) {
+  return h->follow_broken && tpuci__sw_on_manager(h) && code > 128 &&
+         code < 160 && !h->att->stop;
 }
 
 static void tpuci__sw_gang_stop(tpuci__sw_att_t *att) {
@@ -211,10 +241,17 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t) {
       free(m);
     }
   }
-  /* Followed once: a stream that broke is made up for by the read after
-   * the end, not by a second stream that would repeat the output. */
-  if (t->state >= TPUCI__TS_RUNNING && !h->followed && !h->refetched &&
-      !tpuci__task_state_terminal(t->state)) {
+  /* Followed once, and again after the stream broke (the engine came
+   * back): the new stream skips what the old one passed on, and the
+   * read after the end brings what both missed. */
+  if (t->state >= TPUCI__TS_RUNNING && h->follow == NULL && !h->refetched &&
+      !tpuci__task_state_terminal(t->state) &&
+      (!h->followed ||
+       (h->follow_broken && h->refollows < TPUCI__SW_REFOLLOWS))) {
+    if (h->followed) {
+      h->refollows++;
+      tpuci__ctrout_rewind(&h->out);
+    }
     h->followed = 1;
     att->requests++;
     h->follow = tpuci__sw_task_logs(att->sw->eng, h->task_id, 1,
@@ -232,6 +269,15 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t) {
       tpuci__sw_infra(att, tpuci__printf("swarm: the task of service %s %s",
                                          h->name, why));
       free(why);
+      tpuci__sw_halt(att);
+    } else if (tpuci__sw_engine_killed(h, t->exit_code)) {
+      h->ended_infra = 1;
+      tpuci__sw_infra(att, tpuci__printf(
+          "swarm: the task of service %s ended by signal %ld (exit %ld) "
+          "after the manager's engine went away while it ran (its log "
+          "stream: %s): a restarting engine stops the containers it finds "
+          "running",
+          h->name, t->exit_code - 128, t->exit_code, h->broke));
       tpuci__sw_halt(att);
     } else {
       h->exit_code = t->exit_code;
@@ -482,6 +528,7 @@ static void tpuci__sw_att_release(tpuci__sw_att_t *att) {
     free(h->task_id);
     free(h->node_id);
     free(h->container_id);
+    free(h->broke);
     tpuci__ctrout_free(&h->out);
   }
   free(att->hosts);
@@ -495,14 +542,50 @@ static void tpuci__sw_att_release(tpuci__sw_att_t *att) {
   att->net_body = NULL;
 }
 
+/* Why the attempt's output may lack a part, or NULL: the followed log of
+ * a task on the manager's node broke while it ran. The engine logs what
+ * a container prints only while it runs itself, so what a task printed
+ * between the engine's going and its return is lost even though the log
+ * was read again. Each such service is also named to the user. New
+ * string. */
+static char *tpuci__sw_log_lost(tpuci__sw_att_t *att) {
+  tpuci__buf_t b;
+  size_t i;
+  /* An infra attempt says why on its own. */
+  if (att->infra != NULL) return NULL;
+  tpuci__buf_init(&b);
+  for (i = 0; i < att->nhosts; i++) {
+    tpuci__sw_host_t *h = &att->hosts[i];
+    char *m;
+    if (!h->follow_broken || !tpuci__sw_on_manager(h)) continue;
+    m = tpuci__printf("the output of service %s may be incomplete: the "
+                      "swarm manager's engine went away while its task ran "
+                      "(its log stream: %s); its log was read again, but "
+                      "what the task printed until the engine was back is "
+                      "not in the engine's log either",
+                      h->name, h->broke);
+    tpuci__attempt_message(att->a, m);
+    free(m);
+    tpuci__buf_addf(&b, "%sthe engine went away while service %s ran",
+                    b.len ? "; " : "", h->name);
+  }
+  if (b.len == 0) {
+    tpuci__buf_free(&b);
+    return NULL;
+  }
+  return tpuci__buf_steal(&b);
+}
+
 static void tpuci__sw_finish(tpuci__sw_att_t *att) {
   tpuci__sw_t *sw = att->sw;
   tpuci__attempt_t *a = att->a;
   tpuci__gang_verdict_t v;
   tpuci__exit_t ex;
+  char *lost = tpuci__sw_log_lost(att);
   size_t i;
 
   memset(&ex, 0, sizeof(ex));
+  ex.log_lost = lost;
   memset(&v, 0, sizeof(v));
   ex.exit_code = -1;
   if (att->infra != NULL) {
@@ -516,6 +599,7 @@ static void tpuci__sw_finish(tpuci__sw_att_t *att) {
       hs[i].exited = h->terminal && !h->ended_infra;
       hs[i].status = h->exit_code;
       hs[i].oom = h->oom;
+      hs[i].oom_unreported = h->oom_unreported;
       hs[i].signals = h->stopped ? att->signals : 0;
       hs[i].stopped = h->stopped;
       hs[i].order = h->order;
@@ -541,6 +625,7 @@ static void tpuci__sw_finish(tpuci__sw_att_t *att) {
   sw->handles++;
   tpuci__attempt_done(a, &ex);
   tpuci__gang_verdict_free(&v);
+  free(lost);
   tpuci__sw_att_release(att);
   uv_close((uv_handle_t *) &att->timer, tpuci__sw_att_closed);
 }

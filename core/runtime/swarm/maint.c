@@ -54,28 +54,42 @@ static int tpuci__sw_is_manager(json_t *info) {
          json_is_true(json_object_get(swarm, "ControlAvailable"));
 }
 
-/* gc: services first (their tasks hold the networks), then the swarm's
- * overlay networks, retried while their endpoints go. */
-static int tpuci__swgc_services(tpuci__sync_t *s, int dry_run,
-                                tpuci__buf_t *report) {
-  tpuci__sync_res_t r = {0};
+/* gc: services first (their tasks hold the networks), then a bounded
+ * wait until their tasks and the task containers of dead runs on the
+ * manager are gone, then the swarm's overlay networks, retried while
+ * their endpoints go; what is still going at the end is named. */
+
+/* How long gc waits after removing services (TPUCI_GC_WAIT overrides). */
+#define TPUCI__SWGC_WAIT_MS 60000
+#define TPUCI__SWGC_POLL_US 250000
+
+typedef struct {
+  tpuci__strv_t tasks;      /* ids of the removed services' tasks */
+  tpuci__strv_t task_of;    /* ... the name of each one's service */
+  uint64_t grace_ms;        /* the longest StopGracePeriod among them */
+  uint64_t deadline;        /* uv_hrtime() in ms */
+} tpuci__swgc_t;
+
+static uint64_t tpuci__swgc_now(void) {
+  return uv_hrtime() / 1000000u;
+}
+
+/* The services to remove: those of runs not alive. Lines for the others
+ * and, with dry_run, for these. Fills their ids, names and runs, and
+ * g->grace_ms. */
+static void tpuci__swgc_pick(json_t *list, int dry_run, tpuci__strv_t *ids,
+                             tpuci__strv_t *names, tpuci__strv_t *runs,
+                             tpuci__swgc_t *g, tpuci__buf_t *report) {
   size_t i;
   json_t *o;
-  int found = 0;
-  tpuci__sw_service_list(s->eng, TPUCI__LABEL_RUN, tpuci__sync_cb, &r);
-  tpuci__sync_wait(s, &r);
-  if (!r.ok) {
-    tpuci__buf_addf(report, "FAILED to list services: %s\n", r.message);
-    tpuci__sync_res_free(&r);
-    return -1;
-  }
-  json_array_foreach(r.json, i, o) {
+  json_array_foreach(list, i, o) {
     json_t *spec = json_object_get(o, "Spec");
     json_t *labels = json_object_get(spec, "Labels");
+    json_t *grace = json_object_get(json_object_get(json_object_get(
+        spec, "TaskTemplate"), "ContainerSpec"), "StopGracePeriod");
     const char *name = json_string_value(json_object_get(spec, "Name"));
     const char *id = json_string_value(json_object_get(o, "ID"));
     int alive = tpuci__docker_run_alive(labels);
-    tpuci__sync_res_t d = {0};
     if (name == NULL) name = "?";
     if (alive == 1) continue;
     if (alive == -1) {
@@ -86,29 +100,139 @@ static int tpuci__swgc_services(tpuci__sync_t *s, int dry_run,
                       tpuci__swlabel(labels, TPUCI__LABEL_HOST));
       continue;
     }
-    found++;
-    if (dry_run) {
+    if (dry_run)
       tpuci__buf_addf(report, "would remove service %s (run %s, instance %s)\n",
                       name, tpuci__swlabel(labels, TPUCI__LABEL_RUN),
                       tpuci__swlabel(labels, TPUCI__LABEL_INSTANCE));
-      continue;
-    }
-    tpuci__sw_service_remove(s->eng, id ? id : name, tpuci__sync_cb, &d);
+    if (json_is_integer(grace) &&
+        (uint64_t) json_integer_value(grace) / 1000000u > g->grace_ms)
+      g->grace_ms = (uint64_t) json_integer_value(grace) / 1000000u;
+    tpuci__strv_push(ids, id ? id : name);
+    tpuci__strv_push(names, name);
+    tpuci__strv_push(runs, tpuci__swlabel(labels, TPUCI__LABEL_RUN));
+  }
+}
+
+static int tpuci__swgc_services(tpuci__sync_t *s, int dry_run, tpuci__swgc_t *g,
+                                tpuci__buf_t *report) {
+  tpuci__sync_res_t r = {0};
+  tpuci__strv_t ids = {0}, names = {0}, runs = {0};
+  size_t i;
+  json_t *o;
+  int found;
+  tpuci__sw_service_list(s->eng, TPUCI__LABEL_RUN, tpuci__sync_cb, &r);
+  tpuci__sync_wait(s, &r);
+  if (!r.ok) {
+    tpuci__buf_addf(report, "FAILED to list services: %s\n", r.message);
+    tpuci__sync_res_free(&r);
+    return -1;
+  }
+  tpuci__swgc_pick(r.json, dry_run, &ids, &names, &runs, g, report);
+  tpuci__sync_res_free(&r);
+  found = (int) ids.len;
+  if (dry_run || ids.len == 0) goto out;
+  /* Their tasks, asked for before: once a service is gone, its tasks can
+   * only be asked for by id. */
+  tpuci__sw_task_list(s->eng, "service", (const char *const *) ids.items,
+                      ids.len, tpuci__sync_cb, &r);
+  tpuci__sync_wait(s, &r);
+  json_array_foreach(r.json, i, o) {
+    tpuci__task_t t;
+    size_t k;
+    tpuci__task_read(o, &t);
+    for (k = 0; t.id != NULL && t.service_id != NULL && k < ids.len; k++)
+      if (strcmp(t.service_id, ids.items[k]) == 0) {
+        tpuci__strv_push(&g->tasks, t.id);
+        tpuci__strv_push(&g->task_of, names.items[k]);
+      }
+  }
+  tpuci__sync_res_free(&r);
+  for (i = 0; i < ids.len; i++) {
+    tpuci__sync_res_t d = {0};
+    tpuci__sw_service_remove(s->eng, ids.items[i], tpuci__sync_cb, &d);
     tpuci__sync_wait(s, &d);
     if (d.ok || d.status == 404)
-      tpuci__buf_addf(report, "removed service %s (run %s)\n", name,
-                      tpuci__swlabel(labels, TPUCI__LABEL_RUN));
+      tpuci__buf_addf(report, "removed service %s (run %s)\n", names.items[i],
+                      runs.items[i]);
     else {
-      tpuci__buf_addf(report, "FAILED to remove service %s: %s\n", name, d.message);
+      tpuci__buf_addf(report, "FAILED to remove service %s: %s\n",
+                      names.items[i], d.message);
       found--;
     }
     tpuci__sync_res_free(&d);
   }
-  tpuci__sync_res_free(&r);
+out:
+  tpuci__strv_free(&ids);
+  tpuci__strv_free(&names);
+  tpuci__strv_free(&runs);
   return found;
 }
 
-static int tpuci__swgc_networks(tpuci__sync_t *s, int dry_run,
+/* What is still going: the removed services' tasks still listed, and the
+ * task containers of dead runs still on the manager. With `say`, a line
+ * for each. The count. */
+static size_t tpuci__swgc_going(tpuci__sync_t *s, const tpuci__swgc_t *g,
+                                int say, uint64_t waited_ms, tpuci__buf_t *report) {
+  tpuci__sync_res_t r = {0};
+  size_t i, k, n = 0;
+  json_t *o;
+  char d[32];
+  tpuci__duration_format(waited_ms, d, sizeof(d));
+  if (g->tasks.len > 0) {
+    tpuci__sw_task_list(s->eng, "id", (const char *const *) g->tasks.items,
+                        g->tasks.len, tpuci__sync_cb, &r);
+    tpuci__sync_wait(s, &r);
+    json_array_foreach(r.json, i, o) {
+      const char *state = json_string_value(
+          json_object_get(json_object_get(o, "Status"), "State"));
+      tpuci__task_t t;
+      tpuci__task_read(o, &t);
+      for (k = 0; t.id != NULL && k < g->tasks.len; k++) {
+        if (strcmp(t.id, g->tasks.items[k]) != 0) continue;
+        n++;
+        if (say)
+          tpuci__buf_addf(report, "still going after %s: the task %s of "
+                                  "service %s (%s, node %s)\n",
+                          d, t.id, g->task_of.items[k], state ? state : "?",
+                          t.node_id ? t.node_id : "?");
+      }
+    }
+    tpuci__sync_res_free(&r);
+  }
+  tpuci__engine_container_list(s->eng, TPUCI__LABEL_RUN, tpuci__sync_cb, &r);
+  tpuci__sync_wait(s, &r);
+  json_array_foreach(r.json, i, o) {
+    json_t *labels = json_object_get(o, "Labels");
+    const char *svc = json_string_value(json_object_get(labels, "com.docker.swarm.service.name"));
+    const char *state = json_string_value(json_object_get(o, "State"));
+    const char *cid = json_string_value(json_object_get(o, "Id"));
+    if (json_object_get(labels, "com.docker.swarm.task.id") == NULL ||
+        tpuci__docker_run_alive(labels) != 0)
+      continue;
+    n++;
+    if (say)
+      tpuci__buf_addf(report, "still going after %s: container %.12s of "
+                              "service %s (%s) on the manager\n",
+                      d, cid ? cid : "?", svc ? svc : "?", state ? state : "?");
+  }
+  tpuci__sync_res_free(&r);
+  return n;
+}
+
+/* Waits until nothing is going or the deadline passed; then names what
+ * still is. */
+static void tpuci__swgc_wait(tpuci__sync_t *s, const tpuci__swgc_t *g,
+                             tpuci__buf_t *report) {
+  uint64_t start = tpuci__swgc_now();
+  for (;;) {
+    uint64_t now = tpuci__swgc_now();
+    int last = now >= g->deadline;
+    if (tpuci__swgc_going(s, g, last, now - start, report) == 0 || last) return;
+    usleep(TPUCI__SWGC_POLL_US);
+  }
+}
+
+static int tpuci__swgc_networks(tpuci__sync_t *s, int dry_run, const tpuci__swgc_t *g,
                                 tpuci__buf_t *report) {
   tpuci__sync_res_t r = {0};
   size_t i;
@@ -126,7 +250,6 @@ static int tpuci__swgc_networks(tpuci__sync_t *s, int dry_run,
     const char *name = json_string_value(json_object_get(o, "Name"));
     const char *id = json_string_value(json_object_get(o, "Id"));
     tpuci__sync_res_t d = {0};
-    int tries;
     if (!tpuci__docker_is_swarm(o)) continue;
     if (name == NULL) name = "?";
     if (tpuci__docker_run_alive(labels) != 0) continue;
@@ -137,18 +260,26 @@ static int tpuci__swgc_networks(tpuci__sync_t *s, int dry_run,
                       tpuci__swlabel(labels, TPUCI__LABEL_JOB));
       continue;
     }
-    /* The tasks of a service just removed leave it within seconds. */
-    for (tries = 0; tries < 60; tries++) {
+    /* The endpoints of tasks just gone leave it a moment later. */
+    for (;;) {
       tpuci__sync_res_free(&d);
       tpuci__engine_network_remove(s->eng, id ? id : name, tpuci__sync_cb, &d);
       tpuci__sync_wait(s, &d);
-      if (d.ok || d.status == 404 || d.error != 0) break;
-      usleep(250000);
+      if (d.ok || d.status == 404 || d.error != 0 ||
+          tpuci__swgc_now() >= g->deadline)
+        break;
+      usleep(TPUCI__SWGC_POLL_US);
     }
-    if (d.ok || d.status == 404)
+    if (d.ok || d.status == 404) {
       tpuci__buf_addf(report, "removed overlay network %s (run %s)\n", name,
                       tpuci__swlabel(labels, TPUCI__LABEL_RUN));
-    else {
+    } else if (d.error == 0 && d.status == 403) {
+      /* "has active endpoints": its tasks are still going. */
+      tpuci__buf_addf(report, "still going: overlay network %s is still in "
+                              "use (%s); `tpuci gc` again removes it\n",
+                      name, d.message);
+      found--;
+    } else {
       tpuci__buf_addf(report, "FAILED to remove overlay network %s: %s\n", name,
                       d.message);
       found--;
@@ -161,10 +292,16 @@ static int tpuci__swgc_networks(tpuci__sync_t *s, int dry_run,
 
 int tpuci__runtime_swarm_gc(int dry_run, tpuci__buf_t *report, tpuci__err_t *err) {
   tpuci__sync_t s;
+  tpuci__swgc_t g;
   json_t *info;
-  int a, b;
+  const char *wait = getenv("TPUCI_GC_WAIT");
+  uint64_t wait_ms = 0;
+  int a, b, has_wait = wait != NULL && *wait != '\0';
   tpuci__err_t e = {0, NULL};
-  (void) err;
+  if (has_wait && tpuci__duration_parse(wait, &wait_ms) != 0)
+    return tpuci__err_set(err, TPUCI_EUSAGE,
+                          "TPUCI_GC_WAIT=%s: not a duration (\"90s\", \"2m\", \"0s\")",
+                          wait);
   /* The docker driver reports an engine it cannot reach. */
   if (tpuci__swsync_open(&s, &info, &e) != 0) {
     tpuci__err_clear(&e);
@@ -176,9 +313,15 @@ int tpuci__runtime_swarm_gc(int dry_run, tpuci__buf_t *report, tpuci__err_t *err
     return 0;
   }
   json_decref(info);
-  a = tpuci__swgc_services(&s, dry_run, report);
-  b = tpuci__swgc_networks(&s, dry_run, report);
+  memset(&g, 0, sizeof(g));
+  a = tpuci__swgc_services(&s, dry_run, &g, report);
+  if (!has_wait) wait_ms = g.grace_ms + TPUCI__SWGC_WAIT_MS;
+  g.deadline = tpuci__swgc_now() + wait_ms;
+  if (!dry_run) tpuci__swgc_wait(&s, &g, report);
+  b = tpuci__swgc_networks(&s, dry_run, &g, report);
   tpuci__sync_close(&s);
+  tpuci__strv_free(&g.tasks);
+  tpuci__strv_free(&g.task_of);
   if (a < 0 || b < 0)
     return tpuci__err_set(err, TPUCI_EENGINE, "swarm: listing tpuci's objects failed");
   return a + b;

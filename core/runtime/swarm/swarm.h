@@ -39,6 +39,8 @@
 /* Network removal retries, as the docker driver's. */
 #define TPUCI__SW_NET_RM_TRIES 20
 #define TPUCI__SW_NET_RM_DELAY_MS 250
+/* How often a task's followed log is asked for again after it broke. */
+#define TPUCI__SW_REFOLLOWS 5
 /* Longest service name the engine takes (a DNS label). */
 #define TPUCI__SW_NAME_MAX 63
 
@@ -194,6 +196,8 @@ typedef struct {
   int ended_infra;        /* ... not by the job's doing */
   long exit_code;
   int oom;
+  int oom_unreported;     /* gang.h's TPUCI__OOM_PROBABLY: inspected, no
+                             OOM kill reported */
   int inspect_tries;
   unsigned long order;    /* of its end among the attempt's hosts */
   int stopped;            /* removed by tpuci before its task ended */
@@ -206,6 +210,13 @@ typedef struct {
   int follow_cancelled;
   int refetched;
   int logs_done;          /* the read after the end answered */
+  /* The followed stream ended while the task ran, not cancelled by
+   * tpuci: the manager's engine went away (a restart) or the connection
+   * broke. Followed again once the poll sees the task run (at most
+   * TPUCI__SW_REFOLLOWS times); `broke` says why, for the note. */
+  int follow_broken;
+  int refollows;
+  char *broke;
   tpuci__ctrout_t out;
 } tpuci__sw_host_t;
 
