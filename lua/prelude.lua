@@ -22,12 +22,12 @@ local H = ...
 
 local type, next, error, rawget, rawlen, tostring, ipairs =
   type, next, error, rawget, rawlen, tostring, ipairs
-local sfmt, sfind, ssub, smatch, sgsub, sbyte =
+local sfmt, sfind, ssub, smatch, sgsub, sbyte, supper =
   string.format, string.find, string.sub, string.match, string.gsub,
-  string.byte
+  string.byte, string.upper
 local tsort, tconcat = table.sort, table.concat
-local mtype, mtointeger, mfloor, mhuge =
-  math.type, math.tointeger, math.floor, math.huge
+local mtype, mtointeger, mfloor, mhuge, mmaxint =
+  math.type, math.tointeger, math.floor, math.huge, math.maxinteger
 
 -- Limits that keep a typo from producing something absurd.
 local MAX_MS = 100 * 365 * 24 * 3600 * 1000
@@ -796,9 +796,344 @@ local function retries_spec(d, j, r)
   end
 end
 
+------------------------------------------------------------------------
+-- Container options for accelerators, with Compose's names and forms
+-- (docs/spec.md, "Accelerators"). container_spec() returns the record
+-- core/spec/expand_ctr.c copies into each instance; which runtime takes
+-- which option is core/plan/ctr_opts.c's business.
+
+local CONTAINER_KEYS = { "shm_size", "ipc", "privileged", "devices", "cap_add",
+                         "cap_drop", "ulimits", "gpus", "sysctls" }
+local IPC = { "host", "private", "shareable" }
+-- Docker's limit names.
+local ULIMITS = { "core", "cpu", "data", "fsize", "locks", "memlock",
+                  "msgqueue", "nice", "nofile", "nproc", "rss", "rtprio",
+                  "rttime", "sigpending", "stack" }
+local ULIMIT_SET = set_of(ULIMITS)
+local ULIMIT_KEYS = { "soft", "hard" }
+local ULIMIT_KEY_SET = set_of(ULIMIT_KEYS)
+-- Linux's capabilities (capabilities(7)) without "CAP_", and "ALL".
+local CAPS = { "ALL", "AUDIT_CONTROL", "AUDIT_READ", "AUDIT_WRITE",
+  "BLOCK_SUSPEND", "BPF", "CHECKPOINT_RESTORE", "CHOWN", "DAC_OVERRIDE",
+  "DAC_READ_SEARCH", "FOWNER", "FSETID", "IPC_LOCK", "IPC_OWNER", "KILL",
+  "LEASE", "LINUX_IMMUTABLE", "MAC_ADMIN", "MAC_OVERRIDE", "MKNOD",
+  "NET_ADMIN", "NET_BIND_SERVICE", "NET_BROADCAST", "NET_RAW", "PERFMON",
+  "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYSLOG", "SYS_ADMIN", "SYS_BOOT",
+  "SYS_CHROOT", "SYS_MODULE", "SYS_NICE", "SYS_PACCT", "SYS_PTRACE",
+  "SYS_RAWIO", "SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "WAKE_ALARM" }
+local CAP_SET = set_of(CAPS)
+local GPUS_KEYS = { "count", "device_ids", "driver", "capabilities" }
+local GPUS_SET = set_of(GPUS_KEYS)
+-- The sysctls of the IPC namespace; with net.* and fs.mqueue.*, the only
+-- ones a container has a namespace of its own for (runc refuses others).
+local IPC_SYSCTLS = set_of({ "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni",
+                             "kernel.sem", "kernel.shmall", "kernel.shmmax",
+                             "kernel.shmmni", "kernel.shm_rmid_forced" })
+local GLOB = "[%*%?%[]"
+
+-- Cgroup device permissions: letters of "rwm", each at most once.
+local function device_mode(s)
+  return s ~= "" and not sfind(s, "[^rwm]") and not smatch(s, "(.).*%1")
+end
+
+-- devices = { "/dev/accel0", "/dev/null:/dev/accel1:rwm", "/dev/vfio/*" }:
+-- HOST[:CONTAINER][:PERMISSIONS], Docker's --device (HOST:PERMISSIONS too).
+local function devices_spec(d, v)
+  if type(v) ~= "table" then
+    fail(d, "devices", 'expected a list like { "/dev/accel0" }, got ' .. tname(v))
+  end
+  local n = check_list(d, "devices", v)
+  local out, at = {}, {}
+  for i = 1, n do
+    local p = "devices[" .. i .. "]"
+    local s = nonempty(d, p, rawget(v, i))
+    local parts, from = {}, 1
+    while true do
+      local c = sfind(s, ":", from, true)
+      parts[#parts + 1] = ssub(s, from, c and c - 1 or #s)
+      if not c then break end
+      from = c + 1
+    end
+    if #parts > 3 then
+      fail(d, p, "expected HOST[:CONTAINER][:PERMISSIONS], got '" .. show(s) .. "'")
+    end
+    local host, target, perms = parts[1], nil, nil
+    if #parts == 2 and ssub(parts[2], 1, 1) ~= "/" then perms = parts[2]
+    elseif #parts >= 2 then target, perms = parts[2], parts[3] end
+    if ssub(host, 1, 1) ~= "/" then
+      fail(d, p, "the host path must be absolute, got '" .. show(host) .. "'")
+    end
+    if target ~= nil and ssub(target, 1, 1) ~= "/" then
+      fail(d, p, "the container path must be absolute, got '" .. show(target) .. "'")
+    end
+    if perms ~= nil and not device_mode(perms) then
+      fail(d, p, "permissions are letters of 'rwm', each at most once, got '" ..
+           show(perms) .. "'")
+    end
+    local glob = sfind(host, GLOB) ~= nil
+    if glob and target ~= nil then
+      fail(d, p, "a glob takes no container path (each device it matches " ..
+           "keeps its own path)")
+    end
+    if target ~= nil and sfind(target, GLOB) then
+      fail(d, p, "the container path must not hold '*', '?' or '['")
+    end
+    local path = target or host
+    if at[path] then
+      fail(d, p, "'" .. show(path) .. "' is already given by devices[" .. at[path] .. "]")
+    end
+    at[path] = i
+    out[i] = { host = host, target = target, perms = perms or "rwm", glob = glob }
+  end
+  return out
+end
+
+-- cap_add / cap_drop = { "SYS_ADMIN", "CAP_NET_RAW", "ALL" }: names in
+-- any case, with or without "CAP_"; returned upper-case without it,
+-- sorted, with the set.
+local function caps_spec(d, key, v)
+  if type(v) ~= "table" then
+    fail(d, key, 'expected a list like { "SYS_ADMIN" }, got ' .. tname(v))
+  end
+  local n = check_list(d, key, v)
+  local out, seen = {}, {}
+  for i = 1, n do
+    local p = key .. "[" .. i .. "]"
+    local given = nonempty(d, p, rawget(v, i))
+    local name = supper(given)
+    if ssub(name, 1, 4) == "CAP_" then name = ssub(name, 5) end
+    if not CAP_SET[name] then
+      local s = suggest(name, CAPS)
+      fail(d, p, "unknown capability '" .. show(given) .. "'" ..
+           (s and (", did you mean '" .. s .. "'?")
+            or " (capabilities(7) lists them; write SYS_ADMIN, CAP_SYS_ADMIN or ALL)"))
+    end
+    if seen[name] then fail(d, p, "'" .. name .. "' is given twice") end
+    seen[name] = true
+    out[#out + 1] = name
+  end
+  tsort(out)
+  return out, seen
+end
+
+-- A limit: a whole number, -1 for unlimited.
+local function limit(d, p, v)
+  if type(v) ~= "number" then
+    fail(d, p, "expected a number (-1: unlimited) or { soft = ..., hard = ... }, got " ..
+         tname(v))
+  end
+  return integer(d, p, v, -1, mmaxint, " (-1: unlimited)")
+end
+
+local function limit_text(v)
+  return v == -1 and "unlimited" or sfmt("%d", v)
+end
+
+-- The keys of v, the table of `key`, sorted; each must be a string
+-- ("keys are <what> ... (write <hint>)").
+local function names_of(d, key, v, example, what, hint)
+  if type(v) ~= "table" then
+    fail(d, key, "expected a table like " .. example .. ", got " .. tname(v))
+  end
+  local names = {}
+  for k in next, v do
+    if type(k) ~= "string" then
+      fail(d, join(key, k), "keys are " .. what .. ", got a " .. type(k) ..
+           " key (write " .. hint .. ")")
+    end
+    names[#names + 1] = k
+  end
+  tsort(names)
+  return names
+end
+
+-- ulimits = { memlock = -1, nofile = { soft = 4096, hard = 8192 } },
+-- returned as a list sorted by name.
+local function ulimits_spec(d, v)
+  local names = names_of(d, "ulimits", v, "{ nofile = { soft = 4096, hard = 8192 } }",
+                         "limit names", "nofile = 4096")
+  local out = {}
+  for i = 1, #names do
+    local k = names[i]
+    local p = "ulimits." .. k
+    if not ULIMIT_SET[k] then enum(d, p, k, ULIMITS, "limit") end
+    local x = rawget(v, k)
+    local soft, hard
+    if type(x) == "table" then
+      check_keys(d, p, x, ULIMIT_KEYS, ULIMIT_KEY_SET)
+      if rawget(x, "soft") == nil then fail(d, p .. ".soft", "missing") end
+      if rawget(x, "hard") == nil then fail(d, p .. ".hard", "missing") end
+      soft = limit(d, p .. ".soft", rawget(x, "soft"))
+      hard = limit(d, p .. ".hard", rawget(x, "hard"))
+      if hard ~= -1 and (soft == -1 or soft > hard) then
+        fail(d, p, "the soft limit (" .. limit_text(soft) ..
+             ") is above the hard limit (" .. limit_text(hard) .. ")")
+      end
+    else
+      soft = limit(d, p, x)
+      hard = soft
+    end
+    out[i] = { name = k, soft = soft, hard = hard }
+  end
+  return out
+end
+
+-- A list of words without commas or spaces (GPU ids, capabilities).
+local function words(d, p, v, example)
+  if type(v) ~= "table" then
+    fail(d, p, "expected a list like " .. example .. ", got " .. tname(v))
+  end
+  local n = check_list(d, p, v)
+  if n == 0 then fail(d, p, "must not be empty") end
+  local out = {}
+  for i = 1, n do
+    local pi = p .. "[" .. i .. "]"
+    local x = rawget(v, i)
+    if type(x) ~= "string" and mtype(x) ~= "integer" then
+      fail(d, pi, "expected a string, got " .. tname(x))
+    end
+    local s = scalar(d, pi, x)
+    if s == "" then fail(d, pi, "must not be empty") end
+    if sfind(s, "[,%s%c]") then fail(d, pi, "must not hold commas or spaces") end
+    out[i] = s
+  end
+  return out
+end
+
+local GPUS_FORMS = '"all", a number of GPUs, a list of device ids ({ "0", "1" }) ' ..
+                   'or { count = ..., device_ids = ..., driver = ..., capabilities = ... }'
+
+local function gpu_count(d, p, v)
+  if v == "all" then return -1 end
+  if type(v) ~= "number" then
+    fail(d, p, 'expected "all" or a number of GPUs, got ' ..
+         (type(v) == "string" and ("'" .. show(v) .. "'") or tname(v)))
+  end
+  return integer(d, p, v, 1, 1024, ' (or "all")')
+end
+
+-- gpus = "all" | N | { "0", "1" } | { count = ..., device_ids = ...,
+-- driver = ..., capabilities = ... } (Compose's device reservation): one
+-- Docker DeviceRequest.
+local function gpus_spec(d, v)
+  local g = { count = 0, caps = { "gpu" } }
+  if type(v) == "number" or v == "all" then
+    g.count = gpu_count(d, "gpus", v)
+    return g
+  end
+  if type(v) ~= "table" then
+    fail(d, "gpus", "expected " .. GPUS_FORMS .. ", got " ..
+         (type(v) == "string" and ("'" .. show(v) .. "'") or tname(v)))
+  end
+  if next(v) == nil then fail(d, "gpus", "empty (write " .. GPUS_FORMS .. ")") end
+  if rawget(v, 1) ~= nil then
+    g.ids = words(d, "gpus", v, '{ "0", "1" }')
+    return g
+  end
+  check_keys(d, "gpus", v, GPUS_KEYS, GPUS_SET)
+  local count, ids = rawget(v, "count"), rawget(v, "device_ids")
+  if count ~= nil and ids ~= nil then
+    fail(d, "gpus", "'count' and 'device_ids' are exclusive")
+  end
+  if ids ~= nil then g.ids = words(d, "gpus.device_ids", ids, '{ "0", "1" }')
+  else g.count = count ~= nil and gpu_count(d, "gpus.count", count) or -1 end
+  local driver = rawget(v, "driver")
+  if driver ~= nil then
+    g.driver = nonempty(d, "gpus.driver", driver)
+    if sfind(driver, "[%s%c]") then fail(d, "gpus.driver", "must not contain spaces") end
+  end
+  local caps = rawget(v, "capabilities")
+  if caps ~= nil then g.caps = words(d, "gpus.capabilities", caps, '{ "gpu", "utility" }') end
+  return g
+end
+
+-- sysctls = { ["net.core.somaxconn"] = 1024 }: { k1, v1, ... } by name.
+local function sysctls_spec(d, v)
+  local names = names_of(d, "sysctls", v, '{ ["net.core.somaxconn"] = 1024 }',
+                         "sysctl names", '["net.core.somaxconn"] = 1024')
+  local out = {}
+  for i = 1, #names do
+    local k = names[i]
+    local p = join("sysctls", k)
+    if not smatch(k, "^[%w_%-]+%.[%w_%-%.]*[%w_%-]$") then
+      fail(d, p, "not a sysctl name (like net.core.somaxconn)")
+    end
+    if not (IPC_SYSCTLS[k] or ssub(k, 1, 4) == "net." or ssub(k, 1, 10) == "fs.mqueue.") then
+      fail(d, p, "a container may set only the sysctls of its own namespaces: " ..
+           "net.*, fs.mqueue.* and kernel.shm*, kernel.msg*, kernel.sem")
+    end
+    local s = scalar(d, p, rawget(v, k))
+    if s == "" then fail(d, p, "must not be empty") end
+    if sfind(s, "%c") then fail(d, p, "must not contain control characters") end
+    out[2 * i - 1], out[2 * i] = k, s
+  end
+  return out
+end
+
+-- The options of job table t, checked against each other and against
+-- network and mounts (already in j). nil when none is given.
+local function container_spec(d, t, j)
+  local c = { devices = {}, cap_add = {}, cap_drop = {}, ulimits = {},
+              sysctls = {}, privileged = false, shm = 0, given = {} }
+  for i = 1, #CONTAINER_KEYS do
+    if rawget(t, CONTAINER_KEYS[i]) ~= nil then c.given[#c.given + 1] = CONTAINER_KEYS[i] end
+  end
+  if #c.given == 0 then return nil end
+  local v = rawget(t, "shm_size")
+  if v ~= nil then c.shm = size(d, "shm_size", v) end
+  v = rawget(t, "ipc")
+  if v ~= nil then c.ipc = enum(d, "ipc", v, IPC, "IPC mode") end
+  v = rawget(t, "privileged")
+  if v ~= nil then c.privileged = boolean(d, "privileged", v) end
+  v = rawget(t, "devices")
+  if v ~= nil then c.devices = devices_spec(d, v) end
+  local add, drop = {}, {}
+  v = rawget(t, "cap_add")
+  if v ~= nil then c.cap_add, add = caps_spec(d, "cap_add", v) end
+  v = rawget(t, "cap_drop")
+  if v ~= nil then c.cap_drop, drop = caps_spec(d, "cap_drop", v) end
+  for i = 1, #c.cap_add do
+    if drop[c.cap_add[i]] then
+      fail(d, "cap_drop", "'" .. c.cap_add[i] .. "' is in cap_add too")
+    end
+  end
+  v = rawget(t, "ulimits")
+  if v ~= nil then c.ulimits = ulimits_spec(d, v) end
+  v = rawget(t, "gpus")
+  if v ~= nil then c.gpus = gpus_spec(d, v) end
+  v = rawget(t, "sysctls")
+  if v ~= nil then c.sysctls = sysctls_spec(d, v) end
+
+  -- What the engine would ignore or refuse only once an attempt starts.
+  if c.shm > 0 and c.ipc == "host" then
+    fail(d, "shm_size", "has no effect with ipc = \"host\" (the container " ..
+         "uses the host's /dev/shm)")
+  end
+  for i = 1, #j.mounts do
+    if c.shm > 0 and j.mounts[i].target == "/dev/shm" then
+      fail(d, "shm_size", "/dev/shm is also mounted by " ..
+           join("mounts", j.mounts[i].source) .. "; give one of them")
+    end
+  end
+  for i = 1, #c.sysctls, 2 do
+    local k = c.sysctls[i]
+    if j.network == "host" and ssub(k, 1, 4) == "net." then
+      fail(d, join("sysctls", k), "a container on the host's network " ..
+           "(network = \"host\") cannot set net.* sysctls")
+    end
+    if c.ipc == "host" and not (ssub(k, 1, 4) == "net.") then
+      fail(d, join("sysctls", k), "a container in the host's IPC namespace " ..
+           "(ipc = \"host\") cannot set its sysctls")
+    end
+  end
+  return c
+end
+
 local JOB_KEYS = { "name", "run", "cmd", "pytest", "env", "workdir", "timeout",
                    "grace", "retries", "matrix", "runtime", "image", "topology",
-                   "mounts", "cpus", "memory", "network" }
+                   "mounts", "cpus", "memory", "network", "shm_size", "ipc",
+                   "privileged", "devices", "cap_add", "cap_drop", "ulimits",
+                   "gpus", "sysctls" }
 local JOB_SET = set_of(JOB_KEYS)
 
 local PYTEST_KEYS = { "markers", "k", "args", "options", "shards", "allow_empty",
@@ -1023,6 +1358,7 @@ local function job_spec(d, t, alias)
       fail(d, "network", "must not contain spaces, got '" .. show(network) .. "'")
     end
   end
+  j.container = container_spec(d, t, j)
   return j
 end
 
@@ -1198,6 +1534,10 @@ local function finish()
       if j.cpus > 0 then ignored[#ignored + 1] = "cpus" end
       if j.memory > 0 then ignored[#ignored + 1] = "memory" end
       if j.network then ignored[#ignored + 1] = "network" end
+      if j.container then
+        for k = 1, #j.container.given do ignored[#ignored + 1] = j.container.given[k] end
+        j.container = nil
+      end
       if #ignored > 0 then
         warn(d, nil, tconcat(ignored, ", ") .. ": ignored by runtime 'local'")
       end

@@ -10,7 +10,8 @@
 --
 -- docs/spec.md is the reference; tests/docs/luals.sh checks that every
 -- key the prelude accepts (JOB_KEYS, PYTEST_KEYS, RETRY_KEYS, MOUNT_KEYS,
--- IMAGE_KEYS, TOPOLOGY_KEYS, the enums and the `tpuci` table) is here.
+-- ULIMIT_KEYS, GPUS_KEYS, IMAGE_KEYS, TOPOLOGY_KEYS, the enums and the
+-- `tpuci` table) is here.
 
 ------------------------------------------------------------------------
 -- Scalar types
@@ -163,6 +164,30 @@
 ---@field include? table<string, tpuci.Scalar>[]
 ---@field [string] tpuci.Scalar[]
 
+---A container's IPC namespace (`ipc`).
+---@alias tpuci.Ipc
+---| "host" # the host's: its /dev/shm and System V IPC objects (real TPU VMs' `--ipc=host`)
+---| "private" # its own, which no other container can join
+---| "shareable" # its own, which other containers may join (Docker's default)
+
+---A resource limit: a number (soft = hard; `-1` for unlimited) or this table.
+---@class (exact) tpuci.UlimitSpec
+---The soft limit (`-1`: unlimited), at most the hard one.
+---@field soft integer
+---The hard limit (`-1`: unlimited).
+---@field hard integer
+
+---`gpus = { ... }`, Compose's device reservation: one Docker DeviceRequest.
+---@class (exact) tpuci.GpusSpec
+---How many GPUs: a number, or `"all"` (the default). Not with `device_ids`.
+---@field count? integer|"all"
+---Which GPUs, by index or UUID: `{ "0", "GPU-3c0e..." }`. Not with `count`.
+---@field device_ids? (string|integer)[]
+---The device driver (`"nvidia"`); default: the engine picks one by capabilities.
+---@field driver? string
+---Capabilities every device must have (default `{ "gpu" }`): `{ "gpu", "utility", "compute" }`.
+---@field capabilities? string[]
+
 ---`job "NAME" { ... }`. Exactly one of `run`, `cmd` and `pytest`. Job names
 ---use letters, digits and `_ . - / : + @` (`"lint/ruff"`).
 ---@class (exact) tpuci.JobSpec
@@ -198,6 +223,24 @@
 ---@field memory? tpuci.Size
 ---The container's network mode: `"none"`, `"bridge"`, `"host"` or a network name.
 ---@field network? string
+---The size of the container's /dev/shm, more than 0 (`"16g"`; Docker's default is 64 MiB, too small for PyTorch DataLoader workers). Swarm: a tmpfs mount of that size.
+---@field shm_size? tpuci.Size
+---The container's IPC namespace. Not with `runtime = "swarm"`.
+---@field ipc? tpuci.Ipc
+---Every device and capability of the host (`docker run --privileged`). Not with `runtime = "swarm"`.
+---@field privileged? boolean
+---Host devices, `"HOST[:CONTAINER][:PERMISSIONS]"` (permissions: letters of `rwm`): `{ "/dev/accel0", "/dev/null:/dev/accel1:rwm", "/dev/vfio/*" }`. A host path with `*`, `?` or `[` is a glob, expanded when an attempt starts (an error when it matches nothing). Not with `runtime = "swarm"`.
+---@field devices? string[]
+---Capabilities to add: `{ "SYS_ADMIN", "IPC_LOCK" }` (any case, with or without `CAP_`, or `"ALL"`).
+---@field cap_add? string[]
+---Capabilities to drop: `{ "NET_RAW" }` or `{ "ALL" }`.
+---@field cap_drop? string[]
+---Resource limits by name (`nofile`, `memlock`, `nproc`, `stack`, ...): `{ memlock = -1, nofile = { soft = 4096, hard = 8192 } }`.
+---@field ulimits? table<string, integer|tpuci.UlimitSpec>
+---GPUs (a Docker DeviceRequest): `"all"`, a count, a list of device ids, or the table form. Not with `runtime = "swarm"`.
+---@field gpus? "all"|integer|(string|integer)[]|tpuci.GpusSpec
+---Namespaced kernel parameters: `{ ["net.core.somaxconn"] = 1024 }` (net.*, fs.mqueue.*, kernel.shm*, kernel.msg*, kernel.sem).
+---@field sysctls? table<string, tpuci.Scalar>
 
 ---`job { name = "NAME", ... }`.
 ---@class (exact) tpuci.NamedJobSpec: tpuci.JobSpec

@@ -29,6 +29,7 @@ static void tpuci__instance_free(tpuci__instance_t *in) {
   }
   free(in->mounts);
   free(in->network);
+  tpuci__ctr_opts_free(&in->ctr);
   if (in->pytest) {
     free(in->pytest->markers);
     free(in->pytest->k);
@@ -190,6 +191,7 @@ static json_t *tpuci__json_instance(const tpuci__plan_t *p,
   json_object_set_new(o, "cpus", json_real(in->cpus));
   json_object_set_new(o, "memory_bytes", json_integer((json_int_t) in->memory_bytes));
   json_object_set_new(o, "network", tpuci__json_str(in->network));
+  json_object_set_new(o, "container", tpuci__ctr_opts_json(&in->ctr));
   if (in->topology >= 0 && (size_t) in->topology < p->ntopologies) {
     /* The emulated hosts and what their topology gives each. */
     tpuci__plan_hosts_t h;
@@ -466,6 +468,7 @@ char *tpuci__plan_to_text(const tpuci__plan_t *p) {
     for (k = 0; k < in->nmounts; k++)
       tpuci__buf_addf(&b, "  mount:    %s -> %s%s\n", in->mounts[k].source,
                       in->mounts[k].target, in->mounts[k].read_only ? " (read-only)" : "");
+    tpuci__ctr_opts_text(&in->ctr, &b);
     tpuci__buf_addf(&b, "  timeout:  %s\n",
                     in->timeout_ms ? tpuci__duration_format(in->timeout_ms, d, sizeof(d))
                                    : "none");

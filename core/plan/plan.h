@@ -1,6 +1,7 @@
 /* core/plan/: what a spec expands into, as plain C data. The plan (this
  * header: job instances, images, topologies, retry policies, the names of
- * outcomes and runtimes; plan.c prints it as text and JSON), the TPU
+ * outcomes and runtimes; plan.c prints it as text and JSON; a job's
+ * container options for accelerators: ctr_opts.c), the TPU
  * catalogue and resolved slices (topology.h), and what each emulated host
  * of an instance gets from its topology (host_env.h). Pure data and pure
  * functions: no I/O, no Lua, no loop. Built by core/spec/, read by every
@@ -76,6 +77,66 @@ typedef struct {
   int read_only;
 } tpuci__mount_t;
 
+/* A device the container gets (`devices`; Docker's HostConfig.Devices).
+ * A host path holding '*', '?' or '[' is a glob, expanded when an
+ * attempt starts (each match at its own path). */
+typedef struct {
+  char *host;             /* absolute path or glob on the engine's host */
+  char *target;           /* path in the container; NULL: the host path */
+  char *perms;            /* cgroup permissions: "rwm" or a part of it */
+  int glob;
+} tpuci__device_t;
+
+/* One resource limit (`ulimits`): soft and hard, -1 for unlimited. */
+typedef struct {
+  char *name;             /* "nofile", "memlock", ... */
+  int64_t soft, hard;
+} tpuci__ulimit_t;
+
+/* `gpus`: one Docker DeviceRequest. */
+typedef struct {
+  int count;              /* -1: all; 0: the ids; else that many */
+  tpuci__strv_t ids;      /* DeviceIDs, when count is 0 */
+  char *driver;           /* NULL: the engine picks by capabilities */
+  tpuci__strv_t caps;     /* every device has all of these ("gpu") */
+} tpuci__gpus_t;
+
+/* The container options accelerators need, with Compose's names
+ * (docs/spec.md, "Accelerators"); all zero when the job gives none.
+ * Lists are sorted by name, as the prelude leaves them. */
+typedef struct {
+  uint64_t shm_bytes;     /* shm_size; 0: the engine's default */
+  char *ipc;              /* "host", "private", "shareable"; NULL: default */
+  int privileged;
+  tpuci__device_t *devices;
+  size_t ndevices;
+  tpuci__strv_t cap_add;  /* capability names without "CAP_", or "ALL" */
+  tpuci__strv_t cap_drop;
+  tpuci__ulimit_t *ulimits;
+  size_t nulimits;
+  tpuci__gpus_t *gpus;    /* NULL: none */
+  tpuci__kvlist_t sysctls;
+} tpuci__ctr_opts_t;
+
+/* Whether any option is given. */
+int tpuci__ctr_opts_any(const tpuci__ctr_opts_t *c);
+void tpuci__ctr_opts_free(tpuci__ctr_opts_t *c);
+/* The bytes its strings take, roughly (the plan's size cap). */
+size_t tpuci__ctr_opts_bytes(const tpuci__ctr_opts_t *c);
+/* The options given, as a JSON object keyed by their spec names (`{}`
+ * when none): `tpuci plan --json`'s "container". New reference. */
+json_t *tpuci__ctr_opts_json(const tpuci__ctr_opts_t *c);
+/* The options given as `tpuci plan` lines ("  shm_size: 16 GiB\n"). */
+void tpuci__ctr_opts_text(const tpuci__ctr_opts_t *c, tpuci__buf_t *b);
+/* Why runtime `kind` cannot give a container these options: a new
+ * string naming the first key it lacks and why ("privileged: not
+ * available with runtime 'swarm': ..."), or NULL when it can. Only swarm
+ * lacks some; the local runtime ignores them all (the prelude warns). */
+char *tpuci__ctr_opts_refusal(const tpuci__ctr_opts_t *c, int kind);
+/* "CAP_SYS_ADMIN" for "SYS_ADMIN", "ALL" for "ALL": the engines' form.
+ * New string. */
+char *tpuci__cap_engine_name(const char *cap);
+
 /* A job given as `pytest = { ... }`. Its argv (the whole suite) ends with
  * `nargs` arguments (pytest.args) that an attempt running only some tests
  * replaces by their node ids; every attempt also gets a JUnit file in its
@@ -113,6 +174,7 @@ typedef struct {
   double cpus;            /* 0: no limit */
   uint64_t memory_bytes;  /* 0: no limit */
   char *network;          /* docker network mode; NULL: engine default */
+  tpuci__ctr_opts_t ctr;  /* shm_size, devices, ... (docker, swarm) */
   tpuci__pytest_t *pytest;/* NULL unless the job is a pytest job */
 
   int selected;           /* chosen by tpuci_plan_select() */

@@ -25,6 +25,7 @@ typedef struct {
   int eval;                /* stack index of the prelude's eval() */
   int run, cmd, env, workdir; /* stack indexes of those fields (maybe nil) */
   int pytest;              /* stack index of the pytest record (maybe nil) */
+  int container;           /* stack index of the container options (maybe nil) */
   int has_fn;
   tpuci__runtime_kind_t runtime;
   int image, topology;
@@ -42,7 +43,7 @@ typedef struct {
   size_t emitted;
 } tpuci__job_t;
 
-static const char *tpuci__get_str(lua_State *L, int t, const char *k) {
+const char *tpuci__spec_get_str(lua_State *L, int t, const char *k) {
   const char *s;
   lua_getfield(L, t, k);
   s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
@@ -50,7 +51,7 @@ static const char *tpuci__get_str(lua_State *L, int t, const char *k) {
   return s; /* Still referenced by the table. */
 }
 
-static lua_Integer tpuci__get_int(lua_State *L, int t, const char *k) {
+lua_Integer tpuci__spec_get_int(lua_State *L, int t, const char *k) {
   lua_Integer v;
   lua_getfield(L, t, k);
   v = lua_tointeger(L, -1);
@@ -58,7 +59,7 @@ static lua_Integer tpuci__get_int(lua_State *L, int t, const char *k) {
   return v;
 }
 
-static double tpuci__get_num(lua_State *L, int t, const char *k) {
+double tpuci__spec_get_num(lua_State *L, int t, const char *k) {
   double v;
   lua_getfield(L, t, k);
   v = (double) lua_tonumber(L, -1);
@@ -66,7 +67,7 @@ static double tpuci__get_num(lua_State *L, int t, const char *k) {
   return v;
 }
 
-static int tpuci__get_bool(lua_State *L, int t, const char *k) {
+int tpuci__spec_get_bool(lua_State *L, int t, const char *k) {
   int v;
   lua_getfield(L, t, k);
   v = lua_toboolean(L, -1);
@@ -205,10 +206,10 @@ static void tpuci__emit_pytest(lua_State *L, const tpuci__job_t *j,
   lua_getfield(L, j->pytest, "k");
   if (!lua_isnil(L, -1)) py->k = tpuci__render_dup(L, lua_gettop(L), j);
   lua_pop(L, 1);
-  py->nargs = (size_t) tpuci__get_int(L, j->pytest, "nargs");
-  py->shards = (int) tpuci__get_int(L, j->pytest, "shards");
-  py->allow_empty = tpuci__get_bool(L, j->pytest, "allow_empty");
-  py->test_timeout_ms = (uint64_t) tpuci__get_int(L, j->pytest, "test_timeout_ms");
+  py->nargs = (size_t) tpuci__spec_get_int(L, j->pytest, "nargs");
+  py->shards = (int) tpuci__spec_get_int(L, j->pytest, "shards");
+  py->allow_empty = tpuci__spec_get_bool(L, j->pytest, "allow_empty");
+  py->test_timeout_ms = (uint64_t) tpuci__spec_get_int(L, j->pytest, "test_timeout_ms");
   if (py->shards < 1) py->shards = 1;
   shard = py->shards > 1 ? tpuci__kv_get(&in->matrix, "shard") : NULL;
   if (shard != NULL) py->shard = atoi(shard);
@@ -266,7 +267,7 @@ static size_t tpuci__instance_bytes(const tpuci__instance_t *in) {
     n += TPUCI__STR_BYTES(in->mounts[i].source) +
          TPUCI__STR_BYTES(in->mounts[i].target) + sizeof(in->mounts[i]);
 #undef TPUCI__STR_BYTES
-  return n;
+  return n + tpuci__ctr_opts_bytes(&in->ctr);
 }
 
 /* One instance for the combination in j->cur. */
@@ -318,6 +319,17 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
       in->mounts[k].source = tpuci__strdup(j->msrc[k]);
       in->mounts[k].target = tpuci__strdup(j->mtgt[k]);
       in->mounts[k].read_only = j->mro[k];
+    }
+  }
+
+  if (!lua_isnil(L, j->container)) {
+    char *why;
+    tpuci__spec_expand_ctr(L, j->container, &in->ctr);
+    why = tpuci__ctr_opts_refusal(&in->ctr, in->runtime);
+    if (why != NULL) {
+      lua_pushstring(L, why);
+      free(why);
+      tpuci__job_error(L, j, lua_tostring(L, -1));
     }
   }
 
@@ -459,7 +471,7 @@ static void tpuci__expand_matrix(lua_State *L, tpuci__spec_ctx_t *c,
     lua_pop(L, 1);
   }
 
-  if (tpuci__get_bool(L, mt, "product")) {
+  if (tpuci__spec_get_bool(L, mt, "product")) {
     for (k = 0; k < j->nkeys; k++) {
       lua_rawgeti(L, values, (lua_Integer) k + 1);
       nvals[k] = (size_t) lua_rawlen(L, -1);
@@ -477,7 +489,7 @@ static void tpuci__expand_matrix(lua_State *L, tpuci__spec_ctx_t *c,
       }
       lua_pop(L, 1);
     }
-    nrules = (size_t) tpuci__get_int(L, mt, "nexclude");
+    nrules = (size_t) tpuci__spec_get_int(L, mt, "nexclude");
     rules = tpuci__scratch(L, nrules * j->nkeys, sizeof(*rules));
     lua_getfield(L, mt, "exclude");
     for (i = 0; i < nrules * j->nkeys; i++) {
@@ -526,25 +538,25 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt,
   memset(&j, 0, sizeof(j));
   j.jt = jt;
   j.eval = eval;
-  j.name = tpuci__get_str(L, jt, "name");
-  j.where = tpuci__get_str(L, jt, "where");
-  s = tpuci__get_str(L, jt, "runtime");
+  j.name = tpuci__spec_get_str(L, jt, "name");
+  j.where = tpuci__spec_get_str(L, jt, "where");
+  s = tpuci__spec_get_str(L, jt, "runtime");
   j.runtime = tpuci__runtime_kind_parse(s) >= 0
                   ? (tpuci__runtime_kind_t) tpuci__runtime_kind_parse(s)
                   : TPUCI__RUNTIME_LOCAL;
-  j.image = (int) tpuci__get_int(L, jt, "image");
-  j.topology = (int) tpuci__get_int(L, jt, "topology");
-  j.timeout_ms = (uint64_t) tpuci__get_int(L, jt, "timeout_ms");
-  j.grace_ms = (uint64_t) tpuci__get_int(L, jt, "grace_ms");
-  j.retry.attempts = (int) tpuci__get_int(L, jt, "attempts");
-  j.retry.on = (unsigned) tpuci__get_int(L, jt, "on");
-  j.retry.backoff_ms = (uint64_t) tpuci__get_int(L, jt, "backoff_ms");
-  j.retry.factor = tpuci__get_num(L, jt, "factor");
-  j.retry.max_backoff_ms = (uint64_t) tpuci__get_int(L, jt, "max_backoff_ms");
-  j.cpus = tpuci__get_num(L, jt, "cpus");
-  j.memory = (uint64_t) tpuci__get_int(L, jt, "memory");
-  j.network = tpuci__get_str(L, jt, "network");
-  j.has_fn = tpuci__get_bool(L, jt, "has_fn");
+  j.image = (int) tpuci__spec_get_int(L, jt, "image");
+  j.topology = (int) tpuci__spec_get_int(L, jt, "topology");
+  j.timeout_ms = (uint64_t) tpuci__spec_get_int(L, jt, "timeout_ms");
+  j.grace_ms = (uint64_t) tpuci__spec_get_int(L, jt, "grace_ms");
+  j.retry.attempts = (int) tpuci__spec_get_int(L, jt, "attempts");
+  j.retry.on = (unsigned) tpuci__spec_get_int(L, jt, "on");
+  j.retry.backoff_ms = (uint64_t) tpuci__spec_get_int(L, jt, "backoff_ms");
+  j.retry.factor = tpuci__spec_get_num(L, jt, "factor");
+  j.retry.max_backoff_ms = (uint64_t) tpuci__spec_get_int(L, jt, "max_backoff_ms");
+  j.cpus = tpuci__spec_get_num(L, jt, "cpus");
+  j.memory = (uint64_t) tpuci__spec_get_int(L, jt, "memory");
+  j.network = tpuci__spec_get_str(L, jt, "network");
+  j.has_fn = tpuci__spec_get_bool(L, jt, "has_fn");
   if (j.name == NULL || j.where == NULL)
     luaL_error(L, "tpuci: internal error: a job without a name");
 
@@ -558,6 +570,8 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt,
   j.workdir = lua_gettop(L);
   lua_getfield(L, jt, "pytest");
   j.pytest = lua_gettop(L);
+  lua_getfield(L, jt, "container");
+  j.container = lua_gettop(L);
 
   /* Mount sources become absolute once per job; the strings are kept in a
    * Lua table so the pointers stay valid. */
@@ -574,13 +588,13 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt,
     m = lua_gettop(L);
     tpuci__path_abs(&c->scratch, c->plan->spec_dir ? c->plan->spec_dir
                                                    : c->spec_dir,
-                    tpuci__get_str(L, m, "source"));
+                    tpuci__spec_get_str(L, m, "source"));
     tpuci__check_folder(L, &j, "mounts", c->scratch.data);
     lua_pushlstring(L, c->scratch.data, c->scratch.len);
     j.msrc[k] = lua_tostring(L, -1);
     lua_rawseti(L, m - 1, (lua_Integer) k + 1);
-    j.mtgt[k] = tpuci__get_str(L, m, "target");
-    j.mro[k] = tpuci__get_bool(L, m, "readonly");
+    j.mtgt[k] = tpuci__spec_get_str(L, m, "target");
+    j.mro[k] = tpuci__spec_get_bool(L, m, "readonly");
     lua_pop(L, 1);
   }
 
@@ -604,17 +618,17 @@ static void tpuci__expand_topology(lua_State *L, tpuci__spec_ctx_t *c,
   tpuci__slice_t slice;
   tpuci__err_t e = {0, NULL};
   tpuci__strv_t warnings = {NULL, 0, 0};
-  const char *where = tpuci__get_str(L, t, "where");
+  const char *where = tpuci__spec_get_str(L, t, "where");
   size_t k;
 
   memset(&req, 0, sizeof(req));
-  req.name = tpuci__get_str(L, t, "name");
-  req.base = tpuci__get_str(L, t, "base");
-  req.layout = tpuci__get_str(L, t, "layout");
-  req.hosts = (int) tpuci__get_int(L, t, "hosts");
-  req.chips_per_host = (int) tpuci__get_int(L, t, "chips_per_host");
-  req.cores_per_chip = (int) tpuci__get_int(L, t, "cores_per_chip");
-  req.emulate = tpuci__get_str(L, t, "emulate");
+  req.name = tpuci__spec_get_str(L, t, "name");
+  req.base = tpuci__spec_get_str(L, t, "base");
+  req.layout = tpuci__spec_get_str(L, t, "layout");
+  req.hosts = (int) tpuci__spec_get_int(L, t, "hosts");
+  req.chips_per_host = (int) tpuci__spec_get_int(L, t, "chips_per_host");
+  req.cores_per_chip = (int) tpuci__spec_get_int(L, t, "cores_per_chip");
+  req.emulate = tpuci__spec_get_str(L, t, "emulate");
   tp->name = tpuci__strdup(req.name);
   tp->base = tpuci__strdup(req.base);
   tp->where = tpuci__strdup(where);
@@ -661,10 +675,10 @@ void tpuci__spec_expand(lua_State *L, int decls, int eval) {
     tpuci__image_t *img = &plan->images[i];
     lua_rawgeti(L, list, (lua_Integer) i + 1);
     t = lua_gettop(L);
-    img->name = tpuci__strdup(tpuci__get_str(L, t, "name"));
-    img->ref = tpuci__strdup(tpuci__get_str(L, t, "ref"));
-    img->where = tpuci__strdup(tpuci__get_str(L, t, "where"));
-    s = tpuci__get_str(L, t, "pull");
+    img->name = tpuci__strdup(tpuci__spec_get_str(L, t, "name"));
+    img->ref = tpuci__strdup(tpuci__spec_get_str(L, t, "ref"));
+    img->where = tpuci__strdup(tpuci__spec_get_str(L, t, "where"));
+    s = tpuci__spec_get_str(L, t, "pull");
     img->pull = s && strcmp(s, "always") == 0  ? TPUCI__PULL_ALWAYS
                 : s && strcmp(s, "never") == 0 ? TPUCI__PULL_NEVER
                                                : TPUCI__PULL_MISSING;

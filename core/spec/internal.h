@@ -1,6 +1,6 @@
 /* Private to core/spec/: the state of one tpuci__spec_load() call, shared
  * by the sandbox (sandbox.c), the loader (load.c) and the expansion of
- * declarations into the plan (expand.c). */
+ * declarations into the plan (expand.c, expand_ctr.c). */
 #ifndef TPUCI_SPEC_INTERNAL_H
 #define TPUCI_SPEC_INTERNAL_H
 
@@ -114,5 +114,19 @@ void tpuci__spec_push_helpers(lua_State *L);
  * prelude's eval function. Raises Lua errors; everything it allocates is
  * owned by the plan or the context at all times. */
 void tpuci__spec_expand(lua_State *L, int decls, int eval);
+
+/* Fields of the table at index t (expand.c): a string (NULL when not one;
+ * the table keeps it alive), an integer, a number, a boolean (0 or 1).
+ * They raise only Lua's memory errors. */
+const char *tpuci__spec_get_str(lua_State *L, int t, const char *k);
+lua_Integer tpuci__spec_get_int(lua_State *L, int t, const char *k);
+double tpuci__spec_get_num(lua_State *L, int t, const char *k);
+int tpuci__spec_get_bool(lua_State *L, int t, const char *k);
+
+/* Copies the container options the prelude checked (the record its
+ * container_spec() made, at stack index `t`) into *out, which must be
+ * zeroed and owned by the plan (core/spec/expand_ctr.c). Raises only
+ * Lua's memory errors; what it allocated is in *out by then. */
+void tpuci__spec_expand_ctr(lua_State *L, int t, tpuci__ctr_opts_t *out);
 
 #endif /* TPUCI_SPEC_INTERNAL_H */

@@ -124,6 +124,152 @@ static int valid_name(const char *n) {
   return 1;
 }
 
+/* The accelerator options as HostConfig fields: what `docker run
+ * --shm-size --ipc --privileged --device --cap-add --cap-drop --ulimit
+ * --gpus --sysctl` sends. */
+static void test_accelerator_body(void **state) {
+  tpuci__ctr_opts_t c;
+  tpuci__ulimit_t ulimits[2] = {{"memlock", -1, -1}, {"nofile", 4096, 8192}};
+  tpuci__device_t devices[2] = {{"/dev/null", "/dev/accel0", "rw", 0},
+                                {"/dev/accel1", NULL, NULL, 0}};
+  tpuci__gpus_t gpus;
+  tpuci__ctr_spec_t s;
+  json_t *b, *hc, *a, *o;
+  (void) state;
+
+  memset(&c, 0, sizeof(c));
+  memset(&gpus, 0, sizeof(gpus));
+  c.shm_bytes = 16ull << 30;
+  c.ipc = "shareable";
+  c.privileged = 1;
+  tpuci__strv_push(&c.cap_add, "SYS_ADMIN");
+  tpuci__strv_push(&c.cap_add, "ALL");
+  tpuci__strv_push(&c.cap_drop, "NET_RAW");
+  c.ulimits = ulimits;
+  c.nulimits = 2;
+  gpus.count = -1;
+  tpuci__strv_push(&gpus.caps, "gpu");
+  tpuci__strv_push(&gpus.caps, "utility");
+  c.gpus = &gpus;
+  tpuci__kv_set(&c.sysctls, "net.core.somaxconn", "1024");
+  memset(&s, 0, sizeof(s));
+  s.image = "x";
+  s.ctr = &c;
+  s.devices = devices;
+  s.ndevices = 2;
+  b = tpuci__ctr_create_body(&s);
+  hc = json_object_get(b, "HostConfig");
+  assert_true(json_integer_value(json_object_get(hc, "ShmSize")) == 16ll << 30);
+  assert_string_equal(str(hc, "IpcMode"), "shareable");
+  assert_true(json_is_true(json_object_get(hc, "Privileged")));
+  a = json_object_get(hc, "Devices");
+  assert_int_equal(json_array_size(a), 2);
+  assert_string_equal(str(json_array_get(a, 0), "PathOnHost"), "/dev/null");
+  assert_string_equal(str(json_array_get(a, 0), "PathInContainer"), "/dev/accel0");
+  assert_string_equal(str(json_array_get(a, 0), "CgroupPermissions"), "rw");
+  assert_string_equal(str(json_array_get(a, 1), "PathInContainer"), "/dev/accel1");
+  assert_string_equal(str(json_array_get(a, 1), "CgroupPermissions"), "rwm");
+  a = json_object_get(hc, "CapAdd");
+  assert_string_equal(json_string_value(json_array_get(a, 0)), "CAP_SYS_ADMIN");
+  assert_string_equal(json_string_value(json_array_get(a, 1)), "ALL");
+  assert_string_equal(json_string_value(json_array_get(json_object_get(hc, "CapDrop"), 0)),
+                      "CAP_NET_RAW");
+  a = json_object_get(hc, "Ulimits");
+  assert_int_equal(json_array_size(a), 2);
+  assert_string_equal(str(json_array_get(a, 0), "Name"), "memlock");
+  assert_int_equal(json_integer_value(json_object_get(json_array_get(a, 0), "Soft")), -1);
+  assert_int_equal(json_integer_value(json_object_get(json_array_get(a, 0), "Hard")), -1);
+  assert_int_equal(json_integer_value(json_object_get(json_array_get(a, 1), "Soft")), 4096);
+  assert_int_equal(json_integer_value(json_object_get(json_array_get(a, 1), "Hard")), 8192);
+  assert_string_equal(str(json_object_get(hc, "Sysctls"), "net.core.somaxconn"), "1024");
+  /* gpus = "all": Docker's --gpus all, Count -1 and one capability set. */
+  a = json_object_get(hc, "DeviceRequests");
+  assert_int_equal(json_array_size(a), 1);
+  o = json_array_get(a, 0);
+  assert_null(json_object_get(o, "Driver"));
+  assert_int_equal(json_integer_value(json_object_get(o, "Count")), -1);
+  assert_null(json_object_get(o, "DeviceIDs"));
+  a = json_object_get(o, "Capabilities");
+  assert_int_equal(json_array_size(a), 1);
+  assert_int_equal(json_array_size(json_array_get(a, 0)), 2);
+  assert_string_equal(json_string_value(json_array_get(json_array_get(a, 0), 1)), "utility");
+  assert_true(json_is_object(json_object_get(o, "Options")));
+  json_decref(b);
+
+  /* Ids and a driver: Count 0, DeviceIDs. */
+  gpus.count = 0;
+  tpuci__strv_push(&gpus.ids, "0");
+  tpuci__strv_push(&gpus.ids, "GPU-3c0e");
+  gpus.driver = "nvidia";
+  b = tpuci__ctr_create_body(&s);
+  o = json_array_get(json_object_get(json_object_get(b, "HostConfig"), "DeviceRequests"), 0);
+  assert_string_equal(str(o, "Driver"), "nvidia");
+  assert_int_equal(json_integer_value(json_object_get(o, "Count")), 0);
+  assert_int_equal(json_array_size(json_object_get(o, "DeviceIDs")), 2);
+  assert_string_equal(json_string_value(json_array_get(json_object_get(o, "DeviceIDs"), 1)),
+                      "GPU-3c0e");
+  json_decref(b);
+
+  /* Nothing of it without options. */
+  s.ctr = NULL;
+  s.ndevices = 0;
+  b = tpuci__ctr_create_body(&s);
+  hc = json_object_get(b, "HostConfig");
+  assert_null(json_object_get(hc, "ShmSize"));
+  assert_null(json_object_get(hc, "Privileged"));
+  assert_null(json_object_get(hc, "Devices"));
+  assert_null(json_object_get(hc, "DeviceRequests"));
+  assert_null(json_object_get(hc, "Ulimits"));
+  json_decref(b);
+  tpuci__strv_free(&c.cap_add);
+  tpuci__strv_free(&c.cap_drop);
+  tpuci__strv_free(&gpus.caps);
+  tpuci__strv_free(&gpus.ids);
+  tpuci__kv_free(&c.sysctls);
+}
+
+/* Globs are expanded on this machine, each match at its own path; a
+ * glob that matches nothing names the job and the pattern. */
+static void test_devices_expand(void **state) {
+  tpuci__device_t given[4] = {{"/dev/null", "/dev/accel0", "rwm", 0},
+                              {"/dev/[nz][ue][lr][lo]", NULL, "rw", 1},
+                              {"/dev/zero", NULL, "r", 0},
+                              {"/dev/tpuci-none-*", NULL, "rwm", 1}};
+  tpuci__ctr_opts_t c;
+  tpuci__device_t *out;
+  tpuci__err_t err = {0, NULL};
+  size_t n;
+  (void) state;
+
+  memset(&c, 0, sizeof(c));
+  c.devices = given;
+  c.ndevices = 3;
+  assert_int_equal(tpuci__ctr_devices(&c, "spec.lua:3", "tpu", &out, &n, &err), 0);
+  /* /dev/null and /dev/zero from the glob; the later /dev/zero entry is
+   * already given. */
+  assert_int_equal(n, 3);
+  assert_string_equal(out[0].host, "/dev/null");
+  assert_string_equal(out[0].target, "/dev/accel0");
+  assert_string_equal(out[1].host, "/dev/null");
+  assert_string_equal(out[1].target, "/dev/null");
+  assert_string_equal(out[1].perms, "rw");
+  assert_string_equal(out[2].host, "/dev/zero");
+  assert_string_equal(out[2].target, "/dev/zero");
+  assert_false(out[2].glob);
+  tpuci__ctr_devices_free(out, n);
+
+  c.ndevices = 4;
+  assert_int_equal(tpuci__ctr_devices(&c, "spec.lua:3", "tpu", &out, &n, &err), TPUCI_EUSAGE);
+  assert_null(out);
+  assert_int_equal(n, 0);
+  assert_non_null(strstr(err.msg, "spec.lua:3: job 'tpu': devices: '/dev/tpuci-none-*' "
+                                  "matches no device on this machine"));
+  tpuci__err_clear(&err);
+
+  assert_int_equal(tpuci__ctr_devices(NULL, NULL, "x", &out, &n, &err), 0);
+  assert_int_equal(n, 0);
+}
+
 static void test_sanitize(void **state) {
   char *s;
   (void) state;
@@ -251,6 +397,7 @@ static void test_alive(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_full_body), cmocka_unit_test(test_minimal_body),
+      cmocka_unit_test(test_accelerator_body), cmocka_unit_test(test_devices_expand),
       cmocka_unit_test(test_sanitize),  cmocka_unit_test(test_names),
       cmocka_unit_test(test_mount), cmocka_unit_test(test_is_ours),      cmocka_unit_test(test_alive),
   };

@@ -571,6 +571,47 @@ static void test_single_bodies(void **state) {
   tpuci__err_clear(&err);
 }
 
+/* A host's body has the job's accelerator options, its device globs
+ * expanded; a glob that matches nothing fails the body, before the
+ * results folder is made. */
+static void test_accelerator_bodies(void **state) {
+  fx_t *f = *state;
+  tpuci__ctr_opts_t *c = &f->inst->ctr;
+  tpuci__err_t err = {0, NULL};
+  json_t *b, *hc, *devs;
+
+  c->shm_bytes = 1u << 30;
+  c->ipc = tpuci__strdup("private");
+  tpuci__strv_push(&c->cap_add, "IPC_LOCK");
+  c->devices = tpuci__calloc(1, sizeof(*c->devices));
+  c->ndevices = 1;
+  c->devices[0].host = tpuci__strdup("/dev/nul?");
+  c->devices[0].perms = tpuci__strdup("rwm");
+  c->devices[0].glob = 1;
+  f->a.results_dir = NULL;
+  b = tpuci__gang_host_body(&f->a, NULL, 0, 1, NULL, NULL, &err);
+  assert_non_null(b);
+  hc = json_object_get(b, "HostConfig");
+  assert_int_equal(json_integer_value(json_object_get(hc, "ShmSize")), 1 << 30);
+  assert_string_equal(json_string_value(json_object_get(hc, "IpcMode")), "private");
+  assert_string_equal(json_string_value(json_array_get(json_object_get(hc, "CapAdd"), 0)),
+                      "CAP_IPC_LOCK");
+  devs = json_object_get(hc, "Devices");
+  assert_int_equal(json_array_size(devs), 1);
+  assert_string_equal(json_string_value(json_object_get(json_array_get(devs, 0), "PathOnHost")),
+                      "/dev/null");
+  json_decref(b);
+
+  free(c->devices[0].host);
+  c->devices[0].host = tpuci__strdup("/dev/tpuci-no-accel*");
+  f->a.results_dir = f->results;
+  rmdir(f->results);
+  assert_null(tpuci__gang_host_body(&f->a, NULL, 0, 1, NULL, NULL, &err));
+  assert_non_null(strstr(err.msg, "job 'gang': devices: '/dev/tpuci-no-accel*' matches no device"));
+  assert_false(is_dir(f->results));
+  tpuci__err_clear(&err);
+}
+
 static void test_topology_slice_error(void **state) {
   fx_t *f = *state;
   tpuci__slice_t slice;
@@ -636,6 +677,7 @@ int main(void) {
     cmocka_unit_test(test_lines_long),
     cmocka_unit_test_setup_teardown(test_gang_bodies, fx_setup, fx_teardown),
     cmocka_unit_test_setup_teardown(test_single_bodies, fx_setup, fx_teardown),
+    cmocka_unit_test_setup_teardown(test_accelerator_bodies, fx_setup, fx_teardown),
     cmocka_unit_test_setup_teardown(test_topology_slice_error, fx_setup, fx_teardown),
     cmocka_unit_test(test_network_body),
     cmocka_unit_test(test_host_names),

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # lua/tpuci.d.lua, the LuaLS annotations of the DSL, against the prelude
 # that defines it (lua/prelude.lua): every key list (JOB_KEYS, PYTEST_KEYS,
-# RETRY_KEYS, MOUNT_KEYS, IMAGE_KEYS, TOPOLOGY_KEYS) matches the fields of
-# its classes, both ways; the enums (PULL, EMULATE, RUNTIMES, RETRYABLE)
-# match their aliases; the `tpuci` table's helpers are all annotated; the
+# RETRY_KEYS, MOUNT_KEYS, ULIMIT_KEYS, GPUS_KEYS, IMAGE_KEYS,
+# TOPOLOGY_KEYS) matches the fields of its classes, both ways; the enums
+# (PULL, EMULATE, RUNTIMES, RETRYABLE, IPC) match their aliases; the `tpuci` table's helpers are all annotated; the
 # file is valid Lua that defines only stubs; and it is not compiled into
 # the binary.
 . "$TESTS/e2e/lib.sh"
@@ -76,6 +76,8 @@ pairs = {
     "PYTEST_KEYS": ("tpuci.PytestSpec", None),
     "RETRY_KEYS": ("tpuci.RetrySpec", None),
     "MOUNT_KEYS": ("tpuci.MountSpec", None),
+    "ULIMIT_KEYS": ("tpuci.UlimitSpec", None),
+    "GPUS_KEYS": ("tpuci.GpusSpec", None),
 }
 for name, (cls, named) in pairs.items():
     keys = set(lua_list(name))
@@ -92,7 +94,8 @@ for name, (cls, named) in pairs.items():
         print("%s: '%s' is annotated in %s but the prelude does not accept it" % (name, k, cls))
 
 enums = {"PULL": "tpuci.Pull", "EMULATE": "tpuci.Emulate",
-         "RUNTIMES": "tpuci.Runtime", "RETRYABLE": "tpuci.RetryOutcome"}
+         "RUNTIMES": "tpuci.Runtime", "RETRYABLE": "tpuci.RetryOutcome",
+         "IPC": "tpuci.Ipc"}
 for name, alias in enums.items():
     want = lua_list(name)
     got = aliases.get(alias)

@@ -479,6 +479,66 @@ def check_errors():
 
 
 # ---------------------------------------------------------------------
+# 5. The accelerator options a pod can have: read into the client's
+# models like every object, and where each went.
+def check_accelerators():
+    spec = """image "xla" { ref = "registry.example/xla:1" }
+job "tpu" { image = "xla", topology = "v4-8", run = "python3 train.py",
+  shm_size = "16g", privileged = true, devices = { "/dev/accel*", "/dev/vfio/0" },
+  cap_add = { "sys_resource" }, cap_drop = { "NET_RAW" },
+  sysctls = { ["net.core.somaxconn"] = 1024, ["kernel.shmmax"] = "68719476736" } }
+job "ipc" { image = "xla", run = "true", ipc = "host" }
+job "gpu" { image = "xla", run = "nvidia-smi", gpus = { count = 2, driver = "nvidia" }, memory = "4g" }
+job "plain" { image = "xla", run = "true", ipc = "private" }
+"""
+    p = export(spec)
+    jobs = by_instance(check_objects(load(p.stdout)))
+    tpu = jobs["tpu"]
+    pod, c = tpu["spec"]["template"]["spec"], container(tpu)
+    vols = {v["name"]: v for v in pod["volumes"]}
+    shm = vols.get("tpuci-shm", {}).get("emptyDir", {})
+    want(shm.get("medium") == "Memory" and parse_quantity(shm.get("sizeLimit", "0")) == 16 << 30,
+         "shm_size: emptyDir %r" % shm)
+    want({m["name"]: m["mountPath"] for m in c["volumeMounts"]}.get("tpuci-shm") == "/dev/shm",
+         "shm_size: mounts %r" % c["volumeMounts"])
+    want(c.get("securityContext") == {"privileged": True,
+                                      "capabilities": {"add": ["SYS_RESOURCE"], "drop": ["NET_RAW"]}},
+         "privileged, cap_add, cap_drop: %r" % c.get("securityContext"))
+    want(pod.get("securityContext") == {"sysctls": [{"name": "kernel.shmmax", "value": "68719476736"},
+                                                    {"name": "net.core.somaxconn", "value": "1024"}]},
+         "sysctls: %r" % pod.get("securityContext"))
+    want("hostIPC" not in pod, "hostIPC without ipc = \"host\"")
+    # google.com/tpu brings the TPU's devices.
+    want(tpu["metadata"]["annotations"].get("tpuci.dropped-devices") == "/dev/accel*,/dev/vfio/0",
+         "dropped devices: %r" % tpu["metadata"]["annotations"])
+    want(c["resources"]["limits"] == {"google.com/tpu": "4"}, "tpu resources %r" % c["resources"])
+    want(jobs["ipc"]["spec"]["template"]["spec"].get("hostIPC") is True, "ipc = \"host\": hostIPC")
+    want("hostIPC" not in jobs["plain"]["spec"]["template"]["spec"], "ipc = \"private\" is a pod's own")
+    want(container(jobs["gpu"])["resources"]["limits"] == {"memory": "4Gi", "nvidia.com/gpu": "2"},
+         "gpus: %r" % container(jobs["gpu"])["resources"])
+    for name in ("ipc", "gpu", "plain"):
+        want("securityContext" not in container(jobs[name]) and "tpuci-shm" not in
+             [v["name"] for v in jobs[name]["spec"]["template"]["spec"]["volumes"]],
+             "%s: options it does not have" % name)
+    # What a pod cannot have.
+    cases = [
+        ('devices = { "/dev/null:/dev/accel0" }', "devices: a pod cannot name a device of its node"),
+        ('topology = "v4-8", devices = { "/dev/accel*", "/dev/nvidia0" }',
+         "devices: a pod cannot name a device of its node"),
+        ('ulimits = { memlock = -1 }', "ulimits: a pod spec has no resource limits (memlock, ...)"),
+        ('gpus = "all"', 'gpus = "all": a pod asks for a number of GPUs (nvidia.com/gpu); give a count'),
+        ('gpus = { "0" }', "gpus: a pod asks for a number of GPUs (nvidia.com/gpu), not for device ids"),
+        ('gpus = { count = 1, driver = "amd" }', 'gpus.driver = "amd"'),
+        ('gpus = { count = 1, capabilities = { "gpu", "utility" } }', "gpus.capabilities"),
+    ]
+    for body, msg in cases:
+        p = export('image "i" { ref = "a/b:1" }\njob "x" { image = "i", run = "true", %s }\n' % body,
+                   expect_code=2)
+        want(p.stdout == "" and p.error.startswith("tpuci: spec.lua:2: job 'x': " + msg),
+             "error %r, want %r" % (p.stderr, msg))
+
+
+# ---------------------------------------------------------------------
 def kubectl():
     """kubectl's client-side dry run needs API discovery from a server."""
     try:
@@ -497,6 +557,7 @@ def main():
     check_types()
     check_pytest()
     check_errors()
+    check_accelerators()
     if len(sys.argv) > 3:
         run_shards(sys.argv[3])
     else:

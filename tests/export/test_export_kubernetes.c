@@ -662,6 +662,93 @@ static void test_errors(void **state) {
   tpuci__plan_free(&plan);
 }
 
+/* The accelerator options a pod can have, where each goes; and what a
+ * pod cannot have, refused with the key. */
+static void test_accelerators(void **state) {
+  static const struct {
+    const char *body, *msg;
+  } refused[] = {
+      {"devices = { \"/dev/null:/dev/accel0\" }",
+       "spec.lua:2: job 'x': devices: a pod cannot name a device of its node"},
+      {"topology = \"v4-8\", devices = { \"/dev/accel*\", \"/dev/nvidia0\" }",
+       "spec.lua:2: job 'x': devices: a pod cannot name a device of its node (a device "
+       "plugin's resource gives them: on a GKE TPU slice google.com/tpu brings /dev/accel* and "
+       "/dev/vfio, which are left out then); remove '/dev/nvidia0'"},
+      {"ulimits = { nofile = 10 }", "spec.lua:2: job 'x': ulimits: a pod spec has no resource limits"},
+      {"gpus = \"all\"", "spec.lua:2: job 'x': gpus = \"all\": a pod asks for a number of GPUs"},
+      {"gpus = { \"0\" }", "spec.lua:2: job 'x': gpus: a pod asks for a number of GPUs (nvidia.com/gpu), not for device ids"},
+      {"gpus = { count = 1, driver = \"amd\" }", "spec.lua:2: job 'x': gpus.driver = \"amd\""},
+      {"gpus = { count = 1, capabilities = { \"utility\" } }", "spec.lua:2: job 'x': gpus.capabilities"},
+  };
+  char *text = export_ok("image \"i\" { ref = \"a/b:1\" }\n"
+                         "job \"tpu\" { image = \"i\", topology = \"v4-8\", run = \"true\", "
+                         "shm_size = \"16g\", privileged = true, devices = { \"/dev/accel*\" }, "
+                         "cap_add = { \"SYS_RESOURCE\" }, cap_drop = { \"ALL\" }, "
+                         "sysctls = { [\"net.core.somaxconn\"] = 1024 } }\n"
+                         "job \"gpu\" { image = \"i\", run = \"true\", gpus = 2, ipc = \"host\" }\n",
+                         NULL);
+  stream_t s;
+  yaml_document_t *d;
+  yaml_node_t *pod, *c;
+  size_t i;
+  int j;
+  (void) state;
+
+  parse(text, &s);
+  j = find_job(&s, "tpu");
+  assert_true(j >= 0);
+  d = &s.docs[j];
+  pod = at(d, root(&s, j), "spec", "template", "spec", NULL);
+  c = container(&s, j);
+  /* shm_size: a memory emptyDir at /dev/shm, first of the volumes. */
+  assert_string_equal(str(at(d, pod, "volumes", "#0", "name", NULL)), "tpuci-shm");
+  assert_string_equal(str(at(d, pod, "volumes", "#0", "emptyDir", "medium", NULL)), "Memory");
+  assert_scalar(at(d, pod, "volumes", "#0", "emptyDir", "sizeLimit", NULL), "16Gi", 1);
+  assert_string_equal(str(at(d, c, "volumeMounts", "#0", "name", NULL)), "tpuci-shm");
+  assert_string_equal(str(at(d, c, "volumeMounts", "#0", "mountPath", NULL)), "/dev/shm");
+  assert_string_equal(str(at(d, c, "volumeMounts", "#1", "name", NULL)), "tpuci-results");
+  /* privileged and capabilities: the container's securityContext. */
+  assert_scalar(at(d, c, "securityContext", "privileged", NULL), "true", 0);
+  assert_string_equal(str(at(d, c, "securityContext", "capabilities", "add", "#0", NULL)),
+                      "SYS_RESOURCE");
+  assert_string_equal(str(at(d, c, "securityContext", "capabilities", "drop", "#0", NULL)), "ALL");
+  /* sysctls: the pod's securityContext, values as strings. */
+  assert_string_equal(str(at(d, pod, "securityContext", "sysctls", "#0", "name", NULL)),
+                      "net.core.somaxconn");
+  assert_scalar(at(d, pod, "securityContext", "sysctls", "#0", "value", NULL), "1024", 1);
+  assert_null(at(d, pod, "hostIPC", NULL));
+  /* The TPU's devices come with google.com/tpu. */
+  assert_string_equal(str(at(d, root(&s, j), "metadata", "annotations", "tpuci.dropped-devices", NULL)),
+                      "/dev/accel*");
+  assert_scalar(at(d, c, "resources", "limits", "google.com/tpu", NULL), "4", 1);
+
+  j = find_job(&s, "gpu");
+  assert_true(j >= 0);
+  d = &s.docs[j];
+  pod = at(d, root(&s, j), "spec", "template", "spec", NULL);
+  c = container(&s, j);
+  assert_scalar(at(d, pod, "hostIPC", NULL), "true", 0);
+  assert_scalar(at(d, c, "resources", "limits", "nvidia.com/gpu", NULL), "2", 1);
+  assert_scalar(at(d, c, "resources", "requests", "nvidia.com/gpu", NULL), "2", 1);
+  assert_null(at(d, c, "securityContext", NULL));
+  assert_null(at(d, pod, "securityContext", NULL));
+  assert_string_equal(str(at(d, pod, "volumes", "#0", "name", NULL)), "tpuci-results");
+  assert_null(at(d, root(&s, j), "metadata", "annotations", "tpuci.dropped-devices", NULL));
+  stream_free(&s);
+  free(text);
+
+  for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+    char *spec = tpuci__printf("image \"i\" { ref = \"a/b:1\" }\n"
+                               "job \"x\" { image = \"i\", run = \"true\", %s }\n",
+                               refused[i].body);
+    char *msg = export_err(spec, NULL, TPUCI_EUSAGE);
+    if (strncmp(msg, refused[i].msg, strlen(refused[i].msg)) != 0)
+      fail_msg("%s: got '%s', want '%s...'", refused[i].body, msg, refused[i].msg);
+    free(msg);
+    free(spec);
+  }
+}
+
 /* A plain job and a multi-document stream: one Job each, in spec order,
  * every document explicit. */
 static void test_stream(void **state) {
@@ -694,7 +781,7 @@ int main(void) {
       cmocka_unit_test(test_gke_catalogue),  cmocka_unit_test(test_names),
       cmocka_unit_test(test_dollar_escapes), cmocka_unit_test(test_emulated_gang),
       cmocka_unit_test(test_options),        cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_stream),
+      cmocka_unit_test(test_stream),         cmocka_unit_test(test_accelerators),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

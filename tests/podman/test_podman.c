@@ -152,6 +152,20 @@ static void test_body_limits(void **state) {
   assert_true(json_integer_value(json_object_get(json_array_get(u, 1), "Soft")) == 32768);
   assert_true(json_integer_value(json_object_get(json_array_get(u, 1), "Hard")) == 32768);
   json_decref(body);
+
+  /* The job's own ulimits stay; only what they leave out is added. */
+  body = json_pack("{s:s, s:{s:[{s:s, s:i, s:i}, {s:s, s:i, s:i}]}}", "Image", "x",
+                   "HostConfig", "Ulimits", "Name", "nofile", "Soft", 100, "Hard", 200,
+                   "Name", "memlock", "Soft", -1, "Hard", -1);
+  tpuci__podman_body_limits(body, &l);
+  u = json_object_get(json_object_get(body, "HostConfig"), "Ulimits");
+  assert_int_equal(json_array_size(u), 3);
+  assert_string_equal(json_string_value(json_object_get(json_array_get(u, 0), "Name")), "nofile");
+  assert_true(json_integer_value(json_object_get(json_array_get(u, 0), "Soft")) == 100);
+  assert_string_equal(json_string_value(json_object_get(json_array_get(u, 1), "Name")), "memlock");
+  assert_string_equal(json_string_value(json_object_get(json_array_get(u, 2), "Name")), "nproc");
+  assert_true(json_integer_value(json_object_get(json_array_get(u, 2), "Soft")) == 32768);
+  json_decref(body);
 }
 
 static void test_texts(void **state) {

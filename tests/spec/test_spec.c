@@ -788,7 +788,7 @@ static void test_json_and_text(void **state) {
   static const char *inst_keys[] = {
     "name", "job", "where", "matrix", "runtime", "argv", "run", "env",
     "workdir", "timeout_ms", "grace_ms", "retry", "image", "topology",
-    "mounts", "cpus", "memory_bytes", "network", "hosts"};
+    "mounts", "cpus", "memory_bytes", "network", "container", "hosts"};
   void *iter;
   (void) state;
 

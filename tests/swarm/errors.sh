@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# What stops a swarm run before anything runs, with exit 3 and one line:
+# What stops a swarm run before anything runs: a job with what a Swarm
+# service cannot have (privileged, devices, gpus, ipc), exit 2; and with
+# exit 3 and one line:
 # a job that no node can fit (cpus or memory, named with file:line), an
 # image the manager lacks with pull = "never", an engine that is not in a
 # swarm (a dockerd of the test's own in a network namespace). `tpuci
@@ -17,6 +19,28 @@ tpuci_run run spec.lua
 expect_code 3 "a job no node can fit"
 expect_out "spec.lua:3: job 'big': no swarm worker can fit it: it needs cpus = 512"
 [ "$(count_services "tpuci.pid=$tp")" = 0 ] && pass || fail "services were made for a run that cannot fit"
+
+# What a Swarm service cannot have: a spec error (exit 2) naming the key
+# and the runtime, when the spec says swarm and when --engine swarm moves
+# a docker job there; nothing is made.
+cat > accel.lua <<'LUA'
+image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
+job "priv" { image = "bb", runtime = "swarm", privileged = true, run = "true" }
+LUA
+tpuci_run run accel.lua
+expect_code 2 "privileged with runtime = \"swarm\""
+expect_out "accel.lua:2: job 'priv': privileged: not available with runtime 'swarm': a Swarm service cannot be privileged"
+cat > moved.lua <<'LUA'
+image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
+job "fine" { image = "bb", run = "true", shm_size = "64m", sysctls = { ["net.core.somaxconn"] = 1024 } }
+job "tpu" { image = "bb", run = "true", devices = { "/dev/accel*" } }
+LUA
+tpuci_run run --engine swarm moved.lua
+expect_code 2 "devices on a docker job moved to the swarm"
+expect_out "moved.lua:3: job 'tpu': devices: not available with runtime 'swarm': a Swarm service cannot be given host devices"
+[ "$(count_services "tpuci.pid=$tp")" = 0 ] && pass || fail "services were made for a run with a refused option"
+tpuci_run run --engine swarm --only fine moved.lua
+expect_code 0 "shm_size and sysctls on the swarm"
 
 cat > mem.lua <<'LUA'
 image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }

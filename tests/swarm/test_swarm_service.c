@@ -100,6 +100,68 @@ static void test_body(void **state) {
   tpuci__kv_free(&labels);
 }
 
+/* What a ContainerSpec takes of the accelerator options: Sysctls,
+ * Ulimits, CapabilityAdd/Drop, and shm_size as a tmpfs at /dev/shm. */
+static void test_body_accelerators(void **state) {
+  tpuci__mount_t m = {"/host/src", "/src", 0};
+  tpuci__ulimit_t ulimits[1] = {{"nofile", 4096, 8192}};
+  tpuci__ctr_opts_t c;
+  tpuci__svc_spec_t s;
+  json_t *b, *cs, *mounts, *tmpfs;
+  (void) state;
+
+  memset(&c, 0, sizeof(c));
+  c.shm_bytes = 1u << 30;
+  tpuci__strv_push(&c.cap_add, "SYS_ADMIN");
+  tpuci__strv_push(&c.cap_drop, "NET_RAW");
+  c.ulimits = ulimits;
+  c.nulimits = 1;
+  tpuci__kv_set(&c.sysctls, "net.core.somaxconn", "1024");
+  memset(&s, 0, sizeof(s));
+  s.name = "n";
+  s.image = "i";
+  s.mounts = &m;
+  s.nmounts = 1;
+  s.ctr = &c;
+  b = tpuci__svc_create_body(&s);
+  cs = path(b, "TaskTemplate", "ContainerSpec", NULL);
+  mounts = json_object_get(cs, "Mounts");
+  assert_int_equal(json_array_size(mounts), 2);
+  assert_string_equal(json_string_value(path(json_array_get(mounts, 0), "Type", NULL, NULL)), "bind");
+  tmpfs = json_array_get(mounts, 1);
+  assert_string_equal(json_string_value(json_object_get(tmpfs, "Type")), "tmpfs");
+  assert_string_equal(json_string_value(json_object_get(tmpfs, "Target")), "/dev/shm");
+  assert_int_equal(json_integer_value(path(tmpfs, "TmpfsOptions", "SizeBytes", NULL)), 1 << 30);
+  assert_string_equal(json_string_value(json_array_get(json_object_get(cs, "CapabilityAdd"), 0)),
+                      "CAP_SYS_ADMIN");
+  assert_string_equal(json_string_value(json_array_get(json_object_get(cs, "CapabilityDrop"), 0)),
+                      "CAP_NET_RAW");
+  assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(cs, "Ulimits"), 0), "Name")),
+                      "nofile");
+  assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(cs, "Ulimits"), 0), "Hard")),
+                   8192);
+  assert_string_equal(json_string_value(path(cs, "Sysctls", "net.core.somaxconn", NULL)), "1024");
+  /* A ContainerSpec has none of these. */
+  assert_null(json_object_get(cs, "Privileged"));
+  assert_null(json_object_get(cs, "Devices"));
+  assert_null(json_object_get(cs, "ShmSize"));
+  json_decref(b);
+
+  /* shm_size alone: the tmpfs is the only mount. */
+  s.nmounts = 0;
+  tpuci__strv_free(&c.cap_add);
+  tpuci__strv_free(&c.cap_drop);
+  c.nulimits = 0;
+  tpuci__kv_free(&c.sysctls);
+  b = tpuci__svc_create_body(&s);
+  cs = path(b, "TaskTemplate", "ContainerSpec", NULL);
+  assert_int_equal(json_array_size(json_object_get(cs, "Mounts")), 1);
+  assert_null(json_object_get(cs, "CapabilityAdd"));
+  assert_null(json_object_get(cs, "Ulimits"));
+  assert_null(json_object_get(cs, "Sysctls"));
+  json_decref(b);
+}
+
 static int dns_label(const char *s) {
   size_t i, n = strlen(s);
   if (n == 0 || n > TPUCI__SW_NAME_MAX || s[0] == '-' || s[n - 1] == '-') return 0;
@@ -245,7 +307,7 @@ static void test_info(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_body), cmocka_unit_test(test_names),
+      cmocka_unit_test(test_body), cmocka_unit_test(test_body_accelerators), cmocka_unit_test(test_names),
       cmocka_unit_test(test_task_end), cmocka_unit_test(test_fit),
       cmocka_unit_test(test_info),
   };

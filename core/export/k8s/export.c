@@ -5,8 +5,8 @@
  * command); only when every instance can be exported is anything
  * written, so an error never leaves half a manifest. */
 #include "export/k8s/k8s.h"
+#include "export/k8s/pod.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,26 +63,6 @@ void tpuci__k8s_opts_init(tpuci__k8s_opts_t *opts) {
 
 /* ------------------------------------------------------------------ */
 /* Text                                                                */
-
-/* A Kubernetes quantity of bytes: "2Gi", "512Mi", "1000". */
-static char *tpuci__k8s_bytes(uint64_t n) {
-  static const char *const units[] = {"Ei", "Pi", "Ti", "Gi", "Mi", "Ki"};
-  int i;
-  for (i = 0; i < 6; i++) {
-    uint64_t unit = (uint64_t) 1 << (10 * (6 - i));
-    if (n >= unit && n % unit == 0)
-      return tpuci__printf("%llu%s", (unsigned long long) (n / unit), units[i]);
-  }
-  return tpuci__printf("%llu", (unsigned long long) n);
-}
-
-/* A quantity of CPUs: "2", "1500m" (at least 1m). */
-static char *tpuci__k8s_cpus(double cpus) {
-  long long m = llround(cpus * 1000.0);
-  if (m < 1) m = 1;
-  if (m % 1000 == 0) return tpuci__printf("%lld", m / 1000);
-  return tpuci__printf("%lldm", m);
-}
 
 /* Whole seconds, rounded up, of a non-zero duration. */
 static char *tpuci__k8s_seconds(uint64_t ms) {
@@ -314,6 +294,7 @@ static int tpuci__k8s_prepare(tpuci__k8s_doc_t *d, tpuci__k8s_obj_t *o,
                               tpuci__err_t *err) {
   const tpuci__instance_t *inst = o->inst;
   const tpuci__k8s_opts_t *opts = d->opts;
+  char *why;
   size_t i;
   int r;
 
@@ -361,6 +342,11 @@ static int tpuci__k8s_prepare(tpuci__k8s_doc_t *d, tpuci__k8s_obj_t *o,
     } else {
       o->mode = TPUCI__K8S_TPU;
     }
+  }
+  if ((why = tpuci__k8s_ctr_refusal(&inst->ctr, o->mode == TPUCI__K8S_TPU)) != NULL) {
+    r = tpuci__k8s_fail(err, inst, "%s", why);
+    free(why);
+    return r;
   }
   if (inst->pytest && inst->pytest->shards > 1 && o->hosts > 1)
     return tpuci__k8s_fail(err, inst,
@@ -475,6 +461,12 @@ static int tpuci__k8s_annotations(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
     ok = tpuci__gh_kv(e, "tpuci.attempts", num) &&
          tpuci__gh_kv(e, "tpuci.retry-on", b.len ? b.data : "nothing");
   }
+  if (ok && inst->ctr.ndevices > 0) {
+    /* The TPU's device files, which google.com/tpu gives the pod. */
+    char *devs = tpuci__k8s_dropped_devices(&inst->ctr);
+    ok = tpuci__gh_kv(e, "tpuci.dropped-devices", devs);
+    free(devs);
+  }
   if (ok && d->opts->no_mounts && inst->nmounts > 0) {
     /* Where the image must hold what the mounts would have brought. */
     b.len = 0;
@@ -530,11 +522,12 @@ static int tpuci__k8s_resources(yaml_emitter_t *e, const tpuci__k8s_obj_t *o) {
   const tpuci__instance_t *inst = o->inst;
   char *cpu = inst->cpus > 0 ? tpuci__k8s_cpus(inst->cpus) : NULL;
   char *mem = inst->memory_bytes > 0 ? tpuci__k8s_bytes(inst->memory_bytes) : NULL;
-  char tpu[16];
-  int ok = 1, k;
+  char tpu[16], gpu[16];
+  int ok = 1, k, gpus = tpuci__k8s_gpus(&inst->ctr);
 
   snprintf(tpu, sizeof(tpu), "%d", o->gke.chips);
-  if (cpu || mem || o->mode == TPUCI__K8S_TPU) {
+  snprintf(gpu, sizeof(gpu), "%d", gpus);
+  if (cpu || mem || o->mode == TPUCI__K8S_TPU || gpus > 0) {
     /* Requests equal to limits: what the limits would default them to,
      * and what an extended resource such as google.com/tpu requires. */
     ok = tpuci__gh_plain(e, "resources") && tpuci__gh_map(e);
@@ -543,7 +536,7 @@ static int tpuci__k8s_resources(yaml_emitter_t *e, const tpuci__k8s_obj_t *o) {
            (cpu == NULL || tpuci__gh_kv(e, "cpu", cpu)) &&
            (mem == NULL || tpuci__gh_kv(e, "memory", mem)) &&
            (o->mode != TPUCI__K8S_TPU || tpuci__gh_kv(e, TPUCI__GKE_RESOURCE_TPU, tpu)) &&
-           tpuci__gh_map_end(e);
+           (gpus == 0 || tpuci__gh_kv(e, TPUCI__K8S_RESOURCE_GPU, gpu)) && tpuci__gh_map_end(e);
     ok = ok && tpuci__gh_map_end(e);
   }
   free(cpu);
@@ -574,7 +567,8 @@ static int tpuci__k8s_container(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
     ok = ok && tpuci__gh_seq_end(e);
   }
   ok = ok && tpuci__k8s_env(e, o) && tpuci__k8s_resources(e, o) &&
-       tpuci__gh_plain(e, "volumeMounts") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
+       tpuci__k8s_ctr_security(e, &inst->ctr) && tpuci__gh_plain(e, "volumeMounts") &&
+       tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) && tpuci__k8s_shm_mount(e, &inst->ctr) &&
        tpuci__gh_map(e) && tpuci__gh_kv(e, "name", TPUCI__K8S_RESULTS_VOLUME) &&
        tpuci__gh_kv(e, "mountPath", TPUCI__RESULTS_MOUNT);
   if (ok && d->opts->results_claim != NULL) {
@@ -606,7 +600,8 @@ static int tpuci__k8s_pod(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
        (deadline == NULL || (tpuci__gh_plain(e, "activeDeadlineSeconds") &&
                              tpuci__gh_plain(e, deadline))) &&
        (grace == NULL || (tpuci__gh_plain(e, "terminationGracePeriodSeconds") &&
-                          tpuci__gh_plain(e, grace)));
+                          tpuci__gh_plain(e, grace))) &&
+       tpuci__k8s_pod_opts(e, &inst->ctr);
   if (ok && o->mode == TPUCI__K8S_TPU)
     ok = tpuci__gh_plain(e, "nodeSelector") && tpuci__gh_map(e) &&
          tpuci__gh_kv(e, TPUCI__GKE_LABEL_ACCELERATOR, o->gke.accelerator) &&
@@ -618,7 +613,8 @@ static int tpuci__k8s_pod(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
          tpuci__gh_kv(e, "operator", "Exists") && tpuci__gh_kv(e, "effect", "NoSchedule") &&
          tpuci__gh_map_end(e) && tpuci__gh_seq_end(e);
   ok = ok && tpuci__k8s_container(e, d, o) && tpuci__gh_plain(e, "volumes") &&
-       tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) && tpuci__gh_map(e) &&
+       tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) && tpuci__k8s_shm_volume(e, &inst->ctr) &&
+       tpuci__gh_map(e) &&
        tpuci__gh_kv(e, "name", TPUCI__K8S_RESULTS_VOLUME);
   if (ok && d->opts->results_claim != NULL)
     ok = tpuci__gh_plain(e, "persistentVolumeClaim") && tpuci__gh_map(e) &&

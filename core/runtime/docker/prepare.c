@@ -254,9 +254,16 @@ static void tpuci__dk_on_version(void *p, const tpuci__engine_res_t *res) {
     tpuci__dk_prepare_done(dk, dk->rt.err.code);
     return;
   }
-  /* A rootful podman without CAP_SYS_RESOURCE cannot start containers
-   * with its own default limits: tpuci asks for what it can give. */
-  if (dk->eng->podman) tpuci__podman_probe(dk->eng->host.unix_path, &dk->limits);
+  if (dk->eng->podman) {
+    char *why = tpuci__podman_gpus_refusal(dk->plan);
+    if (why != NULL) {
+      tpuci__dk_prepare_fail(dk, TPUCI_EENGINE, why);
+      return;
+    }
+    /* A rootful podman without CAP_SYS_RESOURCE cannot start containers
+     * with its own default limits: tpuci asks for what it can give. */
+    tpuci__podman_probe(dk->eng->host.unix_path, &dk->limits);
+  }
   dk->bg++;
   dk->prep_req = tpuci__engine_info(dk->eng, tpuci__dk_on_info, dk);
 }

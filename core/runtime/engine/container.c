@@ -2,6 +2,7 @@
 #include "runtime/engine/container.h"
 
 #include <errno.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,7 @@ json_t *tpuci__ctr_create_body(const tpuci__ctr_spec_t *s) {
   }
   if (s->network != NULL && *s->network)
     json_object_set_new(hc, "NetworkMode", json_string(s->network));
+  tpuci__ctr_host_opts(hc, s->ctr, s->devices, s->ndevices);
   json_object_set_new(body, "HostConfig", hc);
   if (s->network != NULL && *s->network && s->alias != NULL) {
     json_t *ep = json_pack("{s:[s]}", "Aliases", s->alias);
@@ -77,6 +79,135 @@ json_t *tpuci__ctr_create_body(const tpuci__ctr_spec_t *s) {
     json_object_set_new(body, "NetworkingConfig", nc);
   }
   return body;
+}
+
+json_t *tpuci__ctr_caps_json(const tpuci__strv_t *caps) {
+  json_t *a = json_array();
+  size_t i;
+  for (i = 0; i < caps->len; i++) {
+    char *name = tpuci__cap_engine_name(caps->items[i]);
+    json_array_append_new(a, json_string(name));
+    free(name);
+  }
+  return a;
+}
+
+json_t *tpuci__ctr_ulimits_json(const tpuci__ctr_opts_t *c) {
+  json_t *a = json_array();
+  size_t i;
+  for (i = 0; i < c->nulimits; i++)
+    json_array_append_new(a, json_pack("{s:s, s:I, s:I}", "Name", c->ulimits[i].name, "Soft",
+                                       (json_int_t) c->ulimits[i].soft, "Hard",
+                                       (json_int_t) c->ulimits[i].hard));
+  return a;
+}
+
+json_t *tpuci__ctr_sysctls_json(const tpuci__ctr_opts_t *c) {
+  json_t *o = json_object();
+  size_t i;
+  for (i = 0; i < c->sysctls.len; i++)
+    json_object_set_new(o, c->sysctls.items[i].key, json_string(c->sysctls.items[i].value));
+  return o;
+}
+
+static json_t *tpuci__gpus_json(const tpuci__gpus_t *g) {
+  json_t *r = json_object();
+  if (g->driver != NULL) json_object_set_new(r, "Driver", json_string(g->driver));
+  json_object_set_new(r, "Count", json_integer(g->count));
+  if (g->count == 0) json_object_set_new(r, "DeviceIDs", tpuci__strv_json(&g->ids));
+  /* One list: a device must have every capability of it. */
+  json_object_set_new(r, "Capabilities", json_pack("[o]", tpuci__strv_json(&g->caps)));
+  json_object_set_new(r, "Options", json_object());
+  return json_pack("[o]", r);
+}
+
+void tpuci__ctr_host_opts(json_t *hc, const tpuci__ctr_opts_t *c,
+                          const tpuci__device_t *devices, size_t ndevices) {
+  size_t i;
+  if (ndevices > 0) {
+    json_t *a = json_array();
+    for (i = 0; i < ndevices; i++)
+      json_array_append_new(
+          a, json_pack("{s:s, s:s, s:s}", "PathOnHost", devices[i].host, "PathInContainer",
+                       devices[i].target ? devices[i].target : devices[i].host,
+                       "CgroupPermissions", devices[i].perms ? devices[i].perms : "rwm"));
+    json_object_set_new(hc, "Devices", a);
+  }
+  if (c == NULL) return;
+  if (c->shm_bytes > 0)
+    json_object_set_new(hc, "ShmSize", json_integer((json_int_t) c->shm_bytes));
+  if (c->ipc != NULL) json_object_set_new(hc, "IpcMode", json_string(c->ipc));
+  if (c->privileged) json_object_set_new(hc, "Privileged", json_true());
+  if (c->cap_add.len > 0) json_object_set_new(hc, "CapAdd", tpuci__ctr_caps_json(&c->cap_add));
+  if (c->cap_drop.len > 0) json_object_set_new(hc, "CapDrop", tpuci__ctr_caps_json(&c->cap_drop));
+  if (c->nulimits > 0) json_object_set_new(hc, "Ulimits", tpuci__ctr_ulimits_json(c));
+  if (c->gpus != NULL) json_object_set_new(hc, "DeviceRequests", tpuci__gpus_json(c->gpus));
+  if (c->sysctls.len > 0) json_object_set_new(hc, "Sysctls", tpuci__ctr_sysctls_json(c));
+}
+
+/* Appends a copy of d (its target the host path when it has none). */
+static void tpuci__dev_push(tpuci__device_t **out, size_t *n, size_t *cap,
+                            const char *host, const tpuci__device_t *d) {
+  tpuci__device_t *x;
+  const char *target = d->target ? d->target : host;
+  size_t i;
+  for (i = 0; i < *n; i++)
+    if (strcmp((*out)[i].target, target) == 0) return;
+  if (*n == *cap) {
+    *cap = *cap ? 2 * *cap : 4;
+    *out = tpuci__realloc(*out, *cap * sizeof(**out));
+  }
+  x = &(*out)[(*n)++];
+  x->host = tpuci__strdup(host);
+  x->target = tpuci__strdup(target);
+  x->perms = tpuci__strdup(d->perms ? d->perms : "rwm");
+  x->glob = 0;
+}
+
+int tpuci__ctr_devices(const tpuci__ctr_opts_t *c, const char *where,
+                       const char *job, tpuci__device_t **out, size_t *n,
+                       tpuci__err_t *err) {
+  size_t i, k, cap = 0;
+  *out = NULL;
+  *n = 0;
+  for (i = 0; c != NULL && i < c->ndevices; i++) {
+    const tpuci__device_t *d = &c->devices[i];
+    glob_t g;
+    int rc;
+    if (!d->glob) {
+      tpuci__dev_push(out, n, &cap, d->host, d);
+      continue;
+    }
+    memset(&g, 0, sizeof(g));
+    rc = glob(d->host, 0, NULL, &g);
+    if (rc != 0) {
+      globfree(&g);
+      tpuci__ctr_devices_free(*out, *n);
+      *out = NULL;
+      *n = 0;
+      return tpuci__err_set(err, TPUCI_EUSAGE,
+                            "%s%sjob '%s': devices: '%s' %s on this machine (the "
+                            "engine's host): is the accelerator there and its "
+                            "driver loaded?",
+                            where ? where : "", where ? ": " : "", job ? job : "?",
+                            d->host,
+                            rc == GLOB_NOMATCH ? "matches no device"
+                                               : "cannot be read");
+    }
+    for (k = 0; k < g.gl_pathc; k++) tpuci__dev_push(out, n, &cap, g.gl_pathv[k], d);
+    globfree(&g);
+  }
+  return 0;
+}
+
+void tpuci__ctr_devices_free(tpuci__device_t *d, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) {
+    free(d[i].host);
+    free(d[i].target);
+    free(d[i].perms);
+  }
+  free(d);
 }
 
 json_t *tpuci__net_create_body(const char *name,

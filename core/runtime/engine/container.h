@@ -1,6 +1,8 @@
 /* What a tpuci container looks like to the engine: the create request
- * body, its name, its labels, and whether the run that made it is still
- * alive. Pure apart from tpuci__docker_run_alive() (kill(2), /proc). */
+ * body (with the job's accelerator options), its name, its labels, and
+ * whether the run that made it is still alive. Pure apart from
+ * tpuci__docker_run_alive() (kill(2), /proc) and tpuci__ctr_devices()
+ * (glob(3)). */
 #ifndef TPUCI_ENGINE_CONTAINER_H
 #define TPUCI_ENGINE_CONTAINER_H
 
@@ -38,10 +40,44 @@ typedef struct {
   /* The name the container has on `network` (a gang's "worker-1"):
    * NetworkingConfig.EndpointsConfig[network].Aliases. May be NULL. */
   const char *alias;
+  /* The job's accelerator options (shm_size, ipc, privileged, cap_add,
+   * cap_drop, ulimits, gpus, sysctls) or NULL; its devices are not read
+   * from there but from `devices`, their globs expanded
+   * (tpuci__ctr_devices). */
+  const tpuci__ctr_opts_t *ctr;
+  const tpuci__device_t *devices;
+  size_t ndevices;
 } tpuci__ctr_spec_t;
 
 /* The body of POST /containers/create. A new reference. */
 json_t *tpuci__ctr_create_body(const tpuci__ctr_spec_t *s);
+
+/* The accelerator options of `c` as HostConfig fields, set on `hc`:
+ * ShmSize, IpcMode, Privileged, CapAdd and CapDrop ("CAP_SYS_ADMIN"),
+ * Ulimits, DeviceRequests (gpus: Count -1 for "all", or DeviceIDs, and
+ * Capabilities [[...]]) and Sysctls; and `devices` as Devices
+ * (PathOnHost, PathInContainer, CgroupPermissions). `c` may be NULL. */
+void tpuci__ctr_host_opts(json_t *hc, const tpuci__ctr_opts_t *c,
+                          const tpuci__device_t *devices, size_t ndevices);
+
+/* Pieces of those, which a swarm service takes too: ["CAP_SYS_ADMIN",
+ * ...]; [{"Name", "Soft", "Hard"}, ...] of c->ulimits; {"net.core.x":
+ * "1"} of c->sysctls. New references. */
+json_t *tpuci__ctr_caps_json(const tpuci__strv_t *caps);
+json_t *tpuci__ctr_ulimits_json(const tpuci__ctr_opts_t *c);
+json_t *tpuci__ctr_sysctls_json(const tpuci__ctr_opts_t *c);
+
+/* The devices of `c` as the engine gets them, in their order: each glob
+ * replaced by the paths it matches on this machine now (sorted; a path
+ * already given is left out), each with its container path (the host
+ * path unless one is given) and permissions. Returns 0 with *out and *n
+ * (free with tpuci__ctr_devices_free), or TPUCI_EUSAGE with err when a
+ * glob matches nothing ("spec.lua:3: job 'tpu': devices: '/dev/accel*'
+ * matches no device ..."). Reads the file system (glob(3)). */
+int tpuci__ctr_devices(const tpuci__ctr_opts_t *c, const char *where,
+                       const char *job, tpuci__device_t **out, size_t *n,
+                       tpuci__err_t *err);
+void tpuci__ctr_devices_free(tpuci__device_t *d, size_t n);
 
 /* A bind mount as an entry of HostConfig.Mounts: {"Type": "bind",
  * "Source", "Target", "ReadOnly"}. Unlike HostConfig.Binds, the engine

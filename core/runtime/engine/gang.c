@@ -196,12 +196,18 @@ json_t *tpuci__gang_host_body(const tpuci__attempt_t *a,
   int gang = nhosts > 1;
   tpuci__host_run_t run;
   tpuci__ctr_spec_t spec;
+  tpuci__device_t *devices;
+  size_t ndevices;
   char name[32];
   json_t *body;
 
   snprintf(name, sizeof(name), TPUCI__GANG_HOST_FMT, host);
-  if (tpuci__host_run_init(&run, a, slice, host, gang ? name : NULL, err) != 0)
+  if (tpuci__ctr_devices(&inst->ctr, inst->where, inst->job, &devices, &ndevices, err) != 0)
     return NULL;
+  if (tpuci__host_run_init(&run, a, slice, host, gang ? name : NULL, err) != 0) {
+    tpuci__ctr_devices_free(devices, ndevices);
+    return NULL;
+  }
   memset(&spec, 0, sizeof(spec));
   spec.image = a->plan->images[inst->image].ref;
   spec.argv = a->argv;
@@ -215,7 +221,11 @@ json_t *tpuci__gang_host_body(const tpuci__attempt_t *a,
   spec.labels = labels;
   spec.hostname = gang ? name : NULL;
   spec.alias = gang ? name : NULL;
+  spec.ctr = &inst->ctr;
+  spec.devices = devices;
+  spec.ndevices = ndevices;
   body = tpuci__ctr_create_body(&spec);
+  tpuci__ctr_devices_free(devices, ndevices);
   tpuci__host_run_free(&run);
   return body;
 }

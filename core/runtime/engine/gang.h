@@ -109,12 +109,14 @@ void tpuci__host_run_free(tpuci__host_run_t *r);
 /* The create body of host `host` of attempt `a`:
  * the image and command, the host's environment (tpuci__attempt_host_env
  * with `slice`, which may be NULL for a job without a topology), the
- * job's mounts and limits, and the labels. With nhosts > 1 (a gang) the
+ * job's mounts, limits and accelerator options (its device globs
+ * expanded: tpuci__ctr_devices), and the labels. With nhosts > 1 (a gang) the
  * host is "worker-<host>": its Hostname, its alias on `network`, which is
  * its NetworkMode. With a->results_dir, that folder (for a gang its
  * subfolder worker-<host>, created here) is bind-mounted read-write at
  * a->results_path (TPUCI__RESULTS_MOUNT when NULL). Returns a new
- * reference, or NULL with err filled. Not pure: creates the folder. */
+ * reference, or NULL with err filled. Not pure: creates the folder,
+ * reads /dev. */
 json_t *tpuci__gang_host_body(const tpuci__attempt_t *a,
                               const tpuci__slice_t *slice, int host,
                               int nhosts, const char *network,

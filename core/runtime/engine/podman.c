@@ -134,16 +134,29 @@ static unsigned long long tpuci__cap_default(unsigned long long v) {
   return v < TPUCI__PODMAN_RLIMIT_DEFAULT ? v : TPUCI__PODMAN_RLIMIT_DEFAULT;
 }
 
+/* Appends {name, v, v} to the list unless it has an entry for name. */
+static void tpuci__ulimit_default(json_t *list, const char *name, json_int_t v) {
+  size_t i;
+  json_t *u;
+  json_array_foreach(list, i, u) {
+    const char *have = json_string_value(json_object_get(u, "Name"));
+    if (have != NULL && strcmp(have, name) == 0) return;
+  }
+  json_array_append_new(list, json_pack("{s:s, s:I, s:I}", "Name", name, "Soft", v,
+                                        "Hard", v));
+}
+
 void tpuci__podman_body_limits(json_t *body, const tpuci__podman_limits_t *l) {
-  json_t *hc = json_object_get(body, "HostConfig");
-  json_int_t nofile, nproc;
+  json_t *hc = json_object_get(body, "HostConfig"), *list;
   if (!l->needed || !json_is_object(hc)) return;
-  nofile = (json_int_t) tpuci__cap_default(l->nofile);
-  nproc = (json_int_t) tpuci__cap_default(l->nproc);
-  json_object_set_new(hc, "Ulimits",
-                      json_pack("[{s:s, s:I, s:I}, {s:s, s:I, s:I}]",
-                                "Name", "nofile", "Soft", nofile, "Hard", nofile,
-                                "Name", "nproc", "Soft", nproc, "Hard", nproc));
+  /* The job's own ulimits (HostConfig.Ulimits already) win. */
+  list = json_object_get(hc, "Ulimits");
+  if (!json_is_array(list)) {
+    list = json_array();
+    json_object_set_new(hc, "Ulimits", list);
+  }
+  tpuci__ulimit_default(list, "nofile", (json_int_t) tpuci__cap_default(l->nofile));
+  tpuci__ulimit_default(list, "nproc", (json_int_t) tpuci__cap_default(l->nproc));
 }
 
 char *tpuci__podman_limits_text(const tpuci__podman_limits_t *l) {
@@ -169,6 +182,21 @@ char *tpuci__podman_limits_text(const tpuci__podman_limits_t *l) {
 int tpuci__podman_not_running(long status, const char *message) {
   return status == 500 && message != NULL &&
          strstr(message, "can only kill running containers") != NULL;
+}
+
+char *tpuci__podman_gpus_refusal(const tpuci__plan_t *plan) {
+  size_t i;
+  for (i = 0; i < plan->ninstances; i++) {
+    const tpuci__instance_t *inst = &plan->instances[i];
+    if (!inst->selected || inst->runtime != TPUCI__RUNTIME_DOCKER || inst->ctr.gpus == NULL)
+      continue;
+    return tpuci__printf("%s: job '%s': gpus: podman's Docker-compatible API ignores "
+                         "device requests (containers/podman#22645), so the container "
+                         "would run without its GPUs; run the job on Docker, or give the "
+                         "GPU's device files with devices = { ... }",
+                         inst->where ? inst->where : "spec", inst->job);
+  }
+  return NULL;
 }
 
 const char *tpuci__podman_hint(const char *msg) {

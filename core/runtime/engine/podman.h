@@ -11,6 +11,8 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "plan/plan.h"
+
 /* A rootful podman gives every container RLIMIT_NOFILE and RLIMIT_NPROC
  * of this much (soft and hard) unless told otherwise; raising a hard
  * limit that far needs CAP_SYS_RESOURCE. */
@@ -54,8 +56,9 @@ void tpuci__podman_limits_decide(tpuci__podman_limits_t *l);
  * /proc/<pid>/status. known = 0 when a step fails (a remote engine, a
  * socket passed on by systemd is another process's). Never blocks. */
 void tpuci__podman_probe(const char *unix_path, tpuci__podman_limits_t *out);
-/* Adds HostConfig.Ulimits (nofile and nproc, soft = hard = the service's
- * hard limit) to a create body when l->needed. */
+/* Adds nofile and nproc to HostConfig.Ulimits (soft = hard = the
+ * service's hard limit) of a create body when l->needed, unless the
+ * job's ulimits give them. */
 void tpuci__podman_body_limits(json_t *body, const tpuci__podman_limits_t *l);
 /* One line for `tpuci doctor` about *l, without "ok"/"warn". New string. */
 char *tpuci__podman_limits_text(const tpuci__podman_limits_t *l);
@@ -64,6 +67,13 @@ char *tpuci__podman_limits_text(const tpuci__podman_limits_t *l);
  * running any more: Docker answers 409, podman 500 "can only kill running
  * containers". */
 int tpuci__podman_not_running(long status, const char *message);
+
+/* Podman's Docker-compatible API ignores HostConfig.DeviceRequests
+ * (containers/podman#22645): a job with `gpus` would get no GPU without
+ * a word. The refusal of the plan's first selected docker instance with
+ * gpus ("spec.lua:3: job 'x': gpus: ..."), a new string; NULL when none
+ * has them. */
+char *tpuci__podman_gpus_refusal(const tpuci__plan_t *plan);
 
 /* What to do about a podman error message, or NULL: its init binary
  * missing (HostConfig.Init), limits it cannot set. */

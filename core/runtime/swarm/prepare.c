@@ -389,8 +389,18 @@ int tpuci__runtime_swarm_check(const tpuci__plan_t *plan, tpuci__err_t *err) {
   tpuci__err_clear(&e);
   for (i = 0; i < plan->ninstances; i++) {
     const tpuci__instance_t *inst = &plan->instances[i];
-    int hosts;
+    char *why;
+    int hosts, r;
     if (!inst->selected || inst->runtime != TPUCI__RUNTIME_SWARM) continue;
+    /* A docker job moved here by --engine swarm: the loader checked
+     * only the jobs that said runtime = "swarm". */
+    why = tpuci__ctr_opts_refusal(&inst->ctr, inst->runtime);
+    if (why != NULL) {
+      r = tpuci__err_set(err, TPUCI_ESPEC, "%s: job '%s': %s",
+                         inst->where ? inst->where : "spec", inst->job, why);
+      free(why);
+      return r;
+    }
     hosts = tpuci__plan_hosts(plan, inst);
     if (hosts > 1 && inst->network != NULL)
       return tpuci__err_set(err, TPUCI_ESPEC,

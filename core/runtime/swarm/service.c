@@ -176,11 +176,25 @@ json_t *tpuci__svc_create_body(const tpuci__svc_spec_t *s) {
   json_object_set_new(cs, "Init", json_true());
   json_object_set_new(cs, "StopGracePeriod",
                       json_integer((json_int_t) (s->grace_ms * 1000000)));
-  if (s->nmounts > 0) {
+  if (s->nmounts > 0 || (s->ctr != NULL && s->ctr->shm_bytes > 0)) {
     json_t *m = json_array();
     for (i = 0; i < s->nmounts; i++)
       json_array_append_new(m, tpuci__ctr_mount(&s->mounts[i]));
+    /* The engine mounts no /dev/shm of its own over a mount there. */
+    if (s->ctr != NULL && s->ctr->shm_bytes > 0)
+      json_array_append_new(m, json_pack("{s:s, s:s, s:{s:I}}", "Type", "tmpfs", "Target",
+                                         "/dev/shm", "TmpfsOptions", "SizeBytes",
+                                         (json_int_t) s->ctr->shm_bytes));
     json_object_set_new(cs, "Mounts", m);
+  }
+  if (s->ctr != NULL) {
+    const tpuci__ctr_opts_t *c = s->ctr;
+    if (c->sysctls.len > 0) json_object_set_new(cs, "Sysctls", tpuci__ctr_sysctls_json(c));
+    if (c->nulimits > 0) json_object_set_new(cs, "Ulimits", tpuci__ctr_ulimits_json(c));
+    if (c->cap_add.len > 0)
+      json_object_set_new(cs, "CapabilityAdd", tpuci__ctr_caps_json(&c->cap_add));
+    if (c->cap_drop.len > 0)
+      json_object_set_new(cs, "CapabilityDrop", tpuci__ctr_caps_json(&c->cap_drop));
   }
   json_object_set_new(tt, "ContainerSpec", cs);
 

@@ -119,13 +119,18 @@ typedef struct {
   const char *alias;              /* may be NULL */
   uint64_t grace_ms;              /* StopGracePeriod */
   const char *constraint;         /* "node.id==..." or NULL */
+  /* The job's accelerator options or NULL: those a service takes
+   * (tpuci__ctr_opts_refusal() refused the others before the run). */
+  const tpuci__ctr_opts_t *ctr;
 } tpuci__svc_spec_t;
 
 /* The body of POST /services/create: one replica that is never
  * restarted, Init, StopGracePeriod, the limits as both Limits and
  * Reservations (Swarm places it only where it fits), the labels on the
- * service and its containers, DNS round robin for its names. New
- * reference. */
+ * service and its containers, DNS round robin for its names; of the
+ * accelerator options, Sysctls, Ulimits, CapabilityAdd and
+ * CapabilityDrop, and shm_size as a tmpfs mount of that size at /dev/shm
+ * (a ContainerSpec has no ShmSize). New reference. */
 json_t *tpuci__svc_create_body(const tpuci__svc_spec_t *s);
 
 /* The body of POST /networks/create for a gang: an overlay network,
