@@ -60,6 +60,16 @@ expect_json() {
   if [ "$got" = "$2" ]; then pass; else fail "summary.json: $1 = '$got', want '$2'"; fi
 }
 
+# need_python_image IMAGE: skips (exit 77) unless the engine at
+# DOCKER_HOST answers and has IMAGE (tests/images/build-python.sh).
+need_python_image() {
+  local sock=${DOCKER_HOST:-unix:///var/run/docker.sock}
+  curl -sf --max-time 3 --unix-socket "${sock#unix://}" http://localhost/_ping >/dev/null 2>&1 ||
+    { echo "SKIP: no engine at $sock"; exit 77; }
+  docker image inspect "$1" >/dev/null 2>&1 ||
+    { echo "SKIP: image $1 is missing (bash tests/images/build-python.sh)"; exit 77; }
+}
+
 finish() {
   if [ "$failures" -gt 0 ]; then
     echo "$failures check(s) failed, $checks passed" >&2

@@ -40,7 +40,7 @@ job "suite" (common {
 
 job "hang" (common {
   pytest = { python = python, markers = "hang", args = { "tests/test_timeout.py" } },
-  timeout = "4s", grace = "500ms",
+  timeout = "20s", grace = "500ms",
 })
 
 job "empty" (common { pytest = { python = python, markers = "nothing_has_this" } })

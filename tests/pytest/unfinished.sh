@@ -6,11 +6,7 @@
 # what never ran, in collection order, and console = JUnit = JSON.
 . "$TESTS/e2e/lib.sh"
 image=${TPUCI_PYTEST_IMAGE:-tpuci-test/python:1}
-sock=${DOCKER_HOST:-unix:///var/run/docker.sock}
-curl -sf --max-time 3 --unix-socket "${sock#unix://}" http://localhost/_ping >/dev/null 2>&1 ||
-  { echo "SKIP: no engine at $sock"; exit 77; }
-docker image inspect "$image" >/dev/null 2>&1 ||
-  { echo "SKIP: image $image is missing (bash tests/images/build-python.sh)"; exit 77; }
+need_python_image "$image"
 
 TPUCI_PYTEST_IMAGE=$image run_tpuci run -j 4 --junit merged.xml "$TESTS/pytest/unfinished/spec.lua"
 expect_code 1 "a run with failures"
