@@ -16,43 +16,12 @@
 #include "plan/plan.h"
 #include "sched/scheduler.h"
 #include "spec/spec.h"
+#include "spec_fixture.h"
 
 #define SPEC_DIR "/srv/proj"
 #define DEFAULT_ON                                                   \
   ((1u << TPUCI_OUTCOME_FAILED) | (1u << TPUCI_OUTCOME_TIMEOUT) |    \
    (1u << TPUCI_OUTCOME_OOM) | (1u << TPUCI_OUTCOME_INFRA))
-
-static tpuci__plan_t plan;
-static tpuci__err_t err;
-
-static int setup(void **state) {
-  (void) state;
-  tpuci__plan_init(&plan);
-  err.code = 0;
-  err.msg = NULL;
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void) state;
-  tpuci__plan_free(&plan);
-  tpuci__err_clear(&err);
-  return 0;
-}
-
-/* Loads src into a fresh plan with the given limits (0: defaults). */
-static int load_with(const char *src, const char *dir, uint64_t timeout_ms,
-                     size_t memory) {
-  tpuci__spec_limits_t limits;
-  limits.timeout_ms = timeout_ms;
-  limits.memory_bytes = memory;
-  limits.real = 0;
-  tpuci__plan_free(&plan);
-  tpuci__plan_init(&plan);
-  tpuci__err_clear(&err);
-  return tpuci__spec_load(&plan, src, strlen(src), "spec.lua", dir, &limits,
-                          &err);
-}
 
 static int load(const char *src) { return load_with(src, SPEC_DIR, 0, 0); }
 

@@ -16,32 +16,9 @@
 
 #include "plan/plan.h"
 #include "spec/spec.h"
+#include "spec_fixture.h"
 
-static tpuci__plan_t plan;
-static tpuci__err_t err;
-
-static int setup(void **state) {
-  (void) state;
-  tpuci__plan_init(&plan);
-  err.code = 0;
-  err.msg = NULL;
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void) state;
-  tpuci__plan_free(&plan);
-  tpuci__err_clear(&err);
-  return 0;
-}
-
-static int load(const char *src) {
-  tpuci__spec_limits_t limits = {0, 0, 0};
-  tpuci__plan_free(&plan);
-  tpuci__plan_init(&plan);
-  tpuci__err_clear(&err);
-  return tpuci__spec_load(&plan, src, strlen(src), "spec.lua", "/srv/proj", &limits, &err);
-}
+static int load(const char *src) { return load_with(src, "/srv/proj", 0, 0); }
 
 /* The options of the only job `job "x" { image = ..., run = ..., <body> }`. */
 static const tpuci__ctr_opts_t *opts(const char *body) {

@@ -21,6 +21,7 @@
 #include "base/util.h"
 #include "plan/plan.h"
 #include "spec/spec.h"
+#include "spec_fixture.h"
 
 #define CAP_MS 300
 #define CAP_MEMORY ((size_t) 32 * 1024 * 1024)
@@ -30,32 +31,8 @@
  * state counts too. Only a hang fails this; it is no speed check. */
 #define SLACK_MS 30000
 
-static tpuci__plan_t plan;
-static tpuci__err_t err;
-
 static int load_capped(const char *src, uint64_t timeout_ms, size_t memory) {
-  tpuci__spec_limits_t limits;
-  limits.timeout_ms = timeout_ms;
-  limits.memory_bytes = memory;
-  limits.real = 0;
-  tpuci__plan_free(&plan);
-  tpuci__plan_init(&plan);
-  tpuci__err_clear(&err);
-  return tpuci__spec_load(&plan, src, strlen(src), "spec.lua", "/srv/proj",
-                          &limits, &err);
-}
-
-static int setup(void **state) {
-  (void) state;
-  tpuci__plan_init(&plan);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void) state;
-  tpuci__plan_free(&plan);
-  tpuci__err_clear(&err);
-  return 0;
+  return load_with(src, "/srv/proj", timeout_ms, memory);
 }
 
 /* Outcomes a hostile spec may have. */

@@ -18,42 +18,13 @@
 
 #include "plan/plan.h"
 #include "spec/spec.h"
+#include "spec_fixture.h"
 
 #ifndef TPUCI_YAML_DIR
 #define TPUCI_YAML_DIR "yaml"
 #endif
 
-static tpuci__plan_t plan;
-static tpuci__err_t err;
 static char tmp[] = "/tmp/tpuci-yaml-XXXXXX";
-
-static int setup(void **state) {
-  (void) state;
-  tpuci__plan_init(&plan);
-  err.code = 0;
-  err.msg = NULL;
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void) state;
-  tpuci__plan_free(&plan);
-  tpuci__err_clear(&err);
-  return 0;
-}
-
-static int load_with(const char *src, const char *dir, uint64_t timeout_ms,
-                     size_t memory) {
-  tpuci__spec_limits_t limits;
-  limits.timeout_ms = timeout_ms;
-  limits.memory_bytes = memory;
-  limits.real = 0;
-  tpuci__plan_free(&plan);
-  tpuci__plan_init(&plan);
-  tpuci__err_clear(&err);
-  return tpuci__spec_load(&plan, src, strlen(src), "spec.lua", dir, &limits,
-                          &err);
-}
 
 static void load_ok(const char *src) {
   int r = load_with(src, TPUCI_YAML_DIR, 0, 0);

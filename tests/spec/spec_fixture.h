@@ -1,0 +1,45 @@
+/* The loader tests' shared fixture: one plan and one error per test file,
+ * reset around each test (cmocka's setup and teardown) and before each
+ * load. Include it once, after cmocka.h, in a test's .c file. */
+#ifndef TPUCI_TESTS_SPEC_FIXTURE_H
+#define TPUCI_TESTS_SPEC_FIXTURE_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "plan/plan.h"
+#include "spec/spec.h"
+
+static tpuci__plan_t plan;
+static tpuci__err_t err;
+
+static int setup(void **state) {
+  (void) state;
+  tpuci__plan_init(&plan);
+  err.code = 0;
+  err.msg = NULL;
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void) state;
+  tpuci__plan_free(&plan);
+  tpuci__err_clear(&err);
+  return 0;
+}
+
+/* Loads src as "spec.lua" in the folder dir into a fresh plan, with the
+ * given caps (0: the defaults), emulated. */
+static int load_with(const char *src, const char *dir, uint64_t timeout_ms,
+                     size_t memory) {
+  tpuci__spec_limits_t limits;
+  memset(&limits, 0, sizeof(limits));
+  limits.timeout_ms = timeout_ms;
+  limits.memory_bytes = memory;
+  tpuci__plan_free(&plan);
+  tpuci__plan_init(&plan);
+  tpuci__err_clear(&err);
+  return tpuci__spec_load(&plan, src, strlen(src), "spec.lua", dir, &limits, &err);
+}
+
+#endif
