@@ -75,7 +75,7 @@ void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t,
 
   g->log_path = t->log_made ? tpuci__strdup(t->log_path) : NULL;
   /* An incomplete log would hide tests: the collection failed. */
-  if (o == TPUCI_OUTCOME_PASSED && t->log_errno == 0 &&
+  if (o == TPUCI_OUTCOME_PASSED && t->log_errno == 0 && ex->log_lost == NULL &&
       tpuci__read_file(t->log_path, &text, &len) == 0 &&
       tpuci__collect_parse(text, len, &ids, &e) == 0 && ids.len > 0 &&
       tpuci__shard_plan((const char *const *) ids.items, ids.len, s->opts.timings,
@@ -97,6 +97,9 @@ void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t,
     if (o == TPUCI_OUTCOME_PASSED && t->log_errno) {
       g->outcome = TPUCI_OUTCOME_INFRA;
       g->cause = tpuci__printf("test collection log incomplete: %s", strerror(t->log_errno));
+    } else if (o == TPUCI_OUTCOME_PASSED && ex->log_lost != NULL) {
+      g->outcome = TPUCI_OUTCOME_INFRA;
+      g->cause = tpuci__printf("test collection log incomplete: %s", ex->log_lost);
     } else if (o == TPUCI_OUTCOME_FAILED && ex->exit_code == TPUCI__PYTEST_NO_TESTS) {
       g->outcome = inst->pytest->allow_empty ? TPUCI_OUTCOME_PASSED : TPUCI_OUTCOME_FAILED;
       g->cause = tpuci__printf("collection selected no test%s",
