@@ -216,6 +216,7 @@ static json_t *tpuci__sw_host_body(tpuci__sw_t *sw, tpuci__sw_att_t *att,
   spec.alias = hostname;
   spec.grace_ms = att->grace_ms;
   spec.constraint = constraint;
+  spec.ctr = &inst->ctr;
   body = tpuci__svc_create_body(&spec);
   free(constraint);
   tpuci__host_run_free(&run);
