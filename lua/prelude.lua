@@ -1129,7 +1129,20 @@ local function container_spec(d, t, j)
   return c
 end
 
-local JOB_KEYS = { "name", "run", "cmd", "pytest", "env", "workdir", "timeout",
+-- A timeout key of a job in ms: 0 (or "0s", or absent) means none. A
+-- positive duration under 1ms rounds to 0 too, and would then mean none by
+-- accident: refused.
+local function timeout_key(d, t, key)
+  local v = rawget(t, key)
+  local ms = v ~= nil and duration(d, key, v) or 0
+  if ms == 0 and v ~= nil and
+     ((type(v) == "number" and v > 0) or (type(v) == "string" and sfind(v, "[1-9]"))) then
+    fail(d, key, "less than 1ms, got " .. show(v) .. " (write 0 for none)")
+  end
+  return ms
+end
+
+local JOB_KEYS = { "name", "run", "cmd", "pytest", "env", "workdir", "timeout", "idle_timeout",
                    "grace", "retries", "matrix", "runtime", "image", "topology",
                    "mounts", "cpus", "memory", "network", "shm_size", "ipc",
                    "privileged", "devices", "cap_add", "cap_drop", "ulimits",
@@ -1311,16 +1324,9 @@ local function job_spec(d, t, alias)
                                                 "a string or a function"), mkeys, keys)
   end
 
-  -- 0 (or "0s") means no timeout. A positive duration under 1ms rounds to
-  -- 0 too, and would then mean no timeout by accident: refused.
-  local timeout = rawget(t, "timeout")
-  j.timeout_ms = timeout ~= nil and duration(d, "timeout", timeout) or 0
-  if j.timeout_ms == 0 and timeout ~= nil and
-     ((type(timeout) == "number" and timeout > 0) or
-      (type(timeout) == "string" and sfind(timeout, "[1-9]"))) then
-    fail(d, "timeout", "less than 1ms, got " .. show(timeout) ..
-         " (write 0 for no timeout)")
-  end
+  j.timeout_ms = timeout_key(d, t, "timeout")
+  -- No output (on any host) for this long ends the attempt as a timeout.
+  j.idle_timeout_ms = timeout_key(d, t, "idle_timeout")
   local grace = rawget(t, "grace")
   j.grace_ms = 5000
   if grace ~= nil then

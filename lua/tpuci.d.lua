@@ -203,6 +203,8 @@
 ---@field workdir? string|fun(inst: tpuci.Instance): string
 ---Stop an attempt that runs longer (SIGTERM, then SIGKILL after `grace`); `0`: none (the default).
 ---@field timeout? tpuci.Duration
+---Stop an attempt that prints nothing (on any of its hosts) for this long, as for `timeout`: the outcome is `timeout`, the cause "no output for 10m" (default: none).
+---@field idle_timeout? tpuci.Duration
 ---The delay between SIGTERM and SIGKILL, more than 0 (default `"5s"`).
 ---@field grace? tpuci.Duration
 ---`N` retries after the first attempt (0..99), or the policy as a table.

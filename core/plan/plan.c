@@ -158,6 +158,7 @@ static json_t *tpuci__json_instance(const tpuci__plan_t *p,
   json_object_set_new(o, "env", tpuci__json_kv(&in->env));
   json_object_set_new(o, "workdir", tpuci__json_str(in->workdir));
   json_object_set_new(o, "timeout_ms", json_integer((json_int_t) in->timeout_ms));
+  json_object_set_new(o, "idle_timeout_ms", json_integer((json_int_t) in->idle_timeout_ms));
   json_object_set_new(o, "grace_ms", json_integer((json_int_t) in->grace_ms));
   r = json_object();
   json_object_set_new(r, "attempts", json_integer(in->retry.attempts));
@@ -472,6 +473,9 @@ char *tpuci__plan_to_text(const tpuci__plan_t *p) {
     tpuci__buf_addf(&b, "  timeout:  %s\n",
                     in->timeout_ms ? tpuci__duration_format(in->timeout_ms, d, sizeof(d))
                                    : "none");
+    if (in->idle_timeout_ms)
+      tpuci__buf_addf(&b, "  idle:     no output for %s: timeout\n",
+                      tpuci__duration_format(in->idle_timeout_ms, d, sizeof(d)));
     tpuci__text_hosts(&b, p, in);
     tpuci__buf_adds(&b, "  retries:  ");
     tpuci__text_retry(&b, &in->retry);

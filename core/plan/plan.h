@@ -164,6 +164,7 @@ typedef struct {
   tpuci__kvlist_t env;    /* added to the inherited environment */
   char *workdir;          /* NULL: the spec's folder (local runtime) */
   uint64_t timeout_ms;    /* 0: none */
+  uint64_t idle_timeout_ms; /* no output this long: timeout; 0: none */
   uint64_t grace_ms;      /* SIGTERM to SIGKILL */
   tpuci__retry_t retry;
 

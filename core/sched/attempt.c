@@ -54,9 +54,37 @@ void tpuci__attempt_stop(tpuci__satt_t *t, int force) {
 
 static void tpuci__timeout_cb(uv_timer_t *timer) {
   tpuci__satt_t *t = timer->data;
-  if (t->finished || t->cancelled) return;
+  if (t->finished || t->cancelled || t->timed_out) return;
   t->timed_out = 1;
   tpuci__attempt_stop(t, 0);
+}
+
+/* idle_timeout: output moves last_output on (no timer call per chunk);
+ * the timer, armed for the quiet that is left, ends the attempt once the
+ * whole idle_timeout passed without any. */
+static void tpuci__idle_cb(uv_timer_t *timer) {
+  tpuci__satt_t *t = timer->data;
+  uint64_t idle = t->a.inst->idle_timeout_ms, quiet;
+  if (t->finished || t->cancelled || t->timed_out) return;
+  quiet = uv_now(t->s->loop) - t->last_output;
+  if (quiet < idle) {
+    uv_timer_start(&t->idle_timer, tpuci__idle_cb, idle - quiet, 0);
+    return;
+  }
+  t->timed_out = 1;
+  t->idle_timed_out = 1;
+  tpuci__attempt_stop(t, 0);
+}
+
+/* "timed out after 20m" or "no output for 10m": which timeout ended t. */
+void tpuci__timeout_text(const tpuci__satt_t *t, tpuci__buf_t *b) {
+  char d[32];
+  if (t->idle_timed_out)
+    tpuci__buf_addf(b, "no output for %s",
+                    tpuci__duration_format(t->a.inst->idle_timeout_ms, d, sizeof(d)));
+  else
+    tpuci__buf_addf(b, "timed out after %s",
+                    tpuci__duration_format(t->a.inst->timeout_ms, d, sizeof(d)));
 }
 
 static void tpuci__satt_closed(uv_handle_t *h) {
@@ -117,6 +145,7 @@ static void tpuci__on_output(tpuci__attempt_t *a, int stream, const char *buf,
   tpuci__satt_t *t = (tpuci__satt_t *) a;
   tpuci_event_t ev;
 
+  if (len > 0) t->last_output = uv_now(t->s->loop);
   tpuci__log_write(t, buf, len);
   if (t->collect) return;
   memset(&ev, 0, sizeof(ev));
@@ -146,7 +175,6 @@ static void tpuci__on_message(tpuci__attempt_t *a, const char *msg) {
 /* The text saying why an attempt ended as it did. */
 static char *tpuci__cause(const tpuci__satt_t *t, tpuci_outcome_t o,
                           const tpuci__exit_t *ex) {
-  char d[32];
   const char *sig = ex->term_signal ? strsignal(ex->term_signal) : NULL;
   tpuci__buf_t b;
 
@@ -164,8 +192,7 @@ static char *tpuci__cause(const tpuci__satt_t *t, tpuci_outcome_t o,
         tpuci__buf_addf(&b, "exit %d", ex->exit_code);
       break;
     case TPUCI_OUTCOME_TIMEOUT:
-      tpuci__buf_addf(&b, "timed out after %s",
-                      tpuci__duration_format(t->a.inst->timeout_ms, d, sizeof(d)));
+      tpuci__timeout_text(t, &b);
       if (t->kill_sent) tpuci__buf_adds(&b, " (SIGKILL after grace period)");
       break;
     case TPUCI_OUTCOME_CANCELLED:
@@ -314,6 +341,7 @@ static void tpuci__on_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
   t->finished = 1;
   uv_timer_stop(&t->timeout_timer);
   uv_timer_stop(&t->grace_timer);
+  uv_timer_stop(&t->idle_timer);
   if (t->log_fd >= 0) {
     close(t->log_fd);
     t->log_fd = -1;
@@ -351,10 +379,11 @@ static void tpuci__on_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
     tpuci__attempt_next(s, a->index, a->number, o);
   }
 
-  t->closing = 2;
+  t->closing = 3;
   s->closing++;
   uv_close((uv_handle_t *) &t->timeout_timer, tpuci__satt_closed);
   uv_close((uv_handle_t *) &t->grace_timer, tpuci__satt_closed);
+  uv_close((uv_handle_t *) &t->idle_timer, tpuci__satt_closed);
   tpuci__pump(s);
 }
 
@@ -402,8 +431,10 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
   free(safe);
   uv_timer_init(s->loop, &t->timeout_timer);
   uv_timer_init(s->loop, &t->grace_timer);
+  uv_timer_init(s->loop, &t->idle_timer);
   t->timeout_timer.data = t;
   t->grace_timer.data = t;
+  t->idle_timer.data = t;
 
   s->running++;
   s->slots += collect ? 1 : tpuci__plan_hosts(s->plan, inst);
@@ -450,6 +481,11 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
     /* From now, not from the start of this loop iteration. */
     uv_update_time(s->loop);
     uv_timer_start(&t->timeout_timer, tpuci__timeout_cb, inst->timeout_ms, 0);
+  }
+  if (inst->idle_timeout_ms) {
+    uv_update_time(s->loop);
+    t->last_output = uv_now(s->loop);
+    uv_timer_start(&t->idle_timer, tpuci__idle_cb, inst->idle_timeout_ms, 0);
   }
   r = rt->start(rt, &t->a);
   if (r != 0) {

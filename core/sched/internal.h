@@ -38,8 +38,11 @@ typedef struct tpuci__satt_s {
   uint64_t start_hr;
   uv_timer_t timeout_timer;
   uv_timer_t grace_timer;
+  uv_timer_t idle_timer;   /* idle_timeout: armed for the quiet left */
+  uint64_t last_output;    /* loop time of the last output (or start) */
   int closing;             /* timers being closed: count of pending */
   int timed_out;
+  int idle_timed_out;      /* the timeout was idle_timeout's */
   int cancelled;
   int term_sent;
   int kill_sent;
@@ -130,6 +133,7 @@ void tpuci__instance_finish(tpuci__sched_t *s, size_t index);
 uint64_t tpuci__grace(const tpuci__sched_t *s, const tpuci__instance_t *inst);
 tpuci__runtime_t *tpuci__rt(const tpuci__satt_t *t);
 void tpuci__attempt_stop(tpuci__satt_t *t, int force);
+void tpuci__timeout_text(const tpuci__satt_t *t, tpuci__buf_t *b);
 void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect);
 void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t, tpuci_outcome_t o, const tpuci__exit_t *ex);
 void tpuci__shard_start(tpuci__sched_t *s, size_t index);

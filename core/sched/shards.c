@@ -91,7 +91,6 @@ void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t,
     tpuci__emit_message(s, b.data);
     tpuci__buf_free(&b);
   } else {
-    char d[32];
     g->state = TPUCI__GROUP_FAILED;
     g->outcome = o == TPUCI_OUTCOME_PASSED ? TPUCI_OUTCOME_FAILED : o;
     if (o == TPUCI_OUTCOME_PASSED && t->log_errno) {
@@ -106,8 +105,11 @@ void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t,
                                inst->pytest->allow_empty ? " (allowed: allow_empty)"
                                                          : " (pytest exit 5; set pytest.allow_empty = true if that is fine)");
     } else if (o == TPUCI_OUTCOME_TIMEOUT) {
-      g->cause = tpuci__printf("test collection timed out after %s",
-                               tpuci__duration_format(inst->timeout_ms, d, sizeof(d)));
+      tpuci__buf_t b;
+      tpuci__buf_init(&b);
+      tpuci__buf_adds(&b, "test collection ");
+      tpuci__timeout_text(t, &b);
+      g->cause = tpuci__buf_steal(&b);
     } else if (o == TPUCI_OUTCOME_PASSED) {
       g->cause = tpuci__printf("test collection listed no node ids%s%s",
                                e.msg ? ": " : "", e.msg ? e.msg : "");

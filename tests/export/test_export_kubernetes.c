@@ -679,6 +679,8 @@ static void test_accelerators(void **state) {
       {"gpus = { \"0\" }", "spec.lua:2: job 'x': gpus: a pod asks for a number of GPUs (nvidia.com/gpu), not for device ids"},
       {"gpus = { count = 1, driver = \"amd\" }", "spec.lua:2: job 'x': gpus.driver = \"amd\""},
       {"gpus = { count = 1, capabilities = { \"utility\" } }", "spec.lua:2: job 'x': gpus.capabilities"},
+      /* Not an accelerator option, refused the same way. */
+      {"idle_timeout = \"10m\"", "spec.lua:2: job 'x': idle_timeout: a Kubernetes Job cannot stop a pod that goes quiet"},
   };
   char *text = export_ok("image \"i\" { ref = \"a/b:1\" }\n"
                          "job \"tpu\" { image = \"i\", topology = \"v4-8\", run = \"true\", "

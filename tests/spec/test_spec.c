@@ -643,7 +643,7 @@ static void test_timeout_zero(void **state) {
   for (i = 0; tiny[i]; i++) {
     snprintf(src, sizeof(src), "job \"j\" { run = \"x\", timeout = %s }", tiny[i]);
     load_fails(src, TPUCI_ESPEC, "spec.lua:1: job 'j': timeout: less than 1ms, got ");
-    assert_non_null(strstr(err.msg, "(write 0 for no timeout)"));
+    assert_non_null(strstr(err.msg, "(write 0 for none)"));
   }
   load_ok("job \"j\" { run = \"x\", timeout = \"0.5ms\" }");
   assert_int_equal(plan.instances[0].timeout_ms, 1);
@@ -756,7 +756,7 @@ static void test_json_and_text(void **state) {
                                     "warnings"};
   static const char *inst_keys[] = {
     "name", "job", "where", "matrix", "runtime", "argv", "run", "env",
-    "workdir", "timeout_ms", "grace_ms", "retry", "image", "topology",
+    "workdir", "timeout_ms", "idle_timeout_ms", "grace_ms", "retry", "image", "topology",
     "mounts", "cpus", "memory_bytes", "network", "container", "hosts"};
   void *iter;
   (void) state;

@@ -348,6 +348,12 @@ static int tpuci__k8s_prepare(tpuci__k8s_doc_t *d, tpuci__k8s_obj_t *o,
     free(why);
     return r;
   }
+  if (inst->idle_timeout_ms)
+    return tpuci__k8s_fail(err, inst,
+                           "idle_timeout: a Kubernetes Job cannot stop a pod that goes "
+                           "quiet (it has only activeDeadlineSeconds, which `timeout` "
+                           "becomes): leave it out of the export, e.g. idle_timeout = "
+                           "tpuci.env(\"IDLE_TIMEOUT\")");
   if (inst->pytest && inst->pytest->shards > 1 && o->hosts > 1)
     return tpuci__k8s_fail(err, inst,
                            "pytest shards on a %d-host topology are not supported "
