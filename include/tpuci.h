@@ -334,6 +334,27 @@ typedef struct tpuci_attempt_info_s {
 int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
                        tpuci_attempt_info_t *out);
 
+/* What a running attempt is doing now, for a live display: call it from
+ * the event callback (a TPUCI_EVENT_TICK, say) while tpuci_run() runs. */
+typedef struct tpuci_running_info_s {
+  size_t size;              /* sizeof(tpuci_running_info_t) */
+  int attempt;              /* 1-based */
+  uint64_t elapsed_ms;
+  uint64_t output_bytes;    /* the attempt's output so far, all hosts */
+  uint64_t quiet_ms;        /* since its last output (or its start) */
+  /* pytest: the test it is in ("tests/t.py::test_x", for a gang "... on
+   * all 2 hosts" or "X on worker-0, Y on worker-1"), read from pytest's
+   * progress at most once a second; NULL when none (or not pytest).
+   * Valid until the next call or event. */
+  const char *test;
+  uint64_t test_ms;         /* how long it has been in that test, at least */
+} tpuci_running_info_t;
+#define TPUCI_RUNNING_INFO_INIT {sizeof(tpuci_running_info_t), 0, 0, 0, 0, NULL, 0}
+
+/* Instance `i`'s running attempt (not a shard group's collection): 0 and
+ * *out filled, or TPUCI_ESTATE when none runs (or no run is going on). */
+int tpuci_running_info(tpuci_ctx_t *ctx, size_t i, tpuci_running_info_t *out);
+
 /* Per-test results of a pytest instance (0 tests otherwise): each test
  * once, with the result of the last attempt that ran it. */
 size_t tpuci_test_count(const tpuci_ctx_t *ctx, size_t i);

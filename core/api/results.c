@@ -63,6 +63,25 @@ static int tpuci__fill_out(void *out, const void *full, size_t full_size,
 #define TPUCI__ATTEMPT_INFO_V1 \
   (offsetof(tpuci_attempt_info_t, log_path) + sizeof(const char *))
 #define TPUCI__TEST_INFO_V1 (offsetof(tpuci_test_info_t, line) + sizeof(int))
+#define TPUCI__RUNNING_INFO_V1 \
+  (offsetof(tpuci_running_info_t, test_ms) + sizeof(uint64_t))
+
+int tpuci_running_info(tpuci_ctx_t *ctx, size_t i, tpuci_running_info_t *out) {
+  tpuci__running_t now;
+  tpuci_running_info_t full;
+  if (ctx == NULL || out == NULL) return TPUCI_EUSAGE;
+  if (!ctx->running || ctx->sched == NULL || tpuci__sched_running(ctx->sched, i, &now) != 0)
+    return TPUCI_ESTATE;
+  memset(&full, 0, sizeof(full));
+  full.size = sizeof(full);
+  full.attempt = now.attempt;
+  full.elapsed_ms = now.elapsed_ms;
+  full.output_bytes = now.output_bytes;
+  full.quiet_ms = now.quiet_ms;
+  full.test = now.test;
+  full.test_ms = now.test_ms;
+  return tpuci__fill_out(out, &full, sizeof(full), TPUCI__RUNNING_INFO_V1);
+}
 
 int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
                        tpuci_attempt_info_t *out) {

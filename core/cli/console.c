@@ -265,10 +265,21 @@ static void board_draw(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     const tpuci_console_inst_t *in = &c->inst[i];
     char line[512];
     int n;
+    tpuci_running_info_t ri = TPUCI_RUNNING_INFO_INIT;
     if (!in->started_ms) continue;
     tpuci_console__duration(now - in->started_ms, d, sizeof(d));
-    n = snprintf(line, sizeof(line), "  %s #%d %s  %s", tpuci_instance_name(ctx, i),
-                 in->attempt, d, in->last);
+    /* A pytest attempt shows the test it is in (every host's, for a
+     * gang), not its last line, which may be a partial line of a host. */
+    if (tpuci_running_info(ctx, i, &ri) == 0 && ri.test != NULL) {
+      char td[32];
+      tpuci_console__duration(ri.test_ms, td, sizeof(td));
+      n = snprintf(line, sizeof(line), "  %s #%d %s  %s (%s)", tpuci_instance_name(ctx, i),
+                   in->attempt, d, ri.test, td);
+      tpuci_console__sanitize(line);
+    } else {
+      n = snprintf(line, sizeof(line), "  %s #%d %s  %s", tpuci_instance_name(ctx, i),
+                   in->attempt, d, in->last);
+    }
     if (n > width - 1) line[width - 1] = '\0';
     fprintf(c->out, "%s%s%s\n", c->color ? C_DIM : "", line, reset(c));
     c->board_lines++;
@@ -277,6 +288,56 @@ static void board_draw(tpuci_console_t *c, tpuci_ctx_t *ctx) {
   if ((size_t) shown < c->running) {
     fprintf(c->out, "  ... and %zu more\n", c->running - (size_t) shown);
     c->board_lines++;
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Alive lines                                                         */
+
+/* Control characters would break a line (or the board). */
+void tpuci_console__sanitize(char *s) {
+  for (; *s; s++)
+    if ((unsigned char) *s < 0x20 || (unsigned char) *s == 0x7f) *s = ' ';
+}
+
+/* Plain and GitHub output: a line for each attempt that has run alive_ms
+ * since its start or its last such line, so that a CI service that
+ * stops silent steps sees tpuci is alive, and the log says where a long
+ * attempt is: "[alive  ] unit (attempt 1/3): 5m00s, in tests/t.py::test_x
+ * for 4m10s, 12 kB output, none for 3m00s". */
+static void alive_lines(tpuci_console_t *c, tpuci_ctx_t *ctx) {
+  uint64_t now = now_ms();
+  size_t i;
+  for (i = 0; i < c->ninstances; i++) {
+    tpuci_console_inst_t *in = &c->inst[i];
+    tpuci_running_info_t ri = TPUCI_RUNNING_INFO_INIT;
+    char d[32], b[48], line[1024];
+    size_t n;
+    uint64_t last = in->alive_ms > in->started_ms ? in->alive_ms : in->started_ms;
+    if (!in->started_ms || now - last < c->alive_ms) continue;
+    if (tpuci_running_info(ctx, i, &ri) != 0) continue;
+    in->alive_ms = now;
+    tpuci_console__duration(ri.elapsed_ms, d, sizeof(d));
+    n = (size_t) snprintf(line, sizeof(line), "%s", tpuci_instance_name(ctx, i));
+    if (in->max_attempts > 1 && n < sizeof(line))
+      n += (size_t) snprintf(line + n, sizeof(line) - n, " (attempt %d/%d)", ri.attempt,
+                             in->max_attempts);
+    if (n < sizeof(line)) n += (size_t) snprintf(line + n, sizeof(line) - n, ": %s", d);
+    if (ri.test != NULL && n < sizeof(line)) {
+      tpuci_console__duration(ri.test_ms, d, sizeof(d));
+      n += (size_t) snprintf(line + n, sizeof(line) - n, ", in %s for %s", ri.test, d);
+    }
+    if (ri.output_bytes == 0) {
+      if (n < sizeof(line)) snprintf(line + n, sizeof(line) - n, ", no output yet");
+    } else {
+      tpuci_console__bytes(ri.output_bytes, 0, b, sizeof(b));
+      tpuci_console__duration(ri.quiet_ms, d, sizeof(d));
+      if (n < sizeof(line))
+        snprintf(line + n, sizeof(line) - n, ri.quiet_ms >= c->alive_ms ? ", %s output, none for %s"
+                                                                        : ", %s output", b, d);
+    }
+    tpuci_console__sanitize(line);
+    fprintf(c->out, "[alive  ] %s\n", line);
   }
 }
 
@@ -293,9 +354,7 @@ static void remember_last_line(tpuci_console_inst_t *in, const char *data, size_
   if (len >= sizeof(in->last)) len = sizeof(in->last) - 1;
   memcpy(in->last, start, len);
   in->last[len] = '\0';
-  /* Control characters would break the board. */
-  for (p = in->last; *p; p++)
-    if ((unsigned char) *p < 0x20) in->last[p - in->last] = ' ';
+  tpuci_console__sanitize(in->last);
 }
 
 /* -v: prints output live, a line at a time, prefixed by the instance. */
@@ -395,6 +454,7 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
     case TPUCI_EVENT_ATTEMPT_STARTED: {
       tpuci_console_inst_t *in = &c->inst[ev->instance];
       in->started_ms = now_ms();
+      in->alive_ms = 0;
       in->attempt = ev->attempt;
       in->max_attempts = ev->max_attempts;
       in->last[0] = '\0';
@@ -485,7 +545,8 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
       board_draw(c, ctx);
       break;
     case TPUCI_EVENT_TICK:
-      board_draw(c, ctx);
+      if (board) board_draw(c, ctx);
+      else if (c->alive_ms > 0) alive_lines(c, ctx);
       break;
     case TPUCI_EVENT_PULL:
       on_pull(c, ctx, ev);

@@ -35,6 +35,7 @@ typedef struct {
   size_t partial_len;
   char last[160];         /* the last output line, for the board */
   uint64_t started_ms;    /* 0: not running */
+  uint64_t alive_ms;      /* when its last alive line was printed */
   int attempt;
   int max_attempts;
   int finished;
@@ -48,6 +49,8 @@ typedef struct {
   int quiet;              /* only failures and the summary */
   int tail_lines;         /* log lines shown when a block is too long */
   size_t block_max;       /* bytes of a log printed as its block */
+  uint64_t alive_ms;      /* plain and github: an alive line per running
+                             attempt this often (on TICK events); 0: none */
   /* Private. */
   tpuci_console_inst_t *inst;
   size_t ninstances;
@@ -77,6 +80,8 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud);
 void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx);
 
 /* Shared by console.c and console_github.c. */
+/* Control characters (ESC among them) become spaces, in place. */
+void tpuci_console__sanitize(char *s);
 /* "1.2s", "250ms", "3m05s". */
 void tpuci_console__duration(uint64_t ms, char *buf, size_t size);
 /* Bytes the way docker's progress says them: "120/340 MB", "2.1 MB"

@@ -61,7 +61,7 @@ enum {
   OPT_REPORT_JSON, OPT_REPORT_YAML, OPT_REPORT_HTML, OPT_PER_JOB, OPT_SPEC, OPT_SOURCE,
   OPT_REF, OPT_NAME, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN, OPT_EMULATE, OPT_JUNIT,
   OPT_EMULATED, OPT_NO_MOUNTS, OPT_RESULTS_CLAIM, OPT_ENGINE, OPT_RUNS_ON,
-  OPT_TIMEOUT_MINUTES, OPT_CONCURRENCY, OPT_CANCEL_IN_PROGRESS, OPT_REAL
+  OPT_TIMEOUT_MINUTES, OPT_CONCURRENCY, OPT_CANCEL_IN_PROGRESS, OPT_REAL, OPT_ALIVE
 };
 
 /* --engine: after loading. 0, or the exit code of a bad name. */
@@ -84,6 +84,7 @@ typedef struct {
   const char *run_id;     /* rerun --run */
   const char *engine;     /* --engine */
   int real;               /* --real: the topologies are real TPU hardware */
+  uint64_t alive_ms;      /* --alive: plain output's alive lines; 0: none */
 } run_cli_t;
 
 static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
@@ -108,6 +109,7 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
       {"run", required_argument, NULL, OPT_RUN},
       {"engine", required_argument, NULL, OPT_ENGINE},
       {"real", no_argument, NULL, OPT_REAL},
+      {"alive", required_argument, NULL, OPT_ALIVE},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   int c, rerun = strcmp(cmd, "rerun") == 0;
@@ -116,6 +118,7 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
   tpuci_run_options_init(&rc->ro);
   rc->ro.handle_signals = 1;
   rc->color = "auto";
+  rc->alive_ms = 60000;
   optind = 1;
   while ((c = getopt_long(argc, argv, "+j:vqh", longopts, NULL)) != -1) {
     switch (c) {
@@ -166,6 +169,11 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
         rc->engine = optarg;
         break;
       case OPT_REAL: rc->real = 1; break;
+      case OPT_ALIVE:
+        if (tpuci_parse_duration(optarg, &rc->alive_ms) != 0 ||
+            (rc->alive_ms > 0 && rc->alive_ms < 1000))
+          return usage_error(cmd, "--alive needs a duration of at least 1s (or 0: none), such as 60s");
+        break;
       case 'h': return tpuci_cli_help(cmd, stdout) == 0 ? -1 : EXIT_USAGE;
       default: return usage_error(cmd, "bad option");
     }
@@ -257,6 +265,10 @@ static int execute_run(run_cli_t *rc, const char *spec) {
   if (con.style == TPUCI_CONSOLE_BOARD) {
     rc->ro.tick_ms = 250;
     tpuci_console_expect(&con, ctx, rc->ro.state_dir);
+  } else if (rc->alive_ms > 0 && !rc->quiet) {
+    /* Alive lines, looked for once a second. */
+    con.alive_ms = rc->alive_ms;
+    rc->ro.tick_ms = 1000;
   }
   rc->ro.on_event = tpuci_console_event;
   rc->ro.userdata = &con;

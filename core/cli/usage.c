@@ -57,6 +57,8 @@ static const char usage_run[] =
     "  -v, --verbose       stream every attempt's output, prefixed\n"
     "  -q, --quiet         print only failures and the summary\n"
     "  --plain             plain lines even on a terminal (no status board)\n"
+    "  --alive D           plain output: a line per running attempt every D\n"
+    "                      (elapsed, its test now, output; default 60s, 0: none)\n"
     "  --color WHEN        auto (default: on a terminal, not under CI, NO_COLOR\n"
     "                      or TERM=dumb), always or never\n"
     "  --report-json PATH  also write the run report as JSON\n"

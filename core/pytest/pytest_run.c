@@ -1,5 +1,6 @@
 /* Running pytest jobs (see pytest_run.h). */
 #include "pytest/pytest_run.h"
+#include "pytest/live.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@
  * argv: -c CODE <progress file> <test timeout in ms, 0: none> <pytest
  * arguments...>. */
 static const char tpuci__bootstrap[] =
-    "import faulthandler, json, os, signal, sys, tempfile\n"
+    "import faulthandler, json, os, signal, sys, tempfile, time\n"
     "import pytest\n"
     "stacks = open(os.path.join(os.path.dirname(sys.argv[1]), 'stacks.txt'), 'w')\n"
     "faulthandler.register(signal.SIGTERM, file=stacks, all_threads=True, chain=True)\n"
@@ -57,7 +58,7 @@ static const char tpuci__bootstrap[] =
     "        ids = [item.nodeid for item in session.items]\n"
     "        self.out.write(json.dumps({'collected': ids}) + '\\n')\n"
     "    def pytest_runtest_logstart(self, nodeid, location):\n"
-    "        self.out.write(json.dumps({'start': nodeid}) + '\\n')\n"
+    "        self.out.write(json.dumps({'start': nodeid, 't': time.time()}) + '\\n')\n"
     "    def pytest_runtest_logreport(self, report):\n"
     "        msg = None\n"
     "        if report.failed:\n"
@@ -310,31 +311,17 @@ static void tpuci__host_dirs(const char *results_dir, tpuci__strv_t *out) {
 }
 
 /* " while running X" for one host; for a gang the hosts that were in a
- * test, by name: " while running X on all 2 hosts", or
- * " while running X on worker-0, Y on worker-1". */
+ * test, by name (tpuci__running_list_text). */
 static void tpuci__running_text(tpuci__buf_t *b, const tpuci__progress_t *prs, size_t n) {
-  size_t i, busy = 0, same = 1;
-  const char *first = NULL;
-  for (i = 0; i < n; i++) {
-    if (prs[i].running == NULL) continue;
-    if (first == NULL) first = prs[i].running;
-    else if (strcmp(first, prs[i].running) != 0) same = 0;
-    busy++;
-  }
-  if (busy == 0) return;
-  tpuci__buf_adds(b, " while running ");
-  if (n == 1) {
-    tpuci__buf_adds(b, first);
-  } else if (same && busy == n) {
-    tpuci__buf_addf(b, "%s on all %zu hosts", first, n);
-  } else {
-    const char *sep = "";
-    for (i = 0; i < n; i++) {
-      if (prs[i].running == NULL) continue;
-      tpuci__buf_addf(b, "%s%s on worker-%zu", sep, prs[i].running, i);
-      sep = ", ";
-    }
-  }
+  const char **running = tpuci__calloc(n ? n : 1, sizeof(*running));
+  tpuci__buf_t list;
+  size_t i;
+  for (i = 0; i < n; i++) running[i] = prs[i].running;
+  tpuci__buf_init(&list);
+  tpuci__running_list_text(&list, running, n);
+  if (list.len > 0) tpuci__buf_addf(b, " while running %s", list.data);
+  tpuci__buf_free(&list);
+  free(running);
 }
 
 tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,

@@ -95,6 +95,8 @@ static void tpuci__satt_closed(uv_handle_t *h) {
   free(t->log_path);
   free(t->results_dir);
   tpuci__strv_free(&t->argv_own);
+  if (t->has_live) tpuci__live_free(&t->live);
+  free(t->live_text);
   free(t);
   s->closing--;
   tpuci__check_finished(s);
@@ -146,6 +148,7 @@ static void tpuci__on_output(tpuci__attempt_t *a, int stream, const char *buf,
   tpuci_event_t ev;
 
   if (len > 0) t->last_output = uv_now(t->s->loop);
+  t->out_bytes += len;
   tpuci__log_write(t, buf, len);
   if (t->collect) return;
   memset(&ev, 0, sizeof(ev));
@@ -455,6 +458,8 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
                              : t->results_dir;
     tpuci__pytest_argv(inst, t->a.results_path, s->select[index], &t->argv_own);
     t->a.argv = &t->argv_own;
+    tpuci__live_init(&t->live, t->results_dir, t->a.hosts);
+    t->has_live = 1;
   }
 
   if (!collect) {
@@ -482,9 +487,9 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
     uv_update_time(s->loop);
     uv_timer_start(&t->timeout_timer, tpuci__timeout_cb, inst->timeout_ms, 0);
   }
+  uv_update_time(s->loop);
+  t->last_output = uv_now(s->loop);
   if (inst->idle_timeout_ms) {
-    uv_update_time(s->loop);
-    t->last_output = uv_now(s->loop);
     uv_timer_start(&t->idle_timer, tpuci__idle_cb, inst->idle_timeout_ms, 0);
   }
   r = rt->start(rt, &t->a);
@@ -495,4 +500,26 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
     tpuci__log_write(t, "\n", 1);
     tpuci__attempt_done(&t->a, &ex);
   }
+}
+
+int tpuci__sched_running(tpuci__sched_t *s, size_t index, tpuci__running_t *out) {
+  tpuci__satt_t *t;
+  uint64_t now = tpuci__now_ms(), loop_now = uv_now(s->loop);
+  for (t = s->running_list; t; t = t->next)
+    if (t->a.index == index && !t->collect && !t->finished) break;
+  if (t == NULL) return -1;
+  if (t->has_live && now - t->live_polled_ms >= 1000) {
+    t->live_polled_ms = now;
+    tpuci__live_poll(&t->live, now);
+    free(t->live_text);
+    t->live_text = tpuci__live_text(&t->live, &t->live_since_ms);
+  }
+  memset(out, 0, sizeof(*out));
+  out->attempt = t->a.number;
+  out->elapsed_ms = now > t->start_ms ? now - t->start_ms : 0;
+  out->output_bytes = t->out_bytes;
+  out->quiet_ms = loop_now > t->last_output ? loop_now - t->last_output : 0;
+  out->test = t->live_text;
+  out->test_ms = t->live_text && now > t->live_since_ms ? now - t->live_since_ms : 0;
+  return 0;
 }

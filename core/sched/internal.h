@@ -6,6 +6,7 @@
 #ifndef TPUCI_SCHED_INTERNAL_H
 #define TPUCI_SCHED_INTERNAL_H
 
+#include "pytest/live.h"
 #include "sched/scheduler.h"
 
 #define TPUCI__DEFAULT_GRACE_MS 5000
@@ -43,6 +44,12 @@ typedef struct tpuci__satt_s {
   int closing;             /* timers being closed: count of pending */
   int timed_out;
   int idle_timed_out;      /* the timeout was idle_timeout's */
+  uint64_t out_bytes;      /* output so far */
+  tpuci__live_t live;      /* pytest: the test each host is in */
+  int has_live;
+  uint64_t live_polled_ms; /* tpuci__now_ms() of the last look at it */
+  char *live_text;         /* what the last look said (or NULL) */
+  uint64_t live_since_ms;
   int cancelled;
   int term_sent;
   int kill_sent;

@@ -92,6 +92,22 @@ int tpuci__sched_error_code(const tpuci__sched_t *s);
 
 void tpuci__sched_free(tpuci__sched_t *s);
 
+/* What a running attempt of instance `index` is doing now. */
+typedef struct {
+  int attempt;
+  uint64_t elapsed_ms;
+  uint64_t output_bytes;
+  uint64_t quiet_ms;       /* since its last output (or its start) */
+  const char *test;        /* pytest: the test each host is in, or NULL;
+                              valid until the next call or event */
+  uint64_t test_ms;        /* how long it has been in it (at least) */
+} tpuci__running_t;
+
+/* Fills *out and returns 0 when an attempt (not a collection) of
+ * `index` runs; else -1. A pytest attempt's progress files are read at
+ * most once a second. */
+int tpuci__sched_running(tpuci__sched_t *s, size_t index, tpuci__running_t *out);
+
 /* Outcome rules, pure functions (outcome.c). */
 tpuci_outcome_t tpuci__classify(const tpuci__exit_t *ex, int timed_out,
                                 int cancelled);
