@@ -730,7 +730,7 @@ local function mounts_spec(d, t)
   return out
 end
 
-local RETRY_KEYS = { "attempts", "on", "backoff", "factor", "max_backoff" }
+local RETRY_KEYS = { "attempts", "on", "backoff", "factor", "max_backoff", "rerun" }
 local RETRY_SET = set_of(RETRY_KEYS)
 
 local function retries_spec(d, j, r)
@@ -793,6 +793,15 @@ local function retries_spec(d, j, r)
     -- overflows after enough attempts.
     j.max_backoff_ms = duration(d, "retries.max_backoff", maxb)
     if j.max_backoff_ms == 0 then fail(d, "retries.max_backoff", "must be more than 0") end
+  end
+  -- pytest jobs: what a retry runs. "failed" (the default): the tests
+  -- that failed, the one an attempt was cut short in, and those that never
+  -- got a result; "unfinished": only the last two, so that tests that
+  -- simply failed are not run again after a timeout or a crash.
+  local rerun = rawget(r, "rerun")
+  if rerun ~= nil then
+    enum(d, "retries.rerun", rerun, { "failed", "unfinished" }, "choice")
+    j.rerun_unfinished = rerun == "unfinished"
   end
 end
 
@@ -1334,6 +1343,9 @@ local function job_spec(d, t, alias)
     if j.grace_ms == 0 then fail(d, "grace", "must be more than 0") end
   end
   retries_spec(d, j, rawget(t, "retries"))
+  if j.rerun_unfinished and rawget(t, "pytest") == nil then
+    fail(d, "retries.rerun", "only a pytest job runs tests again (a command job's retry runs its command)")
+  end
 
   local runtime = rawget(t, "runtime")
   if runtime ~= nil then j.runtime = enum(d, "runtime", runtime, RUNTIMES, "runtime") end

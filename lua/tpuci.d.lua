@@ -123,6 +123,8 @@
 ---@field factor? number
 ---The longest wait, more than 0 (default `"1m"`).
 ---@field max_backoff? tpuci.Duration
+---pytest jobs: what a retry runs. `"failed"` (the default): the failed tests, the one an attempt was cut short in, and those never run; `"unfinished"`: only the last two (a timeout or crash is retried without running tests that simply failed).
+---@field rerun? "failed"|"unfinished"
 
 ---A mount's table form: `["data"] = { target = "/data", readonly = true }`.
 ---@class (exact) tpuci.MountSpec

@@ -171,6 +171,8 @@ static json_t *tpuci__json_instance(const tpuci__plan_t *p,
   json_object_set_new(r, "factor", json_real(in->retry.factor));
   json_object_set_new(r, "max_backoff_ms",
                       json_integer((json_int_t) in->retry.max_backoff_ms));
+  if (in->pytest)
+    json_object_set_new(r, "rerun", json_string(in->retry.rerun_unfinished ? "unfinished" : "failed"));
   json_object_set_new(o, "retry", r);
   json_object_set_new(o, "image",
                       in->image >= 0 && (size_t) in->image < p->nimages
@@ -368,6 +370,7 @@ static void tpuci__text_retry(tpuci__buf_t *b, const tpuci__retry_t *r) {
                   r->max_backoff_ms
                       ? tpuci__duration_format(r->max_backoff_ms, d2, sizeof(d2))
                       : "no limit");
+  if (r->rerun_unfinished) tpuci__buf_adds(b, ", rerunning unfinished tests only");
 }
 
 /* A topology's hosts: what every host gets, then what differs. */

@@ -59,6 +59,8 @@ typedef struct {
   uint64_t backoff_ms;    /* wait before attempt 2 */
   double factor;          /* each later wait is multiplied by this */
   uint64_t max_backoff_ms;
+  int rerun_unfinished;   /* pytest: a retry runs only the tests that did
+                             not finish (retries.rerun = "unfinished") */
 } tpuci__retry_t;
 
 /* The wait before attempt `next` (2-based: next == 2 is the first retry):

@@ -258,6 +258,12 @@ int tpuci__history_recovered_after(const tpuci__history_t *h, size_t k);
  * Returns the number of ids appended. */
 size_t tpuci__history_failed_ids(const tpuci__history_t *h, tpuci__strv_t *out,
                                  int *unknown);
+/* The same, without the tests that finished and failed: only the test
+ * the last attempt was cut short in, tests that never got a result and
+ * those the last attempt was to run but did not report
+ * (retries.rerun = "unfinished"). */
+size_t tpuci__history_unfinished_ids(const tpuci__history_t *h, tpuci__strv_t *out,
+                                     int *unknown);
 
 typedef struct {
   size_t tests;              /* distinct tests */

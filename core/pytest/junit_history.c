@@ -219,8 +219,10 @@ int tpuci__attempt_abnormal(const tpuci__attempt_rec_t *a) {
   }
 }
 
-size_t tpuci__history_failed_ids(const tpuci__history_t *h, tpuci__strv_t *out,
-                                 int *unknown) {
+/* tpuci__history_failed_ids(), or with `unfinished` only the tests that
+ * did not finish: the last attempt's cut test and those without a result. */
+static size_t tpuci__history_again(const tpuci__history_t *h, tpuci__strv_t *out,
+                                   int *unknown, int unfinished) {
   const tpuci__attempt_rec_t *last;
   const tpuci__strv_t *scope;
   int number;
@@ -242,7 +244,10 @@ size_t tpuci__history_failed_ids(const tpuci__history_t *h, tpuci__strv_t *out,
   for (i = 0; i < h->len; i++) {
     const tpuci__test_hist_t *t = &h->tests[i];
     const tpuci__test_t *f = tpuci__history_final(t);
-    int again = f == NULL || tpuci__test_outcome_failing(f->outcome);
+    int again = f == NULL ||
+                (unfinished ? last->running != NULL && strcmp(last->running, t->id) == 0 &&
+                                  tpuci__run_in(t, number) != NULL
+                            : tpuci__test_outcome_failing(f->outcome));
     if (!again && scope != NULL && tpuci__run_in(t, number) == NULL &&
         tpuci__idmap_get(&in_scope, t->id) != TPUCI__IDMAP_NONE)
       again = 1;  /* it was to run and did not */
@@ -253,6 +258,16 @@ size_t tpuci__history_failed_ids(const tpuci__history_t *h, tpuci__strv_t *out,
   }
   tpuci__idmap_free(&in_scope);
   return n;
+}
+
+size_t tpuci__history_failed_ids(const tpuci__history_t *h, tpuci__strv_t *out,
+                                 int *unknown) {
+  return tpuci__history_again(h, out, unknown, 0);
+}
+
+size_t tpuci__history_unfinished_ids(const tpuci__history_t *h, tpuci__strv_t *out,
+                                     int *unknown) {
+  return tpuci__history_again(h, out, unknown, 1);
 }
 
 int tpuci__history_recovered_after(const tpuci__history_t *h, size_t k) {

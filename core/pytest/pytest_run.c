@@ -514,10 +514,11 @@ char *tpuci__pytest_host_path(const tpuci__instance_t *inst, const char *rootdir
 }
 
 int tpuci__pytest_next_selection(const tpuci__history_t *h,
-                                 const tpuci__strv_t *prev,
+                                 const tpuci__strv_t *prev, int unfinished,
                                  tpuci__strv_t *out) {
   int unknown = 0;
-  size_t n = tpuci__history_failed_ids(h, out, &unknown);
+  size_t n = unfinished ? tpuci__history_unfinished_ids(h, out, &unknown)
+                        : tpuci__history_failed_ids(h, out, &unknown);
   /* An attempt of the whole suite that ended before pytest said what it
    * collected may hide tests nobody has seen: run everything again. */
   if (unknown) {
@@ -526,6 +527,7 @@ int tpuci__pytest_next_selection(const tpuci__history_t *h,
   }
   if (n == 0) {
     tpuci__strv_free(out);
+    if (unfinished) return -1;
     if (prev != NULL) {
       /* A selection whose attempt failed without a failing test (pytest
        * interrupted, a usage error): the same selection again. */

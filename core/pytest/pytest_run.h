@@ -58,12 +58,13 @@ char *tpuci__pytest_host_path(const tpuci__instance_t *inst, const char *rootdir
                               const char *file);
 
 /* What the next attempt runs: returns 1 and fills `out` with node ids
- * (only what failed or did not run), or 0 when it must run everything
- * again (the last attempt crashed before pytest reported anything, or
- * nothing failing is known). `prev` is the last attempt's selection
- * (NULL: everything). */
+ * (only what failed or did not run; with `unfinished`, only what did not
+ * finish), or 0 when it must run everything again (the last attempt
+ * crashed before pytest reported anything, or nothing failing is known),
+ * or -1 with `unfinished` when every test finished: nothing to retry.
+ * `prev` is the last attempt's selection (NULL: everything). */
 int tpuci__pytest_next_selection(const tpuci__history_t *h,
-                                 const tpuci__strv_t *prev,
+                                 const tpuci__strv_t *prev, int unfinished,
                                  tpuci__strv_t *out);
 
 /* The part of an instance name that identifies its shard group: the name

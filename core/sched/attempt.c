@@ -313,8 +313,15 @@ void tpuci__attempt_next(tpuci__sched_t *s, size_t index, int number,
     if (inst->pytest && s->results[index].history) {
       /* Only what failed or did not run, where pytest told us. */
       tpuci__strv_t *next = tpuci__calloc(1, sizeof(*next));
-      if (!tpuci__pytest_next_selection(s->results[index].history,
-                                        s->select[index], next)) {
+      int r = tpuci__pytest_next_selection(s->results[index].history, s->select[index],
+                                           inst->retry.rerun_unfinished, next);
+      if (r < 0) {
+        /* retries.rerun = "unfinished", and every test finished. */
+        free(next);
+        tpuci__instance_finish(s, index);
+        return;
+      }
+      if (r == 0) {
         free(next);
         next = NULL;
       }

@@ -555,6 +555,7 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt,
   j.retry.backoff_ms = (uint64_t) tpuci__spec_get_int(L, jt, "backoff_ms");
   j.retry.factor = tpuci__spec_get_num(L, jt, "factor");
   j.retry.max_backoff_ms = (uint64_t) tpuci__spec_get_int(L, jt, "max_backoff_ms");
+  j.retry.rerun_unfinished = tpuci__spec_get_bool(L, jt, "rerun_unfinished");
   j.cpus = tpuci__spec_get_num(L, jt, "cpus");
   j.memory = (uint64_t) tpuci__spec_get_int(L, jt, "memory");
   j.network = tpuci__spec_get_str(L, jt, "network");

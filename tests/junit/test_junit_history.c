@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "pytest/junit.h"
+#include "pytest/pytest_run.h"
 
 #ifndef TPUCI_JUNIT_DATA
 #error "TPUCI_JUNIT_DATA must name the test data folder"
@@ -852,6 +853,42 @@ static void test_cut_short_kinds(void **state) {
   tpuci__history_free(&h);
 }
 
+/* retries.rerun = "unfinished": after a timeout in b, the retry runs b
+ * (cut) and d (never reached), not a, which failed and finished; once
+ * everything finished there is nothing to run. */
+static void test_unfinished_ids(void **state) {
+  tpuci__history_t h;
+  tpuci__strv_t v = {0}, sel = {0};
+  int unknown = -1;
+  (void) state;
+  tpuci__history_init(&h, "unit");
+  add_cut(&h, TPUCI_OUTCOME_TIMEOUT, "timed out after 1s", "a b c d", "a=failed c=passed", "b", NULL);
+  assert_int_equal(tpuci__history_unfinished_ids(&h, &v, &unknown), 2);
+  assert_int_equal(unknown, 0);
+  assert_string_equal(v.items[0], "tests/test_m.py::b");
+  assert_string_equal(v.items[1], "tests/test_m.py::d");
+  assert_int_equal(tpuci__pytest_next_selection(&h, NULL, 1, &sel), 1);
+  assert_int_equal(sel.len, 2);
+  tpuci__strv_free(&sel);
+  /* The default reruns a too. */
+  assert_int_equal(tpuci__pytest_next_selection(&h, NULL, 0, &sel), 1);
+  assert_int_equal(sel.len, 3);
+  tpuci__strv_free(&sel);
+  /* The retry of b and d finishes both (b fails): nothing unfinished. */
+  {
+    const char *s2[] = {"tests/test_m.py::b", "tests/test_m.py::d"};
+    tpuci__strv_t prev = {0};
+    add(&h, TPUCI_OUTCOME_FAILED, 1, "exit 1", "b=failed d=passed", s2, 2);
+    tpuci__strv_push(&prev, s2[0]);
+    tpuci__strv_push(&prev, s2[1]);
+    assert_int_equal(tpuci__pytest_next_selection(&h, &prev, 1, &sel), -1);
+    assert_int_equal(sel.len, 0);
+    tpuci__strv_free(&prev);
+  }
+  tpuci__strv_free(&v);
+  tpuci__history_free(&h);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_flaky_after_rerun_of_failures),
@@ -865,6 +902,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_timeout_retries_running_and_unfinished),
     cmocka_unit_test(test_flaky_only_when_every_collected_test_passed),
     cmocka_unit_test(test_cut_short_kinds),
+    cmocka_unit_test(test_unfinished_ids),
   };
   if (argc == 3 && strcmp(argv[1], "--emit") == 0) return emit(argv[2], 0);
   if (argc == 3 && strcmp(argv[1], "--emit-all") == 0) return emit(argv[2], 1);
