@@ -51,8 +51,9 @@ check() { # NAME MESSAGE
   expect_code 2 "$1"
   [ "$out" = "tpuci: $2" ] && pass || fail "$1: got '$out', want 'tpuci: $2'"
   ms=$(cat "$1.ms")
-  # 5 s, and what a loaded machine adds.
-  [ "$ms" -lt 9000 ] && pass || fail "$1 took $ms ms"
+  # Stopped, not hung: 5 s and whatever a loaded, shared machine adds
+  # (this is no speed check; the time is printed below).
+  [ "$ms" -lt 120000 ] && pass || fail "$1 took $ms ms: the load was not stopped"
   kb=$(tail -n 1 "$1.kb")
   [ "$kb" -lt $((400 * 1024)) ] && pass || fail "$1: peak RSS $kb KB"
   echo "$1: ${ms} ms, peak RSS ${kb} KB"
