@@ -1158,7 +1158,7 @@ local JOB_KEYS = { "name", "run", "cmd", "pytest", "env", "workdir", "timeout", 
                    "gpus", "sysctls" }
 local JOB_SET = set_of(JOB_KEYS)
 
-local PYTEST_KEYS = { "markers", "k", "args", "options", "shards", "allow_empty",
+local PYTEST_KEYS = { "markers", "k", "args", "options", "shards", "allow_empty", "failed_first",
                       "python", "test_timeout" }
 local PYTEST_SET = set_of(PYTEST_KEYS)
 
@@ -1215,7 +1215,7 @@ end
 -- The command a pytest job runs for the whole suite; tpuci adds the JUnit
 -- file and, on retries and shards, replaces the trailing args by node ids.
 local function pytest_spec(d, j, t, mkeys, keys)
-  local py = { shards = pytest_check(d, t), allow_empty = false }
+  local py = { shards = pytest_check(d, t), allow_empty = false, failed_first = true }
   local cmd = {}
   local python = rawget(t, "python")
   cmd[1] = python ~= nil and nonempty(d, "pytest.python", python) or "python3"
@@ -1266,6 +1266,8 @@ local function pytest_spec(d, j, t, mkeys, keys)
   end
   local empty = rawget(t, "allow_empty")
   if empty ~= nil then py.allow_empty = boolean(d, "pytest.allow_empty", empty) end
+  local ff = rawget(t, "failed_first")
+  if ff ~= nil then py.failed_first = boolean(d, "pytest.failed_first", ff) end
   local tt = rawget(t, "test_timeout")
   if tt ~= nil then
     py.test_timeout_ms = duration(d, "pytest.test_timeout", tt)

@@ -150,6 +150,8 @@
 ---@field shards? integer
 ---Whether pytest's exit 5 (nothing collected) passes (default false).
 ---@field allow_empty? boolean
+---Tests whose latest result (in `.tpuci/timings.json`) failed run first, in each shard (default `true`), as pytest's `--failed-first`.
+---@field failed_first? boolean
 ---The longest one test may take (setup, call and teardown), at least `"1s"`: a test over it fails with the stack of every thread, and pytest goes on with the next test (default: none; the job's `timeout` still bounds the attempt).
 ---@field test_timeout? tpuci.Duration
 ---The interpreter (default `"python3"`): `python -m pytest ...`.

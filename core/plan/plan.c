@@ -220,6 +220,7 @@ static json_t *tpuci__json_instance(const tpuci__plan_t *p,
     json_object_set_new(py, "shards", json_integer(in->pytest->shards));
     json_object_set_new(py, "shard", json_integer(in->pytest->shard));
     json_object_set_new(py, "allow_empty", json_boolean(in->pytest->allow_empty));
+    json_object_set_new(py, "failed_first", json_boolean(in->pytest->failed_first));
     json_object_set_new(py, "test_timeout_ms", json_integer((json_int_t) in->pytest->test_timeout_ms));
     json_object_set_new(o, "pytest", py);
   }

@@ -150,6 +150,7 @@ typedef struct {
   int shards;             /* 1: not sharded */
   int shard;              /* 1-based index when sharded, else 0 */
   int allow_empty;        /* pytest's exit 5 (nothing collected) passes */
+  int failed_first;       /* tests that failed last time run first */
   uint64_t test_timeout_ms; /* one test's longest (pytest.test_timeout), 0: none */
 } tpuci__pytest_t;
 

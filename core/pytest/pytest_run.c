@@ -22,14 +22,17 @@
  * teardown together get a SIGALRM timer; when it fires, the test fails
  * with the stacks of every thread in its message and pytest goes on with
  * the next test.
- * argv: -c CODE <progress file> <test timeout in ms, 0: none> <pytest
- * arguments...>. */
+ * Tests named in <first> (node ids, one a line) run before the others,
+ * each part in pytest's order (failing first: they failed last time).
+ * argv: -c CODE <progress file> <test timeout in ms, 0: none> <first>
+ * <pytest arguments...>. */
 static const char tpuci__bootstrap[] =
     "import faulthandler, json, os, signal, sys, tempfile, time\n"
     "import pytest\n"
     "stacks = open(os.path.join(os.path.dirname(sys.argv[1]), 'stacks.txt'), 'w')\n"
     "faulthandler.register(signal.SIGTERM, file=stacks, all_threads=True, chain=True)\n"
     "limit = int(sys.argv[2]) / 1000\n"
+    "first = set(i for i in sys.argv[3].split('\\n') if i)\n"
     "class TpuciProgress:\n"
     "    def __init__(self, path):\n"
     "        self.out = open(path, 'a', buffering=1)\n"
@@ -50,6 +53,11 @@ static const char tpuci__bootstrap[] =
     "            text = f.read()\n"
     "        pytest.fail('test_timeout: longer than %gs (tpuci); the stacks of its '\n"
     "                    'threads:\\n%s' % (limit, text))\n"
+    "    @pytest.hookimpl(trylast=True)\n"
+    "    def pytest_collection_modifyitems(self, items):\n"
+    "        if first:\n"
+    "            items[:] = ([i for i in items if i.nodeid in first] +\n"
+    "                        [i for i in items if i.nodeid not in first])\n"
     "    def pytest_sessionstart(self, session):\n"
     "        c = session.config\n"
     "        root = getattr(c, 'rootpath', None) or c.rootdir\n"
@@ -70,10 +78,12 @@ static const char tpuci__bootstrap[] =
     "            'outcome': report.outcome, 'xfail': hasattr(report, 'wasxfail'),\n"
     "            'duration': report.duration, 'file': loc[0], 'line': loc[1],\n"
     "            'message': msg}) + '\\n')\n"
-    "sys.exit(pytest.main(sys.argv[3:], plugins=[TpuciProgress(sys.argv[1])]))\n";
+    "sys.exit(pytest.main(sys.argv[4:], plugins=[TpuciProgress(sys.argv[1])]))\n";
 
 void tpuci__pytest_argv(const tpuci__instance_t *inst, const char *results_path,
-                        const tpuci__strv_t *select, tpuci__strv_t *out) {
+                        const tpuci__strv_t *select, const tpuci__strv_t *first,
+                        tpuci__strv_t *out) {
+  tpuci__buf_t ids;
   size_t base = inst->argv.len - inst->pytest->nargs, i;
 
   /* argv is python -m pytest ...: the interpreter, then the bootstrap. */
@@ -82,6 +92,10 @@ void tpuci__pytest_argv(const tpuci__instance_t *inst, const char *results_path,
   tpuci__strv_push(out, tpuci__bootstrap);
   tpuci__strv_take(out, tpuci__printf("%s/%s", results_path, TPUCI__PROGRESS_FILE));
   tpuci__strv_take(out, tpuci__printf("%llu", (unsigned long long) inst->pytest->test_timeout_ms));
+  tpuci__buf_init(&ids);
+  for (i = 0; first != NULL && i < first->len; i++)
+    tpuci__buf_addf(&ids, "%s%s", i ? "\n" : "", first->items[i]);
+  tpuci__strv_take(out, tpuci__buf_steal(&ids));
   for (i = 3; i < base; i++) tpuci__strv_push(out, inst->argv.items[i]);
   tpuci__strv_take(out, tpuci__printf("--junitxml=%s/%s", results_path,
                                       TPUCI__JUNIT_FILE));

@@ -26,9 +26,16 @@
 /* The command of one attempt: the instance's pytest command, run through
  * a bootstrap that records progress, with the JUnit options added (xunit1,
  * for file and line attributes) and, when `select` is not NULL, the
- * trailing pytest.args replaced by those node ids. */
+ * trailing pytest.args replaced by those node ids. The tests in `first`
+ * (may be NULL) run before the others. */
 void tpuci__pytest_argv(const tpuci__instance_t *inst, const char *results_path,
-                        const tpuci__strv_t *select, tpuci__strv_t *out);
+                        const tpuci__strv_t *select, const tpuci__strv_t *first,
+                        tpuci__strv_t *out);
+
+/* Failing first: at most this much of the tests that failed last time is
+ * passed to an attempt (an argument's length is capped by the kernel at
+ * 128 KiB). */
+#define TPUCI__FIRST_MAX_BYTES (64 * 1024)
 
 /* `pytest --collect-only -q` with the instance's selection (-m, -k,
  * options, args). */

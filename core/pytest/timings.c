@@ -62,16 +62,41 @@ size_t tpuci__timings_update_history(tpuci__timings_t *t, const tpuci__history_t
   size_t i, n = 0;
   for (i = 0; i < h->len; i++) {
     const tpuci__test_t *f = tpuci__history_final(&h->tests[i]);
-    if (f == NULL || f->outcome == TPUCI_TEST_ERROR) continue;
+    size_t k;
+    if (f == NULL) continue;
+    /* Failing first: an error counts, though its duration does not. */
+    if (tpuci__test_outcome_failing(f->outcome)) tpuci__timings_slot(t, h->tests[i].id);
+    k = tpuci__idmap_get(&t->map, h->tests[i].id);
+    if (k != TPUCI__IDMAP_NONE) t->items[k].failed = tpuci__test_outcome_failing(f->outcome);
+    if (f->outcome == TPUCI_TEST_ERROR) continue;
     tpuci__timings_record(t, h->tests[i].id, f->time_s);
     n++;
   }
   return n;
 }
 
+size_t tpuci__timings_failed(const tpuci__timings_t *t, const tpuci__strv_t *among,
+                             size_t max_bytes, tpuci__strv_t *out) {
+  tpuci__idmap_t in;
+  size_t i, n = 0, bytes = 0;
+  tpuci__idmap_init(&in);
+  for (i = 0; among != NULL && i < among->len; i++) tpuci__idmap_put(&in, among->items[i], i);
+  for (i = 0; i < t->len; i++) {
+    const tpuci__timing_t *e = &t->items[i];
+    if (!e->failed) continue;
+    if (among != NULL && tpuci__idmap_get(&in, e->id) == TPUCI__IDMAP_NONE) continue;
+    bytes += strlen(e->id) + 1;
+    if (bytes > max_bytes) break;
+    tpuci__strv_push(out, e->id);
+    n++;
+  }
+  tpuci__idmap_free(&in);
+  return n;
+}
+
 int tpuci__timings_get(const tpuci__timings_t *t, const char *id, double *seconds) {
   size_t k = tpuci__idmap_get(&t->map, id);
-  if (k == TPUCI__IDMAP_NONE) return 0;
+  if (k == TPUCI__IDMAP_NONE || t->items[k].runs == 0) return 0;
   if (seconds) *seconds = t->items[k].avg_s;
   return 1;
 }
@@ -127,6 +152,7 @@ int tpuci__timings_load_string(tpuci__timings_t *t, const char *data, size_t len
     tpuci__timing_t *e;
     double last = 0, avg = 0;
     json_int_t runs = 1;
+    int failed = 0;
 
     if (flat) {
       if (tpuci__json_seconds(v, &last) != 0) goto bad;
@@ -138,20 +164,22 @@ int tpuci__timings_load_string(tpuci__timings_t *t, const char *data, size_t len
       if (ja == NULL) avg = last;
       else if (tpuci__json_seconds(ja, &avg) != 0) goto bad;
       if (jr != NULL) {
-        if (!json_is_integer(jr) || json_integer_value(jr) < 1) goto bad;
+        if (!json_is_integer(jr) || json_integer_value(jr) < 0) goto bad;
         runs = json_integer_value(jr);
       }
+      failed = json_is_true(json_object_get(v, "failed"));
     }
     e = tpuci__timings_slot(&tmp, key);
     e->last_s = last;
     e->avg_s = avg;
     e->runs = runs > 1000000 ? 1000000u : (unsigned) runs;
+    e->failed = failed;
     continue;
   bad:
     r = tpuci__err_set(err, TPUCI_EIO,
                        flat ? "%s: \"%.200s\": a duration must be a non-negative number"
                             : "%s: tests[\"%.200s\"]: needs \"last\" (and \"avg\") as "
-                              "non-negative numbers of seconds and \"runs\" as a positive integer",
+                              "non-negative numbers of seconds and \"runs\" as a non-negative integer",
                        name, key);
     break;
   }
@@ -162,6 +190,7 @@ int tpuci__timings_load_string(tpuci__timings_t *t, const char *data, size_t len
       e->last_s = tmp.items[i].last_s;
       e->avg_s = tmp.items[i].avg_s;
       e->runs = tmp.items[i].runs;
+      e->failed = tmp.items[i].failed;
     }
   }
   tpuci__timings_free(&tmp);
@@ -194,6 +223,7 @@ char *tpuci__timings_dump(const tpuci__timings_t *t) {
     json_object_set_new(o, "last", tpuci__json_secs(e->last_s));
     json_object_set_new(o, "avg", tpuci__json_secs(e->avg_s));
     json_object_set_new(o, "runs", json_integer(e->runs));
+    if (e->failed) json_object_set_new(o, "failed", json_true());
     json_object_set_new(tests, e->id, o);
   }
   json_object_set_new(root, "tests", tests);

@@ -2,11 +2,15 @@
  * .tpuci/timings.json between runs to balance shards.
  *
  *   {"version": 1,
- *    "tests": {"tests/test_a.py::test_x": {"last": 0.25, "avg": 0.21, "runs": 4}}}
+ *    "tests": {"tests/test_a.py::test_x": {"last": 0.25, "avg": 0.21, "runs": 4},
+ *              "tests/test_a.py::test_y": {"last": 1.5, "avg": 1.5, "runs": 1,
+ *                                          "failed": true}}}
  *
  * `last` is the latest duration in seconds, `avg` an exponential moving
  * average (weight TPUCI__TIMINGS_ALPHA for the newest run) and the value
- * predictions use. A flat {"node id": seconds} object, as pytest-split's
+ * predictions use; `runs` may be 0 for a test whose only result was an
+ * error (no duration known). `failed`: its latest result failed or
+ * errored, so its next run starts with it (failing first). A flat {"node id": seconds} object, as pytest-split's
  * .test_durations, loads as well.
  */
 #ifndef TPUCI_TIMINGS_H
@@ -25,6 +29,7 @@ typedef struct {
   double last_s;
   double avg_s;
   unsigned runs;
+  int failed;       /* its latest result failed or errored */
 } tpuci__timing_t;
 
 typedef struct {
@@ -58,6 +63,12 @@ void tpuci__timings_record(tpuci__timings_t *t, const char *id, double seconds);
 size_t tpuci__timings_update(tpuci__timings_t *t, const tpuci__junit_t *j);
 /* The same with each test's final result in a history. */
 size_t tpuci__timings_update_history(tpuci__timings_t *t, const tpuci__history_t *h);
+
+/* The tests whose latest result failed (in the store's order), appended
+ * to out; with `among` (not NULL) only those it holds. At most
+ * `max_bytes` of ids in all. Returns how many. */
+size_t tpuci__timings_failed(const tpuci__timings_t *t, const tpuci__strv_t *among,
+                             size_t max_bytes, tpuci__strv_t *out);
 
 /* The predicted duration of a test: 1 and *seconds when known, else 0. */
 int tpuci__timings_get(const tpuci__timings_t *t, const char *id, double *seconds);

@@ -463,7 +463,14 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
     t->a.results_path = tpuci__driver(inst->runtime)->results_mount
                              ? tpuci__driver(inst->runtime)->results_mount
                              : t->results_dir;
-    tpuci__pytest_argv(inst, t->a.results_path, s->select[index], &t->argv_own);
+    {
+      /* Failing first: what failed last time starts first. */
+      tpuci__strv_t first = {0};
+      if (s->opts.timings && inst->pytest->failed_first)
+        tpuci__timings_failed(s->opts.timings, s->select[index], TPUCI__FIRST_MAX_BYTES, &first);
+      tpuci__pytest_argv(inst, t->a.results_path, s->select[index], &first, &t->argv_own);
+      tpuci__strv_free(&first);
+    }
     t->a.argv = &t->argv_own;
     tpuci__live_init(&t->live, t->results_dir, t->a.hosts);
     t->has_live = 1;

@@ -209,6 +209,7 @@ static void tpuci__emit_pytest(lua_State *L, const tpuci__job_t *j,
   py->nargs = (size_t) tpuci__spec_get_int(L, j->pytest, "nargs");
   py->shards = (int) tpuci__spec_get_int(L, j->pytest, "shards");
   py->allow_empty = tpuci__spec_get_bool(L, j->pytest, "allow_empty");
+  py->failed_first = tpuci__spec_get_bool(L, j->pytest, "failed_first");
   py->test_timeout_ms = (uint64_t) tpuci__spec_get_int(L, j->pytest, "test_timeout_ms");
   if (py->shards < 1) py->shards = 1;
   shard = py->shards > 1 ? tpuci__kv_get(&in->matrix, "shard") : NULL;

@@ -84,7 +84,20 @@ static void test_timings_update_from_reports(void **state) {
   assert_int_equal(tpuci__timings_update_history(&t, &h), 19);
   assert_int_equal(tpuci__timings_get(&t, "suite/test_mod.py::test_error_in_fixture", &d), 0);
   assert_int_equal(tpuci__timings_get(&t, "suite/test_mod.py::test_param[1-a]", &d), 1);
-  assert_int_equal(t.len, 4 + 19);
+  /* The 3 errors are kept for failing first only: no duration. */
+  assert_int_equal(t.len, 4 + 19 + 3);
+  {
+    tpuci__strv_t f = {0};
+    size_t n = tpuci__timings_failed(&t, NULL, 1 << 20, &f), k;
+    assert_true(n > 3);
+    assert_int_equal(n, f.len);
+    for (k = 0; k < f.len; k++)
+      if (strcmp(f.items[k], "suite/test_mod.py::test_error_in_fixture") == 0) break;
+    assert_true(k < f.len);
+    tpuci__strv_free(&f);
+    /* A byte cap keeps the list short. */
+    assert_int_equal(tpuci__timings_failed(&t, NULL, 10, &f), 0);
+  }
   tpuci__history_free(&h);
   tpuci__junit_free(&j);
   tpuci__timings_free(&t);
@@ -155,7 +168,7 @@ static void test_timings_corrupt(void **state) {
     {"{\"version\": 1, \"tests\": []}", "\"tests\" must be an object"},
     {"{\"version\": 1, \"tests\": {\"a\": {\"last\": -1}}}", "tests[\"a\"]"},
     {"{\"version\": 1, \"tests\": {\"a\": {\"last\": 1, \"avg\": \"x\"}}}", "tests[\"a\"]"},
-    {"{\"version\": 1, \"tests\": {\"a\": {\"last\": 1, \"runs\": 0}}}", "tests[\"a\"]"},
+    {"{\"version\": 1, \"tests\": {\"a\": {\"last\": 1, \"runs\": -1}}}", "tests[\"a\"]"},
     {"{\"version\": 1, \"tests\": {\"a\": 3}}", "tests[\"a\"]"},
     {"{\"a::b\": 1, \"a::b\": 2}", "duplicate"},
     {"{\"a::b\": \"slow\"}", "\"a::b\": a duration"},

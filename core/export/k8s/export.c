@@ -262,7 +262,7 @@ static void tpuci__k8s_command(tpuci__k8s_obj_t *o, const tpuci__k8s_opts_t *opt
     tpuci__strv_copy(&argv, &inst->argv);
   } else {
     const tpuci__pytest_t *py = inst->pytest;
-    tpuci__pytest_argv(inst, TPUCI__RESULTS_MOUNT, NULL, &argv);
+    tpuci__pytest_argv(inst, TPUCI__RESULTS_MOUNT, NULL, NULL, &argv);
     if (py->shards > 1 || py->allow_empty) {
       /* argv[2] is the bootstrap's code. */
       char *shard = py->shards > 1 ? tpuci__printf("TpuciShard(%d, %d)", py->shard - 1,

@@ -1,0 +1,9 @@
+-- tests/pytest/first.sh: failing first, with /usr/bin/python3 (python3-pytest).
+local function j(name, extra)
+  local py = { python = "/usr/bin/python3", args = { "tests/test_many.py" } }
+  for k, v in pairs(extra or {}) do py[k] = v end
+  job(name) { pytest = py, workdir = tpuci.spec_dir }
+end
+j("plain")
+j("sharded", { shards = 2 })
+j("off", { failed_first = false })
