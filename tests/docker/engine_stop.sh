@@ -15,7 +15,8 @@ job "sleepy" {
   image = "bb", network = "none",
   -- The first attempt waits for the engine to go away; the retry passes.
   run = [[ [ "$TPUCI_ATTEMPT" = 2 ] && exit 0; echo waiting; sleep 120 ]],
-  retries = { attempts = 2, on = { "infra" }, backoff = "4s" },
+  -- The backoff leaves a loaded machine room to bring the engine back.
+  retries = { attempts = 2, on = { "infra" }, backoff = "20s" },
 }
 EOF
 

@@ -42,8 +42,9 @@ if s:
   sleep 0.1
 done
 [ "$svc" = "500000000 33554432 500000000 33554432 none limits limits True ['Replicated']" ] && pass || fail "the limits job's service: '$svc'"
-# Its container carries the labels too.
-for _ in $(seq 50); do
+# Its container carries the labels too (a loaded machine may take a while
+# to start the task).
+for _ in $(seq 600); do
   c=$(count_objects containers "tpuci.pid=$tp" "tpuci.instance=limits")
   [ "$c" = 1 ] && break
   sleep 0.1
