@@ -400,6 +400,15 @@ int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir,
 int tpuci_plan_select_unpassed(tpuci_ctx_t *ctx, const char *state_dir,
                                const char *run_id);
 
+/* The history across runs (state_dir/history.jsonl, the last 100 runs'
+ * per-test outcomes of pytest jobs) as a flaky report: the tests that
+ * failed in any of the last `runs` runs (0: all), most flips first, with
+ * their outcomes run by run and their last failure; as text, or JSON with
+ * `json`. *out is freed with tpuci_free(). 0, or TPUCI_ENOMATCH when there
+ * is no history yet, or another negative code. */
+int tpuci_flaky_report(const char *state_dir, int runs, int json, char **out,
+                       char **error);
+
 /* The spec path recorded in a past run's summary; *out is freed with
  * tpuci_free(). */
 int tpuci_run_spec_path(const char *state_dir, const char *run_id,

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api/ctx.h"
+#include "pytest/flaky.h"
 #include "report/report.h"
 
 /* ------------------------------------------------------------------ */
@@ -283,6 +284,22 @@ int tpuci_plan_select_unpassed(tpuci_ctx_t *ctx, const char *state_dir,
   free(path);
   json_decref(root);
   if (r < 0) return tpuci__fail(ctx, &e);
+  return r;
+}
+
+int tpuci_flaky_report(const char *state_dir, int runs, int json, char **out,
+                       char **error) {
+  tpuci__err_t e = {0, NULL};
+  char *path;
+  int r;
+  if (out == NULL || runs < 0) return TPUCI_EUSAGE;
+  *out = NULL;
+  if (error) *error = NULL;
+  path = tpuci__printf("%s/%s", state_dir ? state_dir : ".tpuci", TPUCI__FLAKY_FILE);
+  r = tpuci__flaky_report(path, runs, json, out, &e);
+  free(path);
+  if (r != 0 && error) *error = e.msg ? tpuci__strdup(e.msg) : NULL;
+  tpuci__err_clear(&e);
   return r;
 }
 

@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include "api/ctx.h"
+#include "pytest/flaky.h"
 #include "report/report.h"
 
 /* ------------------------------------------------------------------ */
@@ -88,6 +89,33 @@ static void tpuci__cap_jobs(tpuci_ctx_t *ctx) {
 /* The merged JUnit file (run folder, and --junit): pytest instances with
  * their tests, every other instance as one test case; then the durations
  * of this run's tests recorded for the next one's shards. */
+/* Adds the run's pytest results to the history across runs
+ * (state_dir/history.jsonl, `tpuci flaky`). */
+static void tpuci__append_history(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *suites,
+                                  size_t n, size_t npytest) {
+  const tpuci__history_t **hs = tpuci__calloc(npytest, sizeof(*hs));
+  tpuci__flaky_run_t run;
+  tpuci__err_t e = {0, NULL};
+  char *path, *commit;
+  size_t i, k = 0;
+  int r;
+  for (i = 0; i < n; i++)
+    if (suites[i].history) hs[k++] = suites[i].history;
+  memset(&run, 0, sizeof(run));
+  run.run_id = ctx->rd.id;
+  run.start_ms = ctx->start_ms;
+  run.commit = commit = tpuci__git_commit(ctx->plan.spec_dir);
+  run.histories = hs;
+  run.n = k;
+  path = tpuci__printf("%s/%s", ctx->ropts.state_dir ? ctx->ropts.state_dir : ".tpuci",
+                       TPUCI__FLAKY_FILE);
+  if ((r = tpuci__flaky_append(path, &run, &e)) != 0) tpuci__records_failed(ctx, path, r);
+  tpuci__err_clear(&e);
+  free(path);
+  free(commit);
+  free(hs);
+}
+
 static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
   tpuci__junit_suite_t *suites;
   tpuci__junit_command_t *cmds;
@@ -145,6 +173,7 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
   if (k > 0 && ctx->timings_path &&
       (r = tpuci__timings_save(&ctx->timings, ctx->timings_path, &e)) != 0)
     tpuci__records_failed(ctx, ctx->timings_path, r);
+  if (k > 0) tpuci__append_history(ctx, suites, n, k);
   tpuci__err_clear(&e);
   free(suites);
   free(cmds);

@@ -361,6 +361,44 @@ static int cmd_show(int argc, char **argv) {
   return code;
 }
 
+static int cmd_flaky(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"state-dir", required_argument, NULL, OPT_STATE_DIR},
+      {"runs", required_argument, NULL, OPT_RUN},
+      {"json", no_argument, NULL, OPT_JSON},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  const char *state = NULL;
+  char *text = NULL, *error = NULL, *end;
+  long runs = 20;
+  int c, r, json = 0;
+
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    switch (c) {
+      case OPT_STATE_DIR: state = optarg; break;
+      case OPT_RUN:
+        runs = strtol(optarg, &end, 10);
+        if (*optarg == '\0' || *end || runs < 0 || runs > 100000)
+          return usage_error("flaky", "--runs needs a number of runs (0: all)");
+        break;
+      case OPT_JSON: json = 1; break;
+      case 'h': return tpuci_cli_help("flaky", stdout);
+      default: return usage_error("flaky", "bad option");
+    }
+  }
+  if (optind < argc) return usage_error("flaky", "too many arguments");
+  r = tpuci_flaky_report(state, (int) runs, json, &text, &error);
+  if (r != 0) {
+    fprintf(stderr, "tpuci: %s\n", error ? error : "cannot read the history");
+    tpuci_free(error);
+    return r == TPUCI_ENOMATCH ? EXIT_USAGE : EXIT_ENV;
+  }
+  fputs(text, stdout);
+  tpuci_free(text);
+  return EXIT_PASSED;
+}
+
 static int cmd_export(int argc, char **argv) {
   static const struct option longopts[] = {
       {"per-job", no_argument, NULL, OPT_PER_JOB},
@@ -661,6 +699,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "run") == 0 || strcmp(cmd, "rerun") == 0)
     return cmd_run(cmd, argc - 1, argv + 1);
   if (strcmp(cmd, "show") == 0) return cmd_show(argc - 1, argv + 1);
+  if (strcmp(cmd, "flaky") == 0) return cmd_flaky(argc - 1, argv + 1);
   if (strcmp(cmd, "plan") == 0) return cmd_plan(argc - 1, argv + 1);
   if (strcmp(cmd, "export") == 0) return cmd_export(argc - 1, argv + 1);
   if (strcmp(cmd, "gc") == 0) return cmd_gc(argc - 1, argv + 1);

@@ -17,6 +17,7 @@ static const char usage_main[] =
     "  export kubernetes SPEC  print Kubernetes Jobs that run SPEC's instances\n"
     "  rerun --failed [SPEC]  run again what did not pass in the latest run\n"
     "  show [RUN-ID]  print a past run's summary (default: the latest)\n"
+    "  flaky          tests that failed in recent runs, by how often they flip\n"
     "  topologies [TYPE]  the TPU catalogue, or one type and its hosts' environment\n"
     "  gc             remove containers, networks and swarm services left by crashed runs\n"
     "  doctor [SPEC]  check the container engine, images and disk\n"
@@ -203,6 +204,22 @@ static const char usage_completion[] =
     "  zsh:  source <(tpuci completion zsh) in ~/.zshrc, or save it as _tpuci\n"
     "        in a folder of $fpath\n";
 
+static const char usage_flaky[] =
+    "usage: tpuci flaky [--runs N] [--json] [--state-dir DIR]\n"
+    "\n"
+    "Lists the pytest tests that failed in any of the last N runs (default 20,\n"
+    "0: every run kept) by their flip rate: the share of their runs whose\n"
+    "result differed from the run before, or that were flaky within the run;\n"
+    "with each test's outcomes run by run and its last failure. Reads\n"
+    "DIR/history.jsonl (default .tpuci/), which every run with pytest jobs\n"
+    "adds to; it keeps the last 100 runs (and at most 32 MiB).\n"
+    "\n"
+    "  --runs N         how many of the latest runs to look at\n"
+    "  --json           the report as JSON\n"
+    "  --state-dir DIR  where runs are recorded (default: .tpuci)\n"
+    "\n"
+    "exit codes: 0, 2 no history yet or a bad option, 3 the history cannot be read.\n";
+
 int tpuci_cli_help(const char *cmd, FILE *out) {
   if (cmd == NULL) fputs(usage_main, out);
   else if (strcmp(cmd, "run") == 0) fputs(usage_run, out);
@@ -212,6 +229,7 @@ int tpuci_cli_help(const char *cmd, FILE *out) {
   else if (strcmp(cmd, "topologies") == 0) fputs(usage_topologies, out);
   else if (strcmp(cmd, "rerun") == 0) fputs(usage_rerun, out);
   else if (strcmp(cmd, "show") == 0) fputs(usage_show, out);
+  else if (strcmp(cmd, "flaky") == 0) fputs(usage_flaky, out);
   else if (strcmp(cmd, "doctor") == 0) fputs(usage_doctor, out);
   else if (strcmp(cmd, "completion") == 0) fputs(usage_completion, out);
   else {

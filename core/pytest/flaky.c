@@ -1,0 +1,293 @@
+/* The history store across runs and the flaky report (flaky.h). */
+#include "pytest/flaky.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+/* ------------------------------------------------------------------ */
+/* Writing                                                             */
+
+static char tpuci__flaky_code(const tpuci__test_hist_t *t) {
+  const tpuci__test_t *f = tpuci__history_final(t);
+  if (f == NULL || tpuci__test_outcome_failing(f->outcome)) return 'f';
+  if (tpuci__history_flaky(t)) return 'k';
+  if (f->outcome == TPUCI_TEST_SKIPPED || f->outcome == TPUCI_TEST_XFAIL) return 's';
+  return 'p';
+}
+
+/* The message of the test's last failing run, clipped, or NULL. */
+static json_t *tpuci__flaky_msg(const tpuci__test_hist_t *t) {
+  size_t k = t->len;
+  while (k > 0) {
+    const tpuci__test_t *r = &t->runs[--k].result;
+    const char *m;
+    char buf[TPUCI__FLAKY_MSG_MAX + 1];
+    size_t n;
+    if (!tpuci__test_outcome_failing(r->outcome)) continue;
+    m = r->message ? r->message : r->text;
+    if (m == NULL) return json_null();
+    n = strlen(m);
+    if (n > TPUCI__FLAKY_MSG_MAX) n = TPUCI__FLAKY_MSG_MAX;
+    /* Not in the middle of a UTF-8 sequence. */
+    while (n > 0 && n < strlen(m) && ((unsigned char) m[n] & 0xc0) == 0x80) n--;
+    memcpy(buf, m, n);
+    buf[n] = '\0';
+    {
+      json_t *v = json_stringn(buf, n);  /* NULL when not UTF-8 */
+      return v ? v : json_null();
+    }
+  }
+  return json_null();
+}
+
+static char *tpuci__flaky_line(const tpuci__flaky_run_t *run) {
+  json_t *o = json_object(), *tests = json_array();
+  size_t i, k;
+  char *s;
+  json_object_set_new(o, "run", json_string(run->run_id));
+  json_object_set_new(o, "time", json_integer((json_int_t) run->start_ms));
+  json_object_set_new(o, "commit", run->commit ? json_string(run->commit) : json_null());
+  for (i = 0; i < run->n; i++) {
+    const tpuci__history_t *h = run->histories[i];
+    for (k = 0; k < h->len; k++) {
+      const tpuci__test_hist_t *t = &h->tests[k];
+      const tpuci__test_t *f = tpuci__history_final(t);
+      char code[2] = {tpuci__flaky_code(t), '\0'};
+      json_t *row = json_array();
+      json_array_append_new(row, json_string(h->instance));
+      json_array_append_new(row, json_string(t->id));
+      json_array_append_new(row, json_string(code));
+      json_array_append_new(row, json_real(f ? (double) (long) (f->time_s * 1000) / 1000 : 0.0));
+      json_array_append_new(row, code[0] == 'f' || code[0] == 'k' ? tpuci__flaky_msg(t)
+                                                                  : json_null());
+      json_array_append_new(tests, row);
+    }
+  }
+  json_object_set_new(o, "tests", tests);
+  s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
+  json_decref(o);
+  return s;
+}
+
+/* The store's lines that parse as runs, oldest first. */
+static void tpuci__flaky_lines(const char *text, size_t len, tpuci__strv_t *out) {
+  const char *p = text, *end = text + len;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t) (end - p));
+    size_t n = nl ? (size_t) (nl - p) : (size_t) (end - p);
+    json_t *o = n ? json_loadb(p, n, 0, NULL) : NULL;
+    if (o != NULL && json_is_string(json_object_get(o, "run")) &&
+        json_is_array(json_object_get(o, "tests")))
+      tpuci__strv_take(out, tpuci__strndup(p, n));
+    json_decref(o);
+    p += n + 1;
+  }
+}
+
+int tpuci__flaky_append(const char *path, const tpuci__flaky_run_t *run, tpuci__err_t *err) {
+  tpuci__strv_t lines = {0};
+  tpuci__buf_t b;
+  char *text = NULL, *line;
+  size_t len = 0, first = 0, bytes, i;
+  int r = tpuci__read_file_max(path, TPUCI__FLAKY_MAX_BYTES * 2, &text, &len);
+
+  if (r != 0 && r != -ENOENT) {
+    /* Unreadable or too large: start afresh rather than lose this run. */
+    text = NULL;
+    len = 0;
+  }
+  if (text) tpuci__flaky_lines(text, len, &lines);
+  free(text);
+  line = tpuci__flaky_line(run);
+  if (line == NULL) {
+    tpuci__strv_free(&lines);
+    return tpuci__err_set(err, TPUCI_ENOMEM, "%s: cannot encode the run", path);
+  }
+  bytes = strlen(line) + 1;
+  for (i = 0; i < lines.len; i++) bytes += strlen(lines.items[i]) + 1;
+  /* The caps: runs, then bytes (the newest run always stays). */
+  if (lines.len + 1 > TPUCI__FLAKY_MAX_RUNS) first = lines.len + 1 - TPUCI__FLAKY_MAX_RUNS;
+  for (i = 0; i < first; i++) bytes -= strlen(lines.items[i]) + 1;
+  while (first < lines.len && bytes > TPUCI__FLAKY_MAX_BYTES)
+    bytes -= strlen(lines.items[first++]) + 1;
+  tpuci__buf_init(&b);
+  for (i = first; i < lines.len; i++) tpuci__buf_addf(&b, "%s\n", lines.items[i]);
+  tpuci__buf_addf(&b, "%s\n", line);
+  free(line);
+  tpuci__strv_free(&lines);
+  r = tpuci__write_file_atomic(path, b.data, b.len);
+  tpuci__buf_free(&b);
+  if (r != 0) return tpuci__err_set(err, r, "%s: cannot write: %s", path, tpuci_strerror(r));
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The report                                                          */
+
+typedef struct {
+  const char *instance, *id;
+  char *key;            /* instance \x1f id: the map's key */
+  char *seq;            /* one code a run of the window: '-' not in it */
+  size_t fails, runs, flips;
+  const char *last_run, *last_msg;
+} tpuci__flaky_test_t;
+
+static int tpuci__flaky_cmp(const void *a, const void *b) {
+  const tpuci__flaky_test_t *x = a, *y = b;
+  double rx = x->runs ? (double) x->flips / (double) x->runs : 0;
+  double ry = y->runs ? (double) y->flips / (double) y->runs : 0;
+  int c;
+  if (rx != ry) return rx < ry ? 1 : -1;
+  if (x->fails != y->fails) return x->fails < y->fails ? 1 : -1;
+  if ((c = strcmp(x->id, y->id)) != 0) return c;
+  return strcmp(x->instance, y->instance);
+}
+
+int tpuci__flaky_report(const char *path, int runs, int json, char **out, tpuci__err_t *err) {
+  tpuci__strv_t lines = {0};
+  json_t **parsed;
+  tpuci__flaky_test_t *tests = NULL;
+  size_t ntests = 0, cap = 0, first, nrun, i, k, listed = 0;
+  tpuci__idmap_t map;
+  char *text = NULL;
+  size_t len = 0;
+  tpuci__buf_t b;
+  int r = tpuci__read_file_max(path, TPUCI__FLAKY_MAX_BYTES * 2, &text, &len);
+
+  if (r == -ENOENT)
+    return tpuci__err_set(err, TPUCI_ENOMATCH, "%s: no history yet (every `tpuci run` with "
+                          "pytest jobs adds to it)", path);
+  if (r != 0) return tpuci__err_set(err, r, "%s: cannot read: %s", path, tpuci_strerror(r));
+  tpuci__flaky_lines(text, len, &lines);
+  free(text);
+  first = runs > 0 && lines.len > (size_t) runs ? lines.len - (size_t) runs : 0;
+  nrun = lines.len - first;
+  parsed = tpuci__calloc(nrun ? nrun : 1, sizeof(*parsed));
+  tpuci__idmap_init(&map);
+  for (i = 0; i < nrun; i++) {
+    json_t *row;
+    size_t j;
+    parsed[i] = json_loads(lines.items[first + i], 0, NULL);
+    json_array_foreach(json_object_get(parsed[i], "tests"), j, row) {
+      const char *inst = json_string_value(json_array_get(row, 0));
+      const char *id = json_string_value(json_array_get(row, 1));
+      const char *code = json_string_value(json_array_get(row, 2));
+      tpuci__flaky_test_t *t;
+      char *key;
+      size_t at;
+      if (inst == NULL || id == NULL || code == NULL || !*code) continue;
+      key = tpuci__printf("%s\x1f%s", inst, id);
+      at = tpuci__idmap_get(&map, key);
+      if (at == TPUCI__IDMAP_NONE) {
+        if (ntests == cap) {
+          cap = cap ? 2 * cap : 64;
+          tests = tpuci__realloc(tests, cap * sizeof(*tests));
+        }
+        at = ntests++;
+        memset(&tests[at], 0, sizeof(tests[at]));
+        tests[at].instance = inst;
+        tests[at].id = id;
+        tests[at].seq = tpuci__malloc(nrun + 1);
+        memset(tests[at].seq, '-', nrun);
+        tests[at].seq[nrun] = '\0';
+        tests[at].key = key;
+        tpuci__idmap_put(&map, key, at);  /* borrowed: freed with tests */
+      } else {
+        free(key);
+      }
+      t = &tests[at];
+      t->seq[i] = code[0];
+      if (code[0] == 's') continue;
+      t->runs++;
+      if (code[0] == 'f' || code[0] == 'k') {
+        t->fails += code[0] == 'f';
+        t->last_run = json_string_value(json_object_get(parsed[i], "run"));
+        t->last_msg = json_string_value(json_array_get(row, 4));
+      }
+    }
+  }
+  /* Flips: a run whose result differs from the one before (skips and
+   * runs without the test left out), and every flaky run. */
+  for (k = 0; k < ntests; k++) {
+    char prev = 0;
+    for (i = 0; i < nrun; i++) {
+      char c = tests[k].seq[i];
+      if (c == '-' || c == 's') continue;
+      if (c == 'k') tests[k].flips++;
+      else if (prev && (prev == 'f') != (c == 'f')) tests[k].flips++;
+      prev = c == 'k' ? 'p' : c;
+    }
+  }
+  /* The map's indexes are not needed past here: sorting moves entries. */
+  tpuci__idmap_free(&map);
+  tpuci__idmap_init(&map);
+  qsort(tests, ntests, sizeof(*tests), tpuci__flaky_cmp);
+
+  tpuci__buf_init(&b);
+  if (json) {
+    json_t *root = json_object(), *ids = json_array(), *arr = json_array();
+    char *s;
+    for (i = 0; i < nrun; i++)
+      json_array_append_new(ids, json_string(json_string_value(json_object_get(parsed[i], "run"))
+                                                 ? json_string_value(json_object_get(parsed[i], "run"))
+                                                 : ""));
+    for (k = 0; k < ntests; k++) {
+      json_t *o;
+      if (tests[k].last_run == NULL) continue;
+      o = json_object();
+      json_object_set_new(o, "instance", json_string(tests[k].instance));
+      json_object_set_new(o, "id", json_string(tests[k].id));
+      json_object_set_new(o, "flip_rate", json_real(tests[k].runs ? (double) tests[k].flips / (double) tests[k].runs : 0));
+      json_object_set_new(o, "flips", json_integer((json_int_t) tests[k].flips));
+      json_object_set_new(o, "fails", json_integer((json_int_t) tests[k].fails));
+      json_object_set_new(o, "runs", json_integer((json_int_t) tests[k].runs));
+      json_object_set_new(o, "outcomes", json_string(tests[k].seq));
+      json_object_set_new(o, "last_failure_run", json_string(tests[k].last_run));
+      json_object_set_new(o, "last_failure", tests[k].last_msg ? json_string(tests[k].last_msg) : json_null());
+      json_array_append_new(arr, o);
+    }
+    json_object_set_new(root, "runs", ids);
+    json_object_set_new(root, "tests", arr);
+    s = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(4));
+    tpuci__buf_addf(&b, "%s\n", s ? s : "{}");
+    free(s);
+    json_decref(root);
+  } else {
+    for (k = 0; k < ntests; k++) listed += tests[k].last_run != NULL;
+    tpuci__buf_addf(&b, "%zu run%s in the history (%s), %zu test%s failed in %s\n", nrun,
+                    nrun == 1 ? "" : "s", path, listed, listed == 1 ? "" : "s",
+                    nrun == 1 ? "it" : "them");
+    if (listed > 0)
+      tpuci__buf_adds(&b, "flip rate  fails/runs  outcomes (oldest first: p pass, f fail, "
+                          "k flaky, s skip, - absent)\n");
+    for (k = 0; k < ntests; k++) {
+      const tpuci__flaky_test_t *t = &tests[k];
+      const char *seq = t->seq;
+      if (t->last_run == NULL) continue;
+      if (strlen(seq) > 30) seq += strlen(seq) - 30;
+      tpuci__buf_addf(&b, "     %4.2f  %5zu/%-4zu  %-30s  %s [%s]\n", t->runs ? (double) t->flips / (double) t->runs : 0,
+                      t->fails, t->runs, seq, t->id, t->instance);
+      tpuci__buf_addf(&b, "           last failed in run %s", t->last_run);
+      if (t->last_msg) {
+        const char *nl = strchr(t->last_msg, '\n');
+        int n = nl ? (int) (nl - t->last_msg) : (int) strlen(t->last_msg);
+        tpuci__buf_addf(&b, ": %.*s", n, t->last_msg);
+      }
+      tpuci__buf_adds(&b, "\n");
+    }
+  }
+  for (k = 0; k < ntests; k++) {
+    free(tests[k].seq);
+    free(tests[k].key);
+  }
+  free(tests);
+  for (i = 0; i < nrun; i++) json_decref(parsed[i]);
+  free(parsed);
+  tpuci__idmap_free(&map);
+  tpuci__strv_free(&lines);
+  *out = tpuci__buf_steal(&b);
+  return 0;
+}

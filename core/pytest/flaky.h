@@ -1,0 +1,46 @@
+/* The history store: every run's per-test outcomes, kept across runs in
+ * the state folder (.tpuci/history.jsonl), and what it says about flaky
+ * tests (`tpuci flaky`). Part of core/pytest/ (pytest_run.h says what
+ * the folder may use).
+ *
+ * One JSON line a run, oldest first:
+ *   {"run": "20261204-012239-f9cb", "time": 1796347360000, "commit": "ab12.." or null,
+ *    "tests": [["unit[py=3.11]", "tests/t.py::test_x", "f", 0.25, "AssertionError: ..."], ...]}
+ * each test as [instance, node id, outcome, seconds, message]: "p" passed,
+ * "f" failed (or error, or not run), "k" flaky (failed, then passed in the
+ * run), "s" skipped or xfail; the message (of a failure, at most
+ * TPUCI__FLAKY_MSG_MAX bytes) or null. Bounded: the last
+ * TPUCI__FLAKY_MAX_RUNS runs, and older runs are dropped while the file
+ * is over TPUCI__FLAKY_MAX_BYTES. */
+#ifndef TPUCI_PYTEST_FLAKY_H
+#define TPUCI_PYTEST_FLAKY_H
+
+#include <stdint.h>
+
+#include "pytest/junit.h"
+#include "base/util.h"
+
+#define TPUCI__FLAKY_FILE "history.jsonl"
+#define TPUCI__FLAKY_MAX_RUNS 100
+#define TPUCI__FLAKY_MAX_BYTES ((size_t) 32 << 20)
+#define TPUCI__FLAKY_MSG_MAX 200
+
+typedef struct {
+  const char *run_id;
+  uint64_t start_ms;
+  const char *commit;               /* may be NULL */
+  const tpuci__history_t *const *histories;  /* one per pytest instance */
+  size_t n;
+} tpuci__flaky_run_t;
+
+/* Appends the run to the store at `path` (dropping the oldest runs past
+ * the caps), written atomically. 0, or a negative code with err set. */
+int tpuci__flaky_append(const char *path, const tpuci__flaky_run_t *run, tpuci__err_t *err);
+
+/* The store's last `runs` runs (0: all) as a report: tests that failed in
+ * any of them, most flips first ("tpuci flaky"), as text or JSON. A new
+ * string in *out; 0, or a negative code with err set (a missing store is
+ * TPUCI_ENOMATCH). */
+int tpuci__flaky_report(const char *path, int runs, int json, char **out, tpuci__err_t *err);
+
+#endif /* TPUCI_PYTEST_FLAKY_H */

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The history across runs (issue 22.4): five runs in which one test flips
+# (fails on even runs), one always fails and one always passes; `tpuci
+# flaky` ranks them by flip rate with their outcomes run by run and last
+# failure, as text and JSON; --runs narrows the window; no history is a
+# clear error, exit 2.
+. "$TESTS/e2e/lib.sh"
+/usr/bin/python3 -c 'import pytest' 2>/dev/null || { echo "SKIP: /usr/bin/python3 has no pytest (apt-get install python3-pytest)"; exit 77; }
+spec=$TESTS/pytest/flaky/spec.lua
+
+run_tpuci flaky
+expect_code 2 "no history yet"
+expect_out ".tpuci/history.jsonl: no history yet"
+
+for n in 1 2 3 4 5; do
+  echo "$n" > run.txt
+  RUN_FILE=$WORK/run.txt "$TPUCI" run -q "$spec" > "run$n.out" 2>&1
+done
+[ "$(wc -l < .tpuci/history.jsonl)" = 5 ] && pass || fail "history.jsonl: $(wc -l < .tpuci/history.jsonl) lines, want 5"
+
+run_tpuci flaky --json
+expect_code 0 "flaky --json"
+got=$(printf '%s' "$out" | /usr/bin/python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+print(len(r["runs"]), [(t["id"].split("::")[1], t["outcomes"], t["flips"], t["fails"], t["runs"], round(t["flip_rate"], 2)) for t in r["tests"]])')
+want="5 [('test_flip', 'pfpfp', 4, 2, 5, 0.8), ('test_broken', 'fffff', 0, 5, 5, 0.0)]"
+[ "$got" = "$want" ] && pass || fail "flaky --json: $got, want $want"
+printf '%s' "$out" | /usr/bin/python3 -c '
+import json, sys
+t = json.load(sys.stdin)["tests"][0]
+assert t["last_failure_run"] and "fails on even runs" in t["last_failure"], t' && pass || fail "the last failure"
+
+run_tpuci flaky
+expect_out "5 runs in the history (.tpuci/history.jsonl), 2 tests failed in them"
+expect_out "0.80      2/5     pfpfp" "the text row"
+expect_out "fails on even runs" "the last failure's message"
+run_tpuci flaky --runs 2 --json
+got=$(printf '%s' "$out" | /usr/bin/python3 -c 'import json,sys; print([t["outcomes"] for t in json.load(sys.stdin)["tests"]])')
+[ "$got" = "['fp', 'ff']" ] && pass || fail "--runs 2: $got"
+run_tpuci flaky --runs x
+expect_code 2 "a bad --runs"
+finish
