@@ -64,11 +64,7 @@ if s:
   done
   [ "$svc" = "500000000 33554432 500000000 33554432 none limits limits True ['Replicated']" ] && pass ||
     fail "the limits job's service: '$svc'"
-  for _ in $(seq 50); do
-    c=$(count_objects containers "tpuci.pid=$tp" "tpuci.instance=limits")
-    [ "$c" = 1 ] && break
-    sleep 0.1
-  done
+  wait_containers 1 "tpuci.pid=$tp" "tpuci.instance=limits"
   [ "$c" = 1 ] && pass || fail "containers labelled for the limits job: $c, want 1"
 fi
 engine_wait

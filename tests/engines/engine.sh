@@ -84,3 +84,15 @@ expect_gone() {
 engine_jobs() {
   if [ "$ENGINE" = swarm ]; then count_services "$@"; else count_objects containers "$@"; fi
 }
+
+# wait_containers N LABEL...: waits up to 5 s until N containers (on
+# swarm, the tasks' containers) carry all the labels; their count is $c.
+wait_containers() {
+  local want=$1
+  shift
+  for _ in $(seq 50); do
+    c=$(count_objects containers "$@")
+    [ "$c" = "$want" ] && return
+    sleep 0.1
+  done
+}

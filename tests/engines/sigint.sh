@@ -27,11 +27,7 @@ done
 [ -e out/long1 ] && [ -e out/long2 ] && [ -e out/gang0 ] && [ -e out/gang1 ] && pass || fail "the jobs did not start: $(ls out)"
 run_id=$(latest_run_id)
 # Their containers (on swarm, the tasks' containers) exist.
-for _ in $(seq 50); do
-  c=$(count_objects containers "tpuci.run=$run_id" "tpuci.pid=$tp")
-  [ "$c" = 4 ] && break
-  sleep 0.1
-done
+wait_containers 4 "tpuci.run=$run_id" "tpuci.pid=$tp"
 [ "$c" = 4 ] && pass || fail "4 containers of run $run_id while running, saw $c"
 start=$(date +%s)
 kill -INT "$tp"
