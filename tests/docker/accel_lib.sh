@@ -120,7 +120,7 @@ LUA
   fi
   expect_hc "$acc" 'sorted(c.upper().replace("CAP_", "") for c in h["CapAdd"])' "['NET_ADMIN']"
   expect_hc "$acc" 'sorted(c.upper().replace("CAP_", "") for c in h["CapDrop"])' "['MKNOD', 'NET_RAW']"
-  # (podman adds nproc of its own: tests/podman/basic.sh.)
+  # (podman adds nproc of its own: tests/engines/basic.sh.)
   expect_hc "$acc" 'sorted((u["Name"].lower().replace("rlimit_", ""), u["Soft"], u["Hard"]) for u in h["Ulimits"] if "nproc" not in u["Name"].lower())' \
     "[('memlock', 4096, 8192), ('nofile', 1000, 1000)]"
 

@@ -69,7 +69,7 @@ graphroot = "$PM/storage"
 runroot = "$PM/run"
 EOF
   # No default_ulimits: tpuci must give containers limits this podman can
-  # set (tests/podman/basic.sh checks them).
+  # set (tests/engines/basic.sh checks them).
   cat > "$PM/containers.conf" <<EOF
 [engine]
 runtime = "runc"

@@ -1,0 +1,99 @@
+# The engine an engines/ scenario runs against, and everything that
+# differs between the engines, in one place. A scenario script sources it
+# first; ctest runs each scenario once per engine (tests/engines/
+# CMakeLists.txt), naming the engine in its first argument or in
+# TPUCI_TEST_ENGINE (docker, podman or swarm), e.g.
+#   TPUCI=build/tpuci TESTS=tests bash tests/engines/basic.sh podman
+#
+# How each engine is reached (the lib.sh of tests/<engine>/, sourced here,
+# which also skips, exit 77, when the engine is not there):
+#   docker  the engine at DOCKER_HOST;
+#   podman  a `podman system service` of the test's own (podman/lib.sh),
+#           DOCKER_HOST pointed at it, gone when the test ends;
+#   swarm   the engine at DOCKER_HOST, a manager of an active swarm;
+#           tpuci is told `--engine swarm` (ENGINE_FLAG), the spec being
+#           the one written for docker.
+# What each engine makes of a job: docker and podman a container (and a
+# network for a gang), swarm a service whose task runs a container (and
+# an overlay network for a gang, or for network = "none", which services
+# do not have: so the scenarios' specs say @NONET@ where docker and podman
+# get `network = "none",` and swarm nothing).
+# What a job prints after tpuci stops it (SIGTERM at its timeout, or on
+# Ctrl-C) reaches its log on docker and podman; on swarm tpuci stops a job
+# by removing its service, and the log stream of a removed service ends
+# there: ENGINE_LOGS_AFTER_STOP is 0.
+ENGINE=${1:-${TPUCI_TEST_ENGINE:-}}
+ENGINE_LOGS_AFTER_STOP=1
+[ "$ENGINE" = swarm ] && ENGINE_LOGS_AFTER_STOP=0
+case "$ENGINE" in
+  docker) . "$TESTS/docker/lib.sh"; ENGINE_FLAG=() ;;
+  podman) . "$TESTS/podman/lib.sh"; ENGINE_FLAG=() ;;
+  swarm) . "$TESTS/swarm/lib.sh"; ENGINE_FLAG=(--engine swarm) ;;
+  *) echo "FAIL: name the engine (docker, podman or swarm) as the first argument or in TPUCI_TEST_ENGINE, not '$ENGINE'" >&2; exit 1 ;;
+esac
+export TPUCI_TEST_ENGINE=$ENGINE
+
+# engine_skip REASON: this scenario does not apply to this engine.
+engine_skip() {
+  echo "SKIP: $ENGINE: $*"
+  exit 77
+}
+
+# spec FILE: writes stdin to FILE, @NONET@ made this engine's way of
+# saying "no network" (see above).
+spec() {
+  local nonet='network = "none",'
+  [ "$ENGINE" = swarm ] && nonet=
+  sed "s/@NONET@/$nonet/g" > "$1"
+}
+
+# engine_run SUBCOMMAND ARGS...: tpuci_run (tests/docker/lib.sh: $code,
+# $out, tpuci's pid in $tp) with this engine's flag after SUBCOMMAND.
+engine_run() {
+  local sub=$1
+  shift
+  tpuci_run "$sub" "${ENGINE_FLAG[@]}" "$@"
+}
+# engine_start SUBCOMMAND ARGS...: the same in the background (tpuci's
+# pid in $tp); engine_wait then sets $code and $out.
+engine_start() {
+  local sub=$1
+  shift
+  "$TPUCI" "$sub" "${ENGINE_FLAG[@]}" "$@" > "$WORK/tpuci.out" 2>&1 &
+  tp=$!
+}
+engine_wait() {
+  wait "$tp"
+  code=$?
+  out=$(cat "$WORK/tpuci.out")
+}
+
+# expect_gone RUN_ID PID WHAT: nothing of the run is left on the engine:
+# containers and networks, and on swarm services (whose containers may
+# take a moment to go after their task).
+expect_gone() {
+  if [ "$ENGINE" = swarm ]; then
+    expect_no_swarm_leftovers "$@"
+  else
+    expect_no_leftovers "$@"
+  fi
+}
+
+# engine_jobs LABEL...: how many of the engine's objects for jobs carry
+# all the labels: services on swarm, containers (all states) elsewhere.
+engine_jobs() {
+  if [ "$ENGINE" = swarm ]; then count_services "$@"; else count_objects containers "$@"; fi
+}
+
+# wait_containers N LABEL...: waits up to 60 s (a loaded machine may be
+# slow to start a task) until N containers (on
+# swarm, the tasks' containers) carry all the labels; their count is $c.
+wait_containers() {
+  local want=$1
+  shift
+  for _ in $(seq 600); do
+    c=$(count_objects containers "$@")
+    [ "$c" = "$want" ] && return
+    sleep 0.1
+  done
+}
