@@ -24,7 +24,7 @@ static const tpuci__driver_t tpuci__drivers[] = {
     /* One ssh client per host: its stdout and stderr pipes, and the
      * attempt's log. */
     {TPUCI__RUNTIME_SSH, NULL, 1, 3, tpuci__runtime_ssh_new,
-     tpuci__runtime_ssh_check, NULL, NULL},
+     tpuci__runtime_ssh_check, NULL, tpuci__runtime_ssh_doctor},
 };
 #define TPUCI__NDRIVERS (sizeof(tpuci__drivers) / sizeof(tpuci__drivers[0]))
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "runtime/ssh/ssh.h"
 
 int tpuci__runtime_ssh_check(const tpuci__plan_t *plan, tpuci__err_t *err) {
   size_t i;
