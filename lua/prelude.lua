@@ -20,8 +20,8 @@
 
 local H = ...
 
-local type, next, error, rawget, rawlen, tostring, ipairs =
-  type, next, error, rawget, rawlen, tostring, ipairs
+local type, next, error, rawget, rawlen, tostring, tonumber, ipairs =
+  type, next, error, rawget, rawlen, tostring, tonumber, ipairs
 local sfmt, sfind, ssub, smatch, sgsub, sbyte, supper =
   string.format, string.find, string.sub, string.match, string.gsub,
   string.byte, string.upper
@@ -372,12 +372,12 @@ end
 -- Declarations
 
 local decls = {}          -- every declaration, in order
-local by_kind = { job = {}, image = {}, topology = {} }
-local lists = { job = {}, image = {}, topology = {} }
+local by_kind = { job = {}, image = {}, topology = {}, hosts = {} }
+local lists = { job = {}, image = {}, topology = {}, hosts = {} }
 
 local PULL = { "missing", "always", "never" }
 local EMULATE = { "pjrt", "xrt", "jax", "none", "real" }
-local RUNTIMES = { "local", "docker", "swarm" }
+local RUNTIMES = { "local", "docker", "swarm", "ssh" }
 local RETRYABLE = { "failed", "timeout", "oom", "infra" }
 local RETRYABLE_SET = set_of(RETRYABLE)
 
@@ -432,6 +432,87 @@ local function topology_spec(d, t)
     cores_per_chip = int("cores_per_chip", 2),
     emulate = emulate ~= nil and enum(d, "emulate", emulate, EMULATE) or "pjrt",
   }
+end
+
+-- hosts "slice" { "root@10.0.0.2", "10.0.0.3:2222", ssh_config = "ci/ssh_config" }
+-- hosts "slice" { gcloud = "tpu.json", user = "me" }
+-- The workers of a slice, in worker order, reached with the system's ssh
+-- (docs/ssh.md). Paths are the spec folder's; core/spec/expand_hosts.c
+-- makes them absolute and reads the gcloud file.
+local HOSTS_KEYS = { "name", "ssh_config", "gcloud", "user" }
+local HOSTS_SET = set_of(HOSTS_KEYS)
+local SSH_USER = "^[%w_%.%-]+$"
+local SSH_HOST = "^[%w_%.%-]+$"
+
+-- "[user@]host[:port]", "[user@][v6addr]:port": { user, host, port }.
+local function ssh_target(d, p, s)
+  if type(s) ~= "string" then
+    fail(d, p, "expected a string like 'root@10.0.0.2' or 'host:2222', got " .. tname(s))
+  end
+  text(d, p, s)
+  local user, rest = smatch(s, "^([^@]*)@(.*)$")
+  if user == nil then rest = s end
+  if user ~= nil and not smatch(user, SSH_USER) then
+    fail(d, p, "the user must be letters, digits, '_', '.' or '-', got '" .. show(s) .. "'")
+  end
+  local host, port = smatch(rest, "^%[([%x:]+)%]:(%d+)$")
+  if host == nil then host, port = smatch(rest, "^([^:]*):(%d+)$") end
+  if host == nil then
+    host = smatch(rest, "^%[([%x:]+)%]$") or
+           (smatch(rest, "^[%x]*:[%x:]+$") and rest) or rest
+  end
+  if host == "" or not (smatch(host, SSH_HOST) or smatch(host, "^[%x:]+$")) then
+    fail(d, p, "expected [user@]host[:port], got '" .. show(s) .. "'")
+  end
+  if port ~= nil then
+    port = mtointeger(tonumber(port))
+    if port == nil or port < 1 or port > 65535 then
+      fail(d, p, "the port must be 1..65535, got '" .. show(s) .. "'")
+    end
+  end
+  return { user = user, host = host, port = port or 0 }
+end
+
+local function hosts_spec(d, t, alias)
+  local named, list = {}, {}
+  for k, v in next, t do
+    if mtype(k) == "integer" then list[k] = v else named[k] = v end
+  end
+  check_keys(d, nil, named, HOSTS_KEYS, HOSTS_SET)
+  if not alias and rawget(t, "name") ~= nil then
+    fail(d, "name", "the name is already given before the table")
+  end
+  local n = check_list(d, nil, list, "the hosts")
+  local gcloud, user = rawget(t, "gcloud"), rawget(t, "user")
+  local ssh_config = rawget(t, "ssh_config")
+  local out = { name = d.name, where = d.where, workers = {} }
+  if ssh_config ~= nil then
+    out.ssh_config = text(d, "ssh_config", nonempty(d, "ssh_config", ssh_config))
+  end
+  if gcloud ~= nil then
+    if n > 0 then
+      fail(d, "gcloud", "give either the hosts or a gcloud file, not both")
+    end
+    out.gcloud = text(d, "gcloud", nonempty(d, "gcloud", gcloud))
+    if user ~= nil then
+      user = nonempty(d, "user", user)
+      if not smatch(user, SSH_USER) then
+        fail(d, "user", "must be letters, digits, '_', '.' or '-', got '" .. show(user) .. "'")
+      end
+      out.user = user
+    end
+    return out
+  end
+  if user ~= nil then
+    fail(d, "user", "only with gcloud = ...; write the user in each host ('me@10.0.0.2')")
+  end
+  if n == 0 then
+    fail(d, nil, 'needs hosts or a gcloud file (write hosts "' .. show(d.name) ..
+         '" { "root@10.0.0.2", "root@10.0.0.3" } or { gcloud = "tpu.json" })')
+  end
+  if n > 256 then fail(d, nil, sfmt("at most 256 hosts, got %d", n)) end
+  for i = 1, n do out.workers[i] = ssh_target(d, join(nil, i), list[i]) end
+  return out
 end
 
 -- matrix = { key = { values... }, exclude = { {...} }, include = { {...} } }
@@ -1155,7 +1236,7 @@ local JOB_KEYS = { "name", "run", "cmd", "pytest", "env", "workdir", "timeout", 
                    "grace", "retries", "matrix", "runtime", "image", "topology",
                    "mounts", "cpus", "memory", "network", "shm_size", "ipc",
                    "privileged", "devices", "cap_add", "cap_drop", "ulimits",
-                   "gpus", "sysctls" }
+                   "gpus", "sysctls", "hosts" }
 local JOB_SET = set_of(JOB_KEYS)
 
 local PYTEST_KEYS = { "markers", "k", "args", "options", "shards", "allow_empty", "failed_first",
@@ -1355,6 +1436,18 @@ local function job_spec(d, t, alias)
   if image ~= nil then j.image_name = nonempty(d, "image", image) end
   local topology = rawget(t, "topology")
   if topology ~= nil then j.topology_name = nonempty(d, "topology", topology) end
+  local hosts = rawget(t, "hosts")
+  if hosts ~= nil then
+    j.hosts_name = nonempty(d, "hosts", hosts)
+    if j.runtime ~= nil and j.runtime ~= "ssh" then
+      fail(d, "hosts", "runs over SSH: it needs runtime 'ssh' (or no runtime), got '" ..
+           j.runtime .. "'")
+    end
+    j.runtime = "ssh"
+  elseif j.runtime == "ssh" then
+    fail(d, "runtime", "'ssh' needs the hosts to run on (add hosts = \"slice\", " ..
+         'declared with hosts "slice" { "root@10.0.0.2", ... })')
+  end
 
   local mounts = rawget(t, "mounts")
   j.mounts = mounts ~= nil and mounts_spec(d, mounts) or {}
@@ -1382,8 +1475,10 @@ local function job_spec(d, t, alias)
   return j
 end
 
-local SPECS = { job = job_spec, image = image_spec, topology = topology_spec }
-local NAMES = { job = JOB_NAME, image = NAME, topology = "^[%w_%.%-]+$" }
+local SPECS = { job = job_spec, image = image_spec, topology = topology_spec,
+                hosts = hosts_spec }
+local NAMES = { job = JOB_NAME, image = NAME, topology = "^[%w_%.%-]+$",
+                hosts = "^[%w_%.%-]+$" }
 
 -- Registers `name` for `kind` at `where`; returns the declaration.
 local function open(kind, name, where, alias)
@@ -1460,6 +1555,7 @@ end
 image = declarer("image")
 topology = declarer("topology")
 job = declarer("job")
+hosts = declarer("hosts")
 
 tpuci = {
   env = H.env,
@@ -1497,6 +1593,13 @@ local function finish()
     topo_names[i] = d.name
   end
   tsort(topo_names)
+  local hostsets, hosts_index, hosts_names = {}, {}, {}
+  for i, d in ipairs(lists.hosts) do
+    hostsets[i] = d.spec
+    hosts_index[d.name] = i - 1
+    hosts_names[i] = d.name
+  end
+  tsort(hosts_names)
 
   local jobs = {}
   for i, d in ipairs(lists.job) do
@@ -1542,12 +1645,23 @@ local function finish()
       end
       j.topology = topo_index[name]
     end
+    j.hosts = -1
+    name = j.hosts_name
+    if name ~= nil then
+      if hosts_index[name] == nil then
+        local s = suggest(name, hosts_names)
+        fail(d, nil, "hosts '" .. show(name) .. "' is not declared" ..
+             (s and (" (did you mean '" .. s .. "'?)")
+              or (' (declare it with hosts "' .. show(name) .. '" { "root@10.0.0.2", ... })')))
+      end
+      j.hosts = hosts_index[name]
+    end
     if j.runtime == nil then
       j.runtime = j.image >= 0 and "docker" or "local"
-    elseif j.runtime ~= "local" and j.image < 0 then
+    elseif j.runtime ~= "local" and j.runtime ~= "ssh" and j.image < 0 then
       fail(d, "runtime", "'" .. j.runtime .. "' needs an image (add image = ...)")
     end
-    if j.runtime == "local" then
+    if j.runtime == "local" or j.runtime == "ssh" then
       local ignored = {}
       if j.image >= 0 then ignored[#ignored + 1] = "image" end
       if #j.mounts > 0 then ignored[#ignored + 1] = "mounts" end
@@ -1559,13 +1673,13 @@ local function finish()
         j.container = nil
       end
       if #ignored > 0 then
-        warn(d, nil, tconcat(ignored, ", ") .. ": ignored by runtime 'local'")
+        warn(d, nil, tconcat(ignored, ", ") .. ": ignored by runtime '" .. j.runtime .. "'")
       end
       j.image = -1
     end
     jobs[i] = j
   end
-  return { images = images, topologies = topologies, jobs = jobs }
+  return { images = images, topologies = topologies, hostsets = hostsets, jobs = jobs }
 end
 
 -- Calls j[field](inst) and checks the result like the static form, except

@@ -1,6 +1,6 @@
 ---@meta tpuci
 -- LuaLS (lua-language-server) annotations for tpuci specs: completion,
--- hover docs and type checks for `image`, `topology`, `job` and `tpuci`.
+-- hover docs and type checks for `image`, `topology`, `job`, `hosts` and `tpuci`.
 -- This file is for editors only; tpuci never loads it (the DSL itself is
 -- lua/prelude.lua, compiled into the binary). Point the language server at
 -- this folder, e.g. in a .luarc.json beside your spec:
@@ -48,6 +48,7 @@
 ---| "docker" # in a container of the job's image (the default when the job has an image)
 ---| "local" # a process on this machine, in its own process group (the default otherwise)
 ---| "swarm" # a Docker Swarm service per host, placed where its cpus and memory fit (docs/swarm.md)
+---| "ssh" # each host on a worker of the job's `hosts`, over the system's ssh (implied by `hosts = ...`; docs/ssh.md)
 
 ---An outcome that can be retried.
 ---@alias tpuci.RetryOutcome
@@ -96,6 +97,27 @@
 ---`topology { name = "NAME", ... }`.
 ---@class (exact) tpuci.NamedTopologySpec: tpuci.TopologySpec
 ---The topology's name (only in this form).
+---@field name string
+
+------------------------------------------------------------------------
+-- hosts
+
+---`hosts "NAME" { "root@10.0.0.2", "10.0.0.3:2222", ssh_config = ... }` or
+---`hosts "NAME" { gcloud = "tpu.json", user = "me" }`: the workers of a
+---slice, in worker order, reached with the system's `ssh` (docs/ssh.md).
+---List entries are `"[user@]host[:port]"` (`"[v6addr]:port"` for IPv6).
+---@class (exact) tpuci.HostsSpec
+---An ssh config file for `ssh -F` (relative to the spec's folder, or absolute); default: ssh's own (`~/.ssh/config` of the user's password-database home).
+---@field ssh_config? string
+---A `gcloud compute tpus tpu-vm describe NAME --zone ZONE --format=json` file (relative to the spec's folder, or absolute): the workers are its `networkEndpoints[].ipAddress`, in order. Instead of a list.
+---@field gcloud? string
+---The login user on every worker read from `gcloud` (only with `gcloud`; default: ssh's).
+---@field user? string
+---@field [integer] string
+
+---`hosts { name = "NAME", ... }`.
+---@class (exact) tpuci.NamedHostsSpec: tpuci.HostsSpec
+---The declaration's name (only in this form).
 ---@field name string
 
 ------------------------------------------------------------------------
@@ -215,12 +237,14 @@
 ---@field retries? integer|tpuci.RetrySpec
 ---One instance per combination of the lists' values.
 ---@field matrix? tpuci.Matrix
----`"docker"` (the default with an image), `"local"` (the default without) or `"swarm"` (a Docker Swarm service per host, docs/swarm.md).
+---`"docker"` (the default with an image), `"local"` (the default without), `"swarm"` (a Docker Swarm service per host, docs/swarm.md) or `"ssh"` (implied by `hosts`, docs/ssh.md).
 ---@field runtime? tpuci.Runtime
 ---A declared image's name or a literal reference (`"python:3.11"`).
 ---@field image? string
 ---A declared topology's name, or a TPU type (`"v4-8"`, default emulation): the job runs as a gang of one container per emulated host.
 ---@field topology? string
+---A `hosts` declaration's name: host i of the job's topology runs on its entry i, over SSH (implies `runtime = "ssh"`; the counts must match; docs/ssh.md).
+---@field hosts? string
 ---Host path (relative to the spec's folder, or absolute) = container path, or `{ target = ..., readonly = ... }`.
 ---@field mounts? table<string, string|tpuci.MountSpec>
 ---The container's CPU quota, more than 0 (`1.5`).
@@ -276,6 +300,15 @@ function topology(name) end
 ---@return fun(spec: tpuci.JobSpec)
 ---@overload fun(spec: tpuci.NamedJobSpec)
 function job(name) end
+
+---Declares the workers of a slice reached over SSH:
+---`hosts "slice" { "root@10.0.0.2", "root@10.0.0.3" }` or
+---`hosts "slice" { gcloud = "tpu.json", user = "me" }`; a job uses it with
+---`hosts = "slice"`.
+---@param name string
+---@return fun(spec: tpuci.HostsSpec)
+---@overload fun(spec: tpuci.NamedHostsSpec)
+function hosts(name) end
 
 ------------------------------------------------------------------------
 -- tpuci

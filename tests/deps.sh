@@ -7,6 +7,8 @@
 # tests/docker/registry.sh's private registry with logins.
 # python3-ruamel.yaml: tests/export/hostile.sh reads exports back as a
 # YAML 1.2 reader does.
+# openssh-server, openssh-client, iproute2: tests/ssh/'s workers (sshds in
+# network namespaces); python3-torch: their gloo all_reduce gangs.
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config git ca-certificates curl python3
@@ -15,7 +17,8 @@ pkgs=(build-essential cmake pkg-config git ca-certificates curl python3
       python3-yaml python3-jsonschema python3-pytest chromium groff-base zsh
       python3-kubernetes kubernetes-client podman catatonit netavark aardvark-dns
       clang libclang-rt-14-dev libxml2-utils cmark-gfm jq npm
-      docker-registry apache2-utils python3-ruamel.yaml)
+      docker-registry apache2-utils python3-ruamel.yaml
+      openssh-server openssh-client iproute2 python3-torch)
 missing=()
 for p in "${pkgs[@]}"; do
   # kubernetes-client ships /usr/bin/kubectl; where another package has

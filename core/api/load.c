@@ -158,7 +158,8 @@ int tpuci_plan_engine(tpuci_ctx_t *ctx, const char *engine) {
   }
   for (i = 0; i < ctx->plan.ninstances; i++) {
     tpuci__instance_t *inst = &ctx->plan.instances[i];
-    if (inst->runtime == TPUCI__RUNTIME_LOCAL) continue;
+    if (inst->runtime == TPUCI__RUNTIME_LOCAL || inst->runtime == TPUCI__RUNTIME_SSH)
+      continue;
     inst->runtime = (tpuci__runtime_kind_t) kind;
     count++;
   }

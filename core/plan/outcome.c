@@ -29,6 +29,7 @@ static const char *const tpuci__runtime_names[TPUCI__RUNTIME__COUNT] = {
     [TPUCI__RUNTIME_LOCAL] = "local",
     [TPUCI__RUNTIME_DOCKER] = "docker",
     [TPUCI__RUNTIME_SWARM] = "swarm",
+    [TPUCI__RUNTIME_SSH] = "ssh",
 };
 
 const char *tpuci__runtime_kind_name(tpuci__runtime_kind_t kind) {

@@ -54,6 +54,8 @@ void tpuci__plan_free(tpuci__plan_t *p) {
     free(p->topologies[i].where);
   }
   free(p->topologies);
+  for (i = 0; i < p->nhostsets; i++) tpuci__hostset_free(&p->hostsets[i]);
+  free(p->hostsets);
   for (i = 0; i < p->ninstances; i++) tpuci__instance_free(&p->instances[i]);
   free(p->instances);
   tpuci__strv_free(&p->warnings);
@@ -71,6 +73,7 @@ tpuci__instance_t *tpuci__plan_add_instance(tpuci__plan_t *p) {
   memset(in, 0, sizeof(*in));
   in->image = -1;
   in->topology = -1;
+  in->hostset = -1;
   return in;
 }
 
@@ -195,6 +198,9 @@ static json_t *tpuci__json_instance(const tpuci__plan_t *p,
   json_object_set_new(o, "memory_bytes", json_integer((json_int_t) in->memory_bytes));
   json_object_set_new(o, "network", tpuci__json_str(in->network));
   json_object_set_new(o, "container", tpuci__ctr_opts_json(&in->ctr));
+  json_object_set_new(o, "ssh", in->hostset >= 0 && (size_t) in->hostset < p->nhostsets
+                                    ? tpuci__hostset_json(&p->hostsets[in->hostset])
+                                    : json_null());
   if (in->topology >= 0 && (size_t) in->topology < p->ntopologies) {
     /* The emulated hosts and what their topology gives each. */
     tpuci__plan_hosts_t h;
@@ -394,8 +400,11 @@ static void tpuci__text_hosts(tpuci__buf_t *b, const tpuci__plan_t *p,
     }
   } else if (n > 1) {
     tpuci__buf_addf(b, "  gang:     %d hosts " TPUCI__GANG_HOST_FMT ".."
-                    TPUCI__GANG_HOST_FMT ", one container each on a private "
-                    "network, taking %d slots\n", n, 0, n - 1, n);
+                    TPUCI__GANG_HOST_FMT ", %s, taking %d slots\n", n, 0, n - 1,
+                    in->runtime == TPUCI__RUNTIME_SSH
+                        ? "one process each on its worker over SSH"
+                        : "one container each on a private network",
+                    n);
     tpuci__buf_adds(b, "  env of every host (the job's env wins over these):\n");
     for (k = 0; k < h.env[0].len; k++) {
       const char *v = h.env[0].items[k].value;
@@ -474,6 +483,8 @@ char *tpuci__plan_to_text(const tpuci__plan_t *p) {
       tpuci__buf_addf(&b, "  mount:    %s -> %s%s\n", in->mounts[k].source,
                       in->mounts[k].target, in->mounts[k].read_only ? " (read-only)" : "");
     tpuci__ctr_opts_text(&in->ctr, &b);
+    if (in->hostset >= 0 && (size_t) in->hostset < p->nhostsets)
+      tpuci__hostset_text(&p->hostsets[in->hostset], &b);
     tpuci__buf_addf(&b, "  timeout:  %s\n",
                     in->timeout_ms ? tpuci__duration_format(in->timeout_ms, d, sizeof(d))
                                    : "none");

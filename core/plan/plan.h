@@ -19,10 +19,11 @@ typedef enum {
   TPUCI__RUNTIME_LOCAL = 0,
   TPUCI__RUNTIME_DOCKER,
   TPUCI__RUNTIME_SWARM,
+  TPUCI__RUNTIME_SSH,
   TPUCI__RUNTIME__COUNT
 } tpuci__runtime_kind_t;
 
-/* "local", "docker", "swarm": the names specs use (plan/outcome.c). */
+/* "local", "docker", "swarm", "ssh": the names specs use (plan/outcome.c). */
 const char *tpuci__runtime_kind_name(tpuci__runtime_kind_t kind);
 /* The kind of a name; -1 when unknown. */
 int tpuci__runtime_kind_parse(const char *name);
@@ -51,6 +52,36 @@ typedef struct {
   char *emulate;          /* "pjrt", "xrt", "jax", "none" */
   char *where;
 } tpuci__topology_t;
+
+/* One machine of a `hosts` declaration: `[user@]host[:port]`. */
+typedef struct {
+  char *user;             /* NULL: ssh's (the config's, else the login) */
+  char *host;             /* name or address, without brackets */
+  int port;               /* 0: ssh's (the config's, else 22) */
+} tpuci__ssh_host_t;
+
+/* hosts "slice" { "root@10.0.0.2", ..., ssh_config = "ci/ssh_config" } or
+ * hosts "slice" { gcloud = "tpu.json", user = "me" }: the workers of a
+ * slice reached over SSH, in worker order (docs/ssh.md). */
+typedef struct {
+  char *name;
+  char *where;            /* "spec.lua:3" */
+  char *ssh_config;       /* absolute; `ssh -F`; NULL: ssh's own */
+  char *gcloud;           /* absolute path of the describe file, or NULL */
+  tpuci__ssh_host_t *hosts;
+  size_t nhosts;          /* >= 1 */
+} tpuci__hostset_t;
+
+/* "user@host:port" as the spec writes it ("[::1]" for an IPv6 address
+ * with a port). New string. */
+char *tpuci__ssh_host_text(const tpuci__ssh_host_t *h);
+/* Frees what it holds and zeroes it (plan/hostset.c). */
+void tpuci__hostset_free(tpuci__hostset_t *hs);
+/* {"name", "where", "ssh_config", "gcloud", "workers": [{"target", "user",
+ * "host", "port"}]}: `tpuci plan --json`'s "ssh". New reference. */
+json_t *tpuci__hostset_json(const tpuci__hostset_t *hs);
+/* Its `tpuci plan` lines: the declaration, `-F`, each worker. */
+void tpuci__hostset_text(const tpuci__hostset_t *hs, tpuci__buf_t *b);
 
 /* When and how an instance is tried again. */
 typedef struct {
@@ -173,6 +204,7 @@ typedef struct {
 
   int image;              /* index into plan->images, or -1 */
   int topology;           /* index into plan->topologies, or -1 */
+  int hostset;            /* index into plan->hostsets (runtime ssh), or -1 */
   tpuci__mount_t *mounts;
   size_t nmounts;
   double cpus;            /* 0: no limit */
@@ -191,6 +223,8 @@ typedef struct {
   size_t nimages;
   tpuci__topology_t *topologies;
   size_t ntopologies;
+  tpuci__hostset_t *hostsets;
+  size_t nhostsets;
   tpuci__instance_t *instances;
   size_t ninstances;
   size_t cap_instances;
@@ -203,7 +237,7 @@ int tpuci__plan_hosts(const tpuci__plan_t *p, const tpuci__instance_t *inst);
 
 void tpuci__plan_init(tpuci__plan_t *p);
 void tpuci__plan_free(tpuci__plan_t *p);
-/* Appends a zeroed instance (image and topology -1) and returns it. */
+/* Appends a zeroed instance (image, topology, hostset -1) and returns it. */
 tpuci__instance_t *tpuci__plan_add_instance(tpuci__plan_t *p);
 
 /* Serialisations used by `tpuci plan`. */

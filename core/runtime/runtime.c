@@ -21,6 +21,10 @@ static const tpuci__driver_t tpuci__drivers[] = {
     {TPUCI__RUNTIME_SWARM, TPUCI__RESULTS_MOUNT, 1, 4,
      tpuci__runtime_swarm_new, tpuci__runtime_swarm_check,
      tpuci__runtime_swarm_gc, tpuci__runtime_swarm_doctor},
+    /* One ssh client per host: its stdout and stderr pipes, and the
+     * attempt's log. */
+    {TPUCI__RUNTIME_SSH, NULL, 1, 3, tpuci__runtime_ssh_new,
+     tpuci__runtime_ssh_check, NULL, tpuci__runtime_ssh_doctor},
 };
 #define TPUCI__NDRIVERS (sizeof(tpuci__drivers) / sizeof(tpuci__drivers[0]))
 

@@ -28,7 +28,7 @@ typedef struct {
   int container;           /* stack index of the container options (maybe nil) */
   int has_fn;
   tpuci__runtime_kind_t runtime;
-  int image, topology;
+  int image, topology, hostset;
   uint64_t timeout_ms, idle_timeout_ms, grace_ms;
   tpuci__retry_t retry;
   double cpus;
@@ -159,8 +159,8 @@ static void tpuci__path_add(tpuci__buf_t *b, const char *s) {
 
 /* The absolute, normalised form of path, relative paths being taken
  * against base. */
-static void tpuci__path_abs(tpuci__buf_t *b, const char *base,
-                            const char *path) {
+void tpuci__spec_path_abs(tpuci__buf_t *b, const char *base,
+                          const char *path) {
   b->len = 0;
   tpuci__buf_add(b, "", 0);
   if (path[0] != '/') tpuci__path_add(b, base);
@@ -310,6 +310,7 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
   in->retry = j->retry;
   in->image = j->image;
   in->topology = j->topology;
+  in->hostset = j->hostset;
   in->cpus = j->cpus;
   in->memory_bytes = j->memory;
   in->network = tpuci__strdup(j->network);
@@ -413,7 +414,7 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
   if (b->len > 0) {
     if (j->runtime == TPUCI__RUNTIME_LOCAL) {
       char *given = tpuci__strndup(b->data, b->len);
-      tpuci__path_abs(b, c->plan->spec_dir ? c->plan->spec_dir : c->spec_dir,
+      tpuci__spec_path_abs(b, c->plan->spec_dir ? c->plan->spec_dir : c->spec_dir,
                       given);
       free(given);
       tpuci__check_folder(L, j, "workdir", b->data);
@@ -548,6 +549,7 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt,
                   : TPUCI__RUNTIME_LOCAL;
   j.image = (int) tpuci__spec_get_int(L, jt, "image");
   j.topology = (int) tpuci__spec_get_int(L, jt, "topology");
+  j.hostset = (int) tpuci__spec_get_int(L, jt, "hosts");
   j.timeout_ms = (uint64_t) tpuci__spec_get_int(L, jt, "timeout_ms");
   j.idle_timeout_ms = (uint64_t) tpuci__spec_get_int(L, jt, "idle_timeout_ms");
   j.grace_ms = (uint64_t) tpuci__spec_get_int(L, jt, "grace_ms");
@@ -563,6 +565,7 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt,
   j.has_fn = tpuci__spec_get_bool(L, jt, "has_fn");
   if (j.name == NULL || j.where == NULL)
     luaL_error(L, "tpuci: internal error: a job without a name");
+  tpuci__spec_check_hosts(L, j.name, j.where, j.topology, j.hostset);
 
   lua_getfield(L, jt, "run");
   j.run = lua_gettop(L);
@@ -590,7 +593,7 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt,
     int m;
     lua_rawgeti(L, mounts, (lua_Integer) k + 1);
     m = lua_gettop(L);
-    tpuci__path_abs(&c->scratch, c->plan->spec_dir ? c->plan->spec_dir
+    tpuci__spec_path_abs(&c->scratch, c->plan->spec_dir ? c->plan->spec_dir
                                                    : c->spec_dir,
                     tpuci__spec_get_str(L, m, "source"));
     tpuci__check_folder(L, &j, "mounts", c->scratch.data);
@@ -700,6 +703,20 @@ void tpuci__spec_expand(lua_State *L, int decls, int eval) {
   for (i = 0; i < n; i++) {
     lua_rawgeti(L, list, (lua_Integer) i + 1);
     tpuci__expand_topology(L, c, &plan->topologies[i], lua_gettop(L));
+    lua_pop(L, 1);
+  }
+  lua_settop(L, top);
+
+  lua_getfield(L, decls, "hostsets");
+  list = lua_gettop(L);
+  n = (size_t) lua_rawlen(L, list);
+  if (n > 0) {
+    plan->hostsets = tpuci__calloc(n, sizeof(*plan->hostsets));
+    plan->nhostsets = n;
+  }
+  for (i = 0; i < n; i++) {
+    lua_rawgeti(L, list, (lua_Integer) i + 1);
+    tpuci__spec_expand_hosts(L, &plan->hostsets[i], lua_gettop(L));
     lua_pop(L, 1);
   }
   lua_settop(L, top);

@@ -129,4 +129,20 @@ int tpuci__spec_get_bool(lua_State *L, int t, const char *k);
  * Lua's memory errors; what it allocated is in *out by then. */
 void tpuci__spec_expand_ctr(lua_State *L, int t, tpuci__ctr_opts_t *out);
 
+/* The absolute, normalised form of path in b, a relative path being
+ * taken against base (expand.c). */
+void tpuci__spec_path_abs(tpuci__buf_t *b, const char *base, const char *path);
+
+/* Copies the `hosts` declaration at stack index t (what the prelude's
+ * hosts_spec() made) into *hs, owned by the plan and zeroed: ssh_config
+ * and gcloud made absolute, a gcloud file read for its workers
+ * (core/spec/expand_hosts.c). Raises a Lua error naming the declaration. */
+void tpuci__spec_expand_hosts(lua_State *L, tpuci__hostset_t *hs, int t);
+
+/* Raises "file:line: job 'x': hosts 'slice' (file:line) has 2 hosts, but
+ * topology 'v4-32' has 4" when a job's hosts do not match its topology's
+ * (1 without a topology); nothing when hostset is -1. */
+void tpuci__spec_check_hosts(lua_State *L, const char *job, const char *where,
+                             int topology, int hostset);
+
 #endif /* TPUCI_SPEC_INTERNAL_H */

@@ -2,7 +2,7 @@
 # lua/tpuci.d.lua, the LuaLS annotations of the DSL, against the prelude
 # that defines it (lua/prelude.lua): every key list (JOB_KEYS, PYTEST_KEYS,
 # RETRY_KEYS, MOUNT_KEYS, ULIMIT_KEYS, GPUS_KEYS, IMAGE_KEYS,
-# TOPOLOGY_KEYS) matches the fields of its classes, both ways; the enums
+# TOPOLOGY_KEYS, HOSTS_KEYS) matches the fields of its classes, both ways; the enums
 # (PULL, EMULATE, RUNTIMES, RETRYABLE, IPC) match their aliases; the `tpuci` table's helpers are all annotated; the
 # file is valid Lua that defines only stubs; and it is not compiled into
 # the binary.
@@ -73,6 +73,7 @@ pairs = {
     "JOB_KEYS": ("tpuci.JobSpec", "tpuci.NamedJobSpec"),
     "IMAGE_KEYS": ("tpuci.ImageSpec", "tpuci.NamedImageSpec"),
     "TOPOLOGY_KEYS": ("tpuci.TopologySpec", "tpuci.NamedTopologySpec"),
+    "HOSTS_KEYS": ("tpuci.HostsSpec", "tpuci.NamedHostsSpec"),
     "PYTEST_KEYS": ("tpuci.PytestSpec", None),
     "RETRY_KEYS": ("tpuci.RetrySpec", None),
     "MOUNT_KEYS": ("tpuci.MountSpec", None),

@@ -717,7 +717,7 @@ static void test_error_messages(void **state) {
   load_fails("image \"i\" { ref = \"a:b\", puul = \"never\" }", TPUCI_ESPEC,
              "spec.lua:1: image 'i': puul: unknown key, did you mean 'pull'?");
   load_fails("job \"x\" { run = \"x\", runtime = \"podman\" }", TPUCI_ESPEC,
-             "runtime: unknown runtime 'podman' (use 'local', 'docker' or 'swarm')");
+             "runtime: unknown runtime 'podman' (use 'local', 'docker', 'swarm' or 'ssh')");
   load_fails("job \"x\" { run = \"x\", imgae = \"py\" }", TPUCI_ESPEC,
              "imgae: unknown key, did you mean 'image'?");
   load_fails("job \"x\" { run = \"x\" }\njob \"y\" { run = \"x\", image = \"nope\" }",
@@ -757,7 +757,7 @@ static void test_json_and_text(void **state) {
   static const char *inst_keys[] = {
     "name", "job", "where", "matrix", "runtime", "argv", "run", "env",
     "workdir", "timeout_ms", "idle_timeout_ms", "grace_ms", "retry", "image", "topology",
-    "mounts", "cpus", "memory_bytes", "network", "container", "hosts"};
+    "mounts", "cpus", "memory_bytes", "network", "container", "ssh", "hosts"};
   void *iter;
   (void) state;
 

@@ -1,0 +1,114 @@
+/* The OpenSSH client's command lines, and running one to its end for
+ * `tpuci doctor`. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runtime/ssh/ssh.h"
+
+extern char **environ;
+
+/* How long ssh tries to connect before it gives up (ConnectTimeout). */
+#define TPUCI__SSH_CONNECT_TIMEOUT_S 10
+
+const char *tpuci__ssh_client(void) {
+  const char *s = getenv("TPUCI_SSH");
+  return s && *s ? s : "ssh";
+}
+
+void tpuci__ssh_argv(const tpuci__hostset_t *hs, size_t i,
+                     const char *control_path, tpuci__strv_t *out) {
+  const tpuci__ssh_host_t *h = &hs->hosts[i];
+  tpuci__strv_push(out, tpuci__ssh_client());
+  if (hs->ssh_config) {
+    tpuci__strv_push(out, "-F");
+    tpuci__strv_push(out, hs->ssh_config);
+  }
+  tpuci__strv_push(out, "-o");
+  tpuci__strv_push(out, "BatchMode=yes");
+  tpuci__strv_push(out, "-o");
+  tpuci__strv_take(out, tpuci__printf("ConnectTimeout=%d", TPUCI__SSH_CONNECT_TIMEOUT_S));
+  if (control_path) {
+    tpuci__strv_push(out, "-o");
+    tpuci__strv_push(out, "ControlMaster=auto");
+    tpuci__strv_push(out, "-o");
+    tpuci__strv_take(out, tpuci__printf("ControlPath=%s", control_path));
+    tpuci__strv_push(out, "-o");
+    tpuci__strv_push(out, "ControlPersist=30s");
+  }
+  if (h->port > 0) {
+    tpuci__strv_push(out, "-p");
+    tpuci__strv_take(out, tpuci__printf("%d", h->port));
+  }
+  if (h->user) {
+    tpuci__strv_push(out, "-l");
+    tpuci__strv_push(out, h->user);
+  }
+  /* The host is checked by the spec: it cannot start with '-'. */
+  tpuci__strv_push(out, h->host);
+}
+
+/* The last non-empty line of b's text, trimmed; NULL when none. */
+static char *tpuci__last_line(const char *s, size_t n) {
+  size_t end = n, start;
+  while (end > 0 && (s[end - 1] == '\n' || s[end - 1] == '\r' ||
+                     s[end - 1] == ' ' || s[end - 1] == '\t'))
+    end--;
+  if (end == 0) return NULL;
+  start = end;
+  while (start > 0 && s[start - 1] != '\n') start--;
+  while (start < end && (s[start] == ' ' || s[start] == '\t' || s[start] == '\r'))
+    start++;
+  return tpuci__strndup(s + start, end - start);
+}
+
+int tpuci__ssh_run_blocking(const tpuci__strv_t *argv, char **last) {
+  posix_spawn_file_actions_t fa;
+  tpuci__buf_t err;
+  char **args, chunk[4096];
+  int fds[2], st = 0, r;
+  pid_t pid;
+  size_t i;
+
+  *last = NULL;
+  if (pipe(fds) != 0) return -1;
+  args = tpuci__calloc(argv->len + 1, sizeof(*args));
+  for (i = 0; i < argv->len; i++) args[i] = argv->items[i];
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+  posix_spawn_file_actions_addclose(&fa, fds[0]);
+  posix_spawn_file_actions_addclose(&fa, fds[1]);
+  r = posix_spawnp(&pid, args[0], &fa, NULL, args, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  free(args);
+  close(fds[1]);
+  if (r != 0) {
+    close(fds[0]);
+    *last = tpuci__printf("cannot run %s: %s", argv->items[0], strerror(r));
+    return -1;
+  }
+  tpuci__buf_init(&err);
+  for (;;) {
+    ssize_t n = read(fds[0], chunk, sizeof(chunk));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    /* Keep the tail only: the last line is what is shown. */
+    if (err.len > 65536) err.len = 0;
+    tpuci__buf_add(&err, chunk, (size_t) n);
+  }
+  close(fds[0]);
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  *last = tpuci__last_line(err.data ? err.data : "", err.len);
+  tpuci__buf_free(&err);
+  if (WIFEXITED(st)) return WEXITSTATUS(st);
+  return -1;
+}

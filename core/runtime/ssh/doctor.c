@@ -1,0 +1,65 @@
+/* `tpuci doctor` for runtime "ssh": every worker of every `hosts`
+ * declaration a selected job uses, reached once with BatchMode (no
+ * prompt), one line each. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/ssh/ssh.h"
+
+/* Checks worker i of hs; returns 0 or TPUCI_EENGINE, with err filled
+ * when it is the first failure (err_free). */
+static int tpuci__ssh_doctor_one(const tpuci__hostset_t *hs, size_t i,
+                                 tpuci__buf_t *report, int err_free,
+                                 tpuci__err_t *err) {
+  tpuci__strv_t argv = {NULL, 0, 0};
+  char *target = tpuci__ssh_host_text(&hs->hosts[i]), *last = NULL;
+  int st;
+
+  tpuci__ssh_argv(hs, i, NULL, &argv);
+  tpuci__strv_push(&argv, "true");
+  st = tpuci__ssh_run_blocking(&argv, &last);
+  tpuci__strv_free(&argv);
+  if (st == 0) {
+    tpuci__buf_addf(report, "ok   ssh: worker-%zu %s (hosts '%s', %s): reachable\n",
+                    i, target, hs->name, hs->where);
+  } else {
+    char *why = last ? tpuci__strdup(last)
+                : st == 255 ? tpuci__strdup("ssh failed (exit 255) and said nothing")
+                : st < 0 ? tpuci__strdup("ssh was killed")
+                         : tpuci__printf("`true` exited %d on it", st);
+    tpuci__buf_addf(report, "FAIL ssh: worker-%zu %s (hosts '%s', %s): %s\n", i,
+                    target, hs->name, hs->where, why);
+    if (err_free)
+      tpuci__err_set(err, TPUCI_EENGINE, "hosts '%s' (%s): worker-%zu %s: %s",
+                     hs->name, hs->where, i, target, why);
+    free(why);
+  }
+  free(last);
+  free(target);
+  return st == 0 ? 0 : TPUCI_EENGINE;
+}
+
+int tpuci__runtime_ssh_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
+                              tpuci__err_t *err) {
+  unsigned char *used;
+  size_t i, k;
+  int first = 0;
+
+  if (plan == NULL || plan->nhostsets == 0) return 0;
+  used = tpuci__calloc(plan->nhostsets, 1);
+  for (i = 0; i < plan->ninstances; i++) {
+    const tpuci__instance_t *in = &plan->instances[i];
+    if (in->selected && in->runtime == TPUCI__RUNTIME_SSH && in->hostset >= 0 &&
+        (size_t) in->hostset < plan->nhostsets)
+      used[in->hostset] = 1;
+  }
+  for (i = 0; i < plan->nhostsets; i++) {
+    if (!used[i]) continue;
+    for (k = 0; k < plan->hostsets[i].nhosts; k++) {
+      int r = tpuci__ssh_doctor_one(&plan->hostsets[i], k, report, first == 0, err);
+      if (r != 0 && first == 0) first = r;
+    }
+  }
+  free(used);
+  return first;
+}

@@ -1,0 +1,2 @@
+-- expect: hosts 'slice': needs hosts or a gcloud file
+hosts "slice" { ssh_config = "c" }

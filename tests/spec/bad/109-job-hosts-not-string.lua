@@ -1,0 +1,2 @@
+-- expect: job 'x': hosts: expected a string, got number
+job "x" { hosts = 3, run = "true" }

@@ -1,0 +1,100 @@
+# SSH workers for tests/ssh/: N Debian openssh-server sshds, each in a
+# network namespace of its own joined to the root namespace by a veth
+# pair, with generated host and client keys, a known_hosts file and an
+# ssh_config of the test's own (so nothing reads or writes /root/.ssh).
+# Source it after tests/e2e/lib.sh. Needs root, sshd and ip netns;
+# skips (exit 77) with the reason otherwise. Everything it made is torn
+# down on exit.
+#
+#   ssh_start N       starts workers 0..N-1; SSH_ADDR[i] is worker i's
+#                     address, SSH_NS[i] its namespace; $SSHD/ssh_config
+#                     reaches them as root
+#   ssh_stop_one I    kills worker I's sshd (and what it runs)
+SSHD=$WORK/sshd
+SSH_NET=$((200 + $$ % 50))
+SSH_ADDR=()
+SSH_NS=()
+SSH_PIDS=()
+
+ssh_skip() { echo "SKIP: $*"; exit 77; }
+
+ssh_teardown() {
+  local i
+  for i in "${!SSH_NS[@]}"; do
+    [ -n "${SSH_PIDS[$i]:-}" ] && kill "${SSH_PIDS[$i]}" 2>/dev/null
+    ip netns pids "${SSH_NS[$i]}" 2>/dev/null | xargs -r kill -9 2>/dev/null
+    ip netns del "${SSH_NS[$i]}" 2>/dev/null
+    ip link del "tpuci$$r$i" 2>/dev/null
+  done
+  rm -rf "$WORK"
+}
+trap ssh_teardown EXIT
+
+ssh_start() {
+  local n=$1 i ns addr
+  [ "$(id -u)" = 0 ] || ssh_skip "not root (network namespaces and sshd need it)"
+  [ -x /usr/sbin/sshd ] || ssh_skip "no /usr/sbin/sshd (apt-get install openssh-server)"
+  command -v ssh > /dev/null || ssh_skip "no ssh client (apt-get install openssh-client)"
+  command -v ip > /dev/null || ssh_skip "no ip (apt-get install iproute2)"
+  mkdir -p "$SSHD" /run/sshd
+  ssh-keygen -q -t ed25519 -N '' -C tpuci-test -f "$SSHD/id" || ssh_skip "ssh-keygen failed"
+  cp "$SSHD/id.pub" "$SSHD/authorized_keys"
+  : > "$SSHD/known_hosts"
+  for ((i = 0; i < n; i++)); do
+    ns="tpuci-ssh-$$-$i"
+    addr="10.$SSH_NET.$i.2"
+    ip netns add "$ns" 2>/dev/null || ssh_skip "ip netns add failed (no network namespaces here)"
+    SSH_NS[$i]=$ns
+    ip link add "tpuci$$r$i" type veth peer name "tpuci$$n$i" || ssh_skip "no veth pairs"
+    ip link set "tpuci$$n$i" netns "$ns"
+    ip addr add "10.$SSH_NET.$i.1/24" dev "tpuci$$r$i"
+    ip link set "tpuci$$r$i" up
+    ip -n "$ns" addr add "$addr/24" dev "tpuci$$n$i"
+    ip -n "$ns" link set "tpuci$$n$i" up
+    ip -n "$ns" link set lo up
+    ip -n "$ns" route add default via "10.$SSH_NET.$i.1"
+    ssh-keygen -q -t ed25519 -N '' -C "worker-$i" -f "$SSHD/host$i"
+    echo "$addr $(cut -d' ' -f1,2 "$SSHD/host$i.pub")" >> "$SSHD/known_hosts"
+    cat > "$SSHD/sshd$i.conf" <<CONF
+ListenAddress $addr
+HostKey $SSHD/host$i
+AuthorizedKeysFile $SSHD/authorized_keys
+PidFile $SSHD/sshd$i.pid
+StrictModes no
+PermitRootLogin yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+MaxStartups 100
+MaxSessions 100
+CONF
+    ip netns exec "$ns" /usr/sbin/sshd -D -e -f "$SSHD/sshd$i.conf" 2> "$SSHD/sshd$i.log" &
+    SSH_PIDS[$i]=$!
+    SSH_ADDR[$i]=$addr
+  done
+  cat > "$SSHD/ssh_config" <<CONF
+Host *
+  User root
+  IdentityFile $SSHD/id
+  IdentitiesOnly yes
+  UserKnownHostsFile $SSHD/known_hosts
+  GlobalKnownHostsFile /dev/null
+  StrictHostKeyChecking yes
+  LogLevel ERROR
+CONF
+  for ((i = 0; i < n; i++)); do
+    local t
+    for t in $(seq 50); do
+      ssh -F "$SSHD/ssh_config" -o BatchMode=yes "${SSH_ADDR[$i]}" true 2>/dev/null && break
+      sleep 0.1
+    done
+    ssh -F "$SSHD/ssh_config" -o BatchMode=yes "${SSH_ADDR[$i]}" true ||
+      { cat "$SSHD/sshd$i.log" >&2; ssh_skip "sshd of worker $i did not come up"; }
+  done
+}
+
+ssh_stop_one() {
+  kill "${SSH_PIDS[$1]}" 2>/dev/null
+  ip netns pids "${SSH_NS[$1]}" 2>/dev/null | xargs -r kill -9 2>/dev/null
+  SSH_PIDS[$1]=
+}
