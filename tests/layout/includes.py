@@ -42,7 +42,14 @@ DRIVERS = ("runtime/docker", "runtime/swarm")
 # differences). Only the drivers that speak to an engine include it, and it
 # includes no driver: a swarm manager is a Docker Engine too.
 ENGINE = "runtime/engine"
-ENGINE_USERS = ("runtime/docker", "runtime/swarm")
+ENGINE_USERS = ("runtime/docker", "runtime/swarm", "runtime/unit")
+# runtime/unit/ is the attempt state machine of the engine drivers (a
+# driver fills its table of operations). Only the drivers include it, and
+# it includes no driver (the DRIVERS rule above); of runtime/engine/ it
+# uses the gang's verdict only.
+UNIT = "runtime/unit"
+UNIT_USERS = DRIVERS
+UNIT_ENGINE = ("runtime/engine/gang.h",)
 
 MAX_LINES = 800
 
@@ -98,6 +105,14 @@ def check(core):
                             and not any(rel.startswith(u + "/") for u in ENGINE_USERS):
                         offences.append("%s:%d: \"%s\": only the engine drivers (%s) use the engine client"
                                         % (rel, n, inc, ", ".join(ENGINE_USERS)))
+                    if rel.startswith(UNIT + "/") and inc.startswith(ENGINE + "/") \
+                            and inc not in UNIT_ENGINE:
+                        offences.append("%s:%d: \"%s\": the attempt core uses of the engine client only %s"
+                                        % (rel, n, inc, ", ".join(UNIT_ENGINE)))
+                    if inc.startswith(UNIT + "/") and not rel.startswith(UNIT + "/") \
+                            and not any(rel.startswith(u + "/") for u in UNIT_USERS):
+                        offences.append("%s:%d: \"%s\": only the engine drivers (%s) use the attempt core"
+                                        % (rel, n, inc, ", ".join(UNIT_USERS)))
     return offences
 
 
@@ -116,6 +131,10 @@ def self_test(core):
             ("runtime/swarm/driver.c", '#include "runtime/docker/driver.h"'),
             ("runtime/engine/engine.c", '#include "runtime/swarm/swarm.h"'),
             ("runtime/engine/http.c", '#include "runtime/docker/driver.h"'),
+            ("runtime/tpuvm.c", '#include "runtime/unit/unit.h"'),
+            ("runtime/engine/gang.c", '#include "runtime/unit/unit.h"'),
+            ("runtime/unit/attempt.c", '#include "runtime/swarm/swarm.h"'),
+            ("runtime/unit/unit.h", '#include "runtime/engine/engine.h"'),
             ("pytest/junit.c", '#include "report/report.h"'),
             ("sched/outcome.c", "/* padding */\n" * (MAX_LINES + 1)),
         ]

@@ -11,14 +11,21 @@ that defines each.
     symbols.py --self-test BUILD_DIR
                               fails unless a planted backwards call (an
                               object of core/runtime/ using a function
-                              of core/sched/) is reported
+                              of core/sched/) is reported, and a planted
+                              circle between two files of a driver, and
+                              a call of the attempt core into a driver
+
+Inside a driver's folder (and the attempt core's, core/runtime/unit/)
+the calls between files form no circle: each file calls only files
+below it. The attempt core calls no driver (a driver fills its table of
+operations).
 """
 import os
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from includes import ALLOWED  # noqa: E402
+from includes import ALLOWED, DRIVERS, UNIT  # noqa: E402
 
 
 CORE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "core")
@@ -38,6 +45,64 @@ def objects(build):
             rel = os.path.relpath(path, root)[:-2]
             if os.path.exists(os.path.join(CORE, rel)):
                 yield rel.split("/", 1)[0], path
+
+
+def files(build):
+    """(source path under core/, object path) of the library's objects."""
+    root = os.path.join(build, "CMakeFiles", "tpuci_objs.dir", "core")
+    for dirpath, _, names in os.walk(root):
+        for f in sorted(names):
+            if not f.endswith(".c.o"):
+                continue
+            path = os.path.join(dirpath, f)
+            rel = os.path.relpath(path, root)[:-2]
+            if os.path.exists(os.path.join(CORE, rel)):
+                yield rel, path
+
+
+def check_files(table):
+    """table: (source, defined, undefined) per object. The circles between
+    the files of one driver folder (or the attempt core's), and the
+    attempt core's calls into a driver."""
+    where = {}
+    for rel, d, _ in table:
+        for s in d:
+            where[s] = rel
+    folders = tuple(DRIVERS) + (UNIT,)
+    edges = {}
+    offences = []
+    for rel, _, u in table:
+        folder = os.path.dirname(rel)
+        for s in sorted(u):
+            t = where.get(s)
+            if t is None or t == rel:
+                continue
+            if folder == UNIT and any(t.startswith(d + "/") for d in DRIVERS):
+                offences.append("%s: calls %s of %s: the attempt core calls no driver"
+                                % (rel, s, t))
+            if folder in folders and os.path.dirname(t) == folder:
+                edges.setdefault(rel, {}).setdefault(t, s)
+    # A circle: a file reached again from itself.
+    state = {}
+
+    def visit(f, stack):
+        state[f] = 1
+        stack.append(f)
+        for t in sorted(edges.get(f, {})):
+            if state.get(t) == 1:
+                ring = stack[stack.index(t):] + [t]
+                calls = ", ".join(edges[a][b] for a, b in zip(ring, ring[1:]))
+                offences.append("%s: a circle of calls between files (%s): "
+                                "split out what both use" % (" -> ".join(ring), calls))
+            elif t not in state:
+                visit(t, stack)
+        stack.pop()
+        state[f] = 2
+
+    for f in sorted(edges):
+        if f not in state:
+            visit(f, [])
+    return offences
 
 
 def nm(path):
@@ -82,7 +147,8 @@ def main():
     if len(args) != 1:
         sys.exit(__doc__)
     objs = list(objects(args[0]))
-    offences = check(objs)
+    table = [(rel,) + nm(path) for rel, path in files(args[0])]
+    offences = check(objs) + check_files(table)
     if self_test:
         if offences:
             print("self-test: the build itself has offences; run without --self-test")
@@ -93,7 +159,24 @@ def main():
         if not any("tpuci__sched_start" in o for o in planted):
             print("self-test: the planted call was not reported")
             return 1
-        print("self-test: a runtime object calling tpuci__sched_start is reported")
+        # A circle in the docker driver: its shared parts calling the
+        # attempt's operations, which call those parts; and the attempt
+        # core calling a driver.
+        planted = []
+        for rel, d, u in table:
+            if rel == "runtime/docker/objects.c" or rel == UNIT + "/attempt.c":
+                u = set(u) | {"tpuci__dk_ops"}
+            planted.append((rel, d, u))
+        found = check_files(planted)
+        if not any("objects.c" in o and "circle" in o for o in found):
+            print("self-test: the planted circle in runtime/docker/ was not reported")
+            return 1
+        if not any(o.startswith(UNIT + "/attempt.c: calls tpuci__dk_ops") for o in found):
+            print("self-test: the attempt core's planted call into a driver was not reported")
+            return 1
+        print("self-test: a runtime object calling tpuci__sched_start, a circle "
+              "between a driver's files and the attempt core calling a driver "
+              "are reported")
         return 0
     for o in offences:
         print(o)

@@ -12,9 +12,11 @@
 #include "runtime/engine/output.h"
 #include "runtime/engine/engine.h"
 #include "runtime/engine/memstat.h"
+#include "runtime/engine/network.h"
 #include "runtime/engine/podman.h"
 #include "runtime/engine/pull.h"
 #include "runtime/runtime.h"
+#include "runtime/unit/unit.h"
 
 #define TPUCI__MIB (1024.0 * 1024.0)
 #define TPUCI__DISK_WARN_BYTES (1024ull * 1024 * 1024)
@@ -43,36 +45,17 @@ typedef struct {
 typedef struct tpuci__dk_s tpuci__dk_t;
 typedef struct tpuci__dk_att_s tpuci__dk_att_t;
 
-typedef enum {
-  TPUCI__PH_NETWORK = 0,
-  TPUCI__PH_CREATE,
-  TPUCI__PH_RUN,
-  TPUCI__PH_INSPECT,
-  TPUCI__PH_REMOVE,
-  TPUCI__PH_UNNET,
-  TPUCI__PH_DONE
-} tpuci__phase_t;
-
+/* One host's container (unit.h: the core's part first). */
 typedef struct {
-  tpuci__dk_att_t *att;
-  int index;              /* host index */
-  char *name;
+  tpuci__unit_t u;
   char *id;               /* set once created */
-  char *host;             /* a gang's "worker-<index>", else NULL */
-  json_t *body;           /* create request, until CREATE is over */
-  int started;
+  json_t *body;           /* create request */
   tpuci__http_req_t *attach; /* the attach stream, while it is open */
   int attached;           /* the engine attached its streams */
   int attach_broken;      /* the stream ended with an error: refetch */
   int refetched;          /* GET logs asked after the exit */
-  int exited;             /* wait answered */
-  int pending_signal;     /* to send once started */
-  long status_code;
-  int oom;
   int removed;
   int create_tries;
-  uint64_t signals;       /* bit n: tpuci sent signal n to it */
-  int stopped;            /* signalled before its wait answered */
   int inspect_tries;      /* inspections asked again (OOM not yet seen) */
   int reinspect;          /* waiting to be inspected again */
   /* Under a memory limit: the stats stream while it runs (cancelled once
@@ -80,38 +63,19 @@ typedef struct {
   tpuci__http_req_t *stats;
   int stats_cancelled;
   tpuci__memstat_t mem;
-  int oom_unreported;     /* gang.h's TPUCI__OOM_STATS, _PROBABLY or 0 */
-  unsigned long order;    /* of its wait's answer among the attempt's */
   /* Its output; a gang's host's raw output also goes to
    * attempt-<n>.worker-<index>.log. */
   tpuci__ctrout_t out;
 } tpuci__dk_ctr_t;
 
 struct tpuci__dk_att_s {
+  tpuci__unit_att_t ua;   /* the core's part */
   tpuci__dk_t *dk;
-  tpuci__attempt_t *a;
-  tpuci__dk_ctr_t *ctrs;
-  size_t nctrs;
-  int gang;               /* a multi-host topology: a private network */
-  tpuci__phase_t phase;
-  int requests;           /* in flight, all kinds (and a pending retry) */
-  int to_attach;          /* attach requests not answered yet */
-  int launched;           /* starts asked (or given up) */
-  int stop;               /* signalled before the containers ran */
-  uint64_t signals;       /* bit n: the scheduler sent signal n */
-  char *infra;            /* the first engine failure */
-  int kept;               /* --keep-failed kept the containers */
-  unsigned long exits;    /* waits answered so far */
-  int gang_stop;          /* a host failed: the others are being stopped */
-  uint64_t grace_ms;
-  uv_timer_t timer;       /* gang_stop's grace; network removal retries */
-  char *net_name;
-  char *net_id;
-  json_t *net_body;
-  int net_tries;          /* create (name taken) */
-  int net_rm_tries;
-  tpuci__dk_att_t *prev, *next;
+  tpuci__net_t net;       /* a gang's network */
 };
+
+#define TPUCI__DK_ATT(u) ((tpuci__dk_att_t *) (u)->att)
+#define TPUCI__DK_CTR(att, i) ((tpuci__dk_ctr_t *) tpuci__unit_at(&(att)->ua, (i)))
 
 struct tpuci__dk_s {
   tpuci__runtime_t rt;
@@ -119,8 +83,7 @@ struct tpuci__dk_s {
   tpuci__engine_t *eng;
   char *run_id;
   int keep_failed;
-  tpuci__dk_att_t *atts;  /* attempts not done */
-  int handles;            /* attempt timers being closed */
+  tpuci__unit_list_t atts; /* attempts not done (unit.h) */
   int bg;                 /* requests of prepare */
   /* prepare */
   const tpuci__plan_t *plan;
@@ -144,13 +107,12 @@ struct tpuci__dk_s {
   void (*close_cb)(tpuci__runtime_t *rt);
 };
 
-/* driver.c: the runtime object. */
+/* objects.c: the shared parts (below attempt.c, prepare.c, driver.c). */
 void tpuci__dk_message(tpuci__dk_t *dk, const char *msg);
 /* Creates the engine client on first use; TPUCI_EENGINE with rt.err. */
 int tpuci__dk_engine(tpuci__dk_t *dk);
 /* Closes the runtime once nothing is left (close() was called). */
 void tpuci__dk_maybe_closed(tpuci__dk_t *dk);
-int tpuci__dk_start(tpuci__runtime_t *rt, tpuci__attempt_t *a);
 /* Whether a failed request never reached an engine: nothing listens on
  * the socket, there is none, or it may not be opened. */
 int tpuci__dk_unreached(const tpuci__engine_res_t *res);
@@ -161,20 +123,14 @@ int tpuci__dk_no_answer(const tpuci__engine_res_t *res);
  * (strings copied). */
 void tpuci__dk_orphan(tpuci__dk_t *dk, int network, const char *id,
                       const char *name);
+/* Asks the engine again to remove the orphans (`last`: no later try,
+ * say what is left). */
+void tpuci__dk_orphans_flush(tpuci__dk_t *dk, int last);
 
-/* attempt.c: an attempt's phases. */
-/* Moves the attempt on once nothing of it is in flight. */
-void tpuci__dk_step(tpuci__dk_att_t *att);
-/* Records the first engine failure of the attempt. */
+/* attempt.c: the operations of an attempt (unit.h). */
+extern const tpuci__unit_ops_t tpuci__dk_ops;
 void tpuci__dk_infra(tpuci__dk_att_t *att, const char *step,
                      const tpuci__dk_ctr_t *c, const char *msg);
-/* `name` with a random suffix, for a name taken. New string. */
-char *tpuci__dk_suffixed(const char *name);
-void tpuci__dk_on_created(void *p, const tpuci__engine_res_t *res);
-void tpuci__dk_on_net_created(void *p, const tpuci__engine_res_t *res);
-/* Frees what the attempt holds except itself and its timer. */
-void tpuci__dk_att_release(tpuci__dk_att_t *att);
-int tpuci__dk_signal(tpuci__runtime_t *rt, tpuci__attempt_t *a, int signum);
 
 /* prepare.c: the checks before a run. */
 int tpuci__dk_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,

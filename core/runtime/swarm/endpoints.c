@@ -61,8 +61,8 @@ tpuci__http_req_t *tpuci__sw_node_list(tpuci__engine_t *e,
 }
 
 const char *tpuci__sw_host_auth(const tpuci__sw_host_t *h) {
-  const tpuci__sw_t *sw = h->att->sw;
-  int k = h->att->a->inst->image;
+  const tpuci__sw_t *sw = TPUCI__SW_ATT(h)->sw;
+  int k = h->u.att->a->inst->image;
   if (sw->auths == NULL || k < 0 || (size_t) k >= sw->nimages) return NULL;
   return sw->auths[k];
 }

@@ -22,9 +22,11 @@
 #include "runtime/engine/demux.h"
 #include "runtime/engine/engine.h"
 #include "runtime/engine/gang.h"
+#include "runtime/engine/network.h"
 #include "runtime/engine/output.h"
 #include "runtime/engine/pull.h"
 #include "runtime/runtime.h"
+#include "runtime/unit/unit.h"
 
 #define TPUCI__SW_GRACE_MS 5000
 /* How often the task list is asked for while attempts run. */
@@ -181,14 +183,12 @@ tpuci__http_req_t *tpuci__sw_task_logs(tpuci__engine_t *e, const char *id,
 tpuci__http_req_t *tpuci__sw_node_list(tpuci__engine_t *e,
                                        tpuci__engine_cb cb, void *data);
 
-/* One host of an attempt: a service and its (first) task. */
+/* One host of an attempt: a service and its (first) task (unit.h: the
+ * core's part first; u.ended: its first task ended). */
 typedef struct {
-  tpuci__sw_att_t *att;
-  int index;
-  char *name;             /* the service's */
+  tpuci__unit_t u;
   char *id;               /* the service's, once created */
-  char *host;             /* a gang's "worker-<index>", else NULL */
-  json_t *body;           /* create request, until CREATE is over */
+  json_t *body;           /* create request */
   int create_tries;
   /* The task. */
   char *task_id;
@@ -197,15 +197,7 @@ typedef struct {
   tpuci__task_state_t state;
   uint64_t pending_since; /* loop time the task was first seen unplaced */
   int told_pending;
-  int terminal;           /* its first task ended */
-  int ended_infra;        /* ... not by the job's doing */
-  long exit_code;
-  int oom;
-  int oom_unreported;     /* gang.h's TPUCI__OOM_PROBABLY: inspected, no
-                             OOM kill reported */
   int inspect_tries;
-  unsigned long order;    /* of its end among the attempt's hosts */
-  int stopped;            /* removed by tpuci before its task ended */
   int removed;            /* DELETE answered */
   int gone;               /* its task and container are gone */
   int ctr_asking;         /* GONE: its container looked up */
@@ -225,43 +217,18 @@ typedef struct {
   tpuci__ctrout_t out;
 } tpuci__sw_host_t;
 
-typedef enum {
-  TPUCI__SP_NETWORK = 0,
-  TPUCI__SP_CREATE,
-  TPUCI__SP_RUN,
-  TPUCI__SP_INSPECT,
-  TPUCI__SP_REMOVE,
-  TPUCI__SP_GONE,
-  TPUCI__SP_UNNET,
-  TPUCI__SP_DONE
-} tpuci__sw_phase_t;
-
 struct tpuci__sw_att_s {
+  tpuci__unit_att_t ua;   /* the core's part */
   tpuci__sw_t *sw;
-  tpuci__attempt_t *a;
-  tpuci__sw_host_t *hosts;
-  size_t nhosts;
-  int gang;
   int own_net;            /* an overlay network of its own: a gang, or
                              network = "none" */
-  tpuci__sw_phase_t phase;
-  int requests;           /* in flight, all kinds */
-  int stop;               /* the scheduler signalled it */
-  uint64_t signals;       /* bit n: the scheduler sent signal n */
-  int gang_stop;          /* a host failed on its own: the rest stop */
-  char *infra;            /* the first failure not of the job's doing */
-  unsigned long ends;     /* tasks ended so far */
-  uint64_t grace_ms;
   uint64_t gone_deadline; /* loop time to give up waiting in GONE */
-  uv_timer_t timer;       /* retries of network removal, inspections */
-  int timer_pending;      /* the timer counts as a request */
-  char *net_name;
-  char *net_id;
-  json_t *net_body;
-  int net_tries;
-  int net_rm_tries;
-  tpuci__sw_att_t *prev, *next;
+  int timer_pending;      /* ua.timer counts as a request */
+  tpuci__net_t net;       /* its own network (own_net) */
 };
+
+#define TPUCI__SW_ATT(h) ((tpuci__sw_att_t *) (h)->u.att)
+#define TPUCI__SW_HOST(att, i) ((tpuci__sw_host_t *) tpuci__unit_at(&(att)->ua, (i)))
 
 struct tpuci__sw_s {
   tpuci__runtime_t rt;
@@ -269,8 +236,8 @@ struct tpuci__sw_s {
   tpuci__engine_t *eng;
   char *run_id;
   int keep_failed;
-  tpuci__sw_att_t *atts;  /* attempts not done */
-  int handles;            /* attempt timers being closed */
+  tpuci__unit_list_t atts; /* attempts not done (unit.h) */
+  int handles;            /* the poll timer being closed */
   /* The task poll. */
   uv_timer_t poll;
   int poll_init;
@@ -302,27 +269,40 @@ struct tpuci__sw_s {
 /* The X-Registry-Auth for a host's service (sw->auths), or NULL. */
 const char *tpuci__sw_host_auth(const tpuci__sw_host_t *h);
 
-/* driver.c */
+/* objects.c: the shared parts (below the other files). */
 void tpuci__sw_message(tpuci__sw_t *sw, const char *msg);
 int tpuci__sw_engine(tpuci__sw_t *sw);
+/* Closes the runtime once nothing is left (close() was called). */
 void tpuci__sw_maybe_closed(tpuci__sw_t *sw);
-/* Starts the task poll if it is not running. */
-void tpuci__sw_poll_start(tpuci__sw_t *sw);
 
-/* attempt.c */
-int tpuci__sw_start(tpuci__runtime_t *rt, tpuci__attempt_t *a);
-int tpuci__sw_signal(tpuci__runtime_t *rt, tpuci__attempt_t *a, int signum);
-void tpuci__sw_step(tpuci__sw_att_t *att);
-void tpuci__sw_on_created(void *p, const tpuci__engine_res_t *res);
-void tpuci__sw_on_net_created(void *p, const tpuci__engine_res_t *res);
-/* Whether the attempt wants the task poll (RUN, or GONE). */
-int tpuci__sw_att_polls(const tpuci__sw_att_t *att);
+/* attempt.c: the operations of an attempt (unit.h), but watch and gone,
+ * which start the task poll (driver.c); and what the poll says. */
+int tpuci__sw_op_init(tpuci__unit_att_t *ua, tpuci__runtime_t *rt,
+                      const tpuci__slice_t *slice);
+void tpuci__sw_op_net_create(tpuci__unit_att_t *ua);
+void tpuci__sw_op_create(tpuci__unit_t *u);
+void tpuci__sw_op_start(tpuci__unit_t *u);
+void tpuci__sw_op_stop(tpuci__unit_t *u, int signum);
+void tpuci__sw_op_remove(tpuci__unit_t *u);
+void tpuci__sw_net_remove(tpuci__unit_att_t *ua);
+char *tpuci__sw_op_keep(tpuci__unit_att_t *ua, tpuci__unit_t *u);
+void tpuci__sw_op_outcome(tpuci__unit_att_t *ua, tpuci__gang_verdict_t *v,
+                          tpuci__exit_t *ex);
+void tpuci__sw_op_release(tpuci__unit_t *u);
+void tpuci__sw_op_att_release(tpuci__unit_att_t *ua);
+/* GONE: whether every host's task (and its container on the manager)
+ * went, or the deadline passed. */
+int tpuci__sw_all_gone(tpuci__sw_att_t *att);
 /* A task of the poll's answer that belongs to host h. */
 void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t);
 /* The poll did not list h's service or task any more. */
 void tpuci__sw_on_absent(tpuci__sw_host_t *h);
 /* The poll keeps failing: the attempt is infra. */
 void tpuci__sw_poll_lost(tpuci__sw_att_t *att, const char *why);
+
+/* poll.c: the task poll every running attempt shares. */
+/* Starts the task poll if it is not running. */
+void tpuci__sw_poll_start(tpuci__sw_t *sw);
 
 /* prepare.c */
 int tpuci__sw_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,

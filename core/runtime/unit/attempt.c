@@ -1,0 +1,483 @@
+/* The attempt state machine of the engine drivers (unit.h): phases,
+ * stopping a gang, the outcome, cleanup once. */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/unit/unit.h"
+
+tpuci__unit_t *tpuci__unit_at(tpuci__unit_att_t *att, size_t i) {
+  return (tpuci__unit_t *) ((char *) att->units + i * att->ops->unit_size);
+}
+
+tpuci__unit_att_t *tpuci__unit_att_new(const tpuci__unit_ops_t *ops,
+                                       tpuci__attempt_t *a, size_t n,
+                                       uint64_t grace_ms) {
+  tpuci__unit_att_t *att = tpuci__calloc(1, ops->att_size);
+  size_t i;
+  att->ops = ops;
+  att->a = a;
+  att->nunits = n;
+  att->gang = n > 1;
+  att->grace_ms = grace_ms;
+  att->units = tpuci__calloc(n, ops->unit_size);
+  for (i = 0; i < n; i++) {
+    tpuci__unit_t *u = tpuci__unit_at(att, i);
+    u->att = att;
+    u->index = (int) i;
+  }
+  return att;
+}
+
+/* Frees what the attempt holds except itself and its timer. */
+static void tpuci__unit_release(tpuci__unit_att_t *att) {
+  size_t i;
+  for (i = 0; i < att->nunits; i++) {
+    tpuci__unit_t *u = tpuci__unit_at(att, i);
+    if (att->ops->release) att->ops->release(u);
+    free(u->name);
+    free(u->host);
+  }
+  if (att->ops->att_release) att->ops->att_release(att);
+  free(att->units);
+  att->units = NULL;
+  att->nunits = 0;
+  free(att->infra);
+  free(att->log_lost);
+  att->infra = att->log_lost = NULL;
+}
+
+void tpuci__unit_att_free(tpuci__unit_att_t *att) {
+  if (att == NULL) return;
+  tpuci__unit_release(att);
+  free(att);
+}
+
+void tpuci__unit_infra(tpuci__unit_att_t *att, char *msg) {
+  if (att->infra == NULL) att->infra = msg;
+  else free(msg);
+}
+
+void tpuci__unit_tell(tpuci__unit_att_t *att, const char *fmt, ...) {
+  va_list ap;
+  char buf[1024];
+  char *m = buf;
+  int n;
+  va_start(ap, fmt);
+  n = vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if ((size_t) n >= sizeof(buf)) {
+    m = tpuci__malloc((size_t) n + 1);
+    va_start(ap, fmt);
+    vsnprintf(m, (size_t) n + 1, fmt, ap);
+    va_end(ap);
+  }
+  tpuci__attempt_message(att->a, m);
+  if (m != buf) free(m);
+}
+
+static void tpuci__unit_later_cb(uv_timer_t *t) {
+  tpuci__unit_att_t *att = t->data;
+  void (*fn)(tpuci__unit_att_t *) = att->later;
+  att->later = NULL;
+  att->requests--;
+  fn(att);
+  tpuci__unit_step(att);
+}
+
+void tpuci__unit_later(tpuci__unit_att_t *att, uint64_t ms,
+                       void (*fn)(tpuci__unit_att_t *att)) {
+  att->later = fn;
+  att->requests++;
+  att->timer.data = att;
+  uv_timer_start(&att->timer, tpuci__unit_later_cb, ms, 0);
+}
+
+int tpuci__unit_hosts(tpuci__runtime_t *rt, const char *runtime,
+                      tpuci__attempt_t *a, tpuci__slice_t *slice,
+                      int *has_slice, size_t *hosts) {
+  const tpuci__instance_t *inst = a->inst;
+  const tpuci__plan_t *plan = a->plan;
+  int rc;
+  *has_slice = 0;
+  *hosts = 1;
+  if (inst->image < 0 || (size_t) inst->image >= plan->nimages)
+    return tpuci__err_set(&rt->err, TPUCI_EUSAGE,
+                          "%s: job '%s' has no image for the %s runtime",
+                          inst->where ? inst->where : "spec", inst->name, runtime);
+  if (inst->topology < 0 || (size_t) inst->topology >= plan->ntopologies) return 0;
+  rc = tpuci__topology_slice(&plan->topologies[inst->topology], slice, &rt->err);
+  if (rc != 0) return rc;
+  *has_slice = 1;
+  *hosts = (size_t) slice->hosts;
+  /* An attempt may need fewer (a collection runs host 0 alone). */
+  if (a->hosts > 0 && (size_t) a->hosts < *hosts) *hosts = (size_t) a->hosts;
+  if (*hosts > 1 && inst->network != NULL) {
+    rc = tpuci__err_set(&rt->err, TPUCI_EUSAGE,
+                        "%s: job '%s': network = \"%s\" cannot be used "
+                        "with the %zu-host topology '%s': the hosts of a "
+                        "gang get a private network of their own",
+                        inst->where ? inst->where : "spec", inst->job,
+                        inst->network, *hosts, slice->name);
+    tpuci__slice_free(slice);
+    *has_slice = 0;
+    return rc;
+  }
+  return 0;
+}
+
+int tpuci__unit_start(tpuci__runtime_t *rt, const char *runtime,
+                      const tpuci__unit_ops_t *ops, tpuci__attempt_t *a,
+                      uint64_t grace_ms, tpuci__unit_list_t *list) {
+  const tpuci__instance_t *inst = a->inst;
+  tpuci__unit_att_t *att;
+  tpuci__slice_t slice;
+  int has_slice = 0;
+  size_t i, hosts = 1;
+  int rc = tpuci__unit_hosts(rt, runtime, a, &slice, &has_slice, &hosts);
+  if (rc != 0) return rc;
+  att = tpuci__unit_att_new(ops, a, hosts,
+                            a->grace_ms ? a->grace_ms
+                            : inst->grace_ms ? inst->grace_ms : grace_ms);
+  for (i = 0; att->gang && i < hosts; i++)
+    tpuci__unit_at(att, i)->host = tpuci__printf(TPUCI__GANG_HOST_FMT, (int) i);
+  rc = ops->init(att, rt, has_slice ? &slice : NULL);
+  if (has_slice) tpuci__slice_free(&slice);
+  if (rc != 0) {
+    tpuci__unit_att_free(att);
+    return rc;
+  }
+  tpuci__unit_run(att, rt->loop, list);
+  return 0;
+}
+
+void tpuci__unit_rt_init(tpuci__runtime_t *rt, const char *name, uv_loop_t *loop,
+                         tpuci__unit_list_t *list,
+                         void (*changed)(tpuci__unit_list_t *l)) {
+  rt->name = name;
+  rt->loop = loop;
+  rt->signal = tpuci__unit_rt_signal;
+  list->changed = changed;
+}
+
+int tpuci__unit_rt_signal(tpuci__runtime_t *rt, tpuci__attempt_t *a, int signum) {
+  (void) rt;
+  return tpuci__unit_signal(a->rt_data, signum);
+}
+
+/* Signals. */
+
+static void tpuci__unit_send(tpuci__unit_t *u, int signum) {
+  if (signum > 0 && signum < 64) u->signals |= 1ull << signum;
+  u->att->ops->stop(u, signum);
+}
+
+static void tpuci__unit_stop_one(tpuci__unit_t *u, int signum) {
+  tpuci__unit_att_t *att = u->att;
+  if (att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE) {
+    if (!u->ended) att->ops->stop(u, signum);
+    return;
+  }
+  if (!u->created || u->ended) return;
+  if (u->started) tpuci__unit_send(u, signum);
+  else u->pending_signal = signum;
+}
+
+static void tpuci__unit_stop_others(tpuci__unit_att_t *att,
+                                    const tpuci__unit_t *except, int signum) {
+  size_t i;
+  for (i = 0; i < att->nunits; i++) {
+    tpuci__unit_t *u = tpuci__unit_at(att, i);
+    if (u != except) tpuci__unit_stop_one(u, signum);
+  }
+}
+
+void tpuci__unit_stop_all(tpuci__unit_att_t *att, int signum) {
+  tpuci__unit_stop_others(att, NULL, signum);
+}
+
+static void tpuci__unit_halt_all(tpuci__unit_att_t *att) {
+  size_t i;
+  if (att->ops->halt == NULL) return;
+  for (i = 0; i < att->nunits; i++) att->ops->halt(tpuci__unit_at(att, i));
+}
+
+static void tpuci__unit_grace_cb(uv_timer_t *t) {
+  tpuci__unit_att_t *att = t->data;
+  if (att->phase != TPUCI__UP_RUN) return;
+  tpuci__unit_stop_all(att, SIGKILL);
+}
+
+/* One host of a gang failed on its own: the gang ends together. */
+static void tpuci__unit_gang_stop(tpuci__unit_att_t *att, const tpuci__unit_t *u) {
+  if (!att->gang || att->gang_stop) return;
+  att->gang_stop = 1;
+  if (att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE) {
+    tpuci__unit_stop_all(att, SIGTERM);
+    return;
+  }
+  tpuci__unit_stop_others(att, u, SIGTERM);
+  uv_timer_start(&att->timer, tpuci__unit_grace_cb, att->grace_ms, 0);
+}
+
+int tpuci__unit_signal(tpuci__unit_att_t *att, int signum) {
+  if (att == NULL || att->phase > TPUCI__UP_RUN) return 0;
+  if (signum > 0 && signum < 64) att->signals |= 1ull << signum;
+  att->signalled = 1;
+  if (att->phase < TPUCI__UP_RUN ||
+      (att->phase == TPUCI__UP_RUN && !att->launched)) {
+    /* Not started yet: do not start it at all. */
+    att->stop = 1;
+    if (att->phase == TPUCI__UP_RUN) tpuci__unit_halt_all(att);
+    return 0;
+  }
+  tpuci__unit_stop_all(att, signum);
+  if (att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE) tpuci__unit_step(att);
+  return 0;
+}
+
+/* RUN. */
+
+static void tpuci__unit_launch(tpuci__unit_att_t *att) {
+  size_t i;
+  if (att->to_ready > 0 || att->launched) return;
+  att->launched = 1;
+  if (att->infra != NULL || att->stop) {
+    tpuci__unit_halt_all(att);
+    return;
+  }
+  for (i = 0; i < att->nunits; i++) att->ops->start(tpuci__unit_at(att, i));
+}
+
+void tpuci__unit_ready(tpuci__unit_t *u) {
+  if (u->ready) return;
+  u->ready = 1;
+  u->att->to_ready--;
+  tpuci__unit_launch(u->att);
+}
+
+void tpuci__unit_started(tpuci__unit_t *u, int ok) {
+  tpuci__unit_att_t *att = u->att;
+  if (!ok) {
+    /* It will not run: nothing will end what follows it. The others of
+     * a gang must not run on alone. */
+    if (att->ops->halt) att->ops->halt(u);
+    tpuci__unit_stop_all(att, SIGKILL);
+    return;
+  }
+  u->started = 1;
+  att->ops->watch(u);
+  if (att->infra != NULL) tpuci__unit_send(u, SIGKILL);
+  else if (u->pending_signal) tpuci__unit_send(u, u->pending_signal);
+  u->pending_signal = 0;
+}
+
+void tpuci__unit_exited(tpuci__unit_t *u, long status) {
+  tpuci__unit_att_t *att = u->att;
+  u->ended = 1;
+  u->order = ++att->ends;
+  u->status = status;
+  if (!(att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)) u->stopped = u->signals != 0;
+  if (status != 0 && !u->stopped) tpuci__unit_gang_stop(att, u);
+}
+
+void tpuci__unit_ended_infra(tpuci__unit_t *u) {
+  u->ended = 1;
+  u->ended_infra = 1;
+  u->order = ++u->att->ends;
+  tpuci__unit_stop_all(u->att, SIGKILL);
+}
+
+int tpuci__unit_polls(const tpuci__unit_att_t *att) {
+  return att->phase == TPUCI__UP_RUN || att->phase == TPUCI__UP_GONE;
+}
+
+/* Whether RUN is over (requests aside): a driver that stops by removing
+ * ends it at once when cut short. */
+static int tpuci__unit_run_over(tpuci__unit_att_t *att) {
+  size_t i;
+  if (!(att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)) return 1;
+  if (att->stop || att->signalled || att->gang_stop || att->infra != NULL)
+    return 1;
+  for (i = 0; i < att->nunits; i++)
+    if (!tpuci__unit_at(att, i)->ended) return 0;
+  return 1;
+}
+
+/* The end. */
+
+/* Whether the attempt failed on its own: a non-zero exit or an OOM kill,
+ * with no signal from the scheduler and no infra failure. Only those are
+ * kept with --keep-failed; timed out and cancelled ones never are. */
+static int tpuci__unit_failed_alone(tpuci__unit_att_t *att) {
+  size_t i;
+  if (att->infra != NULL || att->stop || att->signalled) return 0;
+  for (i = 0; i < att->nunits; i++) {
+    const tpuci__unit_t *u = tpuci__unit_at(att, i);
+    if (u->ended && (u->status != 0 || u->oom)) return 1;
+  }
+  return 0;
+}
+
+static void tpuci__unit_closed(uv_handle_t *h) {
+  tpuci__unit_att_t *att = h->data;
+  tpuci__unit_list_t *l = att->list;
+  free(att);
+  l->handles--;
+  l->changed(l);
+}
+
+static void tpuci__unit_finish(tpuci__unit_att_t *att) {
+  tpuci__unit_list_t *l = att->list;
+  tpuci__attempt_t *a = att->a;
+  tpuci__gang_verdict_t v;
+  tpuci__exit_t ex;
+  size_t i;
+
+  memset(&ex, 0, sizeof(ex));
+  memset(&v, 0, sizeof(v));
+  v.host = -1;
+  ex.exit_code = -1;
+  if (att->infra != NULL) {
+    ex.infra = 1;
+    ex.cause = att->infra;
+  } else if (att->stop && !(att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)) {
+    v.cause = tpuci__printf("stopped before the %s%s started",
+                            att->ops->kind, att->gang ? "s" : "");
+    ex.cause = v.cause;
+  } else {
+    tpuci__gang_host_t *h = tpuci__calloc(att->nunits, sizeof(*h));
+    for (i = 0; i < att->nunits; i++) {
+      const tpuci__unit_t *u = tpuci__unit_at(att, i);
+      h[i].name = u->host;
+      h[i].exited = u->ended && !u->ended_infra;
+      h[i].status = u->status;
+      h[i].oom = u->oom;
+      h[i].oom_unreported = u->oom_unreported;
+      h[i].signals = u->signals;
+      h[i].stopped = u->stopped;
+      h[i].order = u->order;
+    }
+    tpuci__gang_verdict(h, att->nunits, a->inst->memory_bytes, &v);
+    free(h);
+    ex.exit_code = v.exit_code;
+    ex.term_signal = v.term_signal;
+    ex.oom = v.oom;
+    ex.cause = v.cause;
+  }
+  if (att->ops->outcome) att->ops->outcome(att, &v, &ex);
+  ex.log_lost = att->log_lost;
+  if (att->prev) att->prev->next = att->next;
+  else l->atts = att->next;
+  if (att->next) att->next->prev = att->prev;
+  a->rt_data = NULL;
+  /* Counted before attempt_done(): the scheduler may close the runtime
+   * from there, and closing must wait for this timer. */
+  l->handles++;
+  tpuci__attempt_done(a, &ex);
+  tpuci__gang_verdict_free(&v);
+  tpuci__unit_release(att);
+  uv_close((uv_handle_t *) &att->timer, tpuci__unit_closed);
+}
+
+void tpuci__unit_run(tpuci__unit_att_t *att, uv_loop_t *loop,
+                     tpuci__unit_list_t *list) {
+  uv_timer_init(loop, &att->timer);
+  att->timer.data = att;
+  att->list = list;
+  att->next = list->atts;
+  if (list->atts) list->atts->prev = att;
+  list->atts = att;
+  att->a->rt_data = att;
+  att->phase = TPUCI__UP_NETWORK;
+  if (att->ops->net_create) att->ops->net_create(att);
+  tpuci__unit_step(att);
+}
+
+void tpuci__unit_step(tpuci__unit_att_t *att) {
+  const tpuci__unit_ops_t *ops = att->ops;
+  size_t i;
+
+  while (att->requests == 0) {
+    switch (att->phase) {
+      case TPUCI__UP_NETWORK:
+        att->phase = TPUCI__UP_CREATE;
+        if (att->infra != NULL || att->stop) {
+          att->phase = TPUCI__UP_INSPECT;
+          break;
+        }
+        for (i = 0; i < att->nunits; i++) ops->create(tpuci__unit_at(att, i));
+        break;
+      case TPUCI__UP_CREATE:
+        att->phase = TPUCI__UP_RUN;
+        if (att->infra != NULL || att->stop) {
+          /* Straight to removing whatever was created. */
+          att->phase = TPUCI__UP_INSPECT;
+          break;
+        }
+        att->to_ready = (int) att->nunits + 1;
+        for (i = 0; i < att->nunits; i++) {
+          tpuci__unit_t *u = tpuci__unit_at(att, i);
+          if (ops->output) ops->output(u);
+          else tpuci__unit_ready(u);
+        }
+        att->to_ready--;
+        tpuci__unit_launch(att);
+        break;
+      case TPUCI__UP_RUN:
+        if (!tpuci__unit_run_over(att)) return;
+        if (!(ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)) uv_timer_stop(&att->timer);
+        att->phase = TPUCI__UP_INSPECT;
+        for (i = 0; i < att->nunits; i++) {
+          tpuci__unit_t *u = tpuci__unit_at(att, i);
+          if (!u->ended && (ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)) {
+            u->stopped = 1;
+            u->signals = att->signals;
+          }
+        }
+        if (att->infra != NULL || ops->classify == NULL) break;
+        for (i = 0; i < att->nunits; i++) {
+          tpuci__unit_t *u = tpuci__unit_at(att, i);
+          if (u->ended && !u->ended_infra && u->status != 0) ops->classify(u);
+        }
+        break;
+      case TPUCI__UP_INSPECT:
+        att->phase = TPUCI__UP_REMOVE;
+        if (att->a->keep_on_failure && tpuci__unit_failed_alone(att)) {
+          att->kept = 1;
+          for (i = 0; i <= att->nunits; i++) {
+            char *m = ops->keep(att, i < att->nunits ? tpuci__unit_at(att, i) : NULL);
+            if (m != NULL) tpuci__attempt_message(att->a, m);
+            free(m);
+          }
+          att->phase = TPUCI__UP_DONE;
+          break;
+        }
+        for (i = 0; i < att->nunits; i++) ops->remove(tpuci__unit_at(att, i));
+        break;
+      case TPUCI__UP_REMOVE:
+        att->phase = TPUCI__UP_GONE;
+        break;
+      case TPUCI__UP_GONE: {
+        int first = !att->gone_asked;
+        att->gone_asked = 1;
+        if (ops->gone != NULL && !ops->gone(att, first)) return;
+        if (att->requests > 0) break;
+        att->phase = TPUCI__UP_UNNET;
+        if (ops->net_remove) ops->net_remove(att);
+        break;
+      }
+      case TPUCI__UP_UNNET:
+      case TPUCI__UP_DONE: {
+        tpuci__unit_list_t *l = att->list;
+        att->phase = TPUCI__UP_DONE;
+        tpuci__unit_finish(att);
+        l->changed(l);
+        return;
+      }
+    }
+  }
+}

@@ -1,0 +1,236 @@
+/* One attempt of an engine driver as a state machine over per-host
+ * units (a container, a service, a remote process): the gang's
+ * lifecycle, its stop on the first failure, signal or timeout with the
+ * grace, its outcome (tpuci__gang_verdict, engine/gang.h) and its
+ * cleanup, once. A driver fills a table of operations
+ * (tpuci__unit_ops_t) and answers through the tpuci__unit_* calls below;
+ * it never walks the phases itself. Only the engine drivers include this
+ * (tests/layout/includes.py); it includes no driver.
+ *
+ * Phases, each over when no request of the attempt is in flight
+ * (att->requests == 0):
+ *
+ *   NETWORK  ops->net_create (optional): a gang's network
+ *   CREATE   ops->create for each host
+ *   RUN      ops->output for each (optional), then once all are ready
+ *            ops->start for each; once started ops->watch. A host that
+ *            fails on its own stops the others: ops->stop(SIGTERM), after
+ *            the grace SIGKILL (or, with TPUCI__UNIT_STOP_BY_REMOVE, the
+ *            run ends and removing stops them). Signals become ops->stop.
+ *   INSPECT  ops->classify (optional) for each host that exited non-zero
+ *   REMOVE   ops->remove for each, unless --keep-failed kept them
+ *   GONE     ops->gone (optional) until it says everything went
+ *   UNNET    ops->net_remove (optional)
+ *   then     ops->outcome (optional) adjusts the exit, tpuci__attempt_done()
+ *            exactly once, ops->release, the timer is closed, the
+ *            attempt freed.
+ *
+ * Ownership: the core allocates and frees the attempt (ops->att_size
+ * bytes, tpuci__unit_att_t first) and its units (ops->unit_size bytes
+ * each, tpuci__unit_t first), and frees the unit's name and host. The
+ * driver frees what it put into its own part in ops->release and
+ * ops->att_release. */
+#ifndef TPUCI_RUNTIME_UNIT_H
+#define TPUCI_RUNTIME_UNIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "runtime/engine/gang.h"
+#include "runtime/runtime.h"
+#include "plan/topology.h"
+#include "base/util.h"
+
+typedef struct tpuci__unit_att_s tpuci__unit_att_t;
+typedef struct tpuci__unit_list_s tpuci__unit_list_t;
+
+/* One host of an attempt. The core sets the fields below except `name`,
+ * `host` (set by the driver before tpuci__unit_run, freed by the core)
+ * and `created`, `oom`, `oom_unreported`, `status` (the driver's, as it
+ * learns them). */
+typedef struct {
+  tpuci__unit_att_t *att;
+  int index;              /* host index */
+  char *name;             /* the unit's own name, for messages */
+  char *host;             /* a gang's "worker-<index>", else NULL */
+  int created;            /* there is something to signal and remove */
+  int started;            /* ops->start answered ok */
+  int pending_signal;     /* to send once started */
+  int ready;              /* its output is open (RUN) */
+  int ended;              /* it ended: exited, or ended_infra */
+  int ended_infra;        /* ... not by the job's doing */
+  long status;            /* its exit code */
+  int oom;
+  int oom_unreported;     /* gang.h's TPUCI__OOM_STATS, _PROBABLY or 0 */
+  uint64_t signals;       /* bit n: tpuci sent it signal n */
+  int stopped;            /* tpuci stopped it before it ended */
+  unsigned long order;    /* of its end among the attempt's hosts */
+} tpuci__unit_t;
+
+/* The ops' flags. */
+/* Stopping a unit is removing it (Swarm: SIGTERM, the grace, SIGKILL
+ * by the engine): RUN ends at the first signal, gang failure or infra,
+ * and ops->stop only ends what the driver follows of the unit. */
+#define TPUCI__UNIT_STOP_BY_REMOVE 1
+
+typedef struct {
+  const char *kind;       /* "container", "service", "process" */
+  int flags;              /* TPUCI__UNIT_* */
+  size_t att_size;        /* the driver's attempt, tpuci__unit_att_t first */
+  size_t unit_size;       /* the driver's unit, tpuci__unit_t first */
+  /* Each op that asks something of the engine (or a child) counts it in
+   * att->requests and, when it is answered, uncounts it and calls
+   * tpuci__unit_step(). None fails synchronously: a failure is recorded
+   * with tpuci__unit_infra() and the attempt moves on to cleanup. */
+  /* Fills the driver's part of a new attempt (tpuci__unit_start): its
+   * units' names (u->host is set for a gang), bodies, output. 0, or a
+   * negative code with rt->err set; nothing was made yet. */
+  int (*init)(tpuci__unit_att_t *att, tpuci__runtime_t *rt,
+              const tpuci__slice_t *slice);
+  void (*net_create)(tpuci__unit_att_t *att);     /* optional */
+  void (*create)(tpuci__unit_t *u);               /* sets u->created */
+  /* Optional: opens the output before the start; calls
+   * tpuci__unit_ready(u) exactly once (opened, or given up). */
+  void (*output)(tpuci__unit_t *u);
+  /* Starts it; answers tpuci__unit_started(u, ok) exactly once. */
+  void (*start)(tpuci__unit_t *u);
+  /* Watches it until it ends: tpuci__unit_exited() or _ended_infra(). */
+  void (*watch)(tpuci__unit_t *u);
+  /* Sends it signal `signum` (it was started and has not ended). */
+  void (*stop)(tpuci__unit_t *u, int signum);
+  /* Optional: ends what was opened for a unit that will not run (its
+   * output stream). */
+  void (*halt)(tpuci__unit_t *u);
+  /* Optional: a host that exited non-zero: whether the kernel killed it
+   * for memory (u->oom, u->oom_unreported) and its final status. */
+  void (*classify)(tpuci__unit_t *u);
+  /* Removes what create made (nothing: returns at once). */
+  void (*remove)(tpuci__unit_t *u);
+  /* Optional, GONE: whether everything removed went; `first` on entry.
+   * When it says no, the driver calls tpuci__unit_step() again later. */
+  int (*gone)(tpuci__unit_att_t *att, int first);
+  void (*net_remove)(tpuci__unit_att_t *att);     /* optional */
+  /* --keep-failed: what was kept, to tell the user: unit u's (NULL:
+   * nothing of it), then with u == NULL the attempt's own (a network).
+   * New string. */
+  char *(*keep)(tpuci__unit_att_t *att, tpuci__unit_t *u);
+  /* Optional: adjusts the exit the core made (ex->cause may be replaced
+   * through v->cause; a log_lost goes into att->log_lost). */
+  void (*outcome)(tpuci__unit_att_t *att, tpuci__gang_verdict_t *v,
+                  tpuci__exit_t *ex);
+  void (*release)(tpuci__unit_t *u);              /* the driver's fields */
+  void (*att_release)(tpuci__unit_att_t *att);    /* the driver's fields */
+} tpuci__unit_ops_t;
+
+typedef enum {
+  TPUCI__UP_NETWORK = 0,
+  TPUCI__UP_CREATE,
+  TPUCI__UP_RUN,
+  TPUCI__UP_INSPECT,
+  TPUCI__UP_REMOVE,
+  TPUCI__UP_GONE,
+  TPUCI__UP_UNNET,
+  TPUCI__UP_DONE
+} tpuci__unit_phase_t;
+
+struct tpuci__unit_att_s {
+  const tpuci__unit_ops_t *ops;
+  tpuci__unit_list_t *list;
+  tpuci__attempt_t *a;
+  void *units;            /* nunits of ops->unit_size bytes */
+  size_t nunits;
+  int gang;               /* a multi-host topology */
+  tpuci__unit_phase_t phase;
+  int requests;           /* in flight, all kinds (and pending retries) */
+  int to_ready;           /* RUN: units whose output is not ready yet */
+  int launched;           /* starts asked (or given up) */
+  int stop;               /* signalled before anything started */
+  int signalled;          /* the scheduler signalled it */
+  uint64_t signals;       /* bit n: the scheduler sent signal n */
+  char *infra;            /* the first failure not of the job's doing */
+  char *log_lost;         /* set by ops->outcome, freed by the core */
+  int kept;               /* --keep-failed kept the units */
+  int gone_asked;         /* GONE was entered */
+  unsigned long ends;     /* units ended so far */
+  int gang_stop;          /* a host failed on its own: the rest stop */
+  uint64_t grace_ms;
+  /* The core's in RUN (the grace) unless TPUCI__UNIT_STOP_BY_REMOVE; the
+   * driver's otherwise (retries, inspections). Closed by the core. */
+  uv_timer_t timer;
+  void (*later)(tpuci__unit_att_t *att); /* tpuci__unit_later's */
+  tpuci__unit_att_t *prev, *next;
+};
+
+/* A runtime's attempts not done. `changed` is called when one ended and
+ * when its timer closed: the runtime may close then. */
+struct tpuci__unit_list_s {
+  tpuci__unit_att_t *atts;
+  int handles;            /* attempt timers being closed */
+  void (*changed)(tpuci__unit_list_t *l);
+};
+
+/* The runtime's start() of a driver on this core: the hosts
+ * (tpuci__unit_hosts), a new attempt, ops->init, then it runs on `list`.
+ * `grace_ms` unless the attempt or its job says otherwise. 0, or a
+ * negative code with rt->err set and no callback. */
+int tpuci__unit_start(tpuci__runtime_t *rt, const char *runtime,
+                      const tpuci__unit_ops_t *ops, tpuci__attempt_t *a,
+                      uint64_t grace_ms, tpuci__unit_list_t *list);
+/* A new attempt of `n` units (not running): the driver fills its part,
+ * then tpuci__unit_run(), or tpuci__unit_att_free() if it gives up. */
+tpuci__unit_att_t *tpuci__unit_att_new(const tpuci__unit_ops_t *ops,
+                                       tpuci__attempt_t *a, size_t n,
+                                       uint64_t grace_ms);
+tpuci__unit_t *tpuci__unit_at(tpuci__unit_att_t *att, size_t i);
+/* Frees an attempt that never ran (the ops' release, then itself). */
+void tpuci__unit_att_free(tpuci__unit_att_t *att);
+/* Runs it: a->rt_data = att, linked on `list`, the first phase asked. */
+void tpuci__unit_run(tpuci__unit_att_t *att, uv_loop_t *loop,
+                     tpuci__unit_list_t *list);
+
+/* Moves the attempt on once nothing of it is in flight. */
+void tpuci__unit_step(tpuci__unit_att_t *att);
+/* Records the first failure not of the job's doing (takes `msg`). */
+void tpuci__unit_infra(tpuci__unit_att_t *att, char *msg);
+/* The driver's answers (none steps: the driver calls tpuci__unit_step). */
+void tpuci__unit_ready(tpuci__unit_t *u);
+void tpuci__unit_started(tpuci__unit_t *u, int ok);
+/* It exited with `status`: a host of a gang that failed on its own stops
+ * the others. */
+void tpuci__unit_exited(tpuci__unit_t *u, long status);
+/* It ended, not by the job's doing (the driver named why with
+ * tpuci__unit_infra): the others stop. */
+void tpuci__unit_ended_infra(tpuci__unit_t *u);
+/* Signals every unit that runs (or will, once started), or with
+ * TPUCI__UNIT_STOP_BY_REMOVE ends what the driver follows of each. */
+void tpuci__unit_stop_all(tpuci__unit_att_t *att, int signum);
+/* The runtime's signal(): to the units that run, or, before they
+ * started, none of them starts. */
+int tpuci__unit_signal(tpuci__unit_att_t *att, int signum);
+/* Whether it may be polled for its units (RUN or GONE). */
+int tpuci__unit_polls(const tpuci__unit_att_t *att);
+/* The parts of a driver's runtime object that are the core's: its name
+ * and loop, signal(), and its attempts' list with `changed`. */
+void tpuci__unit_rt_init(tpuci__runtime_t *rt, const char *name, uv_loop_t *loop,
+                         tpuci__unit_list_t *list,
+                         void (*changed)(tpuci__unit_list_t *l));
+/* The runtime's signal() of a driver on this core. */
+int tpuci__unit_rt_signal(tpuci__runtime_t *rt, tpuci__attempt_t *a, int signum);
+/* Calls fn(att) after `ms` on the attempt's timer, counted as a request
+ * until then (then tpuci__unit_step). Not in RUN unless the driver stops
+ * by removing. */
+void tpuci__unit_later(tpuci__unit_att_t *att, uint64_t ms,
+                       void (*fn)(tpuci__unit_att_t *att));
+/* A message of the attempt to the user (printf-like). */
+void tpuci__unit_tell(tpuci__unit_att_t *att, const char *fmt, ...)
+    TPUCI__PRINTF(2, 3);
+/* How many hosts attempt `a` runs, checked for `runtime` ("docker"): its
+ * image, its topology's slice (*has_slice, freed by the caller), the
+ * hosts it may need fewer of, no `network` for a gang. 0, or a negative
+ * code with rt->err set. */
+int tpuci__unit_hosts(tpuci__runtime_t *rt, const char *runtime,
+                      tpuci__attempt_t *a, tpuci__slice_t *slice,
+                      int *has_slice, size_t *hosts);
+
+#endif /* TPUCI_RUNTIME_UNIT_H */
