@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "tmpdir_main.h"
 #include "pytest/flaky.h"
 
 static char dir[] = "/tmp/tpuci-flaky-XXXXXX";
@@ -62,12 +63,5 @@ static void test_cap_and_damage(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_cap_and_damage)};
-  char *cmd;
-  int r;
-  if (mkdtemp(dir) == NULL) return 1;
-  r = cmocka_run_group_tests(tests, NULL, NULL);
-  cmd = tpuci__printf("rm -rf '%s'", dir);
-  if (system(cmd) != 0) r = 1;
-  free(cmd);
-  return r;
+  return run_in_tmpdir(dir, tests, sizeof(tests) / sizeof(tests[0]));
 }

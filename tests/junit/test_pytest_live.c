@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "tmpdir_main.h"
 #include "pytest/live.h"
 
 static char dir[] = "/tmp/tpuci-live-XXXXXX";
@@ -92,12 +93,5 @@ int main(void) {
       cmocka_unit_test(test_one_host),
       cmocka_unit_test(test_gang),
   };
-  char *cmd;
-  int r;
-  if (mkdtemp(dir) == NULL) return 1;
-  r = cmocka_run_group_tests(tests, NULL, NULL);
-  cmd = tpuci__printf("rm -rf '%s'", dir);
-  if (system(cmd) != 0) r = 1;
-  free(cmd);
-  return r;
+  return run_in_tmpdir(dir, tests, sizeof(tests) / sizeof(tests[0]));
 }
