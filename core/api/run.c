@@ -89,6 +89,35 @@ static void tpuci__cap_jobs(tpuci_ctx_t *ctx) {
 /* The merged JUnit file (run folder, and --junit): pytest instances with
  * their tests, every other instance as one test case; then the durations
  * of this run's tests recorded for the next one's shards. */
+/* Each failed or flaky test of the report gets its outcomes in the last
+ * 20 runs of the history ("recent": "ppfpf", this run last), for the HTML
+ * report's strip. */
+static void tpuci__report_recent(tpuci_ctx_t *ctx) {
+  char *path = tpuci__printf("%s/%s", ctx->ropts.state_dir ? ctx->ropts.state_dir : ".tpuci",
+                             TPUCI__FLAKY_FILE);
+  json_t *recent = tpuci__flaky_recent(path, 20), *inst, *t;
+  size_t i, k;
+  free(path);
+  if (recent == NULL) return;
+  json_array_foreach(json_object_get(ctx->report, "instances"), i, inst) {
+    const char *name = json_string_value(json_object_get(inst, "name"));
+    json_array_foreach(json_object_get(inst, "tests"), k, t) {
+      const char *o = json_string_value(json_object_get(t, "outcome"));
+      char *key;
+      json_t *seq;
+      if (name == NULL || o == NULL) continue;
+      if ((strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0 || strcmp(o, "xfail") == 0) &&
+          !json_is_true(json_object_get(t, "flaky")))
+        continue;
+      key = tpuci__printf("%s\x1f%s", name, json_string_value(json_object_get(t, "id")));
+      if ((seq = json_object_get(recent, key)) != NULL)
+        json_object_set(t, "recent", seq);
+      free(key);
+    }
+  }
+  json_decref(recent);
+}
+
 /* Adds the run's pytest results to the history across runs
  * (state_dir/history.jsonl, `tpuci flaky`). */
 static void tpuci__append_history(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *suites,
@@ -220,6 +249,7 @@ static void tpuci__write_reports(tpuci_ctx_t *ctx, const char *error) {
   info.error = error;
   info.commit = commit = tpuci__git_commit(ctx->plan.spec_dir);
   ctx->report = tpuci__report_build(&ctx->plan, ctx->results, &info);
+  tpuci__report_recent(ctx);
   free(commit);
   for (k = 0; k < sizeof(extra) / sizeof(extra[0]); k++) {
     const char *p = *(const char *const *) ((const char *) &ctx->ropts + extra[k].offset);

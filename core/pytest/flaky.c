@@ -291,3 +291,43 @@ int tpuci__flaky_report(const char *path, int runs, int json, char **out, tpuci_
   *out = tpuci__buf_steal(&b);
   return 0;
 }
+
+json_t *tpuci__flaky_recent(const char *path, int runs) {
+  tpuci__strv_t lines = {0};
+  json_t *out;
+  char *text = NULL;
+  size_t len = 0, first, nrun, i;
+  if (tpuci__read_file_max(path, TPUCI__FLAKY_MAX_BYTES * 2, &text, &len) != 0) return NULL;
+  tpuci__flaky_lines(text, len, &lines);
+  free(text);
+  first = runs > 0 && lines.len > (size_t) runs ? lines.len - (size_t) runs : 0;
+  nrun = lines.len - first;
+  out = json_object();
+  for (i = 0; i < nrun; i++) {
+    json_t *o = json_loads(lines.items[first + i], 0, NULL), *row;
+    size_t j;
+    json_array_foreach(json_object_get(o, "tests"), j, row) {
+      const char *inst = json_string_value(json_array_get(row, 0));
+      const char *id = json_string_value(json_array_get(row, 1));
+      const char *code = json_string_value(json_array_get(row, 2));
+      char *key, *seq;
+      json_t *have;
+      if (inst == NULL || id == NULL || code == NULL || strchr("pfks", code[0]) == NULL ||
+          !*code)
+        continue;
+      key = tpuci__printf("%s\x1f%s", inst, id);
+      have = json_object_get(out, key);
+      seq = tpuci__malloc(nrun + 1);
+      if (have) memcpy(seq, json_string_value(have), nrun);
+      else memset(seq, '-', nrun);
+      seq[nrun] = '\0';
+      seq[i] = code[0];
+      json_object_set_new(out, key, json_string(seq));
+      free(seq);
+      free(key);
+    }
+    json_decref(o);
+  }
+  tpuci__strv_free(&lines);
+  return out;
+}

@@ -17,6 +17,8 @@
 
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "pytest/junit.h"
 #include "base/util.h"
 
@@ -42,5 +44,10 @@ int tpuci__flaky_append(const char *path, const tpuci__flaky_run_t *run, tpuci__
  * string in *out; 0, or a negative code with err set (a missing store is
  * TPUCI_ENOMATCH). */
 int tpuci__flaky_report(const char *path, int runs, int json, char **out, tpuci__err_t *err);
+
+/* Each test's outcomes in the store's last `runs` runs, oldest first, one
+ * code a run ('-': not in it), as an object keyed "instance\x1fid"; NULL
+ * when the store cannot be read. A new reference. */
+json_t *tpuci__flaky_recent(const char *path, int runs);
 
 #endif /* TPUCI_PYTEST_FLAKY_H */

@@ -52,6 +52,8 @@ static const char tpuci__html_css[] =
     ".o-passed{background:var(--passed)}.o-failed{background:var(--failed)}"
     ".o-timeout{background:var(--timeout)}.o-oom{background:var(--oom)}"
     ".o-infra{background:var(--infra)}.o-cancelled{background:var(--cancelled);color:#1f2328}"
+    ".recent i{font-style:normal;font-family:monospace;padding:0 1px}.r-p{color:var(--passed)}"
+    ".r-f{color:var(--failed);font-weight:bold}.r-k{color:var(--flaky)}.r-s,.r-n{color:var(--muted)}"
     ".o-flaky{background:var(--flaky)}.o-not-run{background:transparent;color:var(--muted);"
     "border:1px dashed var(--muted);line-height:18px}.o-unknown{color:#1f2328}\n"
     ".sw.o-passed,.sw.o-failed,.sw.o-timeout,.sw.o-oom,.sw.o-infra,.sw.o-cancelled{padding:0}\n"
@@ -272,6 +274,21 @@ static void tpuci__html_table(tpuci__buf_t *b, const json_t *instances) {
   tpuci__buf_adds(b, "</tbody>\n</table>\n</section>\n");
 }
 
+/* A test's outcomes in the last runs ("recent": "ppfkf", oldest first),
+ * one square a run, after its outcome. */
+static void tpuci__html_recent(tpuci__buf_t *b, const json_t *t) {
+  const char *r = json_string_value(json_object_get(t, "recent")), *p;
+  if (r == NULL || *r == '\0') return;
+  tpuci__buf_addf(b, " <span class=\"recent\" data-hook=\"recent\" title=\"the last %zu runs, "
+                     "oldest first: p passed, f failed, k flaky, s skipped, - not run\">",
+                  strlen(r));
+  for (p = r; *p; p++) {
+    char c = strchr("pfks", *p) ? *p : '-';
+    tpuci__buf_addf(b, "<i class=\"r-%c\">%c</i>", c == '-' ? 'n' : c, c);
+  }
+  tpuci__buf_adds(b, "</span>");
+}
+
 /* A pytest instance's tests ("tests": {"id", "outcome", "flaky",
  * "duration_s", "message"}, from the JUnit files its attempts wrote): the
  * failure section counts them and lists those that did not pass or get
@@ -309,10 +326,12 @@ static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
       tpuci__buf_addf(b, "</code></th><td><span class=\"o o-%s\">",
                       flaky ? "flaky" : strcmp(o, "timeout") == 0 ? "timeout" : "failed");
       tpuci__html_text(b, flaky ? "flaky" : *o ? o : "unknown");
+      tpuci__buf_adds(b, "</span>");
+      tpuci__html_recent(b, t);
       d[0] = '\0';
       if (json_is_number(ds) && json_number_value(ds) >= 0 && json_number_value(ds) < 1e12)
         tpuci__html_duration((uint64_t) (json_number_value(ds) * 1000.0 + 0.5), d, sizeof(d));
-      tpuci__buf_addf(b, "</span></td><td class=\"num\">%s</td><td>", d);
+      tpuci__buf_addf(b, "</td><td class=\"num\">%s</td><td>", d);
       if (mlen) {
         tpuci__buf_adds(b, "<pre class=\"log\">");
         tpuci__html_textn(b, msg, mlen, 1);

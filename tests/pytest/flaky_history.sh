@@ -2,7 +2,8 @@
 # The history across runs (issue 22.4): five runs in which one test flips
 # (fails on even runs), one always fails and one always passes; `tpuci
 # flaky` ranks them by flip rate with their outcomes run by run and last
-# failure, as text and JSON; --runs narrows the window; no history is a
+# failure, as text and JSON; the HTML report shows a failed test's recent
+# outcomes as a strip; --runs narrows the window; no history is a
 # clear error, exit 2.
 . "$TESTS/e2e/lib.sh"
 /usr/bin/python3 -c 'import pytest' 2>/dev/null || { echo "SKIP: /usr/bin/python3 has no pytest (apt-get install python3-pytest)"; exit 77; }
@@ -17,6 +18,16 @@ for n in 1 2 3 4 5; do
   RUN_FILE=$WORK/run.txt "$TPUCI" run -q "$spec" > "run$n.out" 2>&1
 done
 [ "$(wc -l < .tpuci/history.jsonl)" = 5 ] && pass || fail "history.jsonl: $(wc -l < .tpuci/history.jsonl) lines, want 5"
+
+# The latest run's report: each failed test's outcomes in the last runs.
+expect_json "sorted((t['id'].split('::')[1], t.get('recent')) for t in s['instances'][0]['tests'])" \
+  "[('test_broken', 'fffff'), ('test_flip', None), ('test_ok', None)]"
+grep -q 'data-hook="recent"' .tpuci/runs/latest/report.html && pass || fail "report.html: no strip of recent outcomes"
+grep -q '<i class="r-f">f</i><i class="r-f">f</i>' .tpuci/runs/latest/report.html && pass || fail "report.html: the strip's squares"
+if /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
+  /usr/bin/python3 -c 'import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' \
+    .tpuci/runs/latest/summary.json "$TESTS/../docs/report.schema.json" && pass || fail "summary.json against the schema"
+fi
 
 run_tpuci flaky --json
 expect_code 0 "flaky --json"
