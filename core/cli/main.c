@@ -196,10 +196,11 @@ static int dumb_term(void) {
   return term && strcmp(term, "dumb") == 0;
 }
 
-/* --color=auto: colours on a terminal, unless NO_COLOR, CI or TERM=dumb
- * says otherwise. */
+/* --color=auto: colours on a terminal, unless NO_COLOR (set and not
+ * empty, as no-color.org says), CI or TERM=dumb says otherwise. */
 static int color_auto(void) {
-  return isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL && !in_ci() && !dumb_term();
+  const char *no = getenv("NO_COLOR");
+  return isatty(STDOUT_FILENO) && (no == NULL || *no == '\0') && !in_ci() && !dumb_term();
 }
 
 /* The board on a terminal outside CI that can move its cursor; GitHub's

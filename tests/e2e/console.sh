@@ -102,6 +102,15 @@ LUA
     script -qec "'$TPUCI' run -j 2 colors.lua" /dev/null > tty5.out 2>&1 < /dev/null
   out=$(cat tty5.out)
   expect_out $'\033[1m\033[31mverdict: FAILED' "a colour terminal outside CI"
+  # NO_COLOR counts when it is set and not empty (no-color.org).
+  env -u GITHUB_ACTIONS -u CI NO_COLOR= TERM=xterm-256color \
+    script -qec "'$TPUCI' run -j 2 colors.lua" /dev/null > tty7.out 2>&1 < /dev/null
+  out=$(cat tty7.out)
+  expect_out $'\033[1m\033[31mverdict: FAILED' "an empty NO_COLOR"
+  env -u GITHUB_ACTIONS -u CI NO_COLOR=1 TERM=xterm-256color \
+    script -qec "'$TPUCI' run -j 2 colors.lua" /dev/null > tty8.out 2>&1 < /dev/null
+  out=$(cat tty8.out)
+  expect_not_out $'\033[31m' "NO_COLOR=1"
   env -u GITHUB_ACTIONS -u NO_COLOR CI=true TERM=dumb \
     script -qec "'$TPUCI' run --color=always -j 2 colors.lua" /dev/null > tty6.out 2>&1 < /dev/null
   out=$(cat tty6.out)
