@@ -83,11 +83,16 @@ void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t,
     tpuci__buf_t b;
     g->state = TPUCI__GROUP_READY;
     tpuci__buf_init(&b);
-    tpuci__buf_addf(&b, "%s: %zu tests in %d shards (%s), predicted", g->name, ids.len,
-                    inst->pytest->shards, g->plan.by_count ? "by count: no recorded durations"
-                                                           : "by recorded durations");
+    tpuci__buf_addf(&b, "%s: %zu tests in %d shards (%s), %s", g->name, ids.len,
+                    inst->pytest->shards,
+                    g->plan.by_count ? "by count: no recorded durations" : "by recorded durations",
+                    g->plan.by_count ? "tests per shard" : "predicted");
+    /* Without durations a prediction would be a guess: say the counts. */
     for (k = 0; k < g->plan.n; k++)
-      tpuci__buf_addf(&b, "%s %.1fs", k ? "," : "", g->plan.shards[k].predicted_s);
+      if (g->plan.by_count)
+        tpuci__buf_addf(&b, "%s %zu", k ? "," : "", g->plan.shards[k].ids.len);
+      else
+        tpuci__buf_addf(&b, "%s %.1fs", k ? "," : "", g->plan.shards[k].predicted_s);
     tpuci__emit_message(s, b.data);
     tpuci__buf_free(&b);
   } else {

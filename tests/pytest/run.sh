@@ -12,7 +12,7 @@ expect_code 1 "pytest run"
 expect_out "suite: 9 tests, 2 failed, 1 flaky"
 expect_out "failed tests/test_outcomes.py::test_fails: AssertionError: arithmetic is broken"
 expect_out "flaky  tests/test_outcomes.py::test_flaky_first_attempt"
-expect_out "sharded: 15 tests in 3 shards (by count"
+expect_out "sharded: 15 tests in 3 shards (by count: no recorded durations), tests per shard 5, 5, 5"
 check=$(/usr/bin/python3 "$TESTS/pytest/check.py" "$(readlink -f .tpuci/runs/latest)" merged.xml 0 count 2>&1)
 [ "$check" = ok ] && pass || fail "first run: $check"
 cmp -s merged.xml .tpuci/runs/latest/junit.xml && pass || fail "--junit differs from the run folder's junit.xml"
