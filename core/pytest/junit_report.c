@@ -237,6 +237,19 @@ static void tpuci__w_test(tpuci__buf_t *b, const tpuci__test_hist_t *th, tpuci__
   tpuci__buf_adds(b, "    </testcase>\n");
 }
 
+/* "outcome: cause", without saying the outcome twice when the cause
+ * starts with it ("cancelled: interrupted"); the outcome alone without a
+ * cause. */
+static void tpuci__outcome_cause(tpuci__buf_t *b, tpuci_outcome_t o, const char *cause) {
+  const char *name = tpuci_outcome_name(o);
+  size_t n = strlen(name);
+  if (cause == NULL || *cause == '\0') tpuci__buf_adds(b, name);
+  else if (strncmp(cause, name, n) == 0 && (cause[n] == ':' || cause[n] == ' ' || cause[n] == '\0'))
+    tpuci__buf_adds(b, cause);
+  else
+    tpuci__buf_addf(b, "%s: %s", name, cause);
+}
+
 /* A test that no attempt reported a result for: an error, so that it
  * counts against the instance (docs/pytest.md, "not run"). */
 static void tpuci__w_not_run(tpuci__buf_t *b, const tpuci__history_t *h,
@@ -248,10 +261,11 @@ static void tpuci__w_not_run(tpuci__buf_t *b, const tpuci__history_t *h,
   tpuci__junit_mangle(th->id, &classname, &name);
   tpuci__buf_init(&msg);
   tpuci__buf_adds(&msg, "not run: no attempt reported a result for this test");
-  if (last != NULL)
-    tpuci__buf_addf(&msg, " (attempt %zu ended %s%s%s)", h->n_attempts,
-                    tpuci_outcome_name(last->outcome), last->cause && *last->cause ? ": " : "",
-                    last->cause ? last->cause : "");
+  if (last != NULL) {
+    tpuci__buf_addf(&msg, " (attempt %zu ended ", h->n_attempts);
+    tpuci__outcome_cause(&msg, last->outcome, last->cause);
+    tpuci__buf_adds(&msg, ")");
+  }
   tpuci__w_case_open(b, classname, name, 0);
   tpuci__buf_adds(b, ">\n");
   c->tests++;
@@ -442,9 +456,12 @@ static int tpuci__outcome_is_error(tpuci_outcome_t o) {
 
 /* "timeout: timed out after 2s" */
 static void tpuci__run_message(tpuci__buf_t *b, const tpuci__junit_run_t *r) {
+  if (r->cause && *r->cause) {
+    tpuci__outcome_cause(b, r->outcome, r->cause);
+    return;
+  }
   tpuci__buf_addf(b, "%s: ", tpuci_outcome_name(r->outcome));
-  if (r->cause && *r->cause) tpuci__buf_adds(b, r->cause);
-  else if (r->exit_code >= 0) tpuci__buf_addf(b, "exit %d", r->exit_code);
+  if (r->exit_code >= 0) tpuci__buf_addf(b, "exit %d", r->exit_code);
   else tpuci__buf_adds(b, "killed");
 }
 

@@ -513,6 +513,7 @@ static const tpuci__junit_run_t cmd_runs[] = {
     {TPUCI_OUTCOME_PASSED, 0, "exit 0", 1, "r/flaky/attempt-3.log", NULL, 0},
     {TPUCI_OUTCOME_FAILED, 1, "exit 1", 1, "r/bad/attempt-1.log", "first\n", 6},
     {TPUCI_OUTCOME_TIMEOUT, -1, "timed out after 2s", 2, "r/bad/attempt-2.log", "slow\0 still\n", 12},
+    {TPUCI_OUTCOME_CANCELLED, -1, "cancelled: interrupted", 1, NULL, NULL, 0},
 };
 static const tpuci__junit_command_t cmds[] = {
     {"ok", TPUCI_OUTCOME_PASSED, NULL, &cmd_runs[0], 1},
@@ -520,6 +521,7 @@ static const tpuci__junit_command_t cmds[] = {
     {"bad", TPUCI_OUTCOME_TIMEOUT, NULL, &cmd_runs[4], 2},
     {"later", TPUCI_OUTCOME_CANCELLED, NULL, NULL, 0},
     {"never", TPUCI_OUTCOME_NONE, "the engine is unreachable", NULL, 0},
+    {"stopped", TPUCI_OUTCOME_CANCELLED, NULL, &cmd_runs[6], 1},
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
@@ -549,9 +551,12 @@ static void test_commands_and_running(void **state) {
   tpuci__buf_init(&out);
   tpuci__junit_write_run(&out, suites, NCMDS + 1);
   xml = out.data;
-  /* 7 test cases: the test cut short, 1 timeout and 2 errors fail, the
+  /* 8 test cases: the test cut short, 1 timeout and 3 errors fail, the
    * rest pass. */
-  assert_non_null(strstr(xml, "<testsuites name=\"tpuci\" tests=\"7\" failures=\"3\" errors=\"2\" time="));
+  assert_non_null(strstr(xml, "<testsuites name=\"tpuci\" tests=\"8\" failures=\"3\" errors=\"3\" time="));
+  /* A cause that starts with its outcome says it once. */
+  assert_non_null(strstr(xml, "<error message=\"cancelled: interrupted\" type=\"tpuci.cancelled\">"));
+  assert_null(strstr(xml, "cancelled: cancelled"));
   assert_non_null(strstr(xml, "<testcase classname=\"tpuci\" name=\"ok\" time=\"1.500\"/>"));
   assert_non_null(strstr(xml, "<property name=\"tpuci.kind\" value=\"command\"/>"));
   /* flaky: a failure and an infra error, each kept, failures first. */
