@@ -5,6 +5,8 @@
 #define TPUCI_TESTS_SPEC_FIXTURE_H
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plan/plan.h"
@@ -40,6 +42,16 @@ static int load_with(const char *src, const char *dir, uint64_t timeout_ms,
   tpuci__plan_init(&plan);
   tpuci__err_clear(&err);
   return tpuci__spec_load(&plan, src, strlen(src), "spec.lua", dir, &limits, &err);
+}
+
+/* Writes text to dir/name (the test fails when it cannot). */
+static inline void write_file_in(const char *dir, const char *name, const char *text) {
+  char *path = tpuci__printf("%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  free(path);
 }
 
 #endif

@@ -42,14 +42,7 @@ static void refused(const char *src, int line, const char *want) {
   assert_int_equal(plan.ninstances, 0);
 }
 
-static void write_file(const char *name, const char *text) {
-  char *path = tpuci__printf("%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
-  free(path);
-}
+static void write_file(const char *name, const char *text) { write_file_in(dir, name, text); }
 
 static int group_setup(void **state) {
   (void) state;

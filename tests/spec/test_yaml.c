@@ -40,14 +40,7 @@ static void load_says(const char *src, const char *dir, const char *want) {
   assert_int_equal(plan.ninstances, 0);
 }
 
-static void write_file(const char *name, const char *text) {
-  char *path = tpuci__printf("%s/%s", tmp, name);
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
-  free(path);
-}
+static void write_file(const char *name, const char *text) { write_file_in(tmp, name, text); }
 
 static int has_warning(const char *want) {
   size_t i;
