@@ -30,7 +30,7 @@ static const char tpuci__gh_paths[] =
 
 /* Where the build is installed, and the caches' keys. */
 #define TPUCI__GH_PREFIX "${{ runner.temp }}/tpuci-install"
-#define TPUCI__GH_BUILD_KEY "tpuci-${{ runner.os }}-${{ runner.arch }}-${{ env.ImageOS }}-${{ env.ImageVersion }}-${{ steps.tpuci-commit.outputs.sha }}"
+#define TPUCI__GH_BUILD_KEY "tpuci-${{ runner.os }}-${{ steps.tpuci-commit.outputs.sha }}"
 #define TPUCI__GH_TIMINGS "tpuci-timings-"
 #define TPUCI__GH_TIMINGS_KEY TPUCI__GH_TIMINGS "${{ github.run_id }}-${{ github.run_attempt }}"
 

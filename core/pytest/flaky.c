@@ -224,7 +224,7 @@ int tpuci__flaky_report(const char *path, int runs, int json, char **out, tpuci_
   /* The map's indexes are not needed past here: sorting moves entries. */
   tpuci__idmap_free(&map);
   tpuci__idmap_init(&map);
-  qsort(tests, ntests, sizeof(*tests), tpuci__flaky_cmp);
+  if (ntests > 0) qsort(tests, ntests, sizeof(*tests), tpuci__flaky_cmp);
 
   tpuci__buf_init(&b);
   if (json) {

@@ -54,7 +54,7 @@ build = steps["Build and install tpuci"]
 want("cmake -S tpuci -B tpuci/build" in build["run"] and
      'cmake --install tpuci/build --prefix "$RUNNER_TEMP/tpuci-install"' in build["run"], "build step")
 # The build is cached by tpuci's commit, restored before and saved after.
-key = "tpuci-${{ runner.os }}-${{ runner.arch }}-${{ env.ImageOS }}-${{ env.ImageVersion }}-${{ steps.tpuci-commit.outputs.sha }}"
+key = "tpuci-${{ runner.os }}-${{ steps.tpuci-commit.outputs.sha }}"
 want(steps["Restore the tpuci build"]["with"]["key"] == key, "build cache key")
 want(steps["Save the tpuci build"]["with"]["key"] == key, "build cache save key")
 want(build["if"] == "steps.tpuci-build.outputs.cache-hit != 'true'", "build only on a cache miss")

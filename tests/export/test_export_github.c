@@ -188,7 +188,7 @@ static json_t *expected(const char *spec, const char *url, const char *ref,
                         const char *name, json_t *include) {
   json_t *run_env = json_pack("{s:s}", "TPUCI_SPEC", spec);
   json_t *job, *steps;
-  const char *key = "tpuci-${{ runner.os }}-${{ runner.arch }}-${{ env.ImageOS }}-${{ env.ImageVersion }}-${{ steps.tpuci-commit.outputs.sha }}";
+  const char *key = "tpuci-${{ runner.os }}-${{ steps.tpuci-commit.outputs.sha }}";
   const char *prefix = "${{ runner.temp }}/tpuci-install";
   const char *cmd = include
       ? "tpuci run --only \"$TPUCI_ONLY\" --report-json tpuci-report.json --report-yaml "
