@@ -39,7 +39,12 @@ job "retried" {
   retries = { attempts = 2, on = { "failed" } },
   run = [[
     touch /out/attempt-$TPUCI_ATTEMPT.host-$TPUCI_HOST
-    if [ "$TPUCI_ATTEMPT" = 1 ] && [ "$TPUCI_HOST" = 1 ]; then exit 4; fi
+    # worker-1 fails once worker-0 has begun (or after 30 s): a failure
+    # before worker-0's shell ran would stop it before it left its mark.
+    if [ "$TPUCI_ATTEMPT" = 1 ] && [ "$TPUCI_HOST" = 1 ]; then
+      n=0; while [ ! -e /out/attempt-1.host-0 ] && [ $n -lt 300 ]; do sleep 0.1; n=$((n+1)); done
+      exit 4
+    fi
     if [ "$TPUCI_ATTEMPT" = 1 ]; then sleep 300; fi
   ]],
 }
