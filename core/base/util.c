@@ -126,6 +126,33 @@ char *tpuci__buf_steal(tpuci__buf_t *b) {
   return p;
 }
 
+/* Whether s can be one shell word unquoted. */
+static int tpuci__shell_plain(const char *s) {
+  if (*s == '\0') return 0;
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char) *s;
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+          (ch >= '0' && ch <= '9') || strchr("_./=:,+-@%", ch)))
+      return 0;
+  }
+  return 1;
+}
+
+void tpuci__buf_add_shell(tpuci__buf_t *b, const char *s) {
+  if (tpuci__shell_plain(s)) {
+    tpuci__buf_adds(b, s);
+    return;
+  }
+  tpuci__buf_add(b, "'", 1);
+  for (; *s; s++) {
+    if (*s == '\'')
+      tpuci__buf_adds(b, "'\\''");
+    else
+      tpuci__buf_add(b, s, 1);
+  }
+  tpuci__buf_add(b, "'", 1);
+}
+
 /* String vectors. */
 
 void tpuci__strv_take(tpuci__strv_t *v, char *s) {

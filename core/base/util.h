@@ -48,6 +48,10 @@ void tpuci__buf_addf(tpuci__buf_t *b, const char *fmt, ...)
     TPUCI__PRINTF(2, 3);
 /* Hands the string over to the caller; `b` is empty afterwards. */
 char *tpuci__buf_steal(tpuci__buf_t *b);
+/* Appends s as one POSIX shell word: as it is when it is made only of
+ * letters, digits and "_./=:,+-@%", else in single quotes (a quote as
+ * '\''; the empty string as ''). */
+void tpuci__buf_add_shell(tpuci__buf_t *b, const char *s);
 
 /* A vector of owned strings; once not empty, items[len] is NULL. */
 typedef struct {

@@ -56,11 +56,16 @@ int tpuci__topology_slice(const tpuci__topology_t *t, tpuci__slice_t *s,
 
 int tpuci__topology_host_env(const tpuci__instance_t *inst,
                              const tpuci__slice_t *s, int host,
+                             const char *const *hostnames,
                              tpuci__kvlist_t *out, tpuci__err_t *err) {
   tpuci__kvlist_t gen = {NULL, 0, 0};
+  tpuci__gang_net_t net;
   char num[16];
   size_t i;
-  int rc = tpuci__slice_host_env(s, host, NULL, &gen, err);
+  int rc;
+  memset(&net, 0, sizeof(net));
+  net.hostnames = hostnames;
+  rc = tpuci__slice_host_env(s, host, hostnames ? &net : NULL, &gen, err);
   if (rc != 0) return rc;
   snprintf(num, sizeof(num), "%d", host);
   tpuci__kv_set(&gen, "TPUCI_HOST", num);

@@ -22,7 +22,9 @@ int tpuci__topology_slice(const tpuci__topology_t *t, tpuci__slice_t *s,
 
 /* What host `host` of an instance's slice gets from its topology: the
  * slice's variables (tpuci__slice_host_env, hostnames "worker-0".. for a
- * gang, "localhost" for one host), then TPUCI_HOST=<host> and
+ * gang unless `hostnames` (NULL, or s->hosts names in worker order:
+ * a slice's real workers) names them, "localhost" for one host), then
+ * TPUCI_HOST=<host> and
  * TPUCI_HOSTS=<hosts>. On real hardware (emulate "real") the
  * variables of this process's environment that TPU software reads (names
  * starting TPU_, CLOUD_TPU_, LIBTPU_, PJRT_, XLA_, MEGASCALE_, and
@@ -31,6 +33,7 @@ int tpuci__topology_slice(const tpuci__topology_t *t, tpuci__slice_t *s,
  * tpuci__attempt_env). Appends to `out`; 0 or TPUCI_EUSAGE. */
 int tpuci__topology_host_env(const tpuci__instance_t *inst,
                              const tpuci__slice_t *s, int host,
+                             const char *const *hostnames,
                              tpuci__kvlist_t *out, tpuci__err_t *err);
 
 #endif /* TPUCI_PLAN_HOST_ENV_H */

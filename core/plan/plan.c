@@ -122,7 +122,7 @@ static int tpuci__plan_host_envs(const tpuci__plan_t *p,
   out->env = tpuci__calloc((size_t) slice.hosts, sizeof(*out->env));
   out->n = slice.hosts;
   for (i = 0; i < slice.hosts; i++)
-    if (tpuci__topology_host_env(in, &slice, i, &out->env[i], err) != 0) {
+    if (tpuci__topology_host_env(in, &slice, i, NULL, &out->env[i], err) != 0) {
       tpuci__slice_free(&slice);
       return -1;
     }
@@ -329,33 +329,6 @@ char *tpuci__plan_to_json_x(const tpuci__plan_t *p,
 /* ------------------------------------------------------------------ */
 /* Text                                                                */
 
-/* Whether s can be shown unquoted as one shell word. */
-static int tpuci__shell_plain(const char *s) {
-  if (*s == '\0') return 0;
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char) *s;
-    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-          (ch >= '0' && ch <= '9') || strchr("_./=:,+-@%", ch)))
-      return 0;
-  }
-  return 1;
-}
-
-static void tpuci__shell_quote(tpuci__buf_t *b, const char *s) {
-  if (tpuci__shell_plain(s)) {
-    tpuci__buf_adds(b, s);
-    return;
-  }
-  tpuci__buf_add(b, "'", 1);
-  for (; *s; s++) {
-    if (*s == '\'')
-      tpuci__buf_adds(b, "'\\''");
-    else
-      tpuci__buf_add(b, s, 1);
-  }
-  tpuci__buf_add(b, "'", 1);
-}
-
 static void tpuci__text_retry(tpuci__buf_t *b, const tpuci__retry_t *r) {
   char d1[32], d2[32];
   int k, first = 1;
@@ -395,7 +368,7 @@ static void tpuci__text_hosts(tpuci__buf_t *b, const tpuci__plan_t *p,
     tpuci__buf_adds(b, "  env of the host (one container; the job's env wins over these):\n");
     for (k = 0; k < h.env[0].len; k++) {
       tpuci__buf_addf(b, "    %s=", h.env[0].items[k].key);
-      tpuci__shell_quote(b, h.env[0].items[k].value);
+      tpuci__buf_add_shell(b, h.env[0].items[k].value);
       tpuci__buf_adds(b, "\n");
     }
   } else if (n > 1) {
@@ -415,7 +388,7 @@ static void tpuci__text_hosts(tpuci__buf_t *b, const tpuci__plan_t *p,
       }
       if (!same) continue;
       tpuci__buf_addf(b, "    %s=", h.env[0].items[k].key);
-      tpuci__shell_quote(b, v);
+      tpuci__buf_add_shell(b, v);
       tpuci__buf_adds(b, "\n");
     }
     for (i = 0; i < n; i++) {
@@ -430,7 +403,7 @@ static void tpuci__text_hosts(tpuci__buf_t *b, const tpuci__plan_t *p,
         }
         if (same) continue;
         tpuci__buf_addf(b, " %s=", key);
-        tpuci__shell_quote(b, v);
+        tpuci__buf_add_shell(b, v);
       }
       tpuci__buf_adds(b, "\n");
     }
@@ -466,7 +439,7 @@ char *tpuci__plan_to_text(const tpuci__plan_t *p) {
     } else {
       for (k = 0; k < in->argv.len; k++) {
         if (k) tpuci__buf_adds(&b, " ");
-        tpuci__shell_quote(&b, in->argv.items[k]);
+        tpuci__buf_add_shell(&b, in->argv.items[k]);
       }
     }
     tpuci__buf_adds(&b, "\n");
@@ -475,7 +448,7 @@ char *tpuci__plan_to_text(const tpuci__plan_t *p) {
       tpuci__buf_adds(&b, "  env:     ");
       for (k = 0; k < in->env.len; k++) {
         tpuci__buf_addf(&b, " %s=", in->env.items[k].key);
-        tpuci__shell_quote(&b, in->env.items[k].value);
+        tpuci__buf_add_shell(&b, in->env.items[k].value);
       }
       tpuci__buf_adds(&b, "\n");
     }

@@ -21,9 +21,10 @@ static const tpuci__driver_t tpuci__drivers[] = {
     {TPUCI__RUNTIME_SWARM, TPUCI__RESULTS_MOUNT, 1, 4,
      tpuci__runtime_swarm_new, tpuci__runtime_swarm_check,
      tpuci__runtime_swarm_gc, tpuci__runtime_swarm_doctor},
-    /* One ssh client per host: its stdout and stderr pipes, and the
-     * attempt's log. */
-    {TPUCI__RUNTIME_SSH, NULL, 1, 3, tpuci__runtime_ssh_new,
+    /* One ssh client per host: its stdin, stdout and stderr pipes, the
+     * host's log, and a second client's pipes (the cleanup). The job's
+     * results folder is rewritten to the host's folder on the worker. */
+    {TPUCI__RUNTIME_SSH, TPUCI__RESULTS_MOUNT, 1, 6, tpuci__runtime_ssh_new,
      tpuci__runtime_ssh_check, NULL, tpuci__runtime_ssh_doctor},
 };
 #define TPUCI__NDRIVERS (sizeof(tpuci__drivers) / sizeof(tpuci__drivers[0]))
@@ -125,10 +126,17 @@ void tpuci__attempt_env(const tpuci__attempt_t *a, tpuci__strv_t *out) {
 
 int tpuci__attempt_host_env(const tpuci__attempt_t *a, const tpuci__slice_t *s,
                             int host, tpuci__strv_t *out, tpuci__err_t *err) {
+  return tpuci__attempt_host_env_named(a, s, host, NULL, out, err);
+}
+
+int tpuci__attempt_host_env_named(const tpuci__attempt_t *a,
+                                  const tpuci__slice_t *s, int host,
+                                  const char *const *hostnames,
+                                  tpuci__strv_t *out, tpuci__err_t *err) {
   tpuci__kvlist_t env = {NULL, 0, 0};
   size_t i;
   if (s != NULL) {
-    int rc = tpuci__topology_host_env(a->inst, s, host, &env, err);
+    int rc = tpuci__topology_host_env(a->inst, s, host, hostnames, &env, err);
     if (rc != 0) return rc;
   }
   tpuci__attempt_env(a, out);

@@ -276,5 +276,12 @@ void tpuci__attempt_env(const tpuci__attempt_t *a, tpuci__strv_t *out);
  * tpuci__attempt_env(). 0 or TPUCI_EUSAGE. */
 int tpuci__attempt_host_env(const tpuci__attempt_t *a, const tpuci__slice_t *s,
                             int host, tpuci__strv_t *out, tpuci__err_t *err);
+/* The same with the gang's hosts named `hostnames` (s->hosts names in
+ * worker order, or NULL: "worker-<i>"): a slice's real workers, whose
+ * addresses become TPU_WORKER_HOSTNAMES and MASTER_ADDR. */
+int tpuci__attempt_host_env_named(const tpuci__attempt_t *a,
+                                  const tpuci__slice_t *s, int host,
+                                  const char *const *hostnames,
+                                  tpuci__strv_t *out, tpuci__err_t *err);
 
 #endif /* TPUCI_RUNTIME_H */

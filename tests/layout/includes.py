@@ -36,7 +36,7 @@ ALLOWED = {
 # Inside runtime/, a driver's folder is its own: drivers do not include
 # each other's headers (only runtime/runtime.h, runtime/engine/ where
 # allowed, and their own).
-DRIVERS = ("runtime/docker", "runtime/swarm")
+DRIVERS = ("runtime/docker", "runtime/swarm", "runtime/ssh")
 # runtime/engine/ is the Docker Engine API client (HTTP on the loop, the
 # stream format, container bodies, a gang's verdict, podman's
 # differences). Only the drivers that speak to an engine include it, and it
@@ -50,6 +50,9 @@ ENGINE_USERS = ("runtime/docker", "runtime/swarm", "runtime/unit")
 UNIT = "runtime/unit"
 UNIT_USERS = DRIVERS
 UNIT_ENGINE = ("runtime/engine/gang.h",)
+# runtime/ssh/ runs processes on a slice's workers, not containers: of
+# the engine client it too uses only what unit.h brings (gang.h).
+SSH = "runtime/ssh"
 
 MAX_LINES = 800
 
@@ -101,8 +104,12 @@ def check(core):
                     for d in DRIVERS:
                         if inc.startswith(d + "/") and not rel.startswith(d + "/"):
                             offences.append("%s:%d: \"%s\" is the %s driver's own header" % (rel, n, inc, d))
-                    if inc.startswith(ENGINE + "/") and not rel.startswith(ENGINE + "/") \
-                            and not any(rel.startswith(u + "/") for u in ENGINE_USERS):
+                    if rel.startswith(SSH + "/") and inc.startswith(ENGINE + "/") \
+                            and inc not in UNIT_ENGINE:
+                        offences.append("%s:%d: \"%s\": the ssh driver uses of the engine client only %s"
+                                        % (rel, n, inc, ", ".join(UNIT_ENGINE)))
+                    elif inc.startswith(ENGINE + "/") and not rel.startswith(ENGINE + "/") \
+                            and not any(rel.startswith(u + "/") for u in ENGINE_USERS + (SSH,)):
                         offences.append("%s:%d: \"%s\": only the engine drivers (%s) use the engine client"
                                         % (rel, n, inc, ", ".join(ENGINE_USERS)))
                     if rel.startswith(UNIT + "/") and inc.startswith(ENGINE + "/") \
@@ -135,6 +142,8 @@ def self_test(core):
             ("runtime/engine/gang.c", '#include "runtime/unit/unit.h"'),
             ("runtime/unit/attempt.c", '#include "runtime/swarm/swarm.h"'),
             ("runtime/unit/unit.h", '#include "runtime/engine/engine.h"'),
+            ("runtime/ssh/driver.c", '#include "runtime/engine/engine.h"'),
+            ("runtime/ssh/attempt.c", '#include "runtime/docker/driver.h"'),
             ("pytest/junit.c", '#include "report/report.h"'),
             ("sched/outcome.c", "/* padding */\n" * (MAX_LINES + 1)),
         ]

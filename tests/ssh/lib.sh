@@ -10,6 +10,10 @@
 #                     address, SSH_NS[i] its namespace; $SSHD/ssh_config
 #                     reaches them as root
 #   ssh_stop_one I    kills worker I's sshd (and what it runs)
+#   ssh_link          lets the workers reach each other (a gang's
+#                     rendezvous): forwarding between their links
+#   ssh_left NS PAT   prints the processes of namespace NS whose command
+#                     line matches PAT (what a run left on a worker)
 SSHD=$WORK/sshd
 SSH_NET=$((200 + $$ % 50))
 SSH_ADDR=()
@@ -18,8 +22,13 @@ SSH_PIDS=()
 
 ssh_skip() { echo "SKIP: $*"; exit 77; }
 
+SSH_FWD=
+SSH_IPFWD=
+
 ssh_teardown() {
   local i
+  [ -n "$SSH_FWD" ] && iptables -D FORWARD -s "10.$SSH_NET.0.0/16" -d "10.$SSH_NET.0.0/16" -j ACCEPT 2>/dev/null
+  [ -n "$SSH_IPFWD" ] && sysctl -q -w net.ipv4.ip_forward="$SSH_IPFWD"
   for i in "${!SSH_NS[@]}"; do
     [ -n "${SSH_PIDS[$i]:-}" ] && kill "${SSH_PIDS[$i]}" 2>/dev/null
     ip netns pids "${SSH_NS[$i]}" 2>/dev/null | xargs -r kill -9 2>/dev/null
@@ -47,10 +56,12 @@ ssh_start() {
     SSH_NS[$i]=$ns
     ip link add "tpuci$$r$i" type veth peer name "tpuci$$n$i" || ssh_skip "no veth pairs"
     ip link set "tpuci$$n$i" netns "$ns"
+    # eth0 on every worker, as on a VM (GLOO_SOCKET_IFNAME=eth0).
+    ip -n "$ns" link set "tpuci$$n$i" name eth0
     ip addr add "10.$SSH_NET.$i.1/24" dev "tpuci$$r$i"
     ip link set "tpuci$$r$i" up
-    ip -n "$ns" addr add "$addr/24" dev "tpuci$$n$i"
-    ip -n "$ns" link set "tpuci$$n$i" up
+    ip -n "$ns" addr add "$addr/24" dev eth0
+    ip -n "$ns" link set eth0 up
     ip -n "$ns" link set lo up
     ip -n "$ns" route add default via "10.$SSH_NET.$i.1"
     ssh-keygen -q -t ed25519 -N '' -C "worker-$i" -f "$SSHD/host$i"
@@ -84,7 +95,7 @@ Host *
 CONF
   for ((i = 0; i < n; i++)); do
     local t
-    for t in $(seq 50); do
+    for t in $(seq 300); do
       ssh -F "$SSHD/ssh_config" -o BatchMode=yes "${SSH_ADDR[$i]}" true 2>/dev/null && break
       sleep 0.1
     done
@@ -98,3 +109,23 @@ ssh_stop_one() {
   ip netns pids "${SSH_NS[$1]}" 2>/dev/null | xargs -r kill -9 2>/dev/null
   SSH_PIDS[$1]=
 }
+
+ssh_link() {
+  local f
+  f=$(sysctl -n net.ipv4.ip_forward)
+  if [ "$f" != 1 ]; then SSH_IPFWD=$f; sysctl -q -w net.ipv4.ip_forward=1; fi
+  # Docker's FORWARD policy is DROP.
+  if command -v iptables > /dev/null; then
+    iptables -I FORWARD -s "10.$SSH_NET.0.0/16" -d "10.$SSH_NET.0.0/16" -j ACCEPT && SSH_FWD=1
+  fi
+}
+
+ssh_left() {
+  local p
+  for p in $(ip netns pids "$1" 2>/dev/null); do
+    tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -e "$2" | sed "s/^/$p: /"
+  done
+}
+
+# The latest run's id (its folder's name).
+ssh_run_id() { basename "$(readlink -f "$WORK/.tpuci/runs/latest")"; }

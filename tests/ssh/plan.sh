@@ -2,8 +2,8 @@
 # `hosts` jobs through the binary: `tpuci plan` (text and JSON) shows the
 # workers, the gcloud file's in its order; a count mismatch is exit 2
 # naming file:line, the job and both counts; `tpuci run` refuses an ssh
-# job before anything starts (exit 2), and `--engine swarm` leaves it an
-# ssh job.
+# job with a key only containers have before anything starts (exit 2),
+# and `--engine swarm` leaves it an ssh job.
 . "$TESTS/e2e/lib.sh"
 
 mkdir -p ci
@@ -44,9 +44,13 @@ PY
 )
 if [ -z "$check" ]; then pass; else fail "plan --json: $check"; fi
 
-run_tpuci run -j 2 --only train spec.lua
-expect_code 2 "run of an ssh job"
-expect_out "spec.lua:4: job 'train': runtime 'ssh': running over SSH is not available in this build yet"
+cat > mounts.lua <<'LUA'
+hosts "one" { "10.0.0.9" }
+job "m" { hosts = "one", mounts = { ["."] = "/src" }, run = "true" }
+LUA
+run_tpuci run mounts.lua
+expect_code 2 "run of an ssh job with mounts"
+expect_out "mounts.lua:2: job 'm': 'mounts' is not for runtime 'ssh', which runs the command on the workers themselves (docs/ssh.md)"
 run_tpuci run -j 2 --only here spec.lua
 expect_code 0 "run of the other job"
 

@@ -32,6 +32,10 @@ void tpuci__ssh_argv(const tpuci__hostset_t *hs, size_t i,
   }
   tpuci__strv_push(out, "-o");
   tpuci__strv_push(out, "BatchMode=yes");
+  /* Errors only: no "Permanently added ... to the list of known hosts"
+   * among a job's output. */
+  tpuci__strv_push(out, "-o");
+  tpuci__strv_push(out, "LogLevel=ERROR");
   tpuci__strv_push(out, "-o");
   tpuci__strv_take(out, tpuci__printf("ConnectTimeout=%d", TPUCI__SSH_CONNECT_TIMEOUT_S));
   if (control_path) {
@@ -54,8 +58,7 @@ void tpuci__ssh_argv(const tpuci__hostset_t *hs, size_t i,
   tpuci__strv_push(out, h->host);
 }
 
-/* The last non-empty line of b's text, trimmed; NULL when none. */
-static char *tpuci__last_line(const char *s, size_t n) {
+char *tpuci__ssh_last_line(const char *s, size_t n) {
   size_t end = n, start;
   while (end > 0 && (s[end - 1] == '\n' || s[end - 1] == '\r' ||
                      s[end - 1] == ' ' || s[end - 1] == '\t'))
@@ -107,7 +110,7 @@ int tpuci__ssh_run_blocking(const tpuci__strv_t *argv, char **last) {
   close(fds[0]);
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
-  *last = tpuci__last_line(err.data ? err.data : "", err.len);
+  *last = tpuci__ssh_last_line(err.data ? err.data : "", err.len);
   tpuci__buf_free(&err);
   if (WIFEXITED(st)) return WEXITSTATUS(st);
   return -1;

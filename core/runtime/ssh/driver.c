@@ -1,33 +1,289 @@
 /* Runtime "ssh": a gang's hosts are the workers of a `hosts` declaration,
- * each reached with the system's OpenSSH client (docs/ssh.md).
- *
- * The plan, the spec checks and the documentation are in place; the
- * driver that runs the workers is not built yet, so check() refuses a
- * run before anything starts (exit 2) and says so. */
+ * each reached with the system's OpenSSH client (docs/ssh.md). The
+ * runtime object: the checks before anything starts, prepare (one first
+ * connection to every worker the run uses, which stays as ssh's shared
+ * control connection: an unreachable worker stops the run before any job
+ * starts, exit 3), starting attempts on the attempt core (attempt.c's
+ * operations) and closing the shared connections. */
+#include <dirent.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runtime/ssh/ssh.h"
+
+#define TPUCI__SSH_GRACE_MS 5000
 
 int tpuci__runtime_ssh_check(const tpuci__plan_t *plan, tpuci__err_t *err) {
   size_t i;
   for (i = 0; i < plan->ninstances; i++) {
     const tpuci__instance_t *in = &plan->instances[i];
+    const char *what = NULL;
     if (!in->selected || in->runtime != TPUCI__RUNTIME_SSH) continue;
-    return tpuci__err_set(err, TPUCI_ESPEC,
-                          "%s: job '%s': runtime 'ssh': running over SSH is not "
-                          "available in this build yet (`tpuci plan` shows the "
-                          "workers; docs/ssh.md)", in->where, in->job);
+    if (in->image >= 0) what = "image";
+    else if (in->nmounts > 0) what = "mounts";
+    else if (in->memory_bytes > 0) what = "memory";
+    else if (in->cpus > 0) what = "cpus";
+    else if (in->network != NULL) what = "network";
+    if (what != NULL)
+      return tpuci__err_set(err, TPUCI_ESPEC,
+                            "%s: job '%s': '%s' is not for runtime 'ssh', which runs "
+                            "the command on the workers themselves (docs/ssh.md)",
+                            in->where, in->job, what);
   }
   return 0;
 }
 
+char *tpuci__ssh_control_path(const tpuci__ssh_rt_t *r) {
+  /* %C: a hash of the connection, short enough for a socket's path. */
+  return tpuci__printf("%s/%%C", r->control_dir);
+}
+
+/* The runtime's own processes: prepare's first connections, close's
+ * `ssh -O exit`s. */
+
+static void tpuci__ssh_procs_free(tpuci__ssh_rt_t *r) {
+  size_t i;
+  for (i = 0; i < r->nprocs; i++) tpuci__buf_free(&r->procs[i].tail);
+  free(r->procs);
+  r->procs = NULL;
+  r->nprocs = r->procs_open = 0;
+}
+
+/* Every worker of every `hosts` a selected job uses, as (hostset, host)
+ * pairs into r->proc_hostset and r->proc_host. */
+static size_t tpuci__ssh_targets(tpuci__ssh_rt_t *r, const tpuci__plan_t *plan) {
+  unsigned char *used = tpuci__calloc(plan->nhostsets + 1, 1);
+  size_t i, k, n = 0;
+  for (i = 0; i < plan->ninstances; i++) {
+    const tpuci__instance_t *in = &plan->instances[i];
+    if (in->selected && in->runtime == TPUCI__RUNTIME_SSH && in->hostset >= 0 &&
+        (size_t) in->hostset < plan->nhostsets)
+      used[in->hostset] = 1;
+  }
+  for (i = 0; i < plan->nhostsets; i++)
+    if (used[i]) n += plan->hostsets[i].nhosts;
+  free(r->proc_hostset);
+  free(r->proc_host);
+  r->proc_hostset = tpuci__calloc(n + 1, sizeof(size_t));
+  r->proc_host = tpuci__calloc(n + 1, sizeof(size_t));
+  n = 0;
+  for (i = 0; i < plan->nhostsets; i++) {
+    if (!used[i]) continue;
+    for (k = 0; k < plan->hostsets[i].nhosts; k++) {
+      r->proc_hostset[n] = i;
+      r->proc_host[n] = k;
+      n++;
+    }
+  }
+  free(used);
+  return n;
+}
+
+/* Runs one process per target, `extra` before the destination (may be
+ * NULL), the remote command `cmd` (may be NULL) after it. */
+static void tpuci__ssh_procs_run(tpuci__ssh_rt_t *r, size_t n, const char *extra,
+                                 const char *cmd, void (*done)(tpuci__sshproc_t *)) {
+  char *control = tpuci__ssh_control_path(r);
+  size_t i;
+  r->procs = tpuci__calloc(n + 1, sizeof(*r->procs));
+  r->nprocs = r->procs_open = n;
+  for (i = 0; i < n; i++) {
+    const tpuci__hostset_t *hs = &r->plan->hostsets[r->proc_hostset[i]];
+    tpuci__strv_t argv = {0};
+    tpuci__ssh_argv(hs, r->proc_host[i], control, &argv);
+    if (extra != NULL) {
+      char *dest = argv.items[argv.len - 1];
+      argv.items[argv.len - 1] = tpuci__strdup("-O");
+      tpuci__strv_push(&argv, extra);
+      tpuci__strv_take(&argv, dest);
+    }
+    if (cmd != NULL) tpuci__strv_push(&argv, cmd);
+    r->procs[i].data = r;
+    r->procs[i].on_done = done;
+    tpuci__sshproc_spawn(&r->procs[i], r->loop, &argv, 0);
+    tpuci__strv_free(&argv);
+  }
+  free(control);
+}
+
+/* prepare. */
+
+static void tpuci__ssh_prepared(tpuci__ssh_rt_t *r) {
+  void (*cb)(tpuci__runtime_t *, int) = r->prepare_cb;
+  size_t i, failed = 0;
+  int status = 0;
+  r->prepare_cb = NULL;
+  for (i = 0; i < r->nprocs; i++) {
+    const tpuci__sshproc_t *p = &r->procs[i];
+    const tpuci__hostset_t *hs = &r->plan->hostsets[r->proc_hostset[i]];
+    char *target, *why;
+    if (p->status == 0) continue;
+    target = tpuci__ssh_host_text(&hs->hosts[r->proc_host[i]]);
+    why = p->spawn_error ? tpuci__printf("cannot run %s: %s", tpuci__ssh_client(),
+                                         uv_strerror(p->spawn_error))
+                         : tpuci__sshproc_last_line(p);
+    if (why == NULL)
+      why = p->killed || p->status < 0 ? tpuci__strdup("ssh was killed")
+                                       : tpuci__printf("ssh exited %lld and said nothing",
+                                                       (long long) p->status);
+    if (failed++ == 0) {
+      tpuci__err_set(&r->rt.err, TPUCI_EENGINE,
+                     "ssh: worker-%zu %s (hosts '%s', %s) cannot be reached: %s "
+                     "(`tpuci doctor` checks every worker)",
+                     r->proc_host[i], target, hs->name, hs->where, why);
+    } else if (r->rt.on_message != NULL) {
+      char *m = tpuci__printf("ssh: worker-%zu %s (hosts '%s', %s) cannot be reached "
+                              "either: %s", r->proc_host[i], target, hs->name,
+                              hs->where, why);
+      r->rt.on_message(&r->rt, m);
+      free(m);
+    }
+    free(target);
+    free(why);
+  }
+  if (r->aborted) {
+    tpuci__err_clear(&r->rt.err);
+    tpuci__err_set(&r->rt.err, UV_ECANCELED, "cancelled while connecting to the workers");
+    status = UV_ECANCELED;
+  } else if (failed > 0) {
+    status = TPUCI_EENGINE;
+  }
+  /* The targets stay for close's `ssh -O exit`. */
+  tpuci__ssh_procs_free(r);
+  if (cb) cb(&r->rt, status);
+}
+
+static void tpuci__ssh_on_probed(tpuci__sshproc_t *p) {
+  tpuci__ssh_rt_t *r = p->data;
+  if (--r->procs_open > 0) return;
+  tpuci__ssh_prepared(r);
+}
+
+static int tpuci__ssh_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
+                              void (*cb)(tpuci__runtime_t *rt, int status)) {
+  tpuci__ssh_rt_t *r = (tpuci__ssh_rt_t *) rt;
+  size_t n;
+  r->plan = plan;
+  n = tpuci__ssh_targets(r, plan);
+  r->prepare_cb = cb;
+  if (n == 0) {
+    tpuci__ssh_prepared(r);
+    return 0;
+  }
+  /* `true` over the connection that then stays as the shared one. */
+  tpuci__ssh_procs_run(r, n, NULL, "true", tpuci__ssh_on_probed);
+  r->ntargets = n;
+  return 0;
+}
+
+static void tpuci__ssh_abort(tpuci__runtime_t *rt) {
+  tpuci__ssh_rt_t *r = (tpuci__ssh_rt_t *) rt;
+  size_t i;
+  if (r->prepare_cb == NULL) return;
+  r->aborted = 1;
+  for (i = 0; i < r->nprocs; i++) tpuci__sshproc_deadline(&r->procs[i], 0);
+}
+
+/* start. */
+
+static int tpuci__ssh_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
+  tpuci__ssh_rt_t *r = (tpuci__ssh_rt_t *) rt;
+  if (r->closing)
+    return tpuci__err_set(&rt->err, TPUCI_ESTATE, "the ssh runtime is closing");
+  return tpuci__unit_start(rt, "ssh", &tpuci__ssh_ops, a, TPUCI__SSH_GRACE_MS, &r->atts);
+}
+
+/* close. */
+
+/* The control folder, and any socket a master left in it. */
+static void tpuci__ssh_control_remove(tpuci__ssh_rt_t *r) {
+  DIR *d;
+  struct dirent *e;
+  if (r->control_dir == NULL) return;
+  d = opendir(r->control_dir);
+  while (d != NULL && (e = readdir(d)) != NULL) {
+    char *p;
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    p = tpuci__printf("%s/%s", r->control_dir, e->d_name);
+    unlink(p);
+    free(p);
+  }
+  if (d != NULL) closedir(d);
+  rmdir(r->control_dir);
+}
+
+static void tpuci__ssh_closed(tpuci__ssh_rt_t *r) {
+  void (*cb)(tpuci__runtime_t *) = r->close_cb;
+  tpuci__ssh_procs_free(r);
+  tpuci__ssh_control_remove(r);
+  r->close_cb = NULL;
+  if (cb) cb(&r->rt);
+}
+
+static void tpuci__ssh_on_exited(tpuci__sshproc_t *p) {
+  tpuci__ssh_rt_t *r = p->data;
+  if (--r->procs_open > 0) return;
+  tpuci__ssh_closed(r);
+}
+
+static void tpuci__ssh_maybe_closed(tpuci__ssh_rt_t *r) {
+  if (!r->closing || r->atts.atts != NULL || r->atts.handles > 0 || r->close_cb == NULL ||
+      r->nprocs > 0)
+    return;
+  if (r->ntargets == 0) {
+    tpuci__ssh_closed(r);
+    return;
+  }
+  /* The shared connections end now, not ControlPersist later. */
+  tpuci__ssh_procs_run(r, r->ntargets, "exit", NULL, tpuci__ssh_on_exited);
+  r->ntargets = 0;
+}
+
+static void tpuci__ssh_changed(tpuci__unit_list_t *l) {
+  tpuci__ssh_maybe_closed((tpuci__ssh_rt_t *) ((char *) l - offsetof(tpuci__ssh_rt_t, atts)));
+}
+
+static void tpuci__ssh_close(tpuci__runtime_t *rt, void (*cb)(tpuci__runtime_t *rt)) {
+  tpuci__ssh_rt_t *r = (tpuci__ssh_rt_t *) rt;
+  r->closing = 1;
+  r->close_cb = cb;
+  tpuci__ssh_maybe_closed(r);
+}
+
+static void tpuci__ssh_free(tpuci__runtime_t *rt) {
+  tpuci__ssh_rt_t *r = (tpuci__ssh_rt_t *) rt;
+  if (r == NULL) return;
+  tpuci__ssh_procs_free(r);
+  free(r->proc_hostset);
+  free(r->proc_host);
+  free(r->control_dir);
+  free(r->run_id);
+  tpuci__err_clear(&r->rt.err);
+  free(r);
+}
+
 int tpuci__runtime_ssh_new(uv_loop_t *loop, const tpuci__runtime_opts_t *opts,
                            tpuci__runtime_t **out, tpuci__err_t *err) {
-  (void) loop;
-  (void) opts;
+  tpuci__ssh_rt_t *r;
+  char tmpl[] = "/tmp/tpuci-ssh-XXXXXX";
   *out = NULL;
-  return tpuci__err_set(err, TPUCI_ESPEC,
-                        "runtime 'ssh': running over SSH is not available in "
-                        "this build yet (docs/ssh.md)");
+  /* Private: ssh refuses a control socket others could reach. */
+  if (mkdtemp(tmpl) == NULL)
+    return tpuci__err_set(err, TPUCI_EENGINE, "ssh: cannot make a folder for the "
+                          "control sockets in /tmp: %s", uv_strerror(TPUCI__ERRNO));
+  r = tpuci__calloc(1, sizeof(*r));
+  r->control_dir = tpuci__strdup(tmpl);
+  tpuci__unit_rt_init(&r->rt, "ssh", loop, &r->atts, tpuci__ssh_changed);
+  r->rt.prepare = tpuci__ssh_prepare;
+  r->rt.abort = tpuci__ssh_abort;
+  r->rt.start = tpuci__ssh_start;
+  r->rt.close = tpuci__ssh_close;
+  r->rt.free = tpuci__ssh_free;
+  r->loop = loop;
+  r->run_id = tpuci__strdup(opts && opts->run_id ? opts->run_id : "");
+  *out = &r->rt;
+  return 0;
 }

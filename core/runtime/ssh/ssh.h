@@ -1,11 +1,24 @@
 /* core/runtime/ssh/: runtime "ssh", a gang's hosts on the workers of a
  * `hosts` declaration, each reached with the system's OpenSSH client
- * (docs/ssh.md). Private to this folder; it includes only runtime.h,
- * core/plan/ and core/base/. */
+ * (docs/ssh.md). Private to this folder; it includes runtime.h, the
+ * attempt core (runtime/unit/unit.h, which brings the gang's verdict and
+ * line prefixing of runtime/engine/gang.h), core/plan/ and core/base/.
+ *
+ *   client.c  ssh's command lines; running one to its end (doctor)
+ *   doctor.c  `tpuci doctor` for the workers
+ *   remote.c  what runs on a worker (a POSIX sh script), pure
+ *   proc.c    a child process (ssh, or sh around it) on the loop
+ *   attempt.c the attempt core's operations: one session per host
+ *   driver.c  the runtime object: the checks, the first connection to
+ *             each worker (prepare), closing the shared connections */
 #ifndef TPUCI_RUNTIME_SSH_H
 #define TPUCI_RUNTIME_SSH_H
 
+#include <stdint.h>
+#include <uv.h>
+
 #include "runtime/runtime.h"
+#include "runtime/unit/unit.h"
 
 /* The ssh client: $TPUCI_SSH when set (tests), else "ssh" on PATH. */
 const char *tpuci__ssh_client(void);
@@ -24,5 +37,105 @@ void tpuci__ssh_argv(const tpuci__hostset_t *hs, size_t i,
  * was killed; the last line it wrote to stderr, trimmed, into *last (new
  * string, or NULL when it wrote none). */
 int tpuci__ssh_run_blocking(const tpuci__strv_t *argv, char **last);
+
+/* remote.c: what a worker runs.
+ *
+ * A host's session runs one POSIX sh script (given to the login shell as
+ * `exec sh -c '...'`): it makes the unit's folder `dir` (and its
+ * results/), prints the ready line TPUCI__SSH_READY " <nonce>" on
+ * stdout and waits for "go" on stdin: the gang's start barrier, since
+ * tpuci sends "go" to every host only once all are connected (EOF or
+ * anything else: it ends without running). Then the job runs in a
+ * session and process group of its own (setsid), stdin /dev/null, in
+ * `workdir` (the login's home when NULL) with `env`; its group id goes
+ * to dir/pgid. Each later line on stdin is a signal name sent to the
+ * whole group ("TERM", "KILL"); the end of stdin (tpuci stopped, or the
+ * connection dropped) kills the group. When the job ends, what is left
+ * of its group is killed, its exit status (128+N for signal N) goes to
+ * dir/rc and is the session's exit status. */
+#define TPUCI__SSH_READY "tpuci-ssh-ready"
+
+typedef struct {
+  const char *dir;           /* the unit's folder on the worker */
+  const char *nonce;         /* of the ready line */
+  const char *workdir;       /* or NULL */
+  const tpuci__strv_t *env;  /* "K=V" */
+  const tpuci__strv_t *argv; /* the job's command */
+} tpuci__ssh_remote_t;
+
+/* The remote command of a host's session (one ssh argument). New. */
+char *tpuci__ssh_remote_command(const tpuci__ssh_remote_t *r);
+/* Prints dir/rc (a job's exit status after a dropped connection). New. */
+char *tpuci__ssh_rc_command(const char *dir);
+/* Writes dir/results as a tar stream to stdout when `results`, then
+ * removes dir (and its parent once empty). New. */
+char *tpuci__ssh_cleanup_command(const char *dir, int results);
+/* The name of signal `signum` as sh's kill takes it ("TERM"), or NULL. */
+const char *tpuci__ssh_signame(int signum);
+
+/* proc.c: a child on the loop, its stdin a pipe (when asked), stdout and
+ * stderr read into on_output; on_done once it exited and every handle
+ * closed (also when it could not be spawned: spawn_error). It runs in a
+ * session of its own, so the terminal's Ctrl-C reaches tpuci only. */
+typedef struct tpuci__sshproc_s tpuci__sshproc_t;
+struct tpuci__sshproc_s {
+  uv_process_t proc;
+  uv_pipe_t in, out, err;
+  uv_timer_t timer;          /* SIGKILL after a deadline; the drain */
+  int open;                  /* handles not closed yet */
+  int reading;               /* output pipes not at EOF */
+  int in_open;               /* stdin can still be written */
+  int exited;
+  int spawn_error;           /* 0, or uv's code */
+  int killed;                /* tpuci killed it (the deadline) */
+  int64_t status;            /* exit status; -1 when killed by a signal */
+  int term_signal;
+  tpuci__buf_t tail;         /* the last bytes of its stderr */
+  void (*on_output)(tpuci__sshproc_t *p, int stream, const char *buf, size_t len);
+  void (*on_done)(tpuci__sshproc_t *p);
+  void *data;
+};
+
+/* Spawns argv (NULL-terminated items) with stdin a pipe when with_stdin
+ * (else /dev/null). Always ends with on_done. */
+void tpuci__sshproc_spawn(tpuci__sshproc_t *p, uv_loop_t *loop,
+                          const tpuci__strv_t *argv, int with_stdin);
+/* Writes a short line (at most PIPE_BUF bytes: all or nothing) to its
+ * stdin: 0, or a negative code. */
+int tpuci__sshproc_write(tpuci__sshproc_t *p, const char *line);
+/* Closes its stdin (EOF for the other side). */
+void tpuci__sshproc_close_stdin(tpuci__sshproc_t *p);
+/* SIGKILLs it if it has not exited after `ms`. */
+void tpuci__sshproc_deadline(tpuci__sshproc_t *p, uint64_t ms);
+/* The last non-empty line of its stderr, trimmed, or NULL. New. */
+char *tpuci__sshproc_last_line(const tpuci__sshproc_t *p);
+
+/* The last non-empty line of s[0..n), trimmed; NULL when none. New. */
+char *tpuci__ssh_last_line(const char *s, size_t n);
+
+/* attempt.c: the attempt core's operations (runtime/unit/unit.h). */
+typedef struct tpuci__ssh_rt_s tpuci__ssh_rt_t;
+struct tpuci__ssh_rt_s {
+  tpuci__runtime_t rt;
+  uv_loop_t *loop;
+  tpuci__unit_list_t atts;
+  char *control_dir;         /* ssh's control sockets, made here (0700) */
+  char *run_id;
+  const tpuci__plan_t *plan;
+  /* prepare's first connections, and closing's `ssh -O exit`s. */
+  tpuci__sshproc_t *procs;
+  size_t nprocs;
+  size_t procs_open;         /* not done yet */
+  size_t *proc_hostset, *proc_host;
+  size_t ntargets;           /* workers prepare reached (or tried) */
+  void (*prepare_cb)(tpuci__runtime_t *rt, int status);
+  int aborted;
+  int closing;
+  void (*close_cb)(tpuci__runtime_t *rt);
+};
+extern const tpuci__unit_ops_t tpuci__ssh_ops;
+
+/* The control socket template of the runtime's connections. New. */
+char *tpuci__ssh_control_path(const tpuci__ssh_rt_t *r);
 
 #endif /* TPUCI_RUNTIME_SSH_H */

@@ -96,7 +96,7 @@ void tpuci__unit_later(tpuci__unit_att_t *att, uint64_t ms,
   uv_timer_start(&att->timer, tpuci__unit_later_cb, ms, 0);
 }
 
-int tpuci__unit_hosts(tpuci__runtime_t *rt, const char *runtime,
+int tpuci__unit_hosts(tpuci__runtime_t *rt, const char *runtime, int flags,
                       tpuci__attempt_t *a, tpuci__slice_t *slice,
                       int *has_slice, size_t *hosts) {
   const tpuci__instance_t *inst = a->inst;
@@ -104,7 +104,8 @@ int tpuci__unit_hosts(tpuci__runtime_t *rt, const char *runtime,
   int rc;
   *has_slice = 0;
   *hosts = 1;
-  if (inst->image < 0 || (size_t) inst->image >= plan->nimages)
+  if (!(flags & TPUCI__UNIT_NO_IMAGE) &&
+      (inst->image < 0 || (size_t) inst->image >= plan->nimages))
     return tpuci__err_set(&rt->err, TPUCI_EUSAGE,
                           "%s: job '%s' has no image for the %s runtime",
                           inst->where ? inst->where : "spec", inst->name, runtime);
@@ -137,7 +138,7 @@ int tpuci__unit_start(tpuci__runtime_t *rt, const char *runtime,
   tpuci__slice_t slice;
   int has_slice = 0;
   size_t i, hosts = 1;
-  int rc = tpuci__unit_hosts(rt, runtime, a, &slice, &has_slice, &hosts);
+  int rc = tpuci__unit_hosts(rt, runtime, ops->flags, a, &slice, &has_slice, &hosts);
   if (rc != 0) return rc;
   att = tpuci__unit_att_new(ops, a, hosts,
                             a->grace_ms ? a->grace_ms

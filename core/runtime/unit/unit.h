@@ -73,6 +73,9 @@ typedef struct {
  * by the engine): RUN ends at the first signal, gang failure or infra,
  * and ops->stop only ends what the driver follows of the unit. */
 #define TPUCI__UNIT_STOP_BY_REMOVE 1
+/* The units are not made from an image (processes on a slice's workers):
+ * a job needs none. */
+#define TPUCI__UNIT_NO_IMAGE 2
 
 typedef struct {
   const char *kind;       /* "container", "service", "process" */
@@ -226,10 +229,10 @@ void tpuci__unit_later(tpuci__unit_att_t *att, uint64_t ms,
 void tpuci__unit_tell(tpuci__unit_att_t *att, const char *fmt, ...)
     TPUCI__PRINTF(2, 3);
 /* How many hosts attempt `a` runs, checked for `runtime` ("docker"): its
- * image, its topology's slice (*has_slice, freed by the caller), the
+ * image (unless `flags` has TPUCI__UNIT_NO_IMAGE), its topology's slice (*has_slice, freed by the caller), the
  * hosts it may need fewer of, no `network` for a gang. 0, or a negative
  * code with rt->err set. */
-int tpuci__unit_hosts(tpuci__runtime_t *rt, const char *runtime,
+int tpuci__unit_hosts(tpuci__runtime_t *rt, const char *runtime, int flags,
                       tpuci__attempt_t *a, tpuci__slice_t *slice,
                       int *has_slice, size_t *hosts);
 

@@ -1,0 +1,529 @@
+/* The ssh runtime's attempt: one ssh session per host of the job's
+ * topology, host i on worker i of its `hosts` declaration. The phases,
+ * the gang's stop, the verdict and the cleanup are the attempt core's
+ * (runtime/unit/unit.h); this file is its operations:
+ *
+ *   output   spawns the host's session (remote.c's script); the host is
+ *            ready once the worker printed its ready line (connected,
+ *            its folder made); a session that ends before is infra,
+ *            named by ssh's last word
+ *   start    "go" on the session's stdin: every host starts only once
+ *            all are connected (the gang's start barrier)
+ *   stop     a signal name on stdin, which the worker sends to the job's
+ *            process group; SIGKILL also closes stdin and, if ssh has not
+ *            ended 10 s later, kills the client here
+ *   halt     closes stdin: a host that did not start never does
+ *   exit     the session's exit status is the job's; 255 (ssh's own
+ *            failure, or a job's exit 255) is looked up in the worker's
+ *            rc file over a new connection: none there, the connection
+ *            dropped, and the attempt is infra
+ *   remove   the worker's results/ copied back (tar over ssh), its
+ *            folder removed */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <errno.h>
+#include <unistd.h>
+
+#include "runtime/ssh/ssh.h"
+
+/* After a SIGKILL, how long ssh may take to end before it is killed. */
+#define TPUCI__SSH_KILL_WAIT_MS 10000
+/* The stdout kept while looking for the ready line. */
+#define TPUCI__SSH_PRE_MAX 65536
+
+typedef struct {
+  tpuci__unit_t u;
+  tpuci__sshproc_t main;     /* the session */
+  tpuci__sshproc_t side;     /* the rc lookup, the cleanup */
+  int main_on, side_on;      /* spawned, not done */
+  tpuci__strv_t dest;        /* ssh ... destination */
+  char *remote;              /* the session's command */
+  char *dir;                 /* the host's folder on the worker */
+  char *target;              /* "root@10.0.0.2:2222", for messages */
+  char *results;             /* the host's results folder here, or NULL */
+  int connected;             /* the ready line came */
+  tpuci__buf_t pre;          /* stdout before it */
+  tpuci__buf_t rc_out;       /* the rc lookup's answer */
+  tpuci__lines_t lines[2];   /* a gang host's, prefixed */
+  int log_fd;                /* a gang host's own log, or -1 */
+  char *log_path;
+} tpuci__ssh_unit_t;
+
+typedef struct {
+  tpuci__unit_att_t ua;
+  tpuci__ssh_rt_t *r;
+  const tpuci__hostset_t *hs;
+  char nonce[40];
+} tpuci__ssh_att_t;
+
+#define TPUCI__SSH_ATT(u) ((tpuci__ssh_att_t *) (u)->att)
+
+static const char *tpuci__ssh_who(const tpuci__ssh_unit_t *s) {
+  return s->u.host ? s->u.host : "worker-0";
+}
+
+static void tpuci__ssh_infra(tpuci__ssh_unit_t *s, const char *what, char *why) {
+  tpuci__unit_infra(s->u.att, tpuci__printf("ssh: %s (%s, hosts '%s'): %s%s%s",
+                                            tpuci__ssh_who(s), s->target,
+                                            TPUCI__SSH_ATT(&s->u)->hs->name, what,
+                                            why ? ": " : "", why ? why : ""));
+  free(why);
+}
+
+/* Output. */
+
+static void tpuci__ssh_log_write(tpuci__ssh_unit_t *s, const char *buf, size_t n) {
+  while (n > 0 && s->log_fd >= 0) {
+    ssize_t w = write(s->log_fd, buf, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      tpuci__attempt_write_error(s->u.att->a, s->log_path, TPUCI__ERRNO);
+      close(s->log_fd);
+      s->log_fd = -1;
+      return;
+    }
+    buf += w;
+    n -= (size_t) w;
+  }
+}
+
+typedef struct {
+  tpuci__attempt_t *a;
+  int stream;
+} tpuci__ssh_sink_t;
+
+static void tpuci__ssh_on_lines(void *p, const char *buf, size_t len) {
+  tpuci__ssh_sink_t *k = p;
+  tpuci__attempt_output(k->a, k->stream, buf, len);
+}
+
+/* A chunk of the job's output: a gang host's into its own log and, line
+ * by line with its prefix, the attempt's; a lone host's as it is. */
+static void tpuci__ssh_emit(tpuci__ssh_unit_t *s, int stream, const char *buf, size_t n) {
+  tpuci__ssh_sink_t k = {s->u.att->a, stream};
+  if (n == 0) return;
+  if (s->u.host == NULL) {
+    tpuci__attempt_output(s->u.att->a, stream, buf, n);
+    return;
+  }
+  tpuci__ssh_log_write(s, buf, n);
+  tpuci__lines_feed(&s->lines[stream - 1], buf, n, tpuci__ssh_on_lines, &k);
+}
+
+static void tpuci__ssh_flush(tpuci__ssh_unit_t *s) {
+  int i;
+  if (s->u.host == NULL) return;
+  for (i = 0; i < 2; i++) {
+    tpuci__ssh_sink_t k = {s->u.att->a, i + 1};
+    tpuci__lines_flush(&s->lines[i], tpuci__ssh_on_lines, &k);
+  }
+}
+
+/* stdout before the ready line: what the login printed passes on; the
+ * line itself makes the host ready. */
+static void tpuci__ssh_pre(tpuci__ssh_unit_t *s, const char *buf, size_t n) {
+  tpuci__ssh_att_t *att = TPUCI__SSH_ATT(&s->u);
+  char line[96];
+  const char *at;
+  size_t len = (size_t) snprintf(line, sizeof(line), TPUCI__SSH_READY " %s\n", att->nonce);
+
+  tpuci__buf_add(&s->pre, buf, n);
+  tpuci__buf_add(&s->pre, "", 0);
+  at = s->pre.data ? strstr(s->pre.data, line) : NULL;
+  if (at == NULL) {
+    /* Keep what may be the start of the line; pass the rest on. */
+    if (s->pre.len > TPUCI__SSH_PRE_MAX) {
+      size_t keep = len - 1;
+      tpuci__ssh_emit(s, 1, s->pre.data, s->pre.len - keep);
+      memmove(s->pre.data, s->pre.data + s->pre.len - keep, keep);
+      s->pre.len = keep;
+    }
+    return;
+  }
+  {
+    size_t before = (size_t) (at - s->pre.data), after = before + len;
+    tpuci__ssh_emit(s, 1, s->pre.data, before);
+    s->connected = 1;
+    s->u.created = 1;
+    tpuci__unit_ready(&s->u);
+    tpuci__ssh_emit(s, 1, s->pre.data + after, s->pre.len - after);
+    tpuci__buf_free(&s->pre);
+    tpuci__buf_init(&s->pre);
+  }
+}
+
+static void tpuci__ssh_on_output(tpuci__sshproc_t *p, int stream, const char *buf,
+                                 size_t n) {
+  tpuci__ssh_unit_t *s = p->data;
+  if (stream == 1 && !s->connected) tpuci__ssh_pre(s, buf, n);
+  else tpuci__ssh_emit(s, stream, buf, n);
+}
+
+/* The end of a session. */
+
+static void tpuci__ssh_on_rc(tpuci__sshproc_t *p) {
+  tpuci__ssh_unit_t *s = p->data;
+  tpuci__unit_att_t *ua = s->u.att;
+  char *end = NULL;
+  long rc = -1;
+  s->side_on = 0;
+  ua->requests--;
+  if (p->status == 0 && s->rc_out.len > 0) {
+    tpuci__buf_add(&s->rc_out, "", 0);
+    rc = strtol(s->rc_out.data, &end, 10);
+    if (end == s->rc_out.data || (*end != '\n' && *end != '\0')) rc = -1;
+  }
+  if (rc >= 0) {
+    /* The job itself exited 255. */
+    tpuci__unit_exited(&s->u, rc);
+  } else {
+    tpuci__ssh_infra(s, "the connection dropped while the job ran",
+                     tpuci__sshproc_last_line(&s->main));
+    tpuci__unit_ended_infra(&s->u);
+  }
+  tpuci__buf_free(&s->side.tail);
+  tpuci__unit_step(ua);
+}
+
+static void tpuci__ssh_rc_output(tpuci__sshproc_t *p, int stream, const char *buf,
+                                 size_t n) {
+  tpuci__ssh_unit_t *s = p->data;
+  if (stream == 1 && s->rc_out.len < 64) tpuci__buf_add(&s->rc_out, buf, n);
+}
+
+/* Starts a side process of the unit (the rc lookup, the cleanup). */
+static void tpuci__ssh_side(tpuci__ssh_unit_t *s, const tpuci__strv_t *argv,
+                            void (*out)(tpuci__sshproc_t *, int, const char *, size_t),
+                            void (*done)(tpuci__sshproc_t *)) {
+  memset(&s->side, 0, sizeof(s->side));
+  s->side.data = s;
+  s->side.on_output = out;
+  s->side.on_done = done;
+  s->side_on = 1;
+  s->u.att->requests++;
+  tpuci__sshproc_spawn(&s->side, TPUCI__SSH_ATT(&s->u)->r->loop, argv, 0);
+}
+
+static void tpuci__ssh_lookup_rc(tpuci__ssh_unit_t *s) {
+  tpuci__strv_t argv = {0};
+  tpuci__strv_copy(&argv, &s->dest);
+  tpuci__strv_take(&argv, tpuci__ssh_rc_command(s->dir));
+  tpuci__ssh_side(s, &argv, tpuci__ssh_rc_output, tpuci__ssh_on_rc);
+  tpuci__strv_free(&argv);
+}
+
+static void tpuci__ssh_on_main_done(tpuci__sshproc_t *p) {
+  tpuci__ssh_unit_t *s = p->data;
+  tpuci__unit_att_t *ua = s->u.att;
+  s->main_on = 0;
+  ua->requests--;
+  if (!s->connected && s->pre.len > 0) tpuci__ssh_emit(s, 1, s->pre.data, s->pre.len);
+  tpuci__ssh_flush(s);
+  if (!s->connected) {
+    /* Never reached the worker's script: unreachable, refused, a bad
+     * host key, a broken login. */
+    if (p->spawn_error)
+      tpuci__ssh_infra(s, "cannot run ssh", tpuci__printf("%s: %s", tpuci__ssh_client(),
+                                                           uv_strerror(p->spawn_error)));
+    else if (!ua->stop && !ua->signalled)
+      tpuci__ssh_infra(s, "cannot start the job there",
+                       tpuci__sshproc_last_line(p) ? tpuci__sshproc_last_line(p)
+                       : tpuci__printf("the session ended (exit %lld) before the job "
+                                       "started", (long long) p->status));
+    tpuci__unit_ready(&s->u);
+  } else if (s->u.started && !s->u.ended) {
+    if (p->killed || p->status < 0) {
+      tpuci__ssh_infra(s, "ssh did not end after SIGKILL and was killed here",
+                       tpuci__sshproc_last_line(p));
+      tpuci__unit_ended_infra(&s->u);
+    } else if (p->status == 255) {
+      tpuci__ssh_lookup_rc(s);
+    } else {
+      tpuci__unit_exited(&s->u, (long) p->status);
+    }
+  }
+  tpuci__unit_step(ua);
+}
+
+/* The operations. */
+
+static void tpuci__ssh_op_create(tpuci__unit_t *u) {
+  /* The worker's folder is made by the session itself. */
+  (void) u;
+}
+
+static void tpuci__ssh_op_output(tpuci__unit_t *u) {
+  tpuci__ssh_unit_t *s = (tpuci__ssh_unit_t *) u;
+  tpuci__strv_t argv = {0};
+  tpuci__strv_copy(&argv, &s->dest);
+  tpuci__strv_push(&argv, s->remote);
+  memset(&s->main, 0, sizeof(s->main));
+  s->main.data = s;
+  s->main.on_output = tpuci__ssh_on_output;
+  s->main.on_done = tpuci__ssh_on_main_done;
+  s->main_on = 1;
+  u->att->requests++;
+  tpuci__sshproc_spawn(&s->main, TPUCI__SSH_ATT(u)->r->loop, &argv, 1);
+  tpuci__strv_free(&argv);
+}
+
+static void tpuci__ssh_op_start(tpuci__unit_t *u) {
+  tpuci__ssh_unit_t *s = (tpuci__ssh_unit_t *) u;
+  int r = tpuci__sshproc_write(&s->main, "go\n");
+  if (r != 0) {
+    tpuci__ssh_infra(s, "cannot start the job", tpuci__strdup(uv_strerror(r)));
+    tpuci__unit_started(u, 0);
+    return;
+  }
+  tpuci__unit_started(u, 1);
+}
+
+static void tpuci__ssh_op_watch(tpuci__unit_t *u) {
+  /* The session's end says it (tpuci__ssh_on_main_done). */
+  (void) u;
+}
+
+static void tpuci__ssh_op_stop(tpuci__unit_t *u, int signum) {
+  tpuci__ssh_unit_t *s = (tpuci__ssh_unit_t *) u;
+  const char *name = tpuci__ssh_signame(signum);
+  char line[16];
+  if (name != NULL) {
+    snprintf(line, sizeof(line), "%s\n", name);
+    (void) tpuci__sshproc_write(&s->main, line);
+  }
+  if (signum == SIGKILL || name == NULL) {
+    /* The end of stdin kills the group too, also when the line above
+     * could not be written. */
+    tpuci__sshproc_close_stdin(&s->main);
+    tpuci__sshproc_deadline(&s->main, TPUCI__SSH_KILL_WAIT_MS);
+  }
+}
+
+static void tpuci__ssh_op_halt(tpuci__unit_t *u) {
+  tpuci__ssh_unit_t *s = (tpuci__ssh_unit_t *) u;
+  if (!s->main_on) return;
+  tpuci__sshproc_close_stdin(&s->main);
+  tpuci__sshproc_deadline(&s->main, TPUCI__SSH_KILL_WAIT_MS);
+}
+
+static void tpuci__ssh_on_cleaned(tpuci__sshproc_t *p) {
+  tpuci__ssh_unit_t *s = p->data;
+  tpuci__unit_att_t *ua = s->u.att;
+  s->side_on = 0;
+  ua->requests--;
+  if (p->status != 0) {
+    char *why = p->spawn_error ? tpuci__strdup(uv_strerror(p->spawn_error))
+                               : tpuci__sshproc_last_line(p);
+    tpuci__unit_tell(ua, "ssh: %s (%s): could not %sremove %s there: %s; "
+                     "`tpuci gc SPEC` removes what is left", tpuci__ssh_who(s), s->target,
+                     s->results ? "copy the results back and " : "", s->dir,
+                     why ? why : "failed");
+    free(why);
+  }
+  tpuci__buf_free(&p->tail);
+  tpuci__unit_step(ua);
+}
+
+/* The cleanup: with results, `sh -c` here runs ssh into a file and tar
+ * takes it apart in the host's results folder. */
+static void tpuci__ssh_op_remove(tpuci__unit_t *u) {
+  tpuci__ssh_unit_t *s = (tpuci__ssh_unit_t *) u;
+  tpuci__strv_t argv = {0};
+  if (!s->connected) return;
+  if (s->results != NULL) {
+    tpuci__strv_push(&argv, "sh");
+    tpuci__strv_push(&argv, "-c");
+    tpuci__strv_push(&argv, "d=$1; shift; \"$@\" > \"$d/.tpuci-copy.tar\" && "
+                            "tar -xf \"$d/.tpuci-copy.tar\" -C \"$d\"; rc=$?; "
+                            "rm -f \"$d/.tpuci-copy.tar\"; exit $rc");
+    tpuci__strv_push(&argv, "tpuci-copy");
+    tpuci__strv_push(&argv, s->results);
+  }
+  {
+    size_t i;
+    for (i = 0; i < s->dest.len; i++) tpuci__strv_push(&argv, s->dest.items[i]);
+  }
+  tpuci__strv_take(&argv, tpuci__ssh_cleanup_command(s->dir, s->results != NULL));
+  tpuci__ssh_side(s, &argv, NULL, tpuci__ssh_on_cleaned);
+  tpuci__strv_free(&argv);
+}
+
+static char *tpuci__ssh_op_keep(tpuci__unit_att_t *ua, tpuci__unit_t *u) {
+  tpuci__ssh_unit_t *s = (tpuci__ssh_unit_t *) u;
+  (void) ua;
+  if (u == NULL || !s->connected) return NULL;
+  return tpuci__printf("kept %s's folder %s on %s (its results/, pgid and rc); "
+                       "`tpuci gc SPEC` removes it", tpuci__ssh_who(s), s->dir,
+                       s->target);
+}
+
+static void tpuci__ssh_op_release(tpuci__unit_t *u) {
+  tpuci__ssh_unit_t *s = (tpuci__ssh_unit_t *) u;
+  tpuci__strv_free(&s->dest);
+  free(s->remote);
+  free(s->dir);
+  free(s->target);
+  free(s->results);
+  free(s->log_path);
+  tpuci__buf_free(&s->pre);
+  tpuci__buf_free(&s->rc_out);
+  tpuci__buf_free(&s->main.tail);
+  tpuci__buf_free(&s->side.tail);
+  tpuci__lines_free(&s->lines[0]);
+  tpuci__lines_free(&s->lines[1]);
+  if (s->log_fd >= 0) close(s->log_fd);
+}
+
+/* init. */
+
+/* s with every `from` replaced by `to`. New. */
+static char *tpuci__ssh_replace(const char *s, const char *from, const char *to) {
+  tpuci__buf_t b;
+  size_t n = strlen(from);
+  const char *at;
+  tpuci__buf_init(&b);
+  while (n > 0 && (at = strstr(s, from)) != NULL) {
+    tpuci__buf_add(&b, s, (size_t) (at - s));
+    tpuci__buf_adds(&b, to);
+    s = at + n;
+  }
+  tpuci__buf_adds(&b, s);
+  return tpuci__buf_steal(&b);
+}
+
+/* The job's paths into its results folder (TPUCI__RESULTS_MOUNT, the
+ * driver's results_mount) point at the host's folder on the worker. */
+static void tpuci__ssh_rewrite(tpuci__strv_t *v, const char *from, const char *to) {
+  size_t i;
+  for (i = 0; i < v->len; i++) {
+    char *n;
+    if (strstr(v->items[i], from) == NULL) continue;
+    n = tpuci__ssh_replace(v->items[i], from, to);
+    free(v->items[i]);
+    v->items[i] = n;
+  }
+}
+
+static int tpuci__ssh_unit_init(tpuci__ssh_att_t *att, tpuci__ssh_unit_t *s,
+                                const tpuci__slice_t *slice,
+                                const char *const *addrs, const char *control) {
+  tpuci__attempt_t *a = att->ua.a;
+  tpuci__runtime_t *rt = &att->r->rt;
+  tpuci__strv_t env = {0}, argv = {0};
+  tpuci__ssh_remote_t rem;
+  char prefix[64];
+  char *remote_results;
+  int i = s->u.index, rc;
+
+  s->target = tpuci__ssh_host_text(&att->hs->hosts[i]);
+  s->dir = tpuci__printf("/tmp/tpuci-%s/i%zu.a%d.h%d", a->run_id, a->index, a->number, i);
+  s->u.name = tpuci__printf("%s on %s", tpuci__ssh_who(s), s->target);
+  snprintf(prefix, sizeof(prefix), "[%s] ", s->u.host ? s->u.host : "");
+  tpuci__lines_init(&s->lines[0], s->u.host ? prefix : NULL);
+  tpuci__lines_init(&s->lines[1], s->u.host ? prefix : NULL);
+  tpuci__ssh_argv(att->hs, (size_t) i, control, &s->dest);
+  /* No terminal: the output stays as the job wrote it. The destination
+   * stays last. */
+  {
+    char *last = s->dest.items[s->dest.len - 1];
+    s->dest.items[s->dest.len - 1] = tpuci__strdup("-T");
+    tpuci__strv_take(&s->dest, last);
+  }
+
+  rc = tpuci__attempt_host_env_named(a, slice, i, slice && att->ua.gang ? addrs : NULL,
+                                     &env, &rt->err);
+  if (rc != 0) return rc;
+  if (a->results_dir != NULL) {
+    s->results = s->u.host ? tpuci__printf("%s/%s", a->results_dir, s->u.host)
+                           : tpuci__strdup(a->results_dir);
+    rc = tpuci__mkdir_p(s->results, 0777);
+    if (rc != 0) {
+      tpuci__strv_free(&env);
+      return tpuci__err_set(&rt->err, TPUCI_EUSAGE, "cannot create the results folder %s: %s",
+                            s->results, uv_strerror(rc));
+    }
+  }
+  tpuci__strv_copy(&argv, a->argv);
+  remote_results = tpuci__printf("%s/results", s->dir);
+  if (a->results_path != NULL) {
+    tpuci__ssh_rewrite(&env, a->results_path, remote_results);
+    tpuci__ssh_rewrite(&argv, a->results_path, remote_results);
+  }
+  free(remote_results);
+  memset(&rem, 0, sizeof(rem));
+  rem.dir = s->dir;
+  rem.nonce = att->nonce;
+  rem.workdir = a->inst->workdir;
+  rem.env = &env;
+  rem.argv = &argv;
+  s->remote = tpuci__ssh_remote_command(&rem);
+  tpuci__strv_free(&env);
+  tpuci__strv_free(&argv);
+  if (s->u.host != NULL) {
+    s->log_path = tpuci__printf("%s/attempt-%d." TPUCI__GANG_HOST_FMT ".log", a->dir,
+                                a->number, i);
+    if (tpuci__mkdir_p(a->dir, 0755) == 0)
+      s->log_fd = open(s->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_APPEND, 0644);
+    if (s->log_fd < 0) tpuci__attempt_write_error(a, s->log_path, TPUCI__ERRNO);
+  }
+  return 0;
+}
+
+static int tpuci__ssh_op_init(tpuci__unit_att_t *ua, tpuci__runtime_t *rt,
+                              const tpuci__slice_t *slice) {
+  tpuci__ssh_att_t *att = (tpuci__ssh_att_t *) ua;
+  tpuci__attempt_t *a = ua->a;
+  const tpuci__plan_t *plan = a->plan;
+  const char **addrs;
+  char *control;
+  size_t i;
+  int rc = 0;
+
+  att->r = (tpuci__ssh_rt_t *) rt;
+  for (i = 0; i < ua->nunits; i++) ((tpuci__ssh_unit_t *) tpuci__unit_at(ua, i))->log_fd = -1;
+  if (a->inst->hostset < 0 || (size_t) a->inst->hostset >= plan->nhostsets)
+    return tpuci__err_set(&rt->err, TPUCI_EUSAGE, "%s: job '%s': runtime 'ssh' has no hosts",
+                          a->inst->where, a->inst->job);
+  att->hs = &plan->hostsets[a->inst->hostset];
+  if (ua->nunits > att->hs->nhosts)
+    return tpuci__err_set(&rt->err, TPUCI_EUSAGE,
+                          "%s: job '%s': %zu hosts, but hosts '%s' (%s) has %zu",
+                          a->inst->where, a->inst->job, ua->nunits, att->hs->name,
+                          att->hs->where, att->hs->nhosts);
+  {
+    /* Tells the worker's ready line from anything a login prints. */
+    uv_timeval64_t tv;
+    uv_gettimeofday(&tv);
+    snprintf(att->nonce, sizeof(att->nonce), "%lx.%lx.%zu.%d", (unsigned long) getpid(),
+             (unsigned long) tv.tv_usec ^ (unsigned long) tv.tv_sec, a->index, a->number);
+  }
+  addrs = tpuci__calloc(att->hs->nhosts + 1, sizeof(*addrs));
+  for (i = 0; i < att->hs->nhosts; i++) addrs[i] = att->hs->hosts[i].host;
+  control = tpuci__ssh_control_path(att->r);
+  for (i = 0; i < ua->nunits && rc == 0; i++)
+    rc = tpuci__ssh_unit_init(att, (tpuci__ssh_unit_t *) tpuci__unit_at(ua, i), slice,
+                              addrs, control);
+  free(control);
+  free(addrs);
+  return rc;
+}
+
+const tpuci__unit_ops_t tpuci__ssh_ops = {
+  .kind = "process",
+  .flags = TPUCI__UNIT_NO_IMAGE,
+  .att_size = sizeof(tpuci__ssh_att_t),
+  .unit_size = sizeof(tpuci__ssh_unit_t),
+  .init = tpuci__ssh_op_init,
+  .create = tpuci__ssh_op_create,
+  .output = tpuci__ssh_op_output,
+  .start = tpuci__ssh_op_start,
+  .watch = tpuci__ssh_op_watch,
+  .stop = tpuci__ssh_op_stop,
+  .halt = tpuci__ssh_op_halt,
+  .remove = tpuci__ssh_op_remove,
+  .keep = tpuci__ssh_op_keep,
+  .release = tpuci__ssh_op_release,
+};
