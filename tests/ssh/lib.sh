@@ -123,7 +123,7 @@ ssh_link() {
 ssh_left() {
   local p
   for p in $(ip netns pids "$1" 2>/dev/null); do
-    tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -e "$2" | sed "s/^/$p: /"
+    { tr '\0' ' ' < "/proc/$p/cmdline"; } 2>/dev/null | grep -e "$2" | sed "s/^/$p: /"
   done
 }
 

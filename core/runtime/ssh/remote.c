@@ -69,7 +69,7 @@ char *tpuci__ssh_remote_command(const tpuci__ssh_remote_t *r) {
                       "p=$!\n"
                       "echo \"$p\" > \"$d/pgid\"\n"
                       "{ while read -r s; do kill -s \"$s\" -- \"-$p\"; done; "
-                      "kill -s KILL -- \"-$p\"; } <&3 >/dev/null 4>&- &\n"
+                      ": > \"$d/lost\"; kill -s KILL -- \"-$p\"; } <&3 >/dev/null 4>&- &\n"
                       "w=$!\n"
                       "wait \"$p\"\n"
                       "rc=$?\n"
@@ -87,9 +87,10 @@ char *tpuci__ssh_rc_command(const char *dir) {
   tpuci__buf_t b;
   char *out;
   tpuci__buf_init(&b);
-  tpuci__buf_adds(&b, "cat ");
+  tpuci__buf_adds(&b, "d=");
   tpuci__buf_add_shell(&b, dir);
-  tpuci__buf_adds(&b, "/rc");
+  /* "lost": stdin ended before the job did (the connection dropped). */
+  tpuci__buf_adds(&b, "\nif [ -e \"$d/lost\" ]; then echo lost; else cat \"$d/rc\"; fi\n");
   out = tpuci__ssh_wrap(b.data);
   tpuci__buf_free(&b);
   return out;

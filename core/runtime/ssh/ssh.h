@@ -50,7 +50,7 @@ int tpuci__ssh_run_blocking(const tpuci__strv_t *argv, char **last);
  * `workdir` (the login's home when NULL) with `env`; its group id goes
  * to dir/pgid. Each later line on stdin is a signal name sent to the
  * whole group ("TERM", "KILL"); the end of stdin (tpuci stopped, or the
- * connection dropped) kills the group. When the job ends, what is left
+ * connection dropped) kills the group and leaves dir/lost. When the job ends, what is left
  * of its group is killed, its exit status (128+N for signal N) goes to
  * dir/rc and is the session's exit status. */
 #define TPUCI__SSH_READY "tpuci-ssh-ready"
@@ -65,7 +65,8 @@ typedef struct {
 
 /* The remote command of a host's session (one ssh argument). New. */
 char *tpuci__ssh_remote_command(const tpuci__ssh_remote_t *r);
-/* Prints dir/rc (a job's exit status after a dropped connection). New. */
+/* After ssh's exit 255: prints dir/rc (the job's own exit 255), or
+ * "lost" when the job's stdin ended first (the connection dropped). New. */
 char *tpuci__ssh_rc_command(const char *dir);
 /* Writes dir/results as a tar stream to stdout when `results`, then
  * removes dir (and its parent once empty). New. */

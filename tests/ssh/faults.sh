@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# What goes wrong on a slice's workers (docs/ssh.md), against 2 sshds in
+# network namespaces (tests/ssh/lib.sh): Ctrl-C stops the remote jobs on
+# every worker (exit 130, nothing left); a worker whose connection drops
+# mid-run makes the attempt infra, which is retried, and nothing of the
+# first attempt is left on it; an unreachable worker and a bad host key
+# stop the run before any job starts (exit 3), naming the worker.
+. "$TESTS/e2e/lib.sh"
+. "$TESTS/ssh/lib.sh"
+ssh_start 2
+a0=${SSH_ADDR[0]} a1=${SSH_ADDR[1]}
+mark="sleep 4$$"
+mkdir out
+
+# wait_for FILE: up to 60 s.
+wait_for() {
+  local t
+  for t in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.1; done
+  return 1
+}
+
+# Ctrl-C while both hosts run.
+cat > sigint.lua <<LUA
+hosts "slice" { "$a0", "$a1", ssh_config = "sshd/ssh_config" }
+topology "two" { hosts = 2, emulate = "none" }
+job "hang" {
+  topology = "two", hosts = "slice", grace = "2s",
+  run = "touch $WORK/out/hang.\$TPUCI_HOST; exec sleep 4$$1",
+}
+LUA
+"$TPUCI" run sigint.lua > sigint.out 2>&1 &
+pid=$!
+wait_for out/hang.0 && wait_for out/hang.1 && pass || fail "the gang did not start: $(cat sigint.out)"
+kill -INT "$pid"
+wait "$pid"
+code=$?
+out=$(cat sigint.out)
+expect_code 130 "Ctrl-C"
+expect_json '[i["outcome"] for i in s["instances"]]' "['cancelled']"
+for i in 0 1; do
+  left=$(ssh_left "${SSH_NS[$i]}" "$mark")
+  [ -z "$left" ] && pass || fail "after Ctrl-C worker-$i still runs: $left"
+done
+
+# worker-1's connection drops while both run (its sshd's session
+# processes are killed; the listener stays): infra, retried, passed.
+cat > drop.lua <<LUA
+hosts "slice" { "$a0", "$a1", ssh_config = "sshd/ssh_config" }
+topology "two" { hosts = 2, emulate = "none" }
+job "drop" {
+  topology = "two", hosts = "slice",
+  retries = { attempts = 2, on = { "infra" } },
+  run = [[
+    touch $WORK/out/drop.\$TPUCI_ATTEMPT.\$TPUCI_HOST
+    if [ "\$TPUCI_ATTEMPT" = 1 ]; then exec sleep 4$$2; fi
+  ]],
+}
+LUA
+"$TPUCI" run drop.lua > drop.out 2>&1 &
+pid=$!
+wait_for out/drop.1.0 && wait_for out/drop.1.1 && pass || fail "the gang did not start: $(cat drop.out)"
+for p in $(ip netns pids "${SSH_NS[1]}"); do
+  case "$( { tr '\0' ' ' < "/proc/$p/cmdline"; } 2>/dev/null)" in
+    *"[listener]"*) ;;
+    "sshd: "*) kill -9 "$p" ;;
+  esac
+done
+wait "$pid"
+code=$?
+out=$(cat drop.out)
+expect_code 0 "a dropped connection, retried"
+expect_json '[i["outcome"] for i in s["instances"]]' "['flaky']"
+expect_json '[a["outcome"] for a in s["instances"][0]["attempts"]]' "['infra', 'passed']"
+cause=$(json 's["instances"][0]["attempts"][0]["cause"]')
+case "$cause" in
+  "ssh: worker-1 ($a1, hosts 'slice'): the connection dropped while the job ran"*) pass ;;
+  *) fail "the dropped connection's cause: $cause" ;;
+esac
+[ -e out/drop.2.0 ] && [ -e out/drop.2.1 ] && pass || fail "the retry did not run the whole gang"
+for i in 0 1; do
+  left=$(ssh_left "${SSH_NS[$i]}" "$mark")
+  [ -z "$left" ] && pass || fail "after the drop worker-$i still runs: $left"
+done
+
+# Unreachable, and a bad host key: nothing starts, exit 3.
+cat > gone.lua <<LUA
+hosts "slice" { "$a0", "${a0%.2}.3", ssh_config = "sshd/ssh_config" }
+topology "two" { hosts = 2, emulate = "none" }
+job "g" { topology = "two", hosts = "slice", run = "touch $WORK/out/gone" }
+LUA
+run_tpuci run gone.lua
+expect_code 3 "an unreachable worker"
+expect_out "ssh: worker-1 ${a0%.2}.3 (hosts 'slice', gone.lua:1) cannot be reached: ssh: connect to host ${a0%.2}.3 port 22: "
+[ ! -e out/gone ] && pass || fail "a job ran with a worker unreachable"
+
+ssh-keygen -q -t ed25519 -N '' -f sshd/other
+{ echo "$a0 $(cut -d' ' -f1,2 sshd/host0.pub)"; echo "$a1 $(cut -d' ' -f1,2 sshd/other.pub)"; } > sshd/bad_known_hosts
+sed "s|sshd/known_hosts|sshd/bad_known_hosts|" sshd/ssh_config > sshd/bad_config
+sed -e "s|sshd/ssh_config|sshd/bad_config|" -e "s|${a0%.2}.3|$a1|" gone.lua > badkey.lua
+run_tpuci run badkey.lua
+expect_code 3 "a bad host key"
+expect_out "ssh: worker-1 $a1 (hosts 'slice', badkey.lua:1) cannot be reached: Host key verification failed."
+[ ! -e out/gone ] && pass || fail "a job ran with a bad host key"
+finish
