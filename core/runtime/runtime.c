@@ -25,7 +25,7 @@ static const tpuci__driver_t tpuci__drivers[] = {
      * host's log, and a second client's pipes (the cleanup). The job's
      * results folder is rewritten to the host's folder on the worker. */
     {TPUCI__RUNTIME_SSH, TPUCI__RESULTS_MOUNT, 1, 6, tpuci__runtime_ssh_new,
-     tpuci__runtime_ssh_check, NULL, tpuci__runtime_ssh_doctor},
+     NULL, NULL, tpuci__runtime_ssh_doctor},
 };
 #define TPUCI__NDRIVERS (sizeof(tpuci__drivers) / sizeof(tpuci__drivers[0]))
 

@@ -235,7 +235,6 @@ int tpuci__runtime_swarm_doctor(const tpuci__plan_t *plan,
                                 tpuci__buf_t *report, tpuci__err_t *err);
 int tpuci__runtime_ssh_new(uv_loop_t *loop, const tpuci__runtime_opts_t *opts,
                            tpuci__runtime_t **out, tpuci__err_t *err);
-int tpuci__runtime_ssh_check(const tpuci__plan_t *plan, tpuci__err_t *err);
 int tpuci__runtime_ssh_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
                               tpuci__err_t *err);
 

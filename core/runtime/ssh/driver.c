@@ -1,6 +1,6 @@
 /* Runtime "ssh": a gang's hosts are the workers of a `hosts` declaration,
  * each reached with the system's OpenSSH client (docs/ssh.md). The
- * runtime object: the checks before anything starts, prepare (one first
+ * runtime object: prepare (one first
  * connection to every worker the run uses, which stays as ssh's shared
  * control connection: an unreachable worker stops the run before any job
  * starts, exit 3), starting attempts on the attempt core (attempt.c's
@@ -15,26 +15,6 @@
 #include "runtime/ssh/ssh.h"
 
 #define TPUCI__SSH_GRACE_MS 5000
-
-int tpuci__runtime_ssh_check(const tpuci__plan_t *plan, tpuci__err_t *err) {
-  size_t i;
-  for (i = 0; i < plan->ninstances; i++) {
-    const tpuci__instance_t *in = &plan->instances[i];
-    const char *what = NULL;
-    if (!in->selected || in->runtime != TPUCI__RUNTIME_SSH) continue;
-    if (in->image >= 0) what = "image";
-    else if (in->nmounts > 0) what = "mounts";
-    else if (in->memory_bytes > 0) what = "memory";
-    else if (in->cpus > 0) what = "cpus";
-    else if (in->network != NULL) what = "network";
-    if (what != NULL)
-      return tpuci__err_set(err, TPUCI_ESPEC,
-                            "%s: job '%s': '%s' is not for runtime 'ssh', which runs "
-                            "the command on the workers themselves (docs/ssh.md)",
-                            in->where, in->job, what);
-  }
-  return 0;
-}
 
 char *tpuci__ssh_control_path(const tpuci__ssh_rt_t *r) {
   /* %C: a hash of the connection, short enough for a socket's path. */
