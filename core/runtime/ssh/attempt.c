@@ -318,9 +318,9 @@ static void tpuci__ssh_on_cleaned(tpuci__sshproc_t *p) {
     char *why = p->spawn_error ? tpuci__strdup(uv_strerror(p->spawn_error))
                                : tpuci__sshproc_last_line(p);
     tpuci__unit_tell(ua, "ssh: %s (%s): could not %sremove %s there: %s; "
-                     "`tpuci gc SPEC` removes what is left", tpuci__ssh_who(s), s->target,
-                     s->results ? "copy the results back and " : "", s->dir,
-                     why ? why : "failed");
+                     "remove it by hand (`rm -rf %s` on the worker)", tpuci__ssh_who(s),
+                     s->target, s->results ? "copy the results back and " : "", s->dir,
+                     why ? why : "failed", s->dir);
     free(why);
   }
   tpuci__buf_free(&p->tail);
@@ -356,8 +356,8 @@ static char *tpuci__ssh_op_keep(tpuci__unit_att_t *ua, tpuci__unit_t *u) {
   (void) ua;
   if (u == NULL || !s->connected) return NULL;
   return tpuci__printf("kept %s's folder %s on %s (its results/, pgid and rc); "
-                       "`tpuci gc SPEC` removes it", tpuci__ssh_who(s), s->dir,
-                       s->target);
+                       "`rm -rf %s` there removes it", tpuci__ssh_who(s), s->dir,
+                       s->target, s->dir);
 }
 
 static void tpuci__ssh_op_release(tpuci__unit_t *u) {
