@@ -1239,8 +1239,8 @@ local JOB_KEYS = { "name", "run", "cmd", "pytest", "env", "workdir", "timeout", 
                    "gpus", "sysctls", "hosts" }
 local JOB_SET = set_of(JOB_KEYS)
 
-local PYTEST_KEYS = { "markers", "k", "args", "options", "shards", "allow_empty", "failed_first",
-                      "python", "test_timeout" }
+local PYTEST_KEYS = { "markers", "k", "args", "options", "shards", "shard_by", "allow_empty",
+                      "failed_first", "python", "test_timeout" }
 local PYTEST_SET = set_of(PYTEST_KEYS)
 
 -- pytest = { markers = "tpu", k = "...", args = { "tests/" }, shards = 4,
@@ -1349,6 +1349,10 @@ local function pytest_spec(d, j, t, mkeys, keys)
   if empty ~= nil then py.allow_empty = boolean(d, "pytest.allow_empty", empty) end
   local ff = rawget(t, "failed_first")
   if ff ~= nil then py.failed_first = boolean(d, "pytest.failed_first", ff) end
+  -- A file's tests stay together by default: tests that lean on the
+  -- order of their file (a fixture's leftovers) pass as in serial pytest.
+  local by = rawget(t, "shard_by")
+  py.shard_by = by ~= nil and enum(d, "pytest.shard_by", by, { "file", "class", "test" }) or "file"
   local tt = rawget(t, "test_timeout")
   if tt ~= nil then
     py.test_timeout_ms = duration(d, "pytest.test_timeout", tt)

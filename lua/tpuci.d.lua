@@ -170,6 +170,8 @@
 ---@field options? tpuci.Scalar[]
 ---Split the selected tests into this many instances, 1..256 (default 1): adds the matrix key `shard` (`"1/N"`..`"N/N"`).
 ---@field shards? integer
+---How the shards split the suite (default `"file"`): a file's tests stay together in their order (`"file"`), a class's (`"class"`, other tests one by one), or test by test (`"test"`: the finest balance, but tests that depend on their file's order may fail).
+---@field shard_by? "file"|"class"|"test"
 ---Whether pytest's exit 5 (nothing collected) passes (default false).
 ---@field allow_empty? boolean
 ---Tests whose latest result (in `.tpuci/timings.json`) failed run first, in each shard (default `true`), as pytest's `--failed-first`.

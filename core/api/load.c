@@ -238,7 +238,7 @@ static json_t *tpuci__plan_predictions(const tpuci_ctx_t *ctx) {
     free(group);
     if (ids.len > 0 &&
         tpuci__shard_plan((const char *const *) ids.items, ids.len, &timings,
-                          (size_t) inst->pytest->shards, &sp, &e) == 0) {
+                          (size_t) inst->pytest->shards, inst->pytest->shard_by, &sp, &e) == 0) {
       const tpuci__shard_t *sh = &sp.shards[inst->pytest->shard - 1];
       json_t *o = json_object();
       json_object_set_new(o, "tests", json_integer((json_int_t) sh->ids.len));

@@ -225,6 +225,10 @@ static json_t *tpuci__json_instance(const tpuci__plan_t *p,
     json_object_set_new(py, "k", tpuci__json_str(in->pytest->k));
     json_object_set_new(py, "shards", json_integer(in->pytest->shards));
     json_object_set_new(py, "shard", json_integer(in->pytest->shard));
+    json_object_set_new(py, "shard_by",
+                        json_string(in->pytest->shard_by == TPUCI__SHARD_BY_TEST ? "test"
+                                    : in->pytest->shard_by == TPUCI__SHARD_BY_CLASS ? "class"
+                                                                                    : "file"));
     json_object_set_new(py, "allow_empty", json_boolean(in->pytest->allow_empty));
     json_object_set_new(py, "failed_first", json_boolean(in->pytest->failed_first));
     json_object_set_new(py, "test_timeout_ms", json_integer((json_int_t) in->pytest->test_timeout_ms));

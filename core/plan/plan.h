@@ -174,12 +174,21 @@ char *tpuci__cap_engine_name(const char *cap);
  * `nargs` arguments (pytest.args) that an attempt running only some tests
  * replaces by their node ids; every attempt also gets a JUnit file in its
  * results folder. */
+/* How a sharded suite is split (pytest.shard_by): test by test, or
+ * keeping each file's (each class's) tests together, in their order. */
+typedef enum {
+  TPUCI__SHARD_BY_FILE = 0,
+  TPUCI__SHARD_BY_CLASS,
+  TPUCI__SHARD_BY_TEST
+} tpuci__shard_by_t;
+
 typedef struct {
   char *markers;          /* -m, or NULL */
   char *k;                /* -k, or NULL */
   size_t nargs;
   int shards;             /* 1: not sharded */
   int shard;              /* 1-based index when sharded, else 0 */
+  tpuci__shard_by_t shard_by;
   int allow_empty;        /* pytest's exit 5 (nothing collected) passes */
   int failed_first;       /* tests that failed last time run first */
   uint64_t test_timeout_ms; /* one test's longest (pytest.test_timeout), 0: none */

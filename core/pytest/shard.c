@@ -116,18 +116,6 @@ static int tpuci__cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Longest first, then by node id: the order never depends on the input. */
-static int tpuci__cmp_lpt(const void *a, const void *b) {
-  const tpuci__item_t *x = a, *y = b;
-  if (x->d != y->d) return x->d > y->d ? -1 : 1;
-  return strcmp(x->id, y->id);
-}
-
-static int tpuci__cmp_order(const void *a, const void *b) {
-  const tpuci__item_t *x = a, *y = b;
-  return x->order < y->order ? -1 : x->order > y->order;
-}
-
 void tpuci__shard_plan_free(tpuci__shard_plan_t *p) {
   size_t i;
   for (i = 0; i < p->n; i++) tpuci__strv_free(&p->shards[i].ids);
@@ -135,8 +123,91 @@ void tpuci__shard_plan_free(tpuci__shard_plan_t *p) {
   memset(p, 0, sizeof(*p));
 }
 
+/* The part of a node id its group is named by: the file, the file and
+ * class, or all of it. Only "::" before a parameter's '[' count. */
+static size_t tpuci__group_len(const char *id, tpuci__shard_by_t by) {
+  size_t end = strcspn(id, "["), i, seps = 0;
+  if (by == TPUCI__SHARD_BY_TEST) return strlen(id);
+  for (i = 0; i + 1 < end; i++) {
+    if (id[i] != ':' || id[i + 1] != ':') continue;
+    if (by == TPUCI__SHARD_BY_FILE || ++seps == 2) return i;
+    i++;
+  }
+  /* No class: a function of the file is a group of its own. */
+  return by == TPUCI__SHARD_BY_FILE ? end : strlen(id);
+}
+
+typedef struct {
+  size_t first;   /* the position of its first test */
+  size_t len;     /* of its name in that test's id */
+  const char *id; /* that test's id */
+  double d;       /* its tests' predicted seconds */
+  size_t shard;
+} tpuci__group_t;
+
+/* Longest first, then by name: the order never depends on the input. */
+static int tpuci__cmp_group(const void *a, const void *b) {
+  const tpuci__group_t *x = a, *y = b;
+  int c;
+  if (x->d != y->d) return x->d > y->d ? -1 : 1;
+  c = strncmp(x->id, y->id, x->len < y->len ? x->len : y->len);
+  if (c != 0) return c;
+  return x->len < y->len ? -1 : x->len > y->len;
+}
+
+static int tpuci__cmp_group_first(const void *a, const void *b) {
+  const tpuci__group_t *x = a, *y = b;
+  return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* LPT over the groups of items[0..m) (in their given order): each group's
+ * tests go to one shard. */
+static void tpuci__shard_groups(const tpuci__item_t *items, size_t m, tpuci__shard_by_t by,
+                                size_t shards, size_t *shard_of, double *load) {
+  tpuci__group_t *g = tpuci__calloc(m + 1, sizeof(*g));
+  size_t *group_of = tpuci__calloc(m + 1, sizeof(*group_of));
+  tpuci__strv_t keys = {0};  /* the map borrows them */
+  tpuci__idmap_t names;
+  size_t ng = 0, i;
+
+  tpuci__idmap_init(&names);
+  for (i = 0; i < m; i++) {
+    size_t len = tpuci__group_len(items[i].id, by), k;
+    char *name = tpuci__strndup(items[i].id, len);
+    k = tpuci__idmap_get(&names, name);
+    if (k == TPUCI__IDMAP_NONE) {
+      k = ng++;
+      g[k].first = i;
+      g[k].len = len;
+      g[k].id = items[i].id;
+      tpuci__strv_take(&keys, name);
+      tpuci__idmap_put(&names, name, k);
+    } else {
+      free(name);
+    }
+    g[k].d += items[i].d;
+    group_of[i] = k;
+  }
+  tpuci__idmap_free(&names);
+  tpuci__strv_free(&keys);
+  qsort(g, ng, sizeof(*g), tpuci__cmp_group);
+  for (i = 0; i < ng; i++) {
+    size_t s, best = 0;
+    for (s = 1; s < shards; s++)
+      if (load[s] < load[best]) best = s;
+    load[best] += g[i].d;
+    g[i].shard = best;
+  }
+  /* Back to the order they were made in: group_of's. */
+  qsort(g, ng, sizeof(*g), tpuci__cmp_group_first);
+  for (i = 0; i < m; i++) shard_of[i] = g[group_of[i]].shard;
+  free(group_of);
+  free(g);
+}
+
 int tpuci__shard_plan(const char *const *ids, size_t n, const tpuci__timings_t *t,
-                      size_t shards, tpuci__shard_plan_t *out, tpuci__err_t *err) {
+                      size_t shards, tpuci__shard_by_t by, tpuci__shard_plan_t *out,
+                      tpuci__err_t *err) {
   tpuci__item_t *items;
   size_t *shard_of, m = 0, i, known = 0;
   double *knownv, *load;
@@ -181,22 +252,14 @@ int tpuci__shard_plan(const char *const *ids, size_t n, const tpuci__timings_t *
 
   shard_of = tpuci__calloc(m, sizeof(*shard_of));
   load = tpuci__calloc(shards, sizeof(*load));
-  if (out->by_count) {
+  if (out->by_count && by == TPUCI__SHARD_BY_TEST) {
     for (i = 0; i < m; i++) {
       size_t s = i % shards;
       shard_of[i] = s;
       load[s] += items[i].d;
     }
   } else {
-    qsort(items, m, sizeof(*items), tpuci__cmp_lpt);
-    for (i = 0; i < m; i++) {
-      size_t s, best = 0;
-      for (s = 1; s < shards; s++)
-        if (load[s] < load[best]) best = s;
-      load[best] += items[i].d;
-      shard_of[items[i].order] = best;
-    }
-    qsort(items, m, sizeof(*items), tpuci__cmp_order);
+    tpuci__shard_groups(items, m, by, shards, shard_of, load);
   }
   for (i = 0; i < m; i++) tpuci__strv_push(&out->shards[shard_of[i]].ids, items[i].id);
   for (i = 0; i < shards; i++) {

@@ -7,16 +7,23 @@
  * the tests being split. Tests are taken longest first (ties by node id)
  * and each goes to the shard with the least predicted load so far (ties
  * to the lowest shard index). When no test is known at all, tests are
- * dealt round-robin in collection order, which balances counts. Node ids
- * are split one by one: pytest accepts them individually, so tests of one
- * file may land in different shards (module-scoped fixtures then run once
- * per shard).
+ * dealt round-robin in collection order, which balances counts.
+ *
+ * With `by` TPUCI__SHARD_BY_FILE (pytest.shard_by's default) or _CLASS
+ * the same runs over groups instead of tests: a file's tests (a class's;
+ * other tests alone) go to one shard together, as one item whose
+ * duration is the sum of theirs (with nothing known: their count), so a
+ * test that leans on the order of its file sees it as in serial pytest.
+ * With _TEST node ids are split one by one (the finest balance; tests of
+ * a file may land in different shards). Each shard lists its tests in
+ * the order they were given.
  */
 #ifndef TPUCI_SHARD_H
 #define TPUCI_SHARD_H
 
 #include <stddef.h>
 
+#include "plan/plan.h"
 #include "pytest/timings.h"
 #include "base/util.h"
 
@@ -55,7 +62,8 @@ typedef struct {
  * 0 or over TPUCI__SHARD_MAX. The result is the same for the same ids and
  * timings in any order, except round-robin, which follows the order. */
 int tpuci__shard_plan(const char *const *ids, size_t n, const tpuci__timings_t *t,
-                      size_t shards, tpuci__shard_plan_t *out, tpuci__err_t *err);
+                      size_t shards, tpuci__shard_by_t by, tpuci__shard_plan_t *out,
+                      tpuci__err_t *err);
 void tpuci__shard_plan_free(tpuci__shard_plan_t *p);
 
 /* The longest shard's predicted duration over the ideal (total / n):

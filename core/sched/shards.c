@@ -79,7 +79,7 @@ void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t,
       tpuci__read_file(t->log_path, &text, &len) == 0 &&
       tpuci__collect_parse(text, len, &ids, &e) == 0 && ids.len > 0 &&
       tpuci__shard_plan((const char *const *) ids.items, ids.len, s->opts.timings,
-                        (size_t) inst->pytest->shards, &g->plan, &e) == 0) {
+                        (size_t) inst->pytest->shards, inst->pytest->shard_by, &g->plan, &e) == 0) {
     tpuci__buf_t b;
     g->state = TPUCI__GROUP_READY;
     tpuci__buf_init(&b);

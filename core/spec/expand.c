@@ -210,6 +210,13 @@ static void tpuci__emit_pytest(lua_State *L, const tpuci__job_t *j,
   py->shards = (int) tpuci__spec_get_int(L, j->pytest, "shards");
   py->allow_empty = tpuci__spec_get_bool(L, j->pytest, "allow_empty");
   py->failed_first = tpuci__spec_get_bool(L, j->pytest, "failed_first");
+  {
+    /* The prelude checked it: "file" (its default), "class" or "test". */
+    const char *by = tpuci__spec_get_str(L, j->pytest, "shard_by");
+    py->shard_by = by && strcmp(by, "test") == 0 ? TPUCI__SHARD_BY_TEST
+                   : by && strcmp(by, "class") == 0 ? TPUCI__SHARD_BY_CLASS
+                                                    : TPUCI__SHARD_BY_FILE;
+  }
   py->test_timeout_ms = (uint64_t) tpuci__spec_get_int(L, j->pytest, "test_timeout_ms");
   if (py->shards < 1) py->shards = 1;
   shard = py->shards > 1 ? tpuci__kv_get(&in->matrix, "shard") : NULL;

@@ -314,13 +314,13 @@ static void test_shard_balance_skewed(void **state) {
     tpuci__shard_plan_t p, rr;
     double imb, rr_imb;
     size_t s;
-    assert_int_equal(tpuci__shard_plan((const char *const *) ids.items, ids.len, &t, ns[k], &p, &err), 0);
+    assert_int_equal(tpuci__shard_plan((const char *const *) ids.items, ids.len, &t, ns[k], TPUCI__SHARD_BY_TEST, &p, &err), 0);
     assert_false(p.by_count);
     assert_int_equal(p.known, 200);
     check_partition(&p, &ids);
     imb = tpuci__shard_imbalance(&p);
     /* Round-robin by count, what tpuci does when nothing is known. */
-    assert_int_equal(tpuci__shard_plan((const char *const *) ids.items, ids.len, NULL, ns[k], &rr, &err), 0);
+    assert_int_equal(tpuci__shard_plan((const char *const *) ids.items, ids.len, NULL, ns[k], TPUCI__SHARD_BY_TEST, &rr, &err), 0);
     {
       double max = 0, sum = 0;
       for (s = 0; s < rr.n; s++) {
@@ -371,8 +371,8 @@ static void test_shard_deterministic(void **state) {
     shuffled.items[i] = shuffled.items[r];
     shuffled.items[r] = tmp;
   }
-  assert_int_equal(tpuci__shard_plan((const char *const *) ids.items, ids.len, &t, 5, &a, &err), 0);
-  assert_int_equal(tpuci__shard_plan((const char *const *) shuffled.items, shuffled.len, &t, 5, &b, &err), 0);
+  assert_int_equal(tpuci__shard_plan((const char *const *) ids.items, ids.len, &t, 5, TPUCI__SHARD_BY_TEST, &a, &err), 0);
+  assert_int_equal(tpuci__shard_plan((const char *const *) shuffled.items, shuffled.len, &t, 5, TPUCI__SHARD_BY_TEST, &b, &err), 0);
   for (s = 0; s < 5; s++) {
     tpuci__idmap_t m;
     assert_int_equal(a.shards[s].ids.len, b.shards[s].ids.len);
@@ -403,7 +403,7 @@ static void test_shard_ties_by_id(void **state) {
 
   tpuci__timings_init(&t);
   for (i = 0; i < 4; i++) tpuci__timings_record(&t, ids[i], 1.0);
-  assert_int_equal(tpuci__shard_plan(ids, 4, &t, 2, &p, &err), 0);
+  assert_int_equal(tpuci__shard_plan(ids, 4, &t, 2, TPUCI__SHARD_BY_TEST, &p, &err), 0);
   /* Sorted a b c d, dealt to the least loaded, lowest index on ties;
    * listed in the order given. */
   assert_int_equal(p.shards[0].ids.len, 2);
@@ -427,7 +427,7 @@ static void test_shard_count_fallback(void **state) {
   tpuci__strv_push(&ids, "t.py::t3");  /* a duplicate counts once */
   tpuci__timings_init(&t);
   tpuci__timings_record(&t, "other.py::x", 50);  /* known, but not in this suite */
-  assert_int_equal(tpuci__shard_plan((const char *const *) ids.items, ids.len, &t, 3, &p, &err), 0);
+  assert_int_equal(tpuci__shard_plan((const char *const *) ids.items, ids.len, &t, 3, TPUCI__SHARD_BY_TEST, &p, &err), 0);
   assert_true(p.by_count);
   assert_int_equal(p.known, 0);
   assert_int_equal(p.unknown, 10);
@@ -442,17 +442,17 @@ static void test_shard_count_fallback(void **state) {
   tpuci__shard_plan_free(&p);
 
   /* More shards than tests: some stay empty. */
-  assert_int_equal(tpuci__shard_plan((const char *const *) ids.items, 2, NULL, 4, &p, &err), 0);
+  assert_int_equal(tpuci__shard_plan((const char *const *) ids.items, 2, NULL, 4, TPUCI__SHARD_BY_TEST, &p, &err), 0);
   assert_int_equal(p.shards[3].ids.len, 0);
   tpuci__shard_plan_free(&p);
-  assert_int_equal(tpuci__shard_plan(NULL, 0, NULL, 2, &p, &err), 0);
+  assert_int_equal(tpuci__shard_plan(NULL, 0, NULL, 2, TPUCI__SHARD_BY_TEST, &p, &err), 0);
   assert_near(tpuci__shard_imbalance(&p), 0);
   tpuci__shard_plan_free(&p);
 
-  assert_int_equal(tpuci__shard_plan((const char *const *) ids.items, ids.len, NULL, 0, &p, &err),
+  assert_int_equal(tpuci__shard_plan((const char *const *) ids.items, ids.len, NULL, 0, TPUCI__SHARD_BY_TEST, &p, &err),
                    TPUCI_EUSAGE);
   tpuci__err_clear(&err);
-  assert_int_equal(tpuci__shard_plan((const char *const *) ids.items, ids.len, NULL, 5000, &p, &err),
+  assert_int_equal(tpuci__shard_plan((const char *const *) ids.items, ids.len, NULL, 5000, TPUCI__SHARD_BY_TEST, &p, &err),
                    TPUCI_EUSAGE);
   tpuci__err_clear(&err);
   tpuci__strv_free(&ids);
@@ -470,7 +470,7 @@ static void test_shard_median_for_unknown(void **state) {
   tpuci__timings_record(&t, "a::1", 1);
   tpuci__timings_record(&t, "a::2", 10);
   tpuci__timings_record(&t, "a::3", 3);
-  assert_int_equal(tpuci__shard_plan(ids, 5, &t, 2, &p, &err), 0);
+  assert_int_equal(tpuci__shard_plan(ids, 5, &t, 2, TPUCI__SHARD_BY_TEST, &p, &err), 0);
   assert_false(p.by_count);
   assert_int_equal(p.known, 3);
   assert_int_equal(p.unknown, 2);
@@ -483,8 +483,67 @@ static void test_shard_median_for_unknown(void **state) {
   tpuci__shard_plan_free(&p);
 
   tpuci__timings_record(&t, "a::new1", 5);  /* even count: mean of the middle two */
-  assert_int_equal(tpuci__shard_plan(ids, 5, &t, 2, &p, &err), 0);
+  assert_int_equal(tpuci__shard_plan(ids, 5, &t, 2, TPUCI__SHARD_BY_TEST, &p, &err), 0);
   assert_near(p.unknown_s, 4);
+  tpuci__shard_plan_free(&p);
+  tpuci__timings_free(&t);
+}
+
+/* A file's tests go to one shard, in their order; a class's with
+ * shard_by "class", the file's functions one by one. */
+static void test_shard_by_file_and_class(void **state) {
+  const char *ids[] = {"t/a.py::test_1", "t/b.py::TestX::test_1", "t/a.py::test_2",
+                       "t/b.py::TestX::test_2", "t/b.py::test_f[p::q]", "t/c.py::test_1",
+                       "t/b.py::TestY::test_1"};
+  tpuci__timings_t t;
+  tpuci__err_t err = {0};
+  tpuci__shard_plan_t p;
+  size_t s, k;
+  (void) state;
+
+  /* Nothing known: whole files dealt by their counts (b 4, a 2, c 1). */
+  assert_int_equal(tpuci__shard_plan(ids, 7, NULL, 2, TPUCI__SHARD_BY_FILE, &p, &err), 0);
+  assert_true(p.by_count);
+  assert_int_equal(p.shards[0].ids.len, 4);
+  assert_string_equal(p.shards[0].ids.items[0], "t/b.py::TestX::test_1");
+  assert_string_equal(p.shards[0].ids.items[3], "t/b.py::TestY::test_1");
+  assert_int_equal(p.shards[1].ids.len, 3);
+  /* In the order given: a's first test before c's, a's two in order. */
+  assert_string_equal(p.shards[1].ids.items[0], "t/a.py::test_1");
+  assert_string_equal(p.shards[1].ids.items[1], "t/a.py::test_2");
+  assert_string_equal(p.shards[1].ids.items[2], "t/c.py::test_1");
+  tpuci__shard_plan_free(&p);
+
+  /* Known durations: the files' sums (a 9, b 4, c 5). */
+  tpuci__timings_init(&t);
+  tpuci__timings_record(&t, "t/a.py::test_1", 4);
+  tpuci__timings_record(&t, "t/a.py::test_2", 5);
+  tpuci__timings_record(&t, "t/b.py::TestX::test_1", 1);
+  tpuci__timings_record(&t, "t/b.py::TestX::test_2", 1);
+  tpuci__timings_record(&t, "t/b.py::test_f[p::q]", 1);
+  tpuci__timings_record(&t, "t/b.py::TestY::test_1", 1);
+  tpuci__timings_record(&t, "t/c.py::test_1", 5);
+  assert_int_equal(tpuci__shard_plan(ids, 7, &t, 2, TPUCI__SHARD_BY_FILE, &p, &err), 0);
+  assert_false(p.by_count);
+  assert_near(p.shards[0].predicted_s, 9);
+  assert_int_equal(p.shards[0].ids.len, 2);
+  assert_near(p.shards[1].predicted_s, 9);
+  assert_int_equal(p.shards[1].ids.len, 5);
+  tpuci__shard_plan_free(&p);
+
+  /* By class: TestX's two together, TestY and b's function on their own. */
+  assert_int_equal(tpuci__shard_plan(ids, 7, &t, 5, TPUCI__SHARD_BY_CLASS, &p, &err), 0);
+  for (s = 0; s < p.n; s++) {
+    int x = 0;
+    for (k = 0; k < p.shards[s].ids.len; k++)
+      x += strncmp(p.shards[s].ids.items[k], "t/b.py::TestX::", 15) == 0;
+    assert_true(x == 0 || x == 2);
+  }
+  tpuci__shard_plan_free(&p);
+
+  /* By test: the two of a.py may part. */
+  assert_int_equal(tpuci__shard_plan(ids, 7, &t, 2, TPUCI__SHARD_BY_TEST, &p, &err), 0);
+  assert_near(p.shards[0].predicted_s, 9);
   tpuci__shard_plan_free(&p);
   tpuci__timings_free(&t);
 }
@@ -501,6 +560,7 @@ int main(void) {
     cmocka_unit_test(test_shard_ties_by_id),
     cmocka_unit_test(test_shard_count_fallback),
     cmocka_unit_test(test_shard_median_for_unknown),
+    cmocka_unit_test(test_shard_by_file_and_class),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

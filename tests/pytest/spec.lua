@@ -48,7 +48,7 @@ job "hang" (common {
 job "empty" (common { pytest = { python = python, markers = "nothing_has_this" } })
 job "empty_ok" (common { pytest = { python = python, markers = "nothing_has_this", allow_empty = true } })
 
-job "sharded" (common { pytest = { python = python, markers = "shard", shards = 3 } })
+job "sharded" (common { pytest = { python = python, markers = "shard", shards = 3, shard_by = "test" } })
 
 if in_docker then
   job "oom" (common {
