@@ -281,6 +281,10 @@ void tpuci__attempt_unlink(tpuci__sched_t *s, tpuci__satt_t *t) {
   if (t->next) t->next->prev = t->prev;
   s->running--;
   s->slots -= t->collect ? 1 : tpuci__plan_hosts(s->plan, t->a.inst);
+  /* Its slots go back to the backfill of the wait it was started in;
+   * anyone else's are held for the waiting head. */
+  if (t->backfilled && t->bf_gen == s->bf_gen)
+    s->bf_budget += t->collect ? 1 : tpuci__plan_hosts(s->plan, t->a.inst);
 }
 
 /* Records an attempt's result and tells the host; `res` is filled. */
@@ -448,6 +452,8 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
 
   s->running++;
   s->slots += collect ? 1 : tpuci__plan_hosts(s->plan, inst);
+  t->backfilled = s->bf_starting;
+  t->bf_gen = s->bf_gen;
   t->next = s->running_list;
   if (s->running_list) s->running_list->prev = t;
   s->running_list = t;

@@ -57,6 +57,8 @@ typedef struct tpuci__satt_s {
   int collect;             /* collects a shard group's tests: no results */
   tpuci__strv_t argv_own;  /* the attempt's command, when not the plan's */
   char *results_dir;       /* pytest: this attempt's results folder */
+  int backfilled;          /* started past a waiting head (bf_gen's) */
+  unsigned bf_gen;
   struct tpuci__satt_s *prev, *next; /* the scheduler's running list */
 } tpuci__satt_t;
 
@@ -108,6 +110,13 @@ struct tpuci__sched_s {
   int slots;
   int running;
   tpuci__satt_t *running_list;
+  /* Backfill (scheduler.c, tpuci__backfill): the head that waits for
+   * slots (SIZE_MAX: none), the slots free when it began to wait and not
+   * taken by backfilled attempts since, the generation of that wait. */
+  size_t bf_head;
+  int bf_budget;
+  unsigned bf_gen;
+  int bf_starting;         /* the attempt being started is backfilled */
   int in_pump;
 
   tpuci__stop_t stop;

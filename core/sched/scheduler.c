@@ -3,8 +3,12 @@
  * Instances wait in a FIFO ready queue. An attempt takes one slot per
  * host (a gang of H emulated hosts takes H, and starts only when all H
  * are free); while the queue's head fits and the run is not being
- * cancelled, pump() starts its attempt on its runtime. The queue is
- * strictly FIFO, so a wide gang is never starved by narrow instances.
+ * cancelled, pump() starts its attempt on its runtime. The queue is FIFO
+ * with backfill: while the head waits for slots, the slots that were free
+ * when it began to wait may run later instances that fit in them
+ * (tpuci__backfill); the slots others free meanwhile are held for it, so
+ * a wide gang waits at most for one backfilled attempt, never for a
+ * stream of narrow ones.
  * Each running attempt has a timeout timer (SIGTERM, then after the grace
  * period SIGKILL, both through the runtime) and ends when the runtime
  * calls tpuci__attempt_done(). A failed attempt that its retry policy
@@ -19,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +154,45 @@ void tpuci__instance_finish(tpuci__sched_t *s, size_t index) {
 /* ------------------------------------------------------------------ */
 /* The run                                                             */
 
+/* Whether the instance at `index` can start as a plain attempt (not a
+ * shard group's collection or first start, which have rules of their
+ * own). */
+static int tpuci__plain(const tpuci__sched_t *s, size_t index) {
+  const tpuci__group_t *g = s->group_of[index] >= 0 ? &s->groups[s->group_of[index]] : NULL;
+  return g == NULL || (g->state != TPUCI__GROUP_NEW && g->state != TPUCI__GROUP_COLLECTING &&
+                       s->next_attempt[index] != 1);
+}
+
+/* The head of the queue needs more slots than are free. The first time
+ * for this head, the free slots become the backfill's budget; a later
+ * plain instance that fits in the budget starts now, the first in queue
+ * order. Returns whether one started. */
+static int tpuci__backfill(tpuci__sched_t *s, size_t head) {
+  size_t k;
+  if (s->bf_head != head) {
+    s->bf_head = head;
+    s->bf_gen++;
+    s->bf_budget = s->opts.jobs - s->slots;
+  }
+  for (k = 1; k < s->qlen; k++) {
+    size_t at = (s->qhead + k) % s->qcap, index = s->queue[at], j;
+    int need;
+    if (!tpuci__plain(s, index)) continue;
+    need = tpuci__plan_hosts(s->plan, &s->plan->instances[index]);
+    if (need > s->bf_budget || s->slots + need > s->opts.jobs) continue;
+    /* Out of the ring, the ones behind it move up. */
+    for (j = k; j + 1 < s->qlen; j++)
+      s->queue[(s->qhead + j) % s->qcap] = s->queue[(s->qhead + j + 1) % s->qcap];
+    s->qlen--;
+    s->bf_budget -= need;
+    s->bf_starting = 1;
+    tpuci__attempt_start(s, index, 0);
+    s->bf_starting = 0;
+    return 1;
+  }
+  return 0;
+}
+
 void tpuci__pump(tpuci__sched_t *s) {
   if (s->in_pump || !s->started) return;
   s->in_pump = 1;
@@ -170,8 +214,11 @@ void tpuci__pump(tpuci__sched_t *s) {
       }
     }
     if (s->slots + (g && g->state == TPUCI__GROUP_NEW ? 1 : tpuci__plan_hosts(s->plan, &s->plan->instances[head])) >
-        s->opts.jobs)
+        s->opts.jobs) {
+      if (tpuci__backfill(s, head)) continue;
       break;
+    }
+    s->bf_head = SIZE_MAX;
     tpuci__queue_pop(s);
     if (g != NULL && g->state == TPUCI__GROUP_NEW) {
       g->state = TPUCI__GROUP_COLLECTING;
@@ -406,6 +453,7 @@ int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
   s->opts.run_dir = s->run_dir;
   if (s->opts.jobs <= 0) s->opts.jobs = 1;
   s->qcap = plan->ninstances ? plan->ninstances : 1;
+  s->bf_head = SIZE_MAX;
   s->queue = tpuci__malloc(s->qcap * sizeof(*s->queue));
   s->next_attempt = tpuci__malloc(s->qcap * sizeof(int));
   s->select = tpuci__calloc(s->qcap, sizeof(*s->select));

@@ -115,3 +115,8 @@ int tpuci__ssh_run_blocking(const tpuci__strv_t *argv, char **last) {
   if (WIFEXITED(st)) return WEXITSTATUS(st);
   return -1;
 }
+
+char *tpuci__ssh_control_path(const tpuci__ssh_rt_t *r) {
+  /* %C: a hash of the connection, short enough for a socket's path. */
+  return tpuci__printf("%s/%%C", r->control_dir);
+}

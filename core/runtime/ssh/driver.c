@@ -16,10 +16,6 @@
 
 #define TPUCI__SSH_GRACE_MS 5000
 
-char *tpuci__ssh_control_path(const tpuci__ssh_rt_t *r) {
-  /* %C: a hash of the connection, short enough for a socket's path. */
-  return tpuci__printf("%s/%%C", r->control_dir);
-}
 
 /* The runtime's own processes: prepare's first connections, close's
  * `ssh -O exit`s. */

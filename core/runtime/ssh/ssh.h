@@ -136,7 +136,8 @@ struct tpuci__ssh_rt_s {
 };
 extern const tpuci__unit_ops_t tpuci__ssh_ops;
 
-/* The control socket template of the runtime's connections. New. */
+/* client.c: the control socket template of the runtime's connections.
+ * New. */
 char *tpuci__ssh_control_path(const tpuci__ssh_rt_t *r);
 
 #endif /* TPUCI_RUNTIME_SSH_H */

@@ -5,5 +5,5 @@ local function j(name, extra)
   job(name) { pytest = py, workdir = tpuci.spec_dir }
 end
 j("plain")
-j("sharded", { shards = 2 })
+j("sharded", { shards = 2, shard_by = "test" })
 j("off", { failed_first = false })
