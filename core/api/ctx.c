@@ -41,6 +41,8 @@ void tpuci__results_free(tpuci_ctx_t *ctx) {
   tpuci__rundir_close(&ctx->rd);
   if (ctx->report) json_decref(ctx->report);
   ctx->report = NULL;
+  json_decref(ctx->recent);
+  ctx->recent = NULL;
   ctx->ran = 0;
   tpuci__timings_free(&ctx->timings);
   tpuci__timings_init(&ctx->timings);

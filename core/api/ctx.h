@@ -54,6 +54,10 @@ struct tpuci_ctx_s {
   tpuci__timings_t timings; /* recorded test durations (state_dir) */
   tpuci__strv_t **preselect; /* rerun --failed: failed tests per instance */
   char *timings_path;
+  /* Each test's outcomes in the history's last runs, this one included
+   * ("instance\x1fid" -> "ppf-p"), as appending the run read them; NULL
+   * when nothing was appended. */
+  json_t *recent;
 };
 
 /* Sets ctx's last error from `e` (taken) and returns its code. */

@@ -86,40 +86,51 @@ static void tpuci__cap_jobs(tpuci_ctx_t *ctx) {
   ctx->jobs = cap;
 }
 
-/* The merged JUnit file (run folder, and --junit): pytest instances with
- * their tests, every other instance as one test case; then the durations
- * of this run's tests recorded for the next one's shards. */
+/* The outcomes of the last runs the HTML strip shows. */
+#define TPUCI__RECENT_RUNS 20
+
 /* Each failed or flaky test of the report gets its outcomes in the last
- * 20 runs of the history ("recent": "ppfpf", this run last), for the HTML
- * report's strip. */
+ * TPUCI__RECENT_RUNS runs of the history ("recent": "ppfpf", this run
+ * last), for the HTML report's strip: from what appending this run to
+ * the history read (ctx->recent), so the store is read once a run. */
 static void tpuci__report_recent(tpuci_ctx_t *ctx) {
-  char *path = tpuci__printf("%s/%s", ctx->ropts.state_dir ? ctx->ropts.state_dir : ".tpuci",
-                             TPUCI__FLAKY_FILE);
-  json_t *recent = tpuci__flaky_recent(path, 20), *inst, *t;
+  json_t *recent = ctx->recent, *inst, *t;
   size_t i, k;
-  free(path);
   if (recent == NULL) return;
   json_array_foreach(json_object_get(ctx->report, "instances"), i, inst) {
     const char *name = json_string_value(json_object_get(inst, "name"));
     json_array_foreach(json_object_get(inst, "tests"), k, t) {
       const char *o = json_string_value(json_object_get(t, "outcome"));
+      const char *seq;
       char *key;
-      json_t *seq;
+      json_t *have;
+      size_t len;
       if (name == NULL || o == NULL) continue;
       if ((strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0 || strcmp(o, "xfail") == 0) &&
           !json_is_true(json_object_get(t, "flaky")))
         continue;
       key = tpuci__printf("%s\x1f%s", name, json_string_value(json_object_get(t, "id")));
-      if ((seq = json_object_get(recent, key)) != NULL)
-        json_object_set(t, "recent", seq);
+      if ((have = json_object_get(recent, key)) != NULL) {
+        seq = json_string_value(have);
+        len = strlen(seq);
+        if (len > TPUCI__RECENT_RUNS) seq += len - TPUCI__RECENT_RUNS;
+        json_object_set_new(t, "recent", json_string(seq));
+      }
       free(key);
     }
   }
-  json_decref(recent);
+}
+
+/* How many of the last runs ctx->recent keeps: the HTML strip's, or the
+ * quarantine's release window when longer. */
+static int tpuci__recent_window(const tpuci_ctx_t *ctx) {
+  (void) ctx;
+  return TPUCI__RECENT_RUNS;
 }
 
 /* Adds the run's pytest results to the history across runs
- * (state_dir/history.jsonl, `tpuci flaky`). */
+ * (state_dir/history.jsonl, `tpuci flaky`), and keeps each test's recent
+ * outcomes from it (ctx->recent). */
 static void tpuci__append_history(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *suites,
                                   size_t n, size_t npytest) {
   const tpuci__history_t **hs = tpuci__calloc(npytest, sizeof(*hs));
@@ -138,13 +149,19 @@ static void tpuci__append_history(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *
   run.n = k;
   path = tpuci__printf("%s/%s", ctx->ropts.state_dir ? ctx->ropts.state_dir : ".tpuci",
                        TPUCI__FLAKY_FILE);
-  if ((r = tpuci__flaky_append(path, &run, &e)) != 0) tpuci__records_failed(ctx, path, r);
+  json_decref(ctx->recent);
+  if ((r = tpuci__flaky_append(path, &run, tpuci__recent_window(ctx), &ctx->recent, &e)) != 0)
+    tpuci__records_failed(ctx, path, r);
   tpuci__err_clear(&e);
   free(path);
   free(commit);
   free(hs);
 }
 
+/* The merged JUnit file (run folder, and --junit): pytest instances with
+ * their tests, every other instance as one test case; before it, the
+ * durations of this run's tests recorded for the next one's shards and
+ * the run added to the history. */
 static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
   tpuci__junit_suite_t *suites;
   tpuci__junit_command_t *cmds;
@@ -186,14 +203,6 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
     c->n_runs = nruns - r0;
     n++;
   }
-  path = tpuci__printf("%s/junit.xml", ctx->rd.dir);
-  if ((r = tpuci__junit_write_run_file(path, suites, n, &e)) != 0)
-    tpuci__records_failed(ctx, path, r);
-  free(path);
-  if (ctx->ropts.junit &&
-      (r = tpuci__junit_write_run_file(ctx->ropts.junit, suites, n, &e)) != 0)
-    tpuci__records_failed(ctx, ctx->ropts.junit, r);
-  for (k = 0; k < nruns; k++) free((char *) runs[k].log_tail);
   for (i = 0, k = 0; i < n; i++) {
     if (suites[i].history == NULL) continue;
     tpuci__timings_update_history(&ctx->timings, suites[i].history);
@@ -203,6 +212,14 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
       (r = tpuci__timings_save(&ctx->timings, ctx->timings_path, &e)) != 0)
     tpuci__records_failed(ctx, ctx->timings_path, r);
   if (k > 0) tpuci__append_history(ctx, suites, n, k);
+  path = tpuci__printf("%s/junit.xml", ctx->rd.dir);
+  if ((r = tpuci__junit_write_run_file(path, suites, n, &e)) != 0)
+    tpuci__records_failed(ctx, path, r);
+  free(path);
+  if (ctx->ropts.junit &&
+      (r = tpuci__junit_write_run_file(ctx->ropts.junit, suites, n, &e)) != 0)
+    tpuci__records_failed(ctx, ctx->ropts.junit, r);
+  for (k = 0; k < nruns; k++) free((char *) runs[k].log_tail);
   tpuci__err_clear(&e);
   free(suites);
   free(cmds);
