@@ -28,6 +28,7 @@ static int tpuci__compute_verdict(const tpuci_ctx_t *ctx) {
     if (!ctx->plan.instances[i].selected) continue;
     if (o == TPUCI_OUTCOME_PASSED) continue;
     if (o == TPUCI_OUTCOME_FLAKY && !ctx->ropts.strict_flaky) continue;
+    if (tpuci_instance_quarantined(ctx, i)) continue; /* quarantined tests only */
     failed = 1;
   }
   return failed;
@@ -124,8 +125,8 @@ static void tpuci__report_recent(tpuci_ctx_t *ctx) {
 /* How many of the last runs ctx->recent keeps: the HTML strip's, or the
  * quarantine's release window when longer. */
 static int tpuci__recent_window(const tpuci_ctx_t *ctx) {
-  (void) ctx;
-  return TPUCI__RECENT_RUNS;
+  /* Ready to release looks at every run of the history. */
+  return ctx->quar.n > 0 ? 0 : TPUCI__RECENT_RUNS;
 }
 
 /* Adds the run's pytest results to the history across runs
@@ -163,6 +164,7 @@ static void tpuci__append_history(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *
  * durations of this run's tests recorded for the next one's shards and
  * the run added to the history. */
 static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
+  tpuci__strv_t *props;
   tpuci__junit_suite_t *suites;
   tpuci__junit_command_t *cmds;
   tpuci__junit_run_t *runs;
@@ -182,6 +184,7 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
     if (!ctx->plan.instances[i].selected) continue;
     suites[n].history = res->history;
     suites[n].command = res->history ? NULL : c;
+    suites[n].props = NULL;
     memset(c, 0, sizeof(*c));
     c->instance = ctx->plan.instances[i].name;
     c->outcome = res->outcome;
@@ -212,6 +215,15 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
       (r = tpuci__timings_save(&ctx->timings, ctx->timings_path, &e)) != 0)
     tpuci__records_failed(ctx, ctx->timings_path, r);
   if (k > 0) tpuci__append_history(ctx, suites, n, k);
+  /* The quarantine's properties, once the history says what is ready. */
+  tpuci__quar_ready(ctx);
+  props = tpuci__calloc(n + 1, sizeof(*props));
+  for (i = 0, k = 0; i < ctx->nresults; i++) {
+    if (!ctx->plan.instances[i].selected) continue;
+    tpuci__quar_props(ctx, i, &props[k]);
+    suites[k].props = &props[k];
+    k++;
+  }
   path = tpuci__printf("%s/junit.xml", ctx->rd.dir);
   if ((r = tpuci__junit_write_run_file(path, suites, n, &e)) != 0)
     tpuci__records_failed(ctx, path, r);
@@ -220,6 +232,8 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
       (r = tpuci__junit_write_run_file(ctx->ropts.junit, suites, n, &e)) != 0)
     tpuci__records_failed(ctx, ctx->ropts.junit, r);
   for (k = 0; k < nruns; k++) free((char *) runs[k].log_tail);
+  for (i = 0; i < n; i++) tpuci__strv_free(&props[i]);
+  free(props);
   tpuci__err_clear(&e);
   free(suites);
   free(cmds);
@@ -267,6 +281,7 @@ static void tpuci__write_reports(tpuci_ctx_t *ctx, const char *error) {
   info.commit = commit = tpuci__git_commit(ctx->plan.spec_dir);
   ctx->report = tpuci__report_build(&ctx->plan, ctx->results, &info);
   tpuci__report_recent(ctx);
+  tpuci__quar_report(ctx);
   free(commit);
   for (k = 0; k < sizeof(extra) / sizeof(extra[0]); k++) {
     const char *p = *(const char *const *) ((const char *) &ctx->ropts + extra[k].offset);
@@ -304,6 +319,7 @@ static void tpuci__on_sched_event(void *host, const tpuci_event_t *ev) {
       tpuci__err_set(&e, ctx->run_error, "%s", error);
       tpuci__fail(ctx, &e);
     }
+    tpuci__quar_apply(ctx);
     ctx->verdict = tpuci__compute_verdict(ctx);
     tpuci__write_reports(ctx, error);
     ctx->exit_code = tpuci__compute_exit(ctx);
@@ -337,7 +353,10 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
     return tpuci__fail(ctx, &e);
   }
   tpuci__results_free(ctx);
-  ctx->ropts = *opts;
+  /* Only the fields of the caller's version: the rest are defaults. */
+  tpuci_run_options_init(&ctx->ropts);
+  memcpy(&ctx->ropts, opts, opts->version >= 2 ? sizeof(*opts)
+                                                : offsetof(tpuci_run_options_t, quarantine));
   ctx->run_error = 0;
   ctx->exit_code = 0;
   ctx->verdict = 0;
@@ -348,6 +367,17 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
     return tpuci__fail(ctx, &e);
   }
 
+  {
+    tpuci__strv_t warnings = {0};
+    r = tpuci__quar_start(ctx, &warnings, &e);
+    for (i = 0; i < warnings.len; i++) {
+      char *msg = tpuci__printf("warning: %s", warnings.items[i]);
+      tpuci__message(ctx, msg);
+      free(msg);
+    }
+    tpuci__strv_free(&warnings);
+    if (r != 0) return tpuci__fail(ctx, &e);
+  }
   ctx->jobs = opts->jobs > 0 ? opts->jobs : (int) uv_available_parallelism();
   tpuci__cap_jobs(ctx);
   r = tpuci__sched_check(&ctx->plan, ctx->jobs, &e);

@@ -61,8 +61,19 @@ enum {
   OPT_REPORT_JSON, OPT_REPORT_YAML, OPT_REPORT_HTML, OPT_PER_JOB, OPT_SPEC, OPT_SOURCE,
   OPT_REF, OPT_NAME, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN, OPT_EMULATE, OPT_JUNIT,
   OPT_EMULATED, OPT_NO_MOUNTS, OPT_RESULTS_CLAIM, OPT_ENGINE, OPT_RUNS_ON,
-  OPT_TIMEOUT_MINUTES, OPT_CONCURRENCY, OPT_CANCEL_IN_PROGRESS, OPT_REAL, OPT_ALIVE
+  OPT_TIMEOUT_MINUTES, OPT_CONCURRENCY, OPT_CANCEL_IN_PROGRESS, OPT_REAL, OPT_ALIVE,
+  OPT_QUARANTINE, OPT_RELEASE_AFTER, OPT_RELEASE
 };
+
+/* --release-after K: 0 or the exit code of a bad number. */
+static int parse_release_after(const char *cmd, const char *arg, int *out) {
+  char *end;
+  long n = strtol(arg, &end, 10);
+  if (*arg == '\0' || *end || n < 1 || n > 100)
+    return usage_error(cmd, "--release-after needs a number of runs from 1 to 100");
+  *out = (int) n;
+  return 0;
+}
 
 /* --engine: after loading. 0, or the exit code of a bad name. */
 static int apply_engine(tpuci_ctx_t *ctx, const char *engine) {
@@ -110,9 +121,11 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
       {"engine", required_argument, NULL, OPT_ENGINE},
       {"real", no_argument, NULL, OPT_REAL},
       {"alive", required_argument, NULL, OPT_ALIVE},
+      {"quarantine", required_argument, NULL, OPT_QUARANTINE},
+      {"release-after", required_argument, NULL, OPT_RELEASE_AFTER},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
-  int c, rerun = strcmp(cmd, "rerun") == 0;
+  int c, r, rerun = strcmp(cmd, "rerun") == 0;
 
   memset(rc, 0, sizeof(*rc));
   tpuci_run_options_init(&rc->ro);
@@ -173,6 +186,10 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
         if (tpuci_parse_duration(optarg, &rc->alive_ms) != 0 ||
             (rc->alive_ms > 0 && rc->alive_ms < 1000))
           return usage_error(cmd, "--alive needs a duration of at least 1s (or 0: none), such as 60s");
+        break;
+      case OPT_QUARANTINE: rc->ro.quarantine = optarg; break;
+      case OPT_RELEASE_AFTER:
+        if ((r = parse_release_after(cmd, optarg, &rc->ro.release_after)) != 0) return r;
         break;
       case 'h': return tpuci_cli_help(cmd, stdout) == 0 ? -1 : EXIT_USAGE;
       default: return usage_error(cmd, "bad option");
@@ -367,12 +384,15 @@ static int cmd_flaky(int argc, char **argv) {
       {"state-dir", required_argument, NULL, OPT_STATE_DIR},
       {"runs", required_argument, NULL, OPT_RUN},
       {"json", no_argument, NULL, OPT_JSON},
+      {"release", no_argument, NULL, OPT_RELEASE},
+      {"quarantine", required_argument, NULL, OPT_QUARANTINE},
+      {"release-after", required_argument, NULL, OPT_RELEASE_AFTER},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
-  const char *state = NULL;
+  const char *state = NULL, *quarantine = NULL;
   char *text = NULL, *error = NULL, *end;
   long runs = 20;
-  int c, r, json = 0;
+  int c, r, json = 0, release = 0, after = 0;
 
   optind = 1;
   while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
@@ -384,11 +404,34 @@ static int cmd_flaky(int argc, char **argv) {
           return usage_error("flaky", "--runs needs a number of runs (0: all)");
         break;
       case OPT_JSON: json = 1; break;
+      case OPT_RELEASE: release = 1; break;
+      case OPT_QUARANTINE: quarantine = optarg; break;
+      case OPT_RELEASE_AFTER:
+        if ((r = parse_release_after("flaky", optarg, &after)) != 0) return r;
+        break;
       case 'h': return tpuci_cli_help("flaky", stdout);
       default: return usage_error("flaky", "bad option");
     }
   }
   if (optind < argc) return usage_error("flaky", "too many arguments");
+  if (!release && (quarantine || after))
+    return usage_error("flaky", "--quarantine and --release-after go with --release");
+  if (release && json) return usage_error("flaky", "--release prints text only");
+  if (release) {
+    r = tpuci_flaky_release(state, quarantine, after, &text, &error);
+    if (r != 0) {
+      fprintf(stderr, "tpuci: %s\n", error ? error : "cannot read the history");
+      tpuci_free(error);
+      return r == TPUCI_ENOMATCH || r == TPUCI_ESPEC || r == TPUCI_EUSAGE ? EXIT_USAGE : EXIT_ENV;
+    }
+    if (*text == '\0')
+      printf("no quarantine entry is ready to release (%d passing runs in a row needed)\n",
+             after ? after : 10);
+    else
+      fputs(text, stdout);
+    tpuci_free(text);
+    return EXIT_PASSED;
+  }
   r = tpuci_flaky_report(state, (int) runs, json, &text, &error);
   if (r != 0) {
     fprintf(stderr, "tpuci: %s\n", error ? error : "cannot read the history");
