@@ -132,6 +132,27 @@ const char *tpuci_warning(const tpuci_ctx_t *ctx, size_t i);
  * TPUCI_ENOMATCH when nothing matches. */
 int tpuci_plan_select(tpuci_ctx_t *ctx, const char *const *globs, size_t n);
 
+/* Restricts the selected pytest instances to the node ids `ids` (`tpuci
+ * run --test`, repeatable): their attempts run only those tests, in place
+ * of pytest.args. Of a sharded job only the first shard stays selected
+ * (the tests run once, not once per shard). Instances that are not pytest
+ * jobs run as they are. Call it after tpuci_plan_select(), which undoes
+ * it. Returns the number of pytest instances, or TPUCI_ENOMATCH when no
+ * selected instance is a pytest job. */
+int tpuci_plan_tests(tpuci_ctx_t *ctx, const char *const *ids, size_t n);
+
+/* The flake probe (`tpuci run --repeat N`): every selected instance is
+ * replaced by N repetitions, instances of their own named
+ * "NAME[...,rep=K/N]" that the scheduler runs side by side as slots
+ * allow, each with one attempt (no retry), a sharded job's as one
+ * unsharded instance, and TPUCI_REPEAT_INDEX (0 ... N-1) and
+ * TPUCI_REPEAT_COUNT (N) in its environment. Call it after
+ * tpuci_plan_select() and tpuci_plan_tests(). A run of repetitions adds
+ * nothing to the history or the recorded durations. Returns the number
+ * of repetitions, or TPUCI_EUSAGE (N from 1 to 1000, at most 10000
+ * instances). */
+int tpuci_plan_repeat(tpuci_ctx_t *ctx, int n);
+
 /* Which container engine runs the plan's container jobs: "docker" (one
  * Docker Engine) or "swarm" (services of a Docker Swarm, docs/swarm.md).
  * Every instance whose runtime is docker or swarm moves to it; local
@@ -406,6 +427,13 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
  * said tests failed, and every failing test is quarantined): its
  * failure does not count in the verdict. 0 otherwise. */
 int tpuci_instance_quarantined(const tpuci_ctx_t *ctx, size_t i);
+
+/* After a run of repetitions (tpuci_plan_repeat()): each test's failure
+ * rate over them with its 95% Wilson score interval, one line each (an
+ * instance without tests as one line of its own); the report's "repeat"
+ * says the same. *out is freed with tpuci_free(). 0, or TPUCI_ESTATE when
+ * the last run was not a probe. */
+int tpuci_repeat_report(const tpuci_ctx_t *ctx, char **out);
 
 /* Loads a past run's record (state_dir/runs/<run_id>/summary.json; run_id
  * NULL or "latest": the newest; state_dir NULL: ".tpuci") into the

@@ -69,6 +69,7 @@ struct tpuci_ctx_s {
     int ready;                               /* passed its last K runs */
   } **qtests;
   unsigned char *forgiven;
+  int repeat;             /* tpuci_plan_repeat()'s N; 0: no probe */
 };
 
 /* Sets ctx's last error from `e` (taken) and returns its code. */
@@ -91,6 +92,11 @@ void tpuci__quar_props(const tpuci_ctx_t *ctx, size_t i, tpuci__strv_t *out);
 void tpuci__quar_report(tpuci_ctx_t *ctx);
 /* Frees the run's quarantine and what it said of its tests. */
 void tpuci__quar_free(tpuci_ctx_t *ctx);
+/* The flake probe (probe.c): the report's "repeat", each test's
+ * failure rate over the repetitions. */
+void tpuci__probe_report(tpuci_ctx_t *ctx);
+/* The 95% Wilson score interval of `fails` in `runs` (runs 0: [0, 1]). */
+void tpuci__wilson(size_t fails, size_t runs, double *low, double *high);
 /* Reads state_dir/runs/<id>/summary.json (past.c). */
 int tpuci__read_summary(const char *state_dir, const char *run_id,
                         json_t **out, tpuci__err_t *err);

@@ -211,10 +211,11 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
     tpuci__timings_update_history(&ctx->timings, suites[i].history);
     k++;
   }
-  if (k > 0 && ctx->timings_path &&
+  if (k > 0 && ctx->timings_path && ctx->repeat == 0 &&
       (r = tpuci__timings_save(&ctx->timings, ctx->timings_path, &e)) != 0)
     tpuci__records_failed(ctx, ctx->timings_path, r);
-  if (k > 0) tpuci__append_history(ctx, suites, n, k);
+  /* A probe's repetitions are not runs of the suite: no history. */
+  if (k > 0 && ctx->repeat == 0) tpuci__append_history(ctx, suites, n, k);
   /* The quarantine's properties, once the history says what is ready. */
   tpuci__quar_ready(ctx);
   props = tpuci__calloc(n + 1, sizeof(*props));
@@ -282,6 +283,7 @@ static void tpuci__write_reports(tpuci_ctx_t *ctx, const char *error) {
   ctx->report = tpuci__report_build(&ctx->plan, ctx->results, &info);
   tpuci__report_recent(ctx);
   tpuci__quar_report(ctx);
+  tpuci__probe_report(ctx);
   free(commit);
   for (k = 0; k < sizeof(extra) / sizeof(extra[0]); k++) {
     const char *p = *(const char *const *) ((const char *) &ctx->ropts + extra[k].offset);

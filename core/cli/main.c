@@ -34,16 +34,28 @@ static void print_warnings(tpuci_ctx_t *ctx) {
 typedef struct {
   const char **only;
   size_t nonly;
+  const char **tests;     /* run --test */
+  size_t ntests;
+  int repeat;             /* run --repeat; 0: none */
 } selection_t;
 
-static void selection_add(selection_t *s, const char *glob) {
-  const char **p = realloc(s->only, (s->nonly + 1) * sizeof(*p));
+static void list_add(const char ***list, size_t *n, const char *s) {
+  const char **p = realloc(*list, (*n + 1) * sizeof(*p));
   if (p == NULL) {
     fputs("tpuci: out of memory\n", stderr);
     exit(EXIT_USAGE);
   }
-  s->only = p;
-  s->only[s->nonly++] = glob;
+  *list = p;
+  (*list)[(*n)++] = s;
+}
+
+static void selection_add(selection_t *s, const char *glob) {
+  list_add(&s->only, &s->nonly, glob);
+}
+
+static void selection_free(selection_t *s) {
+  free(s->only);
+  free(s->tests);
 }
 
 static int load_and_select(tpuci_ctx_t *ctx, const char *spec, selection_t *sel) {
@@ -52,6 +64,10 @@ static int load_and_select(tpuci_ctx_t *ctx, const char *spec, selection_t *sel)
   print_warnings(ctx);
   r = tpuci_plan_select(ctx, sel->only, sel->nonly);
   if (r < 0) return load_error(ctx, r);
+  if (sel->ntests > 0 && (r = tpuci_plan_tests(ctx, sel->tests, sel->ntests)) < 0)
+    return load_error(ctx, r);
+  if (sel->repeat > 0 && (r = tpuci_plan_repeat(ctx, sel->repeat)) < 0)
+    return load_error(ctx, r);
   return 0;
 }
 
@@ -62,7 +78,7 @@ enum {
   OPT_REF, OPT_NAME, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN, OPT_EMULATE, OPT_JUNIT,
   OPT_EMULATED, OPT_NO_MOUNTS, OPT_RESULTS_CLAIM, OPT_ENGINE, OPT_RUNS_ON,
   OPT_TIMEOUT_MINUTES, OPT_CONCURRENCY, OPT_CANCEL_IN_PROGRESS, OPT_REAL, OPT_ALIVE,
-  OPT_QUARANTINE, OPT_RELEASE_AFTER, OPT_RELEASE
+  OPT_QUARANTINE, OPT_RELEASE_AFTER, OPT_RELEASE, OPT_REPEAT, OPT_TEST
 };
 
 /* --release-after K: 0 or the exit code of a bad number. */
@@ -123,6 +139,8 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
       {"alive", required_argument, NULL, OPT_ALIVE},
       {"quarantine", required_argument, NULL, OPT_QUARANTINE},
       {"release-after", required_argument, NULL, OPT_RELEASE_AFTER},
+      {"repeat", required_argument, NULL, OPT_REPEAT},
+      {"test", required_argument, NULL, OPT_TEST},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   int c, r, rerun = strcmp(cmd, "rerun") == 0;
@@ -190,6 +208,19 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
       case OPT_QUARANTINE: rc->ro.quarantine = optarg; break;
       case OPT_RELEASE_AFTER:
         if ((r = parse_release_after(cmd, optarg, &rc->ro.release_after)) != 0) return r;
+        break;
+      case OPT_REPEAT: {
+        char *end;
+        long n = strtol(optarg, &end, 10);
+        if (rerun) return usage_error(cmd, "--repeat belongs to `tpuci run`");
+        if (*optarg == '\0' || *end || n < 1 || n > 1000)
+          return usage_error(cmd, "--repeat needs a number from 1 to 1000");
+        rc->sel.repeat = (int) n;
+        break;
+      }
+      case OPT_TEST:
+        if (rerun) return usage_error(cmd, "--test belongs to `tpuci run`");
+        list_add(&rc->sel.tests, &rc->sel.ntests, optarg);
         break;
       case 'h': return tpuci_cli_help(cmd, stdout) == 0 ? -1 : EXIT_USAGE;
       default: return usage_error(cmd, "bad option");
@@ -302,6 +333,11 @@ static int execute_run(run_cli_t *rc, const char *spec) {
   }
   if (r != 0) fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
   tpuci_console_summary(&con, ctx);
+  if (rc->sel.repeat > 0) {
+    char *rates = NULL;
+    if (tpuci_repeat_report(ctx, &rates) == 0) fputs(rates, stdout);
+    tpuci_free(rates);
+  }
   code = tpuci_run_exit_code(ctx);
   tpuci_console_free(&con);
   tpuci_ctx_free(ctx);
@@ -314,19 +350,19 @@ static int cmd_run(const char *cmd, int argc, char **argv) {
   int r = parse_run(cmd, argc, argv, &rc);
 
   if (r != 0) {
-    free(rc.sel.only);
+    selection_free(&rc.sel);
     return r < 0 ? EXIT_PASSED : r;
   }
   if (optind < argc) {
     spec = strdup(argv[optind]);
   } else if (tpuci_run_spec_path(rc.ro.state_dir, rc.run_id, &spec) != 0) {
-    free(rc.sel.only);
+    selection_free(&rc.sel);
     fprintf(stderr, "tpuci rerun: no recorded run to take the spec from; give SPEC\n");
     return EXIT_USAGE;
   }
   r = execute_run(&rc, spec);
   free(spec);
-  free(rc.sel.only);
+  selection_free(&rc.sel);
   return r;
 }
 
@@ -463,7 +499,7 @@ static int cmd_export(int argc, char **argv) {
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   tpuci_export_options_t eo;
-  selection_t sel = {NULL, 0}, runs_on = {NULL, 0};
+  selection_t sel = {NULL, 0, NULL, 0, 0}, runs_on = {NULL, 0, NULL, 0, 0};
   tpuci_ctx_t *ctx;
   const char *format, *wrong = NULL;
   char *text = NULL;
@@ -562,7 +598,7 @@ static int cmd_plan(int argc, char **argv) {
       {"real", no_argument, NULL, OPT_REAL},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
-  selection_t sel = {NULL, 0};
+  selection_t sel = {NULL, 0, NULL, 0, 0};
   const char *engine = NULL;
   tpuci_ctx_t *ctx;
   char *text;
