@@ -132,6 +132,27 @@ const char *tpuci_warning(const tpuci_ctx_t *ctx, size_t i);
  * TPUCI_ENOMATCH when nothing matches. */
 int tpuci_plan_select(tpuci_ctx_t *ctx, const char *const *globs, size_t n);
 
+/* Restricts the selected pytest instances to the node ids `ids` (`tpuci
+ * run --test`, repeatable): their attempts run only those tests, in place
+ * of pytest.args. Of a sharded job only the first shard stays selected
+ * (the tests run once, not once per shard). Instances that are not pytest
+ * jobs run as they are. Call it after tpuci_plan_select(), which undoes
+ * it. Returns the number of pytest instances, or TPUCI_ENOMATCH when no
+ * selected instance is a pytest job. */
+int tpuci_plan_tests(tpuci_ctx_t *ctx, const char *const *ids, size_t n);
+
+/* The flake probe (`tpuci run --repeat N`): every selected instance is
+ * replaced by N repetitions, instances of their own named
+ * "NAME[...,rep=K/N]" that the scheduler runs side by side as slots
+ * allow, each with one attempt (no retry), a sharded job's as one
+ * unsharded instance, and TPUCI_REPEAT_INDEX (0 ... N-1) and
+ * TPUCI_REPEAT_COUNT (N) in its environment. Call it after
+ * tpuci_plan_select() and tpuci_plan_tests(). A run of repetitions adds
+ * nothing to the history or the recorded durations. Returns the number
+ * of repetitions, or TPUCI_EUSAGE (N from 1 to 1000, at most 10000
+ * instances). */
+int tpuci_plan_repeat(tpuci_ctx_t *ctx, int n);
+
 /* Which container engine runs the plan's container jobs: "docker" (one
  * Docker Engine) or "swarm" (services of a Docker Swarm, docs/swarm.md).
  * Every instance whose runtime is docker or swarm moves to it; local
@@ -228,7 +249,7 @@ typedef struct tpuci_event_s {
 typedef void (*tpuci_event_cb)(tpuci_ctx_t *ctx, const tpuci_event_t *ev,
                                void *userdata);
 
-#define TPUCI_RUN_OPTIONS_VERSION 1
+#define TPUCI_RUN_OPTIONS_VERSION 2
 
 /* Fields are only ever added at the end, with a new version: tpuci reads
  * only the fields of the version the caller names and takes the defaults
@@ -265,6 +286,15 @@ typedef struct tpuci_run_options_s {
   /* Emit TPUCI_EVENT_TICK this often (a live display redraws on it);
    * 0: never. */
   uint64_t tick_ms;
+  /* Version 2. The quarantine (docs/quarantine.md): a YAML file of tests
+   * whose failures do not fail the run until a date. NULL:
+   * tpuci-quarantine.yaml beside the spec, when there is one. A file
+   * that cannot be read or is invalid stops the run before it starts
+   * (TPUCI_ESPEC, "FILE:LINE: ..."). */
+  const char *quarantine;
+  /* How many runs in a row (in the history) a quarantined test must
+   * pass to be reported "ready to release"; 0: 10. */
+  int release_after;
 } tpuci_run_options_t;
 
 /* Fills `opts` with the defaults. */
@@ -376,11 +406,34 @@ typedef struct tpuci_test_info_s {
    * (relative to its rootdir); NULL when unknown. */
   const char *file;
   int line;                 /* 1-based, or 0 */
+  /* The quarantine entry that covers it (docs/quarantine.md): its
+   * failure does not fail the run. 0 and NULLs when none does. */
+  int quarantined;
+  const char *quarantine_where;  /* "tpuci-quarantine.yaml:3" */
+  const char *quarantine_reason;
+  const char *quarantine_owner;
+  const char *quarantine_until;  /* "2027-01-31" */
+  /* Quarantined, and passed its last release_after runs in the history
+   * (this one included): the entry can go (`tpuci flaky --release`). */
+  int release_ready;
 } tpuci_test_info_t;
-#define TPUCI_TEST_INFO_INIT {sizeof(tpuci_test_info_t), NULL, NULL, 0, 0, 0, 0.0, NULL, NULL, 0}
+#define TPUCI_TEST_INFO_INIT {sizeof(tpuci_test_info_t), NULL, NULL, 0, 0, 0, 0.0, NULL, NULL, 0, \
+                              0, NULL, NULL, NULL, NULL, 0}
 
 int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
                     tpuci_test_info_t *out);
+
+/* 1 when instance `i` failed only because of quarantined tests (pytest
+ * said tests failed, and every failing test is quarantined): its
+ * failure does not count in the verdict. 0 otherwise. */
+int tpuci_instance_quarantined(const tpuci_ctx_t *ctx, size_t i);
+
+/* After a run of repetitions (tpuci_plan_repeat()): each test's failure
+ * rate over them with its 95% Wilson score interval, one line each (an
+ * instance without tests as one line of its own); the report's "repeat"
+ * says the same. *out is freed with tpuci_free(). 0, or TPUCI_ESTATE when
+ * the last run was not a probe. */
+int tpuci_repeat_report(const tpuci_ctx_t *ctx, char **out);
 
 /* Loads a past run's record (state_dir/runs/<run_id>/summary.json; run_id
  * NULL or "latest": the newest; state_dir NULL: ".tpuci") into the
@@ -408,6 +461,15 @@ int tpuci_plan_select_unpassed(tpuci_ctx_t *ctx, const char *state_dir,
  * is no history yet, or another negative code. */
 int tpuci_flaky_report(const char *state_dir, int runs, int json, char **out,
                        char **error);
+
+/* `tpuci flaky --release`: the entries of the quarantine file
+ * (docs/quarantine.md) that can go, because every test of theirs in the
+ * history (state_dir/history.jsonl) passed its last `release_after` runs
+ * (0: 10), one line each; "" when none. *out is freed with tpuci_free();
+ * 0, or a negative code with *error (freed with tpuci_free()):
+ * TPUCI_ENOMATCH without a history, TPUCI_ESPEC for an invalid file. */
+int tpuci_flaky_release(const char *state_dir, const char *quarantine, int release_after,
+                        char **out, char **error);
 
 /* The spec path recorded in a past run's summary; *out is freed with
  * tpuci_free(). */

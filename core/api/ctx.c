@@ -32,6 +32,7 @@ int tpuci_ctx_new(tpuci_ctx_t **out, const tpuci_ctx_options_t *opts) {
 
 void tpuci__results_free(tpuci_ctx_t *ctx) {
   size_t i;
+  tpuci__quar_free(ctx);
   for (i = 0; i < ctx->nresults; i++) tpuci__instance_result_free(&ctx->results[i]);
   free(ctx->results);
   ctx->results = NULL;
@@ -41,6 +42,8 @@ void tpuci__results_free(tpuci_ctx_t *ctx) {
   tpuci__rundir_close(&ctx->rd);
   if (ctx->report) json_decref(ctx->report);
   ctx->report = NULL;
+  json_decref(ctx->recent);
+  ctx->recent = NULL;
   ctx->ran = 0;
   tpuci__timings_free(&ctx->timings);
   tpuci__timings_init(&ctx->timings);

@@ -13,6 +13,7 @@
 
 #include "base/util.h"
 #include "plan/plan.h"
+#include "pytest/quarantine.h"
 #include "pytest/timings.h"
 #include "report/rundir.h"
 #include "sched/scheduler.h"
@@ -54,6 +55,21 @@ struct tpuci_ctx_s {
   tpuci__timings_t timings; /* recorded test durations (state_dir) */
   tpuci__strv_t **preselect; /* rerun --failed: failed tests per instance */
   char *timings_path;
+  /* Each test's outcomes in the history's last runs, this one included
+   * ("instance\x1fid" -> "ppf-p"), as appending the run read them; NULL
+   * when nothing was appended. */
+  json_t *recent;
+  /* The run's quarantine (quarantine.c): the file's entries (none: no
+   * quarantine), each pytest test's entry and readiness (per instance,
+   * per test of its history; NULL without entries), and the instances
+   * that failed only by quarantined tests. */
+  tpuci__quarantine_t quar;
+  struct tpuci__qtest_s {
+    const tpuci__quarantine_entry_t *entry;  /* NULL: not quarantined */
+    int ready;                               /* passed its last K runs */
+  } **qtests;
+  unsigned char *forgiven;
+  int repeat;             /* tpuci_plan_repeat()'s N; 0: no probe */
 };
 
 /* Sets ctx's last error from `e` (taken) and returns its code. */
@@ -62,6 +78,25 @@ int tpuci__fail(tpuci_ctx_t *ctx, tpuci__err_t *e);
 void tpuci__results_free(tpuci_ctx_t *ctx);
 /* Frees the node ids rerun --failed chose. */
 void tpuci__preselect_free(tpuci_ctx_t *ctx);
+/* The quarantine (quarantine.c). Reads the file when a run starts
+ * (expired entries become warnings): 0, or the error that stops it. */
+int tpuci__quar_start(tpuci_ctx_t *ctx, tpuci__strv_t *warnings, tpuci__err_t *e);
+/* When the run is over, before the verdict: each test's entry, and the
+ * instances that failed only by quarantined tests. */
+void tpuci__quar_apply(tpuci_ctx_t *ctx);
+/* Once the history has this run (ctx->recent): which are ready to go. */
+void tpuci__quar_ready(tpuci_ctx_t *ctx);
+/* Instance i's JUnit properties (name, value, ...), added to `out`. */
+void tpuci__quar_props(const tpuci_ctx_t *ctx, size_t i, tpuci__strv_t *out);
+/* The report's "quarantine" (the run's) and its instances' and tests'. */
+void tpuci__quar_report(tpuci_ctx_t *ctx);
+/* Frees the run's quarantine and what it said of its tests. */
+void tpuci__quar_free(tpuci_ctx_t *ctx);
+/* The flake probe (probe.c): the report's "repeat", each test's
+ * failure rate over the repetitions. */
+void tpuci__probe_report(tpuci_ctx_t *ctx);
+/* The 95% Wilson score interval of `fails` in `runs` (runs 0: [0, 1]). */
+void tpuci__wilson(size_t fails, size_t runs, double *low, double *high);
 /* Reads state_dir/runs/<id>/summary.json (past.c). */
 int tpuci__read_summary(const char *state_dir, const char *run_id,
                         json_t **out, tpuci__err_t *err);

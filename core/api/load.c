@@ -25,6 +25,7 @@ static int tpuci__load(tpuci_ctx_t *ctx, const char *chunk, size_t len,
   }
   tpuci__results_free(ctx);
   tpuci__preselect_free(ctx);
+  ctx->repeat = 0;
   tpuci__plan_free(&ctx->plan);
   tpuci__plan_init(&ctx->plan);
   ctx->loaded = 0;

@@ -243,6 +243,20 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
       }
     }
   }
+  {
+    /* While the run goes on, the entry is looked up as tests finish. */
+    const tpuci__quarantine_entry_t *q =
+        ctx->qtests ? (ctx->qtests[i] ? ctx->qtests[i][k].entry : NULL)
+                    : tpuci__quarantine_match(&ctx->quar, t->id);
+    if (q != NULL) {
+      full.quarantined = 1;
+      full.quarantine_where = q->where;
+      full.quarantine_reason = q->reason;
+      full.quarantine_owner = q->owner;
+      full.quarantine_until = q->until;
+      full.release_ready = ctx->qtests && ctx->qtests[i][k].ready;
+    }
+  }
   return tpuci__fill_out(out, &full, sizeof(full), TPUCI__TEST_INFO_V1);
 }
 

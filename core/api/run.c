@@ -28,6 +28,7 @@ static int tpuci__compute_verdict(const tpuci_ctx_t *ctx) {
     if (!ctx->plan.instances[i].selected) continue;
     if (o == TPUCI_OUTCOME_PASSED) continue;
     if (o == TPUCI_OUTCOME_FLAKY && !ctx->ropts.strict_flaky) continue;
+    if (tpuci_instance_quarantined(ctx, i)) continue; /* quarantined tests only */
     failed = 1;
   }
   return failed;
@@ -86,40 +87,51 @@ static void tpuci__cap_jobs(tpuci_ctx_t *ctx) {
   ctx->jobs = cap;
 }
 
-/* The merged JUnit file (run folder, and --junit): pytest instances with
- * their tests, every other instance as one test case; then the durations
- * of this run's tests recorded for the next one's shards. */
+/* The outcomes of the last runs the HTML strip shows. */
+#define TPUCI__RECENT_RUNS 20
+
 /* Each failed or flaky test of the report gets its outcomes in the last
- * 20 runs of the history ("recent": "ppfpf", this run last), for the HTML
- * report's strip. */
+ * TPUCI__RECENT_RUNS runs of the history ("recent": "ppfpf", this run
+ * last), for the HTML report's strip: from what appending this run to
+ * the history read (ctx->recent), so the store is read once a run. */
 static void tpuci__report_recent(tpuci_ctx_t *ctx) {
-  char *path = tpuci__printf("%s/%s", ctx->ropts.state_dir ? ctx->ropts.state_dir : ".tpuci",
-                             TPUCI__FLAKY_FILE);
-  json_t *recent = tpuci__flaky_recent(path, 20), *inst, *t;
+  json_t *recent = ctx->recent, *inst, *t;
   size_t i, k;
-  free(path);
   if (recent == NULL) return;
   json_array_foreach(json_object_get(ctx->report, "instances"), i, inst) {
     const char *name = json_string_value(json_object_get(inst, "name"));
     json_array_foreach(json_object_get(inst, "tests"), k, t) {
       const char *o = json_string_value(json_object_get(t, "outcome"));
+      const char *seq;
       char *key;
-      json_t *seq;
+      json_t *have;
+      size_t len;
       if (name == NULL || o == NULL) continue;
       if ((strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0 || strcmp(o, "xfail") == 0) &&
           !json_is_true(json_object_get(t, "flaky")))
         continue;
       key = tpuci__printf("%s\x1f%s", name, json_string_value(json_object_get(t, "id")));
-      if ((seq = json_object_get(recent, key)) != NULL)
-        json_object_set(t, "recent", seq);
+      if ((have = json_object_get(recent, key)) != NULL) {
+        seq = json_string_value(have);
+        len = strlen(seq);
+        if (len > TPUCI__RECENT_RUNS) seq += len - TPUCI__RECENT_RUNS;
+        json_object_set_new(t, "recent", json_string(seq));
+      }
       free(key);
     }
   }
-  json_decref(recent);
+}
+
+/* How many of the last runs ctx->recent keeps: the HTML strip's, or the
+ * quarantine's release window when longer. */
+static int tpuci__recent_window(const tpuci_ctx_t *ctx) {
+  /* Ready to release looks at every run of the history. */
+  return ctx->quar.n > 0 ? 0 : TPUCI__RECENT_RUNS;
 }
 
 /* Adds the run's pytest results to the history across runs
- * (state_dir/history.jsonl, `tpuci flaky`). */
+ * (state_dir/history.jsonl, `tpuci flaky`), and keeps each test's recent
+ * outcomes from it (ctx->recent). */
 static void tpuci__append_history(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *suites,
                                   size_t n, size_t npytest) {
   const tpuci__history_t **hs = tpuci__calloc(npytest, sizeof(*hs));
@@ -138,14 +150,21 @@ static void tpuci__append_history(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *
   run.n = k;
   path = tpuci__printf("%s/%s", ctx->ropts.state_dir ? ctx->ropts.state_dir : ".tpuci",
                        TPUCI__FLAKY_FILE);
-  if ((r = tpuci__flaky_append(path, &run, &e)) != 0) tpuci__records_failed(ctx, path, r);
+  json_decref(ctx->recent);
+  if ((r = tpuci__flaky_append(path, &run, tpuci__recent_window(ctx), &ctx->recent, &e)) != 0)
+    tpuci__records_failed(ctx, path, r);
   tpuci__err_clear(&e);
   free(path);
   free(commit);
   free(hs);
 }
 
+/* The merged JUnit file (run folder, and --junit): pytest instances with
+ * their tests, every other instance as one test case; before it, the
+ * durations of this run's tests recorded for the next one's shards and
+ * the run added to the history. */
 static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
+  tpuci__strv_t *props;
   tpuci__junit_suite_t *suites;
   tpuci__junit_command_t *cmds;
   tpuci__junit_run_t *runs;
@@ -165,6 +184,7 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
     if (!ctx->plan.instances[i].selected) continue;
     suites[n].history = res->history;
     suites[n].command = res->history ? NULL : c;
+    suites[n].props = NULL;
     memset(c, 0, sizeof(*c));
     c->instance = ctx->plan.instances[i].name;
     c->outcome = res->outcome;
@@ -186,6 +206,25 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
     c->n_runs = nruns - r0;
     n++;
   }
+  for (i = 0, k = 0; i < n; i++) {
+    if (suites[i].history == NULL) continue;
+    tpuci__timings_update_history(&ctx->timings, suites[i].history);
+    k++;
+  }
+  if (k > 0 && ctx->timings_path && ctx->repeat == 0 &&
+      (r = tpuci__timings_save(&ctx->timings, ctx->timings_path, &e)) != 0)
+    tpuci__records_failed(ctx, ctx->timings_path, r);
+  /* A probe's repetitions are not runs of the suite: no history. */
+  if (k > 0 && ctx->repeat == 0) tpuci__append_history(ctx, suites, n, k);
+  /* The quarantine's properties, once the history says what is ready. */
+  tpuci__quar_ready(ctx);
+  props = tpuci__calloc(n + 1, sizeof(*props));
+  for (i = 0, k = 0; i < ctx->nresults; i++) {
+    if (!ctx->plan.instances[i].selected) continue;
+    tpuci__quar_props(ctx, i, &props[k]);
+    suites[k].props = &props[k];
+    k++;
+  }
   path = tpuci__printf("%s/junit.xml", ctx->rd.dir);
   if ((r = tpuci__junit_write_run_file(path, suites, n, &e)) != 0)
     tpuci__records_failed(ctx, path, r);
@@ -194,15 +233,8 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
       (r = tpuci__junit_write_run_file(ctx->ropts.junit, suites, n, &e)) != 0)
     tpuci__records_failed(ctx, ctx->ropts.junit, r);
   for (k = 0; k < nruns; k++) free((char *) runs[k].log_tail);
-  for (i = 0, k = 0; i < n; i++) {
-    if (suites[i].history == NULL) continue;
-    tpuci__timings_update_history(&ctx->timings, suites[i].history);
-    k++;
-  }
-  if (k > 0 && ctx->timings_path &&
-      (r = tpuci__timings_save(&ctx->timings, ctx->timings_path, &e)) != 0)
-    tpuci__records_failed(ctx, ctx->timings_path, r);
-  if (k > 0) tpuci__append_history(ctx, suites, n, k);
+  for (i = 0; i < n; i++) tpuci__strv_free(&props[i]);
+  free(props);
   tpuci__err_clear(&e);
   free(suites);
   free(cmds);
@@ -250,6 +282,8 @@ static void tpuci__write_reports(tpuci_ctx_t *ctx, const char *error) {
   info.commit = commit = tpuci__git_commit(ctx->plan.spec_dir);
   ctx->report = tpuci__report_build(&ctx->plan, ctx->results, &info);
   tpuci__report_recent(ctx);
+  tpuci__quar_report(ctx);
+  tpuci__probe_report(ctx);
   free(commit);
   for (k = 0; k < sizeof(extra) / sizeof(extra[0]); k++) {
     const char *p = *(const char *const *) ((const char *) &ctx->ropts + extra[k].offset);
@@ -287,6 +321,7 @@ static void tpuci__on_sched_event(void *host, const tpuci_event_t *ev) {
       tpuci__err_set(&e, ctx->run_error, "%s", error);
       tpuci__fail(ctx, &e);
     }
+    tpuci__quar_apply(ctx);
     ctx->verdict = tpuci__compute_verdict(ctx);
     tpuci__write_reports(ctx, error);
     ctx->exit_code = tpuci__compute_exit(ctx);
@@ -320,7 +355,10 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
     return tpuci__fail(ctx, &e);
   }
   tpuci__results_free(ctx);
-  ctx->ropts = *opts;
+  /* Only the fields of the caller's version: the rest are defaults. */
+  tpuci_run_options_init(&ctx->ropts);
+  memcpy(&ctx->ropts, opts, opts->version >= 2 ? sizeof(*opts)
+                                                : offsetof(tpuci_run_options_t, quarantine));
   ctx->run_error = 0;
   ctx->exit_code = 0;
   ctx->verdict = 0;
@@ -331,6 +369,17 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
     return tpuci__fail(ctx, &e);
   }
 
+  {
+    tpuci__strv_t warnings = {0};
+    r = tpuci__quar_start(ctx, &warnings, &e);
+    for (i = 0; i < warnings.len; i++) {
+      char *msg = tpuci__printf("warning: %s", warnings.items[i]);
+      tpuci__message(ctx, msg);
+      free(msg);
+    }
+    tpuci__strv_free(&warnings);
+    if (r != 0) return tpuci__fail(ctx, &e);
+  }
   ctx->jobs = opts->jobs > 0 ? opts->jobs : (int) uv_available_parallelism();
   tpuci__cap_jobs(ctx);
   r = tpuci__sched_check(&ctx->plan, ctx->jobs, &e);

@@ -34,7 +34,7 @@ static const char tpuci__bash[] =
     "  case $prev in\n"
     "    --color) COMPREPLY=($(compgen -W 'auto always never' -- \"$cur\")); return ;;\n"
     "    --state-dir) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n"
-    "    --report-json|--report-yaml|--report-html|--junit) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
+    "    --report-json|--report-yaml|--report-html|--junit|--quarantine) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
     "  esac\n"
     "  case $cur in\n"
     "    -*) COMPREPLY=($(compgen -W \"$(_tpuci_options \"${COMP_WORDS[0]}\" \"$cmd\")\" -- \"$cur\")) ;;\n"

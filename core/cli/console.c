@@ -581,6 +581,11 @@ const char *tpuci_console__outcome_label(tpuci_outcome_t o) {
   return o == TPUCI_OUTCOME_NONE ? "not run" : tpuci_outcome_name(o);
 }
 
+const char *tpuci_console__outcome_label_of(tpuci_ctx_t *ctx, size_t i) {
+  if (tpuci_instance_quarantined(ctx, i)) return "quarantined";
+  return tpuci_console__outcome_label(tpuci_instance_outcome(ctx, i));
+}
+
 /* The tests of instance i that never got a result, on
  * one line: the first few by node id, then how many more (the JSON and
  * JUnit reports list every one). */
@@ -589,7 +594,8 @@ static void not_run_line(tpuci_console_t *c, tpuci_ctx_t *ctx, size_t i, size_t 
   size_t k, n = 0, shown = 0;
   const char *sep = "";
   for (k = 0; k < nt; k++) {
-    if (tpuci_test_info(ctx, i, k, &t) != 0 || t.runs != 0 || !t.failing) continue;
+    if (tpuci_test_info(ctx, i, k, &t) != 0 || t.runs != 0 || !t.failing || t.quarantined)
+      continue;
     if (n == 0) fprintf(c->out, "  %snot run%s ", color_of(c, TPUCI_OUTCOME_FAILED), reset(c));
     n++;
     if (shown < 3) {
@@ -602,35 +608,58 @@ static void not_run_line(tpuci_console_t *c, tpuci_ctx_t *ctx, size_t i, size_t 
   if (n > 0) fprintf(c->out, ": no attempt got to %s\n", n == 1 ? "it" : "them");
 }
 
-/* pytest instances: their failed and flaky tests, by node id; those that
- * never got a result on one line, after them. */
+/* A quarantined test's entry, after its line: "(quarantined until D,
+ * owner O: reason)". */
+static void quarantine_note(tpuci_console_t *c, const tpuci_test_info_t *t) {
+  if (!t->quarantined) return;
+  fprintf(c->out, "\n           quarantined until %s by %s (%s): %s", t->quarantine_until,
+          t->quarantine_owner, t->quarantine_where, t->quarantine_reason);
+}
+
+/* pytest instances: their failed and flaky tests, by node id (a
+ * quarantined one says so, and its failure does not count); those that
+ * never got a result on one line, after them; then the quarantined tests
+ * that passed their last runs and can be released. */
 static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
   size_t i, k, n = tpuci_instance_count(ctx);
   for (i = 0; i < n; i++) {
-    size_t nt = tpuci_test_count(ctx, i), failing = 0, flaky = 0;
+    size_t nt = tpuci_test_count(ctx, i), failing = 0, flaky = 0, quarantined = 0;
     tpuci_test_info_t t = TPUCI_TEST_INFO_INIT;
     if (nt == 0 || !tpuci_instance_selected(ctx, i)) continue;
     for (k = 0; k < nt; k++) {
       if (tpuci_test_info(ctx, i, k, &t) != 0) continue;
-      if (t.failing) failing++;
+      if (t.failing && t.quarantined) quarantined++;
+      else if (t.failing) failing++;
       else if (t.flaky) flaky++;
     }
-    fprintf(c->out, "%s: %zu tests, %zu failed, %zu flaky\n", tpuci_instance_name(ctx, i),
-            nt, failing, flaky);
+    fprintf(c->out, "%s: %zu tests, %zu failed, %zu flaky", tpuci_instance_name(ctx, i), nt,
+            failing, flaky);
+    if (quarantined > 0) fprintf(c->out, ", %zu quarantined (failed, not counted)", quarantined);
+    fputc('\n', c->out);
     for (k = 0; k < nt; k++) {
+      const char *label;
       if (tpuci_test_info(ctx, i, k, &t) != 0 || !(t.failing || t.flaky)) continue;
-      if (t.runs == 0) continue;  /* not run: below */
-      fprintf(c->out, "  %s%-6s%s %s", t.failing ? color_of(c, TPUCI_OUTCOME_FAILED)
-                                                : color_of(c, TPUCI_OUTCOME_FLAKY),
-              t.failing ? t.outcome : "flaky", reset(c), t.id);
+      if (t.runs == 0 && !t.quarantined) continue;  /* not run: below */
+      label = t.failing ? (t.quarantined ? "quarantined" : t.outcome) : "flaky";
+      fprintf(c->out, "  %s%-6s%s %s", t.failing && !t.quarantined
+                                           ? color_of(c, TPUCI_OUTCOME_FAILED)
+                                           : color_of(c, TPUCI_OUTCOME_FLAKY),
+              label, reset(c), t.id);
+      if (t.failing && t.quarantined) fprintf(c->out, " (%s)", t.outcome);
       if (t.message) {
         const char *nl = strchr(t.message, '\n');
         int len = nl ? (int) (nl - t.message) : (int) strlen(t.message);
         fprintf(c->out, ": %.*s", len > 160 ? 160 : len, t.message);
       }
+      quarantine_note(c, &t);
       fputc('\n', c->out);
     }
     not_run_line(c, ctx, i, nt);
+    for (k = 0; k < nt; k++)
+      if (tpuci_test_info(ctx, i, k, &t) == 0 && t.release_ready)
+        fprintf(c->out, "  ready to release: %s (%s, owner %s): passed its last runs; "
+                        "`tpuci flaky --release` lists the entries to remove\n",
+                t.id, t.quarantine_where, t.quarantine_owner);
   }
 }
 
@@ -639,7 +668,7 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
       TPUCI_OUTCOME_PASSED, TPUCI_OUTCOME_FLAKY, TPUCI_OUTCOME_FAILED,
       TPUCI_OUTCOME_TIMEOUT, TPUCI_OUTCOME_OOM, TPUCI_OUTCOME_INFRA,
       TPUCI_OUTCOME_CANCELLED};
-  size_t i, k, n = tpuci_instance_count(ctx), width = 8, total = 0;
+  size_t i, k, n = tpuci_instance_count(ctx), width = 8, total = 0, quarantined = 0;
   size_t unwritten = tpuci_run_write_errors(ctx);
   const char *verdict = tpuci_console__verdict(ctx), *summary = tpuci_run_summary_path(ctx);
   char d[32];
@@ -669,15 +698,19 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     o = tpuci_instance_outcome(ctx, i);
     if (c->quiet && o == TPUCI_OUTCOME_PASSED) continue;
     tpuci_console__duration(tpuci_console__instance_ms(ctx, i), d, sizeof(d));
-    fprintf(c->out, "%-*s  %s%-9s%s  %8zu  %9s\n", (int) width,
-            tpuci_instance_name(ctx, i), color_of(c, o), tpuci_console__outcome_label(o), reset(c),
-            tpuci_attempt_count(ctx, i), d);
+    fprintf(c->out, "%-*s  %s%-9s%s  %8zu  %9s\n", (int) width, tpuci_instance_name(ctx, i),
+            color_of(c, tpuci_instance_quarantined(ctx, i) ? TPUCI_OUTCOME_FLAKY : o),
+            tpuci_console__outcome_label_of(ctx, i), reset(c), tpuci_attempt_count(ctx, i), d);
   }
   fputc('\n', c->out);
   tests_summary(c, ctx);
+  for (i = 0; i < n; i++) quarantined += tpuci_instance_selected(ctx, i) &&
+                                         tpuci_instance_quarantined(ctx, i);
   for (k = 0; k < sizeof(order) / sizeof(order[0]); k++)
     fprintf(c->out, "%s%s %zu", k ? ", " : "", tpuci_outcome_name(order[k]),
-            tpuci_outcome_count(ctx, order[k]));
+            tpuci_outcome_count(ctx, order[k]) -
+                (order[k] == TPUCI_OUTCOME_FAILED ? quarantined : 0));
+  if (quarantined > 0) fprintf(c->out, ", quarantined %zu", quarantined);
   tpuci_console__duration(tpuci_run_duration_ms(ctx), d, sizeof(d));
   fprintf(c->out, " (of %zu) in %s\n", total, d);
   if (strcmp(verdict, "passed") == 0)

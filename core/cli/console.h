@@ -92,6 +92,9 @@ uint64_t tpuci_console__instance_ms(tpuci_ctx_t *ctx, size_t i);
 /* The run's verdict in lower case; "not run" for an outcome of NONE. */
 const char *tpuci_console__verdict(tpuci_ctx_t *ctx);
 const char *tpuci_console__outcome_label(tpuci_outcome_t o);
+/* Instance i's: its outcome's label, or "quarantined" when it failed only
+ * by quarantined tests. */
+const char *tpuci_console__outcome_label_of(tpuci_ctx_t *ctx, size_t i);
 /* GitHub: an ::error for each failing test (flaky 0) or a ::warning for
  * each flaky one (flaky 1) of a pytest instance; returns how many. */
 size_t tpuci_console__gh_annotate_tests(tpuci_console_t *c, tpuci_ctx_t *ctx,

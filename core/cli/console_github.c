@@ -90,8 +90,9 @@ static void gh_command(FILE *out, const char *cmd, const char *file, int line,
   fputc('\n', out);
 }
 
-/* pytest instances: an ::error for each failing test and a ::warning for
- * each flaky one, where the test is. Returns how many were written. */
+/* pytest instances: an ::error for each failing test (a ::warning for a
+ * quarantined one) and a ::warning for each flaky one, where the test
+ * is. Returns how many were written. */
 size_t tpuci_console__gh_annotate_tests(tpuci_console_t *c, tpuci_ctx_t *ctx,
                                         const tpuci_event_t *ev, int flaky) {
   size_t k, n = tpuci_test_count(ctx, ev->instance), written = 0;
@@ -104,7 +105,13 @@ size_t tpuci_console__gh_annotate_tests(tpuci_console_t *c, tpuci_ctx_t *ctx,
     if (flaky)
       gh_command(c->out, "warning", file, t.line, t.id, "flaky",
                  t.message ? t.message : "failed, then passed on a later attempt");
-    else
+    else if (t.quarantined) {
+      char title[512];
+      snprintf(title, sizeof(title), "quarantined until %s (%s)", t.quarantine_until,
+               t.quarantine_owner);
+      gh_command(c->out, "warning", file, t.line, t.id, title,
+                 t.message ? t.message : t.outcome);
+    } else
       gh_command(c->out, "error", file, t.line, t.id, t.outcome,
                  t.message ? t.message : t.outcome);
     free(file);
@@ -215,12 +222,37 @@ static size_t gh_summary_tests(FILE *f, tpuci_ctx_t *ctx, int flaky) {
       fputs(" | ", f);
       md_code(f, tpuci_instance_name(ctx, i), 1024);
       if (flaky) fprintf(f, " | %d | ", t.runs);
-      else fprintf(f, " | %s | ", t.outcome);
+      else if (t.quarantined) {
+        fprintf(f, " | %s, quarantined until %s by ", t.outcome, t.quarantine_until);
+        md_code(f, t.quarantine_owner, 256);
+        fputs(" | ", f);
+      } else fprintf(f, " | %s | ", t.outcome);
       md_first_line(f, t.message);
       fputs(" |\n", f);
     }
   }
   return rows;
+}
+
+/* The quarantined tests that passed their last runs, as a list. */
+static void gh_summary_release(FILE *f, tpuci_ctx_t *ctx) {
+  size_t i, k, n = tpuci_instance_count(ctx), rows = 0;
+  tpuci_test_info_t t = TPUCI_TEST_INFO_INIT;
+  for (i = 0; i < n; i++) {
+    size_t nt = tpuci_instance_selected(ctx, i) ? tpuci_test_count(ctx, i) : 0;
+    for (k = 0; k < nt; k++) {
+      if (tpuci_test_info(ctx, i, k, &t) != 0 || !t.release_ready) continue;
+      if (rows++ == 0)
+        fputs("\n#### Quarantined tests ready to release\n\n"
+              "(they passed their last runs: `tpuci flaky --release` lists the entries to "
+              "remove)\n\n", f);
+      fputs("- ", f);
+      md_code(f, t.id, 1024);
+      fputs(" (", f);
+      md_code(f, t.quarantine_where, 1024);
+      fputs(")\n", f);
+    }
+  }
 }
 
 /* Appends to $GITHUB_STEP_SUMMARY: the verdict, a table of every
@@ -240,7 +272,7 @@ void tpuci_console__gh_step_summary(tpuci_ctx_t *ctx) {
     tpuci_console__duration(tpuci_console__instance_ms(ctx, i), d, sizeof(d));
     fputs("| ", f);
     md_code(f, tpuci_instance_name(ctx, i), 1024);
-    fprintf(f, " | %s | %zu | %s |\n", tpuci_console__outcome_label(tpuci_instance_outcome(ctx, i)),
+    fprintf(f, " | %s | %zu | %s |\n", tpuci_console__outcome_label_of(ctx, i),
             tpuci_attempt_count(ctx, i), d);
   }
   tpuci_console__duration(tpuci_run_duration_ms(ctx), d, sizeof(d));
@@ -255,6 +287,7 @@ void tpuci_console__gh_step_summary(tpuci_ctx_t *ctx) {
           tpuci_outcome_count(ctx, TPUCI_OUTCOME_CANCELLED), d);
   gh_summary_tests(f, ctx, 0);
   gh_summary_tests(f, ctx, 1);
+  gh_summary_release(f, ctx);
   fputc('\n', f);
   fclose(f);
 }

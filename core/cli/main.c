@@ -34,16 +34,28 @@ static void print_warnings(tpuci_ctx_t *ctx) {
 typedef struct {
   const char **only;
   size_t nonly;
+  const char **tests;     /* run --test */
+  size_t ntests;
+  int repeat;             /* run --repeat; 0: none */
 } selection_t;
 
-static void selection_add(selection_t *s, const char *glob) {
-  const char **p = realloc(s->only, (s->nonly + 1) * sizeof(*p));
+static void list_add(const char ***list, size_t *n, const char *s) {
+  const char **p = realloc(*list, (*n + 1) * sizeof(*p));
   if (p == NULL) {
     fputs("tpuci: out of memory\n", stderr);
     exit(EXIT_USAGE);
   }
-  s->only = p;
-  s->only[s->nonly++] = glob;
+  *list = p;
+  (*list)[(*n)++] = s;
+}
+
+static void selection_add(selection_t *s, const char *glob) {
+  list_add(&s->only, &s->nonly, glob);
+}
+
+static void selection_free(selection_t *s) {
+  free(s->only);
+  free(s->tests);
 }
 
 static int load_and_select(tpuci_ctx_t *ctx, const char *spec, selection_t *sel) {
@@ -52,6 +64,10 @@ static int load_and_select(tpuci_ctx_t *ctx, const char *spec, selection_t *sel)
   print_warnings(ctx);
   r = tpuci_plan_select(ctx, sel->only, sel->nonly);
   if (r < 0) return load_error(ctx, r);
+  if (sel->ntests > 0 && (r = tpuci_plan_tests(ctx, sel->tests, sel->ntests)) < 0)
+    return load_error(ctx, r);
+  if (sel->repeat > 0 && (r = tpuci_plan_repeat(ctx, sel->repeat)) < 0)
+    return load_error(ctx, r);
   return 0;
 }
 
@@ -61,8 +77,19 @@ enum {
   OPT_REPORT_JSON, OPT_REPORT_YAML, OPT_REPORT_HTML, OPT_PER_JOB, OPT_SPEC, OPT_SOURCE,
   OPT_REF, OPT_NAME, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN, OPT_EMULATE, OPT_JUNIT,
   OPT_EMULATED, OPT_NO_MOUNTS, OPT_RESULTS_CLAIM, OPT_ENGINE, OPT_RUNS_ON,
-  OPT_TIMEOUT_MINUTES, OPT_CONCURRENCY, OPT_CANCEL_IN_PROGRESS, OPT_REAL, OPT_ALIVE
+  OPT_TIMEOUT_MINUTES, OPT_CONCURRENCY, OPT_CANCEL_IN_PROGRESS, OPT_REAL, OPT_ALIVE,
+  OPT_QUARANTINE, OPT_RELEASE_AFTER, OPT_RELEASE, OPT_REPEAT, OPT_TEST
 };
+
+/* --release-after K: 0 or the exit code of a bad number. */
+static int parse_release_after(const char *cmd, const char *arg, int *out) {
+  char *end;
+  long n = strtol(arg, &end, 10);
+  if (*arg == '\0' || *end || n < 1 || n > 100)
+    return usage_error(cmd, "--release-after needs a number of runs from 1 to 100");
+  *out = (int) n;
+  return 0;
+}
 
 /* --engine: after loading. 0, or the exit code of a bad name. */
 static int apply_engine(tpuci_ctx_t *ctx, const char *engine) {
@@ -110,9 +137,13 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
       {"engine", required_argument, NULL, OPT_ENGINE},
       {"real", no_argument, NULL, OPT_REAL},
       {"alive", required_argument, NULL, OPT_ALIVE},
+      {"quarantine", required_argument, NULL, OPT_QUARANTINE},
+      {"release-after", required_argument, NULL, OPT_RELEASE_AFTER},
+      {"repeat", required_argument, NULL, OPT_REPEAT},
+      {"test", required_argument, NULL, OPT_TEST},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
-  int c, rerun = strcmp(cmd, "rerun") == 0;
+  int c, r, rerun = strcmp(cmd, "rerun") == 0;
 
   memset(rc, 0, sizeof(*rc));
   tpuci_run_options_init(&rc->ro);
@@ -173,6 +204,23 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
         if (tpuci_parse_duration(optarg, &rc->alive_ms) != 0 ||
             (rc->alive_ms > 0 && rc->alive_ms < 1000))
           return usage_error(cmd, "--alive needs a duration of at least 1s (or 0: none), such as 60s");
+        break;
+      case OPT_QUARANTINE: rc->ro.quarantine = optarg; break;
+      case OPT_RELEASE_AFTER:
+        if ((r = parse_release_after(cmd, optarg, &rc->ro.release_after)) != 0) return r;
+        break;
+      case OPT_REPEAT: {
+        char *end;
+        long n = strtol(optarg, &end, 10);
+        if (rerun) return usage_error(cmd, "--repeat belongs to `tpuci run`");
+        if (*optarg == '\0' || *end || n < 1 || n > 1000)
+          return usage_error(cmd, "--repeat needs a number from 1 to 1000");
+        rc->sel.repeat = (int) n;
+        break;
+      }
+      case OPT_TEST:
+        if (rerun) return usage_error(cmd, "--test belongs to `tpuci run`");
+        list_add(&rc->sel.tests, &rc->sel.ntests, optarg);
         break;
       case 'h': return tpuci_cli_help(cmd, stdout) == 0 ? -1 : EXIT_USAGE;
       default: return usage_error(cmd, "bad option");
@@ -285,6 +333,11 @@ static int execute_run(run_cli_t *rc, const char *spec) {
   }
   if (r != 0) fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
   tpuci_console_summary(&con, ctx);
+  if (rc->sel.repeat > 0) {
+    char *rates = NULL;
+    if (tpuci_repeat_report(ctx, &rates) == 0) fputs(rates, stdout);
+    tpuci_free(rates);
+  }
   code = tpuci_run_exit_code(ctx);
   tpuci_console_free(&con);
   tpuci_ctx_free(ctx);
@@ -297,19 +350,19 @@ static int cmd_run(const char *cmd, int argc, char **argv) {
   int r = parse_run(cmd, argc, argv, &rc);
 
   if (r != 0) {
-    free(rc.sel.only);
+    selection_free(&rc.sel);
     return r < 0 ? EXIT_PASSED : r;
   }
   if (optind < argc) {
     spec = strdup(argv[optind]);
   } else if (tpuci_run_spec_path(rc.ro.state_dir, rc.run_id, &spec) != 0) {
-    free(rc.sel.only);
+    selection_free(&rc.sel);
     fprintf(stderr, "tpuci rerun: no recorded run to take the spec from; give SPEC\n");
     return EXIT_USAGE;
   }
   r = execute_run(&rc, spec);
   free(spec);
-  free(rc.sel.only);
+  selection_free(&rc.sel);
   return r;
 }
 
@@ -367,12 +420,15 @@ static int cmd_flaky(int argc, char **argv) {
       {"state-dir", required_argument, NULL, OPT_STATE_DIR},
       {"runs", required_argument, NULL, OPT_RUN},
       {"json", no_argument, NULL, OPT_JSON},
+      {"release", no_argument, NULL, OPT_RELEASE},
+      {"quarantine", required_argument, NULL, OPT_QUARANTINE},
+      {"release-after", required_argument, NULL, OPT_RELEASE_AFTER},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
-  const char *state = NULL;
+  const char *state = NULL, *quarantine = NULL;
   char *text = NULL, *error = NULL, *end;
   long runs = 20;
-  int c, r, json = 0;
+  int c, r, json = 0, release = 0, after = 0;
 
   optind = 1;
   while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
@@ -384,11 +440,34 @@ static int cmd_flaky(int argc, char **argv) {
           return usage_error("flaky", "--runs needs a number of runs (0: all)");
         break;
       case OPT_JSON: json = 1; break;
+      case OPT_RELEASE: release = 1; break;
+      case OPT_QUARANTINE: quarantine = optarg; break;
+      case OPT_RELEASE_AFTER:
+        if ((r = parse_release_after("flaky", optarg, &after)) != 0) return r;
+        break;
       case 'h': return tpuci_cli_help("flaky", stdout);
       default: return usage_error("flaky", "bad option");
     }
   }
   if (optind < argc) return usage_error("flaky", "too many arguments");
+  if (!release && (quarantine || after))
+    return usage_error("flaky", "--quarantine and --release-after go with --release");
+  if (release && json) return usage_error("flaky", "--release prints text only");
+  if (release) {
+    r = tpuci_flaky_release(state, quarantine, after, &text, &error);
+    if (r != 0) {
+      fprintf(stderr, "tpuci: %s\n", error ? error : "cannot read the history");
+      tpuci_free(error);
+      return r == TPUCI_ENOMATCH || r == TPUCI_ESPEC || r == TPUCI_EUSAGE ? EXIT_USAGE : EXIT_ENV;
+    }
+    if (*text == '\0')
+      printf("no quarantine entry is ready to release (%d passing runs in a row needed)\n",
+             after ? after : 10);
+    else
+      fputs(text, stdout);
+    tpuci_free(text);
+    return EXIT_PASSED;
+  }
   r = tpuci_flaky_report(state, (int) runs, json, &text, &error);
   if (r != 0) {
     fprintf(stderr, "tpuci: %s\n", error ? error : "cannot read the history");
@@ -420,7 +499,7 @@ static int cmd_export(int argc, char **argv) {
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   tpuci_export_options_t eo;
-  selection_t sel = {NULL, 0}, runs_on = {NULL, 0};
+  selection_t sel = {NULL, 0, NULL, 0, 0}, runs_on = {NULL, 0, NULL, 0, 0};
   tpuci_ctx_t *ctx;
   const char *format, *wrong = NULL;
   char *text = NULL;
@@ -519,7 +598,7 @@ static int cmd_plan(int argc, char **argv) {
       {"real", no_argument, NULL, OPT_REAL},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
-  selection_t sel = {NULL, 0};
+  selection_t sel = {NULL, 0, NULL, 0, 0};
   const char *engine = NULL;
   tpuci_ctx_t *ctx;
   char *text;

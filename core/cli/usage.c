@@ -45,10 +45,21 @@ static const char usage_run[] =
     "                      lowered, with a warning, if ulimit -n is short)\n"
     "  --only GLOB         run only instances (or jobs) matching GLOB;\n"
     "                      repeatable; '[' in names must be written '\\['\n"
+    "  --test NODEID       pytest jobs run only this test (repeatable; a sharded\n"
+    "                      job in its first shard only)\n"
+    "  --repeat N          the flake probe: run each selected instance N times,\n"
+    "                      side by side as slots allow, without retries, and\n"
+    "                      print each test's failure rate with its 95% interval\n"
+    "                      (Wilson score); TPUCI_REPEAT_INDEX is 0 ... N-1\n"
     "  --fail-fast         stop everything after the first failure\n"
     "  --deadline D        stop the whole run after D (e.g. 30m)\n"
     "  --grace D           SIGTERM to SIGKILL delay (default: the job's, 5s)\n"
     "  --strict-flaky      a flaky instance fails the run\n"
+    "  --quarantine FILE   the quarantined tests (default: tpuci-quarantine.yaml\n"
+    "                      beside SPEC, if any): their failures do not fail the\n"
+    "                      run until their date (docs/quarantine.md)\n"
+    "  --release-after K   a quarantined test that passed its last K runs is\n"
+    "                      reported ready to release (default 10)\n"
     "  --keep-failed       keep containers of failed attempts for debugging\n"
     "  --engine E          where container jobs run: docker (one engine, the\n"
     "                      default) or swarm (services of a Docker Swarm)\n"
@@ -206,6 +217,7 @@ static const char usage_completion[] =
 
 static const char usage_flaky[] =
     "usage: tpuci flaky [--runs N] [--json] [--state-dir DIR]\n"
+    "       tpuci flaky --release [--quarantine FILE] [--release-after K] [--state-dir DIR]\n"
     "\n"
     "Lists the pytest tests that failed in any of the last N runs (default 20,\n"
     "0: every run kept) by their flip rate: the share of their runs whose\n"
@@ -217,8 +229,13 @@ static const char usage_flaky[] =
     "  --runs N         how many of the latest runs to look at\n"
     "  --json           the report as JSON\n"
     "  --state-dir DIR  where runs are recorded (default: .tpuci)\n"
+    "  --release        print the quarantine entries that can go: every test of\n"
+    "                   theirs in the history passed its last K runs\n"
+    "  --quarantine FILE  with --release: the file (default tpuci-quarantine.yaml)\n"
+    "  --release-after K  with --release: K (default 10)\n"
     "\n"
-    "exit codes: 0, 2 no history yet or a bad option, 3 the history cannot be read.\n";
+    "exit codes: 0, 2 no history yet, an invalid quarantine or a bad option, 3\n"
+    "the history cannot be read.\n";
 
 int tpuci_cli_help(const char *cmd, FILE *out) {
   if (cmd == NULL) fputs(usage_main, out);

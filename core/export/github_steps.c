@@ -33,6 +33,10 @@ static const char tpuci__gh_paths[] =
 #define TPUCI__GH_BUILD_KEY "tpuci-${{ runner.os }}-${{ steps.tpuci-commit.outputs.sha }}"
 #define TPUCI__GH_TIMINGS "tpuci-timings-"
 #define TPUCI__GH_TIMINGS_KEY TPUCI__GH_TIMINGS "${{ github.run_id }}-${{ github.run_attempt }}"
+/* What the cache carries from run to run: the recorded durations and the
+ * history of per-test outcomes (`tpuci flaky`, docs/pytest.md). The
+ * quarantine file is the repository's own: nothing to cache. */
+#define TPUCI__GH_STATE ".tpuci/timings.json\n.tpuci/history.jsonl\n"
 
 /* Merges the timings.json of every entry: per test, the entry that ran it
  * (it counted one more run than the ones that only restored it). */
@@ -44,6 +48,25 @@ static const char tpuci__gh_merge[] =
     "  if (.[$e.key].runs // -1) < $e.value.runs then .[$e.key] = $e.value else . end))}' \\\n"
     "  \"$@\" > .tpuci/timings.json\n"
     "echo \"durations of $(jq '.tests | length' .tpuci/timings.json) tests from $# entries\"\n";
+
+/* Merges the history.jsonl of every entry into the one restored from the
+ * cache the entries started from: each entry appended its own run, and
+ * those become one run of the workflow (every entry's tests), so that
+ * flip rates count workflow runs; the last 100 runs are kept (tpuci's
+ * cap, TPUCI__FLAKY_MAX_RUNS). */
+static const char tpuci__gh_merge_history[] =
+    "mkdir -p .tpuci && touch .tpuci/history.jsonl\n"
+    "set -- $(find timings -name history.jsonl | sort)\n"
+    "if [ \"$#\" -eq 0 ]; then echo \"no entry recorded a history\"; exit 0; fi\n"
+    "cat \"$@\" | jq -c -n -R --rawfile base .tpuci/history.jsonl '\n"
+    "  [$base | split(\"\\n\")[] | fromjson? // empty] as $old\n"
+    "  | [$old[] | .run] as $seen\n"
+    "  | [inputs | fromjson? // empty | select(.run as $r | any($seen[]; . == $r) | not)] as $new\n"
+    "  | $old[], (if $new == [] then empty else {run: $new[0].run, time: ([$new[] | .time] | min),\n"
+    "      commit: $new[0].commit, tests: [$new[] | .tests[]]} end)' |\n"
+    "  tail -n 100 > .tpuci/history.new\n"
+    "mv .tpuci/history.new .tpuci/history.jsonl\n"
+    "echo \"history of $(wc -l < .tpuci/history.jsonl) runs, this one from $# entries\"\n";
 
 int tpuci__gh_step_start(yaml_emitter_t *e, const char *name) {
   return tpuci__gh_map(e) && tpuci__gh_kv_text(e, "name", name);
@@ -209,7 +232,7 @@ int tpuci__gh_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   if (d->pytest)
     ok = ok && tpuci__gh_step_start(e, "Restore the recorded test durations") &&
          tpuci__gh_kv(e, "uses", "actions/cache/restore@v4") && tpuci__gh_plain(e, "with") &&
-         tpuci__gh_map(e) && tpuci__gh_kv(e, "path", ".tpuci/timings.json") &&
+         tpuci__gh_map(e) && tpuci__gh_kv(e, "path", TPUCI__GH_STATE) &&
          (d->per_job
               ? tpuci__gh_kv(e, "key", "${{ needs.timings.outputs.key || 'tpuci-timings-none' }}")
               : tpuci__gh_kv(e, "key", TPUCI__GH_TIMINGS_KEY) &&
@@ -230,7 +253,7 @@ int tpuci__gh_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
     ok = ok && tpuci__gh_step_start(e, "Save the recorded test durations") &&
          tpuci__gh_kv(e, "if", "always() && hashFiles('.tpuci/timings.json') != ''") &&
          tpuci__gh_kv(e, "uses", "actions/cache/save@v4") && tpuci__gh_plain(e, "with") &&
-         tpuci__gh_map(e) && tpuci__gh_kv(e, "path", ".tpuci/timings.json") &&
+         tpuci__gh_map(e) && tpuci__gh_kv(e, "path", TPUCI__GH_STATE) &&
          tpuci__gh_kv(e, "key", TPUCI__GH_TIMINGS_KEY) && tpuci__gh_map_end(e) &&
          tpuci__gh_map_end(e);
   if (d->pytest && d->per_job)
@@ -238,7 +261,7 @@ int tpuci__gh_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
          tpuci__gh_kv(e, "if", "always()") &&
          tpuci__gh_kv(e, "uses", "actions/upload-artifact@v4") && tpuci__gh_plain(e, "with") &&
          tpuci__gh_map(e) && tpuci__gh_kv(e, "name", "tpuci.timings.${{ matrix.slug }}") &&
-         tpuci__gh_kv(e, "path", ".tpuci/timings.json") &&
+         tpuci__gh_kv(e, "path", TPUCI__GH_STATE) &&
          tpuci__gh_plain(e, "include-hidden-files") && tpuci__gh_plain(e, "true") &&
          tpuci__gh_kv(e, "if-no-files-found", "ignore") && tpuci__gh_map_end(e) &&
          tpuci__gh_map_end(e);
@@ -293,9 +316,17 @@ int tpuci__gh_timings_job(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
 int tpuci__gh_timings_save_job(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   return tpuci__gh_plain(e, "timings-save") && tpuci__gh_map(e) &&
          tpuci__gh_kv(e, "name", "Save the recorded test durations") &&
-         tpuci__gh_kv(e, "needs", "tpuci") && tpuci__gh_kv(e, "if", "always()") &&
+         tpuci__gh_plain(e, "needs") && tpuci__gh_seq(e, YAML_FLOW_SEQUENCE_STYLE) &&
+         tpuci__gh_plain(e, "timings") && tpuci__gh_plain(e, "tpuci") && tpuci__gh_seq_end(e) &&
+         tpuci__gh_kv(e, "if", "always()") &&
          tpuci__gh_runs_on(e, d) && tpuci__gh_plain(e, "steps") &&
          tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
+         /* The history every entry started from, which each extended. */
+         tpuci__gh_step_start(e, "Restore the history the entries started from") &&
+         tpuci__gh_kv(e, "uses", "actions/cache/restore@v4") && tpuci__gh_plain(e, "with") &&
+         tpuci__gh_map(e) && tpuci__gh_kv(e, "path", TPUCI__GH_STATE) &&
+         tpuci__gh_kv(e, "key", "${{ needs.timings.outputs.key || 'tpuci-timings-none' }}") &&
+         tpuci__gh_map_end(e) && tpuci__gh_map_end(e) &&
          tpuci__gh_step_start(e, "Download what each entry recorded") &&
          tpuci__gh_plain(e, "continue-on-error") && tpuci__gh_plain(e, "true") &&
          tpuci__gh_kv(e, "uses", "actions/download-artifact@v4") &&
@@ -304,10 +335,12 @@ int tpuci__gh_timings_save_job(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
          tpuci__gh_map_end(e) && tpuci__gh_map_end(e) &&
          tpuci__gh_step_start(e, "Merge the recorded durations") &&
          tpuci__gh_kv(e, "run", tpuci__gh_merge) && tpuci__gh_map_end(e) &&
+         tpuci__gh_step_start(e, "Merge the recorded histories") &&
+         tpuci__gh_kv(e, "run", tpuci__gh_merge_history) && tpuci__gh_map_end(e) &&
          tpuci__gh_step_start(e, "Save the recorded durations") &&
          tpuci__gh_kv(e, "if", "hashFiles('.tpuci/timings.json') != ''") &&
          tpuci__gh_kv(e, "uses", "actions/cache/save@v4") && tpuci__gh_plain(e, "with") &&
-         tpuci__gh_map(e) && tpuci__gh_kv(e, "path", ".tpuci/timings.json") &&
+         tpuci__gh_map(e) && tpuci__gh_kv(e, "path", TPUCI__GH_STATE) &&
          tpuci__gh_kv(e, "key", TPUCI__GH_TIMINGS_KEY) && tpuci__gh_map_end(e) &&
          tpuci__gh_map_end(e) && tpuci__gh_seq_end(e) && tpuci__gh_map_end(e);
 }

@@ -38,6 +38,42 @@ void tpuci__ctr_opts_free(tpuci__ctr_opts_t *c) {
   memset(c, 0, sizeof(*c));
 }
 
+void tpuci__ctr_opts_copy(tpuci__ctr_opts_t *dst, const tpuci__ctr_opts_t *src) {
+  size_t i;
+  memset(dst, 0, sizeof(*dst));
+  dst->shm_bytes = src->shm_bytes;
+  dst->ipc = tpuci__strdup(src->ipc);
+  dst->privileged = src->privileged;
+  if (src->ndevices > 0) {
+    dst->devices = tpuci__calloc(src->ndevices, sizeof(*dst->devices));
+    for (i = 0; i < src->ndevices; i++) {
+      dst->devices[i].host = tpuci__strdup(src->devices[i].host);
+      dst->devices[i].target = tpuci__strdup(src->devices[i].target);
+      dst->devices[i].perms = tpuci__strdup(src->devices[i].perms);
+      dst->devices[i].glob = src->devices[i].glob;
+    }
+    dst->ndevices = src->ndevices;
+  }
+  tpuci__strv_copy(&dst->cap_add, &src->cap_add);
+  tpuci__strv_copy(&dst->cap_drop, &src->cap_drop);
+  if (src->nulimits > 0) {
+    dst->ulimits = tpuci__calloc(src->nulimits, sizeof(*dst->ulimits));
+    for (i = 0; i < src->nulimits; i++) {
+      dst->ulimits[i] = src->ulimits[i];
+      dst->ulimits[i].name = tpuci__strdup(src->ulimits[i].name);
+    }
+    dst->nulimits = src->nulimits;
+  }
+  if (src->gpus != NULL) {
+    dst->gpus = tpuci__calloc(1, sizeof(*dst->gpus));
+    dst->gpus->count = src->gpus->count;
+    tpuci__strv_copy(&dst->gpus->ids, &src->gpus->ids);
+    dst->gpus->driver = tpuci__strdup(src->gpus->driver);
+    tpuci__strv_copy(&dst->gpus->caps, &src->gpus->caps);
+  }
+  tpuci__kv_copy(&dst->sysctls, &src->sysctls);
+}
+
 #define TPUCI__STR_BYTES(s) ((s) ? strlen(s) + 16 : 0)
 
 static size_t tpuci__strv_bytes(const tpuci__strv_t *v) {

@@ -13,7 +13,7 @@ void tpuci__plan_init(tpuci__plan_t *p) {
   memset(p, 0, sizeof(*p));
 }
 
-static void tpuci__instance_free(tpuci__instance_t *in) {
+void tpuci__instance_free(tpuci__instance_t *in) {
   size_t i;
   free(in->name);
   free(in->job);
@@ -60,6 +60,36 @@ void tpuci__plan_free(tpuci__plan_t *p) {
   free(p->instances);
   tpuci__strv_free(&p->warnings);
   tpuci__plan_init(p);
+}
+
+void tpuci__instance_copy(tpuci__instance_t *dst, const tpuci__instance_t *src) {
+  size_t i;
+  *dst = *src;
+  dst->name = tpuci__strdup(src->name);
+  dst->job = tpuci__strdup(src->job);
+  dst->where = tpuci__strdup(src->where);
+  memset(&dst->matrix, 0, sizeof(dst->matrix));
+  tpuci__kv_copy(&dst->matrix, &src->matrix);
+  memset(&dst->argv, 0, sizeof(dst->argv));
+  tpuci__strv_copy(&dst->argv, &src->argv);
+  dst->run = tpuci__strdup(src->run);
+  memset(&dst->env, 0, sizeof(dst->env));
+  tpuci__kv_copy(&dst->env, &src->env);
+  dst->workdir = tpuci__strdup(src->workdir);
+  dst->mounts = src->nmounts ? tpuci__calloc(src->nmounts, sizeof(*dst->mounts)) : NULL;
+  for (i = 0; i < src->nmounts; i++) {
+    dst->mounts[i].source = tpuci__strdup(src->mounts[i].source);
+    dst->mounts[i].target = tpuci__strdup(src->mounts[i].target);
+    dst->mounts[i].read_only = src->mounts[i].read_only;
+  }
+  dst->network = tpuci__strdup(src->network);
+  tpuci__ctr_opts_copy(&dst->ctr, &src->ctr);
+  if (src->pytest) {
+    dst->pytest = tpuci__malloc(sizeof(*dst->pytest));
+    *dst->pytest = *src->pytest;
+    dst->pytest->markers = tpuci__strdup(src->pytest->markers);
+    dst->pytest->k = tpuci__strdup(src->pytest->k);
+  }
 }
 
 tpuci__instance_t *tpuci__plan_add_instance(tpuci__plan_t *p) {

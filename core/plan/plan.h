@@ -154,6 +154,8 @@ typedef struct {
 /* Whether any option is given. */
 int tpuci__ctr_opts_any(const tpuci__ctr_opts_t *c);
 void tpuci__ctr_opts_free(tpuci__ctr_opts_t *c);
+/* A deep copy into `dst` (overwritten). */
+void tpuci__ctr_opts_copy(tpuci__ctr_opts_t *dst, const tpuci__ctr_opts_t *src);
 /* The bytes its strings take, roughly (the plan's size cap). */
 size_t tpuci__ctr_opts_bytes(const tpuci__ctr_opts_t *c);
 /* The options given, as a JSON object keyed by their spec names (`{}`
@@ -223,6 +225,10 @@ typedef struct {
   tpuci__pytest_t *pytest;/* NULL unless the job is a pytest job */
 
   int selected;           /* chosen by tpuci_plan_select() */
+  /* A repetition of a flake probe (`tpuci run --repeat N`): 1 ... N, and
+   * the index of the instance it repeats; 0 when it is none. */
+  int repeat;
+  size_t repeat_of;
 } tpuci__instance_t;
 
 typedef struct {
@@ -248,6 +254,11 @@ void tpuci__plan_init(tpuci__plan_t *p);
 void tpuci__plan_free(tpuci__plan_t *p);
 /* Appends a zeroed instance (image, topology, hostset -1) and returns it. */
 tpuci__instance_t *tpuci__plan_add_instance(tpuci__plan_t *p);
+/* A deep copy of `src` into `dst` (overwritten): every string and list
+ * its own, so either can be freed first. */
+void tpuci__instance_copy(tpuci__instance_t *dst, const tpuci__instance_t *src);
+/* Frees what an instance holds (not the instance itself). */
+void tpuci__instance_free(tpuci__instance_t *in);
 
 /* Serialisations used by `tpuci plan`. */
 char *tpuci__plan_to_json(const tpuci__plan_t *p);

@@ -43,10 +43,10 @@ static json_t *tpuci__flaky_msg(const tpuci__test_hist_t *t) {
   return json_null();
 }
 
-static char *tpuci__flaky_line(const tpuci__flaky_run_t *run) {
+/* The run as the store's JSON object. A new reference. */
+static json_t *tpuci__flaky_run_json(const tpuci__flaky_run_t *run) {
   json_t *o = json_object(), *tests = json_array();
   size_t i, k;
-  char *s;
   json_object_set_new(o, "run", json_string(run->run_id));
   json_object_set_new(o, "time", json_integer((json_int_t) run->start_ms));
   json_object_set_new(o, "commit", run->commit ? json_string(run->commit) : json_null());
@@ -67,42 +67,99 @@ static char *tpuci__flaky_line(const tpuci__flaky_run_t *run) {
     }
   }
   json_object_set_new(o, "tests", tests);
-  s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
-  json_decref(o);
-  return s;
+  return o;
 }
 
-/* The store's lines that parse as runs, oldest first. */
-static void tpuci__flaky_lines(const char *text, size_t len, tpuci__strv_t *out) {
+/* The store's lines that parse as runs, oldest first, each parsed once:
+ * the text in `out`, and with `parsed` non-NULL the object too (*parsed
+ * a new array parallel to `out`, each a new reference). */
+static void tpuci__flaky_lines(const char *text, size_t len, tpuci__strv_t *out,
+                               json_t ***parsed) {
   const char *p = text, *end = text + len;
+  size_t cap = 0;
+  if (parsed) *parsed = NULL;
   while (p < end) {
     const char *nl = memchr(p, '\n', (size_t) (end - p));
     size_t n = nl ? (size_t) (nl - p) : (size_t) (end - p);
     json_t *o = n ? json_loadb(p, n, 0, NULL) : NULL;
     if (o != NULL && json_is_string(json_object_get(o, "run")) &&
-        json_is_array(json_object_get(o, "tests")))
+        json_is_array(json_object_get(o, "tests"))) {
       tpuci__strv_take(out, tpuci__strndup(p, n));
+      if (parsed) {
+        if (out->len > cap) {
+          cap = cap ? 2 * cap : 16;
+          *parsed = tpuci__realloc(*parsed, cap * sizeof(**parsed));
+        }
+        (*parsed)[out->len - 1] = o;
+        o = NULL;
+      }
+    }
     json_decref(o);
     p += n + 1;
   }
 }
 
-int tpuci__flaky_append(const char *path, const tpuci__flaky_run_t *run, tpuci__err_t *err) {
+static void tpuci__flaky_parsed_free(json_t **parsed, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) json_decref(parsed[i]);
+  free(parsed);
+}
+
+/* Each test's outcomes in the last `window` (0: all) of `n` runs, oldest
+ * first ("instance\x1fid" -> "pf-k"). A new reference. */
+static json_t *tpuci__flaky_recent_of(json_t *const *runs, size_t n, int window) {
+  size_t first = window > 0 && n > (size_t) window ? n - (size_t) window : 0;
+  size_t nrun = n - first, i;
+  json_t *out = json_object();
+  for (i = 0; i < nrun; i++) {
+    json_t *row;
+    size_t j;
+    json_array_foreach(json_object_get(runs[first + i], "tests"), j, row) {
+      const char *inst = json_string_value(json_array_get(row, 0));
+      const char *id = json_string_value(json_array_get(row, 1));
+      const char *code = json_string_value(json_array_get(row, 2));
+      char *key, *seq;
+      json_t *have;
+      if (inst == NULL || id == NULL || code == NULL || !*code ||
+          strchr("pfks", code[0]) == NULL)
+        continue;
+      key = tpuci__printf("%s\x1f%s", inst, id);
+      have = json_object_get(out, key);
+      seq = tpuci__malloc(nrun + 1);
+      if (have) memcpy(seq, json_string_value(have), nrun);
+      else memset(seq, '-', nrun);
+      seq[nrun] = '\0';
+      seq[i] = code[0];
+      json_object_set_new(out, key, json_string(seq));
+      free(seq);
+      free(key);
+    }
+  }
+  return out;
+}
+
+int tpuci__flaky_append(const char *path, const tpuci__flaky_run_t *run, int recent_runs,
+                        json_t **recent, tpuci__err_t *err) {
   tpuci__strv_t lines = {0};
   tpuci__buf_t b;
+  json_t **parsed = NULL, *obj;
   char *text = NULL, *line;
   size_t len = 0, first = 0, bytes, i;
   int r = tpuci__read_file_max(path, TPUCI__FLAKY_MAX_BYTES * 2, &text, &len);
 
+  if (recent) *recent = NULL;
   if (r != 0 && r != -ENOENT) {
     /* Unreadable or too large: start afresh rather than lose this run. */
     text = NULL;
     len = 0;
   }
-  if (text) tpuci__flaky_lines(text, len, &lines);
+  if (text) tpuci__flaky_lines(text, len, &lines, &parsed);
   free(text);
-  line = tpuci__flaky_line(run);
+  obj = tpuci__flaky_run_json(run);
+  line = json_dumps(obj, JSON_COMPACT | JSON_REAL_PRECISION(6));
   if (line == NULL) {
+    json_decref(obj);
+    tpuci__flaky_parsed_free(parsed, lines.len);
     tpuci__strv_free(&lines);
     return tpuci__err_set(err, TPUCI_ENOMEM, "%s: cannot encode the run", path);
   }
@@ -117,9 +174,20 @@ int tpuci__flaky_append(const char *path, const tpuci__flaky_run_t *run, tpuci__
   for (i = first; i < lines.len; i++) tpuci__buf_addf(&b, "%s\n", lines.items[i]);
   tpuci__buf_addf(&b, "%s\n", line);
   free(line);
-  tpuci__strv_free(&lines);
   r = tpuci__write_file_atomic(path, b.data, b.len);
   tpuci__buf_free(&b);
+  if (r == 0 && recent) {
+    /* What the store now holds, from what was read: no second read. */
+    size_t n = lines.len - first;
+    json_t **kept = tpuci__malloc((n + 1) * sizeof(*kept));
+    for (i = 0; i < n; i++) kept[i] = parsed[first + i];
+    kept[n] = obj;
+    *recent = tpuci__flaky_recent_of(kept, n + 1, recent_runs);
+    free(kept);
+  }
+  json_decref(obj);
+  tpuci__flaky_parsed_free(parsed, lines.len);
+  tpuci__strv_free(&lines);
   if (r != 0) return tpuci__err_set(err, r, "%s: cannot write: %s", path, tpuci_strerror(r));
   return 0;
 }
@@ -148,7 +216,7 @@ static int tpuci__flaky_cmp(const void *a, const void *b) {
 
 int tpuci__flaky_report(const char *path, int runs, int json, char **out, tpuci__err_t *err) {
   tpuci__strv_t lines = {0};
-  json_t **parsed;
+  json_t **parsed, **all = NULL;
   tpuci__flaky_test_t *tests = NULL;
   size_t ntests = 0, cap = 0, first, nrun, i, k, listed = 0;
   tpuci__idmap_t map;
@@ -161,16 +229,15 @@ int tpuci__flaky_report(const char *path, int runs, int json, char **out, tpuci_
     return tpuci__err_set(err, TPUCI_ENOMATCH, "%s: no history yet (every `tpuci run` with "
                           "pytest jobs adds to it)", path);
   if (r != 0) return tpuci__err_set(err, r, "%s: cannot read: %s", path, tpuci_strerror(r));
-  tpuci__flaky_lines(text, len, &lines);
+  tpuci__flaky_lines(text, len, &lines, &all);
   free(text);
   first = runs > 0 && lines.len > (size_t) runs ? lines.len - (size_t) runs : 0;
   nrun = lines.len - first;
-  parsed = tpuci__calloc(nrun ? nrun : 1, sizeof(*parsed));
+  parsed = all ? all + first : NULL;
   tpuci__idmap_init(&map);
   for (i = 0; i < nrun; i++) {
     json_t *row;
     size_t j;
-    parsed[i] = json_loads(lines.items[first + i], 0, NULL);
     json_array_foreach(json_object_get(parsed[i], "tests"), j, row) {
       const char *inst = json_string_value(json_array_get(row, 0));
       const char *id = json_string_value(json_array_get(row, 1));
@@ -284,8 +351,7 @@ int tpuci__flaky_report(const char *path, int runs, int json, char **out, tpuci_
     free(tests[k].key);
   }
   free(tests);
-  for (i = 0; i < nrun; i++) json_decref(parsed[i]);
-  free(parsed);
+  tpuci__flaky_parsed_free(all, lines.len);
   tpuci__idmap_free(&map);
   tpuci__strv_free(&lines);
   *out = tpuci__buf_steal(&b);
@@ -294,40 +360,14 @@ int tpuci__flaky_report(const char *path, int runs, int json, char **out, tpuci_
 
 json_t *tpuci__flaky_recent(const char *path, int runs) {
   tpuci__strv_t lines = {0};
-  json_t *out;
+  json_t **parsed = NULL, *out;
   char *text = NULL;
-  size_t len = 0, first, nrun, i;
+  size_t len = 0;
   if (tpuci__read_file_max(path, TPUCI__FLAKY_MAX_BYTES * 2, &text, &len) != 0) return NULL;
-  tpuci__flaky_lines(text, len, &lines);
+  tpuci__flaky_lines(text, len, &lines, &parsed);
   free(text);
-  first = runs > 0 && lines.len > (size_t) runs ? lines.len - (size_t) runs : 0;
-  nrun = lines.len - first;
-  out = json_object();
-  for (i = 0; i < nrun; i++) {
-    json_t *o = json_loads(lines.items[first + i], 0, NULL), *row;
-    size_t j;
-    json_array_foreach(json_object_get(o, "tests"), j, row) {
-      const char *inst = json_string_value(json_array_get(row, 0));
-      const char *id = json_string_value(json_array_get(row, 1));
-      const char *code = json_string_value(json_array_get(row, 2));
-      char *key, *seq;
-      json_t *have;
-      if (inst == NULL || id == NULL || code == NULL || strchr("pfks", code[0]) == NULL ||
-          !*code)
-        continue;
-      key = tpuci__printf("%s\x1f%s", inst, id);
-      have = json_object_get(out, key);
-      seq = tpuci__malloc(nrun + 1);
-      if (have) memcpy(seq, json_string_value(have), nrun);
-      else memset(seq, '-', nrun);
-      seq[nrun] = '\0';
-      seq[i] = code[0];
-      json_object_set_new(out, key, json_string(seq));
-      free(seq);
-      free(key);
-    }
-    json_decref(o);
-  }
+  out = tpuci__flaky_recent_of(parsed, lines.len, runs);
+  tpuci__flaky_parsed_free(parsed, lines.len);
   tpuci__strv_free(&lines);
   return out;
 }

@@ -36,8 +36,12 @@ typedef struct {
 } tpuci__flaky_run_t;
 
 /* Appends the run to the store at `path` (dropping the oldest runs past
- * the caps), written atomically. 0, or a negative code with err set. */
-int tpuci__flaky_append(const char *path, const tpuci__flaky_run_t *run, tpuci__err_t *err);
+ * the caps), written atomically. With `recent` non-NULL, *recent gets
+ * what tpuci__flaky_recent(path, recent_runs) would say afterwards, from
+ * the one read the append made (NULL when the write failed). 0, or a
+ * negative code with err set. */
+int tpuci__flaky_append(const char *path, const tpuci__flaky_run_t *run, int recent_runs,
+                        json_t **recent, tpuci__err_t *err);
 
 /* The store's last `runs` runs (0: all) as a report: tests that failed in
  * any of them, most flips first ("tpuci flaky"), as text or JSON. A new

@@ -311,6 +311,10 @@ typedef struct {
 typedef struct {
   const tpuci__history_t *history;
   const tpuci__junit_command_t *command;
+  /* More <property>s of the suite (a history's), after tpuci's own:
+   * name, value, name, value, ... (the quarantine: "tpuci.quarantined"),
+   * or NULL. */
+  const tpuci__strv_t *props;
 } tpuci__junit_suite_t;
 
 /* Appends to out one JUnit XML document for a whole run: <testsuites>

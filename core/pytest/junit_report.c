@@ -398,9 +398,10 @@ static void tpuci__w_property(tpuci__buf_t *b, const char *name, const char *val
 /* <testsuite> with its counts and properties, then `body`. */
 static void tpuci__w_suite_out(tpuci__buf_t *out, const char *name, const tpuci__counts_t *c,
                                const char *kind, size_t attempts, size_t flaky,
-                               const char *last, const tpuci__buf_t *body,
-                               tpuci__counts_t *total) {
+                               const char *last, const tpuci__strv_t *props,
+                               const tpuci__buf_t *body, tpuci__counts_t *total) {
   char num[32];
+  size_t i;
   tpuci__buf_adds(out, "  <testsuite");
   tpuci__w_attr(out, "name", name);
   tpuci__w_counts(out, c, 0);
@@ -411,6 +412,8 @@ static void tpuci__w_suite_out(tpuci__buf_t *out, const char *name, const tpuci_
   snprintf(num, sizeof(num), "%zu", flaky);
   tpuci__w_property(out, "tpuci.flaky", num);
   if (last) tpuci__w_property(out, "tpuci.last_attempt", last);
+  for (i = 0; props && i + 1 < props->len; i += 2)
+    tpuci__w_property(out, props->items[i], props->items[i + 1]);
   tpuci__buf_adds(out, "    </properties>\n");
   if (body->data) tpuci__buf_add(out, body->data, body->len);
   tpuci__buf_adds(out, "  </testsuite>\n");
@@ -421,7 +424,8 @@ static void tpuci__w_suite_out(tpuci__buf_t *out, const char *name, const tpuci_
   total->time_s += c->time_s;
 }
 
-static void tpuci__w_suite(tpuci__buf_t *out, const tpuci__history_t *h, tpuci__counts_t *total) {
+static void tpuci__w_suite(tpuci__buf_t *out, const tpuci__history_t *h,
+                           const tpuci__strv_t *props, tpuci__counts_t *total) {
   tpuci__counts_t c;
   tpuci__buf_t body;
   tpuci__history_summary_t s;
@@ -445,7 +449,7 @@ static void tpuci__w_suite(tpuci__buf_t *out, const tpuci__history_t *h, tpuci__
                      h->n_attempts > 0
                          ? tpuci_outcome_name(h->attempts[h->n_attempts - 1].outcome)
                          : NULL,
-                     &body, total);
+                     props, &body, total);
   tpuci__buf_free(&body);
 }
 
@@ -554,7 +558,7 @@ static void tpuci__w_command(tpuci__buf_t *out, const tpuci__junit_command_t *cm
 done:
   tpuci__w_suite_out(out, cmd->instance, &c, "command", cmd->n_runs,
                      o == TPUCI_OUTCOME_FLAKY && failed_runs > 0 ? 1 : 0,
-                     last ? tpuci_outcome_name(last->outcome) : NULL, &body, total);
+                     last ? tpuci_outcome_name(last->outcome) : NULL, NULL, &body, total);
   tpuci__buf_free(&body);
   tpuci__buf_free(&msg);
   tpuci__buf_free(&text);
@@ -570,7 +574,7 @@ void tpuci__junit_write_run(tpuci__buf_t *out, const tpuci__junit_suite_t *suite
   memset(&total, 0, sizeof(total));
   tpuci__buf_init(&b);
   for (i = 0; i < n; i++) {
-    if (suites[i].history) tpuci__w_suite(&b, suites[i].history, &total);
+    if (suites[i].history) tpuci__w_suite(&b, suites[i].history, suites[i].props, &total);
     else if (suites[i].command) tpuci__w_command(&b, suites[i].command, &total);
   }
   tpuci__buf_adds(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"tpuci\"");
@@ -599,6 +603,7 @@ void tpuci__junit_write_merged(tpuci__buf_t *out, const tpuci__history_t *const 
   for (i = 0; i < n; i++) {
     s[i].history = hs[i];
     s[i].command = NULL;
+    s[i].props = NULL;
   }
   tpuci__junit_write_run(out, s, n);
   free(s);

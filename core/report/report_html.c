@@ -54,7 +54,7 @@ static const char tpuci__html_css[] =
     ".o-infra{background:var(--infra)}.o-cancelled{background:var(--cancelled);color:#1f2328}"
     ".recent i{font-style:normal;font-family:monospace;padding:0 1px}.r-p{color:var(--passed)}"
     ".r-f{color:var(--failed);font-weight:bold}.r-k{color:var(--flaky)}.r-s,.r-n{color:var(--muted)}"
-    ".o-flaky{background:var(--flaky)}.o-not-run{background:transparent;color:var(--muted);"
+    ".o-flaky,.o-quarantined{background:var(--flaky)}.o-release{background:var(--passed)}.o-not-run{background:transparent;color:var(--muted);"
     "border:1px dashed var(--muted);line-height:18px}.o-unknown{color:#1f2328}\n"
     ".sw.o-passed,.sw.o-failed,.sw.o-timeout,.sw.o-oom,.sw.o-infra,.sw.o-cancelled{padding:0}\n"
     ".sw.flaky{background:transparent;border:2px dashed var(--flaky)}\n"
@@ -289,14 +289,47 @@ static void tpuci__html_recent(tpuci__buf_t *b, const json_t *t) {
   tpuci__buf_adds(b, "</span>");
 }
 
+/* A quarantined test's badges: "quarantined" (its entry in the title),
+ * and "ready to release" when it passed its last runs. */
+static void tpuci__html_quarantine(tpuci__buf_t *b, const json_t *t) {
+  const json_t *q = json_object_get(t, "quarantine");
+  if (!json_is_object(q)) return;
+  tpuci__buf_adds(b, " <span class=\"o o-quarantined\" data-hook=\"quarantined\" title=\"until ");
+  tpuci__html_field(b, q, "until");
+  tpuci__buf_adds(b, ", owner ");
+  tpuci__html_field(b, q, "owner");
+  tpuci__buf_adds(b, " (");
+  tpuci__html_field(b, q, "where");
+  tpuci__buf_adds(b, "): ");
+  tpuci__html_field(b, q, "reason");
+  tpuci__buf_adds(b, "\">quarantined</span>");
+  if (json_is_true(json_object_get(q, "ready_to_release")))
+    tpuci__buf_adds(b, " <span class=\"o o-release\" data-hook=\"release\" title=\"passed its "
+                       "last runs: tpuci flaky --release lists the entries to remove\">ready to "
+                       "release</span>");
+}
+
+/* Whether a test of the instance is quarantined and ready to release. */
+static int tpuci__html_releasable(const json_t *inst) {
+  const json_t *t;
+  size_t i;
+  json_array_foreach(json_object_get(inst, "tests"), i, t) {
+    if (json_is_true(json_object_get(json_object_get(t, "quarantine"), "ready_to_release")))
+      return 1;
+  }
+  return 0;
+}
+
 /* A pytest instance's tests ("tests": {"id", "outcome", "flaky",
  * "duration_s", "message"}, from the JUnit files its attempts wrote): the
  * failure section counts them and lists those that did not pass or get
- * skipped, and the flaky ones (passed after failing) with the earlier
- * failure's message. Instances without "tests" draw nothing. */
+ * skipped, the flaky ones (passed after failing) with the earlier
+ * failure's message, and the quarantined ones. Instances without "tests"
+ * draw nothing. */
 static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
   const json_t *tests = json_object_get(inst, "tests"), *t;
   size_t i, total = json_array_size(tests), npassed = 0, nskipped = 0, nbad = 0, nflaky = 0;
+  size_t nquar = 0;
   char d[32];
 
   if (!json_is_array(tests) || total == 0) return;
@@ -306,11 +339,12 @@ static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
     else if (strcmp(o, "skipped") == 0) nskipped++;
     else nbad++;
     if (json_is_true(json_object_get(t, "flaky"))) nflaky++;
+    if (json_is_object(json_object_get(t, "quarantine"))) nquar++;
   }
   tpuci__buf_addf(b, "<div class=\"tests\" data-hook=\"tests\"><p>Tests: %zu, %zu passed "
                      "(%zu flaky), %zu skipped, %zu did not pass.</p>\n",
                   total, npassed, nflaky, nskipped, nbad);
-  if (nbad || nflaky) {
+  if (nbad || nflaky || nquar) {
     tpuci__buf_adds(b, "<table><thead><tr><th scope=\"col\">Test</th><th scope=\"col\">Outcome</th>"
                        "<th scope=\"col\" class=\"num\">Time</th><th scope=\"col\">Message</th>"
                        "</tr></thead>\n<tbody>\n");
@@ -320,13 +354,17 @@ static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
       size_t mlen;
       const char *msg = tpuci__html_jstr(t, "message", &mlen);
       int flaky = json_is_true(json_object_get(t, "flaky"));
-      if ((strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0) && !flaky) continue;
-      tpuci__buf_addf(b, "<tr class=\"t-%s\"><th scope=\"row\"><code>", flaky ? "flaky" : "bad");
+      int quar = json_is_object(json_object_get(t, "quarantine"));
+      if ((strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0) && !flaky && !quar) continue;
+      tpuci__buf_addf(b, "<tr class=\"t-%s\"><th scope=\"row\"><code>",
+                      flaky ? "flaky" : strcmp(o, "passed") == 0 ? "passed" : "bad");
       tpuci__html_field(b, t, "id");
       tpuci__buf_addf(b, "</code></th><td><span class=\"o o-%s\">",
-                      flaky ? "flaky" : strcmp(o, "timeout") == 0 ? "timeout" : "failed");
+                      flaky ? "flaky" : strcmp(o, "timeout") == 0 ? "timeout"
+                                      : strcmp(o, "passed") == 0 ? "passed" : "failed");
       tpuci__html_text(b, flaky ? "flaky" : *o ? o : "unknown");
       tpuci__buf_adds(b, "</span>");
+      tpuci__html_quarantine(b, t);
       tpuci__html_recent(b, t);
       d[0] = '\0';
       if (json_is_number(ds) && json_number_value(ds) >= 0 && json_number_value(ds) < 1e12)
@@ -392,7 +430,9 @@ static void tpuci__html_problems(tpuci__buf_t *b, const json_t *instances) {
     const json_t *att;
     size_t k;
     if (strcmp(outcome, "not-run") == 0) notrun++;
-    if (strcmp(outcome, "passed") == 0 || strcmp(outcome, "not-run") == 0) continue;
+    if (strcmp(outcome, "not-run") == 0) continue;
+    /* A passing one only for a quarantined test that can be released. */
+    if (strcmp(outcome, "passed") == 0 && !tpuci__html_releasable(inst)) continue;
     shown++;
     tpuci__buf_addf(b, "<article class=\"problem r r-%s\" aria-labelledby=\"p%zu\">"
                        "<h3 id=\"p%zu\"><a href=\"#i%zu\">",
@@ -400,6 +440,9 @@ static void tpuci__html_problems(tpuci__buf_t *b, const json_t *instances) {
     tpuci__html_field(b, inst, "name");
     tpuci__buf_adds(b, "</a> ");
     tpuci__html_badge(b, outcome);
+    if (json_is_true(json_object_get(inst, "quarantined")))
+      tpuci__buf_adds(b, " <span class=\"o o-quarantined\" title=\"it failed only by "
+                         "quarantined tests: not counted\">quarantined</span>");
     tpuci__buf_adds(b, "</h3>\n");
     tpuci__html_where(b, inst);
     if (json_array_size(json_object_get(inst, "attempts")) == 0) {

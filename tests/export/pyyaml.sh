@@ -5,7 +5,8 @@
 # stay strings, the matrix must list the spec's jobs (and shards), the
 # build and the recorded durations must be cached; each shard entry's
 # --only must select its shard; the timings-save job's merge (jq) must
-# keep each test's newest duration; and a spec with 300 jobs must fail
+# keep each test's newest duration, its history merge must make the
+# entries' runs one run of the history; and a spec with 300 jobs must fail
 # per-job export with one clear line. Skips (exit 77)
 # without python3's yaml module (Debian package python3-yaml).
 if ! python3 -c 'import yaml' 2> /dev/null; then
@@ -71,14 +72,14 @@ want(".tpuci/runs/" in up["with"]["path"].split("\n"), "upload path")
 # The recorded durations: restored before the run, saved after it.
 if pytest:
     r = steps["Restore the recorded test durations"]
-    want(r["with"]["path"] == ".tpuci/timings.json", "timings path")
+    want(r["with"]["path"].split() == [".tpuci/timings.json", ".tpuci/history.jsonl"], "timings and history path")
     want(order.index("Restore the recorded test durations") < order.index("Run the spec"), "timings order")
     if mode == "per-job":
         want(job["needs"] == "timings", "needs timings")
         want(r["with"]["key"] == "${{ needs.timings.outputs.key || 'tpuci-timings-none' }}", "entry key")
         want("restore-keys" not in r["with"], "entries restore exactly the key the timings job found")
         want(jobs["timings"]["outputs"]["key"] == "${{ steps.find.outputs.cache-matched-key }}", "timings output")
-        want(jobs["timings-save"]["needs"] == "tpuci" and jobs["timings-save"]["if"] == "always()", "timings-save")
+        want(jobs["timings-save"]["needs"] == ["timings", "tpuci"] and jobs["timings-save"]["if"] == "always()", "timings-save")
     else:
         want(r["with"]["restore-keys"] == "tpuci-timings-", "restore-keys")
         save = steps["Save the recorded test durations"]
@@ -148,6 +149,25 @@ job "j" { run = "true" }
 LUA
   (cd "$WORK/m/s" && "$TPUCI" run spec.lua > run.out 2>&1) && ! grep -q "timings" "$WORK/m/s/run.out" && pass ||
     fail "tpuci does not read the merged timings.json: $(cat "$WORK/m/s/run.out")"
+  # The histories: the base the entries restored, plus one run made of
+  # every entry's own (the lines they appended), which tpuci flaky reads.
+  python3 -c 'import sys, yaml
+for s in yaml.safe_load(open(sys.argv[1]))["jobs"]["timings-save"]["steps"]:
+    if s["name"] == "Merge the recorded histories": print(s["run"], end="")' "$WORK/shards.yml" > "$WORK/merge-h.sh"
+  mkdir -p "$WORK/h/.tpuci" "$WORK/h/timings/a" "$WORK/h/timings/b" "$WORK/h/timings/c"
+  base='{"run":"r0","time":1,"commit":null,"tests":[["u[shard=1/2]","t::x","p",0.1,null]]}'
+  echo "$base" > "$WORK/h/.tpuci/history.jsonl"
+  { echo "$base"; echo '{"run":"ra","time":5,"commit":"ab","tests":[["u[shard=1/2]","t::x","f",0.1,"boom"]]}'; } > "$WORK/h/timings/a/history.jsonl"
+  { echo "$base"; echo '{"run":"rb","time":4,"commit":"ab","tests":[["u[shard=2/2]","t::y","p",0.2,null]]}'; } > "$WORK/h/timings/b/history.jsonl"
+  echo "$base" > "$WORK/h/timings/c/history.jsonl"   # an entry without pytest results
+  (cd "$WORK/h" && bash -e -o pipefail "$WORK/merge-h.sh" > /dev/null)
+  got=$(python3 -c 'import json,sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+print(len(rows), rows[0]["run"], rows[1]["run"], rows[1]["time"], sorted(t[1] + ":" + t[2] for t in rows[1]["tests"]))' "$WORK/h/.tpuci/history.jsonl" 2>&1)
+  [ "$got" = "2 r0 ra 4 ['t::x:f', 't::y:p']" ] && pass || fail "merged history: $got"
+  (cd "$WORK/h" && "$TPUCI" flaky --json > flaky.out 2>&1) &&
+    python3 -c 'import json,sys; r = json.load(open(sys.argv[1])); assert r["runs"] == ["r0", "ra"] and r["tests"][0]["outcomes"] == "pf", r' "$WORK/h/flaky.out" &&
+    pass || fail "tpuci flaky does not read the merged history: $(cat "$WORK/h/flaky.out")"
 else
   fail "jq is missing (Debian package jq; tests/deps.sh)"
 fi

@@ -654,7 +654,10 @@ static void test_durations_and_shards(void **state) {
   st = step(doc, "tpuci", "Restore the recorded test durations");
   assert_string_equal(str_at(st, "uses"), "actions/cache/restore@v4");
   assert_string_equal(str_at(st, "with/restore-keys"), "tpuci-timings-");
+  /* The history across runs travels with the durations. */
+  assert_string_equal(str_at(st, "with/path"), ".tpuci/timings.json\n.tpuci/history.jsonl\n");
   st = step(doc, "tpuci", "Save the recorded test durations");
+  assert_string_equal(str_at(st, "with/path"), ".tpuci/timings.json\n.tpuci/history.jsonl\n");
   assert_string_equal(str_at(st, "if"), "always() && hashFiles('.tpuci/timings.json') != ''");
   assert_string_equal(str_at(st, "with/key"), "tpuci-timings-${{ github.run_id }}-${{ github.run_attempt }}");
   assert_null(json_object_get(json_object_get(doc, "jobs"), "timings"));
@@ -680,9 +683,18 @@ static void test_durations_and_shards(void **state) {
   assert_string_equal(str_at(st, "with/key"), "${{ needs.timings.outputs.key || 'tpuci-timings-none' }}");
   st = step(doc, "tpuci", "Upload the recorded test durations");
   assert_string_equal(str_at(st, "with/name"), "tpuci.timings.${{ matrix.slug }}");
-  assert_string_equal(str_at(doc, "jobs/timings-save/needs"), "tpuci");
+  assert_string_equal(str_at(st, "with/path"), ".tpuci/timings.json\n.tpuci/history.jsonl\n");
+  assert_string_equal(str_at(doc, "jobs/timings-save/needs/0"), "timings");
+  assert_string_equal(str_at(doc, "jobs/timings-save/needs/1"), "tpuci");
   st = step(doc, "timings-save", "Merge the recorded durations");
   assert_non_null(strstr(str_at(st, "run"), "jq -S -s"));
+  /* The entries' histories merge into the one they all started from. */
+  st = step(doc, "timings-save", "Restore the history the entries started from");
+  assert_string_equal(str_at(st, "with/key"), "${{ needs.timings.outputs.key || 'tpuci-timings-none' }}");
+  st = step(doc, "timings-save", "Merge the recorded histories");
+  assert_non_null(strstr(str_at(st, "run"), "--rawfile base .tpuci/history.jsonl"));
+  st = step(doc, "timings-save", "Save the recorded durations");
+  assert_string_equal(str_at(st, "with/path"), ".tpuci/timings.json\n.tpuci/history.jsonl\n");
   json_decref(doc);
   free(text);
   tpuci__plan_free(&plan);

@@ -526,7 +526,7 @@ static const tpuci__junit_command_t cmds[] = {
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
 static void test_commands_and_running(void **state) {
-  tpuci__junit_suite_t suites[NCMDS + 1];
+  tpuci__junit_suite_t suites[NCMDS + 1] = {{NULL, NULL, NULL}};
   tpuci__history_t h;
   tpuci__junit_attempt_t a;
   tpuci__buf_t out;
@@ -605,7 +605,7 @@ static void add_file(tpuci__history_t *h, tpuci_outcome_t o, int exit_code, cons
 }
 
 static int emit(const char *path, int with_commands) {
-  tpuci__junit_suite_t suites[4 + NCMDS];
+  tpuci__junit_suite_t suites[4 + NCMDS] = {{NULL, NULL, NULL}};
   tpuci__history_t h[4];
   const tpuci__history_t *hs[4];
   tpuci__strv_t again = {0};

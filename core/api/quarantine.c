@@ -1,0 +1,194 @@
+/* A run's quarantine (docs/quarantine.md, pytest/quarantine.h): the file
+ * read when the run starts, each test's entry, the instances that failed
+ * only by quarantined tests (they do not fail the verdict), which
+ * quarantined tests are ready to release, and what the records say of
+ * it (the report's "quarantine" fields, JUnit properties); and
+ * `tpuci flaky --release`. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/ctx.h"
+#include "pytest/flaky.h"
+
+int tpuci__quar_start(tpuci_ctx_t *ctx, tpuci__strv_t *warnings, tpuci__err_t *e) {
+  const char *given = ctx->ropts.quarantine;
+  char *path = given ? tpuci__strdup(given)
+                     : tpuci__printf("%s/%s", ctx->plan.spec_dir ? ctx->plan.spec_dir : ".",
+                                     TPUCI__QUARANTINE_FILE);
+  int r;
+  tpuci__quarantine_free(&ctx->quar);
+  r = tpuci__quarantine_load(path, &ctx->quar, e);
+  free(path);
+  if (r == UV_ENOENT && given == NULL) {
+    /* No quarantine beside the spec: none. */
+    tpuci__err_clear(e);
+    return 0;
+  }
+  if (r != 0) return r == TPUCI_ESPEC ? r : (e->code = TPUCI_EUSAGE);
+  tpuci__quarantine_expire(&ctx->quar, tpuci__quarantine_today(), warnings);
+  return 0;
+}
+
+/* Whether instance i failed only by tests that entries cover: pytest's
+ * exit 1 (tests failed, nothing else went wrong), and every failing test
+ * quarantined. */
+static int tpuci__quar_forgiven(const tpuci_ctx_t *ctx, size_t i) {
+  const tpuci__instance_result_t *res = &ctx->results[i];
+  const tpuci__history_t *h = res->history;
+  size_t k, failing = 0;
+  if (ctx->quar.n == 0 || h == NULL || res->outcome != TPUCI_OUTCOME_FAILED ||
+      res->nattempts == 0 || res->attempts[res->nattempts - 1].exit_code != 1)
+    return 0;
+  for (k = 0; k < h->len; k++) {
+    const tpuci__test_t *fin = tpuci__history_final(&h->tests[k]);
+    if (fin != NULL && !tpuci__test_outcome_failing(fin->outcome)) continue;
+    if (tpuci__quarantine_match(&ctx->quar, h->tests[k].id) == NULL) return 0;
+    failing++;
+  }
+  return failing > 0;
+}
+
+void tpuci__quar_apply(tpuci_ctx_t *ctx) {
+  size_t i, k;
+  if (ctx->quar.n == 0 || ctx->nresults == 0) return;
+  ctx->qtests = tpuci__calloc(ctx->nresults, sizeof(*ctx->qtests));
+  ctx->forgiven = tpuci__calloc(ctx->nresults, 1);
+  for (i = 0; i < ctx->nresults; i++) {
+    const tpuci__history_t *h = ctx->results[i].history;
+    if (!ctx->plan.instances[i].selected || h == NULL) continue;
+    ctx->qtests[i] = tpuci__calloc(h->len ? h->len : 1, sizeof(*ctx->qtests[i]));
+    for (k = 0; k < h->len; k++)
+      ctx->qtests[i][k].entry = tpuci__quarantine_match(&ctx->quar, h->tests[k].id);
+    ctx->forgiven[i] = (unsigned char) tpuci__quar_forgiven(ctx, i);
+  }
+}
+
+void tpuci__quar_ready(tpuci_ctx_t *ctx) {
+  int need = ctx->ropts.release_after > 0 ? ctx->ropts.release_after : TPUCI__RELEASE_AFTER;
+  size_t i, k;
+  if (ctx->qtests == NULL || ctx->recent == NULL) return;
+  for (i = 0; i < ctx->nresults; i++) {
+    const tpuci__history_t *h = ctx->results[i].history;
+    if (ctx->qtests[i] == NULL) continue;
+    for (k = 0; k < h->len; k++) {
+      char *key;
+      if (ctx->qtests[i][k].entry == NULL) continue;
+      key = tpuci__printf("%s\x1f%s", h->instance, h->tests[k].id);
+      ctx->qtests[i][k].ready =
+          tpuci__quarantine_released(json_string_value(json_object_get(ctx->recent, key)), need);
+      free(key);
+    }
+  }
+}
+
+void tpuci__quar_props(const tpuci_ctx_t *ctx, size_t i, tpuci__strv_t *out) {
+  const tpuci__history_t *h = ctx->results[i].history;
+  size_t k;
+  if (ctx->qtests == NULL || ctx->qtests[i] == NULL) return;
+  if (ctx->forgiven[i]) {
+    tpuci__strv_push(out, "tpuci.quarantined_failure");
+    tpuci__strv_push(out, "true");
+  }
+  for (k = 0; k < h->len; k++) {
+    const tpuci__quarantine_entry_t *e = ctx->qtests[i][k].entry;
+    if (e == NULL) continue;
+    tpuci__strv_push(out, "tpuci.quarantined");
+    tpuci__strv_take(out, tpuci__printf("%s: %s (owner %s, until %s, %s)", h->tests[k].id,
+                                        e->reason, e->owner, e->until, e->where));
+    if (ctx->qtests[i][k].ready) {
+      tpuci__strv_push(out, "tpuci.release_ready");
+      tpuci__strv_push(out, h->tests[k].id);
+    }
+  }
+}
+
+void tpuci__quar_report(tpuci_ctx_t *ctx) {
+  json_t *insts = json_object_get(ctx->report, "instances"), *q, *expired;
+  size_t i, j = 0, k;
+  if (ctx->quar.n == 0) {
+    json_object_set_new(ctx->report, "quarantine", json_null());
+    return;
+  }
+  q = json_object();
+  expired = json_array();
+  json_object_set_new(q, "file", json_string(ctx->quar.path));
+  json_object_set_new(q, "entries", json_integer((json_int_t) ctx->quar.n));
+  for (k = 0; k < ctx->quar.n; k++)
+    if (ctx->quar.entries[k].expired)
+      json_array_append_new(expired, json_string(ctx->quar.entries[k].where));
+  json_object_set_new(q, "expired", expired);
+  json_object_set_new(ctx->report, "quarantine", q);
+  for (i = 0; ctx->qtests && i < ctx->nresults; i++) {
+    json_t *inst, *tests;
+    if (!ctx->plan.instances[i].selected) continue;
+    inst = json_array_get(insts, j++);
+    if (ctx->qtests[i] == NULL || inst == NULL) continue;
+    if (ctx->forgiven[i]) json_object_set_new(inst, "quarantined", json_true());
+    tests = json_object_get(inst, "tests");
+    for (k = 0; k < ctx->results[i].history->len; k++) {
+      const tpuci__quarantine_entry_t *e = ctx->qtests[i][k].entry;
+      json_t *o;
+      if (e == NULL) continue;
+      o = json_object();
+      json_object_set_new(o, "where", json_string(e->where));
+      json_object_set_new(o, "test", json_string(e->test));
+      json_object_set_new(o, "reason", json_string(e->reason));
+      json_object_set_new(o, "owner", json_string(e->owner));
+      json_object_set_new(o, "until", json_string(e->until));
+      json_object_set_new(o, "ready_to_release", json_boolean(ctx->qtests[i][k].ready));
+      json_object_set_new(json_array_get(tests, k), "quarantine", o);
+    }
+  }
+}
+
+void tpuci__quar_free(tpuci_ctx_t *ctx) {
+  size_t i;
+  for (i = 0; ctx->qtests && i < ctx->nresults; i++) free(ctx->qtests[i]);
+  free(ctx->qtests);
+  ctx->qtests = NULL;
+  free(ctx->forgiven);
+  ctx->forgiven = NULL;
+  tpuci__quarantine_free(&ctx->quar);
+}
+
+int tpuci_instance_quarantined(const tpuci_ctx_t *ctx, size_t i) {
+  if (ctx == NULL || i >= ctx->nresults) return 0;
+  /* While the run goes on, as each instance finishes. */
+  return ctx->forgiven ? ctx->forgiven[i] : tpuci__quar_forgiven(ctx, i);
+}
+
+int tpuci_flaky_release(const char *state_dir, const char *quarantine, int release_after,
+                        char **out, char **error) {
+  tpuci__quarantine_t q;
+  tpuci__err_t e = {0, NULL};
+  const char *qpath = quarantine ? quarantine : TPUCI__QUARANTINE_FILE;
+  char *path;
+  json_t *recent;
+  size_t n;
+  int r;
+  if (out == NULL || release_after < 0) return TPUCI_EUSAGE;
+  *out = NULL;
+  if (error) *error = NULL;
+  tpuci__quarantine_init(&q);
+  if ((r = tpuci__quarantine_load(qpath, &q, &e)) != 0) {
+    if (error) *error = tpuci__strdup(e.msg ? e.msg : "cannot read the quarantine");
+    tpuci__err_clear(&e);
+    return r == TPUCI_ESPEC ? r : TPUCI_EUSAGE;
+  }
+  tpuci__quarantine_expire(&q, tpuci__quarantine_today(), NULL);
+  path = tpuci__printf("%s/%s", state_dir ? state_dir : ".tpuci", TPUCI__FLAKY_FILE);
+  recent = tpuci__flaky_recent(path, 0);
+  if (recent == NULL) {
+    if (error) *error = tpuci__printf("%s: no history yet (every `tpuci run` with pytest jobs "
+                                      "adds to it)", path);
+    free(path);
+    tpuci__quarantine_free(&q);
+    return TPUCI_ENOMATCH;
+  }
+  free(path);
+  *out = tpuci__quarantine_release_report(
+      &q, recent, release_after > 0 ? release_after : TPUCI__RELEASE_AFTER, &n);
+  json_decref(recent);
+  tpuci__quarantine_free(&q);
+  return 0;
+}

@@ -1,0 +1,275 @@
+/* Quarantined tests: reading tpuci-quarantine.yaml with libyaml's
+ * document loader (each node knows its line), expiry, matching node ids,
+ * and which entries the history says can go (quarantine.h). */
+#include "pytest/quarantine.h"
+
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <yaml.h>
+
+#define TPUCI__QUARANTINE_MAX_BYTES ((size_t) 1 << 20)
+
+static const char *const tpuci__q_keys[] = {"test", "reason", "owner", "until"};
+
+void tpuci__quarantine_init(tpuci__quarantine_t *q) {
+  memset(q, 0, sizeof(*q));
+}
+
+void tpuci__quarantine_free(tpuci__quarantine_t *q) {
+  size_t i;
+  for (i = 0; i < q->n; i++) {
+    tpuci__quarantine_entry_t *e = &q->entries[i];
+    free(e->test);
+    free(e->reason);
+    free(e->owner);
+    free(e->until);
+    free(e->where);
+  }
+  free(q->entries);
+  free(q->path);
+  tpuci__quarantine_init(q);
+}
+
+/* Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
+ * days_from_civil). */
+static long tpuci__days_from_civil(long y, unsigned m, unsigned d) {
+  long era;
+  unsigned yoe, doy, doe;
+  y -= m <= 2;
+  era = (y >= 0 ? y : y - 399) / 400;
+  yoe = (unsigned) (y - era * 400);
+  doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + (long) doe - 719468;
+}
+
+long tpuci__quarantine_day(const char *s) {
+  static const unsigned mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  long y;
+  unsigned m, d, i;
+  int leap;
+  if (s == NULL || strlen(s) != 10 || s[4] != '-' || s[7] != '-') return -1;
+  for (i = 0; i < 10; i++)
+    if (i != 4 && i != 7 && (s[i] < '0' || s[i] > '9')) return -1;
+  y = atol(s);
+  m = (unsigned) atoi(s + 5);
+  d = (unsigned) atoi(s + 8);
+  if (y < 1970 || m < 1 || m > 12 || d < 1 || d > mdays[m - 1]) return -1;
+  leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (m == 2 && d == 29 && !leap) return -1;
+  return tpuci__days_from_civil(y, m, d);
+}
+
+long tpuci__quarantine_today(void) {
+  return (long) (time(NULL) / 86400);
+}
+
+/* "NAME:LINE: " errors; libyaml's lines are 0-based. */
+static int tpuci__q_fail(tpuci__err_t *err, const char *name, const yaml_node_t *n,
+                         const char *what) {
+  return tpuci__err_set(err, TPUCI_ESPEC, "%s:%lu: %s", name,
+                        n ? (unsigned long) n->start_mark.line + 1 : 1ul, what);
+}
+
+static int tpuci__q_entry(yaml_document_t *doc, yaml_node_t *m, const char *name,
+                          tpuci__quarantine_entry_t *e, tpuci__err_t *err) {
+  yaml_node_pair_t *pair;
+  char **slots[4];
+  char *msg;
+  size_t k;
+  int r;
+  slots[0] = &e->test;
+  slots[1] = &e->reason;
+  slots[2] = &e->owner;
+  slots[3] = &e->until;
+  e->where = tpuci__printf("%s:%lu", name, (unsigned long) m->start_mark.line + 1);
+  if (m->type != YAML_MAPPING_NODE)
+    return tpuci__q_fail(err, name, m, "an entry is a mapping with the keys test, reason, "
+                                       "owner and until");
+  for (pair = m->data.mapping.pairs.start; pair < m->data.mapping.pairs.top; pair++) {
+    yaml_node_t *key = yaml_document_get_node(doc, pair->key);
+    yaml_node_t *val = yaml_document_get_node(doc, pair->value);
+    const char *ks = key && key->type == YAML_SCALAR_NODE ? (const char *) key->data.scalar.value
+                                                         : NULL;
+    for (k = 0; ks && k < 4; k++)
+      if (strcmp(ks, tpuci__q_keys[k]) == 0) break;
+    if (ks == NULL || k == 4) {
+      msg = tpuci__printf("'%s': unknown key (an entry has test, reason, owner and until)",
+                          ks ? ks : "?");
+      r = tpuci__q_fail(err, name, key, msg);
+      free(msg);
+      return r;
+    }
+    if (*slots[k] != NULL) {
+      msg = tpuci__printf("'%s' given twice", ks);
+      r = tpuci__q_fail(err, name, key, msg);
+      free(msg);
+      return r;
+    }
+    if (val == NULL || val->type != YAML_SCALAR_NODE || val->data.scalar.length == 0) {
+      msg = tpuci__printf("'%s' must be a non-empty string", ks);
+      r = tpuci__q_fail(err, name, val ? val : key, msg);
+      free(msg);
+      return r;
+    }
+    *slots[k] = tpuci__strndup((const char *) val->data.scalar.value, val->data.scalar.length);
+    if (strlen(*slots[k]) != val->data.scalar.length) {
+      msg = tpuci__printf("'%s' holds a NUL byte", ks);
+      r = tpuci__q_fail(err, name, val, msg);
+      free(msg);
+      return r;
+    }
+    if (k == 3 && (e->until_day = tpuci__quarantine_day(e->until)) < 0) {
+      msg = tpuci__printf("'until': '%s' is not a date YYYY-MM-DD (the last day the "
+                          "quarantine holds)", e->until);
+      r = tpuci__q_fail(err, name, val, msg);
+      free(msg);
+      return r;
+    }
+  }
+  for (k = 0; k < 4; k++)
+    if (*slots[k] == NULL) {
+      msg = tpuci__printf("'%s' is missing (every entry has test, reason, owner and until)",
+                          tpuci__q_keys[k]);
+      r = tpuci__q_fail(err, name, m, msg);
+      free(msg);
+      return r;
+    }
+  return 0;
+}
+
+int tpuci__quarantine_parse(const char *text, size_t len, const char *name,
+                            tpuci__quarantine_t *q, tpuci__err_t *err) {
+  yaml_parser_t parser;
+  yaml_document_t doc;
+  yaml_node_t *root;
+  yaml_node_item_t *it;
+  size_t n;
+  int r = 0;
+
+  memset(&parser, 0, sizeof(parser));
+  if (!yaml_parser_initialize(&parser))
+    return tpuci__err_set(err, TPUCI_ENOMEM, "%s: cannot start the YAML parser", name);
+  yaml_parser_set_input_string(&parser, (const unsigned char *) text, len);
+  if (!yaml_parser_load(&parser, &doc)) {
+    r = tpuci__err_set(err, TPUCI_ESPEC, "%s:%lu:%lu: %s", name,
+                       (unsigned long) parser.problem_mark.line + 1,
+                       (unsigned long) parser.problem_mark.column + 1,
+                       parser.problem ? parser.problem : "not YAML");
+    yaml_parser_delete(&parser);
+    return r;
+  }
+  yaml_parser_delete(&parser);
+  root = yaml_document_get_root_node(&doc);
+  if (root == NULL) {
+    yaml_document_delete(&doc);
+    return 0; /* An empty file: no entry. */
+  }
+  if (root->type != YAML_SEQUENCE_NODE) {
+    r = tpuci__q_fail(err, name, root, "the file is a list of entries "
+                                       "(- test: ..., reason: ..., owner: ..., until: ...)");
+    yaml_document_delete(&doc);
+    return r;
+  }
+  n = (size_t) (root->data.sequence.items.top - root->data.sequence.items.start);
+  if (n > TPUCI__QUARANTINE_MAX) {
+    yaml_document_delete(&doc);
+    return tpuci__err_set(err, TPUCI_ESPEC, "%s: %zu entries, at most %d", name, n,
+                          TPUCI__QUARANTINE_MAX);
+  }
+  q->entries = tpuci__calloc(n ? n : 1, sizeof(*q->entries));
+  for (it = root->data.sequence.items.start; r == 0 && it < root->data.sequence.items.top;
+       it++) {
+    yaml_node_t *m = yaml_document_get_node(&doc, *it);
+    r = tpuci__q_entry(&doc, m, name, &q->entries[q->n++], err);
+  }
+  yaml_document_delete(&doc);
+  if (r != 0) {
+    tpuci__quarantine_free(q);
+    return r;
+  }
+  q->path = tpuci__strdup(name);
+  return 0;
+}
+
+int tpuci__quarantine_load(const char *path, tpuci__quarantine_t *q, tpuci__err_t *err) {
+  char *text = NULL;
+  size_t len = 0;
+  int r = tpuci__read_file_max(path, TPUCI__QUARANTINE_MAX_BYTES, &text, &len);
+  if (r != 0) return tpuci__err_set(err, r, "%s: cannot read: %s", path, tpuci_strerror(r));
+  r = tpuci__quarantine_parse(text, len, path, q, err);
+  free(text);
+  return r;
+}
+
+void tpuci__quarantine_expire(tpuci__quarantine_t *q, long today, tpuci__strv_t *warnings) {
+  size_t i;
+  for (i = 0; i < q->n; i++) {
+    tpuci__quarantine_entry_t *e = &q->entries[i];
+    e->expired = e->until_day < today;
+    if (e->expired && warnings)
+      tpuci__strv_take(warnings,
+                       tpuci__printf("%s: the quarantine of '%s' (owner %s) expired on %s: "
+                                     "it counts again",
+                                     e->where, e->test, e->owner, e->until));
+  }
+}
+
+const tpuci__quarantine_entry_t *tpuci__quarantine_match(const tpuci__quarantine_t *q,
+                                                         const char *id) {
+  size_t i;
+  for (i = 0; q && id && i < q->n; i++) {
+    const tpuci__quarantine_entry_t *e = &q->entries[i];
+    if (e->expired) continue;
+    if (strcmp(e->test, id) == 0 || fnmatch(e->test, id, 0) == 0) return e;
+  }
+  return NULL;
+}
+
+int tpuci__quarantine_released(const char *seq, int k) {
+  size_t n = seq ? strlen(seq) : 0;
+  int got = 0;
+  if (k < 1) return 0;
+  while (n > 0 && got < k) {
+    char c = seq[--n];
+    if (c == '-' || c == 's') continue;
+    if (c != 'p') return 0;
+    got++;
+  }
+  return got == k;
+}
+
+char *tpuci__quarantine_release_report(const tpuci__quarantine_t *q, const json_t *recent,
+                                       int k, size_t *count) {
+  tpuci__buf_t b;
+  size_t i;
+  *count = 0;
+  tpuci__buf_init(&b);
+  for (i = 0; i < q->n; i++) {
+    const tpuci__quarantine_entry_t *e = &q->entries[i];
+    const char *key;
+    json_t *seq;
+    size_t tests = 0, held = 0;
+    if (e->expired) continue;
+    json_object_foreach((json_t *) recent, key, seq) {
+      const char *id = strchr(key, '\x1f');
+      id = id ? id + 1 : key;
+      if (tpuci__quarantine_match(q, id) != e) continue;
+      tests++;
+      if (!tpuci__quarantine_released(json_string_value(seq), k)) held++;
+    }
+    if (tests == 0 || held > 0) continue;
+    (*count)++;
+    if (tests == 1)
+      tpuci__buf_addf(&b, "%s: %s (owner %s, until %s): passed its last %d runs: remove the "
+                          "entry\n", e->where, e->test, e->owner, e->until, k);
+    else
+      tpuci__buf_addf(&b, "%s: %s (owner %s, until %s): its %zu tests passed their last %d "
+                          "runs: remove the entry\n", e->where, e->test, e->owner, e->until,
+                      tests, k);
+  }
+  return tpuci__buf_steal(&b);
+}
