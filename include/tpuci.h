@@ -496,7 +496,9 @@ int tpuci_topologies(tpuci_ctx_t *ctx, const char *type, const char *emulate,
 
 /* Removes containers and networks that crashed or killed runs left
  * behind (found by their tpuci.run label), or only lists them with
- * dry_run. *report (freed with tpuci_free()) gets one line per object.
+ * dry_run; with a spec loaded, also the folders such runs left on the
+ * workers of its `hosts` declarations (docs/ssh.md). *report (freed with
+ * tpuci_free()) gets one line per object.
  * Returns the number found, or a negative code (TPUCI_EENGINE). */
 int tpuci_engine_gc(tpuci_ctx_t *ctx, int dry_run, char **report);
 

@@ -268,7 +268,7 @@ int tpuci_engine_gc(tpuci_ctx_t *ctx, int dry_run, char **report) {
   tpuci__err_t e = {0, NULL};
   int r;
   tpuci__buf_init(&b);
-  r = tpuci__runtime_gc(dry_run, &b, &e);
+  r = tpuci__runtime_gc(ctx->loaded ? &ctx->plan : NULL, dry_run, &b, &e);
   *report = tpuci__buf_steal(&b);
   if (r < 0) return tpuci__fail(ctx, &e);
   return r;

@@ -683,8 +683,13 @@ static int cmd_gc(int argc, char **argv) {
       default: return usage_error("gc", "bad option");
     }
   }
-  if (optind != argc) return usage_error("gc", "too many arguments");
+  if (optind < argc - 1) return usage_error("gc", "too many arguments");
   if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
+  if (optind < argc && (r = tpuci_load_file(ctx, argv[optind])) != 0) {
+    r = load_error(ctx, r);
+    tpuci_ctx_free(ctx);
+    return r;
+  }
   r = tpuci_engine_gc(ctx, dry, &report);
   if (report && *report) fputs(report, stdout);
   if (r < 0) fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));

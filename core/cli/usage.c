@@ -132,7 +132,7 @@ static const char usage_topologies[] =
     "docs/topology.md.\n";
 
 static const char usage_gc[] =
-    "usage: tpuci gc [--dry-run]\n"
+    "usage: tpuci gc [--dry-run] [SPEC]\n"
     "\n"
     "Finds containers and networks (and, on a swarm manager, services and\n"
     "overlay networks) that tpuci runs left behind (a crashed or killed\n"
@@ -140,7 +140,9 @@ static const char usage_gc[] =
     "Objects of runs still in progress are left alone. On a swarm it waits\n"
     "until the removed services' tasks and containers are gone (at most\n"
     "their longest grace period plus 60 s, or TPUCI_GC_WAIT) and names\n"
-    "what is still going.\n"
+    "what is still going. With SPEC, only for the runtimes its jobs use,\n"
+    "and also the folders dead runs left in /tmp on the workers of its\n"
+    "hosts declarations (docs/ssh.md).\n"
     "\n"
     "options:\n"
     "  --dry-run    list them, remove nothing\n";

@@ -9,23 +9,23 @@
 static const tpuci__driver_t tpuci__drivers[] = {
     /* The log and two output pipes. */
     {TPUCI__RUNTIME_LOCAL, NULL, 0, 3, tpuci__runtime_local_new, NULL, NULL,
-     NULL},
+     NULL, NULL},
     /* The log, the attach and wait connections, under a memory limit
      * the stats stream, and short requests; measured 3, 3.5 for a gang's
      * host, 4 with the stats stream. */
     {TPUCI__RUNTIME_DOCKER, TPUCI__RESULTS_MOUNT, 1, 5,
      tpuci__runtime_docker_new, tpuci__runtime_docker_check,
-     tpuci__runtime_docker_gc, tpuci__runtime_docker_doctor},
+     tpuci__runtime_docker_gc, tpuci__runtime_docker_doctor, NULL},
     /* The log, the task's followed log stream and short requests (the
      * task list is one request for every attempt). */
     {TPUCI__RUNTIME_SWARM, TPUCI__RESULTS_MOUNT, 1, 4,
      tpuci__runtime_swarm_new, tpuci__runtime_swarm_check,
-     tpuci__runtime_swarm_gc, tpuci__runtime_swarm_doctor},
+     tpuci__runtime_swarm_gc, tpuci__runtime_swarm_doctor, NULL},
     /* One ssh client per host: its stdin, stdout and stderr pipes, the
      * host's log, and a second client's pipes (the cleanup). The job's
      * results folder is rewritten to the host's folder on the worker. */
     {TPUCI__RUNTIME_SSH, TPUCI__RESULTS_MOUNT, 1, 6, tpuci__runtime_ssh_new,
-     NULL, NULL, tpuci__runtime_ssh_doctor},
+     NULL, NULL, tpuci__runtime_ssh_doctor, tpuci__runtime_ssh_gc},
 };
 #define TPUCI__NDRIVERS (sizeof(tpuci__drivers) / sizeof(tpuci__drivers[0]))
 
@@ -65,13 +65,20 @@ int tpuci__runtime_check(const tpuci__plan_t *plan, tpuci__err_t *err) {
   return 0;
 }
 
-int tpuci__runtime_gc(int dry_run, tpuci__buf_t *report, tpuci__err_t *err) {
+int tpuci__runtime_gc(const tpuci__plan_t *plan, int dry_run, tpuci__buf_t *report,
+                      tpuci__err_t *err) {
   size_t i;
   int n = 0;
   for (i = 0; i < TPUCI__NDRIVERS; i++) {
-    int r;
-    if (tpuci__drivers[i].gc == NULL) continue;
-    r = tpuci__drivers[i].gc(dry_run, report, err);
+    const tpuci__driver_t *d = &tpuci__drivers[i];
+    int r = 0;
+    /* With a spec, only what its jobs use. */
+    if (plan != NULL && !tpuci__plan_uses(plan, d->kind)) continue;
+    if (d->gc != NULL) r = d->gc(dry_run, report, err);
+    if (r >= 0 && d->gc_hosts != NULL && plan != NULL) {
+      int h = d->gc_hosts(plan, dry_run, report, err);
+      r = h < 0 ? h : r + h;
+    }
     if (r < 0) return r;
     n += r;
   }

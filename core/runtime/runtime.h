@@ -191,6 +191,10 @@ typedef struct {
    * NULL. */
   int (*doctor)(const tpuci__plan_t *plan, tpuci__buf_t *report,
                 tpuci__err_t *err);
+  /* `tpuci gc SPEC`: what dead runs left on the machines the plan names
+   * (an ssh runtime's workers), as gc() says it. May be NULL. */
+  int (*gc_hosts)(const tpuci__plan_t *plan, int dry_run, tpuci__buf_t *report,
+                  tpuci__err_t *err);
 } tpuci__driver_t;
 
 /* The driver of `kind`, or NULL. */
@@ -206,9 +210,11 @@ int tpuci__runtime_new(tpuci__runtime_kind_t kind, uv_loop_t *loop,
  * use. 0, or the first failure. */
 int tpuci__runtime_check(const tpuci__plan_t *plan, tpuci__err_t *err);
 
-/* Every driver's gc(), or doctor(), in the table's order; the sum of
- * what gc() counted, or the first failure. */
-int tpuci__runtime_gc(int dry_run, tpuci__buf_t *report, tpuci__err_t *err);
+/* Every driver's gc() (with a plan: of the drivers its selected jobs
+ * use, and their gc_hosts()), or doctor(), in the table's order; the sum
+ * of what gc() counted, or the first failure. */
+int tpuci__runtime_gc(const tpuci__plan_t *plan, int dry_run, tpuci__buf_t *report,
+                      tpuci__err_t *err);
 int tpuci__runtime_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
                           tpuci__err_t *err);
 
@@ -237,6 +243,8 @@ int tpuci__runtime_ssh_new(uv_loop_t *loop, const tpuci__runtime_opts_t *opts,
                            tpuci__runtime_t **out, tpuci__err_t *err);
 int tpuci__runtime_ssh_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
                               tpuci__err_t *err);
+int tpuci__runtime_ssh_gc(const tpuci__plan_t *plan, int dry_run, tpuci__buf_t *report,
+                          tpuci__err_t *err);
 
 /* Called by runtimes: through the attempt's host. */
 static inline void tpuci__attempt_output(tpuci__attempt_t *a, int stream,

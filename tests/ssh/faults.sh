@@ -4,7 +4,8 @@
 # every worker (exit 130, nothing left); a worker whose connection drops
 # mid-run makes the attempt infra, which is retried, and nothing of the
 # first attempt is left on it; an unreachable worker and a bad host key
-# stop the run before any job starts (exit 3), naming the worker.
+# stop the run before any job starts (exit 3), naming the worker; after
+# a killed tpuci, `tpuci gc SPEC` removes the folders it left.
 . "$TESTS/e2e/lib.sh"
 . "$TESTS/ssh/lib.sh"
 ssh_start 2
@@ -81,6 +82,35 @@ for i in 0 1; do
   left=$(ssh_left "${SSH_NS[$i]}" "$mark")
   [ -z "$left" ] && pass || fail "after the drop worker-$i still runs: $left"
 done
+
+# A killed tpuci leaves no job running on the workers (the end of the
+# sessions' stdin kills them), but their folders: `tpuci gc SPEC` finds
+# them, --dry-run only lists them.
+"$TPUCI" run sigint.lua > killed.out 2>&1 &
+pid=$!
+rm -f out/hang.*
+wait_for out/hang.0 && wait_for out/hang.1 && pass || fail "the gang did not start: $(cat killed.out)"
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+for i in 0 1; do
+  left=""
+  for t in $(seq 100); do left=$(ssh_left "${SSH_NS[$i]}" "$mark"); [ -z "$left" ] && break; sleep 0.1; done
+  [ -z "$left" ] && pass || fail "after tpuci was killed worker-$i still runs: $left"
+done
+killed=$(basename "$(readlink -f .tpuci/runs/latest)")
+[ -d "/tmp/tpuci-$killed" ] && pass || fail "no folder of the killed run on the workers"
+run_tpuci gc --dry-run sigint.lua
+expect_code 0 "gc --dry-run"
+expect_out "would remove ssh: worker-0 $a0 (hosts 'slice'): /tmp/tpuci-$killed/"
+expect_out "would remove ssh: worker-1 $a1 (hosts 'slice'): /tmp/tpuci-$killed/"
+[ -d "/tmp/tpuci-$killed" ] && pass || fail "gc --dry-run removed the folders"
+run_tpuci gc sigint.lua
+expect_code 0 "gc"
+# The workers here share one /tmp: worker-0 removes both folders.
+expect_out "removed ssh: worker-0 $a0 (hosts 'slice'): /tmp/tpuci-$killed/i0.a1.h1"
+[ ! -e "/tmp/tpuci-$killed" ] && pass || fail "gc left /tmp/tpuci-$killed: $(ls -R /tmp/tpuci-$killed)"
+run_tpuci gc sigint.lua
+expect_not_out "/tmp/tpuci-$killed" "a second gc"
 
 # Unreachable, and a bad host key: nothing starts, exit 3.
 cat > gone.lua <<LUA

@@ -356,7 +356,7 @@ static char *tpuci__ssh_op_keep(tpuci__unit_att_t *ua, tpuci__unit_t *u) {
   (void) ua;
   if (u == NULL || !s->connected) return NULL;
   return tpuci__printf("kept %s's folder %s on %s (its results/, pgid and rc); "
-                       "`rm -rf %s` there removes it", tpuci__ssh_who(s), s->dir,
+                       "`tpuci gc SPEC` (or `rm -rf %s` there) removes it", tpuci__ssh_who(s), s->dir,
                        s->target, s->dir);
 }
 

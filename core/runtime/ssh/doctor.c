@@ -1,6 +1,7 @@
 /* `tpuci doctor` for runtime "ssh": every worker of every `hosts`
  * declaration a selected job uses, reached once with BatchMode (no
- * prompt), one line each. */
+ * prompt), one line each; and `tpuci gc SPEC`: what dead runs left in
+ * /tmp on each of them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,4 +63,60 @@ int tpuci__runtime_ssh_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
   }
   free(used);
   return first;
+}
+
+/* Which hostsets selected ssh jobs use (calloc'd flags). */
+static unsigned char *tpuci__ssh_used(const tpuci__plan_t *plan) {
+  unsigned char *used = tpuci__calloc(plan->nhostsets + 1, 1);
+  size_t i;
+  for (i = 0; i < plan->ninstances; i++) {
+    const tpuci__instance_t *in = &plan->instances[i];
+    if (in->selected && in->runtime == TPUCI__RUNTIME_SSH && in->hostset >= 0 &&
+        (size_t) in->hostset < plan->nhostsets)
+      used[in->hostset] = 1;
+  }
+  return used;
+}
+
+int tpuci__runtime_ssh_gc(const tpuci__plan_t *plan, int dry_run, tpuci__buf_t *report,
+                          tpuci__err_t *err) {
+  unsigned char *used;
+  char *cmd;
+  size_t i, k;
+  int n = 0, rc = 0;
+
+  if (plan == NULL || plan->nhostsets == 0) return 0;
+  used = tpuci__ssh_used(plan);
+  cmd = tpuci__ssh_gc_command(dry_run);
+  for (i = 0; i < plan->nhostsets && rc == 0; i++) {
+    const tpuci__hostset_t *hs = &plan->hostsets[i];
+    if (!used[i]) continue;
+    for (k = 0; k < hs->nhosts && rc == 0; k++) {
+      tpuci__strv_t argv = {NULL, 0, 0};
+      tpuci__buf_t out;
+      char *target = tpuci__ssh_host_text(&hs->hosts[k]), *last = NULL, *line, *save = NULL;
+      int st;
+      tpuci__buf_init(&out);
+      tpuci__ssh_argv(hs, k, NULL, &argv);
+      tpuci__strv_push(&argv, cmd);
+      st = tpuci__ssh_run_capture(&argv, &out, &last);
+      tpuci__strv_free(&argv);
+      tpuci__buf_add(&out, "", 0);
+      for (line = strtok_r(out.data, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        tpuci__buf_addf(report, "%s ssh: worker-%zu %s (hosts '%s'): %s\n",
+                        dry_run ? "would remove" : "removed", k, target, hs->name, line);
+        n++;
+      }
+      if (st != 0)
+        rc = tpuci__err_set(err, TPUCI_EENGINE, "ssh: worker-%zu %s (hosts '%s', %s): %s",
+                            k, target, hs->name, hs->where,
+                            last ? last : "the cleanup failed");
+      tpuci__buf_free(&out);
+      free(last);
+      free(target);
+    }
+  }
+  free(cmd);
+  free(used);
+  return rc != 0 ? rc : n;
 }

@@ -112,6 +112,29 @@ char *tpuci__ssh_cleanup_command(const char *dir, int results) {
   return out;
 }
 
+char *tpuci__ssh_gc_command(int dry_run) {
+  tpuci__buf_t b;
+  char *out;
+  tpuci__buf_init(&b);
+  tpuci__buf_adds(&b, "for d in /tmp/tpuci-*/i*.a*.h*; do\n"
+                      "  [ -d \"$d\" ] || continue\n"
+                      "  if [ ! -f \"$d/rc\" ]; then\n"
+                      "    if [ -f \"$d/pgid\" ]; then\n"
+                      "      kill -0 -- \"-$(cat \"$d/pgid\")\" 2>/dev/null && continue\n"
+                      "    elif [ -z \"$(find \"$d\" -maxdepth 0 -mmin +60)\" ]; then\n"
+                      "      continue\n"
+                      "    fi\n"
+                      "  fi\n"
+                      "  echo \"$d\"\n");
+  if (!dry_run)
+    tpuci__buf_adds(&b, "  rm -rf \"$d\" || exit 1\n"
+                        "  rmdir \"${d%/*}\" 2>/dev/null\n");
+  tpuci__buf_adds(&b, "done\nexit 0\n");
+  out = tpuci__ssh_wrap(b.data);
+  tpuci__buf_free(&b);
+  return out;
+}
+
 const char *tpuci__ssh_signame(int signum) {
   switch (signum) {
     case SIGTERM: return "TERM";

@@ -5,7 +5,7 @@
  * line prefixing of runtime/engine/gang.h), core/plan/ and core/base/.
  *
  *   client.c  ssh's command lines; running one to its end (doctor)
- *   doctor.c  `tpuci doctor` for the workers
+ *   doctor.c  `tpuci doctor` and `tpuci gc SPEC` for the workers
  *   remote.c  what runs on a worker (a POSIX sh script), pure
  *   proc.c    a child process (ssh, or sh around it) on the loop
  *   attempt.c the attempt core's operations: one session per host
@@ -37,6 +37,9 @@ void tpuci__ssh_argv(const tpuci__hostset_t *hs, size_t i,
  * was killed; the last line it wrote to stderr, trimmed, into *last (new
  * string, or NULL when it wrote none). */
 int tpuci__ssh_run_blocking(const tpuci__strv_t *argv, char **last);
+/* The same with its stdout too: every line it wrote to stdout (up to
+ * 1 MiB) into `out`. */
+int tpuci__ssh_run_capture(const tpuci__strv_t *argv, tpuci__buf_t *out, char **last);
 
 /* remote.c: what a worker runs.
  *
@@ -68,6 +71,10 @@ char *tpuci__ssh_remote_command(const tpuci__ssh_remote_t *r);
 /* After ssh's exit 255: prints dir/rc (the job's own exit 255), or
  * "lost" when the job's stdin ended first (the connection dropped). New. */
 char *tpuci__ssh_rc_command(const char *dir);
+/* `tpuci gc SPEC` on a worker: prints each unit folder of a dead run
+ * (its job ended: dir/rc; or its group is gone; or, never started, an
+ * hour old) and unless dry_run removes it. New. */
+char *tpuci__ssh_gc_command(int dry_run);
 /* Writes dir/results as a tar stream to stdout when `results`, then
  * removes dir (and its parent once empty). New. */
 char *tpuci__ssh_cleanup_command(const char *dir, int results);
