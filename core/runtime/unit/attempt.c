@@ -157,10 +157,11 @@ int tpuci__unit_start(tpuci__runtime_t *rt, const char *runtime,
 
 void tpuci__unit_rt_init(tpuci__runtime_t *rt, const char *name, uv_loop_t *loop,
                          tpuci__unit_list_t *list,
-                         void (*changed)(tpuci__unit_list_t *l)) {
+                         void (*changed)(tpuci__runtime_t *rt)) {
   rt->name = name;
   rt->loop = loop;
   rt->signal = tpuci__unit_rt_signal;
+  list->rt = rt;
   list->changed = changed;
 }
 
@@ -328,7 +329,7 @@ static void tpuci__unit_closed(uv_handle_t *h) {
   tpuci__unit_list_t *l = att->list;
   free(att);
   l->handles--;
-  l->changed(l);
+  l->changed(l->rt);
 }
 
 static void tpuci__unit_finish(tpuci__unit_att_t *att) {
@@ -476,7 +477,7 @@ void tpuci__unit_step(tpuci__unit_att_t *att) {
         tpuci__unit_list_t *l = att->list;
         att->phase = TPUCI__UP_DONE;
         tpuci__unit_finish(att);
-        l->changed(l);
+        l->changed(l->rt);
         return;
       }
     }
