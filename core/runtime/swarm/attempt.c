@@ -613,8 +613,9 @@ void tpuci__sw_op_outcome(tpuci__unit_att_t *ua, tpuci__gang_verdict_t *v,
   tpuci__sw_att_t *att = (tpuci__sw_att_t *) ua;
   ua->log_lost = tpuci__sw_log_lost(att);
   if (ua->infra == NULL && v->host < 0 && ua->signalled) {
-    /* Stopped before any task ended: Swarm sent SIGTERM (then SIGKILL
-     * after the grace period). */
+    /* Stopped before any task ended: Swarm sent SIGTERM, then SIGKILL
+     * after the grace period, when the scheduler's SIGKILL came too (its
+     * grace is the service's StopGracePeriod; it arrives after RUN). */
     ex->exit_code = -1;
     ex->term_signal = (ua->signals & (1ull << SIGKILL)) ? SIGKILL : SIGTERM;
     ex->cause = NULL;

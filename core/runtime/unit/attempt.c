@@ -226,8 +226,12 @@ static void tpuci__unit_gang_stop(tpuci__unit_att_t *att, const tpuci__unit_t *u
 }
 
 int tpuci__unit_signal(tpuci__unit_att_t *att, int signum) {
-  if (att == NULL || att->phase > TPUCI__UP_RUN) return 0;
+  if (att == NULL) return 0;
+  /* Recorded after RUN too: a driver that stops by removing ended RUN at
+   * the first signal, and the SIGKILL that follows the grace is still
+   * what ended its units (ops->outcome reads att->signals). */
   if (signum > 0 && signum < 64) att->signals |= 1ull << signum;
+  if (att->phase > TPUCI__UP_RUN) return 0;
   att->signalled = 1;
   if (att->phase < TPUCI__UP_RUN ||
       (att->phase == TPUCI__UP_RUN && !att->launched)) {
