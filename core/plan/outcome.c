@@ -62,6 +62,15 @@ int tpuci__retry_wants(const tpuci__retry_t *r, int outcome) {
   return (r->on >> outcome) & 1u;
 }
 
+int tpuci__plan_image_used(const tpuci__plan_t *p, size_t k, tpuci__runtime_kind_t kind) {
+  size_t i;
+  for (i = 0; i < p->ninstances; i++)
+    if (p->instances[i].selected && p->instances[i].image == (int) k &&
+        p->instances[i].runtime == kind)
+      return 1;
+  return 0;
+}
+
 int tpuci__plan_hosts(const tpuci__plan_t *p, const tpuci__instance_t *inst) {
   if (inst->topology < 0 || (size_t) inst->topology >= p->ntopologies) return 1;
   return p->topologies[inst->topology].hosts > 1 ? p->topologies[inst->topology].hosts : 1;

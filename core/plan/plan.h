@@ -249,6 +249,8 @@ typedef struct {
 /* The number of emulated hosts of an instance: its topology's, else 1.
  * It is also the number of slots each attempt takes. */
 int tpuci__plan_hosts(const tpuci__plan_t *p, const tpuci__instance_t *inst);
+/* Whether a selected instance of runtime `kind` runs plan image `k`. */
+int tpuci__plan_image_used(const tpuci__plan_t *p, size_t k, tpuci__runtime_kind_t kind);
 
 void tpuci__plan_init(tpuci__plan_t *p);
 void tpuci__plan_free(tpuci__plan_t *p);

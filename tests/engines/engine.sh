@@ -22,13 +22,38 @@
 # Ctrl-C) reaches its log on docker and podman; on swarm tpuci stops a job
 # by removing its service, and the log stream of a removed service ends
 # there: ENGINE_LOGS_AFTER_STOP is 0.
+# What tpuci calls a job's unit and a gang's network in its messages
+# (gc, --keep-failed): ENGINE_UNIT and ENGINE_NET; a gang host's unit is
+# <attempt's name>-worker-<i> on docker and podman, -w<i> on swarm
+# (ENGINE_HOST_SUFFIX).
+# Where the engine refuses a network that does not exist
+# (ENGINE_NONET_STEP): docker when the container starts, podman when it
+# is created, swarm when the service is created. A command that cannot
+# be executed exits 127 under docker's init (tini; swarm's tasks run it
+# too), 1 under podman's (catatonit): ENGINE_NOEXEC_EXIT.
+# The accelerator options: a Swarm service cannot be privileged, have
+# host devices, an IPC mode or GPUs (ENGINE_HOST_DEVICES=0: the run is
+# refused, exit 2, tests/swarm/errors.sh); podman's inspect does not show
+# a container's sysctls (ENGINE_VIEW_KEYS, engine_opts_view). gpus = "all"
+# on a machine without GPUs: docker's engine refuses the start (infra,
+# exit 1), podman's API would ignore the request (refused before the run,
+# exit 3): ENGINE_GPUS_CODE and ENGINE_GPUS_SAYS.
 ENGINE=${1:-${TPUCI_TEST_ENGINE:-}}
 ENGINE_LOGS_AFTER_STOP=1
-[ "$ENGINE" = swarm ] && ENGINE_LOGS_AFTER_STOP=0
+ENGINE_UNIT=container ENGINE_NET=network ENGINE_HOST_SUFFIX=-worker-
+ENGINE_NOEXEC_EXIT=127 ENGINE_HOST_DEVICES=1
+ENGINE_VIEW_KEYS="shm capadd capdrop ulimits sysctls"
 case "$ENGINE" in
-  docker) . "$TESTS/docker/lib.sh"; ENGINE_FLAG=() ;;
-  podman) . "$TESTS/podman/lib.sh"; ENGINE_FLAG=() ;;
-  swarm) . "$TESTS/swarm/lib.sh"; ENGINE_FLAG=(--engine swarm) ;;
+  docker) . "$TESTS/docker/lib.sh"; ENGINE_FLAG=()
+          ENGINE_NONET_STEP="starting container" ENGINE_GPUS_CODE=1
+          ENGINE_GPUS_SAYS='could not select device driver "" with capabilities: [[gpu]]' ;;
+  podman) . "$TESTS/podman/lib.sh"; ENGINE_FLAG=()
+          ENGINE_NONET_STEP="creating container" ENGINE_NOEXEC_EXIT=1 ENGINE_GPUS_CODE=3
+          ENGINE_GPUS_SAYS="gpus: podman's Docker-compatible API ignores device requests"
+          ENGINE_VIEW_KEYS="shm capadd capdrop ulimits" ;;
+  swarm) . "$TESTS/swarm/lib.sh"; ENGINE_FLAG=(--engine swarm)
+         ENGINE_LOGS_AFTER_STOP=0 ENGINE_UNIT=service ENGINE_NET="overlay network"
+         ENGINE_HOST_SUFFIX=-w ENGINE_NONET_STEP="creating service" ENGINE_HOST_DEVICES=0 ;;
   *) echo "FAIL: name the engine (docker, podman or swarm) as the first argument or in TPUCI_TEST_ENGINE, not '$ENGINE'" >&2; exit 1 ;;
 esac
 export TPUCI_TEST_ENGINE=$ENGINE
@@ -96,4 +121,32 @@ wait_containers() {
     [ "$c" = "$want" ] && return
     sleep 0.1
   done
+}
+
+# engine_opts_view NAME: what the engine recorded of a kept unit's
+# accelerator options, one "key value" line each of ENGINE_VIEW_KEYS:
+# /dev/shm's size, the capabilities added and dropped (without CAP_),
+# the ulimits (without podman's own nproc) and the sysctls; from the
+# container's HostConfig, or the service's ContainerSpec on swarm.
+engine_opts_view() {
+  local path=/containers/$1/json
+  [ "$ENGINE" = swarm ] && path=/services/$1
+  api "$path" | KEYS=$ENGINE_VIEW_KEYS python3 -c '
+import json, os, sys
+o = json.load(sys.stdin)
+caps = lambda l: sorted(c.upper().replace("CAP_", "") for c in l or [])
+if "HostConfig" in o:
+    h = o["HostConfig"]
+    v = {"shm": h.get("ShmSize"), "capadd": caps(h.get("CapAdd")), "capdrop": caps(h.get("CapDrop")),
+         "ulimits": h.get("Ulimits"), "sysctls": h.get("Sysctls")}
+else:
+    c = o["Spec"]["TaskTemplate"]["ContainerSpec"]
+    shm = [m.get("TmpfsOptions", {}).get("SizeBytes") for m in c.get("Mounts") or []
+           if m["Type"] == "tmpfs" and m["Target"] == "/dev/shm"]
+    v = {"shm": shm[0] if shm else None, "capadd": caps(c.get("CapabilityAdd")),
+         "capdrop": caps(c.get("CapabilityDrop")), "ulimits": c.get("Ulimits"), "sysctls": c.get("Sysctls")}
+v["ulimits"] = sorted((u["Name"].lower().replace("rlimit_", ""), u["Soft"], u["Hard"])
+                      for u in v["ulimits"] or [] if "nproc" not in u["Name"].lower())
+for k in os.environ["KEYS"].split():
+    print(k, v[k])'
 }

@@ -26,6 +26,8 @@ expect_json '{i["name"]: i["outcome"] for i in s["instances"]}' "{'stubborn': 't
 expect_json '[a["outcome"] for i in s["instances"] for a in i["attempts"]]' "['timeout', 'timeout']"
 expect_json '"SIGKILL after grace period" in s["instances"][0]["attempts"][0]["cause"]' True
 expect_json '"SIGKILL" in s["instances"][1]["attempts"][0]["cause"]' False
+# The signal recorded is the one the cause names (issue 24.10: swarm said 15).
+expect_json 's["instances"][0]["attempts"][0]["signal"]' 9
 log=$WORK/.tpuci/runs/latest/stubborn/attempt-1.log
 grep -qx started "$log" && pass || fail "stubborn: the output before the timeout"
 grep -q never "$log" && fail "stubborn: it ran on past its timeout" || pass

@@ -34,7 +34,7 @@
 
 void tpuci__dk_infra(tpuci__dk_att_t *att, const char *step,
                      const tpuci__dk_ctr_t *c, const char *msg) {
-  const char *hint = att->dk->eng->podman ? tpuci__podman_hint(msg) : NULL;
+  const char *hint = att->dk->e.eng->podman ? tpuci__podman_hint(msg) : NULL;
   if (att->ua.infra != NULL) return;
   if (c != NULL)
     att->ua.infra = tpuci__printf("docker engine: %s container %s failed: %s%s%s",
@@ -72,7 +72,7 @@ static void tpuci__dk_op_stop(tpuci__unit_t *u, int signum) {
   tpuci__dk_att_t *att = TPUCI__DK_ATT(u);
   char buf[16];
   att->ua.requests++;
-  tpuci__engine_container_kill(att->dk->eng, c->id,
+  tpuci__engine_container_kill(att->dk->e.eng, c->id,
                                tpuci__docker_signame(signum, buf, sizeof(buf)),
                                tpuci__dk_on_killed, c);
 }
@@ -98,7 +98,7 @@ static void tpuci__dk_maybe_refetch(tpuci__dk_ctr_t *c) {
   c->refetched = 1;
   tpuci__ctrout_rewind(&c->out);
   att->ua.requests++;
-  tpuci__engine_container_logs(att->dk->eng, c->id, tpuci__ctrout_chunk,
+  tpuci__engine_container_logs(att->dk->e.eng, c->id, tpuci__ctrout_chunk,
                                &c->out, tpuci__dk_on_refetched, c);
 }
 
@@ -130,14 +130,14 @@ static void tpuci__dk_op_output(tpuci__unit_t *u) {
   tpuci__dk_att_t *att = TPUCI__DK_ATT(u);
   att->ua.requests++;
   c->attach = tpuci__engine_container_attach(
-      att->dk->eng, c->id, tpuci__dk_on_attached, tpuci__ctrout_chunk, &c->out,
+      att->dk->e.eng, c->id, tpuci__dk_on_attached, tpuci__ctrout_chunk, &c->out,
       tpuci__dk_on_attach_end, c);
 }
 
 /* halt: the attach stream of a container that will not run. */
 static void tpuci__dk_op_halt(tpuci__unit_t *u) {
   tpuci__dk_ctr_t *c = (tpuci__dk_ctr_t *) u;
-  if (c->attach != NULL) tpuci__engine_cancel(TPUCI__DK_ATT(u)->dk->eng, c->attach);
+  if (c->attach != NULL) tpuci__engine_cancel(TPUCI__DK_ATT(u)->dk->e.eng, c->attach);
 }
 
 /* watch: wait, and the stats stream (containers with a memory limit). */
@@ -154,7 +154,7 @@ static void tpuci__dk_on_stats_end(void *p, const tpuci__engine_res_t *res) {
 static void tpuci__dk_stats_stop(tpuci__dk_ctr_t *c) {
   if (c->stats == NULL || c->stats_cancelled) return;
   c->stats_cancelled = 1;
-  tpuci__engine_cancel(TPUCI__DK_ATT(&c->u)->dk->eng, c->stats);
+  tpuci__engine_cancel(TPUCI__DK_ATT(&c->u)->dk->e.eng, c->stats);
 }
 
 static void tpuci__dk_on_wait(void *p, const tpuci__engine_res_t *res) {
@@ -179,7 +179,7 @@ static void tpuci__dk_on_wait(void *p, const tpuci__engine_res_t *res) {
 static void tpuci__dk_op_watch(tpuci__unit_t *u) {
   tpuci__dk_ctr_t *c = (tpuci__dk_ctr_t *) u;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(u);
-  tpuci__engine_t *eng = att->dk->eng;
+  tpuci__engine_t *eng = att->dk->e.eng;
   att->ua.requests++;
   tpuci__engine_container_wait(eng, c->id, tpuci__dk_on_wait, c);
   if (att->ua.a->inst->memory_bytes > 0 && !TPUCI__DK_NO_OOM(eng)) {
@@ -204,7 +204,7 @@ static void tpuci__dk_op_start(tpuci__unit_t *u) {
   tpuci__dk_ctr_t *c = (tpuci__dk_ctr_t *) u;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(u);
   att->ua.requests++;
-  tpuci__engine_container_start(att->dk->eng, c->id, tpuci__dk_on_started, c);
+  tpuci__engine_container_start(att->dk->e.eng, c->id, tpuci__dk_on_started, c);
 }
 
 /* net_create and create. */
@@ -226,7 +226,7 @@ static void tpuci__dk_op_net_create(tpuci__unit_att_t *ua) {
   tpuci__dk_att_t *att = (tpuci__dk_att_t *) ua;
   if (!ua->gang) return;
   ua->requests++;
-  att->net.eng = att->dk->eng;
+  att->net.eng = att->dk->e.eng;
   tpuci__net_create(&att->net, &ua->stop, tpuci__dk_on_net_created, att);
 }
 
@@ -255,7 +255,7 @@ static void tpuci__dk_on_name_taken(void *p, const tpuci__engine_res_t *res) {
   c->u.name = name;
   c->create_tries++;
   att->ua.requests++;
-  tpuci__engine_container_create(att->dk->eng, c->u.name, c->body,
+  tpuci__engine_container_create(att->dk->e.eng, c->u.name, c->body,
                                  tpuci__dk_on_created, c);
 }
 
@@ -288,7 +288,7 @@ static void tpuci__dk_on_created(void *p, const tpuci__engine_res_t *res) {
      * its first answer was lost, or by another tpuci with the same run
      * id (run ids are unique per state folder, the engine is shared). */
     att->ua.requests++;
-    tpuci__engine_container_inspect(att->dk->eng, c->u.name,
+    tpuci__engine_container_inspect(att->dk->e.eng, c->u.name,
                                     tpuci__dk_on_name_taken, c);
     return;
   }
@@ -302,7 +302,7 @@ static void tpuci__dk_on_created(void *p, const tpuci__engine_res_t *res) {
       /* No answer: the engine may have made it all the same. (Not when
        * the request never reached an engine.) */
       att->ua.requests++;
-      tpuci__engine_container_inspect(att->dk->eng, c->u.name,
+      tpuci__engine_container_inspect(att->dk->e.eng, c->u.name,
                                       tpuci__dk_on_looked_up, c);
     }
   }
@@ -327,7 +327,7 @@ static void tpuci__dk_op_create(tpuci__unit_t *u) {
   tpuci__dk_att_t *att = TPUCI__DK_ATT(u);
   if (att->ua.gang) tpuci__dk_body_network(c->body, att->net.name, u->host);
   att->ua.requests++;
-  tpuci__engine_container_create(att->dk->eng, u->name, c->body,
+  tpuci__engine_container_create(att->dk->e.eng, u->name, c->body,
                                  tpuci__dk_on_created, c);
 }
 
@@ -348,7 +348,7 @@ static void tpuci__dk_on_inspected(void *p, const tpuci__engine_res_t *res);
 static int tpuci__dk_unreported_kill(const tpuci__dk_ctr_t *c) {
   const tpuci__dk_att_t *att = (const tpuci__dk_att_t *) c->u.att;
   return !c->u.oom && c->u.status == 137 && att->ua.a->inst->memory_bytes > 0 &&
-         c->u.signals == 0 && !c->u.stopped && !TPUCI__DK_NO_OOM(att->dk->eng);
+         c->u.signals == 0 && !c->u.stopped && !TPUCI__DK_NO_OOM(att->dk->e.eng);
 }
 
 /* Asks again about the containers marked for it. */
@@ -360,7 +360,7 @@ static void tpuci__dk_reinspect_cb(uv_timer_t *t) {
     if (!c->reinspect) continue;
     c->reinspect = 0;
     /* The request counted while waiting becomes this inspection's. */
-    tpuci__engine_container_inspect(att->dk->eng, c->id, tpuci__dk_on_inspected, c);
+    tpuci__engine_container_inspect(att->dk->e.eng, c->id, tpuci__dk_on_inspected, c);
   }
 }
 
@@ -409,7 +409,7 @@ static void tpuci__dk_op_classify(tpuci__unit_t *u) {
   tpuci__dk_att_t *att = TPUCI__DK_ATT(u);
   tpuci__http_req_t *r;
   att->ua.requests++;
-  r = tpuci__engine_container_inspect(att->dk->eng, c->id, tpuci__dk_on_inspected, c);
+  r = tpuci__engine_container_inspect(att->dk->e.eng, c->id, tpuci__dk_on_inspected, c);
   if (tpuci__dk_unasked_signal(c)) tpuci__http_set_fresh(r);
 }
 
@@ -437,7 +437,7 @@ static void tpuci__dk_op_remove(tpuci__unit_t *u) {
   tpuci__dk_att_t *att = TPUCI__DK_ATT(u);
   if (c->id == NULL) return;
   att->ua.requests++;
-  tpuci__engine_container_remove(att->dk->eng, c->id, tpuci__dk_on_removed, c);
+  tpuci__engine_container_remove(att->dk->e.eng, c->id, tpuci__dk_on_removed, c);
 }
 
 static void tpuci__dk_on_net_removed(void *p, const tpuci__engine_res_t *res);
@@ -493,9 +493,9 @@ static void tpuci__dk_op_outcome(tpuci__unit_att_t *ua, tpuci__gang_verdict_t *v
   uint64_t limit = ua->a->inst->memory_bytes;
   char *cause;
   if (ua->infra != NULL || ua->stop || v->exit_code != 137 || v->oom ||
-      limit == 0 || !TPUCI__DK_NO_OOM(dk->eng))
+      limit == 0 || !TPUCI__DK_NO_OOM(dk->e.eng))
     return;
-  cause = tpuci__podman_oom_cause(v->cause, limit, dk->eng->server_version);
+  cause = tpuci__podman_oom_cause(v->cause, limit, dk->e.eng->server_version);
   free(v->cause);
   v->cause = cause;
   ex->cause = cause;
@@ -533,9 +533,9 @@ static int tpuci__dk_bodies(tpuci__dk_t *dk, tpuci__dk_att_t *att,
   for (i = 0; i < att->ua.nunits; i++) {
     tpuci__dk_ctr_t *c = TPUCI__DK_CTR(att, i);
     c->body = tpuci__gang_host_body(a, slice, (int) i, (int) att->ua.nunits,
-                                    att->net.name, &labels, &dk->rt.err);
+                                    att->net.name, &labels, &dk->e.rt.err);
     if (c->body == NULL) {
-      rc = dk->rt.err.code ? dk->rt.err.code : TPUCI_EUSAGE;
+      rc = dk->e.rt.err.code ? dk->e.rt.err.code : TPUCI_EUSAGE;
       break;
     }
     tpuci__podman_body_limits(c->body, &dk->limits);
@@ -543,7 +543,7 @@ static int tpuci__dk_bodies(tpuci__dk_t *dk, tpuci__dk_att_t *att,
      * (for `docker logs`, and the refetch after a broken stream) is kept
      * with the "local" driver, which costs the engine about half of what
      * json-file costs per byte. Podman has no "local" driver. */
-    if (dk->eng != NULL && !dk->eng->podman)
+    if (dk->e.eng != NULL && !dk->e.eng->podman)
       json_object_set_new(json_object_get(c->body, "HostConfig"), "LogConfig",
                           json_pack("{s:s}", "Type", "local"));
     if (att->ua.gang)
@@ -572,7 +572,7 @@ static int tpuci__dk_op_init(tpuci__unit_att_t *ua, tpuci__runtime_t *rt,
     tpuci__ctrout_init(&c->out, a, c->u.host);
     tpuci__memstat_init(&c->mem);
   }
-  rc = tpuci__dk_engine(dk);
+  rc = tpuci__erun_engine(&dk->e);
   if (rc == 0) rc = tpuci__dk_bodies(dk, att, slice);
   if (rc != 0) return rc;
   /* The engine may be back: what earlier attempts could not remove. */

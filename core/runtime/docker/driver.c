@@ -1,7 +1,8 @@
 /* The docker runtime driver (runtime/runtime.h): the runtime object,
  * starting and signalling attempts (the attempt core runs them:
  * runtime/unit/unit.h, with the operations of attempt.c; the checks
- * before a run: prepare.c; the shared parts: objects.c). */
+ * before a run: prepare.c; the shared parts: objects.c; what every
+ * engine driver's runtime object has: engine/erun.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -14,26 +15,6 @@
 #include "runtime/engine/gang.h"
 #include "runtime/docker/driver.h"
 
-static int tpuci__dk_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
-  tpuci__dk_t *dk = (tpuci__dk_t *) rt;
-  if (dk->closing)
-    return tpuci__err_set(&rt->err, TPUCI_ESTATE, "the docker runtime is closing");
-  return tpuci__unit_start(rt, "docker", &tpuci__dk_ops, a, TPUCI__DK_GRACE_MS,
-                           &dk->atts);
-}
-
-static void tpuci__dk_changed(tpuci__unit_list_t *l) {
-  tpuci__dk_maybe_closed((tpuci__dk_t *) ((char *) l - offsetof(tpuci__dk_t, atts)));
-}
-
-static void tpuci__dk_close(tpuci__runtime_t *rt,
-                            void (*cb)(tpuci__runtime_t *rt)) {
-  tpuci__dk_t *dk = (tpuci__dk_t *) rt;
-  dk->closing = 1;
-  dk->close_cb = cb;
-  tpuci__dk_maybe_closed(dk);
-}
-
 static void tpuci__dk_free(tpuci__runtime_t *rt) {
   tpuci__dk_t *dk = (tpuci__dk_t *) rt;
   size_t i;
@@ -43,26 +24,27 @@ static void tpuci__dk_free(tpuci__runtime_t *rt) {
     free(dk->orphans[i].name);
   }
   free(dk->orphans);
-  free(dk->run_id);
   free(dk->images);
-  tpuci__err_clear(&dk->rt.err);
+  tpuci__erun_release(&dk->e);
   free(dk);
 }
+
+static int tpuci__dk_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
+  return tpuci__unit_start(rt, "docker", &tpuci__dk_ops, a, TPUCI__DK_GRACE_MS,
+                           &((tpuci__dk_t *) rt)->atts);
+}
+
+static const tpuci__erun_ops_t tpuci__dk_erun = {
+  TPUCI__RUNTIME_DOCKER, "docker", "docker engine", "", "the Docker Engine",
+  NULL, NULL, tpuci__dk_prepare, tpuci__dk_start, tpuci__dk_free, tpuci__dk_prepare_end, tpuci__dk_maybe_closed,
+};
 
 int tpuci__runtime_docker_new(uv_loop_t *loop,
                               const tpuci__runtime_opts_t *opts,
                               tpuci__runtime_t **out, tpuci__err_t *err) {
   tpuci__dk_t *dk = tpuci__calloc(1, sizeof(*dk));
   (void) err;
-  tpuci__unit_rt_init(&dk->rt, "docker", loop, &dk->atts, tpuci__dk_changed);
-  dk->rt.prepare = tpuci__dk_prepare;
-  dk->rt.start = tpuci__dk_start;
-  dk->rt.abort = tpuci__dk_abort;
-  dk->rt.close = tpuci__dk_close;
-  dk->rt.free = tpuci__dk_free;
-  dk->loop = loop;
-  dk->run_id = tpuci__strdup(opts && opts->run_id ? opts->run_id : "");
-  dk->keep_failed = opts ? opts->keep_failed : 0;
-  *out = &dk->rt;
+  tpuci__unit_rt_init(&dk->e.rt, "docker", loop, &dk->atts, tpuci__dk_maybe_closed);
+  *out = tpuci__erun_init(&dk->e, &tpuci__dk_erun, loop, opts);
   return 0;
 }

@@ -11,6 +11,7 @@
 #include "runtime/engine/demux.h"
 #include "runtime/engine/output.h"
 #include "runtime/engine/engine.h"
+#include "runtime/engine/erun.h"
 #include "runtime/engine/memstat.h"
 #include "runtime/engine/network.h"
 #include "runtime/engine/podman.h"
@@ -78,23 +79,12 @@ struct tpuci__dk_att_s {
 #define TPUCI__DK_CTR(att, i) ((tpuci__dk_ctr_t *) tpuci__unit_at(&(att)->ua, (i)))
 
 struct tpuci__dk_s {
-  tpuci__runtime_t rt;
-  uv_loop_t *loop;
-  tpuci__engine_t *eng;
-  char *run_id;
-  int keep_failed;
+  tpuci__erun_t e;        /* first: the runtime, engine, prepare, close */
   tpuci__unit_list_t atts; /* attempts not done (unit.h) */
-  int bg;                 /* requests of prepare */
-  /* prepare */
-  const tpuci__plan_t *plan;
-  void (*prepare_cb)(tpuci__runtime_t *rt, int status);
+  /* prepare: the plan's images its docker instances use */
   int *images;
-  size_t nimages, image_next;
-  int image_present;      /* of images[image_next - 1] */
+  size_t nimages;
   size_t leftover_ctrs;
-  tpuci__http_req_t *prep_req; /* prepare's request in flight */
-  tpuci__puller_t *pull;    /* or its image pull */
-  int aborting;           /* abort(): prepare ends at its next answer */
   /* A podman engine's limits, read by prepare: whether create bodies
    * carry HostConfig.Ulimits (podman.h). */
   tpuci__podman_limits_t limits;
@@ -102,17 +92,12 @@ struct tpuci__dk_s {
   tpuci__dk_orphan_t *orphans;
   size_t norphans, orphans_cap;
   int orphan_reqs;        /* removals of orphans in flight */
-  /* close */
-  int closing;
-  void (*close_cb)(tpuci__runtime_t *rt);
 };
 
-/* objects.c: the shared parts (below attempt.c, prepare.c, driver.c). */
-void tpuci__dk_message(tpuci__dk_t *dk, const char *msg);
-/* Creates the engine client on first use; TPUCI_EENGINE with rt.err. */
-int tpuci__dk_engine(tpuci__dk_t *dk);
+/* objects.c: the shared parts (below attempt.c, prepare.c, driver.c);
+ * the runtime's own (messages, the engine client) are engine/erun.h's. */
 /* Closes the runtime once nothing is left (close() was called). */
-void tpuci__dk_maybe_closed(tpuci__dk_t *dk);
+void tpuci__dk_maybe_closed(tpuci__runtime_t *rt);
 /* Whether a failed request never reached an engine: nothing listens on
  * the socket, there is none, or it may not be opened. */
 int tpuci__dk_unreached(const tpuci__engine_res_t *res);
@@ -135,6 +120,6 @@ void tpuci__dk_infra(tpuci__dk_att_t *att, const char *step,
 /* prepare.c: the checks before a run. */
 int tpuci__dk_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
                       void (*cb)(tpuci__runtime_t *rt, int status));
-void tpuci__dk_abort(tpuci__runtime_t *rt);
+void tpuci__dk_prepare_end(tpuci__erun_t *e);
 
 #endif /* TPUCI_RUNTIME_DOCKER_DRIVER_H */

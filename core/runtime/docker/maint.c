@@ -57,12 +57,8 @@ static int tpuci__gc_kind(tpuci__sync_t *s, int networks, int dry_run,
 
   if (networks) tpuci__engine_network_list(s->eng, TPUCI__LABEL_RUN, tpuci__sync_cb, &r);
   else tpuci__engine_container_list(s->eng, TPUCI__LABEL_RUN, tpuci__sync_cb, &r);
-  tpuci__sync_wait(s, &r);
-  if (!r.ok) {
-    tpuci__buf_addf(report, "FAILED to list %ss: %s\n", kind, r.message);
-    tpuci__sync_res_free(&r);
+  if (tpuci__sync_listed(s, &r, networks ? "networks" : "containers", report) != 0)
     return -1;
-  }
   json_array_foreach(r.json, i, o) {
     json_t *labels = json_object_get(o, "Labels");
     int alive = tpuci__docker_run_alive(labels);
@@ -105,13 +101,10 @@ static int tpuci__gc_kind(tpuci__sync_t *s, int networks, int dry_run,
                       name, tpuci__label(o, TPUCI__LABEL_RUN),
                       tpuci__label(o, TPUCI__LABEL_HOST));
       found--;
-    } else if (d.ok || d.status == 404)
-      tpuci__buf_addf(report, "removed %s %s (run %s)\n", kind, name,
-                      tpuci__label(o, TPUCI__LABEL_RUN));
-    else {
-      tpuci__buf_addf(report, "FAILED to remove %s %s: %s\n", kind, name,
-                      d.message);
-      found--; /* not removed */
+    } else {
+      /* Not removed: not found. */
+      found -= !tpuci__sync_removed(&d, kind, name, tpuci__label(o, TPUCI__LABEL_RUN),
+                                    report);
     }
     tpuci__sync_res_free(&d);
   }
@@ -120,8 +113,8 @@ static int tpuci__gc_kind(tpuci__sync_t *s, int networks, int dry_run,
 }
 
 int tpuci__runtime_docker_gc(int dry_run, tpuci__buf_t *report, tpuci__err_t *err) {
+  size_t start = report->len;
   tpuci__sync_t s;
-  size_t start;
   int rc, a, b;
 
   rc = tpuci__sync_open(&s, err);
@@ -131,7 +124,6 @@ int tpuci__runtime_docker_gc(int dry_run, tpuci__buf_t *report, tpuci__err_t *er
     tpuci__sync_close(&s);
     return rc;
   }
-  start = report->len;
   a = tpuci__gc_kind(&s, 0, dry_run, report);
   b = tpuci__gc_kind(&s, 1, dry_run, report);
   tpuci__sync_close(&s);
@@ -150,17 +142,6 @@ static void tpuci__size_text(char *buf, size_t size, double bytes) {
     snprintf(buf, size, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
   else
     snprintf(buf, size, "%.0f MiB", bytes / (1024.0 * 1024));
-}
-
-static size_t tpuci__count_dead(json_t *list) {
-  size_t i, n = 0;
-  json_t *o;
-  json_array_foreach(list, i, o) {
-    if (!tpuci__docker_is_swarm(o) &&
-        tpuci__docker_run_alive(json_object_get(o, "Labels")) == 0)
-      n++;
-  }
-  return n;
 }
 
 /* Network modes. Each mode the selected docker instances use (the
@@ -439,15 +420,10 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
   /* Images of the selected docker instances. */
   present = plan != NULL ? tpuci__calloc(plan->nimages + 1, sizeof(*present)) : NULL;
   if (plan != NULL) {
-    size_t i, j;
+    size_t i;
     for (i = 0; i < plan->nimages; i++) {
       const tpuci__image_t *img = &plan->images[i];
-      int used = 0;
-      for (j = 0; j < plan->ninstances; j++)
-        if (plan->instances[j].selected && plan->instances[j].image == (int) i &&
-            plan->instances[j].runtime == TPUCI__RUNTIME_DOCKER)
-          used = 1;
-      if (!used) continue;
+      if (!tpuci__plan_image_used(plan, i, TPUCI__RUNTIME_DOCKER)) continue;
       tpuci__engine_image_inspect(s.eng, img->ref, tpuci__sync_cb, &r);
       tpuci__sync_wait(&s, &r);
       if (r.ok) {
@@ -493,11 +469,11 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
     size_t nc = 0, nn = 0;
     tpuci__engine_container_list(s.eng, TPUCI__LABEL_RUN, tpuci__sync_cb, &r);
     tpuci__sync_wait(&s, &r);
-    if (r.ok) nc = tpuci__count_dead(r.json);
+    if (r.ok) nc = tpuci__docker_count_dead(r.json);
     tpuci__sync_res_free(&r);
     tpuci__engine_network_list(s.eng, TPUCI__LABEL_RUN, tpuci__sync_cb, &r);
     tpuci__sync_wait(&s, &r);
-    if (r.ok) nn = tpuci__count_dead(r.json);
+    if (r.ok) nn = tpuci__docker_count_dead(r.json);
     tpuci__sync_res_free(&r);
     if (nc + nn == 0)
       tpuci__buf_adds(report, "ok   leftovers: none from earlier runs\n");

@@ -1,24 +1,12 @@
 /* The docker runtime driver's shared parts (driver.h), below its
  * attempt (attempt.c), its checks (prepare.c) and the runtime object
- * (driver.c): messages, the engine client, the objects the engine did
- * not answer about, and closing once nothing is left. */
+ * (driver.c): the objects the engine did not answer about, and closing
+ * once nothing is left (the runtime's own parts: engine/erun.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/docker/driver.h"
-
-void tpuci__dk_message(tpuci__dk_t *dk, const char *msg) {
-  if (dk->rt.on_message != NULL) dk->rt.on_message(&dk->rt, msg);
-}
-
-int tpuci__dk_engine(tpuci__dk_t *dk) {
-  int rc;
-  if (dk->eng != NULL) return 0;
-  rc = tpuci__engine_new(dk->loop, &dk->eng, &dk->rt.err);
-  if (rc != 0) dk->rt.err.code = TPUCI_EENGINE;
-  return rc != 0 ? TPUCI_EENGINE : 0;
-}
 
 /* Objects the engine did not answer about. */
 
@@ -54,7 +42,7 @@ typedef struct {
 static void tpuci__dk_on_orphan_removed(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_orphan_req_t *q = p;
   tpuci__dk_t *dk = q->dk;
-  int last = q->last || dk->closing;
+  int last = q->last || dk->e.closing;
 
   dk->orphan_reqs--;
   if (res->ok || res->status == 404) {
@@ -62,13 +50,10 @@ static void tpuci__dk_on_orphan_removed(void *p, const tpuci__engine_res_t *res)
   } else if (tpuci__dk_no_answer(res) && !last) {
     tpuci__dk_orphan(dk, q->o.network, q->o.id, q->o.name);
   } else {
-    char *m = tpuci__printf("could not remove %s %s: %s; run `tpuci gc`%s",
-                            q->o.network ? "network" : "container", q->o.name,
-                            res->message,
-                            tpuci__dk_no_answer(res) ? " once the engine is back"
-                                                     : "");
-    tpuci__dk_message(dk, m);
-    free(m);
+    tpuci__erun_tell(&dk->e, "could not remove %s %s: %s; run `tpuci gc`%s",
+                     q->o.network ? "network" : "container", q->o.name,
+                     res->message,
+                     tpuci__dk_no_answer(res) ? " once the engine is back" : "");
   }
   free(q->o.id);
   free(q->o.name);
@@ -76,7 +61,7 @@ static void tpuci__dk_on_orphan_removed(void *p, const tpuci__engine_res_t *res)
   /* Networks go once their containers have. */
   if (dk->orphan_reqs == 0 && dk->norphans > 0 && last)
     tpuci__dk_orphans_flush(dk, 1);
-  tpuci__dk_maybe_closed(dk);
+  tpuci__dk_maybe_closed(&dk->e.rt);
 }
 
 /* Asks the engine again to remove the orphans: the containers, or when
@@ -85,7 +70,7 @@ void tpuci__dk_orphans_flush(tpuci__dk_t *dk, int last) {
   size_t i, kept = 0;
   int containers = 0;
 
-  if (dk->eng == NULL || dk->eng->closing || dk->orphan_reqs > 0) return;
+  if (dk->e.eng == NULL || dk->e.eng->closing || dk->orphan_reqs > 0) return;
   for (i = 0; i < dk->norphans; i++) containers |= !dk->orphans[i].network;
   for (i = 0; i < dk->norphans; i++) {
     tpuci__dk_orphan_t *o = &dk->orphans[i];
@@ -100,36 +85,22 @@ void tpuci__dk_orphans_flush(tpuci__dk_t *dk, int last) {
     q->last = last;
     dk->orphan_reqs++;
     if (o->network)
-      tpuci__engine_network_remove(dk->eng, o->id, tpuci__dk_on_orphan_removed, q);
+      tpuci__engine_network_remove(dk->e.eng, o->id, tpuci__dk_on_orphan_removed, q);
     else
-      tpuci__engine_container_remove(dk->eng, o->id, tpuci__dk_on_orphan_removed, q);
+      tpuci__engine_container_remove(dk->e.eng, o->id, tpuci__dk_on_orphan_removed, q);
   }
   dk->norphans = kept;
 }
 
-static void tpuci__dk_engine_closed(void *p) {
-  tpuci__dk_t *dk = p;
-  void (*cb)(tpuci__runtime_t *) = dk->close_cb;
-  dk->eng = NULL;
-  dk->close_cb = NULL;
-  if (cb) cb(&dk->rt);
-}
-
-void tpuci__dk_maybe_closed(tpuci__dk_t *dk) {
-  if (!dk->closing || dk->atts.atts != NULL || dk->bg > 0 || dk->atts.handles > 0 ||
-      dk->prepare_cb != NULL || dk->orphan_reqs > 0)
+void tpuci__dk_maybe_closed(tpuci__runtime_t *rt) {
+  tpuci__dk_t *dk = (tpuci__dk_t *) rt;
+  if (!tpuci__erun_may_close(&dk->e) || dk->atts.atts != NULL ||
+      dk->atts.handles > 0 || dk->orphan_reqs > 0)
     return;
-  if (dk->norphans > 0 && dk->eng != NULL && !dk->eng->closing) {
+  if (dk->norphans > 0 && dk->e.eng != NULL && !dk->e.eng->closing) {
     /* A last try, and a message for each that is still there. */
     tpuci__dk_orphans_flush(dk, 1);
     if (dk->orphan_reqs > 0) return;
   }
-  if (dk->eng == NULL) {
-    void (*cb)(tpuci__runtime_t *) = dk->close_cb;
-    dk->close_cb = NULL;
-    if (cb) cb(&dk->rt);
-    return;
-  }
-  if (!dk->eng->closing) tpuci__engine_close(dk->eng, tpuci__dk_engine_closed, dk);
+  tpuci__erun_close_engine(&dk->e);
 }
-

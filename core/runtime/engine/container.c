@@ -386,3 +386,14 @@ int tpuci__docker_run_alive(json_t *labels) {
   }
   return 1;
 }
+
+size_t tpuci__docker_count_dead(json_t *list) {
+  size_t i, n = 0;
+  json_t *o;
+  json_array_foreach(list, i, o) {
+    if (!tpuci__docker_is_swarm(o) &&
+        tpuci__docker_run_alive(json_object_get(o, "Labels")) == 0)
+      n++;
+  }
+  return n;
+}

@@ -130,5 +130,8 @@ int tpuci__docker_run_alive(json_t *labels);
  * or a swarm-scoped network. The swarm driver owns those (gc, leftovers);
  * the docker driver leaves them alone. */
 int tpuci__docker_is_swarm(json_t *o);
+/* How many objects of a GET /containers or /networks list belong to a
+ * run that is over (not the swarm's). */
+size_t tpuci__docker_count_dead(json_t *list);
 
 #endif /* TPUCI_ENGINE_CONTAINER_H */

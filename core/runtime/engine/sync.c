@@ -45,3 +45,22 @@ void tpuci__sync_close(tpuci__sync_t *s) {
   uv_loop_close(&s->loop);
 }
 
+
+int tpuci__sync_listed(tpuci__sync_t *s, tpuci__sync_res_t *r, const char *what,
+                       tpuci__buf_t *report) {
+  tpuci__sync_wait(s, r);
+  if (r->ok) return 0;
+  tpuci__buf_addf(report, "FAILED to list %s: %s\n", what, r->message);
+  tpuci__sync_res_free(r);
+  return -1;
+}
+
+int tpuci__sync_removed(const tpuci__sync_res_t *d, const char *kind,
+                        const char *name, const char *run, tpuci__buf_t *report) {
+  if (d->ok || d->status == 404) {
+    tpuci__buf_addf(report, "removed %s %s (run %s)\n", kind, name, run);
+    return 1;
+  }
+  tpuci__buf_addf(report, "FAILED to remove %s %s: %s\n", kind, name, d->message);
+  return 0;
+}

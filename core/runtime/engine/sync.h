@@ -37,4 +37,15 @@ void tpuci__sync_wait(tpuci__sync_t *s, tpuci__sync_res_t *r);
 /* Frees the answer and zeroes it for the next request. */
 void tpuci__sync_res_free(tpuci__sync_res_t *r);
 
+/* `tpuci gc`'s lines. */
+/* Waits for the answer r to listing `what` ("containers"): 0, or -1 with
+ * "FAILED to list <what>: <why>" in report (r freed). */
+int tpuci__sync_listed(tpuci__sync_t *s, tpuci__sync_res_t *r, const char *what,
+                       tpuci__buf_t *report);
+/* The answer d to removing `kind` `name` of run `run`: 1 and "removed
+ * <kind> <name> (run <run>)" when it went (or was gone already), else 0
+ * and "FAILED to remove <kind> <name>: <why>". */
+int tpuci__sync_removed(const tpuci__sync_res_t *d, const char *kind,
+                        const char *name, const char *run, tpuci__buf_t *report);
+
 #endif /* TPUCI_ENGINE_SYNC_H */

@@ -218,8 +218,8 @@ static void tpuci__ssh_maybe_closed(tpuci__ssh_rt_t *r) {
   r->ntargets = 0;
 }
 
-static void tpuci__ssh_changed(tpuci__unit_list_t *l) {
-  tpuci__ssh_maybe_closed((tpuci__ssh_rt_t *) ((char *) l - offsetof(tpuci__ssh_rt_t, atts)));
+static void tpuci__ssh_changed(tpuci__runtime_t *rt) {
+  tpuci__ssh_maybe_closed((tpuci__ssh_rt_t *) rt);
 }
 
 static void tpuci__ssh_close(tpuci__runtime_t *rt, void (*cb)(tpuci__runtime_t *rt)) {

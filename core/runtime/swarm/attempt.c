@@ -64,7 +64,7 @@ static void tpuci__sw_read_rest(tpuci__sw_host_t *h) {
   }
   tpuci__ctrout_rewind(&h->out);
   att->ua.requests++;
-  tpuci__sw_task_logs(att->sw->eng, h->task_id, 0, tpuci__ctrout_chunk, &h->out,
+  tpuci__sw_task_logs(att->sw->e.eng, h->task_id, 0, tpuci__ctrout_chunk, &h->out,
                       tpuci__sw_on_read, h);
 }
 
@@ -96,7 +96,7 @@ static void tpuci__sw_on_follow_end(void *p, const tpuci__engine_res_t *res) {
 static void tpuci__sw_follow_cancel(tpuci__sw_host_t *h) {
   if (h->follow == NULL || h->follow_cancelled) return;
   h->follow_cancelled = 1;
-  tpuci__engine_cancel(TPUCI__SW_ATT(h)->sw->eng, h->follow);
+  tpuci__engine_cancel(TPUCI__SW_ATT(h)->sw->e.eng, h->follow);
 }
 
 /* The run is over before every task ended (a signal, a gang's host that
@@ -125,7 +125,7 @@ static void tpuci__sw_timer_cb(uv_timer_t *t) {
       if (h->inspect_tries > 0 && h->inspect_tries < 100) {
         h->inspect_tries += 100; /* asked */
         att->ua.requests++;
-        tpuci__engine_container_inspect(att->sw->eng, h->container_id,
+        tpuci__engine_container_inspect(att->sw->e.eng, h->container_id,
                                         tpuci__sw_on_inspected, h);
       }
     }
@@ -172,7 +172,7 @@ static void tpuci__sw_oom_check(tpuci__sw_host_t *h) {
       strcmp(h->node_id, sw->manager_node) == 0 && h->container_id != NULL) {
     h->inspect_tries = 101;
     att->ua.requests++;
-    tpuci__engine_container_inspect(sw->eng, h->container_id,
+    tpuci__engine_container_inspect(sw->e.eng, h->container_id,
                                     tpuci__sw_on_inspected, h);
     return;
   }
@@ -204,7 +204,7 @@ static void tpuci__sw_set(char **field, const char *v) {
 
 void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t) {
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
-  uint64_t now = uv_now(att->sw->loop);
+  uint64_t now = uv_now(att->sw->e.loop);
 
   if (att->ua.phase != TPUCI__UP_RUN || h->u.ended || h->u.stopped || t->id == NULL)
     return;
@@ -238,7 +238,7 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t) {
     }
     h->followed = 1;
     att->ua.requests++;
-    h->follow = tpuci__sw_task_logs(att->sw->eng, h->task_id, 1,
+    h->follow = tpuci__sw_task_logs(att->sw->e.eng, h->task_id, 1,
                                     tpuci__ctrout_chunk, &h->out,
                                     tpuci__sw_on_follow_end, h);
   }
@@ -301,7 +301,7 @@ void tpuci__sw_on_absent(tpuci__sw_host_t *h) {
       /* Its container, on the manager, goes a moment after the task. */
       h->ctr_asking = 1;
       att->ua.requests++;
-      tpuci__engine_container_inspect(sw->eng, h->container_id,
+      tpuci__engine_container_inspect(sw->e.eng, h->container_id,
                                       tpuci__sw_on_ctr_looked, h);
       return;
     }
@@ -391,7 +391,7 @@ int tpuci__sw_op_init(tpuci__unit_att_t *ua, tpuci__runtime_t *rt,
                                ua->gang ? (int) i : -1);
     tpuci__ctrout_init(&h->out, a, h->u.host);
   }
-  rc = tpuci__sw_engine(att->sw);
+  rc = tpuci__erun_engine(&att->sw->e);
   if (rc != 0) return rc;
   tpuci__ctr_labels(&labels, a->run_id, a->inst->job, a->inst->name, a->number,
                     a->keep_on_failure);
@@ -430,7 +430,7 @@ static void tpuci__sw_on_created(void *p, const tpuci__engine_res_t *res) {
     h->create_tries++;
     json_object_set_new(h->body, "Name", json_string(name));
     att->ua.requests++;
-    tpuci__sw_service_create(att->sw->eng, h->body, tpuci__sw_host_auth(h),
+    tpuci__sw_service_create(att->sw->e.eng, h->body, tpuci__sw_host_auth(h),
                              tpuci__sw_on_created, h);
     return;
   }
@@ -460,7 +460,7 @@ void tpuci__sw_op_create(tpuci__unit_t *u) {
                         json_string(att->net.id));
   }
   att->ua.requests++;
-  tpuci__sw_service_create(att->sw->eng, h->body, tpuci__sw_host_auth(h),
+  tpuci__sw_service_create(att->sw->e.eng, h->body, tpuci__sw_host_auth(h),
                            tpuci__sw_on_created, h);
 }
 
@@ -480,7 +480,7 @@ void tpuci__sw_op_net_create(tpuci__unit_att_t *ua) {
   tpuci__sw_att_t *att = (tpuci__sw_att_t *) ua;
   if (!att->own_net) return;
   ua->requests++;
-  att->net.eng = att->sw->eng;
+  att->net.eng = att->sw->e.eng;
   att->net.name_max = TPUCI__SW_NAME_MAX;
   tpuci__net_create(&att->net, &ua->signalled, tpuci__sw_on_net_created, att);
 }
@@ -512,7 +512,7 @@ void tpuci__sw_op_remove(tpuci__unit_t *u) {
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
   if (h->id == NULL || h->removed) return;
   att->ua.requests++;
-  tpuci__sw_service_remove(att->sw->eng, h->id, tpuci__sw_on_removed, h);
+  tpuci__sw_service_remove(att->sw->e.eng, h->id, tpuci__sw_on_removed, h);
 }
 
 static void tpuci__sw_on_net_removed(void *p, const tpuci__engine_res_t *res);
@@ -554,7 +554,7 @@ char *tpuci__sw_op_keep(tpuci__unit_att_t *ua, tpuci__unit_t *u) {
 
 int tpuci__sw_all_gone(tpuci__sw_att_t *att) {
   size_t i;
-  uint64_t now = uv_now(att->sw->loop);
+  uint64_t now = uv_now(att->sw->e.loop);
   for (i = 0; i < att->ua.nunits; i++) {
     tpuci__sw_host_t *h = TPUCI__SW_HOST(att, i);
     if (h->gone) continue;
@@ -613,8 +613,9 @@ void tpuci__sw_op_outcome(tpuci__unit_att_t *ua, tpuci__gang_verdict_t *v,
   tpuci__sw_att_t *att = (tpuci__sw_att_t *) ua;
   ua->log_lost = tpuci__sw_log_lost(att);
   if (ua->infra == NULL && v->host < 0 && ua->signalled) {
-    /* Stopped before any task ended: Swarm sent SIGTERM (then SIGKILL
-     * after the grace period). */
+    /* Stopped before any task ended: Swarm sent SIGTERM, then SIGKILL
+     * after the grace period, when the scheduler's SIGKILL came too (its
+     * grace is the service's StopGracePeriod; it arrives after RUN). */
     ex->exit_code = -1;
     ex->term_signal = (ua->signals & (1ull << SIGKILL)) ? SIGKILL : SIGTERM;
     ex->cause = NULL;

@@ -2,7 +2,8 @@
  * starting an attempt (its services' bodies) and its table of
  * operations for the attempt core (runtime/unit/unit.h: the operations
  * are attempt.c's; watch and gone start the task poll, poll.c), closing
- * (the shared parts: objects.c). */
+ * (the shared parts: objects.c; what every engine driver's runtime
+ * object has: engine/erun.h). */
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -22,7 +23,7 @@ static void tpuci__sw_op_watch(tpuci__unit_t *u) {
 static int tpuci__sw_op_gone(tpuci__unit_att_t *ua, int first) {
   tpuci__sw_att_t *att = (tpuci__sw_att_t *) ua;
   if (first) {
-    att->gone_deadline = uv_now(att->sw->loop) + ua->grace_ms + TPUCI__SW_GONE_MS;
+    att->gone_deadline = uv_now(att->sw->e.loop) + ua->grace_ms + TPUCI__SW_GONE_MS;
     tpuci__sw_poll_start(att->sw);
   }
   return tpuci__sw_all_gone(att);
@@ -52,31 +53,14 @@ static const tpuci__unit_ops_t tpuci__sw_ops = {
 };
 
 static int tpuci__sw_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
-  tpuci__sw_t *sw = (tpuci__sw_t *) rt;
-  if (sw->closing)
-    return tpuci__err_set(&rt->err, TPUCI_ESTATE, "the swarm runtime is closing");
   return tpuci__unit_start(rt, "swarm", &tpuci__sw_ops, a, TPUCI__SW_GRACE_MS,
-                           &sw->atts);
-}
-
-/* Closing. */
-
-static void tpuci__sw_changed(tpuci__unit_list_t *l) {
-  tpuci__sw_maybe_closed((tpuci__sw_t *) ((char *) l - offsetof(tpuci__sw_t, atts)));
-}
-
-static void tpuci__sw_close(tpuci__runtime_t *rt, void (*cb)(tpuci__runtime_t *rt)) {
-  tpuci__sw_t *sw = (tpuci__sw_t *) rt;
-  sw->closing = 1;
-  sw->close_cb = cb;
-  tpuci__sw_maybe_closed(sw);
+                           &((tpuci__sw_t *) rt)->atts);
 }
 
 static void tpuci__sw_free(tpuci__runtime_t *rt) {
   tpuci__sw_t *sw = (tpuci__sw_t *) rt;
   size_t i;
   if (sw == NULL) return;
-  free(sw->run_id);
   free(sw->manager_node);
   for (i = 0; i < sw->nimages; i++) {
     free(sw->images[i]);
@@ -85,23 +69,24 @@ static void tpuci__sw_free(tpuci__runtime_t *rt) {
   free(sw->images);
   free(sw->auths);
   json_decref(sw->nodes);
-  tpuci__err_clear(&sw->rt.err);
+  tpuci__erun_release(&sw->e);
   free(sw);
 }
+
+static const tpuci__erun_ops_t tpuci__sw_erun = {
+  TPUCI__RUNTIME_SWARM, "swarm", "swarm", " on the swarm manager",
+  "the swarm manager's Docker Engine",
+  "start dockerd and `docker swarm init`, or set DOCKER_HOST",
+  " (tpuci's swarm runtime needs API 1.41)",
+  tpuci__sw_prepare, tpuci__sw_start, tpuci__sw_free, tpuci__sw_prepare_end,
+  tpuci__sw_maybe_closed,
+};
 
 int tpuci__runtime_swarm_new(uv_loop_t *loop, const tpuci__runtime_opts_t *opts,
                              tpuci__runtime_t **out, tpuci__err_t *err) {
   tpuci__sw_t *sw = tpuci__calloc(1, sizeof(*sw));
   (void) err;
-  tpuci__unit_rt_init(&sw->rt, "swarm", loop, &sw->atts, tpuci__sw_changed);
-  sw->rt.prepare = tpuci__sw_prepare;
-  sw->rt.abort = tpuci__sw_abort;
-  sw->rt.start = tpuci__sw_start;
-  sw->rt.close = tpuci__sw_close;
-  sw->rt.free = tpuci__sw_free;
-  sw->loop = loop;
-  sw->run_id = tpuci__strdup(opts && opts->run_id ? opts->run_id : "");
-  sw->keep_failed = opts ? opts->keep_failed : 0;
-  *out = &sw->rt;
+  tpuci__unit_rt_init(&sw->e.rt, "swarm", loop, &sw->atts, tpuci__sw_maybe_closed);
+  *out = tpuci__erun_init(&sw->e, &tpuci__sw_erun, loop, opts);
   return 0;
 }

@@ -121,12 +121,7 @@ static int tpuci__swgc_services(tpuci__sync_t *s, int dry_run, tpuci__swgc_t *g,
   json_t *o;
   int found;
   tpuci__sw_service_list(s->eng, TPUCI__LABEL_RUN, tpuci__sync_cb, &r);
-  tpuci__sync_wait(s, &r);
-  if (!r.ok) {
-    tpuci__buf_addf(report, "FAILED to list services: %s\n", r.message);
-    tpuci__sync_res_free(&r);
-    return -1;
-  }
+  if (tpuci__sync_listed(s, &r, "services", report) != 0) return -1;
   tpuci__swgc_pick(r.json, dry_run, &ids, &names, &runs, g, report);
   tpuci__sync_res_free(&r);
   found = (int) ids.len;
@@ -151,14 +146,8 @@ static int tpuci__swgc_services(tpuci__sync_t *s, int dry_run, tpuci__swgc_t *g,
     tpuci__sync_res_t d = {0};
     tpuci__sw_service_remove(s->eng, ids.items[i], tpuci__sync_cb, &d);
     tpuci__sync_wait(s, &d);
-    if (d.ok || d.status == 404)
-      tpuci__buf_addf(report, "removed service %s (run %s)\n", names.items[i],
-                      runs.items[i]);
-    else {
-      tpuci__buf_addf(report, "FAILED to remove service %s: %s\n",
-                      names.items[i], d.message);
+    if (!tpuci__sync_removed(&d, "service", names.items[i], runs.items[i], report))
       found--;
-    }
     tpuci__sync_res_free(&d);
   }
 out:
@@ -239,12 +228,7 @@ static int tpuci__swgc_networks(tpuci__sync_t *s, int dry_run, const tpuci__swgc
   json_t *o;
   int found = 0;
   tpuci__engine_network_list(s->eng, TPUCI__LABEL_RUN, tpuci__sync_cb, &r);
-  tpuci__sync_wait(s, &r);
-  if (!r.ok) {
-    tpuci__buf_addf(report, "FAILED to list networks: %s\n", r.message);
-    tpuci__sync_res_free(&r);
-    return -1;
-  }
+  if (tpuci__sync_listed(s, &r, "networks", report) != 0) return -1;
   json_array_foreach(r.json, i, o) {
     json_t *labels = json_object_get(o, "Labels");
     const char *name = json_string_value(json_object_get(o, "Name"));
@@ -270,18 +254,14 @@ static int tpuci__swgc_networks(tpuci__sync_t *s, int dry_run, const tpuci__swgc
         break;
       usleep(TPUCI__SWGC_POLL_US);
     }
-    if (d.ok || d.status == 404) {
-      tpuci__buf_addf(report, "removed overlay network %s (run %s)\n", name,
-                      tpuci__swlabel(labels, TPUCI__LABEL_RUN));
-    } else if (d.error == 0 && d.status == 403) {
+    if (!d.ok && d.error == 0 && d.status == 403) {
       /* "has active endpoints": its tasks are still going. */
       tpuci__buf_addf(report, "still going: overlay network %s is still in "
                               "use (%s); `tpuci gc` again removes it\n",
                       name, d.message);
       found--;
-    } else {
-      tpuci__buf_addf(report, "FAILED to remove overlay network %s: %s\n", name,
-                      d.message);
+    } else if (!tpuci__sync_removed(&d, "overlay network", name,
+                                    tpuci__swlabel(labels, TPUCI__LABEL_RUN), report)) {
       found--;
     }
     tpuci__sync_res_free(&d);
@@ -392,16 +372,11 @@ static void tpuci__swdoc_nodes(tpuci__sync_t *s, const tpuci__plan_t *plan,
 
 static void tpuci__swdoc_images(tpuci__sync_t *s, const tpuci__plan_t *plan,
                                 tpuci__buf_t *report, tpuci__err_t *err, int *first) {
-  size_t k, i;
+  size_t k;
   for (k = 0; k < plan->nimages; k++) {
     const tpuci__image_t *img = &plan->images[k];
     tpuci__sync_res_t r = {0};
-    int used = 0;
-    for (i = 0; i < plan->ninstances; i++)
-      if (plan->instances[i].selected && plan->instances[i].image == (int) k &&
-          plan->instances[i].runtime == TPUCI__RUNTIME_SWARM)
-        used = 1;
-    if (!used) continue;
+    if (!tpuci__plan_image_used(plan, k, TPUCI__RUNTIME_SWARM)) continue;
     tpuci__engine_image_inspect(s->eng, img->ref, tpuci__sync_cb, &r);
     tpuci__sync_wait(s, &r);
     if (r.ok)

@@ -11,7 +11,7 @@ static void tpuci__sw_poll_cb(uv_timer_t *t);
 
 void tpuci__sw_poll_start(tpuci__sw_t *sw) {
   if (!sw->poll_init) {
-    uv_timer_init(sw->loop, &sw->poll);
+    uv_timer_init(sw->e.loop, &sw->poll);
     sw->poll.data = sw;
     sw->poll_init = 1;
   }
@@ -27,7 +27,7 @@ static void tpuci__sw_poll_again(tpuci__sw_t *sw) {
       tpuci__sw_poll_start(sw);
       return;
     }
-  tpuci__sw_maybe_closed(sw);
+  tpuci__sw_maybe_closed(&sw->e.rt);
 }
 
 /* The host whose service (by == 0) or task (by == 1) is `id`. */
@@ -122,8 +122,8 @@ static void tpuci__sw_on_poll(void *p, const tpuci__engine_res_t *res) {
   }
   tpuci__strv_free(&q->ids);
   free(q);
-  if (!sw->closing || sw->atts.atts != NULL) tpuci__sw_poll_again(sw);
-  else tpuci__sw_maybe_closed(sw);
+  if (!sw->e.closing || sw->atts.atts != NULL) tpuci__sw_poll_again(sw);
+  else tpuci__sw_maybe_closed(&sw->e.rt);
 }
 
 static void tpuci__sw_poll_send(tpuci__sw_t *sw, int by) {
@@ -143,7 +143,7 @@ static void tpuci__sw_poll_send(tpuci__sw_t *sw, int by) {
     return;
   }
   sw->polling++;
-  tpuci__sw_task_list(sw->eng, by == 0 ? "service" : "id",
+  tpuci__sw_task_list(sw->e.eng, by == 0 ? "service" : "id",
                       (const char *const *) q->ids.items, q->ids.len,
                       tpuci__sw_on_poll, q);
 }

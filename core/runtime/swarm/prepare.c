@@ -99,63 +99,24 @@ int tpuci__sw_plan_fits(const tpuci__plan_t *plan, json_t *nodes,
 
 /* prepare: version, info, nodes, leftovers, images. */
 
-static void tpuci__sw_prepare_done(tpuci__sw_t *sw, int status) {
-  void (*cb)(tpuci__runtime_t *, int) = sw->prepare_cb;
-  sw->prepare_cb = NULL;
+void tpuci__sw_prepare_end(tpuci__erun_t *e) {
+  tpuci__sw_t *sw = (tpuci__sw_t *) e;
   json_decref(sw->nodes);
   sw->nodes = NULL;
-  if (cb) cb(&sw->rt, status);
-  tpuci__sw_maybe_closed(sw);
-}
-
-static void tpuci__sw_prepare_fail(tpuci__sw_t *sw, int code, char *msg) {
-  tpuci__err_set(&sw->rt.err, code, "%s", msg);
-  free(msg);
-  tpuci__sw_prepare_done(sw, code);
-}
-
-static int tpuci__sw_prep_answered(tpuci__sw_t *sw) {
-  sw->bg--;
-  sw->prep_req = NULL;
-  sw->pull = NULL;
-  if (!sw->aborting) return 0;
-  tpuci__err_set(&sw->rt.err, UV_ECANCELED, "cancelled");
-  tpuci__sw_prepare_done(sw, UV_ECANCELED);
-  return 1;
-}
-
-void tpuci__sw_abort(tpuci__runtime_t *rt) {
-  tpuci__sw_t *sw = (tpuci__sw_t *) rt;
-  if (sw->prepare_cb == NULL || sw->aborting) return;
-  sw->aborting = 1;
-  if (sw->prep_req != NULL) tpuci__engine_cancel(sw->eng, sw->prep_req);
-  if (sw->pull != NULL) tpuci__pull_cancel(sw->pull);
-}
-
-/* Whether plan image `k` is used by a selected swarm instance. */
-static int tpuci__sw_image_used(const tpuci__plan_t *plan, size_t k) {
-  size_t i;
-  for (i = 0; i < plan->ninstances; i++)
-    if (plan->instances[i].selected && plan->instances[i].image == (int) k &&
-        plan->instances[i].runtime == TPUCI__RUNTIME_SWARM)
-      return 1;
-  return 0;
 }
 
 static void tpuci__sw_next_image(tpuci__sw_t *sw);
 
 static void tpuci__sw_on_pulled(void *p, const tpuci__pull_res_t *res) {
   tpuci__sw_t *sw = p;
-  size_t k = sw->image_next - 1;
-  const tpuci__image_t *img = &sw->plan->images[k];
-  if (tpuci__sw_prep_answered(sw)) return;
-  if (res->ok || sw->image_present) {
+  size_t k = sw->e.image_next - 1;
+  const tpuci__image_t *img = &sw->e.plan->images[k];
+  if (tpuci__erun_answered(&sw->e)) return;
+  if (res->ok || sw->e.image_present) {
     if (!res->ok) {
-      char *m = tpuci__printf("warning: could not pull image '%s' on the "
-                              "manager (%s); the nodes pull it themselves",
-                              img->ref, res->message);
-      tpuci__sw_message(sw, m);
-      free(m);
+      tpuci__erun_tell(&sw->e, "warning: could not pull image '%s' on the "
+                               "manager (%s); the nodes pull it themselves",
+                       img->ref, res->message);
     }
     /* By reference: the other nodes pull it too, with the manager's
      * credentials. */
@@ -166,7 +127,7 @@ static void tpuci__sw_on_pulled(void *p, const tpuci__pull_res_t *res) {
     tpuci__sw_next_image(sw);
     return;
   }
-  tpuci__sw_prepare_fail(sw, res->engine_error != 0 ? TPUCI_EENGINE : TPUCI_EIMAGE,
+  tpuci__erun_prepare_fail(&sw->e, res->engine_error != 0 ? TPUCI_EENGINE : TPUCI_EIMAGE,
                          tpuci__printf("image '%s' is not present on the swarm "
                                        "manager and could not be pulled (%s); "
                                        "%s",
@@ -178,48 +139,28 @@ static void tpuci__sw_on_pulled(void *p, const tpuci__pull_res_t *res) {
                                                      "-i FILE.tar"));
 }
 
-static void tpuci__sw_on_pull_progress(void *p, const tpuci__pull_progress_t *pr) {
-  tpuci__sw_t *sw = p;
-  if (sw->rt.on_pull != NULL) sw->rt.on_pull(&sw->rt, pr);
-}
-
 static void tpuci__sw_on_image(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_t *sw = p;
-  size_t k = sw->image_next - 1;
-  const tpuci__image_t *img = &sw->plan->images[k];
+  size_t k = sw->e.image_next - 1;
+  const tpuci__image_t *img = &sw->e.plan->images[k];
   const char *id = json_string_value(json_object_get(res->json, "Id"));
-  if (tpuci__sw_prep_answered(sw)) return;
-  if (!res->ok && res->status != 404) {
-    tpuci__sw_prepare_fail(sw, TPUCI_EENGINE,
-                           tpuci__printf("swarm: inspecting image '%s' failed: %s",
-                                         img->ref, res->message));
-    return;
-  }
-  sw->image_present = res->ok;
-  if (!res->ok && img->pull == TPUCI__PULL_NEVER) {
-    tpuci__sw_prepare_fail(sw, TPUCI_EIMAGE,
-                           tpuci__printf("image '%s' is not present on the "
-                                         "swarm manager and pull = \"never\" "
-                                         "(image \"%s\"%s%s); load it on every "
-                                         "node first, e.g. docker load -i "
-                                         "FILE.tar",
-                                         img->ref, img->name,
-                                         img->where ? " at " : "",
-                                         img->where ? img->where : ""));
-    return;
-  }
-  if (!res->ok || img->pull == TPUCI__PULL_ALWAYS) {
-    char *m = tpuci__printf("pulling image '%s' on the swarm manager", img->ref);
-    tpuci__sw_message(sw, m);
-    free(m);
-    sw->pull = tpuci__pull_start(sw->eng, img->ref, tpuci__sw_on_pull_progress,
-                                 tpuci__sw_on_pulled, sw, &sw->rt.err);
-    if (sw->pull == NULL) {
-      tpuci__sw_prepare_done(sw, sw->rt.err.code);
+  if (tpuci__erun_answered(&sw->e)) return;
+  switch (tpuci__erun_image(&sw->e, img, res, tpuci__sw_on_pulled)) {
+    case TPUCI__ERUN_IMG_HANDLED:
       return;
-    }
-    sw->bg++;
-    return;
+    case TPUCI__ERUN_IMG_NEVER:
+      tpuci__erun_prepare_fail(&sw->e, TPUCI_EIMAGE,
+                               tpuci__printf("image '%s' is not present on the "
+                                             "swarm manager and pull = \"never\" "
+                                             "(image \"%s\"%s%s); load it on "
+                                             "every node first, e.g. docker "
+                                             "load -i FILE.tar",
+                                             img->ref, img->name,
+                                             img->where ? " at " : "",
+                                             img->where ? img->where : ""));
+      return;
+    case TPUCI__ERUN_IMG_USE:
+      break;
   }
   /* By id: a node that has it starts at once, without asking a
    * registry first; one that has not says "No such image" (infra). */
@@ -229,14 +170,14 @@ static void tpuci__sw_on_image(void *p, const tpuci__engine_res_t *res) {
 }
 
 static void tpuci__sw_next_image(tpuci__sw_t *sw) {
-  while (sw->image_next < sw->nimages && !tpuci__sw_image_used(sw->plan, sw->image_next))
-    sw->image_next++;
-  if (sw->image_next >= sw->nimages) {
-    tpuci__sw_prepare_done(sw, 0);
+  while (sw->e.image_next < sw->nimages && !tpuci__plan_image_used(sw->e.plan, sw->e.image_next, TPUCI__RUNTIME_SWARM))
+    sw->e.image_next++;
+  if (sw->e.image_next >= sw->nimages) {
+    tpuci__erun_prepare_done(&sw->e, 0);
     return;
   }
-  sw->bg++;
-  sw->prep_req = tpuci__engine_image_inspect(sw->eng, sw->plan->images[sw->image_next++].ref,
+  sw->e.bg++;
+  sw->e.prep_req = tpuci__engine_image_inspect(sw->e.eng, sw->e.plan->images[sw->e.image_next++].ref,
                                              tpuci__sw_on_image, sw);
 }
 
@@ -244,7 +185,7 @@ static void tpuci__sw_on_services(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_t *sw = p;
   size_t i, n = 0;
   json_t *o;
-  if (tpuci__sw_prep_answered(sw)) return;
+  if (tpuci__erun_answered(&sw->e)) return;
   if (res->ok) {
     json_array_foreach(res->json, i, o) {
       json_t *labels = json_object_get(json_object_get(o, "Spec"), "Labels");
@@ -252,30 +193,28 @@ static void tpuci__sw_on_services(void *p, const tpuci__engine_res_t *res) {
     }
   }
   if (n > 0) {
-    char *m = tpuci__printf("warning: %zu swarm service%s left by earlier "
-                            "runs; run `tpuci gc`",
-                            n, n == 1 ? "" : "s");
-    tpuci__sw_message(sw, m);
-    free(m);
+    tpuci__erun_tell(&sw->e, "warning: %zu swarm service%s left by earlier "
+                             "runs; run `tpuci gc`",
+                     n, n == 1 ? "" : "s");
   }
   tpuci__sw_next_image(sw);
 }
 
 static void tpuci__sw_on_nodes(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_t *sw = p;
-  if (tpuci__sw_prep_answered(sw)) return;
+  if (tpuci__erun_answered(&sw->e)) return;
   if (!res->ok) {
-    tpuci__sw_prepare_fail(sw, TPUCI_EENGINE,
+    tpuci__erun_prepare_fail(&sw->e, TPUCI_EENGINE,
                            tpuci__printf("swarm: listing the nodes failed: %s",
                                          res->message));
     return;
   }
-  if (tpuci__sw_plan_fits(sw->plan, res->json, sw->manager_node, &sw->rt.err) != 0) {
-    tpuci__sw_prepare_done(sw, sw->rt.err.code);
+  if (tpuci__sw_plan_fits(sw->e.plan, res->json, sw->manager_node, &sw->e.rt.err) != 0) {
+    tpuci__erun_prepare_done(&sw->e, sw->e.rt.err.code);
     return;
   }
-  sw->bg++;
-  sw->prep_req = tpuci__sw_service_list(sw->eng, TPUCI__LABEL_RUN,
+  sw->e.bg++;
+  sw->e.prep_req = tpuci__sw_service_list(sw->e.eng, TPUCI__LABEL_RUN,
                                         tpuci__sw_on_services, sw);
 }
 
@@ -283,70 +222,32 @@ static void tpuci__sw_on_info(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_t *sw = p;
   char *where;
   const char *node;
-  if (tpuci__sw_prep_answered(sw)) return;
+  if (tpuci__erun_answered(&sw->e)) return;
   if (!res->ok) {
-    tpuci__sw_prepare_fail(sw, TPUCI_EENGINE,
+    tpuci__erun_prepare_fail(&sw->e, TPUCI_EENGINE,
                            tpuci__printf("swarm: GET /info failed: %s", res->message));
     return;
   }
-  where = tpuci__engine_where(sw->eng);
-  if (tpuci__sw_info_check(res->json, where, &sw->rt.err) != 0) {
+  where = tpuci__engine_where(sw->e.eng);
+  if (tpuci__sw_info_check(res->json, where, &sw->e.rt.err) != 0) {
     free(where);
-    tpuci__sw_prepare_done(sw, sw->rt.err.code);
+    tpuci__erun_prepare_done(&sw->e, sw->e.rt.err.code);
     return;
   }
   free(where);
   node = json_string_value(json_object_get(json_object_get(res->json, "Swarm"), "NodeID"));
   free(sw->manager_node);
   sw->manager_node = node ? tpuci__strdup(node) : NULL;
-  sw->bg++;
-  sw->prep_req = tpuci__sw_node_list(sw->eng, tpuci__sw_on_nodes, sw);
+  sw->e.bg++;
+  sw->e.prep_req = tpuci__sw_node_list(sw->e.eng, tpuci__sw_on_nodes, sw);
 }
 
 static void tpuci__sw_on_version(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_t *sw = p;
-  if (tpuci__sw_prep_answered(sw)) return;
-  if (res->error != 0) {
-    tpuci__sw_prepare_fail(sw, TPUCI_EENGINE,
-                           tpuci__printf("cannot reach the swarm manager's "
-                                         "Docker Engine (%s); %s",
-                                         res->message,
-                                         res->error == UV_EPROTO
-                                             ? tpuci__engine_reach_hint(res->error)
-                                             : "start dockerd and `docker "
-                                               "swarm init`, or set "
-                                               "DOCKER_HOST"));
-    return;
-  }
-  if (!res->ok || res->json == NULL) {
-    tpuci__sw_prepare_fail(sw, TPUCI_EENGINE,
-                           tpuci__printf("the Docker Engine answered GET "
-                                         "/version with an error: %s",
-                                         res->ok ? "not JSON" : res->message));
-    return;
-  }
-  if (tpuci__engine_negotiate(sw->eng, res->json, &sw->rt.err) != 0) {
-    char *m = tpuci__printf("swarm: %s (tpuci's swarm runtime needs API 1.41)",
-                            sw->rt.err.msg ? sw->rt.err.msg : "API too old");
-    tpuci__sw_prepare_fail(sw, TPUCI_EENGINE, m);
-    return;
-  }
-  sw->bg++;
-  sw->prep_req = tpuci__engine_info(sw->eng, tpuci__sw_on_info, sw);
-}
-
-/* Bind mounts (and pytest's results folder) on a manager over TCP. */
-static void tpuci__sw_remote_warnings(tpuci__sw_t *sw,
-                                      const tpuci__plan_t *plan) {
-  tpuci__strv_t w = {0};
-  size_t i;
-  tpuci__remote_mount_warnings(plan, TPUCI__RUNTIME_SWARM, &sw->eng->host, &w);
-  for (i = 0; i < w.len; i++) {
-    char *m = tpuci__printf("warning: %s", w.items[i]);
-    tpuci__sw_message(sw, m);
-    free(m);
-  }
-  tpuci__strv_free(&w);
+  if (tpuci__erun_answered(&sw->e)) return;
+  if (tpuci__erun_version(&sw->e, res) != 0) return;
+  sw->e.bg++;
+  sw->e.prep_req = tpuci__engine_info(sw->e.eng, tpuci__sw_on_info, sw);
 }
 
 int tpuci__sw_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
@@ -354,13 +255,8 @@ int tpuci__sw_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
   tpuci__sw_t *sw = (tpuci__sw_t *) rt;
   size_t i;
   int rc;
-  if (sw->closing || sw->prepare_cb != NULL)
-    return tpuci__err_set(&rt->err, TPUCI_ESTATE, "the swarm runtime is busy");
-  rc = tpuci__sw_engine(sw);
+  rc = tpuci__erun_prepare_begin(&sw->e, plan, cb);
   if (rc != 0) return rc;
-  tpuci__sw_remote_warnings(sw, plan);
-  sw->plan = plan;
-  sw->prepare_cb = cb;
   for (i = 0; i < sw->nimages; i++) {
     free(sw->images[i]);
     if (sw->auths != NULL) tpuci__wipe_free(sw->auths[i]);
@@ -370,9 +266,8 @@ int tpuci__sw_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
   sw->nimages = plan->nimages;
   sw->images = tpuci__calloc(plan->nimages + 1, sizeof(char *));
   sw->auths = tpuci__calloc(plan->nimages + 1, sizeof(char *));
-  sw->image_next = 0;
-  sw->bg++;
-  sw->prep_req = tpuci__engine_version(sw->eng, tpuci__sw_on_version, sw);
+  sw->e.bg++;
+  sw->e.prep_req = tpuci__engine_version(sw->e.eng, tpuci__sw_on_version, sw);
   return 0;
 }
 

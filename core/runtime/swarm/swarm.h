@@ -21,6 +21,7 @@
 #include "runtime/engine/container.h"
 #include "runtime/engine/demux.h"
 #include "runtime/engine/engine.h"
+#include "runtime/engine/erun.h"
 #include "runtime/engine/gang.h"
 #include "runtime/engine/network.h"
 #include "runtime/engine/output.h"
@@ -231,11 +232,7 @@ struct tpuci__sw_att_s {
 #define TPUCI__SW_HOST(att, i) ((tpuci__sw_host_t *) tpuci__unit_at(&(att)->ua, (i)))
 
 struct tpuci__sw_s {
-  tpuci__runtime_t rt;
-  uv_loop_t *loop;
-  tpuci__engine_t *eng;
-  char *run_id;
-  int keep_failed;
+  tpuci__erun_t e;        /* first: the runtime, engine, prepare, close */
   tpuci__unit_list_t atts; /* attempts not done (unit.h) */
   int handles;            /* the poll timer being closed */
   /* The task poll. */
@@ -250,30 +247,17 @@ struct tpuci__sw_s {
    * (the nodes pull it by reference too), or NULL */
   char **auths;
   size_t nimages;
-  /* prepare */
-  const tpuci__plan_t *plan;
-  void (*prepare_cb)(tpuci__runtime_t *rt, int status);
-  int bg;
-  size_t image_next;
-  int image_present;
-  tpuci__http_req_t *prep_req;
-  tpuci__puller_t *pull;    /* prepare's image pull */
-  int aborting;
   json_t *nodes;          /* GET /nodes, during prepare */
-  /* close */
-  int closing;
-  void (*close_cb)(tpuci__runtime_t *rt);
 };
 
 /* endpoints.c */
 /* The X-Registry-Auth for a host's service (sw->auths), or NULL. */
 const char *tpuci__sw_host_auth(const tpuci__sw_host_t *h);
 
-/* objects.c: the shared parts (below the other files). */
-void tpuci__sw_message(tpuci__sw_t *sw, const char *msg);
-int tpuci__sw_engine(tpuci__sw_t *sw);
+/* objects.c: the shared parts (below the other files); the runtime's
+ * own (messages, the engine client) are engine/erun.h's. */
 /* Closes the runtime once nothing is left (close() was called). */
-void tpuci__sw_maybe_closed(tpuci__sw_t *sw);
+void tpuci__sw_maybe_closed(tpuci__runtime_t *rt);
 
 /* attempt.c: the operations of an attempt (unit.h), but watch and gone,
  * which start the task poll (driver.c); and what the poll says. */
@@ -307,7 +291,7 @@ void tpuci__sw_poll_start(tpuci__sw_t *sw);
 /* prepare.c */
 int tpuci__sw_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
                       void (*cb)(tpuci__runtime_t *rt, int status));
-void tpuci__sw_abort(tpuci__runtime_t *rt);
+void tpuci__sw_prepare_end(tpuci__erun_t *e);
 /* The swarm state of a GET /info answer: 0 when this engine is an
  * active manager, else TPUCI_EENGINE with a one-line message. */
 int tpuci__sw_info_check(json_t *info, const char *where, tpuci__err_t *err);

@@ -157,10 +157,11 @@ int tpuci__unit_start(tpuci__runtime_t *rt, const char *runtime,
 
 void tpuci__unit_rt_init(tpuci__runtime_t *rt, const char *name, uv_loop_t *loop,
                          tpuci__unit_list_t *list,
-                         void (*changed)(tpuci__unit_list_t *l)) {
+                         void (*changed)(tpuci__runtime_t *rt)) {
   rt->name = name;
   rt->loop = loop;
   rt->signal = tpuci__unit_rt_signal;
+  list->rt = rt;
   list->changed = changed;
 }
 
@@ -225,8 +226,12 @@ static void tpuci__unit_gang_stop(tpuci__unit_att_t *att, const tpuci__unit_t *u
 }
 
 int tpuci__unit_signal(tpuci__unit_att_t *att, int signum) {
-  if (att == NULL || att->phase > TPUCI__UP_RUN) return 0;
+  if (att == NULL) return 0;
+  /* Recorded after RUN too: a driver that stops by removing ended RUN at
+   * the first signal, and the SIGKILL that follows the grace is still
+   * what ended its units (ops->outcome reads att->signals). */
   if (signum > 0 && signum < 64) att->signals |= 1ull << signum;
+  if (att->phase > TPUCI__UP_RUN) return 0;
   att->signalled = 1;
   if (att->phase < TPUCI__UP_RUN ||
       (att->phase == TPUCI__UP_RUN && !att->launched)) {
@@ -328,7 +333,7 @@ static void tpuci__unit_closed(uv_handle_t *h) {
   tpuci__unit_list_t *l = att->list;
   free(att);
   l->handles--;
-  l->changed(l);
+  l->changed(l->rt);
 }
 
 static void tpuci__unit_finish(tpuci__unit_att_t *att) {
@@ -476,7 +481,7 @@ void tpuci__unit_step(tpuci__unit_att_t *att) {
         tpuci__unit_list_t *l = att->list;
         att->phase = TPUCI__UP_DONE;
         tpuci__unit_finish(att);
-        l->changed(l);
+        l->changed(l->rt);
         return;
       }
     }

@@ -165,12 +165,13 @@ struct tpuci__unit_att_s {
   tpuci__unit_att_t *prev, *next;
 };
 
-/* A runtime's attempts not done. `changed` is called when one ended and
- * when its timer closed: the runtime may close then. */
+/* A runtime's attempts not done. `changed` is called with the runtime
+ * when one ended and when its timer closed: the runtime may close then. */
 struct tpuci__unit_list_s {
   tpuci__unit_att_t *atts;
   int handles;            /* attempt timers being closed */
-  void (*changed)(tpuci__unit_list_t *l);
+  tpuci__runtime_t *rt;
+  void (*changed)(tpuci__runtime_t *rt);
 };
 
 /* The runtime's start() of a driver on this core: the hosts
@@ -217,7 +218,7 @@ int tpuci__unit_polls(const tpuci__unit_att_t *att);
  * and loop, signal(), and its attempts' list with `changed`. */
 void tpuci__unit_rt_init(tpuci__runtime_t *rt, const char *name, uv_loop_t *loop,
                          tpuci__unit_list_t *list,
-                         void (*changed)(tpuci__unit_list_t *l));
+                         void (*changed)(tpuci__runtime_t *rt));
 /* The runtime's signal() of a driver on this core. */
 int tpuci__unit_rt_signal(tpuci__runtime_t *rt, tpuci__attempt_t *a, int signum);
 /* Calls fn(att) after `ms` on the attempt's timer, counted as a request

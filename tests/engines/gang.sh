@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# A 4-host gang (v4-32) of busybox containers: every host checks its own
-# environment (the TPU VM variables of its worker id, the rendezvous, the
-# job's env winning over generated values) and reaches every other host by
-# name on the gang's private network, which is internal. The output
-# is kept per host and prefixed per line in the attempt's log; tpuci plan
-# shows the hosts; nothing is left afterwards.
-. "$TESTS/docker/lib.sh"
+# Gangs on each engine (engine.sh). A 4-host gang (v4-32): every host
+# checks its own environment (the TPU VM variables of its worker id, the
+# rendezvous, the job's env winning over generated values) and reaches
+# every other host by name on the attempt's own internal network (a
+# bridge on docker and podman, an attachable overlay on swarm), with
+# tpuci's labels; the output is prefixed per line and host in the
+# attempt's log (whole lines, across chunks) and kept raw per host;
+# `tpuci plan` shows the hosts. Then a gang whose worker-1 fails: the
+# others (which ignore SIGTERM) are stopped after the grace, not after
+# their own end, and the cause names worker-1. Nothing is left.
+. "$TESTS/engines/engine.sh"
 
 mkdir out
-cat > spec.lua <<'LUA'
+spec spec.lua <<'LUA'
 image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
 topology "v4-32" {}
 job "gang" {
-  image = "bb", topology = "v4-32", timeout = "60s", mounts = { ["out"] = "/out" },
+  image = "bb", topology = "v4-32", timeout = "120s", mounts = { ["out"] = "/out" },
   env = { MASTER_PORT = "1234", A = "from the job" },
   run = [[
     i=$TPUCI_HOST bad=0
@@ -41,79 +45,59 @@ job "gang" {
       n=0
       until ping -c1 -W1 worker-$j >/dev/null 2>&1; do
         n=$((n + 1))
-        if [ $n -ge 30 ]; then echo "CHECK FAILED on worker-$i: cannot reach worker-$j"; bad=1; break; fi
-        sleep 0.2
+        if [ $n -ge 60 ]; then echo "CHECK FAILED on worker-$i: cannot reach worker-$j"; bad=1; break; fi
+        sleep 0.5
       done
-      [ $n -lt 30 ] && echo "worker-$i reached worker-$j"
+      [ $n -lt 60 ] && echo "worker-$i reached worker-$j"
     done
     printf 'partial line of worker-%s' "$i"; sleep 0.1; echo ' completed'
     echo "to stderr from worker-$i" >&2
-    # Stay reachable while the others look for this host, and until the
-    # test has looked at the running gang (at most 20 s).
+    # Stay reachable until every host has reached every other (a host
+    # that ended is gone from the network's names) and the test has seen
+    # the network (at most 60 s).
+    touch /out/reached-$i
     n=0
-    until [ -e /out/release ] || [ $n -ge 100 ]; do sleep 0.2; n=$((n + 1)); done
+    until { [ "$(ls /out | grep -c reached)" = 4 ] && [ -e /out/release ]; } || [ $n -ge 300 ]; do
+      sleep 0.2; n=$((n + 1))
+    done
     exit $bad
   ]],
 }
 LUA
 
 # The plan shows the hosts and what each gets.
-run_tpuci plan spec.lua
+engine_run plan spec.lua
 expect_code 0 "plan"
 expect_out "gang:     4 hosts worker-0..worker-3" "plan: the gang"
 expect_out "env of worker-2: TPU_WORKER_ID=2" "plan: a host's own variables"
 expect_out 'emulate = "pjrt" with 4 hosts' "plan: the pjrt warning"
-"$TPUCI" plan --json spec.lua > plan.json 2>/dev/null
+"$TPUCI" plan "${ENGINE_FLAG[@]}" --json spec.lua > plan.json 2>/dev/null
 got=$(python3 -c 'import json; i=json.load(open("plan.json"))["instances"][0]; print([h["name"] for h in i["hosts"]], i["hosts"][3]["env"]["TPU_WORKER_ID"], "MASTER_PORT" in i["hosts"][0]["env"])')
 [ "$got" = "['worker-0', 'worker-1', 'worker-2', 'worker-3'] 3 False" ] && pass || fail "plan --json hosts: $got"
 
-start=$(date +%s)
-"$TPUCI" run -j 4 spec.lua > "$WORK/tpuci.out" 2>&1 &
-tp=$!
-# While it runs: one network of the attempt, internal, labelled, with the
-# 4 hosts on it under their aliases.
+want_net="bridge local True gang 1"
+[ "$ENGINE" = swarm ] && want_net="overlay swarm True gang 1"
+engine_start run -j 4 spec.lua
+# While it runs: one network of the attempt, internal, labelled.
 netinfo=""
-for _ in $(seq 100); do
+for _ in $(seq 300); do
   netinfo=$(api "/networks?filters=$(python3 -c 'import json,sys,urllib.parse; print(urllib.parse.quote(json.dumps({"label":["tpuci.pid="+sys.argv[1]]})))' "$tp")" |
     python3 -c '
 import json, sys
-nets = json.load(sys.stdin)
-if len(nets) == 1:
-    print(nets[0]["Id"], nets[0]["Internal"], nets[0]["Labels"].get("tpuci.instance"), nets[0]["Labels"].get("tpuci.attempt"))' 2>/dev/null)
-  if [ -n "$netinfo" ]; then
-    set -- $netinfo
-    n=$(api "/networks/$1" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["Containers"] or {}))' 2>/dev/null)
-    [ "$n" = 4 ] && break
-  fi
-  sleep 0.1
+n = json.load(sys.stdin)
+if len(n) == 1:
+    n = n[0]
+    print(n["Driver"], n["Scope"], n["Internal"], n["Labels"].get("tpuci.instance"), n["Labels"].get("tpuci.attempt"))' 2>/dev/null)
+  [ -n "$netinfo" ] && break
+  sleep 0.2
 done
-[ "${netinfo#* }" = "True gang 1" ] && pass || fail "the gang's network: '$netinfo' (want id, Internal True, instance gang, attempt 1)"
-[ "${n:-0}" = 4 ] && pass || fail "${n:-0} containers on the gang's network, want 4"
-# Each host's container answers to its alias on that network (asked
-# again for a few seconds: the engine's lists lag under load).
-for _ in $(seq 50); do
-aliases=$(for id in $(api "/containers/json?filters=$(python3 -c 'import json,sys,urllib.parse; print(urllib.parse.quote(json.dumps({"label":["tpuci.pid="+sys.argv[1]]})))' "$tp")" |
-                   python3 -c 'import json,sys; print(" ".join(c["Id"] for c in json.load(sys.stdin)))'); do
-  api "/containers/$id/json" | python3 -c '
-import json, sys
-c = json.load(sys.stdin)
-nets = c["NetworkSettings"]["Networks"]
-name = c["Config"]["Hostname"]
-print(name if len(nets) == 1 and name in list(nets.values())[0]["Aliases"] else "bad:" + name)'
-done | sort | tr '\n' ' ')
-[ "$aliases" = "worker-0 worker-1 worker-2 worker-3 " ] && break
-sleep 0.1
-done
-[ "$aliases" = "worker-0 worker-1 worker-2 worker-3 " ] && pass || fail "hosts and aliases: '$aliases'"
+[ "$netinfo" = "$want_net" ] && pass || fail "the gang's network: '$netinfo', want '$want_net'"
 touch out/release
-wait "$tp"
-code=$?
-out=$(cat "$WORK/tpuci.out")
+engine_wait
 expect_code 0 "the 4-host gang passes"
 expect_out 'emulate = "pjrt" with 4 hosts' "run: the pjrt warning reaches the user"
 expect_not_out "CHECK FAILED"
 expect_json 's["instances"][0]["outcome"]' passed
-echo "4-host gang: $(( $(date +%s) - start )) s" >&2
 dir=$WORK/.tpuci/runs/latest/gang
 log=$dir/attempt-1.log
 for i in 0 1 2 3; do
@@ -133,5 +117,31 @@ for i in 0 1 2 3; do
     fail "no per-host log $f"
   fi
 done
-expect_no_leftovers "$(latest_run_id)" "$tp" "after the gang"
+expect_gone "$(latest_run_id)" "$tp" "after the gang"
+
+# worker-1 fails once worker-0 has started: the gang ends together,
+# worker-1 is the cause, the others get SIGKILL after the 1 s grace.
+rm -f out/*
+spec fail.lua <<'LUA'
+image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
+topology "v4-32" {}
+job "g" { image = "bb", topology = "v4-32", grace = "1s", timeout = "120s",
+  mounts = { ["out"] = "/out" },
+  run = [[
+    trap '' TERM
+    if [ "$TPUCI_HOST" = 1 ]; then
+      n=0; until [ -e /out/w0 ] || [ $n -ge 300 ]; do sleep 0.2; n=$((n + 1)); done
+      echo "worker-1 gives up"; exit 5
+    fi
+    touch /out/w$TPUCI_HOST; sleep 100 ]] }
+LUA
+engine_run run -j 4 fail.lua
+expect_code 1 "a failing gang"
+expect_json 's["instances"][0]["outcome"]' failed
+expect_json 's["instances"][0]["attempts"][0]["cause"]' "worker-1: exit 5"
+expect_json 's["instances"][0]["attempts"][0]["exit_code"]' 5
+grep -qx "\[worker-1\] worker-1 gives up" "$WORK/.tpuci/runs/latest/g/attempt-1.log" && pass || fail "worker-1's last words"
+# Not the others' own end (sleep 100): they were stopped.
+expect_json 's["instances"][0]["attempts"][0]["duration_ms"] < 100000' True
+expect_gone "$(latest_run_id)" "$tp" "after the failing gang"
 finish
