@@ -86,6 +86,7 @@ done
 # A killed tpuci leaves no job running on the workers (the end of the
 # sessions' stdin kills them), but their folders: `tpuci gc SPEC` finds
 # them, --dry-run only lists them.
+controls_before=$(ls -d /tmp/tpuci-ssh-* 2>/dev/null)
 "$TPUCI" run sigint.lua > killed.out 2>&1 &
 pid=$!
 rm -f out/hang.*
@@ -98,6 +99,10 @@ for i in 0 1; do
   [ -z "$left" ] && pass || fail "after tpuci was killed worker-$i still runs: $left"
 done
 killed=$(basename "$(readlink -f .tpuci/runs/latest)")
+# What only a clean exit removes here: the control folder.
+for d in $(ls -d /tmp/tpuci-ssh-* 2>/dev/null); do
+  case "$controls_before" in *"$d"*) ;; *) rm -rf "$d" ;; esac
+done
 [ -d "/tmp/tpuci-$killed" ] && pass || fail "no folder of the killed run on the workers"
 run_tpuci gc --dry-run sigint.lua
 expect_code 0 "gc --dry-run"

@@ -62,6 +62,7 @@ job "retried" {
 job "x255" { hosts = "one", run = "exit 255" }
 LUA
 
+controls_before=$(ls -d /tmp/tpuci-ssh-* 2>/dev/null)
 run_tpuci run -j 8 spec.lua
 expect_code 1 "the ssh jobs"
 expect_json '{i["name"]: i["outcome"] for i in s["instances"]}' "{'env': 'passed', 'fails': 'failed', 'slow': 'timeout', 'retried': 'flaky', 'x255': 'failed'}"
@@ -92,5 +93,6 @@ for i in 0 1; do
   [ -z "$left" ] && pass || fail "worker-$i still runs: $left"
 done
 [ -z "$(ls -d /tmp/tpuci-"$(ssh_run_id)" 2>/dev/null)" ] && pass || fail "the workers' folders are left: $(ls -R /tmp/tpuci-"$(ssh_run_id)")"
-[ -z "$(ls -d /tmp/tpuci-ssh-* 2>/dev/null)" ] && pass || fail "control sockets are left: $(ls -d /tmp/tpuci-ssh-*)"
+controls=$(ls -d /tmp/tpuci-ssh-* 2>/dev/null)
+[ "$controls" = "$controls_before" ] && pass || fail "control sockets are left: $controls"
 finish
