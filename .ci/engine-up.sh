@@ -114,3 +114,5 @@ until answers; do
 done
 say "dockerd (pid $(cat "$pidfile" 2>/dev/null || echo '?')) answers on $sock"
 echo "export DOCKER_HOST=unix://$sock"
+# Only the one that started it stops it (.ci/engine-down.sh).
+echo "export TPUCI_ENGINE_STARTED=1"

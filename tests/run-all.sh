@@ -15,8 +15,10 @@ bash tests/deps.sh
 
 started_engine=0
 if [ -z "${DOCKER_HOST:-}" ] || ! curl -sf --max-time 2 --unix-socket "${DOCKER_HOST#unix://}" http://localhost/_ping >/dev/null 2>&1; then
+  # An engine that was already up (another session's) is left running.
+  TPUCI_ENGINE_STARTED=0
   eval "$(bash .ci/engine-up.sh)"
-  started_engine=1
+  started_engine=$TPUCI_ENGINE_STARTED
 fi
 export DOCKER_HOST
 # The swarm runtime's tests (tests/swarm/) run on this engine made a
