@@ -77,6 +77,7 @@ private_engine_up() {
   echo "$br" > "$dir/bridge"
   line=$(TPUCI_ENGINE_DIR=$dir TPUCI_ENGINE_ARGS="--bridge=$br --iptables=false --ip-masq=false ${PRIVATE_ENGINE_ARGS:-}" \
     bash "$TESTS/../.ci/engine-up.sh") || return 1
+  line=${line%%$'\n'*}
   PRIVATE_HOST=${line#export DOCKER_HOST=}
   DOCKER_HOST=$PRIVATE_HOST bash "$TESTS/images/build-busybox.sh" >/dev/null 2>&1
 }
