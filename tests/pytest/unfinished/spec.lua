@@ -26,6 +26,6 @@ job "hang-xpass" (pyjob {
 job "hang-once" (pyjob { pytest = { args = { "tests/test_r.py" } }, timeout = "30s" })
 job "abort" (pyjob { pytest = { args = { "tests/test_abort.py" } } })
 job "abort-retry" (pyjob { pytest = { args = { "tests/test_abort.py" } }, retries = retry })
-job "sharded" (pyjob { pytest = { args = { "tests/test_shard.py" }, shards = 2 }, timeout = "45s", retries = retry })
+job "sharded" (pyjob { pytest = { args = { "tests/test_shard.py" }, shards = 2, shard_by = "test" }, timeout = "45s", retries = retry })
 job "test-timeout" (pyjob { pytest = { args = { "tests/test_slow.py" }, test_timeout = "2s" }, timeout = "40s" })
 job "gang" (pyjob { pytest = { args = { "tests/test_gang.py" } }, topology = "v4-16", timeout = "45s", retries = retry })
