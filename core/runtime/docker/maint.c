@@ -146,18 +146,75 @@ static void tpuci__size_text(char *buf, size_t size, double bytes) {
 
 /* Network modes. Each mode the selected docker instances use (the
  * engine's default bridge, "none", "host", a named network, and a gang's
- * private network) gets one tiny container started on it, so that a
- * broken bridge or an unknown network is found here, not as an infra
- * failure of every attempt. The container runs `true` (as its entrypoint,
- * so an image's ENTRYPOINT does not get in the way) from an image of an
- * instance that uses the mode and is present. Its labels are an attempt's,
- * so `tpuci gc` removes it should doctor die in between. */
+ * private network) is probed before any run, so that a broken bridge or
+ * an unknown network is found here, not as an infra failure of every
+ * attempt. On "none" and "host" one container runs `true` (as its
+ * entrypoint, so an image's ENTRYPOINT does not get in the way). On a
+ * bridge two containers are started: the first sleeps, the second runs
+ * tpuci__reach_sh, which reaches the first by name (by address on the
+ * engine's default bridge, which has no names) and the network's
+ * gateway (the bridge's own address; not on an internal network, whose
+ * containers have no route to it). Both run the image of an instance
+ * that uses the mode and is present. Their labels are an attempt's, so
+ * `tpuci gc` removes them should doctor die in between. */
 
 typedef struct {
   int gang;               /* a gang's private network */
   const char *mode;       /* NetworkMode; NULL: the engine's default */
   int image;              /* a present image of an instance using it; -1 */
 } tpuci__probe_t;
+
+/* sh -c SCRIPT probe PEER [GATEWAY]. Its last line says what it found;
+ * it exits 0 (reached), 1 (did not) or 2 (no ping nor python3: not
+ * checked). A refused TCP connection is an answer; a gateway whose ARP
+ * entry is complete answered too (a firewall may drop what it gets). */
+static const char tpuci__reach_sh[] =
+  "PY='import socket,sys\n"
+  "try:\n"
+  " a=socket.getaddrinfo(sys.argv[1],9,socket.AF_INET,socket.SOCK_STREAM)[0][4]\n"
+  "except OSError:\n"
+  " sys.exit(1)\n"
+  "s=socket.socket()\n"
+  "s.settimeout(3)\n"
+  "try:\n"
+  " s.connect(a)\n"
+  "except ConnectionRefusedError:\n"
+  " pass\n"
+  "except OSError:\n"
+  " sys.exit(2)\n"
+  "'\n"
+  "reach() {\n"
+  "  if command -v ping >/dev/null 2>&1; then\n"
+  "    how=ping; o=$(ping -c 1 -W 2 \"$1\" 2>&1) && return 0\n"
+  "    case $o in\n"
+  "      *ermission*|*'not permitted'*) ;;\n"
+  "      *'bad address'*|*'nknown host'*|*'not known'*|*'emporary failure'*) return 1;;\n"
+  "      *) return 2;;\n"
+  "    esac\n"
+  "  fi\n"
+  "  command -v python3 >/dev/null 2>&1 || return 3\n"
+  "  how=python3; python3 -c \"$PY\" \"$1\"\n"
+  "}\n"
+  "n=0\n"
+  "while :; do\n"
+  "  reach \"$1\"; r=$?; n=$((n+1))\n"
+  "  if [ $r != 1 ] || [ $n -ge 5 ]; then break; fi\n"
+  "  sleep 1\n"
+  "done\n"
+  "case $r in\n"
+  "  0) ;;\n"
+  "  1) echo \"the name $1 does not resolve ($how)\"; exit 1;;\n"
+  "  3) echo 'the image has neither ping nor python3'; exit 2;;\n"
+  "  *) echo \"$1 does not answer ($how)\"; exit 1;;\n"
+  "esac\n"
+  "if [ -n \"$2\" ]; then\n"
+  "  reach \"$2\"\n"
+  "  if [ $? != 0 ] && ! grep -Eq \"^$2 +0x[0-9a-f]+ +0x2 \" /proc/net/arp 2>/dev/null; then\n"
+  "    echo \"the gateway $2 (the bridge's own address) does not answer ($how):"
+  " the bridge is down or has no address\"; exit 1\n"
+  "  fi\n"
+  "fi\n"
+  "echo \"$how\"\n";
 
 static int tpuci__probe_same(const tpuci__probe_t *p, int gang, const char *mode) {
   if (p->gang != gang) return 0;
@@ -197,8 +254,23 @@ static const char *tpuci__probe_what(const tpuci__probe_t *p, char *buf, size_t 
   return buf;
 }
 
-/* Removes what a probe made; errors are said (the object is labelled, so
- * `tpuci gc` finds it later). */
+/* Whether the mode's containers can reach each other (a bridge): not
+ * "none", "host" nor another container's network. */
+static int tpuci__probe_reach(const tpuci__probe_t *p) {
+  return p->gang || p->mode == NULL ||
+         (strcmp(p->mode, "none") != 0 && strcmp(p->mode, "host") != 0 &&
+          strncmp(p->mode, "container:", 10) != 0);
+}
+
+/* Whether it is the engine's default bridge, where containers have no
+ * names. */
+static int tpuci__probe_default(const tpuci__probe_t *p) {
+  return !p->gang && (p->mode == NULL || strcmp(p->mode, "bridge") == 0 ||
+                      strcmp(p->mode, "default") == 0);
+}
+
+/* Removes a container or a network a probe made; errors are said (the
+ * object is labelled, so `tpuci gc` finds it later). */
 static void tpuci__probe_remove(tpuci__sync_t *s, const char *ctr, const char *net,
                                 tpuci__buf_t *report) {
   tpuci__sync_res_t r = {0};
@@ -220,10 +292,199 @@ static void tpuci__probe_remove(tpuci__sync_t *s, const char *ctr, const char *n
   }
 }
 
-/* Whether a failed start is the image's lack of `true`, not the network. */
-static int tpuci__probe_no_true(const char *msg) {
+/* Whether a failed start is the image's lack of the program, not the
+ * network. */
+static int tpuci__probe_no_exec(const char *msg) {
   return msg != NULL && (strstr(msg, "executable file not found") != NULL ||
                          strstr(msg, "no such file or directory") != NULL);
+}
+
+/* One probe's state: what it made (removed at the end), what it says. */
+typedef struct {
+  tpuci__sync_t *s;
+  const tpuci__probe_t *p;
+  const tpuci__podman_limits_t *limits;
+  tpuci__kvlist_t labels;
+  const char *image;
+  char what[160], run[64];
+  char *net;              /* the gang's network, made here */
+  char *ctr[2];           /* the containers made */
+  tpuci__buf_t *report;
+  tpuci__err_t *err;
+} tpuci__probe_run_t;
+
+static int tpuci__probe_fail(tpuci__probe_run_t *pr, const char *fmt,
+                             const char *detail) {
+  tpuci__buf_addf(pr->report, "FAIL network %s: ", pr->what);
+  tpuci__buf_addf(pr->report, fmt, detail);
+  tpuci__buf_adds(pr->report, "\n");
+  return tpuci__err_set(pr->err, TPUCI_EENGINE, "docker engine: network %s: %s",
+                        pr->what, detail);
+}
+
+/* Creates and starts container k running argv as its entrypoint (and,
+ * for the second, with a terminal, so its log is plain text). 0 started,
+ * 1 the image lacks argv[0] (a warn line is said), or a FAIL's code. */
+static int tpuci__probe_ctr(tpuci__probe_run_t *pr, int k, const char *const *argv,
+                            size_t argc) {
+  tpuci__sync_res_t r = {0};
+  tpuci__strv_t cmd = {0};
+  tpuci__ctr_spec_t spec = {0};
+  json_t *body, *ep = json_array();
+  char name[128], host[16];
+  size_t i;
+  int rc = 0;
+
+  snprintf(host, sizeof(host), "worker-%d", k);
+  tpuci__strv_push(&cmd, argv[0]);
+  spec.image = pr->image;
+  spec.argv = &cmd;
+  spec.network = pr->p->gang ? pr->net : pr->p->mode;
+  spec.labels = &pr->labels;
+  spec.hostname = pr->p->gang ? host : NULL;
+  spec.alias = pr->p->gang ? host : NULL;
+  body = tpuci__ctr_create_body(&spec);
+  for (i = 0; i < argc; i++) json_array_append_new(ep, json_string(argv[i]));
+  json_object_set_new(body, "Entrypoint", ep);
+  json_object_del(body, "Cmd");
+  if (k == 1) json_object_set_new(body, "Tty", json_true());
+  /* As an attempt's: a rootful podman may not give podman's own default. */
+  tpuci__podman_body_limits(body, pr->limits);
+  snprintf(name, sizeof(name), "tpuci-%s-%s", pr->run, host);
+  tpuci__engine_container_create(pr->s->eng, name, body, tpuci__sync_cb, &r);
+  json_decref(body);
+  tpuci__strv_free(&cmd);
+  tpuci__sync_wait(pr->s, &r);
+  if (!r.ok) {
+    rc = tpuci__probe_fail(pr, "creating a container on it failed: %s", r.message);
+    goto out;
+  }
+  pr->ctr[k] = tpuci__strdup(name);
+  tpuci__sync_res_free(&r);
+  tpuci__engine_container_start(pr->s->eng, name, tpuci__sync_cb, &r);
+  tpuci__sync_wait(pr->s, &r);
+  if (!r.ok && tpuci__probe_no_exec(r.message)) {
+    tpuci__buf_addf(pr->report, "warn network %s: not checked: image %s has no "
+                                "`%s` to run\n", pr->what, pr->image, argv[0]);
+    rc = 1;
+  } else if (!r.ok) {
+    rc = tpuci__probe_fail(pr, "a container did not start on it: %s", r.message);
+  }
+out:
+  tpuci__sync_res_free(&r);
+  return rc;
+}
+
+/* The container's exit status (waited for); -1 when unknown. */
+static int tpuci__probe_wait(tpuci__probe_run_t *pr, const char *ctr) {
+  tpuci__sync_res_t r = {0};
+  json_t *st;
+  int status = -1;
+  tpuci__engine_container_wait(pr->s->eng, ctr, tpuci__sync_cb, &r);
+  tpuci__sync_wait(pr->s, &r);
+  st = json_object_get(r.json, "StatusCode");
+  if (r.ok && json_is_integer(st)) status = (int) json_integer_value(st);
+  tpuci__sync_res_free(&r);
+  return status;
+}
+
+static void tpuci__probe_chunk(void *data, const char *buf, size_t len) {
+  tpuci__buf_add((tpuci__buf_t *) data, buf, len);
+}
+
+/* The last line the container wrote (its log is plain: a terminal's). */
+static char *tpuci__probe_said(tpuci__probe_run_t *pr, const char *ctr) {
+  tpuci__sync_res_t r = {0};
+  tpuci__buf_t out = {0};
+  char *line, *end;
+  tpuci__engine_container_logs(pr->s->eng, ctr, tpuci__probe_chunk, &out,
+                               tpuci__sync_cb, &r);
+  tpuci__sync_wait(pr->s, &r);
+  tpuci__sync_res_free(&r);
+  tpuci__buf_adds(&out, "");
+  while (out.len > 0 && (out.data[out.len - 1] == '\n' || out.data[out.len - 1] == '\r'))
+    out.data[--out.len] = '\0';
+  line = out.data != NULL ? strrchr(out.data, '\n') : NULL;
+  line = tpuci__strdup(line != NULL ? line + 1 : out.data != NULL ? out.data : "");
+  for (end = line; *end; end++)
+    if (*end == '\r') *end = ' ';
+  tpuci__buf_free(&out);
+  return line;
+}
+
+/* The first container's address and gateway on the probed network (its
+ * only one); the gateway only where it has a route to it. */
+static void tpuci__probe_addrs(tpuci__probe_run_t *pr, char *ip, char *gw,
+                               size_t size) {
+  tpuci__sync_res_t r = {0};
+  json_t *nets, *ep;
+  const char *key, *v;
+  int internal = pr->p->gang;
+  ip[0] = gw[0] = '\0';
+  if (!internal && pr->p->mode != NULL && !tpuci__probe_default(pr->p)) {
+    tpuci__engine_on_id(pr->s->eng, "GET", "/networks/", pr->p->mode, "", 30000,
+                        NULL, NULL, tpuci__sync_cb, &r);
+    tpuci__sync_wait(pr->s, &r);
+    internal = r.ok && json_is_true(json_object_get(r.json, "Internal"));
+    tpuci__sync_res_free(&r);
+  }
+  tpuci__engine_container_inspect(pr->s->eng, pr->ctr[0], tpuci__sync_cb, &r);
+  tpuci__sync_wait(pr->s, &r);
+  nets = json_object_get(json_object_get(r.json, "NetworkSettings"), "Networks");
+  json_object_foreach(nets, key, ep) {
+    if ((v = json_string_value(json_object_get(ep, "IPAddress"))) != NULL)
+      snprintf(ip, size, "%s", v);
+    if (!internal && (v = json_string_value(json_object_get(ep, "Gateway"))) != NULL)
+      snprintf(gw, size, "%s", v);
+    break;
+  }
+  tpuci__sync_res_free(&r);
+}
+
+/* The reach check on a bridge, once the first container sleeps. */
+static int tpuci__probe_pair(tpuci__probe_run_t *pr) {
+  char ip[64], gw[64], peer[160];
+  const char *argv[6];
+  char *said;
+  int rc, status;
+
+  tpuci__probe_addrs(pr, ip, gw, sizeof(ip));
+  if (pr->p->gang) snprintf(peer, sizeof(peer), "worker-0");
+  else if (tpuci__probe_default(pr->p)) snprintf(peer, sizeof(peer), "%s", ip);
+  else snprintf(peer, sizeof(peer), "%s", pr->ctr[0]);
+  if (peer[0] == '\0')
+    return tpuci__probe_fail(pr, "%s", "the first container has no address on it");
+  argv[0] = "sh";
+  argv[1] = "-c";
+  argv[2] = tpuci__reach_sh;
+  argv[3] = "probe";
+  argv[4] = peer;
+  argv[5] = gw;
+  rc = tpuci__probe_ctr(pr, 1, argv, gw[0] ? 6 : 5);
+  if (rc != 0) return rc == 1 ? 0 : rc;
+  status = tpuci__probe_wait(pr, pr->ctr[1]);
+  said = tpuci__probe_said(pr, pr->ctr[1]);
+  if (status == 0) {
+    tpuci__buf_addf(pr->report, "ok   network %s: worker-1 reached worker-0 "
+                                "by %s", pr->what,
+                    tpuci__probe_default(pr->p) ? "address" : "name");
+    if (gw[0]) tpuci__buf_addf(pr->report, " and the gateway %s", gw);
+    tpuci__buf_addf(pr->report, " (%s, image %s)\n", said, pr->image);
+    rc = 0;
+  } else if (status == 2) {
+    tpuci__buf_addf(pr->report, "warn network %s: not checked: %s (image %s)\n",
+                    pr->what, said, pr->image);
+    rc = 0;
+  } else if (status == 1) {
+    rc = tpuci__probe_fail(pr, "%s", said);
+  } else {
+    tpuci__buf_addf(pr->report, "warn network %s: not checked: the probe in "
+                                "image %s ended with status %d: %s\n",
+                    pr->what, pr->image, status, said);
+    rc = 0;
+  }
+  free(said);
+  return rc;
 }
 
 /* One mode: returns 0, or TPUCI_EENGINE with err set (first failure). */
@@ -231,90 +492,58 @@ static int tpuci__probe_one(tpuci__sync_t *s, const tpuci__plan_t *plan,
                             const tpuci__probe_t *p, int n,
                             const tpuci__podman_limits_t *limits,
                             tpuci__buf_t *report, tpuci__err_t *err) {
+  static const char *const only_true[] = {"true"};
+  static const char *const sleeper[] = {"sleep", "60"};
+  tpuci__probe_run_t pr;
   tpuci__sync_res_t r = {0};
-  tpuci__kvlist_t labels = {0};
-  tpuci__strv_t argv = {0};
-  tpuci__ctr_spec_t spec = {0};
-  char what[160], run[64], name[96], *net = NULL, *ctr = NULL;
-  json_t *body;
-  int rc = 0;
+  int rc = 0, reach = tpuci__probe_reach(p);
 
-  tpuci__probe_what(p, what, sizeof(what));
+  memset(&pr, 0, sizeof(pr));
+  pr.s = s;
+  pr.p = p;
+  pr.limits = limits;
+  pr.report = report;
+  pr.err = err;
+  tpuci__probe_what(p, pr.what, sizeof(pr.what));
   if (p->image < 0) {
     tpuci__buf_addf(report, "warn network %s: not checked: none of the images "
-                            "of the jobs using it is present\n", what);
+                            "of the jobs using it is present\n", pr.what);
     return 0;
   }
-  snprintf(run, sizeof(run), "doctor-%ld", (long) getpid());
-  snprintf(name, sizeof(name), "tpuci-%s-net%d", run, n);
-  tpuci__ctr_labels(&labels, run, "doctor", "network-probe", n, 0);
+  pr.image = plan->images[p->image].ref;
+  snprintf(pr.run, sizeof(pr.run), "doctor-%ld-net%d", (long) getpid(), n);
+  tpuci__ctr_labels(&pr.labels, pr.run, "doctor", "network-probe", n, 0);
   if (p->gang) {
-    json_t *nb = tpuci__net_create_body(name, &labels, 1);
+    char name[96];
+    json_t *nb;
+    snprintf(name, sizeof(name), "tpuci-%s", pr.run);
+    nb = tpuci__net_create_body(name, &pr.labels, 1);
     tpuci__engine_network_create(s->eng, nb, tpuci__sync_cb, &r);
     json_decref(nb);
     tpuci__sync_wait(s, &r);
     if (!r.ok) {
-      tpuci__buf_addf(report, "FAIL network %s: creating one failed: %s\n",
-                      what, r.message);
-      rc = tpuci__err_set(err, TPUCI_EENGINE,
-                          "docker engine: creating a gang's network failed: %s",
-                          r.message);
+      rc = tpuci__probe_fail(&pr, "creating one failed: %s", r.message);
       goto out;
     }
-    net = tpuci__strdup(name);
-    tpuci__sync_res_free(&r);
+    pr.net = tpuci__strdup(name);
   }
-  tpuci__strv_push(&argv, "true");
-  spec.image = plan->images[p->image].ref;
-  spec.argv = &argv;
-  spec.network = p->gang ? net : p->mode;
-  spec.labels = &labels;
-  spec.hostname = p->gang ? "worker-0" : NULL;
-  spec.alias = p->gang ? "worker-0" : NULL;
-  body = tpuci__ctr_create_body(&spec);
-  json_object_set_new(body, "Entrypoint", json_pack("[s]", "true"));
-  json_object_del(body, "Cmd");
-  /* As an attempt's: a rootful podman may not give podman's own default. */
-  tpuci__podman_body_limits(body, limits);
-  snprintf(name, sizeof(name), "tpuci-%s-ctr%d", run, n);
-  tpuci__engine_container_create(s->eng, name, body, tpuci__sync_cb, &r);
-  json_decref(body);
-  tpuci__sync_wait(s, &r);
-  if (!r.ok) {
-    tpuci__buf_addf(report, "FAIL network %s: creating a container on it "
-                            "failed: %s\n", what, r.message);
-    rc = tpuci__err_set(err, TPUCI_EENGINE,
-                        "docker engine: a container on network %s could not "
-                        "be created: %s", what, r.message);
-    goto out;
-  }
-  ctr = tpuci__strdup(name);
-  tpuci__sync_res_free(&r);
-  tpuci__engine_container_start(s->eng, ctr, tpuci__sync_cb, &r);
-  tpuci__sync_wait(s, &r);
-  if (!r.ok && tpuci__probe_no_true(r.message)) {
-    tpuci__buf_addf(report, "warn network %s: not checked: image %s has no "
-                            "`true` to run\n", what, spec.image);
-  } else if (!r.ok) {
-    tpuci__buf_addf(report, "FAIL network %s: a container did not start on "
-                            "it: %s\n", what, r.message);
-    rc = tpuci__err_set(err, TPUCI_EENGINE,
-                        "docker engine: a container did not start on network "
-                        "%s: %s", what, r.message);
-  } else {
-    tpuci__sync_res_free(&r);
-    tpuci__engine_container_wait(s->eng, ctr, tpuci__sync_cb, &r);
-    tpuci__sync_wait(s, &r);
+  rc = reach ? tpuci__probe_ctr(&pr, 0, sleeper, 2)
+             : tpuci__probe_ctr(&pr, 0, only_true, 1);
+  if (rc == 1) rc = 0;
+  else if (rc == 0 && reach) rc = tpuci__probe_pair(&pr);
+  else if (rc == 0) {
+    tpuci__probe_wait(&pr, pr.ctr[0]);
     tpuci__buf_addf(report, "ok   network %s: a container started on it (%s)\n",
-                    what, spec.image);
+                    pr.what, pr.image);
   }
 out:
   tpuci__sync_res_free(&r);
-  tpuci__probe_remove(s, ctr, net, report);
-  free(ctr);
-  free(net);
-  tpuci__strv_free(&argv);
-  tpuci__kv_free(&labels);
+  tpuci__probe_remove(s, pr.ctr[1], NULL, report);
+  tpuci__probe_remove(s, pr.ctr[0], pr.net, report);
+  free(pr.ctr[0]);
+  free(pr.ctr[1]);
+  free(pr.net);
+  tpuci__kv_free(&pr.labels);
   return rc;
 }
 
