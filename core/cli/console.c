@@ -198,7 +198,9 @@ static void print_lines(tpuci_console_t *c, const char *text, size_t len,
   for (p = start; p < text + len;) {
     const char *nl = memchr(p, '\n', (size_t) (text + len - p));
     size_t n = nl ? (size_t) (nl - p) : (size_t) (text + len - p);
-    fprintf(c->out, "%s%.*s\n", prefix, (int) n, p);
+    fputs(prefix, c->out);
+    tpuci_console__put(c, p, n);
+    fputc('\n', c->out);
     p += n + 1;
   }
 }
@@ -294,12 +296,6 @@ static void board_draw(tpuci_console_t *c, tpuci_ctx_t *ctx) {
 /* ------------------------------------------------------------------ */
 /* Alive lines                                                         */
 
-/* Control characters would break a line (or the board). */
-void tpuci_console__sanitize(char *s) {
-  for (; *s; s++)
-    if ((unsigned char) *s < 0x20 || (unsigned char) *s == 0x7f) *s = ' ';
-}
-
 /* Plain and GitHub output: a line for each attempt that has run alive_ms
  * since its start or its last such line, so that a CI service that
  * stops silent steps sees tpuci is alive, and the log says where a long
@@ -357,32 +353,40 @@ static void remember_last_line(tpuci_console_inst_t *in, const char *data, size_
   tpuci_console__sanitize(in->last);
 }
 
-/* -v: prints output live, a line at a time, prefixed by the instance. */
+/* -v: prints output live, a line at a time, prefixed by the instance
+ * (a line is written whole, so that an escape sequence cut between two
+ * pieces of output is left out whole). */
 static void stream(tpuci_console_t *c, const tpuci_event_t *ev) {
   tpuci_console_inst_t *in = &c->inst[ev->instance];
   size_t off = 0;
   while (off < ev->len) {
     const char *nl = memchr(ev->data + off, '\n', ev->len - off);
     size_t n = nl ? (size_t) (nl - (ev->data + off)) : ev->len - off;
-    if (nl == NULL) {
+    const char *line = ev->data + off;
+    if (nl == NULL || in->partial_len > 0) {
       char *q = realloc(in->partial, in->partial_len + n);
       if (q == NULL) return;
       memcpy(q + in->partial_len, ev->data + off, n);
       in->partial = q;
       in->partial_len += n;
-      return;
+      if (nl == NULL) return;
+      line = in->partial;
+      n = in->partial_len;
     }
-    fprintf(c->out, "[%s] %.*s%.*s\n", ev->name, (int) in->partial_len,
-            in->partial ? in->partial : "", (int) n, ev->data + off);
+    fprintf(c->out, "[%s] ", ev->name);
+    tpuci_console__put(c, line, n);
+    fputc('\n', c->out);
+    off = (size_t) (nl - ev->data) + 1;
     in->partial_len = 0;
-    off += n + 1;
   }
 }
 
 static void flush_partial(tpuci_console_t *c, const tpuci_event_t *ev) {
   tpuci_console_inst_t *in = &c->inst[ev->instance];
   if (in->partial_len == 0) return;
-  fprintf(c->out, "[%s] %.*s\n", ev->name, (int) in->partial_len, in->partial);
+  fprintf(c->out, "[%s] ", ev->name);
+  tpuci_console__put(c, in->partial, in->partial_len);
+  fputc('\n', c->out);
   in->partial_len = 0;
 }
 
@@ -706,6 +710,8 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
   tests_summary(c, ctx);
   for (i = 0; i < n; i++) quarantined += tpuci_instance_selected(ctx, i) &&
                                          tpuci_instance_quarantined(ctx, i);
+  /* Instances, not tests: the lines above count a pytest instance's tests. */
+  fputs("instances: ", c->out);
   for (k = 0; k < sizeof(order) / sizeof(order[0]); k++)
     fprintf(c->out, "%s%s %zu", k ? ", " : "", tpuci_outcome_name(order[k]),
             tpuci_outcome_count(ctx, order[k]) -
