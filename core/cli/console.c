@@ -1,6 +1,7 @@
 /* Console output of the tpuci command (see console.h for the styles). */
 #include "console.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,6 +297,17 @@ static void board_draw(tpuci_console_t *c, tpuci_ctx_t *ctx) {
 /* ------------------------------------------------------------------ */
 /* Alive lines                                                         */
 
+const char *tpuci_console__path(const char *path) {
+  char cwd[PATH_MAX];
+  size_t n;
+  if (path == NULL || path[0] != '/' || getcwd(cwd, sizeof(cwd)) == NULL) return path;
+  n = strlen(cwd);
+  if (n == 1) return path; /* "/": absolute is as short */
+  if (strncmp(path, cwd, n) == 0 && path[n] == '/' && path[n + 1] != '\0')
+    return path + n + 1;
+  return path;
+}
+
 /* Plain and GitHub output: a line for each attempt that has run alive_ms
  * since its start or its last such line, so that a CI service that
  * stops silent steps sees tpuci is alive, and the log says where a long
@@ -409,7 +421,8 @@ static void print_block(tpuci_console_t *c, const tpuci_event_t *ev, int failed)
     fprintf(c->out, "--- output of %s, attempt %d/%d ---\n", ev->name, ev->attempt,
             ev->max_attempts);
   if (cut > 0)
-    fprintf(c->out, "(first %ld bytes left out; the whole log: %s)\n", cut, ev->log_path);
+    fprintf(c->out, "(first %ld bytes left out; the whole log: %s)\n", cut,
+            tpuci_console__path(ev->log_path));
   print_lines(c, log, len, "", 0);
   fprintf(c->out, gh ? "::endgroup::\n" : "--- end of %s ---\n", ev->name);
   free(log);
@@ -453,7 +466,7 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
 
   switch (ev->type) {
     case TPUCI_EVENT_RUN_STARTED:
-      if (!c->quiet) fprintf(c->out, "tpuci: run folder %s\n", ev->message);
+      if (!c->quiet) fprintf(c->out, "tpuci: run folder %s\n", tpuci_console__path(ev->message));
       break;
     case TPUCI_EVENT_ATTEMPT_STARTED: {
       tpuci_console_inst_t *in = &c->inst[ev->instance];
@@ -497,7 +510,7 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
           fprintf(c->out, " (attempt %d/%d)", ev->attempt, ev->max_attempts);
         fputc('\n', c->out);
         if (!ok && ev->outcome != TPUCI_OUTCOME_CANCELLED)
-          fprintf(c->out, "    log: %s\n", ev->log_path ? ev->log_path : "-");
+          fprintf(c->out, "    log: %s\n", ev->log_path ? tpuci_console__path(ev->log_path) : "-");
         if (!c->verbose) {
           if (board) {
             /* On a terminal the board shows progress; failures get their
@@ -731,7 +744,7 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     fprintf(c->out, "%srecords incomplete: %zu file%s could not be written (exit code %d)%s\n",
             c->color ? C_BOLD C_RED : "", unwritten, unwritten == 1 ? "" : "s",
             tpuci_run_exit_code(ctx), reset(c));
-  if (summary != NULL) fprintf(c->out, "summary: %s\n", summary);
+  if (summary != NULL) fprintf(c->out, "summary: %s\n", tpuci_console__path(summary));
   else fprintf(c->out, "summary: not written\n");
   if (c->style == TPUCI_CONSOLE_GITHUB) tpuci_console__gh_step_summary(ctx);
   fflush(c->out);

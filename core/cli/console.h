@@ -94,6 +94,11 @@ size_t tpuci_console__strip_esc(char *s, size_t len);
 /* Writes a job's text: as it is with colours on (--color=always, or a
  * colour terminal), else without its escape sequences. */
 void tpuci_console__put(tpuci_console_t *c, const char *s, size_t len);
+/* A path as the console shows it: relative to the current folder when it
+ * is below it (".tpuci/runs/ID/unit/attempt-1.log": the path in a CI
+ * workspace and in the artifact uploaded from it), else as it is
+ * (absolute); a pointer into `path`. */
+const char *tpuci_console__path(const char *path);
 /* "1.2s", "250ms", "3m05s". */
 void tpuci_console__duration(uint64_t ms, char *buf, size_t size);
 /* Bytes the way docker's progress says them: "120/340 MB", "2.1 MB"
