@@ -118,8 +118,10 @@ int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir,
     tpuci__strv_push(&ctx->write_paths, tpuci__jstr(ja, "path"));
     tpuci__strv_push(&ctx->write_errors, tpuci__jstr(ja, "error"));
   }
+  /* The run's own folder, not `latest`, which the next run moves. */
   ctx->summary_path = tpuci__printf("%s/runs/%s/summary.json", state_dir ? state_dir : ".tpuci",
-                                    run_id && *run_id ? run_id : "latest");
+                                    run_id && *run_id ? run_id
+                                    : ctx->rd.id && *ctx->rd.id ? ctx->rd.id : "latest");
   ctx->duration_ms = (uint64_t) json_integer_value(json_object_get(root, "duration_ms"));
   ctx->jobs = tpuci__jint(root, "jobs", 1);
   ctx->report = root;

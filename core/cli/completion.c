@@ -1,7 +1,8 @@
 /* `tpuci completion bash|zsh`: shell completion scripts. They hold no list
  * of their own: at completion time they ask the tpuci they complete for
  * its commands (`tpuci --help`) and a command's options (`tpuci help
- * CMD`), so they never fall behind the CLI. Specs complete as *.lua files,
+ * CMD`), so they never fall behind the CLI; after `export github` or
+ * `export kubernetes` only that format's options. Specs complete as *.lua files,
  * `show` as the recorded run ids, `topologies` as the catalogue's types,
  * `--color` as auto/always/never. */
 #include <stdio.h>
@@ -9,23 +10,41 @@
 
 #include "completion.h"
 
+/* awk over `tpuci help CMD` with fmt set (export's github, kubernetes):
+ * only the format's usage lines (and their continuations) and the section
+ * that starts "fmt:"; all of it when fmt is empty. */
+#define TPUCI__SECTION_AWK                                                  \
+  "fmt == \"\" {print; next} "                                              \
+  "/^[a-z]+:/ {on = ($1 == fmt \":\")} "                                    \
+  "/tpuci export [a-z]+/ {match($0, /tpuci export [a-z]+/); "               \
+  "on = (substr($0, RSTART + 13, RLENGTH - 13) == fmt)} "                   \
+  "on {print}"
+
 static const char tpuci__bash[] =
     "# bash completion for tpuci: eval \"$(tpuci completion bash)\", or save\n"
     "# it as /usr/share/bash-completion/completions/tpuci.\n"
     "_tpuci_commands() {\n"
     "  \"$1\" --help 2>/dev/null | awk '/^commands:/ {on=1; next} on && /^$/ {exit} on {print $1}'\n"
     "}\n"
+    "# _tpuci_options TPUCI CMD [FORMAT]: CMD's options; with FORMAT (export's\n"
+    "# github or kubernetes) only its own: its usage lines and its section.\n"
     "_tpuci_options() {\n"
-    "  \"$1\" help \"$2\" 2>/dev/null | grep -oE -- '(^|[ ,])--?[a-zA-Z][a-z-]*' | tr -d ' ,' | sort -u\n"
+    "  \"$1\" help \"$2\" 2>/dev/null | awk -v fmt=\"$3\" '" TPUCI__SECTION_AWK "' |\n"
+    "    grep -oE -- '(^|[ ,])--?[a-zA-Z][a-z-]*' | tr -d ' ,' | sort -u\n"
     "}\n"
     "_tpuci() {\n"
-    "  local cur prev cmd i\n"
+    "  local cur prev cmd fmt i\n"
     "  cur=${COMP_WORDS[COMP_CWORD]}\n"
     "  prev=${COMP_WORDS[COMP_CWORD-1]}\n"
-    "  cmd=\n"
+    "  cmd= fmt=\n"
     "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
     "    case ${COMP_WORDS[i]} in -*) ;; *) cmd=${COMP_WORDS[i]}; break ;; esac\n"
     "  done\n"
+    "  if [ \"$cmd\" = export ]; then\n"
+    "    for ((i++; i < COMP_CWORD; i++)); do\n"
+    "      case ${COMP_WORDS[i]} in -*) ;; *) fmt=${COMP_WORDS[i]}; break ;; esac\n"
+    "    done\n"
+    "  fi\n"
     "  COMPREPLY=()\n"
     "  if [ -z \"$cmd\" ]; then\n"
     "    COMPREPLY=($(compgen -W \"$(_tpuci_commands \"${COMP_WORDS[0]}\") --help --version\" -- \"$cur\"))\n"
@@ -37,7 +56,7 @@ static const char tpuci__bash[] =
     "    --report-json|--report-yaml|--report-html|--junit|--quarantine) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
     "  esac\n"
     "  case $cur in\n"
-    "    -*) COMPREPLY=($(compgen -W \"$(_tpuci_options \"${COMP_WORDS[0]}\" \"$cmd\")\" -- \"$cur\")) ;;\n"
+    "    -*) COMPREPLY=($(compgen -W \"$(_tpuci_options \"${COMP_WORDS[0]}\" \"$cmd\" \"$fmt\")\" -- \"$cur\")) ;;\n"
     "    *)\n"
     "      case $cmd in\n"
     "        show) COMPREPLY=($(compgen -W \"$(ls .tpuci/runs 2>/dev/null | grep -v '^latest$')\" -- \"$cur\")) ;;\n"
@@ -59,10 +78,14 @@ static const char tpuci__zsh[] =
     "# (the first is the tpuci binary), one per line; 'FILES' means *.lua\n"
     "# files and folders.\n"
     "_tpuci_candidates() {\n"
-    "  local bin=$1 cmd= w prev\n"
+    "  local bin=$1 cmd= fmt= w prev\n"
     "  shift\n"
     "  for w in \"${@[1,-2]}\"; do\n"
-    "    case $w in -*) ;; *) cmd=$w; break ;; esac\n"
+    "    case $w in\n"
+    "      -*) ;;\n"
+    "      *) if [[ -z $cmd ]]; then cmd=$w; [[ $cmd == export ]] || break\n"
+    "         else fmt=$w; break; fi ;;\n"
+    "    esac\n"
     "  done\n"
     "  prev=${@[-2]:-}\n"
     "  if [[ -z $cmd ]]; then\n"
@@ -73,7 +96,8 @@ static const char tpuci__zsh[] =
     "    --color) print -l auto always never; return ;;\n"
     "  esac\n"
     "  case ${@[-1]} in\n"
-    "    -*) $bin help $cmd 2>/dev/null | grep -oE -- '(^|[ ,])--?[a-zA-Z][a-z-]*' | tr -d ' ,' | sort -u ;;\n"
+    "    -*) $bin help $cmd 2>/dev/null | awk -v fmt=\"$fmt\" '" TPUCI__SECTION_AWK "' |\n"
+    "          grep -oE -- '(^|[ ,])--?[a-zA-Z][a-z-]*' | tr -d ' ,' | sort -u ;;\n"
     "    *) case $cmd in\n"
     "         show) ls .tpuci/runs 2>/dev/null | grep -v '^latest$' ;;\n"
     "         topologies) $bin topologies 2>/dev/null | awk 'NR > 1 && $2 ~ /x/ {print $1}' ;;\n"

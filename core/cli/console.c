@@ -1,6 +1,7 @@
 /* Console output of the tpuci command (see console.h for the styles). */
 #include "console.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,7 +199,9 @@ static void print_lines(tpuci_console_t *c, const char *text, size_t len,
   for (p = start; p < text + len;) {
     const char *nl = memchr(p, '\n', (size_t) (text + len - p));
     size_t n = nl ? (size_t) (nl - p) : (size_t) (text + len - p);
-    fprintf(c->out, "%s%.*s\n", prefix, (int) n, p);
+    fputs(prefix, c->out);
+    tpuci_console__put(c, p, n);
+    fputc('\n', c->out);
     p += n + 1;
   }
 }
@@ -294,10 +297,15 @@ static void board_draw(tpuci_console_t *c, tpuci_ctx_t *ctx) {
 /* ------------------------------------------------------------------ */
 /* Alive lines                                                         */
 
-/* Control characters would break a line (or the board). */
-void tpuci_console__sanitize(char *s) {
-  for (; *s; s++)
-    if ((unsigned char) *s < 0x20 || (unsigned char) *s == 0x7f) *s = ' ';
+const char *tpuci_console__path(const char *path) {
+  char cwd[PATH_MAX];
+  size_t n;
+  if (path == NULL || path[0] != '/' || getcwd(cwd, sizeof(cwd)) == NULL) return path;
+  n = strlen(cwd);
+  if (n == 1) return path; /* "/": absolute is as short */
+  if (strncmp(path, cwd, n) == 0 && path[n] == '/' && path[n + 1] != '\0')
+    return path + n + 1;
+  return path;
 }
 
 /* Plain and GitHub output: a line for each attempt that has run alive_ms
@@ -357,32 +365,40 @@ static void remember_last_line(tpuci_console_inst_t *in, const char *data, size_
   tpuci_console__sanitize(in->last);
 }
 
-/* -v: prints output live, a line at a time, prefixed by the instance. */
+/* -v: prints output live, a line at a time, prefixed by the instance
+ * (a line is written whole, so that an escape sequence cut between two
+ * pieces of output is left out whole). */
 static void stream(tpuci_console_t *c, const tpuci_event_t *ev) {
   tpuci_console_inst_t *in = &c->inst[ev->instance];
   size_t off = 0;
   while (off < ev->len) {
     const char *nl = memchr(ev->data + off, '\n', ev->len - off);
     size_t n = nl ? (size_t) (nl - (ev->data + off)) : ev->len - off;
-    if (nl == NULL) {
+    const char *line = ev->data + off;
+    if (nl == NULL || in->partial_len > 0) {
       char *q = realloc(in->partial, in->partial_len + n);
       if (q == NULL) return;
       memcpy(q + in->partial_len, ev->data + off, n);
       in->partial = q;
       in->partial_len += n;
-      return;
+      if (nl == NULL) return;
+      line = in->partial;
+      n = in->partial_len;
     }
-    fprintf(c->out, "[%s] %.*s%.*s\n", ev->name, (int) in->partial_len,
-            in->partial ? in->partial : "", (int) n, ev->data + off);
+    fprintf(c->out, "[%s] ", ev->name);
+    tpuci_console__put(c, line, n);
+    fputc('\n', c->out);
+    off = (size_t) (nl - ev->data) + 1;
     in->partial_len = 0;
-    off += n + 1;
   }
 }
 
 static void flush_partial(tpuci_console_t *c, const tpuci_event_t *ev) {
   tpuci_console_inst_t *in = &c->inst[ev->instance];
   if (in->partial_len == 0) return;
-  fprintf(c->out, "[%s] %.*s\n", ev->name, (int) in->partial_len, in->partial);
+  fprintf(c->out, "[%s] ", ev->name);
+  tpuci_console__put(c, in->partial, in->partial_len);
+  fputc('\n', c->out);
   in->partial_len = 0;
 }
 
@@ -405,7 +421,8 @@ static void print_block(tpuci_console_t *c, const tpuci_event_t *ev, int failed)
     fprintf(c->out, "--- output of %s, attempt %d/%d ---\n", ev->name, ev->attempt,
             ev->max_attempts);
   if (cut > 0)
-    fprintf(c->out, "(first %ld bytes left out; the whole log: %s)\n", cut, ev->log_path);
+    fprintf(c->out, "(first %ld bytes left out; the whole log: %s)\n", cut,
+            tpuci_console__path(ev->log_path));
   print_lines(c, log, len, "", 0);
   fprintf(c->out, gh ? "::endgroup::\n" : "--- end of %s ---\n", ev->name);
   free(log);
@@ -449,7 +466,7 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
 
   switch (ev->type) {
     case TPUCI_EVENT_RUN_STARTED:
-      if (!c->quiet) fprintf(c->out, "tpuci: run folder %s\n", ev->message);
+      if (!c->quiet) fprintf(c->out, "tpuci: run folder %s\n", tpuci_console__path(ev->message));
       break;
     case TPUCI_EVENT_ATTEMPT_STARTED: {
       tpuci_console_inst_t *in = &c->inst[ev->instance];
@@ -493,7 +510,7 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
           fprintf(c->out, " (attempt %d/%d)", ev->attempt, ev->max_attempts);
         fputc('\n', c->out);
         if (!ok && ev->outcome != TPUCI_OUTCOME_CANCELLED)
-          fprintf(c->out, "    log: %s\n", ev->log_path ? ev->log_path : "-");
+          fprintf(c->out, "    log: %s\n", ev->log_path ? tpuci_console__path(ev->log_path) : "-");
         if (!c->verbose) {
           if (board) {
             /* On a terminal the board shows progress; failures get their
@@ -706,6 +723,8 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
   tests_summary(c, ctx);
   for (i = 0; i < n; i++) quarantined += tpuci_instance_selected(ctx, i) &&
                                          tpuci_instance_quarantined(ctx, i);
+  /* Instances, not tests: the lines above count a pytest instance's tests. */
+  fputs("instances: ", c->out);
   for (k = 0; k < sizeof(order) / sizeof(order[0]); k++)
     fprintf(c->out, "%s%s %zu", k ? ", " : "", tpuci_outcome_name(order[k]),
             tpuci_outcome_count(ctx, order[k]) -
@@ -725,7 +744,7 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     fprintf(c->out, "%srecords incomplete: %zu file%s could not be written (exit code %d)%s\n",
             c->color ? C_BOLD C_RED : "", unwritten, unwritten == 1 ? "" : "s",
             tpuci_run_exit_code(ctx), reset(c));
-  if (summary != NULL) fprintf(c->out, "summary: %s\n", summary);
+  if (summary != NULL) fprintf(c->out, "summary: %s\n", tpuci_console__path(summary));
   else fprintf(c->out, "summary: not written\n");
   if (c->style == TPUCI_CONSOLE_GITHUB) tpuci_console__gh_step_summary(ctx);
   fflush(c->out);

@@ -80,8 +80,25 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud);
 void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx);
 
 /* Shared by console.c and console_github.c. */
-/* Control characters (ESC among them) become spaces, in place. */
+/* Escape sequences (tpuci_console__esc_len) go, and the other control
+ * characters become spaces, in place: a line for the board. */
 void tpuci_console__sanitize(char *s);
+/* The length of the escape sequence at s (s[0] is ESC; 0 when it is not):
+ * CSI (ESC [ ... final byte), OSC and the other control strings (ESC ],
+ * P, X, ^, _ ... BEL or ESC \), or ESC, intermediates, a final byte; a
+ * sequence cut by the end of s runs to it (ansi.c). */
+size_t tpuci_console__esc_len(const char *s, size_t len);
+/* Leaves out the escape sequences of s[0..len) in place; the new length
+ * (s is NUL-terminated there when it got shorter). */
+size_t tpuci_console__strip_esc(char *s, size_t len);
+/* Writes a job's text: as it is with colours on (--color=always, or a
+ * colour terminal), else without its escape sequences. */
+void tpuci_console__put(tpuci_console_t *c, const char *s, size_t len);
+/* A path as the console shows it: relative to the current folder when it
+ * is below it (".tpuci/runs/ID/unit/attempt-1.log": the path in a CI
+ * workspace and in the artifact uploaded from it), else as it is
+ * (absolute); a pointer into `path`. */
+const char *tpuci_console__path(const char *path);
 /* "1.2s", "250ms", "3m05s". */
 void tpuci_console__duration(uint64_t ms, char *buf, size_t size);
 /* Bytes the way docker's progress says them: "120/340 MB", "2.1 MB"

@@ -404,7 +404,7 @@ static int cmd_show(int argc, char **argv) {
       tpuci_free(text);
     }
   } else {
-    printf("run %s (%s)\n", tpuci_run_id(ctx), tpuci_run_dir(ctx));
+    printf("run %s (%s)\n", tpuci_run_id(ctx), tpuci_console__path(tpuci_run_dir(ctx)));
     tpuci_console_init(&con, stdout, ctx);
     con.color = color_auto();
     tpuci_console_summary(&con, ctx);

@@ -2,6 +2,7 @@
 #include "pytest/pytest_run.h"
 #include "pytest/live.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -68,16 +69,17 @@ static const char tpuci__bootstrap[] =
     "    def pytest_runtest_logstart(self, nodeid, location):\n"
     "        self.out.write(json.dumps({'start': nodeid, 't': time.time()}) + '\\n')\n"
     "    def pytest_runtest_logreport(self, report):\n"
-    "        msg = None\n"
+    "        msg = crash = None\n"
     "        if report.failed:\n"
     "            msg = str(report.longrepr)[-4000:]\n"
+    "            crash = getattr(getattr(report.longrepr, 'reprcrash', None), 'message', None)\n"
     "        elif report.skipped and isinstance(report.longrepr, tuple):\n"
     "            msg = str(report.longrepr[2])\n"
     "        loc = report.location or ('', None, '')\n"
     "        self.out.write(json.dumps({'id': report.nodeid, 'when': report.when,\n"
     "            'outcome': report.outcome, 'xfail': hasattr(report, 'wasxfail'),\n"
     "            'duration': report.duration, 'file': loc[0], 'line': loc[1],\n"
-    "            'message': msg}) + '\\n')\n"
+    "            'message': msg, 'crash': crash}) + '\\n')\n"
     "sys.exit(pytest.main(sys.argv[4:], plugins=[TpuciProgress(sys.argv[1])]))\n";
 
 void tpuci__pytest_argv(const tpuci__instance_t *inst, const char *results_path,
@@ -256,12 +258,74 @@ static int tpuci__pytest_progress(const char *results_dir, tpuci__junit_t *j,
     }
     t->time_s += json_number_value(json_object_get(o, "duration"));
     msg = json_string_value(json_object_get(o, "message"));
-    if (msg && t->message == NULL) t->message = tpuci__strdup(msg);
+    if (msg && t->message == NULL) {
+      /* A failure's message is a traceback's clipped tail: the message is
+       * the exception's line (pytest's own, else found in the tail), the
+       * tail the failure's text. */
+      const char *crash = json_string_value(json_object_get(o, "crash"));
+      char *first = crash && *crash ? tpuci__strdup(crash)
+                    : strcmp(outcome, "failed") == 0 ? tpuci__pytest_failure_line(msg)
+                                                     : NULL;
+      if (first != NULL && t->text == NULL) t->text = tpuci__strdup(msg);
+      t->message = first != NULL ? first : tpuci__strdup(msg);
+    }
     json_decref(o);
   }
   tpuci__idmap_free(&seen);
   free(text);
   return added;
+}
+
+/* Whether a line is pytest's "E   " line of an exception's text. */
+static int tpuci__e_line(const char *p, size_t n) {
+  return n >= 2 && p[0] == 'E' && (p[1] == ' ' || p[1] == '\t');
+}
+
+/* Whether a line starts with a name that names an exception
+ * ("ValueError: x", "torch.OutOfMemoryError", "KeyboardInterrupt"). */
+static int tpuci__exc_line(const char *p, size_t n) {
+  static const char *const ends[] = {"Error", "Exception", "Interrupt", "Exit",
+                                     "Warning", "Failed"};
+  size_t i = 0, k;
+  while (i < n && (isalnum((unsigned char) p[i]) || p[i] == '_' || p[i] == '.')) i++;
+  if (i == 0 || (i < n && p[i] != ':'))
+    return 0;
+  for (k = 0; k < sizeof(ends) / sizeof(ends[0]); k++) {
+    size_t l = strlen(ends[k]);
+    if (i >= l && strncmp(p + i - l, ends[k], l) == 0) return 1;
+  }
+  return 0;
+}
+
+char *tpuci__pytest_failure_line(const char *tail) {
+  const char *p, *e_first = NULL, *exc = NULL, *prev_e = NULL;
+  size_t e_len = 0, exc_len = 0;
+  if (tail == NULL) return NULL;
+  for (p = tail; *p;) {
+    const char *nl = strchr(p, '\n');
+    size_t n = nl ? (size_t) (nl - p) : strlen(p);
+    if (tpuci__e_line(p, n)) {
+      if (prev_e == NULL) { /* the first line of a group of E lines */
+        e_first = p;
+        e_len = n;
+      }
+      prev_e = p;
+    } else {
+      prev_e = NULL;
+      if (tpuci__exc_line(p, n)) {
+        exc = p;
+        exc_len = n;
+      }
+    }
+    p = nl ? nl + 1 : p + n;
+  }
+  if (e_first != NULL) {
+    size_t i = 1;
+    while (i < e_len && (e_first[i] == ' ' || e_first[i] == '\t')) i++;
+    if (i < e_len) return tpuci__strndup(e_first + i, e_len - i);
+  }
+  if (exc != NULL) return tpuci__strndup(exc, exc_len);
+  return NULL;
 }
 
 /* Thread stacks (stacks.txt) kept per host in the reports: at most this

@@ -78,4 +78,12 @@ int tpuci__pytest_next_selection(const tpuci__history_t *h,
  * without ",shard=i/N" (or "[shard=i/N]"). A new string. */
 char *tpuci__pytest_group_name(const tpuci__instance_t *inst);
 
+/* The line of a failure's traceback (a clipped tail, as progress.jsonl
+ * has it when pytest's own crash line is missing) that says what was
+ * raised: the first of the last group of pytest's "E   " lines, without
+ * the "E" (`AssertionError: assert 1 == 2`), else the last line that
+ * starts with an exception's name (`RuntimeError: boom`); NULL when there
+ * is none. A new string. */
+char *tpuci__pytest_failure_line(const char *tail);
+
 #endif /* TPUCI_PYTEST_RUN_H */

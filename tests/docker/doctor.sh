@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# `tpuci doctor SPEC` starts one tiny container on each network mode the
-# spec's container jobs use (the default bridge, "none", a gang's private
-# network, a named network) and reports each: a network that does not
-# exist, or a default bridge that is broken, is a FAIL with exit 3 before
-# any run, not an infra failure of every attempt. Doctor leaves nothing
-# behind. The broken bridge is made on a private engine of the test's own
-# (its bridge deleted under it).
+# `tpuci doctor SPEC` probes each network mode the spec's container jobs
+# use (the default bridge, "none", a gang's private network, a named
+# network) and reports each: on a bridge, a second container reaches the
+# first by name (by address on the default bridge) and the bridge's own
+# address, the gateway; on "none" one container starts. A network that
+# does not exist, or a bridge that is deleted, down or without its
+# address, is a FAIL with exit 3 before any run, not an infra failure of
+# every attempt. Doctor leaves nothing behind. The deleted bridge is made
+# on a private engine of the test's own; the bridge that is down or has no
+# address is a named network's of the test's own (its bridge's name is
+# chosen), made with busybox (ping) and with the python image (python3).
 . "$TESTS/docker/lib.sh"
 
 probe_objects() { # containers and networks the probes made (any pid)
@@ -21,9 +25,9 @@ job "gang" { image = "bb", topology = "v4-16", cmd = { "true" } }
 LUA
 run_tpuci doctor good.lua
 expect_code 0 "doctor on three working network modes"
-expect_out "ok   network the engine's default (bridge): a container started on it" "the default bridge is checked"
+expect_out "ok   network the engine's default (bridge): worker-1 reached worker-0 by address and the gateway " "the default bridge is checked"
 expect_out 'ok   network "none": a container started on it' "network none is checked"
-expect_out "ok   network a gang's private network: a container started on it" "a gang's network is checked"
+expect_out "ok   network a gang's private network: worker-1 reached worker-0 by name (ping, image tpuci-test/busybox:1)" "a gang's network is checked, by name"
 [ "$(probe_objects)" = 0 ] && pass || fail "doctor left probe objects"
 
 # A named network the engine does not have.
@@ -45,9 +49,60 @@ LUA
 run_tpuci doctor local.lua
 expect_not_out "network the engine's default" "no network check without container jobs"
 
-# A broken default bridge, on a private engine.
+# A named network of the test's own, its bridge working, then down, then
+# without its address: probed with ping (busybox) and python3.
+net=tpuci-test-doctor-$$ br=tpdr$$
+api_send() { # METHOD PATH [JSON]: like api, with a method and a body
+  local url
+  case "$DOCKER_HOST" in
+    unix://*) url=(--unix-socket "${DOCKER_HOST#unix://}" "http://localhost$2") ;;
+    tcp://*) url=("http://${DOCKER_HOST#tcp://}$2") ;;
+    *) return 1 ;;
+  esac
+  curl -sf --max-time 30 -X "$1" -H 'Content-Type: application/json' \
+    ${3:+--data "$3"} "${url[@]}" >/dev/null
+}
 edir=$WORK/engine
-trap 'private_engine_down "$edir" TERM; private_engine_gone "$edir"; rm -rf "$WORK"' EXIT
+trap 'api_send DELETE "/networks/$net"; private_engine_down "$edir" TERM; private_engine_gone "$edir"; rm -rf "$WORK"' EXIT
+api_send POST /networks/create \
+  "{\"Name\": \"$net\", \"Options\": {\"com.docker.network.bridge.name\": \"$br\"}}" ||
+  fail "cannot create network $net"
+imgs=busybox
+if api "/images/tpuci-test/python:1/json" >/dev/null; then
+  imgs="busybox python"
+else
+  fail "no tpuci-test/python:1 (tests/images/build-python.sh makes it)"
+fi
+for img in $imgs; do
+  cat > named-$img.lua <<LUA
+image "i" { ref = "tpuci-test/$img:1", pull = "never" }
+job "named" { image = "i", network = "$net", cmd = { "true" } }
+LUA
+done
+run_tpuci doctor named-busybox.lua
+expect_code 0 "doctor on a working named network"
+expect_out "ok   network \"$net\": worker-1 reached worker-0 by name and the gateway " "the named network is checked, by name"
+[ -f named-python.lua ] && run_tpuci doctor named-python.lua
+expect_code 0 "doctor on a working named network, python3"
+expect_out "(python3, image tpuci-test/python:1)" "an image without ping is probed with python3"
+ip link set "$br" down
+for img in $imgs; do
+  run_tpuci doctor named-$img.lua
+  expect_code 3 "doctor with the named network's bridge down ($img)"
+  expect_out "FAIL network \"$net\": tpuci-doctor-" "a bridge that is down is reported ($img)"
+  expect_out "does not answer" "it says that the peer does not answer ($img)"
+done
+ip link set "$br" up
+ip addr flush dev "$br"
+for img in $imgs; do
+  run_tpuci doctor named-$img.lua
+  expect_code 3 "doctor with the named network's bridge without its address ($img)"
+  expect_out "the bridge is down or has no address" "a bridge without its address is reported ($img)"
+done
+[ "$(probe_objects)" = 0 ] && pass || fail "doctor left probe objects after the named network's failures"
+api_send DELETE "/networks/$net" || fail "cannot remove network $net"
+
+# A broken default bridge, on a private engine.
 if private_engine_up "$edir"; then
   ip link del "$(cat "$edir/bridge")"
   DOCKER_HOST=$PRIVATE_HOST run_tpuci doctor good.lua

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `tpuci completion bash|zsh`: the scripts complete commands, each
 # command's options (asked of this tpuci, so an option the CLI gains is
-# completed at once), specs as *.lua files, --color's values and show's
-# run ids. bash is driven through COMP_WORDS/COMPREPLY; zsh through the
+# completed at once; after `export github` or `export kubernetes` only that
+# format's), specs as *.lua files, --color's values and show's run ids. bash is driven through COMP_WORDS/COMPREPLY; zsh through the
 # script's _tpuci_candidates (zsh's completion widgets need a terminal).
 . "$TESTS/e2e/lib.sh"
 mkdir -p sub .tpuci/runs/20261203-010101-abcd
@@ -31,6 +31,14 @@ out=$(bash_complete run ""); expect_out a.lua "bash: specs"; expect_not_out b.tx
 out=$(bash_complete show 2026); expect_out 20261203-010101-abcd "bash: run ids"
 out=$(bash_complete topologies v4-1); expect_out v4-16 "bash: TPU types"
 out=$(bash_complete export ""); expect_out github "bash: export formats"; expect_out kubernetes "bash: export formats"
+# After the format, only that format's options.
+out=$(bash_complete export kubernetes --); expect_out --emulated "bash: kubernetes' options"
+expect_not_out --per-job "bash: github's options after export kubernetes"
+expect_not_out --runs-on "bash: github's options after export kubernetes"
+out=$(bash_complete export github --); expect_out --per-job "bash: github's options"
+expect_not_out --emulated "bash: kubernetes' options after export github"
+out=$(bash_complete export kubernetes --only 'x*' --r); expect_out --results-claim "bash: kubernetes' options after a value"
+expect_not_out --runs-on "bash: github's options after a kubernetes option's value"
 
 if command -v zsh >/dev/null; then
   zsh_complete() {
@@ -42,6 +50,10 @@ if command -v zsh >/dev/null; then
   out=$(zsh_complete run --color a); expect_out never "zsh: --color"
   out=$(zsh_complete run x); expect_out FILES "zsh: specs as files"
   out=$(zsh_complete show 2); expect_out 20261203-010101-abcd "zsh: run ids"
+  out=$(zsh_complete export kubernetes --); expect_out --emulated "zsh: kubernetes' options"
+  expect_not_out --per-job "zsh: github's options after export kubernetes"
+  out=$(zsh_complete export github --); expect_out --per-job "zsh: github's options"
+  expect_not_out --emulated "zsh: kubernetes' options after export github"
 else
   fail "zsh is not installed (tests/deps.sh installs it)"
 fi

@@ -41,6 +41,24 @@ if /usr/bin/python3 -m pytest --version >/dev/null 2>&1; then
   PATH=/usr/bin:$PATH run_tpuci run --only hello --only unit ci.lua
   expect_code 0 "ci.lua's local jobs"
   expect_out "6 passed, 6 deselected" "ci.lua unit"
+  # The guide's merged JUnit has the attributes tpuci writes, no others.
+  PATH=/usr/bin:$PATH run_tpuci run --only unit --junit merged.xml ci.lua
+  report=$(/usr/bin/python3 - "$guide" merged.xml <<'PY'
+import re, sys, xml.etree.ElementTree as ET
+have = set()
+for case in ET.parse(sys.argv[2]).iter("testcase"):
+    have |= set(case.attrib)
+shown = set()
+for tag in re.findall(r"<testcase ([^>]*)>", open(sys.argv[1]).read()):
+    shown |= set(re.findall(r'(\w+)="', tag))
+if not have:
+    print("no test case in merged.xml")
+elif shown - have:
+    print("docs/guide.md shows <testcase> attributes tpuci does not write: %s (it writes %s)"
+          % (sorted(shown - have), sorted(have)))
+PY
+)
+  [ -z "$report" ] && pass || fail "$report"
   rm -f .tried
   run_tpuci run -q --only flaky ci.lua
   expect_code 0 "flaky passes"

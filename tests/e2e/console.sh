@@ -63,6 +63,23 @@ else
   fail "cmark-gfm is missing (Debian package cmark-gfm; tests/deps.sh)"
 fi
 
+# The jobs' own escape codes (pytest --color=yes, a hyperlink): left out of
+# plain output, -v's lines and the counts, kept with --color=always.
+cat > esc.lua <<'LUA'
+job "esc" { run = "printf '\\033[33mwarn\\033[0m plain \\033]8;;http://x\\033\\\\link\\033]8;;\\007 done\\n'; exit 1" }
+LUA
+run_tpuci run esc.lua
+expect_out "--- output of esc, attempt 1/1 ---
+warn plain link done
+--- end of esc ---" "plain output without the job's escape codes"
+expect_not_out $'\033' "plain output: an escape code"
+expect_out "instances: passed 0, flaky 0, failed 1, timeout 0, oom 0, infra 0, cancelled 0 (of 1) in " "the counts line says it counts instances"
+run_tpuci run -v esc.lua
+expect_out "[esc] warn plain link done" "-v without the job's escape codes"
+expect_not_out $'\033' "-v: an escape code"
+run_tpuci run --color=always esc.lua
+expect_out $'\033[33mwarn\033[0m plain' "--color=always keeps the job's colours"
+
 # On a terminal (script(1) gives tpuci a pty): the board is drawn and
 # redrawn in place, finished attempts scroll above it.
 if command -v script >/dev/null; then
@@ -76,6 +93,20 @@ LUA
   expect_out $'\033[' "cursor movement"
   expect_out "slow[n=1] #1"
   expect_out "verdict: PASSED"
+  # The board's line shows a coloured last line without its escape codes
+  # (not "[33m" with ESC made a space).
+  cat > boardesc.lua <<'LUA'
+job "col" { run = "printf '\\033[33mstep\\033[0m one \\033]0;title\\007two\\n'; sleep 2" }
+LUA
+  env -u CI -u GITHUB_ACTIONS script -qec "'$TPUCI' run boardesc.lua" /dev/null > tty9.out 2>&1 < /dev/null
+  out=$(cat tty9.out)
+  expect_out "col #1 " "the board's line"
+  expect_out "  step one two" "the board shows the coloured line's text"
+  stripped=${out//$'\033['/}
+  case $stripped in
+    *'[33m'*|*']0;title'*) fail "the board shows a job's escape code without its ESC" ;;
+    *) pass ;;
+  esac
   # CI set: plain lines even on a terminal.
   env -u GITHUB_ACTIONS CI=true script -qec "'$TPUCI' run --color=never -j 2 board.lua" /dev/null > tty2.out 2>&1 < /dev/null
   out=$(cat tty2.out)

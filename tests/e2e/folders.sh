@@ -76,7 +76,7 @@ extra=$(ls -A "$WORK" | grep -v -x -e .tpuci -e names.lua)
 
 # The console names each failure's own log; the HTML report lists the logs.
 badlog=$(json '[i for i in s["instances"] if i["name"] == "bad/one"][0]["attempts"][0]["log"]')
-expect_out "    log: $badlog"
+expect_out "    log: ${badlog#"$(pwd -P)"/}" "the log's path, relative to the current folder"
 grep -qx "out:bad/one" "$badlog" && pass || fail "bad/one's log: $(cat "$badlog")"
 grep -qF "$(basename "$(dirname "$badlog")")/attempt-1.log" "$run/report.html" && pass ||
   fail "report.html does not name bad/one's log"

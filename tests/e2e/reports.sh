@@ -77,7 +77,7 @@ expect_out "tpuci: cannot write /nonexistent/dir/r.json: No such file or directo
 [ "$(printf '%s\n' "$out" | grep -c 'cannot write')" = 1 ] && pass || fail "told more than once"
 expect_out "verdict: PASSED"
 expect_out "records incomplete: 1 file could not be written (exit code 4)"
-expect_out "summary: $WORK/.tpuci/runs/"
+expect_out "summary: .tpuci/runs/" "the summary's path, relative to the current folder"
 expect_json 's["exit_code"], s["verdict"]' "(4, 'passed')"
 expect_json 's["write_errors"]' "[{'path': '/nonexistent/dir/r.json', 'error': 'No such file or directory'}]"
 grep -q "Records incomplete" .tpuci/runs/latest/report.html && grep -q "/nonexistent/dir/r.json" .tpuci/runs/latest/report.html &&
@@ -96,6 +96,7 @@ run_tpuci run "$SPECS/pass.lua"
 run_tpuci show
 expect_code 0 "show latest"
 expect_out "verdict: PASSED"
+expect_out "summary: .tpuci/runs/$(json 's["run_id"]')/summary.json" "show names the run's own summary, not latest's"
 run_tpuci show "$id"
 expect_code 1 "show by id"
 expect_out "bad "

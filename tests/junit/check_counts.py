@@ -6,7 +6,7 @@ Prints "ok", or one line per disagreement.
 
 The console's summary table (instance, outcome, attempts, duration), its
 "NAME: N tests, F failed, K flaky" lines for pytest instances and its
-"passed N, flaky N, ... (of T)" line are matched against the JUnit file:
+"instances: passed N, flaky N, ... (of T)" line are matched against the JUnit file:
 one <testsuite> per instance (property tpuci.kind says command or pytest);
 a command suite is one test case whose outcome is the instance's (no child:
 passed; flaky elements only: flaky; <failure>/<error type="tpuci.X">: X);
@@ -43,7 +43,7 @@ for line in console[start + 1:]:
         table[m.group(1)] = (m.group(2), int(m.group(3)))
 tests_lines = {m.group(1): tuple(int(g) for g in m.groups()[1:])
                for m in (re.match(r"^(.*): (\d+) tests, (\d+) failed, (\d+) flaky$", l) for l in console) if m}
-counts_line = next(l for l in console if l.startswith("passed ") and "(of " in l)
+counts_line = next(l for l in console if l.startswith("instances: passed ") and "(of " in l)
 counts = dict((k, int(v)) for k, v in re.findall(r"(\w+) (\d+)", counts_line.split(" (of ")[0]))
 total = int(re.search(r"\(of (\d+)\)", counts_line).group(1))
 

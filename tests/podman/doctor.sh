@@ -31,6 +31,8 @@ fi
 expect_out "free under $PM/storage"
 expect_out "ok   image tpuci-test/busybox:1 (\"bb\"): present"
 expect_out "ok   leftovers: none from earlier runs"
+# The network probe: two containers on podman's default network.
+expect_out "ok   network the engine's default (bridge): worker-1 reached worker-0 by address" "the reach probe on podman"
 
 cat > missing.lua <<'LUA'
 image "ghost" { ref = "tpuci-test/does-not-exist:1", pull = "never" }

@@ -11,6 +11,7 @@
 #include "runtime/engine/engine.h"
 #include "runtime/engine/podman.h"
 #include "runtime/engine/sync.h"
+#include "runtime/docker/netprobe.h"
 
 /* GET /version and negotiate. On failure err holds a one-line message. */
 static int tpuci__sync_connect(tpuci__sync_t *s, tpuci__err_t *err) {
@@ -144,201 +145,6 @@ static void tpuci__size_text(char *buf, size_t size, double bytes) {
     snprintf(buf, size, "%.0f MiB", bytes / (1024.0 * 1024));
 }
 
-/* Network modes. Each mode the selected docker instances use (the
- * engine's default bridge, "none", "host", a named network, and a gang's
- * private network) gets one tiny container started on it, so that a
- * broken bridge or an unknown network is found here, not as an infra
- * failure of every attempt. The container runs `true` (as its entrypoint,
- * so an image's ENTRYPOINT does not get in the way) from an image of an
- * instance that uses the mode and is present. Its labels are an attempt's,
- * so `tpuci gc` removes it should doctor die in between. */
-
-typedef struct {
-  int gang;               /* a gang's private network */
-  const char *mode;       /* NetworkMode; NULL: the engine's default */
-  int image;              /* a present image of an instance using it; -1 */
-} tpuci__probe_t;
-
-static int tpuci__probe_same(const tpuci__probe_t *p, int gang, const char *mode) {
-  if (p->gang != gang) return 0;
-  if (gang) return 1;
-  if (p->mode == NULL || mode == NULL) return p->mode == mode;
-  return strcmp(p->mode, mode) == 0;
-}
-
-/* The modes of the selected docker instances, with an image for each;
- * present[i] says whether image i is in the engine. */
-static size_t tpuci__probe_modes(const tpuci__plan_t *plan, const int *present,
-                                 tpuci__probe_t *out) {
-  size_t i, j, n = 0;
-  for (i = 0; i < plan->ninstances; i++) {
-    const tpuci__instance_t *inst = &plan->instances[i];
-    int gang;
-    if (!inst->selected || inst->runtime != TPUCI__RUNTIME_DOCKER) continue;
-    gang = tpuci__plan_hosts(plan, inst) > 1;
-    for (j = 0; j < n; j++)
-      if (tpuci__probe_same(&out[j], gang, inst->network)) break;
-    if (j == n) {
-      out[n].gang = gang;
-      out[n].mode = gang ? NULL : inst->network;
-      out[n].image = -1;
-      n++;
-    }
-    if (out[j].image < 0 && inst->image >= 0 && present[inst->image])
-      out[j].image = inst->image;
-  }
-  return n;
-}
-
-static const char *tpuci__probe_what(const tpuci__probe_t *p, char *buf, size_t size) {
-  if (p->gang) snprintf(buf, size, "a gang's private network");
-  else if (p->mode == NULL) snprintf(buf, size, "the engine's default (bridge)");
-  else snprintf(buf, size, "\"%s\"", p->mode);
-  return buf;
-}
-
-/* Removes what a probe made; errors are said (the object is labelled, so
- * `tpuci gc` finds it later). */
-static void tpuci__probe_remove(tpuci__sync_t *s, const char *ctr, const char *net,
-                                tpuci__buf_t *report) {
-  tpuci__sync_res_t r = {0};
-  if (ctr != NULL) {
-    tpuci__engine_container_remove(s->eng, ctr, tpuci__sync_cb, &r);
-    tpuci__sync_wait(s, &r);
-    if (!r.ok && r.status != 404)
-      tpuci__buf_addf(report, "warn network probe: removing container %s: %s; "
-                              "`tpuci gc` removes it\n", ctr, r.message);
-    tpuci__sync_res_free(&r);
-  }
-  if (net != NULL) {
-    tpuci__engine_network_remove(s->eng, net, tpuci__sync_cb, &r);
-    tpuci__sync_wait(s, &r);
-    if (!r.ok && r.status != 404)
-      tpuci__buf_addf(report, "warn network probe: removing network %s: %s; "
-                              "`tpuci gc` removes it\n", net, r.message);
-    tpuci__sync_res_free(&r);
-  }
-}
-
-/* Whether a failed start is the image's lack of `true`, not the network. */
-static int tpuci__probe_no_true(const char *msg) {
-  return msg != NULL && (strstr(msg, "executable file not found") != NULL ||
-                         strstr(msg, "no such file or directory") != NULL);
-}
-
-/* One mode: returns 0, or TPUCI_EENGINE with err set (first failure). */
-static int tpuci__probe_one(tpuci__sync_t *s, const tpuci__plan_t *plan,
-                            const tpuci__probe_t *p, int n,
-                            const tpuci__podman_limits_t *limits,
-                            tpuci__buf_t *report, tpuci__err_t *err) {
-  tpuci__sync_res_t r = {0};
-  tpuci__kvlist_t labels = {0};
-  tpuci__strv_t argv = {0};
-  tpuci__ctr_spec_t spec = {0};
-  char what[160], run[64], name[96], *net = NULL, *ctr = NULL;
-  json_t *body;
-  int rc = 0;
-
-  tpuci__probe_what(p, what, sizeof(what));
-  if (p->image < 0) {
-    tpuci__buf_addf(report, "warn network %s: not checked: none of the images "
-                            "of the jobs using it is present\n", what);
-    return 0;
-  }
-  snprintf(run, sizeof(run), "doctor-%ld", (long) getpid());
-  snprintf(name, sizeof(name), "tpuci-%s-net%d", run, n);
-  tpuci__ctr_labels(&labels, run, "doctor", "network-probe", n, 0);
-  if (p->gang) {
-    json_t *nb = tpuci__net_create_body(name, &labels, 1);
-    tpuci__engine_network_create(s->eng, nb, tpuci__sync_cb, &r);
-    json_decref(nb);
-    tpuci__sync_wait(s, &r);
-    if (!r.ok) {
-      tpuci__buf_addf(report, "FAIL network %s: creating one failed: %s\n",
-                      what, r.message);
-      rc = tpuci__err_set(err, TPUCI_EENGINE,
-                          "docker engine: creating a gang's network failed: %s",
-                          r.message);
-      goto out;
-    }
-    net = tpuci__strdup(name);
-    tpuci__sync_res_free(&r);
-  }
-  tpuci__strv_push(&argv, "true");
-  spec.image = plan->images[p->image].ref;
-  spec.argv = &argv;
-  spec.network = p->gang ? net : p->mode;
-  spec.labels = &labels;
-  spec.hostname = p->gang ? "worker-0" : NULL;
-  spec.alias = p->gang ? "worker-0" : NULL;
-  body = tpuci__ctr_create_body(&spec);
-  json_object_set_new(body, "Entrypoint", json_pack("[s]", "true"));
-  json_object_del(body, "Cmd");
-  /* As an attempt's: a rootful podman may not give podman's own default. */
-  tpuci__podman_body_limits(body, limits);
-  snprintf(name, sizeof(name), "tpuci-%s-ctr%d", run, n);
-  tpuci__engine_container_create(s->eng, name, body, tpuci__sync_cb, &r);
-  json_decref(body);
-  tpuci__sync_wait(s, &r);
-  if (!r.ok) {
-    tpuci__buf_addf(report, "FAIL network %s: creating a container on it "
-                            "failed: %s\n", what, r.message);
-    rc = tpuci__err_set(err, TPUCI_EENGINE,
-                        "docker engine: a container on network %s could not "
-                        "be created: %s", what, r.message);
-    goto out;
-  }
-  ctr = tpuci__strdup(name);
-  tpuci__sync_res_free(&r);
-  tpuci__engine_container_start(s->eng, ctr, tpuci__sync_cb, &r);
-  tpuci__sync_wait(s, &r);
-  if (!r.ok && tpuci__probe_no_true(r.message)) {
-    tpuci__buf_addf(report, "warn network %s: not checked: image %s has no "
-                            "`true` to run\n", what, spec.image);
-  } else if (!r.ok) {
-    tpuci__buf_addf(report, "FAIL network %s: a container did not start on "
-                            "it: %s\n", what, r.message);
-    rc = tpuci__err_set(err, TPUCI_EENGINE,
-                        "docker engine: a container did not start on network "
-                        "%s: %s", what, r.message);
-  } else {
-    tpuci__sync_res_free(&r);
-    tpuci__engine_container_wait(s->eng, ctr, tpuci__sync_cb, &r);
-    tpuci__sync_wait(s, &r);
-    tpuci__buf_addf(report, "ok   network %s: a container started on it (%s)\n",
-                    what, spec.image);
-  }
-out:
-  tpuci__sync_res_free(&r);
-  tpuci__probe_remove(s, ctr, net, report);
-  free(ctr);
-  free(net);
-  tpuci__strv_free(&argv);
-  tpuci__kv_free(&labels);
-  return rc;
-}
-
-/* Every mode. `first` is the doctor's first failure so far: err is only
- * filled when there is none yet. Returns the new first failure. */
-static int tpuci__probe_networks(tpuci__sync_t *s, const tpuci__plan_t *plan,
-                                 const int *present,
-                                 const tpuci__podman_limits_t *limits,
-                                 tpuci__buf_t *report, int first,
-                                 tpuci__err_t *err) {
-  tpuci__probe_t *modes;
-  size_t i, n;
-  if (plan == NULL || plan->ninstances == 0) return first;
-  modes = tpuci__calloc(plan->ninstances, sizeof(*modes));
-  n = tpuci__probe_modes(plan, present, modes);
-  for (i = 0; i < n; i++) {
-    int rc = tpuci__probe_one(s, plan, &modes[i], (int) i, limits, report,
-                              first ? NULL : err);
-    if (first == 0) first = rc;
-  }
-  free(modes);
-  return first;
-}
-
 int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
                          tpuci__err_t *err) {
   tpuci__sync_t s;
@@ -461,7 +267,7 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
     }
   }
 
-  first = tpuci__probe_networks(&s, plan, present, &limits, report, first, err);
+  first = tpuci__docker_probe_networks(&s, plan, present, &limits, report, first, err);
   free(present);
 
   /* Leftovers. */

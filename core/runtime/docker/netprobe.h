@@ -1,0 +1,23 @@
+/* `tpuci doctor`'s network probe: on each network mode the selected
+ * docker instances use, containers that prove the mode works (on a
+ * bridge, one reaches another by name and the gateway); docs/docker.md.
+ * Only maint.c (the doctor) includes this. */
+#ifndef TPUCI_RUNTIME_DOCKER_NETPROBE_H
+#define TPUCI_RUNTIME_DOCKER_NETPROBE_H
+
+#include "runtime/engine/podman.h"
+#include "runtime/engine/sync.h"
+#include "plan/plan.h"
+
+/* Probes every mode, saying each on `report` (ok / warn / FAIL lines).
+ * present[i] says whether image i is in the engine. `first` is the
+ * doctor's first failure so far: err is only filled when there is none
+ * yet. Returns the new first failure (TPUCI_EENGINE for a mode that
+ * failed). */
+int tpuci__docker_probe_networks(tpuci__sync_t *s, const tpuci__plan_t *plan,
+                                 const int *present,
+                                 const tpuci__podman_limits_t *limits,
+                                 tpuci__buf_t *report, int first,
+                                 tpuci__err_t *err);
+
+#endif /* TPUCI_RUNTIME_DOCKER_NETPROBE_H */
