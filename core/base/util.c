@@ -366,10 +366,22 @@ int tpuci__mkdir_p(const char *path, int mode) {
   return r;
 }
 
+int tpuci__write_all(int fd, const char *buf, size_t len) {
+  while (len > 0) {
+    ssize_t n = write(fd, buf, len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return TPUCI__ERRNO;
+    }
+    buf += n;
+    len -= (size_t) n;
+  }
+  return 0;
+}
+
 int tpuci__write_file_atomic(const char *path, const char *data, size_t len) {
   char *tmp = tpuci__printf("%s.tmp", path);
   int fd, r = 0;
-  size_t off = 0;
 
   fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
@@ -377,15 +389,7 @@ int tpuci__write_file_atomic(const char *path, const char *data, size_t len) {
     free(tmp);
     return r;
   }
-  while (off < len) {
-    ssize_t n = write(fd, data + off, len - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      r = TPUCI__ERRNO;
-      break;
-    }
-    off += (size_t) n;
-  }
+  r = tpuci__write_all(fd, data, len);
   if (r == 0 && fsync(fd) != 0) r = TPUCI__ERRNO;
   if (close(fd) != 0 && r == 0) r = TPUCI__ERRNO;
   if (r == 0 && rename(tmp, path) != 0) r = TPUCI__ERRNO;

@@ -151,6 +151,9 @@ char *tpuci__path_component(const char *name);
 
 /* mkdir -p. Returns 0 or a negative UV_E* code. */
 int tpuci__mkdir_p(const char *path, int mode);
+/* Writes all of buf to fd (again after EINTR and short writes): 0, or a
+ * negative code. */
+int tpuci__write_all(int fd, const char *buf, size_t len);
 
 /* Writes a whole file atomically (write to path.tmp, fsync, rename). */
 int tpuci__write_file_atomic(const char *path, const char *data, size_t len);

@@ -86,6 +86,7 @@ MaxSessions 100
 CONF
     ip netns exec "$ns" /usr/sbin/sshd -D -e -f "$SSHD/sshd$i.conf" 2> "$SSHD/sshd$i.log" &
     SSH_PIDS[$i]=$!
+    disown "$!"  # no "Killed" note from bash at the teardown
     SSH_ADDR[$i]=$addr
   done
   cat > "$SSHD/ssh_config" <<CONF

@@ -133,17 +133,29 @@ static void test_runs_after_go(void **state) {
   free(rc);
   free(cmd);
 
-  /* Not "go": nothing runs. */
+  /* Not "go" (here: the end of stdin): nothing runs, and the folder it
+   * made goes, with its parent once empty. */
   cmd = remote(dir, tmp, "touch never; exit 9", NULL);
   start(&c, cmd);
   read_line(&c, line, sizeof(line));
-  say(&c, "stop\n");
+  assert_string_equal(line, TPUCI__SSH_READY " n0nce\n");
+  close(c.in);
+  c.in = open("/dev/null", O_WRONLY);
   assert_int_equal(finish(&c), 0);
   {
-    char never[512];
+    char never[512], parent[512];
     snprintf(never, sizeof(never), "%s/never", tmp);
     assert_int_not_equal(access(never, F_OK), 0);
+    snprintf(parent, sizeof(parent), "%s/run", tmp);
+    assert_int_not_equal(access(parent, F_OK), 0);
   }
+  free(cmd);
+  /* Again, for the cleanup below. */
+  cmd = remote(dir, tmp, "true", NULL);
+  start(&c, cmd);
+  read_line(&c, line, sizeof(line));
+  say(&c, "go\n");
+  assert_int_equal(finish(&c), 0);
   free(cmd);
 
   /* The cleanup removes the folder and its parent once empty. */

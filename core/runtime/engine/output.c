@@ -32,19 +32,12 @@ void tpuci__ctrout_open_log(tpuci__ctrout_t *o, char *path) {
 
 static void tpuci__ctrout_log_write(tpuci__ctrout_t *o, const char *buf,
                                     size_t len) {
-  while (len > 0 && o->log_fd >= 0) {
-    ssize_t n = write(o->log_fd, buf, len);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      /* Its lines are still in the attempt's log. */
-      tpuci__attempt_write_error(o->a, o->log_path, TPUCI__ERRNO);
-      close(o->log_fd);
-      o->log_fd = -1;
-      return;
-    }
-    buf += n;
-    len -= (size_t) n;
-  }
+  int r;
+  if (o->log_fd < 0 || (r = tpuci__write_all(o->log_fd, buf, len)) == 0) return;
+  /* Its lines are still in the attempt's log. */
+  tpuci__attempt_write_error(o->a, o->log_path, r);
+  close(o->log_fd);
+  o->log_fd = -1;
 }
 
 typedef struct {

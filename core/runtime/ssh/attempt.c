@@ -31,6 +31,9 @@
 
 /* After a SIGKILL, how long ssh may take to end before it is killed. */
 #define TPUCI__SSH_KILL_WAIT_MS 10000
+/* A host told not to start, still connecting: up to ssh's own
+ * ConnectTimeout and a login. */
+#define TPUCI__SSH_HALT_WAIT_MS 30000
 /* The stdout kept while looking for the ready line. */
 #define TPUCI__SSH_PRE_MAX 65536
 
@@ -76,18 +79,12 @@ static void tpuci__ssh_infra(tpuci__ssh_unit_t *s, const char *what, char *why) 
 /* Output. */
 
 static void tpuci__ssh_log_write(tpuci__ssh_unit_t *s, const char *buf, size_t n) {
-  while (n > 0 && s->log_fd >= 0) {
-    ssize_t w = write(s->log_fd, buf, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      tpuci__attempt_write_error(s->u.att->a, s->log_path, TPUCI__ERRNO);
-      close(s->log_fd);
-      s->log_fd = -1;
-      return;
-    }
-    buf += w;
-    n -= (size_t) w;
-  }
+  int r;
+  if (s->log_fd < 0 || (r = tpuci__write_all(s->log_fd, buf, n)) == 0) return;
+  /* Its lines are still in the attempt's log. */
+  tpuci__attempt_write_error(s->u.att->a, s->log_path, r);
+  close(s->log_fd);
+  s->log_fd = -1;
 }
 
 typedef struct {
@@ -302,11 +299,13 @@ static void tpuci__ssh_op_stop(tpuci__unit_t *u, int signum) {
   }
 }
 
+/* The end of stdin: a host that is still connecting (or waits for "go")
+ * never runs, and removes its folder itself. */
 static void tpuci__ssh_op_halt(tpuci__unit_t *u) {
   tpuci__ssh_unit_t *s = (tpuci__ssh_unit_t *) u;
   if (!s->main_on) return;
   tpuci__sshproc_close_stdin(&s->main);
-  tpuci__sshproc_deadline(&s->main, TPUCI__SSH_KILL_WAIT_MS);
+  tpuci__sshproc_deadline(&s->main, TPUCI__SSH_HALT_WAIT_MS);
 }
 
 static void tpuci__ssh_on_cleaned(tpuci__sshproc_t *p) {

@@ -17,6 +17,13 @@ static char *tpuci__ssh_wrap(const char *script) {
   return tpuci__buf_steal(&b);
 }
 
+/* A script's first line: d=<dir>. */
+static void tpuci__ssh_set_d(tpuci__buf_t *b, const char *dir) {
+  tpuci__buf_init(b);
+  tpuci__buf_adds(b, "d=");
+  tpuci__buf_add_shell(b, dir);
+}
+
 /* The job's own script: its environment, its folder, its command. */
 static char *tpuci__ssh_job_script(const tpuci__ssh_remote_t *r) {
   tpuci__buf_t b;
@@ -49,9 +56,7 @@ static char *tpuci__ssh_job_script(const tpuci__ssh_remote_t *r) {
 char *tpuci__ssh_remote_command(const tpuci__ssh_remote_t *r) {
   tpuci__buf_t b;
   char *job = tpuci__ssh_job_script(r), *out;
-  tpuci__buf_init(&b);
-  tpuci__buf_adds(&b, "d=");
-  tpuci__buf_add_shell(&b, r->dir);
+  tpuci__ssh_set_d(&b, r->dir);
   /* The folder is private; the job's own files keep its umask. */
   tpuci__buf_adds(&b, "\n(umask 077 && mkdir -p \"$d/results\") || exit 125\n"
                       /* 3: the control lines; 4: the job's stderr; the
@@ -61,8 +66,10 @@ char *tpuci__ssh_remote_command(const tpuci__ssh_remote_t *r) {
   tpuci__buf_adds(&b, "'" TPUCI__SSH_READY " ");
   tpuci__buf_adds(&b, r->nonce);
   tpuci__buf_adds(&b, "'\n"
-                      "read -r go <&3 || exit 0\n"
-                      "[ \"$go\" = go ] || exit 0\n"
+                      /* Not to run: what it made goes (tpuci may have
+                       * given up on this session already). */
+                      "read -r go <&3 || go=\n"
+                      "if [ \"$go\" != go ]; then rm -rf \"$d\"; rmdir \"${d%/*}\"; exit 0; fi\n"
                       "setsid sh -c ");
   tpuci__buf_add_shell(&b, job);
   tpuci__buf_adds(&b, " tpuci-job </dev/null 2>&4 3<&- 4>&- &\n"
@@ -86,9 +93,7 @@ char *tpuci__ssh_remote_command(const tpuci__ssh_remote_t *r) {
 char *tpuci__ssh_rc_command(const char *dir) {
   tpuci__buf_t b;
   char *out;
-  tpuci__buf_init(&b);
-  tpuci__buf_adds(&b, "d=");
-  tpuci__buf_add_shell(&b, dir);
+  tpuci__ssh_set_d(&b, dir);
   /* "lost": stdin ended before the job did (the connection dropped). */
   tpuci__buf_adds(&b, "\nif [ -e \"$d/lost\" ]; then echo lost; else cat \"$d/rc\"; fi\n");
   out = tpuci__ssh_wrap(b.data);
@@ -99,9 +104,7 @@ char *tpuci__ssh_rc_command(const char *dir) {
 char *tpuci__ssh_cleanup_command(const char *dir, int results) {
   tpuci__buf_t b;
   char *out;
-  tpuci__buf_init(&b);
-  tpuci__buf_adds(&b, "d=");
-  tpuci__buf_add_shell(&b, dir);
+  tpuci__ssh_set_d(&b, dir);
   tpuci__buf_adds(&b, "\nrc=0\n");
   if (results) tpuci__buf_adds(&b, "(cd \"$d/results\" && tar -cf - .) || rc=$?\n");
   tpuci__buf_adds(&b, "rm -rf \"$d\" || rc=$?\n"

@@ -48,7 +48,7 @@ int tpuci__ssh_run_capture(const tpuci__strv_t *argv, tpuci__buf_t *out, char **
  * results/), prints the ready line TPUCI__SSH_READY " <nonce>" on
  * stdout and waits for "go" on stdin: the gang's start barrier, since
  * tpuci sends "go" to every host only once all are connected (EOF or
- * anything else: it ends without running). Then the job runs in a
+ * anything else: it removes the folder and ends without running). Then the job runs in a
  * session and process group of its own (setsid), stdin /dev/null, in
  * `workdir` (the login's home when NULL) with `env`; its group id goes
  * to dir/pgid. Each later line on stdin is a signal name sent to the
