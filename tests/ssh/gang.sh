@@ -57,7 +57,9 @@ LUA
 fi
 
 start=$(date +%s%N)
-run_tpuci run -j 8 --junit merged.xml spec.lua
+# -j 4: the two gloo gangs share worker 0 and its MASTER_PORT, so they
+# must not run at once (docs/ssh.md, "Known limits").
+run_tpuci run -j 4 --junit merged.xml spec.lua
 took=$(( ($(date +%s%N) - start) / 1000000 ))
 echo "ssh gangs: $took ms" >&2
 if [ -n "$pyt" ]; then
