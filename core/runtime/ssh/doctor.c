@@ -40,33 +40,8 @@ static int tpuci__ssh_doctor_one(const tpuci__hostset_t *hs, size_t i,
   return st == 0 ? 0 : TPUCI_EENGINE;
 }
 
-int tpuci__runtime_ssh_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
-                              tpuci__err_t *err) {
-  unsigned char *used;
-  size_t i, k;
-  int first = 0;
-
-  if (plan == NULL || plan->nhostsets == 0) return 0;
-  used = tpuci__calloc(plan->nhostsets, 1);
-  for (i = 0; i < plan->ninstances; i++) {
-    const tpuci__instance_t *in = &plan->instances[i];
-    if (in->selected && in->runtime == TPUCI__RUNTIME_SSH && in->hostset >= 0 &&
-        (size_t) in->hostset < plan->nhostsets)
-      used[in->hostset] = 1;
-  }
-  for (i = 0; i < plan->nhostsets; i++) {
-    if (!used[i]) continue;
-    for (k = 0; k < plan->hostsets[i].nhosts; k++) {
-      int r = tpuci__ssh_doctor_one(&plan->hostsets[i], k, report, first == 0, err);
-      if (r != 0 && first == 0) first = r;
-    }
-  }
-  free(used);
-  return first;
-}
-
 /* Which hostsets selected ssh jobs use (calloc'd flags). */
-static unsigned char *tpuci__ssh_used(const tpuci__plan_t *plan) {
+unsigned char *tpuci__ssh_used(const tpuci__plan_t *plan) {
   unsigned char *used = tpuci__calloc(plan->nhostsets + 1, 1);
   size_t i;
   for (i = 0; i < plan->ninstances; i++) {
@@ -76,6 +51,25 @@ static unsigned char *tpuci__ssh_used(const tpuci__plan_t *plan) {
       used[in->hostset] = 1;
   }
   return used;
+}
+
+int tpuci__runtime_ssh_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
+                              tpuci__err_t *err) {
+  unsigned char *used;
+  size_t i, k;
+  int first = 0;
+
+  if (plan == NULL || plan->nhostsets == 0) return 0;
+  used = tpuci__ssh_used(plan);
+  for (i = 0; i < plan->nhostsets; i++) {
+    if (!used[i]) continue;
+    for (k = 0; k < plan->hostsets[i].nhosts; k++) {
+      int r = tpuci__ssh_doctor_one(&plan->hostsets[i], k, report, first == 0, err);
+      if (r != 0 && first == 0) first = r;
+    }
+  }
+  free(used);
+  return first;
 }
 
 int tpuci__runtime_ssh_gc(const tpuci__plan_t *plan, int dry_run, tpuci__buf_t *report,

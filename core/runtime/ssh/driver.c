@@ -31,14 +31,8 @@ static void tpuci__ssh_procs_free(tpuci__ssh_rt_t *r) {
 /* Every worker of every `hosts` a selected job uses, as (hostset, host)
  * pairs into r->proc_hostset and r->proc_host. */
 static size_t tpuci__ssh_targets(tpuci__ssh_rt_t *r, const tpuci__plan_t *plan) {
-  unsigned char *used = tpuci__calloc(plan->nhostsets + 1, 1);
+  unsigned char *used = tpuci__ssh_used(plan);
   size_t i, k, n = 0;
-  for (i = 0; i < plan->ninstances; i++) {
-    const tpuci__instance_t *in = &plan->instances[i];
-    if (in->selected && in->runtime == TPUCI__RUNTIME_SSH && in->hostset >= 0 &&
-        (size_t) in->hostset < plan->nhostsets)
-      used[in->hostset] = 1;
-  }
   for (i = 0; i < plan->nhostsets; i++)
     if (used[i]) n += plan->hostsets[i].nhosts;
   free(r->proc_hostset);
@@ -236,7 +230,6 @@ static void tpuci__ssh_free(tpuci__runtime_t *rt) {
   free(r->proc_hostset);
   free(r->proc_host);
   free(r->control_dir);
-  free(r->run_id);
   tpuci__err_clear(&r->rt.err);
   free(r);
 }
@@ -259,7 +252,7 @@ int tpuci__runtime_ssh_new(uv_loop_t *loop, const tpuci__runtime_opts_t *opts,
   r->rt.close = tpuci__ssh_close;
   r->rt.free = tpuci__ssh_free;
   r->loop = loop;
-  r->run_id = tpuci__strdup(opts && opts->run_id ? opts->run_id : "");
+  (void) opts;
   *out = &r->rt;
   return 0;
 }

@@ -20,6 +20,10 @@
 #include "runtime/runtime.h"
 #include "runtime/unit/unit.h"
 
+/* doctor.c: which of plan->hostsets the selected ssh jobs use, a flag
+ * each (new array). */
+unsigned char *tpuci__ssh_used(const tpuci__plan_t *plan);
+
 /* The ssh client: $TPUCI_SSH when set (tests), else "ssh" on PATH. */
 const char *tpuci__ssh_client(void);
 
@@ -128,7 +132,6 @@ struct tpuci__ssh_rt_s {
   uv_loop_t *loop;
   tpuci__unit_list_t atts;
   char *control_dir;         /* ssh's control sockets, made here (0700) */
-  char *run_id;
   const tpuci__plan_t *plan;
   /* prepare's first connections, and closing's `ssh -O exit`s. */
   tpuci__sshproc_t *procs;
