@@ -13,8 +13,11 @@ checks=0
 # (PyYAML, pytest, the Kubernetes client), rather than whatever python3
 # comes first on PATH: a version manager's shim (pyenv's) takes seconds a
 # call on a loaded machine, which turned bounded wait loops into minutes.
+# A link first on PATH, not a shell function: `python3 ... &` must leave
+# the python process itself in $! for the kill that ends it.
 if [ -x /usr/bin/python3 ]; then
-  python3() { /usr/bin/python3 "$@"; }
+  mkdir -p "$WORK/.bin" && ln -sf /usr/bin/python3 "$WORK/.bin/python3"
+  PATH="$WORK/.bin:$PATH"
 fi
 
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
