@@ -14,10 +14,14 @@ checks=0
 # comes first on PATH: a version manager's shim (pyenv's) takes seconds a
 # call on a loaded machine, which turned bounded wait loops into minutes.
 # A link first on PATH, not a shell function: `python3 ... &` must leave
-# the python process itself in $! for the kill that ends it.
-if [ -x /usr/bin/python3 ]; then
-  mkdir -p "$WORK/.bin" && ln -sf /usr/bin/python3 "$WORK/.bin/python3"
-  PATH="$WORK/.bin:$PATH"
+# the python process itself in $! for the kill that ends it. The link is
+# in the build folder (ctest sets TPUCI_BUILD): tests look at what is in
+# $WORK.
+if [ -x /usr/bin/python3 ] && [ -n "${TPUCI_BUILD:-}" ] && [ -d "$TPUCI_BUILD" ]; then
+  if [ ! -L "$TPUCI_BUILD/test-bin/python3" ]; then
+    mkdir -p "$TPUCI_BUILD/test-bin" && ln -sfn /usr/bin/python3 "$TPUCI_BUILD/test-bin/python3"
+  fi
+  PATH="$TPUCI_BUILD/test-bin:$PATH"
 fi
 
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
