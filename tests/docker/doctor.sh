@@ -12,9 +12,18 @@
 # chosen), made with busybox (ping) and with the python image (python3).
 . "$TESTS/docker/lib.sh"
 
-probe_objects() { # containers and networks the probes made (any pid)
-  echo $(( $(count_objects containers tpuci.instance=network-probe) +
-           $(count_objects networks tpuci.instance=network-probe) ))
+# Doctor runs through doctor_run, which keeps their pids: the probes'
+# objects carry the pid, so another test's doctor running at the same time
+# on the shared engine is not counted as this test's leftovers.
+pids=""
+doctor_run() { tpuci_run doctor "$@"; pids="$pids $tp"; }
+probe_objects() { # containers and networks this test's doctor runs left
+  local n=0 pid
+  for pid in $pids; do
+    n=$(( n + $(count_objects containers tpuci.instance=network-probe tpuci.pid=$pid) +
+              $(count_objects networks tpuci.instance=network-probe tpuci.pid=$pid) ))
+  done
+  echo "$n"
 }
 
 cat > good.lua <<'LUA'
@@ -23,7 +32,7 @@ job "plain" { image = "bb", cmd = { "true" } }
 job "isolated" { image = "bb", network = "none", cmd = { "true" } }
 job "gang" { image = "bb", topology = "v4-16", cmd = { "true" } }
 LUA
-run_tpuci doctor good.lua
+doctor_run good.lua
 expect_code 0 "doctor on three working network modes"
 expect_out "ok   network the engine's default (bridge): worker-1 reached worker-0 by address and the gateway " "the default bridge is checked"
 expect_out 'ok   network "none": a container started on it' "network none is checked"
@@ -36,7 +45,7 @@ image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
 job "plain" { image = "bb", cmd = { "true" } }
 job "elsewhere" { image = "bb", network = "tpuci-test-no-such-net", cmd = { "true" } }
 LUA
-run_tpuci doctor missing.lua
+doctor_run missing.lua
 expect_code 3 "doctor with a network that does not exist"
 expect_out 'FAIL network "tpuci-test-no-such-net"' "the missing network is named"
 expect_out "ok   network the engine's default (bridge)" "the other mode is still checked"
@@ -46,7 +55,7 @@ expect_out "ok   network the engine's default (bridge)" "the other mode is still
 cat > local.lua <<'LUA'
 job "here" { cmd = { "true" } }
 LUA
-run_tpuci doctor local.lua
+doctor_run local.lua
 expect_not_out "network the engine's default" "no network check without container jobs"
 
 # A named network of the test's own, its bridge working, then down, then
@@ -79,15 +88,15 @@ image "i" { ref = "tpuci-test/$img:1", pull = "never" }
 job "named" { image = "i", network = "$net", cmd = { "true" } }
 LUA
 done
-run_tpuci doctor named-busybox.lua
+doctor_run named-busybox.lua
 expect_code 0 "doctor on a working named network"
 expect_out "ok   network \"$net\": worker-1 reached worker-0 by name and the gateway " "the named network is checked, by name"
-[ -f named-python.lua ] && run_tpuci doctor named-python.lua
+[ -f named-python.lua ] && doctor_run named-python.lua
 expect_code 0 "doctor on a working named network, python3"
 expect_out "(python3, image tpuci-test/python:1)" "an image without ping is probed with python3"
 ip link set "$br" down
 for img in $imgs; do
-  run_tpuci doctor named-$img.lua
+  doctor_run named-$img.lua
   expect_code 3 "doctor with the named network's bridge down ($img)"
   expect_out "FAIL network \"$net\": tpuci-doctor-" "a bridge that is down is reported ($img)"
   expect_out "does not answer" "it says that the peer does not answer ($img)"
@@ -95,7 +104,7 @@ done
 ip link set "$br" up
 ip addr flush dev "$br"
 for img in $imgs; do
-  run_tpuci doctor named-$img.lua
+  doctor_run named-$img.lua
   expect_code 3 "doctor with the named network's bridge without its address ($img)"
   expect_out "the bridge is down or has no address" "a bridge without its address is reported ($img)"
 done
@@ -105,7 +114,7 @@ api_send DELETE "/networks/$net" || fail "cannot remove network $net"
 # A broken default bridge, on a private engine.
 if private_engine_up "$edir"; then
   ip link del "$(cat "$edir/bridge")"
-  DOCKER_HOST=$PRIVATE_HOST run_tpuci doctor good.lua
+  DOCKER_HOST=$PRIVATE_HOST doctor_run good.lua
   expect_code 3 "doctor with the default bridge deleted"
   expect_out "FAIL network the engine's default (bridge)" "the broken bridge is reported"
   expect_out 'ok   network "none"' "network none still works"
