@@ -188,7 +188,7 @@ static json_t *expected(const char *spec, const char *url, const char *ref,
                         const char *name, json_t *include) {
   json_t *run_env = json_pack("{s:s}", "TPUCI_SPEC", spec);
   json_t *job, *steps;
-  const char *key = "tpuci-${{ runner.os }}-${{ steps.tpuci-commit.outputs.sha }}";
+  const char *key = "${{ steps.tpuci-commit.outputs.key }}";
   const char *prefix = "${{ runner.temp }}/tpuci-install";
   const char *cmd = include
       ? "tpuci run --only \"$TPUCI_ONLY\" --report-json tpuci-report.json --report-yaml "
@@ -215,7 +215,14 @@ static json_t *expected(const char *spec, const char *url, const char *ref,
       "name", "Find tpuci's commit", "id", "tpuci-commit",
       "env", "TPUCI_SOURCE", url, "TPUCI_REF", ref,
       "run", "sha=$(git ls-remote \"$TPUCI_SOURCE\" \"$TPUCI_REF\" | head -n 1 | cut -f 1)\n"
-             "echo \"sha=${sha:-$TPUCI_REF}\" >> \"$GITHUB_OUTPUT\"\n",
+             "sha=${sha:-$TPUCI_REF}\n"
+             "image=${ImageOS:-}-${ImageVersion:-}\n"
+             "if [ \"$image\" = - ]; then\n"
+             "  image=$( (. /etc/os-release && echo \"${ID:-unknown}-${VERSION_ID:-}\") 2> /dev/null || "
+             "echo unknown)\n"
+             "fi\n"
+             "echo \"sha=$sha\" >> \"$GITHUB_OUTPUT\"\n"
+             "echo \"key=tpuci-$RUNNER_OS-$RUNNER_ARCH-$image-$sha\" >> \"$GITHUB_OUTPUT\"\n",
       "name", "Restore the tpuci build", "id", "tpuci-build",
       "uses", "actions/cache/restore@v4", "with", "path", prefix, "key", key,
       "name", "Build and install tpuci", "if", "steps.tpuci-build.outputs.cache-hit != 'true'",
