@@ -249,7 +249,7 @@ typedef struct tpuci_event_s {
 typedef void (*tpuci_event_cb)(tpuci_ctx_t *ctx, const tpuci_event_t *ev,
                                void *userdata);
 
-#define TPUCI_RUN_OPTIONS_VERSION 2
+#define TPUCI_RUN_OPTIONS_VERSION 3
 
 /* Fields are only ever added at the end, with a new version: tpuci reads
  * only the fields of the version the caller names and takes the defaults
@@ -295,6 +295,12 @@ typedef struct tpuci_run_options_s {
   /* How many runs in a row (in the history) a quarantined test must
    * pass to be reported "ready to release"; 0: 10. */
   int release_after;
+  /* Version 3. 1: the merged JUnit's test cases of pytest instances also
+   * get `file` (the test's module, from the project's folder) and `line`
+   * (where it failed in the project, else where the test is), for
+   * readers that place tests by them; neither Surefire's nor Jenkins'
+   * schema allows them (docs/pytest.md). */
+  int junit_file_line;
 } tpuci_run_options_t;
 
 /* Fills `opts` with the defaults. */

@@ -91,6 +91,13 @@ size_t tpuci_console__esc_len(const char *s, size_t len);
 /* Leaves out the escape sequences of s[0..len) in place; the new length
  * (s is NUL-terminated there when it got shorter). */
 size_t tpuci_console__strip_esc(char *s, size_t len);
+/* CI set (to anything but "", "0" or "false"): a log, not a screen. */
+int tpuci_console__in_ci(void);
+/* TERM=dumb: a terminal that understands no escape code at all. */
+int tpuci_console__dumb_term(void);
+/* --color=auto: colours on a terminal, unless NO_COLOR (set and not
+ * empty, as no-color.org says), CI or TERM=dumb says otherwise. */
+int tpuci_console__color_auto(void);
 /* Writes a job's text: as it is with colours on (--color=always, or a
  * colour terminal), else without its escape sequences. */
 void tpuci_console__put(tpuci_console_t *c, const char *s, size_t len);

@@ -77,6 +77,8 @@ static const char usage_run[] =
     "  --report-yaml PATH  also write the run report as YAML\n"
     "  --junit PATH        also write the merged JUnit XML (pytest jobs test by\n"
     "                      test, other jobs as one test case each)\n"
+    "  --junit-file-line   its pytest test cases also get file and line (where\n"
+    "                      the test failed), which the JUnit schemas lack\n"
     "  --report-html PATH  also write the run report as one HTML page\n"
     "\n"
     "Ctrl-C (SIGINT) or SIGTERM stops starting work, stops running attempts\n"

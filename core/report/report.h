@@ -37,6 +37,9 @@ typedef struct {
  * .git file), through loose refs and packed-refs. A new string of hex
  * digits, or NULL when there is no repository or HEAD names nothing. */
 char *tpuci__git_commit(const char *dir);
+/* The folder of that repository (the nearest one upwards from `dir`,
+ * absolute, with a .git folder or file), or NULL. A new string. */
+char *tpuci__git_root(const char *dir);
 
 /* One attempt as a JSON object (also the attempts.jsonl line). */
 json_t *tpuci__report_attempt(int number, const tpuci__attempt_result_t *res,
