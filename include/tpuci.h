@@ -422,9 +422,15 @@ typedef struct tpuci_test_info_s {
   /* Quarantined, and passed its last release_after runs in the history
    * (this one included): the entry can go (`tpuci flaky --release`). */
   int release_ready;
+  /* Where its final failure happened in the project: the innermost frame
+   * of its traceback there (docs/pytest.md, "Where a test failed"), as a
+   * path on this machine, and its 1-based line; NULL and 0 when it did
+   * not fail there (or did not fail). Known once the run has finished. */
+  const char *failure_file;
+  int failure_line;
 } tpuci_test_info_t;
 #define TPUCI_TEST_INFO_INIT {sizeof(tpuci_test_info_t), NULL, NULL, 0, 0, 0, 0.0, NULL, NULL, 0, \
-                              0, NULL, NULL, NULL, NULL, 0}
+                              0, NULL, NULL, NULL, NULL, 0, NULL, 0}
 
 int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
                     tpuci_test_info_t *out);

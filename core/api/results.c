@@ -235,6 +235,8 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
     full.duration_s = fin->time_s;
     full.file = t->path ? t->path : fin->file;
     full.line = fin->line >= 0 ? fin->line + 1 : 0;
+    full.failure_file = t->fail_path;
+    full.failure_line = t->fail_path ? t->fail_line : 0;
     for (r = t->len; r > 0; r--) {
       const tpuci__test_t *run = &t->runs[r - 1].result;
       if (tpuci__test_outcome_failing(run->outcome)) {
