@@ -9,6 +9,7 @@
 
 #include "completion.h"
 #include "console.h"
+#include "merge.h"
 #include "usage.h"
 #include "tpuci.h"
 
@@ -480,6 +481,7 @@ static int cmd_export(int argc, char **argv) {
       {"timeout-minutes", required_argument, NULL, OPT_TIMEOUT_MINUTES},
       {"concurrency", required_argument, NULL, OPT_CONCURRENCY},
       {"cancel-in-progress", no_argument, NULL, OPT_CANCEL_IN_PROGRESS},
+      {"schedule", required_argument, NULL, OPT_SCHEDULE},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   tpuci_export_options_t eo;
@@ -530,6 +532,7 @@ static int cmd_export(int argc, char **argv) {
       }
       case OPT_CONCURRENCY: eo.concurrency = optarg; if (k8s) wrong = "--concurrency"; break;
       case OPT_CANCEL_IN_PROGRESS: eo.cancel_in_progress = 1; if (k8s) wrong = "--cancel-in-progress"; break;
+      case OPT_SCHEDULE: eo.schedule = optarg; if (k8s) wrong = "--schedule"; break;
       case 'h': free(sel.only); free(runs_on.only); return tpuci_cli_help("export", stdout);
       default: free(sel.only); free(runs_on.only); return usage_error("export", "bad option");
     }
@@ -768,6 +771,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "run") == 0 || strcmp(cmd, "rerun") == 0)
     return cmd_run(cmd, argc - 1, argv + 1);
   if (strcmp(cmd, "show") == 0) return cmd_show(argc - 1, argv + 1);
+  if (strcmp(cmd, "merge") == 0) return tpuci_cli_merge(argc - 1, argv + 1);
   if (strcmp(cmd, "flaky") == 0) return cmd_flaky(argc - 1, argv + 1);
   if (strcmp(cmd, "plan") == 0) return cmd_plan(argc - 1, argv + 1);
   if (strcmp(cmd, "export") == 0) return cmd_export(argc - 1, argv + 1);

@@ -94,7 +94,7 @@ static const char tpuci__gh_commit_script[] =
 
 /* Building tpuci, or restoring the build the last run on the same kind
  * of runner with the same commit of tpuci saved. */
-static int tpuci__gh_build_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
+int tpuci__gh_build_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   tpuci__buf_t s;
   int ok;
 

@@ -369,6 +369,22 @@ int tpuci__junit_write_merged_file(const char *path,
                                    const tpuci__history_t *const *hs,
                                    size_t n, tpuci__err_t *err);
 
+/* The document around `len` bytes of <testsuite> elements: the XML
+ * declaration and <testsuites name="tpuci"> with these totals (what
+ * tpuci__junit_write_run() writes around its suites). */
+void tpuci__junit_write_doc(tpuci__buf_t *out, size_t tests, size_t failures, size_t errors,
+                            double time_s, const char *suites, size_t len);
+
+/* Several runs' merged JUnit reports (their run folders' junit.xml, as
+ * tpuci__junit_write_run() wrote them) as one document (`tpuci merge`):
+ * every <testsuite> of each, byte for byte and in order, in one
+ * <testsuites> whose totals are theirs added up. Returns 0, or
+ * TPUCI_EIO with "PATH:LINE:COL: what" for a file that is not such a
+ * report (malformed, another root, entity declarations, over the size
+ * limit), or the read's negative code ("PATH: cannot read: ..."). */
+int tpuci__junit_merge_files(tpuci__buf_t *out, const char *const *paths, size_t n,
+                             tpuci__err_t *err);
+
 /* XML escaping into b: & < > and CR always; in attributes also ", tab
  * and LF as character references. Invalid UTF-8 becomes U+FFFD,
  * characters XML 1.0 forbids become "#xNN" as pytest writes them. */
