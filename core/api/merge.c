@@ -99,7 +99,7 @@ static void tpuci__merge_write(tpuci_ctx_t *ctx, const char *format, const char 
 static json_t *tpuci__merge_tree(json_t **runs, char **dirs, size_t n, int verdict,
                                  int incomplete) {
   json_t *root = json_object(), *insts = json_array(), *merged = json_array();
-  json_t *errors = json_array(), *counts = json_object(), *quar = json_null(), *inst, *v;
+  json_t *errors = json_array(), *quar = json_null(), *inst, *v;
   tpuci__buf_t error, spec;
   uint64_t start = 0, end = 0;
   size_t k, i, n_out[TPUCI_OUTCOME__COUNT] = {0}, total = 0;
@@ -159,12 +159,7 @@ static json_t *tpuci__merge_tree(json_t **runs, char **dirs, size_t n, int verdi
   json_object_set(root, "tpuci_version", json_object_get(runs[0], "tpuci_version"));
   json_object_set_new(root, "commit", commit && !mixed_commit ? json_string(commit) : json_null());
   json_object_set_new(root, "write_errors", errors);
-  for (o = 1; o < TPUCI_OUTCOME__COUNT; o++)
-    json_object_set_new(counts, tpuci_outcome_name((tpuci_outcome_t) o),
-                        json_integer((json_int_t) n_out[o]));
-  json_object_set_new(counts, "not-run", json_integer((json_int_t) n_out[TPUCI_OUTCOME_NONE]));
-  json_object_set_new(counts, "total", json_integer((json_int_t) total));
-  json_object_set_new(root, "counts", counts);
+  json_object_set_new(root, "counts", tpuci__report_counts(n_out, total));
   json_object_set_new(root, "instances", insts);
   if (!json_is_null(quar)) json_object_set(root, "quarantine", quar);
   json_decref(quar);

@@ -55,6 +55,10 @@ json_t *tpuci__report_build(const tpuci__plan_t *plan,
                             const tpuci__instance_result_t *results,
                             const tpuci__run_info_t *info);
 
+/* The report's "counts": n[outcome] instances of each outcome (NONE:
+ * "not-run") and their total. A new reference. */
+json_t *tpuci__report_counts(const size_t n[TPUCI_OUTCOME__COUNT], size_t total);
+
 /* Sets what the report says of the run's own records: "exit_code" and
  * "write_errors", one {"path", "error"} per file that could not be
  * written (`paths` and `errors` are parallel). */
