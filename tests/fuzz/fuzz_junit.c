@@ -1,6 +1,7 @@
 /* libFuzzer harness for the untrusted inputs of per-test results: a JUnit
- * report (tpuci__junit_parse), `pytest --collect-only -q` output and a
- * timings file, all from the same bytes.
+ * report (tpuci__junit_parse), `pytest --collect-only -q` output, a
+ * timings file and a failure's traceback (pytest/trace.h), all from the
+ * same bytes.
  *
  * Oracles beyond "no crash, no sanitizer report": a failed parse has a
  * message with a position; every test has an id and bounded texts; the
@@ -15,6 +16,7 @@
 #include "pytest/junit.h"
 #include "pytest/shard.h"
 #include "pytest/timings.h"
+#include "pytest/trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -155,10 +157,27 @@ static void fuzz_collect_and_timings(const char *s, size_t n) {
   tpuci__strv_free(&ids);
 }
 
+/* A traceback: every frame has a path and a line; the exception's class
+ * is a dotted name. */
+static void fuzz_trace(const char *s, size_t n) {
+  char *text = tpuci__strndup(s, n), *exc;
+  tpuci__trace_frame_t *f = NULL;
+  size_t nf = 0, i;
+  tpuci__trace_frames(text, &f, &nf);
+  for (i = 0; i < nf; i++) CHECK(f[i].path[0] != '\0' && f[i].line > 0);
+  tpuci__trace_frames_free(f, nf);
+  exc = tpuci__trace_exception(text, text);
+  CHECK(exc == NULL || (exc[0] != '\0' && strspn(exc, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                  "0123456789_.") == strlen(exc)));
+  free(exc);
+  free(text);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   unsigned char mode = 0;
   if (size > 0) mode = (unsigned char) (data[size - 1] & 0x0F);
   fuzz_junit((const char *) data, size, mode);
   fuzz_collect_and_timings((const char *) data, size);
+  fuzz_trace((const char *) data, size);
   return 0;
 }
