@@ -58,7 +58,10 @@ static int tpuci__trace_native(const char *p, size_t n, const char **path, size_
 
 static void tpuci__trace_push(tpuci__trace_frame_t **frames, size_t *n, const char *path,
                               size_t plen, int line) {
-  *frames = tpuci__realloc(*frames, (*n + 1) * sizeof(**frames));
+  /* Room doubles at each power of two: a traceback of many frames is
+   * not copied once per frame. */
+  if ((*n & (*n - 1)) == 0)
+    *frames = tpuci__realloc(*frames, (*n ? 2 * *n : 1) * sizeof(**frames));
   (*frames)[*n].path = tpuci__strndup(path, plen);
   (*frames)[*n].line = line;
   (*n)++;
@@ -69,14 +72,14 @@ size_t tpuci__trace_frames(const char *text, tpuci__trace_frame_t **frames, size
   size_t before = *n, plen;
   int line;
   for (p = text; p && *p;) {
-    const char *nl = strchr(p, '\n');
-    size_t len = nl ? (size_t) (nl - p) : strlen(p);
+    const char *nl = strchr(p, '\n'), *next = nl ? nl + 1 : p + strlen(p);
+    size_t len = (size_t) ((nl ? nl : next) - p);
     if (len > 0 && p[len - 1] == '\r') len--;
     if (tpuci__trace_location(p, len, &plen, &line, &msg))
       tpuci__trace_push(frames, n, p, plen, line);
     else if (tpuci__trace_native(p, len, &path, &plen, &line))
       tpuci__trace_push(frames, n, path, plen, line);
-    p = nl ? nl + 1 : p + len;
+    p = next;
   }
   return *n - before;
 }
@@ -103,8 +106,8 @@ char *tpuci__trace_exception(const char *text, const char *message) {
   size_t crash_len = 0, e_len = 0, k;
   int prev_e = 0;
   for (p = text; p && *p;) {
-    const char *nl = strchr(p, '\n'), *msg;
-    size_t len = nl ? (size_t) (nl - p) : strlen(p), plen;
+    const char *nl = strchr(p, '\n'), *msg, *next = nl ? nl + 1 : p + strlen(p);
+    size_t len = (size_t) ((nl ? nl : next) - p), plen;
     int line, is_e = len > 1 && p[0] == 'E' && (p[1] == ' ' || p[1] == '\t');
     if (len > 0 && p[len - 1] == '\r') len--;
     if (is_e && !prev_e) {
@@ -118,7 +121,7 @@ char *tpuci__trace_exception(const char *text, const char *message) {
       crash_len = (size_t) (p + len - msg);
     }
     prev_e = is_e;
-    p = nl ? nl + 1 : p + len;
+    p = next;
   }
   /* pytest's crash line says the class alone ("path:12: AssertionError"). */
   if (crash != NULL && (k = tpuci__trace_name(crash, crash_len)) == crash_len && k > 0)

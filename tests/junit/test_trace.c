@@ -87,6 +87,12 @@ static void test_frames(void **state) {
   assert_int_equal(tpuci__trace_frames("    d = {1: 2}\nE   k:1: v\n> a:2: b\nplain text\n"
                                        "a:b: c\n:3: x\nf.py:0: x\nf.py:12x: y\n", &f, &n), 0);
   assert_int_equal(tpuci__trace_frames(NULL, &f, &n), 0);
+  /* CR LF line ends, and a CR that ends the text (it once looped). */
+  assert_int_equal(tpuci__trace_frames("t.py:1: in a\r\nt.py:2: X\r", &f, &n), 2);
+  assert_int_equal(f[1].line, 2);
+  tpuci__trace_frames_free(f, n);
+  f = NULL;
+  n = 0;
   /* --tb=line: the location and the message on one line. */
   assert_int_equal(tpuci__trace_frames("/src/t.py:8: ValueError: no\n", &f, &n), 1);
   assert_string_equal(f[0].path, "/src/t.py");
@@ -120,6 +126,8 @@ static void test_exception(void **state) {
            "KeyError");
   /* --tb=line: the crash line holds the message; the message names it. */
   want_exc("/src/t.py:8: ValueError: no", "ValueError: no", "ValueError");
+  want_exc("E   ValueError: x\r\n\r", NULL, "ValueError");
+  want_exc("t.py:1: OSError\r", NULL, "OSError");
   /* Nothing that names a class. */
   want_exc("assert 1 == 2\n", "assert 1 == 2", NULL);
   want_exc(NULL, "failed on setup with \"x\"", NULL);
