@@ -384,6 +384,15 @@ void tpuci__junit_write_doc(tpuci__buf_t *out, size_t tests, size_t failures, si
  * limit), or the read's negative code ("PATH: cannot read: ..."). */
 int tpuci__junit_merge_files(tpuci__buf_t *out, const char *const *paths, size_t n,
                              tpuci__err_t *err);
+/* The same for documents in memory (read as UTF-8, whatever they
+ * declare); `name` is what messages call each. */
+typedef struct {
+  const char *name;
+  const char *data;
+  size_t len;
+} tpuci__junit_doc_t;
+int tpuci__junit_merge_docs(tpuci__buf_t *out, const tpuci__junit_doc_t *docs, size_t n,
+                            tpuci__err_t *err);
 
 /* XML escaping into b: & < > and CR always; in attributes also ", tab
  * and LF as character references. Invalid UTF-8 becomes U+FFFD,

@@ -90,41 +90,38 @@ static void XMLCALL tpuci__jm_entity(void *ud, const XML_Char *name, int is_para
   tpuci__jm_fail(ud, "entity declarations are not allowed: %.64s", name);
 }
 
-/* One report's suites into m->suites, its totals added to m's. */
-static int tpuci__jm_file(tpuci__jm_t *m, const char *path, tpuci__err_t *err) {
-  char *data;
-  size_t len;
-  int r = tpuci__read_file_max(path, TPUCI__JUNIT_MAX_BYTES, &data, &len);
-  if (r != 0) return tpuci__err_set(err, r, "%s: cannot read: %s", path, tpuci_strerror(r));
-  m->p = XML_ParserCreate(NULL);
-  if (m->p == NULL) {
-    free(data);
-    return tpuci__err_set(err, TPUCI_ENOMEM, "%s: cannot create an XML parser", path);
-  }
+/* One report's suites into m->suites, its totals added to m's. The
+ * bytes are read as UTF-8 whatever the document declares: they are
+ * copied into a UTF-8 document. */
+static int tpuci__jm_doc(tpuci__jm_t *m, const tpuci__junit_doc_t *doc, tpuci__err_t *err) {
+  int r = 0;
+  if (doc->len > TPUCI__JUNIT_MAX_BYTES)
+    return tpuci__err_set(err, TPUCI_EIO, "%s: %zu bytes, over the limit of %zu", doc->name,
+                          doc->len, TPUCI__JUNIT_MAX_BYTES);
+  m->p = XML_ParserCreate("UTF-8");
+  if (m->p == NULL)
+    return tpuci__err_set(err, TPUCI_ENOMEM, "%s: cannot create an XML parser", doc->name);
   m->depth = 0;
   m->failed = 0;
-  m->data = data;
+  m->data = doc->data;
   XML_SetUserData(m->p, m);
   XML_SetElementHandler(m->p, tpuci__jm_start, tpuci__jm_end);
   XML_SetEntityDeclHandler(m->p, tpuci__jm_entity);
   XML_SetParamEntityParsing(m->p, XML_PARAM_ENTITY_PARSING_NEVER);
-  if (len > (size_t) 0x7fffffff) {
-    tpuci__jm_fail(m, "over the size limit%.64s", NULL);
-  } else if (XML_Parse(m->p, data, (int) len, 1) != XML_STATUS_OK && !m->failed) {
+  if (XML_Parse(m->p, doc->data, (int) doc->len, 1) != XML_STATUS_OK && !m->failed) {
     m->failed = 1;
     snprintf(m->msg, sizeof(m->msg), "%s", XML_ErrorString(XML_GetErrorCode(m->p)));
   }
   if (m->failed)
-    r = tpuci__err_set(err, TPUCI_EIO, "%s:%lu:%lu: %s", path,
+    r = tpuci__err_set(err, TPUCI_EIO, "%s:%lu:%lu: %s", doc->name,
                        (unsigned long) XML_GetCurrentLineNumber(m->p),
                        (unsigned long) XML_GetCurrentColumnNumber(m->p) + 1, m->msg);
   XML_ParserFree(m->p);
-  free(data);
   return r;
 }
 
-int tpuci__junit_merge_files(tpuci__buf_t *out, const char *const *paths, size_t n,
-                             tpuci__err_t *err) {
+int tpuci__junit_merge_docs(tpuci__buf_t *out, const tpuci__junit_doc_t *docs, size_t n,
+                            tpuci__err_t *err) {
   tpuci__jm_t m;
   tpuci__buf_t suites;
   size_t i;
@@ -133,9 +130,27 @@ int tpuci__junit_merge_files(tpuci__buf_t *out, const char *const *paths, size_t
   memset(&m, 0, sizeof(m));
   tpuci__buf_init(&suites);
   m.suites = &suites;
-  for (i = 0; i < n && r == 0; i++) r = tpuci__jm_file(&m, paths[i], err);
+  for (i = 0; i < n && r == 0; i++) r = tpuci__jm_doc(&m, &docs[i], err);
   if (r == 0)
     tpuci__junit_write_doc(out, m.tests, m.failures, m.errors, m.time_s, suites.data, suites.len);
   tpuci__buf_free(&suites);
+  return r;
+}
+
+int tpuci__junit_merge_files(tpuci__buf_t *out, const char *const *paths, size_t n,
+                             tpuci__err_t *err) {
+  tpuci__junit_doc_t *docs = tpuci__calloc(n + 1, sizeof(*docs));
+  size_t i;
+  int r = 0;
+  for (i = 0; i < n && r == 0; i++) {
+    char *data;
+    docs[i].name = paths[i];
+    r = tpuci__read_file_max(paths[i], TPUCI__JUNIT_MAX_BYTES, &data, &docs[i].len);
+    if (r != 0) tpuci__err_set(err, r, "%s: cannot read: %s", paths[i], tpuci_strerror(r));
+    else docs[i].data = data;
+  }
+  if (r == 0) r = tpuci__junit_merge_docs(out, docs, n, err);
+  for (i = 0; i < n; i++) free((char *) docs[i].data);
+  free(docs);
   return r;
 }

@@ -63,6 +63,45 @@ static size_t distinct_cases(const tpuci__history_t *h) {
   return n;
 }
 
+static size_t count_of(const char *s, const char *what) {
+  size_t n = 0;
+  for (s = s ? strstr(s, what) : NULL; s; s = strstr(s + 1, what)) n++;
+  return n;
+}
+
+/* `tpuci merge`'s JUnit: the merged report twice is one document with
+ * every test case twice and the totals doubled; with the input first, an
+ * input that is not such a report is an error with a position. */
+static void fuzz_merge(const char *s, size_t n, const tpuci__buf_t *report, size_t cases) {
+  tpuci__junit_doc_t docs[2];
+  tpuci__junit_t back = {0};
+  tpuci__err_t err = {0};
+  tpuci__buf_t out;
+  docs[0].name = docs[1].name = "report";
+  docs[0].data = docs[1].data = report->data;
+  docs[0].len = docs[1].len = report->len;
+  tpuci__buf_init(&out);
+  CHECK(tpuci__junit_merge_docs(&out, docs, 2, &err) == 0);
+  if (tpuci__junit_parse(out.data, out.len, &back, &err) != 0) {
+    fprintf(stderr, "fuzz_junit: two merged reports made one do not parse: %s\n", err.msg);
+    abort();
+  }
+  /* Parsing joins a test case named twice: count the suites instead. */
+  CHECK(back.len == cases && count_of(out.data, "\n  <testsuite ") ==
+                                 2 * count_of(report->data, "\n  <testsuite "));
+  tpuci__junit_free(&back);
+  tpuci__buf_free(&out);
+  tpuci__buf_init(&out);
+  docs[0].name = "input";
+  docs[0].data = s;
+  docs[0].len = n;
+  if (tpuci__junit_merge_docs(&out, docs, 2, &err) != 0) {
+    CHECK(err.msg != NULL && strncmp(err.msg, "input:", 6) == 0);
+    tpuci__err_clear(&err);
+  }
+  tpuci__buf_free(&out);
+}
+
 static void fuzz_junit(const char *s, size_t n, unsigned char mode) {
   tpuci__junit_t j = {0}, back = {0};
   tpuci__err_t err = {0};
@@ -117,6 +156,7 @@ static void fuzz_junit(const char *s, size_t n, unsigned char mode) {
   expect = distinct_cases(&h) + sum.abnormal_attempts;
   /* A test case the input named like ours may merge with one of ours. */
   CHECK(back.len == expect || (tpuci_named > 0 && back.len < expect));
+  fuzz_merge(s, n, &out, back.len);
   tpuci__junit_free(&back);
   tpuci__buf_free(&out);
   tpuci__history_free(&h);
