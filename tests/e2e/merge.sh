@@ -108,11 +108,16 @@ for s in "$jenkins" "$TESTS/junit/xsd/testsuites.xsd"; do
   else fail "out/m.xml against $(basename "$s"): $msg"; fi
 done
 # The HTML report's log links, relative to its folder, reach the logs.
-msg=$(/usr/bin/python3 - out/m.html <<'PY' 2>&1
+msg=$(/usr/bin/python3 - out/m.html "${dirs[@]}" <<'PY' 2>&1
 import os, re, sys, urllib.parse
 page = sys.argv[1]
-links = re.findall(r'<a class="log" href="([^"]+)"', open(page).read())
+html = open(page).read()
+links = re.findall(r'<a class="log" href="([^"]+)"', html)
 bad = [l for l in links if not os.path.isfile(os.path.join(os.path.dirname(page), urllib.parse.unquote(l)))]
+# The header names the merged runs' folders.
+m = re.search(r"<dt>Merged runs</dt><dd>(.*?)</dd>", html)
+if m is None or not all(d.rstrip("/") in m.group(1) for d in sys.argv[2:]):
+    bad.append("merged runs: %r" % (m and m.group(1)))
 print("ok" if len(links) == 3 and not bad else "links %r, broken %r" % (links, bad))
 PY
 )
