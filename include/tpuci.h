@@ -249,7 +249,7 @@ typedef struct tpuci_event_s {
 typedef void (*tpuci_event_cb)(tpuci_ctx_t *ctx, const tpuci_event_t *ev,
                                void *userdata);
 
-#define TPUCI_RUN_OPTIONS_VERSION 2
+#define TPUCI_RUN_OPTIONS_VERSION 3
 
 /* Fields are only ever added at the end, with a new version: tpuci reads
  * only the fields of the version the caller names and takes the defaults
@@ -295,6 +295,12 @@ typedef struct tpuci_run_options_s {
   /* How many runs in a row (in the history) a quarantined test must
    * pass to be reported "ready to release"; 0: 10. */
   int release_after;
+  /* Version 3. 1: the merged JUnit's test cases of pytest instances also
+   * get `file` (the test's module, from the project's folder) and `line`
+   * (where it failed in the project, else where the test is), for
+   * readers that place tests by them; neither Surefire's nor Jenkins'
+   * schema allows them (docs/pytest.md). */
+  int junit_file_line;
 } tpuci_run_options_t;
 
 /* Fills `opts` with the defaults. */
@@ -416,9 +422,15 @@ typedef struct tpuci_test_info_s {
   /* Quarantined, and passed its last release_after runs in the history
    * (this one included): the entry can go (`tpuci flaky --release`). */
   int release_ready;
+  /* Where its final failure happened in the project: the innermost frame
+   * of its traceback there (docs/pytest.md, "Where a test failed"), as a
+   * path on this machine, and its 1-based line; NULL and 0 when it did
+   * not fail there (or did not fail). Known once the run has finished. */
+  const char *failure_file;
+  int failure_line;
 } tpuci_test_info_t;
 #define TPUCI_TEST_INFO_INIT {sizeof(tpuci_test_info_t), NULL, NULL, 0, 0, 0, 0.0, NULL, NULL, 0, \
-                              0, NULL, NULL, NULL, NULL, 0}
+                              0, NULL, NULL, NULL, NULL, 0, NULL, 0}
 
 int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
                     tpuci_test_info_t *out);
@@ -434,6 +446,38 @@ int tpuci_instance_quarantined(const tpuci_ctx_t *ctx, size_t i);
  * says the same. *out is freed with tpuci_free(). 0, or TPUCI_ESTATE when
  * the last run was not a probe. */
 int tpuci_repeat_report(const tpuci_ctx_t *ctx, char **out);
+
+#define TPUCI_MERGE_OPTIONS_VERSION 1
+
+/* What tpuci_merge_runs() writes; NULL: not written. */
+typedef struct tpuci_merge_options_s {
+  int version;              /* TPUCI_MERGE_OPTIONS_VERSION */
+  const char *report_json;  /* the merged summary (a summary.json) */
+  const char *report_yaml;
+  const char *report_html;  /* log links relative to its folder */
+  const char *junit;        /* the runs' merged JUnit reports as one */
+} tpuci_merge_options_t;
+
+/* Fills `opts` with the defaults (nothing written). */
+void tpuci_merge_options_init(tpuci_merge_options_t *opts);
+
+/* Merges the records of `n` run folders (`.tpuci/runs/<id>/` each, as a
+ * run left it, wherever it is now: several runners' `--only` runs of one
+ * spec) into the context, as tpuci_load_run() loads one: its instances
+ * are all the runs' (an instance in two folders is an error), each
+ * attempt's log named below its folder as given; its verdict is the
+ * runs' together (interrupted if one was, not-run if none ran, failed if
+ * one failed or did not run, else passed) and its exit code that, or 4
+ * when a run's records or a file of the merge are incomplete
+ * (docs/reports.md, "Merging runs"). Writes the files `opts` names from
+ * the merged record; one that cannot be written becomes a warning
+ * (tpuci_warning()) and a write error (tpuci_run_write_errors()).
+ * Returns 0, or TPUCI_EUSAGE (no folder, a folder that is not there, an
+ * instance in two) or TPUCI_EIO (a summary.json or junit.xml that cannot
+ * be read or is not tpuci's) with a one-line tpuci_last_error() that
+ * names the folder or file. */
+int tpuci_merge_runs(tpuci_ctx_t *ctx, const char *const *run_dirs, size_t n,
+                     const tpuci_merge_options_t *opts);
 
 /* Loads a past run's record (state_dir/runs/<run_id>/summary.json; run_id
  * NULL or "latest": the newest; state_dir NULL: ".tpuci") into the
@@ -520,7 +564,7 @@ int tpuci_tpu_doctor(tpuci_ctx_t *ctx, char **report);
 /* ------------------------------------------------------------------ */
 /* Exporting the loaded spec to other CI systems                       */
 
-#define TPUCI_EXPORT_OPTIONS_VERSION 3
+#define TPUCI_EXPORT_OPTIONS_VERSION 4
 
 typedef struct tpuci_export_options_s {
   int version;             /* TPUCI_EXPORT_OPTIONS_VERSION */
@@ -544,6 +588,9 @@ typedef struct tpuci_export_options_s {
   int timeout_minutes;     /* the workflow job's; 0: GitHub's default */
   const char *concurrency; /* the workflow's concurrency group, or NULL */
   int cancel_in_progress;  /* a new run cancels the group's running one */
+  /* Version 4: a cron schedule ("0 3 * * 1") the workflow also runs on,
+   * or NULL; 5 fields, checked (docs/github.md, "Triggers"). */
+  const char *schedule;
 } tpuci_export_options_t;
 
 /* Writes the loaded spec for another system: format "github" (a GitHub

@@ -100,5 +100,17 @@ void tpuci__wilson(size_t fails, size_t runs, double *low, double *high);
 /* Reads state_dir/runs/<id>/summary.json (past.c). */
 int tpuci__read_summary(const char *state_dir, const char *run_id,
                         json_t **out, tpuci__err_t *err);
+/* Reads a summary.json: 0 and *out, or an error naming `path` (with
+ * `hint` after it when the file is not there). */
+int tpuci__read_summary_file(const char *path, const char *hint, json_t **out,
+                             tpuci__err_t *err);
+/* Makes the report tree `root` (taken) the context's record, as
+ * tpuci_load_run() does: a plan of its instances and their attempts, its
+ * verdict and exit code; the tests are read from the tree
+ * (tpuci_test_info()). summary_path is the caller's. */
+void tpuci__load_record(tpuci_ctx_t *ctx, json_t *root);
+/* Instance i of the context's record (a loaded or merged run), or NULL
+ * when the context holds a spec's run or nothing. */
+json_t *tpuci__record_instance(const tpuci_ctx_t *ctx, size_t i);
 
 #endif /* TPUCI_API_CTX_H */

@@ -17,25 +17,18 @@ static char *tpuci__summary_path(const char *state_dir, const char *run_id) {
                        run_id);
 }
 
-/* Reads state_dir/runs/<id>/summary.json. */
-int tpuci__read_summary(const char *state_dir, const char *run_id,
-                               json_t **out, tpuci__err_t *err) {
-  char *path, *text;
+int tpuci__read_summary_file(const char *path, const char *hint, json_t **out,
+                             tpuci__err_t *err) {
+  char *text;
   json_error_t je;
   size_t len;
   int r;
 
-  if (run_id == NULL || *run_id == '\0') run_id = "latest";
-  if (strchr(run_id, '/') != NULL)
-    return tpuci__err_set(err, TPUCI_EUSAGE, "'%s' is not a run id", run_id);
-  path = tpuci__summary_path(state_dir, run_id);
+  *out = NULL;
   r = tpuci__read_file(path, &text, &len);
-  if (r != 0) {
-    tpuci__err_set(err, r, "%s: %s%s", path, uv_strerror(r),
-                   r == UV_ENOENT ? " (no such run; `ls .tpuci/runs` lists them)" : "");
-    free(path);
-    return r;
-  }
+  if (r != 0)
+    return tpuci__err_set(err, r, "%s: %s%s", path, uv_strerror(r),
+                          r == UV_ENOENT && hint ? hint : "");
   *out = json_loadb(text, len, 0, &je);
   free(text);
   if (*out == NULL || !json_is_array(json_object_get(*out, "instances"))) {
@@ -43,11 +36,24 @@ int tpuci__read_summary(const char *state_dir, const char *run_id,
                        je.line, *out ? "no instances" : je.text);
     if (*out) json_decref(*out);
     *out = NULL;
-    free(path);
     return r;
   }
-  free(path);
   return 0;
+}
+
+/* Reads state_dir/runs/<id>/summary.json. */
+int tpuci__read_summary(const char *state_dir, const char *run_id,
+                               json_t **out, tpuci__err_t *err) {
+  char *path;
+  int r;
+
+  if (run_id == NULL || *run_id == '\0') run_id = "latest";
+  if (strchr(run_id, '/') != NULL)
+    return tpuci__err_set(err, TPUCI_EUSAGE, "'%s' is not a run id", run_id);
+  path = tpuci__summary_path(state_dir, run_id);
+  r = tpuci__read_summary_file(path, " (no such run; `ls .tpuci/runs` lists them)", out, err);
+  free(path);
+  return r;
 }
 
 static const char *tpuci__jstr(json_t *o, const char *key) {
@@ -63,8 +69,7 @@ static int tpuci__jint(json_t *o, const char *key, int dflt) {
 int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir,
                    const char *run_id) {
   tpuci__err_t e = {0, NULL};
-  json_t *root, *insts, *ji, *ja;
-  size_t i, k;
+  json_t *root;
   int r;
 
   if (ctx == NULL) return TPUCI_EUSAGE;
@@ -74,6 +79,26 @@ int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir,
   }
   r = tpuci__read_summary(state_dir, run_id, &root, &e);
   if (r != 0) return tpuci__fail(ctx, &e);
+  tpuci__load_record(ctx, root);
+  /* The run's own folder, not `latest`, which the next run moves. */
+  ctx->summary_path = tpuci__printf("%s/runs/%s/summary.json", state_dir ? state_dir : ".tpuci",
+                                    run_id && *run_id ? run_id
+                                    : ctx->rd.id && *ctx->rd.id ? ctx->rd.id : "latest");
+  return 0;
+}
+
+json_t *tpuci__record_instance(const tpuci_ctx_t *ctx, size_t i) {
+  json_t *insts;
+  if (ctx == NULL || ctx->loaded || ctx->running || ctx->report == NULL) return NULL;
+  insts = json_object_get(ctx->report, "instances");
+  if (json_array_size(insts) != ctx->nresults) return NULL;
+  return json_array_get(insts, i);
+}
+
+void tpuci__load_record(tpuci_ctx_t *ctx, json_t *root) {
+  json_t *insts, *ji, *ja;
+  size_t i, k;
+
   tpuci__results_free(ctx);
   tpuci__preselect_free(ctx);
   tpuci__plan_free(&ctx->plan);
@@ -118,16 +143,11 @@ int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir,
     tpuci__strv_push(&ctx->write_paths, tpuci__jstr(ja, "path"));
     tpuci__strv_push(&ctx->write_errors, tpuci__jstr(ja, "error"));
   }
-  /* The run's own folder, not `latest`, which the next run moves. */
-  ctx->summary_path = tpuci__printf("%s/runs/%s/summary.json", state_dir ? state_dir : ".tpuci",
-                                    run_id && *run_id ? run_id
-                                    : ctx->rd.id && *ctx->rd.id ? ctx->rd.id : "latest");
   ctx->duration_ms = (uint64_t) json_integer_value(json_object_get(root, "duration_ms"));
   ctx->jobs = tpuci__jint(root, "jobs", 1);
   ctx->report = root;
   ctx->ran = 1;
   tpuci__err_clear(&ctx->err);
-  return 0;
 }
 
 static int tpuci__cmp_inst_name(const void *a, const void *b) {

@@ -176,6 +176,7 @@ int tpuci_export(tpuci_ctx_t *ctx, const char *format,
       eo.concurrency = opts->concurrency;
       eo.cancel_in_progress = opts->cancel_in_progress;
     }
+    if (opts->version >= 4) eo.schedule = opts->schedule;
   }
   tpuci__buf_init(&b);
   r = tpuci__export_github(&ctx->plan, &eo, &b, &e);
@@ -208,8 +209,33 @@ int tpuci_topologies(tpuci_ctx_t *ctx, const char *type, const char *emulate,
 }
 
 size_t tpuci_test_count(const tpuci_ctx_t *ctx, size_t i) {
-  if (ctx == NULL || i >= ctx->nresults || ctx->results[i].history == NULL) return 0;
+  if (ctx == NULL || i >= ctx->nresults) return 0;
+  if (ctx->results[i].history == NULL)
+    return json_array_size(json_object_get(tpuci__record_instance(ctx, i), "tests"));
   return ctx->results[i].history->len;
+}
+
+/* A record's test (a loaded or merged run's summary.json): what the
+ * report says of it. Its file and line are not recorded. */
+static void tpuci__record_test(json_t *jt, tpuci_test_info_t *full) {
+  const char *o = json_string_value(json_object_get(jt, "outcome"));
+  json_t *q = json_object_get(jt, "quarantine");
+  full->id = json_string_value(json_object_get(jt, "id"));
+  full->outcome = o ? o : TPUCI__TEST_NOT_RUN;
+  full->failing = strcmp(full->outcome, "failed") == 0 || strcmp(full->outcome, "error") == 0 ||
+                  strcmp(full->outcome, TPUCI__TEST_NOT_RUN) == 0;
+  full->flaky = json_is_true(json_object_get(jt, "flaky"));
+  full->runs = (int) json_integer_value(json_object_get(jt, "runs"));
+  full->duration_s = json_number_value(json_object_get(jt, "duration_s"));
+  full->message = json_string_value(json_object_get(jt, "message"));
+  if (json_is_object(q)) {
+    full->quarantined = 1;
+    full->quarantine_where = json_string_value(json_object_get(q, "where"));
+    full->quarantine_reason = json_string_value(json_object_get(q, "reason"));
+    full->quarantine_owner = json_string_value(json_object_get(q, "owner"));
+    full->quarantine_until = json_string_value(json_object_get(q, "until"));
+    full->release_ready = json_is_true(json_object_get(q, "ready_to_release"));
+  }
 }
 
 int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
@@ -219,6 +245,13 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
   tpuci_test_info_t full;
   size_t r;
   if (out == NULL || k >= tpuci_test_count(ctx, i)) return TPUCI_EUSAGE;
+  if (ctx->results[i].history == NULL) {
+    memset(&full, 0, sizeof(full));
+    full.size = sizeof(full);
+    tpuci__record_test(json_array_get(json_object_get(tpuci__record_instance(ctx, i), "tests"),
+                                      k), &full);
+    return tpuci__fill_out(out, &full, sizeof(full), TPUCI__TEST_INFO_V1);
+  }
   t = &ctx->results[i].history->tests[k];
   fin = tpuci__history_final(t);
   memset(&full, 0, sizeof(full));
@@ -235,6 +268,8 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
     full.duration_s = fin->time_s;
     full.file = t->path ? t->path : fin->file;
     full.line = fin->line >= 0 ? fin->line + 1 : 0;
+    full.failure_file = t->fail_path;
+    full.failure_line = t->fail_path ? t->fail_line : 0;
     for (r = t->len; r > 0; r--) {
       const tpuci__test_t *run = &t->runs[r - 1].result;
       if (tpuci__test_outcome_failing(run->outcome)) {

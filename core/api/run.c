@@ -6,6 +6,8 @@
 
 #include "api/ctx.h"
 #include "pytest/flaky.h"
+#include "pytest/pytest_run.h"
+#include "pytest/trace.h"
 #include "report/report.h"
 
 /* ------------------------------------------------------------------ */
@@ -159,22 +161,40 @@ static void tpuci__append_history(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *
   free(hs);
 }
 
+/* The project's folder on the host: the git repository holding the spec,
+ * else the spec's folder. A new string, or NULL. */
+static char *tpuci__project_root(const tpuci_ctx_t *ctx) {
+  char *root = tpuci__git_root(ctx->plan.spec_dir);
+  return root ? root : ctx->plan.spec_dir ? tpuci__strdup(ctx->plan.spec_dir) : NULL;
+}
+
+/* Where each failing test of pytest instance `i` failed in the project
+ * (the innermost frame of its traceback there): pytest's current folder
+ * is the job's workdir (a local job without one: the spec's folder). */
+static void tpuci__locate_failures(tpuci_ctx_t *ctx, size_t i, const char *root) {
+  const tpuci__instance_t *inst = &ctx->plan.instances[i];
+  const char *cwd = inst->workdir ? inst->workdir
+                    : inst->runtime == TPUCI__RUNTIME_LOCAL ? ctx->plan.spec_dir
+                                                            : NULL;
+  tpuci__trace_locate(ctx->results[i].history, inst, cwd, root);
+}
+
 /* The merged JUnit file (run folder, and --junit): pytest instances with
  * their tests, every other instance as one test case; before it, the
  * durations of this run's tests recorded for the next one's shards and
  * the run added to the history. */
 static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
-  tpuci__strv_t *props;
+  tpuci__strv_t *props, ids = {0};
   tpuci__junit_suite_t *suites;
   tpuci__junit_command_t *cmds;
   tpuci__junit_run_t *runs;
   tpuci__err_t e = {0, NULL};
   size_t i, k, n = 0, nruns = 0, r0;
-  char *path;
+  char *path, *root = tpuci__project_root(ctx);
   int r;
 
   for (i = 0; i < ctx->nresults; i++) nruns += ctx->results[i].nattempts;
-  suites = tpuci__malloc((ctx->nresults + 1) * sizeof(*suites));
+  suites = tpuci__calloc(ctx->nresults + 1, sizeof(*suites));
   cmds = tpuci__malloc((ctx->nresults + 1) * sizeof(*cmds));
   runs = tpuci__malloc((nruns + 1) * sizeof(*runs));
   nruns = 0;
@@ -184,7 +204,16 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
     if (!ctx->plan.instances[i].selected) continue;
     suites[n].history = res->history;
     suites[n].command = res->history ? NULL : c;
-    suites[n].props = NULL;
+    if (res->history) {
+      /* Test cases named by the instance without its shard, from the
+       * project's folder, with where they failed there. */
+      char *id = tpuci__pytest_group_name(&ctx->plan.instances[i]);
+      tpuci__strv_push(&ids, id);
+      free(id);
+      tpuci__locate_failures(ctx, i, root);
+      suites[n].root = root;
+      suites[n].file_line = ctx->ropts.junit_file_line;
+    }
     memset(c, 0, sizeof(*c));
     c->instance = ctx->plan.instances[i].name;
     c->outcome = res->outcome;
@@ -225,6 +254,8 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
     suites[k].props = &props[k];
     k++;
   }
+  for (i = 0, k = 0; i < n; i++)
+    if (suites[i].history) suites[i].identity = ids.items[k++];
   path = tpuci__printf("%s/junit.xml", ctx->rd.dir);
   if ((r = tpuci__junit_write_run_file(path, suites, n, &e)) != 0)
     tpuci__records_failed(ctx, path, r);
@@ -235,6 +266,8 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
   for (k = 0; k < nruns; k++) free((char *) runs[k].log_tail);
   for (i = 0; i < n; i++) tpuci__strv_free(&props[i]);
   free(props);
+  tpuci__strv_free(&ids);
+  free(root);
   tpuci__err_clear(&e);
   free(suites);
   free(cmds);
@@ -357,7 +390,8 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   tpuci__results_free(ctx);
   /* Only the fields of the caller's version: the rest are defaults. */
   tpuci_run_options_init(&ctx->ropts);
-  memcpy(&ctx->ropts, opts, opts->version >= 2 ? sizeof(*opts)
+  memcpy(&ctx->ropts, opts, opts->version >= 3   ? sizeof(*opts)
+                           : opts->version >= 2 ? offsetof(tpuci_run_options_t, junit_file_line)
                                                 : offsetof(tpuci_run_options_t, quarantine));
   ctx->run_error = 0;
   ctx->exit_code = 0;

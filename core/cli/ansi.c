@@ -1,8 +1,12 @@
 /* A job's own escape sequences (ECMA-48: CSI, OSC and the other control
  * strings, and the short ESC sequences), found so that the console can
  * leave them out of what it shows: the board, alive lines, and plain
- * output without --color=always. */
+ * output without --color=always; and whether the console writes any
+ * itself (--color=auto). */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "console.h"
 
@@ -81,4 +85,20 @@ void tpuci_console__put(tpuci_console_t *c, const char *s, size_t len) {
     start = i;
   }
   fwrite(s + start, 1, len - start, c->out);
+}
+
+int tpuci_console__in_ci(void) {
+  const char *ci = getenv("CI");
+  return ci && *ci && strcmp(ci, "0") != 0 && strcmp(ci, "false") != 0;
+}
+
+int tpuci_console__dumb_term(void) {
+  const char *term = getenv("TERM");
+  return term && strcmp(term, "dumb") == 0;
+}
+
+int tpuci_console__color_auto(void) {
+  const char *no = getenv("NO_COLOR");
+  return isatty(STDOUT_FILENO) && (no == NULL || *no == '\0') && !tpuci_console__in_ci() &&
+         !tpuci_console__dumb_term();
 }

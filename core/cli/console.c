@@ -546,11 +546,6 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
       if (ev->outcome == TPUCI_OUTCOME_FLAKY)
         fprintf(c->out, "[%sflaky  %s] %s: passed on attempt %d after failing\n",
                 color_of(c, ev->outcome), reset(c), ev->name, ev->attempt);
-      if (c->style == TPUCI_CONSOLE_GITHUB && ev->outcome != TPUCI_OUTCOME_PASSED &&
-          ev->attempt > 0)
-        tpuci_console__gh_annotate(c, ctx, ev);
-      else if (c->style == TPUCI_CONSOLE_GITHUB && tpuci_test_count(ctx, ev->instance) > 0)
-        tpuci_console__gh_annotate_tests(c, ctx, ev, 1);  /* flaky tests of a passing instance */
       board_draw(c, ctx);
       break;
     case TPUCI_EVENT_MESSAGE:
@@ -746,6 +741,9 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
             tpuci_run_exit_code(ctx), reset(c));
   if (summary != NULL) fprintf(c->out, "summary: %s\n", tpuci_console__path(summary));
   else fprintf(c->out, "summary: not written\n");
-  if (c->style == TPUCI_CONSOLE_GITHUB) tpuci_console__gh_step_summary(ctx);
+  if (c->style == TPUCI_CONSOLE_GITHUB) {
+    tpuci_console__gh_annotations(c, ctx);
+    tpuci_console__gh_step_summary(ctx);
+  }
   fflush(c->out);
 }

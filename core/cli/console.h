@@ -91,6 +91,13 @@ size_t tpuci_console__esc_len(const char *s, size_t len);
 /* Leaves out the escape sequences of s[0..len) in place; the new length
  * (s is NUL-terminated there when it got shorter). */
 size_t tpuci_console__strip_esc(char *s, size_t len);
+/* CI set (to anything but "", "0" or "false"): a log, not a screen. */
+int tpuci_console__in_ci(void);
+/* TERM=dumb: a terminal that understands no escape code at all. */
+int tpuci_console__dumb_term(void);
+/* --color=auto: colours on a terminal, unless NO_COLOR (set and not
+ * empty, as no-color.org says), CI or TERM=dumb says otherwise. */
+int tpuci_console__color_auto(void);
 /* Writes a job's text: as it is with colours on (--color=always, or a
  * colour terminal), else without its escape sequences. */
 void tpuci_console__put(tpuci_console_t *c, const char *s, size_t len);
@@ -112,13 +119,14 @@ const char *tpuci_console__outcome_label(tpuci_outcome_t o);
 /* Instance i's: its outcome's label, or "quarantined" when it failed only
  * by quarantined tests. */
 const char *tpuci_console__outcome_label_of(tpuci_ctx_t *ctx, size_t i);
-/* GitHub: an ::error for each failing test (flaky 0) or a ::warning for
- * each flaky one (flaky 1) of a pytest instance; returns how many. */
-size_t tpuci_console__gh_annotate_tests(tpuci_console_t *c, tpuci_ctx_t *ctx,
-                                        const tpuci_event_t *ev, int flaky);
-/* GitHub: the annotations of an instance that failed or was flaky. */
-void tpuci_console__gh_annotate(tpuci_console_t *c, tpuci_ctx_t *ctx,
-                                const tpuci_event_t *ev);
+/* GitHub: the run's annotations, once it is over: an ::error for each
+ * failing test (where it failed in the project) and for each failed
+ * instance without one (at its job's line), a ::warning for each flaky or
+ * quarantined test and flaky instance; one for a test (or an instance
+ * failure) that went alike in several matrix instances, naming them; at
+ * most GitHub's 10 of each kind, then a ::notice saying how many more
+ * the step summary has (console_github.c). */
+void tpuci_console__gh_annotations(tpuci_console_t *c, tpuci_ctx_t *ctx);
 /* GitHub: the run appended to $GITHUB_STEP_SUMMARY as Markdown. */
 void tpuci_console__gh_step_summary(tpuci_ctx_t *ctx);
 

@@ -71,70 +71,126 @@ static char *gh_path(const char *path, int cwd_relative) {
   return out;
 }
 
-/* "::error file=F,line=L,title=T::MESSAGE" (or ::warning). */
-static void gh_command(FILE *out, const char *cmd, const char *file, int line,
-                       const char *title1, const char *title2, const char *msg) {
-  fprintf(out, "::%s ", cmd);
-  if (file) {
-    fputs("file=", out);
-    gh_property(out, file);
-    if (line > 0) fprintf(out, ",line=%d", line);
-    fputc(',', out);
-  }
-  fputs("title=", out);
-  gh_property(out, title1);
-  fputs(" ", out);
-  gh_property(out, title2);
-  fputs("::", out);
-  gh_escape(out, msg);
-  fputc('\n', out);
+/* GitHub shows at most this many ::error and this many ::warning
+ * annotations of a step; the rest are dropped without a word. */
+#define GH_ANNOTATIONS_MAX 10
+/* Instances a grouped annotation's title names before "and N more". */
+#define GH_TITLE_NAMES 3
+
+/* One annotation: a failing (or flaky, or quarantined) test, or an
+ * instance without such tests, at one place with one label; the
+ * instances it happened in (matrix instances that failed alike). */
+typedef struct {
+  int warning;
+  char *file;          /* relative to the repository, or NULL */
+  int line;
+  char *test;          /* the test's id; NULL for an instance */
+  char *label;         /* "failed", "flaky", "quarantined until ..." */
+  char *msg;
+  const char **names;  /* the instances (borrowed from the context) */
+  size_t nnames;
+} gh_note_t;
+
+typedef struct {
+  gh_note_t *v;
+  size_t len;
+} gh_notes_t;
+
+static int same_str(const char *a, const char *b) {
+  return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-/* pytest instances: an ::error for each failing test (a ::warning for a
- * quarantined one) and a ::warning for each flaky one, where the test
- * is. Returns how many were written. */
-size_t tpuci_console__gh_annotate_tests(tpuci_console_t *c, tpuci_ctx_t *ctx,
-                                        const tpuci_event_t *ev, int flaky) {
-  size_t k, n = tpuci_test_count(ctx, ev->instance), written = 0;
+/* Adds instance `name` to the note at the same place with the same test
+ * and label, or a new note. `file` is taken over. */
+static void gh_note(gh_notes_t *ns, int warning, char *file, int line, const char *test,
+                    const char *label, const char *msg, const char *name) {
+  gh_note_t *n = NULL;
+  size_t k;
+  for (k = 0; k < ns->len && n == NULL; k++) {
+    gh_note_t *o = &ns->v[k];
+    if (o->warning == warning && o->line == line && same_str(o->file, file) &&
+        same_str(o->test, test) && same_str(o->label, label))
+      n = o;
+  }
+  if (n == NULL) {
+    gh_note_t *v = realloc(ns->v, (ns->len + 1) * sizeof(*v));
+    if (v == NULL) {
+      free(file);
+      return;
+    }
+    ns->v = v;
+    n = &ns->v[ns->len++];
+    memset(n, 0, sizeof(*n));
+    n->warning = warning;
+    n->file = file;
+    n->line = line;
+    n->test = test ? strdup(test) : NULL;
+    n->label = strdup(label);
+    n->msg = strdup(msg ? msg : "");
+  } else {
+    free(file);
+  }
+  {
+    const char **names = realloc(n->names, (n->nnames + 1) * sizeof(*names));
+    if (names == NULL) return;
+    n->names = names;
+    n->names[n->nnames++] = name;
+  }
+}
+
+static void gh_notes_free(gh_notes_t *ns) {
+  size_t k;
+  for (k = 0; k < ns->len; k++) {
+    free(ns->v[k].file);
+    free(ns->v[k].test);
+    free(ns->v[k].label);
+    free(ns->v[k].msg);
+    free(ns->v[k].names);
+  }
+  free(ns->v);
+}
+
+/* pytest instance i's failing tests (an error each, a warning for a
+ * quarantined one) or its flaky ones (warnings), where each failed in
+ * the project (else where the test is). Returns how many. */
+static size_t gh_note_tests(gh_notes_t *ns, tpuci_ctx_t *ctx, size_t i, int flaky) {
+  size_t k, n = tpuci_test_count(ctx, i), written = 0;
   tpuci_test_info_t t = TPUCI_TEST_INFO_INIT;
   for (k = 0; k < n; k++) {
-    char *file;
-    if (tpuci_test_info(ctx, ev->instance, k, &t) != 0) continue;
+    char label[512];
+    const char *file;
+    int line;
+    if (tpuci_test_info(ctx, i, k, &t) != 0) continue;
     if (flaky ? !t.flaky : !t.failing) continue;
-    file = gh_path(t.file, 0);
+    file = t.failure_file ? t.failure_file : t.file;
+    line = t.failure_file ? t.failure_line : t.line;
     if (flaky)
-      gh_command(c->out, "warning", file, t.line, t.id, "flaky",
-                 t.message ? t.message : "failed, then passed on a later attempt");
+      gh_note(ns, 1, gh_path(file, 0), line, t.id, "flaky", t.message ? t.message
+              : "failed, then passed on a later attempt", tpuci_instance_name(ctx, i));
     else if (t.quarantined) {
-      char title[512];
-      snprintf(title, sizeof(title), "quarantined until %s (%s)", t.quarantine_until,
+      snprintf(label, sizeof(label), "quarantined until %s (%s)", t.quarantine_until,
                t.quarantine_owner);
-      gh_command(c->out, "warning", file, t.line, t.id, title,
-                 t.message ? t.message : t.outcome);
+      gh_note(ns, 1, gh_path(file, 0), line, t.id, label, t.message ? t.message : t.outcome,
+              tpuci_instance_name(ctx, i));
     } else
-      gh_command(c->out, "error", file, t.line, t.id, t.outcome,
-                 t.message ? t.message : t.outcome);
-    free(file);
+      gh_note(ns, 0, gh_path(file, 0), line, t.id, t.outcome, t.message ? t.message : t.outcome,
+              tpuci_instance_name(ctx, i));
     written++;
   }
   return written;
 }
 
-/* An instance that failed (::error) or was flaky (::warning): its tests
- * when it has some to show, else the line of the spec that declared its
- * job. */
-void tpuci_console__gh_annotate(tpuci_console_t *c, tpuci_ctx_t *ctx, const tpuci_event_t *ev) {
-  const char *where = tpuci_instance_where(ctx, ev->instance), *colon;
-  int flaky = ev->outcome == TPUCI_OUTCOME_FLAKY;
-  char *file = NULL, title[1024];
-  const char *cause = NULL;
-  int line = 0;
+/* Instance i failed (an error) or was flaky (a warning) and has no test
+ * to show it: at the line of the spec that declared its job, with the
+ * cause (a flaky one's: the failure that was retried away). */
+static void gh_note_instance(gh_notes_t *ns, tpuci_ctx_t *ctx, size_t i) {
+  const char *where = tpuci_instance_where(ctx, i), *colon, *cause = NULL;
+  tpuci_outcome_t o = tpuci_instance_outcome(ctx, i);
+  tpuci_attempt_info_t info = TPUCI_ATTEMPT_INFO_INIT;
+  size_t k = tpuci_attempt_count(ctx, i);
+  int flaky = o == TPUCI_OUTCOME_FLAKY, line = 0;
+  char *file = NULL;
 
-  if (tpuci_console__gh_annotate_tests(c, ctx, ev, 0) > 0) {
-    tpuci_console__gh_annotate_tests(c, ctx, ev, 1);
-    return;
-  }
-  if (tpuci_console__gh_annotate_tests(c, ctx, ev, 1) > 0 && flaky) return;
   if (where && (colon = strrchr(where, ':')) != NULL) {
     char spec[1024];
     size_t n = (size_t) (colon - where);
@@ -144,20 +200,83 @@ void tpuci_console__gh_annotate(tpuci_console_t *c, tpuci_ctx_t *ctx, const tpuc
     file = gh_path(spec, 1);
     line = atoi(colon + 1);
   }
-  {
-    tpuci_attempt_info_t info = TPUCI_ATTEMPT_INFO_INIT;
-    size_t k = tpuci_attempt_count(ctx, ev->instance);
-    /* Flaky: the failure that was retried away; else the last cause. */
-    while (k > 0 && tpuci_attempt_info(ctx, ev->instance, k - 1, &info) == 0) {
-      cause = info.cause;
-      if (!flaky || info.outcome != TPUCI_OUTCOME_PASSED) break;
-      k--;
+  while (k > 0 && tpuci_attempt_info(ctx, i, k - 1, &info) == 0) {
+    cause = info.cause;
+    if (!flaky || info.outcome != TPUCI_OUTCOME_PASSED) break;
+    k--;
+  }
+  gh_note(ns, flaky, file, line, NULL, tpuci_outcome_name(o), cause, tpuci_instance_name(ctx, i));
+}
+
+/* "a, b, c and 4 more" */
+static void gh_names(char *buf, size_t size, const gh_note_t *n) {
+  size_t k, used = 0;
+  buf[0] = '\0';
+  for (k = 0; k < n->nnames && k < GH_TITLE_NAMES; k++)
+    used += (size_t) snprintf(buf + used, used < size ? size - used : 0, "%s%s", k ? ", " : "",
+                              n->names[k]);
+  if (n->nnames > GH_TITLE_NAMES && used < size)
+    snprintf(buf + used, size - used, " and %zu more", n->nnames - GH_TITLE_NAMES);
+}
+
+/* "::error file=F,line=L,title=T::MESSAGE" (or ::warning). */
+static void gh_command(FILE *out, const gh_note_t *n) {
+  char names[1024], title[1536];
+  gh_names(names, sizeof(names), n);
+  if (n->test)
+    snprintf(title, sizeof(title), "%s %s in %s", n->test, n->label, names);
+  else
+    snprintf(title, sizeof(title), "tpuci: %s %s", names, n->label);
+  fprintf(out, "::%s ", n->warning ? "warning" : "error");
+  if (n->file) {
+    fputs("file=", out);
+    gh_property(out, n->file);
+    if (n->line > 0) fprintf(out, ",line=%d", n->line);
+    fputc(',', out);
+  }
+  fputs("title=", out);
+  gh_property(out, title);
+  fputs("::", out);
+  gh_escape(out, n->msg);
+  fputc('\n', out);
+}
+
+void tpuci_console__gh_annotations(tpuci_console_t *c, tpuci_ctx_t *ctx) {
+  gh_notes_t ns = {NULL, 0};
+  size_t i, k, n = tpuci_instance_count(ctx), shown[2] = {0, 0}, left[2] = {0, 0};
+  int w;
+
+  for (i = 0; i < n; i++) {
+    tpuci_outcome_t o = tpuci_instance_outcome(ctx, i);
+    if (!tpuci_instance_selected(ctx, i) || tpuci_attempt_count(ctx, i) == 0) continue;
+    if (o == TPUCI_OUTCOME_PASSED) {
+      gh_note_tests(&ns, ctx, i, 1);  /* flaky tests of a passing instance */
+      continue;
+    }
+    if (gh_note_tests(&ns, ctx, i, 0) > 0) {
+      gh_note_tests(&ns, ctx, i, 1);
+      continue;
+    }
+    if (gh_note_tests(&ns, ctx, i, 1) > 0 && o == TPUCI_OUTCOME_FLAKY) continue;
+    gh_note_instance(&ns, ctx, i);
+  }
+  for (k = 0; k < ns.len; k++) {
+    w = ns.v[k].warning;
+    if (shown[w] < GH_ANNOTATIONS_MAX) {
+      gh_command(c->out, &ns.v[k]);
+      shown[w]++;
+    } else {
+      left[w]++;
     }
   }
-  snprintf(title, sizeof(title), "tpuci: %s", ev->name);
-  gh_command(c->out, flaky ? "warning" : "error", file, line, title,
-             tpuci_outcome_name(ev->outcome), cause ? cause : "");
-  free(file);
+  for (w = 0; w < 2; w++)
+    if (left[w] > 0)
+      fprintf(c->out, "::notice title=tpuci::%zu more %s not annotated (GitHub shows %d per "
+                      "step); the step summary lists every %s\n",
+              left[w], w ? "warnings (flaky or quarantined tests) are"
+                         : left[w] == 1 ? "failure is" : "failures are",
+              GH_ANNOTATIONS_MAX, w ? "flaky and quarantined test" : "failed test and instance");
+  gh_notes_free(&ns);
 }
 
 /* Text as a Markdown code span in a table cell, whatever it holds: the

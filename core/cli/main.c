@@ -9,6 +9,7 @@
 
 #include "completion.h"
 #include "console.h"
+#include "merge.h"
 #include "usage.h"
 #include "tpuci.h"
 
@@ -78,7 +79,8 @@ enum {
   OPT_REF, OPT_NAME, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN, OPT_EMULATE, OPT_JUNIT,
   OPT_EMULATED, OPT_NO_MOUNTS, OPT_RESULTS_CLAIM, OPT_ENGINE, OPT_RUNS_ON,
   OPT_TIMEOUT_MINUTES, OPT_CONCURRENCY, OPT_CANCEL_IN_PROGRESS, OPT_REAL, OPT_ALIVE,
-  OPT_QUARANTINE, OPT_RELEASE_AFTER, OPT_RELEASE, OPT_REPEAT, OPT_TEST
+  OPT_QUARANTINE, OPT_RELEASE_AFTER, OPT_RELEASE, OPT_REPEAT, OPT_TEST, OPT_JUNIT_FILE_LINE,
+  OPT_SCHEDULE
 };
 
 /* --release-after K: 0 or the exit code of a bad number. */
@@ -130,6 +132,7 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
       {"report-json", required_argument, NULL, OPT_REPORT_JSON},
       {"report-yaml", required_argument, NULL, OPT_REPORT_YAML},
       {"junit", required_argument, NULL, OPT_JUNIT},
+      {"junit-file-line", no_argument, NULL, OPT_JUNIT_FILE_LINE},
       {"report-html", required_argument, NULL, OPT_REPORT_HTML},
       {"failed", no_argument, NULL, OPT_FAILED},
       {"plain", no_argument, NULL, OPT_PLAIN},
@@ -185,6 +188,7 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
       case OPT_REPORT_JSON: rc->ro.report_json = optarg; break;
       case OPT_REPORT_YAML: rc->ro.report_yaml = optarg; break;
       case OPT_JUNIT: rc->ro.junit = optarg; break;
+      case OPT_JUNIT_FILE_LINE: rc->ro.junit_file_line = 1; break;
       case OPT_REPORT_HTML: rc->ro.report_html = optarg; break;
       case OPT_FAILED:
         if (!rerun) return usage_error(cmd, "--failed belongs to `tpuci rerun`");
@@ -232,32 +236,13 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
   return 0;
 }
 
-/* CI set (to anything but "", "0" or "false"): a log, not a screen. */
-static int in_ci(void) {
-  const char *ci = getenv("CI");
-  return ci && *ci && strcmp(ci, "0") != 0 && strcmp(ci, "false") != 0;
-}
-
-/* TERM=dumb: a terminal that understands no escape code at all. */
-static int dumb_term(void) {
-  const char *term = getenv("TERM");
-  return term && strcmp(term, "dumb") == 0;
-}
-
-/* --color=auto: colours on a terminal, unless NO_COLOR (set and not
- * empty, as no-color.org says), CI or TERM=dumb says otherwise. */
-static int color_auto(void) {
-  const char *no = getenv("NO_COLOR");
-  return isatty(STDOUT_FILENO) && (no == NULL || *no == '\0') && !in_ci() && !dumb_term();
-}
-
 /* The board on a terminal outside CI that can move its cursor; GitHub's
  * commands under Actions; plain lines otherwise. */
 static tpuci_console_style_t console_style(const run_cli_t *rc) {
   const char *gh = getenv("GITHUB_ACTIONS");
   if (gh && strcmp(gh, "true") == 0) return TPUCI_CONSOLE_GITHUB;
   if (rc->plain || rc->verbose || !isatty(STDOUT_FILENO)) return TPUCI_CONSOLE_PLAIN;
-  if (in_ci() || dumb_term()) return TPUCI_CONSOLE_PLAIN;
+  if (tpuci_console__in_ci() || tpuci_console__dumb_term()) return TPUCI_CONSOLE_PLAIN;
   return TPUCI_CONSOLE_BOARD;
 }
 
@@ -310,7 +295,7 @@ static int execute_run(run_cli_t *rc, const char *spec) {
   con.style = console_style(rc);
   if (strcmp(rc->color, "always") == 0) con.color = 1;
   else if (strcmp(rc->color, "auto") == 0)
-    con.color = color_auto();
+    con.color = tpuci_console__color_auto();
   if (con.style == TPUCI_CONSOLE_BOARD) {
     rc->ro.tick_ms = 250;
     tpuci_console_expect(&con, ctx, rc->ro.state_dir);
@@ -406,7 +391,7 @@ static int cmd_show(int argc, char **argv) {
   } else {
     printf("run %s (%s)\n", tpuci_run_id(ctx), tpuci_console__path(tpuci_run_dir(ctx)));
     tpuci_console_init(&con, stdout, ctx);
-    con.color = color_auto();
+    con.color = tpuci_console__color_auto();
     tpuci_console_summary(&con, ctx);
     tpuci_console_free(&con);
   }
@@ -496,6 +481,7 @@ static int cmd_export(int argc, char **argv) {
       {"timeout-minutes", required_argument, NULL, OPT_TIMEOUT_MINUTES},
       {"concurrency", required_argument, NULL, OPT_CONCURRENCY},
       {"cancel-in-progress", no_argument, NULL, OPT_CANCEL_IN_PROGRESS},
+      {"schedule", required_argument, NULL, OPT_SCHEDULE},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   tpuci_export_options_t eo;
@@ -546,6 +532,7 @@ static int cmd_export(int argc, char **argv) {
       }
       case OPT_CONCURRENCY: eo.concurrency = optarg; if (k8s) wrong = "--concurrency"; break;
       case OPT_CANCEL_IN_PROGRESS: eo.cancel_in_progress = 1; if (k8s) wrong = "--cancel-in-progress"; break;
+      case OPT_SCHEDULE: eo.schedule = optarg; if (k8s) wrong = "--schedule"; break;
       case 'h': free(sel.only); free(runs_on.only); return tpuci_cli_help("export", stdout);
       default: free(sel.only); free(runs_on.only); return usage_error("export", "bad option");
     }
@@ -784,6 +771,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "run") == 0 || strcmp(cmd, "rerun") == 0)
     return cmd_run(cmd, argc - 1, argv + 1);
   if (strcmp(cmd, "show") == 0) return cmd_show(argc - 1, argv + 1);
+  if (strcmp(cmd, "merge") == 0) return tpuci_cli_merge(argc - 1, argv + 1);
   if (strcmp(cmd, "flaky") == 0) return cmd_flaky(argc - 1, argv + 1);
   if (strcmp(cmd, "plan") == 0) return cmd_plan(argc - 1, argv + 1);
   if (strcmp(cmd, "export") == 0) return cmd_export(argc - 1, argv + 1);

@@ -17,6 +17,7 @@ static const char usage_main[] =
     "  export kubernetes SPEC  print Kubernetes Jobs that run SPEC's instances\n"
     "  rerun --failed [SPEC]  run again what did not pass in the latest run\n"
     "  show [RUN-ID]  print a past run's summary (default: the latest)\n"
+    "  merge RUN_DIR...  one summary, JUnit and HTML report of several run folders\n"
     "  flaky          tests that failed in recent runs, by how often they flip\n"
     "  topologies [TYPE]  the TPU catalogue, or one type and its hosts' environment\n"
     "  gc             remove containers, networks and swarm services left by crashed runs\n"
@@ -77,6 +78,8 @@ static const char usage_run[] =
     "  --report-yaml PATH  also write the run report as YAML\n"
     "  --junit PATH        also write the merged JUnit XML (pytest jobs test by\n"
     "                      test, other jobs as one test case each)\n"
+    "  --junit-file-line   its pytest test cases also get file and line (where\n"
+    "                      the test failed), which the JUnit schemas lack\n"
     "  --report-html PATH  also write the run report as one HTML page\n"
     "\n"
     "Ctrl-C (SIGINT) or SIGTERM stops starting work, stops running attempts\n"
@@ -120,6 +123,28 @@ static const char usage_show[] =
     "every instance with its outcome, attempts and time, and the verdict.\n"
     "--json and --yaml print the whole report instead. Exits with the exit\n"
     "code that run had.\n";
+
+static const char usage_merge[] =
+    "usage: tpuci merge [--report-json PATH] [--report-yaml PATH] [--report-html PATH]\n"
+    "                   [--junit PATH] [-q] RUN_DIR...\n"
+    "\n"
+    "Merges run folders (.tpuci/runs/<id>/ as runs left them, wherever they\n"
+    "are now: the artifacts of a --per-job workflow's runners) into one record\n"
+    "and prints its summary: every instance of every run (an instance in two\n"
+    "folders is an error), and the verdict of the runs together. Under GitHub\n"
+    "Actions (GITHUB_STEP_SUMMARY set) it is also written as the step summary.\n"
+    "\n"
+    "options:\n"
+    "  --report-json PATH  write the merged summary (a summary.json)\n"
+    "  --report-yaml PATH  the same as YAML\n"
+    "  --report-html PATH  one HTML report; its log links point into the folders\n"
+    "  --junit PATH        the runs' junit.xml as one JUnit report\n"
+    "  -q, --quiet         list only the instances that did not pass\n"
+    "\n"
+    "exit codes: 0 passed, 1 failed (a run failed or did not run), 2 a folder\n"
+    "that is not there or not a finished run's (named), an instance in two\n"
+    "folders, or a bad option, 3 no run ran anything, 4 a run's records or a\n"
+    "merged file are incomplete, 130 a run was interrupted.\n";
 
 static const char usage_topologies[] =
     "usage: tpuci topologies [--emulate pjrt|xrt|jax|none] [TYPE]\n"
@@ -171,17 +196,21 @@ static const char usage_doctor[] =
 static const char usage_export[] =
     "usage: tpuci export github [--per-job] [--spec PATH] [--source URL] [--ref REF]\n"
     "                           [--name NAME] [--runs-on LABEL] [--timeout-minutes N]\n"
-    "                           [--concurrency GROUP [--cancel-in-progress]] [--real] SPEC\n"
+    "                           [--concurrency GROUP [--cancel-in-progress]]\n"
+    "                           [--schedule CRON] [--real] SPEC\n"
     "       tpuci export kubernetes [--emulated] [--only GLOB] [--run ID] [--no-mounts]\n"
     "                               [--results-claim NAME] SPEC\n"
     "\n"
     "github: prints a GitHub Actions workflow that builds tpuci (cached), pulls\n"
-    "SPEC's images, runs SPEC on every push and pull request with the recorded\n"
-    "test durations cached between runs, and uploads the reports and the run\n"
-    "folder. Run it from the repository's root (see docs/github.md).\n"
+    "SPEC's images, runs SPEC on every push and pull request (and by hand:\n"
+    "workflow_dispatch) with the recorded test durations cached between runs,\n"
+    "and uploads the reports and the run folder. Run it from the repository's\n"
+    "root (see docs/github.md).\n"
     "\n"
     "  --per-job      one workflow job per tpuci job, and per shard of a sharded\n"
-    "                 pytest job (a matrix; at most 256 entries)\n"
+    "                 pytest job (a matrix; at most 256 entries), and a last job\n"
+    "                 that merges their runs into one report (tpuci merge)\n"
+    "  --schedule CRON  also run on this schedule (5 fields: \"0 3 * * 1\")\n"
     "  --spec PATH    the spec's path in the workflow (default: SPEC)\n"
     "  --source URL   git URL of tpuci to build (default: github.com/tpuci/tpuci)\n"
     "  --ref REF      branch, tag or commit of it (default: main)\n"
@@ -248,6 +277,7 @@ int tpuci_cli_help(const char *cmd, FILE *out) {
   else if (strcmp(cmd, "topologies") == 0) fputs(usage_topologies, out);
   else if (strcmp(cmd, "rerun") == 0) fputs(usage_rerun, out);
   else if (strcmp(cmd, "show") == 0) fputs(usage_show, out);
+  else if (strcmp(cmd, "merge") == 0) fputs(usage_merge, out);
   else if (strcmp(cmd, "flaky") == 0) fputs(usage_flaky, out);
   else if (strcmp(cmd, "doctor") == 0) fputs(usage_doctor, out);
   else if (strcmp(cmd, "completion") == 0) fputs(usage_completion, out);

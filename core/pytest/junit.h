@@ -175,6 +175,12 @@ typedef struct {
   /* Its file on the host (absolute) when the caller could map pytest's
    * path back (tpuci__pytest_host_path()), or NULL. */
   char *path;
+  /* Where its final failure happened in the project: the innermost frame
+   * of the traceback there, on the host (absolute), and its 1-based line
+   * (tpuci__trace_locate(), pytest/trace.h); NULL and 0 when it does not
+   * fail or no frame is in the project. */
+  char *fail_path;
+  int fail_line;
 } tpuci__test_hist_t;
 
 /* One attempt as recorded. */
@@ -315,11 +321,27 @@ typedef struct {
    * name, value, name, value, ... (the quarantine: "tpuci.quarantined"),
    * or NULL. */
   const tpuci__strv_t *props;
+  /* The instance's identity in test cases' classnames (a history's): the
+   * instance without its shard ("unit[python=3.11]"), so that tests of
+   * two matrix instances never share a classname and the shards of one
+   * instance share theirs; NULL: pytest's classnames as they are. */
+  const char *identity;
+  /* The project's folder on the host (absolute), or NULL: a test whose
+   * file is below it is named by its path from there, not from pytest's
+   * rootdir, so its classname does not change with the job's workdir. */
+  const char *root;
+  /* 1: test cases also get `file` (the module's path as in the
+   * classname) and `line` (1-based: where it failed in the project, else
+   * where the test is), which neither schema allows (--junit-file-line). */
+  int file_line;
 } tpuci__junit_suite_t;
 
 /* Appends to out one JUnit XML document for a whole run: <testsuites>
  * with one <testsuite name="INSTANCE"> per entry, in order.
- *  - A history: each test once with its final result; earlier failures
+ *  - A history: each test once with its final result, its classname
+ *    "IDENTITY.MODULE.CLASS" (see tpuci__junit_suite_t, docs/pytest.md)
+ *    and, when pytest gave no type, the exception's class as the type of
+ *    its <failure>/<error> (tpuci__trace_exception()); earlier failures
  *    as Surefire's <flakyFailure>/<flakyError> (final result passing) or
  *    <rerunFailure>/<rerunError> (still failing), each with <stackTrace>;
  *    abnormal attempts as test cases classname="tpuci" name="INSTANCE
@@ -332,7 +354,8 @@ typedef struct {
  * and Jenkins' JUnit schema, except that Jenkins' has no flaky and rerun
  * elements: every <failure>/<error> and rerun element has a
  * `type`, <skipped> has no attribute, test cases have only classname,
- * name and time, and children come in Surefire's order. Counts are those
+ * name and time (and file and line with `file_line`, which neither
+ * allows), and children come in Surefire's order. Counts are those
  * of the test cases written. */
 void tpuci__junit_write_run(tpuci__buf_t *out, const tpuci__junit_suite_t *suites,
                             size_t n);
@@ -345,6 +368,31 @@ void tpuci__junit_write_merged(tpuci__buf_t *out,
 int tpuci__junit_write_merged_file(const char *path,
                                    const tpuci__history_t *const *hs,
                                    size_t n, tpuci__err_t *err);
+
+/* The document around `len` bytes of <testsuite> elements: the XML
+ * declaration and <testsuites name="tpuci"> with these totals (what
+ * tpuci__junit_write_run() writes around its suites). */
+void tpuci__junit_write_doc(tpuci__buf_t *out, size_t tests, size_t failures, size_t errors,
+                            double time_s, const char *suites, size_t len);
+
+/* Several runs' merged JUnit reports (their run folders' junit.xml, as
+ * tpuci__junit_write_run() wrote them) as one document (`tpuci merge`):
+ * every <testsuite> of each, byte for byte and in order, in one
+ * <testsuites> whose totals are theirs added up. Returns 0, or
+ * TPUCI_EIO with "PATH:LINE:COL: what" for a file that is not such a
+ * report (malformed, another root, entity declarations, over the size
+ * limit), or the read's negative code ("PATH: cannot read: ..."). */
+int tpuci__junit_merge_files(tpuci__buf_t *out, const char *const *paths, size_t n,
+                             tpuci__err_t *err);
+/* The same for documents in memory (read as UTF-8, whatever they
+ * declare); `name` is what messages call each. */
+typedef struct {
+  const char *name;
+  const char *data;
+  size_t len;
+} tpuci__junit_doc_t;
+int tpuci__junit_merge_docs(tpuci__buf_t *out, const tpuci__junit_doc_t *docs, size_t n,
+                            tpuci__err_t *err);
 
 /* XML escaping into b: & < > and CR always; in attributes also ", tab
  * and LF as character references. Invalid UTF-8 becomes U+FFFD,

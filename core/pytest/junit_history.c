@@ -18,6 +18,7 @@ void tpuci__history_free(tpuci__history_t *h) {
     free(t->runs);
     free(t->id);
     free(t->path);
+    free(t->fail_path);
   }
   for (i = 0; i < h->n_attempts; i++) {
     free(h->attempts[i].cause);

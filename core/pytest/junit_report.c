@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "pytest/junit.h"
+#include "pytest/trace.h"
 
 /* Missing tests listed in an abnormal attempt's test case. */
 #define TPUCI__LIST_MISSING 50
@@ -131,6 +132,70 @@ static void tpuci__w_case_open(tpuci__buf_t *b, const char *classname,
   tpuci__w_seconds(b, "time", time_s);
 }
 
+/* A test case's names (docs/pytest.md, "Test case identities"). */
+typedef struct {
+  char *classname, *name;
+  char *file;  /* the module's path as the classname has it, or NULL */
+  int line;    /* 1-based, or 0 */
+} tpuci__case_id_t;
+
+static void tpuci__case_id(const tpuci__junit_suite_t *s, const tpuci__test_hist_t *th,
+                           const tpuci__test_t *f, tpuci__case_id_t *id) {
+  const char *rest = strstr(th->id, "::");
+  char *cls;
+
+  memset(id, 0, sizeof(*id));
+  if (f != NULL && s->identity == NULL && s->root == NULL) {
+    /* pytest's own names (reports of the library's callers). */
+    id->classname = tpuci__strdup(f->classname ? f->classname : "");
+    id->name = tpuci__strdup(f->name ? f->name : "");
+    id->file = f->file ? tpuci__strdup(f->file) : NULL;
+  } else if (s->root != NULL && th->path != NULL && tpuci__path_below(th->path, s->root) &&
+             strlen(th->path) > strlen(s->root)) {
+    /* The file's path from the project's folder, whatever the workdir. */
+    const char *rel = th->path + strlen(s->root);
+    char *node;
+    while (*rel == '/') rel++;
+    node = tpuci__printf("%s%s", rel, rest ? rest : "");
+    tpuci__junit_mangle(node, &id->classname, &id->name);
+    id->file = tpuci__strdup(rel);
+    free(node);
+  } else {
+    tpuci__junit_mangle(th->id, &id->classname, &id->name);
+    id->file = f && f->file ? tpuci__strdup(f->file)
+                            : tpuci__strndup(th->id, rest ? (size_t) (rest - th->id)
+                                                          : strcspn(th->id, "["));
+  }
+  if (s->identity != NULL) {
+    cls = *id->classname ? tpuci__printf("%s.%s", s->identity, id->classname)
+                         : tpuci__strdup(s->identity);
+    free(id->classname);
+    id->classname = cls;
+  }
+  if (th->fail_line > 0) id->line = th->fail_line;
+  else if (f != NULL && f->line >= 0) id->line = f->line + 1;  /* pytest's is 0-based */
+}
+
+static void tpuci__case_id_free(tpuci__case_id_t *id) {
+  free(id->classname);
+  free(id->name);
+  free(id->file);
+}
+
+/* <testcase classname name time [file line]> of a test. */
+static void tpuci__w_test_open(tpuci__buf_t *b, const tpuci__junit_suite_t *s,
+                               const tpuci__test_hist_t *th, const tpuci__test_t *f,
+                               double time_s) {
+  tpuci__case_id_t id;
+  tpuci__case_id(s, th, f, &id);
+  tpuci__w_case_open(b, id.classname, id.name, time_s);
+  if (s->file_line && id.file != NULL) {
+    tpuci__w_attr(b, "file", id.file);
+    if (id.line > 0) tpuci__buf_addf(b, " line=\"%d\"", id.line);
+  }
+  tpuci__case_id_free(&id);
+}
+
 /* <failure>/<error message type>body</...>: Surefire requires `type`. */
 static void tpuci__w_outcome(tpuci__buf_t *b, const char *tag, const char *message,
                              const char *type, const char *body) {
@@ -156,10 +221,14 @@ static void tpuci__w_rerun(tpuci__buf_t *b, const char *tag, const char *message
   tpuci__buf_addf(b, "      </%s>\n", tag);
 }
 
-/* A test's type when pytest gave none (it writes none on failures). */
-static const char *tpuci__test_type(const tpuci__test_t *t) {
-  if (t->type && *t->type) return t->type;
-  return t->outcome == TPUCI_TEST_ERROR ? "pytest.error" : "pytest.failure";
+/* A failure's type: the one its report gave (tpuci's own for a test cut
+ * short), else the class of the exception it ended with (pytest writes no
+ * type on failures), else pytest.failure / pytest.error. A new string. */
+static char *tpuci__test_type(const tpuci__test_t *t) {
+  char *exc;
+  if (t->type && *t->type) return tpuci__strdup(t->type);
+  if ((exc = tpuci__trace_exception(t->text, t->message)) != NULL) return exc;
+  return tpuci__strdup(t->outcome == TPUCI_TEST_ERROR ? "pytest.error" : "pytest.failure");
 }
 
 /* Earlier runs of one kind (failures or errors) kept inside the final
@@ -173,14 +242,17 @@ static void tpuci__w_earlier(tpuci__buf_t *b, const tpuci__test_hist_t *th, int 
     const tpuci__test_run_t *r = &th->runs[k];
     const tpuci__test_t *t = &r->result;
     tpuci__buf_t trace;
+    char *type;
     if (!tpuci__test_outcome_failing(t->outcome) || (t->outcome == TPUCI_TEST_ERROR) != errors)
       continue;
+    type = tpuci__test_type(t);
     tpuci__buf_init(&trace);
     tpuci__buf_addf(&trace, "[attempt %d]\n%s", r->attempt, t->text ? t->text : "");
-    tpuci__w_rerun(b, tag, t->message, tpuci__test_type(t), trace.data, t->system_out,
+    tpuci__w_rerun(b, tag, t->message, type, trace.data, t->system_out,
                    t->system_out ? strlen(t->system_out) : 0,
                    t->system_err);
     tpuci__buf_free(&trace);
+    free(type);
   }
 }
 
@@ -192,12 +264,14 @@ static int tpuci__has_earlier(const tpuci__test_hist_t *th) {
   return 0;
 }
 
-static void tpuci__w_test(tpuci__buf_t *b, const tpuci__test_hist_t *th, tpuci__counts_t *c) {
+static void tpuci__w_test(tpuci__buf_t *b, const tpuci__junit_suite_t *s,
+                          const tpuci__test_hist_t *th, tpuci__counts_t *c) {
   const tpuci__test_run_t *last = &th->runs[th->len - 1];
   const tpuci__test_t *f = &last->result;
   int failing = tpuci__test_outcome_failing(f->outcome);
+  char *type = failing ? tpuci__test_type(f) : NULL;
 
-  tpuci__w_case_open(b, f->classname, f->name, f->time_s);
+  tpuci__w_test_open(b, s, th, f, f->time_s);
   c->tests++;
   c->time_s += f->time_s;
   if (f->outcome == TPUCI_TEST_PASSED && !tpuci__has_earlier(th) && !f->system_out &&
@@ -210,7 +284,7 @@ static void tpuci__w_test(tpuci__buf_t *b, const tpuci__test_hist_t *th, tpuci__
    * error, rerunError, flakyError, system-out, system-err. */
   if (f->outcome == TPUCI_TEST_FAILED) {
     c->failures++;
-    tpuci__w_outcome(b, "failure", f->message, tpuci__test_type(f), f->text);
+    tpuci__w_outcome(b, "failure", f->message, type, f->text);
   }
   tpuci__w_earlier(b, th, 0, failing);
   if (f->outcome == TPUCI_TEST_SKIPPED || f->outcome == TPUCI_TEST_XFAIL) {
@@ -229,12 +303,13 @@ static void tpuci__w_test(tpuci__buf_t *b, const tpuci__test_hist_t *th, tpuci__
   }
   if (f->outcome == TPUCI_TEST_ERROR) {
     c->errors++;
-    tpuci__w_outcome(b, "error", f->message, tpuci__test_type(f), f->text);
+    tpuci__w_outcome(b, "error", f->message, type, f->text);
   }
   tpuci__w_earlier(b, th, 1, failing);
   tpuci__w_text(b, "      ", "system-out", f->system_out);
   tpuci__w_text(b, "      ", "system-err", f->system_err);
   tpuci__buf_adds(b, "    </testcase>\n");
+  free(type);
 }
 
 /* "outcome: cause", without saying the outcome twice when the cause
@@ -252,13 +327,12 @@ static void tpuci__outcome_cause(tpuci__buf_t *b, tpuci_outcome_t o, const char 
 
 /* A test that no attempt reported a result for: an error, so that it
  * counts against the instance (docs/pytest.md, "not run"). */
-static void tpuci__w_not_run(tpuci__buf_t *b, const tpuci__history_t *h,
+static void tpuci__w_not_run(tpuci__buf_t *b, const tpuci__junit_suite_t *s,
                              const tpuci__test_hist_t *th, tpuci__counts_t *c) {
+  const tpuci__history_t *h = s->history;
   const tpuci__attempt_rec_t *last = h->n_attempts ? &h->attempts[h->n_attempts - 1] : NULL;
-  char *classname, *name;
   tpuci__buf_t msg;
 
-  tpuci__junit_mangle(th->id, &classname, &name);
   tpuci__buf_init(&msg);
   tpuci__buf_adds(&msg, "not run: no attempt reported a result for this test");
   if (last != NULL) {
@@ -266,15 +340,13 @@ static void tpuci__w_not_run(tpuci__buf_t *b, const tpuci__history_t *h,
     tpuci__outcome_cause(&msg, last->outcome, last->cause);
     tpuci__buf_adds(&msg, ")");
   }
-  tpuci__w_case_open(b, classname, name, 0);
+  tpuci__w_test_open(b, s, th, NULL, 0);
   tpuci__buf_adds(b, ">\n");
   c->tests++;
   c->errors++;
   tpuci__w_outcome(b, "error", msg.data, "tpuci.not-run", msg.data);
   tpuci__buf_adds(b, "    </testcase>\n");
   tpuci__buf_free(&msg);
-  free(classname);
-  free(name);
 }
 
 static int tpuci__ran_in(const tpuci__test_hist_t *t, int attempt) {
@@ -424,19 +496,20 @@ static void tpuci__w_suite_out(tpuci__buf_t *out, const char *name, const tpuci_
   total->time_s += c->time_s;
 }
 
-static void tpuci__w_suite(tpuci__buf_t *out, const tpuci__history_t *h,
-                           const tpuci__strv_t *props, tpuci__counts_t *total) {
+static void tpuci__w_suite(tpuci__buf_t *out, const tpuci__junit_suite_t *s,
+                           tpuci__counts_t *total) {
+  const tpuci__history_t *h = s->history;
   tpuci__counts_t c;
   tpuci__buf_t body;
-  tpuci__history_summary_t s;
+  tpuci__history_summary_t sum;
   double attempts_time = 0;
   size_t i;
 
   memset(&c, 0, sizeof(c));
   tpuci__buf_init(&body);
   for (i = 0; i < h->len; i++) {
-    if (h->tests[i].len > 0) tpuci__w_test(&body, &h->tests[i], &c);
-    else tpuci__w_not_run(&body, h, &h->tests[i], &c);
+    if (h->tests[i].len > 0) tpuci__w_test(&body, s, &h->tests[i], &c);
+    else tpuci__w_not_run(&body, s, &h->tests[i], &c);
   }
   for (i = 0; i < h->n_attempts; i++) {
     attempts_time += h->attempts[i].time_s;
@@ -444,12 +517,12 @@ static void tpuci__w_suite(tpuci__buf_t *out, const tpuci__history_t *h,
   }
   /* The suite's time is the wall clock spent on the instance when known. */
   if (attempts_time > 0) c.time_s = attempts_time;
-  tpuci__history_summarize(h, &s);
-  tpuci__w_suite_out(out, h->instance, &c, "pytest", h->n_attempts, s.flaky,
+  tpuci__history_summarize(h, &sum);
+  tpuci__w_suite_out(out, h->instance, &c, "pytest", h->n_attempts, sum.flaky,
                      h->n_attempts > 0
                          ? tpuci_outcome_name(h->attempts[h->n_attempts - 1].outcome)
                          : NULL,
-                     props, &body, total);
+                     s->props, &body, total);
   tpuci__buf_free(&body);
 }
 
@@ -574,15 +647,27 @@ void tpuci__junit_write_run(tpuci__buf_t *out, const tpuci__junit_suite_t *suite
   memset(&total, 0, sizeof(total));
   tpuci__buf_init(&b);
   for (i = 0; i < n; i++) {
-    if (suites[i].history) tpuci__w_suite(&b, suites[i].history, suites[i].props, &total);
+    if (suites[i].history) tpuci__w_suite(&b, &suites[i], &total);
     else if (suites[i].command) tpuci__w_command(&b, suites[i].command, &total);
   }
+  tpuci__junit_write_doc(out, total.tests, total.failures, total.errors, total.time_s, b.data,
+                         b.len);
+  tpuci__buf_free(&b);
+}
+
+void tpuci__junit_write_doc(tpuci__buf_t *out, size_t tests, size_t failures, size_t errors,
+                            double time_s, const char *suites, size_t len) {
+  tpuci__counts_t total;
+  memset(&total, 0, sizeof(total));
+  total.tests = tests;
+  total.failures = failures;
+  total.errors = errors;
+  total.time_s = time_s;
   tpuci__buf_adds(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"tpuci\"");
   tpuci__w_counts(out, &total, 1);
   tpuci__buf_adds(out, ">\n");
-  if (b.data) tpuci__buf_add(out, b.data, b.len);
+  if (suites && len) tpuci__buf_add(out, suites, len);
   tpuci__buf_adds(out, "</testsuites>\n");
-  tpuci__buf_free(&b);
 }
 
 int tpuci__junit_write_run_file(const char *path, const tpuci__junit_suite_t *suites,
@@ -600,11 +685,8 @@ int tpuci__junit_write_run_file(const char *path, const tpuci__junit_suite_t *su
 void tpuci__junit_write_merged(tpuci__buf_t *out, const tpuci__history_t *const *hs, size_t n) {
   tpuci__junit_suite_t *s = tpuci__malloc((n + 1) * sizeof(*s));
   size_t i;
-  for (i = 0; i < n; i++) {
-    s[i].history = hs[i];
-    s[i].command = NULL;
-    s[i].props = NULL;
-  }
+  memset(s, 0, (n + 1) * sizeof(*s));
+  for (i = 0; i < n; i++) s[i].history = hs[i];
   tpuci__junit_write_run(out, s, n);
   free(s);
 }

@@ -1,5 +1,6 @@
-/* The commit a folder's git repository is at (see report.h): read from
- * the .git folder itself, no git program needed. */
+/* The commit a folder's git repository is at, and the repository's
+ * folder (see report.h): read from the .git folder itself, no git
+ * program needed. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -59,26 +60,29 @@ static char *tpuci__git_ref(const char *gitdir, const char *common, const char *
   return sha;
 }
 
-char *tpuci__git_commit(const char *dir) {
-  char *cur, *gitdir = NULL, *common = NULL, *head = NULL, *sha = NULL;
+/* The nearest folder upwards from `dir` (absolute) with a .git (a
+ * folder, or a file naming the git folder of a worktree or submodule):
+ * that folder, and in *gitdir (may be NULL) its git folder; NULL when
+ * there is none. New strings. */
+static char *tpuci__git_find(const char *dir, char **gitdir) {
+  char *cur;
   struct stat st;
 
+  if (gitdir) *gitdir = NULL;
   if (dir == NULL || dir[0] != '/') return NULL;
   cur = tpuci__strdup(dir);
-  /* The nearest folder upwards with a .git (a folder, or a file naming
-   * the git folder of a worktree or submodule). */
   for (;;) {
     char *dotgit = tpuci__printf("%s/.git", cur), *slash;
     if (stat(dotgit, &st) == 0) {
       if (S_ISDIR(st.st_mode)) {
-        gitdir = dotgit;
-      } else {
+        if (gitdir) *gitdir = tpuci__strdup(dotgit);
+      } else if (gitdir) {
         char *line = tpuci__first_line(dotgit);
-        if (line && strncmp(line, "gitdir: ", 8) == 0) gitdir = tpuci__resolve(cur, line + 8);
+        if (line && strncmp(line, "gitdir: ", 8) == 0) *gitdir = tpuci__resolve(cur, line + 8);
         free(line);
-        free(dotgit);
       }
-      break;
+      free(dotgit);
+      return cur;
     }
     free(dotgit);
     slash = strrchr(cur, '/');
@@ -86,6 +90,17 @@ char *tpuci__git_commit(const char *dir) {
     *slash = '\0';
   }
   free(cur);
+  return NULL;
+}
+
+char *tpuci__git_root(const char *dir) {
+  return tpuci__git_find(dir, NULL);
+}
+
+char *tpuci__git_commit(const char *dir) {
+  char *gitdir = NULL, *common = NULL, *head = NULL, *sha = NULL;
+
+  free(tpuci__git_find(dir, &gitdir));
   if (gitdir == NULL) return NULL;
   {
     char *path = tpuci__printf("%s/commondir", gitdir), *line = tpuci__first_line(path);

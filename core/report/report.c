@@ -146,9 +146,8 @@ void tpuci__report_set_records(json_t *report, int exit_code,
 json_t *tpuci__report_build(const tpuci__plan_t *plan,
                             const tpuci__instance_result_t *results,
                             const tpuci__run_info_t *info) {
-  json_t *root = json_object(), *insts = json_array(), *counts = json_object();
+  json_t *root = json_object(), *insts = json_array();
   size_t i, k, n[TPUCI_OUTCOME__COUNT] = {0}, total = 0;
-  int o;
 
   json_object_set_new(root, "version", json_integer(TPUCI__REPORT_VERSION));
   json_object_set_new(root, "run_id", json_string(info->run_id));
@@ -201,14 +200,20 @@ json_t *tpuci__report_build(const tpuci__plan_t *plan,
     n[res->outcome]++;
     total++;
   }
+  json_object_set_new(root, "counts", tpuci__report_counts(n, total));
+  json_object_set_new(root, "instances", insts);
+  return root;
+}
+
+json_t *tpuci__report_counts(const size_t n[TPUCI_OUTCOME__COUNT], size_t total) {
+  json_t *counts = json_object();
+  int o;
   for (o = 1; o < TPUCI_OUTCOME__COUNT; o++)
     json_object_set_new(counts, tpuci_outcome_name((tpuci_outcome_t) o),
                         json_integer((json_int_t) n[o]));
   json_object_set_new(counts, "not-run", json_integer((json_int_t) n[TPUCI_OUTCOME_NONE]));
   json_object_set_new(counts, "total", json_integer((json_int_t) total));
-  json_object_set_new(root, "counts", counts);
-  json_object_set_new(root, "instances", insts);
-  return root;
+  return counts;
 }
 
 char *tpuci__report_json_text(const json_t *report) {

@@ -37,6 +37,9 @@ typedef struct {
  * .git file), through loose refs and packed-refs. A new string of hex
  * digits, or NULL when there is no repository or HEAD names nothing. */
 char *tpuci__git_commit(const char *dir);
+/* The folder of that repository (the nearest one upwards from `dir`,
+ * absolute, with a .git folder or file), or NULL. A new string. */
+char *tpuci__git_root(const char *dir);
 
 /* One attempt as a JSON object (also the attempts.jsonl line). */
 json_t *tpuci__report_attempt(int number, const tpuci__attempt_result_t *res,
@@ -51,6 +54,10 @@ char *tpuci__report_log_tail(const char *path, size_t *len);
 json_t *tpuci__report_build(const tpuci__plan_t *plan,
                             const tpuci__instance_result_t *results,
                             const tpuci__run_info_t *info);
+
+/* The report's "counts": n[outcome] instances of each outcome (NONE:
+ * "not-run") and their total. A new reference. */
+json_t *tpuci__report_counts(const size_t n[TPUCI_OUTCOME__COUNT], size_t total);
 
 /* Sets what the report says of the run's own records: "exit_code" and
  * "write_errors", one {"path", "error"} per file that could not be

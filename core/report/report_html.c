@@ -220,6 +220,20 @@ static void tpuci__html_header(tpuci__buf_t *b, const json_t *report) {
     tpuci__html_field(b, report, "run_dir");
     tpuci__buf_adds(b, "</code></dd></div>\n");
   }
+  if (json_array_size(json_object_get(report, "merged")) > 0) {
+    /* tpuci merge: the run folders, each with its verdict. */
+    const json_t *m;
+    size_t i;
+    tpuci__buf_adds(b, "<div><dt>Merged runs</dt><dd>");
+    json_array_foreach(json_object_get(report, "merged"), i, m) {
+      tpuci__buf_adds(b, i ? ", <code>" : "<code>");
+      tpuci__html_field(b, m, "run_dir");
+      tpuci__buf_adds(b, "</code> (");
+      tpuci__html_field(b, m, "verdict");
+      tpuci__buf_adds(b, ")");
+    }
+    tpuci__buf_adds(b, "</dd></div>\n");
+  }
   if (*tpuci__html_jstr(report, "commit", NULL)) {
     /* The first 12 digits, the whole commit in the tooltip. */
     size_t len;

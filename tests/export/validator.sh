@@ -53,6 +53,7 @@ validate basic tests/e2e/specs/basic.lua
 validate basic-per-job --per-job tests/e2e/specs/basic.lua
 validate pytest tests/pytest/spec.lua
 validate pytest-per-job --per-job tests/pytest/spec.lua
+validate schedule --per-job --schedule '30 2 * * MON-FRI' tests/pytest/spec.lua
 
 cat > "$WORK/images.lua" <<'LUA'
 image "py" { ref = "ghcr.io/org/py:3.11" }

@@ -1,6 +1,7 @@
 /* libFuzzer harness for the untrusted inputs of per-test results: a JUnit
- * report (tpuci__junit_parse), `pytest --collect-only -q` output and a
- * timings file, all from the same bytes.
+ * report (tpuci__junit_parse), `pytest --collect-only -q` output, a
+ * timings file and a failure's traceback (pytest/trace.h), all from the
+ * same bytes.
  *
  * Oracles beyond "no crash, no sanitizer report": a failed parse has a
  * message with a position; every test has an id and bounded texts; the
@@ -15,6 +16,7 @@
 #include "pytest/junit.h"
 #include "pytest/shard.h"
 #include "pytest/timings.h"
+#include "pytest/trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -59,6 +61,45 @@ static size_t distinct_cases(const tpuci__history_t *h) {
   for (i = 0; i < h->len; i++) free(keys[i]);
   free(keys);
   return n;
+}
+
+static size_t count_of(const char *s, const char *what) {
+  size_t n = 0;
+  for (s = s ? strstr(s, what) : NULL; s; s = strstr(s + 1, what)) n++;
+  return n;
+}
+
+/* `tpuci merge`'s JUnit: the merged report twice is one document with
+ * every test case twice and the totals doubled; with the input first, an
+ * input that is not such a report is an error with a position. */
+static void fuzz_merge(const char *s, size_t n, const tpuci__buf_t *report, size_t cases) {
+  tpuci__junit_doc_t docs[2];
+  tpuci__junit_t back = {0};
+  tpuci__err_t err = {0};
+  tpuci__buf_t out;
+  docs[0].name = docs[1].name = "report";
+  docs[0].data = docs[1].data = report->data;
+  docs[0].len = docs[1].len = report->len;
+  tpuci__buf_init(&out);
+  CHECK(tpuci__junit_merge_docs(&out, docs, 2, &err) == 0);
+  if (tpuci__junit_parse(out.data, out.len, &back, &err) != 0) {
+    fprintf(stderr, "fuzz_junit: two merged reports made one do not parse: %s\n", err.msg);
+    abort();
+  }
+  /* Parsing joins a test case named twice: count the suites instead. */
+  CHECK(back.len == cases && count_of(out.data, "\n  <testsuite ") ==
+                                 2 * count_of(report->data, "\n  <testsuite "));
+  tpuci__junit_free(&back);
+  tpuci__buf_free(&out);
+  tpuci__buf_init(&out);
+  docs[0].name = "input";
+  docs[0].data = s;
+  docs[0].len = n;
+  if (tpuci__junit_merge_docs(&out, docs, 2, &err) != 0) {
+    CHECK(err.msg != NULL && strncmp(err.msg, "input:", 6) == 0);
+    tpuci__err_clear(&err);
+  }
+  tpuci__buf_free(&out);
 }
 
 static void fuzz_junit(const char *s, size_t n, unsigned char mode) {
@@ -115,6 +156,7 @@ static void fuzz_junit(const char *s, size_t n, unsigned char mode) {
   expect = distinct_cases(&h) + sum.abnormal_attempts;
   /* A test case the input named like ours may merge with one of ours. */
   CHECK(back.len == expect || (tpuci_named > 0 && back.len < expect));
+  fuzz_merge(s, n, &out, back.len);
   tpuci__junit_free(&back);
   tpuci__buf_free(&out);
   tpuci__history_free(&h);
@@ -155,10 +197,27 @@ static void fuzz_collect_and_timings(const char *s, size_t n) {
   tpuci__strv_free(&ids);
 }
 
+/* A traceback: every frame has a path and a line; the exception's class
+ * is a dotted name. */
+static void fuzz_trace(const char *s, size_t n) {
+  char *text = tpuci__strndup(s, n), *exc;
+  tpuci__trace_frame_t *f = NULL;
+  size_t nf = 0, i;
+  tpuci__trace_frames(text, &f, &nf);
+  for (i = 0; i < nf; i++) CHECK(f[i].path[0] != '\0' && f[i].line > 0);
+  tpuci__trace_frames_free(f, nf);
+  exc = tpuci__trace_exception(text, text);
+  CHECK(exc == NULL || (exc[0] != '\0' && strspn(exc, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                  "0123456789_.") == strlen(exc)));
+  free(exc);
+  free(text);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   unsigned char mode = 0;
   if (size > 0) mode = (unsigned char) (data[size - 1] & 0x0F);
   fuzz_junit((const char *) data, size, mode);
   fuzz_collect_and_timings((const char *) data, size);
+  fuzz_trace((const char *) data, size);
   return 0;
 }

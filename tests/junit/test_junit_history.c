@@ -526,7 +526,7 @@ static const tpuci__junit_command_t cmds[] = {
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
 static void test_commands_and_running(void **state) {
-  tpuci__junit_suite_t suites[NCMDS + 1] = {{NULL, NULL, NULL}};
+  tpuci__junit_suite_t suites[NCMDS + 1];
   tpuci__history_t h;
   tpuci__junit_attempt_t a;
   tpuci__buf_t out;
@@ -542,6 +542,7 @@ static void test_commands_and_running(void **state) {
   a.cause = "timed out after 2s while running tests/test_m.py::slow";
   a.running = "tests/test_m.py::slow";
   tpuci__history_add(&h, &a, NULL);
+  memset(suites, 0, sizeof(suites));
   for (i = 0; i < NCMDS; i++) {
     suites[i].history = NULL;
     suites[i].command = &cmds[i];
@@ -605,7 +606,7 @@ static void add_file(tpuci__history_t *h, tpuci_outcome_t o, int exit_code, cons
 }
 
 static int emit(const char *path, int with_commands) {
-  tpuci__junit_suite_t suites[4 + NCMDS] = {{NULL, NULL, NULL}};
+  tpuci__junit_suite_t suites[4 + NCMDS];
   tpuci__history_t h[4];
   const tpuci__history_t *hs[4];
   tpuci__strv_t again = {0};
@@ -687,6 +688,7 @@ static int emit(const char *path, int with_commands) {
   for (i = 0; i < 4; i++) hs[i] = &h[i];
   if (with_commands) {
     /* The same run with the command jobs above (the schema tests). */
+    memset(suites, 0, sizeof(suites));
     for (i = 0; i < 4 + NCMDS; i++) {
       suites[i].history = i < 4 ? &h[i] : NULL;
       suites[i].command = i < 4 ? NULL : &cmds[i - 4];

@@ -26,9 +26,20 @@ def cases(suite):
     return out
 
 
+# Test cases are named "INSTANCE.MODULE": the module's path from the
+# project's folder (the git repository holding the spec, else its
+# folder), whatever the job's workdir (docs/pytest.md).
+here = os.path.dirname(os.path.abspath(__file__))
+top = here
+while top != "/" and not os.path.exists(os.path.join(top, ".git")):
+    top = os.path.dirname(top)
+if top == "/":
+    top = here
+MOD = os.path.relpath(os.path.join(here, "project", "tests"), top).replace(os.sep, ".")
+
 # suite: every outcome exactly.
 s = cases("suite")
-T = "tests.test_outcomes"
+T = f"suite.{MOD}.test_outcomes"
 expect = {
     (T, "test_passes"): [],
     (T, "test_fails"): ["failure", "rerunFailure", "rerunFailure"],
@@ -57,7 +68,8 @@ for n, want in ((2, 3), (3, 2)):
 
 # The timeout is a failed test case, and the test that finished is kept.
 h = cases("hang")
-check(h.get(("tests.test_timeout", "test_finishes_first")) == [], f"hang: {h}")
+check(h.get((f"hang.{MOD}.test_timeout", "test_finishes_first")) == [], f"hang: {h}")
+check(h.get((f"hang.{MOD}.test_timeout", "test_sleeps_past_timeout")) == ["failure"], f"hang: {h}")
 timeout_cases = [k for k in h if k[0] == "tpuci"]
 check(len(timeout_cases) == 1 and h[timeout_cases[0]] == ["failure"], f"hang timeout case: {h}")
 msg = [c for c in suites["hang"].findall("testcase") if c.get("classname") == "tpuci"][0].find("failure").get("message")
@@ -97,6 +109,9 @@ durations = [0.6, 0.5, 0.4] + [0.05] * 12
 loads, seen = [], []
 for k in (1, 2, 3):
     ids = [c.get("name") for c in suites[f"sharded[shard={k}/3]"].findall("testcase")]
+    # The shards of one instance share its identity.
+    cls = {c.get("classname") for c in suites[f"sharded[shard={k}/3]"].findall("testcase")}
+    check(cls <= {f"sharded.{MOD}.test_shards", "tpuci"}, f"shard {k}'s classnames: {cls}")
     seen += ids
     loads.append(sum(durations[int(re.search(r"\[(\d+)\]", n).group(1))] for n in ids))
 check(sorted(seen) == sorted(f"test_work[{i}]" for i in range(15)), f"shards: {seen}")

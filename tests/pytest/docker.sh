@@ -28,7 +28,7 @@ GITHUB_ACTIONS=true GITHUB_WORKSPACE="$TESTS/pytest" TPUCI_PYTEST_MOUNT_SPEC_DIR
   TPUCI_PYTEST_IMAGE=$image TPUCI_PYTHON=python3 FLAKY_DIR="$WORK/flaky" \
   run_tpuci run --only suite "$TESTS/pytest/spec.lua"
 expect_code 1 "pytest in containers under GitHub"
-expect_out "::error file=project/tests/test_outcomes.py,line=12,title=tests/test_outcomes.py%3A%3Atest_fails failed::"
-expect_out "::warning file=project/tests/test_outcomes.py,line=44,title=tests/test_outcomes.py%3A%3Atest_flaky_first_attempt flaky::"
+expect_out "::error file=project/tests/test_outcomes.py,line=13,title=tests/test_outcomes.py%3A%3Atest_fails failed in suite::"
+expect_out "::warning file=project/tests/test_outcomes.py,line=44,title=tests/test_outcomes.py%3A%3Atest_flaky_first_attempt flaky in suite::"
 expect_not_out "file=/src" "a container path in an annotation"
 finish

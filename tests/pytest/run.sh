@@ -46,14 +46,15 @@ grep -q "collected 2 items" "$log" && pass || fail "rerun of suite did not run o
 
 # Under GitHub Actions: an ::error per failing test and a ::warning per
 # flaky one, at its file (relative to the repository: here the workspace
-# is tests/pytest, pytest's rootdir its project/ folder) and line; the
-# step summary lists them.
+# is tests/pytest, pytest's rootdir its project/ folder) and the line it
+# failed at (the fixture's raise for the setup error; a flaky test's own
+# line); the step summary lists them.
 rm -f flaky/*
 GITHUB_ACTIONS=true GITHUB_WORKSPACE="$TESTS/pytest" GITHUB_STEP_SUMMARY="$WORK/step.md" \
   FLAKY_DIR="$WORK/flaky" run_tpuci run --only suite "$TESTS/pytest/spec.lua"
-expect_out "::error file=project/tests/test_outcomes.py,line=12,title=tests/test_outcomes.py%3A%3Atest_fails failed::AssertionError: arithmetic is broken"
-expect_out "::error file=project/tests/test_outcomes.py,line=21,title=tests/test_outcomes.py%3A%3Atest_fixture_error error::"
-expect_out "::warning file=project/tests/test_outcomes.py,line=44,title=tests/test_outcomes.py%3A%3Atest_flaky_first_attempt flaky::"
+expect_out "::error file=project/tests/test_outcomes.py,line=13,title=tests/test_outcomes.py%3A%3Atest_fails failed in suite::AssertionError: arithmetic is broken"
+expect_out "::error file=project/tests/test_outcomes.py,line=18,title=tests/test_outcomes.py%3A%3Atest_fixture_error error in suite::"
+expect_out "::warning file=project/tests/test_outcomes.py,line=44,title=tests/test_outcomes.py%3A%3Atest_flaky_first_attempt flaky in suite::"
 summary=$(cat "$WORK/step.md")
 case "$summary" in
   *"#### Failed tests"*'| `tests/test_outcomes.py::test_fails` | `suite` | failed | `AssertionError: arithmetic is broken` |'*"#### Flaky tests"*'| `tests/test_outcomes.py::test_flaky_first_attempt` | `suite` | 2 |'*) pass ;;
