@@ -203,7 +203,7 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
       jr->cause = a->cause;
       jr->time_s = (double) a->duration_ms / 1000.0;
       jr->log = a->log_path;
-      jr->log_tail = a->outcome != TPUCI_OUTCOME_PASSED
+      jr->log_tail = a->outcome != TPUCI_OUTCOME_PASSED && a->outcome != TPUCI_OUTCOME_CACHED
                          ? tpuci__report_log_tail(a->log_path, &jr->log_tail_len)
                          : NULL;
     }

@@ -276,9 +276,11 @@ void tpuci_console__gh_step_summary(tpuci_ctx_t *ctx) {
             tpuci_attempt_count(ctx, i), d);
   }
   tpuci_console__duration(tpuci_run_duration_ms(ctx), d, sizeof(d));
-  fprintf(f, "\n%zu passed, %zu flaky, %zu failed, %zu timeout, %zu oom, %zu infra, "
-             "%zu cancelled in %s\n",
-          tpuci_outcome_count(ctx, TPUCI_OUTCOME_PASSED),
+  fprintf(f, "\n%zu passed, ", tpuci_outcome_count(ctx, TPUCI_OUTCOME_PASSED));
+  /* Passes whose inputs had not changed: not run (docs/cache.md). */
+  if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_CACHED) > 0)
+    fprintf(f, "%zu cached, ", tpuci_outcome_count(ctx, TPUCI_OUTCOME_CACHED));
+  fprintf(f, "%zu flaky, %zu failed, %zu timeout, %zu oom, %zu infra, %zu cancelled in %s\n",
           tpuci_outcome_count(ctx, TPUCI_OUTCOME_FLAKY),
           tpuci_outcome_count(ctx, TPUCI_OUTCOME_FAILED),
           tpuci_outcome_count(ctx, TPUCI_OUTCOME_TIMEOUT),
