@@ -66,8 +66,10 @@ static void tpuci__compute_keys(tpuci_ctx_t *ctx, const char *state_dir, tpuci__
   free(spec);
 }
 
-/* Looks every key up; a shard group is a hit only when all its shards
- * are, from one run (which split the suite the same way). */
+/* Looks every key up. A shard group is a hit only when every shard of it
+ * is selected and a hit from one run: the split of the suite is that
+ * run's, so together they ran every test (one shard alone, as a per-job
+ * workflow runs it, may have run another split's part). */
 static void tpuci__lookup(tpuci_ctx_t *ctx, const char *state_dir, tpuci__ckey_t *keys,
                           tpuci__strv_t *warnings) {
   const tpuci__plan_t *p = &ctx->plan;
@@ -93,10 +95,10 @@ static void tpuci__lookup(tpuci_ctx_t *ctx, const char *state_dir, tpuci__ckey_t
     for (j = 0; j < p->ninstances && whole; j++) {
       const tpuci__instance_t *b = &p->instances[j];
       char *g;
-      if (!b->selected || b->pytest == NULL || b->pytest->shards <= 1) continue;
+      if (b->pytest == NULL || b->pytest->shards <= 1) continue;
       g = tpuci__pytest_group_name(b);
       if (strcmp(g, group) == 0)
-        whole = keys[j].entry != NULL &&
+        whole = b->selected && keys[j].entry != NULL &&
                 strcmp(json_string_value(json_object_get(keys[j].entry, "run")), run) == 0;
       free(g);
     }
