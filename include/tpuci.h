@@ -310,7 +310,8 @@ typedef struct tpuci_run_options_s {
   /* Version 3. The results cache (docs/cache.md): 0, an instance whose
    * input key has a pass stored in state_dir/cache/ is not run (outcome
    * TPUCI_OUTCOME_CACHED) and the run's passes are stored; 1, neither
-   * (`tpuci run --no-cache`). */
+   * (`tpuci run --no-cache`), as when the environment variable
+   * TPUCI_NO_CACHE is set to anything but "" or "0". */
   int no_cache;
 } tpuci_run_options_t;
 

@@ -70,15 +70,15 @@ static void tpuci__compute_keys(tpuci_ctx_t *ctx, const char *state_dir, tpuci__
  * is selected and a hit from one run: the split of the suite is that
  * run's, so together they ran every test (one shard alone, as a per-job
  * workflow runs it, may have run another split's part). */
-static void tpuci__lookup(tpuci_ctx_t *ctx, const char *state_dir, tpuci__ckey_t *keys,
-                          tpuci__strv_t *warnings) {
+static void tpuci__lookup(tpuci_ctx_t *ctx, const char *state_dir, int touch,
+                          tpuci__ckey_t *keys, tpuci__strv_t *warnings) {
   const tpuci__plan_t *p = &ctx->plan;
   size_t i, j;
   for (i = 0; i < p->ninstances; i++) {
     tpuci__err_t e = {0, NULL};
     if (!p->instances[i].selected || keys[i].key.hex[0] == '\0') continue;
-    if (tpuci__cache_get(state_dir, keys[i].key.hex, p->instances[i].name, &keys[i].entry, &e) <
-        0)
+    if (tpuci__cache_get(state_dir, keys[i].key.hex, p->instances[i].name, touch,
+                         &keys[i].entry, &e) < 0)
       tpuci__strv_take(warnings, tpuci__printf("ignoring a cache entry: %s; '%s' runs", e.msg,
                                                p->instances[i].name));
     tpuci__err_clear(&e);
@@ -120,6 +120,7 @@ static void tpuci__lookup(tpuci_ctx_t *ctx, const char *state_dir, tpuci__ckey_t
 void tpuci__cache_start(tpuci_ctx_t *ctx, int no_cache) {
   struct tpuci__cache_run_s *c = tpuci__calloc(1, sizeof(*c));
   tpuci__strv_t warnings = {0};
+  const char *env = getenv("TPUCI_NO_CACHE");
   size_t i;
   ctx->cache = c;
   c->n = ctx->plan.ninstances;
@@ -127,10 +128,12 @@ void tpuci__cache_start(tpuci_ctx_t *ctx, int no_cache) {
   c->done = tpuci__calloc(c->n + 1, 1);
   c->state_dir = tpuci__abs_dir(ctx->ropts.state_dir ? ctx->ropts.state_dir : ".tpuci");
   if (no_cache) c->off = tpuci__strdup("--no-cache");
+  else if (env != NULL && *env != '\0' && strcmp(env, "0") != 0)
+    c->off = tpuci__printf("TPUCI_NO_CACHE=%s", env);
   else if (ctx->repeat > 0) c->off = tpuci__strdup("a flake probe runs every repetition");
   if (c->off) return;
   tpuci__compute_keys(ctx, c->state_dir, c->keys, &warnings);
-  tpuci__lookup(ctx, c->state_dir, c->keys, &warnings);
+  tpuci__lookup(ctx, c->state_dir, 1, c->keys, &warnings);
   for (i = 0; i < warnings.len; i++) {
     char *msg = tpuci__printf("warning: %s", warnings.items[i]);
     tpuci__message(ctx, msg);
@@ -319,7 +322,7 @@ int tpuci_plan_keys(tpuci_ctx_t *ctx, const char *state_dir, int json, char **ou
   c.done = tpuci__calloc(c.n + 1, 1);
   c.state_dir = tpuci__abs_dir(state_dir ? state_dir : ".tpuci");
   tpuci__compute_keys(ctx, c.state_dir, c.keys, &warnings);
-  tpuci__lookup(ctx, c.state_dir, c.keys, &warnings);
+  tpuci__lookup(ctx, c.state_dir, 0, c.keys, &warnings);
   for (i = 0; i < c.n; i++) c.done[i] = c.keys[i].entry != NULL;
   tpuci__buf_init(&b);
   if (json) {

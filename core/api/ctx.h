@@ -102,7 +102,8 @@ void tpuci__wilson(size_t fails, size_t runs, double *low, double *high);
 void tpuci__message(tpuci_ctx_t *ctx, const char *msg);
 /* The results cache (cache.c, docs/cache.md). When the run starts, after
  * its results are made: the keys, and the hits' results filled in (off
- * with no_cache or a flake probe). */
+ * with no_cache, TPUCI_NO_CACHE set to anything but "" or "0", or a flake
+ * probe). */
 void tpuci__cache_start(tpuci_ctx_t *ctx, int no_cache);
 /* Per instance, 1 for a hit (the scheduler's `done`); NULL: none. */
 const unsigned char *tpuci__cache_done(const tpuci_ctx_t *ctx);

@@ -120,8 +120,8 @@ static const char *tpuci__entry_problem(const json_t *e, const char *key, const 
   return NULL;
 }
 
-int tpuci__cache_get(const char *state_dir, const char *key, const char *name, json_t **out,
-                     tpuci__err_t *err) {
+int tpuci__cache_get(const char *state_dir, const char *key, const char *name, int touch,
+                     json_t **out, tpuci__err_t *err) {
   char *path, *text = NULL;
   const char *problem;
   json_error_t je;
@@ -157,7 +157,7 @@ int tpuci__cache_get(const char *state_dir, const char *key, const char *name, j
     return -1;
   }
   /* Recently used: the last to go. */
-  utimensat(AT_FDCWD, path, NULL, 0);
+  if (touch) utimensat(AT_FDCWD, path, NULL, 0);
   free(path);
   *out = e;
   return 1;

@@ -44,10 +44,10 @@ json_t *tpuci__cache_entry(const tpuci__instance_t *inst, const tpuci__instance_
 
 /* Reads the entry of `key` for instance `name`: 1 and *out (new
  * reference) on a hit, 0 on a miss, -1 for an entry that is there but
- * unusable (why in err: the caller warns and runs the instance). A hit
- * refreshes the entry's time. */
-int tpuci__cache_get(const char *state_dir, const char *key, const char *name, json_t **out,
-                     tpuci__err_t *err);
+ * unusable (why in err: the caller warns and runs the instance). With
+ * `touch`, a hit refreshes the entry's time (it is used). */
+int tpuci__cache_get(const char *state_dir, const char *key, const char *name, int touch,
+                     json_t **out, tpuci__err_t *err);
 
 /* Writes the entry of `key`. 0, or a negative code with err. */
 int tpuci__cache_put(const char *state_dir, const char *key, const json_t *entry,

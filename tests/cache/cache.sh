@@ -8,6 +8,7 @@
 # timeout and infra results are never taken; --no-cache and cache = false
 # turn it off; the merged JUnit keeps a cached instance's test cases.
 . "$TESTS/e2e/lib.sh"
+unset TPUCI_NO_CACHE
 need_python_image tpuci-test/python:1
 command -v git > /dev/null || { echo "SKIP: no git"; exit 77; }
 
