@@ -386,27 +386,35 @@ static char *tpuci__nested(tpuci__tree_t *t, const char *rel, const char *commit
 /* Git's view: 1 when git does not know the folder (the caller walks it),
  * 0, or a negative code with err. */
 static int tpuci__tree_git(tpuci__tree_t *t) {
-  static const char *const index_args[] = {"ls-files", "-s", "-v", "-z", NULL};
-  static const char *const dirty_args[] = {"ls-files", "-z", "-m", "-o", "--exclude-standard",
-                                           NULL};
-  tpuci__buf_t idx, dirty;
-  tpuci__strv_t changed = {0};
+  /* One listing: the index (-s, tagged by -v), what differs from it (-m:
+   * tag C) and the untracked files that are not ignored (-o: tag ?). */
+  static const char *const args[] = {"ls-files", "-z", "-s", "-v", "-m", "-o",
+                                     "--exclude-standard", NULL};
+  tpuci__buf_t out;
+  tpuci__strv_t changed = {0}, others = {0};
   size_t i, nindex, w;
   const char *p, *end;
   int r;
 
-  tpuci__buf_init(&idx);
-  tpuci__buf_init(&dirty);
-  if (tpuci__git(t->root, index_args, &idx) != 0 ||
-      tpuci__git(t->root, dirty_args, &dirty) != 0) {
-    tpuci__buf_free(&idx);
-    tpuci__buf_free(&dirty);
+  tpuci__buf_init(&out);
+  if (tpuci__git(t->root, args, &out) != 0) {
+    tpuci__buf_free(&out);
     return 1;
   }
-  /* "T MODE ID STAGE\tPATH\0", sorted by path. */
-  for (p = idx.data, end = idx.data + idx.len; p && p < end; p += strlen(p) + 1) {
+  /* "T MODE ID STAGE\tPATH\0" (by path), "C ..." again for a changed
+   * one, "? PATH\0" for an untracked one. */
+  for (p = out.data, end = out.data + out.len; p && p < end; p += strlen(p) + 1) {
     const char *tab = strchr(p, '\t'), *sp1, *sp2;
-    if (tab == NULL || p[1] != ' ') continue;
+    if (p[0] == '\0' || p[1] != ' ') continue;
+    if (p[0] == '?') {
+      tpuci__strv_push(&others, p + 2);
+      continue;
+    }
+    if (tab == NULL) continue;
+    if (p[0] == 'C') {
+      tpuci__strv_push(&changed, tab + 1);
+      continue;
+    }
     sp1 = strchr(p + 2, ' ');
     sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
     if (sp2 == NULL || sp2 > tab || sp1 - (p + 2) >= 8) continue;
@@ -421,25 +429,26 @@ static int tpuci__tree_git(tpuci__tree_t *t) {
       free(id);
     }
   }
+  tpuci__buf_free(&out);
   nindex = t->len;
-  for (p = dirty.data, end = dirty.data + dirty.len; p && p < end; p += strlen(p) + 1)
-    if (*p) tpuci__strv_push(&changed, p);
-  if (nindex == 0 && changed.len == 0) {
+  if (nindex == 0 && changed.len == 0 && others.len == 0) {
     /* Nothing git keeps or sees (an ignored folder): walk it. */
     tpuci__strv_free(&changed);
-    tpuci__buf_free(&idx);
-    tpuci__buf_free(&dirty);
+    tpuci__strv_free(&others);
     return 1;
   }
   for (i = 0; i < changed.len; i++) {
+    /* Modified, or deleted; every stage of it. */
     const char *path = changed.items[i];
-    size_t len = strlen(path);
     int at = tpuci__has_path(t, nindex, path);
-    if (at >= 0) {
-      /* Modified, or deleted; every stage of it. */
-      while (at > 0 && strcmp(t->v[at - 1].path, path) == 0) at--;
-      for (; (size_t) at < nindex && strcmp(t->v[at].path, path) == 0; at++) t->v[at].stale = 1;
-    } else if (len > 0 && path[len - 1] == '/') {
+    if (at < 0) continue;  /* left out */
+    while (at > 0 && strcmp(t->v[at - 1].path, path) == 0) at--;
+    for (; (size_t) at < nindex && strcmp(t->v[at].path, path) == 0; at++) t->v[at].stale = 1;
+  }
+  for (i = 0; i < others.len; i++) {
+    const char *path = others.items[i];
+    size_t len = strlen(path);
+    if (len > 0 && path[len - 1] == '/') {
       /* A repository of its own inside (not a submodule). */
       char *rel = tpuci__strndup(path, len - 1), *id;
       if (tpuci__counts(t, rel, 1)) {
@@ -453,8 +462,7 @@ static int tpuci__tree_git(tpuci__tree_t *t) {
     }
   }
   tpuci__strv_free(&changed);
-  tpuci__buf_free(&idx);
-  tpuci__buf_free(&dirty);
+  tpuci__strv_free(&others);
 
   r = 0;
   for (i = 0; i < t->len && r >= 0; i++) {

@@ -2,13 +2,13 @@
  * this machine, hashed so that two keys are equal only when the job would
  * see the same files (docs/cache.md, "What a key covers").
  *
- *  - In a git work tree: the index's blob ids (`git ls-files -s -v`),
- *    with the files git says differ from the index (`ls-files -m`),
- *    and every untracked file that is not ignored (`ls-files -o
- *    --exclude-standard`), hashed as git would hash them; a submodule
- *    counts as its commit plus its own work tree's key. Two git
- *    processes per folder, whatever its size: nothing reads a file that
- *    git says is unchanged. Ignored files do not count.
+ *  - In a git work tree: the index's blob ids, with the files git says
+ *    differ from the index and every untracked file that is not ignored
+ *    hashed as git would hash them (one `git ls-files -s -v -m -o
+ *    --exclude-standard`); a submodule counts as its commit plus its own
+ *    work tree's key. One git process per folder, whatever its size:
+ *    nothing reads a file that git says is unchanged. Ignored files do
+ *    not count.
  *  - Elsewhere (no git, or git refuses the folder): every file under it,
  *    walked and hashed, at most `max_files` files and `max_bytes` bytes
  *    (beyond: no key, and the error says so).
