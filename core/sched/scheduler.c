@@ -512,22 +512,9 @@ int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
   *out = s;
   /* What is done already (cached) is told first. */
   for (i = 0; opts->done && i < plan->ninstances; i++) {
-    const tpuci__attempt_result_t *a;
-    tpuci_event_t ev;
     if (!plan->instances[i].selected || !opts->done[i] || results[i].nattempts == 0) continue;
-    a = &results[i].attempts[results[i].nattempts - 1];
-    memset(&ev, 0, sizeof(ev));
-    ev.type = TPUCI_EVENT_ATTEMPT_FINISHED;
-    ev.instance = i;
-    ev.name = plan->instances[i].name;
-    ev.attempt = (int) results[i].nattempts;
-    ev.max_attempts = plan->instances[i].retry.attempts;
-    ev.outcome = a->outcome;
-    ev.exit_code = a->exit_code;
-    ev.duration_ms = a->duration_ms;
-    ev.cause = a->cause;
-    ev.log_path = a->log_path;
-    tpuci__emit(s, &ev);
+    tpuci__attempt_report(s, i, (int) results[i].nattempts,
+                          &results[i].attempts[results[i].nattempts - 1]);
     tpuci__instance_finish(s, i);
   }
   /* Prepare every runtime (engine checks); attempts start once all

@@ -104,6 +104,11 @@ run_cache
 expect_cached "unchanged" $passing
 expect_json 's["cache"]["hits"]' 7
 expect_out "[cached ] all: passed in run"
+# show says cached; rerun --failed takes cached as passed.
+run_tpuci show
+expect_out "cached"
+run_tpuci rerun --failed
+expect_out "tpuci rerun: 3 instances did not pass"
 # The cached pytest instance keeps its test cases, marked.
 run_tpuci run --junit "$WORK/j.xml" --only all --only b spec.lua
 expect_code 0 "cached only"
