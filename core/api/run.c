@@ -423,7 +423,10 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   }
   ctx->nresults = ctx->plan.ninstances;
   ctx->results = tpuci__calloc(ctx->nresults ? ctx->nresults : 1, sizeof(*ctx->results));
-  /* Passes whose inputs have not changed are taken, not run. */
+  /* Passes whose inputs have not changed are taken, not run (the run's
+   * time counts their keys). */
+  ctx->start_ms = tpuci__now_ms();
+  ctx->start_hr = uv_hrtime();
   tpuci__cache_start(ctx, ctx->ropts.no_cache);
 
   if (opts->loop != NULL) {
@@ -458,8 +461,6 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   so.on_write_error = tpuci__on_write_error;
   so.host = ctx;
 
-  ctx->start_ms = tpuci__now_ms();
-  ctx->start_hr = uv_hrtime();
   ctx->running = 1;
   ctx->ran = 1;
   memset(&ev, 0, sizeof(ev));
