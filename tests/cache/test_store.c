@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <fcntl.h>
 
@@ -243,12 +244,49 @@ static void test_trim(void **state) {
   }
 }
 
+/* Two runs that share the folder: one writes an entry again and again
+ * while the other reads it; a read sees a whole entry or none, never a
+ * torn one. */
+static void test_shared(void **state) {
+  tpuci__instance_result_t r;
+  tpuci__instance_t inst;
+  tpuci__err_t e = {0, NULL};
+  json_t *entry, *got;
+  pid_t pid;
+  int k, status, torn = 0;
+  (void) state;
+  memset(&inst, 0, sizeof(inst));
+  inst.name = "c";
+  passed_result(&r, TPUCI_OUTCOME_PASSED, TPUCI_OUTCOME_PASSED);
+  entry = tpuci__cache_entry(&inst, &r, K1, "run");
+  tpuci__instance_result_free(&r);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    for (k = 0; k < 300; k++)
+      if (tpuci__cache_put(dir, K1, entry, NULL) != 0) _exit(1);
+    _exit(0);
+  }
+  for (k = 0; k < 300; k++) {
+    int g = tpuci__cache_get(dir, K1, "c", 1, &got, &e);
+    if (g < 0) torn++;
+    tpuci__err_clear(&e);
+    json_decref(got);
+    if (tpuci__cache_put(dir, K1, entry, NULL) != 0) torn++;
+  }
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  assert_int_equal(torn, 0);
+  json_decref(entry);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_storable),
       cmocka_unit_test_setup_teardown(test_pytest, setup, teardown),
       cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_trim, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_shared, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
