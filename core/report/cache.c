@@ -182,7 +182,6 @@ int tpuci__cache_put(const char *state_dir, const char *key, const json_t *entry
   text = json_dumps(entry, JSON_COMPACT);
   fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   r = fd < 0 ? -errno : tpuci__write_all(fd, text, strlen(text));
-  if (r == 0 && fsync(fd) != 0) r = -errno;
   if (fd >= 0 && close(fd) != 0 && r == 0) r = -errno;
   if (r == 0 && rename(tmp, path) != 0) r = -errno;
   if (r != 0) {

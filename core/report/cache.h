@@ -11,7 +11,10 @@
  * Safe for runs that share the folder: each entry is written to a file
  * of its own name and renamed into place (a killed run leaves at most a
  * temporary file, removed later), read whole, and one that cannot be read
- * or parsed is a miss with a warning, never an error. Bounded: at most
+ * or parsed is a miss with a warning, never an error. Entries are not
+ * fsync()ed (a plan of 10,000 instances would wait on 10,000 flushes):
+ * a machine that loses power may leave an empty entry, which is such a
+ * miss. Bounded: at most
  * TPUCI__CACHE_MAX_ENTRIES entries and TPUCI__CACHE_MAX_BYTES bytes; the
  * least recently used go first (a hit refreshes an entry's time). */
 #ifndef TPUCI_REPORT_CACHE_H
