@@ -50,6 +50,14 @@ static void key_of(const char *rel, const tpuci__tree_opts_t *o, char hex[65], c
 #define SAME(a, b) assert_string_equal(a, b)
 #define DIFFERENT(a, b) assert_string_not_equal(a, b)
 
+/* The key of root/rel now against `want`: the same (same != 0) or not. */
+static void expect_key(const char *rel, const tpuci__tree_opts_t *o, const char *want, int same) {
+  char now[65];
+  key_of(rel, o, now, NULL);
+  if (same) SAME(want, now);
+  else DIFFERENT(want, now);
+}
+
 static int setup(void **state) {
   (void) state;
   snprintf(root, sizeof(root), "/tmp/tpuci-tree.XXXXXX");
@@ -98,47 +106,37 @@ static void test_git(void **state) {
   key_of("", NULL, k0, &how);
   assert_string_equal(how, "git");
   /* Unchanged: the same key; a touch (stat changed, content not) too. */
-  key_of("", NULL, k1, NULL);
-  SAME(k0, k1);
+  expect_key("", NULL, k0, 1);
   sh("sleep 1; touch '%s/src/m.py'", root);
-  key_of("", NULL, k1, NULL);
-  SAME(k0, k1);
+  expect_key("", NULL, k0, 1);
   /* One byte of a tracked file. */
   put("src/m.py", "def f(): return 2\n");
-  key_of("", NULL, k1, NULL);
-  DIFFERENT(k0, k1);
+  expect_key("", NULL, k0, 0);
   put("src/m.py", "def f(): return 1\n");
-  key_of("", NULL, k1, NULL);
-  SAME(k0, k1);
+  expect_key("", NULL, k0, 1);
   /* An untracked file counts; an ignored one does not. */
   sh("mkdir -p '%s/build' && echo x > '%s/build/out.o'", root, root);
-  key_of("", NULL, k1, NULL);
-  SAME(k0, k1);
+  expect_key("", NULL, k0, 1);
   put("src/new.py", "x = 1\n");
-  key_of("", NULL, k1, NULL);
-  DIFFERENT(k0, k1);
+  expect_key("", NULL, k0, 0);
   sh("rm '%s/src/new.py'", root);
   /* Caches Python and pytest write do not count. */
   sh("mkdir -p '%s/src/__pycache__' '%s/.pytest_cache' && echo c > '%s/src/__pycache__/m.pyc' "
      "&& echo c > '%s/.pytest_cache/lastfailed'", root, root, root, root);
-  key_of("", NULL, k1, NULL);
-  SAME(k0, k1);
+  expect_key("", NULL, k0, 1);
   /* A deleted tracked file, and a staged change. */
   sh("mv '%s/docs/a.md' '%s/a.md.keep'", root, root);
-  key_of("", NULL, k1, NULL);
-  DIFFERENT(k0, k1);
+  expect_key("", NULL, k0, 0);
   sh("mv '%s/a.md.keep' '%s/docs/a.md'", root, root);
   put("src/m.py", "def f(): return 3\n");
   sh("cd '%s' && git add src/m.py", root);
   key_of("", NULL, k2, NULL);
   DIFFERENT(k0, k2);
   put("src/m.py", "def f(): return 1\n");
-  key_of("", NULL, k1, NULL);
-  SAME(k0, k1);  /* the index differs from the file: the file counts */
+  expect_key("", NULL, k0, 1);  /* the index differs from the file: the file counts */
   /* The executable bit. */
   sh("chmod +x '%s/src/m.py'", root);
-  key_of("", NULL, k1, NULL);
-  DIFFERENT(k0, k1);
+  expect_key("", NULL, k0, 0);
   sh("chmod -x '%s/src/m.py'", root);
   /* A subfolder of the work tree has a key of its own. */
   key_of("src", NULL, k1, &how);
@@ -150,7 +148,7 @@ static void test_git(void **state) {
 
 /* An excluded path (the state folder) and the globs. */
 static void test_exclude_and_globs(void **state) {
-  char k0[65], k1[65], state_dir[300];
+  char k0[65], state_dir[300];
   const char *ex[1];
   const char *globs[] = {"src/**", "nothing/**"};
   size_t hits[2];
@@ -165,10 +163,8 @@ static void test_exclude_and_globs(void **state) {
   o.nexclude = 1;
   key_of("", &o, k0, NULL);
   sh("mkdir -p '%s/.tpuci/runs/x' && echo log > '%s/.tpuci/runs/x/log'", root, root);
-  key_of("", &o, k1, NULL);
-  SAME(k0, k1);
-  key_of("", NULL, k1, NULL);
-  DIFFERENT(k0, k1);  /* without the exclusion the state folder counts */
+  expect_key("", &o, k0, 1);
+  expect_key("", NULL, k0, 0);  /* without the exclusion the state folder counts */
   /* Globs: a docs change does not count, a source change does. */
   o.globs = globs;
   o.nglobs = 2;
@@ -178,11 +174,9 @@ static void test_exclude_and_globs(void **state) {
   assert_int_equal(hits[0], 1);
   assert_int_equal(hits[1], 0);
   put("docs/a.md", "other\n");
-  key_of("", &o, k1, NULL);
-  SAME(k0, k1);
+  expect_key("", &o, k0, 1);
   put("src/m.py", "other\n");
-  key_of("", &o, k1, NULL);
-  DIFFERENT(k0, k1);
+  expect_key("", &o, k0, 0);
   /* The globs are relative to glob_base, not to the folder hashed. */
   key_of("src", &o, k0, NULL);
   assert_int_equal(hits[0], 1);
@@ -190,7 +184,7 @@ static void test_exclude_and_globs(void **state) {
 
 /* No git: every file, its content and its name. */
 static void test_files(void **state) {
-  char k0[65], k1[65];
+  char k0[65];
   const char *how;
   tpuci__tree_opts_t o;
   (void) state;
@@ -199,17 +193,13 @@ static void test_files(void **state) {
   key_of("", NULL, k0, &how);
   assert_string_equal(how, "files");
   put("g", "3\n");
-  key_of("", NULL, k1, NULL);
-  DIFFERENT(k0, k1);
+  expect_key("", NULL, k0, 0);
   put("g", "2\n");
-  key_of("", NULL, k1, NULL);
-  SAME(k0, k1);
+  expect_key("", NULL, k0, 1);
   sh("mv '%s/g' '%s/h'", root, root);
-  key_of("", NULL, k1, NULL);
-  DIFFERENT(k0, k1);
+  expect_key("", NULL, k0, 0);
   sh("mv '%s/h' '%s/g' && rm '%s/l' && ln -s d '%s/l'", root, root, root, root);
-  key_of("", NULL, k1, NULL);
-  DIFFERENT(k0, k1);
+  expect_key("", NULL, k0, 0);
   /* Over the cap: no key, and the error says why. */
   memset(&o, 0, sizeof(o));
   o.max_files = 2;
@@ -224,13 +214,12 @@ static void test_files(void **state) {
   key_of("g", NULL, k0, &how);
   assert_string_equal(how, "file");
   put("g", "9\n");
-  key_of("g", NULL, k1, NULL);
-  DIFFERENT(k0, k1);
+  expect_key("g", NULL, k0, 0);
 }
 
 /* A folder git ignores as a whole is walked, not taken as empty. */
 static void test_ignored_folder(void **state) {
-  char k0[65], k1[65];
+  char k0[65];
   const char *how;
   (void) state;
   sh("cd '%s' && git init -q && echo 'data/' > .gitignore && mkdir data && echo 1 > data/x && "
@@ -238,8 +227,7 @@ static void test_ignored_folder(void **state) {
   key_of("data", NULL, k0, &how);
   assert_string_equal(how, "files");
   put("data/x", "2\n");
-  key_of("data", NULL, k1, NULL);
-  DIFFERENT(k0, k1);
+  expect_key("data", NULL, k0, 0);
 }
 
 /* Git's blob ids, as `git hash-object` gives them. */
