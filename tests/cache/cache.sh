@@ -116,6 +116,14 @@ grep -q 'name="tpuci.cached"' "$WORK/j.xml" && pass || fail "junit: no tpuci.cac
 grep -q 'testcase classname="tests.a.test_a" name="test_a2"' "$WORK/j.xml" && pass ||
   fail "junit: the cached instance lost its test cases"
 expect_json '[t["outcome"] for t in s["instances"][0]["tests"]]' "['passed', 'passed', 'passed']"
+# Under GitHub Actions: no annotation for a cached pass; the step summary
+# lists and counts it.
+GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$WORK/step.md" run_tpuci run --only all --only b spec.lua
+expect_code 0 "cached under GitHub Actions"
+expect_not_out "::error"
+expect_not_out "::warning"
+grep -q '| cached | 1 |' "$WORK/step.md" && pass || fail "step summary: no cached row"
+grep -q '0 passed, 2 cached,' "$WORK/step.md" && pass || fail "step summary: no cached count"
 
 # 3. One byte of a mounted source: the instances that mount it.
 sed -i 's/1 + 1 == 2/1 + 1 == 3/' tests/b/test_b.py
