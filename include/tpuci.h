@@ -54,6 +54,9 @@ typedef enum {
   TPUCI_OUTCOME_CANCELLED, /* stopped or never started: Ctrl-C, fail-fast,
                               deadline */
   TPUCI_OUTCOME_FLAKY,     /* instance only: failed, then passed on retry */
+  TPUCI_OUTCOME_CACHED,    /* instance only: not run, its inputs passed in
+                              an earlier run (docs/cache.md); counts as
+                              passed */
   TPUCI_OUTCOME__COUNT
 } tpuci_outcome_t;
 
@@ -76,7 +79,7 @@ const char *tpuci_err_name(int err);
 int tpuci_parse_duration(const char *text, uint64_t *out_ms);
 
 /* "passed", "failed", "timeout", "oom", "infra", "cancelled", "flaky",
- * "none". */
+ * "cached", "none". */
 const char *tpuci_outcome_name(tpuci_outcome_t outcome);
 
 /* ------------------------------------------------------------------ */
@@ -184,6 +187,15 @@ int tpuci_plan_json(const tpuci_ctx_t *ctx, char **out, size_t *len);
 
 /* The plan as human-readable text, one block per instance. */
 int tpuci_plan_text(const tpuci_ctx_t *ctx, char **out, size_t *len);
+
+/* `tpuci plan --keys`: each selected instance's input key for the
+ * results cache (docs/cache.md) and what went into it (the plan entry's
+ * hash, the image's id, each mount's content key), whether a pass is
+ * stored under it in state_dir/cache/ (NULL: ".tpuci"), or why it has
+ * no key; as text, or JSON with `json`. Blocking: it asks the engine for
+ * image ids and hashes the mounts. *out is freed with tpuci_free().
+ * 0, or TPUCI_ESTATE when nothing is loaded. */
+int tpuci_plan_keys(tpuci_ctx_t *ctx, const char *state_dir, int json, char **out);
 
 /* ------------------------------------------------------------------ */
 /* Running                                                             */
@@ -301,6 +313,12 @@ typedef struct tpuci_run_options_s {
    * readers that place tests by them; neither Surefire's nor Jenkins'
    * schema allows them (docs/pytest.md). */
   int junit_file_line;
+  /* Version 3. The results cache (docs/cache.md): 0, an instance whose
+   * input key has a pass stored in state_dir/cache/ is not run (outcome
+   * TPUCI_OUTCOME_CACHED) and the run's passes are stored; 1, neither
+   * (`tpuci run --no-cache`), as when the environment variable
+   * TPUCI_NO_CACHE is set to anything but "" or "0". */
+  int no_cache;
 } tpuci_run_options_t;
 
 /* Fills `opts` with the defaults. */

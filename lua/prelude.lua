@@ -1236,7 +1236,7 @@ local JOB_KEYS = { "name", "run", "cmd", "pytest", "env", "workdir", "timeout", 
                    "grace", "retries", "matrix", "runtime", "image", "topology",
                    "mounts", "cpus", "memory", "network", "shm_size", "ipc",
                    "privileged", "devices", "cap_add", "cap_drop", "ulimits",
-                   "gpus", "sysctls", "hosts" }
+                   "gpus", "sysctls", "hosts", "cache", "inputs" }
 local JOB_SET = set_of(JOB_KEYS)
 
 local PYTEST_KEYS = { "markers", "k", "args", "options", "shards", "shard_by", "allow_empty",
@@ -1363,6 +1363,37 @@ local function pytest_spec(d, j, t, mkeys, keys)
   j.cmd, j.pytest = cmd, py
 end
 
+-- cache = false: never a cached result (docs/cache.md).
+-- inputs = { "src/**", "tests/**" }: only these files (globs relative to
+-- the spec's folder) of the job's mounts (of its folder, for a job without
+-- an image) count in its results' key.
+local function inputs_spec(d, j, t)
+  local c = rawget(t, "cache")
+  j.cache = true
+  if c ~= nil then j.cache = boolean(d, "cache", c) end
+  local inputs = rawget(t, "inputs")
+  if inputs == nil then return end
+  if type(inputs) ~= "table" then
+    fail(d, "inputs", 'expected a list of globs like { "src/**", "tests/**" }, got ' ..
+         tname(inputs))
+  end
+  local n = check_list(d, "inputs", inputs, "inputs")
+  if n == 0 then
+    fail(d, "inputs", 'lists no glob (leave it out to count every file, or write cache = false)')
+  end
+  local list = {}
+  for i = 1, n do
+    local p = "inputs[" .. i .. "]"
+    local g = nonempty(d, p, rawget(inputs, i), "a glob")
+    if ssub(g, 1, 1) == "/" then
+      fail(d, p, "'" .. show(g) .. "' is absolute: globs are relative to the spec's folder")
+    end
+    list[i] = g
+  end
+  j.inputs = list
+  if not j.cache then fail(d, "inputs", "has no use with cache = false") end
+end
+
 local function job_spec(d, t, alias)
   check_keys(d, nil, t, JOB_KEYS, JOB_SET)
   if not alias and rawget(t, "name") ~= nil then
@@ -1476,6 +1507,7 @@ local function job_spec(d, t, alias)
     end
   end
   j.container = container_spec(d, t, j)
+  inputs_spec(d, j, t)
   return j
 end
 

@@ -273,6 +273,10 @@
 ---@field gpus? "all"|integer|(string|integer)[]|tpuci.GpusSpec
 ---Namespaced kernel parameters: `{ ["net.core.somaxconn"] = 1024 }` (net.*, fs.mqueue.*, kernel.shm*, kernel.msg*, kernel.sem).
 ---@field sysctls? table<string, tpuci.Scalar>
+---`false`: never take a stored pass for this job, nor store one (the results cache, docs/cache.md; default `true`).
+---@field cache? boolean
+---Globs relative to the spec's folder (`{ "src/**", "tests/**" }`): only these files of the job's mounts (of its folder, without an image) count in its results' key, so other changes (docs) rerun nothing (docs/cache.md).
+---@field inputs? string[]
 
 ---`job { name = "NAME", ... }`.
 ---@class (exact) tpuci.NamedJobSpec: tpuci.JobSpec

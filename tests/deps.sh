@@ -13,7 +13,7 @@ set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config git ca-certificates curl python3
       liblua5.4-dev libuv1-dev libyaml-dev libcurl4-openssl-dev libjansson-dev
-      libexpat1-dev libcmocka-dev parallel busybox-static debootstrap docker.io
+      libexpat1-dev libssl-dev libcmocka-dev parallel busybox-static debootstrap docker.io
       python3-yaml python3-jsonschema python3-pytest chromium groff-base zsh
       python3-kubernetes kubernetes-client podman catatonit netavark aardvark-dns
       clang libclang-rt-14-dev libxml2-utils cmark-gfm jq npm

@@ -16,6 +16,8 @@ tpuci=${1:-$here/../../build/tpuci}
 tpuci=$(cd "$(dirname "$tpuci")" && pwd)/$(basename "$tpuci")
 /usr/bin/python3 -c 'import pytest' || { echo "bench: /usr/bin/python3 has no pytest" >&2; exit 1; }
 
+# The second run must run, not take the first's passes (docs/cache.md).
+export TPUCI_NO_CACHE=1
 work=$(mktemp -d /tmp/tpuci-bench-shards.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/suite/tests"

@@ -33,6 +33,7 @@ int tpuci_ctx_new(tpuci_ctx_t **out, const tpuci_ctx_options_t *opts) {
 void tpuci__results_free(tpuci_ctx_t *ctx) {
   size_t i;
   tpuci__quar_free(ctx);
+  tpuci__cache_free(ctx);
   for (i = 0; i < ctx->nresults; i++) tpuci__instance_result_free(&ctx->results[i]);
   free(ctx->results);
   ctx->results = NULL;

@@ -70,6 +70,7 @@ struct tpuci_ctx_s {
   } **qtests;
   unsigned char *forgiven;
   int repeat;             /* tpuci_plan_repeat()'s N; 0: no probe */
+  struct tpuci__cache_run_s *cache; /* the run's keys and hits (cache.c) */
 };
 
 /* Sets ctx's last error from `e` (taken) and returns its code. */
@@ -97,6 +98,23 @@ void tpuci__quar_free(tpuci_ctx_t *ctx);
 void tpuci__probe_report(tpuci_ctx_t *ctx);
 /* The 95% Wilson score interval of `fails` in `runs` (runs 0: [0, 1]). */
 void tpuci__wilson(size_t fails, size_t runs, double *low, double *high);
+/* A TPUCI_EVENT_MESSAGE for the host (run.c). */
+void tpuci__message(tpuci_ctx_t *ctx, const char *msg);
+/* The results cache (cache.c, docs/cache.md). When the run starts, after
+ * its results are made: the keys, and the hits' results filled in (off
+ * with no_cache, TPUCI_NO_CACHE set to anything but "" or "0", or a flake
+ * probe). */
+void tpuci__cache_start(tpuci_ctx_t *ctx, int no_cache);
+/* Per instance, 1 for a hit (the scheduler's `done`); NULL: none. */
+const unsigned char *tpuci__cache_done(const tpuci_ctx_t *ctx);
+int tpuci__cache_hit(const tpuci_ctx_t *ctx, size_t i);
+/* When the run is over (the quarantine applied): its passes stored. */
+void tpuci__cache_finish(tpuci_ctx_t *ctx);
+/* Instance i's JUnit properties when it is a hit. */
+void tpuci__cache_props(const tpuci_ctx_t *ctx, size_t i, tpuci__strv_t *out);
+/* The report's "cache" (the run's) and each instance's. */
+void tpuci__cache_report(tpuci_ctx_t *ctx);
+void tpuci__cache_free(tpuci_ctx_t *ctx);
 /* Reads state_dir/runs/<id>/summary.json (past.c). */
 int tpuci__read_summary(const char *state_dir, const char *run_id,
                         json_t **out, tpuci__err_t *err);

@@ -28,7 +28,7 @@ static int tpuci__compute_verdict(const tpuci_ctx_t *ctx) {
   for (i = 0; i < ctx->plan.ninstances; i++) {
     tpuci_outcome_t o = ctx->results[i].outcome;
     if (!ctx->plan.instances[i].selected) continue;
-    if (o == TPUCI_OUTCOME_PASSED) continue;
+    if (o == TPUCI_OUTCOME_PASSED || o == TPUCI_OUTCOME_CACHED) continue;
     if (o == TPUCI_OUTCOME_FLAKY && !ctx->ropts.strict_flaky) continue;
     if (tpuci_instance_quarantined(ctx, i)) continue; /* quarantined tests only */
     failed = 1;
@@ -45,7 +45,7 @@ static int tpuci__compute_exit(const tpuci_ctx_t *ctx) {
 }
 
 /* A message for the host: a warning, or a file that could not be written. */
-static void tpuci__message(tpuci_ctx_t *ctx, const char *msg) {
+void tpuci__message(tpuci_ctx_t *ctx, const char *msg) {
   tpuci_event_t ev;
   memset(&ev, 0, sizeof(ev));
   ev.size = sizeof(ev);
@@ -188,6 +188,8 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
   tpuci__junit_suite_t *suites;
   tpuci__junit_command_t *cmds;
   tpuci__junit_run_t *runs;
+  unsigned char *cached;
+  const tpuci__history_t **hs_own;
   tpuci__err_t e = {0, NULL};
   size_t i, k, n = 0, nruns = 0, r0;
   char *path, *root = tpuci__project_root(ctx);
@@ -197,11 +199,14 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
   suites = tpuci__calloc(ctx->nresults + 1, sizeof(*suites));
   cmds = tpuci__malloc((ctx->nresults + 1) * sizeof(*cmds));
   runs = tpuci__malloc((nruns + 1) * sizeof(*runs));
+  cached = tpuci__calloc(ctx->nresults + 1, 1);
+  hs_own = tpuci__calloc(ctx->nresults + 1, sizeof(*hs_own));
   nruns = 0;
   for (i = 0; i < ctx->nresults; i++) {
     const tpuci__instance_result_t *res = &ctx->results[i];
     tpuci__junit_command_t *c = &cmds[n];
     if (!ctx->plan.instances[i].selected) continue;
+    cached[n] = (unsigned char) tpuci__cache_hit(ctx, i);
     suites[n].history = res->history;
     suites[n].command = res->history ? NULL : c;
     if (res->history) {
@@ -227,7 +232,7 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
       jr->cause = a->cause;
       jr->time_s = (double) a->duration_ms / 1000.0;
       jr->log = a->log_path;
-      jr->log_tail = a->outcome != TPUCI_OUTCOME_PASSED
+      jr->log_tail = a->outcome != TPUCI_OUTCOME_PASSED && a->outcome != TPUCI_OUTCOME_CACHED
                          ? tpuci__report_log_tail(a->log_path, &jr->log_tail_len)
                          : NULL;
     }
@@ -237,6 +242,13 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
   }
   for (i = 0, k = 0; i < n; i++) {
     if (suites[i].history == NULL) continue;
+    if (cached[i]) {
+      /* A pass taken from the cache is not a new run of its tests: its
+       * durations are recorded already, and the history leaves it out. */
+      hs_own[i] = suites[i].history;
+      suites[i].history = NULL;
+      continue;
+    }
     tpuci__timings_update_history(&ctx->timings, suites[i].history);
     k++;
   }
@@ -245,12 +257,15 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
     tpuci__records_failed(ctx, ctx->timings_path, r);
   /* A probe's repetitions are not runs of the suite: no history. */
   if (k > 0 && ctx->repeat == 0) tpuci__append_history(ctx, suites, n, k);
+  for (i = 0; i < n; i++)
+    if (hs_own[i]) suites[i].history = hs_own[i];
   /* The quarantine's properties, once the history says what is ready. */
   tpuci__quar_ready(ctx);
   props = tpuci__calloc(n + 1, sizeof(*props));
   for (i = 0, k = 0; i < ctx->nresults; i++) {
     if (!ctx->plan.instances[i].selected) continue;
     tpuci__quar_props(ctx, i, &props[k]);
+    tpuci__cache_props(ctx, i, &props[k]);
     suites[k].props = &props[k];
     k++;
   }
@@ -272,6 +287,8 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
   free(suites);
   free(cmds);
   free(runs);
+  free(cached);
+  free(hs_own);
 }
 
 /* Writes the report to `path`, saying what is known of the records so
@@ -316,6 +333,7 @@ static void tpuci__write_reports(tpuci_ctx_t *ctx, const char *error) {
   ctx->report = tpuci__report_build(&ctx->plan, ctx->results, &info);
   tpuci__report_recent(ctx);
   tpuci__quar_report(ctx);
+  tpuci__cache_report(ctx);
   tpuci__probe_report(ctx);
   free(commit);
   for (k = 0; k < sizeof(extra) / sizeof(extra[0]); k++) {
@@ -355,6 +373,7 @@ static void tpuci__on_sched_event(void *host, const tpuci_event_t *ev) {
       tpuci__fail(ctx, &e);
     }
     tpuci__quar_apply(ctx);
+    tpuci__cache_finish(ctx);
     ctx->verdict = tpuci__compute_verdict(ctx);
     tpuci__write_reports(ctx, error);
     ctx->exit_code = tpuci__compute_exit(ctx);
@@ -437,6 +456,11 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   }
   ctx->nresults = ctx->plan.ninstances;
   ctx->results = tpuci__calloc(ctx->nresults ? ctx->nresults : 1, sizeof(*ctx->results));
+  /* Passes whose inputs have not changed are taken, not run (the run's
+   * time counts their keys). */
+  ctx->start_ms = tpuci__now_ms();
+  ctx->start_hr = uv_hrtime();
+  tpuci__cache_start(ctx, ctx->ropts.no_cache);
 
   if (opts->loop != NULL) {
     loop = opts->loop;
@@ -464,13 +488,12 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   so.run_id = ctx->rd.id;
   so.timings = &ctx->timings;
   so.preselect = ctx->preselect;
+  so.done = tpuci__cache_done(ctx);
   so.run_dir = ctx->rd.dir;
   so.on_event = tpuci__on_sched_event;
   so.on_write_error = tpuci__on_write_error;
   so.host = ctx;
 
-  ctx->start_ms = tpuci__now_ms();
-  ctx->start_hr = uv_hrtime();
   ctx->running = 1;
   ctx->ran = 1;
   memset(&ev, 0, sizeof(ev));

@@ -105,6 +105,7 @@ static const char *color_of(const tpuci_console_t *c, tpuci_outcome_t o) {
   switch (o) {
     case TPUCI_OUTCOME_PASSED: return C_GREEN;
     case TPUCI_OUTCOME_FLAKY: return C_YELLOW;
+    case TPUCI_OUTCOME_CACHED: return C_GREEN C_DIM;
     case TPUCI_OUTCOME_CANCELLED: return C_DIM;
     default: return C_RED;
   }
@@ -250,8 +251,10 @@ static void board_draw(tpuci_console_t *c, tpuci_ctx_t *ctx) {
   tpuci_console__duration(now - c->start_ms, d, sizeof(d));
   fprintf(c->out, "%s%zu running, %zu queued, %zu done (%zu passed, %zu failed)%s, %s%s\n",
           c->color ? C_BOLD : "", c->running, queued, c->done,
-          c->counts[TPUCI_OUTCOME_PASSED] + c->counts[TPUCI_OUTCOME_FLAKY],
-          c->done - c->counts[TPUCI_OUTCOME_PASSED] - c->counts[TPUCI_OUTCOME_FLAKY],
+          c->counts[TPUCI_OUTCOME_PASSED] + c->counts[TPUCI_OUTCOME_FLAKY] +
+              c->counts[TPUCI_OUTCOME_CACHED],
+          c->done - c->counts[TPUCI_OUTCOME_PASSED] - c->counts[TPUCI_OUTCOME_FLAKY] -
+              c->counts[TPUCI_OUTCOME_CACHED],
           eta, d, reset(c));
   c->board_lines = 1;
   if (c->pulling) {
@@ -497,6 +500,14 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
       break;
     case TPUCI_EVENT_ATTEMPT_FINISHED: {
       int ok = ev->outcome == TPUCI_OUTCOME_PASSED;
+      if (ev->outcome == TPUCI_OUTCOME_CACHED) {
+        /* Never started: a pass of the results cache (docs/cache.md). */
+        if (board) board_erase(c);
+        if (!c->quiet)
+          fprintf(c->out, "[%scached %s] %s: %s\n", color_of(c, ev->outcome), reset(c), ev->name,
+                  ev->cause ? ev->cause : "");
+        break;
+      }
       c->inst[ev->instance].started_ms = 0;
       c->running--;
       if (board) board_erase(c);
@@ -698,7 +709,8 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     size_t shown = 0;
     for (i = 0; i < n; i++)
       if (tpuci_instance_selected(ctx, i) &&
-          (!c->quiet || tpuci_instance_outcome(ctx, i) != TPUCI_OUTCOME_PASSED))
+          (!c->quiet || (tpuci_instance_outcome(ctx, i) != TPUCI_OUTCOME_PASSED &&
+                          tpuci_instance_outcome(ctx, i) != TPUCI_OUTCOME_CACHED)))
         shown++;
     if (shown > 0)
       fprintf(c->out, "\n%-*s  %-9s  %8s  %9s\n", (int) width, "instance",
@@ -708,7 +720,7 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     tpuci_outcome_t o;
     if (!tpuci_instance_selected(ctx, i)) continue;
     o = tpuci_instance_outcome(ctx, i);
-    if (c->quiet && o == TPUCI_OUTCOME_PASSED) continue;
+    if (c->quiet && (o == TPUCI_OUTCOME_PASSED || o == TPUCI_OUTCOME_CACHED)) continue;
     tpuci_console__duration(tpuci_console__instance_ms(ctx, i), d, sizeof(d));
     fprintf(c->out, "%-*s  %s%-9s%s  %8zu  %9s\n", (int) width, tpuci_instance_name(ctx, i),
             color_of(c, tpuci_instance_quarantined(ctx, i) ? TPUCI_OUTCOME_FLAKY : o),
@@ -725,6 +737,8 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
             tpuci_outcome_count(ctx, order[k]) -
                 (order[k] == TPUCI_OUTCOME_FAILED ? quarantined : 0));
   if (quarantined > 0) fprintf(c->out, ", quarantined %zu", quarantined);
+  if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_CACHED) > 0)
+    fprintf(c->out, ", cached %zu", tpuci_outcome_count(ctx, TPUCI_OUTCOME_CACHED));
   tpuci_console__duration(tpuci_run_duration_ms(ctx), d, sizeof(d));
   fprintf(c->out, " (of %zu) in %s\n", total, d);
   if (strcmp(verdict, "passed") == 0)

@@ -249,6 +249,7 @@ void tpuci_console__gh_annotations(tpuci_console_t *c, tpuci_ctx_t *ctx) {
   for (i = 0; i < n; i++) {
     tpuci_outcome_t o = tpuci_instance_outcome(ctx, i);
     if (!tpuci_instance_selected(ctx, i) || tpuci_attempt_count(ctx, i) == 0) continue;
+    if (o == TPUCI_OUTCOME_CACHED) continue;  /* a cached pass is no news */
     if (o == TPUCI_OUTCOME_PASSED) {
       gh_note_tests(&ns, ctx, i, 1);  /* flaky tests of a passing instance */
       continue;
@@ -395,9 +396,11 @@ void tpuci_console__gh_step_summary(tpuci_ctx_t *ctx) {
             tpuci_attempt_count(ctx, i), d);
   }
   tpuci_console__duration(tpuci_run_duration_ms(ctx), d, sizeof(d));
-  fprintf(f, "\n%zu passed, %zu flaky, %zu failed, %zu timeout, %zu oom, %zu infra, "
-             "%zu cancelled in %s\n",
-          tpuci_outcome_count(ctx, TPUCI_OUTCOME_PASSED),
+  fprintf(f, "\n%zu passed, ", tpuci_outcome_count(ctx, TPUCI_OUTCOME_PASSED));
+  /* Passes whose inputs had not changed: not run (docs/cache.md). */
+  if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_CACHED) > 0)
+    fprintf(f, "%zu cached, ", tpuci_outcome_count(ctx, TPUCI_OUTCOME_CACHED));
+  fprintf(f, "%zu flaky, %zu failed, %zu timeout, %zu oom, %zu infra, %zu cancelled in %s\n",
           tpuci_outcome_count(ctx, TPUCI_OUTCOME_FLAKY),
           tpuci_outcome_count(ctx, TPUCI_OUTCOME_FAILED),
           tpuci_outcome_count(ctx, TPUCI_OUTCOME_TIMEOUT),

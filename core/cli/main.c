@@ -13,10 +13,7 @@
 #include "usage.h"
 #include "tpuci.h"
 
-static int usage_error(const char *cmd, const char *msg) {
-  fprintf(stderr, "tpuci %s: %s\nsee 'tpuci help %s'\n", cmd, msg, cmd);
-  return EXIT_USAGE;
-}
+#define usage_error tpuci_cli_usage_error
 
 /* Exit code for a failed load or select. */
 static int load_error(tpuci_ctx_t *ctx, int r) {
@@ -80,7 +77,7 @@ enum {
   OPT_EMULATED, OPT_NO_MOUNTS, OPT_RESULTS_CLAIM, OPT_ENGINE, OPT_RUNS_ON,
   OPT_TIMEOUT_MINUTES, OPT_CONCURRENCY, OPT_CANCEL_IN_PROGRESS, OPT_REAL, OPT_ALIVE,
   OPT_QUARANTINE, OPT_RELEASE_AFTER, OPT_RELEASE, OPT_REPEAT, OPT_TEST, OPT_JUNIT_FILE_LINE,
-  OPT_SCHEDULE
+  OPT_SCHEDULE, OPT_NO_CACHE, OPT_KEYS
 };
 
 /* --release-after K: 0 or the exit code of a bad number. */
@@ -144,6 +141,7 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
       {"release-after", required_argument, NULL, OPT_RELEASE_AFTER},
       {"repeat", required_argument, NULL, OPT_REPEAT},
       {"test", required_argument, NULL, OPT_TEST},
+      {"no-cache", no_argument, NULL, OPT_NO_CACHE},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   int c, r, rerun = strcmp(cmd, "rerun") == 0;
@@ -176,6 +174,7 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
         break;
       case OPT_STRICT_FLAKY: rc->ro.strict_flaky = 1; break;
       case OPT_KEEP_FAILED: rc->ro.keep_failed = 1; break;
+      case OPT_NO_CACHE: rc->ro.no_cache = 1; break;
       case OPT_STATE_DIR: rc->ro.state_dir = optarg; break;
       case 'v': rc->verbose = 1; break;
       case 'q': rc->quiet = 1; break;
@@ -583,13 +582,15 @@ static int cmd_plan(int argc, char **argv) {
       {"only", required_argument, NULL, OPT_ONLY},
       {"engine", required_argument, NULL, OPT_ENGINE},
       {"real", no_argument, NULL, OPT_REAL},
+      {"keys", no_argument, NULL, OPT_KEYS},
+      {"state-dir", required_argument, NULL, OPT_STATE_DIR},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   selection_t sel = {NULL, 0, NULL, 0, 0};
-  const char *engine = NULL;
+  const char *engine = NULL, *state = NULL;
   tpuci_ctx_t *ctx;
   char *text;
-  int json = 0, real = 0, c, r;
+  int json = 0, real = 0, keys = 0, c, r;
 
   optind = 1;
   while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
@@ -598,6 +599,8 @@ static int cmd_plan(int argc, char **argv) {
       case OPT_ONLY: selection_add(&sel, optarg); break;
       case OPT_ENGINE: engine = optarg; break;
       case OPT_REAL: real = 1; break;
+      case OPT_KEYS: keys = 1; break;
+      case OPT_STATE_DIR: state = optarg; break;
       case 'h': return tpuci_cli_help("plan", stdout);
       default: return usage_error("plan", "bad option");
     }
@@ -615,40 +618,14 @@ static int cmd_plan(int argc, char **argv) {
     tpuci_ctx_free(ctx);
     return r;
   }
-  r = json ? tpuci_plan_json(ctx, &text, NULL) : tpuci_plan_text(ctx, &text, NULL);
+  r = keys   ? tpuci_plan_keys(ctx, state, json, &text)
+      : json ? tpuci_plan_json(ctx, &text, NULL)
+             : tpuci_plan_text(ctx, &text, NULL);
   if (r == 0) {
     fputs(text, stdout);
     if (*text && text[strlen(text) - 1] != '\n') fputc('\n', stdout);
     tpuci_free(text);
   }
-  tpuci_ctx_free(ctx);
-  return r == 0 ? EXIT_PASSED : EXIT_USAGE;
-}
-
-static int cmd_topologies(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"emulate", required_argument, NULL, OPT_EMULATE},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
-  const char *emulate = NULL;
-  tpuci_ctx_t *ctx;
-  char *text = NULL;
-  int c, r;
-
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-    switch (c) {
-      case OPT_EMULATE: emulate = optarg; break;
-      case 'h': return tpuci_cli_help("topologies", stdout);
-      default: return usage_error("topologies", "bad option");
-    }
-  }
-  if (optind < argc - 1) return usage_error("topologies", "too many arguments");
-  if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
-  r = tpuci_topologies(ctx, optind < argc ? argv[optind] : NULL, emulate, &text);
-  if (r == 0) fputs(text, stdout);
-  else fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
-  tpuci_free(text);
   tpuci_ctx_free(ctx);
   return r == 0 ? EXIT_PASSED : EXIT_USAGE;
 }
@@ -776,7 +753,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "plan") == 0) return cmd_plan(argc - 1, argv + 1);
   if (strcmp(cmd, "export") == 0) return cmd_export(argc - 1, argv + 1);
   if (strcmp(cmd, "gc") == 0) return cmd_gc(argc - 1, argv + 1);
-  if (strcmp(cmd, "topologies") == 0) return cmd_topologies(argc - 1, argv + 1);
+  if (strcmp(cmd, "topologies") == 0) return tpuci_cli_topologies(argc - 1, argv + 1);
   if (strcmp(cmd, "doctor") == 0) return cmd_doctor(argc - 1, argv + 1);
   if (strcmp(cmd, "completion") == 0) {
     if (argc != 3 || tpuci_cli_completion(argv[2], stdout) != 0)

@@ -62,11 +62,14 @@ static const char usage_run[] =
     "  --release-after K   a quarantined test that passed its last K runs is\n"
     "                      reported ready to release (default 10)\n"
     "  --keep-failed       keep containers of failed attempts for debugging\n"
+    "  --no-cache          run every instance, even those whose inputs passed\n"
+    "                      before, and store no pass (docs/cache.md)\n"
     "  --engine E          where container jobs run: docker (one engine, the\n"
     "                      default) or swarm (services of a Docker Swarm)\n"
     "  --real              the topologies are real TPU hardware: no emulation\n"
     "                      variables, this machine's TPU environment instead\n"
-    "  --state-dir DIR     where runs are recorded (default: .tpuci)\n"
+    "  --state-dir DIR     where runs and the results cache are kept (default:\n"
+    "                      .tpuci)\n"
     "  -v, --verbose       stream every attempt's output, prefixed\n"
     "  -q, --quiet         print only failures and the summary\n"
     "  --plain             plain lines even on a terminal (no status board)\n"
@@ -86,19 +89,28 @@ static const char usage_run[] =
     "(SIGTERM, grace period, SIGKILL), writes the summary and exits 130; a\n"
     "second signal kills at once.\n"
     "\n"
-    "exit codes: 0 all passed (flaky counts as passed unless --strict-flaky),\n"
-    "1 some failed, 2 usage or spec error, 3 environment error, 4 the run's\n"
+    "An instance whose inputs (plan entry, image id, mounted files) have a\n"
+    "pass stored in the state folder is not run: its outcome is cached\n"
+    "(docs/cache.md).\n"
+    "\n"
+    "exit codes: 0 all passed (flaky counts as passed unless --strict-flaky,\n"
+    "cached counts as passed), 1 some failed, 2 usage or spec error, 3 environment error, 4 the run's\n"
     "records are incomplete (a log, attempts.jsonl, summary.json or a report\n"
     "could not be written; wins over 0 and 1), 130 interrupted.\n";
 
 static const char usage_plan[] =
-    "usage: tpuci plan [--json] [--only GLOB] [--engine E] [--real] SPEC\n"
+    "usage: tpuci plan [--json] [--keys [--state-dir DIR]] [--only GLOB] [--engine E]\n"
+    "                  [--real] SPEC\n"
     "\n"
     "Loads SPEC and prints the job instances it expands to (matrix and all),\n"
     "with their commands, environment, timeouts and retries. Runs nothing.\n"
     "\n"
     "options:\n"
     "  --json       print the plan as JSON\n"
+    "  --keys       each instance's results cache key and what went into it\n"
+    "               (plan entry, image id, mounts), whether a pass is stored\n"
+    "               under it, or why it has none (docs/cache.md)\n"
+    "  --state-dir DIR  where the results cache is (default: .tpuci)\n"
     "  --only GLOB  only instances (or jobs) matching GLOB; repeatable\n"
     "  --engine E   container jobs on docker or swarm, as `tpuci run --engine`\n"
     "  --real       the topologies are real TPU hardware, as `tpuci run --real`\n";
@@ -288,3 +300,8 @@ int tpuci_cli_help(const char *cmd, FILE *out) {
   return EXIT_PASSED;
 }
 
+
+int tpuci_cli_usage_error(const char *cmd, const char *msg) {
+  fprintf(stderr, "tpuci %s: %s\nsee 'tpuci help %s'\n", cmd, msg, cmd);
+  return EXIT_USAGE;
+}

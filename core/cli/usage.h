@@ -16,4 +16,10 @@
  * EXIT_PASSED, or EXIT_USAGE (said on stderr) for an unknown command. */
 int tpuci_cli_help(const char *cmd, FILE *out);
 
+/* "tpuci CMD: MSG" and where to read more, on stderr; EXIT_USAGE. */
+int tpuci_cli_usage_error(const char *cmd, const char *msg);
+
+/* `tpuci topologies` (topologies.c). */
+int tpuci_cli_topologies(int argc, char **argv);
+
 #endif /* TPUCI_CLI_USAGE_H */

@@ -14,7 +14,7 @@
  * cmocka is not needed). */
 static const char tpuci__gh_deps[] =
     "build-essential cmake pkg-config git liblua5.4-dev libuv1-dev libyaml-dev "
-    "libcurl4-openssl-dev libjansson-dev libexpat1-dev";
+    "libcurl4-openssl-dev libjansson-dev libexpat1-dev libssl-dev";
 
 /* The files `tpuci run` writes and the workflow uploads. */
 static const char tpuci__gh_reports[] =
@@ -41,6 +41,12 @@ static const char tpuci__gh_paths[] =
  * history of per-test outcomes (`tpuci flaky`, docs/pytest.md). The
  * quarantine file is the repository's own: nothing to cache. */
 #define TPUCI__GH_STATE ".tpuci/timings.json\n.tpuci/history.jsonl\n"
+/* The results cache (docs/cache.md): a new cache each run, restored from
+ * the newest one, this branch's first and then the base branch's, so a
+ * pull request takes main's passes; per job, each entry has its own. */
+#define TPUCI__GH_RESULTS "tpuci-results-"
+#define TPUCI__GH_RESULTS_JOB TPUCI__GH_RESULTS "${{ matrix.slug }}-"
+#define TPUCI__GH_RESULTS_RUN "${{ github.run_id }}-${{ github.run_attempt }}"
 
 /* Merges the timings.json of every entry: per test, the entry that ran it
  * (it counted one more run than the ones that only restored it). */
@@ -256,6 +262,13 @@ int tpuci__gh_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
                     tpuci__gh_kv(e, "restore-keys", TPUCI__GH_TIMINGS)) &&
          tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
   ok = ok && tpuci__gh_login_steps(e, d) && tpuci__gh_image_steps(e, d);
+  ok = ok && tpuci__gh_step_start(e, "Restore the results cache") &&
+       tpuci__gh_kv(e, "uses", "actions/cache/restore@v4") && tpuci__gh_plain(e, "with") &&
+       tpuci__gh_map(e) && tpuci__gh_kv(e, "path", ".tpuci/cache") &&
+       tpuci__gh_kv(e, "key", d->per_job ? TPUCI__GH_RESULTS_JOB TPUCI__GH_RESULTS_RUN
+                                         : TPUCI__GH_RESULTS TPUCI__GH_RESULTS_RUN) &&
+       tpuci__gh_kv(e, "restore-keys", d->per_job ? TPUCI__GH_RESULTS_JOB : TPUCI__GH_RESULTS) &&
+       tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
 
   tpuci__buf_addf(&s, "tpuci run %s%s%s \"$TPUCI_SPEC\"", d->real ? "--real " : "",
                   d->per_job ? "--only \"$TPUCI_ONLY\" " : "", tpuci__gh_reports);
@@ -263,6 +276,15 @@ int tpuci__gh_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
        tpuci__gh_map(e) && tpuci__gh_kv_text(e, "TPUCI_SPEC", d->spec) &&
        (!d->per_job || tpuci__gh_kv(e, "TPUCI_ONLY", "${{ matrix.only }}")) &&
        tpuci__gh_map_end(e) && tpuci__gh_kv(e, "run", s.data) && tpuci__gh_map_end(e);
+
+  /* Its passes, with those it took, whatever the verdict. */
+  ok = ok && tpuci__gh_step_start(e, "Save the results cache") &&
+       tpuci__gh_kv(e, "if", "always() && hashFiles('.tpuci/cache/*.json') != ''") &&
+       tpuci__gh_kv(e, "uses", "actions/cache/save@v4") && tpuci__gh_plain(e, "with") &&
+       tpuci__gh_map(e) && tpuci__gh_kv(e, "path", ".tpuci/cache") &&
+       tpuci__gh_kv(e, "key", d->per_job ? TPUCI__GH_RESULTS_JOB TPUCI__GH_RESULTS_RUN
+                                         : TPUCI__GH_RESULTS TPUCI__GH_RESULTS_RUN) &&
+       tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
 
   /* What this run recorded: saved (one job), or handed to timings-save
    * (per job), whatever the run's verdict. */

@@ -30,6 +30,7 @@ void tpuci__instance_free(tpuci__instance_t *in) {
   free(in->mounts);
   free(in->network);
   tpuci__ctr_opts_free(&in->ctr);
+  tpuci__strv_free(&in->inputs);
   if (in->pytest) {
     free(in->pytest->markers);
     free(in->pytest->k);
@@ -84,6 +85,8 @@ void tpuci__instance_copy(tpuci__instance_t *dst, const tpuci__instance_t *src) 
   }
   dst->network = tpuci__strdup(src->network);
   tpuci__ctr_opts_copy(&dst->ctr, &src->ctr);
+  memset(&dst->inputs, 0, sizeof(dst->inputs));
+  tpuci__strv_copy(&dst->inputs, &src->inputs);
   if (src->pytest) {
     dst->pytest = tpuci__malloc(sizeof(*dst->pytest));
     *dst->pytest = *src->pytest;
@@ -172,8 +175,7 @@ static void tpuci__host_name(char *buf, size_t size, int n, int i) {
   else snprintf(buf, size, "localhost");
 }
 
-static json_t *tpuci__json_instance(const tpuci__plan_t *p,
-                                    const tpuci__instance_t *in) {
+json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_t *in) {
   json_t *o = json_object(), *a, *r, *on;
   size_t i;
   int k;
@@ -248,6 +250,13 @@ static json_t *tpuci__json_instance(const tpuci__plan_t *p,
     json_object_set_new(o, "hosts", a);
     tpuci__plan_hosts_free(&h);
     tpuci__err_clear(&err);
+  }
+  /* Only when given: plans without them read as before. */
+  if (in->no_cache) json_object_set_new(o, "cache", json_false());
+  if (in->inputs.len > 0) {
+    a = json_array();
+    for (i = 0; i < in->inputs.len; i++) json_array_append_new(a, json_string(in->inputs.items[i]));
+    json_object_set_new(o, "inputs", a);
   }
   if (in->pytest) {
     json_t *py = json_object();
@@ -343,7 +352,7 @@ char *tpuci__plan_to_json_x(const tpuci__plan_t *p,
   for (i = 0; i < p->ninstances; i++) {
     json_t *o;
     if (!p->instances[i].selected) continue;
-    o = tpuci__json_instance(p, &p->instances[i]);
+    o = tpuci__plan_instance_json(p, &p->instances[i]);
     if (extra) extra(ud, &p->instances[i], o);
     tpuci__buf_adds(&b, n++ ? ",\n    " : "\n    ");
     tpuci__json_put(&b, o, 4);
@@ -502,6 +511,10 @@ char *tpuci__plan_to_text(const tpuci__plan_t *p) {
     tpuci__buf_adds(&b, "  retries:  ");
     tpuci__text_retry(&b, &in->retry);
     tpuci__buf_adds(&b, "\n");
+    if (in->no_cache) tpuci__buf_adds(&b, "  cache:    off (cache = false)\n");
+    for (k = 0; k < in->inputs.len; k++)
+      tpuci__buf_addf(&b, "%s%s%s", k ? ", " : "  inputs:   ", in->inputs.items[k],
+                      k + 1 == in->inputs.len ? "\n" : "");
   }
   return tpuci__buf_steal(&b);
 }

@@ -223,6 +223,11 @@ typedef struct {
   char *network;          /* docker network mode; NULL: engine default */
   tpuci__ctr_opts_t ctr;  /* shm_size, devices, ... (docker, swarm) */
   tpuci__pytest_t *pytest;/* NULL unless the job is a pytest job */
+  /* The results cache (docs/cache.md): `cache = false` sets no_cache;
+   * `inputs` are globs relative to the spec's folder, the only files of
+   * the mounts (the working folder) that count in the key; none: all. */
+  int no_cache;
+  tpuci__strv_t inputs;
 
   int selected;           /* chosen by tpuci_plan_select() */
   /* A repetition of a flake probe (`tpuci run --repeat N`): 1 ... N, and
@@ -261,6 +266,10 @@ tpuci__instance_t *tpuci__plan_add_instance(tpuci__plan_t *p);
 void tpuci__instance_copy(tpuci__instance_t *dst, const tpuci__instance_t *src);
 /* Frees what an instance holds (not the instance itself). */
 void tpuci__instance_free(tpuci__instance_t *in);
+
+/* An instance as `tpuci plan --json` shows it (every field of the plan
+ * entry, the hosts' environments with a topology). New reference. */
+json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_t *in);
 
 /* Serialisations used by `tpuci plan`. */
 char *tpuci__plan_to_json(const tpuci__plan_t *p);

@@ -577,12 +577,13 @@ static void tpuci__w_cmd_earlier(tpuci__buf_t *b, const tpuci__junit_command_t *
 }
 
 static void tpuci__w_command(tpuci__buf_t *out, const tpuci__junit_command_t *cmd,
-                             tpuci__counts_t *total) {
+                             const tpuci__strv_t *props, tpuci__counts_t *total) {
   tpuci__counts_t c;
   tpuci__buf_t body, msg, text, type;
   const tpuci__junit_run_t *last = cmd->n_runs ? &cmd->runs[cmd->n_runs - 1] : NULL;
   tpuci_outcome_t o = cmd->outcome;
-  int passing = o == TPUCI_OUTCOME_PASSED || o == TPUCI_OUTCOME_FLAKY;
+  int passing = o == TPUCI_OUTCOME_PASSED || o == TPUCI_OUTCOME_FLAKY ||
+                o == TPUCI_OUTCOME_CACHED;
   size_t k, failed_runs = 0;
 
   memset(&c, 0, sizeof(c));
@@ -592,7 +593,9 @@ static void tpuci__w_command(tpuci__buf_t *out, const tpuci__junit_command_t *cm
   tpuci__buf_init(&type);
   for (k = 0; k < cmd->n_runs; k++) {
     c.time_s += cmd->runs[k].time_s;
-    if (cmd->runs[k].outcome != TPUCI_OUTCOME_PASSED) failed_runs++;
+    if (cmd->runs[k].outcome != TPUCI_OUTCOME_PASSED &&
+        cmd->runs[k].outcome != TPUCI_OUTCOME_CACHED)
+      failed_runs++;
   }
   c.tests = 1;
   tpuci__w_case_open(&body, "tpuci", cmd->instance, c.time_s);
@@ -631,7 +634,7 @@ static void tpuci__w_command(tpuci__buf_t *out, const tpuci__junit_command_t *cm
 done:
   tpuci__w_suite_out(out, cmd->instance, &c, "command", cmd->n_runs,
                      o == TPUCI_OUTCOME_FLAKY && failed_runs > 0 ? 1 : 0,
-                     last ? tpuci_outcome_name(last->outcome) : NULL, NULL, &body, total);
+                     last ? tpuci_outcome_name(last->outcome) : NULL, props, &body, total);
   tpuci__buf_free(&body);
   tpuci__buf_free(&msg);
   tpuci__buf_free(&text);
@@ -648,7 +651,8 @@ void tpuci__junit_write_run(tpuci__buf_t *out, const tpuci__junit_suite_t *suite
   tpuci__buf_init(&b);
   for (i = 0; i < n; i++) {
     if (suites[i].history) tpuci__w_suite(&b, &suites[i], &total);
-    else if (suites[i].command) tpuci__w_command(&b, suites[i].command, &total);
+    else if (suites[i].command)
+      tpuci__w_command(&b, suites[i].command, suites[i].props, &total);
   }
   tpuci__junit_write_doc(out, total.tests, total.failures, total.errors, total.time_s, b.data,
                          b.len);

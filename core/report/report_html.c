@@ -15,7 +15,7 @@ static const char tpuci__html_css[] =
     ":root{color-scheme:light dark;--fg:#1f2328;--muted:#59636e;--bg:#fff;"
     "--card:#f6f8fa;--line:#d1d9e0;--row:#f6f8fa;--link:#0969da;"
     "--passed:#1a7f37;--failed:#cf222e;--timeout:#bc4c00;--oom:#8250df;"
-    "--infra:#6e7781;--cancelled:#c8d1da;--flaky:#9a6700;--unknown:#afb8c1}\n"
+    "--infra:#6e7781;--cancelled:#c8d1da;--flaky:#9a6700;--cached:#6a9c78;--unknown:#afb8c1}\n"
     "@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--muted:#9198a1;"
     "--bg:#0d1117;--card:#151b23;--line:#3d444d;--row:#151b23;--link:#4493f8;"
     "--cancelled:#8b949e}}\n"
@@ -52,11 +52,13 @@ static const char tpuci__html_css[] =
     ".o-passed{background:var(--passed)}.o-failed{background:var(--failed)}"
     ".o-timeout{background:var(--timeout)}.o-oom{background:var(--oom)}"
     ".o-infra{background:var(--infra)}.o-cancelled{background:var(--cancelled);color:#1f2328}"
+    ".o-cached{background:var(--cached)}"
     ".recent i{font-style:normal;font-family:monospace;padding:0 1px}.r-p{color:var(--passed)}"
     ".r-f{color:var(--failed);font-weight:bold}.r-k{color:var(--flaky)}.r-s,.r-n{color:var(--muted)}"
     ".o-flaky,.o-quarantined{background:var(--flaky)}.o-release{background:var(--passed)}.o-not-run{background:transparent;color:var(--muted);"
     "border:1px dashed var(--muted);line-height:18px}.o-unknown{color:#1f2328}\n"
-    ".sw.o-passed,.sw.o-failed,.sw.o-timeout,.sw.o-oom,.sw.o-infra,.sw.o-cancelled{padding:0}\n"
+    ".sw.o-passed,.sw.o-failed,.sw.o-timeout,.sw.o-oom,.sw.o-infra,.sw.o-cancelled,"
+    ".sw.o-cached{padding:0}\n"
     ".sw.flaky{background:transparent;border:2px dashed var(--flaky)}\n"
     "figure{margin:0}svg.timeline{display:block;width:100%;height:auto;"
     "border:1px solid var(--line);border-radius:6px;background:var(--bg)}\n"
@@ -67,6 +69,7 @@ static const char tpuci__html_css[] =
     "svg .b-passed{fill:var(--passed)}svg .b-failed{fill:var(--failed)}"
     "svg .b-timeout{fill:var(--timeout)}svg .b-oom{fill:var(--oom)}"
     "svg .b-infra{fill:var(--infra)}svg .b-cancelled{fill:var(--cancelled)}"
+    "svg .b-cached{fill:var(--cached)}"
     "svg .b-unknown{fill:var(--unknown)}\n"
     "svg text.l{fill:#fff;pointer-events:none}svg text.l.dark{fill:#1f2328}\n"
     "svg a:hover .b,svg a:focus .b{filter:brightness(1.15)}\n"
@@ -106,12 +109,14 @@ static const char tpuci__html_css[] =
     "#f-passed:checked~nav label[for=f-passed],#f-flaky:checked~nav label[for=f-flaky],"
     "#f-failed:checked~nav label[for=f-failed],#f-timeout:checked~nav label[for=f-timeout],"
     "#f-oom:checked~nav label[for=f-oom],#f-infra:checked~nav label[for=f-infra],"
-    "#f-cancelled:checked~nav label[for=f-cancelled],#f-not-run:checked~nav label[for=f-not-run]"
+    "#f-cancelled:checked~nav label[for=f-cancelled],#f-not-run:checked~nav label[for=f-not-run],"
+    "#f-cached:checked~nav label[for=f-cached]"
     "{background:var(--fg);color:var(--bg);border-color:var(--fg)}\n"
     /* Per instance, and per test for the outcomes a test can have: an
      * instance shows when it has that outcome or holds such a test
      * (h-*), and then only those of its tests (tt-*). */
-    "#f-bad:checked~section .r-passed,"
+    "#f-bad:checked~section .r-passed,#f-bad:checked~section .r-cached,"
+    "#f-cached:checked~section .r:not(.r-cached),"
     "#f-passed:checked~section .r:not(.r-passed),"
     "#f-flaky:checked~section .r:not(.r-flaky):not(.h-flaky),"
     "#f-flaky:checked~section tr.tt:not(.tt-flaky),"
@@ -177,7 +182,7 @@ static void tpuci__html_header(tpuci__buf_t *b, const json_t *report) {
   static const struct {
     const char *key;
     const char *label;
-  } counts[] = {{"passed", "passed"}, {"flaky", "flaky"}, {"failed", "failed"},
+  } counts[] = {{"passed", "passed"}, {"cached", "cached"}, {"flaky", "flaky"}, {"failed", "failed"},
                 {"timeout", "timeout"}, {"oom", "oom"}, {"infra", "infra"},
                 {"cancelled", "cancelled"}, {"not-run", "not run"}};
   const char *verdict = tpuci__html_jstr(report, "verdict", NULL);
@@ -491,7 +496,9 @@ static void tpuci__html_problems(tpuci__buf_t *b, const json_t *instances) {
     if (strcmp(outcome, "not-run") == 0) notrun++;
     if (strcmp(outcome, "not-run") == 0) continue;
     /* A passing one only for a quarantined test that can be released. */
-    if (strcmp(outcome, "passed") == 0 && !tpuci__html_releasable(inst)) continue;
+    if ((strcmp(outcome, "passed") == 0 || strcmp(outcome, "cached") == 0) &&
+        !tpuci__html_releasable(inst))
+      continue;
     shown++;
     tpuci__buf_addf(b, "<article class=\"problem r r-%s", tpuci__html_outcome_class(outcome));
     tpuci__html_holds_classes(b, inst);
@@ -607,11 +614,13 @@ static void tpuci__html_filter(tpuci__buf_t *b, const json_t *report, const json
   static const struct {
     const char *key;
     const char *label;
-  } f[] = {{"passed", "passed"}, {"flaky", "flaky"}, {"failed", "failed"},
+  } f[] = {{"passed", "passed"}, {"cached", "cached"}, {"flaky", "flaky"}, {"failed", "failed"},
            {"timeout", "timeout"}, {"oom", "oom"}, {"infra", "infra"},
            {"cancelled", "cancelled"}, {"not-run", "not run"}};
   const json_t *jc = json_object_get(report, "counts");
-  size_t k, n = json_array_size(instances), passed = tpuci__html_juint(jc, "passed");
+  /* A cached pass is a pass (docs/cache.md). */
+  size_t k, n = json_array_size(instances),
+            passed = tpuci__html_juint(jc, "passed") + tpuci__html_juint(jc, "cached");
   uint64_t shown[sizeof(f) / sizeof(f[0])];
 
   if (n == 0) return;

@@ -195,6 +195,12 @@ typedef struct {
    * (an ssh runtime's workers), as gc() says it. May be NULL. */
   int (*gc_hosts)(const tpuci__plan_t *plan, int dry_run, tpuci__buf_t *report,
                   tpuci__err_t *err);
+  /* The results cache (runtime/inputs.h): for each plan image k that the
+   * selected instances of this kind run, its id (ids[k], "sha256:..."),
+   * or NULL with why[k] (a new string) when none can be trusted.
+   * Blocking; 0, or a negative code with err. NULL: the kind runs no
+   * images (local), or cannot tell what its hosts run (ssh). */
+  int (*image_ids)(const tpuci__plan_t *plan, char **ids, char **why, tpuci__err_t *err);
 } tpuci__driver_t;
 
 /* The driver of `kind`, or NULL. */
@@ -231,6 +237,8 @@ int tpuci__runtime_docker_gc(int dry_run, tpuci__buf_t *report,
                              tpuci__err_t *err);
 int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan,
                                  tpuci__buf_t *report, tpuci__err_t *err);
+int tpuci__runtime_docker_image_ids(const tpuci__plan_t *plan, char **ids, char **why,
+                                    tpuci__err_t *err);
 int tpuci__runtime_swarm_new(uv_loop_t *loop,
                              const tpuci__runtime_opts_t *opts,
                              tpuci__runtime_t **out, tpuci__err_t *err);
@@ -239,6 +247,8 @@ int tpuci__runtime_swarm_gc(int dry_run, tpuci__buf_t *report,
                             tpuci__err_t *err);
 int tpuci__runtime_swarm_doctor(const tpuci__plan_t *plan,
                                 tpuci__buf_t *report, tpuci__err_t *err);
+int tpuci__runtime_swarm_image_ids(const tpuci__plan_t *plan, char **ids, char **why,
+                                   tpuci__err_t *err);
 int tpuci__runtime_ssh_new(uv_loop_t *loop, const tpuci__runtime_opts_t *opts,
                            tpuci__runtime_t **out, tpuci__err_t *err);
 int tpuci__runtime_ssh_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,

@@ -142,7 +142,7 @@ void tpuci__instance_finish(tpuci__sched_t *s, size_t index) {
 
   if (s->opts.fail_fast && s->stop == TPUCI__STOP_NONE &&
       r->outcome != TPUCI_OUTCOME_PASSED && r->outcome != TPUCI_OUTCOME_FLAKY &&
-      r->outcome != TPUCI_OUTCOME_CANCELLED) {
+      r->outcome != TPUCI_OUTCOME_CACHED && r->outcome != TPUCI_OUTCOME_CANCELLED) {
     char *msg = tpuci__printf("fail-fast: '%s' %s; stopping the run",
                               ev.name, tpuci_outcome_name(r->outcome));
     tpuci__emit_message(s, msg);
@@ -464,7 +464,7 @@ int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
   }
   for (i = 0; i < plan->ninstances; i++) {
     s->next_attempt[i] = 1;
-    if (!plan->instances[i].selected) continue;
+    if (!plan->instances[i].selected || (opts->done && opts->done[i])) continue;
     need[plan->instances[i].runtime] = 1;
     tpuci__queue_push(s, i);
   }
@@ -510,6 +510,13 @@ int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
   }
 
   *out = s;
+  /* What is done already (cached) is told first. */
+  for (i = 0; opts->done && i < plan->ninstances; i++) {
+    if (!plan->instances[i].selected || !opts->done[i] || results[i].nattempts == 0) continue;
+    tpuci__attempt_report(s, i, (int) results[i].nattempts,
+                          &results[i].attempts[results[i].nattempts - 1]);
+    tpuci__instance_finish(s, i);
+  }
   /* Prepare every runtime (engine checks); attempts start once all
    * answered. A runtime without prepare() is ready at once. */
   s->preparing = 1;

@@ -54,6 +54,11 @@ typedef struct {
   /* pytest: per instance, the node ids its first attempt runs (rerun
    * --failed), or NULL; copied. May be NULL. */
   tpuci__strv_t *const *preselect;
+  /* Per instance, 1 when its result is in `results` already (a cached
+   * pass, docs/cache.md: its attempts and tests): it does not run, and
+   * its ATTEMPT_FINISHED and INSTANCE_FINISHED events come when the run
+   * starts. May be NULL. */
+  const unsigned char *done;
   /* Events go to the context, which adds its own pointer. */
   void (*on_event)(void *host, const tpuci_event_t *ev);
   /* A write to a file of the run folder (a log) failed; called once per

@@ -34,6 +34,9 @@ typedef struct {
   double cpus;
   uint64_t memory;
   const char *network;
+  int no_cache;
+  const char **inputs;     /* globs (Lua's strings, on the stack) */
+  size_t ninputs;
   size_t nmounts;
   const char **msrc, **mtgt;
   int *mro;
@@ -321,6 +324,8 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
   in->cpus = j->cpus;
   in->memory_bytes = j->memory;
   in->network = tpuci__strdup(j->network);
+  in->no_cache = j->no_cache;
+  for (k = 0; k < j->ninputs; k++) tpuci__strv_push(&in->inputs, j->inputs[k]);
   in->selected = 1;
   if (j->nmounts > 0) {
     in->mounts = tpuci__calloc(j->nmounts, sizeof(*in->mounts));
@@ -570,6 +575,7 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt,
   j.memory = (uint64_t) tpuci__spec_get_int(L, jt, "memory");
   j.network = tpuci__spec_get_str(L, jt, "network");
   j.has_fn = tpuci__spec_get_bool(L, jt, "has_fn");
+  j.no_cache = !tpuci__spec_get_bool(L, jt, "cache");
   if (j.name == NULL || j.where == NULL)
     luaL_error(L, "tpuci: internal error: a job without a name");
   tpuci__spec_check_hosts(L, j.name, j.where, j.topology, j.hostset);
@@ -610,6 +616,18 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt,
     j.mtgt[k] = tpuci__spec_get_str(L, m, "target");
     j.mro[k] = tpuci__spec_get_bool(L, m, "readonly");
     lua_pop(L, 1);
+  }
+
+  lua_getfield(L, jt, "inputs");
+  if (lua_istable(L, -1)) {
+    int inputs = lua_gettop(L);
+    j.ninputs = (size_t) lua_rawlen(L, inputs);
+    j.inputs = tpuci__scratch(L, j.ninputs, sizeof(*j.inputs));
+    for (k = 0; k < j.ninputs; k++) {
+      lua_rawgeti(L, inputs, (lua_Integer) k + 1);
+      j.inputs[k] = lua_tostring(L, -1);
+      lua_pop(L, 1);  /* the list keeps the string */
+    }
   }
 
   lua_getfield(L, jt, "matrix");

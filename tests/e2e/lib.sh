@@ -4,6 +4,9 @@ set -u
 : "${TPUCI:?TPUCI must name the tpuci binary}"
 : "${TESTS:?TESTS must name the tests folder}"
 SPECS="$TESTS/e2e/specs"
+# Tests run a spec again and again and mean it to run: no results cache
+# (docs/cache.md; tests/cache/ unsets it).
+export TPUCI_NO_CACHE=1
 WORK=$(mktemp -d /tmp/tpuci-e2e.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK" || exit 1

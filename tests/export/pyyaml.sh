@@ -89,6 +89,11 @@ up = steps["Upload the reports and the run folder"]
 want(up.get("uses") == "actions/upload-artifact@v4" and up.get("if") == "always()", "upload step")
 want(up["with"].get("include-hidden-files") is True, "include-hidden-files")
 want(".tpuci/runs/" in up["with"]["path"].split("\n"), "upload path")
+# The results cache: restored before the run, saved after it.
+want(order.index("Restore the results cache") < order.index("Run the spec") <
+     order.index("Save the results cache"), "results cache order")
+want(steps["Restore the results cache"]["with"]["restore-keys"].startswith("tpuci-results-"),
+     "results cache restore-keys")
 # The recorded durations: restored before the run, saved after it.
 if pytest:
     r = steps["Restore the recorded test durations"]

@@ -193,6 +193,9 @@ static json_t *expected(const char *spec, const char *url, const char *ref,
   char entries[32];
   const char *key = "${{ steps.tpuci-commit.outputs.key }}";
   const char *prefix = "${{ runner.temp }}/tpuci-install";
+  const char *results_key =
+      include ? "tpuci-results-${{ matrix.slug }}-${{ github.run_id }}-${{ github.run_attempt }}"
+              : "tpuci-results-${{ github.run_id }}-${{ github.run_attempt }}";
   const char *cmd = include
       ? "tpuci run --only \"$TPUCI_ONLY\" --report-json tpuci-report.json --report-yaml "
         "tpuci-report.yaml --report-html tpuci-report.html --junit tpuci-junit.xml \"$TPUCI_SPEC\""
@@ -208,14 +211,16 @@ static json_t *expected(const char *spec, const char *url, const char *ref,
       " {s:s, s:s, s:s, s:{s:s, s:s}, s:s},"
       " {s:s, s:s, s:s, s:{s:s, s:s}},"
       " {s:s, s:s},"
+      " {s:s, s:s, s:{s:s, s:s, s:s}},"
       " {s:s, s:o, s:s},"
+      " {s:s, s:s, s:s, s:{s:s, s:s}},"
       " {s:s, s:s, s:s, s:{s:s, s:s, s:b, s:s}}]",
       "name", "Check out the repository", "uses", "actions/checkout@v4",
       "name", "Install tpuci's build dependencies",
       "run", "sudo apt-get update\n"
              "sudo apt-get install -y --no-install-recommends build-essential cmake "
              "pkg-config git liblua5.4-dev libuv1-dev libyaml-dev libcurl4-openssl-dev "
-             "libjansson-dev libexpat1-dev\n",
+             "libjansson-dev libexpat1-dev libssl-dev\n",
       "name", "Find tpuci's commit", "id", "tpuci-commit",
       "env", "TPUCI_SOURCE", url, "TPUCI_REF", ref,
       "run", "sha=$(git ls-remote \"$TPUCI_SOURCE\" \"$TPUCI_REF\" | head -n 1 | cut -f 1)\n"
@@ -242,7 +247,12 @@ static json_t *expected(const char *spec, const char *url, const char *ref,
       "uses", "actions/cache/save@v4", "with", "path", prefix, "key", key,
       "name", "Put tpuci on the PATH",
       "run", "echo \"$RUNNER_TEMP/tpuci-install/bin\" >> \"$GITHUB_PATH\"\n",
+      "name", "Restore the results cache", "uses", "actions/cache/restore@v4",
+      "with", "path", ".tpuci/cache", "key", results_key,
+      "restore-keys", include ? "tpuci-results-${{ matrix.slug }}-" : "tpuci-results-",
       "name", "Run the spec", "env", run_env, "run", cmd,
+      "name", "Save the results cache", "if", "always() && hashFiles('.tpuci/cache/*.json') != ''",
+      "uses", "actions/cache/save@v4", "with", "path", ".tpuci/cache", "key", results_key,
       "name", "Upload the reports and the run folder", "if", "always()",
       "uses", "actions/upload-artifact@v4",
       "with", "name", include ? "tpuci-${{ matrix.slug }}" : "tpuci-reports",
@@ -762,6 +772,49 @@ static void test_durations_and_shards(void **state) {
   tpuci__plan_free(&plan);
 }
 
+/* The results cache (docs/cache.md): restored from the newest one before
+ * the run (a pull request's first run from its base branch's), saved
+ * after it whatever the verdict; per job, each matrix entry has its own. */
+static void test_results_cache(void **state) {
+  tpuci__plan_t plan;
+  tpuci__export_opts_t opts;
+  json_t *doc, *st;
+  char *text;
+  (void) state;
+
+  tpuci__plan_init(&plan);
+  plan.spec_path = tpuci__strdup("spec.lua");
+  add_in(&plan, "lint", NULL, -1, 0, 0);
+  text = export_ok(&plan, NULL);
+  doc = yaml_load(text);
+  st = step(doc, "tpuci", "Restore the results cache");
+  assert_string_equal(str_at(st, "uses"), "actions/cache/restore@v4");
+  assert_string_equal(str_at(st, "with/path"), ".tpuci/cache");
+  assert_string_equal(str_at(st, "with/key"),
+                      "tpuci-results-${{ github.run_id }}-${{ github.run_attempt }}");
+  assert_string_equal(str_at(st, "with/restore-keys"), "tpuci-results-");
+  st = step(doc, "tpuci", "Save the results cache");
+  assert_string_equal(str_at(st, "uses"), "actions/cache/save@v4");
+  assert_string_equal(str_at(st, "if"), "always() && hashFiles('.tpuci/cache/*.json') != ''");
+  assert_string_equal(str_at(st, "with/key"),
+                      "tpuci-results-${{ github.run_id }}-${{ github.run_attempt }}");
+  json_decref(doc);
+  free(text);
+
+  tpuci__export_opts_init(&opts);
+  opts.per_job = 1;
+  text = export_ok(&plan, &opts);
+  doc = yaml_load(text);
+  st = step(doc, "tpuci", "Restore the results cache");
+  assert_string_equal(str_at(st, "with/restore-keys"), "tpuci-results-${{ matrix.slug }}-");
+  st = step(doc, "tpuci", "Save the results cache");
+  assert_string_equal(str_at(st, "with/key"),
+                      "tpuci-results-${{ matrix.slug }}-${{ github.run_id }}-${{ github.run_attempt }}");
+  json_decref(doc);
+  free(text);
+  tpuci__plan_free(&plan);
+}
+
 static void test_runner_options(void **state) {
   tpuci__plan_t plan;
   tpuci__export_opts_t opts;
@@ -890,6 +943,7 @@ int main(void) {
       cmocka_unit_test(test_registries),
       cmocka_unit_test(test_images),
       cmocka_unit_test(test_durations_and_shards),
+      cmocka_unit_test(test_results_cache),
       cmocka_unit_test(test_runner_options),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -292,3 +292,8 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
   tpuci__sync_close(&s);
   return first;
 }
+
+int tpuci__runtime_docker_image_ids(const tpuci__plan_t *plan, char **ids, char **why,
+                                    tpuci__err_t *err) {
+  return tpuci__sync_image_ids(plan, TPUCI__RUNTIME_DOCKER, ids, why, err);
+}

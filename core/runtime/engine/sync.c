@@ -64,3 +64,36 @@ int tpuci__sync_removed(const tpuci__sync_res_t *d, const char *kind,
   tpuci__buf_addf(report, "FAILED to remove %s %s: %s\n", kind, name, d->message);
   return 0;
 }
+
+int tpuci__sync_image_ids(const tpuci__plan_t *plan, tpuci__runtime_kind_t kind, char **ids,
+                          char **why, tpuci__err_t *err) {
+  tpuci__sync_t s;
+  tpuci__sync_res_t r;
+  size_t k;
+  int opened = 0, rc = 0;
+  memset(&r, 0, sizeof(r));
+  for (k = 0; k < plan->nimages && rc == 0; k++) {
+    const tpuci__image_t *img = &plan->images[k];
+    if (!tpuci__plan_image_used(plan, k, kind)) continue;
+    if (img->pull == TPUCI__PULL_ALWAYS) {
+      why[k] = tpuci__printf("image '%s' has pull = \"always\": the pull may bring another",
+                             img->ref);
+      continue;
+    }
+    if (!opened && (rc = tpuci__sync_open(&s, err)) != 0) break;
+    opened = 1;
+    tpuci__engine_image_inspect(s.eng, img->ref, tpuci__sync_cb, &r);
+    tpuci__sync_wait(&s, &r);
+    if (r.ok && json_is_string(json_object_get(r.json, "Id")))
+      ids[k] = tpuci__strdup(json_string_value(json_object_get(r.json, "Id")));
+    else if (r.status == 404)
+      why[k] = tpuci__printf("image '%s' is not on the engine yet (its id is known once it is "
+                             "pulled)", img->ref);
+    else
+      rc = tpuci__err_set(err, TPUCI_EENGINE, "inspecting image '%s': %s", img->ref,
+                          r.message ? r.message : "no answer");
+    tpuci__sync_res_free(&r);
+  }
+  if (opened) tpuci__sync_close(&s);
+  return rc;
+}

@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <uv.h>
 
+#include "plan/plan.h"
 #include "runtime/engine/engine.h"
 
 /* One answer, copied out of the callback. */
@@ -36,6 +37,15 @@ void tpuci__sync_cb(void *p, const tpuci__engine_res_t *res);
 void tpuci__sync_wait(tpuci__sync_t *s, tpuci__sync_res_t *r);
 /* Frees the answer and zeroes it for the next request. */
 void tpuci__sync_res_free(tpuci__sync_res_t *r);
+
+/* The results cache's image ids (runtime.h, a driver's image_ids): for
+ * each plan image k the selected instances of `kind` run, ids[k] the
+ * engine's id of it ("sha256:..."), or NULL and why[k] (a new string)
+ * when there is none to trust: not on the engine (its id is known once
+ * it is pulled), or pull = "always" (the pull may bring another). 0, or
+ * TPUCI_EENGINE with err when the engine does not answer. */
+int tpuci__sync_image_ids(const tpuci__plan_t *plan, tpuci__runtime_kind_t kind, char **ids,
+                          char **why, tpuci__err_t *err);
 
 /* `tpuci gc`'s lines. */
 /* Waits for the answer r to listing `what` ("containers"): 0, or -1 with

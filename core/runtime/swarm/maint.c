@@ -484,3 +484,10 @@ int tpuci__runtime_swarm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
   tpuci__sync_close(&s);
   return first;
 }
+
+/* The manager's ids: a swarm's nodes must run the same image anyway
+ * (docs/swarm.md), and the cache takes them to (docs/cache.md). */
+int tpuci__runtime_swarm_image_ids(const tpuci__plan_t *plan, char **ids, char **why,
+                                   tpuci__err_t *err) {
+  return tpuci__sync_image_ids(plan, TPUCI__RUNTIME_SWARM, ids, why, err);
+}

@@ -1,0 +1,267 @@
+/* The input key of a job instance (inputs.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "runtime/inputs.h"
+#include "runtime/runtime.h"
+#include "runtime/tree.h"
+
+/* What the local runtime's jobs inherit from this process that picks
+ * the programs and modules they run. */
+static const char *const tpuci__local_env[] = {"PATH", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV",
+                                               "CONDA_PREFIX", "LD_LIBRARY_PATH", NULL};
+
+/* One folder (or file) hashed under one set of globs. */
+typedef struct {
+  char *source;
+  tpuci__strv_t globs;
+  int r;                   /* 0, or the error */
+  char *why;
+  tpuci__tree_key_t key;
+  size_t *hits;            /* per glob */
+} tpuci__memo_t;
+
+struct tpuci__inputs_s {
+  const tpuci__plan_t *plan;
+  char *state_dir;
+  char *spec_path;
+  char **image_ids;        /* per plan image */
+  char **image_why;
+  char *engine_why[TPUCI__RUNTIME__COUNT]; /* a kind's engine did not answer */
+  tpuci__memo_t *memo;
+  size_t nmemo;
+};
+
+static void tpuci__sha256_hex(const char *data, size_t len, char hex[65]) {
+  static const char digits[] = "0123456789abcdef";
+  unsigned char d[EVP_MAX_MD_SIZE];
+  unsigned dn = 0, i;
+  EVP_Digest(data, len, d, &dn, EVP_sha256(), NULL);
+  for (i = 0; i < 32; i++) {
+    hex[2 * i] = digits[d[i] >> 4];
+    hex[2 * i + 1] = digits[d[i] & 15];
+  }
+  hex[64] = '\0';
+}
+
+tpuci__inputs_t *tpuci__inputs_new(const tpuci__plan_t *plan, const tpuci__inputs_opts_t *o) {
+  tpuci__inputs_t *in = tpuci__calloc(1, sizeof(*in));
+  int used[TPUCI__RUNTIME__COUNT] = {0}, k;
+  size_t i;
+  in->plan = plan;
+  in->state_dir = tpuci__strdup(o->state_dir);
+  in->spec_path = tpuci__strdup(o->spec_path);
+  in->image_ids = tpuci__calloc(plan->nimages + 1, sizeof(char *));
+  in->image_why = tpuci__calloc(plan->nimages + 1, sizeof(char *));
+  for (i = 0; i < plan->ninstances; i++) {
+    const tpuci__instance_t *inst = &plan->instances[i];
+    if (inst->selected && !inst->no_cache && inst->image >= 0) used[inst->runtime] = 1;
+  }
+  for (k = 0; k < TPUCI__RUNTIME__COUNT; k++) {
+    const tpuci__driver_t *d = tpuci__driver((tpuci__runtime_kind_t) k);
+    tpuci__err_t e = {0, NULL};
+    if (!used[k] || d == NULL || d->image_ids == NULL) continue;
+    if (d->image_ids(plan, in->image_ids, in->image_why, &e) != 0)
+      in->engine_why[k] = tpuci__printf("the %s engine did not tell the image's id: %s",
+                                        tpuci__runtime_kind_name((tpuci__runtime_kind_t) k),
+                                        e.msg ? e.msg : "no answer");
+    tpuci__err_clear(&e);
+  }
+  return in;
+}
+
+void tpuci__inputs_free(tpuci__inputs_t *in) {
+  size_t i;
+  int k;
+  if (in == NULL) return;
+  for (i = 0; i < in->plan->nimages; i++) {
+    free(in->image_ids[i]);
+    free(in->image_why[i]);
+  }
+  free(in->image_ids);
+  free(in->image_why);
+  for (k = 0; k < TPUCI__RUNTIME__COUNT; k++) free(in->engine_why[k]);
+  for (i = 0; i < in->nmemo; i++) {
+    free(in->memo[i].source);
+    tpuci__strv_free(&in->memo[i].globs);
+    free(in->memo[i].why);
+    free(in->memo[i].hits);
+  }
+  free(in->memo);
+  free(in->state_dir);
+  free(in->spec_path);
+  free(in);
+}
+
+static int tpuci__same_globs(const tpuci__strv_t *a, const tpuci__strv_t *b) {
+  size_t i;
+  if (a->len != b->len) return 0;
+  for (i = 0; i < a->len; i++)
+    if (strcmp(a->items[i], b->items[i]) != 0) return 0;
+  return 1;
+}
+
+/* The key of `source` under the instance's globs, hashed once a run. */
+static const tpuci__memo_t *tpuci__tree(tpuci__inputs_t *in, const char *source,
+                                        const tpuci__strv_t *globs) {
+  tpuci__memo_t *m;
+  tpuci__tree_opts_t o;
+  tpuci__err_t e = {0, NULL};
+  const char *ex[2];
+  size_t i, nex = 0;
+  for (i = 0; i < in->nmemo; i++)
+    if (strcmp(in->memo[i].source, source) == 0 && tpuci__same_globs(&in->memo[i].globs, globs))
+      return &in->memo[i];
+  in->memo = tpuci__realloc(in->memo, (in->nmemo + 1) * sizeof(*in->memo));
+  m = &in->memo[in->nmemo++];
+  memset(m, 0, sizeof(*m));
+  m->source = tpuci__strdup(source);
+  tpuci__strv_copy(&m->globs, globs);
+  m->hits = tpuci__calloc(globs->len + 1, sizeof(size_t));
+  if (in->state_dir) ex[nex++] = in->state_dir;
+  if (in->spec_path) ex[nex++] = in->spec_path;
+  memset(&o, 0, sizeof(o));
+  o.exclude = ex;
+  o.nexclude = nex;
+  o.globs = (const char *const *) globs->items;
+  o.nglobs = globs->len;
+  o.glob_base = in->plan->spec_dir;
+  o.glob_hits = m->hits;
+  m->r = tpuci__tree_key(source, &o, &m->key, &e);
+  if (m->r != 0) m->why = tpuci__strdup(e.msg ? e.msg : tpuci__strerror(m->r));
+  tpuci__err_clear(&e);
+  return m;
+}
+
+/* The folder a job without an image runs in. */
+static char *tpuci__local_dir(const tpuci__plan_t *p, const tpuci__instance_t *inst) {
+  const char *base = p->spec_dir ? p->spec_dir : ".";
+  if (inst->workdir == NULL) return tpuci__strdup(base);
+  if (inst->workdir[0] == '/') return tpuci__strdup(inst->workdir);
+  return tpuci__printf("%s/%s", base, inst->workdir);
+}
+
+/* Hashes one folder into `parts`' "mounts" (or "workdir"); 0, or -1 with
+ * out->why. Counts each glob's hits into `hits`. */
+static int tpuci__add_tree(tpuci__inputs_t *in, const tpuci__instance_t *inst,
+                           const char *source, json_t *m, size_t *hits,
+                           tpuci__inputs_key_t *out) {
+  const tpuci__memo_t *t = tpuci__tree(in, source, &inst->inputs);
+  size_t g;
+  if (t->r != 0) {
+    out->why = tpuci__printf("%s", t->why);
+    return -1;
+  }
+  for (g = 0; g < inst->inputs.len; g++) hits[g] += t->hits[g];
+  json_object_set_new(m, "key", json_string(t->key.hex));
+  json_object_set_new(m, "how", json_string(t->key.how));
+  json_object_set_new(m, "files", json_integer((json_int_t) t->key.files));
+  return 0;
+}
+
+void tpuci__inputs_key(tpuci__inputs_t *in, size_t i, const tpuci__strv_t *tests,
+                       tpuci__inputs_key_t *out) {
+  const tpuci__plan_t *p = in->plan;
+  const tpuci__instance_t *inst = &p->instances[i];
+  json_t *entry, *parts, *a, *material;
+  size_t *hits = tpuci__calloc(inst->inputs.len + 1, sizeof(size_t)), k;
+  char *text, hex[65];
+  int bad = 0;
+
+  memset(out, 0, sizeof(*out));
+  parts = json_object();
+  out->parts = parts;
+  json_object_set_new(parts, "format", json_string(TPUCI__KEY_FORMAT));
+  json_object_set_new(parts, "tpuci", json_string(tpuci_version()));
+  /* The plan entry, but for where it is written in the spec. */
+  entry = tpuci__plan_instance_json(p, inst);
+  json_object_del(entry, "where");
+  text = json_dumps(entry, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII);
+  json_decref(entry);
+  tpuci__sha256_hex(text, strlen(text), hex);
+  free(text);
+  json_object_set_new(parts, "entry", json_string(hex));
+
+  if (inst->no_cache) {
+    out->why = tpuci__strdup("cache = false");
+    bad = 1;
+  } else if (inst->runtime == TPUCI__RUNTIME_SSH) {
+    out->why = tpuci__strdup("runtime ssh: what the workers hold is not known here");
+    bad = 1;
+  } else if (inst->image >= 0) {
+    if (in->engine_why[inst->runtime]) {
+      out->why = tpuci__strdup(in->engine_why[inst->runtime]);
+      bad = 1;
+    } else if (in->image_ids[inst->image] == NULL) {
+      out->why = tpuci__strdup(in->image_why[inst->image]
+                                   ? in->image_why[inst->image]
+                                   : "the image's id is not known");
+      bad = 1;
+    } else {
+      json_object_set_new(parts, "image", json_string(in->image_ids[inst->image]));
+    }
+  }
+  if (!bad && inst->image >= 0) {
+    a = json_array();
+    json_object_set_new(parts, "mounts", a);
+    for (k = 0; k < inst->nmounts && !bad; k++) {
+      json_t *m = json_object();
+      json_array_append_new(a, m);
+      json_object_set_new(m, "source", json_string(inst->mounts[k].source));
+      json_object_set_new(m, "target", json_string(inst->mounts[k].target));
+      json_object_set_new(m, "readonly", json_boolean(inst->mounts[k].read_only));
+      bad = tpuci__add_tree(in, inst, inst->mounts[k].source, m, hits, out) != 0;
+    }
+  } else if (!bad) {
+    /* No image: the folder it runs in, and the tools it finds. */
+    json_t *w = json_object(), *env = json_object();
+    char *dir = tpuci__local_dir(p, inst);
+    json_object_set_new(w, "source", json_string(dir));
+    json_object_set_new(parts, "workdir", w);
+    bad = tpuci__add_tree(in, inst, dir, w, hits, out) != 0;
+    free(dir);
+    for (k = 0; tpuci__local_env[k]; k++) {
+      const char *v = getenv(tpuci__local_env[k]);
+      if (v) json_object_set_new(env, tpuci__local_env[k], json_string(v));
+    }
+    json_object_set_new(parts, "env", env);
+  }
+  if (tests != NULL && tests->len > 0) {
+    a = json_array();
+    for (k = 0; k < tests->len; k++) json_array_append_new(a, json_string(tests->items[k]));
+    json_object_set_new(parts, "tests", a);
+  }
+  if (!bad)
+    for (k = 0; k < inst->inputs.len; k++)
+      if (hits[k] == 0)
+        tpuci__strv_take(&out->warnings,
+                         tpuci__printf("%s: job '%s': inputs[%zu] '%s' matches no file of %s",
+                                       inst->where, inst->job, k + 1, inst->inputs.items[k],
+                                       inst->image >= 0 ? "its mounts" : "its folder"));
+  free(hits);
+  if (bad) return;
+  /* The key: the parts but for what only describes them. */
+  material = json_deep_copy(parts);
+  a = json_object_get(material, "mounts");
+  for (k = 0; a && k < json_array_size(a); k++) {
+    json_object_del(json_array_get(a, k), "how");
+    json_object_del(json_array_get(a, k), "files");
+  }
+  if ((a = json_object_get(material, "workdir")) != NULL) {
+    json_object_del(a, "how");
+    json_object_del(a, "files");
+  }
+  text = json_dumps(material, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII);
+  json_decref(material);
+  tpuci__sha256_hex(text, strlen(text), out->hex);
+  free(text);
+}
+
+void tpuci__inputs_key_clear(tpuci__inputs_key_t *k) {
+  free(k->why);
+  json_decref(k->parts);
+  tpuci__strv_free(&k->warnings);
+  memset(k, 0, sizeof(*k));
+}
