@@ -214,6 +214,12 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
   if (k > 0 && ctx->timings_path && ctx->repeat == 0 &&
       (r = tpuci__timings_save(&ctx->timings, ctx->timings_path, &e)) != 0)
     tpuci__records_failed(ctx, ctx->timings_path, r);
+  /* What shard groups collected: the next run splits them without a
+   * collection pass. */
+  if (ctx->sched && ctx->collections_path && ctx->repeat == 0 &&
+      tpuci__sched_collections(ctx->sched, &ctx->collections) > 0 &&
+      (r = tpuci__collections_save(&ctx->collections, ctx->collections_path, &e)) != 0)
+    tpuci__records_failed(ctx, ctx->collections_path, r);
   /* A probe's repetitions are not runs of the suite: no history. */
   if (k > 0 && ctx->repeat == 0) tpuci__append_history(ctx, suites, n, k);
   /* The quarantine's properties, once the history says what is ready. */
@@ -401,6 +407,19 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
     if (opts->on_event) opts->on_event(ctx, &ev, opts->userdata);
     free(msg);
   }
+  ctx->collections_path = tpuci__printf("%s/collections.json",
+                                        opts->state_dir ? opts->state_dir : ".tpuci");
+  if (tpuci__collections_load(&ctx->collections, ctx->collections_path, &e) != 0) {
+    /* Shard groups collect first again; the run rewrites the file. */
+    char *msg = tpuci__printf("warning: %s; shards collect first", e.msg);
+    tpuci__err_clear(&e);
+    memset(&ev, 0, sizeof(ev));
+    ev.size = sizeof(ev);
+    ev.type = TPUCI_EVENT_MESSAGE;
+    ev.message = msg;
+    if (opts->on_event) opts->on_event(ctx, &ev, opts->userdata);
+    free(msg);
+  }
   ctx->nresults = ctx->plan.ninstances;
   ctx->results = tpuci__calloc(ctx->nresults ? ctx->nresults : 1, sizeof(*ctx->results));
 
@@ -429,6 +448,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   so.tick_ms = opts->tick_ms;
   so.run_id = ctx->rd.id;
   so.timings = &ctx->timings;
+  so.collections = &ctx->collections;
   so.preselect = ctx->preselect;
   so.run_dir = ctx->rd.dir;
   so.on_event = tpuci__on_sched_event;

@@ -123,9 +123,7 @@ void tpuci__shard_plan_free(tpuci__shard_plan_t *p) {
   memset(p, 0, sizeof(*p));
 }
 
-/* The part of a node id its group is named by: the file, the file and
- * class, or all of it. Only "::" before a parameter's '[' count. */
-static size_t tpuci__group_len(const char *id, tpuci__shard_by_t by) {
+size_t tpuci__shard_unit_len(const char *id, tpuci__shard_by_t by) {
   size_t end = strcspn(id, "["), i, seps = 0;
   if (by == TPUCI__SHARD_BY_TEST) return strlen(id);
   for (i = 0; i + 1 < end; i++) {
@@ -172,7 +170,7 @@ static void tpuci__shard_groups(const tpuci__item_t *items, size_t m, tpuci__sha
 
   tpuci__idmap_init(&names);
   for (i = 0; i < m; i++) {
-    size_t len = tpuci__group_len(items[i].id, by), k;
+    size_t len = tpuci__shard_unit_len(items[i].id, by), k;
     char *name = tpuci__strndup(items[i].id, len);
     k = tpuci__idmap_get(&names, name);
     if (k == TPUCI__IDMAP_NONE) {
@@ -280,4 +278,34 @@ double tpuci__shard_imbalance(const tpuci__shard_plan_t *p) {
   for (i = 0; i < p->n; i++)
     if (p->shards[i].predicted_s > max) max = p->shards[i].predicted_s;
   return max / (p->total_s / (double) p->n);
+}
+
+char *tpuci__shard_assignment(const tpuci__shard_plan_t *p, tpuci__shard_by_t by,
+                              size_t shard) {
+  static const char *const names[] = {"file", "class", "test"};
+  tpuci__idmap_t seen;
+  tpuci__strv_t keys = {0}; /* the map borrows them */
+  tpuci__buf_t b;
+  size_t k, i, live = 0;
+
+  tpuci__buf_init(&b);
+  tpuci__buf_addf(&b, "%s %zu ", names[by], shard);
+  for (k = 0; k < p->n; k++)
+    if (p->shards[k].ids.len > 0) tpuci__buf_addf(&b, "%s%zu", live++ ? "," : "", k + 1);
+  tpuci__idmap_init(&seen);
+  for (k = 0; k < p->n; k++)
+    for (i = 0; i < p->shards[k].ids.len; i++) {
+      const char *id = p->shards[k].ids.items[i];
+      char *unit = tpuci__strndup(id, tpuci__shard_unit_len(id, by));
+      if (tpuci__idmap_get(&seen, unit) != TPUCI__IDMAP_NONE) {
+        free(unit);
+        continue;
+      }
+      tpuci__idmap_put(&seen, unit, keys.len);
+      tpuci__strv_take(&keys, unit);
+      tpuci__buf_addf(&b, "\n%zu\t%s", k + 1, unit);
+    }
+  tpuci__idmap_free(&seen);
+  tpuci__strv_free(&keys);
+  return tpuci__buf_steal(&b);
 }

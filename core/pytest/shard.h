@@ -66,6 +66,26 @@ int tpuci__shard_plan(const char *const *ids, size_t n, const tpuci__timings_t *
                       tpuci__err_t *err);
 void tpuci__shard_plan_free(tpuci__shard_plan_t *p);
 
+/* The length of the part of node id `id` that `by` keeps in one shard:
+ * its file, its file and class ("tests/t.py::TestC"; a test outside a
+ * class is a part of its own), or all of it. Only "::" before a
+ * parameter's '[' count. */
+size_t tpuci__shard_unit_len(const char *id, tpuci__shard_by_t by);
+
+/* What one shard's bootstrap needs to keep its part of the split `p`
+ * when it collects the whole suite itself (pytest_run.c): a first line
+ * "BY SHARD LIVE" (BY file, class or test; SHARD this shard, 1-based;
+ * LIVE the shards with a test, "1,2"), then a line "K<tab>UNIT" for each
+ * unit of the split (a file, a class or a test, by `by`) and the shard
+ * it went to. A unit the lines do not name (new since the recorded
+ * collection) goes to LIVE[crc32(UNIT) % len(LIVE)], in every shard
+ * alike. A new string. */
+char *tpuci__shard_assignment(const tpuci__shard_plan_t *p, tpuci__shard_by_t by,
+                              size_t shard);
+/* Past this size the assignment is not passed (an argument's length is
+ * capped by the kernel at 128 KiB): the shards run node ids. */
+#define TPUCI__SHARD_ASSIGNMENT_MAX (100 * 1024)
+
 /* The longest shard's predicted duration over the ideal (total / n):
  * 1.0 is perfect. 0 when there is nothing to run. */
 double tpuci__shard_imbalance(const tpuci__shard_plan_t *p);

@@ -76,6 +76,14 @@ typedef struct {
   tpuci_outcome_t outcome; /* FAILED: the shards' outcome (or PASSED when
                               nothing was collected and that is allowed) */
   char *log_path;          /* the collection's log */
+  char *key;               /* tpuci__collection_key() of its shards */
+  int from_record;         /* split from the last run's collection */
+  int told;                /* the split was said */
+  /* Each shard collects the suite itself and keeps its part (the
+   * bootstrap's assignment, per shard); 0: the shards run node ids. */
+  int filter;
+  char **assign;
+  tpuci__strv_t ids;       /* what the collection pass listed */
 } tpuci__group_t;
 
 /* An instance waiting for its retry backoff. */
