@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,14 +28,14 @@ static tpuci__collection_t *tpuci__collection_find(const tpuci__collections_t *c
   return NULL;
 }
 
-const tpuci__strv_t *tpuci__collection_get(const tpuci__collections_t *c, const char *group,
-                                           const char *key) {
+const tpuci__collection_t *tpuci__collection_get(const tpuci__collections_t *c,
+                                                 const char *group, const char *key) {
   const tpuci__collection_t *e = tpuci__collection_find(c, group);
-  return e != NULL && strcmp(e->key, key) == 0 ? &e->ids : NULL;
+  return e != NULL && strcmp(e->key, key) == 0 ? e : NULL;
 }
 
 void tpuci__collection_put(tpuci__collections_t *c, const char *group, const char *key,
-                           const tpuci__strv_t *ids) {
+                           const tpuci__strv_t *ids, double overhead_s) {
   tpuci__collection_t *e = tpuci__collection_find(c, group);
   if (e == NULL) {
     if (c->len == c->cap) {
@@ -50,6 +51,7 @@ void tpuci__collection_put(tpuci__collections_t *c, const char *group, const cha
   }
   e->key = tpuci__strdup(key);
   tpuci__strv_copy(&e->ids, ids);
+  e->overhead_s = overhead_s >= 0 && isfinite(overhead_s) ? overhead_s : -1;
 }
 
 int tpuci__collections_load_string(tpuci__collections_t *c, const char *data, size_t len,
@@ -77,9 +79,11 @@ int tpuci__collections_load_string(tpuci__collections_t *c, const char *data, si
   tpuci__collections_init(&tmp);
   json_object_foreach(groups, group, v) {
     json_t *key = json_object_get(v, "key"), *ids = json_object_get(v, "ids"), *id;
+    json_t *over = json_object_get(v, "overhead_s");
     tpuci__strv_t list = {0};
     size_t i;
-    int ok = json_is_object(v) && json_is_string(key) && json_is_array(ids);
+    int ok = json_is_object(v) && json_is_string(key) && json_is_array(ids) &&
+             (over == NULL || (json_is_number(over) && json_number_value(over) >= 0));
     json_array_foreach(ids, i, id) {
       if (!ok || !json_is_string(id)) {
         ok = 0;
@@ -87,14 +91,16 @@ int tpuci__collections_load_string(tpuci__collections_t *c, const char *data, si
       }
       tpuci__strv_push(&list, json_string_value(id));
     }
-    if (ok) tpuci__collection_put(&tmp, group, json_string_value(key), &list);
+    if (ok)
+      tpuci__collection_put(&tmp, group, json_string_value(key), &list,
+                            over ? json_number_value(over) : -1);
     tpuci__strv_free(&list);
     if (!ok) {
       json_decref(root);
       tpuci__collections_free(&tmp);
       return tpuci__err_set(err, TPUCI_EIO,
-                            "%s: groups[\"%.200s\"]: needs \"key\" (a string) and \"ids\" "
-                            "(an array of strings)",
+                            "%s: groups[\"%.200s\"]: needs \"key\" (a string), \"ids\" "
+                            "(an array of strings) and may have \"overhead_s\" (seconds)",
                             name, group);
     }
   }
@@ -126,6 +132,9 @@ char *tpuci__collections_dump(const tpuci__collections_t *c) {
       json_array_append_new(ids, json_string(c->items[i].ids.items[k]));
     json_object_set_new(o, "key", json_string(c->items[i].key));
     json_object_set_new(o, "ids", ids);
+    if (c->items[i].overhead_s >= 0)
+      json_object_set_new(o, "overhead_s",
+                          json_real(round(c->items[i].overhead_s * 1e3) / 1e3));
     json_object_set_new(groups, c->items[i].group, o);
   }
   json_object_set_new(root, "groups", groups);

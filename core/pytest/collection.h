@@ -4,7 +4,8 @@
  * "Shards at run time").
  *
  *   {"version": 1,
- *    "groups": {"suite": {"key": "...", "ids": ["tests/test_a.py::test_x", ...]}}}
+ *    "groups": {"suite": {"key": "...", "ids": ["tests/test_a.py::test_x", ...],
+ *                         "overhead_s": 2.5}}}
  *
  * A group's record is used only while its key matches (the key says
  * what selects the tests: the interpreter and pytest's arguments, the
@@ -28,6 +29,9 @@ typedef struct {
   char *group;           /* the shard group's name (tpuci__pytest_group_name) */
   char *key;
   tpuci__strv_t ids;     /* node ids, in the order collected */
+  /* What one of its attempts took beyond its tests (start, imports,
+   * collection), in seconds: the cost of a retry; -1: not known. */
+  double overhead_s;
 } tpuci__collection_t;
 
 typedef struct {
@@ -49,13 +53,12 @@ char *tpuci__collections_dump(const tpuci__collections_t *c);
 int tpuci__collections_save(const tpuci__collections_t *c, const char *path,
                             tpuci__err_t *err);
 
-/* The node ids `group` collected last time, when its record's key is
- * `key`; else NULL. */
-const tpuci__strv_t *tpuci__collection_get(const tpuci__collections_t *c, const char *group,
-                                           const char *key);
+/* The record of `group` when its key is `key`; else NULL. */
+const tpuci__collection_t *tpuci__collection_get(const tpuci__collections_t *c,
+                                                 const char *group, const char *key);
 /* Records what `group` collected under `key` (replacing its record). */
 void tpuci__collection_put(tpuci__collections_t *c, const char *group, const char *key,
-                           const tpuci__strv_t *ids);
+                           const tpuci__strv_t *ids, double overhead_s);
 
 /* The key of the shard group of `inst`: everything of the plan that
  * selects its tests (the same for every shard of the group), as one

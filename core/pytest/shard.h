@@ -54,6 +54,7 @@ typedef struct {
   size_t known, unknown; /* tests with and without a recorded duration */
   double unknown_s;      /* what an unknown test was assumed to take */
   double total_s;        /* sum over all shards */
+  size_t retrying;       /* shards expected to retry (plan_retry) */
 } tpuci__shard_plan_t;
 
 /* Splits ids[0..n) (duplicates are counted once) into `shards` shards
@@ -64,6 +65,16 @@ typedef struct {
 int tpuci__shard_plan(const char *const *ids, size_t n, const tpuci__timings_t *t,
                       size_t shards, tpuci__shard_by_t by, tpuci__shard_plan_t *out,
                       tpuci__err_t *err);
+/* The same, planning the retry of the tests whose latest result failed
+ * (`failed` in the store) when retry_s >= 0: such a test counts twice,
+ * and a shard that gets one counts retry_s more once (its retry's own
+ * cost: backoff, start, imports). A unit with one goes to the shard it
+ * would end soonest on, so those tests gather in few shards, whose other
+ * work shrinks by their retry: retries end with the other shards instead
+ * of after them. retry_s < 0: tpuci__shard_plan(). */
+int tpuci__shard_plan_retry(const char *const *ids, size_t n, const tpuci__timings_t *t,
+                            size_t shards, tpuci__shard_by_t by, double retry_s,
+                            tpuci__shard_plan_t *out, tpuci__err_t *err);
 void tpuci__shard_plan_free(tpuci__shard_plan_t *p);
 
 /* The length of the part of node id `id` that `by` keeps in one shard:

@@ -45,10 +45,18 @@ void tpuci__attempt_synthetic(tpuci__sched_t *s, size_t index,
  * from the split. */
 static int tpuci__group_plan(tpuci__sched_t *s, tpuci__group_t *g,
                              const tpuci__instance_t *inst, const tpuci__strv_t *ids,
-                             tpuci__err_t *e) {
+                             double overhead_s, tpuci__err_t *e) {
   size_t n = (size_t) inst->pytest->shards, k;
-  int r = tpuci__shard_plan((const char *const *) ids->items, ids->len, s->opts.timings, n,
-                            inst->pytest->shard_by, &g->plan, e);
+  const tpuci__retry_t *rt = &inst->retry;
+  double retry_s = -1;
+  int r;
+
+  /* Tests that failed last time fail a shard, which then retries them:
+   * plan for that when a failure is retried with what failed. */
+  if (rt->attempts > 1 && tpuci__retry_wants(rt, TPUCI_OUTCOME_FAILED) && !rt->rerun_unfinished)
+    retry_s = (overhead_s > 0 ? overhead_s : 0) + (double) tpuci__retry_delay(rt, 2) / 1000.0;
+  r = tpuci__shard_plan_retry((const char *const *) ids->items, ids->len, s->opts.timings, n,
+                              inst->pytest->shard_by, retry_s, &g->plan, e);
   if (r != 0) return r;
   g->state = TPUCI__GROUP_READY;
   g->assign = tpuci__calloc(n, sizeof(*g->assign));
@@ -79,6 +87,9 @@ static void tpuci__group_tell(tpuci__sched_t *s, tpuci__group_t *g,
       tpuci__buf_addf(&b, "%s %zu", k ? "," : "", g->plan.shards[k].ids.len);
     else
       tpuci__buf_addf(&b, "%s %.1fs", k ? "," : "", g->plan.shards[k].predicted_s);
+  if (g->plan.retrying > 0)
+    tpuci__buf_addf(&b, " (with the retry of the tests that failed last time, in %zu %s)",
+                    g->plan.retrying, g->plan.retrying == 1 ? "shard" : "shards");
   if (g->from_record)
     tpuci__buf_adds(&b, "; from the last run's collection (each shard collects the suite "
                         "itself: a new test runs in one of them)");
@@ -127,7 +138,7 @@ void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t,
   if (o == TPUCI_OUTCOME_PASSED && t->log_errno == 0 && ex->log_lost == NULL &&
       tpuci__read_file(t->log_path, &text, &len) == 0 &&
       tpuci__collect_parse(text, len, &ids, &e) == 0 && ids.len > 0 &&
-      tpuci__group_plan(s, g, inst, &ids, &e) == 0) {
+      tpuci__group_plan(s, g, inst, &ids, -1, &e) == 0) {
     tpuci__strv_copy(&g->ids, &ids);
     tpuci__group_tell(s, g, inst);
   } else {
@@ -223,13 +234,14 @@ void tpuci__groups_build(tpuci__sched_t *s) {
    * run's collection: no collection pass. */
   for (i = 0; i < plan->ninstances; i++) {
     tpuci__group_t *g = s->group_of[i] >= 0 ? &s->groups[s->group_of[i]] : NULL;
-    const tpuci__strv_t *ids;
+    const tpuci__collection_t *rec;
     tpuci__err_t e = {0, NULL};
     if (g == NULL || g->key != NULL) continue;
     g->key = tpuci__collection_key(plan, &plan->instances[i]);
-    ids = s->opts.collections ? tpuci__collection_get(s->opts.collections, g->name, g->key)
+    rec = s->opts.collections ? tpuci__collection_get(s->opts.collections, g->name, g->key)
                               : NULL;
-    if (ids != NULL && ids->len > 0 && tpuci__group_plan(s, g, &plan->instances[i], ids, &e) == 0)
+    if (rec != NULL && rec->ids.len > 0 &&
+        tpuci__group_plan(s, g, &plan->instances[i], &rec->ids, rec->overhead_s, &e) == 0)
       g->from_record = 1;
     tpuci__err_clear(&e);
   }
@@ -244,6 +256,45 @@ static const tpuci__strv_t *tpuci__shard_collected(const tpuci__sched_t *s, size
     if (!h->attempts[k].has_selection && h->attempts[k].has_collection)
       return &h->attempts[k].collected;
   return NULL;
+}
+
+static int tpuci__cmp_secs(const void *a, const void *b) {
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* What the pytest attempts of shard group `gi` took beyond their tests,
+ * the median, from its retries when it had any (a retry's cost is what
+ * the split plans for), else its first attempts; -1 when none ran. */
+static double tpuci__group_overhead(const tpuci__sched_t *s, size_t gi) {
+  double *v = NULL, out = -1;
+  size_t n = 0, cap = 0, i, k, j, r;
+  int retries;
+
+  for (retries = 1; retries >= 0 && n == 0; retries--)
+    for (i = 0; i < s->plan->ninstances; i++) {
+      const tpuci__history_t *h = s->results[i].history;
+      size_t from, to;
+      if (s->group_of[i] != (int) gi || h == NULL) continue;
+      from = retries ? 1 : 0;
+      to = retries ? h->n_attempts : h->n_attempts > 0;
+      for (k = from; k < to; k++) {
+        double tests = 0;
+        if (!h->attempts[k].reported || h->attempts[k].cut) continue;
+        for (j = 0; j < h->len; j++)
+          for (r = 0; r < h->tests[j].len; r++)
+            if (h->tests[j].runs[r].attempt == (int) k + 1)
+              tests += h->tests[j].runs[r].result.time_s;
+        if (n == cap) v = tpuci__realloc(v, (cap = cap ? 2 * cap : 8) * sizeof(*v));
+        v[n++] = h->attempts[k].time_s > tests ? h->attempts[k].time_s - tests : 0;
+      }
+    }
+  if (n > 0) {
+    qsort(v, n, sizeof(*v), tpuci__cmp_secs);
+    out = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  }
+  free(v);
+  return out;
 }
 
 size_t tpuci__sched_collections(const tpuci__sched_t *s, tpuci__collections_t *c) {
@@ -272,10 +323,10 @@ size_t tpuci__sched_collections(const tpuci__sched_t *s, tpuci__collections_t *c
         tpuci__strv_push(&ids, parts[k]->items[i]);
     free(parts);
     if (whole && ids.len > 0) {
-      tpuci__collection_put(c, g->name, g->key, &ids);
+      tpuci__collection_put(c, g->name, g->key, &ids, tpuci__group_overhead(s, gi));
       n++;
     } else if (g->ids.len > 0) {
-      tpuci__collection_put(c, g->name, g->key, &g->ids);
+      tpuci__collection_put(c, g->name, g->key, &g->ids, tpuci__group_overhead(s, gi));
       n++;
     }
     tpuci__strv_free(&ids);

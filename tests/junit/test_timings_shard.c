@@ -548,6 +548,84 @@ static void test_shard_by_file_and_class(void **state) {
   tpuci__timings_free(&t);
 }
 
+/* Planning retries: two quick tests failed last time (a retry runs them
+ * again at 3 s of its own), three long ones passed. */
+static void test_shard_retry(void **state) {
+  const char *ids[] = {"t/w1.py::test", "t/f1.py::test_x", "t/w2.py::test", "t/f2.py::test_y",
+                       "t/w3.py::test"};
+  tpuci__timings_t t;
+  tpuci__err_t err = {0};
+  tpuci__shard_plan_t p;
+  (void) state;
+
+  tpuci__timings_init(&t);
+  tpuci__timings_record(&t, "t/w1.py::test", 6);
+  tpuci__timings_record(&t, "t/w2.py::test", 6);
+  tpuci__timings_record(&t, "t/w3.py::test", 4);
+  tpuci__timings_record(&t, "t/f1.py::test_x", 1);
+  tpuci__timings_record(&t, "t/f2.py::test_y", 1);
+  t.items[3].failed = t.items[4].failed = 1;
+
+  /* Without: LPT puts both failing tests beside w2 (8 s), whose retry
+   * (3 s + 2 s) would end the run at 13 s. */
+  assert_int_equal(tpuci__shard_plan(ids, 5, &t, 2, TPUCI__SHARD_BY_FILE, &p, &err), 0);
+  assert_int_equal(p.retrying, 0);
+  assert_near(p.shards[0].predicted_s, 10);
+  assert_near(p.shards[1].predicted_s, 8);
+  tpuci__shard_plan_free(&p);
+
+  /* With: both in one shard that starts with its retry's 3 s, so it gets
+   * w3 (4 s) and the other w1 and w2: 11 s and 12 s, retry included. */
+  assert_int_equal(tpuci__shard_plan_retry(ids, 5, &t, 2, TPUCI__SHARD_BY_FILE, 3, &p, &err), 0);
+  assert_int_equal(p.retrying, 1);
+  assert_near(p.shards[0].predicted_s, 3 + 2 * 2 + 4);
+  assert_int_equal(p.shards[0].ids.len, 3);
+  assert_string_equal(p.shards[0].ids.items[0], "t/f1.py::test_x");
+  assert_string_equal(p.shards[0].ids.items[1], "t/f2.py::test_y");
+  assert_string_equal(p.shards[0].ids.items[2], "t/w3.py::test");
+  assert_near(p.shards[1].predicted_s, 12);
+  tpuci__shard_plan_free(&p);
+
+  /* Failing work longer than a shard: spread over as few as hold it. */
+  t.items[0].failed = t.items[1].failed = t.items[2].failed = 1;
+  assert_int_equal(tpuci__shard_plan_retry(ids, 5, &t, 3, TPUCI__SHARD_BY_FILE, 3, &p, &err), 0);
+  assert_int_equal(p.retrying, 3);
+  tpuci__shard_plan_free(&p);
+  t.items[0].failed = t.items[1].failed = t.items[2].failed = 0;
+
+  /* Nothing failed: the same split as without. */
+  t.items[3].failed = t.items[4].failed = 0;
+  assert_int_equal(tpuci__shard_plan_retry(ids, 5, &t, 2, TPUCI__SHARD_BY_FILE, 3, &p, &err), 0);
+  assert_int_equal(p.retrying, 0);
+  assert_near(p.shards[0].predicted_s, 10);
+  tpuci__shard_plan_free(&p);
+  tpuci__timings_free(&t);
+}
+
+/* A shard's assignment: its number, the shards with tests, each unit
+ * once with its shard. */
+static void test_shard_assignment(void **state) {
+  const char *ids[] = {"t/a.py::test_1", "t/b.py::TestX::test_1[x::y]", "t/a.py::test_2",
+                       "t/b.py::TestX::test_2"};
+  tpuci__err_t err = {0};
+  tpuci__shard_plan_t p;
+  char *a;
+  (void) state;
+
+  assert_int_equal(tpuci__shard_plan(ids, 4, NULL, 3, TPUCI__SHARD_BY_FILE, &p, &err), 0);
+  a = tpuci__shard_assignment(&p, TPUCI__SHARD_BY_FILE, 2);
+  assert_string_equal(a, "file 2 1,2\n1\tt/a.py\n2\tt/b.py");
+  free(a);
+  a = tpuci__shard_assignment(&p, TPUCI__SHARD_BY_CLASS, 1);
+  assert_string_equal(a, "class 1 1,2\n1\tt/a.py::test_1\n1\tt/a.py::test_2\n2\tt/b.py::TestX");
+  free(a);
+  tpuci__shard_plan_free(&p);
+  assert_int_equal(tpuci__shard_unit_len("t/b.py::TestX::test_1[x::y]", TPUCI__SHARD_BY_CLASS),
+                   strlen("t/b.py::TestX"));
+  assert_int_equal(tpuci__shard_unit_len("t/b.py::test_1[x::y]", TPUCI__SHARD_BY_FILE),
+                   strlen("t/b.py"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_timings_record_and_average),
@@ -561,6 +639,8 @@ int main(void) {
     cmocka_unit_test(test_shard_count_fallback),
     cmocka_unit_test(test_shard_median_for_unknown),
     cmocka_unit_test(test_shard_by_file_and_class),
+    cmocka_unit_test(test_shard_retry),
+    cmocka_unit_test(test_shard_assignment),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

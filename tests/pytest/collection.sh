@@ -6,8 +6,10 @@
 # know can vanish: a test file added between runs runs (in one shard), a
 # file removed is gone (not failed, not "not run"), a shard whose files
 # are all gone passes, a whole suite gone fails as pytest's exit 5, a
-# changed selection collects first again, and a shard that dies before
-# collecting is retried with its part, not with node ids it never knew.
+# changed selection collects first again, a shard that dies before
+# collecting is retried with its part, not with node ids it never knew,
+# and the tests that failed last time gather in one shard with less other
+# work when a retry will run them again.
 . "$TESTS/e2e/lib.sh"
 /usr/bin/python3 -c 'import pytest' 2>/dev/null || { echo "SKIP: /usr/bin/python3 has no pytest (apt-get install python3-pytest)"; exit 77; }
 
@@ -142,7 +144,31 @@ log=$(json '[i for i in s["instances"] if i["name"] == "suite[shard=2/2]"][0]["a
 grep -q "deselected" "$log" && pass || fail "the retry of shard 2 did not keep its part: $(grep collected "$log")"
 rm tests/conftest.py
 
-# 8. The whole suite gone: nothing is selected anywhere, pytest's exit 5
+# 8. Retries planned: two files' tests failed last time and a retry on
+# failed runs them again, so both go to one shard, which gets less of the
+# other work (its retry ends with the other shard, not after it).
+mkdir r r/tests
+for m in 1 2; do printf 'def test_fails_%s():\n    assert False\n' "$m" > "r/tests/test_f$m.py"; done
+for m in 1 2 3 4; do printf 'import time\n\n\ndef test_w():\n    time.sleep(0.3)\n' > "r/tests/test_w$m.py"; done
+cat >> spec.lua <<'LUA'
+job "retrying" {
+  workdir = tpuci.spec_dir .. "/r",
+  pytest = { python = "/usr/bin/python3", args = { "tests/" }, shards = 2 },
+  retries = { attempts = 2, on = { "failed" }, backoff = "0s" },
+}
+LUA
+run_tpuci run -j 2 --only retrying spec.lua
+expect_code 1 "retrying, first run"
+got=$(/usr/bin/python3 -c 'import json; print(json.load(open(".tpuci/collections.json"))["groups"]["retrying"]["overhead_s"] >= 0)')
+[ "$got" = True ] && pass || fail "no overhead_s recorded for retrying: $got"
+run_tpuci run -j 2 --only retrying spec.lua
+expect_code 1 "retrying, second run"
+expect_out "(with the retry of the tests that failed last time, in 1 shard)"
+expect_json '[sorted(t["id"] for t in i["tests"] if t["outcome"] == "failed") for i in s["instances"]]' \
+  "[['tests/test_f1.py::test_fails_1', 'tests/test_f2.py::test_fails_2'], []]"
+expect_json '[len(i["attempts"]) for i in s["instances"]]' "[2, 1]"
+
+# 9. The whole suite gone: nothing is selected anywhere, pytest's exit 5
 # fails the shards as it would without a record.
 rm tests/test_*.py
 run_tpuci run -j 2 spec.lua
