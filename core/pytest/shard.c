@@ -370,3 +370,10 @@ char *tpuci__shard_assignment(const tpuci__shard_plan_t *p, tpuci__shard_by_t by
   tpuci__strv_free(&keys);
   return tpuci__buf_steal(&b);
 }
+
+double tpuci__shard_retry_s(const tpuci__instance_t *inst, double overhead_s) {
+  const tpuci__retry_t *r = &inst->retry;
+  if (r->attempts < 2 || !tpuci__retry_wants(r, TPUCI_OUTCOME_FAILED) || r->rerun_unfinished)
+    return -1;
+  return (overhead_s > 0 ? overhead_s : 0) + (double) tpuci__retry_delay(r, 2) / 1000.0;
+}

@@ -77,6 +77,12 @@ int tpuci__shard_plan_retry(const char *const *ids, size_t n, const tpuci__timin
                             tpuci__shard_plan_t *out, tpuci__err_t *err);
 void tpuci__shard_plan_free(tpuci__shard_plan_t *p);
 
+/* The retry_s a split of `inst`'s shards plans with: -1 unless a failed
+ * attempt is retried with what failed (retries on "failed", rerun
+ * "failed"); else the retry's backoff plus `overhead_s` (what an attempt
+ * of the group took beyond its tests, collections.json; < 0: unknown). */
+double tpuci__shard_retry_s(const tpuci__instance_t *inst, double overhead_s);
+
 /* The length of the part of node id `id` that `by` keeps in one shard:
  * its file, its file and class ("tests/t.py::TestC"; a test outside a
  * class is a part of its own), or all of it. Only "::" before a

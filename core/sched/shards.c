@@ -47,16 +47,10 @@ static int tpuci__group_plan(tpuci__sched_t *s, tpuci__group_t *g,
                              const tpuci__instance_t *inst, const tpuci__strv_t *ids,
                              double overhead_s, tpuci__err_t *e) {
   size_t n = (size_t) inst->pytest->shards, k;
-  const tpuci__retry_t *rt = &inst->retry;
-  double retry_s = -1;
-  int r;
-
-  /* Tests that failed last time fail a shard, which then retries them:
-   * plan for that when a failure is retried with what failed. */
-  if (rt->attempts > 1 && tpuci__retry_wants(rt, TPUCI_OUTCOME_FAILED) && !rt->rerun_unfinished)
-    retry_s = (overhead_s > 0 ? overhead_s : 0) + (double) tpuci__retry_delay(rt, 2) / 1000.0;
-  r = tpuci__shard_plan_retry((const char *const *) ids->items, ids->len, s->opts.timings, n,
-                              inst->pytest->shard_by, retry_s, &g->plan, e);
+  /* Tests that failed last time fail a shard, which then retries them. */
+  int r = tpuci__shard_plan_retry((const char *const *) ids->items, ids->len, s->opts.timings,
+                                  n, inst->pytest->shard_by,
+                                  tpuci__shard_retry_s(inst, overhead_s), &g->plan, e);
   if (r != 0) return r;
   g->state = TPUCI__GROUP_READY;
   g->assign = tpuci__calloc(n, sizeof(*g->assign));
@@ -91,8 +85,7 @@ static void tpuci__group_tell(tpuci__sched_t *s, tpuci__group_t *g,
     tpuci__buf_addf(&b, " (with the retry of the tests that failed last time, in %zu %s)",
                     g->plan.retrying, g->plan.retrying == 1 ? "shard" : "shards");
   if (g->from_record)
-    tpuci__buf_adds(&b, "; from the last run's collection (each shard collects the suite "
-                        "itself: a new test runs in one of them)");
+    tpuci__buf_adds(&b, "; from the last run's collection");
   tpuci__emit_message(s, b.data);
   tpuci__buf_free(&b);
 }
