@@ -32,6 +32,10 @@
  * new since), what crc32 of its file, class or test gives it; the rest is
  * deselected. When nothing is left for it but other shards have tests,
  * pytest's exit 5 becomes 0.
+ * When pytest is done (its reports written), the atexit functions run
+ * and the process ends with os._exit(): the interpreter's own teardown
+ * (about 2 s with torch imported, on a busy machine) would only delay the
+ * attempt's end, and with it a retry's start.
  * argv: -c CODE <progress file> <test timeout in ms, 0: none> <first>
  * <shard, or empty> <pytest arguments...>. */
 static const char tpuci__bootstrap[] =
@@ -120,7 +124,11 @@ static const char tpuci__bootstrap[] =
     "    print('tpuci: no test is left for this shard (its tests of the recorded '\n"
     "          'collection are gone; the %d collected belong to other shards)' % shard.dropped)\n"
     "    ret = 0\n"
-    "sys.exit(ret)\n";
+    "import atexit\n"
+    "atexit._run_exitfuncs()\n"
+    "sys.stdout.flush()\n"
+    "sys.stderr.flush()\n"
+    "os._exit(int(ret))\n";
 
 void tpuci__pytest_argv(const tpuci__instance_t *inst, const char *results_path,
                         const tpuci__strv_t *select, const tpuci__strv_t *first,
