@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "pytest/collection.h"
 #include "pytest/shard.h"
 #include "pytest/timings.h"
 
@@ -626,6 +627,109 @@ static void test_shard_assignment(void **state) {
                    strlen("t/b.py"));
 }
 
+/* .tpuci/collections.json: a record is found under its key only, and a
+ * bad file changes nothing. */
+static void test_collections_store(void **state) {
+  char *dir = tmpdir(), *path = tpuci__printf("%s/sub/collections.json", dir);
+  tpuci__collections_t c, back;
+  tpuci__strv_t ids = {0};
+  tpuci__err_t err = {0};
+  const tpuci__collection_t *r;
+  (void) state;
+
+  tpuci__collections_init(&c);
+  assert_int_equal(tpuci__collections_load(&c, path, &err), 0); /* missing: empty */
+  assert_int_equal(c.len, 0);
+  tpuci__strv_push(&ids, "t/a.py::test_1");
+  tpuci__strv_push(&ids, "t/b.py::test_2");
+  tpuci__collection_put(&c, "suite", "k1", &ids, 2.5);
+  tpuci__collection_put(&c, "other", "k2", &ids, -1);
+  tpuci__collection_put(&c, "suite", "k3", &ids, 1.25); /* replaces */
+  assert_int_equal(c.len, 2);
+  assert_null(tpuci__collection_get(&c, "suite", "k1"));
+  assert_int_equal(tpuci__collections_save(&c, path, &err), 0);
+  tpuci__collections_init(&back);
+  assert_int_equal(tpuci__collections_load(&back, path, &err), 0);
+  r = tpuci__collection_get(&back, "suite", "k3");
+  assert_non_null(r);
+  assert_int_equal(r->ids.len, 2);
+  assert_string_equal(r->ids.items[1], "t/b.py::test_2");
+  assert_near(r->overhead_s, 1.25);
+  r = tpuci__collection_get(&back, "other", "k2");
+  assert_non_null(r);
+  assert_true(r->overhead_s < 0);
+  assert_null(tpuci__collection_get(&back, "nothing", "k3"));
+  tpuci__collections_free(&back);
+
+  tpuci__collections_init(&back);
+  {
+    const char *bad = "{\"version\": 1, \"groups\": {\"s\": {\"key\": \"k\", \"ids\": [1]}}}";
+    assert_int_equal(tpuci__collections_load_string(&back, bad, strlen(bad), "c.json", &err),
+                     TPUCI_EIO);
+  }
+  assert_non_null(strstr(err.msg, "c.json: groups[\"s\"]: needs \"key\""));
+  tpuci__err_clear(&err);
+  assert_int_equal(back.len, 0);
+  assert_int_equal(tpuci__collections_load_string(&back, "{\"version\": 2}", 14, "c.json", &err),
+                   TPUCI_EIO);
+  tpuci__err_clear(&err);
+  assert_int_equal(tpuci__collections_load_string(&back, "{\"version\"", 11, "c.json", &err),
+                   TPUCI_EIO);
+  assert_non_null(strstr(err.msg, "c.json:1:"));
+  tpuci__err_clear(&err);
+  tpuci__collections_free(&back);
+  tpuci__collections_free(&c);
+  tpuci__strv_free(&ids);
+  free(path);
+  rm_rf(dir);
+  free(dir);
+}
+
+/* The key: the same for every shard of a group, another for another
+ * selection. */
+static void test_collection_key(void **state) {
+  tpuci__plan_t plan;
+  tpuci__instance_t a, b;
+  char *ka, *kb;
+  (void) state;
+
+  memset(&plan, 0, sizeof(plan));
+  memset(&a, 0, sizeof(a));
+  a.image = -1;
+  tpuci__strv_push(&a.argv, "python3");
+  tpuci__strv_push(&a.argv, "-m");
+  tpuci__strv_push(&a.argv, "pytest");
+  tpuci__strv_push(&a.argv, "tests/");
+  tpuci__kv_set(&a.env, "TEST_SHARD_INDEX", "0");
+  tpuci__kv_set(&a.env, "TEST_TOTAL_SHARDS", "2");
+  memset(&b, 0, sizeof(b));
+  b.image = -1;
+  tpuci__strv_copy(&b.argv, &a.argv);
+  tpuci__kv_set(&b.env, "TEST_SHARD_INDEX", "1");
+  tpuci__kv_set(&b.env, "TEST_TOTAL_SHARDS", "2");
+  ka = tpuci__collection_key(&plan, &a);
+  kb = tpuci__collection_key(&plan, &b);
+  assert_string_equal(ka, kb);
+  free(kb);
+  tpuci__kv_set(&b.env, "PYTEST_ADDOPTS", "-m slow");
+  kb = tpuci__collection_key(&plan, &b);
+  assert_string_not_equal(ka, kb);
+  free(kb);
+  free(b.argv.items[3]);
+  b.argv.items[3] = tpuci__strdup("tests/unit");
+  tpuci__kv_free(&b.env);
+  tpuci__kv_set(&b.env, "TEST_SHARD_INDEX", "1");
+  tpuci__kv_set(&b.env, "TEST_TOTAL_SHARDS", "2");
+  kb = tpuci__collection_key(&plan, &b);
+  assert_string_not_equal(ka, kb);
+  free(ka);
+  free(kb);
+  tpuci__strv_free(&a.argv);
+  tpuci__strv_free(&b.argv);
+  tpuci__kv_free(&a.env);
+  tpuci__kv_free(&b.env);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_timings_record_and_average),
@@ -641,6 +745,8 @@ int main(void) {
     cmocka_unit_test(test_shard_by_file_and_class),
     cmocka_unit_test(test_shard_retry),
     cmocka_unit_test(test_shard_assignment),
+    cmocka_unit_test(test_collections_store),
+    cmocka_unit_test(test_collection_key),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
