@@ -74,8 +74,22 @@ t0 = s["start_ms"]
 rows = [json.loads(l) for l in open(d + "/attempts.jsonl")]
 for r in sorted(rows, key=lambda r: r["start_ms"]):
     st = (r["start_ms"] - t0) / 1000
-    print("          %-18s attempt %d  %6.2f s -> %6.2f s  %s" % (
-        r["instance"], r["attempt"], st, st + r["duration_ms"] / 1000, r["outcome"]))
+    end = st + r["duration_ms"] / 1000
+    # The attempt's phases from its progress.jsonl (pytest's own clock):
+    # start to its first test (container, python, imports, collection),
+    # its tests, its last test's start to the attempt's end (the last
+    # test, reports, exit, the container's removal).
+    phases = ""
+    try:
+        folder = r["log"].rsplit("/", 1)[0]
+        ts = [json.loads(l).get("t") for l in open("%s/results-%d/progress.jsonl" % (folder, r["attempt"]))]
+        ts = [t - t0 / 1000 for t in ts if t]
+        phases = "  (to first test %5.2f s, tests %6.2f s, after the last %5.2f s)" % (
+            ts[0] - st, ts[-1] - ts[0], end - ts[-1])
+    except (OSError, IndexError, TypeError, ValueError, AttributeError):
+        pass
+    print("          %-18s attempt %d  %6.2f s -> %6.2f s  %-6s%s" % (
+        r["instance"], r["attempt"], st, end, r["outcome"], phases))
 print("          run ends at %.2f s (tpuci's own clock)" % (s["duration_ms"] / 1000))
 PY
   grep -E 'tests in [0-9]+ shards' "$work/tpuci.log" | sed 's/^/          /' || true
