@@ -16,8 +16,13 @@
 # Prints each run, where tpuci's time went (its shards' and retries'
 # starts and ends), the medians, the ratios and the load average.
 #
+# With BASELINE=path/to/another/tpuci (an older build), that one runs too,
+# as "before", with a state folder of its own, so that a change is
+# measured against the same load as its peers.
+#
 # usage: bench/pytest/xdist.sh [path/to/tpuci]
-# env: ROUNDS (3), SCALE (2: ~114 s of test time in all), DOCKER_HOST.
+# env: ROUNDS (3), SCALE (2: ~114 s of test time in all), BASELINE,
+#      DOCKER_HOST.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tpuci=$(readlink -f "${1:-$here/../../build/tpuci}")
@@ -35,7 +40,7 @@ cat > "$work/spec.lua" <<LUA
 image "torch" { ref = "$image", pull = "never" }
 job "suite" {
   image = "torch", workdir = "/src",
-  mounts = { ["suite"] = { target = "/src", readonly = true } },
+  mounts = { ["$work/suite"] = { target = "/src", readonly = true } },
   pytest = { args = { "tests/" }, shards = 2 },
   retries = { attempts = 2, on = { "failed" } },
 }
@@ -58,15 +63,17 @@ run_one() {
     serial) peer ;;
     xdist) peer -n 2 ;;
     tpuci) "$tpuci" run -q -j 2 spec.lua > "$work/tpuci.log" 2>&1 || true ;;
+    before) "$BASELINE" run -q -j 2 --state-dir "$work/before" spec.lua > "$work/before.log" 2>&1 || true ;;
   esac
   t1=$(now)
   times[$tool]="${times[$tool]:-} $(secs "$t0" "$t1")"
   printf '  %-7s %8s s\n' "$tool" "$(secs "$t0" "$t1")"
-  if [ "$tool" = tpuci ]; then breakdown; fi
+  if [ "$tool" = tpuci ]; then breakdown .tpuci/runs/latest "$work/tpuci.log"; fi
+  if [ "$tool" = before ]; then breakdown "$work/before/runs/latest" "$work/before.log"; fi
 }
 # Where tpuci's time went, from the run's summary.json and attempts.jsonl.
 breakdown() {
-  python3 - .tpuci/runs/latest <<'PY'
+  python3 - "$1" <<'PY'
 import json, sys
 d = sys.argv[1]
 s = json.load(open(d + "/summary.json"))
@@ -92,25 +99,44 @@ for r in sorted(rows, key=lambda r: r["start_ms"]):
         r["instance"], r["attempt"], st, end, r["outcome"], phases))
 print("          run ends at %.2f s (tpuci's own clock)" % (s["duration_ms"] / 1000))
 PY
-  grep -E 'tests in [0-9]+ shards' "$work/tpuci.log" | sed 's/^/          /' || true
+  grep -E 'tests in [0-9]+ shards' "$2" | sed 's/^/          /' || true
 }
 
 echo "bench: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), scale $scale, $rounds rounds"
 t0=$(now)
 "$tpuci" run -q -j 2 spec.lua > "$work/tpuci.log" 2>&1 || true
 echo "unmeasured first tpuci run (nothing recorded): $(secs "$t0" "$(now)") s"
-breakdown
+breakdown .tpuci/runs/latest "$work/tpuci.log"
 tools=(serial xdist tpuci)
+if [ -n "${BASELINE:-}" ]; then
+  BASELINE=$(readlink -f "$BASELINE")
+  "$BASELINE" run -q -j 2 --state-dir "$work/before" spec.lua > "$work/before.log" 2>&1 || true
+  tools+=(before)
+fi
 for ((r = 0; r < rounds; r++)); do
   echo "round $((r + 1)) (load average $(cut -d' ' -f1-3 /proc/loadavg))"
-  for ((k = 0; k < 3; k++)); do run_one "${tools[(r + k) % 3]}"; done
+  for ((k = 0; k < ${#tools[@]}; k++)); do run_one "${tools[(r + k) % ${#tools[@]}]}"; done
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "${times[serial]}" "${times[xdist]}" "${times[tpuci]}" <<'PY'
+python3 - "${times[serial]}" "${times[xdist]}" "${times[tpuci]}" "${times[before]:-}" <<'PY'
 import statistics, sys
-med = [statistics.median(float(x) for x in a.split()) for a in sys.argv[1:4]]
-print("medians: serial %.2f s, pytest -n 2 %.2f s, tpuci shards=2 %.2f s" % tuple(med))
+med = [statistics.median(float(x) for x in a.split()) if a.strip() else None
+       for a in sys.argv[1:5]]
+print("medians: serial %.2f s, pytest -n 2 %.2f s, tpuci shards=2 %.2f s" % tuple(med[:3]))
 print("tpuci / pytest -n 2: %.3fx (target <= 1.0x)" % (med[2] / med[1]))
 print("tpuci / serial:      %.3fx (target <= 0.55x)" % (med[2] / med[0]))
 print("pytest -n 2 / serial: %.3fx" % (med[1] / med[0]))
+if med[3]:
+    print("before: %.2f s; before / pytest -n 2: %.3fx; tpuci / before: %.3fx" % (
+        med[3], med[3] / med[1], med[2] / med[3]))
+# The same per round (its tools ran back to back), and their medians.
+rounds = [[float(x) for x in a.split()] for a in sys.argv[1:5] if a.strip()]
+per = []
+for i, r in enumerate(zip(*rounds)):
+    per.append((r[2] / r[1], r[2] / r[0]) + ((r[3] / r[1],) if len(r) > 3 else ()))
+    print("round %d: tpuci / pytest -n 2 %.3fx, tpuci / serial %.3fx%s" % (
+        i + 1, per[-1][0], per[-1][1], ", before / pytest -n 2 %.3fx" % per[-1][2] if len(r) > 3 else ""))
+print("median of the rounds: tpuci / pytest -n 2 %.3fx, tpuci / serial %.3fx%s" % (
+    statistics.median(p[0] for p in per), statistics.median(p[1] for p in per),
+    ", before / pytest -n 2 %.3fx" % statistics.median(p[2] for p in per) if len(per[0]) > 2 else ""))
 PY
