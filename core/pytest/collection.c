@@ -96,12 +96,14 @@ int tpuci__collections_load_string(tpuci__collections_t *c, const char *data, si
                             over ? json_number_value(over) : -1);
     tpuci__strv_free(&list);
     if (!ok) {
+      /* The group's name is the document's: said before it goes. */
+      tpuci__err_set(err, TPUCI_EIO,
+                     "%s: groups[\"%.200s\"]: needs \"key\" (a string), \"ids\" "
+                     "(an array of strings) and may have \"overhead_s\" (seconds)",
+                     name, group);
       json_decref(root);
       tpuci__collections_free(&tmp);
-      return tpuci__err_set(err, TPUCI_EIO,
-                            "%s: groups[\"%.200s\"]: needs \"key\" (a string), \"ids\" "
-                            "(an array of strings) and may have \"overhead_s\" (seconds)",
-                            name, group);
+      return TPUCI_EIO;
     }
   }
   json_decref(root);
