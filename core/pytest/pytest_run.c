@@ -31,7 +31,9 @@
  * part: what the lines name for it, and of what they do not name (tests
  * new since), what crc32 of its file, class or test gives it; the rest is
  * deselected. When nothing is left for it but other shards have tests,
- * pytest's exit 5 becomes 0.
+ * pytest's exit 5 becomes 0. Such a shard also writes what it collected
+ * before keeping its part, as a count and the crc32 of the sorted node
+ * ids ({"suite": [N, CRC]}), for tpuci to compare across the shards.
  * When pytest is done (its reports written), the atexit functions run
  * and the process ends with os._exit(): the interpreter's own teardown
  * (about 2 s with torch imported, on a busy machine) would only delay the
@@ -88,6 +90,9 @@ static const char tpuci__bootstrap[] =
     "    @pytest.hookimpl(trylast=True)\n"
     "    def pytest_collection_modifyitems(self, config, items):\n"
     "        if part:\n"
+    "            ids = sorted(i.nodeid for i in items)\n"
+    "            crc = zlib.crc32('\\n'.join(ids).encode('utf-8', 'surrogateescape'))\n"
+    "            self.out.write(json.dumps({'suite': [len(ids), crc]}) + '\\n')\n"
     "            keep, drop = [], []\n"
     "            for i in items:\n"
     "                (keep if part.mine(i.nodeid) else drop).append(i)\n"
@@ -693,4 +698,36 @@ char *tpuci__pytest_group_name(const tpuci__instance_t *inst) {
     tpuci__buf_add(&b, name, (size_t) (p - 1 - name));
   }
   return tpuci__buf_steal(&b);
+}
+
+int tpuci__pytest_suite_seen(const char *results_dir, unsigned long *count,
+                             unsigned long *crc) {
+  char *path = tpuci__printf("%s/%s", results_dir, TPUCI__PROGRESS_FILE);
+  char *text = NULL, *line, *next;
+  size_t len;
+  int found = 0;
+
+  if (tpuci__read_file(path, &text, &len) != 0) {
+    free(path);
+    return 0;
+  }
+  free(path);
+  for (line = text; line && *line && !found; line = next) {
+    json_t *o, *v;
+    next = strchr(line, '\n');
+    if (next) *next++ = '\0';
+    /* Only the line that starts so: the others are not parsed. */
+    if (strncmp(line, "{\"suite\": [", 11) != 0 || (o = json_loads(line, 0, NULL)) == NULL)
+      continue;
+    v = json_object_get(o, "suite");
+    if (json_is_array(v) && json_array_size(v) == 2 &&
+        json_is_integer(json_array_get(v, 0)) && json_is_integer(json_array_get(v, 1))) {
+      *count = (unsigned long) json_integer_value(json_array_get(v, 0));
+      *crc = (unsigned long) json_integer_value(json_array_get(v, 1));
+      found = 1;
+    }
+    json_decref(o);
+  }
+  free(text);
+  return found;
 }

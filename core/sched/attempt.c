@@ -375,6 +375,9 @@ static void tpuci__on_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
       }
       o = tpuci__pytest_after(r->history, a->inst, t->results_dir, o, ex, cause,
                               duration, s->select[a->index], &py_cause);
+      if (s->group_of[a->index] >= 0 && s->groups[s->group_of[a->index]].filter &&
+          s->select[a->index] == NULL)
+        tpuci__shard_seen(s, a->index, t->results_dir);
       if (py_cause) {
         free(cause);
         cause = py_cause;

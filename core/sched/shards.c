@@ -117,6 +117,35 @@ void tpuci__shard_start(tpuci__sched_t *s, size_t index) {
   tpuci__attempt_start(s, index, 0);
 }
 
+/* After an attempt of shard `index` that kept its part of the whole
+ * suite: what it collected must be what the group's other shards did, or
+ * a test only some of them saw may have run twice or not at all. */
+void tpuci__shard_seen(tpuci__sched_t *s, size_t index, const char *results_dir) {
+  tpuci__group_t *g = &s->groups[s->group_of[index]];
+  unsigned long count, crc;
+  char *msg;
+
+  if (g->warned || !tpuci__pytest_suite_seen(results_dir, &count, &crc)) return;
+  if (!g->seen) {
+    g->seen = 1;
+    g->seen_count = count;
+    g->seen_crc = crc;
+    g->seen_by = index;
+    return;
+  }
+  if (count == g->seen_count && crc == g->seen_crc) return;
+  g->warned = 1;
+  msg = tpuci__printf("warning: %s: its shards collected different tests (%s: %lu, %s: %lu%s): "
+                      "a test only some of them collected may have run twice or not at all; "
+                      "the collection must be the same in every process (a parametrization "
+                      "over a set, a random or time-dependent id?)",
+                      g->name, s->plan->instances[g->seen_by].name, g->seen_count,
+                      s->plan->instances[index].name, count,
+                      count == g->seen_count ? ", other node ids" : "");
+  tpuci__emit_message(s, msg);
+  free(msg);
+}
+
 void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t,
                                 tpuci_outcome_t o, const tpuci__exit_t *ex) {
   tpuci__group_t *g = &s->groups[s->group_of[t->a.index]];

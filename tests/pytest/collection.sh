@@ -8,8 +8,9 @@
 # are all gone passes, a whole suite gone fails as pytest's exit 5, a
 # changed selection collects first again, a shard that dies before
 # collecting is retried with its part, not with node ids it never knew,
-# and the tests that failed last time gather in one shard with less other
-# work when a retry will run them again.
+# the tests that failed last time gather in one shard with less other
+# work when a retry will run them again, and shards that collect
+# different tests are told.
 . "$TESTS/e2e/lib.sh"
 /usr/bin/python3 -c 'import pytest' 2>/dev/null || { echo "SKIP: /usr/bin/python3 has no pytest (apt-get install python3-pytest)"; exit 77; }
 
@@ -168,7 +169,16 @@ expect_json '[sorted(t["id"] for t in i["tests"] if t["outcome"] == "failed") fo
   "[['tests/test_f1.py::test_fails_1', 'tests/test_f2.py::test_fails_2'], []]"
 expect_json '[len(i["attempts"]) for i in s["instances"]]' "[2, 1]"
 
-# 9. The whole suite gone: nothing is selected anywhere, pytest's exit 5
+# 9. Shards that collect different tests (ids that depend on the
+# process) are told: a test only some of them saw may have been lost.
+printf 'import os\nimport pytest\n\n\n@pytest.mark.parametrize("i", range(2 + int(os.environ["TEST_SHARD_INDEX"])))\ndef test_g(i):\n    pass\n' > tests/test_g.py
+run_tpuci run -j 2 --only 'suite*' spec.lua
+expect_out "warning: suite: its shards collected different tests (suite[shard="
+rm tests/test_g.py
+run_tpuci run -j 2 --only 'suite*' spec.lua
+expect_not_out "collected different tests"
+
+# 10. The whole suite gone: nothing is selected anywhere, pytest's exit 5
 # fails the shards as it would without a record.
 rm tests/test_*.py
 run_tpuci run -j 2 spec.lua
