@@ -25,6 +25,7 @@ int tpuci_ctx_new(tpuci_ctx_t **out, const tpuci_ctx_options_t *opts) {
   if (ctx->opts.load_memory_bytes == 0) ctx->opts.load_memory_bytes = TPUCI__LOAD_MEMORY;
   tpuci__plan_init(&ctx->plan);
   tpuci__timings_init(&ctx->timings);
+  tpuci__collections_init(&ctx->collections);
   ctx->rd.jsonl_fd = -1;
   *out = ctx;
   return 0;
@@ -50,6 +51,9 @@ void tpuci__results_free(tpuci_ctx_t *ctx) {
   tpuci__timings_init(&ctx->timings);
   free(ctx->timings_path);
   ctx->timings_path = NULL;
+  tpuci__collections_free(&ctx->collections);
+  free(ctx->collections_path);
+  ctx->collections_path = NULL;
   tpuci__strv_free(&ctx->write_paths);
   tpuci__strv_free(&ctx->write_errors);
   free(ctx->summary_path);

@@ -55,6 +55,8 @@ struct tpuci_ctx_s {
   tpuci__timings_t timings; /* recorded test durations (state_dir) */
   tpuci__strv_t **preselect; /* rerun --failed: failed tests per instance */
   char *timings_path;
+  tpuci__collections_t collections; /* shard groups' last collections */
+  char *collections_path;
   /* Each test's outcomes in the history's last runs, this one included
    * ("instance\x1fid" -> "ppf-p"), as appending the run read them; NULL
    * when nothing was appended. */

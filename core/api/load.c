@@ -192,31 +192,43 @@ int tpuci_instance_selected(const tpuci_ctx_t *ctx, size_t i) {
 
 /* Predicted shards: what the next run would assign, if the suite is the
  * one the latest run saw. For each selected shard instance, the tests of
- * its whole group in .tpuci/runs/latest/summary.json are split again with
- * .tpuci/timings.json. Returns a JSON object: instance name ->
- * {"tests": N, "predicted_s": S}; empty when nothing is known. */
+ * its whole group (in .tpuci/collections.json when its key matches, as
+ * the run splits them, else in .tpuci/runs/latest/summary.json) are
+ * split again with .tpuci/timings.json. Returns a JSON object: instance
+ * name -> {"tests": N, "predicted_s": S}; empty when nothing is known. */
 static json_t *tpuci__plan_predictions(const tpuci_ctx_t *ctx) {
   json_t *out = json_object(), *summary = NULL, *ji;
   tpuci__timings_t timings;
+  tpuci__collections_t records;
   tpuci__err_t e = {0, NULL};
   size_t i, k;
 
   tpuci__timings_init(&timings);
-  if (tpuci__read_summary(".tpuci", "latest", &summary, &e) != 0 ||
+  tpuci__collections_init(&records);
+  if (tpuci__collections_load(&records, ".tpuci/collections.json", &e) != 0)
+    tpuci__err_clear(&e); /* the run says so; here the summary's tests serve */
+  if ((tpuci__read_summary(".tpuci", "latest", &summary, &e) != 0 && records.len == 0) ||
       tpuci__timings_load(&timings, ".tpuci/timings.json", &e) != 0) {
     tpuci__err_clear(&e);
     if (summary) json_decref(summary);
     tpuci__timings_free(&timings);
+    tpuci__collections_free(&records);
     return out;
   }
+  tpuci__err_clear(&e);
   for (i = 0; i < ctx->plan.ninstances; i++) {
     const tpuci__instance_t *inst = &ctx->plan.instances[i];
+    const tpuci__collection_t *rec;
     tpuci__strv_t ids = {0};
     tpuci__shard_plan_t sp;
-    char *group;
+    char *group, *key;
     if (!inst->selected || !inst->pytest || inst->pytest->shards <= 1) continue;
     group = tpuci__pytest_group_name(inst);
-    json_array_foreach(json_object_get(summary, "instances"), k, ji) {
+    key = tpuci__collection_key(&ctx->plan, inst);
+    rec = tpuci__collection_get(&records, group, key);
+    free(key);
+    if (rec != NULL) tpuci__strv_copy(&ids, &rec->ids);
+    json_array_foreach(rec == NULL ? json_object_get(summary, "instances") : NULL, k, ji) {
       const char *name = json_string_value(json_object_get(ji, "name"));
       tpuci__instance_t probe;
       tpuci__pytest_t py;
@@ -238,8 +250,10 @@ static json_t *tpuci__plan_predictions(const tpuci_ctx_t *ctx) {
     }
     free(group);
     if (ids.len > 0 &&
-        tpuci__shard_plan((const char *const *) ids.items, ids.len, &timings,
-                          (size_t) inst->pytest->shards, inst->pytest->shard_by, &sp, &e) == 0) {
+        tpuci__shard_plan_retry((const char *const *) ids.items, ids.len, &timings,
+                                (size_t) inst->pytest->shards, inst->pytest->shard_by,
+                                tpuci__shard_retry_s(inst, rec ? rec->overhead_s : -1), &sp,
+                                &e) == 0) {
       const tpuci__shard_t *sh = &sp.shards[inst->pytest->shard - 1];
       json_t *o = json_object();
       json_object_set_new(o, "tests", json_integer((json_int_t) sh->ids.len));
@@ -250,8 +264,9 @@ static json_t *tpuci__plan_predictions(const tpuci_ctx_t *ctx) {
     tpuci__err_clear(&e);
     tpuci__strv_free(&ids);
   }
-  json_decref(summary);
+  if (summary) json_decref(summary);
   tpuci__timings_free(&timings);
+  tpuci__collections_free(&records);
   return out;
 }
 
@@ -292,8 +307,8 @@ int tpuci_plan_text(const tpuci_ctx_t *ctx, char **out, size_t *len) {
     const tpuci__instance_t *inst = &ctx->plan.instances[i];
     if (!inst->selected || !inst->pytest || inst->pytest->shards <= 1) continue;
     if (!any) {
-      tpuci__buf_adds(&b, "\nshards (tests are collected in the job's image when the run "
-                          "starts, then split by recorded durations):\n");
+      tpuci__buf_adds(&b, "\nshards (split by recorded durations: the last run's collection, "
+                          "or one in the job's image when the run starts):\n");
       any = 1;
     }
     name = inst->name;

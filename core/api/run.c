@@ -255,6 +255,12 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
   if (k > 0 && ctx->timings_path && ctx->repeat == 0 &&
       (r = tpuci__timings_save(&ctx->timings, ctx->timings_path, &e)) != 0)
     tpuci__records_failed(ctx, ctx->timings_path, r);
+  /* What shard groups collected: the next run splits them without a
+   * collection pass. */
+  if (ctx->sched && ctx->collections_path && ctx->repeat == 0 &&
+      tpuci__sched_collections(ctx->sched, &ctx->collections) > 0 &&
+      (r = tpuci__collections_save(&ctx->collections, ctx->collections_path, &e)) != 0)
+    tpuci__records_failed(ctx, ctx->collections_path, r);
   /* A probe's repetitions are not runs of the suite: no history. */
   if (k > 0 && ctx->repeat == 0) tpuci__append_history(ctx, suites, n, k);
   for (i = 0; i < n; i++)
@@ -387,6 +393,21 @@ static void tpuci__on_sched_event(void *host, const tpuci_event_t *ev) {
   }
 }
 
+/* "warning: WHY; WHAT" for a state file that could not be read (the run
+ * goes on without it); clears err. */
+static void tpuci__state_warning(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts,
+                                 tpuci__err_t *err, const char *what) {
+  char *msg = tpuci__printf("warning: %s; %s", err->msg, what);
+  tpuci_event_t ev;
+  tpuci__err_clear(err);
+  memset(&ev, 0, sizeof(ev));
+  ev.size = sizeof(ev);
+  ev.type = TPUCI_EVENT_MESSAGE;
+  ev.message = msg;
+  if (opts->on_event) opts->on_event(ctx, &ev, opts->userdata);
+  free(msg);
+}
+
 int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   tpuci__sched_opts_t so;
   tpuci__err_t e = {0, NULL};
@@ -443,17 +464,15 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
                                                                      : ".tpuci");
   if (tpuci__timings_load(&ctx->timings, ctx->timings_path, &e) != 0) {
     /* Shards fall back to counts; the next run rewrites the file. */
-    char *msg = tpuci__printf("warning: %s; test durations start afresh", e.msg);
-    tpuci__err_clear(&e);
     tpuci__timings_free(&ctx->timings);
     tpuci__timings_init(&ctx->timings);
-    memset(&ev, 0, sizeof(ev));
-    ev.size = sizeof(ev);
-    ev.type = TPUCI_EVENT_MESSAGE;
-    ev.message = msg;
-    if (opts->on_event) opts->on_event(ctx, &ev, opts->userdata);
-    free(msg);
+    tpuci__state_warning(ctx, opts, &e, "test durations start afresh");
   }
+  ctx->collections_path = tpuci__printf("%s/collections.json",
+                                        opts->state_dir ? opts->state_dir : ".tpuci");
+  /* Shard groups collect first again; the run rewrites the file. */
+  if (tpuci__collections_load(&ctx->collections, ctx->collections_path, &e) != 0)
+    tpuci__state_warning(ctx, opts, &e, "shards collect first");
   ctx->nresults = ctx->plan.ninstances;
   ctx->results = tpuci__calloc(ctx->nresults ? ctx->nresults : 1, sizeof(*ctx->results));
   /* Passes whose inputs have not changed are taken, not run (the run's
@@ -487,6 +506,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   so.tick_ms = opts->tick_ms;
   so.run_id = ctx->rd.id;
   so.timings = &ctx->timings;
+  so.collections = &ctx->collections;
   so.preselect = ctx->preselect;
   so.done = tpuci__cache_done(ctx);
   so.run_dir = ctx->rd.dir;

@@ -398,6 +398,17 @@ int tpuci__write_file_atomic(const char *path, const char *data, size_t len) {
   return r;
 }
 
+int tpuci__write_file_atomic_p(const char *path, const char *data, size_t len) {
+  const char *slash = strrchr(path, '/');
+  int r = 0;
+  if (slash != NULL && slash != path) {
+    char *dir = tpuci__strndup(path, (size_t) (slash - path));
+    r = tpuci__mkdir_p(dir, 0755);
+    free(dir);
+  }
+  return r == 0 ? tpuci__write_file_atomic(path, data, len) : r;
+}
+
 int tpuci__read_file(const char *path, char **out, size_t *len) {
   FILE *f = fopen(path, "rb");
   tpuci__buf_t b;

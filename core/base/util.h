@@ -157,6 +157,8 @@ int tpuci__write_all(int fd, const char *buf, size_t len);
 
 /* Writes a whole file atomically (write to path.tmp, fsync, rename). */
 int tpuci__write_file_atomic(const char *path, const char *data, size_t len);
+/* The same, making its folder first (mkdir -p). */
+int tpuci__write_file_atomic_p(const char *path, const char *data, size_t len);
 
 /* Reads a whole file; *out is NUL-terminated and owned by the caller. */
 int tpuci__read_file(const char *path, char **out, size_t *len);

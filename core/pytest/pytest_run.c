@@ -25,15 +25,48 @@
  * the next test.
  * Tests named in <first> (node ids, one a line) run before the others,
  * each part in pytest's order (failing first: they failed last time).
+ * A shard given <shard> (tpuci__shard_assignment(): its number, the
+ * shards with tests, and which shard each file, class or test of the
+ * recorded collection went to) collects the whole suite and keeps its
+ * part: what the lines name for it, and of what they do not name (tests
+ * new since), what crc32 of its file, class or test gives it; the rest is
+ * deselected. When nothing is left for it but other shards have tests,
+ * pytest's exit 5 becomes 0. Such a shard also writes what it collected
+ * before keeping its part, as a count and the crc32 of the sorted node
+ * ids ({"suite": [N, CRC]}), for tpuci to compare across the shards.
+ * When pytest is done (its reports written), the atexit functions run
+ * and the process ends with os._exit(): the interpreter's own teardown
+ * (about 2 s with torch imported, on a busy machine) would only delay the
+ * attempt's end, and with it a retry's start.
  * argv: -c CODE <progress file> <test timeout in ms, 0: none> <first>
- * <pytest arguments...>. */
+ * <shard, or empty> <pytest arguments...>. */
 static const char tpuci__bootstrap[] =
-    "import faulthandler, json, os, signal, sys, tempfile, time\n"
+    "import faulthandler, json, os, signal, sys, tempfile, time, zlib\n"
     "import pytest\n"
     "stacks = open(os.path.join(os.path.dirname(sys.argv[1]), 'stacks.txt'), 'w')\n"
     "faulthandler.register(signal.SIGTERM, file=stacks, all_threads=True, chain=True)\n"
     "limit = int(sys.argv[2]) / 1000\n"
     "first = set(i for i in sys.argv[3].split('\\n') if i)\n"
+    "class TpuciPart:\n"
+    "    def __init__(self, lines):\n"
+    "        by, me, live = lines[0].split(' ')\n"
+    "        self.by, self.me = by, int(me)\n"
+    "        self.live = [int(k) for k in live.split(',') if k]\n"
+    "        self.part = {}\n"
+    "        for line in lines[1:]:\n"
+    "            k, _, unit = line.partition('\\t')\n"
+    "            self.part[unit] = int(k)\n"
+    "        self.kept = self.dropped = 0\n"
+    "    def mine(self, nodeid):\n"
+    "        u = nodeid\n"
+    "        if self.by != 'test':\n"
+    "            p = nodeid.split('[', 1)[0].split('::')\n"
+    "            u = p[0] if self.by == 'file' else '::'.join(p[:2]) if len(p) > 2 else nodeid\n"
+    "        k = self.part.get(u)\n"
+    "        if k is None and self.live:\n"
+    "            k = self.live[zlib.crc32(u.encode('utf-8', 'surrogateescape')) % len(self.live)]\n"
+    "        return k == self.me\n"
+    "part = TpuciPart(sys.argv[4].split('\\n')) if sys.argv[4] else None\n"
     "class TpuciProgress:\n"
     "    def __init__(self, path):\n"
     "        self.out = open(path, 'a', buffering=1)\n"
@@ -55,7 +88,18 @@ static const char tpuci__bootstrap[] =
     "        pytest.fail('test_timeout: longer than %gs (tpuci); the stacks of its '\n"
     "                    'threads:\\n%s' % (limit, text))\n"
     "    @pytest.hookimpl(trylast=True)\n"
-    "    def pytest_collection_modifyitems(self, items):\n"
+    "    def pytest_collection_modifyitems(self, config, items):\n"
+    "        if part:\n"
+    "            ids = sorted(i.nodeid for i in items)\n"
+    "            crc = zlib.crc32('\\n'.join(ids).encode('utf-8', 'surrogateescape'))\n"
+    "            self.out.write(json.dumps({'suite': [len(ids), crc]}) + '\\n')\n"
+    "            keep, drop = [], []\n"
+    "            for i in items:\n"
+    "                (keep if part.mine(i.nodeid) else drop).append(i)\n"
+    "            part.kept, part.dropped = len(keep), len(drop)\n"
+    "            if drop:\n"
+    "                config.hook.pytest_deselected(items=drop)\n"
+    "                items[:] = keep\n"
     "        if first:\n"
     "            items[:] = ([i for i in items if i.nodeid in first] +\n"
     "                        [i for i in items if i.nodeid not in first])\n"
@@ -80,11 +124,26 @@ static const char tpuci__bootstrap[] =
     "            'outcome': report.outcome, 'xfail': hasattr(report, 'wasxfail'),\n"
     "            'duration': report.duration, 'file': loc[0], 'line': loc[1],\n"
     "            'message': msg, 'crash': crash}) + '\\n')\n"
-    "sys.exit(pytest.main(sys.argv[4:], plugins=[TpuciProgress(sys.argv[1])]))\n";
+    "ret = pytest.main(sys.argv[5:], plugins=[TpuciProgress(sys.argv[1])])\n"
+    "if part and ret == 5 and part.kept == 0 and part.dropped > 0:\n"
+    "    print('tpuci: no test is left for this shard (its tests of the recorded '\n"
+    "          'collection are gone; the %d collected belong to other shards)' % part.dropped)\n"
+    "    ret = 0\n"
+    "import atexit\n"
+    "atexit._run_exitfuncs()\n"
+    "sys.stdout.flush()\n"
+    "sys.stderr.flush()\n"
+    "os._exit(int(ret))\n";
 
 void tpuci__pytest_argv(const tpuci__instance_t *inst, const char *results_path,
                         const tpuci__strv_t *select, const tpuci__strv_t *first,
                         tpuci__strv_t *out) {
+  tpuci__pytest_argv_shard(inst, results_path, select, first, NULL, out);
+}
+
+void tpuci__pytest_argv_shard(const tpuci__instance_t *inst, const char *results_path,
+                              const tpuci__strv_t *select, const tpuci__strv_t *first,
+                              const char *shard, tpuci__strv_t *out) {
   tpuci__buf_t ids;
   size_t base = inst->argv.len - inst->pytest->nargs, i;
 
@@ -98,6 +157,8 @@ void tpuci__pytest_argv(const tpuci__instance_t *inst, const char *results_path,
   for (i = 0; first != NULL && i < first->len; i++)
     tpuci__buf_addf(&ids, "%s%s", i ? "\n" : "", first->items[i]);
   tpuci__strv_take(out, tpuci__buf_steal(&ids));
+  /* Node ids say what to run; without them a shard keeps its part. */
+  tpuci__strv_push(out, select == NULL && shard != NULL ? shard : "");
   for (i = 3; i < base; i++) tpuci__strv_push(out, inst->argv.items[i]);
   tpuci__strv_take(out, tpuci__printf("--junitxml=%s/%s", results_path,
                                       TPUCI__JUNIT_FILE));
@@ -637,4 +698,36 @@ char *tpuci__pytest_group_name(const tpuci__instance_t *inst) {
     tpuci__buf_add(&b, name, (size_t) (p - 1 - name));
   }
   return tpuci__buf_steal(&b);
+}
+
+int tpuci__pytest_suite_seen(const char *results_dir, unsigned long *count,
+                             unsigned long *crc) {
+  char *path = tpuci__printf("%s/%s", results_dir, TPUCI__PROGRESS_FILE);
+  char *text = NULL, *line, *next;
+  size_t len;
+  int found = 0;
+
+  if (tpuci__read_file(path, &text, &len) != 0) {
+    free(path);
+    return 0;
+  }
+  free(path);
+  for (line = text; line && *line && !found; line = next) {
+    json_t *o, *v;
+    next = strchr(line, '\n');
+    if (next) *next++ = '\0';
+    /* Only the line that starts so: the others are not parsed. */
+    if (strncmp(line, "{\"suite\": [", 11) != 0 || (o = json_loads(line, 0, NULL)) == NULL)
+      continue;
+    v = json_object_get(o, "suite");
+    if (json_is_array(v) && json_array_size(v) == 2 &&
+        json_is_integer(json_array_get(v, 0)) && json_is_integer(json_array_get(v, 1))) {
+      *count = (unsigned long) json_integer_value(json_array_get(v, 0));
+      *crc = (unsigned long) json_integer_value(json_array_get(v, 1));
+      found = 1;
+    }
+    json_decref(o);
+  }
+  free(text);
+  return found;
 }

@@ -32,6 +32,20 @@ void tpuci__pytest_argv(const tpuci__instance_t *inst, const char *results_path,
                         const tpuci__strv_t *select, const tpuci__strv_t *first,
                         tpuci__strv_t *out);
 
+/* The same for a shard that collects the whole suite itself and keeps
+ * its part: `shard` is its tpuci__shard_assignment() (used only when
+ * `select` is NULL; NULL: none). */
+void tpuci__pytest_argv_shard(const tpuci__instance_t *inst, const char *results_path,
+                              const tpuci__strv_t *select, const tpuci__strv_t *first,
+                              const char *shard, tpuci__strv_t *out);
+
+/* What a shard that kept its part of the whole suite collected before it
+ * did (progress.jsonl's {"suite": [N, CRC]}: the count and the crc32 of
+ * its sorted node ids). Returns 1 and fills both, or 0 when it did not
+ * say. */
+int tpuci__pytest_suite_seen(const char *results_dir, unsigned long *count,
+                             unsigned long *crc);
+
 /* Failing first: at most this much of the tests that failed last time is
  * passed to an attempt (an argument's length is capped by the kernel at
  * 128 KiB). */

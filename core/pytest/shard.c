@@ -109,6 +109,7 @@ typedef struct {
   const char *id;
   size_t order;   /* position among the distinct ids given */
   double d;       /* predicted seconds */
+  int fails;      /* its latest result failed: a retry runs it again */
 } tpuci__item_t;
 
 static int tpuci__cmp_double(const void *a, const void *b) {
@@ -123,9 +124,7 @@ void tpuci__shard_plan_free(tpuci__shard_plan_t *p) {
   memset(p, 0, sizeof(*p));
 }
 
-/* The part of a node id its group is named by: the file, the file and
- * class, or all of it. Only "::" before a parameter's '[' count. */
-static size_t tpuci__group_len(const char *id, tpuci__shard_by_t by) {
+size_t tpuci__shard_unit_len(const char *id, tpuci__shard_by_t by) {
   size_t end = strcspn(id, "["), i, seps = 0;
   if (by == TPUCI__SHARD_BY_TEST) return strlen(id);
   for (i = 0; i + 1 < end; i++) {
@@ -141,7 +140,8 @@ typedef struct {
   size_t first;   /* the position of its first test */
   size_t len;     /* of its name in that test's id */
   const char *id; /* that test's id */
-  double d;       /* its tests' predicted seconds */
+  double d;       /* its tests' predicted seconds (failing ones twice) */
+  int fails;      /* it has a failing test, which a retry runs again */
   size_t shard;
 } tpuci__group_t;
 
@@ -160,19 +160,55 @@ static int tpuci__cmp_group_first(const void *a, const void *b) {
   return x->first < y->first ? -1 : x->first > y->first;
 }
 
+/* The shard of lowest load among the first n (ties: the lowest index). */
+static size_t tpuci__least(const double *load, size_t n) {
+  size_t s, best = 0;
+  for (s = 1; s < n; s++)
+    if (load[s] < load[best]) best = s;
+  return best;
+}
+
+/* LPT of groups g[0..ng) (longest first) into `shards` loads: the groups
+ * with failing tests first, over the first `nretry` shards, which start
+ * with retry_s each (their retry attempt's own cost), then the others
+ * over all. Sets each group's shard; returns the longest load. */
+static double tpuci__lpt(tpuci__group_t *g, size_t ng, size_t shards, size_t nretry,
+                         double retry_s, double *load) {
+  size_t i, pass;
+  double max = 0;
+  for (i = 0; i < shards; i++) load[i] = i < nretry ? retry_s : 0;
+  for (pass = 0; pass < 2; pass++)
+    for (i = 0; i < ng; i++) {
+      size_t best;
+      if (g[i].fails != (pass == 0)) continue;
+      best = tpuci__least(load, pass == 0 ? nretry : shards);
+      load[best] += g[i].d;
+      g[i].shard = best;
+    }
+  for (i = 0; i < shards; i++)
+    if (load[i] > max) max = load[i];
+  return max;
+}
+
 /* LPT over the groups of items[0..m) (in their given order): each group's
- * tests go to one shard. */
+ * tests go to one shard. With retry_s >= 0 the groups with failing tests
+ * (which a retry runs again) go first, over as few shards as make the
+ * longest shard shortest, each starting with retry_s; then the others
+ * over all shards, which gives those shards less: their retries end with
+ * the other shards instead of after them. */
 static void tpuci__shard_groups(const tpuci__item_t *items, size_t m, tpuci__shard_by_t by,
-                                size_t shards, size_t *shard_of, double *load) {
+                                size_t shards, double retry_s, size_t *shard_of,
+                                double *load, size_t *retrying) {
   tpuci__group_t *g = tpuci__calloc(m + 1, sizeof(*g));
   size_t *group_of = tpuci__calloc(m + 1, sizeof(*group_of));
   tpuci__strv_t keys = {0};  /* the map borrows them */
   tpuci__idmap_t names;
   size_t ng = 0, i;
+  int any = 0;
 
   tpuci__idmap_init(&names);
   for (i = 0; i < m; i++) {
-    size_t len = tpuci__group_len(items[i].id, by), k;
+    size_t len = tpuci__shard_unit_len(items[i].id, by), k;
     char *name = tpuci__strndup(items[i].id, len);
     k = tpuci__idmap_get(&names, name);
     if (k == TPUCI__IDMAP_NONE) {
@@ -186,17 +222,30 @@ static void tpuci__shard_groups(const tpuci__item_t *items, size_t m, tpuci__sha
       free(name);
     }
     g[k].d += items[i].d;
+    if (items[i].fails && retry_s >= 0) {
+      g[k].d += items[i].d; /* run again by the retry */
+      g[k].fails = 1;
+    }
     group_of[i] = k;
   }
   tpuci__idmap_free(&names);
   tpuci__strv_free(&keys);
   qsort(g, ng, sizeof(*g), tpuci__cmp_group);
-  for (i = 0; i < ng; i++) {
-    size_t s, best = 0;
-    for (s = 1; s < shards; s++)
-      if (load[s] < load[best]) best = s;
-    load[best] += g[i].d;
-    g[i].shard = best;
+  for (i = 0; i < ng; i++) any |= g[i].fails;
+  /* With failing groups: as many retrying shards as make the longest
+   * shard shortest (trying more while it helps), fewest on a tie. */
+  if (any) {
+    double best = tpuci__lpt(g, ng, shards, 1, retry_s, load), next;
+    size_t nretry = 1;
+    while (nretry < shards &&
+           (next = tpuci__lpt(g, ng, shards, nretry + 1, retry_s, load)) < best) {
+      best = next;
+      nretry++;
+    }
+    *retrying = nretry;
+    tpuci__lpt(g, ng, shards, nretry, retry_s, load);
+  } else {
+    tpuci__lpt(g, ng, shards, 0, 0, load);
   }
   /* Back to the order they were made in: group_of's. */
   qsort(g, ng, sizeof(*g), tpuci__cmp_group_first);
@@ -208,6 +257,12 @@ static void tpuci__shard_groups(const tpuci__item_t *items, size_t m, tpuci__sha
 int tpuci__shard_plan(const char *const *ids, size_t n, const tpuci__timings_t *t,
                       size_t shards, tpuci__shard_by_t by, tpuci__shard_plan_t *out,
                       tpuci__err_t *err) {
+  return tpuci__shard_plan_retry(ids, n, t, shards, by, -1, out, err);
+}
+
+int tpuci__shard_plan_retry(const char *const *ids, size_t n, const tpuci__timings_t *t,
+                            size_t shards, tpuci__shard_by_t by, double retry_s,
+                            tpuci__shard_plan_t *out, tpuci__err_t *err) {
   tpuci__item_t *items;
   size_t *shard_of, m = 0, i, known = 0;
   double *knownv, *load;
@@ -227,6 +282,10 @@ int tpuci__shard_plan(const char *const *ids, size_t n, const tpuci__timings_t *
     items[m].id = ids[i];
     items[m].order = m;
     items[m].d = -1;
+    if (t != NULL && retry_s >= 0) {
+      size_t k = tpuci__idmap_get(&t->map, ids[i]);
+      items[m].fails = k != TPUCI__IDMAP_NONE && t->items[k].failed;
+    }
     if (t != NULL && tpuci__timings_get(t, ids[i], &d)) {
       items[m].d = d;
       knownv[known++] = d;
@@ -259,7 +318,7 @@ int tpuci__shard_plan(const char *const *ids, size_t n, const tpuci__timings_t *
       load[s] += items[i].d;
     }
   } else {
-    tpuci__shard_groups(items, m, by, shards, shard_of, load);
+    tpuci__shard_groups(items, m, by, shards, retry_s, shard_of, load, &out->retrying);
   }
   for (i = 0; i < m; i++) tpuci__strv_push(&out->shards[shard_of[i]].ids, items[i].id);
   for (i = 0; i < shards; i++) {
@@ -280,4 +339,41 @@ double tpuci__shard_imbalance(const tpuci__shard_plan_t *p) {
   for (i = 0; i < p->n; i++)
     if (p->shards[i].predicted_s > max) max = p->shards[i].predicted_s;
   return max / (p->total_s / (double) p->n);
+}
+
+char *tpuci__shard_assignment(const tpuci__shard_plan_t *p, tpuci__shard_by_t by,
+                              size_t shard) {
+  static const char *const names[] = {"file", "class", "test"};
+  tpuci__idmap_t seen;
+  tpuci__strv_t keys = {0}; /* the map borrows them */
+  tpuci__buf_t b;
+  size_t k, i, live = 0;
+
+  tpuci__buf_init(&b);
+  tpuci__buf_addf(&b, "%s %zu ", names[by], shard);
+  for (k = 0; k < p->n; k++)
+    if (p->shards[k].ids.len > 0) tpuci__buf_addf(&b, "%s%zu", live++ ? "," : "", k + 1);
+  tpuci__idmap_init(&seen);
+  for (k = 0; k < p->n; k++)
+    for (i = 0; i < p->shards[k].ids.len; i++) {
+      const char *id = p->shards[k].ids.items[i];
+      char *unit = tpuci__strndup(id, tpuci__shard_unit_len(id, by));
+      if (tpuci__idmap_get(&seen, unit) != TPUCI__IDMAP_NONE) {
+        free(unit);
+        continue;
+      }
+      tpuci__idmap_put(&seen, unit, keys.len);
+      tpuci__strv_take(&keys, unit);
+      tpuci__buf_addf(&b, "\n%zu\t%s", k + 1, unit);
+    }
+  tpuci__idmap_free(&seen);
+  tpuci__strv_free(&keys);
+  return tpuci__buf_steal(&b);
+}
+
+double tpuci__shard_retry_s(const tpuci__instance_t *inst, double overhead_s) {
+  const tpuci__retry_t *r = &inst->retry;
+  if (r->attempts < 2 || !tpuci__retry_wants(r, TPUCI_OUTCOME_FAILED) || r->rerun_unfinished)
+    return -1;
+  return (overhead_s > 0 ? overhead_s : 0) + (double) tpuci__retry_delay(r, 2) / 1000.0;
 }

@@ -54,6 +54,7 @@ typedef struct {
   size_t known, unknown; /* tests with and without a recorded duration */
   double unknown_s;      /* what an unknown test was assumed to take */
   double total_s;        /* sum over all shards */
+  size_t retrying;       /* shards expected to retry (plan_retry) */
 } tpuci__shard_plan_t;
 
 /* Splits ids[0..n) (duplicates are counted once) into `shards` shards
@@ -64,7 +65,43 @@ typedef struct {
 int tpuci__shard_plan(const char *const *ids, size_t n, const tpuci__timings_t *t,
                       size_t shards, tpuci__shard_by_t by, tpuci__shard_plan_t *out,
                       tpuci__err_t *err);
+/* The same, planning the retry of the tests whose latest result failed
+ * (`failed` in the store) when retry_s >= 0: such a test counts twice,
+ * and a shard that gets one counts retry_s more once (its retry's own
+ * cost: backoff, start, imports). A unit with one goes to the shard it
+ * would end soonest on, so those tests gather in few shards, whose other
+ * work shrinks by their retry: retries end with the other shards instead
+ * of after them. retry_s < 0: tpuci__shard_plan(). */
+int tpuci__shard_plan_retry(const char *const *ids, size_t n, const tpuci__timings_t *t,
+                            size_t shards, tpuci__shard_by_t by, double retry_s,
+                            tpuci__shard_plan_t *out, tpuci__err_t *err);
 void tpuci__shard_plan_free(tpuci__shard_plan_t *p);
+
+/* The retry_s a split of `inst`'s shards plans with: -1 unless a failed
+ * attempt is retried with what failed (retries on "failed", rerun
+ * "failed"); else the retry's backoff plus `overhead_s` (what an attempt
+ * of the group took beyond its tests, collections.json; < 0: unknown). */
+double tpuci__shard_retry_s(const tpuci__instance_t *inst, double overhead_s);
+
+/* The length of the part of node id `id` that `by` keeps in one shard:
+ * its file, its file and class ("tests/t.py::TestC"; a test outside a
+ * class is a part of its own), or all of it. Only "::" before a
+ * parameter's '[' count. */
+size_t tpuci__shard_unit_len(const char *id, tpuci__shard_by_t by);
+
+/* What one shard's bootstrap needs to keep its part of the split `p`
+ * when it collects the whole suite itself (pytest_run.c): a first line
+ * "BY SHARD LIVE" (BY file, class or test; SHARD this shard, 1-based;
+ * LIVE the shards with a test, "1,2"), then a line "K<tab>UNIT" for each
+ * unit of the split (a file, a class or a test, by `by`) and the shard
+ * it went to. A unit the lines do not name (new since the recorded
+ * collection) goes to LIVE[crc32(UNIT) % len(LIVE)], in every shard
+ * alike. A new string. */
+char *tpuci__shard_assignment(const tpuci__shard_plan_t *p, tpuci__shard_by_t by,
+                              size_t shard);
+/* Past this size the assignment is not passed (an argument's length is
+ * capped by the kernel at 128 KiB): the shards run node ids. */
+#define TPUCI__SHARD_ASSIGNMENT_MAX (100 * 1024)
 
 /* The longest shard's predicted duration over the ideal (total / n):
  * 1.0 is perfect. 0 when there is nothing to run. */

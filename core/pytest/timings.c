@@ -237,15 +237,7 @@ char *tpuci__timings_dump(const tpuci__timings_t *t) {
 
 int tpuci__timings_save(const tpuci__timings_t *t, const char *path, tpuci__err_t *err) {
   char *s = tpuci__timings_dump(t);
-  const char *slash = strrchr(path, '/');
-  int r = 0;
-
-  if (slash != NULL && slash != path) {
-    char *dir = tpuci__strndup(path, (size_t) (slash - path));
-    r = tpuci__mkdir_p(dir, 0755);
-    free(dir);
-  }
-  if (r == 0) r = tpuci__write_file_atomic(path, s, strlen(s));
+  int r = tpuci__write_file_atomic_p(path, s, strlen(s));
   free(s);
   if (r != 0) return tpuci__err_set(err, r, "%s: cannot write: %s", path, tpuci_strerror(r));
   return 0;

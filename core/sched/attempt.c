@@ -375,6 +375,9 @@ static void tpuci__on_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
       }
       o = tpuci__pytest_after(r->history, a->inst, t->results_dir, o, ex, cause,
                               duration, s->select[a->index], &py_cause);
+      if (s->group_of[a->index] >= 0 && s->groups[s->group_of[a->index]].filter &&
+          s->select[a->index] == NULL)
+        tpuci__shard_seen(s, a->index, t->results_dir);
       if (py_cause) {
         free(cause);
         cause = py_cause;
@@ -470,11 +473,20 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
                              ? tpuci__driver(inst->runtime)->results_mount
                              : t->results_dir;
     {
-      /* Failing first: what failed last time starts first. */
+      /* Failing first: what failed last time starts first. A shard that
+       * keeps its part of the whole suite gets its assignment. */
       tpuci__strv_t first = {0};
+      const tpuci__strv_t *among = s->select[index];
+      const char *assign = NULL;
+      int gi = s->group_of[index];
+      if (gi >= 0 && s->groups[gi].filter && s->select[index] == NULL) {
+        assign = s->groups[gi].assign[inst->pytest->shard - 1];
+        among = &s->groups[gi].plan.shards[inst->pytest->shard - 1].ids;
+      }
       if (s->opts.timings && inst->pytest->failed_first)
-        tpuci__timings_failed(s->opts.timings, s->select[index], TPUCI__FIRST_MAX_BYTES, &first);
-      tpuci__pytest_argv(inst, t->a.results_path, s->select[index], &first, &t->argv_own);
+        tpuci__timings_failed(s->opts.timings, among, TPUCI__FIRST_MAX_BYTES, &first);
+      tpuci__pytest_argv_shard(inst, t->a.results_path, s->select[index], &first, assign,
+                               &t->argv_own);
       tpuci__strv_free(&first);
     }
     t->a.argv = &t->argv_own;

@@ -76,6 +76,20 @@ typedef struct {
   tpuci_outcome_t outcome; /* FAILED: the shards' outcome (or PASSED when
                               nothing was collected and that is allowed) */
   char *log_path;          /* the collection's log */
+  char *key;               /* tpuci__collection_key() of its shards */
+  int from_record;         /* split from the last run's collection */
+  int told;                /* the split was said */
+  /* Each shard collects the suite itself and keeps its part (the
+   * bootstrap's assignment, per shard); 0: the shards run node ids. */
+  int filter;
+  char **assign;
+  tpuci__strv_t ids;       /* what the collection pass listed */
+  /* The first shard's whole collection (tpuci__pytest_suite_seen), which
+   * every other shard's must equal. */
+  int seen;
+  unsigned long seen_count, seen_crc;
+  size_t seen_by;          /* that shard's instance */
+  int warned;
 } tpuci__group_t;
 
 /* An instance waiting for its retry backoff. */
@@ -153,6 +167,7 @@ void tpuci__timeout_text(const tpuci__satt_t *t, tpuci__buf_t *b);
 void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect);
 void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t, tpuci_outcome_t o, const tpuci__exit_t *ex);
 void tpuci__shard_start(tpuci__sched_t *s, size_t index);
+void tpuci__shard_seen(tpuci__sched_t *s, size_t index, const char *results_dir);
 void tpuci__attempt_synthetic(tpuci__sched_t *s, size_t index, tpuci_outcome_t o, const char *cause, const char *log_path);
 void tpuci__groups_build(tpuci__sched_t *s);
 void tpuci__wait_remove(tpuci__sched_t *s, tpuci__wait_t *w);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "pytest/collection.h"
 #include "pytest/junit.h"
 #include "plan/plan.h"
 #include "runtime/runtime.h"
@@ -51,6 +52,9 @@ typedef struct {
   const char *run_id;
   const char *run_dir;          /* exists */
   const tpuci__timings_t *timings; /* recorded test durations, for shards */
+  /* What shard groups collected last time (no collection pass for a
+   * group whose key matches). May be NULL. */
+  const tpuci__collections_t *collections;
   /* pytest: per instance, the node ids its first attempt runs (rerun
    * --failed), or NULL; copied. May be NULL. */
   tpuci__strv_t *const *preselect;
@@ -96,6 +100,12 @@ const char *tpuci__sched_error(const tpuci__sched_t *s);
 int tpuci__sched_error_code(const tpuci__sched_t *s);
 
 void tpuci__sched_free(tpuci__sched_t *s);
+
+/* After the run: records in `c` what each shard group collected, when
+ * it is known whole (every shard collected its part, or the collection
+ * pass ran); other groups keep their records. Returns how many it
+ * recorded. */
+size_t tpuci__sched_collections(const tpuci__sched_t *s, tpuci__collections_t *c);
 
 /* What a running attempt of instance `index` is doing now. */
 typedef struct {

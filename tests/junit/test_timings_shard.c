@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "pytest/collection.h"
 #include "pytest/shard.h"
 #include "pytest/timings.h"
 
@@ -548,6 +549,187 @@ static void test_shard_by_file_and_class(void **state) {
   tpuci__timings_free(&t);
 }
 
+/* Planning retries: two quick tests failed last time (a retry runs them
+ * again at 3 s of its own), three long ones passed. */
+static void test_shard_retry(void **state) {
+  const char *ids[] = {"t/w1.py::test", "t/f1.py::test_x", "t/w2.py::test", "t/f2.py::test_y",
+                       "t/w3.py::test"};
+  tpuci__timings_t t;
+  tpuci__err_t err = {0};
+  tpuci__shard_plan_t p;
+  (void) state;
+
+  tpuci__timings_init(&t);
+  tpuci__timings_record(&t, "t/w1.py::test", 6);
+  tpuci__timings_record(&t, "t/w2.py::test", 6);
+  tpuci__timings_record(&t, "t/w3.py::test", 4);
+  tpuci__timings_record(&t, "t/f1.py::test_x", 1);
+  tpuci__timings_record(&t, "t/f2.py::test_y", 1);
+  t.items[3].failed = t.items[4].failed = 1;
+
+  /* Without: LPT puts both failing tests beside w2 (8 s), whose retry
+   * (3 s + 2 s) would end the run at 13 s. */
+  assert_int_equal(tpuci__shard_plan(ids, 5, &t, 2, TPUCI__SHARD_BY_FILE, &p, &err), 0);
+  assert_int_equal(p.retrying, 0);
+  assert_near(p.shards[0].predicted_s, 10);
+  assert_near(p.shards[1].predicted_s, 8);
+  tpuci__shard_plan_free(&p);
+
+  /* With: both in one shard that starts with its retry's 3 s, so it gets
+   * w3 (4 s) and the other w1 and w2: 11 s and 12 s, retry included. */
+  assert_int_equal(tpuci__shard_plan_retry(ids, 5, &t, 2, TPUCI__SHARD_BY_FILE, 3, &p, &err), 0);
+  assert_int_equal(p.retrying, 1);
+  assert_near(p.shards[0].predicted_s, 3 + 2 * 2 + 4);
+  assert_int_equal(p.shards[0].ids.len, 3);
+  assert_string_equal(p.shards[0].ids.items[0], "t/f1.py::test_x");
+  assert_string_equal(p.shards[0].ids.items[1], "t/f2.py::test_y");
+  assert_string_equal(p.shards[0].ids.items[2], "t/w3.py::test");
+  assert_near(p.shards[1].predicted_s, 12);
+  tpuci__shard_plan_free(&p);
+
+  /* Failing work longer than a shard: spread over as few as hold it. */
+  t.items[0].failed = t.items[1].failed = t.items[2].failed = 1;
+  assert_int_equal(tpuci__shard_plan_retry(ids, 5, &t, 3, TPUCI__SHARD_BY_FILE, 3, &p, &err), 0);
+  assert_int_equal(p.retrying, 3);
+  tpuci__shard_plan_free(&p);
+  t.items[0].failed = t.items[1].failed = t.items[2].failed = 0;
+
+  /* Nothing failed: the same split as without. */
+  t.items[3].failed = t.items[4].failed = 0;
+  assert_int_equal(tpuci__shard_plan_retry(ids, 5, &t, 2, TPUCI__SHARD_BY_FILE, 3, &p, &err), 0);
+  assert_int_equal(p.retrying, 0);
+  assert_near(p.shards[0].predicted_s, 10);
+  tpuci__shard_plan_free(&p);
+  tpuci__timings_free(&t);
+}
+
+/* A shard's assignment: its number, the shards with tests, each unit
+ * once with its shard. */
+static void test_shard_assignment(void **state) {
+  const char *ids[] = {"t/a.py::test_1", "t/b.py::TestX::test_1[x::y]", "t/a.py::test_2",
+                       "t/b.py::TestX::test_2"};
+  tpuci__err_t err = {0};
+  tpuci__shard_plan_t p;
+  char *a;
+  (void) state;
+
+  assert_int_equal(tpuci__shard_plan(ids, 4, NULL, 3, TPUCI__SHARD_BY_FILE, &p, &err), 0);
+  a = tpuci__shard_assignment(&p, TPUCI__SHARD_BY_FILE, 2);
+  assert_string_equal(a, "file 2 1,2\n1\tt/a.py\n2\tt/b.py");
+  free(a);
+  a = tpuci__shard_assignment(&p, TPUCI__SHARD_BY_CLASS, 1);
+  assert_string_equal(a, "class 1 1,2\n1\tt/a.py::test_1\n1\tt/a.py::test_2\n2\tt/b.py::TestX");
+  free(a);
+  tpuci__shard_plan_free(&p);
+  assert_int_equal(tpuci__shard_unit_len("t/b.py::TestX::test_1[x::y]", TPUCI__SHARD_BY_CLASS),
+                   strlen("t/b.py::TestX"));
+  assert_int_equal(tpuci__shard_unit_len("t/b.py::test_1[x::y]", TPUCI__SHARD_BY_FILE),
+                   strlen("t/b.py"));
+}
+
+/* .tpuci/collections.json: a record is found under its key only, and a
+ * bad file changes nothing. */
+static void test_collections_store(void **state) {
+  char *dir = tmpdir(), *path = tpuci__printf("%s/sub/collections.json", dir);
+  tpuci__collections_t c, back;
+  tpuci__strv_t ids = {0};
+  tpuci__err_t err = {0};
+  const tpuci__collection_t *r;
+  (void) state;
+
+  tpuci__collections_init(&c);
+  assert_int_equal(tpuci__collections_load(&c, path, &err), 0); /* missing: empty */
+  assert_int_equal(c.len, 0);
+  tpuci__strv_push(&ids, "t/a.py::test_1");
+  tpuci__strv_push(&ids, "t/b.py::test_2");
+  tpuci__collection_put(&c, "suite", "k1", &ids, 2.5);
+  tpuci__collection_put(&c, "other", "k2", &ids, -1);
+  tpuci__collection_put(&c, "suite", "k3", &ids, 1.25); /* replaces */
+  assert_int_equal(c.len, 2);
+  assert_null(tpuci__collection_get(&c, "suite", "k1"));
+  assert_int_equal(tpuci__collections_save(&c, path, &err), 0);
+  tpuci__collections_init(&back);
+  assert_int_equal(tpuci__collections_load(&back, path, &err), 0);
+  r = tpuci__collection_get(&back, "suite", "k3");
+  assert_non_null(r);
+  assert_int_equal(r->ids.len, 2);
+  assert_string_equal(r->ids.items[1], "t/b.py::test_2");
+  assert_near(r->overhead_s, 1.25);
+  r = tpuci__collection_get(&back, "other", "k2");
+  assert_non_null(r);
+  assert_true(r->overhead_s < 0);
+  assert_null(tpuci__collection_get(&back, "nothing", "k3"));
+  tpuci__collections_free(&back);
+
+  tpuci__collections_init(&back);
+  {
+    const char *bad = "{\"version\": 1, \"groups\": {\"s\": {\"key\": \"k\", \"ids\": [1]}}}";
+    assert_int_equal(tpuci__collections_load_string(&back, bad, strlen(bad), "c.json", &err),
+                     TPUCI_EIO);
+  }
+  assert_non_null(strstr(err.msg, "c.json: groups[\"s\"]: needs \"key\""));
+  tpuci__err_clear(&err);
+  assert_int_equal(back.len, 0);
+  assert_int_equal(tpuci__collections_load_string(&back, "{\"version\": 2}", 14, "c.json", &err),
+                   TPUCI_EIO);
+  tpuci__err_clear(&err);
+  assert_int_equal(tpuci__collections_load_string(&back, "{\"version\"", 11, "c.json", &err),
+                   TPUCI_EIO);
+  assert_non_null(strstr(err.msg, "c.json:1:"));
+  tpuci__err_clear(&err);
+  tpuci__collections_free(&back);
+  tpuci__collections_free(&c);
+  tpuci__strv_free(&ids);
+  free(path);
+  rm_rf(dir);
+  free(dir);
+}
+
+/* The key: the same for every shard of a group, another for another
+ * selection. */
+static void test_collection_key(void **state) {
+  tpuci__plan_t plan;
+  tpuci__instance_t a, b;
+  char *ka, *kb;
+  (void) state;
+
+  memset(&plan, 0, sizeof(plan));
+  memset(&a, 0, sizeof(a));
+  a.image = -1;
+  tpuci__strv_push(&a.argv, "python3");
+  tpuci__strv_push(&a.argv, "-m");
+  tpuci__strv_push(&a.argv, "pytest");
+  tpuci__strv_push(&a.argv, "tests/");
+  tpuci__kv_set(&a.env, "TEST_SHARD_INDEX", "0");
+  tpuci__kv_set(&a.env, "TEST_TOTAL_SHARDS", "2");
+  memset(&b, 0, sizeof(b));
+  b.image = -1;
+  tpuci__strv_copy(&b.argv, &a.argv);
+  tpuci__kv_set(&b.env, "TEST_SHARD_INDEX", "1");
+  tpuci__kv_set(&b.env, "TEST_TOTAL_SHARDS", "2");
+  ka = tpuci__collection_key(&plan, &a);
+  kb = tpuci__collection_key(&plan, &b);
+  assert_string_equal(ka, kb);
+  free(kb);
+  tpuci__kv_set(&b.env, "PYTEST_ADDOPTS", "-m slow");
+  kb = tpuci__collection_key(&plan, &b);
+  assert_string_not_equal(ka, kb);
+  free(kb);
+  free(b.argv.items[3]);
+  b.argv.items[3] = tpuci__strdup("tests/unit");
+  tpuci__kv_free(&b.env);
+  tpuci__kv_set(&b.env, "TEST_SHARD_INDEX", "1");
+  tpuci__kv_set(&b.env, "TEST_TOTAL_SHARDS", "2");
+  kb = tpuci__collection_key(&plan, &b);
+  assert_string_not_equal(ka, kb);
+  free(ka);
+  free(kb);
+  tpuci__strv_free(&a.argv);
+  tpuci__strv_free(&b.argv);
+  tpuci__kv_free(&a.env);
+  tpuci__kv_free(&b.env);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_timings_record_and_average),
@@ -561,6 +743,10 @@ int main(void) {
     cmocka_unit_test(test_shard_count_fallback),
     cmocka_unit_test(test_shard_median_for_unknown),
     cmocka_unit_test(test_shard_by_file_and_class),
+    cmocka_unit_test(test_shard_retry),
+    cmocka_unit_test(test_shard_assignment),
+    cmocka_unit_test(test_collections_store),
+    cmocka_unit_test(test_collection_key),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -211,7 +211,7 @@ static int tpuci__k8s_topology_env(tpuci__k8s_obj_t *o, tpuci__err_t *err) {
 /* The command                                                         */
 
 /* Python run before tpuci's pytest bootstrap (pytest_run.c), which ends
- * with sys.exit(pytest.main(...)): it wraps pytest.main to deal this
+ * with os._exit(pytest.main(...)): it wraps pytest.main to deal this
  * shard's tests round-robin in collection order (what tpuci does when it
  * has no recorded durations, shard.h), after -m and -k have deselected
  * theirs, and to make pytest's exit 5 (nothing collected) a pass where

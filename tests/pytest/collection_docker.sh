@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Shards without a collection pass (issue 23.4), in containers: a sharded
+# suite on a read-only mount runs its second time from the recorded
+# collection (no collect.log), each shard collecting the suite in the
+# image and keeping its part; a file added between runs runs once.
+. "$TESTS/e2e/lib.sh"
+need_python_image tpuci-test/python:1
+
+mkdir src src/tests
+for m in a b c; do
+  printf 'import pytest\n\n\n@pytest.mark.parametrize("i", range(3))\ndef test_%s(i):\n    pass\n' "$m" > "src/tests/test_$m.py"
+done
+cat > spec.lua <<'LUA'
+image "py" { ref = "tpuci-test/python:1", pull = "never" }
+job "suite" {
+  image = "py", workdir = "/src",
+  mounts = { ["src"] = { target = "/src", readonly = true } },
+  pytest = { args = { "tests/" }, shards = 2 },
+}
+LUA
+ids() { json 'sorted(t["id"] for i in s["instances"] for t in i["tests"] if t["outcome"] == "passed")' | tr -d "[]'," | wc -w; }
+
+run_tpuci run -j 2 spec.lua
+expect_code 0 "first run"
+[ -e .tpuci/runs/latest/suite/collect.log ] && pass || fail "the first run did not collect first"
+run_tpuci run -j 2 spec.lua
+expect_code 0 "second run"
+expect_out "from the last run's collection"
+[ ! -e .tpuci/runs/latest/suite/collect.log ] && pass || fail "the second run collected first"
+[ "$(ids)" = 9 ] && pass || fail "the second run passed $(ids) tests, want 9"
+printf 'def test_new():\n    pass\n' > src/tests/test_new.py
+run_tpuci run -j 2 spec.lua
+expect_code 0 "a file added"
+[ "$(ids)" = 10 ] && pass || fail "with a new file $(ids) tests passed, want 10"
+expect_json 'len({t["id"] for i in s["instances"] for t in i["tests"]})' 10
+expect_json '[t["id"] for i in s["instances"] for t in i["tests"] if "new" in t["id"]]' "['tests/test_new.py::test_new']"
+finish
