@@ -11,7 +11,10 @@
  *   output     POST attach; the output comes through the attach stream,
  *              which (unlike a followed logs stream, moby#43860) ends
  *              only after the container's last byte; if it broke, GET
- *              logs after the exit brings what it missed
+ *              logs after the exit brings what it missed. A gang's hosts
+ *              run the wait step (engine/gate.h) before the command: its
+ *              lines are taken out of the output and tell the core when
+ *              each host is up
  *   start      POST start
  *   watch      POST wait (and, under a memory limit, the stats stream)
  *   stop       POST kill
@@ -30,6 +33,7 @@
 
 #include "runtime/engine/container.h"
 #include "runtime/engine/gang.h"
+#include "runtime/engine/gate.h"
 #include "runtime/docker/driver.h"
 
 void tpuci__dk_infra(tpuci__dk_att_t *att, const char *step,
@@ -132,6 +136,29 @@ static void tpuci__dk_op_output(tpuci__unit_t *u) {
   c->attach = tpuci__engine_container_attach(
       att->dk->e.eng, c->id, tpuci__dk_on_attached, tpuci__ctrout_chunk, &c->out,
       tpuci__dk_on_attach_end, c);
+}
+
+/* What a gang host's wait step says (engine/gate.h). */
+static void tpuci__dk_on_ctl(void *p, int stream, const char *line, size_t len) {
+  tpuci__dk_ctr_t *c = p;
+  char *names = NULL, *note;
+  (void) stream;
+  switch (tpuci__gate_parse(line, len, &names)) {
+    case TPUCI__GATE_WAIT:
+      tpuci__unit_gate(&c->u, names);
+      break;
+    case TPUCI__GATE_NONE:
+      note = tpuci__gate_none_note(c->u.host);
+      tpuci__unit_tell(c->u.att, "%s", note);
+      free(note);
+      break;
+    case TPUCI__GATE_UP:
+      tpuci__unit_gate(&c->u, NULL);
+      break;
+    default:
+      break;
+  }
+  free(names);
 }
 
 /* halt: the attach stream of a container that will not run. */
@@ -521,6 +548,8 @@ static int tpuci__dk_bodies(tpuci__dk_t *dk, tpuci__dk_att_t *att,
   tpuci__attempt_t *a = att->ua.a;
   const tpuci__instance_t *inst = a->inst;
   tpuci__kvlist_t labels = {0};
+  /* A gang's start barrier (engine/gate.h), unless start_timeout = 0. */
+  char *key = att->ua.gang && inst->start_timeout_ms > 0 ? tpuci__ctl_key() : NULL;
   size_t i;
   int rc = 0;
 
@@ -533,7 +562,7 @@ static int tpuci__dk_bodies(tpuci__dk_t *dk, tpuci__dk_att_t *att,
   for (i = 0; i < att->ua.nunits; i++) {
     tpuci__dk_ctr_t *c = TPUCI__DK_CTR(att, i);
     c->body = tpuci__gang_host_body(a, slice, (int) i, (int) att->ua.nunits,
-                                    att->net.name, &labels, &dk->e.rt.err);
+                                    att->net.name, &labels, key, &dk->e.rt.err);
     if (c->body == NULL) {
       rc = dk->e.rt.err.code ? dk->e.rt.err.code : TPUCI_EUSAGE;
       break;
@@ -546,12 +575,14 @@ static int tpuci__dk_bodies(tpuci__dk_t *dk, tpuci__dk_att_t *att,
     if (dk->e.eng != NULL && !dk->e.eng->podman)
       json_object_set_new(json_object_get(c->body, "HostConfig"), "LogConfig",
                           json_pack("{s:s}", "Type", "local"));
+    if (key != NULL) tpuci__ctrout_ctl(&c->out, key, tpuci__dk_on_ctl, c);
     if (att->ua.gang)
       tpuci__ctrout_open_log(&c->out,
                              tpuci__printf("%s/attempt-%d." TPUCI__GANG_HOST_FMT ".log",
                                            a->dir, a->number, (int) i));
   }
   tpuci__kv_free(&labels);
+  free(key);
   return rc;
 }
 
@@ -582,7 +613,7 @@ static int tpuci__dk_op_init(tpuci__unit_att_t *ua, tpuci__runtime_t *rt,
 
 const tpuci__unit_ops_t tpuci__dk_ops = {
   .kind = "container",
-  .flags = 0,
+  .flags = TPUCI__UNIT_GATE,
   .att_size = sizeof(tpuci__dk_att_t),
   .unit_size = sizeof(tpuci__dk_ctr_t),
   .init = tpuci__dk_op_init,

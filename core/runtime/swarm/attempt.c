@@ -214,6 +214,7 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t) {
   else if (strcmp(h->task_id, t->id) != 0) return;
   tpuci__sw_set(&h->node_id, t->node_id);
   tpuci__sw_set(&h->container_id, t->container_id);
+  tpuci__sw_set(&h->task_err, t->err);
   h->state = t->state;
 
   if (t->state < TPUCI__TS_ASSIGNED) {
@@ -325,6 +326,39 @@ void tpuci__sw_poll_lost(tpuci__sw_att_t *att, const char *why) {
   tpuci__unit_step(&att->ua);
 }
 
+/* What a gang host's wait step says (engine/gate.h). */
+static void tpuci__sw_on_ctl(void *p, int stream, const char *line, size_t len) {
+  tpuci__sw_host_t *h = p;
+  char *names = NULL, *note;
+  (void) stream;
+  switch (tpuci__gate_parse(line, len, &names)) {
+    case TPUCI__GATE_WAIT:
+      tpuci__unit_gate(&h->u, names);
+      break;
+    case TPUCI__GATE_NONE:
+      note = tpuci__gate_none_note(h->u.host);
+      tpuci__unit_tell(h->u.att, "%s", note);
+      free(note);
+      break;
+    case TPUCI__GATE_UP:
+      tpuci__unit_gate(&h->u, NULL);
+      break;
+    default:
+      break;
+  }
+  free(names);
+}
+
+/* For the start deadline: a host whose task does not run yet. */
+char *tpuci__sw_op_not_up(tpuci__unit_t *u) {
+  tpuci__sw_host_t *h = (tpuci__sw_host_t *) u;
+  if (h->task_id == NULL) return tpuci__printf("(service %s) has no task yet", u->name);
+  if (h->state >= TPUCI__TS_RUNNING) return NULL;
+  return tpuci__printf("(service %s): its task is %s%s%s", u->name,
+                       tpuci__task_state_name(h->state), h->task_err ? ": " : "",
+                       h->task_err ? h->task_err : "");
+}
+
 /* init: the names, output and bodies of a new attempt's services. */
 
 /* The body of host `host`'s service. NULL with err on failure. */
@@ -341,7 +375,9 @@ static json_t *tpuci__sw_host_body(tpuci__sw_t *sw, tpuci__sw_att_t *att,
   const char *hostname = att->ua.gang ? TPUCI__SW_HOST(att, host)->u.host : NULL;
   json_t *body;
 
-  if (tpuci__host_run_init(&run, a, slice, host, hostname, err) != 0) return NULL;
+  if (tpuci__host_run_init(&run, a, slice, host, (int) att->ua.nunits, hostname,
+                           att->key, err) != 0)
+    return NULL;
   /* The results folder is a folder of the manager's machine: the task
    * runs there (docs/swarm.md). */
   if (run.results != NULL && sw->manager_node != NULL)
@@ -352,7 +388,7 @@ static json_t *tpuci__sw_host_body(tpuci__sw_t *sw, tpuci__sw_att_t *att,
                        sw->images[inst->image] != NULL
                    ? sw->images[inst->image]
                    : plan->images[inst->image].ref;
-  spec.argv = a->argv;
+  spec.argv = &run.argv;
   spec.env = &run.env;
   spec.workdir = inst->workdir;
   spec.mounts = run.mounts;
@@ -399,9 +435,12 @@ int tpuci__sw_op_init(tpuci__unit_att_t *ua, tpuci__runtime_t *rt,
     att->net.name = tpuci__sw_name(a->run_id, a->inst->name, a->number, -1);
     att->net.body = tpuci__sw_net_body(att->net.name, &labels);
   }
+  /* A gang's start barrier (engine/gate.h), unless start_timeout = 0. */
+  if (ua->gang && a->inst->start_timeout_ms > 0) att->key = tpuci__ctl_key();
   for (i = 0; i < ua->nunits && rc == 0; i++) {
     tpuci__sw_host_t *h = TPUCI__SW_HOST(att, i);
     h->body = tpuci__sw_host_body(att->sw, att, slice, (int) i, &labels, &rt->err);
+    if (att->key != NULL) tpuci__ctrout_ctl(&h->out, att->key, tpuci__sw_on_ctl, h);
     if (h->body == NULL) rc = rt->err.code ? rt->err.code : TPUCI_EUSAGE;
     else if (ua->gang)
       tpuci__ctrout_open_log(&h->out, tpuci__printf("%s/attempt-%d.%s.log", a->dir,
@@ -629,10 +668,12 @@ void tpuci__sw_op_release(tpuci__unit_t *u) {
   free(h->task_id);
   free(h->node_id);
   free(h->container_id);
+  free(h->task_err);
   free(h->broke);
   tpuci__ctrout_free(&h->out);
 }
 
 void tpuci__sw_op_att_release(tpuci__unit_att_t *ua) {
   tpuci__net_free(&((tpuci__sw_att_t *) ua)->net);
+  free(((tpuci__sw_att_t *) ua)->key);
 }

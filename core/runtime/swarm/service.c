@@ -19,6 +19,13 @@ tpuci__task_state_t tpuci__task_state_parse(const char *s) {
   return TPUCI__TS_UNKNOWN;
 }
 
+const char *tpuci__task_state_name(tpuci__task_state_t st) {
+  if ((size_t) st >= sizeof(tpuci__task_states) / sizeof(tpuci__task_states[0]) ||
+      st == TPUCI__TS_UNKNOWN)
+    return "unknown";
+  return tpuci__task_states[st];
+}
+
 int tpuci__task_state_terminal(tpuci__task_state_t st) {
   return st >= TPUCI__TS_COMPLETE;
 }

@@ -23,6 +23,7 @@
 #include "runtime/engine/engine.h"
 #include "runtime/engine/erun.h"
 #include "runtime/engine/gang.h"
+#include "runtime/engine/gate.h"
 #include "runtime/engine/network.h"
 #include "runtime/engine/output.h"
 #include "runtime/engine/pull.h"
@@ -71,6 +72,8 @@ typedef enum {
 
 /* service.c: pure. */
 tpuci__task_state_t tpuci__task_state_parse(const char *s);
+/* "pending", ...: the engine's word ("unknown" for none). */
+const char *tpuci__task_state_name(tpuci__task_state_t st);
 int tpuci__task_state_terminal(tpuci__task_state_t st);
 
 /* What one task said, read from an entry of GET /tasks. */
@@ -196,6 +199,7 @@ typedef struct {
   char *node_id;
   char *container_id;
   tpuci__task_state_t state;
+  char *task_err;         /* its Status.Err, as the poll saw it last */
   uint64_t pending_since; /* loop time the task was first seen unplaced */
   int told_pending;
   int inspect_tries;
@@ -226,6 +230,7 @@ struct tpuci__sw_att_s {
   uint64_t gone_deadline; /* loop time to give up waiting in GONE */
   int timer_pending;      /* ua.timer counts as a request */
   tpuci__net_t net;       /* its own network (own_net) */
+  char *key;              /* its hosts' lines of tpuci's own (gate.h) */
 };
 
 #define TPUCI__SW_ATT(h) ((tpuci__sw_att_t *) (h)->u.att)
@@ -272,6 +277,7 @@ void tpuci__sw_net_remove(tpuci__unit_att_t *ua);
 char *tpuci__sw_op_keep(tpuci__unit_att_t *ua, tpuci__unit_t *u);
 void tpuci__sw_op_outcome(tpuci__unit_att_t *ua, tpuci__gang_verdict_t *v,
                           tpuci__exit_t *ex);
+char *tpuci__sw_op_not_up(tpuci__unit_t *u);
 void tpuci__sw_op_release(tpuci__unit_t *u);
 void tpuci__sw_op_att_release(tpuci__unit_att_t *ua);
 /* GONE: whether every host's task (and its container on the manager)
