@@ -5,8 +5,11 @@
  * name, says which ones it waits for, then execs the command with its
  * arguments, exit code and output unchanged; without any lookup tool it
  * says so and starts at once); its lines parsed; the filter across every
- * chunk boundary, lines that only start like the key, a stream that ends
- * within a line, and a second read that skips what was passed on. */
+ * chunk boundary, lines that only start like the key, a results block
+ * that starts within a line (ending it), a stream that ends within a
+ * line, and a second read that skips what was passed on; the results
+ * block decoded into files (engine/logres.h): whole, replaced by a later
+ * block, cut, corrupted, with a name that is not a plain file name. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -20,6 +23,7 @@
 #include <cmocka.h>
 
 #include "runtime/engine/gate.h"
+#include "runtime/engine/logres.h"
 #include "runtime/engine/output.h"
 #include "runtime/runtime.h"
 #include "base/util.h"
@@ -213,7 +217,9 @@ static void frame(tpuci__buf_t *b, int stream, const char *s) {
 
 static const char *const stdout_text =
     "plain\n#tpuci-00000000 not ours: the key is another\n#tpuci-0a0b0c0d gang wait worker-1\n"
-    "#tpu\n#\n\n#tpuci-0a0b0c0d gang up\nafter #tpuci-0a0b0c0d gang up\nend";
+    "#tpu\n#\n\n#tpuci-0a0b0c0d gang up\nafter #tpuci-0a0b0c0d gang up\n"
+    "TPUCI_RESULTS_LOG=#tpuci-0a0b0c0d\n##tpuci-0a0b0c0d gang up\n"
+    "tests/x.py .#tpuci-0a0b0c0d results begin 2\n#tpuci-0a0b0c0d end x\nend";
 static const char *const stderr_text = "#tpuci-0a0b0c0d results x\nerr\n#tpuci-0a0b0c0d cut";
 
 /* The same output fed in chunks of `step` bytes, to a lone container or a
@@ -243,15 +249,20 @@ static void filter_in_steps(size_t step, int gang) {
     assert_string_equal(f.out[0].data,
                         "[worker-0] plain\n[worker-0] #tpuci-00000000 not ours: the key is "
                         "another\n[worker-0] #tpu\n[worker-0] #\n[worker-0] \n"
-                        "[worker-0] after #tpuci-0a0b0c0d gang up\n[worker-0] end\n");
+                        "[worker-0] after #tpuci-0a0b0c0d gang up\n"
+                        "[worker-0] TPUCI_RESULTS_LOG=#tpuci-0a0b0c0d\n"
+                        "[worker-0] ##tpuci-0a0b0c0d gang up\n[worker-0] tests/x.py .\n"
+                        "[worker-0] end\n");
     assert_string_equal(f.out[1].data, "[worker-0] err\n");
   } else {
     assert_string_equal(f.out[0].data,
                         "plain\n#tpuci-00000000 not ours: the key is another\n#tpu\n#\n\n"
-                        "after #tpuci-0a0b0c0d gang up\nend");
+                        "after #tpuci-0a0b0c0d gang up\nTPUCI_RESULTS_LOG=#tpuci-0a0b0c0d\n"
+                        "##tpuci-0a0b0c0d gang up\ntests/x.py .\nend");
     assert_string_equal(f.out[1].data, "err\n");
   }
-  assert_string_equal(f.ctl.data, "1<gang wait worker-1>1<gang up>2<results x>2<cut>");
+  assert_string_equal(f.ctl.data, "1<gang wait worker-1>1<gang up>1<results begin 2>1<end x>"
+                                  "2<results x>2<cut>");
   tpuci__ctrout_free(&o);
   tpuci__buf_free(&in);
   tpuci__buf_free(&f.out[0]);
@@ -300,12 +311,115 @@ static void test_filter_reread(void **state) {
   tpuci__buf_free(&f.ctl);
 }
 
+/* ------------------------------------------------------------------ */
+/* Results through the log                                             */
+
+static void feed(tpuci__logres_t *r, const char *line) {
+  assert_int_equal(tpuci__logres_line(r, line, strlen(line)), 1);
+}
+
+static void test_logres(void **state) {
+  char dir[] = "/tmp/tpuci-logres-XXXXXX";
+  tpuci__logres_t r;
+  char *why, *text, *cmd;
+  size_t len;
+  (void) state;
+  assert_non_null(mkdtemp(dir));
+
+  /* "hello\n" (CRC-32 909783072) and an empty file; then a later block
+   * replaces the first file. */
+  tpuci__logres_init(&r, dir);
+  assert_int_equal(tpuci__logres_line(&r, "gang up", 7), 0);
+  assert_null(tpuci__logres_check(&r)); /* nothing announced */
+  feed(&r, "results on");
+  why = tpuci__logres_check(&r);
+  assert_string_equal(why, "the log ended before the results were sent");
+  free(why);
+  feed(&r, "results snapshot 2");
+  feed(&r, "file junit.xml 6 909783072");
+  feed(&r, "d aGVs");
+  feed(&r, "d bG8K");
+  feed(&r, "end junit.xml");
+  feed(&r, "file stacks.txt 0 0");
+  feed(&r, "end stacks.txt");
+  feed(&r, "results end 2");
+  assert_false(tpuci__logres_done(&r)); /* a snapshot: more may come */
+  assert_null(tpuci__logres_check(&r));
+  assert_int_equal(tpuci__read_file(at(dir, "junit.xml"), &text, &len), 0);
+  assert_string_equal(text, "hello\n");
+  free(text);
+  feed(&r, "results begin 1");
+  feed(&r, "file junit.xml 3 891568578");
+  feed(&r, "d YWJj");
+  feed(&r, "end junit.xml");
+  why = tpuci__logres_check(&r);
+  assert_string_equal(why, "1 of 1 files, then the log ended");
+  free(why);
+  feed(&r, "results end 1");
+  assert_true(tpuci__logres_done(&r));
+  assert_null(tpuci__logres_check(&r));
+  assert_int_equal(tpuci__read_file(at(dir, "junit.xml"), &text, &len), 0);
+  assert_string_equal(text, "abc");
+  free(text);
+  tpuci__logres_free(&r);
+
+  /* Cut: the log ends within a file. */
+  tpuci__logres_init(&r, dir);
+  feed(&r, "results on");
+  feed(&r, "results begin 1");
+  feed(&r, "file junit.xml 6 909783072");
+  feed(&r, "d aGVs");
+  why = tpuci__logres_check(&r);
+  assert_string_equal(why, "junit.xml: 3 of 6 bytes, then the log ended");
+  free(why);
+  assert_false(tpuci__logres_done(&r));
+  tpuci__logres_free(&r);
+
+  /* Corrupted: other bytes, or not base64. */
+  tpuci__logres_init(&r, dir);
+  feed(&r, "results begin 1");
+  feed(&r, "file junit.xml 6 909783072");
+  feed(&r, "d aGVM");
+  feed(&r, "d bG8K");
+  feed(&r, "end junit.xml");
+  why = tpuci__logres_check(&r);
+  assert_non_null(strstr(why, "junit.xml: its bytes differ from what was sent (CRC-32"));
+  free(why);
+  tpuci__logres_free(&r);
+  tpuci__logres_init(&r, dir);
+  feed(&r, "results begin 1");
+  feed(&r, "file junit.xml 6 909783072");
+  feed(&r, "d aGV*");
+  why = tpuci__logres_check(&r);
+  assert_string_equal(why, "junit.xml: a piece is not base64 after 0 bytes");
+  free(why);
+  tpuci__logres_free(&r);
+
+  /* Only plain names of the folder. */
+  tpuci__logres_init(&r, dir);
+  feed(&r, "results begin 1");
+  feed(&r, "file ../x 1 0");
+  why = tpuci__logres_check(&r);
+  assert_string_equal(why, "a file's heading is not one: '../x 1 0'");
+  free(why);
+  tpuci__logres_free(&r);
+  assert_int_not_equal(access(at(dir, "../x"), F_OK), 0);
+
+  /* Never initialised: freeing it closes nothing. */
+  memset(&r, 0, sizeof(r));
+  tpuci__logres_free(&r);
+  cmd = tpuci__printf("rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+  free(cmd);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_wait_step),
     cmocka_unit_test(test_parse),
     cmocka_unit_test(test_filter),
     cmocka_unit_test(test_filter_reread),
+    cmocka_unit_test(test_logres),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,7 +70,9 @@ void tpuci__ctrout_ctl(tpuci__ctrout_t *o, const char *key,
                                    size_t len),
                        void *data) {
   free(o->ctl_key);
+  free(o->ctl_mid);
   o->ctl_key = tpuci__printf("%s ", key);
+  o->ctl_mid = tpuci__printf("%s results ", key);
   o->ctl = ctl;
   o->ctl_data = data;
 }
@@ -85,42 +87,72 @@ static void tpuci__ctrout_ctl_line(tpuci__ctrout_t *o, int k) {
   o->cs[k].over = 0;
 }
 
-/* Takes tpuci's own lines out of stream k: each line is passed on as it
- * comes unless it starts like the key, which is held until it is known
- * (a few bytes), and, when it is one of ours, until its newline. */
+/* Takes tpuci's own lines out of stream k. A line that starts like
+ * "KEY " is held until it is known (a few bytes) and, when it is one of
+ * ours, until its newline; other lines pass as they come. Within a line,
+ * "KEY results " starts one of ours too: the engine's log keeps a line
+ * left without its newline (a killed pytest's progress) and the next
+ * write as one line, and the results block comes right after such a
+ * line, which then ends there (a newline is added, as at a stream's
+ * end). */
 static void tpuci__ctrout_filter(tpuci__ctrout_t *o, int k, const char *buf,
                                  size_t len) {
-  const char *key = o->ctl_key;
-  size_t klen = strlen(key);
   while (len > 0) {
     tpuci__buf_t *h = &o->cs[k].hold;
-    const char *nl;
-    size_t n;
-    if (o->cs[k].mid) {
-      nl = memchr(buf, '\n', len);
-      n = nl ? (size_t) (nl - buf) + 1 : len;
-      tpuci__ctrout_pass(o, k, buf, n);
-      if (nl) o->cs[k].mid = 0;
-    } else if (!o->cs[k].ours) {
-      size_t need = klen - h->len;
-      n = need < len ? need : len;
-      if (memcmp(buf, key + h->len, n) != 0) {
-        /* Not ours: what was held, then the rest of the line. */
-        tpuci__ctrout_pass(o, k, h->data, h->len);
-        h->len = 0;
-        o->cs[k].mid = 1;
-        continue;
-      }
-      tpuci__buf_add(h, buf, n);
-      if (h->len == klen) o->cs[k].ours = 1;
-    } else {
-      nl = memchr(buf, '\n', len);
+    size_t n = 0;
+    if (o->cs[k].ours) {
+      const char *nl = memchr(buf, '\n', len);
       n = nl ? (size_t) (nl - buf) : len;
       if (h->len + n <= TPUCI__CTL_LINE_MAX) tpuci__buf_add(h, buf, n);
       else o->cs[k].over = 1;
       if (nl) {
         tpuci__ctrout_ctl_line(o, k);
+        o->cs[k].mid = 0;
         n++;
+      }
+    } else if (h->len > 0) {
+      /* Held: what may start one of ours. */
+      const char *want = o->cs[k].hold_mid ? o->ctl_mid : o->ctl_key;
+      size_t wlen = strlen(want);
+      n = wlen - h->len < len ? wlen - h->len : len;
+      if (memcmp(buf, want + h->len, n) != 0) {
+        /* The line's: what was held, then this byte again, within it. */
+        tpuci__ctrout_pass(o, k, h->data, h->len);
+        h->len = 0;
+        o->cs[k].mid = 1;
+        n = 0;
+      } else {
+        tpuci__buf_add(h, buf, n);
+        if (h->len == wlen) {
+          /* Within a line, that line ends here; what was held,
+           * "KEY results ", starts ours. */
+          if (o->cs[k].hold_mid) tpuci__ctrout_pass(o, k, "\n", 1);
+          o->cs[k].ours = 1;
+        }
+      }
+    } else if (!o->cs[k].mid) {
+      /* A line's start. */
+      if (buf[0] == o->ctl_key[0]) {
+        tpuci__buf_add(h, buf, 1);
+        o->cs[k].hold_mid = 0;
+        n = 1;
+      } else {
+        o->cs[k].mid = 1;
+      }
+    } else {
+      /* Within a line: up to its end, or to what may start ours. */
+      while (n < len && buf[n] != '\n' && buf[n] != o->ctl_mid[0]) n++;
+      if (n < len && buf[n] == '\n') {
+        n++;
+        tpuci__ctrout_pass(o, k, buf, n);
+        o->cs[k].mid = 0;
+      } else {
+        tpuci__ctrout_pass(o, k, buf, n);
+        if (n < len) {
+          tpuci__buf_add(h, buf + n, 1);
+          o->cs[k].hold_mid = 1;
+          n++;
+        }
       }
     }
     buf += n;
@@ -182,7 +214,8 @@ void tpuci__ctrout_free(tpuci__ctrout_t *o) {
   tpuci__buf_free(&o->cs[0].hold);
   tpuci__buf_free(&o->cs[1].hold);
   free(o->ctl_key);
-  o->ctl_key = NULL;
+  free(o->ctl_mid);
+  o->ctl_key = o->ctl_mid = NULL;
   if (o->log_fd >= 0) close(o->log_fd);
   o->log_fd = -1;
   free(o->log_path);

@@ -32,12 +32,14 @@ typedef struct {
    * driver's callback; the line start held while it may be one, or the
    * line that is one, until its newline. */
   char *ctl_key;
+  char *ctl_mid;          /* "KEY results ": ours within a line too */
   void (*ctl)(void *data, int stream, const char *line, size_t len);
   void *ctl_data;
   struct {
     int mid;              /* within a line that is not ours */
     int ours;             /* hold is one of ours (the key matched) */
     int over;             /* ours, longer than TPUCI__CTL_LINE_MAX */
+    int hold_mid;         /* hold started within a line (ctl_mid) */
     tpuci__buf_t hold;
   } cs[2];
 } tpuci__ctrout_t;
@@ -51,7 +53,9 @@ void tpuci__ctrout_init(tpuci__ctrout_t *o, tpuci__attempt_t *a,
                         const char *host);
 /* From now on, the lines of either stream that start with `key` and a
  * space are not output: ctl(data, stream, rest, len) gets each, without
- * the key, its space and its newline. */
+ * the key, its space and its newline. Within a line, "KEY results "
+ * starts one too (the results block after a line left without its
+ * newline): that line ends there (a newline is added). */
 void tpuci__ctrout_ctl(tpuci__ctrout_t *o, const char *key,
                        void (*ctl)(void *data, int stream, const char *line,
                                    size_t len),

@@ -24,6 +24,7 @@
 #include "runtime/engine/erun.h"
 #include "runtime/engine/gang.h"
 #include "runtime/engine/gate.h"
+#include "runtime/engine/logres.h"
 #include "runtime/engine/network.h"
 #include "runtime/engine/output.h"
 #include "runtime/engine/pull.h"
@@ -43,6 +44,12 @@
 /* Network removal retries, as the docker driver's. */
 #define TPUCI__SW_NET_RM_TRIES 20
 #define TPUCI__SW_NET_RM_DELAY_MS 250
+/* A pytest task's StopGracePeriod is the job's grace plus this: the
+ * time its bootstrap has to send the results through the log. */
+#define TPUCI__SW_RESULTS_GRACE_MS 2000
+/* A stopped task's followed log, after the task went: how long more its
+ * last lines may take to come. */
+#define TPUCI__SW_LINGER_MS 1000
 /* How often a task's followed log is asked for again after it broke. */
 #define TPUCI__SW_REFOLLOWS 5
 /* Longest service name the engine takes (a DNS label). */
@@ -124,7 +131,10 @@ typedef struct {
   const char *network;
   const char *alias;              /* may be NULL */
   uint64_t grace_ms;              /* StopGracePeriod */
-  const char *constraint;         /* "node.id==..." or NULL */
+  /* A pytest attempt's results folder in the task: an empty tmpfs at
+   * this path (its files come back through the log, engine/logres.h),
+   * or NULL. */
+  const char *results_tmpfs;
   /* The job's accelerator options or NULL: those a service takes
    * (tpuci__ctr_opts_refusal() refused the others before the run). */
   const tpuci__ctr_opts_t *ctr;
@@ -136,7 +146,8 @@ typedef struct {
  * service and its containers, DNS round robin for its names; of the
  * accelerator options, Sysctls, Ulimits, CapabilityAdd and
  * CapabilityDrop, and shm_size as a tmpfs mount of that size at /dev/shm
- * (a ContainerSpec has no ShmSize). New reference. */
+ * (a ContainerSpec has no ShmSize); the results folder as a tmpfs mount.
+ * New reference. */
 json_t *tpuci__svc_create_body(const tpuci__svc_spec_t *s);
 
 /* The body of POST /networks/create for a gang: an overlay network,
@@ -156,10 +167,9 @@ typedef struct {
 void tpuci__sw_node_read(json_t *node, tpuci__sw_node_t *out);
 
 /* How many tasks needing `cpus` and `memory_bytes` (0: no need) the
- * ready nodes can hold at once (only the node `only` when not NULL); a
- * large number when nothing is needed. */
+ * ready nodes can hold at once; a large number when nothing is needed. */
 int tpuci__sw_fit(const tpuci__sw_node_t *nodes, size_t n, double cpus,
-                  uint64_t memory_bytes, const char *only);
+                  uint64_t memory_bytes);
 
 /* endpoints.c: the swarm endpoints, through tpuci__engine_call. */
 /* POST /services/create; `auth` (may be NULL) is the X-Registry-Auth
@@ -220,6 +230,14 @@ typedef struct {
   int refollows;
   char *broke;
   tpuci__ctrout_t out;
+  /* A pytest attempt's results, through the log (engine/logres.h). */
+  int res_on;
+  int res_checked;
+  tpuci__logres_t res;
+  /* Stopped: its followed log is kept (not counted as a request) until
+   * its task is gone, for the results it sends during the grace. */
+  int draining;
+  uint64_t linger_at;     /* loop time to stop following once it went */
 } tpuci__sw_host_t;
 
 struct tpuci__sw_att_s {
@@ -304,6 +322,6 @@ int tpuci__sw_info_check(json_t *info, const char *where, tpuci__err_t *err);
 /* The fit check of the plan's swarm instances against GET /nodes: 0, or
  * TPUCI_EENGINE naming the first job that no node can hold. */
 int tpuci__sw_plan_fits(const tpuci__plan_t *plan, json_t *nodes,
-                        const char *manager, tpuci__err_t *err);
+                        tpuci__err_t *err);
 
 #endif /* TPUCI_RUNTIME_SWARM_H */
