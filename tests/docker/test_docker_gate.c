@@ -318,6 +318,21 @@ static void feed(tpuci__logres_t *r, const char *line) {
   assert_int_equal(tpuci__logres_line(r, line, strlen(line)), 1);
 }
 
+/* The lines of a block that does not arrive whole: check() says `want`
+ * (at its start). */
+static void broken(const char *dir, const char *const *lines, const char *want) {
+  tpuci__logres_t r;
+  char *why;
+  tpuci__logres_init(&r, dir);
+  for (; *lines != NULL; lines++) feed(&r, *lines);
+  why = tpuci__logres_check(&r);
+  assert_non_null(why);
+  assert_int_equal(strncmp(why, want, strlen(want)), 0);
+  assert_false(tpuci__logres_done(&r));
+  free(why);
+  tpuci__logres_free(&r);
+}
+
 static void test_logres(void **state) {
   char dir[] = "/tmp/tpuci-logres-XXXXXX";
   tpuci__logres_t r;
@@ -363,47 +378,22 @@ static void test_logres(void **state) {
   free(text);
   tpuci__logres_free(&r);
 
-  /* Cut: the log ends within a file. */
-  tpuci__logres_init(&r, dir);
-  feed(&r, "results on");
-  feed(&r, "results begin 1");
-  feed(&r, "file junit.xml 6 909783072");
-  feed(&r, "d aGVs");
-  why = tpuci__logres_check(&r);
-  assert_string_equal(why, "junit.xml: 3 of 6 bytes, then the log ended");
-  free(why);
-  assert_false(tpuci__logres_done(&r));
-  tpuci__logres_free(&r);
-
-  /* Corrupted: other bytes, or not base64. */
-  tpuci__logres_init(&r, dir);
-  feed(&r, "results begin 1");
-  feed(&r, "file junit.xml 6 909783072");
-  feed(&r, "d aGVM");
-  feed(&r, "d bG8K");
-  feed(&r, "end junit.xml");
-  why = tpuci__logres_check(&r);
-  assert_non_null(strstr(why, "junit.xml: its bytes differ from what was sent (CRC-32"));
-  free(why);
-  tpuci__logres_free(&r);
-  tpuci__logres_init(&r, dir);
-  feed(&r, "results begin 1");
-  feed(&r, "file junit.xml 6 909783072");
-  feed(&r, "d aGV*");
-  why = tpuci__logres_check(&r);
-  assert_string_equal(why, "junit.xml: a piece is not base64 after 0 bytes");
-  free(why);
-  tpuci__logres_free(&r);
-
-  /* Only plain names of the folder. */
-  tpuci__logres_init(&r, dir);
-  feed(&r, "results begin 1");
-  feed(&r, "file ../x 1 0");
-  why = tpuci__logres_check(&r);
-  assert_string_equal(why, "a file's heading is not one: '../x 1 0'");
-  free(why);
-  tpuci__logres_free(&r);
-  assert_int_not_equal(access(at(dir, "../x"), F_OK), 0);
+  /* Cut: the log ends within a file; corrupted: other bytes, or not
+   * base64; only plain names of the folder. */
+  {
+    static const char *const cut[] = {"results on", "results begin 1",
+                                       "file junit.xml 6 909783072", "d aGVs", NULL};
+    static const char *const crc[] = {"results begin 1", "file junit.xml 6 909783072",
+                                       "d aGVM", "d bG8K", "end junit.xml", NULL};
+    static const char *const b64[] = {"results begin 1", "file junit.xml 6 909783072",
+                                       "d aGV*", NULL};
+    static const char *const name[] = {"results begin 1", "file ../x 1 0", NULL};
+    broken(dir, cut, "junit.xml: 3 of 6 bytes, then the log ended");
+    broken(dir, crc, "junit.xml: its bytes differ from what was sent (CRC-32 ");
+    broken(dir, b64, "junit.xml: a piece is not base64 after 0 bytes");
+    broken(dir, name, "a file's heading is not one: '../x 1 0'");
+    assert_int_not_equal(access(at(dir, "../x"), F_OK), 0);
+  }
 
   /* Never initialised: freeing it closes nothing. */
   memset(&r, 0, sizeof(r));

@@ -141,24 +141,11 @@ static void tpuci__dk_op_output(tpuci__unit_t *u) {
 /* What a gang host's wait step says (engine/gate.h). */
 static void tpuci__dk_on_ctl(void *p, int stream, const char *line, size_t len) {
   tpuci__dk_ctr_t *c = p;
-  char *names = NULL, *note;
+  char *waiting;
   (void) stream;
-  switch (tpuci__gate_parse(line, len, &names)) {
-    case TPUCI__GATE_WAIT:
-      tpuci__unit_gate(&c->u, names);
-      break;
-    case TPUCI__GATE_NONE:
-      note = tpuci__gate_none_note(c->u.host);
-      tpuci__unit_tell(c->u.att, "%s", note);
-      free(note);
-      break;
-    case TPUCI__GATE_UP:
-      tpuci__unit_gate(&c->u, NULL);
-      break;
-    default:
-      break;
-  }
-  free(names);
+  if (!tpuci__gate_line(c->u.att->a, c->u.host, line, len, &waiting)) return;
+  tpuci__unit_gate(&c->u, waiting);
+  free(waiting);
 }
 
 /* halt: the attach stream of a container that will not run. */

@@ -96,9 +96,23 @@ tpuci__gate_say_t tpuci__gate_parse(const char *rest, size_t len, char **names) 
   return TPUCI__GATE_OTHER;
 }
 
-char *tpuci__gate_none_note(const char *host) {
-  return tpuci__printf("%s: the image has none of getent, nslookup and python3, "
-                       "so the gang's start barrier cannot look its peers' names "
-                       "up: its command starts at once (docs/spec.md, "
-                       "start_timeout)", host);
+int tpuci__gate_line(tpuci__attempt_t *a, const char *host, const char *rest,
+                     size_t len, char **waiting) {
+  char *note;
+  switch (tpuci__gate_parse(rest, len, waiting)) {
+    case TPUCI__GATE_WAIT:
+      return 1;
+    case TPUCI__GATE_UP:
+      return 1;
+    case TPUCI__GATE_NONE:
+      note = tpuci__printf("%s: the image has none of getent, nslookup and python3, "
+                           "so the gang's start barrier cannot look its peers' names "
+                           "up: its command starts at once (docs/spec.md, "
+                           "start_timeout)", host);
+      tpuci__attempt_message(a, note);
+      free(note);
+      return 0;
+    default:
+      return 0;
+  }
 }

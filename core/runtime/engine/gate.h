@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 
+#include "runtime/runtime.h"
 #include "base/util.h"
 
 /* The first word of every line tpuci's own steps print in a container of
@@ -49,8 +50,11 @@ typedef enum {
 
 /* *names (for WAIT) is a new string: "worker-1 worker-3". */
 tpuci__gate_say_t tpuci__gate_parse(const char *rest, size_t len, char **names);
-/* For the user, when host `host`'s wait step said TPUCI__GATE_NONE. New
- * string. */
-char *tpuci__gate_none_note(const char *host);
+/* A line of tpuci's own (after the key) from host `host` of attempt `a`:
+ * 1 when its wait step said where it is, with *waiting the names it
+ * waits for (a new string), or NULL once it is past the wait; else 0. A
+ * wait step that cannot look names up is told to the user here. */
+int tpuci__gate_line(tpuci__attempt_t *a, const char *host, const char *rest,
+                     size_t len, char **waiting);
 
 #endif /* TPUCI_ENGINE_GATE_H */

@@ -359,25 +359,12 @@ void tpuci__sw_poll_lost(tpuci__sw_att_t *att, const char *why) {
  * (engine/logres.h). */
 static void tpuci__sw_on_ctl(void *p, int stream, const char *line, size_t len) {
   tpuci__sw_host_t *h = p;
-  char *names = NULL, *note;
+  char *waiting;
   (void) stream;
   if (h->res_on && tpuci__logres_line(&h->res, line, len)) return;
-  switch (tpuci__gate_parse(line, len, &names)) {
-    case TPUCI__GATE_WAIT:
-      tpuci__unit_gate(&h->u, names);
-      break;
-    case TPUCI__GATE_NONE:
-      note = tpuci__gate_none_note(h->u.host);
-      tpuci__unit_tell(h->u.att, "%s", note);
-      free(note);
-      break;
-    case TPUCI__GATE_UP:
-      tpuci__unit_gate(&h->u, NULL);
-      break;
-    default:
-      break;
-  }
-  free(names);
+  if (!tpuci__gate_line(h->u.att->a, h->u.host, line, len, &waiting)) return;
+  tpuci__unit_gate(&h->u, waiting);
+  free(waiting);
 }
 
 /* For the start deadline: a host whose task does not run yet. */
