@@ -86,9 +86,9 @@ static int run_step(const tpuci__strv_t *argv, const char *dir, const char *path
 static void test_wait_step(void **state) {
   char dir[] = "/tmp/tpuci-gate-XXXXXX";
   tpuci__strv_t cmd = {0}, argv = {0};
-  const char *late[] = {"worker-2", "worker-1"};
+  const char *late[] = {"worker-2", "worker-1", NULL};
   char *path, *err, *out, *key = tpuci__ctl_key();
-  char *wait1, *wait2, *upline, *p;
+  char *wait1, *wait2, *ready, *upline, *p, *go = tpuci__gate_go_name(key);
   (void) state;
 
   assert_non_null(mkdtemp(dir));
@@ -112,17 +112,24 @@ static void test_wait_step(void **state) {
   assert_string_equal(argv.items[argv.len - 1], "one two");
   assert_null(argv.items[argv.len]);
 
-  assert_int_equal(run_step(&argv, dir, path, late, 2), 7);
+  /* The peers come up, then tpuci's go. */
+  assert_int_equal(strncmp(go, "tpuci-go-", 9), 0);
+  assert_string_equal(go + 9, key + strlen("#tpuci-"));
+  late[2] = go;
+  assert_int_equal(run_step(&argv, dir, path, late, 3), 7);
   out = slurp(at(dir, "stdout"));
   err = slurp(at(dir, "stderr"));
   /* The command ran as given, after the wait. */
   assert_string_equal(out, "job zero one two\n");
   wait1 = tpuci__printf("%s gang wait worker-1 worker-2\n", key);
   wait2 = tpuci__printf("%s gang wait worker-1\n", key);
+  ready = tpuci__printf("%s gang ready\n", key);
   upline = tpuci__printf("%s gang up\n", key);
   p = strstr(err, wait1);
   assert_non_null(p);
   p = strstr(p, wait2);
+  assert_non_null(p);
+  p = strstr(p, ready);
   assert_non_null(p);
   p = strstr(p, upline);
   assert_non_null(p);
@@ -147,6 +154,8 @@ static void test_wait_step(void **state) {
   free(wait1);
   free(wait2);
   free(upline);
+  free(ready);
+  free(go);
   free(key);
   free(path);
   p = tpuci__printf("rm -rf '%s'", dir);
@@ -160,17 +169,17 @@ static void test_parse(void **state) {
   size_t len;
   (void) state;
   assert_true(tpuci__ctl_line("#tpuci-0a0b0c0d", "#tpuci-0a0b0c0d gang up", 23, &rest, &len));
-  assert_int_equal(tpuci__gate_parse(rest, len, &names), TPUCI__GATE_UP);
+  assert_int_equal(tpuci__gate_parse(rest, len, &names), TPUCI__SAY_UP);
   assert_null(names);
   assert_false(tpuci__ctl_line("#tpuci-0a0b0c0d", "#tpuci-0a0b0c0dx gang up", 24, &rest, &len));
   assert_false(tpuci__ctl_line("#tpuci-0a0b0c0d", "#tpuci-0a0b", 11, &rest, &len));
   assert_int_equal(tpuci__gate_parse("gang wait worker-1 worker-3", 27, &names),
-                   TPUCI__GATE_WAIT);
+                   TPUCI__SAY_WAIT);
   assert_string_equal(names, "worker-1 worker-3");
   free(names);
-  assert_int_equal(tpuci__gate_parse("gang none", 9, &names), TPUCI__GATE_NONE);
-  assert_int_equal(tpuci__gate_parse("gang upx", 8, &names), TPUCI__GATE_OTHER);
-  assert_int_equal(tpuci__gate_parse("results 1", 9, &names), TPUCI__GATE_OTHER);
+  assert_int_equal(tpuci__gate_parse("gang none", 9, &names), TPUCI__SAY_NONE);
+  assert_int_equal(tpuci__gate_parse("gang upx", 8, &names), TPUCI__SAY_OTHER);
+  assert_int_equal(tpuci__gate_parse("results 1", 9, &names), TPUCI__SAY_OTHER);
   names = tpuci__ctl_key();
   assert_int_equal(strlen(names), strlen("#tpuci-") + 8);
   assert_int_equal(strncmp(names, "#tpuci-", 7), 0);

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # A gang's start barrier on each engine (engine.sh; docs/spec.md,
 # start_timeout). Every host of a gang starts its command only once every
-# host's name resolves on it: 20 two-host gangs (v4-16) whose hosts look
-# every peer up once, at their first instant (busybox's nslookup, and
-# ping's own lookup: `ping: bad address` is what the issue saw), all
-# pass; without the barrier (start_timeout = 0) the same lookups race the
-# peers' start. The barrier's lines are not in the job's output. A gang
+# host's name resolves on every host: 20 two-host gangs (v4-16) whose
+# hosts look every peer up once, at their first instant (busybox's
+# nslookup, and ping's own lookup: `ping: bad address` is what the issue
+# saw), all pass, and so do 6 gangs whose hosts end at once (a host may
+# not start before its peers saw it: its name goes when it ends); without
+# the barrier (start_timeout = 0) the lookups race the peers' start. The barrier's lines are not in the job's output. A gang
 # whose worker-1 never resolves (a getent that refuses it, first on
 # the job's PATH) and that has no timeout ends `infra` at its
 # start_timeout, the cause naming the hosts and the names they waited
@@ -36,6 +37,11 @@ job "peers" {
     exit $bad
   ]],
 }
+job "quick" {
+  image = "bb", topology = "v4-16", timeout = "240s",
+  matrix = { n = { 1, 2, 3, 4, 5, 6 } },
+  run = "echo worker-$TPUCI_HOST ran",
+}
 LUA
 
 engine_run plan spec.lua
@@ -44,9 +50,10 @@ expect_out "start:    every host up and every name resolving within 3m00s (start
   "plan: the gang's start deadline"
 
 engine_run run -j 4 spec.lua
-expect_code 0 "20 gangs whose hosts look their peers up at once"
+expect_code 0 "20 gangs whose hosts look their peers up at once, 6 whose hosts end at once"
 expect_not_out "LOOKUP FAILED"
-expect_json 'sum(i["outcome"] == "passed" for i in s["instances"])' 20
+expect_json 'sum(i["outcome"] == "passed" for i in s["instances"])' 26
+expect_out "[worker-1] worker-1 ran"
 # The wait step's own lines are not the job's output.
 expect_not_out "#tpuci-"
 if grep -rq -- "#tpuci-" "$WORK/.tpuci/runs/latest"/peers*/attempt-1*.log; then

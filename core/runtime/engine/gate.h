@@ -14,15 +14,24 @@
  *                                      (printed when that set changes)
  *   KEY gang none                     no tool to look names up with: the
  *                                      command starts at once
- *   KEY gang up                       every name resolves: the job starts
+ *   KEY gang ready                    every name resolves; it waits for
+ *                                      the go: until tpuci's go name
+ *                                      (tpuci__gate_go_name) resolves too,
+ *                                      which the driver makes exist once
+ *                                      every host is ready (a host whose
+ *                                      peers resolve cannot start at once:
+ *                                      its job could end, and its name go,
+ *                                      before a slower peer saw it)
+ *   KEY gang up                       the job starts
  *
  * The deadline is the attempt core's (unit.h, TPUCI__UNIT_GATE). Pure,
- * but for the key's randomness. */
+ * but for the key's randomness and tpuci__gate_line's message. */
 #ifndef TPUCI_ENGINE_GATE_H
 #define TPUCI_ENGINE_GATE_H
 
 #include <stddef.h>
 
+#include "runtime/engine/gang.h"
 #include "runtime/runtime.h"
 #include "base/util.h"
 
@@ -36,25 +45,32 @@ int tpuci__ctl_line(const char *key, const char *line, size_t len,
                     const char **rest, size_t *rest_len);
 
 /* The command of host `host` of a gang of `nhosts`: the wait step for
- * the names worker-0 .. worker-<nhosts-1>, then `argv` (appended to out). */
+ * the names worker-0 .. worker-<nhosts-1> and the go, then `argv`
+ * (appended to out). */
 void tpuci__gate_argv(const char *key, size_t nhosts, int host,
                       const tpuci__strv_t *argv, tpuci__strv_t *out);
 
 /* What a line of the wait step says (after the key and its space). */
 typedef enum {
-  TPUCI__GATE_OTHER = 0,  /* not the wait step's */
-  TPUCI__GATE_WAIT,       /* *names: the names that do not resolve yet */
-  TPUCI__GATE_NONE,       /* it cannot look names up */
-  TPUCI__GATE_UP          /* the job starts */
+  TPUCI__SAY_OTHER = 0,  /* not the wait step's */
+  TPUCI__SAY_WAIT,       /* *names: the names that do not resolve yet */
+  TPUCI__SAY_NONE,       /* it cannot look names up */
+  TPUCI__SAY_UP,         /* the job starts */
+  TPUCI__SAY_READY       /* every name resolves: waiting for the go */
 } tpuci__gate_say_t;
+
+/* The name a gang's go gets on its network ("tpuci-go-<hex of key>"). New
+ * string. */
+char *tpuci__gate_go_name(const char *key);
 
 /* *names (for WAIT) is a new string: "worker-1 worker-3". */
 tpuci__gate_say_t tpuci__gate_parse(const char *rest, size_t len, char **names);
 /* A line of tpuci's own (after the key) from host `host` of attempt `a`:
- * 1 when its wait step said where it is, with *waiting the names it
- * waits for (a new string), or NULL once it is past the wait; else 0. A
- * wait step that cannot look names up is told to the user here. */
-int tpuci__gate_line(tpuci__attempt_t *a, const char *host, const char *rest,
-                     size_t len, char **waiting);
+ * where its wait step is (gang.h: TPUCI__GATE_WAITING with *waiting the
+ * names it waits for, a new string; _READY; _STARTED), or
+ * TPUCI__GATE_SILENT when the line says no such thing. A wait step that
+ * cannot look names up is told to the user here. */
+tpuci__gate_state_t tpuci__gate_line(tpuci__attempt_t *a, const char *host,
+                                     const char *rest, size_t len, char **waiting);
 
 #endif /* TPUCI_ENGINE_GATE_H */

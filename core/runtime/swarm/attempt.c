@@ -17,6 +17,7 @@
  *              limit is inspected on the manager (State.OOMKilled) when
  *              the task ran there.
  *   stop       the followed stream ends; removing is the stop
+ *   go         (go.c) once every host of a gang resolves every name
  *   remove     DELETE /services/{id} (Swarm stops a task that still runs:
  *              SIGTERM, StopGracePeriod, SIGKILL)
  *   gone       the poll, until every host's task is gone from the swarm
@@ -359,11 +360,12 @@ void tpuci__sw_poll_lost(tpuci__sw_att_t *att, const char *why) {
  * (engine/logres.h). */
 static void tpuci__sw_on_ctl(void *p, int stream, const char *line, size_t len) {
   tpuci__sw_host_t *h = p;
-  char *waiting;
+  char *waiting = NULL;
+  tpuci__gate_state_t st;
   (void) stream;
   if (h->res_on && tpuci__logres_line(&h->res, line, len)) return;
-  if (!tpuci__gate_line(h->u.att->a, h->u.host, line, len, &waiting)) return;
-  tpuci__unit_gate(&h->u, waiting);
+  st = tpuci__gate_line(h->u.att->a, h->u.host, line, len, &waiting);
+  tpuci__unit_gate(&h->u, st, waiting);
   free(waiting);
 }
 
@@ -729,4 +731,5 @@ void tpuci__sw_op_release(tpuci__unit_t *u) {
 void tpuci__sw_op_att_release(tpuci__unit_att_t *ua) {
   tpuci__net_free(&((tpuci__sw_att_t *) ua)->net);
   free(((tpuci__sw_att_t *) ua)->key);
+  free(((tpuci__sw_att_t *) ua)->go_id);
 }

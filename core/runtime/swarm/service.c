@@ -226,6 +226,9 @@ json_t *tpuci__svc_create_body(const tpuci__svc_spec_t *s) {
   json_object_set_new(tt, "RestartPolicy",
                       json_pack("{s:s, s:i}", "Condition", "none",
                                 "MaxAttempts", 0));
+  if (s->constraint != NULL)
+    json_object_set_new(tt, "Placement",
+                        json_pack("{s:[s]}", "Constraints", s->constraint));
   if (s->network != NULL && *s->network) {
     json_t *att = json_pack("{s:s}", "Target", s->network);
     if (s->alias != NULL)

@@ -1,9 +1,9 @@
 /* The swarm runtime driver's own parts, shared by its files: the runtime
  * object and the task poll (driver.c), an attempt's phases (attempt.c),
- * the checks before a run (prepare.c), `tpuci gc` and `tpuci doctor`
- * (maint.c), the Engine API's swarm endpoints (endpoints.c) and what a
- * service looks like (service.c, pure). Nothing outside runtime/swarm/
- * includes this.
+ * a gang's go (go.c), the checks before a run (prepare.c), `tpuci gc`
+ * and `tpuci doctor` (maint.c), the Engine API's swarm endpoints
+ * (endpoints.c) and what a service looks like (service.c, pure).
+ * Nothing outside runtime/swarm/ includes this.
  *
  * It speaks to the swarm's manager, a Docker Engine, through the engine
  * client both engine drivers share (runtime/engine/engine.h: HTTP on the
@@ -135,6 +135,7 @@ typedef struct {
    * this path (its files come back through the log, engine/logres.h),
    * or NULL. */
   const char *results_tmpfs;
+  const char *constraint;         /* "node.id==..." or NULL */
   /* The job's accelerator options or NULL: those a service takes
    * (tpuci__ctr_opts_refusal() refused the others before the run). */
   const tpuci__ctr_opts_t *ctr;
@@ -249,6 +250,7 @@ struct tpuci__sw_att_s {
   int timer_pending;      /* ua.timer counts as a request */
   tpuci__net_t net;       /* its own network (own_net) */
   char *key;              /* its hosts' lines of tpuci's own (gate.h) */
+  char *go_id;            /* the go's service (a gang), once created */
 };
 
 #define TPUCI__SW_ATT(h) ((tpuci__sw_att_t *) (h)->u.att)
@@ -296,6 +298,7 @@ char *tpuci__sw_op_keep(tpuci__unit_att_t *ua, tpuci__unit_t *u);
 void tpuci__sw_op_outcome(tpuci__unit_att_t *ua, tpuci__gang_verdict_t *v,
                           tpuci__exit_t *ex);
 char *tpuci__sw_op_not_up(tpuci__unit_t *u);
+
 void tpuci__sw_op_release(tpuci__unit_t *u);
 void tpuci__sw_op_att_release(tpuci__unit_att_t *ua);
 /* GONE: whether every host's task (and its container on the manager)
@@ -307,6 +310,10 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t);
 void tpuci__sw_on_absent(tpuci__sw_host_t *h);
 /* The poll keeps failing: the attempt is infra. */
 void tpuci__sw_poll_lost(tpuci__sw_att_t *att, const char *why);
+
+/* go.c: the go of a gang's start barrier (the core's ops->go). */
+void tpuci__sw_op_go(tpuci__unit_att_t *ua);
+void tpuci__sw_op_go_remove(tpuci__unit_att_t *ua);
 
 /* poll.c: the task poll every running attempt shares. */
 /* Starts the task poll if it is not running. */

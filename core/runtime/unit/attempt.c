@@ -271,7 +271,7 @@ void tpuci__unit_ready(tpuci__unit_t *u) {
 /* Whether unit u is up: started and, with a wait step, past it. */
 static int tpuci__unit_is_up(const tpuci__unit_t *u) {
   if (!u->started) return 0;
-  return !(u->att->ops->flags & TPUCI__UNIT_GATE) || u->gate == TPUCI__UNIT_GATE_UP;
+  return !(u->att->ops->flags & TPUCI__UNIT_GATE) || u->gate == TPUCI__GATE_STARTED;
 }
 
 /* Every unit up: the deadline is off. */
@@ -296,9 +296,12 @@ static void tpuci__unit_not_up(tpuci__buf_t *b, tpuci__unit_t *u) {
                     b->len ? "; " : "", name, u->status);
   } else if (!u->started) {
     tpuci__buf_addf(b, "%s%s never started", b->len ? "; " : "", name);
-  } else if (u->gate == TPUCI__UNIT_GATE_WAITING) {
+  } else if (u->gate == TPUCI__GATE_WAITING) {
     tpuci__buf_addf(b, "%s%s could not resolve%s", b->len ? "; " : "", name,
                     u->gate_wait);
+  } else if (u->gate == TPUCI__GATE_READY) {
+    tpuci__buf_addf(b, "%s%s %s", b->len ? "; " : "", name,
+                    u->att->go_sent ? "did not see tpuci's go" : "was ready");
   } else {
     tpuci__buf_addf(b, "%s%s started, but its wait step said nothing",
                     b->len ? "; " : "", name);
@@ -332,16 +335,25 @@ static void tpuci__unit_start_late(uv_timer_t *t) {
   tpuci__unit_step(att);
 }
 
-void tpuci__unit_gate(tpuci__unit_t *u, const char *waiting) {
+void tpuci__unit_gate(tpuci__unit_t *u, tpuci__gate_state_t state, const char *waiting) {
+  tpuci__unit_att_t *att = u->att;
+  size_t i;
+  if (state == TPUCI__GATE_SILENT) return;
   free(u->gate_wait);
   u->gate_wait = NULL;
-  if (waiting == NULL) {
-    u->gate = TPUCI__UNIT_GATE_UP;
-    tpuci__unit_check_up(u->att);
+  u->gate = state;
+  if (state == TPUCI__GATE_WAITING)
+    u->gate_wait = tpuci__printf("%s%s", waiting && *waiting == ' ' ? "" : " ",
+                                 waiting ? waiting : "");
+  if (state == TPUCI__GATE_STARTED) tpuci__unit_check_up(att);
+  if (att->go_sent || att->ops->go == NULL || state < TPUCI__GATE_READY ||
+      att->phase != TPUCI__UP_RUN || att->infra != NULL || att->signalled)
     return;
-  }
-  u->gate = TPUCI__UNIT_GATE_WAITING;
-  u->gate_wait = tpuci__printf("%s%s", *waiting == ' ' ? "" : " ", waiting);
+  for (i = 0; i < att->nunits; i++)
+    if (tpuci__unit_at(att, i)->gate < TPUCI__GATE_READY) return;
+  /* Every host resolves every name: they may start. */
+  att->go_sent = 1;
+  att->ops->go(att);
 }
 
 void tpuci__unit_started(tpuci__unit_t *u, int ok) {
@@ -556,6 +568,7 @@ void tpuci__unit_step(tpuci__unit_att_t *att) {
           break;
         }
         for (i = 0; i < att->nunits; i++) ops->remove(tpuci__unit_at(att, i));
+        if (att->go_sent && ops->go_remove) ops->go_remove(att);
         break;
       case TPUCI__UP_REMOVE:
         att->phase = TPUCI__UP_GONE;

@@ -70,14 +70,14 @@ typedef struct {
   uint64_t signals;       /* bit n: tpuci sent it signal n */
   int stopped;            /* tpuci stopped it before it ended */
   unsigned long order;    /* of its end among the attempt's hosts */
-  /* The gang's start barrier (TPUCI__UNIT_GATE): what its wait step
-   * said last (tpuci__unit_gate): TPUCI__UNIT_GATE_* and, waiting, the
-   * names it could not resolve yet. */
-  int gate;
+  /* The gang's start barrier (TPUCI__UNIT_GATE): where its wait step
+   * is (tpuci__unit_gate) and, waiting, the names it could not resolve
+   * yet. */
+  tpuci__gate_state_t gate;
   char *gate_wait;
 } tpuci__unit_t;
 
-enum { TPUCI__UNIT_GATE_SILENT = 0, TPUCI__UNIT_GATE_WAITING, TPUCI__UNIT_GATE_UP };
+
 
 /* The ops' flags. */
 /* Stopping a unit is removing it (Swarm: SIGTERM, the grace, SIGKILL
@@ -87,8 +87,9 @@ enum { TPUCI__UNIT_GATE_SILENT = 0, TPUCI__UNIT_GATE_WAITING, TPUCI__UNIT_GATE_U
 /* The units are not made from an image (processes on a slice's workers):
  * a job needs none. */
 #define TPUCI__UNIT_NO_IMAGE 2
-/* A gang's units run a wait step before the job's command and say when
- * they are past it (tpuci__unit_gate): the gang is up only then. */
+/* A gang's units run a wait step before the job's command and say where
+ * they are in it (tpuci__unit_gate): once all are ready, ops->go lets
+ * them start; the gang is up once all are past it. */
 #define TPUCI__UNIT_GATE 4
 
 typedef struct {
@@ -132,6 +133,12 @@ typedef struct {
    * nothing of it), then with u == NULL the attempt's own (a network).
    * New string. */
   char *(*keep)(tpuci__unit_att_t *att, tpuci__unit_t *u);
+  /* Optional (TPUCI__UNIT_GATE): once every unit of a gang is ready,
+   * lets them start (the go of engine/gate.h); counted as a request, a
+   * failure through tpuci__unit_infra(). go_remove removes what it made
+   * (REMOVE; not with --keep-failed). */
+  void (*go)(tpuci__unit_att_t *att);
+  void (*go_remove)(tpuci__unit_att_t *att);
   /* Optional: for the start deadline's cause, what keeps unit u from
    * being up ("its task waits for a node: ..."), or NULL for the core's
    * own words. New string. */
@@ -181,6 +188,7 @@ struct tpuci__unit_att_s {
   uv_timer_t start_timer;
   uint64_t start_ms;
   int up;
+  int go_sent;            /* ops->go was called */
   int closing;            /* handles being closed at the end */
   /* The core's in RUN (the grace) unless TPUCI__UNIT_STOP_BY_REMOVE; the
    * driver's otherwise (retries, inspections). Closed by the core. */
@@ -224,9 +232,10 @@ void tpuci__unit_infra(tpuci__unit_att_t *att, char *msg);
 /* The driver's answers (none steps: the driver calls tpuci__unit_step). */
 void tpuci__unit_ready(tpuci__unit_t *u);
 void tpuci__unit_started(tpuci__unit_t *u, int ok);
-/* What unit u's wait step said (TPUCI__UNIT_GATE): past it (`waiting`
- * NULL), or still waiting for the names in `waiting` (copied). */
-void tpuci__unit_gate(tpuci__unit_t *u, const char *waiting);
+/* Where unit u's wait step is (TPUCI__UNIT_GATE): `state` is
+ * TPUCI__GATE_WAITING for the names in `waiting` (copied), _READY or
+ * _STARTED (engine/gang.h); _SILENT changes nothing. */
+void tpuci__unit_gate(tpuci__unit_t *u, tpuci__gate_state_t state, const char *waiting);
 /* It exited with `status`: a host of a gang that failed on its own stops
  * the others. */
 void tpuci__unit_exited(tpuci__unit_t *u, long status);
