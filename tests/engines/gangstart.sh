@@ -10,8 +10,9 @@
 # whose worker-1 never resolves (a getent that refuses it, first on
 # the job's PATH) and that has no timeout ends `infra` at its
 # start_timeout, the cause naming the hosts and the names they waited
-# for, and is retried as `retries.on` says. `tpuci plan` shows the
-# deadline. Nothing is left.
+# for, and is retried as `retries.on` says; with a shorter timeout it
+# times out, and tpuci says what the gang was waiting for. `tpuci plan`
+# shows the deadline. Nothing is left.
 . "$TESTS/engines/engine.sh"
 
 mkdir out fakebin
@@ -93,6 +94,15 @@ expect_json '"worker-0 could not resolve worker-1" in s["instances"][0]["attempt
 expect_not_out "JOB STARTED"
 expect_not_out "#tpuci-"
 expect_gone "$(latest_run_id)" "$tp" "after the gang that was never up"
+
+# Its timeout comes first: a timeout, and tpuci says what the gang was
+# waiting for.
+sed 's/start_timeout = "20s"/start_timeout = "5m", timeout = "15s"/' never.lua > stopped.lua
+engine_run run -j 2 stopped.lua
+expect_code 1 "a gang that times out before it is up"
+expect_json 's["instances"][0]["outcome"]' timeout
+expect_out "stopped before the gang was up: worker-0 could not resolve worker-1"
+expect_gone "$(latest_run_id)" "$tp" "after the gang that timed out before it was up"
 
 # Without the barrier, nothing waits: the job starts although worker-1
 # never resolves.

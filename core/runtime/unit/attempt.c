@@ -288,41 +288,46 @@ static void tpuci__unit_check_up(tpuci__unit_att_t *att) {
 static void tpuci__unit_not_up(tpuci__buf_t *b, tpuci__unit_t *u) {
   char *why = u->att->ops->not_up ? u->att->ops->not_up(u) : NULL;
   const char *name = u->host ? u->host : u->name;
+  if (b->len) tpuci__buf_adds(b, "; ");
   if (why != NULL) {
-    tpuci__buf_addf(b, "%s%s %s", b->len ? "; " : "", name, why);
+    tpuci__buf_addf(b, "%s %s", name, why);
     free(why);
-  } else if (u->ended) {
-    tpuci__buf_addf(b, "%s%s ended (exit %ld) before the gang was up",
-                    b->len ? "; " : "", name, u->status);
   } else if (!u->started) {
-    tpuci__buf_addf(b, "%s%s never started", b->len ? "; " : "", name);
+    tpuci__buf_addf(b, "%s never started", name);
   } else if (u->gate == TPUCI__GATE_WAITING) {
-    tpuci__buf_addf(b, "%s%s could not resolve%s", b->len ? "; " : "", name,
-                    u->gate_wait);
+    tpuci__buf_addf(b, "%s could not resolve%s", name, u->gate_wait);
   } else if (u->gate == TPUCI__GATE_READY) {
-    tpuci__buf_addf(b, "%s%s %s", b->len ? "; " : "", name,
-                    u->att->go_sent ? "did not see tpuci's go" : "was ready");
+    tpuci__buf_addf(b, "%s %s", name, u->att->go_sent ? "did not see tpuci's go" : "was ready");
+  } else if (u->ended) {
+    tpuci__buf_addf(b, "%s ended (exit %ld) before the gang was up", name, u->status);
   } else {
-    tpuci__buf_addf(b, "%s%s started, but its wait step said nothing",
-                    b->len ? "; " : "", name);
+    tpuci__buf_addf(b, "%s started, but its wait step said nothing", name);
   }
 }
 
-static void tpuci__unit_start_late(uv_timer_t *t) {
-  tpuci__unit_att_t *att = t->data;
-  char d[32];
+/* The hosts that are not up and why. New string. */
+static char *tpuci__unit_not_up_all(tpuci__unit_att_t *att) {
   tpuci__buf_t b;
   size_t i;
-  if (att->phase != TPUCI__UP_RUN || att->up || att->infra != NULL) return;
   tpuci__buf_init(&b);
   for (i = 0; i < att->nunits; i++) {
     tpuci__unit_t *u = tpuci__unit_at(att, i);
     if (!tpuci__unit_is_up(u)) tpuci__unit_not_up(&b, u);
   }
+  if (b.len == 0) tpuci__buf_adds(&b, "?");
+  return tpuci__buf_steal(&b);
+}
+
+static void tpuci__unit_start_late(uv_timer_t *t) {
+  tpuci__unit_att_t *att = t->data;
+  char d[32];
+  char *why;
+  if (att->phase != TPUCI__UP_RUN || att->up || att->infra != NULL) return;
+  why = tpuci__unit_not_up_all(att);
   tpuci__unit_infra(att, tpuci__printf(
       "the gang's hosts were not all up within %s (start_timeout): %s",
-      tpuci__duration_format(att->start_ms, d, sizeof(d)), b.data ? b.data : "?"));
-  tpuci__buf_free(&b);
+      tpuci__duration_format(att->start_ms, d, sizeof(d)), why));
+  free(why);
   if (!att->launched) {
     /* Nothing started: nothing will. */
     att->stop = 1;
@@ -539,6 +544,13 @@ void tpuci__unit_step(tpuci__unit_att_t *att) {
         break;
       case TPUCI__UP_RUN:
         if (!tpuci__unit_run_over(att)) return;
+        if (!att->up && att->signalled && att->infra == NULL) {
+          /* Stopped (a timeout, Ctrl-C) before the gang was up: say
+           * what it was waiting for. */
+          char *why = tpuci__unit_not_up_all(att);
+          tpuci__unit_tell(att, "stopped before the gang was up: %s", why);
+          free(why);
+        }
         if (!(ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)) uv_timer_stop(&att->timer);
         uv_timer_stop(&att->start_timer);
         att->phase = TPUCI__UP_INSPECT;
