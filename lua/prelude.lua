@@ -1233,7 +1233,7 @@ local function timeout_key(d, t, key)
 end
 
 local JOB_KEYS = { "name", "run", "cmd", "pytest", "env", "workdir", "timeout", "idle_timeout",
-                   "grace", "retries", "matrix", "runtime", "image", "topology",
+                   "start_timeout", "grace", "retries", "matrix", "runtime", "image", "topology",
                    "mounts", "cpus", "memory", "network", "shm_size", "ipc",
                    "privileged", "devices", "cap_add", "cap_drop", "ulimits",
                    "gpus", "sysctls", "hosts", "cache", "inputs" }
@@ -1454,6 +1454,10 @@ local function job_spec(d, t, alias)
   j.timeout_ms = timeout_key(d, t, "timeout")
   -- No output (on any host) for this long ends the attempt as a timeout.
   j.idle_timeout_ms = timeout_key(d, t, "idle_timeout")
+  -- A gang's hosts must all be up (their names resolving) within this;
+  -- 0: no start barrier at all.
+  j.start_timeout_ms = rawget(t, "start_timeout") == nil and 180000
+                       or timeout_key(d, t, "start_timeout")
   local grace = rawget(t, "grace")
   j.grace_ms = 5000
   if grace ~= nil then

@@ -233,6 +233,8 @@
 ---@field timeout? tpuci.Duration
 ---Stop an attempt that prints nothing (on any of its hosts) for this long, as for `timeout`: the outcome is `timeout`, the cause "no output for 10m" (default: none).
 ---@field idle_timeout? tpuci.Duration
+---A gang's start deadline: every host up and every host's name resolving on each (each host waits for that before its command), else the attempt is `infra`, naming the hosts that were not; it holds without a `timeout` too. `0`: no start barrier (for an image without `/bin/sh`); default `"3m"`.
+---@field start_timeout? tpuci.Duration
 ---The delay between SIGTERM and SIGKILL, more than 0 (default `"5s"`).
 ---@field grace? tpuci.Duration
 ---`N` retries after the first attempt (0..99), or the policy as a table.

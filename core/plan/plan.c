@@ -194,6 +194,7 @@ json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_
   json_object_set_new(o, "workdir", tpuci__json_str(in->workdir));
   json_object_set_new(o, "timeout_ms", json_integer((json_int_t) in->timeout_ms));
   json_object_set_new(o, "idle_timeout_ms", json_integer((json_int_t) in->idle_timeout_ms));
+  json_object_set_new(o, "start_timeout_ms", json_integer((json_int_t) in->start_timeout_ms));
   json_object_set_new(o, "grace_ms", json_integer((json_int_t) in->grace_ms));
   r = json_object();
   json_object_set_new(r, "attempts", json_integer(in->retry.attempts));
@@ -421,6 +422,14 @@ static void tpuci__text_hosts(tpuci__buf_t *b, const tpuci__plan_t *p,
                         ? "one process each on its worker over SSH"
                         : "one container each on a private network",
                     n);
+    if (in->start_timeout_ms) {
+      char d[32];
+      tpuci__buf_addf(b, "  start:    every host up and every name resolving within %s "
+                      "(start_timeout), else infra\n",
+                      tpuci__duration_format(in->start_timeout_ms, d, sizeof(d)));
+    } else {
+      tpuci__buf_adds(b, "  start:    no start barrier (start_timeout = 0)\n");
+    }
     tpuci__buf_adds(b, "  env of every host (the job's env wins over these):\n");
     for (k = 0; k < h.env[0].len; k++) {
       const char *v = h.env[0].items[k].value;

@@ -210,6 +210,10 @@ typedef struct {
   char *workdir;          /* NULL: the spec's folder (local runtime) */
   uint64_t timeout_ms;    /* 0: none */
   uint64_t idle_timeout_ms; /* no output this long: timeout; 0: none */
+  /* A gang's start deadline: every host up and every host's name
+   * resolving on each, or the attempt is infra; 0: no start barrier (the
+   * hosts start their commands at once). 3 minutes unless the spec says. */
+  uint64_t start_timeout_ms;
   uint64_t grace_ms;      /* SIGTERM to SIGKILL */
   tpuci__retry_t retry;
 

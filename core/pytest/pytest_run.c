@@ -38,10 +38,64 @@
  * and the process ends with os._exit(): the interpreter's own teardown
  * (about 2 s with torch imported, on a busy machine) would only delay the
  * attempt's end, and with it a retry's start.
+ *
+ * With TPUCI_RESULTS_LOG (a swarm task, which may run on any node: no
+ * folder of tpuci's machine is mounted there) the bootstrap first forks:
+ * the child runs pytest as above, and the parent passes it the signals
+ * it gets, waits for it, prints the results folder to stdout between
+ * lines that start with that key (runtime/engine/logres.h), each line
+ * in one write (at most 3 KB: atomic on a pipe), and ends as the child did (its exit code, or its signal).
+ * At a SIGTERM that the child outlives by 0.1 s (a test that ignores it:
+ * the SIGKILL after the grace leaves no time after), it prints what the
+ * folder holds then (the stacks, the progress) as a snapshot first.
  * argv: -c CODE <progress file> <test timeout in ms, 0: none> <first>
  * <shard, or empty> <pytest arguments...>. */
 static const char tpuci__bootstrap[] =
-    "import faulthandler, json, os, signal, sys, tempfile, time, zlib\n"
+    "import os, sys\n"
+    "k = os.environ.get('TPUCI_RESULTS_LOG')\n"
+    "if k:\n"
+    "    import binascii, signal, time\n"
+    "    def w(b):\n"
+    "        while b:\n"
+    "            b = b[os.write(1, b):]\n"
+    "    def send(how):\n"
+    "        d = os.path.dirname(sys.argv[1])\n"
+    "        names = sorted(n for n in os.listdir(d) if os.path.isfile(os.path.join(d, n)))\n"
+    "        w(('%s results %s %d\\n' % (k, how, len(names))).encode())\n"
+    "        for n in names:\n"
+    "            with open(os.path.join(d, n), 'rb') as f:\n"
+    "                b = f.read()\n"
+    "            w(('%s file %s %d %d\\n' % (k, n, len(b), binascii.crc32(b))).encode())\n"
+    "            for i in range(0, len(b), 2250):\n"
+    "                w(k.encode() + b' d ' + binascii.b2a_base64(b[i:i + 2250]))\n"
+    "            w(('%s end %s\\n' % (k, n)).encode())\n"
+    "        w(('%s results end %d\\n' % (k, len(names))).encode())\n"
+    "    w((k + ' results on\\n').encode())\n"
+    "    pid = os.fork()\n"
+    "    if pid:\n"
+    "        def fwd(n, f):\n"
+    "            os.kill(pid, n)\n"
+    "            if n == signal.SIGTERM:\n"
+    "                for i in range(10):\n"
+    "                    time.sleep(0.01)\n"
+    "                    if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT):\n"
+    "                        return\n"
+    "                send('snapshot')\n"
+    "        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT,\n"
+    "                  signal.SIGUSR1, signal.SIGUSR2):\n"
+    "            signal.signal(s, fwd)\n"
+    "        st = os.waitpid(pid, 0)[1]\n"
+    "        try:\n"
+    "            send('begin')\n"
+    "        finally:\n"
+    "            if os.WIFSIGNALED(st):\n"
+    "                try:\n"
+    "                    signal.signal(os.WTERMSIG(st), signal.SIG_DFL)\n"
+    "                except (OSError, ValueError):\n"
+    "                    pass\n"
+    "                os.kill(os.getpid(), os.WTERMSIG(st))\n"
+    "            os._exit(os.WEXITSTATUS(st) if os.WIFEXITED(st) else 1)\n"
+    "import faulthandler, json, signal, tempfile, time, zlib\n"
     "import pytest\n"
     "stacks = open(os.path.join(os.path.dirname(sys.argv[1]), 'stacks.txt'), 'w')\n"
     "faulthandler.register(signal.SIGTERM, file=stacks, all_threads=True, chain=True)\n"

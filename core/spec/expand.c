@@ -29,7 +29,7 @@ typedef struct {
   int has_fn;
   tpuci__runtime_kind_t runtime;
   int image, topology, hostset;
-  uint64_t timeout_ms, idle_timeout_ms, grace_ms;
+  uint64_t timeout_ms, idle_timeout_ms, start_timeout_ms, grace_ms;
   tpuci__retry_t retry;
   double cpus;
   uint64_t memory;
@@ -316,6 +316,7 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
   in->runtime = j->runtime;
   in->timeout_ms = j->timeout_ms;
   in->idle_timeout_ms = j->idle_timeout_ms;
+  in->start_timeout_ms = j->start_timeout_ms;
   in->grace_ms = j->grace_ms;
   in->retry = j->retry;
   in->image = j->image;
@@ -564,6 +565,7 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt,
   j.hostset = (int) tpuci__spec_get_int(L, jt, "hosts");
   j.timeout_ms = (uint64_t) tpuci__spec_get_int(L, jt, "timeout_ms");
   j.idle_timeout_ms = (uint64_t) tpuci__spec_get_int(L, jt, "idle_timeout_ms");
+  j.start_timeout_ms = (uint64_t) tpuci__spec_get_int(L, jt, "start_timeout_ms");
   j.grace_ms = (uint64_t) tpuci__spec_get_int(L, jt, "grace_ms");
   j.retry.attempts = (int) tpuci__spec_get_int(L, jt, "attempts");
   j.retry.on = (unsigned) tpuci__spec_get_int(L, jt, "on");

@@ -91,6 +91,7 @@ static void test_defaults(void **state) {
   assert_int_equal(in->env.len, 0);
   assert_null(in->workdir);
   assert_int_equal(in->timeout_ms, 0);
+  assert_int_equal(in->start_timeout_ms, 180000);
   assert_int_equal(in->grace_ms, 5000);
   assert_int_equal(in->retry.attempts, 1);
   assert_int_equal(in->retry.on, DEFAULT_ON);
@@ -118,8 +119,8 @@ static void test_cmd_env_durations(void **state) {
           "  env = { B = \"2\", A = 1, C = true, D = 2.5, E = 3.0, F = \"\" },\n"
           "  timeout = 90, grace = \"1.5s\",\n"
           "}\n"
-          "job \"h\" { run = \"x\", timeout = \"1h30m\", grace = 0.25 }\n"
-          "job \"m\" { run = \"x\", timeout = \"500ms\" }\n");
+          "job \"h\" { run = \"x\", timeout = \"1h30m\", grace = 0.25, start_timeout = \"10m\" }\n"
+          "job \"m\" { run = \"x\", timeout = \"500ms\", start_timeout = 0 }\n");
   in = inst("x");
   assert_argv(in, argv, 5);
   assert_null(in->run);
@@ -135,6 +136,8 @@ static void test_cmd_env_durations(void **state) {
   assert_int_equal(inst("h")->timeout_ms, 5400000);
   assert_int_equal(inst("h")->grace_ms, 250);
   assert_int_equal(inst("m")->timeout_ms, 500);
+  assert_int_equal(inst("h")->start_timeout_ms, 600000);
+  assert_int_equal(inst("m")->start_timeout_ms, 0);
   /* Declaration order is plan order. */
   assert_string_equal(plan.instances[0].name, "x");
   assert_string_equal(plan.instances[1].name, "h");
@@ -714,6 +717,8 @@ static void test_error_messages(void **state) {
   load_fails("local x = 1 +", TPUCI_ESPEC, "spec.lua:1: unexpected symbol near <eof>");
   load_fails("job \"x\" { run = \"x\", timeout = \"1h30\" }", TPUCI_ESPEC,
              "spec.lua:1: job 'x': timeout: bad duration '1h30'");
+  load_fails("job \"x\" { run = \"x\", start_timeout = \"3 minutes\" }", TPUCI_ESPEC,
+             "spec.lua:1: job 'x': start_timeout: bad duration '3 minutes'");
   load_fails("image \"i\" { ref = \"a:b\", puul = \"never\" }", TPUCI_ESPEC,
              "spec.lua:1: image 'i': puul: unknown key, did you mean 'pull'?");
   load_fails("job \"x\" { run = \"x\", runtime = \"podman\" }", TPUCI_ESPEC,
@@ -756,7 +761,8 @@ static void test_json_and_text(void **state) {
                                     "warnings"};
   static const char *inst_keys[] = {
     "name", "job", "where", "matrix", "runtime", "argv", "run", "env",
-    "workdir", "timeout_ms", "idle_timeout_ms", "grace_ms", "retry", "image", "topology",
+    "workdir", "timeout_ms", "idle_timeout_ms", "start_timeout_ms", "grace_ms", "retry", "image",
+    "topology",
     "mounts", "cpus", "memory_bytes", "network", "container", "ssh", "hosts"};
   void *iter;
   (void) state;

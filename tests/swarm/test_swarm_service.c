@@ -46,7 +46,7 @@ static void test_body(void **state) {
   s.network = "netid";
   s.alias = "worker-1";
   s.grace_ms = 2000;
-  s.constraint = "node.id==n1";
+  s.results_tmpfs = "/tpuci/results";
   b = tpuci__svc_create_body(&s);
   tt = json_object_get(b, "TaskTemplate");
   cs = json_object_get(tt, "ContainerSpec");
@@ -64,20 +64,23 @@ static void test_body(void **state) {
   assert_int_equal(json_integer_value(json_object_get(cs, "StopGracePeriod")), 2000000000);
   assert_string_equal(json_string_value(path(json_array_get(json_object_get(cs, "Mounts"), 0), "Type", NULL, NULL)), "bind");
   assert_true(json_is_true(path(json_array_get(json_object_get(cs, "Mounts"), 0), "ReadOnly", NULL, NULL)));
+  /* The results folder: a tmpfs, on whichever node (no placement). */
+  assert_string_equal(json_string_value(path(json_array_get(json_object_get(cs, "Mounts"), 1), "Type", NULL, NULL)), "tmpfs");
+  assert_string_equal(json_string_value(path(json_array_get(json_object_get(cs, "Mounts"), 1), "Target", NULL, NULL)), "/tpuci/results");
+  assert_null(json_object_get(tt, "Placement"));
   /* Limits and reservations alike. */
   assert_int_equal(json_integer_value(path(tt, "Resources", "Limits", "NanoCPUs")), 1500000000);
   assert_int_equal(json_integer_value(path(tt, "Resources", "Reservations", "NanoCPUs")), 1500000000);
   assert_int_equal(json_integer_value(path(tt, "Resources", "Limits", "MemoryBytes")), 16 << 20);
   assert_int_equal(json_integer_value(path(tt, "Resources", "Reservations", "MemoryBytes")), 16 << 20);
   assert_string_equal(json_string_value(path(tt, "RestartPolicy", "Condition", NULL)), "none");
-  assert_string_equal(json_string_value(json_array_get(path(tt, "Placement", "Constraints", NULL), 0)), "node.id==n1");
   assert_string_equal(json_string_value(path(json_array_get(json_object_get(tt, "Networks"), 0), "Target", NULL, NULL)), "netid");
   assert_string_equal(json_string_value(json_array_get(path(json_array_get(json_object_get(tt, "Networks"), 0), "Aliases", NULL, NULL), 0)), "worker-1");
   assert_int_equal(json_integer_value(path(b, "Mode", "Replicated", "Replicas")), 1);
   assert_string_equal(json_string_value(path(b, "EndpointSpec", "Mode", NULL)), "dnsrr");
   json_decref(b);
 
-  /* No limits, no network, no constraint. */
+  /* No limits, no network, no mounts. */
   memset(&s, 0, sizeof(s));
   s.name = "n";
   s.image = "i";
@@ -85,7 +88,7 @@ static void test_body(void **state) {
   tt = json_object_get(b, "TaskTemplate");
   assert_null(path(tt, "Resources", "Limits", NULL));
   assert_null(json_object_get(tt, "Networks"));
-  assert_null(json_object_get(tt, "Placement"));
+  assert_null(path(tt, "ContainerSpec", "Mounts", NULL));
   assert_null(path(tt, "ContainerSpec", "Args", NULL));
   json_decref(b);
 
@@ -274,12 +277,11 @@ static void test_fit(void **state) {
   assert_true(ns[0].ready);
   assert_false(ns[2].ready);
   /* 1 CPU: 2 on n1, 4 on n2; the down node counts for nothing. */
-  assert_int_equal(tpuci__sw_fit(ns, 3, 1.0, 0, NULL), 6);
+  assert_int_equal(tpuci__sw_fit(ns, 3, 1.0, 0), 6);
   /* 1 CPU and 1 GiB: 2 on n1, 1 on n2. */
-  assert_int_equal(tpuci__sw_fit(ns, 3, 1.0, 1u << 30, NULL), 3);
-  assert_int_equal(tpuci__sw_fit(ns, 3, 1.0, 1u << 30, "n2"), 1);
-  assert_int_equal(tpuci__sw_fit(ns, 3, 8.0, 0, NULL), 0);
-  assert_true(tpuci__sw_fit(ns, 3, 0, 0, NULL) >= 1000000);
+  assert_int_equal(tpuci__sw_fit(ns, 3, 1.0, 1u << 30), 3);
+  assert_int_equal(tpuci__sw_fit(ns, 3, 8.0, 0), 0);
+  assert_true(tpuci__sw_fit(ns, 3, 0, 0) >= 1000000);
   json_decref(a);
   json_decref(b);
   json_decref(c);

@@ -4,14 +4,18 @@
 # in the root namespace). The first inits the swarm, the second joins as a
 # worker; both get the busybox image with the same id (save, load). A run
 # of 20 jobs on the manager places tasks on both nodes (each job prints
-# the node it ran on, Swarm's {{.Node.ID}} template in its env); nothing
-# is left on either node, and the test removes all it made.
+# the node it ran on, Swarm's {{.Node.ID}} template in its env); then 8
+# pytest jobs (the python image of DOCKER_HOST's engine loaded into both)
+# run on both nodes and their JUnit, which names the node, comes back
+# from the worker too; nothing is left on either node, and the test
+# removes all it made.
 set -u
 : "${TESTS:?}" "${TPUCI:?}"
 . "$TESTS/swarm/netns.sh"
 . "$TESTS/e2e/lib.sh"
 
 a=t2a$$ b=t2b$$
+outer=${DOCKER_HOST:-unix:///var/run/docker.sock}
 nodes=$(mktemp -d /var/tmp/tpuci-twonode.XXXXXX)
 # The docker CLI's temporary files (an image being loaded) go there too.
 mkdir -p "$nodes/tmp"
@@ -79,19 +83,70 @@ echo "20 jobs on 2 nodes in $took s: $ca on the manager, $cb on the worker" >&2
 [ "$((ca + cb))" = 20 ] && pass || fail "jobs placed: $ca on the manager + $cb on the worker, want 20"
 [ "$ca" -gt 0 ] && [ "$cb" -gt 0 ] && pass || fail "tasks on one node only: $ca on the manager, $cb on the worker"
 
-# Nothing left on either node.
+# nothing_left PID WHAT: nothing of tpuci PID's run is left on either node.
 q() { python3 -c 'import json,sys,urllib.parse; print(urllib.parse.quote(json.dumps({"label":sys.argv[1:]})))' "$@"; }
 left() {
-  curl -sf --unix-socket "${1#unix://}" "http://localhost/v1.41/$2?all=1&filters=$(q "tpuci.pid=$tp")" |
+  curl -sf --unix-socket "${1#unix://}" "http://localhost/v1.41/$2?all=1&filters=$(q "tpuci.pid=$3")" |
     python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'
 }
-for _ in $(seq 50); do
-  l="$(left "$ha" services) $(left "$ha" networks) $(left "$ha" containers/json) $(left "$hb" containers/json)"
-  [ "$l" = "0 0 0 0" ] && break
-  sleep 0.2
-done
-echo "leftovers (manager services, networks, containers; worker containers): $l" >&2
-[ "$l" = "0 0 0 0" ] && pass || fail "left behind: $l"
+nothing_left() {
+  local l
+  for _ in $(seq 50); do
+    l="$(left "$ha" services "$1") $(left "$ha" networks "$1") $(left "$ha" containers/json "$1") $(left "$hb" containers/json "$1")"
+    [ "$l" = "0 0 0 0" ] && break
+    sleep 0.2
+  done
+  echo "leftovers after $2 (manager services, networks, containers; worker containers): $l" >&2
+  [ "$l" = "0 0 0 0" ] && pass || fail "left behind after $2: $l"
+}
+nothing_left "$tp" "the 20 jobs"
+
+# pytest jobs spread too: their results come back through the task's
+# log (docs/swarm.md, "Results"), not through a folder of the manager's
+# machine, so nothing keeps them on the manager. Each test records the
+# node it ran on in its JUnit, which must come back from either node.
+# The python image comes from the engine the test suite uses.
+if DOCKER_HOST=$outer docker image inspect tpuci-test/python:1 >/dev/null 2>&1; then
+  DOCKER_HOST=$outer docker save -o "$nodes/py.tar" tpuci-test/python:1
+  DOCKER_HOST=$ha docker load -i "$nodes/py.tar" >/dev/null
+  DOCKER_HOST=$hb docker load -i "$nodes/py.tar" >/dev/null
+  rm -f "$nodes/py.tar"
+  mkdir -p proj/tests
+  cat > proj/tests/test_node.py <<'PY'
+import os
+
+
+def test_node(record_property):
+    record_property("node", os.environ["NODE"])
+PY
+  cat > pytest.lua <<'LUA'
+image "py" { ref = "tpuci-test/python:1", pull = "never" }
+job "where" {
+  image = "py", runtime = "swarm", timeout = "120s", workdir = "/src",
+  mounts = { ["proj"] = "/src" },
+  matrix = { i = { 1, 2, 3, 4, 5, 6, 7, 8 } },
+  env = { NODE = "{{.Node.ID}}", PYTHONDONTWRITEBYTECODE = "1" },
+  pytest = { python = "python3", args = { "tests/" } },
+}
+LUA
+  DOCKER_HOST=$ha "$TPUCI" run -j 8 pytest.lua > "$WORK/tpuci.out" 2>&1 &
+  tp=$!
+  wait "$tp"
+  code=$?
+  out=$(cat "$WORK/tpuci.out")
+  expect_code 0 "8 pytest jobs on two nodes"
+  expect_json 'sum(i["outcome"] == "passed" for i in s["instances"])' 8
+  nodes_seen=$(cat "$WORK"/.tpuci/runs/latest/*/results-1/junit.xml | grep -o 'name="node" value="[^"]*"' |
+    sed 's/.*value="\(.*\)"/\1/')
+  pa=$(echo "$nodes_seen" | grep -cx "$na")
+  pb=$(echo "$nodes_seen" | grep -cx "$nb")
+  echo "8 pytest jobs: $pa on the manager, $pb on the worker, their JUnit back" >&2
+  [ "$((pa + pb))" = 8 ] && pass || fail "JUnit back: $pa from the manager + $pb from the worker, want 8"
+  [ "$pb" -gt 0 ] && pass || fail "no pytest task ran on the worker ($pa on the manager)"
+  nothing_left "$tp" "the pytest jobs"
+else
+  echo "NOTE: tpuci-test/python:1 is missing: pytest on two nodes not checked" >&2
+fi
 
 cleanup
 trap 'rm -rf "$WORK"' EXIT

@@ -11,7 +11,10 @@
  *   output     POST attach; the output comes through the attach stream,
  *              which (unlike a followed logs stream, moby#43860) ends
  *              only after the container's last byte; if it broke, GET
- *              logs after the exit brings what it missed
+ *              logs after the exit brings what it missed. A gang's hosts
+ *              run the wait step (engine/gate.h) before the command: its
+ *              lines are taken out of the output and tell the core when
+ *              each host is up
  *   start      POST start
  *   watch      POST wait (and, under a memory limit, the stats stream)
  *   stop       POST kill
@@ -19,7 +22,10 @@
  *              for one killed by a signal nobody here sent, over a new
  *              connection: an engine that no longer accepts any is
  *              stopping, and the attempt is infra
- *   remove     DELETE ?force=1&v=1
+ *   go         once every host of a gang resolves every name: a
+ *              container of the job's image (sleep) on the gang's network
+ *              named the go, which the hosts' wait steps wait for
+ *   remove     DELETE ?force=1&v=1 (and the go's)
  *   net_remove DELETE /networks/{id} (gangs), retried
  */
 #include <errno.h>
@@ -30,6 +36,7 @@
 
 #include "runtime/engine/container.h"
 #include "runtime/engine/gang.h"
+#include "runtime/engine/gate.h"
 #include "runtime/docker/driver.h"
 
 void tpuci__dk_infra(tpuci__dk_att_t *att, const char *step,
@@ -132,6 +139,17 @@ static void tpuci__dk_op_output(tpuci__unit_t *u) {
   c->attach = tpuci__engine_container_attach(
       att->dk->e.eng, c->id, tpuci__dk_on_attached, tpuci__ctrout_chunk, &c->out,
       tpuci__dk_on_attach_end, c);
+}
+
+/* What a gang host's wait step says (engine/gate.h). */
+static void tpuci__dk_on_ctl(void *p, int stream, const char *line, size_t len) {
+  tpuci__dk_ctr_t *c = p;
+  char *waiting = NULL;
+  tpuci__gate_state_t st;
+  (void) stream;
+  st = tpuci__gate_line(c->u.att->a, c->u.host, line, len, &waiting);
+  tpuci__unit_gate(&c->u, st, waiting);
+  free(waiting);
 }
 
 /* halt: the attach stream of a container that will not run. */
@@ -470,6 +488,81 @@ static void tpuci__dk_on_net_removed(void *p, const tpuci__engine_res_t *res) {
   tpuci__unit_step(&att->ua);
 }
 
+/* go and its removal. */
+
+static void tpuci__dk_on_go_started(void *p, const tpuci__engine_res_t *res) {
+  tpuci__dk_att_t *att = p;
+  tpuci__dk_answered(att);
+  if (!res->ok) tpuci__dk_infra(att, "starting the gang's go container", NULL, res->message);
+  tpuci__unit_step(&att->ua);
+}
+
+static void tpuci__dk_on_go_created(void *p, const tpuci__engine_res_t *res) {
+  tpuci__dk_att_t *att = p;
+  const char *id = json_string_value(json_object_get(res->json, "Id"));
+  tpuci__dk_answered(att);
+  if (res->ok && id != NULL) {
+    att->go_id = tpuci__strdup(id);
+    att->ua.requests++;
+    tpuci__engine_container_start(att->dk->e.eng, id, tpuci__dk_on_go_started, att);
+  } else {
+    tpuci__dk_infra(att, "creating the gang's go container", NULL,
+                    res->ok ? "the answer has no Id" : res->message);
+  }
+  tpuci__unit_step(&att->ua);
+}
+
+/* Every host resolves every name: a container named the go joins the
+ * gang's network (the job's image, sleeping: what every host can run),
+ * and each host's wait step sees that name and starts its command. */
+static void tpuci__dk_op_go(tpuci__unit_att_t *ua) {
+  tpuci__dk_att_t *att = (tpuci__dk_att_t *) ua;
+  tpuci__attempt_t *a = ua->a;
+  tpuci__kvlist_t labels = {0};
+  tpuci__strv_t argv = {0};
+  tpuci__ctr_spec_t spec;
+  char *alias = tpuci__gate_go_name(att->key), *name;
+  json_t *body;
+
+  tpuci__ctr_labels(&labels, a->run_id, a->inst->job, a->inst->name, a->number,
+                    a->keep_on_failure);
+  tpuci__strv_push(&argv, "/bin/sh");
+  tpuci__strv_push(&argv, "-c");
+  tpuci__strv_push(&argv, "while :; do sleep 3600; done");
+  memset(&spec, 0, sizeof(spec));
+  spec.image = a->plan->images[a->inst->image].ref;
+  spec.argv = &argv;
+  spec.labels = &labels;
+  spec.network = att->net.name;
+  spec.alias = alias;
+  body = tpuci__ctr_create_body(&spec);
+  tpuci__podman_body_limits(body, &att->dk->limits);
+  name = tpuci__printf("%s-go", att->net.name);
+  ua->requests++;
+  tpuci__engine_container_create(att->dk->e.eng, name, body, tpuci__dk_on_go_created, att);
+  json_decref(body);
+  free(name);
+  free(alias);
+  tpuci__strv_free(&argv);
+  tpuci__kv_free(&labels);
+}
+
+static void tpuci__dk_on_go_removed(void *p, const tpuci__engine_res_t *res) {
+  tpuci__dk_att_t *att = p;
+  tpuci__dk_answered(att);
+  if (!res->ok && res->status != 404)
+    tpuci__unit_tell(&att->ua, "could not remove the gang's go container %s-go: %s; "
+                     "run `tpuci gc` to clean up", att->net.name, res->message);
+  tpuci__unit_step(&att->ua);
+}
+
+static void tpuci__dk_op_go_remove(tpuci__unit_att_t *ua) {
+  tpuci__dk_att_t *att = (tpuci__dk_att_t *) ua;
+  if (att->go_id == NULL) return;
+  ua->requests++;
+  tpuci__engine_container_remove(att->dk->e.eng, att->go_id, tpuci__dk_on_go_removed, att);
+}
+
 /* keep, outcome, release. */
 
 static char *tpuci__dk_op_keep(tpuci__unit_att_t *ua, tpuci__unit_t *u) {
@@ -510,7 +603,10 @@ static void tpuci__dk_op_release(tpuci__unit_t *u) {
 }
 
 static void tpuci__dk_op_att_release(tpuci__unit_att_t *ua) {
-  tpuci__net_free(&((tpuci__dk_att_t *) ua)->net);
+  tpuci__dk_att_t *att = (tpuci__dk_att_t *) ua;
+  tpuci__net_free(&att->net);
+  free(att->key);
+  free(att->go_id);
 }
 
 /* The containers of an attempt: their create bodies, the gang's network
@@ -521,6 +617,8 @@ static int tpuci__dk_bodies(tpuci__dk_t *dk, tpuci__dk_att_t *att,
   tpuci__attempt_t *a = att->ua.a;
   const tpuci__instance_t *inst = a->inst;
   tpuci__kvlist_t labels = {0};
+  /* A gang's start barrier (engine/gate.h), unless start_timeout = 0. */
+  char *key = att->key = att->ua.gang && inst->start_timeout_ms > 0 ? tpuci__ctl_key() : NULL;
   size_t i;
   int rc = 0;
 
@@ -533,7 +631,7 @@ static int tpuci__dk_bodies(tpuci__dk_t *dk, tpuci__dk_att_t *att,
   for (i = 0; i < att->ua.nunits; i++) {
     tpuci__dk_ctr_t *c = TPUCI__DK_CTR(att, i);
     c->body = tpuci__gang_host_body(a, slice, (int) i, (int) att->ua.nunits,
-                                    att->net.name, &labels, &dk->e.rt.err);
+                                    att->net.name, &labels, key, &dk->e.rt.err);
     if (c->body == NULL) {
       rc = dk->e.rt.err.code ? dk->e.rt.err.code : TPUCI_EUSAGE;
       break;
@@ -546,6 +644,7 @@ static int tpuci__dk_bodies(tpuci__dk_t *dk, tpuci__dk_att_t *att,
     if (dk->e.eng != NULL && !dk->e.eng->podman)
       json_object_set_new(json_object_get(c->body, "HostConfig"), "LogConfig",
                           json_pack("{s:s}", "Type", "local"));
+    if (key != NULL) tpuci__ctrout_ctl(&c->out, key, tpuci__dk_on_ctl, c);
     if (att->ua.gang)
       tpuci__ctrout_open_log(&c->out,
                              tpuci__printf("%s/attempt-%d." TPUCI__GANG_HOST_FMT ".log",
@@ -582,7 +681,7 @@ static int tpuci__dk_op_init(tpuci__unit_att_t *ua, tpuci__runtime_t *rt,
 
 const tpuci__unit_ops_t tpuci__dk_ops = {
   .kind = "container",
-  .flags = 0,
+  .flags = TPUCI__UNIT_GATE,
   .att_size = sizeof(tpuci__dk_att_t),
   .unit_size = sizeof(tpuci__dk_ctr_t),
   .init = tpuci__dk_op_init,
@@ -597,6 +696,8 @@ const tpuci__unit_ops_t tpuci__dk_ops = {
   .remove = tpuci__dk_op_remove,
   .gone = NULL,
   .net_remove = tpuci__dk_net_remove,
+  .go = tpuci__dk_op_go,
+  .go_remove = tpuci__dk_op_go_remove,
   .keep = tpuci__dk_op_keep,
   .outcome = tpuci__dk_op_outcome,
   .release = tpuci__dk_op_release,

@@ -73,6 +73,8 @@ struct tpuci__dk_att_s {
   tpuci__unit_att_t ua;   /* the core's part */
   tpuci__dk_t *dk;
   tpuci__net_t net;       /* a gang's network */
+  char *key;              /* a gang's start barrier (engine/gate.h) */
+  char *go_id;            /* the go's container, once created */
 };
 
 #define TPUCI__DK_ATT(u) ((tpuci__dk_att_t *) (u)->att)

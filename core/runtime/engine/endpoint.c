@@ -405,7 +405,9 @@ void tpuci__remote_mount_warnings(const tpuci__plan_t *plan,
   where = tpuci__docker_host_describe(h);
   for (i = 0; i < plan->ninstances; i++) {
     const tpuci__instance_t *inst = &plan->instances[i];
-    int mounts = inst->nmounts > 0, results = inst->pytest != NULL;
+    /* A swarm task's results come back through its log (logres.h). */
+    int mounts = inst->nmounts > 0,
+        results = inst->pytest != NULL && kind != TPUCI__RUNTIME_SWARM;
     if (!inst->selected || inst->runtime != kind || !(mounts || results) ||
         tpuci__strv_has(&seen, inst->job))
       continue;

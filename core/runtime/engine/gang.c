@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include "runtime/engine/container.h"
+#include "runtime/engine/gate.h"
 
 #define TPUCI__MIB (1024.0 * 1024.0)
 
@@ -147,14 +148,18 @@ void tpuci__lines_flush(tpuci__lines_t *l, tpuci__lines_cb cb, void *data) {
 /* A host's environment and mounts. */
 
 int tpuci__host_run_init(tpuci__host_run_t *r, const tpuci__attempt_t *a,
-                         const tpuci__slice_t *slice, int host,
-                         const char *gang_host, tpuci__err_t *err) {
+                         const tpuci__slice_t *slice, int host, int nhosts,
+                         const char *gang_host, const char *gate_key,
+                         tpuci__err_t *err) {
   const tpuci__instance_t *inst = a->inst;
   int rc;
   memset(r, 0, sizeof(*r));
+  if (gate_key != NULL) tpuci__gate_argv(gate_key, (size_t) nhosts, host, a->argv, &r->argv);
+  else tpuci__strv_copy(&r->argv, a->argv);
   rc = tpuci__attempt_host_env(a, slice, host, &r->env, err);
   if (rc != 0) {
     tpuci__strv_free(&r->env);
+    tpuci__strv_free(&r->argv);
     return rc;
   }
   r->mounts = tpuci__calloc(inst->nmounts + 1, sizeof(*r->mounts));
@@ -181,6 +186,7 @@ int tpuci__host_run_init(tpuci__host_run_t *r, const tpuci__attempt_t *a,
 }
 
 void tpuci__host_run_free(tpuci__host_run_t *r) {
+  tpuci__strv_free(&r->argv);
   tpuci__strv_free(&r->env);
   free(r->mounts);
   free(r->results);
@@ -191,7 +197,7 @@ json_t *tpuci__gang_host_body(const tpuci__attempt_t *a,
                               const tpuci__slice_t *slice, int host,
                               int nhosts, const char *network,
                               const tpuci__kvlist_t *labels,
-                              tpuci__err_t *err) {
+                              const char *gate_key, tpuci__err_t *err) {
   const tpuci__instance_t *inst = a->inst;
   int gang = nhosts > 1;
   tpuci__host_run_t run;
@@ -204,13 +210,14 @@ json_t *tpuci__gang_host_body(const tpuci__attempt_t *a,
   snprintf(name, sizeof(name), TPUCI__GANG_HOST_FMT, host);
   if (tpuci__ctr_devices(&inst->ctr, inst->where, inst->job, &devices, &ndevices, err) != 0)
     return NULL;
-  if (tpuci__host_run_init(&run, a, slice, host, gang ? name : NULL, err) != 0) {
+  if (tpuci__host_run_init(&run, a, slice, host, nhosts, gang ? name : NULL,
+                           gang ? gate_key : NULL, err) != 0) {
     tpuci__ctr_devices_free(devices, ndevices);
     return NULL;
   }
   memset(&spec, 0, sizeof(spec));
   spec.image = a->plan->images[inst->image].ref;
-  spec.argv = a->argv;
+  spec.argv = &run.argv;
   spec.env = &run.env;
   spec.workdir = inst->workdir;
   spec.mounts = run.mounts;

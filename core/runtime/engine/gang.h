@@ -15,6 +15,16 @@
 
 enum { TPUCI__OOM_STATS = 1, TPUCI__OOM_PROBABLY };
 
+/* Where a gang host's wait step is (gate.h): nothing said yet, some
+ * names do not resolve yet, they all do and it waits for the go, its
+ * command started. */
+typedef enum {
+  TPUCI__GATE_SILENT = 0,
+  TPUCI__GATE_WAITING,
+  TPUCI__GATE_READY,
+  TPUCI__GATE_STARTED
+} tpuci__gate_state_t;
+
 /* One container of an attempt, as the outcome logic sees it. */
 typedef struct {
   const char *name;       /* "worker-1"; NULL for a lone container */
@@ -92,8 +102,11 @@ void tpuci__lines_free(tpuci__lines_t *l);
  * mounts: the job's, then with a->results_dir that folder read-write at
  * a->results_path (TPUCI__RESULTS_MOUNT when NULL); a gang's host
  * (`gang_host` "worker-<i>", NULL for a lone container) gets a subfolder
- * of its own, made here. */
+ * of its own, made here. With `gate_key` (a gang's host whose job has a
+ * start_timeout), `argv` is the attempt's command behind the gang's wait
+ * step (gate.h); else a copy of it. */
 typedef struct {
+  tpuci__strv_t argv;
   tpuci__strv_t env;
   tpuci__mount_t *mounts;
   size_t nmounts;
@@ -102,8 +115,9 @@ typedef struct {
 
 /* 0, or a code with err filled (and nothing to free). */
 int tpuci__host_run_init(tpuci__host_run_t *r, const tpuci__attempt_t *a,
-                         const tpuci__slice_t *slice, int host,
-                         const char *gang_host, tpuci__err_t *err);
+                         const tpuci__slice_t *slice, int host, int nhosts,
+                         const char *gang_host, const char *gate_key,
+                         tpuci__err_t *err);
 void tpuci__host_run_free(tpuci__host_run_t *r);
 
 /* The create body of host `host` of attempt `a`:
@@ -116,11 +130,12 @@ void tpuci__host_run_free(tpuci__host_run_t *r);
  * subfolder worker-<host>, created here) is bind-mounted read-write at
  * a->results_path (TPUCI__RESULTS_MOUNT when NULL). Returns a new
  * reference, or NULL with err filled. Not pure: creates the folder,
- * reads /dev. */
+ * reads /dev. With `gate_key`, the command is behind the gang's wait
+ * step (tpuci__host_run_t). */
 json_t *tpuci__gang_host_body(const tpuci__attempt_t *a,
                               const tpuci__slice_t *slice, int host,
                               int nhosts, const char *network,
                               const tpuci__kvlist_t *labels,
-                              tpuci__err_t *err);
+                              const char *gate_key, tpuci__err_t *err);
 
 #endif /* TPUCI_ENGINE_GANG_H */

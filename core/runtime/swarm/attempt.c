@@ -17,6 +17,7 @@
  *              limit is inspected on the manager (State.OOMKilled) when
  *              the task ran there.
  *   stop       the followed stream ends; removing is the stop
+ *   go         (go.c) once every host of a gang resolves every name
  *   remove     DELETE /services/{id} (Swarm stops a task that still runs:
  *              SIGTERM, StopGracePeriod, SIGKILL)
  *   gone       the poll, until every host's task is gone from the swarm
@@ -40,6 +41,25 @@ static void tpuci__sw_infra(tpuci__sw_att_t *att, char *msg) {
 
 /* Output. */
 
+/* Once the whole log was read: whether the results it announced came
+ * whole. Not when tpuci stopped the task (its last words may be cut):
+ * then a note. */
+static void tpuci__sw_results_check(tpuci__sw_host_t *h) {
+  tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
+  char *why;
+  if (!h->res_on || h->res_checked) return;
+  h->res_checked = 1;
+  why = tpuci__logres_check(&h->res);
+  if (why == NULL) return;
+  if (h->u.stopped || h->draining || h->u.ended_infra || att->ua.signalled || att->ua.gang_stop)
+    tpuci__unit_tell(&att->ua, "the results of service %s may be incomplete (tpuci "
+                     "stopped its task): %s", h->u.name, why);
+  else
+    tpuci__sw_infra(att, tpuci__printf("swarm: the results of service %s did not come "
+                                       "back whole through its log: %s", h->u.name, why));
+  free(why);
+}
+
 static void tpuci__sw_on_read(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_host_t *h = p;
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
@@ -48,6 +68,7 @@ static void tpuci__sw_on_read(void *p, const tpuci__engine_res_t *res) {
   tpuci__ctrout_read_end(&h->out, "service", h->u.name,
                          "reading its task's logs failed", res->ok, res->error,
                          res->message);
+  tpuci__sw_results_check(h);
   tpuci__unit_step(&att->ua);
 }
 
@@ -87,8 +108,17 @@ static int tpuci__sw_read_at_end(const tpuci__sw_host_t *h) {
 static void tpuci__sw_on_follow_end(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_host_t *h = p;
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
-  att->ua.requests--;
+  int drained = h->draining;
+  if (!drained) att->ua.requests--;
   h->follow = NULL;
+  if (drained) {
+    /* A stopped task's log, followed until it was gone. */
+    tpuci__ctrout_flush(&h->out);
+    tpuci__sw_results_check(h);
+    h->follow_cancelled = 0;
+    tpuci__unit_step(&att->ua);
+    return;
+  }
   if (!h->follow_cancelled && !h->u.ended && !h->u.stopped &&
       res->error != UV_ECANCELED) {
     /* A followed task log never ends by itself: the engine went away
@@ -232,6 +262,7 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t) {
   else if (strcmp(h->task_id, t->id) != 0) return;
   tpuci__sw_set(&h->node_id, t->node_id);
   tpuci__sw_set(&h->container_id, t->container_id);
+  tpuci__sw_set(&h->task_err, t->err);
   h->state = t->state;
 
   if (t->state < TPUCI__TS_ASSIGNED) {
@@ -343,6 +374,29 @@ void tpuci__sw_poll_lost(tpuci__sw_att_t *att, const char *why) {
   tpuci__unit_step(&att->ua);
 }
 
+/* What a gang host's wait step says (engine/gate.h), and its results
+ * (engine/logres.h). */
+static void tpuci__sw_on_ctl(void *p, int stream, const char *line, size_t len) {
+  tpuci__sw_host_t *h = p;
+  char *waiting = NULL;
+  tpuci__gate_state_t st;
+  (void) stream;
+  if (h->res_on && tpuci__logres_line(&h->res, line, len)) return;
+  st = tpuci__gate_line(h->u.att->a, h->u.host, line, len, &waiting);
+  tpuci__unit_gate(&h->u, st, waiting);
+  free(waiting);
+}
+
+/* For the start deadline: a host whose task does not run yet. */
+char *tpuci__sw_op_not_up(tpuci__unit_t *u) {
+  tpuci__sw_host_t *h = (tpuci__sw_host_t *) u;
+  if (h->task_id == NULL) return tpuci__printf("(service %s) has no task yet", u->name);
+  if (h->state >= TPUCI__TS_RUNNING) return NULL;
+  return tpuci__printf("(service %s): its task is %s%s%s", u->name,
+                       tpuci__task_state_name(h->state), h->task_err ? ": " : "",
+                       h->task_err ? h->task_err : "");
+}
+
 /* init: the names, output and bodies of a new attempt's services. */
 
 /* The body of host `host`'s service. NULL with err on failure. */
@@ -355,22 +409,34 @@ static json_t *tpuci__sw_host_body(tpuci__sw_t *sw, tpuci__sw_att_t *att,
   const tpuci__plan_t *plan = a->plan;
   tpuci__host_run_t run;
   tpuci__svc_spec_t spec;
-  char *constraint = NULL;
   const char *hostname = att->ua.gang ? TPUCI__SW_HOST(att, host)->u.host : NULL;
   json_t *body;
 
-  if (tpuci__host_run_init(&run, a, slice, host, hostname, err) != 0) return NULL;
-  /* The results folder is a folder of the manager's machine: the task
-   * runs there (docs/swarm.md). */
-  if (run.results != NULL && sw->manager_node != NULL)
-    constraint = tpuci__printf("node.id==%s", sw->manager_node);
+  if (tpuci__host_run_init(&run, a, slice, host, (int) att->ua.nunits, hostname,
+                           att->ua.gang && inst->start_timeout_ms > 0 ? att->key : NULL,
+                           err) != 0)
+    return NULL;
   memset(&spec, 0, sizeof(spec));
+  if (run.results != NULL) {
+    /* The task may run on any node: the results folder is an empty
+     * tmpfs there, and its files come back through the log (the
+     * bootstrap sends them, engine/logres.h). The folder's mount is the
+     * last (gang.h). */
+    run.nmounts--;
+    spec.results_tmpfs = a->results_path ? a->results_path : TPUCI__RESULTS_MOUNT;
+    /* Time to send them after pytest's grace (a test that outlives its
+     * SIGTERM keeps it). */
+    spec.grace_ms = att->ua.grace_ms + TPUCI__SW_RESULTS_GRACE_MS;
+    tpuci__strv_take(&run.env, tpuci__printf("TPUCI_RESULTS_LOG=%s", att->key));
+    tpuci__logres_init(&TPUCI__SW_HOST(att, host)->res, run.results);
+    TPUCI__SW_HOST(att, host)->res_on = 1;
+  }
   spec.name = TPUCI__SW_HOST(att, host)->u.name;
   spec.image = inst->image >= 0 && (size_t) inst->image < sw->nimages &&
                        sw->images[inst->image] != NULL
                    ? sw->images[inst->image]
                    : plan->images[inst->image].ref;
-  spec.argv = a->argv;
+  spec.argv = &run.argv;
   spec.env = &run.env;
   spec.workdir = inst->workdir;
   spec.mounts = run.mounts;
@@ -381,11 +447,9 @@ static json_t *tpuci__sw_host_body(tpuci__sw_t *sw, tpuci__sw_att_t *att,
   spec.hostname = hostname;
   spec.network = att->own_net ? att->net.name : inst->network;
   spec.alias = hostname;
-  spec.grace_ms = att->ua.grace_ms;
-  spec.constraint = constraint;
+  if (spec.grace_ms == 0) spec.grace_ms = att->ua.grace_ms;
   spec.ctr = &inst->ctr;
   body = tpuci__svc_create_body(&spec);
-  free(constraint);
   tpuci__host_run_free(&run);
   return body;
 }
@@ -417,9 +481,15 @@ int tpuci__sw_op_init(tpuci__unit_att_t *ua, tpuci__runtime_t *rt,
     att->net.name = tpuci__sw_name(a->run_id, a->inst->name, a->number, -1);
     att->net.body = tpuci__sw_net_body(att->net.name, &labels);
   }
+  /* The key of tpuci's own lines in the tasks' logs: a gang's start
+   * barrier (engine/gate.h, unless start_timeout = 0), the results
+   * (engine/logres.h). */
+  if ((ua->gang && a->inst->start_timeout_ms > 0) || a->results_dir != NULL)
+    att->key = tpuci__ctl_key();
   for (i = 0; i < ua->nunits && rc == 0; i++) {
     tpuci__sw_host_t *h = TPUCI__SW_HOST(att, i);
     h->body = tpuci__sw_host_body(att->sw, att, slice, (int) i, &labels, &rt->err);
+    if (att->key != NULL) tpuci__ctrout_ctl(&h->out, att->key, tpuci__sw_on_ctl, h);
     if (h->body == NULL) rc = rt->err.code ? rt->err.code : TPUCI_EUSAGE;
     else if (ua->gang)
       tpuci__ctrout_open_log(&h->out, tpuci__printf("%s/attempt-%d.%s.log", a->dir,
@@ -503,10 +573,20 @@ void tpuci__sw_op_net_create(tpuci__unit_att_t *ua) {
   tpuci__net_create(&att->net, &ua->signalled, tpuci__sw_on_net_created, att);
 }
 
-/* stop: what follows the task ends; removing the service stops it. */
+/* stop: what follows the task ends; removing the service stops it. A
+ * task that sends its results (a pytest job's) sends them during the
+ * grace too: its log is followed on, uncounted (the removal waits for no
+ * request), until the poll finds the task gone. */
 void tpuci__sw_op_stop(tpuci__unit_t *u, int signum) {
   tpuci__sw_host_t *h = (tpuci__sw_host_t *) u;
   (void) signum;
+  if (h->res_on && h->follow != NULL && !h->follow_cancelled) {
+    if (!h->draining) {
+      h->draining = 1;
+      TPUCI__SW_ATT(h)->ua.requests--;
+    }
+    return;
+  }
   /* Its stream ends, then its log is read once more (on_follow_end); a
    * task whose stream had not begun yet is read now. */
   if (h->follow != NULL) tpuci__sw_follow_cancel(h);
@@ -579,6 +659,18 @@ int tpuci__sw_all_gone(tpuci__sw_att_t *att) {
   uint64_t now = uv_now(att->sw->e.loop);
   for (i = 0; i < att->ua.nunits; i++) {
     tpuci__sw_host_t *h = TPUCI__SW_HOST(att, i);
+    if (h->follow != NULL) {
+      /* A stopped task's log, for the results it sends during the grace
+       * (a followed log never ends by itself): until their last block
+       * came, or a moment after the task (and its container on the
+       * manager) went, or the deadline. */
+      if (tpuci__logres_done(&h->res) || now >= att->gone_deadline ||
+          (h->gone && h->linger_at != 0 && now >= h->linger_at))
+        tpuci__sw_follow_cancel(h);
+      else if (h->gone && h->linger_at == 0)
+        h->linger_at = now + TPUCI__SW_LINGER_MS;
+      return 0;
+    }
     if (h->gone) continue;
     if (h->task_id == NULL || h->id == NULL) {
       h->gone = 1;
@@ -651,10 +743,14 @@ void tpuci__sw_op_release(tpuci__unit_t *u) {
   free(h->task_id);
   free(h->node_id);
   free(h->container_id);
+  free(h->task_err);
   free(h->broke);
+  tpuci__logres_free(&h->res);
   tpuci__ctrout_free(&h->out);
 }
 
 void tpuci__sw_op_att_release(tpuci__unit_att_t *ua) {
   tpuci__net_free(&((tpuci__sw_att_t *) ua)->net);
+  free(((tpuci__sw_att_t *) ua)->key);
+  free(((tpuci__sw_att_t *) ua)->go_id);
 }

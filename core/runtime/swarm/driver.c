@@ -31,7 +31,7 @@ static int tpuci__sw_op_gone(tpuci__unit_att_t *ua, int first) {
 
 static const tpuci__unit_ops_t tpuci__sw_ops = {
   .kind = "service",
-  .flags = TPUCI__UNIT_STOP_BY_REMOVE,
+  .flags = TPUCI__UNIT_STOP_BY_REMOVE | TPUCI__UNIT_GATE,
   .att_size = sizeof(tpuci__sw_att_t),
   .unit_size = sizeof(tpuci__sw_host_t),
   .init = tpuci__sw_op_init,
@@ -47,6 +47,9 @@ static const tpuci__unit_ops_t tpuci__sw_ops = {
   .gone = tpuci__sw_op_gone,
   .net_remove = tpuci__sw_net_remove,
   .keep = tpuci__sw_op_keep,
+  .not_up = tpuci__sw_op_not_up,
+  .go = tpuci__sw_op_go,
+  .go_remove = tpuci__sw_op_go_remove,
   .outcome = tpuci__sw_op_outcome,
   .release = tpuci__sw_op_release,
   .att_release = tpuci__sw_op_att_release,

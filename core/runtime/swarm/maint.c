@@ -358,7 +358,7 @@ static void tpuci__swdoc_nodes(tpuci__sync_t *s, const tpuci__plan_t *plan,
   }
   if (uses) {
     tpuci__err_t e = {0, NULL};
-    if (tpuci__sw_plan_fits(plan, r.json, manager, &e) != 0) {
+    if (tpuci__sw_plan_fits(plan, r.json, &e) != 0) {
       int c = tpuci__swdoc_fail(report, err, e.code, "swarm fit", e.msg);
       if (!*first) *first = c;
     } else {

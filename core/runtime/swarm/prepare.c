@@ -54,7 +54,7 @@ static void tpuci__sw_fit_text(char *buf, size_t size, double cpus,
 }
 
 int tpuci__sw_plan_fits(const tpuci__plan_t *plan, json_t *nodes,
-                        const char *manager, tpuci__err_t *err) {
+                        tpuci__err_t *err) {
   size_t n = json_array_size(nodes), i, k;
   tpuci__sw_node_t *ns = tpuci__calloc(n + 1, sizeof(*ns));
   int rc = 0;
@@ -62,18 +62,15 @@ int tpuci__sw_plan_fits(const tpuci__plan_t *plan, json_t *nodes,
   for (i = 0; i < plan->ninstances && rc == 0; i++) {
     const tpuci__instance_t *inst = &plan->instances[i];
     int hosts = tpuci__plan_hosts(plan, inst);
-    /* pytest tasks run on the manager (their results folder is there). */
-    const char *only = inst->pytest ? manager : NULL;
     char need[96], big[160] = "";
     int fit;
     if (!inst->selected || inst->runtime != TPUCI__RUNTIME_SWARM) continue;
-    if (inst->cpus <= 0 && inst->memory_bytes == 0 && only == NULL) continue;
-    fit = tpuci__sw_fit(ns, n, inst->cpus, inst->memory_bytes, only);
+    if (inst->cpus <= 0 && inst->memory_bytes == 0) continue;
+    fit = tpuci__sw_fit(ns, n, inst->cpus, inst->memory_bytes);
     if (fit >= (hosts < 1 ? 1 : hosts)) continue;
     tpuci__sw_fit_text(need, sizeof(need), inst->cpus, inst->memory_bytes);
     for (k = 0; k < n; k++) {
       if (!ns[k].ready) continue;
-      if (only != NULL && (ns[k].id == NULL || strcmp(ns[k].id, only) != 0)) continue;
       if (big[0] == '\0' || ns[k].nano_cpus > 0)
         snprintf(big, sizeof(big), "; node %s has %g CPUs and %.2f GiB",
                  ns[k].hostname, (double) ns[k].nano_cpus / 1e9,
@@ -89,9 +86,8 @@ int tpuci__sw_plan_fits(const tpuci__plan_t *plan, json_t *nodes,
     else
       rc = tpuci__err_set(err, TPUCI_EENGINE,
                           "%s: job '%s': no swarm worker can fit it: it needs "
-                          "%s%s%s; lower them or add a node",
-                          inst->where ? inst->where : "spec", inst->job, need,
-                          only ? " on the manager (a pytest job)" : "", big);
+                          "%s%s; lower them or add a node",
+                          inst->where ? inst->where : "spec", inst->job, need, big);
   }
   free(ns);
   return rc;
@@ -209,7 +205,7 @@ static void tpuci__sw_on_nodes(void *p, const tpuci__engine_res_t *res) {
                                          res->message));
     return;
   }
-  if (tpuci__sw_plan_fits(sw->e.plan, res->json, sw->manager_node, &sw->e.rt.err) != 0) {
+  if (tpuci__sw_plan_fits(sw->e.plan, res->json, &sw->e.rt.err) != 0) {
     tpuci__erun_prepare_done(&sw->e, sw->e.rt.err.code);
     return;
   }

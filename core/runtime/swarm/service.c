@@ -19,6 +19,13 @@ tpuci__task_state_t tpuci__task_state_parse(const char *s) {
   return TPUCI__TS_UNKNOWN;
 }
 
+const char *tpuci__task_state_name(tpuci__task_state_t st) {
+  if ((size_t) st >= sizeof(tpuci__task_states) / sizeof(tpuci__task_states[0]) ||
+      st == TPUCI__TS_UNKNOWN)
+    return "unknown";
+  return tpuci__task_states[st];
+}
+
 int tpuci__task_state_terminal(tpuci__task_state_t st) {
   return st >= TPUCI__TS_COMPLETE;
 }
@@ -176,10 +183,13 @@ json_t *tpuci__svc_create_body(const tpuci__svc_spec_t *s) {
   json_object_set_new(cs, "Init", json_true());
   json_object_set_new(cs, "StopGracePeriod",
                       json_integer((json_int_t) (s->grace_ms * 1000000)));
-  if (s->nmounts > 0 || (s->ctr != NULL && s->ctr->shm_bytes > 0)) {
+  if (s->nmounts > 0 || (s->ctr != NULL && s->ctr->shm_bytes > 0) || s->results_tmpfs) {
     json_t *m = json_array();
     for (i = 0; i < s->nmounts; i++)
       json_array_append_new(m, tpuci__ctr_mount(&s->mounts[i]));
+    if (s->results_tmpfs != NULL)
+      json_array_append_new(m, json_pack("{s:s, s:s}", "Type", "tmpfs", "Target",
+                                         s->results_tmpfs));
     /* The engine mounts no /dev/shm of its own over a mount there. */
     if (s->ctr != NULL && s->ctr->shm_bytes > 0)
       json_array_append_new(m, json_pack("{s:s, s:s, s:{s:I}}", "Type", "tmpfs", "Target",
@@ -263,15 +273,13 @@ void tpuci__sw_node_read(json_t *node, tpuci__sw_node_t *out) {
 }
 
 int tpuci__sw_fit(const tpuci__sw_node_t *nodes, size_t n, double cpus,
-                  uint64_t memory_bytes, const char *only) {
+                  uint64_t memory_bytes) {
   int64_t need_cpu = cpus > 0 ? (int64_t) (cpus * 1e9 + 0.5) : 0;
   long total = 0;
   size_t i;
   for (i = 0; i < n; i++) {
     long k = 1000000;
     if (!nodes[i].ready) continue;
-    if (only != NULL && (nodes[i].id == NULL || strcmp(nodes[i].id, only) != 0))
-      continue;
     if (need_cpu > 0) {
       long c = (long) (nodes[i].nano_cpus / need_cpu);
       if (c < k) k = c;

@@ -1,9 +1,9 @@
 /* The swarm runtime driver's own parts, shared by its files: the runtime
  * object and the task poll (driver.c), an attempt's phases (attempt.c),
- * the checks before a run (prepare.c), `tpuci gc` and `tpuci doctor`
- * (maint.c), the Engine API's swarm endpoints (endpoints.c) and what a
- * service looks like (service.c, pure). Nothing outside runtime/swarm/
- * includes this.
+ * a gang's go (go.c), the checks before a run (prepare.c), `tpuci gc`
+ * and `tpuci doctor` (maint.c), the Engine API's swarm endpoints
+ * (endpoints.c) and what a service looks like (service.c, pure).
+ * Nothing outside runtime/swarm/ includes this.
  *
  * It speaks to the swarm's manager, a Docker Engine, through the engine
  * client both engine drivers share (runtime/engine/engine.h: HTTP on the
@@ -23,6 +23,8 @@
 #include "runtime/engine/engine.h"
 #include "runtime/engine/erun.h"
 #include "runtime/engine/gang.h"
+#include "runtime/engine/gate.h"
+#include "runtime/engine/logres.h"
 #include "runtime/engine/network.h"
 #include "runtime/engine/output.h"
 #include "runtime/engine/pull.h"
@@ -42,6 +44,12 @@
 /* Network removal retries, as the docker driver's. */
 #define TPUCI__SW_NET_RM_TRIES 20
 #define TPUCI__SW_NET_RM_DELAY_MS 250
+/* A pytest task's StopGracePeriod is the job's grace plus this: the
+ * time its bootstrap has to send the results through the log. */
+#define TPUCI__SW_RESULTS_GRACE_MS 2000
+/* A stopped task's followed log, after the task went: how long more its
+ * last lines may take to come. */
+#define TPUCI__SW_LINGER_MS 1000
 /* How often a task's followed log is asked for again after it broke. */
 #define TPUCI__SW_REFOLLOWS 5
 /* Longest service name the engine takes (a DNS label). */
@@ -71,6 +79,8 @@ typedef enum {
 
 /* service.c: pure. */
 tpuci__task_state_t tpuci__task_state_parse(const char *s);
+/* "pending", ...: the engine's word ("unknown" for none). */
+const char *tpuci__task_state_name(tpuci__task_state_t st);
 int tpuci__task_state_terminal(tpuci__task_state_t st);
 
 /* What one task said, read from an entry of GET /tasks. */
@@ -121,6 +131,10 @@ typedef struct {
   const char *network;
   const char *alias;              /* may be NULL */
   uint64_t grace_ms;              /* StopGracePeriod */
+  /* A pytest attempt's results folder in the task: an empty tmpfs at
+   * this path (its files come back through the log, engine/logres.h),
+   * or NULL. */
+  const char *results_tmpfs;
   const char *constraint;         /* "node.id==..." or NULL */
   /* The job's accelerator options or NULL: those a service takes
    * (tpuci__ctr_opts_refusal() refused the others before the run). */
@@ -133,7 +147,8 @@ typedef struct {
  * service and its containers, DNS round robin for its names; of the
  * accelerator options, Sysctls, Ulimits, CapabilityAdd and
  * CapabilityDrop, and shm_size as a tmpfs mount of that size at /dev/shm
- * (a ContainerSpec has no ShmSize). New reference. */
+ * (a ContainerSpec has no ShmSize); the results folder as a tmpfs mount.
+ * New reference. */
 json_t *tpuci__svc_create_body(const tpuci__svc_spec_t *s);
 
 /* The body of POST /networks/create for a gang: an overlay network,
@@ -153,10 +168,9 @@ typedef struct {
 void tpuci__sw_node_read(json_t *node, tpuci__sw_node_t *out);
 
 /* How many tasks needing `cpus` and `memory_bytes` (0: no need) the
- * ready nodes can hold at once (only the node `only` when not NULL); a
- * large number when nothing is needed. */
+ * ready nodes can hold at once; a large number when nothing is needed. */
 int tpuci__sw_fit(const tpuci__sw_node_t *nodes, size_t n, double cpus,
-                  uint64_t memory_bytes, const char *only);
+                  uint64_t memory_bytes);
 
 /* endpoints.c: the swarm endpoints, through tpuci__engine_call. */
 /* POST /services/create; `auth` (may be NULL) is the X-Registry-Auth
@@ -197,6 +211,7 @@ typedef struct {
   char *node_id;
   char *container_id;
   tpuci__task_state_t state;
+  char *task_err;         /* its Status.Err, as the poll saw it last */
   uint64_t pending_since; /* loop time the task was first seen unplaced */
   int told_pending;
   int inspect_tries;
@@ -217,6 +232,14 @@ typedef struct {
   int refollows;
   char *broke;
   tpuci__ctrout_t out;
+  /* A pytest attempt's results, through the log (engine/logres.h). */
+  int res_on;
+  int res_checked;
+  tpuci__logres_t res;
+  /* Stopped: its followed log is kept (not counted as a request) until
+   * its task is gone, for the results it sends during the grace. */
+  int draining;
+  uint64_t linger_at;     /* loop time to stop following once it went */
 } tpuci__sw_host_t;
 
 struct tpuci__sw_att_s {
@@ -227,6 +250,8 @@ struct tpuci__sw_att_s {
   uint64_t gone_deadline; /* loop time to give up waiting in GONE */
   int timer_pending;      /* ua.timer counts as a request */
   tpuci__net_t net;       /* its own network (own_net) */
+  char *key;              /* its hosts' lines of tpuci's own (gate.h) */
+  char *go_id;            /* the go's service (a gang), once created */
 };
 
 #define TPUCI__SW_ATT(h) ((tpuci__sw_att_t *) (h)->u.att)
@@ -273,6 +298,8 @@ void tpuci__sw_net_remove(tpuci__unit_att_t *ua);
 char *tpuci__sw_op_keep(tpuci__unit_att_t *ua, tpuci__unit_t *u);
 void tpuci__sw_op_outcome(tpuci__unit_att_t *ua, tpuci__gang_verdict_t *v,
                           tpuci__exit_t *ex);
+char *tpuci__sw_op_not_up(tpuci__unit_t *u);
+
 void tpuci__sw_op_release(tpuci__unit_t *u);
 void tpuci__sw_op_att_release(tpuci__unit_att_t *ua);
 /* GONE: whether every host's task (and its container on the manager)
@@ -284,6 +311,10 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t);
 void tpuci__sw_on_absent(tpuci__sw_host_t *h);
 /* The poll keeps failing: the attempt is infra. */
 void tpuci__sw_poll_lost(tpuci__sw_att_t *att, const char *why);
+
+/* go.c: the go of a gang's start barrier (the core's ops->go). */
+void tpuci__sw_op_go(tpuci__unit_att_t *ua);
+void tpuci__sw_op_go_remove(tpuci__unit_att_t *ua);
 
 /* poll.c: the task poll every running attempt shares. */
 /* Starts the task poll if it is not running. */
@@ -299,6 +330,6 @@ int tpuci__sw_info_check(json_t *info, const char *where, tpuci__err_t *err);
 /* The fit check of the plan's swarm instances against GET /nodes: 0, or
  * TPUCI_EENGINE naming the first job that no node can hold. */
 int tpuci__sw_plan_fits(const tpuci__plan_t *plan, json_t *nodes,
-                        const char *manager, tpuci__err_t *err);
+                        tpuci__err_t *err);
 
 #endif /* TPUCI_RUNTIME_SWARM_H */

@@ -39,6 +39,7 @@ static void tpuci__unit_release(tpuci__unit_att_t *att) {
     if (att->ops->release) att->ops->release(u);
     free(u->name);
     free(u->host);
+    free(u->gate_wait);
   }
   if (att->ops->att_release) att->ops->att_release(att);
   free(att->units);
@@ -265,6 +266,101 @@ void tpuci__unit_ready(tpuci__unit_t *u) {
   tpuci__unit_launch(u->att);
 }
 
+/* The start deadline. */
+
+/* Whether unit u is up: started and, with a wait step, past it. */
+static int tpuci__unit_is_up(const tpuci__unit_t *u) {
+  if (!u->started) return 0;
+  return !(u->att->ops->flags & TPUCI__UNIT_GATE) || u->gate == TPUCI__GATE_STARTED;
+}
+
+/* Every unit up: the deadline is off. */
+static void tpuci__unit_check_up(tpuci__unit_att_t *att) {
+  size_t i;
+  if (att->up) return;
+  for (i = 0; i < att->nunits; i++)
+    if (!tpuci__unit_is_up(tpuci__unit_at(att, i))) return;
+  att->up = 1;
+  uv_timer_stop(&att->start_timer);
+}
+
+/* What keeps unit u from being up, for the cause. */
+static void tpuci__unit_not_up(tpuci__buf_t *b, tpuci__unit_t *u) {
+  char *why = u->att->ops->not_up ? u->att->ops->not_up(u) : NULL;
+  const char *name = u->host ? u->host : u->name;
+  if (b->len) tpuci__buf_adds(b, "; ");
+  if (why != NULL) {
+    tpuci__buf_addf(b, "%s %s", name, why);
+    free(why);
+  } else if (!u->started) {
+    tpuci__buf_addf(b, "%s never started", name);
+  } else if (u->gate == TPUCI__GATE_WAITING) {
+    tpuci__buf_addf(b, "%s could not resolve%s", name, u->gate_wait);
+  } else if (u->gate == TPUCI__GATE_READY) {
+    tpuci__buf_addf(b, "%s %s", name, u->att->go_sent ? "did not see tpuci's go" : "was ready");
+  } else if (u->ended) {
+    tpuci__buf_addf(b, "%s ended (exit %ld) before the gang was up", name, u->status);
+  } else {
+    tpuci__buf_addf(b, "%s started, but its wait step said nothing", name);
+  }
+}
+
+/* The hosts that are not up and why. New string. */
+static char *tpuci__unit_not_up_all(tpuci__unit_att_t *att) {
+  tpuci__buf_t b;
+  size_t i;
+  tpuci__buf_init(&b);
+  for (i = 0; i < att->nunits; i++) {
+    tpuci__unit_t *u = tpuci__unit_at(att, i);
+    if (!tpuci__unit_is_up(u)) tpuci__unit_not_up(&b, u);
+  }
+  if (b.len == 0) tpuci__buf_adds(&b, "?");
+  return tpuci__buf_steal(&b);
+}
+
+static void tpuci__unit_start_late(uv_timer_t *t) {
+  tpuci__unit_att_t *att = t->data;
+  char d[32];
+  char *why;
+  if (att->phase != TPUCI__UP_RUN || att->up || att->infra != NULL) return;
+  why = tpuci__unit_not_up_all(att);
+  tpuci__unit_infra(att, tpuci__printf(
+      "the gang's hosts were not all up within %s (start_timeout): %s",
+      tpuci__duration_format(att->start_ms, d, sizeof(d)), why));
+  free(why);
+  if (!att->launched) {
+    /* Nothing started: nothing will. */
+    att->stop = 1;
+    tpuci__unit_halt_all(att);
+  } else {
+    /* The jobs that started wait for peers that are not there. */
+    tpuci__unit_stop_all(att, (att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)
+                                  ? SIGTERM : SIGKILL);
+  }
+  tpuci__unit_step(att);
+}
+
+void tpuci__unit_gate(tpuci__unit_t *u, tpuci__gate_state_t state, const char *waiting) {
+  tpuci__unit_att_t *att = u->att;
+  size_t i;
+  if (state == TPUCI__GATE_SILENT) return;
+  free(u->gate_wait);
+  u->gate_wait = NULL;
+  u->gate = state;
+  if (state == TPUCI__GATE_WAITING)
+    u->gate_wait = tpuci__printf("%s%s", waiting && *waiting == ' ' ? "" : " ",
+                                 waiting ? waiting : "");
+  if (state == TPUCI__GATE_STARTED) tpuci__unit_check_up(att);
+  if (att->go_sent || att->ops->go == NULL || state < TPUCI__GATE_READY ||
+      att->phase != TPUCI__UP_RUN || att->infra != NULL || att->signalled)
+    return;
+  for (i = 0; i < att->nunits; i++)
+    if (tpuci__unit_at(att, i)->gate < TPUCI__GATE_READY) return;
+  /* Every host resolves every name: they may start. */
+  att->go_sent = 1;
+  att->ops->go(att);
+}
+
 void tpuci__unit_started(tpuci__unit_t *u, int ok) {
   tpuci__unit_att_t *att = u->att;
   if (!ok) {
@@ -275,6 +371,7 @@ void tpuci__unit_started(tpuci__unit_t *u, int ok) {
     return;
   }
   u->started = 1;
+  tpuci__unit_check_up(att);
   att->ops->watch(u);
   if (att->infra != NULL) tpuci__unit_send(u, SIGKILL);
   else if (u->pending_signal) tpuci__unit_send(u, u->pending_signal);
@@ -331,6 +428,7 @@ static int tpuci__unit_failed_alone(tpuci__unit_att_t *att) {
 static void tpuci__unit_closed(uv_handle_t *h) {
   tpuci__unit_att_t *att = h->data;
   tpuci__unit_list_t *l = att->list;
+  if (--att->closing > 0) return;
   free(att);
   l->handles--;
   l->changed(l->rt);
@@ -386,13 +484,18 @@ static void tpuci__unit_finish(tpuci__unit_att_t *att) {
   tpuci__attempt_done(a, &ex);
   tpuci__gang_verdict_free(&v);
   tpuci__unit_release(att);
+  att->closing = 2;
+  att->timer.data = att;
   uv_close((uv_handle_t *) &att->timer, tpuci__unit_closed);
+  uv_close((uv_handle_t *) &att->start_timer, tpuci__unit_closed);
 }
 
 void tpuci__unit_run(tpuci__unit_att_t *att, uv_loop_t *loop,
                      tpuci__unit_list_t *list) {
   uv_timer_init(loop, &att->timer);
   att->timer.data = att;
+  uv_timer_init(loop, &att->start_timer);
+  att->start_timer.data = att;
   att->list = list;
   att->next = list->atts;
   if (list->atts) list->atts->prev = att;
@@ -424,6 +527,12 @@ void tpuci__unit_step(tpuci__unit_att_t *att) {
           att->phase = TPUCI__UP_INSPECT;
           break;
         }
+        /* A gang's start is bounded, with or without a timeout. */
+        att->start_ms = att->a->inst->start_timeout_ms;
+        if (att->gang && att->start_ms > 0)
+          uv_timer_start(&att->start_timer, tpuci__unit_start_late, att->start_ms, 0);
+        else
+          att->up = 1;
         att->to_ready = (int) att->nunits + 1;
         for (i = 0; i < att->nunits; i++) {
           tpuci__unit_t *u = tpuci__unit_at(att, i);
@@ -435,7 +544,15 @@ void tpuci__unit_step(tpuci__unit_att_t *att) {
         break;
       case TPUCI__UP_RUN:
         if (!tpuci__unit_run_over(att)) return;
+        if (!att->up && att->signalled && att->infra == NULL) {
+          /* Stopped (a timeout, Ctrl-C) before the gang was up: say
+           * what it was waiting for. */
+          char *why = tpuci__unit_not_up_all(att);
+          tpuci__unit_tell(att, "stopped before the gang was up: %s", why);
+          free(why);
+        }
         if (!(ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)) uv_timer_stop(&att->timer);
+        uv_timer_stop(&att->start_timer);
         att->phase = TPUCI__UP_INSPECT;
         for (i = 0; i < att->nunits; i++) {
           tpuci__unit_t *u = tpuci__unit_at(att, i);
@@ -463,6 +580,7 @@ void tpuci__unit_step(tpuci__unit_att_t *att) {
           break;
         }
         for (i = 0; i < att->nunits; i++) ops->remove(tpuci__unit_at(att, i));
+        if (att->go_sent && ops->go_remove) ops->go_remove(att);
         break;
       case TPUCI__UP_REMOVE:
         att->phase = TPUCI__UP_GONE;

@@ -13,7 +13,11 @@
  *   NETWORK  ops->net_create (optional): a gang's network
  *   CREATE   ops->create for each host
  *   RUN      ops->output for each (optional), then once all are ready
- *            ops->start for each; once started ops->watch. A host that
+ *            ops->start for each; once started ops->watch. A gang has
+ *            until its start deadline (the job's start_timeout) to be up:
+ *            every unit started and, with TPUCI__UNIT_GATE, past its wait
+ *            step (tpuci__unit_gate); else the attempt is infra, naming
+ *            the hosts that were not, and is stopped. A host that
  *            fails on its own stops the others: ops->stop(SIGTERM), after
  *            the grace SIGKILL (or, with TPUCI__UNIT_STOP_BY_REMOVE, the
  *            run ends and removing stops them). Signals become ops->stop.
@@ -66,7 +70,14 @@ typedef struct {
   uint64_t signals;       /* bit n: tpuci sent it signal n */
   int stopped;            /* tpuci stopped it before it ended */
   unsigned long order;    /* of its end among the attempt's hosts */
+  /* The gang's start barrier (TPUCI__UNIT_GATE): where its wait step
+   * is (tpuci__unit_gate) and, waiting, the names it could not resolve
+   * yet. */
+  tpuci__gate_state_t gate;
+  char *gate_wait;
 } tpuci__unit_t;
+
+
 
 /* The ops' flags. */
 /* Stopping a unit is removing it (Swarm: SIGTERM, the grace, SIGKILL
@@ -76,6 +87,10 @@ typedef struct {
 /* The units are not made from an image (processes on a slice's workers):
  * a job needs none. */
 #define TPUCI__UNIT_NO_IMAGE 2
+/* A gang's units run a wait step before the job's command and say where
+ * they are in it (tpuci__unit_gate): once all are ready, ops->go lets
+ * them start; the gang is up once all are past it. */
+#define TPUCI__UNIT_GATE 4
 
 typedef struct {
   const char *kind;       /* "container", "service", "process" */
@@ -118,6 +133,16 @@ typedef struct {
    * nothing of it), then with u == NULL the attempt's own (a network).
    * New string. */
   char *(*keep)(tpuci__unit_att_t *att, tpuci__unit_t *u);
+  /* Optional (TPUCI__UNIT_GATE): once every unit of a gang is ready,
+   * lets them start (the go of engine/gate.h); counted as a request, a
+   * failure through tpuci__unit_infra(). go_remove removes what it made
+   * (REMOVE; not with --keep-failed). */
+  void (*go)(tpuci__unit_att_t *att);
+  void (*go_remove)(tpuci__unit_att_t *att);
+  /* Optional: for the start deadline's cause, what keeps unit u from
+   * being up ("its task waits for a node: ..."), or NULL for the core's
+   * own words. New string. */
+  char *(*not_up)(tpuci__unit_t *u);
   /* Optional: adjusts the exit the core made (ex->cause may be replaced
    * through v->cause; a log_lost goes into att->log_lost). */
   void (*outcome)(tpuci__unit_att_t *att, tpuci__gang_verdict_t *v,
@@ -158,6 +183,13 @@ struct tpuci__unit_att_s {
   unsigned long ends;     /* units ended so far */
   int gang_stop;          /* a host failed on its own: the rest stop */
   uint64_t grace_ms;
+  /* The gang's start deadline (RUN): armed when RUN begins, stopped once
+   * every unit is up; `up` once that happened. */
+  uv_timer_t start_timer;
+  uint64_t start_ms;
+  int up;
+  int go_sent;            /* ops->go was called */
+  int closing;            /* handles being closed at the end */
   /* The core's in RUN (the grace) unless TPUCI__UNIT_STOP_BY_REMOVE; the
    * driver's otherwise (retries, inspections). Closed by the core. */
   uv_timer_t timer;
@@ -200,6 +232,10 @@ void tpuci__unit_infra(tpuci__unit_att_t *att, char *msg);
 /* The driver's answers (none steps: the driver calls tpuci__unit_step). */
 void tpuci__unit_ready(tpuci__unit_t *u);
 void tpuci__unit_started(tpuci__unit_t *u, int ok);
+/* Where unit u's wait step is (TPUCI__UNIT_GATE): `state` is
+ * TPUCI__GATE_WAITING for the names in `waiting` (copied), _READY or
+ * _STARTED (engine/gang.h); _SILENT changes nothing. */
+void tpuci__unit_gate(tpuci__unit_t *u, tpuci__gate_state_t state, const char *waiting);
 /* It exited with `status`: a host of a gang that failed on its own stops
  * the others. */
 void tpuci__unit_exited(tpuci__unit_t *u, long status);

@@ -1,0 +1,76 @@
+/* A gang's start barrier in its containers, for both engine drivers: the
+ * wait step each host of a gang runs before the job's command, and the
+ * lines it prints on its way. A host's container starts as soon as the
+ * engine gets to it, and its peers' names resolve only once their
+ * containers are up (docker's and podman's DNS, a swarm's overlay
+ * network), so a job that looks its peers up once at start could miss
+ * one. The wait step, a POSIX `sh` script (sh -c SCRIPT tpuci-gang ARGV),
+ * looks every host's name up (getent, else nslookup, else python3) until
+ * all resolve, then execs the job's command: same process, exit code and
+ * signals, nothing added to its output but lines that start with the
+ * attempt's key, which the driver's output filter (output.h) takes out:
+ *
+ *   KEY gang wait worker-1 worker-3   the names that do not resolve yet
+ *                                      (printed when that set changes)
+ *   KEY gang none                     no tool to look names up with: the
+ *                                      command starts at once
+ *   KEY gang ready                    every name resolves; it waits for
+ *                                      the go: until tpuci's go name
+ *                                      (tpuci__gate_go_name) resolves too,
+ *                                      which the driver makes exist once
+ *                                      every host is ready (a host whose
+ *                                      peers resolve cannot start at once:
+ *                                      its job could end, and its name go,
+ *                                      before a slower peer saw it)
+ *   KEY gang up                       the job starts
+ *
+ * The deadline is the attempt core's (unit.h, TPUCI__UNIT_GATE). Pure,
+ * but for the key's randomness and tpuci__gate_line's message. */
+#ifndef TPUCI_ENGINE_GATE_H
+#define TPUCI_ENGINE_GATE_H
+
+#include <stddef.h>
+
+#include "runtime/engine/gang.h"
+#include "runtime/runtime.h"
+#include "base/util.h"
+
+/* The first word of every line tpuci's own steps print in a container of
+ * an attempt: "#tpuci-" and 8 random hex digits. New string. */
+char *tpuci__ctl_key(void);
+
+/* Whether `line` (len bytes, no newline) is one of the attempt's own
+ * (starts with `key` and a space); *rest is what follows the space. */
+int tpuci__ctl_line(const char *key, const char *line, size_t len,
+                    const char **rest, size_t *rest_len);
+
+/* The command of host `host` of a gang of `nhosts`: the wait step for
+ * the names worker-0 .. worker-<nhosts-1> and the go, then `argv`
+ * (appended to out). */
+void tpuci__gate_argv(const char *key, size_t nhosts, int host,
+                      const tpuci__strv_t *argv, tpuci__strv_t *out);
+
+/* What a line of the wait step says (after the key and its space). */
+typedef enum {
+  TPUCI__SAY_OTHER = 0,  /* not the wait step's */
+  TPUCI__SAY_WAIT,       /* *names: the names that do not resolve yet */
+  TPUCI__SAY_NONE,       /* it cannot look names up */
+  TPUCI__SAY_UP,         /* the job starts */
+  TPUCI__SAY_READY       /* every name resolves: waiting for the go */
+} tpuci__gate_say_t;
+
+/* The name a gang's go gets on its network ("tpuci-go-<hex of key>"). New
+ * string. */
+char *tpuci__gate_go_name(const char *key);
+
+/* *names (for WAIT) is a new string: "worker-1 worker-3". */
+tpuci__gate_say_t tpuci__gate_parse(const char *rest, size_t len, char **names);
+/* A line of tpuci's own (after the key) from host `host` of attempt `a`:
+ * where its wait step is (gang.h: TPUCI__GATE_WAITING with *waiting the
+ * names it waits for, a new string; _READY; _STARTED), or
+ * TPUCI__GATE_SILENT when the line says no such thing. A wait step that
+ * cannot look names up is told to the user here. */
+tpuci__gate_state_t tpuci__gate_line(tpuci__attempt_t *a, const char *host,
+                                     const char *rest, size_t len, char **waiting);
+
+#endif /* TPUCI_ENGINE_GATE_H */

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# A gang's start barrier on each engine (engine.sh; docs/spec.md,
+# start_timeout). Every host of a gang starts its command only once every
+# host's name resolves on every host: 20 two-host gangs (v4-16) whose
+# hosts look every peer up once, at their first instant (busybox's
+# nslookup, and ping's own lookup: `ping: bad address` is what the issue
+# saw), all pass, and so do 6 gangs whose hosts end at once (a host may
+# not start before its peers saw it: its name goes when it ends); without
+# the barrier (start_timeout = 0) the lookups race the peers' start. The barrier's lines are not in the job's output. A gang
+# whose worker-1 never resolves (a getent that refuses it, first on
+# the job's PATH) and that has no timeout ends `infra` at its
+# start_timeout, the cause naming the hosts and the names they waited
+# for, and is retried as `retries.on` says; with a shorter timeout it
+# times out, and tpuci says what the gang was waiting for. `tpuci plan`
+# shows the deadline. Nothing is left.
+. "$TESTS/engines/engine.sh"
+
+mkdir out fakebin
+spec spec.lua <<'LUA'
+image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
+topology "v4-16" {}
+job "peers" {
+  image = "bb", topology = "v4-16", timeout = "240s", mounts = { ["out"] = "/out" },
+  matrix = { n = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 } },
+  run = [[
+    bad=0
+    for h in $(echo "$TPU_WORKER_HOSTNAMES" | tr , ' '); do
+      nslookup "$h" >/dev/null 2>&1 || { echo "LOOKUP FAILED: nslookup $h"; bad=1; }
+      ping -c1 -W1 "$h" 2>&1 | grep -q 'bad address' && { echo "LOOKUP FAILED: ping: bad address '$h'"; bad=1; }
+    done
+    # A host that ended is gone from the names: stay until every host of
+    # this attempt looked (at most 60 s).
+    id=$(echo "$TPUCI_INSTANCE-$TPUCI_ATTEMPT" | tr -c 'a-z0-9\n' _)
+    touch "/out/$id.$TPUCI_HOST"
+    n=0
+    until [ "$(ls /out | grep -c "^$id\.")" = "$TPUCI_HOSTS" ] || [ $n -ge 600 ]; do sleep 0.1; n=$((n + 1)); done
+    echo "worker-$TPUCI_HOST looked"
+    exit $bad
+  ]],
+}
+job "quick" {
+  image = "bb", topology = "v4-16", timeout = "240s",
+  matrix = { n = { 1, 2, 3, 4, 5, 6 } },
+  run = "echo worker-$TPUCI_HOST ran",
+}
+LUA
+
+engine_run plan spec.lua
+expect_code 0 "plan"
+expect_out "start:    every host up and every name resolving within 3m00s (start_timeout), else infra" \
+  "plan: the gang's start deadline"
+
+engine_run run -j 4 spec.lua
+expect_code 0 "20 gangs whose hosts look their peers up at once, 6 whose hosts end at once"
+expect_not_out "LOOKUP FAILED"
+expect_json 'sum(i["outcome"] == "passed" for i in s["instances"])' 26
+expect_out "[worker-1] worker-1 ran"
+# The wait step's own lines are not the job's output.
+expect_not_out "#tpuci-"
+if grep -rq -- "#tpuci-" "$WORK/.tpuci/runs/latest"/peers*/attempt-1*.log; then
+  fail "the wait step's lines are in a log"
+else
+  pass
+fi
+grep -qx "\[worker-1\] worker-1 looked" "$WORK"/.tpuci/runs/latest/peers*n=7*/attempt-1.log && pass ||
+  fail "the job's own output"
+expect_gone "$(latest_run_id)" "$tp" "after the 20 gangs"
+
+# worker-1 never resolves: a getent that refuses it comes first on PATH
+# (the wait step prefers getent; busybox has none). No timeout:
+# start_timeout bounds it.
+cat > fakebin/getent <<'SH'
+#!/bin/sh
+[ "$2" = worker-1 ] && exit 2
+nslookup "$2" >/dev/null 2>&1
+SH
+chmod 755 fakebin/getent
+spec never.lua <<'LUA'
+image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
+topology "v4-16" {}
+job "never" {
+  image = "bb", topology = "v4-16", start_timeout = "20s",
+  mounts = { ["fakebin"] = "/fakebin" }, env = { PATH = "/fakebin:/bin:/sbin:/usr/bin:/usr/sbin" },
+  retries = { attempts = 2, on = { "infra" } },
+  run = "echo JOB STARTED",
+}
+LUA
+engine_run run -j 2 never.lua
+expect_code 1 "a gang that is never up"
+expect_json 's["instances"][0]["outcome"]' infra
+expect_json 'len(s["instances"][0]["attempts"])' 2
+expect_json '"the gang'"'"'s hosts were not all up within 20s (start_timeout): " in s["instances"][0]["attempts"][1]["cause"]' True
+expect_json '"worker-0 could not resolve worker-1" in s["instances"][0]["attempts"][0]["cause"]' True
+expect_not_out "JOB STARTED"
+expect_not_out "#tpuci-"
+expect_gone "$(latest_run_id)" "$tp" "after the gang that was never up"
+
+# Its timeout comes first: a timeout, and tpuci says what the gang was
+# waiting for.
+sed 's/start_timeout = "20s"/start_timeout = "5m", timeout = "15s"/' never.lua > stopped.lua
+engine_run run -j 2 stopped.lua
+expect_code 1 "a gang that times out before it is up"
+expect_json 's["instances"][0]["outcome"]' timeout
+expect_out "stopped before the gang was up: worker-0 could not resolve worker-1"
+expect_gone "$(latest_run_id)" "$tp" "after the gang that timed out before it was up"
+
+# Without the barrier, nothing waits: the job starts although worker-1
+# never resolves.
+sed 's/start_timeout = "20s"/start_timeout = 0/' never.lua > nobarrier.lua
+engine_run run -j 2 nobarrier.lua
+expect_code 0 "start_timeout = 0: no barrier"
+expect_out "JOB STARTED"
+expect_gone "$(latest_run_id)" "$tp" "after the gang without a barrier"
+finish
