@@ -5,12 +5,10 @@
  * control connection: an unreachable worker stops the run before any job
  * starts, exit 3), starting attempts on the attempt core (attempt.c's
  * operations) and closing the shared connections. */
-#include <dirent.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "runtime/ssh/ssh.h"
 
@@ -168,27 +166,10 @@ static int tpuci__ssh_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
 
 /* close. */
 
-/* The control folder, and any socket a master left in it. */
-static void tpuci__ssh_control_remove(tpuci__ssh_rt_t *r) {
-  DIR *d;
-  struct dirent *e;
-  if (r->control_dir == NULL) return;
-  d = opendir(r->control_dir);
-  while (d != NULL && (e = readdir(d)) != NULL) {
-    char *p;
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    p = tpuci__printf("%s/%s", r->control_dir, e->d_name);
-    unlink(p);
-    free(p);
-  }
-  if (d != NULL) closedir(d);
-  rmdir(r->control_dir);
-}
-
 static void tpuci__ssh_closed(tpuci__ssh_rt_t *r) {
   void (*cb)(tpuci__runtime_t *) = r->close_cb;
   tpuci__ssh_procs_free(r);
-  tpuci__ssh_control_remove(r);
+  tpuci__ssh_control_dir_remove(r->control_dir);
   r->close_cb = NULL;
   if (cb) cb(&r->rt);
 }
@@ -237,14 +218,14 @@ static void tpuci__ssh_free(tpuci__runtime_t *rt) {
 int tpuci__runtime_ssh_new(uv_loop_t *loop, const tpuci__runtime_opts_t *opts,
                            tpuci__runtime_t **out, tpuci__err_t *err) {
   tpuci__ssh_rt_t *r;
-  char tmpl[] = "/tmp/tpuci-ssh-XXXXXX";
+  char *dir;
+  int rc = tpuci__ssh_control_dir_new(&dir);
   *out = NULL;
-  /* Private: ssh refuses a control socket others could reach. */
-  if (mkdtemp(tmpl) == NULL)
+  if (rc != 0)
     return tpuci__err_set(err, TPUCI_EENGINE, "ssh: cannot make a folder for the "
-                          "control sockets in /tmp: %s", uv_strerror(TPUCI__ERRNO));
+                          "control sockets in /tmp: %s", uv_strerror(rc));
   r = tpuci__calloc(1, sizeof(*r));
-  r->control_dir = tpuci__strdup(tmpl);
+  r->control_dir = dir;
   tpuci__unit_rt_init(&r->rt, "ssh", loop, &r->atts, tpuci__ssh_changed);
   r->rt.prepare = tpuci__ssh_prepare;
   r->rt.abort = tpuci__ssh_abort;

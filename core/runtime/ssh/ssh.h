@@ -18,21 +18,17 @@
 #include <uv.h>
 
 #include "runtime/runtime.h"
+#include "runtime/sshcmd.h"
 #include "runtime/unit/unit.h"
 
 /* doctor.c: which of plan->hostsets the selected ssh jobs use, a flag
  * each (new array). */
 unsigned char *tpuci__ssh_used(const tpuci__plan_t *plan);
 
-/* The ssh client: $TPUCI_SSH when set (tests), else "ssh" on PATH. */
-const char *tpuci__ssh_client(void);
-
 /* Appends to out the ssh command line that reaches worker i of hs, up to
  * and including the destination: the client, `-F` when the declaration
- * gives a config, BatchMode=yes (never a prompt), ConnectTimeout,
- * `-p`, `-l`, and with control_path (may be NULL) ControlMaster=auto,
- * that ControlPath and a short ControlPersist. The remote command
- * follows. */
+ * gives a config and the rest of tpuci__ssh_base_argv (runtime/sshcmd.h).
+ * The remote command follows. */
 void tpuci__ssh_argv(const tpuci__hostset_t *hs, size_t i,
                      const char *control_path, tpuci__strv_t *out);
 
@@ -121,9 +117,6 @@ void tpuci__sshproc_close_stdin(tpuci__sshproc_t *p);
 void tpuci__sshproc_deadline(tpuci__sshproc_t *p, uint64_t ms);
 /* The last non-empty line of its stderr, trimmed, or NULL. New. */
 char *tpuci__sshproc_last_line(const tpuci__sshproc_t *p);
-
-/* The last non-empty line of s[0..n), trimmed; NULL when none. New. */
-char *tpuci__ssh_last_line(const char *s, size_t n);
 
 /* attempt.c: the attempt core's operations (runtime/unit/unit.h). */
 typedef struct tpuci__ssh_rt_s tpuci__ssh_rt_t;
