@@ -14,6 +14,11 @@
 #                     rendezvous): forwarding between their links
 #   ssh_left NS PAT   prints the processes of namespace NS whose command
 #                     line matches PAT (what a run left on a worker)
+#
+# SSH_SSHD_EXTRA (set before ssh_start): more sshd_config lines for every
+# worker (e.g. "SetEnv DOCKER_HOST=unix:///..." for docker on the workers);
+# SSH_SSHD_EXTRA_N[i]: for worker i only, before those (sshd takes a
+# keyword's first value).
 SSHD=$WORK/sshd
 # A 10.N.0.0/16 no other link uses (another test's workers, a VPN).
 SSH_NET=$((100 + $$ % 150))
@@ -23,6 +28,7 @@ for _ in $(seq 150); do
 done
 SSH_ADDR=()
 SSH_NS=()
+declare -a SSH_SSHD_EXTRA_N
 SSH_PIDS=()
 
 ssh_skip() { echo "SKIP: $*"; exit 77; }
@@ -83,6 +89,8 @@ KbdInteractiveAuthentication no
 UsePAM no
 MaxStartups 100
 MaxSessions 100
+${SSH_SSHD_EXTRA_N[$i]:-}
+${SSH_SSHD_EXTRA:-}
 CONF
     ip netns exec "$ns" /usr/sbin/sshd -D -e -f "$SSHD/sshd$i.conf" 2> "$SSHD/sshd$i.log" &
     SSH_PIDS[$i]=$!
