@@ -87,7 +87,7 @@ static int tpuci__has(const char *s, const char *what) {
   return s != NULL && strstr(s, what) != NULL;
 }
 
-const char *tpuci__ssh_advice(int status, const char *last, int dial_stdio) {
+const char *tpuci__ssh_advice(int status, const char *last, int docker) {
   if (tpuci__has(last, "Host key verification failed") ||
       tpuci__has(last, "HOST IDENTIFICATION HAS CHANGED") ||
       tpuci__has(last, "host key is known"))
@@ -104,13 +104,12 @@ const char *tpuci__ssh_advice(int status, const char *last, int dial_stdio) {
     return "the host cannot be reached over ssh: check the address, the port "
            "and that sshd runs there (`ssh -o BatchMode=yes HOST true` by hand "
            "says why)";
-  if (dial_stdio && (status == 127 || tpuci__has(last, "not found")))
+  if (docker && (status == 127 || tpuci__has(last, "not found")))
     return "the machine has no `docker` command (in the PATH of a "
-           "non-interactive login): install the docker CLI there "
-           "(`docker system dial-stdio` is how tpuci reaches its engine)";
-  if (dial_stdio)
-    return "`docker system dial-stdio` failed there: check that the engine "
-           "runs on that machine and that the login may use its socket "
-           "(`ssh HOST docker version` by hand says why)";
+           "non-interactive login): install the docker CLI there";
+  if (docker)
+    return "docker failed there: check that the engine runs on that machine "
+           "and that the login may use its socket (`ssh HOST docker version` "
+           "by hand says why)";
   return "the command failed there";
 }

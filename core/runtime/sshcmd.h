@@ -37,9 +37,10 @@ char *tpuci__ssh_last_line(const char *s, size_t n);
 
 /* What to do about ssh's failure: `status` is its exit status (255: ssh's
  * own failure; else the remote command's; -1: killed), `last` its last
- * line on stderr (may be NULL); `dial_stdio` when the remote command was
- * `docker system dial-stdio`. A static string, never NULL: "ssh refused
- * the login: ...", "ssh does not trust the host's key ...". */
-const char *tpuci__ssh_advice(int status, const char *last, int dial_stdio);
+ * line on stderr (may be NULL); `docker` when the remote command was
+ * docker's (`docker system dial-stdio`, `docker version`). A static
+ * string, never NULL: "ssh refused the login: ...", "ssh does not trust
+ * the host's key ...", "docker failed there: ...". */
+const char *tpuci__ssh_advice(int status, const char *last, int docker);
 
 #endif /* TPUCI_RUNTIME_SSHCMD_H */

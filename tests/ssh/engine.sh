@@ -139,7 +139,7 @@ TPUCI_SSH=$WORK/sshw-badkey reach "ssh://root@$a0" "a host key mismatch" \
   "Host key verification failed." "ssh does not trust the host's key"
 reach "ssh://root@${SSH_ADDR[1]}" "no docker there" "not found" "the machine has no \`docker\` command"
 reach "ssh://root@${SSH_ADDR[2]}" "dial-stdio failing" "docker.sock" \
-  "\`docker system dial-stdio\` failed there"
+  "docker failed there: check that the engine runs on that machine"
 # gc and doctor say it too.
 out=$(DOCKER_HOST=ssh://root@${SSH_ADDR[1]} "$TPUCI" doctor spec.lua 2>&1)
 code=$?

@@ -159,7 +159,7 @@ static void test_runs_after_go(void **state) {
   free(cmd);
 
   /* The cleanup removes the folder and its parent once empty. */
-  cmd = tpuci__ssh_cleanup_command(dir, 0);
+  cmd = tpuci__ssh_cleanup_command(dir, 0, NULL);
   start(&c, cmd);
   assert_int_equal(finish(&c), 0);
   {
@@ -248,7 +248,7 @@ static void test_signals_and_lost(void **state) {
     assert_int_equal(finish(&r), 0);
   }
   free(cmd);
-  cmd = tpuci__ssh_cleanup_command(dir, 0);
+  cmd = tpuci__ssh_cleanup_command(dir, 0, NULL);
   start(&c, cmd);
   assert_int_equal(finish(&c), 0);
   free(cmd);
