@@ -46,12 +46,33 @@ void tpuci__ssh_base_argv(tpuci__strv_t *out, const char *config,
   }
 }
 
-int tpuci__ssh_control_dir_new(char **dir) {
+int tpuci__ssh_control_dir_new(char **dir, const char *who, tpuci__err_t *err) {
   char tmpl[] = "/tmp/tpuci-ssh-XXXXXX";
   *dir = NULL;
-  if (mkdtemp(tmpl) == NULL) return TPUCI__ERRNO;
+  if (mkdtemp(tmpl) == NULL)
+    return tpuci__err_set(err, TPUCI_EENGINE, "%s: cannot make a folder for ssh's "
+                          "control sockets in /tmp: %s", who, uv_strerror(TPUCI__ERRNO));
   *dir = tpuci__strdup(tmpl);
   return 0;
+}
+
+int tpuci__ssh_spawn(uv_loop_t *loop, uv_process_t *proc, const tpuci__strv_t *argv,
+                     uv_stdio_container_t *stdio, int n, uv_exit_cb exit_cb) {
+  uv_process_options_t o;
+  char **args = tpuci__calloc(argv->len + 1, sizeof(*args));
+  size_t i;
+  int r;
+  for (i = 0; i < argv->len; i++) args[i] = argv->items[i];
+  memset(&o, 0, sizeof(o));
+  o.file = args[0];
+  o.args = args;
+  o.exit_cb = exit_cb;
+  o.stdio = stdio;
+  o.stdio_count = n;
+  o.flags = UV_PROCESS_DETACHED;
+  r = uv_spawn(loop, proc, &o);
+  free(args);
+  return r;
 }
 
 void tpuci__ssh_control_dir_remove(const char *dir) {

@@ -7,6 +7,8 @@
 #ifndef TPUCI_RUNTIME_SSHCMD_H
 #define TPUCI_RUNTIME_SSHCMD_H
 
+#include <uv.h>
+
 #include "base/util.h"
 
 /* How long ssh tries to connect before it gives up (ConnectTimeout). */
@@ -26,10 +28,17 @@ void tpuci__ssh_base_argv(tpuci__strv_t *out, const char *config,
 
 /* Makes a private folder (0700: ssh refuses a control socket others
  * could reach) for the control sockets, /tmp/tpuci-ssh-XXXXXX: 0 and
- * *dir (new), or a negative code. */
-int tpuci__ssh_control_dir_new(char **dir);
+ * *dir (new), or TPUCI_EENGINE with err saying so, after `who`. */
+int tpuci__ssh_control_dir_new(char **dir, const char *who, tpuci__err_t *err);
 /* Removes it, and any socket a master left in it. */
 void tpuci__ssh_control_dir_remove(const char *dir);
+
+/* Spawns argv (ssh, or sh around it) on `loop` with `stdio` (n entries),
+ * in a session of its own: the terminal's Ctrl-C is tpuci's to handle
+ * (with the grace, and the cleanup that may need ssh), not ssh's to die
+ * of. uv_spawn's return; proc is to be closed either way (libuv's rule). */
+int tpuci__ssh_spawn(uv_loop_t *loop, uv_process_t *proc, const tpuci__strv_t *argv,
+                     uv_stdio_container_t *stdio, int n, uv_exit_cb exit_cb);
 
 /* The last non-empty line of s[0..n), trimmed; NULL when none: what ssh
  * said last on stderr. New. */

@@ -138,14 +138,7 @@ expect_out "[timeout" "the gang timed out"
 
 # 4. Ctrl-C, once both containers run: removed on every worker.
 sed -i 's/timeout = "4s", //' slow.lua
-rm -rf .tpuci
-"$TPUCI" run --plain slow.lua > sigint.out 2>&1 &
-tp=$!
-for _ in $(seq 600); do [ "$(ctrs 2>/dev/null | grep -c ' running$')" = 2 ] && break; sleep 0.2; done
-kill -INT "$tp"
-wait "$tp"
-code=$?
-out=$(cat sigint.out)
+ssh_interrupt slow.lua '[ "$(ctrs | grep -c " running$")" = 2 ]'
 expect_code 130 "Ctrl-C"
 [ -z "$(ctrs)" ] && pass || fail "containers left after Ctrl-C: $(ctrs)"
 [ -z "$(left_on_workers)" ] && pass || fail "left on the workers after Ctrl-C: $(left_on_workers)"

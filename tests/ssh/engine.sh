@@ -96,16 +96,7 @@ expect_code 1 "a timeout over ssh://"
 expect_out "timeout" "the job timed out"
 [ -z "$(left_ctrs)" ] && pass || fail "containers left after a timeout: $(left_ctrs)"
 sed -i 's/timeout = "3s", //' slow.lua
-# (Once the job runs: a background job of a script ignores SIGINT until
-# tpuci installs its handler.)
-rm -rf .tpuci
-"$TPUCI" run --plain slow.lua > sigint.out 2>&1 &
-pid=$!
-for _ in $(seq 600); do grep -q "started" .tpuci/runs/latest/slow/attempt-1.log 2>/dev/null && break; sleep 0.1; done
-kill -INT "$pid"
-wait "$pid"
-code=$?
-out=$(cat sigint.out)
+ssh_interrupt slow.lua 'grep -q started .tpuci/runs/latest/slow/attempt-1.log'
 expect_code 130 "Ctrl-C over ssh://"
 [ -z "$(left_ctrs)" ] && pass || fail "containers left after Ctrl-C: $(left_ctrs)"
 [ -z "$(left_ssh)" ] && pass || fail "ssh processes left after Ctrl-C: $(left_ssh)"

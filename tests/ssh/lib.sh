@@ -141,5 +141,21 @@ ssh_left() {
   done
 }
 
+# ssh_interrupt SPEC READY: runs `tpuci run --plain SPEC` in the
+# background and sends it SIGINT once the shell command READY succeeds
+# (a background job of a script ignores SIGINT until tpuci installs its
+# handler: READY says the job runs); sets $out and $code.
+ssh_interrupt() {
+  local pid
+  rm -rf .tpuci
+  "$TPUCI" run --plain "$1" > "$WORK/interrupt.out" 2>&1 &
+  pid=$!
+  for _ in $(seq 600); do eval "$2" > /dev/null 2>&1 && break; sleep 0.2; done
+  kill -INT "$pid"
+  wait "$pid"
+  code=$?
+  out=$(cat "$WORK/interrupt.out")
+}
+
 # The latest run's id (its folder's name).
 ssh_run_id() { basename "$(readlink -f "$WORK/.tpuci/runs/latest")"; }

@@ -236,11 +236,8 @@ static void tpuci__conn_release_fd(tpuci__sshconn_t *c) {
 /* Starts the ssh of a connection on `sock`, the accepted end. */
 static void tpuci__conn_spawn(tpuci__sshconn_t *c, int sock) {
   tpuci__sshdial_t *d = c->d;
-  uv_process_options_t o;
   uv_stdio_container_t io[3];
   tpuci__strv_t argv = {0};
-  char **args;
-  size_t i;
   int r;
 
   c->spawned = 1;
@@ -250,9 +247,6 @@ static void tpuci__conn_spawn(tpuci__sshconn_t *c, int sock) {
   tpuci__strv_push(&argv, "docker");
   tpuci__strv_push(&argv, "system");
   tpuci__strv_push(&argv, "dial-stdio");
-  args = tpuci__calloc(argv.len + 1, sizeof(*args));
-  for (i = 0; i < argv.len; i++) args[i] = argv.items[i];
-  memset(&o, 0, sizeof(o));
   memset(io, 0, sizeof(io));
   io[0].flags = UV_INHERIT_FD;
   io[0].data.fd = sock;
@@ -260,16 +254,9 @@ static void tpuci__conn_spawn(tpuci__sshconn_t *c, int sock) {
   io[1].data.fd = sock;
   io[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
   io[2].data.stream = (uv_stream_t *) &c->err;
-  o.file = args[0];
-  o.args = args;
-  o.exit_cb = tpuci__conn_exit;
-  o.stdio = io;
-  o.stdio_count = 3;
-  /* A session of its own: the terminal's Ctrl-C is tpuci's, which still
-   * needs the engine to remove its containers. */
-  o.flags = UV_PROCESS_DETACHED;
-  r = uv_spawn(d->loop, &c->proc, &o);
-  free(args);
+  /* (Ctrl-C is tpuci's, which still needs the engine to remove its
+   * containers.) */
+  r = tpuci__ssh_spawn(d->loop, &c->proc, &argv, io, 3, tpuci__conn_exit);
   tpuci__strv_free(&argv);
   close(sock);
   if (r != 0) {
@@ -407,10 +394,8 @@ int tpuci__sshdial_new(uv_loop_t *loop, const tpuci__docker_host_t *host,
                        tpuci__sshdial_t **out, tpuci__err_t *err) {
   tpuci__sshdial_t *d;
   char *dir;
-  int rc = tpuci__ssh_control_dir_new(&dir);
-  if (rc != 0)
-    return tpuci__err_set(err, TPUCI_EENGINE, "%s: cannot make a folder for ssh's "
-                          "control socket in /tmp: %s", host->display, uv_strerror(rc));
+  int rc = tpuci__ssh_control_dir_new(&dir, host->display, err);
+  if (rc != 0) return rc;
   d = tpuci__calloc(1, sizeof(*d));
   d->loop = loop;
   d->control_dir = dir;
@@ -477,9 +462,8 @@ static void tpuci__dial_on_exit_late(uv_timer_t *t) {
 /* Every connection's handles closed: the shared connection ends now (not
  * ControlPersist later), then the dialer goes. */
 static void tpuci__dial_maybe_closed(tpuci__sshdial_t *d) {
-  uv_process_options_t o;
+  uv_stdio_container_t io[3];
   tpuci__strv_t argv = {0};
-  char **args;
   size_t i;
   int r = -1;
 
@@ -490,20 +474,15 @@ static void tpuci__dial_maybe_closed(tpuci__sshdial_t *d) {
     /* "-O exit" before the destination ("--" ends the options). */
     for (i = 0; i < argv.len && strcmp(argv.items[i], "--") != 0; i++) {
     }
+    free(argv.items[i]);
     argv.items[i] = tpuci__strdup("-O");
     free(argv.items[i + 1]);
     argv.items[i + 1] = tpuci__strdup("exit");
     tpuci__strv_push(&argv, d->host.ssh_host);
-    args = tpuci__calloc(argv.len + 1, sizeof(*args));
-    for (i = 0; i < argv.len; i++) args[i] = argv.items[i];
-    memset(&o, 0, sizeof(o));
-    o.file = args[0];
-    o.args = args;
-    o.exit_cb = tpuci__dial_on_exit_done;
-    o.flags = UV_PROCESS_DETACHED;
+    memset(io, 0, sizeof(io));
+    io[0].flags = io[1].flags = io[2].flags = UV_IGNORE;
     d->exit_proc.data = d;
-    r = uv_spawn(d->loop, &d->exit_proc, &o);
-    free(args);
+    r = tpuci__ssh_spawn(d->loop, &d->exit_proc, &argv, io, 3, tpuci__dial_on_exit_done);
     tpuci__strv_free(&argv);
     d->handles++;
     if (r != 0) uv_close((uv_handle_t *) &d->exit_proc, tpuci__dial_freed);

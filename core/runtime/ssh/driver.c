@@ -234,11 +234,9 @@ int tpuci__runtime_ssh_new(uv_loop_t *loop, const tpuci__runtime_opts_t *opts,
                            tpuci__runtime_t **out, tpuci__err_t *err) {
   tpuci__ssh_rt_t *r;
   char *dir;
-  int rc = tpuci__ssh_control_dir_new(&dir);
+  int rc = tpuci__ssh_control_dir_new(&dir, "ssh", err);
   *out = NULL;
-  if (rc != 0)
-    return tpuci__err_set(err, TPUCI_EENGINE, "ssh: cannot make a folder for the "
-                          "control sockets in /tmp: %s", uv_strerror(rc));
+  if (rc != 0) return rc;
   r = tpuci__calloc(1, sizeof(*r));
   r->control_dir = dir;
   tpuci__unit_rt_init(&r->rt, "ssh", loop, &r->atts, tpuci__ssh_changed);
