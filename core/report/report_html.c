@@ -108,12 +108,52 @@ static const char tpuci__html_css[] =
     "#f-oom:checked~nav label[for=f-oom],#f-infra:checked~nav label[for=f-infra],"
     "#f-cancelled:checked~nav label[for=f-cancelled],#f-not-run:checked~nav label[for=f-not-run]"
     "{background:var(--fg);color:var(--bg);border-color:var(--fg)}\n"
+    /* Per instance, and per test for the outcomes a test can have: an
+     * instance shows when it has that outcome or holds such a test
+     * (h-*), and then only those of its tests (tt-*). */
     "#f-bad:checked~section .r-passed,"
-    "#f-passed:checked~section .r:not(.r-passed),#f-flaky:checked~section .r:not(.r-flaky),"
-    "#f-failed:checked~section .r:not(.r-failed),#f-timeout:checked~section .r:not(.r-timeout),"
+    "#f-passed:checked~section .r:not(.r-passed),"
+    "#f-flaky:checked~section .r:not(.r-flaky):not(.h-flaky),"
+    "#f-flaky:checked~section tr.tt:not(.tt-flaky),"
+    "#f-failed:checked~section .r:not(.r-failed):not(.h-failed),"
+    "#f-failed:checked~section tr.tt:not(.tt-failed),"
+    "#f-timeout:checked~section .r:not(.r-timeout),"
     "#f-oom:checked~section .r:not(.r-oom),#f-infra:checked~section .r:not(.r-infra),"
     "#f-cancelled:checked~section .r:not(.r-cancelled),"
-    "#f-not-run:checked~section .r:not(.r-not-run){display:none}\n";
+    "#f-not-run:checked~section .r:not(.r-not-run):not(.h-not-run),"
+    "#f-not-run:checked~section tr.tt:not(.tt-not-run){display:none}\n";
+
+/* The filter's key of a test the failure section lists: "flaky",
+ * "failed" (failed or error), "not-run", or NULL (a quarantined test
+ * that passed or was skipped). */
+static const char *tpuci__html_test_key(const json_t *t) {
+  const char *o = json_string_value(json_object_get(t, "outcome"));
+  if (json_is_true(json_object_get(t, "flaky"))) return "flaky";
+  if (o == NULL) return NULL;
+  if (strcmp(o, "failed") == 0 || strcmp(o, "error") == 0) return "failed";
+  if (strcmp(o, "not-run") == 0) return "not-run";
+  return NULL;
+}
+
+/* Whether instance inst holds a test whose key is `key`. */
+static int tpuci__html_holds(const json_t *inst, const char *key) {
+  const json_t *t;
+  size_t i;
+  json_array_foreach(json_object_get(inst, "tests"), i, t) {
+    const char *k = tpuci__html_test_key(t);
+    if (k != NULL && strcmp(k, key) == 0) return 1;
+  }
+  return 0;
+}
+
+/* " h-flaky h-failed ...": the test outcomes an instance's element holds,
+ * for the filter. */
+static void tpuci__html_holds_classes(tpuci__buf_t *b, const json_t *inst) {
+  static const char *const keys[] = {"flaky", "failed", "not-run"};
+  size_t k;
+  for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+    if (tpuci__html_holds(inst, keys[k])) tpuci__buf_addf(b, " h-%s", keys[k]);
+}
 
 /* Files of the run's records that could not be written. */
 static void tpuci__html_write_errors(tpuci__buf_t *b, const json_t *errors) {
@@ -259,8 +299,9 @@ static void tpuci__html_table(tpuci__buf_t *b, const json_t *instances) {
     const json_t *last = tpuci__last_attempt(inst);
     const char *row = tpuci__html_outcome_bad(outcome) ? " bad"
                       : strcmp(outcome, "flaky") == 0 ? " flaky" : "";
-    tpuci__buf_addf(b, "<tr class=\"r r-%s%s\"><th scope=\"row\"><a href=\"#i%zu\">",
-                    tpuci__html_outcome_class(outcome), row, i);
+    tpuci__buf_addf(b, "<tr class=\"r r-%s%s", tpuci__html_outcome_class(outcome), row);
+    tpuci__html_holds_classes(b, inst);
+    tpuci__buf_addf(b, "\"><th scope=\"row\"><a href=\"#i%zu\">", i);
     tpuci__html_field(b, inst, "name");
     tpuci__buf_adds(b, "</a></th><td>");
     tpuci__html_badge(b, outcome);
@@ -356,8 +397,12 @@ static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
       int flaky = json_is_true(json_object_get(t, "flaky"));
       int quar = json_is_object(json_object_get(t, "quarantine"));
       if ((strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0) && !flaky && !quar) continue;
-      tpuci__buf_addf(b, "<tr class=\"t-%s\"><th scope=\"row\"><code>",
-                      flaky ? "flaky" : strcmp(o, "passed") == 0 ? "passed" : "bad");
+      {
+        const char *key = tpuci__html_test_key(t);
+        tpuci__buf_addf(b, "<tr class=\"tt t-%s tt-%s\"><th scope=\"row\"><code>",
+                        flaky ? "flaky" : strcmp(o, "passed") == 0 ? "passed" : "bad",
+                        key ? key : "other");
+      }
       tpuci__html_field(b, t, "id");
       tpuci__buf_addf(b, "</code></th><td><span class=\"o o-%s\">",
                       flaky ? "flaky" : strcmp(o, "timeout") == 0 ? "timeout"
@@ -434,9 +479,10 @@ static void tpuci__html_problems(tpuci__buf_t *b, const json_t *instances) {
     /* A passing one only for a quarantined test that can be released. */
     if (strcmp(outcome, "passed") == 0 && !tpuci__html_releasable(inst)) continue;
     shown++;
-    tpuci__buf_addf(b, "<article class=\"problem r r-%s\" aria-labelledby=\"p%zu\">"
-                       "<h3 id=\"p%zu\"><a href=\"#i%zu\">",
-                    tpuci__html_outcome_class(outcome), i, i, i);
+    tpuci__buf_addf(b, "<article class=\"problem r r-%s", tpuci__html_outcome_class(outcome));
+    tpuci__html_holds_classes(b, inst);
+    tpuci__buf_addf(b, "\" aria-labelledby=\"p%zu\"><h3 id=\"p%zu\"><a href=\"#i%zu\">",
+                    i, i, i);
     tpuci__html_field(b, inst, "name");
     tpuci__buf_adds(b, "</a> ");
     tpuci__html_badge(b, outcome);
@@ -488,9 +534,10 @@ static void tpuci__html_logs(tpuci__buf_t *b, const json_t *instances, const cha
     const char *outcome = tpuci__html_jstr(inst, "outcome", NULL);
     const json_t *atts = json_object_get(inst, "attempts"), *att;
     size_t k, n = json_array_size(atts);
-    tpuci__buf_addf(b, "<section id=\"i%zu\" class=\"r r-%s\" aria-labelledby=\"i%zu-h\">"
-                       "<h3 id=\"i%zu-h\">",
-                    i, tpuci__html_outcome_class(outcome), i, i);
+    tpuci__buf_addf(b, "<section id=\"i%zu\" class=\"r r-%s", i,
+                    tpuci__html_outcome_class(outcome));
+    tpuci__html_holds_classes(b, inst);
+    tpuci__buf_addf(b, "\" aria-labelledby=\"i%zu-h\"><h3 id=\"i%zu-h\">", i, i);
     tpuci__html_field(b, inst, "name");
     tpuci__buf_adds(b, " ");
     tpuci__html_badge(b, outcome);
@@ -551,22 +598,33 @@ static void tpuci__html_filter(tpuci__buf_t *b, const json_t *report, const json
            {"cancelled", "cancelled"}, {"not-run", "not run"}};
   const json_t *jc = json_object_get(report, "counts");
   size_t k, n = json_array_size(instances), passed = tpuci__html_juint(jc, "passed");
+  uint64_t shown[sizeof(f) / sizeof(f[0])];
 
   if (n == 0) return;
+  /* What each choice shows: the instances of that outcome, and those
+   * that hold a test of it (a failed test in a timed-out instance). */
+  for (k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
+    const json_t *inst;
+    size_t i;
+    shown[k] = 0;
+    json_array_foreach((json_t *) instances, i, inst)
+      if (strcmp(tpuci__html_outcome_class(tpuci__html_jstr(inst, "outcome", NULL)),
+                 f[k].key) == 0 ||
+          tpuci__html_holds(inst, f[k].key))
+        shown[k]++;
+  }
   tpuci__buf_adds(b, "<input class=\"fi\" type=\"radio\" name=\"f\" id=\"f-all\" checked>"
                      "<input class=\"fi\" type=\"radio\" name=\"f\" id=\"f-bad\">");
   for (k = 0; k < sizeof(f) / sizeof(f[0]); k++)
-    if (tpuci__html_juint(jc, f[k].key))
+    if (shown[k])
       tpuci__buf_addf(b, "<input class=\"fi\" type=\"radio\" name=\"f\" id=\"f-%s\">", f[k].key);
   tpuci__buf_addf(b, "\n<nav class=\"filter\" aria-label=\"Show instances\">Show: "
                      "<label for=\"f-all\">all (%zu)</label><label for=\"f-bad\">not passed "
                      "(%zu)</label>",
                   n, n >= passed ? n - (size_t) passed : 0);
-  for (k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
-    uint64_t v = tpuci__html_juint(jc, f[k].key);
-    if (v) tpuci__buf_addf(b, "<label for=\"f-%s\">%s (%llu)</label>", f[k].key, f[k].label,
-                           (unsigned long long) v);
-  }
+  for (k = 0; k < sizeof(f) / sizeof(f[0]); k++)
+    if (shown[k]) tpuci__buf_addf(b, "<label for=\"f-%s\">%s (%llu)</label>", f[k].key,
+                                  f[k].label, (unsigned long long) shown[k]);
   tpuci__buf_adds(b, "</nav>\n");
 }
 

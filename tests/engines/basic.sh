@@ -36,7 +36,10 @@ job "envs" {
     echo "$(ulimit -Hn) $(ulimit -Hu)" >> seen.txt
   ]],
 }
-job "limits" { image = "bb", @NONET@ cpus = 0.5, memory = "32m", run = "sleep 3; echo limited" }
+-- It runs until the test has looked at its service (out/go, at most
+-- two minutes): a fixed sleep ended before a loaded machine looked.
+job "limits" { image = "bb", @NONET@ cpus = 0.5, memory = "32m", mounts = { ["out"] = "/out" },
+  run = "i=0; while [ ! -e /out/go ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done; echo limited" }
 LUA
 
 engine_run plan spec.lua
@@ -67,6 +70,7 @@ if s:
   wait_containers 1 "tpuci.pid=$tp" "tpuci.instance=limits"
   [ "$c" = 1 ] && pass || fail "containers labelled for the limits job: $c, want 1"
 fi
+touch out/go
 engine_wait
 expect_code 1 "one job fails"
 expect_json '{i["name"]: i["outcome"] for i in s["instances"]}' "{'ok': 'passed', 'partial': 'passed', 'three': 'failed', 'envs': 'passed', 'limits': 'passed'}"

@@ -116,9 +116,11 @@ engine_jobs() {
 wait_containers() {
   local want=$1
   shift
-  for _ in $(seq 600); do
+  local until=$((SECONDS + 60))
+  while :; do
     c=$(count_objects containers "$@")
     [ "$c" = "$want" ] && return
+    [ "$SECONDS" -lt "$until" ] || return
     sleep 0.1
   done
 }

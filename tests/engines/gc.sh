@@ -20,7 +20,8 @@ job "a" { image = "bb", @NONET@ mounts = { ["out"] = "/out" }, run = "touch /out
 job "g" { image = "bb", topology = "duo", mounts = { ["out"] = "/out" }, run = "touch /out/g-$TPUCI_HOST; sleep 600" }
 LUA
 engine_start run -j 3 spec.lua
-for _ in $(seq 600); do [ -e out/a ] && [ -e out/g-0 ] && [ -e out/g-1 ] && break; sleep 0.1; done
+# Up to 5 minutes: a loaded machine starts a gang slowly.
+for _ in $(seq 3000); do [ -e out/a ] && [ -e out/g-0 ] && [ -e out/g-1 ] && break; sleep 0.1; done
 run_id=$(latest_run_id)
 kill -9 "$tp"
 wait "$tp" 2>/dev/null

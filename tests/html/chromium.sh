@@ -134,6 +134,50 @@ PY
 )
 [ "$check" = ok ] && pass || fail "the outcome filter: $check"
 
+# The filter per test (issue 24.10): a report whose instances hold tests
+# of several outcomes. Choosing "flaky" shows every instance that holds a
+# flaky test (the failed one too), and in each only its flaky tests;
+# "failed" the failed tests, "not run" the tests that never ran.
+python3 - "$WORK/tests-summary.json" <<'PY'
+import json, sys
+def att(o): return [{"number": 1, "outcome": o, "exit_code": 1, "cause": o, "duration_ms": 10}]
+def t(i, o, flaky=False): return {"id": i, "outcome": o, "flaky": flaky, "runs": 1, "duration_s": 0.1, "message": "m"}
+insts = [
+  {"name": "mixed", "outcome": "failed", "attempts": att("failed"),
+   "tests": [t("a::fails", "failed"), t("a::wobbly", "passed", True), t("a::never", "not-run"), t("a::ok", "passed")]},
+  {"name": "wobbly", "outcome": "flaky", "attempts": att("flaky"), "tests": [t("b::wobbly", "passed", True)]},
+  {"name": "hung", "outcome": "timeout", "attempts": att("timeout"), "tests": [t("c::errs", "error"), t("c::hangs", "not-run")]},
+  {"name": "fine", "outcome": "passed", "attempts": att("passed"), "tests": [t("d::ok", "passed")]},
+]
+json.dump({"version": 1, "run_id": "r", "verdict": "failed", "exit_code": 1,
+           "counts": {"passed": 1, "flaky": 1, "failed": 1, "timeout": 1}, "instances": insts}, open(sys.argv[1], "w"))
+PY
+"$DRIVER" "$WORK/tests-summary.json" "$WORK/tests.html" && pass || fail "the driver failed on the tests report"
+sed -e 's/src="report.html"/src="tests.html"/' -e 's/\["f-all", "f-bad", "f-failed", "f-flaky", "f-passed", "f-timeout"\]/["f-flaky", "f-failed", "f-not-run", "f-timeout"]/' \
+  -e 's|logs: vis("#logs > section", "h3").length|tests: vis("#problems tbody tr", "code")|' \
+  -e 's|return d.defaultView.getComputedStyle(e).display !== "none";|return e.getClientRects().length > 0;|' \
+  "$WORK/filter.html" > "$WORK/filter-tests.html"
+grep -q 'getClientRects' "$WORK/filter-tests.html" && grep -q 'tests: vis' "$WORK/filter-tests.html" && pass || fail "the per-test filter page was not made"
+render --allow-file-access-from-files --virtual-time-budget=10000 --dump-dom \
+  "file://$WORK/filter-tests.html" > "$WORK/dom-filter-tests.html" 2>> "$WORK/chromium.log"
+check=$(python3 - "$WORK/dom-filter-tests.html" <<'PY'
+import html, json, re, sys
+m = re.search(r'<pre id="out">(.*?)</pre>', open(sys.argv[1]).read(), re.S)
+res = json.loads(html.unescape(m.group(1))) if m and m.group(1) != "pending" else None
+want = {
+  "f-flaky": {"rows": ["mixed", "wobbly"], "problems": ["mixed", "wobbly"], "tests": ["a::wobbly", "b::wobbly"]},
+  "f-failed": {"rows": ["mixed", "hung"], "problems": ["mixed", "hung"], "tests": ["a::fails", "c::errs"]},
+  "f-not-run": {"rows": ["mixed", "hung"], "problems": ["mixed", "hung"], "tests": ["a::never", "c::hangs"]},
+  "f-timeout": {"rows": ["hung"], "problems": ["hung"], "tests": ["c::errs", "c::hangs"]},
+}
+bad = [f"{k}: got {res and res.get(k)}, want {v}" for k, v in want.items() if not res or res.get(k) != v]
+print("ok" if res and not bad else "; ".join(bad) or "the frame never reported")
+PY
+)
+[ "$check" = ok ] && pass || fail "the per-test filter: $check"
+grep -q '<label for="f-not-run">not run (2)</label>' "$WORK/tests.html" && pass ||
+  fail "the not-run choice counts the instances that hold a test that never ran"
+
 # The screenshot, next to the page.
 render --screenshot="$WORK/report.png" --window-size=1280,900 --hide-scrollbars \
   "file://$WORK/report.html" > /dev/null 2>> "$WORK/chromium.log"

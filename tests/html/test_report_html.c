@@ -359,8 +359,17 @@ static void test_cancelled_and_tests_hook(void **state) {
   assert_sane(page);
   assert_contains(page, "data-hook=\"tests\"><p>Tests: 4, 2 passed (1 flaky), 1 skipped, 1 did not pass.</p>");
   /* A flaky test is named, with the failure that was retried away. */
-  assert_contains(page, "<tr class=\"t-flaky\"><th scope=\"row\"><code>tests/test_c.py::test_wobbly</code></th>"
+  assert_contains(page, "<tr class=\"tt t-flaky tt-flaky\"><th scope=\"row\"><code>tests/test_c.py::test_wobbly</code></th>"
                         "<td><span class=\"o o-flaky\">flaky</span>");
+  assert_contains(page, "<tr class=\"tt t-bad tt-failed\"><th scope=\"row\"><code>tests/test_a.py::test_&lt;bad&gt;");
+  /* The filter per test: the failed instance holds a flaky test, so
+   * "flaky" is a choice that shows it (and only that test of it). */
+  assert_contains(page, "<tr class=\"r r-failed bad h-flaky h-failed\">");
+  assert_contains(page, "<article class=\"problem r r-failed h-flaky h-failed\"");
+  assert_contains(page, "<section id=\"i0\" class=\"r r-failed h-flaky h-failed\"");
+  assert_contains(page, "<label for=\"f-flaky\">flaky (1)</label>");
+  assert_contains(page, "id=\"f-flaky\">");
+  assert_contains(page, "#f-flaky:checked~section tr.tt:not(.tt-flaky)");
   assert_contains(page, "ConnectionError: reset");
   assert_lacks(page, "test_ok</code>");
   /* Where it ran. */

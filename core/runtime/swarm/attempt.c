@@ -51,21 +51,37 @@ static void tpuci__sw_on_read(void *p, const tpuci__engine_res_t *res) {
   tpuci__unit_step(&att->ua);
 }
 
-/* Once the task ended and its followed stream is over: the whole log,
- * past what the stream brought. */
+/* Once the task ended and its followed stream is over, or when tpuci
+ * stops it: the whole log, past what the stream brought. A task the
+ * poll has not seen yet is read through its service (one replica, never
+ * restarted: the same log). */
 static void tpuci__sw_read_rest(tpuci__sw_host_t *h) {
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
-  if (h->refetched || h->follow != NULL || h->task_id == NULL) return;
+  const char *id = h->task_id != NULL ? h->task_id : h->id;
+  if (h->refetched || h->follow != NULL || id == NULL) return;
   h->refetched = 1;
-  if (h->container_id == NULL) {
+  /* A task that ended without a container never ran; one being stopped
+   * may have started since the poll last looked. */
+  if (h->container_id == NULL && h->u.ended) {
     h->logs_done = 1; /* it never ran: nothing to read */
     tpuci__ctrout_flush(&h->out);
     return;
   }
   tpuci__ctrout_rewind(&h->out);
   att->ua.requests++;
-  tpuci__sw_task_logs(att->sw->e.eng, h->task_id, 0, tpuci__ctrout_chunk, &h->out,
-                      tpuci__sw_on_read, h);
+  tpuci__sw_logs(att->sw->e.eng, h->task_id != NULL ? "/tasks/" : "/services/", id,
+                 0, tpuci__ctrout_chunk, &h->out, tpuci__sw_on_read, h);
+}
+
+/* Whether host h's log is read once more now that its stream is over:
+ * its task ended, or tpuci is stopping it (a signal, its gang) while the
+ * service still holds the task's log. */
+static int tpuci__sw_read_at_end(const tpuci__sw_host_t *h) {
+  const tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
+  if (h->u.stopped) return 0;
+  if (h->u.ended) return 1;
+  return (att->ua.signalled || att->ua.gang_stop) && att->ua.infra == NULL &&
+         att->ua.phase == TPUCI__UP_RUN;
 }
 
 static void tpuci__sw_on_follow_end(void *p, const tpuci__engine_res_t *res) {
@@ -85,9 +101,11 @@ static void tpuci__sw_on_follow_end(void *p, const tpuci__engine_res_t *res) {
                                  : res->message);
   }
   h->follow_cancelled = 0;
-  /* What a frame cut by the cancel held comes again with the read; a
-   * stopped host's output ends here. */
-  if (h->u.ended && !h->u.stopped) tpuci__sw_read_rest(h);
+  /* What a frame cut by the cancel held comes again with the read. A
+   * host stopped by a signal or its gang is read once more before its
+   * service goes (the stream may have started late or missed the last
+   * lines); after an engine failure its output ends here. */
+  if (tpuci__sw_read_at_end(h)) tpuci__sw_read_rest(h);
   else if (h->u.ended || h->u.stopped || att->ua.signalled || att->ua.gang_stop || att->ua.infra)
     tpuci__ctrout_flush(&h->out);
   tpuci__unit_step(&att->ua);
@@ -238,7 +256,7 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t) {
     }
     h->followed = 1;
     att->ua.requests++;
-    h->follow = tpuci__sw_task_logs(att->sw->e.eng, h->task_id, 1,
+    h->follow = tpuci__sw_logs(att->sw->e.eng, "/tasks/", h->task_id, 1,
                                     tpuci__ctrout_chunk, &h->out,
                                     tpuci__sw_on_follow_end, h);
   }
@@ -487,8 +505,12 @@ void tpuci__sw_op_net_create(tpuci__unit_att_t *ua) {
 
 /* stop: what follows the task ends; removing the service stops it. */
 void tpuci__sw_op_stop(tpuci__unit_t *u, int signum) {
+  tpuci__sw_host_t *h = (tpuci__sw_host_t *) u;
   (void) signum;
-  tpuci__sw_follow_cancel((tpuci__sw_host_t *) u);
+  /* Its stream ends, then its log is read once more (on_follow_end); a
+   * task whose stream had not begun yet is read now. */
+  if (h->follow != NULL) tpuci__sw_follow_cancel(h);
+  else if (tpuci__sw_read_at_end(h)) tpuci__sw_read_rest(h);
 }
 
 /* remove, net_remove. */

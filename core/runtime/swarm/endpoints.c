@@ -41,13 +41,13 @@ tpuci__http_req_t *tpuci__sw_task_list(tpuci__engine_t *e, const char *key,
   return tpuci__engine_list(e, "/tasks", key, values, n, TPUCI__SW_SHORT_MS, cb, data);
 }
 
-tpuci__http_req_t *tpuci__sw_task_logs(tpuci__engine_t *e, const char *id,
-                                       int follow, tpuci__http_chunk_cb chunk,
+tpuci__http_req_t *tpuci__sw_logs(tpuci__engine_t *e, const char *kind,
+                                  const char *id, int follow, tpuci__http_chunk_cb chunk,
                                        void *chunk_data, tpuci__engine_cb cb,
                                        void *data) {
   /* A followed stream is ended by tpuci (cancelled once the task ended);
    * a plain read is short. */
-  return tpuci__engine_on_id(e, "GET", "/tasks/", id,
+  return tpuci__engine_on_id(e, "GET", kind, id,
                              follow ? "/logs?stdout=1&stderr=1&follow=1"
                                     : "/logs?stdout=1&stderr=1",
                              follow ? 0 : TPUCI__SW_SHORT_MS, chunk, chunk_data,
