@@ -1701,7 +1701,14 @@ local function finish()
     elseif j.runtime ~= "local" and j.runtime ~= "ssh" and j.image < 0 then
       fail(d, "runtime", "'" .. j.runtime .. "' needs an image (add image = ...)")
     end
-    if j.runtime == "local" or j.runtime == "ssh" then
+    if j.runtime == "ssh" and j.image >= 0 then
+      -- A container on each worker, on the worker's network (docs/ssh.md).
+      if j.network then
+        warn(d, nil, "network: ignored by runtime 'ssh': a job's containers on the " ..
+             "workers use the worker's own network (--network host)")
+        j.network = nil
+      end
+    elseif j.runtime == "local" or j.runtime == "ssh" then
       local ignored = {}
       if j.image >= 0 then ignored[#ignored + 1] = "image" end
       if #j.mounts > 0 then ignored[#ignored + 1] = "mounts" end
@@ -1713,7 +1720,8 @@ local function finish()
         j.container = nil
       end
       if #ignored > 0 then
-        warn(d, nil, tconcat(ignored, ", ") .. ": ignored by runtime '" .. j.runtime .. "'")
+        warn(d, nil, tconcat(ignored, ", ") .. ": ignored by runtime '" .. j.runtime ..
+             "'" .. (j.runtime == "ssh" and " without an image" or ""))
       end
       j.image = -1
     end

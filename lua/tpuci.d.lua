@@ -48,7 +48,7 @@
 ---| "docker" # in a container of the job's image (the default when the job has an image)
 ---| "local" # a process on this machine, in its own process group (the default otherwise)
 ---| "swarm" # a Docker Swarm service per host, placed where its cpus and memory fit (docs/swarm.md)
----| "ssh" # each host on a worker of the job's `hosts`, over the system's ssh (implied by `hosts = ...`; docs/ssh.md)
+---| "ssh" # each host on a worker of the job's `hosts`, over the system's ssh, in a container there with an `image` (implied by `hosts = ...`; docs/ssh.md)
 
 ---An outcome that can be retried.
 ---@alias tpuci.RetryOutcome
@@ -247,7 +247,7 @@
 ---@field image? string
 ---A declared topology's name, or a TPU type (`"v4-8"`, default emulation): the job runs as a gang of one container per emulated host.
 ---@field topology? string
----A `hosts` declaration's name: host i of the job's topology runs on its entry i, over SSH (implies `runtime = "ssh"`; the counts must match; docs/ssh.md).
+---A `hosts` declaration's name: host i of the job's topology runs on its entry i, over SSH (implies `runtime = "ssh"`; the counts must match; with an `image`, in a container of the worker's own engine, with the accelerator options and the worker's network; docs/ssh.md).
 ---@field hosts? string
 ---Host path (relative to the spec's folder, or absolute) = container path, or `{ target = ..., readonly = ... }`.
 ---@field mounts? table<string, string|tpuci.MountSpec>

@@ -418,9 +418,9 @@ static void tpuci__text_hosts(tpuci__buf_t *b, const tpuci__plan_t *p,
   } else if (n > 1) {
     tpuci__buf_addf(b, "  gang:     %d hosts " TPUCI__GANG_HOST_FMT ".."
                     TPUCI__GANG_HOST_FMT ", %s, taking %d slots\n", n, 0, n - 1,
-                    in->runtime == TPUCI__RUNTIME_SSH
-                        ? "one process each on its worker over SSH"
-                        : "one container each on a private network",
+                    in->runtime != TPUCI__RUNTIME_SSH ? "one container each on a private network"
+                    : in->image >= 0 ? "one container each on its worker's engine, over SSH"
+                                     : "one process each on its worker over SSH",
                     n);
     if (in->start_timeout_ms) {
       char d[32];

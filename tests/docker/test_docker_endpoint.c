@@ -327,10 +327,19 @@ static void test_context_tls_variants(void **state) {
   assert_string_equal(h.unix_path, "/run/other.sock");
   assert_int_equal(tpuci__docker_host_remote(&h), 0);
   tpuci__docker_host_free(&h);
-  /* ssh:// is not spoken. */
-  context(fx, "ssh", "\"ssh://me@h\"", 0, 0, 0, 0);
+  /* An ssh:// context: no TLS (ssh is the channel). */
+  context(fx, "ssh", "\"ssh://me@h:2222\"", 0, 0, 0, 0);
   fx->env.docker_context = "ssh";
-  fails(fx, "Docker context 'ssh': Host=ssh://me@h: unsupported scheme");
+  resolves(fx, &h);
+  assert_string_equal(h.ssh_host, "h");
+  assert_string_equal(h.ssh_user, "me");
+  assert_int_equal(h.ssh_port, 2222);
+  assert_int_equal(h.tls, 0);
+  assert_string_equal(h.context, "ssh");
+  tpuci__docker_host_free(&h);
+  context(fx, "npipe", "\"npipe:////./pipe/x\"", 0, 0, 0, 0);
+  fx->env.docker_context = "npipe";
+  fails(fx, "Docker context 'npipe': Host=npipe:////./pipe/x: unsupported scheme");
   /* No docker endpoint. */
   {
     char hex[65], *d, *p;
@@ -484,8 +493,19 @@ static void test_encrypted_key(void **state) {
 
 static void test_bad_host_in_env(void **state) {
   fx_t *fx = *state;
-  fx->env.docker_host = "ssh://me@h";
-  fails(fx, "DOCKER_HOST=ssh://me@h: unsupported scheme");
+  fx->env.docker_host = "npipe:////./pipe/x";
+  fails(fx, "DOCKER_HOST=npipe:////./pipe/x: unsupported scheme");
+  /* ssh:// takes no TLS, whatever DOCKER_TLS_VERIFY says. */
+  {
+    tpuci__docker_host_t h;
+    fx->env.docker_host = "ssh://me@h";
+    fx->env.tls_verify = "1";
+    resolves(fx, &h);
+    assert_int_equal(h.tls, 0);
+    assert_string_equal(h.ssh_host, "h");
+    tpuci__docker_host_free(&h);
+    fx->env.tls_verify = NULL;
+  }
   fx->env.docker_host = "tcp://h:99999";
   fx->env.tls_verify = "1";
   fails(fx, "bad port");

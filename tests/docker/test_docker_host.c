@@ -70,10 +70,61 @@ static void test_tcp(void **state) {
   ok("tcp://[::1]:2375", NULL, "http://[::1]:2375", "tcp://[::1]:2375", 1);
 }
 
+/* ssh://[user@]host[:port]: the engine of another machine over ssh. */
+static void ssh_ok(const char *value, const char *user, const char *host, int port,
+                   const char *display) {
+  tpuci__docker_host_t h;
+  tpuci__err_t err = {0};
+  char *d;
+  assert_int_equal(tpuci__docker_host_parse(value, &h, &err), 0);
+  assert_null(h.unix_path);
+  assert_int_equal(h.tls, 0);
+  if (user) assert_string_equal(h.ssh_user, user);
+  else assert_null(h.ssh_user);
+  assert_string_equal(h.ssh_host, host);
+  assert_int_equal(h.ssh_port, port);
+  assert_null(h.ssh_config);
+  assert_string_equal(h.display, display);
+  assert_int_equal(tpuci__docker_host_remote(&h), 1);
+  assert_string_equal(tpuci__docker_host_via(&h), "over ssh");
+  d = tpuci__docker_host_describe(&h);
+  assert_non_null(strstr(d, display));
+  free(d);
+  tpuci__docker_host_free(&h);
+}
+
+static void test_ssh(void **state) {
+  tpuci__docker_host_t h, c;
+  (void) state;
+  ssh_ok("ssh://me@host", "me", "host", 0, "ssh://me@host");
+  ssh_ok("ssh://10.0.0.2", NULL, "10.0.0.2", 0, "ssh://10.0.0.2");
+  ssh_ok("ssh://root@10.0.0.2:2222/", "root", "10.0.0.2", 2222, "ssh://root@10.0.0.2:2222");
+  ssh_ok("ssh://ci_user.x@[fd00::2]:22", "ci_user.x", "fd00::2", 22,
+         "ssh://ci_user.x@[fd00::2]:22");
+  /* A worker of a `hosts` declaration, with its ssh config. */
+  memset(&h, 0, sizeof(h));
+  tpuci__docker_host_ssh(&h, "me", "10.0.0.3", 0, "/ci/ssh_config");
+  assert_string_equal(h.display, "ssh://me@10.0.0.3");
+  tpuci__docker_host_copy(&c, &h);
+  assert_string_equal(c.ssh_config, "/ci/ssh_config");
+  assert_string_equal(c.ssh_user, "me");
+  tpuci__docker_host_free(&h);
+  tpuci__docker_host_free(&c);
+}
+
 static void test_bad(void **state) {
   (void) state;
-  bad("ssh://me@host", "unsupported scheme");
+  bad("ssh://me@host/path", "path after the host");
+  bad("ssh://me@host?x=1", "path after the host");
+  bad("ssh://-oProxyCommand=x", "bad host");
+  bad("ssh://@host", "bad user");
+  bad("ssh://m e@host", "bad user");
+  bad("ssh://-me@host", "bad user");
+  bad("ssh://host:0", "bad port");
+  bad("ssh://host:22x", "bad port");
+  bad("ssh://", "bad host");
   bad("npipe:////./pipe/docker_engine", "unsupported scheme");
+  bad("fd://", "unsupported scheme");
   bad("/var/run/docker.sock", "unsupported scheme");
   bad("unix://", "no socket path");
   bad("tcp://h:0", "bad port");
@@ -125,7 +176,9 @@ static void test_escape(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_default),  cmocka_unit_test(test_unix),
-      cmocka_unit_test(test_tcp),      cmocka_unit_test(test_bad),
+      cmocka_unit_test(test_tcp),
+      cmocka_unit_test(test_ssh),
+      cmocka_unit_test(test_bad),
       cmocka_unit_test(test_api_pick), cmocka_unit_test(test_escape),
   };
   return cmocka_run_group_tests_name("docker_host", tests, NULL, NULL);

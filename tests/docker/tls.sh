@@ -5,7 +5,9 @@
 # DOCKER_HOST + DOCKER_TLS_VERIFY + DOCKER_CERT_PATH, and through a Docker
 # context written into a DOCKER_CONFIG of the test's own; a wrong CA, a
 # missing key and a key with a passphrase (never prompted for, even on a
-# terminal) are exit 3 with a message that says so; a job with a bind
+# terminal), a client certificate signed by another CA (the engine's
+# alert, not curl's "select/poll returned error") are exit 3 with a
+# message that says so; a job with a bind
 # mount gets the remote-mount warning at run and in doctor.
 PRIVATE_ENGINE_ONLY=1
 . "$TESTS/docker/lib.sh"
@@ -31,7 +33,8 @@ leaf() {
   openssl x509 -req -in "$tls/$1.csr" -CA "$tls/$2-ca.pem" -CAkey "$tls/$2-ca-key.pem" \
     -CAcreateserial -days 2 -extfile "$tls/$1.ext" -out "$tls/$1-cert.pem" 2>/dev/null
 }
-{ ca good && ca other && leaf server good serverAuth IP:127.0.0.1 && leaf client good clientAuth; } ||
+{ ca good && ca other && leaf server good serverAuth IP:127.0.0.1 && leaf client good clientAuth &&
+  leaf stranger other clientAuth; } ||
   { fail "openssl could not make the certificates"; finish; }
 cp "$tls/good-ca.pem" "$tls/client/ca.pem"
 cp "$tls/client-cert.pem" "$tls/client/cert.pem"
@@ -40,6 +43,12 @@ cp "$tls/client-key.pem" "$tls/client/key.pem"
 cp "$tls/client/cert.pem" "$tls/client/key.pem" "$tls/wrong/"
 cp "$tls/other-ca.pem" "$tls/wrong/ca.pem"
 cp "$tls/client/ca.pem" "$tls/client/cert.pem" "$tls/nokey/"
+# The engine checked against the right CA, but a client certificate of
+# another CA: the engine refuses it.
+mkdir -p "$tls/stranger"
+cp "$tls/client/ca.pem" "$tls/stranger/ca.pem"
+cp "$tls/stranger-cert.pem" "$tls/stranger/cert.pem"
+cp "$tls/stranger-key.pem" "$tls/stranger/key.pem"
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 PRIVATE_ENGINE_ARGS="--host tcp://127.0.0.1:$port --tlsverify --tlscacert $tls/good-ca.pem --tlscert $tls/server-cert.pem --tlskey $tls/server-key.pem"
@@ -87,6 +96,20 @@ out=$(DOCKER_HOST=$ep DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$tls/wrong "$TPUCI" d
 code=$?
 expect_code 3 "doctor with a wrong CA"
 expect_out "FAIL engine:" "doctor fails the engine"
+
+# 2b. A client certificate the engine's CA did not sign: the handshake
+# (TLS 1.3: the engine's alert after it) says the engine refused it.
+out=$(DOCKER_HOST=$ep DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$tls/stranger "$TPUCI" run --plain spec.lua 2>&1)
+code=$?
+expect_code 3 "a client certificate of another CA"
+expect_out "the TLS handshake refused our client certificate $tls/stranger/cert.pem" "the refused certificate is named"
+expect_out "use a client certificate and key that CA signed" "what to do about it"
+expect_not_out "select/poll" "not curl's poll error"
+expect_not_out "start dockerd" "not the hint for an engine that is not running"
+out=$(DOCKER_HOST=$ep DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$tls/stranger "$TPUCI" gc 2>&1)
+code=$?
+expect_code 3 "gc with a client certificate of another CA"
+expect_out "refused our client certificate" "gc says it"
 
 # 3. A missing key: one line naming the file, exit 3, nothing tried.
 out=$(DOCKER_HOST=$ep DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$tls/nokey "$TPUCI" run --plain spec.lua 2>&1)

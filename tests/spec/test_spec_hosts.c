@@ -169,12 +169,27 @@ static void test_runtime_rules(void **state) {
           "runtime: 'ssh' needs the hosts to run on");
   refused("hosts \"slice\" { \"a\" }\njob \"x\" { hosts = \"slcie\", run = \"true\" }\n",
           2, "hosts 'slcie' is not declared (did you mean 'slice'?)");
-  /* An image and container options do not apply on a worker: a warning. */
+  /* An image: a container on each worker, with the container options
+   * (docs/ssh.md); only `network` is the worker's own. */
   loads("hosts \"one\" { \"a\" }\n"
-        "job \"x\" { hosts = \"one\", image = \"bb:1\", shm_size = \"1g\", run = \"true\" }\n");
+        "job \"x\" { hosts = \"one\", image = \"bb:1\", shm_size = \"1g\", "
+        "privileged = true, run = \"true\" }\n");
+  assert_int_equal(plan.instances[0].runtime, TPUCI__RUNTIME_SSH);
+  assert_int_equal(plan.instances[0].image, 0);
+  assert_true(plan.instances[0].ctr.shm_bytes == 1024ull * 1024 * 1024);
+  assert_int_equal(plan.instances[0].ctr.privileged, 1);
+  assert_int_equal(plan.warnings.len, 0);
+  loads("hosts \"one\" { \"a\" }\n"
+        "job \"x\" { hosts = \"one\", image = \"bb:1\", network = \"none\", run = \"true\" }\n");
+  assert_int_equal(plan.warnings.len, 1);
+  assert_non_null(strstr(plan.warnings.items[0], "network: ignored by runtime 'ssh'"));
+  assert_null(plan.instances[0].network);
+  /* Without an image, container options do not apply on a worker. */
+  loads("hosts \"one\" { \"a\" }\n"
+        "job \"x\" { hosts = \"one\", shm_size = \"1g\", run = \"true\" }\n");
   assert_int_equal(plan.instances[0].image, -1);
   assert_int_equal(plan.warnings.len, 1);
-  assert_non_null(strstr(plan.warnings.items[0], "ignored by runtime 'ssh'"));
+  assert_non_null(strstr(plan.warnings.items[0], "ignored by runtime 'ssh' without an image"));
   /* Jobs without hosts keep their defaults. */
   loads("hosts \"one\" { \"a\" }\njob \"x\" { run = \"true\" }\n");
   assert_int_equal(plan.instances[0].runtime, TPUCI__RUNTIME_LOCAL);

@@ -14,6 +14,11 @@
 #                     rendezvous): forwarding between their links
 #   ssh_left NS PAT   prints the processes of namespace NS whose command
 #                     line matches PAT (what a run left on a worker)
+#
+# SSH_SSHD_EXTRA (set before ssh_start): more sshd_config lines for every
+# worker (e.g. "SetEnv DOCKER_HOST=unix:///..." for docker on the workers);
+# SSH_SSHD_EXTRA_N[i]: for worker i only, before those (sshd takes a
+# keyword's first value).
 SSHD=$WORK/sshd
 # A 10.N.0.0/16 no other link uses (another test's workers, a VPN).
 SSH_NET=$((100 + $$ % 150))
@@ -23,6 +28,7 @@ for _ in $(seq 150); do
 done
 SSH_ADDR=()
 SSH_NS=()
+declare -a SSH_SSHD_EXTRA_N
 SSH_PIDS=()
 
 ssh_skip() { echo "SKIP: $*"; exit 77; }
@@ -83,6 +89,8 @@ KbdInteractiveAuthentication no
 UsePAM no
 MaxStartups 100
 MaxSessions 100
+${SSH_SSHD_EXTRA_N[$i]:-}
+${SSH_SSHD_EXTRA:-}
 CONF
     ip netns exec "$ns" /usr/sbin/sshd -D -e -f "$SSHD/sshd$i.conf" 2> "$SSHD/sshd$i.log" &
     SSH_PIDS[$i]=$!
@@ -131,6 +139,22 @@ ssh_left() {
   for p in $(ip netns pids "$1" 2>/dev/null); do
     { tr '\0' ' ' < "/proc/$p/cmdline"; } 2>/dev/null | grep -e "$2" | sed "s/^/$p: /"
   done
+}
+
+# ssh_interrupt SPEC READY: runs `tpuci run --plain SPEC` in the
+# background and sends it SIGINT once the shell command READY succeeds
+# (a background job of a script ignores SIGINT until tpuci installs its
+# handler: READY says the job runs); sets $out and $code.
+ssh_interrupt() {
+  local pid
+  rm -rf .tpuci
+  "$TPUCI" run --plain "$1" > "$WORK/interrupt.out" 2>&1 &
+  pid=$!
+  for _ in $(seq 600); do eval "$2" > /dev/null 2>&1 && break; sleep 0.2; done
+  kill -INT "$pid"
+  wait "$pid"
+  code=$?
+  out=$(cat "$WORK/interrupt.out")
 }
 
 # The latest run's id (its folder's name).

@@ -2,7 +2,12 @@
  * local sh the way a login shell runs it: the ready line, nothing before
  * "go", the job's env, folder and exit status (also in dir/rc), a signal
  * name on stdin reaching the job's whole process group, the end of stdin
- * killing it and leaving dir/lost, the rc lookup and the cleanup. */
+ * killing it and leaving dir/lost, the rc lookup and the cleanup. A job
+ * with an image (core/runtime/ssh/ctr.c): the docker CLI's flags of its
+ * container, and the script against a fake `docker` on PATH that logs
+ * what it is asked (create before the ready line, start after "go",
+ * signals as `docker kill`, removal at the end of stdin, a container that
+ * never started). */
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -159,7 +164,7 @@ static void test_runs_after_go(void **state) {
   free(cmd);
 
   /* The cleanup removes the folder and its parent once empty. */
-  cmd = tpuci__ssh_cleanup_command(dir, 0);
+  cmd = tpuci__ssh_cleanup_command(dir, 0, NULL);
   start(&c, cmd);
   assert_int_equal(finish(&c), 0);
   {
@@ -248,7 +253,7 @@ static void test_signals_and_lost(void **state) {
     assert_int_equal(finish(&r), 0);
   }
   free(cmd);
-  cmd = tpuci__ssh_cleanup_command(dir, 0);
+  cmd = tpuci__ssh_cleanup_command(dir, 0, NULL);
   start(&c, cmd);
   assert_int_equal(finish(&c), 0);
   free(cmd);
@@ -258,6 +263,237 @@ static void test_signals_and_lost(void **state) {
     unlink(started);
   }
   rmdir(tmp);
+}
+
+/* The docker CLI's flags for a host's container. */
+static void test_ctr_flags(void **state) {
+  tpuci__ssh_ctr_t c;
+  tpuci__ctr_opts_t o;
+  tpuci__kvlist_t labels = {0};
+  tpuci__strv_t env = {0}, argv = {0};
+  tpuci__device_t dev[2];
+  tpuci__ulimit_t ul = {"nofile", 10, 20};
+  tpuci__gpus_t gpus;
+  tpuci__mount_t m = {"/src,x", "/work", 1};
+  char *t;
+  (void) state;
+  memset(&o, 0, sizeof(o));
+  memset(&gpus, 0, sizeof(gpus));
+  memset(dev, 0, sizeof(dev));
+  dev[0].host = "/dev/null";
+  dev[1].host = "/dev/accel[0-9]*";
+  dev[1].glob = 1;
+  o.shm_bytes = 1 << 30;
+  o.ipc = "host";
+  o.privileged = 1;
+  o.devices = dev;
+  o.ndevices = 2;
+  tpuci__strv_push(&o.cap_add, "SYS_PTRACE");
+  o.ulimits = &ul;
+  o.nulimits = 1;
+  gpus.count = -1;
+  tpuci__strv_push(&gpus.caps, "gpu");
+  tpuci__strv_push(&gpus.caps, "utility");
+  o.gpus = &gpus;
+  tpuci__kv_set(&o.sysctls, "kernel.msgmax", "65536");
+  tpuci__kv_set(&labels, "tpuci.run", "r1");
+  tpuci__strv_push(&env, "GREETING=it's $HOME");
+  tpuci__strv_push(&argv, "sh");
+  tpuci__strv_push(&argv, "-c");
+  tpuci__strv_push(&argv, "echo hi");
+  memset(&c, 0, sizeof(c));
+  c.name = "tpuci-r1-x-worker-1";
+  c.image = "xla:1";
+  c.pull = TPUCI__PULL_NEVER;
+  c.labels = &labels;
+  c.env = &env;
+  c.workdir = "/src";
+  c.results = "/tpuci/results";
+  c.mounts = &m;
+  c.nmounts = 1;
+  c.cpus = 1.5;
+  c.memory_bytes = 1 << 20;
+  c.ctr = &o;
+  c.argv = &argv;
+  t = tpuci__ssh_ctr_create(&c);
+  {
+    static const char *const want[] = {
+      "docker create --name tpuci-r1-x-worker-1 --label tpuci.run=r1 --init",
+      " --network host --pull never -e 'GREETING=it'\\''s $HOME' -w /src",
+      " --mount \"type=bind,source=$d/results,\"target=/tpuci/results",
+      " --mount 'type=bind,\"source=/src,x\",target=/work,readonly'",
+      " --cpus 1.500 --memory 1048576 --memory-swap 1048576",
+      " --shm-size 1073741824 --ipc host --privileged --device /dev/null:/dev/null:rwm",
+      " --cap-add SYS_PTRACE --ulimit nofile=10:20",
+      " --gpus 'count=all,\"capabilities=gpu,utility\"' --sysctl kernel.msgmax=65536",
+      " \"$@\" xla:1 sh -c 'echo hi' > /dev/null || exit 125\n",
+      "for x in /dev/accel[0-9]*; do",
+      "--device \"$x:$x:rwm\"; done\n",
+      "matches nothing on this worker",
+    };
+    size_t i;
+    for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+      if (strstr(t, want[i]) == NULL) fail_msg("no <%s> in:\n%s", want[i], t);
+  }
+  free(t);
+  tpuci__strv_free(&o.cap_add);
+  tpuci__strv_free(&gpus.caps);
+  tpuci__kv_free(&o.sysctls);
+  tpuci__kv_free(&labels);
+  tpuci__strv_free(&env);
+  tpuci__strv_free(&argv);
+}
+
+/* A fake docker in dir/bin: logs its arguments to dir/log; `start`
+ * runs until dir/exit holds its status (143 on SIGTERM); `kill -s TERM`
+ * signals it; `inspect` says whether it started (dir/nostart). */
+static void fake_docker(const char *dir) {
+  char path[512];
+  FILE *f;
+  snprintf(path, sizeof(path), "%s/bin", dir);
+  assert_int_equal(mkdir(path, 0755), 0);
+  snprintf(path, sizeof(path), "%s/bin/docker", dir);
+  f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f, "#!/bin/sh\n"
+             "d=%s\n"
+             "echo \"$*\" >> \"$d/log\"\n"
+             "case \"$1\" in\n"
+             "create) [ -e \"$d/fail-create\" ] && { echo \"no such image\" >&2; exit 1; }; echo id;;\n"
+             "start) echo $$ > \"$d/start.pid\"; trap 'exit 143' TERM;\n"
+             "  while [ ! -e \"$d/exit\" ]; do sleep 0.05; done; exit \"$(cat \"$d/exit\")\";;\n"
+             "kill) [ \"$3\" = TERM ] && kill -TERM \"$(cat \"$d/start.pid\")\";;\n"
+             "inspect) if [ -e \"$d/nostart\" ]; then echo '0001-01-01T00:00:00Z false';\n"
+             "  else echo '2026-12-04T00:00:00Z false'; fi;;\n"
+             "esac\n", dir);
+  fclose(f);
+  assert_int_equal(chmod(path, 0755), 0);
+}
+
+static char *ctr_remote(const char *dir, const char *create) {
+  tpuci__strv_t argv = {0}, e = {0};
+  tpuci__ssh_remote_t r;
+  char *cmd;
+  tpuci__strv_push(&argv, "ignored");
+  memset(&r, 0, sizeof(r));
+  r.dir = dir;
+  r.nonce = "n0nce";
+  r.env = &e;
+  r.argv = &argv;
+  r.ctr = "c1";
+  r.create = create;
+  cmd = tpuci__ssh_remote_command(&r);
+  tpuci__strv_free(&argv);
+  return cmd;
+}
+
+static int log_has(const char *tmp, const char *line) {
+  char *log = slurp(tmp, "log");
+  int has = log != NULL && strstr(log, line) != NULL;
+  free(log);
+  return has;
+}
+
+static void test_container_script(void **state) {
+  char tmp[] = "/tmp/tpuci-remote-XXXXXX", dir[512], line[256], path[600], *cmd, *s;
+  const char *create = "docker create --name c1 img > /dev/null || exit 125\n";
+  char *old_path = tpuci__strdup(getenv("PATH"));
+  child_t c;
+  int i;
+  (void) state;
+  assert_non_null(mkdtemp(tmp));
+  fake_docker(tmp);
+  snprintf(path, sizeof(path), "%s/bin:%s", tmp, old_path);
+  setenv("PATH", path, 1);
+  snprintf(dir, sizeof(dir), "%s/run/unit", tmp);
+  cmd = ctr_remote(dir, create);
+
+  /* Created before the ready line; started after "go"; TERM reaches the
+   * container as docker kill; its status is the session's. */
+  start(&c, cmd);
+  read_line(&c, line, sizeof(line));
+  assert_string_equal(line, TPUCI__SSH_READY " n0nce\n");
+  assert_true(log_has(tmp, "create --name c1 img\n"));
+  assert_false(log_has(tmp, "start"));
+  s = slurp(dir, "ctr");
+  assert_non_null(s);
+  assert_string_equal(s, "c1\n");
+  free(s);
+  say(&c, "go\n");
+  snprintf(path, sizeof(path), "%s/start.pid", tmp);
+  for (i = 0; i < 300 && access(path, F_OK) != 0; i++) usleep(20000);
+  assert_true(log_has(tmp, "start -a c1\n"));
+  say(&c, "TERM\n");
+  assert_int_equal(finish(&c), 143);
+  assert_true(log_has(tmp, "kill -s TERM c1\n"));
+  assert_false(log_has(tmp, "rm -f c1"));
+  s = slurp(dir, "rc");
+  assert_string_equal(s, "143\n");
+  free(s);
+
+  /* The end of stdin removes the container. */
+  unlink(path);
+  start(&c, cmd);
+  read_line(&c, line, sizeof(line));
+  say(&c, "go\n");
+  for (i = 0; i < 300 && access(path, F_OK) != 0; i++) usleep(20000);
+  close(c.in);
+  c.in = open("/dev/null", O_WRONLY);
+  assert_int_equal(finish(&c), 128 + SIGKILL);
+  assert_true(log_has(tmp, "rm -f c1\n"));
+
+  /* A container that never started: the rc file says so, exit 255. */
+  {
+    char f[600];
+    snprintf(f, sizeof(f), "%s/nostart", tmp);
+    close(open(f, O_CREAT | O_WRONLY, 0644));
+    snprintf(f, sizeof(f), "%s/exit", tmp);
+    s = tpuci__strdup("1\n");
+    assert_int_equal(tpuci__write_file_atomic(f, s, 2), 0);
+    free(s);
+  }
+  start(&c, cmd);
+  read_line(&c, line, sizeof(line));
+  say(&c, "go\n");
+  assert_int_equal(finish(&c), 255);
+  s = slurp(dir, "rc");
+  assert_string_equal(s, TPUCI__SSH_RC_NOSTART "\n");
+  free(s);
+  free(cmd);
+
+  /* docker create refusing: the session ends before the ready line. */
+  {
+    char f[600];
+    snprintf(f, sizeof(f), "%s/fail-create", tmp);
+    close(open(f, O_CREAT | O_WRONLY, 0644));
+  }
+  cmd = ctr_remote(dir, create);
+  start(&c, cmd);
+  read_line(&c, line, sizeof(line));
+  assert_string_equal(line, "");
+  assert_int_equal(finish(&c), 125);
+  free(cmd);
+
+  /* The cleanup removes the container with the folder. */
+  cmd = tpuci__ssh_cleanup_command(dir, 0, "c1");
+  unlink(path);
+  {
+    char l[600];
+    snprintf(l, sizeof(l), "%s/log", tmp);
+    unlink(l);
+  }
+  start(&c, cmd);
+  assert_int_equal(finish(&c), 0);
+  assert_true(log_has(tmp, "rm -f c1\n"));
+  assert_int_not_equal(access(dir, F_OK), 0);
+  free(cmd);
+  setenv("PATH", old_path, 1);
+  free(old_path);
+  {
+    char rm[600];
+    snprintf(rm, sizeof(rm), "rm -rf '%s'", tmp);
+    assert_int_equal(system(rm), 0);
+  }
 }
 
 static void test_signame(void **state) {
@@ -271,6 +507,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_runs_after_go),
     cmocka_unit_test(test_signals_and_lost),
+    cmocka_unit_test(test_ctr_flags),
+    cmocka_unit_test(test_container_script),
     cmocka_unit_test(test_signame),
   };
   signal(SIGPIPE, SIG_IGN);

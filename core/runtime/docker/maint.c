@@ -22,7 +22,7 @@ static int tpuci__sync_connect(tpuci__sync_t *s, tpuci__err_t *err) {
   if (r.error != 0)
     rc = tpuci__err_set(err, TPUCI_EENGINE,
                         "cannot reach the Docker Engine (%s); %s", r.message,
-                        tpuci__engine_reach_hint(r.error));
+                        tpuci__engine_reach_hint(r.error, r.hint));
   else if (!r.ok || r.json == NULL)
     rc = tpuci__err_set(err, TPUCI_EENGINE,
                         "the Docker Engine answered GET /version with an "
@@ -197,9 +197,9 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
       tpuci__buf_addf(report, "warn disk: GET /info failed: %s\n", r.message);
     } else if (root != NULL && tpuci__docker_host_remote(&s.eng->host)) {
       tpuci__buf_addf(report,
-                      "warn disk: the engine is reached over TCP, so its data "
+                      "warn disk: the engine is reached %s, so its data "
                       "root %s may be on another machine; not checked\n",
-                      root);
+                      tpuci__docker_host_via(&s.eng->host), root);
     } else if (root == NULL || statvfs(root, &st) != 0) {
       tpuci__buf_addf(report,
                       "warn disk: the engine's data root %s is not visible "

@@ -191,7 +191,15 @@ int tpuci__runtime_docker_check(const tpuci__plan_t *plan, tpuci__err_t *err) {
     return 0;
   }
   local = host.unix_path != NULL;
-  tpuci__docker_host_free(&host);
+  {
+    char *why = tpuci__remote_results_refusal(plan, TPUCI__RUNTIME_DOCKER, &host);
+    tpuci__docker_host_free(&host);
+    if (why != NULL) {
+      tpuci__err_set(err, TPUCI_EENGINE, "%s", why);
+      free(why);
+      return TPUCI_EENGINE;
+    }
+  }
   if (!local) return 0;
   for (i = 0; i < plan->ninstances; i++) {
     const tpuci__instance_t *inst = &plan->instances[i];

@@ -214,8 +214,8 @@ static int tpuci__from_docker_host(const tpuci__docker_env_t *env,
   if (rc != 0) return rc;
   if (tpuci__set(env->docker_context))
     out->context_ignored = tpuci__strdup(env->docker_context);
-  /* A unix socket has no TLS. */
-  if (!tls || out->unix_path != NULL) return 0;
+  /* A unix socket has no TLS, nor has ssh (the channel is ssh's). */
+  if (!tls || out->unix_path != NULL || out->ssh_host != NULL) return 0;
   rc = tpuci__env_tls(env, out, err);
   if (rc != 0) tpuci__docker_host_free(out);
   return rc;
@@ -322,7 +322,7 @@ static int tpuci__from_context(const char *cfgdir, const char *name,
     rc = tpuci__docker_host_parse_as(what, host, tls, out, err);
     free(what);
   }
-  if (rc == 0 && out->unix_path == NULL && tls) {
+  if (rc == 0 && out->unix_path == NULL && out->ssh_host == NULL && tls) {
     rc = tpuci__context_tls(tlsdir, name, skip, out, err);
     if (rc != 0) tpuci__docker_host_free(out);
   }
@@ -415,10 +415,10 @@ void tpuci__remote_mount_warnings(const tpuci__plan_t *plan,
     /* The engine resolves a bind mount's source on its own machine. */
     tpuci__strv_take(
         out, tpuci__printf(
-                 "job '%s': the engine (%s) is reached over TCP and "
+                 "job '%s': the engine (%s) is reached %s and "
                  "may run on another machine, where the job's %s folders of "
                  "that machine, not of this one: %s would be lost",
-                 inst->job, where,
+                 inst->job, where, tpuci__docker_host_via(h),
                  mounts && results ? "bind mounts and pytest results folder "
                                      "are"
                  : mounts          ? "bind mounts are"
@@ -429,6 +429,29 @@ void tpuci__remote_mount_warnings(const tpuci__plan_t *plan,
   }
   tpuci__strv_free(&seen);
   free(where);
+}
+
+char *tpuci__remote_results_refusal(const tpuci__plan_t *plan,
+                                    tpuci__runtime_kind_t kind,
+                                    const tpuci__docker_host_t *h) {
+  size_t i;
+  if (h->ssh_host == NULL) return NULL;
+  for (i = 0; i < plan->ninstances; i++) {
+    const tpuci__instance_t *inst = &plan->instances[i];
+    char *where, *m;
+    if (!inst->selected || inst->runtime != kind || inst->pytest == NULL) continue;
+    where = tpuci__docker_host_describe(h);
+    m = tpuci__printf("%s: job '%s': the engine (%s) runs on another machine, where "
+                      "a pytest job's results folder (a bind mount of a folder of "
+                      "this machine) would be a folder of that machine, and its JUnit "
+                      "would never come back: run tpuci on that machine, or run the job "
+                      "there with hosts = ... and its image (docs/ssh.md), which copies "
+                      "the results back",
+                      inst->where ? inst->where : "spec", inst->job, where);
+    free(where);
+    return m;
+  }
+  return NULL;
 }
 
 void tpuci__endpoint_doctor(const tpuci__docker_host_t *h,

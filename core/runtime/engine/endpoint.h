@@ -59,6 +59,14 @@ void tpuci__remote_mount_warnings(const tpuci__plan_t *plan,
                                   const tpuci__docker_host_t *h,
                                   tpuci__strv_t *out);
 
+/* An engine reached over ssh runs on another machine, so a pytest job's
+ * results folder (a bind mount of a folder of this machine) would be one
+ * of that machine and its JUnit lost: a new message refusing the first
+ * selected pytest job of `kind`, or NULL. */
+char *tpuci__remote_results_refusal(const tpuci__plan_t *plan,
+                                    tpuci__runtime_kind_t kind,
+                                    const tpuci__docker_host_t *h);
+
 /* `tpuci doctor`'s lines about the endpoint (after its "engine" line):
  * TLS and its files, a DOCKER_CONTEXT that DOCKER_HOST overrides, and
  * the remote-mount warnings of `plan` (may be NULL). */

@@ -89,7 +89,8 @@ char *tpuci__engine_where(const tpuci__engine_t *e) {
   return tpuci__docker_host_describe(&e->host);
 }
 
-const char *tpuci__engine_reach_hint(int error) {
+const char *tpuci__engine_reach_hint(int error, const char *hint) {
+  if (hint != NULL) return hint;
   if (error == UV_EPROTO)
     return "the TLS handshake failed: check that ca.pem is the CA of the "
            "engine's certificate and cert.pem/key.pem a client certificate "
@@ -205,6 +206,7 @@ static void tpuci__call_done(void *p, const tpuci__http_res_t *hr) {
 
   memset(&res, 0, sizeof(res));
   res.error = hr->error;
+  res.hint = hr->hint;
   res.status = hr->status;
   res.body = hr->body;
   res.len = hr->len;

@@ -45,6 +45,9 @@ typedef struct {
   /* Never NULL: "" when ok; the engine's "message" for an HTTP error;
    * "<where>: connection refused" when the engine did not answer. */
   const char *message;
+  /* What to do about `error` when the transport knows better than
+   * tpuci__engine_reach_hint (an ssh:// engine's ssh failed), or NULL. */
+  const char *hint;
 } tpuci__engine_res_t;
 
 typedef void (*tpuci__engine_cb)(void *data, const tpuci__engine_res_t *res);
@@ -64,9 +67,10 @@ size_t tpuci__engine_pending(const tpuci__engine_t *e);
 char *tpuci__engine_where(const tpuci__engine_t *e);
 
 /* What to do when the engine did not answer with transport error
- * `error` (tpuci__engine_res_t): start it or set DOCKER_HOST, or, for a
- * failed TLS handshake, check the TLS files. A static string. */
-const char *tpuci__engine_reach_hint(int error);
+ * `error` (tpuci__engine_res_t): `hint` when not NULL (the answer's own),
+ * else start it or set DOCKER_HOST, or, for a failed TLS handshake,
+ * check the TLS files. A static string. */
+const char *tpuci__engine_reach_hint(int error, const char *hint);
 
 /* Picks the API version from the server's ApiVersion: min(server, 1.43),
  * failing with TPUCI_EENGINE below 1.41. Pure. */

@@ -140,9 +140,10 @@ int tpuci__erun_version(tpuci__erun_t *e, const tpuci__engine_res_t *res) {
     tpuci__erun_prepare_fail(e, TPUCI_EENGINE,
                              tpuci__printf("cannot reach %s (%s); %s", o->reached,
                                            res->message,
-                                           o->reach_hint && res->error != UV_EPROTO
+                                           o->reach_hint && res->error != UV_EPROTO &&
+                                                   res->hint == NULL
                                                ? o->reach_hint
-                                               : tpuci__engine_reach_hint(res->error)));
+                                               : tpuci__engine_reach_hint(res->error, res->hint)));
     return 1;
   }
   if (!res->ok || res->json == NULL) {

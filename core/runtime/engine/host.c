@@ -1,6 +1,7 @@
 /* DOCKER_HOST parsing, TLS settings and descriptions. */
 #include "runtime/engine/host.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +68,82 @@ static int tpuci__parse_hostport(const char *what, const char *value,
   return 0;
 }
 
+/* ssh://[user@]host[:port][/], as the docker CLI takes it: no path. */
+static int tpuci__parse_ssh(const char *what, const char *value,
+                            tpuci__docker_host_t *out, tpuci__err_t *err) {
+  const char *rest = value + 6, *at = strchr(rest, '@'), *colon, *end;
+  size_t n = strlen(rest), i;
+  long port = 0;
+  char *host;
+
+  if (n > 0 && rest[n - 1] == '/') n--;
+  if (memchr(rest, '/', n) != NULL || memchr(rest, '?', n) != NULL)
+    return tpuci__err_set(err, TPUCI_EUSAGE,
+                          "%s=%s: a path after the host is not supported "
+                          "(ssh://[user@]host[:port])", what, value);
+  if (at != NULL && (size_t) (at - rest) < n) {
+    for (i = 0; rest + i < at; i++) {
+      char c = rest[i];
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+            (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_'))
+        break;
+    }
+    if (rest + i != at || i == 0 || rest[0] == '-')
+      return tpuci__err_set(err, TPUCI_EUSAGE, "%s=%s: bad user name", what, value);
+    out->ssh_user = tpuci__strndup(rest, i);
+    n -= i + 1;
+    rest = at + 1;
+  }
+  end = rest + n;
+  if (n > 0 && rest[0] == '[') {
+    const char *close = memchr(rest, ']', n);
+    colon = close != NULL && close + 1 < end && close[1] == ':' ? close + 1 : NULL;
+  } else {
+    colon = memchr(rest, ':', n);
+  }
+  if (colon != NULL) {
+    char *pstr = tpuci__strndup(colon + 1, (size_t) (end - colon - 1)), *e;
+    port = strtol(pstr, &e, 10);
+    if (*pstr == '\0' || *e != '\0' || port <= 0 || port > 65535) {
+      free(pstr);
+      return tpuci__err_set(err, TPUCI_EUSAGE, "%s=%s: bad port number", what, value);
+    }
+    free(pstr);
+    end = colon;
+  }
+  if (rest < end && rest[0] == '[' && end[-1] == ']') {
+    rest++;
+    end--;
+  }
+  host = tpuci__strndup(rest, (size_t) (end - rest));
+  if (!tpuci__host_valid(host, strlen(host)) || host[0] == '-') {
+    free(host);
+    return tpuci__err_set(err, TPUCI_EUSAGE, "%s=%s: bad host name", what, value);
+  }
+  tpuci__docker_host_ssh(out, NULL, host, (int) port, NULL);
+  free(host);
+  return 0;
+}
+
+void tpuci__docker_host_ssh(tpuci__docker_host_t *out, const char *user,
+                            const char *host, int port, const char *config) {
+  int v6 = strchr(host, ':') != NULL;
+  char portbuf[16] = "";
+  if (user != NULL) {
+    free(out->ssh_user);
+    out->ssh_user = tpuci__strdup(user);
+  }
+  out->ssh_host = tpuci__strdup(host);
+  out->ssh_port = port;
+  out->ssh_config = tpuci__strdup(config);
+  /* curl connects to the dialer's local socket (sshdial.h). */
+  out->url_base = tpuci__strdup("http://localhost");
+  if (port > 0) snprintf(portbuf, sizeof(portbuf), ":%d", port);
+  out->display = tpuci__printf("ssh://%s%s%s%s%s%s", out->ssh_user ? out->ssh_user : "",
+                               out->ssh_user ? "@" : "", v6 ? "[" : "", host,
+                               v6 ? "]" : "", portbuf);
+}
+
 int tpuci__docker_host_parse_as(const char *what, const char *value, int tls,
                                 tpuci__docker_host_t *out,
                                 tpuci__err_t *err) {
@@ -95,10 +172,16 @@ int tpuci__docker_host_parse_as(const char *what, const char *value, int tls,
     if (rc != 0) tpuci__docker_host_free(out);
     return rc;
   }
+  if (strncmp(value, "ssh://", 6) == 0) {
+    /* TLS does not apply: ssh is the secure channel. */
+    int rc = tpuci__parse_ssh(what, value, out, err);
+    if (rc != 0) tpuci__docker_host_free(out);
+    return rc;
+  }
   return tpuci__err_set(err, TPUCI_EUSAGE,
                         "%s=%s: unsupported scheme; use "
-                        "unix:///path/to/docker.sock or tcp://host:port "
-                        "(ssh:// is not supported)",
+                        "unix:///path/to/docker.sock, tcp://host:port or "
+                        "ssh://[user@]host[:port]",
                         what, value);
 }
 
@@ -131,6 +214,9 @@ void tpuci__docker_host_copy(tpuci__docker_host_t *dst,
   dst->key_file = tpuci__strdup(src->key_file);
   dst->context = tpuci__strdup(src->context);
   dst->context_ignored = tpuci__strdup(src->context_ignored);
+  dst->ssh_host = tpuci__strdup(src->ssh_host);
+  dst->ssh_user = tpuci__strdup(src->ssh_user);
+  dst->ssh_config = tpuci__strdup(src->ssh_config);
 }
 
 int tpuci__docker_host_remote(const tpuci__docker_host_t *h) {
@@ -150,6 +236,10 @@ char *tpuci__docker_host_describe(const tpuci__docker_host_t *h) {
   if (!h->from_env) return tpuci__printf("DOCKER_HOST unset, tried %s",
                                          h->display);
   return tpuci__printf("DOCKER_HOST=%s%s", h->display, tls);
+}
+
+const char *tpuci__docker_host_via(const tpuci__docker_host_t *h) {
+  return h->ssh_host != NULL ? "over ssh" : "over TCP";
 }
 
 char *tpuci__docker_host_tls_text(const tpuci__docker_host_t *h) {
@@ -181,5 +271,8 @@ void tpuci__docker_host_free(tpuci__docker_host_t *h) {
   free(h->key_file);
   free(h->context);
   free(h->context_ignored);
+  free(h->ssh_host);
+  free(h->ssh_user);
+  free(h->ssh_config);
   memset(h, 0, sizeof(*h));
 }

@@ -25,12 +25,21 @@ typedef struct {
   int context_env;
   /* DOCKER_CONTEXT was set but DOCKER_HOST wins: its value, or NULL. */
   char *context_ignored;
+  /* ssh://[user@]host[:port] (ssh_host set): the engine of another
+   * machine, each connection `ssh ... host docker system dial-stdio`
+   * (sshdial.h), which curl reaches through a local socket of the
+   * dialer's; url_base is http://localhost. */
+  char *ssh_host;
+  char *ssh_user;    /* NULL: ssh's (its config's, else the login) */
+  int ssh_port;      /* 0: ssh's (its config's, else 22) */
+  char *ssh_config;  /* `ssh -F`; NULL: ssh's own files */
 } tpuci__docker_host_t;
 
 /* Parses a DOCKER_HOST value; NULL or "" means the default socket.
  * Accepted: unix:///abs/path, unix://rel/path, tcp://host[:port]
- * (port 2375 by default), http://host[:port]. Returns 0, or TPUCI_EUSAGE
- * with err filled ("DOCKER_HOST=ssh://x: unsupported scheme ..."). */
+ * (port 2375 by default), http://host[:port], ssh://[user@]host[:port].
+ * Returns 0, or TPUCI_EUSAGE with err filled ("DOCKER_HOST=npipe://x:
+ * unsupported scheme ..."). */
 int tpuci__docker_host_parse(const char *value, tpuci__docker_host_t *out,
                              tpuci__err_t *err);
 
@@ -51,14 +60,24 @@ void tpuci__docker_host_set_tls(tpuci__docker_host_t *h, int verify,
 void tpuci__docker_host_copy(tpuci__docker_host_t *dst,
                              const tpuci__docker_host_t *src);
 
+/* The endpoint ssh://[user@]host[:port] for a worker reached with ssh
+ * (`config`: its `-F` file, may be NULL): what the docker runtime uses
+ * on a slice's workers. */
+void tpuci__docker_host_ssh(tpuci__docker_host_t *out, const char *user,
+                            const char *host, int port, const char *config);
+
 /* Whether the engine may be on another machine: it is reached over TCP
- * (a tunnel to a remote engine looks local, so loopback counts too). */
+ * or ssh (a tunnel to a remote engine looks local, so loopback counts
+ * too). */
 int tpuci__docker_host_remote(const tpuci__docker_host_t *h);
 
 /* "DOCKER_HOST unset, tried unix:///var/run/docker.sock",
  * "DOCKER_HOST=tcp://h:2376 with TLS", "DOCKER_CONTEXT=ci at tcp://h:2376
  * with TLS". Returns a new string. */
 char *tpuci__docker_host_describe(const tpuci__docker_host_t *h);
+
+/* How a remote engine is reached, for messages: "over ssh", "over TCP". */
+const char *tpuci__docker_host_via(const tpuci__docker_host_t *h);
 
 /* The TLS files and mode in one line, for `tpuci doctor`: "the engine's
  * certificate is checked against /p/ca.pem; client certificate

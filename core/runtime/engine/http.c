@@ -6,9 +6,13 @@
  * multi handle. Closing goes through the same timer for the same reason.
  */
 #include "runtime/engine/http.h"
+#include "runtime/engine/sshdial.h"
+#include "runtime/sshcmd.h"
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +33,12 @@ struct tpuci__http_req_s {
   void *data;
   int headed;             /* head called */
   int cancelled;          /* tpuci__http_cancel(): complete at the kick */
+  /* An ssh:// engine: the connection it went over (a reference), or the
+   * error starting its ssh; a failed request waits for that ssh's last
+   * word (in h->waiting) with its curl code. */
+  tpuci__sshconn_t *conn;
+  int spawn_error;
+  CURLcode rc;
   char errbuf[CURL_ERROR_SIZE];
   tpuci__http_req_t *prev, *next;
 };
@@ -48,6 +58,8 @@ struct tpuci__http_s {
   tpuci__docker_host_t host;
   tpuci__http_req_t *queued;    /* not handed to curl yet */
   tpuci__http_req_t *active;    /* in curl */
+  tpuci__http_req_t *waiting;   /* failed, waiting for their ssh's end */
+  tpuci__sshdial_t *dial;       /* an ssh:// engine's connections */
   tpuci__http_sock_t *socks;
   size_t npending;
   size_t ncancelled;      /* requests waiting to be cancelled */
@@ -117,19 +129,76 @@ static int tpuci__http_tls_error(CURLcode rc) {
          rc == CURLE_SSL_PINNEDPUBKEYNOTMATCH;
 }
 
+/* The engine's alert after our certificate (TLS 1.3 sends it once the
+ * client thinks the handshake is over): it refused the certificate, or
+ * wanted one. Sets the message and what to do. */
+static void tpuci__http_tls_refused(const tpuci__docker_host_t *host, const char *errbuf,
+                                    tpuci__http_res_t *res, char **msg) {
+  static const char *const refusals[] = {"alert bad certificate", "alert unknown ca",
+                                         "alert certificate unknown",
+                                         "alert certificate expired",
+                                         "alert certificate revoked",
+                                         "alert unsupported certificate",
+                                         "alert access denied"};
+  const char *alert = strstr(errbuf, "alert ");
+  int n;
+  size_t i;
+  if (alert == NULL) return;
+  /* OpenSSL's "..., errno 0" is not for the user. */
+  n = (int) strcspn(alert, ",");
+  if (strstr(alert, "alert certificate required") != NULL) {
+    *msg = tpuci__printf("the TLS handshake failed: the engine wants a client "
+                         "certificate and got none (%.*s)", n, alert);
+    res->hint = "put the client certificate and key the engine's CA signed in "
+                "DOCKER_CERT_PATH (cert.pem, key.pem), or in the Docker context's "
+                "TLS folder";
+    return;
+  }
+  for (i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
+    if (strncmp(alert, refusals[i], strlen(refusals[i])) == 0) break;
+  if (i == sizeof(refusals) / sizeof(refusals[0]) || host->cert_file == NULL) return;
+  *msg = tpuci__printf("the TLS handshake refused our client certificate %s (%.*s)",
+                       host->cert_file, n, alert);
+  res->hint = "the engine trusts another CA (its --tlscacert): use a client "
+              "certificate and key that CA signed, in DOCKER_CERT_PATH (cert.pem, "
+              "key.pem) or the Docker context's TLS folder";
+}
+
 static void tpuci__http_req_free(tpuci__http_req_t *r) {
   struct curl_slist *l;
   if (r->easy) curl_easy_cleanup(r->easy);
   for (l = r->headers; l != NULL; l = l->next) memset(l->data, 0, strlen(l->data));
   curl_slist_free_all(r->headers);
+  tpuci__sshconn_unref(r->conn);
   free(r->url);
   free(r->body);
   tpuci__buf_free(&r->resp);
   free(r);
 }
 
-static void tpuci__http_complete(tpuci__http_req_t *r, CURLcode rc,
-                                 int forced_error) {
+/* An ssh:// engine's request that got no answer: what its ssh said,
+ * when it failed (it never connected, the login was refused, the remote
+ * has no docker, dial-stdio failed, the connection dropped). */
+static void tpuci__http_ssh_error(tpuci__http_req_t *r, tpuci__http_res_t *res,
+                                  char **msg) {
+  const char *said, *advice = NULL;
+  if (r->spawn_error != 0 && r->spawn_error != UV_ECANCELED) {
+    res->error = UV_EHOSTUNREACH;
+    *msg = tpuci__printf("cannot run %s: %s", tpuci__ssh_client(),
+                         uv_strerror(r->spawn_error));
+    res->error_msg = *msg;
+    res->hint = "install the OpenSSH client (apt-get install openssh-client), "
+                "or set TPUCI_SSH to one";
+    return;
+  }
+  if (r->conn == NULL || (said = tpuci__sshconn_error(r->conn, &advice)) == NULL) return;
+  res->error = UV_EHOSTUNREACH;
+  res->error_msg = said;
+  res->hint = advice;
+}
+
+static void tpuci__http_finish(tpuci__http_req_t *r, CURLcode rc,
+                               int forced_error) {
   tpuci__http_t *h = r->h;
   tpuci__http_res_t res;
   char *msg = NULL;
@@ -163,6 +232,8 @@ static void tpuci__http_complete(tpuci__http_req_t *r, CURLcode rc,
        * failed (wrong CA, certificate or key). Callers hint at them. */
       res.error = UV_EPROTO;
       m = NULL;
+      if (h->host.tls) tpuci__http_tls_refused(&h->host, r->errbuf, &res, &msg);
+      m = msg;
     }
     if (res.error == 0 && rc == CURLE_OPERATION_TIMEDOUT) {
       res.error = UV_ETIMEDOUT;
@@ -182,6 +253,14 @@ static void tpuci__http_complete(tpuci__http_req_t *r, CURLcode rc,
       m = msg;
     }
     res.error_msg = m;
+    if (h->dial != NULL) {
+      char *said = NULL;
+      tpuci__http_ssh_error(r, &res, &said);
+      if (said != NULL) {
+        free(msg);
+        msg = said;
+      }
+    }
   }
   if (r->resp.data == NULL) tpuci__buf_add(&r->resp, "", 0);
   res.body = r->resp.data;
@@ -190,6 +269,25 @@ static void tpuci__http_complete(tpuci__http_req_t *r, CURLcode rc,
   r->done(r->data, &res);
   free(msg);
   tpuci__http_req_free(r);
+}
+
+static void tpuci__http_on_conn_ended(void *p) {
+  tpuci__http_req_t *r = p;
+  TPUCI__LIST_DEL(r->h->waiting, r);
+  tpuci__http_finish(r, r->rc, 0);
+}
+
+/* A request that failed over an ssh:// engine's connection first waits
+ * for that ssh to end (its last word on stderr says why). */
+static void tpuci__http_complete(tpuci__http_req_t *r, CURLcode rc,
+                                 int forced_error) {
+  if (forced_error == 0 && rc != CURLE_OK && !r->cancelled && r->conn != NULL &&
+      !r->h->closed && !tpuci__sshconn_ended(r->conn, tpuci__http_on_conn_ended, r)) {
+    r->rc = rc;
+    TPUCI__LIST_PUSH(r->h->waiting, r);
+    return;
+  }
+  tpuci__http_finish(r, rc, forced_error);
 }
 
 static void tpuci__http_check_done(tpuci__http_t *h) {
@@ -211,7 +309,10 @@ static void tpuci__http_on_poll(uv_poll_t *p, int status, int events) {
   tpuci__http_sock_t *s = (tpuci__http_sock_t *) p;
   tpuci__http_t *h = s->h;
   int flags = 0, running;
-  if (status < 0) flags = CURL_CSELECT_ERR;
+  /* An error on the socket (the peer reset it) is read too: what came
+   * before it says why (a TLS alert: the engine refused our client
+   * certificate), where curl's "select/poll returned error" would not. */
+  if (status < 0) flags = CURL_CSELECT_ERR | CURL_CSELECT_IN;
   if (events & UV_READABLE) flags |= CURL_CSELECT_IN;
   if (events & UV_WRITABLE) flags |= CURL_CSELECT_OUT;
   curl_multi_socket_action(h->multi, s->fd, flags, &running);
@@ -231,6 +332,13 @@ static int tpuci__http_socket_cb(CURL *easy, curl_socket_t fd, int what,
       curl_multi_assign(h->multi, fd, NULL);
     }
     return 0;
+  }
+  if (h->dial != NULL) {
+    /* The request a reused connection now serves: its ssh's last word
+     * is the request's, should the connection fail. */
+    tpuci__http_req_t *r = NULL;
+    curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **) &r);
+    if (r != NULL) tpuci__sshdial_attach(h->dial, fd, &r->conn);
   }
   if (s == NULL) {
     s = tpuci__calloc(1, sizeof(*s));
@@ -295,6 +403,39 @@ static size_t tpuci__http_header_cb(char *ptr, size_t size, size_t nmemb,
   return n;
 }
 
+/* An ssh:// engine: each connection is a local socket whose other end is
+ * an ssh running `docker system dial-stdio` (sshdial.h). */
+
+static curl_socket_t tpuci__http_open_cb(void *clientp, curlsocktype purpose,
+                                         struct curl_sockaddr *addr) {
+  tpuci__http_req_t *r = clientp;
+  tpuci__sshconn_t *conn;
+  int fd;
+  if (purpose != CURLSOCKTYPE_IPCXN) return CURL_SOCKET_BAD;
+  if (addr->family != AF_UNIX) return CURL_SOCKET_BAD;
+  fd = tpuci__sshdial_open(r->h->dial, &conn, &r->spawn_error);
+  if (fd < 0) return CURL_SOCKET_BAD;
+  tpuci__sshconn_unref(r->conn);
+  r->conn = conn;
+  return fd;
+}
+
+static int tpuci__http_closesock_cb(void *clientp, curl_socket_t fd) {
+  tpuci__http_t *h = clientp;
+  if (h->dial != NULL) tpuci__sshdial_closed_fd(h->dial, fd);
+  else close(fd);
+  return 0;
+}
+
+static void tpuci__http_setup_ssh(tpuci__http_t *h, tpuci__http_req_t *r, CURL *e) {
+  curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, tpuci__http_open_cb);
+  curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, r);
+  curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, tpuci__sshdial_path(h->dial));
+  /* The connection outlives the request in curl's cache: the client. */
+  curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, tpuci__http_closesock_cb);
+  curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, h);
+}
+
 /* Requests. */
 
 /* An https:// engine: its CA (only that one: a Docker TLS engine's
@@ -326,6 +467,7 @@ static int tpuci__http_setup(tpuci__http_t *h, tpuci__http_req_t *r,
   if (h->host.unix_path != NULL)
     curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, h->host.unix_path);
   if (h->host.tls) tpuci__http_setup_tls(&h->host, e);
+  if (h->dial != NULL) tpuci__http_setup_ssh(h, r, e);
   /* The engine is never behind an HTTP proxy, whatever http_proxy says. */
   curl_easy_setopt(e, CURLOPT_PROXY, "");
   curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_1_1);
@@ -354,6 +496,12 @@ static int tpuci__http_setup(tpuci__http_t *h, tpuci__http_req_t *r,
 
 static void tpuci__http_close_now(tpuci__http_t *h);
 
+/* A waiting request leaves the list; its connection forgets it. */
+static void tpuci__http_unwait(tpuci__http_req_t *r) {
+  TPUCI__LIST_DEL(r->h->waiting, r);
+  (void) tpuci__sshconn_ended(r->conn, NULL, NULL);
+}
+
 /* Completes the requests tpuci__http_cancel() marked. */
 static void tpuci__http_cancel_marked(tpuci__http_t *h) {
   tpuci__http_req_t *r, *next;
@@ -371,6 +519,13 @@ static void tpuci__http_cancel_marked(tpuci__http_t *h) {
     TPUCI__LIST_DEL(h->active, r);
     tpuci__http_complete(r, CURLE_OK, UV_ECANCELED);
     next = h->active;
+  }
+  for (r = h->waiting; r != NULL && h->ncancelled > 0; r = next) {
+    next = r->next;
+    if (!r->cancelled) continue;
+    tpuci__http_unwait(r);
+    tpuci__http_finish(r, CURLE_OK, UV_ECANCELED);
+    next = h->waiting;
   }
 }
 
@@ -468,6 +623,12 @@ int tpuci__http_new(uv_loop_t *loop, const tpuci__docker_host_t *host,
     free(h);
     return tpuci__err_set(err, TPUCI_ENOMEM, "curl_multi_init failed");
   }
+  if (host->ssh_host != NULL &&
+      tpuci__sshdial_new(loop, host, &h->dial, err) != 0) {
+    curl_multi_cleanup(h->multi);
+    free(h);
+    return TPUCI_EENGINE;
+  }
   tpuci__docker_host_copy(&h->host, host);
   curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, tpuci__http_socket_cb);
   curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
@@ -492,10 +653,22 @@ static void tpuci__http_maybe_closed(tpuci__http_t *h) {
   }
 }
 
+static void tpuci__http_dial_closed(void *p) {
+  tpuci__http_t *h = p;
+  h->handles--;
+  tpuci__http_maybe_closed(h);
+}
+
 static void tpuci__http_close_now(tpuci__http_t *h) {
   /* Cancel what is left; done callbacks may queue more, cancel those too. */
-  while (h->queued != NULL || h->active != NULL) {
+  while (h->queued != NULL || h->active != NULL || h->waiting != NULL) {
     tpuci__http_req_t *r;
+    if (h->waiting != NULL) {
+      r = h->waiting;
+      tpuci__http_unwait(r);
+      tpuci__http_finish(r, CURLE_OK, UV_ECANCELED);
+      continue;
+    }
     if (h->queued != NULL) {
       r = h->queued;
       TPUCI__LIST_DEL(h->queued, r);
@@ -512,6 +685,12 @@ static void tpuci__http_close_now(tpuci__http_t *h) {
   curl_multi_cleanup(h->multi);
   h->multi = NULL;
   while (h->socks != NULL) tpuci__http_sock_close(h->socks);
+  /* An ssh:// engine's children end (their sockets are closed now). */
+  if (h->dial != NULL) {
+    h->handles++;
+    tpuci__sshdial_close(h->dial, tpuci__http_dial_closed, h);
+    h->dial = NULL;
+  }
   uv_close((uv_handle_t *) &h->timer, tpuci__http_handle_closed);
   uv_close((uv_handle_t *) &h->kick, tpuci__http_handle_closed);
 }

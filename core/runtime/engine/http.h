@@ -25,9 +25,12 @@ typedef struct {
   /* 0 when an HTTP answer came (whatever its status), else a negative
    * code: UV_ECONNREFUSED, UV_ENOENT (no socket), UV_ETIMEDOUT,
    * UV_EPROTO (the TLS handshake failed: CA, certificate, key),
-   * UV_ECANCELED (the client closed), UV_EIO (anything else). */
+   * UV_EHOSTUNREACH (an ssh:// engine's ssh failed: error_msg is what it
+   * said, hint what to do), UV_ECANCELED (the client closed), UV_EIO
+   * (anything else). */
   int error;
   const char *error_msg;  /* "connection refused", or "" */
+  const char *hint;       /* what to do about `error`, or NULL */
   long status;            /* the HTTP status, 0 without an answer */
   /* The body, NUL-terminated. For a streamed request with a 2xx status
    * it is empty: the chunks went to the chunk callback. */

@@ -6,14 +6,20 @@
 void tpuci__sync_cb(void *p, const tpuci__engine_res_t *res) {
   tpuci__sync_res_t *r = p;
   r->done = 1;
+  /* The answer may come in the loop's timers (curl reads a quick answer
+   * while it sends): the poll that follows would then wait for I/O that
+   * never comes. */
+  if (r->loop != NULL) uv_stop(r->loop);
   r->ok = res->ok;
   r->error = res->error;
   r->status = res->status;
   r->json = res->json ? json_incref(res->json) : NULL;
   r->message = tpuci__strdup(res->message);
+  r->hint = res->hint;
 }
 
 void tpuci__sync_wait(tpuci__sync_t *s, tpuci__sync_res_t *r) {
+  r->loop = &s->loop;
   while (!r->done) uv_run(&s->loop, UV_RUN_ONCE);
 }
 

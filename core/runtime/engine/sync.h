@@ -17,6 +17,8 @@ typedef struct {
   long status;
   json_t *json;           /* owned */
   char *message;
+  const char *hint;       /* static */
+  uv_loop_t *loop;        /* set by tpuci__sync_wait */
 } tpuci__sync_res_t;
 
 /* A loop and a client on it. */

@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <unistd.h>
 
+#include "runtime/engine/container.h"
 #include "runtime/ssh/ssh.h"
 
 /* After a SIGKILL, how long ssh may take to end before it is killed. */
@@ -47,6 +48,7 @@ typedef struct {
   char *dir;                 /* the host's folder on the worker */
   char *target;              /* "root@10.0.0.2:2222", for messages */
   char *results;             /* the host's results folder here, or NULL */
+  char *ctr;                 /* a job with an image: its container's name */
   int connected;             /* the ready line came */
   tpuci__buf_t pre;          /* stdout before it */
   tpuci__buf_t rc_out;       /* the rc lookup's answer */
@@ -166,14 +168,27 @@ static void tpuci__ssh_on_rc(tpuci__sshproc_t *p) {
   tpuci__unit_att_t *ua = s->u.att;
   char *end = NULL;
   long rc = -1;
+  int nostart = 0;
   s->side_on = 0;
   ua->requests--;
   if (p->status == 0 && s->rc_out.len > 0) {
     tpuci__buf_add(&s->rc_out, "", 0);
+    nostart = strncmp(s->rc_out.data, TPUCI__SSH_RC_NOSTART "\n", 8) == 0;
     rc = strtol(s->rc_out.data, &end, 10);
+    /* A container's "137 oom": the kernel killed it for memory. */
+    if (end != s->rc_out.data && strncmp(end, " " TPUCI__SSH_RC_OOM "\n", 5) == 0) {
+      s->u.oom = 1;
+      end += 4;
+    }
     if (end == s->rc_out.data || (*end != '\n' && *end != '\0')) rc = -1;
   }
-  if (rc >= 0) {
+  if (nostart) {
+    /* docker refused to start the container: its words are the last
+     * line of the job's stderr. */
+    tpuci__ssh_infra(s, "docker could not start the container there",
+                     tpuci__sshproc_last_line(&s->main));
+    tpuci__unit_ended_infra(&s->u);
+  } else if (rc >= 0) {
     /* The job itself exited 255. */
     tpuci__unit_exited(&s->u, rc);
   } else {
@@ -345,7 +360,7 @@ static void tpuci__ssh_op_remove(tpuci__unit_t *u) {
     size_t i;
     for (i = 0; i < s->dest.len; i++) tpuci__strv_push(&argv, s->dest.items[i]);
   }
-  tpuci__strv_take(&argv, tpuci__ssh_cleanup_command(s->dir, s->results != NULL));
+  tpuci__strv_take(&argv, tpuci__ssh_cleanup_command(s->dir, s->results != NULL, s->ctr));
   tpuci__ssh_side(s, &argv, NULL, tpuci__ssh_on_cleaned);
   tpuci__strv_free(&argv);
 }
@@ -354,6 +369,11 @@ static char *tpuci__ssh_op_keep(tpuci__unit_att_t *ua, tpuci__unit_t *u) {
   tpuci__ssh_unit_t *s = (tpuci__ssh_unit_t *) u;
   (void) ua;
   if (u == NULL || !s->connected) return NULL;
+  if (s->ctr != NULL)
+    return tpuci__printf("kept %s's container %s and folder %s on %s: see its output with "
+                         "`docker logs %s` there; `tpuci gc SPEC` (or `docker rm -f %s; "
+                         "rm -rf %s` there) removes them", tpuci__ssh_who(s), s->ctr, s->dir,
+                         s->target, s->ctr, s->ctr, s->dir);
   return tpuci__printf("kept %s's folder %s on %s (its results/, pgid and rc); "
                        "`tpuci gc SPEC` (or `rm -rf %s` there) removes it", tpuci__ssh_who(s), s->dir,
                        s->target, s->dir);
@@ -366,6 +386,7 @@ static void tpuci__ssh_op_release(tpuci__unit_t *u) {
   free(s->dir);
   free(s->target);
   free(s->results);
+  free(s->ctr);
   free(s->log_path);
   tpuci__buf_free(&s->pre);
   tpuci__buf_free(&s->rc_out);
@@ -406,6 +427,40 @@ static void tpuci__ssh_rewrite(tpuci__strv_t *v, const char *from, const char *t
   }
 }
 
+/* A job with an image: host s's container on its worker, named and
+ * labelled as the docker runtime's are (so `tpuci gc` over the worker's
+ * engine knows them). Returns the script's lines that create it. */
+static char *tpuci__ssh_unit_ctr(tpuci__ssh_att_t *att, tpuci__ssh_unit_t *s,
+                                 const tpuci__strv_t *env) {
+  tpuci__attempt_t *a = att->ua.a;
+  const tpuci__instance_t *inst = a->inst;
+  const tpuci__image_t *img = &a->plan->images[inst->image];
+  tpuci__kvlist_t labels = {0};
+  tpuci__ssh_ctr_t c;
+  char *text;
+
+  s->ctr = att->ua.gang ? tpuci__ctr_host_name(a->run_id, inst->name, a->number, s->u.index)
+                        : tpuci__ctr_name(a->run_id, inst->name, a->number);
+  tpuci__ctr_labels(&labels, a->run_id, inst->job, inst->name, a->number, a->keep_on_failure);
+  memset(&c, 0, sizeof(c));
+  c.name = s->ctr;
+  c.image = img->ref;
+  c.pull = (int) img->pull;
+  c.labels = &labels;
+  c.env = env;
+  c.workdir = inst->workdir;
+  c.results = a->results_dir != NULL ? a->results_path : NULL;
+  c.mounts = inst->mounts;
+  c.nmounts = inst->nmounts;
+  c.cpus = inst->cpus;
+  c.memory_bytes = inst->memory_bytes;
+  c.ctr = &inst->ctr;
+  c.argv = a->argv;
+  text = tpuci__ssh_ctr_create(&c);
+  tpuci__kv_free(&labels);
+  return text;
+}
+
 static int tpuci__ssh_unit_init(tpuci__ssh_att_t *att, tpuci__ssh_unit_t *s,
                                 const tpuci__slice_t *slice,
                                 const char *const *addrs, const char *control) {
@@ -414,7 +469,7 @@ static int tpuci__ssh_unit_init(tpuci__ssh_att_t *att, tpuci__ssh_unit_t *s,
   tpuci__strv_t env = {0}, argv = {0};
   tpuci__ssh_remote_t rem;
   char prefix[64];
-  char *remote_results;
+  char *remote_results, *create = NULL;
   int i = s->u.index, rc;
 
   s->target = tpuci__ssh_host_text(&att->hs->hosts[i]);
@@ -446,19 +501,25 @@ static int tpuci__ssh_unit_init(tpuci__ssh_att_t *att, tpuci__ssh_unit_t *s,
     }
   }
   tpuci__strv_copy(&argv, a->argv);
-  remote_results = tpuci__printf("%s/results", s->dir);
-  if (a->results_path != NULL) {
+  memset(&rem, 0, sizeof(rem));
+  if (a->inst->image >= 0) {
+    /* In a container: the results folder is mounted where the job's
+     * paths say. */
+    rem.create = create = tpuci__ssh_unit_ctr(att, s, &env);
+    rem.ctr = s->ctr;
+  } else if (a->results_path != NULL) {
+    remote_results = tpuci__printf("%s/results", s->dir);
     tpuci__ssh_rewrite(&env, a->results_path, remote_results);
     tpuci__ssh_rewrite(&argv, a->results_path, remote_results);
+    free(remote_results);
   }
-  free(remote_results);
-  memset(&rem, 0, sizeof(rem));
   rem.dir = s->dir;
   rem.nonce = att->nonce;
   rem.workdir = a->inst->workdir;
   rem.env = &env;
   rem.argv = &argv;
   s->remote = tpuci__ssh_remote_command(&rem);
+  free(create);
   tpuci__strv_free(&env);
   tpuci__strv_free(&argv);
   if (s->u.host != NULL) {

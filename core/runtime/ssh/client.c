@@ -14,61 +14,12 @@
 
 extern char **environ;
 
-/* How long ssh tries to connect before it gives up (ConnectTimeout). */
-#define TPUCI__SSH_CONNECT_TIMEOUT_S 10
-
-const char *tpuci__ssh_client(void) {
-  const char *s = getenv("TPUCI_SSH");
-  return s && *s ? s : "ssh";
-}
-
 void tpuci__ssh_argv(const tpuci__hostset_t *hs, size_t i,
                      const char *control_path, tpuci__strv_t *out) {
   const tpuci__ssh_host_t *h = &hs->hosts[i];
-  tpuci__strv_push(out, tpuci__ssh_client());
-  if (hs->ssh_config) {
-    tpuci__strv_push(out, "-F");
-    tpuci__strv_push(out, hs->ssh_config);
-  }
-  tpuci__strv_push(out, "-o");
-  tpuci__strv_push(out, "BatchMode=yes");
-  /* Errors only: no "Permanently added ... to the list of known hosts"
-   * among a job's output. */
-  tpuci__strv_push(out, "-o");
-  tpuci__strv_push(out, "LogLevel=ERROR");
-  tpuci__strv_push(out, "-o");
-  tpuci__strv_take(out, tpuci__printf("ConnectTimeout=%d", TPUCI__SSH_CONNECT_TIMEOUT_S));
-  if (control_path) {
-    tpuci__strv_push(out, "-o");
-    tpuci__strv_push(out, "ControlMaster=auto");
-    tpuci__strv_push(out, "-o");
-    tpuci__strv_take(out, tpuci__printf("ControlPath=%s", control_path));
-    tpuci__strv_push(out, "-o");
-    tpuci__strv_push(out, "ControlPersist=30s");
-  }
-  if (h->port > 0) {
-    tpuci__strv_push(out, "-p");
-    tpuci__strv_take(out, tpuci__printf("%d", h->port));
-  }
-  if (h->user) {
-    tpuci__strv_push(out, "-l");
-    tpuci__strv_push(out, h->user);
-  }
+  tpuci__ssh_base_argv(out, hs->ssh_config, control_path, h->user, h->port);
   /* The host is checked by the spec: it cannot start with '-'. */
   tpuci__strv_push(out, h->host);
-}
-
-char *tpuci__ssh_last_line(const char *s, size_t n) {
-  size_t end = n, start;
-  while (end > 0 && (s[end - 1] == '\n' || s[end - 1] == '\r' ||
-                     s[end - 1] == ' ' || s[end - 1] == '\t'))
-    end--;
-  if (end == 0) return NULL;
-  start = end;
-  while (start > 0 && s[start - 1] != '\n') start--;
-  while (start < end && (s[start] == ' ' || s[start] == '\t' || s[start] == '\r'))
-    start++;
-  return tpuci__strndup(s + start, end - start);
 }
 
 int tpuci__ssh_run_capture(const tpuci__strv_t *argv, tpuci__buf_t *out, char **last) {

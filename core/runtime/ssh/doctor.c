@@ -7,27 +7,37 @@
 
 #include "runtime/ssh/ssh.h"
 
-/* Checks worker i of hs; returns 0 or TPUCI_EENGINE, with err filled
- * when it is the first failure (err_free). */
-static int tpuci__ssh_doctor_one(const tpuci__hostset_t *hs, size_t i,
+/* Checks worker i of hs (and its docker, for jobs with an image);
+ * returns 0 or TPUCI_EENGINE, with err filled when it is the first
+ * failure (err_free). */
+static int tpuci__ssh_doctor_one(const tpuci__hostset_t *hs, size_t i, int docker,
                                  tpuci__buf_t *report, int err_free,
                                  tpuci__err_t *err) {
   tpuci__strv_t argv = {NULL, 0, 0};
+  tpuci__buf_t out;
   char *target = tpuci__ssh_host_text(&hs->hosts[i]), *last = NULL;
   int st;
 
+  tpuci__buf_init(&out);
   tpuci__ssh_argv(hs, i, NULL, &argv);
-  tpuci__strv_push(&argv, "true");
-  st = tpuci__ssh_run_blocking(&argv, &last);
+  tpuci__strv_push(&argv, docker ? TPUCI__SSH_DOCKER_CHECK : "true");
+  st = tpuci__ssh_run_capture(&argv, &out, &last);
   tpuci__strv_free(&argv);
   if (st == 0) {
-    tpuci__buf_addf(report, "ok   ssh: worker-%zu %s (hosts '%s', %s): reachable\n",
-                    i, target, hs->name, hs->where);
+    char *version = docker ? tpuci__ssh_last_line(out.data ? out.data : "", out.len) : NULL;
+    tpuci__buf_addf(report, "ok   ssh: worker-%zu %s (hosts '%s', %s): reachable%s%s\n",
+                    i, target, hs->name, hs->where, version ? ", docker engine " : "",
+                    version ? version : "");
+    free(version);
   } else {
-    char *why = last ? tpuci__strdup(last)
+    char *why = last && docker && st != 255
+                    ? tpuci__printf("docker does not work there: %s; %s", last,
+                                    tpuci__ssh_advice(st, last, 1))
+                : last ? tpuci__strdup(last)
                 : st == 255 ? tpuci__strdup("ssh failed (exit 255) and said nothing")
                 : st < 0 ? tpuci__strdup("ssh was killed")
-                         : tpuci__printf("`true` exited %d on it", st);
+                         : tpuci__printf("`%s` exited %d on it",
+                                         docker ? TPUCI__SSH_DOCKER_CHECK : "true", st);
     tpuci__buf_addf(report, "FAIL ssh: worker-%zu %s (hosts '%s', %s): %s\n", i,
                     target, hs->name, hs->where, why);
     if (err_free)
@@ -37,6 +47,7 @@ static int tpuci__ssh_doctor_one(const tpuci__hostset_t *hs, size_t i,
   }
   free(last);
   free(target);
+  tpuci__buf_free(&out);
   return st == 0 ? 0 : TPUCI_EENGINE;
 }
 
@@ -48,7 +59,7 @@ unsigned char *tpuci__ssh_used(const tpuci__plan_t *plan) {
     const tpuci__instance_t *in = &plan->instances[i];
     if (in->selected && in->runtime == TPUCI__RUNTIME_SSH && in->hostset >= 0 &&
         (size_t) in->hostset < plan->nhostsets)
-      used[in->hostset] = 1;
+      used[in->hostset] |= TPUCI__SSH_USED | (in->image >= 0 ? TPUCI__SSH_DOCKER : 0);
   }
   return used;
 }
@@ -64,7 +75,8 @@ int tpuci__runtime_ssh_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
   for (i = 0; i < plan->nhostsets; i++) {
     if (!used[i]) continue;
     for (k = 0; k < plan->hostsets[i].nhosts; k++) {
-      int r = tpuci__ssh_doctor_one(&plan->hostsets[i], k, report, first == 0, err);
+      int r = tpuci__ssh_doctor_one(&plan->hostsets[i], k, used[i] & TPUCI__SSH_DOCKER, report,
+                                    first == 0, err);
       if (r != 0 && first == 0) first = r;
     }
   }

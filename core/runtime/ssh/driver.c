@@ -5,12 +5,10 @@
  * control connection: an unreachable worker stops the run before any job
  * starts, exit 3), starting attempts on the attempt core (attempt.c's
  * operations) and closing the shared connections. */
-#include <dirent.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "runtime/ssh/ssh.h"
 
@@ -37,14 +35,17 @@ static size_t tpuci__ssh_targets(tpuci__ssh_rt_t *r, const tpuci__plan_t *plan) 
     if (used[i]) n += plan->hostsets[i].nhosts;
   free(r->proc_hostset);
   free(r->proc_host);
+  free(r->proc_docker);
   r->proc_hostset = tpuci__calloc(n + 1, sizeof(size_t));
   r->proc_host = tpuci__calloc(n + 1, sizeof(size_t));
+  r->proc_docker = tpuci__calloc(n + 1, 1);
   n = 0;
   for (i = 0; i < plan->nhostsets; i++) {
     if (!used[i]) continue;
     for (k = 0; k < plan->hostsets[i].nhosts; k++) {
       r->proc_hostset[n] = i;
       r->proc_host[n] = k;
+      r->proc_docker[n] = (used[i] & TPUCI__SSH_DOCKER) != 0;
       n++;
     }
   }
@@ -53,9 +54,11 @@ static size_t tpuci__ssh_targets(tpuci__ssh_rt_t *r, const tpuci__plan_t *plan) 
 }
 
 /* Runs one process per target, `extra` before the destination (may be
- * NULL), the remote command `cmd` (may be NULL) after it. */
+ * NULL), the remote command `cmd` (may be NULL) after it, or on a worker
+ * that runs containers `docker_cmd` when not NULL. */
 static void tpuci__ssh_procs_run(tpuci__ssh_rt_t *r, size_t n, const char *extra,
-                                 const char *cmd, void (*done)(tpuci__sshproc_t *)) {
+                                 const char *cmd, const char *docker_cmd,
+                                 void (*done)(tpuci__sshproc_t *)) {
   char *control = tpuci__ssh_control_path(r);
   size_t i;
   r->procs = tpuci__calloc(n + 1, sizeof(*r->procs));
@@ -70,7 +73,8 @@ static void tpuci__ssh_procs_run(tpuci__ssh_rt_t *r, size_t n, const char *extra
       tpuci__strv_push(&argv, extra);
       tpuci__strv_take(&argv, dest);
     }
-    if (cmd != NULL) tpuci__strv_push(&argv, cmd);
+    if (docker_cmd != NULL && r->proc_docker[i]) tpuci__strv_push(&argv, docker_cmd);
+    else if (cmd != NULL) tpuci__strv_push(&argv, cmd);
     r->procs[i].data = r;
     r->procs[i].on_done = done;
     tpuci__sshproc_spawn(&r->procs[i], r->loop, &argv, 0);
@@ -99,7 +103,14 @@ static void tpuci__ssh_prepared(tpuci__ssh_rt_t *r) {
       why = p->killed || p->status < 0 ? tpuci__strdup("ssh was killed")
                                        : tpuci__printf("ssh exited %lld and said nothing",
                                                        (long long) p->status);
-    if (failed++ == 0) {
+    if (failed == 0 && r->proc_docker[i] && p->status > 0 && p->status != 255) {
+      /* Reached, but its docker does not work: no container would start. */
+      failed++;
+      tpuci__err_set(&r->rt.err, TPUCI_EENGINE,
+                     "ssh: worker-%zu %s (hosts '%s', %s): docker does not work there: %s; %s",
+                     r->proc_host[i], target, hs->name, hs->where, why,
+                     tpuci__ssh_advice((int) p->status, why, 1));
+    } else if (failed++ == 0) {
       tpuci__err_set(&r->rt.err, TPUCI_EENGINE,
                      "ssh: worker-%zu %s (hosts '%s', %s) cannot be reached: %s "
                      "(`tpuci doctor` checks every worker)",
@@ -143,8 +154,9 @@ static int tpuci__ssh_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
     tpuci__ssh_prepared(r);
     return 0;
   }
-  /* `true` over the connection that then stays as the shared one. */
-  tpuci__ssh_procs_run(r, n, NULL, "true", tpuci__ssh_on_probed);
+  /* `true` over the connection that then stays as the shared one; on
+   * the workers of jobs with an image, whether their docker works. */
+  tpuci__ssh_procs_run(r, n, NULL, "true", TPUCI__SSH_DOCKER_CHECK, tpuci__ssh_on_probed);
   r->ntargets = n;
   return 0;
 }
@@ -168,27 +180,10 @@ static int tpuci__ssh_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
 
 /* close. */
 
-/* The control folder, and any socket a master left in it. */
-static void tpuci__ssh_control_remove(tpuci__ssh_rt_t *r) {
-  DIR *d;
-  struct dirent *e;
-  if (r->control_dir == NULL) return;
-  d = opendir(r->control_dir);
-  while (d != NULL && (e = readdir(d)) != NULL) {
-    char *p;
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    p = tpuci__printf("%s/%s", r->control_dir, e->d_name);
-    unlink(p);
-    free(p);
-  }
-  if (d != NULL) closedir(d);
-  rmdir(r->control_dir);
-}
-
 static void tpuci__ssh_closed(tpuci__ssh_rt_t *r) {
   void (*cb)(tpuci__runtime_t *) = r->close_cb;
   tpuci__ssh_procs_free(r);
-  tpuci__ssh_control_remove(r);
+  tpuci__ssh_control_dir_remove(r->control_dir);
   r->close_cb = NULL;
   if (cb) cb(&r->rt);
 }
@@ -208,7 +203,7 @@ static void tpuci__ssh_maybe_closed(tpuci__ssh_rt_t *r) {
     return;
   }
   /* The shared connections end now, not ControlPersist later. */
-  tpuci__ssh_procs_run(r, r->ntargets, "exit", NULL, tpuci__ssh_on_exited);
+  tpuci__ssh_procs_run(r, r->ntargets, "exit", NULL, NULL, tpuci__ssh_on_exited);
   r->ntargets = 0;
 }
 
@@ -229,6 +224,7 @@ static void tpuci__ssh_free(tpuci__runtime_t *rt) {
   tpuci__ssh_procs_free(r);
   free(r->proc_hostset);
   free(r->proc_host);
+  free(r->proc_docker);
   free(r->control_dir);
   tpuci__err_clear(&r->rt.err);
   free(r);
@@ -237,14 +233,12 @@ static void tpuci__ssh_free(tpuci__runtime_t *rt) {
 int tpuci__runtime_ssh_new(uv_loop_t *loop, const tpuci__runtime_opts_t *opts,
                            tpuci__runtime_t **out, tpuci__err_t *err) {
   tpuci__ssh_rt_t *r;
-  char tmpl[] = "/tmp/tpuci-ssh-XXXXXX";
+  char *dir;
+  int rc = tpuci__ssh_control_dir_new(&dir, "ssh", err);
   *out = NULL;
-  /* Private: ssh refuses a control socket others could reach. */
-  if (mkdtemp(tmpl) == NULL)
-    return tpuci__err_set(err, TPUCI_EENGINE, "ssh: cannot make a folder for the "
-                          "control sockets in /tmp: %s", uv_strerror(TPUCI__ERRNO));
+  if (rc != 0) return rc;
   r = tpuci__calloc(1, sizeof(*r));
-  r->control_dir = tpuci__strdup(tmpl);
+  r->control_dir = dir;
   tpuci__unit_rt_init(&r->rt, "ssh", loop, &r->atts, tpuci__ssh_changed);
   r->rt.prepare = tpuci__ssh_prepare;
   r->rt.abort = tpuci__ssh_abort;

@@ -95,10 +95,7 @@ static void tpuci__sshproc_exit(uv_process_t *h, int64_t status, int signum) {
 
 void tpuci__sshproc_spawn(tpuci__sshproc_t *p, uv_loop_t *loop,
                           const tpuci__strv_t *argv, int with_stdin) {
-  uv_process_options_t o;
   uv_stdio_container_t io[3];
-  char **args;
-  size_t i;
   int r;
 
   p->open = 5;
@@ -111,9 +108,6 @@ void tpuci__sshproc_spawn(tpuci__sshproc_t *p, uv_loop_t *loop,
   uv_timer_init(loop, &p->timer);
   p->proc.data = p->in.data = p->out.data = p->err.data = p->timer.data = p;
 
-  args = tpuci__calloc(argv->len + 1, sizeof(*args));
-  for (i = 0; i < argv->len; i++) args[i] = argv->items[i];
-  memset(&o, 0, sizeof(o));
   memset(io, 0, sizeof(io));
   if (with_stdin) {
     io[0].flags = UV_CREATE_PIPE | UV_READABLE_PIPE;
@@ -125,16 +119,7 @@ void tpuci__sshproc_spawn(tpuci__sshproc_t *p, uv_loop_t *loop,
   io[1].data.stream = (uv_stream_t *) &p->out;
   io[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
   io[2].data.stream = (uv_stream_t *) &p->err;
-  o.file = args[0];
-  o.args = args;
-  o.exit_cb = tpuci__sshproc_exit;
-  o.stdio = io;
-  o.stdio_count = 3;
-  /* A session of its own: the terminal's SIGINT is tpuci's to handle
-   * (with the grace), not ssh's to die of. */
-  o.flags = UV_PROCESS_DETACHED;
-  r = uv_spawn(loop, &p->proc, &o);
-  free(args);
+  r = tpuci__ssh_spawn(loop, &p->proc, argv, io, 3, tpuci__sshproc_exit);
   if (r != 0) {
     p->spawn_error = r;
     p->exited = 1;

@@ -53,15 +53,33 @@ static char *tpuci__ssh_job_script(const tpuci__ssh_remote_t *r) {
   return tpuci__buf_steal(&b);
 }
 
+/* A container's job: started attached, its exit status the job's. */
+static char *tpuci__ssh_ctr_script(const tpuci__ssh_remote_t *r) {
+  tpuci__buf_t b;
+  tpuci__buf_init(&b);
+  tpuci__buf_adds(&b, "exec docker start -a ");
+  tpuci__buf_add_shell(&b, r->ctr);
+  tpuci__buf_adds(&b, "\n");
+  return tpuci__buf_steal(&b);
+}
+
 char *tpuci__ssh_remote_command(const tpuci__ssh_remote_t *r) {
   tpuci__buf_t b;
-  char *job = tpuci__ssh_job_script(r), *out;
+  char *job = r->ctr ? tpuci__ssh_ctr_script(r) : tpuci__ssh_job_script(r), *out;
   tpuci__ssh_set_d(&b, r->dir);
   /* The folder is private; the job's own files keep its umask. */
-  tpuci__buf_adds(&b, "\n(umask 077 && mkdir -p \"$d/results\") || exit 125\n"
-                      /* 3: the control lines; 4: the job's stderr; the
-                       * shell's own notes ("Killed") go nowhere. */
-                      "exec 3<&0 4>&2 2>/dev/null\n"
+  tpuci__buf_adds(&b, "\n(umask 077 && mkdir -p \"$d/results\") || exit 125\n");
+  if (r->ctr) {
+    /* A container's user may be another: results/ is everybody's (the
+     * private folder above keeps others out). Its name is kept for gc. */
+    tpuci__buf_adds(&b, "chmod 777 \"$d/results\" || exit 125\nn=");
+    tpuci__buf_add_shell(&b, r->ctr);
+    tpuci__buf_adds(&b, "\necho \"$n\" > \"$d/ctr\" || exit 125\n");
+    tpuci__buf_adds(&b, r->create);
+  }
+  /* 3: the control lines; 4: the job's stderr; the shell's own notes
+   * ("Killed") go nowhere. */
+  tpuci__buf_adds(&b, "exec 3<&0 4>&2 2>/dev/null\n"
                       "printf '%s\\n' ");
   tpuci__buf_adds(&b, "'" TPUCI__SSH_READY " ");
   tpuci__buf_adds(&b, r->nonce);
@@ -69,20 +87,40 @@ char *tpuci__ssh_remote_command(const tpuci__ssh_remote_t *r) {
                       /* Not to run: what it made goes (tpuci may have
                        * given up on this session already). */
                       "read -r go <&3 || go=\n"
-                      "if [ \"$go\" != go ]; then rm -rf \"$d\"; rmdir \"${d%/*}\"; exit 0; fi\n"
+                      "if [ \"$go\" != go ]; then ");
+  if (r->ctr) tpuci__buf_adds(&b, "docker rm -f \"$n\" >/dev/null; ");
+  tpuci__buf_adds(&b, "rm -rf \"$d\"; rmdir \"${d%/*}\"; exit 0; fi\n"
                       "setsid sh -c ");
   tpuci__buf_add_shell(&b, job);
   tpuci__buf_adds(&b, " tpuci-job </dev/null 2>&4 3<&- 4>&- &\n"
                       "p=$!\n"
-                      "echo \"$p\" > \"$d/pgid\"\n"
-                      "{ while read -r s; do kill -s \"$s\" -- \"-$p\"; done; "
-                      ": > \"$d/lost\"; kill -s KILL -- \"-$p\"; } <&3 >/dev/null 4>&- &\n"
-                      "w=$!\n"
+                      "echo \"$p\" > \"$d/pgid\"\n");
+  /* Signals go to the job's group, or to its container (the docker
+   * client holds no container: a SIGKILL of it would leave it running);
+   * the end of stdin kills the group, and removes the container. */
+  if (r->ctr)
+    tpuci__buf_adds(&b, "{ while read -r s; do docker kill -s \"$s\" \"$n\"; done; "
+                        ": > \"$d/lost\"; docker rm -f \"$n\"; kill -s KILL -- \"-$p\"; } "
+                        "<&3 >/dev/null 4>&- &\n");
+  else
+    tpuci__buf_adds(&b, "{ while read -r s; do kill -s \"$s\" -- \"-$p\"; done; "
+                        ": > \"$d/lost\"; kill -s KILL -- \"-$p\"; } <&3 >/dev/null 4>&- &\n");
+  tpuci__buf_adds(&b, "w=$!\n"
                       "wait \"$p\"\n"
                       "rc=$?\n"
                       "kill -s KILL -- \"-$p\"\n"
-                      "kill \"$w\"\n"
-                      "echo \"$rc\" > \"$d/rc\"\n"
+                      "kill \"$w\"\n");
+  /* A container that never started (docker's refusal: an option the
+   * worker cannot give) is not the job's failure, and one the kernel
+   * killed for memory is an OOM: the rc file says so, and the session
+   * ends 255, so that tpuci looks (TPUCI__SSH_RC_*). */
+  if (r->ctr)
+    tpuci__buf_adds(&b, "case \"$(docker inspect -f '{{.State.StartedAt}} {{.State.OOMKilled}}' "
+                        "\"$n\" 2>/dev/null)\" in\n"
+                        "0001-*) echo " TPUCI__SSH_RC_NOSTART " > \"$d/rc\"; exit 255;;\n"
+                        "*' true') echo \"$rc " TPUCI__SSH_RC_OOM "\" > \"$d/rc\"; exit 255;;\n"
+                        "esac\n");
+  tpuci__buf_adds(&b, "echo \"$rc\" > \"$d/rc\"\n"
                       "exit \"$rc\"\n");
   free(job);
   out = tpuci__ssh_wrap(b.data);
@@ -101,12 +139,17 @@ char *tpuci__ssh_rc_command(const char *dir) {
   return out;
 }
 
-char *tpuci__ssh_cleanup_command(const char *dir, int results) {
+char *tpuci__ssh_cleanup_command(const char *dir, int results, const char *ctr) {
   tpuci__buf_t b;
   char *out;
   tpuci__ssh_set_d(&b, dir);
   tpuci__buf_adds(&b, "\nrc=0\n");
   if (results) tpuci__buf_adds(&b, "(cd \"$d/results\" && tar -cf - .) || rc=$?\n");
+  if (ctr) {
+    tpuci__buf_adds(&b, "docker rm -f ");
+    tpuci__buf_add_shell(&b, ctr);
+    tpuci__buf_adds(&b, " >/dev/null 2>&1 || rc=$?\n");
+  }
   tpuci__buf_adds(&b, "rm -rf \"$d\" || rc=$?\n"
                       "rmdir \"${d%/*}\" 2>/dev/null\n"
                       "exit \"$rc\"\n");
@@ -129,8 +172,11 @@ char *tpuci__ssh_gc_command(int dry_run) {
                       "    fi\n"
                       "  fi\n"
                       "  echo \"$d\"\n");
+  /* A container's job: its container goes with its folder. */
   if (!dry_run)
-    tpuci__buf_adds(&b, "  rm -rf \"$d\" || exit 1\n"
+    tpuci__buf_adds(&b, "  if [ -f \"$d/ctr\" ]; then docker rm -f \"$(cat \"$d/ctr\")\" "
+                        ">/dev/null 2>&1; fi\n"
+                        "  rm -rf \"$d\" || exit 1\n"
                         "  rmdir \"${d%/*}\" 2>/dev/null\n");
   tpuci__buf_adds(&b, "done\nexit 0\n");
   out = tpuci__ssh_wrap(b.data);

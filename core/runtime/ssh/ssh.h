@@ -7,6 +7,8 @@
  *   client.c  ssh's command lines; running one to its end (doctor)
  *   doctor.c  `tpuci doctor` and `tpuci gc SPEC` for the workers
  *   remote.c  what runs on a worker (a POSIX sh script), pure
+ *   ctr.c     a job with an image: its container on the worker, made
+ *             with the worker's docker CLI (the script's part), pure
  *   proc.c    a child process (ssh, or sh around it) on the loop
  *   attempt.c the attempt core's operations: one session per host
  *   driver.c  the runtime object: the checks, the first connection to
@@ -18,21 +20,23 @@
 #include <uv.h>
 
 #include "runtime/runtime.h"
+#include "runtime/sshcmd.h"
 #include "runtime/unit/unit.h"
 
-/* doctor.c: which of plan->hostsets the selected ssh jobs use, a flag
- * each (new array). */
+/* doctor.c: which of plan->hostsets the selected ssh jobs use, flags
+ * each (new array): TPUCI__SSH_USED, and TPUCI__SSH_DOCKER when a job
+ * with an image does (its workers need a working docker). */
+#define TPUCI__SSH_USED 1
+#define TPUCI__SSH_DOCKER 2
 unsigned char *tpuci__ssh_used(const tpuci__plan_t *plan);
-
-/* The ssh client: $TPUCI_SSH when set (tests), else "ssh" on PATH. */
-const char *tpuci__ssh_client(void);
+/* The remote command that checks a worker's docker: prints its engine's
+ * version, fails as `docker version` does. */
+#define TPUCI__SSH_DOCKER_CHECK "docker version --format '{{.Server.Version}}'"
 
 /* Appends to out the ssh command line that reaches worker i of hs, up to
  * and including the destination: the client, `-F` when the declaration
- * gives a config, BatchMode=yes (never a prompt), ConnectTimeout,
- * `-p`, `-l`, and with control_path (may be NULL) ControlMaster=auto,
- * that ControlPath and a short ControlPersist. The remote command
- * follows. */
+ * gives a config and the rest of tpuci__ssh_base_argv (runtime/sshcmd.h).
+ * The remote command follows. */
 void tpuci__ssh_argv(const tpuci__hostset_t *hs, size_t i,
                      const char *control_path, tpuci__strv_t *out);
 
@@ -68,20 +72,51 @@ typedef struct {
   const char *workdir;       /* or NULL */
   const tpuci__strv_t *env;  /* "K=V" */
   const tpuci__strv_t *argv; /* the job's command */
+  /* A job with an image: its container's name, and the script's part
+   * that creates it (ctr.c), before the ready line; the job is then
+   * `docker start -a` of it, signals go to it (`docker kill -s`), and
+   * the end of stdin removes it. NULL: the job runs on the worker. */
+  const char *ctr;
+  const char *create;
 } tpuci__ssh_remote_t;
 
 /* The remote command of a host's session (one ssh argument). New. */
 char *tpuci__ssh_remote_command(const tpuci__ssh_remote_t *r);
-/* After ssh's exit 255: prints dir/rc (the job's own exit 255), or
- * "lost" when the job's stdin ended first (the connection dropped). New. */
+/* After ssh's exit 255: prints dir/rc (the job's own exit 255; a
+ * container's: TPUCI__SSH_RC_NOSTART, or "<status> "
+ * TPUCI__SSH_RC_OOM), or "lost" when the job's stdin ended first (the
+ * connection dropped). New. */
+#define TPUCI__SSH_RC_NOSTART "nostart"
+#define TPUCI__SSH_RC_OOM "oom"
 char *tpuci__ssh_rc_command(const char *dir);
 /* `tpuci gc SPEC` on a worker: prints each unit folder of a dead run
  * (its job ended: dir/rc; or its group is gone; or, never started, an
  * hour old) and unless dry_run removes it. New. */
 char *tpuci__ssh_gc_command(int dry_run);
 /* Writes dir/results as a tar stream to stdout when `results`, then
- * removes dir (and its parent once empty). New. */
-char *tpuci__ssh_cleanup_command(const char *dir, int results);
+ * removes the container `ctr` (NULL: none) and dir (and its parent once
+ * empty). New. */
+char *tpuci__ssh_cleanup_command(const char *dir, int results, const char *ctr);
+/* ctr.c: what makes a host's container. */
+typedef struct {
+  const char *name;             /* the container's */
+  const char *image;            /* its reference */
+  int pull;                     /* TPUCI__PULL_*: docker create --pull */
+  const tpuci__kvlist_t *labels;
+  const tpuci__strv_t *env;     /* "K=V" */
+  const char *workdir;          /* or NULL */
+  const char *results;          /* where the host's results/ is mounted, or NULL */
+  const tpuci__mount_t *mounts; /* the worker's folders */
+  size_t nmounts;
+  double cpus;
+  uint64_t memory_bytes;
+  const tpuci__ctr_opts_t *ctr; /* accelerator options, or NULL */
+  const tpuci__strv_t *argv;    /* the command; empty: the image's */
+} tpuci__ssh_ctr_t;
+/* The session script's lines that create it (`docker create ... ||
+ * exit 125`, after expanding device globs on the worker). New. */
+char *tpuci__ssh_ctr_create(const tpuci__ssh_ctr_t *c);
+
 /* The name of signal `signum` as sh's kill takes it ("TERM"), or NULL. */
 const char *tpuci__ssh_signame(int signum);
 
@@ -122,9 +157,6 @@ void tpuci__sshproc_deadline(tpuci__sshproc_t *p, uint64_t ms);
 /* The last non-empty line of its stderr, trimmed, or NULL. New. */
 char *tpuci__sshproc_last_line(const tpuci__sshproc_t *p);
 
-/* The last non-empty line of s[0..n), trimmed; NULL when none. New. */
-char *tpuci__ssh_last_line(const char *s, size_t n);
-
 /* attempt.c: the attempt core's operations (runtime/unit/unit.h). */
 typedef struct tpuci__ssh_rt_s tpuci__ssh_rt_t;
 struct tpuci__ssh_rt_s {
@@ -138,6 +170,7 @@ struct tpuci__ssh_rt_s {
   size_t nprocs;
   size_t procs_open;         /* not done yet */
   size_t *proc_hostset, *proc_host;
+  unsigned char *proc_docker;   /* the worker runs containers */
   size_t ntargets;           /* workers prepare reached (or tried) */
   void (*prepare_cb)(tpuci__runtime_t *rt, int status);
   int aborted;

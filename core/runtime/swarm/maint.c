@@ -26,8 +26,8 @@ static int tpuci__swsync_open(tpuci__sync_t *s, json_t **info,
     rc = tpuci__err_set(err, TPUCI_EENGINE,
                         "cannot reach the swarm manager's Docker Engine (%s)%s%s",
                         r.message ? r.message : "no answer",
-                        r.error == UV_EPROTO ? "; " : "",
-                        r.error == UV_EPROTO ? tpuci__engine_reach_hint(r.error) : "");
+                        r.error == UV_EPROTO || r.hint ? "; " : "",
+                        r.error == UV_EPROTO || r.hint ? tpuci__engine_reach_hint(r.error, r.hint) : "");
   else
     rc = tpuci__engine_negotiate(s->eng, r.json, err);
   tpuci__sync_res_free(&r);
