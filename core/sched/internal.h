@@ -170,6 +170,7 @@ void tpuci__shard_start(tpuci__sched_t *s, size_t index);
 void tpuci__shard_seen(tpuci__sched_t *s, size_t index, const char *results_dir);
 void tpuci__attempt_synthetic(tpuci__sched_t *s, size_t index, tpuci_outcome_t o, const char *cause, const char *log_path);
 void tpuci__groups_build(tpuci__sched_t *s);
+void tpuci__group_unplan(tpuci__group_t *g);
 void tpuci__wait_remove(tpuci__sched_t *s, tpuci__wait_t *w);
 void tpuci__schedule_retry(tpuci__sched_t *s, size_t index, int next);
 void tpuci__attempt_unlink(tpuci__sched_t *s, tpuci__satt_t *t);

@@ -567,12 +567,9 @@ void tpuci__sched_free(tpuci__sched_t *s) {
     free(s->groups[i].waiting);
     free(s->groups[i].cause);
     free(s->groups[i].log_path);
-    if (s->groups[i].assign != NULL)
-      for (k = 0; (size_t) k < s->groups[i].plan.n; k++) free(s->groups[i].assign[k]);
-    free(s->groups[i].assign);
+    tpuci__group_unplan(&s->groups[i]);
     free(s->groups[i].key);
     tpuci__strv_free(&s->groups[i].ids);
-    tpuci__shard_plan_free(&s->groups[i].plan);
   }
   free(s->groups);
   free(s->group_of);

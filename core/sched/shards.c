@@ -62,6 +62,17 @@ static int tpuci__group_plan(tpuci__sched_t *s, tpuci__group_t *g,
   return 0;
 }
 
+/* Back to no split (the collection pass will make one); frees it. */
+void tpuci__group_unplan(tpuci__group_t *g) {
+  size_t k;
+  for (k = 0; g->assign != NULL && k < g->plan.n; k++) free(g->assign[k]);
+  free(g->assign);
+  g->assign = NULL;
+  tpuci__shard_plan_free(&g->plan);
+  g->state = TPUCI__GROUP_NEW;
+  g->from_record = 0;
+}
+
 /* "suite: 200 tests in 4 shards (by recorded durations), predicted ...". */
 static void tpuci__group_tell(tpuci__sched_t *s, tpuci__group_t *g,
                               const tpuci__instance_t *inst) {
@@ -263,8 +274,11 @@ void tpuci__groups_build(tpuci__sched_t *s) {
     rec = s->opts.collections ? tpuci__collection_get(s->opts.collections, g->name, g->key)
                               : NULL;
     if (rec != NULL && rec->ids.len > 0 &&
-        tpuci__group_plan(s, g, &plan->instances[i], &rec->ids, rec->overhead_s, &e) == 0)
+        tpuci__group_plan(s, g, &plan->instances[i], &rec->ids, rec->overhead_s, &e) == 0) {
       g->from_record = 1;
+      /* Too big to pass: node ids, which only a fresh collection may give. */
+      if (!g->filter) tpuci__group_unplan(g);
+    }
     tpuci__err_clear(&e);
   }
 }
