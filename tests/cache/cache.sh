@@ -113,8 +113,9 @@ expect_out "tpuci rerun: 3 instances did not pass"
 run_tpuci run --junit "$WORK/j.xml" --only all --only b spec.lua
 expect_code 0 "cached only"
 grep -q 'name="tpuci.cached"' "$WORK/j.xml" && pass || fail "junit: no tpuci.cached property"
-grep -q 'testcase classname="tests.a.test_a" name="test_a2"' "$WORK/j.xml" && pass ||
-  fail "junit: the cached instance lost its test cases"
+# (named INSTANCE.MODULE as every pytest test case: docs/pytest.md)
+grep -q 'testcase classname="all.tests.a.test_a" name="test_a2"' "$WORK/j.xml" && pass ||
+  fail "junit: the cached instance lost its test cases: $(grep -o '<testcase [^>]*>' "$WORK/j.xml" | head -3)"
 expect_json '[t["outcome"] for t in s["instances"][0]["tests"]]' "['passed', 'passed', 'passed']"
 # Under GitHub Actions: no annotation for a cached pass; the step summary
 # lists and counts it.
