@@ -508,6 +508,13 @@ static void tpuci__dk_on_go_created(void *p, const tpuci__engine_res_t *res) {
   } else {
     tpuci__dk_infra(att, "creating the gang's go container", NULL,
                     res->ok ? "the answer has no Id" : res->message);
+    if (!res->ok && tpuci__dk_no_answer(res) && !tpuci__dk_unreached(res)) {
+      /* The engine may have made it: removed by its name once the engine
+       * answers again (a 404 then is nothing left). */
+      char *name = tpuci__printf("%s-go", att->net.name);
+      tpuci__dk_orphan(att->dk, 0, name, name);
+      free(name);
+    }
   }
   tpuci__unit_step(&att->ua);
 }
@@ -550,7 +557,12 @@ static void tpuci__dk_op_go(tpuci__unit_att_t *ua) {
 static void tpuci__dk_on_go_removed(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_att_t *att = p;
   tpuci__dk_answered(att);
-  if (!res->ok && res->status != 404)
+  if (!res->ok && res->status != 404 && tpuci__dk_no_answer(res)) {
+    /* The engine stopped: removed when it answers again. */
+    char *name = tpuci__printf("%s-go", att->net.name);
+    tpuci__dk_orphan(att->dk, 0, att->go_id, name);
+    free(name);
+  } else if (!res->ok && res->status != 404)
     tpuci__unit_tell(&att->ua, "could not remove the gang's go container %s-go: %s; "
                      "run `tpuci gc` to clean up", att->net.name, res->message);
   tpuci__unit_step(&att->ua);
