@@ -681,8 +681,10 @@ char *tpuci__pytest_host_path(const tpuci__instance_t *inst, const char *rootdir
   else return NULL;
   norm = tpuci__path_normal(joined);
   free(joined);
-  if (inst->runtime != TPUCI__RUNTIME_DOCKER) return norm;
-  /* In a container: back through the mount that holds it. */
+  if (inst->runtime != TPUCI__RUNTIME_DOCKER && inst->runtime != TPUCI__RUNTIME_SWARM)
+    return norm;
+  /* In a container (docker, podman, a swarm task: the same bind mounts):
+   * back through the mount that holds it. */
   for (i = 0; i < inst->nmounts; i++) {
     char *target = tpuci__path_normal(inst->mounts[i].target);
     size_t n = strlen(target);

@@ -69,9 +69,9 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
                                     char **new_cause);
 
 /* Where a test's file is on the host: pytest writes it relative to its
- * rootdir (or absolute), in the container for a docker job. The file is
+ * rootdir (or absolute), in the container for a docker or swarm job. The file is
  * joined to `rootdir` (which may be NULL: then only an absolute file can
- * be placed) and normalised; for a docker job the result is mapped back
+ * be placed) and normalised; for a container job the result is mapped back
  * through the job's mounts (the longest target that holds it). Returns a
  * new absolute host path, or NULL when the file cannot be placed on the
  * host (no rootdir, or no mount holds it). */
