@@ -26,11 +26,13 @@ run_id=$(latest_run_id)
 kill -9 "$tp"
 wait "$tp" 2>/dev/null
 dead=$tp   # the runs below set $tp
-[ "$(engine_jobs "tpuci.run=$run_id" "tpuci.pid=$dead")" = 3 ] && pass || fail "kill -9 did not leave the 3 ${ENGINE_UNIT}s"
+# a's, g's two hosts' and g's go (its start barrier's, which the hosts
+# waited for).
+[ "$(engine_jobs "tpuci.run=$run_id" "tpuci.pid=$dead")" = 4 ] && pass || fail "kill -9 did not leave the 4 ${ENGINE_UNIT}s"
 [ "$(count_objects networks "tpuci.run=$run_id" "tpuci.pid=$dead")" = 1 ] && pass || fail "kill -9 did not leave the gang's network"
 
 engine_run doctor spec.lua
-expect_out "3 ${ENGINE_UNIT}s and 1 $ENGINE_NET left by earlier runs; run \`tpuci gc\`"
+expect_out "4 ${ENGINE_UNIT}s and 1 $ENGINE_NET left by earlier runs; run \`tpuci gc\`"
 spec ok.lua <<'LUA'
 image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
 job "ok" { image = "bb", @NONET@ run = "true" }
@@ -43,7 +45,7 @@ expect_code 0 "gc --dry-run"
 expect_out "would remove $ENGINE_UNIT tpuci-$run_id-a-1 (run $run_id"
 expect_out "would remove $ENGINE_UNIT tpuci-$run_id-g-1${ENGINE_HOST_SUFFIX}1 (run $run_id"
 expect_out "would remove $ENGINE_NET tpuci-$run_id-g-1 (run $run_id, job g)"
-[ "$(engine_jobs "tpuci.run=$run_id" "tpuci.pid=$dead")" = 3 ] && pass || fail "the dry run removed something"
+[ "$(engine_jobs "tpuci.run=$run_id" "tpuci.pid=$dead")" = 4 ] && pass || fail "the dry run removed something"
 run_tpuci gc
 expect_code 0 "gc"
 expect_out "removed $ENGINE_UNIT tpuci-$run_id-a-1 (run $run_id)"

@@ -26,9 +26,11 @@ for _ in $(seq 300); do
 done
 [ -e out/long1 ] && [ -e out/long2 ] && [ -e out/gang0 ] && [ -e out/gang1 ] && pass || fail "the jobs did not start: $(ls out)"
 run_id=$(latest_run_id)
-# Their containers (on swarm, the tasks' containers) exist.
-wait_containers 4 "tpuci.run=$run_id" "tpuci.pid=$tp"
-[ "$c" = 4 ] && pass || fail "4 containers of run $run_id while running, saw $c"
+# Their containers (on swarm, the tasks' containers) exist: the jobs',
+# the gang's hosts and its go (the start barrier's, which the hosts
+# waited for).
+wait_containers 5 "tpuci.run=$run_id" "tpuci.pid=$tp"
+[ "$c" = 5 ] && pass || fail "5 containers of run $run_id while running, saw $c"
 start=$(date +%s)
 kill -INT "$tp"
 engine_wait

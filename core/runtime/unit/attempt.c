@@ -576,6 +576,8 @@ void tpuci__unit_step(tpuci__unit_att_t *att) {
             if (m != NULL) tpuci__attempt_message(att->a, m);
             free(m);
           }
+          /* The go is no evidence: it goes (DONE waits for it). */
+          if (att->go_sent && ops->go_remove) ops->go_remove(att);
           att->phase = TPUCI__UP_DONE;
           break;
         }
