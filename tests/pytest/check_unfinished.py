@@ -11,6 +11,7 @@ each attempt's progress.jsonl); tests that never ran are "not-run" in the
 JSON and <error type="tpuci.not-run"> in the JUnit.
 """
 import json
+import re
 import os
 import sys
 import xml.etree.ElementTree as ET
@@ -51,6 +52,26 @@ def junit_tests(name):
     return out
 
 
+def by_node(name, ju, js):
+    """The JUnit cases keyed as summary.json's ids are mangled: their
+    classname is INSTANCE.MODULE[.CLASS] with the module's path from the
+    project's folder (docs/pytest.md, "Test case identities"), where
+    summary.json has pytest's node id (from its rootdir)."""
+    group = re.sub(r",?shard=\d+/\d+", "", name).replace("[]", "")
+    out = {}
+    for k, v in ju.items():
+        check(k.startswith(group + "."), f"{name}: JUnit case {k} is not named by its instance {group}")
+        k = k[len(group) + 1:]
+        cls, _, test = k.partition("::")
+        for j in js:
+            jcls, _, jtest = j.partition("::")
+            if test == jtest and (cls == jcls or cls.endswith("." + jcls)):
+                k = j
+                break
+        out[k] = v
+    return out
+
+
 def mangle(node_id):
     path, _, rest = node_id.partition("::")
     return path[:-3].replace("/", ".") + "::" + rest
@@ -76,7 +97,7 @@ for name, inst in insts.items():
     js = {mangle(t["id"]): (t["outcome"], t["flaky"]) for t in tests}
     check(name in suites, f"{name}: no JUnit suite")
     if name in suites:
-        ju = junit_tests(name)
+        ju = by_node(name, junit_tests(name), js)
         check(js == ju, f"{name}: summary.json {sorted(js.items())} != JUnit {sorted(ju.items())}")
 
 def outcomes(name):
