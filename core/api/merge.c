@@ -95,6 +95,17 @@ static void tpuci__merge_write(tpuci_ctx_t *ctx, const char *format, const char 
   if (ctx->verdict == 0 || ctx->verdict == 1) ctx->exit_code = TPUCI__EXIT_RECORDS;
 }
 
+/* Whether a run before runs[k] has spec `sp` too (whole names: pytest.lua
+ * is not ci/pytest.lua). */
+static int tpuci__merge_spec_seen(json_t **runs, size_t k, const char *sp) {
+  size_t j;
+  for (j = 0; j < k; j++) {
+    const char *o = json_string_value(json_object_get(runs[j], "spec"));
+    if (o != NULL && strcmp(o, sp) == 0) return 1;
+  }
+  return 0;
+}
+
 /* The merged tree of the runs' trees (each read from dirs[k]). */
 static json_t *tpuci__merge_tree(json_t **runs, char **dirs, size_t n, int verdict,
                                  int incomplete) {
@@ -121,7 +132,7 @@ static json_t *tpuci__merge_tree(json_t **runs, char **dirs, size_t n, int verdi
     jobs += (int) json_integer_value(json_object_get(r, "jobs"));
     if (k == 0) commit = c;
     else if (!(c == commit || (c && commit && strcmp(c, commit) == 0))) mixed_commit = 1;
-    if (sp && *sp && (spec.data == NULL || strstr(spec.data, sp) == NULL))
+    if (sp && *sp && !tpuci__merge_spec_seen(runs, k, sp))
       tpuci__buf_addf(&spec, "%s%s", spec.len ? ", " : "", sp);
     if (er) tpuci__buf_addf(&error, "%s%s: %s", error.len ? "; " : "", dirs[k], er);
     json_array_foreach(json_object_get(r, "instances"), i, inst) {

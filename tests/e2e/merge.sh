@@ -192,4 +192,18 @@ cp -r "${dirs[1]}" badjunit && echo '<testsuite name="x"/>' > badjunit/junit.xml
 run_tpuci merge --junit x.xml badjunit
 one_line "another JUnit document" "not tpuci's merged JUnit report: its root is <testsuite>"
 expect_out "tpuci merge: badjunit/junit.xml:1:" "another JUnit document: its place"
+
+# The merged specs, each once by its whole name: ci/spec.lua holds
+# spec.lua's name but is another spec.
+cp -r "${dirs[0]}" ci-run && cp -r "${dirs[1]}" plain-run
+/usr/bin/python3 - ci-run/summary.json <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["spec"] = "ci/" + s["spec"]
+json.dump(s, open(sys.argv[1], "w"))
+PY
+plain_spec=$(/usr/bin/python3 -c 'import json; print(json.load(open("plain-run/summary.json"))["spec"])')
+run_tpuci merge --report-json specs.json ci-run plain-run
+merged_spec=$(/usr/bin/python3 -c 'import json; print(json.load(open("specs.json"))["spec"])')
+[ "$merged_spec" = "ci/$plain_spec, $plain_spec" ] && pass || fail "merged spec '$merged_spec'"
 finish
