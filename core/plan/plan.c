@@ -113,7 +113,7 @@ tpuci__instance_t *tpuci__plan_add_instance(tpuci__plan_t *p) {
 /* ------------------------------------------------------------------ */
 /* JSON                                                                */
 
-static const char *tpuci__pull_name(tpuci__pull_t pull) {
+const char *tpuci__pull_name(tpuci__pull_t pull) {
   switch (pull) {
     case TPUCI__PULL_ALWAYS: return "always";
     case TPUCI__PULL_NEVER: return "never";

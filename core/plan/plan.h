@@ -34,6 +34,10 @@ typedef enum {
   TPUCI__PULL_NEVER
 } tpuci__pull_t;
 
+/* "missing", "always" or "never" (the plan JSON's and `docker create
+ * --pull`'s words). */
+const char *tpuci__pull_name(tpuci__pull_t pull);
+
 /* image "name" { ref = "...", pull = "missing" } */
 typedef struct {
   char *name;

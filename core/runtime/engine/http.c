@@ -231,7 +231,6 @@ static void tpuci__http_finish(tpuci__http_req_t *r, CURLcode rc,
       /* Not "connection refused": the engine answered, the handshake
        * failed (wrong CA, certificate or key). Callers hint at them. */
       res.error = UV_EPROTO;
-      m = NULL;
       if (h->host.tls) tpuci__http_tls_refused(&h->host, r->errbuf, &res, &msg);
       m = msg;
     }
@@ -324,7 +323,6 @@ static int tpuci__http_socket_cb(CURL *easy, curl_socket_t fd, int what,
   tpuci__http_t *h = userp;
   tpuci__http_sock_t *s = socketp;
   int events = 0;
-  (void) easy;
 
   if (what == CURL_POLL_REMOVE) {
     if (s != NULL) {

@@ -173,12 +173,14 @@ static void tpuci__ssh_on_rc(tpuci__sshproc_t *p) {
   ua->requests--;
   if (p->status == 0 && s->rc_out.len > 0) {
     tpuci__buf_add(&s->rc_out, "", 0);
-    nostart = strncmp(s->rc_out.data, TPUCI__SSH_RC_NOSTART "\n", 8) == 0;
+    nostart = strncmp(s->rc_out.data, TPUCI__SSH_RC_NOSTART "\n",
+                      sizeof(TPUCI__SSH_RC_NOSTART "\n") - 1) == 0;
     rc = strtol(s->rc_out.data, &end, 10);
     /* A container's "137 oom": the kernel killed it for memory. */
-    if (end != s->rc_out.data && strncmp(end, " " TPUCI__SSH_RC_OOM "\n", 5) == 0) {
+    if (end != s->rc_out.data && strncmp(end, " " TPUCI__SSH_RC_OOM "\n",
+                                            sizeof(" " TPUCI__SSH_RC_OOM "\n") - 1) == 0) {
       s->u.oom = 1;
-      end += 4;
+      end += sizeof(" " TPUCI__SSH_RC_OOM) - 1;
     }
     if (end == s->rc_out.data || (*end != '\n' && *end != '\0')) rc = -1;
   }
@@ -445,7 +447,7 @@ static char *tpuci__ssh_unit_ctr(tpuci__ssh_att_t *att, tpuci__ssh_unit_t *s,
   memset(&c, 0, sizeof(c));
   c.name = s->ctr;
   c.image = img->ref;
-  c.pull = (int) img->pull;
+  c.pull = img->pull;
   c.labels = &labels;
   c.env = env;
   c.workdir = inst->workdir;

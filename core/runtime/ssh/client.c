@@ -88,10 +88,6 @@ int tpuci__ssh_run_capture(const tpuci__strv_t *argv, tpuci__buf_t *out, char **
   return -1;
 }
 
-int tpuci__ssh_run_blocking(const tpuci__strv_t *argv, char **last) {
-  return tpuci__ssh_run_capture(argv, NULL, last);
-}
-
 char *tpuci__ssh_control_path(const tpuci__ssh_rt_t *r) {
   /* %C: a hash of the connection, short enough for a socket's path. */
   return tpuci__printf("%s/%%C", r->control_dir);

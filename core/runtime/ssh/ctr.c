@@ -162,7 +162,6 @@ static void tpuci__mount(tpuci__buf_t *b, const tpuci__mount_t *m) {
 }
 
 char *tpuci__ssh_ctr_create(const tpuci__ssh_ctr_t *c) {
-  static const char *const pulls[] = {"missing", "always", "never"};
   tpuci__buf_t pre, b;
   char num[32];
   size_t i;
@@ -182,7 +181,7 @@ char *tpuci__ssh_ctr_create(const tpuci__ssh_ctr_t *c) {
    * peers' addresses), no stdin. */
   tpuci__word(&b, "--init");
   tpuci__flag(&b, "--network", "host");
-  tpuci__flag(&b, "--pull", pulls[c->pull >= 0 && c->pull <= 2 ? c->pull : 0]);
+  tpuci__flag(&b, "--pull", tpuci__pull_name(c->pull));
   for (i = 0; c->env != NULL && i < c->env->len; i++) tpuci__flag(&b, "-e", c->env->items[i]);
   if (c->workdir != NULL && *c->workdir) tpuci__flag(&b, "-w", c->workdir);
   if (c->results != NULL) {

@@ -40,13 +40,11 @@ unsigned char *tpuci__ssh_used(const tpuci__plan_t *plan);
 void tpuci__ssh_argv(const tpuci__hostset_t *hs, size_t i,
                      const char *control_path, tpuci__strv_t *out);
 
-/* Runs argv to its end (blocking), stdin and stdout on /dev/null: its
- * exit status (255: ssh's own failure), or -1 when it could not run or
- * was killed; the last line it wrote to stderr, trimmed, into *last (new
- * string, or NULL when it wrote none). */
-int tpuci__ssh_run_blocking(const tpuci__strv_t *argv, char **last);
-/* The same with its stdout too: every line it wrote to stdout (up to
- * 1 MiB) into `out`. */
+/* Runs argv to its end (blocking), stdin on /dev/null: its exit status
+ * (255: ssh's own failure), or -1 when it could not run or was killed;
+ * every line it wrote to stdout (up to 1 MiB) into `out` (NULL: stdout
+ * on /dev/null); the last line it wrote to stderr, trimmed, into *last
+ * (new string, or NULL when it wrote none). */
 int tpuci__ssh_run_capture(const tpuci__strv_t *argv, tpuci__buf_t *out, char **last);
 
 /* remote.c: what a worker runs.
@@ -101,7 +99,7 @@ char *tpuci__ssh_cleanup_command(const char *dir, int results, const char *ctr);
 typedef struct {
   const char *name;             /* the container's */
   const char *image;            /* its reference */
-  int pull;                     /* TPUCI__PULL_*: docker create --pull */
+  tpuci__pull_t pull;           /* docker create --pull */
   const tpuci__kvlist_t *labels;
   const tpuci__strv_t *env;     /* "K=V" */
   const char *workdir;          /* or NULL */
