@@ -152,9 +152,10 @@ void tpuci__quar_free(tpuci_ctx_t *ctx) {
 }
 
 int tpuci_instance_quarantined(const tpuci_ctx_t *ctx, size_t i) {
+  json_t *rec;
   if (ctx == NULL || i >= ctx->nresults) return 0;
-  if (tpuci__record_instance(ctx, i) != NULL)
-    return json_is_true(json_object_get(tpuci__record_instance(ctx, i), "quarantined"));
+  if ((rec = tpuci__record_instance(ctx, i)) != NULL)
+    return json_is_true(json_object_get(rec, "quarantined"));
   /* While the run goes on, as each instance finishes. */
   return ctx->forgiven ? ctx->forgiven[i] : tpuci__quar_forgiven(ctx, i);
 }

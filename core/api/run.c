@@ -395,16 +395,10 @@ static void tpuci__on_sched_event(void *host, const tpuci_event_t *ev) {
 
 /* "warning: WHY; WHAT" for a state file that could not be read (the run
  * goes on without it); clears err. */
-static void tpuci__state_warning(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts,
-                                 tpuci__err_t *err, const char *what) {
+static void tpuci__state_warning(tpuci_ctx_t *ctx, tpuci__err_t *err, const char *what) {
   char *msg = tpuci__printf("warning: %s; %s", err->msg, what);
-  tpuci_event_t ev;
   tpuci__err_clear(err);
-  memset(&ev, 0, sizeof(ev));
-  ev.size = sizeof(ev);
-  ev.type = TPUCI_EVENT_MESSAGE;
-  ev.message = msg;
-  if (opts->on_event) opts->on_event(ctx, &ev, opts->userdata);
+  tpuci__message(ctx, msg);
   free(msg);
 }
 
@@ -466,13 +460,13 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
     /* Shards fall back to counts; the next run rewrites the file. */
     tpuci__timings_free(&ctx->timings);
     tpuci__timings_init(&ctx->timings);
-    tpuci__state_warning(ctx, opts, &e, "test durations start afresh");
+    tpuci__state_warning(ctx, &e, "test durations start afresh");
   }
   ctx->collections_path = tpuci__printf("%s/collections.json",
                                         opts->state_dir ? opts->state_dir : ".tpuci");
   /* Shard groups collect first again; the run rewrites the file. */
   if (tpuci__collections_load(&ctx->collections, ctx->collections_path, &e) != 0)
-    tpuci__state_warning(ctx, opts, &e, "shards collect first");
+    tpuci__state_warning(ctx, &e, "shards collect first");
   ctx->nresults = ctx->plan.ninstances;
   ctx->results = tpuci__calloc(ctx->nresults ? ctx->nresults : 1, sizeof(*ctx->results));
   /* Passes whose inputs have not changed are taken, not run (the run's

@@ -13,11 +13,6 @@
 
 enum { OPT_JSON = 256, OPT_YAML, OPT_HTML, OPT_JUNIT };
 
-static int merge_usage(const char *msg) {
-  fprintf(stderr, "tpuci merge: %s\nsee 'tpuci help merge'\n", msg);
-  return EXIT_USAGE;
-}
-
 int tpuci_cli_merge(int argc, char **argv) {
   static const struct option longopts[] = {
       {"report-json", required_argument, NULL, OPT_JSON},
@@ -44,10 +39,10 @@ int tpuci_cli_merge(int argc, char **argv) {
       case OPT_JUNIT: mo.junit = optarg; break;
       case 'q': quiet = 1; break;
       case 'h': return tpuci_cli_help("merge", stdout);
-      default: return merge_usage("bad option");
+      default: return tpuci_cli_usage_error("merge", "bad option");
     }
   }
-  if (optind >= argc) return merge_usage("missing RUN_DIR: the run folders to merge");
+  if (optind >= argc) return tpuci_cli_usage_error("merge", "missing RUN_DIR: the run folders to merge");
   if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
   r = tpuci_merge_runs(ctx, (const char *const *) argv + optind, (size_t) (argc - optind), &mo);
   if (r != 0) {

@@ -154,8 +154,9 @@ static const char usage_merge[] =
     "  -q, --quiet         list only the instances that did not pass\n"
     "\n"
     "exit codes: 0 passed, 1 failed (a run failed or did not run), 2 a folder\n"
-    "that is not there or not a finished run's (named), an instance in two\n"
-    "folders, or a bad option, 3 no run ran anything, 4 a run's records or a\n"
+    "that is not there or not a finished run's (named), a summary.json or\n"
+    "junit.xml that is not tpuci's, an instance in two folders, or a bad\n"
+    "option, 3 no run ran anything, 4 a run's records or a\n"
     "merged file are incomplete, 130 a run was interrupted.\n";
 
 static const char usage_topologies[] =

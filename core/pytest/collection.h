@@ -8,8 +8,9 @@
  *                         "overhead_s": 2.5}}}
  *
  * A group's record is used only while its key matches (the key says
- * what selects the tests: the interpreter and pytest's arguments, the
- * image, the workdir and mounts, tpuci__collection_key()). It need not
+ * what selects the tests: the runtime, the interpreter and pytest's
+ * arguments, the image, the workdir, the mounts and the env but
+ * TEST_SHARD_INDEX, tpuci__collection_key()). It need not
  * match the tree: every shard collects the suite itself and keeps its
  * part of the split made from the record, and a test the record does not
  * know goes to one shard by a rule every shard computes alike, so a

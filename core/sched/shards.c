@@ -340,7 +340,7 @@ size_t tpuci__sched_collections(const tpuci__sched_t *s, tpuci__collections_t *c
     tpuci__strv_t ids = {0};
     size_t shards = g->plan.n, found = 0, k;
     const tpuci__strv_t **parts;
-    int whole = g->state == TPUCI__GROUP_READY && g->filter;
+    int whole = g->filter;
 
     if (g->state != TPUCI__GROUP_READY) continue;
     parts = tpuci__calloc(shards + 1, sizeof(*parts));

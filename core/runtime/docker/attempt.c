@@ -533,9 +533,7 @@ static void tpuci__dk_op_go(tpuci__unit_att_t *ua) {
 
   tpuci__ctr_labels(&labels, a->run_id, a->inst->job, a->inst->name, a->number,
                     a->keep_on_failure);
-  tpuci__strv_push(&argv, "/bin/sh");
-  tpuci__strv_push(&argv, "-c");
-  tpuci__strv_push(&argv, "while :; do sleep 3600; done");
+  tpuci__gate_go_argv(&argv);
   memset(&spec, 0, sizeof(spec));
   spec.image = a->plan->images[a->inst->image].ref;
   spec.argv = &argv;

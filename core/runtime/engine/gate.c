@@ -73,6 +73,12 @@ static const char tpuci__gate_script[] =
     "echo \"$K gang up\" >&2\n"
     "exec \"$@\"\n";
 
+void tpuci__gate_go_argv(tpuci__strv_t *argv) {
+  tpuci__strv_push(argv, "/bin/sh");
+  tpuci__strv_push(argv, "-c");
+  tpuci__strv_push(argv, "while :; do sleep 3600; done");
+}
+
 char *tpuci__gate_go_name(const char *key) {
   const char *hex = strrchr(key, '-');
   return tpuci__printf("tpuci-go-%s", hex ? hex + 1 : key);

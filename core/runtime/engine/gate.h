@@ -62,6 +62,9 @@ typedef enum {
 /* The name a gang's go gets on its network ("tpuci-go-<hex of key>"). New
  * string. */
 char *tpuci__gate_go_name(const char *key);
+/* Appends the go's command to argv: a shell that sleeps until it is
+ * removed (what every image with /bin/sh can run). */
+void tpuci__gate_go_argv(tpuci__strv_t *argv);
 
 /* *names (for WAIT) is a new string: "worker-1 worker-3". */
 tpuci__gate_say_t tpuci__gate_parse(const char *rest, size_t len, char **names);

@@ -84,7 +84,6 @@ static void tpuci__ctrout_ctl_line(tpuci__ctrout_t *o, int k) {
   o->ctl(o->ctl_data, k + 1, h->data + klen, h->len - klen);
   h->len = 0;
   o->cs[k].ours = 0;
-  o->cs[k].over = 0;
 }
 
 /* Takes tpuci's own lines out of stream k. A line that starts like
@@ -103,8 +102,8 @@ static void tpuci__ctrout_filter(tpuci__ctrout_t *o, int k, const char *buf,
     if (o->cs[k].ours) {
       const char *nl = memchr(buf, '\n', len);
       n = nl ? (size_t) (nl - buf) : len;
+      /* Past TPUCI__CTL_LINE_MAX the line is cut (its checks fail). */
       if (h->len + n <= TPUCI__CTL_LINE_MAX) tpuci__buf_add(h, buf, n);
-      else o->cs[k].over = 1;
       if (nl) {
         tpuci__ctrout_ctl_line(o, k);
         o->cs[k].mid = 0;

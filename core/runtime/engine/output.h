@@ -38,7 +38,6 @@ typedef struct {
   struct {
     int mid;              /* within a line that is not ours */
     int ours;             /* hold is one of ours (the key matched) */
-    int over;             /* ours, longer than TPUCI__CTL_LINE_MAX */
     int hold_mid;         /* hold started within a line (ctl_mid) */
     tpuci__buf_t hold;
   } cs[2];

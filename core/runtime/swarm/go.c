@@ -36,9 +36,7 @@ void tpuci__sw_op_go(tpuci__unit_att_t *ua) {
 
   tpuci__ctr_labels(&labels, a->run_id, inst->job, inst->name, a->number,
                     a->keep_on_failure);
-  tpuci__strv_push(&argv, "/bin/sh");
-  tpuci__strv_push(&argv, "-c");
-  tpuci__strv_push(&argv, "while :; do sleep 3600; done");
+  tpuci__gate_go_argv(&argv);
   if (h0->node_id != NULL) constraint = tpuci__printf("node.id==%s", h0->node_id);
   /* The network's name (a DNS label) with -go, within the label's 63. */
   name = tpuci__printf("%.*s-go", TPUCI__SW_NAME_MAX - 3, att->net.name);

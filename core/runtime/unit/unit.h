@@ -136,7 +136,7 @@ typedef struct {
   /* Optional (TPUCI__UNIT_GATE): once every unit of a gang is ready,
    * lets them start (the go of engine/gate.h); counted as a request, a
    * failure through tpuci__unit_infra(). go_remove removes what it made
-   * (REMOVE; not with --keep-failed). */
+   * (REMOVE, and with --keep-failed too: the go is no evidence). */
   void (*go)(tpuci__unit_att_t *att);
   void (*go_remove)(tpuci__unit_att_t *att);
   /* Optional: for the start deadline's cause, what keeps unit u from
