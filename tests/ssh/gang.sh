@@ -94,7 +94,9 @@ if {k: sorted(v) for k, v in cases.items()} != want:
     print("cases: %r" % cases)
 PY
 )
-  [ -z "$check" ] && pass || fail "merged JUnit: $check"
+  # (On failure, what tpuci said of the copies back: a failed copy is told.)
+  [ -z "$check" ] && pass ||
+    fail "merged JUnit: $check; tpuci said: $(printf '%s\n' "$out" | grep -iE 'ssh:|results|junit' | head -5)"
   expect_json '[i["outcome"] for i in s["instances"] if i["name"].endswith("tests")]' "['failed', 'failed']"
 fi
 for i in 0 1 2 3; do
