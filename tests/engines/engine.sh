@@ -38,10 +38,18 @@
 # on a machine without GPUs: docker's engine refuses the start (infra,
 # exit 1), podman's API would ignore the request (refused before the run,
 # exit 3): ENGINE_GPUS_CODE and ENGINE_GPUS_SAYS.
+# How long a scenario waits for a gang's hosts to be up
+# (ENGINE_GANG_UP_S): Debian 12's netavark 1.4 lets a podman network's
+# bridge take the lowest MAC address of its ports, so a container that
+# joins (a later host, the gang's go) can change it, and a host whose
+# cached gateway address was its own port's reaches neither the gateway
+# nor aardvark-dns on it until its ARP entry is renewed: up to about
+# 100 s (fixed upstream in late 2023: containers/netavark#833). Its gangs come
+# up late now and then; docker's and swarm's do not.
 ENGINE=${1:-${TPUCI_TEST_ENGINE:-}}
 ENGINE_LOGS_AFTER_STOP=1
 ENGINE_UNIT=container ENGINE_NET=network ENGINE_HOST_SUFFIX=-worker-
-ENGINE_NOEXEC_EXIT=127 ENGINE_HOST_DEVICES=1
+ENGINE_NOEXEC_EXIT=127 ENGINE_HOST_DEVICES=1 ENGINE_GANG_UP_S=30
 ENGINE_VIEW_KEYS="shm capadd capdrop ulimits sysctls"
 case "$ENGINE" in
   docker) . "$TESTS/docker/lib.sh"; ENGINE_FLAG=()
@@ -50,7 +58,7 @@ case "$ENGINE" in
   podman) . "$TESTS/podman/lib.sh"; ENGINE_FLAG=()
           ENGINE_NONET_STEP="creating container" ENGINE_NOEXEC_EXIT=1 ENGINE_GPUS_CODE=3
           ENGINE_GPUS_SAYS="gpus: podman's Docker-compatible API ignores device requests"
-          ENGINE_VIEW_KEYS="shm capadd capdrop ulimits" ;;
+          ENGINE_VIEW_KEYS="shm capadd capdrop ulimits" ENGINE_GANG_UP_S=150 ;;
   swarm) . "$TESTS/swarm/lib.sh"; ENGINE_FLAG=(--engine swarm)
          ENGINE_LOGS_AFTER_STOP=0 ENGINE_UNIT=service ENGINE_NET="overlay network"
          ENGINE_HOST_SUFFIX=-w ENGINE_NONET_STEP="creating service" ENGINE_HOST_DEVICES=0 ;;

@@ -20,7 +20,7 @@ job "queued" { image = "bb", @NONET@ mounts = { ["out"] = "/out" }, run = "touch
 LUA
 # -j 4: the two jobs and the gang's two hosts fill the slots.
 engine_start run -j 4 spec.lua
-for _ in $(seq 300); do
+for _ in $(seq $((ENGINE_GANG_UP_S * 10))); do
   [ -e out/long1 ] && [ -e out/long2 ] && [ -e out/gang0 ] && [ -e out/gang1 ] && break
   sleep 0.1
 done
