@@ -20,7 +20,9 @@
 /* Each test report as pytest makes it, one JSON line (see pytest_run.c). */
 #define TPUCI__PROGRESS_FILE "progress.jsonl"
 
-/* pytest's exit code when it collected nothing. */
+/* pytest's exit codes when it ran to its end with tests that failed, and
+ * when it collected nothing. */
+#define TPUCI__PYTEST_FAILED 1
 #define TPUCI__PYTEST_NO_TESTS 5
 
 /* The command of one attempt: the instance's pytest command, run through

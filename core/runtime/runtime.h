@@ -120,6 +120,12 @@ struct tpuci__attempt_s {
    * collection, which then gets host 0's environment); 0: not set, the
    * topology's. */
   int hosts;
+  /* The exit statuses (bit s for status s, 1 to 31) with which a gang's
+   * host that ended on its own lets the others run on to their own end: a
+   * pytest attempt's 1 (tests failed) and 5 (none collected), which say
+   * pytest ran to its end there. Any other non-zero exit stops the gang;
+   * 0: every one does. */
+  uint32_t peer_exits;
   /* The runtime's own per-attempt state. */
   void *rt_data;
   /* Scheduler-private fields follow in sched.c's wrapper. */

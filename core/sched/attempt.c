@@ -469,6 +469,9 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
     t->results_dir = tpuci__printf("%s/results-%d", t->dir, t->a.number);
     r = tpuci__mkdir_p(t->results_dir, 0777);
     t->a.results_dir = t->results_dir;
+    /* A host whose pytest ran to its end does not cut its peers' short:
+     * host 0's report is the gang's. */
+    t->a.peer_exits = (1u << TPUCI__PYTEST_FAILED) | (1u << TPUCI__PYTEST_NO_TESTS);
     t->a.results_path = tpuci__driver(inst->runtime)->results_mount
                              ? tpuci__driver(inst->runtime)->results_mount
                              : t->results_dir;

@@ -3,7 +3,8 @@
 # against 4 sshds in network namespaces (tests/ssh/lib.sh) that reach
 # each other: torch.distributed's gloo all_reduce across 2 and across 4
 # workers (the rendezvous is worker-0's real address), and a pytest job
-# whose JUnit comes back from the workers: one host, and a 2-host gang.
+# whose JUnit comes back from the workers: one host, and a 2-host gang
+# whose host 1 ends first with a failed test.
 . "$TESTS/e2e/lib.sh"
 . "$TESTS/ssh/lib.sh"
 py=$(python_with torch)
@@ -25,6 +26,16 @@ print("rank %d of %d: sum %g via %s" % (dist.get_rank(), dist.get_world_size(), 
 dist.destroy_process_group()
 PY
 mkdir -p proj/tests
+# Host 0's pytest starts late, so the gang's host 1 ends first (a test
+# failed, exit 1): host 0 must still run its tests to their end, since its
+# JUnit is the gang's report.
+cat > proj/conftest.py <<'PY'
+import os, time
+
+def pytest_configure(config):
+    if os.environ.get("TPUCI_HOSTS") == "2" and os.environ.get("TPUCI_HOST") == "0":
+        time.sleep(4)
+PY
 cat > proj/tests/test_w.py <<'PY'
 import os
 

@@ -214,6 +214,11 @@ static void tpuci__unit_grace_cb(uv_timer_t *t) {
   tpuci__unit_stop_all(att, SIGKILL);
 }
 
+/* Whether a host's exit `status` lets its peers run on (a->peer_exits). */
+static int tpuci__unit_runs_on(const tpuci__unit_att_t *att, long status) {
+  return status > 0 && status < 32 && (att->a->peer_exits >> status) & 1u;
+}
+
 /* One host of a gang failed on its own: the gang ends together. */
 static void tpuci__unit_gang_stop(tpuci__unit_att_t *att, const tpuci__unit_t *u) {
   if (!att->gang || att->gang_stop) return;
@@ -384,7 +389,8 @@ void tpuci__unit_exited(tpuci__unit_t *u, long status) {
   u->order = ++att->ends;
   u->status = status;
   if (!(att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)) u->stopped = u->signals != 0;
-  if (status != 0 && !u->stopped) tpuci__unit_gang_stop(att, u);
+  if (status != 0 && !u->stopped && !tpuci__unit_runs_on(att, status))
+    tpuci__unit_gang_stop(att, u);
 }
 
 void tpuci__unit_ended_infra(tpuci__unit_t *u) {
