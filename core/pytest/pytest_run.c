@@ -503,6 +503,44 @@ static void tpuci__host_dirs(const char *results_dir, tpuci__strv_t *out) {
   if (out->len == 0) tpuci__strv_push(out, results_dir);
 }
 
+/* A gang's report is host 0's. The tests that failed on another host and
+ * not on host 0 (its progress.jsonl), by host: "; failed on worker-1, not
+ * on worker-0: T, U" (3 named, then "and N more"). The first host's
+ * `prs` were read already; the reports are read once more only here. */
+static void tpuci__others_failed_text(tpuci__buf_t *b, const tpuci__strv_t *dirs) {
+  tpuci__junit_t zero = {0};
+  tpuci__progress_t pr;
+  tpuci__idmap_t failed0;
+  size_t i, k;
+
+  tpuci__idmap_init(&failed0);
+  memset(&pr, 0, sizeof(pr));
+  tpuci__pytest_progress(dirs->items[0], &zero, &pr);
+  tpuci__progress_free(&pr);
+  for (i = 0; i < zero.len; i++)
+    if (tpuci__test_outcome_failing(zero.items[i].outcome))
+      tpuci__idmap_put(&failed0, zero.items[i].id, i);
+  for (k = 1; k < dirs->len; k++) {
+    tpuci__junit_t other = {0};
+    size_t n = 0;
+    tpuci__pytest_progress(dirs->items[k], &other, &pr);
+    tpuci__progress_free(&pr);
+    for (i = 0; i < other.len; i++) {
+      const tpuci__test_t *t = &other.items[i];
+      if (!tpuci__test_outcome_failing(t->outcome) ||
+          tpuci__idmap_get(&failed0, t->id) != TPUCI__IDMAP_NONE)
+        continue;
+      if (n == 0) tpuci__buf_addf(b, "; failed on worker-%zu, not on worker-0: ", k);
+      if (n < 3) tpuci__buf_addf(b, "%s%s", n ? ", " : "", t->id);
+      n++;
+    }
+    if (n > 3) tpuci__buf_addf(b, " and %zu more", n - 3);
+    tpuci__junit_free(&other);
+  }
+  tpuci__junit_free(&zero);
+  tpuci__idmap_free(&failed0);
+}
+
 /* " while running X" for one host; for a gang the hosts that were in a
  * test, by name (tpuci__running_list_text). */
 static void tpuci__running_text(tpuci__buf_t *b, const tpuci__progress_t *prs, size_t n) {
@@ -583,6 +621,15 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
     tpuci__buf_adds(&b, cause && *cause ? cause : tpuci_outcome_name(o));
     tpuci__running_text(&b, prs, dirs.len);
     *new_cause = tpuci__buf_steal(&b);
+  }
+  /* A gang that failed where host 0's report does not show it. */
+  if (o == TPUCI_OUTCOME_FAILED && dirs.len > 1 && *new_cause == NULL) {
+    tpuci__buf_t b;
+    tpuci__buf_init(&b);
+    tpuci__others_failed_text(&b, &dirs);
+    if (b.len > 0)
+      *new_cause = tpuci__printf("%s%s", cause && *cause ? cause : tpuci_outcome_name(o), b.data);
+    tpuci__buf_free(&b);
   }
   /* What faulthandler wrote at the SIGTERM, host by host. */
   if (o != TPUCI_OUTCOME_PASSED)

@@ -11,3 +11,9 @@ def test_fails():
 
 def test_host():
     assert os.environ["TPUCI_HOST"] in ("0", "1")
+
+
+def test_not_on_host1():
+    # Fails on host 1 only: host 0's report (the gang's) has it passed,
+    # and the attempt's cause names it.
+    assert os.environ["TPUCI_HOST"] != "1"
