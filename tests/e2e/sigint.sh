@@ -8,8 +8,9 @@ alive() { [ -r "/proc/$1/stat" ] && ! awk '{ exit !($3 == "Z") }' "/proc/$1/stat
 mkdir out
 OUT="$WORK/out" "$TPUCI" run -j 2 "$SPECS/slow.lua" > run.log 2>&1 &
 tp=$!
-for _ in $(seq 100); do [ -e out/bg-2.pid ] && break; sleep 0.1; done
-[ -e out/bg-1.pid ] && [ -e out/bg-2.pid ] && pass || fail "jobs did not start"
+# (Both pids written: -s, not -e, which is true before echo has written.)
+for _ in $(seq 300); do [ -s out/bg-1.pid ] && [ -s out/bg-2.pid ] && break; sleep 0.1; done
+[ -s out/bg-1.pid ] && [ -s out/bg-2.pid ] && pass || fail "jobs did not start"
 kill -INT "$tp"
 wait "$tp"
 code=$?
@@ -34,8 +35,11 @@ job "stubborn" { run = [[ trap '' TERM INT; echo $$ > "$OUT/stubborn.pid"; while
 LUA
 OUT="$WORK/out" "$TPUCI" run stubborn.lua > run2.log 2>&1 &
 tp=$!
-for _ in $(seq 100); do [ -e out/stubborn.pid ] && break; sleep 0.1; done
-kill -INT "$tp"; sleep 0.5; kill -INT "$tp"
+for _ in $(seq 300); do [ -s out/stubborn.pid ] && break; sleep 0.1; done
+kill -INT "$tp"
+# The second signal once the first was taken (two at once could be one).
+for _ in $(seq 300); do grep -q "interrupted: stopping" run2.log && break; sleep 0.1; done
+kill -INT "$tp"
 start=$(date +%s)
 wait "$tp"
 code=$?
