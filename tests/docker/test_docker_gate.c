@@ -58,13 +58,14 @@ static void write_file(const char *path, const char *text, int mode) {
 }
 
 /* Runs argv with PATH=path, stdout and stderr into files of dir; while it
- * runs, each of `names` appears in dir/up after a while (a peer coming
- * up). Returns its exit status. */
+ * runs, each of `names` appears in dir/up (a peer coming up) once the
+ * step's stderr has said `said[i]` (bounded: 60 s), so each state is seen
+ * however slow the machine. Returns its exit status. */
 static int run_step(const tpuci__strv_t *argv, const char *dir, const char *path,
-                    const char *const *names, size_t nnames) {
+                    const char *const *names, const char *const *said, size_t nnames) {
   pid_t pid = fork();
   size_t i;
-  int st;
+  int st, k;
   assert_true(pid >= 0);
   if (pid == 0) {
     if (freopen(at(dir, "stdout"), "w", stdout) == NULL ||
@@ -76,7 +77,13 @@ static int run_step(const tpuci__strv_t *argv, const char *dir, const char *path
     _exit(98);
   }
   for (i = 0; i < nnames; i++) {
-    usleep(400 * 1000);
+    for (k = 0; k < 6000; k++) {
+      char *err = slurp(at(dir, "stderr"));
+      int seen = strstr(err, said[i]) != NULL;
+      free(err);
+      if (seen) break;
+      usleep(10 * 1000);
+    }
     write_file(at2(dir, "up", names[i]), "", 0644);
   }
   assert_int_equal(waitpid(pid, &st, 0), pid);
@@ -116,15 +123,18 @@ static void test_wait_step(void **state) {
   assert_int_equal(strncmp(go, "tpuci-go-", 9), 0);
   assert_string_equal(go + 9, key + strlen("#tpuci-"));
   late[2] = go;
-  assert_int_equal(run_step(&argv, dir, path, late, 3), 7);
-  out = slurp(at(dir, "stdout"));
-  err = slurp(at(dir, "stderr"));
-  /* The command ran as given, after the wait. */
-  assert_string_equal(out, "job zero one two\n");
   wait1 = tpuci__printf("%s gang wait worker-1 worker-2\n", key);
   wait2 = tpuci__printf("%s gang wait worker-1\n", key);
   ready = tpuci__printf("%s gang ready\n", key);
   upline = tpuci__printf("%s gang up\n", key);
+  {
+    const char *said[] = {wait1, wait2, ready};
+    assert_int_equal(run_step(&argv, dir, path, late, said, 3), 7);
+  }
+  out = slurp(at(dir, "stdout"));
+  err = slurp(at(dir, "stderr"));
+  /* The command ran as given, after the wait. */
+  assert_string_equal(out, "job zero one two\n");
   p = strstr(err, wait1);
   assert_non_null(p);
   p = strstr(p, wait2);
@@ -142,7 +152,7 @@ static void test_wait_step(void **state) {
   /* No lookup tool at all: it says so and starts at once. */
   tpuci__strv_free(&argv);
   tpuci__gate_argv(key, 2, 1, &cmd, &argv);
-  assert_int_equal(run_step(&argv, dir, "/nonexistent", NULL, 0), 7);
+  assert_int_equal(run_step(&argv, dir, "/nonexistent", NULL, NULL, 0), 7);
   err = slurp(at(dir, "stderr"));
   p = tpuci__printf("%s gang none\n%s gang up\nto-stderr\n", key, key);
   assert_string_equal(err, p);
