@@ -57,12 +57,13 @@ job "accel" {
   shm_size = "96m", cap_add = { "SYS_PTRACE" }, devices = { "/dev/nul*" },
   ulimits = { nofile = 4321 }, sysctls = { ["kernel.msgmax"] = "65536" },
   env = { GREETING = "it's \$HOME" },
+  mounts = { ["rel"] = "/rel" },
   run = [[
     echo "host \$TPUCI_HOST of \$TPUCI_HOSTS master \$MASTER_ADDR"
     echo "greeting \$GREETING"
     echo "shm \$(df -k /dev/shm | awk 'NR==2 {print \$2}') nofile \$(ulimit -n) msgmax \$(cat /proc/sys/kernel/msgmax)"
     ls /dev/null
-    exec sleep 8
+    n=0; while [ ! -e /rel/go ] && [ \$n -lt 1200 ]; do sleep 0.1; n=\$((n + 1)); done
   ]],
 }
 job "tests" {
@@ -73,7 +74,8 @@ job "tests" {
 LUA
 
 # 1. The accelerator options reach each worker's container; read back
-# from the engine while the gang runs.
+# from the engine while the gang runs (it waits for rel/go, bounded).
+mkdir rel
 "$TPUCI" run --plain --only accel --junit merged.xml spec.lua > run.out 2>&1 &
 tp=$!
 for _ in $(seq 600); do [ "$(ctrs | grep -c ' running$')" = 2 ] && break; sleep 0.2; done
@@ -87,6 +89,7 @@ for h in 0 1; do
   docker inspect -f '{{.Config.Labels}}' "$name" | grep -q "tpuci.pid:$tp" && pass ||
     fail "worker-$h's container lacks the run's labels"
 done
+touch rel/go
 wait "$tp"
 code=$?
 out=$(cat run.out)
