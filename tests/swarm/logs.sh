@@ -17,14 +17,17 @@ fault_proxy 'hang*:GET:/tasks/[^/]+/logs\?.*follow=1'
 
 cat > spec.lua <<'LUA'
 image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
-job "slow" { image = "bb", runtime = "swarm", timeout = "6s",
+job "slow" { image = "bb", runtime = "swarm", timeout = "20s",
   run = "echo before the timeout; echo on stderr >&2; trap 'exit 143' TERM; sleep 120 & wait" }
 topology "duo" { hosts = 2, emulate = "none" }
 -- No start barrier: its lines come through the followed streams, which
--- the proxy holds here.
+-- the proxy holds here. Host 1 fails once host 0 is up (its file in
+-- /out, bounded: a loaded swarm may start the two far apart).
 job "pair" { image = "bb", runtime = "swarm", topology = "duo", start_timeout = 0,
-  run = "echo host $TPUCI_HOST up; if [ $TPUCI_HOST = 1 ]; then sleep 4; exit 3; fi; trap 'exit 143' TERM; sleep 120 & wait" }
+  mounts = { [tpuci.spec_dir .. "/out"] = "/out" },
+  run = "echo host $TPUCI_HOST up; if [ $TPUCI_HOST = 1 ]; then n=0; while [ ! -e /out/up0 ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n + 1)); done; sleep 1; exit 3; fi; touch /out/up0; trap 'exit 143' TERM; sleep 120 & wait" }
 LUA
+mkdir out
 DOCKER_HOST=unix://$WORK/proxy.sock tpuci_run run --plain -j 3 spec.lua
 expect_code 1 "a timeout and a failed gang"
 grep -q "hang" "$WORK/proxy.log" && pass || fail "the proxy held no followed log: $(cat "$WORK/proxy.log")"
