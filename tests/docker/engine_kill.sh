@@ -30,12 +30,12 @@ job "gang" { image = "bb", topology = "v4-16", retries = retry, run = run }
 job "queued" { image = "bb", network = "none", retries = retry, run = "echo queued" }
 LUA
 
-# wait_for N: until N lines of first attempts say "waiting" (15 s at
+# wait_for N: until N lines of first attempts say "waiting" (120 s at
 # most): one per container, so a gang counts once each of its hosts runs
 # (a gang's hosts start one after another).
 wait_for() {
   local i
-  for i in $(seq 1 150); do
+  for i in $(seq 1 1200); do
     [ "$(cat .tpuci/runs/latest/*/attempt-1.log 2>/dev/null | grep -c waiting)" -ge "$1" ] && return 0
     sleep 0.1
   done

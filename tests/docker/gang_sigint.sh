@@ -19,7 +19,7 @@ LUA
 "$TPUCI" run -j 5 spec.lua > run.log 2>&1 &
 tp=$!
 want="a-0 a-1 b-0 b-1 b-2"
-for _ in $(seq 200); do
+for _ in $(seq 1200); do
   ok=1
   for f in $want; do [ -e "out/$f" ] || ok=0; done
   [ $ok = 1 ] && break
