@@ -26,27 +26,10 @@ print("rank %d of %d: sum %g via %s" % (dist.get_rank(), dist.get_world_size(), 
 dist.destroy_process_group()
 PY
 mkdir -p proj/tests
-# Host 0's pytest starts once host 1's has ended (a test failed, exit 1;
-# the workers share this folder), and 2 s more: host 0 must still run its
+# The gang's host 0 starts its tests once host 1's pytest has ended (a
+# test failed, exit 1; the workers share proj/): host 0 must still run its
 # tests to their end, since its JUnit is the gang's report.
-cat > proj/conftest.py <<'PY'
-import os, time
-
-GANG = os.environ.get("TPUCI_HOSTS") == "2"
-DONE = os.path.join(os.path.dirname(__file__), "host1-done")
-
-def pytest_configure(config):
-    if GANG and os.environ.get("TPUCI_HOST") == "0":
-        for _ in range(600):
-            if os.path.exists(DONE):
-                break
-            time.sleep(0.1)
-        time.sleep(2)
-
-def pytest_unconfigure(config):
-    if GANG and os.environ.get("TPUCI_HOST") == "1":
-        open(DONE, "w").close()
-PY
+cp "$TESTS/pytest/gang/conftest.py" proj/
 cat > proj/tests/test_w.py <<'PY'
 import os
 
@@ -74,6 +57,7 @@ if [ -n "$pyt" ]; then
 job "tests" { hosts = "one", workdir = "$WORK/proj", timeout = "5m",
               pytest = { python = "$pyt", args = { "tests/" } } }
 job "gangtests" { topology = "t2", hosts = "two", workdir = "$WORK/proj", timeout = "5m",
+                  env = { GANG_SYNC = "$WORK/proj" },
                   pytest = { python = "$pyt", args = { "tests/" } } }
 LUA
 fi
