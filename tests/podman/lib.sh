@@ -77,6 +77,9 @@ cgroup_manager = "cgroupfs"
 events_logger = "file"
 init_path = "$init"
 tmp_dir = "$PM/tmp"
+# Where an image load's upload goes (podman 4.3 leaves it there): in
+# $PM, not /var/tmp, so the test's folder takes it away.
+image_copy_tmp_dir = "$PM/tmp"
 [network]
 network_config_dir = "$PM/net"
 EOF
