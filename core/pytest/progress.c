@@ -45,19 +45,23 @@ static void tpuci__progress_collected(tpuci__progress_t *pr, const json_t *ids) 
   }
 }
 
+/* The text of results_dir's progress.jsonl, or NULL when it cannot be
+ * read (pytest never started its plugin). */
+static char *tpuci__progress_text(const char *results_dir) {
+  char *path = tpuci__printf("%s/%s", results_dir, TPUCI__PROGRESS_FILE);
+  char *text = NULL;
+  if (tpuci__read_file(path, &text, NULL) != 0) text = NULL;
+  free(path);
+  return text;
+}
+
 int tpuci__progress_read(const char *results_dir, tpuci__junit_t *j,
                         tpuci__progress_t *pr) {
-  char *path = tpuci__printf("%s/%s", results_dir, TPUCI__PROGRESS_FILE);
-  char *text = NULL, *line, *next;
+  char *text = tpuci__progress_text(results_dir), *line, *next;
   tpuci__idmap_t seen;
-  size_t len;
   int added = 0;
 
-  if (tpuci__read_file(path, &text, &len) != 0) {
-    free(path);
-    return 0;
-  }
-  free(path);
+  if (text == NULL) return 0;
   tpuci__idmap_init(&seen);
   for (line = text; line && *line; line = next) {
     json_t *o, *ids;
@@ -194,16 +198,10 @@ char *tpuci__pytest_failure_line(const char *tail) {
 
 int tpuci__pytest_suite_seen(const char *results_dir, unsigned long *count,
                              unsigned long *crc) {
-  char *path = tpuci__printf("%s/%s", results_dir, TPUCI__PROGRESS_FILE);
-  char *text = NULL, *line, *next;
-  size_t len;
+  char *text = tpuci__progress_text(results_dir), *line, *next;
   int found = 0;
 
-  if (tpuci__read_file(path, &text, &len) != 0) {
-    free(path);
-    return 0;
-  }
-  free(path);
+  if (text == NULL) return 0;
   for (line = text; line && *line && !found; line = next) {
     json_t *o, *v;
     next = strchr(line, '\n');

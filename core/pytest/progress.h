@@ -20,7 +20,8 @@ void tpuci__progress_free(tpuci__progress_t *pr);
  * tpuci__progress_free): pytest's rootdir, its collection, the test that
  * was running when the attempt ended, and, when `j` is not NULL, the
  * tests pytest reported (what stands for the JUnit file of an attempt
- * stopped before it wrote one). Returns 1 when it added tests to `j`. */
+ * stopped before it wrote one, and what a failed gang's cause compares
+ * host by host). Returns 1 when it added tests to `j`. */
 int tpuci__progress_read(const char *results_dir, tpuci__junit_t *j,
                         tpuci__progress_t *pr);
 

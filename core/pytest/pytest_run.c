@@ -307,40 +307,31 @@ static void tpuci__host_dirs(const char *results_dir, tpuci__strv_t *out) {
 }
 
 /* A gang's report is host 0's. The tests that failed on another host and
- * not on host 0 (its progress.jsonl), by host: "; failed on worker-1, not
- * on worker-0: T, U" (3 named, then "and N more"). The first host's
- * `prs` were read already; the reports are read once more only here. */
-static void tpuci__others_failed_text(tpuci__buf_t *b, const tpuci__strv_t *dirs) {
-  tpuci__junit_t zero = {0};
-  tpuci__progress_t pr;
+ * not on host 0, by host: "; failed on worker-1, not on worker-0: T, U"
+ * (3 named, then "and N more"). tests[k] is what host k's progress.jsonl
+ * says, read once by tpuci__pytest_after. */
+static void tpuci__others_failed_text(tpuci__buf_t *b, const tpuci__junit_t *const *tests,
+                                      size_t n) {
   tpuci__idmap_t failed0;
   size_t i, k;
 
   tpuci__idmap_init(&failed0);
-  memset(&pr, 0, sizeof(pr));
-  tpuci__progress_read(dirs->items[0], &zero, &pr);
-  tpuci__progress_free(&pr);
-  for (i = 0; i < zero.len; i++)
-    if (tpuci__test_outcome_failing(zero.items[i].outcome))
-      tpuci__idmap_put(&failed0, zero.items[i].id, i);
-  for (k = 1; k < dirs->len; k++) {
-    tpuci__junit_t other = {0};
-    size_t n = 0;
-    tpuci__progress_read(dirs->items[k], &other, &pr);
-    tpuci__progress_free(&pr);
-    for (i = 0; i < other.len; i++) {
-      const tpuci__test_t *t = &other.items[i];
+  for (i = 0; i < tests[0]->len; i++)
+    if (tpuci__test_outcome_failing(tests[0]->items[i].outcome))
+      tpuci__idmap_put(&failed0, tests[0]->items[i].id, i);
+  for (k = 1; k < n; k++) {
+    size_t m = 0;
+    for (i = 0; i < tests[k]->len; i++) {
+      const tpuci__test_t *t = &tests[k]->items[i];
       if (!tpuci__test_outcome_failing(t->outcome) ||
           tpuci__idmap_get(&failed0, t->id) != TPUCI__IDMAP_NONE)
         continue;
-      if (n == 0) tpuci__buf_addf(b, "; failed on worker-%zu, not on worker-0: ", k);
-      if (n < 3) tpuci__buf_addf(b, "%s%s", n ? ", " : "", t->id);
-      n++;
+      if (m == 0) tpuci__buf_addf(b, "; failed on worker-%zu, not on worker-0: ", k);
+      if (m < 3) tpuci__buf_addf(b, "%s%s", m ? ", " : "", t->id);
+      m++;
     }
-    if (n > 3) tpuci__buf_addf(b, " and %zu more", n - 3);
-    tpuci__junit_free(&other);
+    if (m > 3) tpuci__buf_addf(b, " and %zu more", m - 3);
   }
-  tpuci__junit_free(&zero);
   tpuci__idmap_free(&failed0);
 }
 
@@ -368,6 +359,7 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
   tpuci__junit_attempt_t rec;
   tpuci__junit_t report;
   tpuci__progress_t *prs = NULL;
+  tpuci__junit_t *hosts = NULL, **tests = NULL;
   tpuci__strv_t dirs = {0};
   tpuci__err_t e = {0, NULL};
   const char *running = NULL;
@@ -406,11 +398,19 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
   }
 
   /* progress.jsonl: host 0's rootdir, collection and, when there is no
-   * JUnit file, the tests that finished; every host's running test. */
+   * JUnit file, the tests that finished; every host's running test; for
+   * a failed gang, every host's tests (the cause compares them). */
   prs = tpuci__calloc(dirs.len ? dirs.len : 1, sizeof(*prs));
-  for (k = 0; k < dirs.len; k++)
-    if (tpuci__progress_read(dirs.items[k], k == 0 && !have ? &report : NULL, &prs[k]))
-      have = 1;
+  if (o == TPUCI_OUTCOME_FAILED && dirs.len > 1) {
+    hosts = tpuci__calloc(dirs.len, sizeof(*hosts));
+    tests = tpuci__calloc(dirs.len, sizeof(*tests));
+    for (k = 0; k < dirs.len; k++) tests[k] = &hosts[k];
+    if (!have) tests[0] = &report; /* host 0's report is its progress */
+  }
+  for (k = 0; k < dirs.len; k++) {
+    tpuci__junit_t *into = k == 0 && !have ? &report : tests != NULL ? &hosts[k] : NULL;
+    if (tpuci__progress_read(dirs.items[k], into, &prs[k]) && into == &report) have = 1;
+  }
   if (dirs.len > 0 && prs[0].rootdir) {
     free(h->rootdir);
     h->rootdir = prs[0].rootdir;
@@ -429,7 +429,7 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
   if (o == TPUCI_OUTCOME_FAILED && dirs.len > 1 && *new_cause == NULL) {
     tpuci__buf_t b;
     tpuci__buf_init(&b);
-    tpuci__others_failed_text(&b, &dirs);
+    tpuci__others_failed_text(&b, (const tpuci__junit_t *const *) tests, dirs.len);
     if (b.len > 0)
       *new_cause = tpuci__printf("%s%s", cause && *cause ? cause : tpuci_outcome_name(o), b.data);
     tpuci__buf_free(&b);
@@ -474,6 +474,9 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
   tpuci__junit_free(&report);
   for (k = 0; k < dirs.len; k++) tpuci__progress_free(&prs[k]);
   free(prs);
+  for (k = 0; hosts != NULL && k < dirs.len; k++) tpuci__junit_free(&hosts[k]);
+  free(hosts);
+  free(tests);
   tpuci__buf_free(&stacks);
   tpuci__buf_free(&where);
   tpuci__strv_free(&dirs);
