@@ -23,102 +23,6 @@ extern char **environ;
 #define TPUCI__TREE_LIST_MAX ((size_t) 1 << 30)
 
 /* ------------------------------------------------------------------ */
-/* Globs                                                               */
-
-/* `[...]` at p (after the '['): whether c is in it; *end past the ']'.
- * -1 when the class is not closed (then '[' is an ordinary character). */
-static int tpuci__glob_class(const char *p, char c, const char **end) {
-  int neg = 0, in = 0;
-  const char *q = p;
-  if (*q == '!' || *q == '^') {
-    neg = 1;
-    q++;
-  }
-  if (*q == ']') {
-    in = c == ']';
-    q++;
-  }
-  while (*q && *q != ']') {
-    unsigned char lo, hi;
-    if (*q == '\\' && q[1]) q++;
-    lo = hi = (unsigned char) *q;
-    if (q[1] == '-' && q[2] && q[2] != ']') {
-      q += 2;
-      if (*q == '\\' && q[1]) q++;
-      hi = (unsigned char) *q;
-    }
-    if ((unsigned char) c >= lo && (unsigned char) c <= hi) in = 1;
-    q++;
-  }
-  if (*q != ']') return -1;
-  *end = q + 1;
-  return in != neg;
-}
-
-static int tpuci__glob_at(const char *start, const char *p, const char *s, int depth) {
-  if (depth > 64) return 0;
-  for (;;) {
-    if (*p == '\0') return *s == '\0';
-    if (p[0] == '*' && p[1] == '*' && (p == start || p[-1] == '/') &&
-        (p[2] == '/' || p[2] == '\0')) {
-      const char *q = s;
-      if (p[2] == '\0') return 1;
-      /* Zero or more whole folders. */
-      for (;;) {
-        if (tpuci__glob_at(start, p + 3, q, depth + 1)) return 1;
-        if ((q = strchr(q, '/')) == NULL) return 0;
-        q++;
-      }
-    }
-    if (*p == '*') {
-      while (*p == '*') p++;
-      for (;;) {
-        if (tpuci__glob_at(start, p, s, depth + 1)) return 1;
-        if (*s == '\0' || *s == '/') return 0;
-        s++;
-      }
-    }
-    if (*p == '?') {
-      if (*s == '\0' || *s == '/') return 0;
-      p++;
-      s++;
-      continue;
-    }
-    if (*p == '[') {
-      const char *end;
-      int in;
-      if (*s == '\0' || *s == '/') return 0;
-      in = tpuci__glob_class(p + 1, *s, &end);
-      if (in == 0) return 0;
-      if (in == 1) {
-        p = end;
-        s++;
-        continue;
-      }
-    }
-    if (*p == '\\' && p[1]) p++;
-    if (*p != *s) return 0;
-    p++;
-    s++;
-  }
-}
-
-int tpuci__glob_match(const char *pattern, const char *path) {
-  char *prefix;
-  const char *slash;
-  int hit;
-  if (tpuci__glob_at(pattern, pattern, path, 0)) return 1;
-  /* A folder of the path. */
-  for (slash = strchr(path, '/'); slash; slash = strchr(slash + 1, '/')) {
-    prefix = tpuci__strndup(path, (size_t) (slash - path));
-    hit = tpuci__glob_at(pattern, pattern, prefix, 0);
-    free(prefix);
-    if (hit) return 1;
-  }
-  return 0;
-}
-
-/* ------------------------------------------------------------------ */
 /* Hashing                                                             */
 
 static void tpuci__hexify(const unsigned char *d, size_t n, char *hex) {
@@ -183,8 +87,9 @@ typedef struct {
 typedef struct {
   const char *root;
   const tpuci__tree_opts_t *o;
-  char *glob_prefix;        /* the root relative to glob_base, "" or "x/" */
-  int glob_outside;         /* the root is not under glob_base */
+  char *glob_prefix;        /* the root relative to glob_base: "", "x/", "../x/" */
+  size_t kept;              /* entries git keeps that are not left out, globs aside */
+  size_t ignored;           /* entries git ignores that did not count */
   tpuci__tentry_t *v;
   size_t len, cap;
   size_t hashed;
@@ -218,9 +123,9 @@ static int tpuci__skipped_name(const char *name, size_t n) {
          (n == 13 && memcmp(name, ".pytest_cache", 13) == 0);
 }
 
-/* Whether the relative path `rel` counts: not under an excluded path, no
- * skipped folder in it, and matching a glob when there are globs. */
-static int tpuci__counts(tpuci__tree_t *t, const char *rel, int is_dir) {
+/* Whether the relative path `rel` is kept: not under an excluded path and
+ * no skipped folder in it (the globs aside). */
+static int tpuci__kept(const tpuci__tree_t *t, const char *rel) {
   const tpuci__tree_opts_t *o = t->o;
   const char *c = rel, *slash;
   size_t i, rl = strlen(t->root);
@@ -241,11 +146,20 @@ static int tpuci__counts(tpuci__tree_t *t, const char *rel, int is_dir) {
         return 0;
     }
   }
+  return 1;
+}
+
+/* Whether the relative path `rel` counts: kept, and matching a glob when
+ * there are globs (a folder is walked whatever the globs say). */
+static int tpuci__counts(tpuci__tree_t *t, const char *rel, int is_dir) {
+  const tpuci__tree_opts_t *o = t->o;
+  size_t i;
+  if (!tpuci__kept(t, rel)) return 0;
   if (is_dir || o == NULL || o->nglobs == 0) return 1;
   {
-    char *g = t->glob_outside ? NULL : tpuci__printf("%s%s", t->glob_prefix, rel);
+    char *g = tpuci__printf("%s%s", t->glob_prefix, rel);
     int any = 0;
-    for (i = 0; g && i < o->nglobs; i++)
+    for (i = 0; i < o->nglobs; i++)
       if (tpuci__glob_match(o->globs[i], g)) {
         any = 1;
         if (o->glob_hits) o->glob_hits[i]++;
@@ -255,42 +169,106 @@ static int tpuci__counts(tpuci__tree_t *t, const char *rel, int is_dir) {
   }
 }
 
+/* The blob id of the regular file at `abs` (followed when it is a link
+ * and `follow`), into hex; its mode bits into *st. 0, 1 when it is gone
+ * or not a regular file, or a negative code. */
+static int tpuci__blob_path(tpuci__tree_t *t, const char *abs, int follow, struct stat *st,
+                            char hex[41]) {
+  int fd = open(abs, O_RDONLY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW)), tries, r = 0;
+  if (fd < 0) return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? 1 : -errno;
+  if (fstat(fd, st) != 0) r = -errno;
+  else if (!S_ISREG(st->st_mode)) r = 1;
+  if (r != 0) {
+    close(fd);
+    return r;
+  }
+  /* A file written while it is read: read it again. */
+  for (tries = 0; tries < 3; tries++) {
+    if (tries > 0 && (fstat(fd, st) != 0 || lseek(fd, 0, SEEK_SET) != 0)) break;
+    if ((r = tpuci__blob_fd(t->md, fd, (uint64_t) st->st_size, hex)) != UV_EAGAIN) break;
+  }
+  close(fd);
+  if (r == 0) {
+    t->hashed++;
+    t->bytes += (uint64_t) st->st_size;
+  }
+  return r;
+}
+
+/* Whether the link at root/rel whose text is `target` leads out of the
+ * root (absolute, or more ".." than folders above it). */
+static int tpuci__link_leaves(const char *rel, const char *target) {
+  const char *c;
+  long depth = 0;
+  if (target[0] == '/') return 1;
+  for (c = rel; (c = strchr(c, '/')) != NULL; c++) depth++;
+  for (c = target; *c;) {
+    size_t n = strcspn(c, "/");
+    if (n == 2 && c[0] == '.' && c[1] == '.') {
+      if (--depth < 0) return 1;
+    } else if (n > 0 && !(n == 1 && c[0] == '.')) {
+      depth++;
+    }
+    c += n;
+    while (*c == '/') c++;
+  }
+  return 0;
+}
+
+static char *tpuci__nested(tpuci__tree_t *t, const char *rel, const char *commit);
+static int tpuci__walk(tpuci__tree_t *t, const char *rel);
+
+/* The id of the link root/rel whose text is `target`: the text (git's
+ * blob of it), and with follow_links, when it leads out of the root,
+ * what it leads to (a file's content, a folder's key). */
+static char *tpuci__link_id(tpuci__tree_t *t, const char *abs, const char *rel,
+                            const char *target, size_t n) {
+  char hex[41], *leads = NULL, *id;
+  struct stat st;
+  tpuci__git_blob_id(target, n, hex);
+  if (t->o == NULL || !t->o->follow_links || !tpuci__link_leaves(rel, target))
+    return tpuci__strdup(hex);
+  if (stat(abs, &st) != 0) {
+    leads = tpuci__strdup("dangling");
+  } else if (S_ISDIR(st.st_mode)) {
+    leads = tpuci__nested(t, rel, "folder");
+  } else {
+    char blob[41];
+    int r = tpuci__blob_path(t, abs, 1, &st, blob);
+    leads = r == 0 ? tpuci__printf("%s%s", (st.st_mode & S_IXUSR) ? "x" : "", blob)
+                   : tpuci__printf("%s", tpuci__file_kind(st.st_mode));
+  }
+  id = tpuci__printf("%s>%s", hex, leads);
+  free(leads);
+  return id;
+}
+
 /* The file root/rel as an entry's mode and id: 0, 1 when it is gone (or
- * not a file git would keep), or a negative code with err. */
-static int tpuci__look(tpuci__tree_t *t, const char *rel, char mode[8], char **id) {
-  char *abs = tpuci__printf("%s/%s", t->root, rel), hex[41];
+ * not a file git would keep), or a negative code with err. With `follow`,
+ * a link is taken as what it leads to (the mount's own source). */
+static int tpuci__look_at(tpuci__tree_t *t, const char *rel, int follow, char mode[8],
+                          char **id) {
+  char *abs = *rel ? tpuci__printf("%s/%s", t->root, rel) : tpuci__strdup(t->root), hex[41];
   struct stat st;
   int r = 0;
   *id = NULL;
-  if (lstat(abs, &st) != 0) {
+  if ((follow ? stat(abs, &st) : lstat(abs, &st)) != 0) {
     r = errno == ENOENT || errno == ENOTDIR ? 1 : -errno;
   } else if (S_ISLNK(st.st_mode)) {
     char target[4096];
-    ssize_t n = readlink(abs, target, sizeof(target));
+    ssize_t n = readlink(abs, target, sizeof(target) - 1);
     if (n < 0) {
       r = -errno;
     } else {
-      tpuci__git_blob_id(target, (size_t) n, hex);
+      target[n] = '\0';
       snprintf(mode, 8, "120000");
-      *id = tpuci__strdup(hex);
+      *id = tpuci__link_id(t, abs, rel, target, (size_t) n);
     }
   } else if (S_ISREG(st.st_mode)) {
-    int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), tries;
-    if (fd < 0) {
-      r = -errno;
-    } else {
-      /* A file written while it is read: read it again. */
-      for (tries = 0; tries < 3; tries++) {
-        if (tries > 0 && (fstat(fd, &st) != 0 || lseek(fd, 0, SEEK_SET) != 0)) break;
-        if ((r = tpuci__blob_fd(t->md, fd, (uint64_t) st.st_size, hex)) != UV_EAGAIN) break;
-      }
-      close(fd);
-      if (r == 0) {
-        snprintf(mode, 8, (st.st_mode & S_IXUSR) ? "100755" : "100644");
-        *id = tpuci__strdup(hex);
-        t->hashed++;
-        t->bytes += (uint64_t) st.st_size;
-      }
+    r = tpuci__blob_path(t, abs, follow, &st, hex);
+    if (r == 0) {
+      snprintf(mode, 8, (st.st_mode & S_IXUSR) ? "100755" : "100644");
+      *id = tpuci__strdup(hex);
     }
   } else {
     r = 1;  /* a folder now, a FIFO, a socket: git keeps none of them */
@@ -301,22 +279,33 @@ static int tpuci__look(tpuci__tree_t *t, const char *rel, char mode[8], char **i
   return r;
 }
 
+static int tpuci__look(tpuci__tree_t *t, const char *rel, char mode[8], char **id) {
+  return tpuci__look_at(t, rel, 0, mode, id);
+}
+
 /* ------------------------------------------------------------------ */
 /* git                                                                 */
 
 /* Runs git with `args` in `dir`, its standard output into out. Returns
  * git's exit status (0 ok), or a negative code when it could not run. */
 static int tpuci__git(const char *dir, const char *const *args, tpuci__buf_t *out) {
-  const char *argv[16];
+  const char *argv[24];
   posix_spawn_file_actions_t fa;
   int fds[2], status = 0, r;
   size_t n = 0, i;
   pid_t pid;
   argv[n++] = "git";
   argv[n++] = "--no-optional-locks";
+  /* What the job sees is the file's mode and kind, whatever the
+   * checkout's settings say git should trust: with core.fileMode=false a
+   * chmod would otherwise not make the file "modified". */
+  argv[n++] = "-c";
+  argv[n++] = "core.fileMode=true";
+  argv[n++] = "-c";
+  argv[n++] = "core.symlinks=true";
   argv[n++] = "-C";
   argv[n++] = dir;
-  for (i = 0; args[i] && n < 15; i++) argv[n++] = args[i];
+  for (i = 0; args[i] && n < 23; i++) argv[n++] = args[i];
   argv[n] = NULL;
   if (pipe(fds) != 0) return -errno;
   fcntl(fds[0], F_SETFD, FD_CLOEXEC);
@@ -383,6 +372,82 @@ static char *tpuci__nested(tpuci__tree_t *t, const char *rel, const char *commit
   return id;
 }
 
+/* The fixed leading part of a glob: up to its last '/' before the first
+ * wildcard ("data/" of "data" "/" "**"), or all of it when it has none. */
+static size_t tpuci__glob_fixed(const char *g) {
+  size_t n = strcspn(g, "*?[\\"), k;
+  if (g[n] == '\0') return n;
+  for (k = n; k > 0 && g[k - 1] != '/'; k--) continue;
+  return k;
+}
+
+/* Whether a glob names the ignored entry `rel` (a folder ends in '/') by
+ * its fixed leading part P: for an ignored folder, P is that folder or
+ * inside it ("data/" of a glob for an ignored "data/"); for an ignored
+ * file, P is the file's own folder or the file ("tests/fixtures/" for an
+ * ignored "tests/fixtures/w.ckpt", but not "tests/" for it). */
+static int tpuci__glob_reaches(const tpuci__tree_t *t, const char *rel) {
+  char *e = tpuci__printf("%s%s", t->glob_prefix ? t->glob_prefix : "", rel);
+  size_t i, el = strlen(e), fl;
+  int dir = el > 0 && e[el - 1] == '/', hit = 0;
+  if (dir) e[--el] = '\0';
+  /* The folder that must be named: the ignored folder, or the file's. */
+  if (dir) {
+    fl = el;
+  } else {
+    const char *slash = strrchr(e, '/');
+    fl = slash ? (size_t) (slash - e) : 0;
+  }
+  for (i = 0; t->o && i < t->o->nglobs && !hit; i++) {
+    const char *g = t->o->globs[i];
+    size_t n = tpuci__glob_fixed(g);
+    if (n > 0 && g[n - 1] == '/') n--;
+    if (n == 0) continue;
+    if (!dir && n == el && strncmp(g, e, el) == 0) hit = 1;  /* the file itself */
+    else if (n >= fl && fl > 0 && strncmp(g, e, fl) == 0 && (n == fl || g[fl] == '/')) hit = 1;
+  }
+  free(e);
+  return hit;
+}
+
+/* Git's ignored entries (`ls-files -o -i --directory`): those a glob names
+ * count (a folder walked under the globs), the others are counted in
+ * t->ignored. Asked only when some glob has a fixed part, or when git
+ * keeps at most one file (to say that a dataset beside its .gitkeep does
+ * not count). 0, or a negative code with err. */
+static int tpuci__tree_ignored(tpuci__tree_t *t) {
+  static const char *const args[] = {"ls-files", "-z", "-o", "-i", "--directory",
+                                     "--exclude-standard", NULL};
+  tpuci__buf_t out;
+  const char *p, *end;
+  size_t g;
+  int named = 0, r = 0;
+  for (g = 0; t->o && g < t->o->nglobs; g++) named |= tpuci__glob_fixed(t->o->globs[g]) > 0;
+  if (!named && t->kept > 1) return 0;
+  tpuci__buf_init(&out);
+  if (tpuci__git(t->root, args, &out) != 0) {
+    tpuci__buf_free(&out);
+    return 0;
+  }
+  for (p = out.data, end = out.data + out.len; p && p < end && r == 0; p += strlen(p) + 1) {
+    size_t len = strlen(p);
+    int dir = len > 0 && p[len - 1] == '/';
+    char *rel = tpuci__strndup(p, dir ? len - 1 : len);
+    if (len == 0 || !tpuci__kept(t, rel)) {
+      /* left out */
+    } else if (!named || !tpuci__glob_reaches(t, p)) {
+      t->ignored++;
+    } else if (dir) {
+      r = tpuci__walk(t, rel);
+    } else if (tpuci__counts(t, rel, 0)) {
+      tpuci__tree_push(t, rel, strlen(rel), "100644", NULL, 1);
+    }
+    free(rel);
+  }
+  tpuci__buf_free(&out);
+  return r;
+}
+
 /* Git's view: 1 when git does not know the folder (the caller walks it),
  * 0, or a negative code with err. */
 static int tpuci__tree_git(tpuci__tree_t *t) {
@@ -418,6 +483,7 @@ static int tpuci__tree_git(tpuci__tree_t *t) {
     sp1 = strchr(p + 2, ' ');
     sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
     if (sp2 == NULL || sp2 > tab || sp1 - (p + 2) >= 8) continue;
+    if (tpuci__kept(t, tab + 1)) t->kept++;
     if (!tpuci__counts(t, tab + 1, 0)) continue;
     {
       char mode[8], *id = tpuci__strndup(sp1 + 1, (size_t) (sp2 - sp1 - 1));
@@ -431,7 +497,8 @@ static int tpuci__tree_git(tpuci__tree_t *t) {
   }
   tpuci__buf_free(&out);
   nindex = t->len;
-  if (nindex == 0 && changed.len == 0 && others.len == 0) {
+  for (i = 0; i < others.len; i++) t->kept += tpuci__kept(t, others.items[i]);
+  if (t->kept == 0 && changed.len == 0) {
     /* Nothing git keeps or sees (an ignored folder): walk it. */
     tpuci__strv_free(&changed);
     tpuci__strv_free(&others);
@@ -463,10 +530,12 @@ static int tpuci__tree_git(tpuci__tree_t *t) {
   }
   tpuci__strv_free(&changed);
   tpuci__strv_free(&others);
+  if ((r = tpuci__tree_ignored(t)) < 0) return r;
 
-  r = 0;
   for (i = 0; i < t->len && r >= 0; i++) {
     tpuci__tentry_t *e = &t->v[i];
+    /* A link that may lead out of the folder: look where. */
+    if (t->o && t->o->follow_links && strcmp(e->mode, "120000") == 0) e->stale = 1;
     if (strcmp(e->mode, "160000") == 0) {
       /* A submodule: its commit and its own work tree. */
       char *id = tpuci__nested(t, e->path, e->id);
@@ -482,7 +551,7 @@ static int tpuci__tree_git(tpuci__tree_t *t) {
   }
   if (r < 0) return r;
   /* Gone files out; stages of one path as one entry. */
-  qsort(t->v, t->len, sizeof(*t->v), tpuci__cmp_entry);
+  if (t->len > 1) qsort(t->v, t->len, sizeof(*t->v), tpuci__cmp_entry);
   for (i = 0, w = 0; i < t->len; i++) {
     if (t->v[i].id == NULL || (w > 0 && strcmp(t->v[w - 1].path, t->v[i].path) == 0)) {
       free(t->v[i].path);
@@ -527,8 +596,16 @@ static int tpuci__walk(tpuci__tree_t *t, const char *rel) {
       continue;  /* gone meanwhile */
     }
     if (S_ISDIR(st.st_mode)) {
+      size_t before = t->len;
       if (tpuci__counts(t, sub, 1)) r = tpuci__walk(t, sub);
-    } else if ((S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && tpuci__counts(t, sub, 0)) {
+      /* An empty folder is something a job can see (os.listdir). */
+      if (r == 0 && t->len == before && tpuci__counts(t, sub, 0))
+        tpuci__tree_push(t, sub, strlen(sub), "040000", "empty", 0);
+    } else if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+      /* A FIFO, a socket, a device: its kind. */
+      if (tpuci__counts(t, sub, 0))
+        tpuci__tree_push(t, sub, strlen(sub), "0", tpuci__file_kind(st.st_mode), 0);
+    } else if (tpuci__counts(t, sub, 0)) {
       if (t->len + 1 > max_files) {
         r = tpuci__err_set(t->err, UV_E2BIG, "%s: more than %zu files outside git", t->root,
                            max_files);
@@ -552,16 +629,41 @@ static int tpuci__walk(tpuci__tree_t *t, const char *rel) {
 /* ------------------------------------------------------------------ */
 /* The key                                                             */
 
-/* `path` relative to the folder `base` (both absolute, normalised):
- * "" when equal, "x/y/" under it; NULL when outside. */
-static char *tpuci__under(const char *path, const char *base) {
-  size_t bl = strlen(base);
-  while (bl > 1 && base[bl - 1] == '/') bl--;
-  if (strcmp(base, "/") == 0) return tpuci__printf("%s/", path + 1);
-  if (strncmp(path, base, bl) != 0) return NULL;
-  if (path[bl] == '\0') return tpuci__strdup("");
-  if (path[bl] != '/') return NULL;
-  return tpuci__printf("%s/", path + bl + 1);
+/* `path` relative to the folder `base` (both absolute, normalised), as a
+ * prefix for the paths under it: "" when equal, "x/y/" under it, "../",
+ * "../x/" outside it. */
+static char *tpuci__rel_to(const char *path, const char *base) {
+  tpuci__buf_t b;
+  const char *p = path, *q = base;
+  /* The folders both start with. */
+  for (;;) {
+    size_t pn, qn;
+    while (*p == '/') p++;
+    while (*q == '/') q++;
+    pn = strcspn(p, "/");
+    qn = strcspn(q, "/");
+    if (pn == 0 || qn == 0 || pn != qn || strncmp(p, q, pn) != 0) break;
+    p += pn;
+    q += qn;
+  }
+  tpuci__buf_init(&b);
+  tpuci__buf_add(&b, "", 0);
+  while (*q) {
+    size_t qn = strcspn(q, "/");
+    if (qn > 0) tpuci__buf_adds(&b, "../");
+    q += qn;
+    while (*q == '/') q++;
+  }
+  while (*p) {
+    size_t pn = strcspn(p, "/");
+    if (pn > 0) {
+      tpuci__buf_add(&b, p, pn);
+      tpuci__buf_adds(&b, "/");
+    }
+    p += pn;
+    while (*p == '/') p++;
+  }
+  return tpuci__buf_steal(&b);
 }
 
 int tpuci__tree_key(const char *path, const tpuci__tree_opts_t *opts,
@@ -586,12 +688,12 @@ int tpuci__tree_key(const char *path, const tpuci__tree_opts_t *opts,
   t.err = err;
   t.md = EVP_MD_CTX_new();
   if (opts && opts->nglobs > 0) {
-    t.glob_prefix = tpuci__under(path, opts->glob_base ? opts->glob_base : "/");
-    t.glob_outside = t.glob_prefix == NULL;
+    t.glob_prefix = tpuci__rel_to(path, opts->glob_base ? opts->glob_base : "/");
     if (opts->glob_hits) memset(opts->glob_hits, 0, opts->nglobs * sizeof(size_t));
   }
   if (S_ISREG(st.st_mode)) {
-    /* One file: its content, under its folder's rules. */
+    /* One file: its content, under its folder's rules; a link is what
+     * it leads to (a bind mount of it gives the job the target). */
     const char *slash = strrchr(path, '/');
     char *dir = slash && slash != path ? tpuci__strndup(path, (size_t) (slash - path))
                                        : tpuci__strdup("/"), *id = NULL, mode[8];
@@ -599,12 +701,11 @@ int tpuci__tree_key(const char *path, const tpuci__tree_opts_t *opts,
     t.root = dir;
     if (opts && opts->nglobs > 0) {
       free(t.glob_prefix);
-      t.glob_prefix = tpuci__under(dir, opts->glob_base ? opts->glob_base : "/");
-      t.glob_outside = t.glob_prefix == NULL;
+      t.glob_prefix = tpuci__rel_to(dir, opts->glob_base ? opts->glob_base : "/");
     }
     r = 0;
     if (slash && tpuci__counts(&t, slash + 1, 0)) {
-      r = tpuci__look(&t, slash + 1, mode, &id);
+      r = tpuci__look_at(&t, slash + 1, 1, mode, &id);
       if (r == 0) tpuci__tree_push(&t, "", 0, mode, id, 0);
       else if (r == 1) r = tpuci__err_set(err, UV_ENOENT, "%s: gone while it was read", path);
     }
@@ -622,7 +723,7 @@ int tpuci__tree_key(const char *path, const tpuci__tree_opts_t *opts,
       t.len = 0;
       out->how = "files";
       r = tpuci__walk(&t, "");
-      if (r == 0) qsort(t.v, t.len, sizeof(*t.v), tpuci__cmp_entry);
+      if (r == 0 && t.len > 1) qsort(t.v, t.len, sizeof(*t.v), tpuci__cmp_entry);
     }
   } else {
     r = tpuci__err_set(err, UV_EFTYPE, "%s: %s, not a file or a folder", path,
@@ -645,6 +746,7 @@ int tpuci__tree_key(const char *path, const tpuci__tree_opts_t *opts,
     tpuci__hexify(d, 32, out->hex);
     out->files = t.len;
     out->hashed = t.hashed;
+    out->ignored_only = t.kept <= 1 ? t.ignored : 0;
   }
   for (i = 0; i < t.len; i++) {
     free(t.v[i].path);

@@ -49,6 +49,11 @@ typedef struct {
   const char *glob_base;   /* absolute; the globs are relative to it */
   size_t *glob_hits;       /* nglobs counters (files matched), or NULL */
   size_t max_files;        /* outside git; 0: TPUCI__TREE_MAX_FILES */
+  /* A symbolic link that leads out of the folder counts as what it leads
+   * to (a file's content, a folder's key): for a job that runs on this
+   * machine, which follows it. In a container the link leads into the
+   * container's own files, so mounts keep the link's text. */
+  int follow_links;
   uint64_t max_bytes;      /* outside git; 0: TPUCI__TREE_MAX_BYTES */
 } tpuci__tree_opts_t;
 
@@ -57,6 +62,9 @@ typedef struct {
   const char *how;         /* "git", "files" or "file" (static) */
   size_t files;            /* entries that counted */
   size_t hashed;           /* files whose content was read */
+  /* When git keeps at most one file of the folder (a dataset's .gitkeep),
+   * how many entries it ignores, which do not count; else 0. */
+  size_t ignored_only;
 } tpuci__tree_key_t;
 
 /* The key of `path` (absolute). 0, or a negative code with err naming the

@@ -230,6 +230,140 @@ static void test_ignored_folder(void **state) {
   expect_key("data", NULL, k0, 0);
 }
 
+/* Globs reach folders outside glob_base (inputs "../src/" and more for a spec in ci/
+ * and the checkout mounted as ".."). */
+static void test_globs_outside(void **state) {
+  char k0[65], base[300], up[300];
+  const char *globs[] = {"../src/**"};
+  size_t hits[1];
+  tpuci__tree_opts_t o;
+  (void) state;
+  sh("mkdir -p '%s/ci' '%s/src' && echo a > '%s/src/m.py' && echo r > '%s/README'", root, root,
+     root, root);
+  snprintf(base, sizeof(base), "%s/ci", root);
+  memset(&o, 0, sizeof(o));
+  o.globs = globs;
+  o.nglobs = 1;
+  o.glob_base = base;
+  o.glob_hits = hits;
+  key_of("", &o, k0, NULL);
+  assert_int_equal(hits[0], 1);
+  put("README", "other\n");
+  expect_key("", &o, k0, 1);
+  put("src/m.py", "b\n");
+  expect_key("", &o, k0, 0);
+  /* A sibling folder, and a folder two levels away. */
+  key_of("src", &o, k0, NULL);
+  assert_int_equal(hits[0], 1);
+  snprintf(up, sizeof(up), "%s/ci/deeper", root);
+  sh("mkdir -p '%s'", up);
+  o.glob_base = up;
+  globs[0] = "../../src/*.py";
+  key_of("src", &o, k0, NULL);
+  assert_int_equal(hits[0], 1);
+}
+
+/* A mounted file that is a symbolic link is its target's content; with
+ * follow_links, a link inside a folder that leads out of it too. */
+static void test_links(void **state) {
+  char k0[65];
+  tpuci__tree_opts_t o;
+  (void) state;
+  sh("mkdir -p '%s/real' '%s/job' && echo good > '%s/real/c.txt' && ln -s ../real/c.txt "
+     "'%s/job/c.txt' && ln -s inside.txt '%s/job/in.txt' && echo i > '%s/job/inside.txt'",
+     root, root, root, root, root, root);
+  key_of("job/c.txt", NULL, k0, NULL);
+  put("real/c.txt", "bad\n");
+  expect_key("job/c.txt", NULL, k0, 0);
+  /* In a folder: the link's text, unless links are followed. */
+  key_of("job", NULL, k0, NULL);
+  put("real/c.txt", "worse\n");
+  expect_key("job", NULL, k0, 1);
+  memset(&o, 0, sizeof(o));
+  o.follow_links = 1;
+  key_of("job", &o, k0, NULL);
+  put("real/c.txt", "good\n");
+  expect_key("job", &o, k0, 0);
+  /* A link that stays inside is its text either way. */
+  key_of("job", &o, k0, NULL);
+  put("job/inside.txt", "j\n");
+  key_of("job", &o, k0, NULL);
+  sh("rm '%s/job/in.txt' && ln -s c.txt '%s/job/in.txt'", root, root);
+  expect_key("job", &o, k0, 0);
+  /* The same in a git work tree. */
+  sh("cd '%s/job' && git init -q && git add . && git -c user.email=t@t -c user.name=t commit "
+     "-qm init", root);
+  key_of("job", &o, k0, NULL);
+  put("real/c.txt", "changed\n");
+  expect_key("job", &o, k0, 0);
+}
+
+/* core.fileMode=false: the executable bit of a tracked file still counts. */
+static void test_filemode(void **state) {
+  char k0[65];
+  (void) state;
+  sh("cd '%s' && git init -q && git config core.fileMode false && printf 'exit 0\\n' > s.sh && "
+     "chmod +x s.sh && git add s.sh && git update-index --chmod=+x s.sh && "
+     "git -c user.email=t@t -c user.name=t commit -qm init", root);
+  key_of("", NULL, k0, NULL);
+  sh("chmod -x '%s/s.sh'", root);
+  expect_key("", NULL, k0, 0);
+}
+
+/* A plain folder: an empty folder, a FIFO; an empty folder has a key. */
+static void test_plain_kinds(void **state) {
+  char k0[65];
+  const char *how;
+  (void) state;
+  key_of("", NULL, k0, &how);  /* empty: no entry to sort */
+  assert_string_equal(how, "files");
+  put("f", "1\n");
+  key_of("", NULL, k0, NULL);
+  sh("mkdir '%s/d'", root);
+  expect_key("", NULL, k0, 0);
+  sh("rmdir '%s/d' && mkfifo '%s/p'", root, root);
+  expect_key("", NULL, k0, 0);
+  sh("rm '%s/p'", root);
+  expect_key("", NULL, k0, 1);
+}
+
+/* Ignored files: a glob whose fixed part names them counts them; a
+ * folder of which git keeps one file says how many it ignores. */
+static void test_ignored_named(void **state) {
+  char k0[65], path[300];
+  const char *globs[] = {"data/**"}, *wide[] = {"**/*.csv"};
+  size_t hits[1];
+  tpuci__tree_opts_t o;
+  tpuci__tree_key_t k;
+  tpuci__err_t e = {0, NULL};
+  (void) state;
+  sh("cd '%s' && git init -q && mkdir data && printf 'data/*\\n!data/.gitkeep\\n' > .gitignore "
+     "&& : > data/.gitkeep && echo 1 > data/x.csv && echo s > src.py && git add . && "
+     "git -c user.email=t@t -c user.name=t commit -qm init", root);
+  snprintf(path, sizeof(path), "%s/data", root);
+  assert_int_equal(tpuci__tree_key(path, NULL, &k, &e), 0);
+  assert_int_equal(k.files, 1);
+  assert_int_equal(k.ignored_only, 1);
+  /* The whole checkout keeps more than one file: nothing to say. */
+  assert_int_equal(tpuci__tree_key(root, NULL, &k, &e), 0);
+  assert_int_equal(k.ignored_only, 0);
+  memset(&o, 0, sizeof(o));
+  o.globs = globs;
+  o.nglobs = 1;
+  o.glob_base = root;
+  o.glob_hits = hits;
+  key_of("", &o, k0, NULL);
+  assert_int_equal(hits[0], 2);
+  put("data/x.csv", "2\n");
+  expect_key("", &o, k0, 0);
+  /* A glob that starts with a wildcard does not bring ignored files in. */
+  o.globs = wide;
+  key_of("", &o, k0, NULL);
+  assert_int_equal(hits[0], 0);
+  put("data/x.csv", "3\n");
+  expect_key("", &o, k0, 1);
+}
+
 /* Git's blob ids, as `git hash-object` gives them. */
 static void test_blob(void **state) {
   char hex[41];
@@ -261,6 +395,11 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_files, setup, teardown),
       cmocka_unit_test_setup_teardown(test_ignored_folder, setup, teardown),
       cmocka_unit_test_setup_teardown(test_missing, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_globs_outside, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_links, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_filemode, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_plain_kinds, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_ignored_named, setup, teardown),
   };
   if (system("git --version > /dev/null 2>&1") != 0) {
     fprintf(stderr, "SKIP: no git\n");
