@@ -16,14 +16,17 @@ typedef struct {
   tpuci__inputs_key_t key;  /* hex "" with key.why: none */
   json_t *entry;            /* the stored pass it came from (a hit) */
   int stored;               /* this run's pass was stored */
+  int evicted;              /* a stored pass under its key was taken away */
 } tpuci__ckey_t;
 
 struct tpuci__cache_run_s {
-  char *off;                /* why the cache is off this run, or NULL */
+  char *off;                /* why the cache is off this run, or NULL: then
+                               keys are still made, so that a failure takes
+                               a stored pass away */
   char *state_dir;
   tpuci__ckey_t *keys;      /* per plan instance */
   unsigned char *done;      /* per plan instance: a hit, not run */
-  size_t n, hits, stored;
+  size_t n, hits, stored, evicted;
 };
 
 /* The state folder, absolute (what no mount's key may count). */
@@ -131,9 +134,8 @@ void tpuci__cache_start(tpuci_ctx_t *ctx, int no_cache) {
   else if (env != NULL && *env != '\0' && strcmp(env, "0") != 0)
     c->off = tpuci__printf("TPUCI_NO_CACHE=%s", env);
   else if (ctx->repeat > 0) c->off = tpuci__strdup("a flake probe runs every repetition");
-  if (c->off) return;
   tpuci__compute_keys(ctx, c->state_dir, c->keys, &warnings);
-  tpuci__lookup(ctx, c->state_dir, 1, c->keys, &warnings);
+  if (!c->off) tpuci__lookup(ctx, c->state_dir, 1, c->keys, &warnings);
   for (i = 0; i < warnings.len; i++) {
     char *msg = tpuci__printf("warning: %s", warnings.items[i]);
     tpuci__message(ctx, msg);
@@ -156,10 +158,42 @@ int tpuci__cache_hit(const tpuci_ctx_t *ctx, size_t i) {
   return ctx->cache && i < ctx->cache->n && ctx->cache->done[i];
 }
 
+/* A failure under a key takes the pass stored under it away, whether the
+ * cache is on or off this run (a nightly with --no-cache that fails must
+ * not leave a pass for the next run to take). */
+static void tpuci__evict(tpuci_ctx_t *ctx) {
+  struct tpuci__cache_run_s *c = ctx->cache;
+  size_t i;
+  for (i = 0; i < c->n && i < ctx->nresults; i++) {
+    tpuci__err_t e = {0, NULL};
+    int r;
+    if (!ctx->plan.instances[i].selected || c->done[i] || c->keys[i].key.hex[0] == '\0' ||
+        !tpuci__cache_refutes(&ctx->results[i]))
+      continue;
+    r = tpuci__cache_remove(c->state_dir, c->keys[i].key.hex, &e);
+    if (r == 0) {
+      char *msg = tpuci__printf("the results cache: the pass stored for '%s' is forgotten "
+                                "(it did not pass under the same inputs)",
+                                ctx->plan.instances[i].name);
+      c->keys[i].evicted = 1;
+      c->evicted++;
+      tpuci__message(ctx, msg);
+      free(msg);
+    } else if (r < 0) {
+      char *msg = tpuci__printf("warning: the results cache: %s", e.msg);
+      tpuci__message(ctx, msg);
+      free(msg);
+    }
+    tpuci__err_clear(&e);
+  }
+}
+
 void tpuci__cache_finish(tpuci_ctx_t *ctx) {
   struct tpuci__cache_run_s *c = ctx->cache;
   size_t i, k;
-  if (c == NULL || c->off) return;
+  if (c == NULL) return;
+  tpuci__evict(ctx);
+  if (c->off) return;
   for (i = 0; i < c->n && i < ctx->nresults; i++) {
     const tpuci__instance_result_t *r = &ctx->results[i];
     tpuci__err_t e = {0, NULL};
@@ -208,6 +242,7 @@ static json_t *tpuci__cache_json(const struct tpuci__cache_run_s *c, size_t i) {
     json_object_set_new(o, "duration_ms", json_incref(json_object_get(k->entry, "duration_ms")));
   }
   json_object_set_new(o, "stored", json_boolean(k->stored));
+  json_object_set_new(o, "evicted", json_boolean(k->evicted));
   if (c->off || k->key.why)
     json_object_set_new(o, "why", json_string(c->off ? c->off : k->key.why));
   return o;
@@ -232,6 +267,7 @@ void tpuci__cache_report(tpuci_ctx_t *ctx) {
   json_object_set_new(sum, "dir", json_string(c->state_dir));
   json_object_set_new(sum, "hits", json_integer((json_int_t) c->hits));
   json_object_set_new(sum, "stored", json_integer((json_int_t) c->stored));
+  json_object_set_new(sum, "evicted", json_integer((json_int_t) c->evicted));
   json_object_set_new(ctx->report, "cache", sum);
 }
 
@@ -274,10 +310,11 @@ static void tpuci__keys_text(tpuci__buf_t *b, const tpuci_ctx_t *ctx,
     else
       tpuci__buf_adds(b, "  stored:  no pass under this key: the run runs it\n");
   }
-  tpuci__buf_addf(b, "  entry:   %s (%s, tpuci %s)\n",
+  tpuci__buf_addf(b, "  entry:   %s (%s, tpuci %s, build %s)\n",
                   json_string_value(json_object_get(p, "entry")),
                   json_string_value(json_object_get(p, "format")),
-                  json_string_value(json_object_get(p, "tpuci")));
+                  json_string_value(json_object_get(p, "tpuci")),
+                  json_string_value(json_object_get(p, "build")));
   if (json_object_get(p, "image"))
     tpuci__buf_addf(b, "  image:   %s\n", json_string_value(json_object_get(p, "image")));
   json_array_foreach(json_object_get(p, "mounts"), j, m)
@@ -293,12 +330,18 @@ static void tpuci__keys_text(tpuci__buf_t *b, const tpuci_ctx_t *ctx,
                     json_string_value(json_object_get(m, "how")),
                     (long long) json_integer_value(json_object_get(m, "files")),
                     json_string_value(json_object_get(m, "key")));
-  if ((m = json_object_get(p, "env")) != NULL) {
-    const char *name;
-    json_t *v;
-    json_object_foreach((json_t *) m, name, v)
-      tpuci__buf_addf(b, "  env:     %s=%s\n", name, json_string_value(v));
+  json_array_foreach(json_object_get(p, "python"), j, m) {
+    const char *how = json_string_value(json_object_get(m, "how"));
+    if (how == NULL) continue;
+    tpuci__buf_addf(b, "  python:  %s: %s, %lld %s, %s\n",
+                    json_string_value(json_object_get(m, "source")), how,
+                    (long long) json_integer_value(json_object_get(m, "files")),
+                    strcmp(how, "packages") == 0 ? "distributions" : "files",
+                    json_string_value(json_object_get(m, "key")));
   }
+  if ((m = json_object_get(p, "env")) != NULL)
+    tpuci__buf_addf(b, "  env:     %zu variables of tpuci's own (names and value hashes: --json)\n",
+                    json_object_size(m));
   json_array_foreach(json_object_get(p, "tests"), j, m)
     tpuci__buf_addf(b, "  test:    %s\n", json_string_value(m));
 }
@@ -337,6 +380,7 @@ int tpuci_plan_keys(tpuci_ctx_t *ctx, const char *state_dir, int json, char **ou
     if (json) {
       json_t *o = tpuci__cache_json(&c, i);
       json_object_del(o, "stored");
+      json_object_del(o, "evicted");
       json_object_set_new(o, "name", json_string(ctx->plan.instances[i].name));
       json_object_set_new(o, "inputs", json_incref(c.keys[i].key.parts));
       json_array_append_new(list, o);

@@ -194,6 +194,30 @@ int tpuci__cache_put(const char *state_dir, const char *key, const json_t *entry
   return r;
 }
 
+int tpuci__cache_refutes(const tpuci__instance_result_t *r) {
+  size_t k;
+  if (r->outcome == TPUCI_OUTCOME_FLAKY) return 1;
+  for (k = 0; k < r->nattempts; k++) {
+    tpuci_outcome_t o = r->attempts[k].outcome;
+    if (o == TPUCI_OUTCOME_FAILED || o == TPUCI_OUTCOME_TIMEOUT || o == TPUCI_OUTCOME_OOM)
+      return 1;
+  }
+  return 0;
+}
+
+int tpuci__cache_remove(const char *state_dir, const char *key, tpuci__err_t *err) {
+  char *path;
+  int r = 0;
+  if (!tpuci__valid_key(key)) return tpuci__err_set(err, TPUCI_EUSAGE, "bad key '%s'", key);
+  path = tpuci__entry_path(state_dir, key);
+  if (unlink(path) != 0) {
+    r = errno == ENOENT ? 1 : -errno;
+    if (r < 0) tpuci__err_set(err, r, "%s: %s", path, tpuci__strerror(r));
+  }
+  free(path);
+  return r;
+}
+
 typedef struct {
   char *name;
   int64_t mtime_ns;

@@ -56,6 +56,15 @@ int tpuci__cache_get(const char *state_dir, const char *key, const char *name, i
 int tpuci__cache_put(const char *state_dir, const char *key, const json_t *entry,
                      tpuci__err_t *err);
 
+/* Whether instance result r says a stored pass under its key is wrong:
+ * an attempt failed, timed out or ran out of memory, or it was flaky
+ * (infra and cancelled say nothing about the tests). */
+int tpuci__cache_refutes(const tpuci__instance_result_t *r);
+
+/* Removes the entry of `key`: 0, 1 when there was none, or a negative
+ * code with err. */
+int tpuci__cache_remove(const char *state_dir, const char *key, tpuci__err_t *err);
+
 /* Removes the least recently used entries beyond the bounds, and
  * temporary files older than an hour. Returns how many entries went. */
 size_t tpuci__cache_trim(const char *state_dir, size_t max_entries, uint64_t max_bytes);
