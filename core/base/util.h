@@ -192,4 +192,11 @@ char *tpuci__read_why(const char *path, int code);
  * "a character device", "a block device", "a socket", "a regular file". */
 const char *tpuci__file_kind(unsigned mode);
 
+/* Which build of tpuci runs (build.c): "gnu:HEX", the build id the linker
+ * wrote into the object that holds the core (the binary, libtpuci.so or
+ * an embedder's program), else "sha256:HEX" of that object's file, else
+ * "unknown". Two builds of other code differ; the same build is the same
+ * id on every machine. Found once, then static. */
+const char *tpuci__build_id(void);
+
 #endif /* TPUCI_UTIL_H */

@@ -1,22 +1,51 @@
 /* The input key of a job instance (inputs.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <openssl/evp.h>
 
 #include "runtime/inputs.h"
+#include "runtime/pyenv.h"
 #include "runtime/runtime.h"
 #include "runtime/tree.h"
 
-/* What the local runtime's jobs inherit from this process that picks
- * the programs and modules they run. */
-static const char *const tpuci__local_env[] = {"PATH", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV",
-                                               "CONDA_PREFIX", "LD_LIBRARY_PATH", NULL};
+extern char **environ;
+
+/* The variables of this process a job without an image inherits that are
+ * left out of its key (docs/cache.md): a terminal's and a login
+ * session's, a CI run's own identity (new each run, whatever the inputs),
+ * and tpuci's own settings. Every other variable counts. */
+static const char *const tpuci__volatile_env[] = {
+    "_", "OLDPWD", "PWD", "SHLVL", "TERM", "COLORTERM", "COLUMNS", "LINES", "LS_COLORS",
+    "DISPLAY", "WINDOWID", "SSH_AUTH_SOCK", "SSH_AGENT_PID", "SSH_CLIENT", "SSH_CONNECTION",
+    "SSH_TTY", "GPG_TTY", "TMUX", "TMUX_PANE", "STY", "WINDOW", "DBUS_SESSION_BUS_ADDRESS",
+    "XDG_SESSION_ID", "XDG_SESSION_TYPE", "XDG_SESSION_CLASS", "XDG_VTNR", "XDG_SEAT",
+    "INVOCATION_ID", "JOURNAL_STREAM", "MAIL", "HISTFILE", "HISTSIZE", "HISTFILESIZE",
+    "HISTCONTROL", "PS1", "PS2", "PROMPT_COMMAND", "VTE_VERSION", "MANPATH", "LESSOPEN",
+    "LESSCLOSE", "CI_JOB_ID", "CI_JOB_TOKEN", "CI_PIPELINE_ID", "CI_PIPELINE_IID",
+    "BUILD_ID", "BUILD_NUMBER", "BUILD_URL", "JOB_URL", "EXECUTOR_NUMBER", NULL};
+static const char *const tpuci__volatile_prefix[] = {
+    "TERM_", "GITHUB_", "ACTIONS_", "RUNNER_", "XDG_RUNTIME", "KONSOLE_", "ITERM_",
+    "GNOME_TERMINAL_", "TPUCI_", NULL};
+
+static int tpuci__volatile(const char *name, size_t n) {
+  size_t i;
+  for (i = 0; tpuci__volatile_env[i]; i++)
+    if (strlen(tpuci__volatile_env[i]) == n && strncmp(name, tpuci__volatile_env[i], n) == 0)
+      return 1;
+  for (i = 0; tpuci__volatile_prefix[i]; i++) {
+    size_t pl = strlen(tpuci__volatile_prefix[i]);
+    if (n >= pl && strncmp(name, tpuci__volatile_prefix[i], pl) == 0) return 1;
+  }
+  return 0;
+}
 
 /* One folder (or file) hashed under one set of globs. */
 typedef struct {
   char *source;
   tpuci__strv_t globs;
+  int follow;              /* links out of it followed (a local job's) */
   int r;                   /* 0, or the error */
   char *why;
   tpuci__tree_key_t key;
@@ -105,19 +134,21 @@ static int tpuci__same_globs(const tpuci__strv_t *a, const tpuci__strv_t *b) {
 
 /* The key of `source` under the instance's globs, hashed once a run. */
 static const tpuci__memo_t *tpuci__tree(tpuci__inputs_t *in, const char *source,
-                                        const tpuci__strv_t *globs) {
+                                        const tpuci__strv_t *globs, int follow) {
   tpuci__memo_t *m;
   tpuci__tree_opts_t o;
   tpuci__err_t e = {0, NULL};
   const char *ex[2];
   size_t i, nex = 0;
   for (i = 0; i < in->nmemo; i++)
-    if (strcmp(in->memo[i].source, source) == 0 && tpuci__same_globs(&in->memo[i].globs, globs))
+    if (strcmp(in->memo[i].source, source) == 0 && in->memo[i].follow == follow &&
+        tpuci__same_globs(&in->memo[i].globs, globs))
       return &in->memo[i];
   in->memo = tpuci__realloc(in->memo, (in->nmemo + 1) * sizeof(*in->memo));
   m = &in->memo[in->nmemo++];
   memset(m, 0, sizeof(*m));
   m->source = tpuci__strdup(source);
+  m->follow = follow;
   tpuci__strv_copy(&m->globs, globs);
   m->hits = tpuci__calloc(globs->len + 1, sizeof(size_t));
   if (in->state_dir) ex[nex++] = in->state_dir;
@@ -129,6 +160,7 @@ static const tpuci__memo_t *tpuci__tree(tpuci__inputs_t *in, const char *source,
   o.nglobs = globs->len;
   o.glob_base = in->plan->spec_dir;
   o.glob_hits = m->hits;
+  o.follow_links = follow;
   m->r = tpuci__tree_key(source, &o, &m->key, &e);
   if (m->r != 0) m->why = tpuci__strdup(e.msg ? e.msg : tpuci__strerror(m->r));
   tpuci__err_clear(&e);
@@ -144,11 +176,12 @@ static char *tpuci__local_dir(const tpuci__plan_t *p, const tpuci__instance_t *i
 }
 
 /* Hashes one folder into `parts`' "mounts" (or "workdir"); 0, or -1 with
- * out->why. Counts each glob's hits into `hits`. */
+ * out->why. Counts each glob's hits into `hits`; a folder whose files git
+ * ignores is said in out->warnings. */
 static int tpuci__add_tree(tpuci__inputs_t *in, const tpuci__instance_t *inst,
-                           const char *source, json_t *m, size_t *hits,
+                           const char *source, int follow, json_t *m, size_t *hits,
                            tpuci__inputs_key_t *out) {
-  const tpuci__memo_t *t = tpuci__tree(in, source, &inst->inputs);
+  const tpuci__memo_t *t = tpuci__tree(in, source, &inst->inputs, follow);
   size_t g;
   if (t->r != 0) {
     out->why = tpuci__printf("%s", t->why);
@@ -158,7 +191,119 @@ static int tpuci__add_tree(tpuci__inputs_t *in, const tpuci__instance_t *inst,
   json_object_set_new(m, "key", json_string(t->key.hex));
   json_object_set_new(m, "how", json_string(t->key.how));
   json_object_set_new(m, "files", json_integer((json_int_t) t->key.files));
+  if (t->key.ignored_only > 0)
+    tpuci__strv_take(&out->warnings,
+                     tpuci__printf("%s: job '%s': git ignores %zu %s of %s, and %s not count: "
+                                   "name %s in inputs to count %s",
+                                   inst->where, inst->job, t->key.ignored_only,
+                                   t->key.ignored_only == 1 ? "entry" : "entries", source,
+                                   t->key.ignored_only == 1 ? "it does" : "they do",
+                                   t->key.ignored_only == 1 ? "it" : "them",
+                                   t->key.ignored_only == 1 ? "it" : "them"));
   return 0;
+}
+
+/* The first 16 hex digits of the SHA-256 of `s`: a variable's value in
+ * the key, which `plan --keys` shows without showing the value. */
+static json_t *tpuci__value_hash(const char *s) {
+  char hex[65];
+  tpuci__sha256_hex(s, strlen(s), hex);
+  hex[16] = '\0';
+  return json_string(hex);
+}
+
+/* The variables a job without an image inherits: every one of this
+ * process's but the volatile ones, each by its value's hash. */
+static json_t *tpuci__env_json(void) {
+  json_t *env = json_object();
+  size_t i;
+  for (i = 0; environ[i]; i++) {
+    const char *eq = strchr(environ[i], '=');
+    char *name;
+    if (eq == NULL || eq == environ[i] || tpuci__volatile(environ[i], (size_t) (eq - environ[i])))
+      continue;
+    name = tpuci__strndup(environ[i], (size_t) (eq - environ[i]));
+    json_object_set_new(env, name, tpuci__value_hash(eq + 1));
+    free(name);
+  }
+  return env;
+}
+
+/* Whether `path` is the folder `dir` or under it. */
+static int tpuci__inside(const char *path, const char *dir) {
+  size_t n = strlen(dir);
+  while (n > 1 && dir[n - 1] == '/') n--;
+  return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* One site-packages folder into `a`; 0, or -1 with out->why. */
+static int tpuci__add_site(const char *dir, json_t *a, tpuci__inputs_key_t *out) {
+  tpuci__err_t e = {0, NULL};
+  char hex[65];
+  size_t n;
+  json_t *o;
+  if (tpuci__pyenv_key(dir, hex, &n, &e) != 0) {
+    out->why = tpuci__strdup(e.msg);
+    tpuci__err_clear(&e);
+    return -1;
+  }
+  o = json_object();
+  json_object_set_new(o, "source", json_string(dir));
+  json_object_set_new(o, "how", json_string("packages"));
+  json_object_set_new(o, "files", json_integer((json_int_t) n));
+  json_object_set_new(o, "key", json_string(hex));
+  json_array_append_new(a, o);
+  return 0;
+}
+
+/* What a job without an image finds of Python outside its folder: the
+ * packages of VIRTUAL_ENV's and CONDA_PREFIX's environments, and each
+ * PYTHONPATH folder (its packages where it holds distributions, else its
+ * files). 0, or -1 with out->why. */
+static int tpuci__add_python(tpuci__inputs_t *in, const tpuci__instance_t *inst,
+                             const char *dir, json_t *a, tpuci__inputs_key_t *out) {
+  static const char *const prefixes[] = {"VIRTUAL_ENV", "CONDA_PREFIX", NULL};
+  const char *pp = getenv("PYTHONPATH");
+  tpuci__strv_t sites = {0};
+  tpuci__strv_t none = {0};
+  size_t i;
+  int bad = 0;
+  for (i = 0; prefixes[i]; i++) {
+    const char *v = getenv(prefixes[i]);
+    if (v != NULL && v[0] == '/') tpuci__pyenv_sites(v, &sites);
+  }
+  for (i = 0; i < sites.len && !bad; i++) bad = tpuci__add_site(sites.items[i], a, out) != 0;
+  tpuci__strv_free(&sites);
+  while (!bad && pp != NULL && *pp) {
+    size_t n = strcspn(pp, ":");
+    char *p = n == 0 ? NULL
+                     : pp[0] == '/' ? tpuci__strndup(pp, n)
+                                    : tpuci__printf("%s/%.*s", dir, (int) n, pp);
+    struct stat st;
+    if (p != NULL && !tpuci__inside(p, dir) && stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+      if (tpuci__pyenv_is_site(p)) {
+        bad = tpuci__add_site(p, a, out) != 0;
+      } else {
+        const tpuci__memo_t *t = tpuci__tree(in, p, &none, 1);
+        json_t *o = json_object();
+        json_object_set_new(o, "source", json_string(p));
+        json_array_append_new(a, o);
+        if (t->r != 0) {
+          out->why = tpuci__strdup(t->why);
+          bad = 1;
+        } else {
+          json_object_set_new(o, "how", json_string(t->key.how));
+          json_object_set_new(o, "files", json_integer((json_int_t) t->key.files));
+          json_object_set_new(o, "key", json_string(t->key.hex));
+        }
+      }
+    }
+    free(p);
+    pp += n;
+    if (*pp == ':') pp++;
+  }
+  (void) inst;
+  return bad ? -1 : 0;
 }
 
 void tpuci__inputs_key(tpuci__inputs_t *in, size_t i, const tpuci__strv_t *tests,
@@ -175,6 +320,7 @@ void tpuci__inputs_key(tpuci__inputs_t *in, size_t i, const tpuci__strv_t *tests
   out->parts = parts;
   json_object_set_new(parts, "format", json_string(TPUCI__KEY_FORMAT));
   json_object_set_new(parts, "tpuci", json_string(tpuci_version()));
+  json_object_set_new(parts, "build", json_string(tpuci__build_id()));
   /* The plan entry, but for where it is written in the spec. */
   entry = tpuci__plan_instance_json(p, inst);
   json_object_del(entry, "where");
@@ -212,21 +358,20 @@ void tpuci__inputs_key(tpuci__inputs_t *in, size_t i, const tpuci__strv_t *tests
       json_object_set_new(m, "source", json_string(inst->mounts[k].source));
       json_object_set_new(m, "target", json_string(inst->mounts[k].target));
       json_object_set_new(m, "readonly", json_boolean(inst->mounts[k].read_only));
-      bad = tpuci__add_tree(in, inst, inst->mounts[k].source, m, hits, out) != 0;
+      bad = tpuci__add_tree(in, inst, inst->mounts[k].source, 0, m, hits, out) != 0;
     }
   } else if (!bad) {
-    /* No image: the folder it runs in, and the tools it finds. */
-    json_t *w = json_object(), *env = json_object();
+    /* No image: the folder it runs in (links out of it followed), the
+     * environment it inherits and the Python packages it finds. */
+    json_t *w = json_object(), *py = json_array();
     char *dir = tpuci__local_dir(p, inst);
     json_object_set_new(w, "source", json_string(dir));
     json_object_set_new(parts, "workdir", w);
-    bad = tpuci__add_tree(in, inst, dir, w, hits, out) != 0;
+    json_object_set_new(parts, "env", tpuci__env_json());
+    json_object_set_new(parts, "python", py);
+    bad = tpuci__add_tree(in, inst, dir, 1, w, hits, out) != 0 ||
+          tpuci__add_python(in, inst, dir, py, out) != 0;
     free(dir);
-    for (k = 0; tpuci__local_env[k]; k++) {
-      const char *v = getenv(tpuci__local_env[k]);
-      if (v) json_object_set_new(env, tpuci__local_env[k], json_string(v));
-    }
-    json_object_set_new(parts, "env", env);
   }
   if (tests != NULL && tests->len > 0) {
     a = json_array();
@@ -253,6 +398,8 @@ void tpuci__inputs_key(tpuci__inputs_t *in, size_t i, const tpuci__strv_t *tests
     json_object_del(a, "how");
     json_object_del(a, "files");
   }
+  a = json_object_get(material, "python");
+  for (k = 0; a && k < json_array_size(a); k++) json_object_del(json_array_get(a, k), "files");
   text = json_dumps(material, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII);
   json_decref(material);
   tpuci__sha256_hex(text, strlen(text), out->hex);

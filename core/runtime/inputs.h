@@ -5,12 +5,16 @@
  *    was declared (the command, env, matrix values, topology and each
  *    host's environment, real or emulated, container options, timeouts,
  *    retries, pytest's markers, -k and shard), canonical (sorted keys,
- *    compact), with the key format and tpuci's version;
+ *    compact), with the key format, tpuci's version and its build
+ *    (tpuci__build_id());
  *  - the image's id from the engine (runtime.h, image_ids);
  *  - the content of each mount (runtime/tree.h), or for a job without
- *    an image (the local runtime) its working folder's, and the
- *    variables of this process it inherits that pick its tools (PATH,
- *    PYTHONPATH, PYTHONHOME, VIRTUAL_ENV, CONDA_PREFIX, LD_LIBRARY_PATH);
+ *    an image (the local runtime) its working folder's (links out of it
+ *    followed), every variable of this process it inherits but the
+ *    volatile ones (a terminal's, a session's, a CI run's identity,
+ *    tpuci's own), each by its value's hash, and the Python packages it
+ *    finds (runtime/pyenv.h: VIRTUAL_ENV's, CONDA_PREFIX's, PYTHONPATH's
+ *    folders);
  *  - the tests an attempt was told to run (rerun --failed, --test).
  *
  * When a part cannot be known (an image not on the engine, a mount that
@@ -40,12 +44,15 @@ typedef struct {
 typedef struct {
   char hex[65];            /* the key; "" when there is none */
   char *why;               /* NULL, or why there is no key (new string) */
-  /* What went in (`tpuci plan --keys`): {"format", "tpuci", "entry"
-   * (the SHA-256 of the canonical plan entry), "image", "mounts":
+  /* What went in (`tpuci plan --keys`): {"format", "tpuci", "build",
+   * "entry" (the SHA-256 of the canonical plan entry), "image", "mounts":
    * [{"source", "target", "readonly", "key", "how", "files"}], "workdir",
-   * "env", "tests"}. New reference, or NULL. */
+   * "python": [{"source", "how", "files", "key"}], "env": {NAME: the
+   * first 16 hex digits of the value's SHA-256}, "tests"}. New
+   * reference, or NULL. */
   json_t *parts;
-  /* Globs of `inputs` that matched no file of the mounts, one line each. */
+  /* Globs of `inputs` that matched no file of the mounts, and mounted
+   * folders whose files git ignores, one line each. */
   tpuci__strv_t warnings;
 } tpuci__inputs_key_t;
 
