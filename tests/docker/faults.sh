@@ -23,7 +23,7 @@ LUA
 # taken, by the container the lost answer named): that container is this
 # attempt's own and is used. Either way the run passes and nothing stays.
 fault_proxy 'drop-response:POST:/containers/create'
-DOCKER_HOST=unix://$WORK/proxy.sock tpuci_run run --plain spec.lua
+DOCKER_HOST=unix://$WORK/proxy.sock tpuci_run run --plain --no-cache spec.lua
 expect_code 0 "one lost create answer"
 grep -q "containers/create.* dropped" "$WORK/proxy.log" && pass || fail "the proxy dropped no create answer"
 expect_no_leftovers "$(latest_run_id)" "$tp" "after a lost create answer"
@@ -31,7 +31,7 @@ expect_no_leftovers "$(latest_run_id)" "$tp" "after a lost create answer"
 # Every create answer lost: both attempts are infra, naming the step, and
 # every container the engine made was found by its name and removed.
 fault_proxy 'drop-response*:POST:/containers/create'
-DOCKER_HOST=unix://$WORK/proxy.sock tpuci_run run --plain spec.lua
+DOCKER_HOST=unix://$WORK/proxy.sock tpuci_run run --plain --no-cache spec.lua
 expect_code 1 "every create answer lost"
 expect_json '[a["outcome"] for a in s["instances"][0]["attempts"]]' "['infra', 'infra']"
 expect_json 'all("creating container" in a["cause"] for a in s["instances"][0]["attempts"])' True

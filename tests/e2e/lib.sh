@@ -4,9 +4,11 @@ set -u
 : "${TPUCI:?TPUCI must name the tpuci binary}"
 : "${TESTS:?TESTS must name the tests folder}"
 SPECS="$TESTS/e2e/specs"
-# Tests run a spec again and again and mean it to run: no results cache
-# (docs/cache.md; tests/cache/ unsets it).
-export TPUCI_NO_CACHE=1
+# Scenarios run with the results cache on, as users run (docs/cache.md):
+# one that runs a spec again and means it to run says so (--no-cache, or
+# TPUCI_NO_CACHE=1 for that command). A TPUCI_NO_CACHE of the caller's
+# is not inherited.
+unset TPUCI_NO_CACHE
 WORK=$(mktemp -d /tmp/tpuci-e2e.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK" || exit 1

@@ -32,16 +32,16 @@ grep -q "python=3.10 matrix=3.10" "$log" && pass || fail "matrix value not in un
 n=$(wc -l < .tpuci/runs/latest/attempts.jsonl)
 [ "$n" = 4 ] && pass || fail "attempts.jsonl has $n lines, want 4"
 
-run_tpuci run --only 'unit*' "$SPECS/basic.lua"
+run_tpuci run --no-cache --only 'unit*' "$SPECS/basic.lua"
 expect_code 0 "--only unit*"
 expect_json 'len(s["instances"])' 2
 expect_not_out "[start] bad"
 
-run_tpuci run -q "$SPECS/pass.lua"
+run_tpuci run --no-cache -q "$SPECS/pass.lua"
 expect_code 0 "quiet"
 expect_not_out "[start]"
 
-run_tpuci run -v "$SPECS/basic.lua"
+run_tpuci run --no-cache -v "$SPECS/basic.lua"
 expect_code 1 "verbose"
 expect_out "[ok] hello from ok"
 expect_out "[unit[python=3.11]] python=3.11 matrix=3.11"
