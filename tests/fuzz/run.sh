@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses (fuzz_*.c) with clang, ASan and UBSan
 # (cmake -DTPUCI_FUZZ=ON, the whole library instrumented) and runs each
-# for N seconds (default 60), one after the other, starting from its seed
-# corpus (corpus/<name>/ and the fixtures CMakeLists.txt names):
+# for N seconds (default 60), starting from its seed
+# corpus (corpus/<name>/ and the fixtures CMakeLists.txt names),
+# TPUCI_FUZZ_PARALLEL (default TPUCI_FUZZ_JOBS, 2) at a time:
 #   junit   JUnit XML, pytest --collect-only output, timings files
 #   spec    a spec through the real loader, with small caps
 #   engine  the Docker Engine's answers (HTTP, JSON, the output stream)
@@ -51,8 +52,10 @@ seeds() {
     pattern) echo "$here/corpus/pattern" ;;
   esac
 }
-status=0
-for name in "${names[@]}"; do
+# One harness: its run, its stats, its verdict (0, or 1 with the reason).
+fuzz_one() {
+  local name=$1 bin dict rc
+  shift
   bin=$out/build/tests/fuzz/fuzz_$name
   dict=()
   [ -f "$here/$name.dict" ] && dict=(-dict="$here/$name.dict")
@@ -74,7 +77,19 @@ for name in "${names[@]}"; do
   if [ $rc -ne 0 ]; then
     echo "run.sh: fuzz_$name failed (exit $rc); see $out/$name.log and $out/$name-crash-*" >&2
     grep -E 'ERROR|check failed|SUMMARY|took' "$out/$name.log" | head -n 10 >&2
-    status=1
+    return 1
   fi
+}
+
+# TPUCI_FUZZ_PARALLEL harnesses at a time (default: the jobs, one per
+# core): each is one process on one core.
+parallel=${TPUCI_FUZZ_PARALLEL:-$jobs}
+rm -f "$out"/*.failed
+for name in "${names[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
+  { fuzz_one "$name" "$@" || touch "$out/$name.failed"; } &
 done
+wait
+status=0
+for name in "${names[@]}"; do [ -e "$out/$name.failed" ] && status=1; done
 exit $status
