@@ -9,6 +9,7 @@
 # YAML 1.2 reader does.
 # openssh-server, openssh-client, iproute2: tests/ssh/'s workers (sshds in
 # network namespaces); python3-torch: their gloo all_reduce gangs.
+# hyperfine (and parallel): the benchmarks' smoke runs (tests/bench/).
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config git ca-certificates curl python3
@@ -18,7 +19,7 @@ pkgs=(build-essential cmake pkg-config git ca-certificates curl python3
       python3-kubernetes kubernetes-client podman catatonit netavark aardvark-dns
       clang libclang-rt-14-dev libxml2-utils cmark-gfm jq npm
       docker-registry apache2-utils python3-ruamel.yaml
-      openssh-server openssh-client iproute2 python3-torch)
+      openssh-server openssh-client iproute2 python3-torch hyperfine)
 missing=()
 for p in "${pkgs[@]}"; do
   # kubernetes-client ships /usr/bin/kubectl; where another package has

@@ -14,6 +14,9 @@
 #    untracked files; and the same folder without git (every file read).
 #
 # usage: bench/cache/run.sh [path/to/tpuci]   (DOCKER_HOST with the image)
+# SMOKE=1: tiny sizes (2 areas of 2 files of 5 tests, a 100-file
+# checkout, medians of 3): it runs, its figures mean nothing (ctest
+# bench_cache, label bench).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tpuci=${1:-$here/../../build/tpuci}
@@ -24,19 +27,23 @@ trap 'rm -rf "$work"' EXIT
 git_q() { git -c user.email=b@b -c user.name=b "$@" > /dev/null; }
 now() { date +%s.%N; }
 
-# ---------------------------------------------------------------- 1.
+files=10 tests=20 dirs=50 per_dir=100 reps=9
 areas="engine handlers metrics contrib distributed utils"
+if [ "${SMOKE:-0}" = 1 ]; then
+  files=2 tests=5 dirs=5 per_dir=20 reps=3 areas="engine metrics"
+fi
+# ---------------------------------------------------------------- 1.
 repo=$work/suite
 mkdir -p "$repo/src/pkg"
 echo 'def add(a, b):
     return a + b' > "$repo/src/pkg/__init__.py"
 for a in $areas; do
   mkdir -p "$repo/tests/$a"
-  for f in $(seq 10); do
+  for f in $(seq "$files"); do
     {
       echo "import sys; sys.path.insert(0, '/src/src')"
       echo "import time, pytest, pkg"
-      echo "@pytest.mark.parametrize('i', range(20))"
+      echo "@pytest.mark.parametrize('i', range($tests))"
       echo "def test_$a$f(i):"
       echo "    time.sleep(0.01)"
       echo "    assert pkg.add(i, 1) == i + 1"
@@ -65,38 +72,40 @@ print(" ".join(i["name"] for i in s["instances"] if i["outcome"] != "cached") or
   wall=$(echo "$t1 - $t0" | bc -l)
   printf '  %-34s wall %7.3fs   ran: %s\n' "$1" "$wall" "$ran"
 }
-echo "ignite-shaped suite: 6 instances, 60 files, 1200 tests (tpuci-test/python:1, -j 2)"
+set -- $areas
+echo "ignite-shaped suite: $# instances, $(($# * files)) files, $(($# * files * tests)) tests (tpuci-test/python:1, -j 2)"
 run "cold (nothing stored)"; cold=$wall
 run "again, nothing changed"; warm=$wall
 printf '  second run / first run: %.3f (target <= 0.05)\n' "$(echo "$warm / $cold" | bc -l)"
-sed -i 's/time.sleep(0.01)/time.sleep(0.01)  # edited/' tests/metrics/test_3.py
-run "tests/metrics/test_3.py changed"
+sed -i 's/time.sleep(0.01)/time.sleep(0.01)  # edited/' tests/metrics/test_2.py
+run "tests/metrics/test_2.py changed"
 printf '  (target: only metrics ran)\n'
 
 # ---------------------------------------------------------------- 2.
 big=$work/big
 mkdir -p "$big"
-/usr/bin/python3 - "$big" <<'PY'
+/usr/bin/python3 - "$big" "$dirs" "$per_dir" <<'PY'
 import os, sys
-root = sys.argv[1]
-for d in range(50):
+root, dirs, per_dir = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for d in range(dirs):
     os.makedirs(f"{root}/pkg/m{d}", exist_ok=True)
-    for f in range(100):
+    for f in range(per_dir):
         with open(f"{root}/pkg/m{d}/f{f}.py", "w") as fh:
             fh.write(f"# module {d}.{f}\n" + "x = 1\n" * 40)
 PY
 cat > "$work/keys.lua" <<LUA
 job "k" { workdir = "$big", run = "true" }
 LUA
-# CMD...: the median of 9 runs' wall and CPU (user + system, with the
+# CMD...: the median of $reps runs' wall and CPU (user + system, with the
 # git it spawns) times, in ms: "WALL CPU".
 median() {
   local i
-  for i in $(seq 9); do
+  for i in $(seq "$reps"); do
     /usr/bin/time -f '%e %U %S' -o "$work/time.txt" "$@" > /dev/null 2>&1 || true
     awk '{printf "%.1f %.1f\n", $1 * 1000, ($2 + $3) * 1000}' "$work/time.txt"
   done > "$work/times.txt"
-  echo "$(sort -n -k1 "$work/times.txt" | sed -n '5{s/ .*//;p}') $(sort -n -k2 "$work/times.txt" | sed -n '5{s/.* //;p}')"
+  local mid=$(((reps + 1) / 2))
+  echo "$(sort -n -k1 "$work/times.txt" | sed -n "${mid}{s/ .*//;p}") $(sort -n -k2 "$work/times.txt" | sed -n "${mid}{s/.* //;p}")"
 }
 keys() {
   local base k
@@ -106,10 +115,10 @@ keys() {
     "$1" "${k% *}" "${base% *}" "${k#* }" "${base#* }" \
     "$(echo "${k% *} - ${base% *}" | bc -l)" "$(echo "${k#* } - ${base#* }" | bc -l)"
 }
-echo "key of a 5,000-file checkout (medians of 9; target < 200 ms); load average: $(cut -d" " -f1-3 /proc/loadavg)"
+echo "key of a $((dirs * per_dir))-file checkout (medians of $reps; target < 200 ms for 5,000); load average: $(cut -d" " -f1-3 /proc/loadavg)"
 (cd "$big" && git init -q && git add . && git_q commit -qm big)
 keys "git, clean"
-for f in $(seq 0 49); do echo "y = 2" >> "$big/pkg/m$f/f1.py"; echo new > "$big/pkg/m$f/new.txt"; done
-keys "git, 50 modified and 50 untracked"
+for f in $(seq 0 $((dirs - 1))); do echo "y = 2" >> "$big/pkg/m$f/f1.py"; echo new > "$big/pkg/m$f/new.txt"; done
+keys "git, $dirs modified and $dirs untracked"
 rm -rf "$big/.git"
 keys "no git (every file read)"

@@ -30,6 +30,10 @@ tpuci=$(cd "$(dirname "$tpuci")" && pwd)/$(basename "$tpuci")
 n=${N:-100}
 p=${P:-8}
 repeat=${REPEAT:-3}
+out_bytes=1073741824
+# SMOKE=1: tiny sizes (4 containers 2 at a time, once, 1 MiB of output):
+# it runs, its figures mean nothing (ctest bench_docker, label bench).
+if [ "${SMOKE:-0}" = 1 ]; then n=4 p=2 repeat=1 out_bytes=1048576; fi
 image=tpuci-test/busybox:1
 m="python3 $here/../measure.py"
 export DOCKER_HOST=${DOCKER_HOST:-unix:///var/run/docker.sock}
@@ -119,18 +123,18 @@ grep -oE 'proxy: [A-Z]+ [^ ]+' "$work/proxy.log" | awk '{print $2, $3}' |
 # 1 GiB of output through the engine.
 cat > big.lua <<LUA
 image "bb" { ref = "$image", pull = "never" }
-job "big" { image = "bb", network = "none", cmd = { "head", "-c", "1073741824", "/dev/zero" } }
+job "big" { image = "bb", network = "none", cmd = { "head", "-c", "$out_bytes", "/dev/zero" } }
 LUA
 big=$work/big.jsonl
 for _ in $(seq "$repeat"); do
   $m tpuci-1g "$tpuci" run -q big.lua >> "$big"
   rm -rf .tpuci
-  $m docker-1g sh -c "docker run --rm --network none $image head -c 1073741824 /dev/zero > $work/x.bin" >> "$big"
-  $m docker-local-1g sh -c "docker run --rm --log-driver local --network none $image head -c 1073741824 /dev/zero > $work/x.bin" >> "$big"
+  $m docker-1g sh -c "docker run --rm --network none $image head -c $out_bytes /dev/zero > $work/x.bin" >> "$big"
+  $m docker-local-1g sh -c "docker run --rm --log-driver local --network none $image head -c $out_bytes /dev/zero > $work/x.bin" >> "$big"
   rm -f "$work/x.bin"
 done
 
-python3 - "$results" "$n" "$p" "$work/requests.txt" "$big" <<'PY'
+python3 - "$results" "$n" "$p" "$work/requests.txt" "$big" "$out_bytes" <<'PY'
 import json, statistics, sys
 n, p = int(sys.argv[2]), int(sys.argv[3])
 runs = {}
@@ -162,9 +166,10 @@ print(f"  {total/10:.1f} per container with the run's own checks (raw loop: 4)")
 big = {}
 for r in map(json.loads, open(sys.argv[5])):
     big.setdefault(r["label"], []).append(r)
-mb = lambda k: 1024 / median(big[k])["wall_s"]
+mib = int(sys.argv[6]) / 1048576
+mb = lambda k: mib / median(big[k])["wall_s"]
 print()
-print(f"1 GiB of output (median of {len(big['tpuci-1g'])} runs): tpuci {mb('tpuci-1g'):.0f} MiB/s "
+print(f"{mib:.0f} MiB of output (median of {len(big['tpuci-1g'])} runs): tpuci {mb('tpuci-1g'):.0f} MiB/s "
       f"(peak RSS {median(big['tpuci-1g'])['maxrss_mb']:.0f} MB), docker run {mb('docker-1g'):.0f} MiB/s, "
       f"docker run --log-driver local {mb('docker-local-1g'):.0f} MiB/s (target 200 MB/s)")
 PY

@@ -15,12 +15,21 @@
 #    time and peak RSS. Target: 100,000 in < 2 s and < 300 MB.
 #
 # usage: bench/local/run.sh [path/to/tpuci]     (RUNS=5 N=2000 by default)
+# SMOKE=1: tiny sizes (20 jobs, growth 5/10/20, 1 MiB of output, plans of
+# 1,000 and 10,000 instances, 2 runs): it runs, its figures mean nothing
+# (ctest bench_local, label bench).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tpuci=${1:-$here/../../build/tpuci}
 tpuci=$(cd "$(dirname "$tpuci")" && pwd)/$(basename "$tpuci")
 n=${N:-2000}
 runs=${RUNS:-5}
+growth=(500 2000 8000)
+out_bytes=1073741824
+plan_keys=(4 5)
+if [ "${SMOKE:-0}" = 1 ]; then
+  n=20 runs=2 growth=(5 10 20) out_bytes=1048576 plan_keys=(3 4)
+fi
 for tool in hyperfine parallel; do
   command -v $tool >/dev/null || { echo "bench: $tool is missing (apt-get install $tool)" >&2; exit 1; }
 done
@@ -40,10 +49,10 @@ plan_spec() { # KEYS FILE: a matrix of KEYS keys of 10 values each
     printf '  env = { C = "${matrix.k3}" }, timeout = "20m", retries = 2,\n}\n'
   } > "$2"
 }
-for m in 500 2000 8000 "$n"; do jobs_spec "$m" "jobs$m.lua"; done
-plan_spec 4 plan10k.lua
-plan_spec 5 plan100k.lua
-echo 'job "big" { cmd = { "head", "-c", "1073741824", "/dev/zero" } }' > out1g.lua
+for m in "${growth[@]}" "$n"; do jobs_spec "$m" "jobs$m.lua"; done
+plan_spec "${plan_keys[0]}" plan10k.lua
+plan_spec "${plan_keys[1]}" plan100k.lua
+echo "job \"big\" { cmd = { \"head\", \"-c\", \"$out_bytes\", \"/dev/zero\" } }" > out1g.lua
 
 hf() { # JSON CMD...: hyperfine, median in seconds per command
   local json=$1
@@ -61,16 +70,16 @@ hyperfine --runs "$runs" --warmup 1 --export-json jobs.json \
   "seq $n | xargs -P2 -n1 sh -c 'exec true' x" \
   "seq $n | parallel -j2 true" >/dev/null
 
-echo "bench: growth at N = 500, 2000, 8000" >&2
+echo "bench: growth at N = ${growth[*]}" >&2
 hyperfine --runs "$runs" --warmup 1 --export-json growth.json \
-  "$(tp jobs500.lua)" "seq 500 | xargs -P2 -I{} true" \
-  "$(tp jobs2000.lua)" "seq 2000 | xargs -P2 -I{} true" \
-  "$(tp jobs8000.lua)" "seq 8000 | xargs -P2 -I{} true" >/dev/null
+  "$(tp "jobs${growth[0]}.lua")" "seq ${growth[0]} | xargs -P2 -I{} true" \
+  "$(tp "jobs${growth[1]}.lua")" "seq ${growth[1]} | xargs -P2 -I{} true" \
+  "$(tp "jobs${growth[2]}.lua")" "seq ${growth[2]} | xargs -P2 -I{} true" >/dev/null
 
-echo "bench: 1 GiB of output" >&2
+echo "bench: $out_bytes bytes of output" >&2
 hyperfine --runs "$runs" --export-json out.json \
   "rm -rf $work/.tpuci; $tpuci run -q out1g.lua >/dev/null" \
-  "head -c 1073741824 /dev/zero > $work/floor.bin" >/dev/null
+  "head -c $out_bytes /dev/zero > $work/floor.bin" >/dev/null
 rm -rf "$work/.tpuci" "$work/floor.bin"
 /usr/bin/time -f '%M' -o out.rss "$tpuci" run -q out1g.lua >/dev/null
 out_size=$(stat -c %s .tpuci/runs/latest/big/attempt-1.log)
@@ -82,9 +91,12 @@ for p in plan10k plan100k; do
   /usr/bin/time -f '%e %M' -o "$p.json.t" "$tpuci" plan --json "$p.lua" >/dev/null
 done
 
-python3 - "$n" "$out_size" <<'PY'
+python3 - "$n" "$out_size" "$out_bytes" "${growth[@]}" "${plan_keys[@]}" <<'PY'
 import json, statistics, sys
-n, out_size = int(sys.argv[1]), int(sys.argv[2])
+n, out_size, out_bytes = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+sizes = [int(a) for a in sys.argv[4:7]]
+plans = [f"{10 ** int(k):,}" for k in sys.argv[7:9]]
+mib = out_bytes / 1048576
 def med(path):
     return [statistics.median(r["times"]) for r in json.load(open(path))["results"]]
 t, xd, xs, p = med("jobs.json")
@@ -96,14 +108,14 @@ print(f"  GNU parallel / tpuci         {p/t:.2f}x   (target >= 4x)")
 g = med("growth.json")
 print("growth (median s, tpuci / xargs -P2):")
 print(f"  {'N':>6} {'tpuci':>8} {'xargs':>8} {'ratio':>6}")
-for i, m in enumerate((500, 2000, 8000)):
+for i, m in enumerate(sizes):
     a, b = g[2 * i], g[2 * i + 1]
     print(f"  {m:>6} {a:>8.3f} {b:>8.3f} {a/b:>6.2f}")
 o, floor = med("out.json")
 rss = int(open("out.rss").read().split()[0]) / 1024
-print(f"1 GiB of output: tpuci {1024/o:.0f} MiB/s ({o:.2f} s, log {out_size} bytes, "
-      f"peak RSS {rss:.1f} MB); head > file {1024/floor:.0f} MiB/s (target >= 500 MB/s, RSS < 50 MB)")
-for p, count in (("plan10k", "10,000"), ("plan100k", "100,000")):
+print(f"{mib:.0f} MiB of output: tpuci {mib/o:.0f} MiB/s ({o:.2f} s, log {out_size} bytes, "
+      f"peak RSS {rss:.1f} MB); head > file {mib/floor:.0f} MiB/s (target >= 500 MB/s, RSS < 50 MB)")
+for p, count in zip(("plan10k", "plan100k"), plans):
     for kind, label in (("txt", "plan"), ("json", "plan --json")):
         secs, kb = open(f"{p}.{kind}.t").read().split()
         print(f"tpuci {label:<12} {count:>7} instances: {float(secs):.2f} s, peak RSS {int(kb)/1024:.0f} MB")
