@@ -5,11 +5,11 @@
 # the test images while tpuci builds, then:
 #   - the plain optimised build (build/): the unit and static tests, the
 #     embedding test, the fuzz corpora's replays and the benchmarks'
-#     smoke runs (ctest -L 'unit|static|embed|bench');
+#     smoke runs (ctest -L 'unit|static|embed|bench'), beside
 #   - the ASan+UBSan build (build-sanitize/): every test, each scenario
 #     once, so the drivers' memory is checked where the scenarios drive
 #     them; the scenarios wait on engines, not on the CPU, so they run
-#     TPUCI_TEST_JOBS at a time (default 3 per core);
+#     TPUCI_TEST_JOBS at a time (default 3 per core), the longest first;
 #   - each libFuzzer harness for TPUCI_FUZZ_SECONDS (30), two at a time;
 # and prints a time table: each step's and each label's wall time and
 # the ten slowest tests.
@@ -135,11 +135,22 @@ export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_erro
 if [ "$quick" = 1 ]; then
   step "tests (plain, quick)" tests plain "$bdir/build" -j "$cores" -L quick || status=$?
 else
-  step "tests (plain)" tests plain "$bdir/build" -j "$cores" -L '^(unit|static|embed|bench)$' ||
-    status=$?
-  if [ "$status" = 0 ]; then
-    step "tests (asan+ubsan)" tests sanitize "$bdir/build-sanitize" \
-      -j "${TPUCI_TEST_JOBS:-$((3 * cores))}" || status=$?
+  # The plain build's tests (short CPU work, and benchmarks' smoke runs
+  # that mostly wait) beside the sanitizer build's scenarios (which wait
+  # on engines): one wall time for both.
+  step "tests (plain)" tests plain "$bdir/build" -j "$cores" -L '^(unit|static|embed|bench)$' \
+    > "$times/plain.out" 2>&1 &
+  plain_pid=$!
+  step "tests (asan+ubsan)" tests sanitize "$bdir/build-sanitize" \
+    -j "${TPUCI_TEST_JOBS:-$((3 * cores))}" || status=$?
+  plain_rc=0
+  wait "$plain_pid" || plain_rc=$?
+  echo "== the plain build's tests" >&2
+  if [ "$plain_rc" != 0 ]; then
+    cat "$times/plain.out" >&2
+    [ "$status" = 0 ] && status=$plain_rc
+  else
+    tail -n 3 "$times/plain.out" >&2
   fi
   # The fuzzers (tests/fuzz/run.sh): each harness for a bounded time,
   # built with clang into build-fuzz/; a crash fails the run. The corpora
