@@ -143,6 +143,10 @@ const char *tpuci__text_problem(const char *s, size_t len, size_t *at);
 void tpuci__safe_add(tpuci__buf_t *b, const char *s, size_t len, int lines);
 char *tpuci__safe(const char *s, int lines);
 
+/* Whether s[0..len) is a variable name a POSIX shell takes in `export
+ * NAME=...`: [A-Za-z_][A-Za-z0-9_]*. */
+int tpuci__env_name_valid(const char *s, size_t len);
+
 /* Whether a plain YAML scalar with this text could read back as
  * something other than a string, under YAML 1.1 (PyYAML, older tools) or
  * 1.2: empty, null, booleans (yes/no/on/off too), anything starting like
