@@ -242,11 +242,12 @@ static void tpuci__ssh_on_main_done(tpuci__sshproc_t *p) {
     if (p->spawn_error)
       tpuci__ssh_infra(s, "cannot run ssh", tpuci__printf("%s: %s", tpuci__ssh_client(),
                                                            uv_strerror(p->spawn_error)));
-    else if (!ua->stop && !ua->signalled)
+    else if (!ua->stop && !ua->signalled) {
+      char *last = tpuci__sshproc_last_line(p);
       tpuci__ssh_infra(s, "cannot start the job there",
-                       tpuci__sshproc_last_line(p) ? tpuci__sshproc_last_line(p)
-                       : tpuci__printf("the session ended (exit %lld) before the job "
-                                       "started", (long long) p->status));
+                       last ? last : tpuci__printf("the session ended (exit %lld) before "
+                                                   "the job started", (long long) p->status));
+    }
     tpuci__unit_ready(&s->u);
   } else if (s->u.started && !s->u.ended) {
     if (p->killed || p->status < 0) {

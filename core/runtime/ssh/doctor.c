@@ -92,6 +92,8 @@ int tpuci__runtime_ssh_gc(const tpuci__plan_t *plan, int dry_run, tpuci__buf_t *
   int n = 0, rc = 0;
 
   if (plan == NULL || plan->nhostsets == 0) return 0;
+  /* Here: the control folders of a tpuci killed before its clean end. */
+  n = tpuci__ssh_control_dirs_gc(dry_run, report);
   used = tpuci__ssh_used(plan);
   cmd = tpuci__ssh_gc_command(dry_run);
   for (i = 0; i < plan->nhostsets && rc == 0; i++) {
