@@ -658,7 +658,8 @@ static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
       else if (t.failing) failing++;
       else if (t.flaky) flaky++;
     }
-    fprintf(c->out, "%s: %zu tests, %zu failed, %zu flaky", tpuci_instance_name(ctx, i), nt,
+    fprintf(c->out, "%s: %zu tests, %zu failed, %zu flaky",
+            tpuci_console__safe(tpuci_instance_name(ctx, i), 0), nt,
             failing, flaky);
     if (quarantined > 0) fprintf(c->out, ", %zu quarantined (failed, not counted)", quarantined);
     fputc('\n', c->out);
@@ -705,7 +706,8 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
   for (i = 0; i < n; i++) {
     size_t w;
     if (!tpuci_instance_selected(ctx, i)) continue;
-    w = strlen(tpuci_instance_name(ctx, i));
+    /* A past run's names (`tpuci show`, merge) are a file's text. */
+    w = strlen(tpuci_console__safe(tpuci_instance_name(ctx, i), 0));
     if (w > width) width = w;
     total++;
   }
@@ -728,7 +730,8 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     o = tpuci_instance_outcome(ctx, i);
     if (c->quiet && (o == TPUCI_OUTCOME_PASSED || o == TPUCI_OUTCOME_CACHED)) continue;
     tpuci_console__duration(tpuci_console__instance_ms(ctx, i), d, sizeof(d));
-    fprintf(c->out, "%-*s  %s%-9s%s  %8zu  %9s\n", (int) width, tpuci_instance_name(ctx, i),
+    fprintf(c->out, "%-*s  %s%-9s%s  %8zu  %9s\n", (int) width,
+            tpuci_console__safe(tpuci_instance_name(ctx, i), 0),
             color_of(c, tpuci_instance_quarantined(ctx, i) ? TPUCI_OUTCOME_FLAKY : o),
             tpuci_console__outcome_label_of(ctx, i), reset(c), tpuci_attempt_count(ctx, i), d);
   }
