@@ -82,6 +82,18 @@ int tpuci_parse_duration(const char *text, uint64_t *out_ms);
  * "cached", "none". */
 const char *tpuci_outcome_name(tpuci_outcome_t outcome);
 
+/* Untrusted text made safe to print on a terminal and in a GitHub
+ * Actions log: what a test, a file or another machine said, inside a
+ * line of the host's own. Control characters (ESC, CR, ...; a newline
+ * too, unless `lines`), DEL, C1 and bidirectional controls become
+ * "\uNNNN" escapes, bytes that are not UTF-8 "\xNN", a tab a space; a
+ * line that would be a workflow command (starting, after white space,
+ * with "::") gets its first ':' as "\u003a", and "##[" is written
+ * "##\u005b". With `lines`, newlines stay and each line is made safe
+ * (JSON tpuci wrote stays the same JSON). A new string (tpuci_free()),
+ * or NULL when text is NULL. */
+char *tpuci_text_safe(const char *text, int lines);
+
 /* ------------------------------------------------------------------ */
 /* Context                                                             */
 

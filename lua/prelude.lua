@@ -441,8 +441,10 @@ end
 -- makes them absolute and reads the gcloud file.
 local HOSTS_KEYS = { "name", "ssh_config", "gcloud", "user" }
 local HOSTS_SET = set_of(HOSTS_KEYS)
-local SSH_USER = "^[%w_%.%-]+$"
-local SSH_HOST = "^[%w_%.%-]+$"
+-- Neither starts with '-': ssh would read it as an option (`-Fevil.conf`
+-- runs that config's ProxyCommand here), whatever tpuci puts before it.
+local SSH_USER = "^[%w_%.][%w_%.%-]*$"
+local SSH_HOST = "^[%w_%.][%w_%.%-]*$"
 
 -- "[user@]host[:port]", "[user@][v6addr]:port": { user, host, port }.
 local function ssh_target(d, p, s)
@@ -453,13 +455,18 @@ local function ssh_target(d, p, s)
   local user, rest = smatch(s, "^([^@]*)@(.*)$")
   if user == nil then rest = s end
   if user ~= nil and not smatch(user, SSH_USER) then
-    fail(d, p, "the user must be letters, digits, '_', '.' or '-', got '" .. show(s) .. "'")
+    fail(d, p, "the user must be letters, digits, '_', '.' or '-', not starting with '-', got '" ..
+         show(s) .. "'")
   end
   local host, port = smatch(rest, "^%[([%x:]+)%]:(%d+)$")
   if host == nil then host, port = smatch(rest, "^([^:]*):(%d+)$") end
   if host == nil then
     host = smatch(rest, "^%[([%x:]+)%]$") or
            (smatch(rest, "^[%x]*:[%x:]+$") and rest) or rest
+  end
+  if smatch(host, "^%-") then
+    fail(d, p, "a host cannot start with '-' (ssh would read it as an option), got '" ..
+         show(s) .. "'")
   end
   if host == "" or not (smatch(host, SSH_HOST) or smatch(host, "^[%x:]+$")) then
     fail(d, p, "expected [user@]host[:port], got '" .. show(s) .. "'")
@@ -497,7 +504,8 @@ local function hosts_spec(d, t, alias)
     if user ~= nil then
       user = nonempty(d, "user", user)
       if not smatch(user, SSH_USER) then
-        fail(d, "user", "must be letters, digits, '_', '.' or '-', got '" .. show(user) .. "'")
+        fail(d, "user", "must be letters, digits, '_', '.' or '-', not starting with '-', got '" ..
+             show(user) .. "'")
       end
       out.user = user
     end

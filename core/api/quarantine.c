@@ -26,7 +26,37 @@ int tpuci__quar_start(tpuci_ctx_t *ctx, tpuci__strv_t *warnings, tpuci__err_t *e
   }
   if (r != 0) return r == TPUCI_ESPEC ? r : (e->code = TPUCI_EUSAGE);
   tpuci__quarantine_expire(&ctx->quar, tpuci__quarantine_today(), warnings);
+  tpuci__quarantine_lint(&ctx->quar, warnings);
   return 0;
+}
+
+/* Says what each entry covered in the run (an entry that covered
+ * nothing says nothing; summary.json lists every entry), at most
+ * TPUCI__QUAR_SAID lines. */
+#define TPUCI__QUAR_SAID 20
+static void tpuci__quar_say(tpuci_ctx_t *ctx) {
+  size_t k, said = 0, more = 0;
+  for (k = 0; k < ctx->quar.n; k++) {
+    const tpuci__quarantine_entry_t *e = &ctx->quar.entries[k];
+    char *msg;
+    if (e->covered == 0) continue;
+    if (said == TPUCI__QUAR_SAID) {
+      more++;
+      continue;
+    }
+    msg = tpuci__printf("quarantine %s: '%s' covered %zu test%s in this run, %zu failing",
+                        e->where, e->test, e->covered, e->covered == 1 ? "" : "s",
+                        e->covered_failing);
+    tpuci__message(ctx, msg);
+    free(msg);
+    said++;
+  }
+  if (more > 0) {
+    char *msg = tpuci__printf("quarantine: %zu more entries covered tests (summary.json's "
+                              "quarantine.matched lists each)", more);
+    tpuci__message(ctx, msg);
+    free(msg);
+  }
 }
 
 /* Whether instance i failed only by tests that entries cover: pytest's
@@ -57,10 +87,18 @@ void tpuci__quar_apply(tpuci_ctx_t *ctx) {
     const tpuci__history_t *h = ctx->results[i].history;
     if (!ctx->plan.instances[i].selected || h == NULL) continue;
     ctx->qtests[i] = tpuci__calloc(h->len ? h->len : 1, sizeof(*ctx->qtests[i]));
-    for (k = 0; k < h->len; k++)
-      ctx->qtests[i][k].entry = tpuci__quarantine_match(&ctx->quar, h->tests[k].id);
+    for (k = 0; k < h->len; k++) {
+      const tpuci__quarantine_entry_t *e = tpuci__quarantine_match(&ctx->quar, h->tests[k].id);
+      const tpuci__test_t *fin = tpuci__history_final(&h->tests[k]);
+      ctx->qtests[i][k].entry = e;
+      if (e == NULL) continue;
+      ctx->quar.entries[e - ctx->quar.entries].covered++;
+      if (fin == NULL || tpuci__test_outcome_failing(fin->outcome))
+        ctx->quar.entries[e - ctx->quar.entries].covered_failing++;
+    }
     ctx->forgiven[i] = (unsigned char) tpuci__quar_forgiven(ctx, i);
   }
+  tpuci__quar_say(ctx);
 }
 
 void tpuci__quar_ready(tpuci_ctx_t *ctx) {
@@ -117,6 +155,16 @@ void tpuci__quar_report(tpuci_ctx_t *ctx) {
     if (ctx->quar.entries[k].expired)
       json_array_append_new(expired, json_string(ctx->quar.entries[k].where));
   json_object_set_new(q, "expired", expired);
+  {
+    json_t *matched = json_array();
+    for (k = 0; k < ctx->quar.n; k++) {
+      const tpuci__quarantine_entry_t *e = &ctx->quar.entries[k];
+      json_array_append_new(matched, json_pack("{s:s, s:s, s:I, s:I}", "where", e->where,
+                                               "test", e->test, "tests", (json_int_t) e->covered,
+                                               "failing", (json_int_t) e->covered_failing));
+    }
+    json_object_set_new(q, "matched", matched);
+  }
   json_object_set_new(ctx->report, "quarantine", q);
   for (i = 0; ctx->qtests && i < ctx->nresults; i++) {
     json_t *inst, *tests;

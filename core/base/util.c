@@ -571,6 +571,16 @@ const char *tpuci__text_problem(const char *s, size_t len, size_t *at) {
   return problem;
 }
 
+int tpuci__env_name_valid(const char *s, size_t len) {
+  size_t i;
+  if (len == 0 || (s[0] >= '0' && s[0] <= '9')) return 0;
+  for (i = 0; i < len; i++)
+    if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+          (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+      return 0;
+  return 1;
+}
+
 int tpuci__yaml_ambiguous(const char *s) {
   static const char *const words[] = {
       "true", "false", "yes", "no", "on", "off", "y", "n", "null", "~",

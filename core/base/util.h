@@ -128,6 +128,25 @@ size_t tpuci__utf8_len(const unsigned char *p, const unsigned char *end);
  * the first bad byte. */
 const char *tpuci__text_problem(const char *s, size_t len, size_t *at);
 
+/* Untrusted text (a test's id or message, a field of a file someone
+ * else can write, what another machine answered) made safe to print on
+ * a terminal and in a GitHub Actions log (safetext.c): ASCII control
+ * characters (ESC, CR, ... but a newline with `lines`) and DEL become
+ * "\u00NN", C1 controls, the line separators and the bidirectional
+ * controls "\uNNNN", bytes that are not UTF-8 "\xNN", a tab a space; a
+ * line that would start a workflow command (white space, then "::") has
+ * its first ':' as "\u003a", and "##[" (the runner's older form) is
+ * "##\u005b". Without `lines` a newline is "\u000a" too: the text is
+ * one line. A backslash stays as it is, so JSON that jansson wrote stays
+ * the same JSON. Appends to b; tpuci__safe() is a new string (NULL for
+ * NULL). tpuci_text_safe() (tpuci.h) is the same for hosts. */
+void tpuci__safe_add(tpuci__buf_t *b, const char *s, size_t len, int lines);
+char *tpuci__safe(const char *s, int lines);
+
+/* Whether s[0..len) is a variable name a POSIX shell takes in `export
+ * NAME=...`: [A-Za-z_][A-Za-z0-9_]*. */
+int tpuci__env_name_valid(const char *s, size_t len);
+
 /* Whether a plain YAML scalar with this text could read back as
  * something other than a string, under YAML 1.1 (PyYAML, older tools) or
  * 1.2: empty, null, booleans (yes/no/on/off too), anything starting like

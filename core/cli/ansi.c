@@ -102,3 +102,18 @@ int tpuci_console__color_auto(void) {
   return isatty(STDOUT_FILENO) && (no == NULL || *no == '\0') && !tpuci_console__in_ci() &&
          !tpuci_console__dumb_term();
 }
+
+const char *tpuci_console__safe(const char *s, int lines) {
+  static char *ring[8];
+  static unsigned next;
+  char **slot = &ring[next++ % (sizeof(ring) / sizeof(ring[0]))];
+  tpuci_free(*slot);
+  *slot = tpuci_text_safe(s, lines);
+  return *slot != NULL ? *slot : "";
+}
+
+void tpuci_console__puts_safe(FILE *f, const char *text) {
+  char *s = tpuci_text_safe(text, 1);
+  if (s != NULL) fputs(s, f);
+  tpuci_free(s);
+}

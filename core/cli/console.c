@@ -336,7 +336,8 @@ static void alive_lines(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     if (n < sizeof(line)) n += (size_t) snprintf(line + n, sizeof(line) - n, ": %s", d);
     if (ri.test != NULL && n < sizeof(line)) {
       tpuci_console__duration(ri.test_ms, d, sizeof(d));
-      n += (size_t) snprintf(line + n, sizeof(line) - n, ", in %s for %s", ri.test, d);
+      n += (size_t) snprintf(line + n, sizeof(line) - n, ", in %s for %s",
+                             tpuci_console__safe(ri.test, 0), d);
     }
     if (ri.output_bytes == 0) {
       if (n < sizeof(line)) snprintf(line + n, sizeof(line) - n, ", no output yet");
@@ -505,7 +506,7 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
         if (board) board_erase(c);
         if (!c->quiet)
           fprintf(c->out, "[%scached %s] %s: %s\n", color_of(c, ev->outcome), reset(c), ev->name,
-                  ev->cause ? ev->cause : "");
+                  tpuci_console__safe(ev->cause, 0));
         break;
       }
       c->inst[ev->instance].started_ms = 0;
@@ -516,7 +517,7 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
       if (!(ok && c->quiet)) {
         fprintf(c->out, "[%s%-7s%s] %s: %s in %s", color_of(c, ev->outcome),
                 ok ? "pass" : tpuci_outcome_name(ev->outcome), reset(c), ev->name,
-                ev->cause ? ev->cause : "", d);
+                tpuci_console__safe(ev->cause, 0), d);
         if (ev->max_attempts > 1)
           fprintf(c->out, " (attempt %d/%d)", ev->attempt, ev->max_attempts);
         fputc('\n', c->out);
@@ -562,9 +563,9 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
     case TPUCI_EVENT_MESSAGE:
       if (board) board_erase(c);
       if (ev->name)
-        fprintf(c->out, "tpuci: %s: %s\n", ev->name, ev->message);
+        fprintf(c->out, "tpuci: %s: %s\n", ev->name, tpuci_console__safe(ev->message, 1));
       else
-        fprintf(c->out, "tpuci: %s\n", ev->message);
+        fprintf(c->out, "tpuci: %s\n", tpuci_console__safe(ev->message, 1));
       board_draw(c, ctx);
       break;
     case TPUCI_EVENT_TICK:
@@ -622,7 +623,7 @@ static void not_run_line(tpuci_console_t *c, tpuci_ctx_t *ctx, size_t i, size_t 
     if (n == 0) fprintf(c->out, "  %snot run%s ", color_of(c, TPUCI_OUTCOME_FAILED), reset(c));
     n++;
     if (shown < 3) {
-      fprintf(c->out, "%s%s", sep, t.id);
+      fprintf(c->out, "%s%s", sep, tpuci_console__safe(t.id, 0));
       sep = ", ";
       shown++;
     }
@@ -635,8 +636,10 @@ static void not_run_line(tpuci_console_t *c, tpuci_ctx_t *ctx, size_t i, size_t 
  * owner O: reason)". */
 static void quarantine_note(tpuci_console_t *c, const tpuci_test_info_t *t) {
   if (!t->quarantined) return;
-  fprintf(c->out, "\n           quarantined until %s by %s (%s): %s", t->quarantine_until,
-          t->quarantine_owner, t->quarantine_where, t->quarantine_reason);
+  fprintf(c->out, "\n           quarantined until %s by %s (%s): %s",
+          tpuci_console__safe(t->quarantine_until, 0), tpuci_console__safe(t->quarantine_owner, 0),
+          tpuci_console__safe(t->quarantine_where, 0),
+          tpuci_console__safe(t->quarantine_reason, 0));
 }
 
 /* pytest instances: their failed and flaky tests, by node id (a
@@ -655,7 +658,8 @@ static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
       else if (t.failing) failing++;
       else if (t.flaky) flaky++;
     }
-    fprintf(c->out, "%s: %zu tests, %zu failed, %zu flaky", tpuci_instance_name(ctx, i), nt,
+    fprintf(c->out, "%s: %zu tests, %zu failed, %zu flaky",
+            tpuci_console__safe(tpuci_instance_name(ctx, i), 0), nt,
             failing, flaky);
     if (quarantined > 0) fprintf(c->out, ", %zu quarantined (failed, not counted)", quarantined);
     fputc('\n', c->out);
@@ -667,12 +671,14 @@ static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
       fprintf(c->out, "  %s%-6s%s %s", t.failing && !t.quarantined
                                            ? color_of(c, TPUCI_OUTCOME_FAILED)
                                            : color_of(c, TPUCI_OUTCOME_FLAKY),
-              label, reset(c), t.id);
+              label, reset(c), tpuci_console__safe(t.id, 0));
       if (t.failing && t.quarantined) fprintf(c->out, " (%s)", t.outcome);
       if (t.message) {
         const char *nl = strchr(t.message, '\n');
         int len = nl ? (int) (nl - t.message) : (int) strlen(t.message);
-        fprintf(c->out, ": %.*s", len > 160 ? 160 : len, t.message);
+        char *first = strndup(t.message, (size_t) (len > 160 ? 160 : len));
+        fprintf(c->out, ": %s", tpuci_console__safe(first, 0));
+        free(first);
       }
       quarantine_note(c, &t);
       fputc('\n', c->out);
@@ -682,7 +688,8 @@ static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
       if (tpuci_test_info(ctx, i, k, &t) == 0 && t.release_ready)
         fprintf(c->out, "  ready to release: %s (%s, owner %s): passed its last runs; "
                         "`tpuci flaky --release` lists the entries to remove\n",
-                t.id, t.quarantine_where, t.quarantine_owner);
+                tpuci_console__safe(t.id, 0), tpuci_console__safe(t.quarantine_where, 0),
+                tpuci_console__safe(t.quarantine_owner, 0));
   }
 }
 
@@ -699,7 +706,8 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
   for (i = 0; i < n; i++) {
     size_t w;
     if (!tpuci_instance_selected(ctx, i)) continue;
-    w = strlen(tpuci_instance_name(ctx, i));
+    /* A past run's names (`tpuci show`, merge) are a file's text. */
+    w = strlen(tpuci_console__safe(tpuci_instance_name(ctx, i), 0));
     if (w > width) width = w;
     total++;
   }
@@ -722,7 +730,8 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     o = tpuci_instance_outcome(ctx, i);
     if (c->quiet && (o == TPUCI_OUTCOME_PASSED || o == TPUCI_OUTCOME_CACHED)) continue;
     tpuci_console__duration(tpuci_console__instance_ms(ctx, i), d, sizeof(d));
-    fprintf(c->out, "%-*s  %s%-9s%s  %8zu  %9s\n", (int) width, tpuci_instance_name(ctx, i),
+    fprintf(c->out, "%-*s  %s%-9s%s  %8zu  %9s\n", (int) width,
+            tpuci_console__safe(tpuci_instance_name(ctx, i), 0),
             color_of(c, tpuci_instance_quarantined(ctx, i) ? TPUCI_OUTCOME_FLAKY : o),
             tpuci_console__outcome_label_of(ctx, i), reset(c), tpuci_attempt_count(ctx, i), d);
   }

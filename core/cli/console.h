@@ -101,6 +101,15 @@ int tpuci_console__color_auto(void);
 /* Writes a job's text: as it is with colours on (--color=always, or a
  * colour terminal), else without its escape sequences. */
 void tpuci_console__put(tpuci_console_t *c, const char *s, size_t len);
+/* Text tpuci did not write (a cause, a message, a test's id, a file's
+ * field, another machine's answer) made safe to print inside a line of
+ * tpuci's own (tpuci_text_safe: no escape code, no carriage return, no
+ * workflow command); "" for NULL. The string lives until the eighth
+ * call after this one: enough for the pieces of one line. */
+const char *tpuci_console__safe(const char *s, int lines);
+/* Writes text made safe line by line (tpuci_text_safe with lines): a
+ * report, a list, JSON, whatever the library made of untrusted text. */
+void tpuci_console__puts_safe(FILE *f, const char *text);
 /* A path as the console shows it: relative to the current folder when it
  * is below it (".tpuci/runs/ID/unit/attempt-1.log": the path in a CI
  * workspace and in the artifact uploaded from it), else as it is

@@ -9,25 +9,25 @@
 
 #include "console.h"
 
-/* A GitHub annotation value must not contain newlines or '%'. */
-static void gh_escape(FILE *out, const char *s) {
-  for (; s && *s; s++) {
+/* A workflow command's message (`property` 0) or property value, as
+ * GitHub's toolkit escapes them (escapeData: '%', CR, LF; escapeProperty
+ * also ':' and ','), from the text made safe first: no escape code or
+ * other control reaches the log (a message keeps its line breaks, as
+ * %0A). */
+static void gh_escape_as(FILE *out, const char *text, int property) {
+  const char *s = tpuci_console__safe(text, !property);
+  for (; *s; s++) {
     if (*s == '%') fputs("%25", out);
     else if (*s == '\r') fputs("%0D", out);
     else if (*s == '\n') fputs("%0A", out);
+    else if (property && *s == ':') fputs("%3A", out);
+    else if (property && *s == ',') fputs("%2C", out);
     else fputc(*s, out);
   }
 }
 
-static void gh_property(FILE *out, const char *s) {
-  for (; s && *s; s++) {
-    if (*s == ',') fputs("%2C", out);
-    else if (*s == ':') fputs("%3A", out);
-    else if (*s == '%') fputs("%25", out);
-    else if (*s == '\n') fputs("%0A", out);
-    else fputc(*s, out);
-  }
-}
+static void gh_escape(FILE *out, const char *s) { gh_escape_as(out, s, 0); }
+static void gh_property(FILE *out, const char *s) { gh_escape_as(out, s, 1); }
 
 /* GitHub places an annotation by a path relative to the repository's
  * root: $GITHUB_WORKSPACE (else the current folder). An absolute path, or

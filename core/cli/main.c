@@ -17,7 +17,7 @@
 
 /* Exit code for a failed load or select. */
 static int load_error(tpuci_ctx_t *ctx, int r) {
-  fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
+  fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
   (void) r;
   return EXIT_USAGE;
 }
@@ -25,7 +25,7 @@ static int load_error(tpuci_ctx_t *ctx, int r) {
 static void print_warnings(tpuci_ctx_t *ctx) {
   size_t i;
   for (i = 0; i < tpuci_warning_count(ctx); i++)
-    fprintf(stderr, "tpuci: warning: %s\n", tpuci_warning(ctx, i));
+    fprintf(stderr, "tpuci: warning: %s\n", tpuci_console__safe(tpuci_warning(ctx, i), 1));
 }
 
 /* Options shared by run and plan. */
@@ -94,7 +94,7 @@ static int parse_release_after(const char *cmd, const char *arg, int *out) {
 static int apply_engine(tpuci_ctx_t *ctx, const char *engine) {
   if (engine == NULL) return 0;
   if (tpuci_plan_engine(ctx, engine) < 0) {
-    fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
+    fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
     return EXIT_USAGE;
   }
   return 0;
@@ -267,13 +267,13 @@ static int execute_run(run_cli_t *rc, const char *spec) {
     }
     r = tpuci_plan_select_unpassed(ctx, rc->ro.state_dir, rc->run_id);
     if (r < 0) {
-      fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
+      fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
       tpuci_ctx_free(ctx);
       return EXIT_USAGE;
     }
     if (r == 0) {
       printf("tpuci rerun: nothing to run again: every instance passed in run %s\n",
-             rc->run_id ? rc->run_id : "latest");
+             rc->run_id ? tpuci_console__safe(rc->run_id, 0) : "latest");
       tpuci_ctx_free(ctx);
       return EXIT_PASSED;
     }
@@ -309,17 +309,17 @@ static int execute_run(run_cli_t *rc, const char *spec) {
   r = tpuci_run(ctx, &rc->ro);
   if (r != 0 && tpuci_run_id(ctx) == NULL) {
     /* It could not even start (run folder). */
-    fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
+    fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
     tpuci_console_free(&con);
     tpuci_ctx_free(ctx);
     return r == TPUCI_ENOMATCH || r == TPUCI_EUSAGE || r == TPUCI_ESPEC ? EXIT_USAGE
                                                                         : EXIT_ENV;
   }
-  if (r != 0) fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
+  if (r != 0) fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
   tpuci_console_summary(&con, ctx);
   if (rc->sel.repeat > 0) {
     char *rates = NULL;
-    if (tpuci_repeat_report(ctx, &rates) == 0) fputs(rates, stdout);
+    if (tpuci_repeat_report(ctx, &rates) == 0) tpuci_console__puts_safe(stdout, rates);
     tpuci_free(rates);
   }
   code = tpuci_run_exit_code(ctx);
@@ -376,7 +376,7 @@ static int cmd_show(int argc, char **argv) {
   if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
   r = tpuci_load_run(ctx, state, optind < argc ? argv[optind] : NULL);
   if (r != 0) {
-    fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
+    fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
     tpuci_ctx_free(ctx);
     return EXIT_USAGE;
   }
@@ -384,11 +384,14 @@ static int cmd_show(int argc, char **argv) {
     char *text;
     r = tpuci_report(ctx, format, &text);
     if (r == 0) {
-      fputs(text, stdout);
+      /* JSON stays the same JSON made safe; YAML is printed as it is. */
+      if (strcmp(format, "json") == 0) tpuci_console__puts_safe(stdout, text);
+      else fputs(text, stdout);
       tpuci_free(text);
     }
   } else {
-    printf("run %s (%s)\n", tpuci_run_id(ctx), tpuci_console__path(tpuci_run_dir(ctx)));
+    printf("run %s (%s)\n", tpuci_console__safe(tpuci_run_id(ctx), 0),
+           tpuci_console__safe(tpuci_console__path(tpuci_run_dir(ctx)), 0));
     tpuci_console_init(&con, stdout, ctx);
     con.color = tpuci_console__color_auto();
     tpuci_console_summary(&con, ctx);
@@ -440,7 +443,8 @@ static int cmd_flaky(int argc, char **argv) {
   if (release) {
     r = tpuci_flaky_release(state, quarantine, after, &text, &error);
     if (r != 0) {
-      fprintf(stderr, "tpuci: %s\n", error ? error : "cannot read the history");
+      fprintf(stderr, "tpuci: %s\n",
+              error ? tpuci_console__safe(error, 1) : "cannot read the history");
       tpuci_free(error);
       return r == TPUCI_ENOMATCH || r == TPUCI_ESPEC || r == TPUCI_EUSAGE ? EXIT_USAGE : EXIT_ENV;
     }
@@ -448,17 +452,18 @@ static int cmd_flaky(int argc, char **argv) {
       printf("no quarantine entry is ready to release (%d passing runs in a row needed)\n",
              after ? after : 10);
     else
-      fputs(text, stdout);
+      tpuci_console__puts_safe(stdout, text);
     tpuci_free(text);
     return EXIT_PASSED;
   }
   r = tpuci_flaky_report(state, (int) runs, json, &text, &error);
   if (r != 0) {
-    fprintf(stderr, "tpuci: %s\n", error ? error : "cannot read the history");
+    fprintf(stderr, "tpuci: %s\n",
+            error ? tpuci_console__safe(error, 1) : "cannot read the history");
     tpuci_free(error);
     return r == TPUCI_ENOMATCH ? EXIT_USAGE : EXIT_ENV;
   }
-  fputs(text, stdout);
+  tpuci_console__puts_safe(stdout, text);
   tpuci_free(text);
   return EXIT_PASSED;
 }
@@ -570,7 +575,7 @@ static int cmd_export(int argc, char **argv) {
   r = tpuci_export(ctx, format, &eo, &text);
   free(runs_on.only);
   if (r == 0) fputs(text, stdout);
-  else fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
+  else fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
   tpuci_free(text);
   tpuci_ctx_free(ctx);
   return r == 0 ? EXIT_PASSED : EXIT_USAGE;
@@ -622,7 +627,7 @@ static int cmd_plan(int argc, char **argv) {
       : json ? tpuci_plan_json(ctx, &text, NULL)
              : tpuci_plan_text(ctx, &text, NULL);
   if (r == 0) {
-    fputs(text, stdout);
+    tpuci_console__puts_safe(stdout, text);
     if (*text && text[strlen(text) - 1] != '\n') fputc('\n', stdout);
     tpuci_free(text);
   }
@@ -655,8 +660,8 @@ static int cmd_gc(int argc, char **argv) {
     return r;
   }
   r = tpuci_engine_gc(ctx, dry, &report);
-  if (report && *report) fputs(report, stdout);
-  if (r < 0) fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
+  if (report && *report) tpuci_console__puts_safe(stdout, report);
+  if (r < 0) fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
   else
     printf("tpuci gc: %d object%s %s\n", r, r == 1 ? "" : "s",
            dry ? "found (dry run)" : "removed");
@@ -701,15 +706,15 @@ static int cmd_doctor(int argc, char **argv) {
     print_warnings(ctx);
   }
   r = tpuci_engine_doctor(ctx, &report);
-  if (report && *report) fputs(report, stdout);
-  if (r < 0) fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
+  if (report && *report) tpuci_console__puts_safe(stdout, report);
+  if (r < 0) fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
   tpuci_free(report);
   report = NULL;
   if (real) {
     /* The TPU checks after the engine's, whatever those said. */
     int t = tpuci_tpu_doctor(ctx, &report);
-    if (report && *report) fputs(report, stdout);
-    if (t < 0) fprintf(stderr, "tpuci: %s\n", tpuci_last_error(ctx));
+    if (report && *report) tpuci_console__puts_safe(stdout, report);
+    if (t < 0) fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
     tpuci_free(report);
     if (r >= 0 && t < 0) r = t;
   }

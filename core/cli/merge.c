@@ -46,12 +46,12 @@ int tpuci_cli_merge(int argc, char **argv) {
   if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
   r = tpuci_merge_runs(ctx, (const char *const *) argv + optind, (size_t) (argc - optind), &mo);
   if (r != 0) {
-    fprintf(stderr, "tpuci merge: %s\n", tpuci_last_error(ctx));
+    fprintf(stderr, "tpuci merge: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
     tpuci_ctx_free(ctx);
     return EXIT_USAGE;
   }
   for (k = 0; k < tpuci_warning_count(ctx); k++)
-    fprintf(stderr, "tpuci merge: %s\n", tpuci_warning(ctx, k));
+    fprintf(stderr, "tpuci merge: %s\n", tpuci_console__safe(tpuci_warning(ctx, k), 1));
   printf("tpuci merge: %d run folder%s\n", argc - optind, argc - optind == 1 ? "" : "s");
   tpuci_console_init(&con, stdout, ctx);
   con.color = tpuci_console__color_auto();

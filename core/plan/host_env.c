@@ -19,13 +19,30 @@ static int tpuci__tpu_env_name(const char *kv) {
   return 0;
 }
 
-/* This process's TPU environment into `out`. */
+/* This machine's own place in a slice: true here, wrong on any other
+ * host (each worker of a slice has its own, from its metadata server). */
+static int tpuci__tpu_identity(const char *kv, size_t len) {
+  static const char *const names[] = {"TPU_WORKER_ID", "CLOUD_TPU_TASK_ID",
+                                      "TPU_HOSTNAME_OVERRIDE", "MEGASCALE_SLICE_ID"};
+  size_t i;
+  for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (strlen(names[i]) == len && strncmp(kv, names[i], len) == 0) return 1;
+  return 0;
+}
+
+/* This process's TPU environment into `out`: the names TPU software
+ * reads, each a shell name (a name such as `TPU_A;id>/tmp/x;B` is left
+ * out: it would be code in an ssh worker's script), but this machine's
+ * identity. */
 static void tpuci__tpu_env_pass(tpuci__kvlist_t *out) {
   char **e;
   for (e = environ; e && *e; e++) {
     const char *eq = strchr(*e, '=');
     char *key;
-    if (eq == NULL || !tpuci__tpu_env_name(*e)) continue;
+    if (eq == NULL || !tpuci__tpu_env_name(*e) ||
+        !tpuci__env_name_valid(*e, (size_t) (eq - *e)) ||
+        tpuci__tpu_identity(*e, (size_t) (eq - *e)))
+      continue;
     key = tpuci__strndup(*e, (size_t) (eq - *e));
     tpuci__kv_set(out, key, eq + 1);
     free(key);

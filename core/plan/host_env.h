@@ -28,7 +28,10 @@ int tpuci__topology_slice(const tpuci__topology_t *t, tpuci__slice_t *s,
  * TPUCI_HOSTS=<hosts>. On real hardware (emulate "real") the
  * variables of this process's environment that TPU software reads (names
  * starting TPU_, CLOUD_TPU_, LIBTPU_, PJRT_, XLA_, MEGASCALE_, and
- * ALLOW_MULTIPLE_LIBTPU_LOAD) come too, as they are. The job's own env wins: a key the job sets is
+ * ALLOW_MULTIPLE_LIBTPU_LOAD) come too, as they are, but for names that
+ * are not [A-Za-z_][A-Za-z0-9_]* and this machine's identity in its
+ * slice (TPU_WORKER_ID, CLOUD_TPU_TASK_ID, TPU_HOSTNAME_OVERRIDE,
+ * MEGASCALE_SLICE_ID: each host has its own). The job's own env wins: a key the job sets is
  * left out (it reaches the host with the job's value through
  * tpuci__attempt_env). Appends to `out`; 0 or TPUCI_EUSAGE. */
 int tpuci__topology_host_env(const tpuci__instance_t *inst,

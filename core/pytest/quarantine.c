@@ -141,6 +141,24 @@ static int tpuci__q_entry(yaml_document_t *doc, yaml_node_t *m, const char *name
   return 0;
 }
 
+/* After the first document: the stream must end (tpuci.yaml refuses a
+ * second document too: a second list would be ignored without a word). */
+static int tpuci__q_one_document(yaml_parser_t *parser, const char *name, tpuci__err_t *err) {
+  yaml_document_t next;
+  yaml_node_t *root;
+  int r = 0;
+  if (!yaml_parser_load(parser, &next))
+    return tpuci__err_set(err, TPUCI_ESPEC, "%s:%lu:%lu: %s", name,
+                          (unsigned long) parser->problem_mark.line + 1,
+                          (unsigned long) parser->problem_mark.column + 1,
+                          parser->problem ? parser->problem : "not YAML");
+  if ((root = yaml_document_get_root_node(&next)) != NULL)
+    r = tpuci__q_fail(err, name, root, "a second document (the quarantine is one list of "
+                                       "entries; remove the '---' or join the lists)");
+  yaml_document_delete(&next);
+  return r;
+}
+
 int tpuci__quarantine_parse(const char *text, size_t len, const char *name,
                             tpuci__quarantine_t *q, tpuci__err_t *err) {
   yaml_parser_t parser;
@@ -162,8 +180,13 @@ int tpuci__quarantine_parse(const char *text, size_t len, const char *name,
     yaml_parser_delete(&parser);
     return r;
   }
-  yaml_parser_delete(&parser);
   root = yaml_document_get_root_node(&doc);
+  if ((r = tpuci__q_one_document(&parser, name, err)) != 0) {
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    return r;
+  }
+  yaml_parser_delete(&parser);
   if (root == NULL) {
     yaml_document_delete(&doc);
     return 0; /* An empty file: no entry. */
@@ -215,6 +238,24 @@ void tpuci__quarantine_expire(tpuci__quarantine_t *q, long today, tpuci__strv_t 
                        tpuci__printf("%s: the quarantine of '%s' (owner %s) expired on %s: "
                                      "it counts again",
                                      e->where, e->test, e->owner, e->until));
+  }
+}
+
+/* Whether glob matches every node id: only '*' (fnmatch without flags:
+ * '*' crosses '/' and '::' and matches nothing too). */
+static int tpuci__q_everything(const char *glob) {
+  return glob[0] != '\0' && strspn(glob, "*") == strlen(glob);
+}
+
+void tpuci__quarantine_lint(const tpuci__quarantine_t *q, tpuci__strv_t *warnings) {
+  size_t i;
+  for (i = 0; i < q->n; i++) {
+    const tpuci__quarantine_entry_t *e = &q->entries[i];
+    if (e->expired || !tpuci__q_everything(e->test)) continue;
+    tpuci__strv_take(warnings,
+                     tpuci__printf("%s: test '%s' covers every test: no test failure fails a "
+                                   "pytest job while it holds (until %s, owner %s)",
+                                   e->where, e->test, e->until, e->owner));
   }
 }
 

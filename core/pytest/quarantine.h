@@ -38,6 +38,9 @@ typedef struct {
   long until_day;         /* days since 1970-01-01 */
   char *where;            /* "tpuci-quarantine.yaml:3" */
   int expired;            /* until_day < today (tpuci__quarantine_expire) */
+  /* What it covered in a run's pytest instances (its tests, of them
+   * failing: failed, error, not run), counted by the run. */
+  size_t covered, covered_failing;
 } tpuci__quarantine_entry_t;
 
 typedef struct {
@@ -52,7 +55,8 @@ void tpuci__quarantine_free(tpuci__quarantine_t *q);
 /* Parses the file's text (`name` for messages) into `q` (zeroed or
  * empty). The document is a list of mappings with the keys test, reason,
  * owner and until, each a non-empty string, each required, none other;
- * `until` a date YYYY-MM-DD; an empty file (or `[]`) has no entry.
+ * `until` a date YYYY-MM-DD; an empty file (or `[]`) has no entry; a
+ * second document is an error (as tpuci.yaml's).
  * Returns 0, or TPUCI_ESPEC with err saying "NAME:LINE: ..." and the
  * key. */
 int tpuci__quarantine_parse(const char *text, size_t len, const char *name,
@@ -69,6 +73,10 @@ long tpuci__quarantine_day(const char *date);
  * one warning for each to `warnings` ("NAME:3: the quarantine of 'ID'
  * (owner @alice) expired on 2026-01-31: it counts again"). */
 void tpuci__quarantine_expire(tpuci__quarantine_t *q, long today, tpuci__strv_t *warnings);
+
+/* One warning for each entry, not expired, whose test covers every test
+ * ("*"): "NAME:3: test '*' covers every test: ...". */
+void tpuci__quarantine_lint(const tpuci__quarantine_t *q, tpuci__strv_t *warnings);
 
 /* The first entry that is not expired and covers node id `id` (equal to
  * its `test`, or matching it as an fnmatch(3) glob without flags, so `*`

@@ -110,6 +110,7 @@ static const char *tpuci__entry_problem(const json_t *e, const char *key, const 
   if (!json_is_string(json_object_get(e, "run"))) return "no run";
   if (!json_is_integer(json_object_get(e, "duration_ms"))) return "no duration";
   if (tests != NULL && !json_is_array(tests)) return "tests is not a list";
+  if (json_array_size(tests) > TPUCI__CACHE_TESTS_MAX) return "more tests than an entry may hold (" TPUCI__CACHE_TESTS_MAX_TEXT ")";
   json_array_foreach(tests, i, t) {
     const char *o = json_string_value(json_object_get(t, "outcome"));
     const char *id = json_string_value(json_object_get(t, "id"));
@@ -118,6 +119,48 @@ static const char *tpuci__entry_problem(const json_t *e, const char *key, const 
       return "a test that did not pass";
   }
   return NULL;
+}
+
+/* Whether s is a run id of the usual form: YYYYMMDD-HHMMSS-xxxx
+ * (rundir.c). */
+static int tpuci__run_id_form(const char *s, size_t n) {
+  static const char form[] = "99999999-999999-ffff";
+  size_t i;
+  if (n != sizeof(form) - 1) return 0;
+  for (i = 0; i < n; i++) {
+    if (form[i] == '-' ? s[i] != '-'
+        : form[i] == '9' ? !(s[i] >= '0' && s[i] <= '9')
+                         : !((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+      return 0;
+  }
+  return 1;
+}
+
+/* Whether an entry's log may be shown: a regular file that is, once
+ * every link and ".." is resolved, inside <state_dir>/runs/<run>/ where
+ * <run> is the entry's own run and has the usual form. Anything else
+ * (/etc/shadow, ~/.docker/config.json, a link out of runs/) is never
+ * read: the reports attach a log's last lines. */
+static int tpuci__log_trusted(const char *state_dir, const char *run, const char *log) {
+  char *runs = tpuci__printf("%s/runs", state_dir), *real_runs, *real_log;
+  struct stat st;
+  size_t n;
+  int ok = 0;
+  real_runs = realpath(runs, NULL);
+  real_log = log != NULL && log[0] == '/' ? realpath(log, NULL) : NULL;
+  free(runs);
+  if (real_runs != NULL && real_log != NULL && run != NULL) {
+    n = strlen(real_runs);
+    if (strncmp(real_log, real_runs, n) == 0 && real_log[n] == '/') {
+      const char *id = real_log + n + 1, *slash = strchr(id, '/');
+      ok = slash != NULL && slash[1] != '\0' && tpuci__run_id_form(id, (size_t) (slash - id)) &&
+           strncmp(id, run, (size_t) (slash - id)) == 0 && run[slash - id] == '\0' &&
+           stat(real_log, &st) == 0 && S_ISREG(st.st_mode);
+    }
+  }
+  free(real_runs);
+  free(real_log);
+  return ok;
 }
 
 int tpuci__cache_get(const char *state_dir, const char *key, const char *name, int touch,
@@ -135,6 +178,12 @@ int tpuci__cache_get(const char *state_dir, const char *key, const char *name, i
   if (r == UV_ENOENT) {
     free(path);
     return 0;
+  }
+  if (r == UV_EFBIG) {
+    tpuci__err_set(err, TPUCI_ELIMIT, "%s: over the %zu MiB an entry may have", path,
+                   TPUCI__CACHE_ENTRY_MAX >> 20);
+    free(path);
+    return -1;
   }
   if (r != 0) {
     char *why = tpuci__read_why(path, r);
@@ -156,6 +205,11 @@ int tpuci__cache_get(const char *state_dir, const char *key, const char *name, i
     free(path);
     return -1;
   }
+  /* A log this run may not show: the pass stands, without its log. */
+  if (json_object_get(e, "log") != NULL &&
+      !tpuci__log_trusted(state_dir, json_string_value(json_object_get(e, "run")),
+                          json_string_value(json_object_get(e, "log"))))
+    json_object_del(e, "log");
   /* Recently used: the last to go. */
   if (touch) utimensat(AT_FDCWD, path, NULL, 0);
   free(path);
@@ -169,17 +223,31 @@ int tpuci__cache_put(const char *state_dir, const char *key, const json_t *entry
   char *dir, *path, *tmp, *text;
   int fd, r;
   if (!tpuci__valid_key(key)) return tpuci__err_set(err, TPUCI_EUSAGE, "bad key '%s'", key);
+  if (json_array_size(json_object_get(entry, "tests")) > TPUCI__CACHE_TESTS_MAX)
+    return tpuci__err_set(err, TPUCI_ELIMIT, "'%s' not stored: %zu tests, at most %d in an "
+                          "entry (shard it: each shard has an entry of its own)",
+                          json_string_value(json_object_get(entry, "instance")),
+                          json_array_size(json_object_get(entry, "tests")),
+                          TPUCI__CACHE_TESTS_MAX);
+  text = json_dumps(entry, JSON_COMPACT);
+  if (strlen(text) > TPUCI__CACHE_ENTRY_MAX) {
+    r = tpuci__err_set(err, TPUCI_ELIMIT, "'%s' not stored: its entry is over %zu MiB",
+                       json_string_value(json_object_get(entry, "instance")),
+                       TPUCI__CACHE_ENTRY_MAX >> 20);
+    free(text);
+    return r;
+  }
   dir = tpuci__printf("%s/" TPUCI__CACHE_DIR, state_dir);
   if ((r = tpuci__mkdir_p(dir, 0755)) != 0) {
     tpuci__err_set(err, r, "%s: %s", dir, tpuci__strerror(r));
     free(dir);
+    free(text);
     return r;
   }
   free(dir);
   path = tpuci__entry_path(state_dir, key);
   /* A name of this process's own: two runs never write one file. */
   tmp = tpuci__printf("%s.%ld.%u.tmp", path, (long) getpid(), counter++);
-  text = json_dumps(entry, JSON_COMPACT);
   fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   r = fd < 0 ? -errno : tpuci__write_all(fd, text, strlen(text));
   if (fd >= 0 && close(fd) != 0 && r == 0) r = -errno;
@@ -312,7 +380,8 @@ void tpuci__cache_restore(const json_t *entry, const tpuci__instance_t *inst,
   a->start_ms = tpuci__now_ms();
   a->cause = tpuci__printf("passed in run %s (%s)", run,
                            tpuci__duration_format(dur, d, sizeof(d)));
-  /* The log of that pass, while the run folder keeps it. */
+  /* The log of that pass, while the run folder keeps it (tpuci__cache_get
+   * dropped one outside the state folder's runs/). */
   if (log != NULL && access(log, R_OK) == 0) a->log_path = tpuci__strdup(log);
   r->outcome = TPUCI_OUTCOME_CACHED;
   if (inst->pytest == NULL || !json_is_array(tests)) return;

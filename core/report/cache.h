@@ -31,8 +31,16 @@
 #define TPUCI__CACHE_FORMAT 1
 #define TPUCI__CACHE_MAX_ENTRIES 10000
 #define TPUCI__CACHE_MAX_BYTES ((uint64_t) 256 << 20)
-/* One entry's file; a bigger one is refused. */
-#define TPUCI__CACHE_ENTRY_MAX ((size_t) 64 << 20)
+/* One entry's file, and its tests: a bigger entry is neither stored nor
+ * read (a miss with a warning). Restoring is not streamed: the entry is
+ * parsed whole and its tests become a history (then the reports list
+ * them), so the caps bound what a hit costs: a run taking an entry of
+ * 250,000 tests (65 MB) peaked at 943 MB, one of 50,000 (13 MB) at 196
+ * MB. A suite that big is sharded: each shard's instance has an entry
+ * of its own. */
+#define TPUCI__CACHE_ENTRY_MAX ((size_t) 16 << 20)
+#define TPUCI__CACHE_TESTS_MAX 50000
+#define TPUCI__CACHE_TESTS_MAX_TEXT "50000"
 
 /* Whether instance result r may be stored: passed on its first attempt's
  * terms (final outcome passed, not flaky) and, for pytest, every test
@@ -48,11 +56,19 @@ json_t *tpuci__cache_entry(const tpuci__instance_t *inst, const tpuci__instance_
 /* Reads the entry of `key` for instance `name`: 1 and *out (new
  * reference) on a hit, 0 on a miss, -1 for an entry that is there but
  * unusable (why in err: the caller warns and runs the instance). With
- * `touch`, a hit refreshes the entry's time (it is used). */
+ * `touch`, a hit refreshes the entry's time (it is used). An entry is
+ * text someone else may have written (a CI cache restored from another
+ * branch): its `log` is kept only when it is a regular file inside
+ * <state_dir>/runs/<run>/, <run> the entry's own run of the usual form
+ * (links and ".." resolved first); otherwise the hit has no log. Every
+ * other field is untrusted text for whoever prints it
+ * (tpuci__safe). */
 int tpuci__cache_get(const char *state_dir, const char *key, const char *name, int touch,
                      json_t **out, tpuci__err_t *err);
 
-/* Writes the entry of `key`. 0, or a negative code with err. */
+/* Writes the entry of `key`. 0, or a negative code with err (TPUCI_ELIMIT
+ * for an entry over TPUCI__CACHE_TESTS_MAX tests or
+ * TPUCI__CACHE_ENTRY_MAX bytes: not stored). */
 int tpuci__cache_put(const char *state_dir, const char *key, const json_t *entry,
                      tpuci__err_t *err);
 

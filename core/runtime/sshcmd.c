@@ -4,8 +4,10 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const char *tpuci__ssh_client(void) {
@@ -47,13 +49,53 @@ void tpuci__ssh_base_argv(tpuci__strv_t *out, const char *config,
 }
 
 int tpuci__ssh_control_dir_new(char **dir, const char *who, tpuci__err_t *err) {
-  char tmpl[] = "/tmp/tpuci-ssh-XXXXXX";
+  /* The pid says whose it is: `tpuci gc` removes it once that is gone. */
+  char *tmpl = tpuci__printf(TPUCI__SSH_CONTROL_PREFIX "%ld-XXXXXX", (long) getpid());
   *dir = NULL;
-  if (mkdtemp(tmpl) == NULL)
+  if (mkdtemp(tmpl) == NULL) {
+    int r = TPUCI__ERRNO;
+    free(tmpl);
     return tpuci__err_set(err, TPUCI_EENGINE, "%s: cannot make a folder for ssh's "
-                          "control sockets in /tmp: %s", who, uv_strerror(TPUCI__ERRNO));
-  *dir = tpuci__strdup(tmpl);
+                          "control sockets in /tmp: %s", who, uv_strerror(r));
+  }
+  *dir = tmpl;
   return 0;
+}
+
+/* The pid in a control folder's name "tpuci-ssh-<pid>-XXXXXX", or 0. */
+static long tpuci__control_pid(const char *name) {
+  const char *p = name + 10;
+  char *end;
+  long pid;
+  if (strncmp(name, "tpuci-ssh-", 10) != 0 || *p < '1' || *p > '9') return 0;
+  pid = strtol(p, &end, 10);
+  if (*end != '-' || strlen(end + 1) != 6 || pid <= 0) return 0;
+  return pid;
+}
+
+int tpuci__ssh_control_dirs_gc(int dry_run, tpuci__buf_t *report) {
+  DIR *d = opendir("/tmp");
+  struct dirent *e;
+  int n = 0;
+  while (d != NULL && (e = readdir(d)) != NULL) {
+    long pid = tpuci__control_pid(e->d_name);
+    struct stat st;
+    char *path;
+    if (pid == 0) continue;
+    path = tpuci__printf("/tmp/%s", e->d_name);
+    /* Only this user's own folders (never one behind a link), of a
+     * tpuci that is gone. */
+    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+        (pid_t) pid != getpid() && kill((pid_t) pid, 0) != 0 && errno == ESRCH) {
+      if (!dry_run) tpuci__ssh_control_dir_remove(path);
+      tpuci__buf_addf(report, "%s ssh: control folder %s (its tpuci, pid %ld, is gone)\n",
+                      dry_run ? "would remove" : "removed", path, pid);
+      n++;
+    }
+    free(path);
+  }
+  if (d != NULL) closedir(d);
+  return n;
 }
 
 int tpuci__ssh_spawn(uv_loop_t *loop, uv_process_t *proc, const tpuci__strv_t *argv,

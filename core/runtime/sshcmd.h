@@ -27,11 +27,19 @@ void tpuci__ssh_base_argv(tpuci__strv_t *out, const char *config,
                           const char *control_path, const char *user, int port);
 
 /* Makes a private folder (0700: ssh refuses a control socket others
- * could reach) for the control sockets, /tmp/tpuci-ssh-XXXXXX: 0 and
- * *dir (new), or TPUCI_EENGINE with err saying so, after `who`. */
+ * could reach) for the control sockets, /tmp/tpuci-ssh-<pid>-XXXXXX
+ * (this process's pid): 0 and *dir (new), or TPUCI_EENGINE with err
+ * saying so, after `who`. */
+#define TPUCI__SSH_CONTROL_PREFIX "/tmp/tpuci-ssh-"
 int tpuci__ssh_control_dir_new(char **dir, const char *who, tpuci__err_t *err);
 /* Removes it, and any socket a master left in it. */
 void tpuci__ssh_control_dir_remove(const char *dir);
+/* `tpuci gc`: removes (unless dry_run) the control folders a killed
+ * tpuci left here: this user's /tmp/tpuci-ssh-<pid>-XXXXXX folders
+ * whose process is gone; a line each in report ("removed ssh: control
+ * folder /tmp/tpuci-ssh-... (its tpuci, pid N, is gone)"). Returns how
+ * many. */
+int tpuci__ssh_control_dirs_gc(int dry_run, tpuci__buf_t *report);
 
 /* Spawns argv (ssh, or sh around it) on `loop` with `stdio` (n entries),
  * in a session of its own: the terminal's Ctrl-C is tpuci's to handle

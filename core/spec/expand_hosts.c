@@ -1,18 +1,15 @@
 /* `hosts` declarations into the plan (plan.h's tpuci__hostset_t): paths
  * made absolute with the spec's folder, a gcloud describe file read for
  * its workers' addresses, and a job's topology checked against them. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 #include <lauxlib.h>
 #include <lua.h>
+#include <uv.h>
 
 #include "spec/internal.h"
-
-/* A gcloud file bigger than this is not a describe output. */
-#define TPUCI__GCLOUD_MAX_BYTES (4u << 20)
 
 static const char *tpuci__base_dir(tpuci__spec_ctx_t *c) {
   return c->plan->spec_dir ? c->plan->spec_dir : c->spec_dir;
@@ -31,24 +28,30 @@ static char *tpuci__abs_field(lua_State *L, tpuci__spec_ctx_t *c, int t,
   return tpuci__strndup(c->scratch.data, c->scratch.len);
 }
 
-/* Reads the workers' internal addresses, in order, from a
- * `gcloud compute tpus tpu-vm describe --format=json` file. Returns NULL,
- * or a new message (the caller raises it once nothing is held). */
-static char *tpuci__gcloud_read(tpuci__hostset_t *hs, const char *user) {
+/* Whether s can be a worker's address from a gcloud file: letters,
+ * digits, '.', ':' and '-', not starting with '-' (ssh would read
+ * `-Fevil.conf` as an option and run that config's ProxyCommand). */
+static int tpuci__gcloud_address(const char *s) {
+  size_t k;
+  if (s[0] == '\0' || s[0] == '-') return 0;
+  for (k = 0; s[k]; k++)
+    if (!(s[k] == '.' || s[k] == ':' || s[k] == '-' || (s[k] >= '0' && s[k] <= '9') ||
+          (s[k] >= 'a' && s[k] <= 'z') || (s[k] >= 'A' && s[k] <= 'Z')))
+      return 0;
+  return 1;
+}
+
+char *tpuci__gcloud_parse(tpuci__hostset_t *hs, const char *text, size_t len,
+                          const char *user) {
   json_error_t je;
   json_t *root, *eps;
   size_t i, n;
   char *msg = NULL;
 
-  errno = 0;
-  root = json_load_file(hs->gcloud, JSON_REJECT_DUPLICATES, &je);
-  if (root == NULL) {
-    if (je.line <= 0 || errno != 0)
-      return tpuci__printf("gcloud: cannot read '%s': %s", hs->gcloud,
-                           errno ? strerror(errno) : je.text);
-    return tpuci__printf("gcloud: '%s' is not JSON: line %d: %s", hs->gcloud,
-                         je.line, je.text);
-  }
+  root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+  if (root == NULL)
+    return tpuci__printf("gcloud: '%s' is not JSON: line %d: %s", hs->gcloud, je.line,
+                         je.text);
   eps = json_is_object(root) ? json_object_get(root, "networkEndpoints") : NULL;
   n = json_is_array(eps) ? json_array_size(eps) : 0;
   if (n == 0) {
@@ -64,20 +67,15 @@ static char *tpuci__gcloud_read(tpuci__hostset_t *hs, const char *user) {
     for (i = 0; i < n && msg == NULL; i++) {
       json_t *ip = json_object_get(json_array_get(eps, i), "ipAddress");
       const char *s = json_is_string(ip) ? json_string_value(ip) : NULL;
-      size_t k;
       if (s == NULL || s[0] == '\0') {
         msg = tpuci__printf("gcloud: '%s': networkEndpoints[%zu]: no ipAddress",
                             hs->gcloud, i + 1);
         break;
       }
-      for (k = 0; s[k]; k++)
-        if (!(s[k] == '.' || s[k] == ':' || s[k] == '-' ||
-              (s[k] >= '0' && s[k] <= '9') || (s[k] >= 'a' && s[k] <= 'z') ||
-              (s[k] >= 'A' && s[k] <= 'Z')))
-          break;
-      if (s[k] != '\0') {
+      if (!tpuci__gcloud_address(s)) {
         msg = tpuci__printf("gcloud: '%s': networkEndpoints[%zu].ipAddress: "
-                            "not an address", hs->gcloud, i + 1);
+                            "not an address%s", hs->gcloud, i + 1,
+                            s[0] == '-' ? " (it starts with '-')" : "");
         break;
       }
       hs->hosts[i].host = tpuci__strdup(s);
@@ -86,6 +84,29 @@ static char *tpuci__gcloud_read(tpuci__hostset_t *hs, const char *user) {
     }
   }
   json_decref(root);
+  return msg;
+}
+
+/* Reads the workers' internal addresses, in order, from a
+ * `gcloud compute tpus tpu-vm describe --format=json` file: a regular
+ * file (a FIFO is refused at once, never waited on) of at most
+ * TPUCI__GCLOUD_MAX_BYTES. Returns NULL, or a new message (the caller
+ * raises it once nothing is held). */
+static char *tpuci__gcloud_read(tpuci__hostset_t *hs, const char *user) {
+  char *text = NULL, *msg;
+  size_t len = 0;
+  int r = tpuci__read_file_max(hs->gcloud, TPUCI__GCLOUD_MAX_BYTES, &text, &len);
+  if (r == UV_EFBIG)
+    return tpuci__printf("gcloud: '%s' is over %u MiB: not a describe output",
+                         hs->gcloud, TPUCI__GCLOUD_MAX_BYTES >> 20);
+  if (r != 0) {
+    char *why = tpuci__read_why(hs->gcloud, r);
+    msg = tpuci__printf("gcloud: cannot read '%s': %s", hs->gcloud, why);
+    free(why);
+    return msg;
+  }
+  msg = tpuci__gcloud_parse(hs, text, len, user);
+  free(text);
   return msg;
 }
 
@@ -121,8 +142,12 @@ void tpuci__spec_expand_hosts(lua_State *L, tpuci__hostset_t *hs, int t) {
     e = lua_gettop(L);
     hs->hosts[i].user = tpuci__strdup(tpuci__spec_get_str(L, e, "user"));
     hs->hosts[i].host = tpuci__strdup(tpuci__spec_get_str(L, e, "host"));
-    hs->hosts[i].port = (int) tpuci__spec_get_int(L, e, "port");
     hs->nhosts = i + 1;
+    /* The prelude refuses these; the plan never holds one either way. */
+    if (hs->hosts[i].host == NULL || hs->hosts[i].host[0] == '-' ||
+        (hs->hosts[i].user != NULL && hs->hosts[i].user[0] == '-'))
+      luaL_error(L, "%s: [%d]: a host or user cannot start with '-'", what, (int) i + 1);
+    hs->hosts[i].port = (int) tpuci__spec_get_int(L, e, "port");
     lua_pop(L, 1);
   }
   lua_pop(L, 1);

@@ -169,7 +169,8 @@ static void test_verdict_lone(void **state) {
 
 /* An OOM kill the engine did not report (State.OOMKilled false, exit
  * 137, no signal from tpuci): with the stats' evidence an oom that says
- * so; without, a failure that says what it probably was. */
+ * so; without, an oom all the same (the limit and the SIGKILL say so:
+ * retries.on = {"oom"} catches it) that says what it probably was. */
 static void test_verdict_oom_unreported(void **state) {
   tpuci__gang_host_t h[2];
   tpuci__gang_verdict_t v;
@@ -185,7 +186,7 @@ static void test_verdict_oom_unreported(void **state) {
   h[0] = host(NULL, 137, 0, 0, 1);
   h[0].oom_unreported = TPUCI__OOM_PROBABLY;
   tpuci__gang_verdict(h, 1, 16u << 20, &v);
-  assert_int_equal(v.oom, 0);
+  assert_int_equal(v.oom, 1);
   assert_int_equal(v.exit_code, 137);
   assert_string_equal(v.cause, "exit 137 (SIGKILL, not sent by tpuci, under "
                                "a memory limit of 16 MiB: probably out of "
@@ -197,8 +198,16 @@ static void test_verdict_oom_unreported(void **state) {
   h[1].oom_unreported = TPUCI__OOM_PROBABLY;
   tpuci__gang_verdict(h, 2, 16u << 20, &v);
   assert_int_equal(v.host, 1);
+  assert_int_equal(v.oom, 1);
   assert_non_null(strstr(v.cause, "worker-1: exit 137 (SIGKILL, not sent by "
                                   "tpuci, under a memory limit of 16 MiB"));
+  tpuci__gang_verdict_free(&v);
+  /* Without a memory limit nothing says it was memory: a failure. */
+  h[0] = host(NULL, 137, 0, 0, 1);
+  h[0].oom_unreported = TPUCI__OOM_PROBABLY;
+  tpuci__gang_verdict(h, 1, 0, &v);
+  assert_int_equal(v.oom, 0);
+  assert_int_equal(v.exit_code, 137);
   tpuci__gang_verdict_free(&v);
 }
 

@@ -8,6 +8,9 @@
 #   spec    a spec through the real loader, with small caps
 #   engine  the Docker Engine's answers (HTTP, JSON, the output stream)
 #   pattern the spec's copy of Lua's pattern matcher, against Lua's
+#   state   the files someone else can write (a gcloud host file, a cache
+#           entry, history.jsonl, a quarantine file, timings.json,
+#           collections.json) and text made safe to print
 # New inputs go to $TPUCI_FUZZ_BUILD/corpus-<name> (default
 # /tmp/tpuci-fuzz), not to the tree; a crash to
 # $TPUCI_FUZZ_BUILD/<name>-crash-*. Fix it, then copy the input into
@@ -24,7 +27,7 @@ case "${1:-}" in [0-9]*) secs=$1; shift ;; esac
 names=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do names+=("$1"); shift; done
 [ "${1:-}" = -- ] && shift
-[ ${#names[@]} -gt 0 ] || names=(junit spec engine pattern)
+[ ${#names[@]} -gt 0 ] || names=(junit spec engine pattern state)
 out=${TPUCI_FUZZ_BUILD:-/tmp/tpuci-fuzz}
 cc=${CC_FUZZ:-clang}
 jobs=${TPUCI_FUZZ_JOBS:-2}
@@ -50,6 +53,7 @@ seeds() {
     spec) echo "$here/corpus/spec $root/tests/spec/bad $root/tests/e2e/specs" ;;
     engine) echo "$here/corpus/engine" ;;
     pattern) echo "$here/corpus/pattern" ;;
+    state) echo "$here/corpus/state" ;;
   esac
 }
 # One harness: its run, its stats, its verdict (0, or 1 with the reason).

@@ -98,6 +98,42 @@ static void test_errors(void **state) {
   refused("- test: [a\n", "q.yaml:2:1: did not find expected ',' or ']'");
 }
 
+/* One document: a second list is refused, not left out (as tpuci.yaml
+ * refuses one); an empty first document does not hide it either. */
+static void test_second_document(void **state) {
+  (void) state;
+  refused("- test: a\n  reason: r\n  owner: o\n  until: 2027-01-31\n"
+          "---\n- test: b\n  reason: r\n  owner: o\n  until: 2027-01-31\n",
+          "q.yaml:6: a second document (the quarantine is one list of entries; remove the "
+          "'---' or join the lists)");
+  refused("---\n---\n- test: b\n  reason: r\n  owner: o\n  until: 2027-01-31\n",
+          "q.yaml:3: a second document (the quarantine is one list of entries; remove the "
+          "'---' or join the lists)");
+  refused("[]\n--- [a\n", "q.yaml:3:1: did not find expected ',' or ']'");
+}
+
+/* test: "*" covers every test: a warning; a narrower glob none. */
+static void test_lint(void **state) {
+  static const char text[] =
+      "- test: \"*\"\n  reason: r\n  owner: bob\n  until: 2099-01-31\n"
+      "- test: \"tests/*\"\n  reason: r\n  owner: o\n  until: 2099-01-31\n"
+      "- test: \"**\"\n  reason: r\n  owner: o\n  until: 2001-01-31\n";
+  tpuci__quarantine_t q;
+  tpuci__err_t err = {0, NULL};
+  tpuci__strv_t warn = {0};
+  (void) state;
+  tpuci__quarantine_init(&q);
+  assert_int_equal(tpuci__quarantine_parse(text, strlen(text), "q.yaml", &q, &err), 0);
+  tpuci__quarantine_expire(&q, 20000, NULL);
+  tpuci__quarantine_lint(&q, &warn);
+  assert_int_equal(warn.len, 1);  /* the expired "**" says nothing */
+  assert_string_equal(warn.items[0], "q.yaml:1: test '*' covers every test: no test failure "
+                                     "fails a pytest job while it holds (until 2099-01-31, "
+                                     "owner bob)");
+  tpuci__strv_free(&warn);
+  tpuci__quarantine_free(&q);
+}
+
 static void test_empty_and_dates(void **state) {
   tpuci__quarantine_t q;
   tpuci__err_t err = {0, NULL};
@@ -160,6 +196,7 @@ static void test_release_report(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_and_match), cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_second_document), cmocka_unit_test(test_lint),
       cmocka_unit_test(test_empty_and_dates), cmocka_unit_test(test_released),
       cmocka_unit_test(test_release_report)};
   return cmocka_run_group_tests(tests, NULL, NULL);

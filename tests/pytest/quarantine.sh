@@ -5,8 +5,10 @@
 # (properties), summary.json (against the schema), the HTML report and
 # GitHub's step summary; an expired entry is a warning and its test
 # counts again; a quarantined test that passed its last K runs is "ready
-# to release", and `tpuci flaky --release` names the entry to remove. An
-# invalid file stops the run before it starts (exit 2, file:line: key).
+# to release", and `tpuci flaky --release` names the entry to remove.
+# Each entry's count of what it covered is said; `test: "*"` is a
+# warning. An invalid file (a second document too) stops the run before
+# it starts (exit 2, file:line: key).
 . "$TESTS/e2e/lib.sh"
 /usr/bin/python3 -c 'import pytest' 2>/dev/null || { echo "SKIP: /usr/bin/python3 has no pytest (apt-get install python3-pytest)"; exit 77; }
 spec=$TESTS/pytest/quarantine/spec.lua
@@ -23,6 +25,11 @@ expect_out "failed tests/test_q.py::test_expired"
 expect_out "q: 3 tests, 1 failed, 0 flaky, 1 quarantined (failed, not counted)"
 expect_json "[i.get('quarantined') for i in s['instances']]" "[None]"
 expect_json "s['quarantine']['expired']" "['$qfile:6']"
+# What each entry covered: said at the end (the expired one covers none).
+expect_out "tpuci: quarantine $qfile:2: 'tests/test_q.py::test_quar' covered 1 test in this run, 1 failing"
+expect_not_out "quarantine $qfile:6:" "an expired entry's count"
+expect_json "[(m['where'], m['tests'], m['failing']) for m in s['quarantine']['matched']]" \
+  "[('$qfile:2', 1, 1), ('$qfile:6', 0, 0)]"
 
 # 2. Only the quarantined test fails: the run passes, and every record
 #    says why.
@@ -74,7 +81,18 @@ expect_out "no quarantine entry is ready to release (4 passing runs in a row nee
 run_tpuci flaky --release-after 3
 expect_code 2 "--release-after without --release"
 
-# 4. An invalid file (and a missing one) stops the run before it starts.
+# 4. test: "*" covers every test: a warning, and its count.
+printf -- '- test: "*"\n  reason: r\n  owner: bob\n  until: 2099-01-01\n' > all.yaml
+MODE= run_tpuci run --plain --quarantine all.yaml "$spec"
+expect_code 0 "every failure quarantined"
+expect_out "warning: all.yaml:1: test '*' covers every test: no test failure fails a pytest job while it holds (until 2099-01-01, owner bob)"
+expect_out "tpuci: quarantine all.yaml:1: '*' covered 3 tests in this run, 2 failing"
+
+# 5. An invalid file (and a missing one) stops the run before it starts.
+printf -- '- test: a\n  reason: r\n  owner: o\n  until: 2099-01-01\n---\n- test: b\n' > two.yaml
+run_tpuci run --quarantine two.yaml "$spec"
+expect_code 2 "a second document"
+expect_out "two.yaml:6: a second document (the quarantine is one list of entries"
 printf -- '- test: tests/x.py::t\n  reason: r\n  until: 2099-01-01\n' > bad.yaml
 run_tpuci run --quarantine bad.yaml "$spec"
 expect_code 2 "an invalid quarantine"

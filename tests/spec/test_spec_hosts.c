@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -141,6 +142,56 @@ static void test_gcloud_errors(void **state) {
           "networkEndpoints[1].ipAddress: not an address");
 }
 
+/* A host or user that starts with '-' would be an option to ssh
+ * (`-Fevil.conf` runs that config's ProxyCommand here): refused in every
+ * source, the list and the gcloud file. */
+static void test_leading_dash(void **state) {
+  (void) state;
+  refused("hosts \"s\" { \"-Fevil.conf\" }\n", 1, "a host cannot start with '-'");
+  refused("hosts \"s\" { \"root@-oProxyCommand=x\" }\n", 1, "a host cannot start with '-'");
+  refused("hosts \"s\" { \"-oProxyCommand=x@h\" }\n", 1, "not starting with '-'");
+  refused("hosts \"s\" { \"-V:22\" }\n", 1, "a host cannot start with '-'");
+  refused("hosts \"s\" { gcloud = \"tpu.json\", user = \"-lx\" }\n", 1,
+          "not starting with '-'");
+  write_file("dash.json", "{\"networkEndpoints\": [{\"ipAddress\": \"10.0.0.1\"},\n"
+                          " {\"ipAddress\": \"-Fevil.conf\"}]}");
+  refused("hosts \"t\" { gcloud = \"dash.json\" }\n", 1,
+          "networkEndpoints[2].ipAddress: not an address (it starts with '-')");
+  write_file("dash2.json", "{\"networkEndpoints\": [{\"ipAddress\": \"-Jjump\"}]}");
+  refused("hosts \"t\" { gcloud = \"dash2.json\" }\n", 1, "(it starts with '-')");
+  /* Still fine: a '-' inside a name. */
+  loads("hosts \"s\" { \"a-b@h-1.example\" }\njob \"x\" { hosts = \"s\", run = \"true\" }\n");
+}
+
+/* The gcloud file is a regular file of at most 4 MiB: a FIFO is refused
+ * at once (the alarm fails the test where the load would wait for a
+ * writer), a bigger file without being read whole. */
+static void test_gcloud_file_kind(void **state) {
+  char *fifo = tpuci__printf("%s/fifo.json", dir), *big = tpuci__printf("%s/big.json", dir);
+  FILE *f;
+  size_t i;
+  (void) state;
+  unlink(fifo);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  alarm(30);
+  refused("hosts \"t\" { gcloud = \"fifo.json\" }\n", 1,
+          "gcloud: cannot read '");
+  alarm(0);
+  assert_non_null(strstr(err.msg, "it is a FIFO, not a regular file"));
+  f = fopen(big, "w");
+  assert_non_null(f);
+  fputs("{\"networkEndpoints\": [{\"ipAddress\": \"10.0.0.1\"}], \"pad\": \"", f);
+  for (i = 0; i < (5u << 20) / 64; i++)
+    fputs("0123456789012345678901234567890123456789012345678901234567890123", f);
+  fputs("\"}", f);
+  fclose(f);
+  refused("hosts \"t\" { gcloud = \"big.json\" }\n", 1, "is over 4 MiB: not a describe output");
+  unlink(fifo);
+  unlink(big);
+  free(fifo);
+  free(big);
+}
+
 static void test_count(void **state) {
   (void) state;
   refused("hosts \"slice\" { \"a\", \"b\" }\n"
@@ -249,6 +300,8 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_list, setup, teardown),
     cmocka_unit_test_setup_teardown(test_gcloud, setup, teardown),
     cmocka_unit_test_setup_teardown(test_gcloud_errors, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_leading_dash, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_gcloud_file_kind, setup, teardown),
     cmocka_unit_test_setup_teardown(test_count, setup, teardown),
     cmocka_unit_test_setup_teardown(test_runtime_rules, setup, teardown),
     cmocka_unit_test_setup_teardown(test_alias_and_matrix, setup, teardown),

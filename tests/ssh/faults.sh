@@ -5,7 +5,8 @@
 # mid-run makes the attempt infra, which is retried, and nothing of the
 # first attempt is left on it; an unreachable worker and a bad host key
 # stop the run before any job starts (exit 3), naming the worker; after
-# a killed tpuci, `tpuci gc SPEC` removes the folders it left.
+# a killed tpuci, `tpuci gc SPEC` removes the folders it left, on the
+# workers and its control folder here.
 . "$TESTS/e2e/lib.sh"
 . "$TESTS/ssh/lib.sh"
 ssh_start 2
@@ -86,7 +87,6 @@ done
 # A killed tpuci leaves no job running on the workers (the end of the
 # sessions' stdin kills them), but their folders: `tpuci gc SPEC` finds
 # them, --dry-run only lists them.
-controls_before=$(ls -d /tmp/tpuci-ssh-* 2>/dev/null)
 "$TPUCI" run sigint.lua > killed.out 2>&1 &
 pid=$!
 rm -f out/hang.*
@@ -99,10 +99,6 @@ for i in 0 1; do
   [ -z "$left" ] && pass || fail "after tpuci was killed worker-$i still runs: $left"
 done
 killed=$(basename "$(readlink -f .tpuci/runs/latest)")
-# What only a clean exit removes here: the control folder.
-for d in $(ls -d /tmp/tpuci-ssh-* 2>/dev/null); do
-  case "$controls_before" in *"$d"*) ;; *) rm -rf "$d" ;; esac
-done
 [ -d "/tmp/tpuci-$killed" ] && pass || fail "no folder of the killed run on the workers"
 run_tpuci gc --dry-run sigint.lua
 expect_code 0 "gc --dry-run"
@@ -113,6 +109,9 @@ run_tpuci gc sigint.lua
 expect_code 0 "gc"
 # The workers here share one /tmp: worker-0 removes both folders.
 expect_out "removed ssh: worker-0 $a0 (hosts 'slice'): /tmp/tpuci-$killed/i0.a1.h1"
+# Here: the control folder of the killed tpuci.
+expect_out "removed ssh: control folder /tmp/tpuci-ssh-$pid-"
+[ -z "$(ls -d /tmp/tpuci-ssh-"$pid"-* 2>/dev/null)" ] && pass || fail "gc left the control folder"
 [ ! -e "/tmp/tpuci-$killed" ] && pass || fail "gc left /tmp/tpuci-$killed: $(ls -R /tmp/tpuci-$killed)"
 run_tpuci gc sigint.lua
 expect_not_out "/tmp/tpuci-$killed" "a second gc"

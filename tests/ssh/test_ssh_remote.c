@@ -177,6 +177,43 @@ static void test_runs_after_go(void **state) {
   rmdir(tmp);
 }
 
+/* A variable whose name is not a shell name never reaches the script:
+ * `export A;touch X;B=...` would run touch on the worker. */
+static void test_env_names(void **state) {
+  char *cmd = remote("/tmp/tpuci-remote-none", NULL, "true", "A;touch /tmp/x;B=1");
+  (void) state;
+  assert_null(strstr(cmd, "touch"));
+  assert_null(strstr(cmd, "export A"));
+  free(cmd);
+  cmd = remote("/tmp/tpuci-remote-none", NULL, "true", "GOOD_1=it's");
+  assert_non_null(strstr(cmd, "export GOOD_1="));
+  free(cmd);
+}
+
+/* Every ssh command line has "--" before the host, whatever the host. */
+static void test_argv_ends_options(void **state) {
+  tpuci__ssh_host_t h;
+  tpuci__hostset_t hs;
+  tpuci__strv_t argv = {0};
+  static const char *const opts[] = {"-O", "exit", NULL};
+  (void) state;
+  memset(&h, 0, sizeof(h));
+  memset(&hs, 0, sizeof(hs));
+  h.host = "-Fevil.conf";
+  h.user = "me";
+  h.port = 2222;
+  hs.hosts = &h;
+  hs.nhosts = 1;
+  hs.ssh_config = "/etc/c";
+  tpuci__ssh_argv(&hs, 0, "/tmp/ctl/%C", opts, &argv);
+  assert_true(argv.len >= 4);
+  assert_string_equal(argv.items[argv.len - 1], "-Fevil.conf");
+  assert_string_equal(argv.items[argv.len - 2], "--");
+  assert_string_equal(argv.items[argv.len - 3], "exit");
+  assert_string_equal(argv.items[argv.len - 4], "-O");
+  tpuci__strv_free(&argv);
+}
+
 /* The group's pid from dir/pgid, once the job wrote `started`. */
 static pid_t wait_started(const char *tmp, const char *dir) {
   char path[512], *s;
@@ -506,6 +543,8 @@ static void test_signame(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_runs_after_go),
+    cmocka_unit_test(test_env_names),
+    cmocka_unit_test(test_argv_ends_options),
     cmocka_unit_test(test_signals_and_lost),
     cmocka_unit_test(test_ctr_flags),
     cmocka_unit_test(test_container_script),

@@ -589,7 +589,8 @@ static char *tpuci__dk_op_keep(tpuci__unit_att_t *ua, tpuci__unit_t *u) {
 }
 
 /* An engine that does not report OOM kills (podman < 5): a SIGKILL under
- * the memory limit is named as a probable one. */
+ * the memory limit, not sent by tpuci, is taken for one and named as a
+ * probable one. */
 static void tpuci__dk_op_outcome(tpuci__unit_att_t *ua, tpuci__gang_verdict_t *v,
                                  tpuci__exit_t *ex) {
   tpuci__dk_t *dk = ((tpuci__dk_att_t *) ua)->dk;
@@ -602,6 +603,7 @@ static void tpuci__dk_op_outcome(tpuci__unit_att_t *ua, tpuci__gang_verdict_t *v
   free(v->cause);
   v->cause = cause;
   ex->cause = cause;
+  ex->oom = 1;
 }
 
 static void tpuci__dk_op_release(tpuci__unit_t *u) {

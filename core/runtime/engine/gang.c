@@ -58,6 +58,9 @@ void tpuci__gang_verdict(const tpuci__gang_host_t *hosts, size_t n,
     else
       what = tpuci__strdup("killed by the kernel: out of memory");
   } else if (c->oom_unreported == TPUCI__OOM_PROBABLY && memory_bytes > 0) {
+    /* The limit and a SIGKILL nobody here sent say so, whatever the
+     * engine did not: `retries.on = {"oom"}` must catch it. */
+    out->oom = 1;
     what = tpuci__printf("exit %ld (SIGKILL, not sent by tpuci, under a "
                          "memory limit of %.0f MiB: probably out of memory; "
                          "the engine reported no OOM kill)",

@@ -34,8 +34,9 @@ typedef struct {
   /* The engine reported no OOM kill of a container that ended by a
    * SIGKILL tpuci did not send, under a memory limit (exit 137):
    * TPUCI__OOM_STATS when its stats showed the limit reached (oom is then
-   * set), TPUCI__OOM_PROBABLY when nothing said (a failure, whose cause
-   * says it was probably out of memory); 0 otherwise. */
+   * set), TPUCI__OOM_PROBABLY when nothing said (the verdict is an OOM
+   * kill all the same, whose cause says it was probably out of memory);
+   * 0 otherwise. */
   int oom_unreported;
   uint64_t signals;       /* bit n: tpuci sent signal n to it */
   int stopped;            /* tpuci had signalled it before it exited */
@@ -65,8 +66,8 @@ typedef struct {
  * The cause: for an OOM kill, "killed by the kernel: out of memory
  * (memory limit 16 MiB)" (without the limit when memory_bytes is 0;
  * with oom_unreported the text says the engine did not report it, and
- * for TPUCI__OOM_PROBABLY "exit 137 (... probably out of memory ...)"
- * also for a lone container); for
+ * for TPUCI__OOM_PROBABLY (an OOM kill too, under a memory limit) "exit
+ * 137 (... probably out of memory ...)" also for a lone container); for
  * a failure of a named host (a gang), "worker-1: exit 3" or "worker-1:
  * killed by signal 9 (Killed)", and the OOM text prefixed the same way;
  * NULL otherwise (the scheduler words a lone container's exit). */

@@ -478,6 +478,7 @@ static void tpuci__dial_maybe_closed(tpuci__sshdial_t *d) {
     argv.items[i] = tpuci__strdup("-O");
     free(argv.items[i + 1]);
     argv.items[i + 1] = tpuci__strdup("exit");
+    tpuci__strv_push(&argv, "--");
     tpuci__strv_push(&argv, d->host.ssh_host);
     memset(io, 0, sizeof(io));
     io[0].flags = io[1].flags = io[2].flags = UV_IGNORE;

@@ -242,11 +242,12 @@ static void tpuci__ssh_on_main_done(tpuci__sshproc_t *p) {
     if (p->spawn_error)
       tpuci__ssh_infra(s, "cannot run ssh", tpuci__printf("%s: %s", tpuci__ssh_client(),
                                                            uv_strerror(p->spawn_error)));
-    else if (!ua->stop && !ua->signalled)
+    else if (!ua->stop && !ua->signalled) {
+      char *last = tpuci__sshproc_last_line(p);
       tpuci__ssh_infra(s, "cannot start the job there",
-                       tpuci__sshproc_last_line(p) ? tpuci__sshproc_last_line(p)
-                       : tpuci__printf("the session ended (exit %lld) before the job "
-                                       "started", (long long) p->status));
+                       last ? last : tpuci__printf("the session ended (exit %lld) before "
+                                                   "the job started", (long long) p->status));
+    }
     tpuci__unit_ready(&s->u);
   } else if (s->u.started && !s->u.ended) {
     if (p->killed || p->status < 0) {
@@ -480,13 +481,10 @@ static int tpuci__ssh_unit_init(tpuci__ssh_att_t *att, tpuci__ssh_unit_t *s,
   snprintf(prefix, sizeof(prefix), "[%s] ", s->u.host ? s->u.host : "");
   tpuci__lines_init(&s->lines[0], s->u.host ? prefix : NULL);
   tpuci__lines_init(&s->lines[1], s->u.host ? prefix : NULL);
-  tpuci__ssh_argv(att->hs, (size_t) i, control, &s->dest);
-  /* No terminal: the output stays as the job wrote it. The destination
-   * stays last. */
+  /* No terminal: the output stays as the job wrote it. */
   {
-    char *last = s->dest.items[s->dest.len - 1];
-    s->dest.items[s->dest.len - 1] = tpuci__strdup("-T");
-    tpuci__strv_take(&s->dest, last);
+    static const char *const opts[] = {"-T", NULL};
+    tpuci__ssh_argv(att->hs, (size_t) i, control, opts, &s->dest);
   }
 
   rc = tpuci__attempt_host_env_named(a, slice, i, slice && att->ua.gang ? addrs : NULL,

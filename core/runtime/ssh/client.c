@@ -14,11 +14,15 @@
 
 extern char **environ;
 
-void tpuci__ssh_argv(const tpuci__hostset_t *hs, size_t i,
-                     const char *control_path, tpuci__strv_t *out) {
+void tpuci__ssh_argv(const tpuci__hostset_t *hs, size_t i, const char *control_path,
+                     const char *const *opts, tpuci__strv_t *out) {
   const tpuci__ssh_host_t *h = &hs->hosts[i];
   tpuci__ssh_base_argv(out, hs->ssh_config, control_path, h->user, h->port);
-  /* The host is checked by the spec: it cannot start with '-'. */
+  for (; opts != NULL && *opts != NULL; opts++) tpuci__strv_push(out, *opts);
+  /* The spec refuses a host that starts with '-' (an option to ssh:
+   * `-Fconfig` would run that config's ProxyCommand here); "--" makes
+   * sure that whatever the host is, it is the destination. */
+  tpuci__strv_push(out, "--");
   tpuci__strv_push(out, h->host);
 }
 

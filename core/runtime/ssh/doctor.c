@@ -19,7 +19,7 @@ static int tpuci__ssh_doctor_one(const tpuci__hostset_t *hs, size_t i, int docke
   int st;
 
   tpuci__buf_init(&out);
-  tpuci__ssh_argv(hs, i, NULL, &argv);
+  tpuci__ssh_argv(hs, i, NULL, NULL, &argv);
   tpuci__strv_push(&argv, docker ? TPUCI__SSH_DOCKER_CHECK : "true");
   st = tpuci__ssh_run_capture(&argv, &out, &last);
   tpuci__strv_free(&argv);
@@ -92,6 +92,8 @@ int tpuci__runtime_ssh_gc(const tpuci__plan_t *plan, int dry_run, tpuci__buf_t *
   int n = 0, rc = 0;
 
   if (plan == NULL || plan->nhostsets == 0) return 0;
+  /* Here: the control folders of a tpuci killed before its clean end. */
+  n = tpuci__ssh_control_dirs_gc(dry_run, report);
   used = tpuci__ssh_used(plan);
   cmd = tpuci__ssh_gc_command(dry_run);
   for (i = 0; i < plan->nhostsets && rc == 0; i++) {
@@ -103,7 +105,7 @@ int tpuci__runtime_ssh_gc(const tpuci__plan_t *plan, int dry_run, tpuci__buf_t *
       char *target = tpuci__ssh_host_text(&hs->hosts[k]), *last = NULL, *line, *save = NULL;
       int st;
       tpuci__buf_init(&out);
-      tpuci__ssh_argv(hs, k, NULL, &argv);
+      tpuci__ssh_argv(hs, k, NULL, NULL, &argv);
       tpuci__strv_push(&argv, cmd);
       st = tpuci__ssh_run_capture(&argv, &out, &last);
       tpuci__strv_free(&argv);

@@ -66,13 +66,8 @@ static void tpuci__ssh_procs_run(tpuci__ssh_rt_t *r, size_t n, const char *extra
   for (i = 0; i < n; i++) {
     const tpuci__hostset_t *hs = &r->plan->hostsets[r->proc_hostset[i]];
     tpuci__strv_t argv = {0};
-    tpuci__ssh_argv(hs, r->proc_host[i], control, &argv);
-    if (extra != NULL) {
-      char *dest = argv.items[argv.len - 1];
-      argv.items[argv.len - 1] = tpuci__strdup("-O");
-      tpuci__strv_push(&argv, extra);
-      tpuci__strv_take(&argv, dest);
-    }
+    const char *opts[] = {"-O", extra, NULL};
+    tpuci__ssh_argv(hs, r->proc_host[i], control, extra != NULL ? opts : NULL, &argv);
     if (docker_cmd != NULL && r->proc_docker[i]) tpuci__strv_push(&argv, docker_cmd);
     else if (cmd != NULL) tpuci__strv_push(&argv, cmd);
     r->procs[i].data = r;

@@ -32,7 +32,9 @@ static char *tpuci__ssh_job_script(const tpuci__ssh_remote_t *r) {
   for (i = 0; r->env != NULL && i < r->env->len; i++) {
     const char *kv = r->env->items[i];
     const char *eq = strchr(kv, '=');
-    if (eq == NULL || eq == kv) continue;
+    /* The name goes into the script as it is: only a shell name does
+     * (the plan's are; a name such as `A;id>/tmp/x;B` would be code). */
+    if (eq == NULL || !tpuci__env_name_valid(kv, (size_t) (eq - kv))) continue;
     tpuci__buf_adds(&b, "export ");
     tpuci__buf_add(&b, kv, (size_t) (eq - kv));
     tpuci__buf_adds(&b, "=");

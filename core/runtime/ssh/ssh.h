@@ -35,10 +35,12 @@ unsigned char *tpuci__ssh_used(const tpuci__plan_t *plan);
 
 /* Appends to out the ssh command line that reaches worker i of hs, up to
  * and including the destination: the client, `-F` when the declaration
- * gives a config and the rest of tpuci__ssh_base_argv (runtime/sshcmd.h).
- * The remote command follows. */
-void tpuci__ssh_argv(const tpuci__hostset_t *hs, size_t i,
-                     const char *control_path, tpuci__strv_t *out);
+ * gives a config and the rest of tpuci__ssh_base_argv (runtime/sshcmd.h),
+ * the options `opts` (NULL, or NULL-terminated: "-T", "-O" "exit"),
+ * then "--" and the host: the host is never read as an option. The
+ * remote command follows. */
+void tpuci__ssh_argv(const tpuci__hostset_t *hs, size_t i, const char *control_path,
+                     const char *const *opts, tpuci__strv_t *out);
 
 /* Runs argv to its end (blocking), stdin on /dev/null: its exit status
  * (255: ssh's own failure), or -1 when it could not run or was killed;
