@@ -160,10 +160,16 @@ static void tpuci__cut_run(tpuci__history_t *h, const tpuci__attempt_rec_t *rec,
   r->outcome = error ? TPUCI_TEST_ERROR : TPUCI_TEST_FAILED;
   r->type = tpuci__printf("tpuci.%s", rec->outcome == TPUCI_OUTCOME_FAILED ? "crash" : what);
   r->message = tpuci__strdup(rec->cause && *rec->cause ? rec->cause : what);
-  r->text = tpuci__printf("Attempt %d ended (%s: %s) while this test was running; pytest "
-                          "never reported its end.\n%s", number, what,
-                          rec->cause && *rec->cause ? rec->cause : "no cause known",
-                          stacks ? stacks : "");
+  {
+    /* "(timeout: timed out after 2s)"; a cause that names its outcome
+     * already ("cancelled: interrupted") is not said twice. */
+    const char *cause = rec->cause && *rec->cause ? rec->cause : "no cause known";
+    size_t n = strlen(what);
+    int named = strncmp(cause, what, n) == 0 && (cause[n] == ':' || cause[n] == ' ');
+    r->text = tpuci__printf("Attempt %d ended (%s%s%s) while this test was running; pytest "
+                            "never reported its end.\n%s", number, named ? "" : what,
+                            named ? "" : ": ", cause, stacks ? stacks : "");
+  }
   if (r == &fresh) tpuci__run_push(t, number, &fresh);
 }
 
