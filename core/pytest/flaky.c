@@ -11,18 +11,13 @@
 /* ------------------------------------------------------------------ */
 /* Writing                                                             */
 
-/* Whether a run is the one an attempt cancelled cut short (Ctrl-C,
- * --deadline, --fail-fast): it says nothing of the test. */
-static int tpuci__flaky_cancelled(const tpuci__test_t *r) {
-  return r->type != NULL && strcmp(r->type, "tpuci.cancelled") == 0;
-}
 
 /* The run that says how the test did in this run: its last, leaving out
  * a run a cancel cut short; NULL when none says. */
 static const tpuci__test_run_t *tpuci__flaky_said(const tpuci__test_hist_t *t) {
   size_t k = t->len;
   while (k > 0)
-    if (!tpuci__flaky_cancelled(&t->runs[--k].result)) return &t->runs[k];
+    if (!tpuci__test_cancelled(&t->runs[--k].result)) return &t->runs[k];
   return NULL;
 }
 
@@ -35,14 +30,14 @@ static char tpuci__flaky_code(const tpuci__history_t *h, const tpuci__test_hist_
   if (said == NULL) {
     int cancelled = h->n_attempts > 0 &&
                     h->attempts[h->n_attempts - 1].outcome == TPUCI_OUTCOME_CANCELLED;
-    for (k = 0; k < t->len; k++) cancelled |= tpuci__flaky_cancelled(&t->runs[k].result);
+    for (k = 0; k < t->len; k++) cancelled |= tpuci__test_cancelled(&t->runs[k].result);
     return cancelled ? 0 : 'f';
   }
   if (tpuci__test_outcome_failing(said->result.outcome)) return 'f';
   if (t->order_dep) return 'o';
   for (k = 0; &t->runs[k] != said; k++)
     if (tpuci__test_outcome_failing(t->runs[k].result.outcome) &&
-        !tpuci__flaky_cancelled(&t->runs[k].result))
+        !tpuci__test_cancelled(&t->runs[k].result))
       return 'k';
   if (said->result.outcome == TPUCI_TEST_SKIPPED || said->result.outcome == TPUCI_TEST_XFAIL)
     return 's';

@@ -70,6 +70,12 @@ typedef struct {
                       rerunError children (our own merged reports) */
 } tpuci__test_t;
 
+/* 1 for the run of a test an attempt cancelled cut short (Ctrl-C,
+ * --deadline, --fail-fast, a failing-first process stopped): typed
+ * "tpuci.cancelled", it says nothing of the test (never an earlier
+ * failure that makes it flaky, never a failure in the history). */
+int tpuci__test_cancelled(const tpuci__test_t *r);
+
 typedef struct {
   tpuci__test_t *items;
   size_t len, cap;

@@ -269,13 +269,19 @@ const tpuci__test_t *tpuci__history_final(const tpuci__test_hist_t *t) {
   return t->len ? &t->runs[t->len - 1].result : NULL;
 }
 
+int tpuci__test_cancelled(const tpuci__test_t *r) {
+  return r->type != NULL && strcmp(r->type, "tpuci.cancelled") == 0;
+}
+
 int tpuci__history_flaky(const tpuci__test_hist_t *t) {
   size_t k;
   if (t->order_dep || t->len < 2 ||
       tpuci__test_outcome_failing(t->runs[t->len - 1].result.outcome))
     return 0;
   for (k = 0; k + 1 < t->len; k++)
-    if (tpuci__test_outcome_failing(t->runs[k].result.outcome)) return 1;
+    if (tpuci__test_outcome_failing(t->runs[k].result.outcome) &&
+        !tpuci__test_cancelled(&t->runs[k].result))
+      return 1;
   return 0;
 }
 

@@ -243,7 +243,8 @@ static void tpuci__w_earlier(tpuci__buf_t *b, const tpuci__test_hist_t *th, int 
     const tpuci__test_t *t = &r->result;
     tpuci__buf_t trace;
     char *type;
-    if (!tpuci__test_outcome_failing(t->outcome) || (t->outcome == TPUCI_TEST_ERROR) != errors)
+    if (!tpuci__test_outcome_failing(t->outcome) || (t->outcome == TPUCI_TEST_ERROR) != errors ||
+        tpuci__test_cancelled(t))
       continue;
     type = tpuci__test_type(t);
     tpuci__buf_init(&trace);
@@ -264,7 +265,9 @@ static void tpuci__w_earlier(tpuci__buf_t *b, const tpuci__test_hist_t *th, int 
 static int tpuci__has_earlier(const tpuci__test_hist_t *th) {
   size_t k;
   for (k = 0; k + 1 < th->len; k++)
-    if (tpuci__test_outcome_failing(th->runs[k].result.outcome)) return 1;
+    if (tpuci__test_outcome_failing(th->runs[k].result.outcome) &&
+        !tpuci__test_cancelled(&th->runs[k].result))
+      return 1;
   return 0;
 }
 

@@ -198,6 +198,10 @@ char *tpuci__cause(const tpuci__satt_t *t, tpuci_outcome_t o, const tpuci__exit_
       if (t->kill_sent) tpuci__buf_adds(&b, " (SIGKILL after grace period)");
       break;
     case TPUCI_OUTCOME_CANCELLED:
+      if (t->superseded) {
+        tpuci__buf_adds(&b, "stopped: its instance's attempts were over");
+        break;
+      }
       switch (t->s->stop) {
         case TPUCI__STOP_FAIL_FAST: tpuci__buf_adds(&b, "cancelled by --fail-fast"); break;
         case TPUCI__STOP_DEADLINE: tpuci__buf_adds(&b, "cancelled: run deadline reached"); break;

@@ -82,6 +82,8 @@ typedef struct tpuci__satt_s {
   int finished;
   int collect;             /* collects a shard group's tests: no results */
   int kind;                /* TPUCI__ATT_* */
+  int superseded;          /* a failing-first process stopped because its
+                              instance's attempts were over */
   tpuci__strv_t argv_own;  /* the attempt's command, when not the plan's */
   char *results_dir;       /* pytest: this attempt's results folder */
   int backfilled;          /* started past a waiting head (bf_gen's) */

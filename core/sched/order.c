@@ -288,9 +288,28 @@ static int tpuci__order_begin(tpuci__sched_t *s, size_t index) {
   return tpuci__check_next(s, index);
 }
 
+/* The instance's attempts are over and its failing-first process still
+ * runs (it hangs in a test, or its slot came late): it has nothing left
+ * to say first, so it never outlasts them; stopped as a cancel stops an
+ * attempt (its runs so far are kept; the test it was in is cut short). */
+static void tpuci__first_stop(tpuci__sched_t *s, size_t index) {
+  tpuci__satt_t *t;
+  if (s->stop != TPUCI__STOP_NONE) return;  /* the run's stop stops it */
+  for (t = s->running_list; t != NULL; t = t->next)
+    if (t->a.index == index && t->kind == TPUCI__ATT_FIRST && !t->finished && !t->superseded) {
+      t->superseded = 1;
+      if (!t->timed_out) t->cancelled = 1;
+      tpuci__attempt_stop(t, 0);
+    }
+}
+
 void tpuci__instance_settle(tpuci__sched_t *s, size_t index) {
   s->main_done[index] = 1;
-  if (s->settled[index] || s->first_pending[index]) return;
+  if (s->settled[index]) return;
+  if (s->first_pending[index]) {
+    tpuci__first_stop(s, index);
+    return;
+  }
   if (s->ochecks[index] == NULL) {
     if (tpuci__order_begin(s, index)) return;
   } else if (tpuci__check_next(s, index)) {

@@ -27,6 +27,8 @@ for l in open(sys.argv[1]):
     if "collected" in o: print("\n".join(o["collected"]))' "$1"
 }
 
+export FIRST_FAIL_ONCE=$WORK/fail-once
+touch "$FIRST_FAIL_ONCE"
 run_tpuci run --no-cache -j 3 "$spec"
 expect_code 1 "the failing test fails"
 expect_not_out "failing first:"
@@ -35,6 +37,7 @@ run=$(readlink -f .tpuci/runs/latest)
 got=$(first_started "$run"/plain/results-1/progress.jsonl)
 [ "$got" = "tests/test_many.py::test_pass[0]" ] && pass || fail "first run: started first: $got"
 
+rm -f "$FIRST_FAIL_ONCE"
 run_tpuci run --no-cache -j 3 "$spec"
 expect_code 1 "the second run"
 run=$(readlink -f .tpuci/runs/latest)
@@ -82,8 +85,16 @@ done
 # Every test ran all the same.
 expect_json "[len(i['tests']) for i in s['instances'] if i['name'] == 'plain']" "[41]"
 
+# A failing-first process that hangs never outlasts its instance's
+# attempts: stopped when they are over, its test's result the attempt's.
+expect_json "[(i['first']['outcome'], i['first']['cause'].startswith(\"stopped: its instance's attempts were over while running t/test_h.py::test_hangs_when_first\")) for i in s['instances'] if i['name'] == 'hang']" \
+  "[('cancelled', True)]"
+expect_json "[(t['outcome'], t['order_dependent'], t['flaky']) for i in s['instances'] if i['name'] == 'hang' for t in i['tests'] if t['id'] == 't/test_h.py::test_hangs_when_first']" \
+  "[('passed', False, False)]"
+expect_json "[i['outcome'] for i in s['instances'] if i['name'] == 'hang']" "['passed']"
+
 # The plan says which jobs do it.
 run_tpuci plan --json "$spec"
 got=$(printf '%s' "$out" | /usr/bin/python3 -c 'import json,sys; print([i["pytest"]["failed_first"] for i in json.load(sys.stdin)["instances"]])')
-[ "$got" = "[True, True, True, False]" ] && pass || fail "plan --json: failed_first: $got"
+[ "$got" = "[True, True, True, False, True]" ] && pass || fail "plan --json: failed_first: $got"
 finish
