@@ -712,6 +712,7 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
       TPUCI_OUTCOME_TIMEOUT, TPUCI_OUTCOME_OOM, TPUCI_OUTCOME_INFRA,
       TPUCI_OUTCOME_CANCELLED};
   size_t i, k, n = tpuci_instance_count(ctx), width = 8, total = 0, quarantined = 0;
+  int owidth;
   size_t unwritten = tpuci_run_write_errors(ctx);
   const char *verdict = tpuci_console__verdict(ctx), *summary = tpuci_run_summary_path(ctx);
   char d[32];
@@ -724,6 +725,8 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     total++;
   }
   if (width > 60) width = 60;
+  /* "order-dependent" is the one label wider than the column. */
+  owidth = tpuci_outcome_count(ctx, TPUCI_OUTCOME_ORDER_DEPENDENT) > 0 ? 15 : 9;
   {
     /* With -q the table lists only what did not pass: none, no table. */
     size_t shown = 0;
@@ -733,7 +736,7 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
                           tpuci_instance_outcome(ctx, i) != TPUCI_OUTCOME_CACHED)))
         shown++;
     if (shown > 0)
-      fprintf(c->out, "\n%-*s  %-9s  %8s  %9s\n", (int) width, "instance",
+      fprintf(c->out, "\n%-*s  %-*s  %8s  %9s\n", (int) width, "instance", owidth,
               "outcome", "attempts", "duration");
   }
   for (i = 0; i < n; i++) {
@@ -742,8 +745,8 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     o = tpuci_instance_outcome(ctx, i);
     if (c->quiet && (o == TPUCI_OUTCOME_PASSED || o == TPUCI_OUTCOME_CACHED)) continue;
     tpuci_console__duration(tpuci_console__instance_ms(ctx, i), d, sizeof(d));
-    fprintf(c->out, "%-*s  %s%-9s%s  %8zu  %9s\n", (int) width, tpuci_instance_name(ctx, i),
-            color_of(c, tpuci_instance_quarantined(ctx, i) ? TPUCI_OUTCOME_FLAKY : o),
+    fprintf(c->out, "%-*s  %s%-*s%s  %8zu  %9s\n", (int) width, tpuci_instance_name(ctx, i),
+            color_of(c, tpuci_instance_quarantined(ctx, i) ? TPUCI_OUTCOME_FLAKY : o), owidth,
             tpuci_console__outcome_label_of(ctx, i), reset(c), tpuci_attempt_count(ctx, i), d);
   }
   fputc('\n', c->out);

@@ -22,7 +22,8 @@
 #include "pytest/junit.h"
 #include "base/util.h"
 
-/* Bounds of the checks: processes per instance, cases per instance. */
+/* Bounds of the checks: processes per instance, cases per instance (the
+ * scheduler bounds a run's too: sched/order.c). */
 #define TPUCI__ORDER_PROCS_MAX 8
 #define TPUCI__ORDER_CASES_MAX 3
 

@@ -149,8 +149,9 @@ struct tpuci__sched_s {
   tpuci__group_t *groups;
   size_t ngroups;
   tpuci__wait_t *waits;    /* instances waiting for a retry */
-  /* Processes besides the attempts (order.c): a FIFO that starts before
-   * the queue; per instance, its failing-first process's tests and
+  /* Processes besides the attempts (order.c): a FIFO whose failing-first
+   * processes start before the queue, its order checks once the queue is
+   * empty (extra work goes last); per instance, its failing-first process's tests and
    * whether it is still to end, whether its attempts are over (it
    * finishes once the rest is), whether it finished, its order checks. */
   tpuci__side_t *side;
@@ -161,6 +162,7 @@ struct tpuci__sched_s {
   unsigned char *settled;
   tpuci__ochecks_t **ochecks;
   int order_procs;         /* order checks started in the run */
+  uint64_t order_ms;       /* and the time they took together */
 
   int slots;
   int running;
@@ -231,7 +233,8 @@ void tpuci__check_done(tpuci__sched_t *s, tpuci__satt_t *t, tpuci_outcome_t o,
                        uint64_t duration, char *cause);
 char *tpuci__cause(const tpuci__satt_t *t, tpuci_outcome_t o, const tpuci__exit_t *ex);
 void tpuci__instance_settle(tpuci__sched_t *s, size_t index);
-int tpuci__side_start(tpuci__sched_t *s);
+int tpuci__side_start(tpuci__sched_t *s, int kind);
+size_t tpuci__side_count(const tpuci__sched_t *s, int kind);
 void tpuci__side_drain(tpuci__sched_t *s);
 void tpuci__side_only(const tpuci__sched_t *s, const tpuci__satt_t *t, tpuci__strv_t *out);
 void tpuci__side_free(tpuci__sched_t *s);

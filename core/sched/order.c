@@ -16,8 +16,10 @@
 #include "pytest/pytest_run.h"
 #include "sched/internal.h"
 
-/* No order check starts once the run's checks took this many processes. */
+/* No order check starts once the run's checks took this many processes,
+ * or this long together. */
 #define TPUCI__ORDER_PROCS_RUN_MAX 32
+#define TPUCI__ORDER_RUN_MS (10 * 60 * 1000)
 
 void tpuci__side_free(tpuci__sched_t *s) {
   size_t i;
@@ -51,14 +53,23 @@ static void tpuci__side_push(tpuci__sched_t *s, size_t index, int kind) {
   s->nside++;
 }
 
-int tpuci__side_start(tpuci__sched_t *s) {
+int tpuci__side_start(tpuci__sched_t *s, int kind) {
   tpuci__side_t head;
-  if (s->nside == 0 || s->slots + 1 > s->opts.jobs) return 0;
-  head = s->side[0];
-  memmove(&s->side[0], &s->side[1], (s->nside - 1) * sizeof(*s->side));
+  size_t k;
+  if (s->slots + 1 > s->opts.jobs) return 0;
+  for (k = 0; k < s->nside && s->side[k].kind != kind; k++) {}
+  if (k == s->nside) return 0;
+  head = s->side[k];
+  memmove(&s->side[k], &s->side[k + 1], (s->nside - k - 1) * sizeof(*s->side));
   s->nside--;
   tpuci__attempt_start(s, head.index, head.kind);
   return 1;
+}
+
+size_t tpuci__side_count(const tpuci__sched_t *s, int kind) {
+  size_t k, n = 0;
+  for (k = 0; k < s->nside; k++) n += s->side[k].kind == kind;
+  return n;
 }
 
 void tpuci__side_drain(tpuci__sched_t *s) {
@@ -213,7 +224,7 @@ static int tpuci__check_next(tpuci__sched_t *s, size_t index) {
     }
     tpuci__strv_free(&oc->running);
     if (s->stop == TPUCI__STOP_NONE && oc->procs < TPUCI__ORDER_PROCS_MAX &&
-        s->order_procs < TPUCI__ORDER_PROCS_RUN_MAX &&
+        s->order_procs < TPUCI__ORDER_PROCS_RUN_MAX && s->order_ms < TPUCI__ORDER_RUN_MS &&
         tpuci__order_search_next(&oc->search, c, &oc->running)) {
       for (i = 0; i < oc->running.len; i++) bytes += strlen(oc->running.items[i]) + 1;
       if (bytes <= TPUCI__ONLY_MAX_BYTES) {
@@ -256,6 +267,7 @@ void tpuci__check_done(tpuci__sched_t *s, tpuci__satt_t *t, tpuci_outcome_t o,
   chk->failed = failed;
   chk->start_ms = t->start_ms;
   chk->duration_ms = duration;
+  s->order_ms += duration;
   chk->cause = cause;
   (void) o;
   chk->log_path = t->log_made ? tpuci__strdup(t->log_path) : NULL;

@@ -222,10 +222,11 @@ static int tpuci__backfill(tpuci__sched_t *s, size_t head) {
 void tpuci__pump(tpuci__sched_t *s) {
   if (s->in_pump || !s->started) return;
   s->in_pump = 1;
-  /* An instance's processes besides its attempts start first (its
-   * failing-first process: the time to the first failure stays short). */
-  while (s->stop == TPUCI__STOP_NONE && tpuci__side_start(s)) {}
-  while (s->stop == TPUCI__STOP_NONE && s->qlen > 0 && s->nside == 0) {
+  /* Failing-first processes start first (the time to the first failure
+   * stays short); order checks, extra work, once the queue is empty. */
+  while (s->stop == TPUCI__STOP_NONE && tpuci__side_start(s, TPUCI__ATT_FIRST)) {}
+  while (s->stop == TPUCI__STOP_NONE && s->qlen > 0 &&
+         tpuci__side_count(s, TPUCI__ATT_FIRST) == 0) {
     size_t head = s->queue[s->qhead];
     tpuci__group_t *g = s->group_of[head] >= 0 ? &s->groups[s->group_of[head]] : NULL;
     if (g != NULL && g->state == TPUCI__GROUP_COLLECTING) {
@@ -259,6 +260,7 @@ void tpuci__pump(tpuci__sched_t *s) {
       tpuci__attempt_start(s, head, 0);
     }
   }
+  while (s->stop == TPUCI__STOP_NONE && s->qlen == 0 && tpuci__side_start(s, TPUCI__ATT_CHECK)) {}
   s->in_pump = 0;
   tpuci__check_finished(s);
 }
