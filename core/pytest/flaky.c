@@ -429,21 +429,25 @@ json_t *tpuci__flaky_recent(const char *path, int runs) {
 
 void tpuci__flaky_last_failed(const char *path, const char *const *identities, size_t n,
                               tpuci__strv_t *out) {
-  tpuci__strv_t lines = {0};
   unsigned char *found = tpuci__calloc(n ? n : 1, 1), *here = tpuci__calloc(n ? n : 1, 1);
   tpuci__idmap_t want;
   char *text = NULL;
-  size_t len = 0, left = n, l, k;
+  size_t len = 0, left = n, end, k;
 
   tpuci__idmap_init(&want);
   for (k = 0; k < n; k++) tpuci__idmap_put(&want, identities[k], k);
-  if (n > 0 && tpuci__read_file_max(path, TPUCI__FLAKY_MAX_BYTES * 2, &text, &len) == 0)
-    tpuci__flaky_lines(text, len, &lines, NULL);
-  free(text);
-  /* Newest first: most often the last run has every identity. */
-  for (l = lines.len; l > 0 && left > 0; l--) {
-    json_t *o = json_loads(lines.items[l - 1], 0, NULL), *row;
+  if (n == 0 || tpuci__read_file_max(path, TPUCI__FLAKY_MAX_BYTES * 2, &text, &len) != 0)
+    len = 0;
+  /* Newest first, each line parsed only when reached: most often the
+   * last run has every identity. A line that is not a run is skipped. */
+  for (end = len; end > 0 && left > 0;) {
+    size_t startl = end;
+    json_t *o, *row;
     size_t j;
+    while (startl > 0 && text[startl - 1] != '\n') startl--;
+    o = end > startl ? json_loadb(text + startl, end - startl, 0, NULL) : NULL;
+    end = startl > 0 ? startl - 1 : 0;
+    if (o == NULL) continue;
     memset(here, 0, n);
     json_array_foreach(json_object_get(o, "tests"), j, row) {
       const char *inst = json_string_value(json_array_get(row, 0));
@@ -466,7 +470,7 @@ void tpuci__flaky_last_failed(const char *path, const char *const *identities, s
     json_decref(o);
   }
   tpuci__idmap_free(&want);
+  free(text);
   free(found);
   free(here);
-  tpuci__strv_free(&lines);
 }
