@@ -447,7 +447,9 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int kind) {
   t->a.index = index;
   t->a.number = collect || side ? 0 : s->next_attempt[index];
   t->a.run_id = s->run_id;
-  t->a.keep_on_failure = s->opts.keep_failed && !collect;
+  /* A side process's container is named as attempt 0, and the next one
+   * of the instance takes the name: none is kept. */
+  t->a.keep_on_failure = s->opts.keep_failed && !collect && !side;
   t->a.argv = &inst->argv;
   t->a.grace_ms = tpuci__grace(s, inst);
   t->a.hosts = collect ? 1 : tpuci__plan_hosts(s->plan, inst);
