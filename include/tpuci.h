@@ -57,6 +57,11 @@ typedef enum {
   TPUCI_OUTCOME_CACHED,    /* instance only: not run, its inputs passed in
                               an earlier run (docs/cache.md); counts as
                               passed */
+  TPUCI_OUTCOME_ORDER_DEPENDENT, /* instance only: passed, and each test that
+                              failed on the way is order-dependent (it failed
+                              after other tests, passed in another process);
+                              a flaky class of its own, counts as passed
+                              unless strict_flaky (docs/pytest.md) */
   TPUCI_OUTCOME__COUNT
 } tpuci_outcome_t;
 
@@ -79,7 +84,7 @@ const char *tpuci_err_name(int err);
 int tpuci_parse_duration(const char *text, uint64_t *out_ms);
 
 /* "passed", "failed", "timeout", "oom", "infra", "cancelled", "flaky",
- * "cached", "none". */
+ * "cached", "order-dependent", "none". */
 const char *tpuci_outcome_name(tpuci_outcome_t outcome);
 
 /* Untrusted text made safe to print on a terminal and in a GitHub
@@ -222,7 +227,13 @@ typedef enum {
   TPUCI_EVENT_MESSAGE,          /* a warning or note for the user */
   TPUCI_EVENT_RUN_FINISHED,
   TPUCI_EVENT_TICK,             /* every tick_ms while running */
-  TPUCI_EVENT_PULL              /* an image pull's progress (image, pull_*) */
+  TPUCI_EVENT_PULL,             /* an image pull's progress (image, pull_*) */
+  /* A pytest test failed, as its process's progress reported it (within
+   * a second, while the process runs on): `test` is its node id,
+   * `message` the first line of what was raised (or NULL), `attempt` 0
+   * for the instance's failing-first process. Once per test and
+   * process. */
+  TPUCI_EVENT_TEST_FAILED
 } tpuci_event_type_t;
 
 /* TPUCI_EVENT_PULL's pull_state. */
@@ -257,7 +268,8 @@ typedef struct tpuci_event_s {
   const char *log_path;     /* the attempt's log file */
   /* RETRY_SCHEDULED. */
   uint64_t retry_in_ms;
-  /* MESSAGE, RUN_STARTED (run folder) and RUN_FINISHED (verdict). */
+  /* MESSAGE, RUN_STARTED (run folder), RUN_FINISHED (verdict) and
+   * TEST_FAILED (what was raised). */
   const char *message;
   /* PULL (before any attempt starts; duration_ms is the time since it
    * started): the image reference, and bytes downloaded over the layers
@@ -268,6 +280,8 @@ typedef struct tpuci_event_s {
   int pull_layers;
   uint64_t pull_current;
   uint64_t pull_total;
+  /* TEST_FAILED: the test's node id. */
+  const char *test;
 } tpuci_event_t;
 
 typedef void (*tpuci_event_cb)(tpuci_ctx_t *ctx, const tpuci_event_t *ev,
@@ -458,9 +472,19 @@ typedef struct tpuci_test_info_s {
    * not fail there (or did not fail). Known once the run has finished. */
   const char *failure_file;
   int failure_line;
+  /* Order-dependent (docs/pytest.md, "Order dependence"): it failed in
+   * one process of the run and passed in another whose tests before it
+   * differed, and does not fail in the end; a flaky class of its own
+   * (`flaky` is 0 then). `order` says how ("failed after 2 tests in
+   * attempt 1, passed in attempt 2; it fails after T (found by 2
+   * checks)"), `order_polluter` the test the order checks found (NULL:
+   * none found). */
+  int order_dependent;
+  const char *order;
+  const char *order_polluter;
 } tpuci_test_info_t;
 #define TPUCI_TEST_INFO_INIT {sizeof(tpuci_test_info_t), NULL, NULL, 0, 0, 0, 0.0, NULL, NULL, 0, \
-                              0, NULL, NULL, NULL, NULL, 0, NULL, 0}
+                              0, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, NULL, NULL}
 
 int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
                     tpuci_test_info_t *out);

@@ -174,7 +174,7 @@
 ---@field shard_by? "file"|"class"|"test"
 ---Whether pytest's exit 5 (nothing collected) passes (default false).
 ---@field allow_empty? boolean
----Tests whose latest result (in `.tpuci/timings.json`) failed run first, in each shard (default `true`), as pytest's `--failed-first`.
+---The tests that failed in the last run (`.tpuci/history.jsonl`) run first, in a process of their own started before the attempts, a shard's its own (default `true`); every attempt keeps pytest's order.
 ---@field failed_first? boolean
 ---The longest one test may take (setup, call and teardown), at least `"1s"`: a test over it fails with the stack of every thread, and pytest goes on with the next test (default: none; the job's `timeout` still bounds the attempt).
 ---@field test_timeout? tpuci.Duration

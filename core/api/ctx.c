@@ -41,6 +41,12 @@ void tpuci__results_free(tpuci_ctx_t *ctx) {
   ctx->nresults = 0;
   tpuci__sched_free(ctx->sched);
   ctx->sched = NULL;
+  for (i = 0; ctx->first && ctx->first[i]; i++) {
+    tpuci__strv_free(ctx->first[i]);
+    free(ctx->first[i]);
+  }
+  free(ctx->first);
+  ctx->first = NULL;
   tpuci__rundir_close(&ctx->rd);
   if (ctx->report) json_decref(ctx->report);
   ctx->report = NULL;

@@ -54,6 +54,9 @@ struct tpuci_ctx_s {
   int jobs;
   tpuci__timings_t timings; /* recorded test durations (state_dir) */
   tpuci__strv_t **preselect; /* rerun --failed: failed tests per instance */
+  /* Failing first: per instance, the tests that failed in its last run
+   * (the history's); NULL when none. */
+  tpuci__strv_t **first;
   char *timings_path;
   tpuci__collections_t collections; /* shard groups' last collections */
   char *collections_path;

@@ -166,7 +166,8 @@ static long tpuci__summary_unpassed_count(json_t *root) {
   if (!json_is_object(counts)) return -1;
   json_object_foreach(counts, key, v) {
     if (strcmp(key, "passed") == 0 || strcmp(key, "flaky") == 0 ||
-        strcmp(key, "cached") == 0 || strcmp(key, "total") == 0)
+        strcmp(key, "order-dependent") == 0 || strcmp(key, "cached") == 0 ||
+        strcmp(key, "total") == 0)
       continue;
     if (json_is_integer(v) && json_integer_value(v) > 0)
       n += (long) json_integer_value(v);
@@ -199,7 +200,7 @@ static int tpuci__select_unpassed(tpuci_ctx_t *ctx, json_t *root, const char *pa
     tpuci__instance_t **hit;
     /* A cached pass is a pass (docs/cache.md). */
     if (strcmp(o, "passed") == 0 || strcmp(o, "cached") == 0) continue;
-    if (strcmp(o, "flaky") == 0) {
+    if (strcmp(o, "flaky") == 0 || strcmp(o, "order-dependent") == 0) {
       flaky++;
       continue;
     }

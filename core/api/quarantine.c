@@ -9,6 +9,7 @@
 
 #include "api/ctx.h"
 #include "pytest/flaky.h"
+#include "pytest/pytest_run.h"
 
 int tpuci__quar_start(tpuci_ctx_t *ctx, tpuci__strv_t *warnings, tpuci__err_t *e) {
   const char *given = ctx->ropts.quarantine;
@@ -17,7 +18,9 @@ int tpuci__quar_start(tpuci_ctx_t *ctx, tpuci__strv_t *warnings, tpuci__err_t *e
                                      TPUCI__QUARANTINE_FILE);
   int r;
   tpuci__quarantine_free(&ctx->quar);
-  r = tpuci__quarantine_load(path, &ctx->quar, e);
+  /* Named as the console shows paths (relative to the current folder
+   * when below it): in messages, entries' places, JUnit properties. */
+  r = tpuci__quarantine_load(tpuci__path_shown(path), &ctx->quar, e);
   free(path);
   if (r == UV_ENOENT && given == NULL) {
     /* No quarantine beside the spec: none. */
@@ -107,15 +110,19 @@ void tpuci__quar_ready(tpuci_ctx_t *ctx) {
   if (ctx->qtests == NULL || ctx->recent == NULL) return;
   for (i = 0; i < ctx->nresults; i++) {
     const tpuci__history_t *h = ctx->results[i].history;
+    char *identity;
     if (ctx->qtests[i] == NULL) continue;
+    /* The history keeps a test under the instance without its shard. */
+    identity = tpuci__group_name_of(h->instance);
     for (k = 0; k < h->len; k++) {
       char *key;
       if (ctx->qtests[i][k].entry == NULL) continue;
-      key = tpuci__printf("%s\x1f%s", h->instance, h->tests[k].id);
+      key = tpuci__printf("%s\x1f%s", identity, h->tests[k].id);
       ctx->qtests[i][k].ready =
           tpuci__quarantine_released(json_string_value(json_object_get(ctx->recent, key)), need);
       free(key);
     }
+    free(identity);
   }
 }
 

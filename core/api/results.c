@@ -225,6 +225,10 @@ static void tpuci__record_test(json_t *jt, tpuci_test_info_t *full) {
   full->failing = strcmp(full->outcome, "failed") == 0 || strcmp(full->outcome, "error") == 0 ||
                   strcmp(full->outcome, TPUCI__TEST_NOT_RUN) == 0;
   full->flaky = json_is_true(json_object_get(jt, "flaky"));
+  full->order_dependent = json_is_true(json_object_get(jt, "order_dependent"));
+  full->order = json_string_value(json_object_get(json_object_get(jt, "order"), "text"));
+  full->order_polluter =
+      json_string_value(json_object_get(json_object_get(jt, "order"), "polluter"));
   full->runs = (int) json_integer_value(json_object_get(jt, "runs"));
   full->duration_s = json_number_value(json_object_get(jt, "duration_s"));
   full->message = json_string_value(json_object_get(jt, "message"));
@@ -265,6 +269,9 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
     full.outcome = tpuci__test_outcome_name(fin->outcome);
     full.failing = tpuci__test_outcome_failing(fin->outcome);
     full.flaky = tpuci__history_flaky(t);
+    full.order_dependent = t->order_dep;
+    full.order = t->order_note;
+    full.order_polluter = t->polluter;
     full.duration_s = fin->time_s;
     full.file = t->path ? t->path : fin->file;
     full.line = fin->line >= 0 ? fin->line + 1 : 0;

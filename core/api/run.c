@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include "api/ctx.h"
+#include "base/lock.h"
 #include "pytest/flaky.h"
 #include "pytest/pytest_run.h"
 #include "pytest/trace.h"
@@ -29,7 +30,9 @@ static int tpuci__compute_verdict(const tpuci_ctx_t *ctx) {
     tpuci_outcome_t o = ctx->results[i].outcome;
     if (!ctx->plan.instances[i].selected) continue;
     if (o == TPUCI_OUTCOME_PASSED || o == TPUCI_OUTCOME_CACHED) continue;
-    if (o == TPUCI_OUTCOME_FLAKY && !ctx->ropts.strict_flaky) continue;
+    if ((o == TPUCI_OUTCOME_FLAKY || o == TPUCI_OUTCOME_ORDER_DEPENDENT) &&
+        !ctx->ropts.strict_flaky)
+      continue;
     if (tpuci_instance_quarantined(ctx, i)) continue; /* quarantined tests only */
     failed = 1;
   }
@@ -102,6 +105,8 @@ static void tpuci__report_recent(tpuci_ctx_t *ctx) {
   if (recent == NULL) return;
   json_array_foreach(json_object_get(ctx->report, "instances"), i, inst) {
     const char *name = json_string_value(json_object_get(inst, "name"));
+    /* The history keeps a test under the instance without its shard. */
+    char *identity = name ? tpuci__group_name_of(name) : NULL;
     json_array_foreach(json_object_get(inst, "tests"), k, t) {
       const char *o = json_string_value(json_object_get(t, "outcome"));
       const char *seq;
@@ -110,9 +115,10 @@ static void tpuci__report_recent(tpuci_ctx_t *ctx) {
       size_t len;
       if (name == NULL || o == NULL) continue;
       if ((strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0 || strcmp(o, "xfail") == 0) &&
-          !json_is_true(json_object_get(t, "flaky")))
+          !json_is_true(json_object_get(t, "flaky")) &&
+          !json_is_true(json_object_get(t, "order_dependent")))
         continue;
-      key = tpuci__printf("%s\x1f%s", name, json_string_value(json_object_get(t, "id")));
+      key = tpuci__printf("%s\x1f%s", identity, json_string_value(json_object_get(t, "id")));
       if ((have = json_object_get(recent, key)) != NULL) {
         seq = json_string_value(have);
         len = strlen(seq);
@@ -121,6 +127,7 @@ static void tpuci__report_recent(tpuci_ctx_t *ctx) {
       }
       free(key);
     }
+    free(identity);
   }
 }
 
@@ -130,6 +137,8 @@ static int tpuci__recent_window(const tpuci_ctx_t *ctx) {
   /* Ready to release looks at every run of the history. */
   return ctx->quar.n > 0 ? 0 : TPUCI__RECENT_RUNS;
 }
+
+static void tpuci__state_warning(tpuci_ctx_t *ctx, tpuci__err_t *err, const char *what);
 
 /* Adds the run's pytest results to the history across runs
  * (state_dir/history.jsonl, `tpuci flaky`), and keeps each test's recent
@@ -161,6 +170,74 @@ static void tpuci__append_history(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *
   free(hs);
 }
 
+/* The durations of this run's tests (`npytest` histories among
+ * `suites`), into timings.json as it is now: read again under the lock,
+ * so that a run that ended meanwhile keeps its part. */
+static void tpuci__save_timings(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *suites,
+                                size_t n) {
+  tpuci__timings_t t;
+  tpuci__err_t e = {0, NULL};
+  size_t i;
+  int r;
+  tpuci__timings_init(&t);
+  /* A file that is not the store's (the run's start warned): this run's
+   * durations replace it. */
+  if (tpuci__timings_load(&t, ctx->timings_path, &e) != 0) {
+    tpuci__timings_free(&t);
+    tpuci__timings_init(&t);
+    tpuci__err_clear(&e);
+  }
+  for (i = 0; i < n; i++)
+    if (suites[i].history) tpuci__timings_update_history(&t, suites[i].history);
+  if ((r = tpuci__timings_save(&t, ctx->timings_path, &e)) != 0)
+    tpuci__records_failed(ctx, ctx->timings_path, r);
+  tpuci__err_clear(&e);
+  tpuci__timings_free(&t);
+}
+
+/* What this run's shard groups collected, into collections.json as it
+ * is now (read again under the lock; other groups' records stay). */
+static void tpuci__save_collections(tpuci_ctx_t *ctx) {
+  tpuci__collections_t c;
+  tpuci__err_t e = {0, NULL};
+  int r;
+  tpuci__collections_init(&c);
+  if (tpuci__collections_load(&c, ctx->collections_path, &e) != 0) {
+    tpuci__collections_free(&c);
+    tpuci__collections_init(&c);
+    tpuci__err_clear(&e);
+  }
+  if (tpuci__sched_collections(ctx->sched, &c) > 0 &&
+      (r = tpuci__collections_save(&c, ctx->collections_path, &e)) != 0)
+    tpuci__records_failed(ctx, ctx->collections_path, r);
+  tpuci__err_clear(&e);
+  tpuci__collections_free(&c);
+}
+
+/* The state folder's files this run adds to (timings.json,
+ * collections.json, history.jsonl), one run at a time: under the
+ * folder's lock, each read again, this run's part put in, written back
+ * (each as its own temporary file renamed into place), so that runs
+ * sharing the folder lose none of each other's updates. A lock that
+ * cannot be had is a warning: the files are written without it. */
+static void tpuci__save_state(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *suites, size_t n,
+                              size_t npytest) {
+  const char *dir = ctx->ropts.state_dir ? ctx->ropts.state_dir : ".tpuci";
+  tpuci__err_t e = {0, NULL};
+  int fd;
+  /* A probe's repetitions are not runs of the suite: none of it. */
+  if (ctx->repeat != 0) return;
+  if (npytest == 0 && !(ctx->sched && ctx->collections_path)) return;
+  fd = tpuci__state_lock(dir, TPUCI__STATE_LOCK_WAIT_MS, &e);
+  if (fd < 0) tpuci__state_warning(ctx, &e, "the state files are written without it");
+  if (npytest > 0 && ctx->timings_path) tpuci__save_timings(ctx, suites, n);
+  /* What shard groups collected: the next run splits them without a
+   * collection pass. */
+  if (ctx->sched && ctx->collections_path) tpuci__save_collections(ctx);
+  if (npytest > 0) tpuci__append_history(ctx, suites, n, npytest);
+  tpuci__state_unlock(fd);
+}
+
 /* The project's folder on the host: the git repository holding the spec,
  * else the spec's folder. A new string, or NULL. */
 static char *tpuci__project_root(const tpuci_ctx_t *ctx) {
@@ -177,6 +254,36 @@ static void tpuci__locate_failures(tpuci_ctx_t *ctx, size_t i, const char *root)
                     : inst->runtime == TPUCI__RUNTIME_LOCAL ? ctx->plan.spec_dir
                                                             : NULL;
   tpuci__trace_locate(ctx->results[i].history, inst, cwd, root);
+}
+
+/* A pytest instance's suite properties of order (JUnit's schemas allow
+ * properties on a suite, not on a test case): "tpuci.first", the tests
+ * that ran first in a process of their own, and "tpuci.order_dependent",
+ * "ID: how" for each order-dependent test. */
+static void tpuci__order_props(const tpuci_ctx_t *ctx, size_t i, tpuci__strv_t *out) {
+  const tpuci__instance_result_t *res = &ctx->results[i];
+  const tpuci__history_t *h = res->history;
+  size_t k;
+  if (h == NULL) return;
+  if (res->first != NULL) {
+    tpuci__buf_t b;
+    tpuci__buf_init(&b);
+    tpuci__buf_addf(&b, "%zu test%s that failed last time ran first, in a process of %s own "
+                    "(%s: %s):", res->first_tests.len, res->first_tests.len == 1 ? "" : "s",
+                    res->first_tests.len == 1 ? "its" : "their",
+                    tpuci_outcome_name(res->first->outcome),
+                    res->first->cause ? res->first->cause : "");
+    for (k = 0; k < res->first_tests.len; k++)
+      tpuci__buf_addf(&b, "%s %s", k ? "," : "", res->first_tests.items[k]);
+    tpuci__strv_push(out, "tpuci.first");
+    tpuci__strv_take(out, tpuci__buf_steal(&b));
+  }
+  for (k = 0; k < h->len; k++) {
+    if (!h->tests[k].order_dep) continue;
+    tpuci__strv_push(out, "tpuci.order_dependent");
+    tpuci__strv_take(out, tpuci__printf("%s: %s", h->tests[k].id,
+                                        h->tests[k].order_note ? h->tests[k].order_note : ""));
+  }
 }
 
 /* The merged JUnit file (run folder, and --junit): pytest instances with
@@ -249,20 +356,9 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
       suites[i].history = NULL;
       continue;
     }
-    tpuci__timings_update_history(&ctx->timings, suites[i].history);
     k++;
   }
-  if (k > 0 && ctx->timings_path && ctx->repeat == 0 &&
-      (r = tpuci__timings_save(&ctx->timings, ctx->timings_path, &e)) != 0)
-    tpuci__records_failed(ctx, ctx->timings_path, r);
-  /* What shard groups collected: the next run splits them without a
-   * collection pass. */
-  if (ctx->sched && ctx->collections_path && ctx->repeat == 0 &&
-      tpuci__sched_collections(ctx->sched, &ctx->collections) > 0 &&
-      (r = tpuci__collections_save(&ctx->collections, ctx->collections_path, &e)) != 0)
-    tpuci__records_failed(ctx, ctx->collections_path, r);
-  /* A probe's repetitions are not runs of the suite: no history. */
-  if (k > 0 && ctx->repeat == 0) tpuci__append_history(ctx, suites, n, k);
+  tpuci__save_state(ctx, suites, n, k);
   for (i = 0; i < n; i++)
     if (hs_own[i]) suites[i].history = hs_own[i];
   /* The quarantine's properties, once the history says what is ready. */
@@ -272,6 +368,7 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
     if (!ctx->plan.instances[i].selected) continue;
     tpuci__quar_props(ctx, i, &props[k]);
     tpuci__cache_props(ctx, i, &props[k]);
+    tpuci__order_props(ctx, i, &props[k]);
     suites[k].props = &props[k];
     k++;
   }
@@ -393,6 +490,45 @@ static void tpuci__on_sched_event(void *host, const tpuci_event_t *ev) {
   }
 }
 
+/* Failing first: each selected pytest instance's tests that failed in
+ * its last run, from the history (its identity's newest run there), for
+ * the scheduler (ctx->first; every entry made, most empty). A probe has
+ * none. */
+static void tpuci__first_load(tpuci_ctx_t *ctx, const char *state_dir) {
+  size_t n = ctx->plan.ninstances, i, m = 0, k;
+  char **names = tpuci__calloc(n + 1, sizeof(*names));
+  const char **uniq = tpuci__calloc(n + 1, sizeof(*uniq));
+  tpuci__strv_t *got;
+  tpuci__idmap_t at;
+  char *path;
+
+  ctx->first = tpuci__calloc(n + 1, sizeof(*ctx->first));
+  for (i = 0; i < n; i++) ctx->first[i] = tpuci__calloc(1, sizeof(*ctx->first[i]));
+  tpuci__idmap_init(&at);
+  for (i = 0; i < n && ctx->repeat == 0; i++) {
+    const tpuci__instance_t *inst = &ctx->plan.instances[i];
+    if (!inst->selected || inst->pytest == NULL || !inst->pytest->failed_first) continue;
+    names[i] = tpuci__group_name_of(inst->name);
+    if (tpuci__idmap_get(&at, names[i]) == TPUCI__IDMAP_NONE) {
+      tpuci__idmap_put(&at, names[i], m);
+      uniq[m++] = names[i];
+    }
+  }
+  got = tpuci__calloc(m + 1, sizeof(*got));
+  path = tpuci__printf("%s/%s", state_dir, TPUCI__FLAKY_FILE);
+  if (m > 0) tpuci__flaky_last_failed(path, uniq, m, got);
+  for (i = 0; i < n; i++)
+    if (names[i] != NULL && (k = tpuci__idmap_get(&at, names[i])) != TPUCI__IDMAP_NONE)
+      tpuci__strv_copy(ctx->first[i], &got[k]);
+  for (k = 0; k < m; k++) tpuci__strv_free(&got[k]);
+  for (i = 0; i < n; i++) free(names[i]);
+  tpuci__idmap_free(&at);
+  free(got);
+  free(names);
+  free(uniq);
+  free(path);
+}
+
 /* "warning: WHY; WHAT" for a state file that could not be read (the run
  * goes on without it); clears err. */
 static void tpuci__state_warning(tpuci_ctx_t *ctx, tpuci__err_t *err, const char *what) {
@@ -467,6 +603,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   /* Shard groups collect first again; the run rewrites the file. */
   if (tpuci__collections_load(&ctx->collections, ctx->collections_path, &e) != 0)
     tpuci__state_warning(ctx, &e, "shards collect first");
+  tpuci__first_load(ctx, opts->state_dir ? opts->state_dir : ".tpuci");
   ctx->nresults = ctx->plan.ninstances;
   ctx->results = tpuci__calloc(ctx->nresults ? ctx->nresults : 1, sizeof(*ctx->results));
   /* Passes whose inputs have not changed are taken, not run (the run's
@@ -502,6 +639,8 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   so.timings = &ctx->timings;
   so.collections = &ctx->collections;
   so.preselect = ctx->preselect;
+  so.first = ctx->first;
+  so.no_first = ctx->repeat != 0;
   so.done = tpuci__cache_done(ctx);
   so.run_dir = ctx->rd.dir;
   so.on_event = tpuci__on_sched_event;

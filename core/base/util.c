@@ -379,11 +379,41 @@ int tpuci__write_all(int fd, const char *buf, size_t len) {
   return 0;
 }
 
+const char *tpuci__path_shown(const char *path) {
+  char cwd[4096];
+  size_t n;
+  if (path == NULL || path[0] != '/' || getcwd(cwd, sizeof(cwd)) == NULL) return path;
+  n = strlen(cwd);
+  if (n == 1) return path; /* "/": absolute is as short */
+  if (strncmp(path, cwd, n) == 0 && path[n] == '/' && path[n + 1] != '\0') return path + n + 1;
+  return path;
+}
+
+/* The temporary name of a file being written: beside it, so that the
+ * rename stays on one file system, hidden, and this process's own
+ * (its pid and a counter), so that processes writing the same file at
+ * once never share one: ".NAME.PID.N.tmp". */
+static char *tpuci__atomic_tmp_name(const char *path) {
+  static unsigned counter;
+  const char *slash = strrchr(path, '/');
+  unsigned n = __atomic_fetch_add(&counter, 1u, __ATOMIC_RELAXED);
+  if (slash == NULL) return tpuci__printf(".%s.%ld.%u.tmp", path, (long) getpid(), n);
+  return tpuci__printf("%.*s/.%s.%ld.%u.tmp", (int) (slash - path), path, slash + 1,
+                       (long) getpid(), n);
+}
+
 int tpuci__write_file_atomic(const char *path, const char *data, size_t len) {
-  char *tmp = tpuci__printf("%s.tmp", path);
+  char *tmp = tpuci__atomic_tmp_name(path);
   int fd, r = 0;
 
-  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  /* O_EXCL: a name left by a crashed process with the same pid is never
+   * written into (nor truncated under another writer). */
+  fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == EEXIST) {
+    free(tmp);
+    tmp = tpuci__atomic_tmp_name(path);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  }
   if (fd < 0) {
     r = TPUCI__ERRNO;
     free(tmp);

@@ -168,13 +168,22 @@ int tpuci__yaml_ambiguous(const char *s);
 #define TPUCI__PATH_PREFIX_MAX 64
 char *tpuci__path_component(const char *name);
 
+/* A path as messages show it: relative to the current folder when it is
+ * below it (".tpuci/runs/ID/unit/first.log", as the console shows the
+ * run folder), else as it is; a pointer into `path`. */
+const char *tpuci__path_shown(const char *path);
+
 /* mkdir -p. Returns 0 or a negative UV_E* code. */
 int tpuci__mkdir_p(const char *path, int mode);
 /* Writes all of buf to fd (again after EINTR and short writes): 0, or a
  * negative code. */
 int tpuci__write_all(int fd, const char *buf, size_t len);
 
-/* Writes a whole file atomically (write to path.tmp, fsync, rename). */
+/* Writes a whole file atomically: to a temporary file of this process's
+ * own beside it (".NAME.PID.N.tmp", created exclusively), fsync, rename
+ * over path. Several processes may write one path at once: each rename
+ * is whole, the last one wins (updates that must not be lost take the
+ * state folder's lock, base/lock.h). */
 int tpuci__write_file_atomic(const char *path, const char *data, size_t len);
 /* The same, making its folder first (mkdir -p). */
 int tpuci__write_file_atomic_p(const char *path, const char *data, size_t len);

@@ -48,6 +48,7 @@ void tpuci_console_init(tpuci_console_t *c, FILE *out, tpuci_ctx_t *ctx) {
 void tpuci_console_free(tpuci_console_t *c) {
   size_t i;
   for (i = 0; i < c->ninstances; i++) free(c->inst[i].partial);
+  tpuci_console__tests_free(c);
   free(c->inst);
   free(c->expected_ms);
   c->inst = NULL;
@@ -104,7 +105,8 @@ static const char *color_of(const tpuci_console_t *c, tpuci_outcome_t o) {
   if (!c->color) return "";
   switch (o) {
     case TPUCI_OUTCOME_PASSED: return C_GREEN;
-    case TPUCI_OUTCOME_FLAKY: return C_YELLOW;
+    case TPUCI_OUTCOME_FLAKY:
+    case TPUCI_OUTCOME_ORDER_DEPENDENT: return C_YELLOW;
     case TPUCI_OUTCOME_CACHED: return C_GREEN C_DIM;
     case TPUCI_OUTCOME_CANCELLED: return C_DIM;
     default: return C_RED;
@@ -249,13 +251,17 @@ static void board_draw(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     eta[0] = '\0';
   }
   tpuci_console__duration(now - c->start_ms, d, sizeof(d));
-  fprintf(c->out, "%s%zu running, %zu queued, %zu done (%zu passed, %zu failed)%s, %s%s\n",
-          c->color ? C_BOLD : "", c->running, queued, c->done,
-          c->counts[TPUCI_OUTCOME_PASSED] + c->counts[TPUCI_OUTCOME_FLAKY] +
-              c->counts[TPUCI_OUTCOME_CACHED],
-          c->done - c->counts[TPUCI_OUTCOME_PASSED] - c->counts[TPUCI_OUTCOME_FLAKY] -
-              c->counts[TPUCI_OUTCOME_CACHED],
-          eta, d, reset(c));
+  {
+    size_t ok = c->counts[TPUCI_OUTCOME_PASSED] + c->counts[TPUCI_OUTCOME_FLAKY] +
+                c->counts[TPUCI_OUTCOME_CACHED] + c->counts[TPUCI_OUTCOME_ORDER_DEPENDENT];
+    char so_far[64] = "";
+    if (c->nfailed_tests > 0)
+      snprintf(so_far, sizeof(so_far), ", %zu test%s failed so far", c->nfailed_tests,
+               c->nfailed_tests == 1 ? "" : "s");
+    fprintf(c->out, "%s%zu running, %zu queued, %zu done (%zu passed, %zu failed)%s%s, %s%s\n",
+            c->color ? C_BOLD : "", c->running, queued, c->done, ok, c->done - ok, so_far, eta,
+            d, reset(c));
+  }
   c->board_lines = 1;
   if (c->pulling) {
     char line[512], bytes[64];
@@ -555,9 +561,12 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
       c->done++;
       if (ev->outcome < TPUCI_OUTCOME__COUNT) c->counts[ev->outcome]++;
       if (board) board_erase(c);
-      if (ev->outcome == TPUCI_OUTCOME_FLAKY)
-        fprintf(c->out, "[%sflaky  %s] %s: passed on attempt %d after failing\n",
-                color_of(c, ev->outcome), reset(c), ev->name, ev->attempt);
+      if (ev->outcome == TPUCI_OUTCOME_FLAKY || ev->outcome == TPUCI_OUTCOME_ORDER_DEPENDENT)
+        fprintf(c->out, "[%s%-7s%s] %s: passed on attempt %d %s\n", color_of(c, ev->outcome),
+                ev->outcome == TPUCI_OUTCOME_FLAKY ? "flaky" : "order", reset(c), ev->name,
+                ev->attempt, ev->outcome == TPUCI_OUTCOME_FLAKY
+                                 ? "after failing"
+                                 : "after a test failed in another order (order-dependent)");
       board_draw(c, ctx);
       break;
     case TPUCI_EVENT_MESSAGE:
@@ -574,6 +583,11 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
       break;
     case TPUCI_EVENT_PULL:
       on_pull(c, ctx, ev);
+      break;
+    case TPUCI_EVENT_TEST_FAILED:
+      if (board) board_erase(c);
+      tpuci_console__test_failed(c, ev);
+      board_draw(c, ctx);
       break;
     case TPUCI_EVENT_RUN_FINISHED:
       if (board) board_erase(c);
@@ -649,7 +663,7 @@ static void quarantine_note(tpuci_console_t *c, const tpuci_test_info_t *t) {
 static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
   size_t i, k, n = tpuci_instance_count(ctx);
   for (i = 0; i < n; i++) {
-    size_t nt = tpuci_test_count(ctx, i), failing = 0, flaky = 0, quarantined = 0;
+    size_t nt = tpuci_test_count(ctx, i), failing = 0, flaky = 0, quarantined = 0, order = 0;
     tpuci_test_info_t t = TPUCI_TEST_INFO_INIT;
     if (nt == 0 || !tpuci_instance_selected(ctx, i)) continue;
     for (k = 0; k < nt; k++) {
@@ -657,17 +671,21 @@ static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
       if (t.failing && t.quarantined) quarantined++;
       else if (t.failing) failing++;
       else if (t.flaky) flaky++;
+      else if (t.order_dependent) order++;
     }
     fprintf(c->out, "%s: %zu tests, %zu failed, %zu flaky",
             tpuci_console__safe(tpuci_instance_name(ctx, i), 0), nt,
             failing, flaky);
+    if (order > 0) fprintf(c->out, ", %zu order-dependent", order);
     if (quarantined > 0) fprintf(c->out, ", %zu quarantined (failed, not counted)", quarantined);
     fputc('\n', c->out);
     for (k = 0; k < nt; k++) {
       const char *label;
-      if (tpuci_test_info(ctx, i, k, &t) != 0 || !(t.failing || t.flaky)) continue;
+      if (tpuci_test_info(ctx, i, k, &t) != 0 || !(t.failing || t.flaky || t.order_dependent))
+        continue;
       if (t.runs == 0 && !t.quarantined) continue;  /* not run: below */
-      label = t.failing ? (t.quarantined ? "quarantined" : t.outcome) : "flaky";
+      label = t.failing ? (t.quarantined ? "quarantined" : t.outcome)
+              : t.flaky ? "flaky" : "order-dependent";
       fprintf(c->out, "  %s%-6s%s %s", t.failing && !t.quarantined
                                            ? color_of(c, TPUCI_OUTCOME_FAILED)
                                            : color_of(c, TPUCI_OUTCOME_FLAKY),
@@ -680,6 +698,7 @@ static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
         fprintf(c->out, ": %s", tpuci_console__safe(first, 0));
         free(first);
       }
+      if (t.order_dependent && t.order) fprintf(c->out, "\n           %s", t.order);
       quarantine_note(c, &t);
       fputc('\n', c->out);
     }
@@ -691,6 +710,7 @@ static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
                 tpuci_console__safe(t.id, 0), tpuci_console__safe(t.quarantine_where, 0),
                 tpuci_console__safe(t.quarantine_owner, 0));
   }
+  tpuci_console__quarantine_passing(c, ctx);
 }
 
 void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
@@ -699,6 +719,7 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
       TPUCI_OUTCOME_TIMEOUT, TPUCI_OUTCOME_OOM, TPUCI_OUTCOME_INFRA,
       TPUCI_OUTCOME_CANCELLED};
   size_t i, k, n = tpuci_instance_count(ctx), width = 8, total = 0, quarantined = 0;
+  int owidth;
   size_t unwritten = tpuci_run_write_errors(ctx);
   const char *verdict = tpuci_console__verdict(ctx), *summary = tpuci_run_summary_path(ctx);
   char d[32];
@@ -712,6 +733,8 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     total++;
   }
   if (width > 60) width = 60;
+  /* "order-dependent" is the one label wider than the column. */
+  owidth = tpuci_outcome_count(ctx, TPUCI_OUTCOME_ORDER_DEPENDENT) > 0 ? 15 : 9;
   {
     /* With -q the table lists only what did not pass: none, no table. */
     size_t shown = 0;
@@ -721,7 +744,7 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
                           tpuci_instance_outcome(ctx, i) != TPUCI_OUTCOME_CACHED)))
         shown++;
     if (shown > 0)
-      fprintf(c->out, "\n%-*s  %-9s  %8s  %9s\n", (int) width, "instance",
+      fprintf(c->out, "\n%-*s  %-*s  %8s  %9s\n", (int) width, "instance", owidth,
               "outcome", "attempts", "duration");
   }
   for (i = 0; i < n; i++) {
@@ -730,9 +753,9 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     o = tpuci_instance_outcome(ctx, i);
     if (c->quiet && (o == TPUCI_OUTCOME_PASSED || o == TPUCI_OUTCOME_CACHED)) continue;
     tpuci_console__duration(tpuci_console__instance_ms(ctx, i), d, sizeof(d));
-    fprintf(c->out, "%-*s  %s%-9s%s  %8zu  %9s\n", (int) width,
+    fprintf(c->out, "%-*s  %s%-*s%s  %8zu  %9s\n", (int) width,
             tpuci_console__safe(tpuci_instance_name(ctx, i), 0),
-            color_of(c, tpuci_instance_quarantined(ctx, i) ? TPUCI_OUTCOME_FLAKY : o),
+            color_of(c, tpuci_instance_quarantined(ctx, i) ? TPUCI_OUTCOME_FLAKY : o), owidth,
             tpuci_console__outcome_label_of(ctx, i), reset(c), tpuci_attempt_count(ctx, i), d);
   }
   fputc('\n', c->out);
@@ -748,6 +771,9 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
   if (quarantined > 0) fprintf(c->out, ", quarantined %zu", quarantined);
   if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_CACHED) > 0)
     fprintf(c->out, ", cached %zu", tpuci_outcome_count(ctx, TPUCI_OUTCOME_CACHED));
+  if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_ORDER_DEPENDENT) > 0)
+    fprintf(c->out, ", order-dependent %zu",
+            tpuci_outcome_count(ctx, TPUCI_OUTCOME_ORDER_DEPENDENT));
   tpuci_console__duration(tpuci_run_duration_ms(ctx), d, sizeof(d));
   fprintf(c->out, " (of %zu) in %s\n", total, d);
   if (strcmp(verdict, "passed") == 0)

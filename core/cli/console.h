@@ -66,6 +66,9 @@ typedef struct {
   char pull_image[200];
   uint64_t pull_current, pull_total;
   int pull_layers;
+  /* The pytest tests seen failing so far ("instance\x1fid" each once). */
+  char **failed_tests;
+  size_t nfailed_tests;
 } tpuci_console_t;
 
 void tpuci_console_init(tpuci_console_t *c, FILE *out, tpuci_ctx_t *ctx);
@@ -80,6 +83,16 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud);
 void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx);
 
 /* Shared by console.c and console_github.c. */
+
+/* TPUCI_EVENT_TEST_FAILED: "[test   ] unit: FAILED tests/t.py::test_x -
+ * AssertionError: ..." as it happens (console_tests.c); the tests seen
+ * failing are counted for the board (c->nfailed_tests). */
+void tpuci_console__test_failed(tpuci_console_t *c, const tpuci_event_t *ev);
+void tpuci_console__tests_free(tpuci_console_t *c);
+/* After the tests: each quarantine entry that also covers tests that
+ * passed, with how many ("quarantine: FILE:LINE also covers 3 tests that
+ * passed: A, B, C"). */
+void tpuci_console__quarantine_passing(tpuci_console_t *c, tpuci_ctx_t *ctx);
 /* Escape sequences (tpuci_console__esc_len) go, and the other control
  * characters become spaces, in place: a line for the board. */
 void tpuci_console__sanitize(char *s);

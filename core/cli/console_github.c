@@ -161,10 +161,14 @@ static size_t gh_note_tests(gh_notes_t *ns, tpuci_ctx_t *ctx, size_t i, int flak
     const char *file;
     int line;
     if (tpuci_test_info(ctx, i, k, &t) != 0) continue;
-    if (flaky ? !t.flaky : !t.failing) continue;
+    if (flaky ? !(t.flaky || t.order_dependent) : !t.failing) continue;
     file = t.failure_file ? t.failure_file : t.file;
     line = t.failure_file ? t.failure_line : t.line;
-    if (flaky)
+    if (flaky && t.order_dependent)
+      gh_note(ns, 1, gh_path(file, 0), line, t.id, "order-dependent",
+              t.order ? t.order : "failed in one order, passed in another",
+              tpuci_instance_name(ctx, i));
+    else if (flaky)
       gh_note(ns, 1, gh_path(file, 0), line, t.id, "flaky", t.message ? t.message
               : "failed, then passed on a later attempt", tpuci_instance_name(ctx, i));
     else if (t.quarantined) {
@@ -188,7 +192,7 @@ static void gh_note_instance(gh_notes_t *ns, tpuci_ctx_t *ctx, size_t i) {
   tpuci_outcome_t o = tpuci_instance_outcome(ctx, i);
   tpuci_attempt_info_t info = TPUCI_ATTEMPT_INFO_INIT;
   size_t k = tpuci_attempt_count(ctx, i);
-  int flaky = o == TPUCI_OUTCOME_FLAKY, line = 0;
+  int flaky = o == TPUCI_OUTCOME_FLAKY || o == TPUCI_OUTCOME_ORDER_DEPENDENT, line = 0;
   char *file = NULL;
 
   if (where && (colon = strrchr(where, ':')) != NULL) {
@@ -258,7 +262,9 @@ void tpuci_console__gh_annotations(tpuci_console_t *c, tpuci_ctx_t *ctx) {
       gh_note_tests(&ns, ctx, i, 1);
       continue;
     }
-    if (gh_note_tests(&ns, ctx, i, 1) > 0 && o == TPUCI_OUTCOME_FLAKY) continue;
+    if (gh_note_tests(&ns, ctx, i, 1) > 0 &&
+        (o == TPUCI_OUTCOME_FLAKY || o == TPUCI_OUTCOME_ORDER_DEPENDENT))
+      continue;
     gh_note_instance(&ns, ctx, i);
   }
   for (k = 0; k < ns.len; k++) {
@@ -274,7 +280,7 @@ void tpuci_console__gh_annotations(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     if (left[w] > 0)
       fprintf(c->out, "::notice title=tpuci::%zu more %s not annotated (GitHub shows %d per "
                       "step); the step summary lists every %s\n",
-              left[w], w ? "warnings (flaky or quarantined tests) are"
+              left[w], w ? "warnings (flaky, order-dependent or quarantined tests) are"
                          : left[w] == 1 ? "failure is" : "failures are",
               GH_ANNOTATIONS_MAX, w ? "flaky and quarantined test" : "failed test and instance");
   gh_notes_free(&ns);
@@ -325,18 +331,21 @@ static void md_first_line(FILE *f, const char *msg) {
   md_code(f, buf, sizeof(buf));
 }
 
-/* The failed (or flaky) tests of every pytest instance, as a table.
- * Returns how many rows were written. */
+/* The failed (or flaky, or order-dependent: `flaky` 1, 2) tests of every
+ * pytest instance, as a table. Returns how many rows were written. */
 static size_t gh_summary_tests(FILE *f, tpuci_ctx_t *ctx, int flaky) {
   size_t i, k, n = tpuci_instance_count(ctx), rows = 0;
   tpuci_test_info_t t = TPUCI_TEST_INFO_INIT;
   for (i = 0; i < n; i++) {
     size_t nt = tpuci_instance_selected(ctx, i) ? tpuci_test_count(ctx, i) : 0;
     for (k = 0; k < nt; k++) {
-      if (tpuci_test_info(ctx, i, k, &t) != 0 || !(flaky ? t.flaky : t.failing)) continue;
+      if (tpuci_test_info(ctx, i, k, &t) != 0 ||
+          !(flaky == 2 ? t.order_dependent : flaky ? t.flaky : t.failing))
+        continue;
       if (rows++ == 0)
         fprintf(f, "\n#### %s tests\n\n| test | instance | %s | message |\n|---|---|---|---|\n",
-                flaky ? "Flaky" : "Failed", flaky ? "runs" : "outcome");
+                flaky == 2 ? "Order-dependent" : flaky ? "Flaky" : "Failed",
+                flaky ? "runs" : "outcome");
       fputs("| ", f);
       md_code(f, t.id, 1024);
       fputs(" | ", f);
@@ -347,7 +356,7 @@ static size_t gh_summary_tests(FILE *f, tpuci_ctx_t *ctx, int flaky) {
         md_code(f, t.quarantine_owner, 256);
         fputs(" | ", f);
       } else fprintf(f, " | %s | ", t.outcome);
-      md_first_line(f, t.message);
+      md_first_line(f, flaky == 2 && t.order ? t.order : t.message);
       fputs(" |\n", f);
     }
   }
@@ -400,6 +409,8 @@ void tpuci_console__gh_step_summary(tpuci_ctx_t *ctx) {
   /* Passes whose inputs had not changed: not run (docs/cache.md). */
   if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_CACHED) > 0)
     fprintf(f, "%zu cached, ", tpuci_outcome_count(ctx, TPUCI_OUTCOME_CACHED));
+  if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_ORDER_DEPENDENT) > 0)
+    fprintf(f, "%zu order-dependent, ", tpuci_outcome_count(ctx, TPUCI_OUTCOME_ORDER_DEPENDENT));
   fprintf(f, "%zu flaky, %zu failed, %zu timeout, %zu oom, %zu infra, %zu cancelled in %s\n",
           tpuci_outcome_count(ctx, TPUCI_OUTCOME_FLAKY),
           tpuci_outcome_count(ctx, TPUCI_OUTCOME_FAILED),
@@ -409,6 +420,7 @@ void tpuci_console__gh_step_summary(tpuci_ctx_t *ctx) {
           tpuci_outcome_count(ctx, TPUCI_OUTCOME_CANCELLED), d);
   gh_summary_tests(f, ctx, 0);
   gh_summary_tests(f, ctx, 1);
+  gh_summary_tests(f, ctx, 2);
   gh_summary_release(f, ctx);
   fputc('\n', f);
   fclose(f);

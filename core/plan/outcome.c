@@ -15,6 +15,7 @@ const char *tpuci_outcome_name(tpuci_outcome_t o) {
     case TPUCI_OUTCOME_CANCELLED: return "cancelled";
     case TPUCI_OUTCOME_FLAKY: return "flaky";
     case TPUCI_OUTCOME_CACHED: return "cached";
+    case TPUCI_OUTCOME_ORDER_DEPENDENT: return "order-dependent";
     default: return "unknown";
   }
 }

@@ -1,5 +1,6 @@
 /* The history store across runs and the flaky report (flaky.h). */
 #include "pytest/flaky.h"
+#include "pytest/pytest_run.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -10,12 +11,48 @@
 /* ------------------------------------------------------------------ */
 /* Writing                                                             */
 
-static char tpuci__flaky_code(const tpuci__test_hist_t *t) {
-  const tpuci__test_t *f = tpuci__history_final(t);
-  if (f == NULL || tpuci__test_outcome_failing(f->outcome)) return 'f';
-  if (tpuci__history_flaky(t)) return 'k';
-  if (f->outcome == TPUCI_TEST_SKIPPED || f->outcome == TPUCI_TEST_XFAIL) return 's';
+
+/* The run that says how the test did in this run: its last, leaving out
+ * a run a cancel cut short; NULL when none says. */
+static const tpuci__test_run_t *tpuci__flaky_said(const tpuci__test_hist_t *t) {
+  size_t k = t->len;
+  while (k > 0)
+    if (!tpuci__test_cancelled(&t->runs[--k].result)) return &t->runs[k];
+  return NULL;
+}
+
+/* The test's code in the store, or 0 when the run says nothing of it
+ * (absent): a cancelled run did not reach it (or cut it short), which
+ * is no failure; a test not run after a timeout or a crash fails. */
+static char tpuci__flaky_code(const tpuci__history_t *h, const tpuci__test_hist_t *t) {
+  const tpuci__test_run_t *said = tpuci__flaky_said(t);
+  size_t k;
+  if (said == NULL) {
+    int cancelled = h->n_attempts > 0 &&
+                    h->attempts[h->n_attempts - 1].outcome == TPUCI_OUTCOME_CANCELLED;
+    for (k = 0; k < t->len; k++) cancelled |= tpuci__test_cancelled(&t->runs[k].result);
+    return cancelled ? 0 : 'f';
+  }
+  if (tpuci__test_outcome_failing(said->result.outcome)) return 'f';
+  if (t->order_dep) return 'o';
+  for (k = 0; &t->runs[k] != said; k++)
+    if (tpuci__test_outcome_failing(t->runs[k].result.outcome) &&
+        !tpuci__test_cancelled(&t->runs[k].result))
+      return 'k';
+  if (said->result.outcome == TPUCI_TEST_SKIPPED || said->result.outcome == TPUCI_TEST_XFAIL)
+    return 's';
   return 'p';
+}
+
+/* Of two codes of one test in one run (a test two shards ran; records
+ * written before shards shared one identity), the one that says more:
+ * a failure, then order dependence, flakiness, a pass, a skip. */
+static char tpuci__flaky_worse(char a, char b) {
+  static const char rank[] = "-spkof";
+  const char *x = strchr(rank, a), *y = strchr(rank, b);
+  if (x == NULL) return b;
+  if (y == NULL) return a;
+  return x > y ? a : b;
 }
 
 /* The message of the test's last failing run, clipped, or NULL. */
@@ -43,7 +80,9 @@ static json_t *tpuci__flaky_msg(const tpuci__test_hist_t *t) {
   return json_null();
 }
 
-/* The run as the store's JSON object. A new reference. */
+/* The run as the store's JSON object: each test under its identity (the
+ * instance without its shard, so that its runs in different shards are
+ * one test's). A new reference. */
 static json_t *tpuci__flaky_run_json(const tpuci__flaky_run_t *run) {
   json_t *o = json_object(), *tests = json_array();
   size_t i, k;
@@ -52,19 +91,23 @@ static json_t *tpuci__flaky_run_json(const tpuci__flaky_run_t *run) {
   json_object_set_new(o, "commit", run->commit ? json_string(run->commit) : json_null());
   for (i = 0; i < run->n; i++) {
     const tpuci__history_t *h = run->histories[i];
+    char *identity = tpuci__group_name_of(h->instance);
     for (k = 0; k < h->len; k++) {
       const tpuci__test_hist_t *t = &h->tests[k];
-      const tpuci__test_t *f = tpuci__history_final(t);
-      char code[2] = {tpuci__flaky_code(t), '\0'};
-      json_t *row = json_array();
-      json_array_append_new(row, json_string(h->instance));
+      const tpuci__test_run_t *said = tpuci__flaky_said(t);
+      char code[2] = {tpuci__flaky_code(h, t), '\0'};
+      json_t *row;
+      if (code[0] == 0) continue;  /* absent: a cancel did not reach it */
+      row = json_array();
+      json_array_append_new(row, json_string(identity));
       json_array_append_new(row, json_string(t->id));
       json_array_append_new(row, json_string(code));
-      json_array_append_new(row, json_real(f ? (double) (long) (f->time_s * 1000) / 1000 : 0.0));
-      json_array_append_new(row, code[0] == 'f' || code[0] == 'k' ? tpuci__flaky_msg(t)
-                                                                  : json_null());
+      json_array_append_new(row, json_real(said ? (double) (long) (said->result.time_s * 1000) / 1000
+                                                : 0.0));
+      json_array_append_new(row, strchr("fko", code[0]) ? tpuci__flaky_msg(t) : json_null());
       json_array_append_new(tests, row);
     }
+    free(identity);
   }
   json_object_set_new(o, "tests", tests);
   return o;
@@ -105,6 +148,16 @@ static void tpuci__flaky_parsed_free(json_t **parsed, size_t n) {
   free(parsed);
 }
 
+/* A test's key in the store's maps: its identity (the instance without
+ * its shard: rows written before the shard was left out read as the
+ * rows written since) and its node id. A new string. */
+static char *tpuci__flaky_key(const char *instance, const char *id) {
+  char *identity = tpuci__group_name_of(instance);
+  char *key = tpuci__printf("%s\x1f%s", identity, id);
+  free(identity);
+  return key;
+}
+
 /* Each test's outcomes in the last `window` (0: all) of `n` runs, oldest
  * first ("instance\x1fid" -> "pf-k"). A new reference. */
 static json_t *tpuci__flaky_recent_of(json_t *const *runs, size_t n, int window) {
@@ -121,15 +174,15 @@ static json_t *tpuci__flaky_recent_of(json_t *const *runs, size_t n, int window)
       char *key, *seq;
       json_t *have;
       if (inst == NULL || id == NULL || code == NULL || !*code ||
-          strchr("pfks", code[0]) == NULL)
+          strchr("pfkso", code[0]) == NULL)
         continue;
-      key = tpuci__printf("%s\x1f%s", inst, id);
+      key = tpuci__flaky_key(inst, id);
       have = json_object_get(out, key);
       seq = tpuci__malloc(nrun + 1);
       if (have) memcpy(seq, json_string_value(have), nrun);
       else memset(seq, '-', nrun);
       seq[nrun] = '\0';
-      seq[i] = code[0];
+      seq[i] = tpuci__flaky_worse(seq[i], code[0]);
       json_object_set_new(out, key, json_string(seq));
       free(seq);
       free(key);
@@ -196,7 +249,8 @@ int tpuci__flaky_append(const char *path, const tpuci__flaky_run_t *run, int rec
 /* The report                                                          */
 
 typedef struct {
-  const char *instance, *id;
+  char *instance;       /* its identity: the instance without its shard */
+  const char *id;
   char *key;            /* instance \x1f id: the map's key */
   char *seq;            /* one code a run of the window: '-' not in it */
   size_t fails, runs, flips;
@@ -246,7 +300,7 @@ int tpuci__flaky_report(const char *path, int runs, int json, char **out, tpuci_
       char *key;
       size_t at;
       if (inst == NULL || id == NULL || code == NULL || !*code) continue;
-      key = tpuci__printf("%s\x1f%s", inst, id);
+      key = tpuci__flaky_key(inst, id);
       at = tpuci__idmap_get(&map, key);
       if (at == TPUCI__IDMAP_NONE) {
         if (ntests == cap) {
@@ -255,7 +309,7 @@ int tpuci__flaky_report(const char *path, int runs, int json, char **out, tpuci_
         }
         at = ntests++;
         memset(&tests[at], 0, sizeof(tests[at]));
-        tests[at].instance = inst;
+        tests[at].instance = tpuci__group_name_of(inst);
         tests[at].id = id;
         tests[at].seq = tpuci__malloc(nrun + 1);
         memset(tests[at].seq, '-', nrun);
@@ -266,26 +320,26 @@ int tpuci__flaky_report(const char *path, int runs, int json, char **out, tpuci_
         free(key);
       }
       t = &tests[at];
-      t->seq[i] = code[0];
-      if (code[0] == 's') continue;
-      t->runs++;
-      if (code[0] == 'f' || code[0] == 'k') {
-        t->fails += code[0] == 'f';
+      t->seq[i] = tpuci__flaky_worse(t->seq[i], code[0]);
+      if (strchr("fko", code[0]) != NULL) {
         t->last_run = json_string_value(json_object_get(parsed[i], "run"));
         t->last_msg = json_string_value(json_array_get(row, 4));
       }
     }
   }
-  /* Flips: a run whose result differs from the one before (skips and
-   * runs without the test left out), and every flaky run. */
+  /* Runs and fails (skips and runs without the test left out); flips: a
+   * run whose result differs from the one before, and every flaky or
+   * order-dependent run. */
   for (k = 0; k < ntests; k++) {
     char prev = 0;
     for (i = 0; i < nrun; i++) {
       char c = tests[k].seq[i];
       if (c == '-' || c == 's') continue;
-      if (c == 'k') tests[k].flips++;
+      tests[k].runs++;
+      tests[k].fails += c == 'f';
+      if (c == 'k' || c == 'o') tests[k].flips++;
       else if (prev && (prev == 'f') != (c == 'f')) tests[k].flips++;
-      prev = c == 'k' ? 'p' : c;
+      prev = c == 'k' || c == 'o' ? 'p' : c;
     }
   }
   /* The map's indexes are not needed past here: sorting moves entries. */
@@ -329,7 +383,7 @@ int tpuci__flaky_report(const char *path, int runs, int json, char **out, tpuci_
                     nrun == 1 ? "it" : "them");
     if (listed > 0)
       tpuci__buf_adds(&b, "flip rate  fails/runs  outcomes (oldest first: p pass, f fail, "
-                          "k flaky, s skip, - absent)\n");
+                          "k flaky, o order-dependent, s skip, - absent)\n");
     for (k = 0; k < ntests; k++) {
       const tpuci__flaky_test_t *t = &tests[k];
       const char *seq = t->seq;
@@ -349,6 +403,7 @@ int tpuci__flaky_report(const char *path, int runs, int json, char **out, tpuci_
   for (k = 0; k < ntests; k++) {
     free(tests[k].seq);
     free(tests[k].key);
+    free(tests[k].instance);
   }
   free(tests);
   tpuci__flaky_parsed_free(all, lines.len);
@@ -370,4 +425,52 @@ json_t *tpuci__flaky_recent(const char *path, int runs) {
   tpuci__flaky_parsed_free(parsed, lines.len);
   tpuci__strv_free(&lines);
   return out;
+}
+
+void tpuci__flaky_last_failed(const char *path, const char *const *identities, size_t n,
+                              tpuci__strv_t *out) {
+  unsigned char *found = tpuci__calloc(n ? n : 1, 1), *here = tpuci__calloc(n ? n : 1, 1);
+  tpuci__idmap_t want;
+  char *text = NULL;
+  size_t len = 0, left = n, end, k;
+
+  tpuci__idmap_init(&want);
+  for (k = 0; k < n; k++) tpuci__idmap_put(&want, identities[k], k);
+  if (n == 0 || tpuci__read_file_max(path, TPUCI__FLAKY_MAX_BYTES * 2, &text, &len) != 0)
+    len = 0;
+  /* Newest first, each line parsed only when reached: most often the
+   * last run has every identity. A line that is not a run is skipped. */
+  for (end = len; end > 0 && left > 0;) {
+    size_t startl = end;
+    json_t *o, *row;
+    size_t j;
+    while (startl > 0 && text[startl - 1] != '\n') startl--;
+    o = end > startl ? json_loadb(text + startl, end - startl, 0, NULL) : NULL;
+    end = startl > 0 ? startl - 1 : 0;
+    if (o == NULL) continue;
+    memset(here, 0, n);
+    json_array_foreach(json_object_get(o, "tests"), j, row) {
+      const char *inst = json_string_value(json_array_get(row, 0));
+      const char *id = json_string_value(json_array_get(row, 1));
+      const char *code = json_string_value(json_array_get(row, 2));
+      char *identity;
+      if (inst == NULL || id == NULL || code == NULL) continue;
+      identity = tpuci__group_name_of(inst);
+      k = tpuci__idmap_get(&want, identity);
+      free(identity);
+      if (k == TPUCI__IDMAP_NONE || found[k]) continue;
+      here[k] = 1;
+      if (code[0] == 'f') tpuci__strv_push(&out[k], id);
+    }
+    for (k = 0; k < n; k++)
+      if (here[k] && !found[k]) {
+        found[k] = 1;
+        left--;
+      }
+    json_decref(o);
+  }
+  tpuci__idmap_free(&want);
+  free(text);
+  free(found);
+  free(here);
 }

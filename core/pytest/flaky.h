@@ -6,9 +6,15 @@
  * One JSON line a run, oldest first:
  *   {"run": "20261204-012239-f9cb", "time": 1796347360000, "commit": "ab12.." or null,
  *    "tests": [["unit[py=3.11]", "tests/t.py::test_x", "f", 0.25, "AssertionError: ..."], ...]}
- * each test as [instance, node id, outcome, seconds, message]: "p" passed,
- * "f" failed (or error, or not run), "k" flaky (failed, then passed in the
- * run), "s" skipped or xfail; the message (of a failure, at most
+ * each test as [identity, node id, outcome, seconds, message]: its
+ * identity is the instance without its shard ("unit[py=3.11]" for
+ * "unit[py=3.11,shard=2/4]": a test keeps one history whichever shard
+ * ran it; rows written with the shard read as without); "p" passed, "f"
+ * failed (or error, or not run after a timeout or a crash), "k" flaky
+ * (failed, then passed in the run), "o" order-dependent (pytest/order.h),
+ * "s" skipped or xfail; a test a cancelled run (Ctrl-C, --deadline,
+ * --fail-fast) did not reach or cut short has no row (absent, "-"): it
+ * says nothing of it. The message (of a failure, at most
  * TPUCI__FLAKY_MSG_MAX bytes) or null. Bounded: the last
  * TPUCI__FLAKY_MAX_RUNS runs, and older runs are dropped while the file
  * is over TPUCI__FLAKY_MAX_BYTES. */
@@ -36,7 +42,8 @@ typedef struct {
 } tpuci__flaky_run_t;
 
 /* Appends the run to the store at `path` (dropping the oldest runs past
- * the caps), written atomically. With `recent` non-NULL, *recent gets
+ * the caps), written atomically (the caller holds the state folder's
+ * lock, base/lock.h, so that no run's line is lost). With `recent` non-NULL, *recent gets
  * what tpuci__flaky_recent(path, recent_runs) would say afterwards, from
  * the one read the append made (NULL when the write failed). 0, or a
  * negative code with err set. */
@@ -50,8 +57,15 @@ int tpuci__flaky_append(const char *path, const tpuci__flaky_run_t *run, int rec
 int tpuci__flaky_report(const char *path, int runs, int json, char **out, tpuci__err_t *err);
 
 /* Each test's outcomes in the store's last `runs` runs, oldest first, one
- * code a run ('-': not in it), as an object keyed "instance\x1fid"; NULL
+ * code a run ('-': not in it), as an object keyed "identity\x1fid"; NULL
  * when the store cannot be read. A new reference. */
 json_t *tpuci__flaky_recent(const char *path, int runs);
+
+/* The tests that failed in each identity's last run in the store (an
+ * identity: an instance without its shard; each once): for each of the `n`, the node
+ * ids whose code was "f" in the newest run that has the identity, into
+ * out[k] (zeroed). A store that cannot be read says none. */
+void tpuci__flaky_last_failed(const char *path, const char *const *identities, size_t n,
+                              tpuci__strv_t *out);
 
 #endif /* TPUCI_PYTEST_FLAKY_H */

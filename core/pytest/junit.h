@@ -70,6 +70,12 @@ typedef struct {
                       rerunError children (our own merged reports) */
 } tpuci__test_t;
 
+/* 1 for the run of a test an attempt cancelled cut short (Ctrl-C,
+ * --deadline, --fail-fast, a failing-first process stopped): typed
+ * "tpuci.cancelled", it says nothing of the test (never an earlier
+ * failure that makes it flaky, never a failure in the history). */
+int tpuci__test_cancelled(const tpuci__test_t *r);
+
 typedef struct {
   tpuci__test_t *items;
   size_t len, cap;
@@ -158,10 +164,15 @@ typedef struct {
    * (faulthandler on SIGTERM), per host, or NULL: the text of the run
    * of the test it was cut short in ends with it. */
   const char *stacks;
+  /* 1 for the failing-first process (the tests that failed last time,
+   * run in a process of their own that starts first): it is recorded
+   * apart from the attempts, as attempt 0, and its runs come before
+   * every attempt's. */
+  int first;
 } tpuci__junit_attempt_t;
 
 typedef struct {
-  int attempt;          /* 1-based */
+  int attempt;          /* 1-based; 0: the failing-first process */
   tpuci__test_t result;
 } tpuci__test_run_t;
 
@@ -181,6 +192,22 @@ typedef struct {
    * fail or no frame is in the project. */
   char *fail_path;
   int fail_line;
+  /* Order dependence (pytest/order.h): 1 when it failed in one process
+   * of this run and passed in another whose tests before it differed,
+   * and did not fail in the end: a flaky class of its own. Its
+   * candidates are the tests that ran before it where it failed (or,
+   * when it failed first in its process, those before it where it
+   * passed), its polluter the one of them the order checks found (NULL:
+   * none found or none checked); order_confirmed 1 when a check ran it
+   * after its candidates again and it failed again. */
+  int order_dep;
+  int order_confirmed;
+  int order_brittle;        /* it fails alone: one of them sets it up */
+  tpuci__strv_t candidates;
+  char *polluter;
+  int order_checks;         /* check processes that ran it */
+  char *order_note;         /* tpuci__order_text(), once the checks are over */
+  int fail_attempt, pass_attempt;  /* where it failed and passed (0: first) */
 } tpuci__test_hist_t;
 
 /* One attempt as recorded. */
@@ -211,12 +238,19 @@ typedef struct {
   /* pytest's rootdir as the latest attempt saw it (where the tests' files
    * are relative to, in the container), or NULL. */
   char *rootdir;
+  /* The failing-first process (attempt 0), or NULL when there was none. */
+  tpuci__attempt_rec_t *first;
+  /* 1 once the tests are in the order of an attempt's collection (the
+   * first attempt that said what it collected): pytest's own order,
+   * whatever process reported them first. */
+  int ordered;
 } tpuci__history_t;
 
 void tpuci__history_init(tpuci__history_t *h, const char *instance);
 void tpuci__history_free(tpuci__history_t *h);
 
-/* Records the next attempt. `report` is its parsed JUnit report, or NULL
+/* Records the next attempt (or, with a->first, the failing-first
+ * process, as attempt 0). `report` is its parsed JUnit report, or NULL
  * when it left none (crashed or killed before pytest wrote it, file
  * missing or unreadable). The report's tests move into the history:
  * `report` is left empty (freeing it stays harmless).
@@ -236,8 +270,14 @@ void tpuci__history_add(tpuci__history_t *h, const tpuci__junit_attempt_t *a,
  * reported it; NULL when no attempt did (not run). */
 const tpuci__test_t *tpuci__history_final(const tpuci__test_hist_t *t);
 /* 1 when the final result does not fail (passed, skipped, xfail) but an
- * earlier attempt failed or errored. */
+ * earlier run (an attempt's, the failing-first process's) failed or
+ * errored, and it is not order-dependent (a class of its own). */
 int tpuci__history_flaky(const tpuci__test_hist_t *t);
+/* The run of attempt `attempt` (0: the failing-first process), or NULL. */
+const tpuci__test_run_t *tpuci__history_run_in(const tpuci__test_hist_t *t, int attempt);
+/* The record of attempt `attempt` (0: the failing-first process), or
+ * NULL. */
+const tpuci__attempt_rec_t *tpuci__history_attempt(const tpuci__history_t *h, int attempt);
 /* 1 when the attempt ended abnormally: timeout, OOM, infra, cancelled,
  * no report at all, pytest cut short (killed or crashed in the middle),
  * or failed although its report shows no failing test (pytest

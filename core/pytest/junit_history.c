@@ -10,6 +10,13 @@ void tpuci__history_init(tpuci__history_t *h, const char *instance) {
   tpuci__idmap_init(&h->map);
 }
 
+static void tpuci__attempt_rec_free(tpuci__attempt_rec_t *a) {
+  free(a->cause);
+  free(a->running);
+  tpuci__strv_free(&a->selected);
+  tpuci__strv_free(&a->collected);
+}
+
 void tpuci__history_free(tpuci__history_t *h) {
   size_t i, k;
   for (i = 0; i < h->len; i++) {
@@ -19,13 +26,13 @@ void tpuci__history_free(tpuci__history_t *h) {
     free(t->id);
     free(t->path);
     free(t->fail_path);
+    tpuci__strv_free(&t->candidates);
+    free(t->polluter);
+    free(t->order_note);
   }
-  for (i = 0; i < h->n_attempts; i++) {
-    free(h->attempts[i].cause);
-    free(h->attempts[i].running);
-    tpuci__strv_free(&h->attempts[i].selected);
-    tpuci__strv_free(&h->attempts[i].collected);
-  }
+  for (i = 0; i < h->n_attempts; i++) tpuci__attempt_rec_free(&h->attempts[i]);
+  if (h->first) tpuci__attempt_rec_free(h->first);
+  free(h->first);
   free(h->tests);
   free(h->attempts);
   free(h->instance);
@@ -51,17 +58,32 @@ static tpuci__test_hist_t *tpuci__history_test(tpuci__history_t *h, const char *
   return t;
 }
 
-/* The test's run in attempt `attempt` (1-based), or NULL. */
-static const tpuci__test_run_t *tpuci__run_in(const tpuci__test_hist_t *t, int attempt) {
+/* The test's run in attempt `attempt` (0: the failing-first process),
+ * or NULL. */
+static tpuci__test_run_t *tpuci__run_at(const tpuci__test_hist_t *t, int attempt) {
   /* Runs are in attempt order, so only the last one can match the
    * attempt being looked at when it is the latest; search backwards. */
   size_t k = t->len;
   while (k > 0) {
-    const tpuci__test_run_t *r = &t->runs[--k];
+    tpuci__test_run_t *r = &t->runs[--k];
     if (r->attempt == attempt) return r;
     if (r->attempt < attempt) break;
   }
   return NULL;
+}
+
+static const tpuci__test_run_t *tpuci__run_in(const tpuci__test_hist_t *t, int attempt) {
+  return tpuci__run_at(t, attempt);
+}
+
+const tpuci__test_run_t *tpuci__history_run_in(const tpuci__test_hist_t *t, int attempt) {
+  return tpuci__run_at(t, attempt);
+}
+
+const tpuci__attempt_rec_t *tpuci__history_attempt(const tpuci__history_t *h, int attempt) {
+  if (attempt == 0) return h->first;
+  if (attempt < 1 || (size_t) attempt > h->n_attempts) return NULL;
+  return &h->attempts[attempt - 1];
 }
 
 const tpuci__strv_t *tpuci__attempt_scope(const tpuci__attempt_rec_t *rec) {
@@ -70,16 +92,44 @@ const tpuci__strv_t *tpuci__attempt_scope(const tpuci__attempt_rec_t *rec) {
   return NULL;
 }
 
-/* Appends a run of attempt `number` to t; the result is moved in. */
+/* Adds a run of attempt `number` to t, in attempt order (the failing-
+ * first process, attempt 0, may end after attempt 1); the result is
+ * moved in. */
 static void tpuci__run_push(tpuci__test_hist_t *t, int number, tpuci__test_t *r) {
+  size_t at = t->len;
   if (t->len == t->cap) {
     t->cap = t->cap ? t->cap * 2 : 2;
     t->runs = tpuci__realloc(t->runs, t->cap * sizeof(*t->runs));
   }
-  t->runs[t->len].attempt = number;
-  t->runs[t->len].result = *r;
+  while (at > 0 && t->runs[at - 1].attempt > number) at--;
+  memmove(&t->runs[at + 1], &t->runs[at], (t->len - at) * sizeof(*t->runs));
+  t->runs[at].attempt = number;
+  t->runs[at].result = *r;
   t->len++;
   memset(r, 0, sizeof(*r));
+}
+
+/* Puts the tests in the order of `collected` (an attempt's collection:
+ * pytest's order), those it does not hold after them as they were: the
+ * failing-first process may have reported its tests first. */
+static void tpuci__history_sort(tpuci__history_t *h, const tpuci__strv_t *collected) {
+  tpuci__test_hist_t *sorted = tpuci__malloc((h->cap ? h->cap : 1) * sizeof(*sorted));
+  unsigned char *used = tpuci__calloc(h->len ? h->len : 1, 1);
+  size_t i, n = 0;
+  for (i = 0; i < collected->len; i++) {
+    size_t k = tpuci__idmap_get(&h->map, collected->items[i]);
+    if (k == TPUCI__IDMAP_NONE || used[k]) continue;
+    used[k] = 1;
+    sorted[n++] = h->tests[k];
+  }
+  for (i = 0; i < h->len; i++)
+    if (!used[i]) sorted[n++] = h->tests[i];
+  free(h->tests);
+  h->tests = sorted;
+  tpuci__idmap_free(&h->map);
+  tpuci__idmap_init(&h->map);
+  for (i = 0; i < h->len; i++) tpuci__idmap_put(&h->map, h->tests[i].id, i);
+  free(used);
 }
 
 /* The test the attempt was cut short in: a run of its own saying so
@@ -91,8 +141,8 @@ static void tpuci__cut_run(tpuci__history_t *h, const tpuci__attempt_rec_t *rec,
   const char *what = tpuci_outcome_name(rec->outcome);
   tpuci__test_t *r, fresh;
 
-  if (t->len > 0 && t->runs[t->len - 1].attempt == number) {
-    r = &t->runs[t->len - 1].result;
+  if (tpuci__run_at(t, number) != NULL) {
+    r = &tpuci__run_at(t, number)->result;
     if (tpuci__test_outcome_failing(r->outcome)) return;
     /* It reported (its call passed) but never finished its teardown. */
     error = 1;
@@ -110,10 +160,16 @@ static void tpuci__cut_run(tpuci__history_t *h, const tpuci__attempt_rec_t *rec,
   r->outcome = error ? TPUCI_TEST_ERROR : TPUCI_TEST_FAILED;
   r->type = tpuci__printf("tpuci.%s", rec->outcome == TPUCI_OUTCOME_FAILED ? "crash" : what);
   r->message = tpuci__strdup(rec->cause && *rec->cause ? rec->cause : what);
-  r->text = tpuci__printf("Attempt %d ended (%s: %s) while this test was running; pytest "
-                          "never reported its end.\n%s", number, what,
-                          rec->cause && *rec->cause ? rec->cause : "no cause known",
-                          stacks ? stacks : "");
+  {
+    /* "(timeout: timed out after 2s)"; a cause that names its outcome
+     * already ("cancelled: interrupted") is not said twice. */
+    const char *cause = rec->cause && *rec->cause ? rec->cause : "no cause known";
+    size_t n = strlen(what);
+    int named = strncmp(cause, what, n) == 0 && (cause[n] == ':' || cause[n] == ' ');
+    r->text = tpuci__printf("Attempt %d ended (%s%s%s) while this test was running; pytest "
+                            "never reported its end.\n%s", number, named ? "" : what,
+                            named ? "" : ": ", cause, stacks ? stacks : "");
+  }
   if (r == &fresh) tpuci__run_push(t, number, &fresh);
 }
 
@@ -125,12 +181,20 @@ void tpuci__history_add(tpuci__history_t *h, const tpuci__junit_attempt_t *a,
   size_t i;
   tpuci__idmap_t sel;
 
-  if (h->n_attempts == h->cap_attempts) {
-    h->cap_attempts = h->cap_attempts ? h->cap_attempts * 2 : 4;
-    h->attempts = tpuci__realloc(h->attempts, h->cap_attempts * sizeof(*h->attempts));
+  if (a->first) {
+    /* The failing-first process: apart from the attempts (one a run). */
+    if (h->first) tpuci__attempt_rec_free(h->first);
+    else h->first = tpuci__malloc(sizeof(*h->first));
+    rec = h->first;
+    number = 0;
+  } else {
+    if (h->n_attempts == h->cap_attempts) {
+      h->cap_attempts = h->cap_attempts ? h->cap_attempts * 2 : 4;
+      h->attempts = tpuci__realloc(h->attempts, h->cap_attempts * sizeof(*h->attempts));
+    }
+    rec = &h->attempts[h->n_attempts++];
+    number = (int) h->n_attempts;
   }
-  rec = &h->attempts[h->n_attempts++];
-  number = (int) h->n_attempts;
   memset(rec, 0, sizeof(*rec));
   rec->outcome = a->outcome;
   rec->exit_code = a->exit_code;
@@ -149,9 +213,14 @@ void tpuci__history_add(tpuci__history_t *h, const tpuci__junit_attempt_t *a,
     for (i = 0; i < a->n_collected; i++)
       if (a->collected[i] != NULL) tpuci__strv_push(&rec->collected, a->collected[i]);
   }
-  /* What it was to run are tests of the instance, in that order. */
+  /* What it was to run are tests of the instance, in that order; the
+   * first attempt that says what it collected puts them in pytest's. */
   scope = tpuci__attempt_scope(rec);
   for (i = 0; scope != NULL && i < scope->len; i++) tpuci__history_test(h, scope->items[i]);
+  if (!a->first && rec->has_collection && !h->ordered) {
+    h->ordered = 1;
+    tpuci__history_sort(h, &rec->collected);
+  }
 
   if (report != NULL) {
     for (i = 0; i < report->len; i++) {
@@ -159,13 +228,14 @@ void tpuci__history_add(tpuci__history_t *h, const tpuci__junit_attempt_t *a,
       tpuci__test_hist_t *t;
       if (r->id == NULL) r->id = tpuci__junit_node_id(r->classname, r->name, r->file);
       t = tpuci__history_test(h, r->id);
-      if (t->len > 0 && t->runs[t->len - 1].attempt == number) {
+      if (tpuci__run_at(t, number) != NULL) {
         /* The parser merges duplicates; a report built otherwise that
          * has one test twice keeps the later one. */
-        tpuci__test_t *old = &t->runs[t->len - 1].result;
+        tpuci__test_run_t *old = tpuci__run_at(t, number);
         rec->tests--;
-        if (tpuci__test_outcome_failing(old->outcome)) rec->failing--;
-        tpuci__test_free(old);
+        if (tpuci__test_outcome_failing(old->result.outcome)) rec->failing--;
+        tpuci__test_free(&old->result);
+        memmove(old, old + 1, (size_t) (&t->runs[t->len] - (old + 1)) * sizeof(*old));
         t->len--;
       }
       rec->tests++;
@@ -199,12 +269,19 @@ const tpuci__test_t *tpuci__history_final(const tpuci__test_hist_t *t) {
   return t->len ? &t->runs[t->len - 1].result : NULL;
 }
 
+int tpuci__test_cancelled(const tpuci__test_t *r) {
+  return r->type != NULL && strcmp(r->type, "tpuci.cancelled") == 0;
+}
+
 int tpuci__history_flaky(const tpuci__test_hist_t *t) {
   size_t k;
-  if (t->len < 2 || tpuci__test_outcome_failing(t->runs[t->len - 1].result.outcome))
+  if (t->order_dep || t->len < 2 ||
+      tpuci__test_outcome_failing(t->runs[t->len - 1].result.outcome))
     return 0;
   for (k = 0; k + 1 < t->len; k++)
-    if (tpuci__test_outcome_failing(t->runs[k].result.outcome)) return 1;
+    if (tpuci__test_outcome_failing(t->runs[k].result.outcome) &&
+        !tpuci__test_cancelled(&t->runs[k].result))
+      return 1;
   return 0;
 }
 

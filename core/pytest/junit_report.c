@@ -243,11 +243,16 @@ static void tpuci__w_earlier(tpuci__buf_t *b, const tpuci__test_hist_t *th, int 
     const tpuci__test_t *t = &r->result;
     tpuci__buf_t trace;
     char *type;
-    if (!tpuci__test_outcome_failing(t->outcome) || (t->outcome == TPUCI_TEST_ERROR) != errors)
+    if (!tpuci__test_outcome_failing(t->outcome) || (t->outcome == TPUCI_TEST_ERROR) != errors ||
+        tpuci__test_cancelled(t))
       continue;
     type = tpuci__test_type(t);
     tpuci__buf_init(&trace);
-    tpuci__buf_addf(&trace, "[attempt %d]\n%s", r->attempt, t->text ? t->text : "");
+    if (r->attempt == 0)
+      tpuci__buf_addf(&trace, "[failing first: the process of the tests that failed last "
+                              "time]\n%s", t->text ? t->text : "");
+    else
+      tpuci__buf_addf(&trace, "[attempt %d]\n%s", r->attempt, t->text ? t->text : "");
     tpuci__w_rerun(b, tag, t->message, type, trace.data, t->system_out,
                    t->system_out ? strlen(t->system_out) : 0,
                    t->system_err);
@@ -260,7 +265,9 @@ static void tpuci__w_earlier(tpuci__buf_t *b, const tpuci__test_hist_t *th, int 
 static int tpuci__has_earlier(const tpuci__test_hist_t *th) {
   size_t k;
   for (k = 0; k + 1 < th->len; k++)
-    if (tpuci__test_outcome_failing(th->runs[k].result.outcome)) return 1;
+    if (tpuci__test_outcome_failing(th->runs[k].result.outcome) &&
+        !tpuci__test_cancelled(&th->runs[k].result))
+      return 1;
   return 0;
 }
 
@@ -398,7 +405,11 @@ static void tpuci__w_attempt(tpuci__buf_t *b, const tpuci__history_t *h, size_t 
   tpuci__buf_init(&body);
   tpuci__buf_init(&name);
   tpuci__buf_init(&type);
-  tpuci__buf_addf(&msg, "%s: ", oname);
+  /* "timeout: timed out after 2s"; a cause that names its outcome
+   * already ("cancelled: interrupted") is not said twice. */
+  if (a->cause == NULL || strncmp(a->cause, oname, strlen(oname)) != 0 ||
+      (a->cause[strlen(oname)] != ':' && a->cause[strlen(oname)] != ' '))
+    tpuci__buf_addf(&msg, "%s: ", oname);
   if (a->cause != NULL && *a->cause)
     tpuci__buf_adds(&msg, a->cause);
   else if (a->exit_code >= 0)

@@ -23,6 +23,43 @@ void tpuci__live_init(tpuci__live_t *lv, const char *results_dir, int hosts) {
     lv->hosts[i].path = hosts > 1 ? tpuci__printf("%s/worker-%zu/%s", results_dir, i,
                                                   TPUCI__PROGRESS_FILE)
                                   : tpuci__printf("%s/%s", results_dir, TPUCI__PROGRESS_FILE);
+  tpuci__idmap_init(&lv->failed_seen);
+}
+
+void tpuci__live_fail_free(tpuci__live_fail_t *f) {
+  free(f->id);
+  free(f->message);
+}
+
+tpuci__live_fail_t *tpuci__live_failed(tpuci__live_t *lv, size_t *n) {
+  tpuci__live_fail_t *out = lv->failed;
+  *n = lv->nfailed;
+  lv->failed = NULL;
+  lv->nfailed = lv->capfailed = 0;
+  return out;
+}
+
+/* A report line of a test that failed: kept once (host 0's: a gang's
+ * report is host 0's), with the first line of what was raised. */
+static void tpuci__live_fail(tpuci__live_t *lv, const char *id, json_t *o) {
+  const char *crash = json_string_value(json_object_get(o, "crash"));
+  const char *msg = json_string_value(json_object_get(o, "message"));
+  tpuci__live_fail_t *f;
+  char *line = crash ? tpuci__strdup(crash) : msg ? tpuci__pytest_failure_line(msg) : NULL;
+  if (tpuci__idmap_get(&lv->failed_seen, id) != TPUCI__IDMAP_NONE) {
+    free(line);
+    return;
+  }
+  tpuci__strv_push(&lv->failed_ids, id);
+  tpuci__idmap_put(&lv->failed_seen, lv->failed_ids.items[lv->failed_ids.len - 1], 0);
+  if (line != NULL && strchr(line, '\n') != NULL) *strchr(line, '\n') = '\0';
+  if (lv->nfailed == lv->capfailed) {
+    lv->capfailed = lv->capfailed ? 2 * lv->capfailed : 4;
+    lv->failed = tpuci__realloc(lv->failed, lv->capfailed * sizeof(*lv->failed));
+  }
+  f = &lv->failed[lv->nfailed++];
+  f->id = tpuci__strdup(id);
+  f->message = line;
 }
 
 void tpuci__live_free(tpuci__live_t *lv) {
@@ -32,15 +69,20 @@ void tpuci__live_free(tpuci__live_t *lv) {
     free(lv->hosts[i].partial);
     free(lv->hosts[i].running);
   }
+  for (i = 0; i < lv->nfailed; i++) tpuci__live_fail_free(&lv->failed[i]);
+  free(lv->failed);
+  tpuci__idmap_free(&lv->failed_seen);
+  tpuci__strv_free(&lv->failed_ids);
   free(lv->hosts);
   memset(lv, 0, sizeof(*lv));
 }
 
-/* One whole progress line: a test starts, or its teardown ends it. */
-static void tpuci__live_line(tpuci__live_host_t *h, const char *line, size_t len,
-                             uint64_t now_ms) {
+/* One whole progress line: a test starts, or its teardown ends it; a
+ * test failed (host 0's lines: `lv` given). */
+static void tpuci__live_line(tpuci__live_host_t *h, tpuci__live_t *lv, const char *line,
+                             size_t len, uint64_t now_ms) {
   json_t *o;
-  const char *v, *id, *when;
+  const char *v, *id, *when, *outcome;
   /* The collection's line lists every node id: nothing to see there. */
   if (len > 12 && memcmp(line, "{\"collected\"", 12) == 0) return;
   if ((o = json_loadb(line, len, 0, NULL)) == NULL) return;
@@ -55,6 +97,9 @@ static void tpuci__live_line(tpuci__live_host_t *h, const char *line, size_t len
   }
   id = json_string_value(json_object_get(o, "id"));
   when = json_string_value(json_object_get(o, "when"));
+  outcome = json_string_value(json_object_get(o, "outcome"));
+  if (lv != NULL && id != NULL && outcome != NULL && strcmp(outcome, "failed") == 0)
+    tpuci__live_fail(lv, id, o);
   if (id && when && strcmp(when, "teardown") == 0 && h->running &&
       strcmp(h->running, id) == 0) {
     free(h->running);
@@ -63,7 +108,7 @@ static void tpuci__live_line(tpuci__live_host_t *h, const char *line, size_t len
   json_decref(o);
 }
 
-static void tpuci__live_host_poll(tpuci__live_host_t *h, uint64_t now_ms) {
+static void tpuci__live_host_poll(tpuci__live_host_t *h, tpuci__live_t *lv, uint64_t now_ms) {
   char *buf;
   ssize_t got;
   size_t start, i;
@@ -84,10 +129,10 @@ static void tpuci__live_host_poll(tpuci__live_host_t *h, uint64_t now_ms) {
     if (h->partial_len > 0) {
       h->partial = tpuci__realloc(h->partial, h->partial_len + (i - start));
       memcpy(h->partial + h->partial_len, buf + start, i - start);
-      tpuci__live_line(h, h->partial, h->partial_len + (i - start), now_ms);
+      tpuci__live_line(h, lv, h->partial, h->partial_len + (i - start), now_ms);
       h->partial_len = 0;
     } else {
-      tpuci__live_line(h, buf + start, i - start, now_ms);
+      tpuci__live_line(h, lv, buf + start, i - start, now_ms);
     }
     start = i + 1;
   }
@@ -101,7 +146,7 @@ static void tpuci__live_host_poll(tpuci__live_host_t *h, uint64_t now_ms) {
 
 void tpuci__live_poll(tpuci__live_t *lv, uint64_t now_ms) {
   size_t i;
-  for (i = 0; i < lv->n; i++) tpuci__live_host_poll(&lv->hosts[i], now_ms);
+  for (i = 0; i < lv->n; i++) tpuci__live_host_poll(&lv->hosts[i], i == 0 ? lv : NULL, now_ms);
 }
 
 void tpuci__running_list_text(tpuci__buf_t *b, const char *const *running, size_t n) {

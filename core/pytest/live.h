@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/idmap.h"
 #include "base/util.h"
 
 typedef struct {
@@ -19,9 +20,22 @@ typedef struct {
   uint64_t since_ms;   /* its start (epoch ms: the progress line's "t", else the look) */
 } tpuci__live_host_t;
 
+/* A test that failed, as progress reported it (its setup, call or
+ * teardown failed). */
+typedef struct {
+  char *id;
+  char *message;       /* the first line of what was raised, or NULL */
+} tpuci__live_fail_t;
+
 typedef struct {
   tpuci__live_host_t *hosts;
   size_t n;
+  /* Tests seen failing since the last tpuci__live_failed() (each once an
+   * attempt: host 0's reports, a gang's others left out). */
+  tpuci__live_fail_t *failed;
+  size_t nfailed, capfailed;
+  tpuci__strv_t failed_ids;   /* every test seen failing (the map's keys) */
+  tpuci__idmap_t failed_seen;
 } tpuci__live_t;
 
 /* Follows the progress files of an attempt of `hosts` hosts whose results
@@ -32,6 +46,12 @@ void tpuci__live_free(tpuci__live_t *lv);
 /* Reads what each host's file gained (a missing file is no progress
  * yet). `now_ms` stamps tests seen starting. */
 void tpuci__live_poll(tpuci__live_t *lv, uint64_t now_ms);
+
+/* Hands over the tests seen failing since the last call (*n of them; the
+ * caller frees each with tpuci__live_fail_free() and the array with
+ * free()); NULL when none. */
+tpuci__live_fail_t *tpuci__live_failed(tpuci__live_t *lv, size_t *n);
+void tpuci__live_fail_free(tpuci__live_fail_t *f);
 
 /* The running tests as text: "X" for one host; for a gang "X on all 2
  * hosts" or "X on worker-0, Y on worker-1" (hosts in no test left out);

@@ -21,8 +21,11 @@
  * teardown together get a SIGALRM timer; when it fires, the test fails
  * with the stacks of every thread in its message and pytest goes on with
  * the next test.
- * Tests named in <first> (node ids, one a line) run before the others,
- * each part in pytest's order (failing first: they failed last time).
+ * A process given <only> (node ids, one a line: the failing-first
+ * process, an order check) keeps only those of what it collects, in
+ * pytest's own order, and deselects the rest; when none of them is
+ * collected, pytest's exit 5 becomes 0. tpuci never reorders the tests
+ * of a process.
  * A shard given <shard> (tpuci__shard_assignment(): its number, the
  * shards with tests, and which shard each file, class or test of the
  * recorded collection went to) collects the whole suite and keeps its
@@ -46,7 +49,7 @@
  * At a SIGTERM that the child outlives by 0.1 s (a test that ignores it:
  * the SIGKILL after the grace leaves no time after), it prints what the
  * folder holds then (the stacks, the progress) as a snapshot first.
- * argv: -c CODE <progress file> <test timeout in ms, 0: none> <first>
+ * argv: -c CODE <progress file> <test timeout in ms, 0: none> <only>
  * <shard, or empty> <pytest arguments...>. */
 static const char tpuci__bootstrap[] =
     "import os, sys\n"
@@ -98,7 +101,7 @@ static const char tpuci__bootstrap[] =
     "stacks = open(os.path.join(os.path.dirname(sys.argv[1]), 'stacks.txt'), 'w')\n"
     "faulthandler.register(signal.SIGTERM, file=stacks, all_threads=True, chain=True)\n"
     "limit = int(sys.argv[2]) / 1000\n"
-    "first = set(i for i in sys.argv[3].split('\\n') if i)\n"
+    "only = set(i for i in sys.argv[3].split('\\n') if i)\n"
     "class TpuciPart:\n"
     "    def __init__(self, lines):\n"
     "        by, me, live = lines[0].split(' ')\n"
@@ -122,6 +125,7 @@ static const char tpuci__bootstrap[] =
     "class TpuciProgress:\n"
     "    def __init__(self, path):\n"
     "        self.out = open(path, 'a', buffering=1)\n"
+    "        self.only_kept = self.only_dropped = 0\n"
     "    @pytest.hookimpl(hookwrapper=True)\n"
     "    def pytest_runtest_protocol(self, item, nextitem):\n"
     "        if limit > 0:\n"
@@ -152,9 +156,13 @@ static const char tpuci__bootstrap[] =
     "            if drop:\n"
     "                config.hook.pytest_deselected(items=drop)\n"
     "                items[:] = keep\n"
-    "        if first:\n"
-    "            items[:] = ([i for i in items if i.nodeid in first] +\n"
-    "                        [i for i in items if i.nodeid not in first])\n"
+    "        if only:\n"
+    "            keep = [i for i in items if i.nodeid in only]\n"
+    "            drop = [i for i in items if i.nodeid not in only]\n"
+    "            self.only_kept, self.only_dropped = len(keep), len(drop)\n"
+    "            if drop:\n"
+    "                config.hook.pytest_deselected(items=drop)\n"
+    "                items[:] = keep\n"
     "    def pytest_sessionstart(self, session):\n"
     "        c = session.config\n"
     "        root = getattr(c, 'rootpath', None) or c.rootdir\n"
@@ -176,7 +184,12 @@ static const char tpuci__bootstrap[] =
     "            'outcome': report.outcome, 'xfail': hasattr(report, 'wasxfail'),\n"
     "            'duration': report.duration, 'file': loc[0], 'line': loc[1],\n"
     "            'message': msg, 'crash': crash}) + '\\n')\n"
-    "ret = pytest.main(sys.argv[5:], plugins=[TpuciProgress(sys.argv[1])])\n"
+    "plugin = TpuciProgress(sys.argv[1])\n"
+    "ret = pytest.main(sys.argv[5:], plugins=[plugin])\n"
+    "if only and ret == 5 and plugin.only_kept == 0:\n"
+    "    print('tpuci: none of the %d tests this process was to run is collected '\n"
+    "          '(gone since they were recorded)' % len(only))\n"
+    "    ret = 0\n"
     "if part and ret == 5 and part.kept == 0 and part.dropped > 0:\n"
     "    print('tpuci: no test is left for this shard (its tests of the recorded '\n"
     "          'collection are gone; the %d collected belong to other shards)' % part.dropped)\n"
@@ -188,13 +201,13 @@ static const char tpuci__bootstrap[] =
     "os._exit(int(ret))\n";
 
 void tpuci__pytest_argv(const tpuci__instance_t *inst, const char *results_path,
-                        const tpuci__strv_t *select, const tpuci__strv_t *first,
+                        const tpuci__strv_t *select, const tpuci__strv_t *only,
                         tpuci__strv_t *out) {
-  tpuci__pytest_argv_shard(inst, results_path, select, first, NULL, out);
+  tpuci__pytest_argv_shard(inst, results_path, select, only, NULL, out);
 }
 
 void tpuci__pytest_argv_shard(const tpuci__instance_t *inst, const char *results_path,
-                              const tpuci__strv_t *select, const tpuci__strv_t *first,
+                              const tpuci__strv_t *select, const tpuci__strv_t *only,
                               const char *shard, tpuci__strv_t *out) {
   tpuci__buf_t ids;
   size_t base = inst->argv.len - inst->pytest->nargs, i;
@@ -206,8 +219,8 @@ void tpuci__pytest_argv_shard(const tpuci__instance_t *inst, const char *results
   tpuci__strv_take(out, tpuci__printf("%s/%s", results_path, TPUCI__PROGRESS_FILE));
   tpuci__strv_take(out, tpuci__printf("%llu", (unsigned long long) inst->pytest->test_timeout_ms));
   tpuci__buf_init(&ids);
-  for (i = 0; first != NULL && i < first->len; i++)
-    tpuci__buf_addf(&ids, "%s%s", i ? "\n" : "", first->items[i]);
+  for (i = 0; only != NULL && i < only->len; i++)
+    tpuci__buf_addf(&ids, "%s%s", i ? "\n" : "", only->items[i]);
   tpuci__strv_take(out, tpuci__buf_steal(&ids));
   /* Node ids say what to run; without them a shard keeps its part. */
   tpuci__strv_push(out, select == NULL && shard != NULL ? shard : "");
@@ -349,13 +362,12 @@ static void tpuci__running_text(tpuci__buf_t *b, const tpuci__progress_t *prs, s
   free(running);
 }
 
-tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
-                                    const tpuci__instance_t *inst,
+/* tpuci__pytest_after(), or with `first` the failing-first process's. */
+static tpuci_outcome_t tpuci__after(tpuci__history_t *h, const tpuci__instance_t *inst,
                                     const char *results_dir, tpuci_outcome_t o,
                                     const tpuci__exit_t *ex, const char *cause,
-                                    uint64_t duration_ms,
-                                    const tpuci__strv_t *selection,
-                                    char **new_cause) {
+                                    uint64_t duration_ms, const tpuci__strv_t *selection,
+                                    int first, char **new_cause) {
   tpuci__junit_attempt_t rec;
   tpuci__junit_t report;
   tpuci__progress_t *prs = NULL;
@@ -445,7 +457,9 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
     tpuci__buf_addf(&c, "%s (", *new_cause ? *new_cause
                                 : cause && *cause ? cause : tpuci_outcome_name(o));
     if (where.len) tpuci__buf_addf(&c, "at %s; ", where.data);
-    tpuci__buf_addf(&c, "thread stacks in %sstacks.txt)", dirs.len > 1 ? "worker-*/" : "");
+    /* The path from the run folder, as the console shows it. */
+    tpuci__buf_addf(&c, "thread stacks in %s/%sstacks.txt)", tpuci__path_shown(results_dir),
+                    dirs.len > 1 ? "worker-*/" : "");
     free(*new_cause);
     *new_cause = tpuci__buf_steal(&c);
   }
@@ -461,6 +475,7 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
   rec.running = o != TPUCI_OUTCOME_PASSED ? running : NULL;
   rec.cut = o != TPUCI_OUTCOME_PASSED && (!junit || running != NULL);
   rec.stacks = nstacks > 0 ? stacks.data : NULL;
+  rec.first = first;
   if (dirs.len > 0 && prs[0].has_collection) {
     rec.has_collection = 1;
     rec.collected = (const char *const *) prs[0].collected.items;
@@ -485,7 +500,7 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
     tpuci__test_hist_t *t = &h->tests[ti];
     const tpuci__test_t *fin = tpuci__history_final(t);
     char *path;
-    if (t->len == 0 || t->runs[t->len - 1].attempt != (int) h->n_attempts || fin == NULL)
+    if (fin == NULL || tpuci__history_run_in(t, first ? 0 : (int) h->n_attempts) == NULL)
       continue;
     path = tpuci__pytest_host_path(inst, h->rootdir, fin->file);
     if (path == NULL) continue;
@@ -493,6 +508,42 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
     t->path = path;
   }
   return o;
+}
+
+tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
+                                    const tpuci__instance_t *inst,
+                                    const char *results_dir, tpuci_outcome_t o,
+                                    const tpuci__exit_t *ex, const char *cause,
+                                    uint64_t duration_ms,
+                                    const tpuci__strv_t *selection,
+                                    char **new_cause) {
+  return tpuci__after(h, inst, results_dir, o, ex, cause, duration_ms, selection, 0,
+                      new_cause);
+}
+
+tpuci_outcome_t tpuci__pytest_after_first(tpuci__history_t *h, const tpuci__instance_t *inst,
+                                          const char *results_dir, tpuci_outcome_t o,
+                                          const tpuci__exit_t *ex, const char *cause,
+                                          uint64_t duration_ms, char **new_cause) {
+  return tpuci__after(h, inst, results_dir, o, ex, cause, duration_ms, NULL, 1, new_cause);
+}
+
+int tpuci__pytest_test_result(const char *results_dir, const char *id) {
+  tpuci__junit_t j;
+  tpuci__progress_t pr;
+  size_t i;
+  int said = -1;
+  memset(&j, 0, sizeof(j));
+  memset(&pr, 0, sizeof(pr));
+  tpuci__progress_read(results_dir, &j, &pr);
+  for (i = 0; i < j.len; i++)
+    if (j.items[i].id != NULL && strcmp(j.items[i].id, id) == 0)
+      said = tpuci__test_outcome_failing(j.items[i].outcome) ? 1
+             : j.items[i].outcome == TPUCI_TEST_PASSED      ? 0
+                                                            : -1;
+  tpuci__junit_free(&j);
+  tpuci__progress_free(&pr);
+  return said;
 }
 
 /* "/a/./b//c/../d" -> "/a/b/d"; `path` is absolute. A new string. */
@@ -587,11 +638,13 @@ int tpuci__pytest_next_selection(const tpuci__history_t *h,
   return 1;
 }
 
-char *tpuci__pytest_group_name(const tpuci__instance_t *inst) {
-  const char *name = inst->name, *p = strstr(name, "shard=");
+char *tpuci__group_name_of(const char *name) {
+  const char *p = strstr(name, "shard="), *end;
   tpuci__buf_t b;
-  const char *end;
 
+  /* Only a matrix value: "[shard=" or ",shard=". */
+  while (p != NULL && (p == name || (p[-1] != '[' && p[-1] != ',')))
+    p = strstr(p + 1, "shard=");
   if (p == NULL) return tpuci__strdup(name);
   end = p + strlen("shard=");
   while (*end && *end != ',' && *end != ']') end++;
@@ -607,4 +660,8 @@ char *tpuci__pytest_group_name(const tpuci__instance_t *inst) {
     tpuci__buf_add(&b, name, (size_t) (p - 1 - name));
   }
   return tpuci__buf_steal(&b);
+}
+
+char *tpuci__pytest_group_name(const tpuci__instance_t *inst) {
+  return tpuci__group_name_of(inst->name);
 }

@@ -28,17 +28,19 @@
 /* The command of one attempt: the instance's pytest command, run through
  * a bootstrap that records progress, with the JUnit options added (xunit1,
  * for file and line attributes) and, when `select` is not NULL, the
- * trailing pytest.args replaced by those node ids. The tests in `first`
- * (may be NULL) run before the others. */
+ * trailing pytest.args replaced by those node ids. With `only` (may be
+ * NULL or empty) the process keeps only those node ids of what it
+ * collects, in pytest's own order (the failing-first process, an order
+ * check). */
 void tpuci__pytest_argv(const tpuci__instance_t *inst, const char *results_path,
-                        const tpuci__strv_t *select, const tpuci__strv_t *first,
+                        const tpuci__strv_t *select, const tpuci__strv_t *only,
                         tpuci__strv_t *out);
 
 /* The same for a shard that collects the whole suite itself and keeps
  * its part: `shard` is its tpuci__shard_assignment() (used only when
  * `select` is NULL; NULL: none). */
 void tpuci__pytest_argv_shard(const tpuci__instance_t *inst, const char *results_path,
-                              const tpuci__strv_t *select, const tpuci__strv_t *first,
+                              const tpuci__strv_t *select, const tpuci__strv_t *only,
                               const char *shard, tpuci__strv_t *out);
 
 /* What a shard that kept its part of the whole suite collected before it
@@ -48,10 +50,10 @@ void tpuci__pytest_argv_shard(const tpuci__instance_t *inst, const char *results
 int tpuci__pytest_suite_seen(const char *results_dir, unsigned long *count,
                              unsigned long *crc);
 
-/* Failing first: at most this much of the tests that failed last time is
- * passed to an attempt (an argument's length is capped by the kernel at
- * 128 KiB). */
-#define TPUCI__FIRST_MAX_BYTES (64 * 1024)
+/* At most this much of node ids is given to a process as its `only`
+ * (an argument's length is capped by the kernel at 128 KiB): the
+ * failing-first process's, an order check's. */
+#define TPUCI__ONLY_MAX_BYTES (64 * 1024)
 
 /* `pytest --collect-only -q` with the instance's selection (-m, -k,
  * options, args). */
@@ -69,6 +71,18 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
                                     uint64_t duration_ms,
                                     const tpuci__strv_t *selection,
                                     char **new_cause);
+
+/* The same for the failing-first process (the tests that failed last
+ * time, in a process of their own): recorded as attempt 0, apart from
+ * the attempts (tpuci__junit_attempt_t's `first`). */
+tpuci_outcome_t tpuci__pytest_after_first(tpuci__history_t *h, const tpuci__instance_t *inst,
+                                          const char *results_dir, tpuci_outcome_t o,
+                                          const tpuci__exit_t *ex, const char *cause,
+                                          uint64_t duration_ms, char **new_cause);
+
+/* What a process's progress.jsonl says of test `id`: 1 it failed (or
+ * errored), 0 it passed, -1 neither (not reported, skipped). */
+int tpuci__pytest_test_result(const char *results_dir, const char *id);
 
 /* Where a test's file is on the host: pytest writes it relative to its
  * rootdir (or absolute), in the container for a docker or swarm job. The file is
@@ -93,6 +107,9 @@ int tpuci__pytest_next_selection(const tpuci__history_t *h,
 /* The part of an instance name that identifies its shard group: the name
  * without ",shard=i/N" (or "[shard=i/N]"). A new string. */
 char *tpuci__pytest_group_name(const tpuci__instance_t *inst);
+/* The same for an instance's name: a test's identity across shards (the
+ * history, `tpuci flaky`, the merged JUnit). A new string. */
+char *tpuci__group_name_of(const char *name);
 
 /* The line of a failure's traceback (a clipped tail, as progress.jsonl
  * has it when pytest's own crash line is missing) that says what was

@@ -264,7 +264,7 @@ int tpuci__cache_put(const char *state_dir, const char *key, const json_t *entry
 
 int tpuci__cache_refutes(const tpuci__instance_result_t *r) {
   size_t k;
-  if (r->outcome == TPUCI_OUTCOME_FLAKY) return 1;
+  if (r->outcome == TPUCI_OUTCOME_FLAKY || r->outcome == TPUCI_OUTCOME_ORDER_DEPENDENT) return 1;
   for (k = 0; k < r->nattempts; k++) {
     tpuci_outcome_t o = r->attempts[k].outcome;
     if (o == TPUCI_OUTCOME_FAILED || o == TPUCI_OUTCOME_TIMEOUT || o == TPUCI_OUTCOME_OOM)

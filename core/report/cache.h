@@ -74,7 +74,7 @@ int tpuci__cache_put(const char *state_dir, const char *key, const json_t *entry
 
 /* Whether instance result r says a stored pass under its key is wrong:
  * an attempt failed, timed out or ran out of memory, or it was flaky
- * (infra and cancelled say nothing about the tests). */
+ * or order-dependent (infra and cancelled say nothing about the tests). */
 int tpuci__cache_refutes(const tpuci__instance_result_t *r);
 
 /* Removes the entry of `key`: 0, 1 when there was none, or a negative

@@ -134,7 +134,7 @@ void tpuci__html_field(tpuci__buf_t *b, const json_t *o, const char *key) {
 
 static const char *const tpuci__html_outcomes[] = {
     "passed", "flaky", "failed", "timeout", "oom",
-    "infra", "cancelled", "not-run", "cached", NULL};
+    "infra", "cancelled", "not-run", "cached", "order-dependent", NULL};
 
 /* The CSS class suffix for an outcome: the outcome itself when it is one
  * tpuci knows (so class names never carry report text), else "unknown". */

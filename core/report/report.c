@@ -82,6 +82,55 @@ json_t *tpuci__report_attempt(int number, const tpuci__attempt_result_t *res,
   return o;
 }
 
+/* How an order-dependent test's order mattered (docs/reports.md). */
+static json_t *tpuci__report_order(const tpuci__test_hist_t *t) {
+  json_t *o = json_object(), *c = json_array();
+  size_t i;
+  json_object_set_new(o, "failed_in", json_integer(t->fail_attempt));
+  json_object_set_new(o, "passed_in", json_integer(t->pass_attempt));
+  json_object_set_new(o, "brittle", json_boolean(t->order_brittle));
+  for (i = 0; i < t->candidates.len; i++)
+    json_array_append_new(c, json_string(t->candidates.items[i]));
+  json_object_set_new(o, "candidates", c);
+  json_object_set_new(o, "confirmed", json_boolean(t->order_confirmed));
+  json_object_set_new(o, "polluter", t->polluter ? json_string(t->polluter) : json_null());
+  json_object_set_new(o, "checks", json_integer(t->order_checks));
+  json_object_set_new(o, "text", t->order_note ? json_string(t->order_note) : json_null());
+  return o;
+}
+
+/* The failing-first process of a pytest instance (null: none): the tests
+ * it moved there and why, and how it ended; and its order checks. */
+static void tpuci__report_first(json_t *jo, const tpuci__instance_result_t *res) {
+  json_t *first = json_null(), *checks = json_array();
+  size_t i;
+  if (res->first != NULL) {
+    json_t *ids = json_array();
+    first = tpuci__report_attempt(0, res->first, 0);
+    json_object_del(first, "attempt");
+    for (i = 0; i < res->first_tests.len; i++)
+      json_array_append_new(ids, json_string(res->first_tests.items[i]));
+    json_object_set_new(first, "tests", ids);
+    json_object_set_new(first, "why", json_string("failed in the last run (pytest.failed_first): "
+                                                  "run first, in a process of their own"));
+  }
+  json_object_set_new(jo, "first", first);
+  for (i = 0; i < res->nchecks; i++) {
+    const tpuci__order_check_t *k = &res->checks[i];
+    json_t *o = json_object();
+    json_object_set_new(o, "test", json_string(k->test));
+    json_object_set_new(o, "before", json_integer((json_int_t) k->before));
+    json_object_set_new(o, "result", json_string(k->failed > 0 ? "failed"
+                                                 : k->failed == 0 ? "passed" : "unknown"));
+    json_object_set_new(o, "start_ms", json_integer((json_int_t) k->start_ms));
+    json_object_set_new(o, "duration_ms", json_integer((json_int_t) k->duration_ms));
+    json_object_set_new(o, "cause", json_string(k->cause ? k->cause : ""));
+    json_object_set_new(o, "log", k->log_path ? json_string(k->log_path) : json_null());
+    json_array_append_new(checks, o);
+  }
+  json_object_set_new(jo, "order_checks", checks);
+}
+
 /* A pytest instance's tests: each once, with its final result. */
 static json_t *tpuci__report_tests(const tpuci__history_t *h) {
   json_t *a = json_array();
@@ -100,6 +149,8 @@ static json_t *tpuci__report_tests(const tpuci__history_t *h) {
     json_object_set_new(o, "outcome", json_string(fin ? tpuci__test_outcome_name(fin->outcome)
                                                       : TPUCI__TEST_NOT_RUN));
     json_object_set_new(o, "flaky", json_boolean(tpuci__history_flaky(t)));
+    json_object_set_new(o, "order_dependent", json_boolean(t->order_dep));
+    if (t->order_dep) json_object_set_new(o, "order", tpuci__report_order(t));
     json_object_set_new(o, "runs", json_integer((json_int_t) t->len));
     json_object_set_new(o, "duration_s", json_real(fin ? fin->time_s : 0.0));
     {
@@ -196,6 +247,7 @@ json_t *tpuci__report_build(const tpuci__plan_t *plan,
     }
     json_object_set_new(jo, "attempts", ja);
     if (res->history) json_object_set_new(jo, "tests", tpuci__report_tests(res->history));
+    if (inst->pytest) tpuci__report_first(jo, res);
     json_array_append_new(insts, jo);
     n[res->outcome]++;
     total++;

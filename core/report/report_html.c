@@ -15,7 +15,7 @@ static const char tpuci__html_css[] =
     ":root{color-scheme:light dark;--fg:#1f2328;--muted:#59636e;--bg:#fff;"
     "--card:#f6f8fa;--line:#d1d9e0;--row:#f6f8fa;--link:#0969da;"
     "--passed:#1a7f37;--failed:#cf222e;--timeout:#bc4c00;--oom:#8250df;"
-    "--infra:#6e7781;--cancelled:#c8d1da;--flaky:#9a6700;--cached:#6a9c78;--unknown:#afb8c1}\n"
+    "--infra:#6e7781;--cancelled:#c8d1da;--flaky:#9a6700;--cached:#6a9c78;--order:#953800;--unknown:#afb8c1}\n"
     "@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--muted:#9198a1;"
     "--bg:#0d1117;--card:#151b23;--line:#3d444d;--row:#151b23;--link:#4493f8;"
     "--cancelled:#8b949e}}\n"
@@ -54,7 +54,8 @@ static const char tpuci__html_css[] =
     ".o-infra{background:var(--infra)}.o-cancelled{background:var(--cancelled);color:#1f2328}"
     ".o-cached{background:var(--cached)}"
     ".recent i{font-style:normal;font-family:monospace;padding:0 1px}.r-p{color:var(--passed)}"
-    ".r-f{color:var(--failed);font-weight:bold}.r-k{color:var(--flaky)}.r-s,.r-n{color:var(--muted)}"
+    ".r-f{color:var(--failed);font-weight:bold}.r-k{color:var(--flaky)}.r-o{color:var(--order)}"
+    ".r-s,.r-n{color:var(--muted)}.o-order-dependent{background:var(--order)}"
     ".o-flaky,.o-quarantined{background:var(--flaky)}.o-release{background:var(--passed)}.o-not-run{background:transparent;color:var(--muted);"
     "border:1px dashed var(--muted);line-height:18px}.o-unknown{color:#1f2328}\n"
     ".sw.o-passed,.sw.o-failed,.sw.o-timeout,.sw.o-oom,.sw.o-infra,.sw.o-cancelled,"
@@ -87,6 +88,7 @@ static const char tpuci__html_css[] =
     "td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
     "tr.bad th[scope=row]{box-shadow:inset 4px 0 var(--failed)}\n"
     "tr.flaky th[scope=row]{box-shadow:inset 4px 0 var(--flaky)}\n"
+    "tr.order th[scope=row]{box-shadow:inset 4px 0 var(--order)}\n"
     "article.problem{border:1px solid var(--line);border-radius:6px;padding:2px 14px 10px;margin:10px 0}\n"
     "article.problem h3{margin-top:10px}h3 a{text-decoration:none}h3 a:hover{text-decoration:underline}\n"
     "ol.attempts{margin:4px 0;padding-left:22px}ol.attempts li{margin:2px 0}\n"
@@ -110,7 +112,8 @@ static const char tpuci__html_css[] =
     "#f-failed:checked~nav label[for=f-failed],#f-timeout:checked~nav label[for=f-timeout],"
     "#f-oom:checked~nav label[for=f-oom],#f-infra:checked~nav label[for=f-infra],"
     "#f-cancelled:checked~nav label[for=f-cancelled],#f-not-run:checked~nav label[for=f-not-run],"
-    "#f-cached:checked~nav label[for=f-cached]"
+    "#f-cached:checked~nav label[for=f-cached],"
+    "#f-order-dependent:checked~nav label[for=f-order-dependent]"
     "{background:var(--fg);color:var(--bg);border-color:var(--fg)}\n"
     /* Per instance, and per test for the outcomes a test can have: an
      * instance shows when it has that outcome or holds such a test
@@ -120,6 +123,8 @@ static const char tpuci__html_css[] =
     "#f-passed:checked~section .r:not(.r-passed),"
     "#f-flaky:checked~section .r:not(.r-flaky):not(.h-flaky),"
     "#f-flaky:checked~section tr.tt:not(.tt-flaky),"
+    "#f-order-dependent:checked~section .r:not(.r-order-dependent):not(.h-order-dependent),"
+    "#f-order-dependent:checked~section tr.tt:not(.tt-order-dependent),"
     "#f-failed:checked~section .r:not(.r-failed):not(.h-failed),"
     "#f-failed:checked~section tr.tt:not(.tt-failed),"
     "#f-timeout:checked~section .r:not(.r-timeout),"
@@ -129,11 +134,12 @@ static const char tpuci__html_css[] =
     "#f-not-run:checked~section tr.tt:not(.tt-not-run){display:none}\n";
 
 /* The filter's key of a test the failure section lists: "flaky",
- * "failed" (failed or error), "not-run", or NULL (a quarantined test
- * that passed or was skipped). */
+ * "order-dependent", "failed" (failed or error), "not-run", or NULL (a
+ * quarantined test that passed or was skipped). */
 static const char *tpuci__html_test_key(const json_t *t) {
   const char *o = json_string_value(json_object_get(t, "outcome"));
   if (json_is_true(json_object_get(t, "flaky"))) return "flaky";
+  if (json_is_true(json_object_get(t, "order_dependent"))) return "order-dependent";
   if (o == NULL) return NULL;
   if (strcmp(o, "failed") == 0 || strcmp(o, "error") == 0) return "failed";
   if (strcmp(o, "not-run") == 0) return "not-run";
@@ -154,7 +160,7 @@ static int tpuci__html_holds(const json_t *inst, const char *key) {
 /* " h-flaky h-failed ...": the test outcomes an instance's element holds,
  * for the filter. */
 static void tpuci__html_holds_classes(tpuci__buf_t *b, const json_t *inst) {
-  static const char *const keys[] = {"flaky", "failed", "not-run"};
+  static const char *const keys[] = {"flaky", "order-dependent", "failed", "not-run"};
   size_t k;
   for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
     if (tpuci__html_holds(inst, keys[k])) tpuci__buf_addf(b, " h-%s", keys[k]);
@@ -182,7 +188,8 @@ static void tpuci__html_header(tpuci__buf_t *b, const json_t *report) {
   static const struct {
     const char *key;
     const char *label;
-  } counts[] = {{"passed", "passed"}, {"cached", "cached"}, {"flaky", "flaky"}, {"failed", "failed"},
+  } counts[] = {{"passed", "passed"}, {"cached", "cached"}, {"flaky", "flaky"},
+                {"order-dependent", "order-dependent"}, {"failed", "failed"},
                 {"timeout", "timeout"}, {"oom", "oom"}, {"infra", "infra"},
                 {"cancelled", "cancelled"}, {"not-run", "not run"}};
   const char *verdict = tpuci__html_jstr(report, "verdict", NULL);
@@ -317,7 +324,8 @@ static void tpuci__html_table(tpuci__buf_t *b, const json_t *instances) {
     const char *outcome = tpuci__html_jstr(inst, "outcome", NULL);
     const json_t *last = tpuci__last_attempt(inst);
     const char *row = tpuci__html_outcome_bad(outcome) ? " bad"
-                      : strcmp(outcome, "flaky") == 0 ? " flaky" : "";
+                      : strcmp(outcome, "flaky") == 0 ? " flaky"
+                      : strcmp(outcome, "order-dependent") == 0 ? " order" : "";
     tpuci__buf_addf(b, "<tr class=\"r r-%s%s", tpuci__html_outcome_class(outcome), row);
     tpuci__html_holds_classes(b, inst);
     tpuci__buf_addf(b, "\"><th scope=\"row\"><a href=\"#i%zu\">", i);
@@ -340,10 +348,11 @@ static void tpuci__html_recent(tpuci__buf_t *b, const json_t *t) {
   const char *r = json_string_value(json_object_get(t, "recent")), *p;
   if (r == NULL || *r == '\0') return;
   tpuci__buf_addf(b, " <span class=\"recent\" data-hook=\"recent\" title=\"the last %zu runs, "
-                     "oldest first: p passed, f failed, k flaky, s skipped, - not run\">",
+                     "oldest first: p passed, f failed, k flaky, o order-dependent, s skipped, "
+                     "- not run\">",
                   strlen(r));
   for (p = r; *p; p++) {
-    char c = strchr("pfks", *p) ? *p : '-';
+    char c = strchr("pfkso", *p) ? *p : '-';
     tpuci__buf_addf(b, "<i class=\"r-%c\">%c</i>", c == '-' ? 'n' : c, c);
   }
   tpuci__buf_adds(b, "</span>");
@@ -380,6 +389,40 @@ static int tpuci__html_releasable(const json_t *inst) {
   return 0;
 }
 
+/* "Failing first: 2 tests that failed last time ran first, in a process
+ * of their own: A, B; failed (exit 1), log PATH" (the report's "first"),
+ * and its order checks. */
+static void tpuci__html_first(tpuci__buf_t *b, const json_t *inst) {
+  const json_t *first = json_object_get(inst, "first"), *ids = json_object_get(first, "tests");
+  const json_t *v;
+  size_t i, nchecks = json_array_size(json_object_get(inst, "order_checks"));
+  if (json_is_object(first)) {
+    tpuci__buf_addf(b, "<p data-hook=\"first\">Failing first: %zu test%s that failed last time "
+                       "ran first, in a process of their own: ",
+                    json_array_size(ids), json_array_size(ids) == 1 ? "" : "s");
+    json_array_foreach((json_t *) ids, i, v) {
+      if (i == 3) {
+        tpuci__buf_addf(b, " and %zu more", json_array_size(ids) - 3);
+        break;
+      }
+      tpuci__buf_adds(b, i ? ", <code>" : "<code>");
+      tpuci__html_text(b, json_string_value(v) ? json_string_value(v) : "");
+      tpuci__buf_adds(b, "</code>");
+    }
+    tpuci__buf_adds(b, "; ");
+    tpuci__html_badge(b, tpuci__html_jstr(first, "outcome", NULL));
+    tpuci__buf_adds(b, " ");
+    tpuci__html_field(b, first, "cause");
+    tpuci__buf_adds(b, ", log <code>");
+    tpuci__html_field(b, first, "log");
+    tpuci__buf_adds(b, "</code></p>\n");
+  }
+  if (nchecks > 0)
+    tpuci__buf_addf(b, "<p data-hook=\"checks\">Order checks: %zu process%s ran tests again "
+                       "after the tests before them (see each order-dependent test).</p>\n",
+                    nchecks, nchecks == 1 ? "" : "es");
+}
+
 /* A pytest instance's tests ("tests": {"id", "outcome", "flaky",
  * "duration_s", "message"}, from the JUnit files its attempts wrote): the
  * failure section counts them and lists those that did not pass or get
@@ -389,7 +432,7 @@ static int tpuci__html_releasable(const json_t *inst) {
 static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
   const json_t *tests = json_object_get(inst, "tests"), *t;
   size_t i, total = json_array_size(tests), npassed = 0, nskipped = 0, nbad = 0, nflaky = 0;
-  size_t nquar = 0;
+  size_t nquar = 0, norder = 0;
   char d[32];
 
   if (!json_is_array(tests) || total == 0) return;
@@ -399,12 +442,15 @@ static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
     else if (strcmp(o, "skipped") == 0) nskipped++;
     else nbad++;
     if (json_is_true(json_object_get(t, "flaky"))) nflaky++;
+    if (json_is_true(json_object_get(t, "order_dependent"))) norder++;
     if (json_is_object(json_object_get(t, "quarantine"))) nquar++;
   }
   tpuci__buf_addf(b, "<div class=\"tests\" data-hook=\"tests\"><p>Tests: %zu, %zu passed "
-                     "(%zu flaky), %zu skipped, %zu did not pass.</p>\n",
-                  total, npassed, nflaky, nskipped, nbad);
-  if (nbad || nflaky || nquar) {
+                     "(%zu flaky", total, npassed, nflaky);
+  if (norder) tpuci__buf_addf(b, ", %zu order-dependent", norder);
+  tpuci__buf_addf(b, "), %zu skipped, %zu did not pass.</p>\n", nskipped, nbad);
+  tpuci__html_first(b, inst);
+  if (nbad || nflaky || nquar || norder) {
     tpuci__buf_adds(b, "<table><thead><tr><th scope=\"col\">Test</th><th scope=\"col\">Outcome</th>"
                        "<th scope=\"col\" class=\"num\">Time</th><th scope=\"col\">Message</th>"
                        "</tr></thead>\n<tbody>\n");
@@ -414,19 +460,24 @@ static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
       size_t mlen;
       const char *msg = tpuci__html_jstr(t, "message", &mlen);
       int flaky = json_is_true(json_object_get(t, "flaky"));
+      int order = json_is_true(json_object_get(t, "order_dependent"));
       int quar = json_is_object(json_object_get(t, "quarantine"));
-      if ((strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0) && !flaky && !quar) continue;
+      const char *label = flaky ? "flaky" : order ? "order-dependent" : *o ? o : "unknown";
+      if ((strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0) && !flaky && !order && !quar)
+        continue;
       {
         const char *key = tpuci__html_test_key(t);
         tpuci__buf_addf(b, "<tr class=\"tt t-%s tt-%s\"><th scope=\"row\"><code>",
-                        flaky ? "flaky" : strcmp(o, "passed") == 0 ? "passed" : "bad",
+                        flaky ? "flaky" : order ? "order" : strcmp(o, "passed") == 0 ? "passed"
+                                                                                     : "bad",
                         key ? key : "other");
       }
       tpuci__html_field(b, t, "id");
       tpuci__buf_addf(b, "</code></th><td><span class=\"o o-%s\">",
-                      flaky ? "flaky" : strcmp(o, "timeout") == 0 ? "timeout"
+                      flaky ? "flaky" : order ? "order-dependent"
+                                      : strcmp(o, "timeout") == 0 ? "timeout"
                                       : strcmp(o, "passed") == 0 ? "passed" : "failed");
-      tpuci__html_text(b, flaky ? "flaky" : *o ? o : "unknown");
+      tpuci__html_text(b, label);
       tpuci__buf_adds(b, "</span>");
       tpuci__html_quarantine(b, t);
       tpuci__html_recent(b, t);
@@ -434,6 +485,11 @@ static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
       if (json_is_number(ds) && json_number_value(ds) >= 0 && json_number_value(ds) < 1e12)
         tpuci__html_duration((uint64_t) (json_number_value(ds) * 1000.0 + 0.5), d, sizeof(d));
       tpuci__buf_addf(b, "</td><td class=\"num\">%s</td><td>", d);
+      if (order && json_is_string(json_object_get(json_object_get(t, "order"), "text"))) {
+        tpuci__buf_adds(b, "<p data-hook=\"order\">");
+        tpuci__html_field(b, json_object_get(t, "order"), "text");
+        tpuci__buf_adds(b, "</p>");
+      }
       if (mlen) {
         tpuci__buf_adds(b, "<pre class=\"log\">");
         tpuci__html_textn(b, msg, mlen, 1);
@@ -614,14 +670,15 @@ static void tpuci__html_filter(tpuci__buf_t *b, const json_t *report, const json
   static const struct {
     const char *key;
     const char *label;
-  } f[] = {{"passed", "passed"}, {"cached", "cached"}, {"flaky", "flaky"}, {"failed", "failed"},
+  } f[] = {{"passed", "passed"}, {"cached", "cached"}, {"flaky", "flaky"},
+           {"order-dependent", "order-dependent"}, {"failed", "failed"},
            {"timeout", "timeout"}, {"oom", "oom"}, {"infra", "infra"},
            {"cancelled", "cancelled"}, {"not-run", "not run"}};
   const json_t *jc = json_object_get(report, "counts");
   /* A cached pass is a pass (docs/cache.md). */
   size_t k, n = json_array_size(instances),
             passed = tpuci__html_juint(jc, "passed") + tpuci__html_juint(jc, "cached");
-  uint64_t shown[sizeof(f) / sizeof(f[0])];
+  uint64_t shown[sizeof(f) / sizeof(f[0])], own[sizeof(f) / sizeof(f[0])];
 
   if (n == 0) return;
   /* What each choice shows: the instances of that outcome, and those
@@ -629,12 +686,13 @@ static void tpuci__html_filter(tpuci__buf_t *b, const json_t *report, const json
   for (k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
     const json_t *inst;
     size_t i;
-    shown[k] = 0;
-    json_array_foreach((json_t *) instances, i, inst)
-      if (strcmp(tpuci__html_outcome_class(tpuci__html_jstr(inst, "outcome", NULL)),
-                 f[k].key) == 0 ||
-          tpuci__html_holds(inst, f[k].key))
-        shown[k]++;
+    shown[k] = own[k] = 0;
+    json_array_foreach((json_t *) instances, i, inst) {
+      int is = strcmp(tpuci__html_outcome_class(tpuci__html_jstr(inst, "outcome", NULL)),
+                      f[k].key) == 0;
+      own[k] += is;
+      if (is || tpuci__html_holds(inst, f[k].key)) shown[k]++;
+    }
   }
   tpuci__buf_adds(b, "<input class=\"fi\" type=\"radio\" name=\"f\" id=\"f-all\" checked>"
                      "<input class=\"fi\" type=\"radio\" name=\"f\" id=\"f-bad\">");
@@ -645,9 +703,17 @@ static void tpuci__html_filter(tpuci__buf_t *b, const json_t *report, const json
                      "<label for=\"f-all\">all (%zu)</label><label for=\"f-bad\">not passed "
                      "(%zu)</label>",
                   n, n >= passed ? n - (size_t) passed : 0);
-  for (k = 0; k < sizeof(f) / sizeof(f[0]); k++)
-    if (shown[k]) tpuci__buf_addf(b, "<label for=\"f-%s\">%s (%llu)</label>", f[k].key,
-                                  f[k].label, (unsigned long long) shown[k]);
+  /* The count is the header's (instances of that outcome); the others
+   * the choice shows hold such a test, and say so. */
+  for (k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
+    if (!shown[k]) continue;
+    tpuci__buf_addf(b, "<label for=\"f-%s\">%s (%llu", f[k].key, f[k].label,
+                    (unsigned long long) own[k]);
+    if (shown[k] > own[k])
+      tpuci__buf_addf(b, "; +%llu holding %s tests", (unsigned long long) (shown[k] - own[k]),
+                      f[k].label);
+    tpuci__buf_adds(b, ")</label>");
+  }
   tpuci__buf_adds(b, "</nav>\n");
 }
 

@@ -176,8 +176,7 @@ static void tpuci__on_message(tpuci__attempt_t *a, const char *msg) {
 }
 
 /* The text saying why an attempt ended as it did. */
-static char *tpuci__cause(const tpuci__satt_t *t, tpuci_outcome_t o,
-                          const tpuci__exit_t *ex) {
+char *tpuci__cause(const tpuci__satt_t *t, tpuci_outcome_t o, const tpuci__exit_t *ex) {
   const char *sig = ex->term_signal ? strsignal(ex->term_signal) : NULL;
   tpuci__buf_t b;
 
@@ -199,6 +198,10 @@ static char *tpuci__cause(const tpuci__satt_t *t, tpuci_outcome_t o,
       if (t->kill_sent) tpuci__buf_adds(&b, " (SIGKILL after grace period)");
       break;
     case TPUCI_OUTCOME_CANCELLED:
+      if (t->superseded) {
+        tpuci__buf_adds(&b, "stopped: its instance's attempts were over");
+        break;
+      }
       switch (t->s->stop) {
         case TPUCI__STOP_FAIL_FAST: tpuci__buf_adds(&b, "cancelled by --fail-fast"); break;
         case TPUCI__STOP_DEADLINE: tpuci__buf_adds(&b, "cancelled: run deadline reached"); break;
@@ -322,7 +325,7 @@ void tpuci__attempt_next(tpuci__sched_t *s, size_t index, int number,
       if (r < 0) {
         /* retries.rerun = "unfinished", and every test finished. */
         free(next);
-        tpuci__instance_finish(s, index);
+        tpuci__instance_settle(s, index);
         return;
       }
       if (r == 0) {
@@ -338,7 +341,7 @@ void tpuci__attempt_next(tpuci__sched_t *s, size_t index, int number,
     s->next_attempt[index] = number + 1;
     tpuci__schedule_retry(s, index, number + 1);
   } else {
-    tpuci__instance_finish(s, index);
+    tpuci__instance_settle(s, index);
   }
 }
 
@@ -363,9 +366,18 @@ static void tpuci__on_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
 
   o = tpuci__classify(ex, t->timed_out, t->cancelled);
   duration = (uv_hrtime() - t->start_hr) / 1000000u;
+  /* Failures it reported since the last look, before its end is said. */
+  if (t->has_live) {
+    tpuci__live_poll(&t->live, tpuci__now_ms());
+    tpuci__progress_tell(s, t);
+  }
   tpuci__attempt_unlink(s, t);
   if (t->collect) {
     tpuci__collect_done(s, t, o, ex);
+  } else if (t->kind == TPUCI__ATT_FIRST) {
+    tpuci__first_done(s, t, o, ex, duration, tpuci__cause(t, o, ex));
+  } else if (t->kind == TPUCI__ATT_CHECK) {
+    tpuci__check_done(s, t, o, duration, tpuci__cause(t, o, ex));
   } else {
     cause = tpuci__cause(t, o, ex);
     if (a->inst->pytest) {
@@ -408,14 +420,22 @@ static void tpuci__on_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
 static const tpuci__attempt_host_t tpuci__attempt_host = {
     tpuci__on_output, tpuci__on_done, tpuci__on_message, tpuci__on_write_error};
 
-/* Starts the next attempt of instance `index` (or, with `collect`, the
- * collection of its shard group's tests). A failure to start is recorded
- * as an infra failure of the attempt. */
-void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
+/* A side process's folder names: "first", "check-N". */
+static char *tpuci__side_name(const tpuci__sched_t *s, size_t index, int kind) {
+  if (kind == TPUCI__ATT_FIRST) return tpuci__strdup("first");
+  return tpuci__printf("check-%d", s->ochecks[index] ? s->ochecks[index]->procs : 0);
+}
+
+/* Starts the next attempt of instance `index` (or, with TPUCI__ATT_COLLECT,
+ * the collection of its shard group's tests; with TPUCI__ATT_FIRST or
+ * TPUCI__ATT_CHECK a process of its own besides its attempts, order.c). A
+ * failure to start is recorded as an infra failure of the attempt. */
+void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int kind) {
   const tpuci__instance_t *inst = &s->plan->instances[index];
   tpuci__satt_t *t = tpuci__calloc(1, sizeof(*t));
   tpuci__runtime_t *rt = s->rts[inst->runtime];
-  char *safe;
+  int collect = kind == TPUCI__ATT_COLLECT, side = kind >= TPUCI__ATT_FIRST;
+  char *safe, *side_name = side ? tpuci__side_name(s, index, kind) : NULL;
   tpuci_event_t ev;
   int r;
 
@@ -425,13 +445,16 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
   t->a.plan = s->plan;
   t->a.inst = inst;
   t->a.index = index;
-  t->a.number = collect ? 0 : s->next_attempt[index];
+  t->a.number = collect || side ? 0 : s->next_attempt[index];
   t->a.run_id = s->run_id;
-  t->a.keep_on_failure = s->opts.keep_failed && !collect;
+  /* A side process's container is named as attempt 0, and the next one
+   * of the instance takes the name: none is kept. */
+  t->a.keep_on_failure = s->opts.keep_failed && !collect && !side;
   t->a.argv = &inst->argv;
   t->a.grace_ms = tpuci__grace(s, inst);
   t->a.hosts = collect ? 1 : tpuci__plan_hosts(s->plan, inst);
   t->collect = collect;
+  t->kind = kind;
   t->log_fd = -1;
   if (collect) {
     safe = tpuci__path_component(s->groups[s->group_of[index]].name);
@@ -442,7 +465,8 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
   } else {
     safe = tpuci__path_component(inst->name);
     t->dir = tpuci__printf("%s/%s", s->run_dir, safe);
-    t->log_path = tpuci__printf("%s/attempt-%d.log", t->dir, t->a.number);
+    t->log_path = side ? tpuci__printf("%s/%s.log", t->dir, side_name)
+                       : tpuci__printf("%s/attempt-%d.log", t->dir, t->a.number);
   }
   t->a.dir = t->dir;
   free(safe);
@@ -466,7 +490,8 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
   r = 0;
   if (inst->pytest && !collect) {
     /* pytest writes its JUnit file here; containers see it mounted. */
-    t->results_dir = tpuci__printf("%s/results-%d", t->dir, t->a.number);
+    t->results_dir = side ? tpuci__printf("%s/results-%s", t->dir, side_name)
+                          : tpuci__printf("%s/results-%d", t->dir, t->a.number);
     r = tpuci__mkdir_p(t->results_dir, 0777);
     t->a.results_dir = t->results_dir;
     /* A host whose pytest ran to its end does not cut its peers' short:
@@ -475,29 +500,29 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
     t->a.results_path = tpuci__driver(inst->runtime)->results_mount
                              ? tpuci__driver(inst->runtime)->results_mount
                              : t->results_dir;
-    {
-      /* Failing first: what failed last time starts first. A shard that
-       * keeps its part of the whole suite gets its assignment. */
-      tpuci__strv_t first = {0};
-      const tpuci__strv_t *among = s->select[index];
+    if (side) {
+      /* Only its tests, in pytest's order, of the job's selection. */
+      tpuci__strv_t only = {0};
+      tpuci__side_only(s, t, &only);
+      tpuci__pytest_argv_shard(inst, t->a.results_path, NULL, &only, NULL, &t->argv_own);
+      tpuci__strv_free(&only);
+    } else {
+      /* A shard that keeps its part of the whole suite gets its
+       * assignment; every test runs in pytest's order. */
       const char *assign = NULL;
       int gi = s->group_of[index];
-      if (gi >= 0 && s->groups[gi].filter && s->select[index] == NULL) {
+      if (gi >= 0 && s->groups[gi].filter && s->select[index] == NULL)
         assign = s->groups[gi].assign[inst->pytest->shard - 1];
-        among = &s->groups[gi].plan.shards[inst->pytest->shard - 1].ids;
-      }
-      if (s->opts.timings && inst->pytest->failed_first)
-        tpuci__timings_failed(s->opts.timings, among, TPUCI__FIRST_MAX_BYTES, &first);
-      tpuci__pytest_argv_shard(inst, t->a.results_path, s->select[index], &first, assign,
+      tpuci__pytest_argv_shard(inst, t->a.results_path, s->select[index], NULL, assign,
                                &t->argv_own);
-      tpuci__strv_free(&first);
     }
     t->a.argv = &t->argv_own;
     tpuci__live_init(&t->live, t->results_dir, t->a.hosts);
     t->has_live = 1;
   }
 
-  if (!collect) {
+  free(side_name);
+  if (!collect && !side) {
     memset(&ev, 0, sizeof(ev));
     ev.type = TPUCI_EVENT_ATTEMPT_STARTED;
     ev.instance = index;
@@ -537,18 +562,55 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect) {
   }
 }
 
+/* Reads a pytest attempt's progress (at most once a second from here and
+ * tpuci__sched_running) and says each test it saw failing. */
+static void tpuci__progress_look(tpuci__sched_t *s, tpuci__satt_t *t, uint64_t now) {
+  t->live_polled_ms = now;
+  tpuci__live_poll(&t->live, now);
+  free(t->live_text);
+  t->live_text = tpuci__live_text(&t->live, &t->live_since_ms);
+  tpuci__progress_tell(s, t);
+}
+
+void tpuci__progress_tell(tpuci__sched_t *s, tpuci__satt_t *t) {
+  tpuci__live_fail_t *f;
+  size_t n, i;
+  if (!t->has_live) return;
+  f = tpuci__live_failed(&t->live, &n);
+  for (i = 0; i < n; i++) {
+    tpuci_event_t ev;
+    /* An order check's failures are what it looks for, not news. */
+    if (t->kind == TPUCI__ATT_MAIN || t->kind == TPUCI__ATT_FIRST) {
+      memset(&ev, 0, sizeof(ev));
+      ev.type = TPUCI_EVENT_TEST_FAILED;
+      ev.instance = t->a.index;
+      ev.name = t->a.inst->name;
+      ev.attempt = t->a.number;
+      ev.max_attempts = t->a.inst->retry.attempts;
+      ev.test = f[i].id;
+      ev.message = f[i].message;
+      tpuci__emit(s, &ev);
+    }
+    tpuci__live_fail_free(&f[i]);
+  }
+  free(f);
+}
+
+void tpuci__progress_poll(tpuci__sched_t *s) {
+  tpuci__satt_t *t;
+  uint64_t now = tpuci__now_ms();
+  for (t = s->running_list; t; t = t->next)
+    if (t->has_live && !t->finished && now - t->live_polled_ms >= 1000)
+      tpuci__progress_look(s, t, now);
+}
+
 int tpuci__sched_running(tpuci__sched_t *s, size_t index, tpuci__running_t *out) {
   tpuci__satt_t *t;
   uint64_t now = tpuci__now_ms(), loop_now = uv_now(s->loop);
   for (t = s->running_list; t; t = t->next)
-    if (t->a.index == index && !t->collect && !t->finished) break;
+    if (t->a.index == index && t->kind == TPUCI__ATT_MAIN && !t->finished) break;
   if (t == NULL) return -1;
-  if (t->has_live && now - t->live_polled_ms >= 1000) {
-    t->live_polled_ms = now;
-    tpuci__live_poll(&t->live, now);
-    free(t->live_text);
-    t->live_text = tpuci__live_text(&t->live, &t->live_since_ms);
-  }
+  if (t->has_live && now - t->live_polled_ms >= 1000) tpuci__progress_look(s, t, now);
   memset(out, 0, sizeof(*out));
   out->attempt = t->a.number;
   out->elapsed_ms = now > t->start_ms ? now - t->start_ms : 0;

@@ -7,6 +7,7 @@
 #define TPUCI_SCHED_INTERNAL_H
 
 #include "pytest/live.h"
+#include "pytest/order.h"
 #include "sched/scheduler.h"
 
 #define TPUCI__DEFAULT_GRACE_MS 5000
@@ -23,6 +24,31 @@ typedef enum {
   TPUCI__STOP_FAIL_FAST,
   TPUCI__STOP_DEADLINE
 } tpuci__stop_t;
+
+/* What an attempt of the scheduler's is: one of an instance's attempts,
+ * a shard group's collection, or a process of an instance's besides its
+ * attempts (order.c): its failing-first process (the tests that failed
+ * last time, in a process of their own that starts first) or an order
+ * check (a test run again after some of the tests that ran before it). */
+enum { TPUCI__ATT_MAIN = 0, TPUCI__ATT_COLLECT = 1, TPUCI__ATT_FIRST, TPUCI__ATT_CHECK };
+
+/* A process of an instance's besides its attempts, waiting for a slot:
+ * these start before the queue's attempts. */
+typedef struct {
+  size_t index;
+  int kind;
+} tpuci__side_t;
+
+/* The order checks of one instance (order.c): its cases, the search of
+ * the one being checked, the processes they took. */
+typedef struct {
+  tpuci__order_cases_t cases;
+  size_t at;
+  tpuci__order_search_t search;
+  int procs;
+  int searching;
+  tpuci__strv_t running;  /* what the running check runs */
+} tpuci__ochecks_t;
 
 /* The scheduler's view of an attempt. `a` comes first so the runtime's
  * tpuci__attempt_t * converts back. */
@@ -55,6 +81,9 @@ typedef struct tpuci__satt_s {
   int kill_sent;
   int finished;
   int collect;             /* collects a shard group's tests: no results */
+  int kind;                /* TPUCI__ATT_* */
+  int superseded;          /* a failing-first process stopped because its
+                              instance's attempts were over */
   tpuci__strv_t argv_own;  /* the attempt's command, when not the plan's */
   char *results_dir;       /* pytest: this attempt's results folder */
   int backfilled;          /* started past a waiting head (bf_gen's) */
@@ -120,6 +149,20 @@ struct tpuci__sched_s {
   tpuci__group_t *groups;
   size_t ngroups;
   tpuci__wait_t *waits;    /* instances waiting for a retry */
+  /* Processes besides the attempts (order.c): a FIFO whose failing-first
+   * processes start before the queue, its order checks once the queue is
+   * empty (extra work goes last); per instance, its failing-first process's tests and
+   * whether it is still to end, whether its attempts are over (it
+   * finishes once the rest is), whether it finished, its order checks. */
+  tpuci__side_t *side;
+  size_t nside, side_cap;
+  tpuci__strv_t **first;
+  unsigned char *first_pending;
+  unsigned char *main_done;
+  unsigned char *settled;
+  tpuci__ochecks_t **ochecks;
+  int order_procs;         /* order checks started in the run */
+  uint64_t order_ms;       /* and the time they took together */
 
   int slots;
   int running;
@@ -140,6 +183,7 @@ struct tpuci__sched_s {
 
   uv_timer_t deadline_timer;
   uv_timer_t tick_timer;
+  uv_timer_t progress_timer; /* pytest failures said as they happen */
   uv_signal_t sigint;
   uv_signal_t sigterm;
   int signals_on;
@@ -164,10 +208,12 @@ uint64_t tpuci__grace(const tpuci__sched_t *s, const tpuci__instance_t *inst);
 tpuci__runtime_t *tpuci__rt(const tpuci__satt_t *t);
 void tpuci__attempt_stop(tpuci__satt_t *t, int force);
 void tpuci__timeout_text(const tpuci__satt_t *t, tpuci__buf_t *b);
-void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int collect);
+void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int kind);
 void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t, tpuci_outcome_t o, const tpuci__exit_t *ex);
 void tpuci__shard_start(tpuci__sched_t *s, size_t index);
 void tpuci__shard_seen(tpuci__sched_t *s, size_t index, const char *results_dir);
+void tpuci__progress_tell(tpuci__sched_t *s, tpuci__satt_t *t);
+void tpuci__progress_poll(tpuci__sched_t *s);
 void tpuci__attempt_synthetic(tpuci__sched_t *s, size_t index, tpuci_outcome_t o, const char *cause, const char *log_path);
 void tpuci__groups_build(tpuci__sched_t *s);
 void tpuci__group_unplan(tpuci__group_t *g);
@@ -176,5 +222,21 @@ void tpuci__schedule_retry(tpuci__sched_t *s, size_t index, int next);
 void tpuci__attempt_unlink(tpuci__sched_t *s, tpuci__satt_t *t);
 void tpuci__attempt_report(tpuci__sched_t *s, size_t index, int number, const tpuci__attempt_result_t *res);
 void tpuci__attempt_next(tpuci__sched_t *s, size_t index, int number, tpuci_outcome_t o);
+
+/* order.c: the failing-first process, order checks, an instance's end. */
+void tpuci__first_queue(tpuci__sched_t *s, size_t index, const tpuci__strv_t *among);
+void tpuci__first_group(tpuci__sched_t *s, size_t gi);
+/* Both take `cause` (tpuci__cause()'s). */
+void tpuci__first_done(tpuci__sched_t *s, tpuci__satt_t *t, tpuci_outcome_t o,
+                       const tpuci__exit_t *ex, uint64_t duration, char *cause);
+void tpuci__check_done(tpuci__sched_t *s, tpuci__satt_t *t, tpuci_outcome_t o,
+                       uint64_t duration, char *cause);
+char *tpuci__cause(const tpuci__satt_t *t, tpuci_outcome_t o, const tpuci__exit_t *ex);
+void tpuci__instance_settle(tpuci__sched_t *s, size_t index);
+int tpuci__side_start(tpuci__sched_t *s, int kind);
+size_t tpuci__side_count(const tpuci__sched_t *s, int kind);
+void tpuci__side_drain(tpuci__sched_t *s);
+void tpuci__side_only(const tpuci__sched_t *s, const tpuci__satt_t *t, tpuci__strv_t *out);
+void tpuci__side_free(tpuci__sched_t *s);
 
 #endif /* TPUCI_SCHED_INTERNAL_H */

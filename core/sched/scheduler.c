@@ -98,6 +98,18 @@ void tpuci__instance_result_free(tpuci__instance_result_t *r) {
   r->attempts = NULL;
   r->nattempts = 0;
   r->outcome = TPUCI_OUTCOME_NONE;
+  if (r->first) tpuci__attempt_result_free(r->first);
+  free(r->first);
+  r->first = NULL;
+  tpuci__strv_free(&r->first_tests);
+  for (i = 0; i < r->nchecks; i++) {
+    free(r->checks[i].test);
+    free(r->checks[i].cause);
+    free(r->checks[i].log_path);
+  }
+  free(r->checks);
+  r->checks = NULL;
+  r->nchecks = 0;
   if (r->history) {
     tpuci__history_free(r->history);
     free(r->history);
@@ -129,6 +141,19 @@ void tpuci__instance_finish(tpuci__sched_t *s, size_t index) {
   if (r->history != NULL && !tpuci__history_all_pass(r->history) &&
       (r->outcome == TPUCI_OUTCOME_PASSED || r->outcome == TPUCI_OUTCOME_FLAKY))
     r->outcome = TPUCI_OUTCOME_FAILED;
+  /* Of one that passes, its tests say what kind: flaky (a test failed,
+   * then passed: also in the failing-first process only), or
+   * order-dependent when every such test is. */
+  if (r->history != NULL &&
+      (r->outcome == TPUCI_OUTCOME_PASSED || r->outcome == TPUCI_OUTCOME_FLAKY)) {
+    size_t flaky = 0, order = 0;
+    for (i = 0; i < r->history->len; i++) {
+      flaky += tpuci__history_flaky(&r->history->tests[i]);
+      order += r->history->tests[i].order_dep != 0;
+    }
+    if (order > 0 && flaky == 0) r->outcome = TPUCI_OUTCOME_ORDER_DEPENDENT;
+    else if (flaky > 0) r->outcome = TPUCI_OUTCOME_FLAKY;
+  }
 
   memset(&ev, 0, sizeof(ev));
   ev.type = TPUCI_EVENT_INSTANCE_FINISHED;
@@ -142,6 +167,7 @@ void tpuci__instance_finish(tpuci__sched_t *s, size_t index) {
 
   if (s->opts.fail_fast && s->stop == TPUCI__STOP_NONE &&
       r->outcome != TPUCI_OUTCOME_PASSED && r->outcome != TPUCI_OUTCOME_FLAKY &&
+      r->outcome != TPUCI_OUTCOME_ORDER_DEPENDENT &&
       r->outcome != TPUCI_OUTCOME_CACHED && r->outcome != TPUCI_OUTCOME_CANCELLED) {
     char *msg = tpuci__printf("fail-fast: '%s' %s; stopping the run",
                               ev.name, tpuci_outcome_name(r->outcome));
@@ -196,7 +222,11 @@ static int tpuci__backfill(tpuci__sched_t *s, size_t head) {
 void tpuci__pump(tpuci__sched_t *s) {
   if (s->in_pump || !s->started) return;
   s->in_pump = 1;
-  while (s->stop == TPUCI__STOP_NONE && s->qlen > 0) {
+  /* Failing-first processes start first (the time to the first failure
+   * stays short); order checks, extra work, once the queue is empty. */
+  while (s->stop == TPUCI__STOP_NONE && tpuci__side_start(s, TPUCI__ATT_FIRST)) {}
+  while (s->stop == TPUCI__STOP_NONE && s->qlen > 0 &&
+         tpuci__side_count(s, TPUCI__ATT_FIRST) == 0) {
     size_t head = s->queue[s->qhead];
     tpuci__group_t *g = s->group_of[head] >= 0 ? &s->groups[s->group_of[head]] : NULL;
     if (g != NULL && g->state == TPUCI__GROUP_COLLECTING) {
@@ -230,6 +260,7 @@ void tpuci__pump(tpuci__sched_t *s) {
       tpuci__attempt_start(s, head, 0);
     }
   }
+  while (s->stop == TPUCI__STOP_NONE && s->qlen == 0 && tpuci__side_start(s, TPUCI__ATT_CHECK)) {}
   s->in_pump = 0;
   tpuci__check_finished(s);
 }
@@ -250,7 +281,7 @@ void tpuci__check_finished(tpuci__sched_t *s) {
   tpuci_event_t ev;
   int k;
 
-  if (s->in_pump || s->preparing || s->running || s->qlen || s->waits)
+  if (s->in_pump || s->preparing || s->running || s->qlen || s->waits || s->nside)
     return;
   if (!s->finishing) {
     s->finishing = 1;
@@ -260,6 +291,8 @@ void tpuci__check_finished(tpuci__sched_t *s) {
     uv_close((uv_handle_t *) &s->deadline_timer, tpuci__handle_closed);
     s->closing++;
     uv_close((uv_handle_t *) &s->tick_timer, tpuci__handle_closed);
+    s->closing++;
+    uv_close((uv_handle_t *) &s->progress_timer, tpuci__handle_closed);
     if (s->signals_on) {
       s->closing += 2;
       uv_close((uv_handle_t *) &s->sigint, tpuci__handle_closed);
@@ -283,18 +316,19 @@ void tpuci__check_finished(tpuci__sched_t *s) {
 /* Finishes instances that will not start (queued or waiting to retry). */
 void tpuci__drain(tpuci__sched_t *s) {
   size_t g;
-  while (s->qlen > 0) tpuci__instance_finish(s, tpuci__queue_pop(s));
+  tpuci__side_drain(s);
+  while (s->qlen > 0) tpuci__instance_settle(s, tpuci__queue_pop(s));
   /* Shards waiting for a collection that will not be used. */
   for (g = 0; g < s->ngroups; g++) {
     while (s->groups[g].nwaiting > 0 && s->groups[g].state != TPUCI__GROUP_COLLECTING)
-      tpuci__instance_finish(s, s->groups[g].waiting[--s->groups[g].nwaiting]);
+      tpuci__instance_settle(s, s->groups[g].waiting[--s->groups[g].nwaiting]);
   }
   while (s->waits) {
     tpuci__wait_t *w = s->waits;
     size_t index = w->index;
     uv_timer_stop(&w->timer);
     tpuci__wait_remove(s, w);
-    tpuci__instance_finish(s, index);
+    tpuci__instance_settle(s, index);
   }
 }
 
@@ -338,6 +372,10 @@ static void tpuci__tick_cb(uv_timer_t *timer) {
   memset(&ev, 0, sizeof(ev));
   ev.type = TPUCI_EVENT_TICK;
   tpuci__emit(s, &ev);
+}
+
+static void tpuci__progress_cb(uv_timer_t *timer) {
+  tpuci__progress_poll(timer->data);
 }
 
 static void tpuci__signal_cb(uv_signal_t *h, int signum) {
@@ -462,6 +500,11 @@ int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
     s->select[i] = tpuci__calloc(1, sizeof(*s->select[i]));
     tpuci__strv_copy(s->select[i], opts->preselect[i]);
   }
+  s->first = tpuci__calloc(s->qcap, sizeof(*s->first));
+  s->first_pending = tpuci__calloc(s->qcap, 1);
+  s->main_done = tpuci__calloc(s->qcap, 1);
+  s->settled = tpuci__calloc(s->qcap, 1);
+  s->ochecks = tpuci__calloc(s->qcap, sizeof(*s->ochecks));
   for (i = 0; i < plan->ninstances; i++) {
     s->next_attempt[i] = 1;
     if (!plan->instances[i].selected || (opts->done && opts->done[i])) continue;
@@ -469,6 +512,15 @@ int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
     tpuci__queue_push(s, i);
   }
   tpuci__groups_build(s);
+  /* Failing first: the tests that failed last time, in a process of
+   * their own that starts before the attempts (a shard's once its group
+   * is split: its part's). */
+  for (i = 0; i < plan->ninstances; i++) {
+    const tpuci__instance_t *inst = &plan->instances[i];
+    if (!inst->selected || (opts->done && opts->done[i]) || inst->pytest == NULL) continue;
+    if (s->group_of[i] < 0) tpuci__first_queue(s, i, NULL);
+  }
+  for (i = 0; i < s->ngroups; i++) tpuci__first_group(s, i);
 
   ropts.run_id = s->run_id;
   ropts.keep_failed = opts->keep_failed;
@@ -495,6 +547,11 @@ int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
   s->deadline_timer.data = s;
   uv_timer_init(loop, &s->tick_timer);
   s->tick_timer.data = s;
+  /* pytest's progress, looked at as it runs: a failure is said when it
+   * happens (TPUCI_EVENT_TEST_FAILED), not when its attempt ends. */
+  uv_timer_init(loop, &s->progress_timer);
+  s->progress_timer.data = s;
+  uv_timer_start(&s->progress_timer, tpuci__progress_cb, 500, 500);
   if (s->opts.tick_ms)
     uv_timer_start(&s->tick_timer, tpuci__tick_cb, s->opts.tick_ms, s->opts.tick_ms);
   if (s->opts.deadline_ms)
@@ -515,6 +572,7 @@ int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
     if (!plan->instances[i].selected || !opts->done[i] || results[i].nattempts == 0) continue;
     tpuci__attempt_report(s, i, (int) results[i].nattempts,
                           &results[i].attempts[results[i].nattempts - 1]);
+    s->main_done[i] = s->settled[i] = 1;
     tpuci__instance_finish(s, i);
   }
   /* Prepare every runtime (engine checks); attempts start once all
@@ -571,6 +629,7 @@ void tpuci__sched_free(tpuci__sched_t *s) {
     free(s->groups[i].key);
     tpuci__strv_free(&s->groups[i].ids);
   }
+  tpuci__side_free(s);
   free(s->groups);
   free(s->group_of);
   free(s->queue);

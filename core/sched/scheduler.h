@@ -33,11 +33,30 @@ typedef struct {
   char *log_path;
 } tpuci__attempt_result_t;
 
+/* An order check: a process that ran `test` again after `before` of the
+ * tests that ran before it where it failed (0: alone). */
+typedef struct {
+  char *test;
+  size_t before;
+  int failed;                   /* 1 it failed, 0 it passed, -1 not said */
+  uint64_t start_ms;
+  uint64_t duration_ms;
+  char *cause;
+  char *log_path;
+} tpuci__order_check_t;
+
 typedef struct {
   tpuci_outcome_t outcome;      /* final; NONE while pending */
   tpuci__attempt_result_t *attempts;
   size_t nattempts;
   tpuci__history_t *history;    /* pytest jobs: per-test results, or NULL */
+  /* pytest: the failing-first process (NULL: none) and the tests it was
+   * given (the tests that failed in the instance's last run). */
+  tpuci__attempt_result_t *first;
+  tpuci__strv_t first_tests;
+  /* pytest: the order checks that ran, in order. */
+  tpuci__order_check_t *checks;
+  size_t nchecks;
 } tpuci__instance_result_t;
 
 typedef struct {
@@ -58,6 +77,13 @@ typedef struct {
   /* pytest: per instance, the node ids its first attempt runs (rerun
    * --failed), or NULL; copied. May be NULL. */
   tpuci__strv_t *const *preselect;
+  /* pytest: per instance, the tests that failed in its last run (the
+   * history's), which run first in a process of their own when the job
+   * has failed_first (a shard's: those of its part), or NULL; copied.
+   * May be NULL. */
+  tpuci__strv_t *const *first;
+  /* 1: no failing-first process and no order check (a flake probe). */
+  int no_first;
   /* Per instance, 1 when its result is in `results` already (a cached
    * pass, docs/cache.md: its attempts and tests): it does not run, and
    * its ATTEMPT_FINISHED and INSTANCE_FINISHED events come when the run

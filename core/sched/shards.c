@@ -37,7 +37,7 @@ void tpuci__attempt_synthetic(tpuci__sched_t *s, size_t index,
   res->cause = tpuci__strdup(cause);
   res->log_path = tpuci__strdup(log_path);
   tpuci__attempt_report(s, index, number, res);
-  tpuci__instance_finish(s, index);
+  tpuci__instance_settle(s, index);
 }
 
 /* Splits a group's tests (what the collection pass listed, or the last
@@ -174,6 +174,7 @@ void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t,
       tpuci__group_plan(s, g, inst, &ids, -1, &e) == 0) {
     tpuci__strv_copy(&g->ids, &ids);
     tpuci__group_tell(s, g, inst);
+    tpuci__first_group(s, (size_t) s->group_of[t->a.index]);
   } else {
     g->state = TPUCI__GROUP_FAILED;
     g->outcome = o == TPUCI_OUTCOME_PASSED ? TPUCI_OUTCOME_FAILED : o;

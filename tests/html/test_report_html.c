@@ -102,7 +102,7 @@ static void assert_only_known_tags(const char *page) {
       "h2", "h3", "code", "span", "dl", "dt", "dd", "ul", "li", "nav", "a", "main",
       "section", "figure", "svg", "rect", "text", "line", "desc", "figcaption", "table",
       "caption", "thead", "tbody", "tr", "th", "td", "article", "ol", "details",
-      "summary", "pre", "footer", "strong", "div", "input", "label", NULL};
+      "summary", "pre", "footer", "strong", "div", "input", "label", "i", NULL};
   const char *p = page;
   while ((p = strchr(p, '<')) != NULL) {
     char name[16];
@@ -334,6 +334,52 @@ static void test_not_run(void **state) {
   json_decref(r);
 }
 
+/* An order-dependent test and its instance (issue 31): a class of its
+ * own in the header's counts, the filter, the badge and its order; the
+ * failing-first process said. */
+static void test_order_dependent(void **state) {
+  json_t *insts = json_array(), *r, *inst, *t;
+  char *page;
+  (void) state;
+  inst = instance("unit", "order-dependent",
+                  json_pack("[o,o]", attempt(1, "failed", 1764686415000, 2000, "exit 1", json_string("")),
+                            attempt(2, "passed", 1764686418000, 1000, "exit 0", json_string(""))));
+  t = json_pack("{s:s,s:s,s:b,s:b,s:f,s:s,s:s}", "id", "t/b.py::test_victim", "outcome", "passed",
+                "flaky", 0, "order_dependent", 1, "duration_s", 0.1, "message",
+                "AssertionError: dirty", "recent", "pfo");
+  json_object_set_new(t, "order", json_pack("{s:i,s:i,s:b,s:[s],s:b,s:s,s:i,s:s}", "failed_in", 1,
+                                            "passed_in", 2, "brittle", 0, "candidates",
+                                            "t/a.py::test_p", "confirmed", 1, "polluter",
+                                            "t/a.py::test_p", "checks", 1, "text",
+                                            "failed after 1 test in attempt 1, passed in attempt 2; it "
+                                            "fails after t/a.py::test_p (found by 1 check)"));
+  json_object_set_new(inst, "tests", json_pack("[o]", t));
+  json_object_set_new(inst, "first", json_pack("{s:[s],s:s,s:s,s:i,s:n,s:I,s:I,s:s,s:s}", "tests",
+                                               "t/z.py::test_broken", "why", "failed in the last run",
+                                               "outcome", "failed", "exit_code", 1, "signal",
+                                               "start_ms", (json_int_t) 1764686414000, "duration_ms",
+                                               (json_int_t) 500, "cause", "exit 1", "log",
+                                               "unit/first.log"));
+  json_array_append_new(insts, inst);
+  r = report("passed", 0, NULL, insts);
+  page = render(r);
+  assert_sane(page);
+  assert_contains(page, "<li class=\"c-order-dependent\"><span class=\"sw o-order-dependent\" "
+                        "aria-hidden=\"true\"></span><span class=\"n\">1</span> order-dependent</li>");
+  assert_contains(page, "<label for=\"f-order-dependent\">order-dependent (1)</label>");
+  assert_contains(page, "<tr class=\"tt t-order tt-order-dependent\"><th scope=\"row\"><code>"
+                        "t/b.py::test_victim</code></th><td><span class=\"o o-order-dependent\">"
+                        "order-dependent</span>");
+  assert_contains(page, "<p data-hook=\"order\">failed after 1 test in attempt 1, passed in "
+                        "attempt 2; it fails after t/a.py::test_p (found by 1 check)</p>");
+  assert_contains(page, "<i class=\"r-o\">o</i>");
+  assert_contains(page, "<p data-hook=\"first\">Failing first: 1 test that failed last time ran "
+                        "first, in a process of their own: <code>t/z.py::test_broken</code>");
+  assert_contains(page, "(0 flaky, 1 order-dependent)");
+  free(page);
+  json_decref(r);
+}
+
 static void test_cancelled_and_tests_hook(void **state) {
   json_t *insts = json_array(), *r, *inst;
   char *page;
@@ -367,7 +413,11 @@ static void test_cancelled_and_tests_hook(void **state) {
   assert_contains(page, "<tr class=\"r r-failed bad h-flaky h-failed\">");
   assert_contains(page, "<article class=\"problem r r-failed h-flaky h-failed\"");
   assert_contains(page, "<section id=\"i0\" class=\"r r-failed h-flaky h-failed\"");
-  assert_contains(page, "<label for=\"f-flaky\">flaky (1)</label>");
+  /* Its count is the header's (no flaky instance); the failed instance
+   * it shows holds a flaky test, and says so (issue 31). */
+  assert_contains(page, "<span class=\"n\">0</span> flaky");
+  assert_contains(page, "<label for=\"f-flaky\">flaky (0; +1 holding flaky tests)</label>");
+  assert_contains(page, "<label for=\"f-failed\">failed (1)</label>");
   assert_contains(page, "id=\"f-flaky\">");
   assert_contains(page, "#f-flaky:checked~section tr.tt:not(.tt-flaky)");
   assert_contains(page, "ConnectionError: reset");
@@ -559,6 +609,7 @@ int main(void) {
       cmocka_unit_test(test_empty_run),
       cmocka_unit_test(test_not_run),
       cmocka_unit_test(test_cancelled_and_tests_hook),
+      cmocka_unit_test(test_order_dependent),
       cmocka_unit_test(test_log_links),
       cmocka_unit_test(test_git_commit),
       cmocka_unit_test(test_deterministic),

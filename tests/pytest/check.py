@@ -37,13 +37,16 @@ if top == "/":
     top = here
 MOD = os.path.relpath(os.path.join(here, "project", "tests"), top).replace(os.sep, ".")
 
-# suite: every outcome exactly.
+# suite: every outcome exactly. From the second run on, the tests that
+# failed in the run before also ran first in a process of their own (the
+# failing-first process): one more earlier run each, said as such.
+second = sys.argv[4] == "balanced" if len(sys.argv) > 4 else False
 s = cases("suite")
 T = f"suite.{MOD}.test_outcomes"
 expect = {
     (T, "test_passes"): [],
-    (T, "test_fails"): ["failure", "rerunFailure", "rerunFailure"],
-    (T, "test_fixture_error"): ["error", "rerunError", "rerunError"],
+    (T, "test_fails"): ["failure"] + ["rerunFailure"] * (3 if second else 2),
+    (T, "test_fixture_error"): ["error"] + ["rerunError"] * (3 if second else 2),
     (T, "test_skipped"): ["skipped"],
     (T, "test_expected_failure"): ["skipped"],
     (T, "test_tpu_marked"): [],
@@ -55,6 +58,11 @@ for key, tags in expect.items():
     got = [t for t in s.get(key, ["(missing)"]) if t not in ("system-out", "system-err")]
     check(got == tags, f"suite {key}: {got} != {tags}")
 check(set(s) == set(expect), f"suite has unexpected cases: {sorted(set(s) - set(expect))}")
+if second:
+    traces = [t.text or "" for c in suites["suite"].findall("testcase") if c.get("name") == "test_fails"
+              for r in c.findall("rerunFailure") for t in r.findall("stackTrace")]
+    check(sum(t.startswith("[failing first") for t in traces) == 1,
+          f"suite test_fails: no rerunFailure of the failing-first process: {[t[:40] for t in traces]}")
 check(suites["suite"].get("tests") == "9", f"suite tests={suites['suite'].get('tests')}")
 check(suites["suite"].get("failures") == "1" and suites["suite"].get("errors") == "1",
       f"suite failures={suites['suite'].get('failures')} errors={suites['suite'].get('errors')}")
@@ -93,7 +101,8 @@ check(inst["hang"]["outcome"] == "timeout", "hang outcome")
 cause = inst["hang"]["attempts"][-1]["cause"]
 check(cause.startswith("timed out after 20s") and
       " while running tests/test_timeout.py::test_sleeps_past_timeout (at " in cause and
-      re.search(r"tests/test_timeout\.py:\d+ in test_sleeps_past_timeout; thread stacks in stacks\.txt\)$", cause),
+      re.search(r"tests/test_timeout\.py:\d+ in test_sleeps_past_timeout; thread stacks in "
+                r"\S*/hang/results-\d+/stacks\.txt\)$", cause),
       f"hang cause: {cause}")
 flaky = [t for t in inst["suite"]["tests"] if t["flaky"]]
 check([t["id"] for t in flaky] == ["tests/test_outcomes.py::test_flaky_first_attempt"], f"flaky tests {flaky}")

@@ -20,9 +20,12 @@ expect_out "and 28 more: no attempt got to them"
 expect_out "abort-retry: 44 tests, 0 failed, 1 flaky"
 expect_out "gang: 3 tests, 0 failed, 1 flaky"
 expect_out "while running tests/test_gang.py::test_g_b on worker-1"
-# faulthandler's stacks at the SIGTERM: where it hung, per host.
-expect_out "(at /src/tests/test_r.py:4 in test_b_hangs_on_first_attempt; thread stacks in stacks.txt)"
-expect_out "(at /src/tests/test_gang.py:13 in test_g_b on worker-1; thread stacks in worker-*/stacks.txt)"
+# faulthandler's stacks at the SIGTERM: where it hung, per host; the
+# file named from the run folder (issue 31.8).
+printf '%s\n' "$out" | grep -qE '\(at /src/tests/test_r\.py:4 in test_b_hangs_on_first_attempt; thread stacks in \.tpuci/runs/[0-9a-f-]+/hang/results-1/stacks\.txt\)' &&
+  pass || fail "no stacks of test_b_hangs_on_first_attempt named from the run folder"
+printf '%s\n' "$out" | grep -qE '\(at /src/tests/test_gang\.py:13 in test_g_b on worker-1; thread stacks in \.tpuci/runs/[0-9a-f-]+/gang/results-[0-9]+/worker-\*/stacks\.txt\)' &&
+  pass || fail "no stacks of the gang's test_g_b named from the run folder"
 # pytest.test_timeout: one test fails with its stacks, the next one runs.
 expect_out "test-timeout: 2 tests, 1 failed, 0 flaky"
 expect_out "failed tests/test_slow.py::test_over_the_limit: "

@@ -7,3 +7,8 @@ end
 j("plain")
 j("sharded", { shards = 2, shard_by = "test" })
 j("off", { failed_first = false })
+-- A failing-first process that hangs: stopped once the attempts are over.
+job "hang" {
+  pytest = { python = "/usr/bin/python3", args = { "t" } },
+  workdir = tpuci.spec_dir .. "/hang",
+}

@@ -1,0 +1,2 @@
+# The module global the pair shares.
+value = "clean"

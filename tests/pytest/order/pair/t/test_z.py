@@ -1,0 +1,6 @@
+from t import state
+
+
+def test_polluter():
+    state.value = "dirty"
+    assert False, "the polluter fails"
