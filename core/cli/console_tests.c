@@ -40,10 +40,10 @@ void tpuci_console__test_failed(tpuci_console_t *c, const tpuci_event_t *ev) {
     size_t len = strcspn(msg, "\n");
     snprintf(line + n, sizeof(line) - (size_t) n, " - %.*s", (int) (len > 300 ? 300 : len), msg);
   }
-  /* Test ids and messages are the job's text: no escape code of theirs. */
-  tpuci_console__sanitize(line);
+  /* Test ids and messages are the job's text: no escape code or
+   * workflow command of theirs (tpuci_text_safe). */
   fprintf(c->out, "[%stest   %s] %s\n", c->color ? "\033[31m" : "", c->color ? "\033[0m" : "",
-          line);
+          tpuci_console__safe(line, 0));
 }
 
 void tpuci_console__tests_free(tpuci_console_t *c) {
