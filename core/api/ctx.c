@@ -41,6 +41,8 @@ void tpuci__results_free(tpuci_ctx_t *ctx) {
   ctx->nresults = 0;
   tpuci__sched_free(ctx->sched);
   ctx->sched = NULL;
+  tpuci__pytest_kind_free(ctx->pytest_kind);
+  ctx->pytest_kind = NULL;
   for (i = 0; ctx->first && ctx->first[i]; i++) {
     tpuci__strv_free(ctx->first[i]);
     free(ctx->first[i]);

@@ -13,6 +13,7 @@
 
 #include "base/util.h"
 #include "plan/plan.h"
+#include "pytest/kind.h"
 #include "pytest/quarantine.h"
 #include "pytest/timings.h"
 #include "report/rundir.h"
@@ -37,6 +38,10 @@ struct tpuci_ctx_s {
   size_t nresults;
   tpuci__rundir_t rd;
   tpuci__sched_t *sched;
+  /* The job kinds of the run, pytest's then the command kind, and the
+   * pytest kind's state (what its shard groups collected, after it). */
+  tpuci__kind_binding_t kinds[2];
+  tpuci__kind_run_t *pytest_kind;
   uv_loop_t *own_loop;
   int running;
   int ran;

@@ -207,7 +207,7 @@ static void tpuci__save_collections(tpuci_ctx_t *ctx) {
     tpuci__collections_init(&c);
     tpuci__err_clear(&e);
   }
-  if (tpuci__sched_collections(ctx->sched, &c) > 0 &&
+  if (tpuci__pytest_kind_collections(ctx->pytest_kind, &c) > 0 &&
       (r = tpuci__collections_save(&c, ctx->collections_path, &e)) != 0)
     tpuci__records_failed(ctx, ctx->collections_path, r);
   tpuci__err_clear(&e);
@@ -538,6 +538,16 @@ static void tpuci__state_warning(tpuci_ctx_t *ctx, tpuci__err_t *err, const char
   free(msg);
 }
 
+/* The job kinds an instance may be (kind/kind.h): pytest's, then the
+ * command kind, which claims every other one. The pytest kind's state is
+ * made once the run's records are read. */
+static void tpuci__kinds_bind(tpuci_ctx_t *ctx) {
+  ctx->kinds[0].ops = &tpuci__kind_pytest;
+  ctx->kinds[0].run = NULL;
+  ctx->kinds[1].ops = &tpuci__kind_command;
+  ctx->kinds[1].run = NULL;
+}
+
 int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   tpuci__sched_opts_t so;
   tpuci__err_t e = {0, NULL};
@@ -586,7 +596,8 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   }
   ctx->jobs = opts->jobs > 0 ? opts->jobs : (int) uv_available_parallelism();
   tpuci__cap_jobs(ctx);
-  r = tpuci__sched_check(&ctx->plan, ctx->jobs, &e);
+  tpuci__kinds_bind(ctx);
+  r = tpuci__sched_check(&ctx->plan, ctx->kinds, 2, ctx->jobs, &e);
   if (r != 0) return tpuci__fail(ctx, &e);
   r = tpuci__rundir_create(&ctx->rd, opts->state_dir ? opts->state_dir : ".tpuci", &e);
   if (r != 0) return tpuci__fail(ctx, &e);
@@ -636,12 +647,21 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   so.handle_signals = opts->handle_signals;
   so.tick_ms = opts->tick_ms;
   so.run_id = ctx->rd.id;
-  so.timings = &ctx->timings;
-  so.collections = &ctx->collections;
-  so.preselect = ctx->preselect;
-  so.first = ctx->first;
-  so.no_first = ctx->repeat != 0;
   so.done = tpuci__cache_done(ctx);
+  {
+    tpuci__pytest_kind_opts_t po;
+    memset(&po, 0, sizeof(po));
+    po.timings = &ctx->timings;
+    po.collections = &ctx->collections;
+    po.preselect = ctx->preselect;
+    po.first = ctx->first;
+    po.no_first = ctx->repeat != 0;
+    po.done = so.done;
+    ctx->pytest_kind = tpuci__pytest_kind_new(&ctx->plan, ctx->results, &po);
+    ctx->kinds[0].run = ctx->pytest_kind;
+  }
+  so.kinds = ctx->kinds;
+  so.nkinds = 2;
   so.run_dir = ctx->rd.dir;
   so.on_event = tpuci__on_sched_event;
   so.on_write_error = tpuci__on_write_error;

@@ -228,7 +228,7 @@ typedef struct {
   int cut;              /* pytest did not finish (killed, crashed) */
 } tpuci__attempt_rec_t;
 
-typedef struct {
+typedef struct tpuci__history_s {
   char *instance;
   tpuci__attempt_rec_t *attempts;
   size_t n_attempts, cap_attempts;

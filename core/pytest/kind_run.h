@@ -1,0 +1,95 @@
+/* The pytest kind's state for one run, shared by its files (kind.c,
+ * shard_group.c, order_run.c; kind.h says what each holds). Nothing
+ * outside core/pytest/ includes this. */
+#ifndef TPUCI_PYTEST_KIND_RUN_H
+#define TPUCI_PYTEST_KIND_RUN_H
+
+#include "pytest/kind.h"
+#include "pytest/live.h"
+#include "pytest/order.h"
+#include "pytest/pytest_run.h"
+#include "pytest/shard.h"
+
+/* A shard group: the shards of one instance, which share one collection. */
+typedef struct {
+  int used;
+  char *name;
+  int ready;               /* split (from the collection, or a record) */
+  tpuci__shard_plan_t plan;
+  char *key;               /* tpuci__collection_key() of its shards */
+  int from_record;         /* split from the last run's collection */
+  int told;                /* the split was said */
+  /* Each shard collects the suite itself and keeps its part (the
+   * bootstrap's assignment, per shard); 0: the shards run node ids. */
+  int filter;
+  char **assign;
+  tpuci__strv_t ids;       /* what the collection pass listed */
+  /* The first shard's whole collection (tpuci__pytest_suite_seen), which
+   * every other shard's must equal. */
+  int seen;
+  unsigned long seen_count, seen_crc;
+  size_t seen_by;          /* that shard's instance */
+  int warned;
+} tpuci__pgroup_t;
+
+/* The order checks of one instance (order_run.c): its cases, the search
+ * of the one being checked, the processes they took. */
+typedef struct {
+  tpuci__order_cases_t cases;
+  size_t at;
+  tpuci__order_search_t search;
+  int procs;
+  int searching;
+  int queued;              /* a check is queued or runs */
+  tpuci__strv_t running;   /* what the queued or running check runs */
+} tpuci__ochecks_t;
+
+/* What the kind keeps of a running process (tpuci__kind_proc_t.data). */
+typedef struct {
+  tpuci__live_t live;      /* the test each host is in */
+  char *text;              /* what the last look said */
+} tpuci__pproc_t;
+
+struct tpuci__kind_run_s {
+  const tpuci__plan_t *plan;
+  tpuci__instance_result_t *results;
+  tpuci__pytest_kind_opts_t o;
+  const tpuci__kind_host_t *host;
+  size_t n;                /* instances */
+  tpuci__strv_t **select;  /* per instance: node ids its next attempt runs */
+  int *group_of;           /* per instance: the scheduler's group, or -1 */
+  tpuci__pgroup_t *groups; /* by the scheduler's group number */
+  size_t ngroups;
+  /* Per instance: its failing-first process's tests and whether that is
+   * still to end; its order checks. */
+  tpuci__strv_t **first;
+  unsigned char *first_pending;
+  tpuci__ochecks_t **ochecks;
+  int order_procs;         /* order checks started in the run */
+  uint64_t order_ms;       /* and the time they took together */
+};
+
+/* shard_group.c */
+char *tpuci__pk_group(tpuci__kind_run_t *kr, size_t i);
+int tpuci__pk_group_begin(tpuci__kind_run_t *kr, int g, const char *name,
+                          const size_t *members, size_t n);
+int tpuci__pk_step_done(tpuci__kind_run_t *kr, int g, const tpuci__kind_proc_t *p,
+                        const tpuci__proc_end_t *end, tpuci_outcome_t *outcome, char **cause);
+int tpuci__pk_part(tpuci__kind_run_t *kr, size_t index, tpuci__part_skip_t *out);
+/* After an attempt of shard `index` that kept its part of the whole suite. */
+void tpuci__pk_shard_seen(tpuci__kind_run_t *kr, size_t index, const char *results_dir);
+void tpuci__pk_groups_free(tpuci__kind_run_t *kr);
+
+/* order_run.c */
+void tpuci__pk_ready(tpuci__kind_run_t *kr, size_t index);
+/* The tests a process besides the attempts runs, into out. */
+void tpuci__pk_side_only(const tpuci__kind_run_t *kr, const tpuci__kind_proc_t *p,
+                         tpuci__strv_t *out);
+/* Its log's name: "first.log", "check-N.log" (a new string). */
+char *tpuci__pk_side_name(const tpuci__kind_run_t *kr, const tpuci__kind_proc_t *p);
+tpuci_outcome_t tpuci__pk_side_ended(tpuci__kind_run_t *kr, tpuci__kind_proc_t *p,
+                                     const tpuci__proc_end_t *end, char **cause);
+int tpuci__pk_settle(tpuci__kind_run_t *kr, size_t index, int dropped);
+void tpuci__pk_order_free(tpuci__kind_run_t *kr);
+
+#endif /* TPUCI_PYTEST_KIND_RUN_H */
