@@ -63,18 +63,6 @@ struct tpuci__inputs_s {
   size_t nmemo;
 };
 
-static void tpuci__sha256_hex(const char *data, size_t len, char hex[65]) {
-  static const char digits[] = "0123456789abcdef";
-  unsigned char d[EVP_MAX_MD_SIZE];
-  unsigned dn = 0, i;
-  EVP_Digest(data, len, d, &dn, EVP_sha256(), NULL);
-  for (i = 0; i < 32; i++) {
-    hex[2 * i] = digits[d[i] >> 4];
-    hex[2 * i + 1] = digits[d[i] & 15];
-  }
-  hex[64] = '\0';
-}
-
 tpuci__inputs_t *tpuci__inputs_new(const tpuci__plan_t *plan, const tpuci__inputs_opts_t *o) {
   tpuci__inputs_t *in = tpuci__calloc(1, sizeof(*in));
   int used[TPUCI__RUNTIME__COUNT] = {0}, k;
