@@ -2,7 +2,8 @@
 #   -DIN=<files;...> -DOUT=<c file> [-DPREFIX=<symbol prefix>]
 # Each file becomes `const char <PREFIX><stem>[]` (NUL-terminated) and
 # `const size_t <PREFIX><stem>_len` (without the NUL). PREFIX defaults to
-# tpuci__lua_ (the Lua prelude); the TPU catalogue uses tpuci__data_.
+# tpuci__lua_ (the Lua prelude); the TPU catalogue uses tpuci__data_, the
+# Python of core/pytest/plugin/ tpuci__py_.
 if(NOT DEFINED PREFIX)
   set(PREFIX tpuci__lua_)
 endif()
