@@ -287,7 +287,7 @@ typedef struct tpuci_event_s {
 typedef void (*tpuci_event_cb)(tpuci_ctx_t *ctx, const tpuci_event_t *ev,
                                void *userdata);
 
-#define TPUCI_RUN_OPTIONS_VERSION 3
+#define TPUCI_RUN_OPTIONS_VERSION 4
 
 /* Fields are only ever added at the end, with a new version: tpuci reads
  * only the fields of the version the caller names and takes the defaults
@@ -345,6 +345,12 @@ typedef struct tpuci_run_options_s {
    * (`tpuci run --no-cache`), as when the environment variable
    * TPUCI_NO_CACHE is set to anything but "" or "0". */
   int no_cache;
+  /* Version 4. Only what a change can affect (docs/pytest.md): 1, every
+   * pytest instance runs as with pytest.select = "affected" (`tpuci run
+   * --affected`); `no_select` 1, every test runs, what each needs still
+   * recorded (`--no-select`). */
+  int affected;
+  int no_select;
 } tpuci_run_options_t;
 
 /* Fills `opts` with the defaults. */
@@ -443,8 +449,10 @@ typedef struct tpuci_test_info_s {
   size_t size;              /* sizeof(tpuci_test_info_t) */
   const char *id;           /* pytest node id */
   const char *outcome;      /* "passed", "failed", "error", "skipped", "xfail",
-                               or "not-run": collected, but no attempt reported
-                               a result for it (the attempts were cut short) */
+                               "unaffected" (left out: nothing it needs
+                               changed since it passed), or "not-run":
+                               collected, but no attempt reported a result
+                               for it (the attempts were cut short) */
   int failing;              /* failed, error or not-run */
   int flaky;                /* failed on an attempt, then passed */
   int runs;                 /* attempts that ran it */
@@ -482,9 +490,13 @@ typedef struct tpuci_test_info_s {
   int order_dependent;
   const char *order;
   const char *order_polluter;
+  /* Outcome "unaffected" (docs/pytest.md, "Only what a change can
+   * affect"): left out, nothing it needs changed since it passed; the
+   * run it last passed in, or NULL. */
+  const char *unaffected_since;
 } tpuci_test_info_t;
 #define TPUCI_TEST_INFO_INIT {sizeof(tpuci_test_info_t), NULL, NULL, 0, 0, 0, 0.0, NULL, NULL, 0, \
-                              0, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, NULL, NULL}
+                              0, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, NULL, NULL, NULL}
 
 int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
                     tpuci_test_info_t *out);

@@ -178,6 +178,10 @@
 ---@field failed_first? boolean
 ---The longest one test may take (setup, call and teardown), at least `"1s"`: a test over it fails with the stack of every thread, and pytest goes on with the next test (default: none; the job's `timeout` still bounds the attempt).
 ---@field test_timeout? tpuci.Duration
+---`"affected"`: only the tests a change can affect run; the others are `unaffected` (default `"all"`): each test's files are recorded as it runs (docs/pytest.md, "Only what a change can affect").
+---@field select? "all"|"affected"
+---Globs of test files (relative to pytest's rootdir) that always run with `select = "affected"` (what tracing cannot see: a C extension rebuilt, data a library reads itself).
+---@field select_always? string[]
 ---The interpreter (default `"python3"`): `python -m pytest ...`.
 ---@field python? string
 

@@ -44,6 +44,7 @@ typedef struct tpuci__run_s {
    * pytest kind's state (what its shard groups collected, after it). */
   tpuci__kind_binding_t kinds[2];
   tpuci__kind_run_t *pytest_kind;
+  const char **nonfile;   /* per instance, tpuci__cache_nonfile() (borrowed) */
   uv_loop_t *own_loop;
   int running;
   int ran;
@@ -130,6 +131,9 @@ void tpuci__message(tpuci_ctx_t *ctx, const char *msg);
  * with no_cache, TPUCI_NO_CACHE set to anything but "" or "0", or a flake
  * probe). */
 void tpuci__cache_start(tpuci_ctx_t *ctx, int no_cache);
+/* Instance i's inputs that are not files (runtime/inputs.h), made for a
+ * pytest instance that records what its tests need; NULL: none. */
+const char *tpuci__cache_nonfile(const tpuci_ctx_t *ctx, size_t i);
 /* Per instance, 1 for a hit (the scheduler's `done`); NULL: none. */
 const unsigned char *tpuci__cache_done(const tpuci_ctx_t *ctx);
 int tpuci__cache_hit(const tpuci_ctx_t *ctx, size_t i);

@@ -232,6 +232,7 @@ static void tpuci__record_test(json_t *jt, tpuci_test_info_t *full) {
   full->runs = (int) json_integer_value(json_object_get(jt, "runs"));
   full->duration_s = json_number_value(json_object_get(jt, "duration_s"));
   full->message = json_string_value(json_object_get(jt, "message"));
+  full->unaffected_since = json_string_value(json_object_get(jt, "unaffected_since"));
   if (json_is_object(q)) {
     full->quarantined = 1;
     full->quarantine_where = json_string_value(json_object_get(q, "where"));
@@ -277,6 +278,7 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
     full.line = fin->line >= 0 ? fin->line + 1 : 0;
     full.failure_file = t->fail_path;
     full.failure_line = t->fail_path ? t->fail_line : 0;
+    if (fin->outcome == TPUCI_TEST_UNAFFECTED) full.unaffected_since = fin->text;
     for (r = t->len; r > 0; r--) {
       const tpuci__test_t *run = &t->runs[r - 1].result;
       if (tpuci__test_outcome_failing(run->outcome)) {

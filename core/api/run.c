@@ -105,7 +105,8 @@ static void tpuci__report_recent(tpuci_ctx_t *ctx) {
       json_t *have;
       size_t len;
       if (name == NULL || o == NULL) continue;
-      if ((strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0 || strcmp(o, "xfail") == 0) &&
+      if ((strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0 || strcmp(o, "xfail") == 0 ||
+           strcmp(o, "unaffected") == 0) &&
           !json_is_true(json_object_get(t, "flaky")) &&
           !json_is_true(json_object_get(t, "order_dependent")))
         continue;
@@ -226,6 +227,18 @@ static void tpuci__save_state(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *suit
    * collection pass. */
   if (ctx->run.sched && ctx->run.collections_path) tpuci__save_collections(ctx);
   if (npytest > 0) tpuci__append_history(ctx, suites, n, npytest);
+  /* What each test needed, for the next run's selection (deps.h). */
+  if (npytest > 0) {
+    tpuci__strv_t warnings = {0};
+    size_t w;
+    tpuci__pytest_kind_deps_save(ctx->run.pytest_kind, ctx->run.rd.id, &warnings);
+    for (w = 0; w < warnings.len; w++) {
+      char *msg = tpuci__printf("warning: %s", warnings.items[w]);
+      tpuci__message(ctx, msg);
+      free(msg);
+    }
+    tpuci__strv_free(&warnings);
+  }
   tpuci__state_unlock(fd);
 }
 
@@ -561,9 +574,10 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   tpuci__run_state_free(ctx);
   /* Only the fields of the caller's version: the rest are defaults. */
   tpuci_run_options_init(&ctx->run.ropts);
-  memcpy(&ctx->run.ropts, opts, opts->version >= 3   ? sizeof(*opts)
-                           : opts->version >= 2 ? offsetof(tpuci_run_options_t, junit_file_line)
-                                                : offsetof(tpuci_run_options_t, quarantine));
+  memcpy(&ctx->run.ropts, opts, opts->version >= 4   ? sizeof(*opts)
+                               : opts->version >= 3 ? offsetof(tpuci_run_options_t, affected)
+                               : opts->version >= 2 ? offsetof(tpuci_run_options_t, junit_file_line)
+                                                    : offsetof(tpuci_run_options_t, quarantine));
   ctx->run.run_error = 0;
   ctx->run.exit_code = 0;
   ctx->run.verdict = 0;
@@ -648,6 +662,12 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
     po.first = ctx->run.first;
     po.no_first = ctx->repeat != 0;
     po.done = so.done;
+    po.state_dir = opts->state_dir ? opts->state_dir : ".tpuci";
+    po.affected = opts->version >= 4 && opts->affected;
+    po.no_select = opts->version >= 4 && opts->no_select;
+    ctx->run.nonfile = tpuci__calloc(ctx->plan.ninstances + 1, sizeof(*ctx->run.nonfile));
+    for (i = 0; i < ctx->plan.ninstances; i++) ctx->run.nonfile[i] = tpuci__cache_nonfile(ctx, i);
+    po.keys = ctx->run.nonfile;
     ctx->run.pytest_kind = tpuci__pytest_kind_new(&ctx->plan, ctx->run.results, &po);
     ctx->run.kinds[0].run = ctx->run.pytest_kind;
   }

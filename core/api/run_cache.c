@@ -14,6 +14,9 @@
 
 typedef struct {
   tpuci__inputs_key_t key;  /* hex "" with key.why: none */
+  /* Its inputs that are not files (tpuci__inputs_nonfile), for a pytest
+   * instance that records what its tests need; "": none. */
+  char nonfile[65];
   json_t *entry;            /* the stored pass it came from (a hit) */
   int stored;               /* this run's pass was stored */
   int evicted;              /* a stored pass under its key was taken away */
@@ -59,6 +62,10 @@ static void tpuci__compute_keys(tpuci_ctx_t *ctx, const char *state_dir, tpuci__
   for (i = 0; i < ctx->plan.ninstances; i++) {
     if (!ctx->plan.instances[i].selected) continue;
     tpuci__inputs_key(in, i, ctx->preselect ? ctx->preselect[i] : NULL, &keys[i].key);
+    if (ctx->plan.instances[i].pytest != NULL &&
+        (ctx->plan.instances[i].pytest->select_affected || ctx->run.ropts.affected) &&
+        tpuci__inputs_nonfile(in, i, keys[i].nonfile) != 0)
+      keys[i].nonfile[0] = '\0';
     for (k = 0; k < keys[i].key.warnings.len; k++) {
       const char *msg = keys[i].key.warnings.items[k];
       for (w = 0; w < warnings->len && strcmp(warnings->items[w], msg) != 0; w++) continue;
@@ -148,6 +155,11 @@ void tpuci__cache_start(tpuci_ctx_t *ctx, int no_cache) {
     c->done[i] = 1;
     c->hits++;
   }
+}
+
+const char *tpuci__cache_nonfile(const tpuci_ctx_t *ctx, size_t i) {
+  if (ctx->run.cache == NULL || i >= ctx->run.cache->n) return NULL;
+  return ctx->run.cache->keys[i].nonfile[0] ? ctx->run.cache->keys[i].nonfile : NULL;
 }
 
 const unsigned char *tpuci__cache_done(const tpuci_ctx_t *ctx) {

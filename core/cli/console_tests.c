@@ -46,6 +46,14 @@ void tpuci_console__test_failed(tpuci_console_t *c, const tpuci_event_t *ev) {
           tpuci_console__safe(line, 0));
 }
 
+void tpuci_console__unaffected_note(tpuci_console_t *c, tpuci_ctx_t *ctx, size_t i) {
+  size_t k, n = 0, nt = tpuci_test_count(ctx, i);
+  tpuci_test_info_t t = TPUCI_TEST_INFO_INIT;
+  for (k = 0; k < nt; k++)
+    n += tpuci_test_info(ctx, i, k, &t) == 0 && strcmp(t.outcome, "unaffected") == 0;
+  if (n > 0) fprintf(c->out, ", %zu unaffected (not run: nothing they need changed)", n);
+}
+
 void tpuci_console__tests_free(tpuci_console_t *c) {
   size_t i;
   for (i = 0; i < c->nfailed_tests; i++) free(c->failed_tests[i]);

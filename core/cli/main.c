@@ -77,7 +77,7 @@ enum {
   OPT_EMULATED, OPT_NO_MOUNTS, OPT_RESULTS_CLAIM, OPT_ENGINE, OPT_RUNS_ON,
   OPT_TIMEOUT_MINUTES, OPT_CONCURRENCY, OPT_CANCEL_IN_PROGRESS, OPT_REAL, OPT_ALIVE,
   OPT_QUARANTINE, OPT_RELEASE_AFTER, OPT_RELEASE, OPT_REPEAT, OPT_TEST, OPT_JUNIT_FILE_LINE,
-  OPT_SCHEDULE, OPT_NO_CACHE, OPT_KEYS
+  OPT_SCHEDULE, OPT_NO_CACHE, OPT_KEYS, OPT_AFFECTED, OPT_NO_SELECT
 };
 
 /* --release-after K: 0 or the exit code of a bad number. */
@@ -142,6 +142,8 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
       {"repeat", required_argument, NULL, OPT_REPEAT},
       {"test", required_argument, NULL, OPT_TEST},
       {"no-cache", no_argument, NULL, OPT_NO_CACHE},
+      {"affected", no_argument, NULL, OPT_AFFECTED},
+      {"no-select", no_argument, NULL, OPT_NO_SELECT},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   int c, r, rerun = strcmp(cmd, "rerun") == 0;
@@ -175,6 +177,8 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
       case OPT_STRICT_FLAKY: rc->ro.strict_flaky = 1; break;
       case OPT_KEEP_FAILED: rc->ro.keep_failed = 1; break;
       case OPT_NO_CACHE: rc->ro.no_cache = 1; break;
+      case OPT_AFFECTED: rc->ro.affected = 1; break;
+      case OPT_NO_SELECT: rc->ro.no_select = 1; break;
       case OPT_STATE_DIR: rc->ro.state_dir = optarg; break;
       case 'v': rc->verbose = 1; break;
       case 'q': rc->quiet = 1; break;

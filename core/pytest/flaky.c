@@ -23,7 +23,8 @@ static const tpuci__test_run_t *tpuci__flaky_said(const tpuci__test_hist_t *t) {
 
 /* The test's code in the store, or 0 when the run says nothing of it
  * (absent): a cancelled run did not reach it (or cut it short), which
- * is no failure; a test not run after a timeout or a crash fails. */
+ * is no failure, and a test left out as unaffected did not run; a test
+ * not run after a timeout or a crash fails. */
 static char tpuci__flaky_code(const tpuci__history_t *h, const tpuci__test_hist_t *t) {
   const tpuci__test_run_t *said = tpuci__flaky_said(t);
   size_t k;
@@ -34,6 +35,8 @@ static char tpuci__flaky_code(const tpuci__history_t *h, const tpuci__test_hist_
     return cancelled ? 0 : 'f';
   }
   if (tpuci__test_outcome_failing(said->result.outcome)) return 'f';
+  /* Left out as unaffected: this run did not run it. */
+  if (said->result.outcome == TPUCI_TEST_UNAFFECTED) return 0;
   if (t->order_dep) return 'o';
   for (k = 0; &t->runs[k] != said; k++)
     if (tpuci__test_outcome_failing(t->runs[k].result.outcome) &&

@@ -32,7 +32,7 @@ static void tpuci__pk_argv(tpuci__kind_run_t *kr, tpuci__kind_proc_t *p) {
   if (p->role == TPUCI__PROC_SIDE_FIRST || p->role == TPUCI__PROC_SIDE_LAST) {
     tpuci__strv_t only = {0};
     tpuci__pk_side_only(kr, p, &only);
-    tpuci__pytest_argv_shard(inst, p->results_path, NULL, &only, NULL, &p->argv);
+    tpuci__pytest_argv_shard(inst, p->results_path, NULL, &only, NULL, NULL, &p->argv);
     tpuci__strv_free(&only);
   } else {
     /* A shard that keeps its part of the whole suite gets its
@@ -42,7 +42,7 @@ static void tpuci__pk_argv(tpuci__kind_run_t *kr, tpuci__kind_proc_t *p) {
     if (g >= 0 && kr->groups[g].filter && kr->select[p->index] == NULL)
       assign = kr->groups[g].assign[inst->pytest->shard - 1];
     tpuci__pytest_argv_shard(inst, p->results_path, kr->select[p->index], NULL, assign,
-                             &p->argv);
+                             tpuci__pk_deps_arg(kr, p->index), &p->argv);
   }
 }
 
@@ -112,6 +112,7 @@ static tpuci_outcome_t tpuci__pk_ended(tpuci__kind_run_t *kr, tpuci__kind_proc_t
   }
   o = tpuci__pytest_after(r->history, inst, p->results_dir, end->outcome, end->exit, *cause,
                           end->duration_ms, kr->select[p->index], &py_cause);
+  tpuci__pk_deps_ended(kr, p);
   if (kr->group_of[p->index] >= 0 && kr->groups[kr->group_of[p->index]].filter &&
       kr->select[p->index] == NULL)
     tpuci__pk_shard_seen(kr, p->index, p->results_dir);
@@ -221,6 +222,7 @@ tpuci__kind_run_t *tpuci__pytest_kind_new(const tpuci__plan_t *plan,
     kr->select[i] = tpuci__calloc(1, sizeof(*kr->select[i]));
     tpuci__strv_copy(kr->select[i], o->preselect[i]);
   }
+  tpuci__pk_deps_begin(kr);
   return kr;
 }
 
@@ -236,6 +238,7 @@ void tpuci__pytest_kind_free(tpuci__kind_run_t *kr) {
   tpuci__pk_groups_free(kr);
   free(kr->group_of);
   tpuci__pk_order_free(kr);
+  tpuci__pk_deps_free(kr);
   free(kr);
 }
 

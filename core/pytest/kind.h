@@ -43,6 +43,15 @@ typedef struct {
   int no_first;
   /* Per instance, 1 when it does not run (a cached pass). May be NULL. */
   const unsigned char *done;
+  /* Only what a change can affect (deps.h): the state folder (NULL: no
+   * record is read or written), per instance its non-file inputs' key
+   * (runtime/inputs.h; NULL or an entry NULL: none), every pytest job as
+   * if it had select = "affected" (--affected), and every test runs
+   * though still recorded (--no-select). */
+  const char *state_dir;
+  const char *const *keys;
+  int affected;
+  int no_select;
 } tpuci__pytest_kind_opts_t;
 
 extern const tpuci__kind_t tpuci__kind_pytest;
@@ -58,6 +67,12 @@ void tpuci__pytest_kind_free(tpuci__kind_run_t *kr);
  * pass ran); other groups keep their records. Returns how many it
  * recorded. */
 size_t tpuci__pytest_kind_collections(const tpuci__kind_run_t *kr, tpuci__collections_t *c);
+
+/* After the run: each record of what tests need made new from the run
+ * (deps.h) and written; what could not be, as warnings. Returns how
+ * many it wrote. */
+size_t tpuci__pytest_kind_deps_save(tpuci__kind_run_t *kr, const char *run_id,
+                                    tpuci__strv_t *warnings);
 
 /* Frees what an instance's result holds, its per-test results too. */
 void tpuci__instance_result_free(tpuci__instance_result_t *r);

@@ -4,6 +4,7 @@
 #ifndef TPUCI_PYTEST_KIND_RUN_H
 #define TPUCI_PYTEST_KIND_RUN_H
 
+#include "pytest/deps.h"
 #include "pytest/kind.h"
 #include "pytest/live.h"
 #include "pytest/order.h"
@@ -19,6 +20,7 @@ typedef struct {
   char *key;               /* tpuci__collection_key() of its shards */
   int from_record;         /* split from the last run's collection */
   int told;                /* the split was said */
+  size_t left_out;         /* tests the split left out as unaffected */
   /* Each shard collects the suite itself and keeps its part (the
    * bootstrap's assignment, per shard); 0: the shards run node ids. */
   int filter;
@@ -44,6 +46,23 @@ typedef struct {
   tpuci__strv_t running;   /* what the queued or running check runs */
 } tpuci__ochecks_t;
 
+/* An instance's tests by what they need (deps_run.c): a group of the
+ * instances of one name without the shard, its record, what this run
+ * leaves out, what its attempts recorded. */
+typedef struct {
+  char *name;
+  size_t first;            /* its first instance (the path mapping) */
+  int begun;
+  char *key;               /* its non-file inputs, or NULL: none */
+  int off;                 /* nothing recorded or left out (no key) */
+  tpuci__deps_rec_t rec;
+  int has_rec;
+  char *load_problem;      /* the record could not be read: why */
+  tpuci__deps_sel_t sel;
+  tpuci__deps_fresh_t fresh;
+  int told;
+} tpuci__pdeps_t;
+
 /* What the kind keeps of a running process (tpuci__kind_proc_t.data). */
 typedef struct {
   tpuci__live_t live;      /* the test each host is in */
@@ -67,6 +86,9 @@ struct tpuci__kind_run_s {
   tpuci__ochecks_t **ochecks;
   int order_procs;         /* order checks started in the run */
   uint64_t order_ms;       /* and the time they took together */
+  tpuci__pdeps_t *deps;    /* deps_run.c */
+  size_t ndeps;
+  int *deps_of;            /* per instance: its group in deps, or -1 */
 };
 
 /* shard_group.c */
@@ -79,6 +101,18 @@ int tpuci__pk_part(tpuci__kind_run_t *kr, size_t index, tpuci__part_skip_t *out)
 /* After an attempt of shard `index` that kept its part of the whole suite. */
 void tpuci__pk_shard_seen(tpuci__kind_run_t *kr, size_t index, const char *results_dir);
 void tpuci__pk_groups_free(tpuci__kind_run_t *kr);
+
+/* deps_run.c */
+void tpuci__pk_deps_begin(tpuci__kind_run_t *kr);
+/* The DEPS argument of an attempt of instance `index`, or NULL. */
+const char *tpuci__pk_deps_arg(const tpuci__kind_run_t *kr, size_t index);
+/* Whether this run leaves test `id` of instance `index` out. */
+int tpuci__pk_unaffected(const tpuci__kind_run_t *kr, size_t index, const char *id);
+/* Says once per group what the run leaves out. */
+void tpuci__pk_deps_tell(tpuci__kind_run_t *kr, size_t index);
+/* After an attempt: what it recorded, and the tests it left out. */
+void tpuci__pk_deps_ended(tpuci__kind_run_t *kr, const tpuci__kind_proc_t *p);
+void tpuci__pk_deps_free(tpuci__kind_run_t *kr);
 
 /* order_run.c */
 void tpuci__pk_ready(tpuci__kind_run_t *kr, size_t index);

@@ -111,6 +111,7 @@ void tpuci__pk_ready(tpuci__kind_run_t *kr, size_t index) {
   const tpuci__instance_t *inst = &kr->plan->instances[index];
   int g = kr->group_of[index];
   if (inst->pytest == NULL) return;
+  tpuci__pk_deps_tell(kr, index);
   /* A shard's: those of its part. */
   if (g >= 0) tpuci__first_queue(kr, index, &kr->groups[g].plan.shards[inst->pytest->shard - 1].ids);
   else tpuci__first_queue(kr, index, NULL);

@@ -20,12 +20,12 @@ extern const char tpuci__py_tpuci_plugin[];
 void tpuci__pytest_argv(const tpuci__instance_t *inst, const char *results_path,
                         const tpuci__strv_t *select, const tpuci__strv_t *only,
                         tpuci__strv_t *out) {
-  tpuci__pytest_argv_shard(inst, results_path, select, only, NULL, out);
+  tpuci__pytest_argv_shard(inst, results_path, select, only, NULL, NULL, out);
 }
 
 void tpuci__pytest_argv_shard(const tpuci__instance_t *inst, const char *results_path,
                               const tpuci__strv_t *select, const tpuci__strv_t *only,
-                              const char *shard, tpuci__strv_t *out) {
+                              const char *shard, const char *deps, tpuci__strv_t *out) {
   tpuci__buf_t ids;
   size_t base = inst->argv.len - inst->pytest->nargs, i;
 
@@ -41,6 +41,7 @@ void tpuci__pytest_argv_shard(const tpuci__instance_t *inst, const char *results
   tpuci__strv_take(out, tpuci__buf_steal(&ids));
   /* Node ids say what to run; without them a shard keeps its part. */
   tpuci__strv_push(out, select == NULL && shard != NULL ? shard : "");
+  tpuci__strv_push(out, deps != NULL ? deps : "");
   for (i = 3; i < base; i++) tpuci__strv_push(out, inst->argv.items[i]);
   tpuci__strv_take(out, tpuci__printf("--junitxml=%s/%s", results_path,
                                       TPUCI__JUNIT_FILE));

@@ -27,13 +27,21 @@ char *tpuci__pk_group(tpuci__kind_run_t *kr, size_t i) {
  * run's collection) and makes each shard's assignment. 0, or an error
  * from the split. */
 static int tpuci__group_plan(tpuci__kind_run_t *kr, tpuci__pgroup_t *g,
-                             const tpuci__instance_t *inst, const tpuci__strv_t *ids,
+                             const tpuci__instance_t *inst, const tpuci__strv_t *all,
                              double overhead_s, tpuci__err_t *e) {
-  size_t n = (size_t) inst->pytest->shards, k;
+  size_t n = (size_t) inst->pytest->shards, k, index = (size_t) (inst - kr->plan->instances);
+  tpuci__strv_t ids = {0};
+  int r;
+  /* The split is of what runs: not the tests the run leaves out as
+   * unaffected (deps.h). */
+  for (k = 0; k < all->len; k++)
+    if (!tpuci__pk_unaffected(kr, index, all->items[k])) tpuci__strv_push(&ids, all->items[k]);
   /* Tests that failed last time fail a shard, which then retries them. */
-  int r = tpuci__shard_plan_retry((const char *const *) ids->items, ids->len, kr->o.timings,
-                                  n, inst->pytest->shard_by,
-                                  tpuci__shard_retry_s(inst, overhead_s), &g->plan, e);
+  r = tpuci__shard_plan_retry((const char *const *) ids.items, ids.len, kr->o.timings, n,
+                              inst->pytest->shard_by, tpuci__shard_retry_s(inst, overhead_s),
+                              &g->plan, e);
+  g->left_out = all->len - ids.len;
+  tpuci__strv_free(&ids);
   if (r != 0) return r;
   g->ready = 1;
   g->assign = tpuci__calloc(n, sizeof(*g->assign));
@@ -264,7 +272,9 @@ size_t tpuci__pytest_kind_collections(const tpuci__kind_run_t *kr, tpuci__collec
     const tpuci__strv_t **parts;
     int whole = g->filter;
 
-    if (!g->used || !g->ready) continue;
+    /* A split that left tests out as unaffected collected only part of
+     * the suite: the record keeps the whole one it had. */
+    if (!g->used || !g->ready || g->left_out > 0) continue;
     parts = tpuci__calloc(shards + 1, sizeof(*parts));
     /* Whole when every shard with a part (all selected) collected it. */
     for (i = 0; i < kr->n; i++) {

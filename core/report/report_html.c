@@ -315,7 +315,7 @@ static void tpuci__html_first(tpuci__buf_t *b, const json_t *inst) {
 static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
   const json_t *tests = json_object_get(inst, "tests"), *t;
   size_t i, total = json_array_size(tests), npassed = 0, nskipped = 0, nbad = 0, nflaky = 0;
-  size_t nquar = 0, norder = 0;
+  size_t nquar = 0, norder = 0, nunaffected = 0;
   char d[32];
 
   if (!json_is_array(tests) || total == 0) return;
@@ -323,6 +323,7 @@ static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
     const char *o = tpuci__html_jstr(t, "outcome", NULL);
     if (strcmp(o, "passed") == 0) npassed++;
     else if (strcmp(o, "skipped") == 0) nskipped++;
+    else if (strcmp(o, "unaffected") == 0) nunaffected++;
     else nbad++;
     if (json_is_true(json_object_get(t, "flaky"))) nflaky++;
     if (json_is_true(json_object_get(t, "order_dependent"))) norder++;
@@ -331,7 +332,10 @@ static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
   tpuci__buf_addf(b, "<div class=\"tests\" data-hook=\"tests\"><p>Tests: %zu, %zu passed "
                      "(%zu flaky", total, npassed, nflaky);
   if (norder) tpuci__buf_addf(b, ", %zu order-dependent", norder);
-  tpuci__buf_addf(b, "), %zu skipped, %zu did not pass.</p>\n", nskipped, nbad);
+  tpuci__buf_addf(b, "), %zu skipped, ", nskipped);
+  if (nunaffected)
+    tpuci__buf_addf(b, "%zu unaffected (not run: nothing they need changed), ", nunaffected);
+  tpuci__buf_addf(b, "%zu did not pass.</p>\n", nbad);
   tpuci__html_first(b, inst);
   if (nbad || nflaky || nquar || norder) {
     tpuci__buf_adds(b, "<table><thead><tr><th scope=\"col\">Test</th><th scope=\"col\">Outcome</th>"
@@ -346,7 +350,8 @@ static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
       int order = json_is_true(json_object_get(t, "order_dependent"));
       int quar = json_is_object(json_object_get(t, "quarantine"));
       const char *label = flaky ? "flaky" : order ? "order-dependent" : *o ? o : "unknown";
-      if ((strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0) && !flaky && !order && !quar)
+      if ((strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0 ||
+           strcmp(o, "unaffected") == 0) && !flaky && !order && !quar)
         continue;
       {
         const char *key = tpuci__html_test_key(t);

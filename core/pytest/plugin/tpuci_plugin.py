@@ -2,11 +2,11 @@
 
 tpuci runs an attempt's pytest as
 
-    python -c <this file> PROGRESS TIMEOUT_MS ONLY SHARD [pytest arguments...]
+    python -c <this file> PROGRESS TIMEOUT_MS ONLY SHARD DEPS [pytest arguments...]
 
 rather than `python -m pytest`. The file is built into tpuci
 (cmake/embed.cmake) and passed whole with -c, so nothing is written into
-the image or the sources and no PYTHONPATH is needed. The four arguments
+the image or the sources and no PYTHONPATH is needed. The five arguments
 after it are the attempt's own (tpuci__pytest_argv_shard() in
 core/pytest/pytest_run.c writes them; docs/pytest.md):
 
@@ -15,6 +15,9 @@ core/pytest/pytest_run.c writes them; docs/pytest.md):
     ONLY        the node ids this process keeps, one a line; empty: all
     SHARD       a shard's assignment (tpuci__shard_assignment(),
                 core/pytest/shard.h); empty: not a shard of the whole suite
+    DEPS        what each test depends on (TpuciDeps, core/pytest/deps.h):
+                "record" to write it, "skip UNIT" lines for the tests to
+                leave out as unaffected; empty: neither
 
 A plugin object (TpuciProgress) appends every test report to PROGRESS as
 it happens: when an attempt is killed (timeout, OOM) before pytest writes
@@ -116,9 +119,11 @@ def relay(key, progress):
 if __name__ == "__main__" and os.environ.get("TPUCI_RESULTS_LOG"):
     relay(os.environ["TPUCI_RESULTS_LOG"], sys.argv[1])
 
+import ast  # noqa: E402
 import faulthandler  # noqa: E402
 import json  # noqa: E402
 import tempfile  # noqa: E402
+import threading  # noqa: E402
 import zlib  # noqa: E402
 
 import pytest  # noqa: E402
@@ -160,6 +165,220 @@ class TpuciPart:
         return k == self.me
 
 
+class TpuciDeps:
+    """What each test depends on, from its DEPS argument's lines:
+
+        record      write, into deps.jsonl beside PROGRESS, for each test
+                    the files of the project (pytest's rootdir) it needs:
+                    its module and what that imports at module level, in
+                    the project, transitively (read from their source:
+                    Python runs a module's import once a process); every
+                    file whose Python code ran during its setup, call and
+                    teardown, and during the setup of a wider-scoped
+                    fixture it uses; every file it opened (the "open"
+                    audit event). And what the whole session needs: the
+                    conftest.py files and pytest's configuration file.
+        skip UNIT   a test whose node id, or whose file, is UNIT is left
+                    out as unaffected (nothing it needs changed since it
+                    passed): deselected, and said ({"unaffected": [...]}).
+
+    Python 3.12 and later: sys.monitoring, once per function a test;
+    before: sys.settrace's call events (no line events)."""
+
+    def __init__(self, lines, progress):
+        self.record = False
+        self.skip = set()
+        for line in lines:
+            word, _, rest = line.partition(" ")
+            if word == "record":
+                self.record = True
+            elif word == "skip" and rest:
+                self.skip.add(rest)
+        self.path = os.path.join(os.path.dirname(progress), "deps.jsonl")
+        self.out = None
+        self.root = None
+        self.stack = []
+        self.fixtures = {}
+        self.closures = {}
+        self.parsed = {}
+        self.session = set()
+        self.off = None
+
+    def unaffected(self, nodeid):
+        """Whether the test `nodeid` is one of those DEPS leaves out."""
+        return nodeid in self.skip or nodeid.split("::", 1)[0] in self.skip
+
+    def start(self, config):
+        """Recording starts once pytest knows its rootdir."""
+        if not self.record:
+            return
+        self.root = str(getattr(config, "rootpath", None) or config.rootdir)
+        self.out = open(self.path, "w", buffering=1)
+        if sys.gettrace() is not None and not hasattr(sys, "monitoring"):
+            self.off = "a tracer (a debugger, coverage) is already on"
+            self.out.write(json.dumps({"off": self.off}) + "\n")
+            return
+        ini = getattr(config, "inipath", None) or getattr(config, "inifile", None)
+        if ini:
+            self.note(str(ini), self.session)
+        sys.addaudithook(self.audit)
+        if hasattr(sys, "monitoring"):
+            self.monitor()
+
+    def rel(self, path):
+        """`path` relative to the rootdir, or None: outside it, or in an
+        installed package (site-packages: the image's, or a venv's)."""
+        if not path or path.startswith("<"):
+            return None
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        path = os.path.normpath(os.path.join(os.getcwd(), path))
+        rel = os.path.relpath(path, self.root)
+        if rel.startswith(".."):
+            return None
+        parts = rel.split(os.sep)
+        if "site-packages" in parts or "dist-packages" in parts or "__pycache__" in parts:
+            return None
+        return rel
+
+    def note(self, path, into):
+        rel = self.rel(path)
+        if rel is not None:
+            into.add(rel)
+
+    def audit(self, event, args):
+        if event == "open" and self.stack and args and isinstance(args[0], (str, bytes)):
+            self.stack[-1].add(args[0])
+
+    def monitor(self):
+        """sys.monitoring (3.12): PY_START, once a function until the next
+        test (DISABLE, then restart_events())."""
+        mon = sys.monitoring
+        tool = mon.PROFILER_ID
+        try:
+            mon.use_tool_id(tool, "tpuci")
+        except ValueError:
+            self.off = "sys.monitoring's profiler tool is taken"
+            return
+
+        def started(code, offset):
+            if self.stack:
+                self.stack[-1].add(code.co_filename)
+            return mon.DISABLE
+
+        mon.register_callback(tool, mon.events.PY_START, started)
+        mon.set_events(tool, mon.events.PY_START)
+
+    def push(self):
+        """Files seen from now go into a new set, also the one below's."""
+        files = set()
+        self.stack.append(files)
+        if hasattr(sys, "monitoring"):
+            sys.monitoring.restart_events()
+        elif len(self.stack) == 1:
+
+            def trace(frame, event, arg):
+                self.stack[-1].add(frame.f_code.co_filename)
+
+            sys.settrace(trace)
+            threading.settrace(trace)
+        return files
+
+    def pop(self):
+        files = self.stack.pop()
+        if self.stack:
+            self.stack[-1].update(files)
+        elif not hasattr(sys, "monitoring"):
+            sys.settrace(None)
+            threading.settrace(None)
+        return files
+
+    def imports(self, path, module):
+        """The modules `path` (of `module`) imports at its top level, by
+        name, from its source."""
+        if path in self.parsed:
+            return self.parsed[path]
+        names = []
+        try:
+            with open(path, "rb") as f:
+                tree = ast.parse(f.read(), path)
+        except (OSError, SyntaxError, ValueError):
+            tree = None
+        pkg = getattr(module, "__package__", None) or ""
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    parts = a.name.split(".")
+                    names.extend(".".join(parts[:k]) for k in range(1, len(parts) + 1))
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = pkg.split(".")
+                    up = up[:len(up) - node.level + 1] if node.level > 1 else up
+                    base = ".".join([p for p in up if p] + ([base] if base else []))
+                if base:
+                    names.append(base)
+                for a in node.names:
+                    names.append(base + "." + a.name if base else a.name)
+        self.parsed[path] = names
+        return names
+
+    def closure(self, module):
+        """The project's files `module` needs at import: its own, and
+        those of the project modules it imports, transitively."""
+        key = getattr(module, "__name__", None)
+        if key in self.closures:
+            return self.closures[key]
+        files, seen, todo = set(), set(), [module]
+        while todo:
+            m = todo.pop()
+            f = getattr(m, "__file__", None)
+            rel = self.rel(f)
+            if rel is None or f in seen:
+                continue
+            seen.add(f)
+            files.add(rel)
+            for name in self.imports(f, m):
+                sub = sys.modules.get(name)
+                if sub is not None:
+                    todo.append(sub)
+        self.closures[key] = files
+        return files
+
+    def fixture_files(self, item):
+        """What the wider-scoped fixtures `item` uses ran when set up."""
+        files = set()
+        info = getattr(item, "_fixtureinfo", None)
+        for defs in (getattr(info, "name2fixturedefs", None) or {}).values():
+            for d in defs:
+                files.update(self.fixtures.get(id(d), ()))
+        return files
+
+    def done(self, item, files):
+        """Writes the test's line of deps.jsonl."""
+        need = set()
+        for f in files:
+            self.note(f, need)
+        need |= self.closure(getattr(item, "module", None))
+        need |= self.fixture_files(item)
+        path = getattr(item, "fspath", None) or getattr(item, "path", None)
+        if path is not None:
+            self.note(str(path), need)
+        self.out.write(json.dumps({"t": item.nodeid, "f": sorted(need)}) + "\n")
+
+    def finish(self, session):
+        """The session's line: the conftest.py files and the ini file."""
+        if self.out is None:
+            return
+        for m in list(sys.modules.values()):
+            f = getattr(m, "__file__", None) or ""
+            if os.path.basename(f) == "conftest.py":
+                self.note(f, self.session)
+        self.out.write(json.dumps({"session": sorted(self.session)}) + "\n")
+        self.out.close()
+        self.out = None
+
+
 class TpuciProgress:
     """The plugin: writes PROGRESS, one JSON object a line, as pytest goes
     ({"rootdir": ...}, with SHARD {"suite": [N, CRC]}, {"collected": [...]},
@@ -168,25 +387,52 @@ class TpuciProgress:
     bounds each test (TIMEOUT_MS).
 
     `limit` is the test timeout in seconds (0: none); `only` a set of node
-    ids (empty: all); `part` a TpuciPart or None."""
+    ids (empty: all); `part` a TpuciPart or None; `deps` a TpuciDeps or
+    None."""
 
-    def __init__(self, path, limit=0, only=frozenset(), part=None):
+    def __init__(self, path, limit=0, only=frozenset(), part=None, deps=None):
         self.out = open(path, "a", buffering=1)
-        self.limit, self.only, self.part = limit, only, part
+        self.limit, self.only, self.part, self.deps = limit, only, part, deps
         self.only_kept = self.only_dropped = 0
+        self.unaffected = 0
+
+    def recording(self):
+        d = self.deps
+        return d is not None and d.out is not None and d.off is None
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
         """With a test timeout, a SIGALRM timer covers each test's setup,
-        call and teardown together."""
+        call and teardown together; so does the record of what it needs."""
+        record = self.recording()
         if self.limit > 0:
             signal.signal(signal.SIGALRM, self.over)
             signal.setitimer(signal.ITIMER_REAL, self.limit)
+        if record:
+            self.deps.push()
         try:
             yield
         finally:
             if self.limit > 0:
                 signal.setitimer(signal.ITIMER_REAL, 0)
+            if record:
+                self.deps.done(item, self.deps.pop())
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_fixture_setup(self, fixturedef, request):
+        """A fixture wider than a test: what its setup ran counts for every
+        test that uses it (the first one sets it up for all)."""
+        record = self.recording() and fixturedef.scope != "function"
+        if record:
+            self.deps.push()
+        try:
+            yield
+        finally:
+            if record:
+                files = set()
+                for f in self.deps.pop():
+                    self.deps.note(f, files)
+                self.deps.fixtures[id(fixturedef)] = files
 
     def over(self, signum, frame):
         """The timer fired: the test fails from where it is, with the stacks
@@ -204,8 +450,18 @@ class TpuciProgress:
         writes what it collected ({"suite": [count, crc32 of the sorted
         node ids]}, for tpuci to compare across the shards) and keeps its
         part; ONLY keeps those node ids. What is dropped is deselected;
-        tpuci never reorders the tests of a process."""
+        tpuci never reorders the tests of a process. Tests DEPS says are
+        unaffected go first, in every process alike."""
         part = self.part
+        deps = self.deps
+        if deps is not None and deps.skip:
+            keep = [i for i in items if not deps.unaffected(i.nodeid)]
+            drop = [i for i in items if deps.unaffected(i.nodeid)]
+            self.unaffected = len(drop)
+            self.out.write(json.dumps({"unaffected": [i.nodeid for i in drop]}) + "\n")
+            if drop:
+                config.hook.pytest_deselected(items=drop)
+                items[:] = keep
         if part is not None:
             ids = sorted(i.nodeid for i in items)
             crc = zlib.crc32("\n".join(ids).encode("utf-8", "surrogateescape"))
@@ -229,6 +485,12 @@ class TpuciProgress:
         c = session.config
         root = getattr(c, "rootpath", None) or c.rootdir
         self.out.write(json.dumps({"rootdir": str(root)}) + "\n")
+        if self.deps is not None:
+            self.deps.start(c)
+
+    def pytest_sessionfinish(self, session):
+        if self.deps is not None:
+            self.deps.finish(session)
 
     def pytest_collection_finish(self, session):
         ids = [item.nodeid for item in session.items]
@@ -259,6 +521,10 @@ def settle(ret, plugin):
     is collected (gone since they were recorded), or nothing is left for
     this shard while other shards have tests."""
     part = plugin.part
+    if ret == 5 and plugin.unaffected > 0:
+        print("tpuci: every test this process was to run is unaffected (nothing it "
+              "needs changed since it passed): %d left out" % plugin.unaffected)
+        return 0
     if plugin.only and ret == 5 and plugin.only_kept == 0:
         print("tpuci: none of the %d tests this process was to run is collected "
               "(gone since they were recorded)" % len(plugin.only))
@@ -286,8 +552,9 @@ def run(argv):
     limit = int(argv[2]) / 1000
     only = set(i for i in argv[3].split("\n") if i)
     part = TpuciPart(argv[4].split("\n")) if argv[4] else None
-    plugin = TpuciProgress(argv[1], limit, only, part)
-    return settle(pytest.main(argv[5:], plugins=[plugin]), plugin)
+    deps = TpuciDeps(argv[5].split("\n"), argv[1]) if argv[5] else None
+    plugin = TpuciProgress(argv[1], limit, only, part, deps)
+    return settle(pytest.main(argv[6:], plugins=[plugin]), plugin)
 
 
 def main(argv):
