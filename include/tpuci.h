@@ -581,6 +581,20 @@ int tpuci_flaky_report(const char *state_dir, int runs, int json, char **out,
 int tpuci_flaky_release(const char *state_dir, const char *quarantine, int release_after,
                         char **out, char **error);
 
+/* `tpuci flaky --propose`: quarantine entries (docs/quarantine.md's YAML,
+ * to be copied into the file by hand: nothing is written) for the tests
+ * of the last `runs` runs of the history (0: all) that flipped in at
+ * least `min_rate` (0 to 1) of their runs, most flips first, each with an
+ * expiry 14 days out and the owner the CODEOWNERS file gives its file
+ * (`codeowners`, or NULL: .github/CODEOWNERS, CODEOWNERS or
+ * docs/CODEOWNERS here or above, up to the git top); tests the quarantine
+ * (`quarantine`, or NULL: tpuci-quarantine.yaml when there is one) holds
+ * are left out. *out and *error are freed with tpuci_free(); 0, or
+ * TPUCI_ENOMATCH without a history, TPUCI_ESPEC for an invalid
+ * quarantine, TPUCI_EUSAGE for a file that cannot be read. */
+int tpuci_flaky_propose(const char *state_dir, const char *quarantine, const char *codeowners,
+                        int runs, double min_rate, char **out, char **error);
+
 /* The spec path recorded in a past run's summary; *out is freed with
  * tpuci_free(). */
 int tpuci_run_spec_path(const char *state_dir, const char *run_id,

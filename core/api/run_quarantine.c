@@ -250,3 +250,49 @@ int tpuci_flaky_release(const char *state_dir, const char *quarantine, int relea
   tpuci__quarantine_free(&q);
   return 0;
 }
+
+int tpuci_flaky_propose(const char *state_dir, const char *quarantine, const char *codeowners,
+                        int runs, double min_rate, char **out, char **error) {
+  tpuci__quarantine_t q;
+  tpuci__codeowners_t owners;
+  tpuci__flaky_propose_t o;
+  tpuci__err_t e = {0, NULL};
+  char *path = NULL;
+  int r, have_owners = 0;
+  if (out == NULL || runs < 0 || !(min_rate >= 0 && min_rate <= 1)) return TPUCI_EUSAGE;
+  *out = NULL;
+  if (error) *error = NULL;
+  tpuci__quarantine_init(&q);
+  memset(&owners, 0, sizeof(owners));
+  /* The quarantine beside: its tests are not proposed again. */
+  r = tpuci__quarantine_load(quarantine ? quarantine : TPUCI__QUARANTINE_FILE, &q, &e);
+  if (r == UV_ENOENT && quarantine == NULL) {
+    tpuci__err_clear(&e);
+    r = 0;
+  }
+  if (r == 0) {
+    r = codeowners ? tpuci__codeowners_load(codeowners, &owners, &e)
+                   : tpuci__codeowners_find(".", &owners, &e);
+    have_owners = r == 0;
+    if (r == TPUCI_ENOMATCH && codeowners == NULL) r = 0;
+  }
+  /* A file named (or found) that cannot be read is the caller's to fix. */
+  if (r != 0 && r != TPUCI_ESPEC) r = TPUCI_EUSAGE;
+  if (r == 0) {
+    tpuci__quarantine_expire(&q, tpuci__quarantine_today(), NULL);
+    memset(&o, 0, sizeof(o));
+    o.runs = runs;
+    o.min_rate = min_rate;
+    o.today = tpuci__quarantine_today();
+    o.quarantine = &q;
+    o.owners = have_owners ? &owners : NULL;
+    path = tpuci__printf("%s/%s", state_dir ? state_dir : ".tpuci", TPUCI__FLAKY_FILE);
+    r = tpuci__flaky_propose(path, &o, out, NULL, &e);
+  }
+  if (r != 0 && error) *error = tpuci__strdup(e.msg ? e.msg : tpuci_strerror(r));
+  tpuci__err_clear(&e);
+  free(path);
+  tpuci__codeowners_free(&owners);
+  tpuci__quarantine_free(&q);
+  return r;
+}
