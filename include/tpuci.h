@@ -231,7 +231,8 @@ typedef enum {
   /* A pytest test failed, as its process's progress reported it (within
    * a second, while the process runs on): `test` is its node id,
    * `message` the first line of what was raised (or NULL), `attempt` 0
-   * for the instance's failing-first process. Once per test and
+   * for the instance's failing-first process, -1 for a process after its
+   * attempts (a new test run again: pytest.new_tests). Once per test and
    * process. */
   TPUCI_EVENT_TEST_FAILED
 } tpuci_event_type_t;

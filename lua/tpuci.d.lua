@@ -184,6 +184,12 @@
 ---@field select_always? string[]
 ---The interpreter (default `"python3"`): `python -m pytest ...`.
 ---@field python? string
+---`{ runs = N }` (2..50): a test the history (`.tpuci/history.jsonl`) has never seen for this job runs N times in all (its attempt, then N-1 more in processes of their own) before its pass counts; failing any of them fails the job (docs/pytest.md, "New tests").
+---@field new_tests? tpuci.NewTests
+
+---@class tpuci.NewTests
+---How many runs a new test gets in all, 2..50.
+---@field runs integer
 
 ---`matrix = { key = { values... }, exclude = {...}, include = {...} }`: one
 ---instance per combination. Keys are sorted by name; the last varies

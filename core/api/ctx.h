@@ -64,6 +64,9 @@ typedef struct tpuci__run_s {
   /* Failing first: per instance, the tests that failed in its last run
    * (the history's); NULL when none. */
   tpuci__strv_t **first;
+  /* The tests the history has before the run (tpuci__flaky_recent() of
+   * the whole store), when a job has pytest.new_tests; else NULL. */
+  json_t *known;
   char *timings_path;
   tpuci__collections_t collections; /* shard groups' last collections */
   char *collections_path;

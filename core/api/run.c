@@ -530,6 +530,14 @@ static void tpuci__first_load(tpuci_ctx_t *ctx, const char *state_dir) {
   free(got);
   free(names);
   free(uniq);
+  /* New tests are new to this history: read before the run adds to it. */
+  for (i = 0; i < n && ctx->repeat == 0; i++) {
+    const tpuci__instance_t *inst = &ctx->plan.instances[i];
+    if (!inst->selected || inst->pytest == NULL || inst->pytest->new_tests_runs < 2) continue;
+    /* No store (or none that reads): no job has a run in it. */
+    if ((ctx->run.known = tpuci__flaky_recent(path, 0)) == NULL) ctx->run.known = json_object();
+    break;
+  }
   free(path);
 }
 
@@ -660,6 +668,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
     po.collections = &ctx->run.collections;
     po.preselect = ctx->preselect;
     po.first = ctx->run.first;
+    po.known = ctx->run.known;
     po.no_first = ctx->repeat != 0;
     po.done = so.done;
     po.state_dir = opts->state_dir ? opts->state_dir : ".tpuci";

@@ -25,6 +25,8 @@ void tpuci__run_state_free(tpuci_ctx_t *ctx) {
   }
   free(ctx->run.first);
   ctx->run.first = NULL;
+  json_decref(ctx->run.known);
+  ctx->run.known = NULL;
   tpuci__rundir_close(&ctx->run.rd);
   if (ctx->run.report) json_decref(ctx->run.report);
   ctx->run.report = NULL;

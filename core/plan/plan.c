@@ -276,6 +276,8 @@ json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_
     json_object_set_new(py, "failed_first", json_boolean(in->pytest->failed_first));
     json_object_set_new(py, "test_timeout_ms", json_integer((json_int_t) in->pytest->test_timeout_ms));
     json_object_set_new(py, "select", json_string(in->pytest->select_affected ? "affected" : "all"));
+    if (in->pytest->new_tests_runs > 1)
+      json_object_set_new(py, "new_tests_runs", json_integer(in->pytest->new_tests_runs));
     if (in->pytest->select_always.len > 0) {
       json_t *always = json_array();
       size_t g;

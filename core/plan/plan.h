@@ -202,6 +202,7 @@ typedef struct {
   int select_affected;
   tpuci__strv_t select_always;
   uint64_t test_timeout_ms; /* one test's longest (pytest.test_timeout), 0: none */
+  int new_tests_runs;     /* runs a test new to the history gets (new_tests.runs), 0: one */
 } tpuci__pytest_t;
 
 /* One job instance: a job with one matrix combination bound. */

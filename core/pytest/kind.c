@@ -90,8 +90,9 @@ static const char *tpuci__pk_poll(tpuci__kind_run_t *kr, tpuci__kind_proc_t *p, 
   pp->text = tpuci__live_text(&pp->live, since_ms);
   f = tpuci__live_failed(&pp->live, &n);
   for (i = 0; i < n; i++) {
-    /* An order check's failures are what it looks for, not news. */
-    if (p->role != TPUCI__PROC_SIDE_LAST)
+    /* An order check's failures are what it looks for, not news; a new
+     * test's are. */
+    if (p->role != TPUCI__PROC_SIDE_LAST || tpuci__pk_new_queued(kr, p->index))
       kr->host->test_failed(kr->host->sched, p, f[i].id, f[i].message);
     tpuci__live_fail_free(&f[i]);
   }
@@ -223,6 +224,7 @@ tpuci__kind_run_t *tpuci__pytest_kind_new(const tpuci__plan_t *plan,
     tpuci__strv_copy(kr->select[i], o->preselect[i]);
   }
   tpuci__pk_deps_begin(kr);
+  tpuci__pk_new_begin(kr);
   return kr;
 }
 
@@ -239,6 +241,7 @@ void tpuci__pytest_kind_free(tpuci__kind_run_t *kr) {
   free(kr->group_of);
   tpuci__pk_order_free(kr);
   tpuci__pk_deps_free(kr);
+  tpuci__pk_new_free(kr);
   free(kr);
 }
 

@@ -13,13 +13,17 @@
  *    collected, for collections.json;
  *  - order_run.c: the failing-first process (the tests that failed last
  *    time, in a process of their own that starts first) and order checks
- *    (order.h), and what an instance waits for before it finishes.
+ *    (order.h), and what an instance waits for before it finishes;
+ *  - new_run.c: new tests run again before their pass counts
+ *    (pytest.new_tests).
  *
  * The scheduler runs it through the table; core/api/ makes its state for
  * a run with what it records across runs (durations, collections, the
  * last run's failures) and reads what it collected afterwards. */
 #ifndef TPUCI_PYTEST_KIND_H
 #define TPUCI_PYTEST_KIND_H
+
+#include <jansson.h>
 
 #include "kind/kind.h"
 #include "pytest/collection.h"
@@ -52,6 +56,9 @@ typedef struct {
   const char *const *keys;
   int affected;
   int no_select;
+  /* The tests the history has (tpuci__flaky_recent() of the whole store:
+   * "job\x1fid" keys), for pytest.new_tests (new_run.c); NULL: none. */
+  const json_t *known;
 } tpuci__pytest_kind_opts_t;
 
 extern const tpuci__kind_t tpuci__kind_pytest;

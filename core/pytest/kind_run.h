@@ -63,6 +63,9 @@ typedef struct {
   int told;
 } tpuci__pdeps_t;
 
+/* An instance's new tests run again (new_run.c). */
+typedef struct tpuci__pnew_s tpuci__pnew_t;
+
 /* What the kind keeps of a running process (tpuci__kind_proc_t.data). */
 typedef struct {
   tpuci__live_t live;      /* the test each host is in */
@@ -89,6 +92,9 @@ struct tpuci__kind_run_s {
   tpuci__pdeps_t *deps;    /* deps_run.c */
   size_t ndeps;
   int *deps_of;            /* per instance: its group in deps, or -1 */
+  tpuci__pnew_t **news;    /* per instance: its new tests' runs, or NULL */
+  tpuci__idmap_t known_jobs; /* the jobs the history has runs of */
+  tpuci__strv_t known_names; /* their names (the map's keys) */
 };
 
 /* shard_group.c */
@@ -125,5 +131,22 @@ tpuci_outcome_t tpuci__pk_side_ended(tpuci__kind_run_t *kr, tpuci__kind_proc_t *
                                      const tpuci__proc_end_t *end, char **cause);
 int tpuci__pk_settle(tpuci__kind_run_t *kr, size_t index, int dropped);
 void tpuci__pk_order_free(tpuci__kind_run_t *kr);
+
+/* new_run.c */
+void tpuci__pk_new_begin(tpuci__kind_run_t *kr);
+void tpuci__pk_new_free(tpuci__kind_run_t *kr);
+/* Once the attempts and order checks are over: 1 when a process that
+ * runs the new tests again is queued or runs, 0 when it is all over (a
+ * new test that failed a run has its final result made a failure). */
+int tpuci__pk_new_next(tpuci__kind_run_t *kr, size_t index);
+/* Whether instance `index`'s side process is a run of its new tests;
+ * its tests; its log's name ("new-N"); what it found. */
+int tpuci__pk_new_queued(const tpuci__kind_run_t *kr, size_t index);
+void tpuci__pk_new_only(const tpuci__kind_run_t *kr, size_t index, tpuci__strv_t *out);
+char *tpuci__pk_new_name(const tpuci__kind_run_t *kr, size_t index);
+tpuci_outcome_t tpuci__pk_new_done(tpuci__kind_run_t *kr, tpuci__kind_proc_t *p,
+                                   const tpuci__proc_end_t *end, char **cause);
+/* The instance is dropped: what was queued will not run. */
+void tpuci__pk_new_dropped(tpuci__kind_run_t *kr, size_t index);
 
 #endif /* TPUCI_PYTEST_KIND_RUN_H */

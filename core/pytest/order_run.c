@@ -45,12 +45,15 @@ void tpuci__pk_side_only(const tpuci__kind_run_t *kr, const tpuci__kind_proc_t *
   size_t i = p->index;
   if (p->role == TPUCI__PROC_SIDE_FIRST && kr->first[i] != NULL)
     tpuci__strv_copy(out, kr->first[i]);
+  else if (p->role == TPUCI__PROC_SIDE_LAST && tpuci__pk_new_queued(kr, i))
+    tpuci__pk_new_only(kr, i, out);
   else if (p->role == TPUCI__PROC_SIDE_LAST && kr->ochecks[i] != NULL)
     tpuci__strv_copy(out, &kr->ochecks[i]->running);
 }
 
 char *tpuci__pk_side_name(const tpuci__kind_run_t *kr, const tpuci__kind_proc_t *p) {
   if (p->role == TPUCI__PROC_SIDE_FIRST) return tpuci__strdup("first");
+  if (tpuci__pk_new_queued(kr, p->index)) return tpuci__pk_new_name(kr, p->index);
   return tpuci__printf("check-%d", kr->ochecks[p->index] ? kr->ochecks[p->index]->procs : 0);
 }
 
@@ -257,6 +260,7 @@ static tpuci_outcome_t tpuci__check_done(tpuci__kind_run_t *kr, tpuci__kind_proc
 tpuci_outcome_t tpuci__pk_side_ended(tpuci__kind_run_t *kr, tpuci__kind_proc_t *p,
                                      const tpuci__proc_end_t *end, char **cause) {
   if (p->role == TPUCI__PROC_SIDE_FIRST) return tpuci__first_done(kr, p, end, cause);
+  if (tpuci__pk_new_queued(kr, p->index)) return tpuci__pk_new_done(kr, p, end, cause);
   return tpuci__check_done(kr, p, end, cause);
 }
 
@@ -286,6 +290,7 @@ int tpuci__pk_settle(tpuci__kind_run_t *kr, size_t index, int dropped) {
       oc->queued = 0;
       tpuci__strv_free(&oc->running);
     }
+    tpuci__pk_new_dropped(kr, index);
     return 0;
   }
   if (kr->first_pending[index]) {
@@ -300,6 +305,8 @@ int tpuci__pk_settle(tpuci__kind_run_t *kr, size_t index, int dropped) {
   } else if (tpuci__check_next(kr, index)) {
     return 1;
   }
+  /* Then its new tests, again. */
+  if (tpuci__pk_new_next(kr, index)) return 1;
   if (kr->results[index].history) tpuci__order_notes(kr->results[index].history);
   return 0;
 }

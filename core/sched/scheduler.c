@@ -460,7 +460,8 @@ static void tpuci__host_test_failed(void *sched, const tpuci__kind_proc_t *p, co
   ev.type = TPUCI_EVENT_TEST_FAILED;
   ev.instance = p->index;
   ev.name = inst->name;
-  ev.attempt = p->number;
+  /* 0: the process that runs first; -1: one after the attempts. */
+  ev.attempt = p->role == TPUCI__PROC_SIDE_LAST ? -1 : p->number;
   ev.max_attempts = inst->retry.attempts;
   ev.test = test;
   ev.message = message;

@@ -235,6 +235,7 @@ static void tpuci__emit_pytest(lua_State *L, const tpuci__job_t *j,
                                                     : TPUCI__SHARD_BY_FILE;
   }
   py->test_timeout_ms = (uint64_t) tpuci__spec_get_int(L, j->pytest, "test_timeout_ms");
+  py->new_tests_runs = (int) tpuci__spec_get_int(L, j->pytest, "new_tests_runs");
   if (py->shards < 1) py->shards = 1;
   shard = py->shards > 1 ? tpuci__kv_get(&in->matrix, "shard") : NULL;
   if (shard != NULL) py->shard = atoi(shard);
