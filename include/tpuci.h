@@ -7,11 +7,30 @@
  * instances (the plan). tpuci_run() runs the selected instances: each
  * instance gets one or more attempts, each attempt ends with an outcome.
  *
- * Errors: functions that can fail return 0 on success or a negative error
- * code: libuv's UV_E* codes pass through unchanged, tpuci's own codes are
- * the TPUCI_E* values below. tpuci_last_error() gives the full message of
- * the last failure on a context ("spec.lua:12: job 'unit': ..."). A call
- * that fails and takes a callback never invokes the callback.
+ * Errors, one convention: a function that can fail takes the context
+ * first and returns 0 (or a count) on success or a negative error code:
+ * libuv's UV_E* codes pass through unchanged, tpuci's own codes are the
+ * TPUCI_E* values below; the one-line message for a person is then
+ * tpuci_last_error() ("spec.lua:12: job 'unit': ..."). Only
+ * tpuci_ctx_new() (no context yet) and tpuci_parse_duration() (a pure
+ * parser) return a code alone. A call that fails and takes a callback
+ * never invokes the callback; tpuci_run() in particular fails before its
+ * first event or not at all (a run that started and could not go on says
+ * so in its result: tpuci_run_error()).
+ *
+ * Structs, one convention: every struct passed between a caller and
+ * tpuci starts with `size_t size`, the sizeof of the struct the side that
+ * made it was built with. Fields are only ever added at the end. The
+ * caller sets `size` with the struct's _init() function or _INIT macro;
+ * tpuci reads (options) or fills (info) only the fields that fit in it,
+ * and takes the defaults for the rest; a size below the struct's size at
+ * this SONAME is TPUCI_EUSAGE. Events carry the size tpuci filled.
+ *
+ * Text for people: the *_text() and *_report() functions, doctor's and
+ * gc's reports and tpuci_strerror() return text to show as it is; every
+ * other function returns data. tpuci itself never writes to stdout or
+ * stderr (but for a Lua panic, just before its abort); tpuci_text_safe()
+ * is the helper for what a host prints.
  *
  * Strings returned by accessors belong to the context and stay valid until
  * the next tpuci_load_*() or tpuci_run() on it, or tpuci_ctx_free().
@@ -27,7 +46,7 @@ extern "C" {
 #endif
 
 #define TPUCI_VERSION_MAJOR 0
-#define TPUCI_VERSION_MINOR 1
+#define TPUCI_VERSION_MINOR 2
 #define TPUCI_VERSION_PATCH 0
 
 /* Error codes. Every one is below libuv's range. */
@@ -70,7 +89,7 @@ typedef struct tpuci_ctx_s tpuci_ctx_t;
 /* ------------------------------------------------------------------ */
 /* Library and errors                                                  */
 
-/* "0.1.0". */
+/* "0.2.0". */
 const char *tpuci_version(void);
 
 /* A short message for an error code; never NULL. */
@@ -103,15 +122,18 @@ char *tpuci_text_safe(const char *text, int lines);
 /* Context                                                             */
 
 typedef struct tpuci_ctx_options_s {
-  /* Set to sizeof(tpuci_ctx_options_t) so the struct can grow. */
-  size_t size;
+  size_t size;             /* sizeof(tpuci_ctx_options_t) */
   /* Limits for loading a spec; 0 means the default (5000 ms, 256 MiB). */
   uint64_t load_timeout_ms;
   size_t load_memory_bytes;
 } tpuci_ctx_options_t;
 
+/* Fills `opts` with the defaults. */
+void tpuci_ctx_options_init(tpuci_ctx_options_t *opts);
+
 /* Creates a context. `opts` may be NULL. On success *out owns a context
- * to be released with tpuci_ctx_free(). */
+ * to be released with tpuci_ctx_free(); TPUCI_EUSAGE for a size too
+ * small. */
 int tpuci_ctx_new(tpuci_ctx_t **out, const tpuci_ctx_options_t *opts);
 
 /* Frees a context. It must not be running (cancel it and wait for the run
@@ -246,9 +268,10 @@ typedef enum {
 } tpuci_pull_state_t;
 
 /* Events are tpuci's to fill and the callback's to read during the call.
- * Fields are only ever added at the end; `size` is sizeof the struct this
- * tpuci fills, so a callback built against a newer header can tell
- * whether a field is there (offsetof(tpuci_event_t, field) < size). */
+ * `size` is sizeof the struct this tpuci fills, so a callback built
+ * against a newer header can tell whether a field is there
+ * (offsetof(tpuci_event_t, field) < size). RUN_STARTED is a run's first
+ * event and RUN_FINISHED its last. */
 typedef struct tpuci_event_s {
   size_t size;
   tpuci_event_type_t type;
@@ -288,14 +311,8 @@ typedef struct tpuci_event_s {
 typedef void (*tpuci_event_cb)(tpuci_ctx_t *ctx, const tpuci_event_t *ev,
                                void *userdata);
 
-#define TPUCI_RUN_OPTIONS_VERSION 4
-
-/* Fields are only ever added at the end, with a new version: tpuci reads
- * only the fields of the version the caller names and takes the defaults
- * for the rest, so a program built against an older header keeps
- * working. */
 typedef struct tpuci_run_options_s {
-  int version;             /* TPUCI_RUN_OPTIONS_VERSION (1 ... current) */
+  size_t size;             /* sizeof(tpuci_run_options_t) */
   /* A uv_loop_t * to run on. NULL: tpuci_run() creates a loop, runs it
    * and returns when the run is over. Non-NULL: tpuci_run() starts the run
    * and returns; the caller runs the loop; TPUCI_EVENT_RUN_FINISHED says
@@ -325,7 +342,7 @@ typedef struct tpuci_run_options_s {
   /* Emit TPUCI_EVENT_TICK this often (a live display redraws on it);
    * 0: never. */
   uint64_t tick_ms;
-  /* Version 2. The quarantine (docs/quarantine.md): a YAML file of tests
+  /* The quarantine (docs/quarantine.md): a YAML file of tests
    * whose failures do not fail the run until a date. NULL:
    * tpuci-quarantine.yaml beside the spec, when there is one. A file
    * that cannot be read or is invalid stops the run before it starts
@@ -334,19 +351,19 @@ typedef struct tpuci_run_options_s {
   /* How many runs in a row (in the history) a quarantined test must
    * pass to be reported "ready to release"; 0: 10. */
   int release_after;
-  /* Version 3. 1: the merged JUnit's test cases of pytest instances also
+  /* 1: the merged JUnit's test cases of pytest instances also
    * get `file` (the test's module, from the project's folder) and `line`
    * (where it failed in the project, else where the test is), for
    * readers that place tests by them; neither Surefire's nor Jenkins'
    * schema allows them (docs/pytest.md). */
   int junit_file_line;
-  /* Version 3. The results cache (docs/cache.md): 0, an instance whose
+  /* The results cache (docs/cache.md): 0, an instance whose
    * input key has a pass stored in state_dir/cache/ is not run (outcome
    * TPUCI_OUTCOME_CACHED) and the run's passes are stored; 1, neither
    * (`tpuci run --no-cache`), as when the environment variable
    * TPUCI_NO_CACHE is set to anything but "" or "0". */
   int no_cache;
-  /* Version 4. Only what a change can affect (docs/pytest.md): 1, every
+  /* Only what a change can affect (docs/pytest.md): 1, every
    * pytest instance runs as with pytest.select = "affected" (`tpuci run
    * --affected`); `no_select` 1, every test runs, what each needs still
    * recorded (`--no-select`). */
@@ -358,10 +375,18 @@ typedef struct tpuci_run_options_s {
 void tpuci_run_options_init(tpuci_run_options_t *opts);
 
 /* Runs the selected instances of the loaded plan (see `loop` above).
- * Returns 0 when the run finished (whatever the jobs did) or started, or
- * an error when it could not start (nothing loaded, the run folder cannot
- * be created, the engine is unreachable: see tpuci_last_error()). */
+ * Either it fails before its first event (nothing loaded, nothing
+ * selected, an invalid quarantine, the run folder cannot be created:
+ * a negative code and tpuci_last_error(), and no event at all), or it
+ * returns 0 and the run goes from TPUCI_EVENT_RUN_STARTED to
+ * TPUCI_EVENT_RUN_FINISHED; what went wrong on the way (the engine is
+ * unreachable, an image is missing) is in its result:
+ * tpuci_run_error(), tpuci_run_exit_code() 3. */
 int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts);
+
+/* The error that kept the last run from doing its work (0: none), whose
+ * message is tpuci_last_error(); its exit code is then 3. */
+int tpuci_run_error(const tpuci_ctx_t *ctx);
 
 /* Cancels a run: no new attempt starts, running attempts are sent
  * SIGTERM and, after the grace period (or at once with force), SIGKILL.
@@ -399,12 +424,9 @@ size_t tpuci_outcome_count(const tpuci_ctx_t *ctx, tpuci_outcome_t outcome);
 tpuci_outcome_t tpuci_instance_outcome(const tpuci_ctx_t *ctx, size_t i);
 size_t tpuci_attempt_count(const tpuci_ctx_t *ctx, size_t i);
 
-/* The structs tpuci fills for a caller (attempt and test info) start
- * with `size`: set it to sizeof the struct before the call (the _INIT
- * macros do), and tpuci fills only what fits. Fields are only ever added
- * at the end, so a program built against an older, shorter struct keeps
- * working with a newer library. A size too small for the first version's
- * fields is TPUCI_EUSAGE. */
+/* The structs tpuci fills for a caller (attempt, running and test info)
+ * follow the struct convention above: the _INIT macros set `size`, and
+ * tpuci fills only what fits. */
 typedef struct tpuci_attempt_info_s {
   size_t size;              /* sizeof(tpuci_attempt_info_t) */
   tpuci_outcome_t outcome;
@@ -514,11 +536,9 @@ int tpuci_instance_quarantined(const tpuci_ctx_t *ctx, size_t i);
  * the last run was not a probe. */
 int tpuci_repeat_report(const tpuci_ctx_t *ctx, char **out);
 
-#define TPUCI_MERGE_OPTIONS_VERSION 1
-
 /* What tpuci_merge_runs() writes; NULL: not written. */
 typedef struct tpuci_merge_options_s {
-  int version;              /* TPUCI_MERGE_OPTIONS_VERSION */
+  size_t size;              /* sizeof(tpuci_merge_options_t) */
   const char *report_json;  /* the merged summary (a summary.json) */
   const char *report_yaml;
   const char *report_html;  /* log links relative to its folder */
@@ -569,18 +589,19 @@ int tpuci_plan_select_unpassed(tpuci_ctx_t *ctx, const char *state_dir,
  * failed in any of the last `runs` runs (0: all), most flips first, with
  * their outcomes run by run and their last failure; as text, or JSON with
  * `json`. *out is freed with tpuci_free(). 0, or TPUCI_ENOMATCH when there
- * is no history yet, or another negative code. */
-int tpuci_flaky_report(const char *state_dir, int runs, int json, char **out,
-                       char **error);
+ * is no history yet, or another negative code. No spec needs to be
+ * loaded for this and the next three. */
+int tpuci_flaky_report(tpuci_ctx_t *ctx, const char *state_dir, int runs, int json,
+                       char **out);
 
 /* `tpuci flaky --release`: the entries of the quarantine file
  * (docs/quarantine.md) that can go, because every test of theirs in the
  * history (state_dir/history.jsonl) passed its last `release_after` runs
  * (0: 10), one line each; "" when none. *out is freed with tpuci_free();
- * 0, or a negative code with *error (freed with tpuci_free()):
- * TPUCI_ENOMATCH without a history, TPUCI_ESPEC for an invalid file. */
-int tpuci_flaky_release(const char *state_dir, const char *quarantine, int release_after,
-                        char **out, char **error);
+ * 0, or TPUCI_ENOMATCH without a history, TPUCI_ESPEC for an invalid
+ * file. */
+int tpuci_flaky_release(tpuci_ctx_t *ctx, const char *state_dir, const char *quarantine,
+                        int release_after, char **out);
 
 /* `tpuci flaky --propose`: quarantine entries (docs/quarantine.md's YAML,
  * to be copied into the file by hand: nothing is written) for the tests
@@ -590,15 +611,15 @@ int tpuci_flaky_release(const char *state_dir, const char *quarantine, int relea
  * (`codeowners`, or NULL: .github/CODEOWNERS, CODEOWNERS or
  * docs/CODEOWNERS here or above, up to the git top); tests the quarantine
  * (`quarantine`, or NULL: tpuci-quarantine.yaml when there is one) holds
- * are left out. *out and *error are freed with tpuci_free(); 0, or
- * TPUCI_ENOMATCH without a history, TPUCI_ESPEC for an invalid
- * quarantine, TPUCI_EUSAGE for a file that cannot be read. */
-int tpuci_flaky_propose(const char *state_dir, const char *quarantine, const char *codeowners,
-                        int runs, double min_rate, char **out, char **error);
+ * are left out. *out is freed with tpuci_free(); 0, or TPUCI_ENOMATCH
+ * without a history, TPUCI_ESPEC for an invalid quarantine, TPUCI_EUSAGE
+ * for a file that cannot be read. */
+int tpuci_flaky_propose(tpuci_ctx_t *ctx, const char *state_dir, const char *quarantine,
+                        const char *codeowners, int runs, double min_rate, char **out);
 
 /* The spec path recorded in a past run's summary; *out is freed with
  * tpuci_free(). */
-int tpuci_run_spec_path(const char *state_dir, const char *run_id,
+int tpuci_run_spec_path(tpuci_ctx_t *ctx, const char *state_dir, const char *run_id,
                         char **out);
 
 /* The report of the last run (the content of summary.json) as JSON or
@@ -645,10 +666,8 @@ int tpuci_tpu_doctor(tpuci_ctx_t *ctx, char **report);
 /* ------------------------------------------------------------------ */
 /* Exporting the loaded spec to other CI systems                       */
 
-#define TPUCI_EXPORT_OPTIONS_VERSION 4
-
 typedef struct tpuci_export_options_s {
-  int version;             /* TPUCI_EXPORT_OPTIONS_VERSION */
+  size_t size;             /* sizeof(tpuci_export_options_t) */
   /* The spec's path from the repository's root, as the exported workflow
    * runs it. NULL: the path it was loaded from (which must be relative). */
   const char *spec;
@@ -658,21 +677,24 @@ typedef struct tpuci_export_options_s {
   const char *source_ref;
   const char *name;        /* the workflow's name; NULL: "tpuci" */
   int per_job;             /* one workflow job per job (a matrix) */
-  /* Format "kubernetes" (version 2 and later; docs/kubernetes.md). */
+  /* Format "kubernetes" (docs/kubernetes.md). */
   int emulated;            /* every topology as tpuci's CPU emulation */
   int no_mounts;           /* leave the spec's mounts out */
   const char *run;         /* a run id for labels and names, or NULL */
   const char *results_claim; /* a PersistentVolumeClaim for results, or NULL */
-  /* Format "github" (version 3 and later; docs/github.md). */
+  /* Format "github" (docs/github.md). */
   const char *const *runs_on; /* runs-on labels (all must match); n 0: */
   size_t n_runs_on;           /* ubuntu-latest */
   int timeout_minutes;     /* the workflow job's; 0: GitHub's default */
   const char *concurrency; /* the workflow's concurrency group, or NULL */
   int cancel_in_progress;  /* a new run cancels the group's running one */
-  /* Version 4: a cron schedule ("0 3 * * 1") the workflow also runs on,
+  /* A cron schedule ("0 3 * * 1") the workflow also runs on,
    * or NULL; 5 fields, checked (docs/github.md, "Triggers"). */
   const char *schedule;
 } tpuci_export_options_t;
+
+/* Fills `opts` with the defaults. */
+void tpuci_export_options_init(tpuci_export_options_t *opts);
 
 /* Writes the loaded spec for another system: format "github" (a GitHub
  * Actions workflow, docs/github.md) or "kubernetes" (a Job per selected

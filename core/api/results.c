@@ -45,27 +45,6 @@ size_t tpuci_attempt_count(const tpuci_ctx_t *ctx, size_t i) {
   return i < ctx->run.nresults ? ctx->run.results[i].nattempts : 0;
 }
 
-/* Copies a filled struct `full` (whose first member is its size_t size)
- * into the caller's `out`, as much of it as out->size says fits; out->size
- * stays. `min` is the size of the struct's first version. */
-static int tpuci__fill_out(void *out, const void *full, size_t full_size,
-                           size_t min) {
-  size_t size;
-  memcpy(&size, out, sizeof(size));
-  if (size < min) return TPUCI_EUSAGE;
-  if (size > full_size) size = full_size;
-  memcpy((char *) out + sizeof(size_t), (const char *) full + sizeof(size_t),
-         size - sizeof(size_t));
-  return 0;
-}
-
-/* The first versions' sizes: up to and including their last field then. */
-#define TPUCI__ATTEMPT_INFO_V1 \
-  (offsetof(tpuci_attempt_info_t, log_path) + sizeof(const char *))
-#define TPUCI__TEST_INFO_V1 (offsetof(tpuci_test_info_t, line) + sizeof(int))
-#define TPUCI__RUNNING_INFO_V1 \
-  (offsetof(tpuci_running_info_t, test_ms) + sizeof(uint64_t))
-
 int tpuci_running_info(tpuci_ctx_t *ctx, size_t i, tpuci_running_info_t *out) {
   tpuci__running_t now;
   tpuci_running_info_t full;
@@ -80,7 +59,7 @@ int tpuci_running_info(tpuci_ctx_t *ctx, size_t i, tpuci_running_info_t *out) {
   full.quiet_ms = now.quiet_ms;
   full.test = now.test;
   full.test_ms = now.test_ms;
-  return tpuci__fill_out(out, &full, sizeof(full), TPUCI__RUNNING_INFO_V1);
+  return tpuci__struct_out(out, &full, sizeof(full), TPUCI__RUNNING_INFO_MIN);
 }
 
 int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
@@ -99,7 +78,7 @@ int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
   full.duration_ms = a->duration_ms;
   full.cause = a->cause;
   full.log_path = a->log_path;
-  return tpuci__fill_out(out, &full, sizeof(full), TPUCI__ATTEMPT_INFO_V1);
+  return tpuci__struct_out(out, &full, sizeof(full), TPUCI__ATTEMPT_INFO_MIN);
 }
 
 int tpuci_report(const tpuci_ctx_t *ctx, const char *format, char **out) {
@@ -126,14 +105,23 @@ int tpuci_report(const tpuci_ctx_t *ctx, const char *format, char **out) {
   return TPUCI_EUSAGE;
 }
 
+void tpuci_export_options_init(tpuci_export_options_t *opts) {
+  memset(opts, 0, sizeof(*opts));
+  opts->size = sizeof(*opts);
+}
+
 int tpuci_export(tpuci_ctx_t *ctx, const char *format,
                  const tpuci_export_options_t *opts, char **out) {
+  tpuci_export_options_t o;
   tpuci__export_opts_t eo;
   tpuci__err_t e = {0, NULL};
   tpuci__buf_t b;
   int r;
 
   if (ctx == NULL || format == NULL || out == NULL) return TPUCI_EUSAGE;
+  tpuci_export_options_init(&o);
+  if (opts != NULL && tpuci__struct_in(&o, sizeof(o), opts, TPUCI__EXPORT_OPTIONS_MIN) != 0)
+    return TPUCI_EUSAGE;
   if (!ctx->loaded) {
     tpuci__err_set(&e, TPUCI_ESTATE, "no spec loaded");
     return tpuci__fail(ctx, &e);
@@ -141,12 +129,10 @@ int tpuci_export(tpuci_ctx_t *ctx, const char *format,
   if (strcmp(format, "kubernetes") == 0) {
     tpuci__k8s_opts_t ko;
     tpuci__k8s_opts_init(&ko);
-    if (opts != NULL && opts->version >= 2) {
-      ko.emulated = opts->emulated;
-      ko.no_mounts = opts->no_mounts;
-      ko.run = opts->run;
-      ko.results_claim = opts->results_claim;
-    }
+    ko.emulated = o.emulated;
+    ko.no_mounts = o.no_mounts;
+    ko.run = o.run;
+    ko.results_claim = o.results_claim;
     tpuci__buf_init(&b);
     r = tpuci__export_kubernetes(&ctx->plan, &ko, &b, &e);
     if (r != 0) {
@@ -163,21 +149,17 @@ int tpuci_export(tpuci_ctx_t *ctx, const char *format,
   }
   tpuci__export_opts_init(&eo);
   eo.real = ctx->real;
-  if (opts != NULL) {
-    eo.spec = opts->spec;
-    eo.source_url = opts->source_url;
-    eo.source_ref = opts->source_ref;
-    eo.name = opts->name;
-    eo.per_job = opts->per_job;
-    if (opts->version >= 3) {
-      eo.runs_on = opts->runs_on;
-      eo.n_runs_on = opts->n_runs_on;
-      eo.timeout_minutes = opts->timeout_minutes;
-      eo.concurrency = opts->concurrency;
-      eo.cancel_in_progress = opts->cancel_in_progress;
-    }
-    if (opts->version >= 4) eo.schedule = opts->schedule;
-  }
+  eo.spec = o.spec;
+  eo.source_url = o.source_url;
+  eo.source_ref = o.source_ref;
+  eo.name = o.name;
+  eo.per_job = o.per_job;
+  eo.runs_on = o.runs_on;
+  eo.n_runs_on = o.n_runs_on;
+  eo.timeout_minutes = o.timeout_minutes;
+  eo.concurrency = o.concurrency;
+  eo.cancel_in_progress = o.cancel_in_progress;
+  eo.schedule = o.schedule;
   tpuci__buf_init(&b);
   r = tpuci__export_github(&ctx->plan, &eo, &b, &e);
   if (r != 0) {
@@ -255,7 +237,7 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
     full.size = sizeof(full);
     tpuci__record_test(json_array_get(json_object_get(tpuci__record_instance(ctx, i), "tests"),
                                       k), &full);
-    return tpuci__fill_out(out, &full, sizeof(full), TPUCI__TEST_INFO_V1);
+    return tpuci__struct_out(out, &full, sizeof(full), TPUCI__TEST_INFO_MIN);
   }
   t = &ctx->run.results[i].history->tests[k];
   fin = tpuci__history_final(t);
@@ -301,7 +283,7 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
       full.release_ready = ctx->run.qtests && ctx->run.qtests[i][k].ready;
     }
   }
-  return tpuci__fill_out(out, &full, sizeof(full), TPUCI__TEST_INFO_V1);
+  return tpuci__struct_out(out, &full, sizeof(full), TPUCI__TEST_INFO_MIN);
 }
 
 /* ------------------------------------------------------------------ */
