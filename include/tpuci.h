@@ -106,6 +106,28 @@ int tpuci_parse_duration(const char *text, uint64_t *out_ms);
  * "cached", "order-dependent", "none". */
 const char *tpuci_outcome_name(tpuci_outcome_t outcome);
 
+/* Where this build of tpuci came from, as the build recorded it
+ * (cmake/build_info.cmake, at every build): `tpuci export github` builds
+ * the same tpuci unless told otherwise (docs/github.md). Set `size`
+ * before the call (TPUCI_BUILD_SOURCE_INIT does); tpuci fills what fits.
+ * Returns 0, or TPUCI_EUSAGE for a size too small. */
+typedef struct tpuci_build_source_s {
+  size_t size;              /* sizeof(tpuci_build_source_t) */
+  /* The https (or git) URL of the checkout's remote origin, without a
+   * user or password (an ssh address as its https one), or NULL: not a
+   * git checkout, no origin, or one a CI runner could not fetch (a
+   * local path). */
+  const char *url;
+  /* The commit it was built at (hex), or NULL: not a git checkout. */
+  const char *commit;
+  int modified;             /* tracked files had changes at the build */
+  int pushed;               /* the commit was on one of origin's branches
+                               (as of the checkout's last fetch) */
+} tpuci_build_source_t;
+#define TPUCI_BUILD_SOURCE_INIT {sizeof(tpuci_build_source_t), NULL, NULL, 0, 0}
+
+int tpuci_build_source(tpuci_build_source_t *out);
+
 /* Untrusted text made safe to print on a terminal and in a GitHub
  * Actions log: what a test, a file or another machine said, inside a
  * line of the host's own. Control characters (ESC, CR, ...; a newline

@@ -170,6 +170,18 @@ int tpuci_export(tpuci_ctx_t *ctx, const char *format,
   return 0;
 }
 
+int tpuci_build_source(tpuci_build_source_t *out) {
+  tpuci_build_source_t full;
+  if (out == NULL) return TPUCI_EUSAGE;
+  memset(&full, 0, sizeof(full));
+  full.size = sizeof(full);
+  full.url = tpuci__build_source_url_get();
+  full.commit = tpuci__build_source_commit_get();
+  full.modified = tpuci__build_source_is_modified();
+  full.pushed = tpuci__build_source_is_pushed();
+  return tpuci__fill_out(out, &full, sizeof(full), sizeof(full));
+}
+
 /* ------------------------------------------------------------------ */
 /* The TPU catalogue                                                   */
 

@@ -667,6 +667,17 @@ static void raise_nofile(void) {
   if (setrlimit(RLIMIT_NOFILE, &rl) != 0) return; /* the cap copes */
 }
 
+/* `tpuci --version`: the version, and the checkout it was built from
+ * when the build recorded one (what `tpuci export github` builds). */
+static int print_version(void) {
+  tpuci_build_source_t src = TPUCI_BUILD_SOURCE_INIT;
+  printf("tpuci %s\n", tpuci_version());
+  if (tpuci_build_source(&src) == 0 && src.commit != NULL)
+    printf("built from %s at commit %s%s\n", src.url ? src.url : "a checkout without a remote",
+           src.commit, src.modified ? ", with changes" : "");
+  return EXIT_PASSED;
+}
+
 int main(int argc, char **argv) {
   const char *cmd;
 
@@ -680,10 +691,7 @@ int main(int argc, char **argv) {
   }
   cmd = argv[1];
   if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) return tpuci_cli_help(NULL, stdout);
-  if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
-    printf("tpuci %s\n", tpuci_version());
-    return EXIT_PASSED;
-  }
+  if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) return print_version();
   if (strcmp(cmd, "help") == 0) return tpuci_cli_help(argc > 2 ? argv[2] : NULL, stdout);
   if (strcmp(cmd, "run") == 0 || strcmp(cmd, "rerun") == 0)
     return cmd_run(cmd, argc - 1, argv + 1);
