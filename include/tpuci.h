@@ -694,7 +694,10 @@ typedef struct tpuci_export_options_s {
    * runs it. NULL: the path it was loaded from (which must be relative). */
   const char *spec;
   /* A git URL of tpuci's sources and a branch, tag or commit in it that
-   * the workflow builds. NULL: https://github.com/tpuci/tpuci.git, main. */
+   * the workflow builds. NULL: the remote and the commit this build of
+   * tpuci came from (tpuci_build_source()); without a remote recorded,
+   * source_url must be given (TPUCI_EUSAGE), and without a commit,
+   * source_ref too. */
   const char *source_url;
   const char *source_ref;
   const char *name;        /* the workflow's name; NULL: "tpuci" */
@@ -713,6 +716,10 @@ typedef struct tpuci_export_options_s {
   /* A cron schedule ("0 3 * * 1") the workflow also runs on,
    * or NULL; 5 fields, checked (docs/github.md, "Triggers"). */
   const char *schedule;
+  /* The URL of a .deb of tpuci (`cpack -G DEB`) that the
+   * workflow downloads and installs instead of building tpuci from git;
+   * NULL: build it. Not with source_url or source_ref. */
+  const char *package;
 } tpuci_export_options_t;
 
 /* Fills `opts` with the defaults. */
@@ -724,8 +731,11 @@ void tpuci_export_options_init(tpuci_export_options_t *opts);
  * may be NULL. Returns 0, TPUCI_ESTATE when nothing is loaded,
  * TPUCI_ENOMATCH when no instance is selected (kubernetes), TPUCI_EUSAGE
  * for an unknown format or a spec that cannot be exported (more than 256
- * jobs per job, an absolute spec path, a job without an image on
- * Kubernetes, ...: see tpuci_last_error()). */
+ * jobs per job, an absolute spec path, no source of tpuci known, a job
+ * without an image on Kubernetes, ...: see tpuci_last_error()). A github
+ * workflow that builds the commit this tpuci was built from adds a
+ * warning (tpuci_warning()) when that build had changes the commit lacks,
+ * or its commit was not on origin's branches. */
 int tpuci_export(tpuci_ctx_t *ctx, const char *format,
                  const tpuci_export_options_t *opts, char **out);
 

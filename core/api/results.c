@@ -110,6 +110,30 @@ void tpuci_export_options_init(tpuci_export_options_t *opts) {
   opts->size = sizeof(*opts);
 }
 
+/* A workflow builds the commit this tpuci was built from: warnings when
+ * that is not quite this tpuci (changes it lacks) or may not be there to
+ * fetch (not on origin's branches; with another source, unknown). */
+static void tpuci__build_warnings(tpuci_ctx_t *ctx, const char *source_url) {
+  const char *commit = tpuci__build_source_commit_get();
+  char *msg;
+  if (commit == NULL) return;
+  if (tpuci__build_source_is_modified()) {
+    msg = tpuci__printf("this tpuci was built with changes that commit %.12s lacks; the "
+                        "workflow builds the commit as it is (commit them, or pass --ref)",
+                        commit);
+    tpuci__strv_push(&ctx->plan.warnings, msg);
+    free(msg);
+  }
+  if (source_url == NULL && !tpuci__build_source_is_pushed()) {
+    msg = tpuci__printf("commit %.12s, which this tpuci was built from, is not on a branch "
+                        "of %s as far as the checkout knows: push it, or the workflow cannot "
+                        "fetch it (or pass --ref)",
+                        commit, tpuci__build_source_url_get());
+    tpuci__strv_push(&ctx->plan.warnings, msg);
+    free(msg);
+  }
+}
+
 int tpuci_export(tpuci_ctx_t *ctx, const char *format,
                  const tpuci_export_options_t *opts, char **out) {
   tpuci_export_options_t o;
@@ -160,12 +184,16 @@ int tpuci_export(tpuci_ctx_t *ctx, const char *format,
   eo.concurrency = o.concurrency;
   eo.cancel_in_progress = o.cancel_in_progress;
   eo.schedule = o.schedule;
+  eo.package = o.package;
+  eo.build_url = tpuci__build_source_url_get();
+  eo.build_commit = tpuci__build_source_commit_get();
   tpuci__buf_init(&b);
   r = tpuci__export_github(&ctx->plan, &eo, &b, &e);
   if (r != 0) {
     tpuci__buf_free(&b);
     return tpuci__fail(ctx, &e);
   }
+  if (eo.package == NULL && eo.source_ref == NULL) tpuci__build_warnings(ctx, eo.source_url);
   *out = tpuci__buf_steal(&b);
   return 0;
 }
@@ -179,7 +207,7 @@ int tpuci_build_source(tpuci_build_source_t *out) {
   full.commit = tpuci__build_source_commit_get();
   full.modified = tpuci__build_source_is_modified();
   full.pushed = tpuci__build_source_is_pushed();
-  return tpuci__fill_out(out, &full, sizeof(full), sizeof(full));
+  return tpuci__struct_out(out, &full, sizeof(full), TPUCI__BUILD_SOURCE_MIN);
 }
 
 /* ------------------------------------------------------------------ */

@@ -78,7 +78,7 @@ enum {
   OPT_EMULATED, OPT_NO_MOUNTS, OPT_RESULTS_CLAIM, OPT_ENGINE, OPT_RUNS_ON,
   OPT_TIMEOUT_MINUTES, OPT_CONCURRENCY, OPT_CANCEL_IN_PROGRESS, OPT_REAL, OPT_ALIVE,
   OPT_QUARANTINE, OPT_RELEASE_AFTER, OPT_REPEAT, OPT_TEST, OPT_JUNIT_FILE_LINE,
-  OPT_SCHEDULE, OPT_NO_CACHE, OPT_KEYS, OPT_AFFECTED, OPT_NO_SELECT
+  OPT_SCHEDULE, OPT_NO_CACHE, OPT_KEYS, OPT_AFFECTED, OPT_NO_SELECT, OPT_PACKAGE
 };
 
 /* --engine: after loading. 0, or the exit code of a bad name. */
@@ -422,6 +422,7 @@ static int cmd_export(int argc, char **argv) {
       {"concurrency", required_argument, NULL, OPT_CONCURRENCY},
       {"cancel-in-progress", no_argument, NULL, OPT_CANCEL_IN_PROGRESS},
       {"schedule", required_argument, NULL, OPT_SCHEDULE},
+      {"package", required_argument, NULL, OPT_PACKAGE},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   tpuci_export_options_t eo;
@@ -429,6 +430,7 @@ static int cmd_export(int argc, char **argv) {
   tpuci_ctx_t *ctx;
   const char *format, *wrong = NULL;
   char *text = NULL;
+  size_t nwarn;
   int k8s, c, r, real = 0;
 
   tpuci_export_options_init(&eo);
@@ -472,6 +474,7 @@ static int cmd_export(int argc, char **argv) {
       case OPT_CONCURRENCY: eo.concurrency = optarg; if (k8s) wrong = "--concurrency"; break;
       case OPT_CANCEL_IN_PROGRESS: eo.cancel_in_progress = 1; if (k8s) wrong = "--cancel-in-progress"; break;
       case OPT_SCHEDULE: eo.schedule = optarg; if (k8s) wrong = "--schedule"; break;
+      case OPT_PACKAGE: eo.package = optarg; if (k8s) wrong = "--package"; break;
       case 'h': free(sel.only); free(runs_on.only); return tpuci_cli_help("export", stdout);
       default: free(sel.only); free(runs_on.only); return usage_error("export", "bad option");
     }
@@ -507,8 +510,13 @@ static int cmd_export(int argc, char **argv) {
     tpuci_ctx_free(ctx);
     return r;
   }
+  nwarn = tpuci_warning_count(ctx);
   r = tpuci_export(ctx, format, &eo, &text);
   free(runs_on.only);
+  /* What the export adds (which tpuci the workflow builds), after the
+   * load's. */
+  for (; nwarn < tpuci_warning_count(ctx); nwarn++)
+    fprintf(stderr, "tpuci: warning: %s\n", tpuci_console__safe(tpuci_warning(ctx, nwarn), 1));
   if (r == 0) fputs(text, stdout);
   else fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
   tpuci_free(text);
