@@ -649,6 +649,40 @@ int tpuci_run_spec_path(tpuci_ctx_t *ctx, const char *state_dir, const char *run
 int tpuci_report(const tpuci_ctx_t *ctx, const char *format, char **out);
 
 /* ------------------------------------------------------------------ */
+/* A starting spec for a project (`tpuci init`)                        */
+
+typedef struct tpuci_init_options_s {
+  size_t size;             /* sizeof(tpuci_init_options_t) */
+  /* The project's folder, whose pytest configuration is read. NULL: ".". */
+  const char *dir;
+  /* That folder as the spec names it, relative to the folder the spec
+   * will be in (its mounts resolve against that). NULL: ".". */
+  const char *project;
+  /* The spec's file name, for its comments. NULL: "tpuci.lua". */
+  const char *spec_name;
+} tpuci_init_options_t;
+
+/* Fills `opts` with the defaults. */
+void tpuci_init_options_init(tpuci_init_options_t *opts);
+
+/* The text of a starting spec for the Python project in opts->dir
+ * (docs/cli.md, "tpuci init"): it reads pytest's configuration there as
+ * pytest finds it (pytest.ini, .pytest.ini, pyproject.toml's
+ * [tool.pytest.ini_options], tox.ini's [pytest], setup.cfg's
+ * [tool:pytest]) for testpaths, the registered markers and python_files,
+ * and proposes a pytest job per family of markers (multi-host names on
+ * an emulated v4-16 gang, TPU names on a v4-8, others plain) and one for
+ * the unmarked rest, every choice explained in a comment. It writes no
+ * file and leaves ctx's spec as it is. opts may be NULL. Returns 0 with
+ * *out the spec (it loads, and `tpuci plan` of it warns of nothing) and
+ * *summary one line saying what was read and which jobs were proposed,
+ * both freed with tpuci_free(); or TPUCI_ESPEC (a configuration file that
+ * cannot be read or parsed) or TPUCI_EUSAGE (no such folder, a size too
+ * small), with tpuci_last_error() naming the file and line. */
+int tpuci_init_spec(tpuci_ctx_t *ctx, const tpuci_init_options_t *opts, char **out,
+                    char **summary);
+
+/* ------------------------------------------------------------------ */
 /* The TPU catalogue                                                   */
 
 /* The built-in catalogue of TPU accelerator types as a table (type NULL),

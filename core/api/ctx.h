@@ -149,6 +149,7 @@ void tpuci__message(tpuci_ctx_t *ctx, const char *msg);
 #define TPUCI__ATTEMPT_INFO_MIN TPUCI__END(tpuci_attempt_info_t, log_path)
 #define TPUCI__RUNNING_INFO_MIN TPUCI__END(tpuci_running_info_t, test_ms)
 #define TPUCI__TEST_INFO_MIN TPUCI__END(tpuci_test_info_t, unaffected_since)
+#define TPUCI__INIT_OPTIONS_MIN TPUCI__END(tpuci_init_options_t, spec_name)
 #define TPUCI__BUILD_SOURCE_MIN TPUCI__END(tpuci_build_source_t, pushed)
 int tpuci__struct_in(void *dst, size_t dst_size, const void *src, size_t min);
 int tpuci__struct_out(void *out, const void *full, size_t full_size, size_t min);
