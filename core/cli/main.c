@@ -711,6 +711,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "gc") == 0) return cmd_gc(argc - 1, argv + 1);
   if (strcmp(cmd, "topologies") == 0) return tpuci_cli_topologies(argc - 1, argv + 1);
   if (strcmp(cmd, "doctor") == 0) return cmd_doctor(argc - 1, argv + 1);
+  if (strcmp(cmd, "init") == 0) return tpuci_cli_init(argc - 1, argv + 1);
   if (strcmp(cmd, "completion") == 0) {
     if (argc != 3 || tpuci_cli_completion(argv[2], stdout) != 0)
       return usage_error("completion", "say the shell: tpuci completion bash|zsh");

@@ -11,6 +11,7 @@ static const char usage_main[] =
     "Run TPU-emulated CI jobs declared in a Lua spec.\n"
     "\n"
     "commands:\n"
+    "  init           write a starting spec (tpuci.lua) for the project here\n"
     "  run SPEC       run the spec's jobs; exit 0 only if all passed\n"
     "  plan SPEC      print the expanded job instances, run nothing\n"
     "  export github SPEC  print a GitHub Actions workflow that runs SPEC\n"
@@ -255,6 +256,30 @@ static const char usage_export[] =
     "  --results-claim NAME  write results into this PersistentVolumeClaim\n"
     "                 (default: an emptyDir; pytest prints its JUnit to the log)\n";
 
+static const char usage_init[] =
+    "usage: tpuci init [--force] [--output FILE | --stdout]\n"
+    "\n"
+    "Writes a starting spec for the Python project in the current folder to\n"
+    "tpuci.lua. It reads pytest's configuration as pytest finds it (pytest.ini,\n"
+    ".pytest.ini, pyproject.toml's [tool.pytest.ini_options], tox.ini's [pytest],\n"
+    "setup.cfg's [tool:pytest]) for testpaths, the registered markers and\n"
+    "python_files, and proposes a pytest job per family of markers: tpu-like\n"
+    "names on an emulated single-host TPU v4-8, multihost, multinode or\n"
+    "distributed-like names on a two-host v4-16 (a gang), any others a job\n"
+    "each; and one job for the tests none of them marks. Together the jobs run\n"
+    "every test once; a comment explains each choice. An existing file is\n"
+    "never overwritten without --force.\n"
+    "\n"
+    "options:\n"
+    "  --force        overwrite the file if it exists\n"
+    "  --output FILE  write FILE instead of tpuci.lua (its mounts name this\n"
+    "                 folder from FILE's folder)\n"
+    "  --stdout       print the spec instead of writing a file\n"
+    "\n"
+    "exit codes: 0 written, 2 the file exists, a configuration file that\n"
+    "cannot be read or parsed (named with its line), or a bad option; 3 the\n"
+    "file cannot be written.\n";
+
 static const char usage_completion[] =
     "usage: tpuci completion bash|zsh\n"
     "\n"
@@ -315,6 +340,7 @@ int tpuci_cli_help(const char *cmd, FILE *out) {
   else if (strcmp(cmd, "flaky") == 0) fputs(usage_flaky, out);
   else if (strcmp(cmd, "doctor") == 0) fputs(usage_doctor, out);
   else if (strcmp(cmd, "completion") == 0) fputs(usage_completion, out);
+  else if (strcmp(cmd, "init") == 0) fputs(usage_init, out);
   else {
     fprintf(stderr, "tpuci: unknown command '%s'; see 'tpuci --help'\n", cmd);
     return EXIT_USAGE;
