@@ -55,8 +55,9 @@ static void tpuci__quar_say(tpuci_ctx_t *ctx) {
     said++;
   }
   if (more > 0) {
-    char *msg = tpuci__printf("quarantine: %zu more entries covered tests (summary.json's "
-                              "quarantine.matched lists each)", more);
+    char *msg = tpuci__printf("quarantine: %zu more %s covered tests (summary.json's "
+                              "quarantine.matched lists each)", more,
+                              more == 1 ? "entry" : "entries");
     tpuci__message(ctx, msg);
     free(msg);
   }
