@@ -15,8 +15,10 @@ cmake --build build -j "$(nproc)" >/dev/null
 
 sock=${DOCKER_HOST:-unix:///var/run/docker.sock}
 if ! curl -sf --max-time 2 --unix-socket "${sock#unix://}" http://localhost/_ping >/dev/null 2>&1; then
+  TPUCI_ENGINE_STARTED=0
   eval "$(bash .ci/engine-up.sh)"
-  echo "quickstart: started a Docker Engine; in your shell: export DOCKER_HOST=$DOCKER_HOST" >&2
+  if [ "$TPUCI_ENGINE_STARTED" = 1 ]; then what="started a"; else what="reusing the"; fi
+  echo "quickstart: $what private Docker Engine; in your shell: export DOCKER_HOST=$DOCKER_HOST" >&2
 else
   export DOCKER_HOST=$sock
 fi
