@@ -146,7 +146,7 @@ static void tpuci__ssh_pre(tpuci__ssh_unit_t *s, const char *buf, size_t n) {
     size_t before = (size_t) (at - s->pre.data), after = before + len;
     tpuci__ssh_emit(s, 1, s->pre.data, before);
     s->connected = 1;
-    s->u.created = 1;
+    tpuci__unit_created(&s->u);
     tpuci__unit_ready(&s->u);
     tpuci__ssh_emit(s, 1, s->pre.data + after, s->pre.len - after);
     tpuci__buf_free(&s->pre);
@@ -170,7 +170,7 @@ static void tpuci__ssh_on_rc(tpuci__sshproc_t *p) {
   long rc = -1;
   int nostart = 0;
   s->side_on = 0;
-  ua->requests--;
+  tpuci__unit_req_end(ua);
   if (p->status == 0 && s->rc_out.len > 0) {
     tpuci__buf_add(&s->rc_out, "", 0);
     nostart = strncmp(s->rc_out.data, TPUCI__SSH_RC_NOSTART "\n",
@@ -217,7 +217,7 @@ static void tpuci__ssh_side(tpuci__ssh_unit_t *s, const tpuci__strv_t *argv,
   s->side.on_output = out;
   s->side.on_done = done;
   s->side_on = 1;
-  s->u.att->requests++;
+  tpuci__unit_req_begin(s->u.att);
   tpuci__sshproc_spawn(&s->side, TPUCI__SSH_ATT(&s->u)->r->loop, argv, 0);
 }
 
@@ -233,7 +233,7 @@ static void tpuci__ssh_on_main_done(tpuci__sshproc_t *p) {
   tpuci__ssh_unit_t *s = p->data;
   tpuci__unit_att_t *ua = s->u.att;
   s->main_on = 0;
-  ua->requests--;
+  tpuci__unit_req_end(ua);
   if (!s->connected && s->pre.len > 0) tpuci__ssh_emit(s, 1, s->pre.data, s->pre.len);
   tpuci__ssh_flush(s);
   if (!s->connected) {
@@ -249,7 +249,7 @@ static void tpuci__ssh_on_main_done(tpuci__sshproc_t *p) {
                                                    "the job started", (long long) p->status));
     }
     tpuci__unit_ready(&s->u);
-  } else if (s->u.started && !s->u.ended) {
+  } else if (s->u.state == TPUCI__U_STARTED) {
     if (p->killed || p->status < 0) {
       tpuci__ssh_infra(s, "ssh did not end after SIGKILL and was killed here",
                        tpuci__sshproc_last_line(p));
@@ -280,7 +280,7 @@ static void tpuci__ssh_op_output(tpuci__unit_t *u) {
   s->main.on_output = tpuci__ssh_on_output;
   s->main.on_done = tpuci__ssh_on_main_done;
   s->main_on = 1;
-  u->att->requests++;
+  tpuci__unit_req_begin(u->att);
   tpuci__sshproc_spawn(&s->main, TPUCI__SSH_ATT(u)->r->loop, &argv, 1);
   tpuci__strv_free(&argv);
 }
@@ -330,7 +330,7 @@ static void tpuci__ssh_on_cleaned(tpuci__sshproc_t *p) {
   tpuci__ssh_unit_t *s = p->data;
   tpuci__unit_att_t *ua = s->u.att;
   s->side_on = 0;
-  ua->requests--;
+  tpuci__unit_req_end(ua);
   if (p->status != 0) {
     char *why = p->spawn_error ? tpuci__strdup(uv_strerror(p->spawn_error))
                                : tpuci__sshproc_last_line(p);

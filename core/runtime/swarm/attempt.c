@@ -51,7 +51,7 @@ static void tpuci__sw_results_check(tpuci__sw_host_t *h) {
   h->res_checked = 1;
   why = tpuci__logres_check(&h->res);
   if (why == NULL) return;
-  if (h->u.stopped || h->draining || h->u.ended_infra || att->ua.signalled || att->ua.gang_stop)
+  if (h->u.stopped || h->draining || h->u.state == TPUCI__U_LOST || att->ua.signalled || att->ua.gang_stop)
     tpuci__unit_tell(&att->ua, "the results of service %s may be incomplete (tpuci "
                      "stopped its task): %s", h->u.name, why);
   else
@@ -63,7 +63,7 @@ static void tpuci__sw_results_check(tpuci__sw_host_t *h) {
 static void tpuci__sw_on_read(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_host_t *h = p;
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
-  att->ua.requests--;
+  tpuci__unit_req_end(&att->ua);
   h->logs_done = 1;
   tpuci__ctrout_read_end(&h->out, "service", h->u.name,
                          "reading its task's logs failed", res->ok, res->error,
@@ -83,13 +83,13 @@ static void tpuci__sw_read_rest(tpuci__sw_host_t *h) {
   h->refetched = 1;
   /* A task that ended without a container never ran; one being stopped
    * may have started since the poll last looked. */
-  if (h->container_id == NULL && h->u.ended) {
+  if (h->container_id == NULL && TPUCI__U_ENDED(&h->u)) {
     h->logs_done = 1; /* it never ran: nothing to read */
     tpuci__ctrout_flush(&h->out);
     return;
   }
   tpuci__ctrout_rewind(&h->out);
-  att->ua.requests++;
+  tpuci__unit_req_begin(&att->ua);
   tpuci__sw_logs(att->sw->e.eng, h->task_id != NULL ? "/tasks/" : "/services/", id,
                  0, tpuci__ctrout_chunk, &h->out, tpuci__sw_on_read, h);
 }
@@ -100,7 +100,7 @@ static void tpuci__sw_read_rest(tpuci__sw_host_t *h) {
 static int tpuci__sw_read_at_end(const tpuci__sw_host_t *h) {
   const tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
   if (h->u.stopped) return 0;
-  if (h->u.ended) return 1;
+  if (TPUCI__U_ENDED(&h->u)) return 1;
   return (att->ua.signalled || att->ua.gang_stop) && att->ua.infra == NULL &&
          att->ua.phase == TPUCI__UP_RUN;
 }
@@ -109,7 +109,7 @@ static void tpuci__sw_on_follow_end(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_host_t *h = p;
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
   int drained = h->draining;
-  if (!drained) att->ua.requests--;
+  if (!drained) tpuci__unit_req_end(&att->ua);
   h->follow = NULL;
   if (drained) {
     /* A stopped task's log, followed until it was gone. */
@@ -119,7 +119,7 @@ static void tpuci__sw_on_follow_end(void *p, const tpuci__engine_res_t *res) {
     tpuci__unit_step(&att->ua);
     return;
   }
-  if (!h->follow_cancelled && !h->u.ended && !h->u.stopped &&
+  if (!h->follow_cancelled && !TPUCI__U_ENDED(&h->u) && !h->u.stopped &&
       res->error != UV_ECANCELED) {
     /* A followed task log never ends by itself: the engine went away
      * (a restart) or the connection broke. The poll follows it again
@@ -136,7 +136,7 @@ static void tpuci__sw_on_follow_end(void *p, const tpuci__engine_res_t *res) {
    * service goes (the stream may have started late or missed the last
    * lines); after an engine failure its output ends here. */
   if (tpuci__sw_read_at_end(h)) tpuci__sw_read_rest(h);
-  else if (h->u.ended || h->u.stopped || att->ua.signalled || att->ua.gang_stop || att->ua.infra)
+  else if (TPUCI__U_ENDED(&h->u) || h->u.stopped || att->ua.signalled || att->ua.gang_stop || att->ua.infra)
     tpuci__ctrout_flush(&h->out);
   tpuci__unit_step(&att->ua);
 }
@@ -153,7 +153,7 @@ static void tpuci__sw_halt(tpuci__sw_att_t *att) {
   size_t i;
   for (i = 0; i < att->ua.nunits; i++) {
     tpuci__sw_host_t *h = TPUCI__SW_HOST(att, i);
-    if (!h->u.ended) tpuci__sw_follow_cancel(h);
+    if (!TPUCI__U_ENDED(&h->u)) tpuci__sw_follow_cancel(h);
   }
 }
 
@@ -165,14 +165,14 @@ static void tpuci__sw_timer_cb(uv_timer_t *t) {
   tpuci__sw_att_t *att = t->data;
   size_t i;
   att->timer_pending = 0;
-  att->ua.requests--;
+  tpuci__unit_req_end(&att->ua);
   if (att->ua.phase == TPUCI__UP_RUN) {
     for (i = 0; i < att->ua.nunits; i++) {
       tpuci__sw_host_t *h = TPUCI__SW_HOST(att, i);
       if (h->inspect_tries <= 0 || h->u.oom || h->u.stopped) continue;
       if (h->inspect_tries > 0 && h->inspect_tries < 100) {
         h->inspect_tries += 100; /* asked */
-        att->ua.requests++;
+        tpuci__unit_req_begin(&att->ua);
         tpuci__engine_container_inspect(att->sw->e.eng, h->container_id,
                                         tpuci__sw_on_inspected, h);
       }
@@ -185,7 +185,7 @@ static void tpuci__sw_on_inspected(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_host_t *h = p;
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
   int tries = h->inspect_tries - 100;
-  att->ua.requests--;
+  tpuci__unit_req_end(&att->ua);
   h->inspect_tries = tries;
   if (res->ok) {
     json_t *state = json_object_get(res->json, "State");
@@ -195,7 +195,7 @@ static void tpuci__sw_on_inspected(void *p, const tpuci__engine_res_t *res) {
       h->inspect_tries = tries + 1;
       if (!att->timer_pending) {
         att->timer_pending = 1;
-        att->ua.requests++;
+        tpuci__unit_req_begin(&att->ua);
         uv_timer_start(&att->ua.timer, tpuci__sw_timer_cb, 200, 0);
       }
       return;
@@ -219,7 +219,7 @@ static void tpuci__sw_oom_check(tpuci__sw_host_t *h) {
   if (h->node_id != NULL && sw->manager_node != NULL &&
       strcmp(h->node_id, sw->manager_node) == 0 && h->container_id != NULL) {
     h->inspect_tries = 101;
-    att->ua.requests++;
+    tpuci__unit_req_begin(&att->ua);
     tpuci__engine_container_inspect(sw->e.eng, h->container_id,
                                     tpuci__sw_on_inspected, h);
     return;
@@ -254,7 +254,7 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t) {
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
   uint64_t now = uv_now(att->sw->e.loop);
 
-  if (att->ua.phase != TPUCI__UP_RUN || h->u.ended || h->u.stopped || t->id == NULL)
+  if (att->ua.phase != TPUCI__UP_RUN || TPUCI__U_ENDED(&h->u) || h->u.stopped || t->id == NULL)
     return;
   /* With no restarts there is one task; a second would be the swarm's
    * replacement, and the first decides. */
@@ -286,7 +286,7 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t) {
       tpuci__ctrout_rewind(&h->out);
     }
     h->followed = 1;
-    att->ua.requests++;
+    tpuci__unit_req_begin(&att->ua);
     h->follow = tpuci__sw_logs(att->sw->e.eng, "/tasks/", h->task_id, 1,
                                     tpuci__ctrout_chunk, &h->out,
                                     tpuci__sw_on_follow_end, h);
@@ -322,7 +322,7 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t) {
 static void tpuci__sw_on_ctr_looked(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_host_t *h = p;
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
-  att->ua.requests--;
+  tpuci__unit_req_end(&att->ua);
   h->ctr_asking = 0;
   /* Still there: asked again at the next poll. */
   if (res->status == 404 || res->error != 0) h->gone = 1;
@@ -332,7 +332,7 @@ static void tpuci__sw_on_ctr_looked(void *p, const tpuci__engine_res_t *res) {
 void tpuci__sw_on_absent(tpuci__sw_host_t *h) {
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
   if (att->ua.phase == TPUCI__UP_RUN) {
-    if (h->u.ended || h->u.stopped) return;
+    if (TPUCI__U_ENDED(&h->u) || h->u.stopped) return;
     /* Someone else removed the service. */
     h->u.stopped = 1;
     h->removed = 1;
@@ -349,7 +349,7 @@ void tpuci__sw_on_absent(tpuci__sw_host_t *h) {
         sw->manager_node != NULL && strcmp(h->node_id, sw->manager_node) == 0) {
       /* Its container, on the manager, goes a moment after the task. */
       h->ctr_asking = 1;
-      att->ua.requests++;
+      tpuci__unit_req_begin(&att->ua);
       tpuci__engine_container_inspect(sw->e.eng, h->container_id,
                                       tpuci__sw_on_ctr_looked, h);
       return;
@@ -509,7 +509,7 @@ void tpuci__sw_op_start(tpuci__unit_t *u) {
 static void tpuci__sw_on_created(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_host_t *h = p;
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
-  att->ua.requests--;
+  tpuci__unit_req_end(&att->ua);
   if (res->status == 409 && h->create_tries < 3 && !att->ua.signalled) {
     /* The name is taken (run ids are unique per state folder only). */
     char *name = tpuci__name_suffixed(h->u.name, TPUCI__SW_NAME_MAX);
@@ -517,7 +517,7 @@ static void tpuci__sw_on_created(void *p, const tpuci__engine_res_t *res) {
     h->u.name = name;
     h->create_tries++;
     json_object_set_new(h->body, "Name", json_string(name));
-    att->ua.requests++;
+    tpuci__unit_req_begin(&att->ua);
     tpuci__sw_service_create(att->sw->e.eng, h->body, tpuci__sw_host_auth(h),
                              tpuci__sw_on_created, h);
     return;
@@ -526,7 +526,7 @@ static void tpuci__sw_on_created(void *p, const tpuci__engine_res_t *res) {
     const char *id = json_string_value(json_object_get(res->json, "ID"));
     if (id != NULL) {
       h->id = tpuci__strdup(id);
-      h->u.created = 1;
+      tpuci__unit_created(&h->u);
     } else {
       tpuci__sw_infra(att, tpuci__printf("swarm: creating service %s: the "
                                          "answer has no ID",
@@ -547,14 +547,14 @@ void tpuci__sw_op_create(tpuci__unit_t *u) {
     json_object_set_new(json_array_get(nets, 0), "Target",
                         json_string(att->net.id));
   }
-  att->ua.requests++;
+  tpuci__unit_req_begin(&att->ua);
   tpuci__sw_service_create(att->sw->e.eng, h->body, tpuci__sw_host_auth(h),
                            tpuci__sw_on_created, h);
 }
 
 static void tpuci__sw_on_net_created(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_att_t *att = p;
-  att->ua.requests--;
+  tpuci__unit_req_end(&att->ua);
   if (res->ok && att->net.id == NULL)
     tpuci__sw_infra(att, tpuci__strdup("swarm: creating the gang's network: "
                                        "the answer has no Id"));
@@ -567,7 +567,7 @@ static void tpuci__sw_on_net_created(void *p, const tpuci__engine_res_t *res) {
 void tpuci__sw_op_net_create(tpuci__unit_att_t *ua) {
   tpuci__sw_att_t *att = (tpuci__sw_att_t *) ua;
   if (!att->own_net) return;
-  ua->requests++;
+  tpuci__unit_req_begin(ua);
   att->net.eng = att->sw->e.eng;
   att->net.name_max = TPUCI__SW_NAME_MAX;
   tpuci__net_create(&att->net, &ua->signalled, tpuci__sw_on_net_created, att);
@@ -583,7 +583,7 @@ void tpuci__sw_op_stop(tpuci__unit_t *u, int signum) {
   if (h->res_on && h->follow != NULL && !h->follow_cancelled) {
     if (!h->draining) {
       h->draining = 1;
-      TPUCI__SW_ATT(h)->ua.requests--;
+      tpuci__unit_req_end(u->att);
     }
     return;
   }
@@ -598,7 +598,7 @@ void tpuci__sw_op_stop(tpuci__unit_t *u, int signum) {
 static void tpuci__sw_on_removed(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_host_t *h = p;
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
-  att->ua.requests--;
+  tpuci__unit_req_end(&att->ua);
   if (res->ok || res->status == 404) {
     h->removed = 1;
   } else {
@@ -613,7 +613,7 @@ void tpuci__sw_op_remove(tpuci__unit_t *u) {
   tpuci__sw_host_t *h = (tpuci__sw_host_t *) u;
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
   if (h->id == NULL || h->removed) return;
-  att->ua.requests++;
+  tpuci__unit_req_begin(&att->ua);
   tpuci__sw_service_remove(att->sw->e.eng, h->id, tpuci__sw_on_removed, h);
 }
 
@@ -621,13 +621,13 @@ static void tpuci__sw_on_net_removed(void *p, const tpuci__engine_res_t *res);
 
 void tpuci__sw_net_remove(tpuci__unit_att_t *ua) {
   tpuci__sw_att_t *att = (tpuci__sw_att_t *) ua;
-  if (tpuci__net_remove(&att->net, tpuci__sw_on_net_removed, att)) ua->requests++;
+  if (tpuci__net_remove(&att->net, tpuci__sw_on_net_removed, att)) tpuci__unit_req_begin(ua);
 }
 
 static void tpuci__sw_on_net_removed(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_att_t *att = p;
   int tries = att->net.rm_tries;
-  att->ua.requests--;
+  tpuci__unit_req_end(&att->ua);
   if (tpuci__net_remove_again(&att->net, res, TPUCI__SW_NET_RM_TRIES)) {
     /* While the swarm still has endpoints on it: 250 ms more a try, up
      * to a second. */
