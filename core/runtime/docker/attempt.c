@@ -51,6 +51,30 @@ void tpuci__dk_infra(tpuci__dk_att_t *att, const char *step,
     att->ua.infra = tpuci__printf("docker engine: %s failed: %s", step, msg);
 }
 
+/* The engine host's machine (driver.h): its table, and its one setter. */
+static const char *const tpuci__dk_names[] = {
+  "NEW", "ATTACHING", "ATTACHED", "STREAMED", "BROKEN", "REFETCH", "INSPECT",
+  "REINSPECT", "REMOVED"};
+#define TPUCI__DK_GOES TPUCI__MOVE(TPUCI__DK_REMOVED)
+static const unsigned tpuci__dk_moves[] = {
+  [TPUCI__DK_NEW] = TPUCI__MOVE(TPUCI__DK_ATTACHING) | TPUCI__DK_GOES,
+  [TPUCI__DK_ATTACHING] = TPUCI__MOVE(TPUCI__DK_ATTACHED) | TPUCI__MOVE(TPUCI__DK_STREAMED) |
+                          TPUCI__MOVE(TPUCI__DK_BROKEN),
+  [TPUCI__DK_ATTACHED] = TPUCI__MOVE(TPUCI__DK_STREAMED) | TPUCI__MOVE(TPUCI__DK_BROKEN),
+  [TPUCI__DK_STREAMED] = TPUCI__MOVE(TPUCI__DK_INSPECT) | TPUCI__DK_GOES,
+  [TPUCI__DK_BROKEN] = TPUCI__MOVE(TPUCI__DK_REFETCH) | TPUCI__DK_GOES,
+  [TPUCI__DK_REFETCH] = TPUCI__MOVE(TPUCI__DK_INSPECT) | TPUCI__DK_GOES,
+  [TPUCI__DK_INSPECT] = TPUCI__MOVE(TPUCI__DK_REINSPECT) | TPUCI__DK_GOES,
+  [TPUCI__DK_REINSPECT] = TPUCI__MOVE(TPUCI__DK_INSPECT),
+  [TPUCI__DK_REMOVED] = 0,
+};
+
+static void tpuci__dk_set(tpuci__dk_ctr_t *c, tpuci__dk_state_t to) {
+  tpuci__unit_move(c->u.att, "container", c->u.name, tpuci__dk_names, tpuci__dk_moves,
+                   (int) c->state, (int) to);
+  c->state = to;
+}
+
 /* stop: signals. */
 
 static void tpuci__dk_on_killed(void *p, const tpuci__engine_res_t *res) {
@@ -94,9 +118,8 @@ static void tpuci__dk_on_refetched(void *p, const tpuci__engine_res_t *res) {
  * what the stream brought. */
 static void tpuci__dk_maybe_refetch(tpuci__dk_ctr_t *c) {
   tpuci__dk_att_t *att = TPUCI__DK_ATT(&c->u);
-  if (!c->attach_broken || !TPUCI__U_ENDED(&c->u) || c->attach != NULL || c->refetched)
-    return;
-  c->refetched = 1;
+  if (c->state != TPUCI__DK_BROKEN || !TPUCI__U_ENDED(&c->u)) return;
+  tpuci__dk_set(c, TPUCI__DK_REFETCH);
   tpuci__ctrout_rewind(&c->out);
   tpuci__unit_req_begin(&att->ua);
   tpuci__engine_container_logs(att->dk->e.eng, c->id, tpuci__ctrout_chunk,
@@ -105,7 +128,7 @@ static void tpuci__dk_maybe_refetch(tpuci__dk_ctr_t *c) {
 
 static void tpuci__dk_on_attached(void *p) {
   tpuci__dk_ctr_t *c = p;
-  c->attached = 1;
+  tpuci__dk_set(c, TPUCI__DK_ATTACHED);
   tpuci__unit_ready(&c->u);
 }
 
@@ -115,12 +138,13 @@ static void tpuci__dk_on_attach_end(void *p, const tpuci__engine_res_t *res) {
   tpuci__unit_req_end(&att->ua);
   c->attach = NULL;
   tpuci__ctrout_flush(&c->out);
-  if (!c->attached) {
+  if (c->state == TPUCI__DK_ATTACHING) {
     /* Never attached: the container still runs, its logs come after. */
-    if (res->error != UV_ECANCELED) c->attach_broken = 1;
+    tpuci__dk_set(c, res->error != UV_ECANCELED ? TPUCI__DK_BROKEN : TPUCI__DK_STREAMED);
     tpuci__unit_ready(&c->u);
-  } else if (!res->ok && res->error != UV_ECANCELED) {
-    c->attach_broken = 1;
+  } else {
+    tpuci__dk_set(c, !res->ok && res->error != UV_ECANCELED ? TPUCI__DK_BROKEN
+                                                            : TPUCI__DK_STREAMED);
   }
   tpuci__dk_maybe_refetch(c);
   tpuci__unit_step(&att->ua);
@@ -129,6 +153,7 @@ static void tpuci__dk_on_attach_end(void *p, const tpuci__engine_res_t *res) {
 static void tpuci__dk_op_output(tpuci__unit_t *u) {
   tpuci__dk_ctr_t *c = (tpuci__dk_ctr_t *) u;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(u);
+  tpuci__dk_set(c, TPUCI__DK_ATTACHING);
   tpuci__unit_req_begin(&att->ua);
   c->attach = tpuci__engine_container_attach(
       att->dk->e.eng, c->id, tpuci__dk_on_attached, tpuci__ctrout_chunk, &c->out,
@@ -163,9 +188,9 @@ static void tpuci__dk_on_stats_end(void *p, const tpuci__engine_res_t *res) {
   tpuci__unit_step(&att->ua);
 }
 
+/* Cancels it (again: a cancelled request stays so, http.h). */
 static void tpuci__dk_stats_stop(tpuci__dk_ctr_t *c) {
-  if (c->stats == NULL || c->stats_cancelled) return;
-  c->stats_cancelled = 1;
+  if (c->stats == NULL) return;
   tpuci__engine_cancel(TPUCI__DK_ATT(&c->u)->dk->e.eng, c->stats);
 }
 
@@ -369,8 +394,8 @@ static void tpuci__dk_reinspect_cb(uv_timer_t *t) {
   size_t i;
   for (i = 0; i < att->ua.nunits; i++) {
     tpuci__dk_ctr_t *c = TPUCI__DK_CTR(att, i);
-    if (!c->reinspect) continue;
-    c->reinspect = 0;
+    if (c->state != TPUCI__DK_REINSPECT) continue;
+    tpuci__dk_set(c, TPUCI__DK_INSPECT);
     /* The request counted while waiting becomes this inspection's. */
     tpuci__engine_container_inspect(att->dk->e.eng, c->id, tpuci__dk_on_inspected, c);
   }
@@ -401,7 +426,7 @@ static void tpuci__dk_on_inspected(void *p, const tpuci__engine_res_t *res) {
      * ran say whether the limit was reached. */
     if (tpuci__dk_unreported_kill(c) && c->inspect_tries < 5) {
       c->inspect_tries++;
-      c->reinspect = 1;
+      tpuci__dk_set(c, TPUCI__DK_REINSPECT);
       tpuci__unit_req_begin(&att->ua);
       att->ua.timer.data = att;
       uv_timer_start(&att->ua.timer, tpuci__dk_reinspect_cb, 200, 0);
@@ -420,6 +445,7 @@ static void tpuci__dk_op_classify(tpuci__unit_t *u) {
   tpuci__dk_ctr_t *c = (tpuci__dk_ctr_t *) u;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(u);
   tpuci__http_req_t *r;
+  tpuci__dk_set(c, TPUCI__DK_INSPECT);
   tpuci__unit_req_begin(&att->ua);
   r = tpuci__engine_container_inspect(att->dk->e.eng, c->id, tpuci__dk_on_inspected, c);
   if (tpuci__dk_unasked_signal(c)) tpuci__http_set_fresh(r);
@@ -432,7 +458,7 @@ static void tpuci__dk_on_removed(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_att_t *att = TPUCI__DK_ATT(&c->u);
   tpuci__unit_req_end(&att->ua);
   if (res->ok || res->status == 404) {
-    c->removed = 1;
+    tpuci__dk_set(c, TPUCI__DK_REMOVED);
   } else if (tpuci__dk_no_answer(res)) {
     /* The engine stopped: removed when it answers again. */
     tpuci__dk_orphan(att->dk, 0, c->id, c->u.name);
