@@ -52,7 +52,7 @@ static int tpuci__sw_wants(const tpuci__sw_host_t *h, int by) {
     return att->phase == TPUCI__UP_RUN && h->id != NULL && !TPUCI__U_ENDED(&h->u) &&
            !h->u.stopped;
   return att->phase == TPUCI__UP_GONE && h->task_id != NULL && h->id != NULL &&
-         !h->gone;
+         !TPUCI__SW_WENT(h);
 }
 
 typedef struct {
