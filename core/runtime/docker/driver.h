@@ -1,7 +1,10 @@
 /* The docker runtime driver's own parts, shared by its files: the
- * runtime object (driver.c), an attempt's phases (attempt.c) and the
- * checks before a run (prepare.c). Nothing outside runtime/docker/
- * includes this. */
+ * runtime object (driver.c), an attempt's operations and its hosts'
+ * state machine (attempt.c), the checks before a run (prepare.c), what
+ * an attempt could not remove and closing (objects.c); `tpuci gc` and
+ * `tpuci doctor` (maint.c, netprobe.c) need only runtime.h and
+ * netprobe.h.
+ * Nothing outside runtime/docker/ includes this. */
 #ifndef TPUCI_RUNTIME_DOCKER_DRIVER_H
 #define TPUCI_RUNTIME_DOCKER_DRIVER_H
 

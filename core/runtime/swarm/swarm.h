@@ -1,7 +1,8 @@
 /* The swarm runtime driver's own parts, shared by its files: the runtime
- * object and the task poll (driver.c), an attempt's phases (attempt.c),
- * a gang's go (go.c), the checks before a run (prepare.c), `tpuci gc`
- * and `tpuci doctor` (maint.c), the Engine API's swarm endpoints
+ * object (driver.c), the task poll (poll.c), an attempt's operations
+ * (attempt.c), a host's two state machines and closing (objects.c), a
+ * gang's go (go.c), the checks before a run (prepare.c), `tpuci gc` and
+ * `tpuci doctor` (maint.c), the Engine API's swarm endpoints
  * (endpoints.c) and what a service looks like (service.c, pure).
  * Nothing outside runtime/swarm/ includes this.
  *
