@@ -231,7 +231,8 @@ typedef enum {
   /* A pytest test failed, as its process's progress reported it (within
    * a second, while the process runs on): `test` is its node id,
    * `message` the first line of what was raised (or NULL), `attempt` 0
-   * for the instance's failing-first process. Once per test and
+   * for the instance's failing-first process, -1 for a process after its
+   * attempts (a new test run again: pytest.new_tests). Once per test and
    * process. */
   TPUCI_EVENT_TEST_FAILED
 } tpuci_event_type_t;
@@ -287,7 +288,7 @@ typedef struct tpuci_event_s {
 typedef void (*tpuci_event_cb)(tpuci_ctx_t *ctx, const tpuci_event_t *ev,
                                void *userdata);
 
-#define TPUCI_RUN_OPTIONS_VERSION 3
+#define TPUCI_RUN_OPTIONS_VERSION 4
 
 /* Fields are only ever added at the end, with a new version: tpuci reads
  * only the fields of the version the caller names and takes the defaults
@@ -345,6 +346,12 @@ typedef struct tpuci_run_options_s {
    * (`tpuci run --no-cache`), as when the environment variable
    * TPUCI_NO_CACHE is set to anything but "" or "0". */
   int no_cache;
+  /* Version 4. Only what a change can affect (docs/pytest.md): 1, every
+   * pytest instance runs as with pytest.select = "affected" (`tpuci run
+   * --affected`); `no_select` 1, every test runs, what each needs still
+   * recorded (`--no-select`). */
+  int affected;
+  int no_select;
 } tpuci_run_options_t;
 
 /* Fills `opts` with the defaults. */
@@ -443,8 +450,10 @@ typedef struct tpuci_test_info_s {
   size_t size;              /* sizeof(tpuci_test_info_t) */
   const char *id;           /* pytest node id */
   const char *outcome;      /* "passed", "failed", "error", "skipped", "xfail",
-                               or "not-run": collected, but no attempt reported
-                               a result for it (the attempts were cut short) */
+                               "unaffected" (left out: nothing it needs
+                               changed since it passed), or "not-run":
+                               collected, but no attempt reported a result
+                               for it (the attempts were cut short) */
   int failing;              /* failed, error or not-run */
   int flaky;                /* failed on an attempt, then passed */
   int runs;                 /* attempts that ran it */
@@ -482,9 +491,13 @@ typedef struct tpuci_test_info_s {
   int order_dependent;
   const char *order;
   const char *order_polluter;
+  /* Outcome "unaffected" (docs/pytest.md, "Only what a change can
+   * affect"): left out, nothing it needs changed since it passed; the
+   * run it last passed in, or NULL. */
+  const char *unaffected_since;
 } tpuci_test_info_t;
 #define TPUCI_TEST_INFO_INIT {sizeof(tpuci_test_info_t), NULL, NULL, 0, 0, 0, 0.0, NULL, NULL, 0, \
-                              0, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, NULL, NULL}
+                              0, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, NULL, NULL, NULL}
 
 int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
                     tpuci_test_info_t *out);
@@ -568,6 +581,20 @@ int tpuci_flaky_report(const char *state_dir, int runs, int json, char **out,
  * TPUCI_ENOMATCH without a history, TPUCI_ESPEC for an invalid file. */
 int tpuci_flaky_release(const char *state_dir, const char *quarantine, int release_after,
                         char **out, char **error);
+
+/* `tpuci flaky --propose`: quarantine entries (docs/quarantine.md's YAML,
+ * to be copied into the file by hand: nothing is written) for the tests
+ * of the last `runs` runs of the history (0: all) that flipped in at
+ * least `min_rate` (0 to 1) of their runs, most flips first, each with an
+ * expiry 14 days out and the owner the CODEOWNERS file gives its file
+ * (`codeowners`, or NULL: .github/CODEOWNERS, CODEOWNERS or
+ * docs/CODEOWNERS here or above, up to the git top); tests the quarantine
+ * (`quarantine`, or NULL: tpuci-quarantine.yaml when there is one) holds
+ * are left out. *out and *error are freed with tpuci_free(); 0, or
+ * TPUCI_ENOMATCH without a history, TPUCI_ESPEC for an invalid
+ * quarantine, TPUCI_EUSAGE for a file that cannot be read. */
+int tpuci_flaky_propose(const char *state_dir, const char *quarantine, const char *codeowners,
+                        int runs, double min_rate, char **out, char **error);
 
 /* The spec path recorded in a past run's summary; *out is freed with
  * tpuci_free(). */

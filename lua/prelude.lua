@@ -1248,8 +1248,11 @@ local JOB_KEYS = { "name", "run", "cmd", "pytest", "env", "workdir", "timeout", 
 local JOB_SET = set_of(JOB_KEYS)
 
 local PYTEST_KEYS = { "markers", "k", "args", "options", "shards", "shard_by", "allow_empty",
-                      "failed_first", "python", "test_timeout" }
+                      "failed_first", "python", "test_timeout", "select", "select_always",
+                      "new_tests" }
 local PYTEST_SET = set_of(PYTEST_KEYS)
+local NEW_TESTS_KEYS = { "runs" }
+local NEW_TESTS_SET = set_of(NEW_TESTS_KEYS)
 
 -- pytest = { markers = "tpu", k = "...", args = { "tests/" }, shards = 4,
 --            allow_empty = false, python = "python3", options = { "-x" } }
@@ -1361,6 +1364,38 @@ local function pytest_spec(d, j, t, mkeys, keys)
   -- order of their file (a fixture's leftovers) pass as in serial pytest.
   local by = rawget(t, "shard_by")
   py.shard_by = by ~= nil and enum(d, "pytest.shard_by", by, { "file", "class", "test" }) or "file"
+  -- select = "affected": only the tests a change can affect run
+  -- (docs/pytest.md, "Only what a change can affect"); select_always:
+  -- globs of test files that always run.
+  local sel = rawget(t, "select")
+  py.select = sel ~= nil and enum(d, "pytest.select", sel, { "all", "affected" }) or "all"
+  local always = rawget(t, "select_always")
+  if always ~= nil then
+    if type(always) ~= "table" then
+      fail(d, "pytest.select_always",
+           'expected a list of globs like { "tests/integration/**" }, got ' .. tname(always))
+    end
+    local n = check_list(d, "pytest.select_always", always, "select_always")
+    local list = {}
+    for i = 1, n do
+      local p = "pytest.select_always[" .. i .. "]"
+      list[i] = nonempty(d, p, rawget(always, i), "a glob")
+    end
+    py.select_always = list
+  end
+  -- new_tests = { runs = N }: a test the history has never seen runs
+  -- N times before its pass counts (docs/pytest.md, "New tests"); not
+  -- `repeat`, a Lua keyword that a table constructor cannot take bare.
+  local nt = rawget(t, "new_tests")
+  if nt ~= nil then
+    if type(nt) ~= "table" then
+      fail(d, "pytest.new_tests", "expected a table like { runs = 5 }, got " .. tname(nt))
+    end
+    check_keys(d, "pytest.new_tests", nt, NEW_TESTS_KEYS, NEW_TESTS_SET)
+    local runs = rawget(nt, "runs")
+    if runs == nil then fail(d, "pytest.new_tests.runs", "is required (how many runs in all)") end
+    py.new_tests_runs = integer(d, "pytest.new_tests.runs", runs, 2, 50)
+  end
   local tt = rawget(t, "test_timeout")
   if tt ~= nil then
     py.test_timeout_ms = duration(d, "pytest.test_timeout", tt)

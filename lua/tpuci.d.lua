@@ -178,8 +178,18 @@
 ---@field failed_first? boolean
 ---The longest one test may take (setup, call and teardown), at least `"1s"`: a test over it fails with the stack of every thread, and pytest goes on with the next test (default: none; the job's `timeout` still bounds the attempt).
 ---@field test_timeout? tpuci.Duration
+---`"affected"`: only the tests a change can affect run; the others are `unaffected` (default `"all"`): each test's files are recorded as it runs (docs/pytest.md, "Only what a change can affect").
+---@field select? "all"|"affected"
+---Globs of test files (relative to pytest's rootdir) that always run with `select = "affected"` (what tracing cannot see: a C extension rebuilt, data a library reads itself).
+---@field select_always? string[]
 ---The interpreter (default `"python3"`): `python -m pytest ...`.
 ---@field python? string
+---`{ runs = N }` (2..50): a test the history (`.tpuci/history.jsonl`) has never seen for this job runs N times in all (its attempt, then N-1 more in processes of their own) before its pass counts; failing any of them fails the job (docs/pytest.md, "New tests").
+---@field new_tests? tpuci.NewTests
+
+---@class tpuci.NewTests
+---How many runs a new test gets in all, 2..50.
+---@field runs integer
 
 ---`matrix = { key = { values... }, exclude = {...}, include = {...} }`: one
 ---instance per combination. Keys are sorted by name; the last varies

@@ -5,6 +5,8 @@
 # need, and netavark with aardvark-dns named, as recommends are not
 # installed). docker-registry and apache2-utils (htpasswd):
 # tests/docker/registry.sh's private registry with logins.
+# python3-pyflakes: the syntax check of the embedded Python
+# (tests/pytest/plugin/check_syntax.py).
 # python3-ruamel.yaml: tests/export/hostile.sh reads exports back as a
 # YAML 1.2 reader does.
 # openssh-server, openssh-client, iproute2: tests/ssh/'s workers (sshds in
@@ -15,7 +17,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config git ca-certificates curl python3
       liblua5.4-dev libuv1-dev libyaml-dev libcurl4-openssl-dev libjansson-dev
       libexpat1-dev libssl-dev libcmocka-dev parallel busybox-static debootstrap docker.io
-      python3-yaml python3-jsonschema python3-pytest chromium groff-base zsh
+      python3-yaml python3-jsonschema python3-pytest python3-pyflakes chromium groff-base zsh
       python3-kubernetes kubernetes-client podman catatonit netavark aardvark-dns
       clang libclang-rt-14-dev libxml2-utils cmark-gfm jq npm
       docker-registry apache2-utils python3-ruamel.yaml

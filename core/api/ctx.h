@@ -1,9 +1,16 @@
 /* core/api/: the library's public functions (include/tpuci.h). A context
- * loads a spec into a plan (load.c), runs it (run.c), keeps the results
- * and writes the records (results.c), and reads past runs back (past.c);
- * ctx.c makes and frees it. The API is the only part of the core that
- * sees every other folder: it may include any of them, and none of them
- * includes it. The command line tool (core/cli/) uses only tpuci.h. */
+ * (ctx.c: what outlives a run: the options, the plan, the selection)
+ * loads a spec into a plan (plan_load.c) and runs it (run.c, the one
+ * orchestrator of a run: it makes the run's state and calls its steps,
+ * run_cache.c, run_quarantine.c, run_probe.c, which never call back);
+ * the run's state (tpuci__run_t) is freed at once (run_state.c); what a
+ * run left is read through results.c, past runs through past.c, several
+ * run folders made one through merge_runs.c; common.c holds what every
+ * file uses (the last error, messages, a record's instance). The files
+ * call each other without a circle (tests/layout/symbols.py). The API is
+ * the only part of the core that sees every other folder: it may include
+ * any of them, and none of them includes it. The command line tool
+ * (core/cli/) uses only tpuci.h. */
 #ifndef TPUCI_API_CTX_H
 #define TPUCI_API_CTX_H
 
@@ -13,6 +20,7 @@
 
 #include "base/util.h"
 #include "plan/plan.h"
+#include "pytest/kind.h"
 #include "pytest/quarantine.h"
 #include "pytest/timings.h"
 #include "report/rundir.h"
@@ -24,19 +32,19 @@
 /* The exit code of a run whose records are incomplete (docs/cli.md). */
 #define TPUCI__EXIT_RECORDS 4
 
-struct tpuci_ctx_s {
-  tpuci_ctx_options_t opts;
-  tpuci__err_t err;
-  tpuci__plan_t plan;
-  int loaded;
-  int real;       /* specs load for real TPU hardware (tpuci_set_real) */
-
-  /* The current or last run. */
+/* A run's state (ctx->run): what one tpuci_run() made, from its options
+ * to its report, or what tpuci_load_run() read back. */
+typedef struct tpuci__run_s {
   tpuci_run_options_t ropts;
   tpuci__instance_result_t *results;
   size_t nresults;
   tpuci__rundir_t rd;
   tpuci__sched_t *sched;
+  /* The job kinds of the run, pytest's then the command kind, and the
+   * pytest kind's state (what its shard groups collected, after it). */
+  tpuci__kind_binding_t kinds[2];
+  tpuci__kind_run_t *pytest_kind;
+  const char **nonfile;   /* per instance, tpuci__cache_nonfile() (borrowed) */
   uv_loop_t *own_loop;
   int running;
   int ran;
@@ -53,10 +61,12 @@ struct tpuci_ctx_s {
   json_t *report;         /* of the last run */
   int jobs;
   tpuci__timings_t timings; /* recorded test durations (state_dir) */
-  tpuci__strv_t **preselect; /* rerun --failed: failed tests per instance */
   /* Failing first: per instance, the tests that failed in its last run
    * (the history's); NULL when none. */
   tpuci__strv_t **first;
+  /* The tests the history has before the run (tpuci__flaky_recent() of
+   * the whole store), when a job has pytest.new_tests; else NULL. */
+  json_t *known;
   char *timings_path;
   tpuci__collections_t collections; /* shard groups' last collections */
   char *collections_path;
@@ -64,7 +74,7 @@ struct tpuci_ctx_s {
    * ("instance\x1fid" -> "ppf-p"), as appending the run read them; NULL
    * when nothing was appended. */
   json_t *recent;
-  /* The run's quarantine (quarantine.c): the file's entries (none: no
+  /* The run's quarantine (run_quarantine.c): the file's entries (none: no
    * quarantine), each pytest test's entry and readiness (per instance,
    * per test of its history; NULL without entries), and the instances
    * that failed only by quarantined tests. */
@@ -74,17 +84,31 @@ struct tpuci_ctx_s {
     int ready;                               /* passed its last K runs */
   } **qtests;
   unsigned char *forgiven;
+  struct tpuci__cache_run_s *cache; /* the run's keys and hits (run_cache.c) */
+} tpuci__run_t;
+
+struct tpuci_ctx_s {
+  tpuci_ctx_options_t opts;
+  tpuci__err_t err;
+  tpuci__plan_t plan;
+  int loaded;
+  int real;       /* specs load for real TPU hardware (tpuci_set_real) */
+
+  /* What the next run runs of the plan (set by selecting, before it). */
+  tpuci__strv_t **preselect; /* rerun --failed: failed tests per instance */
   int repeat;             /* tpuci_plan_repeat()'s N; 0: no probe */
-  struct tpuci__cache_run_s *cache; /* the run's keys and hits (cache.c) */
+  /* The current or last run (or a run's record read back): everything
+   * tpuci_run() makes, freed at once by the next one (run_state.c). */
+  tpuci__run_t run;
 };
 
 /* Sets ctx's last error from `e` (taken) and returns its code. */
 int tpuci__fail(tpuci_ctx_t *ctx, tpuci__err_t *e);
-/* Frees the last run's results, records and report. */
-void tpuci__results_free(tpuci_ctx_t *ctx);
+/* Frees the run state: results, records, report (run_state.c). */
+void tpuci__run_state_free(tpuci_ctx_t *ctx);
 /* Frees the node ids rerun --failed chose. */
 void tpuci__preselect_free(tpuci_ctx_t *ctx);
-/* The quarantine (quarantine.c). Reads the file when a run starts
+/* The quarantine (run_quarantine.c). Reads the file when a run starts
  * (expired entries become warnings): 0, or the error that stops it. */
 int tpuci__quar_start(tpuci_ctx_t *ctx, tpuci__strv_t *warnings, tpuci__err_t *e);
 /* When the run is over, before the verdict: each test's entry, and the
@@ -98,18 +122,21 @@ void tpuci__quar_props(const tpuci_ctx_t *ctx, size_t i, tpuci__strv_t *out);
 void tpuci__quar_report(tpuci_ctx_t *ctx);
 /* Frees the run's quarantine and what it said of its tests. */
 void tpuci__quar_free(tpuci_ctx_t *ctx);
-/* The flake probe (probe.c): the report's "repeat", each test's
+/* The flake probe (run_probe.c): the report's "repeat", each test's
  * failure rate over the repetitions. */
 void tpuci__probe_report(tpuci_ctx_t *ctx);
 /* The 95% Wilson score interval of `fails` in `runs` (runs 0: [0, 1]). */
 void tpuci__wilson(size_t fails, size_t runs, double *low, double *high);
-/* A TPUCI_EVENT_MESSAGE for the host (run.c). */
+/* A TPUCI_EVENT_MESSAGE for the host (common.c). */
 void tpuci__message(tpuci_ctx_t *ctx, const char *msg);
-/* The results cache (cache.c, docs/cache.md). When the run starts, after
+/* The results cache (run_cache.c, docs/cache.md). When the run starts, after
  * its results are made: the keys, and the hits' results filled in (off
  * with no_cache, TPUCI_NO_CACHE set to anything but "" or "0", or a flake
  * probe). */
 void tpuci__cache_start(tpuci_ctx_t *ctx, int no_cache);
+/* Instance i's inputs that are not files (runtime/inputs.h), made for a
+ * pytest instance that records what its tests need; NULL: none. */
+const char *tpuci__cache_nonfile(const tpuci_ctx_t *ctx, size_t i);
 /* Per instance, 1 for a hit (the scheduler's `done`); NULL: none. */
 const unsigned char *tpuci__cache_done(const tpuci_ctx_t *ctx);
 int tpuci__cache_hit(const tpuci_ctx_t *ctx, size_t i);

@@ -73,7 +73,7 @@ int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir,
   int r;
 
   if (ctx == NULL) return TPUCI_EUSAGE;
-  if (ctx->running) {
+  if (ctx->run.running) {
     tpuci__err_set(&e, TPUCI_ESTATE, "cannot load a run while running");
     return tpuci__fail(ctx, &e);
   }
@@ -81,36 +81,28 @@ int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir,
   if (r != 0) return tpuci__fail(ctx, &e);
   tpuci__load_record(ctx, root);
   /* The run's own folder, not `latest`, which the next run moves. */
-  ctx->summary_path = tpuci__printf("%s/runs/%s/summary.json", state_dir ? state_dir : ".tpuci",
+  ctx->run.summary_path = tpuci__printf("%s/runs/%s/summary.json", state_dir ? state_dir : ".tpuci",
                                     run_id && *run_id ? run_id
-                                    : ctx->rd.id && *ctx->rd.id ? ctx->rd.id : "latest");
+                                    : ctx->run.rd.id && *ctx->run.rd.id ? ctx->run.rd.id : "latest");
   return 0;
-}
-
-json_t *tpuci__record_instance(const tpuci_ctx_t *ctx, size_t i) {
-  json_t *insts;
-  if (ctx == NULL || ctx->loaded || ctx->running || ctx->report == NULL) return NULL;
-  insts = json_object_get(ctx->report, "instances");
-  if (json_array_size(insts) != ctx->nresults) return NULL;
-  return json_array_get(insts, i);
 }
 
 void tpuci__load_record(tpuci_ctx_t *ctx, json_t *root) {
   json_t *insts, *ji, *ja;
   size_t i, k;
 
-  tpuci__results_free(ctx);
+  tpuci__run_state_free(ctx);
   tpuci__preselect_free(ctx);
   tpuci__plan_free(&ctx->plan);
   tpuci__plan_init(&ctx->plan);
   ctx->loaded = 0; /* a record, not a runnable spec */
   ctx->plan.spec_path = tpuci__strdup(tpuci__jstr(root, "spec"));
   insts = json_object_get(root, "instances");
-  ctx->nresults = json_array_size(insts);
-  ctx->results = tpuci__calloc(ctx->nresults ? ctx->nresults : 1, sizeof(*ctx->results));
+  ctx->run.nresults = json_array_size(insts);
+  ctx->run.results = tpuci__calloc(ctx->run.nresults ? ctx->run.nresults : 1, sizeof(*ctx->run.results));
   json_array_foreach(insts, i, ji) {
     tpuci__instance_t *inst = tpuci__plan_add_instance(&ctx->plan);
-    tpuci__instance_result_t *res = &ctx->results[i];
+    tpuci__instance_result_t *res = &ctx->run.results[i];
     int o = tpuci__outcome_parse(tpuci__jstr(ji, "outcome"));
     inst->name = tpuci__strdup(tpuci__jstr(ji, "name"));
     inst->job = tpuci__strdup(tpuci__jstr(ji, "job"));
@@ -134,19 +126,19 @@ void tpuci__load_record(tpuci_ctx_t *ctx, json_t *root) {
       a->log_path = tpuci__strdup(tpuci__jstr(jt, "log"));
     }
   }
-  ctx->rd.id = tpuci__strdup(tpuci__jstr(root, "run_id"));
-  ctx->rd.dir = tpuci__strdup(tpuci__jstr(root, "run_dir"));
-  ctx->exit_code = tpuci__jint(root, "exit_code", 1);
-  ctx->verdict = tpuci__report_verdict_code(tpuci__jstr(root, "verdict"));
-  if (ctx->verdict < 0) ctx->verdict = ctx->exit_code;
+  ctx->run.rd.id = tpuci__strdup(tpuci__jstr(root, "run_id"));
+  ctx->run.rd.dir = tpuci__strdup(tpuci__jstr(root, "run_dir"));
+  ctx->run.exit_code = tpuci__jint(root, "exit_code", 1);
+  ctx->run.verdict = tpuci__report_verdict_code(tpuci__jstr(root, "verdict"));
+  if (ctx->run.verdict < 0) ctx->run.verdict = ctx->run.exit_code;
   json_array_foreach(json_object_get(root, "write_errors"), k, ja) {
-    tpuci__strv_push(&ctx->write_paths, tpuci__jstr(ja, "path"));
-    tpuci__strv_push(&ctx->write_errors, tpuci__jstr(ja, "error"));
+    tpuci__strv_push(&ctx->run.write_paths, tpuci__jstr(ja, "path"));
+    tpuci__strv_push(&ctx->run.write_errors, tpuci__jstr(ja, "error"));
   }
-  ctx->duration_ms = (uint64_t) json_integer_value(json_object_get(root, "duration_ms"));
-  ctx->jobs = tpuci__jint(root, "jobs", 1);
-  ctx->report = root;
-  ctx->ran = 1;
+  ctx->run.duration_ms = (uint64_t) json_integer_value(json_object_get(root, "duration_ms"));
+  ctx->run.jobs = tpuci__jint(root, "jobs", 1);
+  ctx->run.report = root;
+  ctx->run.ran = 1;
   tpuci__err_clear(&ctx->err);
 }
 

@@ -14,35 +14,35 @@
 /* ------------------------------------------------------------------ */
 /* Results                                                             */
 
-int tpuci_run_exit_code(const tpuci_ctx_t *ctx) { return ctx->exit_code; }
+int tpuci_run_exit_code(const tpuci_ctx_t *ctx) { return ctx->run.exit_code; }
 
 const char *tpuci_run_verdict(const tpuci_ctx_t *ctx) {
-  return ctx->ran && !ctx->running ? tpuci__report_verdict(ctx->verdict) : NULL;
+  return ctx->run.ran && !ctx->run.running ? tpuci__report_verdict(ctx->run.verdict) : NULL;
 }
 
-size_t tpuci_run_write_errors(const tpuci_ctx_t *ctx) { return ctx->write_paths.len; }
+size_t tpuci_run_write_errors(const tpuci_ctx_t *ctx) { return ctx->run.write_paths.len; }
 
-const char *tpuci_run_summary_path(const tpuci_ctx_t *ctx) { return ctx->summary_path; }
+const char *tpuci_run_summary_path(const tpuci_ctx_t *ctx) { return ctx->run.summary_path; }
 
-const char *tpuci_run_id(const tpuci_ctx_t *ctx) { return ctx->rd.id; }
+const char *tpuci_run_id(const tpuci_ctx_t *ctx) { return ctx->run.rd.id; }
 
-const char *tpuci_run_dir(const tpuci_ctx_t *ctx) { return ctx->rd.dir; }
+const char *tpuci_run_dir(const tpuci_ctx_t *ctx) { return ctx->run.rd.dir; }
 
-uint64_t tpuci_run_duration_ms(const tpuci_ctx_t *ctx) { return ctx->duration_ms; }
+uint64_t tpuci_run_duration_ms(const tpuci_ctx_t *ctx) { return ctx->run.duration_ms; }
 
 size_t tpuci_outcome_count(const tpuci_ctx_t *ctx, tpuci_outcome_t outcome) {
   size_t i, n = 0;
-  for (i = 0; i < ctx->nresults; i++)
-    if (ctx->plan.instances[i].selected && ctx->results[i].outcome == outcome) n++;
+  for (i = 0; i < ctx->run.nresults; i++)
+    if (ctx->plan.instances[i].selected && ctx->run.results[i].outcome == outcome) n++;
   return n;
 }
 
 tpuci_outcome_t tpuci_instance_outcome(const tpuci_ctx_t *ctx, size_t i) {
-  return i < ctx->nresults ? ctx->results[i].outcome : TPUCI_OUTCOME_NONE;
+  return i < ctx->run.nresults ? ctx->run.results[i].outcome : TPUCI_OUTCOME_NONE;
 }
 
 size_t tpuci_attempt_count(const tpuci_ctx_t *ctx, size_t i) {
-  return i < ctx->nresults ? ctx->results[i].nattempts : 0;
+  return i < ctx->run.nresults ? ctx->run.results[i].nattempts : 0;
 }
 
 /* Copies a filled struct `full` (whose first member is its size_t size)
@@ -70,7 +70,7 @@ int tpuci_running_info(tpuci_ctx_t *ctx, size_t i, tpuci_running_info_t *out) {
   tpuci__running_t now;
   tpuci_running_info_t full;
   if (ctx == NULL || out == NULL) return TPUCI_EUSAGE;
-  if (!ctx->running || ctx->sched == NULL || tpuci__sched_running(ctx->sched, i, &now) != 0)
+  if (!ctx->run.running || ctx->run.sched == NULL || tpuci__sched_running(ctx->run.sched, i, &now) != 0)
     return TPUCI_ESTATE;
   memset(&full, 0, sizeof(full));
   full.size = sizeof(full);
@@ -88,8 +88,8 @@ int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
   const tpuci__attempt_result_t *a;
   tpuci_attempt_info_t full;
   if (ctx == NULL || out == NULL) return TPUCI_EUSAGE;
-  if (i >= ctx->nresults || k >= ctx->results[i].nattempts) return TPUCI_EUSAGE;
-  a = &ctx->results[i].attempts[k];
+  if (i >= ctx->run.nresults || k >= ctx->run.results[i].nattempts) return TPUCI_EUSAGE;
+  a = &ctx->run.results[i].attempts[k];
   memset(&full, 0, sizeof(full));
   full.size = sizeof(full);
   full.outcome = a->outcome;
@@ -104,18 +104,18 @@ int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
 
 int tpuci_report(const tpuci_ctx_t *ctx, const char *format, char **out) {
   if (ctx == NULL || format == NULL || out == NULL) return TPUCI_EUSAGE;
-  if (ctx->report == NULL) return TPUCI_ESTATE;
+  if (ctx->run.report == NULL) return TPUCI_ESTATE;
   if (strcmp(format, "json") == 0) {
-    *out = tpuci__report_json_text(ctx->report);
+    *out = tpuci__report_json_text(ctx->run.report);
     return *out ? 0 : TPUCI_ENOMEM;
   }
   if (strcmp(format, "yaml") == 0)
-    return tpuci__report_yaml_text(ctx->report, out, NULL);
+    return tpuci__report_yaml_text(ctx->run.report, out, NULL);
   if (strcmp(format, "html") == 0) {
     tpuci__buf_t b;
     int r;
     tpuci__buf_init(&b);
-    r = tpuci__report_html(ctx->report, &b, NULL);
+    r = tpuci__report_html(ctx->run.report, &b, NULL);
     if (r != 0) {
       tpuci__buf_free(&b);
       return r;
@@ -209,10 +209,10 @@ int tpuci_topologies(tpuci_ctx_t *ctx, const char *type, const char *emulate,
 }
 
 size_t tpuci_test_count(const tpuci_ctx_t *ctx, size_t i) {
-  if (ctx == NULL || i >= ctx->nresults) return 0;
-  if (ctx->results[i].history == NULL)
+  if (ctx == NULL || i >= ctx->run.nresults) return 0;
+  if (ctx->run.results[i].history == NULL)
     return json_array_size(json_object_get(tpuci__record_instance(ctx, i), "tests"));
-  return ctx->results[i].history->len;
+  return ctx->run.results[i].history->len;
 }
 
 /* A record's test (a loaded or merged run's summary.json): what the
@@ -232,6 +232,7 @@ static void tpuci__record_test(json_t *jt, tpuci_test_info_t *full) {
   full->runs = (int) json_integer_value(json_object_get(jt, "runs"));
   full->duration_s = json_number_value(json_object_get(jt, "duration_s"));
   full->message = json_string_value(json_object_get(jt, "message"));
+  full->unaffected_since = json_string_value(json_object_get(jt, "unaffected_since"));
   if (json_is_object(q)) {
     full->quarantined = 1;
     full->quarantine_where = json_string_value(json_object_get(q, "where"));
@@ -249,14 +250,14 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
   tpuci_test_info_t full;
   size_t r;
   if (out == NULL || k >= tpuci_test_count(ctx, i)) return TPUCI_EUSAGE;
-  if (ctx->results[i].history == NULL) {
+  if (ctx->run.results[i].history == NULL) {
     memset(&full, 0, sizeof(full));
     full.size = sizeof(full);
     tpuci__record_test(json_array_get(json_object_get(tpuci__record_instance(ctx, i), "tests"),
                                       k), &full);
     return tpuci__fill_out(out, &full, sizeof(full), TPUCI__TEST_INFO_V1);
   }
-  t = &ctx->results[i].history->tests[k];
+  t = &ctx->run.results[i].history->tests[k];
   fin = tpuci__history_final(t);
   memset(&full, 0, sizeof(full));
   full.size = sizeof(full);
@@ -277,6 +278,7 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
     full.line = fin->line >= 0 ? fin->line + 1 : 0;
     full.failure_file = t->fail_path;
     full.failure_line = t->fail_path ? t->fail_line : 0;
+    if (fin->outcome == TPUCI_TEST_UNAFFECTED) full.unaffected_since = fin->text;
     for (r = t->len; r > 0; r--) {
       const tpuci__test_t *run = &t->runs[r - 1].result;
       if (tpuci__test_outcome_failing(run->outcome)) {
@@ -288,15 +290,15 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
   {
     /* While the run goes on, the entry is looked up as tests finish. */
     const tpuci__quarantine_entry_t *q =
-        ctx->qtests ? (ctx->qtests[i] ? ctx->qtests[i][k].entry : NULL)
-                    : tpuci__quarantine_match(&ctx->quar, t->id);
+        ctx->run.qtests ? (ctx->run.qtests[i] ? ctx->run.qtests[i][k].entry : NULL)
+                    : tpuci__quarantine_match(&ctx->run.quar, t->id);
     if (q != NULL) {
       full.quarantined = 1;
       full.quarantine_where = q->where;
       full.quarantine_reason = q->reason;
       full.quarantine_owner = q->owner;
       full.quarantine_until = q->until;
-      full.release_ready = ctx->qtests && ctx->qtests[i][k].ready;
+      full.release_ready = ctx->run.qtests && ctx->run.qtests[i][k].ready;
     }
   }
   return tpuci__fill_out(out, &full, sizeof(full), TPUCI__TEST_INFO_V1);

@@ -24,14 +24,14 @@ void tpuci_run_options_init(tpuci_run_options_t *opts) {
 static int tpuci__compute_verdict(const tpuci_ctx_t *ctx) {
   size_t i;
   int failed = 0;
-  if (ctx->run_error) return 3;
-  if (tpuci__sched_interrupted(ctx->sched)) return 130;
+  if (ctx->run.run_error) return 3;
+  if (tpuci__sched_interrupted(ctx->run.sched)) return 130;
   for (i = 0; i < ctx->plan.ninstances; i++) {
-    tpuci_outcome_t o = ctx->results[i].outcome;
+    tpuci_outcome_t o = ctx->run.results[i].outcome;
     if (!ctx->plan.instances[i].selected) continue;
     if (o == TPUCI_OUTCOME_PASSED || o == TPUCI_OUTCOME_CACHED) continue;
     if ((o == TPUCI_OUTCOME_FLAKY || o == TPUCI_OUTCOME_ORDER_DEPENDENT) &&
-        !ctx->ropts.strict_flaky)
+        !ctx->run.ropts.strict_flaky)
       continue;
     if (tpuci_instance_quarantined(ctx, i)) continue; /* quarantined tests only */
     failed = 1;
@@ -42,30 +42,21 @@ static int tpuci__compute_verdict(const tpuci_ctx_t *ctx) {
 /* The exit code: the verdict, or 4 when a file of the run's records could
  * not be written, unless nothing ran (3) or the run was interrupted (130). */
 static int tpuci__compute_exit(const tpuci_ctx_t *ctx) {
-  if (ctx->write_paths.len == 0 || ctx->verdict == 3 || ctx->verdict == 130)
-    return ctx->verdict;
+  if (ctx->run.write_paths.len == 0 || ctx->run.verdict == 3 || ctx->run.verdict == 130)
+    return ctx->run.verdict;
   return TPUCI__EXIT_RECORDS;
 }
 
 /* A message for the host: a warning, or a file that could not be written. */
-void tpuci__message(tpuci_ctx_t *ctx, const char *msg) {
-  tpuci_event_t ev;
-  memset(&ev, 0, sizeof(ev));
-  ev.size = sizeof(ev);
-  ev.type = TPUCI_EVENT_MESSAGE;
-  ev.message = msg;
-  if (ctx->ropts.on_event) ctx->ropts.on_event(ctx, &ev, ctx->ropts.userdata);
-}
-
 /* A file of the run's records (run folder, reports) could not be written:
  * the host hears it once per file, and the records are incomplete. */
 static void tpuci__records_failed(tpuci_ctx_t *ctx, const char *path, int err) {
   char *msg;
   size_t i;
-  for (i = 0; i < ctx->write_paths.len; i++)
-    if (strcmp(ctx->write_paths.items[i], path) == 0) return;
-  tpuci__strv_push(&ctx->write_paths, path);
-  tpuci__strv_push(&ctx->write_errors, tpuci__strerror(err));
+  for (i = 0; i < ctx->run.write_paths.len; i++)
+    if (strcmp(ctx->run.write_paths.items[i], path) == 0) return;
+  tpuci__strv_push(&ctx->run.write_paths, path);
+  tpuci__strv_push(&ctx->run.write_errors, tpuci__strerror(err));
   msg = tpuci__printf("cannot write %s: %s", path, tpuci__strerror(err));
   tpuci__message(ctx, msg);
   free(msg);
@@ -84,12 +75,12 @@ static void tpuci__cap_jobs(tpuci_ctx_t *ctx) {
   int cap;
   if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
   cap = tpuci__sched_fd_cap(&ctx->plan, (uint64_t) rl.rlim_cur);
-  if (ctx->jobs <= cap) return;
+  if (ctx->run.jobs <= cap) return;
   msg = tpuci__printf("warning: -j %d lowered to %d: only %llu file descriptors (ulimit -n)",
-                      ctx->jobs, cap, (unsigned long long) rl.rlim_cur);
+                      ctx->run.jobs, cap, (unsigned long long) rl.rlim_cur);
   tpuci__message(ctx, msg);
   free(msg);
-  ctx->jobs = cap;
+  ctx->run.jobs = cap;
 }
 
 /* The outcomes of the last runs the HTML strip shows. */
@@ -98,12 +89,12 @@ static void tpuci__cap_jobs(tpuci_ctx_t *ctx) {
 /* Each failed or flaky test of the report gets its outcomes in the last
  * TPUCI__RECENT_RUNS runs of the history ("recent": "ppfpf", this run
  * last), for the HTML report's strip: from what appending this run to
- * the history read (ctx->recent), so the store is read once a run. */
+ * the history read (ctx->run.recent), so the store is read once a run. */
 static void tpuci__report_recent(tpuci_ctx_t *ctx) {
-  json_t *recent = ctx->recent, *inst, *t;
+  json_t *recent = ctx->run.recent, *inst, *t;
   size_t i, k;
   if (recent == NULL) return;
-  json_array_foreach(json_object_get(ctx->report, "instances"), i, inst) {
+  json_array_foreach(json_object_get(ctx->run.report, "instances"), i, inst) {
     const char *name = json_string_value(json_object_get(inst, "name"));
     /* The history keeps a test under the instance without its shard. */
     char *identity = name ? tpuci__group_name_of(name) : NULL;
@@ -114,7 +105,8 @@ static void tpuci__report_recent(tpuci_ctx_t *ctx) {
       json_t *have;
       size_t len;
       if (name == NULL || o == NULL) continue;
-      if ((strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0 || strcmp(o, "xfail") == 0) &&
+      if ((strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0 || strcmp(o, "xfail") == 0 ||
+           strcmp(o, "unaffected") == 0) &&
           !json_is_true(json_object_get(t, "flaky")) &&
           !json_is_true(json_object_get(t, "order_dependent")))
         continue;
@@ -131,18 +123,18 @@ static void tpuci__report_recent(tpuci_ctx_t *ctx) {
   }
 }
 
-/* How many of the last runs ctx->recent keeps: the HTML strip's, or the
+/* How many of the last runs ctx->run.recent keeps: the HTML strip's, or the
  * quarantine's release window when longer. */
 static int tpuci__recent_window(const tpuci_ctx_t *ctx) {
   /* Ready to release looks at every run of the history. */
-  return ctx->quar.n > 0 ? 0 : TPUCI__RECENT_RUNS;
+  return ctx->run.quar.n > 0 ? 0 : TPUCI__RECENT_RUNS;
 }
 
 static void tpuci__state_warning(tpuci_ctx_t *ctx, tpuci__err_t *err, const char *what);
 
 /* Adds the run's pytest results to the history across runs
  * (state_dir/history.jsonl, `tpuci flaky`), and keeps each test's recent
- * outcomes from it (ctx->recent). */
+ * outcomes from it (ctx->run.recent). */
 static void tpuci__append_history(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *suites,
                                   size_t n, size_t npytest) {
   const tpuci__history_t **hs = tpuci__calloc(npytest, sizeof(*hs));
@@ -154,15 +146,15 @@ static void tpuci__append_history(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *
   for (i = 0; i < n; i++)
     if (suites[i].history) hs[k++] = suites[i].history;
   memset(&run, 0, sizeof(run));
-  run.run_id = ctx->rd.id;
-  run.start_ms = ctx->start_ms;
+  run.run_id = ctx->run.rd.id;
+  run.start_ms = ctx->run.start_ms;
   run.commit = commit = tpuci__git_commit(ctx->plan.spec_dir);
   run.histories = hs;
   run.n = k;
-  path = tpuci__printf("%s/%s", ctx->ropts.state_dir ? ctx->ropts.state_dir : ".tpuci",
+  path = tpuci__printf("%s/%s", ctx->run.ropts.state_dir ? ctx->run.ropts.state_dir : ".tpuci",
                        TPUCI__FLAKY_FILE);
-  json_decref(ctx->recent);
-  if ((r = tpuci__flaky_append(path, &run, tpuci__recent_window(ctx), &ctx->recent, &e)) != 0)
+  json_decref(ctx->run.recent);
+  if ((r = tpuci__flaky_append(path, &run, tpuci__recent_window(ctx), &ctx->run.recent, &e)) != 0)
     tpuci__records_failed(ctx, path, r);
   tpuci__err_clear(&e);
   free(path);
@@ -182,15 +174,15 @@ static void tpuci__save_timings(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *su
   tpuci__timings_init(&t);
   /* A file that is not the store's (the run's start warned): this run's
    * durations replace it. */
-  if (tpuci__timings_load(&t, ctx->timings_path, &e) != 0) {
+  if (tpuci__timings_load(&t, ctx->run.timings_path, &e) != 0) {
     tpuci__timings_free(&t);
     tpuci__timings_init(&t);
     tpuci__err_clear(&e);
   }
   for (i = 0; i < n; i++)
     if (suites[i].history) tpuci__timings_update_history(&t, suites[i].history);
-  if ((r = tpuci__timings_save(&t, ctx->timings_path, &e)) != 0)
-    tpuci__records_failed(ctx, ctx->timings_path, r);
+  if ((r = tpuci__timings_save(&t, ctx->run.timings_path, &e)) != 0)
+    tpuci__records_failed(ctx, ctx->run.timings_path, r);
   tpuci__err_clear(&e);
   tpuci__timings_free(&t);
 }
@@ -202,14 +194,14 @@ static void tpuci__save_collections(tpuci_ctx_t *ctx) {
   tpuci__err_t e = {0, NULL};
   int r;
   tpuci__collections_init(&c);
-  if (tpuci__collections_load(&c, ctx->collections_path, &e) != 0) {
+  if (tpuci__collections_load(&c, ctx->run.collections_path, &e) != 0) {
     tpuci__collections_free(&c);
     tpuci__collections_init(&c);
     tpuci__err_clear(&e);
   }
-  if (tpuci__sched_collections(ctx->sched, &c) > 0 &&
-      (r = tpuci__collections_save(&c, ctx->collections_path, &e)) != 0)
-    tpuci__records_failed(ctx, ctx->collections_path, r);
+  if (tpuci__pytest_kind_collections(ctx->run.pytest_kind, &c) > 0 &&
+      (r = tpuci__collections_save(&c, ctx->run.collections_path, &e)) != 0)
+    tpuci__records_failed(ctx, ctx->run.collections_path, r);
   tpuci__err_clear(&e);
   tpuci__collections_free(&c);
 }
@@ -222,19 +214,31 @@ static void tpuci__save_collections(tpuci_ctx_t *ctx) {
  * cannot be had is a warning: the files are written without it. */
 static void tpuci__save_state(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *suites, size_t n,
                               size_t npytest) {
-  const char *dir = ctx->ropts.state_dir ? ctx->ropts.state_dir : ".tpuci";
+  const char *dir = ctx->run.ropts.state_dir ? ctx->run.ropts.state_dir : ".tpuci";
   tpuci__err_t e = {0, NULL};
   int fd;
   /* A probe's repetitions are not runs of the suite: none of it. */
   if (ctx->repeat != 0) return;
-  if (npytest == 0 && !(ctx->sched && ctx->collections_path)) return;
+  if (npytest == 0 && !(ctx->run.sched && ctx->run.collections_path)) return;
   fd = tpuci__state_lock(dir, TPUCI__STATE_LOCK_WAIT_MS, &e);
   if (fd < 0) tpuci__state_warning(ctx, &e, "the state files are written without it");
-  if (npytest > 0 && ctx->timings_path) tpuci__save_timings(ctx, suites, n);
+  if (npytest > 0 && ctx->run.timings_path) tpuci__save_timings(ctx, suites, n);
   /* What shard groups collected: the next run splits them without a
    * collection pass. */
-  if (ctx->sched && ctx->collections_path) tpuci__save_collections(ctx);
+  if (ctx->run.sched && ctx->run.collections_path) tpuci__save_collections(ctx);
   if (npytest > 0) tpuci__append_history(ctx, suites, n, npytest);
+  /* What each test needed, for the next run's selection (deps.h). */
+  if (npytest > 0) {
+    tpuci__strv_t warnings = {0};
+    size_t w;
+    tpuci__pytest_kind_deps_save(ctx->run.pytest_kind, ctx->run.rd.id, &warnings);
+    for (w = 0; w < warnings.len; w++) {
+      char *msg = tpuci__printf("warning: %s", warnings.items[w]);
+      tpuci__message(ctx, msg);
+      free(msg);
+    }
+    tpuci__strv_free(&warnings);
+  }
   tpuci__state_unlock(fd);
 }
 
@@ -253,7 +257,7 @@ static void tpuci__locate_failures(tpuci_ctx_t *ctx, size_t i, const char *root)
   const char *cwd = inst->workdir ? inst->workdir
                     : inst->runtime == TPUCI__RUNTIME_LOCAL ? ctx->plan.spec_dir
                                                             : NULL;
-  tpuci__trace_locate(ctx->results[i].history, inst, cwd, root);
+  tpuci__trace_locate(ctx->run.results[i].history, inst, cwd, root);
 }
 
 /* A pytest instance's suite properties of order (JUnit's schemas allow
@@ -261,7 +265,7 @@ static void tpuci__locate_failures(tpuci_ctx_t *ctx, size_t i, const char *root)
  * that ran first in a process of their own, and "tpuci.order_dependent",
  * "ID: how" for each order-dependent test. */
 static void tpuci__order_props(const tpuci_ctx_t *ctx, size_t i, tpuci__strv_t *out) {
-  const tpuci__instance_result_t *res = &ctx->results[i];
+  const tpuci__instance_result_t *res = &ctx->run.results[i];
   const tpuci__history_t *h = res->history;
   size_t k;
   if (h == NULL) return;
@@ -302,15 +306,15 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
   char *path, *root = tpuci__project_root(ctx);
   int r;
 
-  for (i = 0; i < ctx->nresults; i++) nruns += ctx->results[i].nattempts;
-  suites = tpuci__calloc(ctx->nresults + 1, sizeof(*suites));
-  cmds = tpuci__malloc((ctx->nresults + 1) * sizeof(*cmds));
+  for (i = 0; i < ctx->run.nresults; i++) nruns += ctx->run.results[i].nattempts;
+  suites = tpuci__calloc(ctx->run.nresults + 1, sizeof(*suites));
+  cmds = tpuci__malloc((ctx->run.nresults + 1) * sizeof(*cmds));
   runs = tpuci__malloc((nruns + 1) * sizeof(*runs));
-  cached = tpuci__calloc(ctx->nresults + 1, 1);
-  hs_own = tpuci__calloc(ctx->nresults + 1, sizeof(*hs_own));
+  cached = tpuci__calloc(ctx->run.nresults + 1, 1);
+  hs_own = tpuci__calloc(ctx->run.nresults + 1, sizeof(*hs_own));
   nruns = 0;
-  for (i = 0; i < ctx->nresults; i++) {
-    const tpuci__instance_result_t *res = &ctx->results[i];
+  for (i = 0; i < ctx->run.nresults; i++) {
+    const tpuci__instance_result_t *res = &ctx->run.results[i];
     tpuci__junit_command_t *c = &cmds[n];
     if (!ctx->plan.instances[i].selected) continue;
     cached[n] = (unsigned char) tpuci__cache_hit(ctx, i);
@@ -324,7 +328,7 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
       free(id);
       tpuci__locate_failures(ctx, i, root);
       suites[n].root = root;
-      suites[n].file_line = ctx->ropts.junit_file_line;
+      suites[n].file_line = ctx->run.ropts.junit_file_line;
     }
     memset(c, 0, sizeof(*c));
     c->instance = ctx->plan.instances[i].name;
@@ -364,7 +368,7 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
   /* The quarantine's properties, once the history says what is ready. */
   tpuci__quar_ready(ctx);
   props = tpuci__calloc(n + 1, sizeof(*props));
-  for (i = 0, k = 0; i < ctx->nresults; i++) {
+  for (i = 0, k = 0; i < ctx->run.nresults; i++) {
     if (!ctx->plan.instances[i].selected) continue;
     tpuci__quar_props(ctx, i, &props[k]);
     tpuci__cache_props(ctx, i, &props[k]);
@@ -374,13 +378,13 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
   }
   for (i = 0, k = 0; i < n; i++)
     if (suites[i].history) suites[i].identity = ids.items[k++];
-  path = tpuci__printf("%s/junit.xml", ctx->rd.dir);
+  path = tpuci__printf("%s/junit.xml", ctx->run.rd.dir);
   if ((r = tpuci__junit_write_run_file(path, suites, n, &e)) != 0)
     tpuci__records_failed(ctx, path, r);
   free(path);
-  if (ctx->ropts.junit &&
-      (r = tpuci__junit_write_run_file(ctx->ropts.junit, suites, n, &e)) != 0)
-    tpuci__records_failed(ctx, ctx->ropts.junit, r);
+  if (ctx->run.ropts.junit &&
+      (r = tpuci__junit_write_run_file(ctx->run.ropts.junit, suites, n, &e)) != 0)
+    tpuci__records_failed(ctx, ctx->run.ropts.junit, r);
   for (k = 0; k < nruns; k++) free((char *) runs[k].log_tail);
   for (i = 0; i < n; i++) tpuci__strv_free(&props[i]);
   free(props);
@@ -400,9 +404,9 @@ static int tpuci__write_report(tpuci_ctx_t *ctx, const char *format,
                                const char *path) {
   tpuci__err_t e = {0, NULL};
   int r;
-  tpuci__report_set_records(ctx->report, tpuci__compute_exit(ctx), &ctx->write_paths,
-                            &ctx->write_errors);
-  r = tpuci__report_write(ctx->report, format, path, &e);
+  tpuci__report_set_records(ctx->run.report, tpuci__compute_exit(ctx), &ctx->run.write_paths,
+                            &ctx->run.write_errors);
+  r = tpuci__report_write(ctx->run.report, format, path, &e);
   tpuci__err_clear(&e);
   if (r != 0) tpuci__records_failed(ctx, path, r);
   return r;
@@ -424,35 +428,35 @@ static void tpuci__write_reports(tpuci_ctx_t *ctx, const char *error) {
 
   tpuci__write_junit(ctx, error);
   memset(&info, 0, sizeof(info));
-  info.run_id = ctx->rd.id;
-  info.run_dir = ctx->rd.dir;
-  info.start_ms = ctx->start_ms;
-  info.duration_ms = ctx->duration_ms;
+  info.run_id = ctx->run.rd.id;
+  info.run_dir = ctx->run.rd.dir;
+  info.start_ms = ctx->run.start_ms;
+  info.duration_ms = ctx->run.duration_ms;
   info.exit_code = tpuci__compute_exit(ctx);
-  info.verdict = ctx->verdict;
-  info.jobs = ctx->jobs;
+  info.verdict = ctx->run.verdict;
+  info.jobs = ctx->run.jobs;
   info.error = error;
   info.commit = commit = tpuci__git_commit(ctx->plan.spec_dir);
-  ctx->report = tpuci__report_build(&ctx->plan, ctx->results, &info);
+  ctx->run.report = tpuci__report_build(&ctx->plan, ctx->run.results, &info);
   tpuci__report_recent(ctx);
   tpuci__quar_report(ctx);
   tpuci__cache_report(ctx);
   tpuci__probe_report(ctx);
   free(commit);
   for (k = 0; k < sizeof(extra) / sizeof(extra[0]); k++) {
-    const char *p = *(const char *const *) ((const char *) &ctx->ropts + extra[k].offset);
+    const char *p = *(const char *const *) ((const char *) &ctx->run.ropts + extra[k].offset);
     if (p != NULL) tpuci__write_report(ctx, extra[k].format, p);
   }
   /* The HTML report always goes into the run folder too. */
-  path = tpuci__printf("%s/report.html", ctx->rd.dir);
+  path = tpuci__printf("%s/report.html", ctx->run.rd.dir);
   tpuci__write_report(ctx, "html", path);
   free(path);
-  path = tpuci__rundir_summary_path(&ctx->rd);
-  if (tpuci__write_report(ctx, "json", path) == 0) ctx->summary_path = path;
+  path = tpuci__rundir_summary_path(&ctx->run.rd);
+  if (tpuci__write_report(ctx, "json", path) == 0) ctx->run.summary_path = path;
   else free(path);
   /* The tree says what happened to summary.json too (tpuci_report()). */
-  tpuci__report_set_records(ctx->report, tpuci__compute_exit(ctx), &ctx->write_paths,
-                            &ctx->write_errors);
+  tpuci__report_set_records(ctx->run.report, tpuci__compute_exit(ctx), &ctx->run.write_paths,
+                            &ctx->run.write_errors);
 }
 
 static void tpuci__on_sched_event(void *host, const tpuci_event_t *ev) {
@@ -460,31 +464,31 @@ static void tpuci__on_sched_event(void *host, const tpuci_event_t *ev) {
   int jsonl_err = 0;
 
   if (ev->type == TPUCI_EVENT_ATTEMPT_FINISHED) {
-    const tpuci__instance_result_t *r = &ctx->results[ev->instance];
-    jsonl_err = tpuci__rundir_append(&ctx->rd, &ctx->plan.instances[ev->instance],
+    const tpuci__instance_result_t *r = &ctx->run.results[ev->instance];
+    jsonl_err = tpuci__rundir_append(&ctx->run.rd, &ctx->plan.instances[ev->instance],
                                      ev->attempt, &r->attempts[r->nattempts - 1]);
   }
   if (ev->type == TPUCI_EVENT_RUN_FINISHED) {
     tpuci__err_t e = {0, NULL};
-    const char *error = tpuci__sched_error(ctx->sched);
-    ctx->running = 0;
-    ctx->duration_ms = (uv_hrtime() - ctx->start_hr) / 1000000u;
+    const char *error = tpuci__sched_error(ctx->run.sched);
+    ctx->run.running = 0;
+    ctx->run.duration_ms = (uv_hrtime() - ctx->run.start_hr) / 1000000u;
     if (error) {
-      ctx->run_error = tpuci__sched_error_code(ctx->sched);
-      if (ctx->run_error == 0) ctx->run_error = TPUCI_EENGINE;
-      tpuci__err_set(&e, ctx->run_error, "%s", error);
+      ctx->run.run_error = tpuci__sched_error_code(ctx->run.sched);
+      if (ctx->run.run_error == 0) ctx->run.run_error = TPUCI_EENGINE;
+      tpuci__err_set(&e, ctx->run.run_error, "%s", error);
       tpuci__fail(ctx, &e);
     }
     tpuci__quar_apply(ctx);
     tpuci__cache_finish(ctx);
-    ctx->verdict = tpuci__compute_verdict(ctx);
+    ctx->run.verdict = tpuci__compute_verdict(ctx);
     tpuci__write_reports(ctx, error);
-    ctx->exit_code = tpuci__compute_exit(ctx);
+    ctx->run.exit_code = tpuci__compute_exit(ctx);
   }
-  if (ctx->ropts.on_event) ctx->ropts.on_event(ctx, ev, ctx->ropts.userdata);
+  if (ctx->run.ropts.on_event) ctx->run.ropts.on_event(ctx, ev, ctx->run.ropts.userdata);
   /* After the attempt's own event, so the host shows the attempt first. */
   if (jsonl_err != 0) {
-    char *path = tpuci__rundir_jsonl_path(&ctx->rd);
+    char *path = tpuci__rundir_jsonl_path(&ctx->run.rd);
     tpuci__records_failed(ctx, path, jsonl_err);
     free(path);
   }
@@ -492,7 +496,7 @@ static void tpuci__on_sched_event(void *host, const tpuci_event_t *ev) {
 
 /* Failing first: each selected pytest instance's tests that failed in
  * its last run, from the history (its identity's newest run there), for
- * the scheduler (ctx->first; every entry made, most empty). A probe has
+ * the scheduler (ctx->run.first; every entry made, most empty). A probe has
  * none. */
 static void tpuci__first_load(tpuci_ctx_t *ctx, const char *state_dir) {
   size_t n = ctx->plan.ninstances, i, m = 0, k;
@@ -502,8 +506,8 @@ static void tpuci__first_load(tpuci_ctx_t *ctx, const char *state_dir) {
   tpuci__idmap_t at;
   char *path;
 
-  ctx->first = tpuci__calloc(n + 1, sizeof(*ctx->first));
-  for (i = 0; i < n; i++) ctx->first[i] = tpuci__calloc(1, sizeof(*ctx->first[i]));
+  ctx->run.first = tpuci__calloc(n + 1, sizeof(*ctx->run.first));
+  for (i = 0; i < n; i++) ctx->run.first[i] = tpuci__calloc(1, sizeof(*ctx->run.first[i]));
   tpuci__idmap_init(&at);
   for (i = 0; i < n && ctx->repeat == 0; i++) {
     const tpuci__instance_t *inst = &ctx->plan.instances[i];
@@ -519,13 +523,21 @@ static void tpuci__first_load(tpuci_ctx_t *ctx, const char *state_dir) {
   if (m > 0) tpuci__flaky_last_failed(path, uniq, m, got);
   for (i = 0; i < n; i++)
     if (names[i] != NULL && (k = tpuci__idmap_get(&at, names[i])) != TPUCI__IDMAP_NONE)
-      tpuci__strv_copy(ctx->first[i], &got[k]);
+      tpuci__strv_copy(ctx->run.first[i], &got[k]);
   for (k = 0; k < m; k++) tpuci__strv_free(&got[k]);
   for (i = 0; i < n; i++) free(names[i]);
   tpuci__idmap_free(&at);
   free(got);
   free(names);
   free(uniq);
+  /* New tests are new to this history: read before the run adds to it. */
+  for (i = 0; i < n && ctx->repeat == 0; i++) {
+    const tpuci__instance_t *inst = &ctx->plan.instances[i];
+    if (!inst->selected || inst->pytest == NULL || inst->pytest->new_tests_runs < 2) continue;
+    /* No store (or none that reads): no job has a run in it. */
+    if ((ctx->run.known = tpuci__flaky_recent(path, 0)) == NULL) ctx->run.known = json_object();
+    break;
+  }
   free(path);
 }
 
@@ -536,6 +548,16 @@ static void tpuci__state_warning(tpuci_ctx_t *ctx, tpuci__err_t *err, const char
   tpuci__err_clear(err);
   tpuci__message(ctx, msg);
   free(msg);
+}
+
+/* The job kinds an instance may be (kind/kind.h): pytest's, then the
+ * command kind, which claims every other one. The pytest kind's state is
+ * made once the run's records are read. */
+static void tpuci__kinds_bind(tpuci_ctx_t *ctx) {
+  ctx->run.kinds[0].ops = &tpuci__kind_pytest;
+  ctx->run.kinds[0].run = NULL;
+  ctx->run.kinds[1].ops = &tpuci__kind_command;
+  ctx->run.kinds[1].run = NULL;
 }
 
 int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
@@ -549,7 +571,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   if (ctx == NULL || opts == NULL || opts->version < 1 ||
       opts->version > TPUCI_RUN_OPTIONS_VERSION)
     return TPUCI_EUSAGE;
-  if (ctx->running) {
+  if (ctx->run.running) {
     tpuci__err_set(&e, TPUCI_ESTATE, "a run is already in progress");
     return tpuci__fail(ctx, &e);
   }
@@ -557,15 +579,16 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
     tpuci__err_set(&e, TPUCI_ESTATE, "no spec loaded");
     return tpuci__fail(ctx, &e);
   }
-  tpuci__results_free(ctx);
+  tpuci__run_state_free(ctx);
   /* Only the fields of the caller's version: the rest are defaults. */
-  tpuci_run_options_init(&ctx->ropts);
-  memcpy(&ctx->ropts, opts, opts->version >= 3   ? sizeof(*opts)
-                           : opts->version >= 2 ? offsetof(tpuci_run_options_t, junit_file_line)
-                                                : offsetof(tpuci_run_options_t, quarantine));
-  ctx->run_error = 0;
-  ctx->exit_code = 0;
-  ctx->verdict = 0;
+  tpuci_run_options_init(&ctx->run.ropts);
+  memcpy(&ctx->run.ropts, opts, opts->version >= 4   ? sizeof(*opts)
+                               : opts->version >= 3 ? offsetof(tpuci_run_options_t, affected)
+                               : opts->version >= 2 ? offsetof(tpuci_run_options_t, junit_file_line)
+                                                    : offsetof(tpuci_run_options_t, quarantine));
+  ctx->run.run_error = 0;
+  ctx->run.exit_code = 0;
+  ctx->run.verdict = 0;
   for (i = 0; i < ctx->plan.ninstances; i++) nsel += ctx->plan.instances[i].selected != 0;
   if (nsel == 0) {
     tpuci__err_set(&e, TPUCI_ENOMATCH, "%s: no job instance selected",
@@ -584,50 +607,51 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
     tpuci__strv_free(&warnings);
     if (r != 0) return tpuci__fail(ctx, &e);
   }
-  ctx->jobs = opts->jobs > 0 ? opts->jobs : (int) uv_available_parallelism();
+  ctx->run.jobs = opts->jobs > 0 ? opts->jobs : (int) uv_available_parallelism();
   tpuci__cap_jobs(ctx);
-  r = tpuci__sched_check(&ctx->plan, ctx->jobs, &e);
+  tpuci__kinds_bind(ctx);
+  r = tpuci__sched_check(&ctx->plan, ctx->run.kinds, 2, ctx->run.jobs, &e);
   if (r != 0) return tpuci__fail(ctx, &e);
-  r = tpuci__rundir_create(&ctx->rd, opts->state_dir ? opts->state_dir : ".tpuci", &e);
+  r = tpuci__rundir_create(&ctx->run.rd, opts->state_dir ? opts->state_dir : ".tpuci", &e);
   if (r != 0) return tpuci__fail(ctx, &e);
-  ctx->timings_path = tpuci__printf("%s/timings.json", opts->state_dir ? opts->state_dir
+  ctx->run.timings_path = tpuci__printf("%s/timings.json", opts->state_dir ? opts->state_dir
                                                                      : ".tpuci");
-  if (tpuci__timings_load(&ctx->timings, ctx->timings_path, &e) != 0) {
+  if (tpuci__timings_load(&ctx->run.timings, ctx->run.timings_path, &e) != 0) {
     /* Shards fall back to counts; the next run rewrites the file. */
-    tpuci__timings_free(&ctx->timings);
-    tpuci__timings_init(&ctx->timings);
+    tpuci__timings_free(&ctx->run.timings);
+    tpuci__timings_init(&ctx->run.timings);
     tpuci__state_warning(ctx, &e, "test durations start afresh");
   }
-  ctx->collections_path = tpuci__printf("%s/collections.json",
+  ctx->run.collections_path = tpuci__printf("%s/collections.json",
                                         opts->state_dir ? opts->state_dir : ".tpuci");
   /* Shard groups collect first again; the run rewrites the file. */
-  if (tpuci__collections_load(&ctx->collections, ctx->collections_path, &e) != 0)
+  if (tpuci__collections_load(&ctx->run.collections, ctx->run.collections_path, &e) != 0)
     tpuci__state_warning(ctx, &e, "shards collect first");
   tpuci__first_load(ctx, opts->state_dir ? opts->state_dir : ".tpuci");
-  ctx->nresults = ctx->plan.ninstances;
-  ctx->results = tpuci__calloc(ctx->nresults ? ctx->nresults : 1, sizeof(*ctx->results));
+  ctx->run.nresults = ctx->plan.ninstances;
+  ctx->run.results = tpuci__calloc(ctx->run.nresults ? ctx->run.nresults : 1, sizeof(*ctx->run.results));
   /* Passes whose inputs have not changed are taken, not run (the run's
    * time counts their keys). */
-  ctx->start_ms = tpuci__now_ms();
-  ctx->start_hr = uv_hrtime();
-  tpuci__cache_start(ctx, ctx->ropts.no_cache);
+  ctx->run.start_ms = tpuci__now_ms();
+  ctx->run.start_hr = uv_hrtime();
+  tpuci__cache_start(ctx, ctx->run.ropts.no_cache);
 
   if (opts->loop != NULL) {
     loop = opts->loop;
   } else {
-    ctx->own_loop = tpuci__malloc(sizeof(*ctx->own_loop));
-    r = uv_loop_init(ctx->own_loop);
+    ctx->run.own_loop = tpuci__malloc(sizeof(*ctx->run.own_loop));
+    r = uv_loop_init(ctx->run.own_loop);
     if (r != 0) {
-      free(ctx->own_loop);
-      ctx->own_loop = NULL;
+      free(ctx->run.own_loop);
+      ctx->run.own_loop = NULL;
       tpuci__err_set(&e, r, "cannot create an event loop: %s", uv_strerror(r));
       return tpuci__fail(ctx, &e);
     }
-    loop = ctx->own_loop;
+    loop = ctx->run.own_loop;
   }
 
   memset(&so, 0, sizeof(so));
-  so.jobs = ctx->jobs;
+  so.jobs = ctx->run.jobs;
   so.fail_fast = opts->fail_fast;
   so.strict_flaky = opts->strict_flaky;
   so.keep_failed = opts->keep_failed;
@@ -635,55 +659,71 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   so.grace_ms = opts->grace_ms;
   so.handle_signals = opts->handle_signals;
   so.tick_ms = opts->tick_ms;
-  so.run_id = ctx->rd.id;
-  so.timings = &ctx->timings;
-  so.collections = &ctx->collections;
-  so.preselect = ctx->preselect;
-  so.first = ctx->first;
-  so.no_first = ctx->repeat != 0;
+  so.run_id = ctx->run.rd.id;
   so.done = tpuci__cache_done(ctx);
-  so.run_dir = ctx->rd.dir;
+  {
+    tpuci__pytest_kind_opts_t po;
+    memset(&po, 0, sizeof(po));
+    po.timings = &ctx->run.timings;
+    po.collections = &ctx->run.collections;
+    po.preselect = ctx->preselect;
+    po.first = ctx->run.first;
+    po.known = ctx->run.known;
+    po.no_first = ctx->repeat != 0;
+    po.done = so.done;
+    po.state_dir = opts->state_dir ? opts->state_dir : ".tpuci";
+    po.affected = opts->version >= 4 && opts->affected;
+    po.no_select = opts->version >= 4 && opts->no_select;
+    ctx->run.nonfile = tpuci__calloc(ctx->plan.ninstances + 1, sizeof(*ctx->run.nonfile));
+    for (i = 0; i < ctx->plan.ninstances; i++) ctx->run.nonfile[i] = tpuci__cache_nonfile(ctx, i);
+    po.keys = ctx->run.nonfile;
+    ctx->run.pytest_kind = tpuci__pytest_kind_new(&ctx->plan, ctx->run.results, &po);
+    ctx->run.kinds[0].run = ctx->run.pytest_kind;
+  }
+  so.kinds = ctx->run.kinds;
+  so.nkinds = 2;
+  so.run_dir = ctx->run.rd.dir;
   so.on_event = tpuci__on_sched_event;
   so.on_write_error = tpuci__on_write_error;
   so.host = ctx;
 
-  ctx->running = 1;
-  ctx->ran = 1;
+  ctx->run.running = 1;
+  ctx->run.ran = 1;
   memset(&ev, 0, sizeof(ev));
   ev.size = sizeof(ev);
   ev.type = TPUCI_EVENT_RUN_STARTED;
-  ev.message = ctx->rd.dir;
+  ev.message = ctx->run.rd.dir;
   if (opts->on_event) opts->on_event(ctx, &ev, opts->userdata);
-  if (ctx->rd.latest_err != 0) tpuci__records_failed(ctx, ctx->rd.latest, ctx->rd.latest_err);
+  if (ctx->run.rd.latest_err != 0) tpuci__records_failed(ctx, ctx->run.rd.latest, ctx->run.rd.latest_err);
 
-  r = tpuci__sched_start(&ctx->sched, loop, &ctx->plan, ctx->results, &so, &e);
+  r = tpuci__sched_start(&ctx->run.sched, loop, &ctx->plan, ctx->run.results, &so, &e);
   if (r != 0) {
-    ctx->running = 0;
-    ctx->run_error = r;
-    ctx->verdict = ctx->exit_code = 3; /* nothing ran */
-    if (ctx->own_loop) {
-      uv_loop_close(ctx->own_loop);
-      free(ctx->own_loop);
-      ctx->own_loop = NULL;
+    ctx->run.running = 0;
+    ctx->run.run_error = r;
+    ctx->run.verdict = ctx->run.exit_code = 3; /* nothing ran */
+    if (ctx->run.own_loop) {
+      uv_loop_close(ctx->run.own_loop);
+      free(ctx->run.own_loop);
+      ctx->run.own_loop = NULL;
     }
     return tpuci__fail(ctx, &e);
   }
-  if (ctx->own_loop == NULL) return 0;
+  if (ctx->run.own_loop == NULL) return 0;
 
-  uv_run(ctx->own_loop, UV_RUN_DEFAULT);
-  r = uv_loop_close(ctx->own_loop);
-  free(ctx->own_loop);
-  ctx->own_loop = NULL;
+  uv_run(ctx->run.own_loop, UV_RUN_DEFAULT);
+  r = uv_loop_close(ctx->run.own_loop);
+  free(ctx->run.own_loop);
+  ctx->run.own_loop = NULL;
   if (r != 0) {
     tpuci__err_set(&e, TPUCI_ESTATE, "internal error: handles left open on the loop");
     return tpuci__fail(ctx, &e);
   }
-  return ctx->run_error;
+  return ctx->run.run_error;
 }
 
 int tpuci_cancel(tpuci_ctx_t *ctx, int force) {
   if (ctx == NULL) return TPUCI_EUSAGE;
-  if (!ctx->running || ctx->sched == NULL) return TPUCI_ESTATE;
-  tpuci__sched_cancel(ctx->sched, force);
+  if (!ctx->run.running || ctx->run.sched == NULL) return TPUCI_ESTATE;
+  tpuci__sched_cancel(ctx->run.sched, force);
   return 0;
 }

@@ -75,9 +75,8 @@ static int tpuci__find_object(struct dl_phdr_info *info, size_t size, void *data
 
 /* "sha256:HEX" of the file at `path`, or NULL. */
 static char *tpuci__file_id(const char *path) {
-  static const char digits[] = "0123456789abcdef";
   unsigned char d[EVP_MAX_MD_SIZE], buf[65536];
-  unsigned dn = 0, i;
+  unsigned dn = 0;
   char hex[65];
   size_t n;
   FILE *f = fopen(path, "rb");
@@ -89,11 +88,7 @@ static char *tpuci__file_id(const char *path) {
   fclose(f);
   EVP_DigestFinal_ex(md, d, &dn);
   EVP_MD_CTX_free(md);
-  for (i = 0; i < 32; i++) {
-    hex[2 * i] = digits[d[i] >> 4];
-    hex[2 * i + 1] = digits[d[i] & 15];
-  }
-  hex[64] = '\0';
+  tpuci__hex(d, 32, hex);
   return tpuci__printf("sha256:%s", hex);
 }
 

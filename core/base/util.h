@@ -220,6 +220,13 @@ char *tpuci__read_why(const char *path, int code);
  * "a character device", "a block device", "a socket", "a regular file". */
 const char *tpuci__file_kind(unsigned mode);
 
+/* `n` bytes as 2n lower-case hex digits and a NUL into hex (digest.c). */
+void tpuci__hex(const unsigned char *d, size_t n, char *hex);
+
+/* The SHA-256 of `len` bytes at `data` as 64 lower-case hex digits and a
+ * NUL (digest.c: the core's one SHA-256, OpenSSL's). */
+void tpuci__sha256_hex(const void *data, size_t len, char hex[65]);
+
 /* Which build of tpuci runs (build.c): "gnu:HEX", the build id the linker
  * wrote into the object that holds the core (the binary, libtpuci.so or
  * an embedder's program), else "sha256:HEX" of that object's file, else

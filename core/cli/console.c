@@ -677,6 +677,7 @@ static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
             tpuci_console__safe(tpuci_instance_name(ctx, i), 0), nt,
             failing, flaky);
     if (order > 0) fprintf(c->out, ", %zu order-dependent", order);
+    tpuci_console__unaffected_note(c, ctx, i);
     if (quarantined > 0) fprintf(c->out, ", %zu quarantined (failed, not counted)", quarantined);
     fputc('\n', c->out);
     for (k = 0; k < nt; k++) {

@@ -89,6 +89,8 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx);
  * failing are counted for the board (c->nfailed_tests). */
 void tpuci_console__test_failed(tpuci_console_t *c, const tpuci_event_t *ev);
 void tpuci_console__tests_free(tpuci_console_t *c);
+/* ", 4 unaffected (...)" for instance i's tests left out as unaffected. */
+void tpuci_console__unaffected_note(tpuci_console_t *c, tpuci_ctx_t *ctx, size_t i);
 /* After the tests: each quarantine entry that also covers tests that
  * passed, with how many ("quarantine: FILE:LINE also covers 3 tests that
  * passed: A, B, C"). */

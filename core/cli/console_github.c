@@ -384,8 +384,25 @@ static void gh_summary_release(FILE *f, tpuci_ctx_t *ctx) {
   }
 }
 
+/* "Tests left out as unaffected: 40 (not run: nothing they need changed
+ * since they passed)", when a run left any out (docs/pytest.md). */
+static void gh_summary_unaffected(FILE *f, tpuci_ctx_t *ctx) {
+  size_t i, k, n = tpuci_instance_count(ctx), count = 0;
+  for (i = 0; i < n; i++) {
+    size_t nt = tpuci_instance_selected(ctx, i) ? tpuci_test_count(ctx, i) : 0;
+    for (k = 0; k < nt; k++) {
+      tpuci_test_info_t t = TPUCI_TEST_INFO_INIT;
+      count += tpuci_test_info(ctx, i, k, &t) == 0 && strcmp(t.outcome, "unaffected") == 0;
+    }
+  }
+  if (count > 0)
+    fprintf(f, "\nTests left out as unaffected: %zu (not run: nothing they need changed since "
+               "they passed)\n", count);
+}
+
 /* Appends to $GITHUB_STEP_SUMMARY: the verdict, a table of every
- * instance, the counts, then the failed and the flaky tests. */
+ * instance, the counts, the tests left out as unaffected, then the failed
+ * and the flaky tests. */
 void tpuci_console__gh_step_summary(tpuci_ctx_t *ctx) {
   const char *path = getenv("GITHUB_STEP_SUMMARY");
   size_t i, n = tpuci_instance_count(ctx);
@@ -418,6 +435,7 @@ void tpuci_console__gh_step_summary(tpuci_ctx_t *ctx) {
           tpuci_outcome_count(ctx, TPUCI_OUTCOME_OOM),
           tpuci_outcome_count(ctx, TPUCI_OUTCOME_INFRA),
           tpuci_outcome_count(ctx, TPUCI_OUTCOME_CANCELLED), d);
+  gh_summary_unaffected(f, ctx);
   gh_summary_tests(f, ctx, 0);
   gh_summary_tests(f, ctx, 1);
   gh_summary_tests(f, ctx, 2);

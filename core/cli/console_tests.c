@@ -35,7 +35,10 @@ void tpuci_console__test_failed(tpuci_console_t *c, const tpuci_event_t *ev) {
   if (ev->test == NULL) return;
   seen_before(c, ev);
   n = snprintf(line, sizeof(line), "%s%s: FAILED %s", ev->name,
-               ev->attempt == 0 ? " (failing first)" : "", ev->test);
+               ev->attempt == 0    ? " (failing first)"
+               : ev->attempt < 0 ? " (run again after its attempts)"
+                                 : "",
+               ev->test);
   if (msg != NULL && *msg && n > 0 && (size_t) n < sizeof(line)) {
     size_t len = strcspn(msg, "\n");
     snprintf(line + n, sizeof(line) - (size_t) n, " - %.*s", (int) (len > 300 ? 300 : len), msg);
@@ -44,6 +47,14 @@ void tpuci_console__test_failed(tpuci_console_t *c, const tpuci_event_t *ev) {
    * workflow command of theirs (tpuci_text_safe). */
   fprintf(c->out, "[%stest   %s] %s\n", c->color ? "\033[31m" : "", c->color ? "\033[0m" : "",
           tpuci_console__safe(line, 0));
+}
+
+void tpuci_console__unaffected_note(tpuci_console_t *c, tpuci_ctx_t *ctx, size_t i) {
+  size_t k, n = 0, nt = tpuci_test_count(ctx, i);
+  tpuci_test_info_t t = TPUCI_TEST_INFO_INIT;
+  for (k = 0; k < nt; k++)
+    n += tpuci_test_info(ctx, i, k, &t) == 0 && strcmp(t.outcome, "unaffected") == 0;
+  if (n > 0) fprintf(c->out, ", %zu unaffected (not run: nothing they need changed)", n);
 }
 
 void tpuci_console__tests_free(tpuci_console_t *c) {

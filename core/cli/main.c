@@ -76,8 +76,8 @@ enum {
   OPT_REF, OPT_NAME, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN, OPT_EMULATE, OPT_JUNIT,
   OPT_EMULATED, OPT_NO_MOUNTS, OPT_RESULTS_CLAIM, OPT_ENGINE, OPT_RUNS_ON,
   OPT_TIMEOUT_MINUTES, OPT_CONCURRENCY, OPT_CANCEL_IN_PROGRESS, OPT_REAL, OPT_ALIVE,
-  OPT_QUARANTINE, OPT_RELEASE_AFTER, OPT_RELEASE, OPT_REPEAT, OPT_TEST, OPT_JUNIT_FILE_LINE,
-  OPT_SCHEDULE, OPT_NO_CACHE, OPT_KEYS
+  OPT_QUARANTINE, OPT_RELEASE_AFTER, OPT_RELEASE, OPT_PROPOSE, OPT_MIN_RATE, OPT_CODEOWNERS, OPT_REPEAT, OPT_TEST, OPT_JUNIT_FILE_LINE,
+  OPT_SCHEDULE, OPT_NO_CACHE, OPT_KEYS, OPT_AFFECTED, OPT_NO_SELECT
 };
 
 /* --release-after K: 0 or the exit code of a bad number. */
@@ -142,6 +142,8 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
       {"repeat", required_argument, NULL, OPT_REPEAT},
       {"test", required_argument, NULL, OPT_TEST},
       {"no-cache", no_argument, NULL, OPT_NO_CACHE},
+      {"affected", no_argument, NULL, OPT_AFFECTED},
+      {"no-select", no_argument, NULL, OPT_NO_SELECT},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   int c, r, rerun = strcmp(cmd, "rerun") == 0;
@@ -175,6 +177,8 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
       case OPT_STRICT_FLAKY: rc->ro.strict_flaky = 1; break;
       case OPT_KEEP_FAILED: rc->ro.keep_failed = 1; break;
       case OPT_NO_CACHE: rc->ro.no_cache = 1; break;
+      case OPT_AFFECTED: rc->ro.affected = 1; break;
+      case OPT_NO_SELECT: rc->ro.no_select = 1; break;
       case OPT_STATE_DIR: rc->ro.state_dir = optarg; break;
       case 'v': rc->verbose = 1; break;
       case 'q': rc->quiet = 1; break;
@@ -402,20 +406,31 @@ static int cmd_show(int argc, char **argv) {
   return code;
 }
 
+/* The error of a `tpuci flaky` form: its exit code. */
+static int flaky_failed(int r, char *error) {
+  fprintf(stderr, "tpuci: %s\n", error ? tpuci_console__safe(error, 1) : "cannot read the history");
+  tpuci_free(error);
+  return r == TPUCI_ENOMATCH || r == TPUCI_ESPEC || r == TPUCI_EUSAGE ? EXIT_USAGE : EXIT_ENV;
+}
+
 static int cmd_flaky(int argc, char **argv) {
   static const struct option longopts[] = {
       {"state-dir", required_argument, NULL, OPT_STATE_DIR},
       {"runs", required_argument, NULL, OPT_RUN},
       {"json", no_argument, NULL, OPT_JSON},
       {"release", no_argument, NULL, OPT_RELEASE},
+      {"propose", no_argument, NULL, OPT_PROPOSE},
       {"quarantine", required_argument, NULL, OPT_QUARANTINE},
       {"release-after", required_argument, NULL, OPT_RELEASE_AFTER},
+      {"min-rate", required_argument, NULL, OPT_MIN_RATE},
+      {"codeowners", required_argument, NULL, OPT_CODEOWNERS},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
-  const char *state = NULL, *quarantine = NULL;
+  const char *state = NULL, *quarantine = NULL, *owners = NULL;
   char *text = NULL, *error = NULL, *end;
   long runs = 20;
-  int c, r, json = 0, release = 0, after = 0;
+  double rate = -1;
+  int c, r, json = 0, release = 0, propose = 0, after = 0;
 
   optind = 1;
   while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
@@ -428,26 +443,43 @@ static int cmd_flaky(int argc, char **argv) {
         break;
       case OPT_JSON: json = 1; break;
       case OPT_RELEASE: release = 1; break;
+      case OPT_PROPOSE: propose = 1; break;
       case OPT_QUARANTINE: quarantine = optarg; break;
       case OPT_RELEASE_AFTER:
         if ((r = parse_release_after("flaky", optarg, &after)) != 0) return r;
         break;
+      case OPT_MIN_RATE:
+        rate = strtod(optarg, &end);
+        if (*optarg == '\0' || *end || !(rate > 0 && rate <= 1))
+          return usage_error("flaky", "--min-rate needs a flip rate above 0, at most 1 (0.1: "
+                                      "one run in ten flipped)");
+        break;
+      case OPT_CODEOWNERS: owners = optarg; break;
       case 'h': return tpuci_cli_help("flaky", stdout);
       default: return usage_error("flaky", "bad option");
     }
   }
   if (optind < argc) return usage_error("flaky", "too many arguments");
-  if (!release && (quarantine || after))
-    return usage_error("flaky", "--quarantine and --release-after go with --release");
-  if (release && json) return usage_error("flaky", "--release prints text only");
+  if (release && propose) return usage_error("flaky", "--release or --propose, not both");
+  if (!release && !propose && quarantine)
+    return usage_error("flaky", "--quarantine goes with --release or --propose");
+  if (!release && after) return usage_error("flaky", "--release-after goes with --release");
+  if (!propose && (rate >= 0 || owners))
+    return usage_error("flaky", "--min-rate and --codeowners go with --propose");
+  if ((release || propose) && json)
+    return usage_error("flaky", release ? "--release prints text only"
+                                        : "--propose prints YAML only");
+  if (propose) {
+    r = tpuci_flaky_propose(state, quarantine, owners, (int) runs, rate >= 0 ? rate : 0.1, &text,
+                            &error);
+    if (r != 0) return flaky_failed(r, error);
+    tpuci_console__puts_safe(stdout, text);
+    tpuci_free(text);
+    return EXIT_PASSED;
+  }
   if (release) {
     r = tpuci_flaky_release(state, quarantine, after, &text, &error);
-    if (r != 0) {
-      fprintf(stderr, "tpuci: %s\n",
-              error ? tpuci_console__safe(error, 1) : "cannot read the history");
-      tpuci_free(error);
-      return r == TPUCI_ENOMATCH || r == TPUCI_ESPEC || r == TPUCI_EUSAGE ? EXIT_USAGE : EXIT_ENV;
-    }
+    if (r != 0) return flaky_failed(r, error);
     if (*text == '\0')
       printf("no quarantine entry is ready to release (%d passing runs in a row needed)\n",
              after ? after : 10);
@@ -457,12 +489,7 @@ static int cmd_flaky(int argc, char **argv) {
     return EXIT_PASSED;
   }
   r = tpuci_flaky_report(state, (int) runs, json, &text, &error);
-  if (r != 0) {
-    fprintf(stderr, "tpuci: %s\n",
-            error ? tpuci_console__safe(error, 1) : "cannot read the history");
-    tpuci_free(error);
-    return r == TPUCI_ENOMATCH ? EXIT_USAGE : EXIT_ENV;
-  }
+  if (r != 0) return flaky_failed(r == TPUCI_ENOMATCH ? r : TPUCI_EIO, error);
   tpuci_console__puts_safe(stdout, text);
   tpuci_free(text);
   return EXIT_PASSED;

@@ -34,6 +34,7 @@ void tpuci__instance_free(tpuci__instance_t *in) {
   if (in->pytest) {
     free(in->pytest->markers);
     free(in->pytest->k);
+    tpuci__strv_free(&in->pytest->select_always);
     free(in->pytest);
   }
 }
@@ -92,6 +93,8 @@ void tpuci__instance_copy(tpuci__instance_t *dst, const tpuci__instance_t *src) 
     *dst->pytest = *src->pytest;
     dst->pytest->markers = tpuci__strdup(src->pytest->markers);
     dst->pytest->k = tpuci__strdup(src->pytest->k);
+    memset(&dst->pytest->select_always, 0, sizeof(dst->pytest->select_always));
+    tpuci__strv_copy(&dst->pytest->select_always, &src->pytest->select_always);
   }
 }
 
@@ -272,6 +275,16 @@ json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_
     json_object_set_new(py, "allow_empty", json_boolean(in->pytest->allow_empty));
     json_object_set_new(py, "failed_first", json_boolean(in->pytest->failed_first));
     json_object_set_new(py, "test_timeout_ms", json_integer((json_int_t) in->pytest->test_timeout_ms));
+    json_object_set_new(py, "select", json_string(in->pytest->select_affected ? "affected" : "all"));
+    if (in->pytest->new_tests_runs > 1)
+      json_object_set_new(py, "new_tests_runs", json_integer(in->pytest->new_tests_runs));
+    if (in->pytest->select_always.len > 0) {
+      json_t *always = json_array();
+      size_t g;
+      for (g = 0; g < in->pytest->select_always.len; g++)
+        json_array_append_new(always, json_string(in->pytest->select_always.items[g]));
+      json_object_set_new(py, "select_always", always);
+    }
     json_object_set_new(o, "pytest", py);
   }
   return o;

@@ -197,7 +197,12 @@ typedef struct {
   tpuci__shard_by_t shard_by;
   int allow_empty;        /* pytest's exit 5 (nothing collected) passes */
   int failed_first;       /* tests that failed last time run first */
+  /* Only the tests a change can affect run (select = "affected"), and
+   * globs of test files that always do (select_always). */
+  int select_affected;
+  tpuci__strv_t select_always;
   uint64_t test_timeout_ms; /* one test's longest (pytest.test_timeout), 0: none */
+  int new_tests_runs;     /* runs a test new to the history gets (new_tests.runs), 0: one */
 } tpuci__pytest_t;
 
 /* One job instance: a job with one matrix combination bound. */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -23,7 +24,8 @@ static const tpuci__test_run_t *tpuci__flaky_said(const tpuci__test_hist_t *t) {
 
 /* The test's code in the store, or 0 when the run says nothing of it
  * (absent): a cancelled run did not reach it (or cut it short), which
- * is no failure; a test not run after a timeout or a crash fails. */
+ * is no failure, and a test left out as unaffected did not run; a test
+ * not run after a timeout or a crash fails. */
 static char tpuci__flaky_code(const tpuci__history_t *h, const tpuci__test_hist_t *t) {
   const tpuci__test_run_t *said = tpuci__flaky_said(t);
   size_t k;
@@ -34,6 +36,8 @@ static char tpuci__flaky_code(const tpuci__history_t *h, const tpuci__test_hist_
     return cancelled ? 0 : 'f';
   }
   if (tpuci__test_outcome_failing(said->result.outcome)) return 'f';
+  /* Left out as unaffected: this run did not run it. */
+  if (said->result.outcome == TPUCI_TEST_UNAFFECTED) return 0;
   if (t->order_dep) return 'o';
   for (k = 0; &t->runs[k] != said; k++)
     if (tpuci__test_outcome_failing(t->runs[k].result.outcome) &&
@@ -252,10 +256,31 @@ typedef struct {
   char *instance;       /* its identity: the instance without its shard */
   const char *id;
   char *key;            /* instance \x1f id: the map's key */
-  char *seq;            /* one code a run of the window: '-' not in it */
+  char *seq;            /* one code a run of the window: '-' not in it,
+                           'x' an infra run of its job (left out) */
   size_t fails, runs, flips;
   const char *last_run, *last_msg;
 } tpuci__flaky_test_t;
+
+/* A job's run left out of flip rates: more than half its tests failed. */
+typedef struct {
+  const char *run;
+  char *instance;
+  size_t tests, failed;
+} tpuci__flaky_infra_t;
+
+/* What the report and the proposals are made from: the window's runs
+ * (parsed), its tests, most flips first, and the runs left out. */
+typedef struct {
+  tpuci__strv_t lines;
+  json_t **all;         /* every run of the store, parsed */
+  json_t **parsed;      /* the window's: all + first */
+  size_t nrun;
+  tpuci__flaky_test_t *tests;
+  size_t ntests;
+  tpuci__flaky_infra_t *infra;
+  size_t ninfra;
+} tpuci__flaky_stats_t;
 
 static int tpuci__flaky_cmp(const void *a, const void *b) {
   const tpuci__flaky_test_t *x = a, *y = b;
@@ -268,148 +293,322 @@ static int tpuci__flaky_cmp(const void *a, const void *b) {
   return strcmp(x->instance, y->instance);
 }
 
-int tpuci__flaky_report(const char *path, int runs, int json, char **out, tpuci__err_t *err) {
-  tpuci__strv_t lines = {0};
-  json_t **parsed, **all = NULL;
-  tpuci__flaky_test_t *tests = NULL;
-  size_t ntests = 0, cap = 0, first, nrun, i, k, listed = 0;
+static double tpuci__flaky_rate(const tpuci__flaky_test_t *t) {
+  return t->runs ? (double) t->flips / (double) t->runs : 0;
+}
+
+/* The jobs of run `o` in which more than half the tests that ran failed
+ * (at least TPUCI__FLAKY_INFRA_MIN of them): an infra run (a lost
+ * device, a full disk), which says nothing of any one test. Their
+ * identities go into `out` (identity -> true), each also into s->infra. */
+static void tpuci__flaky_infra_of(tpuci__flaky_stats_t *s, json_t *o, json_t *out) {
+  json_t *counts = json_object(), *row, *c;
+  const char *identity;
+  size_t j;
+  json_array_foreach(json_object_get(o, "tests"), j, row) {
+    const char *inst = json_string_value(json_array_get(row, 0));
+    const char *code = json_string_value(json_array_get(row, 2));
+    char *ident;
+    if (inst == NULL || code == NULL || !*code || strchr("pfko", code[0]) == NULL) continue;
+    ident = tpuci__group_name_of(inst);
+    if ((c = json_object_get(counts, ident)) == NULL) {
+      c = json_pack("[ii]", 0, 0);
+      json_object_set_new(counts, ident, c);
+    }
+    json_array_set_new(c, 0, json_integer(json_integer_value(json_array_get(c, 0)) + 1));
+    if (code[0] == 'f')
+      json_array_set_new(c, 1, json_integer(json_integer_value(json_array_get(c, 1)) + 1));
+    free(ident);
+  }
+  json_object_foreach(counts, identity, c) {
+    size_t tests = (size_t) json_integer_value(json_array_get(c, 0));
+    size_t failed = (size_t) json_integer_value(json_array_get(c, 1));
+    tpuci__flaky_infra_t *x;
+    if (tests < TPUCI__FLAKY_INFRA_MIN || failed * 2 <= tests) continue;
+    json_object_set_new(out, identity, json_true());
+    s->infra = tpuci__realloc(s->infra, (s->ninfra + 1) * sizeof(*s->infra));
+    x = &s->infra[s->ninfra++];
+    x->run = json_string_value(json_object_get(o, "run"));
+    x->instance = tpuci__strdup(identity);
+    x->tests = tests;
+    x->failed = failed;
+  }
+  json_decref(counts);
+}
+
+static void tpuci__flaky_stats_free(tpuci__flaky_stats_t *s) {
+  size_t k;
+  for (k = 0; k < s->ntests; k++) {
+    free(s->tests[k].seq);
+    free(s->tests[k].key);
+    free(s->tests[k].instance);
+  }
+  free(s->tests);
+  for (k = 0; k < s->ninfra; k++) free(s->infra[k].instance);
+  free(s->infra);
+  tpuci__flaky_parsed_free(s->all, s->lines.len);
+  tpuci__strv_free(&s->lines);
+  memset(s, 0, sizeof(*s));
+}
+
+/* Adds row `row` of window run `i` to the test it is of. */
+static void tpuci__flaky_stats_row(tpuci__flaky_stats_t *s, tpuci__idmap_t *map, size_t cap[1],
+                                   size_t i, json_t *row, int infra) {
+  const char *inst = json_string_value(json_array_get(row, 0));
+  const char *id = json_string_value(json_array_get(row, 1));
+  const char *code = json_string_value(json_array_get(row, 2));
+  tpuci__flaky_test_t *t;
+  char *key;
+  size_t at;
+  if (inst == NULL || id == NULL || code == NULL || !*code) return;
+  key = tpuci__flaky_key(inst, id);
+  at = tpuci__idmap_get(map, key);
+  if (at == TPUCI__IDMAP_NONE) {
+    if (s->ntests == cap[0]) {
+      cap[0] = cap[0] ? 2 * cap[0] : 64;
+      s->tests = tpuci__realloc(s->tests, cap[0] * sizeof(*s->tests));
+    }
+    at = s->ntests++;
+    t = &s->tests[at];
+    memset(t, 0, sizeof(*t));
+    t->instance = tpuci__group_name_of(inst);
+    t->id = id;
+    t->seq = tpuci__malloc(s->nrun + 1);
+    memset(t->seq, '-', s->nrun);
+    t->seq[s->nrun] = '\0';
+    t->key = key;
+    tpuci__idmap_put(map, key, at);  /* borrowed: freed with the tests */
+  } else {
+    free(key);
+  }
+  t = &s->tests[at];
+  if (infra) {
+    t->seq[i] = 'x';
+    return;
+  }
+  t->seq[i] = tpuci__flaky_worse(t->seq[i], code[0]);
+  if (strchr("fko", code[0]) != NULL) {
+    t->last_run = json_string_value(json_object_get(s->parsed[i], "run"));
+    t->last_msg = json_string_value(json_array_get(row, 4));
+  }
+}
+
+/* Reads the store's last `runs` runs (0: all) into `s` (zeroed). */
+static int tpuci__flaky_stats(const char *path, int runs, tpuci__flaky_stats_t *s,
+                              tpuci__err_t *err) {
   tpuci__idmap_t map;
   char *text = NULL;
-  size_t len = 0;
-  tpuci__buf_t b;
+  size_t len = 0, first, cap = 0, i, k;
   int r = tpuci__read_file_max(path, TPUCI__FLAKY_MAX_BYTES * 2, &text, &len);
 
+  memset(s, 0, sizeof(*s));
   if (r == -ENOENT)
     return tpuci__err_set(err, TPUCI_ENOMATCH, "%s: no history yet (every `tpuci run` with "
                           "pytest jobs adds to it)", path);
   if (r != 0) return tpuci__err_set(err, r, "%s: cannot read: %s", path, tpuci_strerror(r));
-  tpuci__flaky_lines(text, len, &lines, &all);
+  tpuci__flaky_lines(text, len, &s->lines, &s->all);
   free(text);
-  first = runs > 0 && lines.len > (size_t) runs ? lines.len - (size_t) runs : 0;
-  nrun = lines.len - first;
-  parsed = all ? all + first : NULL;
+  first = runs > 0 && s->lines.len > (size_t) runs ? s->lines.len - (size_t) runs : 0;
+  s->nrun = s->lines.len - first;
+  s->parsed = s->all ? s->all + first : NULL;
   tpuci__idmap_init(&map);
-  for (i = 0; i < nrun; i++) {
-    json_t *row;
+  for (i = 0; i < s->nrun; i++) {
+    json_t *infra = json_object(), *row;
     size_t j;
-    json_array_foreach(json_object_get(parsed[i], "tests"), j, row) {
+    tpuci__flaky_infra_of(s, s->parsed[i], infra);
+    json_array_foreach(json_object_get(s->parsed[i], "tests"), j, row) {
       const char *inst = json_string_value(json_array_get(row, 0));
-      const char *id = json_string_value(json_array_get(row, 1));
-      const char *code = json_string_value(json_array_get(row, 2));
-      tpuci__flaky_test_t *t;
-      char *key;
-      size_t at;
-      if (inst == NULL || id == NULL || code == NULL || !*code) continue;
-      key = tpuci__flaky_key(inst, id);
-      at = tpuci__idmap_get(&map, key);
-      if (at == TPUCI__IDMAP_NONE) {
-        if (ntests == cap) {
-          cap = cap ? 2 * cap : 64;
-          tests = tpuci__realloc(tests, cap * sizeof(*tests));
-        }
-        at = ntests++;
-        memset(&tests[at], 0, sizeof(tests[at]));
-        tests[at].instance = tpuci__group_name_of(inst);
-        tests[at].id = id;
-        tests[at].seq = tpuci__malloc(nrun + 1);
-        memset(tests[at].seq, '-', nrun);
-        tests[at].seq[nrun] = '\0';
-        tests[at].key = key;
-        tpuci__idmap_put(&map, key, at);  /* borrowed: freed with tests */
-      } else {
-        free(key);
-      }
-      t = &tests[at];
-      t->seq[i] = tpuci__flaky_worse(t->seq[i], code[0]);
-      if (strchr("fko", code[0]) != NULL) {
-        t->last_run = json_string_value(json_object_get(parsed[i], "run"));
-        t->last_msg = json_string_value(json_array_get(row, 4));
-      }
+      char *ident = inst ? tpuci__group_name_of(inst) : NULL;
+      tpuci__flaky_stats_row(s, &map, &cap, i, row,
+                             ident != NULL && json_object_get(infra, ident) != NULL);
+      free(ident);
     }
+    json_decref(infra);
   }
-  /* Runs and fails (skips and runs without the test left out); flips: a
-   * run whose result differs from the one before, and every flaky or
-   * order-dependent run. */
-  for (k = 0; k < ntests; k++) {
+  tpuci__idmap_free(&map);
+  /* Runs and fails (skips, infra runs and runs without the test left
+   * out); flips: a run whose result differs from the one before, and
+   * every flaky or order-dependent run. */
+  for (k = 0; k < s->ntests; k++) {
+    tpuci__flaky_test_t *t = &s->tests[k];
     char prev = 0;
-    for (i = 0; i < nrun; i++) {
-      char c = tests[k].seq[i];
-      if (c == '-' || c == 's') continue;
-      tests[k].runs++;
-      tests[k].fails += c == 'f';
-      if (c == 'k' || c == 'o') tests[k].flips++;
-      else if (prev && (prev == 'f') != (c == 'f')) tests[k].flips++;
+    for (i = 0; i < s->nrun; i++) {
+      char c = t->seq[i];
+      if (c == '-' || c == 's' || c == 'x') continue;
+      t->runs++;
+      t->fails += c == 'f';
+      if (c == 'k' || c == 'o') t->flips++;
+      else if (prev && (prev == 'f') != (c == 'f')) t->flips++;
       prev = c == 'k' || c == 'o' ? 'p' : c;
     }
   }
-  /* The map's indexes are not needed past here: sorting moves entries. */
-  tpuci__idmap_free(&map);
-  tpuci__idmap_init(&map);
-  if (ntests > 0) qsort(tests, ntests, sizeof(*tests), tpuci__flaky_cmp);
+  if (s->ntests > 0) qsort(s->tests, s->ntests, sizeof(*s->tests), tpuci__flaky_cmp);
+  return 0;
+}
 
+static void tpuci__flaky_json(tpuci__buf_t *b, const tpuci__flaky_stats_t *s) {
+  json_t *root = json_object(), *ids = json_array(), *arr = json_array(), *left = json_array();
+  char *text;
+  size_t i, k;
+  for (i = 0; i < s->nrun; i++) {
+    const char *run = json_string_value(json_object_get(s->parsed[i], "run"));
+    json_array_append_new(ids, json_string(run ? run : ""));
+  }
+  for (k = 0; k < s->ntests; k++) {
+    const tpuci__flaky_test_t *t = &s->tests[k];
+    if (t->last_run == NULL) continue;
+    json_array_append_new(
+        arr, json_pack("{s:s, s:s, s:f, s:I, s:I, s:I, s:s, s:s, s:o}", "instance", t->instance,
+                       "id", t->id, "flip_rate", tpuci__flaky_rate(t), "flips",
+                       (json_int_t) t->flips, "fails", (json_int_t) t->fails, "runs",
+                       (json_int_t) t->runs, "outcomes", t->seq, "last_failure_run", t->last_run,
+                       "last_failure", t->last_msg ? json_string(t->last_msg) : json_null()));
+  }
+  for (k = 0; k < s->ninfra; k++)
+    json_array_append_new(left, json_pack("{s:s, s:s, s:I, s:I}", "run", s->infra[k].run,
+                                          "instance", s->infra[k].instance, "tests",
+                                          (json_int_t) s->infra[k].tests, "failed",
+                                          (json_int_t) s->infra[k].failed));
+  json_object_set_new(root, "runs", ids);
+  json_object_set_new(root, "tests", arr);
+  json_object_set_new(root, "left_out", left);
+  text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(4));
+  tpuci__buf_addf(b, "%s\n", text ? text : "{}");
+  free(text);
+  json_decref(root);
+}
+
+static void tpuci__flaky_text(tpuci__buf_t *b, const tpuci__flaky_stats_t *s, const char *path) {
+  size_t k, listed = 0;
+  for (k = 0; k < s->ntests; k++) listed += s->tests[k].last_run != NULL;
+  tpuci__buf_addf(b, "%zu run%s in the history (%s), %zu test%s failed in %s\n", s->nrun,
+                  s->nrun == 1 ? "" : "s", path, listed, listed == 1 ? "" : "s",
+                  s->nrun == 1 ? "it" : "them");
+  for (k = 0; k < s->ninfra; k++)
+    tpuci__buf_addf(b, "left out of flip rates: run %s of %s: %zu of its %zu tests failed "
+                    "(an infra run)\n", s->infra[k].run, s->infra[k].instance,
+                    s->infra[k].failed, s->infra[k].tests);
+  if (listed > 0)
+    tpuci__buf_addf(b, "flip rate  fails/runs  outcomes (oldest first: p pass, f fail, "
+                       "k flaky, o order-dependent, s skip, - absent%s)\n",
+                    s->ninfra ? ", x infra run" : "");
+  for (k = 0; k < s->ntests; k++) {
+    const tpuci__flaky_test_t *t = &s->tests[k];
+    const char *seq = t->seq;
+    if (t->last_run == NULL) continue;
+    if (strlen(seq) > 30) seq += strlen(seq) - 30;
+    tpuci__buf_addf(b, "     %4.2f  %5zu/%-4zu  %-30s  %s [%s]\n", tpuci__flaky_rate(t), t->fails,
+                    t->runs, seq, t->id, t->instance);
+    tpuci__buf_addf(b, "           last failed in run %s", t->last_run);
+    if (t->last_msg) {
+      const char *nl = strchr(t->last_msg, '\n');
+      int n = nl ? (int) (nl - t->last_msg) : (int) strlen(t->last_msg);
+      tpuci__buf_addf(b, ": %.*s", n, t->last_msg);
+    }
+    tpuci__buf_adds(b, "\n");
+  }
+}
+
+int tpuci__flaky_report(const char *path, int runs, int json, char **out, tpuci__err_t *err) {
+  tpuci__flaky_stats_t s;
+  tpuci__buf_t b;
+  int r = tpuci__flaky_stats(path, runs, &s, err);
+  if (r != 0) return r;
   tpuci__buf_init(&b);
-  if (json) {
-    json_t *root = json_object(), *ids = json_array(), *arr = json_array();
-    char *s;
-    for (i = 0; i < nrun; i++)
-      json_array_append_new(ids, json_string(json_string_value(json_object_get(parsed[i], "run"))
-                                                 ? json_string_value(json_object_get(parsed[i], "run"))
-                                                 : ""));
-    for (k = 0; k < ntests; k++) {
-      json_t *o;
-      if (tests[k].last_run == NULL) continue;
-      o = json_object();
-      json_object_set_new(o, "instance", json_string(tests[k].instance));
-      json_object_set_new(o, "id", json_string(tests[k].id));
-      json_object_set_new(o, "flip_rate", json_real(tests[k].runs ? (double) tests[k].flips / (double) tests[k].runs : 0));
-      json_object_set_new(o, "flips", json_integer((json_int_t) tests[k].flips));
-      json_object_set_new(o, "fails", json_integer((json_int_t) tests[k].fails));
-      json_object_set_new(o, "runs", json_integer((json_int_t) tests[k].runs));
-      json_object_set_new(o, "outcomes", json_string(tests[k].seq));
-      json_object_set_new(o, "last_failure_run", json_string(tests[k].last_run));
-      json_object_set_new(o, "last_failure", tests[k].last_msg ? json_string(tests[k].last_msg) : json_null());
-      json_array_append_new(arr, o);
-    }
-    json_object_set_new(root, "runs", ids);
-    json_object_set_new(root, "tests", arr);
-    s = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(4));
-    tpuci__buf_addf(&b, "%s\n", s ? s : "{}");
-    free(s);
-    json_decref(root);
-  } else {
-    for (k = 0; k < ntests; k++) listed += tests[k].last_run != NULL;
-    tpuci__buf_addf(&b, "%zu run%s in the history (%s), %zu test%s failed in %s\n", nrun,
-                    nrun == 1 ? "" : "s", path, listed, listed == 1 ? "" : "s",
-                    nrun == 1 ? "it" : "them");
-    if (listed > 0)
-      tpuci__buf_adds(&b, "flip rate  fails/runs  outcomes (oldest first: p pass, f fail, "
-                          "k flaky, o order-dependent, s skip, - absent)\n");
-    for (k = 0; k < ntests; k++) {
-      const tpuci__flaky_test_t *t = &tests[k];
-      const char *seq = t->seq;
-      if (t->last_run == NULL) continue;
-      if (strlen(seq) > 30) seq += strlen(seq) - 30;
-      tpuci__buf_addf(&b, "     %4.2f  %5zu/%-4zu  %-30s  %s [%s]\n", t->runs ? (double) t->flips / (double) t->runs : 0,
-                      t->fails, t->runs, seq, t->id, t->instance);
-      tpuci__buf_addf(&b, "           last failed in run %s", t->last_run);
-      if (t->last_msg) {
-        const char *nl = strchr(t->last_msg, '\n');
-        int n = nl ? (int) (nl - t->last_msg) : (int) strlen(t->last_msg);
-        tpuci__buf_addf(&b, ": %.*s", n, t->last_msg);
-      }
-      tpuci__buf_adds(&b, "\n");
-    }
-  }
-  for (k = 0; k < ntests; k++) {
-    free(tests[k].seq);
-    free(tests[k].key);
-    free(tests[k].instance);
-  }
-  free(tests);
-  tpuci__flaky_parsed_free(all, lines.len);
-  tpuci__idmap_free(&map);
-  tpuci__strv_free(&lines);
+  if (json) tpuci__flaky_json(&b, &s);
+  else tpuci__flaky_text(&b, &s, path);
+  tpuci__flaky_stats_free(&s);
   *out = tpuci__buf_steal(&b);
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Quarantine proposals                                                */
+
+/* `s` as a YAML double-quoted scalar (JSON's string syntax is YAML's). */
+static void tpuci__yaml_quoted(tpuci__buf_t *b, const char *s) {
+  json_t *v = json_string(s);
+  char *q = v ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
+  tpuci__buf_adds(b, q ? q : "\"\"");
+  free(q);
+  json_decref(v);
+}
+
+static void tpuci__flaky_entry(tpuci__buf_t *b, const tpuci__flaky_test_t *t,
+                               const tpuci__flaky_propose_t *o, const char *until) {
+  const tpuci__owner_rule_t *rule = NULL;
+  char *file = tpuci__strdup(t->id), *reason, *cut = strstr(file, "::");
+  const char *nl;
+  int n;
+  if (cut) *cut = '\0';
+  if (o->owners) rule = tpuci__codeowners_match(o->owners, file);
+  nl = t->last_msg ? strchr(t->last_msg, '\n') : NULL;
+  n = t->last_msg ? (nl ? (int) (nl - t->last_msg) : (int) strlen(t->last_msg)) : 0;
+  reason = tpuci__printf("flaky: flip rate %.2f (%zu flips in %zu runs of %s), last failed in "
+                         "run %s%s%.*s", tpuci__flaky_rate(t), t->flips, t->runs, t->instance,
+                         t->last_run, n ? ": " : "", n, n ? t->last_msg : "");
+  tpuci__buf_adds(b, "- test: ");
+  tpuci__yaml_quoted(b, t->id);
+  tpuci__buf_adds(b, "\n  reason: ");
+  tpuci__yaml_quoted(b, reason);
+  tpuci__buf_adds(b, "\n  owner: ");
+  if (rule != NULL && rule->owners[0] != '\0') {
+    tpuci__yaml_quoted(b, rule->owners);
+    tpuci__buf_addf(b, "  # %s:%d\n", o->owners->path, rule->line);
+  } else {
+    tpuci__buf_adds(b, "\"unowned\"  # ");
+    if (o->owners == NULL) tpuci__buf_adds(b, "no CODEOWNERS file: set one\n");
+    else if (rule == NULL) tpuci__buf_addf(b, "no line of %s covers %s\n", o->owners->path, file);
+    else tpuci__buf_addf(b, "%s:%d gives %s no owner\n", o->owners->path, rule->line, file);
+  }
+  tpuci__buf_addf(b, "  until: %s\n", until);
+  free(reason);
+  free(file);
+}
+
+int tpuci__flaky_propose(const char *path, const tpuci__flaky_propose_t *o, char **out,
+                         size_t *count, tpuci__err_t *err) {
+  tpuci__flaky_stats_t s;
+  tpuci__idmap_t seen;
+  tpuci__buf_t b, body;
+  char until[16];
+  time_t t0 = (time_t) (o->today + TPUCI__PROPOSE_DAYS) * 86400;
+  struct tm tm;
+  size_t k, n = 0, held = 0;
+  int r = tpuci__flaky_stats(path, o->runs, &s, err);
+  if (r != 0) return r;
+  gmtime_r(&t0, &tm);
+  strftime(until, sizeof(until), "%Y-%m-%d", &tm);
+  tpuci__idmap_init(&seen);
+  tpuci__buf_init(&body);
+  /* Most flips first: a test in two instances is proposed once, at its
+   * higher rate. */
+  for (k = 0; k < s.ntests; k++) {
+    const tpuci__flaky_test_t *t = &s.tests[k];
+    if (t->flips == 0 || tpuci__flaky_rate(t) < o->min_rate) continue;
+    if (tpuci__idmap_get(&seen, t->id) != TPUCI__IDMAP_NONE) continue;
+    tpuci__idmap_put(&seen, t->id, k);
+    if (o->quarantine && tpuci__quarantine_match(o->quarantine, t->id)) {
+      held++;
+      continue;
+    }
+    tpuci__flaky_entry(&body, t, o, until);
+    n++;
+  }
+  tpuci__buf_init(&b);
+  tpuci__buf_addf(&b, "# tpuci flaky --propose: %zu test%s flipped in at least %.0f%% of %s "
+                  "runs in the last %zu run%s (%s)", n, n == 1 ? "" : "s", o->min_rate * 100,
+                  n == 1 ? "its" : "their", s.nrun, s.nrun == 1 ? "" : "s", path);
+  if (held) tpuci__buf_addf(&b, ", %zu more already quarantined", held);
+  tpuci__buf_addf(&b, ".\n# Nothing is applied: copy the entries you agree with into %s.\n",
+                  o->quarantine && o->quarantine->path ? o->quarantine->path
+                                                       : TPUCI__QUARANTINE_FILE);
+  if (body.len) tpuci__buf_add(&b, body.data, body.len);
+  tpuci__buf_free(&body);
+  tpuci__idmap_free(&seen);
+  tpuci__flaky_stats_free(&s);
+  *out = tpuci__buf_steal(&b);
+  if (count) *count = n;
   return 0;
 }
 

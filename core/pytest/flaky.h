@@ -25,13 +25,18 @@
 
 #include <jansson.h>
 
+#include "pytest/codeowners.h"
 #include "pytest/junit.h"
+#include "pytest/quarantine.h"
 #include "base/util.h"
 
 #define TPUCI__FLAKY_FILE "history.jsonl"
 #define TPUCI__FLAKY_MAX_RUNS 100
 #define TPUCI__FLAKY_MAX_BYTES ((size_t) 32 << 20)
 #define TPUCI__FLAKY_MSG_MAX 200
+/* A job's run in which more than half its tests failed, and at least
+ * this many ran, is an infra run: left out of flip rates. */
+#define TPUCI__FLAKY_INFRA_MIN 5
 
 typedef struct {
   const char *run_id;
@@ -51,10 +56,29 @@ int tpuci__flaky_append(const char *path, const tpuci__flaky_run_t *run, int rec
                         json_t **recent, tpuci__err_t *err);
 
 /* The store's last `runs` runs (0: all) as a report: tests that failed in
- * any of them, most flips first ("tpuci flaky"), as text or JSON. A new
+ * any of them, most flips first ("tpuci flaky"), as text or JSON; a job's
+ * infra runs (TPUCI__FLAKY_INFRA_MIN) are left out of its tests' counts
+ * and named ("left out of flip rates: ..."; JSON "left_out"). A new
  * string in *out; 0, or a negative code with err set (a missing store is
  * TPUCI_ENOMATCH). */
 int tpuci__flaky_report(const char *path, int runs, int json, char **out, tpuci__err_t *err);
+
+/* `tpuci flaky --propose`: quarantine entries for the tests of the
+ * store's last `runs` runs whose flip rate is at least `min_rate` (and
+ * that flipped), each once (the file's YAML, docs/quarantine.md), with
+ * the owner CODEOWNERS gives its file and an expiry TPUCI__PROPOSE_DAYS
+ * after `today`; tests `quarantine` already covers are counted, not
+ * proposed. Never written anywhere: *out is a new string. */
+#define TPUCI__PROPOSE_DAYS 14
+typedef struct {
+  int runs;
+  double min_rate;
+  long today;                              /* days since 1970-01-01 */
+  const tpuci__quarantine_t *quarantine;   /* or NULL */
+  const tpuci__codeowners_t *owners;       /* or NULL: none found */
+} tpuci__flaky_propose_t;
+int tpuci__flaky_propose(const char *path, const tpuci__flaky_propose_t *o, char **out,
+                         size_t *count, tpuci__err_t *err);
 
 /* Each test's outcomes in the store's last `runs` runs, oldest first, one
  * code a run ('-': not in it), as an object keyed "identity\x1fid"; NULL

@@ -24,6 +24,7 @@ const char *tpuci__test_outcome_name(tpuci__test_outcome_t o) {
     case TPUCI_TEST_ERROR: return "error";
     case TPUCI_TEST_SKIPPED: return "skipped";
     case TPUCI_TEST_XFAIL: return "xfail";
+    case TPUCI_TEST_UNAFFECTED: return "unaffected";
     default: return "unknown";
   }
 }

@@ -41,6 +41,8 @@ typedef enum {
   TPUCI_TEST_ERROR,   /* <error>: setup/teardown or collection failed */
   TPUCI_TEST_SKIPPED, /* <skipped> */
   TPUCI_TEST_XFAIL,   /* <skipped type="pytest.xfail"> */
+  TPUCI_TEST_UNAFFECTED, /* left out: nothing it needs changed since it
+                            passed (deps.h); <skipped type="tpuci.unaffected"> */
   TPUCI_TEST__COUNT
 } tpuci__test_outcome_t;
 
@@ -48,7 +50,7 @@ typedef enum {
  * reported a result for it; it fails the instance. */
 #define TPUCI__TEST_NOT_RUN "not-run"
 
-/* "passed", "failed", "error", "skipped", "xfail". */
+/* "passed", "failed", "error", "skipped", "xfail", "unaffected". */
 const char *tpuci__test_outcome_name(tpuci__test_outcome_t o);
 /* 1 for failed and error: the outcomes that make pytest exit non-zero. */
 int tpuci__test_outcome_failing(tpuci__test_outcome_t o);
@@ -228,7 +230,7 @@ typedef struct {
   int cut;              /* pytest did not finish (killed, crashed) */
 } tpuci__attempt_rec_t;
 
-typedef struct {
+typedef struct tpuci__history_s {
   char *instance;
   tpuci__attempt_rec_t *attempts;
   size_t n_attempts, cap_attempts;
@@ -313,7 +315,7 @@ size_t tpuci__history_unfinished_ids(const tpuci__history_t *h, tpuci__strv_t *o
 
 typedef struct {
   size_t tests;              /* distinct tests */
-  size_t passed, failed, errors, skipped, xfail;  /* by final result */
+  size_t passed, failed, errors, skipped, xfail, unaffected;  /* by final result */
   size_t not_run;            /* known, but no attempt reported a result */
   size_t flaky;              /* passed (or skipped) after a failure */
   size_t abnormal_attempts;  /* attempts shown as test cases */
@@ -323,6 +325,12 @@ typedef struct {
 
 void tpuci__history_summarize(const tpuci__history_t *h,
                               tpuci__history_summary_t *s);
+
+/* Test `id` was left out of attempt `attempt` as unaffected (deps.h):
+ * its run there says so, with the run it last passed in (NULL: not
+ * known) as its text. */
+void tpuci__history_unaffected(tpuci__history_t *h, int attempt, const char *id,
+                               const char *run);
 
 /* 1 when every test of the instance finally passed, was skipped or
  * xfailed (none failed, errored or never ran). */

@@ -371,6 +371,7 @@ void tpuci__history_summarize(const tpuci__history_t *h, tpuci__history_summary_
       case TPUCI_TEST_ERROR: s->errors++; break;
       case TPUCI_TEST_SKIPPED: s->skipped++; break;
       case TPUCI_TEST_XFAIL: s->xfail++; break;
+      case TPUCI_TEST_UNAFFECTED: s->unaffected++; break;
       default: break;
     }
     if (tpuci__history_flaky(&h->tests[i])) s->flaky++;
@@ -389,4 +390,23 @@ int tpuci__history_all_pass(const tpuci__history_t *h) {
     if (f == NULL || tpuci__test_outcome_failing(f->outcome)) return 0;
   }
   return 1;
+}
+
+void tpuci__history_unaffected(tpuci__history_t *h, int attempt, const char *id,
+                               const char *run) {
+  tpuci__test_hist_t *t = tpuci__history_test(h, id);
+  tpuci__test_t r;
+  if (tpuci__run_at(t, attempt) != NULL) return;
+  memset(&r, 0, sizeof(r));
+  r.id = tpuci__strdup(id);
+  r.classname = tpuci__strdup("");
+  r.name = tpuci__strdup("");
+  r.line = -1;
+  r.outcome = TPUCI_TEST_UNAFFECTED;
+  r.type = tpuci__strdup("tpuci.unaffected");
+  r.message = run ? tpuci__printf("unaffected: nothing it needs changed since it passed in run %s",
+                                  run)
+                  : tpuci__strdup("unaffected: nothing it needs changed since it passed");
+  r.text = run ? tpuci__strdup(run) : NULL;
+  tpuci__run_push(t, attempt, &r);
 }

@@ -294,13 +294,16 @@ static void tpuci__w_test(tpuci__buf_t *b, const tpuci__junit_suite_t *s,
     tpuci__w_outcome(b, "failure", f->message, type, f->text);
   }
   tpuci__w_earlier(b, th, 0, failing);
-  if (f->outcome == TPUCI_TEST_SKIPPED || f->outcome == TPUCI_TEST_XFAIL) {
+  if (f->outcome == TPUCI_TEST_SKIPPED || f->outcome == TPUCI_TEST_XFAIL ||
+      f->outcome == TPUCI_TEST_UNAFFECTED) {
     /* Jenkins' schema allows <skipped> no attribute: the reason is its
-     * text, xfail said in front. */
+     * text, xfail said in front; a test left out as unaffected is a skip
+     * whose reason names the run it last passed in (its history stays). */
     tpuci__buf_t why;
     tpuci__buf_init(&why);
     if (f->outcome == TPUCI_TEST_XFAIL) tpuci__buf_adds(&why, "xfail: ");
-    if (f->text && *f->text) tpuci__buf_adds(&why, f->text);
+    if (f->outcome == TPUCI_TEST_UNAFFECTED && f->message) tpuci__buf_adds(&why, f->message);
+    else if (f->text && *f->text) tpuci__buf_adds(&why, f->text);
     else if (f->message) tpuci__buf_adds(&why, f->message);
     c->skipped++;
     tpuci__buf_adds(b, "      <skipped>");

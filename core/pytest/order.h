@@ -2,7 +2,7 @@
  * passed in another (the failing-first process, its shard's attempt, a
  * retry), whose tests before it differed. Part of core/pytest/
  * (pytest_run.h says what the folder may use); the scheduler runs the
- * checks (core/sched/order.c).
+ * checks (core/pytest/order_run.c).
  *
  * Each such test is a case. Its candidates are the tests that ran before
  * it in the process where it failed (a polluter among them left
@@ -23,7 +23,7 @@
 #include "base/util.h"
 
 /* Bounds of the checks: processes per instance, cases per instance (the
- * scheduler bounds a run's too: sched/order.c). */
+ * run is bounded too: pytest/order_run.c). */
 #define TPUCI__ORDER_PROCS_MAX 8
 #define TPUCI__ORDER_CASES_MAX 3
 

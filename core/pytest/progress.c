@@ -221,3 +221,21 @@ int tpuci__pytest_suite_seen(const char *results_dir, unsigned long *count,
   free(text);
   return found;
 }
+
+void tpuci__progress_unaffected(const char *results_dir, tpuci__strv_t *out) {
+  char *text = tpuci__progress_text(results_dir), *line, *next;
+  if (text == NULL) return;
+  for (line = text; line && *line; line = next) {
+    json_t *o, *v;
+    size_t i;
+    next = strchr(line, '\n');
+    if (next) *next++ = '\0';
+    /* Only the line that starts so: the others are not parsed. */
+    if (strncmp(line, "{\"unaffected\": [", 16) != 0 || (o = json_loads(line, 0, NULL)) == NULL)
+      continue;
+    json_array_foreach(json_object_get(o, "unaffected"), i, v)
+      if (json_is_string(v)) tpuci__strv_push(out, json_string_value(v));
+    json_decref(o);
+  }
+  free(text);
+}

@@ -25,4 +25,8 @@ void tpuci__progress_free(tpuci__progress_t *pr);
 int tpuci__progress_read(const char *results_dir, tpuci__junit_t *j,
                         tpuci__progress_t *pr);
 
+/* The tests the plugin left out as unaffected (deps.h), appended to
+ * out. */
+void tpuci__progress_unaffected(const char *results_dir, tpuci__strv_t *out);
+
 #endif /* TPUCI_PYTEST_PROGRESS_H */

@@ -7,215 +7,32 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* pytest runs through this bootstrap rather than `-m pytest`, so that a
- * plugin object (no file, no PYTHONPATH) appends every test report to
- * progress.jsonl as it happens: when an attempt is killed (timeout, OOM)
- * before pytest writes its JUnit file, the tests it finished are kept.
- * The collection comes first ({"collected": [node ids in run order]},
- * after deselection and reordering), so that the tests a killed or
- * crashed attempt never reached are known too.
- * SIGTERM (the first thing tpuci sends at a timeout or a cancel) makes
- * faulthandler write every thread's stack to stacks.txt beside it, then
- * goes on as it would have (pytest ends, or waits for the SIGKILL).
- * With a test timeout (pytest.test_timeout), each test's setup, call and
- * teardown together get a SIGALRM timer; when it fires, the test fails
- * with the stacks of every thread in its message and pytest goes on with
- * the next test.
- * A process given <only> (node ids, one a line: the failing-first
- * process, an order check) keeps only those of what it collects, in
- * pytest's own order, and deselects the rest; when none of them is
- * collected, pytest's exit 5 becomes 0. tpuci never reorders the tests
- * of a process.
- * A shard given <shard> (tpuci__shard_assignment(): its number, the
- * shards with tests, and which shard each file, class or test of the
- * recorded collection went to) collects the whole suite and keeps its
- * part: what the lines name for it, and of what they do not name (tests
- * new since), what crc32 of its file, class or test gives it; the rest is
- * deselected. When nothing is left for it but other shards have tests,
- * pytest's exit 5 becomes 0. Such a shard also writes what it collected
- * before keeping its part, as a count and the crc32 of the sorted node
- * ids ({"suite": [N, CRC]}), for tpuci to compare across the shards.
- * When pytest is done (its reports written), the atexit functions run
- * and the process ends with os._exit(): the interpreter's own teardown
- * (about 2 s with torch imported, on a busy machine) would only delay the
- * attempt's end, and with it a retry's start.
- *
- * With TPUCI_RESULTS_LOG (a swarm task, which may run on any node: no
- * folder of tpuci's machine is mounted there) the bootstrap first forks:
- * the child runs pytest as above, and the parent passes it the signals
- * it gets, waits for it, prints the results folder to stdout between
- * lines that start with that key (runtime/engine/logres.h), each line
- * in one write (at most 3 KB: atomic on a pipe), and ends as the child did (its exit code, or its signal).
- * At a SIGTERM that the child outlives by 0.1 s (a test that ignores it:
- * the SIGKILL after the grace leaves no time after), it prints what the
- * folder holds then (the stacks, the progress) as a snapshot first.
- * argv: -c CODE <progress file> <test timeout in ms, 0: none> <only>
- * <shard, or empty> <pytest arguments...>. */
-static const char tpuci__bootstrap[] =
-    "import os, sys\n"
-    "k = os.environ.get('TPUCI_RESULTS_LOG')\n"
-    "if k:\n"
-    "    import binascii, signal, time\n"
-    "    def w(b):\n"
-    "        while b:\n"
-    "            b = b[os.write(1, b):]\n"
-    "    def send(how):\n"
-    "        d = os.path.dirname(sys.argv[1])\n"
-    "        names = sorted(n for n in os.listdir(d) if os.path.isfile(os.path.join(d, n)))\n"
-    "        w(('%s results %s %d\\n' % (k, how, len(names))).encode())\n"
-    "        for n in names:\n"
-    "            with open(os.path.join(d, n), 'rb') as f:\n"
-    "                b = f.read()\n"
-    "            w(('%s file %s %d %d\\n' % (k, n, len(b), binascii.crc32(b))).encode())\n"
-    "            for i in range(0, len(b), 2250):\n"
-    "                w(k.encode() + b' d ' + binascii.b2a_base64(b[i:i + 2250]))\n"
-    "            w(('%s end %s\\n' % (k, n)).encode())\n"
-    "        w(('%s results end %d\\n' % (k, len(names))).encode())\n"
-    "    w((k + ' results on\\n').encode())\n"
-    "    pid = os.fork()\n"
-    "    if pid:\n"
-    "        def fwd(n, f):\n"
-    "            os.kill(pid, n)\n"
-    "            if n == signal.SIGTERM:\n"
-    "                for i in range(10):\n"
-    "                    time.sleep(0.01)\n"
-    "                    if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT):\n"
-    "                        return\n"
-    "                send('snapshot')\n"
-    "        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT,\n"
-    "                  signal.SIGUSR1, signal.SIGUSR2):\n"
-    "            signal.signal(s, fwd)\n"
-    "        st = os.waitpid(pid, 0)[1]\n"
-    "        try:\n"
-    "            send('begin')\n"
-    "        finally:\n"
-    "            if os.WIFSIGNALED(st):\n"
-    "                try:\n"
-    "                    signal.signal(os.WTERMSIG(st), signal.SIG_DFL)\n"
-    "                except (OSError, ValueError):\n"
-    "                    pass\n"
-    "                os.kill(os.getpid(), os.WTERMSIG(st))\n"
-    "            os._exit(os.WEXITSTATUS(st) if os.WIFEXITED(st) else 1)\n"
-    "import faulthandler, json, signal, tempfile, time, zlib\n"
-    "import pytest\n"
-    "stacks = open(os.path.join(os.path.dirname(sys.argv[1]), 'stacks.txt'), 'w')\n"
-    "faulthandler.register(signal.SIGTERM, file=stacks, all_threads=True, chain=True)\n"
-    "limit = int(sys.argv[2]) / 1000\n"
-    "only = set(i for i in sys.argv[3].split('\\n') if i)\n"
-    "class TpuciPart:\n"
-    "    def __init__(self, lines):\n"
-    "        by, me, live = lines[0].split(' ')\n"
-    "        self.by, self.me = by, int(me)\n"
-    "        self.live = [int(k) for k in live.split(',') if k]\n"
-    "        self.part = {}\n"
-    "        for line in lines[1:]:\n"
-    "            k, _, unit = line.partition('\\t')\n"
-    "            self.part[unit] = int(k)\n"
-    "        self.kept = self.dropped = 0\n"
-    "    def mine(self, nodeid):\n"
-    "        u = nodeid\n"
-    "        if self.by != 'test':\n"
-    "            p = nodeid.split('[', 1)[0].split('::')\n"
-    "            u = p[0] if self.by == 'file' else '::'.join(p[:2]) if len(p) > 2 else nodeid\n"
-    "        k = self.part.get(u)\n"
-    "        if k is None and self.live:\n"
-    "            k = self.live[zlib.crc32(u.encode('utf-8', 'surrogateescape')) % len(self.live)]\n"
-    "        return k == self.me\n"
-    "part = TpuciPart(sys.argv[4].split('\\n')) if sys.argv[4] else None\n"
-    "class TpuciProgress:\n"
-    "    def __init__(self, path):\n"
-    "        self.out = open(path, 'a', buffering=1)\n"
-    "        self.only_kept = self.only_dropped = 0\n"
-    "    @pytest.hookimpl(hookwrapper=True)\n"
-    "    def pytest_runtest_protocol(self, item, nextitem):\n"
-    "        if limit > 0:\n"
-    "            signal.signal(signal.SIGALRM, self.over)\n"
-    "            signal.setitimer(signal.ITIMER_REAL, limit)\n"
-    "        try:\n"
-    "            yield\n"
-    "        finally:\n"
-    "            if limit > 0:\n"
-    "                signal.setitimer(signal.ITIMER_REAL, 0)\n"
-    "    def over(self, signum, frame):\n"
-    "        with tempfile.TemporaryFile('w+') as f:\n"
-    "            faulthandler.dump_traceback(file=f, all_threads=True)\n"
-    "            f.seek(0)\n"
-    "            text = f.read()\n"
-    "        pytest.fail('test_timeout: longer than %gs (tpuci); the stacks of its '\n"
-    "                    'threads:\\n%s' % (limit, text))\n"
-    "    @pytest.hookimpl(trylast=True)\n"
-    "    def pytest_collection_modifyitems(self, config, items):\n"
-    "        if part:\n"
-    "            ids = sorted(i.nodeid for i in items)\n"
-    "            crc = zlib.crc32('\\n'.join(ids).encode('utf-8', 'surrogateescape'))\n"
-    "            self.out.write(json.dumps({'suite': [len(ids), crc]}) + '\\n')\n"
-    "            keep, drop = [], []\n"
-    "            for i in items:\n"
-    "                (keep if part.mine(i.nodeid) else drop).append(i)\n"
-    "            part.kept, part.dropped = len(keep), len(drop)\n"
-    "            if drop:\n"
-    "                config.hook.pytest_deselected(items=drop)\n"
-    "                items[:] = keep\n"
-    "        if only:\n"
-    "            keep = [i for i in items if i.nodeid in only]\n"
-    "            drop = [i for i in items if i.nodeid not in only]\n"
-    "            self.only_kept, self.only_dropped = len(keep), len(drop)\n"
-    "            if drop:\n"
-    "                config.hook.pytest_deselected(items=drop)\n"
-    "                items[:] = keep\n"
-    "    def pytest_sessionstart(self, session):\n"
-    "        c = session.config\n"
-    "        root = getattr(c, 'rootpath', None) or c.rootdir\n"
-    "        self.out.write(json.dumps({'rootdir': str(root)}) + '\\n')\n"
-    "    def pytest_collection_finish(self, session):\n"
-    "        ids = [item.nodeid for item in session.items]\n"
-    "        self.out.write(json.dumps({'collected': ids}) + '\\n')\n"
-    "    def pytest_runtest_logstart(self, nodeid, location):\n"
-    "        self.out.write(json.dumps({'start': nodeid, 't': time.time()}) + '\\n')\n"
-    "    def pytest_runtest_logreport(self, report):\n"
-    "        msg = crash = None\n"
-    "        if report.failed:\n"
-    "            msg = str(report.longrepr)[-4000:]\n"
-    "            crash = getattr(getattr(report.longrepr, 'reprcrash', None), 'message', None)\n"
-    "        elif report.skipped and isinstance(report.longrepr, tuple):\n"
-    "            msg = str(report.longrepr[2])\n"
-    "        loc = report.location or ('', None, '')\n"
-    "        self.out.write(json.dumps({'id': report.nodeid, 'when': report.when,\n"
-    "            'outcome': report.outcome, 'xfail': hasattr(report, 'wasxfail'),\n"
-    "            'duration': report.duration, 'file': loc[0], 'line': loc[1],\n"
-    "            'message': msg, 'crash': crash}) + '\\n')\n"
-    "plugin = TpuciProgress(sys.argv[1])\n"
-    "ret = pytest.main(sys.argv[5:], plugins=[plugin])\n"
-    "if only and ret == 5 and plugin.only_kept == 0:\n"
-    "    print('tpuci: none of the %d tests this process was to run is collected '\n"
-    "          '(gone since they were recorded)' % len(only))\n"
-    "    ret = 0\n"
-    "if part and ret == 5 and part.kept == 0 and part.dropped > 0:\n"
-    "    print('tpuci: no test is left for this shard (its tests of the recorded '\n"
-    "          'collection are gone; the %d collected belong to other shards)' % part.dropped)\n"
-    "    ret = 0\n"
-    "import atexit\n"
-    "atexit._run_exitfuncs()\n"
-    "sys.stdout.flush()\n"
-    "sys.stderr.flush()\n"
-    "os._exit(int(ret))\n";
+/* pytest runs through tpuci's bootstrap rather than `-m pytest`:
+ * core/pytest/plugin/tpuci_plugin.py, embedded at build time by
+ * cmake/embed.cmake (CMakeLists.txt) and passed whole with -c. Its
+ * docstring says what it does (progress.jsonl as tests run, stacks at a
+ * SIGTERM, test_timeout, ONLY, a shard's part, a swarm task's results
+ * through the log). The attempt's own values follow it as arguments:
+ * -c CODE <progress file> <test timeout in ms, 0: none> <only> <shard,
+ * or empty> <pytest arguments...>. */
+extern const char tpuci__py_tpuci_plugin[];
 
 void tpuci__pytest_argv(const tpuci__instance_t *inst, const char *results_path,
                         const tpuci__strv_t *select, const tpuci__strv_t *only,
                         tpuci__strv_t *out) {
-  tpuci__pytest_argv_shard(inst, results_path, select, only, NULL, out);
+  tpuci__pytest_argv_shard(inst, results_path, select, only, NULL, NULL, out);
 }
 
 void tpuci__pytest_argv_shard(const tpuci__instance_t *inst, const char *results_path,
                               const tpuci__strv_t *select, const tpuci__strv_t *only,
-                              const char *shard, tpuci__strv_t *out) {
+                              const char *shard, const char *deps, tpuci__strv_t *out) {
   tpuci__buf_t ids;
   size_t base = inst->argv.len - inst->pytest->nargs, i;
 
   /* argv is python -m pytest ...: the interpreter, then the bootstrap. */
   tpuci__strv_push(out, inst->argv.items[0]);
   tpuci__strv_push(out, "-c");
-  tpuci__strv_push(out, tpuci__bootstrap);
+  tpuci__strv_push(out, tpuci__py_tpuci_plugin);
   tpuci__strv_take(out, tpuci__printf("%s/%s", results_path, TPUCI__PROGRESS_FILE));
   tpuci__strv_take(out, tpuci__printf("%llu", (unsigned long long) inst->pytest->test_timeout_ms));
   tpuci__buf_init(&ids);
@@ -224,6 +41,7 @@ void tpuci__pytest_argv_shard(const tpuci__instance_t *inst, const char *results
   tpuci__strv_take(out, tpuci__buf_steal(&ids));
   /* Node ids say what to run; without them a shard keeps its part. */
   tpuci__strv_push(out, select == NULL && shard != NULL ? shard : "");
+  tpuci__strv_push(out, deps != NULL ? deps : "");
   for (i = 3; i < base; i++) tpuci__strv_push(out, inst->argv.items[i]);
   tpuci__strv_take(out, tpuci__printf("--junitxml=%s/%s", results_path,
                                       TPUCI__JUNIT_FILE));

@@ -38,10 +38,12 @@ void tpuci__pytest_argv(const tpuci__instance_t *inst, const char *results_path,
 
 /* The same for a shard that collects the whole suite itself and keeps
  * its part: `shard` is its tpuci__shard_assignment() (used only when
- * `select` is NULL; NULL: none). */
+ * `select` is NULL; NULL: none); and `deps` the plugin's DEPS argument
+ * (deps.h: recording what each test needs, the tests left out as
+ * unaffected; NULL: neither). */
 void tpuci__pytest_argv_shard(const tpuci__instance_t *inst, const char *results_path,
                               const tpuci__strv_t *select, const tpuci__strv_t *only,
-                              const char *shard, tpuci__strv_t *out);
+                              const char *shard, const char *deps, tpuci__strv_t *out);
 
 /* What a shard that kept its part of the whole suite collected before it
  * did (progress.jsonl's {"suite": [N, CRC]}: the count and the crc32 of

@@ -14,7 +14,8 @@
 /* Entries                                                             */
 
 static int tpuci__passing_test(tpuci__test_outcome_t o) {
-  return o == TPUCI_TEST_PASSED || o == TPUCI_TEST_SKIPPED || o == TPUCI_TEST_XFAIL;
+  return o == TPUCI_TEST_PASSED || o == TPUCI_TEST_SKIPPED || o == TPUCI_TEST_XFAIL ||
+         o == TPUCI_TEST_UNAFFECTED;
 }
 
 int tpuci__cache_storable(const tpuci__instance_result_t *r) {
@@ -115,7 +116,8 @@ static const char *tpuci__entry_problem(const json_t *e, const char *key, const 
     const char *o = json_string_value(json_object_get(t, "outcome"));
     const char *id = json_string_value(json_object_get(t, "id"));
     if (id == NULL || *id == '\0' || o == NULL) return "a test without an id or an outcome";
-    if (strcmp(o, "passed") != 0 && strcmp(o, "skipped") != 0 && strcmp(o, "xfail") != 0)
+    if (strcmp(o, "passed") != 0 && strcmp(o, "skipped") != 0 && strcmp(o, "xfail") != 0 &&
+        strcmp(o, "unaffected") != 0)
       return "a test that did not pass";
   }
   return NULL;
@@ -405,7 +407,8 @@ void tpuci__cache_restore(const json_t *entry, const tpuci__instance_t *inst,
                     : -1;
       x->outcome = strcmp(o, "skipped") == 0 ? TPUCI_TEST_SKIPPED
                    : strcmp(o, "xfail") == 0 ? TPUCI_TEST_XFAIL
-                                             : TPUCI_TEST_PASSED;
+                   : strcmp(o, "unaffected") == 0 ? TPUCI_TEST_UNAFFECTED
+                                                  : TPUCI_TEST_PASSED;
       x->time_s = json_number_value(json_object_get(t, "time"));
       x->type = tpuci__jdup(t, "type");
       x->message = tpuci__jdup(t, "message");

@@ -151,6 +151,8 @@ static json_t *tpuci__report_tests(const tpuci__history_t *h) {
     json_object_set_new(o, "flaky", json_boolean(tpuci__history_flaky(t)));
     json_object_set_new(o, "order_dependent", json_boolean(t->order_dep));
     if (t->order_dep) json_object_set_new(o, "order", tpuci__report_order(t));
+    if (fin != NULL && fin->outcome == TPUCI_TEST_UNAFFECTED)
+      json_object_set_new(o, "unaffected_since", fin->text ? json_string(fin->text) : json_null());
     json_object_set_new(o, "runs", json_integer((json_int_t) t->len));
     json_object_set_new(o, "duration_s", json_real(fin ? fin->time_s : 0.0));
     {

@@ -11,127 +11,10 @@
 /* ------------------------------------------------------------------ */
 /* The page                                                            */
 
-static const char tpuci__html_css[] =
-    ":root{color-scheme:light dark;--fg:#1f2328;--muted:#59636e;--bg:#fff;"
-    "--card:#f6f8fa;--line:#d1d9e0;--row:#f6f8fa;--link:#0969da;"
-    "--passed:#1a7f37;--failed:#cf222e;--timeout:#bc4c00;--oom:#8250df;"
-    "--infra:#6e7781;--cancelled:#c8d1da;--flaky:#9a6700;--cached:#6a9c78;--order:#953800;--unknown:#afb8c1}\n"
-    "@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--muted:#9198a1;"
-    "--bg:#0d1117;--card:#151b23;--line:#3d444d;--row:#151b23;--link:#4493f8;"
-    "--cancelled:#8b949e}}\n"
-    "*{box-sizing:border-box}\n"
-    "body{margin:0;color:var(--fg);background:var(--bg);"
-    "font:14px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif}\n"
-    "a{color:var(--link)}\n"
-    "code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,'DejaVu Sans Mono',monospace}\n"
-    "header{background:var(--card);border-bottom:1px solid var(--line);padding:20px 32px 16px}\n"
-    "header .brand{margin:0;color:var(--muted);font-size:12px;letter-spacing:.08em;"
-    "text-transform:uppercase}\n"
-    "h1{font-size:22px;margin:2px 0 10px;display:flex;flex-wrap:wrap;gap:12px;align-items:center}\n"
-    "h2{font-size:18px;margin:28px 0 10px;padding-bottom:4px;border-bottom:1px solid var(--line)}\n"
-    "h3{font-size:15px;margin:18px 0 6px;display:flex;flex-wrap:wrap;gap:8px;align-items:center}\n"
-    "main{padding:0 32px 32px}\n"
-    "nav{font-size:13px;margin-top:10px}nav a{margin-right:14px}\n"
-    ".verdict{font-size:14px;font-weight:700;letter-spacing:.04em;color:#fff;"
-    "padding:3px 12px;border-radius:6px;background:var(--unknown)}\n"
-    ".v-passed{background:var(--passed)}.v-failed{background:var(--failed)}"
-    ".v-interrupted{background:var(--timeout)}.v-not-run{background:var(--infra)}\n"
-    "dl.meta{display:flex;flex-wrap:wrap;gap:8px 32px;margin:0 0 14px}\n"
-    "dl.meta dt{color:var(--muted);font-size:11px;letter-spacing:.06em;text-transform:uppercase}\n"
-    "dl.meta dd{margin:0;overflow-wrap:anywhere}\n"
-    "ul.counts{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:8px}\n"
-    "ul.counts li{display:flex;align-items:center;gap:6px;padding:3px 10px;"
-    "border:1px solid var(--line);border-radius:6px;background:var(--bg)}\n"
-    "ul.counts li.zero{color:var(--muted);opacity:.7}\n"
-    "ul.counts .n{font-weight:700;font-variant-numeric:tabular-nums}\n"
-    ".sw{display:inline-block;width:12px;height:12px;border-radius:3px;background:var(--unknown)}\n"
-    ".alert{margin:12px 0 0;padding:10px 14px;border:1px solid var(--failed);"
-    "border-left-width:6px;border-radius:6px;background:var(--bg)}\n"
-    ".o{display:inline-block;padding:0 8px;border-radius:10px;font-size:12px;font-weight:600;"
-    "line-height:20px;color:#fff;background:var(--unknown);white-space:nowrap}\n"
-    ".o-passed{background:var(--passed)}.o-failed{background:var(--failed)}"
-    ".o-timeout{background:var(--timeout)}.o-oom{background:var(--oom)}"
-    ".o-infra{background:var(--infra)}.o-cancelled{background:var(--cancelled);color:#1f2328}"
-    ".o-cached{background:var(--cached)}"
-    ".recent i{font-style:normal;font-family:monospace;padding:0 1px}.r-p{color:var(--passed)}"
-    ".r-f{color:var(--failed);font-weight:bold}.r-k{color:var(--flaky)}.r-o{color:var(--order)}"
-    ".r-s,.r-n{color:var(--muted)}.o-order-dependent{background:var(--order)}"
-    ".o-flaky,.o-quarantined{background:var(--flaky)}.o-release{background:var(--passed)}.o-not-run{background:transparent;color:var(--muted);"
-    "border:1px dashed var(--muted);line-height:18px}.o-unknown{color:#1f2328}\n"
-    ".sw.o-passed,.sw.o-failed,.sw.o-timeout,.sw.o-oom,.sw.o-infra,.sw.o-cancelled,"
-    ".sw.o-cached{padding:0}\n"
-    ".sw.flaky{background:transparent;border:2px dashed var(--flaky)}\n"
-    "figure{margin:0}svg.timeline{display:block;width:100%;height:auto;"
-    "border:1px solid var(--line);border-radius:6px;background:var(--bg)}\n"
-    "svg text{font:12px system-ui,'DejaVu Sans',sans-serif;fill:var(--fg)}\n"
-    "svg .axis{fill:var(--muted)}svg .tick{stroke:var(--line);stroke-width:1}\n"
-    "svg .lane{fill:var(--row)}\n"
-    "svg .b{stroke:none}svg .b.flaky{stroke:var(--flaky);stroke-width:2.5;stroke-dasharray:5 3}\n"
-    "svg .b-passed{fill:var(--passed)}svg .b-failed{fill:var(--failed)}"
-    "svg .b-timeout{fill:var(--timeout)}svg .b-oom{fill:var(--oom)}"
-    "svg .b-infra{fill:var(--infra)}svg .b-cancelled{fill:var(--cancelled)}"
-    "svg .b-cached{fill:var(--cached)}"
-    "svg .b-unknown{fill:var(--unknown)}\n"
-    "svg text.l{fill:#fff;pointer-events:none}svg text.l.dark{fill:#1f2328}\n"
-    "svg a:hover .b,svg a:focus .b{filter:brightness(1.15)}\n"
-    "ul.legend{list-style:none;margin:8px 0 0;padding:0;display:flex;flex-wrap:wrap;"
-    "gap:4px 16px;color:var(--muted);font-size:13px}\n"
-    "ul.legend li{display:flex;align-items:center;gap:6px}\n"
-    "p.note{color:var(--muted);margin:6px 0}\n"
-    "table{border-collapse:collapse;width:100%}\n"
-    "caption{text-align:left;color:var(--muted);padding:0 0 6px}\n"
-    "th,td{text-align:left;padding:5px 10px;border-bottom:1px solid var(--line);vertical-align:top}\n"
-    "thead th{background:var(--card);font-size:13px}\n"
-    "tbody th{font-weight:600;overflow-wrap:anywhere}\n"
-    "tbody th a{text-decoration:none}tbody th a:hover{text-decoration:underline}\n"
-    "td.cause{width:40%}\n"
-    "td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
-    "tr.bad th[scope=row]{box-shadow:inset 4px 0 var(--failed)}\n"
-    "tr.flaky th[scope=row]{box-shadow:inset 4px 0 var(--flaky)}\n"
-    "tr.order th[scope=row]{box-shadow:inset 4px 0 var(--order)}\n"
-    "article.problem{border:1px solid var(--line);border-radius:6px;padding:2px 14px 10px;margin:10px 0}\n"
-    "article.problem h3{margin-top:10px}h3 a{text-decoration:none}h3 a:hover{text-decoration:underline}\n"
-    "ol.attempts{margin:4px 0;padding-left:22px}ol.attempts li{margin:2px 0}\n"
-    ".muted{color:var(--muted)}\n"
-    "details{border:1px solid var(--line);border-radius:6px;margin:6px 0;padding:4px 10px}\n"
-    "details[open]{padding-bottom:10px}\n"
-    "summary{cursor:pointer;display:list-item}summary .o{margin:0 4px}\n"
-    "pre.log{margin:8px 0 0;padding:10px 12px;border-radius:6px;background:#0d1117;"
-    "color:#e6edf3;font-size:12px;line-height:1.45;overflow:auto;max-height:32em;"
-    "white-space:pre-wrap;overflow-wrap:anywhere}\n"
-    "footer{padding:16px 32px;color:var(--muted);font-size:12px;border-top:1px solid var(--line)}\n"
-    /* The filter: radio buttons before the sections, labels in a bar;
-     * no script. */
-    "input.fi{position:absolute;opacity:0;width:1px;height:1px;margin:0}\n"
-    "nav.filter{margin:16px 0 0;display:flex;flex-wrap:wrap;gap:6px;align-items:center}\n"
-    "nav.filter label{cursor:pointer;padding:2px 10px;border:1px solid var(--line);"
-    "border-radius:12px;font-size:13px}\n"
-    "input.fi:focus-visible+*{outline:none}\n"
-    "#f-all:checked~nav label[for=f-all],#f-bad:checked~nav label[for=f-bad],"
-    "#f-passed:checked~nav label[for=f-passed],#f-flaky:checked~nav label[for=f-flaky],"
-    "#f-failed:checked~nav label[for=f-failed],#f-timeout:checked~nav label[for=f-timeout],"
-    "#f-oom:checked~nav label[for=f-oom],#f-infra:checked~nav label[for=f-infra],"
-    "#f-cancelled:checked~nav label[for=f-cancelled],#f-not-run:checked~nav label[for=f-not-run],"
-    "#f-cached:checked~nav label[for=f-cached],"
-    "#f-order-dependent:checked~nav label[for=f-order-dependent]"
-    "{background:var(--fg);color:var(--bg);border-color:var(--fg)}\n"
-    /* Per instance, and per test for the outcomes a test can have: an
-     * instance shows when it has that outcome or holds such a test
-     * (h-*), and then only those of its tests (tt-*). */
-    "#f-bad:checked~section .r-passed,#f-bad:checked~section .r-cached,"
-    "#f-cached:checked~section .r:not(.r-cached),"
-    "#f-passed:checked~section .r:not(.r-passed),"
-    "#f-flaky:checked~section .r:not(.r-flaky):not(.h-flaky),"
-    "#f-flaky:checked~section tr.tt:not(.tt-flaky),"
-    "#f-order-dependent:checked~section .r:not(.r-order-dependent):not(.h-order-dependent),"
-    "#f-order-dependent:checked~section tr.tt:not(.tt-order-dependent),"
-    "#f-failed:checked~section .r:not(.r-failed):not(.h-failed),"
-    "#f-failed:checked~section tr.tt:not(.tt-failed),"
-    "#f-timeout:checked~section .r:not(.r-timeout),"
-    "#f-oom:checked~section .r:not(.r-oom),#f-infra:checked~section .r:not(.r-infra),"
-    "#f-cancelled:checked~section .r:not(.r-cancelled),"
-    "#f-not-run:checked~section .r:not(.r-not-run):not(.h-not-run),"
-    "#f-not-run:checked~section tr.tt:not(.tt-not-run){display:none}\n";
+/* The stylesheet: core/report/report_html.css, built in by
+ * cmake/embed.cmake without its comments (CMakeLists.txt). */
+extern const char tpuci__data_report_html[];
+extern const size_t tpuci__data_report_html_len;
 
 /* The filter's key of a test the failure section lists: "flaky",
  * "order-dependent", "failed" (failed or error), "not-run", or NULL (a
@@ -432,7 +315,7 @@ static void tpuci__html_first(tpuci__buf_t *b, const json_t *inst) {
 static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
   const json_t *tests = json_object_get(inst, "tests"), *t;
   size_t i, total = json_array_size(tests), npassed = 0, nskipped = 0, nbad = 0, nflaky = 0;
-  size_t nquar = 0, norder = 0;
+  size_t nquar = 0, norder = 0, nunaffected = 0;
   char d[32];
 
   if (!json_is_array(tests) || total == 0) return;
@@ -440,6 +323,7 @@ static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
     const char *o = tpuci__html_jstr(t, "outcome", NULL);
     if (strcmp(o, "passed") == 0) npassed++;
     else if (strcmp(o, "skipped") == 0) nskipped++;
+    else if (strcmp(o, "unaffected") == 0) nunaffected++;
     else nbad++;
     if (json_is_true(json_object_get(t, "flaky"))) nflaky++;
     if (json_is_true(json_object_get(t, "order_dependent"))) norder++;
@@ -448,7 +332,10 @@ static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
   tpuci__buf_addf(b, "<div class=\"tests\" data-hook=\"tests\"><p>Tests: %zu, %zu passed "
                      "(%zu flaky", total, npassed, nflaky);
   if (norder) tpuci__buf_addf(b, ", %zu order-dependent", norder);
-  tpuci__buf_addf(b, "), %zu skipped, %zu did not pass.</p>\n", nskipped, nbad);
+  tpuci__buf_addf(b, "), %zu skipped, ", nskipped);
+  if (nunaffected)
+    tpuci__buf_addf(b, "%zu unaffected (not run: nothing they need changed), ", nunaffected);
+  tpuci__buf_addf(b, "%zu did not pass.</p>\n", nbad);
   tpuci__html_first(b, inst);
   if (nbad || nflaky || nquar || norder) {
     tpuci__buf_adds(b, "<table><thead><tr><th scope=\"col\">Test</th><th scope=\"col\">Outcome</th>"
@@ -463,7 +350,8 @@ static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
       int order = json_is_true(json_object_get(t, "order_dependent"));
       int quar = json_is_object(json_object_get(t, "quarantine"));
       const char *label = flaky ? "flaky" : order ? "order-dependent" : *o ? o : "unknown";
-      if ((strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0) && !flaky && !order && !quar)
+      if ((strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0 ||
+           strcmp(o, "unaffected") == 0) && !flaky && !order && !quar)
         continue;
       {
         const char *key = tpuci__html_test_key(t);
@@ -744,7 +632,7 @@ int tpuci__report_html_at(const json_t *report, const char *page_dir, tpuci__buf
   tpuci__buf_adds(out, ": ");
   tpuci__html_text(out, strcmp(verdict, "not-run") == 0 ? "not run" : *verdict ? verdict : "unknown");
   tpuci__buf_adds(out, "</title>\n<style>\n");
-  tpuci__buf_adds(out, tpuci__html_css);
+  tpuci__buf_add(out, tpuci__data_report_html, tpuci__data_report_html_len);
   tpuci__buf_adds(out, "</style>\n</head>\n<body>\n");
   tpuci__html_header(out, report);
   tpuci__buf_adds(out, "<main>\n");

@@ -63,18 +63,6 @@ struct tpuci__inputs_s {
   size_t nmemo;
 };
 
-static void tpuci__sha256_hex(const char *data, size_t len, char hex[65]) {
-  static const char digits[] = "0123456789abcdef";
-  unsigned char d[EVP_MAX_MD_SIZE];
-  unsigned dn = 0, i;
-  EVP_Digest(data, len, d, &dn, EVP_sha256(), NULL);
-  for (i = 0; i < 32; i++) {
-    hex[2 * i] = digits[d[i] >> 4];
-    hex[2 * i + 1] = digits[d[i] & 15];
-  }
-  hex[64] = '\0';
-}
-
 tpuci__inputs_t *tpuci__inputs_new(const tpuci__plan_t *plan, const tpuci__inputs_opts_t *o) {
   tpuci__inputs_t *in = tpuci__calloc(1, sizeof(*in));
   int used[TPUCI__RUNTIME__COUNT] = {0}, k;
@@ -86,7 +74,9 @@ tpuci__inputs_t *tpuci__inputs_new(const tpuci__plan_t *plan, const tpuci__input
   in->image_why = tpuci__calloc(plan->nimages + 1, sizeof(char *));
   for (i = 0; i < plan->ninstances; i++) {
     const tpuci__instance_t *inst = &plan->instances[i];
-    if (inst->selected && !inst->no_cache && inst->image >= 0) used[inst->runtime] = 1;
+    /* cache = false too: a pytest job's record of what its tests need is
+     * keyed by the image's id (tpuci__inputs_nonfile). */
+    if (inst->selected && inst->image >= 0) used[inst->runtime] = 1;
   }
   for (k = 0; k < TPUCI__RUNTIME__COUNT; k++) {
     const tpuci__driver_t *d = tpuci__driver((tpuci__runtime_kind_t) k);
@@ -404,6 +394,53 @@ void tpuci__inputs_key(tpuci__inputs_t *in, size_t i, const tpuci__strv_t *tests
   json_decref(material);
   tpuci__sha256_hex(text, strlen(text), out->hex);
   free(text);
+}
+
+int tpuci__inputs_nonfile(tpuci__inputs_t *in, size_t i, char hex[65]) {
+  const tpuci__plan_t *p = in->plan;
+  const tpuci__instance_t *inst = &p->instances[i];
+  json_t *entry, *m, *o;
+  tpuci__inputs_key_t scratch;
+  char *text;
+  int r = 0;
+
+  if (inst->runtime == TPUCI__RUNTIME_SSH) return -1;
+  if (inst->image >= 0 && (in->engine_why[inst->runtime] || in->image_ids[inst->image] == NULL))
+    return -1;
+  /* The plan entry but for what differs between the shards of one
+   * instance, and what changes no test's result (timeouts, retries). */
+  entry = tpuci__plan_instance_json(p, inst);
+  json_object_del(entry, "where");
+  json_object_del(entry, "name");
+  json_object_del(json_object_get(entry, "matrix"), "shard");
+  json_object_del(json_object_get(entry, "env"), "TEST_SHARD_INDEX");
+  json_object_del(json_object_get(entry, "pytest"), "shard");
+  json_object_del(entry, "timeout_ms");
+  json_object_del(entry, "idle_timeout_ms");
+  json_object_del(entry, "start_timeout_ms");
+  json_object_del(entry, "grace_ms");
+  json_object_del(entry, "retry");
+  m = json_object();
+  json_object_set_new(m, "format", json_string("tpuci-deps-1"));
+  json_object_set_new(m, "build", json_string(tpuci__build_id()));
+  json_object_set_new(m, "entry", entry);
+  if (inst->image >= 0) json_object_set_new(m, "image", json_string(in->image_ids[inst->image]));
+  if (inst->image < 0) {
+    /* What a local job inherits and the packages it finds. */
+    char *dir = tpuci__local_dir(p, inst);
+    o = json_array();
+    memset(&scratch, 0, sizeof(scratch));
+    json_object_set_new(m, "env", tpuci__env_json());
+    json_object_set_new(m, "python", o);
+    r = tpuci__add_python(in, inst, dir, o, &scratch);
+    tpuci__inputs_key_clear(&scratch);
+    free(dir);
+  }
+  text = json_dumps(m, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII);
+  json_decref(m);
+  tpuci__sha256_hex(text, strlen(text), hex);
+  free(text);
+  return r;
 }
 
 void tpuci__inputs_key_clear(tpuci__inputs_key_t *k) {

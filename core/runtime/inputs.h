@@ -69,4 +69,13 @@ void tpuci__inputs_key(tpuci__inputs_t *in, size_t i, const tpuci__strv_t *tests
                        tpuci__inputs_key_t *out);
 void tpuci__inputs_key_clear(tpuci__inputs_key_t *k);
 
+/* The key of instance `i`'s inputs that are not its files (docs/pytest.md,
+ * "Only what a change can affect"): its plan entry but for what differs
+ * between the shards of one instance (its name, its shard) and what
+ * changes no result (timeouts, retries), the image's id, tpuci's build,
+ * and for a job without an image the environment it inherits and the
+ * Python packages it finds. 0 and hex, or -1: none (the image's id is not
+ * known, the ssh runtime). */
+int tpuci__inputs_nonfile(tpuci__inputs_t *in, size_t i, char hex[65]);
+
 #endif /* TPUCI_RUNTIME_INPUTS_H */

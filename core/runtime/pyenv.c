@@ -102,12 +102,11 @@ static char *tpuci__pyenv_entry(const char *dir, const char *name) {
 }
 
 int tpuci__pyenv_key(const char *dir, char hex[65], size_t *packages, tpuci__err_t *err) {
-  static const char digits[] = "0123456789abcdef";
   DIR *d = opendir(dir);
   struct dirent *de;
   tpuci__strv_t names = {0};
   unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned mdn = 0, k;
+  unsigned mdn = 0;
   EVP_MD_CTX *sum;
   size_t i;
   int r = 0;
@@ -144,11 +143,7 @@ int tpuci__pyenv_key(const char *dir, char hex[65], size_t *packages, tpuci__err
   }
   EVP_DigestFinal_ex(sum, md, &mdn);
   EVP_MD_CTX_free(sum);
-  for (k = 0; k < 32; k++) {
-    hex[2 * k] = digits[md[k] >> 4];
-    hex[2 * k + 1] = digits[md[k] & 15];
-  }
-  hex[64] = '\0';
+  tpuci__hex(md, 32, hex);
   tpuci__strv_free(&names);
   return 0;
 }

@@ -9,25 +9,25 @@
 static const tpuci__driver_t tpuci__drivers[] = {
     /* The log and two output pipes. */
     {TPUCI__RUNTIME_LOCAL, NULL, 0, 3, tpuci__runtime_local_new, NULL, NULL,
-     NULL, NULL, NULL},
+     NULL, NULL, NULL, 0},
     /* The log, the attach and wait connections, under a memory limit
      * the stats stream, and short requests; measured 3, 3.5 for a gang's
      * host, 4 with the stats stream. */
     {TPUCI__RUNTIME_DOCKER, TPUCI__RESULTS_MOUNT, 1, 5,
      tpuci__runtime_docker_new, tpuci__runtime_docker_check,
      tpuci__runtime_docker_gc, tpuci__runtime_docker_doctor, NULL,
-     tpuci__runtime_docker_image_ids},
+     tpuci__runtime_docker_image_ids, 1},
     /* The log, the task's followed log stream and short requests (the
      * task list is one request for every attempt). */
     {TPUCI__RUNTIME_SWARM, TPUCI__RESULTS_MOUNT, 1, 4,
      tpuci__runtime_swarm_new, tpuci__runtime_swarm_check,
      tpuci__runtime_swarm_gc, tpuci__runtime_swarm_doctor, NULL,
-     tpuci__runtime_swarm_image_ids},
+     tpuci__runtime_swarm_image_ids, 0},
     /* One ssh client per host: its stdin, stdout and stderr pipes, the
      * host's log, and a second client's pipes (the cleanup). The job's
      * results folder is rewritten to the host's folder on the worker. */
     {TPUCI__RUNTIME_SSH, TPUCI__RESULTS_MOUNT, 1, 6, tpuci__runtime_ssh_new,
-     NULL, NULL, tpuci__runtime_ssh_doctor, tpuci__runtime_ssh_gc, NULL},
+     NULL, NULL, tpuci__runtime_ssh_doctor, tpuci__runtime_ssh_gc, NULL, 0},
 };
 #define TPUCI__NDRIVERS (sizeof(tpuci__drivers) / sizeof(tpuci__drivers[0]))
 

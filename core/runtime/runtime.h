@@ -208,6 +208,9 @@ typedef struct {
    * Blocking; 0, or a negative code with err. NULL: the kind runs no
    * images (local), or cannot tell what its hosts run (ssh). */
   int (*image_ids)(const tpuci__plan_t *plan, char **ids, char **why, tpuci__err_t *err);
+  /* Whether every host of a gang runs on one machine (one engine's): a
+   * gang on real TPU hardware cannot, each host being a TPU VM. */
+  int one_machine;
 } tpuci__driver_t;
 
 /* The driver of `kind`, or NULL. */

@@ -25,16 +25,6 @@ extern char **environ;
 /* ------------------------------------------------------------------ */
 /* Hashing                                                             */
 
-static void tpuci__hexify(const unsigned char *d, size_t n, char *hex) {
-  static const char digits[] = "0123456789abcdef";
-  size_t i;
-  for (i = 0; i < n; i++) {
-    hex[2 * i] = digits[d[i] >> 4];
-    hex[2 * i + 1] = digits[d[i] & 15];
-  }
-  hex[2 * n] = '\0';
-}
-
 void tpuci__git_blob_id(const char *data, size_t len, char hex[41]) {
   EVP_MD_CTX *md = EVP_MD_CTX_new();
   unsigned char d[EVP_MAX_MD_SIZE];
@@ -46,7 +36,7 @@ void tpuci__git_blob_id(const char *data, size_t len, char hex[41]) {
   EVP_DigestUpdate(md, data, len);
   EVP_DigestFinal_ex(md, d, &dn);
   EVP_MD_CTX_free(md);
-  tpuci__hexify(d, 20, hex);
+  tpuci__hex(d, 20, hex);
 }
 
 /* The blob id of an open regular file of `size` bytes, read in chunks.
@@ -70,7 +60,7 @@ static int tpuci__blob_fd(EVP_MD_CTX *md, int fd, uint64_t size, char hex[41]) {
   }
   if (got != size) return UV_EAGAIN;
   EVP_DigestFinal_ex(md, d, &dn);
-  tpuci__hexify(d, 20, hex);
+  tpuci__hex(d, 20, hex);
   return 0;
 }
 
@@ -743,7 +733,7 @@ int tpuci__tree_key(const char *path, const tpuci__tree_opts_t *opts,
     }
     EVP_DigestFinal_ex(sum, d, &dn);
     EVP_MD_CTX_free(sum);
-    tpuci__hexify(d, 32, out->hex);
+    tpuci__hex(d, 32, out->hex);
     out->files = t.len;
     out->hashed = t.hashed;
     out->ignored_only = t.kept <= 1 ? t.ignored : 0;

@@ -1,7 +1,7 @@
-/* Attempts: one started on its runtime (its folder, log and results
- * folder, its command), its timeout (SIGTERM, grace, SIGKILL), its
- * output and messages, what it left (the result, the cause), and the
- * retry that follows. */
+/* Processes: one started on its runtime (its folder and log, and what its
+ * kind says it runs), its timeout (SIGTERM, grace, SIGKILL), its output
+ * and messages, what it left (the result, the cause, what its kind makes
+ * of it), and the retry that follows an attempt. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -10,7 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pytest/pytest_run.h"
 #include "sched/internal.h"
 
 /* ------------------------------------------------------------------ */
@@ -87,16 +86,27 @@ void tpuci__timeout_text(const tpuci__satt_t *t, tpuci__buf_t *b) {
                     tpuci__duration_format(t->a.inst->timeout_ms, d, sizeof(d)));
 }
 
+/* What the kind made for a process (kind.h, release). */
+static void tpuci__kind_release(tpuci__satt_t *t) {
+  if (t->kind->ops->release != NULL) {
+    t->kind->ops->release(t->kind->run, &t->kp);
+  } else {
+    tpuci__strv_free(&t->kp.argv);
+    free(t->kp.log_name);
+    free(t->kp.results_dir);
+  }
+  memset(&t->kp.argv, 0, sizeof(t->kp.argv));
+  t->kp.log_name = t->kp.results_dir = NULL;
+  t->kp.data = NULL;
+}
+
 static void tpuci__satt_closed(uv_handle_t *h) {
   tpuci__satt_t *t = h->data;
   tpuci__sched_t *s = t->s;
   if (--t->closing > 0) return;
+  tpuci__kind_release(t);
   free(t->dir);
   free(t->log_path);
-  free(t->results_dir);
-  tpuci__strv_free(&t->argv_own);
-  if (t->has_live) tpuci__live_free(&t->live);
-  free(t->live_text);
   free(t);
   s->closing--;
   tpuci__check_finished(s);
@@ -150,7 +160,7 @@ static void tpuci__on_output(tpuci__attempt_t *a, int stream, const char *buf,
   if (len > 0) t->last_output = uv_now(t->s->loop);
   t->out_bytes += len;
   tpuci__log_write(t, buf, len);
-  if (t->collect) return;
+  if (t->kp.role == TPUCI__PROC_STEP) return;
   memset(&ev, 0, sizeof(ev));
   ev.type = TPUCI_EVENT_OUTPUT;
   ev.instance = a->index;
@@ -175,8 +185,8 @@ static void tpuci__on_message(tpuci__attempt_t *a, const char *msg) {
   tpuci__emit(((tpuci__satt_t *) a)->s, &ev);
 }
 
-/* The text saying why an attempt ended as it did. */
-char *tpuci__cause(const tpuci__satt_t *t, tpuci_outcome_t o, const tpuci__exit_t *ex) {
+/* The text saying why a process ended as it did. */
+static char *tpuci__cause(const tpuci__satt_t *t, tpuci_outcome_t o, const tpuci__exit_t *ex) {
   const char *sig = ex->term_signal ? strsignal(ex->term_signal) : NULL;
   tpuci__buf_t b;
 
@@ -251,7 +261,7 @@ static void tpuci__retry_cb(uv_timer_t *timer) {
   tpuci__pump(s);
 }
 
-void tpuci__schedule_retry(tpuci__sched_t *s, size_t index, int next) {
+static void tpuci__schedule_retry(tpuci__sched_t *s, size_t index, int next) {
   const tpuci__instance_t *inst = &s->plan->instances[index];
   uint64_t delay = tpuci__retry_delay(&inst->retry, next);
   tpuci__wait_t *w = tpuci__calloc(1, sizeof(*w));
@@ -277,17 +287,16 @@ void tpuci__schedule_retry(tpuci__sched_t *s, size_t index, int next) {
 }
 
 
-/* Takes an attempt off the running list and frees its slots. */
-void tpuci__attempt_unlink(tpuci__sched_t *s, tpuci__satt_t *t) {
+/* Takes a process off the running list and frees its slots. */
+static void tpuci__attempt_unlink(tpuci__sched_t *s, tpuci__satt_t *t) {
   if (t->prev) t->prev->next = t->next;
   else s->running_list = t->next;
   if (t->next) t->next->prev = t->prev;
   s->running--;
-  s->slots -= t->collect ? 1 : tpuci__plan_hosts(s->plan, t->a.inst);
+  s->slots -= t->a.hosts;
   /* Its slots go back to the backfill of the wait it was started in;
    * anyone else's are held for the waiting head. */
-  if (t->backfilled && t->bf_gen == s->bf_gen)
-    s->bf_budget += t->collect ? 1 : tpuci__plan_hosts(s->plan, t->a.inst);
+  if (t->backfilled && t->bf_gen == s->bf_gen) s->bf_budget += t->a.hosts;
 }
 
 /* Records an attempt's result and tells the host; `res` is filled. */
@@ -311,33 +320,14 @@ void tpuci__attempt_report(tpuci__sched_t *s, size_t index, int number,
 }
 
 /* After a finished attempt: retry it, or finish the instance. */
-void tpuci__attempt_next(tpuci__sched_t *s, size_t index, int number,
+static void tpuci__attempt_next(tpuci__sched_t *s, size_t index, int number,
                                 tpuci_outcome_t o) {
   const tpuci__instance_t *inst = &s->plan->instances[index];
+  const tpuci__kind_binding_t *k = s->kind_of[index];
   if (o != TPUCI_OUTCOME_PASSED && o != TPUCI_OUTCOME_CANCELLED &&
       s->stop == TPUCI__STOP_NONE && number < inst->retry.attempts &&
-      tpuci__retry_wants(&inst->retry, (int) o)) {
-    if (inst->pytest && s->results[index].history) {
-      /* Only what failed or did not run, where pytest told us. */
-      tpuci__strv_t *next = tpuci__calloc(1, sizeof(*next));
-      int r = tpuci__pytest_next_selection(s->results[index].history, s->select[index],
-                                           inst->retry.rerun_unfinished, next);
-      if (r < 0) {
-        /* retries.rerun = "unfinished", and every test finished. */
-        free(next);
-        tpuci__instance_settle(s, index);
-        return;
-      }
-      if (r == 0) {
-        free(next);
-        next = NULL;
-      }
-      if (s->select[index]) {
-        tpuci__strv_free(s->select[index]);
-        free(s->select[index]);
-      }
-      s->select[index] = next;
-    }
+      tpuci__retry_wants(&inst->retry, (int) o) &&
+      (k->ops->retry == NULL || k->ops->retry(k->run, index) == 0)) {
     s->next_attempt[index] = number + 1;
     tpuci__schedule_retry(s, index, number + 1);
   } else {
@@ -345,14 +335,22 @@ void tpuci__attempt_next(tpuci__sched_t *s, size_t index, int number,
   }
 }
 
+/* Asks the kind what a running process is doing and what it saw (at
+ * most once a second but for `force`). */
+static void tpuci__poll(tpuci__satt_t *t, uint64_t now, int force) {
+  if (t->kind->ops->poll == NULL || (!force && now - t->polled_ms < 1000)) return;
+  t->polled_ms = now;
+  t->live_text = t->kind->ops->poll(t->kind->run, &t->kp, now, &t->live_since_ms);
+}
+
 static void tpuci__on_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
   tpuci__satt_t *t = (tpuci__satt_t *) a;
-  tpuci__sched_t *s = ((tpuci__satt_t *) a)->s;
+  tpuci__sched_t *s = t->s;
   tpuci__instance_result_t *r = &s->results[a->index];
   tpuci__attempt_result_t *res;
-  tpuci_outcome_t o;
-  uint64_t duration;
-  char *cause, *py_cause = NULL;
+  tpuci__proc_end_t end;
+  tpuci__buf_t tt;
+  char *cause, *problem = NULL;
 
   if (t->finished) return;
   t->finished = 1;
@@ -364,49 +362,44 @@ static void tpuci__on_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
     t->log_fd = -1;
   }
 
-  o = tpuci__classify(ex, t->timed_out, t->cancelled);
-  duration = (uv_hrtime() - t->start_hr) / 1000000u;
-  /* Failures it reported since the last look, before its end is said. */
-  if (t->has_live) {
-    tpuci__live_poll(&t->live, tpuci__now_ms());
-    tpuci__progress_tell(s, t);
-  }
+  memset(&end, 0, sizeof(end));
+  end.outcome = tpuci__classify(ex, t->timed_out, t->cancelled);
+  end.exit = ex;
+  end.duration_ms = (uv_hrtime() - t->start_hr) / 1000000u;
+  end.log_path = t->log_made ? t->log_path : NULL;
+  if (t->log_errno) end.log_problem = problem = tpuci__strdup(strerror(t->log_errno));
+  else if (ex->log_lost) end.log_problem = ex->log_lost;
+  tpuci__buf_init(&tt);
+  tpuci__timeout_text(t, &tt);
+  end.timeout_text = tt.data;
+  /* What it saw since the last look, before its end is said. */
+  tpuci__poll(t, tpuci__now_ms(), 1);
   tpuci__attempt_unlink(s, t);
-  if (t->collect) {
-    tpuci__collect_done(s, t, o, ex);
-  } else if (t->kind == TPUCI__ATT_FIRST) {
-    tpuci__first_done(s, t, o, ex, duration, tpuci__cause(t, o, ex));
-  } else if (t->kind == TPUCI__ATT_CHECK) {
-    tpuci__check_done(s, t, o, duration, tpuci__cause(t, o, ex));
+  if (t->kp.role == TPUCI__PROC_STEP) {
+    tpuci__step_done(s, t, &end);
   } else {
-    cause = tpuci__cause(t, o, ex);
-    if (a->inst->pytest) {
-      if (r->history == NULL) {
-        r->history = tpuci__calloc(1, sizeof(*r->history));
-        tpuci__history_init(r->history, a->inst->name);
-      }
-      o = tpuci__pytest_after(r->history, a->inst, t->results_dir, o, ex, cause,
-                              duration, s->select[a->index], &py_cause);
-      if (s->group_of[a->index] >= 0 && s->groups[s->group_of[a->index]].filter &&
-          s->select[a->index] == NULL)
-        tpuci__shard_seen(s, a->index, t->results_dir);
-      if (py_cause) {
-        free(cause);
-        cause = py_cause;
-      }
+    cause = tpuci__cause(t, end.outcome, ex);
+    if (t->kind->ops->ended)
+      end.outcome = t->kind->ops->ended(t->kind->run, &t->kp, &end, &cause);
+    if (t->kp.role != TPUCI__PROC_ATTEMPT) {
+      free(cause);
+      tpuci__side_done(s, a->index);
+    } else {
+      res = tpuci__result_add(r);
+      res->outcome = end.outcome;
+      res->exit_code = ex->exit_code;
+      res->term_signal = ex->term_signal;
+      res->start_ms = t->start_ms;
+      res->duration_ms = end.duration_ms;
+      res->cause = cause;
+      /* No log when the attempt printed nothing. */
+      res->log_path = t->log_made ? tpuci__strdup(t->log_path) : NULL;
+      tpuci__attempt_report(s, a->index, a->number, res);
+      tpuci__attempt_next(s, a->index, a->number, end.outcome);
     }
-    res = tpuci__result_add(r);
-    res->outcome = o;
-    res->exit_code = ex->exit_code;
-    res->term_signal = ex->term_signal;
-    res->start_ms = t->start_ms;
-    res->duration_ms = duration;
-    res->cause = cause;
-    /* No log when the attempt printed nothing. */
-    res->log_path = t->log_made ? tpuci__strdup(t->log_path) : NULL;
-    tpuci__attempt_report(s, a->index, a->number, res);
-    tpuci__attempt_next(s, a->index, a->number, o);
   }
+  tpuci__buf_free(&tt);
+  free(problem);
 
   t->closing = 3;
   s->closing++;
@@ -420,56 +413,73 @@ static void tpuci__on_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
 static const tpuci__attempt_host_t tpuci__attempt_host = {
     tpuci__on_output, tpuci__on_done, tpuci__on_message, tpuci__on_write_error};
 
-/* A side process's folder names: "first", "check-N". */
-static char *tpuci__side_name(const tpuci__sched_t *s, size_t index, int kind) {
-  if (kind == TPUCI__ATT_FIRST) return tpuci__strdup("first");
-  return tpuci__printf("check-%d", s->ochecks[index] ? s->ochecks[index]->procs : 0);
+/* Records an attempt that ran nothing (a part that finishes without
+ * running, a failed step's part) and finishes the instance. */
+void tpuci__attempt_synthetic(tpuci__sched_t *s, size_t index, tpuci_outcome_t o,
+                              const char *cause, const char *log_path) {
+  const tpuci__instance_t *inst = &s->plan->instances[index];
+  tpuci__attempt_result_t *res = tpuci__result_add(&s->results[index]);
+  tpuci_event_t ev;
+  int number = s->next_attempt[index];
+
+  memset(&ev, 0, sizeof(ev));
+  ev.type = TPUCI_EVENT_ATTEMPT_STARTED;
+  ev.instance = index;
+  ev.name = inst->name;
+  ev.attempt = number;
+  ev.max_attempts = inst->retry.attempts;
+  tpuci__emit(s, &ev);
+  res->outcome = o;
+  res->exit_code = -1;
+  res->start_ms = tpuci__now_ms();
+  res->cause = tpuci__strdup(cause);
+  res->log_path = tpuci__strdup(log_path);
+  tpuci__attempt_report(s, index, number, res);
+  tpuci__instance_settle(s, index);
 }
 
-/* Starts the next attempt of instance `index` (or, with TPUCI__ATT_COLLECT,
- * the collection of its shard group's tests; with TPUCI__ATT_FIRST or
- * TPUCI__ATT_CHECK a process of its own besides its attempts, order.c). A
- * failure to start is recorded as an infra failure of the attempt. */
-void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int kind) {
+/* The process's folder: the instance's, or its group's for a step. */
+static char *tpuci__proc_dir(const tpuci__sched_t *s, size_t index, tpuci__proc_role_t role) {
+  const char *name = role == TPUCI__PROC_STEP ? s->groups[s->group_of[index]].name
+                                              : s->plan->instances[index].name;
+  char *safe = tpuci__path_component(name), *dir;
+  dir = tpuci__printf("%s/%s", s->run_dir, safe);
+  free(safe);
+  return dir;
+}
+
+void tpuci__attempt_start(tpuci__sched_t *s, size_t index, tpuci__proc_role_t role) {
   const tpuci__instance_t *inst = &s->plan->instances[index];
   tpuci__satt_t *t = tpuci__calloc(1, sizeof(*t));
   tpuci__runtime_t *rt = s->rts[inst->runtime];
-  int collect = kind == TPUCI__ATT_COLLECT, side = kind >= TPUCI__ATT_FIRST;
-  char *safe, *side_name = side ? tpuci__side_name(s, index, kind) : NULL;
+  char *cause = NULL;
   tpuci_event_t ev;
   int r;
 
   t->s = s;
+  t->kind = s->kind_of[index];
   t->a.host = &tpuci__attempt_host;
   t->a.loop = s->loop;
   t->a.plan = s->plan;
   t->a.inst = inst;
   t->a.index = index;
-  t->a.number = collect || side ? 0 : s->next_attempt[index];
+  t->a.number = role == TPUCI__PROC_ATTEMPT ? s->next_attempt[index] : 0;
   t->a.run_id = s->run_id;
-  /* A side process's container is named as attempt 0, and the next one
-   * of the instance takes the name: none is kept. */
-  t->a.keep_on_failure = s->opts.keep_failed && !collect && !side;
+  /* A process besides the attempts is named as attempt 0, and the next
+   * one of the instance takes the name: none is kept. */
+  t->a.keep_on_failure = s->opts.keep_failed && role == TPUCI__PROC_ATTEMPT;
   t->a.argv = &inst->argv;
   t->a.grace_ms = tpuci__grace(s, inst);
-  t->a.hosts = collect ? 1 : tpuci__plan_hosts(s->plan, inst);
-  t->collect = collect;
-  t->kind = kind;
+  t->a.hosts = role == TPUCI__PROC_STEP ? 1 : tpuci__plan_hosts(s->plan, inst);
   t->log_fd = -1;
-  if (collect) {
-    safe = tpuci__path_component(s->groups[s->group_of[index]].name);
-    t->dir = tpuci__printf("%s/%s", s->run_dir, safe);
-    t->log_path = tpuci__printf("%s/collect.log", t->dir);
-    tpuci__pytest_collect_argv(inst, &t->argv_own);
-    t->a.argv = &t->argv_own;
-  } else {
-    safe = tpuci__path_component(inst->name);
-    t->dir = tpuci__printf("%s/%s", s->run_dir, safe);
-    t->log_path = side ? tpuci__printf("%s/%s.log", t->dir, side_name)
-                       : tpuci__printf("%s/attempt-%d.log", t->dir, t->a.number);
-  }
+  t->dir = tpuci__proc_dir(s, index, role);
   t->a.dir = t->dir;
-  free(safe);
+  t->kp.index = index;
+  t->kp.group = s->group_of[index];
+  t->kp.role = role;
+  t->kp.number = t->a.number;
+  t->kp.hosts = t->a.hosts;
+  t->kp.dir = t->dir;
   uv_timer_init(s->loop, &t->timeout_timer);
   uv_timer_init(s->loop, &t->grace_timer);
   uv_timer_init(s->loop, &t->idle_timer);
@@ -478,7 +488,7 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int kind) {
   t->idle_timer.data = t;
 
   s->running++;
-  s->slots += collect ? 1 : tpuci__plan_hosts(s->plan, inst);
+  s->slots += t->a.hosts;
   t->backfilled = s->bf_starting;
   t->bf_gen = s->bf_gen;
   t->next = s->running_list;
@@ -486,43 +496,18 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int kind) {
   s->running_list = t;
   t->start_ms = tpuci__now_ms();
   t->start_hr = uv_hrtime();
+  t->kp.start_ms = t->start_ms;
 
-  r = 0;
-  if (inst->pytest && !collect) {
-    /* pytest writes its JUnit file here; containers see it mounted. */
-    t->results_dir = side ? tpuci__printf("%s/results-%s", t->dir, side_name)
-                          : tpuci__printf("%s/results-%d", t->dir, t->a.number);
-    r = tpuci__mkdir_p(t->results_dir, 0777);
-    t->a.results_dir = t->results_dir;
-    /* A host whose pytest ran to its end does not cut its peers' short:
-     * host 0's report is the gang's. */
-    t->a.peer_exits = (1u << TPUCI__PYTEST_FAILED) | (1u << TPUCI__PYTEST_NO_TESTS);
-    t->a.results_path = tpuci__driver(inst->runtime)->results_mount
-                             ? tpuci__driver(inst->runtime)->results_mount
-                             : t->results_dir;
-    if (side) {
-      /* Only its tests, in pytest's order, of the job's selection. */
-      tpuci__strv_t only = {0};
-      tpuci__side_only(s, t, &only);
-      tpuci__pytest_argv_shard(inst, t->a.results_path, NULL, &only, NULL, &t->argv_own);
-      tpuci__strv_free(&only);
-    } else {
-      /* A shard that keeps its part of the whole suite gets its
-       * assignment; every test runs in pytest's order. */
-      const char *assign = NULL;
-      int gi = s->group_of[index];
-      if (gi >= 0 && s->groups[gi].filter && s->select[index] == NULL)
-        assign = s->groups[gi].assign[inst->pytest->shard - 1];
-      tpuci__pytest_argv_shard(inst, t->a.results_path, s->select[index], NULL, assign,
-                               &t->argv_own);
-    }
-    t->a.argv = &t->argv_own;
-    tpuci__live_init(&t->live, t->results_dir, t->a.hosts);
-    t->has_live = 1;
-  }
+  /* What its kind says it runs, where it writes its results. */
+  r = t->kind->ops->prepare ? t->kind->ops->prepare(t->kind->run, &t->kp, &cause) : 0;
+  if (t->kp.argv.len > 0) t->a.argv = &t->kp.argv;
+  t->a.results_dir = t->kp.results_dir;
+  t->a.results_path = t->kp.results_path;
+  t->a.peer_exits = t->kp.peer_exits;
+  t->log_path = t->kp.log_name ? tpuci__printf("%s/%s", t->dir, t->kp.log_name)
+                               : tpuci__printf("%s/attempt-%d.log", t->dir, t->a.number);
 
-  free(side_name);
-  if (!collect && !side) {
+  if (role == TPUCI__PROC_ATTEMPT) {
     memset(&ev, 0, sizeof(ev));
     ev.type = TPUCI_EVENT_ATTEMPT_STARTED;
     ev.instance = index;
@@ -535,9 +520,7 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int kind) {
 
   if (r != 0) {
     tpuci__exit_t ex = {-1, 0, 0, 1, NULL, NULL};
-    char *cause = tpuci__printf("cannot create %s: %s", t->results_dir,
-                                uv_strerror(r));
-    ex.cause = cause;
+    ex.cause = cause ? cause : (char *) uv_strerror(r);
     tpuci__attempt_done(&t->a, &ex);
     free(cause);
     return;
@@ -562,55 +545,20 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int kind) {
   }
 }
 
-/* Reads a pytest attempt's progress (at most once a second from here and
- * tpuci__sched_running) and says each test it saw failing. */
-static void tpuci__progress_look(tpuci__sched_t *s, tpuci__satt_t *t, uint64_t now) {
-  t->live_polled_ms = now;
-  tpuci__live_poll(&t->live, now);
-  free(t->live_text);
-  t->live_text = tpuci__live_text(&t->live, &t->live_since_ms);
-  tpuci__progress_tell(s, t);
-}
-
-void tpuci__progress_tell(tpuci__sched_t *s, tpuci__satt_t *t) {
-  tpuci__live_fail_t *f;
-  size_t n, i;
-  if (!t->has_live) return;
-  f = tpuci__live_failed(&t->live, &n);
-  for (i = 0; i < n; i++) {
-    tpuci_event_t ev;
-    /* An order check's failures are what it looks for, not news. */
-    if (t->kind == TPUCI__ATT_MAIN || t->kind == TPUCI__ATT_FIRST) {
-      memset(&ev, 0, sizeof(ev));
-      ev.type = TPUCI_EVENT_TEST_FAILED;
-      ev.instance = t->a.index;
-      ev.name = t->a.inst->name;
-      ev.attempt = t->a.number;
-      ev.max_attempts = t->a.inst->retry.attempts;
-      ev.test = f[i].id;
-      ev.message = f[i].message;
-      tpuci__emit(s, &ev);
-    }
-    tpuci__live_fail_free(&f[i]);
-  }
-  free(f);
-}
-
-void tpuci__progress_poll(tpuci__sched_t *s) {
+void tpuci__poll_all(tpuci__sched_t *s) {
   tpuci__satt_t *t;
   uint64_t now = tpuci__now_ms();
   for (t = s->running_list; t; t = t->next)
-    if (t->has_live && !t->finished && now - t->live_polled_ms >= 1000)
-      tpuci__progress_look(s, t, now);
+    if (!t->finished) tpuci__poll(t, now, 0);
 }
 
 int tpuci__sched_running(tpuci__sched_t *s, size_t index, tpuci__running_t *out) {
   tpuci__satt_t *t;
   uint64_t now = tpuci__now_ms(), loop_now = uv_now(s->loop);
   for (t = s->running_list; t; t = t->next)
-    if (t->a.index == index && t->kind == TPUCI__ATT_MAIN && !t->finished) break;
+    if (t->a.index == index && t->kp.role == TPUCI__PROC_ATTEMPT && !t->finished) break;
   if (t == NULL) return -1;
-  if (t->has_live && now - t->live_polled_ms >= 1000) tpuci__progress_look(s, t, now);
+  tpuci__poll(t, now, 0);
   memset(out, 0, sizeof(*out));
   out->attempt = t->a.number;
   out->elapsed_ms = now > t->start_ms ? now - t->start_ms : 0;

@@ -1,13 +1,13 @@
 /* The scheduler's own parts, shared by its files: the run (scheduler.c:
- * the queue, slots, stopping, signals, the end), attempts (attempt.c:
- * starting one on its runtime, timeouts, what it left, retries) and
- * pytest shard groups (shards.c). Nothing outside core/sched/ includes
- * this. */
+ * the queue, slots, backfill, stopping, signals, the end), processes
+ * (attempt.c: starting one on its runtime, timeouts, its log, what it
+ * left, retries), and groups and processes besides the attempts
+ * (group.c: a group's step that its parts wait for, the queue of side
+ * processes, an instance's end). What each process runs and means is its
+ * kind's (kind/kind.h). Nothing outside core/sched/ includes this. */
 #ifndef TPUCI_SCHED_INTERNAL_H
 #define TPUCI_SCHED_INTERNAL_H
 
-#include "pytest/live.h"
-#include "pytest/order.h"
 #include "sched/scheduler.h"
 
 #define TPUCI__DEFAULT_GRACE_MS 5000
@@ -25,36 +25,19 @@ typedef enum {
   TPUCI__STOP_DEADLINE
 } tpuci__stop_t;
 
-/* What an attempt of the scheduler's is: one of an instance's attempts,
- * a shard group's collection, or a process of an instance's besides its
- * attempts (order.c): its failing-first process (the tests that failed
- * last time, in a process of their own that starts first) or an order
- * check (a test run again after some of the tests that ran before it). */
-enum { TPUCI__ATT_MAIN = 0, TPUCI__ATT_COLLECT = 1, TPUCI__ATT_FIRST, TPUCI__ATT_CHECK };
-
-/* A process of an instance's besides its attempts, waiting for a slot:
- * these start before the queue's attempts. */
+/* A process besides an instance's attempts, waiting for a slot. */
 typedef struct {
   size_t index;
-  int kind;
+  tpuci__proc_role_t role;
 } tpuci__side_t;
 
-/* The order checks of one instance (order.c): its cases, the search of
- * the one being checked, the processes they took. */
-typedef struct {
-  tpuci__order_cases_t cases;
-  size_t at;
-  tpuci__order_search_t search;
-  int procs;
-  int searching;
-  tpuci__strv_t running;  /* what the running check runs */
-} tpuci__ochecks_t;
-
-/* The scheduler's view of an attempt. `a` comes first so the runtime's
+/* The scheduler's view of a process. `a` comes first so the runtime's
  * tpuci__attempt_t * converts back. */
 typedef struct tpuci__satt_s {
   tpuci__attempt_t a;
   tpuci__sched_t *s;
+  tpuci__kind_proc_t kp;   /* what its kind sees and says of it */
+  const tpuci__kind_binding_t *kind;
   char *dir;
   char *log_path;
   int log_fd;
@@ -71,54 +54,38 @@ typedef struct tpuci__satt_s {
   int timed_out;
   int idle_timed_out;      /* the timeout was idle_timeout's */
   uint64_t out_bytes;      /* output so far */
-  tpuci__live_t live;      /* pytest: the test each host is in */
-  int has_live;
-  uint64_t live_polled_ms; /* tpuci__now_ms() of the last look at it */
-  char *live_text;         /* what the last look said (or NULL) */
+  uint64_t polled_ms;      /* tpuci__now_ms() of the kind's last look */
+  const char *live_text;   /* what the last look said (the kind's), or NULL */
   uint64_t live_since_ms;
   int cancelled;
   int term_sent;
   int kill_sent;
   int finished;
-  int collect;             /* collects a shard group's tests: no results */
-  int kind;                /* TPUCI__ATT_* */
-  int superseded;          /* a failing-first process stopped because its
-                              instance's attempts were over */
-  tpuci__strv_t argv_own;  /* the attempt's command, when not the plan's */
-  char *results_dir;       /* pytest: this attempt's results folder */
+  int superseded;          /* stopped because its instance's attempts were
+                              over (tpuci__kind_host_t.side_stop) */
   int backfilled;          /* started past a waiting head (bf_gen's) */
   unsigned bf_gen;
   struct tpuci__satt_s *prev, *next; /* the scheduler's running list */
 } tpuci__satt_t;
 
-/* Shards of one pytest job instance, which share one collection. */
-enum { TPUCI__GROUP_NEW = 0, TPUCI__GROUP_COLLECTING, TPUCI__GROUP_READY,
-       TPUCI__GROUP_FAILED };
+/* A group: instances whose first attempts wait for one step of theirs
+ * (kind/kind.h, group). */
+typedef enum {
+  TPUCI__GROUP_NEW = 0,     /* its step has not started */
+  TPUCI__GROUP_STEPPING,    /* its step runs; its parts wait */
+  TPUCI__GROUP_READY,       /* its parts may start */
+  TPUCI__GROUP_FAILED       /* its step failed: every part ends so */
+} tpuci__group_state_t;
 
 typedef struct {
   char *name;
-  int state;
-  size_t *waiting;         /* shards dequeued while collecting */
+  tpuci__group_state_t state;
+  const tpuci__kind_binding_t *kind;
+  size_t *waiting;         /* parts dequeued while its step ran */
   size_t nwaiting;
-  tpuci__shard_plan_t plan;
-  char *cause;             /* FAILED: why, for each shard */
-  tpuci_outcome_t outcome; /* FAILED: the shards' outcome (or PASSED when
-                              nothing was collected and that is allowed) */
-  char *log_path;          /* the collection's log */
-  char *key;               /* tpuci__collection_key() of its shards */
-  int from_record;         /* split from the last run's collection */
-  int told;                /* the split was said */
-  /* Each shard collects the suite itself and keeps its part (the
-   * bootstrap's assignment, per shard); 0: the shards run node ids. */
-  int filter;
-  char **assign;
-  tpuci__strv_t ids;       /* what the collection pass listed */
-  /* The first shard's whole collection (tpuci__pytest_suite_seen), which
-   * every other shard's must equal. */
-  int seen;
-  unsigned long seen_count, seen_crc;
-  size_t seen_by;          /* that shard's instance */
-  int warned;
+  char *cause;             /* FAILED: why, for each part */
+  tpuci_outcome_t outcome; /* FAILED: the parts' outcome */
+  char *log_path;          /* the step's log */
 } tpuci__group_t;
 
 /* An instance waiting for its retry backoff. */
@@ -136,6 +103,8 @@ struct tpuci__sched_s {
   tpuci__sched_opts_t opts;
   char *run_id;
   char *run_dir;
+  tpuci__kind_host_t kind_host;
+  const tpuci__kind_binding_t **kind_of; /* per instance */
 
   tpuci__runtime_t *rts[TPUCI__RUNTIME__COUNT];
   int preparing;           /* runtimes whose prepare() has not answered */
@@ -144,25 +113,19 @@ struct tpuci__sched_s {
   size_t *queue;           /* ring buffer of instance indices */
   size_t qcap, qhead, qlen;
   int *next_attempt;       /* per instance, 1-based */
-  tpuci__strv_t **select;  /* pytest: node ids the next attempt runs */
-  int *group_of;           /* pytest shards: index into groups, or -1 */
+  int *group_of;           /* per instance: index into groups, or -1 */
   tpuci__group_t *groups;
   size_t ngroups;
   tpuci__wait_t *waits;    /* instances waiting for a retry */
-  /* Processes besides the attempts (order.c): a FIFO whose failing-first
-   * processes start before the queue, its order checks once the queue is
-   * empty (extra work goes last); per instance, its failing-first process's tests and
-   * whether it is still to end, whether its attempts are over (it
-   * finishes once the rest is), whether it finished, its order checks. */
+  /* Processes besides the attempts (group.c): a FIFO whose SIDE_FIRST
+   * ones start before the queue and SIDE_LAST ones once it is empty;
+   * per instance, how many are queued or running, whether its attempts
+   * are over, whether it finished. */
   tpuci__side_t *side;
   size_t nside, side_cap;
-  tpuci__strv_t **first;
-  unsigned char *first_pending;
+  int *sides_open;
   unsigned char *main_done;
   unsigned char *settled;
-  tpuci__ochecks_t **ochecks;
-  int order_procs;         /* order checks started in the run */
-  uint64_t order_ms;       /* and the time they took together */
 
   int slots;
   int running;
@@ -183,7 +146,7 @@ struct tpuci__sched_s {
 
   uv_timer_t deadline_timer;
   uv_timer_t tick_timer;
-  uv_timer_t progress_timer; /* pytest failures said as they happen */
+  uv_timer_t poll_timer;   /* what running processes say as they run */
   uv_signal_t sigint;
   uv_signal_t sigterm;
   int signals_on;
@@ -193,50 +156,44 @@ struct tpuci__sched_s {
   int error_code;
 };
 
+/* scheduler.c */
 void tpuci__pump(tpuci__sched_t *s);
 void tpuci__drain(tpuci__sched_t *s);
 void tpuci__check_finished(tpuci__sched_t *s);
 void tpuci__stop(tpuci__sched_t *s, tpuci__stop_t why, int force);
 void tpuci__emit(tpuci__sched_t *s, tpuci_event_t *ev);
 void tpuci__emit_message(tpuci__sched_t *s, const char *msg);
-void tpuci__rt_message(tpuci__runtime_t *rt, const char *msg);
 void tpuci__queue_push(tpuci__sched_t *s, size_t index);
 size_t tpuci__queue_pop(tpuci__sched_t *s);
 tpuci__attempt_result_t *tpuci__result_add(tpuci__instance_result_t *r);
 void tpuci__instance_finish(tpuci__sched_t *s, size_t index);
+
+/* attempt.c */
 uint64_t tpuci__grace(const tpuci__sched_t *s, const tpuci__instance_t *inst);
 tpuci__runtime_t *tpuci__rt(const tpuci__satt_t *t);
 void tpuci__attempt_stop(tpuci__satt_t *t, int force);
 void tpuci__timeout_text(const tpuci__satt_t *t, tpuci__buf_t *b);
-void tpuci__attempt_start(tpuci__sched_t *s, size_t index, int kind);
-void tpuci__collect_done(tpuci__sched_t *s, tpuci__satt_t *t, tpuci_outcome_t o, const tpuci__exit_t *ex);
-void tpuci__shard_start(tpuci__sched_t *s, size_t index);
-void tpuci__shard_seen(tpuci__sched_t *s, size_t index, const char *results_dir);
-void tpuci__progress_tell(tpuci__sched_t *s, tpuci__satt_t *t);
-void tpuci__progress_poll(tpuci__sched_t *s);
-void tpuci__attempt_synthetic(tpuci__sched_t *s, size_t index, tpuci_outcome_t o, const char *cause, const char *log_path);
-void tpuci__groups_build(tpuci__sched_t *s);
-void tpuci__group_unplan(tpuci__group_t *g);
+/* Starts a process of instance `index` in `role` (an attempt, its group's
+ * step, a process besides its attempts). A failure to start is recorded
+ * as an infra failure of it. */
+void tpuci__attempt_start(tpuci__sched_t *s, size_t index, tpuci__proc_role_t role);
+void tpuci__attempt_synthetic(tpuci__sched_t *s, size_t index, tpuci_outcome_t o,
+                              const char *cause, const char *log_path);
 void tpuci__wait_remove(tpuci__sched_t *s, tpuci__wait_t *w);
-void tpuci__schedule_retry(tpuci__sched_t *s, size_t index, int next);
-void tpuci__attempt_unlink(tpuci__sched_t *s, tpuci__satt_t *t);
-void tpuci__attempt_report(tpuci__sched_t *s, size_t index, int number, const tpuci__attempt_result_t *res);
-void tpuci__attempt_next(tpuci__sched_t *s, size_t index, int number, tpuci_outcome_t o);
+void tpuci__attempt_report(tpuci__sched_t *s, size_t index, int number,
+                           const tpuci__attempt_result_t *res);
+void tpuci__poll_all(tpuci__sched_t *s);
 
-/* order.c: the failing-first process, order checks, an instance's end. */
-void tpuci__first_queue(tpuci__sched_t *s, size_t index, const tpuci__strv_t *among);
-void tpuci__first_group(tpuci__sched_t *s, size_t gi);
-/* Both take `cause` (tpuci__cause()'s). */
-void tpuci__first_done(tpuci__sched_t *s, tpuci__satt_t *t, tpuci_outcome_t o,
-                       const tpuci__exit_t *ex, uint64_t duration, char *cause);
-void tpuci__check_done(tpuci__sched_t *s, tpuci__satt_t *t, tpuci_outcome_t o,
-                       uint64_t duration, char *cause);
-char *tpuci__cause(const tpuci__satt_t *t, tpuci_outcome_t o, const tpuci__exit_t *ex);
-void tpuci__instance_settle(tpuci__sched_t *s, size_t index);
-int tpuci__side_start(tpuci__sched_t *s, int kind);
-size_t tpuci__side_count(const tpuci__sched_t *s, int kind);
+/* group.c */
+void tpuci__groups_build(tpuci__sched_t *s);
+void tpuci__groups_free(tpuci__sched_t *s);
+void tpuci__step_done(tpuci__sched_t *s, tpuci__satt_t *t, const tpuci__proc_end_t *end);
+int tpuci__side_start(tpuci__sched_t *s, tpuci__proc_role_t role);
+size_t tpuci__side_count(const tpuci__sched_t *s, tpuci__proc_role_t role);
 void tpuci__side_drain(tpuci__sched_t *s);
-void tpuci__side_only(const tpuci__sched_t *s, const tpuci__satt_t *t, tpuci__strv_t *out);
-void tpuci__side_free(tpuci__sched_t *s);
+void tpuci__side_done(tpuci__sched_t *s, size_t index);
+void tpuci__side_host(tpuci__sched_t *s);
+/* The instance's attempts are over: it finishes once its kind lets it. */
+void tpuci__instance_settle(tpuci__sched_t *s, size_t index);
 
 #endif /* TPUCI_SCHED_INTERNAL_H */

@@ -29,7 +29,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pytest/pytest_run.h"
 #include "sched/internal.h"
 
 /* ------------------------------------------------------------------ */
@@ -48,7 +47,7 @@ void tpuci__emit_message(tpuci__sched_t *s, const char *msg) {
   tpuci__emit(s, &ev);
 }
 
-void tpuci__rt_message(tpuci__runtime_t *rt, const char *msg) {
+static void tpuci__rt_message(tpuci__runtime_t *rt, const char *msg) {
   tpuci__emit_message(rt->host_data, msg);
 }
 
@@ -84,39 +83,6 @@ size_t tpuci__queue_pop(tpuci__sched_t *s) {
 /* ------------------------------------------------------------------ */
 /* Results                                                             */
 
-void tpuci__attempt_result_free(tpuci__attempt_result_t *r) {
-  free(r->cause);
-  free(r->log_path);
-  r->cause = NULL;
-  r->log_path = NULL;
-}
-
-void tpuci__instance_result_free(tpuci__instance_result_t *r) {
-  size_t i;
-  for (i = 0; i < r->nattempts; i++) tpuci__attempt_result_free(&r->attempts[i]);
-  free(r->attempts);
-  r->attempts = NULL;
-  r->nattempts = 0;
-  r->outcome = TPUCI_OUTCOME_NONE;
-  if (r->first) tpuci__attempt_result_free(r->first);
-  free(r->first);
-  r->first = NULL;
-  tpuci__strv_free(&r->first_tests);
-  for (i = 0; i < r->nchecks; i++) {
-    free(r->checks[i].test);
-    free(r->checks[i].cause);
-    free(r->checks[i].log_path);
-  }
-  free(r->checks);
-  r->checks = NULL;
-  r->nchecks = 0;
-  if (r->history) {
-    tpuci__history_free(r->history);
-    free(r->history);
-    r->history = NULL;
-  }
-}
-
 tpuci__attempt_result_t *tpuci__result_add(tpuci__instance_result_t *r) {
   r->attempts = tpuci__realloc(r->attempts,
                                (r->nattempts + 1) * sizeof(*r->attempts));
@@ -136,24 +102,10 @@ void tpuci__instance_finish(tpuci__sched_t *s, size_t index) {
   for (i = 0; i < r->nattempts; i++) o[i] = r->attempts[i].outcome;
   r->outcome = tpuci__final_outcome(o, r->nattempts);
   if (o != outs) free(o);
-  /* A pytest instance passes only when every test it collected did: a
-   * last attempt that passed its own selection is not enough. */
-  if (r->history != NULL && !tpuci__history_all_pass(r->history) &&
-      (r->outcome == TPUCI_OUTCOME_PASSED || r->outcome == TPUCI_OUTCOME_FLAKY))
-    r->outcome = TPUCI_OUTCOME_FAILED;
-  /* Of one that passes, its tests say what kind: flaky (a test failed,
-   * then passed: also in the failing-first process only), or
-   * order-dependent when every such test is. */
-  if (r->history != NULL &&
-      (r->outcome == TPUCI_OUTCOME_PASSED || r->outcome == TPUCI_OUTCOME_FLAKY)) {
-    size_t flaky = 0, order = 0;
-    for (i = 0; i < r->history->len; i++) {
-      flaky += tpuci__history_flaky(&r->history->tests[i]);
-      order += r->history->tests[i].order_dep != 0;
-    }
-    if (order > 0 && flaky == 0) r->outcome = TPUCI_OUTCOME_ORDER_DEPENDENT;
-    else if (flaky > 0) r->outcome = TPUCI_OUTCOME_FLAKY;
-  }
+  /* Its kind says what the attempts' outcomes give (every test must
+   * pass; flaky, order-dependent). */
+  if (s->kind_of[index]->ops->outcome)
+    r->outcome = s->kind_of[index]->ops->outcome(s->kind_of[index]->run, index, r->outcome);
 
   memset(&ev, 0, sizeof(ev));
   ev.type = TPUCI_EVENT_INSTANCE_FINISHED;
@@ -181,12 +133,28 @@ void tpuci__instance_finish(tpuci__sched_t *s, size_t index) {
 /* The run                                                             */
 
 /* Whether the instance at `index` can start as a plain attempt (not a
- * shard group's collection or first start, which have rules of their
+ * group's step or a part's first start, which have rules of their
  * own). */
 static int tpuci__plain(const tpuci__sched_t *s, size_t index) {
   const tpuci__group_t *g = s->group_of[index] >= 0 ? &s->groups[s->group_of[index]] : NULL;
-  return g == NULL || (g->state != TPUCI__GROUP_NEW && g->state != TPUCI__GROUP_COLLECTING &&
+  return g == NULL || (g->state != TPUCI__GROUP_NEW && g->state != TPUCI__GROUP_STEPPING &&
                        s->next_attempt[index] != 1);
+}
+
+/* A part of a ready (or failed) group before its first attempt: whether
+ * it finishes without running, and then finishes it (no slot needed). */
+static int tpuci__part_skipped(tpuci__sched_t *s, size_t index) {
+  tpuci__group_t *g = &s->groups[s->group_of[index]];
+  const tpuci__kind_binding_t *k = s->kind_of[index];
+  tpuci__part_skip_t skip = {TPUCI_OUTCOME_PASSED, NULL};
+  if (g->state == TPUCI__GROUP_FAILED) {
+    tpuci__attempt_synthetic(s, index, g->outcome, g->cause, g->log_path);
+    return 1;
+  }
+  if (k->ops->part == NULL || k->ops->part(k->run, index, &skip) == 0) return 0;
+  tpuci__attempt_synthetic(s, index, skip.outcome, skip.cause, g->log_path);
+  free(skip.cause);
+  return 1;
 }
 
 /* The head of the queue needs more slots than are free. The first time
@@ -222,26 +190,23 @@ static int tpuci__backfill(tpuci__sched_t *s, size_t head) {
 void tpuci__pump(tpuci__sched_t *s) {
   if (s->in_pump || !s->started) return;
   s->in_pump = 1;
-  /* Failing-first processes start first (the time to the first failure
-   * stays short); order checks, extra work, once the queue is empty. */
-  while (s->stop == TPUCI__STOP_NONE && tpuci__side_start(s, TPUCI__ATT_FIRST)) {}
+  /* Processes besides the attempts that go first (the time to the first
+   * failure stays short) start first; the others, extra work, once the
+   * queue is empty. */
+  while (s->stop == TPUCI__STOP_NONE && tpuci__side_start(s, TPUCI__PROC_SIDE_FIRST)) {}
   while (s->stop == TPUCI__STOP_NONE && s->qlen > 0 &&
-         tpuci__side_count(s, TPUCI__ATT_FIRST) == 0) {
+         tpuci__side_count(s, TPUCI__PROC_SIDE_FIRST) == 0) {
     size_t head = s->queue[s->qhead];
     tpuci__group_t *g = s->group_of[head] >= 0 ? &s->groups[s->group_of[head]] : NULL;
-    if (g != NULL && g->state == TPUCI__GROUP_COLLECTING) {
-      /* It waits for its group's collection, taking no slot. */
+    int first_part = g != NULL && s->next_attempt[head] == 1;
+    if (g != NULL && g->state == TPUCI__GROUP_STEPPING) {
+      /* It waits for its group's step, taking no slot. */
       g->waiting[g->nwaiting++] = tpuci__queue_pop(s);
       continue;
     }
-    if (g != NULL && g->state != TPUCI__GROUP_NEW && s->select[head] == NULL &&
-        s->next_attempt[head] == 1) {
-      if (g->state == TPUCI__GROUP_FAILED ||
-          g->plan.shards[s->plan->instances[head].pytest->shard - 1].ids.len == 0) {
-        /* Finishes without running: no slot needed. */
-        tpuci__shard_start(s, tpuci__queue_pop(s));
-        continue;
-      }
+    if (first_part && g->state != TPUCI__GROUP_NEW && tpuci__part_skipped(s, head)) {
+      tpuci__queue_pop(s);
+      continue;
     }
     if (s->slots + (g && g->state == TPUCI__GROUP_NEW ? 1 : tpuci__plan_hosts(s->plan, &s->plan->instances[head])) >
         s->opts.jobs) {
@@ -251,16 +216,15 @@ void tpuci__pump(tpuci__sched_t *s) {
     s->bf_head = SIZE_MAX;
     tpuci__queue_pop(s);
     if (g != NULL && g->state == TPUCI__GROUP_NEW) {
-      g->state = TPUCI__GROUP_COLLECTING;
+      g->state = TPUCI__GROUP_STEPPING;
       g->waiting[g->nwaiting++] = head;
-      tpuci__attempt_start(s, head, 1);
-    } else if (g != NULL && s->next_attempt[head] == 1) {
-      tpuci__shard_start(s, head);
+      tpuci__attempt_start(s, head, TPUCI__PROC_STEP);
     } else {
-      tpuci__attempt_start(s, head, 0);
+      tpuci__attempt_start(s, head, TPUCI__PROC_ATTEMPT);
     }
   }
-  while (s->stop == TPUCI__STOP_NONE && s->qlen == 0 && tpuci__side_start(s, TPUCI__ATT_CHECK)) {}
+  while (s->stop == TPUCI__STOP_NONE && s->qlen == 0 &&
+         tpuci__side_start(s, TPUCI__PROC_SIDE_LAST)) {}
   s->in_pump = 0;
   tpuci__check_finished(s);
 }
@@ -292,7 +256,7 @@ void tpuci__check_finished(tpuci__sched_t *s) {
     s->closing++;
     uv_close((uv_handle_t *) &s->tick_timer, tpuci__handle_closed);
     s->closing++;
-    uv_close((uv_handle_t *) &s->progress_timer, tpuci__handle_closed);
+    uv_close((uv_handle_t *) &s->poll_timer, tpuci__handle_closed);
     if (s->signals_on) {
       s->closing += 2;
       uv_close((uv_handle_t *) &s->sigint, tpuci__handle_closed);
@@ -318,9 +282,9 @@ void tpuci__drain(tpuci__sched_t *s) {
   size_t g;
   tpuci__side_drain(s);
   while (s->qlen > 0) tpuci__instance_settle(s, tpuci__queue_pop(s));
-  /* Shards waiting for a collection that will not be used. */
+  /* Parts waiting for a step that will not be used. */
   for (g = 0; g < s->ngroups; g++) {
-    while (s->groups[g].nwaiting > 0 && s->groups[g].state != TPUCI__GROUP_COLLECTING)
+    while (s->groups[g].nwaiting > 0 && s->groups[g].state != TPUCI__GROUP_STEPPING)
       tpuci__instance_settle(s, s->groups[g].waiting[--s->groups[g].nwaiting]);
   }
   while (s->waits) {
@@ -374,8 +338,8 @@ static void tpuci__tick_cb(uv_timer_t *timer) {
   tpuci__emit(s, &ev);
 }
 
-static void tpuci__progress_cb(uv_timer_t *timer) {
-  tpuci__progress_poll(timer->data);
+static void tpuci__poll_cb(uv_timer_t *timer) {
+  tpuci__poll_all(timer->data);
 }
 
 static void tpuci__signal_cb(uv_signal_t *h, int signum) {
@@ -429,41 +393,93 @@ int tpuci__sched_fd_cap(const tpuci__plan_t *plan, uint64_t nofile) {
   return cap > 1000000 ? 1000000 : (int) cap;
 }
 
-int tpuci__sched_check(const tpuci__plan_t *plan, int jobs, tpuci__err_t *err) {
+/* The kind of instance `inst`: the first of `kinds` that claims it. */
+static const tpuci__kind_binding_t *tpuci__kind_find(const tpuci__kind_binding_t *kinds,
+                                                     size_t nkinds,
+                                                     const tpuci__instance_t *inst) {
+  static const tpuci__kind_binding_t command = {&tpuci__kind_command, NULL};
+  size_t k;
+  for (k = 0; k < nkinds; k++)
+    if (kinds[k].ops->claims(inst)) return &kinds[k];
+  return &command;
+}
+
+int tpuci__sched_check(const tpuci__plan_t *plan, const tpuci__kind_binding_t *kinds,
+                       size_t nkinds, int jobs, tpuci__err_t *err) {
   size_t i;
   for (i = 0; i < plan->ninstances; i++) {
     const tpuci__instance_t *inst = &plan->instances[i];
-    int hosts = tpuci__plan_hosts(plan, inst);
-    if (inst->selected && hosts > 1 && inst->network != NULL)
+    const tpuci__driver_t *d = tpuci__driver(inst->runtime);
+    const tpuci__kind_t *kind = tpuci__kind_find(kinds, nkinds, inst)->ops;
+    int hosts = tpuci__plan_hosts(plan, inst), r;
+    if (!inst->selected) continue;
+    if (hosts > 1 && inst->network != NULL)
       return tpuci__err_set(err, TPUCI_EUSAGE,
                             "%s: '%s': a gang gets a private network of its own; "
                             "leave out network = \"%s\"",
                             inst->where, inst->name, inst->network);
-    if (inst->selected && hosts > 1 && !tpuci__driver(inst->runtime)->gangs)
+    if (hosts > 1 && !d->gangs)
       return tpuci__err_set(err, TPUCI_EUSAGE,
                             "%s: '%s' is a gang of %d hosts, which needs the docker "
                             "runtime (give the job an image)",
                             inst->where, inst->name, hosts);
-    if (inst->selected && hosts > 1 && inst->runtime == TPUCI__RUNTIME_DOCKER &&
+    if (hosts > 1 && d->one_machine &&
         strcmp(plan->topologies[inst->topology].emulate, "real") == 0)
       return tpuci__err_set(err, TPUCI_EUSAGE,
                             "%s: '%s' is a gang of %d hosts on real TPU hardware: each "
-                            "host is a TPU VM of its own, and the docker runtime runs "
+                            "host is a TPU VM of its own, and the %s runtime runs "
                             "every host on one engine (use --engine swarm with one TPU "
                             "VM per node, or a single-host type)",
-                            inst->where, inst->name, hosts);
-    if (inst->selected && hosts > 1 && inst->pytest && inst->pytest->shards > 1)
-      return tpuci__err_set(err, TPUCI_EUSAGE,
-                            "%s: '%s': pytest shards on a %d-host topology are not "
-                            "supported (shard a single-host job, or run the gang unsharded)",
-                            inst->where, inst->name, hosts);
-    if (inst->selected && hosts > jobs)
+                            inst->where, inst->name, hosts,
+                            tpuci__runtime_kind_name(inst->runtime));
+    if (kind->check != NULL && (r = kind->check(plan, inst, hosts, err)) != 0) return r;
+    if (hosts > jobs)
       return tpuci__err_set(err, TPUCI_EUSAGE,
                             "%s: '%s' is a gang of %d hosts and needs %d slots, "
                             "but the run has %d (raise -j to at least %d)",
                             inst->where, inst->name, hosts, hosts, jobs, hosts);
   }
   return tpuci__runtime_check(plan, err);
+}
+
+/* What the scheduler does for kinds (kind.h, tpuci__kind_host_t). */
+static void tpuci__host_message(void *sched, const char *msg) {
+  tpuci__emit_message(sched, msg);
+}
+
+static int tpuci__host_stopping(void *sched) {
+  return ((tpuci__sched_t *) sched)->stop != TPUCI__STOP_NONE;
+}
+
+static void tpuci__host_test_failed(void *sched, const tpuci__kind_proc_t *p, const char *test,
+                                    const char *message) {
+  tpuci__sched_t *s = sched;
+  const tpuci__instance_t *inst = &s->plan->instances[p->index];
+  tpuci_event_t ev;
+  memset(&ev, 0, sizeof(ev));
+  ev.type = TPUCI_EVENT_TEST_FAILED;
+  ev.instance = p->index;
+  ev.name = inst->name;
+  /* 0: the process that runs first; -1: one after the attempts. */
+  ev.attempt = p->role == TPUCI__PROC_SIDE_LAST ? -1 : p->number;
+  ev.max_attempts = inst->retry.attempts;
+  ev.test = test;
+  ev.message = message;
+  tpuci__emit(s, &ev);
+}
+
+static void tpuci__sched_free_parts(tpuci__sched_t *s) {
+  tpuci__groups_free(s);
+  free(s->side);
+  free(s->sides_open);
+  free(s->main_done);
+  free(s->settled);
+  free(s->kind_of);
+  free(s->queue);
+  free(s->next_attempt);
+  free(s->run_id);
+  free(s->run_dir);
+  free(s->error);
 }
 
 int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
@@ -476,7 +492,7 @@ int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
   size_t i;
   int k, r;
 
-  r = tpuci__sched_check(plan, opts->jobs > 0 ? opts->jobs : 1, err);
+  r = tpuci__sched_check(plan, opts->kinds, opts->nkinds, opts->jobs > 0 ? opts->jobs : 1, err);
   if (r != 0) {
     free(s);
     return r;
@@ -494,33 +510,34 @@ int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
   s->bf_head = SIZE_MAX;
   s->queue = tpuci__malloc(s->qcap * sizeof(*s->queue));
   s->next_attempt = tpuci__malloc(s->qcap * sizeof(int));
-  s->select = tpuci__calloc(s->qcap, sizeof(*s->select));
-  for (i = 0; opts->preselect && i < plan->ninstances; i++) {
-    if (opts->preselect[i] == NULL || opts->preselect[i]->len == 0) continue;
-    s->select[i] = tpuci__calloc(1, sizeof(*s->select[i]));
-    tpuci__strv_copy(s->select[i], opts->preselect[i]);
-  }
-  s->first = tpuci__calloc(s->qcap, sizeof(*s->first));
-  s->first_pending = tpuci__calloc(s->qcap, 1);
+  s->kind_of = tpuci__calloc(s->qcap, sizeof(*s->kind_of));
+  s->sides_open = tpuci__calloc(s->qcap, sizeof(*s->sides_open));
   s->main_done = tpuci__calloc(s->qcap, 1);
   s->settled = tpuci__calloc(s->qcap, 1);
-  s->ochecks = tpuci__calloc(s->qcap, sizeof(*s->ochecks));
+  s->kind_host.sched = s;
+  s->kind_host.message = tpuci__host_message;
+  s->kind_host.test_failed = tpuci__host_test_failed;
+  s->kind_host.stopping = tpuci__host_stopping;
+  tpuci__side_host(s);
   for (i = 0; i < plan->ninstances; i++) {
     s->next_attempt[i] = 1;
+    s->kind_of[i] = tpuci__kind_find(opts->kinds, opts->nkinds, &plan->instances[i]);
     if (!plan->instances[i].selected || (opts->done && opts->done[i])) continue;
     need[plan->instances[i].runtime] = 1;
     tpuci__queue_push(s, i);
   }
+  for (i = 0; i < opts->nkinds; i++)
+    if (opts->kinds[i].ops->attach) opts->kinds[i].ops->attach(opts->kinds[i].run, &s->kind_host);
+  /* Groups (each with its step, unless ready from a record); then what
+   * each instance that may start queues besides its attempts. */
   tpuci__groups_build(s);
-  /* Failing first: the tests that failed last time, in a process of
-   * their own that starts before the attempts (a shard's once its group
-   * is split: its part's). */
   for (i = 0; i < plan->ninstances; i++) {
-    const tpuci__instance_t *inst = &plan->instances[i];
-    if (!inst->selected || (opts->done && opts->done[i]) || inst->pytest == NULL) continue;
-    if (s->group_of[i] < 0) tpuci__first_queue(s, i, NULL);
+    const tpuci__kind_binding_t *kb = s->kind_of[i];
+    if (!plan->instances[i].selected || (opts->done && opts->done[i]) || kb->ops->ready == NULL)
+      continue;
+    if (s->group_of[i] < 0 || s->groups[s->group_of[i]].state == TPUCI__GROUP_READY)
+      kb->ops->ready(kb->run, i);
   }
-  for (i = 0; i < s->ngroups; i++) tpuci__first_group(s, i);
 
   ropts.run_id = s->run_id;
   ropts.keep_failed = opts->keep_failed;
@@ -531,10 +548,7 @@ int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
       int j;
       for (j = 0; j < k; j++)
         if (s->rts[j]) s->rts[j]->free(s->rts[j]);
-      free(s->queue);
-      free(s->next_attempt);
-      free(s->run_id);
-      free(s->run_dir);
+      tpuci__sched_free_parts(s);
       free(s);
       return r;
     }
@@ -547,11 +561,11 @@ int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
   s->deadline_timer.data = s;
   uv_timer_init(loop, &s->tick_timer);
   s->tick_timer.data = s;
-  /* pytest's progress, looked at as it runs: a failure is said when it
-   * happens (TPUCI_EVENT_TEST_FAILED), not when its attempt ends. */
-  uv_timer_init(loop, &s->progress_timer);
-  s->progress_timer.data = s;
-  uv_timer_start(&s->progress_timer, tpuci__progress_cb, 500, 500);
+  /* What running processes say as they run (a failed test is said when
+   * it happens, TPUCI_EVENT_TEST_FAILED, not when its attempt ends). */
+  uv_timer_init(loop, &s->poll_timer);
+  s->poll_timer.data = s;
+  uv_timer_start(&s->poll_timer, tpuci__poll_cb, 500, 500);
   if (s->opts.tick_ms)
     uv_timer_start(&s->tick_timer, tpuci__tick_cb, s->opts.tick_ms, s->opts.tick_ms);
   if (s->opts.deadline_ms)
@@ -609,33 +623,10 @@ const char *tpuci__sched_error(const tpuci__sched_t *s) { return s->error; }
 int tpuci__sched_error_code(const tpuci__sched_t *s) { return s->error_code; }
 
 void tpuci__sched_free(tpuci__sched_t *s) {
-  size_t i;
   int k;
   if (s == NULL) return;
   for (k = 0; k < TPUCI__RUNTIME__COUNT; k++)
     if (s->rts[k]) s->rts[k]->free(s->rts[k]);
-  for (i = 0; i < s->qcap && s->select; i++) {
-    if (s->select[i] == NULL) continue;
-    tpuci__strv_free(s->select[i]);
-    free(s->select[i]);
-  }
-  free(s->select);
-  for (i = 0; i < s->ngroups; i++) {
-    free(s->groups[i].name);
-    free(s->groups[i].waiting);
-    free(s->groups[i].cause);
-    free(s->groups[i].log_path);
-    tpuci__group_unplan(&s->groups[i]);
-    free(s->groups[i].key);
-    tpuci__strv_free(&s->groups[i].ids);
-  }
-  tpuci__side_free(s);
-  free(s->groups);
-  free(s->group_of);
-  free(s->queue);
-  free(s->next_attempt);
-  free(s->run_id);
-  free(s->run_dir);
-  free(s->error);
+  tpuci__sched_free_parts(s);
   free(s);
 }

@@ -1,11 +1,14 @@
 /* core/sched/: the scheduler. Slots (one per emulated host), a FIFO
- * ready queue, timeouts (SIGTERM, grace, SIGKILL), retries with backoff,
- * fail-fast, the deadline, signals and cancellation (scheduler.c: the
- * run; attempt.c: attempts; shards.c: pytest shard groups), and the
- * outcome rules (outcome.c). It drives runtimes only through
- * runtime/runtime.h and keeps the results this header declares. It may
- * use core/pytest/, core/runtime/, core/plan/ and core/base/; core/report/
- * and core/api/ read its results. */
+ * ready queue with backfill, timeouts (SIGTERM, grace, SIGKILL), retries
+ * with backoff, fail-fast, the deadline, signals and cancellation
+ * (scheduler.c: the run; attempt.c: processes; group.c: a group's step
+ * that its parts wait for, processes besides an instance's attempts),
+ * and the outcome rules (outcome.c). What a process runs and what its
+ * results mean is its job kind's (kind/kind.h): the scheduler calls kinds
+ * through their operations table and names none, as it drives runtimes
+ * only through runtime/runtime.h. It may use core/kind/, core/runtime/,
+ * core/plan/ and core/base/; core/report/ and core/api/ read its
+ * results. */
 #ifndef TPUCI_SCHEDULER_H
 #define TPUCI_SCHEDULER_H
 
@@ -13,51 +16,12 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "pytest/collection.h"
-#include "pytest/junit.h"
+#include "kind/kind.h"
 #include "plan/plan.h"
 #include "runtime/runtime.h"
-#include "pytest/timings.h"
 #include "base/util.h"
 
 typedef struct tpuci__sched_s tpuci__sched_t;
-
-/* What is kept of one finished attempt. */
-typedef struct {
-  tpuci_outcome_t outcome;
-  int exit_code;
-  int term_signal;
-  uint64_t start_ms;
-  uint64_t duration_ms;
-  char *cause;
-  char *log_path;
-} tpuci__attempt_result_t;
-
-/* An order check: a process that ran `test` again after `before` of the
- * tests that ran before it where it failed (0: alone). */
-typedef struct {
-  char *test;
-  size_t before;
-  int failed;                   /* 1 it failed, 0 it passed, -1 not said */
-  uint64_t start_ms;
-  uint64_t duration_ms;
-  char *cause;
-  char *log_path;
-} tpuci__order_check_t;
-
-typedef struct {
-  tpuci_outcome_t outcome;      /* final; NONE while pending */
-  tpuci__attempt_result_t *attempts;
-  size_t nattempts;
-  tpuci__history_t *history;    /* pytest jobs: per-test results, or NULL */
-  /* pytest: the failing-first process (NULL: none) and the tests it was
-   * given (the tests that failed in the instance's last run). */
-  tpuci__attempt_result_t *first;
-  tpuci__strv_t first_tests;
-  /* pytest: the order checks that ran, in order. */
-  tpuci__order_check_t *checks;
-  size_t nchecks;
-} tpuci__instance_result_t;
 
 typedef struct {
   int jobs;
@@ -70,20 +34,11 @@ typedef struct {
   uint64_t tick_ms;             /* TICK events; 0: none */
   const char *run_id;
   const char *run_dir;          /* exists */
-  const tpuci__timings_t *timings; /* recorded test durations, for shards */
-  /* What shard groups collected last time (no collection pass for a
-   * group whose key matches). May be NULL. */
-  const tpuci__collections_t *collections;
-  /* pytest: per instance, the node ids its first attempt runs (rerun
-   * --failed), or NULL; copied. May be NULL. */
-  tpuci__strv_t *const *preselect;
-  /* pytest: per instance, the tests that failed in its last run (the
-   * history's), which run first in a process of their own when the job
-   * has failed_first (a shard's: those of its part), or NULL; copied.
-   * May be NULL. */
-  tpuci__strv_t *const *first;
-  /* 1: no failing-first process and no order check (a flake probe). */
-  int no_first;
+  /* The job kinds, each with its state for this run: an instance is the
+   * first one's that claims it (the command kind claims every one, so it
+   * comes last). */
+  const tpuci__kind_binding_t *kinds;
+  size_t nkinds;
   /* Per instance, 1 when its result is in `results` already (a cached
    * pass, docs/cache.md: its attempts and tests): it does not run, and
    * its ATTEMPT_FINISHED and INSTANCE_FINISHED events come when the run
@@ -102,9 +57,11 @@ typedef struct {
  * everything else the process holds. At least 1. */
 int tpuci__sched_fd_cap(const tpuci__plan_t *plan, uint64_t nofile);
 
-/* Checks that the plan can run with `jobs` slots (every gang fits).
- * Returns 0 or TPUCI_EUSAGE with err filled. */
-int tpuci__sched_check(const tpuci__plan_t *plan, int jobs, tpuci__err_t *err);
+/* Checks that the plan can run with `jobs` slots (every gang fits, its
+ * runtime runs gangs, each instance's kind can run it; `kinds` as in
+ * the options). Returns 0 or TPUCI_EUSAGE with err filled. */
+int tpuci__sched_check(const tpuci__plan_t *plan, const tpuci__kind_binding_t *kinds,
+                       size_t nkinds, int jobs, tpuci__err_t *err);
 
 /* Starts running the selected instances of `plan` on `loop`. `results`
  * has plan->ninstances entries, zeroed. Returns 0 (the run will end with
@@ -127,26 +84,20 @@ int tpuci__sched_error_code(const tpuci__sched_t *s);
 
 void tpuci__sched_free(tpuci__sched_t *s);
 
-/* After the run: records in `c` what each shard group collected, when
- * it is known whole (every shard collected its part, or the collection
- * pass ran); other groups keep their records. Returns how many it
- * recorded. */
-size_t tpuci__sched_collections(const tpuci__sched_t *s, tpuci__collections_t *c);
-
 /* What a running attempt of instance `index` is doing now. */
 typedef struct {
   int attempt;
   uint64_t elapsed_ms;
   uint64_t output_bytes;
   uint64_t quiet_ms;       /* since its last output (or its start) */
-  const char *test;        /* pytest: the test each host is in, or NULL;
-                              valid until the next call or event */
+  const char *test;        /* what its kind says it is doing (the test
+                              each host is in), or NULL; valid until the
+                              next call or event */
   uint64_t test_ms;        /* how long it has been in it (at least) */
 } tpuci__running_t;
 
-/* Fills *out and returns 0 when an attempt (not a collection) of
- * `index` runs; else -1. A pytest attempt's progress files are read at
- * most once a second. */
+/* Fills *out and returns 0 when an attempt of `index` runs; else -1. Its
+ * kind is asked what it does at most once a second. */
 int tpuci__sched_running(tpuci__sched_t *s, size_t index, tpuci__running_t *out);
 
 /* Outcome rules, pure functions (outcome.c). */
@@ -155,7 +106,5 @@ tpuci_outcome_t tpuci__classify(const tpuci__exit_t *ex, int timed_out,
 tpuci_outcome_t tpuci__final_outcome(const tpuci_outcome_t *attempts,
                                      size_t n);
 
-void tpuci__attempt_result_free(tpuci__attempt_result_t *r);
-void tpuci__instance_result_free(tpuci__instance_result_t *r);
 
 #endif /* TPUCI_SCHEDULER_H */

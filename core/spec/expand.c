@@ -214,6 +214,20 @@ static void tpuci__emit_pytest(lua_State *L, const tpuci__job_t *j,
   py->allow_empty = tpuci__spec_get_bool(L, j->pytest, "allow_empty");
   py->failed_first = tpuci__spec_get_bool(L, j->pytest, "failed_first");
   {
+    const char *sel = tpuci__spec_get_str(L, j->pytest, "select");
+    py->select_affected = sel != NULL && strcmp(sel, "affected") == 0;
+  }
+  lua_getfield(L, j->pytest, "select_always");
+  if (lua_istable(L, -1)) {
+    lua_Integer k, n = (lua_Integer) lua_rawlen(L, -1);
+    for (k = 1; k <= n; k++) {
+      lua_rawgeti(L, -1, k);
+      if (lua_type(L, -1) == LUA_TSTRING) tpuci__strv_push(&py->select_always, lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 1);
+  {
     /* The prelude checked it: "file" (its default), "class" or "test". */
     const char *by = tpuci__spec_get_str(L, j->pytest, "shard_by");
     py->shard_by = by && strcmp(by, "test") == 0 ? TPUCI__SHARD_BY_TEST
@@ -221,6 +235,7 @@ static void tpuci__emit_pytest(lua_State *L, const tpuci__job_t *j,
                                                     : TPUCI__SHARD_BY_FILE;
   }
   py->test_timeout_ms = (uint64_t) tpuci__spec_get_int(L, j->pytest, "test_timeout_ms");
+  py->new_tests_runs = (int) tpuci__spec_get_int(L, j->pytest, "new_tests_runs");
   if (py->shards < 1) py->shards = 1;
   shard = py->shards > 1 ? tpuci__kv_get(&in->matrix, "shard") : NULL;
   if (shard != NULL) py->shard = atoi(shard);

@@ -9,7 +9,7 @@ set -u
 script=$1 pattern=$2
 root=$(cd "$(dirname "$0")/../.." && pwd)
 case "$script" in
-  docker/* | cache/* | pytest/xdist.sh)
+  docker/* | cache/* | pytest/xdist.sh | pytest/deps.sh)
     sock=${DOCKER_HOST:-unix:///var/run/docker.sock}
     curl -sf --max-time 3 --unix-socket "${sock#unix://}" http://localhost/_ping > /dev/null 2>&1 ||
       { echo "SKIP: no engine at $sock"; exit 77; }
@@ -17,7 +17,7 @@ case "$script" in
 esac
 case "$script" in
   cache/*) docker image inspect tpuci-test/python:1 > /dev/null 2>&1 || { echo "SKIP: no tpuci-test/python:1"; exit 77; } ;;
-  pytest/xdist.sh) docker image inspect tpuci-test/torch:1 > /dev/null 2>&1 || { echo "SKIP: no tpuci-test/torch:1"; exit 77; } ;;
+  pytest/xdist.sh | pytest/deps.sh) docker image inspect tpuci-test/torch:1 > /dev/null 2>&1 || { echo "SKIP: no tpuci-test/torch:1"; exit 77; } ;;
   local/*) command -v hyperfine > /dev/null && command -v parallel > /dev/null ||
       { echo "SKIP: hyperfine or parallel missing"; exit 77; } ;;
 esac

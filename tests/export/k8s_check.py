@@ -395,7 +395,11 @@ def check_pytest():
     want(len(pod["volumes"]) == 1, "a volume for a dropped mount")
     unit = jobs["unit[python=3.10,shard=2/3]"]
     want(container(unit)["resources"]["limits"] == {"cpu": "2", "memory": "4Gi", "google.com/tpu": "4"}, "unit resources")
-    want("TpuciShard(1, 3)" in container(unit)["command"][2], "shard 2/3 deals index 1 of 3")
+    want(env_of(unit).get("TPUCI_K8S_SHARD", {}).get("value") == "2/3"
+         and "class TpuciShard" in container(unit)["command"][2], "shard 2/3: TPUCI_K8S_SHARD and tpuci_k8s.py")
+    want(env_of(unit).get("TPUCI_K8S_ALLOW_EMPTY", {}).get("value") == "1", "allow_empty: TPUCI_K8S_ALLOW_EMPTY")
+    want("TPUCI_K8S_SHARD" not in env_of(tpu) and "TpuciShard" not in container(tpu)["command"][2],
+         "an unsharded job without allow_empty: no tpuci_k8s.py")
 
 
 # ---------------------------------------------------------------------

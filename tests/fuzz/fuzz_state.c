@@ -36,6 +36,7 @@
 #include "pytest/quarantine.h"
 #include "pytest/timings.h"
 #include "report/cache.h"
+#include "pytest/kind.h"
 #include "spec/internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

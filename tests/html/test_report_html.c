@@ -306,6 +306,16 @@ static void test_empty_run(void **state) {
   assert_contains(page, "The run had no instance to run.");
   assert_contains(page, "<span class=\"n\">0</span> total");
   assert_lacks(page, "<svg");
+  {
+    /* The stylesheet (core/report/report_html.css) whole, from its first
+     * rule to its last, without the comments of the file. */
+    const char *css = strstr(page, "<style>\n:root{color-scheme:light dark;");
+    const char *end = strstr(page, "tr.tt:not(.tt-not-run){display:none}\n</style>\n");
+    assert_non_null(css);
+    assert_non_null(end);
+    assert_non_null(strstr(css, "\ninput.fi{position:absolute;"));
+    assert_true(strstr(css, "/*") == NULL || strstr(css, "/*") > end);
+  }
   free(page);
   json_decref(r);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The include rule of core/ (docs/architecture.md): data flows down
 
-    base -> plan -> spec | runtime -> pytest -> sched -> report | export -> api
+    base -> plan -> spec | runtime -> kind -> pytest | sched -> report | export -> api
 
 and a file may include headers only from its own folder and from the
 folders its folder may use (ALLOWED below); core/cli/ uses nothing but
@@ -26,11 +26,14 @@ ALLOWED = {
     "plan": ["base"],
     "spec": ["plan", "base"],
     "runtime": ["plan", "base"],
-    "pytest": ["runtime", "plan", "base"],
-    "sched": ["pytest", "runtime", "plan", "base"],
-    "report": ["sched", "pytest", "runtime", "plan", "base"],
-    "export": ["pytest", "runtime", "plan", "base"],
-    "api": ["export", "report", "sched", "pytest", "runtime", "spec", "plan", "base"],
+    "kind": ["runtime", "plan", "base"],
+    "pytest": ["kind", "runtime", "plan", "base"],
+    # The scheduler runs every job kind through kind/kind.h's table: it
+    # includes no kind's own folder (core/pytest/ is the pytest kind's).
+    "sched": ["kind", "runtime", "plan", "base"],
+    "report": ["sched", "pytest", "kind", "runtime", "plan", "base"],
+    "export": ["pytest", "kind", "runtime", "plan", "base"],
+    "api": ["export", "report", "sched", "pytest", "kind", "runtime", "spec", "plan", "base"],
     "cli": [],
 }
 # Inside runtime/, a driver's folder is its own: drivers do not include

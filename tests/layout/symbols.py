@@ -27,6 +27,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from includes import ALLOWED, DRIVERS, UNIT  # noqa: E402
 
+# The files of core/api/ call each other without a circle too.
+API = "api"
+
 
 CORE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "core")
 
@@ -68,7 +71,9 @@ def check_files(table):
     for rel, d, _ in table:
         for s in d:
             where[s] = rel
-    folders = tuple(DRIVERS) + (UNIT,)
+    # core/api/ too: one orchestrator (run.c) calls steps (run_cache.c,
+    # run_quarantine.c, run_probe.c, run_state.c) that never call back.
+    folders = tuple(DRIVERS) + (UNIT, API)
     edges = {}
     offences = []
     for rel, _, u in table:

@@ -210,36 +210,16 @@ static int tpuci__k8s_topology_env(tpuci__k8s_obj_t *o, tpuci__err_t *err) {
 /* ------------------------------------------------------------------ */
 /* The command                                                         */
 
-/* Python run before tpuci's pytest bootstrap (pytest_run.c), which ends
- * with os._exit(pytest.main(...)): it wraps pytest.main to deal this
- * shard's tests round-robin in collection order (what tpuci does when it
- * has no recorded durations, shard.h), after -m and -k have deselected
- * theirs, and to make pytest's exit 5 (nothing collected) a pass where
- * tpuci counts it as one: allow_empty, or a shard that got no test.
- * Arguments: the shard (a TpuciShard(index, count) expression, or None)
- * and allow_empty (True or False). */
-static const char tpuci__k8s_pytest_prelude[] =
-    "import pytest\n"
-    "class TpuciShard:\n"
-    "    def __init__(self, index, count):\n"
-    "        self.index, self.count, self.empty = index, count, False\n"
-    "    @pytest.hookimpl(trylast=True)\n"
-    "    def pytest_collection_modifyitems(self, session, config, items):\n"
-    "        keep = [t for i, t in enumerate(items) if i %% self.count == self.index]\n"
-    "        drop = [t for i, t in enumerate(items) if i %% self.count != self.index]\n"
-    "        if drop:\n"
-    "            config.hook.pytest_deselected(items=drop)\n"
-    "        items[:] = keep\n"
-    "        self.empty = not keep\n"
-    "_tpuci_pytest_main = pytest.main\n"
-    "def _tpuci_main(args=None, plugins=None):\n"
-    "    shard = %s\n"
-    "    extra = [shard] if shard is not None else []\n"
-    "    rc = _tpuci_pytest_main(args, plugins=list(plugins or []) + extra)\n"
-    "    if rc == 5 and (%s or (shard is not None and shard.empty)):\n"
-    "        return 0\n"
-    "    return rc\n"
-    "pytest.main = _tpuci_main\n";
+/* Python run before tpuci's pytest bootstrap in the same -c when a job is
+ * sharded or has allow_empty: core/pytest/plugin/tpuci_k8s.py, embedded
+ * at build time by cmake/embed.cmake. It deals this shard's tests
+ * round-robin in collection order (what tpuci does when it has no
+ * recorded durations, shard.h), after -m and -k have deselected theirs,
+ * and makes pytest's exit 5 (nothing collected) a pass where tpuci counts
+ * it as one: allow_empty, or a shard that got no test. The pod's
+ * environment tells it which: TPUCI_K8S_SHARD ("I/N") and
+ * TPUCI_K8S_ALLOW_EMPTY ("1"). */
+extern const char tpuci__py_tpuci_k8s[];
 
 /* Prints the JUnit file into the log after pytest, when there is no
  * claim to keep it: "$@" is the pytest command, its exit code is kept. */
@@ -264,17 +244,16 @@ static void tpuci__k8s_command(tpuci__k8s_obj_t *o, const tpuci__k8s_opts_t *opt
     const tpuci__pytest_t *py = inst->pytest;
     tpuci__pytest_argv(inst, TPUCI__RESULTS_MOUNT, NULL, NULL, &argv);
     if (py->shards > 1 || py->allow_empty) {
-      /* argv[2] is the bootstrap's code. */
-      char *shard = py->shards > 1 ? tpuci__printf("TpuciShard(%d, %d)", py->shard - 1,
-                                                   py->shards)
-                                   : tpuci__strdup("None");
-      char *code = tpuci__printf(tpuci__k8s_pytest_prelude, shard,
-                                 py->allow_empty ? "True" : "False");
-      char *both = tpuci__printf("%s%s", code, argv.items[2]);
-      free(shard);
-      free(code);
+      /* argv[2] is the bootstrap's code: tpuci_k8s.py goes first. */
+      char *both = tpuci__printf("%s%s", tpuci__py_tpuci_k8s, argv.items[2]);
       free(argv.items[2]);
       argv.items[2] = both;
+      if (py->shards > 1) {
+        char shard[48];
+        snprintf(shard, sizeof(shard), "%d/%d", py->shard, py->shards);
+        tpuci__k8s_var_set(o, "TPUCI_K8S_SHARD", shard, 0);
+      }
+      if (py->allow_empty) tpuci__k8s_var_set(o, "TPUCI_K8S_ALLOW_EMPTY", "1", 0);
     }
     if (opts->results_claim == NULL) {
       tpuci__strv_push(&o->command, "/bin/sh");

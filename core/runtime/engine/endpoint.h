@@ -45,10 +45,6 @@ int tpuci__docker_host_resolve(const tpuci__docker_env_t *env,
 /* tpuci__docker_host_resolve() with tpuci__docker_env_get(). */
 int tpuci__docker_host_from_env(tpuci__docker_host_t *out, tpuci__err_t *err);
 
-/* The SHA-256 of len bytes at data, as 64 lowercase hex digits and a NUL:
- * the folder name of a context. */
-void tpuci__sha256_hex(const void *data, size_t len, char hex[65]);
-
 /* When the engine is remote (tpuci__docker_host_remote), one warning
  * per job of `kind` whose selected instances have bind mounts or a
  * pytest results folder (a bind mount of a folder of this machine):

@@ -188,9 +188,9 @@ static tpuci__rate_t *tpuci__rates(const tpuci_ctx_t *ctx, size_t *n) {
   tpuci__rate_t *r = NULL;
   size_t cap = 0, i, k, j;
   *n = 0;
-  for (i = 0; i < ctx->nresults; i++) {
+  for (i = 0; i < ctx->run.nresults; i++) {
     const tpuci__instance_t *inst = &ctx->plan.instances[i];
-    const tpuci__instance_result_t *res = &ctx->results[i];
+    const tpuci__instance_result_t *res = &ctx->run.results[i];
     size_t ntests = res->history ? res->history->len : 0;
     if (!inst->selected || inst->repeat == 0 || res->outcome == TPUCI_OUTCOME_NONE) continue;
     for (k = 0; k < (ntests ? ntests : 1); k++) {
@@ -246,7 +246,7 @@ void tpuci__probe_report(tpuci_ctx_t *ctx) {
   tpuci__rate_t *r;
   json_t *o, *a;
   size_t n, k;
-  if (ctx->repeat == 0 || ctx->report == NULL) return;
+  if (ctx->repeat == 0 || ctx->run.report == NULL) return;
   r = tpuci__rates(ctx, &n);
   o = json_object();
   a = json_array();
@@ -268,7 +268,7 @@ void tpuci__probe_report(tpuci_ctx_t *ctx) {
     free(name);
   }
   json_object_set_new(o, "tests", a);
-  json_object_set_new(ctx->report, "repeat", o);
+  json_object_set_new(ctx->run.report, "repeat", o);
   free(r);
 }
 
@@ -278,7 +278,7 @@ int tpuci_repeat_report(const tpuci_ctx_t *ctx, char **out) {
   size_t k, width = 4;
   if (ctx == NULL || out == NULL) return TPUCI_EUSAGE;
   *out = NULL;
-  rep = ctx->report ? json_object_get(ctx->report, "repeat") : NULL;
+  rep = ctx->run.report ? json_object_get(ctx->run.report, "repeat") : NULL;
   if (!json_is_object(rep)) return TPUCI_ESTATE;
   json_array_foreach(json_object_get(rep, "tests"), k, t) {
     const char *id = json_string_value(json_object_get(t, "id"));

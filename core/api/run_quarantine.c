@@ -12,15 +12,15 @@
 #include "pytest/pytest_run.h"
 
 int tpuci__quar_start(tpuci_ctx_t *ctx, tpuci__strv_t *warnings, tpuci__err_t *e) {
-  const char *given = ctx->ropts.quarantine;
+  const char *given = ctx->run.ropts.quarantine;
   char *path = given ? tpuci__strdup(given)
                      : tpuci__printf("%s/%s", ctx->plan.spec_dir ? ctx->plan.spec_dir : ".",
                                      TPUCI__QUARANTINE_FILE);
   int r;
-  tpuci__quarantine_free(&ctx->quar);
+  tpuci__quarantine_free(&ctx->run.quar);
   /* Named as the console shows paths (relative to the current folder
    * when below it): in messages, entries' places, JUnit properties. */
-  r = tpuci__quarantine_load(tpuci__path_shown(path), &ctx->quar, e);
+  r = tpuci__quarantine_load(tpuci__path_shown(path), &ctx->run.quar, e);
   free(path);
   if (r == UV_ENOENT && given == NULL) {
     /* No quarantine beside the spec: none. */
@@ -28,8 +28,8 @@ int tpuci__quar_start(tpuci_ctx_t *ctx, tpuci__strv_t *warnings, tpuci__err_t *e
     return 0;
   }
   if (r != 0) return r == TPUCI_ESPEC ? r : (e->code = TPUCI_EUSAGE);
-  tpuci__quarantine_expire(&ctx->quar, tpuci__quarantine_today(), warnings);
-  tpuci__quarantine_lint(&ctx->quar, warnings);
+  tpuci__quarantine_expire(&ctx->run.quar, tpuci__quarantine_today(), warnings);
+  tpuci__quarantine_lint(&ctx->run.quar, warnings);
   return 0;
 }
 
@@ -39,8 +39,8 @@ int tpuci__quar_start(tpuci_ctx_t *ctx, tpuci__strv_t *warnings, tpuci__err_t *e
 #define TPUCI__QUAR_SAID 20
 static void tpuci__quar_say(tpuci_ctx_t *ctx) {
   size_t k, said = 0, more = 0;
-  for (k = 0; k < ctx->quar.n; k++) {
-    const tpuci__quarantine_entry_t *e = &ctx->quar.entries[k];
+  for (k = 0; k < ctx->run.quar.n; k++) {
+    const tpuci__quarantine_entry_t *e = &ctx->run.quar.entries[k];
     char *msg;
     if (e->covered == 0) continue;
     if (said == TPUCI__QUAR_SAID) {
@@ -66,16 +66,16 @@ static void tpuci__quar_say(tpuci_ctx_t *ctx) {
  * exit 1 (tests failed, nothing else went wrong), and every failing test
  * quarantined. */
 static int tpuci__quar_forgiven(const tpuci_ctx_t *ctx, size_t i) {
-  const tpuci__instance_result_t *res = &ctx->results[i];
+  const tpuci__instance_result_t *res = &ctx->run.results[i];
   const tpuci__history_t *h = res->history;
   size_t k, failing = 0;
-  if (ctx->quar.n == 0 || h == NULL || res->outcome != TPUCI_OUTCOME_FAILED ||
+  if (ctx->run.quar.n == 0 || h == NULL || res->outcome != TPUCI_OUTCOME_FAILED ||
       res->nattempts == 0 || res->attempts[res->nattempts - 1].exit_code != 1)
     return 0;
   for (k = 0; k < h->len; k++) {
     const tpuci__test_t *fin = tpuci__history_final(&h->tests[k]);
     if (fin != NULL && !tpuci__test_outcome_failing(fin->outcome)) continue;
-    if (tpuci__quarantine_match(&ctx->quar, h->tests[k].id) == NULL) return 0;
+    if (tpuci__quarantine_match(&ctx->run.quar, h->tests[k].id) == NULL) return 0;
     failing++;
   }
   return failing > 0;
@@ -83,43 +83,43 @@ static int tpuci__quar_forgiven(const tpuci_ctx_t *ctx, size_t i) {
 
 void tpuci__quar_apply(tpuci_ctx_t *ctx) {
   size_t i, k;
-  if (ctx->quar.n == 0 || ctx->nresults == 0) return;
-  ctx->qtests = tpuci__calloc(ctx->nresults, sizeof(*ctx->qtests));
-  ctx->forgiven = tpuci__calloc(ctx->nresults, 1);
-  for (i = 0; i < ctx->nresults; i++) {
-    const tpuci__history_t *h = ctx->results[i].history;
+  if (ctx->run.quar.n == 0 || ctx->run.nresults == 0) return;
+  ctx->run.qtests = tpuci__calloc(ctx->run.nresults, sizeof(*ctx->run.qtests));
+  ctx->run.forgiven = tpuci__calloc(ctx->run.nresults, 1);
+  for (i = 0; i < ctx->run.nresults; i++) {
+    const tpuci__history_t *h = ctx->run.results[i].history;
     if (!ctx->plan.instances[i].selected || h == NULL) continue;
-    ctx->qtests[i] = tpuci__calloc(h->len ? h->len : 1, sizeof(*ctx->qtests[i]));
+    ctx->run.qtests[i] = tpuci__calloc(h->len ? h->len : 1, sizeof(*ctx->run.qtests[i]));
     for (k = 0; k < h->len; k++) {
-      const tpuci__quarantine_entry_t *e = tpuci__quarantine_match(&ctx->quar, h->tests[k].id);
+      const tpuci__quarantine_entry_t *e = tpuci__quarantine_match(&ctx->run.quar, h->tests[k].id);
       const tpuci__test_t *fin = tpuci__history_final(&h->tests[k]);
-      ctx->qtests[i][k].entry = e;
+      ctx->run.qtests[i][k].entry = e;
       if (e == NULL) continue;
-      ctx->quar.entries[e - ctx->quar.entries].covered++;
+      ctx->run.quar.entries[e - ctx->run.quar.entries].covered++;
       if (fin == NULL || tpuci__test_outcome_failing(fin->outcome))
-        ctx->quar.entries[e - ctx->quar.entries].covered_failing++;
+        ctx->run.quar.entries[e - ctx->run.quar.entries].covered_failing++;
     }
-    ctx->forgiven[i] = (unsigned char) tpuci__quar_forgiven(ctx, i);
+    ctx->run.forgiven[i] = (unsigned char) tpuci__quar_forgiven(ctx, i);
   }
   tpuci__quar_say(ctx);
 }
 
 void tpuci__quar_ready(tpuci_ctx_t *ctx) {
-  int need = ctx->ropts.release_after > 0 ? ctx->ropts.release_after : TPUCI__RELEASE_AFTER;
+  int need = ctx->run.ropts.release_after > 0 ? ctx->run.ropts.release_after : TPUCI__RELEASE_AFTER;
   size_t i, k;
-  if (ctx->qtests == NULL || ctx->recent == NULL) return;
-  for (i = 0; i < ctx->nresults; i++) {
-    const tpuci__history_t *h = ctx->results[i].history;
+  if (ctx->run.qtests == NULL || ctx->run.recent == NULL) return;
+  for (i = 0; i < ctx->run.nresults; i++) {
+    const tpuci__history_t *h = ctx->run.results[i].history;
     char *identity;
-    if (ctx->qtests[i] == NULL) continue;
+    if (ctx->run.qtests[i] == NULL) continue;
     /* The history keeps a test under the instance without its shard. */
     identity = tpuci__group_name_of(h->instance);
     for (k = 0; k < h->len; k++) {
       char *key;
-      if (ctx->qtests[i][k].entry == NULL) continue;
+      if (ctx->run.qtests[i][k].entry == NULL) continue;
       key = tpuci__printf("%s\x1f%s", identity, h->tests[k].id);
-      ctx->qtests[i][k].ready =
-          tpuci__quarantine_released(json_string_value(json_object_get(ctx->recent, key)), need);
+      ctx->run.qtests[i][k].ready =
+          tpuci__quarantine_released(json_string_value(json_object_get(ctx->run.recent, key)), need);
       free(key);
     }
     free(identity);
@@ -127,20 +127,20 @@ void tpuci__quar_ready(tpuci_ctx_t *ctx) {
 }
 
 void tpuci__quar_props(const tpuci_ctx_t *ctx, size_t i, tpuci__strv_t *out) {
-  const tpuci__history_t *h = ctx->results[i].history;
+  const tpuci__history_t *h = ctx->run.results[i].history;
   size_t k;
-  if (ctx->qtests == NULL || ctx->qtests[i] == NULL) return;
-  if (ctx->forgiven[i]) {
+  if (ctx->run.qtests == NULL || ctx->run.qtests[i] == NULL) return;
+  if (ctx->run.forgiven[i]) {
     tpuci__strv_push(out, "tpuci.quarantined_failure");
     tpuci__strv_push(out, "true");
   }
   for (k = 0; k < h->len; k++) {
-    const tpuci__quarantine_entry_t *e = ctx->qtests[i][k].entry;
+    const tpuci__quarantine_entry_t *e = ctx->run.qtests[i][k].entry;
     if (e == NULL) continue;
     tpuci__strv_push(out, "tpuci.quarantined");
     tpuci__strv_take(out, tpuci__printf("%s: %s (owner %s, until %s, %s)", h->tests[k].id,
                                         e->reason, e->owner, e->until, e->where));
-    if (ctx->qtests[i][k].ready) {
+    if (ctx->run.qtests[i][k].ready) {
       tpuci__strv_push(out, "tpuci.release_ready");
       tpuci__strv_push(out, h->tests[k].id);
     }
@@ -148,40 +148,40 @@ void tpuci__quar_props(const tpuci_ctx_t *ctx, size_t i, tpuci__strv_t *out) {
 }
 
 void tpuci__quar_report(tpuci_ctx_t *ctx) {
-  json_t *insts = json_object_get(ctx->report, "instances"), *q, *expired;
+  json_t *insts = json_object_get(ctx->run.report, "instances"), *q, *expired;
   size_t i, j = 0, k;
-  if (ctx->quar.n == 0) {
-    json_object_set_new(ctx->report, "quarantine", json_null());
+  if (ctx->run.quar.n == 0) {
+    json_object_set_new(ctx->run.report, "quarantine", json_null());
     return;
   }
   q = json_object();
   expired = json_array();
-  json_object_set_new(q, "file", json_string(ctx->quar.path));
-  json_object_set_new(q, "entries", json_integer((json_int_t) ctx->quar.n));
-  for (k = 0; k < ctx->quar.n; k++)
-    if (ctx->quar.entries[k].expired)
-      json_array_append_new(expired, json_string(ctx->quar.entries[k].where));
+  json_object_set_new(q, "file", json_string(ctx->run.quar.path));
+  json_object_set_new(q, "entries", json_integer((json_int_t) ctx->run.quar.n));
+  for (k = 0; k < ctx->run.quar.n; k++)
+    if (ctx->run.quar.entries[k].expired)
+      json_array_append_new(expired, json_string(ctx->run.quar.entries[k].where));
   json_object_set_new(q, "expired", expired);
   {
     json_t *matched = json_array();
-    for (k = 0; k < ctx->quar.n; k++) {
-      const tpuci__quarantine_entry_t *e = &ctx->quar.entries[k];
+    for (k = 0; k < ctx->run.quar.n; k++) {
+      const tpuci__quarantine_entry_t *e = &ctx->run.quar.entries[k];
       json_array_append_new(matched, json_pack("{s:s, s:s, s:I, s:I}", "where", e->where,
                                                "test", e->test, "tests", (json_int_t) e->covered,
                                                "failing", (json_int_t) e->covered_failing));
     }
     json_object_set_new(q, "matched", matched);
   }
-  json_object_set_new(ctx->report, "quarantine", q);
-  for (i = 0; ctx->qtests && i < ctx->nresults; i++) {
+  json_object_set_new(ctx->run.report, "quarantine", q);
+  for (i = 0; ctx->run.qtests && i < ctx->run.nresults; i++) {
     json_t *inst, *tests;
     if (!ctx->plan.instances[i].selected) continue;
     inst = json_array_get(insts, j++);
-    if (ctx->qtests[i] == NULL || inst == NULL) continue;
-    if (ctx->forgiven[i]) json_object_set_new(inst, "quarantined", json_true());
+    if (ctx->run.qtests[i] == NULL || inst == NULL) continue;
+    if (ctx->run.forgiven[i]) json_object_set_new(inst, "quarantined", json_true());
     tests = json_object_get(inst, "tests");
-    for (k = 0; k < ctx->results[i].history->len; k++) {
-      const tpuci__quarantine_entry_t *e = ctx->qtests[i][k].entry;
+    for (k = 0; k < ctx->run.results[i].history->len; k++) {
+      const tpuci__quarantine_entry_t *e = ctx->run.qtests[i][k].entry;
       json_t *o;
       if (e == NULL) continue;
       o = json_object();
@@ -190,7 +190,7 @@ void tpuci__quar_report(tpuci_ctx_t *ctx) {
       json_object_set_new(o, "reason", json_string(e->reason));
       json_object_set_new(o, "owner", json_string(e->owner));
       json_object_set_new(o, "until", json_string(e->until));
-      json_object_set_new(o, "ready_to_release", json_boolean(ctx->qtests[i][k].ready));
+      json_object_set_new(o, "ready_to_release", json_boolean(ctx->run.qtests[i][k].ready));
       json_object_set_new(json_array_get(tests, k), "quarantine", o);
     }
   }
@@ -198,21 +198,21 @@ void tpuci__quar_report(tpuci_ctx_t *ctx) {
 
 void tpuci__quar_free(tpuci_ctx_t *ctx) {
   size_t i;
-  for (i = 0; ctx->qtests && i < ctx->nresults; i++) free(ctx->qtests[i]);
-  free(ctx->qtests);
-  ctx->qtests = NULL;
-  free(ctx->forgiven);
-  ctx->forgiven = NULL;
-  tpuci__quarantine_free(&ctx->quar);
+  for (i = 0; ctx->run.qtests && i < ctx->run.nresults; i++) free(ctx->run.qtests[i]);
+  free(ctx->run.qtests);
+  ctx->run.qtests = NULL;
+  free(ctx->run.forgiven);
+  ctx->run.forgiven = NULL;
+  tpuci__quarantine_free(&ctx->run.quar);
 }
 
 int tpuci_instance_quarantined(const tpuci_ctx_t *ctx, size_t i) {
   json_t *rec;
-  if (ctx == NULL || i >= ctx->nresults) return 0;
+  if (ctx == NULL || i >= ctx->run.nresults) return 0;
   if ((rec = tpuci__record_instance(ctx, i)) != NULL)
     return json_is_true(json_object_get(rec, "quarantined"));
   /* While the run goes on, as each instance finishes. */
-  return ctx->forgiven ? ctx->forgiven[i] : tpuci__quar_forgiven(ctx, i);
+  return ctx->run.forgiven ? ctx->run.forgiven[i] : tpuci__quar_forgiven(ctx, i);
 }
 
 int tpuci_flaky_release(const char *state_dir, const char *quarantine, int release_after,
@@ -249,4 +249,50 @@ int tpuci_flaky_release(const char *state_dir, const char *quarantine, int relea
   json_decref(recent);
   tpuci__quarantine_free(&q);
   return 0;
+}
+
+int tpuci_flaky_propose(const char *state_dir, const char *quarantine, const char *codeowners,
+                        int runs, double min_rate, char **out, char **error) {
+  tpuci__quarantine_t q;
+  tpuci__codeowners_t owners;
+  tpuci__flaky_propose_t o;
+  tpuci__err_t e = {0, NULL};
+  char *path = NULL;
+  int r, have_owners = 0;
+  if (out == NULL || runs < 0 || !(min_rate >= 0 && min_rate <= 1)) return TPUCI_EUSAGE;
+  *out = NULL;
+  if (error) *error = NULL;
+  tpuci__quarantine_init(&q);
+  memset(&owners, 0, sizeof(owners));
+  /* The quarantine beside: its tests are not proposed again. */
+  r = tpuci__quarantine_load(quarantine ? quarantine : TPUCI__QUARANTINE_FILE, &q, &e);
+  if (r == UV_ENOENT && quarantine == NULL) {
+    tpuci__err_clear(&e);
+    r = 0;
+  }
+  if (r == 0) {
+    r = codeowners ? tpuci__codeowners_load(codeowners, &owners, &e)
+                   : tpuci__codeowners_find(".", &owners, &e);
+    have_owners = r == 0;
+    if (r == TPUCI_ENOMATCH && codeowners == NULL) r = 0;
+  }
+  /* A file named (or found) that cannot be read is the caller's to fix. */
+  if (r != 0 && r != TPUCI_ESPEC) r = TPUCI_EUSAGE;
+  if (r == 0) {
+    tpuci__quarantine_expire(&q, tpuci__quarantine_today(), NULL);
+    memset(&o, 0, sizeof(o));
+    o.runs = runs;
+    o.min_rate = min_rate;
+    o.today = tpuci__quarantine_today();
+    o.quarantine = &q;
+    o.owners = have_owners ? &owners : NULL;
+    path = tpuci__printf("%s/%s", state_dir ? state_dir : ".tpuci", TPUCI__FLAKY_FILE);
+    r = tpuci__flaky_propose(path, &o, out, NULL, &e);
+  }
+  if (r != 0 && error) *error = tpuci__strdup(e.msg ? e.msg : tpuci_strerror(r));
+  tpuci__err_clear(&e);
+  free(path);
+  tpuci__codeowners_free(&owners);
+  tpuci__quarantine_free(&q);
+  return r;
 }

@@ -70,8 +70,8 @@ static int tpuci__merge_verdict(const int *verdicts, size_t n) {
 /* Whether writing `path` failed. */
 static int tpuci__merge_failed(const tpuci_ctx_t *ctx, const char *path) {
   size_t k;
-  for (k = 0; k < ctx->write_paths.len; k++)
-    if (strcmp(ctx->write_paths.items[k], path) == 0) return 1;
+  for (k = 0; k < ctx->run.write_paths.len; k++)
+    if (strcmp(ctx->run.write_paths.items[k], path) == 0) return 1;
   return 0;
 }
 
@@ -81,18 +81,18 @@ static void tpuci__merge_write(tpuci_ctx_t *ctx, const char *format, const char 
   tpuci__err_t e = {0, NULL};
   int r;
   if (path == NULL) return;
-  tpuci__report_set_records(ctx->report, ctx->exit_code, &ctx->write_paths, &ctx->write_errors);
+  tpuci__report_set_records(ctx->run.report, ctx->run.exit_code, &ctx->run.write_paths, &ctx->run.write_errors);
   if (junit != NULL)
     r = tpuci__write_file_atomic(path, junit->data, junit->len);
   else
-    r = tpuci__report_write(ctx->report, format, path, &e);
+    r = tpuci__report_write(ctx->run.report, format, path, &e);
   tpuci__err_clear(&e);
   if (r == 0) return;
-  tpuci__strv_push(&ctx->write_paths, path);
-  tpuci__strv_push(&ctx->write_errors, tpuci__strerror(r));
+  tpuci__strv_push(&ctx->run.write_paths, path);
+  tpuci__strv_push(&ctx->run.write_errors, tpuci__strerror(r));
   tpuci__strv_take(&ctx->plan.warnings, tpuci__printf("cannot write %s: %s", path,
                                                       tpuci__strerror(r)));
-  if (ctx->verdict == 0 || ctx->verdict == 1) ctx->exit_code = TPUCI__EXIT_RECORDS;
+  if (ctx->run.verdict == 0 || ctx->run.verdict == 1) ctx->run.exit_code = TPUCI__EXIT_RECORDS;
 }
 
 /* Whether a run before runs[k] has spec `sp` too (whole names: pytest.lua
@@ -197,7 +197,7 @@ int tpuci_merge_runs(tpuci_ctx_t *ctx, const char *const *run_dirs, size_t n,
   if (ctx == NULL || opts == NULL || opts->version < 1 ||
       opts->version > TPUCI_MERGE_OPTIONS_VERSION || (n > 0 && run_dirs == NULL))
     return TPUCI_EUSAGE;
-  if (ctx->running) {
+  if (ctx->run.running) {
     tpuci__err_set(&e, TPUCI_ESTATE, "cannot merge runs while running");
     return tpuci__fail(ctx, &e);
   }
@@ -243,17 +243,17 @@ int tpuci_merge_runs(tpuci_ctx_t *ctx, const char *const *run_dirs, size_t n,
   if (r == 0) {
     verdict = tpuci__merge_verdict(verdicts, n);
     tpuci__load_record(ctx, tpuci__merge_tree(runs, dirs, n, verdict, incomplete));
-    ctx->verdict = verdict;
-    ctx->exit_code = (int) json_integer_value(json_object_get(ctx->report, "exit_code"));
+    ctx->run.verdict = verdict;
+    ctx->run.exit_code = (int) json_integer_value(json_object_get(ctx->run.report, "exit_code"));
     /* The merged summary last, so that it lists every file that failed. */
     tpuci__merge_write(ctx, "junit", opts->junit, &junit);
     tpuci__merge_write(ctx, "html", opts->report_html, NULL);
     tpuci__merge_write(ctx, "yaml", opts->report_yaml, NULL);
     tpuci__merge_write(ctx, "json", opts->report_json, NULL);
-    tpuci__report_set_records(ctx->report, ctx->exit_code, &ctx->write_paths,
-                              &ctx->write_errors);
+    tpuci__report_set_records(ctx->run.report, ctx->run.exit_code, &ctx->run.write_paths,
+                              &ctx->run.write_errors);
     if (opts->report_json && !tpuci__merge_failed(ctx, opts->report_json))
-      ctx->summary_path = tpuci__strdup(opts->report_json);
+      ctx->run.summary_path = tpuci__strdup(opts->report_json);
   }
   for (k = 0; k < n; k++) {
     json_decref(runs[k]);

@@ -19,11 +19,11 @@ static int tpuci__load(tpuci_ctx_t *ctx, const char *chunk, size_t len,
   tpuci__err_t e = {0, NULL};
   int r;
 
-  if (ctx->running) {
+  if (ctx->run.running) {
     tpuci__err_set(&e, TPUCI_ESTATE, "cannot load a spec while running");
     return tpuci__fail(ctx, &e);
   }
-  tpuci__results_free(ctx);
+  tpuci__run_state_free(ctx);
   tpuci__preselect_free(ctx);
   ctx->repeat = 0;
   tpuci__plan_free(&ctx->plan);

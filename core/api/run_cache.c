@@ -14,6 +14,9 @@
 
 typedef struct {
   tpuci__inputs_key_t key;  /* hex "" with key.why: none */
+  /* Its inputs that are not files (tpuci__inputs_nonfile), for a pytest
+   * instance that records what its tests need; "": none. */
+  char nonfile[65];
   json_t *entry;            /* the stored pass it came from (a hit) */
   int stored;               /* this run's pass was stored */
   int evicted;              /* a stored pass under its key was taken away */
@@ -59,6 +62,10 @@ static void tpuci__compute_keys(tpuci_ctx_t *ctx, const char *state_dir, tpuci__
   for (i = 0; i < ctx->plan.ninstances; i++) {
     if (!ctx->plan.instances[i].selected) continue;
     tpuci__inputs_key(in, i, ctx->preselect ? ctx->preselect[i] : NULL, &keys[i].key);
+    if (ctx->plan.instances[i].pytest != NULL &&
+        (ctx->plan.instances[i].pytest->select_affected || ctx->run.ropts.affected) &&
+        tpuci__inputs_nonfile(in, i, keys[i].nonfile) != 0)
+      keys[i].nonfile[0] = '\0';
     for (k = 0; k < keys[i].key.warnings.len; k++) {
       const char *msg = keys[i].key.warnings.items[k];
       for (w = 0; w < warnings->len && strcmp(warnings->items[w], msg) != 0; w++) continue;
@@ -125,11 +132,11 @@ void tpuci__cache_start(tpuci_ctx_t *ctx, int no_cache) {
   tpuci__strv_t warnings = {0};
   const char *env = getenv("TPUCI_NO_CACHE");
   size_t i;
-  ctx->cache = c;
+  ctx->run.cache = c;
   c->n = ctx->plan.ninstances;
   c->keys = tpuci__calloc(c->n + 1, sizeof(*c->keys));
   c->done = tpuci__calloc(c->n + 1, 1);
-  c->state_dir = tpuci__abs_dir(ctx->ropts.state_dir ? ctx->ropts.state_dir : ".tpuci");
+  c->state_dir = tpuci__abs_dir(ctx->run.ropts.state_dir ? ctx->run.ropts.state_dir : ".tpuci");
   if (no_cache) c->off = tpuci__strdup("--no-cache");
   else if (env != NULL && *env != '\0' && strcmp(env, "0") != 0)
     c->off = tpuci__printf("TPUCI_NO_CACHE=%s", env);
@@ -144,31 +151,36 @@ void tpuci__cache_start(tpuci_ctx_t *ctx, int no_cache) {
   tpuci__strv_free(&warnings);
   for (i = 0; i < c->n; i++) {
     if (c->keys[i].entry == NULL) continue;
-    tpuci__cache_restore(c->keys[i].entry, &ctx->plan.instances[i], &ctx->results[i]);
+    tpuci__cache_restore(c->keys[i].entry, &ctx->plan.instances[i], &ctx->run.results[i]);
     c->done[i] = 1;
     c->hits++;
   }
 }
 
+const char *tpuci__cache_nonfile(const tpuci_ctx_t *ctx, size_t i) {
+  if (ctx->run.cache == NULL || i >= ctx->run.cache->n) return NULL;
+  return ctx->run.cache->keys[i].nonfile[0] ? ctx->run.cache->keys[i].nonfile : NULL;
+}
+
 const unsigned char *tpuci__cache_done(const tpuci_ctx_t *ctx) {
-  return ctx->cache ? ctx->cache->done : NULL;
+  return ctx->run.cache ? ctx->run.cache->done : NULL;
 }
 
 int tpuci__cache_hit(const tpuci_ctx_t *ctx, size_t i) {
-  return ctx->cache && i < ctx->cache->n && ctx->cache->done[i];
+  return ctx->run.cache && i < ctx->run.cache->n && ctx->run.cache->done[i];
 }
 
 /* A failure under a key takes the pass stored under it away, whether the
  * cache is on or off this run (a nightly with --no-cache that fails must
  * not leave a pass for the next run to take). */
 static void tpuci__evict(tpuci_ctx_t *ctx) {
-  struct tpuci__cache_run_s *c = ctx->cache;
+  struct tpuci__cache_run_s *c = ctx->run.cache;
   size_t i;
-  for (i = 0; i < c->n && i < ctx->nresults; i++) {
+  for (i = 0; i < c->n && i < ctx->run.nresults; i++) {
     tpuci__err_t e = {0, NULL};
     int r;
     if (!ctx->plan.instances[i].selected || c->done[i] || c->keys[i].key.hex[0] == '\0' ||
-        !tpuci__cache_refutes(&ctx->results[i]))
+        !tpuci__cache_refutes(&ctx->run.results[i]))
       continue;
     r = tpuci__cache_remove(c->state_dir, c->keys[i].key.hex, &e);
     if (r == 0) {
@@ -189,13 +201,13 @@ static void tpuci__evict(tpuci_ctx_t *ctx) {
 }
 
 void tpuci__cache_finish(tpuci_ctx_t *ctx) {
-  struct tpuci__cache_run_s *c = ctx->cache;
+  struct tpuci__cache_run_s *c = ctx->run.cache;
   size_t i, k;
   if (c == NULL) return;
   tpuci__evict(ctx);
   if (c->off) return;
-  for (i = 0; i < c->n && i < ctx->nresults; i++) {
-    const tpuci__instance_result_t *r = &ctx->results[i];
+  for (i = 0; i < c->n && i < ctx->run.nresults; i++) {
+    const tpuci__instance_result_t *r = &ctx->run.results[i];
     tpuci__err_t e = {0, NULL};
     json_t *entry;
     int quarantined = 0;
@@ -203,10 +215,10 @@ void tpuci__cache_finish(tpuci_ctx_t *ctx) {
         !tpuci__cache_storable(r))
       continue;
     /* A quarantined test is a known flake: its pass proves little. */
-    for (k = 0; ctx->qtests && ctx->qtests[i] && r->history && k < r->history->len; k++)
-      quarantined |= ctx->qtests[i][k].entry != NULL;
+    for (k = 0; ctx->run.qtests && ctx->run.qtests[i] && r->history && k < r->history->len; k++)
+      quarantined |= ctx->run.qtests[i][k].entry != NULL;
     if (quarantined) continue;
-    entry = tpuci__cache_entry(&ctx->plan.instances[i], r, c->keys[i].key.hex, ctx->rd.id);
+    entry = tpuci__cache_entry(&ctx->plan.instances[i], r, c->keys[i].key.hex, ctx->run.rd.id);
     if (tpuci__cache_put(c->state_dir, c->keys[i].key.hex, entry, &e) == 0) {
       c->keys[i].stored = 1;
       c->stored++;
@@ -224,11 +236,11 @@ void tpuci__cache_finish(tpuci_ctx_t *ctx) {
 
 void tpuci__cache_props(const tpuci_ctx_t *ctx, size_t i, tpuci__strv_t *out) {
   const json_t *e;
-  if (!tpuci__cache_hit(ctx, i) || (e = ctx->cache->keys[i].entry) == NULL) return;
+  if (!tpuci__cache_hit(ctx, i) || (e = ctx->run.cache->keys[i].entry) == NULL) return;
   tpuci__strv_push(out, "tpuci.cached");
   tpuci__strv_push(out, json_string_value(json_object_get(e, "run")));
   tpuci__strv_push(out, "tpuci.cache.key");
-  tpuci__strv_push(out, ctx->cache->keys[i].key.hex);
+  tpuci__strv_push(out, ctx->run.cache->keys[i].key.hex);
 }
 
 /* What the cache says of instance i, for the report and plan --keys. */
@@ -249,12 +261,12 @@ static json_t *tpuci__cache_json(const struct tpuci__cache_run_s *c, size_t i) {
 }
 
 void tpuci__cache_report(tpuci_ctx_t *ctx) {
-  struct tpuci__cache_run_s *c = ctx->cache;
+  struct tpuci__cache_run_s *c = ctx->run.cache;
   json_t *inst, *sum;
   size_t i, at = 0;
-  if (c == NULL || ctx->report == NULL) return;
+  if (c == NULL || ctx->run.report == NULL) return;
   /* The report's instances are the selected ones, in plan order. */
-  inst = json_object_get(ctx->report, "instances");
+  inst = json_object_get(ctx->run.report, "instances");
   for (i = 0; i < c->n; i++) {
     json_t *o;
     if (!ctx->plan.instances[i].selected) continue;
@@ -268,11 +280,11 @@ void tpuci__cache_report(tpuci_ctx_t *ctx) {
   json_object_set_new(sum, "hits", json_integer((json_int_t) c->hits));
   json_object_set_new(sum, "stored", json_integer((json_int_t) c->stored));
   json_object_set_new(sum, "evicted", json_integer((json_int_t) c->evicted));
-  json_object_set_new(ctx->report, "cache", sum);
+  json_object_set_new(ctx->run.report, "cache", sum);
 }
 
 void tpuci__cache_free(tpuci_ctx_t *ctx) {
-  struct tpuci__cache_run_s *c = ctx->cache;
+  struct tpuci__cache_run_s *c = ctx->run.cache;
   size_t i;
   if (c == NULL) return;
   for (i = 0; i < c->n; i++) {
@@ -284,7 +296,7 @@ void tpuci__cache_free(tpuci_ctx_t *ctx) {
   free(c->off);
   free(c->state_dir);
   free(c);
-  ctx->cache = NULL;
+  ctx->run.cache = NULL;
 }
 
 /* ------------------------------------------------------------------ */

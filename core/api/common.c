@@ -1,0 +1,38 @@
+/* What every file of core/api/ uses, calling no other file of it: the
+ * context's last error, a message for the host, instance i of a run's
+ * record; and the public tpuci_last_error() and tpuci_free(). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/ctx.h"
+
+int tpuci__fail(tpuci_ctx_t *ctx, tpuci__err_t *e) {
+  int code = e->code;
+  tpuci__err_clear(&ctx->err);
+  ctx->err = *e;
+  e->msg = NULL;
+  return code;
+}
+
+void tpuci__message(tpuci_ctx_t *ctx, const char *msg) {
+  tpuci_event_t ev;
+  memset(&ev, 0, sizeof(ev));
+  ev.size = sizeof(ev);
+  ev.type = TPUCI_EVENT_MESSAGE;
+  ev.message = msg;
+  if (ctx->run.ropts.on_event) ctx->run.ropts.on_event(ctx, &ev, ctx->run.ropts.userdata);
+}
+
+json_t *tpuci__record_instance(const tpuci_ctx_t *ctx, size_t i) {
+  json_t *insts;
+  if (ctx == NULL || ctx->loaded || ctx->run.running || ctx->run.report == NULL) return NULL;
+  insts = json_object_get(ctx->run.report, "instances");
+  if (json_array_size(insts) != ctx->run.nresults) return NULL;
+  return json_array_get(insts, i);
+}
+
+const char *tpuci_last_error(const tpuci_ctx_t *ctx) {
+  return ctx && ctx->err.msg ? ctx->err.msg : "";
+}
+
+void tpuci_free(void *p) { free(p); }
