@@ -128,7 +128,8 @@ struct tpuci__attempt_s {
   uint32_t peer_exits;
   /* The runtime's own per-attempt state. */
   void *rt_data;
-  /* Scheduler-private fields follow in sched.c's wrapper. */
+  /* Scheduler-private fields follow in the scheduler's wrapper of it
+   * (core/sched/). */
 };
 
 struct tpuci__runtime_s {

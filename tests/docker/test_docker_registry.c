@@ -1,5 +1,6 @@
 /* Registry credentials from the Docker config (runtime/engine/registry.h)
- * and the pull progress sums (pull.h): the pure parts. */
+ * and the pull progress sums (pull.h): the pure parts. base64 has its
+ * own test (test_docker_base64.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -10,45 +11,6 @@
 
 #include "runtime/engine/pull.h"
 #include "runtime/engine/registry.h"
-
-static void test_base64(void **state) {
-  char *s, *d;
-  size_t len;
-  (void) state;
-  s = tpuci__base64((const unsigned char *) "alice:s3cret", 12, 0);
-  assert_string_equal(s, "YWxpY2U6czNjcmV0");
-  free(s);
-  s = tpuci__base64((const unsigned char *) "ab", 2, 0);
-  assert_string_equal(s, "YWI=");
-  free(s);
-  s = tpuci__base64((const unsigned char *) "a", 1, 0);
-  assert_string_equal(s, "YQ==");
-  free(s);
-  s = tpuci__base64((const unsigned char *) "", 0, 0);
-  assert_string_equal(s, "");
-  free(s);
-  /* The URL alphabet: 0xfb 0xff -> "+/8=" in standard, "-_8=" in url. */
-  s = tpuci__base64((const unsigned char *) "\xfb\xff", 2, 0);
-  assert_string_equal(s, "+/8=");
-  free(s);
-  s = tpuci__base64((const unsigned char *) "\xfb\xff", 2, 1);
-  assert_string_equal(s, "-_8=");
-  free(s);
-  /* Decoding takes both alphabets, with or without padding. */
-  assert_int_equal(tpuci__base64_decode("-_8=", &d, &len), 0);
-  assert_int_equal(len, 2);
-  assert_memory_equal(d, "\xfb\xff", 2);
-  free(d);
-  assert_int_equal(tpuci__base64_decode("+/8", &d, &len), 0);
-  assert_int_equal(len, 2);
-  free(d);
-  assert_int_equal(tpuci__base64_decode("YWxpY2U6czNjcmV0", &d, &len), 0);
-  assert_string_equal(d, "alice:s3cret");
-  free(d);
-  assert_int_equal(tpuci__base64_decode("YW*x", &d, &len), -1);
-  assert_int_equal(tpuci__base64_decode("Y", &d, &len), -1);
-  assert_int_equal(tpuci__base64_decode("YQ===", &d, &len), -1);
-}
 
 static void expect_host(const char *ref, const char *host) {
   char *h = tpuci__registry_host(ref);
@@ -303,9 +265,9 @@ static void test_progress(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_base64),         cmocka_unit_test(test_hosts),
-      cmocka_unit_test(test_pick),           cmocka_unit_test(test_pick_errors),
-      cmocka_unit_test(test_helper_answer),  cmocka_unit_test(test_progress),
+      cmocka_unit_test(test_hosts),          cmocka_unit_test(test_pick),
+      cmocka_unit_test(test_pick_errors),    cmocka_unit_test(test_helper_answer),
+      cmocka_unit_test(test_progress),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -51,10 +51,28 @@ void tpuci__dk_infra(tpuci__dk_att_t *att, const char *step,
     att->ua.infra = tpuci__printf("docker engine: %s failed: %s", step, msg);
 }
 
-/* An answer to a request of the attempt: uncounted, and the attempt
- * moves on. */
-static void tpuci__dk_answered(tpuci__dk_att_t *att) {
-  att->ua.requests--;
+/* The engine host's machine (driver.h): its table, and its one setter. */
+static const char *const tpuci__dk_names[] = {
+  "NEW", "ATTACHING", "ATTACHED", "STREAMED", "BROKEN", "REFETCH", "INSPECT",
+  "REINSPECT", "REMOVED"};
+#define TPUCI__DK_GOES TPUCI__MOVE(TPUCI__DK_REMOVED)
+static const unsigned tpuci__dk_moves[] = {
+  [TPUCI__DK_NEW] = TPUCI__MOVE(TPUCI__DK_ATTACHING) | TPUCI__DK_GOES,
+  [TPUCI__DK_ATTACHING] = TPUCI__MOVE(TPUCI__DK_ATTACHED) | TPUCI__MOVE(TPUCI__DK_STREAMED) |
+                          TPUCI__MOVE(TPUCI__DK_BROKEN),
+  [TPUCI__DK_ATTACHED] = TPUCI__MOVE(TPUCI__DK_STREAMED) | TPUCI__MOVE(TPUCI__DK_BROKEN),
+  [TPUCI__DK_STREAMED] = TPUCI__MOVE(TPUCI__DK_INSPECT) | TPUCI__DK_GOES,
+  [TPUCI__DK_BROKEN] = TPUCI__MOVE(TPUCI__DK_REFETCH) | TPUCI__DK_GOES,
+  [TPUCI__DK_REFETCH] = TPUCI__MOVE(TPUCI__DK_INSPECT) | TPUCI__DK_GOES,
+  [TPUCI__DK_INSPECT] = TPUCI__MOVE(TPUCI__DK_REINSPECT) | TPUCI__DK_GOES,
+  [TPUCI__DK_REINSPECT] = TPUCI__MOVE(TPUCI__DK_INSPECT),
+  [TPUCI__DK_REMOVED] = 0,
+};
+
+static void tpuci__dk_set(tpuci__dk_ctr_t *c, tpuci__dk_state_t to) {
+  tpuci__unit_move(c->u.att, "container", c->u.name, tpuci__dk_names, tpuci__dk_moves,
+                   (int) c->state, (int) to);
+  c->state = to;
 }
 
 /* stop: signals. */
@@ -62,7 +80,7 @@ static void tpuci__dk_answered(tpuci__dk_att_t *att) {
 static void tpuci__dk_on_killed(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_ctr_t *c = p;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(&c->u);
-  tpuci__dk_answered(att);
+  tpuci__unit_req_end(&att->ua);
   /* 404: gone already; 409 (podman: 500): not running any more. All
    * are fine. */
   if (!res->ok && res->status != 404 && res->status != 409 &&
@@ -78,7 +96,7 @@ static void tpuci__dk_op_stop(tpuci__unit_t *u, int signum) {
   tpuci__dk_ctr_t *c = (tpuci__dk_ctr_t *) u;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(u);
   char buf[16];
-  att->ua.requests++;
+  tpuci__unit_req_begin(&att->ua);
   tpuci__engine_container_kill(att->dk->e.eng, c->id,
                                tpuci__docker_signame(signum, buf, sizeof(buf)),
                                tpuci__dk_on_killed, c);
@@ -89,7 +107,7 @@ static void tpuci__dk_op_stop(tpuci__unit_t *u, int signum) {
 static void tpuci__dk_on_refetched(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_ctr_t *c = p;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(&c->u);
-  tpuci__dk_answered(att);
+  tpuci__unit_req_end(&att->ua);
   tpuci__ctrout_read_end(&c->out, "container", c->u.name,
                          "its stream broke and reading its logs failed",
                          res->ok, res->error, res->message);
@@ -100,33 +118,33 @@ static void tpuci__dk_on_refetched(void *p, const tpuci__engine_res_t *res) {
  * what the stream brought. */
 static void tpuci__dk_maybe_refetch(tpuci__dk_ctr_t *c) {
   tpuci__dk_att_t *att = TPUCI__DK_ATT(&c->u);
-  if (!c->attach_broken || !c->u.ended || c->attach != NULL || c->refetched)
-    return;
-  c->refetched = 1;
+  if (c->state != TPUCI__DK_BROKEN || !TPUCI__U_ENDED(&c->u)) return;
+  tpuci__dk_set(c, TPUCI__DK_REFETCH);
   tpuci__ctrout_rewind(&c->out);
-  att->ua.requests++;
+  tpuci__unit_req_begin(&att->ua);
   tpuci__engine_container_logs(att->dk->e.eng, c->id, tpuci__ctrout_chunk,
                                &c->out, tpuci__dk_on_refetched, c);
 }
 
 static void tpuci__dk_on_attached(void *p) {
   tpuci__dk_ctr_t *c = p;
-  c->attached = 1;
+  tpuci__dk_set(c, TPUCI__DK_ATTACHED);
   tpuci__unit_ready(&c->u);
 }
 
 static void tpuci__dk_on_attach_end(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_ctr_t *c = p;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(&c->u);
-  tpuci__dk_answered(att);
+  tpuci__unit_req_end(&att->ua);
   c->attach = NULL;
   tpuci__ctrout_flush(&c->out);
-  if (!c->attached) {
+  if (c->state == TPUCI__DK_ATTACHING) {
     /* Never attached: the container still runs, its logs come after. */
-    if (res->error != UV_ECANCELED) c->attach_broken = 1;
+    tpuci__dk_set(c, res->error != UV_ECANCELED ? TPUCI__DK_BROKEN : TPUCI__DK_STREAMED);
     tpuci__unit_ready(&c->u);
-  } else if (!res->ok && res->error != UV_ECANCELED) {
-    c->attach_broken = 1;
+  } else {
+    tpuci__dk_set(c, !res->ok && res->error != UV_ECANCELED ? TPUCI__DK_BROKEN
+                                                            : TPUCI__DK_STREAMED);
   }
   tpuci__dk_maybe_refetch(c);
   tpuci__unit_step(&att->ua);
@@ -135,7 +153,8 @@ static void tpuci__dk_on_attach_end(void *p, const tpuci__engine_res_t *res) {
 static void tpuci__dk_op_output(tpuci__unit_t *u) {
   tpuci__dk_ctr_t *c = (tpuci__dk_ctr_t *) u;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(u);
-  att->ua.requests++;
+  tpuci__dk_set(c, TPUCI__DK_ATTACHING);
+  tpuci__unit_req_begin(&att->ua);
   c->attach = tpuci__engine_container_attach(
       att->dk->e.eng, c->id, tpuci__dk_on_attached, tpuci__ctrout_chunk, &c->out,
       tpuci__dk_on_attach_end, c);
@@ -164,21 +183,21 @@ static void tpuci__dk_on_stats_end(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_ctr_t *c = p;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(&c->u);
   (void) res;
-  tpuci__dk_answered(att);
+  tpuci__unit_req_end(&att->ua);
   c->stats = NULL;
   tpuci__unit_step(&att->ua);
 }
 
+/* Cancels it (again: a cancelled request stays so, http.h). */
 static void tpuci__dk_stats_stop(tpuci__dk_ctr_t *c) {
-  if (c->stats == NULL || c->stats_cancelled) return;
-  c->stats_cancelled = 1;
+  if (c->stats == NULL) return;
   tpuci__engine_cancel(TPUCI__DK_ATT(&c->u)->dk->e.eng, c->stats);
 }
 
 static void tpuci__dk_on_wait(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_ctr_t *c = p;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(&c->u);
-  tpuci__dk_answered(att);
+  tpuci__unit_req_end(&att->ua);
   tpuci__dk_stats_stop(c);
   if (res->ok) {
     json_t *code = json_object_get(res->json, "StatusCode");
@@ -198,10 +217,10 @@ static void tpuci__dk_op_watch(tpuci__unit_t *u) {
   tpuci__dk_ctr_t *c = (tpuci__dk_ctr_t *) u;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(u);
   tpuci__engine_t *eng = att->dk->e.eng;
-  att->ua.requests++;
+  tpuci__unit_req_begin(&att->ua);
   tpuci__engine_container_wait(eng, c->id, tpuci__dk_on_wait, c);
   if (att->ua.a->inst->memory_bytes > 0 && !TPUCI__DK_NO_OOM(eng)) {
-    att->ua.requests++;
+    tpuci__unit_req_begin(&att->ua);
     c->stats = tpuci__engine_container_stats(eng, c->id, tpuci__memstat_chunk,
                                              &c->mem, tpuci__dk_on_stats_end, c);
   }
@@ -212,7 +231,7 @@ static void tpuci__dk_op_watch(tpuci__unit_t *u) {
 static void tpuci__dk_on_started(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_ctr_t *c = p;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(&c->u);
-  tpuci__dk_answered(att);
+  tpuci__unit_req_end(&att->ua);
   if (!res->ok) tpuci__dk_infra(att, "starting", c, res->message);
   tpuci__unit_started(&c->u, res->ok);
   tpuci__unit_step(&att->ua);
@@ -221,7 +240,7 @@ static void tpuci__dk_on_started(void *p, const tpuci__engine_res_t *res) {
 static void tpuci__dk_op_start(tpuci__unit_t *u) {
   tpuci__dk_ctr_t *c = (tpuci__dk_ctr_t *) u;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(u);
-  att->ua.requests++;
+  tpuci__unit_req_begin(&att->ua);
   tpuci__engine_container_start(att->dk->e.eng, c->id, tpuci__dk_on_started, c);
 }
 
@@ -229,7 +248,7 @@ static void tpuci__dk_op_start(tpuci__unit_t *u) {
 
 static void tpuci__dk_on_net_created(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_att_t *att = p;
-  tpuci__dk_answered(att);
+  tpuci__unit_req_end(&att->ua);
   if (res->ok && att->net.id == NULL) {
     tpuci__dk_infra(att, "creating network", NULL, "the answer has no Id");
   } else if (!res->ok) {
@@ -243,7 +262,7 @@ static void tpuci__dk_on_net_created(void *p, const tpuci__engine_res_t *res) {
 static void tpuci__dk_op_net_create(tpuci__unit_att_t *ua) {
   tpuci__dk_att_t *att = (tpuci__dk_att_t *) ua;
   if (!ua->gang) return;
-  ua->requests++;
+  tpuci__unit_req_begin(ua);
   att->net.eng = att->dk->e.eng;
   tpuci__net_create(&att->net, &ua->stop, tpuci__dk_on_net_created, att);
 }
@@ -252,7 +271,7 @@ static void tpuci__dk_on_created(void *p, const tpuci__engine_res_t *res);
 
 static void tpuci__dk_set_id(tpuci__dk_ctr_t *c, const char *id) {
   c->id = tpuci__strdup(id);
-  c->u.created = 1;
+  tpuci__unit_created(&c->u);
 }
 
 /* Who has the name: this attempt's own container (the same labels) is
@@ -262,7 +281,7 @@ static void tpuci__dk_on_name_taken(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_att_t *att = TPUCI__DK_ATT(&c->u);
   const char *id = json_string_value(json_object_get(res->json, "Id"));
   char *name;
-  tpuci__dk_answered(att);
+  tpuci__unit_req_end(&att->ua);
   if (res->ok && id != NULL && tpuci__ctr_is_ours(res->json, c->body)) {
     tpuci__dk_set_id(c, id);
     tpuci__unit_step(&att->ua);
@@ -272,7 +291,7 @@ static void tpuci__dk_on_name_taken(void *p, const tpuci__engine_res_t *res) {
   free(c->u.name);
   c->u.name = name;
   c->create_tries++;
-  att->ua.requests++;
+  tpuci__unit_req_begin(&att->ua);
   tpuci__engine_container_create(att->dk->e.eng, c->u.name, c->body,
                                  tpuci__dk_on_created, c);
 }
@@ -282,7 +301,7 @@ static void tpuci__dk_on_looked_up(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_ctr_t *c = p;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(&c->u);
   const char *id = json_string_value(json_object_get(res->json, "Id"));
-  tpuci__dk_answered(att);
+  tpuci__unit_req_end(&att->ua);
   if (res->ok && id != NULL) {
     tpuci__dk_set_id(c, id);
   } else if (tpuci__dk_no_answer(res)) {
@@ -300,12 +319,12 @@ static void tpuci__dk_on_looked_up(void *p, const tpuci__engine_res_t *res) {
 static void tpuci__dk_on_created(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_ctr_t *c = p;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(&c->u);
-  tpuci__dk_answered(att);
+  tpuci__unit_req_end(&att->ua);
   if (res->status == 409 && c->create_tries < 3 && !att->ua.stop) {
     /* The name is taken: by this very request, sent again by curl after
      * its first answer was lost, or by another tpuci with the same run
      * id (run ids are unique per state folder, the engine is shared). */
-    att->ua.requests++;
+    tpuci__unit_req_begin(&att->ua);
     tpuci__engine_container_inspect(att->dk->e.eng, c->u.name,
                                     tpuci__dk_on_name_taken, c);
     return;
@@ -319,7 +338,7 @@ static void tpuci__dk_on_created(void *p, const tpuci__engine_res_t *res) {
     if (tpuci__dk_no_answer(res) && !tpuci__dk_unreached(res)) {
       /* No answer: the engine may have made it all the same. (Not when
        * the request never reached an engine.) */
-      att->ua.requests++;
+      tpuci__unit_req_begin(&att->ua);
       tpuci__engine_container_inspect(att->dk->e.eng, c->u.name,
                                       tpuci__dk_on_looked_up, c);
     }
@@ -344,7 +363,7 @@ static void tpuci__dk_op_create(tpuci__unit_t *u) {
   tpuci__dk_ctr_t *c = (tpuci__dk_ctr_t *) u;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(u);
   if (att->ua.gang) tpuci__dk_body_network(c->body, att->net.name, u->host);
-  att->ua.requests++;
+  tpuci__unit_req_begin(&att->ua);
   tpuci__engine_container_create(att->dk->e.eng, u->name, c->body,
                                  tpuci__dk_on_created, c);
 }
@@ -354,7 +373,7 @@ static void tpuci__dk_op_create(tpuci__unit_t *u) {
 /* Whether the container ended by a signal (exit 128+n) that tpuci did
  * not send it. */
 static int tpuci__dk_unasked_signal(const tpuci__dk_ctr_t *c) {
-  return c->u.ended && c->u.status > 128 && c->u.status < 160 &&
+  return TPUCI__U_ENDED(&c->u) && c->u.status > 128 && c->u.status < 160 &&
          c->u.signals == 0 && !c->u.stopped;
 }
 
@@ -375,8 +394,8 @@ static void tpuci__dk_reinspect_cb(uv_timer_t *t) {
   size_t i;
   for (i = 0; i < att->ua.nunits; i++) {
     tpuci__dk_ctr_t *c = TPUCI__DK_CTR(att, i);
-    if (!c->reinspect) continue;
-    c->reinspect = 0;
+    if (c->state != TPUCI__DK_REINSPECT) continue;
+    tpuci__dk_set(c, TPUCI__DK_INSPECT);
     /* The request counted while waiting becomes this inspection's. */
     tpuci__engine_container_inspect(att->dk->e.eng, c->id, tpuci__dk_on_inspected, c);
   }
@@ -386,7 +405,7 @@ static void tpuci__dk_on_inspected(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_ctr_t *c = p;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(&c->u);
   uint64_t limit = att->ua.a->inst->memory_bytes;
-  tpuci__dk_answered(att);
+  tpuci__unit_req_end(&att->ua);
   if (!res->ok && res->error != 0 && res->error != UV_ECANCELED &&
       tpuci__dk_unasked_signal(c) && att->ua.infra == NULL) {
     /* Killed by a signal nobody here sent, and the engine takes no new
@@ -407,8 +426,8 @@ static void tpuci__dk_on_inspected(void *p, const tpuci__engine_res_t *res) {
      * ran say whether the limit was reached. */
     if (tpuci__dk_unreported_kill(c) && c->inspect_tries < 5) {
       c->inspect_tries++;
-      c->reinspect = 1;
-      att->ua.requests++;
+      tpuci__dk_set(c, TPUCI__DK_REINSPECT);
+      tpuci__unit_req_begin(&att->ua);
       att->ua.timer.data = att;
       uv_timer_start(&att->ua.timer, tpuci__dk_reinspect_cb, 200, 0);
       return;
@@ -426,7 +445,8 @@ static void tpuci__dk_op_classify(tpuci__unit_t *u) {
   tpuci__dk_ctr_t *c = (tpuci__dk_ctr_t *) u;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(u);
   tpuci__http_req_t *r;
-  att->ua.requests++;
+  tpuci__dk_set(c, TPUCI__DK_INSPECT);
+  tpuci__unit_req_begin(&att->ua);
   r = tpuci__engine_container_inspect(att->dk->e.eng, c->id, tpuci__dk_on_inspected, c);
   if (tpuci__dk_unasked_signal(c)) tpuci__http_set_fresh(r);
 }
@@ -436,9 +456,9 @@ static void tpuci__dk_op_classify(tpuci__unit_t *u) {
 static void tpuci__dk_on_removed(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_ctr_t *c = p;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(&c->u);
-  tpuci__dk_answered(att);
+  tpuci__unit_req_end(&att->ua);
   if (res->ok || res->status == 404) {
-    c->removed = 1;
+    tpuci__dk_set(c, TPUCI__DK_REMOVED);
   } else if (tpuci__dk_no_answer(res)) {
     /* The engine stopped: removed when it answers again. */
     tpuci__dk_orphan(att->dk, 0, c->id, c->u.name);
@@ -454,7 +474,7 @@ static void tpuci__dk_op_remove(tpuci__unit_t *u) {
   tpuci__dk_ctr_t *c = (tpuci__dk_ctr_t *) u;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(u);
   if (c->id == NULL) return;
-  att->ua.requests++;
+  tpuci__unit_req_begin(&att->ua);
   tpuci__engine_container_remove(att->dk->e.eng, c->id, tpuci__dk_on_removed, c);
 }
 
@@ -462,13 +482,13 @@ static void tpuci__dk_on_net_removed(void *p, const tpuci__engine_res_t *res);
 
 static void tpuci__dk_net_remove(tpuci__unit_att_t *ua) {
   tpuci__dk_att_t *att = (tpuci__dk_att_t *) ua;
-  if (tpuci__net_remove(&att->net, tpuci__dk_on_net_removed, att)) ua->requests++;
+  if (tpuci__net_remove(&att->net, tpuci__dk_on_net_removed, att)) tpuci__unit_req_begin(ua);
 }
 
 static void tpuci__dk_on_net_removed(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_att_t *att = p;
   int tries = att->net.rm_tries;
-  tpuci__dk_answered(att);
+  tpuci__unit_req_end(&att->ua);
   if (tpuci__net_remove_again(&att->net, res, TPUCI__NET_RM_TRIES)) {
     /* 100, 200, 400, 800 ms, then every second. */
     uint64_t delay = (uint64_t) TPUCI__NET_RM_DELAY_MS << (tries - 1);
@@ -492,7 +512,7 @@ static void tpuci__dk_on_net_removed(void *p, const tpuci__engine_res_t *res) {
 
 static void tpuci__dk_on_go_started(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_att_t *att = p;
-  tpuci__dk_answered(att);
+  tpuci__unit_req_end(&att->ua);
   if (!res->ok) tpuci__dk_infra(att, "starting the gang's go container", NULL, res->message);
   tpuci__unit_step(&att->ua);
 }
@@ -500,10 +520,10 @@ static void tpuci__dk_on_go_started(void *p, const tpuci__engine_res_t *res) {
 static void tpuci__dk_on_go_created(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_att_t *att = p;
   const char *id = json_string_value(json_object_get(res->json, "Id"));
-  tpuci__dk_answered(att);
+  tpuci__unit_req_end(&att->ua);
   if (res->ok && id != NULL) {
     att->go_id = tpuci__strdup(id);
-    att->ua.requests++;
+    tpuci__unit_req_begin(&att->ua);
     tpuci__engine_container_start(att->dk->e.eng, id, tpuci__dk_on_go_started, att);
   } else {
     tpuci__dk_infra(att, "creating the gang's go container", NULL,
@@ -543,7 +563,7 @@ static void tpuci__dk_op_go(tpuci__unit_att_t *ua) {
   body = tpuci__ctr_create_body(&spec);
   tpuci__podman_body_limits(body, &att->dk->limits);
   name = tpuci__printf("%s-go", att->net.name);
-  ua->requests++;
+  tpuci__unit_req_begin(ua);
   tpuci__engine_container_create(att->dk->e.eng, name, body, tpuci__dk_on_go_created, att);
   json_decref(body);
   free(name);
@@ -554,7 +574,7 @@ static void tpuci__dk_op_go(tpuci__unit_att_t *ua) {
 
 static void tpuci__dk_on_go_removed(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_att_t *att = p;
-  tpuci__dk_answered(att);
+  tpuci__unit_req_end(&att->ua);
   if (!res->ok && res->status != 404 && tpuci__dk_no_answer(res)) {
     /* The engine stopped: removed when it answers again. */
     char *name = tpuci__printf("%s-go", att->net.name);
@@ -569,7 +589,7 @@ static void tpuci__dk_on_go_removed(void *p, const tpuci__engine_res_t *res) {
 static void tpuci__dk_op_go_remove(tpuci__unit_att_t *ua) {
   tpuci__dk_att_t *att = (tpuci__dk_att_t *) ua;
   if (att->go_id == NULL) return;
-  ua->requests++;
+  tpuci__unit_req_begin(ua);
   tpuci__engine_container_remove(att->dk->e.eng, att->go_id, tpuci__dk_on_go_removed, att);
 }
 

@@ -1,7 +1,10 @@
 /* The docker runtime driver's own parts, shared by its files: the
- * runtime object (driver.c), an attempt's phases (attempt.c) and the
- * checks before a run (prepare.c). Nothing outside runtime/docker/
- * includes this. */
+ * runtime object (driver.c), an attempt's operations and its hosts'
+ * state machine (attempt.c), the checks before a run (prepare.c), what
+ * an attempt could not remove and closing (objects.c); `tpuci gc` and
+ * `tpuci doctor` (maint.c, netprobe.c) need only runtime.h and
+ * netprobe.h.
+ * Nothing outside runtime/docker/ includes this. */
 #ifndef TPUCI_RUNTIME_DOCKER_DRIVER_H
 #define TPUCI_RUNTIME_DOCKER_DRIVER_H
 
@@ -46,23 +49,42 @@ typedef struct {
 typedef struct tpuci__dk_s tpuci__dk_t;
 typedef struct tpuci__dk_att_s tpuci__dk_att_t;
 
+/* Where an engine host's container is, as the driver follows it (the
+ * core's u.state says whether it was made, runs, ended). What the driver
+ * does for it comes one phase after the other: its output in RUN, its
+ * inspection in INSPECT, its removal in REMOVE; so one state, moved only
+ * by tpuci__dk_set (attempt.c's table):
+ *
+ *   NEW -> ATTACHING -> ATTACHED -> STREAMED, or -> BROKEN -> REFETCH
+ *   (ATTACHING -> STREAMED or BROKEN: the stream ended before it attached)
+ *   STREAMED, REFETCH -> INSPECT <-> REINSPECT
+ *   any but ATTACHING, ATTACHED, REINSPECT -> REMOVED */
+typedef enum {
+  TPUCI__DK_NEW = 0,      /* nothing asked of it but its create */
+  TPUCI__DK_ATTACHING,    /* POST attach sent (c->attach), not attached yet */
+  TPUCI__DK_ATTACHED,     /* its output comes through that stream */
+  TPUCI__DK_STREAMED,     /* the stream ended: all its output came (or
+                             none will: cancelled before it attached) */
+  TPUCI__DK_BROKEN,       /* it broke: its logs are read once it exited */
+  TPUCI__DK_REFETCH,      /* GET logs asked: what the stream missed */
+  TPUCI__DK_INSPECT,      /* GET /containers/{id}/json asked (or answered) */
+  TPUCI__DK_REINSPECT,    /* waiting on the attempt's timer to ask again:
+                             no OOM kill reported yet */
+  TPUCI__DK_REMOVED       /* DELETE answered: it is gone */
+} tpuci__dk_state_t;
+
 /* One host's container (unit.h: the core's part first). */
 typedef struct {
   tpuci__unit_t u;
+  tpuci__dk_state_t state;
   char *id;               /* set once created */
   json_t *body;           /* create request */
   tpuci__http_req_t *attach; /* the attach stream, while it is open */
-  int attached;           /* the engine attached its streams */
-  int attach_broken;      /* the stream ended with an error: refetch */
-  int refetched;          /* GET logs asked after the exit */
-  int removed;
   int create_tries;
   int inspect_tries;      /* inspections asked again (OOM not yet seen) */
-  int reinspect;          /* waiting to be inspected again */
   /* Under a memory limit: the stats stream while it runs (cancelled once
    * its wait answered), for an OOM kill the engine does not report. */
   tpuci__http_req_t *stats;
-  int stats_cancelled;
   tpuci__memstat_t mem;
   /* Its output; a gang's host's raw output also goes to
    * attempt-<n>.worker-<index>.log. */

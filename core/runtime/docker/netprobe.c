@@ -14,7 +14,7 @@
  * attempt. On "none" and "host" one container runs `true` (as its
  * entrypoint, so an image's ENTRYPOINT does not get in the way). On a
  * bridge two containers are started: the first sleeps, the second runs
- * tpuci__reach_sh, which reaches the first by name (by address on the
+ * reach.sh, which reaches the first by name (by address on the
  * engine's default bridge, which has no names) and the network's
  * gateway (the bridge's own address; not on an internal network, whose
  * containers have no route to it). Both run the image of an instance
@@ -27,57 +27,11 @@ typedef struct {
   int image;              /* a present image of an instance using it; -1 */
 } tpuci__probe_t;
 
-/* sh -c SCRIPT probe PEER [GATEWAY]. Its last line says what it found;
- * it exits 0 (reached), 1 (did not) or 2 (no ping nor python3: not
- * checked). A refused TCP connection is an answer; a gateway whose ARP
- * entry is complete answered too (a firewall may drop what it gets). */
-static const char tpuci__reach_sh[] =
-  "PY='import socket,sys\n"
-  "try:\n"
-  " a=socket.getaddrinfo(sys.argv[1],9,socket.AF_INET,socket.SOCK_STREAM)[0][4]\n"
-  "except OSError:\n"
-  " sys.exit(1)\n"
-  "s=socket.socket()\n"
-  "s.settimeout(3)\n"
-  "try:\n"
-  " s.connect(a)\n"
-  "except ConnectionRefusedError:\n"
-  " pass\n"
-  "except OSError:\n"
-  " sys.exit(2)\n"
-  "'\n"
-  "reach() {\n"
-  "  if command -v ping >/dev/null 2>&1; then\n"
-  "    how=ping; o=$(ping -c 1 -W 2 \"$1\" 2>&1) && return 0\n"
-  "    case $o in\n"
-  "      *ermission*|*'not permitted'*) ;;\n"
-  "      *'bad address'*|*'nknown host'*|*'not known'*|*'emporary failure'*) return 1;;\n"
-  "      *) return 2;;\n"
-  "    esac\n"
-  "  fi\n"
-  "  command -v python3 >/dev/null 2>&1 || return 3\n"
-  "  how=python3; python3 -c \"$PY\" \"$1\"\n"
-  "}\n"
-  "n=0\n"
-  "while :; do\n"
-  "  reach \"$1\"; r=$?; n=$((n+1))\n"
-  "  if [ $r != 1 ] || [ $n -ge 5 ]; then break; fi\n"
-  "  sleep 1\n"
-  "done\n"
-  "case $r in\n"
-  "  0) ;;\n"
-  "  1) echo \"the name $1 does not resolve ($how)\"; exit 1;;\n"
-  "  3) echo 'the image has neither ping nor python3'; exit 2;;\n"
-  "  *) echo \"$1 does not answer ($how): is the bridge down?\"; exit 1;;\n"
-  "esac\n"
-  "if [ -n \"$2\" ]; then\n"
-  "  reach \"$2\"\n"
-  "  if [ $? != 0 ] && ! grep -Eq \"^$2 +0x[0-9a-f]+ +0x2 \" /proc/net/arp 2>/dev/null; then\n"
-  "    echo \"the gateway $2 (the bridge's own address) does not answer ($how):"
-  " the bridge is down or has no address\"; exit 1\n"
-  "  fi\n"
-  "fi\n"
-  "echo \"$how\"\n";
+/* sh -c SCRIPT probe PEER [GATEWAY]: core/runtime/docker/reach.sh
+ * (embedded at build time without its comment lines,
+ * cmake/embed_sh.cmake). Its last line says what it found; it exits 0
+ * (reached), 1 (did not) or 2 (no ping nor python3: not checked). */
+extern const char tpuci__sh_reach[];
 
 static int tpuci__probe_same(const tpuci__probe_t *p, int gang, const char *mode) {
   if (p->gang != gang) return 0;
@@ -319,7 +273,7 @@ static int tpuci__probe_pair(tpuci__probe_run_t *pr) {
     return tpuci__probe_fail(pr, "%s", "the first container has no address on it");
   argv[0] = "sh";
   argv[1] = "-c";
-  argv[2] = tpuci__reach_sh;
+  argv[2] = tpuci__sh_reach;
   argv[3] = "probe";
   argv[4] = peer;
   argv[5] = gw;

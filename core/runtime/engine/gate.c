@@ -34,44 +34,11 @@ int tpuci__ctl_line(const char *key, const char *line, size_t len,
   return 1;
 }
 
-/* The wait step. $K is the key, $P the names, $H this host's own, $G
- * tpuci's go; r() looks a name up with what the image has: getent
- * (glibc's or musl's resolver, as the job's own lookups), busybox's
- * nslookup, python3. A name that does not exist yet costs a DNS timeout
- * (docker's DNS on an internal network answers none: 5 s by default,
- * 20 s for glibc's retries), so the lookups get 1 s and one try
- * (RES_OPTIONS for glibc's; nslookup's -timeout and -retry when it takes
- * them, tried on the host's own name, which resolves) and run all at
- * once. The set of names still missing is said when it changes. Then it
- * waits for the go: a host whose peers all resolve may not start yet, or
- * a peer whose job ends at once would be gone from the names before a
- * slower host saw it. `sleep 0.1` is not POSIX (busybox and coreutils
- * take it), `sleep 1` is. */
-static const char tpuci__gate_script[] =
-    "o='timeout:1 attempts:1'\n"
-    "if command -v getent >/dev/null 2>&1; then\n"
-    "  r() { RES_OPTIONS=$o getent hosts \"$1\" >/dev/null 2>&1; }\n"
-    "elif command -v nslookup >/dev/null 2>&1; then\n"
-    "  o=; nslookup -timeout=1 -retry=1 \"$H\" >/dev/null 2>&1 && o='-timeout=1 -retry=1'\n"
-    "  r() { nslookup $o \"$1\" >/dev/null 2>&1; }\n"
-    "elif command -v python3 >/dev/null 2>&1; then\n"
-    "  r() { RES_OPTIONS=$o python3 -c 'import socket, sys; socket.getaddrinfo(sys.argv[1], None)' \"$1\" >/dev/null 2>&1; }\n"
-    "else echo \"$K gang none\" >&2; P=; G=; fi\n"
-    "m=\n"
-    "while [ -n \"$P\" ]; do\n"
-    "  x=\" $(echo $(for n in $P; do { r \"$n\" || echo \"$n\"; } & done; wait)) \"\n"
-    "  w=; for n in $P; do case $x in *\" $n \"*) w=\"$w $n\";; esac; done\n"
-    "  [ -z \"$w\" ] && break\n"
-    "  [ \"$w\" = \"$m\" ] || echo \"$K gang wait$w\" >&2\n"
-    "  m=$w\n"
-    "  sleep 0.1 2>/dev/null || sleep 1\n"
-    "done\n"
-    "if [ -n \"$G\" ]; then\n"
-    "  echo \"$K gang ready\" >&2\n"
-    "  until r \"$G\"; do sleep 0.1 2>/dev/null || sleep 1; done\n"
-    "fi\n"
-    "echo \"$K gang up\" >&2\n"
-    "exec \"$@\"\n";
+/* The wait step, core/runtime/engine/gate.sh (embedded at build time
+ * without its comment lines, cmake/embed_sh.cmake): $K is the key, $P
+ * the names, $H this host's own, $G tpuci's go, set in front of it by
+ * tpuci__gate_argv. */
+extern const char tpuci__sh_gate[];
 
 void tpuci__gate_go_argv(tpuci__strv_t *argv) {
   tpuci__strv_push(argv, "/bin/sh");
@@ -95,7 +62,7 @@ void tpuci__gate_argv(const char *key, size_t nhosts, int host,
   for (i = 0; i < nhosts; i++)
     tpuci__buf_addf(&b, "%s" TPUCI__GANG_HOST_FMT, i ? " " : "", (int) i);
   tpuci__buf_adds(&b, "'\n");
-  tpuci__buf_adds(&b, tpuci__gate_script);
+  tpuci__buf_adds(&b, tpuci__sh_gate);
   tpuci__strv_push(out, "/bin/sh");
   tpuci__strv_push(out, "-c");
   tpuci__strv_take(out, tpuci__buf_steal(&b));

@@ -4,7 +4,8 @@
  * engine gets to it, and its peers' names resolve only once their
  * containers are up (docker's and podman's DNS, a swarm's overlay
  * network), so a job that looks its peers up once at start could miss
- * one. The wait step, a POSIX `sh` script (sh -c SCRIPT tpuci-gang ARGV),
+ * one. The wait step, a POSIX `sh` script (gate.sh, embedded at build
+ * time without its comment lines; sh -c SCRIPT tpuci-gang ARGV),
  * looks every host's name up (getent, else nslookup, else python3) until
  * all resolve, then execs the job's command: same process, exit code and
  * signals, nothing added to its output but lines that start with the

@@ -11,6 +11,7 @@
 
 #include <uv.h>
 
+#include "runtime/engine/base64.h"
 #include "base/util.h"
 
 void tpuci__logres_init(tpuci__logres_t *r, const char *dir) {
@@ -62,34 +63,6 @@ static uint32_t tpuci__crc32(uint32_t crc, const unsigned char *p, size_t n) {
   crc = ~crc;
   for (i = 0; i < n; i++) crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
   return ~crc;
-}
-
-static int tpuci__b64(int c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
-
-/* Decodes base64 (padded, no line breaks) into out (room for len*3/4);
- * the decoded length, or -1. */
-static long tpuci__b64_decode(const char *s, size_t len, unsigned char *out) {
-  size_t i, n = 0;
-  if (len % 4 != 0) return -1;
-  for (i = 0; i < len; i += 4) {
-    int a = tpuci__b64(s[i]), b = tpuci__b64(s[i + 1]);
-    int c = s[i + 2] == '=' ? -2 : tpuci__b64(s[i + 2]);
-    int d = s[i + 3] == '=' ? -2 : tpuci__b64(s[i + 3]);
-    if (a < 0 || b < 0 || c == -1 || d == -1 || (c == -2 && d != -2) ||
-        ((c == -2 || d == -2) && i + 4 != len))
-      return -1;
-    out[n++] = (unsigned char) (a << 2 | b >> 4);
-    if (c >= 0) out[n++] = (unsigned char) ((b & 15) << 4 | c >> 2);
-    if (d >= 0) out[n++] = (unsigned char) ((c & 3) << 6 | d);
-  }
-  return (long) n;
 }
 
 /* A file name the bootstrap may send: one plain name of the folder. */
@@ -148,7 +121,7 @@ static int tpuci__logres_data(tpuci__logres_t *r, const char *p, size_t len) {
   int w;
   if (r->name == NULL) return 1; /* after a failure: ignored */
   buf = tpuci__malloc(len / 4 * 3 + 3);
-  n = tpuci__b64_decode(p, len, buf);
+  n = tpuci__base64_decode_to(p, len, TPUCI__B64_STRICT, buf);
   if (n < 0) {
     free(buf);
     return tpuci__logres_fail(r, tpuci__printf("%s: a piece is not base64 after %" PRIu64

@@ -13,16 +13,11 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "runtime/engine/base64.h"
 #include "base/util.h"
 
 /* The registry of Docker Hub, as config keys and helpers name it. */
 #define TPUCI__DOCKER_HUB_SERVER "https://index.docker.io/v1/"
-
-/* base64 (url: the URL-safe alphabet, '-' and '_'), padded. New string. */
-char *tpuci__base64(const unsigned char *data, size_t len, int url);
-/* Decodes either alphabet, padding optional, whitespace not allowed.
- * Returns 0 (out NUL-terminated, owned by the caller) or -1. */
-int tpuci__base64_decode(const char *s, char **out, size_t *len);
 
 /* The registry an image reference names, as the docker CLI reads it:
  * "127.0.0.1:5000/busybox:1" -> "127.0.0.1:5000"; "python:3.11",

@@ -38,19 +38,43 @@
 /* The stdout kept while looking for the ready line. */
 #define TPUCI__SSH_PRE_MAX 65536
 
+/* Where an ssh host's session is (the core's u.state says whether the
+ * job started and how it ended), moved only by tpuci__ssh_set:
+ *
+ *   IDLE -> CONNECTING (output: the session spawned)
+ *   CONNECTING -> UNREACHED (it ended before the worker's ready line:
+ *   nothing was made there), or -> CONNECTED (the ready line came: the
+ *   worker's folder exists; "go" on stdin starts the job)
+ *   CONNECTED -> ENDED (the session ended) <-> LOOKUP (its exit 255
+ *   looked up in the worker's rc file over a new connection)
+ *   ENDED -> CLEANING (results back, the folder removed) -> CLEANED */
+typedef enum {
+  TPUCI__SSH_IDLE = 0,
+  TPUCI__SSH_CONNECTING,
+  TPUCI__SSH_UNREACHED,
+  TPUCI__SSH_CONNECTED,
+  TPUCI__SSH_ENDED,
+  TPUCI__SSH_LOOKUP,
+  TPUCI__SSH_CLEANING,
+  TPUCI__SSH_CLEANED
+} tpuci__ssh_state_t;
+
+/* Whether the worker's script ran: its folder was made (CONNECTED or
+ * later). */
+#define TPUCI__SSH_REACHED(s) ((s)->state >= TPUCI__SSH_CONNECTED)
+
 typedef struct {
   tpuci__unit_t u;
-  tpuci__sshproc_t main;     /* the session */
+  tpuci__ssh_state_t state;
+  tpuci__sshproc_t main;     /* the session (CONNECTING, CONNECTED) */
   tpuci__sshproc_t side;     /* the rc lookup, the cleanup */
-  int main_on, side_on;      /* spawned, not done */
   tpuci__strv_t dest;        /* ssh ... destination */
   char *remote;              /* the session's command */
   char *dir;                 /* the host's folder on the worker */
   char *target;              /* "root@10.0.0.2:2222", for messages */
   char *results;             /* the host's results folder here, or NULL */
   char *ctr;                 /* a job with an image: its container's name */
-  int connected;             /* the ready line came */
-  tpuci__buf_t pre;          /* stdout before it */
+  tpuci__buf_t pre;          /* stdout before the ready line */
   tpuci__buf_t rc_out;       /* the rc lookup's answer */
   tpuci__lines_t lines[2];   /* a gang host's, prefixed */
   int log_fd;                /* a gang host's own log, or -1 */
@@ -65,6 +89,25 @@ typedef struct {
 } tpuci__ssh_att_t;
 
 #define TPUCI__SSH_ATT(u) ((tpuci__ssh_att_t *) (u)->att)
+
+static const char *const tpuci__ssh_names[] = {
+  "IDLE", "CONNECTING", "UNREACHED", "CONNECTED", "ENDED", "LOOKUP", "CLEANING", "CLEANED"};
+static const unsigned tpuci__ssh_moves[] = {
+  [TPUCI__SSH_IDLE] = TPUCI__MOVE(TPUCI__SSH_CONNECTING),
+  [TPUCI__SSH_CONNECTING] = TPUCI__MOVE(TPUCI__SSH_UNREACHED) | TPUCI__MOVE(TPUCI__SSH_CONNECTED),
+  [TPUCI__SSH_UNREACHED] = 0,
+  [TPUCI__SSH_CONNECTED] = TPUCI__MOVE(TPUCI__SSH_ENDED),
+  [TPUCI__SSH_ENDED] = TPUCI__MOVE(TPUCI__SSH_LOOKUP) | TPUCI__MOVE(TPUCI__SSH_CLEANING),
+  [TPUCI__SSH_LOOKUP] = TPUCI__MOVE(TPUCI__SSH_ENDED),
+  [TPUCI__SSH_CLEANING] = TPUCI__MOVE(TPUCI__SSH_CLEANED),
+  [TPUCI__SSH_CLEANED] = 0,
+};
+
+static void tpuci__ssh_set(tpuci__ssh_unit_t *s, tpuci__ssh_state_t to) {
+  tpuci__unit_move(s->u.att, "ssh session", s->u.name, tpuci__ssh_names, tpuci__ssh_moves,
+                   (int) s->state, (int) to);
+  s->state = to;
+}
 
 static const char *tpuci__ssh_who(const tpuci__ssh_unit_t *s) {
   return s->u.host ? s->u.host : "worker-0";
@@ -145,8 +188,8 @@ static void tpuci__ssh_pre(tpuci__ssh_unit_t *s, const char *buf, size_t n) {
   {
     size_t before = (size_t) (at - s->pre.data), after = before + len;
     tpuci__ssh_emit(s, 1, s->pre.data, before);
-    s->connected = 1;
-    s->u.created = 1;
+    tpuci__ssh_set(s, TPUCI__SSH_CONNECTED);
+    tpuci__unit_created(&s->u);
     tpuci__unit_ready(&s->u);
     tpuci__ssh_emit(s, 1, s->pre.data + after, s->pre.len - after);
     tpuci__buf_free(&s->pre);
@@ -157,7 +200,7 @@ static void tpuci__ssh_pre(tpuci__ssh_unit_t *s, const char *buf, size_t n) {
 static void tpuci__ssh_on_output(tpuci__sshproc_t *p, int stream, const char *buf,
                                  size_t n) {
   tpuci__ssh_unit_t *s = p->data;
-  if (stream == 1 && !s->connected) tpuci__ssh_pre(s, buf, n);
+  if (stream == 1 && s->state == TPUCI__SSH_CONNECTING) tpuci__ssh_pre(s, buf, n);
   else tpuci__ssh_emit(s, stream, buf, n);
 }
 
@@ -169,8 +212,8 @@ static void tpuci__ssh_on_rc(tpuci__sshproc_t *p) {
   char *end = NULL;
   long rc = -1;
   int nostart = 0;
-  s->side_on = 0;
-  ua->requests--;
+  tpuci__ssh_set(s, TPUCI__SSH_ENDED);
+  tpuci__unit_req_end(ua);
   if (p->status == 0 && s->rc_out.len > 0) {
     tpuci__buf_add(&s->rc_out, "", 0);
     nostart = strncmp(s->rc_out.data, TPUCI__SSH_RC_NOSTART "\n",
@@ -216,8 +259,7 @@ static void tpuci__ssh_side(tpuci__ssh_unit_t *s, const tpuci__strv_t *argv,
   s->side.data = s;
   s->side.on_output = out;
   s->side.on_done = done;
-  s->side_on = 1;
-  s->u.att->requests++;
+  tpuci__unit_req_begin(s->u.att);
   tpuci__sshproc_spawn(&s->side, TPUCI__SSH_ATT(&s->u)->r->loop, argv, 0);
 }
 
@@ -225,6 +267,7 @@ static void tpuci__ssh_lookup_rc(tpuci__ssh_unit_t *s) {
   tpuci__strv_t argv = {0};
   tpuci__strv_copy(&argv, &s->dest);
   tpuci__strv_take(&argv, tpuci__ssh_rc_command(s->dir));
+  tpuci__ssh_set(s, TPUCI__SSH_LOOKUP);
   tpuci__ssh_side(s, &argv, tpuci__ssh_rc_output, tpuci__ssh_on_rc);
   tpuci__strv_free(&argv);
 }
@@ -232,11 +275,12 @@ static void tpuci__ssh_lookup_rc(tpuci__ssh_unit_t *s) {
 static void tpuci__ssh_on_main_done(tpuci__sshproc_t *p) {
   tpuci__ssh_unit_t *s = p->data;
   tpuci__unit_att_t *ua = s->u.att;
-  s->main_on = 0;
-  ua->requests--;
-  if (!s->connected && s->pre.len > 0) tpuci__ssh_emit(s, 1, s->pre.data, s->pre.len);
+  int reached = s->state == TPUCI__SSH_CONNECTED;
+  tpuci__ssh_set(s, reached ? TPUCI__SSH_ENDED : TPUCI__SSH_UNREACHED);
+  tpuci__unit_req_end(ua);
+  if (!reached && s->pre.len > 0) tpuci__ssh_emit(s, 1, s->pre.data, s->pre.len);
   tpuci__ssh_flush(s);
-  if (!s->connected) {
+  if (!reached) {
     /* Never reached the worker's script: unreachable, refused, a bad
      * host key, a broken login. */
     if (p->spawn_error)
@@ -249,7 +293,7 @@ static void tpuci__ssh_on_main_done(tpuci__sshproc_t *p) {
                                                    "the job started", (long long) p->status));
     }
     tpuci__unit_ready(&s->u);
-  } else if (s->u.started && !s->u.ended) {
+  } else if (s->u.state == TPUCI__U_STARTED) {
     if (p->killed || p->status < 0) {
       tpuci__ssh_infra(s, "ssh did not end after SIGKILL and was killed here",
                        tpuci__sshproc_last_line(p));
@@ -279,8 +323,8 @@ static void tpuci__ssh_op_output(tpuci__unit_t *u) {
   s->main.data = s;
   s->main.on_output = tpuci__ssh_on_output;
   s->main.on_done = tpuci__ssh_on_main_done;
-  s->main_on = 1;
-  u->att->requests++;
+  tpuci__ssh_set(s, TPUCI__SSH_CONNECTING);
+  tpuci__unit_req_begin(u->att);
   tpuci__sshproc_spawn(&s->main, TPUCI__SSH_ATT(u)->r->loop, &argv, 1);
   tpuci__strv_free(&argv);
 }
@@ -321,7 +365,7 @@ static void tpuci__ssh_op_stop(tpuci__unit_t *u, int signum) {
  * never runs, and removes its folder itself. */
 static void tpuci__ssh_op_halt(tpuci__unit_t *u) {
   tpuci__ssh_unit_t *s = (tpuci__ssh_unit_t *) u;
-  if (!s->main_on) return;
+  if (s->state != TPUCI__SSH_CONNECTING && s->state != TPUCI__SSH_CONNECTED) return;
   tpuci__sshproc_close_stdin(&s->main);
   tpuci__sshproc_deadline(&s->main, TPUCI__SSH_HALT_WAIT_MS);
 }
@@ -329,8 +373,8 @@ static void tpuci__ssh_op_halt(tpuci__unit_t *u) {
 static void tpuci__ssh_on_cleaned(tpuci__sshproc_t *p) {
   tpuci__ssh_unit_t *s = p->data;
   tpuci__unit_att_t *ua = s->u.att;
-  s->side_on = 0;
-  ua->requests--;
+  tpuci__ssh_set(s, TPUCI__SSH_CLEANED);
+  tpuci__unit_req_end(ua);
   if (p->status != 0) {
     char *why = p->spawn_error ? tpuci__strdup(uv_strerror(p->spawn_error))
                                : tpuci__sshproc_last_line(p);
@@ -349,7 +393,7 @@ static void tpuci__ssh_on_cleaned(tpuci__sshproc_t *p) {
 static void tpuci__ssh_op_remove(tpuci__unit_t *u) {
   tpuci__ssh_unit_t *s = (tpuci__ssh_unit_t *) u;
   tpuci__strv_t argv = {0};
-  if (!s->connected) return;
+  if (!TPUCI__SSH_REACHED(s)) return;
   if (s->results != NULL) {
     tpuci__strv_push(&argv, "sh");
     tpuci__strv_push(&argv, "-c");
@@ -364,6 +408,7 @@ static void tpuci__ssh_op_remove(tpuci__unit_t *u) {
     for (i = 0; i < s->dest.len; i++) tpuci__strv_push(&argv, s->dest.items[i]);
   }
   tpuci__strv_take(&argv, tpuci__ssh_cleanup_command(s->dir, s->results != NULL, s->ctr));
+  tpuci__ssh_set(s, TPUCI__SSH_CLEANING);
   tpuci__ssh_side(s, &argv, NULL, tpuci__ssh_on_cleaned);
   tpuci__strv_free(&argv);
 }
@@ -371,7 +416,7 @@ static void tpuci__ssh_op_remove(tpuci__unit_t *u) {
 static char *tpuci__ssh_op_keep(tpuci__unit_att_t *ua, tpuci__unit_t *u) {
   tpuci__ssh_unit_t *s = (tpuci__ssh_unit_t *) u;
   (void) ua;
-  if (u == NULL || !s->connected) return NULL;
+  if (u == NULL || !TPUCI__SSH_REACHED(s)) return NULL;
   if (s->ctr != NULL)
     return tpuci__printf("kept %s's container %s and folder %s on %s: see its output with "
                          "`docker logs %s` there; `tpuci gc SPEC` (or `docker rm -f %s; "

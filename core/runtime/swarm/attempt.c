@@ -51,7 +51,8 @@ static void tpuci__sw_results_check(tpuci__sw_host_t *h) {
   h->res_checked = 1;
   why = tpuci__logres_check(&h->res);
   if (why == NULL) return;
-  if (h->u.stopped || h->draining || h->u.ended_infra || att->ua.signalled || att->ua.gang_stop)
+  if (h->u.stopped || h->drained || h->u.state == TPUCI__U_LOST || att->ua.signalled ||
+      att->ua.gang_stop)
     tpuci__unit_tell(&att->ua, "the results of service %s may be incomplete (tpuci "
                      "stopped its task): %s", h->u.name, why);
   else
@@ -63,8 +64,7 @@ static void tpuci__sw_results_check(tpuci__sw_host_t *h) {
 static void tpuci__sw_on_read(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_host_t *h = p;
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
-  att->ua.requests--;
-  h->logs_done = 1;
+  tpuci__unit_req_end(&att->ua);
   tpuci__ctrout_read_end(&h->out, "service", h->u.name,
                          "reading its task's logs failed", res->ok, res->error,
                          res->message);
@@ -79,17 +79,16 @@ static void tpuci__sw_on_read(void *p, const tpuci__engine_res_t *res) {
 static void tpuci__sw_read_rest(tpuci__sw_host_t *h) {
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
   const char *id = h->task_id != NULL ? h->task_id : h->id;
-  if (h->refetched || h->follow != NULL || id == NULL) return;
-  h->refetched = 1;
+  if ((h->log != TPUCI__SW_LOG_IDLE && h->log != TPUCI__SW_LOG_ENDED) || id == NULL) return;
+  tpuci__sw_set_log(h, TPUCI__SW_LOG_READ);
   /* A task that ended without a container never ran; one being stopped
    * may have started since the poll last looked. */
-  if (h->container_id == NULL && h->u.ended) {
-    h->logs_done = 1; /* it never ran: nothing to read */
-    tpuci__ctrout_flush(&h->out);
+  if (h->container_id == NULL && TPUCI__U_ENDED(&h->u)) {
+    tpuci__ctrout_flush(&h->out); /* it never ran: nothing to read */
     return;
   }
   tpuci__ctrout_rewind(&h->out);
-  att->ua.requests++;
+  tpuci__unit_req_begin(&att->ua);
   tpuci__sw_logs(att->sw->e.eng, h->task_id != NULL ? "/tasks/" : "/services/", id,
                  0, tpuci__ctrout_chunk, &h->out, tpuci__sw_on_read, h);
 }
@@ -100,7 +99,7 @@ static void tpuci__sw_read_rest(tpuci__sw_host_t *h) {
 static int tpuci__sw_read_at_end(const tpuci__sw_host_t *h) {
   const tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
   if (h->u.stopped) return 0;
-  if (h->u.ended) return 1;
+  if (TPUCI__U_ENDED(&h->u)) return 1;
   return (att->ua.signalled || att->ua.gang_stop) && att->ua.infra == NULL &&
          att->ua.phase == TPUCI__UP_RUN;
 }
@@ -108,42 +107,43 @@ static int tpuci__sw_read_at_end(const tpuci__sw_host_t *h) {
 static void tpuci__sw_on_follow_end(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_host_t *h = p;
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
-  int drained = h->draining;
-  if (!drained) att->ua.requests--;
+  int drained = h->log == TPUCI__SW_LOG_DRAIN || h->log == TPUCI__SW_LOG_DRAIN_CANCEL;
+  int cancelled = h->log == TPUCI__SW_LOG_CANCEL || h->log == TPUCI__SW_LOG_DRAIN_CANCEL;
+  if (!drained) tpuci__unit_req_end(&att->ua);
   h->follow = NULL;
+  tpuci__sw_set_log(h, TPUCI__SW_LOG_ENDED);
   if (drained) {
     /* A stopped task's log, followed until it was gone. */
     tpuci__ctrout_flush(&h->out);
     tpuci__sw_results_check(h);
-    h->follow_cancelled = 0;
     tpuci__unit_step(&att->ua);
     return;
   }
-  if (!h->follow_cancelled && !h->u.ended && !h->u.stopped &&
-      res->error != UV_ECANCELED) {
+  if (!cancelled && !TPUCI__U_ENDED(&h->u) && !h->u.stopped && res->error != UV_ECANCELED) {
     /* A followed task log never ends by itself: the engine went away
      * (a restart) or the connection broke. The poll follows it again
      * once the task is seen running. */
-    h->follow_broken = 1;
     free(h->broke);
     h->broke = tpuci__strdup(res->ok || *res->message == '\0'
                                  ? "the engine ended the stream"
                                  : res->message);
   }
-  h->follow_cancelled = 0;
   /* What a frame cut by the cancel held comes again with the read. A
    * host stopped by a signal or its gang is read once more before its
    * service goes (the stream may have started late or missed the last
    * lines); after an engine failure its output ends here. */
   if (tpuci__sw_read_at_end(h)) tpuci__sw_read_rest(h);
-  else if (h->u.ended || h->u.stopped || att->ua.signalled || att->ua.gang_stop || att->ua.infra)
+  else if (TPUCI__U_ENDED(&h->u) || h->u.stopped || att->ua.signalled || att->ua.gang_stop ||
+           att->ua.infra)
     tpuci__ctrout_flush(&h->out);
   tpuci__unit_step(&att->ua);
 }
 
+/* FOLLOW -> CANCEL, DRAIN -> DRAIN_CANCEL: its end comes. */
 static void tpuci__sw_follow_cancel(tpuci__sw_host_t *h) {
-  if (h->follow == NULL || h->follow_cancelled) return;
-  h->follow_cancelled = 1;
+  if (h->log == TPUCI__SW_LOG_FOLLOW) tpuci__sw_set_log(h, TPUCI__SW_LOG_CANCEL);
+  else if (h->log == TPUCI__SW_LOG_DRAIN) tpuci__sw_set_log(h, TPUCI__SW_LOG_DRAIN_CANCEL);
+  else return;
   tpuci__engine_cancel(TPUCI__SW_ATT(h)->sw->e.eng, h->follow);
 }
 
@@ -153,7 +153,7 @@ static void tpuci__sw_halt(tpuci__sw_att_t *att) {
   size_t i;
   for (i = 0; i < att->ua.nunits; i++) {
     tpuci__sw_host_t *h = TPUCI__SW_HOST(att, i);
-    if (!h->u.ended) tpuci__sw_follow_cancel(h);
+    if (!TPUCI__U_ENDED(&h->u)) tpuci__sw_follow_cancel(h);
   }
 }
 
@@ -161,21 +161,19 @@ static void tpuci__sw_halt(tpuci__sw_att_t *att) {
 
 static void tpuci__sw_on_inspected(void *p, const tpuci__engine_res_t *res);
 
+/* OOM_WAIT -> OOM_ASKED for each host waiting to be asked again. */
 static void tpuci__sw_timer_cb(uv_timer_t *t) {
   tpuci__sw_att_t *att = t->data;
   size_t i;
-  att->timer_pending = 0;
-  att->ua.requests--;
+  tpuci__unit_req_end(&att->ua);
   if (att->ua.phase == TPUCI__UP_RUN) {
     for (i = 0; i < att->ua.nunits; i++) {
       tpuci__sw_host_t *h = TPUCI__SW_HOST(att, i);
-      if (h->inspect_tries <= 0 || h->u.oom || h->u.stopped) continue;
-      if (h->inspect_tries > 0 && h->inspect_tries < 100) {
-        h->inspect_tries += 100; /* asked */
-        att->ua.requests++;
-        tpuci__engine_container_inspect(att->sw->e.eng, h->container_id,
-                                        tpuci__sw_on_inspected, h);
-      }
+      if (h->svc != TPUCI__SW_OOM_WAIT || h->u.oom || h->u.stopped) continue;
+      tpuci__sw_set_svc(h, TPUCI__SW_OOM_ASKED);
+      tpuci__unit_req_begin(&att->ua);
+      tpuci__engine_container_inspect(att->sw->e.eng, h->container_id,
+                                      tpuci__sw_on_inspected, h);
     }
   }
   tpuci__unit_step(&att->ua);
@@ -184,18 +182,17 @@ static void tpuci__sw_timer_cb(uv_timer_t *t) {
 static void tpuci__sw_on_inspected(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_host_t *h = p;
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
-  int tries = h->inspect_tries - 100;
-  att->ua.requests--;
-  h->inspect_tries = tries;
+  tpuci__unit_req_end(&att->ua);
   if (res->ok) {
     json_t *state = json_object_get(res->json, "State");
     h->u.oom = json_is_true(json_object_get(state, "OOMKilled"));
     /* The engine may record the OOM kill a moment after the exit. */
-    if (!h->u.oom && tries < 5 && !att->ua.signalled) {
-      h->inspect_tries = tries + 1;
-      if (!att->timer_pending) {
-        att->timer_pending = 1;
-        att->ua.requests++;
+    if (!h->u.oom && h->oom_tries < 5 && !att->ua.signalled) {
+      h->oom_tries++;
+      tpuci__sw_set_svc(h, TPUCI__SW_OOM_WAIT);
+      /* One timer for the attempt's hosts, counted while it runs. */
+      if (!uv_is_active((uv_handle_t *) &att->ua.timer)) {
+        tpuci__unit_req_begin(&att->ua);
         uv_timer_start(&att->ua.timer, tpuci__sw_timer_cb, 200, 0);
       }
       return;
@@ -203,7 +200,7 @@ static void tpuci__sw_on_inspected(void *p, const tpuci__engine_res_t *res) {
   }
   /* Its container says no OOM kill: Docker misses some (docker.md). */
   if (res->ok && !h->u.oom) h->u.oom_unreported = TPUCI__OOM_PROBABLY;
-  h->inspect_tries = 0;
+  tpuci__sw_set_svc(h, TPUCI__SW_UP);
   tpuci__unit_step(&att->ua);
 }
 
@@ -218,8 +215,9 @@ static void tpuci__sw_oom_check(tpuci__sw_host_t *h) {
     return;
   if (h->node_id != NULL && sw->manager_node != NULL &&
       strcmp(h->node_id, sw->manager_node) == 0 && h->container_id != NULL) {
-    h->inspect_tries = 101;
-    att->ua.requests++;
+    h->oom_tries = 1;
+    tpuci__sw_set_svc(h, TPUCI__SW_OOM_ASKED);
+    tpuci__unit_req_begin(&att->ua);
     tpuci__engine_container_inspect(sw->e.eng, h->container_id,
                                     tpuci__sw_on_inspected, h);
     return;
@@ -240,7 +238,7 @@ static int tpuci__sw_on_manager(const tpuci__sw_host_t *h) {
  * followed log broke (the engine went away), and it ended by a signal
  * (exit 128+n) tpuci did not cause. */
 static int tpuci__sw_engine_killed(const tpuci__sw_host_t *h, long code) {
-  return h->follow_broken && tpuci__sw_on_manager(h) && code > 128 &&
+  return h->broke != NULL && tpuci__sw_on_manager(h) && code > 128 &&
          code < 160 && !TPUCI__SW_ATT(h)->ua.signalled;
 }
 
@@ -254,7 +252,7 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t) {
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
   uint64_t now = uv_now(att->sw->e.loop);
 
-  if (att->ua.phase != TPUCI__UP_RUN || h->u.ended || h->u.stopped || t->id == NULL)
+  if (att->ua.phase != TPUCI__UP_RUN || TPUCI__U_ENDED(&h->u) || h->u.stopped || t->id == NULL)
     return;
   /* With no restarts there is one task; a second would be the swarm's
    * replacement, and the first decides. */
@@ -277,16 +275,16 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t) {
   /* Followed once, and again after the stream broke (the engine came
    * back): the new stream skips what the old one passed on, and the
    * read after the end brings what both missed. */
-  if (t->state >= TPUCI__TS_RUNNING && h->follow == NULL && !h->refetched &&
-      !tpuci__task_state_terminal(t->state) &&
-      (!h->followed ||
-       (h->follow_broken && h->refollows < TPUCI__SW_REFOLLOWS))) {
-    if (h->followed) {
+  if (t->state >= TPUCI__TS_RUNNING && !tpuci__task_state_terminal(t->state) &&
+      (h->log == TPUCI__SW_LOG_IDLE ||
+       (h->log == TPUCI__SW_LOG_ENDED && h->broke != NULL &&
+        h->refollows < TPUCI__SW_REFOLLOWS))) {
+    if (h->log == TPUCI__SW_LOG_ENDED) {
       h->refollows++;
       tpuci__ctrout_rewind(&h->out);
     }
-    h->followed = 1;
-    att->ua.requests++;
+    tpuci__sw_set_log(h, TPUCI__SW_LOG_FOLLOW);
+    tpuci__unit_req_begin(&att->ua);
     h->follow = tpuci__sw_logs(att->sw->e.eng, "/tasks/", h->task_id, 1,
                                     tpuci__ctrout_chunk, &h->out,
                                     tpuci__sw_on_follow_end, h);
@@ -322,20 +320,21 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t) {
 static void tpuci__sw_on_ctr_looked(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_host_t *h = p;
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
-  att->ua.requests--;
-  h->ctr_asking = 0;
-  /* Still there: asked again at the next poll. */
-  if (res->status == 404 || res->error != 0) h->gone = 1;
+  tpuci__unit_req_end(&att->ua);
+  /* Still there: asked again at the next poll (unless GONE meanwhile). */
+  if (h->svc == TPUCI__SW_ASKING)
+    tpuci__sw_set_svc(h, res->status == 404 || res->error != 0 ? TPUCI__SW_GONE
+                                                                 : TPUCI__SW_REMOVED);
   tpuci__unit_step(&att->ua);
 }
 
 void tpuci__sw_on_absent(tpuci__sw_host_t *h) {
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
   if (att->ua.phase == TPUCI__UP_RUN) {
-    if (h->u.ended || h->u.stopped) return;
+    if (TPUCI__U_ENDED(&h->u) || h->u.stopped) return;
     /* Someone else removed the service. */
     h->u.stopped = 1;
-    h->removed = 1;
+    tpuci__sw_set_svc(h, TPUCI__SW_REMOVED);
     tpuci__sw_infra(att, tpuci__printf("swarm: service %s was removed while "
                                        "it ran (not by tpuci)",
                                        h->u.name));
@@ -343,18 +342,18 @@ void tpuci__sw_on_absent(tpuci__sw_host_t *h) {
     tpuci__unit_step(&att->ua);
     return;
   }
-  if (att->ua.phase == TPUCI__UP_GONE && !h->gone && !h->ctr_asking) {
+  if (att->ua.phase == TPUCI__UP_GONE && h->svc != TPUCI__SW_GONE && h->svc != TPUCI__SW_ASKING) {
     tpuci__sw_t *sw = att->sw;
     if (h->container_id != NULL && h->node_id != NULL &&
         sw->manager_node != NULL && strcmp(h->node_id, sw->manager_node) == 0) {
       /* Its container, on the manager, goes a moment after the task. */
-      h->ctr_asking = 1;
-      att->ua.requests++;
+      tpuci__sw_set_svc(h, TPUCI__SW_ASKING);
+      tpuci__unit_req_begin(&att->ua);
       tpuci__engine_container_inspect(sw->e.eng, h->container_id,
                                       tpuci__sw_on_ctr_looked, h);
       return;
     }
-    h->gone = 1;
+    tpuci__sw_set_svc(h, TPUCI__SW_GONE);
     tpuci__unit_step(&att->ua);
   }
 }
@@ -363,7 +362,9 @@ void tpuci__sw_poll_lost(tpuci__sw_att_t *att, const char *why) {
   if (att->ua.phase != TPUCI__UP_RUN) {
     if (att->ua.phase == TPUCI__UP_GONE) {
       size_t i;
-      for (i = 0; i < att->ua.nunits; i++) TPUCI__SW_HOST(att, i)->gone = 1;
+      for (i = 0; i < att->ua.nunits; i++)
+        if (!TPUCI__SW_WENT(TPUCI__SW_HOST(att, i)))
+          tpuci__sw_set_svc(TPUCI__SW_HOST(att, i), TPUCI__SW_GONE);
       tpuci__unit_step(&att->ua);
     }
     return;
@@ -509,7 +510,7 @@ void tpuci__sw_op_start(tpuci__unit_t *u) {
 static void tpuci__sw_on_created(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_host_t *h = p;
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
-  att->ua.requests--;
+  tpuci__unit_req_end(&att->ua);
   if (res->status == 409 && h->create_tries < 3 && !att->ua.signalled) {
     /* The name is taken (run ids are unique per state folder only). */
     char *name = tpuci__name_suffixed(h->u.name, TPUCI__SW_NAME_MAX);
@@ -517,7 +518,7 @@ static void tpuci__sw_on_created(void *p, const tpuci__engine_res_t *res) {
     h->u.name = name;
     h->create_tries++;
     json_object_set_new(h->body, "Name", json_string(name));
-    att->ua.requests++;
+    tpuci__unit_req_begin(&att->ua);
     tpuci__sw_service_create(att->sw->e.eng, h->body, tpuci__sw_host_auth(h),
                              tpuci__sw_on_created, h);
     return;
@@ -526,7 +527,8 @@ static void tpuci__sw_on_created(void *p, const tpuci__engine_res_t *res) {
     const char *id = json_string_value(json_object_get(res->json, "ID"));
     if (id != NULL) {
       h->id = tpuci__strdup(id);
-      h->u.created = 1;
+      tpuci__sw_set_svc(h, TPUCI__SW_UP);
+      tpuci__unit_created(&h->u);
     } else {
       tpuci__sw_infra(att, tpuci__printf("swarm: creating service %s: the "
                                          "answer has no ID",
@@ -547,14 +549,14 @@ void tpuci__sw_op_create(tpuci__unit_t *u) {
     json_object_set_new(json_array_get(nets, 0), "Target",
                         json_string(att->net.id));
   }
-  att->ua.requests++;
+  tpuci__unit_req_begin(&att->ua);
   tpuci__sw_service_create(att->sw->e.eng, h->body, tpuci__sw_host_auth(h),
                            tpuci__sw_on_created, h);
 }
 
 static void tpuci__sw_on_net_created(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_att_t *att = p;
-  att->ua.requests--;
+  tpuci__unit_req_end(&att->ua);
   if (res->ok && att->net.id == NULL)
     tpuci__sw_infra(att, tpuci__strdup("swarm: creating the gang's network: "
                                        "the answer has no Id"));
@@ -567,7 +569,7 @@ static void tpuci__sw_on_net_created(void *p, const tpuci__engine_res_t *res) {
 void tpuci__sw_op_net_create(tpuci__unit_att_t *ua) {
   tpuci__sw_att_t *att = (tpuci__sw_att_t *) ua;
   if (!att->own_net) return;
-  ua->requests++;
+  tpuci__unit_req_begin(ua);
   att->net.eng = att->sw->e.eng;
   att->net.name_max = TPUCI__SW_NAME_MAX;
   tpuci__net_create(&att->net, &ua->signalled, tpuci__sw_on_net_created, att);
@@ -580,10 +582,11 @@ void tpuci__sw_op_net_create(tpuci__unit_att_t *ua) {
 void tpuci__sw_op_stop(tpuci__unit_t *u, int signum) {
   tpuci__sw_host_t *h = (tpuci__sw_host_t *) u;
   (void) signum;
-  if (h->res_on && h->follow != NULL && !h->follow_cancelled) {
-    if (!h->draining) {
-      h->draining = 1;
-      TPUCI__SW_ATT(h)->ua.requests--;
+  if (h->res_on && (h->log == TPUCI__SW_LOG_FOLLOW || h->log == TPUCI__SW_LOG_DRAIN)) {
+    if (h->log == TPUCI__SW_LOG_FOLLOW) {
+      tpuci__sw_set_log(h, TPUCI__SW_LOG_DRAIN);
+      h->drained = 1;
+      tpuci__unit_req_end(u->att);
     }
     return;
   }
@@ -598,13 +601,13 @@ void tpuci__sw_op_stop(tpuci__unit_t *u, int signum) {
 static void tpuci__sw_on_removed(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_host_t *h = p;
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
-  att->ua.requests--;
+  tpuci__unit_req_end(&att->ua);
   if (res->ok || res->status == 404) {
-    h->removed = 1;
+    tpuci__sw_set_svc(h, TPUCI__SW_REMOVED);
   } else {
     tpuci__unit_tell(&att->ua, "could not remove service %s: %s; run `tpuci gc` "
                      "to clean up", h->u.name, res->message);
-    h->gone = 1; /* nothing to wait for */
+    tpuci__sw_set_svc(h, TPUCI__SW_GONE); /* nothing to wait for */
   }
   tpuci__unit_step(&att->ua);
 }
@@ -612,8 +615,8 @@ static void tpuci__sw_on_removed(void *p, const tpuci__engine_res_t *res) {
 void tpuci__sw_op_remove(tpuci__unit_t *u) {
   tpuci__sw_host_t *h = (tpuci__sw_host_t *) u;
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
-  if (h->id == NULL || h->removed) return;
-  att->ua.requests++;
+  if (h->id == NULL || h->svc == TPUCI__SW_REMOVED) return;
+  tpuci__unit_req_begin(&att->ua);
   tpuci__sw_service_remove(att->sw->e.eng, h->id, tpuci__sw_on_removed, h);
 }
 
@@ -621,13 +624,13 @@ static void tpuci__sw_on_net_removed(void *p, const tpuci__engine_res_t *res);
 
 void tpuci__sw_net_remove(tpuci__unit_att_t *ua) {
   tpuci__sw_att_t *att = (tpuci__sw_att_t *) ua;
-  if (tpuci__net_remove(&att->net, tpuci__sw_on_net_removed, att)) ua->requests++;
+  if (tpuci__net_remove(&att->net, tpuci__sw_on_net_removed, att)) tpuci__unit_req_begin(ua);
 }
 
 static void tpuci__sw_on_net_removed(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_att_t *att = p;
   int tries = att->net.rm_tries;
-  att->ua.requests--;
+  tpuci__unit_req_end(&att->ua);
   if (tpuci__net_remove_again(&att->net, res, TPUCI__SW_NET_RM_TRIES)) {
     /* While the swarm still has endpoints on it: 250 ms more a try, up
      * to a second. */
@@ -665,22 +668,22 @@ int tpuci__sw_all_gone(tpuci__sw_att_t *att) {
        * came, or a moment after the task (and its container on the
        * manager) went, or the deadline. */
       if (tpuci__logres_done(&h->res) || now >= att->gone_deadline ||
-          (h->gone && h->linger_at != 0 && now >= h->linger_at))
+          (TPUCI__SW_WENT(h) && h->linger_at != 0 && now >= h->linger_at))
         tpuci__sw_follow_cancel(h);
-      else if (h->gone && h->linger_at == 0)
+      else if (TPUCI__SW_WENT(h) && h->linger_at == 0)
         h->linger_at = now + TPUCI__SW_LINGER_MS;
       return 0;
     }
-    if (h->gone) continue;
+    if (TPUCI__SW_WENT(h)) continue;
     if (h->task_id == NULL || h->id == NULL) {
-      h->gone = 1;
+      tpuci__sw_set_svc(h, TPUCI__SW_GONE);
       continue;
     }
     if (now >= att->gone_deadline) {
       tpuci__unit_tell(&att->ua, "the task of service %s is still shutting "
                               "down; `tpuci gc` removes what it leaves",
                               h->u.name);
-      h->gone = 1;
+      tpuci__sw_set_svc(h, TPUCI__SW_GONE);
       continue;
     }
     return 0;
@@ -703,7 +706,7 @@ static char *tpuci__sw_log_lost(tpuci__sw_att_t *att) {
   for (i = 0; i < att->ua.nunits; i++) {
     tpuci__sw_host_t *h = TPUCI__SW_HOST(att, i);
     char *m;
-    if (!h->follow_broken || !tpuci__sw_on_manager(h)) continue;
+    if (h->broke == NULL || !tpuci__sw_on_manager(h)) continue;
     m = tpuci__printf("the output of service %s may be incomplete: the "
                       "swarm manager's engine went away while its task ran "
                       "(its log stream: %s); its log was read again, but "

@@ -11,7 +11,7 @@
 static void tpuci__sw_on_go_created(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_att_t *att = p;
   const char *id = json_string_value(json_object_get(res->json, "ID"));
-  att->ua.requests--;
+  tpuci__unit_req_end(&att->ua);
   if (res->ok && id != NULL)
     att->go_id = tpuci__strdup(id);
   else
@@ -51,7 +51,7 @@ void tpuci__sw_op_go(tpuci__unit_att_t *ua) {
   spec.grace_ms = 1000;
   spec.constraint = constraint;
   body = tpuci__svc_create_body(&spec);
-  ua->requests++;
+  tpuci__unit_req_begin(ua);
   tpuci__sw_service_create(att->sw->e.eng, body, tpuci__sw_host_auth(h0),
                            tpuci__sw_on_go_created, att);
   json_decref(body);
@@ -64,7 +64,7 @@ void tpuci__sw_op_go(tpuci__unit_att_t *ua) {
 
 static void tpuci__sw_on_go_removed(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_att_t *att = p;
-  att->ua.requests--;
+  tpuci__unit_req_end(&att->ua);
   if (!res->ok && res->status != 404)
     tpuci__unit_tell(&att->ua, "could not remove the gang's go service %s: %s; run "
                      "`tpuci gc` to clean up", att->go_id, res->message);
@@ -74,7 +74,7 @@ static void tpuci__sw_on_go_removed(void *p, const tpuci__engine_res_t *res) {
 void tpuci__sw_op_go_remove(tpuci__unit_att_t *ua) {
   tpuci__sw_att_t *att = (tpuci__sw_att_t *) ua;
   if (att->go_id == NULL) return;
-  ua->requests++;
+  tpuci__unit_req_begin(ua);
   tpuci__sw_service_remove(att->sw->e.eng, att->go_id, tpuci__sw_on_go_removed, att);
 }
 

@@ -49,10 +49,10 @@ static tpuci__sw_host_t *tpuci__sw_find(tpuci__sw_t *sw, const char *id,
 static int tpuci__sw_wants(const tpuci__sw_host_t *h, int by) {
   const tpuci__unit_att_t *att = h->u.att;
   if (by == 0)
-    return att->phase == TPUCI__UP_RUN && h->id != NULL && !h->u.ended &&
+    return att->phase == TPUCI__UP_RUN && h->id != NULL && !TPUCI__U_ENDED(&h->u) &&
            !h->u.stopped;
   return att->phase == TPUCI__UP_GONE && h->task_id != NULL && h->id != NULL &&
-         !h->gone;
+         !TPUCI__SW_WENT(h);
 }
 
 typedef struct {

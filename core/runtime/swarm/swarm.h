@@ -1,7 +1,8 @@
 /* The swarm runtime driver's own parts, shared by its files: the runtime
- * object and the task poll (driver.c), an attempt's phases (attempt.c),
- * a gang's go (go.c), the checks before a run (prepare.c), `tpuci gc`
- * and `tpuci doctor` (maint.c), the Engine API's swarm endpoints
+ * object (driver.c), the task poll (poll.c), an attempt's operations
+ * (attempt.c), a host's two state machines and closing (objects.c), a
+ * gang's go (go.c), the checks before a run (prepare.c), `tpuci gc` and
+ * `tpuci doctor` (maint.c), the Engine API's swarm endpoints
  * (endpoints.c) and what a service looks like (service.c, pure).
  * Nothing outside runtime/swarm/ includes this.
  *
@@ -199,10 +200,59 @@ tpuci__http_req_t *tpuci__sw_logs(tpuci__engine_t *e, const char *kind,
 tpuci__http_req_t *tpuci__sw_node_list(tpuci__engine_t *e,
                                        tpuci__engine_cb cb, void *data);
 
+/* A swarm host is two state machines, each one enum moved only by its
+ * setter (objects.c: tpuci__sw_set_svc, tpuci__sw_set_log, which check
+ * the move against the machine's table): its
+ * service's life, and its task's followed log, which may still be read
+ * while the service is being removed (DRAIN).
+ *
+ * The service (h->svc; the task's own state is h->state, the engine's):
+ *
+ *   NEW -> UP (created) -> REMOVED (DELETE answered, or someone else
+ *   removed it while it ran) -> ASKING (GONE: its container on the
+ *   manager looked up) -> REMOVED (still there) or GONE
+ *   UP -> OOM_ASKED (RUN: its exit 137 inspected on the manager)
+ *   <-> OOM_WAIT (no OOM kill recorded yet: asked again) -> UP
+ *   NEW, UP, REMOVED, ASKING -> GONE (nothing left to wait for, or tpuci
+ *   gave up waiting) */
+typedef enum {
+  TPUCI__SW_NEW = 0,
+  TPUCI__SW_UP,
+  TPUCI__SW_OOM_ASKED,
+  TPUCI__SW_OOM_WAIT,
+  TPUCI__SW_REMOVED,
+  TPUCI__SW_ASKING,
+  TPUCI__SW_GONE
+} tpuci__sw_svc_t;
+
+/* The followed log (h->log):
+ *
+ *   IDLE -> FOLLOW (the poll saw the task run: GET logs?follow=1, counted)
+ *   FOLLOW -> CANCEL (tpuci ends it: the task ended, a stop) -> ENDED
+ *   FOLLOW -> ENDED (the engine ended it; it broke unless the task
+ *   ended: h->broke says why, and the poll follows it again, up to
+ *   TPUCI__SW_REFOLLOWS times)
+ *   FOLLOW -> DRAIN (tpuci stopped the task while its results came: the
+ *   log is followed on, uncounted, until the task went) -> DRAIN_CANCEL
+ *   -> ENDED, or DRAIN -> ENDED
+ *   IDLE, ENDED -> READ (the whole log read once more after the end,
+ *   past what the stream brought; a task that never ran has nothing) */
+typedef enum {
+  TPUCI__SW_LOG_IDLE = 0,
+  TPUCI__SW_LOG_FOLLOW,
+  TPUCI__SW_LOG_CANCEL,
+  TPUCI__SW_LOG_DRAIN,
+  TPUCI__SW_LOG_DRAIN_CANCEL,
+  TPUCI__SW_LOG_ENDED,
+  TPUCI__SW_LOG_READ
+} tpuci__sw_log_t;
+
 /* One host of an attempt: a service and its (first) task (unit.h: the
- * core's part first; u.ended: its first task ended). */
+ * core's part first; u.state EXITED or LOST: its first task ended). */
 typedef struct {
   tpuci__unit_t u;
+  tpuci__sw_svc_t svc;
+  tpuci__sw_log_t log;
   char *id;               /* the service's, once created */
   json_t *body;           /* create request */
   int create_tries;
@@ -213,32 +263,23 @@ typedef struct {
   tpuci__task_state_t state;
   char *task_err;         /* its Status.Err, as the poll saw it last */
   uint64_t pending_since; /* loop time the task was first seen unplaced */
-  int told_pending;
-  int inspect_tries;
-  int removed;            /* DELETE answered */
-  int gone;               /* its task and container are gone */
-  int ctr_asking;         /* GONE: its container looked up */
-  /* Output. */
+  int told_pending;       /* the user was told why it waits */
+  int oom_tries;          /* OOM_ASKED, OOM_WAIT: inspections so far */
+  /* Output: the followed stream (FOLLOW, CANCEL, DRAIN, DRAIN_CANCEL). */
   tpuci__http_req_t *follow;
-  int followed;           /* a followed stream was asked for */
-  int follow_cancelled;
-  int refetched;
-  int logs_done;          /* the read after the end answered */
-  /* The followed stream ended while the task ran, not cancelled by
+  /* Why the followed stream broke while the task ran, not cancelled by
    * tpuci: the manager's engine went away (a restart) or the connection
-   * broke. Followed again once the poll sees the task run (at most
-   * TPUCI__SW_REFOLLOWS times); `broke` says why, for the note. */
-  int follow_broken;
-  int refollows;
+   * broke. Kept once it happened (the note, log_lost); NULL: never. */
   char *broke;
+  int refollows;
   tpuci__ctrout_t out;
-  /* A pytest attempt's results, through the log (engine/logres.h). */
+  /* A pytest attempt's results, through the log (engine/logres.h):
+   * whether it sends them, whether they were checked, whether the log
+   * was drained (DRAIN): then they may be cut. */
   int res_on;
   int res_checked;
+  int drained;
   tpuci__logres_t res;
-  /* Stopped: its followed log is kept (not counted as a request) until
-   * its task is gone, for the results it sends during the grace. */
-  int draining;
   uint64_t linger_at;     /* loop time to stop following once it went */
 } tpuci__sw_host_t;
 
@@ -248,7 +289,6 @@ struct tpuci__sw_att_s {
   int own_net;            /* an overlay network of its own: a gang, or
                              network = "none" */
   uint64_t gone_deadline; /* loop time to give up waiting in GONE */
-  int timer_pending;      /* ua.timer counts as a request */
   tpuci__net_t net;       /* its own network (own_net) */
   char *key;              /* its hosts' lines of tpuci's own (gate.h) */
   char *go_id;            /* the go's service (a gang), once created */
@@ -282,6 +322,9 @@ const char *tpuci__sw_host_auth(const tpuci__sw_host_t *h);
 
 /* objects.c: the shared parts (below the other files); the runtime's
  * own (messages, the engine client) are engine/erun.h's. */
+/* A host's two machines: their one setter each (the moves above). */
+void tpuci__sw_set_svc(tpuci__sw_host_t *h, tpuci__sw_svc_t to);
+void tpuci__sw_set_log(tpuci__sw_host_t *h, tpuci__sw_log_t to);
 /* Closes the runtime once nothing is left (close() was called). */
 void tpuci__sw_maybe_closed(tpuci__runtime_t *rt);
 
@@ -305,6 +348,8 @@ void tpuci__sw_op_att_release(tpuci__unit_att_t *ua);
 /* GONE: whether every host's task (and its container on the manager)
  * went, or the deadline passed. */
 int tpuci__sw_all_gone(tpuci__sw_att_t *att);
+/* Whether host h's service went (GONE), as GONE's poll asks. */
+#define TPUCI__SW_WENT(h) ((h)->svc == TPUCI__SW_GONE)
 /* A task of the poll's answer that belongs to host h. */
 void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t);
 /* The poll did not list h's service or task any more. */

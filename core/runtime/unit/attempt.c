@@ -1,12 +1,68 @@
-/* The attempt state machine of the engine drivers (unit.h): phases,
- * stopping a gang, the outcome, cleanup once. */
+/* The attempt state machine of the engine drivers (unit.h): its three
+ * machines' tables and setters, the phases' step function, stopping a
+ * gang, the start deadline, the outcome, cleanup once. The checks of a
+ * move and the request count are state.c's. */
 #include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/unit/unit.h"
+
+/* The state machines' tables (unit.h's top says each move). */
+
+static const char *const tpuci__unit_phase_names[] = {
+  "NETWORK", "CREATE", "RUN", "INSPECT", "REMOVE", "GONE", "UNNET", "DONE"};
+static const unsigned tpuci__unit_phase_moves[] = {
+  [TPUCI__UP_NETWORK] = TPUCI__MOVE(TPUCI__UP_CREATE) | TPUCI__MOVE(TPUCI__UP_INSPECT),
+  [TPUCI__UP_CREATE] = TPUCI__MOVE(TPUCI__UP_RUN) | TPUCI__MOVE(TPUCI__UP_INSPECT),
+  [TPUCI__UP_RUN] = TPUCI__MOVE(TPUCI__UP_INSPECT),
+  [TPUCI__UP_INSPECT] = TPUCI__MOVE(TPUCI__UP_REMOVE) | TPUCI__MOVE(TPUCI__UP_DONE),
+  [TPUCI__UP_REMOVE] = TPUCI__MOVE(TPUCI__UP_GONE),
+  [TPUCI__UP_GONE] = TPUCI__MOVE(TPUCI__UP_UNNET),
+  [TPUCI__UP_UNNET] = TPUCI__MOVE(TPUCI__UP_DONE),
+  [TPUCI__UP_DONE] = 0,
+};
+
+static const char *const tpuci__unit_gang_names[] = {
+  "OPENING", "HALTED", "STARTING", "GO", "UP"};
+static const unsigned tpuci__unit_gang_moves[] = {
+  [TPUCI__GANG_OPENING] = TPUCI__MOVE(TPUCI__GANG_HALTED) | TPUCI__MOVE(TPUCI__GANG_STARTING),
+  [TPUCI__GANG_HALTED] = 0,
+  [TPUCI__GANG_STARTING] = TPUCI__MOVE(TPUCI__GANG_GO) | TPUCI__MOVE(TPUCI__GANG_UP),
+  [TPUCI__GANG_GO] = TPUCI__MOVE(TPUCI__GANG_UP),
+  [TPUCI__GANG_UP] = 0,
+};
+
+static const char *const tpuci__unit_state_names[] = {
+  "NEW", "CREATED", "STARTED", "EXITED", "LOST"};
+static const unsigned tpuci__unit_state_moves[] = {
+  [TPUCI__U_NEW] = TPUCI__MOVE(TPUCI__U_CREATED),
+  [TPUCI__U_CREATED] = TPUCI__MOVE(TPUCI__U_STARTED),
+  [TPUCI__U_STARTED] = TPUCI__MOVE(TPUCI__U_EXITED) | TPUCI__MOVE(TPUCI__U_LOST),
+  [TPUCI__U_EXITED] = 0,
+  [TPUCI__U_LOST] = 0,
+};
+
+/* The attempt's phase: its one setter. */
+static void tpuci__unit_phase(tpuci__unit_att_t *att, tpuci__unit_phase_t to) {
+  tpuci__unit_move(att, "phase", NULL, tpuci__unit_phase_names, tpuci__unit_phase_moves,
+                   (int) att->phase, (int) to);
+  att->phase = to;
+}
+
+/* The gang's start: its one setter. */
+static void tpuci__unit_gang(tpuci__unit_att_t *att, tpuci__unit_gang_t to) {
+  tpuci__unit_move(att, "gang start", NULL, tpuci__unit_gang_names, tpuci__unit_gang_moves,
+                   (int) att->gang_state, (int) to);
+  att->gang_state = to;
+}
+
+/* A host's state: its one setter. */
+static void tpuci__unit_state(tpuci__unit_t *u, tpuci__unit_state_t to) {
+  tpuci__unit_move(u->att, "host", u->host ? u->host : u->name, tpuci__unit_state_names,
+                   tpuci__unit_state_moves, (int) u->state, (int) to);
+  u->state = to;
+}
 
 tpuci__unit_t *tpuci__unit_at(tpuci__unit_att_t *att, size_t i) {
   return (tpuci__unit_t *) ((char *) att->units + i * att->ops->unit_size);
@@ -19,6 +75,8 @@ tpuci__unit_att_t *tpuci__unit_att_new(const tpuci__unit_ops_t *ops,
   size_t i;
   att->ops = ops;
   att->a = a;
+  att->phase = TPUCI__UP_NETWORK;
+  att->gang_state = TPUCI__GANG_OPENING;
   att->nunits = n;
   att->gang = n > 1;
   att->grace_ms = grace_ms;
@@ -27,6 +85,7 @@ tpuci__unit_att_t *tpuci__unit_att_new(const tpuci__unit_ops_t *ops,
     tpuci__unit_t *u = tpuci__unit_at(att, i);
     u->att = att;
     u->index = (int) i;
+    u->state = TPUCI__U_NEW;
   }
   return att;
 }
@@ -56,35 +115,11 @@ void tpuci__unit_att_free(tpuci__unit_att_t *att) {
   free(att);
 }
 
-void tpuci__unit_infra(tpuci__unit_att_t *att, char *msg) {
-  if (att->infra == NULL) att->infra = msg;
-  else free(msg);
-}
-
-void tpuci__unit_tell(tpuci__unit_att_t *att, const char *fmt, ...) {
-  va_list ap;
-  char buf[1024];
-  char *m = buf;
-  int n;
-  va_start(ap, fmt);
-  n = vsnprintf(buf, sizeof(buf), fmt, ap);
-  va_end(ap);
-  if (n < 0) return;
-  if ((size_t) n >= sizeof(buf)) {
-    m = tpuci__malloc((size_t) n + 1);
-    va_start(ap, fmt);
-    vsnprintf(m, (size_t) n + 1, fmt, ap);
-    va_end(ap);
-  }
-  tpuci__attempt_message(att->a, m);
-  if (m != buf) free(m);
-}
-
 static void tpuci__unit_later_cb(uv_timer_t *t) {
   tpuci__unit_att_t *att = t->data;
   void (*fn)(tpuci__unit_att_t *) = att->later;
   att->later = NULL;
-  att->requests--;
+  tpuci__unit_req_end(att);
   fn(att);
   tpuci__unit_step(att);
 }
@@ -92,7 +127,7 @@ static void tpuci__unit_later_cb(uv_timer_t *t) {
 void tpuci__unit_later(tpuci__unit_att_t *att, uint64_t ms,
                        void (*fn)(tpuci__unit_att_t *att)) {
   att->later = fn;
-  att->requests++;
+  tpuci__unit_req_begin(att);
   att->timer.data = att;
   uv_timer_start(&att->timer, tpuci__unit_later_cb, ms, 0);
 }
@@ -181,11 +216,11 @@ static void tpuci__unit_send(tpuci__unit_t *u, int signum) {
 static void tpuci__unit_stop_one(tpuci__unit_t *u, int signum) {
   tpuci__unit_att_t *att = u->att;
   if (att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE) {
-    if (!u->ended) att->ops->stop(u, signum);
+    if (!TPUCI__U_ENDED(u)) att->ops->stop(u, signum);
     return;
   }
-  if (!u->created || u->ended) return;
-  if (u->started) tpuci__unit_send(u, signum);
+  if (!TPUCI__U_MADE(u) || TPUCI__U_ENDED(u)) return;
+  if (TPUCI__U_RAN(u)) tpuci__unit_send(u, signum);
   else u->pending_signal = signum;
 }
 
@@ -240,7 +275,7 @@ int tpuci__unit_signal(tpuci__unit_att_t *att, int signum) {
   if (att->phase > TPUCI__UP_RUN) return 0;
   att->signalled = 1;
   if (att->phase < TPUCI__UP_RUN ||
-      (att->phase == TPUCI__UP_RUN && !att->launched)) {
+      (att->phase == TPUCI__UP_RUN && att->gang_state == TPUCI__GANG_OPENING)) {
     /* Not started yet: do not start it at all. */
     att->stop = 1;
     if (att->phase == TPUCI__UP_RUN) tpuci__unit_halt_all(att);
@@ -253,15 +288,22 @@ int tpuci__unit_signal(tpuci__unit_att_t *att, int signum) {
 
 /* RUN. */
 
+/* Once every output is ready: OPENING -> STARTING, every start asked;
+ * or -> HALTED when it was stopped or failed meanwhile. */
 static void tpuci__unit_launch(tpuci__unit_att_t *att) {
   size_t i;
-  if (att->to_ready > 0 || att->launched) return;
-  att->launched = 1;
+  if (att->to_ready > 0 || att->gang_state != TPUCI__GANG_OPENING) return;
   if (att->infra != NULL || att->stop) {
+    tpuci__unit_gang(att, TPUCI__GANG_HALTED);
     tpuci__unit_halt_all(att);
     return;
   }
+  tpuci__unit_gang(att, TPUCI__GANG_STARTING);
   for (i = 0; i < att->nunits; i++) att->ops->start(tpuci__unit_at(att, i));
+}
+
+void tpuci__unit_created(tpuci__unit_t *u) {
+  tpuci__unit_state(u, TPUCI__U_CREATED);
 }
 
 void tpuci__unit_ready(tpuci__unit_t *u) {
@@ -275,17 +317,23 @@ void tpuci__unit_ready(tpuci__unit_t *u) {
 
 /* Whether unit u is up: started and, with a wait step, past it. */
 static int tpuci__unit_is_up(const tpuci__unit_t *u) {
-  if (!u->started) return 0;
+  if (!TPUCI__U_RAN(u)) return 0;
   return !(u->att->ops->flags & TPUCI__UNIT_GATE) || u->gate == TPUCI__GATE_STARTED;
 }
 
-/* Every unit up: the deadline is off. */
+/* Whether the gang counts as up: every unit is, or it has no start
+ * deadline (a lone host, start_timeout = 0). */
+static int tpuci__unit_gang_up(const tpuci__unit_att_t *att) {
+  return att->gang_state == TPUCI__GANG_UP || !att->gang || att->start_ms == 0;
+}
+
+/* Every unit up: STARTING or GO -> UP, the deadline is off. */
 static void tpuci__unit_check_up(tpuci__unit_att_t *att) {
   size_t i;
-  if (att->up) return;
+  if (att->gang_state != TPUCI__GANG_STARTING && att->gang_state != TPUCI__GANG_GO) return;
   for (i = 0; i < att->nunits; i++)
     if (!tpuci__unit_is_up(tpuci__unit_at(att, i))) return;
-  att->up = 1;
+  tpuci__unit_gang(att, TPUCI__GANG_UP);
   uv_timer_stop(&att->start_timer);
 }
 
@@ -297,13 +345,14 @@ static void tpuci__unit_not_up(tpuci__buf_t *b, tpuci__unit_t *u) {
   if (why != NULL) {
     tpuci__buf_addf(b, "%s %s", name, why);
     free(why);
-  } else if (!u->started) {
+  } else if (!TPUCI__U_RAN(u)) {
     tpuci__buf_addf(b, "%s never started", name);
   } else if (u->gate == TPUCI__GATE_WAITING) {
     tpuci__buf_addf(b, "%s could not resolve%s", name, u->gate_wait);
   } else if (u->gate == TPUCI__GATE_READY) {
-    tpuci__buf_addf(b, "%s %s", name, u->att->go_sent ? "did not see tpuci's go" : "was ready");
-  } else if (u->ended) {
+    tpuci__buf_addf(b, "%s %s", name, u->att->gang_state == TPUCI__GANG_GO
+                                          ? "did not see tpuci's go" : "was ready");
+  } else if (TPUCI__U_ENDED(u)) {
     tpuci__buf_addf(b, "%s ended (exit %ld) before the gang was up", name, u->status);
   } else {
     tpuci__buf_addf(b, "%s started, but its wait step said nothing", name);
@@ -327,13 +376,13 @@ static void tpuci__unit_start_late(uv_timer_t *t) {
   tpuci__unit_att_t *att = t->data;
   char d[32];
   char *why;
-  if (att->phase != TPUCI__UP_RUN || att->up || att->infra != NULL) return;
+  if (att->phase != TPUCI__UP_RUN || tpuci__unit_gang_up(att) || att->infra != NULL) return;
   why = tpuci__unit_not_up_all(att);
   tpuci__unit_infra(att, tpuci__printf(
       "the gang's hosts were not all up within %s (start_timeout): %s",
       tpuci__duration_format(att->start_ms, d, sizeof(d)), why));
   free(why);
-  if (!att->launched) {
+  if (att->gang_state == TPUCI__GANG_OPENING) {
     /* Nothing started: nothing will. */
     att->stop = 1;
     tpuci__unit_halt_all(att);
@@ -345,9 +394,23 @@ static void tpuci__unit_start_late(uv_timer_t *t) {
   tpuci__unit_step(att);
 }
 
+/* STARTING -> GO once every host resolves every name (a unit just said
+ * `state`): they may start. Asked before the check for UP, which
+ * follows from the same line at the earliest. */
+static void tpuci__unit_go(tpuci__unit_att_t *att, tpuci__gate_state_t state) {
+  size_t i;
+  if (att->gang_state != TPUCI__GANG_STARTING || att->ops->go == NULL ||
+      state < TPUCI__GATE_READY || att->phase != TPUCI__UP_RUN || att->infra != NULL ||
+      att->signalled)
+    return;
+  for (i = 0; i < att->nunits; i++)
+    if (tpuci__unit_at(att, i)->gate < TPUCI__GATE_READY) return;
+  tpuci__unit_gang(att, TPUCI__GANG_GO);
+  att->ops->go(att);
+}
+
 void tpuci__unit_gate(tpuci__unit_t *u, tpuci__gate_state_t state, const char *waiting) {
   tpuci__unit_att_t *att = u->att;
-  size_t i;
   if (state == TPUCI__GATE_SILENT) return;
   free(u->gate_wait);
   u->gate_wait = NULL;
@@ -355,15 +418,8 @@ void tpuci__unit_gate(tpuci__unit_t *u, tpuci__gate_state_t state, const char *w
   if (state == TPUCI__GATE_WAITING)
     u->gate_wait = tpuci__printf("%s%s", waiting && *waiting == ' ' ? "" : " ",
                                  waiting ? waiting : "");
+  tpuci__unit_go(att, state);
   if (state == TPUCI__GATE_STARTED) tpuci__unit_check_up(att);
-  if (att->go_sent || att->ops->go == NULL || state < TPUCI__GATE_READY ||
-      att->phase != TPUCI__UP_RUN || att->infra != NULL || att->signalled)
-    return;
-  for (i = 0; i < att->nunits; i++)
-    if (tpuci__unit_at(att, i)->gate < TPUCI__GATE_READY) return;
-  /* Every host resolves every name: they may start. */
-  att->go_sent = 1;
-  att->ops->go(att);
 }
 
 void tpuci__unit_started(tpuci__unit_t *u, int ok) {
@@ -375,7 +431,7 @@ void tpuci__unit_started(tpuci__unit_t *u, int ok) {
     tpuci__unit_stop_all(att, SIGKILL);
     return;
   }
-  u->started = 1;
+  tpuci__unit_state(u, TPUCI__U_STARTED);
   tpuci__unit_check_up(att);
   att->ops->watch(u);
   if (att->infra != NULL) tpuci__unit_send(u, SIGKILL);
@@ -385,7 +441,7 @@ void tpuci__unit_started(tpuci__unit_t *u, int ok) {
 
 void tpuci__unit_exited(tpuci__unit_t *u, long status) {
   tpuci__unit_att_t *att = u->att;
-  u->ended = 1;
+  tpuci__unit_state(u, TPUCI__U_EXITED);
   u->order = ++att->ends;
   u->status = status;
   if (!(att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)) u->stopped = u->signals != 0;
@@ -394,8 +450,7 @@ void tpuci__unit_exited(tpuci__unit_t *u, long status) {
 }
 
 void tpuci__unit_ended_infra(tpuci__unit_t *u) {
-  u->ended = 1;
-  u->ended_infra = 1;
+  tpuci__unit_state(u, TPUCI__U_LOST);
   u->order = ++u->att->ends;
   tpuci__unit_stop_all(u->att, SIGKILL);
 }
@@ -412,7 +467,7 @@ static int tpuci__unit_run_over(tpuci__unit_att_t *att) {
   if (att->stop || att->signalled || att->gang_stop || att->infra != NULL)
     return 1;
   for (i = 0; i < att->nunits; i++)
-    if (!tpuci__unit_at(att, i)->ended) return 0;
+    if (!TPUCI__U_ENDED(tpuci__unit_at(att, i))) return 0;
   return 1;
 }
 
@@ -426,7 +481,7 @@ static int tpuci__unit_failed_alone(tpuci__unit_att_t *att) {
   if (att->infra != NULL || att->stop || att->signalled) return 0;
   for (i = 0; i < att->nunits; i++) {
     const tpuci__unit_t *u = tpuci__unit_at(att, i);
-    if (u->ended && (u->status != 0 || u->oom)) return 1;
+    if (TPUCI__U_ENDED(u) && (u->status != 0 || u->oom)) return 1;
   }
   return 0;
 }
@@ -463,7 +518,7 @@ static void tpuci__unit_finish(tpuci__unit_att_t *att) {
     for (i = 0; i < att->nunits; i++) {
       const tpuci__unit_t *u = tpuci__unit_at(att, i);
       h[i].name = u->host;
-      h[i].exited = u->ended && !u->ended_infra;
+      h[i].exited = u->state == TPUCI__U_EXITED;
       h[i].status = u->status;
       h[i].oom = u->oom;
       h[i].oom_unreported = u->oom_unreported;
@@ -507,11 +562,85 @@ void tpuci__unit_run(tpuci__unit_att_t *att, uv_loop_t *loop,
   if (list->atts) list->atts->prev = att;
   list->atts = att;
   att->a->rt_data = att;
-  att->phase = TPUCI__UP_NETWORK;
   if (att->ops->net_create) att->ops->net_create(att);
   tpuci__unit_step(att);
 }
 
+/* CREATE -> RUN: the start deadline of a gang, then every output opened
+ * (or at once ready), then the launch once all are ready. */
+static void tpuci__unit_run_begin(tpuci__unit_att_t *att) {
+  const tpuci__unit_ops_t *ops = att->ops;
+  size_t i;
+  tpuci__unit_phase(att, TPUCI__UP_RUN);
+  /* A gang's start is bounded, with or without a timeout. */
+  att->start_ms = att->a->inst->start_timeout_ms;
+  if (att->gang && att->start_ms > 0)
+    uv_timer_start(&att->start_timer, tpuci__unit_start_late, att->start_ms, 0);
+  att->to_ready = (int) att->nunits + 1;
+  for (i = 0; i < att->nunits; i++) {
+    tpuci__unit_t *u = tpuci__unit_at(att, i);
+    if (ops->output) ops->output(u);
+    else tpuci__unit_ready(u);
+  }
+  att->to_ready--;
+  tpuci__unit_launch(att);
+}
+
+/* RUN -> INSPECT once it is over: the timers stop, the units a driver
+ * that stops by removing did not see end count as stopped, and those
+ * that exited non-zero are classified. */
+static void tpuci__unit_run_end(tpuci__unit_att_t *att) {
+  const tpuci__unit_ops_t *ops = att->ops;
+  size_t i;
+  if (!tpuci__unit_gang_up(att) && att->signalled && att->infra == NULL) {
+    /* Stopped (a timeout, Ctrl-C) before the gang was up: say what it
+     * was waiting for. */
+    char *why = tpuci__unit_not_up_all(att);
+    tpuci__unit_tell(att, "stopped before the gang was up: %s", why);
+    free(why);
+  }
+  if (!(ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)) uv_timer_stop(&att->timer);
+  uv_timer_stop(&att->start_timer);
+  tpuci__unit_phase(att, TPUCI__UP_INSPECT);
+  for (i = 0; i < att->nunits; i++) {
+    tpuci__unit_t *u = tpuci__unit_at(att, i);
+    if (!TPUCI__U_ENDED(u) && (ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)) {
+      u->stopped = 1;
+      u->signals = att->signals;
+    }
+  }
+  if (att->infra != NULL || ops->classify == NULL) return;
+  for (i = 0; i < att->nunits; i++) {
+    tpuci__unit_t *u = tpuci__unit_at(att, i);
+    if (u->state == TPUCI__U_EXITED && u->status != 0) ops->classify(u);
+  }
+}
+
+/* INSPECT -> REMOVE, every unit and the go removed; or, when
+ * --keep-failed keeps a failed attempt's units, -> DONE once what was
+ * kept is told (and the go removed). */
+static void tpuci__unit_inspected(tpuci__unit_att_t *att) {
+  const tpuci__unit_ops_t *ops = att->ops;
+  int go = ops->go_remove != NULL && att->gang_state >= TPUCI__GANG_GO;
+  size_t i;
+  if (att->a->keep_on_failure && tpuci__unit_failed_alone(att)) {
+    for (i = 0; i <= att->nunits; i++) {
+      char *m = ops->keep(att, i < att->nunits ? tpuci__unit_at(att, i) : NULL);
+      if (m != NULL) tpuci__attempt_message(att->a, m);
+      free(m);
+    }
+    /* The go is no evidence: it goes (DONE waits for it). */
+    tpuci__unit_phase(att, TPUCI__UP_DONE);
+    if (go) ops->go_remove(att);
+    return;
+  }
+  tpuci__unit_phase(att, TPUCI__UP_REMOVE);
+  for (i = 0; i < att->nunits; i++) ops->remove(tpuci__unit_at(att, i));
+  if (go) ops->go_remove(att);
+}
+
+/* The step function: moves the phase on while nothing is in flight
+ * (unit.h's top). */
 void tpuci__unit_step(tpuci__unit_att_t *att) {
   const tpuci__unit_ops_t *ops = att->ops;
   size_t i;
@@ -519,93 +648,42 @@ void tpuci__unit_step(tpuci__unit_att_t *att) {
   while (att->requests == 0) {
     switch (att->phase) {
       case TPUCI__UP_NETWORK:
-        att->phase = TPUCI__UP_CREATE;
         if (att->infra != NULL || att->stop) {
-          att->phase = TPUCI__UP_INSPECT;
+          tpuci__unit_phase(att, TPUCI__UP_INSPECT);
           break;
         }
+        tpuci__unit_phase(att, TPUCI__UP_CREATE);
         for (i = 0; i < att->nunits; i++) ops->create(tpuci__unit_at(att, i));
         break;
       case TPUCI__UP_CREATE:
-        att->phase = TPUCI__UP_RUN;
-        if (att->infra != NULL || att->stop) {
-          /* Straight to removing whatever was created. */
-          att->phase = TPUCI__UP_INSPECT;
-          break;
-        }
-        /* A gang's start is bounded, with or without a timeout. */
-        att->start_ms = att->a->inst->start_timeout_ms;
-        if (att->gang && att->start_ms > 0)
-          uv_timer_start(&att->start_timer, tpuci__unit_start_late, att->start_ms, 0);
-        else
-          att->up = 1;
-        att->to_ready = (int) att->nunits + 1;
-        for (i = 0; i < att->nunits; i++) {
-          tpuci__unit_t *u = tpuci__unit_at(att, i);
-          if (ops->output) ops->output(u);
-          else tpuci__unit_ready(u);
-        }
-        att->to_ready--;
-        tpuci__unit_launch(att);
+        /* After a failure or a signal: straight to removing whatever was
+         * created. */
+        if (att->infra != NULL || att->stop) tpuci__unit_phase(att, TPUCI__UP_INSPECT);
+        else tpuci__unit_run_begin(att);
         break;
       case TPUCI__UP_RUN:
         if (!tpuci__unit_run_over(att)) return;
-        if (!att->up && att->signalled && att->infra == NULL) {
-          /* Stopped (a timeout, Ctrl-C) before the gang was up: say
-           * what it was waiting for. */
-          char *why = tpuci__unit_not_up_all(att);
-          tpuci__unit_tell(att, "stopped before the gang was up: %s", why);
-          free(why);
-        }
-        if (!(ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)) uv_timer_stop(&att->timer);
-        uv_timer_stop(&att->start_timer);
-        att->phase = TPUCI__UP_INSPECT;
-        for (i = 0; i < att->nunits; i++) {
-          tpuci__unit_t *u = tpuci__unit_at(att, i);
-          if (!u->ended && (ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)) {
-            u->stopped = 1;
-            u->signals = att->signals;
-          }
-        }
-        if (att->infra != NULL || ops->classify == NULL) break;
-        for (i = 0; i < att->nunits; i++) {
-          tpuci__unit_t *u = tpuci__unit_at(att, i);
-          if (u->ended && !u->ended_infra && u->status != 0) ops->classify(u);
-        }
+        tpuci__unit_run_end(att);
         break;
       case TPUCI__UP_INSPECT:
-        att->phase = TPUCI__UP_REMOVE;
-        if (att->a->keep_on_failure && tpuci__unit_failed_alone(att)) {
-          att->kept = 1;
-          for (i = 0; i <= att->nunits; i++) {
-            char *m = ops->keep(att, i < att->nunits ? tpuci__unit_at(att, i) : NULL);
-            if (m != NULL) tpuci__attempt_message(att->a, m);
-            free(m);
-          }
-          /* The go is no evidence: it goes (DONE waits for it). */
-          if (att->go_sent && ops->go_remove) ops->go_remove(att);
-          att->phase = TPUCI__UP_DONE;
-          break;
-        }
-        for (i = 0; i < att->nunits; i++) ops->remove(tpuci__unit_at(att, i));
-        if (att->go_sent && ops->go_remove) ops->go_remove(att);
+        tpuci__unit_inspected(att);
         break;
       case TPUCI__UP_REMOVE:
-        att->phase = TPUCI__UP_GONE;
+        tpuci__unit_phase(att, TPUCI__UP_GONE);
         break;
       case TPUCI__UP_GONE: {
         int first = !att->gone_asked;
         att->gone_asked = 1;
         if (ops->gone != NULL && !ops->gone(att, first)) return;
         if (att->requests > 0) break;
-        att->phase = TPUCI__UP_UNNET;
+        tpuci__unit_phase(att, TPUCI__UP_UNNET);
         if (ops->net_remove) ops->net_remove(att);
         break;
       }
       case TPUCI__UP_UNNET:
       case TPUCI__UP_DONE: {
         tpuci__unit_list_t *l = att->list;
-        att->phase = TPUCI__UP_DONE;
+        if (att->phase == TPUCI__UP_UNNET) tpuci__unit_phase(att, TPUCI__UP_DONE);
         tpuci__unit_finish(att);
         l->changed(l->rt);
         return;

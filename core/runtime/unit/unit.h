@@ -7,11 +7,18 @@
  * it never walks the phases itself. Only the engine drivers include this
  * (tests/layout/includes.py); it includes no driver.
  *
- * Phases, each over when no request of the attempt is in flight
- * (att->requests == 0):
+ * Three state machines, each one enum moved only by its one setter in
+ * attempt.c, which checks the move against the machine's table there (a
+ * move the table lacks is a bug: tpuci__unit_bad_move, state.c). The
+ * moves each allows:
+ *
+ * The attempt's phase (att->phase, tpuci__unit_phase_t), each over when
+ * no request of the attempt is in flight (tpuci__unit_req_begin/_end):
  *
  *   NETWORK  ops->net_create (optional): a gang's network
+ *            -> CREATE, or -> INSPECT after a failure or a signal
  *   CREATE   ops->create for each host
+ *            -> RUN, or -> INSPECT after a failure or a signal
  *   RUN      ops->output for each (optional), then once all are ready
  *            ops->start for each; once started ops->watch. A gang has
  *            until its start deadline (the job's start_timeout) to be up:
@@ -21,13 +28,36 @@
  *            fails on its own stops the others: ops->stop(SIGTERM), after
  *            the grace SIGKILL (or, with TPUCI__UNIT_STOP_BY_REMOVE, the
  *            run ends and removing stops them). Signals become ops->stop.
+ *            -> INSPECT
  *   INSPECT  ops->classify (optional) for each host that exited non-zero
- *   REMOVE   ops->remove for each, unless --keep-failed kept them
- *   GONE     ops->gone (optional) until it says everything went
- *   UNNET    ops->net_remove (optional)
- *   then     ops->outcome (optional) adjusts the exit, tpuci__attempt_done()
+ *            -> REMOVE, or -> DONE when --keep-failed keeps the units
+ *   REMOVE   ops->remove for each                          -> GONE
+ *   GONE     ops->gone (optional) until it says everything went -> UNNET
+ *   UNNET    ops->net_remove (optional)                    -> DONE
+ *   DONE     ops->outcome (optional) adjusts the exit, tpuci__attempt_done()
  *            exactly once, ops->release, the timer is closed, the
  *            attempt freed.
+ *
+ * The gang's start in RUN (att->gang_state, tpuci__unit_gang_t), for a
+ * lone host too:
+ *
+ *   OPENING   the hosts' outputs are being opened; nothing started
+ *             -> STARTING once all are ready (every ops->start asked),
+ *             or -> HALTED then instead when a signal, an infra failure
+ *             or the start deadline came first (ops->halt for each)
+ *   STARTING  not every host is up yet
+ *             -> GO when every host's wait step is ready (ops->go),
+ *             or -> UP
+ *   GO        the go exists, or is being made        -> UP
+ *   UP        every host is up: the start deadline is off
+ *
+ * A host (u->state, tpuci__unit_state_t), as far as the core knows it:
+ *
+ *   NEW -> CREATED (the driver: tpuci__unit_created) -> STARTED
+ *   (tpuci__unit_started) -> EXITED (tpuci__unit_exited) or LOST
+ *   (tpuci__unit_ended_infra). Its output (u->ready) is the driver's and
+ *   may be settled without anything created (a session that never
+ *   reached its worker).
  *
  * Ownership: the core allocates and frees the attempt (ops->att_size
  * bytes, tpuci__unit_att_t first) and its units (ops->unit_size bytes
@@ -49,21 +79,28 @@
 typedef struct tpuci__unit_att_s tpuci__unit_att_t;
 typedef struct tpuci__unit_list_s tpuci__unit_list_t;
 
+/* Where a host is, as the core knows it (unit.h's top; moved only by
+ * tpuci__unit_created, _started, _exited and _ended_infra). */
+typedef enum {
+  TPUCI__U_NEW = 0,       /* nothing made yet (or its create failed) */
+  TPUCI__U_CREATED,       /* made: there is something to signal and remove */
+  TPUCI__U_STARTED,       /* ops->start answered ok: it runs */
+  TPUCI__U_EXITED,        /* it exited: `status` */
+  TPUCI__U_LOST           /* it ended, not by the job's doing */
+} tpuci__unit_state_t;
+
 /* One host of an attempt. The core sets the fields below except `name`,
  * `host` (set by the driver before tpuci__unit_run, freed by the core)
- * and `created`, `oom`, `oom_unreported`, `status` (the driver's, as it
- * learns them). */
+ * and `oom`, `oom_unreported`, `status` (the driver's, as it learns
+ * them). */
 typedef struct {
   tpuci__unit_att_t *att;
   int index;              /* host index */
   char *name;             /* the unit's own name, for messages */
   char *host;             /* a gang's "worker-<index>", else NULL */
-  int created;            /* there is something to signal and remove */
-  int started;            /* ops->start answered ok */
+  tpuci__unit_state_t state;
   int pending_signal;     /* to send once started */
-  int ready;              /* its output is open (RUN) */
-  int ended;              /* it ended: exited, or ended_infra */
-  int ended_infra;        /* ... not by the job's doing */
+  int ready;              /* its output is open, or given up (RUN) */
   long status;            /* its exit code */
   int oom;
   int oom_unreported;     /* gang.h's TPUCI__OOM_STATS, _PROBABLY or 0 */
@@ -77,7 +114,11 @@ typedef struct {
   char *gate_wait;
 } tpuci__unit_t;
 
-
+/* Whether it ended (EXITED or LOST), was made (CREATED or later),
+ * started (STARTED or later). */
+#define TPUCI__U_ENDED(u) ((u)->state >= TPUCI__U_EXITED)
+#define TPUCI__U_MADE(u) ((u)->state >= TPUCI__U_CREATED)
+#define TPUCI__U_RAN(u) ((u)->state >= TPUCI__U_STARTED)
 
 /* The ops' flags. */
 /* Stopping a unit is removing it (Swarm: SIGTERM, the grace, SIGKILL
@@ -97,8 +138,9 @@ typedef struct {
   int flags;              /* TPUCI__UNIT_* */
   size_t att_size;        /* the driver's attempt, tpuci__unit_att_t first */
   size_t unit_size;       /* the driver's unit, tpuci__unit_t first */
-  /* Each op that asks something of the engine (or a child) counts it in
-   * att->requests and, when it is answered, uncounts it and calls
+  /* Each op that asks something of the engine (or a child, or waits on
+   * a timer) counts it with tpuci__unit_req_begin() and, when it is
+   * answered, uncounts it with tpuci__unit_req_end() and calls
    * tpuci__unit_step(). None fails synchronously: a failure is recorded
    * with tpuci__unit_infra() and the attempt moves on to cleanup. */
   /* Fills the driver's part of a new attempt (tpuci__unit_start): its
@@ -107,7 +149,7 @@ typedef struct {
   int (*init)(tpuci__unit_att_t *att, tpuci__runtime_t *rt,
               const tpuci__slice_t *slice);
   void (*net_create)(tpuci__unit_att_t *att);     /* optional */
-  void (*create)(tpuci__unit_t *u);               /* sets u->created */
+  void (*create)(tpuci__unit_t *u);   /* tpuci__unit_created() once made */
   /* Optional: opens the output before the start; calls
    * tpuci__unit_ready(u) exactly once (opened, or given up). */
   void (*output)(tpuci__unit_t *u);
@@ -135,8 +177,9 @@ typedef struct {
   char *(*keep)(tpuci__unit_att_t *att, tpuci__unit_t *u);
   /* Optional (TPUCI__UNIT_GATE): once every unit of a gang is ready,
    * lets them start (the go of engine/gate.h); counted as a request, a
-   * failure through tpuci__unit_infra(). go_remove removes what it made
-   * (REMOVE, and with --keep-failed too: the go is no evidence). */
+   * failure through tpuci__unit_infra(). go_remove removes what it made,
+   * if anything (called in REMOVE once the gang got to GO or UP, and
+   * with --keep-failed too: the go is no evidence). */
   void (*go)(tpuci__unit_att_t *att);
   void (*go_remove)(tpuci__unit_att_t *att);
   /* Optional: for the start deadline's cause, what keeps unit u from
@@ -151,6 +194,7 @@ typedef struct {
   void (*att_release)(tpuci__unit_att_t *att);    /* the driver's fields */
 } tpuci__unit_ops_t;
 
+/* The attempt's phase (this file's top says each one's moves). */
 typedef enum {
   TPUCI__UP_NETWORK = 0,
   TPUCI__UP_CREATE,
@@ -162,6 +206,15 @@ typedef enum {
   TPUCI__UP_DONE
 } tpuci__unit_phase_t;
 
+/* The gang's start in RUN (this file's top). */
+typedef enum {
+  TPUCI__GANG_OPENING = 0,
+  TPUCI__GANG_HALTED,
+  TPUCI__GANG_STARTING,
+  TPUCI__GANG_GO,
+  TPUCI__GANG_UP
+} tpuci__unit_gang_t;
+
 struct tpuci__unit_att_s {
   const tpuci__unit_ops_t *ops;
   tpuci__unit_list_t *list;
@@ -169,26 +222,26 @@ struct tpuci__unit_att_s {
   void *units;            /* nunits of ops->unit_size bytes */
   size_t nunits;
   int gang;               /* a multi-host topology */
-  tpuci__unit_phase_t phase;
-  int requests;           /* in flight, all kinds (and pending retries) */
+  tpuci__unit_phase_t phase;      /* moved by attempt.c only */
+  tpuci__unit_gang_t gang_state;  /* RUN: the start; attempt.c only */
+  /* Requests in flight, all kinds (and pending retries): only
+   * tpuci__unit_req_begin() and tpuci__unit_req_end() touch it. */
+  int requests;
   int to_ready;           /* RUN: units whose output is not ready yet */
-  int launched;           /* starts asked (or given up) */
+  /* Why it ends early; each is set once and never cleared. */
   int stop;               /* signalled before anything started */
   int signalled;          /* the scheduler signalled it */
   uint64_t signals;       /* bit n: the scheduler sent signal n */
   char *infra;            /* the first failure not of the job's doing */
-  char *log_lost;         /* set by ops->outcome, freed by the core */
-  int kept;               /* --keep-failed kept the units */
-  int gone_asked;         /* GONE was entered */
-  unsigned long ends;     /* units ended so far */
   int gang_stop;          /* a host failed on its own: the rest stop */
+  char *log_lost;         /* set by ops->outcome, freed by the core */
+  int gone_asked;         /* GONE was entered (ops->gone's `first`) */
+  unsigned long ends;     /* units ended so far */
   uint64_t grace_ms;
-  /* The gang's start deadline (RUN): armed when RUN begins, stopped once
-   * every unit is up; `up` once that happened. */
+  /* The gang's start deadline (RUN): armed when RUN begins for a gang
+   * with a start_timeout (start_ms), stopped once it is UP. */
   uv_timer_t start_timer;
   uint64_t start_ms;
-  int up;
-  int go_sent;            /* ops->go was called */
   int closing;            /* handles being closed at the end */
   /* The core's in RUN (the grace) unless TPUCI__UNIT_STOP_BY_REMOVE; the
    * driver's otherwise (retries, inspections). Closed by the core. */
@@ -227,9 +280,32 @@ void tpuci__unit_run(tpuci__unit_att_t *att, uv_loop_t *loop,
 
 /* Moves the attempt on once nothing of it is in flight. */
 void tpuci__unit_step(tpuci__unit_att_t *att);
+/* The attempt's count of requests in flight, its only owner: begin when
+ * an op asks something (or arms a timer the phase waits for), end when
+ * that is answered (or no longer waited for). end returns whether
+ * nothing is in flight any more, when tpuci__unit_step() would move the
+ * phase on; an end without a begin is a bug (tpuci__unit_bad_move). */
+void tpuci__unit_req_begin(tpuci__unit_att_t *att);
+int tpuci__unit_req_end(tpuci__unit_att_t *att);
+/* A state machine (`what`: "phase", "container", ...) was asked to move
+ * from `from` to `to`, which its table does not allow: a bug of tpuci.
+ * A debug build aborts; otherwise the attempt tells it to the user and
+ * the caller moves all the same (the code before the table did). */
+void tpuci__unit_bad_move(tpuci__unit_att_t *att, const char *what, const char *name,
+                          const char *from, const char *to);
+/* One move of a state machine whose states are named names[] and whose
+ * table says, for each state, the states it may move to (bit n: state
+ * n): checks `from` -> `to` against it (tpuci__unit_bad_move when it
+ * is not there). Each machine's own set function calls it, then moves. */
+#define TPUCI__MOVE(n) (1u << (n))
+void tpuci__unit_move(tpuci__unit_att_t *att, const char *what, const char *name,
+                      const char *const *names, const unsigned *moves, int from, int to);
 /* Records the first failure not of the job's doing (takes `msg`). */
 void tpuci__unit_infra(tpuci__unit_att_t *att, char *msg);
 /* The driver's answers (none steps: the driver calls tpuci__unit_step). */
+/* Unit u was made (NEW -> CREATED): there is something to signal and
+ * remove. */
+void tpuci__unit_created(tpuci__unit_t *u);
 void tpuci__unit_ready(tpuci__unit_t *u);
 void tpuci__unit_started(tpuci__unit_t *u, int ok);
 /* Where unit u's wait step is (TPUCI__UNIT_GATE): `state` is
