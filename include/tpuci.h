@@ -645,7 +645,7 @@ int tpuci_tpu_doctor(tpuci_ctx_t *ctx, char **report);
 /* ------------------------------------------------------------------ */
 /* Exporting the loaded spec to other CI systems                       */
 
-#define TPUCI_EXPORT_OPTIONS_VERSION 4
+#define TPUCI_EXPORT_OPTIONS_VERSION 5
 
 typedef struct tpuci_export_options_s {
   int version;             /* TPUCI_EXPORT_OPTIONS_VERSION */
@@ -672,11 +672,15 @@ typedef struct tpuci_export_options_s {
   /* Version 4: a cron schedule ("0 3 * * 1") the workflow also runs on,
    * or NULL; 5 fields, checked (docs/github.md, "Triggers"). */
   const char *schedule;
+  /* Version 5, format "kubernetes": an instance of more than one host is
+   * a JobSet (jobset.x-k8s.io/v1alpha2), not an Indexed Job and a
+   * Service (docs/kubernetes.md, "JobSet"). */
+  int jobset;
 } tpuci_export_options_t;
 
 /* Writes the loaded spec for another system: format "github" (a GitHub
  * Actions workflow, docs/github.md) or "kubernetes" (a Job per selected
- * instance, docs/kubernetes.md). *out is freed with tpuci_free(). opts
+ * instance, or a JobSet per multi-host one, docs/kubernetes.md). *out is freed with tpuci_free(). opts
  * may be NULL. Returns 0, TPUCI_ESTATE when nothing is loaded,
  * TPUCI_ENOMATCH when no instance is selected (kubernetes), TPUCI_EUSAGE
  * for an unknown format or a spec that cannot be exported (more than 256

@@ -147,6 +147,7 @@ int tpuci_export(tpuci_ctx_t *ctx, const char *format,
       ko.run = opts->run;
       ko.results_claim = opts->results_claim;
     }
+    if (opts != NULL && opts->version >= 5) ko.jobset = opts->jobset;
     tpuci__buf_init(&b);
     r = tpuci__export_kubernetes(&ctx->plan, &ko, &b, &e);
     if (r != 0) {
