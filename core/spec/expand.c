@@ -44,6 +44,7 @@ typedef struct {
   const char **keys;
   const char **cur;        /* values of the combination being emitted */
   size_t emitted;
+  int chips;               /* pytest.per_chip: one instance per chip; else 0 */
 } tpuci__job_t;
 
 const char *tpuci__spec_get_str(lua_State *L, int t, const char *k) {
@@ -236,6 +237,10 @@ static void tpuci__emit_pytest(lua_State *L, const tpuci__job_t *j,
   }
   py->test_timeout_ms = (uint64_t) tpuci__spec_get_int(L, j->pytest, "test_timeout_ms");
   py->new_tests_runs = (int) tpuci__spec_get_int(L, j->pytest, "new_tests_runs");
+  if (j->chips > 0) {
+    py->per_chip = 1;
+    py->shards = j->chips;
+  }
   if (py->shards < 1) py->shards = 1;
   shard = py->shards > 1 ? tpuci__kv_get(&in->matrix, "shard") : NULL;
   if (shard != NULL) py->shard = atoi(shard);
@@ -464,6 +469,46 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
 }
 
 /* Whether the combination idx matches one of the exclude rules. */
+/* The instances of the combination in j->cur: one, or with
+ * pytest.per_chip one per chip, each with the matrix key "shard"
+ * ("2/8": chip 1 of 8) after the spec's keys. j->keys and j->cur have a
+ * slot for it. */
+static void tpuci__emit_all(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
+  char value[32];
+  size_t n = j->nkeys;
+  int i;
+  if (j->chips == 0) {
+    tpuci__emit(L, c, j);
+    return;
+  }
+  j->keys[n] = "shard";
+  for (i = 1; i <= j->chips; i++) {
+    snprintf(value, sizeof(value), "%d/%d", i, j->chips);
+    j->cur[n] = value;
+    j->nkeys = n + 1;
+    tpuci__emit(L, c, j);
+    j->nkeys = n;
+  }
+}
+
+/* pytest.per_chip: how many chips the job's one host has, after checking
+ * that it can run so. */
+static int tpuci__per_chip(lua_State *L, tpuci__spec_ctx_t *c, const tpuci__job_t *j) {
+  const tpuci__topology_t *tp;
+  if (lua_isnil(L, j->pytest) || !tpuci__spec_get_bool(L, j->pytest, "per_chip")) return 0;
+  if (j->topology < 0 || (size_t) j->topology >= c->plan->ntopologies)
+    tpuci__job_error(L, j, "pytest.per_chip needs a topology: one process runs per chip of its host");
+  tp = &c->plan->topologies[j->topology];
+  if (tp->hosts != 1) {
+    lua_pushfstring(L,
+                    "pytest.per_chip runs on one host, and topology '%s' has %d hosts: "
+                    "use a one-host layout (e.g. layout = \"1x8\") or leave per_chip out",
+                    tp->name, tp->hosts);
+    tpuci__job_error(L, j, lua_tostring(L, -1));
+  }
+  return tp->chips_per_host;
+}
+
 static int tpuci__excluded(const lua_Integer *rules, size_t nrules,
                            const size_t *idx, size_t nkeys) {
   size_t r, k;
@@ -491,8 +536,9 @@ static void tpuci__expand_matrix(lua_State *L, tpuci__spec_ctx_t *c,
   lua_getfield(L, mt, "values");
   values = lua_gettop(L);
   j->nkeys = (size_t) lua_rawlen(L, keys);
-  j->keys = tpuci__scratch(L, j->nkeys, sizeof(*j->keys));
-  j->cur = tpuci__scratch(L, j->nkeys, sizeof(*j->cur));
+  /* One more slot: pytest.per_chip's "shard" (tpuci__emit_all). */
+  j->keys = tpuci__scratch(L, j->nkeys + 1, sizeof(*j->keys));
+  j->cur = tpuci__scratch(L, j->nkeys + 1, sizeof(*j->cur));
   off = tpuci__scratch(L, j->nkeys, sizeof(*off));
   nvals = tpuci__scratch(L, j->nkeys, sizeof(*nvals));
   idx = tpuci__scratch(L, j->nkeys, sizeof(*idx));
@@ -533,7 +579,7 @@ static void tpuci__expand_matrix(lua_State *L, tpuci__spec_ctx_t *c,
     for (;;) {
       if (!tpuci__excluded(rules, nrules, idx, j->nkeys)) {
         for (k = 0; k < j->nkeys; k++) j->cur[k] = vals[off[k] + idx[k]];
-        tpuci__emit(L, c, j);
+        tpuci__emit_all(L, c, j);
       }
       for (k = j->nkeys; k > 0; k--) {
         if (++idx[k - 1] < nvals[k - 1]) break;
@@ -553,7 +599,7 @@ static void tpuci__expand_matrix(lua_State *L, tpuci__spec_ctx_t *c,
       j->cur[k] = lua_tostring(L, -1);
       lua_pop(L, 1); /* The row still holds the string. */
     }
-    tpuci__emit(L, c, j);
+    tpuci__emit_all(L, c, j);
     lua_pop(L, 1);
   }
 }
@@ -647,13 +693,24 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt,
     }
   }
 
+  j.chips = tpuci__per_chip(L, c, &j);
   lua_getfield(L, jt, "matrix");
   mt = lua_gettop(L);
   if (lua_istable(L, mt)) {
+    lua_getfield(L, mt, "keys");
+    for (k = 0; j.chips > 0 && k < (size_t) lua_rawlen(L, -1); k++) {
+      lua_rawgeti(L, -1, (lua_Integer) k + 1);
+      if (strcmp(lua_tostring(L, -1), "shard") == 0)
+        tpuci__job_error(L, &j, "matrix.shard: the key 'shard' is taken by pytest.per_chip");
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
     tpuci__expand_matrix(L, c, &j, mt);
     if (j.emitted == 0) tpuci__job_error(L, &j, "matrix: every combination is excluded");
   } else {
-    tpuci__emit(L, c, &j);
+    j.keys = tpuci__scratch(L, 1, sizeof(*j.keys));
+    j.cur = tpuci__scratch(L, 1, sizeof(*j.cur));
+    tpuci__emit_all(L, c, &j);
   }
 }
 

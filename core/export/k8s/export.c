@@ -297,6 +297,11 @@ static int tpuci__k8s_prepare(tpuci__k8s_doc_t *d, tpuci__k8s_obj_t *o,
                            "quiet (it has only activeDeadlineSeconds, which `timeout` "
                            "becomes): leave it out of the export, e.g. idle_timeout = "
                            "tpuci.env(\"IDLE_TIMEOUT\")");
+  if (inst->pytest && inst->pytest->per_chip)
+    return tpuci__k8s_fail(err, inst,
+                           "pytest.per_chip is not exported: a pod is one host's "
+                           "processes, not one chip's; leave per_chip out of the "
+                           "exported spec");
   if (inst->pytest && inst->pytest->shards > 1 && o->hosts > 1)
     return tpuci__k8s_fail(err, inst,
                            "pytest shards on a %d-host topology are not supported "
