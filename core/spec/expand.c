@@ -469,44 +469,20 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
 }
 
 /* Whether the combination idx matches one of the exclude rules. */
-/* The instances of the combination in j->cur: one, or with
- * pytest.per_chip one per chip, each with the matrix key "shard"
- * ("2/8": chip 1 of 8) after the spec's keys. j->keys and j->cur have a
- * slot for it. */
+/* The combination in j->cur: one instance, or with pytest.per_chip one
+ * per chip, with "shard=2/8" (chip 1 of 8) in a slot after the keys. */
 static void tpuci__emit_all(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
   char value[32];
   size_t n = j->nkeys;
   int i;
-  if (j->chips == 0) {
-    tpuci__emit(L, c, j);
-    return;
-  }
+  if (j->chips == 0) { tpuci__emit(L, c, j); return; }
   j->keys[n] = "shard";
   for (i = 1; i <= j->chips; i++) {
     snprintf(value, sizeof(value), "%d/%d", i, j->chips);
-    j->cur[n] = value;
-    j->nkeys = n + 1;
+    j->cur[n] = value, j->nkeys = n + 1;
     tpuci__emit(L, c, j);
     j->nkeys = n;
   }
-}
-
-/* pytest.per_chip: how many chips the job's one host has, after checking
- * that it can run so. */
-static int tpuci__per_chip(lua_State *L, tpuci__spec_ctx_t *c, const tpuci__job_t *j) {
-  const tpuci__topology_t *tp;
-  if (lua_isnil(L, j->pytest) || !tpuci__spec_get_bool(L, j->pytest, "per_chip")) return 0;
-  if (j->topology < 0 || (size_t) j->topology >= c->plan->ntopologies)
-    tpuci__job_error(L, j, "pytest.per_chip needs a topology: one process runs per chip of its host");
-  tp = &c->plan->topologies[j->topology];
-  if (tp->hosts != 1) {
-    lua_pushfstring(L,
-                    "pytest.per_chip runs on one host, and topology '%s' has %d hosts: "
-                    "use a one-host layout (e.g. layout = \"1x8\") or leave per_chip out",
-                    tp->name, tp->hosts);
-    tpuci__job_error(L, j, lua_tostring(L, -1));
-  }
-  return tp->chips_per_host;
 }
 
 static int tpuci__excluded(const lua_Integer *rules, size_t nrules,
@@ -536,8 +512,7 @@ static void tpuci__expand_matrix(lua_State *L, tpuci__spec_ctx_t *c,
   lua_getfield(L, mt, "values");
   values = lua_gettop(L);
   j->nkeys = (size_t) lua_rawlen(L, keys);
-  /* One more slot: pytest.per_chip's "shard" (tpuci__emit_all). */
-  j->keys = tpuci__scratch(L, j->nkeys + 1, sizeof(*j->keys));
+  j->keys = tpuci__scratch(L, j->nkeys + 1, sizeof(*j->keys)); /* + per_chip */
   j->cur = tpuci__scratch(L, j->nkeys + 1, sizeof(*j->cur));
   off = tpuci__scratch(L, j->nkeys, sizeof(*off));
   nvals = tpuci__scratch(L, j->nkeys, sizeof(*nvals));
@@ -693,18 +668,10 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt,
     }
   }
 
-  j.chips = tpuci__per_chip(L, c, &j);
   lua_getfield(L, jt, "matrix");
   mt = lua_gettop(L);
+  j.chips = tpuci__spec_per_chip(L, c->plan, j.name, j.where, j.topology, j.pytest, mt);
   if (lua_istable(L, mt)) {
-    lua_getfield(L, mt, "keys");
-    for (k = 0; j.chips > 0 && k < (size_t) lua_rawlen(L, -1); k++) {
-      lua_rawgeti(L, -1, (lua_Integer) k + 1);
-      if (strcmp(lua_tostring(L, -1), "shard") == 0)
-        tpuci__job_error(L, &j, "matrix.shard: the key 'shard' is taken by pytest.per_chip");
-      lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
     tpuci__expand_matrix(L, c, &j, mt);
     if (j.emitted == 0) tpuci__job_error(L, &j, "matrix: every combination is excluded");
   } else {
