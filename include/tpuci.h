@@ -7,11 +7,30 @@
  * instances (the plan). tpuci_run() runs the selected instances: each
  * instance gets one or more attempts, each attempt ends with an outcome.
  *
- * Errors: functions that can fail return 0 on success or a negative error
- * code: libuv's UV_E* codes pass through unchanged, tpuci's own codes are
- * the TPUCI_E* values below. tpuci_last_error() gives the full message of
- * the last failure on a context ("spec.lua:12: job 'unit': ..."). A call
- * that fails and takes a callback never invokes the callback.
+ * Errors, one convention: a function that can fail takes the context
+ * first and returns 0 (or a count) on success or a negative error code:
+ * libuv's UV_E* codes pass through unchanged, tpuci's own codes are the
+ * TPUCI_E* values below; the one-line message for a person is then
+ * tpuci_last_error() ("spec.lua:12: job 'unit': ..."). Only
+ * tpuci_ctx_new() (no context yet) and tpuci_parse_duration() (a pure
+ * parser) return a code alone. A call that fails and takes a callback
+ * never invokes the callback; tpuci_run() in particular fails before its
+ * first event or not at all (a run that started and could not go on says
+ * so in its result: tpuci_run_error()).
+ *
+ * Structs, one convention: every struct passed between a caller and
+ * tpuci starts with `size_t size`, the sizeof of the struct the side that
+ * made it was built with. Fields are only ever added at the end. The
+ * caller sets `size` with the struct's _init() function or _INIT macro;
+ * tpuci reads (options) or fills (info) only the fields that fit in it,
+ * and takes the defaults for the rest; a size below the struct's size at
+ * this SONAME is TPUCI_EUSAGE. Events carry the size tpuci filled.
+ *
+ * Text for people: the *_text() and *_report() functions, doctor's and
+ * gc's reports and tpuci_strerror() return text to show as it is; every
+ * other function returns data. tpuci itself never writes to stdout or
+ * stderr (but for a Lua panic, just before its abort); tpuci_text_safe()
+ * is the helper for what a host prints.
  *
  * Strings returned by accessors belong to the context and stay valid until
  * the next tpuci_load_*() or tpuci_run() on it, or tpuci_ctx_free().
@@ -27,7 +46,7 @@ extern "C" {
 #endif
 
 #define TPUCI_VERSION_MAJOR 0
-#define TPUCI_VERSION_MINOR 1
+#define TPUCI_VERSION_MINOR 2
 #define TPUCI_VERSION_PATCH 0
 
 /* Error codes. Every one is below libuv's range. */
@@ -70,7 +89,7 @@ typedef struct tpuci_ctx_s tpuci_ctx_t;
 /* ------------------------------------------------------------------ */
 /* Library and errors                                                  */
 
-/* "0.1.0". */
+/* "0.2.0". */
 const char *tpuci_version(void);
 
 /* A short message for an error code; never NULL. */
@@ -86,6 +105,28 @@ int tpuci_parse_duration(const char *text, uint64_t *out_ms);
 /* "passed", "failed", "timeout", "oom", "infra", "cancelled", "flaky",
  * "cached", "order-dependent", "none". */
 const char *tpuci_outcome_name(tpuci_outcome_t outcome);
+
+/* Where this build of tpuci came from, as the build recorded it
+ * (cmake/build_info.cmake, at every build): `tpuci export github` builds
+ * the same tpuci unless told otherwise (docs/github.md). Set `size`
+ * before the call (TPUCI_BUILD_SOURCE_INIT does); tpuci fills what fits.
+ * Returns 0, or TPUCI_EUSAGE for a size too small. */
+typedef struct tpuci_build_source_s {
+  size_t size;              /* sizeof(tpuci_build_source_t) */
+  /* The https (or git) URL of the checkout's remote origin, without a
+   * user or password (an ssh address as its https one), or NULL: not a
+   * git checkout, no origin, or one a CI runner could not fetch (a
+   * local path). */
+  const char *url;
+  /* The commit it was built at (hex), or NULL: not a git checkout. */
+  const char *commit;
+  int modified;             /* tracked files had changes at the build */
+  int pushed;               /* the commit was on one of origin's branches
+                               (as of the checkout's last fetch) */
+} tpuci_build_source_t;
+#define TPUCI_BUILD_SOURCE_INIT {sizeof(tpuci_build_source_t), NULL, NULL, 0, 0}
+
+int tpuci_build_source(tpuci_build_source_t *out);
 
 /* Untrusted text made safe to print on a terminal and in a GitHub
  * Actions log: what a test, a file or another machine said, inside a
@@ -103,15 +144,18 @@ char *tpuci_text_safe(const char *text, int lines);
 /* Context                                                             */
 
 typedef struct tpuci_ctx_options_s {
-  /* Set to sizeof(tpuci_ctx_options_t) so the struct can grow. */
-  size_t size;
+  size_t size;             /* sizeof(tpuci_ctx_options_t) */
   /* Limits for loading a spec; 0 means the default (5000 ms, 256 MiB). */
   uint64_t load_timeout_ms;
   size_t load_memory_bytes;
 } tpuci_ctx_options_t;
 
+/* Fills `opts` with the defaults. */
+void tpuci_ctx_options_init(tpuci_ctx_options_t *opts);
+
 /* Creates a context. `opts` may be NULL. On success *out owns a context
- * to be released with tpuci_ctx_free(). */
+ * to be released with tpuci_ctx_free(); TPUCI_EUSAGE for a size too
+ * small. */
 int tpuci_ctx_new(tpuci_ctx_t **out, const tpuci_ctx_options_t *opts);
 
 /* Frees a context. It must not be running (cancel it and wait for the run
@@ -246,9 +290,10 @@ typedef enum {
 } tpuci_pull_state_t;
 
 /* Events are tpuci's to fill and the callback's to read during the call.
- * Fields are only ever added at the end; `size` is sizeof the struct this
- * tpuci fills, so a callback built against a newer header can tell
- * whether a field is there (offsetof(tpuci_event_t, field) < size). */
+ * `size` is sizeof the struct this tpuci fills, so a callback built
+ * against a newer header can tell whether a field is there
+ * (offsetof(tpuci_event_t, field) < size). RUN_STARTED is a run's first
+ * event and RUN_FINISHED its last. */
 typedef struct tpuci_event_s {
   size_t size;
   tpuci_event_type_t type;
@@ -288,14 +333,8 @@ typedef struct tpuci_event_s {
 typedef void (*tpuci_event_cb)(tpuci_ctx_t *ctx, const tpuci_event_t *ev,
                                void *userdata);
 
-#define TPUCI_RUN_OPTIONS_VERSION 4
-
-/* Fields are only ever added at the end, with a new version: tpuci reads
- * only the fields of the version the caller names and takes the defaults
- * for the rest, so a program built against an older header keeps
- * working. */
 typedef struct tpuci_run_options_s {
-  int version;             /* TPUCI_RUN_OPTIONS_VERSION (1 ... current) */
+  size_t size;             /* sizeof(tpuci_run_options_t) */
   /* A uv_loop_t * to run on. NULL: tpuci_run() creates a loop, runs it
    * and returns when the run is over. Non-NULL: tpuci_run() starts the run
    * and returns; the caller runs the loop; TPUCI_EVENT_RUN_FINISHED says
@@ -325,7 +364,7 @@ typedef struct tpuci_run_options_s {
   /* Emit TPUCI_EVENT_TICK this often (a live display redraws on it);
    * 0: never. */
   uint64_t tick_ms;
-  /* Version 2. The quarantine (docs/quarantine.md): a YAML file of tests
+  /* The quarantine (docs/quarantine.md): a YAML file of tests
    * whose failures do not fail the run until a date. NULL:
    * tpuci-quarantine.yaml beside the spec, when there is one. A file
    * that cannot be read or is invalid stops the run before it starts
@@ -334,19 +373,19 @@ typedef struct tpuci_run_options_s {
   /* How many runs in a row (in the history) a quarantined test must
    * pass to be reported "ready to release"; 0: 10. */
   int release_after;
-  /* Version 3. 1: the merged JUnit's test cases of pytest instances also
+  /* 1: the merged JUnit's test cases of pytest instances also
    * get `file` (the test's module, from the project's folder) and `line`
    * (where it failed in the project, else where the test is), for
    * readers that place tests by them; neither Surefire's nor Jenkins'
    * schema allows them (docs/pytest.md). */
   int junit_file_line;
-  /* Version 3. The results cache (docs/cache.md): 0, an instance whose
+  /* The results cache (docs/cache.md): 0, an instance whose
    * input key has a pass stored in state_dir/cache/ is not run (outcome
    * TPUCI_OUTCOME_CACHED) and the run's passes are stored; 1, neither
    * (`tpuci run --no-cache`), as when the environment variable
    * TPUCI_NO_CACHE is set to anything but "" or "0". */
   int no_cache;
-  /* Version 4. Only what a change can affect (docs/pytest.md): 1, every
+  /* Only what a change can affect (docs/pytest.md): 1, every
    * pytest instance runs as with pytest.select = "affected" (`tpuci run
    * --affected`); `no_select` 1, every test runs, what each needs still
    * recorded (`--no-select`). */
@@ -358,10 +397,18 @@ typedef struct tpuci_run_options_s {
 void tpuci_run_options_init(tpuci_run_options_t *opts);
 
 /* Runs the selected instances of the loaded plan (see `loop` above).
- * Returns 0 when the run finished (whatever the jobs did) or started, or
- * an error when it could not start (nothing loaded, the run folder cannot
- * be created, the engine is unreachable: see tpuci_last_error()). */
+ * Either it fails before its first event (nothing loaded, nothing
+ * selected, an invalid quarantine, the run folder cannot be created:
+ * a negative code and tpuci_last_error(), and no event at all), or it
+ * returns 0 and the run goes from TPUCI_EVENT_RUN_STARTED to
+ * TPUCI_EVENT_RUN_FINISHED; what went wrong on the way (the engine is
+ * unreachable, an image is missing) is in its result:
+ * tpuci_run_error(), tpuci_run_exit_code() 3. */
 int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts);
+
+/* The error that kept the last run from doing its work (0: none), whose
+ * message is tpuci_last_error(); its exit code is then 3. */
+int tpuci_run_error(const tpuci_ctx_t *ctx);
 
 /* Cancels a run: no new attempt starts, running attempts are sent
  * SIGTERM and, after the grace period (or at once with force), SIGKILL.
@@ -399,12 +446,9 @@ size_t tpuci_outcome_count(const tpuci_ctx_t *ctx, tpuci_outcome_t outcome);
 tpuci_outcome_t tpuci_instance_outcome(const tpuci_ctx_t *ctx, size_t i);
 size_t tpuci_attempt_count(const tpuci_ctx_t *ctx, size_t i);
 
-/* The structs tpuci fills for a caller (attempt and test info) start
- * with `size`: set it to sizeof the struct before the call (the _INIT
- * macros do), and tpuci fills only what fits. Fields are only ever added
- * at the end, so a program built against an older, shorter struct keeps
- * working with a newer library. A size too small for the first version's
- * fields is TPUCI_EUSAGE. */
+/* The structs tpuci fills for a caller (attempt, running and test info)
+ * follow the struct convention above: the _INIT macros set `size`, and
+ * tpuci fills only what fits. */
 typedef struct tpuci_attempt_info_s {
   size_t size;              /* sizeof(tpuci_attempt_info_t) */
   tpuci_outcome_t outcome;
@@ -514,11 +558,9 @@ int tpuci_instance_quarantined(const tpuci_ctx_t *ctx, size_t i);
  * the last run was not a probe. */
 int tpuci_repeat_report(const tpuci_ctx_t *ctx, char **out);
 
-#define TPUCI_MERGE_OPTIONS_VERSION 1
-
 /* What tpuci_merge_runs() writes; NULL: not written. */
 typedef struct tpuci_merge_options_s {
-  int version;              /* TPUCI_MERGE_OPTIONS_VERSION */
+  size_t size;              /* sizeof(tpuci_merge_options_t) */
   const char *report_json;  /* the merged summary (a summary.json) */
   const char *report_yaml;
   const char *report_html;  /* log links relative to its folder */
@@ -569,18 +611,19 @@ int tpuci_plan_select_unpassed(tpuci_ctx_t *ctx, const char *state_dir,
  * failed in any of the last `runs` runs (0: all), most flips first, with
  * their outcomes run by run and their last failure; as text, or JSON with
  * `json`. *out is freed with tpuci_free(). 0, or TPUCI_ENOMATCH when there
- * is no history yet, or another negative code. */
-int tpuci_flaky_report(const char *state_dir, int runs, int json, char **out,
-                       char **error);
+ * is no history yet, or another negative code. No spec needs to be
+ * loaded for this and the next three. */
+int tpuci_flaky_report(tpuci_ctx_t *ctx, const char *state_dir, int runs, int json,
+                       char **out);
 
 /* `tpuci flaky --release`: the entries of the quarantine file
  * (docs/quarantine.md) that can go, because every test of theirs in the
  * history (state_dir/history.jsonl) passed its last `release_after` runs
  * (0: 10), one line each; "" when none. *out is freed with tpuci_free();
- * 0, or a negative code with *error (freed with tpuci_free()):
- * TPUCI_ENOMATCH without a history, TPUCI_ESPEC for an invalid file. */
-int tpuci_flaky_release(const char *state_dir, const char *quarantine, int release_after,
-                        char **out, char **error);
+ * 0, or TPUCI_ENOMATCH without a history, TPUCI_ESPEC for an invalid
+ * file. */
+int tpuci_flaky_release(tpuci_ctx_t *ctx, const char *state_dir, const char *quarantine,
+                        int release_after, char **out);
 
 /* `tpuci flaky --propose`: quarantine entries (docs/quarantine.md's YAML,
  * to be copied into the file by hand: nothing is written) for the tests
@@ -590,20 +633,54 @@ int tpuci_flaky_release(const char *state_dir, const char *quarantine, int relea
  * (`codeowners`, or NULL: .github/CODEOWNERS, CODEOWNERS or
  * docs/CODEOWNERS here or above, up to the git top); tests the quarantine
  * (`quarantine`, or NULL: tpuci-quarantine.yaml when there is one) holds
- * are left out. *out and *error are freed with tpuci_free(); 0, or
- * TPUCI_ENOMATCH without a history, TPUCI_ESPEC for an invalid
- * quarantine, TPUCI_EUSAGE for a file that cannot be read. */
-int tpuci_flaky_propose(const char *state_dir, const char *quarantine, const char *codeowners,
-                        int runs, double min_rate, char **out, char **error);
+ * are left out. *out is freed with tpuci_free(); 0, or TPUCI_ENOMATCH
+ * without a history, TPUCI_ESPEC for an invalid quarantine, TPUCI_EUSAGE
+ * for a file that cannot be read. */
+int tpuci_flaky_propose(tpuci_ctx_t *ctx, const char *state_dir, const char *quarantine,
+                        const char *codeowners, int runs, double min_rate, char **out);
 
 /* The spec path recorded in a past run's summary; *out is freed with
  * tpuci_free(). */
-int tpuci_run_spec_path(const char *state_dir, const char *run_id,
+int tpuci_run_spec_path(tpuci_ctx_t *ctx, const char *state_dir, const char *run_id,
                         char **out);
 
 /* The report of the last run (the content of summary.json) as JSON or
  * YAML ("json", "yaml"); *out is freed with tpuci_free(). */
 int tpuci_report(const tpuci_ctx_t *ctx, const char *format, char **out);
+
+/* ------------------------------------------------------------------ */
+/* A starting spec for a project (`tpuci init`)                        */
+
+typedef struct tpuci_init_options_s {
+  size_t size;             /* sizeof(tpuci_init_options_t) */
+  /* The project's folder, whose pytest configuration is read. NULL: ".". */
+  const char *dir;
+  /* That folder as the spec names it, relative to the folder the spec
+   * will be in (its mounts resolve against that). NULL: ".". */
+  const char *project;
+  /* The spec's file name, for its comments. NULL: "tpuci.lua". */
+  const char *spec_name;
+} tpuci_init_options_t;
+
+/* Fills `opts` with the defaults. */
+void tpuci_init_options_init(tpuci_init_options_t *opts);
+
+/* The text of a starting spec for the Python project in opts->dir
+ * (docs/cli.md, "tpuci init"): it reads pytest's configuration there as
+ * pytest finds it (pytest.ini, .pytest.ini, pyproject.toml's
+ * [tool.pytest.ini_options], tox.ini's [pytest], setup.cfg's
+ * [tool:pytest]) for testpaths, the registered markers and python_files,
+ * and proposes a pytest job per family of markers (multi-host names on
+ * an emulated v4-16 gang, TPU names on a v4-8, others plain) and one for
+ * the unmarked rest, every choice explained in a comment. It writes no
+ * file and leaves ctx's spec as it is. opts may be NULL. Returns 0 with
+ * *out the spec (it loads, and `tpuci plan` of it warns of nothing) and
+ * *summary one line saying what was read and which jobs were proposed,
+ * both freed with tpuci_free(); or TPUCI_ESPEC (a configuration file that
+ * cannot be read or parsed) or TPUCI_EUSAGE (no such folder, a size too
+ * small), with tpuci_last_error() naming the file and line. */
+int tpuci_init_spec(tpuci_ctx_t *ctx, const tpuci_init_options_t *opts, char **out,
+                    char **summary);
 
 /* ------------------------------------------------------------------ */
 /* The TPU catalogue                                                   */
@@ -645,38 +722,46 @@ int tpuci_tpu_doctor(tpuci_ctx_t *ctx, char **report);
 /* ------------------------------------------------------------------ */
 /* Exporting the loaded spec to other CI systems                       */
 
-#define TPUCI_EXPORT_OPTIONS_VERSION 5
-
 typedef struct tpuci_export_options_s {
-  int version;             /* TPUCI_EXPORT_OPTIONS_VERSION */
+  size_t size;             /* sizeof(tpuci_export_options_t) */
   /* The spec's path from the repository's root, as the exported workflow
    * runs it. NULL: the path it was loaded from (which must be relative). */
   const char *spec;
   /* A git URL of tpuci's sources and a branch, tag or commit in it that
-   * the workflow builds. NULL: https://github.com/tpuci/tpuci.git, main. */
+   * the workflow builds. NULL: the remote and the commit this build of
+   * tpuci came from (tpuci_build_source()); without a remote recorded,
+   * source_url must be given (TPUCI_EUSAGE), and without a commit,
+   * source_ref too. */
   const char *source_url;
   const char *source_ref;
   const char *name;        /* the workflow's name; NULL: "tpuci" */
   int per_job;             /* one workflow job per job (a matrix) */
-  /* Format "kubernetes" (version 2 and later; docs/kubernetes.md). */
+  /* Format "kubernetes" (docs/kubernetes.md). */
   int emulated;            /* every topology as tpuci's CPU emulation */
   int no_mounts;           /* leave the spec's mounts out */
   const char *run;         /* a run id for labels and names, or NULL */
   const char *results_claim; /* a PersistentVolumeClaim for results, or NULL */
-  /* Format "github" (version 3 and later; docs/github.md). */
+  /* Format "github" (docs/github.md). */
   const char *const *runs_on; /* runs-on labels (all must match); n 0: */
   size_t n_runs_on;           /* ubuntu-latest */
   int timeout_minutes;     /* the workflow job's; 0: GitHub's default */
   const char *concurrency; /* the workflow's concurrency group, or NULL */
   int cancel_in_progress;  /* a new run cancels the group's running one */
-  /* Version 4: a cron schedule ("0 3 * * 1") the workflow also runs on,
+  /* A cron schedule ("0 3 * * 1") the workflow also runs on,
    * or NULL; 5 fields, checked (docs/github.md, "Triggers"). */
   const char *schedule;
-  /* Version 5, format "kubernetes": an instance of more than one host is
-   * a JobSet (jobset.x-k8s.io/v1alpha2), not an Indexed Job and a
-   * Service (docs/kubernetes.md, "JobSet"). */
+  /* The URL of a .deb of tpuci (`cpack -G DEB`) that the
+   * workflow downloads and installs instead of building tpuci from git;
+   * NULL: build it. Not with source_url or source_ref. */
+  const char *package;
+  /* Format "kubernetes": an instance of more than one host is a JobSet
+   * (jobset.x-k8s.io/v1alpha2), not an Indexed Job and a Service
+   * (docs/kubernetes.md, "JobSet"). */
   int jobset;
 } tpuci_export_options_t;
+
+/* Fills `opts` with the defaults. */
+void tpuci_export_options_init(tpuci_export_options_t *opts);
 
 /* Writes the loaded spec for another system: format "github" (a GitHub
  * Actions workflow, docs/github.md) or "kubernetes" (a Job per selected
@@ -684,8 +769,11 @@ typedef struct tpuci_export_options_s {
  * may be NULL. Returns 0, TPUCI_ESTATE when nothing is loaded,
  * TPUCI_ENOMATCH when no instance is selected (kubernetes), TPUCI_EUSAGE
  * for an unknown format or a spec that cannot be exported (more than 256
- * jobs per job, an absolute spec path, a job without an image on
- * Kubernetes, ...: see tpuci_last_error()). */
+ * jobs per job, an absolute spec path, no source of tpuci known, a job
+ * without an image on Kubernetes, ...: see tpuci_last_error()). A github
+ * workflow that builds the commit this tpuci was built from adds a
+ * warning (tpuci_warning()) when that build had changes the commit lacks,
+ * or its commit was not on origin's branches. */
 int tpuci_export(tpuci_ctx_t *ctx, const char *format,
                  const tpuci_export_options_t *opts, char **out);
 

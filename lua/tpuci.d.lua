@@ -337,7 +337,7 @@ function hosts(name) end
 ---@class tpuci.Helpers
 ---The spec's folder, absolute.
 ---@field spec_dir string
----tpuci's version, e.g. `"0.1.0"`.
+---tpuci's version, e.g. `"0.2.0"`.
 ---@field version string
 tpuci = {}
 

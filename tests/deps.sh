@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Installs what building and testing tpuci needs on Debian 12, as root.
-# Packages already present are left alone; nothing else is touched.
+# Installs what testing tpuci needs on Debian 12, as root: what building
+# and running it needs (specs/deps.sh, which this calls) and the test
+# suite's own packages below. Packages already present are left alone;
+# nothing else is touched.
+# build-essential, libcmocka-dev: the unit tests (cmocka), the embedding
+# example and tests/embed/'s C programs; dpkg-dev comes with
+# build-essential (`cpack -G DEB` reads the libraries' packages with it).
 # podman: tests/podman/ (with catatonit, the init binary its containers
 # need, and netavark with aardvark-dns named, as recommends are not
 # installed). docker-registry and apache2-utils (htpasswd):
@@ -12,17 +17,16 @@
 # openssh-server, openssh-client, iproute2: tests/ssh/'s workers (sshds in
 # network namespaces); python3-torch: their gloo all_reduce gangs.
 # hyperfine (and parallel): the benchmarks' smoke runs (tests/bench/).
+# debootstrap: the Python test images (tests/images/).
 set -euo pipefail
 
-pkgs=(build-essential cmake pkg-config git ca-certificates curl python3
-      liblua5.4-dev libuv1-dev libyaml-dev libcurl4-openssl-dev libjansson-dev
-      libexpat1-dev libssl-dev libcmocka-dev parallel busybox-static debootstrap docker.io
+pkgs=(build-essential ca-certificates python3 libcmocka-dev parallel debootstrap
       python3-yaml python3-jsonschema python3-pytest python3-pyflakes chromium groff-base zsh
       python3-kubernetes kubernetes-client podman catatonit netavark aardvark-dns
       clang libclang-rt-14-dev libxml2-utils cmark-gfm jq npm
       docker-registry apache2-utils python3-ruamel.yaml
       openssh-server openssh-client iproute2 python3-torch hyperfine)
-missing=()
+wanted=()
 for p in "${pkgs[@]}"; do
   # kubernetes-client ships /usr/bin/kubectl; where another package has
   # it already (the Google Cloud SDK's kubectl), installing would clash.
@@ -31,17 +35,6 @@ for p in "${pkgs[@]}"; do
   # (tests/junit/schemas.sh, tests/export/validator.sh); a Node.js from
   # elsewhere that brings its own npm would clash with Debian's.
   if [ "$p" = npm ] && command -v npm > /dev/null; then continue; fi
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  wanted+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "deps: all ${#pkgs[@]} packages present" >&2
-  exit 0
-fi
-if [ "$(id -u)" != 0 ]; then
-  echo "deps: missing ${missing[*]}; run as root (or install them)" >&2
-  exit 1
-fi
-echo "deps: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >&2
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+exec bash "$(dirname "$0")/../specs/deps.sh" "${wanted[@]}"

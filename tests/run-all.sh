@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (tests/README.md): installs what is
-# missing (tests/deps.sh), starts a private Docker Engine (and stops it
+# missing (tests/deps.sh: specs/deps.sh's and the suite's own packages), starts a private Docker Engine (and stops it
 # again), makes it a single-node Docker Swarm (.ci/swarm-up.sh), builds
 # the test images while tpuci builds, then:
 #   - the plain optimised build (build/): the unit and static tests, the
@@ -84,7 +84,9 @@ compile() {
   local dir=$bdir/$1
   shift
   echo "== configure and build $dir" >&2
-  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" > /dev/null
+  # The tests are wanted: without cmocka the configure fails rather than
+  # leave them out (a quickstart's build/ has them AUTO).
+  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPUCI_BUILD_TESTS=ON "$@" > /dev/null
   if ! cmake --build "$dir" -j "$cores" > "$dir/build.log" 2>&1; then
     tail -n 60 "$dir/build.log" >&2
     return 1

@@ -1,6 +1,7 @@
 /* What every file of core/api/ uses, calling no other file of it: the
- * context's last error, a message for the host, instance i of a run's
- * record; and the public tpuci_last_error() and tpuci_free(). */
+ * context's last error, a message for the host, the struct convention's
+ * copies, instance i of a run's record; and the public
+ * tpuci_last_error() and tpuci_free(). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,10 @@ int tpuci__fail(tpuci_ctx_t *ctx, tpuci__err_t *e) {
 
 void tpuci__message(tpuci_ctx_t *ctx, const char *msg) {
   tpuci_event_t ev;
+  if (ctx->run.hold) {
+    tpuci__strv_push(&ctx->run.held, msg);
+    return;
+  }
   memset(&ev, 0, sizeof(ev));
   ev.size = sizeof(ev);
   ev.type = TPUCI_EVENT_MESSAGE;
@@ -36,3 +41,28 @@ const char *tpuci_last_error(const tpuci_ctx_t *ctx) {
 }
 
 void tpuci_free(void *p) { free(p); }
+
+static size_t tpuci__struct_size(const void *p) {
+  size_t size;
+  memcpy(&size, p, sizeof(size));
+  return size;
+}
+
+int tpuci__struct_in(void *dst, size_t dst_size, const void *src, size_t min) {
+  size_t size = tpuci__struct_size(src);
+  if (size < min) return TPUCI_EUSAGE;
+  if (size > dst_size) size = dst_size;
+  memcpy((char *) dst + sizeof(size_t), (const char *) src + sizeof(size_t),
+         size - sizeof(size_t));
+  memcpy(dst, &dst_size, sizeof(dst_size));
+  return 0;
+}
+
+int tpuci__struct_out(void *out, const void *full, size_t full_size, size_t min) {
+  size_t size = tpuci__struct_size(out);
+  if (size < min) return TPUCI_EUSAGE;
+  if (size > full_size) size = full_size;
+  memcpy((char *) out + sizeof(size_t), (const char *) full + sizeof(size_t),
+         size - sizeof(size_t));
+  return 0;
+}

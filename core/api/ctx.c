@@ -5,15 +5,21 @@
 
 #include "api/ctx.h"
 
+void tpuci_ctx_options_init(tpuci_ctx_options_t *opts) {
+  memset(opts, 0, sizeof(*opts));
+  opts->size = sizeof(*opts);
+}
+
 int tpuci_ctx_new(tpuci_ctx_t **out, const tpuci_ctx_options_t *opts) {
   tpuci_ctx_t *ctx;
   if (out == NULL) return TPUCI_EUSAGE;
   ctx = tpuci__calloc(1, sizeof(*ctx));
-  if (opts != NULL) {
-    size_t n = opts->size < sizeof(ctx->opts) ? opts->size : sizeof(ctx->opts);
-    memcpy(&ctx->opts, opts, n);
+  tpuci_ctx_options_init(&ctx->opts);
+  if (opts != NULL &&
+      tpuci__struct_in(&ctx->opts, sizeof(ctx->opts), opts, TPUCI__CTX_OPTIONS_MIN) != 0) {
+    free(ctx);
+    return TPUCI_EUSAGE;
   }
-  ctx->opts.size = sizeof(ctx->opts);
   if (ctx->opts.load_timeout_ms == 0) ctx->opts.load_timeout_ms = TPUCI__LOAD_TIMEOUT_MS;
   if (ctx->opts.load_memory_bytes == 0) ctx->opts.load_memory_bytes = TPUCI__LOAD_MEMORY;
   tpuci__plan_init(&ctx->plan);

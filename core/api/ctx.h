@@ -54,6 +54,9 @@ typedef struct tpuci__run_s {
   int exit_code;
   int verdict;            /* the instances' code: 0, 1, 3 or 130 */
   int run_error;
+  /* Messages told before RUN_STARTED wait here (tpuci__message()). */
+  int hold;
+  tpuci__strv_t held;
   /* Files of the run's records that could not be written, and why. */
   tpuci__strv_t write_paths;
   tpuci__strv_t write_errors;
@@ -127,8 +130,29 @@ void tpuci__quar_free(tpuci_ctx_t *ctx);
 void tpuci__probe_report(tpuci_ctx_t *ctx);
 /* The 95% Wilson score interval of `fails` in `runs` (runs 0: [0, 1]). */
 void tpuci__wilson(size_t fails, size_t runs, double *low, double *high);
-/* A TPUCI_EVENT_MESSAGE for the host (common.c). */
+/* A TPUCI_EVENT_MESSAGE for the host (common.c). Before a run's
+ * RUN_STARTED (ctx->run.hold) it is held, and told after it. */
 void tpuci__message(tpuci_ctx_t *ctx, const char *msg);
+
+/* The struct convention (include/tpuci.h): a caller's struct starts
+ * with its size_t size. tpuci__struct_in() copies `src` into `dst`
+ * (already holding the defaults, dst_size bytes) as far as src->size
+ * reaches; tpuci__struct_out() copies tpuci's `full` into the caller's
+ * `out` as far as out->size reaches, leaving out->size. Both: TPUCI_EUSAGE
+ * when the caller's size is below `min`, the struct's size at this SONAME
+ * (which stays what it is when fields are added). */
+#define TPUCI__END(type, field) (offsetof(type, field) + sizeof(((type *) 0)->field))
+#define TPUCI__CTX_OPTIONS_MIN TPUCI__END(tpuci_ctx_options_t, load_memory_bytes)
+#define TPUCI__RUN_OPTIONS_MIN TPUCI__END(tpuci_run_options_t, no_select)
+#define TPUCI__MERGE_OPTIONS_MIN TPUCI__END(tpuci_merge_options_t, junit)
+#define TPUCI__EXPORT_OPTIONS_MIN TPUCI__END(tpuci_export_options_t, jobset)
+#define TPUCI__ATTEMPT_INFO_MIN TPUCI__END(tpuci_attempt_info_t, log_path)
+#define TPUCI__RUNNING_INFO_MIN TPUCI__END(tpuci_running_info_t, test_ms)
+#define TPUCI__TEST_INFO_MIN TPUCI__END(tpuci_test_info_t, unaffected_since)
+#define TPUCI__INIT_OPTIONS_MIN TPUCI__END(tpuci_init_options_t, spec_name)
+#define TPUCI__BUILD_SOURCE_MIN TPUCI__END(tpuci_build_source_t, pushed)
+int tpuci__struct_in(void *dst, size_t dst_size, const void *src, size_t min);
+int tpuci__struct_out(void *out, const void *full, size_t full_size, size_t min);
 /* The results cache (run_cache.c, docs/cache.md). When the run starts, after
  * its results are made: the keys, and the hits' results filled in (off
  * with no_cache, TPUCI_NO_CACHE set to anything but "" or "0", or a flake

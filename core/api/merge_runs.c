@@ -14,7 +14,7 @@
 
 void tpuci_merge_options_init(tpuci_merge_options_t *opts) {
   memset(opts, 0, sizeof(*opts));
-  opts->version = TPUCI_MERGE_OPTIONS_VERSION;
+  opts->size = sizeof(*opts);
 }
 
 /* "DIR" without its trailing slashes (a new string). */
@@ -186,6 +186,7 @@ static json_t *tpuci__merge_tree(json_t **runs, char **dirs, size_t n, int verdi
 
 int tpuci_merge_runs(tpuci_ctx_t *ctx, const char *const *run_dirs, size_t n,
                      const tpuci_merge_options_t *opts) {
+  tpuci_merge_options_t o;
   tpuci__err_t e = {0, NULL};
   tpuci__idmap_t seen;
   tpuci__buf_t junit;
@@ -194,9 +195,9 @@ int tpuci_merge_runs(tpuci_ctx_t *ctx, const char *const *run_dirs, size_t n,
   int *verdicts, verdict, incomplete = 0, r = 0;
   size_t k, i, at;
 
-  if (ctx == NULL || opts == NULL || opts->version < 1 ||
-      opts->version > TPUCI_MERGE_OPTIONS_VERSION || (n > 0 && run_dirs == NULL))
-    return TPUCI_EUSAGE;
+  if (ctx == NULL || opts == NULL || (n > 0 && run_dirs == NULL)) return TPUCI_EUSAGE;
+  tpuci_merge_options_init(&o);
+  if (tpuci__struct_in(&o, sizeof(o), opts, TPUCI__MERGE_OPTIONS_MIN) != 0) return TPUCI_EUSAGE;
   if (ctx->run.running) {
     tpuci__err_set(&e, TPUCI_ESTATE, "cannot merge runs while running");
     return tpuci__fail(ctx, &e);
@@ -238,7 +239,7 @@ int tpuci_merge_runs(tpuci_ctx_t *ctx, const char *const *run_dirs, size_t n,
       tpuci__merge_relocate(inst, was ? was : "", dirs[k]);
     }
   }
-  if (r == 0 && opts->junit != NULL)
+  if (r == 0 && o.junit != NULL)
     r = tpuci__junit_merge_files(&junit, (const char *const *) junits, n, &e);
   if (r == 0) {
     verdict = tpuci__merge_verdict(verdicts, n);
@@ -246,14 +247,14 @@ int tpuci_merge_runs(tpuci_ctx_t *ctx, const char *const *run_dirs, size_t n,
     ctx->run.verdict = verdict;
     ctx->run.exit_code = (int) json_integer_value(json_object_get(ctx->run.report, "exit_code"));
     /* The merged summary last, so that it lists every file that failed. */
-    tpuci__merge_write(ctx, "junit", opts->junit, &junit);
-    tpuci__merge_write(ctx, "html", opts->report_html, NULL);
-    tpuci__merge_write(ctx, "yaml", opts->report_yaml, NULL);
-    tpuci__merge_write(ctx, "json", opts->report_json, NULL);
+    tpuci__merge_write(ctx, "junit", o.junit, &junit);
+    tpuci__merge_write(ctx, "html", o.report_html, NULL);
+    tpuci__merge_write(ctx, "yaml", o.report_yaml, NULL);
+    tpuci__merge_write(ctx, "json", o.report_json, NULL);
     tpuci__report_set_records(ctx->run.report, ctx->run.exit_code, &ctx->run.write_paths,
                               &ctx->run.write_errors);
-    if (opts->report_json && !tpuci__merge_failed(ctx, opts->report_json))
-      ctx->run.summary_path = tpuci__strdup(opts->report_json);
+    if (o.report_json && !tpuci__merge_failed(ctx, o.report_json))
+      ctx->run.summary_path = tpuci__strdup(o.report_json);
   }
   for (k = 0; k < n; k++) {
     json_decref(runs[k]);

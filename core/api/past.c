@@ -303,30 +303,34 @@ int tpuci_plan_select_unpassed(tpuci_ctx_t *ctx, const char *state_dir,
   return r;
 }
 
-int tpuci_flaky_report(const char *state_dir, int runs, int json, char **out,
-                       char **error) {
+int tpuci_flaky_report(tpuci_ctx_t *ctx, const char *state_dir, int runs, int json,
+                       char **out) {
   tpuci__err_t e = {0, NULL};
   char *path;
   int r;
-  if (out == NULL || runs < 0) return TPUCI_EUSAGE;
+  if (ctx == NULL || out == NULL || runs < 0) return TPUCI_EUSAGE;
   *out = NULL;
-  if (error) *error = NULL;
   path = tpuci__printf("%s/%s", state_dir ? state_dir : ".tpuci", TPUCI__FLAKY_FILE);
   r = tpuci__flaky_report(path, runs, json, out, &e);
   free(path);
-  if (r != 0 && error) *error = e.msg ? tpuci__strdup(e.msg) : NULL;
-  tpuci__err_clear(&e);
-  return r;
+  if (r != 0 && e.msg == NULL) tpuci__err_set(&e, r, "cannot read the history: %s", tpuci_strerror(r));
+  return r != 0 ? tpuci__fail(ctx, &e) : 0;
 }
 
-int tpuci_run_spec_path(const char *state_dir, const char *run_id,
+int tpuci_run_spec_path(tpuci_ctx_t *ctx, const char *state_dir, const char *run_id,
                         char **out) {
   tpuci__err_t e = {0, NULL};
   json_t *root;
-  int r = tpuci__read_summary(state_dir, run_id, &root, &e);
-  tpuci__err_clear(&e);
-  if (r != 0) return r;
+  int r;
+  if (ctx == NULL || out == NULL) return TPUCI_EUSAGE;
+  *out = NULL;
+  r = tpuci__read_summary(state_dir, run_id, &root, &e);
+  if (r != 0) return tpuci__fail(ctx, &e);
   *out = tpuci__strdup(tpuci__jstr(root, "spec"));
   json_decref(root);
-  return **out ? 0 : TPUCI_ENOMATCH;
+  if (**out) return 0;
+  free(*out);
+  *out = NULL;
+  tpuci__err_set(&e, TPUCI_ENOMATCH, "the run's summary names no spec");
+  return tpuci__fail(ctx, &e);
 }

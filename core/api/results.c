@@ -45,27 +45,6 @@ size_t tpuci_attempt_count(const tpuci_ctx_t *ctx, size_t i) {
   return i < ctx->run.nresults ? ctx->run.results[i].nattempts : 0;
 }
 
-/* Copies a filled struct `full` (whose first member is its size_t size)
- * into the caller's `out`, as much of it as out->size says fits; out->size
- * stays. `min` is the size of the struct's first version. */
-static int tpuci__fill_out(void *out, const void *full, size_t full_size,
-                           size_t min) {
-  size_t size;
-  memcpy(&size, out, sizeof(size));
-  if (size < min) return TPUCI_EUSAGE;
-  if (size > full_size) size = full_size;
-  memcpy((char *) out + sizeof(size_t), (const char *) full + sizeof(size_t),
-         size - sizeof(size_t));
-  return 0;
-}
-
-/* The first versions' sizes: up to and including their last field then. */
-#define TPUCI__ATTEMPT_INFO_V1 \
-  (offsetof(tpuci_attempt_info_t, log_path) + sizeof(const char *))
-#define TPUCI__TEST_INFO_V1 (offsetof(tpuci_test_info_t, line) + sizeof(int))
-#define TPUCI__RUNNING_INFO_V1 \
-  (offsetof(tpuci_running_info_t, test_ms) + sizeof(uint64_t))
-
 int tpuci_running_info(tpuci_ctx_t *ctx, size_t i, tpuci_running_info_t *out) {
   tpuci__running_t now;
   tpuci_running_info_t full;
@@ -80,7 +59,7 @@ int tpuci_running_info(tpuci_ctx_t *ctx, size_t i, tpuci_running_info_t *out) {
   full.quiet_ms = now.quiet_ms;
   full.test = now.test;
   full.test_ms = now.test_ms;
-  return tpuci__fill_out(out, &full, sizeof(full), TPUCI__RUNNING_INFO_V1);
+  return tpuci__struct_out(out, &full, sizeof(full), TPUCI__RUNNING_INFO_MIN);
 }
 
 int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
@@ -99,7 +78,7 @@ int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
   full.duration_ms = a->duration_ms;
   full.cause = a->cause;
   full.log_path = a->log_path;
-  return tpuci__fill_out(out, &full, sizeof(full), TPUCI__ATTEMPT_INFO_V1);
+  return tpuci__struct_out(out, &full, sizeof(full), TPUCI__ATTEMPT_INFO_MIN);
 }
 
 int tpuci_report(const tpuci_ctx_t *ctx, const char *format, char **out) {
@@ -126,14 +105,47 @@ int tpuci_report(const tpuci_ctx_t *ctx, const char *format, char **out) {
   return TPUCI_EUSAGE;
 }
 
+void tpuci_export_options_init(tpuci_export_options_t *opts) {
+  memset(opts, 0, sizeof(*opts));
+  opts->size = sizeof(*opts);
+}
+
+/* A workflow builds the commit this tpuci was built from: warnings when
+ * that is not quite this tpuci (changes it lacks) or may not be there to
+ * fetch (not on origin's branches; with another source, unknown). */
+static void tpuci__build_warnings(tpuci_ctx_t *ctx, const char *source_url) {
+  const char *commit = tpuci__build_source_commit_get();
+  char *msg;
+  if (commit == NULL) return;
+  if (tpuci__build_source_is_modified()) {
+    msg = tpuci__printf("this tpuci was built with changes that commit %.12s lacks; the "
+                        "workflow builds the commit as it is (commit them, or pass --ref)",
+                        commit);
+    tpuci__strv_push(&ctx->plan.warnings, msg);
+    free(msg);
+  }
+  if (source_url == NULL && !tpuci__build_source_is_pushed()) {
+    msg = tpuci__printf("commit %.12s, which this tpuci was built from, is not on a branch "
+                        "of %s as far as the checkout knows: push it, or the workflow cannot "
+                        "fetch it (or pass --ref)",
+                        commit, tpuci__build_source_url_get());
+    tpuci__strv_push(&ctx->plan.warnings, msg);
+    free(msg);
+  }
+}
+
 int tpuci_export(tpuci_ctx_t *ctx, const char *format,
                  const tpuci_export_options_t *opts, char **out) {
+  tpuci_export_options_t o;
   tpuci__export_opts_t eo;
   tpuci__err_t e = {0, NULL};
   tpuci__buf_t b;
   int r;
 
   if (ctx == NULL || format == NULL || out == NULL) return TPUCI_EUSAGE;
+  tpuci_export_options_init(&o);
+  if (opts != NULL && tpuci__struct_in(&o, sizeof(o), opts, TPUCI__EXPORT_OPTIONS_MIN) != 0)
+    return TPUCI_EUSAGE;
   if (!ctx->loaded) {
     tpuci__err_set(&e, TPUCI_ESTATE, "no spec loaded");
     return tpuci__fail(ctx, &e);
@@ -141,13 +153,11 @@ int tpuci_export(tpuci_ctx_t *ctx, const char *format,
   if (strcmp(format, "kubernetes") == 0) {
     tpuci__k8s_opts_t ko;
     tpuci__k8s_opts_init(&ko);
-    if (opts != NULL && opts->version >= 2) {
-      ko.emulated = opts->emulated;
-      ko.no_mounts = opts->no_mounts;
-      ko.run = opts->run;
-      ko.results_claim = opts->results_claim;
-    }
-    if (opts != NULL && opts->version >= 5) ko.jobset = opts->jobset;
+    ko.emulated = o.emulated;
+    ko.no_mounts = o.no_mounts;
+    ko.run = o.run;
+    ko.results_claim = o.results_claim;
+    ko.jobset = o.jobset;
     tpuci__buf_init(&b);
     r = tpuci__export_kubernetes(&ctx->plan, &ko, &b, &e);
     if (r != 0) {
@@ -164,29 +174,41 @@ int tpuci_export(tpuci_ctx_t *ctx, const char *format,
   }
   tpuci__export_opts_init(&eo);
   eo.real = ctx->real;
-  if (opts != NULL) {
-    eo.spec = opts->spec;
-    eo.source_url = opts->source_url;
-    eo.source_ref = opts->source_ref;
-    eo.name = opts->name;
-    eo.per_job = opts->per_job;
-    if (opts->version >= 3) {
-      eo.runs_on = opts->runs_on;
-      eo.n_runs_on = opts->n_runs_on;
-      eo.timeout_minutes = opts->timeout_minutes;
-      eo.concurrency = opts->concurrency;
-      eo.cancel_in_progress = opts->cancel_in_progress;
-    }
-    if (opts->version >= 4) eo.schedule = opts->schedule;
-  }
+  eo.spec = o.spec;
+  eo.source_url = o.source_url;
+  eo.source_ref = o.source_ref;
+  eo.name = o.name;
+  eo.per_job = o.per_job;
+  eo.runs_on = o.runs_on;
+  eo.n_runs_on = o.n_runs_on;
+  eo.timeout_minutes = o.timeout_minutes;
+  eo.concurrency = o.concurrency;
+  eo.cancel_in_progress = o.cancel_in_progress;
+  eo.schedule = o.schedule;
+  eo.package = o.package;
+  eo.build_url = tpuci__build_source_url_get();
+  eo.build_commit = tpuci__build_source_commit_get();
   tpuci__buf_init(&b);
   r = tpuci__export_github(&ctx->plan, &eo, &b, &e);
   if (r != 0) {
     tpuci__buf_free(&b);
     return tpuci__fail(ctx, &e);
   }
+  if (eo.package == NULL && eo.source_ref == NULL) tpuci__build_warnings(ctx, eo.source_url);
   *out = tpuci__buf_steal(&b);
   return 0;
+}
+
+int tpuci_build_source(tpuci_build_source_t *out) {
+  tpuci_build_source_t full;
+  if (out == NULL) return TPUCI_EUSAGE;
+  memset(&full, 0, sizeof(full));
+  full.size = sizeof(full);
+  full.url = tpuci__build_source_url_get();
+  full.commit = tpuci__build_source_commit_get();
+  full.modified = tpuci__build_source_is_modified();
+  full.pushed = tpuci__build_source_is_pushed();
+  return tpuci__struct_out(out, &full, sizeof(full), TPUCI__BUILD_SOURCE_MIN);
 }
 
 /* ------------------------------------------------------------------ */
@@ -256,7 +278,7 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
     full.size = sizeof(full);
     tpuci__record_test(json_array_get(json_object_get(tpuci__record_instance(ctx, i), "tests"),
                                       k), &full);
-    return tpuci__fill_out(out, &full, sizeof(full), TPUCI__TEST_INFO_V1);
+    return tpuci__struct_out(out, &full, sizeof(full), TPUCI__TEST_INFO_MIN);
   }
   t = &ctx->run.results[i].history->tests[k];
   fin = tpuci__history_final(t);
@@ -302,7 +324,7 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
       full.release_ready = ctx->run.qtests && ctx->run.qtests[i][k].ready;
     }
   }
-  return tpuci__fill_out(out, &full, sizeof(full), TPUCI__TEST_INFO_V1);
+  return tpuci__struct_out(out, &full, sizeof(full), TPUCI__TEST_INFO_MIN);
 }
 
 /* ------------------------------------------------------------------ */

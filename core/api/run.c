@@ -16,7 +16,7 @@
 
 void tpuci_run_options_init(tpuci_run_options_t *opts) {
   memset(opts, 0, sizeof(*opts));
-  opts->version = TPUCI_RUN_OPTIONS_VERSION;
+  opts->size = sizeof(*opts);
 }
 
 /* What the instances say: 0 passed, 1 failed, 3 nothing ran, 130
@@ -459,6 +459,24 @@ static void tpuci__write_reports(tpuci_ctx_t *ctx, const char *error) {
                             &ctx->run.write_errors);
 }
 
+/* The run is over: its error (code, and message or NULL), its verdict,
+ * its records, its exit code. */
+static void tpuci__run_end(tpuci_ctx_t *ctx, int code, const char *error) {
+  tpuci__err_t e = {0, NULL};
+  ctx->run.running = 0;
+  ctx->run.duration_ms = (uv_hrtime() - ctx->run.start_hr) / 1000000u;
+  if (error) {
+    ctx->run.run_error = code != 0 ? code : TPUCI_EENGINE;
+    tpuci__err_set(&e, ctx->run.run_error, "%s", error);
+    tpuci__fail(ctx, &e);
+  }
+  tpuci__quar_apply(ctx);
+  tpuci__cache_finish(ctx);
+  ctx->run.verdict = tpuci__compute_verdict(ctx);
+  tpuci__write_reports(ctx, error);
+  ctx->run.exit_code = tpuci__compute_exit(ctx);
+}
+
 static void tpuci__on_sched_event(void *host, const tpuci_event_t *ev) {
   tpuci_ctx_t *ctx = host;
   int jsonl_err = 0;
@@ -468,23 +486,8 @@ static void tpuci__on_sched_event(void *host, const tpuci_event_t *ev) {
     jsonl_err = tpuci__rundir_append(&ctx->run.rd, &ctx->plan.instances[ev->instance],
                                      ev->attempt, &r->attempts[r->nattempts - 1]);
   }
-  if (ev->type == TPUCI_EVENT_RUN_FINISHED) {
-    tpuci__err_t e = {0, NULL};
-    const char *error = tpuci__sched_error(ctx->run.sched);
-    ctx->run.running = 0;
-    ctx->run.duration_ms = (uv_hrtime() - ctx->run.start_hr) / 1000000u;
-    if (error) {
-      ctx->run.run_error = tpuci__sched_error_code(ctx->run.sched);
-      if (ctx->run.run_error == 0) ctx->run.run_error = TPUCI_EENGINE;
-      tpuci__err_set(&e, ctx->run.run_error, "%s", error);
-      tpuci__fail(ctx, &e);
-    }
-    tpuci__quar_apply(ctx);
-    tpuci__cache_finish(ctx);
-    ctx->run.verdict = tpuci__compute_verdict(ctx);
-    tpuci__write_reports(ctx, error);
-    ctx->run.exit_code = tpuci__compute_exit(ctx);
-  }
+  if (ev->type == TPUCI_EVENT_RUN_FINISHED)
+    tpuci__run_end(ctx, tpuci__sched_error_code(ctx->run.sched), tpuci__sched_error(ctx->run.sched));
   if (ctx->run.ropts.on_event) ctx->run.ropts.on_event(ctx, ev, ctx->run.ropts.userdata);
   /* After the attempt's own event, so the host shows the attempt first. */
   if (jsonl_err != 0) {
@@ -561,6 +564,7 @@ static void tpuci__kinds_bind(tpuci_ctx_t *ctx) {
 }
 
 int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
+  tpuci_run_options_t ro;
   tpuci__sched_opts_t so;
   tpuci__err_t e = {0, NULL};
   tpuci_event_t ev;
@@ -568,9 +572,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   size_t i, nsel = 0;
   int r;
 
-  if (ctx == NULL || opts == NULL || opts->version < 1 ||
-      opts->version > TPUCI_RUN_OPTIONS_VERSION)
-    return TPUCI_EUSAGE;
+  if (ctx == NULL || opts == NULL) return TPUCI_EUSAGE;
   if (ctx->run.running) {
     tpuci__err_set(&e, TPUCI_ESTATE, "a run is already in progress");
     return tpuci__fail(ctx, &e);
@@ -579,13 +581,17 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
     tpuci__err_set(&e, TPUCI_ESTATE, "no spec loaded");
     return tpuci__fail(ctx, &e);
   }
+  /* The fields the caller's struct has: the rest are defaults. */
+  tpuci_run_options_init(&ro);
+  if (tpuci__struct_in(&ro, sizeof(ro), opts, TPUCI__RUN_OPTIONS_MIN) != 0) {
+    tpuci__err_set(&e, TPUCI_EUSAGE, "tpuci_run: options of size %zu, below %zu",
+                   opts->size, (size_t) TPUCI__RUN_OPTIONS_MIN);
+    return tpuci__fail(ctx, &e);
+  }
+  opts = &ro;
   tpuci__run_state_free(ctx);
-  /* Only the fields of the caller's version: the rest are defaults. */
-  tpuci_run_options_init(&ctx->run.ropts);
-  memcpy(&ctx->run.ropts, opts, opts->version >= 4   ? sizeof(*opts)
-                               : opts->version >= 3 ? offsetof(tpuci_run_options_t, affected)
-                               : opts->version >= 2 ? offsetof(tpuci_run_options_t, junit_file_line)
-                                                    : offsetof(tpuci_run_options_t, quarantine));
+  ctx->run.ropts = ro;
+  ctx->run.hold = 1;
   ctx->run.run_error = 0;
   ctx->run.exit_code = 0;
   ctx->run.verdict = 0;
@@ -593,7 +599,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   if (nsel == 0) {
     tpuci__err_set(&e, TPUCI_ENOMATCH, "%s: no job instance selected",
                    ctx->plan.spec_path);
-    return tpuci__fail(ctx, &e);
+    goto fail;
   }
 
   {
@@ -605,15 +611,15 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
       free(msg);
     }
     tpuci__strv_free(&warnings);
-    if (r != 0) return tpuci__fail(ctx, &e);
+    if (r != 0) goto fail;
   }
   ctx->run.jobs = opts->jobs > 0 ? opts->jobs : (int) uv_available_parallelism();
   tpuci__cap_jobs(ctx);
   tpuci__kinds_bind(ctx);
   r = tpuci__sched_check(&ctx->plan, ctx->run.kinds, 2, ctx->run.jobs, &e);
-  if (r != 0) return tpuci__fail(ctx, &e);
+  if (r != 0) goto fail;
   r = tpuci__rundir_create(&ctx->run.rd, opts->state_dir ? opts->state_dir : ".tpuci", &e);
-  if (r != 0) return tpuci__fail(ctx, &e);
+  if (r != 0) goto fail;
   ctx->run.timings_path = tpuci__printf("%s/timings.json", opts->state_dir ? opts->state_dir
                                                                      : ".tpuci");
   if (tpuci__timings_load(&ctx->run.timings, ctx->run.timings_path, &e) != 0) {
@@ -645,7 +651,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
       free(ctx->run.own_loop);
       ctx->run.own_loop = NULL;
       tpuci__err_set(&e, r, "cannot create an event loop: %s", uv_strerror(r));
-      return tpuci__fail(ctx, &e);
+      goto fail;
     }
     loop = ctx->run.own_loop;
   }
@@ -672,8 +678,8 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
     po.no_first = ctx->repeat != 0;
     po.done = so.done;
     po.state_dir = opts->state_dir ? opts->state_dir : ".tpuci";
-    po.affected = opts->version >= 4 && opts->affected;
-    po.no_select = opts->version >= 4 && opts->no_select;
+    po.affected = opts->affected;
+    po.no_select = opts->no_select;
     ctx->run.nonfile = tpuci__calloc(ctx->plan.ninstances + 1, sizeof(*ctx->run.nonfile));
     for (i = 0; i < ctx->plan.ninstances; i++) ctx->run.nonfile[i] = tpuci__cache_nonfile(ctx, i);
     po.keys = ctx->run.nonfile;
@@ -694,19 +700,29 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   ev.type = TPUCI_EVENT_RUN_STARTED;
   ev.message = ctx->run.rd.dir;
   if (opts->on_event) opts->on_event(ctx, &ev, opts->userdata);
+  ctx->run.hold = 0;
+  for (i = 0; i < ctx->run.held.len; i++) tpuci__message(ctx, ctx->run.held.items[i]);
+  tpuci__strv_free(&ctx->run.held);
   if (ctx->run.rd.latest_err != 0) tpuci__records_failed(ctx, ctx->run.rd.latest, ctx->run.rd.latest_err);
 
   r = tpuci__sched_start(&ctx->run.sched, loop, &ctx->plan, ctx->run.results, &so, &e);
   if (r != 0) {
-    ctx->run.running = 0;
-    ctx->run.run_error = r;
-    ctx->run.verdict = ctx->run.exit_code = 3; /* nothing ran */
+    /* Started, so it ends as runs do: nothing ran, and why is its
+     * result (exit code 3), its records and its last event. */
+    ctx->run.sched = NULL;
     if (ctx->run.own_loop) {
       uv_loop_close(ctx->run.own_loop);
       free(ctx->run.own_loop);
       ctx->run.own_loop = NULL;
     }
-    return tpuci__fail(ctx, &e);
+    tpuci__run_end(ctx, r, e.msg ? e.msg : tpuci_strerror(r));
+    tpuci__err_clear(&e);
+    memset(&ev, 0, sizeof(ev));
+    ev.size = sizeof(ev);
+    ev.type = TPUCI_EVENT_RUN_FINISHED;
+    ev.message = tpuci_last_error(ctx);
+    if (opts->on_event) opts->on_event(ctx, &ev, opts->userdata);
+    return 0;
   }
   if (ctx->run.own_loop == NULL) return 0;
 
@@ -714,12 +730,24 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   r = uv_loop_close(ctx->run.own_loop);
   free(ctx->run.own_loop);
   ctx->run.own_loop = NULL;
-  if (r != 0) {
+  if (r != 0 && ctx->run.run_error == 0) {
+    /* A bug of tpuci's, after the run's last event: told in its result. */
+    ctx->run.run_error = TPUCI_ESTATE;
+    ctx->run.exit_code = ctx->run.verdict = 3;
     tpuci__err_set(&e, TPUCI_ESTATE, "internal error: handles left open on the loop");
-    return tpuci__fail(ctx, &e);
+    tpuci__fail(ctx, &e);
   }
-  return ctx->run.run_error;
+  return 0;
+
+fail:
+  /* Nothing was told: what was held stays as the context's warnings. */
+  ctx->run.hold = 0;
+  for (i = 0; i < ctx->run.held.len; i++) tpuci__strv_push(&ctx->plan.warnings, ctx->run.held.items[i]);
+  tpuci__strv_free(&ctx->run.held);
+  return tpuci__fail(ctx, &e);
 }
+
+int tpuci_run_error(const tpuci_ctx_t *ctx) { return ctx ? ctx->run.run_error : TPUCI_EUSAGE; }
 
 int tpuci_cancel(tpuci_ctx_t *ctx, int force) {
   if (ctx == NULL) return TPUCI_EUSAGE;

@@ -352,8 +352,8 @@ static void tpuci__keys_text(tpuci__buf_t *b, const tpuci_ctx_t *ctx,
                     json_string_value(json_object_get(m, "key")));
   }
   if ((m = json_object_get(p, "env")) != NULL)
-    tpuci__buf_addf(b, "  env:     %zu variables of tpuci's own (names and value hashes: --json)\n",
-                    json_object_size(m));
+    tpuci__buf_addf(b, "  env:     %zu variable%s of tpuci's own (names and value hashes: --json)\n",
+                    json_object_size(m), json_object_size(m) == 1 ? "" : "s");
   json_array_foreach(json_object_get(p, "tests"), j, m)
     tpuci__buf_addf(b, "  test:    %s\n", json_string_value(m));
 }

@@ -276,6 +276,7 @@ int tpuci_repeat_report(const tpuci_ctx_t *ctx, char **out) {
   const json_t *rep, *t;
   tpuci__buf_t b;
   size_t k, width = 4;
+  int n;
   if (ctx == NULL || out == NULL) return TPUCI_EUSAGE;
   *out = NULL;
   rep = ctx->run.report ? json_object_get(ctx->run.report, "repeat") : NULL;
@@ -287,9 +288,10 @@ int tpuci_repeat_report(const tpuci_ctx_t *ctx, char **out) {
   }
   if (width > 80) width = 80;
   tpuci__buf_init(&b);
-  tpuci__buf_addf(&b, "flake probe: %d repetitions; failure rate with its 95%% interval "
+  n = (int) json_integer_value(json_object_get(rep, "count"));
+  tpuci__buf_addf(&b, "flake probe: %d repetition%s; failure rate with its 95%% interval "
                       "(Wilson score)\n",
-                  (int) json_integer_value(json_object_get(rep, "count")));
+                  n, n == 1 ? "" : "s");
   json_array_foreach(json_object_get(rep, "tests"), k, t) {
     const char *id = json_string_value(json_object_get(t, "id"));
     const char *inst = json_string_value(json_object_get(t, "instance"));

@@ -55,8 +55,9 @@ static void tpuci__quar_say(tpuci_ctx_t *ctx) {
     said++;
   }
   if (more > 0) {
-    char *msg = tpuci__printf("quarantine: %zu more entries covered tests (summary.json's "
-                              "quarantine.matched lists each)", more);
+    char *msg = tpuci__printf("quarantine: %zu more %s covered tests (summary.json's "
+                              "quarantine.matched lists each)", more,
+                              more == 1 ? "entry" : "entries");
     tpuci__message(ctx, msg);
     free(msg);
   }
@@ -215,8 +216,8 @@ int tpuci_instance_quarantined(const tpuci_ctx_t *ctx, size_t i) {
   return ctx->run.forgiven ? ctx->run.forgiven[i] : tpuci__quar_forgiven(ctx, i);
 }
 
-int tpuci_flaky_release(const char *state_dir, const char *quarantine, int release_after,
-                        char **out, char **error) {
+int tpuci_flaky_release(tpuci_ctx_t *ctx, const char *state_dir, const char *quarantine,
+                        int release_after, char **out) {
   tpuci__quarantine_t q;
   tpuci__err_t e = {0, NULL};
   const char *qpath = quarantine ? quarantine : TPUCI__QUARANTINE_FILE;
@@ -224,24 +225,24 @@ int tpuci_flaky_release(const char *state_dir, const char *quarantine, int relea
   json_t *recent;
   size_t n;
   int r;
-  if (out == NULL || release_after < 0) return TPUCI_EUSAGE;
+  if (ctx == NULL || out == NULL || release_after < 0) return TPUCI_EUSAGE;
   *out = NULL;
-  if (error) *error = NULL;
   tpuci__quarantine_init(&q);
   if ((r = tpuci__quarantine_load(qpath, &q, &e)) != 0) {
-    if (error) *error = tpuci__strdup(e.msg ? e.msg : "cannot read the quarantine");
-    tpuci__err_clear(&e);
-    return r == TPUCI_ESPEC ? r : TPUCI_EUSAGE;
+    if (e.msg == NULL) tpuci__err_set(&e, r, "%s: cannot read the quarantine", qpath);
+    e.code = r == TPUCI_ESPEC ? r : TPUCI_EUSAGE;
+    tpuci__quarantine_free(&q);
+    return tpuci__fail(ctx, &e);
   }
   tpuci__quarantine_expire(&q, tpuci__quarantine_today(), NULL);
   path = tpuci__printf("%s/%s", state_dir ? state_dir : ".tpuci", TPUCI__FLAKY_FILE);
   recent = tpuci__flaky_recent(path, 0);
   if (recent == NULL) {
-    if (error) *error = tpuci__printf("%s: no history yet (every `tpuci run` with pytest jobs "
-                                      "adds to it)", path);
+    tpuci__err_set(&e, TPUCI_ENOMATCH,
+                   "%s: no history yet (every `tpuci run` with pytest jobs adds to it)", path);
     free(path);
     tpuci__quarantine_free(&q);
-    return TPUCI_ENOMATCH;
+    return tpuci__fail(ctx, &e);
   }
   free(path);
   *out = tpuci__quarantine_release_report(
@@ -251,17 +252,17 @@ int tpuci_flaky_release(const char *state_dir, const char *quarantine, int relea
   return 0;
 }
 
-int tpuci_flaky_propose(const char *state_dir, const char *quarantine, const char *codeowners,
-                        int runs, double min_rate, char **out, char **error) {
+int tpuci_flaky_propose(tpuci_ctx_t *ctx, const char *state_dir, const char *quarantine,
+                        const char *codeowners, int runs, double min_rate, char **out) {
   tpuci__quarantine_t q;
   tpuci__codeowners_t owners;
   tpuci__flaky_propose_t o;
   tpuci__err_t e = {0, NULL};
   char *path = NULL;
   int r, have_owners = 0;
-  if (out == NULL || runs < 0 || !(min_rate >= 0 && min_rate <= 1)) return TPUCI_EUSAGE;
+  if (ctx == NULL || out == NULL || runs < 0 || !(min_rate >= 0 && min_rate <= 1))
+    return TPUCI_EUSAGE;
   *out = NULL;
-  if (error) *error = NULL;
   tpuci__quarantine_init(&q);
   memset(&owners, 0, sizeof(owners));
   /* The quarantine beside: its tests are not proposed again. */
@@ -289,10 +290,11 @@ int tpuci_flaky_propose(const char *state_dir, const char *quarantine, const cha
     path = tpuci__printf("%s/%s", state_dir ? state_dir : ".tpuci", TPUCI__FLAKY_FILE);
     r = tpuci__flaky_propose(path, &o, out, NULL, &e);
   }
-  if (r != 0 && error) *error = tpuci__strdup(e.msg ? e.msg : tpuci_strerror(r));
-  tpuci__err_clear(&e);
   free(path);
   tpuci__codeowners_free(&owners);
   tpuci__quarantine_free(&q);
-  return r;
+  if (r == 0) return 0;
+  if (e.msg == NULL) tpuci__err_set(&e, r, "%s", tpuci_strerror(r));
+  e.code = r;
+  return tpuci__fail(ctx, &e);
 }

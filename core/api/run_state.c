@@ -14,6 +14,8 @@ void tpuci__run_state_free(tpuci_ctx_t *ctx) {
   ctx->run.results = NULL;
   ctx->run.nresults = 0;
   tpuci__sched_free(ctx->run.sched);
+  tpuci__strv_free(&ctx->run.held);
+  ctx->run.hold = 0;
   ctx->run.sched = NULL;
   tpuci__pytest_kind_free(ctx->run.pytest_kind);
   ctx->run.pytest_kind = NULL;

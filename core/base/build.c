@@ -1,7 +1,9 @@
 /* Which build of tpuci this is (util.h, tpuci__build_id): the GNU build
  * id the linker wrote into the object that holds the core (the tpuci
  * binary, libtpuci.so, or an embedder's program linked with libtpuci.a),
- * else a SHA-256 of that object's file. */
+ * else a SHA-256 of that object's file. And the checkout it was built
+ * from (tpuci__build_source_*), which cmake/build_info.cmake writes into
+ * the build folder's build_info.c. */
 /* dl_iterate_phdr() and struct dl_phdr_info are GNU extensions. */
 #define _GNU_SOURCE
 #include <link.h>
@@ -106,4 +108,26 @@ static void tpuci__build_find(void) {
 const char *tpuci__build_id(void) {
   pthread_once(&tpuci__build_once, tpuci__build_find);
   return tpuci__build;
+}
+
+/* build_info.c, generated (cmake/build_info.cmake); "" when not recorded. */
+extern const char tpuci__build_source_url[];
+extern const char tpuci__build_source_commit[];
+extern const int tpuci__build_source_modified;
+extern const int tpuci__build_source_pushed;
+
+const char *tpuci__build_source_url_get(void) {
+  return tpuci__build_source_url[0] ? tpuci__build_source_url : NULL;
+}
+
+const char *tpuci__build_source_commit_get(void) {
+  return tpuci__build_source_commit[0] ? tpuci__build_source_commit : NULL;
+}
+
+int tpuci__build_source_is_modified(void) {
+  return tpuci__build_source_commit[0] && tpuci__build_source_modified;
+}
+
+int tpuci__build_source_is_pushed(void) {
+  return tpuci__build_source_commit[0] && tpuci__build_source_pushed;
 }

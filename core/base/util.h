@@ -234,4 +234,15 @@ void tpuci__sha256_hex(const void *data, size_t len, char hex[65]);
  * id on every machine. Found once, then static. */
 const char *tpuci__build_id(void);
 
+/* The checkout this build came from, as cmake/build_info.cmake recorded
+ * it (build.c): the https (or git) URL of its remote origin and the
+ * commit it was built at, each NULL when none was recorded (no git, no
+ * origin, an origin a runner cannot fetch); whether tracked files had
+ * changes then, and whether the commit was on one of origin's branches
+ * as of the last fetch. */
+const char *tpuci__build_source_url_get(void);
+const char *tpuci__build_source_commit_get(void);
+int tpuci__build_source_is_modified(void);
+int tpuci__build_source_is_pushed(void);
+
 #endif /* TPUCI_UTIL_H */

@@ -673,8 +673,8 @@ static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
       else if (t.flaky) flaky++;
       else if (t.order_dependent) order++;
     }
-    fprintf(c->out, "%s: %zu tests, %zu failed, %zu flaky",
-            tpuci_console__safe(tpuci_instance_name(ctx, i), 0), nt,
+    fprintf(c->out, "%s: %zu test%s, %zu failed, %zu flaky",
+            tpuci_console__safe(tpuci_instance_name(ctx, i), 0), nt, nt == 1 ? "" : "s",
             failing, flaky);
     if (order > 0) fprintf(c->out, ", %zu order-dependent", order);
     tpuci_console__unaffected_note(c, ctx, i);

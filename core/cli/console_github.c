@@ -280,7 +280,10 @@ void tpuci_console__gh_annotations(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     if (left[w] > 0)
       fprintf(c->out, "::notice title=tpuci::%zu more %s not annotated (GitHub shows %d per "
                       "step); the step summary lists every %s\n",
-              left[w], w ? "warnings (flaky, order-dependent or quarantined tests) are"
+              left[w], w ? (left[w] == 1 ? "warning (a flaky, order-dependent or quarantined "
+                                           "test) is"
+                                         : "warnings (flaky, order-dependent or quarantined "
+                                           "tests) are")
                          : left[w] == 1 ? "failure is" : "failures are",
               GH_ANNOTATIONS_MAX, w ? "flaky and quarantined test" : "failed test and instance");
   gh_notes_free(&ns);

@@ -9,6 +9,7 @@
 
 #include "completion.h"
 #include "console.h"
+#include "flaky.h"
 #include "merge.h"
 #include "usage.h"
 #include "tpuci.h"
@@ -76,19 +77,9 @@ enum {
   OPT_REF, OPT_NAME, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN, OPT_EMULATE, OPT_JUNIT,
   OPT_EMULATED, OPT_NO_MOUNTS, OPT_RESULTS_CLAIM, OPT_JOBSET, OPT_ENGINE, OPT_RUNS_ON,
   OPT_TIMEOUT_MINUTES, OPT_CONCURRENCY, OPT_CANCEL_IN_PROGRESS, OPT_REAL, OPT_ALIVE,
-  OPT_QUARANTINE, OPT_RELEASE_AFTER, OPT_RELEASE, OPT_PROPOSE, OPT_MIN_RATE, OPT_CODEOWNERS, OPT_REPEAT, OPT_TEST, OPT_JUNIT_FILE_LINE,
-  OPT_SCHEDULE, OPT_NO_CACHE, OPT_KEYS, OPT_AFFECTED, OPT_NO_SELECT
+  OPT_QUARANTINE, OPT_RELEASE_AFTER, OPT_REPEAT, OPT_TEST, OPT_JUNIT_FILE_LINE,
+  OPT_SCHEDULE, OPT_NO_CACHE, OPT_KEYS, OPT_AFFECTED, OPT_NO_SELECT, OPT_PACKAGE
 };
-
-/* --release-after K: 0 or the exit code of a bad number. */
-static int parse_release_after(const char *cmd, const char *arg, int *out) {
-  char *end;
-  long n = strtol(arg, &end, 10);
-  if (*arg == '\0' || *end || n < 1 || n > 100)
-    return usage_error(cmd, "--release-after needs a number of runs from 1 to 100");
-  *out = (int) n;
-  return 0;
-}
 
 /* --engine: after loading. 0, or the exit code of a bad name. */
 static int apply_engine(tpuci_ctx_t *ctx, const char *engine) {
@@ -214,7 +205,7 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
         break;
       case OPT_QUARANTINE: rc->ro.quarantine = optarg; break;
       case OPT_RELEASE_AFTER:
-        if ((r = parse_release_after(cmd, optarg, &rc->ro.release_after)) != 0) return r;
+        if ((r = tpuci_cli_release_after(cmd, optarg, &rc->ro.release_after)) != 0) return r;
         break;
       case OPT_REPEAT: {
         char *end;
@@ -311,15 +302,16 @@ static int execute_run(run_cli_t *rc, const char *spec) {
   rc->ro.userdata = &con;
 
   r = tpuci_run(ctx, &rc->ro);
-  if (r != 0 && tpuci_run_id(ctx) == NULL) {
-    /* It could not even start (run folder). */
+  if (r != 0) {
+    /* It could not start: no event was told. */
     fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
     tpuci_console_free(&con);
     tpuci_ctx_free(ctx);
     return r == TPUCI_ENOMATCH || r == TPUCI_EUSAGE || r == TPUCI_ESPEC ? EXIT_USAGE
                                                                         : EXIT_ENV;
   }
-  if (r != 0) fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
+  if (tpuci_run_error(ctx) != 0)
+    fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
   tpuci_console_summary(&con, ctx);
   if (rc->sel.repeat > 0) {
     char *rates = NULL;
@@ -343,10 +335,16 @@ static int cmd_run(const char *cmd, int argc, char **argv) {
   }
   if (optind < argc) {
     spec = strdup(argv[optind]);
-  } else if (tpuci_run_spec_path(rc.ro.state_dir, rc.run_id, &spec) != 0) {
-    selection_free(&rc.sel);
-    fprintf(stderr, "tpuci rerun: no recorded run to take the spec from; give SPEC\n");
-    return EXIT_USAGE;
+  } else {
+    tpuci_ctx_t *past;
+    r = tpuci_ctx_new(&past, NULL);
+    if (r == 0) r = tpuci_run_spec_path(past, rc.ro.state_dir, rc.run_id, &spec);
+    tpuci_ctx_free(past);
+    if (r != 0) {
+      selection_free(&rc.sel);
+      fprintf(stderr, "tpuci rerun: no recorded run to take the spec from; give SPEC\n");
+      return EXIT_USAGE;
+    }
   }
   r = execute_run(&rc, spec);
   free(spec);
@@ -406,95 +404,6 @@ static int cmd_show(int argc, char **argv) {
   return code;
 }
 
-/* The error of a `tpuci flaky` form: its exit code. */
-static int flaky_failed(int r, char *error) {
-  fprintf(stderr, "tpuci: %s\n", error ? tpuci_console__safe(error, 1) : "cannot read the history");
-  tpuci_free(error);
-  return r == TPUCI_ENOMATCH || r == TPUCI_ESPEC || r == TPUCI_EUSAGE ? EXIT_USAGE : EXIT_ENV;
-}
-
-static int cmd_flaky(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"state-dir", required_argument, NULL, OPT_STATE_DIR},
-      {"runs", required_argument, NULL, OPT_RUN},
-      {"json", no_argument, NULL, OPT_JSON},
-      {"release", no_argument, NULL, OPT_RELEASE},
-      {"propose", no_argument, NULL, OPT_PROPOSE},
-      {"quarantine", required_argument, NULL, OPT_QUARANTINE},
-      {"release-after", required_argument, NULL, OPT_RELEASE_AFTER},
-      {"min-rate", required_argument, NULL, OPT_MIN_RATE},
-      {"codeowners", required_argument, NULL, OPT_CODEOWNERS},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
-  const char *state = NULL, *quarantine = NULL, *owners = NULL;
-  char *text = NULL, *error = NULL, *end;
-  long runs = 20;
-  double rate = -1;
-  int c, r, json = 0, release = 0, propose = 0, after = 0;
-
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-    switch (c) {
-      case OPT_STATE_DIR: state = optarg; break;
-      case OPT_RUN:
-        runs = strtol(optarg, &end, 10);
-        if (*optarg == '\0' || *end || runs < 0 || runs > 100000)
-          return usage_error("flaky", "--runs needs a number of runs (0: all)");
-        break;
-      case OPT_JSON: json = 1; break;
-      case OPT_RELEASE: release = 1; break;
-      case OPT_PROPOSE: propose = 1; break;
-      case OPT_QUARANTINE: quarantine = optarg; break;
-      case OPT_RELEASE_AFTER:
-        if ((r = parse_release_after("flaky", optarg, &after)) != 0) return r;
-        break;
-      case OPT_MIN_RATE:
-        rate = strtod(optarg, &end);
-        if (*optarg == '\0' || *end || !(rate > 0 && rate <= 1))
-          return usage_error("flaky", "--min-rate needs a flip rate above 0, at most 1 (0.1: "
-                                      "one run in ten flipped)");
-        break;
-      case OPT_CODEOWNERS: owners = optarg; break;
-      case 'h': return tpuci_cli_help("flaky", stdout);
-      default: return usage_error("flaky", "bad option");
-    }
-  }
-  if (optind < argc) return usage_error("flaky", "too many arguments");
-  if (release && propose) return usage_error("flaky", "--release or --propose, not both");
-  if (!release && !propose && quarantine)
-    return usage_error("flaky", "--quarantine goes with --release or --propose");
-  if (!release && after) return usage_error("flaky", "--release-after goes with --release");
-  if (!propose && (rate >= 0 || owners))
-    return usage_error("flaky", "--min-rate and --codeowners go with --propose");
-  if ((release || propose) && json)
-    return usage_error("flaky", release ? "--release prints text only"
-                                        : "--propose prints YAML only");
-  if (propose) {
-    r = tpuci_flaky_propose(state, quarantine, owners, (int) runs, rate >= 0 ? rate : 0.1, &text,
-                            &error);
-    if (r != 0) return flaky_failed(r, error);
-    tpuci_console__puts_safe(stdout, text);
-    tpuci_free(text);
-    return EXIT_PASSED;
-  }
-  if (release) {
-    r = tpuci_flaky_release(state, quarantine, after, &text, &error);
-    if (r != 0) return flaky_failed(r, error);
-    if (*text == '\0')
-      printf("no quarantine entry is ready to release (%d passing runs in a row needed)\n",
-             after ? after : 10);
-    else
-      tpuci_console__puts_safe(stdout, text);
-    tpuci_free(text);
-    return EXIT_PASSED;
-  }
-  r = tpuci_flaky_report(state, (int) runs, json, &text, &error);
-  if (r != 0) return flaky_failed(r == TPUCI_ENOMATCH ? r : TPUCI_EIO, error);
-  tpuci_console__puts_safe(stdout, text);
-  tpuci_free(text);
-  return EXIT_PASSED;
-}
-
 static int cmd_export(int argc, char **argv) {
   static const struct option longopts[] = {
       {"per-job", no_argument, NULL, OPT_PER_JOB},
@@ -514,6 +423,7 @@ static int cmd_export(int argc, char **argv) {
       {"concurrency", required_argument, NULL, OPT_CONCURRENCY},
       {"cancel-in-progress", no_argument, NULL, OPT_CANCEL_IN_PROGRESS},
       {"schedule", required_argument, NULL, OPT_SCHEDULE},
+      {"package", required_argument, NULL, OPT_PACKAGE},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   tpuci_export_options_t eo;
@@ -521,10 +431,10 @@ static int cmd_export(int argc, char **argv) {
   tpuci_ctx_t *ctx;
   const char *format, *wrong = NULL;
   char *text = NULL;
+  size_t nwarn;
   int k8s, c, r, real = 0;
 
-  memset(&eo, 0, sizeof(eo));
-  eo.version = TPUCI_EXPORT_OPTIONS_VERSION;
+  tpuci_export_options_init(&eo);
   if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
     return tpuci_cli_help("export", stdout);
   if (argc < 2 || (strcmp(argv[1], "github") != 0 && strcmp(argv[1], "kubernetes") != 0))
@@ -566,6 +476,7 @@ static int cmd_export(int argc, char **argv) {
       case OPT_CONCURRENCY: eo.concurrency = optarg; if (k8s) wrong = "--concurrency"; break;
       case OPT_CANCEL_IN_PROGRESS: eo.cancel_in_progress = 1; if (k8s) wrong = "--cancel-in-progress"; break;
       case OPT_SCHEDULE: eo.schedule = optarg; if (k8s) wrong = "--schedule"; break;
+      case OPT_PACKAGE: eo.package = optarg; if (k8s) wrong = "--package"; break;
       case 'h': free(sel.only); free(runs_on.only); return tpuci_cli_help("export", stdout);
       default: free(sel.only); free(runs_on.only); return usage_error("export", "bad option");
     }
@@ -601,8 +512,13 @@ static int cmd_export(int argc, char **argv) {
     tpuci_ctx_free(ctx);
     return r;
   }
+  nwarn = tpuci_warning_count(ctx);
   r = tpuci_export(ctx, format, &eo, &text);
   free(runs_on.only);
+  /* What the export adds (which tpuci the workflow builds), after the
+   * load's. */
+  for (; nwarn < tpuci_warning_count(ctx); nwarn++)
+    fprintf(stderr, "tpuci: warning: %s\n", tpuci_console__safe(tpuci_warning(ctx, nwarn), 1));
   if (r == 0) fputs(text, stdout);
   else fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
   tpuci_free(text);
@@ -761,6 +677,17 @@ static void raise_nofile(void) {
   if (setrlimit(RLIMIT_NOFILE, &rl) != 0) return; /* the cap copes */
 }
 
+/* `tpuci --version`: the version, and the checkout it was built from
+ * when the build recorded one (what `tpuci export github` builds). */
+static int print_version(void) {
+  tpuci_build_source_t src = TPUCI_BUILD_SOURCE_INIT;
+  printf("tpuci %s\n", tpuci_version());
+  if (tpuci_build_source(&src) == 0 && src.commit != NULL)
+    printf("built from %s at commit %s%s\n", src.url ? src.url : "a checkout without a remote",
+           src.commit, src.modified ? ", with changes" : "");
+  return EXIT_PASSED;
+}
+
 int main(int argc, char **argv) {
   const char *cmd;
 
@@ -774,21 +701,19 @@ int main(int argc, char **argv) {
   }
   cmd = argv[1];
   if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) return tpuci_cli_help(NULL, stdout);
-  if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
-    printf("tpuci %s\n", tpuci_version());
-    return EXIT_PASSED;
-  }
+  if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) return print_version();
   if (strcmp(cmd, "help") == 0) return tpuci_cli_help(argc > 2 ? argv[2] : NULL, stdout);
   if (strcmp(cmd, "run") == 0 || strcmp(cmd, "rerun") == 0)
     return cmd_run(cmd, argc - 1, argv + 1);
   if (strcmp(cmd, "show") == 0) return cmd_show(argc - 1, argv + 1);
   if (strcmp(cmd, "merge") == 0) return tpuci_cli_merge(argc - 1, argv + 1);
-  if (strcmp(cmd, "flaky") == 0) return cmd_flaky(argc - 1, argv + 1);
+  if (strcmp(cmd, "flaky") == 0) return tpuci_cli_flaky(argc - 1, argv + 1);
   if (strcmp(cmd, "plan") == 0) return cmd_plan(argc - 1, argv + 1);
   if (strcmp(cmd, "export") == 0) return cmd_export(argc - 1, argv + 1);
   if (strcmp(cmd, "gc") == 0) return cmd_gc(argc - 1, argv + 1);
   if (strcmp(cmd, "topologies") == 0) return tpuci_cli_topologies(argc - 1, argv + 1);
   if (strcmp(cmd, "doctor") == 0) return cmd_doctor(argc - 1, argv + 1);
+  if (strcmp(cmd, "init") == 0) return tpuci_cli_init(argc - 1, argv + 1);
   if (strcmp(cmd, "completion") == 0) {
     if (argc != 3 || tpuci_cli_completion(argv[2], stdout) != 0)
       return usage_error("completion", "say the shell: tpuci completion bash|zsh");

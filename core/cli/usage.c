@@ -11,6 +11,7 @@ static const char usage_main[] =
     "Run TPU-emulated CI jobs declared in a Lua spec.\n"
     "\n"
     "commands:\n"
+    "  init           write a starting spec (tpuci.lua) for the project here\n"
     "  run SPEC       run the spec's jobs; exit 0 only if all passed\n"
     "  plan SPEC      print the expanded job instances, run nothing\n"
     "  export github SPEC  print a GitHub Actions workflow that runs SPEC\n"
@@ -212,9 +213,9 @@ static const char usage_doctor[] =
 
 static const char usage_export[] =
     "usage: tpuci export github [--per-job] [--spec PATH] [--source URL] [--ref REF]\n"
-    "                           [--name NAME] [--runs-on LABEL] [--timeout-minutes N]\n"
-    "                           [--concurrency GROUP [--cancel-in-progress]]\n"
-    "                           [--schedule CRON] [--real] SPEC\n"
+    "                           [--package URL] [--name NAME] [--runs-on LABEL]\n"
+    "                           [--timeout-minutes N] [--concurrency GROUP\n"
+    "                           [--cancel-in-progress]] [--schedule CRON] [--real] SPEC\n"
     "       tpuci export kubernetes [--emulated] [--only GLOB] [--run ID] [--no-mounts]\n"
     "                               [--results-claim NAME] [--jobset] SPEC\n"
     "\n"
@@ -229,8 +230,12 @@ static const char usage_export[] =
     "                 that merges their runs into one report (tpuci merge)\n"
     "  --schedule CRON  also run on this schedule (5 fields: \"0 3 * * 1\")\n"
     "  --spec PATH    the spec's path in the workflow (default: SPEC)\n"
-    "  --source URL   git URL of tpuci to build (default: github.com/tpuci/tpuci)\n"
-    "  --ref REF      branch, tag or commit of it (default: main)\n"
+    "  --source URL   git URL of tpuci to build (default: the remote origin of the\n"
+    "                 checkout this tpuci was built from; tpuci --version names it)\n"
+    "  --ref REF      branch, tag or commit of it (default: the commit this tpuci\n"
+    "                 was built at)\n"
+    "  --package URL  install this .deb of tpuci (cpack -G DEB) instead of\n"
+    "                 building it; not with --source or --ref\n"
     "  --name NAME    the workflow's name (default: tpuci)\n"
     "  --runs-on LABEL  the runner label (default: ubuntu-latest); repeatable:\n"
     "                 a runner with every label\n"
@@ -252,6 +257,30 @@ static const char usage_export[] =
     "                 (default: an emptyDir; pytest prints its JUnit to the log)\n"
     "  --jobset       an instance of more than one host as one JobSet\n"
     "                 (jobset.x-k8s.io/v1alpha2): restarted as a gang\n";
+
+static const char usage_init[] =
+    "usage: tpuci init [--force] [--output FILE | --stdout]\n"
+    "\n"
+    "Writes a starting spec for the Python project in the current folder to\n"
+    "tpuci.lua. It reads pytest's configuration as pytest finds it (pytest.ini,\n"
+    ".pytest.ini, pyproject.toml's [tool.pytest.ini_options], tox.ini's [pytest],\n"
+    "setup.cfg's [tool:pytest]) for testpaths, the registered markers and\n"
+    "python_files, and proposes a pytest job per family of markers: tpu-like\n"
+    "names on an emulated single-host TPU v4-8, multihost, multinode or\n"
+    "distributed-like names on a two-host v4-16 (a gang), any others a job\n"
+    "each; and one job for the tests none of them marks. Together the jobs run\n"
+    "every test once; a comment explains each choice. An existing file is\n"
+    "never overwritten without --force.\n"
+    "\n"
+    "options:\n"
+    "  --force        overwrite the file if it exists\n"
+    "  --output FILE  write FILE instead of tpuci.lua (its mounts name this\n"
+    "                 folder from FILE's folder)\n"
+    "  --stdout       print the spec instead of writing a file\n"
+    "\n"
+    "exit codes: 0 written, 2 the file exists, a configuration file that\n"
+    "cannot be read or parsed (named with its line), or a bad option; 3 the\n"
+    "file cannot be written.\n";
 
 static const char usage_completion[] =
     "usage: tpuci completion bash|zsh\n"
@@ -313,6 +342,7 @@ int tpuci_cli_help(const char *cmd, FILE *out) {
   else if (strcmp(cmd, "flaky") == 0) fputs(usage_flaky, out);
   else if (strcmp(cmd, "doctor") == 0) fputs(usage_doctor, out);
   else if (strcmp(cmd, "completion") == 0) fputs(usage_completion, out);
+  else if (strcmp(cmd, "init") == 0) fputs(usage_init, out);
   else {
     fprintf(stderr, "tpuci: unknown command '%s'; see 'tpuci --help'\n", cmd);
     return EXIT_USAGE;

@@ -22,4 +22,7 @@ int tpuci_cli_usage_error(const char *cmd, const char *msg);
 /* `tpuci topologies` (topologies.c). */
 int tpuci_cli_topologies(int argc, char **argv);
 
+/* `tpuci init` (init.c). */
+int tpuci_cli_init(int argc, char **argv);
+
 #endif /* TPUCI_CLI_USAGE_H */

@@ -396,6 +396,39 @@ static int tpuci__gh_fail(tpuci__err_t *err, int code, const char *msg) {
   return code;
 }
 
+/* Where the workflow gets tpuci: a package, or a repository and a
+ * revision, given or else the ones this tpuci was built from. There is
+ * no fallback: a workflow must never build some other tpuci than the one
+ * meant. 0, or TPUCI_EUSAGE with the one line that says what to pass. */
+static int tpuci__gh_source(tpuci__gh_doc_t *d, const tpuci__export_opts_t *o,
+                            tpuci__err_t *err) {
+  if (o->package != NULL) {
+    if (o->source_url != NULL || o->source_ref != NULL)
+      return tpuci__gh_fail(err, TPUCI_EUSAGE,
+                            "--package installs tpuci from a .deb, --source and --ref build "
+                            "it from git: give one or the other");
+    if (*o->package == '\0' || !tpuci__utf8_valid(o->package))
+      return tpuci__gh_fail(err, TPUCI_EUSAGE, "the package's URL must be valid UTF-8, not empty");
+    d->package = o->package;
+    return 0;
+  }
+  d->url = o->source_url ? o->source_url : o->build_url;
+  d->ref = o->source_ref ? o->source_ref : o->build_commit;
+  if (d->url == NULL)
+    return tpuci__gh_fail(err, TPUCI_EUSAGE,
+                          "this tpuci was not built from a git checkout with a remote, so "
+                          "the workflow has no tpuci to build: pass --source URL (its git "
+                          "repository) and --ref REF, or --package URL of a .deb");
+  if (d->ref == NULL)
+    return tpuci__gh_fail(err, TPUCI_EUSAGE,
+                          "this tpuci was not built from a git checkout, so the workflow has "
+                          "no commit of it to build: pass --ref REF (a branch, tag or commit "
+                          "of --source)");
+  if (*d->url == '\0' || *d->ref == '\0')
+    return tpuci__gh_fail(err, TPUCI_EUSAGE, "--source and --ref must not be empty");
+  return 0;
+}
+
 int tpuci__export_github(const tpuci__plan_t *plan,
                          const tpuci__export_opts_t *opts, tpuci__buf_t *out,
                          tpuci__err_t *err) {
@@ -412,8 +445,6 @@ int tpuci__export_github(const tpuci__plan_t *plan,
   }
   memset(&d, 0, sizeof(d));
   d.spec = opts->spec ? opts->spec : plan->spec_path;
-  d.url = opts->source_url ? opts->source_url : TPUCI__GITHUB_SOURCE_URL;
-  d.ref = opts->source_ref ? opts->source_ref : TPUCI__GITHUB_SOURCE_REF;
   d.name = opts->name ? opts->name : "tpuci";
   d.per_job = opts->per_job != 0;
   d.real = opts->real != 0;
@@ -423,8 +454,9 @@ int tpuci__export_github(const tpuci__plan_t *plan,
     return tpuci__gh_fail(err, TPUCI_EUSAGE,
                           "the spec's path is unknown: give it relative to the "
                           "repository's root");
-  if (!tpuci__utf8_valid(d.spec) || !tpuci__utf8_valid(d.url) ||
-      !tpuci__utf8_valid(d.ref) || !tpuci__utf8_valid(d.name))
+  if ((r = tpuci__gh_source(&d, opts, err)) != 0) return r;
+  if (!tpuci__utf8_valid(d.spec) || (d.url && !tpuci__utf8_valid(d.url)) ||
+      (d.ref && !tpuci__utf8_valid(d.ref)) || !tpuci__utf8_valid(d.name))
     return tpuci__gh_fail(err, TPUCI_EUSAGE,
                           "the spec's path, the workflow's name and tpuci's source "
                           "must be valid UTF-8");

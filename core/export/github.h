@@ -16,9 +16,6 @@
 #include "plan/plan.h"
 #include "base/util.h"
 
-/* Where the workflow gets tpuci when the options do not say. */
-#define TPUCI__GITHUB_SOURCE_URL "https://github.com/tpuci/tpuci.git"
-#define TPUCI__GITHUB_SOURCE_REF "main"
 /* GitHub's cap on the jobs one matrix may generate. */
 #define TPUCI__GITHUB_MATRIX_MAX 256
 /* GitHub's cap on timeout-minutes (72 hours, self-hosted runners). */
@@ -30,9 +27,19 @@ typedef struct {
    * relative. */
   const char *spec;
   /* A git URL of tpuci's sources and a branch, tag or commit in it. NULL:
-   * TPUCI__GITHUB_SOURCE_URL and TPUCI__GITHUB_SOURCE_REF. */
+   * build_url and build_commit. */
   const char *source_url;
   const char *source_ref;
+  /* Where the running tpuci was built from (tpuci__build_source_*:
+   * core/api/ fills them), the defaults of source_url and source_ref, or
+   * NULL when the build recorded none: then source_url (and without a
+   * commit, source_ref) must be given. */
+  const char *build_url;
+  const char *build_commit;
+  /* The URL of a .deb of tpuci that the workflow installs instead of
+   * building tpuci (`--package`), or NULL. Not with source_url or
+   * source_ref; build_url and build_commit do not matter then. */
+  const char *package;
   /* The workflow's name. NULL: "tpuci". */
   const char *name;
   /* One workflow job per tpuci job (a matrix over the job names, each
@@ -65,7 +72,9 @@ void tpuci__export_opts_init(tpuci__export_opts_t *opts);
  * emitter. `opts` may be NULL for the defaults. The output depends only
  * on the plan's job names (in the order they first appear) and the
  * options. Returns 0, or TPUCI_EUSAGE with a one-line message in `err`
- * (which may be NULL) when the spec path is missing or absolute, when
+ * (which may be NULL) when no source of tpuci is known (no package,
+ * source_url or build_url; no source_ref or build_commit), when a package
+ * comes with a source, when the spec path is missing or absolute, when
  * per_job is set and the plan has no job or more than
  * TPUCI__GITHUB_MATRIX_MAX, or when a string is not valid UTF-8;
  * TPUCI_ENOMEM when the emitter cannot start. On error `out` is left as

@@ -20,8 +20,9 @@ typedef struct {
 
 typedef struct {
   const char *spec;
-  const char *url;
+  const char *url;        /* tpuci's git repository and revision, or */
   const char *ref;
+  const char *package;    /* a .deb's URL (then url and ref are NULL) */
   const char *name;
   int per_job;
   int real;      /* the run step is `tpuci run --real` */

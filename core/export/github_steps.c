@@ -98,12 +98,29 @@ static const char tpuci__gh_commit_script[] =
     "echo \"sha=$sha\" >> \"$GITHUB_OUTPUT\"\n"
     "echo \"key=tpuci-$RUNNER_OS-$RUNNER_ARCH-$image-$sha\" >> \"$GITHUB_OUTPUT\"\n";
 
+/* Installing tpuci from a .deb (`--package`): apt-get installs the
+ * libraries it depends on from the runner's archive. */
+static const char tpuci__gh_package_script[] =
+    "curl -fsSL --retry 3 -o \"$RUNNER_TEMP/tpuci.deb\" \"$TPUCI_PACKAGE\"\n"
+    "sudo apt-get update\n"
+    "sudo apt-get install -y --no-install-recommends \"$RUNNER_TEMP/tpuci.deb\"\n"
+    "tpuci --version\n";
+
+static int tpuci__gh_package_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
+  return tpuci__gh_step_start(e, "Install tpuci from its package") &&
+         tpuci__gh_plain(e, "env") && tpuci__gh_map(e) &&
+         tpuci__gh_kv(e, "TPUCI_PACKAGE", d->package) && tpuci__gh_map_end(e) &&
+         tpuci__gh_kv(e, "run", tpuci__gh_package_script) && tpuci__gh_map_end(e);
+}
+
 /* Building tpuci, or restoring the build the last run on the same kind
- * of runner with the same commit of tpuci saved. */
+ * of runner with the same commit of tpuci saved; with a package,
+ * installing it instead. */
 int tpuci__gh_build_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   tpuci__buf_t s;
   int ok;
 
+  if (d->package != NULL) return tpuci__gh_package_steps(e, d);
   tpuci__buf_init(&s);
   tpuci__buf_addf(&s, "sudo apt-get update\n"
                       "sudo apt-get install -y --no-install-recommends %s\n",

@@ -197,11 +197,11 @@ static int tpuci__resolve_type(tpuci__slice_t *s, const tpuci__slice_req_t *r,
   }
   if (r->chips_per_host && r->chips_per_host != t->chips_per_host)
     return tpuci__err_set(err, TPUCI_ESPEC,
-                          "%s has %d chips per host, not %d; for other "
+                          "%s has %d chip%s per host, not %d; for other "
                           "numbers declare a custom topology with base = "
                           "\"%s\"",
-                          t->type, t->chips_per_host, r->chips_per_host,
-                          t->type);
+                          t->type, t->chips_per_host, t->chips_per_host == 1 ? "" : "s",
+                          r->chips_per_host, t->type);
   if (r->cores_per_chip && r->cores_per_chip != t->cores_per_chip)
     return tpuci__err_set(err, TPUCI_ESPEC,
                           "%s has %d TensorCore%s per chip, not %d; for "

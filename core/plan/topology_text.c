@@ -144,9 +144,9 @@ char *tpuci__tpu_describe(const char *type, const char *emulate,
     for (i = 0; i < n; i++) {
       const tpuci__tpu_type_t *o = tpuci__tpu_catalogue_at(i);
       if (o == t || strcmp(o->type, t->type) != 0) continue;
-      tpuci__buf_addf(&b, " %s:%s (%d host%s x %d chips, %s)", o->type,
+      tpuci__buf_addf(&b, " %s:%s (%d host%s x %d chip%s, %s)", o->type,
                       o->layout, o->hosts, o->hosts == 1 ? "" : "s",
-                      o->chips_per_host, o->machine_type);
+                      o->chips_per_host, o->chips_per_host == 1 ? "" : "s", o->machine_type);
     }
     tpuci__buf_adds(&b, "\n");
   }

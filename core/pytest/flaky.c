@@ -544,8 +544,9 @@ static void tpuci__flaky_entry(tpuci__buf_t *b, const tpuci__flaky_test_t *t,
   if (o->owners) rule = tpuci__codeowners_match(o->owners, file);
   nl = t->last_msg ? strchr(t->last_msg, '\n') : NULL;
   n = t->last_msg ? (nl ? (int) (nl - t->last_msg) : (int) strlen(t->last_msg)) : 0;
-  reason = tpuci__printf("flaky: flip rate %.2f (%zu flips in %zu runs of %s), last failed in "
-                         "run %s%s%.*s", tpuci__flaky_rate(t), t->flips, t->runs, t->instance,
+  reason = tpuci__printf("flaky: flip rate %.2f (%zu flip%s in %zu run%s of %s), last failed "
+                         "in run %s%s%.*s", tpuci__flaky_rate(t), t->flips,
+                         t->flips == 1 ? "" : "s", t->runs, t->runs == 1 ? "" : "s", t->instance,
                          t->last_run, n ? ": " : "", n, n ? t->last_msg : "");
   tpuci__buf_adds(b, "- test: ");
   tpuci__yaml_quoted(b, t->id);

@@ -109,9 +109,10 @@ static int tpuci__new_find(tpuci__kind_run_t *kr, size_t index, tpuci__pnew_t *n
       free(key);
     }
     if (fresh * 100 > total * TPUCI__NEW_SHARE_MAX) {
-      msg = tpuci__printf("%s: new tests: %zu of its %zu tests are new to the history (over "
+      msg = tpuci__printf("%s: new tests: %zu of its %zu test%s %s new to the history (over "
                           "%d%%: a rename, or another branch's history): none runs again",
-                          inst->name, fresh, total, TPUCI__NEW_SHARE_MAX);
+                          inst->name, fresh, total, total == 1 ? "" : "s",
+                          fresh == 1 ? "is" : "are", TPUCI__NEW_SHARE_MAX);
       tpuci__strv_free(&nw->all);
     }
   }

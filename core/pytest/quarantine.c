@@ -4,6 +4,7 @@
 #include "pytest/quarantine.h"
 
 #include <fnmatch.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -287,6 +288,10 @@ char *tpuci__quarantine_release_report(const tpuci__quarantine_t *q, const json_
                                        int k, size_t *count) {
   tpuci__buf_t b;
   size_t i;
+  /* "run" or "3 runs", after "its last". */
+  char last[32];
+  if (k == 1) snprintf(last, sizeof(last), "run");
+  else snprintf(last, sizeof(last), "%d runs", k);
   *count = 0;
   tpuci__buf_init(&b);
   for (i = 0; i < q->n; i++) {
@@ -305,12 +310,12 @@ char *tpuci__quarantine_release_report(const tpuci__quarantine_t *q, const json_
     if (tests == 0 || held > 0) continue;
     (*count)++;
     if (tests == 1)
-      tpuci__buf_addf(&b, "%s: %s (owner %s, until %s): passed its last %d runs: remove the "
-                          "entry\n", e->where, e->test, e->owner, e->until, k);
+      tpuci__buf_addf(&b, "%s: %s (owner %s, until %s): passed its last %s: remove the "
+                          "entry\n", e->where, e->test, e->owner, e->until, last);
     else
-      tpuci__buf_addf(&b, "%s: %s (owner %s, until %s): its %zu tests passed their last %d "
-                          "runs: remove the entry\n", e->where, e->test, e->owner, e->until,
-                      tests, k);
+      tpuci__buf_addf(&b, "%s: %s (owner %s, until %s): its %zu tests passed their last %s: "
+                          "remove the entry\n", e->where, e->test, e->owner, e->until,
+                      tests, last);
   }
   return tpuci__buf_steal(&b);
 }

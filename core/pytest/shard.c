@@ -89,8 +89,8 @@ int tpuci__collect_parse(const char *text, size_t len, tpuci__strv_t *ids,
 
   if (errors)
     return tpuci__err_set(err, TPUCI_EIO,
-                          "pytest reported errors during collection (%zu node ids listed)",
-                          found);
+                          "pytest reported errors during collection (%zu node id%s listed)",
+                          found, found == 1 ? "" : "s");
   if (found == 0 && counts)
     return tpuci__err_set(err, TPUCI_EIO,
                           "counts per file instead of node ids: run `pytest --collect-only -q`, "

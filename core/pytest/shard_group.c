@@ -98,8 +98,8 @@ static void tpuci__group_tell(tpuci__kind_run_t *kr, tpuci__pgroup_t *g,
   for (k = 0; k < g->plan.n; k++) n += g->plan.shards[k].ids.len;
   g->told = 1;
   tpuci__buf_init(&b);
-  tpuci__buf_addf(&b, "%s: %zu tests in %d shards (%s), %s", g->name, n,
-                  inst->pytest->shards,
+  tpuci__buf_addf(&b, "%s: %zu test%s in %d shard%s (%s), %s", g->name, n, n == 1 ? "" : "s",
+                  inst->pytest->shards, inst->pytest->shards == 1 ? "" : "s",
                   g->plan.by_count ? "by count: no recorded durations" : "by recorded durations",
                   g->plan.by_count ? "tests per shard" : "predicted");
   /* Without durations a prediction would be a guess: say the counts. */

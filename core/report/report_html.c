@@ -230,10 +230,10 @@ static void tpuci__html_table(tpuci__buf_t *b, const json_t *instances) {
 static void tpuci__html_recent(tpuci__buf_t *b, const json_t *t) {
   const char *r = json_string_value(json_object_get(t, "recent")), *p;
   if (r == NULL || *r == '\0') return;
-  tpuci__buf_addf(b, " <span class=\"recent\" data-hook=\"recent\" title=\"the last %zu runs, "
+  tpuci__buf_addf(b, " <span class=\"recent\" data-hook=\"recent\" title=\"the last %zu run%s, "
                      "oldest first: p passed, f failed, k flaky, o order-dependent, s skipped, "
                      "- not run\">",
-                  strlen(r));
+                  strlen(r), strlen(r) == 1 ? "" : "s");
   for (p = r; *p; p++) {
     char c = strchr("pfkso", *p) ? *p : '-';
     tpuci__buf_addf(b, "<i class=\"r-%c\">%c</i>", c == '-' ? 'n' : c, c);

@@ -387,7 +387,7 @@ static void test_logres(void **state) {
   feed(&r, "d YWJj");
   feed(&r, "end junit.xml");
   why = tpuci__logres_check(&r);
-  assert_string_equal(why, "1 of 1 files, then the log ended");
+  assert_string_equal(why, "1 of 1 file, then the log ended");
   free(why);
   feed(&r, "results end 1");
   assert_true(tpuci__logres_done(&r));

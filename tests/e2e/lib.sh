@@ -29,6 +29,12 @@ if [ -x /usr/bin/python3 ] && [ -n "${TPUCI_BUILD:-}" ] && [ -d "$TPUCI_BUILD" ]
   PATH="$TPUCI_BUILD/test-bin:$PATH"
 fi
 
+# Where an exported workflow gets tpuci (`tpuci export github
+# "${GH_SOURCE[@]}" ...`): a build names its checkout's remote and commit
+# (docs/github.md), and tests must not depend on where the tree under
+# test was cloned from, nor fail in a checkout without a remote.
+GH_SOURCE=(--source https://git.example.com/acme/tpuci.git --ref 0123456789abcdef0123456789abcdef01234567)
+
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 pass() { checks=$((checks + 1)); }
 

@@ -136,7 +136,7 @@ expect_out "verdict: PASSED"
 # The exported workflow's last job (tpuci export github --per-job): its
 # merge script, run with bash as GitHub runs it, over the runners' run
 # folders laid out as download-artifact leaves the artifacts tpuci-SLUG.
-(cd proj && "$TPUCI" export github --per-job spec.lua) > wf.yml
+(cd proj && "$TPUCI" export github "${GH_SOURCE[@]}" --per-job spec.lua) > wf.yml
 /usr/bin/python3 -c 'import sys, yaml
 for s in yaml.safe_load(open(sys.argv[1]))["jobs"]["report"]["steps"]:
     if s["name"] == "Merge the entries'"'"' runs": print(s["run"], end="")' wf.yml > merge-step.sh

@@ -73,8 +73,8 @@ expect_code 2 "a real gang on the docker runtime"
 expect_out "'gang' is a gang of 2 hosts on real TPU hardware"
 
 # The GitHub export runs what was exported: --real gives `tpuci run --real`.
-"$TPUCI" export github --real --runs-on self-hosted --runs-on tpu-v4-8 real.lua > real.yml 2>/dev/null
-"$TPUCI" export github real.lua > emulated.yml 2>/dev/null
+"$TPUCI" export github "${GH_SOURCE[@]}" --real --runs-on self-hosted --runs-on tpu-v4-8 real.lua > real.yml 2>/dev/null
+"$TPUCI" export github "${GH_SOURCE[@]}" real.lua > emulated.yml 2>/dev/null
 check=$(/usr/bin/python3 - real.yml emulated.yml <<'PY' 2>&1
 import sys, yaml
 real, emu = (yaml.safe_load(open(p)) for p in sys.argv[1:3])

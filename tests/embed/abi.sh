@@ -36,5 +36,13 @@ n=$(wc -l < "$work/header")
 } > "$work/all.c"
 cc -w -I"$TESTS/../include" -o "$work/all" "$work/all.c" -L"$TPUCI_BUILD" -ltpuci ||
   { echo "FAIL: a program using every function of tpuci.h does not link"; fail=1; }
+# The SONAME is the one docs/embedding.md names ("Versions"): an ABI
+# change bumps both.
+soname=$(readelf -d "$so" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
+documented=$(tr '\n' ' ' < "$TESTS/../docs/embedding.md" |
+  grep -o 'SONAME, `libtpuci\.so\.[0-9][0-9]*`' | grep -o 'libtpuci\.so\.[0-9]*')
+if [ -z "$soname" ] || [ "$soname" != "$documented" ]; then
+  echo "FAIL: the library's SONAME is '$soname', docs/embedding.md says '$documented'"; fail=1
+fi
 [ $fail = 0 ] && echo "abi: $n functions, header and exports agree"
 exit $fail

@@ -24,6 +24,7 @@ static const char spec[] =
 
 typedef struct {
   int started, finished, output_bytes, run_finished, ticks;
+  int events, first, after_finished; /* RUN_STARTED first, RUN_FINISHED last */
   size_t event_size;        /* the events' size field */
   uv_timer_t tick;
 } app_t;
@@ -31,6 +32,8 @@ typedef struct {
 static void on_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
   app_t *app = ud;
   app->event_size = ev->size;
+  if (app->events++ == 0) app->first = ev->type;
+  if (app->run_finished) app->after_finished++;
   switch (ev->type) {
     case TPUCI_EVENT_ATTEMPT_STARTED: app->started++; break;
     case TPUCI_EVENT_OUTPUT: app->output_bytes += (int) ev->len; break;
@@ -43,7 +46,7 @@ static void on_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
       break;
     case TPUCI_EVENT_RUN_FINISHED:
       app->run_finished = 1;
-      uv_close((uv_handle_t *) &app->tick, NULL);
+      if (app->tick.data) uv_close((uv_handle_t *) &app->tick, NULL);
       break;
     default: break;
   }
@@ -62,6 +65,35 @@ static void tick_cb(uv_timer_t *t) {
     }                                                                 \
   } while (0)
 
+/* A run that starts and cannot do its work (an engine that is not
+ * there): tpuci_run() returns 0, the run goes from RUN_STARTED to
+ * RUN_FINISHED, and the failure is its result. */
+static int engine_missing(const char *state) {
+  static const char docker_spec[] = "job 'c' { image = 'busybox:1', run = 'true' }\n";
+  tpuci_ctx_t *ctx;
+  tpuci_run_options_t opts;
+  app_t app;
+
+  memset(&app, 0, sizeof(app));
+  CHECK(setenv("DOCKER_HOST", "unix:///nonexistent/tpuci-embed/docker.sock", 1) == 0);
+  CHECK(tpuci_ctx_new(&ctx, NULL) == 0);
+  CHECK(tpuci_load_string(ctx, docker_spec, strlen(docker_spec), "docker.lua") == 0);
+  tpuci_run_options_init(&opts);
+  opts.state_dir = state;
+  opts.on_event = on_event;
+  opts.userdata = &app;
+  CHECK(tpuci_run(ctx, &opts) == 0);
+  CHECK(app.first == TPUCI_EVENT_RUN_STARTED && app.run_finished && app.after_finished == 0);
+  CHECK(tpuci_run_error(ctx) != 0);
+  CHECK(strstr(tpuci_last_error(ctx), "nonexistent") != NULL);
+  CHECK(tpuci_run_exit_code(ctx) == 3);
+  CHECK(strcmp(tpuci_run_verdict(ctx), "not-run") == 0);
+  printf("engine missing: %s\n", tpuci_last_error(ctx));
+  tpuci_ctx_free(ctx);
+  CHECK(unsetenv("DOCKER_HOST") == 0);
+  return 0;
+}
+
 int main(void) {
   tpuci_ctx_t *ctx;
   tpuci_run_options_t opts;
@@ -74,12 +106,34 @@ int main(void) {
   memset(&app, 0, sizeof(app));
   CHECK(mkdtemp(state) != NULL);
   CHECK(uv_loop_init(&loop) == 0);
+  {
+    /* Options: a struct smaller than this SONAME's is refused; a larger
+     * one (a newer header) is read as far as this library knows it. */
+    union {
+      tpuci_ctx_options_t o;
+      unsigned char bytes[sizeof(tpuci_ctx_options_t) + 16];
+    } big;
+    tpuci_ctx_options_t small;
+    tpuci_ctx_options_init(&small);
+    small.size = offsetof(tpuci_ctx_options_t, load_memory_bytes);
+    CHECK(tpuci_ctx_new(&ctx, &small) == TPUCI_EUSAGE);
+    memset(&big, 0xAB, sizeof(big));
+    tpuci_ctx_options_init(&big.o);
+    big.o.size = sizeof(big);
+    CHECK(tpuci_ctx_new(&ctx, &big.o) == 0);
+    tpuci_ctx_free(ctx);
+  }
   CHECK(tpuci_ctx_new(&ctx, NULL) == 0);
 
   /* A broken spec gives an error with its line, and nothing loaded. */
   CHECK(tpuci_load_string(ctx, "job 'x' { rnu = 'true' }", 24, "broken.lua") == TPUCI_ESPEC);
   CHECK(strstr(tpuci_last_error(ctx), "broken.lua:1:") != NULL);
-  CHECK(tpuci_run(ctx, &(tpuci_run_options_t){.version = TPUCI_RUN_OPTIONS_VERSION}) == TPUCI_ESTATE);
+  /* Nothing loaded: it fails before its first event. */
+  tpuci_run_options_init(&opts);
+  opts.on_event = on_event;
+  opts.userdata = &app;
+  CHECK(tpuci_run(ctx, &opts) == TPUCI_ESTATE);
+  CHECK(app.events == 0);
 
   CHECK(tpuci_load_string(ctx, spec, strlen(spec), "embedded.lua") == 0);
   CHECK(tpuci_instance_count(ctx) == 4);
@@ -132,9 +186,12 @@ int main(void) {
       CHECK(old.bytes[b] == 0xAB);
   }
   CHECK(app.event_size == sizeof(tpuci_event_t));
-  /* Run options of a version this library does not know: refused. */
-  CHECK(tpuci_run(ctx, &(tpuci_run_options_t){.version = TPUCI_RUN_OPTIONS_VERSION + 1}) ==
-        TPUCI_EUSAGE);
+  CHECK(app.first == TPUCI_EVENT_RUN_STARTED && app.after_finished == 0);
+  /* Run options smaller than this SONAME's: refused, before any event. */
+  opts.size = offsetof(tpuci_run_options_t, no_select);
+  app.events = 0;
+  CHECK(tpuci_run(ctx, &opts) == TPUCI_EUSAGE);
+  CHECK(app.events == 0);
   CHECK(tpuci_outcome_count(ctx, TPUCI_OUTCOME_PASSED) == 2);
   CHECK(tpuci_run_exit_code(ctx) == 130); /* cancelled */
   CHECK(strncmp(tpuci_run_dir(ctx), state, strlen(state)) == 0);
@@ -142,6 +199,7 @@ int main(void) {
     printf("%s: %s\n", tpuci_instance_name(ctx, i),
            tpuci_outcome_name(tpuci_instance_outcome(ctx, i)));
   tpuci_ctx_free(ctx);
+  CHECK(engine_missing(state) == 0);
   {
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", state);

@@ -27,7 +27,7 @@ mkdir -p "$prefix/consumer"
 cat > "$prefix/consumer/CMakeLists.txt" <<CM
 cmake_minimum_required(VERSION 3.16)
 project(consumer C)
-find_package(tpuci 0.1 REQUIRED)
+find_package(tpuci 0.2 REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(UV REQUIRED IMPORTED_TARGET libuv)
 add_executable(embed "$TESTS/embed/embed_example.c")

@@ -1,10 +1,14 @@
 /* tpuci-export-github: writes the GitHub Actions workflow of a spec.
  *
  *   tpuci-export-github [--per-job] [--spec PATH] [--source URL] [--ref REF]
- *                       [--name NAME] SPEC.lua
+ *                       [--name NAME] [--package URL]
+ *                       [--build-source URL] [--build-commit SHA] SPEC.lua
  *
  * Loads SPEC.lua as `tpuci plan` does and prints the workflow; --spec is
  * the path the workflow gives `tpuci run` (default: SPEC.lua as given).
+ * Test-only: --build-source and --build-commit stand for what a build
+ * records of its checkout (cmake/build_info.cmake), which `tpuci export
+ * github` takes from its build; without them the driver has none.
  * Exit 0, 1 when the workflow cannot be made (the message says why), 2 on
  * a usage or spec error. The tests use it on real specs until the CLI
  * has `tpuci export github`. */
@@ -20,7 +24,8 @@
 
 static int usage(void) {
   fprintf(stderr, "usage: tpuci-export-github [--per-job] [--spec PATH] [--source URL] "
-                  "[--ref REF] [--name NAME] SPEC.lua\n");
+                  "[--ref REF] [--name NAME] [--package URL] [--build-source URL] "
+                  "[--build-commit SHA] SPEC.lua\n");
   return 2;
 }
 
@@ -43,6 +48,9 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--source") == 0) dst = &opts.source_url;
     else if (strcmp(argv[i], "--ref") == 0) dst = &opts.source_ref;
     else if (strcmp(argv[i], "--name") == 0) dst = &opts.name;
+    else if (strcmp(argv[i], "--package") == 0) dst = &opts.package;
+    else if (strcmp(argv[i], "--build-source") == 0) dst = &opts.build_url;
+    else if (strcmp(argv[i], "--build-commit") == 0) dst = &opts.build_commit;
     else if (argv[i][0] == '-' || path != NULL) return usage();
     else path = argv[i];
     if (dst != NULL) {

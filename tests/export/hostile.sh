@@ -67,8 +67,8 @@ while IFS= read -r -d '' spec; do
   fi
   for mode in one per-job k8s; do
     case $mode in
-      one) "$TPUCI" export github "$spec" > out.yml 2> err ;;
-      per-job) "$TPUCI" export github --per-job "$spec" > out.yml 2> err ;;
+      one) "$TPUCI" export github "${GH_SOURCE[@]}" "$spec" > out.yml 2> err ;;
+      per-job) "$TPUCI" export github "${GH_SOURCE[@]}" --per-job "$spec" > out.yml 2> err ;;
       k8s) "$TPUCI" export kubernetes --no-mounts "$spec" > out.yml 2> err ;;
     esac
     if [ $? != 0 ]; then fail "export $mode $what: $(cat err)"; continue; fi
@@ -89,11 +89,11 @@ else fail "actionlint refuses some workflows:"; cat workflows >&2; printf '%s\n'
 # Awake: the checker refuses a workflow with spec text left as an
 # expression, and one whose comment a line break ended.
 "$TPUCI" plan --json ci/plain.lua > plan.json
-"$TPUCI" export github --per-job ci/plain.lua | sed "s/\\\${{ '\\\${{' }}/\\\${{/g" > bad.yml
+"$TPUCI" export github "${GH_SOURCE[@]}" --per-job ci/plain.lua | sed "s/\\\${{ '\\\${{' }}/\\\${{/g" > bad.yml
 grep -q 'secrets.GITHUB_TOKEN}}' bad.yml && pass || fail "no expression to leave in bad.yml"
 "$PY" "$TESTS/export/hostile_check.py" github bad.yml plan.json ci/plain.lua > /dev/null &&
   fail "the checker accepts an expression from spec text" || pass
-{ printf '# a\xe2\x80\xa8jobs: {}\n'; "$TPUCI" export github ci/plain.lua; } > bad2.yml
+{ printf '# a\xe2\x80\xa8jobs: {}\n'; "$TPUCI" export github "${GH_SOURCE[@]}" ci/plain.lua; } > bad2.yml
 "$PY" "$TESTS/export/hostile_check.py" github bad2.yml plan.json ci/plain.lua > /dev/null &&
   fail "the checker accepts a comment ended by U+2028" || pass
 finish

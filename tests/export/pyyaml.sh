@@ -26,7 +26,7 @@ ROOT=$(cd "$TESTS/.." && pwd)
 check() {
   local spec=$1 mode=$2 flag=""
   [ "$mode" = per-job ] && flag=--per-job
-  if (cd "$ROOT" && "$DRIVER" $flag "$spec") > "$WORK/wf.yml" 2> "$WORK/err"; then pass
+  if (cd "$ROOT" && "$DRIVER" "${GH_SOURCE[@]}" $flag "$spec") > "$WORK/wf.yml" 2> "$WORK/err"; then pass
   else fail "export $spec $mode: $(cat "$WORK/err")"; return; fi
   (cd "$ROOT" && "$TPUCI" plan --json "$spec") > "$WORK/plan.json" || { fail "tpuci plan $spec"; return; }
   if python3 - "$WORK/wf.yml" "$WORK/plan.json" "$spec" "$mode" <<'PY'
@@ -143,7 +143,7 @@ check tests/pytest/spec.lua per-job
 
 # Per job, each shard of a sharded pytest job is an entry whose --only
 # selects exactly that shard's instances, as tpuci plan sees them.
-(cd "$ROOT" && "$TPUCI" export github --per-job tests/pytest/spec.lua) > "$WORK/shards.yml"
+(cd "$ROOT" && "$TPUCI" export github "${GH_SOURCE[@]}" --per-job tests/pytest/spec.lua) > "$WORK/shards.yml"
 python3 -c 'import sys, yaml
 for e in yaml.safe_load(open(sys.argv[1]))["jobs"]["tpuci"]["strategy"]["matrix"]["include"]:
     print(e["job"] + "\t" + e["only"])' "$WORK/shards.yml" > "$WORK/entries.tsv"
@@ -228,11 +228,11 @@ grep -q "^sha=$sha\$" "$WORK/gh_output" && pass || fail "the step's sha output: 
 # --schedule: `on` becomes a mapping (push, pull_request and
 # workflow_dispatch, then the schedule), read back by a YAML 1.1 reader
 # with `on` still a string and the cron entry as given.
-(cd "$ROOT" && "$TPUCI" export github --schedule '0 3 * * 1' tests/e2e/specs/basic.lua) > "$WORK/sched.yml"
+(cd "$ROOT" && "$TPUCI" export github "${GH_SOURCE[@]}" --schedule '0 3 * * 1' tests/e2e/specs/basic.lua) > "$WORK/sched.yml"
 got=$(python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); print(sorted(d["on"]), d["on"]["schedule"])' "$WORK/sched.yml" 2>&1)
 [ "$got" = "['pull_request', 'push', 'schedule', 'workflow_dispatch'] [{'cron': '0 3 * * 1'}]" ] && pass ||
   fail "--schedule's triggers: $got"
-out=$(cd "$ROOT" && "$TPUCI" export github --schedule '0 3 * * 8' tests/e2e/specs/basic.lua 2>&1); code=$?
+out=$(cd "$ROOT" && "$TPUCI" export github "${GH_SOURCE[@]}" --schedule '0 3 * * 8' tests/e2e/specs/basic.lua 2>&1); code=$?
 expect_code 2 "a bad schedule"
 expect_out "tpuci: the workflow's schedule: the day of the week '8' is not 0-6 (or SUN-SAT)"
 
@@ -243,19 +243,19 @@ job "3.10" { run = "true" }
 job "yes" { matrix = { v = { "1", "2" } }, run = "true" }
 job "a/b:c+d@e" { run = "true" }
 LUA
-(cd "$WORK" && "$DRIVER" --per-job names.lua) > "$WORK/names.yml"
+(cd "$WORK" && "$DRIVER" "${GH_SOURCE[@]}" --per-job names.lua) > "$WORK/names.yml"
 got=$(python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); print([e["job"] for e in d["jobs"]["tpuci"]["strategy"]["matrix"]["include"]])' "$WORK/names.yml")
 if [ "$got" = "['on', '3.10', 'yes', 'a/b:c+d@e']" ]; then pass; else fail "names read back as $got"; fi
 
 # 300 jobs: one line naming the count and the limit.
 for i in $(seq 1 300); do echo "job \"j$i\" { run = \"true\" }"; done > "$WORK/spec.lua"
-(cd "$WORK" && "$DRIVER" --per-job spec.lua) > /dev/null 2> "$WORK/err"
+(cd "$WORK" && "$DRIVER" "${GH_SOURCE[@]}" --per-job spec.lua) > /dev/null 2> "$WORK/err"
 code=$?
 out=$(cat "$WORK/err")
 expect_code 1 "300 jobs per-job"
 expect_out "tpuci-export-github: spec.lua: 300 jobs exceed GitHub's limit of 256 matrix entries per workflow job; "
 if [ "$(wc -l < "$WORK/err")" = 1 ]; then pass; else fail "the error is not one line"; fi
-(cd "$WORK" && "$DRIVER" spec.lua) > /dev/null 2>&1
+(cd "$WORK" && "$DRIVER" "${GH_SOURCE[@]}" spec.lua) > /dev/null 2>&1
 code=$?
 expect_code 0 "300 jobs in one workflow job"
 finish

@@ -172,10 +172,27 @@ static void add(tpuci__plan_t *plan, const char *job, const char *name) {
   in->selected = 1;
 }
 
+/* What a build from a checkout with a remote records (core/api/ passes
+ * tpuci__build_source_*()): the workflow's tpuci unless options say. */
+#define BUILD_URL "https://git.example.com/acme/tpuci.git"
+#define BUILD_COMMIT "0123456789abcdef0123456789abcdef01234567"
+
+/* The defaults, as from a build with BUILD_URL and BUILD_COMMIT. */
+static void opts_init(tpuci__export_opts_t *opts) {
+  tpuci__export_opts_init(opts);
+  opts->build_url = BUILD_URL;
+  opts->build_commit = BUILD_COMMIT;
+}
+
 static char *export_ok(const tpuci__plan_t *plan, const tpuci__export_opts_t *opts) {
+  tpuci__export_opts_t defaults;
   tpuci__buf_t b;
   tpuci__err_t err = {0, NULL};
   int r;
+  if (opts == NULL) {
+    opts_init(&defaults);
+    opts = &defaults;
+  }
   tpuci__buf_init(&b);
   r = tpuci__export_github(plan, opts, &b, &err);
   if (r != 0) fail_msg("export failed: %s", err.msg);
@@ -341,7 +358,7 @@ static void test_one_workflow_job(void **state) {
   assert_non_null(strstr(text, "\n\"on\": [push, pull_request, workflow_dispatch]\n"));
   assert_non_null(strstr(text, "      run: |\n        sudo apt-get update\n"));
   doc = yaml_load(text);
-  want = expected("ci/spec.lua", TPUCI__GITHUB_SOURCE_URL, TPUCI__GITHUB_SOURCE_REF,
+  want = expected("ci/spec.lua", BUILD_URL, BUILD_COMMIT,
                   "tpuci", NULL);
   assert_json_equal(doc, want);
   json_decref(doc);
@@ -360,7 +377,7 @@ static void test_options(void **state) {
   tpuci__plan_init(&plan);
   plan.spec_path = tpuci__strdup("/abs/path/spec.lua");
   add(&plan, "a", NULL);
-  tpuci__export_opts_init(&opts);
+  opts_init(&opts);
   opts.spec = "specs/it's a \"spec\" #1: yes.lua";
   opts.source_url = "https://git.example.com/x/tpuci.git?q=1#frag";
   opts.source_ref = "v1.0: \"rc\" $(rm -rf /)";
@@ -418,7 +435,7 @@ static void test_per_job_hard_names(void **state) {
     add(&plan, names[n], NULL);
     add(&plan, names[n], "matrix instance");  /* a job counts once */
   }
-  tpuci__export_opts_init(&opts);
+  opts_init(&opts);
   opts.per_job = 1;
   text = export_ok(&plan, &opts);
   doc = yaml_load(text);
@@ -453,7 +470,7 @@ static void test_per_job_hard_names(void **state) {
   assert_string_equal(json_string_value(json_object_get(json_array_get(include, 17), "slug")),
                       "a-b-2");
   /* The rest of the workflow is the documented one. */
-  want = expected("spec.lua", TPUCI__GITHUB_SOURCE_URL, TPUCI__GITHUB_SOURCE_REF, "tpuci",
+  want = expected("spec.lua", BUILD_URL, BUILD_COMMIT, "tpuci",
                   json_deep_copy(include));
   check_merge_script(doc, want);
   assert_json_equal(doc, want);
@@ -499,7 +516,7 @@ static void test_matrix_limit(void **state) {
     snprintf(name, sizeof(name), "job%03d", i);
     add(&plan, name, NULL);
   }
-  tpuci__export_opts_init(&opts);
+  opts_init(&opts);
   opts.per_job = 1;
   /* 256 is allowed. */
   text = export_ok(&plan, &opts);
@@ -536,7 +553,7 @@ static void test_errors(void **state) {
   (void) state;
 
   tpuci__plan_init(&plan);
-  tpuci__export_opts_init(&opts);
+  opts_init(&opts);
   tpuci__buf_init(&b);
   /* No spec path at all. */
   assert_int_equal(tpuci__export_github(&plan, &opts, &b, &err), TPUCI_EUSAGE);
@@ -579,7 +596,7 @@ static void test_empty_plan_single(void **state) {
   plan.spec_path = tpuci__strdup("empty.lua");
   text = export_ok(&plan, NULL);
   doc = yaml_load(text);
-  want = expected("empty.lua", TPUCI__GITHUB_SOURCE_URL, TPUCI__GITHUB_SOURCE_REF, "tpuci",
+  want = expected("empty.lua", BUILD_URL, BUILD_COMMIT, "tpuci",
                   NULL);
   assert_json_equal(doc, want);
   json_decref(doc);
@@ -605,6 +622,141 @@ static const char *str_at(json_t *root, const char *path) {
   json_t *v = at(root, path);
   if (!json_is_string(v)) fail_msg("%s is not a string", path);
   return json_string_value(v);
+}
+
+/* Which tpuci the workflow builds: the options' source, else the
+ * checkout this tpuci was built from, else none at all (one line saying
+ * what to pass, never a placeholder); or a package instead. */
+static void export_fails(const tpuci__plan_t *plan, const tpuci__export_opts_t *opts,
+                         const char *want) {
+  tpuci__buf_t b;
+  tpuci__err_t err = {0, NULL};
+  tpuci__buf_init(&b);
+  tpuci__buf_adds(&b, "before");
+  assert_int_equal(tpuci__export_github(plan, opts, &b, &err), TPUCI_EUSAGE);
+  if (strcmp(err.msg, want) != 0) fail_msg("error '%s', want '%s'", err.msg, want);
+  assert_string_equal(b.data, "before");
+  tpuci__err_clear(&err);
+  tpuci__buf_free(&b);
+}
+
+static void test_source(void **state) {
+  static const char no_remote[] =
+      "this tpuci was not built from a git checkout with a remote, so the workflow has no "
+      "tpuci to build: pass --source URL (its git repository) and --ref REF, or --package "
+      "URL of a .deb";
+  static const char no_commit[] =
+      "this tpuci was not built from a git checkout, so the workflow has no commit of it to "
+      "build: pass --ref REF (a branch, tag or commit of --source)";
+  static const char *const steps_built[] = {"Find tpuci's commit", "Build and install tpuci"};
+  tpuci__plan_t plan;
+  tpuci__export_opts_t opts;
+  json_t *doc, *s;
+  char *text;
+  size_t k;
+  (void) state;
+
+  tpuci__plan_init(&plan);
+  plan.spec_path = tpuci__strdup("spec.lua");
+  add(&plan, "unit", NULL);
+  /* The build's remote and commit; --source alone keeps the commit (a
+   * fork or mirror has it). */
+  opts_init(&opts);
+  opts.source_url = "https://mirror.example.com/tpuci.git";
+  text = export_ok(&plan, &opts);
+  doc = yaml_load(text);
+  for (k = 0; k < 2; k++) {
+    s = step(doc, "tpuci", steps_built[k]);
+    assert_non_null(s);
+    assert_string_equal(str_at(s, "env/TPUCI_SOURCE"), "https://mirror.example.com/tpuci.git");
+    assert_string_equal(str_at(s, "env/TPUCI_REF"), BUILD_COMMIT);
+  }
+  json_decref(doc);
+  free(text);
+  /* Nothing recorded: refused, whatever else is given. */
+  tpuci__export_opts_init(&opts);
+  export_fails(&plan, &opts, no_remote);
+  opts.source_ref = "v0.1.0";
+  export_fails(&plan, &opts, no_remote);
+  opts.per_job = 1;
+  export_fails(&plan, &opts, no_remote);
+  /* A remote but no commit (or --source without --ref, from a build that
+   * was not a git checkout). */
+  tpuci__export_opts_init(&opts);
+  opts.build_url = BUILD_URL;
+  export_fails(&plan, &opts, no_commit);
+  tpuci__export_opts_init(&opts);
+  opts.source_url = "https://mirror.example.com/tpuci.git";
+  export_fails(&plan, &opts, no_commit);
+  /* Both given: no build needed. */
+  opts.source_ref = "v0.1.0";
+  text = export_ok(&plan, &opts);
+  doc = yaml_load(text);
+  assert_string_equal(str_at(step(doc, "tpuci", "Find tpuci's commit"), "env/TPUCI_REF"),
+                      "v0.1.0");
+  json_decref(doc);
+  free(text);
+  opts.source_ref = "";
+  export_fails(&plan, &opts, "--source and --ref must not be empty");
+  tpuci__plan_free(&plan);
+}
+
+/* --package URL: the workflow installs that .deb (apt-get resolves its
+ * libraries) instead of building tpuci, in the entries and in the report
+ * job; it needs no source, and takes none. */
+static void test_package(void **state) {
+  static const char url[] = "https://example.com/releases/tpuci_0.1.0_amd64.deb";
+  static const char *const jobs[] = {"tpuci", "report"};
+  tpuci__plan_t plan;
+  tpuci__export_opts_t opts;
+  json_t *doc, *steps, *s;
+  char *text;
+  size_t k;
+  (void) state;
+
+  tpuci__plan_init(&plan);
+  plan.spec_path = tpuci__strdup("spec.lua");
+  add(&plan, "unit", NULL);
+  add(&plan, "lint", NULL);
+  tpuci__export_opts_init(&opts);
+  opts.package = url;
+  opts.per_job = 1;
+  text = export_ok(&plan, &opts);
+  assert_null(strstr(text, "TPUCI_SOURCE"));
+  assert_null(strstr(text, "tpuci-install"));
+  doc = yaml_load(text);
+  for (k = 0; k < 2; k++) {
+    steps = json_object_get(json_object_get(json_object_get(doc, "jobs"), jobs[k]), "steps");
+    s = json_array_get(steps, k == 0 ? 1 : 0);
+    assert_string_equal(str_at(s, "name"), "Install tpuci from its package");
+    assert_string_equal(str_at(s, "env/TPUCI_PACKAGE"), url);
+    assert_string_equal(str_at(s, "run"),
+                        "curl -fsSL --retry 3 -o \"$RUNNER_TEMP/tpuci.deb\" \"$TPUCI_PACKAGE\"\n"
+                        "sudo apt-get update\n"
+                        "sudo apt-get install -y --no-install-recommends "
+                        "\"$RUNNER_TEMP/tpuci.deb\"\n"
+                        "tpuci --version\n");
+    assert_null(step(doc, jobs[k], "Install tpuci's build dependencies"));
+    assert_null(step(doc, jobs[k], "Put tpuci on the PATH"));
+  }
+  /* The entry then restores the results cache and runs the spec. */
+  assert_string_equal(str_at(json_array_get(json_object_get(at(doc, "jobs/tpuci"), "steps"), 2),
+                             "name"),
+                      "Restore the results cache");
+  json_decref(doc);
+  free(text);
+  /* Not with a source; not empty. */
+  opts.source_url = "https://mirror.example.com/tpuci.git";
+  export_fails(&plan, &opts, "--package installs tpuci from a .deb, --source and --ref build "
+                             "it from git: give one or the other");
+  opts.source_url = NULL;
+  opts.source_ref = "v1";
+  export_fails(&plan, &opts, "--package installs tpuci from a .deb, --source and --ref build "
+                             "it from git: give one or the other");
+  opts.source_ref = NULL;
+  opts.package = "";
+  export_fails(&plan, &opts, "the package's URL must be valid UTF-8, not empty");
+  tpuci__plan_free(&plan);
 }
 
 static int add_image(tpuci__plan_t *plan, const char *ref, tpuci__pull_t pull) {
@@ -690,7 +842,7 @@ static void test_images(void **state) {
   free(text);
 
   /* Per job: each entry lists its images; steps run when it has some. */
-  tpuci__export_opts_init(&opts);
+  opts_init(&opts);
   opts.per_job = 1;
   text = export_ok(&plan, &opts);
   doc = yaml_load(text);
@@ -738,7 +890,7 @@ static void test_durations_and_shards(void **state) {
 
   /* Per job: a matrix entry per shard; every entry restores the one cache
    * the timings job found; timings-save merges and saves. */
-  tpuci__export_opts_init(&opts);
+  opts_init(&opts);
   opts.per_job = 1;
   text = export_ok(&plan, &opts);
   doc = yaml_load(text);
@@ -801,7 +953,7 @@ static void test_results_cache(void **state) {
   json_decref(doc);
   free(text);
 
-  tpuci__export_opts_init(&opts);
+  opts_init(&opts);
   opts.per_job = 1;
   text = export_ok(&plan, &opts);
   doc = yaml_load(text);
@@ -828,7 +980,7 @@ static void test_runner_options(void **state) {
   tpuci__plan_init(&plan);
   plan.spec_path = tpuci__strdup("spec.lua");
   add(&plan, "a", NULL);
-  tpuci__export_opts_init(&opts);
+  opts_init(&opts);
   opts.runs_on = labels;
   opts.n_runs_on = 2;
   opts.timeout_minutes = 45;
@@ -902,7 +1054,7 @@ static void test_schedule(void **state) {
   tpuci__plan_init(&plan);
   plan.spec_path = tpuci__strdup("spec.lua");
   add(&plan, "a", NULL);
-  tpuci__export_opts_init(&opts);
+  opts_init(&opts);
   opts.schedule = "30 2 * * 1-5";
   text = export_ok(&plan, &opts);
   assert_non_null(strstr(text, "\n\"on\":\n  push: {}\n  pull_request: {}\n  workflow_dispatch: {}\n"
@@ -945,6 +1097,8 @@ int main(void) {
       cmocka_unit_test(test_durations_and_shards),
       cmocka_unit_test(test_results_cache),
       cmocka_unit_test(test_runner_options),
+      cmocka_unit_test(test_source),
+      cmocka_unit_test(test_package),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

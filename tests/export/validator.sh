@@ -37,11 +37,13 @@ fi
 . "$TESTS/export/actionlint.sh"
 
 # validate NAME ARGS...: exports with `tpuci export github ARGS` from the
-# repository's root, then action-validator must accept it.
+# repository's root (tpuci from GH_SOURCE, unless ARGS start with
+# --package), then action-validator must accept it.
 validate() {
-  local name=$1 msg
+  local name=$1 msg src=("${GH_SOURCE[@]}")
   shift
-  if ! (cd "$ROOT" && "$TPUCI" export github "$@") > "$WORK/$name.yml" 2> "$WORK/err"; then
+  [ "$1" = --package ] && src=()
+  if ! (cd "$ROOT" && "$TPUCI" export github "${src[@]}" "$@") > "$WORK/$name.yml" 2> "$WORK/err"; then
     fail "export $name: $(cat "$WORK/err")"
     return
   fi
@@ -54,6 +56,10 @@ validate basic-per-job --per-job tests/e2e/specs/basic.lua
 validate pytest tests/pytest/spec.lua
 validate pytest-per-job --per-job tests/pytest/spec.lua
 validate schedule --per-job --schedule '30 2 * * MON-FRI' tests/pytest/spec.lua
+# tpuci installed from a .deb instead of built (--package).
+validate package --package https://example.com/releases/tpuci_0.1.0_amd64.deb tests/pytest/spec.lua
+validate package-per-job --package https://example.com/releases/tpuci_0.1.0_amd64.deb --per-job \
+  tests/pytest/spec.lua
 
 cat > "$WORK/images.lua" <<'LUA'
 image "py" { ref = "ghcr.io/org/py:3.11" }
@@ -66,11 +72,11 @@ job "gar" { image = "gar", run = "true" }
 job "mine" { image = "mine", run = "true" }
 job "host" { run = "true" }
 LUA
-(cd "$WORK" && "$TPUCI" export github --per-job --runs-on self-hosted --runs-on tpu-v5e \
+(cd "$WORK" && "$TPUCI" export github "${GH_SOURCE[@]}" --per-job --runs-on self-hosted --runs-on tpu-v5e \
    --timeout-minutes 90 --concurrency '${{ github.workflow }}-${{ github.ref }}' \
    --cancel-in-progress images.lua) > "$WORK/images.yml" && pass || fail "export images.lua"
 msg=$("$validator" "$WORK/images.yml" 2>&1) && pass || { fail "action-validator refuses images.yml:"; printf '%s\n' "$msg" | head -n 40 >&2; }
-(cd "$WORK" && "$TPUCI" export github --timeout-minutes 30 --runs-on ubuntu-24.04 images.lua) > "$WORK/images1.yml" &&
+(cd "$WORK" && "$TPUCI" export github "${GH_SOURCE[@]}" --timeout-minutes 30 --runs-on ubuntu-24.04 images.lua) > "$WORK/images1.yml" &&
   pass || fail "export images.lua (one job)"
 msg=$("$validator" "$WORK/images1.yml" 2>&1) && pass || { fail "action-validator refuses images1.yml:"; printf '%s\n' "$msg" | head -n 40 >&2; }
 
@@ -81,16 +87,16 @@ job "yes" { matrix = { v = { "1", "2" } }, run = "true" }
 job "a/b:c+d@e" { run = "true" }
 job "a:b+c" { run = "true" }
 LUA
-(cd "$WORK" && "$TPUCI" export github --per-job --name 'CI: "tpuci" #1' names.lua) > "$WORK/names.yml" &&
+(cd "$WORK" && "$TPUCI" export github "${GH_SOURCE[@]}" --per-job --name 'CI: "tpuci" #1' names.lua) > "$WORK/names.yml" &&
   pass || fail "export names.lua"
 msg=$("$validator" "$WORK/names.yml" 2>&1) && pass || { fail "action-validator refuses names.yml:"; printf '%s\n' "$msg" | head -n 40 >&2; }
 
 # Awake: a misspelt key and a step without run or uses are refused.
 sed 's/^    runs-on:/    runs-onn:/' "$WORK/basic.yml" > "$WORK/bad.yml"
 "$validator" "$WORK/bad.yml" > /dev/null 2>&1 && fail "action-validator accepts runs-onn" || pass
-"$TPUCI" export github --timeout-minutes 0 "$TESTS/e2e/specs/basic.lua" > /dev/null 2>&1 &&
+"$TPUCI" export github "${GH_SOURCE[@]}" --timeout-minutes 0 "$TESTS/e2e/specs/basic.lua" > /dev/null 2>&1 &&
   fail "--timeout-minutes 0 accepted" || pass
-"$TPUCI" export github --cancel-in-progress "$TESTS/e2e/specs/basic.lua" > /dev/null 2>&1 &&
+"$TPUCI" export github "${GH_SOURCE[@]}" --cancel-in-progress "$TESTS/e2e/specs/basic.lua" > /dev/null 2>&1 &&
   fail "--cancel-in-progress without --concurrency accepted" || pass
 # actionlint: every exported workflow, and it is awake.
 for f in "$WORK"/*.yml; do

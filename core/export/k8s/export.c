@@ -640,10 +640,10 @@ static void tpuci__k8s_header(tpuci__buf_t *out, const tpuci__k8s_doc_t *d) {
     char *what;
     const char *kind = o->jobset ? "JobSet" : "Job";
     if (o->mode == TPUCI__K8S_TPU)
-      what = tpuci__printf("%s: %s %s, %d pod%s on a GKE TPU %s slice (%s %s, %d chips each)",
+      what = tpuci__printf("%s: %s %s, %d pod%s on a GKE TPU %s slice (%s %s, %d chip%s each)",
                            o->inst->name, kind, o->name, o->hosts, o->hosts == 1 ? "" : "s",
                            o->slice.accelerator_type, o->gke.accelerator, o->gke.topology,
-                           o->gke.chips);
+                           o->gke.chips, o->gke.chips == 1 ? "" : "s");
     else if (o->mode == TPUCI__K8S_EMULATED)
       what = tpuci__printf("%s: %s %s, %d pod%s emulating %s on CPU (emulate = \"%s\")",
                            o->inst->name, kind, o->name, o->hosts, o->hosts == 1 ? "" : "s",

@@ -526,12 +526,18 @@ def settle(ret, plugin):
               "needs changed since it passed): %d left out" % plugin.unaffected)
         return 0
     if plugin.only and ret == 5 and plugin.only_kept == 0:
-        print("tpuci: none of the %d tests this process was to run is collected "
-              "(gone since they were recorded)" % len(plugin.only))
+        if len(plugin.only) == 1:
+            print("tpuci: the test this process was to run is not collected "
+                  "(gone since it was recorded)")
+        else:
+            print("tpuci: none of the %d tests this process was to run is collected "
+                  "(gone since they were recorded)" % len(plugin.only))
         ret = 0
     if part is not None and ret == 5 and part.kept == 0 and part.dropped > 0:
         print("tpuci: no test is left for this shard (its tests of the recorded "
-              "collection are gone; the %d collected belong to other shards)" % part.dropped)
+              "collection are gone; %s to other shards)"
+              % ("the one collected belongs" if part.dropped == 1
+                 else "the %d collected belong" % part.dropped))
         ret = 0
     return ret
 

@@ -214,7 +214,8 @@ char *tpuci__logres_check(const tpuci__logres_t *r) {
                          r->name, r->got, r->size);
   if (!r->begun) return tpuci__strdup("the log ended before the results were sent");
   if (!r->ended || r->whole != r->files)
-    return tpuci__printf("%ld of %ld files, then the log ended", r->whole, r->files);
+    return tpuci__printf("%ld of %ld file%s, then the log ended", r->whole, r->files,
+                         r->files == 1 ? "" : "s");
   /* A whole snapshot without a last block: pytest outlived a SIGTERM
    * until its SIGKILL; the snapshot is what it left. */
   return NULL;

@@ -138,7 +138,14 @@ def test_only_with_none_collected_is_no_failure(pytester, capsys):
     capsys.readouterr()
     assert tpuci_plugin.settle(result.ret, plugin) == 0
     assert capsys.readouterr().out == (
-        "tpuci: none of the 1 tests this process was to run is collected "
+        "tpuci: the test this process was to run is not collected "
+        "(gone since it was recorded)\n")
+    # Two: "none of the 2 tests".
+    result, plugin, recs = in_process(pytester, only=["test_a.py::test_gone", "test_a.py::test_x"])
+    capsys.readouterr()
+    assert tpuci_plugin.settle(result.ret, plugin) == 0
+    assert capsys.readouterr().out == (
+        "tpuci: none of the 2 tests this process was to run is collected "
         "(gone since they were recorded)\n")
     # Nothing selected at all is pytest's exit 5, for tpuci to judge.
     empty = tpuci_plugin.TpuciProgress(os.devnull)
@@ -240,7 +247,7 @@ def test_the_command_with_only_gone_exits_0(attempt):
     attempt.pytester.makepyfile(test_a="def test_1(): pass\n")
     result = attempt.run(only=["test_a.py::test_gone"])
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["tpuci: none of the 1 tests this process was to run is collected*"])
+    result.stdout.fnmatch_lines(["tpuci: the test this process was to run is not collected*"])
 
 
 def test_the_process_ends_without_waiting_for_threads(attempt):
