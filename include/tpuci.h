@@ -754,6 +754,10 @@ typedef struct tpuci_export_options_s {
    * workflow downloads and installs instead of building tpuci from git;
    * NULL: build it. Not with source_url or source_ref. */
   const char *package;
+  /* Format "kubernetes": an instance of more than one host is a JobSet
+   * (jobset.x-k8s.io/v1alpha2), not an Indexed Job and a Service
+   * (docs/kubernetes.md, "JobSet"). */
+  int jobset;
 } tpuci_export_options_t;
 
 /* Fills `opts` with the defaults. */
@@ -761,7 +765,7 @@ void tpuci_export_options_init(tpuci_export_options_t *opts);
 
 /* Writes the loaded spec for another system: format "github" (a GitHub
  * Actions workflow, docs/github.md) or "kubernetes" (a Job per selected
- * instance, docs/kubernetes.md). *out is freed with tpuci_free(). opts
+ * instance, or a JobSet per multi-host one, docs/kubernetes.md). *out is freed with tpuci_free(). opts
  * may be NULL. Returns 0, TPUCI_ESTATE when nothing is loaded,
  * TPUCI_ENOMATCH when no instance is selected (kubernetes), TPUCI_EUSAGE
  * for an unknown format or a spec that cannot be exported (more than 256

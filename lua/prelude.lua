@@ -1249,7 +1249,7 @@ local JOB_SET = set_of(JOB_KEYS)
 
 local PYTEST_KEYS = { "markers", "k", "args", "options", "shards", "shard_by", "allow_empty",
                       "failed_first", "python", "test_timeout", "select", "select_always",
-                      "new_tests" }
+                      "new_tests", "per_chip" }
 local PYTEST_SET = set_of(PYTEST_KEYS)
 local NEW_TESTS_KEYS = { "runs" }
 local NEW_TESTS_SET = set_of(NEW_TESTS_KEYS)
@@ -1358,6 +1358,13 @@ local function pytest_spec(d, j, t, mkeys, keys)
   end
   local empty = rawget(t, "allow_empty")
   if empty ~= nil then py.allow_empty = boolean(d, "pytest.allow_empty", empty) end
+  -- One process per chip of the job's one host: the C side makes them
+  -- shards, as many as the topology's chips (core/spec/expand.c).
+  local pc = rawget(t, "per_chip")
+  if pc ~= nil then py.per_chip = boolean(d, "pytest.per_chip", pc) end
+  if py.per_chip and py.shards > 1 then
+    fail(d, "pytest.per_chip", "per_chip splits the tests over the host's chips; leave 'shards' out")
+  end
   local ff = rawget(t, "failed_first")
   if ff ~= nil then py.failed_first = boolean(d, "pytest.failed_first", ff) end
   -- A file's tests stay together by default: tests that lean on the

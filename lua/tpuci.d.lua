@@ -174,6 +174,8 @@
 ---@field shard_by? "file"|"class"|"test"
 ---Whether pytest's exit 5 (nothing collected) passes (default false).
 ---@field allow_empty? boolean
+---One pytest process per chip of the job's one-host topology, each pinned to its chip (`TPU_VISIBLE_CHIPS`, `TPU_PROCESS_*`, `ALLOW_MULTIPLE_LIBTPU_LOAD`; emulated: its share of the CPU devices), splitting the tests as `shards` do (the matrix key `shard`, one per chip); one merged report (default false; not with `shards`).
+---@field per_chip? boolean
 ---The tests that failed in the last run (`.tpuci/history.jsonl`) run first, in a process of their own started before the attempts, a shard's its own (default `true`); every attempt keeps pytest's order.
 ---@field failed_first? boolean
 ---The longest one test may take (setup, call and teardown), at least `"1s"`: a test over it fails with the stack of every thread, and pytest goes on with the next test (default: none; the job's `timeout` still bounds the attempt).

@@ -145,7 +145,7 @@ void tpuci__message(tpuci_ctx_t *ctx, const char *msg);
 #define TPUCI__CTX_OPTIONS_MIN TPUCI__END(tpuci_ctx_options_t, load_memory_bytes)
 #define TPUCI__RUN_OPTIONS_MIN TPUCI__END(tpuci_run_options_t, no_select)
 #define TPUCI__MERGE_OPTIONS_MIN TPUCI__END(tpuci_merge_options_t, junit)
-#define TPUCI__EXPORT_OPTIONS_MIN TPUCI__END(tpuci_export_options_t, schedule)
+#define TPUCI__EXPORT_OPTIONS_MIN TPUCI__END(tpuci_export_options_t, jobset)
 #define TPUCI__ATTEMPT_INFO_MIN TPUCI__END(tpuci_attempt_info_t, log_path)
 #define TPUCI__RUNNING_INFO_MIN TPUCI__END(tpuci_running_info_t, test_ms)
 #define TPUCI__TEST_INFO_MIN TPUCI__END(tpuci_test_info_t, unaffected_since)

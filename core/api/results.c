@@ -157,6 +157,7 @@ int tpuci_export(tpuci_ctx_t *ctx, const char *format,
     ko.no_mounts = o.no_mounts;
     ko.run = o.run;
     ko.results_claim = o.results_claim;
+    ko.jobset = o.jobset;
     tpuci__buf_init(&b);
     r = tpuci__export_kubernetes(&ctx->plan, &ko, &b, &e);
     if (r != 0) {

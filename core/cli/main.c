@@ -75,7 +75,7 @@ enum {
   OPT_KEEP_FAILED, OPT_STATE_DIR, OPT_COLOR, OPT_JSON, OPT_DRY_RUN,
   OPT_REPORT_JSON, OPT_REPORT_YAML, OPT_REPORT_HTML, OPT_PER_JOB, OPT_SPEC, OPT_SOURCE,
   OPT_REF, OPT_NAME, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN, OPT_EMULATE, OPT_JUNIT,
-  OPT_EMULATED, OPT_NO_MOUNTS, OPT_RESULTS_CLAIM, OPT_ENGINE, OPT_RUNS_ON,
+  OPT_EMULATED, OPT_NO_MOUNTS, OPT_RESULTS_CLAIM, OPT_JOBSET, OPT_ENGINE, OPT_RUNS_ON,
   OPT_TIMEOUT_MINUTES, OPT_CONCURRENCY, OPT_CANCEL_IN_PROGRESS, OPT_REAL, OPT_ALIVE,
   OPT_QUARANTINE, OPT_RELEASE_AFTER, OPT_REPEAT, OPT_TEST, OPT_JUNIT_FILE_LINE,
   OPT_SCHEDULE, OPT_NO_CACHE, OPT_KEYS, OPT_AFFECTED, OPT_NO_SELECT, OPT_PACKAGE
@@ -417,6 +417,7 @@ static int cmd_export(int argc, char **argv) {
       {"run", required_argument, NULL, OPT_RUN},
       {"no-mounts", no_argument, NULL, OPT_NO_MOUNTS},
       {"results-claim", required_argument, NULL, OPT_RESULTS_CLAIM},
+      {"jobset", no_argument, NULL, OPT_JOBSET},
       {"runs-on", required_argument, NULL, OPT_RUNS_ON},
       {"timeout-minutes", required_argument, NULL, OPT_TIMEOUT_MINUTES},
       {"concurrency", required_argument, NULL, OPT_CONCURRENCY},
@@ -458,6 +459,7 @@ static int cmd_export(int argc, char **argv) {
       case OPT_RUN: eo.run = optarg; if (!k8s) wrong = "--run"; break;
       case OPT_NO_MOUNTS: eo.no_mounts = 1; if (!k8s) wrong = "--no-mounts"; break;
       case OPT_RESULTS_CLAIM: eo.results_claim = optarg; if (!k8s) wrong = "--results-claim"; break;
+      case OPT_JOBSET: eo.jobset = 1; if (!k8s) wrong = "--jobset"; break;
       case OPT_RUNS_ON: selection_add(&runs_on, optarg); if (k8s) wrong = "--runs-on"; break;
       case OPT_TIMEOUT_MINUTES: {
         char *end;

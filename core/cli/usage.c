@@ -217,7 +217,7 @@ static const char usage_export[] =
     "                           [--timeout-minutes N] [--concurrency GROUP\n"
     "                           [--cancel-in-progress]] [--schedule CRON] [--real] SPEC\n"
     "       tpuci export kubernetes [--emulated] [--only GLOB] [--run ID] [--no-mounts]\n"
-    "                               [--results-claim NAME] SPEC\n"
+    "                               [--results-claim NAME] [--jobset] SPEC\n"
     "\n"
     "github: prints a GitHub Actions workflow that builds tpuci (cached), pulls\n"
     "SPEC's images, runs SPEC on every push and pull request (and by hand:\n"
@@ -246,7 +246,7 @@ static const char usage_export[] =
     "                 hardware, with --runs-on its labels: docs/real-tpu.md)\n"
     "\n"
     "kubernetes: prints, per job instance, an Indexed Job with one pod per host\n"
-    "(and a headless Service for a gang): on a GKE TPU slice for a catalogue\n"
+    "(and a headless Service for a gang, or with --jobset a JobSet): on a GKE TPU slice for a catalogue\n"
     "topology, as tpuci's CPU emulation otherwise (see docs/kubernetes.md).\n"
     "\n"
     "  --emulated     every topology as tpuci's CPU emulation: no TPU nodes needed\n"
@@ -254,7 +254,9 @@ static const char usage_export[] =
     "  --run ID       a run id for the tpuci.run label, TPUCI_RUN_ID and the names\n"
     "  --no-mounts    leave the spec's mounts out (the image holds what they bring)\n"
     "  --results-claim NAME  write results into this PersistentVolumeClaim\n"
-    "                 (default: an emptyDir; pytest prints its JUnit to the log)\n";
+    "                 (default: an emptyDir; pytest prints its JUnit to the log)\n"
+    "  --jobset       an instance of more than one host as one JobSet\n"
+    "                 (jobset.x-k8s.io/v1alpha2): restarted as a gang\n";
 
 static const char usage_init[] =
     "usage: tpuci init [--force] [--output FILE | --stdout]\n"

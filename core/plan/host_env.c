@@ -71,6 +71,55 @@ int tpuci__topology_slice(const tpuci__topology_t *t, tpuci__slice_t *s,
   return 0;
 }
 
+/* TPU_PROCESS_BOUNDS for one chip per process on a host of `chips`:
+ * JAX's multi-process test launcher's table (tpu-topology.md, "Bounds it
+ * uses to split one host"); other counts, which no catalogue host has, a
+ * row of processes (inferred). */
+static void tpuci__chip_process_bounds(int chips, char *out, size_t n) {
+  if (chips == 4) snprintf(out, n, "2,2,1");
+  else if (chips == 8) snprintf(out, n, "4,2,1");
+  else snprintf(out, n, "%d,1,1", chips);
+}
+
+/* One process of pytest.per_chip: process `chip` of `chips` on one host
+ * gets that chip alone, as torch_xla's and JAX's per-process launches set
+ * it (tpu-topology.md 4b and JAX's TPU pytest mode), and under emulation
+ * its share of the host's CPU devices. */
+static void tpuci__per_chip_env(const tpuci__slice_t *s, int chip, int chips,
+                                tpuci__kvlist_t *gen) {
+  tpuci__buf_t b;
+  char num[64];
+  int i, share = s->devices_per_host / chips > 0 ? s->devices_per_host / chips : 1;
+
+  snprintf(num, sizeof(num), "%d", chip);
+  tpuci__kv_set(gen, "TPU_VISIBLE_CHIPS", num);
+  tpuci__kv_set(gen, "CLOUD_TPU_TASK_ID", num);
+  tpuci__kv_set(gen, "TPUCI_CHIP", num);
+  snprintf(num, sizeof(num), "%d", chips);
+  tpuci__kv_set(gen, "TPUCI_CHIPS", num);
+  tpuci__kv_set(gen, "TPU_CHIPS_PER_PROCESS_BOUNDS", "1,1,1");
+  tpuci__chip_process_bounds(chips, num, sizeof(num));
+  tpuci__kv_set(gen, "TPU_PROCESS_BOUNDS", num);
+  snprintf(num, sizeof(num), "%d", TPUCI__TPU_PROCESS_PORT + chip);
+  tpuci__kv_set(gen, "TPU_PROCESS_PORT", num);
+  tpuci__buf_init(&b);
+  for (i = 0; i < chips; i++)
+    tpuci__buf_addf(&b, "%slocalhost:%d", i ? "," : "", TPUCI__TPU_PROCESS_PORT + i);
+  tpuci__kv_set(gen, "TPU_PROCESS_ADDRESSES", b.data);
+  tpuci__buf_free(&b);
+  tpuci__kv_set(gen, "ALLOW_MULTIPLE_LIBTPU_LOAD", "1");
+  /* Emulated: the devices this process's chip stands for. */
+  snprintf(num, sizeof(num), "%d", share);
+  if (tpuci__kv_get(gen, "CPU_NUM_DEVICES") != NULL) tpuci__kv_set(gen, "CPU_NUM_DEVICES", num);
+  if (tpuci__kv_get(gen, "JAX_NUM_CPU_DEVICES") != NULL)
+    tpuci__kv_set(gen, "JAX_NUM_CPU_DEVICES", num);
+  if (tpuci__kv_get(gen, "XLA_FLAGS") != NULL) {
+    char *flags = tpuci__printf("--xla_force_host_platform_device_count=%d", share);
+    tpuci__kv_set(gen, "XLA_FLAGS", flags);
+    free(flags);
+  }
+}
+
 int tpuci__topology_host_env(const tpuci__instance_t *inst,
                              const tpuci__slice_t *s, int host,
                              const char *const *hostnames,
@@ -89,6 +138,8 @@ int tpuci__topology_host_env(const tpuci__instance_t *inst,
   snprintf(num, sizeof(num), "%d", s->hosts);
   tpuci__kv_set(&gen, "TPUCI_HOSTS", num);
   if (s->emulate == TPUCI__EMULATE_REAL) tpuci__tpu_env_pass(&gen);
+  if (inst->pytest != NULL && inst->pytest->per_chip && inst->pytest->shard > 0)
+    tpuci__per_chip_env(s, inst->pytest->shard - 1, inst->pytest->shards, &gen);
   for (i = 0; i < gen.len; i++)
     if (tpuci__kv_get(&inst->env, gen.items[i].key) == NULL)
       tpuci__kv_set(out, gen.items[i].key, gen.items[i].value);

@@ -14,6 +14,11 @@
  * hostname and network alias, and its entry in TPU_WORKER_HOSTNAMES). */
 #define TPUCI__GANG_HOST_FMT "worker-%d"
 
+/* The TPU runtime port of a host's first process; process i of
+ * pytest.per_chip gets this + i (torch_xla's base port, tpu-topology.md
+ * 4b: TPU_PROCESS_PORT). */
+#define TPUCI__TPU_PROCESS_PORT 8476
+
 /* The slice of a plan topology: its resolved numbers resolved again (the
  * same slice the loader checked). Returns 0, or TPUCI_ESPEC with err
  * filled ("spec.lua:3: topology 'x': ..."). */
@@ -31,7 +36,12 @@ int tpuci__topology_slice(const tpuci__topology_t *t, tpuci__slice_t *s,
  * ALLOW_MULTIPLE_LIBTPU_LOAD) come too, as they are, but for names that
  * are not [A-Za-z_][A-Za-z0-9_]* and this machine's identity in its
  * slice (TPU_WORKER_ID, CLOUD_TPU_TASK_ID, TPU_HOSTNAME_OVERRIDE,
- * MEGASCALE_SLICE_ID: each host has its own). The job's own env wins: a key the job sets is
+ * MEGASCALE_SLICE_ID: each host has its own). A pytest.per_chip
+ * instance (shard i of N) is process i - 1 on chip i - 1: TPU_VISIBLE_CHIPS,
+ * CLOUD_TPU_TASK_ID, TPU_PROCESS_BOUNDS, TPU_CHIPS_PER_PROCESS_BOUNDS
+ * (1,1,1), TPU_PROCESS_PORT, TPU_PROCESS_ADDRESSES,
+ * ALLOW_MULTIPLE_LIBTPU_LOAD=1, TPUCI_CHIP, TPUCI_CHIPS, and emulated its
+ * share of the CPU devices. The job's own env wins: a key the job sets is
  * left out (it reaches the host with the job's value through
  * tpuci__attempt_env). Appends to `out`; 0 or TPUCI_EUSAGE. */
 int tpuci__topology_host_env(const tpuci__instance_t *inst,

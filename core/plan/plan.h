@@ -203,6 +203,9 @@ typedef struct {
   tpuci__strv_t select_always;
   uint64_t test_timeout_ms; /* one test's longest (pytest.test_timeout), 0: none */
   int new_tests_runs;     /* runs a test new to the history gets (new_tests.runs), 0: one */
+  /* One process per chip of the one host (pytest.per_chip): the shards
+   * are the chips, shard i runs on chip i - 1 (host_env.c). */
+  int per_chip;
 } tpuci__pytest_t;
 
 /* One job instance: a job with one matrix combination bound. */

@@ -44,6 +44,7 @@ typedef struct {
   const char **keys;
   const char **cur;        /* values of the combination being emitted */
   size_t emitted;
+  int chips;               /* pytest.per_chip: one instance per chip; else 0 */
 } tpuci__job_t;
 
 const char *tpuci__spec_get_str(lua_State *L, int t, const char *k) {
@@ -236,6 +237,10 @@ static void tpuci__emit_pytest(lua_State *L, const tpuci__job_t *j,
   }
   py->test_timeout_ms = (uint64_t) tpuci__spec_get_int(L, j->pytest, "test_timeout_ms");
   py->new_tests_runs = (int) tpuci__spec_get_int(L, j->pytest, "new_tests_runs");
+  if (j->chips > 0) {
+    py->per_chip = 1;
+    py->shards = j->chips;
+  }
   if (py->shards < 1) py->shards = 1;
   shard = py->shards > 1 ? tpuci__kv_get(&in->matrix, "shard") : NULL;
   if (shard != NULL) py->shard = atoi(shard);
@@ -464,6 +469,22 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
 }
 
 /* Whether the combination idx matches one of the exclude rules. */
+/* The combination in j->cur: one instance, or with pytest.per_chip one
+ * per chip, with "shard=2/8" (chip 1 of 8) in a slot after the keys. */
+static void tpuci__emit_all(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
+  char value[32];
+  size_t n = j->nkeys;
+  int i;
+  if (j->chips == 0) { tpuci__emit(L, c, j); return; }
+  j->keys[n] = "shard";
+  for (i = 1; i <= j->chips; i++) {
+    snprintf(value, sizeof(value), "%d/%d", i, j->chips);
+    j->cur[n] = value, j->nkeys = n + 1;
+    tpuci__emit(L, c, j);
+    j->nkeys = n;
+  }
+}
+
 static int tpuci__excluded(const lua_Integer *rules, size_t nrules,
                            const size_t *idx, size_t nkeys) {
   size_t r, k;
@@ -491,8 +512,8 @@ static void tpuci__expand_matrix(lua_State *L, tpuci__spec_ctx_t *c,
   lua_getfield(L, mt, "values");
   values = lua_gettop(L);
   j->nkeys = (size_t) lua_rawlen(L, keys);
-  j->keys = tpuci__scratch(L, j->nkeys, sizeof(*j->keys));
-  j->cur = tpuci__scratch(L, j->nkeys, sizeof(*j->cur));
+  j->keys = tpuci__scratch(L, j->nkeys + 1, sizeof(*j->keys)); /* + per_chip */
+  j->cur = tpuci__scratch(L, j->nkeys + 1, sizeof(*j->cur));
   off = tpuci__scratch(L, j->nkeys, sizeof(*off));
   nvals = tpuci__scratch(L, j->nkeys, sizeof(*nvals));
   idx = tpuci__scratch(L, j->nkeys, sizeof(*idx));
@@ -533,7 +554,7 @@ static void tpuci__expand_matrix(lua_State *L, tpuci__spec_ctx_t *c,
     for (;;) {
       if (!tpuci__excluded(rules, nrules, idx, j->nkeys)) {
         for (k = 0; k < j->nkeys; k++) j->cur[k] = vals[off[k] + idx[k]];
-        tpuci__emit(L, c, j);
+        tpuci__emit_all(L, c, j);
       }
       for (k = j->nkeys; k > 0; k--) {
         if (++idx[k - 1] < nvals[k - 1]) break;
@@ -553,7 +574,7 @@ static void tpuci__expand_matrix(lua_State *L, tpuci__spec_ctx_t *c,
       j->cur[k] = lua_tostring(L, -1);
       lua_pop(L, 1); /* The row still holds the string. */
     }
-    tpuci__emit(L, c, j);
+    tpuci__emit_all(L, c, j);
     lua_pop(L, 1);
   }
 }
@@ -649,11 +670,14 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt,
 
   lua_getfield(L, jt, "matrix");
   mt = lua_gettop(L);
+  j.chips = tpuci__spec_per_chip(L, c->plan, j.name, j.where, j.topology, j.pytest, mt);
   if (lua_istable(L, mt)) {
     tpuci__expand_matrix(L, c, &j, mt);
     if (j.emitted == 0) tpuci__job_error(L, &j, "matrix: every combination is excluded");
   } else {
-    tpuci__emit(L, c, &j);
+    j.keys = tpuci__scratch(L, 1, sizeof(*j.keys));
+    j.cur = tpuci__scratch(L, 1, sizeof(*j.cur));
+    tpuci__emit_all(L, c, &j);
   }
 }
 

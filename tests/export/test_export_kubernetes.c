@@ -778,12 +778,125 @@ static void test_stream(void **state) {
   free(text);
 }
 
+/* The object of `kind` whose tpuci.instance annotation is `instance`;
+ * -1 when none. */
+static int find_kind(stream_t *s, const char *kind, const char *instance) {
+  int i;
+  for (i = 0; i < s->n; i++) {
+    yaml_document_t *d = &s->docs[i];
+    const char *k = str(at(d, root(s, i), "kind", NULL));
+    const char *inst = str(at(d, root(s, i), "metadata", "annotations", "tpuci.instance", NULL));
+    if (k && strcmp(k, kind) == 0 && inst && strcmp(inst, instance) == 0) return i;
+  }
+  return -1;
+}
+
+/* --jobset: a gang is one JobSet (restarted whole up to the retries, its
+ * hosts named as the JobSet controller names them), one host stays an
+ * Indexed Job, and names fit the JobSet webhook's pod name rule. */
+static void test_jobset(void **state) {
+  static const char spec[] =
+      "image \"i\" { ref = \"a/b:1\" }\n"
+      "topology \"v4-16\" {}\n"
+      "topology \"c\" { hosts = 2, chips_per_host = 4, cores_per_chip = 1, emulate = \"jax\" }\n"
+      "job \"tpu\" { image = \"i\", topology = \"v4-16\", run = \"true\", retries = 3 }\n"
+      "job \"one\" { image = \"i\", run = \"true\" }\n"
+      "job \"a-very-long-job-name-that-goes-on-and-on-and-on-for-ever\" {\n"
+      "  image = \"i\", topology = \"c\", run = \"true\" }\n";
+  const char *longname = "a-very-long-job-name-that-goes-on-and-on-and-on-for-ever";
+  tpuci__k8s_opts_t o;
+  yaml_document_t *d;
+  yaml_node_t *rj, *pod;
+  char *text, want[512];
+  const char *name;
+  stream_t s;
+  int j;
+  (void) state;
+
+  tpuci__k8s_opts_init(&o);
+  text = export_ok(spec, &o);
+  parse(text, &s);
+  assert_int_equal(count_kind(&s, "JobSet"), 0);
+  assert_int_equal(count_kind(&s, "Service"), 2);
+  stream_free(&s);
+  free(text);
+
+  o.jobset = 1;
+  text = export_ok(spec, &o);
+  parse(text, &s);
+  assert_int_equal(count_kind(&s, "JobSet"), 2);
+  assert_int_equal(count_kind(&s, "Service"), 0); /* the JobSet makes it */
+  assert_int_equal(count_kind(&s, "Job"), 1);
+  assert_true(find_kind(&s, "Job", "one") >= 0);
+
+  j = find_kind(&s, "JobSet", "tpu");
+  assert_true(j >= 0);
+  d = &s.docs[j];
+  assert_scalar(at(d, root(&s, j), "apiVersion", NULL), "jobset.x-k8s.io/v1alpha2", 1);
+  assert_scalar(at(d, root(&s, j), "spec", "failurePolicy", "maxRestarts", NULL), "3", 0);
+  assert_scalar(at(d, root(&s, j), "spec", "network", "enableDNSHostnames", NULL), "true", 0);
+  assert_scalar(at(d, root(&s, j), "metadata", "annotations",
+                   "alpha.jobset.sigs.k8s.io/exclusive-topology", NULL),
+                "cloud.google.com/gke-nodepool", 1);
+  rj = at(d, root(&s, j), "spec", "replicatedJobs", NULL);
+  assert_int_equal(rj->data.sequence.items.top - rj->data.sequence.items.start, 1);
+  rj = at(d, rj, "#0", NULL);
+  assert_scalar(at(d, rj, "name", NULL), "slice", 1);
+  assert_scalar(at(d, rj, "replicas", NULL), "1", 0);
+  assert_scalar(at(d, rj, "template", "spec", "completionMode", NULL), "Indexed", 1);
+  assert_scalar(at(d, rj, "template", "spec", "completions", NULL), "2", 0);
+  assert_scalar(at(d, rj, "template", "spec", "parallelism", NULL), "2", 0);
+  assert_scalar(at(d, rj, "template", "spec", "backoffLimit", NULL), "0", 0);
+  pod = at(d, rj, "template", "spec", "template", "spec", NULL);
+  assert_null(at(d, pod, "subdomain", NULL));
+  assert_scalar(at(d, pod, "nodeSelector", "cloud.google.com/gke-tpu-topology", NULL), "2x2x2", 1);
+  assert_scalar(at(d, pod, "containers", "#0", "resources", "limits", "google.com/tpu", NULL),
+                "4", 1);
+
+  j = find_kind(&s, "JobSet", longname);
+  assert_true(j >= 0);
+  d = &s.docs[j];
+  name = str(at(d, root(&s, j), "metadata", "name", NULL));
+  assert_true(valid_dns1035(name, TPUCI__K8S_JOBSET_NAME_MAX));
+  /* The webhook's longest pod name: <name>-slice-<job>-<pod>-abcde. */
+  snprintf(want, sizeof(want), "%s-slice-0-255-abcde", name);
+  assert_true(valid_dns1035(want, 63));
+  assert_null(at(d, root(&s, j), "metadata", "annotations",
+                 "alpha.jobset.sigs.k8s.io/exclusive-topology", NULL));
+  rj = at(d, root(&s, j), "spec", "replicatedJobs", "#0", NULL);
+  pod = at(d, rj, "template", "spec", "template", "spec", NULL);
+  {
+    yaml_node_t *list = at(d, pod, "containers", "#0", "env", NULL);
+    yaml_node_item_t *it;
+    const char *hosts = NULL, *master = NULL, *worker = NULL;
+    for (it = list->data.sequence.items.start; it < list->data.sequence.items.top; it++) {
+      yaml_node_t *e = yaml_document_get_node(d, *it);
+      const char *n = str(at(d, e, "name", NULL));
+      if (strcmp(n, "TPU_WORKER_HOSTNAMES") == 0) hosts = str(at(d, e, "value", NULL));
+      if (strcmp(n, "MASTER_ADDR") == 0) master = str(at(d, e, "value", NULL));
+      if (strcmp(n, "TPU_WORKER_ID") == 0)
+        worker = str(at(d, e, "valueFrom", "fieldRef", "fieldPath", NULL));
+    }
+    snprintf(want, sizeof(want), "%s-slice-0-0.%s,%s-slice-0-1.%s", name, name, name, name);
+    assert_non_null(hosts);
+    assert_string_equal(hosts, want);
+    snprintf(want, sizeof(want), "%s-slice-0-0.%s", name, name);
+    assert_non_null(master);
+    assert_string_equal(master, want);
+    assert_non_null(worker);
+    assert_string_equal(worker, TPUCI__K8S_INDEX_FIELD);
+  }
+  stream_free(&s);
+  free(text);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gke_catalogue),  cmocka_unit_test(test_names),
       cmocka_unit_test(test_dollar_escapes), cmocka_unit_test(test_emulated_gang),
       cmocka_unit_test(test_options),        cmocka_unit_test(test_errors),
       cmocka_unit_test(test_stream),         cmocka_unit_test(test_accelerators),
+      cmocka_unit_test(test_jobset),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "plan/plan.h"
+#include "plan/host_env.h"
 #include "sched/scheduler.h"
 #include "spec/spec.h"
 #include "spec_fixture.h"
@@ -1090,6 +1091,67 @@ static void test_pytest(void **state) {
   load_fails("job \"x\" { pytest = \"tpu\" }", TPUCI_ESPEC, "pytest: expected a table");
 }
 
+/* pytest.per_chip: one instance per chip of the one host, each its own
+ * chip's process (TPU_VISIBLE_CHIPS, ports, bounds) and, emulated, one
+ * chip's share of the CPU devices; a matrix multiplies. */
+static void test_pytest_per_chip(void **state) {
+  char want[64], seen[8] = {0};
+  size_t i;
+  (void) state;
+  load_ok("topology \"v5e8\" { base = \"v5litepod-8\", layout = \"1x8\", emulate = \"jax\" }\n"
+          "job \"t\" { topology = \"v5e8\", pytest = { args = { \"tests/\" }, per_chip = true },\n"
+          "  matrix = { py = { \"a\", \"b\" } } }\n");
+  assert_int_equal(plan.ninstances, 16);
+  for (i = 0; i < plan.ninstances; i++) {
+    const tpuci__instance_t *in = &plan.instances[i];
+    tpuci__kvlist_t env = {NULL, 0, 0};
+    tpuci__slice_t s;
+    const char *chip;
+    int c;
+    assert_int_equal(in->pytest->per_chip, 1);
+    assert_int_equal(in->pytest->shards, 8);
+    snprintf(want, sizeof(want), "t[py=%s,shard=%d/8]", i < 8 ? "a" : "b", (int) (i % 8) + 1);
+    assert_string_equal(in->name, want);
+    assert_int_equal(tpuci__topology_slice(&plan.topologies[in->topology], &s, &err), 0);
+    assert_int_equal(tpuci__topology_host_env(in, &s, 0, NULL, &env, &err), 0);
+    chip = tpuci__kv_get(&env, "TPU_VISIBLE_CHIPS");
+    assert_non_null(chip);
+    c = atoi(chip);
+    assert_int_equal(c, in->pytest->shard - 1);
+    if (i < 8) {
+      assert_int_equal(seen[c], 0);
+      seen[c] = 1;
+    }
+    assert_string_equal(tpuci__kv_get(&env, "CLOUD_TPU_TASK_ID"), chip);
+    assert_string_equal(tpuci__kv_get(&env, "TPU_CHIPS_PER_PROCESS_BOUNDS"), "1,1,1");
+    assert_string_equal(tpuci__kv_get(&env, "TPU_PROCESS_BOUNDS"), "4,2,1");
+    snprintf(want, sizeof(want), "%d", 8476 + c);
+    assert_string_equal(tpuci__kv_get(&env, "TPU_PROCESS_PORT"), want);
+    assert_non_null(strstr(tpuci__kv_get(&env, "TPU_PROCESS_ADDRESSES"), "localhost:8483"));
+    assert_string_equal(tpuci__kv_get(&env, "ALLOW_MULTIPLE_LIBTPU_LOAD"), "1");
+    assert_string_equal(tpuci__kv_get(&env, "JAX_NUM_CPU_DEVICES"), "1");
+    assert_string_equal(tpuci__kv_get(&env, "XLA_FLAGS"),
+                        "--xla_force_host_platform_device_count=1");
+    tpuci__kv_free(&env);
+    tpuci__slice_free(&s);
+  }
+  /* v2-8 under PJRT: 4 chips of 2 cores, 2 CPU devices each. */
+  load_ok("topology \"v2-8\" { emulate = \"pjrt\" }\n"
+          "job \"t\" { topology = \"v2-8\", pytest = { per_chip = true } }\n");
+  assert_int_equal(plan.ninstances, 4);
+  {
+    tpuci__kvlist_t env = {NULL, 0, 0};
+    tpuci__slice_t s;
+    assert_int_equal(tpuci__topology_slice(&plan.topologies[0], &s, &err), 0);
+    assert_int_equal(tpuci__topology_host_env(&plan.instances[3], &s, 0, NULL, &env, &err), 0);
+    assert_string_equal(tpuci__kv_get(&env, "CPU_NUM_DEVICES"), "2");
+    assert_string_equal(tpuci__kv_get(&env, "TPU_VISIBLE_CHIPS"), "3");
+    assert_string_equal(tpuci__kv_get(&env, "TPU_PROCESS_BOUNDS"), "2,2,1");
+    tpuci__kv_free(&env);
+    tpuci__slice_free(&s);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
@@ -1115,6 +1177,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_big_matrix, setup, teardown),
     cmocka_unit_test_setup_teardown(test_instance_cap, setup, teardown),
     cmocka_unit_test_setup_teardown(test_pytest, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_pytest_per_chip, setup, teardown),
     cmocka_unit_test_setup_teardown(test_text, setup, teardown),
     cmocka_unit_test_setup_teardown(test_bom_and_shebang, setup, teardown),
     cmocka_unit_test_setup_teardown(test_size_limit, setup, teardown),

@@ -5,6 +5,7 @@
  * command); only when every instance can be exported is anything
  * written, so an error never leaves half a manifest. */
 #include "export/k8s/k8s.h"
+#include "export/k8s/manifest.h"
 #include "export/k8s/pod.h"
 
 #include <stdarg.h>
@@ -18,44 +19,7 @@
 #include "pytest/pytest_run.h"
 #include "runtime/runtime.h"
 
-/* How an instance runs. */
-typedef enum {
-  TPUCI__K8S_PLAIN = 0, /* no topology: one pod, no TPU */
-  TPUCI__K8S_TPU,       /* a GKE TPU slice */
-  TPUCI__K8S_EMULATED   /* tpuci's CPU emulation of its topology */
-} tpuci__k8s_mode_t;
-
 static const char *const tpuci__k8s_mode_names[] = {"plain", "tpu", "emulated"};
-
-/* One environment variable; `indexed`: its value is the pod's completion
- * index (host 0, 1, ...), read from the Job controller's annotation. */
-typedef struct {
-  char *key;
-  char *value;
-  int indexed;
-} tpuci__k8s_var_t;
-
-typedef struct {
-  const tpuci__instance_t *inst;
-  const tpuci__topology_t *topo; /* NULL: none */
-  char *name;                    /* of the Job, the Service and the gang */
-  int hosts;
-  tpuci__k8s_mode_t mode;
-  tpuci__slice_t slice;          /* when topo */
-  tpuci__gke_tpu_t gke;          /* TPU mode */
-  tpuci__k8s_var_t *env;
-  size_t nenv;
-  tpuci__strv_t command;
-  char *label_job, *label_instance;
-} tpuci__k8s_obj_t;
-
-typedef struct {
-  const tpuci__plan_t *plan;
-  const tpuci__k8s_opts_t *opts;
-  char *label_run;               /* NULL without a run */
-  tpuci__k8s_obj_t *objs;
-  size_t nobjs;
-} tpuci__k8s_doc_t;
 
 void tpuci__k8s_opts_init(tpuci__k8s_opts_t *opts) {
   memset(opts, 0, sizeof(*opts));
@@ -166,7 +130,7 @@ static int tpuci__k8s_topology_env(tpuci__k8s_obj_t *o, tpuci__err_t *err) {
 
   memset(&net, 0, sizeof(net));
   for (h = 0; h < o->hosts; h++)
-    tpuci__strv_take(&names, tpuci__printf("%s-%d.%s", o->name, h, o->name));
+    tpuci__strv_take(&names, tpuci__printf("%s-%d.%s", o->host_prefix, h, o->name));
   net.hostnames = (const char *const *) names.items;
   /* A real TPU brings its own runtime: no emulation switches. */
   if (o->mode == TPUCI__K8S_TPU) s.emulate = TPUCI__EMULATE_NONE;
@@ -333,6 +297,11 @@ static int tpuci__k8s_prepare(tpuci__k8s_doc_t *d, tpuci__k8s_obj_t *o,
                            "quiet (it has only activeDeadlineSeconds, which `timeout` "
                            "becomes): leave it out of the export, e.g. idle_timeout = "
                            "tpuci.env(\"IDLE_TIMEOUT\")");
+  if (inst->pytest && inst->pytest->per_chip)
+    return tpuci__k8s_fail(err, inst,
+                           "pytest.per_chip is not exported: a pod is one host's "
+                           "processes, not one chip's; leave per_chip out of the "
+                           "exported spec");
   if (inst->pytest && inst->pytest->shards > 1 && o->hosts > 1)
     return tpuci__k8s_fail(err, inst,
                            "pytest shards on a %d-host topology are not supported "
@@ -340,7 +309,14 @@ static int tpuci__k8s_prepare(tpuci__k8s_doc_t *d, tpuci__k8s_obj_t *o,
                            "gang unsharded",
                            o->hosts);
 
-  o->name = tpuci__k8s_name(opts->run, inst->name);
+  o->jobset = opts->jobset && o->hosts > 1;
+  if (o->jobset) {
+    o->name = tpuci__k8s_name_max(opts->run, inst->name, TPUCI__K8S_JOBSET_NAME_MAX);
+    o->host_prefix = tpuci__printf("%s-%s-0", o->name, TPUCI__K8S_JOBSET_RJOB);
+  } else {
+    o->name = tpuci__k8s_name(opts->run, inst->name);
+    o->host_prefix = tpuci__strdup(o->name);
+  }
   o->label_job = tpuci__k8s_label_value(inst->job ? inst->job : inst->name);
   o->label_instance = tpuci__k8s_label_value(inst->name);
   tpuci__k8s_attempt_env(o, opts->run);
@@ -368,6 +344,7 @@ static void tpuci__k8s_obj_free(tpuci__k8s_obj_t *o) {
   if (o->topo != NULL) tpuci__slice_free(&o->slice);
   tpuci__strv_free(&o->command);
   free(o->name);
+  free(o->host_prefix);
   free(o->label_job);
   free(o->label_instance);
 }
@@ -381,7 +358,7 @@ static int tpuci__k8s_int(yaml_emitter_t *e, long long v) {
   return tpuci__gh_plain(e, num);
 }
 
-static int tpuci__k8s_kint(yaml_emitter_t *e, const char *key, long long v) {
+int tpuci__k8s_kint(yaml_emitter_t *e, const char *key, long long v) {
   return tpuci__gh_plain(e, key) && tpuci__k8s_int(e, v);
 }
 
@@ -393,18 +370,18 @@ static int tpuci__k8s_kv_esc(yaml_emitter_t *e, const char *key, const char *val
   return ok;
 }
 
-static int tpuci__k8s_doc_start(yaml_emitter_t *e) {
+int tpuci__k8s_doc_start(yaml_emitter_t *e) {
   yaml_event_t ev;
   return yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 0) &&
          yaml_emitter_emit(e, &ev);
 }
 
-static int tpuci__k8s_doc_end(yaml_emitter_t *e) {
+int tpuci__k8s_doc_end(yaml_emitter_t *e) {
   yaml_event_t ev;
   return yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(e, &ev);
 }
 
-static int tpuci__k8s_labels(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
+int tpuci__k8s_labels(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
                              const tpuci__k8s_obj_t *o) {
   return tpuci__gh_plain(e, "labels") && tpuci__gh_map(e) &&
          tpuci__gh_kv(e, "app.kubernetes.io/managed-by", "tpuci") &&
@@ -417,7 +394,8 @@ static int tpuci__k8s_labels(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
 /* The annotations say in full what the labels had to shorten, and what
  * the export decided. */
 static int tpuci__k8s_annotations(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
-                                  const tpuci__k8s_obj_t *o) {
+                                  const tpuci__k8s_obj_t *o,
+                                  int (*more)(yaml_emitter_t *, const tpuci__k8s_obj_t *)) {
   const tpuci__instance_t *inst = o->inst;
   tpuci__buf_t b;
   size_t i;
@@ -460,14 +438,15 @@ static int tpuci__k8s_annotations(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
     ok = tpuci__gh_kv(e, "tpuci.dropped-mounts", b.data);
   }
   tpuci__buf_free(&b);
-  return ok && tpuci__gh_map_end(e);
+  return ok && (more == NULL || more(e, o)) && tpuci__gh_map_end(e);
 }
 
-static int tpuci__k8s_metadata(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
-                               const tpuci__k8s_obj_t *o, int annotations) {
+int tpuci__k8s_metadata(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
+                        const tpuci__k8s_obj_t *o, int annotations,
+                        int (*more)(yaml_emitter_t *, const tpuci__k8s_obj_t *)) {
   return tpuci__gh_plain(e, "metadata") && tpuci__gh_map(e) &&
          tpuci__gh_kv(e, "name", o->name) && tpuci__k8s_labels(e, d, o) &&
-         (!annotations || tpuci__k8s_annotations(e, d, o)) && tpuci__gh_map_end(e);
+         (!annotations || tpuci__k8s_annotations(e, d, o, more)) && tpuci__gh_map_end(e);
 }
 
 /* The headless Service whose name is the pods' subdomain: each pod of
@@ -477,7 +456,7 @@ static int tpuci__k8s_service(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
                               const tpuci__k8s_obj_t *o) {
   return tpuci__k8s_doc_start(e) && tpuci__gh_map(e) &&
          tpuci__gh_kv(e, "apiVersion", "v1") && tpuci__gh_kv(e, "kind", "Service") &&
-         tpuci__k8s_metadata(e, d, o, 0) && tpuci__gh_plain(e, "spec") &&
+         tpuci__k8s_metadata(e, d, o, 0, NULL) && tpuci__gh_plain(e, "spec") &&
          tpuci__gh_map(e) && tpuci__gh_kv(e, "clusterIP", "None") &&
          tpuci__gh_plain(e, "publishNotReadyAddresses") && tpuci__gh_plain(e, "true") &&
          tpuci__gh_plain(e, "selector") && tpuci__gh_map(e) &&
@@ -566,7 +545,7 @@ static int tpuci__k8s_container(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
          tpuci__gh_seq_end(e);
 }
 
-static int tpuci__k8s_pod(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
+int tpuci__k8s_pod(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
                           const tpuci__k8s_obj_t *o) {
   const tpuci__instance_t *inst = o->inst;
   char *deadline = inst->timeout_ms ? tpuci__k8s_seconds(inst->timeout_ms) : NULL;
@@ -577,7 +556,8 @@ static int tpuci__k8s_pod(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
        tpuci__gh_plain(e, "metadata") && tpuci__gh_map(e) && tpuci__k8s_labels(e, d, o) &&
        tpuci__gh_map_end(e) && tpuci__gh_plain(e, "spec") && tpuci__gh_map(e) &&
        tpuci__gh_kv(e, "restartPolicy", "Never") &&
-       (o->hosts == 1 || tpuci__gh_kv(e, "subdomain", o->name)) &&
+       /* A JobSet's controller sets its pods' subdomain itself. */
+       (o->hosts == 1 || o->jobset || tpuci__gh_kv(e, "subdomain", o->name)) &&
        /* The pod's environment is the job's and tpuci's, not one
         * variable per Service of the namespace. */
        tpuci__gh_plain(e, "enableServiceLinks") && tpuci__gh_plain(e, "false") &&
@@ -623,7 +603,7 @@ static int tpuci__k8s_job(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
                       o->hosts;
   return tpuci__k8s_doc_start(e) && tpuci__gh_map(e) &&
          tpuci__gh_kv(e, "apiVersion", "batch/v1") && tpuci__gh_kv(e, "kind", "Job") &&
-         tpuci__k8s_metadata(e, d, o, 1) && tpuci__gh_plain(e, "spec") && tpuci__gh_map(e) &&
+         tpuci__k8s_metadata(e, d, o, 1, NULL) && tpuci__gh_plain(e, "spec") && tpuci__gh_map(e) &&
          tpuci__gh_kv(e, "completionMode", "Indexed") &&
          tpuci__k8s_kint(e, "completions", o->hosts) &&
          tpuci__k8s_kint(e, "parallelism", o->hosts) &&
@@ -637,8 +617,9 @@ static int tpuci__k8s_stream(yaml_emitter_t *e, const tpuci__k8s_doc_t *d) {
   int ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) &&
            yaml_emitter_emit(e, &ev);
   for (i = 0; ok && i < d->nobjs; i++)
-    ok = (d->objs[i].hosts == 1 || tpuci__k8s_service(e, d, &d->objs[i])) &&
-         tpuci__k8s_job(e, d, &d->objs[i]);
+    ok = d->objs[i].jobset ? tpuci__k8s_jobset(e, d, &d->objs[i])
+                           : (d->objs[i].hosts == 1 || tpuci__k8s_service(e, d, &d->objs[i])) &&
+                                 tpuci__k8s_job(e, d, &d->objs[i]);
   return ok && yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(e, &ev) &&
          yaml_emitter_flush(e);
 }
@@ -657,14 +638,15 @@ static void tpuci__k8s_header(tpuci__buf_t *out, const tpuci__k8s_doc_t *d) {
   for (i = 0; i < d->nobjs; i++) {
     const tpuci__k8s_obj_t *o = &d->objs[i];
     char *what;
+    const char *kind = o->jobset ? "JobSet" : "Job";
     if (o->mode == TPUCI__K8S_TPU)
-      what = tpuci__printf("%s: Job %s, %d pod%s on a GKE TPU %s slice (%s %s, %d chip%s each)",
-                           o->inst->name, o->name, o->hosts, o->hosts == 1 ? "" : "s",
+      what = tpuci__printf("%s: %s %s, %d pod%s on a GKE TPU %s slice (%s %s, %d chip%s each)",
+                           o->inst->name, kind, o->name, o->hosts, o->hosts == 1 ? "" : "s",
                            o->slice.accelerator_type, o->gke.accelerator, o->gke.topology,
                            o->gke.chips, o->gke.chips == 1 ? "" : "s");
     else if (o->mode == TPUCI__K8S_EMULATED)
-      what = tpuci__printf("%s: Job %s, %d pod%s emulating %s on CPU (emulate = \"%s\")",
-                           o->inst->name, o->name, o->hosts, o->hosts == 1 ? "" : "s",
+      what = tpuci__printf("%s: %s %s, %d pod%s emulating %s on CPU (emulate = \"%s\")",
+                           o->inst->name, kind, o->name, o->hosts, o->hosts == 1 ? "" : "s",
                            o->topo->name, tpuci__emulate_name(o->slice.emulate));
     else
       what = tpuci__printf("%s: Job %s, 1 pod", o->inst->name, o->name);

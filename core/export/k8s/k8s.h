@@ -1,7 +1,8 @@
 /* Kubernetes manifests of a spec (`tpuci export kubernetes`): per
  * selected job instance an Indexed Job (completions = parallelism = the
  * instance's hosts) and, for a gang of more than one host, the headless
- * Service its pods' hostnames live under. On a GKE TPU slice when the
+ * Service its pods' hostnames live under (or, with the jobset option, a
+ * JobSet for a gang of more than one host). On a GKE TPU slice when the
  * instance's topology is a catalogue type GKE offers; as tpuci's CPU
  * emulation on any cluster otherwise. docs/kubernetes.md describes the
  * manifests and every choice made here.
@@ -44,6 +45,12 @@ int tpuci__gke_tpu(const tpuci__tpu_type_t *row, tpuci__gke_tpu_t *out);
  * hostnamed "<job>-<index>", a DNS-1123 label of at most 63 characters,
  * and a gang has at most 256 hosts ("-255"). */
 #define TPUCI__K8S_NAME_MAX 59
+/* The longest JobSet name: its pods are named and hostnamed
+ * "<jobset>-slice-<job>-<index>" and the JobSet's webhook wants that
+ * plus the pod's "-abcde" suffix to be a DNS-1035 label of at most 63
+ * (kubernetes-sigs/jobset pkg/webhooks/jobset_webhook.go): 63 minus
+ * "-slice-0-255-abcde". */
+#define TPUCI__K8S_JOBSET_NAME_MAX 45
 /* The longest label value. */
 #define TPUCI__K8S_LABEL_MAX 63
 
@@ -57,6 +64,8 @@ uint32_t tpuci__k8s_hash(const char *a, const char *b);
  * (so a valid Service, Job and pod hostname prefix) of at most
  * TPUCI__K8S_NAME_MAX characters. `run` may be NULL. A new string. */
 char *tpuci__k8s_name(const char *run, const char *instance);
+/* The same of at most `max` (>= 20) characters. */
+char *tpuci__k8s_name_max(const char *run, const char *instance, size_t max);
 
 /* A label value for any text: the text itself when it is a valid label
  * value (at most 63 of [A-Za-z0-9._-], starting and ending with a letter
@@ -101,6 +110,10 @@ typedef struct {
    * <name>/<host>/). NULL: an emptyDir, and pytest jobs print their JUnit
    * file to the log. */
   const char *results_claim;
+  /* An instance of more than one host is one JobSet
+   * (jobset.x-k8s.io/v1alpha2) instead of an Indexed Job and a Service
+   * (docs/kubernetes.md, JobSet). */
+  int jobset;
 } tpuci__k8s_opts_t;
 
 void tpuci__k8s_opts_init(tpuci__k8s_opts_t *opts);

@@ -43,8 +43,12 @@ static void tpuci__k8s_slug(tpuci__buf_t *b, const char *s, size_t max) {
 }
 
 char *tpuci__k8s_name(const char *run, const char *instance) {
+  return tpuci__k8s_name_max(run, instance, TPUCI__K8S_NAME_MAX);
+}
+
+char *tpuci__k8s_name_max(const char *run, const char *instance, size_t longest) {
   /* Room for "-" and the hash. */
-  const size_t max = TPUCI__K8S_NAME_MAX - 1 - TPUCI__K8S_HASH_LEN;
+  const size_t max = longest - 1 - TPUCI__K8S_HASH_LEN;
   tpuci__buf_t b;
   tpuci__buf_init(&b);
   if (run && *run) {
