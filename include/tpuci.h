@@ -81,6 +81,13 @@ typedef enum {
                               after other tests, passed in another process);
                               a flaky class of its own, counts as passed
                               unless strict_flaky (docs/pytest.md) */
+  TPUCI_OUTCOME_PREEMPTED, /* the machines went away under it: a worker
+                              its describe command reports PREEMPTED,
+                              TERMINATED, STOPPING or gone (docs/ssh.md,
+                              "Capacity"); retried under retries.capacity */
+  TPUCI_OUTCOME_NO_CAPACITY, /* the machines were not there: a worker that
+                              refused or timed out at connect before the
+                              gang started; retried under retries.capacity */
   TPUCI_OUTCOME__COUNT
 } tpuci_outcome_t;
 
@@ -103,7 +110,7 @@ const char *tpuci_err_name(int err);
 int tpuci_parse_duration(const char *text, uint64_t *out_ms);
 
 /* "passed", "failed", "timeout", "oom", "infra", "cancelled", "flaky",
- * "cached", "order-dependent", "none". */
+ * "cached", "order-dependent", "preempted", "no-capacity", "none". */
 const char *tpuci_outcome_name(tpuci_outcome_t outcome);
 
 /* Where this build of tpuci came from, as the build recorded it

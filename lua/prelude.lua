@@ -439,7 +439,7 @@ end
 -- The workers of a slice, in worker order, reached with the system's ssh
 -- (docs/ssh.md). Paths are the spec folder's; core/spec/expand_hosts.c
 -- makes them absolute and reads the gcloud file.
-local HOSTS_KEYS = { "name", "ssh_config", "gcloud", "user" }
+local HOSTS_KEYS = { "name", "ssh_config", "gcloud", "user", "instances", "label", "describe" }
 local HOSTS_SET = set_of(HOSTS_KEYS)
 -- Neither starts with '-': ssh would read it as an option (`-Fevil.conf`
 -- runs that config's ProxyCommand here), whatever tpuci puts before it.
@@ -495,6 +495,22 @@ local function hosts_spec(d, t, alias)
   local out = { name = d.name, where = d.where, workers = {} }
   if ssh_config ~= nil then
     out.ssh_config = text(d, "ssh_config", nonempty(d, "ssh_config", ssh_config))
+  end
+  -- After a failed attempt: a fresh describe or instances list, whose
+  -- worker states tell a preemption from a test failure (docs/ssh.md).
+  local describe = rawget(t, "describe")
+  if describe ~= nil then out.describe = text(d, "describe", nonempty(d, "describe", describe)) end
+  for _, k in ipairs({ "instances", "label" }) do
+    local v = rawget(t, k)
+    if v ~= nil then
+      if gcloud == nil then
+        fail(d, k, "only with gcloud = ... (an instances list: `gcloud compute instances list --format=json`)")
+      end
+      out[k] = text(d, k, nonempty(d, k, v))
+    end
+  end
+  if out.label ~= nil and not smatch(out.label, "^[%w_%-]+=[%w_%-]*$") then
+    fail(d, "label", "expected 'key=value' (letters, digits, '_' and '-'), got '" .. show(out.label) .. "'")
   end
   if gcloud ~= nil then
     if n > 0 then
@@ -819,12 +835,30 @@ local function mounts_spec(d, t)
   return out
 end
 
-local RETRY_KEYS = { "attempts", "on", "backoff", "factor", "max_backoff", "rerun" }
+local RETRY_KEYS = { "attempts", "on", "backoff", "factor", "max_backoff", "rerun", "capacity" }
+local CAPACITY_KEYS = { "attempts", "wait" }
+local CAPACITY_SET = set_of(CAPACITY_KEYS)
 local RETRY_SET = set_of(RETRY_KEYS)
+
+-- retries.capacity = { attempts = N, wait = "2m" }: the attempts after a
+-- preempted or no-capacity one (the machines', not the tests'), which
+-- never count against `attempts`, and the wait before each.
+local function capacity_spec(d, j, c)
+  if type(c) ~= "table" then
+    fail(d, "retries.capacity", "expected a table like { attempts = 3, wait = \"2m\" }, got " ..
+         tname(c))
+  end
+  check_keys(d, "retries.capacity", c, CAPACITY_KEYS, CAPACITY_SET)
+  local n = rawget(c, "attempts")
+  if n ~= nil then j.capacity_attempts = integer(d, "retries.capacity.attempts", n, 0, 100) end
+  local w = rawget(c, "wait")
+  if w ~= nil then j.capacity_wait_ms = duration(d, "retries.capacity.wait", w) end
+end
 
 local function retries_spec(d, j, r)
   j.attempts, j.on, j.backoff_ms, j.factor, j.max_backoff_ms =
     1, DEFAULT_ON, 1000, 2.0, 60000
+  j.capacity_attempts, j.capacity_wait_ms = 3, 60000
   if r == nil then return end
   if type(r) == "number" then
     j.attempts = integer(d, "retries", r, 0, 99,
@@ -836,6 +870,7 @@ local function retries_spec(d, j, r)
   end
   check_keys(d, "retries", r, RETRY_KEYS, RETRY_SET)
   local attempts = rawget(r, "attempts")
+  if attempts == nil and rawget(r, "capacity") ~= nil then attempts = 1 end
   if attempts == nil then
     fail(d, "retries.attempts", "missing (the total number of attempts, e.g. attempts = 3)")
   end
@@ -892,6 +927,8 @@ local function retries_spec(d, j, r)
     enum(d, "retries.rerun", rerun, { "failed", "unfinished" }, "choice")
     j.rerun_unfinished = rerun == "unfinished"
   end
+  local capacity = rawget(r, "capacity")
+  if capacity ~= nil then capacity_spec(d, j, capacity) end
 end
 
 ------------------------------------------------------------------------

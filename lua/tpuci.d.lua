@@ -111,6 +111,12 @@
 ---@field ssh_config? string
 ---A `gcloud compute tpus tpu-vm describe NAME --zone ZONE --format=json` file (relative to the spec's folder, or absolute): the workers are its `networkEndpoints[].ipAddress`, in order. Instead of a list.
 ---@field gcloud? string
+---With `gcloud` an instances list (`gcloud compute instances list --format=json`, TPU7x and later): the instances whose names match this glob (`"ironwood-*"`).
+---@field instances? string
+---With `gcloud` an instances list: the instances with this label, `"key=value"`.
+---@field label? string
+---A command (`sh -c`, in the spec's folder) that prints a fresh describe or instances list, run after a failed attempt: a worker PREEMPTED, TERMINATED, STOPPING or gone makes the attempt `preempted` (default: the `gcloud` file read again).
+---@field describe? string
 ---The login user on every worker read from `gcloud` (only with `gcloud`; default: ssh's).
 ---@field user? string
 ---@field [integer] string
@@ -135,8 +141,8 @@
 
 ---The table form of `retries`.
 ---@class (exact) tpuci.RetrySpec
----Attempts in total, the first included: 1..100 (required).
----@field attempts integer
+---Attempts in total, the first included: 1..100 (required, unless only `capacity` is given).
+---@field attempts? integer
 ---Which outcomes are retried (default: all four); `{}` retries nothing.
 ---@field on? tpuci.RetryOutcome[]
 ---The wait before the second attempt (default `"1s"`).
@@ -147,6 +153,15 @@
 ---@field max_backoff? tpuci.Duration
 ---pytest jobs: what a retry runs. `"failed"` (the default): the failed tests, the one an attempt was cut short in, and those never run; `"unfinished"`: only the last two (a timeout or crash is retried without running tests that simply failed).
 ---@field rerun? "failed"|"unfinished"
+---The machines' failures (ssh workers preempted or not there, docs/ssh.md "Capacity"): retried under this budget, never `attempts`'.
+---@field capacity? tpuci.CapacityRetrySpec
+
+---`retries.capacity`.
+---@class (exact) tpuci.CapacityRetrySpec
+---Attempts after a preempted or no-capacity one, 0..100 (default 3).
+---@field attempts? integer
+---The wait before each (default `"1m"`).
+---@field wait? tpuci.Duration
 
 ---A mount's table form: `["data"] = { target = "/data", readonly = true }`.
 ---@class (exact) tpuci.MountSpec

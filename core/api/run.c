@@ -19,11 +19,12 @@ void tpuci_run_options_init(tpuci_run_options_t *opts) {
   opts->size = sizeof(*opts);
 }
 
-/* What the instances say: 0 passed, 1 failed, 3 nothing ran, 130
- * interrupted. */
+/* What the instances say: 0 passed, 1 failed, 3 nothing ran or the
+ * machines were not there (every instance that did not pass ended
+ * preempted or no-capacity), 130 interrupted. */
 static int tpuci__compute_verdict(const tpuci_ctx_t *ctx) {
   size_t i;
-  int failed = 0;
+  int failed = 0, capacity = 0;
   if (ctx->run.run_error) return 3;
   if (tpuci__sched_interrupted(ctx->run.sched)) return 130;
   for (i = 0; i < ctx->plan.ninstances; i++) {
@@ -34,9 +35,10 @@ static int tpuci__compute_verdict(const tpuci_ctx_t *ctx) {
         !ctx->run.ropts.strict_flaky)
       continue;
     if (tpuci_instance_quarantined(ctx, i)) continue; /* quarantined tests only */
-    failed = 1;
+    if (o == TPUCI_OUTCOME_PREEMPTED || o == TPUCI_OUTCOME_NO_CAPACITY) capacity = 1;
+    else failed = 1;
   }
-  return failed;
+  return failed ? 1 : capacity ? 3 : 0;
 }
 
 /* The exit code: the verdict, or 4 when a file of the run's records could

@@ -139,6 +139,9 @@ void tpuci_console__bytes(uint64_t current, uint64_t total, char *buf, size_t si
 uint64_t tpuci_console__instance_ms(tpuci_ctx_t *ctx, size_t i);
 /* The run's verdict in lower case; "not run" for an outcome of NONE. */
 const char *tpuci_console__verdict(tpuci_ctx_t *ctx);
+/* An outcome's color, and the reset after it ("" without color). */
+const char *tpuci_console__color_of(const tpuci_console_t *c, tpuci_outcome_t o);
+const char *tpuci_console__reset(const tpuci_console_t *c);
 const char *tpuci_console__outcome_label(tpuci_outcome_t o);
 /* Instance i's: its outcome's label, or "quarantined" when it failed only
  * by quarantined tests. */

@@ -431,6 +431,10 @@ void tpuci_console__gh_step_summary(tpuci_ctx_t *ctx) {
     fprintf(f, "%zu cached, ", tpuci_outcome_count(ctx, TPUCI_OUTCOME_CACHED));
   if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_ORDER_DEPENDENT) > 0)
     fprintf(f, "%zu order-dependent, ", tpuci_outcome_count(ctx, TPUCI_OUTCOME_ORDER_DEPENDENT));
+  if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_PREEMPTED) > 0)
+    fprintf(f, "%zu preempted, ", tpuci_outcome_count(ctx, TPUCI_OUTCOME_PREEMPTED));
+  if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_NO_CAPACITY) > 0)
+    fprintf(f, "%zu no-capacity, ", tpuci_outcome_count(ctx, TPUCI_OUTCOME_NO_CAPACITY));
   fprintf(f, "%zu flaky, %zu failed, %zu timeout, %zu oom, %zu infra, %zu cancelled in %s\n",
           tpuci_outcome_count(ctx, TPUCI_OUTCOME_FLAKY),
           tpuci_outcome_count(ctx, TPUCI_OUTCOME_FAILED),

@@ -26,6 +26,9 @@ void tpuci__hostset_free(tpuci__hostset_t *hs) {
   free(hs->where);
   free(hs->ssh_config);
   free(hs->gcloud);
+  free(hs->match);
+  free(hs->label);
+  free(hs->describe);
   for (i = 0; i < hs->nhosts; i++) {
     free(hs->hosts[i].user);
     free(hs->hosts[i].host);
@@ -45,6 +48,9 @@ json_t *tpuci__hostset_json(const tpuci__hostset_t *hs) {
   json_object_set_new(o, "where", json_string(hs->where));
   json_object_set_new(o, "ssh_config", tpuci__json_str_or_null(hs->ssh_config));
   json_object_set_new(o, "gcloud", tpuci__json_str_or_null(hs->gcloud));
+  if (hs->match) json_object_set_new(o, "instances", json_string(hs->match));
+  if (hs->label) json_object_set_new(o, "label", json_string(hs->label));
+  json_object_set_new(o, "describe", tpuci__json_str_or_null(hs->describe));
   for (i = 0; i < hs->nhosts; i++) {
     json_t *w = json_object();
     char *t = tpuci__ssh_host_text(&hs->hosts[i]);
@@ -66,6 +72,7 @@ void tpuci__hostset_text(const tpuci__hostset_t *hs, tpuci__buf_t *b) {
   tpuci__buf_addf(b, "  ssh:      hosts '%s' (%s)%s%s\n", hs->name, hs->where,
                   hs->gcloud ? ", read from " : "", hs->gcloud ? hs->gcloud : "");
   if (hs->ssh_config) tpuci__buf_addf(b, "  ssh -F:   %s\n", hs->ssh_config);
+  if (hs->describe) tpuci__buf_addf(b, "  describe: %s (after a failed attempt)\n", hs->describe);
   for (i = 0; i < hs->nhosts; i++) {
     char *t = tpuci__ssh_host_text(&hs->hosts[i]);
     tpuci__buf_addf(b, "  worker:   " TPUCI__GANG_HOST_FMT " on %s\n", (int) i, t);

@@ -16,6 +16,8 @@ const char *tpuci_outcome_name(tpuci_outcome_t o) {
     case TPUCI_OUTCOME_FLAKY: return "flaky";
     case TPUCI_OUTCOME_CACHED: return "cached";
     case TPUCI_OUTCOME_ORDER_DEPENDENT: return "order-dependent";
+    case TPUCI_OUTCOME_PREEMPTED: return "preempted";
+    case TPUCI_OUTCOME_NO_CAPACITY: return "no-capacity";
     default: return "unknown";
   }
 }

@@ -212,6 +212,12 @@ json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_
                       json_integer((json_int_t) in->retry.max_backoff_ms));
   if (in->pytest)
     json_object_set_new(r, "rerun", json_string(in->retry.rerun_unfinished ? "unfinished" : "failed"));
+  if (in->runtime == TPUCI__RUNTIME_SSH) {
+    json_t *c = json_object();
+    json_object_set_new(c, "attempts", json_integer(in->retry.capacity_attempts));
+    json_object_set_new(c, "wait_ms", json_integer((json_int_t) in->retry.capacity_wait_ms));
+    json_object_set_new(r, "capacity", c);
+  }
   json_object_set_new(o, "retry", r);
   json_object_set_new(o, "image",
                       in->image >= 0 && (size_t) in->image < p->nimages
@@ -533,6 +539,11 @@ char *tpuci__plan_to_text(const tpuci__plan_t *p) {
     tpuci__buf_adds(&b, "  retries:  ");
     tpuci__text_retry(&b, &in->retry);
     tpuci__buf_adds(&b, "\n");
+    if (in->runtime == TPUCI__RUNTIME_SSH)
+      tpuci__buf_addf(&b, "  capacity: %d more attempt%s after a preempted or no-capacity one, "
+                      "%s apart (retries.capacity)\n", in->retry.capacity_attempts,
+                      in->retry.capacity_attempts == 1 ? "" : "s",
+                      tpuci__duration_format(in->retry.capacity_wait_ms, d, sizeof(d)));
     if (in->no_cache) tpuci__buf_adds(&b, "  cache:    off (cache = false)\n");
     for (k = 0; k < in->inputs.len; k++)
       tpuci__buf_addf(&b, "%s%s%s", k ? ", " : "  inputs:   ", in->inputs.items[k],

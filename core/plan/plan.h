@@ -72,9 +72,34 @@ typedef struct {
   char *where;            /* "spec.lua:3" */
   char *ssh_config;       /* absolute; `ssh -F`; NULL: ssh's own */
   char *gcloud;           /* absolute path of the describe file, or NULL */
+  char *match;            /* an instances list's names: a glob, or NULL */
+  char *label;            /* an instances list's label "key=value", or NULL */
+  /* A command (sh -c, in the spec's folder) whose output is a fresh
+   * describe or instances list, run after a failed attempt; NULL: the
+   * gcloud file is read again (docs/ssh.md, "Capacity"). */
+  char *describe;
   tpuci__ssh_host_t *hosts;
   size_t nhosts;          /* >= 1 */
 } tpuci__hostset_t;
+
+/* plan/gcloud.c. The workers of hs (hosts and nhosts, empty; hs->gcloud
+ * names the file in messages) from a gcloud document's text: a
+ * `tpu-vm describe`'s networkEndpoints[].ipAddress in order, or an
+ * `instances list`'s instances (named like hs->match, with the label
+ * hs->label) networkInterfaces[0].networkIP, by their metadata's
+ * agent-worker-number when each has one, else by name; 1 to 256, each
+ * letters, digits, '.', ':' and '-' not starting with '-', `user` (may
+ * be NULL) their login. NULL, or a new message "gcloud: 'FILE'...": then
+ * hs may hold some workers (the plan frees them). */
+char *tpuci__gcloud_parse(tpuci__hostset_t *hs, const char *text, size_t len,
+                          const char *user);
+/* Whether a fresh gcloud document says hs's workers were taken away: 1
+ * and *why (new) when the TPU's state or a worker's instance status is
+ * PREEMPTED, TERMINATED, STOPPING, ... or a worker is not in it any
+ * more; 0 when every worker is there; -1 and *why when the text says
+ * neither. */
+int tpuci__gcloud_check(const tpuci__hostset_t *hs, const char *text, size_t len,
+                        char **why);
 
 /* "user@host:port" as the spec writes it ("[::1]" for an IPv6 address
  * with a port). New string. */
@@ -96,6 +121,10 @@ typedef struct {
   uint64_t max_backoff_ms;
   int rerun_unfinished;   /* pytest: a retry runs only the tests that did
                              not finish (retries.rerun = "unfinished") */
+  /* retries.capacity: attempts after a preempted or no-capacity one,
+   * which never count against `attempts`, and the wait before each. */
+  int capacity_attempts;
+  uint64_t capacity_wait_ms;
 } tpuci__retry_t;
 
 /* The wait before attempt `next` (2-based: next == 2 is the first retry):

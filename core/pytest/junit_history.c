@@ -137,7 +137,8 @@ static void tpuci__history_sort(tpuci__history_t *h, const tpuci__strv_t *collec
 static void tpuci__cut_run(tpuci__history_t *h, const tpuci__attempt_rec_t *rec, int number,
                            const char *stacks) {
   tpuci__test_hist_t *t = tpuci__history_test(h, rec->running);
-  int error = rec->outcome == TPUCI_OUTCOME_INFRA || rec->outcome == TPUCI_OUTCOME_CANCELLED;
+  int error = rec->outcome == TPUCI_OUTCOME_INFRA || rec->outcome == TPUCI_OUTCOME_CANCELLED ||
+              rec->outcome == TPUCI_OUTCOME_PREEMPTED || rec->outcome == TPUCI_OUTCOME_NO_CAPACITY;
   const char *what = tpuci_outcome_name(rec->outcome);
   tpuci__test_t *r, fresh;
 

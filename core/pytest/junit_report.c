@@ -401,7 +401,8 @@ static void tpuci__w_attempt(tpuci__buf_t *b, const tpuci__history_t *h, size_t 
   const char *oname = tpuci_outcome_name(a->outcome);
   int recovered = tpuci__history_recovered_after(h, k);
   int is_error = a->outcome == TPUCI_OUTCOME_INFRA || a->outcome == TPUCI_OUTCOME_CANCELLED ||
-                 a->outcome == TPUCI_OUTCOME_PASSED || a->outcome == TPUCI_OUTCOME_NONE;
+                 a->outcome == TPUCI_OUTCOME_PASSED || a->outcome == TPUCI_OUTCOME_NONE ||
+                 a->outcome == TPUCI_OUTCOME_PREEMPTED || a->outcome == TPUCI_OUTCOME_NO_CAPACITY;
   tpuci__buf_t msg, body, name, type;
 
   tpuci__buf_init(&msg);
@@ -540,9 +541,11 @@ static void tpuci__w_suite(tpuci__buf_t *out, const tpuci__junit_suite_t *s,
   tpuci__buf_free(&body);
 }
 
-/* failed, timeout and oom fail; infra, cancelled and not run are errors. */
+/* failed, timeout and oom fail; infra, the machines' failures
+ * (preempted, no-capacity), cancelled and not run are errors. */
 static int tpuci__outcome_is_error(tpuci_outcome_t o) {
-  return o == TPUCI_OUTCOME_INFRA || o == TPUCI_OUTCOME_CANCELLED || o == TPUCI_OUTCOME_NONE;
+  return o == TPUCI_OUTCOME_INFRA || o == TPUCI_OUTCOME_CANCELLED || o == TPUCI_OUTCOME_NONE ||
+         o == TPUCI_OUTCOME_PREEMPTED || o == TPUCI_OUTCOME_NO_CAPACITY;
 }
 
 /* "timeout: timed out after 2s" */

@@ -134,7 +134,7 @@ void tpuci__html_field(tpuci__buf_t *b, const json_t *o, const char *key) {
 
 static const char *const tpuci__html_outcomes[] = {
     "passed", "flaky", "failed", "timeout", "oom",
-    "infra", "cancelled", "not-run", "cached", "order-dependent", NULL};
+    "infra", "cancelled", "not-run", "cached", "order-dependent", "preempted", "no-capacity", NULL};
 
 /* The CSS class suffix for an outcome: the outcome itself when it is one
  * tpuci knows (so class names never carry report text), else "unknown". */
@@ -148,7 +148,8 @@ const char *tpuci__html_outcome_class(const char *outcome) {
 /* Whether an instance or attempt with this outcome did not pass. */
 int tpuci__html_outcome_bad(const char *outcome) {
   return strcmp(outcome, "failed") == 0 || strcmp(outcome, "timeout") == 0 ||
-         strcmp(outcome, "oom") == 0 || strcmp(outcome, "infra") == 0;
+         strcmp(outcome, "oom") == 0 || strcmp(outcome, "infra") == 0 ||
+         strcmp(outcome, "preempted") == 0 || strcmp(outcome, "no-capacity") == 0;
 }
 
 /* A coloured label with the outcome's name: colour is never the only

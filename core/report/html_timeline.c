@@ -123,7 +123,7 @@ static uint64_t tpuci__tick_step(uint64_t span) {
 
 static void tpuci__html_legend(tpuci__buf_t *b) {
   static const char *const shown[] = {"passed", "failed", "timeout", "oom",
-                                      "infra", "cancelled", NULL};
+                                      "infra", "preempted", "no-capacity", "cancelled", NULL};
   size_t i;
   tpuci__buf_adds(b, "<ul class=\"legend\" aria-label=\"Legend\">");
   for (i = 0; shown[i]; i++)

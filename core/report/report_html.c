@@ -74,6 +74,7 @@ static void tpuci__html_header(tpuci__buf_t *b, const json_t *report) {
   } counts[] = {{"passed", "passed"}, {"cached", "cached"}, {"flaky", "flaky"},
                 {"order-dependent", "order-dependent"}, {"failed", "failed"},
                 {"timeout", "timeout"}, {"oom", "oom"}, {"infra", "infra"},
+                {"preempted", "preempted"}, {"no-capacity", "no capacity"},
                 {"cancelled", "cancelled"}, {"not-run", "not run"}};
   const char *verdict = tpuci__html_jstr(report, "verdict", NULL);
   const json_t *jc = json_object_get(report, "counts");
@@ -561,6 +562,7 @@ static void tpuci__html_filter(tpuci__buf_t *b, const json_t *report, const json
   } f[] = {{"passed", "passed"}, {"cached", "cached"}, {"flaky", "flaky"},
            {"order-dependent", "order-dependent"}, {"failed", "failed"},
            {"timeout", "timeout"}, {"oom", "oom"}, {"infra", "infra"},
+                {"preempted", "preempted"}, {"no-capacity", "no capacity"},
            {"cancelled", "cancelled"}, {"not-run", "not run"}};
   const json_t *jc = json_object_get(report, "counts");
   /* A cached pass is a pass (docs/cache.md). */

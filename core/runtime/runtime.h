@@ -61,6 +61,10 @@ typedef struct {
   int term_signal;        /* 0 when none */
   int oom;                /* the engine reports an OOM kill */
   int infra;              /* the runtime failed, not the job */
+  /* The machines, not the job: 0, or TPUCI_OUTCOME_PREEMPTED (taken away
+   * while it ran) or TPUCI_OUTCOME_NO_CAPACITY (not there to start on);
+   * `cause` says how it was seen. Wins over infra. */
+  int capacity;
   /* Detail for infra/oom, copied; may be NULL. For a failed exit the
    * runtime's own words when set (a gang: "worker-1: exit 3"). */
   const char *cause;

@@ -224,6 +224,10 @@ static char *tpuci__cause(const tpuci__satt_t *t, tpuci_outcome_t o, const tpuci
     case TPUCI_OUTCOME_INFRA:
       tpuci__buf_adds(&b, ex->cause ? ex->cause : "runtime error");
       break;
+    case TPUCI_OUTCOME_PREEMPTED:
+    case TPUCI_OUTCOME_NO_CAPACITY:
+      tpuci__buf_adds(&b, ex->cause ? ex->cause : tpuci_outcome_name(o));
+      break;
     default:
       tpuci__buf_adds(&b, tpuci_outcome_name(o));
       break;
@@ -261,9 +265,8 @@ static void tpuci__retry_cb(uv_timer_t *timer) {
   tpuci__pump(s);
 }
 
-static void tpuci__schedule_retry(tpuci__sched_t *s, size_t index, int next) {
+static void tpuci__schedule_retry(tpuci__sched_t *s, size_t index, int next, uint64_t delay) {
   const tpuci__instance_t *inst = &s->plan->instances[index];
-  uint64_t delay = tpuci__retry_delay(&inst->retry, next);
   tpuci__wait_t *w = tpuci__calloc(1, sizeof(*w));
   tpuci_event_t ev;
 
@@ -281,7 +284,7 @@ static void tpuci__schedule_retry(tpuci__sched_t *s, size_t index, int next) {
   ev.instance = index;
   ev.name = inst->name;
   ev.attempt = next;
-  ev.max_attempts = inst->retry.attempts;
+  ev.max_attempts = inst->retry.attempts + s->capacity_used[index];
   ev.retry_in_ms = delay;
   tpuci__emit(s, &ev);
 }
@@ -309,7 +312,7 @@ void tpuci__attempt_report(tpuci__sched_t *s, size_t index, int number,
   ev.instance = index;
   ev.name = inst->name;
   ev.attempt = number;
-  ev.max_attempts = inst->retry.attempts;
+  ev.max_attempts = inst->retry.attempts + s->capacity_used[index];
   ev.outcome = res->outcome;
   ev.exit_code = res->exit_code;
   ev.term_signal = res->term_signal;
@@ -319,17 +322,27 @@ void tpuci__attempt_report(tpuci__sched_t *s, size_t index, int number,
   tpuci__emit(s, &ev);
 }
 
-/* After a finished attempt: retry it, or finish the instance. */
+/* After a finished attempt: retry it, or finish the instance. The
+ * machines' failures (preempted, no capacity) are retried under their own
+ * budget, retries.capacity, which the test retries never pay for. */
 static void tpuci__attempt_next(tpuci__sched_t *s, size_t index, int number,
                                 tpuci_outcome_t o) {
   const tpuci__instance_t *inst = &s->plan->instances[index];
   const tpuci__kind_binding_t *k = s->kind_of[index];
-  if (o != TPUCI_OUTCOME_PASSED && o != TPUCI_OUTCOME_CANCELLED &&
-      s->stop == TPUCI__STOP_NONE && number < inst->retry.attempts &&
-      tpuci__retry_wants(&inst->retry, (int) o) &&
-      (k->ops->retry == NULL || k->ops->retry(k->run, index) == 0)) {
+  int capacity = o == TPUCI_OUTCOME_PREEMPTED || o == TPUCI_OUTCOME_NO_CAPACITY;
+  int tried = number - s->capacity_used[index]; /* attempts the tests paid for */
+  if (s->stop != TPUCI__STOP_NONE || o == TPUCI_OUTCOME_PASSED || o == TPUCI_OUTCOME_CANCELLED) {
+    tpuci__instance_settle(s, index);
+  } else if (capacity && s->capacity_used[index] < inst->retry.capacity_attempts &&
+             (k->ops->retry == NULL || k->ops->retry(k->run, index) == 0)) {
+    s->capacity_used[index]++;
     s->next_attempt[index] = number + 1;
-    tpuci__schedule_retry(s, index, number + 1);
+    tpuci__schedule_retry(s, index, number + 1, inst->retry.capacity_wait_ms);
+  } else if (!capacity && tried < inst->retry.attempts &&
+             tpuci__retry_wants(&inst->retry, (int) o) &&
+             (k->ops->retry == NULL || k->ops->retry(k->run, index) == 0)) {
+    s->next_attempt[index] = number + 1;
+    tpuci__schedule_retry(s, index, number + 1, tpuci__retry_delay(&inst->retry, tried + 1));
   } else {
     tpuci__instance_settle(s, index);
   }
@@ -427,7 +440,7 @@ void tpuci__attempt_synthetic(tpuci__sched_t *s, size_t index, tpuci_outcome_t o
   ev.instance = index;
   ev.name = inst->name;
   ev.attempt = number;
-  ev.max_attempts = inst->retry.attempts;
+  ev.max_attempts = inst->retry.attempts + s->capacity_used[index];
   tpuci__emit(s, &ev);
   res->outcome = o;
   res->exit_code = -1;
@@ -513,13 +526,13 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, tpuci__proc_role_t ro
     ev.instance = index;
     ev.name = inst->name;
     ev.attempt = t->a.number;
-    ev.max_attempts = inst->retry.attempts;
+    ev.max_attempts = inst->retry.attempts + s->capacity_used[index];
     ev.log_path = t->log_path;
     tpuci__emit(s, &ev);
   }
 
   if (r != 0) {
-    tpuci__exit_t ex = {-1, 0, 0, 1, NULL, NULL};
+    tpuci__exit_t ex = {.exit_code = -1, .infra = 1};
     ex.cause = cause ? cause : (char *) uv_strerror(r);
     tpuci__attempt_done(&t->a, &ex);
     free(cause);
@@ -537,7 +550,7 @@ void tpuci__attempt_start(tpuci__sched_t *s, size_t index, tpuci__proc_role_t ro
   }
   r = rt->start(rt, &t->a);
   if (r != 0) {
-    tpuci__exit_t ex = {-1, 0, 0, 1, NULL, NULL};
+    tpuci__exit_t ex = {.exit_code = -1, .infra = 1};
     ex.cause = rt->err.msg ? rt->err.msg : uv_strerror(r);
     tpuci__log_write(t, ex.cause, strlen(ex.cause));
     tpuci__log_write(t, "\n", 1);

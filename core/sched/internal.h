@@ -113,6 +113,7 @@ struct tpuci__sched_s {
   size_t *queue;           /* ring buffer of instance indices */
   size_t qcap, qhead, qlen;
   int *next_attempt;       /* per instance, 1-based */
+  int *capacity_used;      /* per instance: its retries.capacity retries */
   int *group_of;           /* per instance: index into groups, or -1 */
   tpuci__group_t *groups;
   size_t ngroups;

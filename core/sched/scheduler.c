@@ -112,7 +112,7 @@ void tpuci__instance_finish(tpuci__sched_t *s, size_t index) {
   ev.instance = index;
   ev.name = s->plan->instances[index].name;
   ev.attempt = (int) r->nattempts;
-  ev.max_attempts = s->plan->instances[index].retry.attempts;
+  ev.max_attempts = s->plan->instances[index].retry.attempts + s->capacity_used[index];
   ev.outcome = r->outcome;
   ev.exit_code = r->nattempts ? r->attempts[r->nattempts - 1].exit_code : -1;
   tpuci__emit(s, &ev);
@@ -462,7 +462,7 @@ static void tpuci__host_test_failed(void *sched, const tpuci__kind_proc_t *p, co
   ev.name = inst->name;
   /* 0: the process that runs first; -1: one after the attempts. */
   ev.attempt = p->role == TPUCI__PROC_SIDE_LAST ? -1 : p->number;
-  ev.max_attempts = inst->retry.attempts;
+  ev.max_attempts = inst->retry.attempts + s->capacity_used[p->index];
   ev.test = test;
   ev.message = message;
   tpuci__emit(s, &ev);
@@ -477,6 +477,7 @@ static void tpuci__sched_free_parts(tpuci__sched_t *s) {
   free(s->kind_of);
   free(s->queue);
   free(s->next_attempt);
+  free(s->capacity_used);
   free(s->run_id);
   free(s->run_dir);
   free(s->error);
@@ -510,6 +511,7 @@ int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
   s->bf_head = SIZE_MAX;
   s->queue = tpuci__malloc(s->qcap * sizeof(*s->queue));
   s->next_attempt = tpuci__malloc(s->qcap * sizeof(int));
+  s->capacity_used = tpuci__calloc(s->qcap, sizeof(int));
   s->kind_of = tpuci__calloc(s->qcap, sizeof(*s->kind_of));
   s->sides_open = tpuci__calloc(s->qcap, sizeof(*s->sides_open));
   s->main_done = tpuci__calloc(s->qcap, 1);

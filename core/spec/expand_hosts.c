@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <uv.h>
@@ -28,67 +27,9 @@ static char *tpuci__abs_field(lua_State *L, tpuci__spec_ctx_t *c, int t,
   return tpuci__strndup(c->scratch.data, c->scratch.len);
 }
 
-/* Whether s can be a worker's address from a gcloud file: letters,
- * digits, '.', ':' and '-', not starting with '-' (ssh would read
- * `-Fevil.conf` as an option and run that config's ProxyCommand). */
-static int tpuci__gcloud_address(const char *s) {
-  size_t k;
-  if (s[0] == '\0' || s[0] == '-') return 0;
-  for (k = 0; s[k]; k++)
-    if (!(s[k] == '.' || s[k] == ':' || s[k] == '-' || (s[k] >= '0' && s[k] <= '9') ||
-          (s[k] >= 'a' && s[k] <= 'z') || (s[k] >= 'A' && s[k] <= 'Z')))
-      return 0;
-  return 1;
-}
-
-char *tpuci__gcloud_parse(tpuci__hostset_t *hs, const char *text, size_t len,
-                          const char *user) {
-  json_error_t je;
-  json_t *root, *eps;
-  size_t i, n;
-  char *msg = NULL;
-
-  root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-  if (root == NULL)
-    return tpuci__printf("gcloud: '%s' is not JSON: line %d: %s", hs->gcloud, je.line,
-                         je.text);
-  eps = json_is_object(root) ? json_object_get(root, "networkEndpoints") : NULL;
-  n = json_is_array(eps) ? json_array_size(eps) : 0;
-  if (n == 0) {
-    msg = tpuci__printf("gcloud: '%s' has no networkEndpoints (write it with "
-                        "`gcloud compute tpus tpu-vm describe NAME --zone ZONE "
-                        "--format=json > FILE`)", hs->gcloud);
-  } else if (n > 256) {
-    msg = tpuci__printf("gcloud: '%s': at most 256 networkEndpoints, got %zu",
-                        hs->gcloud, n);
-  }
-  if (msg == NULL) {
-    hs->hosts = tpuci__calloc(n, sizeof(*hs->hosts));
-    for (i = 0; i < n && msg == NULL; i++) {
-      json_t *ip = json_object_get(json_array_get(eps, i), "ipAddress");
-      const char *s = json_is_string(ip) ? json_string_value(ip) : NULL;
-      if (s == NULL || s[0] == '\0') {
-        msg = tpuci__printf("gcloud: '%s': networkEndpoints[%zu]: no ipAddress",
-                            hs->gcloud, i + 1);
-        break;
-      }
-      if (!tpuci__gcloud_address(s)) {
-        msg = tpuci__printf("gcloud: '%s': networkEndpoints[%zu].ipAddress: "
-                            "not an address%s", hs->gcloud, i + 1,
-                            s[0] == '-' ? " (it starts with '-')" : "");
-        break;
-      }
-      hs->hosts[i].host = tpuci__strdup(s);
-      hs->hosts[i].user = tpuci__strdup(user);
-      hs->nhosts = i + 1;
-    }
-  }
-  json_decref(root);
-  return msg;
-}
-
 /* Reads the workers' internal addresses, in order, from a
- * `gcloud compute tpus tpu-vm describe --format=json` file: a regular
+ * `gcloud compute tpus tpu-vm describe --format=json` or `gcloud compute
+ * instances list --format=json` file (plan/gcloud.c): a regular
  * file (a FIFO is refused at once, never waited on) of at most
  * TPUCI__GCLOUD_MAX_BYTES. Returns NULL, or a new message (the caller
  * raises it once nothing is held). */
@@ -123,6 +64,9 @@ void tpuci__spec_expand_hosts(lua_State *L, tpuci__hostset_t *hs, int t) {
   snprintf(what, sizeof(what), "%s: hosts '%s'", where, name);
   hs->ssh_config = tpuci__abs_field(L, c, t, "ssh_config", what);
   hs->gcloud = tpuci__abs_field(L, c, t, "gcloud", what);
+  hs->match = tpuci__strdup(tpuci__spec_get_str(L, t, "instances"));
+  hs->label = tpuci__strdup(tpuci__spec_get_str(L, t, "label"));
+  hs->describe = tpuci__strdup(tpuci__spec_get_str(L, t, "describe"));
   if (hs->gcloud != NULL) {
     char *msg = tpuci__gcloud_read(hs, tpuci__spec_get_str(L, t, "user"));
     if (msg != NULL) {

@@ -138,17 +138,14 @@ void tpuci__spec_path_abs(tpuci__buf_t *b, const char *base, const char *path);
  * and gcloud made absolute, a gcloud file read for its workers
  * (core/spec/expand_hosts.c). Raises a Lua error naming the declaration. */
 void tpuci__spec_expand_hosts(lua_State *L, tpuci__hostset_t *hs, int t);
+/* A declared topology (the table at t) into tp, resolved against the TPU
+ * catalogue (a catalogue type, a base, or custom numbers); a slice that
+ * cannot be is a spec error (expand_topology.c). */
+void tpuci__spec_expand_topology(lua_State *L, tpuci__spec_ctx_t *c, tpuci__topology_t *tp,
+                                 int t);
 
 /* A gcloud file's limit: a bigger one is not a describe output. */
 #define TPUCI__GCLOUD_MAX_BYTES (4u << 20)
-/* The workers of hs (hosts and nhosts, empty; hs->gcloud names the file
- * in messages) from a gcloud describe file's text: networkEndpoints[]'s
- * ipAddress in order, 1 to 256, each letters, digits, '.', ':' and '-'
- * not starting with '-', `user` (may be NULL) their login. NULL, or a
- * new message "gcloud: 'FILE'...": then hs may hold some workers
- * (the plan frees them). */
-char *tpuci__gcloud_parse(tpuci__hostset_t *hs, const char *text, size_t len,
-                          const char *user);
 
 /* Raises "file:line: job 'x': hosts 'slice' (file:line) has 2 hosts, but
  * topology 'v4-32' has 4" when a job's hosts do not match its topology's

@@ -124,6 +124,81 @@ static void test_gcloud(void **state) {
   assert_null(plan.hostsets[0].hosts[0].user);
 }
 
+/* An instances list (TPU7x and later): the slice's instances by name and
+ * label, in agent-worker-number order; without it on every one, by
+ * name. */
+static const char instances[] =
+    "[{\"name\": \"iron-b\", \"status\": \"RUNNING\", \"labels\": {\"slice\": \"s1\"},\n"
+    "  \"networkInterfaces\": [{\"networkIP\": \"10.0.0.12\"}],\n"
+    "  \"metadata\": {\"items\": [{\"key\": \"agent-worker-number\", \"value\": \"0\"}]}},\n"
+    " {\"name\": \"iron-a\", \"status\": \"RUNNING\", \"labels\": {\"slice\": \"s1\"},\n"
+    "  \"networkInterfaces\": [{\"networkIP\": \"10.0.0.11\"}],\n"
+    "  \"metadata\": {\"items\": [{\"key\": \"agent-worker-number\", \"value\": \"1\"}]}},\n"
+    " {\"name\": \"iron-c\", \"status\": \"RUNNING\", \"labels\": {\"slice\": \"s2\"},\n"
+    "  \"networkInterfaces\": [{\"networkIP\": \"10.0.0.13\"}]},\n"
+    " {\"name\": \"other\", \"status\": \"RUNNING\", \"labels\": {\"slice\": \"s1\"},\n"
+    "  \"networkInterfaces\": [{\"networkIP\": \"10.0.0.14\"}]}]\n";
+
+static void test_instances(void **state) {
+  const tpuci__hostset_t *hs;
+  char *why = NULL;
+  (void) state;
+  write_file("list.json", instances);
+  loads("hosts \"t\" { gcloud = \"list.json\", instances = \"iron-*\", label = \"slice=s1\" }\n"
+        "topology \"two\" { hosts = 2, chips_per_host = 4 }\n"
+        "job \"x\" { topology = \"two\", hosts = \"t\", run = \"true\" }\n");
+  hs = &plan.hostsets[0];
+  assert_int_equal(hs->nhosts, 2);
+  /* agent-worker-number, not the file's or the names' order. */
+  assert_string_equal(hs->hosts[0].host, "10.0.0.12");
+  assert_string_equal(hs->hosts[1].host, "10.0.0.11");
+  assert_string_equal(hs->match, "iron-*");
+  assert_string_equal(hs->label, "slice=s1");
+
+  /* A fresh list: every worker RUNNING, then one PREEMPTED, then one
+   * gone; what is neither a list nor a description cannot tell. */
+  assert_int_equal(tpuci__gcloud_check(hs, instances, strlen(instances), &why), 0);
+  assert_null(why);
+  {
+    char *pre = tpuci__strdup(instances), *at = strstr(pre, "RUNNING");
+    memcpy(at, "STOPPED", 7);
+    assert_int_equal(tpuci__gcloud_check(hs, pre, strlen(pre), &why), 1);
+    assert_string_equal(why, "worker-0 (10.0.0.12, instance 'iron-b') is STOPPED");
+    free(why);
+    free(pre);
+  }
+  assert_int_equal(tpuci__gcloud_check(hs, "[]", 2, &why), 1);
+  assert_string_equal(why, "worker-0 (10.0.0.12) is gone from the instances");
+  free(why);
+  assert_int_equal(tpuci__gcloud_check(hs, "3", 1, &why), -1);
+  free(why);
+  assert_int_equal(tpuci__gcloud_check(hs, "", 0, &why), -1);
+  free(why);
+  assert_int_equal(tpuci__gcloud_check(hs, "{\"state\": \"PREEMPTED\"}", 22, &why), 1);
+  assert_string_equal(why, "the TPU is PREEMPTED");
+  free(why);
+
+  /* Without numbers on every one: by name. */
+  loads("hosts \"t\" { gcloud = \"list.json\", label = \"slice=s1\" }\n"
+        "topology \"three\" { hosts = 3, chips_per_host = 4 }\n"
+        "job \"x\" { topology = \"three\", hosts = \"t\", run = \"true\" }\n");
+  hs = &plan.hostsets[0];
+  assert_int_equal(hs->nhosts, 3);
+  assert_string_equal(hs->hosts[0].host, "10.0.0.11");
+  assert_string_equal(hs->hosts[1].host, "10.0.0.12");
+  assert_string_equal(hs->hosts[2].host, "10.0.0.14");
+
+  refused("hosts \"t\" { gcloud = \"list.json\", instances = \"none-*\" }\n"
+          "job \"x\" { hosts = \"t\", run = \"true\" }\n",
+          1, "no instance named none-*");
+  write_file("tpu.json", "{\"networkEndpoints\": [{\"ipAddress\": \"10.0.0.2\"}]}");
+  refused("hosts \"t\" { gcloud = \"tpu.json\", label = \"a=b\" }\n"
+          "job \"x\" { hosts = \"t\", run = \"true\" }\n",
+          1, "a TPU's description, not an instances list");
+  refused("hosts \"t\" { gcloud = \"list.json\", label = \"a b\" }\n", 1,
+          "label: expected 'key=value'");
+}
+
 static void test_gcloud_errors(void **state) {
   (void) state;
   refused("hosts \"t\" { gcloud = \"missing.json\" }\n"
@@ -299,6 +374,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_list, setup, teardown),
     cmocka_unit_test_setup_teardown(test_gcloud, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_instances, setup, teardown),
     cmocka_unit_test_setup_teardown(test_gcloud_errors, setup, teardown),
     cmocka_unit_test_setup_teardown(test_leading_dash, setup, teardown),
     cmocka_unit_test_setup_teardown(test_gcloud_file_kind, setup, teardown),

@@ -86,6 +86,7 @@ typedef struct {
   tpuci__ssh_rt_t *r;
   const tpuci__hostset_t *hs;
   char nonce[40];
+  tpuci__ssh_capacity_t cap;   /* the machines' failures */
 } tpuci__ssh_att_t;
 
 #define TPUCI__SSH_ATT(u) ((tpuci__ssh_att_t *) (u)->att)
@@ -288,9 +289,16 @@ static void tpuci__ssh_on_main_done(tpuci__sshproc_t *p) {
                                                            uv_strerror(p->spawn_error)));
     else if (!ua->stop && !ua->signalled) {
       char *last = tpuci__sshproc_last_line(p);
-      tpuci__ssh_infra(s, "cannot start the job there",
-                       last ? last : tpuci__printf("the session ended (exit %lld) before "
-                                                   "the job started", (long long) p->status));
+      tpuci__ssh_att_t *att = TPUCI__SSH_ATT(&s->u);
+      /* Not there to connect to: the machines, not the login. */
+      if (tpuci__ssh_connect_failed(last) && ua->infra == NULL) {
+        att->cap.outcome = TPUCI_OUTCOME_NO_CAPACITY;
+        tpuci__ssh_infra(s, "no capacity: the worker is not there", last);
+      } else {
+        tpuci__ssh_infra(s, "cannot start the job there",
+                         last ? last : tpuci__printf("the session ended (exit %lld) before "
+                                                     "the job started", (long long) p->status));
+      }
     }
     tpuci__unit_ready(&s->u);
   } else if (s->u.state == TPUCI__U_STARTED) {
@@ -411,6 +419,65 @@ static void tpuci__ssh_op_remove(tpuci__unit_t *u) {
   tpuci__ssh_set(s, TPUCI__SSH_CLEANING);
   tpuci__ssh_side(s, &argv, NULL, tpuci__ssh_on_cleaned);
   tpuci__strv_free(&argv);
+}
+
+/* Whether the attempt failed: infra, a host's non-zero exit, or stopped
+ * by the scheduler (a timeout: a preempted worker hangs its peers). */
+static int tpuci__ssh_failed(tpuci__unit_att_t *ua) {
+  size_t i;
+  if (ua->infra != NULL || ua->signalled) return 1;
+  for (i = 0; i < ua->nunits; i++) {
+    const tpuci__unit_t *u = tpuci__unit_at(ua, i);
+    if (u->state == TPUCI__U_EXITED && u->status != 0) return 1;
+  }
+  return 0;
+}
+
+static void tpuci__ssh_capacity_told(tpuci__ssh_att_t *att) {
+  if (att->cap.note != NULL) tpuci__unit_tell(&att->ua, "ssh: %s", att->cap.note);
+}
+
+static void tpuci__ssh_on_capacity(tpuci__ssh_capacity_t *c) {
+  tpuci__ssh_att_t *att = c->data;
+  tpuci__ssh_capacity_told(att);
+  tpuci__unit_req_end(&att->ua);
+  tpuci__unit_step(&att->ua);
+}
+
+/* GONE: after a failed attempt whose workers all connected, whether one
+ * was taken away meanwhile (capacity.c). */
+static int tpuci__ssh_op_gone(tpuci__unit_att_t *ua, int first) {
+  tpuci__ssh_att_t *att = (tpuci__ssh_att_t *) ua;
+  if (!first || att->cap.outcome != 0 || !tpuci__ssh_failed(ua) ||
+      (att->hs->describe == NULL && att->hs->gcloud == NULL))
+    return 1;
+  att->cap.data = att;
+  att->cap.done = tpuci__ssh_on_capacity;
+  tpuci__unit_req_begin(ua);
+  if (tpuci__ssh_capacity_check(&att->cap, att->r->loop, att->hs, att->r->plan->spec_dir))
+    return 1;
+  tpuci__ssh_capacity_told(att);
+  tpuci__unit_req_end(ua);
+  return 1;
+}
+
+/* A capacity outcome wins over how the hosts ended, and says why. */
+static void tpuci__ssh_op_outcome(tpuci__unit_att_t *ua, tpuci__gang_verdict_t *v,
+                                  tpuci__exit_t *ex) {
+  tpuci__ssh_att_t *att = (tpuci__ssh_att_t *) ua;
+  if (att->cap.outcome == 0) return;
+  ex->capacity = att->cap.outcome;
+  if (att->cap.why != NULL) {
+    char *cause = tpuci__printf("preempted: %s%s%s", att->cap.why, ex->cause ? "; " : "",
+                                ex->cause ? ex->cause : "");
+    free(v->cause);
+    v->cause = cause;
+    ex->cause = cause;
+  }
+}
+
+static void tpuci__ssh_op_att_release(tpuci__unit_att_t *ua) {
+  tpuci__ssh_capacity_free(&((tpuci__ssh_att_t *) ua)->cap);
 }
 
 static char *tpuci__ssh_op_keep(tpuci__unit_att_t *ua, tpuci__unit_t *u) {
@@ -630,5 +697,8 @@ const tpuci__unit_ops_t tpuci__ssh_ops = {
   .halt = tpuci__ssh_op_halt,
   .remove = tpuci__ssh_op_remove,
   .keep = tpuci__ssh_op_keep,
+  .gone = tpuci__ssh_op_gone,
+  .outcome = tpuci__ssh_op_outcome,
   .release = tpuci__ssh_op_release,
+  .att_release = tpuci__ssh_op_att_release,
 };

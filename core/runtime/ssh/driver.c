@@ -2,7 +2,9 @@
  * each reached with the system's OpenSSH client (docs/ssh.md). The
  * runtime object: prepare (one first
  * connection to every worker the run uses, which stays as ssh's shared
- * control connection: an unreachable worker stops the run before any job
+ * control connection: a worker that is not there (refused, timed out)
+ * is said and left to its attempts (no capacity); another unreachable
+ * one (a bad host key, a broken login) stops the run before any job
  * starts, exit 3), starting attempts on the attempt core (attempt.c's
  * operations) and closing the shared connections. */
 #include <stddef.h>
@@ -98,7 +100,17 @@ static void tpuci__ssh_prepared(tpuci__ssh_rt_t *r) {
       why = p->killed || p->status < 0 ? tpuci__strdup("ssh was killed")
                                        : tpuci__printf("ssh exited %lld and said nothing",
                                                        (long long) p->status);
-    if (failed == 0 && r->proc_docker[i] && p->status > 0 && p->status != 255) {
+    if (p->status == 255 && !p->killed && tpuci__ssh_connect_failed(why)) {
+      /* Not there (yet): no capacity, which its jobs' attempts say and
+       * retries.capacity retries; not a reason to stop the run. */
+      if (r->rt.on_message != NULL) {
+        char *m = tpuci__printf("ssh: worker-%zu %s (hosts '%s', %s) is not there: %s; its "
+                                "jobs' attempts end no-capacity (retries.capacity)",
+                                r->proc_host[i], target, hs->name, hs->where, why);
+        r->rt.on_message(&r->rt, m);
+        free(m);
+      }
+    } else if (failed == 0 && r->proc_docker[i] && p->status > 0 && p->status != 255) {
       /* Reached, but its docker does not work: no container would start. */
       failed++;
       tpuci__err_set(&r->rt.err, TPUCI_EENGINE,

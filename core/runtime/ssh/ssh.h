@@ -157,6 +157,29 @@ void tpuci__sshproc_deadline(tpuci__sshproc_t *p, uint64_t ms);
 /* The last non-empty line of its stderr, trimmed, or NULL. New. */
 char *tpuci__sshproc_last_line(const tpuci__sshproc_t *p);
 
+/* capacity.c: the machines' failures (docs/ssh.md, "Capacity"). */
+typedef struct tpuci__ssh_capacity_s tpuci__ssh_capacity_t;
+struct tpuci__ssh_capacity_s {
+  const tpuci__hostset_t *hs;
+  int outcome;               /* 0, TPUCI_OUTCOME_PREEMPTED or _NO_CAPACITY */
+  char *why;                 /* what showed it */
+  char *note;                /* why it could not be told, for the user */
+  tpuci__sshproc_t proc;     /* the describe command */
+  tpuci__buf_t out;          /* its stdout */
+  int too_big;
+  void (*done)(tpuci__ssh_capacity_t *c);  /* after an asynchronous check */
+  void *data;
+};
+/* Whether ssh's last line says the worker was not there to connect to
+ * (refused, timed out, no route): no capacity, not a broken login. */
+int tpuci__ssh_connect_failed(const char *line);
+/* After a failed attempt: whether hs's workers were taken away, from its
+ * describe command (run in `dir`; 1: started, c->done follows) or its
+ * gcloud file read again (0: c is filled now). */
+int tpuci__ssh_capacity_check(tpuci__ssh_capacity_t *c, uv_loop_t *loop,
+                              const tpuci__hostset_t *hs, const char *dir);
+void tpuci__ssh_capacity_free(tpuci__ssh_capacity_t *c);
+
 /* attempt.c: the attempt core's operations (runtime/unit/unit.h). */
 typedef struct tpuci__ssh_rt_s tpuci__ssh_rt_t;
 struct tpuci__ssh_rt_s {

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# The machines' failures apart from the tests' (docs/ssh.md, "Capacity"),
+# against 2 sshds in network namespaces (tests/ssh/lib.sh): a worker that
+# is not there at connect makes the attempts no-capacity, retried under
+# retries.capacity and never under attempts, exit 3 with a verdict that
+# says so; a worker stopped mid-run, that the hosts' describe command
+# then reports PREEMPTED, makes the attempt preempted, retried without
+# touching attempts, and the pass after it is a pass (not flaky); every
+# report counts them apart.
+. "$TESTS/e2e/lib.sh"
+. "$TESTS/ssh/lib.sh"
+ssh_start 2
+a0=${SSH_ADDR[0]} a1=${SSH_ADDR[1]}
+mkdir out
+
+# state JSON: the describe command's answer, replaced at once.
+state() { echo "$1" > state.tmp && mv state.tmp state.json; }
+
+wait_for() {
+  local t
+  for t in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.1; done
+  return 1
+}
+
+# No machine at worker-1's address: no capacity, twice (1 + 1 capacity
+# retry), while attempts = 3 stays unused.
+cat > nocap.lua <<LUA
+hosts "slice" { "$a0", "${a0%.2}.3", ssh_config = "sshd/ssh_config" }
+topology "two" { hosts = 2, emulate = "none" }
+job "g" {
+  topology = "two", hosts = "slice",
+  retries = { attempts = 3, capacity = { attempts = 1, wait = "1s" } },
+  run = "touch $WORK/out/gone",
+}
+LUA
+run_tpuci plan nocap.lua
+expect_out "capacity: 1 more attempt after a preempted or no-capacity one, 1s apart (retries.capacity)"
+run_tpuci run --junit nocap.xml nocap.lua
+expect_code 3 "no capacity"
+expect_out "ssh: worker-1 ${a0%.2}.3 (hosts 'slice', nocap.lua:1) is not there: ssh: connect to host ${a0%.2}.3 port 22: "
+expect_out ", no-capacity 1 (of 1)"
+expect_out "verdict: NOT RUN: no machines (preempted or no capacity), no test failed"
+expect_json '[a["outcome"] for a in s["instances"][0]["attempts"]]' "['no-capacity', 'no-capacity']"
+expect_json 's["instances"][0]["outcome"]' "no-capacity"
+expect_json 's["counts"]["no-capacity"], s["counts"]["failed"]' "(1, 0)"
+cause=$(json 's["instances"][0]["attempts"][0]["cause"]')
+case "$cause" in
+  *"no capacity: the worker is not there"*"port 22"*) pass ;;
+  *) fail "the no-capacity cause: $cause" ;;
+esac
+grep -q "<error[^>]*type=\"tpuci.no-capacity\"" nocap.xml && pass || fail "JUnit: no error of type no-capacity: $(cat nocap.xml)"
+grep -q 'o-no-capacity' .tpuci/runs/latest/report.html && pass || fail "the HTML report does not show no-capacity"
+[ ! -e out/gone ] && pass || fail "a host ran without its peer"
+
+# worker-1 is stopped mid-run (its sessions killed, the listener stays,
+# as a VM that comes back), and the describe command then says the TPU is
+# PREEMPTED: preempted, retried under retries.capacity, passed.
+ready='{"state": "READY", "networkEndpoints": [{"ipAddress": "'$a0'"}, {"ipAddress": "'$a1'"}]}'
+state "$ready"
+cat > pre.lua <<LUA
+hosts "slice" { "$a0", "$a1", ssh_config = "sshd/ssh_config", describe = "cat state.json" }
+topology "two" { hosts = 2, emulate = "none" }
+job "p" {
+  topology = "two", hosts = "slice",
+  retries = { attempts = 1, capacity = { attempts = 2, wait = "1s" } },
+  run = [[
+    touch $WORK/out/p.\$TPUCI_ATTEMPT.\$TPUCI_HOST
+    if [ "\$TPUCI_ATTEMPT" = 1 ]; then exec sleep 4$$; fi
+  ]],
+}
+LUA
+"$TPUCI" run pre.lua > pre.out 2>&1 &
+pid=$!
+wait_for out/p.1.0 && wait_for out/p.1.1 && pass || fail "the gang did not start: $(cat pre.out)"
+state '{"state": "PREEMPTED", "networkEndpoints": [{"ipAddress": "'$a0'"}, {"ipAddress": "'$a1'"}]}'
+for p in $(ip netns pids "${SSH_NS[1]}"); do
+  case "$( { tr '\0' ' ' < "/proc/$p/cmdline"; } 2>/dev/null)" in
+    *"[listener]"*) ;;
+    "sshd: "*) kill -9 "$p" ;;
+  esac
+done
+# Back for the retry (which waits a second).
+for t in $(seq 600); do grep -q preempted .tpuci/runs/latest/attempts.jsonl 2>/dev/null && break; sleep 0.1; done
+state "$ready"
+wait "$pid"
+code=$?
+out=$(cat pre.out)
+expect_code 0 "preempted, retried, passed"
+expect_json '[a["outcome"] for a in s["instances"][0]["attempts"]]' "['preempted', 'passed']"
+expect_json 's["instances"][0]["outcome"]' "passed"
+cause=$(json 's["instances"][0]["attempts"][0]["cause"]')
+case "$cause" in
+  "preempted: the TPU is PREEMPTED (the hosts' describe command)"*) pass ;;
+  *) fail "the preempted cause: $cause" ;;
+esac
+[ -e out/p.2.0 ] && [ -e out/p.2.1 ] && pass || fail "the retry did not run the whole gang"
+
+# Without a capacity budget, a preemption is the outcome; a test failure
+# is still failed (the describe answers READY).
+sed 's/capacity = { attempts = 2, wait = "1s" }/capacity = { attempts = 0 }/' pre.lua > once.lua
+rm -f out/p.*
+state "$ready"
+"$TPUCI" run once.lua > once.out 2>&1 &
+pid=$!
+wait_for out/p.1.1 || fail "the gang did not start: $(cat once.out)"
+state '{"state": "READY", "networkEndpoints": [{"ipAddress": "'$a0'"}]}'
+for p in $(ip netns pids "${SSH_NS[1]}"); do
+  case "$( { tr '\0' ' ' < "/proc/$p/cmdline"; } 2>/dev/null)" in
+    *"[listener]"*) ;;
+    "sshd: "*) kill -9 "$p" ;;
+  esac
+done
+wait "$pid"
+code=$?
+out=$(cat once.out)
+expect_code 3 "a worker gone from the TPU's endpoints, no capacity budget"
+expect_json '[a["outcome"] for a in s["instances"][0]["attempts"]]' "['preempted']"
+expect_out ", preempted 1 (of 1)"
+cause=$(json 's["instances"][0]["attempts"][0]["cause"]')
+case "$cause" in
+  "preempted: worker-1 ($a1) is gone from the TPU's networkEndpoints"*) pass ;;
+  *) fail "the gone worker's cause: $cause" ;;
+esac
+
+# The spec's mistakes.
+printf 'job "j" { run = "true", retries = { capacity = 3 } }\n' > bad.lua
+run_tpuci plan bad.lua
+expect_code 2 "capacity = 3"
+expect_out "retries.capacity: expected a table like { attempts = 3, wait = \"2m\" }, got number"
+printf 'hosts "h" { "10.0.0.2", label = "a=b" }\n' > bad.lua
+run_tpuci plan bad.lua
+expect_code 2 "label without gcloud"
+expect_out "label: only with gcloud = ..."
+finish
