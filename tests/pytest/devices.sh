@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The device check per attempt (issue 36.1, docs/pytest.md "The device
 # check"): before the first test the plugin asks jax and torch_xla (small
-# stand-ins, tests/pytest/devices/standin/, on PYTHONPATH) how many
+# stand-ins, tests/pytest/plugin/standin/, on PYTHONPATH) how many
 # devices of which platform they see. One that does not see the
 # topology's ends the attempt as infra with the numbers, and no test of
 # that attempt counts; one that does passes.
@@ -17,7 +17,7 @@ def test_one():
 def test_two():
     pass
 PY
-STANDIN=$TESTS/pytest/devices/standin
+STANDIN=$TESTS/pytest/plugin/standin
 # spec TOPOLOGY_EMULATE ENV: one pytest job on a v4-8 (4 chips, 4 devices).
 spec() {
   cat > spec.lua <<LUA
