@@ -1457,6 +1457,9 @@ local function device_check_spec(d, j, t, pytest)
     return
   end
   if v == false then return end
+  if not pytest then
+    fail(d, "expect_devices", "is checked by the pytest plugin: only a pytest job has it for now")
+  end
   j.expect_devices = enum(d, "expect_devices", v, DEVICE_CHECKS, "framework")
   if j.topology_name == nil then
     fail(d, "expect_devices", "needs a topology (the devices it checks are the topology's)")

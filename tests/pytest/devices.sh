@@ -91,4 +91,38 @@ spec jax 'STANDIN_JAX_DEVICES = "8"'
 sed -i 's|timeout = "60s",|timeout = "60s", expect_devices = false,|' spec.lua
 run_tpuci run spec.lua
 expect_code 0 "expect_devices = false"
+
+# In a container: an image FROM tpuci-test/python:1 with the stand-ins
+# installed (the real packages are not in Debian). Skipped without an
+# engine or the image.
+sock=${DOCKER_HOST:-unix:///var/run/docker.sock}
+if curl -sf --max-time 3 --unix-socket "${sock#unix://}" http://localhost/_ping > /dev/null 2>&1 &&
+  docker image inspect tpuci-test/python:1 > /dev/null 2>&1; then
+  tag="tpuci-devices-test/python:$$"
+  trap 'docker rmi -f "$tag" > /dev/null 2>&1; rm -rf "$WORK"' EXIT
+  mkdir ctx && cp -r "$STANDIN" ctx/standin
+  printf 'FROM tpuci-test/python:1\nCOPY standin /opt/standin\nENV PYTHONPATH=/opt/standin\n' > ctx/Dockerfile
+  DOCKER_BUILDKIT=0 docker build -q -t "$tag" ctx > /dev/null 2>&1 || fail "docker build"
+  # cimage DEVICES: the job in the image, jax seeing DEVICES.
+  cimage() {
+    cat > spec.lua <<LUA
+image "py" { ref = "$tag", pull = "never" }
+topology "v4-8" { emulate = "jax" }
+job "suite" { image = "py", topology = "v4-8", timeout = "60s", workdir = "/src",
+              mounts = { ["tests"] = { target = "/src/tests", readonly = true } },
+              env = { STANDIN_JAX_DEVICES = "$1" }, pytest = { args = { "tests/" } } }
+LUA
+  }
+  cimage 8
+  run_tpuci run --no-cache spec.lua
+  expect_code 1 "container: jax sees 8 of 4"
+  expect_out "[infra  ] suite: device check: jax sees 8 cpu devices, expected 4 cpu devices (emulated) on worker-0" "container console"
+  expect_json 'len(s["instances"][0].get("tests", []))' "0"
+  cimage 4
+  run_tpuci run --no-cache spec.lua
+  expect_code 0 "container: jax sees 4 of 4"
+  expect_json '[t["outcome"] for t in s["instances"][0]["tests"]]' "['passed', 'passed']"
+else
+  echo "note: no engine or no tpuci-test/python:1: the container part did not run"
+fi
 finish
