@@ -92,6 +92,16 @@ sed -i 's|timeout = "60s",|timeout = "60s", expect_devices = false,|' spec.lua
 run_tpuci run spec.lua
 expect_code 0 "expect_devices = false"
 
+# A bad value, or a command job's: exit 2 naming file:line.
+printf 'topology "v4-8" {}\njob "p" { topology = "v4-8", expect_devices = "jx", pytest = {} }\n' > bad.lua
+run_tpuci plan bad.lua
+expect_code 2 "expect_devices = \"jx\""
+expect_out "bad.lua:2: job 'p': expect_devices: unknown framework 'jx', did you mean 'jax'?"
+printf 'topology "v4-8" {}\njob "c" { topology = "v4-8", run = "true", expect_devices = "jax" }\n' > bad.lua
+run_tpuci plan bad.lua
+expect_code 2 "a command job's expect_devices"
+expect_out "bad.lua:2: job 'c': expect_devices: is checked by the pytest plugin"
+
 # In a container: an image FROM tpuci-test/python:1 with the stand-ins
 # installed (the real packages are not in Debian). Skipped without an
 # engine or the image.
