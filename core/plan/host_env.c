@@ -158,22 +158,23 @@ int tpuci__devices_expect(const tpuci__plan_t *p, const tpuci__instance_t *inst,
   rc = tpuci__topology_slice(&p->topologies[inst->topology], &s, err);
   if (rc != 0) return rc;
   out->emulated = NULL;
+  rc = 1;
   switch (s.emulate) {
     case TPUCI__EMULATE_REAL:
       out->platform = "tpu";
       break;
     case TPUCI__EMULATE_JAX:
-      if (strcmp(fw, "torch_xla") == 0) return 0;
+      if (strcmp(fw, "torch_xla") == 0) rc = 0;
       out->emulated = "jax";
       out->platform = "cpu";
       break;
     case TPUCI__EMULATE_PJRT:
-      if (strcmp(fw, "jax") == 0) return 0;
+      if (strcmp(fw, "jax") == 0) rc = 0;
       out->emulated = "torch_xla";
       out->platform = "cpu";
       break;
     default:
-      return 0;
+      rc = 0;
   }
   /* pytest.per_chip: one chip each, and its share of the devices (as
    * tpuci__per_chip_env gives it). */
@@ -181,7 +182,8 @@ int tpuci__devices_expect(const tpuci__plan_t *p, const tpuci__instance_t *inst,
   out->chips = per ? 1 : s.chips_per_host;
   out->devices = per ? s.devices_per_host / inst->pytest->shards : s.devices_per_host;
   if (out->devices < 1) out->devices = 1;
-  return 1;
+  tpuci__slice_free(&s);
+  return rc;
 }
 
 char *tpuci__devices_arg(const tpuci__plan_t *p, const tpuci__instance_t *inst) {
