@@ -1281,7 +1281,7 @@ local JOB_KEYS = { "name", "run", "cmd", "pytest", "env", "workdir", "timeout", 
                    "start_timeout", "grace", "retries", "matrix", "runtime", "image", "topology",
                    "mounts", "cpus", "memory", "network", "shm_size", "ipc",
                    "privileged", "devices", "cap_add", "cap_drop", "ulimits",
-                   "gpus", "sysctls", "hosts", "cache", "inputs" }
+                   "gpus", "sysctls", "hosts", "cache", "inputs", "expect_devices" }
 local JOB_SET = set_of(JOB_KEYS)
 
 local PYTEST_KEYS = { "markers", "k", "args", "options", "shards", "shard_by", "allow_empty",
@@ -1481,6 +1481,28 @@ local function inputs_spec(d, j, t)
   if not j.cache then fail(d, "inputs", "has no use with cache = false") end
 end
 
+-- expect_devices = "jax": before the command (or a pytest job's first
+-- test) the framework must see the devices of the job's topology, else
+-- the attempt is infra (docs/pytest.md, "The device check"). A pytest
+-- job checks every framework that imports ("auto") unless it says false.
+local DEVICE_CHECKS = { "auto", "jax", "torch_xla" }
+
+local function device_check_spec(d, j, t, pytest)
+  local v = rawget(t, "expect_devices")
+  if v == nil then
+    j.expect_devices = pytest and "auto" or nil
+    return
+  end
+  if v == false then return end
+  if not pytest then
+    fail(d, "expect_devices", "is checked by the pytest plugin: only a pytest job has it for now")
+  end
+  j.expect_devices = enum(d, "expect_devices", v, DEVICE_CHECKS, "framework")
+  if j.topology_name == nil then
+    fail(d, "expect_devices", "needs a topology (the devices it checks are the topology's)")
+  end
+end
+
 local function job_spec(d, t, alias)
   check_keys(d, nil, t, JOB_KEYS, JOB_SET)
   if not alias and rawget(t, "name") ~= nil then
@@ -1599,6 +1621,7 @@ local function job_spec(d, t, alias)
   end
   j.container = container_spec(d, t, j)
   inputs_spec(d, j, t)
+  device_check_spec(d, j, t, pt ~= nil)
   return j
 end
 

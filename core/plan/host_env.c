@@ -147,3 +147,55 @@ int tpuci__topology_host_env(const tpuci__instance_t *inst,
   return 0;
 }
 
+
+int tpuci__devices_expect(const tpuci__plan_t *p, const tpuci__instance_t *inst,
+                          tpuci__devices_expect_t *out, tpuci__err_t *err) {
+  const char *fw = inst->expect_devices;
+  tpuci__slice_t s;
+  int rc, per = inst->pytest != NULL && inst->pytest->per_chip && inst->pytest->shard > 0;
+
+  if (fw == NULL || inst->topology < 0 || (size_t) inst->topology >= p->ntopologies) return 0;
+  rc = tpuci__topology_slice(&p->topologies[inst->topology], &s, err);
+  if (rc != 0) return rc;
+  out->emulated = NULL;
+  rc = 1;
+  switch (s.emulate) {
+    case TPUCI__EMULATE_REAL:
+      out->platform = "tpu";
+      break;
+    case TPUCI__EMULATE_JAX:
+      if (strcmp(fw, "torch_xla") == 0) rc = 0;
+      out->emulated = "jax";
+      out->platform = "cpu";
+      break;
+    case TPUCI__EMULATE_PJRT:
+      if (strcmp(fw, "jax") == 0) rc = 0;
+      out->emulated = "torch_xla";
+      out->platform = "cpu";
+      break;
+    default:
+      rc = 0;
+  }
+  /* pytest.per_chip: one chip each, and its share of the devices (as
+   * tpuci__per_chip_env gives it). */
+  out->frameworks = fw;
+  out->chips = per ? 1 : s.chips_per_host;
+  out->devices = per ? s.devices_per_host / inst->pytest->shards : s.devices_per_host;
+  if (out->devices < 1) out->devices = 1;
+  tpuci__slice_free(&s);
+  return rc;
+}
+
+char *tpuci__devices_arg(const tpuci__plan_t *p, const tpuci__instance_t *inst) {
+  tpuci__devices_expect_t e;
+  tpuci__err_t err = {0, NULL};
+  int rc = tpuci__devices_expect(p, inst, &e, &err);
+  tpuci__err_clear(&err);
+  if (rc != 1) return NULL;
+  /* "auto": each that imports; one named: it must import. */
+  if (strcmp(e.frameworks, "auto") != 0)
+    return tpuci__printf("%s %s %d %d", e.frameworks, e.platform, e.devices, e.chips);
+  if (e.emulated != NULL)
+    return tpuci__printf("%s? %s %d %d", e.emulated, e.platform, e.devices, e.chips);
+  return tpuci__printf("jax?,torch_xla? %s %d %d", e.platform, e.devices, e.chips);
+}

@@ -49,4 +49,33 @@ int tpuci__topology_host_env(const tpuci__instance_t *inst,
                              const char *const *hostnames,
                              tpuci__kvlist_t *out, tpuci__err_t *err);
 
+/* What the device check of an instance expects each of its processes
+ * to see (docs/pytest.md, "The device check"). */
+typedef struct {
+  const char *frameworks; /* "auto", "jax", "torch_xla": expect_devices */
+  const char *emulated;   /* the one framework the emulation is for, or NULL */
+  const char *platform;   /* "tpu" (real hardware) or "cpu" (emulated) */
+  int devices;            /* devices one process sees */
+  int chips;              /* the chips they are (real), or emulate */
+} tpuci__devices_expect_t;
+
+/* Whether instance `inst` (of plan `p`) has a device check, and what it
+ * expects: 1 with `out` filled; 0 when it has none (expect_devices off,
+ * no topology, or an emulation whose framework expect_devices leaves
+ * out: "jax" checks the jax emulation and real hardware, "torch_xla" the
+ * pjrt emulation and real hardware; "none" and "xrt" emulate nothing it
+ * can count); or TPUCI_ESPEC with err (the topology does not resolve).
+ * Under emulation a framework sees the host's emulated devices, or with
+ * pytest.per_chip its process's share; on real hardware the host's TPU
+ * devices, or one chip's with pytest.per_chip. */
+int tpuci__devices_expect(const tpuci__plan_t *p, const tpuci__instance_t *inst,
+                          tpuci__devices_expect_t *out, tpuci__err_t *err);
+
+/* The same as the one argument the check takes ("FRAMEWORKS PLATFORM
+ * DEVICES CHIPS": "jax?,torch_xla? tpu 4 4"; FRAMEWORKS the ones to ask,
+ * a "?" after one that is asked only if it imports), a new string; NULL
+ * when there is no check or it fails to resolve (the plan was checked
+ * when it was made). */
+char *tpuci__devices_arg(const tpuci__plan_t *p, const tpuci__instance_t *inst);
+
 #endif /* TPUCI_PLAN_HOST_ENV_H */

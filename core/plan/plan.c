@@ -29,6 +29,7 @@ void tpuci__instance_free(tpuci__instance_t *in) {
   }
   free(in->mounts);
   free(in->network);
+  free(in->expect_devices);
   tpuci__ctr_opts_free(&in->ctr);
   tpuci__strv_free(&in->inputs);
   if (in->pytest) {
@@ -85,6 +86,7 @@ void tpuci__instance_copy(tpuci__instance_t *dst, const tpuci__instance_t *src) 
     dst->mounts[i].read_only = src->mounts[i].read_only;
   }
   dst->network = tpuci__strdup(src->network);
+  dst->expect_devices = tpuci__strdup(src->expect_devices);
   tpuci__ctr_opts_copy(&dst->ctr, &src->ctr);
   memset(&dst->inputs, 0, sizeof(dst->inputs));
   tpuci__strv_copy(&dst->inputs, &src->inputs);
@@ -180,6 +182,8 @@ static void tpuci__host_name(char *buf, size_t size, int n, int i) {
 
 json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_t *in) {
   json_t *o = json_object(), *a, *r, *on;
+  tpuci__devices_expect_t dev;
+  tpuci__err_t derr = {0, NULL};
   size_t i;
   int k;
 
@@ -262,6 +266,13 @@ json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_
     tpuci__err_clear(&err);
   }
   /* Only when given: plans without them read as before. */
+  if (tpuci__devices_expect(p, in, &dev, &derr) == 1)
+    json_object_set_new(o, "expect_devices",
+                        json_pack("{s:s, s:s*, s:s, s:i, s:i}", "frameworks", dev.frameworks,
+                                  "emulated", dev.emulated,
+                                  "platform", dev.platform, "devices", dev.devices, "chips",
+                                  dev.chips));
+  tpuci__err_clear(&derr);
   if (in->no_cache) json_object_set_new(o, "cache", json_false());
   if (in->inputs.len > 0) {
     a = json_array();
@@ -484,6 +495,8 @@ static void tpuci__text_hosts(tpuci__buf_t *b, const tpuci__plan_t *p,
 }
 
 char *tpuci__plan_to_text(const tpuci__plan_t *p) {
+  tpuci__devices_expect_t dev;
+  tpuci__err_t derr = {0, NULL};
   tpuci__buf_t b;
   char d[32];
   size_t i, k, shown = 0;
@@ -544,6 +557,15 @@ char *tpuci__plan_to_text(const tpuci__plan_t *p) {
                       "%s apart (retries.capacity)\n", in->retry.capacity_attempts,
                       in->retry.capacity_attempts == 1 ? "" : "s",
                       tpuci__duration_format(in->retry.capacity_wait_ms, d, sizeof(d)));
+    if (tpuci__devices_expect(p, in, &dev, &derr) == 1)
+      tpuci__buf_addf(&b, "  devices:  %s must see %d %s device%s (%d chip%s) per process\n",
+                      dev.emulated && strcmp(dev.frameworks, "auto") == 0
+                          ? (dev.emulated[0] == 'j' ? "jax, if it imports," : "torch_xla, if it imports,")
+                      : strcmp(dev.frameworks, "auto") == 0 ? "jax and torch_xla, if they import,"
+                                                            : dev.frameworks,
+                      dev.devices, dev.platform, dev.devices == 1 ? "" : "s", dev.chips,
+                      dev.chips == 1 ? "" : "s");
+    tpuci__err_clear(&derr);
     if (in->no_cache) tpuci__buf_adds(&b, "  cache:    off (cache = false)\n");
     for (k = 0; k < in->inputs.len; k++)
       tpuci__buf_addf(&b, "%s%s%s", k ? ", " : "  inputs:   ", in->inputs.items[k],

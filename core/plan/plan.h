@@ -273,6 +273,10 @@ typedef struct {
    * the mounts (the working folder) that count in the key; none: all. */
   int no_cache;
   tpuci__strv_t inputs;
+  /* The device check before the command or the first test (spec.md,
+   * expect_devices; pytest.md, "The device check"): "auto" (every
+   * framework that imports), "jax" or "torch_xla"; NULL: none. */
+  char *expect_devices;
 
   int selected;           /* chosen by tpuci_plan_select() */
   /* A repetition of a flake probe (`tpuci run --repeat N`): 1 ... N, and

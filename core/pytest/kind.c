@@ -32,17 +32,19 @@ static void tpuci__pk_argv(tpuci__kind_run_t *kr, tpuci__kind_proc_t *p) {
   if (p->role == TPUCI__PROC_SIDE_FIRST || p->role == TPUCI__PROC_SIDE_LAST) {
     tpuci__strv_t only = {0};
     tpuci__pk_side_only(kr, p, &only);
-    tpuci__pytest_argv_shard(inst, p->results_path, NULL, &only, NULL, NULL, &p->argv);
+    tpuci__pytest_argv_shard(inst, p->results_path, NULL, &only, NULL, NULL, NULL, &p->argv);
     tpuci__strv_free(&only);
   } else {
     /* A shard that keeps its part of the whole suite gets its
      * assignment; every test runs in pytest's order. */
     const char *assign = NULL;
+    char *devices = tpuci__devices_arg(kr->plan, inst);
     int g = kr->group_of[p->index];
     if (g >= 0 && kr->groups[g].filter && kr->select[p->index] == NULL)
       assign = kr->groups[g].assign[inst->pytest->shard - 1];
     tpuci__pytest_argv_shard(inst, p->results_path, kr->select[p->index], NULL, assign,
-                             tpuci__pk_deps_arg(kr, p->index), &p->argv);
+                             tpuci__pk_deps_arg(kr, p->index), devices, &p->argv);
+    free(devices);
   }
 }
 
@@ -104,12 +106,25 @@ static tpuci_outcome_t tpuci__pk_ended(tpuci__kind_run_t *kr, tpuci__kind_proc_t
                                        const tpuci__proc_end_t *end, char **cause) {
   const tpuci__instance_t *inst = &kr->plan->instances[p->index];
   tpuci__instance_result_t *r = &kr->results[p->index];
-  char *py_cause = NULL;
+  char *py_cause = NULL, *devices;
   tpuci_outcome_t o;
   if (p->role != TPUCI__PROC_ATTEMPT) return tpuci__pk_side_ended(kr, p, end, cause);
   if (r->history == NULL) {
     r->history = tpuci__calloc(1, sizeof(*r->history));
     tpuci__history_init(r->history, inst->name);
+  }
+  /* A host whose devices are not the topology's: the attempt is infra,
+   * and none of its test results counts (its results folder is not read;
+   * a retry runs everything it was to run). */
+  devices = p->results_dir ? tpuci__pytest_devices_mismatch(p->results_dir) : NULL;
+  if (devices != NULL) {
+    free(*cause);
+    *cause = tpuci__printf("device check: %s", devices);
+    free(devices);
+    o = tpuci__pytest_after(r->history, inst, NULL, TPUCI_OUTCOME_INFRA, end->exit, *cause,
+                            end->duration_ms, kr->select[p->index], &py_cause);
+    free(py_cause);
+    return o;
   }
   o = tpuci__pytest_after(r->history, inst, p->results_dir, end->outcome, end->exit, *cause,
                           end->duration_ms, kr->select[p->index], &py_cause);

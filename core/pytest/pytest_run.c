@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <jansson.h>
+
 /* pytest runs through tpuci's bootstrap rather than `-m pytest`:
  * core/pytest/plugin/tpuci_plugin.py, embedded at build time by
  * cmake/embed.cmake (CMakeLists.txt) and passed whole with -c. Its
@@ -14,18 +16,19 @@
  * SIGTERM, test_timeout, ONLY, a shard's part, a swarm task's results
  * through the log). The attempt's own values follow it as arguments:
  * -c CODE <progress file> <test timeout in ms, 0: none> <only> <shard,
- * or empty> <pytest arguments...>. */
+ * or empty> <deps> <devices> <pytest arguments...>. */
 extern const char tpuci__py_tpuci_plugin[];
 
 void tpuci__pytest_argv(const tpuci__instance_t *inst, const char *results_path,
                         const tpuci__strv_t *select, const tpuci__strv_t *only,
                         tpuci__strv_t *out) {
-  tpuci__pytest_argv_shard(inst, results_path, select, only, NULL, NULL, out);
+  tpuci__pytest_argv_shard(inst, results_path, select, only, NULL, NULL, NULL, out);
 }
 
 void tpuci__pytest_argv_shard(const tpuci__instance_t *inst, const char *results_path,
                               const tpuci__strv_t *select, const tpuci__strv_t *only,
-                              const char *shard, const char *deps, tpuci__strv_t *out) {
+                              const char *shard, const char *deps, const char *devices,
+                              tpuci__strv_t *out) {
   tpuci__buf_t ids;
   size_t base = inst->argv.len - inst->pytest->nargs, i;
 
@@ -42,6 +45,7 @@ void tpuci__pytest_argv_shard(const tpuci__instance_t *inst, const char *results
   /* Node ids say what to run; without them a shard keeps its part. */
   tpuci__strv_push(out, select == NULL && shard != NULL ? shard : "");
   tpuci__strv_push(out, deps != NULL ? deps : "");
+  tpuci__strv_push(out, devices != NULL ? devices : "");
   for (i = 3; i < base; i++) tpuci__strv_push(out, inst->argv.items[i]);
   tpuci__strv_take(out, tpuci__printf("--junitxml=%s/%s", results_path,
                                       TPUCI__JUNIT_FILE));
@@ -135,6 +139,23 @@ static void tpuci__host_dirs(const char *results_dir, tpuci__strv_t *out) {
     tpuci__strv_take(out, dir);
   }
   if (out->len == 0) tpuci__strv_push(out, results_dir);
+}
+
+char *tpuci__pytest_devices_mismatch(const char *results_dir) {
+  tpuci__strv_t dirs = {0};
+  char *said = NULL;
+  size_t k;
+  tpuci__host_dirs(results_dir, &dirs);
+  for (k = 0; k < dirs.len && said == NULL; k++) {
+    char *path = tpuci__printf("%s/devices.json", dirs.items[k]);
+    json_t *o = json_load_file(path, 0, NULL);
+    const char *m = json_string_value(json_object_get(o, "mismatch"));
+    if (m != NULL) said = tpuci__strndup(m, strnlen(m, 512)); /* the plugin's: bounded */
+    json_decref(o);
+    free(path);
+  }
+  tpuci__strv_free(&dirs);
+  return said;
 }
 
 /* A gang's report is host 0's. The tests that failed on another host and

@@ -346,6 +346,7 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
   in->memory_bytes = j->memory;
   in->network = tpuci__strdup(j->network);
   in->no_cache = j->no_cache;
+  in->expect_devices = tpuci__strdup(tpuci__spec_get_str(L, j->jt, "expect_devices"));
   for (k = 0; k < j->ninputs; k++) tpuci__strv_push(&in->inputs, j->inputs[k]);
   in->selected = 1;
   if (j->nmounts > 0) {

@@ -2,7 +2,7 @@
 
 tpuci runs an attempt's pytest as
 
-    python -c <this file> PROGRESS TIMEOUT_MS ONLY SHARD DEPS [pytest arguments...]
+    python -c <this file> PROGRESS TIMEOUT_MS ONLY SHARD DEPS DEVICES [pytest arguments...]
 
 rather than `python -m pytest`. The file is built into tpuci
 (cmake/embed.cmake) and passed whole with -c, so nothing is written into
@@ -18,6 +18,9 @@ core/pytest/pytest_run.c writes them; docs/pytest.md):
     DEPS        what each test depends on (TpuciDeps, core/pytest/deps.h):
                 "record" to write it, "skip UNIT" lines for the tests to
                 leave out as unaffected; empty: neither
+    DEVICES     the device check (check_devices()): "FRAMEWORKS PLATFORM
+                DEVICES CHIPS" (tpuci__devices_arg(), core/plan/host_env.h);
+                empty: none
 
 A plugin object (TpuciProgress) appends every test report to PROGRESS as
 it happens: when an attempt is killed (timeout, OOM) before pytest writes
@@ -127,6 +130,95 @@ import threading  # noqa: E402
 import zlib  # noqa: E402
 
 import pytest  # noqa: E402
+
+# The exit of a process whose device check failed: not pytest's 1 or 5,
+# so a gang's peers are stopped (runtime.h, peer_exits).
+DEVICES_EXIT = 75
+
+
+def importable(name):
+    """Whether the module `name` can be imported here, without importing it."""
+    import importlib.util
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def jax_sees():
+    """What JAX sees in this process: the number of its devices
+    (jax.local_devices(): this process's; jax.devices() would count every
+    host's of a multi-host slice) and its platform (jax.default_backend():
+    "tpu", "cpu", "gpu")."""
+    import jax
+    return len(jax.local_devices()), jax.default_backend()
+
+
+def torch_xla_sees():
+    """What torch_xla sees in this process: the number of its devices
+    (torch_xla.runtime.addressable_runtime_device_count(): this process's;
+    global_runtime_device_count() counts every host's) and the hardware of
+    its device (torch_xla.core.xla_model.xla_device_hw(xla_device()):
+    "TPU", "CPU", "GPU")."""
+    import torch_xla.core.xla_model as xm
+    import torch_xla.runtime as xr
+    return xr.addressable_runtime_device_count(), xm.xla_device_hw(xm.xla_device())
+
+
+SEES = (("jax", jax_sees), ("torch_xla", torch_xla_sees))
+
+
+def plural(n, word):
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
+
+
+def check_devices(spec, env=None):
+    """The device check of DEVICES `spec` ("jax?,torch_xla? tpu 4 4":
+    FRAMEWORKS to ask, each with a "?" asked only if it imports; the
+    PLATFORM, the DEVICES one process must see and the CHIPS they are):
+    asks each framework what it sees. Returns (lines for the log, what
+    each saw {name: [count, platform]}, the mismatch or None): "jax sees 8
+    cpu devices, expected 4 TPU chips on worker-0". A framework named
+    alone that does not import is a mismatch; so is one whose devices
+    cannot be listed (a TPU that another process holds)."""
+    env = os.environ if env is None else env
+    fws, platform, n, chips = spec.split(" ")
+    n, chips = int(n), int(chips)
+    where = "worker-" + env.get("TPUCI_HOST", "0")
+    if env.get("TPUCI_CHIP") is not None:
+        where += " (chip %s)" % env["TPUCI_CHIP"]
+    if platform == "tpu":
+        want = (plural(n, "TPU chip") if n == chips
+                else "%s (%s)" % (plural(n, "TPU device"), plural(chips, "chip")))
+    else:
+        want = "%s (emulated)" % plural(n, platform + " device")
+    asked = fws.split(",")
+    for name in asked:
+        if not name.endswith("?") and not importable(name):
+            return [], {}, "%s does not import, expected %s on %s" % (name, want, where)
+    found = [name.rstrip("?") for name in asked if importable(name.rstrip("?"))]
+    if not found:
+        names = [n.rstrip("?") for n in asked]
+        what = ("neither %s imports" % " nor ".join(names) if len(names) > 1
+                else "%s does not import" % names[0])
+        return ["tpuci: device check: %s here: nothing to check" % what], {}, None
+    lines, seen = [], {}
+    for name, sees in SEES:
+        if name not in found:
+            continue
+        try:
+            count, plat = sees()
+        except Exception as e:  # noqa: BLE001: any failure of the framework's
+            return (lines, seen, "%s cannot list its devices on %s: %s: %s (expected %s)"
+                    % (name, where, type(e).__name__, str(e).splitlines()[0] if str(e) else "",
+                       want))
+        plat = str(plat).lower()
+        seen[name] = [count, plat]
+        said = "%s sees %s" % (name, plural(count, plat + " device"))
+        if count != n or plat != platform:
+            return lines, seen, "%s, expected %s on %s" % (said, want, where)
+        lines.append("tpuci: device check: %s on %s, as expected" % (said, where))
+    return lines, seen, None
 
 
 class TpuciPart:
@@ -388,11 +480,13 @@ class TpuciProgress:
 
     `limit` is the test timeout in seconds (0: none); `only` a set of node
     ids (empty: all); `part` a TpuciPart or None; `deps` a TpuciDeps or
-    None."""
+    None; `devices` DEVICES (empty: no device check)."""
 
-    def __init__(self, path, limit=0, only=frozenset(), part=None, deps=None):
+    def __init__(self, path, limit=0, only=frozenset(), part=None, deps=None, devices=""):
         self.out = open(path, "a", buffering=1)
+        self.path = path
         self.limit, self.only, self.part, self.deps = limit, only, part, deps
+        self.devices = devices
         self.only_kept = self.only_dropped = 0
         self.unaffected = 0
 
@@ -481,6 +575,28 @@ class TpuciProgress:
                 config.hook.pytest_deselected(items=drop)
                 items[:] = keep
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session):
+        """Before the first test (after the collection, so a conftest.py
+        that sets XLA_FLAGS has run): the device check. A mismatch writes
+        devices.json beside PROGRESS ({"seen": ..., "mismatch": ...}),
+        says it and ends the process with DEVICES_EXIT: no test runs and
+        no JUnit file is written; tpuci makes the attempt infra."""
+        if not self.devices or session.config.option.collectonly or not session.items:
+            return None
+        lines, seen, bad = check_devices(self.devices)
+        for line in lines:
+            print(line)
+        with open(os.path.join(os.path.dirname(self.path), "devices.json"), "w") as f:
+            json.dump({"expected": self.devices, "seen": seen, "mismatch": bad}, f)
+        if bad is None:
+            return None
+        print("tpuci: device check: %s: no test runs" % bad)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.out.close()
+        os._exit(DEVICES_EXIT)
+
     def pytest_sessionstart(self, session):
         c = session.config
         root = getattr(c, "rootpath", None) or c.rootdir
@@ -559,8 +675,8 @@ def run(argv):
     only = set(i for i in argv[3].split("\n") if i)
     part = TpuciPart(argv[4].split("\n")) if argv[4] else None
     deps = TpuciDeps(argv[5].split("\n"), argv[1]) if argv[5] else None
-    plugin = TpuciProgress(argv[1], limit, only, part, deps)
-    return settle(pytest.main(argv[6:], plugins=[plugin]), plugin)
+    plugin = TpuciProgress(argv[1], limit, only, part, deps, argv[6])
+    return settle(pytest.main(argv[7:], plugins=[plugin]), plugin)
 
 
 def main(argv):

@@ -31,7 +31,7 @@ def records(path):
 
 class Attempt:
     """One pytest attempt in a pytester folder, run as tpuci runs it:
-    python -c CODE PROGRESS TIMEOUT_MS ONLY SHARD DEPS -p no:cacheprovider
+    python -c CODE PROGRESS TIMEOUT_MS ONLY SHARD DEPS DEVICES -p no:cacheprovider
     --junitxml=... -o junit_family=xunit1 ARGS (core/pytest/pytest_run.c),
     with its results folder at results/."""
 
@@ -43,9 +43,9 @@ class Attempt:
         self.progress = self.results / "progress.jsonl"
         self.junit = self.results / "junit.xml"
 
-    def argv(self, *args, timeout_ms=0, only=(), shard="", deps=""):
+    def argv(self, *args, timeout_ms=0, only=(), shard="", deps="", devices=""):
         return [sys.executable, "-c", self.code, str(self.progress), str(timeout_ms),
-                "\n".join(only), shard, deps, "-p", "no:cacheprovider",
+                "\n".join(only), shard, deps, devices, "-p", "no:cacheprovider",
                 "--junitxml=%s" % self.junit, "-o", "junit_family=xunit1"] + list(args)
 
     def run(self, *args, **kw):

@@ -395,7 +395,7 @@ def test_importing_it_does_nothing(pytester):
     result = pytester.run(
         sys.executable, "-c",
         "import sys; sys.path.insert(0, %r); import tpuci_plugin; print('imported')"
-        % os.path.dirname(tpuci_plugin.__file__), "nothing", "0", "", "")
+        % os.path.dirname(tpuci_plugin.__file__), "nothing", "0", "", "", "")
     assert result.ret == 0 and result.outlines == ["imported"]
     # Run, it would have made stacks.txt and the progress file "nothing".
     assert not (pytester.path / "stacks.txt").exists()

@@ -1,0 +1,86 @@
+"""The device check (check_devices(), DEVICES): with the stand-in jax and
+torch_xla of standin/ on PYTHONPATH, a framework
+that does not see the topology's devices ends the process before any
+test, with devices.json and the numbers; one that does runs the tests."""
+import json
+import os
+
+import pytest
+
+import tpuci_plugin
+
+STANDIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "standin")
+
+
+@pytest.fixture
+def standin(monkeypatch):
+    monkeypatch.syspath_prepend(STANDIN)
+    monkeypatch.setenv("PYTHONPATH", STANDIN)
+    for k in ("STANDIN_JAX_DEVICES", "STANDIN_JAX_PLATFORM", "STANDIN_XLA_DEVICES",
+              "JAX_PLATFORMS", "JAX_NUM_CPU_DEVICES", "CPU_NUM_DEVICES", "PJRT_DEVICE",
+              "TPUCI_CHIP", "STANDIN_JAX_FAILS"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("TPUCI_HOST", "1")
+
+    def setenv(values):
+        for k, v in values.items():
+            monkeypatch.setenv(k, v)
+    return setenv
+
+
+def test_the_numbers(standin):
+    standin({"TPUCI_HOST": "0", "STANDIN_JAX_DEVICES": "8", "STANDIN_JAX_PLATFORM": "cpu"})
+    lines, seen, bad = tpuci_plugin.check_devices("jax?,torch_xla? tpu 4 4")
+    assert bad == "jax sees 8 cpu devices, expected 4 TPU chips on worker-0"
+    assert seen == {"jax": [8, "cpu"]}
+
+
+def test_devices_and_chips_differ(standin):
+    standin({"STANDIN_JAX_DEVICES": "4"})
+    _, _, bad = tpuci_plugin.check_devices("jax tpu 8 4")
+    assert bad == "jax sees 4 tpu devices, expected 8 TPU devices (4 chips) on worker-1"
+
+
+def test_both_asked_both_right(standin):
+    standin({"STANDIN_JAX_DEVICES": "4", "STANDIN_XLA_DEVICES": "4"})
+    lines, seen, bad = tpuci_plugin.check_devices("jax?,torch_xla? tpu 4 4")
+    assert bad is None
+    assert seen == {"jax": [4, "tpu"], "torch_xla": [4, "tpu"]}
+    assert lines[1] == "tpuci: device check: torch_xla sees 4 tpu devices on worker-1, as expected"
+
+
+def test_torch_xla_emulated_per_chip(standin):
+    standin({"CPU_NUM_DEVICES": "2", "PJRT_DEVICE": "CPU", "TPUCI_CHIP": "3"})
+    _, _, bad = tpuci_plugin.check_devices("torch_xla? cpu 1 1")
+    assert bad == ("torch_xla sees 2 cpu devices, expected 1 cpu device (emulated) "
+                   "on worker-1 (chip 3)")
+
+
+def test_named_one_must_import(monkeypatch):
+    monkeypatch.setattr(tpuci_plugin, "importable", lambda name: False)
+    _, _, bad = tpuci_plugin.check_devices("jax cpu 4 4", {"TPUCI_HOST": "0"})
+    assert bad == "jax does not import, expected 4 cpu devices (emulated) on worker-0"
+    lines, _, bad = tpuci_plugin.check_devices("jax?,torch_xla? tpu 4 4", {})
+    assert bad is None
+    assert lines == ["tpuci: device check: neither jax nor torch_xla imports here: "
+                     "nothing to check"]
+
+
+def test_a_mismatch_runs_no_test(attempt, standin):
+    attempt.pytester.makepyfile(test_a="def test_a():\n    pass\n")
+    standin({"STANDIN_JAX_DEVICES": "8", "JAX_PLATFORMS": "cpu"})
+    result = attempt.run(devices="jax? cpu 4 4")
+    assert result.ret == tpuci_plugin.DEVICES_EXIT
+    said = json.loads((attempt.results / "devices.json").read_text())
+    assert said["mismatch"] == "jax sees 8 cpu devices, expected 4 cpu devices (emulated) on worker-1"
+    assert not attempt.junit.exists()
+    assert not [r for r in attempt.records() if "start" in r]
+
+
+def test_a_match_runs_the_tests(attempt, standin):
+    attempt.pytester.makepyfile(test_a="def test_a():\n    pass\n")
+    standin({"JAX_NUM_CPU_DEVICES": "4", "JAX_PLATFORMS": "cpu"})
+    result = attempt.run(devices="jax? cpu 4 4")
+    assert result.ret == 0
+    assert json.loads((attempt.results / "devices.json").read_text())["mismatch"] is None
+    assert [r["start"] for r in attempt.records() if "start" in r] == ["test_a.py::test_a"]
