@@ -2,9 +2,11 @@
  * output filter that takes tpuci's own lines out of a container's output
  * (engine/output.h): the wait step run by this machine's /bin/sh against
  * a fake getent whose names "come up" as files appear (it waits for every
- * name, says which ones it waits for, then execs the command with its
- * arguments, exit code and output unchanged; without any lookup tool it
- * says so and starts at once); its lines parsed; the filter across every
+ * name, says which ones it waits for, then runs the command with its
+ * arguments, stdin and output unchanged, says its exit code and stays
+ * until tpuci's end name resolves, then exits with that code; a SIGTERM
+ * reaches the command and ends the wait at once; without any lookup
+ * tool it says so and execs the command at once); its lines parsed; the filter across every
  * chunk boundary, lines that only start like the key, a results block
  * that starts within a line (ending it), a stream that ends within a
  * line, and a second read that skips what was passed on; the results
@@ -93,9 +95,10 @@ static int run_step(const tpuci__strv_t *argv, const char *dir, const char *path
 static void test_wait_step(void **state) {
   char dir[] = "/tmp/tpuci-gate-XXXXXX";
   tpuci__strv_t cmd = {0}, argv = {0};
-  const char *late[] = {"worker-2", "worker-1", NULL};
+  const char *late[] = {"worker-2", "worker-1", NULL, NULL};
   char *path, *err, *out, *key = tpuci__ctl_key();
-  char *wait1, *wait2, *ready, *upline, *p, *go = tpuci__gate_go_name(key);
+  char *wait1, *wait2, *ready, *upline, *done, *p, *go = tpuci__gate_go_name(key);
+  char *end = tpuci__gate_name(key, TPUCI__GATE_END);
   (void) state;
 
   assert_non_null(mkdtemp(dir));
@@ -123,13 +126,18 @@ static void test_wait_step(void **state) {
   assert_int_equal(strncmp(go, "tpuci-go-", 9), 0);
   assert_string_equal(go + 9, key + strlen("#tpuci-"));
   late[2] = go;
+  /* Then, once its command said its end, tpuci's end. */
+  late[3] = end;
+  assert_int_equal(strncmp(end, "tpuci-end-", 10), 0);
+  assert_string_equal(end + 10, key + strlen("#tpuci-"));
   wait1 = tpuci__printf("%s gang wait worker-1 worker-2\n", key);
   wait2 = tpuci__printf("%s gang wait worker-1\n", key);
   ready = tpuci__printf("%s gang ready\n", key);
   upline = tpuci__printf("%s gang up\n", key);
+  done = tpuci__printf("%s gang done 7\n", key);
   {
-    const char *said[] = {wait1, wait2, ready};
-    assert_int_equal(run_step(&argv, dir, path, late, said, 3), 7);
+    const char *said[] = {wait1, wait2, ready, done};
+    assert_int_equal(run_step(&argv, dir, path, late, said, 4), 7);
   }
   out = slurp(at(dir, "stdout"));
   err = slurp(at(dir, "stderr"));
@@ -143,8 +151,10 @@ static void test_wait_step(void **state) {
   assert_non_null(p);
   p = strstr(p, upline);
   assert_non_null(p);
-  /* Then the job's own stderr; each set of names is said once. */
-  assert_string_equal(p + strlen(upline), "to-stderr\n");
+  /* Then the job's own stderr, its end; each set of names is said once. */
+  p += strlen(upline);
+  assert_int_equal(strncmp(p, "to-stderr\n", 10), 0);
+  assert_string_equal(p + 10, done);
   assert_ptr_equal(strstr(err, wait1), strstr(err, key));
   free(out);
   free(err);
@@ -165,6 +175,8 @@ static void test_wait_step(void **state) {
   free(wait2);
   free(upline);
   free(ready);
+  free(done);
+  free(end);
   free(go);
   free(key);
   free(path);
@@ -177,19 +189,30 @@ static void test_parse(void **state) {
   char *names = NULL;
   const char *rest;
   size_t len;
+  long status = -1;
   (void) state;
   assert_true(tpuci__ctl_line("#tpuci-0a0b0c0d", "#tpuci-0a0b0c0d gang up", 23, &rest, &len));
-  assert_int_equal(tpuci__gate_parse(rest, len, &names), TPUCI__SAY_UP);
+  assert_int_equal(tpuci__gate_parse(rest, len, &names, &status), TPUCI__SAY_UP);
   assert_null(names);
   assert_false(tpuci__ctl_line("#tpuci-0a0b0c0d", "#tpuci-0a0b0c0dx gang up", 24, &rest, &len));
   assert_false(tpuci__ctl_line("#tpuci-0a0b0c0d", "#tpuci-0a0b", 11, &rest, &len));
-  assert_int_equal(tpuci__gate_parse("gang wait worker-1 worker-3", 27, &names),
+  assert_int_equal(tpuci__gate_parse("gang wait worker-1 worker-3", 27, &names, &status),
                    TPUCI__SAY_WAIT);
   assert_string_equal(names, "worker-1 worker-3");
   free(names);
-  assert_int_equal(tpuci__gate_parse("gang none", 9, &names), TPUCI__SAY_NONE);
-  assert_int_equal(tpuci__gate_parse("gang upx", 8, &names), TPUCI__SAY_OTHER);
-  assert_int_equal(tpuci__gate_parse("results 1", 9, &names), TPUCI__SAY_OTHER);
+  assert_int_equal(tpuci__gate_parse("gang none", 9, &names, &status), TPUCI__SAY_NONE);
+  assert_int_equal(tpuci__gate_parse("gang upx", 8, &names, &status), TPUCI__SAY_OTHER);
+  assert_int_equal(tpuci__gate_parse("results 1", 9, &names, &status), TPUCI__SAY_OTHER);
+  /* The command's end and its status, 0 to 255. */
+  assert_int_equal(tpuci__gate_parse("gang done 0", 11, &names, &status), TPUCI__SAY_DONE);
+  assert_int_equal(status, 0);
+  assert_int_equal(tpuci__gate_parse("gang done 143", 13, &names, &status), TPUCI__SAY_DONE);
+  assert_int_equal(status, 143);
+  assert_int_equal(tpuci__gate_parse("gang done 256", 13, &names, &status), TPUCI__SAY_OTHER);
+  assert_int_equal(tpuci__gate_parse("gang done -1", 12, &names, &status), TPUCI__SAY_OTHER);
+  assert_int_equal(tpuci__gate_parse("gang done ", 10, &names, &status), TPUCI__SAY_OTHER);
+  assert_int_equal(tpuci__gate_parse("gang done 1x", 12, &names, &status), TPUCI__SAY_OTHER);
+  assert_int_equal(tpuci__gate_parse("gang done 1234", 14, &names, &status), TPUCI__SAY_OTHER);
   names = tpuci__ctl_key();
   assert_int_equal(strlen(names), strlen("#tpuci-") + 8);
   assert_int_equal(strncmp(names, "#tpuci-", 7), 0);
