@@ -115,7 +115,7 @@ static void test_wait_step(void **state) {
   tpuci__strv_push(&cmd, "echo \"job $0 $1\"; echo to-stderr >&2; exit 7");
   tpuci__strv_push(&cmd, "zero");
   tpuci__strv_push(&cmd, "one two");
-  tpuci__gate_argv(key, 3, 0, &cmd, &argv);
+  tpuci__gate_argv(key, 3, 0, 1u << 7, &cmd, &argv);
   assert_string_equal(argv.items[0], "/bin/sh");
   assert_string_equal(argv.items[1], "-c");
   assert_string_equal(argv.items[3], "tpuci-gang");
@@ -159,9 +159,28 @@ static void test_wait_step(void **state) {
   free(out);
   free(err);
 
+  /* Exit 7 does not let the peers run on: it stops the gang, and the
+   * host exits at once, without its end step. */
+  tpuci__strv_free(&argv);
+  tpuci__gate_argv(key, 3, 0, (1u << 1) | (1u << 5), &cmd, &argv);
+  {
+    const char *said[] = {wait1, wait2, ready};
+    const char *late2[] = {"worker-2", "worker-1", go};
+    assert_int_equal(unlink(at2(dir, "up", "worker-1")), 0);
+    assert_int_equal(unlink(at2(dir, "up", "worker-2")), 0);
+    assert_int_equal(unlink(at2(dir, "up", go)), 0);
+    assert_int_equal(unlink(at2(dir, "up", end)), 0);
+    assert_int_equal(run_step(&argv, dir, path, late2, said, 3), 7);
+  }
+  err = slurp(at(dir, "stderr"));
+  p = strstr(err, upline);
+  assert_non_null(p);
+  assert_string_equal(p + strlen(upline), "to-stderr\n");
+  free(err);
+
   /* No lookup tool at all: it says so and starts at once. */
   tpuci__strv_free(&argv);
-  tpuci__gate_argv(key, 2, 1, &cmd, &argv);
+  tpuci__gate_argv(key, 2, 1, 0, &cmd, &argv);
   assert_int_equal(run_step(&argv, dir, "/nonexistent", NULL, NULL, 0), 7);
   err = slurp(at(dir, "stderr"));
   p = tpuci__printf("%s gang none\n%s gang up\nto-stderr\n", key, key);

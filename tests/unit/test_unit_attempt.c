@@ -60,6 +60,7 @@ typedef struct {
   at_t signal_at;
   int keep;                 /* --keep-failed */
   int classify;             /* the fake has ops->classify */
+  uint32_t peer_exits;      /* the attempt's (runtime.h) */
   int gone;                 /* the fake has ops->gone (one turn more) */
 } script_t;
 
@@ -275,13 +276,15 @@ static void fk_leave_ev(ev_t *e) {
 }
 
 /* Its command ends with `arg`: the unit with it, or, behind a gang's
- * wait step, the step says so and the unit stays idle until the end (at
- * once after a SIGTERM). */
+ * wait step, with 0 or an exit that lets the peers run on, the step
+ * says so and the unit stays idle until the end (at once after a
+ * SIGTERM), as gate.sh does. */
 static void fk_exit_ev(ev_t *e) {
   fk_unit_t *fu = e->fu;
   if (fu->exit_ev == e) fu->exit_ev = NULL;
   if (!fu->watching) return;
-  if (!(W.s.flags & TPUCI__UNIT_GATE) || fu->u.gate != TPUCI__GATE_STARTED) {
+  if (!(W.s.flags & TPUCI__UNIT_GATE) || fu->u.gate != TPUCI__GATE_STARTED ||
+      (e->arg != 0 && !(e->arg > 0 && e->arg < 32 && (W.s.peer_exits >> e->arg) & 1u))) {
     fk_leave_ev(e);
     return;
   }
@@ -621,6 +624,7 @@ static int run(const script_t *s) {
   W.a.argv = &in->argv;
   W.a.grace_ms = 5;
   W.a.keep_on_failure = s->keep;
+  W.a.peer_exits = s->peer_exits;
 
   fk_ops.flags = s->flags;
   fk_ops.go = s->flags & TPUCI__UNIT_GATE ? fk_go : NULL;
@@ -898,8 +902,9 @@ static void test_gang_end(void **state) {
   check_end(0);
 }
 
-/* worker-1 fails after worker-0 passed: its exit 3 decides; worker-0,
- * idle, is stopped with the gang and leaves with its own 0. */
+/* worker-1 fails after worker-0 passed: its exit 3 decides (it stops
+ * the gang: its host ends at once); worker-0, idle, is stopped with the
+ * gang and leaves with its own 0. */
 static void test_gang_end_late_failure(void **state) {
   script_t s = gang_end_script();
   (void) state;
@@ -910,22 +915,31 @@ static void test_gang_end_late_failure(void **state) {
   check_end(0);
 }
 
-/* worker-1 fails at once while worker-0 runs on (ignoring SIGTERM): the
- * gang is stopped, worker-1 waits idle and is killed with the others
- * after the grace; its status stays its command's 3 (not the kill's
- * 137, and its unit is not classified: its exit is not its command's). */
-static void test_gang_end_failer_killed_idle(void **state) {
+/* worker-1 ends first with an exit that lets its peers run on (pytest's
+ * 1): it waits idle, worker-0 runs to its end, and worker-1's own exit 1
+ * decides. Then worker-0 fails with 2 (which stops the gang): worker-1,
+ * idle, gets SIGTERM and keeps its 1, which still decides (the first
+ * host that failed on its own speaks); no end is made. */
+static void test_gang_end_peer_exit(void **state) {
   script_t s = gang_end_script();
   (void) state;
-  s.exit_turns[0] = -1;
+  s.peer_exits = 1u << 1;
+  s.exit_turns[0] = 6;
   s.exit_turns[1] = 1;
-  s.exit_status[1] = 3;
-  s.ignores_term = 1u << 0;
+  s.exit_status[1] = 1;
   assert_int_equal(run(&s), 0);
-  assert_int_equal(W.ex.exit_code, 3);
-  assert_cause("worker-1: exit 3");
-  assert_true(W.units[1].got & (1ull << SIGKILL));
-  assert_int_equal(W.units[1].classified, 0);
+  assert_int_equal(W.ex.exit_code, 1);
+  assert_cause("worker-1: exit 1");
+  assert_true(W.att.end_made);
+  assert_int_equal(W.att.idle_at_end, 2);
+  assert_int_equal(W.units[1].got, 0);
+  check_end(0);
+  s.exit_status[0] = 2;
+  assert_int_equal(run(&s), 0);
+  assert_int_equal(W.ex.exit_code, 1);
+  assert_cause("worker-1: exit 1");
+  assert_false(W.att.end_made);
+  assert_true(W.units[1].got & (1ull << SIGTERM));
   check_end(0);
 }
 
@@ -993,7 +1007,7 @@ int main(void) {
     cmocka_unit_test(test_barrier_never),
     cmocka_unit_test(test_gang_end),
     cmocka_unit_test(test_gang_end_late_failure),
-    cmocka_unit_test(test_gang_end_failer_killed_idle),
+    cmocka_unit_test(test_gang_end_peer_exit),
     cmocka_unit_test(test_gang_end_timeout),
     cmocka_unit_test(test_keep_failed),
     cmocka_unit_test(test_stop_by_remove),

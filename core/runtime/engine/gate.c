@@ -56,17 +56,20 @@ char *tpuci__gate_go_name(const char *key) {
   return tpuci__gate_name(key, TPUCI__GATE_GO);
 }
 
-void tpuci__gate_argv(const char *key, size_t nhosts, int host,
+void tpuci__gate_argv(const char *key, size_t nhosts, int host, uint32_t peer_exits,
                       const tpuci__strv_t *argv, tpuci__strv_t *out) {
   tpuci__buf_t b;
   size_t i;
+  int n;
   char *go = tpuci__gate_name(key, TPUCI__GATE_GO);
   char *end = tpuci__gate_name(key, TPUCI__GATE_END);
   tpuci__buf_init(&b);
-  tpuci__buf_addf(&b, "K='%s' G='%s' E='%s' H=" TPUCI__GANG_HOST_FMT " P='", key, go,
-                  end, host);
+  tpuci__buf_addf(&b, "K='%s' G='%s' E='%s' O='0", key, go, end);
   free(go);
   free(end);
+  for (n = 1; n < 32; n++)
+    if ((peer_exits >> n) & 1u) tpuci__buf_addf(&b, " %d", n);
+  tpuci__buf_addf(&b, "' H=" TPUCI__GANG_HOST_FMT " P='", host);
   for (i = 0; i < nhosts; i++)
     tpuci__buf_addf(&b, "%s" TPUCI__GANG_HOST_FMT, i ? " " : "", (int) i);
   tpuci__buf_adds(&b, "'\n");

@@ -27,8 +27,9 @@
  *                                      its job could end, and its name go,
  *                                      before a slower peer saw it)
  *   KEY gang up                       the job starts
- *   KEY gang done 3                   the job's command ended (its exit
- *                                      status, 128+N for signal N); the
+ *   KEY gang done 0                   the job's command ended with 0 or
+ *                                      an exit that lets its peers run on
+ *                                      (pytest's 1 and 5); the
  *                                      host waits, idle, until tpuci's
  *                                      end name (tpuci__gate_name)
  *                                      resolves, which the driver makes
@@ -39,8 +40,11 @@
  *                                      command ran skips it: tpuci stops
  *                                      the gang
  *
- * Without a lookup tool ("gang none") the command is exec'd, as before
- * the end step: the host's name goes when its command ends.
+ * Any other status (a failure that stops the gang: an exit, an OOM kill,
+ * a signal) ends the host at once, as does a command that a SIGTERM
+ * reached: the gang is being stopped. Without a lookup tool ("gang
+ * none") the command is exec'd, as before the end step: the host's name
+ * goes when its command ends.
  *
  * The deadline is the attempt core's (unit.h, TPUCI__UNIT_GATE). Pure,
  * but for the key's randomness and tpuci__gate_line's message. */
@@ -48,6 +52,7 @@
 #define TPUCI_ENGINE_GATE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "runtime/engine/gang.h"
 #include "runtime/runtime.h"
@@ -63,9 +68,11 @@ int tpuci__ctl_line(const char *key, const char *line, size_t len,
                     const char **rest, size_t *rest_len);
 
 /* The command of host `host` of a gang of `nhosts`: the wait step for
- * the names worker-0 .. worker-<nhosts-1> and the go, then `argv`
- * (appended to out). */
-void tpuci__gate_argv(const char *key, size_t nhosts, int host,
+ * the names worker-0 .. worker-<nhosts-1> and the go, then `argv`, then
+ * the end step for a status of 0 or one of `peer_exits` (bit n: exit n
+ * lets the peers run on, runtime.h); any other status stops the gang,
+ * and the host exits at once (appended to out). */
+void tpuci__gate_argv(const char *key, size_t nhosts, int host, uint32_t peer_exits,
                       const tpuci__strv_t *argv, tpuci__strv_t *out);
 
 /* What a line of the wait step says (after the key and its space). */

@@ -1,9 +1,11 @@
 # shellcheck shell=sh
 # The wait step of a gang's host (gate.h), run as
-#   sh -c "K='<key>' G='<go>' E='<end>' H=worker-<i> P='worker-0 ...'
+#   sh -c "K='<key>' G='<go>' E='<end>' O='0 ...' H=worker-<i>
+#   P='worker-0 ...'
 #   <this script>" tpuci-gang ARGV...
 # $K is the key, $P the names, $H this host's own, $G tpuci's go, $E
-# tpuci's end; r()
+# tpuci's end, $O the command's statuses that let the peers run on (0,
+# pytest's 1 and 5); r()
 # looks a name up with what the image has: getent (glibc's or musl's
 # resolver, as the job's own lookups), busybox's nslookup, python3. A
 # name that does not exist yet costs a DNS timeout (docker's DNS on an
@@ -54,7 +56,9 @@ echo "$K gang up" >&2
 # host said so) and exits with that status. tpuci's SIGTERM (a timeout,
 # a cancel, the gang's failure) reaches this shell through the
 # container's init: it is passed on to the command, and once the
-# command ended it ends the wait at once. The command's stdin is the
+# command ended it ends the wait at once. A status not in $O stops the
+# gang (tpuci stops the others): the host exits at once, its container's
+# end the engine's word on it (an OOM kill). The command's stdin is the
 # shell's (fd 3: an asynchronous list's would be /dev/null); like every
 # asynchronous list without job control it starts with SIGINT and
 # SIGQUIT ignored (tpuci sends neither; docs/docker.md).
@@ -71,7 +75,8 @@ exec 3<&-
 wait "$c"; s=$?
 while [ -n "$n" ]; do n=''; wait "$c"; r=$?; [ "$r" = 127 ] || s=$r; done
 trap 'exit "$s"' TERM
-echo "$K gang done $s" >&2
 [ -z "$t" ] || exit "$s"
+case " $O " in *" $s "*) ;; *) exit "$s";; esac
+echo "$K gang done $s" >&2
 until r "$E"; do sleep 0.1 2>/dev/null || sleep 1; done
 exit "$s"

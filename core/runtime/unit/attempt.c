@@ -229,17 +229,9 @@ static void tpuci__unit_stop_one(tpuci__unit_t *u, int signum) {
   else u->pending_signal = signum;
 }
 
-static void tpuci__unit_stop_others(tpuci__unit_att_t *att,
-                                    const tpuci__unit_t *except, int signum) {
-  size_t i;
-  for (i = 0; i < att->nunits; i++) {
-    tpuci__unit_t *u = tpuci__unit_at(att, i);
-    if (u != except) tpuci__unit_stop_one(u, signum);
-  }
-}
-
 void tpuci__unit_stop_all(tpuci__unit_att_t *att, int signum) {
-  tpuci__unit_stop_others(att, NULL, signum);
+  size_t i;
+  for (i = 0; i < att->nunits; i++) tpuci__unit_stop_one(tpuci__unit_at(att, i), signum);
 }
 
 static void tpuci__unit_halt_all(tpuci__unit_att_t *att) {
@@ -260,15 +252,15 @@ static int tpuci__unit_runs_on(const tpuci__unit_att_t *att, long status) {
 }
 
 /* One host of a gang failed on its own: the gang ends together. */
-static void tpuci__unit_gang_stop(tpuci__unit_att_t *att, const tpuci__unit_t *u) {
+static void tpuci__unit_gang_stop(tpuci__unit_att_t *att) {
   if (!att->gang || att->gang_stop) return;
   att->gang_stop = 1;
-  if (att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE) {
-    tpuci__unit_stop_all(att, SIGTERM);
-    return;
-  }
-  tpuci__unit_stop_others(att, u, SIGTERM);
-  uv_timer_start(&att->timer, tpuci__unit_grace_cb, att->grace_ms, 0);
+  /* Every host that has not ended: the one that failed too when its
+   * command said its end and it waits idle (a SIGTERM ends that wait;
+   * its status stays its command's). */
+  tpuci__unit_stop_all(att, SIGTERM);
+  if (!(att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE))
+    uv_timer_start(&att->timer, tpuci__unit_grace_cb, att->grace_ms, 0);
 }
 
 int tpuci__unit_signal(tpuci__unit_att_t *att, int signum) {
@@ -448,14 +440,13 @@ void tpuci__unit_started(tpuci__unit_t *u, int ok) {
 /* UP -> END once the command of every host of a gang ended (it said
  * so, or its unit ended) and one host at least waits for the end: the
  * driver makes the end's name exist, and they exit. Not when the
- * attempt is being stopped: a signal or an infra failure stopped them
- * all already (a gang's failure did not stop the host that failed: it
- * waits for the end too). */
+ * attempt is being stopped (a signal, an infra failure, a host that
+ * failed on its own): that stopped them all already. */
 static void tpuci__unit_end(tpuci__unit_att_t *att) {
   size_t i;
   int idle = 0;
   if (att->gang_state != TPUCI__GANG_UP || att->ops->end == NULL ||
-      att->phase != TPUCI__UP_RUN || att->signalled || att->infra != NULL)
+      att->phase != TPUCI__UP_RUN || att->signalled || att->infra != NULL || att->gang_stop)
     return;
   for (i = 0; i < att->nunits; i++) {
     const tpuci__unit_t *u = tpuci__unit_at(att, i);
@@ -475,7 +466,7 @@ static void tpuci__unit_over(tpuci__unit_t *u, long status) {
   u->status = status;
   if (!(att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)) u->stopped = u->signals != 0;
   if (status != 0 && !u->stopped && !tpuci__unit_runs_on(att, status))
-    tpuci__unit_gang_stop(att, u);
+    tpuci__unit_gang_stop(att);
 }
 
 void tpuci__unit_done(tpuci__unit_t *u, long status) {

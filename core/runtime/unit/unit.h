@@ -334,10 +334,12 @@ void tpuci__unit_started(tpuci__unit_t *u, int ok);
  * TPUCI__GATE_WAITING for the names in `waiting` (copied), _READY or
  * _STARTED (engine/gang.h); _SILENT and _DONE change nothing. */
 void tpuci__unit_gate(tpuci__unit_t *u, tpuci__gate_state_t state, const char *waiting);
-/* Its wait step said its command ended with `status` (TPUCI__GATE_DONE;
- * STARTED -> DONE, else nothing): as an exit for the gang (a failure
- * stops the others) and the verdict; the unit stays, idle, until the
- * end (ops->end), and its own exit later changes nothing of it. */
+/* Its wait step said its command ended with `status` (TPUCI__GATE_DONE:
+ * 0, or an exit that lets the peers run on; STARTED -> DONE, else
+ * nothing): as an exit for the gang (a failure would stop the others,
+ * this one too) and the verdict; the unit stays, idle, until the end
+ * (ops->end) or a SIGTERM, and its own exit later changes nothing of
+ * its status. */
 void tpuci__unit_done(tpuci__unit_t *u, long status);
 /* It exited with `status`: a host of a gang that failed on its own stops
  * the others. */
