@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,6 +197,101 @@ static void test_wait_step(void **state) {
   free(ready);
   free(done);
   free(end);
+  free(go);
+  free(key);
+  free(path);
+  p = tpuci__printf("rm -rf '%s'", dir);
+  assert_int_equal(system(p), 0);
+  free(p);
+}
+
+/* Starts argv as run_step does and waits until its stderr or stdout
+ * (`file`) has `said` (bounded: 60 s). Returns its pid. */
+static pid_t spawn_until(const tpuci__strv_t *argv, const char *dir, const char *path,
+                         const char *file, const char *said) {
+  pid_t pid = fork();
+  int k;
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    if (freopen(at(dir, "stdout"), "w", stdout) == NULL ||
+        freopen(at(dir, "stderr"), "w", stderr) == NULL)
+      _exit(99);
+    setenv("PATH", path, 1);
+    setenv("UP", at(dir, "up"), 1);
+    execv(argv->items[0], argv->items);
+    _exit(98);
+  }
+  for (k = 0; k < 6000; k++) {
+    char *text = slurp(at(dir, file));
+    int seen = strstr(text, said) != NULL;
+    free(text);
+    if (seen) break;
+    usleep(10 * 1000);
+  }
+  return pid;
+}
+
+static int status_of(pid_t pid) {
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* tpuci's SIGTERM: passed on to a command that runs (the host then ends
+ * with the command, without its end step), and it ends an idle host's
+ * wait at once with its command's status. */
+static void test_end_step_term(void **state) {
+  char dir[] = "/tmp/tpuci-gate-XXXXXX";
+  tpuci__strv_t cmd = {0}, argv = {0};
+  char *key = tpuci__ctl_key(), *go = tpuci__gate_go_name(key), *done, *err, *p;
+  char *path;
+  pid_t pid;
+  (void) state;
+
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(mkdir(at(dir, "bin"), 0755), 0);
+  assert_int_equal(mkdir(at(dir, "up"), 0755), 0);
+  write_file(at2(dir, "bin", "getent"),
+             "#!/bin/sh\n[ \"$1\" = hosts ] && [ -e \"$UP/$2\" ]\n", 0755);
+  write_file(at2(dir, "up", "worker-0"), "", 0644);
+  write_file(at2(dir, "up", "worker-1"), "", 0644);
+  write_file(at2(dir, "up", go), "", 0644);
+  path = tpuci__printf("%s/bin:/usr/bin:/bin", dir);
+
+  /* A command that runs: the SIGTERM reaches it, its status is the
+   * host's, and no end is waited for (none will come). */
+  tpuci__strv_push(&cmd, "/bin/sh");
+  tpuci__strv_push(&cmd, "-c");
+  tpuci__strv_push(&cmd, "trap 'echo got TERM; exit 9' TERM; echo running; "
+                         "sleep 30 & wait");
+  tpuci__gate_argv(key, 2, 0, 0, &cmd, &argv);
+  pid = spawn_until(&argv, dir, path, "stdout", "running");
+  usleep(100 * 1000);
+  assert_int_equal(kill(pid, SIGTERM), 0);
+  assert_int_equal(status_of(pid), 9);
+  p = slurp(at(dir, "stdout"));
+  assert_string_equal(p, "running\ngot TERM\n");
+  free(p);
+  err = slurp(at(dir, "stderr"));
+  assert_null(strstr(err, "gang done"));
+  free(err);
+
+  /* An idle host (its command passed): the SIGTERM ends its wait, with
+   * its command's 0. */
+  tpuci__strv_free(&cmd);
+  tpuci__strv_free(&argv);
+  tpuci__strv_push(&cmd, "/bin/sh");
+  tpuci__strv_push(&cmd, "-c");
+  tpuci__strv_push(&cmd, "exit 0");
+  tpuci__gate_argv(key, 2, 0, 0, &cmd, &argv);
+  done = tpuci__printf("%s gang done 0\n", key);
+  pid = spawn_until(&argv, dir, path, "stderr", done);
+  assert_int_equal(kill(pid, SIGTERM), 0);
+  assert_int_equal(status_of(pid), 0);
+
+  tpuci__strv_free(&cmd);
+  tpuci__strv_free(&argv);
+  free(done);
   free(go);
   free(key);
   free(path);
@@ -467,6 +563,7 @@ static void test_logres(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_wait_step),
+    cmocka_unit_test(test_end_step_term),
     cmocka_unit_test(test_parse),
     cmocka_unit_test(test_filter),
     cmocka_unit_test(test_filter_reread),

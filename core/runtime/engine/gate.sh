@@ -64,7 +64,9 @@ echo "$K gang up" >&2
 # SIGQUIT ignored (tpuci sends neither; docs/docker.md).
 t=''; c=''; n=''
 trap 't=1; n=1; [ -z "$c" ] || kill -TERM "$c" 2>/dev/null' TERM
-exec 3<&0
+# (A closed stdin stays closed in effect: /dev/null. `true`, not `:`, a
+# special built-in whose redirection error would end this shell.)
+if { true 3<&0; } 2>/dev/null; then exec 3<&0; else exec 3</dev/null; fi
 "$@" 0<&3 3<&- &
 c=$!
 exec 3<&-
