@@ -75,7 +75,7 @@ exec 3<&-
 # one answers the command's status (127 is a wait for a command whose
 # status was answered already: the trap came after it).
 wait "$c"; s=$?
-while [ -n "$n" ]; do n=''; wait "$c"; r=$?; [ "$r" = 127 ] || s=$r; done
+while [ -n "$n" ]; do n=''; wait "$c"; q=$?; [ "$q" = 127 ] || s=$q; done
 trap 'exit "$s"' TERM
 [ -z "$t" ] || exit "$s"
 case " $O " in *" $s "*) ;; *) exit "$s";; esac
