@@ -16,12 +16,6 @@ mkdir out
 # state JSON: the describe command's answer, replaced at once.
 state() { echo "$1" > state.tmp && mv state.tmp state.json; }
 
-wait_for() {
-  local t
-  for t in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.1; done
-  return 1
-}
-
 # No machine at worker-1's address: no capacity, twice (1 + 1 capacity
 # retry), while attempts = 3 stays unused.
 cat > nocap.lua <<LUA
@@ -73,12 +67,7 @@ LUA
 pid=$!
 wait_for out/p.1.0 && wait_for out/p.1.1 && pass || fail "the gang did not start: $(cat pre.out)"
 state '{"state": "PREEMPTED", "networkEndpoints": [{"ipAddress": "'$a0'"}, {"ipAddress": "'$a1'"}]}'
-for p in $(ip netns pids "${SSH_NS[1]}"); do
-  case "$( { tr '\0' ' ' < "/proc/$p/cmdline"; } 2>/dev/null)" in
-    *"[listener]"*) ;;
-    "sshd: "*) kill -9 "$p" ;;
-  esac
-done
+ssh_drop 1
 # Back for the retry (which waits a second).
 for t in $(seq 600); do grep -q preempted .tpuci/runs/latest/attempts.jsonl 2>/dev/null && break; sleep 0.1; done
 state "$ready"
@@ -104,12 +93,7 @@ state "$ready"
 pid=$!
 wait_for out/p.1.1 || fail "the gang did not start: $(cat once.out)"
 state '{"state": "READY", "networkEndpoints": [{"ipAddress": "'$a0'"}]}'
-for p in $(ip netns pids "${SSH_NS[1]}"); do
-  case "$( { tr '\0' ' ' < "/proc/$p/cmdline"; } 2>/dev/null)" in
-    *"[listener]"*) ;;
-    "sshd: "*) kill -9 "$p" ;;
-  esac
-done
+ssh_drop 1
 wait "$pid"
 code=$?
 out=$(cat once.out)

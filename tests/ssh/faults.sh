@@ -15,13 +15,6 @@ a0=${SSH_ADDR[0]} a1=${SSH_ADDR[1]}
 mark="sleep 4$$"
 mkdir out
 
-# wait_for FILE: up to 60 s.
-wait_for() {
-  local t
-  for t in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.1; done
-  return 1
-}
-
 # Ctrl-C while both hosts run.
 cat > sigint.lua <<LUA
 hosts "slice" { "$a0", "$a1", ssh_config = "sshd/ssh_config" }
@@ -62,12 +55,7 @@ LUA
 "$TPUCI" run drop.lua > drop.out 2>&1 &
 pid=$!
 wait_for out/drop.1.0 && wait_for out/drop.1.1 && pass || fail "the gang did not start: $(cat drop.out)"
-for p in $(ip netns pids "${SSH_NS[1]}"); do
-  case "$( { tr '\0' ' ' < "/proc/$p/cmdline"; } 2>/dev/null)" in
-    *"[listener]"*) ;;
-    "sshd: "*) kill -9 "$p" ;;
-  esac
-done
+ssh_drop 1
 wait "$pid"
 code=$?
 out=$(cat drop.out)

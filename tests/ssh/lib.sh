@@ -10,6 +10,10 @@
 #                     address, SSH_NS[i] its namespace; $SSHD/ssh_config
 #                     reaches them as root
 #   ssh_stop_one I    kills worker I's sshd (and what it runs)
+#   ssh_drop I        drops worker I's sessions (its sshd's session
+#                     processes; the listener stays, as a machine that
+#                     comes back)
+#   wait_for FILE     waits for FILE to exist, up to 60 s
 #   ssh_link          lets the workers reach each other (a gang's
 #                     rendezvous): forwarding between their links
 #   ssh_left NS PAT   prints the processes of namespace NS whose command
@@ -122,6 +126,22 @@ ssh_stop_one() {
   kill "${SSH_PIDS[$1]}" 2>/dev/null
   ip netns pids "${SSH_NS[$1]}" 2>/dev/null | xargs -r kill -9 2>/dev/null
   SSH_PIDS[$1]=
+}
+
+ssh_drop() {
+  local p
+  for p in $(ip netns pids "${SSH_NS[$1]}"); do
+    case "$( { tr '\0' ' ' < "/proc/$p/cmdline"; } 2>/dev/null)" in
+      *"[listener]"*) ;;
+      "sshd: "*) kill -9 "$p" ;;
+    esac
+  done
+}
+
+wait_for() {
+  local t
+  for t in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.1; done
+  return 1
 }
 
 ssh_link() {
