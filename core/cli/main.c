@@ -10,32 +10,21 @@
 #include "completion.h"
 #include "console.h"
 #include "flaky.h"
+#include "load.h"
+#include "maint.h"
 #include "merge.h"
 #include "usage.h"
 #include "tpuci.h"
 
 #define usage_error tpuci_cli_usage_error
 
-/* Exit code for a failed load or select. */
-static int load_error(tpuci_ctx_t *ctx, int r) {
-  fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
-  (void) r;
-  return EXIT_USAGE;
-}
-
-static void print_warnings(tpuci_ctx_t *ctx) {
-  size_t i;
-  for (i = 0; i < tpuci_warning_count(ctx); i++)
-    fprintf(stderr, "tpuci: warning: %s\n", tpuci_console__safe(tpuci_warning(ctx, i), 1));
-}
-
 /* Options shared by run and plan. */
 typedef struct {
   const char **only;
   size_t nonly;
-  const char **tests;     /* run --test */
+  const char **tests; /* run --test */
   size_t ntests;
-  int repeat;             /* run --repeat; 0: none */
+  int repeat; /* run --repeat; 0: none */
 } selection_t;
 
 static void list_add(const char ***list, size_t *n, const char *s) {
@@ -59,37 +48,65 @@ static void selection_free(selection_t *s) {
 
 static int load_and_select(tpuci_ctx_t *ctx, const char *spec, selection_t *sel) {
   int r = tpuci_load_file(ctx, spec);
-  if (r != 0) return load_error(ctx, r);
-  print_warnings(ctx);
+  if (r != 0) return tpuci_cli_load_error(ctx, r);
+  tpuci_cli_print_warnings(ctx);
   r = tpuci_plan_select(ctx, sel->only, sel->nonly);
-  if (r < 0) return load_error(ctx, r);
+  if (r < 0) return tpuci_cli_load_error(ctx, r);
   if (sel->ntests > 0 && (r = tpuci_plan_tests(ctx, sel->tests, sel->ntests)) < 0)
-    return load_error(ctx, r);
+    return tpuci_cli_load_error(ctx, r);
   if (sel->repeat > 0 && (r = tpuci_plan_repeat(ctx, sel->repeat)) < 0)
-    return load_error(ctx, r);
+    return tpuci_cli_load_error(ctx, r);
   return 0;
 }
 
 enum {
-  OPT_ONLY = 256, OPT_FAIL_FAST, OPT_DEADLINE, OPT_GRACE, OPT_STRICT_FLAKY,
-  OPT_KEEP_FAILED, OPT_STATE_DIR, OPT_COLOR, OPT_JSON, OPT_DRY_RUN,
-  OPT_REPORT_JSON, OPT_REPORT_YAML, OPT_REPORT_HTML, OPT_PER_JOB, OPT_SPEC, OPT_SOURCE,
-  OPT_REF, OPT_NAME, OPT_FAILED, OPT_RUN, OPT_YAML, OPT_PLAIN, OPT_EMULATE, OPT_JUNIT,
-  OPT_EMULATED, OPT_NO_MOUNTS, OPT_RESULTS_CLAIM, OPT_JOBSET, OPT_ENGINE, OPT_RUNS_ON,
-  OPT_TIMEOUT_MINUTES, OPT_CONCURRENCY, OPT_CANCEL_IN_PROGRESS, OPT_REAL, OPT_ALIVE,
-  OPT_QUARANTINE, OPT_RELEASE_AFTER, OPT_REPEAT, OPT_TEST, OPT_JUNIT_FILE_LINE,
-  OPT_SCHEDULE, OPT_NO_CACHE, OPT_KEYS, OPT_AFFECTED, OPT_NO_SELECT, OPT_PACKAGE
+  OPT_ONLY = 256,
+  OPT_FAIL_FAST,
+  OPT_DEADLINE,
+  OPT_GRACE,
+  OPT_STRICT_FLAKY,
+  OPT_KEEP_FAILED,
+  OPT_STATE_DIR,
+  OPT_COLOR,
+  OPT_JSON,
+  OPT_DRY_RUN,
+  OPT_REPORT_JSON,
+  OPT_REPORT_YAML,
+  OPT_REPORT_HTML,
+  OPT_PER_JOB,
+  OPT_SPEC,
+  OPT_SOURCE,
+  OPT_REF,
+  OPT_NAME,
+  OPT_FAILED,
+  OPT_RUN,
+  OPT_YAML,
+  OPT_PLAIN,
+  OPT_EMULATE,
+  OPT_JUNIT,
+  OPT_EMULATED,
+  OPT_NO_MOUNTS,
+  OPT_RESULTS_CLAIM,
+  OPT_JOBSET,
+  OPT_ENGINE,
+  OPT_RUNS_ON,
+  OPT_TIMEOUT_MINUTES,
+  OPT_CONCURRENCY,
+  OPT_CANCEL_IN_PROGRESS,
+  OPT_REAL,
+  OPT_ALIVE,
+  OPT_QUARANTINE,
+  OPT_RELEASE_AFTER,
+  OPT_REPEAT,
+  OPT_TEST,
+  OPT_JUNIT_FILE_LINE,
+  OPT_SCHEDULE,
+  OPT_NO_CACHE,
+  OPT_KEYS,
+  OPT_AFFECTED,
+  OPT_NO_SELECT,
+  OPT_PACKAGE
 };
-
-/* --engine: after loading. 0, or the exit code of a bad name. */
-static int apply_engine(tpuci_ctx_t *ctx, const char *engine) {
-  if (engine == NULL) return 0;
-  if (tpuci_plan_engine(ctx, engine) < 0) {
-    fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
-    return EXIT_USAGE;
-  }
-  return 0;
-}
 
 /* `tpuci run` and `tpuci rerun` share their options. */
 typedef struct {
@@ -97,11 +114,11 @@ typedef struct {
   selection_t sel;
   const char *color;
   int verbose, quiet, plain;
-  int failed;             /* rerun --failed */
-  const char *run_id;     /* rerun --run */
-  const char *engine;     /* --engine */
-  int real;               /* --real: the topologies are real TPU hardware */
-  uint64_t alive_ms;      /* --alive: plain output's alive lines; 0: none */
+  int failed;         /* rerun --failed */
+  const char *run_id; /* rerun --run */
+  const char *engine; /* --engine */
+  int real;           /* --real: the topologies are real TPU hardware */
+  uint64_t alive_ms;  /* --alive: plain output's alive lines; 0: none */
 } run_cli_t;
 
 static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
@@ -251,12 +268,12 @@ static int execute_run(run_cli_t *rc, const char *spec) {
   if (rc->failed) {
     r = tpuci_load_file(ctx, spec);
     if (r != 0) {
-      r = load_error(ctx, r);
+      r = tpuci_cli_load_error(ctx, r);
       tpuci_ctx_free(ctx);
       return r;
     }
-    print_warnings(ctx);
-    if ((r = apply_engine(ctx, rc->engine)) != 0) {
+    tpuci_cli_print_warnings(ctx);
+    if ((r = tpuci_cli_apply_engine(ctx, rc->engine)) != 0) {
       tpuci_ctx_free(ctx);
       return r;
     }
@@ -276,7 +293,7 @@ static int execute_run(run_cli_t *rc, const char *spec) {
            r == 1 ? "" : "s", r == 1 ? "it" : "them");
   } else {
     r = load_and_select(ctx, spec, &rc->sel);
-    if (r == 0) r = apply_engine(ctx, rc->engine);
+    if (r == 0) r = tpuci_cli_apply_engine(ctx, rc->engine);
     if (r != 0) {
       tpuci_ctx_free(ctx);
       return r;
@@ -448,19 +465,58 @@ static int cmd_export(int argc, char **argv) {
   optind = 1;
   while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
     switch (c) {
-      case OPT_PER_JOB: eo.per_job = 1; if (k8s) wrong = "--per-job"; break;
-      case OPT_SPEC: eo.spec = optarg; if (k8s) wrong = "--spec"; break;
-      case OPT_SOURCE: eo.source_url = optarg; if (k8s) wrong = "--source"; break;
-      case OPT_REF: eo.source_ref = optarg; if (k8s) wrong = "--ref"; break;
-      case OPT_NAME: eo.name = optarg; if (k8s) wrong = "--name"; break;
-      case OPT_EMULATED: eo.emulated = 1; if (!k8s) wrong = "--emulated"; break;
-      case OPT_REAL: real = 1; if (k8s) wrong = "--real"; break;
-      case OPT_ONLY: selection_add(&sel, optarg); if (!k8s) wrong = "--only"; break;
-      case OPT_RUN: eo.run = optarg; if (!k8s) wrong = "--run"; break;
-      case OPT_NO_MOUNTS: eo.no_mounts = 1; if (!k8s) wrong = "--no-mounts"; break;
-      case OPT_RESULTS_CLAIM: eo.results_claim = optarg; if (!k8s) wrong = "--results-claim"; break;
-      case OPT_JOBSET: eo.jobset = 1; if (!k8s) wrong = "--jobset"; break;
-      case OPT_RUNS_ON: selection_add(&runs_on, optarg); if (k8s) wrong = "--runs-on"; break;
+      case OPT_PER_JOB:
+        eo.per_job = 1;
+        if (k8s) wrong = "--per-job";
+        break;
+      case OPT_SPEC:
+        eo.spec = optarg;
+        if (k8s) wrong = "--spec";
+        break;
+      case OPT_SOURCE:
+        eo.source_url = optarg;
+        if (k8s) wrong = "--source";
+        break;
+      case OPT_REF:
+        eo.source_ref = optarg;
+        if (k8s) wrong = "--ref";
+        break;
+      case OPT_NAME:
+        eo.name = optarg;
+        if (k8s) wrong = "--name";
+        break;
+      case OPT_EMULATED:
+        eo.emulated = 1;
+        if (!k8s) wrong = "--emulated";
+        break;
+      case OPT_REAL:
+        real = 1;
+        if (k8s) wrong = "--real";
+        break;
+      case OPT_ONLY:
+        selection_add(&sel, optarg);
+        if (!k8s) wrong = "--only";
+        break;
+      case OPT_RUN:
+        eo.run = optarg;
+        if (!k8s) wrong = "--run";
+        break;
+      case OPT_NO_MOUNTS:
+        eo.no_mounts = 1;
+        if (!k8s) wrong = "--no-mounts";
+        break;
+      case OPT_RESULTS_CLAIM:
+        eo.results_claim = optarg;
+        if (!k8s) wrong = "--results-claim";
+        break;
+      case OPT_JOBSET:
+        eo.jobset = 1;
+        if (!k8s) wrong = "--jobset";
+        break;
+      case OPT_RUNS_ON:
+        selection_add(&runs_on, optarg);
+        if (k8s) wrong = "--runs-on";
+        break;
       case OPT_TIMEOUT_MINUTES: {
         char *end;
         long n = strtol(optarg, &end, 10);
@@ -473,12 +529,30 @@ static int cmd_export(int argc, char **argv) {
         eo.timeout_minutes = (int) n;
         break;
       }
-      case OPT_CONCURRENCY: eo.concurrency = optarg; if (k8s) wrong = "--concurrency"; break;
-      case OPT_CANCEL_IN_PROGRESS: eo.cancel_in_progress = 1; if (k8s) wrong = "--cancel-in-progress"; break;
-      case OPT_SCHEDULE: eo.schedule = optarg; if (k8s) wrong = "--schedule"; break;
-      case OPT_PACKAGE: eo.package = optarg; if (k8s) wrong = "--package"; break;
-      case 'h': free(sel.only); free(runs_on.only); return tpuci_cli_help("export", stdout);
-      default: free(sel.only); free(runs_on.only); return usage_error("export", "bad option");
+      case OPT_CONCURRENCY:
+        eo.concurrency = optarg;
+        if (k8s) wrong = "--concurrency";
+        break;
+      case OPT_CANCEL_IN_PROGRESS:
+        eo.cancel_in_progress = 1;
+        if (k8s) wrong = "--cancel-in-progress";
+        break;
+      case OPT_SCHEDULE:
+        eo.schedule = optarg;
+        if (k8s) wrong = "--schedule";
+        break;
+      case OPT_PACKAGE:
+        eo.package = optarg;
+        if (k8s) wrong = "--package";
+        break;
+      case 'h':
+        free(sel.only);
+        free(runs_on.only);
+        return tpuci_cli_help("export", stdout);
+      default:
+        free(sel.only);
+        free(runs_on.only);
+        return usage_error("export", "bad option");
     }
   }
   eo.runs_on = runs_on.only;
@@ -563,7 +637,7 @@ static int cmd_plan(int argc, char **argv) {
   tpuci_set_real(ctx, real);
   r = load_and_select(ctx, argv[optind], &sel);
   free(sel.only);
-  if (r == 0) r = apply_engine(ctx, engine);
+  if (r == 0) r = tpuci_cli_apply_engine(ctx, engine);
   if (r != 0) {
     tpuci_ctx_free(ctx);
     return r;
@@ -578,93 +652,6 @@ static int cmd_plan(int argc, char **argv) {
   }
   tpuci_ctx_free(ctx);
   return r == 0 ? EXIT_PASSED : EXIT_USAGE;
-}
-
-static int cmd_gc(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
-  tpuci_ctx_t *ctx;
-  char *report = NULL;
-  int dry = 0, c, r;
-
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-    switch (c) {
-      case OPT_DRY_RUN: dry = 1; break;
-      case 'h': return tpuci_cli_help("gc", stdout);
-      default: return usage_error("gc", "bad option");
-    }
-  }
-  if (optind < argc - 1) return usage_error("gc", "too many arguments");
-  if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
-  if (optind < argc && (r = tpuci_load_file(ctx, argv[optind])) != 0) {
-    r = load_error(ctx, r);
-    tpuci_ctx_free(ctx);
-    return r;
-  }
-  r = tpuci_engine_gc(ctx, dry, &report);
-  if (report && *report) tpuci_console__puts_safe(stdout, report);
-  if (r < 0) fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
-  else
-    printf("tpuci gc: %d object%s %s\n", r, r == 1 ? "" : "s",
-           dry ? "found (dry run)" : "removed");
-  tpuci_free(report);
-  tpuci_ctx_free(ctx);
-  return r < 0 ? EXIT_ENV : EXIT_PASSED;
-}
-
-static int cmd_doctor(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"engine", required_argument, NULL, OPT_ENGINE},
-      {"real", no_argument, NULL, OPT_REAL},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
-  const char *engine = NULL;
-  tpuci_ctx_t *ctx;
-  char *report = NULL;
-  int c, r, real = 0;
-
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-    switch (c) {
-      case OPT_ENGINE: engine = optarg; break;
-      case OPT_REAL: real = 1; break;
-      case 'h': return tpuci_cli_help("doctor", stdout);
-      default: return usage_error("doctor", "bad option");
-    }
-  }
-  if (optind < argc - 1) return usage_error("doctor", "too many arguments");
-  if (engine != NULL && optind == argc)
-    return usage_error("doctor", "--engine needs SPEC (it moves the spec's jobs)");
-  if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
-  tpuci_set_real(ctx, real);
-  if (optind < argc) {
-    r = tpuci_load_file(ctx, argv[optind]);
-    if (r == 0) r = apply_engine(ctx, engine);
-    else r = load_error(ctx, r);
-    if (r != 0) {
-      tpuci_ctx_free(ctx);
-      return r;
-    }
-    print_warnings(ctx);
-  }
-  r = tpuci_engine_doctor(ctx, &report);
-  if (report && *report) tpuci_console__puts_safe(stdout, report);
-  if (r < 0) fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
-  tpuci_free(report);
-  report = NULL;
-  if (real) {
-    /* The TPU checks after the engine's, whatever those said. */
-    int t = tpuci_tpu_doctor(ctx, &report);
-    if (report && *report) tpuci_console__puts_safe(stdout, report);
-    if (t < 0) fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
-    tpuci_free(report);
-    if (r >= 0 && t < 0) r = t;
-  }
-  tpuci_ctx_free(ctx);
-  return r < 0 ? EXIT_ENV : EXIT_PASSED;
 }
 
 /* Each running attempt holds a few file descriptors: take as many as the
@@ -710,9 +697,9 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "flaky") == 0) return tpuci_cli_flaky(argc - 1, argv + 1);
   if (strcmp(cmd, "plan") == 0) return cmd_plan(argc - 1, argv + 1);
   if (strcmp(cmd, "export") == 0) return cmd_export(argc - 1, argv + 1);
-  if (strcmp(cmd, "gc") == 0) return cmd_gc(argc - 1, argv + 1);
+  if (strcmp(cmd, "gc") == 0) return tpuci_cli_gc(argc - 1, argv + 1);
   if (strcmp(cmd, "topologies") == 0) return tpuci_cli_topologies(argc - 1, argv + 1);
-  if (strcmp(cmd, "doctor") == 0) return cmd_doctor(argc - 1, argv + 1);
+  if (strcmp(cmd, "doctor") == 0) return tpuci_cli_doctor(argc - 1, argv + 1);
   if (strcmp(cmd, "init") == 0) return tpuci_cli_init(argc - 1, argv + 1);
   if (strcmp(cmd, "completion") == 0) {
     if (argc != 3 || tpuci_cli_completion(argv[2], stdout) != 0)
