@@ -64,16 +64,16 @@ extern "C" {
 
 /* The outcome of one attempt, or the final outcome of an instance. */
 typedef enum {
-  TPUCI_OUTCOME_NONE = 0,  /* not run */
-  TPUCI_OUTCOME_PASSED,    /* exit status 0 */
-  TPUCI_OUTCOME_FAILED,    /* non-zero exit status or killed by a signal */
-  TPUCI_OUTCOME_TIMEOUT,   /* stopped by tpuci after its timeout */
-  TPUCI_OUTCOME_OOM,       /* killed by the kernel for memory (docker) */
-  TPUCI_OUTCOME_INFRA,     /* the engine or image failed, not the job */
-  TPUCI_OUTCOME_CANCELLED, /* stopped or never started: Ctrl-C, fail-fast,
+  TPUCI_OUTCOME_NONE = 0,        /* not run */
+  TPUCI_OUTCOME_PASSED,          /* exit status 0 */
+  TPUCI_OUTCOME_FAILED,          /* non-zero exit status or killed by a signal */
+  TPUCI_OUTCOME_TIMEOUT,         /* stopped by tpuci after its timeout */
+  TPUCI_OUTCOME_OOM,             /* killed by the kernel for memory (docker) */
+  TPUCI_OUTCOME_INFRA,           /* the engine or image failed, not the job */
+  TPUCI_OUTCOME_CANCELLED,       /* stopped or never started: Ctrl-C, fail-fast,
                               deadline */
-  TPUCI_OUTCOME_FLAKY,     /* instance only: failed, then passed on retry */
-  TPUCI_OUTCOME_CACHED,    /* instance only: not run, its inputs passed in
+  TPUCI_OUTCOME_FLAKY,           /* instance only: failed, then passed on retry */
+  TPUCI_OUTCOME_CACHED,          /* instance only: not run, its inputs passed in
                               an earlier run (docs/cache.md); counts as
                               passed */
   TPUCI_OUTCOME_ORDER_DEPENDENT, /* instance only: passed, and each test that
@@ -81,11 +81,11 @@ typedef enum {
                               after other tests, passed in another process);
                               a flaky class of its own, counts as passed
                               unless strict_flaky (docs/pytest.md) */
-  TPUCI_OUTCOME_PREEMPTED, /* the machines went away under it: a worker
+  TPUCI_OUTCOME_PREEMPTED,       /* the machines went away under it: a worker
                               its describe command reports PREEMPTED,
                               TERMINATED, STOPPING or gone (docs/ssh.md,
                               "Capacity"); retried under retries.capacity */
-  TPUCI_OUTCOME_NO_CAPACITY, /* the machines were not there: a worker that
+  TPUCI_OUTCOME_NO_CAPACITY,     /* the machines were not there: a worker that
                               refused or timed out at connect before the
                               gang started; retried under retries.capacity */
   TPUCI_OUTCOME__COUNT
@@ -119,7 +119,7 @@ const char *tpuci_outcome_name(tpuci_outcome_t outcome);
  * before the call (TPUCI_BUILD_SOURCE_INIT does); tpuci fills what fits.
  * Returns 0, or TPUCI_EUSAGE for a size too small. */
 typedef struct tpuci_build_source_s {
-  size_t size;              /* sizeof(tpuci_build_source_t) */
+  size_t size; /* sizeof(tpuci_build_source_t) */
   /* The https (or git) URL of the checkout's remote origin, without a
    * user or password (an ssh address as its https one), or NULL: not a
    * git checkout, no origin, or one a CI runner could not fetch (a
@@ -127,11 +127,12 @@ typedef struct tpuci_build_source_s {
   const char *url;
   /* The commit it was built at (hex), or NULL: not a git checkout. */
   const char *commit;
-  int modified;             /* tracked files had changes at the build */
-  int pushed;               /* the commit was on one of origin's branches
+  int modified; /* tracked files had changes at the build */
+  int pushed;   /* the commit was on one of origin's branches
                                (as of the checkout's last fetch) */
 } tpuci_build_source_t;
-#define TPUCI_BUILD_SOURCE_INIT {sizeof(tpuci_build_source_t), NULL, NULL, 0, 0}
+#define TPUCI_BUILD_SOURCE_INIT \
+  { sizeof(tpuci_build_source_t), NULL, NULL, 0, 0 }
 
 int tpuci_build_source(tpuci_build_source_t *out);
 
@@ -151,7 +152,7 @@ char *tpuci_text_safe(const char *text, int lines);
 /* Context                                                             */
 
 typedef struct tpuci_ctx_options_s {
-  size_t size;             /* sizeof(tpuci_ctx_options_t) */
+  size_t size; /* sizeof(tpuci_ctx_options_t) */
   /* Limits for loading a spec; 0 means the default (5000 ms, 256 MiB). */
   uint64_t load_timeout_ms;
   size_t load_memory_bytes;
@@ -271,14 +272,14 @@ int tpuci_plan_keys(tpuci_ctx_t *ctx, const char *state_dir, int json, char **ou
 typedef enum {
   TPUCI_EVENT_RUN_STARTED = 1, /* run_id and run_dir are known */
   TPUCI_EVENT_ATTEMPT_STARTED,
-  TPUCI_EVENT_OUTPUT,           /* a chunk of an attempt's stdout/stderr */
+  TPUCI_EVENT_OUTPUT, /* a chunk of an attempt's stdout/stderr */
   TPUCI_EVENT_ATTEMPT_FINISHED,
-  TPUCI_EVENT_RETRY_SCHEDULED,  /* the next attempt waits retry_in_ms */
+  TPUCI_EVENT_RETRY_SCHEDULED, /* the next attempt waits retry_in_ms */
   TPUCI_EVENT_INSTANCE_FINISHED,
-  TPUCI_EVENT_MESSAGE,          /* a warning or note for the user */
+  TPUCI_EVENT_MESSAGE, /* a warning or note for the user */
   TPUCI_EVENT_RUN_FINISHED,
-  TPUCI_EVENT_TICK,             /* every tick_ms while running */
-  TPUCI_EVENT_PULL,             /* an image pull's progress (image, pull_*) */
+  TPUCI_EVENT_TICK, /* every tick_ms while running */
+  TPUCI_EVENT_PULL, /* an image pull's progress (image, pull_*) */
   /* A pytest test failed, as its process's progress reported it (within
    * a second, while the process runs on): `test` is its node id,
    * `message` the first line of what was raised (or NULL), `attempt` 0
@@ -291,9 +292,9 @@ typedef enum {
 /* TPUCI_EVENT_PULL's pull_state. */
 typedef enum {
   TPUCI_PULL_STARTED = 0,
-  TPUCI_PULL_PROGRESS,         /* at most every 250 ms while bytes come */
+  TPUCI_PULL_PROGRESS, /* at most every 250 ms while bytes come */
   TPUCI_PULL_DONE,
-  TPUCI_PULL_FAILED            /* why follows: the run's error or a MESSAGE */
+  TPUCI_PULL_FAILED /* why follows: the run's error or a MESSAGE */
 } tpuci_pull_state_t;
 
 /* Events are tpuci's to fill and the callback's to read during the call.
@@ -304,9 +305,9 @@ typedef enum {
 typedef struct tpuci_event_s {
   size_t size;
   tpuci_event_type_t type;
-  size_t instance;          /* index into the plan */
-  const char *name;         /* the instance's name */
-  int attempt;              /* 1-based */
+  size_t instance;  /* index into the plan */
+  const char *name; /* the instance's name */
+  int attempt;      /* 1-based */
   int max_attempts;
   /* OUTPUT: 1 for stdout, 2 for stderr; `data` is not NUL-terminated. */
   int stream;
@@ -314,11 +315,11 @@ typedef struct tpuci_event_s {
   size_t len;
   /* ATTEMPT_FINISHED, INSTANCE_FINISHED. */
   tpuci_outcome_t outcome;
-  int exit_code;            /* -1 when killed by a signal or never ran */
-  int term_signal;          /* 0 when none */
+  int exit_code;   /* -1 when killed by a signal or never ran */
+  int term_signal; /* 0 when none */
   uint64_t duration_ms;
-  const char *cause;        /* "exit 3", "timed out after 2s", ... */
-  const char *log_path;     /* the attempt's log file */
+  const char *cause;    /* "exit 3", "timed out after 2s", ... */
+  const char *log_path; /* the attempt's log file */
   /* RETRY_SCHEDULED. */
   uint64_t retry_in_ms;
   /* MESSAGE, RUN_STARTED (run folder), RUN_FINISHED (verdict) and
@@ -341,19 +342,19 @@ typedef void (*tpuci_event_cb)(tpuci_ctx_t *ctx, const tpuci_event_t *ev,
                                void *userdata);
 
 typedef struct tpuci_run_options_s {
-  size_t size;             /* sizeof(tpuci_run_options_t) */
+  size_t size; /* sizeof(tpuci_run_options_t) */
   /* A uv_loop_t * to run on. NULL: tpuci_run() creates a loop, runs it
    * and returns when the run is over. Non-NULL: tpuci_run() starts the run
    * and returns; the caller runs the loop; TPUCI_EVENT_RUN_FINISHED says
    * when it is over. */
   void *loop;
-  int jobs;                /* slots; 0: the number of CPUs */
-  int fail_fast;           /* stop everything after the first failure */
-  int strict_flaky;        /* a flaky instance fails the run */
-  int keep_failed;         /* keep containers of failed attempts */
-  uint64_t deadline_ms;    /* whole-run wall clock cap; 0: none */
-  uint64_t grace_ms;       /* SIGTERM to SIGKILL; 0: the spec's or 5000 */
-  const char *state_dir;   /* NULL: ".tpuci" */
+  int jobs;              /* slots; 0: the number of CPUs */
+  int fail_fast;         /* stop everything after the first failure */
+  int strict_flaky;      /* a flaky instance fails the run */
+  int keep_failed;       /* keep containers of failed attempts */
+  uint64_t deadline_ms;  /* whole-run wall clock cap; 0: none */
+  uint64_t grace_ms;     /* SIGTERM to SIGKILL; 0: the spec's or 5000 */
+  const char *state_dir; /* NULL: ".tpuci" */
   /* Install SIGINT/SIGTERM handlers on the loop for the run: the first
    * signal cancels gracefully, a second one forces. */
   int handle_signals;
@@ -457,16 +458,17 @@ size_t tpuci_attempt_count(const tpuci_ctx_t *ctx, size_t i);
  * follow the struct convention above: the _INIT macros set `size`, and
  * tpuci fills only what fits. */
 typedef struct tpuci_attempt_info_s {
-  size_t size;              /* sizeof(tpuci_attempt_info_t) */
+  size_t size; /* sizeof(tpuci_attempt_info_t) */
   tpuci_outcome_t outcome;
-  int exit_code;            /* -1 when killed by a signal or never ran */
+  int exit_code; /* -1 when killed by a signal or never ran */
   int term_signal;
-  uint64_t start_ms;        /* Unix epoch milliseconds */
+  uint64_t start_ms; /* Unix epoch milliseconds */
   uint64_t duration_ms;
   const char *cause;
   const char *log_path;
 } tpuci_attempt_info_t;
-#define TPUCI_ATTEMPT_INFO_INIT {sizeof(tpuci_attempt_info_t), 0, 0, 0, 0, 0, NULL, NULL}
+#define TPUCI_ATTEMPT_INFO_INIT \
+  { sizeof(tpuci_attempt_info_t), 0, 0, 0, 0, 0, NULL, NULL }
 
 /* Attempt `k` (0-based) of instance `i`. */
 int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
@@ -475,19 +477,20 @@ int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
 /* What a running attempt is doing now, for a live display: call it from
  * the event callback (a TPUCI_EVENT_TICK, say) while tpuci_run() runs. */
 typedef struct tpuci_running_info_s {
-  size_t size;              /* sizeof(tpuci_running_info_t) */
-  int attempt;              /* 1-based */
+  size_t size; /* sizeof(tpuci_running_info_t) */
+  int attempt; /* 1-based */
   uint64_t elapsed_ms;
-  uint64_t output_bytes;    /* the attempt's output so far, all hosts */
-  uint64_t quiet_ms;        /* since its last output (or its start) */
+  uint64_t output_bytes; /* the attempt's output so far, all hosts */
+  uint64_t quiet_ms;     /* since its last output (or its start) */
   /* pytest: the test it is in ("tests/t.py::test_x", for a gang "... on
    * all 2 hosts" or "X on worker-0, Y on worker-1"), read from pytest's
    * progress at most once a second; NULL when none (or not pytest).
    * Valid until the next call or event. */
   const char *test;
-  uint64_t test_ms;         /* how long it has been in that test, at least */
+  uint64_t test_ms; /* how long it has been in that test, at least */
 } tpuci_running_info_t;
-#define TPUCI_RUNNING_INFO_INIT {sizeof(tpuci_running_info_t), 0, 0, 0, 0, NULL, 0}
+#define TPUCI_RUNNING_INFO_INIT \
+  { sizeof(tpuci_running_info_t), 0, 0, 0, 0, NULL, 0 }
 
 /* Instance `i`'s running attempt (not a shard group's collection): 0 and
  * *out filled, or TPUCI_ESTATE when none runs (or no run is going on). */
@@ -498,31 +501,31 @@ int tpuci_running_info(tpuci_ctx_t *ctx, size_t i, tpuci_running_info_t *out);
 size_t tpuci_test_count(const tpuci_ctx_t *ctx, size_t i);
 
 typedef struct tpuci_test_info_s {
-  size_t size;              /* sizeof(tpuci_test_info_t) */
-  const char *id;           /* pytest node id */
-  const char *outcome;      /* "passed", "failed", "error", "skipped", "xfail",
+  size_t size;         /* sizeof(tpuci_test_info_t) */
+  const char *id;      /* pytest node id */
+  const char *outcome; /* "passed", "failed", "error", "skipped", "xfail",
                                "unaffected" (left out: nothing it needs
                                changed since it passed), or "not-run":
                                collected, but no attempt reported a result
                                for it (the attempts were cut short) */
-  int failing;              /* failed, error or not-run */
-  int flaky;                /* failed on an attempt, then passed */
-  int runs;                 /* attempts that ran it */
-  double duration_s;        /* of its last run */
-  const char *message;      /* of its last failure, or NULL */
+  int failing;         /* failed, error or not-run */
+  int flaky;           /* failed on an attempt, then passed */
+  int runs;            /* attempts that ran it */
+  double duration_s;   /* of its last run */
+  const char *message; /* of its last failure, or NULL */
   /* Its file: an absolute path on this machine when tpuci could place it
    * (pytest's rootdir joined with the file, and for a container job
    * mapped back through the job's mounts), else as pytest wrote it
    * (relative to its rootdir); NULL when unknown. */
   const char *file;
-  int line;                 /* 1-based, or 0 */
+  int line; /* 1-based, or 0 */
   /* The quarantine entry that covers it (docs/quarantine.md): its
    * failure does not fail the run. 0 and NULLs when none does. */
   int quarantined;
-  const char *quarantine_where;  /* "tpuci-quarantine.yaml:3" */
+  const char *quarantine_where; /* "tpuci-quarantine.yaml:3" */
   const char *quarantine_reason;
   const char *quarantine_owner;
-  const char *quarantine_until;  /* "2027-01-31" */
+  const char *quarantine_until; /* "2027-01-31" */
   /* Quarantined, and passed its last release_after runs in the history
    * (this one included): the entry can go (`tpuci flaky --release`). */
   int release_ready;
@@ -547,8 +550,9 @@ typedef struct tpuci_test_info_s {
    * run it last passed in, or NULL. */
   const char *unaffected_since;
 } tpuci_test_info_t;
-#define TPUCI_TEST_INFO_INIT {sizeof(tpuci_test_info_t), NULL, NULL, 0, 0, 0, 0.0, NULL, NULL, 0, \
-                              0, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, NULL, NULL, NULL}
+#define TPUCI_TEST_INFO_INIT                                            \
+  { sizeof(tpuci_test_info_t), NULL, NULL, 0, 0, 0, 0.0, NULL, NULL, 0, \
+    0, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, NULL, NULL, NULL }
 
 int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
                     tpuci_test_info_t *out);
@@ -567,11 +571,11 @@ int tpuci_repeat_report(const tpuci_ctx_t *ctx, char **out);
 
 /* What tpuci_merge_runs() writes; NULL: not written. */
 typedef struct tpuci_merge_options_s {
-  size_t size;              /* sizeof(tpuci_merge_options_t) */
-  const char *report_json;  /* the merged summary (a summary.json) */
+  size_t size;             /* sizeof(tpuci_merge_options_t) */
+  const char *report_json; /* the merged summary (a summary.json) */
   const char *report_yaml;
-  const char *report_html;  /* log links relative to its folder */
-  const char *junit;        /* the runs' merged JUnit reports as one */
+  const char *report_html; /* log links relative to its folder */
+  const char *junit;       /* the runs' merged JUnit reports as one */
 } tpuci_merge_options_t;
 
 /* Fills `opts` with the defaults (nothing written). */
@@ -659,7 +663,7 @@ int tpuci_report(const tpuci_ctx_t *ctx, const char *format, char **out);
 /* A starting spec for a project (`tpuci init`)                        */
 
 typedef struct tpuci_init_options_s {
-  size_t size;             /* sizeof(tpuci_init_options_t) */
+  size_t size; /* sizeof(tpuci_init_options_t) */
   /* The project's folder, whose pytest configuration is read. NULL: ".". */
   const char *dir;
   /* That folder as the spec names it, relative to the folder the spec
@@ -730,7 +734,7 @@ int tpuci_tpu_doctor(tpuci_ctx_t *ctx, char **report);
 /* Exporting the loaded spec to other CI systems                       */
 
 typedef struct tpuci_export_options_s {
-  size_t size;             /* sizeof(tpuci_export_options_t) */
+  size_t size; /* sizeof(tpuci_export_options_t) */
   /* The spec's path from the repository's root, as the exported workflow
    * runs it. NULL: the path it was loaded from (which must be relative). */
   const char *spec;
@@ -741,19 +745,19 @@ typedef struct tpuci_export_options_s {
    * source_ref too. */
   const char *source_url;
   const char *source_ref;
-  const char *name;        /* the workflow's name; NULL: "tpuci" */
-  int per_job;             /* one workflow job per job (a matrix) */
+  const char *name; /* the workflow's name; NULL: "tpuci" */
+  int per_job;      /* one workflow job per job (a matrix) */
   /* Format "kubernetes" (docs/kubernetes.md). */
-  int emulated;            /* every topology as tpuci's CPU emulation */
-  int no_mounts;           /* leave the spec's mounts out */
-  const char *run;         /* a run id for labels and names, or NULL */
+  int emulated;              /* every topology as tpuci's CPU emulation */
+  int no_mounts;             /* leave the spec's mounts out */
+  const char *run;           /* a run id for labels and names, or NULL */
   const char *results_claim; /* a PersistentVolumeClaim for results, or NULL */
   /* Format "github" (docs/github.md). */
   const char *const *runs_on; /* runs-on labels (all must match); n 0: */
   size_t n_runs_on;           /* ubuntu-latest */
-  int timeout_minutes;     /* the workflow job's; 0: GitHub's default */
-  const char *concurrency; /* the workflow's concurrency group, or NULL */
-  int cancel_in_progress;  /* a new run cancels the group's running one */
+  int timeout_minutes;        /* the workflow job's; 0: GitHub's default */
+  const char *concurrency;    /* the workflow's concurrency group, or NULL */
+  int cancel_in_progress;     /* a new run cancels the group's running one */
   /* A cron schedule ("0 3 * * 1") the workflow also runs on,
    * or NULL; 5 fields, checked (docs/github.md, "Triggers"). */
   const char *schedule;

@@ -11,7 +11,8 @@
 # installed). docker-registry and apache2-utils (htpasswd):
 # tests/docker/registry.sh's private registry with logins.
 # python3-pyflakes: the syntax check of the embedded Python
-# (tests/pytest/plugin/check_syntax.py).
+# (tests/pytest/plugin/check_syntax.py). clang-format: tests/layout/format.sh,
+# the check that core/ and include/ are formatted as .clang-format says.
 # python3-ruamel.yaml: tests/export/hostile.sh reads exports back as a
 # YAML 1.2 reader does.
 # openssh-server, openssh-client, iproute2: tests/ssh/'s workers (sshds in
@@ -23,7 +24,7 @@ set -euo pipefail
 pkgs=(build-essential ca-certificates python3 libcmocka-dev parallel debootstrap
       python3-yaml python3-jsonschema python3-pytest python3-pyflakes chromium groff-base zsh
       python3-kubernetes kubernetes-client podman catatonit netavark aardvark-dns
-      clang libclang-rt-14-dev libxml2-utils cmark-gfm jq npm
+      clang clang-format libclang-rt-14-dev libxml2-utils cmark-gfm jq npm
       docker-registry apache2-utils python3-ruamel.yaml
       openssh-server openssh-client iproute2 python3-torch hyperfine)
 wanted=()

@@ -50,4 +50,3 @@ void tpuci_ctx_free(tpuci_ctx_t *ctx) {
   tpuci__err_clear(&ctx->err);
   free(ctx);
 }
-

@@ -44,7 +44,7 @@ typedef struct tpuci__run_s {
    * pytest kind's state (what its shard groups collected, after it). */
   tpuci__kind_binding_t kinds[2];
   tpuci__kind_run_t *pytest_kind;
-  const char **nonfile;   /* per instance, tpuci__cache_nonfile() (borrowed) */
+  const char **nonfile; /* per instance, tpuci__cache_nonfile() (borrowed) */
   uv_loop_t *own_loop;
   int running;
   int ran;
@@ -52,7 +52,7 @@ typedef struct tpuci__run_s {
   uint64_t start_hr;
   uint64_t duration_ms;
   int exit_code;
-  int verdict;            /* the instances' code: 0, 1, 3 or 130 */
+  int verdict; /* the instances' code: 0, 1, 3 or 130 */
   int run_error;
   /* Messages told before RUN_STARTED wait here (tpuci__message()). */
   int hold;
@@ -60,8 +60,8 @@ typedef struct tpuci__run_s {
   /* Files of the run's records that could not be written, and why. */
   tpuci__strv_t write_paths;
   tpuci__strv_t write_errors;
-  char *summary_path;     /* summary.json once written (or read) */
-  json_t *report;         /* of the last run */
+  char *summary_path; /* summary.json once written (or read) */
+  json_t *report;     /* of the last run */
   int jobs;
   tpuci__timings_t timings; /* recorded test durations (state_dir) */
   /* Failing first: per instance, the tests that failed in its last run
@@ -83,9 +83,9 @@ typedef struct tpuci__run_s {
    * that failed only by quarantined tests. */
   tpuci__quarantine_t quar;
   struct tpuci__qtest_s {
-    const tpuci__quarantine_entry_t *entry;  /* NULL: not quarantined */
-    int ready;                               /* passed its last K runs */
-  } **qtests;
+    const tpuci__quarantine_entry_t *entry; /* NULL: not quarantined */
+    int ready;                              /* passed its last K runs */
+  } * *qtests;
   unsigned char *forgiven;
   struct tpuci__cache_run_s *cache; /* the run's keys and hits (run_cache.c) */
 } tpuci__run_t;
@@ -95,11 +95,11 @@ struct tpuci_ctx_s {
   tpuci__err_t err;
   tpuci__plan_t plan;
   int loaded;
-  int real;       /* specs load for real TPU hardware (tpuci_set_real) */
+  int real; /* specs load for real TPU hardware (tpuci_set_real) */
 
   /* What the next run runs of the plan (set by selecting, before it). */
   tpuci__strv_t **preselect; /* rerun --failed: failed tests per instance */
-  int repeat;             /* tpuci_plan_repeat()'s N; 0: no probe */
+  int repeat;                /* tpuci_plan_repeat()'s N; 0: no probe */
   /* The current or last run (or a run's record read back): everything
    * tpuci_run() makes, freed at once by the next one (run_state.c). */
   tpuci__run_t run;

@@ -164,7 +164,8 @@ static json_t *tpuci__merge_tree(json_t **runs, char **dirs, size_t n, int verdi
   json_object_set_new(root, "jobs", json_integer(jobs > 0 ? jobs : 1));
   json_object_set_new(root, "exit_code",
                       json_integer(incomplete && (verdict == 0 || verdict == 1)
-                                       ? TPUCI__EXIT_RECORDS : verdict));
+                                       ? TPUCI__EXIT_RECORDS
+                                       : verdict));
   json_object_set_new(root, "verdict", json_string(tpuci__report_verdict(verdict)));
   json_object_set_new(root, "error", error.data ? json_string(error.data) : json_null());
   json_object_set(root, "tpuci_version", json_object_get(runs[0], "tpuci_version"));
@@ -231,7 +232,8 @@ int tpuci_merge_runs(tpuci_ctx_t *ctx, const char *const *run_dirs, size_t n,
       }
       if ((at = tpuci__idmap_get(&seen, name)) != TPUCI__IDMAP_NONE) {
         r = tpuci__err_set(&e, TPUCI_EUSAGE, "instance '%s' is in both %s and %s: merge the "
-                           "folders of runs of different instances (tpuci run --only)", name,
+                                             "folders of runs of different instances (tpuci run --only)",
+                           name,
                            dirs[at], dirs[k]);
         break;
       }

@@ -43,7 +43,7 @@ int tpuci__read_summary_file(const char *path, const char *hint, json_t **out,
 
 /* Reads state_dir/runs/<id>/summary.json. */
 int tpuci__read_summary(const char *state_dir, const char *run_id,
-                               json_t **out, tpuci__err_t *err) {
+                        json_t **out, tpuci__err_t *err) {
   char *path;
   int r;
 
@@ -82,8 +82,9 @@ int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir,
   tpuci__load_record(ctx, root);
   /* The run's own folder, not `latest`, which the next run moves. */
   ctx->run.summary_path = tpuci__printf("%s/runs/%s/summary.json", state_dir ? state_dir : ".tpuci",
-                                    run_id && *run_id ? run_id
-                                    : ctx->run.rd.id && *ctx->run.rd.id ? ctx->run.rd.id : "latest");
+                                        run_id && *run_id                   ? run_id
+                                        : ctx->run.rd.id && *ctx->run.rd.id ? ctx->run.rd.id
+                                                                            : "latest");
   return 0;
 }
 
@@ -200,8 +201,9 @@ static int tpuci__select_unpassed(tpuci_ctx_t *ctx, json_t *root, const char *pa
     name = json_string_value(json_object_get(ji, "name"));
     if (name == NULL || *name == '\0') {
       r = tpuci__err_set(e, TPUCI_EIO, "%s: instance record %zu (%s) has no "
-                         "name, so what to run again is unknown (a damaged "
-                         "summary; run the spec with `tpuci run`)", path, k + 1,
+                                       "name, so what to run again is unknown (a damaged "
+                                       "summary; run the spec with `tpuci run`)",
+                         path, k + 1,
                          *o ? o : "no outcome");
       goto done;
     }
@@ -210,8 +212,9 @@ static int tpuci__select_unpassed(tpuci_ctx_t *ctx, json_t *root, const char *pa
                   tpuci__cmp_inst_name);
     if (hit == NULL) {
       r = tpuci__err_set(e, TPUCI_ENOMATCH, "%s: instance '%s' did not pass "
-                         "(%s), but %s has no instance of that name (renamed?); "
-                         "run the spec with `tpuci run`", path, name,
+                                            "(%s), but %s has no instance of that name (renamed?); "
+                                            "run the spec with `tpuci run`",
+                         path, name,
                          *o ? o : "no outcome", ctx->plan.spec_path);
       goto done;
     }
@@ -220,8 +223,9 @@ static int tpuci__select_unpassed(tpuci_ctx_t *ctx, json_t *root, const char *pa
   counted = tpuci__summary_unpassed_count(root);
   if (counted > unpassed) {
     r = tpuci__err_set(e, TPUCI_EIO, "%s: its counts say %ld instance%s did not "
-                       "pass, but %d instance record%s say%s which (a damaged "
-                       "summary; run the spec with `tpuci run`)", path, counted,
+                                     "pass, but %d instance record%s say%s which (a damaged "
+                                     "summary; run the spec with `tpuci run`)",
+                       path, counted,
                        counted == 1 ? "" : "s", unpassed, unpassed == 1 ? "" : "s",
                        unpassed == 1 ? "s" : "");
     goto done;
@@ -230,14 +234,16 @@ static int tpuci__select_unpassed(tpuci_ctx_t *ctx, json_t *root, const char *pa
   if (unpassed == 0 && exit_code != 0 && exit_code != 130) {
     if (flaky > 0)
       r = tpuci__err_set(e, TPUCI_EIO, "%s: the run failed (exit %d) with no "
-                         "instance that did not pass: its %d flaky instance%s "
-                         "failed it under --strict-flaky; run %s with `tpuci "
-                         "run --only`", path, exit_code, flaky,
+                                       "instance that did not pass: its %d flaky instance%s "
+                                       "failed it under --strict-flaky; run %s with `tpuci "
+                                       "run --only`",
+                         path, exit_code, flaky,
                          flaky == 1 ? "" : "s", flaky == 1 ? "it" : "them");
     else
       r = tpuci__err_set(e, TPUCI_EIO, "%s: the run failed (exit %d) but no "
-                         "instance record says which did not pass (a damaged "
-                         "summary; run the spec with `tpuci run`)", path,
+                                       "instance record says which did not pass (a damaged "
+                                       "summary; run the spec with `tpuci run`)",
+                         path,
                          exit_code);
     goto done;
   }

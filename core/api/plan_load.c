@@ -58,7 +58,8 @@ int tpuci_load_file(tpuci_ctx_t *ctx, const char *path) {
   r = tpuci__read_file_max(path, TPUCI__SPEC_MAX_BYTES, &chunk, &len);
   if (r == UV_EFBIG) {
     tpuci__err_set(&e, TPUCI_ELIMIT, "%s: the spec is larger than %zu MiB "
-                   "(the most a spec may have)", path,
+                                     "(the most a spec may have)",
+                   path,
                    TPUCI__SPEC_MAX_BYTES / (1024 * 1024));
     return tpuci__fail(ctx, &e);
   }
@@ -188,7 +189,6 @@ const char *tpuci_instance_where(const tpuci_ctx_t *ctx, size_t i) {
 int tpuci_instance_selected(const tpuci_ctx_t *ctx, size_t i) {
   return TPUCI__HAS(ctx, i) ? ctx->plan.instances[i].selected : 0;
 }
-
 
 /* Predicted shards: what the next run would assign, if the suite is the
  * one the latest run saw. For each selected shard instance, the tests of

@@ -277,7 +277,8 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
     memset(&full, 0, sizeof(full));
     full.size = sizeof(full);
     tpuci__record_test(json_array_get(json_object_get(tpuci__record_instance(ctx, i), "tests"),
-                                      k), &full);
+                                      k),
+                       &full);
     return tpuci__struct_out(out, &full, sizeof(full), TPUCI__TEST_INFO_MIN);
   }
   t = &ctx->run.results[i].history->tests[k];
@@ -314,7 +315,7 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
     /* While the run goes on, the entry is looked up as tests finish. */
     const tpuci__quarantine_entry_t *q =
         ctx->run.qtests ? (ctx->run.qtests[i] ? ctx->run.qtests[i][k].entry : NULL)
-                    : tpuci__quarantine_match(&ctx->run.quar, t->id);
+                        : tpuci__quarantine_match(&ctx->run.quar, t->id);
     if (q != NULL) {
       full.quarantined = 1;
       full.quarantine_where = q->where;

@@ -38,7 +38,8 @@ static int tpuci__compute_verdict(const tpuci_ctx_t *ctx) {
     if (o == TPUCI_OUTCOME_PREEMPTED || o == TPUCI_OUTCOME_NO_CAPACITY) capacity = 1;
     else failed = 1;
   }
-  return failed ? 1 : capacity ? 3 : 0;
+  return failed ? 1 : capacity ? 3
+                               : 0;
 }
 
 /* The exit code: the verdict, or 4 when a file of the run's records could
@@ -248,7 +249,8 @@ static void tpuci__save_state(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *suit
  * else the spec's folder. A new string, or NULL. */
 static char *tpuci__project_root(const tpuci_ctx_t *ctx) {
   char *root = tpuci__git_root(ctx->plan.spec_dir);
-  return root ? root : ctx->plan.spec_dir ? tpuci__strdup(ctx->plan.spec_dir) : NULL;
+  return root ? root : ctx->plan.spec_dir ? tpuci__strdup(ctx->plan.spec_dir)
+                                          : NULL;
 }
 
 /* Where each failing test of pytest instance `i` failed in the project
@@ -256,7 +258,7 @@ static char *tpuci__project_root(const tpuci_ctx_t *ctx) {
  * is the job's workdir (a local job without one: the spec's folder). */
 static void tpuci__locate_failures(tpuci_ctx_t *ctx, size_t i, const char *root) {
   const tpuci__instance_t *inst = &ctx->plan.instances[i];
-  const char *cwd = inst->workdir ? inst->workdir
+  const char *cwd = inst->workdir                           ? inst->workdir
                     : inst->runtime == TPUCI__RUNTIME_LOCAL ? ctx->plan.spec_dir
                                                             : NULL;
   tpuci__trace_locate(ctx->run.results[i].history, inst, cwd, root);
@@ -275,7 +277,8 @@ static void tpuci__order_props(const tpuci_ctx_t *ctx, size_t i, tpuci__strv_t *
     tpuci__buf_t b;
     tpuci__buf_init(&b);
     tpuci__buf_addf(&b, "%zu test%s that failed last time ran first, in a process of %s own "
-                    "(%s: %s):", res->first_tests.len, res->first_tests.len == 1 ? "" : "s",
+                        "(%s: %s):",
+                    res->first_tests.len, res->first_tests.len == 1 ? "" : "s",
                     res->first_tests.len == 1 ? "its" : "their",
                     tpuci_outcome_name(res->first->outcome),
                     res->first->cause ? res->first->cause : "");
@@ -623,7 +626,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   r = tpuci__rundir_create(&ctx->run.rd, opts->state_dir ? opts->state_dir : ".tpuci", &e);
   if (r != 0) goto fail;
   ctx->run.timings_path = tpuci__printf("%s/timings.json", opts->state_dir ? opts->state_dir
-                                                                     : ".tpuci");
+                                                                           : ".tpuci");
   if (tpuci__timings_load(&ctx->run.timings, ctx->run.timings_path, &e) != 0) {
     /* Shards fall back to counts; the next run rewrites the file. */
     tpuci__timings_free(&ctx->run.timings);
@@ -631,7 +634,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
     tpuci__state_warning(ctx, &e, "test durations start afresh");
   }
   ctx->run.collections_path = tpuci__printf("%s/collections.json",
-                                        opts->state_dir ? opts->state_dir : ".tpuci");
+                                            opts->state_dir ? opts->state_dir : ".tpuci");
   /* Shard groups collect first again; the run rewrites the file. */
   if (tpuci__collections_load(&ctx->run.collections, ctx->run.collections_path, &e) != 0)
     tpuci__state_warning(ctx, &e, "shards collect first");

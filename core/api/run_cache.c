@@ -13,22 +13,22 @@
 #include "runtime/inputs.h"
 
 typedef struct {
-  tpuci__inputs_key_t key;  /* hex "" with key.why: none */
+  tpuci__inputs_key_t key; /* hex "" with key.why: none */
   /* Its inputs that are not files (tpuci__inputs_nonfile), for a pytest
    * instance that records what its tests need; "": none. */
   char nonfile[65];
-  json_t *entry;            /* the stored pass it came from (a hit) */
-  int stored;               /* this run's pass was stored */
-  int evicted;              /* a stored pass under its key was taken away */
+  json_t *entry; /* the stored pass it came from (a hit) */
+  int stored;    /* this run's pass was stored */
+  int evicted;   /* a stored pass under its key was taken away */
 } tpuci__ckey_t;
 
 struct tpuci__cache_run_s {
-  char *off;                /* why the cache is off this run, or NULL: then
+  char *off; /* why the cache is off this run, or NULL: then
                                keys are still made, so that a failure takes
                                a stored pass away */
   char *state_dir;
-  tpuci__ckey_t *keys;      /* per plan instance */
-  unsigned char *done;      /* per plan instance: a hit, not run */
+  tpuci__ckey_t *keys; /* per plan instance */
+  unsigned char *done; /* per plan instance: a hit, not run */
   size_t n, hits, stored, evicted;
 };
 
@@ -330,12 +330,12 @@ static void tpuci__keys_text(tpuci__buf_t *b, const tpuci_ctx_t *ctx,
   if (json_object_get(p, "image"))
     tpuci__buf_addf(b, "  image:   %s\n", json_string_value(json_object_get(p, "image")));
   json_array_foreach(json_object_get(p, "mounts"), j, m)
-    tpuci__buf_addf(b, "  mount:   %s -> %s: %s, %lld files, %s\n",
-                    json_string_value(json_object_get(m, "source")),
-                    json_string_value(json_object_get(m, "target")),
-                    json_string_value(json_object_get(m, "how")),
-                    (long long) json_integer_value(json_object_get(m, "files")),
-                    json_string_value(json_object_get(m, "key")));
+      tpuci__buf_addf(b, "  mount:   %s -> %s: %s, %lld files, %s\n",
+                      json_string_value(json_object_get(m, "source")),
+                      json_string_value(json_object_get(m, "target")),
+                      json_string_value(json_object_get(m, "how")),
+                      (long long) json_integer_value(json_object_get(m, "files")),
+                      json_string_value(json_object_get(m, "key")));
   if ((m = json_object_get(p, "workdir")) != NULL && json_object_get(m, "key"))
     tpuci__buf_addf(b, "  folder:  %s: %s, %lld files, %s\n",
                     json_string_value(json_object_get(m, "source")),
@@ -355,7 +355,7 @@ static void tpuci__keys_text(tpuci__buf_t *b, const tpuci_ctx_t *ctx,
     tpuci__buf_addf(b, "  env:     %zu variable%s of tpuci's own (names and value hashes: --json)\n",
                     json_object_size(m), json_object_size(m) == 1 ? "" : "s");
   json_array_foreach(json_object_get(p, "tests"), j, m)
-    tpuci__buf_addf(b, "  test:    %s\n", json_string_value(m));
+      tpuci__buf_addf(b, "  test:    %s\n", json_string_value(m));
 }
 
 int tpuci_plan_keys(tpuci_ctx_t *ctx, const char *state_dir, int json, char **out) {

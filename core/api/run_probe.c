@@ -176,8 +176,8 @@ void tpuci__wilson(size_t fails, size_t runs, double *low, double *high) {
 }
 
 typedef struct {
-  size_t of;              /* the instance repeated */
-  const char *id;         /* the test, or NULL: the instance itself */
+  size_t of;      /* the instance repeated */
+  const char *id; /* the test, or NULL: the instance itself */
   size_t runs, fails;
 } tpuci__rate_t;
 
@@ -260,8 +260,7 @@ void tpuci__probe_report(tpuci_ctx_t *ctx) {
     json_object_set_new(t, "id", r[k].id ? json_string(r[k].id) : json_null());
     json_object_set_new(t, "runs", json_integer((json_int_t) r[k].runs));
     json_object_set_new(t, "failures", json_integer((json_int_t) r[k].fails));
-    json_object_set_new(t, "rate", json_real(r[k].runs ? (double) r[k].fails / (double) r[k].runs
-                                                       : 0));
+    json_object_set_new(t, "rate", json_real(r[k].runs ? (double) r[k].fails / (double) r[k].runs : 0));
     json_object_set_new(t, "low", json_real(low));
     json_object_set_new(t, "high", json_real(high));
     json_array_append_new(a, t);

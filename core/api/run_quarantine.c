@@ -56,7 +56,8 @@ static void tpuci__quar_say(tpuci_ctx_t *ctx) {
   }
   if (more > 0) {
     char *msg = tpuci__printf("quarantine: %zu more %s covered tests (summary.json's "
-                              "quarantine.matched lists each)", more,
+                              "quarantine.matched lists each)",
+                              more,
                               more == 1 ? "entry" : "entries");
     tpuci__message(ctx, msg);
     free(msg);

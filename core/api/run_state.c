@@ -47,4 +47,3 @@ void tpuci__run_state_free(tpuci_ctx_t *ctx) {
   free(ctx->run.summary_path);
   ctx->run.summary_path = NULL;
 }
-

@@ -23,9 +23,9 @@ static char tpuci__build[160];
 static pthread_once_t tpuci__build_once = PTHREAD_ONCE_INIT;
 
 typedef struct {
-  uintptr_t addr;          /* an address inside the core */
-  char *id;                /* "gnu:HEX" (new string), or NULL */
-  char *file;              /* the object's file (new string), or NULL */
+  uintptr_t addr; /* an address inside the core */
+  char *id;       /* "gnu:HEX" (new string), or NULL */
+  char *file;     /* the object's file (new string), or NULL */
 } tpuci__find_t;
 
 /* The build id in the note segment [p, end), or NULL. */
@@ -71,7 +71,7 @@ static int tpuci__find_object(struct dl_phdr_info *info, size_t size, void *data
     f->id = tpuci__note_id(p, p + ph->p_memsz);
   }
   f->file = tpuci__strdup(info->dlpi_name && *info->dlpi_name ? info->dlpi_name
-                                                               : "/proc/self/exe");
+                                                              : "/proc/self/exe");
   return 1;
 }
 
@@ -98,7 +98,8 @@ static void tpuci__build_find(void) {
   tpuci__find_t f = {(uintptr_t) &tpuci__build_find, NULL, NULL};
   char *id;
   dl_iterate_phdr(tpuci__find_object, &f);
-  id = f.id ? f.id : f.file ? tpuci__file_id(f.file) : NULL;
+  id = f.id ? f.id : f.file ? tpuci__file_id(f.file)
+                            : NULL;
   snprintf(tpuci__build, sizeof(tpuci__build), "%s", id ? id : "unknown");
   if (id != f.id) free(id);
   free(f.id);

@@ -37,8 +37,7 @@ int tpuci__duration_parse(const char *s, uint64_t *out_ms) {
   static const struct {
     const char *unit;
     double ms;
-  } units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000},
-               {"d", 86400000}};
+  } units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}};
   const char *p = s;
   double total = 0, v;
   int last = (int) (sizeof(units) / sizeof(units[0]));

@@ -10,7 +10,7 @@
 typedef struct {
   const char **keys;
   size_t *vals;
-  size_t len, cap;  /* cap is 0 or a power of two */
+  size_t len, cap; /* cap is 0 or a power of two */
 } tpuci__idmap_t;
 
 #define TPUCI__IDMAP_NONE ((size_t) -1)

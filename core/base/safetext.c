@@ -10,7 +10,8 @@
 
 /* The code point of the valid UTF-8 sequence of n bytes at p. */
 static unsigned long tpuci__cp(const unsigned char *p, size_t n) {
-  unsigned long cp = n == 2 ? (p[0] & 0x1Fu) : n == 3 ? (p[0] & 0x0Fu) : (p[0] & 0x07u);
+  unsigned long cp = n == 2 ? (p[0] & 0x1Fu) : n == 3 ? (p[0] & 0x0Fu)
+                                                      : (p[0] & 0x07u);
   size_t i;
   for (i = 1; i < n; i++) cp = (cp << 6) | (p[i] & 0x3Fu);
   return cp;

@@ -350,7 +350,7 @@ int tpuci__mkdir_p(const char *path, int mode) {
   if (mkdir(path, (mode_t) mode) == 0 || errno == EEXIST) return 0;
   if (errno != ENOENT) return TPUCI__ERRNO;
   p = tpuci__strdup(path);
-  for (s = p + 1; ; s++) {
+  for (s = p + 1;; s++) {
     if (*s == '/' || *s == '\0') {
       char c = *s;
       *s = '\0';

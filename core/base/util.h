@@ -60,8 +60,8 @@ typedef struct {
   size_t cap;
 } tpuci__strv_t;
 
-void tpuci__strv_push(tpuci__strv_t *v, const char *s);  /* copies s */
-void tpuci__strv_take(tpuci__strv_t *v, char *s);        /* takes s */
+void tpuci__strv_push(tpuci__strv_t *v, const char *s); /* copies s */
+void tpuci__strv_take(tpuci__strv_t *v, char *s);       /* takes s */
 void tpuci__strv_free(tpuci__strv_t *v);
 void tpuci__strv_copy(tpuci__strv_t *dst, const tpuci__strv_t *src);
 

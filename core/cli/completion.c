@@ -13,11 +13,11 @@
 /* awk over `tpuci help CMD` with fmt set (export's github, kubernetes):
  * only the format's usage lines (and their continuations) and the section
  * that starts "fmt:"; all of it when fmt is empty. */
-#define TPUCI__SECTION_AWK                                                  \
-  "fmt == \"\" {print; next} "                                              \
-  "/^[a-z]+:/ {on = ($1 == fmt \":\")} "                                    \
-  "/tpuci export [a-z]+/ {match($0, /tpuci export [a-z]+/); "               \
-  "on = (substr($0, RSTART + 13, RLENGTH - 13) == fmt)} "                   \
+#define TPUCI__SECTION_AWK                                    \
+  "fmt == \"\" {print; next} "                                \
+  "/^[a-z]+:/ {on = ($1 == fmt \":\")} "                      \
+  "/tpuci export [a-z]+/ {match($0, /tpuci export [a-z]+/); " \
+  "on = (substr($0, RSTART + 13, RLENGTH - 13) == fmt)} "     \
   "on {print}"
 
 static const char tpuci__bash[] =

@@ -353,8 +353,7 @@ static void alive_lines(tpuci_console_t *c, tpuci_ctx_t *ctx) {
       tpuci_console__bytes(ri.output_bytes, 0, b, sizeof(b));
       tpuci_console__duration(ri.quiet_ms, d, sizeof(d));
       if (n < sizeof(line))
-        snprintf(line + n, sizeof(line) - n, ri.quiet_ms >= c->alive_ms ? ", %s output, none for %s"
-                                                                        : ", %s output", b, d);
+        snprintf(line + n, sizeof(line) - n, ri.quiet_ms >= c->alive_ms ? ", %s output, none for %s" : ", %s output", b, d);
     }
     tpuci_console__sanitize(line);
     fprintf(c->out, "[alive  ] %s\n", line);
@@ -566,9 +565,7 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
       if (ev->outcome == TPUCI_OUTCOME_FLAKY || ev->outcome == TPUCI_OUTCOME_ORDER_DEPENDENT)
         fprintf(c->out, "[%s%-7s%s] %s: passed on attempt %d %s\n", tpuci_console__color_of(c, ev->outcome),
                 ev->outcome == TPUCI_OUTCOME_FLAKY ? "flaky" : "order", tpuci_console__reset(c), ev->name,
-                ev->attempt, ev->outcome == TPUCI_OUTCOME_FLAKY
-                                 ? "after failing"
-                                 : "after a test failed in another order (order-dependent)");
+                ev->attempt, ev->outcome == TPUCI_OUTCOME_FLAKY ? "after failing" : "after a test failed in another order (order-dependent)");
       board_draw(c, ctx);
       break;
     case TPUCI_EVENT_MESSAGE:

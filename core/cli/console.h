@@ -31,11 +31,11 @@ typedef enum {
 } tpuci_console_style_t;
 
 typedef struct {
-  char *partial;          /* -v: an incomplete output line */
+  char *partial; /* -v: an incomplete output line */
   size_t partial_len;
-  char last[160];         /* the last output line, for the board */
-  uint64_t started_ms;    /* 0: not running */
-  uint64_t alive_ms;      /* when its last alive line was printed */
+  char last[160];      /* the last output line, for the board */
+  uint64_t started_ms; /* 0: not running */
+  uint64_t alive_ms;   /* when its last alive line was printed */
   int attempt;
   int max_attempts;
   int finished;
@@ -44,12 +44,12 @@ typedef struct {
 typedef struct {
   FILE *out;
   tpuci_console_style_t style;
-  int color;              /* write ANSI colours */
-  int verbose;            /* stream output live, prefixed */
-  int quiet;              /* only failures and the summary */
-  int tail_lines;         /* log lines shown when a block is too long */
-  size_t block_max;       /* bytes of a log printed as its block */
-  uint64_t alive_ms;      /* plain and github: an alive line per running
+  int color;         /* write ANSI colours */
+  int verbose;       /* stream output live, prefixed */
+  int quiet;         /* only failures and the summary */
+  int tail_lines;    /* log lines shown when a block is too long */
+  size_t block_max;  /* bytes of a log printed as its block */
+  uint64_t alive_ms; /* plain and github: an alive line per running
                              attempt this often (on TICK events); 0: none */
   /* Private. */
   tpuci_console_inst_t *inst;
@@ -58,9 +58,9 @@ typedef struct {
   size_t running;
   size_t done;
   size_t counts[TPUCI_OUTCOME__COUNT];
-  int board_lines;        /* lines of the board on screen */
+  int board_lines; /* lines of the board on screen */
   uint64_t start_ms;
-  uint64_t *expected_ms;  /* per instance, from the previous run; 0: unknown */
+  uint64_t *expected_ms; /* per instance, from the previous run; 0: unknown */
   /* The image being pulled (TPUCI_EVENT_PULL), for the board. */
   int pulling;
   char pull_image[200];

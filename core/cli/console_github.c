@@ -82,12 +82,12 @@ static char *gh_path(const char *path, int cwd_relative) {
  * instances it happened in (matrix instances that failed alike). */
 typedef struct {
   int warning;
-  char *file;          /* relative to the repository, or NULL */
+  char *file; /* relative to the repository, or NULL */
   int line;
-  char *test;          /* the test's id; NULL for an instance */
-  char *label;         /* "failed", "flaky", "quarantined until ..." */
+  char *test;  /* the test's id; NULL for an instance */
+  char *label; /* "failed", "flaky", "quarantined until ..." */
   char *msg;
-  const char **names;  /* the instances (borrowed from the context) */
+  const char **names; /* the instances (borrowed from the context) */
   size_t nnames;
 } gh_note_t;
 
@@ -169,8 +169,7 @@ static size_t gh_note_tests(gh_notes_t *ns, tpuci_ctx_t *ctx, size_t i, int flak
               t.order ? t.order : "failed in one order, passed in another",
               tpuci_instance_name(ctx, i));
     else if (flaky)
-      gh_note(ns, 1, gh_path(file, 0), line, t.id, "flaky", t.message ? t.message
-              : "failed, then passed on a later attempt", tpuci_instance_name(ctx, i));
+      gh_note(ns, 1, gh_path(file, 0), line, t.id, "flaky", t.message ? t.message : "failed, then passed on a later attempt", tpuci_instance_name(ctx, i));
     else if (t.quarantined) {
       snprintf(label, sizeof(label), "quarantined until %s (%s)", t.quarantine_until,
                t.quarantine_owner);
@@ -253,9 +252,9 @@ void tpuci_console__gh_annotations(tpuci_console_t *c, tpuci_ctx_t *ctx) {
   for (i = 0; i < n; i++) {
     tpuci_outcome_t o = tpuci_instance_outcome(ctx, i);
     if (!tpuci_instance_selected(ctx, i) || tpuci_attempt_count(ctx, i) == 0) continue;
-    if (o == TPUCI_OUTCOME_CACHED) continue;  /* a cached pass is no news */
+    if (o == TPUCI_OUTCOME_CACHED) continue; /* a cached pass is no news */
     if (o == TPUCI_OUTCOME_PASSED) {
-      gh_note_tests(&ns, ctx, i, 1);  /* flaky tests of a passing instance */
+      gh_note_tests(&ns, ctx, i, 1); /* flaky tests of a passing instance */
       continue;
     }
     if (gh_note_tests(&ns, ctx, i, 0) > 0) {
@@ -280,11 +279,12 @@ void tpuci_console__gh_annotations(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     if (left[w] > 0)
       fprintf(c->out, "::notice title=tpuci::%zu more %s not annotated (GitHub shows %d per "
                       "step); the step summary lists every %s\n",
-              left[w], w ? (left[w] == 1 ? "warning (a flaky, order-dependent or quarantined "
-                                           "test) is"
-                                         : "warnings (flaky, order-dependent or quarantined "
-                                           "tests) are")
-                         : left[w] == 1 ? "failure is" : "failures are",
+              left[w], w              ? (left[w] == 1 ? "warning (a flaky, order-dependent or quarantined "
+                                                        "test) is"
+                                                      : "warnings (flaky, order-dependent or quarantined "
+                                                        "tests) are")
+                       : left[w] == 1 ? "failure is"
+                                      : "failures are",
               GH_ANNOTATIONS_MAX, w ? "flaky and quarantined test" : "failed test and instance");
   gh_notes_free(&ns);
 }
@@ -343,11 +343,13 @@ static size_t gh_summary_tests(FILE *f, tpuci_ctx_t *ctx, int flaky) {
     size_t nt = tpuci_instance_selected(ctx, i) ? tpuci_test_count(ctx, i) : 0;
     for (k = 0; k < nt; k++) {
       if (tpuci_test_info(ctx, i, k, &t) != 0 ||
-          !(flaky == 2 ? t.order_dependent : flaky ? t.flaky : t.failing))
+          !(flaky == 2 ? t.order_dependent : flaky ? t.flaky
+                                                   : t.failing))
         continue;
       if (rows++ == 0)
         fprintf(f, "\n#### %s tests\n\n| test | instance | %s | message |\n|---|---|---|---|\n",
-                flaky == 2 ? "Order-dependent" : flaky ? "Flaky" : "Failed",
+                flaky == 2 ? "Order-dependent" : flaky ? "Flaky"
+                                                       : "Failed",
                 flaky ? "runs" : "outcome");
       fputs("| ", f);
       md_code(f, t.id, 1024);
@@ -377,7 +379,8 @@ static void gh_summary_release(FILE *f, tpuci_ctx_t *ctx) {
       if (rows++ == 0)
         fputs("\n#### Quarantined tests ready to release\n\n"
               "(they passed their last runs: `tpuci flaky --release` lists the entries to "
-              "remove)\n\n", f);
+              "remove)\n\n",
+              f);
       fputs("- ", f);
       md_code(f, t.id, 1024);
       fputs(" (", f);
@@ -400,7 +403,8 @@ static void gh_summary_unaffected(FILE *f, tpuci_ctx_t *ctx) {
   }
   if (count > 0)
     fprintf(f, "\nTests left out as unaffected: %zu (not run: nothing they need changed since "
-               "they passed)\n", count);
+               "they passed)\n",
+            count);
 }
 
 /* Appends to $GITHUB_STEP_SUMMARY: the verdict, a table of every
@@ -450,4 +454,3 @@ void tpuci_console__gh_step_summary(tpuci_ctx_t *ctx) {
   fputc('\n', f);
   fclose(f);
 }
-

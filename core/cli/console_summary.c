@@ -87,12 +87,11 @@ static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
       const char *label;
       if (tpuci_test_info(ctx, i, k, &t) != 0 || !(t.failing || t.flaky || t.order_dependent))
         continue;
-      if (t.runs == 0 && !t.quarantined) continue;  /* not run: below */
+      if (t.runs == 0 && !t.quarantined) continue; /* not run: below */
       label = t.failing ? (t.quarantined ? "quarantined" : t.outcome)
-              : t.flaky ? "flaky" : "order-dependent";
-      fprintf(c->out, "  %s%-6s%s %s", t.failing && !t.quarantined
-                                           ? tpuci_console__color_of(c, TPUCI_OUTCOME_FAILED)
-                                           : tpuci_console__color_of(c, TPUCI_OUTCOME_FLAKY),
+              : t.flaky ? "flaky"
+                        : "order-dependent";
+      fprintf(c->out, "  %s%-6s%s %s", t.failing && !t.quarantined ? tpuci_console__color_of(c, TPUCI_OUTCOME_FAILED) : tpuci_console__color_of(c, TPUCI_OUTCOME_FLAKY),
               label, tpuci_console__reset(c), tpuci_console__safe(t.id, 0));
       if (t.failing && t.quarantined) fprintf(c->out, " (%s)", t.outcome);
       if (t.message) {
@@ -145,7 +144,7 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     for (i = 0; i < n; i++)
       if (tpuci_instance_selected(ctx, i) &&
           (!c->quiet || (tpuci_instance_outcome(ctx, i) != TPUCI_OUTCOME_PASSED &&
-                          tpuci_instance_outcome(ctx, i) != TPUCI_OUTCOME_CACHED)))
+                         tpuci_instance_outcome(ctx, i) != TPUCI_OUTCOME_CACHED)))
         shown++;
     if (shown > 0)
       fprintf(c->out, "\n%-*s  %-*s  %8s  %9s\n", (int) width, "instance", owidth,
@@ -191,7 +190,8 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     fprintf(c->out, "%sverdict: INTERRUPTED%s\n", c->color ? C_BOLD C_YELLOW : "", tpuci_console__reset(c));
   else if (strcmp(verdict, "not-run") == 0 &&
            tpuci_outcome_count(ctx, TPUCI_OUTCOME_PREEMPTED) +
-                   tpuci_outcome_count(ctx, TPUCI_OUTCOME_NO_CAPACITY) > 0)
+                   tpuci_outcome_count(ctx, TPUCI_OUTCOME_NO_CAPACITY) >
+               0)
     fprintf(c->out, "%sverdict: NOT RUN: no machines (preempted or no capacity), no test failed%s\n",
             c->color ? C_BOLD C_YELLOW : "", tpuci_console__reset(c));
   else if (strcmp(verdict, "not-run") == 0)

@@ -35,7 +35,7 @@ void tpuci_console__test_failed(tpuci_console_t *c, const tpuci_event_t *ev) {
   if (ev->test == NULL) return;
   seen_before(c, ev);
   n = snprintf(line, sizeof(line), "%s%s: FAILED %s", ev->name,
-               ev->attempt == 0    ? " (failing first)"
+               ev->attempt == 0  ? " (failing first)"
                : ev->attempt < 0 ? " (run again after its attempts)"
                                  : "",
                ev->test);

@@ -13,8 +13,15 @@
 #define usage_error tpuci_cli_usage_error
 
 enum {
-  OPT_STATE_DIR = 256, OPT_RUN, OPT_JSON, OPT_RELEASE, OPT_PROPOSE, OPT_QUARANTINE,
-  OPT_RELEASE_AFTER, OPT_MIN_RATE, OPT_CODEOWNERS
+  OPT_STATE_DIR = 256,
+  OPT_RUN,
+  OPT_JSON,
+  OPT_RELEASE,
+  OPT_PROPOSE,
+  OPT_QUARANTINE,
+  OPT_RELEASE_AFTER,
+  OPT_MIN_RATE,
+  OPT_CODEOWNERS
 };
 
 /* --release-after K: 0 or the exit code of a bad number. */
@@ -115,4 +122,3 @@ int tpuci_cli_flaky(int argc, char **argv) {
   tpuci_ctx_free(ctx);
   return EXIT_PASSED;
 }
-

@@ -15,7 +15,9 @@
 #include "usage.h"
 #include "tpuci.h"
 
-enum { OPT_FORCE = 256, OPT_OUTPUT, OPT_STDOUT };
+enum { OPT_FORCE = 256,
+       OPT_OUTPUT,
+       OPT_STDOUT };
 
 /* The relative path from folder `base` to folder `target` (both absolute
  * and resolved): "." when they are one, else "../.." and names. A new
@@ -110,7 +112,10 @@ int tpuci_cli_init(int argc, char **argv) {
   while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
     switch (c) {
       case OPT_FORCE: force = 1; break;
-      case OPT_OUTPUT: output = optarg; named = 1; break;
+      case OPT_OUTPUT:
+        output = optarg;
+        named = 1;
+        break;
       case OPT_STDOUT: to_stdout = 1; break;
       case 'h': return tpuci_cli_help("init", stdout);
       default: return tpuci_cli_usage_error("init", "bad option");
@@ -122,7 +127,8 @@ int tpuci_cli_init(int argc, char **argv) {
   if (*output == '\0') return tpuci_cli_usage_error("init", "--output needs a file name");
   if (!to_stdout && !force && lstat(output, &st) == 0) {
     fprintf(stderr, "tpuci init: %s exists; --force overwrites it, --output FILE writes another "
-                    "file, --stdout prints the spec\n", tpuci_console__safe(output, 0));
+                    "file, --stdout prints the spec\n",
+            tpuci_console__safe(output, 0));
     return EXIT_USAGE;
   }
   if (!to_stdout && (r = project_from(output, &project)) != 0) return r;

@@ -11,7 +11,10 @@
 #include "merge.h"
 #include "usage.h"
 
-enum { OPT_JSON = 256, OPT_YAML, OPT_HTML, OPT_JUNIT };
+enum { OPT_JSON = 256,
+       OPT_YAML,
+       OPT_HTML,
+       OPT_JUNIT };
 
 int tpuci_cli_merge(int argc, char **argv) {
   static const struct option longopts[] = {

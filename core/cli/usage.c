@@ -350,7 +350,6 @@ int tpuci_cli_help(const char *cmd, FILE *out) {
   return EXIT_PASSED;
 }
 
-
 int tpuci_cli_usage_error(const char *cmd, const char *msg) {
   fprintf(stderr, "tpuci %s: %s\nsee 'tpuci help %s'\n", cmd, msg, cmd);
   return EXIT_USAGE;

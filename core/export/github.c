@@ -79,7 +79,6 @@ int tpuci__gh_write(void *data, unsigned char *buf, size_t size) {
   return 1;
 }
 
-
 int tpuci__gh_scalar(yaml_emitter_t *e, const char *s,
                      yaml_scalar_style_t style) {
   yaml_event_t ev;
@@ -462,7 +461,8 @@ int tpuci__export_github(const tpuci__plan_t *plan,
                           "must be valid UTF-8");
   if (d.spec[0] == '/') {
     msg = tpuci__printf("%s: the workflow runs the spec from the repository's root: "
-                        "give its path relative to the root", d.spec);
+                        "give its path relative to the root",
+                        d.spec);
     r = tpuci__gh_fail(err, TPUCI_EUSAGE, msg);
     free(msg);
     return r;

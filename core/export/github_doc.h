@@ -11,30 +11,30 @@
 
 /* One matrix entry of a per-job workflow. */
 typedef struct {
-  char *job;              /* shown as the workflow job's name */
-  char *only;             /* the --only glob */
-  char *slug;             /* unique id, for artifact names */
-  tpuci__strv_t pull;     /* images it pulls */
-  tpuci__strv_t build;    /* pull = "never" images it needs */
+  char *job;           /* shown as the workflow job's name */
+  char *only;          /* the --only glob */
+  char *slug;          /* unique id, for artifact names */
+  tpuci__strv_t pull;  /* images it pulls */
+  tpuci__strv_t build; /* pull = "never" images it needs */
 } tpuci__gh_entry_t;
 
 typedef struct {
   const char *spec;
-  const char *url;        /* tpuci's git repository and revision, or */
+  const char *url; /* tpuci's git repository and revision, or */
   const char *ref;
-  const char *package;    /* a .deb's URL (then url and ref are NULL) */
+  const char *package; /* a .deb's URL (then url and ref are NULL) */
   const char *name;
   int per_job;
-  int real;      /* the run step is `tpuci run --real` */
+  int real; /* the run step is `tpuci run --real` */
   const tpuci__export_opts_t *opts;
   tpuci__gh_entry_t *entries;
   size_t nentries;
-  size_t njobs;           /* distinct tpuci jobs */
-  tpuci__strv_t pull;     /* every image to pull, first-seen order */
-  tpuci__strv_t build;    /* every pull = "never" image */
+  size_t njobs;             /* distinct tpuci jobs */
+  tpuci__strv_t pull;       /* every image to pull, first-seen order */
+  tpuci__strv_t build;      /* every pull = "never" image */
   tpuci__strv_t registries; /* hosts to log in to */
-  int ghcr;               /* an image on ghcr.io: packages: read */
-  int pytest;             /* some job is a pytest job: timings */
+  int ghcr;                 /* an image on ghcr.io: packages: read */
+  int pytest;               /* some job is a pytest job: timings */
 } tpuci__gh_doc_t;
 
 /* The steps of the workflow job (`steps:` and its sequence). */

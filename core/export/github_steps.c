@@ -282,8 +282,7 @@ int tpuci__gh_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   ok = ok && tpuci__gh_step_start(e, "Restore the results cache") &&
        tpuci__gh_kv(e, "uses", "actions/cache/restore@v4") && tpuci__gh_plain(e, "with") &&
        tpuci__gh_map(e) && tpuci__gh_kv(e, "path", ".tpuci/cache") &&
-       tpuci__gh_kv(e, "key", d->per_job ? TPUCI__GH_RESULTS_JOB TPUCI__GH_RESULTS_RUN
-                                         : TPUCI__GH_RESULTS TPUCI__GH_RESULTS_RUN) &&
+       tpuci__gh_kv(e, "key", d->per_job ? TPUCI__GH_RESULTS_JOB TPUCI__GH_RESULTS_RUN : TPUCI__GH_RESULTS TPUCI__GH_RESULTS_RUN) &&
        tpuci__gh_kv(e, "restore-keys", d->per_job ? TPUCI__GH_RESULTS_JOB : TPUCI__GH_RESULTS) &&
        tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
 
@@ -299,8 +298,7 @@ int tpuci__gh_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
        tpuci__gh_kv(e, "if", "always() && hashFiles('.tpuci/cache/*.json') != ''") &&
        tpuci__gh_kv(e, "uses", "actions/cache/save@v4") && tpuci__gh_plain(e, "with") &&
        tpuci__gh_map(e) && tpuci__gh_kv(e, "path", ".tpuci/cache") &&
-       tpuci__gh_kv(e, "key", d->per_job ? TPUCI__GH_RESULTS_JOB TPUCI__GH_RESULTS_RUN
-                                         : TPUCI__GH_RESULTS TPUCI__GH_RESULTS_RUN) &&
+       tpuci__gh_kv(e, "key", d->per_job ? TPUCI__GH_RESULTS_JOB TPUCI__GH_RESULTS_RUN : TPUCI__GH_RESULTS TPUCI__GH_RESULTS_RUN) &&
        tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
 
   /* What this run recorded: saved (one job), or handed to timings-save

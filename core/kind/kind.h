@@ -45,7 +45,7 @@ typedef struct {
 typedef struct {
   char *test;
   size_t before;
-  int failed;                   /* 1 it failed, 0 it passed, -1 not said */
+  int failed; /* 1 it failed, 0 it passed, -1 not said */
   uint64_t start_ms;
   uint64_t duration_ms;
   char *cause;
@@ -53,10 +53,10 @@ typedef struct {
 } tpuci__order_check_t;
 
 typedef struct {
-  tpuci_outcome_t outcome;      /* final; NONE while pending */
+  tpuci_outcome_t outcome; /* final; NONE while pending */
   tpuci__attempt_result_t *attempts;
   size_t nattempts;
-  tpuci__history_t *history;    /* a kind with tests: per-test results, or NULL */
+  tpuci__history_t *history; /* a kind with tests: per-test results, or NULL */
   /* The failing-first process (NULL: none) and the tests it was given
    * (the tests that failed in the instance's last run). */
   tpuci__attempt_result_t *first;
@@ -73,24 +73,24 @@ void tpuci__attempt_result_free(tpuci__attempt_result_t *r);
 
 /* What a process of an instance is to the scheduler. */
 typedef enum {
-  TPUCI__PROC_ATTEMPT = 0,  /* one of its attempts */
-  TPUCI__PROC_STEP,         /* its group's step, which the group's parts
+  TPUCI__PROC_ATTEMPT = 0, /* one of its attempts */
+  TPUCI__PROC_STEP,        /* its group's step, which the group's parts
                                wait for (a shard group's collection) */
-  TPUCI__PROC_SIDE_FIRST,   /* besides its attempts, started before the
+  TPUCI__PROC_SIDE_FIRST,  /* besides its attempts, started before the
                                queue's (the failing-first process) */
-  TPUCI__PROC_SIDE_LAST     /* besides its attempts, once the queue is
+  TPUCI__PROC_SIDE_LAST    /* besides its attempts, once the queue is
                                empty (an order check) */
 } tpuci__proc_role_t;
 
 /* A process as a kind sees it. The scheduler fills the first part; the
  * kind's prepare() fills the second. */
 typedef struct {
-  size_t index;             /* the instance */
-  int group;                /* its group (tpuci__kind_t.group), or -1 */
+  size_t index; /* the instance */
+  int group;    /* its group (tpuci__kind_t.group), or -1 */
   tpuci__proc_role_t role;
-  int number;               /* an attempt's number (1-based); 0 otherwise */
+  int number; /* an attempt's number (1-based); 0 otherwise */
   int hosts;
-  const char *dir;          /* its folder in the run folder (the instance's,
+  const char *dir; /* its folder in the run folder (the instance's,
                                or the group's for a step) */
   uint64_t start_ms;
   /* Filled by prepare(): */
@@ -104,7 +104,7 @@ typedef struct {
 
 /* How a process ended, for ended() and step_done(). */
 typedef struct {
-  tpuci_outcome_t outcome;  /* the scheduler's classification */
+  tpuci_outcome_t outcome; /* the scheduler's classification */
   const tpuci__exit_t *exit;
   uint64_t duration_ms;
   const char *log_path;     /* NULL: it printed nothing */
@@ -115,7 +115,7 @@ typedef struct {
 /* A part of a group that runs nothing (outcome, cause). */
 typedef struct {
   tpuci_outcome_t outcome;
-  char *cause;              /* new string */
+  char *cause; /* new string */
 } tpuci__part_skip_t;
 
 /* ------------------------------------------------------------------ */

@@ -81,7 +81,7 @@ static int tpuci__instance_wanted(const json_t *inst, const char *match, const c
 
 typedef struct {
   const json_t *inst;
-  long worker;            /* agent-worker-number, or -1 */
+  long worker; /* agent-worker-number, or -1 */
 } tpuci__inst_ref_t;
 
 static int tpuci__inst_cmp(const void *a, const void *b) {
@@ -175,14 +175,16 @@ char *tpuci__gcloud_parse(tpuci__hostset_t *hs, const char *text, size_t len,
   if (hs->match != NULL || hs->label != NULL) {
     json_decref(root);
     return tpuci__printf("gcloud: '%s' is a TPU's description, not an instances list: "
-                         "instances and label filter a list", hs->gcloud);
+                         "instances and label filter a list",
+                         hs->gcloud);
   }
   eps = json_is_object(root) ? json_object_get(root, "networkEndpoints") : NULL;
   n = json_is_array(eps) ? json_array_size(eps) : 0;
   if (n == 0) {
     msg = tpuci__printf("gcloud: '%s' has no networkEndpoints (write it with "
                         "`gcloud compute tpus tpu-vm describe NAME --zone ZONE "
-                        "--format=json > FILE`, or give an instances list)", hs->gcloud);
+                        "--format=json > FILE`, or give an instances list)",
+                        hs->gcloud);
   } else if (n > 256) {
     msg = tpuci__printf("gcloud: '%s': at most 256 networkEndpoints, got %zu",
                         hs->gcloud, n);

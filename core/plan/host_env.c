@@ -147,7 +147,6 @@ int tpuci__topology_host_env(const tpuci__instance_t *inst,
   return 0;
 }
 
-
 int tpuci__devices_expect(const tpuci__plan_t *p, const tpuci__instance_t *inst,
                           tpuci__devices_expect_t *out, tpuci__err_t *err) {
   const char *fw = inst->expect_devices;

@@ -57,9 +57,7 @@ json_t *tpuci__hostset_json(const tpuci__hostset_t *hs) {
     json_object_set_new(w, "target", json_string(t));
     json_object_set_new(w, "user", tpuci__json_str_or_null(hs->hosts[i].user));
     json_object_set_new(w, "host", json_string(hs->hosts[i].host));
-    json_object_set_new(w, "port", hs->hosts[i].port > 0
-                                       ? json_integer(hs->hosts[i].port)
-                                       : json_null());
+    json_object_set_new(w, "port", hs->hosts[i].port > 0 ? json_integer(hs->hosts[i].port) : json_null());
     json_array_append_new(a, w);
     free(t);
   }

@@ -144,7 +144,7 @@ static json_t *tpuci__json_kv(const tpuci__kvlist_t *l) {
  * order; names "worker-<i>" for a gang, "localhost" for one host. */
 typedef struct {
   int n;
-  tpuci__kvlist_t *env;   /* n of them */
+  tpuci__kvlist_t *env; /* n of them */
 } tpuci__plan_hosts_t;
 
 /* Returns the number of hosts (0 without a topology), or -1 with err. */
@@ -244,9 +244,7 @@ json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_
   json_object_set_new(o, "memory_bytes", json_integer((json_int_t) in->memory_bytes));
   json_object_set_new(o, "network", tpuci__json_str(in->network));
   json_object_set_new(o, "container", tpuci__ctr_opts_json(&in->ctr));
-  json_object_set_new(o, "ssh", in->hostset >= 0 && (size_t) in->hostset < p->nhostsets
-                                    ? tpuci__hostset_json(&p->hostsets[in->hostset])
-                                    : json_null());
+  json_object_set_new(o, "ssh", in->hostset >= 0 && (size_t) in->hostset < p->nhostsets ? tpuci__hostset_json(&p->hostsets[in->hostset]) : json_null());
   if (in->topology >= 0 && (size_t) in->topology < p->ntopologies) {
     /* The emulated hosts and what their topology gives each. */
     tpuci__plan_hosts_t h;
@@ -286,7 +284,7 @@ json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_
     json_object_set_new(py, "shards", json_integer(in->pytest->shards));
     json_object_set_new(py, "shard", json_integer(in->pytest->shard));
     json_object_set_new(py, "shard_by",
-                        json_string(in->pytest->shard_by == TPUCI__SHARD_BY_TEST ? "test"
+                        json_string(in->pytest->shard_by == TPUCI__SHARD_BY_TEST    ? "test"
                                     : in->pytest->shard_by == TPUCI__SHARD_BY_CLASS ? "class"
                                                                                     : "file"));
     json_object_set_new(py, "allow_empty", json_boolean(in->pytest->allow_empty));
@@ -446,16 +444,15 @@ static void tpuci__text_hosts(tpuci__buf_t *b, const tpuci__plan_t *p,
       tpuci__buf_adds(b, "\n");
     }
   } else if (n > 1) {
-    tpuci__buf_addf(b, "  gang:     %d hosts " TPUCI__GANG_HOST_FMT ".."
-                    TPUCI__GANG_HOST_FMT ", %s, taking %d slots\n", n, 0, n - 1,
+    tpuci__buf_addf(b, "  gang:     %d hosts " TPUCI__GANG_HOST_FMT ".." TPUCI__GANG_HOST_FMT ", %s, taking %d slots\n", n, 0, n - 1,
                     in->runtime != TPUCI__RUNTIME_SSH ? "one container each on a private network"
-                    : in->image >= 0 ? "one container each on its worker's engine, over SSH"
-                                     : "one process each on its worker over SSH",
+                    : in->image >= 0                  ? "one container each on its worker's engine, over SSH"
+                                                      : "one process each on its worker over SSH",
                     n);
     if (in->start_timeout_ms) {
       char d[32];
       tpuci__buf_addf(b, "  start:    every host up and every name resolving within %s "
-                      "(start_timeout), else infra\n",
+                         "(start_timeout), else infra\n",
                       tpuci__duration_format(in->start_timeout_ms, d, sizeof(d)));
     } else {
       tpuci__buf_adds(b, "  start:    no start barrier (start_timeout = 0)\n");
@@ -554,7 +551,8 @@ char *tpuci__plan_to_text(const tpuci__plan_t *p) {
     tpuci__buf_adds(&b, "\n");
     if (in->runtime == TPUCI__RUNTIME_SSH)
       tpuci__buf_addf(&b, "  capacity: %d more attempt%s after a preempted or no-capacity one, "
-                      "%s apart (retries.capacity)\n", in->retry.capacity_attempts,
+                          "%s apart (retries.capacity)\n",
+                      in->retry.capacity_attempts,
                       in->retry.capacity_attempts == 1 ? "" : "s",
                       tpuci__duration_format(in->retry.capacity_wait_ms, d, sizeof(d)));
     if (tpuci__devices_expect(p, in, &dev, &derr) == 1)

@@ -41,27 +41,27 @@ const char *tpuci__pull_name(tpuci__pull_t pull);
 /* image "name" { ref = "...", pull = "missing" } */
 typedef struct {
   char *name;
-  char *ref;              /* "gcr.io/tpu-pytorch/xla:r1.5" */
+  char *ref; /* "gcr.io/tpu-pytorch/xla:r1.5" */
   tpuci__pull_t pull;
-  char *where;            /* "spec.lua:3" */
+  char *where; /* "spec.lua:3" */
 } tpuci__image_t;
 
 /* topology "name" { ... } or a catalogue type referenced by name. */
 typedef struct {
   char *name;
-  char *base;             /* catalogue type it refines, or NULL */
-  int hosts;              /* >= 1 */
+  char *base; /* catalogue type it refines, or NULL */
+  int hosts;  /* >= 1 */
   int chips_per_host;
   int cores_per_chip;
-  char *emulate;          /* "pjrt", "xrt", "jax", "none" */
+  char *emulate; /* "pjrt", "xrt", "jax", "none" */
   char *where;
 } tpuci__topology_t;
 
 /* One machine of a `hosts` declaration: `[user@]host[:port]`. */
 typedef struct {
-  char *user;             /* NULL: ssh's (the config's, else the login) */
-  char *host;             /* name or address, without brackets */
-  int port;               /* 0: ssh's (the config's, else 22) */
+  char *user; /* NULL: ssh's (the config's, else the login) */
+  char *host; /* name or address, without brackets */
+  int port;   /* 0: ssh's (the config's, else 22) */
 } tpuci__ssh_host_t;
 
 /* hosts "slice" { "root@10.0.0.2", ..., ssh_config = "ci/ssh_config" } or
@@ -69,17 +69,17 @@ typedef struct {
  * slice reached over SSH, in worker order (docs/ssh.md). */
 typedef struct {
   char *name;
-  char *where;            /* "spec.lua:3" */
-  char *ssh_config;       /* absolute; `ssh -F`; NULL: ssh's own */
-  char *gcloud;           /* absolute path of the describe file, or NULL */
-  char *match;            /* an instances list's names: a glob, or NULL */
-  char *label;            /* an instances list's label "key=value", or NULL */
+  char *where;      /* "spec.lua:3" */
+  char *ssh_config; /* absolute; `ssh -F`; NULL: ssh's own */
+  char *gcloud;     /* absolute path of the describe file, or NULL */
+  char *match;      /* an instances list's names: a glob, or NULL */
+  char *label;      /* an instances list's label "key=value", or NULL */
   /* A command (sh -c, in the spec's folder) whose output is a fresh
    * describe or instances list, run after a failed attempt; NULL: the
    * gcloud file is read again (docs/ssh.md, "Capacity"). */
   char *describe;
   tpuci__ssh_host_t *hosts;
-  size_t nhosts;          /* >= 1 */
+  size_t nhosts; /* >= 1 */
 } tpuci__hostset_t;
 
 /* plan/gcloud.c. The workers of hs (hosts and nhosts, empty; hs->gcloud
@@ -114,12 +114,12 @@ void tpuci__hostset_text(const tpuci__hostset_t *hs, tpuci__buf_t *b);
 
 /* When and how an instance is tried again. */
 typedef struct {
-  int attempts;           /* total attempts, >= 1 */
-  unsigned on;            /* bit (1u << outcome) set: retry that outcome */
-  uint64_t backoff_ms;    /* wait before attempt 2 */
-  double factor;          /* each later wait is multiplied by this */
+  int attempts;        /* total attempts, >= 1 */
+  unsigned on;         /* bit (1u << outcome) set: retry that outcome */
+  uint64_t backoff_ms; /* wait before attempt 2 */
+  double factor;       /* each later wait is multiplied by this */
   uint64_t max_backoff_ms;
-  int rerun_unfinished;   /* pytest: a retry runs only the tests that did
+  int rerun_unfinished; /* pytest: a retry runs only the tests that did
                              not finish (retries.rerun = "unfinished") */
   /* retries.capacity: attempts after a preempted or no-capacity one,
    * which never count against `attempts`, and the wait before each. */
@@ -138,8 +138,8 @@ int tpuci__outcome_parse(const char *name);
 int tpuci__retry_wants(const tpuci__retry_t *r, int outcome);
 
 typedef struct {
-  char *source;           /* host path, absolute after loading */
-  char *target;           /* path in the container */
+  char *source; /* host path, absolute after loading */
+  char *target; /* path in the container */
   int read_only;
 } tpuci__mount_t;
 
@@ -147,40 +147,40 @@ typedef struct {
  * A host path holding '*', '?' or '[' is a glob, expanded when an
  * attempt starts (each match at its own path). */
 typedef struct {
-  char *host;             /* absolute path or glob on the engine's host */
-  char *target;           /* path in the container; NULL: the host path */
-  char *perms;            /* cgroup permissions: "rwm" or a part of it */
+  char *host;   /* absolute path or glob on the engine's host */
+  char *target; /* path in the container; NULL: the host path */
+  char *perms;  /* cgroup permissions: "rwm" or a part of it */
   int glob;
 } tpuci__device_t;
 
 /* One resource limit (`ulimits`): soft and hard, -1 for unlimited. */
 typedef struct {
-  char *name;             /* "nofile", "memlock", ... */
+  char *name; /* "nofile", "memlock", ... */
   int64_t soft, hard;
 } tpuci__ulimit_t;
 
 /* `gpus`: one Docker DeviceRequest. */
 typedef struct {
-  int count;              /* -1: all; 0: the ids; else that many */
-  tpuci__strv_t ids;      /* DeviceIDs, when count is 0 */
-  char *driver;           /* NULL: the engine picks by capabilities */
-  tpuci__strv_t caps;     /* every device has all of these ("gpu") */
+  int count;          /* -1: all; 0: the ids; else that many */
+  tpuci__strv_t ids;  /* DeviceIDs, when count is 0 */
+  char *driver;       /* NULL: the engine picks by capabilities */
+  tpuci__strv_t caps; /* every device has all of these ("gpu") */
 } tpuci__gpus_t;
 
 /* The container options accelerators need, with Compose's names
  * (docs/spec.md, "Accelerators"); all zero when the job gives none.
  * Lists are sorted by name, as the prelude leaves them. */
 typedef struct {
-  uint64_t shm_bytes;     /* shm_size; 0: the engine's default */
-  char *ipc;              /* "host", "private", "shareable"; NULL: default */
+  uint64_t shm_bytes; /* shm_size; 0: the engine's default */
+  char *ipc;          /* "host", "private", "shareable"; NULL: default */
   int privileged;
   tpuci__device_t *devices;
   size_t ndevices;
-  tpuci__strv_t cap_add;  /* capability names without "CAP_", or "ALL" */
+  tpuci__strv_t cap_add; /* capability names without "CAP_", or "ALL" */
   tpuci__strv_t cap_drop;
   tpuci__ulimit_t *ulimits;
   size_t nulimits;
-  tpuci__gpus_t *gpus;    /* NULL: none */
+  tpuci__gpus_t *gpus; /* NULL: none */
   tpuci__kvlist_t sysctls;
 } tpuci__ctr_opts_t;
 
@@ -218,20 +218,20 @@ typedef enum {
 } tpuci__shard_by_t;
 
 typedef struct {
-  char *markers;          /* -m, or NULL */
-  char *k;                /* -k, or NULL */
+  char *markers; /* -m, or NULL */
+  char *k;       /* -k, or NULL */
   size_t nargs;
-  int shards;             /* 1: not sharded */
-  int shard;              /* 1-based index when sharded, else 0 */
+  int shards; /* 1: not sharded */
+  int shard;  /* 1-based index when sharded, else 0 */
   tpuci__shard_by_t shard_by;
-  int allow_empty;        /* pytest's exit 5 (nothing collected) passes */
-  int failed_first;       /* tests that failed last time run first */
+  int allow_empty;  /* pytest's exit 5 (nothing collected) passes */
+  int failed_first; /* tests that failed last time run first */
   /* Only the tests a change can affect run (select = "affected"), and
    * globs of test files that always do (select_always). */
   int select_affected;
   tpuci__strv_t select_always;
   uint64_t test_timeout_ms; /* one test's longest (pytest.test_timeout), 0: none */
-  int new_tests_runs;     /* runs a test new to the history gets (new_tests.runs), 0: one */
+  int new_tests_runs;       /* runs a test new to the history gets (new_tests.runs), 0: one */
   /* One process per chip of the one host (pytest.per_chip): the shards
    * are the chips, shard i runs on chip i - 1 (host_env.c). */
   int per_chip;
@@ -245,29 +245,29 @@ typedef struct {
   tpuci__kvlist_t matrix; /* this instance's values, in declared order */
 
   tpuci__runtime_kind_t runtime;
-  tpuci__strv_t argv;     /* `run` becomes {"/bin/sh", "-c", run} */
-  char *run;              /* the shell string, when given as `run` */
-  tpuci__kvlist_t env;    /* added to the inherited environment */
-  char *workdir;          /* NULL: the spec's folder (local runtime) */
-  uint64_t timeout_ms;    /* 0: none */
+  tpuci__strv_t argv;       /* `run` becomes {"/bin/sh", "-c", run} */
+  char *run;                /* the shell string, when given as `run` */
+  tpuci__kvlist_t env;      /* added to the inherited environment */
+  char *workdir;            /* NULL: the spec's folder (local runtime) */
+  uint64_t timeout_ms;      /* 0: none */
   uint64_t idle_timeout_ms; /* no output this long: timeout; 0: none */
   /* A gang's start deadline: every host up and every host's name
    * resolving on each, or the attempt is infra; 0: no start barrier (the
    * hosts start their commands at once). 3 minutes unless the spec says. */
   uint64_t start_timeout_ms;
-  uint64_t grace_ms;      /* SIGTERM to SIGKILL */
+  uint64_t grace_ms; /* SIGTERM to SIGKILL */
   tpuci__retry_t retry;
 
-  int image;              /* index into plan->images, or -1 */
-  int topology;           /* index into plan->topologies, or -1 */
-  int hostset;            /* index into plan->hostsets (runtime ssh), or -1 */
+  int image;    /* index into plan->images, or -1 */
+  int topology; /* index into plan->topologies, or -1 */
+  int hostset;  /* index into plan->hostsets (runtime ssh), or -1 */
   tpuci__mount_t *mounts;
   size_t nmounts;
-  double cpus;            /* 0: no limit */
-  uint64_t memory_bytes;  /* 0: no limit */
-  char *network;          /* docker network mode; NULL: engine default */
-  tpuci__ctr_opts_t ctr;  /* shm_size, devices, ... (docker, swarm) */
-  tpuci__pytest_t *pytest;/* NULL unless the job is a pytest job */
+  double cpus;             /* 0: no limit */
+  uint64_t memory_bytes;   /* 0: no limit */
+  char *network;           /* docker network mode; NULL: engine default */
+  tpuci__ctr_opts_t ctr;   /* shm_size, devices, ... (docker, swarm) */
+  tpuci__pytest_t *pytest; /* NULL unless the job is a pytest job */
   /* The results cache (docs/cache.md): `cache = false` sets no_cache;
    * `inputs` are globs relative to the spec's folder, the only files of
    * the mounts (the working folder) that count in the key; none: all. */
@@ -278,7 +278,7 @@ typedef struct {
    * framework that imports), "jax" or "torch_xla"; NULL: none. */
   char *expect_devices;
 
-  int selected;           /* chosen by tpuci_plan_select() */
+  int selected; /* chosen by tpuci_plan_select() */
   /* A repetition of a flake probe (`tpuci run --repeat N`): 1 ... N, and
    * the index of the instance it repeats; 0 when it is none. */
   int repeat;
@@ -286,8 +286,8 @@ typedef struct {
 } tpuci__instance_t;
 
 typedef struct {
-  char *spec_path;        /* as given */
-  char *spec_dir;         /* absolute */
+  char *spec_path; /* as given */
+  char *spec_dir;  /* absolute */
   tpuci__image_t *images;
   size_t nimages;
   tpuci__topology_t *topologies;

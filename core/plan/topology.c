@@ -10,7 +10,7 @@
 #define TPUCI__MAX_HOSTS 256
 
 static const char *const tpuci__emulate_names[TPUCI__EMULATE__COUNT] = {
-  "pjrt", "xrt", "jax", "none", "real"};
+    "pjrt", "xrt", "jax", "none", "real"};
 
 const char *tpuci__emulate_name(tpuci__emulate_t e) {
   return (unsigned) e < TPUCI__EMULATE__COUNT ? tpuci__emulate_names[e]
@@ -494,8 +494,9 @@ int tpuci__slice_host_env(const tpuci__slice_t *s, int host,
         tpuci__buf_addf(&names, "worker-%d", i);
     }
   }
-  host0 = n == 1 ? "localhost"
-        : net && net->hostnames ? net->hostnames[0] : "worker-0";
+  host0 = n == 1                  ? "localhost"
+          : net && net->hostnames ? net->hostnames[0]
+                                  : "worker-0";
 
   if (s->emulate != TPUCI__EMULATE_REAL)
     tpuci__emulated_env(s, host, names.data, host0, jax_port, xrt_port, &e);

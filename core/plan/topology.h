@@ -50,19 +50,19 @@ const char *tpuci__tpu_source_key(size_t i); /* NULL past the end */
  * `machine_type` are NULL where the type has none (v2, v3 are not on
  * GKE). */
 typedef struct {
-  const char *type;               /* "v4-16": TPU_ACCELERATOR_TYPE */
-  const char *generation;         /* gen->name */
+  const char *type;       /* "v4-16": TPU_ACCELERATOR_TYPE */
+  const char *generation; /* gen->name */
   const tpuci__tpu_gen_t *gen;
-  int hosts;                      /* VMs (GKE nodes/pods) in the slice */
+  int hosts; /* VMs (GKE nodes/pods) in the slice */
   int chips_per_host;
-  int cores_per_chip;             /* TensorCores (gen's) */
-  int devices_per_host;           /* devices a framework sees on one host */
-  const char *topology;           /* "2x2x2", "4x4": TPU_TOPOLOGY */
-  const char *host_bounds;        /* "1,1,2": TPU_HOST_BOUNDS */
+  int cores_per_chip;                /* TensorCores (gen's) */
+  int devices_per_host;              /* devices a framework sees on one host */
+  const char *topology;              /* "2x2x2", "4x4": TPU_TOPOLOGY */
+  const char *host_bounds;           /* "1,1,2": TPU_HOST_BOUNDS */
   const char *chips_per_host_bounds; /* "2,2,1": TPU_CHIPS_PER_HOST_BOUNDS */
-  const char *gke_accelerator;    /* cloud.google.com/gke-tpu-accelerator */
-  const char *machine_type;       /* "ct4p-hightpu-4t" */
-  const char *layout;             /* "<hosts>x<chips per host>": "2x4" */
+  const char *gke_accelerator;       /* cloud.google.com/gke-tpu-accelerator */
+  const char *machine_type;          /* "ct4p-hightpu-4t" */
+  const char *layout;                /* "<hosts>x<chips per host>": "2x4" */
   int is_default_layout;
   /* Where each value comes from: sources[i] for tpuci__tpu_source_key(i);
    * NULL only for machine_type off GKE. */
@@ -136,9 +136,9 @@ int tpuci__emulate_parse(const char *name, tpuci__emulate_t *out);
 /* A slice ready to run: every field is filled in. Strings are owned by the
  * slice (tpuci__slice_free). */
 typedef struct {
-  char *name;                  /* the topology's name ("v4-16", "mine") */
-  char *accelerator_type;      /* TPU_ACCELERATOR_TYPE ("v4-16") */
-  char *generation;            /* "v4"; NULL for a custom slice w/o base */
+  char *name;                   /* the topology's name ("v4-16", "mine") */
+  char *accelerator_type;       /* TPU_ACCELERATOR_TYPE ("v4-16") */
+  char *generation;             /* "v4"; NULL for a custom slice w/o base */
   const tpuci__tpu_type_t *row; /* the catalogue row, NULL if custom */
   int hosts;
   int chips_per_host;

@@ -30,16 +30,16 @@ struct tpuci__tpu_catalogue_s {
 
 /* Keys of `sources`, in the order tpuci shows them. */
 static const char *const tpuci__source_keys[TPUCI__TPU_NSOURCES] = {
-  "layout", "topology", "host_bounds", "chips_per_host_bounds",
-  "cores_per_chip", "devices", "name_counts", "process_bounds",
-  "gke_accelerator", "machine_type"};
+    "layout", "topology", "host_bounds", "chips_per_host_bounds",
+    "cores_per_chip", "devices", "name_counts", "process_bounds",
+    "gke_accelerator", "machine_type"};
 
 static const char *const tpuci__gen_keys[] = {
-  "generation", "cores_per_chip", "devices", "name_counts", "process_bounds",
-  "gke_accelerator", "sources", "types", NULL};
+    "generation", "cores_per_chip", "devices", "name_counts", "process_bounds",
+    "gke_accelerator", "sources", "types", NULL};
 static const char *const tpuci__type_keys[] = {
-  "type", "layout", "topology", "host_bounds", "machine_type", "sources",
-  NULL};
+    "type", "layout", "topology", "host_bounds", "machine_type", "sources",
+    NULL};
 
 const char *tpuci__tpu_source_key(size_t i) {
   return i < TPUCI__TPU_NSOURCES ? tpuci__source_keys[i] : NULL;
@@ -48,10 +48,22 @@ const char *tpuci__tpu_source_key(size_t i) {
 int tpuci__tpu_chips_per_dim(int chips, int dim[3]) {
   dim[2] = 1;
   switch (chips) {
-    case 1: dim[0] = 1; dim[1] = 1; return 0;
-    case 2: dim[0] = 1; dim[1] = 2; return 0;
-    case 4: dim[0] = 2; dim[1] = 2; return 0;
-    case 8: dim[0] = 2; dim[1] = 4; return 0;
+    case 1:
+      dim[0] = 1;
+      dim[1] = 1;
+      return 0;
+    case 2:
+      dim[0] = 1;
+      dim[1] = 2;
+      return 0;
+    case 4:
+      dim[0] = 2;
+      dim[1] = 2;
+      return 0;
+    case 8:
+      dim[0] = 2;
+      dim[1] = 4;
+      return 0;
     default: return -1;
   }
 }
@@ -62,7 +74,7 @@ typedef struct {
   tpuci__tpu_catalogue_t *c;
   const char *what; /* "generation v4: ", "v4-16: " or "" */
   char what_buf[96];
-  const char *gen;  /* the generation being read */
+  const char *gen; /* the generation being read */
   tpuci__err_t *err;
 } tpuci__reader_t;
 
@@ -261,8 +273,7 @@ static int tpuci__read_shape(tpuci__reader_t *r, const yaml_node_t *m,
     return tpuci__bad(r, tpuci__get(r, m, "type"),
                       "a layout of %s has %ld %s: the name must be "
                       "<prefix>-%ld",
-                      t->layout, want, g->name_counts_chips ? "chips"
-                                                            : "TensorCores",
+                      t->layout, want, g->name_counts_chips ? "chips" : "TensorCores",
                       want);
 
   nt = tpuci__dims(t->topology, 'x', topo);
@@ -335,7 +346,7 @@ static int tpuci__read_type(tpuci__reader_t *r, const yaml_node_t *m,
   v = tpuci__get(r, m, "machine_type");
   if (g->gke_accelerator == NULL && v != NULL)
     return tpuci__bad(r, v, "a machine_type needs the generation's "
-                      "gke_accelerator");
+                            "gke_accelerator");
   if (g->gke_accelerator != NULL) {
     if ((s = tpuci__need(r, m, "machine_type")) == NULL) return -1;
     t->machine_type = tpuci__keep(r, s);
@@ -354,7 +365,7 @@ static int tpuci__read_type(tpuci__reader_t *r, const yaml_node_t *m,
     }
     if (t->sources[i] == NULL)
       return tpuci__bad(r, m, "no source for '%s' (give one in the "
-                        "generation's or the type's sources)",
+                              "generation's or the type's sources)",
                         tpuci__source_keys[i]);
   }
   return 0;
@@ -394,7 +405,7 @@ static int tpuci__read_gen(tpuci__reader_t *r, const yaml_node_t *m,
   v = tpuci__get(r, m, "gke_accelerator");
   if (v == NULL)
     return tpuci__bad(r, m, "no 'gke_accelerator' (~ when GKE does not "
-                      "offer it)");
+                            "offer it)");
   if (!tpuci__is_null(v)) {
     if ((s = tpuci__need(r, m, "gke_accelerator")) == NULL) return -1;
     g->gke_accelerator = tpuci__keep(r, s);
@@ -407,7 +418,7 @@ static int tpuci__read_gen(tpuci__reader_t *r, const yaml_node_t *m,
   if (types == NULL || types->type != YAML_SEQUENCE_NODE ||
       types->data.sequence.items.start == types->data.sequence.items.top)
     return tpuci__bad(r, types ? types : m, "'types' must be a list of "
-                      "types");
+                                            "types");
   for (it = types->data.sequence.items.start;
        it < types->data.sequence.items.top; it++) {
     tpuci__tpu_type_t *t = &r->c->rows[r->c->nrows];
@@ -426,7 +437,7 @@ static int tpuci__read_root(tpuci__reader_t *r, yaml_node_t *root) {
   if (root->type != YAML_SEQUENCE_NODE ||
       root->data.sequence.items.start == root->data.sequence.items.top)
     return tpuci__bad(r, root, "the catalogue must be a list of "
-                      "generations");
+                               "generations");
   /* Room for every row first: rows point at their generation. */
   for (it = root->data.sequence.items.start;
        it < root->data.sequence.items.top; it++) {
@@ -451,7 +462,8 @@ static int tpuci__read_root(tpuci__reader_t *r, yaml_node_t *root) {
     for (j = 0; j < r->c->ngens; j++)
       if (strcmp(r->c->gens[j].name, g->name) == 0)
         return tpuci__bad(r, tpuci__node(r, *it), "generation %s is listed "
-                          "twice", g->name);
+                                                  "twice",
+                          g->name);
     r->c->ngens++;
   }
   return 0;

@@ -9,9 +9,9 @@
 #define TPUCI__NCOLS 12
 
 static const char *const tpuci__col_names[TPUCI__NCOLS] = {
-  "TYPE", "LAYOUT", "GEN", "HOSTS", "CHIPS/HOST", "TC/CHIP", "DEV/HOST",
-  "TOPOLOGY", "HOST_BOUNDS", "CHIPS/HOST_BOUNDS", "GKE_ACCELERATOR",
-  "MACHINE_TYPE"};
+    "TYPE", "LAYOUT", "GEN", "HOSTS", "CHIPS/HOST", "TC/CHIP", "DEV/HOST",
+    "TOPOLOGY", "HOST_BOUNDS", "CHIPS/HOST_BOUNDS", "GKE_ACCELERATOR",
+    "MACHINE_TYPE"};
 
 /* Cell c of row t, in `buf` when it is a number. */
 static const char *tpuci__cell(const tpuci__tpu_type_t *t, int c, char *buf,
@@ -124,18 +124,20 @@ char *tpuci__tpu_describe(const char *type, const char *emulate,
 
   tpuci__buf_init(&b);
   tpuci__buf_addf(&b, "%s (layout %s%s): TPU %s, %d host%s x %d chip%s, "
-                  "%d TensorCore%s per chip, %d device%s per host\n",
+                      "%d TensorCore%s per chip, %d device%s per host\n",
                   t->type, t->layout, t->is_default_layout ? ", default" : "",
                   t->generation, t->hosts, t->hosts == 1 ? "" : "s",
                   t->chips_per_host, t->chips_per_host == 1 ? "" : "s",
                   t->cores_per_chip, t->cores_per_chip == 1 ? "" : "s",
                   t->devices_per_host, t->devices_per_host == 1 ? "" : "s");
   tpuci__buf_addf(&b, "  topology %s, host bounds %s, chips per host bounds "
-                  "%s\n", t->topology, t->host_bounds,
+                      "%s\n",
+                  t->topology, t->host_bounds,
                   t->chips_per_host_bounds);
   if (t->gke_accelerator)
     tpuci__buf_addf(&b, "  GKE: cloud.google.com/gke-tpu-accelerator=%s, "
-                    "machine type %s\n", t->gke_accelerator, t->machine_type);
+                        "machine type %s\n",
+                    t->gke_accelerator, t->machine_type);
   else
     tpuci__buf_adds(&b, "  GKE: none (not offered on GKE)\n");
   if (tpuci__tpu_layout_count(t->type) > 1) {
@@ -173,10 +175,12 @@ char *tpuci__tpu_describe(const char *type, const char *emulate,
       if (s.hosts > 4 && h >= 2 && h < s.hosts - 1) {
         if (h == 2)
           tpuci__buf_addf(&b, "\n(hosts 2..%d: the same, with their own "
-                          "TPU_WORKER_ID, CLOUD_TPU_TASK_ID, RANK, NODE_RANK, "
-                          "node_id%s)\n", s.hosts - 2,
+                              "TPU_WORKER_ID, CLOUD_TPU_TASK_ID, RANK, NODE_RANK, "
+                              "node_id%s)\n",
+                          s.hosts - 2,
                           s.emulate == TPUCI__EMULATE_JAX
-                              ? ", TPUCI_JAX_PROCESS_ID" : "");
+                              ? ", TPUCI_JAX_PROCESS_ID"
+                              : "");
         continue;
       }
       tpuci__slice_host_env(&s, h, &net, &env, NULL);

@@ -27,7 +27,7 @@ static void tpuci__owner_rule(tpuci__codeowners_t *c, const char *pat, size_t n,
   char *p = tpuci__strndup(pat, n), *slash;
   int anchored;
   size_t len = strlen(p);
-  while (len > 1 && p[len - 1] == '/') p[--len] = '\0';  /* a folder: all below */
+  while (len > 1 && p[len - 1] == '/') p[--len] = '\0'; /* a folder: all below */
   slash = strchr(p, '/');
   anchored = slash != NULL;
   c->rules = tpuci__realloc(c->rules, (c->n + 1) * sizeof(*c->rules));

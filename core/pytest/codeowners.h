@@ -21,15 +21,15 @@
 #define TPUCI__CODEOWNERS_MAX_BYTES ((size_t) 3 << 20)
 
 typedef struct {
-  char *glob;         /* as tpuci__glob_match() takes it */
-  int shallow;        /* ends in a slash and a star: not below that folder */
-  char *owners;       /* "@alice @org/team", or "" */
+  char *glob;   /* as tpuci__glob_match() takes it */
+  int shallow;  /* ends in a slash and a star: not below that folder */
+  char *owners; /* "@alice @org/team", or "" */
   int line;
 } tpuci__owner_rule_t;
 
 typedef struct {
-  char *path;         /* the file read */
-  char *prefix;       /* where paths are relative to, from the repository's
+  char *path;   /* the file read */
+  char *prefix; /* where paths are relative to, from the repository's
                          top ("" or "sub/dir/") */
   tpuci__owner_rule_t *rules;
   size_t n;

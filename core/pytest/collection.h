@@ -27,9 +27,9 @@
 #define TPUCI__COLLECTIONS_MAX_BYTES ((size_t) 256 << 20)
 
 typedef struct {
-  char *group;           /* the shard group's name (tpuci__pytest_group_name) */
+  char *group; /* the shard group's name (tpuci__pytest_group_name) */
   char *key;
-  tpuci__strv_t ids;     /* node ids, in the order collected */
+  tpuci__strv_t ids; /* node ids, in the order collected */
   /* What one of its attempts took beyond its tests (start, imports,
    * collection), in seconds: the cost of a retry; -1: not known. */
   double overhead_s;

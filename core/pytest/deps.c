@@ -312,7 +312,8 @@ void tpuci__deps_select(const tpuci__deps_rec_t *rec, const char *key,
   for (i = 0; i < rec->nsession; i++)
     if (changed[rec->session[i]]) {
       tpuci__sel_all(out, tpuci__printf("%s changed, which the whole session needs: every "
-                                        "test runs", rec->files.items[rec->session[i]]));
+                                        "test runs",
+                                        rec->files.items[rec->session[i]]));
       free(changed);
       return;
     }
@@ -346,8 +347,7 @@ char *tpuci__deps_sel_text(const tpuci__deps_sel_t *sel) {
   tpuci__buf_t b;
   if (sel->all) return tpuci__strdup(sel->why);
   tpuci__buf_init(&b);
-  tpuci__buf_addf(&b, "%zu of %zu recorded test%s run%s: %zu affected", sel->recorded -
-                  sel->nunaffected, sel->recorded, sel->recorded == 1 ? "" : "s",
+  tpuci__buf_addf(&b, "%zu of %zu recorded test%s run%s: %zu affected", sel->recorded - sel->nunaffected, sel->recorded, sel->recorded == 1 ? "" : "s",
                   sel->recorded - sel->nunaffected == 1 ? "s" : "", sel->affected);
   if (sel->changed.len > 0)
     tpuci__buf_addf(&b, " by %s", sel->changed.items[0]);
@@ -383,8 +383,7 @@ void tpuci__deps_fresh_free(tpuci__deps_fresh_t *f) {
 static void tpuci__strv_json(tpuci__strv_t *v, const json_t *a) {
   size_t i;
   json_t *x;
-  json_array_foreach(a, i, x)
-    if (json_is_string(x)) tpuci__strv_push(v, json_string_value(x));
+  json_array_foreach(a, i, x) if (json_is_string(x)) tpuci__strv_push(v, json_string_value(x));
 }
 
 void tpuci__deps_fresh_add(tpuci__deps_fresh_t *f, const char *results_dir, const char *rootdir) {
@@ -452,7 +451,8 @@ int tpuci__deps_update(tpuci__deps_rec_t *out, const tpuci__deps_rec_t *old,
     return 1;
   out->key = tpuci__strdup(key);
   out->run = tpuci__strdup(run);
-  out->rootdir = tpuci__strdup(fresh->rootdir ? fresh->rootdir : old ? old->rootdir : NULL);
+  out->rootdir = tpuci__strdup(fresh->rootdir ? fresh->rootdir : old ? old->rootdir
+                                                                     : NULL);
   for (i = 0; i < fresh->ids.len; i++) {
     tpuci__deps_test_t *t = tpuci__rec_test(out, fresh->ids.items[i]);
     t->files = tpuci__calloc(fresh->files[i].len + 1, sizeof(*t->files));

@@ -33,24 +33,24 @@
 
 typedef struct {
   char *id;
-  size_t *files;           /* indices into the record's files */
+  size_t *files; /* indices into the record's files */
   size_t nfiles;
-  int passed;              /* its last result was a pass (or a skip) */
-  char *run;               /* the run it last passed in, or NULL */
+  int passed; /* its last result was a pass (or a skip) */
+  char *run;  /* the run it last passed in, or NULL */
 } tpuci__deps_test_t;
 
 typedef struct {
-  char *key;               /* the instance's non-file inputs (hex) */
-  char *rootdir;           /* pytest's rootdir where it ran */
-  char *run;               /* the run that made it */
-  tpuci__strv_t files;     /* relative to rootdir */
-  tpuci__strv_t blobs;     /* each file's git blob id then; "" when gone */
-  tpuci__idmap_t fmap;     /* file -> index */
-  size_t *session;         /* files the whole session needs */
+  char *key;           /* the instance's non-file inputs (hex) */
+  char *rootdir;       /* pytest's rootdir where it ran */
+  char *run;           /* the run that made it */
+  tpuci__strv_t files; /* relative to rootdir */
+  tpuci__strv_t blobs; /* each file's git blob id then; "" when gone */
+  tpuci__idmap_t fmap; /* file -> index */
+  size_t *session;     /* files the whole session needs */
   size_t nsession;
   tpuci__deps_test_t *tests;
   size_t ntests, cap;
-  tpuci__idmap_t tmap;     /* test id -> index */
+  tpuci__idmap_t tmap; /* test id -> index */
 } tpuci__deps_rec_t;
 
 void tpuci__deps_rec_init(tpuci__deps_rec_t *rec);
@@ -75,13 +75,13 @@ void tpuci__deps_blob(const char *path, char hex[41]);
 
 /* What a run of an instance leaves out. */
 typedef struct {
-  int all;                 /* every test runs: why says why */
+  int all; /* every test runs: why says why */
   char *why;
-  char *arg;               /* the plugin's DEPS argument ("record", then
+  char *arg;                 /* the plugin's DEPS argument ("record", then
                               "skip UNIT" lines), a new string */
   tpuci__idmap_t unaffected; /* test id -> the record's index */
   size_t recorded, affected, failed_last, always, nunaffected;
-  tpuci__strv_t changed;   /* the record's files that changed */
+  tpuci__strv_t changed; /* the record's files that changed */
 } tpuci__deps_sel_t;
 
 void tpuci__deps_sel_free(tpuci__deps_sel_t *sel);
@@ -102,12 +102,12 @@ char *tpuci__deps_sel_text(const tpuci__deps_sel_t *sel);
 
 /* What the attempts of a run recorded, put together. */
 typedef struct {
-  tpuci__strv_t ids;       /* tests, as first seen */
-  tpuci__strv_t *files;    /* per test, its files */
+  tpuci__strv_t ids;    /* tests, as first seen */
+  tpuci__strv_t *files; /* per test, its files */
   tpuci__idmap_t map;
   tpuci__strv_t session;
   char *rootdir;
-  char *off;               /* recording was off in an attempt: why */
+  char *off; /* recording was off in an attempt: why */
 } tpuci__deps_fresh_t;
 
 void tpuci__deps_fresh_init(tpuci__deps_fresh_t *f);

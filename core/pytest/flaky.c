@@ -12,7 +12,6 @@
 /* ------------------------------------------------------------------ */
 /* Writing                                                             */
 
-
 /* The run that says how the test did in this run: its last, leaving out
  * a run a cancel cut short; NULL when none says. */
 static const tpuci__test_run_t *tpuci__flaky_said(const tpuci__test_hist_t *t) {
@@ -77,7 +76,7 @@ static json_t *tpuci__flaky_msg(const tpuci__test_hist_t *t) {
     memcpy(buf, m, n);
     buf[n] = '\0';
     {
-      json_t *v = json_stringn(buf, n);  /* NULL when not UTF-8 */
+      json_t *v = json_stringn(buf, n); /* NULL when not UTF-8 */
       return v ? v : json_null();
     }
   }
@@ -101,7 +100,7 @@ static json_t *tpuci__flaky_run_json(const tpuci__flaky_run_t *run) {
       const tpuci__test_run_t *said = tpuci__flaky_said(t);
       char code[2] = {tpuci__flaky_code(h, t), '\0'};
       json_t *row;
-      if (code[0] == 0) continue;  /* absent: a cancel did not reach it */
+      if (code[0] == 0) continue; /* absent: a cancel did not reach it */
       row = json_array();
       json_array_append_new(row, json_string(identity));
       json_array_append_new(row, json_string(t->id));
@@ -253,10 +252,10 @@ int tpuci__flaky_append(const char *path, const tpuci__flaky_run_t *run, int rec
 /* The report                                                          */
 
 typedef struct {
-  char *instance;       /* its identity: the instance without its shard */
+  char *instance; /* its identity: the instance without its shard */
   const char *id;
-  char *key;            /* instance \x1f id: the map's key */
-  char *seq;            /* one code a run of the window: '-' not in it,
+  char *key; /* instance \x1f id: the map's key */
+  char *seq; /* one code a run of the window: '-' not in it,
                            'x' an infra run of its job (left out) */
   size_t fails, runs, flips;
   const char *last_run, *last_msg;
@@ -273,8 +272,8 @@ typedef struct {
  * (parsed), its tests, most flips first, and the runs left out. */
 typedef struct {
   tpuci__strv_t lines;
-  json_t **all;         /* every run of the store, parsed */
-  json_t **parsed;      /* the window's: all + first */
+  json_t **all;    /* every run of the store, parsed */
+  json_t **parsed; /* the window's: all + first */
   size_t nrun;
   tpuci__flaky_test_t *tests;
   size_t ntests;
@@ -377,7 +376,7 @@ static void tpuci__flaky_stats_row(tpuci__flaky_stats_t *s, tpuci__idmap_t *map,
     memset(t->seq, '-', s->nrun);
     t->seq[s->nrun] = '\0';
     t->key = key;
-    tpuci__idmap_put(map, key, at);  /* borrowed: freed with the tests */
+    tpuci__idmap_put(map, key, at); /* borrowed: freed with the tests */
   } else {
     free(key);
   }
@@ -404,7 +403,8 @@ static int tpuci__flaky_stats(const char *path, int runs, tpuci__flaky_stats_t *
   memset(s, 0, sizeof(*s));
   if (r == -ENOENT)
     return tpuci__err_set(err, TPUCI_ENOMATCH, "%s: no history yet (every `tpuci run` with "
-                          "pytest jobs adds to it)", path);
+                                               "pytest jobs adds to it)",
+                          path);
   if (r != 0) return tpuci__err_set(err, r, "%s: cannot read: %s", path, tpuci_strerror(r));
   tpuci__flaky_lines(text, len, &s->lines, &s->all);
   free(text);
@@ -486,7 +486,8 @@ static void tpuci__flaky_text(tpuci__buf_t *b, const tpuci__flaky_stats_t *s, co
                   s->nrun == 1 ? "it" : "them");
   for (k = 0; k < s->ninfra; k++)
     tpuci__buf_addf(b, "left out of flip rates: run %s of %s: %zu of its %zu tests failed "
-                    "(an infra run)\n", s->infra[k].run, s->infra[k].instance,
+                       "(an infra run)\n",
+                    s->infra[k].run, s->infra[k].instance,
                     s->infra[k].failed, s->infra[k].tests);
   if (listed > 0)
     tpuci__buf_addf(b, "flip rate  fails/runs  outcomes (oldest first: p pass, f fail, "
@@ -545,7 +546,8 @@ static void tpuci__flaky_entry(tpuci__buf_t *b, const tpuci__flaky_test_t *t,
   nl = t->last_msg ? strchr(t->last_msg, '\n') : NULL;
   n = t->last_msg ? (nl ? (int) (nl - t->last_msg) : (int) strlen(t->last_msg)) : 0;
   reason = tpuci__printf("flaky: flip rate %.2f (%zu flip%s in %zu run%s of %s), last failed "
-                         "in run %s%s%.*s", tpuci__flaky_rate(t), t->flips,
+                         "in run %s%s%.*s",
+                         tpuci__flaky_rate(t), t->flips,
                          t->flips == 1 ? "" : "s", t->runs, t->runs == 1 ? "" : "s", t->instance,
                          t->last_run, n ? ": " : "", n, n ? t->last_msg : "");
   tpuci__buf_adds(b, "- test: ");
@@ -598,7 +600,8 @@ int tpuci__flaky_propose(const char *path, const tpuci__flaky_propose_t *o, char
   }
   tpuci__buf_init(&b);
   tpuci__buf_addf(&b, "# tpuci flaky --propose: %zu test%s flipped in at least %.0f%% of %s "
-                  "runs in the last %zu run%s (%s)", n, n == 1 ? "" : "s", o->min_rate * 100,
+                      "runs in the last %zu run%s (%s)",
+                  n, n == 1 ? "" : "s", o->min_rate * 100,
                   n == 1 ? "its" : "their", s.nrun, s.nrun == 1 ? "" : "s", path);
   if (held) tpuci__buf_addf(&b, ", %zu more already quarantined", held);
   tpuci__buf_addf(&b, ".\n# Nothing is applied: copy the entries you agree with into %s.\n",

@@ -41,8 +41,8 @@
 typedef struct {
   const char *run_id;
   uint64_t start_ms;
-  const char *commit;               /* may be NULL */
-  const tpuci__history_t *const *histories;  /* one per pytest instance */
+  const char *commit;                       /* may be NULL */
+  const tpuci__history_t *const *histories; /* one per pytest instance */
   size_t n;
 } tpuci__flaky_run_t;
 
@@ -73,9 +73,9 @@ int tpuci__flaky_report(const char *path, int runs, int json, char **out, tpuci_
 typedef struct {
   int runs;
   double min_rate;
-  long today;                              /* days since 1970-01-01 */
-  const tpuci__quarantine_t *quarantine;   /* or NULL */
-  const tpuci__codeowners_t *owners;       /* or NULL: none found */
+  long today;                            /* days since 1970-01-01 */
+  const tpuci__quarantine_t *quarantine; /* or NULL */
+  const tpuci__codeowners_t *owners;     /* or NULL: none found */
 } tpuci__flaky_propose_t;
 int tpuci__flaky_propose(const char *path, const tpuci__flaky_propose_t *o, char **out,
                          size_t *count, tpuci__err_t *err);

@@ -7,21 +7,23 @@
 
 #include "pytest/init.h"
 
-enum { TPUCI__FAM_MULTIHOST, TPUCI__FAM_TPU, TPUCI__FAM_PLAIN };
+enum { TPUCI__FAM_MULTIHOST,
+       TPUCI__FAM_TPU,
+       TPUCI__FAM_PLAIN };
 
 typedef struct {
   int kind;
-  char *key;              /* the family: "multihost", "tpu", a first word */
-  char *job;              /* its job's name */
-  tpuci__strv_t names;    /* its markers */
-  tpuci__strv_t descs;    /* what the configuration says of each ("": nothing) */
-  int folded;             /* a plain family past the cap: runs with the rest */
+  char *key;           /* the family: "multihost", "tpu", a first word */
+  char *job;           /* its job's name */
+  tpuci__strv_t names; /* its markers */
+  tpuci__strv_t descs; /* what the configuration says of each ("": nothing) */
+  int folded;          /* a plain family past the cap: runs with the rest */
 } tpuci__fam_t;
 
 typedef struct {
   tpuci__fam_t *items;
   size_t len;
-  tpuci__strv_t skipped;  /* lines that name no marker -m can select */
+  tpuci__strv_t skipped; /* lines that name no marker -m can select */
 } tpuci__fams_t;
 
 /* pytest's own markers: registered or not, they are no family. */
@@ -224,7 +226,9 @@ static void tpuci__lua_str(tpuci__buf_t *b, const char *s) {
 static void tpuci__and_list(tpuci__buf_t *b, const tpuci__strv_t *v, const char *conj) {
   size_t k, shown = v->len > 12 ? 11 : v->len;
   for (k = 0; k < shown; k++)
-    tpuci__buf_addf(b, "%s%s", k == 0 ? "" : k + 1 == v->len ? conj : ", ", v->items[k]);
+    tpuci__buf_addf(b, "%s%s", k == 0 ? "" : k + 1 == v->len ? conj
+                                                             : ", ",
+                    v->items[k]);
   if (shown < v->len) tpuci__buf_addf(b, " and %zu more", v->len - shown);
 }
 
@@ -360,7 +364,8 @@ static void tpuci__spec_header(tpuci__buf_t *b, const tpuci__pyconf_t *conf,
   if (f->skipped.len > 0) {
     t.len = 0;
     tpuci__buf_addf(&t, "%zu marker line%s of %s name%s no marker that -m can select, so no job "
-                        "is made for %s.", f->skipped.len, f->skipped.len == 1 ? "" : "s",
+                        "is made for %s.",
+                    f->skipped.len, f->skipped.len == 1 ? "" : "s",
                     conf->file, f->skipped.len == 1 ? "s" : "", f->skipped.len == 1 ? "it" : "them");
     tpuci__comment(b, t.data);
   }
@@ -375,7 +380,8 @@ static void tpuci__spec_image(tpuci__buf_t *b, const tpuci__init_opts_t *o) {
     tpuci__commentf_take(b, tpuci__printf("The image the tests run in: it needs python3, pytest "
                                           "and what the tests import. This folder has a "
                                           "Dockerfile: build it with `docker build -t %s .` "
-                                          "(again when it changes).", ref));
+                                          "(again when it changes).",
+                                          ref));
   } else {
     tpuci__comment(b, "The image the tests run in: it needs python3, pytest and what the tests "
                       "import. Build one, for example from a Dockerfile in this folder holding");
@@ -383,7 +389,8 @@ static void tpuci__spec_image(tpuci__buf_t *b, const tpuci__init_opts_t *o) {
                        "--   COPY . /tmp/project\n"
                        "--   RUN pip install pytest /tmp/project\n");
     tpuci__commentf_take(b, tpuci__printf("with `docker build -t %s .`, or name an image you "
-                                          "have.", ref));
+                                          "have.",
+                                          ref));
   }
   tpuci__comment(b, "pull = \"never\": the image is this machine's, tpuci pulls nothing (\"missing\" "
                     "pulls it from its registry when it is not here).");
@@ -396,10 +403,10 @@ static void tpuci__spec_image(tpuci__buf_t *b, const tpuci__init_opts_t *o) {
 static void tpuci__spec_helper(tpuci__buf_t *b, const tpuci__pyconf_t *conf,
                                const tpuci__init_opts_t *o) {
   tpuci__commentf_take(b, tpuci__printf(
-      "What every job shares: that image, the project mounted read-only at /src, and pytest "
-      "started there%s%s%s. A job gets 30 minutes unless it says.",
-      conf->file ? ", so that it reads " : "", conf->file ? conf->file : "",
-      conf->file ? " as it does here" : ""));
+                              "What every job shares: that image, the project mounted read-only at /src, and pytest "
+                              "started there%s%s%s. A job gets 30 minutes unless it says.",
+                              conf->file ? ", so that it reads " : "", conf->file ? conf->file : "",
+                              conf->file ? " as it does here" : ""));
   tpuci__buf_adds(b, "local function project(t)\n"
                      "  t.image   = \"test\"\n"
                      "  t.mounts  = { [");
@@ -434,7 +441,8 @@ static void tpuci__spec_rest(tpuci__buf_t *b, const tpuci__pyconf_t *conf, const
       tpuci__buf_adds(&t, ", those marked ");
       tpuci__and_list(&t, &folded, " or ");
       tpuci__buf_addf(&t, " too (more than %d kinds of markers: give them jobs of their own if "
-                          "they need it)", TPUCI__INIT_MAX_PLAIN);
+                          "they need it)",
+                      TPUCI__INIT_MAX_PLAIN);
     }
     tpuci__buf_adds(&t, ". `shards = 4` in pytest splits them over 4 containers, balanced by the "
                         "durations the last run recorded.");
@@ -508,7 +516,8 @@ static void tpuci__spec_topologies(tpuci__buf_t *b, int tpu, int multi, const ch
   if (jax)
     tpuci__commentf_take(b, tpuci__printf("The project names JAX (%s): emulate = \"jax\" also "
                                           "gives each host JAX's CPU devices, and a gang's hosts "
-                                          "what jax.distributed needs to connect.", jax));
+                                          "what jax.distributed needs to connect.",
+                                          jax));
   else {
     if (tpu)
       tpuci__comment(b, "emulate = \"pjrt\" sets torch_xla's PJRT_DEVICE=CPU and its device "
@@ -586,7 +595,8 @@ char *tpuci__init_spec(const tpuci__pyconf_t *given, const tpuci__init_opts_t *o
   }
   /* The families' names first: the rest's gives way. */
   tpuci__fams_name(&f, &taken);
-  rest = tpuci__unique(&taken, f.len == 0 ? "tests" : folded ? "rest" : "unmarked");
+  rest = tpuci__unique(&taken, f.len == 0 ? "tests" : folded ? "rest"
+                                                             : "unmarked");
   tpuci__buf_init(&b);
   tpuci__spec_header(&b, conf, &f, o);
   tpuci__spec_image(&b, o);
@@ -627,9 +637,9 @@ static int tpuci__names_jax(const char *text, size_t len) {
 }
 
 typedef struct {
-  const char *dir;        /* the project */
-  size_t scanned;         /* files read so far */
-  char *found;            /* the first that names JAX (relative), or NULL */
+  const char *dir; /* the project */
+  size_t scanned;  /* files read so far */
+  char *found;     /* the first that names JAX (relative), or NULL */
 } tpuci__scan_t;
 
 /* Reads dir/rel (a regular file of at most 1 MiB) for JAX. */

@@ -31,7 +31,7 @@ typedef struct {
   /* A name for the image: the project folder's, made an image name
    * ("mylib"); "project" when it has none. */
   const char *image_name;
-  int dockerfile;          /* the folder has a Dockerfile */
+  int dockerfile; /* the folder has a Dockerfile */
   /* The first file of the project that names JAX, or NULL: the topologies
    * then emulate "jax". */
   const char *jax;

@@ -197,7 +197,7 @@ char *tpuci__junit_node_id(const char *classname, const char *name,
   {
     /* Trailing components that look like classes; the module keeps at
      * least one component. */
-    size_t split = cn;  /* where the classes begin (at a '.' or cn) */
+    size_t split = cn; /* where the classes begin (at a '.' or cn) */
     size_t i = cn;
     while (i > 0) {
       size_t start = i;
@@ -317,7 +317,9 @@ static size_t tpuci__utf8_cut(const char *s, size_t n) {
   }
   if (i > 0) {
     unsigned char lead = (unsigned char) s[i - 1];
-    size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3
+                                 : lead >= 0xC0   ? 2
+                                                  : 1;
     if (lead >= 0xC0 && need > back + 1) return i - 1;
   }
   return n;
@@ -382,12 +384,12 @@ typedef struct {
   char msg[256];
   unsigned long line, col;
 
-  int case_depth;      /* depth of the open <testcase>, 0 if none */
-  size_t joins;        /* repeated test cases merged so far */
+  int case_depth; /* depth of the open <testcase>, 0 if none */
+  size_t joins;   /* repeated test cases merged so far */
   tpuci__test_t cur;
-  int cur_rank;        /* rank of the outcome element seen so far */
-  int outcome_elems;   /* outcome elements in this test case */
-  int capture_depth;   /* depth of the element whose text is captured */
+  int cur_rank;      /* rank of the outcome element seen so far */
+  int outcome_elems; /* outcome elements in this test case */
+  int capture_depth; /* depth of the element whose text is captured */
   tpuci__clip_t *capture;
   tpuci__clip_t text, out, err;
 } tpuci__jp_t;
@@ -450,7 +452,7 @@ static double tpuci__parse_seconds(const char *s) {
       if (v > 1e12) return 0;
     }
   }
-  if (!(v >= 0 && v <= 1e12)) return 0;  /* also NaN */
+  if (!(v >= 0 && v <= 1e12)) return 0; /* also NaN */
   return v;
 }
 
@@ -552,8 +554,7 @@ static void XMLCALL tpuci__jp_start(void *ud, const XML_Char *name,
     tpuci__jp_outcome(jp, TPUCI_TEST_ERROR, name, atts);
   } else if (strcmp(name, "skipped") == 0) {
     const char *type = tpuci__attr(atts, "type");
-    tpuci__jp_outcome(jp, type && strcmp(type, "pytest.xfail") == 0
-                              ? TPUCI_TEST_XFAIL : TPUCI_TEST_SKIPPED,
+    tpuci__jp_outcome(jp, type && strcmp(type, "pytest.xfail") == 0 ? TPUCI_TEST_XFAIL : TPUCI_TEST_SKIPPED,
                       name, atts);
   } else if (strcmp(name, "system-out") == 0) {
     if (!jp->out.present) tpuci__clip_start(&jp->out, TPUCI__JUNIT_TEXT_MAX);

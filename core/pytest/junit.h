@@ -26,21 +26,21 @@
  * "[... N bytes truncated ...]" marker. */
 #define TPUCI__JUNIT_TEXT_MAX (64 * 1024)
 #define TPUCI__JUNIT_MESSAGE_MAX (8 * 1024)
-#define TPUCI__JUNIT_NAME_MAX 4096  /* classname, name, file, type */
-#define TPUCI__JUNIT_MAX_BYTES ((size_t) 512 << 20)  /* one report */
-#define TPUCI__JUNIT_MAX_DEPTH 64                    /* element nesting */
-#define TPUCI__JUNIT_MAX_TESTS 1000000               /* per report */
-#define TPUCI__JUNIT_MAX_JOINS 1000  /* repeated test cases whose texts join */
+#define TPUCI__JUNIT_NAME_MAX 4096                  /* classname, name, file, type */
+#define TPUCI__JUNIT_MAX_BYTES ((size_t) 512 << 20) /* one report */
+#define TPUCI__JUNIT_MAX_DEPTH 64                   /* element nesting */
+#define TPUCI__JUNIT_MAX_TESTS 1000000              /* per report */
+#define TPUCI__JUNIT_MAX_JOINS 1000                 /* repeated test cases whose texts join */
 
 /* ------------------------------------------------------------------ */
 /* One report                                                          */
 
 typedef enum {
   TPUCI_TEST_PASSED = 0,
-  TPUCI_TEST_FAILED,  /* <failure>: the test body failed (or XPASS(strict)) */
-  TPUCI_TEST_ERROR,   /* <error>: setup/teardown or collection failed */
-  TPUCI_TEST_SKIPPED, /* <skipped> */
-  TPUCI_TEST_XFAIL,   /* <skipped type="pytest.xfail"> */
+  TPUCI_TEST_FAILED,     /* <failure>: the test body failed (or XPASS(strict)) */
+  TPUCI_TEST_ERROR,      /* <error>: setup/teardown or collection failed */
+  TPUCI_TEST_SKIPPED,    /* <skipped> */
+  TPUCI_TEST_XFAIL,      /* <skipped type="pytest.xfail"> */
   TPUCI_TEST_UNAFFECTED, /* left out: nothing it needs changed since it
                             passed (deps.h); <skipped type="tpuci.unaffected"> */
   TPUCI_TEST__COUNT
@@ -62,13 +62,13 @@ typedef struct {
   char *file;      /* the file attribute (xunit1), or NULL */
   int line;        /* the line attribute as written (pytest: 0-based), -1 */
   tpuci__test_outcome_t outcome;
-  double time_s;   /* the time attribute; 0 when absent or invalid */
-  char *type;      /* type attribute of the failure/error/skipped, or NULL */
-  char *message;   /* its message attribute, or NULL */
-  char *text;      /* its body (the traceback), or NULL */
+  double time_s;    /* the time attribute; 0 when absent or invalid */
+  char *type;       /* type attribute of the failure/error/skipped, or NULL */
+  char *message;    /* its message attribute, or NULL */
+  char *text;       /* its body (the traceback), or NULL */
   char *system_out; /* <system-out>, <system-err>, or NULL */
   char *system_err;
-  int reruns;      /* Surefire flakyFailure/flakyError/rerunFailure/
+  int reruns; /* Surefire flakyFailure/flakyError/rerunFailure/
                       rerunError children (our own merged reports) */
 } tpuci__test_t;
 
@@ -81,7 +81,7 @@ int tpuci__test_cancelled(const tpuci__test_t *r);
 typedef struct {
   tpuci__test_t *items;
   size_t len, cap;
-  int suites;      /* <testsuite> elements seen */
+  int suites; /* <testsuite> elements seen */
 } tpuci__junit_t;
 
 /* Parses one JUnit XML report (a <testsuites> root holding <testsuite>
@@ -142,9 +142,9 @@ size_t tpuci__junit_resolve_ids(tpuci__junit_t *j, const tpuci__strv_t *known);
 typedef struct {
   /* PASSED, FAILED, TIMEOUT, OOM, INFRA or CANCELLED (tpuci__classify). */
   tpuci_outcome_t outcome;
-  int exit_code;       /* -1 when killed or never ran */
-  const char *cause;   /* "timed out after 25m", "exit 3", or NULL */
-  double time_s;       /* wall clock of the attempt */
+  int exit_code;     /* -1 when killed or never ran */
+  const char *cause; /* "timed out after 25m", "exit 3", or NULL */
+  double time_s;     /* wall clock of the attempt */
   /* The node ids this attempt was asked to run (a re-run of failures, a
    * shard); NULL means "the whole suite". */
   const char *const *selected;
@@ -174,7 +174,7 @@ typedef struct {
 } tpuci__junit_attempt_t;
 
 typedef struct {
-  int attempt;          /* 1-based; 0: the failing-first process */
+  int attempt; /* 1-based; 0: the failing-first process */
   tpuci__test_t result;
 } tpuci__test_run_t;
 
@@ -204,12 +204,12 @@ typedef struct {
    * after its candidates again and it failed again. */
   int order_dep;
   int order_confirmed;
-  int order_brittle;        /* it fails alone: one of them sets it up */
+  int order_brittle; /* it fails alone: one of them sets it up */
   tpuci__strv_t candidates;
   char *polluter;
-  int order_checks;         /* check processes that ran it */
-  char *order_note;         /* tpuci__order_text(), once the checks are over */
-  int fail_attempt, pass_attempt;  /* where it failed and passed (0: first) */
+  int order_checks;               /* check processes that ran it */
+  char *order_note;               /* tpuci__order_text(), once the checks are over */
+  int fail_attempt, pass_attempt; /* where it failed and passed (0: first) */
 } tpuci__test_hist_t;
 
 /* One attempt as recorded. */
@@ -218,25 +218,25 @@ typedef struct {
   int exit_code;
   char *cause;
   double time_s;
-  int reported;         /* a report was given (possibly partial) */
+  int reported; /* a report was given (possibly partial) */
   int has_selection;
   tpuci__strv_t selected;
-  size_t tests;         /* test cases in its report */
-  size_t failing;       /* of which failed or errored */
-  size_t missing;       /* tests it should have run but did not report */
-  char *running;        /* the test it was running when it ended, or NULL */
-  int has_collection;   /* pytest said what it collected: */
-  tpuci__strv_t collected;  /* those node ids, in run order */
-  int cut;              /* pytest did not finish (killed, crashed) */
+  size_t tests;            /* test cases in its report */
+  size_t failing;          /* of which failed or errored */
+  size_t missing;          /* tests it should have run but did not report */
+  char *running;           /* the test it was running when it ended, or NULL */
+  int has_collection;      /* pytest said what it collected: */
+  tpuci__strv_t collected; /* those node ids, in run order */
+  int cut;                 /* pytest did not finish (killed, crashed) */
 } tpuci__attempt_rec_t;
 
 typedef struct tpuci__history_s {
   char *instance;
   tpuci__attempt_rec_t *attempts;
   size_t n_attempts, cap_attempts;
-  tpuci__test_hist_t *tests;  /* in the order first seen */
+  tpuci__test_hist_t *tests; /* in the order first seen */
   size_t len, cap;
-  tpuci__idmap_t map;         /* id -> index into tests */
+  tpuci__idmap_t map; /* id -> index into tests */
   /* pytest's rootdir as the latest attempt saw it (where the tests' files
    * are relative to, in the container), or NULL. */
   char *rootdir;
@@ -314,12 +314,12 @@ size_t tpuci__history_unfinished_ids(const tpuci__history_t *h, tpuci__strv_t *o
                                      int *unknown);
 
 typedef struct {
-  size_t tests;              /* distinct tests */
-  size_t passed, failed, errors, skipped, xfail, unaffected;  /* by final result */
-  size_t not_run;            /* known, but no attempt reported a result */
-  size_t flaky;              /* passed (or skipped) after a failure */
-  size_t abnormal_attempts;  /* attempts shown as test cases */
-  size_t abnormal_failing;   /* of which count as failures: no later
+  size_t tests;                                              /* distinct tests */
+  size_t passed, failed, errors, skipped, xfail, unaffected; /* by final result */
+  size_t not_run;                                            /* known, but no attempt reported a result */
+  size_t flaky;                                              /* passed (or skipped) after a failure */
+  size_t abnormal_attempts;                                  /* attempts shown as test cases */
+  size_t abnormal_failing;                                   /* of which count as failures: no later
                                 attempt completed normally */
 } tpuci__history_summary_t;
 
@@ -341,21 +341,21 @@ int tpuci__history_all_pass(const tpuci__history_t *h);
 
 /* One attempt of a job that is not a pytest job. */
 typedef struct {
-  tpuci_outcome_t outcome;  /* PASSED, FAILED, TIMEOUT, OOM, INFRA, CANCELLED */
-  int exit_code;            /* -1 when killed or never ran */
-  const char *cause;        /* "exit 3", "timed out after 2s", or NULL */
+  tpuci_outcome_t outcome; /* PASSED, FAILED, TIMEOUT, OOM, INFRA, CANCELLED */
+  int exit_code;           /* -1 when killed or never ran */
+  const char *cause;       /* "exit 3", "timed out after 2s", or NULL */
   double time_s;
-  const char *log;          /* its log's path, or NULL */
-  const char *log_tail;     /* the last lines of its log, or NULL; */
-  size_t log_tail_len;      /* its length (it may hold NUL bytes) */
+  const char *log;      /* its log's path, or NULL */
+  const char *log_tail; /* the last lines of its log, or NULL; */
+  size_t log_tail_len;  /* its length (it may hold NUL bytes) */
 } tpuci__junit_run_t;
 
 /* A job that is not a pytest job: one test case with the instance's
  * outcome. */
 typedef struct {
   const char *instance;
-  tpuci_outcome_t outcome;  /* final; FLAKY, or NONE when it never ran */
-  const char *why;          /* NONE or no attempt: why it did not run */
+  tpuci_outcome_t outcome; /* final; FLAKY, or NONE when it never ran */
+  const char *why;         /* NONE or no attempt: why it did not run */
   const tpuci__junit_run_t *runs;
   size_t n_runs;
 } tpuci__junit_command_t;

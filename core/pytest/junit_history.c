@@ -168,7 +168,8 @@ static void tpuci__cut_run(tpuci__history_t *h, const tpuci__attempt_rec_t *rec,
     size_t n = strlen(what);
     int named = strncmp(cause, what, n) == 0 && (cause[n] == ':' || cause[n] == ' ');
     r->text = tpuci__printf("Attempt %d ended (%s%s%s) while this test was running; pytest "
-                            "never reported its end.\n%s", number, named ? "" : what,
+                            "never reported its end.\n%s",
+                            number, named ? "" : what,
                             named ? "" : ": ", cause, stacks ? stacks : "");
   }
   if (r == &fresh) tpuci__run_push(t, number, &fresh);
@@ -294,7 +295,7 @@ int tpuci__attempt_abnormal(const tpuci__attempt_rec_t *a) {
     case TPUCI_OUTCOME_FAILED:
       return !a->reported || a->failing == 0;
     default:
-      return 1;  /* timeout, oom, infra, cancelled, never ran */
+      return 1; /* timeout, oom, infra, cancelled, never ran */
   }
 }
 
@@ -329,7 +330,7 @@ static size_t tpuci__history_again(const tpuci__history_t *h, tpuci__strv_t *out
                             : tpuci__test_outcome_failing(f->outcome));
     if (!again && scope != NULL && tpuci__run_in(t, number) == NULL &&
         tpuci__idmap_get(&in_scope, t->id) != TPUCI__IDMAP_NONE)
-      again = 1;  /* it was to run and did not */
+      again = 1; /* it was to run and did not */
     if (again) {
       tpuci__strv_push(out, t->id);
       n++;

@@ -52,7 +52,7 @@ void tpuci__xml_escape(tpuci__buf_t *b, const char *str, size_t n, int attr) {
     size_t len = tpuci__utf8_decode(s + i, n - i, &cp);
 
     if (len == 0) {
-      rep = "\xEF\xBF\xBD";  /* U+FFFD for a byte that is not UTF-8 */
+      rep = "\xEF\xBF\xBD"; /* U+FFFD for a byte that is not UTF-8 */
       len = 1;
     } else if (len == 1) {
       switch (cp) {
@@ -135,8 +135,8 @@ static void tpuci__w_case_open(tpuci__buf_t *b, const char *classname,
 /* A test case's names (docs/pytest.md, "Test case identities"). */
 typedef struct {
   char *classname, *name;
-  char *file;  /* the module's path as the classname has it, or NULL */
-  int line;    /* 1-based, or 0 */
+  char *file; /* the module's path as the classname has it, or NULL */
+  int line;   /* 1-based, or 0 */
 } tpuci__case_id_t;
 
 static void tpuci__case_id(const tpuci__junit_suite_t *s, const tpuci__test_hist_t *th,
@@ -173,7 +173,7 @@ static void tpuci__case_id(const tpuci__junit_suite_t *s, const tpuci__test_hist
     id->classname = cls;
   }
   if (th->fail_line > 0) id->line = th->fail_line;
-  else if (f != NULL && f->line >= 0) id->line = f->line + 1;  /* pytest's is 0-based */
+  else if (f != NULL && f->line >= 0) id->line = f->line + 1; /* pytest's is 0-based */
 }
 
 static void tpuci__case_id_free(tpuci__case_id_t *id) {
@@ -250,7 +250,8 @@ static void tpuci__w_earlier(tpuci__buf_t *b, const tpuci__test_hist_t *th, int 
     tpuci__buf_init(&trace);
     if (r->attempt == 0)
       tpuci__buf_addf(&trace, "[failing first: the process of the tests that failed last "
-                              "time]\n%s", t->text ? t->text : "");
+                              "time]\n%s",
+                      t->text ? t->text : "");
     else
       tpuci__buf_addf(&trace, "[attempt %d]\n%s", r->attempt, t->text ? t->text : "");
     tpuci__w_rerun(b, tag, t->message, type, trace.data, t->system_out,
@@ -447,8 +448,7 @@ static void tpuci__w_attempt(tpuci__buf_t *b, const tpuci__history_t *h, size_t 
     tpuci__buf_adds(&body, "A later attempt completed normally.\n");
 
   tpuci__buf_addf(&name, "%s attempt %zu", h->instance, k + 1);
-  tpuci__buf_addf(&type, "tpuci.%s", a->reported || a->outcome != TPUCI_OUTCOME_PASSED
-                                         ? oname : "noreport");
+  tpuci__buf_addf(&type, "tpuci.%s", a->reported || a->outcome != TPUCI_OUTCOME_PASSED ? oname : "noreport");
   tpuci__w_case_open(b, "tpuci", name.data, a->time_s);
   tpuci__buf_adds(b, ">\n");
   c->tests++;
@@ -457,7 +457,8 @@ static void tpuci__w_attempt(tpuci__buf_t *b, const tpuci__history_t *h, size_t 
     tpuci__w_rerun(b, is_error ? "flakyError" : "flakyFailure", msg.data, type.data,
                    body.data, NULL, 0, NULL);
   } else {
-    if (is_error) c->errors++; else c->failures++;
+    if (is_error) c->errors++;
+    else c->failures++;
     tpuci__w_outcome(b, is_error ? "error" : "failure", msg.data, type.data, body.data);
   }
   tpuci__buf_adds(b, "    </testcase>\n");

@@ -31,7 +31,7 @@
 
 /* What the pytest kind is given for one run. Borrowed for the run. */
 typedef struct {
-  const tpuci__timings_t *timings;         /* recorded durations, for shards */
+  const tpuci__timings_t *timings; /* recorded durations, for shards */
   /* What shard groups collected last time (no collection pass for a
    * group whose key matches). May be NULL. */
   const tpuci__collections_t *collections;

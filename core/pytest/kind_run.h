@@ -15,22 +15,22 @@
 typedef struct {
   int used;
   char *name;
-  int ready;               /* split (from the collection, or a record) */
+  int ready; /* split (from the collection, or a record) */
   tpuci__shard_plan_t plan;
-  char *key;               /* tpuci__collection_key() of its shards */
-  int from_record;         /* split from the last run's collection */
-  int told;                /* the split was said */
-  size_t left_out;         /* tests the split left out as unaffected */
+  char *key;       /* tpuci__collection_key() of its shards */
+  int from_record; /* split from the last run's collection */
+  int told;        /* the split was said */
+  size_t left_out; /* tests the split left out as unaffected */
   /* Each shard collects the suite itself and keeps its part (the
    * bootstrap's assignment, per shard); 0: the shards run node ids. */
   int filter;
   char **assign;
-  tpuci__strv_t ids;       /* what the collection pass listed */
+  tpuci__strv_t ids; /* what the collection pass listed */
   /* The first shard's whole collection (tpuci__pytest_suite_seen), which
    * every other shard's must equal. */
   int seen;
   unsigned long seen_count, seen_crc;
-  size_t seen_by;          /* that shard's instance */
+  size_t seen_by; /* that shard's instance */
   int warned;
 } tpuci__pgroup_t;
 
@@ -42,8 +42,8 @@ typedef struct {
   tpuci__order_search_t search;
   int procs;
   int searching;
-  int queued;              /* a check is queued or runs */
-  tpuci__strv_t running;   /* what the queued or running check runs */
+  int queued;            /* a check is queued or runs */
+  tpuci__strv_t running; /* what the queued or running check runs */
 } tpuci__ochecks_t;
 
 /* An instance's tests by what they need (deps_run.c): a group of the
@@ -51,13 +51,13 @@ typedef struct {
  * leaves out, what its attempts recorded. */
 typedef struct {
   char *name;
-  size_t first;            /* its first instance (the path mapping) */
+  size_t first; /* its first instance (the path mapping) */
   int begun;
-  char *key;               /* its non-file inputs, or NULL: none */
-  int off;                 /* nothing recorded or left out (no key) */
+  char *key; /* its non-file inputs, or NULL: none */
+  int off;   /* nothing recorded or left out (no key) */
   tpuci__deps_rec_t rec;
   int has_rec;
-  char *load_problem;      /* the record could not be read: why */
+  char *load_problem; /* the record could not be read: why */
   tpuci__deps_sel_t sel;
   tpuci__deps_fresh_t fresh;
   int told;
@@ -68,8 +68,8 @@ typedef struct tpuci__pnew_s tpuci__pnew_t;
 
 /* What the kind keeps of a running process (tpuci__kind_proc_t.data). */
 typedef struct {
-  tpuci__live_t live;      /* the test each host is in */
-  char *text;              /* what the last look said */
+  tpuci__live_t live; /* the test each host is in */
+  char *text;         /* what the last look said */
 } tpuci__pproc_t;
 
 struct tpuci__kind_run_s {
@@ -87,12 +87,12 @@ struct tpuci__kind_run_s {
   tpuci__strv_t **first;
   unsigned char *first_pending;
   tpuci__ochecks_t **ochecks;
-  int order_procs;         /* order checks started in the run */
-  uint64_t order_ms;       /* and the time they took together */
-  tpuci__pdeps_t *deps;    /* deps_run.c */
+  int order_procs;      /* order checks started in the run */
+  uint64_t order_ms;    /* and the time they took together */
+  tpuci__pdeps_t *deps; /* deps_run.c */
   size_t ndeps;
-  int *deps_of;            /* per instance: its group in deps, or -1 */
-  tpuci__pnew_t **news;    /* per instance: its new tests' runs, or NULL */
+  int *deps_of;              /* per instance: its group in deps, or -1 */
+  tpuci__pnew_t **news;      /* per instance: its new tests' runs, or NULL */
   tpuci__idmap_t known_jobs; /* the jobs the history has runs of */
   tpuci__strv_t known_names; /* their names (the map's keys) */
 };

@@ -45,7 +45,8 @@ static void tpuci__live_fail(tpuci__live_t *lv, const char *id, json_t *o) {
   const char *crash = json_string_value(json_object_get(o, "crash"));
   const char *msg = json_string_value(json_object_get(o, "message"));
   tpuci__live_fail_t *f;
-  char *line = crash ? tpuci__strdup(crash) : msg ? tpuci__pytest_failure_line(msg) : NULL;
+  char *line = crash ? tpuci__strdup(crash) : msg ? tpuci__pytest_failure_line(msg)
+                                                  : NULL;
   if (tpuci__idmap_get(&lv->failed_seen, id) != TPUCI__IDMAP_NONE) {
     free(line);
     return;

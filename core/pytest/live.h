@@ -12,19 +12,19 @@
 #include "base/util.h"
 
 typedef struct {
-  char *path;          /* this host's progress.jsonl */
-  uint64_t offset;     /* bytes read so far */
-  char *partial;       /* a line not ended yet */
+  char *path;      /* this host's progress.jsonl */
+  uint64_t offset; /* bytes read so far */
+  char *partial;   /* a line not ended yet */
   size_t partial_len;
-  char *running;       /* the test started and not torn down, or NULL */
-  uint64_t since_ms;   /* its start (epoch ms: the progress line's "t", else the look) */
+  char *running;     /* the test started and not torn down, or NULL */
+  uint64_t since_ms; /* its start (epoch ms: the progress line's "t", else the look) */
 } tpuci__live_host_t;
 
 /* A test that failed, as progress reported it (its setup, call or
  * teardown failed). */
 typedef struct {
   char *id;
-  char *message;       /* the first line of what was raised, or NULL */
+  char *message; /* the first line of what was raised, or NULL */
 } tpuci__live_fail_t;
 
 typedef struct {
@@ -34,7 +34,7 @@ typedef struct {
    * attempt: host 0's reports, a gang's others left out). */
   tpuci__live_fail_t *failed;
   size_t nfailed, capfailed;
-  tpuci__strv_t failed_ids;   /* every test seen failing (the map's keys) */
+  tpuci__strv_t failed_ids; /* every test seen failing (the map's keys) */
   tpuci__idmap_t failed_seen;
 } tpuci__live_t;
 

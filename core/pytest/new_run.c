@@ -23,11 +23,11 @@
 #define TPUCI__NEW_SHARE_MAX 30
 
 struct tpuci__pnew_s {
-  tpuci__strv_t all;        /* its new tests that passed their attempt */
-  size_t *runs, *fails;     /* per test of `all`: runs in all, failed */
-  char **first;             /* per test: its first failure's message */
-  tpuci__strv_t running;    /* what the queued or running process runs */
-  int procs;                /* processes run */
+  tpuci__strv_t all;     /* its new tests that passed their attempt */
+  size_t *runs, *fails;  /* per test of `all`: runs in all, failed */
+  char **first;          /* per test: its first failure's message */
+  tpuci__strv_t running; /* what the queued or running process runs */
+  int procs;             /* processes run */
   int queued;
   int done;
 };
@@ -94,7 +94,8 @@ static int tpuci__new_find(tpuci__kind_run_t *kr, size_t index, tpuci__pnew_t *n
 
   if (tpuci__idmap_get(&kr->known_jobs, job) == TPUCI__IDMAP_NONE) {
     msg = tpuci__printf("%s: new tests: the history has no run of %s yet, so no test of it is "
-                        "new (each ran once)", inst->name, job);
+                        "new (each ran once)",
+                        inst->name, job);
   } else {
     for (i = 0; i < h->len; i++) {
       const tpuci__test_t *r = tpuci__history_final(&h->tests[i]);
@@ -165,7 +166,8 @@ static void tpuci__new_apply(tpuci__kind_run_t *kr, size_t index) {
     r->type = tpuci__strdup("tpuci.new_test_failed");
     free(r->message);
     r->message = tpuci__printf("new test, failed %zu of its %zu runs (pytest.new_tests.runs = "
-                               "%d): not counted as passing", nw->fails[i], nw->runs[i],
+                               "%d): not counted as passing",
+                               nw->fails[i], nw->runs[i],
                                inst->pytest->new_tests_runs);
     free(r->text);
     r->text = tpuci__printf("%s\n\nits first failure:\n%s", r->message,
@@ -234,7 +236,8 @@ tpuci_outcome_t tpuci__pk_new_done(tpuci__kind_run_t *kr, tpuci__kind_proc_t *p,
     nw->runs[k]++;
     if (!tpuci__test_outcome_failing(t->outcome)) continue;
     if (nw->fails[k]++ == 0)
-      nw->first[k] = tpuci__strdup(t->text ? t->text : t->message ? t->message : "");
+      nw->first[k] = tpuci__strdup(t->text ? t->text : t->message ? t->message
+                                                                  : "");
   }
   /* The test it was in when it was stopped (a timeout, a crash) failed
    * that run. */

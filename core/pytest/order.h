@@ -28,13 +28,13 @@
 #define TPUCI__ORDER_CASES_MAX 3
 
 typedef struct {
-  size_t test;               /* index into the history's tests */
+  size_t test; /* index into the history's tests */
   char *id;
   int fail_attempt;          /* where it failed (0: the failing-first process) */
   int pass_attempt;          /* where it passed */
   tpuci__strv_t before_fail; /* the tests that ran before it there, in order */
   tpuci__strv_t before_pass;
-  int brittle;               /* nothing ran before it where it failed */
+  int brittle; /* nothing ran before it where it failed */
 } tpuci__order_case_t;
 
 typedef struct {
@@ -55,16 +55,18 @@ void tpuci__order_cases_free(tpuci__order_cases_t *cases);
 void tpuci__order_mark(tpuci__history_t *h, const tpuci__order_cases_t *cases);
 
 /* The search the checks make for one case. */
-enum { TPUCI__ORDER_CONFIRM = 0, TPUCI__ORDER_BISECT, TPUCI__ORDER_DONE };
+enum { TPUCI__ORDER_CONFIRM = 0,
+       TPUCI__ORDER_BISECT,
+       TPUCI__ORDER_DONE };
 typedef struct {
   int stage;
   int brittle;
-  tpuci__strv_t left;        /* candidates the culprit is among */
-  tpuci__strv_t half;        /* what the running check put before the test */
-  int second;                /* the half being tried is the second one */
-  int confirmed;             /* the failure came back */
-  int flaky;                 /* it did not: flaky, not order-dependent */
-  char *culprit;             /* the one test found, or NULL */
+  tpuci__strv_t left; /* candidates the culprit is among */
+  tpuci__strv_t half; /* what the running check put before the test */
+  int second;         /* the half being tried is the second one */
+  int confirmed;      /* the failure came back */
+  int flaky;          /* it did not: flaky, not order-dependent */
+  char *culprit;      /* the one test found, or NULL */
 } tpuci__order_search_t;
 
 void tpuci__order_search_init(tpuci__order_search_t *s, const tpuci__order_case_t *c);

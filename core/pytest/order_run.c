@@ -102,7 +102,7 @@ static void tpuci__first_queue(tpuci__kind_run_t *kr, size_t index, const tpuci_
   kr->host->side(kr->host->sched, index, TPUCI__PROC_SIDE_FIRST);
   tpuci__buf_init(&b);
   tpuci__buf_addf(&b, "%s: failing first: %zu test%s that failed last time run%s first, in a "
-                  "process of %s own (its attempts run every test in pytest's order): ",
+                      "process of %s own (its attempts run every test in pytest's order): ",
                   inst->name, ids.len, ids.len == 1 ? "" : "s", ids.len == 1 ? "s" : "",
                   ids.len == 1 ? "its" : "their");
   tpuci__ids_text(&b, &ids);
@@ -246,7 +246,8 @@ static tpuci_outcome_t tpuci__check_done(tpuci__kind_run_t *kr, tpuci__kind_proc
   chk->log_path = end->log_path ? tpuci__strdup(end->log_path) : NULL;
   r->history->tests[c->test].order_checks++;
   msg = tpuci__printf("%s: order check: %s %s after %zu test%s%s", kr->plan->instances[index].name,
-                      c->id, failed > 0 ? "failed" : failed == 0 ? "passed" : "did not report",
+                      c->id, failed > 0 ? "failed" : failed == 0 ? "passed"
+                                                                 : "did not report",
                       chk->before, chk->before == 1 ? "" : "s",
                       chk->before == 0 ? " (alone)" : "");
   kr->host->message(kr->host->sched, msg);

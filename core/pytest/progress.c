@@ -56,7 +56,7 @@ static char *tpuci__progress_text(const char *results_dir) {
 }
 
 int tpuci__progress_read(const char *results_dir, tpuci__junit_t *j,
-                        tpuci__progress_t *pr) {
+                         tpuci__progress_t *pr) {
   char *text = tpuci__progress_text(results_dir), *line, *next;
   tpuci__idmap_t seen;
   int added = 0;
@@ -131,7 +131,7 @@ int tpuci__progress_read(const char *results_dir, tpuci__junit_t *j,
        * the exception's line (pytest's own, else found in the tail), the
        * tail the failure's text. */
       const char *crash = json_string_value(json_object_get(o, "crash"));
-      char *first = crash && *crash ? tpuci__strdup(crash)
+      char *first = crash && *crash                  ? tpuci__strdup(crash)
                     : strcmp(outcome, "failed") == 0 ? tpuci__pytest_failure_line(msg)
                                                      : NULL;
       if (first != NULL && t->text == NULL) t->text = tpuci__strdup(msg);
@@ -233,8 +233,7 @@ void tpuci__progress_unaffected(const char *results_dir, tpuci__strv_t *out) {
     /* Only the line that starts so: the others are not parsed. */
     if (strncmp(line, "{\"unaffected\": [", 16) != 0 || (o = json_loads(line, 0, NULL)) == NULL)
       continue;
-    json_array_foreach(json_object_get(o, "unaffected"), i, v)
-      if (json_is_string(v)) tpuci__strv_push(out, json_string_value(v));
+    json_array_foreach(json_object_get(o, "unaffected"), i, v) if (json_is_string(v)) tpuci__strv_push(out, json_string_value(v));
     json_decref(o);
   }
   free(text);

@@ -8,10 +8,10 @@
 
 /* What progress.jsonl says of an attempt (of one host of a gang). */
 typedef struct {
-  char *rootdir;    /* pytest's rootdir, or NULL */
-  char *running;    /* the test started last and not finished, or NULL */
+  char *rootdir; /* pytest's rootdir, or NULL */
+  char *running; /* the test started last and not finished, or NULL */
   int has_collection;
-  tpuci__strv_t collected;  /* what pytest collected, in run order */
+  tpuci__strv_t collected; /* what pytest collected, in run order */
 } tpuci__progress_t;
 
 void tpuci__progress_free(tpuci__progress_t *pr);
@@ -23,7 +23,7 @@ void tpuci__progress_free(tpuci__progress_t *pr);
  * stopped before it wrote one, and what a failed gang's cause compares
  * host by host). Returns 1 when it added tests to `j`. */
 int tpuci__progress_read(const char *results_dir, tpuci__junit_t *j,
-                        tpuci__progress_t *pr);
+                         tpuci__progress_t *pr);
 
 /* The tests the plugin left out as unaffected (deps.h), appended to
  * out. */

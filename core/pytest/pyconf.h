@@ -46,7 +46,7 @@ typedef struct {
   tpuci__strv_t testpaths;
   tpuci__strv_t markers;
   tpuci__strv_t python_files;
-  unsigned given;         /* the readers': which of the three were set */
+  unsigned given; /* the readers': which of the three were set */
 } tpuci__pyconf_t;
 
 void tpuci__pyconf_init(tpuci__pyconf_t *conf);

@@ -118,7 +118,8 @@ static int tpuci__pyconf_key(const char *key) {
 }
 
 static tpuci__strv_t *tpuci__pyconf_list(tpuci__pyconf_t *conf, int k) {
-  return k == 0 ? &conf->markers : k == 1 ? &conf->testpaths : &conf->python_files;
+  return k == 0 ? &conf->markers : k == 1 ? &conf->testpaths
+                                          : &conf->python_files;
 }
 
 int tpuci__pyconf_set_list(tpuci__pyconf_t *conf, const char *key, const tpuci__strv_t *items,
@@ -189,16 +190,16 @@ int tpuci__pyconf_set_text(tpuci__pyconf_t *conf, const char *key, const char *t
 /* INI                                                                 */
 
 typedef struct {
-  const char *name;       /* the file, for messages */
-  const char *section;    /* pytest's section */
+  const char *name;    /* the file, for messages */
+  const char *section; /* pytest's section */
   tpuci__pyconf_t *conf;
   tpuci__err_t *err;
-  int in_section;         /* the current section is pytest's */
-  int any_section;        /* a section header was seen */
-  char *key;              /* the current key of pytest's section, or NULL */
+  int in_section;  /* the current section is pytest's */
+  int any_section; /* a section header was seen */
+  char *key;       /* the current key of pytest's section, or NULL */
   int key_line;
-  tpuci__buf_t value;     /* its value so far */
-  int have_key;           /* some key (of any section) can be continued */
+  tpuci__buf_t value; /* its value so far */
+  int have_key;       /* some key (of any section) can be continued */
 } tpuci__ini_t;
 
 /* The value of pytest's current key is complete. */

@@ -21,17 +21,19 @@
 #include "pytest/pyconf.h"
 
 typedef struct {
-  const char *p, *end;    /* what is left to read */
-  const char *name;       /* the file, for messages */
+  const char *p, *end; /* what is left to read */
+  const char *name;    /* the file, for messages */
   int line;
   tpuci__pyconf_t *conf;
   tpuci__err_t *err;
-  tpuci__strv_t table;    /* the current table's keys */
+  tpuci__strv_t table; /* the current table's keys */
 } tpuci__toml_t;
 
 /* A value read: a string, an array of strings (`items`), or anything
  * else. */
-enum { TPUCI__TV_STRING, TPUCI__TV_STRINGS, TPUCI__TV_OTHER };
+enum { TPUCI__TV_STRING,
+       TPUCI__TV_STRINGS,
+       TPUCI__TV_OTHER };
 typedef struct {
   int kind;
   char *str;
@@ -112,14 +114,24 @@ static int tpuci__hexval(char c) {
 static void tpuci__utf8_put(tpuci__buf_t *b, unsigned long cp) {
   char s[4];
   size_t n;
-  if (cp < 0x80) { s[0] = (char) cp; n = 1; }
-  else if (cp < 0x800) { s[0] = (char) (0xc0 | (cp >> 6)); s[1] = (char) (0x80 | (cp & 0x3f)); n = 2; }
-  else if (cp < 0x10000) {
-    s[0] = (char) (0xe0 | (cp >> 12)); s[1] = (char) (0x80 | ((cp >> 6) & 0x3f));
-    s[2] = (char) (0x80 | (cp & 0x3f)); n = 3;
+  if (cp < 0x80) {
+    s[0] = (char) cp;
+    n = 1;
+  } else if (cp < 0x800) {
+    s[0] = (char) (0xc0 | (cp >> 6));
+    s[1] = (char) (0x80 | (cp & 0x3f));
+    n = 2;
+  } else if (cp < 0x10000) {
+    s[0] = (char) (0xe0 | (cp >> 12));
+    s[1] = (char) (0x80 | ((cp >> 6) & 0x3f));
+    s[2] = (char) (0x80 | (cp & 0x3f));
+    n = 3;
   } else {
-    s[0] = (char) (0xf0 | (cp >> 18)); s[1] = (char) (0x80 | ((cp >> 12) & 0x3f));
-    s[2] = (char) (0x80 | ((cp >> 6) & 0x3f)); s[3] = (char) (0x80 | (cp & 0x3f)); n = 4;
+    s[0] = (char) (0xf0 | (cp >> 18));
+    s[1] = (char) (0x80 | ((cp >> 12) & 0x3f));
+    s[2] = (char) (0x80 | ((cp >> 6) & 0x3f));
+    s[3] = (char) (0x80 | (cp & 0x3f));
+    n = 4;
   }
   tpuci__buf_add(b, s, n);
 }
@@ -136,7 +148,9 @@ static int tpuci__toml_escape(tpuci__toml_t *t, tpuci__buf_t *b) {
     t->p++;
     return 0;
   }
-  digits = *t->p == 'u' ? 4 : *t->p == 'U' ? 8 : *t->p == 'x' ? 2 : 0;
+  digits = *t->p == 'u' ? 4 : *t->p == 'U' ? 8
+                          : *t->p == 'x'   ? 2
+                                           : 0;
   if (digits == 0) return tpuci__toml_fail(t, "an unknown escape in a string");
   t->p++;
   for (i = 0; i < digits; i++) {
@@ -325,7 +339,8 @@ static int tpuci__toml_pair(tpuci__toml_t *t, const tpuci__strv_t *base, int dep
         r = tpuci__pyconf_set_list(t->conf, key, &v.items, t->name, line, t->err);
       else
         r = tpuci__err_set(t->err, TPUCI_ESPEC, "%s:%d: %s must be a string or an array of "
-                           "strings", t->name, line, key);
+                                                "strings",
+                           t->name, line, key);
     }
   }
   tpuci__tval_free(&v);

@@ -243,7 +243,8 @@ static tpuci_outcome_t tpuci__after(tpuci__history_t *h, const tpuci__instance_t
       *new_cause = tpuci__printf("no test selected by %s (allowed: allow_empty)", sel);
     } else {
       *new_cause = tpuci__printf("no test selected by %s (pytest exit 5; set "
-                                 "pytest.allow_empty = true if that is fine)", sel);
+                                 "pytest.allow_empty = true if that is fine)",
+                                 sel);
     }
     free(sel);
   }
@@ -259,7 +260,8 @@ static tpuci_outcome_t tpuci__after(tpuci__history_t *h, const tpuci__instance_t
     if (!have) tests[0] = &report; /* host 0's report is its progress */
   }
   for (k = 0; k < dirs.len; k++) {
-    tpuci__junit_t *into = k == 0 && !have ? &report : tests != NULL ? &hosts[k] : NULL;
+    tpuci__junit_t *into = k == 0 && !have ? &report : tests != NULL ? &hosts[k]
+                                                                     : NULL;
     if (tpuci__progress_read(dirs.items[k], into, &prs[k]) && into == &report) have = 1;
   }
   if (dirs.len > 0 && prs[0].rootdir) {
@@ -293,8 +295,8 @@ static tpuci_outcome_t tpuci__after(tpuci__history_t *h, const tpuci__instance_t
     /* "... (at /src/t.py:4 in test_x; thread stacks in stacks.txt)" */
     tpuci__buf_t c;
     tpuci__buf_init(&c);
-    tpuci__buf_addf(&c, "%s (", *new_cause ? *new_cause
-                                : cause && *cause ? cause : tpuci_outcome_name(o));
+    tpuci__buf_addf(&c, "%s (", *new_cause ? *new_cause : cause && *cause ? cause
+                                                                          : tpuci_outcome_name(o));
     if (where.len) tpuci__buf_addf(&c, "at %s; ", where.data);
     /* The path from the run folder, as the console shows it. */
     tpuci__buf_addf(&c, "thread stacks in %s/%sstacks.txt)", tpuci__path_shown(results_dir),
@@ -378,8 +380,8 @@ int tpuci__pytest_test_result(const char *results_dir, const char *id) {
   for (i = 0; i < j.len; i++)
     if (j.items[i].id != NULL && strcmp(j.items[i].id, id) == 0)
       said = tpuci__test_outcome_failing(j.items[i].outcome) ? 1
-             : j.items[i].outcome == TPUCI_TEST_PASSED      ? 0
-                                                            : -1;
+             : j.items[i].outcome == TPUCI_TEST_PASSED       ? 0
+                                                             : -1;
   tpuci__junit_free(&j);
   tpuci__progress_free(&pr);
   return said;

@@ -94,7 +94,7 @@ static int tpuci__q_entry(yaml_document_t *doc, yaml_node_t *m, const char *name
     yaml_node_t *key = yaml_document_get_node(doc, pair->key);
     yaml_node_t *val = yaml_document_get_node(doc, pair->value);
     const char *ks = key && key->type == YAML_SCALAR_NODE ? (const char *) key->data.scalar.value
-                                                         : NULL;
+                                                          : NULL;
     for (k = 0; ks && k < 4; k++)
       if (strcmp(ks, tpuci__q_keys[k]) == 0) break;
     if (ks == NULL || k == 4) {
@@ -125,7 +125,8 @@ static int tpuci__q_entry(yaml_document_t *doc, yaml_node_t *m, const char *name
     }
     if (k == 3 && (e->until_day = tpuci__quarantine_day(e->until)) < 0) {
       msg = tpuci__printf("'until': '%s' is not a date YYYY-MM-DD (the last day the "
-                          "quarantine holds)", e->until);
+                          "quarantine holds)",
+                          e->until);
       r = tpuci__q_fail(err, name, val, msg);
       free(msg);
       return r;
@@ -311,10 +312,12 @@ char *tpuci__quarantine_release_report(const tpuci__quarantine_t *q, const json_
     (*count)++;
     if (tests == 1)
       tpuci__buf_addf(&b, "%s: %s (owner %s, until %s): passed its last %s: remove the "
-                          "entry\n", e->where, e->test, e->owner, e->until, last);
+                          "entry\n",
+                      e->where, e->test, e->owner, e->until, last);
     else
       tpuci__buf_addf(&b, "%s: %s (owner %s, until %s): its %zu tests passed their last %s: "
-                          "remove the entry\n", e->where, e->test, e->owner, e->until,
+                          "remove the entry\n",
+                      e->where, e->test, e->owner, e->until,
                       tests, last);
   }
   return tpuci__buf_steal(&b);

@@ -31,20 +31,20 @@
 #define TPUCI__QUARANTINE_MAX 10000
 
 typedef struct {
-  char *test;             /* a node id or a glob */
+  char *test; /* a node id or a glob */
   char *reason;
   char *owner;
-  char *until;            /* "2027-01-31" */
-  long until_day;         /* days since 1970-01-01 */
-  char *where;            /* "tpuci-quarantine.yaml:3" */
-  int expired;            /* until_day < today (tpuci__quarantine_expire) */
+  char *until;    /* "2027-01-31" */
+  long until_day; /* days since 1970-01-01 */
+  char *where;    /* "tpuci-quarantine.yaml:3" */
+  int expired;    /* until_day < today (tpuci__quarantine_expire) */
   /* What it covered in a run's pytest instances (its tests, of them
    * failing: failed, error, not run), counted by the run. */
   size_t covered, covered_failing;
 } tpuci__quarantine_entry_t;
 
 typedef struct {
-  char *path;             /* as given */
+  char *path; /* as given */
   tpuci__quarantine_entry_t *entries;
   size_t n;
 } tpuci__quarantine_t;

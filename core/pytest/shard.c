@@ -67,10 +67,10 @@ int tpuci__collect_parse(const char *text, size_t len, tpuci__strv_t *ids,
     }
     if (stop || n == 0 || line[0] == ' ' || line[0] == '\t') continue;
     if (line[0] == '=' || line[0] == '!') {
-      stop = 1;  /* a section: ERRORS, warnings summary, ... */
+      stop = 1; /* a section: ERRORS, warnings summary, ... */
       continue;
     }
-    if (memchr(line, '\0', n) != NULL) continue;  /* not text */
+    if (memchr(line, '\0', n) != NULL) continue; /* not text */
     if (!tpuci__contains(line, n, "::")) {
       if (tpuci__count_line(line, n)) counts = 1;
       continue;
@@ -107,9 +107,9 @@ int tpuci__collect_parse(const char *text, size_t len, tpuci__strv_t *ids,
 
 typedef struct {
   const char *id;
-  size_t order;   /* position among the distinct ids given */
-  double d;       /* predicted seconds */
-  int fails;      /* its latest result failed: a retry runs it again */
+  size_t order; /* position among the distinct ids given */
+  double d;     /* predicted seconds */
+  int fails;    /* its latest result failed: a retry runs it again */
 } tpuci__item_t;
 
 static int tpuci__cmp_double(const void *a, const void *b) {
@@ -201,7 +201,7 @@ static void tpuci__shard_groups(const tpuci__item_t *items, size_t m, tpuci__sha
                                 double *load, size_t *retrying) {
   tpuci__group_t *g = tpuci__calloc(m + 1, sizeof(*g));
   size_t *group_of = tpuci__calloc(m + 1, sizeof(*group_of));
-  tpuci__strv_t keys = {0};  /* the map borrows them */
+  tpuci__strv_t keys = {0}; /* the map borrows them */
   tpuci__idmap_t names;
   size_t ng = 0, i;
   int any = 0;

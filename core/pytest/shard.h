@@ -43,8 +43,8 @@ int tpuci__collect_parse(const char *text, size_t len, tpuci__strv_t *ids,
                          tpuci__err_t *err);
 
 typedef struct {
-  tpuci__strv_t ids;     /* node ids, in the order they were given */
-  double predicted_s;    /* sum of their predicted durations */
+  tpuci__strv_t ids;  /* node ids, in the order they were given */
+  double predicted_s; /* sum of their predicted durations */
 } tpuci__shard_t;
 
 typedef struct {

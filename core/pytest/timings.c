@@ -133,7 +133,7 @@ int tpuci__timings_load_string(tpuci__timings_t *t, const char *data, size_t len
   tests = json_object_get(root, "tests");
   flat = tests == NULL && json_object_get(root, "version") == NULL;
   if (flat) {
-    tests = root;  /* {"node id": seconds} */
+    tests = root; /* {"node id": seconds} */
   } else {
     json_t *ver = json_object_get(root, "version");
     if (!json_is_integer(ver) || json_integer_value(ver) != 1) {

@@ -29,13 +29,13 @@ typedef struct {
   double last_s;
   double avg_s;
   unsigned runs;
-  int failed;       /* its latest result failed or errored */
+  int failed; /* its latest result failed or errored */
 } tpuci__timing_t;
 
 typedef struct {
-  tpuci__timing_t *items;  /* in insertion order */
+  tpuci__timing_t *items; /* in insertion order */
   size_t len, cap;
-  tpuci__idmap_t map;      /* id -> index */
+  tpuci__idmap_t map; /* id -> index */
 } tpuci__timings_t;
 
 void tpuci__timings_init(tpuci__timings_t *t);

@@ -11,9 +11,9 @@
 #include "plan/plan.h"
 
 typedef struct {
-  char *path;  /* as the traceback writes it: relative to pytest's
+  char *path; /* as the traceback writes it: relative to pytest's
                   current folder, or absolute */
-  int line;    /* 1-based */
+  int line;   /* 1-based */
 } tpuci__trace_frame_t;
 
 /* The frames a traceback names, outermost first, appended to *frames

@@ -130,7 +130,7 @@ static int tpuci__run_id_form(const char *s, size_t n) {
   size_t i;
   if (n != sizeof(form) - 1) return 0;
   for (i = 0; i < n; i++) {
-    if (form[i] == '-' ? s[i] != '-'
+    if (form[i] == '-'   ? s[i] != '-'
         : form[i] == '9' ? !(s[i] >= '0' && s[i] <= '9')
                          : !((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
       return 0;
@@ -227,7 +227,7 @@ int tpuci__cache_put(const char *state_dir, const char *key, const json_t *entry
   if (!tpuci__valid_key(key)) return tpuci__err_set(err, TPUCI_EUSAGE, "bad key '%s'", key);
   if (json_array_size(json_object_get(entry, "tests")) > TPUCI__CACHE_TESTS_MAX)
     return tpuci__err_set(err, TPUCI_ELIMIT, "'%s' not stored: %zu tests, at most %d in an "
-                          "entry (shard it: each shard has an entry of its own)",
+                                             "entry (shard it: each shard has an entry of its own)",
                           json_string_value(json_object_get(entry, "instance")),
                           json_array_size(json_object_get(entry, "tests")),
                           TPUCI__CACHE_TESTS_MAX);
@@ -322,7 +322,7 @@ size_t tpuci__cache_trim(const char *state_dir, size_t max_entries, uint64_t max
     if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
       int64_t m = (int64_t) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
       if (tmp) {
-        if (m < old) unlink(path);  /* a run killed while it wrote */
+        if (m < old) unlink(path); /* a run killed while it wrote */
       } else {
         if (n == cap) {
           cap = cap ? cap * 2 : 256;
@@ -405,8 +405,8 @@ void tpuci__cache_restore(const json_t *entry, const tpuci__instance_t *inst,
       x->line = json_is_integer(json_object_get(t, "line"))
                     ? (int) json_integer_value(json_object_get(t, "line"))
                     : -1;
-      x->outcome = strcmp(o, "skipped") == 0 ? TPUCI_TEST_SKIPPED
-                   : strcmp(o, "xfail") == 0 ? TPUCI_TEST_XFAIL
+      x->outcome = strcmp(o, "skipped") == 0      ? TPUCI_TEST_SKIPPED
+                   : strcmp(o, "xfail") == 0      ? TPUCI_TEST_XFAIL
                    : strcmp(o, "unaffected") == 0 ? TPUCI_TEST_UNAFFECTED
                                                   : TPUCI_TEST_PASSED;
       x->time_s = json_number_value(json_object_get(t, "time"));

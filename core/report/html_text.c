@@ -44,7 +44,7 @@ static const unsigned char *tpuci__ansi_skip(const unsigned char *p,
  * carriage return become U+FFFD. With strip_ansi, terminal escape
  * sequences (colours, cursor moves), which logs often carry, are dropped. */
 void tpuci__html_textn(tpuci__buf_t *b, const char *s, size_t len,
-                              int strip_ansi) {
+                       int strip_ansi) {
   const unsigned char *p = (const unsigned char *) s, *end = p + len;
   const unsigned char *run = p;
 
@@ -58,7 +58,9 @@ void tpuci__html_textn(tpuci__buf_t *b, const char *s, size_t len,
         case '>': ref = "&gt;"; break;
         case '"': ref = "&quot;"; break;
         case '\'': ref = "&#39;"; break;
-        case '\t': case '\n': case '\r': break;
+        case '\t':
+        case '\n':
+        case '\r': break;
         case 0x1B:
           if (strip_ansi) {
             tpuci__buf_add(b, (const char *) run, (size_t) (p - run));

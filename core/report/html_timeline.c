@@ -77,7 +77,7 @@ size_t tpuci__html_slots(const tpuci__html_span_t *spans, size_t n,
 
 /* One attempt on the timeline. */
 typedef struct {
-  size_t inst;              /* index in the report's instances */
+  size_t inst; /* index in the report's instances */
   const json_t *instance;
   const json_t *attempt;
   uint64_t start_ms;
@@ -154,7 +154,7 @@ static void tpuci__html_bar_label(tpuci__buf_t *b, const char *name,
 }
 
 void tpuci__html_timeline(tpuci__buf_t *b, const json_t *report,
-                                 const json_t *instances) {
+                          const json_t *instances) {
   tpuci__tl_item_t *items = NULL;
   tpuci__html_span_t *spans;
   size_t *slots, n = 0, cap = 0, nslots, i, k;

@@ -67,17 +67,12 @@ json_t *tpuci__report_attempt(int number, const tpuci__attempt_result_t *res,
   json_t *o = json_object();
   json_object_set_new(o, "attempt", json_integer(number));
   json_object_set_new(o, "outcome", json_string(tpuci_outcome_name(res->outcome)));
-  json_object_set_new(o, "exit_code", res->exit_code >= 0
-                                          ? json_integer(res->exit_code)
-                                          : json_null());
-  json_object_set_new(o, "signal", res->term_signal
-                                       ? json_integer(res->term_signal)
-                                       : json_null());
+  json_object_set_new(o, "exit_code", res->exit_code >= 0 ? json_integer(res->exit_code) : json_null());
+  json_object_set_new(o, "signal", res->term_signal ? json_integer(res->term_signal) : json_null());
   json_object_set_new(o, "start_ms", json_integer((json_int_t) res->start_ms));
   json_object_set_new(o, "duration_ms", json_integer((json_int_t) res->duration_ms));
   json_object_set_new(o, "cause", json_string(res->cause ? res->cause : ""));
-  json_object_set_new(o, "log", res->log_path ? json_string(res->log_path)
-                                               : json_null());
+  json_object_set_new(o, "log", res->log_path ? json_string(res->log_path) : json_null());
   if (with_tail) json_object_set_new(o, "log_tail", tpuci__log_tail(res->log_path));
   return o;
 }
@@ -120,8 +115,8 @@ static void tpuci__report_first(json_t *jo, const tpuci__instance_result_t *res)
     json_t *o = json_object();
     json_object_set_new(o, "test", json_string(k->test));
     json_object_set_new(o, "before", json_integer((json_int_t) k->before));
-    json_object_set_new(o, "result", json_string(k->failed > 0 ? "failed"
-                                                 : k->failed == 0 ? "passed" : "unknown"));
+    json_object_set_new(o, "result", json_string(k->failed > 0 ? "failed" : k->failed == 0 ? "passed"
+                                                                                           : "unknown"));
     json_object_set_new(o, "start_ms", json_integer((json_int_t) k->start_ms));
     json_object_set_new(o, "duration_ms", json_integer((json_int_t) k->duration_ms));
     json_object_set_new(o, "cause", json_string(k->cause ? k->cause : ""));
@@ -146,8 +141,7 @@ static json_t *tpuci__report_tests(const tpuci__history_t *h) {
         break;
       }
     json_object_set_new(o, "id", json_string(t->id));
-    json_object_set_new(o, "outcome", json_string(fin ? tpuci__test_outcome_name(fin->outcome)
-                                                      : TPUCI__TEST_NOT_RUN));
+    json_object_set_new(o, "outcome", json_string(fin ? tpuci__test_outcome_name(fin->outcome) : TPUCI__TEST_NOT_RUN));
     json_object_set_new(o, "flaky", json_boolean(tpuci__history_flaky(t)));
     json_object_set_new(o, "order_dependent", json_boolean(t->order_dep));
     if (t->order_dep) json_object_set_new(o, "order", tpuci__report_order(t));
@@ -231,16 +225,12 @@ json_t *tpuci__report_build(const tpuci__plan_t *plan,
                           json_string(inst->matrix.items[k].value));
     json_object_set_new(jo, "matrix", jm);
     /* Where it ran: the image's ref and the topology's name. */
-    json_object_set_new(jo, "image", inst->image >= 0 && (size_t) inst->image < plan->nimages
-                                         ? json_string(plan->images[inst->image].ref)
-                                         : json_null());
+    json_object_set_new(jo, "image", inst->image >= 0 && (size_t) inst->image < plan->nimages ? json_string(plan->images[inst->image].ref) : json_null());
     json_object_set_new(jo, "topology",
                         inst->topology >= 0 && (size_t) inst->topology < plan->ntopologies
                             ? json_string(plan->topologies[inst->topology].name)
                             : json_null());
-    json_object_set_new(jo, "outcome", json_string(res->outcome == TPUCI_OUTCOME_NONE
-                                                       ? "not-run"
-                                                       : tpuci_outcome_name(res->outcome)));
+    json_object_set_new(jo, "outcome", json_string(res->outcome == TPUCI_OUTCOME_NONE ? "not-run" : tpuci_outcome_name(res->outcome)));
     for (k = 0; k < res->nattempts; k++) {
       json_t *jt = tpuci__report_attempt((int) k + 1, &res->attempts[k], 1);
       /* Slots it held: one per emulated host (the HTML timeline). */
@@ -413,7 +403,7 @@ int tpuci__report_write(const json_t *report, const char *format,
   } else if (strcmp(format, "html") == 0) {
     /* Log links are relative to the page's folder. */
     const char *slash = strrchr(path, '/');
-    char *dir = slash == NULL ? tpuci__strdup(".")
+    char *dir = slash == NULL   ? tpuci__strdup(".")
                 : slash == path ? tpuci__strdup("/")
                                 : tpuci__printf("%.*s", (int) (slash - path), path);
     tpuci__buf_t b;

@@ -27,10 +27,10 @@ typedef struct {
   uint64_t start_ms;
   uint64_t duration_ms;
   int exit_code;
-  int verdict;            /* what the instances say: 0, 1, 3 or 130 */
+  int verdict; /* what the instances say: 0, 1, 3 or 130 */
   int jobs;
-  const char *error;      /* why nothing ran, or NULL */
-  const char *commit;     /* the spec's repository's commit, or NULL */
+  const char *error;  /* why nothing ran, or NULL */
+  const char *commit; /* the spec's repository's commit, or NULL */
 } tpuci__run_info_t;
 
 /* The commit the git repository holding `dir` (absolute) is at: HEAD of

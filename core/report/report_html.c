@@ -71,11 +71,7 @@ static void tpuci__html_header(tpuci__buf_t *b, const json_t *report) {
   static const struct {
     const char *key;
     const char *label;
-  } counts[] = {{"passed", "passed"}, {"cached", "cached"}, {"flaky", "flaky"},
-                {"order-dependent", "order-dependent"}, {"failed", "failed"},
-                {"timeout", "timeout"}, {"oom", "oom"}, {"infra", "infra"},
-                {"preempted", "preempted"}, {"no-capacity", "no capacity"},
-                {"cancelled", "cancelled"}, {"not-run", "not run"}};
+  } counts[] = {{"passed", "passed"}, {"cached", "cached"}, {"flaky", "flaky"}, {"order-dependent", "order-dependent"}, {"failed", "failed"}, {"timeout", "timeout"}, {"oom", "oom"}, {"infra", "infra"}, {"preempted", "preempted"}, {"no-capacity", "no capacity"}, {"cancelled", "cancelled"}, {"not-run", "not run"}};
   const char *verdict = tpuci__html_jstr(report, "verdict", NULL);
   const json_t *jc = json_object_get(report, "counts");
   char d[64];
@@ -176,7 +172,7 @@ static uint64_t tpuci__instance_ms(const json_t *inst) {
   uint64_t sum = 0;
   size_t k;
   json_array_foreach(json_object_get(inst, "attempts"), k, att)
-    sum += tpuci__html_juint(att, "duration_ms");
+      sum += tpuci__html_juint(att, "duration_ms");
   return sum;
 }
 
@@ -207,9 +203,10 @@ static void tpuci__html_table(tpuci__buf_t *b, const json_t *instances) {
   json_array_foreach((json_t *) instances, i, inst) {
     const char *outcome = tpuci__html_jstr(inst, "outcome", NULL);
     const json_t *last = tpuci__last_attempt(inst);
-    const char *row = tpuci__html_outcome_bad(outcome) ? " bad"
-                      : strcmp(outcome, "flaky") == 0 ? " flaky"
-                      : strcmp(outcome, "order-dependent") == 0 ? " order" : "";
+    const char *row = tpuci__html_outcome_bad(outcome)          ? " bad"
+                      : strcmp(outcome, "flaky") == 0           ? " flaky"
+                      : strcmp(outcome, "order-dependent") == 0 ? " order"
+                                                                : "";
     tpuci__buf_addf(b, "<tr class=\"r r-%s%s", tpuci__html_outcome_class(outcome), row);
     tpuci__html_holds_classes(b, inst);
     tpuci__buf_addf(b, "\"><th scope=\"row\"><a href=\"#i%zu\">", i);
@@ -331,7 +328,8 @@ static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
     if (json_is_object(json_object_get(t, "quarantine"))) nquar++;
   }
   tpuci__buf_addf(b, "<div class=\"tests\" data-hook=\"tests\"><p>Tests: %zu, %zu passed "
-                     "(%zu flaky", total, npassed, nflaky);
+                     "(%zu flaky",
+                  total, npassed, nflaky);
   if (norder) tpuci__buf_addf(b, ", %zu order-dependent", norder);
   tpuci__buf_addf(b, "), %zu skipped, ", nskipped);
   if (nunaffected)
@@ -350,22 +348,27 @@ static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
       int flaky = json_is_true(json_object_get(t, "flaky"));
       int order = json_is_true(json_object_get(t, "order_dependent"));
       int quar = json_is_object(json_object_get(t, "quarantine"));
-      const char *label = flaky ? "flaky" : order ? "order-dependent" : *o ? o : "unknown";
+      const char *label = flaky ? "flaky" : order ? "order-dependent"
+                                        : *o      ? o
+                                                  : "unknown";
       if ((strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0 ||
-           strcmp(o, "unaffected") == 0) && !flaky && !order && !quar)
+           strcmp(o, "unaffected") == 0) &&
+          !flaky && !order && !quar)
         continue;
       {
         const char *key = tpuci__html_test_key(t);
         tpuci__buf_addf(b, "<tr class=\"tt t-%s tt-%s\"><th scope=\"row\"><code>",
-                        flaky ? "flaky" : order ? "order" : strcmp(o, "passed") == 0 ? "passed"
-                                                                                     : "bad",
+                        flaky ? "flaky" : order                  ? "order"
+                                      : strcmp(o, "passed") == 0 ? "passed"
+                                                                 : "bad",
                         key ? key : "other");
       }
       tpuci__html_field(b, t, "id");
       tpuci__buf_addf(b, "</code></th><td><span class=\"o o-%s\">",
-                      flaky ? "flaky" : order ? "order-dependent"
-                                      : strcmp(o, "timeout") == 0 ? "timeout"
-                                      : strcmp(o, "passed") == 0 ? "passed" : "failed");
+                      flaky ? "flaky" : order                   ? "order-dependent"
+                                    : strcmp(o, "timeout") == 0 ? "timeout"
+                                    : strcmp(o, "passed") == 0  ? "passed"
+                                                                : "failed");
       tpuci__html_text(b, label);
       tpuci__buf_adds(b, "</span>");
       tpuci__html_quarantine(b, t);
@@ -559,11 +562,7 @@ static void tpuci__html_filter(tpuci__buf_t *b, const json_t *report, const json
   static const struct {
     const char *key;
     const char *label;
-  } f[] = {{"passed", "passed"}, {"cached", "cached"}, {"flaky", "flaky"},
-           {"order-dependent", "order-dependent"}, {"failed", "failed"},
-           {"timeout", "timeout"}, {"oom", "oom"}, {"infra", "infra"},
-                {"preempted", "preempted"}, {"no-capacity", "no capacity"},
-           {"cancelled", "cancelled"}, {"not-run", "not run"}};
+  } f[] = {{"passed", "passed"}, {"cached", "cached"}, {"flaky", "flaky"}, {"order-dependent", "order-dependent"}, {"failed", "failed"}, {"timeout", "timeout"}, {"oom", "oom"}, {"infra", "infra"}, {"preempted", "preempted"}, {"no-capacity", "no capacity"}, {"cancelled", "cancelled"}, {"not-run", "not run"}};
   const json_t *jc = json_object_get(report, "counts");
   /* A cached pass is a pass (docs/cache.md). */
   size_t k, n = json_array_size(instances),
@@ -632,7 +631,8 @@ int tpuci__report_html_at(const json_t *report, const char *page_dir, tpuci__buf
                        "<title>tpuci run ");
   tpuci__html_field(out, report, "run_id");
   tpuci__buf_adds(out, ": ");
-  tpuci__html_text(out, strcmp(verdict, "not-run") == 0 ? "not run" : *verdict ? verdict : "unknown");
+  tpuci__html_text(out, strcmp(verdict, "not-run") == 0 ? "not run" : *verdict ? verdict
+                                                                               : "unknown");
   tpuci__buf_adds(out, "</title>\n<style>\n");
   tpuci__buf_add(out, tpuci__data_report_html, tpuci__data_report_html_len);
   tpuci__buf_adds(out, "</style>\n</head>\n<body>\n");

@@ -59,7 +59,7 @@ int tpuci__rundir_create(tpuci__rundir_t *rd, const char *state_dir,
    * folder (mkdir fails on a clash and we draw again), and unlikely to
    * clash with a run from another folder on the same engine, whose
    * containers carry the id as a label. */
-  for (tries = 0; ; tries++) {
+  for (tries = 0;; tries++) {
     rd->id = tpuci__printf("%s-%04x", stamp, tpuci__random16());
     rd->dir = tpuci__printf("%s/%s", runs, rd->id);
     if (mkdir(rd->dir, 0755) == 0) break;

@@ -13,12 +13,12 @@
 #include "base/util.h"
 
 typedef struct {
-  char *id;               /* "20261202-143015-1a2b" */
-  char *dir;              /* "<state>/runs/<id>" */
+  char *id;  /* "20261202-143015-1a2b" */
+  char *dir; /* "<state>/runs/<id>" */
   int jsonl_fd;
-  int64_t jsonl_len;      /* bytes of whole lines in attempts.jsonl */
-  char *latest;           /* "<state>/runs/latest" */
-  int latest_err;         /* 0, or why `latest` could not be pointed here */
+  int64_t jsonl_len; /* bytes of whole lines in attempts.jsonl */
+  char *latest;      /* "<state>/runs/latest" */
+  int latest_err;    /* 0, or why `latest` could not be pointed here */
 } tpuci__rundir_t;
 
 /* Creates the folder under `state_dir` and points `latest` at it. A

@@ -97,4 +97,3 @@ int tpuci__glob_match(const char *pattern, const char *path) {
   }
   return 0;
 }
-

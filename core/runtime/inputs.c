@@ -45,18 +45,18 @@ static int tpuci__volatile(const char *name, size_t n) {
 typedef struct {
   char *source;
   tpuci__strv_t globs;
-  int follow;              /* links out of it followed (a local job's) */
-  int r;                   /* 0, or the error */
+  int follow; /* links out of it followed (a local job's) */
+  int r;      /* 0, or the error */
   char *why;
   tpuci__tree_key_t key;
-  size_t *hits;            /* per glob */
+  size_t *hits; /* per glob */
 } tpuci__memo_t;
 
 struct tpuci__inputs_s {
   const tpuci__plan_t *plan;
   char *state_dir;
   char *spec_path;
-  char **image_ids;        /* per plan image */
+  char **image_ids; /* per plan image */
   char **image_why;
   char *engine_why[TPUCI__RUNTIME__COUNT]; /* a kind's engine did not answer */
   tpuci__memo_t *memo;
@@ -266,9 +266,9 @@ static int tpuci__add_python(tpuci__inputs_t *in, const tpuci__instance_t *inst,
   tpuci__strv_free(&sites);
   while (!bad && pp != NULL && *pp) {
     size_t n = strcspn(pp, ":");
-    char *p = n == 0 ? NULL
-                     : pp[0] == '/' ? tpuci__strndup(pp, n)
-                                    : tpuci__printf("%s/%.*s", dir, (int) n, pp);
+    char *p = n == 0         ? NULL
+              : pp[0] == '/' ? tpuci__strndup(pp, n)
+                             : tpuci__printf("%s/%.*s", dir, (int) n, pp);
     struct stat st;
     if (p != NULL && !tpuci__inside(p, dir) && stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
       if (tpuci__pyenv_is_site(p)) {

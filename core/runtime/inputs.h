@@ -36,14 +36,14 @@
 typedef struct tpuci__inputs_s tpuci__inputs_t;
 
 typedef struct {
-  const char *state_dir;   /* absolute: left out of every mount */
-  const char *spec_path;   /* absolute, or NULL: left out too (the plan
+  const char *state_dir; /* absolute: left out of every mount */
+  const char *spec_path; /* absolute, or NULL: left out too (the plan
                               entry says what it says) */
 } tpuci__inputs_opts_t;
 
 typedef struct {
-  char hex[65];            /* the key; "" when there is none */
-  char *why;               /* NULL, or why there is no key (new string) */
+  char hex[65]; /* the key; "" when there is none */
+  char *why;    /* NULL, or why there is no key (new string) */
   /* What went in (`tpuci plan --keys`): {"format", "tpuci", "build",
    * "entry" (the SHA-256 of the canonical plan entry), "image", "mounts":
    * [{"source", "target", "readonly", "key", "how", "files"}], "workdir",

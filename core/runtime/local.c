@@ -41,7 +41,7 @@ typedef struct tpuci__lproc_s {
   uv_pipe_t out;
   uv_pipe_t err;
   uv_timer_t drain;
-  int open;               /* handles not yet closed */
+  int open; /* handles not yet closed */
   int exited;
   int spawned;
   pid_t pid;
@@ -54,17 +54,17 @@ typedef struct tpuci__lproc_s {
  * once instead of trying every PATH entry while uv_spawn() waits. */
 typedef struct {
   char *name;
-  char *path_var;          /* the PATH it was resolved against */
-  char *file;              /* the full path, or NULL: leave it to execvp */
+  char *path_var; /* the PATH it was resolved against */
+  char *file;     /* the full path, or NULL: leave it to execvp */
 } tpuci__resolved_t;
 
 typedef struct {
   tpuci__runtime_t rt;
   tpuci__resolved_t *cache;
   size_t ncache;
-  uv_signal_t chld;       /* SIGCHLD: some child exited */
+  uv_signal_t chld; /* SIGCHLD: some child exited */
   int chld_on;
-  tpuci__lproc_t *live;   /* spawned, not reaped */
+  tpuci__lproc_t *live; /* spawned, not reaped */
   void (*close_cb)(tpuci__runtime_t *rt);
 } tpuci__local_t;
 

@@ -50,17 +50,17 @@ typedef struct {
   uint64_t current;
   uint64_t total;
   int layers;
-  uint64_t elapsed_ms;     /* since STARTED */
+  uint64_t elapsed_ms; /* since STARTED */
 } tpuci__pull_progress_t;
 
 /* How an attempt ended, as the runtime saw it. The scheduler turns it
  * into an outcome (tpuci__classify), adding what it knows itself: that it
  * timed the attempt out or cancelled it. */
 typedef struct {
-  int exit_code;          /* -1 when there is none */
-  int term_signal;        /* 0 when none */
-  int oom;                /* the engine reports an OOM kill */
-  int infra;              /* the runtime failed, not the job */
+  int exit_code;   /* -1 when there is none */
+  int term_signal; /* 0 when none */
+  int oom;         /* the engine reports an OOM kill */
+  int infra;       /* the runtime failed, not the job */
   /* The machines, not the job: 0, or TPUCI_OUTCOME_PREEMPTED (taken away
    * while it ran) or TPUCI_OUTCOME_NO_CAPACITY (not there to start on);
    * `cause` says how it was seen. Wins over infra. */
@@ -95,14 +95,14 @@ struct tpuci__attempt_s {
   uv_loop_t *loop;
   const tpuci__plan_t *plan;
   const tpuci__instance_t *inst;
-  size_t index;            /* of inst in the plan */
-  int number;              /* 1-based */
+  size_t index; /* of inst in the plan */
+  int number;   /* 1-based */
   const char *run_id;
   /* This attempt's folder: it may not exist yet (the scheduler makes it
    * at the attempt's first output); a runtime that writes files of its
    * own there makes it (tpuci__mkdir_p). */
   const char *dir;
-  int keep_on_failure;     /* --keep-failed */
+  int keep_on_failure; /* --keep-failed */
   /* The command of this attempt: inst->argv, or one the scheduler built
    * for it (a pytest attempt that re-runs only failed tests). Never NULL,
    * NULL-terminated. */
@@ -160,7 +160,7 @@ struct tpuci__runtime_s {
   void (*free)(tpuci__runtime_t *rt);
   /* Messages for the user (warnings at start, kept containers). */
   void (*on_message)(tpuci__runtime_t *rt, const char *msg);
-  void *host_data;         /* the scheduler's */
+  void *host_data; /* the scheduler's */
   tpuci__err_t err;
   /* Image pulls in prepare() (may be NULL: nobody listens). */
   void (*on_pull)(tpuci__runtime_t *rt, const tpuci__pull_progress_t *p);

@@ -56,7 +56,8 @@ int tpuci__ssh_control_dir_new(char **dir, const char *who, tpuci__err_t *err) {
     int r = TPUCI__ERRNO;
     free(tmpl);
     return tpuci__err_set(err, TPUCI_EENGINE, "%s: cannot make a folder for ssh's "
-                          "control sockets in /tmp: %s", who, uv_strerror(r));
+                                              "control sockets in /tmp: %s",
+                          who, uv_strerror(r));
   }
   *dir = tmpl;
   return 0;

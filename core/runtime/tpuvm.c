@@ -67,7 +67,7 @@ static char *tpuci__metadata_get(const char *server, const char *key, char **why
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, TPUCI__METADATA_TIMEOUT_MS);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, TPUCI__METADATA_TIMEOUT_MS);
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_PROXY, "");  /* never through a proxy */
+  curl_easy_setopt(c, CURLOPT_PROXY, ""); /* never through a proxy */
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, tpuci__md_write);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &reply);
@@ -75,7 +75,8 @@ static char *tpuci__metadata_get(const char *server, const char *key, char **why
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
   if (rc != CURLE_OK) {
     *why = tpuci__printf("%s", reply.too_big ? "the answer is over 4 KiB"
-                               : *errbuf ? errbuf : curl_easy_strerror(rc));
+                               : *errbuf     ? errbuf
+                                             : curl_easy_strerror(rc));
   } else if (status != 200) {
     *why = tpuci__printf("HTTP %ld", status);
   } else {
@@ -117,14 +118,16 @@ static char *tpuci__tpuvm_type(tpuci__buf_t *report) {
   free(type);
   if (env != NULL && *env != '\0') {
     tpuci__buf_addf(report, "ok   tpu environment: TPU_ACCELERATOR_TYPE=%s (no metadata "
-                    "server at %s: %s)\n", env, server, why ? why : "empty answer");
+                            "server at %s: %s)\n",
+                    env, server, why ? why : "empty answer");
     free(why);
     return tpuci__strdup(env);
   }
   tpuci__buf_addf(report, "FAIL tpu metadata: no metadata server at %s (%s) and no "
-                  "TPU_ACCELERATOR_TYPE: nothing says which TPU slice this is (on a "
-                  "Cloud TPU VM the server answers; elsewhere set TPU_ACCELERATOR_TYPE "
-                  "and TPU_WORKER_ID)\n", server, why ? why : "empty answer");
+                          "TPU_ACCELERATOR_TYPE: nothing says which TPU slice this is (on a "
+                          "Cloud TPU VM the server answers; elsewhere set TPU_ACCELERATOR_TYPE "
+                          "and TPU_WORKER_ID)\n",
+                  server, why ? why : "empty answer");
   free(why);
   return NULL;
 }
@@ -138,7 +141,8 @@ static void tpuci__tpuvm_leftovers(tpuci__buf_t *report) {
     const char *v = getenv(names[i][0]);
     if (v != NULL && strcasecmp(v, names[i][1]) == 0)
       tpuci__buf_addf(report, "warn tpu environment: %s=%s is set here: the jobs get it "
-                      "and run on the CPU, not the TPU\n", names[i][0], v);
+                              "and run on the CPU, not the TPU\n",
+                      names[i][0], v);
   }
 }
 
@@ -158,10 +162,10 @@ int tpuci__tpuvm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
     tpuci__buf_addf(report, "ok   tpu devices: %s\n", list.data);
   } else {
     tpuci__buf_adds(report, "FAIL tpu devices: no /dev/accel* (TPU v2 to v4) and no "
-                    "/dev/vfio/<group> (v5e and later): this is not a TPU VM, or its "
-                    "TPU driver is not loaded\n");
+                            "/dev/vfio/<group> (v5e and later): this is not a TPU VM, or its "
+                            "TPU driver is not loaded\n");
     rc = tpuci__err_set(err, TPUCI_EENGINE, "this machine has no TPU device "
-                        "(/dev/accel*, /dev/vfio/<group>)");
+                                            "(/dev/accel*, /dev/vfio/<group>)");
   }
   tpuci__buf_free(&list);
   tpuci__strv_free(&devs);
@@ -169,7 +173,7 @@ int tpuci__tpuvm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
   type = tpuci__tpuvm_type(report);
   if (type == NULL && rc == 0)
     rc = tpuci__err_set(err, TPUCI_EENGINE, "nothing says which TPU slice this machine "
-                        "is (no metadata server, no TPU_ACCELERATOR_TYPE)");
+                                            "is (no metadata server, no TPU_ACCELERATOR_TYPE)");
   tpuci__tpuvm_leftovers(report);
 
   /* The spec's real topologies against the machine. */
@@ -185,7 +189,8 @@ int tpuci__tpuvm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
       tpuci__buf_addf(report, "ok   tpu topology '%s': this machine is a %s\n", t->name, type);
     else
       tpuci__buf_addf(report, "warn tpu topology '%s' (%s): this machine is a %s; "
-                      "the jobs will see the %s\n", t->name, t->where ? t->where : "spec",
+                              "the jobs will see the %s\n",
+                      t->name, t->where ? t->where : "spec",
                       type, type);
   }
   free(type);

@@ -68,18 +68,18 @@ static int tpuci__blob_fd(EVP_MD_CTX *md, int fd, uint64_t size, char hex[41]) {
 /* Entries                                                             */
 
 typedef struct {
-  char *path;       /* relative to the root */
-  char mode[8];     /* git's: 100644, 100755, 120000, 160000, 040000 */
-  char *id;         /* hex */
-  int stale;        /* git's id may not be the file's: look at the file */
+  char *path;   /* relative to the root */
+  char mode[8]; /* git's: 100644, 100755, 120000, 160000, 040000 */
+  char *id;     /* hex */
+  int stale;    /* git's id may not be the file's: look at the file */
 } tpuci__tentry_t;
 
 typedef struct {
   const char *root;
   const tpuci__tree_opts_t *o;
-  char *glob_prefix;        /* the root relative to glob_base: "", "x/", "../x/" */
-  size_t kept;              /* entries git keeps that are not left out, globs aside */
-  size_t ignored;           /* entries git ignores that did not count */
+  char *glob_prefix; /* the root relative to glob_base: "", "x/", "../x/" */
+  size_t kept;       /* entries git keeps that are not left out, globs aside */
+  size_t ignored;    /* entries git ignores that did not count */
   tpuci__tentry_t *v;
   size_t len, cap;
   size_t hashed;
@@ -261,7 +261,7 @@ static int tpuci__look_at(tpuci__tree_t *t, const char *rel, int follow, char mo
       *id = tpuci__strdup(hex);
     }
   } else {
-    r = 1;  /* a folder now, a FIFO, a socket: git keeps none of them */
+    r = 1; /* a folder now, a FIFO, a socket: git keeps none of them */
   }
   if (r < 0)
     tpuci__err_set(t->err, r, "%s: cannot read it: %s", abs, tpuci__strerror(r));
@@ -393,7 +393,7 @@ static int tpuci__glob_reaches(const tpuci__tree_t *t, const char *rel) {
     size_t n = tpuci__glob_fixed(g);
     if (n > 0 && g[n - 1] == '/') n--;
     if (n == 0) continue;
-    if (!dir && n == el && strncmp(g, e, el) == 0) hit = 1;  /* the file itself */
+    if (!dir && n == el && strncmp(g, e, el) == 0) hit = 1; /* the file itself */
     else if (n >= fl && fl > 0 && strncmp(g, e, fl) == 0 && (n == fl || g[fl] == '/')) hit = 1;
   }
   free(e);
@@ -498,7 +498,7 @@ static int tpuci__tree_git(tpuci__tree_t *t) {
     /* Modified, or deleted; every stage of it. */
     const char *path = changed.items[i];
     int at = tpuci__has_path(t, nindex, path);
-    if (at < 0) continue;  /* left out */
+    if (at < 0) continue; /* left out */
     while (at > 0 && strcmp(t->v[at - 1].path, path) == 0) at--;
     for (; (size_t) at < nindex && strcmp(t->v[at].path, path) == 0; at++) t->v[at].stale = 1;
   }
@@ -515,7 +515,7 @@ static int tpuci__tree_git(tpuci__tree_t *t) {
       }
       free(rel);
     } else if (tpuci__counts(t, path, 0)) {
-      tpuci__tree_push(t, path, len, "100644", NULL, 1);  /* untracked */
+      tpuci__tree_push(t, path, len, "100644", NULL, 1); /* untracked */
     }
   }
   tpuci__strv_free(&changed);
@@ -583,7 +583,7 @@ static int tpuci__walk(tpuci__tree_t *t, const char *rel) {
     }
     if (k != 0) {
       free(sub);
-      continue;  /* gone meanwhile */
+      continue; /* gone meanwhile */
     }
     if (S_ISDIR(st.st_mode)) {
       size_t before = t->len;
@@ -686,7 +686,8 @@ int tpuci__tree_key(const char *path, const tpuci__tree_opts_t *opts,
      * it leads to (a bind mount of it gives the job the target). */
     const char *slash = strrchr(path, '/');
     char *dir = slash && slash != path ? tpuci__strndup(path, (size_t) (slash - path))
-                                       : tpuci__strdup("/"), *id = NULL, mode[8];
+                                       : tpuci__strdup("/"),
+         *id = NULL, mode[8];
     out->how = "file";
     t.root = dir;
     if (opts && opts->nglobs > 0) {

@@ -46,22 +46,22 @@ typedef struct {
   /* Only files matching one of these count; nglobs 0: every file. */
   const char *const *globs;
   size_t nglobs;
-  const char *glob_base;   /* absolute; the globs are relative to it */
-  size_t *glob_hits;       /* nglobs counters (files matched), or NULL */
-  size_t max_files;        /* outside git; 0: TPUCI__TREE_MAX_FILES */
+  const char *glob_base; /* absolute; the globs are relative to it */
+  size_t *glob_hits;     /* nglobs counters (files matched), or NULL */
+  size_t max_files;      /* outside git; 0: TPUCI__TREE_MAX_FILES */
   /* A symbolic link that leads out of the folder counts as what it leads
    * to (a file's content, a folder's key): for a job that runs on this
    * machine, which follows it. In a container the link leads into the
    * container's own files, so mounts keep the link's text. */
   int follow_links;
-  uint64_t max_bytes;      /* outside git; 0: TPUCI__TREE_MAX_BYTES */
+  uint64_t max_bytes; /* outside git; 0: TPUCI__TREE_MAX_BYTES */
 } tpuci__tree_opts_t;
 
 typedef struct {
-  char hex[65];            /* SHA-256, lower-case hex */
-  const char *how;         /* "git", "files" or "file" (static) */
-  size_t files;            /* entries that counted */
-  size_t hashed;           /* files whose content was read */
+  char hex[65];    /* SHA-256, lower-case hex */
+  const char *how; /* "git", "files" or "file" (static) */
+  size_t files;    /* entries that counted */
+  size_t hashed;   /* files whose content was read */
   /* When git keeps at most one file of the folder (a dataset's .gitkeep),
    * how many entries it ignores, which do not count; else 0. */
   size_t ignored_only;

@@ -16,7 +16,7 @@
 /* Attempts                                                            */
 
 uint64_t tpuci__grace(const tpuci__sched_t *s,
-                             const tpuci__instance_t *inst) {
+                      const tpuci__instance_t *inst) {
   if (s->opts.grace_ms) return s->opts.grace_ms;
   if (inst->grace_ms) return inst->grace_ms;
   return TPUCI__DEFAULT_GRACE_MS;
@@ -124,8 +124,7 @@ static void tpuci__log_open(tpuci__satt_t *t) {
   t->log_opened = 1;
   r = tpuci__mkdir_p(t->dir, 0755);
   if (r == 0) {
-    t->log_fd = open(t->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-                     O_APPEND, 0644);
+    t->log_fd = open(t->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_APPEND, 0644);
     if (t->log_fd < 0) r = TPUCI__ERRNO;
   }
   t->log_made = r == 0;
@@ -289,7 +288,6 @@ static void tpuci__schedule_retry(tpuci__sched_t *s, size_t index, int next, uin
   tpuci__emit(s, &ev);
 }
 
-
 /* Takes a process off the running list and frees its slots. */
 static void tpuci__attempt_unlink(tpuci__sched_t *s, tpuci__satt_t *t) {
   if (t->prev) t->prev->next = t->next;
@@ -304,7 +302,7 @@ static void tpuci__attempt_unlink(tpuci__sched_t *s, tpuci__satt_t *t) {
 
 /* Records an attempt's result and tells the host; `res` is filled. */
 void tpuci__attempt_report(tpuci__sched_t *s, size_t index, int number,
-                                  const tpuci__attempt_result_t *res) {
+                           const tpuci__attempt_result_t *res) {
   const tpuci__instance_t *inst = &s->plan->instances[index];
   tpuci_event_t ev;
   memset(&ev, 0, sizeof(ev));

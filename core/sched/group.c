@@ -142,7 +142,7 @@ static void tpuci__side_queue(void *sched, size_t index, tpuci__proc_role_t role
 static void tpuci__side_stop(void *sched, size_t index, tpuci__proc_role_t role) {
   tpuci__sched_t *s = sched;
   tpuci__satt_t *t;
-  if (s->stop != TPUCI__STOP_NONE) return;  /* the run's stop stops it */
+  if (s->stop != TPUCI__STOP_NONE) return; /* the run's stop stops it */
   for (t = s->running_list; t != NULL; t = t->next)
     if (t->a.index == index && t->kp.role == role && !t->finished && !t->superseded) {
       t->superseded = 1;

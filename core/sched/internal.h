@@ -36,34 +36,34 @@ typedef struct {
 typedef struct tpuci__satt_s {
   tpuci__attempt_t a;
   tpuci__sched_t *s;
-  tpuci__kind_proc_t kp;   /* what its kind sees and says of it */
+  tpuci__kind_proc_t kp; /* what its kind sees and says of it */
   const tpuci__kind_binding_t *kind;
   char *dir;
   char *log_path;
   int log_fd;
-  int log_errno;           /* first write error, reported in the cause */
-  int log_opened;          /* the log was asked for (the first output) */
-  int log_made;            /* and it exists */
+  int log_errno;  /* first write error, reported in the cause */
+  int log_opened; /* the log was asked for (the first output) */
+  int log_made;   /* and it exists */
   uint64_t start_ms;
   uint64_t start_hr;
   uv_timer_t timeout_timer;
   uv_timer_t grace_timer;
-  uv_timer_t idle_timer;   /* idle_timeout: armed for the quiet left */
-  uint64_t last_output;    /* loop time of the last output (or start) */
-  int closing;             /* timers being closed: count of pending */
+  uv_timer_t idle_timer; /* idle_timeout: armed for the quiet left */
+  uint64_t last_output;  /* loop time of the last output (or start) */
+  int closing;           /* timers being closed: count of pending */
   int timed_out;
-  int idle_timed_out;      /* the timeout was idle_timeout's */
-  uint64_t out_bytes;      /* output so far */
-  uint64_t polled_ms;      /* tpuci__now_ms() of the kind's last look */
-  const char *live_text;   /* what the last look said (the kind's), or NULL */
+  int idle_timed_out;    /* the timeout was idle_timeout's */
+  uint64_t out_bytes;    /* output so far */
+  uint64_t polled_ms;    /* tpuci__now_ms() of the kind's last look */
+  const char *live_text; /* what the last look said (the kind's), or NULL */
   uint64_t live_since_ms;
   int cancelled;
   int term_sent;
   int kill_sent;
   int finished;
-  int superseded;          /* stopped because its instance's attempts were
+  int superseded; /* stopped because its instance's attempts were
                               over (tpuci__kind_host_t.side_stop) */
-  int backfilled;          /* started past a waiting head (bf_gen's) */
+  int backfilled; /* started past a waiting head (bf_gen's) */
   unsigned bf_gen;
   struct tpuci__satt_s *prev, *next; /* the scheduler's running list */
 } tpuci__satt_t;
@@ -71,17 +71,17 @@ typedef struct tpuci__satt_s {
 /* A group: instances whose first attempts wait for one step of theirs
  * (kind/kind.h, group). */
 typedef enum {
-  TPUCI__GROUP_NEW = 0,     /* its step has not started */
-  TPUCI__GROUP_STEPPING,    /* its step runs; its parts wait */
-  TPUCI__GROUP_READY,       /* its parts may start */
-  TPUCI__GROUP_FAILED       /* its step failed: every part ends so */
+  TPUCI__GROUP_NEW = 0,  /* its step has not started */
+  TPUCI__GROUP_STEPPING, /* its step runs; its parts wait */
+  TPUCI__GROUP_READY,    /* its parts may start */
+  TPUCI__GROUP_FAILED    /* its step failed: every part ends so */
 } tpuci__group_state_t;
 
 typedef struct {
   char *name;
   tpuci__group_state_t state;
   const tpuci__kind_binding_t *kind;
-  size_t *waiting;         /* parts dequeued while its step ran */
+  size_t *waiting; /* parts dequeued while its step ran */
   size_t nwaiting;
   char *cause;             /* FAILED: why, for each part */
   tpuci_outcome_t outcome; /* FAILED: the parts' outcome */
@@ -107,17 +107,17 @@ struct tpuci__sched_s {
   const tpuci__kind_binding_t **kind_of; /* per instance */
 
   tpuci__runtime_t *rts[TPUCI__RUNTIME__COUNT];
-  int preparing;           /* runtimes whose prepare() has not answered */
-  int started;             /* pump() may start attempts */
+  int preparing; /* runtimes whose prepare() has not answered */
+  int started;   /* pump() may start attempts */
 
-  size_t *queue;           /* ring buffer of instance indices */
+  size_t *queue; /* ring buffer of instance indices */
   size_t qcap, qhead, qlen;
-  int *next_attempt;       /* per instance, 1-based */
-  int *capacity_used;      /* per instance: its retries.capacity retries */
-  int *group_of;           /* per instance: index into groups, or -1 */
+  int *next_attempt;  /* per instance, 1-based */
+  int *capacity_used; /* per instance: its retries.capacity retries */
+  int *group_of;      /* per instance: index into groups, or -1 */
   tpuci__group_t *groups;
   size_t ngroups;
-  tpuci__wait_t *waits;    /* instances waiting for a retry */
+  tpuci__wait_t *waits; /* instances waiting for a retry */
   /* Processes besides the attempts (group.c): a FIFO whose SIDE_FIRST
    * ones start before the queue and SIDE_LAST ones once it is empty;
    * per instance, how many are queued or running, whether its attempts
@@ -137,17 +137,17 @@ struct tpuci__sched_s {
   size_t bf_head;
   int bf_budget;
   unsigned bf_gen;
-  int bf_starting;         /* the attempt being started is backfilled */
+  int bf_starting; /* the attempt being started is backfilled */
   int in_pump;
 
   tpuci__stop_t stop;
   int force;
   int finishing;
-  int closing;             /* handles and runtimes still closing */
+  int closing; /* handles and runtimes still closing */
 
   uv_timer_t deadline_timer;
   uv_timer_t tick_timer;
-  uv_timer_t poll_timer;   /* what running processes say as they run */
+  uv_timer_t poll_timer; /* what running processes say as they run */
   uv_signal_t sigint;
   uv_signal_t sigterm;
   int signals_on;

@@ -29,11 +29,11 @@ typedef struct {
   int strict_flaky;
   int keep_failed;
   uint64_t deadline_ms;
-  uint64_t grace_ms;            /* 0: each instance's */
+  uint64_t grace_ms; /* 0: each instance's */
   int handle_signals;
-  uint64_t tick_ms;             /* TICK events; 0: none */
+  uint64_t tick_ms; /* TICK events; 0: none */
   const char *run_id;
-  const char *run_dir;          /* exists */
+  const char *run_dir; /* exists */
   /* The job kinds, each with its state for this run: an instance is the
    * first one's that claims it (the command kind claims every one, so it
    * comes last). */
@@ -89,11 +89,11 @@ typedef struct {
   int attempt;
   uint64_t elapsed_ms;
   uint64_t output_bytes;
-  uint64_t quiet_ms;       /* since its last output (or its start) */
-  const char *test;        /* what its kind says it is doing (the test
+  uint64_t quiet_ms; /* since its last output (or its start) */
+  const char *test;  /* what its kind says it is doing (the test
                               each host is in), or NULL; valid until the
                               next call or event */
-  uint64_t test_ms;        /* how long it has been in it (at least) */
+  uint64_t test_ms;  /* how long it has been in it (at least) */
 } tpuci__running_t;
 
 /* Fills *out and returns 0 when an attempt of `index` runs; else -1. Its
@@ -105,6 +105,5 @@ tpuci_outcome_t tpuci__classify(const tpuci__exit_t *ex, int timed_out,
                                 int cancelled);
 tpuci_outcome_t tpuci__final_outcome(const tpuci_outcome_t *attempts,
                                      size_t n);
-
 
 #endif /* TPUCI_SCHEDULER_H */

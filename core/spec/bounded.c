@@ -97,7 +97,7 @@ static int tpuci__tab_insert(lua_State *L) {
   lua_Integer e = tpuci__tab_getn(L, 1, TPUCI__TAB_RW);
   e = (lua_Integer) ((lua_Unsigned) e + 1u); /* first empty element */
   switch (lua_gettop(L)) {
-    case 2: { /* called with only 2 arguments */
+    case 2: {  /* called with only 2 arguments */
       pos = e; /* insert new element at the end */
       break;
     }
@@ -245,10 +245,10 @@ static int tpuci__bounded_load(lua_State *L) {
 
 void tpuci__spec_bounded(lua_State *L) {
   static const luaL_Reg tables[] = {
-    {"insert", tpuci__tab_insert},
-    {"remove", tpuci__tab_remove},
-    {"move", tpuci__tab_move},
-    {NULL, NULL}};
+      {"insert", tpuci__tab_insert},
+      {"remove", tpuci__tab_remove},
+      {"move", tpuci__tab_move},
+      {NULL, NULL}};
 
   tpuci__spec_patterns(L);
   lua_getglobal(L, LUA_TABLIBNAME);

@@ -21,11 +21,11 @@
 typedef struct {
   const char *name;
   const char *where;
-  int jt;                  /* stack index of the job's table */
-  int eval;                /* stack index of the prelude's eval() */
+  int jt;                     /* stack index of the job's table */
+  int eval;                   /* stack index of the prelude's eval() */
   int run, cmd, env, workdir; /* stack indexes of those fields (maybe nil) */
-  int pytest;              /* stack index of the pytest record (maybe nil) */
-  int container;           /* stack index of the container options (maybe nil) */
+  int pytest;                 /* stack index of the pytest record (maybe nil) */
+  int container;              /* stack index of the container options (maybe nil) */
   int has_fn;
   tpuci__runtime_kind_t runtime;
   int image, topology, hostset;
@@ -35,16 +35,16 @@ typedef struct {
   uint64_t memory;
   const char *network;
   int no_cache;
-  const char **inputs;     /* globs (Lua's strings, on the stack) */
+  const char **inputs; /* globs (Lua's strings, on the stack) */
   size_t ninputs;
   size_t nmounts;
   const char **msrc, **mtgt;
   int *mro;
   size_t nkeys;
   const char **keys;
-  const char **cur;        /* values of the combination being emitted */
+  const char **cur; /* values of the combination being emitted */
   size_t emitted;
-  int chips;               /* pytest.per_chip: one instance per chip; else 0 */
+  int chips; /* pytest.per_chip: one instance per chip; else 0 */
 } tpuci__job_t;
 
 const char *tpuci__spec_get_str(lua_State *L, int t, const char *k) {
@@ -180,8 +180,9 @@ static void tpuci__check_folder(lua_State *L, const tpuci__job_t *j,
                                 const char *key, const char *path) {
   if (tpuci__text_problem(path, strlen(path), NULL) == NULL) return;
   lua_pushfstring(L, "%s: the spec's folder is not valid UTF-8, and the "
-                  "path made from it could not be recorded (move the spec, "
-                  "or give an absolute path)", key);
+                     "path made from it could not be recorded (move the spec, "
+                     "or give an absolute path)",
+                  key);
   tpuci__job_error(L, j, lua_tostring(L, -1));
 }
 
@@ -231,7 +232,7 @@ static void tpuci__emit_pytest(lua_State *L, const tpuci__job_t *j,
   {
     /* The prelude checked it: "file" (its default), "class" or "test". */
     const char *by = tpuci__spec_get_str(L, j->pytest, "shard_by");
-    py->shard_by = by && strcmp(by, "test") == 0 ? TPUCI__SHARD_BY_TEST
+    py->shard_by = by && strcmp(by, "test") == 0    ? TPUCI__SHARD_BY_TEST
                    : by && strcmp(by, "class") == 0 ? TPUCI__SHARD_BY_CLASS
                                                     : TPUCI__SHARD_BY_FILE;
   }
@@ -449,7 +450,7 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
     if (j->runtime == TPUCI__RUNTIME_LOCAL) {
       char *given = tpuci__strndup(b->data, b->len);
       tpuci__spec_path_abs(b, c->plan->spec_dir ? c->plan->spec_dir : c->spec_dir,
-                      given);
+                           given);
       free(given);
       tpuci__check_folder(L, j, "workdir", b->data);
     }
@@ -476,7 +477,10 @@ static void tpuci__emit_all(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j)
   char value[32];
   size_t n = j->nkeys;
   int i;
-  if (j->chips == 0) { tpuci__emit(L, c, j); return; }
+  if (j->chips == 0) {
+    tpuci__emit(L, c, j);
+    return;
+  }
   j->keys[n] = "shard";
   for (i = 1; i <= j->chips; i++) {
     snprintf(value, sizeof(value), "%d/%d", i, j->chips);
@@ -647,9 +651,8 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt,
     int m;
     lua_rawgeti(L, mounts, (lua_Integer) k + 1);
     m = lua_gettop(L);
-    tpuci__spec_path_abs(&c->scratch, c->plan->spec_dir ? c->plan->spec_dir
-                                                   : c->spec_dir,
-                    tpuci__spec_get_str(L, m, "source"));
+    tpuci__spec_path_abs(&c->scratch, c->plan->spec_dir ? c->plan->spec_dir : c->spec_dir,
+                         tpuci__spec_get_str(L, m, "source"));
     tpuci__check_folder(L, &j, "mounts", c->scratch.data);
     lua_pushlstring(L, c->scratch.data, c->scratch.len);
     j.msrc[k] = lua_tostring(L, -1);
@@ -667,7 +670,7 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt,
     for (k = 0; k < j.ninputs; k++) {
       lua_rawgeti(L, inputs, (lua_Integer) k + 1);
       j.inputs[k] = lua_tostring(L, -1);
-      lua_pop(L, 1);  /* the list keeps the string */
+      lua_pop(L, 1); /* the list keeps the string */
     }
   }
 

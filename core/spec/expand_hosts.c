@@ -22,7 +22,7 @@ static char *tpuci__abs_field(lua_State *L, tpuci__spec_ctx_t *c, int t,
   tpuci__spec_path_abs(&c->scratch, tpuci__base_dir(c), s);
   if (tpuci__text_problem(c->scratch.data, c->scratch.len, NULL) != NULL)
     luaL_error(L, "%s: %s: the spec's folder is not valid UTF-8, and the path "
-               "made from it could not be recorded (give an absolute path)",
+                  "made from it could not be recorded (give an absolute path)",
                what, key);
   return tpuci__strndup(c->scratch.data, c->scratch.len);
 }
@@ -105,17 +105,19 @@ void tpuci__spec_check_hosts(lua_State *L, const char *job, const char *where,
   if (hostset < 0 || (size_t) hostset >= p->nhostsets) return;
   hs = &p->hostsets[hostset];
   need = topology >= 0 && (size_t) topology < p->ntopologies
-             ? p->topologies[topology].hosts : 1;
+             ? p->topologies[topology].hosts
+             : 1;
   if ((size_t) need == hs->nhosts) return;
   if (topology >= 0 && (size_t) topology < p->ntopologies)
     lua_pushfstring(L, "%s: job '%s': hosts '%s' (%s) has %d host%s, but topology "
-                    "'%s' has %d (host i of the topology runs on entry i)",
+                       "'%s' has %d (host i of the topology runs on entry i)",
                     where, job, hs->name, hs->where, (int) hs->nhosts,
                     hs->nhosts == 1 ? "" : "s", p->topologies[topology].name, need);
   else
     lua_pushfstring(L, "%s: job '%s': hosts '%s' (%s) has %d hosts, but the job "
-                    "has 1 (no topology; give one with %d hosts, e.g. "
-                    "topology = ...)", where, job, hs->name, hs->where,
+                       "has 1 (no topology; give one with %d hosts, e.g. "
+                       "topology = ...)",
+                    where, job, hs->name, hs->where,
                     (int) hs->nhosts, (int) hs->nhosts);
   lua_error(L);
 }

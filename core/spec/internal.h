@@ -29,26 +29,26 @@ typedef struct {
   tpuci__plan_t *plan;
   const char *chunk;
   size_t len;
-  const char *chunkname;       /* as given: "spec.lua" */
-  char src[LUA_IDSIZE];        /* how Lua shows it in messages */
+  const char *chunkname; /* as given: "spec.lua" */
+  char src[LUA_IDSIZE];  /* how Lua shows it in messages */
   const char *spec_dir;
-  int real;                    /* every topology is real hardware */
+  int real; /* every topology is real hardware */
 
   uint64_t timeout_ms;
-  uint64_t deadline_ms;        /* on the monotonic clock */
+  uint64_t deadline_ms; /* on the monotonic clock */
   int timed_out;
   char *timeout_msg;
-  unsigned calls;              /* call events since the clock was read */
+  unsigned calls; /* call events since the clock was read */
 
   size_t mem_limit;
   size_t mem_used;
   size_t mem_peak;
-  int mem_error;               /* a memory error was seen and rethrown */
-  size_t plan_bytes;           /* C memory of the instances, roughly */
+  int mem_error;     /* a memory error was seen and rethrown */
+  size_t plan_bytes; /* C memory of the instances, roughly */
 
-  tpuci__buf_t warning;        /* pieces of a warn() message */
-  int closing;                 /* inside lua_close() */
-  tpuci__buf_t scratch;        /* names and templates while expanding */
+  tpuci__buf_t warning; /* pieces of a warn() message */
+  int closing;          /* inside lua_close() */
+  tpuci__buf_t scratch; /* names and templates while expanding */
 
   jmp_buf panic_jmp;
   int panic_armed;

@@ -54,7 +54,8 @@ static const char *tpuci__spec_hint(lua_State *L, const char *msg) {
   for (i = 0; removed_libs[i]; i++)
     if (strcmp(name, removed_libs[i]) == 0)
       return lua_pushfstring(L, " (a spec has no '%s'; use tpuci.env() and "
-                             "tpuci.read_file())", name);
+                                "tpuci.read_file())",
+                             name);
   for (i = 0; removed_fns[i]; i++)
     if (strcmp(name, removed_fns[i]) == 0)
       return lua_pushfstring(L, " (a spec has no '%s'; it runs in a sandbox)",
@@ -216,14 +217,16 @@ int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len,
   /* The file name becomes part of every instance's "where". */
   if (tpuci__text_problem(c->chunkname, strlen(c->chunkname), NULL) != NULL) {
     r = tpuci__err_set(err, TPUCI_ESPEC, "%s: the spec's file name is not "
-                       "valid UTF-8 (reports could not record it); rename "
-                       "the file", c->chunkname);
+                                         "valid UTF-8 (reports could not record it); rename "
+                                         "the file",
+                       c->chunkname);
     goto done;
   }
   if (len > TPUCI__SPEC_MAX_BYTES) {
     tpuci__spec_format_size(TPUCI__SPEC_MAX_BYTES, size, sizeof(size));
     r = tpuci__err_set(err, TPUCI_ELIMIT, "%s: the spec is larger than %s "
-                       "(the most a spec may have)", c->chunkname, size);
+                                          "(the most a spec may have)",
+                       c->chunkname, size);
     goto done;
   }
   tpuci__spec_skip_header(&c->chunk, &c->len);
@@ -232,7 +235,8 @@ int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len,
   L = tpuci__spec_newstate(c);
   if (L == NULL) {
     r = tpuci__err_set(err, TPUCI_ELIMIT, "%s: spec used more than %s while "
-                       "loading", c->chunkname, size);
+                                          "loading",
+                       c->chunkname, size);
     goto done;
   }
   c->L = L;
@@ -246,10 +250,12 @@ int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len,
       r = tpuci__err_set(err, TPUCI_ELIMIT, "%s", c->timeout_msg);
     } else if (status == LUA_ERRMEM || c->mem_error) {
       r = tpuci__err_set(err, TPUCI_ELIMIT, "%s: spec used more than %s while "
-                         "loading", c->chunkname, size);
+                                            "loading",
+                         c->chunkname, size);
     } else if (status == LUA_ERRERR) {
       r = tpuci__err_set(err, TPUCI_ESPEC, "%s: error while reporting an "
-                         "error (a __tostring metamethod failed?)", c->chunkname);
+                                           "error (a __tostring metamethod failed?)",
+                         c->chunkname);
     } else if (status != LUA_OK) {
       const char *msg = lua_tostring(L, -1);
       r = tpuci__err_set(err, TPUCI_ESPEC, "%s", msg ? msg : "unknown error");

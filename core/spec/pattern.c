@@ -40,8 +40,8 @@
  * millisecond. */
 #define TPUCI__PM_WORK 65536
 
-#define TPUCI__PM_MAXCAPTURES 32  /* LUA_MAXCAPTURES */
-#define TPUCI__PM_MAXCCALLS 200   /* MAXCCALLS: recursion of match() */
+#define TPUCI__PM_MAXCAPTURES 32 /* LUA_MAXCAPTURES */
+#define TPUCI__PM_MAXCCALLS 200  /* MAXCCALLS: recursion of match() */
 #define TPUCI__PM_ESC '%'
 #define TPUCI__PM_SPECIALS "^$*+?.([%-"
 #define TPUCI__CAP_UNFINISHED (-1)
@@ -49,14 +49,14 @@
 #define uchar(c) ((unsigned char) (c))
 
 typedef struct {
-  const char *src_init;  /* start of the subject */
-  const char *src_end;   /* its end */
-  const char *p_end;     /* end of the pattern */
+  const char *src_init; /* start of the subject */
+  const char *src_end;  /* its end */
+  const char *p_end;    /* end of the pattern */
   lua_State *L;
-  const char *what;      /* "string.find", for the timeout's message */
-  size_t work;           /* units since the clock was read */
-  int matchdepth;        /* recursion left (C stack) */
-  unsigned char level;   /* captures, finished or not */
+  const char *what;    /* "string.find", for the timeout's message */
+  size_t work;         /* units since the clock was read */
+  int matchdepth;      /* recursion left (C stack) */
+  unsigned char level; /* captures, finished or not */
   struct {
     const char *init;
     ptrdiff_t len;
@@ -234,7 +234,7 @@ static const char *tpuci__pm_start_capture(tpuci__pm_t *ms, const char *s,
   ms->capture[level].len = what;
   ms->level = (unsigned char) (level + 1);
   if ((res = tpuci__pm_match(ms, s, p)) == NULL) /* match failed? */
-    ms->level--; /* undo capture */
+    ms->level--;                                 /* undo capture */
   return res;
 }
 
@@ -242,9 +242,9 @@ static const char *tpuci__pm_end_capture(tpuci__pm_t *ms, const char *s,
                                          const char *p) {
   int l = tpuci__pm_capture_to_close(ms);
   const char *res;
-  ms->capture[l].len = s - ms->capture[l].init; /* close capture */
+  ms->capture[l].len = s - ms->capture[l].init;  /* close capture */
   if ((res = tpuci__pm_match(ms, s, p)) == NULL) /* match failed? */
-    ms->capture[l].len = TPUCI__CAP_UNFINISHED; /* undo capture */
+    ms->capture[l].len = TPUCI__CAP_UNFINISHED;  /* undo capture */
   return res;
 }
 
@@ -267,7 +267,7 @@ init: /* using goto to optimize tail recursion */
   tpuci__pm_work(ms, 1);
   if (p != ms->p_end) { /* end of pattern? */
     switch (*p) {
-      case '(': { /* start capture */
+      case '(': {            /* start capture */
         if (*(p + 1) == ')') /* position capture? */
           s = tpuci__pm_start_capture(ms, s, p + 2, TPUCI__CAP_POSITION);
         else
@@ -279,8 +279,8 @@ init: /* using goto to optimize tail recursion */
         break;
       }
       case '$': {
-        if ((p + 1) != ms->p_end) /* is the '$' the last char in pattern? */
-          goto dflt;              /* no; go to default */
+        if ((p + 1) != ms->p_end)          /* is the '$' the last char in pattern? */
+          goto dflt;                       /* no; go to default */
         s = (s == ms->src_end) ? s : NULL; /* check end of string */
         break;
       }
@@ -291,7 +291,7 @@ init: /* using goto to optimize tail recursion */
             if (s != NULL) {
               p += 4;
               goto init; /* return match(ms, s, p + 4); */
-            } /* else fail (s == NULL) */
+            }            /* else fail (s == NULL) */
             break;
           }
           case 'f': { /* frontier? */
@@ -310,8 +310,16 @@ init: /* using goto to optimize tail recursion */
             s = NULL; /* match failed */
             break;
           }
-          case '0': case '1': case '2': case '3': case '4':
-          case '5': case '6': case '7': case '8': case '9': {
+          case '0':
+          case '1':
+          case '2':
+          case '3':
+          case '4':
+          case '5':
+          case '6':
+          case '7':
+          case '8':
+          case '9': {
             /* capture results (%0-%9)? */
             s = tpuci__pm_match_capture(ms, s, uchar(*(p + 1)));
             if (s != NULL) {
@@ -324,7 +332,8 @@ init: /* using goto to optimize tail recursion */
         }
         break;
       }
-      default: dflt: { /* pattern class plus optional suffix */
+      default:
+      dflt : {                                      /* pattern class plus optional suffix */
         const char *ep = tpuci__pm_classend(ms, p); /* points to optional suffix */
         /* does not match at least once? */
         if (!tpuci__pm_single(ms, s, p, ep)) {
@@ -334,9 +343,9 @@ init: /* using goto to optimize tail recursion */
           } else {     /* '+' or no suffix */
             s = NULL;  /* fail */
           }
-        } else { /* matched once */
+        } else {         /* matched once */
           switch (*ep) { /* handle optional suffix */
-            case '?': { /* optional */
+            case '?': {  /* optional */
               const char *res;
               if ((res = tpuci__pm_match(ms, s + 1, ep + 1)) != NULL) {
                 s = res;
@@ -375,10 +384,10 @@ init: /* using goto to optimize tail recursion */
 static const char *tpuci__pm_memfind(tpuci__pm_t *ms, const char *s1,
                                      size_t l1, const char *s2, size_t l2) {
   const char *init;
-  if (l2 == 0) return s1; /* empty strings are everywhere */
+  if (l2 == 0) return s1;   /* empty strings are everywhere */
   if (l2 > l1) return NULL; /* avoids a negative 'l1' */
-  l2--;         /* 1st char will be checked by 'memchr' */
-  l1 = l1 - l2; /* 's2' cannot be found after that */
+  l2--;                     /* 1st char will be checked by 'memchr' */
+  l1 = l1 - l2;             /* 's2' cannot be found after that */
   while (l1 > 0 && (init = memchr(s1, *s2, l1)) != NULL) {
     tpuci__pm_work(ms, (size_t) (init - s1) + l2 + 1);
     init++; /* 1st char is already checked */
@@ -460,7 +469,7 @@ static int tpuci__pm_find_aux(lua_State *L, int find) {
   size_t init = tpuci__pm_posrelat(luaL_optinteger(L, 3, 1), ls) - 1;
   tpuci__pm_t ms;
 
-  if (init > ls) { /* start after string's end? */
+  if (init > ls) {    /* start after string's end? */
     luaL_pushfail(L); /* cannot find anything */
     return 1;
   }
@@ -536,8 +545,8 @@ static int tpuci__pm_gmatch(lua_State *L) {
   tpuci__pm_gmatch_t *gm;
   lua_settop(L, 2); /* keep strings on closure to avoid being collected */
   gm = lua_newuserdatauv(L, sizeof(*gm), 0);
-  if (init > ls)    /* start after string's end? */
-    init = ls + 1;  /* avoid overflows in 's + init' */
+  if (init > ls)   /* start after string's end? */
+    init = ls + 1; /* avoid overflows in 's + init' */
   tpuci__pm_prepare(&gm->ms, L, "string.gmatch", s, ls, p, lp);
   gm->src = s + init;
   gm->p = p;
@@ -554,7 +563,7 @@ static void tpuci__pm_add_s(tpuci__pm_t *ms, luaL_Buffer *b, const char *s,
   const char *p;
   while ((p = memchr(news, TPUCI__PM_ESC, l)) != NULL) {
     luaL_addlstring(b, news, (size_t) (p - news));
-    p++; /* skip ESC */
+    p++;                       /* skip ESC */
     if (*p == TPUCI__PM_ESC) { /* '%%' */
       luaL_addchar(b, *p);
     } else if (*p == '0') { /* '%0' */
@@ -583,12 +592,12 @@ static int tpuci__pm_add_value(tpuci__pm_t *ms, luaL_Buffer *b, const char *s,
   switch (tr) {
     case LUA_TFUNCTION: { /* call the function */
       int n;
-      lua_pushvalue(L, 3); /* push the function */
+      lua_pushvalue(L, 3);                   /* push the function */
       n = tpuci__pm_push_captures(ms, s, e); /* all captures as arguments */
       lua_call(L, n, 1);
       break;
     }
-    case LUA_TTABLE: { /* index the table */
+    case LUA_TTABLE: {                     /* index the table */
       tpuci__pm_push_capture(ms, 0, s, e); /* first capture is the index */
       lua_gettable(L, 3);
       break;
@@ -613,16 +622,15 @@ static int tpuci__pm_gsub(lua_State *L) {
   size_t srcl, lp;
   const char *src = luaL_checklstring(L, 1, &srcl); /* subject */
   const char *p = luaL_checklstring(L, 2, &lp);     /* pattern */
-  const char *lastmatch = NULL; /* end of last match */
-  int tr = lua_type(L, 3);      /* replacement type */
+  const char *lastmatch = NULL;                     /* end of last match */
+  int tr = lua_type(L, 3);                          /* replacement type */
   lua_Integer max_s = luaL_optinteger(L, 4, (lua_Integer) srcl + 1);
   int anchor = (*p == '^');
   lua_Integer n = 0; /* replacement count */
   int changed = 0;
   tpuci__pm_t ms;
   luaL_Buffer b;
-  luaL_argexpected(L, tr == LUA_TNUMBER || tr == LUA_TSTRING ||
-                   tr == LUA_TFUNCTION || tr == LUA_TTABLE, 3,
+  luaL_argexpected(L, tr == LUA_TNUMBER || tr == LUA_TSTRING || tr == LUA_TFUNCTION || tr == LUA_TTABLE, 3,
                    "string/function/table");
   luaL_buffinit(L, &b);
   if (anchor) {
@@ -656,11 +664,11 @@ static int tpuci__pm_gsub(lua_State *L) {
 
 void tpuci__spec_patterns(lua_State *L) {
   static const luaL_Reg fns[] = {
-    {"find", tpuci__pm_find},
-    {"match", tpuci__pm_str_match},
-    {"gmatch", tpuci__pm_gmatch},
-    {"gsub", tpuci__pm_gsub},
-    {NULL, NULL}};
+      {"find", tpuci__pm_find},
+      {"match", tpuci__pm_str_match},
+      {"gmatch", tpuci__pm_gmatch},
+      {"gsub", tpuci__pm_gsub},
+      {NULL, NULL}};
   /* The string metatable's __index is this same table, so methods
    * ("s:find(p)") get the copies too. */
   lua_getglobal(L, LUA_STRLIBNAME);

@@ -110,7 +110,8 @@ void tpuci__spec_warn(tpuci__spec_ctx_t *c, const char *msg) {
                             "%.*s...", TPUCI__SPEC_MAX_WARNING_LEN, msg)));
   else if (w->len == TPUCI__SPEC_MAX_WARNINGS)
     tpuci__strv_take(w, tpuci__printf("%s: more than %d warnings, the rest "
-                                      "were dropped", c->chunkname,
+                                      "were dropped",
+                                      c->chunkname,
                                       TPUCI__SPEC_MAX_WARNINGS));
 }
 
@@ -157,10 +158,12 @@ static void tpuci__spec_timed_out(lua_State *L, const char *what) {
   line = tpuci__spec_line(L, 0);
   if (line > 0)
     c->timeout_msg = tpuci__printf("%s:%d: spec took longer than %s to load "
-                                   "(%s)", c->chunkname, line, d, why);
+                                   "(%s)",
+                                   c->chunkname, line, d, why);
   else
     c->timeout_msg = tpuci__printf("%s: spec took longer than %s to load "
-                                   "(%s)", c->chunkname, d, why);
+                                   "(%s)",
+                                   c->chunkname, d, why);
 }
 
 static int tpuci__spec_past(lua_State *L, const char *what) {
@@ -259,7 +262,7 @@ static int tpuci__spec_setmetatable(lua_State *L) {
     lua_pushliteral(L, "__gc");
     if (lua_rawget(L, 2) != LUA_TNIL)
       return luaL_error(L, "setmetatable: __gc metamethods are not allowed "
-                        "in a spec");
+                           "in a spec");
     lua_pop(L, 1);
   }
   lua_pushvalue(L, lua_upvalueindex(1));
@@ -292,13 +295,13 @@ static int tpuci__spec_xpcall(lua_State *L) {
 
 void tpuci__spec_sandbox(lua_State *L) {
   static const luaL_Reg libs[] = {
-    {LUA_GNAME, luaopen_base},
-    {LUA_TABLIBNAME, luaopen_table},
-    {LUA_STRLIBNAME, luaopen_string},
-    {LUA_MATHLIBNAME, luaopen_math},
-    {LUA_UTF8LIBNAME, luaopen_utf8},
-    {LUA_COLIBNAME, luaopen_coroutine},
-    {NULL, NULL}};
+      {LUA_GNAME, luaopen_base},
+      {LUA_TABLIBNAME, luaopen_table},
+      {LUA_STRLIBNAME, luaopen_string},
+      {LUA_MATHLIBNAME, luaopen_math},
+      {LUA_UTF8LIBNAME, luaopen_utf8},
+      {LUA_COLIBNAME, luaopen_coroutine},
+      {NULL, NULL}};
   const luaL_Reg *lib;
 
   /* No io, os, package (require) or debug. */
@@ -365,7 +368,8 @@ int tpuci__spec_read_beside(lua_State *L, const char *fn) {
     return luaL_error(L, "%s: bad path '%s'", fn, rel);
   if (rel[0] == '/')
     return luaL_error(L, "%s: '%s' is absolute; give a path "
-                      "relative to the spec's folder", fn, rel);
+                         "relative to the spec's folder",
+                      fn, rel);
   if (tpuci__has_dotdot(rel))
     return luaL_error(L, "%s: '%s' leaves the spec's folder", fn, rel);
   if (snprintf(joined, sizeof(joined), "%s/%s", c->spec_dir, rel) >=
@@ -373,7 +377,8 @@ int tpuci__spec_read_beside(lua_State *L, const char *fn) {
     return luaL_error(L, "%s: '%s': path too long", fn, rel);
   if (realpath(c->spec_dir, base) == NULL)
     return luaL_error(L, "%s: cannot resolve the spec's folder "
-                      "'%s': %s", fn, c->spec_dir, strerror(errno));
+                         "'%s': %s",
+                      fn, c->spec_dir, strerror(errno));
   if (realpath(joined, real) == NULL)
     return luaL_error(L, "%s: cannot read '%s': %s", fn, rel,
                       strerror(errno));
@@ -381,7 +386,8 @@ int tpuci__spec_read_beside(lua_State *L, const char *fn) {
   if (strncmp(real, base, blen) != 0 ||
       (real[blen] != '/' && !(blen == 1 && base[0] == '/')))
     return luaL_error(L, "%s: '%s' leaves the spec's folder "
-                      "(through a symbolic link)", fn, rel);
+                         "(through a symbolic link)",
+                      fn, rel);
   if (stat(real, &st) != 0)
     return luaL_error(L, "%s: cannot read '%s': %s", fn, rel,
                       strerror(errno));
@@ -523,18 +529,18 @@ static int tpuci__l_warn(lua_State *L) {
 
 void tpuci__spec_push_helpers(lua_State *L) {
   static const luaL_Reg fns[] = {
-    {"env", tpuci__l_env},
-    {"read_file", tpuci__l_read_file},
-    {"yaml", tpuci__spec_yaml},
-    {"where", tpuci__l_where},
-    {"distance", tpuci__l_distance},
-    {"duration", tpuci__l_duration},
-    {"size", tpuci__l_size},
-    {"outcome", tpuci__l_outcome},
-    {"warn", tpuci__l_warn},
-    {"text", tpuci__l_text},
-    {"tpu_type", tpuci__l_tpu_type},
-    {NULL, NULL}};
+      {"env", tpuci__l_env},
+      {"read_file", tpuci__l_read_file},
+      {"yaml", tpuci__spec_yaml},
+      {"where", tpuci__l_where},
+      {"distance", tpuci__l_distance},
+      {"duration", tpuci__l_duration},
+      {"size", tpuci__l_size},
+      {"outcome", tpuci__l_outcome},
+      {"warn", tpuci__l_warn},
+      {"text", tpuci__l_text},
+      {"tpu_type", tpuci__l_tpu_type},
+      {NULL, NULL}};
   tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
 
   luaL_newlib(L, fns);

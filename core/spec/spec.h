@@ -21,8 +21,8 @@
 
 /* How a spec is loaded: its limits, and the hardware it is for. */
 typedef struct {
-  uint64_t timeout_ms;    /* wall clock cap for running the spec */
-  size_t memory_bytes;    /* cap on the Lua state's memory */
+  uint64_t timeout_ms; /* wall clock cap for running the spec */
+  size_t memory_bytes; /* cap on the Lua state's memory */
   /* 1: every topology is real TPU hardware (emulate "real", whatever
    * the spec says: `tpuci run --real`), so the same spec runs emulated
    * on a laptop and real on a TPU VM. */

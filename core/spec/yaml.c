@@ -55,9 +55,9 @@
 typedef struct {
   yaml_parser_t parser;
   yaml_event_t event;
-  int have_event;          /* event holds memory to delete */
-  const char *name;        /* the path as the spec gave it */
-  const char *data;        /* the file's contents (a Lua string) */
+  int have_event;   /* event holds memory to delete */
+  const char *name; /* the path as the spec gave it */
+  const char *data; /* the file's contents (a Lua string) */
   size_t len;
   unsigned long nevents;
 } tpuci__yaml_t;
@@ -186,7 +186,10 @@ static int tpuci__yaml_push_based(lua_State *L, const char *digits, int base) {
   return 1;
 }
 
-enum { Y_NULL = 1, Y_BOOL = 2, Y_INT = 4, Y_FLOAT = 8 };
+enum { Y_NULL = 1,
+       Y_BOOL = 2,
+       Y_INT = 4,
+       Y_FLOAT = 8 };
 
 /* Pushes the value of plain scalar text s if it is one of the types in
  * `want` (Y_* bits); returns 0 (pushing nothing) when it is not, and -1
@@ -292,7 +295,7 @@ static void tpuci__yaml_scalar(lua_State *L, tpuci__yaml_t *y) {
     want = Y_FLOAT;
   } else {
     tpuci__yaml_fail(L, y, e->start_mark, "unsupported tag '%s' (tpuci.yaml "
-                     "knows !!str, !!int, !!float, !!bool and !!null)",
+                                          "knows !!str, !!int, !!float, !!bool and !!null)",
                      tpuci__yaml_short_tag(L, tag));
   }
   if (want == 0) {
@@ -309,10 +312,10 @@ static void tpuci__yaml_scalar(lua_State *L, tpuci__yaml_t *y) {
     return;
   }
   tpuci__yaml_fail(L, y, e->start_mark,
-                   want == Y_NULL ? "'%s' is not a null (tagged !!null)"
+                   want == Y_NULL   ? "'%s' is not a null (tagged !!null)"
                    : want == Y_BOOL ? "'%s' is not a boolean (tagged !!bool)"
-                   : want == Y_INT ? "'%s' is not an integer (tagged !!int)"
-                                   : "'%s' is not a number (tagged !!float)",
+                   : want == Y_INT  ? "'%s' is not an integer (tagged !!int)"
+                                    : "'%s' is not a number (tagged !!float)",
                    s);
 }
 
@@ -343,7 +346,7 @@ static void tpuci__yaml_alias(lua_State *L, tpuci__yaml_t *y) {
       return;
     }
     tpuci__yaml_fail(L, y, y->event.start_mark, "alias '*%s' is inside the node "
-                     "it refers to (recursive structures are not supported)",
+                                                "it refers to (recursive structures are not supported)",
                      name);
   }
   if (lua_isnil(L, -1))
@@ -416,7 +419,7 @@ static void tpuci__yaml_merge(lua_State *L, tpuci__yaml_t *y, yaml_mark_t m,
 
   if (lua_type(L, v) != LUA_TTABLE)
     tpuci__yaml_fail(L, y, m, "%s", "'<<' (a merge key) needs a mapping or a "
-                     "list of mappings");
+                                    "list of mappings");
   lua_pushvalue(L, v);
   if (lua_rawget(L, TPUCI__YAML_SEQS) == LUA_TNIL) {
     lua_pop(L, 1);
@@ -432,13 +435,13 @@ static void tpuci__yaml_merge(lua_State *L, tpuci__yaml_t *y, yaml_mark_t m,
     int seq;
     if (lua_rawgeti(L, v, i) != LUA_TTABLE)
       tpuci__yaml_fail(L, y, m, "%s", "'<<' (a merge key) needs a mapping or "
-                       "a list of mappings");
+                                      "a list of mappings");
     lua_pushvalue(L, -1);
     seq = lua_rawget(L, TPUCI__YAML_SEQS) != LUA_TNIL;
     lua_pop(L, 1);
     if (seq)
       tpuci__yaml_fail(L, y, m, "%s", "'<<' (a merge key) needs a mapping or "
-                       "a list of mappings");
+                                      "a list of mappings");
     tpuci__yaml_merge_one(L, t, aux);
     lua_pop(L, 1);
   }
@@ -463,7 +466,7 @@ static void tpuci__yaml_key(lua_State *L, tpuci__yaml_t *y) {
     }
   }
   tpuci__yaml_fail(L, y, e->start_mark, "%s", "mapping keys must be scalars "
-                   "(strings, numbers or booleans)");
+                                              "(strings, numbers or booleans)");
 }
 
 static void tpuci__yaml_mapping(lua_State *L, tpuci__yaml_t *y, int depth) {
@@ -589,7 +592,7 @@ static int tpuci__yaml_build(lua_State *L) {
   tpuci__yaml_next(L, y);
   if (y->event.type != YAML_STREAM_START_EVENT)
     tpuci__yaml_fail(L, y, y->event.start_mark, "%s", "expected the start of "
-                     "the stream");
+                                                      "the stream");
   tpuci__yaml_next(L, y);
   if (y->event.type == YAML_STREAM_END_EVENT) {
     lua_pushnil(L); /* an empty file, or only comments */
@@ -603,11 +606,11 @@ static int tpuci__yaml_build(lua_State *L) {
   tpuci__yaml_next(L, y);
   if (y->event.type == YAML_DOCUMENT_START_EVENT)
     tpuci__yaml_fail(L, y, y->event.start_mark, "%s", "a second document "
-                     "(tpuci.yaml reads files with one; remove the '---' "
-                     "or split the file)");
+                                                      "(tpuci.yaml reads files with one; remove the '---' "
+                                                      "or split the file)");
   if (y->event.type != YAML_STREAM_END_EVENT)
     tpuci__yaml_fail(L, y, y->event.start_mark, "%s", "expected the end of "
-                     "the stream");
+                                                      "the stream");
   return 1;
 }
 

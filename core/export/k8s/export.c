@@ -382,7 +382,7 @@ int tpuci__k8s_doc_end(yaml_emitter_t *e) {
 }
 
 int tpuci__k8s_labels(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
-                             const tpuci__k8s_obj_t *o) {
+                      const tpuci__k8s_obj_t *o) {
   return tpuci__gh_plain(e, "labels") && tpuci__gh_map(e) &&
          tpuci__gh_kv(e, "app.kubernetes.io/managed-by", "tpuci") &&
          (d->label_run == NULL || tpuci__gh_kv(e, "tpuci.run", d->label_run)) &&
@@ -546,7 +546,7 @@ static int tpuci__k8s_container(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
 }
 
 int tpuci__k8s_pod(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
-                          const tpuci__k8s_obj_t *o) {
+                   const tpuci__k8s_obj_t *o) {
   const tpuci__instance_t *inst = o->inst;
   char *deadline = inst->timeout_ms ? tpuci__k8s_seconds(inst->timeout_ms) : NULL;
   char *grace = inst->grace_ms ? tpuci__k8s_seconds(inst->grace_ms) : NULL;
@@ -715,7 +715,7 @@ int tpuci__export_kubernetes(const tpuci__plan_t *plan,
   if (!tpuci__k8s_stream(&e, &d))
     r = tpuci__err_set(err,
                        e.error == YAML_MEMORY_ERROR || e.problem == NULL ? TPUCI_ENOMEM
-                                                                        : TPUCI_EIO,
+                                                                         : TPUCI_EIO,
                        "%s: cannot write the manifests: %s",
                        plan->spec_path ? plan->spec_path : "the spec",
                        e.problem ? e.problem : "out of memory");

@@ -35,10 +35,10 @@ typedef struct {
    * name for an Indexed Job, "<name>-slice-0" for a JobSet's. */
   char *host_prefix;
   int hosts;
-  int jobset;                    /* written as a JobSet (jobset.c) */
+  int jobset; /* written as a JobSet (jobset.c) */
   tpuci__k8s_mode_t mode;
-  tpuci__slice_t slice;          /* when topo */
-  tpuci__gke_tpu_t gke;          /* TPU mode */
+  tpuci__slice_t slice; /* when topo */
+  tpuci__gke_tpu_t gke; /* TPU mode */
   tpuci__k8s_var_t *env;
   size_t nenv;
   tpuci__strv_t command;
@@ -48,7 +48,7 @@ typedef struct {
 typedef struct {
   const tpuci__plan_t *plan;
   const tpuci__k8s_opts_t *opts;
-  char *label_run;               /* NULL without a run */
+  char *label_run; /* NULL without a run */
   tpuci__k8s_obj_t *objs;
   size_t nobjs;
 } tpuci__k8s_doc_t;

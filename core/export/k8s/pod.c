@@ -52,18 +52,14 @@ char *tpuci__k8s_ctr_refusal(const tpuci__ctr_opts_t *c, int tpu) {
     const tpuci__gpus_t *g = c->gpus;
     if (g->count <= 0)
       return tpuci__strdup(g->count < 0
-                               ? "gpus = \"all\": a pod asks for a number of GPUs ("
-                                 TPUCI__K8S_RESOURCE_GPU "); give a count"
-                               : "gpus: a pod asks for a number of GPUs ("
-                                 TPUCI__K8S_RESOURCE_GPU "), not for device ids; "
+                               ? "gpus = \"all\": a pod asks for a number of GPUs (" TPUCI__K8S_RESOURCE_GPU "); give a count"
+                               : "gpus: a pod asks for a number of GPUs (" TPUCI__K8S_RESOURCE_GPU "), not for device ids; "
                                  "give a count");
     if (g->driver != NULL && strcmp(g->driver, "nvidia") != 0)
-      return tpuci__printf("gpus.driver = \"%s\": the export asks for "
-                           TPUCI__K8S_RESOURCE_GPU " (NVIDIA's device plugin)",
+      return tpuci__printf("gpus.driver = \"%s\": the export asks for " TPUCI__K8S_RESOURCE_GPU " (NVIDIA's device plugin)",
                            g->driver);
     if (g->caps.len != 1 || strcmp(g->caps.items[0], "gpu") != 0)
-      return tpuci__strdup("gpus.capabilities: a pod asks for whole GPUs ("
-                           TPUCI__K8S_RESOURCE_GPU "); leave out capabilities other "
+      return tpuci__strdup("gpus.capabilities: a pod asks for whole GPUs (" TPUCI__K8S_RESOURCE_GPU "); leave out capabilities other "
                            "than \"gpu\"");
   }
   return NULL;

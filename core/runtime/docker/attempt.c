@@ -43,20 +43,20 @@
 
 /* The engine host's machine (driver.h): its table, and its one setter. */
 static const char *const tpuci__dk_names[] = {
-  "NEW", "ATTACHING", "ATTACHED", "STREAMED", "BROKEN", "REFETCH", "INSPECT",
-  "REINSPECT", "REMOVED"};
+    "NEW", "ATTACHING", "ATTACHED", "STREAMED", "BROKEN", "REFETCH", "INSPECT",
+    "REINSPECT", "REMOVED"};
 #define TPUCI__DK_GOES TPUCI__MOVE(TPUCI__DK_REMOVED)
 static const unsigned tpuci__dk_moves[] = {
-  [TPUCI__DK_NEW] = TPUCI__MOVE(TPUCI__DK_ATTACHING) | TPUCI__DK_GOES,
-  [TPUCI__DK_ATTACHING] = TPUCI__MOVE(TPUCI__DK_ATTACHED) | TPUCI__MOVE(TPUCI__DK_STREAMED) |
-                          TPUCI__MOVE(TPUCI__DK_BROKEN),
-  [TPUCI__DK_ATTACHED] = TPUCI__MOVE(TPUCI__DK_STREAMED) | TPUCI__MOVE(TPUCI__DK_BROKEN),
-  [TPUCI__DK_STREAMED] = TPUCI__MOVE(TPUCI__DK_INSPECT) | TPUCI__DK_GOES,
-  [TPUCI__DK_BROKEN] = TPUCI__MOVE(TPUCI__DK_REFETCH) | TPUCI__DK_GOES,
-  [TPUCI__DK_REFETCH] = TPUCI__MOVE(TPUCI__DK_INSPECT) | TPUCI__DK_GOES,
-  [TPUCI__DK_INSPECT] = TPUCI__MOVE(TPUCI__DK_REINSPECT) | TPUCI__DK_GOES,
-  [TPUCI__DK_REINSPECT] = TPUCI__MOVE(TPUCI__DK_INSPECT),
-  [TPUCI__DK_REMOVED] = 0,
+    [TPUCI__DK_NEW] = TPUCI__MOVE(TPUCI__DK_ATTACHING) | TPUCI__DK_GOES,
+    [TPUCI__DK_ATTACHING] = TPUCI__MOVE(TPUCI__DK_ATTACHED) | TPUCI__MOVE(TPUCI__DK_STREAMED) |
+                            TPUCI__MOVE(TPUCI__DK_BROKEN),
+    [TPUCI__DK_ATTACHED] = TPUCI__MOVE(TPUCI__DK_STREAMED) | TPUCI__MOVE(TPUCI__DK_BROKEN),
+    [TPUCI__DK_STREAMED] = TPUCI__MOVE(TPUCI__DK_INSPECT) | TPUCI__DK_GOES,
+    [TPUCI__DK_BROKEN] = TPUCI__MOVE(TPUCI__DK_REFETCH) | TPUCI__DK_GOES,
+    [TPUCI__DK_REFETCH] = TPUCI__MOVE(TPUCI__DK_INSPECT) | TPUCI__DK_GOES,
+    [TPUCI__DK_INSPECT] = TPUCI__MOVE(TPUCI__DK_REINSPECT) | TPUCI__DK_GOES,
+    [TPUCI__DK_REINSPECT] = TPUCI__MOVE(TPUCI__DK_INSPECT),
+    [TPUCI__DK_REMOVED] = 0,
 };
 
 static void tpuci__dk_set(tpuci__dk_ctr_t *c, tpuci__dk_state_t to) {
@@ -77,7 +77,7 @@ static void tpuci__dk_on_killed(void *p, const tpuci__engine_res_t *res) {
       !tpuci__podman_not_running(res->status, res->message) &&
       res->error != UV_ECANCELED) {
     tpuci__unit_tell(&att->ua, "could not signal container %s: %s", c->u.name,
-                            res->message);
+                     res->message);
   }
   tpuci__unit_step(&att->ua);
 }
@@ -194,7 +194,8 @@ static void tpuci__dk_on_wait(void *p, const tpuci__engine_res_t *res) {
   if (res->ok) {
     json_t *code = json_object_get(res->json, "StatusCode");
     tpuci__unit_exited(&c->u, json_is_integer(code)
-                                  ? (long) json_integer_value(code) : -1);
+                                  ? (long) json_integer_value(code)
+                                  : -1);
   } else {
     tpuci__dk_infra(att, "waiting for", c, res->message);
     /* Whatever happened, make sure the output stream ends, and the
@@ -301,9 +302,9 @@ static void tpuci__dk_on_looked_up(void *p, const tpuci__engine_res_t *res) {
     tpuci__dk_orphan(att->dk, 0, c->u.name, c->u.name);
   } else if (res->status != 404) {
     tpuci__unit_tell(&att->ua, "container %s may have been created without "
-                            "an answer and could not be looked up (%s); "
-                            "run `tpuci gc` to clean up",
-                            c->u.name, res->message);
+                               "an answer and could not be looked up (%s); "
+                               "run `tpuci gc` to clean up",
+                     c->u.name, res->message);
   }
   tpuci__unit_step(&att->ua);
 }
@@ -456,8 +457,8 @@ static void tpuci__dk_on_removed(void *p, const tpuci__engine_res_t *res) {
     tpuci__dk_orphan(att->dk, 0, c->id, c->u.name);
   } else {
     tpuci__unit_tell(&att->ua, "could not remove container %s: %s; run `tpuci "
-                            "gc` to clean up",
-                            c->u.name, res->message);
+                               "gc` to clean up",
+                     c->u.name, res->message);
   }
   tpuci__unit_step(&att->ua);
 }
@@ -495,7 +496,8 @@ static void tpuci__dk_on_net_removed(void *p, const tpuci__engine_res_t *res) {
     tpuci__dk_orphan(att->dk, 1, att->net.id, att->net.name);
   } else {
     tpuci__unit_tell(&att->ua, "could not remove network %s: %s; run `tpuci "
-                     "gc` to clean up", att->net.name, res->message);
+                               "gc` to clean up",
+                     att->net.name, res->message);
   }
   tpuci__unit_step(&att->ua);
 }
@@ -620,27 +622,27 @@ static int tpuci__dk_op_init(tpuci__unit_att_t *ua, tpuci__runtime_t *rt,
 }
 
 const tpuci__unit_ops_t tpuci__dk_ops = {
-  .kind = "container",
-  .flags = TPUCI__UNIT_GATE,
-  .att_size = sizeof(tpuci__dk_att_t),
-  .unit_size = sizeof(tpuci__dk_ctr_t),
-  .init = tpuci__dk_op_init,
-  .net_create = tpuci__dk_op_net_create,
-  .create = tpuci__dk_op_create,
-  .output = tpuci__dk_op_output,
-  .start = tpuci__dk_op_start,
-  .watch = tpuci__dk_op_watch,
-  .stop = tpuci__dk_op_stop,
-  .halt = tpuci__dk_op_halt,
-  .classify = tpuci__dk_op_classify,
-  .remove = tpuci__dk_op_remove,
-  .gone = NULL,
-  .net_remove = tpuci__dk_net_remove,
-  .go = tpuci__dk_op_go,
-  .go_remove = tpuci__dk_op_go_remove,
-  .end = tpuci__dk_op_end,
-  .keep = tpuci__dk_op_keep,
-  .outcome = tpuci__dk_op_outcome,
-  .release = tpuci__dk_op_release,
-  .att_release = tpuci__dk_op_att_release,
+    .kind = "container",
+    .flags = TPUCI__UNIT_GATE,
+    .att_size = sizeof(tpuci__dk_att_t),
+    .unit_size = sizeof(tpuci__dk_ctr_t),
+    .init = tpuci__dk_op_init,
+    .net_create = tpuci__dk_op_net_create,
+    .create = tpuci__dk_op_create,
+    .output = tpuci__dk_op_output,
+    .start = tpuci__dk_op_start,
+    .watch = tpuci__dk_op_watch,
+    .stop = tpuci__dk_op_stop,
+    .halt = tpuci__dk_op_halt,
+    .classify = tpuci__dk_op_classify,
+    .remove = tpuci__dk_op_remove,
+    .gone = NULL,
+    .net_remove = tpuci__dk_net_remove,
+    .go = tpuci__dk_op_go,
+    .go_remove = tpuci__dk_op_go_remove,
+    .end = tpuci__dk_op_end,
+    .keep = tpuci__dk_op_keep,
+    .outcome = tpuci__dk_op_outcome,
+    .release = tpuci__dk_op_release,
+    .att_release = tpuci__dk_op_att_release,
 };

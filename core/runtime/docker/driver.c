@@ -35,8 +35,18 @@ static int tpuci__dk_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
 }
 
 static const tpuci__erun_ops_t tpuci__dk_erun = {
-  TPUCI__RUNTIME_DOCKER, "docker", "docker engine", "", "the Docker Engine",
-  NULL, NULL, tpuci__dk_prepare, tpuci__dk_start, tpuci__dk_free, tpuci__dk_prepare_end, tpuci__dk_maybe_closed,
+    TPUCI__RUNTIME_DOCKER,
+    "docker",
+    "docker engine",
+    "",
+    "the Docker Engine",
+    NULL,
+    NULL,
+    tpuci__dk_prepare,
+    tpuci__dk_start,
+    tpuci__dk_free,
+    tpuci__dk_prepare_end,
+    tpuci__dk_maybe_closed,
 };
 
 int tpuci__runtime_docker_new(uv_loop_t *loop,

@@ -42,9 +42,9 @@
  * again when the next attempt starts and when the runtime closes, so an
  * engine that comes back leaves nothing for `tpuci gc`. */
 typedef struct {
-  int network;            /* a gang's network, else a container */
-  char *id;               /* its id, or its name when the id is unknown */
-  char *name;             /* for messages */
+  int network; /* a gang's network, else a container */
+  char *id;    /* its id, or its name when the id is unknown */
+  char *name;  /* for messages */
 } tpuci__dk_orphan_t;
 
 typedef struct tpuci__dk_s tpuci__dk_t;
@@ -61,28 +61,28 @@ typedef struct tpuci__dk_att_s tpuci__dk_att_t;
  *   STREAMED, REFETCH -> INSPECT <-> REINSPECT
  *   any but ATTACHING, ATTACHED, REINSPECT -> REMOVED */
 typedef enum {
-  TPUCI__DK_NEW = 0,      /* nothing asked of it but its create */
-  TPUCI__DK_ATTACHING,    /* POST attach sent (c->attach), not attached yet */
-  TPUCI__DK_ATTACHED,     /* its output comes through that stream */
-  TPUCI__DK_STREAMED,     /* the stream ended: all its output came (or
+  TPUCI__DK_NEW = 0,   /* nothing asked of it but its create */
+  TPUCI__DK_ATTACHING, /* POST attach sent (c->attach), not attached yet */
+  TPUCI__DK_ATTACHED,  /* its output comes through that stream */
+  TPUCI__DK_STREAMED,  /* the stream ended: all its output came (or
                              none will: cancelled before it attached) */
-  TPUCI__DK_BROKEN,       /* it broke: its logs are read once it exited */
-  TPUCI__DK_REFETCH,      /* GET logs asked: what the stream missed */
-  TPUCI__DK_INSPECT,      /* GET /containers/{id}/json asked (or answered) */
-  TPUCI__DK_REINSPECT,    /* waiting on the attempt's timer to ask again:
+  TPUCI__DK_BROKEN,    /* it broke: its logs are read once it exited */
+  TPUCI__DK_REFETCH,   /* GET logs asked: what the stream missed */
+  TPUCI__DK_INSPECT,   /* GET /containers/{id}/json asked (or answered) */
+  TPUCI__DK_REINSPECT, /* waiting on the attempt's timer to ask again:
                              no OOM kill reported yet */
-  TPUCI__DK_REMOVED       /* DELETE answered: it is gone */
+  TPUCI__DK_REMOVED    /* DELETE answered: it is gone */
 } tpuci__dk_state_t;
 
 /* One host's container (unit.h: the core's part first). */
 typedef struct {
   tpuci__unit_t u;
   tpuci__dk_state_t state;
-  char *id;               /* set once created */
-  json_t *body;           /* create request */
+  char *id;                  /* set once created */
+  json_t *body;              /* create request */
   tpuci__http_req_t *attach; /* the attach stream, while it is open */
   int create_tries;
-  int inspect_tries;      /* inspections asked again (OOM not yet seen) */
+  int inspect_tries; /* inspections asked again (OOM not yet seen) */
   /* Under a memory limit: the stats stream while it runs (cancelled once
    * its wait answered), for an OOM kill the engine does not report. */
   tpuci__http_req_t *stats;
@@ -93,10 +93,10 @@ typedef struct {
 } tpuci__dk_ctr_t;
 
 struct tpuci__dk_att_s {
-  tpuci__unit_att_t ua;   /* the core's part */
+  tpuci__unit_att_t ua; /* the core's part */
   tpuci__dk_t *dk;
-  tpuci__net_t net;       /* a gang's network */
-  char *key;              /* a gang's start barrier (engine/gate.h) */
+  tpuci__net_t net; /* a gang's network */
+  char *key;        /* a gang's start barrier (engine/gate.h) */
   /* The go's and the end's containers (a gang; tpuci__gate_sign_t),
    * once created. */
   char *sign_id[2];
@@ -106,7 +106,7 @@ struct tpuci__dk_att_s {
 #define TPUCI__DK_CTR(att, i) ((tpuci__dk_ctr_t *) tpuci__unit_at(&(att)->ua, (i)))
 
 struct tpuci__dk_s {
-  tpuci__erun_t e;        /* first: the runtime, engine, prepare, close */
+  tpuci__erun_t e;         /* first: the runtime, engine, prepare, close */
   tpuci__unit_list_t atts; /* attempts not done (unit.h) */
   /* prepare: the plan's images its docker instances use */
   int *images;
@@ -118,7 +118,7 @@ struct tpuci__dk_s {
   /* objects to remove again (tpuci__dk_orphan) */
   tpuci__dk_orphan_t *orphans;
   size_t norphans, orphans_cap;
-  int orphan_reqs;        /* removals of orphans in flight */
+  int orphan_reqs; /* removals of orphans in flight */
 };
 
 /* objects.c: the shared parts (below attempt.c, prepare.c, driver.c);

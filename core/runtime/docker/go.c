@@ -127,7 +127,8 @@ static void tpuci__dk_on_sign_removed(void *p, const tpuci__engine_res_t *res) {
     tpuci__dk_orphan(att->dk, 0, att->sign_id[q->sign], name);
   else if (!res->ok && res->status != 404)
     tpuci__unit_tell(&att->ua, "could not remove the gang's %s container %s: %s; "
-                     "run `tpuci gc` to clean up", tpuci__dk_sign_words[q->sign], name,
+                               "run `tpuci gc` to clean up",
+                     tpuci__dk_sign_words[q->sign], name,
                      res->message);
   free(name);
   free(q);

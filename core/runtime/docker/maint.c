@@ -146,7 +146,7 @@ static void tpuci__size_text(char *buf, size_t size, double bytes) {
 }
 
 int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
-                         tpuci__err_t *err) {
+                                 tpuci__err_t *err) {
   tpuci__sync_t s;
   tpuci__sync_res_t r = {0};
   int rc, first = 0, *present;

@@ -22,9 +22,9 @@
  * `tpuci gc` removes them should doctor die in between. */
 
 typedef struct {
-  int gang;               /* a gang's private network */
-  const char *mode;       /* NetworkMode; NULL: the engine's default */
-  int image;              /* a present image of an instance using it; -1 */
+  int gang;         /* a gang's private network */
+  const char *mode; /* NetworkMode; NULL: the engine's default */
+  int image;        /* a present image of an instance using it; -1 */
 } tpuci__probe_t;
 
 /* sh -c SCRIPT probe PEER [GATEWAY]: core/runtime/docker/reach.sh
@@ -96,7 +96,8 @@ static void tpuci__probe_remove(tpuci__sync_t *s, const char *ctr, const char *n
     tpuci__sync_wait(s, &r);
     if (!r.ok && r.status != 404)
       tpuci__buf_addf(report, "warn network probe: removing container %s: %s; "
-                              "`tpuci gc` removes it\n", ctr, r.message);
+                              "`tpuci gc` removes it\n",
+                      ctr, r.message);
     tpuci__sync_res_free(&r);
   }
   if (net != NULL) {
@@ -104,7 +105,8 @@ static void tpuci__probe_remove(tpuci__sync_t *s, const char *ctr, const char *n
     tpuci__sync_wait(s, &r);
     if (!r.ok && r.status != 404)
       tpuci__buf_addf(report, "warn network probe: removing network %s: %s; "
-                              "`tpuci gc` removes it\n", net, r.message);
+                              "`tpuci gc` removes it\n",
+                      net, r.message);
     tpuci__sync_res_free(&r);
   }
 }
@@ -124,8 +126,8 @@ typedef struct {
   tpuci__kvlist_t labels;
   const char *image;
   char what[160], run[64];
-  char *net;              /* the gang's network, made here */
-  char *ctr[2];           /* the containers made */
+  char *net;    /* the gang's network, made here */
+  char *ctr[2]; /* the containers made */
   tpuci__buf_t *report;
   tpuci__err_t *err;
 } tpuci__probe_run_t;
@@ -182,7 +184,8 @@ static int tpuci__probe_ctr(tpuci__probe_run_t *pr, int k, const char *const *ar
   tpuci__sync_wait(pr->s, &r);
   if (!r.ok && tpuci__probe_no_exec(r.message)) {
     tpuci__buf_addf(pr->report, "warn network %s: not checked: image %s has no "
-                                "`%s` to run\n", pr->what, pr->image, argv[0]);
+                                "`%s` to run\n",
+                    pr->what, pr->image, argv[0]);
     rc = 1;
   } else if (!r.ok) {
     rc = tpuci__probe_fail(pr, "a container did not start on it: %s", r.message);
@@ -222,7 +225,8 @@ static char *tpuci__probe_said(tpuci__probe_run_t *pr, const char *ctr) {
   while (out.len > 0 && (out.data[out.len - 1] == '\n' || out.data[out.len - 1] == '\r'))
     out.data[--out.len] = '\0';
   line = out.data != NULL ? strrchr(out.data, '\n') : NULL;
-  line = tpuci__strdup(line != NULL ? line + 1 : out.data != NULL ? out.data : "");
+  line = tpuci__strdup(line != NULL ? line + 1 : out.data != NULL ? out.data
+                                                                  : "");
   for (end = line; *end; end++)
     if (*end == '\r') *end = ' ';
   tpuci__buf_free(&out);
@@ -283,7 +287,8 @@ static int tpuci__probe_pair(tpuci__probe_run_t *pr) {
   said = tpuci__probe_said(pr, pr->ctr[1]);
   if (status == 0) {
     tpuci__buf_addf(pr->report, "ok   network %s: worker-1 reached worker-0 "
-                                "by %s", pr->what,
+                                "by %s",
+                    pr->what,
                     tpuci__probe_default(pr->p) ? "address" : "name");
     if (gw[0]) tpuci__buf_addf(pr->report, " and the gateway %s", gw);
     tpuci__buf_addf(pr->report, " (%s, image %s)\n", said, pr->image);
@@ -324,7 +329,8 @@ static int tpuci__probe_one(tpuci__sync_t *s, const tpuci__plan_t *plan,
   tpuci__probe_what(p, pr.what, sizeof(pr.what));
   if (p->image < 0) {
     tpuci__buf_addf(report, "warn network %s: not checked: none of the images "
-                            "of the jobs using it is present\n", pr.what);
+                            "of the jobs using it is present\n",
+                    pr.what);
     return 0;
   }
   pr.image = plan->images[p->image].ref;

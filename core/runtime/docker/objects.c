@@ -48,9 +48,8 @@ void tpuci__dk_orphan(tpuci__dk_t *dk, int network, const char *id,
 typedef struct {
   tpuci__dk_t *dk;
   tpuci__dk_orphan_t o;
-  int last;               /* no later try: say what is left */
+  int last; /* no later try: say what is left */
 } tpuci__dk_orphan_req_t;
-
 
 static void tpuci__dk_on_orphan_removed(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_orphan_req_t *q = p;

@@ -53,11 +53,11 @@ static void tpuci__dk_on_pulled(void *p, const tpuci__pull_res_t *res) {
   if (res->denied) {
     /* Loading a tar is not the fix for a refused login. */
     tpuci__erun_prepare_fail(&dk->e, TPUCI_EIMAGE,
-                           tpuci__printf("image '%s' is not present and could "
-                                         "not be pulled: %s; see "
-                                         "docs/docker.md, \"Private "
-                                         "registries\"",
-                                         img->ref, res->message));
+                             tpuci__printf("image '%s' is not present and could "
+                                           "not be pulled: %s; see "
+                                           "docs/docker.md, \"Private "
+                                           "registries\"",
+                                           img->ref, res->message));
     return;
   }
   {
@@ -66,7 +66,7 @@ static void tpuci__dk_on_pulled(void *p, const tpuci__pull_res_t *res) {
                             "pulled (%s); %s",
                             img->ref, res->message, hint);
     tpuci__erun_prepare_fail(&dk->e, res->engine_error != 0 ? TPUCI_EENGINE : TPUCI_EIMAGE,
-                           m);
+                             m);
     free(hint);
   }
 }

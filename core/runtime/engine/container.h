@@ -26,17 +26,17 @@
 #define TPUCI__NAME_MAX 128
 
 typedef struct {
-  const char *image;                /* reference */
-  const tpuci__strv_t *argv;        /* Cmd; may be empty: image default */
-  const tpuci__strv_t *env;         /* "K=V" */
-  const char *workdir;              /* may be NULL */
+  const char *image;         /* reference */
+  const tpuci__strv_t *argv; /* Cmd; may be empty: image default */
+  const tpuci__strv_t *env;  /* "K=V" */
+  const char *workdir;       /* may be NULL */
   const tpuci__mount_t *mounts;
   size_t nmounts;
-  double cpus;                      /* 0: no limit */
-  uint64_t memory_bytes;            /* 0: no limit */
-  const char *network;              /* NetworkMode; NULL: engine default */
+  double cpus;           /* 0: no limit */
+  uint64_t memory_bytes; /* 0: no limit */
+  const char *network;   /* NetworkMode; NULL: engine default */
   const tpuci__kvlist_t *labels;
-  const char *hostname;             /* may be NULL */
+  const char *hostname; /* may be NULL */
   /* The name the container has on `network` (a gang's "worker-1"):
    * NetworkingConfig.EndpointsConfig[network].Aliases. May be NULL. */
   const char *alias;

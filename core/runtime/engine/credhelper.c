@@ -36,9 +36,9 @@ struct tpuci__credhelper_s {
   tpuci__ch_stream_t out, err;
   uv_timer_t timer;
   char *helper;
-  char *server;            /* what goes to stdin */
+  char *server; /* what goes to stdin */
   uint64_t timeout_ms;
-  int handles;             /* open ones */
+  int handles; /* open ones */
   int spawn_error;
   int exited, finishing;
   int64_t exit_status;

@@ -18,11 +18,11 @@ typedef void (*tpuci__demux_cb)(void *data, int stream, const char *buf,
 
 typedef struct {
   unsigned char hdr[8];
-  size_t hdr_len;       /* bytes of the current header seen so far */
-  uint32_t remaining;   /* payload bytes left in the current frame */
-  int stream;           /* of the current frame */
-  int raw;              /* not multiplexed: everything is stdout */
-  uint64_t frames;      /* headers parsed, for tests */
+  size_t hdr_len;     /* bytes of the current header seen so far */
+  uint32_t remaining; /* payload bytes left in the current frame */
+  int stream;         /* of the current frame */
+  int raw;            /* not multiplexed: everything is stdout */
+  uint64_t frames;    /* headers parsed, for tests */
 } tpuci__demux_t;
 
 void tpuci__demux_init(tpuci__demux_t *d);

@@ -229,7 +229,8 @@ static int tpuci__from_context(const char *cfgdir, const char *name,
                         "%s/contexts/meta; `docker context ls` lists the "
                         "contexts",
                         name, from_env ? "DOCKER_CONTEXT" : "config.json's "
-                        "currentContext", hex, cfgdir);
+                                                            "currentContext",
+                        hex, cfgdir);
   ep = json_object_get(json_object_get(j, "Endpoints"), "docker");
   if (rc == 0 && !json_is_object(ep))
     rc = tpuci__err_set(err, TPUCI_EENGINE,

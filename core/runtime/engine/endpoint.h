@@ -13,12 +13,12 @@
 
 /* The environment variables the resolution reads; NULL = unset. */
 typedef struct {
-  const char *docker_host;     /* DOCKER_HOST */
-  const char *docker_context;  /* DOCKER_CONTEXT */
-  const char *tls_verify;      /* DOCKER_TLS_VERIFY */
-  const char *cert_path;       /* DOCKER_CERT_PATH */
-  const char *config_dir;      /* DOCKER_CONFIG */
-  const char *home;            /* HOME */
+  const char *docker_host;    /* DOCKER_HOST */
+  const char *docker_context; /* DOCKER_CONTEXT */
+  const char *tls_verify;     /* DOCKER_TLS_VERIFY */
+  const char *cert_path;      /* DOCKER_CERT_PATH */
+  const char *config_dir;     /* DOCKER_CONFIG */
+  const char *home;           /* HOME */
 } tpuci__docker_env_t;
 
 /* Fills env from getenv(). */

@@ -240,10 +240,10 @@ static void tpuci__call_done(void *p, const tpuci__http_res_t *hr) {
 }
 
 static tpuci__http_req_t *tpuci__engine_call_x(tpuci__engine_t *e, const char *method,
-                                 const char *path, int raw_path, json_t *body,
-                                 uint64_t timeout_ms, int pull,
-                                 tpuci__http_chunk_cb chunk, void *chunk_data,
-                                 tpuci__engine_cb cb, void *data) {
+                                               const char *path, int raw_path, json_t *body,
+                                               uint64_t timeout_ms, int pull,
+                                               tpuci__http_chunk_cb chunk, void *chunk_data,
+                                               tpuci__engine_cb cb, void *data) {
   tpuci__http_req_t *req;
   tpuci__call_t *c = tpuci__calloc(1, sizeof(*c));
   char *full = raw_path ? tpuci__strdup(path)
@@ -257,19 +257,19 @@ static tpuci__http_req_t *tpuci__engine_call_x(tpuci__engine_t *e, const char *m
   c->pull = pull;
   tpuci__buf_init(&c->line);
   req = tpuci__http_request(e->http, method, full, text, text ? strlen(text) : 0,
-                      timeout_ms, chunk || pull ? tpuci__call_chunk : NULL,
-                      tpuci__call_done, c);
+                            timeout_ms, chunk || pull ? tpuci__call_chunk : NULL,
+                            tpuci__call_done, c);
   free(text);
   free(full);
   return req;
 }
 
 tpuci__http_req_t *tpuci__engine_call(tpuci__engine_t *e, const char *method,
-                        const char *path, int raw_path, json_t *body,
-                        uint64_t timeout_ms, tpuci__http_chunk_cb chunk,
-                        void *chunk_data, tpuci__engine_cb cb, void *data) {
+                                      const char *path, int raw_path, json_t *body,
+                                      uint64_t timeout_ms, tpuci__http_chunk_cb chunk,
+                                      void *chunk_data, tpuci__engine_cb cb, void *data) {
   return tpuci__engine_call_x(e, method, path, raw_path, body, timeout_ms, 0, chunk,
-                       chunk_data, cb, data);
+                              chunk_data, cb, data);
 }
 
 /* Short calls are capped so that a hung engine cannot hang a run; the
@@ -277,23 +277,23 @@ tpuci__http_req_t *tpuci__engine_call(tpuci__engine_t *e, const char *method,
 #define TPUCI__SHORT_MS 120000
 
 tpuci__http_req_t *tpuci__engine_version(tpuci__engine_t *e, tpuci__engine_cb cb,
-                           void *data) {
+                                         void *data) {
   return tpuci__engine_call(e, "GET", "/version", 1, NULL, 30000, NULL, NULL, cb,
-                     data);
+                            data);
 }
 
 tpuci__http_req_t *tpuci__engine_info(tpuci__engine_t *e, tpuci__engine_cb cb, void *data) {
   return tpuci__engine_call(e, "GET", "/info", 0, NULL, TPUCI__SHORT_MS, NULL, NULL,
-                     cb, data);
+                            cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_image_inspect(tpuci__engine_t *e, const char *ref,
-                                 tpuci__engine_cb cb, void *data) {
+                                               tpuci__engine_cb cb, void *data) {
   tpuci__http_req_t *req;
   char *r = tpuci__http_escape(ref, 1);
   char *path = tpuci__printf("/images/%s/json", r);
   req = tpuci__engine_call(e, "GET", path, 0, NULL, TPUCI__SHORT_MS, NULL, NULL, cb,
-                     data);
+                           data);
   free(path);
   free(r);
   return req;
@@ -330,43 +330,43 @@ tpuci__http_req_t *tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref,
 }
 
 tpuci__http_req_t *tpuci__engine_container_create(tpuci__engine_t *e, const char *name,
-                                    json_t *body, tpuci__engine_cb cb,
-                                    void *data) {
+                                                  json_t *body, tpuci__engine_cb cb,
+                                                  void *data) {
   tpuci__http_req_t *req;
   char *n = tpuci__http_escape(name, 0);
   char *path = tpuci__printf("/containers/create?name=%s", n);
   req = tpuci__engine_call(e, "POST", path, 0, body, TPUCI__SHORT_MS, NULL, NULL,
-                     cb, data);
+                           cb, data);
   free(path);
   free(n);
   return req;
 }
 
 tpuci__http_req_t *tpuci__engine_on_id(tpuci__engine_t *e, const char *method,
-                                const char *fmt_a, const char *id,
-                                const char *fmt_b, uint64_t timeout_ms,
-                                tpuci__http_chunk_cb chunk, void *chunk_data,
-                                tpuci__engine_cb cb, void *data) {
+                                       const char *fmt_a, const char *id,
+                                       const char *fmt_b, uint64_t timeout_ms,
+                                       tpuci__http_chunk_cb chunk, void *chunk_data,
+                                       tpuci__engine_cb cb, void *data) {
   tpuci__http_req_t *req;
   char *i = tpuci__http_escape(id, 0);
   char *path = tpuci__printf("%s%s%s", fmt_a, i, fmt_b);
   req = tpuci__engine_call(e, method, path, 0, NULL, timeout_ms, chunk, chunk_data,
-                     cb, data);
+                           cb, data);
   free(path);
   free(i);
   return req;
 }
 
 tpuci__http_req_t *tpuci__engine_container_start(tpuci__engine_t *e, const char *id,
-                                   tpuci__engine_cb cb, void *data) {
+                                                 tpuci__engine_cb cb, void *data) {
   return tpuci__engine_on_id(e, "POST", "/containers/", id, "/start",
-                      TPUCI__SHORT_MS, NULL, NULL, cb, data);
+                             TPUCI__SHORT_MS, NULL, NULL, cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_container_wait(tpuci__engine_t *e, const char *id,
-                                  tpuci__engine_cb cb, void *data) {
+                                                tpuci__engine_cb cb, void *data) {
   return tpuci__engine_on_id(e, "POST", "/containers/", id,
-                      "/wait?condition=not-running", 0, NULL, NULL, cb, data);
+                             "/wait?condition=not-running", 0, NULL, NULL, cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_container_attach(
@@ -408,26 +408,26 @@ void tpuci__engine_cancel(tpuci__engine_t *e, tpuci__http_req_t *r) {
 }
 
 tpuci__http_req_t *tpuci__engine_container_kill(tpuci__engine_t *e, const char *id,
-                                  const char *signame, tpuci__engine_cb cb,
-                                  void *data) {
+                                                const char *signame, tpuci__engine_cb cb,
+                                                void *data) {
   tpuci__http_req_t *req;
   char *suffix = tpuci__printf("/kill?signal=%s", signame);
   req = tpuci__engine_on_id(e, "POST", "/containers/", id, suffix, TPUCI__SHORT_MS,
-                      NULL, NULL, cb, data);
+                            NULL, NULL, cb, data);
   free(suffix);
   return req;
 }
 
 tpuci__http_req_t *tpuci__engine_container_inspect(tpuci__engine_t *e, const char *id,
-                                     tpuci__engine_cb cb, void *data) {
+                                                   tpuci__engine_cb cb, void *data) {
   return tpuci__engine_on_id(e, "GET", "/containers/", id, "/json", TPUCI__SHORT_MS,
-                      NULL, NULL, cb, data);
+                             NULL, NULL, cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_container_remove(tpuci__engine_t *e, const char *id,
-                                    tpuci__engine_cb cb, void *data) {
+                                                  tpuci__engine_cb cb, void *data) {
   return tpuci__engine_on_id(e, "DELETE", "/containers/", id, "?force=1&v=1",
-                      TPUCI__SHORT_MS, NULL, NULL, cb, data);
+                             TPUCI__SHORT_MS, NULL, NULL, cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_list(tpuci__engine_t *e, const char *path,
@@ -452,25 +452,25 @@ tpuci__http_req_t *tpuci__engine_list(tpuci__engine_t *e, const char *path,
 }
 
 tpuci__http_req_t *tpuci__engine_container_list(tpuci__engine_t *e, const char *label,
-                                  tpuci__engine_cb cb, void *data) {
+                                                tpuci__engine_cb cb, void *data) {
   return tpuci__engine_list(e, "/containers/json?all=1", "label", &label, 1,
                             TPUCI__SHORT_MS, cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_network_create(tpuci__engine_t *e, json_t *body,
-                                  tpuci__engine_cb cb, void *data) {
+                                                tpuci__engine_cb cb, void *data) {
   return tpuci__engine_call(e, "POST", "/networks/create", 0, body, TPUCI__SHORT_MS,
-                     NULL, NULL, cb, data);
+                            NULL, NULL, cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_network_remove(tpuci__engine_t *e, const char *id,
-                                  tpuci__engine_cb cb, void *data) {
+                                                tpuci__engine_cb cb, void *data) {
   return tpuci__engine_on_id(e, "DELETE", "/networks/", id, "", TPUCI__SHORT_MS,
-                      NULL, NULL, cb, data);
+                             NULL, NULL, cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_network_list(tpuci__engine_t *e, const char *label,
-                                tpuci__engine_cb cb, void *data) {
+                                              tpuci__engine_cb cb, void *data) {
   return tpuci__engine_list(e, "/networks", "label", &label, 1, TPUCI__SHORT_MS,
                             cb, data);
 }

@@ -24,9 +24,9 @@ typedef struct {
   uv_loop_t *loop;
   tpuci__http_t *http;
   tpuci__docker_host_t host;
-  char prefix[24];        /* "/v1.41" */
-  char *server_version;   /* "20.10.24", after tpuci__engine_negotiate */
-  char *server_api;       /* "1.41" */
+  char prefix[24];      /* "/v1.41" */
+  char *server_version; /* "20.10.24", after tpuci__engine_negotiate */
+  char *server_api;     /* "1.41" */
   /* "Docker Engine", or "Podman Engine" for podman's compatible service
    * (podman.h); then podman_major is its major version (0: unknown). */
   const char *server_name;
@@ -36,10 +36,10 @@ typedef struct {
 } tpuci__engine_t;
 
 typedef struct {
-  int ok;                 /* an answer with a 2xx status */
-  int error;              /* 0 or the transport error (http.h) */
-  long status;            /* HTTP status, 0 without an answer */
-  json_t *json;           /* the parsed body or NULL; borrowed */
+  int ok;       /* an answer with a 2xx status */
+  int error;    /* 0 or the transport error (http.h) */
+  long status;  /* HTTP status, 0 without an answer */
+  json_t *json; /* the parsed body or NULL; borrowed */
   const char *body;
   size_t len;
   /* Never NULL: "" when ok; the engine's "message" for an HTTP error;
@@ -84,9 +84,9 @@ int tpuci__engine_negotiate(tpuci__engine_t *e, json_t *version,
 /* A call: `path` goes after the version prefix unless `raw_path` is set.
  * `body` is borrowed (may be NULL). */
 tpuci__http_req_t *tpuci__engine_call(tpuci__engine_t *e, const char *method,
-                        const char *path, int raw_path, json_t *body,
-                        uint64_t timeout_ms, tpuci__http_chunk_cb chunk,
-                        void *chunk_data, tpuci__engine_cb cb, void *data);
+                                      const char *path, int raw_path, json_t *body,
+                                      uint64_t timeout_ms, tpuci__http_chunk_cb chunk,
+                                      void *chunk_data, tpuci__engine_cb cb, void *data);
 
 /* `method` on fmt_a + the escaped `id` + fmt_b ("/containers/", id,
  * "/start"). */
@@ -105,7 +105,7 @@ tpuci__http_req_t *tpuci__engine_list(tpuci__engine_t *e, const char *path,
 tpuci__http_req_t *tpuci__engine_version(tpuci__engine_t *e, tpuci__engine_cb cb, void *data);
 tpuci__http_req_t *tpuci__engine_info(tpuci__engine_t *e, tpuci__engine_cb cb, void *data);
 tpuci__http_req_t *tpuci__engine_image_inspect(tpuci__engine_t *e, const char *ref,
-                                 tpuci__engine_cb cb, void *data);
+                                               tpuci__engine_cb cb, void *data);
 /* One JSON line of a pull's progress stream (borrowed). */
 typedef void (*tpuci__engine_line_cb)(void *data, json_t *line);
 
@@ -120,13 +120,13 @@ tpuci__http_req_t *tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref,
                                             void *line_data,
                                             tpuci__engine_cb cb, void *data);
 tpuci__http_req_t *tpuci__engine_container_create(tpuci__engine_t *e, const char *name,
-                                    json_t *body, tpuci__engine_cb cb,
-                                    void *data);
+                                                  json_t *body, tpuci__engine_cb cb,
+                                                  void *data);
 tpuci__http_req_t *tpuci__engine_container_start(tpuci__engine_t *e, const char *id,
-                                   tpuci__engine_cb cb, void *data);
+                                                 tpuci__engine_cb cb, void *data);
 /* POST /containers/{id}/wait?condition=not-running: {"StatusCode": n}. */
 tpuci__http_req_t *tpuci__engine_container_wait(tpuci__engine_t *e, const char *id,
-                                  tpuci__engine_cb cb, void *data);
+                                                tpuci__engine_cb cb, void *data);
 /* POST /containers/{id}/attach?stream=1&stdout=1&stderr=1, asked before
  * the container starts (as `docker run` does), so that its output
  * arrives whole: `attached(data)` once the engine has attached the
@@ -155,26 +155,26 @@ tpuci__http_req_t *tpuci__engine_container_stats(tpuci__engine_t *e,
                                                  void *data);
 /* `signame` is "SIGTERM", "SIGKILL" or a number. */
 tpuci__http_req_t *tpuci__engine_container_kill(tpuci__engine_t *e, const char *id,
-                                  const char *signame, tpuci__engine_cb cb,
-                                  void *data);
+                                                const char *signame, tpuci__engine_cb cb,
+                                                void *data);
 tpuci__http_req_t *tpuci__engine_container_inspect(tpuci__engine_t *e, const char *id,
-                                     tpuci__engine_cb cb, void *data);
+                                                   tpuci__engine_cb cb, void *data);
 /* DELETE /containers/{id}?force=1&v=1. */
 tpuci__http_req_t *tpuci__engine_container_remove(tpuci__engine_t *e, const char *id,
-                                    tpuci__engine_cb cb, void *data);
+                                                  tpuci__engine_cb cb, void *data);
 /* GET /containers/json?all=1 filtered by a label ("tpuci.run" or
  * "tpuci.run=ID"). */
 tpuci__http_req_t *tpuci__engine_container_list(tpuci__engine_t *e, const char *label,
-                                  tpuci__engine_cb cb, void *data);
+                                                tpuci__engine_cb cb, void *data);
 /* POST /networks/create with `body` (borrowed; tpuci__net_create_body).
  * The answer holds the network's Id. */
 tpuci__http_req_t *tpuci__engine_network_create(tpuci__engine_t *e, json_t *body,
-                                  tpuci__engine_cb cb, void *data);
+                                                tpuci__engine_cb cb, void *data);
 /* DELETE /networks/{id}. */
 tpuci__http_req_t *tpuci__engine_network_remove(tpuci__engine_t *e, const char *id,
-                                  tpuci__engine_cb cb, void *data);
+                                                tpuci__engine_cb cb, void *data);
 tpuci__http_req_t *tpuci__engine_network_list(tpuci__engine_t *e, const char *label,
-                                tpuci__engine_cb cb, void *data);
+                                              tpuci__engine_cb cb, void *data);
 
 /* Cancels a call returned by one of the above whose callback has not
  * run yet: it completes with UV_ECANCELED (http.h). */

@@ -19,11 +19,11 @@
 typedef struct tpuci__erun_s tpuci__erun_t;
 
 typedef struct {
-  tpuci__runtime_kind_t kind;   /* the instances it runs */
-  const char *name;             /* "docker": "the docker runtime is busy" */
-  const char *inspecting;       /* "docker engine": "...: inspecting image" */
-  const char *pulling;          /* "" or " on the swarm manager" */
-  const char *reached;          /* "the Docker Engine": "cannot reach ..." */
+  tpuci__runtime_kind_t kind; /* the instances it runs */
+  const char *name;           /* "docker": "the docker runtime is busy" */
+  const char *inspecting;     /* "docker engine": "...: inspecting image" */
+  const char *pulling;        /* "" or " on the swarm manager" */
+  const char *reached;        /* "the Docker Engine": "cannot reach ..." */
   /* What to do about an engine not reached, unless the error has a hint
    * of its own (UV_EPROTO); NULL: tpuci__engine_reach_hint's. */
   const char *reach_hint;
@@ -40,21 +40,21 @@ typedef struct {
 } tpuci__erun_ops_t;
 
 struct tpuci__erun_s {
-  tpuci__runtime_t rt;          /* first */
+  tpuci__runtime_t rt; /* first */
   const tpuci__erun_ops_t *ops;
   uv_loop_t *loop;
-  tpuci__engine_t *eng;         /* made on first use */
+  tpuci__engine_t *eng; /* made on first use */
   char *run_id;
   int keep_failed;
-  int bg;                       /* prepare's requests in flight */
+  int bg; /* prepare's requests in flight */
   /* prepare */
   const tpuci__plan_t *plan;
   void (*prepare_cb)(tpuci__runtime_t *rt, int status);
-  size_t image_next;            /* the image walk's next */
-  int image_present;            /* of the image last inspected */
-  tpuci__http_req_t *prep_req;  /* prepare's request in flight */
-  tpuci__puller_t *pull;        /* or its image pull */
-  int aborting;                 /* abort(): prepare ends at its next answer */
+  size_t image_next;           /* the image walk's next */
+  int image_present;           /* of the image last inspected */
+  tpuci__http_req_t *prep_req; /* prepare's request in flight */
+  tpuci__puller_t *pull;       /* or its image pull */
+  int aborting;                /* abort(): prepare ends at its next answer */
   /* close */
   int closing;
   void (*close_cb)(tpuci__runtime_t *rt);

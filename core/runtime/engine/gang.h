@@ -13,7 +13,8 @@
 #include "plan/topology.h"
 #include "base/util.h"
 
-enum { TPUCI__OOM_STATS = 1, TPUCI__OOM_PROBABLY };
+enum { TPUCI__OOM_STATS = 1,
+       TPUCI__OOM_PROBABLY };
 
 /* Where a gang host's wait step is (gate.h): nothing said yet, some
  * names do not resolve yet, they all do and it waits for the go, its
@@ -28,10 +29,10 @@ typedef enum {
 
 /* One container of an attempt, as the outcome logic sees it. */
 typedef struct {
-  const char *name;       /* "worker-1"; NULL for a lone container */
-  int exited;             /* its wait answered */
-  long status;            /* exit status (wait, then inspect) */
-  int oom;                /* State.OOMKilled, or see oom_unreported */
+  const char *name; /* "worker-1"; NULL for a lone container */
+  int exited;       /* its wait answered */
+  long status;      /* exit status (wait, then inspect) */
+  int oom;          /* State.OOMKilled, or see oom_unreported */
   /* The engine reported no OOM kill of a container that ended by a
    * SIGKILL tpuci did not send, under a memory limit (exit 137):
    * TPUCI__OOM_STATS when its stats showed the limit reached (oom is then
@@ -39,18 +40,18 @@ typedef struct {
    * kill all the same, whose cause says it was probably out of memory);
    * 0 otherwise. */
   int oom_unreported;
-  uint64_t signals;       /* bit n: tpuci sent signal n to it */
-  int stopped;            /* tpuci had signalled it before it exited */
-  unsigned long order;    /* 1, 2, ...: the order its wait answered in */
+  uint64_t signals;    /* bit n: tpuci sent signal n to it */
+  int stopped;         /* tpuci had signalled it before it exited */
+  unsigned long order; /* 1, 2, ...: the order its wait answered in */
 } tpuci__gang_host_t;
 
 /* What the attempt's exit looks like (tpuci__exit_t's fields). */
 typedef struct {
-  int exit_code;          /* -1 when none */
+  int exit_code; /* -1 when none */
   int term_signal;
   int oom;
-  int host;               /* the host that decided, -1 when none did */
-  char *cause;            /* NULL, or owned: "worker-1: exit 3" */
+  int host;    /* the host that decided, -1 when none did */
+  char *cause; /* NULL, or owned: "worker-1: exit 3" */
 } tpuci__gang_verdict_t;
 
 /* Decides the outcome of containers that all ran (the caller handles
@@ -112,7 +113,7 @@ typedef struct {
   tpuci__strv_t env;
   tpuci__mount_t *mounts;
   size_t nmounts;
-  char *results;          /* the results folder on this machine, or NULL */
+  char *results; /* the results folder on this machine, or NULL */
 } tpuci__host_run_t;
 
 /* 0, or a code with err filled (and nothing to free). */

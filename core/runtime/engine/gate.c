@@ -128,7 +128,8 @@ tpuci__gate_state_t tpuci__gate_line(tpuci__attempt_t *a, const char *host,
   note = tpuci__printf("%s: the image has none of getent, nslookup and python3, "
                        "so the gang's start barrier cannot look its peers' names "
                        "up: its command starts at once (docs/spec.md, "
-                       "start_timeout)", host);
+                       "start_timeout)",
+                       host);
   tpuci__attempt_message(a, note);
   free(note);
   return TPUCI__GATE_SILENT;

@@ -77,18 +77,19 @@ void tpuci__gate_argv(const char *key, size_t nhosts, int host, uint32_t peer_ex
 
 /* What a line of the wait step says (after the key and its space). */
 typedef enum {
-  TPUCI__SAY_OTHER = 0,  /* not the wait step's */
-  TPUCI__SAY_WAIT,       /* *names: the names that do not resolve yet */
-  TPUCI__SAY_NONE,       /* it cannot look names up */
-  TPUCI__SAY_UP,         /* the job starts */
-  TPUCI__SAY_READY,      /* every name resolves: waiting for the go */
-  TPUCI__SAY_DONE        /* *status: the job's command ended */
+  TPUCI__SAY_OTHER = 0, /* not the wait step's */
+  TPUCI__SAY_WAIT,      /* *names: the names that do not resolve yet */
+  TPUCI__SAY_NONE,      /* it cannot look names up */
+  TPUCI__SAY_UP,        /* the job starts */
+  TPUCI__SAY_READY,     /* every name resolves: waiting for the go */
+  TPUCI__SAY_DONE       /* *status: the job's command ended */
 } tpuci__gate_say_t;
 
 /* The two names tpuci makes exist on a gang's network for its hosts'
  * wait steps: the go (they start their commands) and the end (they
  * exit). */
-typedef enum { TPUCI__GATE_GO = 0, TPUCI__GATE_END } tpuci__gate_sign_t;
+typedef enum { TPUCI__GATE_GO = 0,
+               TPUCI__GATE_END } tpuci__gate_sign_t;
 
 /* The name of a gang's go or end on its network ("tpuci-go-<hex of
  * key>", "tpuci-end-<hex of key>"). New string. */

@@ -80,7 +80,8 @@ static int tpuci__parse_ssh(const char *what, const char *value,
   if (memchr(rest, '/', n) != NULL || memchr(rest, '?', n) != NULL)
     return tpuci__err_set(err, TPUCI_EUSAGE,
                           "%s=%s: a path after the host is not supported "
-                          "(ssh://[user@]host[:port])", what, value);
+                          "(ssh://[user@]host[:port])",
+                          what, value);
   if (at != NULL && (size_t) (at - rest) < n) {
     for (i = 0; rest + i < at; i++) {
       char c = rest[i];
@@ -224,7 +225,7 @@ int tpuci__docker_host_remote(const tpuci__docker_host_t *h) {
 }
 
 char *tpuci__docker_host_describe(const tpuci__docker_host_t *h) {
-  const char *tls = !h->tls ? ""
+  const char *tls = !h->tls         ? ""
                     : h->tls_verify ? " with TLS"
                                     : " with TLS (engine not verified)";
   if (h->context != NULL && h->context_env)

@@ -9,15 +9,15 @@
 #define TPUCI__DOCKER_DEFAULT_SOCKET "/var/run/docker.sock"
 
 typedef struct {
-  char *unix_path;   /* the socket for unix://, else NULL */
-  char *url_base;    /* "http://localhost", "http(s)://host:port" */
-  char *display;     /* "unix:///var/run/docker.sock", "tcp://h:2375" */
-  int from_env;      /* DOCKER_HOST was set (and not empty) */
+  char *unix_path; /* the socket for unix://, else NULL */
+  char *url_base;  /* "http://localhost", "http(s)://host:port" */
+  char *display;   /* "unix:///var/run/docker.sock", "tcp://h:2375" */
+  int from_env;    /* DOCKER_HOST was set (and not empty) */
   /* TLS, for tcp:// only (url_base is https://). */
   int tls;
-  int tls_verify;    /* the engine's certificate is checked */
-  char *ca_file;     /* NULL: the system's CAs */
-  char *cert_file;   /* the client's certificate and key; NULL: none */
+  int tls_verify;  /* the engine's certificate is checked */
+  char *ca_file;   /* NULL: the system's CAs */
+  char *cert_file; /* the client's certificate and key; NULL: none */
   char *key_file;
   /* The Docker context that named the endpoint, or NULL; context_env:
    * it came from DOCKER_CONTEXT (else config.json's currentContext). */
@@ -30,9 +30,9 @@ typedef struct {
    * (sshdial.h), which curl reaches through a local socket of the
    * dialer's; url_base is http://localhost. */
   char *ssh_host;
-  char *ssh_user;    /* NULL: ssh's (its config's, else the login) */
-  int ssh_port;      /* 0: ssh's (its config's, else 22) */
-  char *ssh_config;  /* `ssh -F`; NULL: ssh's own files */
+  char *ssh_user;   /* NULL: ssh's (its config's, else the login) */
+  int ssh_port;     /* 0: ssh's (its config's, else 22) */
+  char *ssh_config; /* `ssh -F`; NULL: ssh's own files */
 } tpuci__docker_host_t;
 
 /* Parses a DOCKER_HOST value; NULL or "" means the default socket.

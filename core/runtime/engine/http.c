@@ -26,13 +26,13 @@ struct tpuci__http_req_s {
   char *body;
   size_t body_len;
   tpuci__buf_t resp;
-  long status;            /* cached once known, for the write callback */
+  long status; /* cached once known, for the write callback */
   tpuci__http_chunk_cb chunk;
   tpuci__http_head_cb head;
   tpuci__http_done_cb done;
   void *data;
-  int headed;             /* head called */
-  int cancelled;          /* tpuci__http_cancel(): complete at the kick */
+  int headed;    /* head called */
+  int cancelled; /* tpuci__http_cancel(): complete at the kick */
   /* An ssh:// engine: the connection it went over (a reference), or the
    * error starting its ssh; a failed request waits for that ssh's last
    * word (in h->waiting) with its curl code. */
@@ -53,19 +53,19 @@ struct tpuci__http_sock_s {
 struct tpuci__http_s {
   uv_loop_t *loop;
   CURLM *multi;
-  uv_timer_t timer;       /* curl's timeout */
-  uv_timer_t kick;        /* queued requests, close */
+  uv_timer_t timer; /* curl's timeout */
+  uv_timer_t kick;  /* queued requests, close */
   tpuci__docker_host_t host;
-  tpuci__http_req_t *queued;    /* not handed to curl yet */
-  tpuci__http_req_t *active;    /* in curl */
-  tpuci__http_req_t *waiting;   /* failed, waiting for their ssh's end */
-  tpuci__sshdial_t *dial;       /* an ssh:// engine's connections */
+  tpuci__http_req_t *queued;  /* not handed to curl yet */
+  tpuci__http_req_t *active;  /* in curl */
+  tpuci__http_req_t *waiting; /* failed, waiting for their ssh's end */
+  tpuci__sshdial_t *dial;     /* an ssh:// engine's connections */
   tpuci__http_sock_t *socks;
   size_t npending;
-  size_t ncancelled;      /* requests waiting to be cancelled */
-  int handles;            /* open uv handles */
+  size_t ncancelled; /* requests waiting to be cancelled */
+  int handles;       /* open uv handles */
   int closing;
-  int closed;             /* curl released, handles closing */
+  int closed; /* curl released, handles closing */
   void (*close_cb)(void *data);
   void *close_data;
 };
@@ -78,12 +78,12 @@ struct tpuci__http_s {
     if (head) (head)->prev = (x); \
     (head) = (x);                 \
   } while (0)
-#define TPUCI__LIST_DEL(head, x)                     \
-  do {                                               \
-    if ((x)->prev) (x)->prev->next = (x)->next;      \
-    else (head) = (x)->next;                         \
-    if ((x)->next) (x)->next->prev = (x)->prev;      \
-    (x)->prev = (x)->next = NULL;                    \
+#define TPUCI__LIST_DEL(head, x)                \
+  do {                                          \
+    if ((x)->prev) (x)->prev->next = (x)->next; \
+    else (head) = (x)->next;                    \
+    if ((x)->next) (x)->next->prev = (x)->prev; \
+    (x)->prev = (x)->next = NULL;               \
   } while (0)
 
 static uv_once_t tpuci__curl_once = UV_ONCE_INIT;
@@ -148,7 +148,8 @@ static void tpuci__http_tls_refused(const tpuci__docker_host_t *host, const char
   n = (int) strcspn(alert, ",");
   if (strstr(alert, "alert certificate required") != NULL) {
     *msg = tpuci__printf("the TLS handshake failed: the engine wants a client "
-                         "certificate and got none (%.*s)", n, alert);
+                         "certificate and got none (%.*s)",
+                         n, alert);
     res->hint = "put the client certificate and key the engine's CA signed in "
                 "DOCKER_CERT_PATH (cert.pem, key.pem), or in the Docker context's "
                 "TLS folder";

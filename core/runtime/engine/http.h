@@ -29,9 +29,9 @@ typedef struct {
    * said, hint what to do), UV_ECANCELED (the client closed), UV_EIO
    * (anything else). */
   int error;
-  const char *error_msg;  /* "connection refused", or "" */
-  const char *hint;       /* what to do about `error`, or NULL */
-  long status;            /* the HTTP status, 0 without an answer */
+  const char *error_msg; /* "connection refused", or "" */
+  const char *hint;      /* what to do about `error`, or NULL */
+  long status;           /* the HTTP status, 0 without an answer */
   /* The body, NUL-terminated. For a streamed request with a 2xx status
    * it is empty: the chunks went to the chunk callback. */
   const char *body;

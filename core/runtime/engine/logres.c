@@ -125,7 +125,8 @@ static int tpuci__logres_data(tpuci__logres_t *r, const char *p, size_t len) {
   if (n < 0) {
     free(buf);
     return tpuci__logres_fail(r, tpuci__printf("%s: a piece is not base64 after %" PRIu64
-                                               " bytes", r->name, r->got));
+                                               " bytes",
+                                               r->name, r->got));
   }
   if (r->got + (uint64_t) n > r->size) {
     free(buf);

@@ -24,19 +24,19 @@
 #include <stdint.h>
 
 typedef struct {
-  char *dir;              /* the host's results folder here */
-  int announced;          /* "results on" */
-  int begun;              /* a block began ("results begin" or "snapshot") */
-  int final;              /* ... and it is the last one ("begin") */
-  int ended;              /* it ended ("results end") */
-  long files;             /* announced by its first line */
-  long whole;             /* files that arrived whole */
+  char *dir;     /* the host's results folder here */
+  int announced; /* "results on" */
+  int begun;     /* a block began ("results begin" or "snapshot") */
+  int final;     /* ... and it is the last one ("begin") */
+  int ended;     /* it ended ("results end") */
+  long files;    /* announced by its first line */
+  long whole;    /* files that arrived whole */
   /* The file being received. */
   int fd;
   char *name;
   uint64_t size, got;
   uint32_t crc, crc_want;
-  char *err;              /* the first thing that went wrong */
+  char *err; /* the first thing that went wrong */
 } tpuci__logres_t;
 
 /* `dir` is copied; files are written there (it exists). */

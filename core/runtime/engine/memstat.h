@@ -16,11 +16,11 @@
 #include "base/util.h"
 
 typedef struct {
-  tpuci__buf_t line;      /* a line not complete yet */
-  uint64_t peak;          /* the most it used: max_usage (cgroup v1, the
+  tpuci__buf_t line; /* a line not complete yet */
+  uint64_t peak;     /* the most it used: max_usage (cgroup v1, the
                              high-water mark) or usage (v2), in bytes */
-  uint64_t limit;         /* memory_stats.limit, 0 until a sample says */
-  int samples;            /* samples of a running container */
+  uint64_t limit;    /* memory_stats.limit, 0 until a sample says */
+  int samples;       /* samples of a running container */
 } tpuci__memstat_t;
 
 void tpuci__memstat_init(tpuci__memstat_t *m);

@@ -13,14 +13,14 @@
 
 typedef struct {
   tpuci__engine_t *eng;
-  char *name;             /* final once created */
-  char *id;               /* set once created */
-  json_t *body;           /* POST /networks/create, "Name" kept in step */
-  size_t name_max;        /* the longest name the engine takes; 0: any */
-  int tries;              /* creates again under another name */
-  int rm_tries;           /* removals asked */
+  char *name;      /* final once created */
+  char *id;        /* set once created */
+  json_t *body;    /* POST /networks/create, "Name" kept in step */
+  size_t name_max; /* the longest name the engine takes; 0: any */
+  int tries;       /* creates again under another name */
+  int rm_tries;    /* removals asked */
   /* while creating */
-  const int *stop;        /* set: a taken name is not tried again */
+  const int *stop; /* set: a taken name is not tried again */
   tpuci__engine_cb done;
   void *data;
 } tpuci__net_t;

@@ -21,24 +21,24 @@
 
 typedef struct {
   tpuci__attempt_t *a;
-  int gang_host;          /* lines prefixed, raw output in its own log */
+  int gang_host; /* lines prefixed, raw output in its own log */
   tpuci__demux_t demux;
-  tpuci__lines_t lines[2];  /* stdout, stderr */
-  uint64_t seen[2];       /* bytes of stdout, stderr passed on */
-  uint64_t skip[2];       /* of a second read: bytes already passed on */
-  int log_fd;             /* a gang host's own log, or -1 */
+  tpuci__lines_t lines[2]; /* stdout, stderr */
+  uint64_t seen[2];        /* bytes of stdout, stderr passed on */
+  uint64_t skip[2];        /* of a second read: bytes already passed on */
+  int log_fd;              /* a gang host's own log, or -1 */
   char *log_path;
   /* tpuci's own lines (tpuci__ctrout_ctl), per stream: "KEY " and the
    * driver's callback; the line start held while it may be one, or the
    * line that is one, until its newline. */
   char *ctl_key;
-  char *ctl_mid;          /* "KEY results ": ours within a line too */
+  char *ctl_mid; /* "KEY results ": ours within a line too */
   void (*ctl)(void *data, int stream, const char *line, size_t len);
   void *ctl_data;
   struct {
-    int mid;              /* within a line that is not ours */
-    int ours;             /* hold is one of ours (the key matched) */
-    int hold_mid;         /* hold started within a line (ctl_mid) */
+    int mid;      /* within a line that is not ours */
+    int ours;     /* hold is one of ours (the key matched) */
+    int hold_mid; /* hold started within a line (ctl_mid) */
     tpuci__buf_t hold;
   } cs[2];
 } tpuci__ctrout_t;

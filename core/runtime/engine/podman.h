@@ -29,12 +29,12 @@ int tpuci__podman_detect(json_t *version, int *major, int *minor);
 
 /* The limits of the process serving the engine's socket. */
 typedef struct {
-  int known;              /* read: pid, uid, hard limits, capabilities */
+  int known; /* read: pid, uid, hard limits, capabilities */
   long pid;
   long uid;
-  unsigned long long nofile;  /* hard RLIMIT_NOFILE; ULLONG_MAX: unlimited */
-  unsigned long long nproc;   /* hard RLIMIT_NPROC */
-  int sys_resource;       /* CAP_SYS_RESOURCE in its effective set */
+  unsigned long long nofile; /* hard RLIMIT_NOFILE; ULLONG_MAX: unlimited */
+  unsigned long long nproc;  /* hard RLIMIT_NPROC */
+  int sys_resource;          /* CAP_SYS_RESOURCE in its effective set */
   /* Whether tpuci sets HostConfig.Ulimits: a rootful service without
    * CAP_SYS_RESOURCE with a hard limit under podman's default would fail
    * to start every container ("error setting rlimit type 7: operation

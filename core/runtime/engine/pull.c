@@ -205,9 +205,9 @@ static void tpuci__pull_on_helper(void *data, int status, const char *out,
 }
 
 tpuci__puller_t *tpuci__pull_start(tpuci__engine_t *e, const char *ref,
-                                 tpuci__pull_progress_cb progress,
-                                 tpuci__pull_cb cb, void *data,
-                                 tpuci__err_t *err) {
+                                   tpuci__pull_progress_cb progress,
+                                   tpuci__pull_cb cb, void *data,
+                                   tpuci__err_t *err) {
   tpuci__puller_t *p = tpuci__calloc(1, sizeof(*p));
   p->e = e;
   p->ref = tpuci__strdup(ref);

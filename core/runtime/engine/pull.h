@@ -17,8 +17,8 @@
 
 typedef struct {
   int ok;
-  int engine_error;      /* the engine did not answer (its error) */
-  int denied;            /* the registry refused (authentication) */
+  int engine_error; /* the engine did not answer (its error) */
+  int denied;       /* the registry refused (authentication) */
   int cancelled;
   /* Why it failed ("" when ok). A refusal names the registry and
    * whether credentials were sent, and from where. */
@@ -40,9 +40,9 @@ typedef struct tpuci__puller_s tpuci__puller_t;
  * filled (TPUCI_EIMAGE: the config cannot be read) and then never calls
  * back; otherwise cb follows once, from the loop. */
 tpuci__puller_t *tpuci__pull_start(tpuci__engine_t *e, const char *ref,
-                                 tpuci__pull_progress_cb progress,
-                                 tpuci__pull_cb cb, void *data,
-                                 tpuci__err_t *err);
+                                   tpuci__pull_progress_cb progress,
+                                   tpuci__pull_cb cb, void *data,
+                                   tpuci__err_t *err);
 /* Stops the helper or the pull; cb follows with cancelled set. */
 void tpuci__pull_cancel(tpuci__puller_t *p);
 

@@ -34,8 +34,8 @@ char *tpuci__registry_server(const char *host);
 
 /* The Docker config, read once per pull. */
 typedef struct {
-  char *path;    /* the file looked at; NULL: no HOME nor DOCKER_CONFIG */
-  json_t *json;  /* its content; NULL when the file does not exist */
+  char *path;   /* the file looked at; NULL: no HOME nor DOCKER_CONFIG */
+  json_t *json; /* its content; NULL when the file does not exist */
 } tpuci__regconf_t;
 
 /* Reads the config. A missing file is no error (no credentials);
@@ -48,18 +48,18 @@ void tpuci__regconf_free(tpuci__regconf_t *c);
 
 /* Where the credentials for one registry come from. */
 typedef enum {
-  TPUCI__CRED_NONE = 0,  /* nothing for this registry: pull anonymously */
-  TPUCI__CRED_AUTHS,     /* an "auths" entry: header is set */
-  TPUCI__CRED_HELPER,    /* "credHelpers": helper is set */
-  TPUCI__CRED_STORE      /* "credsStore": helper is set */
+  TPUCI__CRED_NONE = 0, /* nothing for this registry: pull anonymously */
+  TPUCI__CRED_AUTHS,    /* an "auths" entry: header is set */
+  TPUCI__CRED_HELPER,   /* "credHelpers": helper is set */
+  TPUCI__CRED_STORE     /* "credsStore": helper is set */
 } tpuci__cred_source_t;
 
 typedef struct {
-  char *host;      /* "docker.io", "127.0.0.1:5000" */
-  char *server;    /* tpuci__registry_server(host) */
+  char *host;   /* "docker.io", "127.0.0.1:5000" */
+  char *server; /* tpuci__registry_server(host) */
   tpuci__cred_source_t source;
-  char *helper;    /* "docker-credential-NAME" to run with `get` */
-  char *header;    /* the X-Registry-Auth value, or NULL */
+  char *helper; /* "docker-credential-NAME" to run with `get` */
+  char *header; /* the X-Registry-Auth value, or NULL */
 } tpuci__regauth_t;
 
 /* Picks the credentials for `ref`: "credHelpers" for its host first, then

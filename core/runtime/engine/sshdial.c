@@ -47,15 +47,15 @@ struct tpuci__sshconn_s {
   tpuci__sshdial_t *d;
   uv_process_t proc;
   uv_pipe_t err;
-  uv_timer_t timer;          /* TERM and KILL after the socket closed; drain */
-  uv_timer_t wait;           /* the waiter's cap */
-  int fd;                    /* curl's socket while curl has it, else -1 */
-  struct sockaddr_un name;   /* its name, for the accepted peer */
+  uv_timer_t timer;        /* TERM and KILL after the socket closed; drain */
+  uv_timer_t wait;         /* the waiter's cap */
+  int fd;                  /* curl's socket while curl has it, else -1 */
+  struct sockaddr_un name; /* its name, for the accepted peer */
   socklen_t namelen;
-  int spawned;               /* its ssh was started (or failed to) */
-  int proc_init;             /* uv_spawn was called: proc is a handle */
-  int handles;               /* open handles */
-  int refs;                  /* requests' references, and 1 for its handles */
+  int spawned;   /* its ssh was started (or failed to) */
+  int proc_init; /* uv_spawn was called: proc is a handle */
+  int handles;   /* open handles */
+  int refs;      /* requests' references, and 1 for its handles */
   int exited, err_done, ended, killed;
   int64_t status;
   int term_signal;
@@ -71,15 +71,15 @@ struct tpuci__sshdial_s {
   uv_loop_t *loop;
   tpuci__docker_host_t host;
   char *control_dir;
-  char *path;                /* the listening socket, in control_dir */
+  char *path; /* the listening socket, in control_dir */
   int lfd;
   uv_poll_t lpoll;
-  char *target;              /* "ssh root@10.0.0.2" */
-  tpuci__sshconn_t *conns;   /* whose handles are open */
-  int used;                  /* a connection was started: a master may run */
+  char *target;            /* "ssh root@10.0.0.2" */
+  tpuci__sshconn_t *conns; /* whose handles are open */
+  int used;                /* a connection was started: a master may run */
   int closing;
-  uv_process_t exit_proc;    /* `ssh -O exit` */
-  uv_timer_t timer;          /* its cap, and the asynchronous end */
+  uv_process_t exit_proc; /* `ssh -O exit` */
+  uv_timer_t timer;       /* its cap, and the asynchronous end */
   int handles;
   void (*close_cb)(void *data);
   void *close_data;
@@ -143,7 +143,7 @@ static void tpuci__conn_maybe_ended(tpuci__sshconn_t *c) {
   c->ended = 1;
   if (c->status != 0 && !c->killed) {
     char *last = tpuci__ssh_last_line(c->tail.data ? c->tail.data : "", c->tail.len);
-    c->error = last ? tpuci__printf("%s: %s", c->d->target, last)
+    c->error = last             ? tpuci__printf("%s: %s", c->d->target, last)
                : c->term_signal ? tpuci__printf("%s: ssh was killed by signal %d",
                                                 c->d->target, c->term_signal)
                                 : tpuci__printf("%s: ssh exited %lld and said nothing",
@@ -418,7 +418,8 @@ int tpuci__sshdial_new(uv_loop_t *loop, const tpuci__docker_host_t *host,
     free(dir);
     free(d);
     return tpuci__err_set(err, TPUCI_EENGINE, "%s: cannot make the local socket for "
-                          "ssh's connections in /tmp: %s", host->display, uv_strerror(rc));
+                                              "ssh's connections in /tmp: %s",
+                          host->display, uv_strerror(rc));
   }
   d->lpoll.data = d;
   uv_poll_start(&d->lpoll, UV_READABLE, tpuci__dial_on_accept);

@@ -51,7 +51,6 @@ void tpuci__sync_close(tpuci__sync_t *s) {
   uv_loop_close(&s->loop);
 }
 
-
 int tpuci__sync_listed(tpuci__sync_t *s, tpuci__sync_res_t *r, const char *what,
                        tpuci__buf_t *report) {
   tpuci__sync_wait(s, r);
@@ -94,7 +93,8 @@ int tpuci__sync_image_ids(const tpuci__plan_t *plan, tpuci__runtime_kind_t kind,
       ids[k] = tpuci__strdup(json_string_value(json_object_get(r.json, "Id")));
     else if (r.status == 404)
       why[k] = tpuci__printf("image '%s' is not on the engine yet (its id is known once it is "
-                             "pulled)", img->ref);
+                             "pulled)",
+                             img->ref);
     else
       rc = tpuci__err_set(err, TPUCI_EENGINE, "inspecting image '%s': %s", img->ref,
                           r.message ? r.message : "no answer");

@@ -15,10 +15,10 @@ typedef struct {
   int ok;
   int error;
   long status;
-  json_t *json;           /* owned */
+  json_t *json; /* owned */
   char *message;
-  const char *hint;       /* static */
-  uv_loop_t *loop;        /* set by tpuci__sync_wait */
+  const char *hint; /* static */
+  uv_loop_t *loop;  /* set by tpuci__sync_wait */
 } tpuci__sync_res_t;
 
 /* A loop and a client on it. */

@@ -66,18 +66,18 @@ typedef enum {
 typedef struct {
   tpuci__unit_t u;
   tpuci__ssh_state_t state;
-  tpuci__sshproc_t main;     /* the session (CONNECTING, CONNECTED) */
-  tpuci__sshproc_t side;     /* the rc lookup, the cleanup */
-  tpuci__strv_t dest;        /* ssh ... destination */
-  char *remote;              /* the session's command */
-  char *dir;                 /* the host's folder on the worker */
-  char *target;              /* "root@10.0.0.2:2222", for messages */
-  char *results;             /* the host's results folder here, or NULL */
-  char *ctr;                 /* a job with an image: its container's name */
-  tpuci__buf_t pre;          /* stdout before the ready line */
-  tpuci__buf_t rc_out;       /* the rc lookup's answer */
-  tpuci__lines_t lines[2];   /* a gang host's, prefixed */
-  int log_fd;                /* a gang host's own log, or -1 */
+  tpuci__sshproc_t main;   /* the session (CONNECTING, CONNECTED) */
+  tpuci__sshproc_t side;   /* the rc lookup, the cleanup */
+  tpuci__strv_t dest;      /* ssh ... destination */
+  char *remote;            /* the session's command */
+  char *dir;               /* the host's folder on the worker */
+  char *target;            /* "root@10.0.0.2:2222", for messages */
+  char *results;           /* the host's results folder here, or NULL */
+  char *ctr;               /* a job with an image: its container's name */
+  tpuci__buf_t pre;        /* stdout before the ready line */
+  tpuci__buf_t rc_out;     /* the rc lookup's answer */
+  tpuci__lines_t lines[2]; /* a gang host's, prefixed */
+  int log_fd;              /* a gang host's own log, or -1 */
   char *log_path;
 } tpuci__ssh_unit_t;
 
@@ -86,22 +86,22 @@ typedef struct {
   tpuci__ssh_rt_t *r;
   const tpuci__hostset_t *hs;
   char nonce[40];
-  tpuci__ssh_capacity_t cap;   /* the machines' failures */
+  tpuci__ssh_capacity_t cap; /* the machines' failures */
 } tpuci__ssh_att_t;
 
 #define TPUCI__SSH_ATT(u) ((tpuci__ssh_att_t *) (u)->att)
 
 static const char *const tpuci__ssh_names[] = {
-  "IDLE", "CONNECTING", "UNREACHED", "CONNECTED", "ENDED", "LOOKUP", "CLEANING", "CLEANED"};
+    "IDLE", "CONNECTING", "UNREACHED", "CONNECTED", "ENDED", "LOOKUP", "CLEANING", "CLEANED"};
 static const unsigned tpuci__ssh_moves[] = {
-  [TPUCI__SSH_IDLE] = TPUCI__MOVE(TPUCI__SSH_CONNECTING),
-  [TPUCI__SSH_CONNECTING] = TPUCI__MOVE(TPUCI__SSH_UNREACHED) | TPUCI__MOVE(TPUCI__SSH_CONNECTED),
-  [TPUCI__SSH_UNREACHED] = 0,
-  [TPUCI__SSH_CONNECTED] = TPUCI__MOVE(TPUCI__SSH_ENDED),
-  [TPUCI__SSH_ENDED] = TPUCI__MOVE(TPUCI__SSH_LOOKUP) | TPUCI__MOVE(TPUCI__SSH_CLEANING),
-  [TPUCI__SSH_LOOKUP] = TPUCI__MOVE(TPUCI__SSH_ENDED),
-  [TPUCI__SSH_CLEANING] = TPUCI__MOVE(TPUCI__SSH_CLEANED),
-  [TPUCI__SSH_CLEANED] = 0,
+    [TPUCI__SSH_IDLE] = TPUCI__MOVE(TPUCI__SSH_CONNECTING),
+    [TPUCI__SSH_CONNECTING] = TPUCI__MOVE(TPUCI__SSH_UNREACHED) | TPUCI__MOVE(TPUCI__SSH_CONNECTED),
+    [TPUCI__SSH_UNREACHED] = 0,
+    [TPUCI__SSH_CONNECTED] = TPUCI__MOVE(TPUCI__SSH_ENDED),
+    [TPUCI__SSH_ENDED] = TPUCI__MOVE(TPUCI__SSH_LOOKUP) | TPUCI__MOVE(TPUCI__SSH_CLEANING),
+    [TPUCI__SSH_LOOKUP] = TPUCI__MOVE(TPUCI__SSH_ENDED),
+    [TPUCI__SSH_CLEANING] = TPUCI__MOVE(TPUCI__SSH_CLEANED),
+    [TPUCI__SSH_CLEANED] = 0,
 };
 
 static void tpuci__ssh_set(tpuci__ssh_unit_t *s, tpuci__ssh_state_t to) {
@@ -222,7 +222,7 @@ static void tpuci__ssh_on_rc(tpuci__sshproc_t *p) {
     rc = strtol(s->rc_out.data, &end, 10);
     /* A container's "137 oom": the kernel killed it for memory. */
     if (end != s->rc_out.data && strncmp(end, " " TPUCI__SSH_RC_OOM "\n",
-                                            sizeof(" " TPUCI__SSH_RC_OOM "\n") - 1) == 0) {
+                                         sizeof(" " TPUCI__SSH_RC_OOM "\n") - 1) == 0) {
       s->u.oom = 1;
       end += sizeof(" " TPUCI__SSH_RC_OOM) - 1;
     }
@@ -285,8 +285,7 @@ static void tpuci__ssh_on_main_done(tpuci__sshproc_t *p) {
     /* Never reached the worker's script: unreachable, refused, a bad
      * host key, a broken login. */
     if (p->spawn_error)
-      tpuci__ssh_infra(s, "cannot run ssh", tpuci__printf("%s: %s", tpuci__ssh_client(),
-                                                           uv_strerror(p->spawn_error)));
+      tpuci__ssh_infra(s, "cannot run ssh", tpuci__printf("%s: %s", tpuci__ssh_client(), uv_strerror(p->spawn_error)));
     else if (!ua->stop && !ua->signalled) {
       char *last = tpuci__sshproc_last_line(p);
       tpuci__ssh_att_t *att = TPUCI__SSH_ATT(&s->u);
@@ -297,7 +296,8 @@ static void tpuci__ssh_on_main_done(tpuci__sshproc_t *p) {
       } else {
         tpuci__ssh_infra(s, "cannot start the job there",
                          last ? last : tpuci__printf("the session ended (exit %lld) before "
-                                                     "the job started", (long long) p->status));
+                                                     "the job started",
+                                                     (long long) p->status));
       }
     }
     tpuci__unit_ready(&s->u);
@@ -387,7 +387,8 @@ static void tpuci__ssh_on_cleaned(tpuci__sshproc_t *p) {
     char *why = p->spawn_error ? tpuci__strdup(uv_strerror(p->spawn_error))
                                : tpuci__sshproc_last_line(p);
     tpuci__unit_tell(ua, "ssh: %s (%s): could not %sremove %s there: %s; "
-                     "remove it by hand (`rm -rf %s` on the worker)", tpuci__ssh_who(s),
+                         "remove it by hand (`rm -rf %s` on the worker)",
+                     tpuci__ssh_who(s),
                      s->target, s->results ? "copy the results back and " : "", s->dir,
                      why ? why : "failed", s->dir);
     free(why);
@@ -487,10 +488,12 @@ static char *tpuci__ssh_op_keep(tpuci__unit_att_t *ua, tpuci__unit_t *u) {
   if (s->ctr != NULL)
     return tpuci__printf("kept %s's container %s and folder %s on %s: see its output with "
                          "`docker logs %s` there; `tpuci gc SPEC` (or `docker rm -f %s; "
-                         "rm -rf %s` there) removes them", tpuci__ssh_who(s), s->ctr, s->dir,
+                         "rm -rf %s` there) removes them",
+                         tpuci__ssh_who(s), s->ctr, s->dir,
                          s->target, s->ctr, s->ctr, s->dir);
   return tpuci__printf("kept %s's folder %s on %s (its results/, pgid and rc); "
-                       "`tpuci gc SPEC` (or `rm -rf %s` there) removes it", tpuci__ssh_who(s), s->dir,
+                       "`tpuci gc SPEC` (or `rm -rf %s` there) removes it",
+                       tpuci__ssh_who(s), s->dir,
                        s->target, s->dir);
 }
 
@@ -684,21 +687,21 @@ static int tpuci__ssh_op_init(tpuci__unit_att_t *ua, tpuci__runtime_t *rt,
 }
 
 const tpuci__unit_ops_t tpuci__ssh_ops = {
-  .kind = "process",
-  .flags = TPUCI__UNIT_NO_IMAGE,
-  .att_size = sizeof(tpuci__ssh_att_t),
-  .unit_size = sizeof(tpuci__ssh_unit_t),
-  .init = tpuci__ssh_op_init,
-  .create = tpuci__ssh_op_create,
-  .output = tpuci__ssh_op_output,
-  .start = tpuci__ssh_op_start,
-  .watch = tpuci__ssh_op_watch,
-  .stop = tpuci__ssh_op_stop,
-  .halt = tpuci__ssh_op_halt,
-  .remove = tpuci__ssh_op_remove,
-  .keep = tpuci__ssh_op_keep,
-  .gone = tpuci__ssh_op_gone,
-  .outcome = tpuci__ssh_op_outcome,
-  .release = tpuci__ssh_op_release,
-  .att_release = tpuci__ssh_op_att_release,
+    .kind = "process",
+    .flags = TPUCI__UNIT_NO_IMAGE,
+    .att_size = sizeof(tpuci__ssh_att_t),
+    .unit_size = sizeof(tpuci__ssh_unit_t),
+    .init = tpuci__ssh_op_init,
+    .create = tpuci__ssh_op_create,
+    .output = tpuci__ssh_op_output,
+    .start = tpuci__ssh_op_start,
+    .watch = tpuci__ssh_op_watch,
+    .stop = tpuci__ssh_op_stop,
+    .halt = tpuci__ssh_op_halt,
+    .remove = tpuci__ssh_op_remove,
+    .keep = tpuci__ssh_op_keep,
+    .gone = tpuci__ssh_op_gone,
+    .outcome = tpuci__ssh_op_outcome,
+    .release = tpuci__ssh_op_release,
+    .att_release = tpuci__ssh_op_att_release,
 };

@@ -98,7 +98,8 @@ int tpuci__ssh_capacity_check(tpuci__ssh_capacity_t *c, uv_loop_t *loop,
     int r = tpuci__read_file_max(hs->gcloud, TPUCI__SSH_DESCRIBE_MAX, &text, &len);
     if (r != 0) {
       c->note = tpuci__printf("gcloud: cannot read '%s' again: %s: cannot tell whether a "
-                              "worker was preempted", hs->gcloud, uv_strerror(r));
+                              "worker was preempted",
+                              hs->gcloud, uv_strerror(r));
     } else {
       char *source = tpuci__printf("gcloud: '%s'", hs->gcloud);
       tpuci__ssh_capacity_judge(c, text, len, source);

@@ -33,10 +33,10 @@ static int tpuci__ssh_doctor_one(const tpuci__hostset_t *hs, size_t i, int docke
     char *why = last && docker && st != 255
                     ? tpuci__printf("docker does not work there: %s; %s", last,
                                     tpuci__ssh_advice(st, last, 1))
-                : last ? tpuci__strdup(last)
+                : last      ? tpuci__strdup(last)
                 : st == 255 ? tpuci__strdup("ssh failed (exit 255) and said nothing")
-                : st < 0 ? tpuci__strdup("ssh was killed")
-                         : tpuci__printf("`%s` exited %d on it",
+                : st < 0    ? tpuci__strdup("ssh was killed")
+                            : tpuci__printf("`%s` exited %d on it",
                                          docker ? TPUCI__SSH_DOCKER_CHECK : "true", st);
     tpuci__buf_addf(report, "FAIL ssh: worker-%zu %s (hosts '%s', %s): %s\n", i,
                     target, hs->name, hs->where, why);

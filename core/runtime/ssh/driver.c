@@ -16,7 +16,6 @@
 
 #define TPUCI__SSH_GRACE_MS 5000
 
-
 /* The runtime's own processes: prepare's first connections, close's
  * `ssh -O exit`s. */
 
@@ -124,7 +123,8 @@ static void tpuci__ssh_prepared(tpuci__ssh_rt_t *r) {
                      r->proc_host[i], target, hs->name, hs->where, why);
     } else if (r->rt.on_message != NULL) {
       char *m = tpuci__printf("ssh: worker-%zu %s (hosts '%s', %s) cannot be reached "
-                              "either: %s", r->proc_host[i], target, hs->name,
+                              "either: %s",
+                              r->proc_host[i], target, hs->name,
                               hs->where, why);
       r->rt.on_message(&r->rt, m);
       free(m);

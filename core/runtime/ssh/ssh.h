@@ -99,9 +99,9 @@ char *tpuci__ssh_gc_command(int dry_run);
 char *tpuci__ssh_cleanup_command(const char *dir, int results, const char *ctr);
 /* ctr.c: what makes a host's container. */
 typedef struct {
-  const char *name;             /* the container's */
-  const char *image;            /* its reference */
-  tpuci__pull_t pull;           /* docker create --pull */
+  const char *name;   /* the container's */
+  const char *image;  /* its reference */
+  tpuci__pull_t pull; /* docker create --pull */
   const tpuci__kvlist_t *labels;
   const tpuci__strv_t *env;     /* "K=V" */
   const char *workdir;          /* or NULL */
@@ -128,16 +128,16 @@ typedef struct tpuci__sshproc_s tpuci__sshproc_t;
 struct tpuci__sshproc_s {
   uv_process_t proc;
   uv_pipe_t in, out, err;
-  uv_timer_t timer;          /* SIGKILL after a deadline; the drain */
-  int open;                  /* handles not closed yet */
-  int reading;               /* output pipes not at EOF */
-  int in_open;               /* stdin can still be written */
+  uv_timer_t timer; /* SIGKILL after a deadline; the drain */
+  int open;         /* handles not closed yet */
+  int reading;      /* output pipes not at EOF */
+  int in_open;      /* stdin can still be written */
   int exited;
-  int spawn_error;           /* 0, or uv's code */
-  int killed;                /* tpuci killed it (the deadline) */
-  int64_t status;            /* exit status; -1 when killed by a signal */
+  int spawn_error; /* 0, or uv's code */
+  int killed;      /* tpuci killed it (the deadline) */
+  int64_t status;  /* exit status; -1 when killed by a signal */
   int term_signal;
-  tpuci__buf_t tail;         /* the last bytes of its stderr */
+  tpuci__buf_t tail; /* the last bytes of its stderr */
   void (*on_output)(tpuci__sshproc_t *p, int stream, const char *buf, size_t len);
   void (*on_done)(tpuci__sshproc_t *p);
   void *data;
@@ -161,13 +161,13 @@ char *tpuci__sshproc_last_line(const tpuci__sshproc_t *p);
 typedef struct tpuci__ssh_capacity_s tpuci__ssh_capacity_t;
 struct tpuci__ssh_capacity_s {
   const tpuci__hostset_t *hs;
-  int outcome;               /* 0, TPUCI_OUTCOME_PREEMPTED or _NO_CAPACITY */
-  char *why;                 /* what showed it */
-  char *note;                /* why it could not be told, for the user */
-  tpuci__sshproc_t proc;     /* the describe command */
-  tpuci__buf_t out;          /* its stdout */
+  int outcome;           /* 0, TPUCI_OUTCOME_PREEMPTED or _NO_CAPACITY */
+  char *why;             /* what showed it */
+  char *note;            /* why it could not be told, for the user */
+  tpuci__sshproc_t proc; /* the describe command */
+  tpuci__buf_t out;      /* its stdout */
   int too_big;
-  void (*done)(tpuci__ssh_capacity_t *c);  /* after an asynchronous check */
+  void (*done)(tpuci__ssh_capacity_t *c); /* after an asynchronous check */
   void *data;
 };
 /* Whether ssh's last line says the worker was not there to connect to
@@ -186,15 +186,15 @@ struct tpuci__ssh_rt_s {
   tpuci__runtime_t rt;
   uv_loop_t *loop;
   tpuci__unit_list_t atts;
-  char *control_dir;         /* ssh's control sockets, made here (0700) */
+  char *control_dir; /* ssh's control sockets, made here (0700) */
   const tpuci__plan_t *plan;
   /* prepare's first connections, and closing's `ssh -O exit`s. */
   tpuci__sshproc_t *procs;
   size_t nprocs;
-  size_t procs_open;         /* not done yet */
+  size_t procs_open; /* not done yet */
   size_t *proc_hostset, *proc_host;
-  unsigned char *proc_docker;   /* the worker runs containers */
-  size_t ntargets;           /* workers prepare reached (or tried) */
+  unsigned char *proc_docker; /* the worker runs containers */
+  size_t ntargets;            /* workers prepare reached (or tried) */
   void (*prepare_cb)(tpuci__runtime_t *rt, int status);
   int aborted;
   int closing;

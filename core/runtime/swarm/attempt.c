@@ -56,10 +56,12 @@ static void tpuci__sw_results_check(tpuci__sw_host_t *h) {
   if (h->u.stopped || h->drained || h->u.state == TPUCI__U_LOST || att->ua.signalled ||
       att->ua.gang_stop)
     tpuci__unit_tell(&att->ua, "the results of service %s may be incomplete (tpuci "
-                     "stopped its task): %s", h->u.name, why);
+                               "stopped its task): %s",
+                     h->u.name, why);
   else
     tpuci__sw_infra(att, tpuci__printf("swarm: the results of service %s did not come "
-                                       "back whole through its log: %s", h->u.name, why));
+                                       "back whole through its log: %s",
+                                       h->u.name, why));
   free(why);
 }
 
@@ -270,7 +272,7 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t) {
     if (!h->told_pending && t->err != NULL &&
         now - h->pending_since >= TPUCI__SW_PENDING_TELL_MS) {
       tpuci__unit_tell(&att->ua, "service %s waits for a node: %s", h->u.name,
-                              t->err);
+                       t->err);
       h->told_pending = 1;
     }
   }
@@ -288,8 +290,8 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t) {
     tpuci__sw_set_log(h, TPUCI__SW_LOG_FOLLOW);
     tpuci__unit_req_begin(&att->ua);
     h->follow = tpuci__sw_logs(att->sw->e.eng, "/tasks/", h->task_id, 1,
-                                    tpuci__ctrout_chunk, &h->out,
-                                    tpuci__sw_on_follow_end, h);
+                               tpuci__ctrout_chunk, &h->out,
+                               tpuci__sw_on_follow_end, h);
   }
   if (!tpuci__task_state_terminal(t->state)) return;
 
@@ -302,11 +304,11 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t) {
       tpuci__unit_ended_infra(&h->u);
     } else if (tpuci__sw_engine_killed(h, t->exit_code)) {
       tpuci__sw_infra(att, tpuci__printf(
-          "swarm: the task of service %s ended by signal %ld (exit %ld) "
-          "after the manager's engine went away while it ran (its log "
-          "stream: %s): a restarting engine stops the containers it finds "
-          "running",
-          h->u.name, t->exit_code - 128, t->exit_code, h->broke));
+                               "swarm: the task of service %s ended by signal %ld (exit %ld) "
+                               "after the manager's engine went away while it ran (its log "
+                               "stream: %s): a restarting engine stops the containers it finds "
+                               "running",
+                               h->u.name, t->exit_code - 128, t->exit_code, h->broke));
       tpuci__unit_ended_infra(&h->u);
     } else {
       /* A host of a gang that failed stops the others (the core). */
@@ -326,7 +328,7 @@ static void tpuci__sw_on_ctr_looked(void *p, const tpuci__engine_res_t *res) {
   /* Still there: asked again at the next poll (unless GONE meanwhile). */
   if (h->svc == TPUCI__SW_ASKING)
     tpuci__sw_set_svc(h, res->status == 404 || res->error != 0 ? TPUCI__SW_GONE
-                                                                 : TPUCI__SW_REMOVED);
+                                                               : TPUCI__SW_REMOVED);
   tpuci__unit_step(&att->ua);
 }
 
@@ -610,7 +612,8 @@ static void tpuci__sw_on_removed(void *p, const tpuci__engine_res_t *res) {
     tpuci__sw_set_svc(h, TPUCI__SW_REMOVED);
   } else {
     tpuci__unit_tell(&att->ua, "could not remove service %s: %s; run `tpuci gc` "
-                     "to clean up", h->u.name, res->message);
+                               "to clean up",
+                     h->u.name, res->message);
     tpuci__sw_set_svc(h, TPUCI__SW_GONE); /* nothing to wait for */
   }
   tpuci__unit_step(&att->ua);
@@ -644,7 +647,8 @@ static void tpuci__sw_on_net_removed(void *p, const tpuci__engine_res_t *res) {
   }
   if (!res->ok && res->status != 404)
     tpuci__unit_tell(&att->ua, "could not remove network %s: %s; run `tpuci "
-                     "gc` to clean up", att->net.name, res->message);
+                               "gc` to clean up",
+                     att->net.name, res->message);
   tpuci__unit_step(&att->ua);
 }
 
@@ -685,8 +689,8 @@ int tpuci__sw_all_gone(tpuci__sw_att_t *att) {
     }
     if (now >= att->gone_deadline) {
       tpuci__unit_tell(&att->ua, "the task of service %s is still shutting "
-                              "down; `tpuci gc` removes what it leaves",
-                              h->u.name);
+                                 "down; `tpuci gc` removes what it leaves",
+                       h->u.name);
       tpuci__sw_set_svc(h, TPUCI__SW_GONE);
       continue;
     }

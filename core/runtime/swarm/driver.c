@@ -30,30 +30,30 @@ static int tpuci__sw_op_gone(tpuci__unit_att_t *ua, int first) {
 }
 
 static const tpuci__unit_ops_t tpuci__sw_ops = {
-  .kind = "service",
-  .flags = TPUCI__UNIT_STOP_BY_REMOVE | TPUCI__UNIT_GATE,
-  .att_size = sizeof(tpuci__sw_att_t),
-  .unit_size = sizeof(tpuci__sw_host_t),
-  .init = tpuci__sw_op_init,
-  .net_create = tpuci__sw_op_net_create,
-  .create = tpuci__sw_op_create,
-  .output = NULL,           /* followed once the poll sees it run */
-  .start = tpuci__sw_op_start,
-  .watch = tpuci__sw_op_watch,
-  .stop = tpuci__sw_op_stop,
-  .halt = NULL,
-  .classify = NULL,         /* an exit 137 is inspected as it ends */
-  .remove = tpuci__sw_op_remove,
-  .gone = tpuci__sw_op_gone,
-  .net_remove = tpuci__sw_net_remove,
-  .keep = tpuci__sw_op_keep,
-  .not_up = tpuci__sw_op_not_up,
-  .go = tpuci__sw_op_go,
-  .go_remove = tpuci__sw_op_go_remove,
-  .end = tpuci__sw_op_end,
-  .outcome = tpuci__sw_op_outcome,
-  .release = tpuci__sw_op_release,
-  .att_release = tpuci__sw_op_att_release,
+    .kind = "service",
+    .flags = TPUCI__UNIT_STOP_BY_REMOVE | TPUCI__UNIT_GATE,
+    .att_size = sizeof(tpuci__sw_att_t),
+    .unit_size = sizeof(tpuci__sw_host_t),
+    .init = tpuci__sw_op_init,
+    .net_create = tpuci__sw_op_net_create,
+    .create = tpuci__sw_op_create,
+    .output = NULL, /* followed once the poll sees it run */
+    .start = tpuci__sw_op_start,
+    .watch = tpuci__sw_op_watch,
+    .stop = tpuci__sw_op_stop,
+    .halt = NULL,
+    .classify = NULL, /* an exit 137 is inspected as it ends */
+    .remove = tpuci__sw_op_remove,
+    .gone = tpuci__sw_op_gone,
+    .net_remove = tpuci__sw_net_remove,
+    .keep = tpuci__sw_op_keep,
+    .not_up = tpuci__sw_op_not_up,
+    .go = tpuci__sw_op_go,
+    .go_remove = tpuci__sw_op_go_remove,
+    .end = tpuci__sw_op_end,
+    .outcome = tpuci__sw_op_outcome,
+    .release = tpuci__sw_op_release,
+    .att_release = tpuci__sw_op_att_release,
 };
 
 static int tpuci__sw_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
@@ -78,12 +78,18 @@ static void tpuci__sw_free(tpuci__runtime_t *rt) {
 }
 
 static const tpuci__erun_ops_t tpuci__sw_erun = {
-  TPUCI__RUNTIME_SWARM, "swarm", "swarm", " on the swarm manager",
-  "the swarm manager's Docker Engine",
-  "start dockerd and `docker swarm init`, or set DOCKER_HOST",
-  " (tpuci's swarm runtime needs API 1.41)",
-  tpuci__sw_prepare, tpuci__sw_start, tpuci__sw_free, tpuci__sw_prepare_end,
-  tpuci__sw_maybe_closed,
+    TPUCI__RUNTIME_SWARM,
+    "swarm",
+    "swarm",
+    " on the swarm manager",
+    "the swarm manager's Docker Engine",
+    "start dockerd and `docker swarm init`, or set DOCKER_HOST",
+    " (tpuci's swarm runtime needs API 1.41)",
+    tpuci__sw_prepare,
+    tpuci__sw_start,
+    tpuci__sw_free,
+    tpuci__sw_prepare_end,
+    tpuci__sw_maybe_closed,
 };
 
 int tpuci__runtime_swarm_new(uv_loop_t *loop, const tpuci__runtime_opts_t *opts,

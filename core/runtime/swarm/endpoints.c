@@ -43,8 +43,8 @@ tpuci__http_req_t *tpuci__sw_task_list(tpuci__engine_t *e, const char *key,
 
 tpuci__http_req_t *tpuci__sw_logs(tpuci__engine_t *e, const char *kind,
                                   const char *id, int follow, tpuci__http_chunk_cb chunk,
-                                       void *chunk_data, tpuci__engine_cb cb,
-                                       void *data) {
+                                  void *chunk_data, tpuci__engine_cb cb,
+                                  void *data) {
   /* A followed stream is ended by tpuci (cancelled once the task ended);
    * a plain read is short. */
   return tpuci__engine_on_id(e, "GET", kind, id,

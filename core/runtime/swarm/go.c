@@ -104,7 +104,8 @@ static void tpuci__sw_on_sign_removed(void *p, const tpuci__engine_res_t *res) {
   tpuci__unit_req_end(&att->ua);
   if (!res->ok && res->status != 404)
     tpuci__unit_tell(&att->ua, "could not remove the gang's %s service %s: %s; run "
-                     "`tpuci gc` to clean up", tpuci__sw_sign_words[sign],
+                               "`tpuci gc` to clean up",
+                     tpuci__sw_sign_words[sign],
                      att->sign_id[sign], res->message);
   tpuci__unit_step(&att->ua);
 }

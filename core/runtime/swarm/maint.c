@@ -64,10 +64,10 @@ static int tpuci__sw_is_manager(json_t *info) {
 #define TPUCI__SWGC_POLL_US 250000
 
 typedef struct {
-  tpuci__strv_t tasks;      /* ids of the removed services' tasks */
-  tpuci__strv_t task_of;    /* ... the name of each one's service */
-  uint64_t grace_ms;        /* the longest StopGracePeriod among them */
-  uint64_t deadline;        /* uv_hrtime() in ms */
+  tpuci__strv_t tasks;   /* ids of the removed services' tasks */
+  tpuci__strv_t task_of; /* ... the name of each one's service */
+  uint64_t grace_ms;     /* the longest StopGracePeriod among them */
+  uint64_t deadline;     /* uv_hrtime() in ms */
 } tpuci__swgc_t;
 
 static uint64_t tpuci__swgc_now(void) {
@@ -86,7 +86,9 @@ static void tpuci__swgc_pick(json_t *list, int dry_run, tpuci__strv_t *ids,
     json_t *spec = json_object_get(o, "Spec");
     json_t *labels = json_object_get(spec, "Labels");
     json_t *grace = json_object_get(json_object_get(json_object_get(
-        spec, "TaskTemplate"), "ContainerSpec"), "StopGracePeriod");
+                                                        spec, "TaskTemplate"),
+                                                    "ContainerSpec"),
+                                    "StopGracePeriod");
     const char *name = json_string_value(json_object_get(spec, "Name"));
     const char *id = json_string_value(json_object_get(o, "ID"));
     int alive = tpuci__docker_run_alive(labels);
@@ -385,7 +387,8 @@ static void tpuci__swdoc_images(tpuci__sync_t *s, const tpuci__plan_t *plan,
                       img->ref, img->name);
     else if (r.status == 404 && img->pull == TPUCI__PULL_NEVER) {
       char *m = tpuci__printf("image '%s' is not on the swarm manager and pull "
-                              "= \"never\"; load it on every node", img->ref);
+                              "= \"never\"; load it on every node",
+                              img->ref);
       int c = tpuci__swdoc_fail(report, err, TPUCI_EIMAGE, "swarm image", m);
       if (!*first) *first = c;
       free(m);

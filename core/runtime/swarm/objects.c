@@ -9,17 +9,17 @@
 /* A swarm host's two machines (swarm.h): their tables and setters. */
 
 static const char *const tpuci__sw_svc_names[] = {
-  "NEW", "UP", "OOM_ASKED", "OOM_WAIT", "REMOVED", "ASKING", "GONE"};
+    "NEW", "UP", "OOM_ASKED", "OOM_WAIT", "REMOVED", "ASKING", "GONE"};
 #define TPUCI__SW_GOES TPUCI__MOVE(TPUCI__SW_GONE)
 static const unsigned tpuci__sw_svc_moves[] = {
-  [TPUCI__SW_NEW] = TPUCI__MOVE(TPUCI__SW_UP) | TPUCI__SW_GOES,
-  [TPUCI__SW_UP] = TPUCI__MOVE(TPUCI__SW_OOM_ASKED) | TPUCI__MOVE(TPUCI__SW_REMOVED) |
-                   TPUCI__SW_GOES,
-  [TPUCI__SW_OOM_ASKED] = TPUCI__MOVE(TPUCI__SW_OOM_WAIT) | TPUCI__MOVE(TPUCI__SW_UP),
-  [TPUCI__SW_OOM_WAIT] = TPUCI__MOVE(TPUCI__SW_OOM_ASKED),
-  [TPUCI__SW_REMOVED] = TPUCI__MOVE(TPUCI__SW_ASKING) | TPUCI__SW_GOES,
-  [TPUCI__SW_ASKING] = TPUCI__MOVE(TPUCI__SW_REMOVED) | TPUCI__SW_GOES,
-  [TPUCI__SW_GONE] = 0,
+    [TPUCI__SW_NEW] = TPUCI__MOVE(TPUCI__SW_UP) | TPUCI__SW_GOES,
+    [TPUCI__SW_UP] = TPUCI__MOVE(TPUCI__SW_OOM_ASKED) | TPUCI__MOVE(TPUCI__SW_REMOVED) |
+                     TPUCI__SW_GOES,
+    [TPUCI__SW_OOM_ASKED] = TPUCI__MOVE(TPUCI__SW_OOM_WAIT) | TPUCI__MOVE(TPUCI__SW_UP),
+    [TPUCI__SW_OOM_WAIT] = TPUCI__MOVE(TPUCI__SW_OOM_ASKED),
+    [TPUCI__SW_REMOVED] = TPUCI__MOVE(TPUCI__SW_ASKING) | TPUCI__SW_GOES,
+    [TPUCI__SW_ASKING] = TPUCI__MOVE(TPUCI__SW_REMOVED) | TPUCI__SW_GOES,
+    [TPUCI__SW_GONE] = 0,
 };
 
 void tpuci__sw_set_svc(tpuci__sw_host_t *h, tpuci__sw_svc_t to) {
@@ -29,17 +29,17 @@ void tpuci__sw_set_svc(tpuci__sw_host_t *h, tpuci__sw_svc_t to) {
 }
 
 static const char *const tpuci__sw_log_names[] = {
-  "IDLE", "FOLLOW", "CANCEL", "DRAIN", "DRAIN_CANCEL", "ENDED", "READ"};
+    "IDLE", "FOLLOW", "CANCEL", "DRAIN", "DRAIN_CANCEL", "ENDED", "READ"};
 #define TPUCI__SW_LOG_ENDS TPUCI__MOVE(TPUCI__SW_LOG_ENDED)
 static const unsigned tpuci__sw_log_moves[] = {
-  [TPUCI__SW_LOG_IDLE] = TPUCI__MOVE(TPUCI__SW_LOG_FOLLOW) | TPUCI__MOVE(TPUCI__SW_LOG_READ),
-  [TPUCI__SW_LOG_FOLLOW] = TPUCI__MOVE(TPUCI__SW_LOG_CANCEL) | TPUCI__MOVE(TPUCI__SW_LOG_DRAIN) |
-                           TPUCI__SW_LOG_ENDS,
-  [TPUCI__SW_LOG_CANCEL] = TPUCI__SW_LOG_ENDS,
-  [TPUCI__SW_LOG_DRAIN] = TPUCI__MOVE(TPUCI__SW_LOG_DRAIN_CANCEL) | TPUCI__SW_LOG_ENDS,
-  [TPUCI__SW_LOG_DRAIN_CANCEL] = TPUCI__SW_LOG_ENDS,
-  [TPUCI__SW_LOG_ENDED] = TPUCI__MOVE(TPUCI__SW_LOG_FOLLOW) | TPUCI__MOVE(TPUCI__SW_LOG_READ),
-  [TPUCI__SW_LOG_READ] = 0,
+    [TPUCI__SW_LOG_IDLE] = TPUCI__MOVE(TPUCI__SW_LOG_FOLLOW) | TPUCI__MOVE(TPUCI__SW_LOG_READ),
+    [TPUCI__SW_LOG_FOLLOW] = TPUCI__MOVE(TPUCI__SW_LOG_CANCEL) | TPUCI__MOVE(TPUCI__SW_LOG_DRAIN) |
+                             TPUCI__SW_LOG_ENDS,
+    [TPUCI__SW_LOG_CANCEL] = TPUCI__SW_LOG_ENDS,
+    [TPUCI__SW_LOG_DRAIN] = TPUCI__MOVE(TPUCI__SW_LOG_DRAIN_CANCEL) | TPUCI__SW_LOG_ENDS,
+    [TPUCI__SW_LOG_DRAIN_CANCEL] = TPUCI__SW_LOG_ENDS,
+    [TPUCI__SW_LOG_ENDED] = TPUCI__MOVE(TPUCI__SW_LOG_FOLLOW) | TPUCI__MOVE(TPUCI__SW_LOG_READ),
+    [TPUCI__SW_LOG_READ] = 0,
 };
 
 void tpuci__sw_set_log(tpuci__sw_host_t *h, tpuci__sw_log_t to) {

@@ -57,8 +57,8 @@ static int tpuci__sw_wants(const tpuci__sw_host_t *h, int by) {
 
 typedef struct {
   tpuci__sw_t *sw;
-  int by;                 /* 0: services (RUN), 1: tasks (GONE) */
-  tpuci__strv_t ids;      /* asked about */
+  int by;            /* 0: services (RUN), 1: tasks (GONE) */
+  tpuci__strv_t ids; /* asked about */
 } tpuci__sw_poll_t;
 
 static void tpuci__sw_on_poll(void *p, const tpuci__engine_res_t *res) {
@@ -161,4 +161,3 @@ static void tpuci__sw_poll_cb(uv_timer_t *t) {
   }
   tpuci__sw_poll_again(sw);
 }
-

@@ -124,15 +124,15 @@ static void tpuci__sw_on_pulled(void *p, const tpuci__pull_res_t *res) {
     return;
   }
   tpuci__erun_prepare_fail(&sw->e, res->engine_error != 0 ? TPUCI_EENGINE : TPUCI_EIMAGE,
-                         tpuci__printf("image '%s' is not present on the swarm "
-                                       "manager and could not be pulled (%s); "
-                                       "%s",
-                                       img->ref, res->message,
-                                       res->denied ? "see docs/docker.md, "
-                                                     "\"Private registries\""
-                                                   : "load it on every node "
-                                                     "first, e.g. docker load "
-                                                     "-i FILE.tar"));
+                           tpuci__printf("image '%s' is not present on the swarm "
+                                         "manager and could not be pulled (%s); "
+                                         "%s",
+                                         img->ref, res->message,
+                                         res->denied ? "see docs/docker.md, "
+                                                       "\"Private registries\""
+                                                     : "load it on every node "
+                                                       "first, e.g. docker load "
+                                                       "-i FILE.tar"));
 }
 
 static void tpuci__sw_on_image(void *p, const tpuci__engine_res_t *res) {
@@ -174,7 +174,7 @@ static void tpuci__sw_next_image(tpuci__sw_t *sw) {
   }
   sw->e.bg++;
   sw->e.prep_req = tpuci__engine_image_inspect(sw->e.eng, sw->e.plan->images[sw->e.image_next++].ref,
-                                             tpuci__sw_on_image, sw);
+                                               tpuci__sw_on_image, sw);
 }
 
 static void tpuci__sw_on_services(void *p, const tpuci__engine_res_t *res) {
@@ -201,8 +201,8 @@ static void tpuci__sw_on_nodes(void *p, const tpuci__engine_res_t *res) {
   if (tpuci__erun_answered(&sw->e)) return;
   if (!res->ok) {
     tpuci__erun_prepare_fail(&sw->e, TPUCI_EENGINE,
-                           tpuci__printf("swarm: listing the nodes failed: %s",
-                                         res->message));
+                             tpuci__printf("swarm: listing the nodes failed: %s",
+                                           res->message));
     return;
   }
   if (tpuci__sw_plan_fits(sw->e.plan, res->json, &sw->e.rt.err) != 0) {
@@ -211,7 +211,7 @@ static void tpuci__sw_on_nodes(void *p, const tpuci__engine_res_t *res) {
   }
   sw->e.bg++;
   sw->e.prep_req = tpuci__sw_service_list(sw->e.eng, TPUCI__LABEL_RUN,
-                                        tpuci__sw_on_services, sw);
+                                          tpuci__sw_on_services, sw);
 }
 
 static void tpuci__sw_on_info(void *p, const tpuci__engine_res_t *res) {
@@ -221,7 +221,7 @@ static void tpuci__sw_on_info(void *p, const tpuci__engine_res_t *res) {
   if (tpuci__erun_answered(&sw->e)) return;
   if (!res->ok) {
     tpuci__erun_prepare_fail(&sw->e, TPUCI_EENGINE,
-                           tpuci__printf("swarm: GET /info failed: %s", res->message));
+                             tpuci__printf("swarm: GET /info failed: %s", res->message));
     return;
   }
   where = tpuci__engine_where(sw->e.eng);

@@ -89,18 +89,18 @@ typedef struct {
   const char *id;
   const char *service_id;
   const char *node_id;
-  const char *container_id;   /* NULL until it has one */
-  const char *err;            /* Status.Err or NULL */
+  const char *container_id; /* NULL until it has one */
+  const char *err;          /* Status.Err or NULL */
   tpuci__task_state_t state;
-  int has_exit;               /* Status.ContainerStatus.ExitCode given */
+  int has_exit; /* Status.ContainerStatus.ExitCode given */
   long exit_code;
 } tpuci__task_t;
 void tpuci__task_read(json_t *task, tpuci__task_t *out);
 
 /* How a host's first task ended, as tpuci sees it. */
 typedef enum {
-  TPUCI__TASK_EXIT = 0,   /* the container ran and exited: exit_code */
-  TPUCI__TASK_INFRA       /* not the job's doing: rejected, no container,
+  TPUCI__TASK_EXIT = 0, /* the container ran and exited: exit_code */
+  TPUCI__TASK_INFRA     /* not the job's doing: rejected, no container,
                              shut down or orphaned by the swarm */
 } tpuci__task_end_t;
 /* The verdict on a terminal task; for INFRA, *why is a new string
@@ -117,26 +117,26 @@ char *tpuci__sw_name(const char *run_id, const char *instance, int attempt,
 
 typedef struct {
   const char *name;
-  const char *image;              /* a reference or an image id */
-  const tpuci__strv_t *argv;      /* Args; may be empty: image default */
-  const tpuci__strv_t *env;       /* "K=V" */
-  const char *workdir;            /* may be NULL */
+  const char *image;         /* a reference or an image id */
+  const tpuci__strv_t *argv; /* Args; may be empty: image default */
+  const tpuci__strv_t *env;  /* "K=V" */
+  const char *workdir;       /* may be NULL */
   const tpuci__mount_t *mounts;
   size_t nmounts;
-  double cpus;                    /* 0: no limit */
-  uint64_t memory_bytes;          /* 0: no limit */
+  double cpus;           /* 0: no limit */
+  uint64_t memory_bytes; /* 0: no limit */
   const tpuci__kvlist_t *labels;
-  const char *hostname;           /* may be NULL */
+  const char *hostname; /* may be NULL */
   /* A gang's overlay network and this host's name on it; or the job's
    * own `network`; NULL: the engine's default. */
   const char *network;
-  const char *alias;              /* may be NULL */
-  uint64_t grace_ms;              /* StopGracePeriod */
+  const char *alias; /* may be NULL */
+  uint64_t grace_ms; /* StopGracePeriod */
   /* A pytest attempt's results folder in the task: an empty tmpfs at
    * this path (its files come back through the log, engine/logres.h),
    * or NULL. */
   const char *results_tmpfs;
-  const char *constraint;         /* "node.id==..." or NULL */
+  const char *constraint; /* "node.id==..." or NULL */
   /* The job's accelerator options or NULL: those a service takes
    * (tpuci__ctr_opts_refusal() refused the others before the run). */
   const tpuci__ctr_opts_t *ctr;
@@ -160,7 +160,7 @@ json_t *tpuci__sw_net_body(const char *name, const tpuci__kvlist_t *labels);
 typedef struct {
   const char *id;
   const char *hostname;
-  int ready;                      /* Status.State "ready", Availability
+  int ready; /* Status.State "ready", Availability
                                      "active" */
   int manager;
   int64_t nano_cpus;
@@ -253,8 +253,8 @@ typedef struct {
   tpuci__unit_t u;
   tpuci__sw_svc_t svc;
   tpuci__sw_log_t log;
-  char *id;               /* the service's, once created */
-  json_t *body;           /* create request */
+  char *id;     /* the service's, once created */
+  json_t *body; /* create request */
   int create_tries;
   /* The task. */
   char *task_id;
@@ -280,11 +280,11 @@ typedef struct {
   int res_checked;
   int drained;
   tpuci__logres_t res;
-  uint64_t linger_at;     /* loop time to stop following once it went */
+  uint64_t linger_at; /* loop time to stop following once it went */
 } tpuci__sw_host_t;
 
 struct tpuci__sw_att_s {
-  tpuci__unit_att_t ua;   /* the core's part */
+  tpuci__unit_att_t ua; /* the core's part */
   tpuci__sw_t *sw;
   int own_net;            /* an overlay network of its own: a gang, or
                              network = "none" */
@@ -300,22 +300,22 @@ struct tpuci__sw_att_s {
 #define TPUCI__SW_HOST(att, i) ((tpuci__sw_host_t *) tpuci__unit_at(&(att)->ua, (i)))
 
 struct tpuci__sw_s {
-  tpuci__erun_t e;        /* first: the runtime, engine, prepare, close */
+  tpuci__erun_t e;         /* first: the runtime, engine, prepare, close */
   tpuci__unit_list_t atts; /* attempts not done (unit.h) */
-  int handles;            /* the poll timer being closed */
+  int handles;             /* the poll timer being closed */
   /* The task poll. */
   uv_timer_t poll;
   int poll_init;
-  int polling;            /* a poll request in flight */
+  int polling; /* a poll request in flight */
   int poll_fails;
   /* What prepare found out. */
-  char *manager_node;     /* this engine's node id */
-  char **images;          /* per plan image: what services run */
+  char *manager_node; /* this engine's node id */
+  char **images;      /* per plan image: what services run */
   /* per plan image: the X-Registry-Auth its services are created with
    * (the nodes pull it by reference too), or NULL */
   char **auths;
   size_t nimages;
-  json_t *nodes;          /* GET /nodes, during prepare */
+  json_t *nodes; /* GET /nodes, during prepare */
 };
 
 /* endpoints.c */

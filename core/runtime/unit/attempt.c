@@ -11,39 +11,39 @@
 /* The state machines' tables (unit.h's top says each move). */
 
 static const char *const tpuci__unit_phase_names[] = {
-  "NETWORK", "CREATE", "RUN", "INSPECT", "REMOVE", "GONE", "UNNET", "DONE"};
+    "NETWORK", "CREATE", "RUN", "INSPECT", "REMOVE", "GONE", "UNNET", "DONE"};
 static const unsigned tpuci__unit_phase_moves[] = {
-  [TPUCI__UP_NETWORK] = TPUCI__MOVE(TPUCI__UP_CREATE) | TPUCI__MOVE(TPUCI__UP_INSPECT),
-  [TPUCI__UP_CREATE] = TPUCI__MOVE(TPUCI__UP_RUN) | TPUCI__MOVE(TPUCI__UP_INSPECT),
-  [TPUCI__UP_RUN] = TPUCI__MOVE(TPUCI__UP_INSPECT),
-  [TPUCI__UP_INSPECT] = TPUCI__MOVE(TPUCI__UP_REMOVE) | TPUCI__MOVE(TPUCI__UP_DONE),
-  [TPUCI__UP_REMOVE] = TPUCI__MOVE(TPUCI__UP_GONE),
-  [TPUCI__UP_GONE] = TPUCI__MOVE(TPUCI__UP_UNNET),
-  [TPUCI__UP_UNNET] = TPUCI__MOVE(TPUCI__UP_DONE),
-  [TPUCI__UP_DONE] = 0,
+    [TPUCI__UP_NETWORK] = TPUCI__MOVE(TPUCI__UP_CREATE) | TPUCI__MOVE(TPUCI__UP_INSPECT),
+    [TPUCI__UP_CREATE] = TPUCI__MOVE(TPUCI__UP_RUN) | TPUCI__MOVE(TPUCI__UP_INSPECT),
+    [TPUCI__UP_RUN] = TPUCI__MOVE(TPUCI__UP_INSPECT),
+    [TPUCI__UP_INSPECT] = TPUCI__MOVE(TPUCI__UP_REMOVE) | TPUCI__MOVE(TPUCI__UP_DONE),
+    [TPUCI__UP_REMOVE] = TPUCI__MOVE(TPUCI__UP_GONE),
+    [TPUCI__UP_GONE] = TPUCI__MOVE(TPUCI__UP_UNNET),
+    [TPUCI__UP_UNNET] = TPUCI__MOVE(TPUCI__UP_DONE),
+    [TPUCI__UP_DONE] = 0,
 };
 
 static const char *const tpuci__unit_gang_names[] = {
-  "OPENING", "HALTED", "STARTING", "GO", "UP", "END"};
+    "OPENING", "HALTED", "STARTING", "GO", "UP", "END"};
 static const unsigned tpuci__unit_gang_moves[] = {
-  [TPUCI__GANG_OPENING] = TPUCI__MOVE(TPUCI__GANG_HALTED) | TPUCI__MOVE(TPUCI__GANG_STARTING),
-  [TPUCI__GANG_HALTED] = 0,
-  [TPUCI__GANG_STARTING] = TPUCI__MOVE(TPUCI__GANG_GO) | TPUCI__MOVE(TPUCI__GANG_UP),
-  [TPUCI__GANG_GO] = TPUCI__MOVE(TPUCI__GANG_UP),
-  [TPUCI__GANG_UP] = TPUCI__MOVE(TPUCI__GANG_END),
-  [TPUCI__GANG_END] = 0,
+    [TPUCI__GANG_OPENING] = TPUCI__MOVE(TPUCI__GANG_HALTED) | TPUCI__MOVE(TPUCI__GANG_STARTING),
+    [TPUCI__GANG_HALTED] = 0,
+    [TPUCI__GANG_STARTING] = TPUCI__MOVE(TPUCI__GANG_GO) | TPUCI__MOVE(TPUCI__GANG_UP),
+    [TPUCI__GANG_GO] = TPUCI__MOVE(TPUCI__GANG_UP),
+    [TPUCI__GANG_UP] = TPUCI__MOVE(TPUCI__GANG_END),
+    [TPUCI__GANG_END] = 0,
 };
 
 static const char *const tpuci__unit_state_names[] = {
-  "NEW", "CREATED", "STARTED", "DONE", "EXITED", "LOST"};
+    "NEW", "CREATED", "STARTED", "DONE", "EXITED", "LOST"};
 static const unsigned tpuci__unit_state_moves[] = {
-  [TPUCI__U_NEW] = TPUCI__MOVE(TPUCI__U_CREATED),
-  [TPUCI__U_CREATED] = TPUCI__MOVE(TPUCI__U_STARTED),
-  [TPUCI__U_STARTED] = TPUCI__MOVE(TPUCI__U_DONE) | TPUCI__MOVE(TPUCI__U_EXITED) |
-                       TPUCI__MOVE(TPUCI__U_LOST),
-  [TPUCI__U_DONE] = TPUCI__MOVE(TPUCI__U_EXITED) | TPUCI__MOVE(TPUCI__U_LOST),
-  [TPUCI__U_EXITED] = 0,
-  [TPUCI__U_LOST] = 0,
+    [TPUCI__U_NEW] = TPUCI__MOVE(TPUCI__U_CREATED),
+    [TPUCI__U_CREATED] = TPUCI__MOVE(TPUCI__U_STARTED),
+    [TPUCI__U_STARTED] = TPUCI__MOVE(TPUCI__U_DONE) | TPUCI__MOVE(TPUCI__U_EXITED) |
+                         TPUCI__MOVE(TPUCI__U_LOST),
+    [TPUCI__U_DONE] = TPUCI__MOVE(TPUCI__U_EXITED) | TPUCI__MOVE(TPUCI__U_LOST),
+    [TPUCI__U_EXITED] = 0,
+    [TPUCI__U_LOST] = 0,
 };
 
 /* The attempt's phase: its one setter. */
@@ -180,8 +180,9 @@ int tpuci__unit_start(tpuci__runtime_t *rt, const char *runtime,
   int rc = tpuci__unit_hosts(rt, runtime, ops->flags, a, &slice, &has_slice, &hosts);
   if (rc != 0) return rc;
   att = tpuci__unit_att_new(ops, a, hosts,
-                            a->grace_ms ? a->grace_ms
-                            : inst->grace_ms ? inst->grace_ms : grace_ms);
+                            a->grace_ms      ? a->grace_ms
+                            : inst->grace_ms ? inst->grace_ms
+                                             : grace_ms);
   for (i = 0; att->gang && i < hosts; i++)
     tpuci__unit_at(att, i)->host = tpuci__printf(TPUCI__GANG_HOST_FMT, (int) i);
   rc = ops->init(att, rt, has_slice ? &slice : NULL);
@@ -347,8 +348,7 @@ static void tpuci__unit_not_up(tpuci__buf_t *b, tpuci__unit_t *u) {
   } else if (u->gate == TPUCI__GATE_WAITING) {
     tpuci__buf_addf(b, "%s could not resolve%s", name, u->gate_wait);
   } else if (u->gate == TPUCI__GATE_READY) {
-    tpuci__buf_addf(b, "%s %s", name, u->att->gang_state == TPUCI__GANG_GO
-                                          ? "did not see tpuci's go" : "was ready");
+    tpuci__buf_addf(b, "%s %s", name, u->att->gang_state == TPUCI__GANG_GO ? "did not see tpuci's go" : "was ready");
   } else if (TPUCI__U_ENDED(u)) {
     tpuci__buf_addf(b, "%s ended (exit %ld) before the gang was up", name, u->status);
   } else {
@@ -376,8 +376,8 @@ static void tpuci__unit_start_late(uv_timer_t *t) {
   if (att->phase != TPUCI__UP_RUN || tpuci__unit_gang_up(att) || att->infra != NULL) return;
   why = tpuci__unit_not_up_all(att);
   tpuci__unit_infra(att, tpuci__printf(
-      "the gang's hosts were not all up within %s (start_timeout): %s",
-      tpuci__duration_format(att->start_ms, d, sizeof(d)), why));
+                             "the gang's hosts were not all up within %s (start_timeout): %s",
+                             tpuci__duration_format(att->start_ms, d, sizeof(d)), why));
   free(why);
   if (att->gang_state == TPUCI__GANG_OPENING) {
     /* Nothing started: nothing will. */
@@ -386,7 +386,8 @@ static void tpuci__unit_start_late(uv_timer_t *t) {
   } else {
     /* The jobs that started wait for peers that are not there. */
     tpuci__unit_stop_all(att, (att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)
-                                  ? SIGTERM : SIGKILL);
+                                  ? SIGTERM
+                                  : SIGKILL);
   }
   tpuci__unit_step(att);
 }

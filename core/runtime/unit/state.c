@@ -12,7 +12,8 @@
 void tpuci__unit_bad_move(tpuci__unit_att_t *att, const char *what, const char *name,
                           const char *from, const char *to) {
   tpuci__unit_tell(att, "tpuci: internal error: %s%s%s moved from %s to %s, which it "
-                   "never should; please report it", what, name ? " " : "",
+                        "never should; please report it",
+                   what, name ? " " : "",
                    name ? name : "", from, to);
   assert(!"a state machine made a move its table does not allow");
 }

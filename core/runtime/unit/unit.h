@@ -89,13 +89,13 @@ typedef struct tpuci__unit_list_s tpuci__unit_list_t;
 /* Where a host is, as the core knows it (unit.h's top; moved only by
  * tpuci__unit_created, _started, _exited and _ended_infra). */
 typedef enum {
-  TPUCI__U_NEW = 0,       /* nothing made yet (or its create failed) */
-  TPUCI__U_CREATED,       /* made: there is something to signal and remove */
-  TPUCI__U_STARTED,       /* ops->start answered ok: it runs */
-  TPUCI__U_DONE,          /* its command ended (`status`); it waits, idle,
+  TPUCI__U_NEW = 0, /* nothing made yet (or its create failed) */
+  TPUCI__U_CREATED, /* made: there is something to signal and remove */
+  TPUCI__U_STARTED, /* ops->start answered ok: it runs */
+  TPUCI__U_DONE,    /* its command ended (`status`); it waits, idle,
                              for the gang's end (TPUCI__UNIT_GATE) */
-  TPUCI__U_EXITED,        /* it exited: `status` */
-  TPUCI__U_LOST           /* it ended, not by the job's doing */
+  TPUCI__U_EXITED,  /* it exited: `status` */
+  TPUCI__U_LOST     /* it ended, not by the job's doing */
 } tpuci__unit_state_t;
 
 /* One host of an attempt. The core sets the fields below except `name`,
@@ -104,21 +104,21 @@ typedef enum {
  * them). */
 typedef struct {
   tpuci__unit_att_t *att;
-  int index;              /* host index */
-  char *name;             /* the unit's own name, for messages */
-  char *host;             /* a gang's "worker-<index>", else NULL */
+  int index;  /* host index */
+  char *name; /* the unit's own name, for messages */
+  char *host; /* a gang's "worker-<index>", else NULL */
   tpuci__unit_state_t state;
-  int pending_signal;     /* to send once started */
-  int ready;              /* its output is open, or given up (RUN) */
-  long status;            /* its exit code */
+  int pending_signal; /* to send once started */
+  int ready;          /* its output is open, or given up (RUN) */
+  long status;        /* its exit code */
   int oom;
-  int oom_unreported;     /* gang.h's TPUCI__OOM_STATS, _PROBABLY or 0 */
-  uint64_t signals;       /* bit n: tpuci sent it signal n */
-  int stopped;            /* tpuci stopped it before it ended */
+  int oom_unreported; /* gang.h's TPUCI__OOM_STATS, _PROBABLY or 0 */
+  uint64_t signals;   /* bit n: tpuci sent it signal n */
+  int stopped;        /* tpuci stopped it before it ended */
   /* It ended (EXITED) with another status than its command said (DONE):
    * tpuci killed it while it was idle. `status` is the command's. */
   int idle_killed;
-  unsigned long order;    /* of its end among the attempt's hosts */
+  unsigned long order; /* of its end among the attempt's hosts */
   /* The gang's start barrier (TPUCI__UNIT_GATE): where its wait step
    * is (tpuci__unit_gate) and, waiting, the names it could not resolve
    * yet. */
@@ -149,10 +149,10 @@ typedef struct {
 #define TPUCI__UNIT_GATE 4
 
 typedef struct {
-  const char *kind;       /* "container", "service", "process" */
-  int flags;              /* TPUCI__UNIT_* */
-  size_t att_size;        /* the driver's attempt, tpuci__unit_att_t first */
-  size_t unit_size;       /* the driver's unit, tpuci__unit_t first */
+  const char *kind; /* "container", "service", "process" */
+  int flags;        /* TPUCI__UNIT_* */
+  size_t att_size;  /* the driver's attempt, tpuci__unit_att_t first */
+  size_t unit_size; /* the driver's unit, tpuci__unit_t first */
   /* Each op that asks something of the engine (or a child, or waits on
    * a timer) counts it with tpuci__unit_req_begin() and, when it is
    * answered, uncounts it with tpuci__unit_req_end() and calls
@@ -163,8 +163,8 @@ typedef struct {
    * negative code with rt->err set; nothing was made yet. */
   int (*init)(tpuci__unit_att_t *att, tpuci__runtime_t *rt,
               const tpuci__slice_t *slice);
-  void (*net_create)(tpuci__unit_att_t *att);     /* optional */
-  void (*create)(tpuci__unit_t *u);   /* tpuci__unit_created() once made */
+  void (*net_create)(tpuci__unit_att_t *att); /* optional */
+  void (*create)(tpuci__unit_t *u);           /* tpuci__unit_created() once made */
   /* Optional: opens the output before the start; calls
    * tpuci__unit_ready(u) exactly once (opened, or given up). */
   void (*output)(tpuci__unit_t *u);
@@ -185,7 +185,7 @@ typedef struct {
   /* Optional, GONE: whether everything removed went; `first` on entry.
    * When it says no, the driver calls tpuci__unit_step() again later. */
   int (*gone)(tpuci__unit_att_t *att, int first);
-  void (*net_remove)(tpuci__unit_att_t *att);     /* optional */
+  void (*net_remove)(tpuci__unit_att_t *att); /* optional */
   /* --keep-failed: what was kept, to tell the user: unit u's (NULL:
    * nothing of it), then with u == NULL the attempt's own (a network).
    * New string. */
@@ -211,8 +211,8 @@ typedef struct {
    * through v->cause; a log_lost goes into att->log_lost). */
   void (*outcome)(tpuci__unit_att_t *att, tpuci__gang_verdict_t *v,
                   tpuci__exit_t *ex);
-  void (*release)(tpuci__unit_t *u);              /* the driver's fields */
-  void (*att_release)(tpuci__unit_att_t *att);    /* the driver's fields */
+  void (*release)(tpuci__unit_t *u);           /* the driver's fields */
+  void (*att_release)(tpuci__unit_att_t *att); /* the driver's fields */
 } tpuci__unit_ops_t;
 
 /* The attempt's phase (this file's top says each one's moves). */
@@ -241,30 +241,30 @@ struct tpuci__unit_att_s {
   const tpuci__unit_ops_t *ops;
   tpuci__unit_list_t *list;
   tpuci__attempt_t *a;
-  void *units;            /* nunits of ops->unit_size bytes */
+  void *units; /* nunits of ops->unit_size bytes */
   size_t nunits;
-  int gang;               /* a multi-host topology */
-  tpuci__unit_phase_t phase;      /* moved by attempt.c only */
-  tpuci__unit_gang_t gang_state;  /* RUN: the start; attempt.c only */
+  int gang;                      /* a multi-host topology */
+  tpuci__unit_phase_t phase;     /* moved by attempt.c only */
+  tpuci__unit_gang_t gang_state; /* RUN: the start; attempt.c only */
   /* Requests in flight, all kinds (and pending retries): only
    * tpuci__unit_req_begin() and tpuci__unit_req_end() touch it. */
   int requests;
-  int to_ready;           /* RUN: units whose output is not ready yet */
+  int to_ready; /* RUN: units whose output is not ready yet */
   /* Why it ends early; each is set once and never cleared. */
-  int stop;               /* signalled before anything started */
-  int signalled;          /* the scheduler signalled it */
-  uint64_t signals;       /* bit n: the scheduler sent signal n */
-  char *infra;            /* the first failure not of the job's doing */
-  int gang_stop;          /* a host failed on its own: the rest stop */
-  char *log_lost;         /* set by ops->outcome, freed by the core */
-  int gone_asked;         /* GONE was entered (ops->gone's `first`) */
-  unsigned long ends;     /* units ended so far */
+  int stop;           /* signalled before anything started */
+  int signalled;      /* the scheduler signalled it */
+  uint64_t signals;   /* bit n: the scheduler sent signal n */
+  char *infra;        /* the first failure not of the job's doing */
+  int gang_stop;      /* a host failed on its own: the rest stop */
+  char *log_lost;     /* set by ops->outcome, freed by the core */
+  int gone_asked;     /* GONE was entered (ops->gone's `first`) */
+  unsigned long ends; /* units ended so far */
   uint64_t grace_ms;
   /* The gang's start deadline (RUN): armed when RUN begins for a gang
    * with a start_timeout (start_ms), stopped once it is UP. */
   uv_timer_t start_timer;
   uint64_t start_ms;
-  int closing;            /* handles being closed at the end */
+  int closing; /* handles being closed at the end */
   /* The core's in RUN (the grace) unless TPUCI__UNIT_STOP_BY_REMOVE; the
    * driver's otherwise (retries, inspections). Closed by the core. */
   uv_timer_t timer;
@@ -276,7 +276,7 @@ struct tpuci__unit_att_s {
  * when one ended and when its timer closed: the runtime may close then. */
 struct tpuci__unit_list_s {
   tpuci__unit_att_t *atts;
-  int handles;            /* attempt timers being closed */
+  int handles; /* attempt timers being closed */
   tpuci__runtime_t *rt;
   void (*changed)(tpuci__runtime_t *rt);
 };
