@@ -20,11 +20,16 @@ for l in open(sys.argv[1]):
   done
 }
 # collected FILE: what a process collected (kept), one id a line.
+# The ids a process's progress.jsonl says it collected, one a line
+# (through a file: a CI run once saw the pipe of $(...) broken under
+# python's print, leaving nothing to compare).
 collected() {
   /usr/bin/python3 -c 'import json,sys
-for l in open(sys.argv[1]):
-    o = json.loads(l)
-    if "collected" in o: print("\n".join(o["collected"]))' "$1"
+with open(sys.argv[2], "w") as out:
+    for l in open(sys.argv[1]):
+        o = json.loads(l)
+        if "collected" in o: out.write("\n".join(o["collected"]) + "\n")' "$1" "$WORK/collected.txt" &&
+    cat "$WORK/collected.txt"
 }
 
 export FIRST_FAIL_ONCE=$WORK/fail-once
