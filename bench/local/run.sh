@@ -99,22 +99,25 @@ plans = [f"{10 ** int(k):,}" for k in sys.argv[7:9]]
 mib = out_bytes / 1048576
 def med(path):
     return [statistics.median(r["times"]) for r in json.load(open(path))["results"]]
+def ratio(a, b, fmt=".2f"):
+    # hyperfine may time a command that fast (a smoke run's tiny sizes) as 0 s.
+    return format(a / b, fmt) if b > 0 else "n/a (under hyperfine's resolution)"
 t, xd, xs, p = med("jobs.json")
 print(f"{n} trivial jobs at -j 2 (median of runs):")
 print(f"  tpuci {t:.3f} s, xargs -P2 {xd:.3f} s, xargs -P2 sh -c {xs:.3f} s, GNU parallel {p:.3f} s")
-print(f"  tpuci / xargs -P2            {t/xd:.2f}x   (target <= 1.3x)")
-print(f"  tpuci / xargs -P2 sh -c      {t/xs:.2f}x")
-print(f"  GNU parallel / tpuci         {p/t:.2f}x   (target >= 4x)")
+print(f"  tpuci / xargs -P2            {ratio(t, xd)}x   (target <= 1.3x)")
+print(f"  tpuci / xargs -P2 sh -c      {ratio(t, xs)}x")
+print(f"  GNU parallel / tpuci         {ratio(p, t)}x   (target >= 4x)")
 g = med("growth.json")
 print("growth (median s, tpuci / xargs -P2):")
 print(f"  {'N':>6} {'tpuci':>8} {'xargs':>8} {'ratio':>6}")
 for i, m in enumerate(sizes):
     a, b = g[2 * i], g[2 * i + 1]
-    print(f"  {m:>6} {a:>8.3f} {b:>8.3f} {a/b:>6.2f}")
+    print(f"  {m:>6} {a:>8.3f} {b:>8.3f} {ratio(a, b):>6}")
 o, floor = med("out.json")
 rss = int(open("out.rss").read().split()[0]) / 1024
-print(f"{mib:.0f} MiB of output: tpuci {mib/o:.0f} MiB/s ({o:.2f} s, log {out_size} bytes, "
-      f"peak RSS {rss:.1f} MB); head > file {mib/floor:.0f} MiB/s (target >= 500 MB/s, RSS < 50 MB)")
+print(f"{mib:.0f} MiB of output: tpuci {ratio(mib, o, '.0f')} MiB/s ({o:.2f} s, log {out_size} bytes, "
+      f"peak RSS {rss:.1f} MB); head > file {ratio(mib, floor, '.0f')} MiB/s (target >= 500 MB/s, RSS < 50 MB)")
 for p, count in zip(("plan10k", "plan100k"), plans):
     for kind, label in (("txt", "plan"), ("json", "plan --json")):
         secs, kb = open(f"{p}.{kind}.t").read().split()
