@@ -236,7 +236,7 @@ static void check_recent(json_t *recent, size_t *runs) {
   json_object_foreach(recent, key, v) {
     const char *seq = json_string_value(v);
     CHECK(strchr(key, '\x1f') != NULL && seq != NULL);
-    CHECK(strspn(seq, "pfks-") == strlen(seq) && strlen(seq) > 0);
+    CHECK(strspn(seq, "pfkso-") == strlen(seq) && strlen(seq) > 0);
     CHECK(len == (size_t) -1 || len == strlen(seq));
     len = strlen(seq);
   }
