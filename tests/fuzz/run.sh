@@ -83,7 +83,17 @@ fuzz_one() {
     "$out/$name.log" | sed "s/^/fuzz_$name: /"
   if [ $rc -ne 0 ]; then
     echo "run.sh: fuzz_$name failed (exit $rc); see $out/$name.log and $out/$name-crash-*" >&2
-    grep -E 'ERROR|check failed|SUMMARY|took' "$out/$name.log" | head -n 10 >&2
+    grep -E "ERROR|check failed|SUMMARY|took|^fuzz_$name: " "$out/$name.log" | head -n 10 >&2
+    # The input itself, so that a crash CI found is reproduced from its log:
+    # base64 -d > x && fuzz_<name> x (or copy it into corpus/<name>/).
+    local crash
+    for crash in "$out/$name"-crash-* "$out/$name"-timeout-* "$out/$name"-oom-*; do
+      if [ ! -f "$crash" ] || [ ! "$crash" -nt "$out/.started" ]; then continue; fi
+      if [ "$(wc -c < "$crash")" -le 4096 ]; then
+        echo "run.sh: $(basename "$crash") in base64:" >&2
+        base64 -w 76 "$crash" >&2
+      fi
+    done
     return 1
   fi
 }
@@ -92,6 +102,7 @@ fuzz_one() {
 # core): each is one process on one core.
 parallel=${TPUCI_FUZZ_PARALLEL:-$jobs}
 rm -f "$out"/*.failed
+touch "$out/.started"
 for name in "${names[@]}"; do
   while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
   { fuzz_one "$name" "$@" || touch "$out/$name.failed"; } &
