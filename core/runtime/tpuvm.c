@@ -9,8 +9,10 @@
 
 #include <curl/curl.h>
 
+#include "plan/topology.h"
+
 #define TPUCI__METADATA_TIMEOUT_MS 2000L
-#define TPUCI__METADATA_MAX 4096
+#define TPUCI__METADATA_MAX 16384
 
 /* The TPU device nodes: /dev/accel* (v2 to v4) and the VFIO groups
  * /dev/vfio/<n> (v5e and later); /dev/vfio/vfio alone is VFIO's control
@@ -42,11 +44,11 @@ static size_t tpuci__md_write(char *data, size_t size, size_t n, void *userdata)
   return size * n;
 }
 
-/* GET http://<server>/computeMetadata/v1/instance/attributes/<key> with
- * the header the server requires. Returns the value (a new string), or
- * NULL with *why set (a new string). */
-static char *tpuci__metadata_get(const char *server, const char *key, char **why) {
-  char *url = tpuci__printf("http://%s/computeMetadata/v1/instance/attributes/%s", server, key);
+/* GET http://<server>/computeMetadata/v1/instance/<path> with the header
+ * the server requires. Returns the value (a new string), or NULL with
+ * *why set (a new string). */
+static char *tpuci__metadata_get(const char *server, const char *path, char **why) {
+  char *url = tpuci__printf("http://%s/computeMetadata/v1/instance/%s", server, path);
   char errbuf[CURL_ERROR_SIZE] = "";
   struct curl_slist *headers = curl_slist_append(NULL, "Metadata-Flavor: Google");
   tpuci__md_reply_t reply;
@@ -74,14 +76,13 @@ static char *tpuci__metadata_get(const char *server, const char *key, char **why
   rc = curl_easy_perform(c);
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
   if (rc != CURLE_OK) {
-    *why = tpuci__printf("%s", reply.too_big ? "the answer is over 4 KiB"
+    *why = tpuci__printf("%s", reply.too_big ? "the answer is over 16 KiB"
                                : *errbuf     ? errbuf
                                              : curl_easy_strerror(rc));
   } else if (status != 200) {
     *why = tpuci__printf("HTTP %ld", status);
   } else {
     value = tpuci__strndup(reply.body.data ? reply.body.data : "", reply.body.len);
-    value[strcspn(value, "\r\n")] = '\0';
   }
 done:
   if (c) curl_easy_cleanup(c);
@@ -91,45 +92,172 @@ done:
   return value;
 }
 
-/* The accelerator type this machine is: from the metadata server, else
- * from TPU_ACCELERATOR_TYPE (GKE's device plugin, or set by hand). A new
- * string, or NULL; the lines go to `report`. */
-static char *tpuci__tpuvm_type(tpuci__buf_t *report) {
+/* A one-line value (its first line), or NULL when the server has none or
+ * says nothing; why (a new string) is freed. */
+static char *tpuci__metadata_line(const char *server, const char *path) {
+  char *why = NULL, *v = tpuci__metadata_get(server, path, &why);
+  free(why);
+  if (v != NULL) v[strcspn(v, "\r\n")] = '\0';
+  if (v != NULL && *v == '\0') {
+    free(v);
+    v = NULL;
+  }
+  return v;
+}
+
+/* The last part of a metadata path value ("projects/1/zones/z/
+ * instanceGroupManagers/mig-a" -> "mig-a"). Points into `v`. */
+static const char *tpuci__metadata_leaf(const char *v) {
+  const char *slash = strrchr(v, '/');
+  return slash ? slash + 1 : v;
+}
+
+char *tpuci__tpu_env_value(const char *text, const char *key) {
+  size_t klen = strlen(key);
+  const char *p = text;
+  while (p != NULL && *p) {
+    const char *eol = strchr(p, '\n'), *v;
+    size_t n = eol ? (size_t) (eol - p) : strlen(p);
+    if (n > klen && strncmp(p, key, klen) == 0 && p[klen] == ':') {
+      v = p + klen + 1;
+      while (v < p + n && (*v == ' ' || *v == '\t')) v++;
+      while (n > 0 && (p[n - 1] == '\r' || p[n - 1] == ' ')) n--;
+      if (p + n - v >= 2 && (*v == '\'' || *v == '"') && p[n - 1] == *v) {
+        v++;
+        n--;
+      }
+      return tpuci__strndup(v, (size_t) (p + n - v));
+    }
+    p = eol ? eol + 1 : NULL;
+  }
+  return NULL;
+}
+
+/* A catalogue row whose hosts are `machine` VMs, or NULL: no TPU machine
+ * type. */
+static const tpuci__tpu_type_t *tpuci__tpu_machine_row(const char *machine) {
+  const tpuci__tpu_type_t *t;
+  size_t i;
+  for (i = 0; (t = tpuci__tpu_catalogue_at(i)) != NULL; i++)
+    if (t->machine_type != NULL && strcmp(t->machine_type, machine) == 0) return t;
+  return NULL;
+}
+
+/* What this machine is. */
+typedef struct {
+  char *type;    /* the accelerator type ("v4-8"), or NULL */
+  char *machine; /* a Compute Engine TPU machine type ("tpu7x-standard-4t")
+                  * when that is what the metadata says, or NULL */
+} tpuci__tpuvm_t;
+
+/* A Cloud TPU VM (v2 to v6e through the Cloud TPU API): its accelerator
+ * type, from `accelerator-type` or `tpu-env`'s ACCELERATOR_TYPE. Returns 1
+ * and sets vm->type, or 0 (*why: the first answer's problem, NULL when
+ * the server answered without a type). */
+static int tpuci__tpuvm_cloud_tpu(const char *server, tpuci__tpuvm_t *vm,
+                                  tpuci__buf_t *report, char **why) {
+  char *worker, *endpoints, *text, *ignored = NULL;
+  vm->type = tpuci__metadata_get(server, "attributes/accelerator-type", why);
+  if (vm->type == NULL && strncmp(*why, "HTTP ", 5) != 0) return 0; /* no server */
+  if (vm->type != NULL) vm->type[strcspn(vm->type, "\r\n")] = '\0';
+  worker = tpuci__metadata_line(server, "attributes/agent-worker-number");
+  if ((vm->type == NULL || *vm->type == '\0') &&
+      (text = tpuci__metadata_get(server, "attributes/tpu-env", &ignored)) != NULL) {
+    free(vm->type);
+    vm->type = tpuci__tpu_env_value(text, "ACCELERATOR_TYPE");
+    if (worker == NULL) worker = tpuci__tpu_env_value(text, "WORKER_ID");
+    free(text);
+  }
+  free(ignored);
+  if (vm->type == NULL || *vm->type == '\0') {
+    free(vm->type);
+    vm->type = NULL;
+    free(worker);
+    return 0;
+  }
+  endpoints = tpuci__metadata_line(server, "attributes/worker-network-endpoints");
+  tpuci__buf_addf(report, "ok   tpu metadata: %s, worker %s (%s)\n", vm->type,
+                  worker ? worker : "0", server);
+  if (endpoints) tpuci__buf_addf(report, "ok   tpu workers: %s\n", endpoints);
+  free(worker);
+  free(endpoints);
+  return 1;
+}
+
+/* A Compute Engine instance of a TPU machine type (TPU7x and later are
+ * no Cloud TPU API nodes: their slices are instances, usually of a
+ * managed instance group): its `machine-type`, name and group. Returns 1
+ * and sets vm->machine, -1 (a FAIL line) for an instance of another
+ * machine type, 0 when the server says no machine type. */
+static int tpuci__tpuvm_instance(const char *server, tpuci__tpuvm_t *vm,
+                                 tpuci__buf_t *report) {
+  char *mt = tpuci__metadata_line(server, "machine-type"), *name, *group;
+  const tpuci__tpu_type_t *row;
+  if (mt == NULL) return 0;
+  row = tpuci__tpu_machine_row(tpuci__metadata_leaf(mt));
+  if (row == NULL) {
+    tpuci__buf_addf(report, "FAIL tpu metadata: this is a Compute Engine %s instance, no TPU "
+                            "machine type (%s)\n",
+                    tpuci__metadata_leaf(mt), server);
+    free(mt);
+    return -1;
+  }
+  vm->machine = tpuci__strdup(row->machine_type);
+  name = tpuci__metadata_line(server, "name");
+  group = tpuci__metadata_line(server, "attributes/created-by");
+  tpuci__buf_addf(report, "ok   tpu metadata: Compute Engine instance %s, a %s (%s, %d chip%s a VM)",
+                  name ? name : "(unnamed)", vm->machine, row->generation, row->chips_per_host,
+                  row->chips_per_host == 1 ? "" : "s");
+  if (group) tpuci__buf_addf(report, " of instance group %s", tpuci__metadata_leaf(group));
+  tpuci__buf_addf(report, " (%s)\n", server);
+  free(name);
+  free(group);
+  free(mt);
+  return 1;
+}
+
+/* What this machine is: from the metadata server (a Cloud TPU VM's
+ * accelerator type, else a Compute Engine instance's TPU machine type),
+ * with TPU_ACCELERATOR_TYPE (GKE's device plugin, or set by hand) for
+ * the type when the server does not say it. The lines go to `report`;
+ * returns 0 when nothing says what it is. */
+static int tpuci__tpuvm_what(tpuci__tpuvm_t *vm, tpuci__buf_t *report) {
   const char *server = getenv("GCE_METADATA_HOST");
   const char *env = getenv("TPU_ACCELERATOR_TYPE");
-  char *why = NULL, *why2 = NULL, *type, *worker, *endpoints;
+  char *why = NULL;
+  int r;
 
   if (server == NULL || *server == '\0') server = TPUCI__METADATA_DEFAULT;
-  type = tpuci__metadata_get(server, "accelerator-type", &why);
-  if (type != NULL && *type != '\0') {
-    worker = tpuci__metadata_get(server, "agent-worker-number", &why2);
-    free(why2);
-    endpoints = tpuci__metadata_get(server, "worker-network-endpoints", &why2);
-    free(why2);
-    tpuci__buf_addf(report, "ok   tpu metadata: %s, worker %s (%s)\n", type,
-                    worker && *worker ? worker : "0", server);
-    if (endpoints && *endpoints)
-      tpuci__buf_addf(report, "ok   tpu workers: %s\n", endpoints);
-    free(worker);
-    free(endpoints);
+  if (tpuci__tpuvm_cloud_tpu(server, vm, report, &why)) {
     free(why);
-    return type;
+    return 1;
   }
-  free(type);
+  /* The server answered, without a Cloud TPU type: an instance? */
+  r = why == NULL || strncmp(why, "HTTP ", 5) == 0 ? tpuci__tpuvm_instance(server, vm, report) : 0;
   if (env != NULL && *env != '\0') {
-    tpuci__buf_addf(report, "ok   tpu environment: TPU_ACCELERATOR_TYPE=%s (no metadata "
-                            "server at %s: %s)\n",
-                    env, server, why ? why : "empty answer");
+    const tpuci__tpu_type_t *row = tpuci__tpu_find(env, 0);
+    vm->type = tpuci__strdup(env);
+    if (r == 0)
+      tpuci__buf_addf(report, "ok   tpu environment: TPU_ACCELERATOR_TYPE=%s (no metadata "
+                              "server at %s: %s)\n",
+                      env, server, why ? why : "empty answer");
+    else if (vm->machine && row && row->machine_type && strcmp(row->machine_type, vm->machine) != 0)
+      tpuci__buf_addf(report, "warn tpu environment: TPU_ACCELERATOR_TYPE=%s runs on %s VMs, "
+                              "this one is a %s\n",
+                      env, row->machine_type, vm->machine);
+    else
+      tpuci__buf_addf(report, "ok   tpu environment: TPU_ACCELERATOR_TYPE=%s\n", env);
     free(why);
-    return tpuci__strdup(env);
+    return 1;
   }
-  tpuci__buf_addf(report, "FAIL tpu metadata: no metadata server at %s (%s) and no "
-                          "TPU_ACCELERATOR_TYPE: nothing says which TPU slice this is (on a "
-                          "Cloud TPU VM the server answers; elsewhere set TPU_ACCELERATOR_TYPE "
-                          "and TPU_WORKER_ID)\n",
-                  server, why ? why : "empty answer");
+  if (r == 0)
+    tpuci__buf_addf(report, "FAIL tpu metadata: no metadata server at %s (%s) and no "
+                            "TPU_ACCELERATOR_TYPE: nothing says which TPU slice this is (on a "
+                            "Cloud TPU VM or a TPU Compute Engine instance the server answers; "
+                            "elsewhere set TPU_ACCELERATOR_TYPE and TPU_WORKER_ID)\n",
+                    server, why ? why : "empty answer");
   free(why);
-  return NULL;
+  return r == 1;
 }
 
 /* Emulation switches left in this environment: real mode passes them
@@ -146,11 +274,42 @@ static void tpuci__tpuvm_leftovers(tpuci__buf_t *report) {
   }
 }
 
+/* A real topology of the spec against the machine: the same accelerator
+ * type, else (a Compute Engine instance, whose metadata does not say the
+ * slice's size) the same machine type for its hosts. */
+static void tpuci__tpuvm_topology(const tpuci__tpuvm_t *vm, const tpuci__topology_t *t,
+                                  tpuci__buf_t *report) {
+  const char *want = t->base ? t->base : t->name;
+  const char *where = t->where ? t->where : "spec";
+  const tpuci__tpu_type_t *row = tpuci__tpu_find(want, t->hosts);
+  if (vm->type != NULL) {
+    if (strcmp(want, vm->type) == 0)
+      tpuci__buf_addf(report, "ok   tpu topology '%s': this machine is a %s\n", t->name,
+                      vm->type);
+    else
+      tpuci__buf_addf(report, "warn tpu topology '%s' (%s): this machine is a %s; "
+                              "the jobs will see the %s\n",
+                      t->name, where, vm->type, vm->type);
+  } else if (vm->machine != NULL) {
+    if (row != NULL && row->machine_type != NULL && strcmp(row->machine_type, vm->machine) == 0)
+      tpuci__buf_addf(report, "ok   tpu topology '%s': its hosts are %s VMs, as this one is "
+                              "(its slice's size is the instance group's: set "
+                              "TPU_ACCELERATOR_TYPE to check it too)\n",
+                      t->name, vm->machine);
+    else
+      tpuci__buf_addf(report, "warn tpu topology '%s' (%s): its hosts are %s; this machine "
+                              "is a %s: the jobs will see its chips\n",
+                      t->name, where,
+                      row && row->machine_type ? row->machine_type : "no Compute Engine TPU machine",
+                      vm->machine);
+  }
+}
+
 int tpuci__tpuvm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
                         tpuci__err_t *err) {
   tpuci__strv_t devs = {NULL, 0, 0};
   tpuci__buf_t list;
-  char *type;
+  tpuci__tpuvm_t vm = {NULL, NULL};
   size_t i;
   int rc = 0;
 
@@ -170,29 +329,23 @@ int tpuci__tpuvm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
   tpuci__buf_free(&list);
   tpuci__strv_free(&devs);
 
-  type = tpuci__tpuvm_type(report);
-  if (type == NULL && rc == 0)
+  if (!tpuci__tpuvm_what(&vm, report) && rc == 0)
     rc = tpuci__err_set(err, TPUCI_EENGINE, "nothing says which TPU slice this machine "
-                                            "is (no metadata server, no TPU_ACCELERATOR_TYPE)");
+                                            "is (no Cloud TPU VM or TPU machine type in its "
+                                            "metadata, no TPU_ACCELERATOR_TYPE)");
   tpuci__tpuvm_leftovers(report);
 
   /* The spec's real topologies against the machine. */
-  for (i = 0; plan != NULL && type != NULL && i < plan->ntopologies; i++) {
+  for (i = 0; plan != NULL && i < plan->ntopologies; i++) {
     const tpuci__topology_t *t = &plan->topologies[i];
-    const char *want = t->base ? t->base : t->name;
     size_t k;
     int used = 0;
     for (k = 0; k < plan->ninstances && !used; k++)
       used = plan->instances[k].selected && plan->instances[k].topology == (int) i;
-    if (!used || t->emulate == NULL || strcmp(t->emulate, "real") != 0) continue;
-    if (strcmp(want, type) == 0)
-      tpuci__buf_addf(report, "ok   tpu topology '%s': this machine is a %s\n", t->name, type);
-    else
-      tpuci__buf_addf(report, "warn tpu topology '%s' (%s): this machine is a %s; "
-                              "the jobs will see the %s\n",
-                      t->name, t->where ? t->where : "spec",
-                      type, type);
+    if (used && t->emulate != NULL && strcmp(t->emulate, "real") == 0)
+      tpuci__tpuvm_topology(&vm, t, report);
   }
-  free(type);
+  free(vm.type);
+  free(vm.machine);
   return rc;
 }

@@ -103,15 +103,17 @@ if ! unshare -m true 2>/dev/null; then
   echo "note: no mount namespaces here (unshare -m): the TPU VM half is skipped" >&2
   finish
 fi
+# metadata.py VALUES.json: a metadata server answering the paths under
+# computeMetadata/v1/instance/ that VALUES names, 404 for the others.
 cat > metadata.py <<'PY'
-import http.server, sys
-VALUES = {"accelerator-type": "v4-8", "agent-worker-number": "0",
-          "worker-network-endpoints": "w-0:0:10.0.0.2"}
+import http.server, json, sys
+VALUES = json.load(open(sys.argv[1]))
+PREFIX = "/computeMetadata/v1/instance/"
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
-        key = self.path.rsplit("/", 1)[-1]
+        key = self.path[len(PREFIX):]
         ok = self.headers.get("Metadata-Flavor") == "Google" and \
-            self.path.startswith("/computeMetadata/v1/instance/attributes/") and key in VALUES
+            self.path.startswith(PREFIX) and key in VALUES
         body = VALUES[key].encode() if ok else b"not found"
         self.send_response(200 if ok else 404)
         self.send_header("Content-Length", str(len(body)))
@@ -123,19 +125,74 @@ s = http.server.HTTPServer(("127.0.0.1", 0), H)
 print(s.server_address[1], flush=True)
 s.serve_forever()
 PY
-/usr/bin/python3 metadata.py > port.txt &
-md=$!
-for _ in $(seq 50); do [ -s port.txt ] && break; sleep 0.1; done
-port=$(cat port.txt)
-out=$(GCE_METADATA_HOST=127.0.0.1:$port unshare -m sh -c '
-  mount -t tmpfs tpuci-dev /dev && mknod /dev/null c 1 3 && mknod /dev/accel0 c 1 3 &&
-  exec "$0" doctor --real "$1"' "$TPUCI" "$WORK/real.lua" 2>&1)
-code=$?
-kill "$md"
+# doctor_on VALUES.json SPEC [VAR=value...]: `tpuci doctor --real SPEC` with
+# that metadata server and /dev/accel0; sets out, code and port (the exit
+# code also says whether the engine answered: only the lines are checked).
+doctor_on() {
+  local values=$1 spec=$2 md
+  shift 2
+  rm -f port.txt
+  /usr/bin/python3 metadata.py "$values" > port.txt &
+  md=$!
+  for _ in $(seq 50); do [ -s port.txt ] && break; sleep 0.1; done
+  port=$(cat port.txt)
+  out=$(env "$@" GCE_METADATA_HOST="127.0.0.1:$port" unshare -m sh -c '
+    mount -t tmpfs tpuci-dev /dev && mknod /dev/null c 1 3 && mknod /dev/accel0 c 1 3 &&
+    exec "$0" doctor --real "$1"' "$TPUCI" "$WORK/$spec" 2>&1)
+  code=$?
+  kill "$md"
+  wait "$md" 2>/dev/null
+}
+
+# A Cloud TPU VM (a v4-8).
+cat > v4.json <<'JSON'
+{"attributes/accelerator-type": "v4-8", "attributes/agent-worker-number": "0",
+ "attributes/worker-network-endpoints": "w-0:0:10.0.0.2"}
+JSON
+doctor_on v4.json real.lua
 expect_out "ok   tpu devices: /dev/accel0"
 expect_out "ok   tpu metadata: v4-8, worker 0 (127.0.0.1:$port)"
 expect_out "ok   tpu workers: w-0:0:10.0.0.2"
 expect_out "ok   tpu topology 'v4-8': this machine is a v4-8"
 expect_out "warn tpu topology 'v4-16'"
 expect_not_out "FAIL tpu" "a TPU VM failing the TPU checks"
+
+# One whose type is only in tpu-env (as JAX reads it).
+cat > tpuenv.json <<'JSON'
+{"attributes/tpu-env": "ACCELERATOR_TYPE: 'v4-16'\nHOST_BOUNDS: '1,1,2'\nWORKER_ID: '1'\n"}
+JSON
+doctor_on tpuenv.json real.lua
+expect_out "ok   tpu metadata: v4-16, worker 1 (127.0.0.1:$port)"
+expect_out "ok   tpu topology 'v4-16': this machine is a v4-16"
+
+# A TPU7x worker: a Compute Engine instance of a managed instance group,
+# no Cloud TPU API node (no accelerator-type).
+cat > tpu7x.lua <<'LUA'
+topology "tpu7x-16" {}
+topology "v6e-16" {}
+job "one" { topology = "tpu7x-16", run = "true" }
+job "two" { topology = "v6e-16", run = "true" }
+LUA
+cat > tpu7x.json <<'JSON'
+{"machine-type": "projects/1234/machineTypes/tpu7x-standard-4t", "name": "ci-tpu7x-w1",
+ "attributes/created-by": "projects/1234/zones/us-central1-c/instanceGroupManagers/ci-tpu7x"}
+JSON
+doctor_on tpu7x.json tpu7x.lua
+expect_out "ok   tpu metadata: Compute Engine instance ci-tpu7x-w1, a tpu7x-standard-4t (tpu7x, 4 chips a VM) of instance group ci-tpu7x (127.0.0.1:$port)"
+expect_out "ok   tpu topology 'tpu7x-16': its hosts are tpu7x-standard-4t VMs, as this one is"
+expect_out "tpu7x.lua:2): its hosts are ct6e-standard-4t; this machine is a tpu7x-standard-4t"
+expect_not_out "FAIL tpu" "a TPU7x instance failing the TPU checks"
+# ... with TPU_ACCELERATOR_TYPE saying the slice's size.
+doctor_on tpu7x.json tpu7x.lua TPU_ACCELERATOR_TYPE=tpu7x-16
+expect_out "ok   tpu environment: TPU_ACCELERATOR_TYPE=tpu7x-16"
+expect_out "ok   tpu topology 'tpu7x-16': this machine is a tpu7x-16"
+doctor_on tpu7x.json tpu7x.lua TPU_ACCELERATOR_TYPE=v6e-16
+expect_out "warn tpu environment: TPU_ACCELERATOR_TYPE=v6e-16 runs on ct6e-standard-4t VMs, this one is a tpu7x-standard-4t"
+
+# A Compute Engine instance of no TPU machine type.
+cat > n2.json <<'JSON'
+{"machine-type": "projects/1234/machineTypes/n2-standard-8", "name": "builder"}
+JSON
+doctor_on n2.json tpu7x.lua
+expect_out "FAIL tpu metadata: this is a Compute Engine n2-standard-8 instance, no TPU machine type (127.0.0.1:$port)"
 finish
