@@ -2,8 +2,8 @@
  * write, all from the same bytes: a gcloud describe file (a spec's
  * `hosts { gcloud = ... }`), a results cache entry (the CI cache restores
  * another branch's), the history (.tpuci/history.jsonl), a quarantine
- * file, timings.json and collections.json; and the text they hold made
- * safe to print (tpuci__safe).
+ * file, timings.json, collections.json and a TPU VM's `tpu-env` metadata;
+ * and the text they hold made safe to print (tpuci__safe).
  *
  * Oracles beyond "no crash, no sanitizer report":
  * - gcloud: refused with "gcloud: 'FILE'...", or 1 to 256 workers, each
@@ -14,7 +14,7 @@
  *   <state>/runs/<run>/ and whose tests all passed, skipped or xfailed;
  *   never more than TPUCI__CACHE_TESTS_MAX of them;
  * - history: `tpuci flaky --json` is JSON; each test's recent codes are
- *   one of "pfks-" a run, as many as there are runs; a run appended to the
+ *   one of "pfkso-" a run, as many as there are runs; a run appended to the
  *   store reads back as the last code of its test;
  * - quarantine: refused with "q.yaml:" and no entry, or entries with every
  *   field, a valid date, "q.yaml:LINE" places, each covering its own test;
@@ -36,6 +36,7 @@
 #include "pytest/quarantine.h"
 #include "pytest/timings.h"
 #include "report/cache.h"
+#include "runtime/tpuvm.h"
 #include "pytest/kind.h"
 #include "spec/internal.h"
 
@@ -51,8 +52,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
   } while (0)
 
 static const char *const KEY = "1111111111111111111111111111111111111111111111111111111111111111";
-static char state[64];     /* a state folder of the harness's own */
-static char *real_log;     /* its one log: runs/20261204-161212-f7a3/unit/attempt-1.log */
+static char state[64]; /* a state folder of the harness's own */
+static char *real_log; /* its one log: runs/20261204-161212-f7a3/unit/attempt-1.log */
 
 static void write_file(const char *path, const char *s, size_t n) {
   FILE *f = fopen(path, "wb");
@@ -360,6 +361,19 @@ static void fuzz_collections(const char *s, size_t n) {
   tpuci__collections_free(&c);
 }
 
+/* tpu-env (doctor --real): a value is a part of one line of the text. */
+static void fuzz_tpu_env(const char *s) {
+  static const char *const keys[] = {"ACCELERATOR_TYPE", "WORKER_ID", "A"};
+  size_t i;
+  for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+    char *v = tpuci__tpu_env_value(s, keys[i]);
+    if (v == NULL) continue;
+    CHECK(strchr(v, '\n') == NULL && strlen(v) < strlen(s));
+    CHECK(*v == '\0' || strstr(s, v) != NULL);
+    free(v);
+  }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *s = tpuci__strndup((const char *) data, size);
   setup();
@@ -370,6 +384,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz_quarantine((const char *) data, size);
   fuzz_timings((const char *) data, size);
   fuzz_collections((const char *) data, size);
+  fuzz_tpu_env(s);
   free(s);
   return 0;
 }
