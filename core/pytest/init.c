@@ -207,8 +207,36 @@ static void tpuci__fams_name(tpuci__fams_t *f, tpuci__strv_t *taken) {
 /* ------------------------------------------------------------------ */
 /* Writing Lua                                                         */
 
-/* A Lua string literal of s (valid UTF-8, no NUL); `${matrix.` is
- * written `$${matrix.`, which the spec reads back as the text. */
+/* Whether p (at a '{') starts a matrix reference as the spec's templates
+ * see one (lua/prelude.lua's `template`): "{", space, "matrix", space,
+ * then '.', '}' or '['. */
+static int tpuci__matrix_ref_at(const char *p) {
+  static const char space[] = " \t\n\v\f\r";
+  if (*p++ != '{') return 0;
+  p += strspn(p, space);
+  if (strncmp(p, "matrix", 6) != 0) return 0;
+  p += 6;
+  p += strspn(p, space);
+  return *p == '.' || *p == '}' || *p == '[';
+}
+
+/* Whether a spec string can hold s as its text: the templates read a
+ * run of k dollars before a matrix reference as k - 1 dollars and the
+ * text when k is even, as k - 1 dollars and a reference when k is odd,
+ * so an even run before one is no text a spec can say. */
+static int tpuci__spec_text_ok(const char *s) {
+  const char *p = s;
+  while ((p = strchr(p, '$')) != NULL) {
+    size_t k = strspn(p, "$");
+    if (k % 2 == 0 && tpuci__matrix_ref_at(p + k)) return 0;
+    p += k;
+  }
+  return 1;
+}
+
+/* A Lua string literal of s (valid UTF-8, no NUL, tpuci__spec_text_ok):
+ * a run of dollars before a matrix reference gets one more, which the
+ * spec reads back as the text. */
 static void tpuci__lua_str(tpuci__buf_t *b, const char *s) {
   const char *p;
   tpuci__buf_add(b, "\"", 1);
@@ -216,8 +244,12 @@ static void tpuci__lua_str(tpuci__buf_t *b, const char *s) {
     unsigned char c = (unsigned char) *p;
     if (c == '"' || c == '\\') tpuci__buf_addf(b, "\\%c", c);
     else if (c < 0x20 || c == 0x7f) tpuci__buf_addf(b, "\\%03u", c);
-    else if (c == '$' && strncmp(p, "${matrix.", 9) == 0) tpuci__buf_adds(b, "$$");
-    else tpuci__buf_add(b, p, 1);
+    else if (c == '$') {
+      size_t k = strspn(p, "$");
+      tpuci__buf_add(b, p, k);
+      if (tpuci__matrix_ref_at(p + k)) tpuci__buf_add(b, "$", 1);
+      p += k - 1;
+    } else tpuci__buf_add(b, p, 1);
   }
   tpuci__buf_add(b, "\"", 1);
 }
@@ -581,11 +613,16 @@ char *tpuci__init_spec(const tpuci__pyconf_t *given, const tpuci__init_opts_t *o
   tpuci__buf_t b;
   char *rest;
   size_t i;
+  size_t unwritable = 0;
   int tpu = 0, multi = 0, folded = 0;
 
-  /* An empty test path ('' in pytest.ini) is no argument a spec takes. */
-  for (i = 0; i < given->testpaths.len; i++)
-    if (*given->testpaths.items[i]) tpuci__strv_push(&paths, given->testpaths.items[i]);
+  /* An empty test path ('' in pytest.ini) is no argument a spec takes,
+   * nor one a spec string cannot hold (said below the header). */
+  for (i = 0; i < given->testpaths.len; i++) {
+    const char *path = given->testpaths.items[i];
+    if (!tpuci__spec_text_ok(path)) unwritable++;
+    else if (*path) tpuci__strv_push(&paths, path);
+  }
   view.testpaths = paths;
   tpuci__fams_make(conf, &f);
   for (i = 0; i < f.len; i++) {
@@ -599,6 +636,15 @@ char *tpuci__init_spec(const tpuci__pyconf_t *given, const tpuci__init_opts_t *o
                                                              : "unmarked");
   tpuci__buf_init(&b);
   tpuci__spec_header(&b, conf, &f, o);
+  if (unwritable > 0) {
+    char *note = tpuci__printf("%zu test path%s of %s left out: %s an even run of '$' before "
+                               "'{matrix', which a spec string cannot hold as text.",
+                               unwritable, unwritable == 1 ? "" : "s", conf->file,
+                               unwritable == 1 ? "it has" : "each has");
+    tpuci__comment(&b, note);
+    tpuci__buf_add(&b, "\n", 1);
+    free(note);
+  }
   tpuci__spec_image(&b, o);
   tpuci__spec_helper(&b, conf, o);
   tpuci__spec_rest(&b, conf, &f, rest);

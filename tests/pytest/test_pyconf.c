@@ -326,9 +326,7 @@ static void test_hostile_prefixes(void **state) {
 
 static void test_values(void **state) {
   static const char *const names[][2] = {
-      {"tpu: needs a TPU", "tpu"}, {"  slow  ", "slow"}, {"x(a, b): c", "x"}, {"_p9", "_p9"},
-      {"9x", NULL}, {"a-b", NULL}, {": nothing", NULL}, {"and", NULL}, {"not: x", NULL},
-      {"caf\xc3\xa9", NULL}, {"", NULL}};
+      {"tpu: needs a TPU", "tpu"}, {"  slow  ", "slow"}, {"x(a, b): c", "x"}, {"_p9", "_p9"}, {"9x", NULL}, {"a-b", NULL}, {": nothing", NULL}, {"and", NULL}, {"not: x", NULL}, {"caf\xc3\xa9", NULL}, {"", NULL}};
   tpuci__strv_t v = {0};
   size_t k;
   (void) state;
@@ -481,6 +479,52 @@ static void test_spec_edges(void **state) {
   tpuci__pyconf_free(&conf);
 }
 
+/* The plan's pytest arguments (its JSON) of a spec init wrote. */
+static char *plan_of(const char *text) {
+  tpuci_ctx_t *ctx;
+  char *json = NULL;
+  size_t len;
+  assert_int_equal(tpuci_ctx_new(&ctx, NULL), 0);
+  if (tpuci_load_string(ctx, text, strlen(text), "tpuci.lua") != 0)
+    fail_msg("the spec does not load: %s\n%s", tpuci_last_error(ctx), text);
+  assert_int_equal(tpuci_plan_json(ctx, &json, &len), 0);
+  tpuci_ctx_free(ctx);
+  return json;
+}
+
+/* Test paths that look like the spec's matrix references reach pytest
+ * as their text: the templates read "${matrix...", "${ matrix }" and a
+ * run of dollars before one as references and escapes, so init writes
+ * one dollar more before each; an even run of dollars before one is no
+ * text a spec can say: that path is left out, and the spec says so. */
+static void test_spec_matrix_text(void **state) {
+  static const char *const want[] = {"${matrix}", "${ matrix .x}", "$$${matrix[1]}",
+                                     "a$", "$HOME/$$", "${matrixx}"};
+  tpuci__pyconf_t conf;
+  char *text, *json;
+  size_t i;
+  (void) state;
+  toml_ok("[tool.pytest.ini_options]\ntestpaths = ['${matrix}', '${ matrix .x}', "
+          "'$${matrix.x}', '$$${matrix[1]}', 'a$', '$HOME/$$', '${matrixx}']\n",
+          &conf);
+  conf.file = tpuci__strdup("pyproject.toml");
+  text = spec_of(&conf, NULL, NULL);
+  spec_loads(text, "tests");
+  assert_non_null(strstr(text, "args = { \"$${matrix}\", \"$${ matrix .x}\", "
+                               "\"$$$${matrix[1]}\", \"a$\", \"$HOME/$$\", \"${matrixx}\" }"));
+  assert_non_null(strstr(text, "-- 1 test path of pyproject.toml left out: it has an even run"));
+  json = plan_of(text);
+  for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+    char *quoted = tpuci__printf("\"%s\"", want[i]);
+    if (strstr(json, quoted) == NULL) fail_msg("the plan has no argument %s:\n%s", quoted, json);
+    free(quoted);
+  }
+  assert_null(strstr(json, "\"$${matrix.x}\""));
+  tpuci_free(json);
+  free(text);
+  tpuci__pyconf_free(&conf);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ini),
@@ -491,6 +535,7 @@ int main(void) {
       cmocka_unit_test(test_values),
       cmocka_unit_test(test_spec_families),
       cmocka_unit_test(test_spec_edges),
+      cmocka_unit_test(test_spec_matrix_text),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
