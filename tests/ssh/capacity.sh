@@ -106,6 +106,29 @@ case "$cause" in
   *) fail "the gone worker's cause: $cause" ;;
 esac
 
+# A describe command that cannot tell: it fails, or prints over 8 MiB.
+# The failed attempt stays failed (no test retry is spent on a guess),
+# and the run says on the console why the machines were not judged.
+for d in 'echo "ERROR: (gcloud) the token expired" >&2; exit 1' 'head -c 9000000 /dev/zero'; do
+  cat > blind.lua <<LUA
+hosts "slice" { "$a0", "$a1", ssh_config = "sshd/ssh_config", describe = [[$d]] }
+topology "two" { hosts = 2, emulate = "none" }
+job "b" {
+  topology = "two", hosts = "slice",
+  retries = { attempts = 1, capacity = { attempts = 2, wait = "1s" } },
+  run = "test \$TPUCI_HOST = 0",
+}
+LUA
+  run_tpuci run blind.lua
+  expect_code 1 "a failed attempt, the describe command: $d"
+  expect_json '[a["outcome"] for a in s["instances"][0]["attempts"]]' "['failed']"
+  case "$d" in
+    exit*|*"exit 1") want="ssh: the hosts' describe command failed (ERROR: (gcloud) the token expired): cannot tell whether a worker was preempted" ;;
+    *) want="ssh: the hosts' describe command printed over 8 MiB: cannot tell whether a worker was preempted" ;;
+  esac
+  expect_out "tpuci: b: $want"
+done
+
 # The spec's mistakes.
 printf 'job "j" { run = "true", retries = { capacity = 3 } }\n' > bad.lua
 run_tpuci plan bad.lua
