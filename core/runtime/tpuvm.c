@@ -116,17 +116,17 @@ char *tpuci__tpu_env_value(const char *text, const char *key) {
   size_t klen = strlen(key);
   const char *p = text;
   while (p != NULL && *p) {
-    const char *eol = strchr(p, '\n'), *v;
-    size_t n = eol ? (size_t) (eol - p) : strlen(p);
-    if (n > klen && strncmp(p, key, klen) == 0 && p[klen] == ':') {
+    const char *eol = strchr(p, '\n');
+    const char *end = eol ? eol : p + strlen(p), *v;
+    if ((size_t) (end - p) > klen && strncmp(p, key, klen) == 0 && p[klen] == ':') {
       v = p + klen + 1;
-      while (v < p + n && (*v == ' ' || *v == '\t')) v++;
-      while (n > 0 && (p[n - 1] == '\r' || p[n - 1] == ' ')) n--;
-      if (p + n - v >= 2 && (*v == '\'' || *v == '"') && p[n - 1] == *v) {
+      while (v < end && (*v == ' ' || *v == '\t')) v++;
+      while (end > v && (end[-1] == '\r' || end[-1] == ' ')) end--;
+      if (end - v >= 2 && (*v == '\'' || *v == '"') && end[-1] == *v) {
         v++;
-        n--;
+        end--;
       }
-      return tpuci__strndup(v, (size_t) (p + n - v));
+      return tpuci__strndup(v, (size_t) (end - v));
     }
     p = eol ? eol + 1 : NULL;
   }

@@ -41,6 +41,10 @@ static void test_other_forms(void **state) {
   /* A quote that opens and never closes is the value's own. */
   check_value("ZONE: 'us", "ZONE", "'us");
   check_value("ZONE: ''", "ZONE", "");
+  /* A key with nothing after it but spaces: the empty value. */
+  check_value("WORKER_ID: ", "WORKER_ID", "");
+  check_value("WORKER_ID:\r\n", "WORKER_ID", "");
+  check_value("WORKER_ID:", "WORKER_ID", "");
 }
 
 static void test_absent(void **state) {
