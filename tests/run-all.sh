@@ -157,11 +157,16 @@ else
   # The fuzzers (tests/fuzz/run.sh): each harness for a bounded time,
   # built with clang into build-fuzz/; a crash fails the run. The corpora
   # they grow stay in build-fuzz/, the inputs to keep go into
-  # tests/fuzz/corpus/.
+  # tests/fuzz/corpus/. The same seed every run (TPUCI_FUZZ_SEED, 1), so
+  # that a change passes or fails here as it did on its author's machine:
+  # a clean clone explores the same inputs, a slower machine fewer of
+  # them. Finding new crashes is a longer run's work, with a random seed
+  # (TPUCI_FUZZ_SEED=0 TPUCI_FUZZ_SECONDS=600).
   if [ "$status" = 0 ]; then
-    echo "== fuzz (${TPUCI_FUZZ_SECONDS:-30} s per harness)" >&2
+    echo "== fuzz (${TPUCI_FUZZ_SECONDS:-30} s per harness, seed ${TPUCI_FUZZ_SEED:-1})" >&2
     fuzz_rc=0
     step fuzz env TPUCI_FUZZ_BUILD="$bdir/build-fuzz" TPUCI_FUZZ_JOBS="$cores" \
+      TPUCI_FUZZ_SEED="${TPUCI_FUZZ_SEED:-1}" \
       bash tests/fuzz/run.sh "${TPUCI_FUZZ_SECONDS:-30}" || fuzz_rc=$?
     if [ "$fuzz_rc" = 77 ]; then
       echo "run-all: the fuzzers were skipped: no clang" >&2

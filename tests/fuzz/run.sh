@@ -17,6 +17,11 @@
 # /tmp/tpuci-fuzz), not to the tree; a crash to
 # $TPUCI_FUZZ_BUILD/<name>-crash-*. Fix it, then copy the input into
 # corpus/<name>/ so that ctest's fuzz_<name>_replay keeps running it.
+# TPUCI_FUZZ_SEED=N (N > 0, as tests/run-all.sh sets it) makes a run the
+# same on every machine: libFuzzer's -seed=N, from the seed corpus alone
+# (the new inputs go to corpus-<name>.seeded, emptied first), so a slower
+# machine explores a prefix of what a faster one does. Unset or 0: a
+# random seed, growing corpus-<name> across runs (finding new crashes).
 # Prints libFuzzer's final stats (runs, coverage) for each; exits 1 when
 # a harness found a crash, 77 when clang is missing.
 # Needs clang and libclang-rt-dev (apt-get install -y clang libclang-rt-14-dev).
@@ -61,13 +66,20 @@ seeds() {
 }
 # One harness: its run, its stats, its verdict (0, or 1 with the reason).
 fuzz_one() {
-  local name=$1 bin dict rc
+  local name=$1 bin dict rc corpus seed
   shift
   bin=$out/build/tests/fuzz/fuzz_$name
   dict=()
   [ -f "$here/$name.dict" ] && dict=(-dict="$here/$name.dict")
-  mkdir -p "$out/corpus-$name"
-  echo "run.sh: fuzz_$name for ${secs}s" >&2
+  corpus=$out/corpus-$name
+  seed=()
+  if [ "${TPUCI_FUZZ_SEED:-0}" != 0 ]; then
+    corpus=$out/corpus-$name.seeded
+    rm -rf "$corpus"
+    seed=(-seed="$TPUCI_FUZZ_SEED")
+  fi
+  mkdir -p "$corpus"
+  echo "run.sh: fuzz_$name for ${secs}s${seed:+ (${seed[0]})}" >&2
   # -timeout: one input may not take 10 s (the spec harness's loads are
   # capped at 50 ms: a slow one is a deadline that did not hold).
   # shellcheck disable=SC2046
@@ -76,7 +88,7 @@ fuzz_one() {
    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
      "$bin" -max_total_time="$secs" -max_len=65536 -timeout=10 \
        -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$out/$name-" \
-       "${dict[@]}" "$@" "$out/corpus-$name" $(seeds "$name")) \
+       "${seed[@]}" "${dict[@]}" "$@" "$corpus" $(seeds "$name")) \
     > "$out/$name.log" 2>&1
   rc=$?
   grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)|^#[0-9]+[[:space:]]+DONE' \
