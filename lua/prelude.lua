@@ -1484,7 +1484,8 @@ end
 -- expect_devices = "jax": before the command (or a pytest job's first
 -- test) the framework must see the devices of the job's topology, else
 -- the attempt is infra (docs/pytest.md, "The device check"). A pytest
--- job checks every framework that imports ("auto") unless it says false.
+-- job checks every framework that imports ("auto") unless it says false;
+-- a command job only when it asks.
 local DEVICE_CHECKS = { "auto", "jax", "torch_xla" }
 
 local function device_check_spec(d, j, t, pytest)
@@ -1494,9 +1495,6 @@ local function device_check_spec(d, j, t, pytest)
     return
   end
   if v == false then return end
-  if not pytest then
-    fail(d, "expect_devices", "is checked by the pytest plugin: only a pytest job has it for now")
-  end
   j.expect_devices = enum(d, "expect_devices", v, DEVICE_CHECKS, "framework")
   if j.topology_name == nil then
     fail(d, "expect_devices", "needs a topology (the devices it checks are the topology's)")

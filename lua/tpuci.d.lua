@@ -262,7 +262,7 @@
 ---@field idle_timeout? tpuci.Duration
 ---A gang's start deadline: every host up and every host's name resolving on each (each host waits for that before its command), else the attempt is `infra`, naming the hosts that were not; it holds without a `timeout` too. `0`: no start barrier (for an image without `/bin/sh`); default `"3m"`.
 ---@field start_timeout? tpuci.Duration
----Before the command (a pytest job: before its first test) the framework must see the topology's devices (the emulated CPU devices, or with `--real` its TPU chips), else the attempt is `infra` with the numbers: `"jax"`, `"torch_xla"`, or `"auto"` (every one that imports; a pytest job's default); `false`: no check. Needs a topology.
+---Before the command (a pytest job: before its first test) the framework must see the topology's devices (the emulated CPU devices, or with `--real` its TPU chips), else the attempt is `infra` with the numbers and the command does not run: `"jax"`, `"torch_xla"`, or `"auto"` (every one that imports; a pytest job's default; a command job checks only when it says); `false`: no check. Needs a topology.
 ---@field expect_devices? "auto"|"jax"|"torch_xla"|false
 ---The delay between SIGTERM and SIGKILL, more than 0 (default `"5s"`).
 ---@field grace? tpuci.Duration

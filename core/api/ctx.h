@@ -40,10 +40,12 @@ typedef struct tpuci__run_s {
   size_t nresults;
   tpuci__rundir_t rd;
   tpuci__sched_t *sched;
-  /* The job kinds of the run, pytest's then the command kind, and the
-   * pytest kind's state (what its shard groups collected, after it). */
+  /* The job kinds of the run, pytest's then the command kind, and their
+   * states (the pytest kind's: what its shard groups collected, after
+   * it). */
   tpuci__kind_binding_t kinds[2];
   tpuci__kind_run_t *pytest_kind;
+  tpuci__kind_run_t *command_kind;
   const char **nonfile; /* per instance, tpuci__cache_nonfile() (borrowed) */
   uv_loop_t *own_loop;
   int running;

@@ -559,8 +559,8 @@ static void tpuci__state_warning(tpuci_ctx_t *ctx, tpuci__err_t *err, const char
 }
 
 /* The job kinds an instance may be (kind/kind.h): pytest's, then the
- * command kind, which claims every other one. The pytest kind's state is
- * made once the run's records are read. */
+ * command kind, which claims every other one. Their states are made once
+ * the run's records are read. */
 static void tpuci__kinds_bind(tpuci_ctx_t *ctx) {
   ctx->run.kinds[0].ops = &tpuci__kind_pytest;
   ctx->run.kinds[0].run = NULL;
@@ -690,6 +690,8 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
     po.keys = ctx->run.nonfile;
     ctx->run.pytest_kind = tpuci__pytest_kind_new(&ctx->plan, ctx->run.results, &po);
     ctx->run.kinds[0].run = ctx->run.pytest_kind;
+    ctx->run.command_kind = tpuci__command_kind_new(&ctx->plan);
+    ctx->run.kinds[1].run = ctx->run.command_kind;
   }
   so.kinds = ctx->run.kinds;
   so.nkinds = 2;

@@ -19,6 +19,8 @@ void tpuci__run_state_free(tpuci_ctx_t *ctx) {
   ctx->run.sched = NULL;
   tpuci__pytest_kind_free(ctx->run.pytest_kind);
   ctx->run.pytest_kind = NULL;
+  tpuci__command_kind_free(ctx->run.command_kind);
+  ctx->run.command_kind = NULL;
   free(ctx->run.nonfile);
   ctx->run.nonfile = NULL;
   for (i = 0; ctx->run.first && ctx->run.first[i]; i++) {

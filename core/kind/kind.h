@@ -4,9 +4,10 @@
  * and calls every kind through the operations table below, as it calls
  * runtimes through runtime.h's driver table: it names no kind. The table
  * is filled by a kind's own folder: `command` (kind/command.c: the
- * instance's command, nothing more) and `pytest` (core/pytest/kind.c:
- * shard groups and their collection, per-test results, retries of the
- * failed tests, the failing-first process, order checks). Adding a kind:
+ * instance's command, after the device check when it asks for one:
+ * kind/devices.h) and `pytest` (core/pytest/kind.c: shard groups and
+ * their collection, per-test results, retries of the failed tests, the
+ * failing-first process, order checks). Adding a kind:
  * docs/architecture.md, "Adding a job kind".
  *
  * What the scheduler keeps of a run is declared here too (the results
@@ -67,6 +68,11 @@ typedef struct {
 } tpuci__instance_result_t;
 
 void tpuci__attempt_result_free(tpuci__attempt_result_t *r);
+
+/* The folders an attempt's hosts wrote into its results folder
+ * `results_dir`: for a gang its worker-<i> folders (host 0 first), else
+ * `results_dir` itself; appended to `out`. */
+void tpuci__results_host_dirs(const char *results_dir, tpuci__strv_t *out);
 
 /* ------------------------------------------------------------------ */
 /* Processes                                                           */
@@ -214,7 +220,12 @@ typedef struct {
   tpuci__kind_run_t *run;
 } tpuci__kind_binding_t;
 
-/* The command kind (kind/command.c): claims every instance. */
+/* The command kind (kind/command.c): claims every instance. Its state for
+ * a run is the plan, for the device check of an instance with
+ * expect_devices (kind/devices.h); bound without one (NULL, as the
+ * scheduler's own fallback is) its attempts run their command alone. */
 extern const tpuci__kind_t tpuci__kind_command;
+tpuci__kind_run_t *tpuci__command_kind_new(const tpuci__plan_t *plan);
+void tpuci__command_kind_free(tpuci__kind_run_t *kr);
 
 #endif /* TPUCI_KIND_H */

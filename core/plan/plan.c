@@ -556,13 +556,14 @@ char *tpuci__plan_to_text(const tpuci__plan_t *p) {
                       in->retry.capacity_attempts == 1 ? "" : "s",
                       tpuci__duration_format(in->retry.capacity_wait_ms, d, sizeof(d)));
     if (tpuci__devices_expect(p, in, &dev, &derr) == 1)
-      tpuci__buf_addf(&b, "  devices:  %s must see %d %s device%s (%d chip%s) per process\n",
+      tpuci__buf_addf(&b, "  devices:  %s must see %d %s device%s (%d chip%s) %s\n",
                       dev.emulated && strcmp(dev.frameworks, "auto") == 0
                           ? (dev.emulated[0] == 'j' ? "jax, if it imports," : "torch_xla, if it imports,")
                       : strcmp(dev.frameworks, "auto") == 0 ? "jax and torch_xla, if they import,"
                                                             : dev.frameworks,
                       dev.devices, dev.platform, dev.devices == 1 ? "" : "s", dev.chips,
-                      dev.chips == 1 ? "" : "s");
+                      dev.chips == 1 ? "" : "s",
+                      in->pytest ? "per process" : "before the command");
     tpuci__err_clear(&derr);
     if (in->no_cache) tpuci__buf_adds(&b, "  cache:    off (cache = false)\n");
     for (k = 0; k < in->inputs.len; k++)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kind/devices.h"
 #include "pytest/kind_run.h"
 
 static int tpuci__pk_claims(const tpuci__instance_t *inst) { return inst->pytest != NULL; }
@@ -116,7 +117,7 @@ static tpuci_outcome_t tpuci__pk_ended(tpuci__kind_run_t *kr, tpuci__kind_proc_t
   /* A host whose devices are not the topology's: the attempt is infra,
    * and none of its test results counts (its results folder is not read;
    * a retry runs everything it was to run). */
-  devices = p->results_dir ? tpuci__pytest_devices_mismatch(p->results_dir) : NULL;
+  devices = p->results_dir ? tpuci__devices_mismatch(p->results_dir) : NULL;
   if (devices != NULL) {
     free(*cause);
     *cause = tpuci__printf("device check: %s", devices);

@@ -1,5 +1,7 @@
 /* Running pytest jobs (see pytest_run.h). */
 #include "pytest/pytest_run.h"
+#include "kind/devices.h"
+#include "kind/kind.h"
 #include "pytest/live.h"
 #include "pytest/progress.h"
 
@@ -11,12 +13,13 @@
 
 /* pytest runs through tpuci's bootstrap rather than `-m pytest`:
  * core/pytest/plugin/tpuci_plugin.py, embedded at build time by
- * cmake/embed.cmake (CMakeLists.txt) and passed whole with -c. Its
- * docstring says what it does (progress.jsonl as tests run, stacks at a
- * SIGTERM, test_timeout, ONLY, a shard's part, a swarm task's results
- * through the log). The attempt's own values follow it as arguments:
- * -c CODE <progress file> <test timeout in ms, 0: none> <only> <shard,
- * or empty> <deps> <devices> <pytest arguments...>. */
+ * cmake/embed.cmake (CMakeLists.txt) and passed whole with -c, after the
+ * device check's Python (kind/devices.h). Its docstring says what it does
+ * (progress.jsonl as tests run, stacks at a SIGTERM, test_timeout, ONLY,
+ * a shard's part, a swarm task's results through the log, the device
+ * check before the first test). The attempt's own values follow it as
+ * arguments: -c CODE <progress file> <test timeout in ms, 0: none> <only>
+ * <shard, or empty> <deps> <devices> <pytest arguments...>. */
 extern const char tpuci__py_tpuci_plugin[];
 
 void tpuci__pytest_argv(const tpuci__instance_t *inst, const char *results_path,
@@ -35,7 +38,7 @@ void tpuci__pytest_argv_shard(const tpuci__instance_t *inst, const char *results
   /* argv is python -m pytest ...: the interpreter, then the bootstrap. */
   tpuci__strv_push(out, inst->argv.items[0]);
   tpuci__strv_push(out, "-c");
-  tpuci__strv_push(out, tpuci__py_tpuci_plugin);
+  tpuci__strv_take(out, tpuci__devices_code(tpuci__py_tpuci_plugin));
   tpuci__strv_take(out, tpuci__printf("%s/%s", results_path, TPUCI__PROGRESS_FILE));
   tpuci__strv_take(out, tpuci__printf("%llu", (unsigned long long) inst->pytest->test_timeout_ms));
   tpuci__buf_init(&ids);
@@ -125,39 +128,6 @@ static int tpuci__stacks_text(tpuci__buf_t *b, tpuci__buf_t *where, const char *
   return got;
 }
 
-/* The folders an attempt's hosts wrote: the results folder, or for a gang
- * its worker-<i> folders (host 0 first). */
-static void tpuci__host_dirs(const char *results_dir, tpuci__strv_t *out) {
-  struct stat st;
-  int i;
-  for (i = 0;; i++) {
-    char *dir = tpuci__printf("%s/worker-%d", results_dir, i);
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-      free(dir);
-      break;
-    }
-    tpuci__strv_take(out, dir);
-  }
-  if (out->len == 0) tpuci__strv_push(out, results_dir);
-}
-
-char *tpuci__pytest_devices_mismatch(const char *results_dir) {
-  tpuci__strv_t dirs = {0};
-  char *said = NULL;
-  size_t k;
-  tpuci__host_dirs(results_dir, &dirs);
-  for (k = 0; k < dirs.len && said == NULL; k++) {
-    char *path = tpuci__printf("%s/devices.json", dirs.items[k]);
-    json_t *o = json_load_file(path, 0, NULL);
-    const char *m = json_string_value(json_object_get(o, "mismatch"));
-    if (m != NULL) said = tpuci__strndup(m, strnlen(m, 512)); /* the plugin's: bounded */
-    json_decref(o);
-    free(path);
-  }
-  tpuci__strv_free(&dirs);
-  return said;
-}
-
 /* A gang's report is host 0's. The tests that failed on another host and
  * not on host 0, by host: "; failed on worker-1, not on worker-0: T, U"
  * (3 named, then "and N more"). tests[k] is what host k's progress.jsonl
@@ -223,7 +193,7 @@ static tpuci_outcome_t tpuci__after(tpuci__history_t *h, const tpuci__instance_t
   memset(&report, 0, sizeof(report));
   tpuci__buf_init(&stacks);
   tpuci__buf_init(&where);
-  if (results_dir != NULL) tpuci__host_dirs(results_dir, &dirs);
+  if (results_dir != NULL) tpuci__results_host_dirs(results_dir, &dirs);
   /* A gang's hosts each have a folder; host 0's report speaks for it. */
   if (dirs.len > 0) {
     char *path = tpuci__printf("%s/%s", dirs.items[0], TPUCI__JUNIT_FILE);

@@ -41,17 +41,12 @@ void tpuci__pytest_argv(const tpuci__instance_t *inst, const char *results_path,
  * `select` is NULL; NULL: none); and `deps` the plugin's DEPS argument
  * (deps.h: recording what each test needs, the tests left out as
  * unaffected; NULL: neither); and `devices` its DEVICES argument, the
- * device check (tpuci__devices_arg(), plan/host_env.h; NULL: none). */
+ * device check (tpuci__devices_arg(), plan/host_env.h; kind/devices.h;
+ * NULL: none). */
 void tpuci__pytest_argv_shard(const tpuci__instance_t *inst, const char *results_path,
                               const tpuci__strv_t *select, const tpuci__strv_t *only,
                               const char *shard, const char *deps, const char *devices,
                               tpuci__strv_t *out);
-
-/* The device check's verdict on an attempt: the mismatch the plugin
- * wrote into devices.json in `results_dir` (or a gang host's worker-<i>
- * folder), host 0 first, as a new string ("jax sees 8 cpu devices,
- * expected 4 TPU chips on worker-0"); NULL when no host said one. */
-char *tpuci__pytest_devices_mismatch(const char *results_dir);
 
 /* What a shard that kept its part of the whole suite collected before it
  * did (progress.jsonl's {"suite": [N, CRC]}: the count and the crc32 of

@@ -4,7 +4,9 @@
 # stand-ins, tests/pytest/plugin/standin/, on PYTHONPATH) how many
 # devices of which platform they see. One that does not see the
 # topology's ends the attempt as infra with the numbers, and no test of
-# that attempt counts; one that does passes.
+# that attempt counts; one that does passes. A command job with
+# expect_devices runs the same check before its command, which runs only
+# after a match.
 . "$TESTS/e2e/lib.sh"
 /usr/bin/python3 -c 'import pytest' 2>/dev/null || { echo "SKIP: /usr/bin/python3 has no pytest (apt-get install python3-pytest)"; exit 77; }
 
@@ -97,10 +99,85 @@ printf 'topology "v4-8" {}\njob "p" { topology = "v4-8", expect_devices = "jx", 
 run_tpuci plan bad.lua
 expect_code 2 "expect_devices = \"jx\""
 expect_out "bad.lua:2: job 'p': expect_devices: unknown framework 'jx', did you mean 'jax'?"
-printf 'topology "v4-8" {}\njob "c" { topology = "v4-8", run = "true", expect_devices = "jax" }\n' > bad.lua
+printf 'topology "v4-8" {}\njob "c" { run = "true", expect_devices = "jax" }\n' > bad.lua
 run_tpuci plan bad.lua
-expect_code 2 "a command job's expect_devices"
-expect_out "bad.lua:2: job 'c': expect_devices: is checked by the pytest plugin"
+expect_code 2 "a command job's expect_devices without a topology"
+expect_out "bad.lua:2: job 'c': expect_devices: needs a topology"
+
+# A command job asks for the check with expect_devices: it runs before
+# the command (tpuci_command.py), which runs only after a match and
+# would leave ran.txt.
+# cspec TOPOLOGY_EMULATE EXPECT ENV: one command job on a v4-8.
+cspec() {
+  cat > spec.lua <<LUA
+topology "v4-8" { emulate = "$1" }
+job "cmd" {
+  workdir = tpuci.spec_dir, timeout = "60s", topology = "v4-8", expect_devices = "$2",
+  env = { PYTHONPATH = "$STANDIN", $3 },
+  retries = { attempts = 2, on = { "infra" } },
+  run = "echo the command ran > ran.txt; exit \${EXIT:-0}",
+}
+LUA
+  rm -f ran.txt
+}
+mismatch="jax sees 8 cpu devices, expected 4 cpu devices (emulated) on worker-0"
+
+# Right: jax sees the 4 emulated devices, the command runs and its exit
+# status is the attempt's.
+cspec jax jax 'X = "1"'
+run_tpuci run spec.lua
+expect_code 0 "command: jax sees 4 of 4"
+expect_json "$attempts" "[('passed', 'exit 0')]"
+[ -e ran.txt ] && pass || fail "command: the command did not run after a match"
+grep -q "tpuci: device check: jax sees 4 cpu devices on worker-0, as expected" \
+  .tpuci/runs/latest/cmd/attempt-1.log && pass || fail "command: the log does not say what jax saw"
+cspec jax jax 'EXIT = "3"'
+run_tpuci run spec.lua
+expect_code 1 "command: exit 3 after a match"
+expect_json 's["instances"][0]["attempts"][0]["exit_code"]' "3"
+expect_json 's["instances"][0]["outcome"]' "failed"
+
+# Wrong: infra twice (the retry on infra checks again), the numbers in
+# the cause, the command never run.
+cspec jax jax 'STANDIN_JAX_DEVICES = "8"'
+run_tpuci run spec.lua
+expect_code 1 "command: jax sees 8 of 4"
+expect_out "[infra  ] cmd: device check: $mismatch" "command: console"
+expect_json "$attempts" "[('infra', 'device check: $mismatch'), ('infra', 'device check: $mismatch')]"
+expect_json 's["instances"][0]["outcome"]' "infra"
+[ ! -e ran.txt ] && pass || fail "command: the command ran after a mismatch"
+grep -q "$mismatch: the command does not run" .tpuci/runs/latest/cmd/attempt-1.log &&
+  pass || fail "command: the log does not say the check failed"
+
+# The same under --real: it expects the TPU chips.
+cspec jax auto 'STANDIN_JAX_DEVICES = "8", STANDIN_JAX_PLATFORM = "cpu"'
+run_tpuci run --real spec.lua
+expect_code 1 "command: --real, jax on cpu"
+expect_out "[infra  ] cmd: device check: jax sees 8 cpu devices, expected 4 TPU chips on worker-0" \
+  "command: console under --real"
+[ ! -e ran.txt ] && pass || fail "command: the command ran under --real after a mismatch"
+
+# tpuci plan says what it expects, before the command.
+run_tpuci plan spec.lua
+expect_out "devices:  jax, if it imports, must see 4 cpu devices (4 chips) before the command" \
+  "command: plan"
+
+# "auto" where nothing imports: said once, and the command runs.
+cspec jax auto 'X = "1"'
+sed -i "s|PYTHONPATH = \"$STANDIN\", ||" spec.lua
+run_tpuci run --real spec.lua
+expect_code 0 "command: nothing imports under auto"
+[ "$(grep -c 'neither jax nor torch_xla imports here' .tpuci/runs/latest/cmd/attempt-1.log)" = 1 ] &&
+  pass || fail "command: 'neither imports' is not said once"
+[ -e ran.txt ] && pass || fail "command: the command did not run when nothing imports"
+
+# A named framework that does not import: infra, the command not run.
+cspec pjrt torch_xla 'X = "1"'
+sed -i "s|PYTHONPATH = \"$STANDIN\", ||" spec.lua
+run_tpuci run spec.lua
+expect_code 1 "command: torch_xla does not import"
+expect_out "[infra  ] cmd: device check: torch_xla does not import, expected 4 cpu devices (emulated) on worker-0"
+[ ! -e ran.txt ] && pass || fail "command: the command ran without torch_xla"
 
 # In a container: an image FROM tpuci-test/python:1 with the stand-ins
 # installed (the real packages are not in Debian). Skipped without an
@@ -132,6 +209,29 @@ LUA
   run_tpuci run --no-cache spec.lua
   expect_code 0 "container: jax sees 4 of 4"
   expect_json '[t["outcome"] for t in s["instances"][0]["tests"]]' "['passed', 'passed']"
+  # A command job in the image: the check reaches the container with the
+  # command, and its verdict comes back through the results mount.
+  mkdir -p out
+  # ccimage DEVICES: the command job in the image, jax seeing DEVICES.
+  ccimage() {
+    cat > spec.lua <<LUA
+image "py" { ref = "$tag", pull = "never" }
+topology "v4-8" { emulate = "jax" }
+job "cmd" { image = "py", topology = "v4-8", timeout = "60s", expect_devices = "jax",
+            mounts = { ["out"] = { target = "/out" } },
+            env = { STANDIN_JAX_DEVICES = "$1" }, cmd = { "touch", "/out/ran" } }
+LUA
+    rm -f out/ran
+  }
+  ccimage 8
+  run_tpuci run --no-cache spec.lua
+  expect_code 1 "container command: jax sees 8 of 4"
+  expect_out "[infra  ] cmd: device check: $mismatch" "container command console"
+  [ ! -e out/ran ] && pass || fail "container command: the command ran after a mismatch"
+  ccimage 4
+  run_tpuci run --no-cache spec.lua
+  expect_code 0 "container command: jax sees 4 of 4"
+  [ -e out/ran ] && pass || fail "container command: the command did not run after a match"
 else
   echo "note: no engine or no tpuci-test/python:1: the container part did not run"
 fi

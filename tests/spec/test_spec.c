@@ -15,6 +15,7 @@
 
 #include "plan/plan.h"
 #include "plan/host_env.h"
+#include "kind/devices.h"
 #include "sched/scheduler.h"
 #include "spec/spec.h"
 #include "spec_fixture.h"
@@ -1091,6 +1092,55 @@ static void test_pytest(void **state) {
   load_fails("job \"x\" { pytest = \"tpu\" }", TPUCI_ESPEC, "pytest: expected a table");
 }
 
+/* expect_devices: a pytest job checks by default ("auto"), a command job
+ * when it asks (kind/devices.h runs the check before its command); both
+ * need a topology. */
+static void test_expect_devices(void **state) {
+  tpuci__strv_t argv = {0};
+  char *arg;
+  (void) state;
+  load_ok("topology \"j\" { base = \"v4-8\", emulate = \"jax\" }\n"
+          "topology \"p\" { base = \"v4-8\", emulate = \"pjrt\" }\n"
+          "job \"c\" { run = \"x\", topology = \"j\", expect_devices = \"jax\" }\n"
+          "job \"x\" { cmd = { \"/venv/bin/python3.11\", \"t.py\" }, topology = \"p\",\n"
+          "  expect_devices = \"torch_xla\" }\n"
+          "job \"plain\" { run = \"x\", topology = \"j\" }\n"
+          "job \"off\" { run = \"x\", topology = \"j\", expect_devices = false }\n"
+          "job \"t\" { topology = \"j\", pytest = {} }\n");
+  assert_string_equal(inst("c")->expect_devices, "jax");
+  assert_string_equal(inst("x")->expect_devices, "torch_xla");
+  assert_null(inst("plain")->expect_devices);
+  assert_null(inst("off")->expect_devices);
+  assert_string_equal(inst("t")->expect_devices, "auto");
+  arg = tpuci__devices_arg(&plan, inst("c"));
+  assert_string_equal(arg, "jax cpu 4 4");
+  free(arg);
+  assert_null(tpuci__devices_arg(&plan, inst("plain")));
+
+  /* The check runs in the command's own interpreter when it is one, else
+   * python3; the command follows DEVICES and RESULTS. */
+  tpuci__devices_command_argv(inst("c"), "jax cpu 4 4", "/r", &argv);
+  assert_int_equal(argv.len, 8);
+  assert_string_equal(argv.items[0], "python3");
+  assert_string_equal(argv.items[1], "-c");
+  assert_non_null(strstr(argv.items[2], "import tpuci_devices"));
+  assert_string_equal(argv.items[3], "jax cpu 4 4");
+  assert_string_equal(argv.items[4], "/r");
+  assert_string_equal(argv.items[5], "/bin/sh");
+  assert_string_equal(argv.items[7], "x");
+  assert_null(argv.items[8]);
+  tpuci__strv_free(&argv);
+  tpuci__devices_command_argv(inst("x"), "torch_xla cpu 4 4", "/r", &argv);
+  assert_string_equal(argv.items[0], "/venv/bin/python3.11");
+  assert_string_equal(argv.items[5], "/venv/bin/python3.11");
+  tpuci__strv_free(&argv);
+
+  load_fails("job \"c\" { run = \"x\", expect_devices = \"jax\" }", TPUCI_ESPEC,
+             "spec.lua:1: job 'c': expect_devices: needs a topology");
+  load_fails("job \"c\" { run = \"x\", topology = \"v4-8\", expect_devices = \"auto!\" }",
+             TPUCI_ESPEC, "spec.lua:1: job 'c': expect_devices: unknown framework 'auto!'");
+}
+
 /* pytest.per_chip: one instance per chip of the one host, each its own
  * chip's process (TPU_VISIBLE_CHIPS, ports, bounds) and, emulated, one
  * chip's share of the CPU devices; a matrix multiplies. */
@@ -1178,6 +1228,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_instance_cap, setup, teardown),
     cmocka_unit_test_setup_teardown(test_pytest, setup, teardown),
     cmocka_unit_test_setup_teardown(test_pytest_per_chip, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_expect_devices, setup, teardown),
     cmocka_unit_test_setup_teardown(test_text, setup, teardown),
     cmocka_unit_test_setup_teardown(test_bom_and_shebang, setup, teardown),
     cmocka_unit_test_setup_teardown(test_size_limit, setup, teardown),

@@ -2,11 +2,13 @@
 
 tpuci runs an attempt's pytest as
 
-    python -c <this file> PROGRESS TIMEOUT_MS ONLY SHARD DEPS DEVICES [pytest arguments...]
+    python -c <tpuci_devices.py><this file> PROGRESS TIMEOUT_MS ONLY SHARD DEPS DEVICES [pytest arguments...]
 
-rather than `python -m pytest`. The file is built into tpuci
+rather than `python -m pytest`. The files are built into tpuci
 (cmake/embed.cmake) and passed whole with -c, so nothing is written into
-the image or the sources and no PYTHONPATH is needed. The five arguments
+the image or the sources and no PYTHONPATH is needed; tpuci_devices.py
+(the device check, which a command job's attempt runs too) goes first,
+in the same namespace, and this file imports it by name. The five arguments
 after it are the attempt's own (tpuci__pytest_argv_shard() in
 core/pytest/pytest_run.c writes them; docs/pytest.md):
 
@@ -18,7 +20,7 @@ core/pytest/pytest_run.c writes them; docs/pytest.md):
     DEPS        what each test depends on (TpuciDeps, core/pytest/deps.h):
                 "record" to write it, "skip UNIT" lines for the tests to
                 leave out as unaffected; empty: neither
-    DEVICES     the device check (check_devices()): "FRAMEWORKS PLATFORM
+    DEVICES     the device check (tpuci_devices.py): "FRAMEWORKS PLATFORM
                 DEVICES CHIPS" (tpuci__devices_arg(), core/plan/host_env.h);
                 empty: none
 
@@ -33,7 +35,7 @@ This file runs in users' containers, on whatever Python and pytest they
 have: it keeps to Python 3.5's syntax and the standard library (the
 syntax check, tests/pytest/plugin/check_syntax.py, parses it so), and
 does nothing when imported (its tests, tests/pytest/plugin/, import it).
-tpuci's Kubernetes export runs tpuci_k8s.py before it in the same -c.
+tpuci's Kubernetes export runs tpuci_k8s.py before both in the same -c.
 """
 import atexit
 import binascii
@@ -131,95 +133,7 @@ import zlib  # noqa: E402
 
 import pytest  # noqa: E402
 
-# The exit of a process whose device check failed: not pytest's 1 or 5,
-# so a gang's peers are stopped (runtime.h, peer_exits).
-DEVICES_EXIT = 75
-
-
-def importable(name):
-    """Whether the module `name` can be imported here, without importing it."""
-    import importlib.util
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
-
-
-def jax_sees():
-    """What JAX sees in this process: the number of its devices
-    (jax.local_devices(): this process's; jax.devices() would count every
-    host's of a multi-host slice) and its platform (jax.default_backend():
-    "tpu", "cpu", "gpu")."""
-    import jax
-    return len(jax.local_devices()), jax.default_backend()
-
-
-def torch_xla_sees():
-    """What torch_xla sees in this process: the number of its devices
-    (torch_xla.runtime.addressable_runtime_device_count(): this process's;
-    global_runtime_device_count() counts every host's) and the hardware of
-    its device (torch_xla.core.xla_model.xla_device_hw(xla_device()):
-    "TPU", "CPU", "GPU")."""
-    import torch_xla.core.xla_model as xm
-    import torch_xla.runtime as xr
-    return xr.addressable_runtime_device_count(), xm.xla_device_hw(xm.xla_device())
-
-
-SEES = (("jax", jax_sees), ("torch_xla", torch_xla_sees))
-
-
-def plural(n, word):
-    return "%d %s%s" % (n, word, "" if n == 1 else "s")
-
-
-def check_devices(spec, env=None):
-    """The device check of DEVICES `spec` ("jax?,torch_xla? tpu 4 4":
-    FRAMEWORKS to ask, each with a "?" asked only if it imports; the
-    PLATFORM, the DEVICES one process must see and the CHIPS they are):
-    asks each framework what it sees. Returns (lines for the log, what
-    each saw {name: [count, platform]}, the mismatch or None): "jax sees 8
-    cpu devices, expected 4 TPU chips on worker-0". A framework named
-    alone that does not import is a mismatch; so is one whose devices
-    cannot be listed (a TPU that another process holds)."""
-    env = os.environ if env is None else env
-    fws, platform, n, chips = spec.split(" ")
-    n, chips = int(n), int(chips)
-    where = "worker-" + env.get("TPUCI_HOST", "0")
-    if env.get("TPUCI_CHIP") is not None:
-        where += " (chip %s)" % env["TPUCI_CHIP"]
-    if platform == "tpu":
-        want = (plural(n, "TPU chip") if n == chips
-                else "%s (%s)" % (plural(n, "TPU device"), plural(chips, "chip")))
-    else:
-        want = "%s (emulated)" % plural(n, platform + " device")
-    asked = fws.split(",")
-    for name in asked:
-        if not name.endswith("?") and not importable(name):
-            return [], {}, "%s does not import, expected %s on %s" % (name, want, where)
-    found = [name.rstrip("?") for name in asked if importable(name.rstrip("?"))]
-    if not found:
-        names = [n.rstrip("?") for n in asked]
-        what = ("neither %s imports" % " nor ".join(names) if len(names) > 1
-                else "%s does not import" % names[0])
-        return ["tpuci: device check: %s here: nothing to check" % what], {}, None
-    lines, seen = [], {}
-    for name, sees in SEES:
-        if name not in found:
-            continue
-        try:
-            count, plat = sees()
-        except Exception as e:  # noqa: BLE001: any failure of the framework's
-            return (lines, seen, "%s cannot list its devices on %s: %s: %s (expected %s)"
-                    % (name, where, type(e).__name__, str(e).splitlines()[0] if str(e) else "",
-                       want))
-        plat = str(plat).lower()
-        seen[name] = [count, plat]
-        said = "%s sees %s" % (name, plural(count, plat + " device"))
-        if count != n or plat != platform:
-            return lines, seen, "%s, expected %s on %s" % (said, want, where)
-        lines.append("tpuci: device check: %s on %s, as expected" % (said, where))
-    return lines, seen, None
-
+import tpuci_devices  # noqa: E402
 
 class TpuciPart:
     """A shard's part of the whole suite, from its SHARD argument: a
@@ -584,18 +498,14 @@ class TpuciProgress:
         no JUnit file is written; tpuci makes the attempt infra."""
         if not self.devices or session.config.option.collectonly or not session.items:
             return None
-        lines, seen, bad = check_devices(self.devices)
-        for line in lines:
-            print(line)
-        with open(os.path.join(os.path.dirname(self.path), "devices.json"), "w") as f:
-            json.dump({"expected": self.devices, "seen": seen, "mismatch": bad}, f)
+        bad = tpuci_devices.check_and_record(self.devices, os.path.dirname(self.path))
         if bad is None:
             return None
         print("tpuci: device check: %s: no test runs" % bad)
         sys.stdout.flush()
         sys.stderr.flush()
         self.out.close()
-        os._exit(DEVICES_EXIT)
+        os._exit(tpuci_devices.DEVICES_EXIT)
 
     def pytest_sessionstart(self, session):
         c = session.config

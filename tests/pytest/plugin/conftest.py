@@ -23,6 +23,12 @@ def source(name):
         return f.read()
 
 
+def bootstrap():
+    """What tpuci passes with -c for a pytest attempt: the device check,
+    then the bootstrap and plugin (core/pytest/pytest_run.c)."""
+    return source("tpuci_devices.py") + source("tpuci_plugin.py")
+
+
 def records(path):
     """progress.jsonl's objects, in order."""
     with open(str(path), encoding="utf-8") as f:
@@ -37,7 +43,7 @@ class Attempt:
 
     def __init__(self, pytester, code=None):
         self.pytester = pytester
-        self.code = code if code is not None else source("tpuci_plugin.py")
+        self.code = code if code is not None else bootstrap()
         self.results = pytester.path / "results"
         self.results.mkdir(exist_ok=True)
         self.progress = self.results / "progress.jsonl"

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import tpuci_k8s
-from conftest import Attempt, source
+from conftest import Attempt, bootstrap, source
 
 SUITE = "".join("def test_%d():\n    pass\n" % i for i in range(7)) + (
     "import pytest\n@pytest.mark.slow\ndef test_slow():\n    pass\n")
@@ -16,7 +16,7 @@ SUITE = "".join("def test_%d():\n    pass\n" % i for i in range(7)) + (
 def pod(pytester):
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(test_a=SUITE)
-    return Attempt(pytester, source("tpuci_k8s.py") + source("tpuci_plugin.py"))
+    return Attempt(pytester, source("tpuci_k8s.py") + bootstrap())
 
 
 def ran(attempt):

@@ -2,8 +2,10 @@
 device check tests: what the check calls, nothing more. It sees what the
 environment tpuci gives a host says (JAX_NUM_CPU_DEVICES, JAX_PLATFORMS),
 unless STANDIN_JAX_DEVICES / STANDIN_JAX_PLATFORM say otherwise (a
-framework that does not see what the topology has)."""
+framework that does not see what the topology has). STANDIN_JAX_FAILS
+makes listing the devices raise, STANDIN_JAX_CRASH kill the process."""
 import os
+import signal
 
 
 class Device(object):
@@ -19,6 +21,8 @@ def default_backend():
 
 
 def local_devices():
+    if os.environ.get("STANDIN_JAX_CRASH"):
+        os.kill(os.getpid(), signal.SIGSEGV)
     if os.environ.get("STANDIN_JAX_FAILS"):
         raise RuntimeError("Unable to initialize backend 'tpu': TPU is already in use")
     n = int(os.environ.get("STANDIN_JAX_DEVICES") or os.environ.get("JAX_NUM_CPU_DEVICES") or 1)
