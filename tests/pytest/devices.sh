@@ -232,6 +232,23 @@ LUA
   run_tpuci run --no-cache spec.lua
   expect_code 0 "container command: jax sees 4 of 4"
   [ -e out/ran ] && pass || fail "container command: the command did not run after a match"
+  # The same as a swarm task, whose results folder is a tmpfs of its
+  # node: the verdict comes back through the log.
+  if [ "$(docker info --format '{{.Swarm.LocalNodeState}} {{.Swarm.ControlAvailable}}' 2>/dev/null)" = "active true" ]; then
+    ccimage 8
+    sed -i 's|job "cmd" {|job "cmd" { runtime = "swarm",|' spec.lua
+    run_tpuci run --no-cache spec.lua
+    expect_code 1 "swarm command: jax sees 8 of 4"
+    expect_out "[infra  ] cmd: device check: $mismatch" "swarm command console"
+    [ ! -e out/ran ] && pass || fail "swarm command: the command ran after a mismatch"
+    ccimage 4
+    sed -i 's|job "cmd" {|job "cmd" { runtime = "swarm",|' spec.lua
+    run_tpuci run --no-cache spec.lua
+    expect_code 0 "swarm command: jax sees 4 of 4"
+    [ -e out/ran ] && pass || fail "swarm command: the command did not run after a match"
+  else
+    echo "note: the engine is no swarm manager: the swarm part did not run"
+  fi
 else
   echo "note: no engine or no tpuci-test/python:1: the container part did not run"
 fi

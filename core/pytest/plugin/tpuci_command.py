@@ -57,6 +57,12 @@ def run(argv):
     if bad is not None:
         print("tpuci: device check: %s: the command does not run" % bad)
         sys.stdout.flush()
+        # A swarm task's results folder is a tmpfs of its node: the
+        # verdict goes back through the log.
+        key = os.environ.get("TPUCI_RESULTS_LOG")
+        if key:
+            tpuci_devices.write_all((key + " results on\n").encode())
+            tpuci_devices.send_results(key, argv[2], "begin")
         os._exit(tpuci_devices.DEVICES_EXIT)
     # Python ignores these at its start; the command gets them as it
     # would from a shell.

@@ -10,12 +10,16 @@ into the image or the sources:
   - before tpuci_command.py for an attempt of a command job with
     expect_devices (core/kind/devices.c): the check, then the command.
 
+Both also send a swarm task's results folder back through its log with
+send_results() (below).
+
 Both import it as `tpuci_devices`: under -c this file registers its own
 namespace under that name (the code that follows it in the -c runs in
 the same namespace); its tests (tests/pytest/plugin/) import the file.
 Like the plugin it keeps to Python 3.5's syntax and the standard
 library, and does nothing more when imported.
 """
+import binascii
 import json
 import os
 import sys
@@ -134,3 +138,35 @@ def check_and_record(spec, folder):
         print(line)
     record(folder, spec, seen, bad)
     return bad
+
+
+# A swarm task's results folder (TPUCI_RESULTS_LOG) comes back through
+# its log, as core/runtime/engine/logres.h reads it: the plugin's relay
+# sends pytest's, tpuci_command.py the verdict of a check that failed.
+
+# The results folder travels through the log in pieces of this many
+# bytes: each base64 line (3000 characters and the key) is one write of
+# at most 3 KB, which a pipe keeps whole.
+RESULTS_PIECE = 2250
+
+
+def write_all(b):
+    """Writes all of the bytes `b` to stdout, however many writes it takes."""
+    while b:
+        b = b[os.write(1, b):]
+
+
+def send_results(key, folder, how):
+    """Prints every file of `folder` to stdout between lines that start
+    with `key`, as core/runtime/engine/logres.h reads them: a block `how`
+    is "begin" (the last one) or "snapshot" (one a later block replaces)."""
+    names = sorted(n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n)))
+    write_all(("%s results %s %d\n" % (key, how, len(names))).encode())
+    for n in names:
+        with open(os.path.join(folder, n), "rb") as f:
+            b = f.read()
+        write_all(("%s file %s %d %d\n" % (key, n, len(b), binascii.crc32(b))).encode())
+        for i in range(0, len(b), RESULTS_PIECE):
+            write_all(key.encode() + b" d " + binascii.b2a_base64(b[i:i + RESULTS_PIECE]))
+        write_all(("%s end %s\n" % (key, n)).encode())
+    write_all(("%s results end %d\n" % (key, len(names))).encode())

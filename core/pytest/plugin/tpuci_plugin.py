@@ -38,42 +38,17 @@ does nothing when imported (its tests, tests/pytest/plugin/, import it).
 tpuci's Kubernetes export runs tpuci_k8s.py before both in the same -c.
 """
 import atexit
-import binascii
 import os
 import signal
 import sys
 import time
 
-# The results folder travels through the log in pieces of this many
-# bytes: each base64 line (3000 characters and the key) is one write of
-# at most 3 KB, which a pipe keeps whole.
-RESULTS_PIECE = 2250
+import tpuci_devices
+from tpuci_devices import send_results, write_all
 
 # The signals the parent of a swarm task passes to pytest's process.
 RELAYED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT,
            signal.SIGUSR1, signal.SIGUSR2)
-
-
-def write_all(b):
-    """Writes all of the bytes `b` to stdout, however many writes it takes."""
-    while b:
-        b = b[os.write(1, b):]
-
-
-def send_results(key, folder, how):
-    """Prints every file of `folder` to stdout between lines that start
-    with `key`, as core/runtime/engine/logres.h reads them: a block `how`
-    is "begin" (the last one) or "snapshot" (one a later block replaces)."""
-    names = sorted(n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n)))
-    write_all(("%s results %s %d\n" % (key, how, len(names))).encode())
-    for n in names:
-        with open(os.path.join(folder, n), "rb") as f:
-            b = f.read()
-        write_all(("%s file %s %d %d\n" % (key, n, len(b), binascii.crc32(b))).encode())
-        for i in range(0, len(b), RESULTS_PIECE):
-            write_all(key.encode() + b" d " + binascii.b2a_base64(b[i:i + RESULTS_PIECE]))
-        write_all(("%s end %s\n" % (key, n)).encode())
-    write_all(("%s results end %d\n" % (key, len(names))).encode())
 
 
 def exit_as(status):
@@ -133,7 +108,6 @@ import zlib  # noqa: E402
 
 import pytest  # noqa: E402
 
-import tpuci_devices  # noqa: E402
 
 class TpuciPart:
     """A shard's part of the whole suite, from its SHARD argument: a
