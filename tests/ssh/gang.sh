@@ -2,9 +2,10 @@
 # Real multi-host work on a slice's workers over SSH (docs/ssh.md),
 # against 4 sshds in network namespaces (tests/ssh/lib.sh) that reach
 # each other: torch.distributed's gloo all_reduce across 2 and across 4
-# workers (the rendezvous is worker-0's real address), and a pytest job
+# workers (the rendezvous is worker-0's real address), a pytest job
 # whose JUnit comes back from the workers: one host, and a 2-host gang
-# whose host 1 ends first with a failed test.
+# whose host 1 ends first with a failed test; and a command job's device
+# check on a 2-host gang.
 . "$TESTS/e2e/lib.sh"
 . "$TESTS/ssh/lib.sh"
 py=$(python_with torch)
@@ -105,6 +106,32 @@ PY
     fail "merged JUnit: $check; tpuci said: $(printf '%s\n' "$out" | grep -iE 'ssh:|results|junit' | head -5)"
   expect_json '[i["outcome"] for i in s["instances"] if i["name"].endswith("tests")]' "['failed', 'failed']"
 fi
+# A command job's device check on the workers (expect_devices): the
+# verdict comes back with the results (tar over ssh); a mismatch is infra
+# and the command runs on no worker, a match runs it on both.
+# dspec ENV: a 2-host gang on an emulated v4-16 (4 devices a host).
+dspec() {
+  cat > devices.lua <<LUA
+hosts "two" { "${a[0]}", "${a[1]}", ssh_config = "sshd/ssh_config" }
+topology "v4-16" { emulate = "jax" }
+job "dev" { topology = "v4-16", hosts = "two", workdir = "$WORK", timeout = "2m",
+            expect_devices = "jax",
+            env = { PYTHONPATH = "$TESTS/pytest/plugin/standin", $1 },
+            run = "touch $WORK/dev.\$TPUCI_HOST" }
+LUA
+  rm -f dev.*
+}
+dspec 'STANDIN_JAX_DEVICES = "8"'
+run_tpuci run devices.lua
+expect_code 1 "ssh: jax sees 8 of 4"
+# (the worker whose check ended first: its exit stops its peer's)
+expect_out "[infra  ] dev: device check: jax sees 8 cpu devices, expected 4 cpu devices (emulated) on worker-"
+[ ! -e dev.0 ] && [ ! -e dev.1 ] && pass || fail "ssh: the command ran after a mismatch"
+dspec 'X = "1"'
+run_tpuci run devices.lua
+expect_code 0 "ssh: jax sees 4 of 4"
+[ -e dev.0 ] && [ -e dev.1 ] && pass || fail "ssh: the command did not run on both workers: $out"
+
 for i in 0 1 2 3; do
   left=$(ssh_left "${SSH_NS[$i]}" "allreduce\|pytest")
   [ -z "$left" ] && pass || fail "worker-$i still runs: $left"
