@@ -157,7 +157,8 @@ int tpuci__host_run_init(tpuci__host_run_t *r, const tpuci__attempt_t *a,
   const tpuci__instance_t *inst = a->inst;
   int rc;
   memset(r, 0, sizeof(*r));
-  if (gate_key != NULL) tpuci__gate_argv(gate_key, (size_t) nhosts, host, a->argv, &r->argv);
+  if (gate_key != NULL) tpuci__gate_argv(gate_key, (size_t) nhosts, host, a->peer_exits, a->argv,
+                                         &r->argv);
   else tpuci__strv_copy(&r->argv, a->argv);
   rc = tpuci__attempt_host_env(a, slice, host, &r->env, err);
   if (rc != 0) {

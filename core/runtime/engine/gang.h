@@ -18,12 +18,13 @@ enum { TPUCI__OOM_STATS = 1,
 
 /* Where a gang host's wait step is (gate.h): nothing said yet, some
  * names do not resolve yet, they all do and it waits for the go, its
- * command started. */
+ * command started, its command ended and it waits for the end. */
 typedef enum {
   TPUCI__GATE_SILENT = 0,
   TPUCI__GATE_WAITING,
   TPUCI__GATE_READY,
-  TPUCI__GATE_STARTED
+  TPUCI__GATE_STARTED,
+  TPUCI__GATE_DONE
 } tpuci__gate_state_t;
 
 /* One container of an attempt, as the outcome logic sees it. */
