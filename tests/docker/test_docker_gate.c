@@ -6,7 +6,9 @@
  * arguments, stdin and output unchanged, says its exit code and stays
  * until tpuci's end name resolves, then exits with that code; a SIGTERM
  * reaches the command and ends the wait at once; without any lookup
- * tool it says so and execs the command at once); its lines parsed; the filter across every
+ * tool it says so and execs the command at once; without the end step,
+ * podman's, it execs the command once the go resolves); its lines
+ * parsed; the filter across every
  * chunk boundary, lines that only start like the key, a results block
  * that starts within a line (ending it), a stream that ends within a
  * line, and a second read that skips what was passed on; the results
@@ -116,7 +118,7 @@ static void test_wait_step(void **state) {
   tpuci__strv_push(&cmd, "echo \"job $0 $1\"; echo to-stderr >&2; exit 7");
   tpuci__strv_push(&cmd, "zero");
   tpuci__strv_push(&cmd, "one two");
-  tpuci__gate_argv(key, 3, 0, 1u << 7, &cmd, &argv);
+  tpuci__gate_argv(key, 3, 0, 1u << 7, 1, &cmd, &argv);
   assert_string_equal(argv.items[0], "/bin/sh");
   assert_string_equal(argv.items[1], "-c");
   assert_string_equal(argv.items[3], "tpuci-gang");
@@ -163,7 +165,7 @@ static void test_wait_step(void **state) {
   /* Exit 7 does not let the peers run on: it stops the gang, and the
    * host exits at once, without its end step. */
   tpuci__strv_free(&argv);
-  tpuci__gate_argv(key, 3, 0, (1u << 1) | (1u << 5), &cmd, &argv);
+  tpuci__gate_argv(key, 3, 0, (1u << 1) | (1u << 5), 1, &cmd, &argv);
   {
     const char *said[] = {wait1, wait2, ready};
     const char *late2[] = {"worker-2", "worker-1", go};
@@ -181,7 +183,7 @@ static void test_wait_step(void **state) {
 
   /* No lookup tool at all: it says so and starts at once. */
   tpuci__strv_free(&argv);
-  tpuci__gate_argv(key, 2, 1, 0, &cmd, &argv);
+  tpuci__gate_argv(key, 2, 1, 0, 1, &cmd, &argv);
   assert_int_equal(run_step(&argv, dir, "/nonexistent", NULL, NULL, 0), 7);
   err = slurp(at(dir, "stderr"));
   p = tpuci__printf("%s gang none\n%s gang up\nto-stderr\n", key, key);
@@ -264,7 +266,7 @@ static void test_end_step_term(void **state) {
   tpuci__strv_push(&cmd, "-c");
   tpuci__strv_push(&cmd, "trap 'echo got TERM; exit 9' TERM; echo running; "
                          "sleep 30 & wait");
-  tpuci__gate_argv(key, 2, 0, 0, &cmd, &argv);
+  tpuci__gate_argv(key, 2, 0, 0, 1, &cmd, &argv);
   pid = spawn_until(&argv, dir, path, "stdout", "running");
   usleep(100 * 1000);
   assert_int_equal(kill(pid, SIGTERM), 0);
@@ -283,7 +285,7 @@ static void test_end_step_term(void **state) {
   tpuci__strv_push(&cmd, "/bin/sh");
   tpuci__strv_push(&cmd, "-c");
   tpuci__strv_push(&cmd, "exit 0");
-  tpuci__gate_argv(key, 2, 0, 0, &cmd, &argv);
+  tpuci__gate_argv(key, 2, 0, 0, 1, &cmd, &argv);
   done = tpuci__printf("%s gang done 0\n", key);
   pid = spawn_until(&argv, dir, path, "stderr", done);
   assert_int_equal(kill(pid, SIGTERM), 0);
@@ -292,6 +294,75 @@ static void test_end_step_term(void **state) {
   tpuci__strv_free(&cmd);
   tpuci__strv_free(&argv);
   free(done);
+  free(go);
+  free(key);
+  free(path);
+  p = tpuci__printf("rm -rf '%s'", dir);
+  assert_int_equal(system(p), 0);
+  free(p);
+}
+
+/* Its exit status, waited for at most 60 s (then killed: a failure). */
+static int status_within(pid_t pid) {
+  int st, k;
+  for (k = 0; k < 6000; k++) {
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    assert_true(r >= 0);
+    if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    usleep(10 * 1000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &st, 0);
+  fail_msg("the wait step did not end within 60 s");
+  return -1;
+}
+
+/* Without the end step (podman's hosts: docker.md), $E is empty and the
+ * wait step execs the command once the go resolves: the same process,
+ * whose status is the host's at once, with no "gang done" and no end
+ * waited for (none is made), for 0 and for an exit that lets the peers
+ * run on alike. */
+static void test_no_end_step(void **state) {
+  char dir[] = "/tmp/tpuci-gate-XXXXXX";
+  tpuci__strv_t cmd = {0}, argv = {0};
+  char *key = tpuci__ctl_key(), *go = tpuci__gate_go_name(key), *path, *p, *want;
+  long status;
+  (void) state;
+
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(mkdir(at(dir, "bin"), 0755), 0);
+  assert_int_equal(mkdir(at(dir, "up"), 0755), 0);
+  write_file(at2(dir, "bin", "getent"),
+             "#!/bin/sh\n[ \"$1\" = hosts ] && [ -e \"$UP/$2\" ]\n", 0755);
+  write_file(at2(dir, "up", "worker-0"), "", 0644);
+  write_file(at2(dir, "up", "worker-1"), "", 0644);
+  write_file(at2(dir, "up", go), "", 0644);
+  path = tpuci__printf("%s/bin:/usr/bin:/bin", dir);
+
+  for (status = 0; status <= 1; status++) {
+    pid_t pid;
+    tpuci__strv_push(&cmd, "/bin/sh");
+    tpuci__strv_push(&cmd, "-c");
+    tpuci__strv_take(&cmd, tpuci__printf("echo \"pid $$\"; exit %ld", status));
+    tpuci__gate_argv(key, 2, 0, 1u << 1, 0, &cmd, &argv);
+    assert_non_null(strstr(argv.items[2], " E='' "));
+    assert_null(strstr(argv.items[2], "tpuci-end-"));
+    pid = spawn_until(&argv, dir, path, "stdout", "pid ");
+    assert_int_equal(status_within(pid), status);
+    want = tpuci__printf("pid %ld\n", (long) pid);
+    p = slurp(at(dir, "stdout"));
+    assert_string_equal(p, want);
+    free(p);
+    free(want);
+    p = slurp(at(dir, "stderr"));
+    want = tpuci__printf("%s gang ready\n%s gang up\n", key, key);
+    assert_string_equal(p, want);
+    free(p);
+    free(want);
+    tpuci__strv_free(&cmd);
+    tpuci__strv_free(&argv);
+  }
+
   free(go);
   free(key);
   free(path);
@@ -564,6 +635,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_wait_step),
     cmocka_unit_test(test_end_step_term),
+    cmocka_unit_test(test_no_end_step),
     cmocka_unit_test(test_parse),
     cmocka_unit_test(test_filter),
     cmocka_unit_test(test_filter_reread),

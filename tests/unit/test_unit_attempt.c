@@ -56,6 +56,9 @@ typedef struct {
   unsigned ignores_term;    /* bit h: host h ignores SIGTERM */
   int gate_never;           /* TPUCI__UNIT_GATE: the wait steps never
                                resolve their peers */
+  int no_end;               /* TPUCI__UNIT_GATE: the wait steps have no
+                               end step (podman's): a command's end is
+                               its unit's */
   uint64_t start_timeout_ms;
   at_t signal_at;
   int keep;                 /* --keep-failed */
@@ -283,7 +286,7 @@ static void fk_exit_ev(ev_t *e) {
   fk_unit_t *fu = e->fu;
   if (fu->exit_ev == e) fu->exit_ev = NULL;
   if (!fu->watching) return;
-  if (!(W.s.flags & TPUCI__UNIT_GATE) || fu->u.gate != TPUCI__GATE_STARTED ||
+  if (!(W.s.flags & TPUCI__UNIT_GATE) || W.s.no_end || fu->u.gate != TPUCI__GATE_STARTED ||
       (e->arg != 0 && !(e->arg > 0 && e->arg < 32 && (W.s.peer_exits >> e->arg) & 1u))) {
     fk_leave_ev(e);
     return;
@@ -963,6 +966,35 @@ static void test_gang_end_timeout(void **state) {
   check_end(0);
 }
 
+/* Without the end step (podman's wait steps exec the command), the
+ * driver's ops->end is never asked: worker-0's host ends with its
+ * command's 0 while worker-1 runs on, unstopped, and the gang passes;
+ * with worker-1's exit 1 (one that lets the peers run on) first, worker-0
+ * runs to its end and worker-1's 1 decides. */
+static void test_gang_no_end_step(void **state) {
+  script_t s = gang_end_script();
+  (void) state;
+  s.no_end = 1;
+  assert_int_equal(run(&s), 0);
+  assert_int_equal(W.ex.exit_code, 0);
+  assert_int_equal(W.ex.infra, 0);
+  assert_true(W.att.go_made);
+  assert_false(W.att.end_made);
+  assert_int_equal(W.units[0].got, 0);
+  assert_int_equal(W.units[1].got, 0);
+  check_end(0);
+  s.peer_exits = 1u << 1;
+  s.exit_turns[0] = 6;
+  s.exit_turns[1] = 1;
+  s.exit_status[1] = 1;
+  assert_int_equal(run(&s), 0);
+  assert_int_equal(W.ex.exit_code, 1);
+  assert_cause("worker-1: exit 1");
+  assert_false(W.att.end_made);
+  assert_int_equal(W.units[0].got, 0);
+  check_end(0);
+}
+
 /* --keep-failed keeps a failed attempt's units and says so; the rest
  * (the network) goes as usual only when not kept: here it is kept too. */
 static void test_keep_failed(void **state) {
@@ -1009,6 +1041,7 @@ int main(void) {
     cmocka_unit_test(test_gang_end_late_failure),
     cmocka_unit_test(test_gang_end_peer_exit),
     cmocka_unit_test(test_gang_end_timeout),
+    cmocka_unit_test(test_gang_no_end_step),
     cmocka_unit_test(test_keep_failed),
     cmocka_unit_test(test_stop_by_remove),
   };

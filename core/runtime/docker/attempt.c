@@ -551,6 +551,15 @@ static void tpuci__dk_op_att_release(tpuci__unit_att_t *ua) {
   free(att->sign_id[TPUCI__GATE_END]);
 }
 
+/* Whether a gang's hosts keep their names until the gang has ended
+ * (the end step, engine/gate.h). Not on podman: the end container is one
+ * more network join for netavark 1.4, whose re-addressing
+ * (containers/netavark#833) stalls podman's gangs; there a host's name
+ * goes when its command ends (docker.md). */
+static int tpuci__dk_end_step(const tpuci__dk_t *dk) {
+  return dk->e.eng == NULL || !dk->e.eng->podman;
+}
+
 /* The containers of an attempt: their create bodies, the gang's network
  * body and the per-host log files. Returns 0 or a negative code with
  * rt->err filled. */
@@ -573,7 +582,8 @@ static int tpuci__dk_bodies(tpuci__dk_t *dk, tpuci__dk_att_t *att,
   for (i = 0; i < att->ua.nunits; i++) {
     tpuci__dk_ctr_t *c = TPUCI__DK_CTR(att, i);
     c->body = tpuci__gang_host_body(a, slice, (int) i, (int) att->ua.nunits,
-                                    att->net.name, &labels, key, &dk->e.rt.err);
+                                    att->net.name, &labels, key, tpuci__dk_end_step(dk),
+                                    &dk->e.rt.err);
     if (c->body == NULL) {
       rc = dk->e.rt.err.code ? dk->e.rt.err.code : TPUCI_EUSAGE;
       break;

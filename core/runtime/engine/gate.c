@@ -36,8 +36,8 @@ int tpuci__ctl_line(const char *key, const char *line, size_t len,
 
 /* The wait step, core/runtime/engine/gate.sh (embedded at build time
  * without its comment lines, cmake/embed_sh.cmake): $K is the key, $P
- * the names, $H this host's own, $G tpuci's go, $E its end, set in
- * front of it by tpuci__gate_argv. */
+ * the names, $H this host's own, $G tpuci's go, $E its end (empty: no
+ * end step), set in front of it by tpuci__gate_argv. */
 extern const char tpuci__sh_gate[];
 
 void tpuci__gate_go_argv(tpuci__strv_t *argv) {
@@ -57,16 +57,17 @@ char *tpuci__gate_go_name(const char *key) {
 }
 
 void tpuci__gate_argv(const char *key, size_t nhosts, int host, uint32_t peer_exits,
-                      const tpuci__strv_t *argv, tpuci__strv_t *out) {
+                      int end, const tpuci__strv_t *argv, tpuci__strv_t *out) {
   tpuci__buf_t b;
   size_t i;
   int n;
   char *go = tpuci__gate_name(key, TPUCI__GATE_GO);
-  char *end = tpuci__gate_name(key, TPUCI__GATE_END);
+  /* No end name: gate.sh execs the command. */
+  char *e = end ? tpuci__gate_name(key, TPUCI__GATE_END) : tpuci__strdup("");
   tpuci__buf_init(&b);
-  tpuci__buf_addf(&b, "K='%s' G='%s' E='%s' O='0", key, go, end);
+  tpuci__buf_addf(&b, "K='%s' G='%s' E='%s' O='0", key, go, e);
   free(go);
-  free(end);
+  free(e);
   for (n = 1; n < 32; n++)
     if ((peer_exits >> n) & 1u) tpuci__buf_addf(&b, " %d", n);
   tpuci__buf_addf(&b, "' H=" TPUCI__GANG_HOST_FMT " P='", host);

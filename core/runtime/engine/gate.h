@@ -43,8 +43,9 @@
  * Any other status (a failure that stops the gang: an exit, an OOM kill,
  * a signal) ends the host at once, as does a command that a SIGTERM
  * reached: the gang is being stopped. Without a lookup tool ("gang
- * none") the command is exec'd, as before the end step: the host's name
- * goes when its command ends.
+ * none"), and on podman, whose driver asks for no end step (netavark 1.4
+ * stalls on the end's network join: docker.md), the command is exec'd:
+ * the host's name goes when its command ends.
  *
  * The deadline is the attempt core's (unit.h, TPUCI__UNIT_GATE). Pure,
  * but for the key's randomness and tpuci__gate_line's message. */
@@ -68,12 +69,14 @@ int tpuci__ctl_line(const char *key, const char *line, size_t len,
                     const char **rest, size_t *rest_len);
 
 /* The command of host `host` of a gang of `nhosts`: the wait step for
- * the names worker-0 .. worker-<nhosts-1> and the go, then `argv`, then
- * the end step for a status of 0 or one of `peer_exits` (bit n: exit n
- * lets the peers run on, runtime.h); any other status stops the gang,
- * and the host exits at once (appended to out). */
+ * the names worker-0 .. worker-<nhosts-1> and the go, then `argv`, then,
+ * with `end`, the end step for a status of 0 or one of `peer_exits`
+ * (bit n: exit n lets the peers run on, runtime.h); any other status
+ * stops the gang, and the host exits at once (appended to out). Without
+ * `end` (podman: docker.md) the command is exec'd, as with no lookup
+ * tool: the host's name goes when its command ends. */
 void tpuci__gate_argv(const char *key, size_t nhosts, int host, uint32_t peer_exits,
-                      const tpuci__strv_t *argv, tpuci__strv_t *out);
+                      int end, const tpuci__strv_t *argv, tpuci__strv_t *out);
 
 /* What a line of the wait step says (after the key and its space). */
 typedef enum {

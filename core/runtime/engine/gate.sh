@@ -4,8 +4,9 @@
 #   P='worker-0 ...'
 #   <this script>" tpuci-gang ARGV...
 # $K is the key, $P the names, $H this host's own, $G tpuci's go, $E
-# tpuci's end, $O the command's statuses that let the peers run on (0,
-# pytest's 1 and 5); r()
+# tpuci's end (empty: no end step, the command is exec'd; podman), $O
+# the command's statuses that let the peers run on (0, pytest's 1 and
+# 5); r()
 # looks a name up with what the image has: getent (glibc's or musl's
 # resolver, as the job's own lookups), busybox's nslookup, python3. A
 # name that does not exist yet costs a DNS timeout (docker's DNS on an

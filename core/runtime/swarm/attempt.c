@@ -419,8 +419,9 @@ static json_t *tpuci__sw_host_body(tpuci__sw_t *sw, tpuci__sw_att_t *att,
   const char *hostname = att->ua.gang ? TPUCI__SW_HOST(att, host)->u.host : NULL;
   json_t *body;
 
+  /* A gang's wait step (engine/gate.h), always with its end step. */
   if (tpuci__host_run_init(&run, a, slice, host, (int) att->ua.nunits, hostname,
-                           att->ua.gang && inst->start_timeout_ms > 0 ? att->key : NULL,
+                           att->ua.gang && inst->start_timeout_ms > 0 ? att->key : NULL, 1,
                            err) != 0)
     return NULL;
   memset(&spec, 0, sizeof(spec));
