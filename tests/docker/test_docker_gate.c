@@ -2,9 +2,13 @@
  * output filter that takes tpuci's own lines out of a container's output
  * (engine/output.h): the wait step run by this machine's /bin/sh against
  * a fake getent whose names "come up" as files appear (it waits for every
- * name, says which ones it waits for, then execs the command with its
- * arguments, exit code and output unchanged; without any lookup tool it
- * says so and starts at once); its lines parsed; the filter across every
+ * name, says which ones it waits for, then runs the command with its
+ * arguments, stdin and output unchanged, says its exit code and stays
+ * until tpuci's end name resolves, then exits with that code; a SIGTERM
+ * reaches the command and ends the wait at once; without any lookup
+ * tool it says so and execs the command at once; without the end step,
+ * podman's, it execs the command once the go resolves); its lines
+ * parsed; the filter across every
  * chunk boundary, lines that only start like the key, a results block
  * that starts within a line (ending it), a stream that ends within a
  * line, and a second read that skips what was passed on; the results
@@ -13,6 +17,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,9 +98,10 @@ static int run_step(const tpuci__strv_t *argv, const char *dir, const char *path
 static void test_wait_step(void **state) {
   char dir[] = "/tmp/tpuci-gate-XXXXXX";
   tpuci__strv_t cmd = {0}, argv = {0};
-  const char *late[] = {"worker-2", "worker-1", NULL};
+  const char *late[] = {"worker-2", "worker-1", NULL, NULL};
   char *path, *err, *out, *key = tpuci__ctl_key();
-  char *wait1, *wait2, *ready, *upline, *p, *go = tpuci__gate_go_name(key);
+  char *wait1, *wait2, *ready, *upline, *done, *p, *go = tpuci__gate_go_name(key);
+  char *end = tpuci__gate_name(key, TPUCI__GATE_END);
   (void) state;
 
   assert_non_null(mkdtemp(dir));
@@ -112,7 +118,7 @@ static void test_wait_step(void **state) {
   tpuci__strv_push(&cmd, "echo \"job $0 $1\"; echo to-stderr >&2; exit 7");
   tpuci__strv_push(&cmd, "zero");
   tpuci__strv_push(&cmd, "one two");
-  tpuci__gate_argv(key, 3, 0, &cmd, &argv);
+  tpuci__gate_argv(key, 3, 0, 1u << 7, 1, &cmd, &argv);
   assert_string_equal(argv.items[0], "/bin/sh");
   assert_string_equal(argv.items[1], "-c");
   assert_string_equal(argv.items[3], "tpuci-gang");
@@ -123,13 +129,18 @@ static void test_wait_step(void **state) {
   assert_int_equal(strncmp(go, "tpuci-go-", 9), 0);
   assert_string_equal(go + 9, key + strlen("#tpuci-"));
   late[2] = go;
+  /* Then, once its command said its end, tpuci's end. */
+  late[3] = end;
+  assert_int_equal(strncmp(end, "tpuci-end-", 10), 0);
+  assert_string_equal(end + 10, key + strlen("#tpuci-"));
   wait1 = tpuci__printf("%s gang wait worker-1 worker-2\n", key);
   wait2 = tpuci__printf("%s gang wait worker-1\n", key);
   ready = tpuci__printf("%s gang ready\n", key);
   upline = tpuci__printf("%s gang up\n", key);
+  done = tpuci__printf("%s gang done 7\n", key);
   {
-    const char *said[] = {wait1, wait2, ready};
-    assert_int_equal(run_step(&argv, dir, path, late, said, 3), 7);
+    const char *said[] = {wait1, wait2, ready, done};
+    assert_int_equal(run_step(&argv, dir, path, late, said, 4), 7);
   }
   out = slurp(at(dir, "stdout"));
   err = slurp(at(dir, "stderr"));
@@ -143,15 +154,36 @@ static void test_wait_step(void **state) {
   assert_non_null(p);
   p = strstr(p, upline);
   assert_non_null(p);
-  /* Then the job's own stderr; each set of names is said once. */
-  assert_string_equal(p + strlen(upline), "to-stderr\n");
+  /* Then the job's own stderr, its end; each set of names is said once. */
+  p += strlen(upline);
+  assert_int_equal(strncmp(p, "to-stderr\n", 10), 0);
+  assert_string_equal(p + 10, done);
   assert_ptr_equal(strstr(err, wait1), strstr(err, key));
   free(out);
   free(err);
 
+  /* Exit 7 does not let the peers run on: it stops the gang, and the
+   * host exits at once, without its end step. */
+  tpuci__strv_free(&argv);
+  tpuci__gate_argv(key, 3, 0, (1u << 1) | (1u << 5), 1, &cmd, &argv);
+  {
+    const char *said[] = {wait1, wait2, ready};
+    const char *late2[] = {"worker-2", "worker-1", go};
+    assert_int_equal(unlink(at2(dir, "up", "worker-1")), 0);
+    assert_int_equal(unlink(at2(dir, "up", "worker-2")), 0);
+    assert_int_equal(unlink(at2(dir, "up", go)), 0);
+    assert_int_equal(unlink(at2(dir, "up", end)), 0);
+    assert_int_equal(run_step(&argv, dir, path, late2, said, 3), 7);
+  }
+  err = slurp(at(dir, "stderr"));
+  p = strstr(err, upline);
+  assert_non_null(p);
+  assert_string_equal(p + strlen(upline), "to-stderr\n");
+  free(err);
+
   /* No lookup tool at all: it says so and starts at once. */
   tpuci__strv_free(&argv);
-  tpuci__gate_argv(key, 2, 1, &cmd, &argv);
+  tpuci__gate_argv(key, 2, 1, 0, 1, &cmd, &argv);
   assert_int_equal(run_step(&argv, dir, "/nonexistent", NULL, NULL, 0), 7);
   err = slurp(at(dir, "stderr"));
   p = tpuci__printf("%s gang none\n%s gang up\nto-stderr\n", key, key);
@@ -165,6 +197,172 @@ static void test_wait_step(void **state) {
   free(wait2);
   free(upline);
   free(ready);
+  free(done);
+  free(end);
+  free(go);
+  free(key);
+  free(path);
+  p = tpuci__printf("rm -rf '%s'", dir);
+  assert_int_equal(system(p), 0);
+  free(p);
+}
+
+/* Starts argv as run_step does and waits until its stderr or stdout
+ * (`file`) has `said` (bounded: 60 s). Returns its pid. */
+static pid_t spawn_until(const tpuci__strv_t *argv, const char *dir, const char *path,
+                         const char *file, const char *said) {
+  pid_t pid = fork();
+  int k;
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    if (freopen(at(dir, "stdout"), "w", stdout) == NULL ||
+        freopen(at(dir, "stderr"), "w", stderr) == NULL)
+      _exit(99);
+    setenv("PATH", path, 1);
+    setenv("UP", at(dir, "up"), 1);
+    execv(argv->items[0], argv->items);
+    _exit(98);
+  }
+  for (k = 0; k < 6000; k++) {
+    char *text = slurp(at(dir, file));
+    int seen = strstr(text, said) != NULL;
+    free(text);
+    if (seen) break;
+    usleep(10 * 1000);
+  }
+  return pid;
+}
+
+static int status_of(pid_t pid) {
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* tpuci's SIGTERM: passed on to a command that runs (the host then ends
+ * with the command, without its end step), and it ends an idle host's
+ * wait at once with its command's status. */
+static void test_end_step_term(void **state) {
+  char dir[] = "/tmp/tpuci-gate-XXXXXX";
+  tpuci__strv_t cmd = {0}, argv = {0};
+  char *key = tpuci__ctl_key(), *go = tpuci__gate_go_name(key), *done, *err, *p;
+  char *path;
+  pid_t pid;
+  (void) state;
+
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(mkdir(at(dir, "bin"), 0755), 0);
+  assert_int_equal(mkdir(at(dir, "up"), 0755), 0);
+  write_file(at2(dir, "bin", "getent"),
+             "#!/bin/sh\n[ \"$1\" = hosts ] && [ -e \"$UP/$2\" ]\n", 0755);
+  write_file(at2(dir, "up", "worker-0"), "", 0644);
+  write_file(at2(dir, "up", "worker-1"), "", 0644);
+  write_file(at2(dir, "up", go), "", 0644);
+  path = tpuci__printf("%s/bin:/usr/bin:/bin", dir);
+
+  /* A command that runs: the SIGTERM reaches it, its status is the
+   * host's, and no end is waited for (none will come). */
+  tpuci__strv_push(&cmd, "/bin/sh");
+  tpuci__strv_push(&cmd, "-c");
+  tpuci__strv_push(&cmd, "trap 'echo got TERM; exit 9' TERM; echo running; "
+                         "sleep 30 & wait");
+  tpuci__gate_argv(key, 2, 0, 0, 1, &cmd, &argv);
+  pid = spawn_until(&argv, dir, path, "stdout", "running");
+  usleep(100 * 1000);
+  assert_int_equal(kill(pid, SIGTERM), 0);
+  assert_int_equal(status_of(pid), 9);
+  p = slurp(at(dir, "stdout"));
+  assert_string_equal(p, "running\ngot TERM\n");
+  free(p);
+  err = slurp(at(dir, "stderr"));
+  assert_null(strstr(err, "gang done"));
+  free(err);
+
+  /* An idle host (its command passed): the SIGTERM ends its wait, with
+   * its command's 0. */
+  tpuci__strv_free(&cmd);
+  tpuci__strv_free(&argv);
+  tpuci__strv_push(&cmd, "/bin/sh");
+  tpuci__strv_push(&cmd, "-c");
+  tpuci__strv_push(&cmd, "exit 0");
+  tpuci__gate_argv(key, 2, 0, 0, 1, &cmd, &argv);
+  done = tpuci__printf("%s gang done 0\n", key);
+  pid = spawn_until(&argv, dir, path, "stderr", done);
+  assert_int_equal(kill(pid, SIGTERM), 0);
+  assert_int_equal(status_of(pid), 0);
+
+  tpuci__strv_free(&cmd);
+  tpuci__strv_free(&argv);
+  free(done);
+  free(go);
+  free(key);
+  free(path);
+  p = tpuci__printf("rm -rf '%s'", dir);
+  assert_int_equal(system(p), 0);
+  free(p);
+}
+
+/* Its exit status, waited for at most 60 s (then killed: a failure). */
+static int status_within(pid_t pid) {
+  int st, k;
+  for (k = 0; k < 6000; k++) {
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    assert_true(r >= 0);
+    if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    usleep(10 * 1000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &st, 0);
+  fail_msg("the wait step did not end within 60 s");
+  return -1;
+}
+
+/* Without the end step (podman's hosts: docker.md), $E is empty and the
+ * wait step execs the command once the go resolves: the same process,
+ * whose status is the host's at once, with no "gang done" and no end
+ * waited for (none is made), for 0 and for an exit that lets the peers
+ * run on alike. */
+static void test_no_end_step(void **state) {
+  char dir[] = "/tmp/tpuci-gate-XXXXXX";
+  tpuci__strv_t cmd = {0}, argv = {0};
+  char *key = tpuci__ctl_key(), *go = tpuci__gate_go_name(key), *path, *p, *want;
+  long status;
+  (void) state;
+
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(mkdir(at(dir, "bin"), 0755), 0);
+  assert_int_equal(mkdir(at(dir, "up"), 0755), 0);
+  write_file(at2(dir, "bin", "getent"),
+             "#!/bin/sh\n[ \"$1\" = hosts ] && [ -e \"$UP/$2\" ]\n", 0755);
+  write_file(at2(dir, "up", "worker-0"), "", 0644);
+  write_file(at2(dir, "up", "worker-1"), "", 0644);
+  write_file(at2(dir, "up", go), "", 0644);
+  path = tpuci__printf("%s/bin:/usr/bin:/bin", dir);
+
+  for (status = 0; status <= 1; status++) {
+    pid_t pid;
+    tpuci__strv_push(&cmd, "/bin/sh");
+    tpuci__strv_push(&cmd, "-c");
+    tpuci__strv_take(&cmd, tpuci__printf("echo \"pid $$\"; exit %ld", status));
+    tpuci__gate_argv(key, 2, 0, 1u << 1, 0, &cmd, &argv);
+    assert_non_null(strstr(argv.items[2], " E='' "));
+    assert_null(strstr(argv.items[2], "tpuci-end-"));
+    pid = spawn_until(&argv, dir, path, "stdout", "pid ");
+    assert_int_equal(status_within(pid), status);
+    want = tpuci__printf("pid %ld\n", (long) pid);
+    p = slurp(at(dir, "stdout"));
+    assert_string_equal(p, want);
+    free(p);
+    free(want);
+    p = slurp(at(dir, "stderr"));
+    want = tpuci__printf("%s gang ready\n%s gang up\n", key, key);
+    assert_string_equal(p, want);
+    free(p);
+    free(want);
+    tpuci__strv_free(&cmd);
+    tpuci__strv_free(&argv);
+  }
+
   free(go);
   free(key);
   free(path);
@@ -177,19 +375,30 @@ static void test_parse(void **state) {
   char *names = NULL;
   const char *rest;
   size_t len;
+  long status = -1;
   (void) state;
   assert_true(tpuci__ctl_line("#tpuci-0a0b0c0d", "#tpuci-0a0b0c0d gang up", 23, &rest, &len));
-  assert_int_equal(tpuci__gate_parse(rest, len, &names), TPUCI__SAY_UP);
+  assert_int_equal(tpuci__gate_parse(rest, len, &names, &status), TPUCI__SAY_UP);
   assert_null(names);
   assert_false(tpuci__ctl_line("#tpuci-0a0b0c0d", "#tpuci-0a0b0c0dx gang up", 24, &rest, &len));
   assert_false(tpuci__ctl_line("#tpuci-0a0b0c0d", "#tpuci-0a0b", 11, &rest, &len));
-  assert_int_equal(tpuci__gate_parse("gang wait worker-1 worker-3", 27, &names),
+  assert_int_equal(tpuci__gate_parse("gang wait worker-1 worker-3", 27, &names, &status),
                    TPUCI__SAY_WAIT);
   assert_string_equal(names, "worker-1 worker-3");
   free(names);
-  assert_int_equal(tpuci__gate_parse("gang none", 9, &names), TPUCI__SAY_NONE);
-  assert_int_equal(tpuci__gate_parse("gang upx", 8, &names), TPUCI__SAY_OTHER);
-  assert_int_equal(tpuci__gate_parse("results 1", 9, &names), TPUCI__SAY_OTHER);
+  assert_int_equal(tpuci__gate_parse("gang none", 9, &names, &status), TPUCI__SAY_NONE);
+  assert_int_equal(tpuci__gate_parse("gang upx", 8, &names, &status), TPUCI__SAY_OTHER);
+  assert_int_equal(tpuci__gate_parse("results 1", 9, &names, &status), TPUCI__SAY_OTHER);
+  /* The command's end and its status, 0 to 255. */
+  assert_int_equal(tpuci__gate_parse("gang done 0", 11, &names, &status), TPUCI__SAY_DONE);
+  assert_int_equal(status, 0);
+  assert_int_equal(tpuci__gate_parse("gang done 143", 13, &names, &status), TPUCI__SAY_DONE);
+  assert_int_equal(status, 143);
+  assert_int_equal(tpuci__gate_parse("gang done 256", 13, &names, &status), TPUCI__SAY_OTHER);
+  assert_int_equal(tpuci__gate_parse("gang done -1", 12, &names, &status), TPUCI__SAY_OTHER);
+  assert_int_equal(tpuci__gate_parse("gang done ", 10, &names, &status), TPUCI__SAY_OTHER);
+  assert_int_equal(tpuci__gate_parse("gang done 1x", 12, &names, &status), TPUCI__SAY_OTHER);
+  assert_int_equal(tpuci__gate_parse("gang done 1234", 14, &names, &status), TPUCI__SAY_OTHER);
   names = tpuci__ctl_key();
   assert_int_equal(strlen(names), strlen("#tpuci-") + 8);
   assert_int_equal(strncmp(names, "#tpuci-", 7), 0);
@@ -425,6 +634,8 @@ static void test_logres(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_wait_step),
+    cmocka_unit_test(test_end_step_term),
+    cmocka_unit_test(test_no_end_step),
     cmocka_unit_test(test_parse),
     cmocka_unit_test(test_filter),
     cmocka_unit_test(test_filter_reread),

@@ -22,8 +22,16 @@ mkdir out fakebin
 # time than the default three minutes (and the job's timeout, which counts
 # from the start, more too). What is checked stays the same:
 # every gang passes, none fails a lookup.
-gang_start='timeout = "240s",' gang_within=3m00s
-if [ "$ENGINE" = podman ]; then gang_start='timeout = "10m", start_timeout = "8m",' gang_within=8m00s; fi
+# Even 8 minutes were not always enough: a gang whose network netavark
+# keeps re-addressing may never come up (2 of 20 in a CI run here), and
+# that gang is rightly infra. On podman such a gang is retried once
+# (retries.on infra, after 4 minutes), and passes or is flaky; what is
+# checked stays: no lookup fails once a gang is up.
+gang_start='timeout = "240s",' gang_within=3m00s want_passed=26
+if [ "$ENGINE" = podman ]; then
+  gang_start='timeout = "10m", start_timeout = "4m", retries = { attempts = 2, on = { "infra" } },'
+  gang_within=4m00s
+fi
 spec spec.lua <<'LUA'
 image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
 topology "v4-16" {}
@@ -62,7 +70,12 @@ expect_out "start:    every host up and every name resolving within $gang_within
 engine_run run -j 4 spec.lua
 expect_code 0 "20 gangs whose hosts look their peers up at once, 6 whose hosts end at once"
 expect_not_out "LOOKUP FAILED"
-expect_json 'sum(i["outcome"] == "passed" for i in s["instances"])' 26
+if [ "$ENGINE" = podman ]; then
+  expect_json 'sum(i["outcome"] in ("passed", "flaky") for i in s["instances"])' 26
+  expect_json '[a["outcome"] for i in s["instances"] for a in i["attempts"] if a["outcome"] not in ("passed", "infra")]' "[]"
+else
+  expect_json 'sum(i["outcome"] == "passed" for i in s["instances"])' "$want_passed"
+fi
 expect_out "[worker-1] worker-1 ran"
 # The wait step's own lines are not the job's output.
 expect_not_out "#tpuci-"

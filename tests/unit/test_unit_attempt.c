@@ -2,7 +2,8 @@
  * unit.h) on a fake driver: a table of operations whose answers come on
  * later loop turns, as each test's script says. Every test runs one
  * attempt to its end and checks its outcome and cause, that everything
- * the fake made was removed (each unit, the network, the go), that
+ * the fake made was removed (each unit, the network, the go and the
+ * end), that
  * every unit was released, that tpuci__attempt_done() came exactly once,
  * that no state machine made a move its table forbids, and that the loop
  * then closes with no handle left open. */
@@ -35,7 +36,8 @@ typedef enum {
   AT_INSPECT,    /* INSPECT: classify */
   AT_REMOVE,     /* REMOVE: remove */
   AT_GONE,       /* GONE: gone */
-  AT_UNNET       /* UNNET: net_remove */
+  AT_UNNET,      /* UNNET: net_remove */
+  AT_IDLE        /* RUN: a gang host's command ended, its unit idle */
 } at_t;
 
 typedef struct {
@@ -54,10 +56,14 @@ typedef struct {
   unsigned ignores_term;    /* bit h: host h ignores SIGTERM */
   int gate_never;           /* TPUCI__UNIT_GATE: the wait steps never
                                resolve their peers */
+  int no_end;               /* TPUCI__UNIT_GATE: the wait steps have no
+                               end step (podman's): a command's end is
+                               its unit's */
   uint64_t start_timeout_ms;
   at_t signal_at;
   int keep;                 /* --keep-failed */
   int classify;             /* the fake has ops->classify */
+  uint32_t peer_exits;      /* the attempt's (runtime.h) */
   int gone;                 /* the fake has ops->gone (one turn more) */
 } script_t;
 
@@ -85,12 +91,20 @@ typedef struct {
   int watching;             /* its wait (watch) is pending */
   uint64_t got;             /* bit n: ops->stop(n) reached it */
   struct ev_s *exit_ev;     /* its own exit, scheduled */
+  /* TPUCI__UNIT_GATE: its command ended (said with tpuci__unit_done),
+   * with cmd_status, and its wait step waits for the end (gate.sh); a
+   * SIGTERM came while the command ran (it then leaves at once). */
+  int idle;
+  long cmd_status;
+  int term_seen;
 } fk_unit_t;
 
 typedef struct {
   tpuci__unit_att_t ua;
   int net_made, net_removed;
   int go_made, go_removed;
+  int end_made, end_removed;
+  int idle_at_end;          /* units idle when the end was asked */
   int att_released;
   int gone_calls;
 } fk_att_t;
@@ -254,13 +268,35 @@ static void fk_halt(tpuci__unit_t *u) {
   if (FU(u)->output_pending) ev_at(1, fk_ready_ev, FU(u), NULL, 0);
 }
 
+/* The unit itself ends with `arg` (its wait answers). */
+static void fk_leave_ev(ev_t *e) {
+  fk_unit_t *fu = e->fu;
+  if (!fu->watching) return;
+  fu->watching = 0;
+  if (fu->exit_ev != NULL) fu->exit_ev->cancelled = 1;
+  tpuci__unit_exited(&fu->u, e->arg);
+  fk_answered(fu->u.att);
+}
+
+/* Its command ends with `arg`: the unit with it, or, behind a gang's
+ * wait step, with 0 or an exit that lets the peers run on, the step
+ * says so and the unit stays idle until the end (at once after a
+ * SIGTERM), as gate.sh does. */
 static void fk_exit_ev(ev_t *e) {
   fk_unit_t *fu = e->fu;
   if (fu->exit_ev == e) fu->exit_ev = NULL;
   if (!fu->watching) return;
-  fu->watching = 0;
-  tpuci__unit_exited(&fu->u, e->arg);
-  fk_answered(fu->u.att);
+  if (!(W.s.flags & TPUCI__UNIT_GATE) || W.s.no_end || fu->u.gate != TPUCI__GATE_STARTED ||
+      (e->arg != 0 && !(e->arg > 0 && e->arg < 32 && (W.s.peer_exits >> e->arg) & 1u))) {
+    fk_leave_ev(e);
+    return;
+  }
+  fu->idle = 1;
+  fu->cmd_status = e->arg;
+  tpuci__unit_done(&fu->u, e->arg);
+  if (fu->term_seen) ev_at(1, fk_leave_ev, fu, NULL, e->arg);
+  fk_maybe_signal(AT_IDLE);
+  tpuci__unit_step(fu->u.att);
 }
 
 static void fk_lost_ev(ev_t *e) {
@@ -342,7 +378,18 @@ static void fk_stop(tpuci__unit_t *u, int signum) {
     ev_at(1, fk_unfollow_ev, fu, NULL, 0);
     return;
   }
+  if (fu->idle) {
+    /* Its wait step ends: with its command's status at a SIGTERM. */
+    ev_at(1, fk_leave_ev, fu, NULL, signum == SIGKILL ? 128 + SIGKILL : fu->cmd_status);
+    return;
+  }
   if (signum == SIGTERM && (W.s.ignores_term >> u->index & 1u)) return;
+  if ((W.s.flags & TPUCI__UNIT_GATE) && signum == SIGKILL) {
+    /* The whole unit goes, its wait step with the command. */
+    ev_at(1, fk_leave_ev, fu, NULL, 128 + signum);
+    return;
+  }
+  if (signum == SIGTERM) fu->term_seen = 1;
   fk_exit_in(fu, 1, 128 + signum);
 }
 
@@ -361,15 +408,45 @@ static void fk_go(tpuci__unit_att_t *att) {
   ev_at(1, fk_go_ev, NULL, (fk_att_t *) att, 0);
 }
 
+/* The end: every idle unit's wait step sees it and leaves with its
+ * command's status. */
+static void fk_end_ev(ev_t *e) {
+  fk_att_t *fa = e->fa;
+  size_t i;
+  fa->end_made = 1;
+  for (i = 0; i < fa->ua.nunits; i++) {
+    fk_unit_t *fu = (fk_unit_t *) tpuci__unit_at(&fa->ua, i);
+    if (fu->idle) ev_at(1, fk_leave_ev, fu, NULL, fu->cmd_status);
+  }
+  fk_answered(&fa->ua);
+}
+
+static void fk_end(tpuci__unit_att_t *att) {
+  fk_att_t *fa = (fk_att_t *) att;
+  size_t i;
+  for (i = 0; i < att->nunits; i++)
+    fa->idle_at_end += ((fk_unit_t *) tpuci__unit_at(att, i))->idle &&
+                       ((fk_unit_t *) tpuci__unit_at(att, i))->watching;
+  tpuci__unit_req_begin(att);
+  ev_at(1, fk_end_ev, NULL, fa, 0);
+}
+
 static void fk_go_removed_ev(ev_t *e) {
-  e->fa->go_removed = 1;
+  if (e->arg) e->fa->end_removed = 1;
+  else e->fa->go_removed = 1;
   fk_answered(&e->fa->ua);
 }
 
 static void fk_go_remove(tpuci__unit_att_t *att) {
-  if (!((fk_att_t *) att)->go_made) return;
-  tpuci__unit_req_begin(att);
-  ev_at(1, fk_go_removed_ev, NULL, (fk_att_t *) att, 0);
+  fk_att_t *fa = (fk_att_t *) att;
+  if (fa->go_made) {
+    tpuci__unit_req_begin(att);
+    ev_at(1, fk_go_removed_ev, NULL, fa, 0);
+  }
+  if (fa->end_made) {
+    tpuci__unit_req_begin(att);
+    ev_at(1, fk_go_removed_ev, NULL, fa, 1);
+  }
 }
 
 static void fk_classified_ev(ev_t *e) {
@@ -550,10 +627,12 @@ static int run(const script_t *s) {
   W.a.argv = &in->argv;
   W.a.grace_ms = 5;
   W.a.keep_on_failure = s->keep;
+  W.a.peer_exits = s->peer_exits;
 
   fk_ops.flags = s->flags;
   fk_ops.go = s->flags & TPUCI__UNIT_GATE ? fk_go : NULL;
   fk_ops.go_remove = s->flags & TPUCI__UNIT_GATE ? fk_go_remove : NULL;
+  fk_ops.end = s->flags & TPUCI__UNIT_GATE ? fk_end : NULL;
   fk_ops.classify = s->classify ? fk_classify : NULL;
   fk_ops.gone = s->gone ? fk_gone : NULL;
   tpuci__unit_rt_init(&W.rt, "fake", &W.loop, &W.list, rt_changed);
@@ -577,6 +656,7 @@ static void check_end(int kept) {
   }
   if (W.att.net_made && !W.att.net_removed) fail_msg("the network was never removed");
   if (W.att.go_made && !W.att.go_removed) fail_msg("the go was never removed");
+  if (W.att.end_made && !W.att.end_removed) fail_msg("the end was never removed");
   if (W.msgs.data != NULL && strstr(W.msgs.data, "internal error") != NULL)
     fail_msg("a forbidden move: %s", W.msgs.data);
   assert_null(W.list.atts);
@@ -798,6 +878,123 @@ static void test_barrier_never(void **state) {
   check_end(0);
 }
 
+/* A gang whose hosts' commands end at different times: the one that
+ * ended first stays, idle, until every host's command ended; then the
+ * end lets both go. Its status is its own. */
+static script_t gang_end_script(void) {
+  script_t s = script_default(2);
+  s.flags = TPUCI__UNIT_GATE;
+  s.net = 1;
+  s.start_timeout_ms = 600000;
+  s.classify = 1;
+  s.exit_turns[0] = 1;
+  s.exit_turns[1] = 6;
+  return s;
+}
+
+static void test_gang_end(void **state) {
+  script_t s = gang_end_script();
+  (void) state;
+  assert_int_equal(run(&s), 0);
+  assert_int_equal(W.ex.exit_code, 0);
+  assert_int_equal(W.ex.infra, 0);
+  assert_true(W.att.end_made);
+  /* worker-0 was still there, idle, when worker-1's command ended. */
+  assert_int_equal(W.att.idle_at_end, 2);
+  assert_int_equal(W.units[0].got, 0);
+  check_end(0);
+}
+
+/* worker-1 fails after worker-0 passed: its exit 3 decides (it stops
+ * the gang: its host ends at once); worker-0, idle, is stopped with the
+ * gang and leaves with its own 0. */
+static void test_gang_end_late_failure(void **state) {
+  script_t s = gang_end_script();
+  (void) state;
+  s.exit_status[1] = 3;
+  assert_int_equal(run(&s), 0);
+  assert_int_equal(W.ex.exit_code, 3);
+  assert_cause("worker-1: exit 3");
+  check_end(0);
+}
+
+/* worker-1 ends first with an exit that lets its peers run on (pytest's
+ * 1): it waits idle, worker-0 runs to its end, and worker-1's own exit 1
+ * decides. Then worker-0 fails with 2 (which stops the gang): worker-1,
+ * idle, gets SIGTERM and keeps its 1, which still decides (the first
+ * host that failed on its own speaks); no end is made. */
+static void test_gang_end_peer_exit(void **state) {
+  script_t s = gang_end_script();
+  (void) state;
+  s.peer_exits = 1u << 1;
+  s.exit_turns[0] = 6;
+  s.exit_turns[1] = 1;
+  s.exit_status[1] = 1;
+  assert_int_equal(run(&s), 0);
+  assert_int_equal(W.ex.exit_code, 1);
+  assert_cause("worker-1: exit 1");
+  assert_true(W.att.end_made);
+  assert_int_equal(W.att.idle_at_end, 2);
+  assert_int_equal(W.units[1].got, 0);
+  check_end(0);
+  s.exit_status[0] = 2;
+  assert_int_equal(run(&s), 0);
+  assert_int_equal(W.ex.exit_code, 1);
+  assert_cause("worker-1: exit 1");
+  assert_false(W.att.end_made);
+  assert_true(W.units[1].got & (1ull << SIGTERM));
+  check_end(0);
+}
+
+/* A timeout while worker-0 is idle and worker-1 runs: both get SIGTERM,
+ * worker-0 leaves at once with its 0 (a SIGTERM to an idle host is not
+ * one to its command), worker-1's command ends by it and its host leaves
+ * without waiting for an end, which is never made. */
+static void test_gang_end_timeout(void **state) {
+  script_t s = gang_end_script();
+  (void) state;
+  s.exit_turns[1] = -1;
+  s.signal_at = AT_IDLE;
+  assert_int_equal(run(&s), 0);
+  assert_int_equal(W.signalled, 1);
+  assert_int_equal(W.ex.infra, 0);
+  assert_int_equal(W.ex.exit_code, -1);
+  assert_int_equal(W.ex.term_signal, SIGTERM);
+  assert_true(W.units[0].got & (1ull << SIGTERM));
+  assert_false(W.units[0].got & (1ull << SIGKILL));
+  assert_false(W.att.end_made);
+  check_end(0);
+}
+
+/* Without the end step (podman's wait steps exec the command), the
+ * driver's ops->end is never asked: worker-0's host ends with its
+ * command's 0 while worker-1 runs on, unstopped, and the gang passes;
+ * with worker-1's exit 1 (one that lets the peers run on) first, worker-0
+ * runs to its end and worker-1's 1 decides. */
+static void test_gang_no_end_step(void **state) {
+  script_t s = gang_end_script();
+  (void) state;
+  s.no_end = 1;
+  assert_int_equal(run(&s), 0);
+  assert_int_equal(W.ex.exit_code, 0);
+  assert_int_equal(W.ex.infra, 0);
+  assert_true(W.att.go_made);
+  assert_false(W.att.end_made);
+  assert_int_equal(W.units[0].got, 0);
+  assert_int_equal(W.units[1].got, 0);
+  check_end(0);
+  s.peer_exits = 1u << 1;
+  s.exit_turns[0] = 6;
+  s.exit_turns[1] = 1;
+  s.exit_status[1] = 1;
+  assert_int_equal(run(&s), 0);
+  assert_int_equal(W.ex.exit_code, 1);
+  assert_cause("worker-1: exit 1");
+  assert_false(W.att.end_made);
+  assert_int_equal(W.units[0].got, 0);
+  check_end(0);
+}
+
 /* --keep-failed keeps a failed attempt's units and says so; the rest
  * (the network) goes as usual only when not kept: here it is kept too. */
 static void test_keep_failed(void **state) {
@@ -840,6 +1037,11 @@ int main(void) {
     cmocka_unit_test(test_cancel_each),
     cmocka_unit_test(test_host_ends_first),
     cmocka_unit_test(test_barrier_never),
+    cmocka_unit_test(test_gang_end),
+    cmocka_unit_test(test_gang_end_late_failure),
+    cmocka_unit_test(test_gang_end_peer_exit),
+    cmocka_unit_test(test_gang_end_timeout),
+    cmocka_unit_test(test_gang_no_end_step),
     cmocka_unit_test(test_keep_failed),
     cmocka_unit_test(test_stop_by_remove),
   };

@@ -22,10 +22,12 @@
  *              for one killed by a signal nobody here sent, over a new
  *              connection: an engine that no longer accepts any is
  *              stopping, and the attempt is infra
- *   go         once every host of a gang resolves every name: a
- *              container of the job's image (sleep) on the gang's network
- *              named the go, which the hosts' wait steps wait for
- *   remove     DELETE ?force=1&v=1 (and the go's)
+ *   go, end    (go.c) once every host of a gang resolves every name, and
+ *              once every host's command ended: a container of the job's
+ *              image (sleep) on the gang's network named the go (the
+ *              hosts' wait steps start their commands) or the end (the
+ *              hosts, idle since their commands ended, exit)
+ *   remove     DELETE ?force=1&v=1 (and the go's and the end's)
  *   net_remove DELETE /networks/{id} (gangs), retried
  */
 #include <errno.h>
@@ -38,18 +40,6 @@
 #include "runtime/engine/gang.h"
 #include "runtime/engine/gate.h"
 #include "runtime/docker/driver.h"
-
-void tpuci__dk_infra(tpuci__dk_att_t *att, const char *step,
-                     const tpuci__dk_ctr_t *c, const char *msg) {
-  const char *hint = att->dk->e.eng->podman ? tpuci__podman_hint(msg) : NULL;
-  if (att->ua.infra != NULL) return;
-  if (c != NULL)
-    att->ua.infra = tpuci__printf("docker engine: %s container %s failed: %s%s%s",
-                                  step, c->u.name, msg, hint ? "; " : "",
-                                  hint ? hint : "");
-  else
-    att->ua.infra = tpuci__printf("docker engine: %s failed: %s", step, msg);
-}
 
 /* The engine host's machine (driver.h): its table, and its one setter. */
 static const char *const tpuci__dk_names[] = {
@@ -164,10 +154,12 @@ static void tpuci__dk_op_output(tpuci__unit_t *u) {
 static void tpuci__dk_on_ctl(void *p, int stream, const char *line, size_t len) {
   tpuci__dk_ctr_t *c = p;
   char *waiting = NULL;
+  long status = 0;
   tpuci__gate_state_t st;
   (void) stream;
-  st = tpuci__gate_line(c->u.att->a, c->u.host, line, len, &waiting);
-  tpuci__unit_gate(&c->u, st, waiting);
+  st = tpuci__gate_line(c->u.att->a, c->u.host, line, len, &waiting, &status);
+  if (st == TPUCI__GATE_DONE) tpuci__unit_done(&c->u, status);
+  else tpuci__unit_gate(&c->u, st, waiting);
   free(waiting);
 }
 
@@ -510,92 +502,6 @@ static void tpuci__dk_on_net_removed(void *p, const tpuci__engine_res_t *res) {
   tpuci__unit_step(&att->ua);
 }
 
-/* go and its removal. */
-
-static void tpuci__dk_on_go_started(void *p, const tpuci__engine_res_t *res) {
-  tpuci__dk_att_t *att = p;
-  tpuci__unit_req_end(&att->ua);
-  if (!res->ok) tpuci__dk_infra(att, "starting the gang's go container", NULL, res->message);
-  tpuci__unit_step(&att->ua);
-}
-
-static void tpuci__dk_on_go_created(void *p, const tpuci__engine_res_t *res) {
-  tpuci__dk_att_t *att = p;
-  const char *id = json_string_value(json_object_get(res->json, "Id"));
-  tpuci__unit_req_end(&att->ua);
-  if (res->ok && id != NULL) {
-    att->go_id = tpuci__strdup(id);
-    tpuci__unit_req_begin(&att->ua);
-    tpuci__engine_container_start(att->dk->e.eng, id, tpuci__dk_on_go_started, att);
-  } else {
-    tpuci__dk_infra(att, "creating the gang's go container", NULL,
-                    res->ok ? "the answer has no Id" : res->message);
-    if (!res->ok && tpuci__dk_no_answer(res) && !tpuci__dk_unreached(res)) {
-      /* The engine may have made it: removed by its name once the engine
-       * answers again (a 404 then is nothing left). */
-      char *name = tpuci__printf("%s-go", att->net.name);
-      tpuci__dk_orphan(att->dk, 0, name, name);
-      free(name);
-    }
-  }
-  tpuci__unit_step(&att->ua);
-}
-
-/* Every host resolves every name: a container named the go joins the
- * gang's network (the job's image, sleeping: what every host can run),
- * and each host's wait step sees that name and starts its command. */
-static void tpuci__dk_op_go(tpuci__unit_att_t *ua) {
-  tpuci__dk_att_t *att = (tpuci__dk_att_t *) ua;
-  tpuci__attempt_t *a = ua->a;
-  tpuci__kvlist_t labels = {0};
-  tpuci__strv_t argv = {0};
-  tpuci__ctr_spec_t spec;
-  char *alias = tpuci__gate_go_name(att->key), *name;
-  json_t *body;
-
-  tpuci__ctr_labels(&labels, a->run_id, a->inst->job, a->inst->name, a->number,
-                    a->keep_on_failure);
-  tpuci__gate_go_argv(&argv);
-  memset(&spec, 0, sizeof(spec));
-  spec.image = a->plan->images[a->inst->image].ref;
-  spec.argv = &argv;
-  spec.labels = &labels;
-  spec.network = att->net.name;
-  spec.alias = alias;
-  body = tpuci__ctr_create_body(&spec);
-  tpuci__podman_body_limits(body, &att->dk->limits);
-  name = tpuci__printf("%s-go", att->net.name);
-  tpuci__unit_req_begin(ua);
-  tpuci__engine_container_create(att->dk->e.eng, name, body, tpuci__dk_on_go_created, att);
-  json_decref(body);
-  free(name);
-  free(alias);
-  tpuci__strv_free(&argv);
-  tpuci__kv_free(&labels);
-}
-
-static void tpuci__dk_on_go_removed(void *p, const tpuci__engine_res_t *res) {
-  tpuci__dk_att_t *att = p;
-  tpuci__unit_req_end(&att->ua);
-  if (!res->ok && res->status != 404 && tpuci__dk_no_answer(res)) {
-    /* The engine stopped: removed when it answers again. */
-    char *name = tpuci__printf("%s-go", att->net.name);
-    tpuci__dk_orphan(att->dk, 0, att->go_id, name);
-    free(name);
-  } else if (!res->ok && res->status != 404)
-    tpuci__unit_tell(&att->ua, "could not remove the gang's go container %s-go: %s; "
-                               "run `tpuci gc` to clean up",
-                     att->net.name, res->message);
-  tpuci__unit_step(&att->ua);
-}
-
-static void tpuci__dk_op_go_remove(tpuci__unit_att_t *ua) {
-  tpuci__dk_att_t *att = (tpuci__dk_att_t *) ua;
-  if (att->go_id == NULL) return;
-  tpuci__unit_req_begin(ua);
-  tpuci__engine_container_remove(att->dk->e.eng, att->go_id, tpuci__dk_on_go_removed, att);
-}
-
 /* keep, outcome, release. */
 
 static char *tpuci__dk_op_keep(tpuci__unit_att_t *ua, tpuci__unit_t *u) {
@@ -641,7 +547,17 @@ static void tpuci__dk_op_att_release(tpuci__unit_att_t *ua) {
   tpuci__dk_att_t *att = (tpuci__dk_att_t *) ua;
   tpuci__net_free(&att->net);
   free(att->key);
-  free(att->go_id);
+  free(att->sign_id[TPUCI__GATE_GO]);
+  free(att->sign_id[TPUCI__GATE_END]);
+}
+
+/* Whether a gang's hosts keep their names until the gang has ended
+ * (the end step, engine/gate.h). Not on podman: the end container is one
+ * more network join for netavark 1.4, whose re-addressing
+ * (containers/netavark#833) stalls podman's gangs; there a host's name
+ * goes when its command ends (docker.md). */
+static int tpuci__dk_end_step(const tpuci__dk_t *dk) {
+  return dk->e.eng == NULL || !dk->e.eng->podman;
 }
 
 /* The containers of an attempt: their create bodies, the gang's network
@@ -666,7 +582,8 @@ static int tpuci__dk_bodies(tpuci__dk_t *dk, tpuci__dk_att_t *att,
   for (i = 0; i < att->ua.nunits; i++) {
     tpuci__dk_ctr_t *c = TPUCI__DK_CTR(att, i);
     c->body = tpuci__gang_host_body(a, slice, (int) i, (int) att->ua.nunits,
-                                    att->net.name, &labels, key, &dk->e.rt.err);
+                                    att->net.name, &labels, key, tpuci__dk_end_step(dk),
+                                    &dk->e.rt.err);
     if (c->body == NULL) {
       rc = dk->e.rt.err.code ? dk->e.rt.err.code : TPUCI_EUSAGE;
       break;
@@ -733,6 +650,7 @@ const tpuci__unit_ops_t tpuci__dk_ops = {
     .net_remove = tpuci__dk_net_remove,
     .go = tpuci__dk_op_go,
     .go_remove = tpuci__dk_op_go_remove,
+    .end = tpuci__dk_op_end,
     .keep = tpuci__dk_op_keep,
     .outcome = tpuci__dk_op_outcome,
     .release = tpuci__dk_op_release,

@@ -1,7 +1,8 @@
 /* The docker runtime driver's own parts, shared by its files: the
  * runtime object (driver.c), an attempt's operations and its hosts'
- * state machine (attempt.c), the checks before a run (prepare.c), what
- * an attempt could not remove and closing (objects.c); `tpuci gc` and
+ * state machine (attempt.c), a gang's go and end (go.c), the checks
+ * before a run (prepare.c), what an attempt could not remove, its first
+ * infra failure and closing (objects.c); `tpuci gc` and
  * `tpuci doctor` (maint.c, netprobe.c) need only runtime.h and
  * netprobe.h.
  * Nothing outside runtime/docker/ includes this. */
@@ -96,7 +97,9 @@ struct tpuci__dk_att_s {
   tpuci__dk_t *dk;
   tpuci__net_t net; /* a gang's network */
   char *key;        /* a gang's start barrier (engine/gate.h) */
-  char *go_id;      /* the go's container, once created */
+  /* The go's and the end's containers (a gang; tpuci__gate_sign_t),
+   * once created. */
+  char *sign_id[2];
 };
 
 #define TPUCI__DK_ATT(u) ((tpuci__dk_att_t *) (u)->att)
@@ -136,10 +139,19 @@ void tpuci__dk_orphan(tpuci__dk_t *dk, int network, const char *id,
  * say what is left). */
 void tpuci__dk_orphans_flush(tpuci__dk_t *dk, int last);
 
-/* attempt.c: the operations of an attempt (unit.h). */
-extern const tpuci__unit_ops_t tpuci__dk_ops;
+/* The first failure of an attempt not of the job's doing (step: "creating",
+ * c: the container or NULL), with podman's hint. */
 void tpuci__dk_infra(tpuci__dk_att_t *att, const char *step,
                      const tpuci__dk_ctr_t *c, const char *msg);
+
+/* go.c: the go and the end of a gang's wait steps (the core's ops->go,
+ * ops->end; go_remove removes both). */
+void tpuci__dk_op_go(tpuci__unit_att_t *ua);
+void tpuci__dk_op_end(tpuci__unit_att_t *ua);
+void tpuci__dk_op_go_remove(tpuci__unit_att_t *ua);
+
+/* attempt.c: the operations of an attempt (unit.h). */
+extern const tpuci__unit_ops_t tpuci__dk_ops;
 
 /* prepare.c: the checks before a run. */
 int tpuci__dk_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,

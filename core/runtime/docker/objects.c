@@ -8,6 +8,19 @@
 
 #include "runtime/docker/driver.h"
 
+/* The first failure of an attempt that is not the job's. */
+void tpuci__dk_infra(tpuci__dk_att_t *att, const char *step,
+                     const tpuci__dk_ctr_t *c, const char *msg) {
+  const char *hint = att->dk->e.eng->podman ? tpuci__podman_hint(msg) : NULL;
+  if (att->ua.infra != NULL) return;
+  if (c != NULL)
+    att->ua.infra = tpuci__printf("docker engine: %s container %s failed: %s%s%s",
+                                  step, c->u.name, msg, hint ? "; " : "",
+                                  hint ? hint : "");
+  else
+    att->ua.infra = tpuci__printf("docker engine: %s failed: %s", step, msg);
+}
+
 /* Objects the engine did not answer about. */
 
 int tpuci__dk_unreached(const tpuci__engine_res_t *res) {

@@ -153,11 +153,12 @@ void tpuci__lines_flush(tpuci__lines_t *l, tpuci__lines_cb cb, void *data) {
 int tpuci__host_run_init(tpuci__host_run_t *r, const tpuci__attempt_t *a,
                          const tpuci__slice_t *slice, int host, int nhosts,
                          const char *gang_host, const char *gate_key,
-                         tpuci__err_t *err) {
+                         int gate_end, tpuci__err_t *err) {
   const tpuci__instance_t *inst = a->inst;
   int rc;
   memset(r, 0, sizeof(*r));
-  if (gate_key != NULL) tpuci__gate_argv(gate_key, (size_t) nhosts, host, a->argv, &r->argv);
+  if (gate_key != NULL) tpuci__gate_argv(gate_key, (size_t) nhosts, host, a->peer_exits,
+                                         gate_end, a->argv, &r->argv);
   else tpuci__strv_copy(&r->argv, a->argv);
   rc = tpuci__attempt_host_env(a, slice, host, &r->env, err);
   if (rc != 0) {
@@ -200,7 +201,8 @@ json_t *tpuci__gang_host_body(const tpuci__attempt_t *a,
                               const tpuci__slice_t *slice, int host,
                               int nhosts, const char *network,
                               const tpuci__kvlist_t *labels,
-                              const char *gate_key, tpuci__err_t *err) {
+                              const char *gate_key, int gate_end,
+                              tpuci__err_t *err) {
   const tpuci__instance_t *inst = a->inst;
   int gang = nhosts > 1;
   tpuci__host_run_t run;
@@ -214,7 +216,7 @@ json_t *tpuci__gang_host_body(const tpuci__attempt_t *a,
   if (tpuci__ctr_devices(&inst->ctr, inst->where, inst->job, &devices, &ndevices, err) != 0)
     return NULL;
   if (tpuci__host_run_init(&run, a, slice, host, nhosts, gang ? name : NULL,
-                           gang ? gate_key : NULL, err) != 0) {
+                           gang ? gate_key : NULL, gate_end, err) != 0) {
     tpuci__ctr_devices_free(devices, ndevices);
     return NULL;
   }

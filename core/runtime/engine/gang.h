@@ -18,12 +18,13 @@ enum { TPUCI__OOM_STATS = 1,
 
 /* Where a gang host's wait step is (gate.h): nothing said yet, some
  * names do not resolve yet, they all do and it waits for the go, its
- * command started. */
+ * command started, its command ended and it waits for the end. */
 typedef enum {
   TPUCI__GATE_SILENT = 0,
   TPUCI__GATE_WAITING,
   TPUCI__GATE_READY,
-  TPUCI__GATE_STARTED
+  TPUCI__GATE_STARTED,
+  TPUCI__GATE_DONE
 } tpuci__gate_state_t;
 
 /* One container of an attempt, as the outcome logic sees it. */
@@ -106,7 +107,7 @@ void tpuci__lines_free(tpuci__lines_t *l);
  * (`gang_host` "worker-<i>", NULL for a lone container) gets a subfolder
  * of its own, made here. With `gate_key` (a gang's host whose job has a
  * start_timeout), `argv` is the attempt's command behind the gang's wait
- * step (gate.h); else a copy of it. */
+ * step (gate.h), with its end step when `gate_end`; else a copy of it. */
 typedef struct {
   tpuci__strv_t argv;
   tpuci__strv_t env;
@@ -119,7 +120,7 @@ typedef struct {
 int tpuci__host_run_init(tpuci__host_run_t *r, const tpuci__attempt_t *a,
                          const tpuci__slice_t *slice, int host, int nhosts,
                          const char *gang_host, const char *gate_key,
-                         tpuci__err_t *err);
+                         int gate_end, tpuci__err_t *err);
 void tpuci__host_run_free(tpuci__host_run_t *r);
 
 /* The create body of host `host` of attempt `a`:
@@ -133,11 +134,12 @@ void tpuci__host_run_free(tpuci__host_run_t *r);
  * a->results_path (TPUCI__RESULTS_MOUNT when NULL). Returns a new
  * reference, or NULL with err filled. Not pure: creates the folder,
  * reads /dev. With `gate_key`, the command is behind the gang's wait
- * step (tpuci__host_run_t). */
+ * step, and its end step with `gate_end` (tpuci__host_run_t). */
 json_t *tpuci__gang_host_body(const tpuci__attempt_t *a,
                               const tpuci__slice_t *slice, int host,
                               int nhosts, const char *network,
                               const tpuci__kvlist_t *labels,
-                              const char *gate_key, tpuci__err_t *err);
+                              const char *gate_key, int gate_end,
+                              tpuci__err_t *err);
 
 #endif /* TPUCI_ENGINE_GANG_H */

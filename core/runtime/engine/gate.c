@@ -36,8 +36,8 @@ int tpuci__ctl_line(const char *key, const char *line, size_t len,
 
 /* The wait step, core/runtime/engine/gate.sh (embedded at build time
  * without its comment lines, cmake/embed_sh.cmake): $K is the key, $P
- * the names, $H this host's own, $G tpuci's go, set in front of it by
- * tpuci__gate_argv. */
+ * the names, $H this host's own, $G tpuci's go, $E its end (empty: no
+ * end step), set in front of it by tpuci__gate_argv. */
 extern const char tpuci__sh_gate[];
 
 void tpuci__gate_go_argv(tpuci__strv_t *argv) {
@@ -46,19 +46,31 @@ void tpuci__gate_go_argv(tpuci__strv_t *argv) {
   tpuci__strv_push(argv, "while :; do sleep 3600; done");
 }
 
-char *tpuci__gate_go_name(const char *key) {
+char *tpuci__gate_name(const char *key, tpuci__gate_sign_t sign) {
   const char *hex = strrchr(key, '-');
-  return tpuci__printf("tpuci-go-%s", hex ? hex + 1 : key);
+  return tpuci__printf("tpuci-%s-%s", sign == TPUCI__GATE_END ? "end" : "go",
+                       hex ? hex + 1 : key);
 }
 
-void tpuci__gate_argv(const char *key, size_t nhosts, int host,
-                      const tpuci__strv_t *argv, tpuci__strv_t *out) {
+char *tpuci__gate_go_name(const char *key) {
+  return tpuci__gate_name(key, TPUCI__GATE_GO);
+}
+
+void tpuci__gate_argv(const char *key, size_t nhosts, int host, uint32_t peer_exits,
+                      int end, const tpuci__strv_t *argv, tpuci__strv_t *out) {
   tpuci__buf_t b;
   size_t i;
-  char *go = tpuci__gate_go_name(key);
+  int n;
+  char *go = tpuci__gate_name(key, TPUCI__GATE_GO);
+  /* No end name: gate.sh execs the command. */
+  char *e = end ? tpuci__gate_name(key, TPUCI__GATE_END) : tpuci__strdup("");
   tpuci__buf_init(&b);
-  tpuci__buf_addf(&b, "K='%s' G='%s' H=" TPUCI__GANG_HOST_FMT " P='", key, go, host);
+  tpuci__buf_addf(&b, "K='%s' G='%s' E='%s' O='0", key, go, e);
   free(go);
+  free(e);
+  for (n = 1; n < 32; n++)
+    if ((peer_exits >> n) & 1u) tpuci__buf_addf(&b, " %d", n);
+  tpuci__buf_addf(&b, "' H=" TPUCI__GANG_HOST_FMT " P='", host);
   for (i = 0; i < nhosts; i++)
     tpuci__buf_addf(&b, "%s" TPUCI__GANG_HOST_FMT, i ? " " : "", (int) i);
   tpuci__buf_adds(&b, "'\n");
@@ -66,14 +78,32 @@ void tpuci__gate_argv(const char *key, size_t nhosts, int host,
   tpuci__strv_push(out, "/bin/sh");
   tpuci__strv_push(out, "-c");
   tpuci__strv_take(out, tpuci__buf_steal(&b));
-  /* $0 of the script, as `ps` shows it until the exec. */
+  /* $0 of the script, as `ps` shows it (the command is its child). */
   tpuci__strv_push(out, "tpuci-gang");
   for (i = 0; argv != NULL && i < argv->len; i++) tpuci__strv_push(out, argv->items[i]);
 }
 
-tpuci__gate_say_t tpuci__gate_parse(const char *rest, size_t len, char **names) {
+/* "gang done N", N a status 0..255. */
+static int tpuci__gate_done(const char *rest, size_t len, long *status) {
+  static const char done[] = "gang done ";
+  size_t i, k = sizeof(done) - 1;
+  long v = 0;
+  if (len <= k || len > k + 3 || memcmp(rest, done, k) != 0) return 0;
+  for (i = k; i < len; i++) {
+    if (rest[i] < '0' || rest[i] > '9') return 0;
+    v = v * 10 + (rest[i] - '0');
+  }
+  if (v > 255) return 0;
+  *status = v;
+  return 1;
+}
+
+tpuci__gate_say_t tpuci__gate_parse(const char *rest, size_t len, char **names,
+                                    long *status) {
   static const char wait[] = "gang wait ";
   *names = NULL;
+  *status = 0;
+  if (tpuci__gate_done(rest, len, status)) return TPUCI__SAY_DONE;
   if (len == 7 && memcmp(rest, "gang up", 7) == 0) return TPUCI__SAY_UP;
   if (len == 9 && memcmp(rest, "gang none", 9) == 0) return TPUCI__SAY_NONE;
   if (len == 10 && memcmp(rest, "gang ready", 10) == 0) return TPUCI__SAY_READY;
@@ -85,12 +115,14 @@ tpuci__gate_say_t tpuci__gate_parse(const char *rest, size_t len, char **names) 
 }
 
 tpuci__gate_state_t tpuci__gate_line(tpuci__attempt_t *a, const char *host,
-                                     const char *rest, size_t len, char **waiting) {
+                                     const char *rest, size_t len, char **waiting,
+                                     long *status) {
   char *note;
-  switch (tpuci__gate_parse(rest, len, waiting)) {
+  switch (tpuci__gate_parse(rest, len, waiting, status)) {
     case TPUCI__SAY_WAIT: return TPUCI__GATE_WAITING;
     case TPUCI__SAY_READY: return TPUCI__GATE_READY;
     case TPUCI__SAY_UP: return TPUCI__GATE_STARTED;
+    case TPUCI__SAY_DONE: return TPUCI__GATE_DONE;
     case TPUCI__SAY_NONE: break;
     default: return TPUCI__GATE_SILENT;
   }

@@ -1,8 +1,12 @@
 # shellcheck shell=sh
 # The wait step of a gang's host (gate.h), run as
-#   sh -c "K='<key>' G='<go>' H=worker-<i> P='worker-0 ...'
+#   sh -c "K='<key>' G='<go>' E='<end>' O='0 ...' H=worker-<i>
+#   P='worker-0 ...'
 #   <this script>" tpuci-gang ARGV...
-# $K is the key, $P the names, $H this host's own, $G tpuci's go; r()
+# $K is the key, $P the names, $H this host's own, $G tpuci's go, $E
+# tpuci's end (empty: no end step, the command is exec'd; podman), $O
+# the command's statuses that let the peers run on (0, pytest's 1 and
+# 5); r()
 # looks a name up with what the image has: getent (glibc's or musl's
 # resolver, as the job's own lookups), busybox's nslookup, python3. A
 # name that does not exist yet costs a DNS timeout (docker's DNS on an
@@ -27,7 +31,7 @@ elif command -v nslookup >/dev/null 2>&1; then
   r() { nslookup $o "$1" >/dev/null 2>&1; }
 elif command -v python3 >/dev/null 2>&1; then
   r() { RES_OPTIONS=$o python3 -c 'import socket, sys; socket.getaddrinfo(sys.argv[1], None)' "$1" >/dev/null 2>&1; }
-else echo "$K gang none" >&2; P=; G=; fi
+else echo "$K gang none" >&2; P=; G=; E=; fi
 m=
 while [ -n "$P" ]; do
   # Every name looked up at once; the echo makes the missing ones one
@@ -45,4 +49,37 @@ if [ -n "$G" ]; then
   until r "$G"; do sleep 0.1 2>/dev/null || sleep 1; done
 fi
 echo "$K gang up" >&2
-exec "$@"
+[ -n "$E" ] || exec "$@"
+# The end step: the command runs as this shell's child, and the shell
+# stays once it ended, so that the host's name resolves until every host
+# of the gang has ended (a peer may still look it up): it says the
+# command's status, then waits for tpuci's end name (made once every
+# host said so) and exits with that status. tpuci's SIGTERM (a timeout,
+# a cancel, the gang's failure) reaches this shell through the
+# container's init: it is passed on to the command, and once the
+# command ended it ends the wait at once. A status not in $O stops the
+# gang (tpuci stops the others): the host exits at once, its container's
+# end the engine's word on it (an OOM kill). The command's stdin is the
+# shell's (fd 3: an asynchronous list's would be /dev/null); like every
+# asynchronous list without job control it starts with SIGINT and
+# SIGQUIT ignored (tpuci sends neither; docs/docker.md).
+t=''; c=''; n=''
+trap 't=1; n=1; [ -z "$c" ] || kill -TERM "$c" 2>/dev/null' TERM
+# (A closed stdin stays closed in effect: /dev/null. `true`, not `:`, a
+# special built-in whose redirection error would end this shell.)
+if { true 3<&0; } 2>/dev/null; then exec 3<&0; else exec 3</dev/null; fi
+"$@" 0<&3 3<&- &
+c=$!
+exec 3<&-
+[ -z "$t" ] || kill -TERM "$c" 2>/dev/null
+# A wait the trap cut short returns 143 ($n says so): wait again, until
+# one answers the command's status (127 is a wait for a command whose
+# status was answered already: the trap came after it).
+wait "$c"; s=$?
+while [ -n "$n" ]; do n=''; wait "$c"; q=$?; [ "$q" = 127 ] || s=$q; done
+trap 'exit "$s"' TERM
+[ -z "$t" ] || exit "$s"
+case " $O " in *" $s "*) ;; *) exit "$s";; esac
+echo "$K gang done $s" >&2
+until r "$E"; do sleep 0.1 2>/dev/null || sleep 1; done
+exit "$s"

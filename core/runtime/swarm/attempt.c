@@ -18,6 +18,8 @@
  *              the task ran there.
  *   stop       the followed stream ends; removing is the stop
  *   go         (go.c) once every host of a gang resolves every name
+ *   end        (go.c) once every host's command of a gang ended (its
+ *              wait step said so), and it waits idle, its name kept
  *   remove     DELETE /services/{id} (Swarm stops a task that still runs:
  *              SIGTERM, StopGracePeriod, SIGKILL)
  *   gone       the poll, until every host's task is gone from the swarm
@@ -382,11 +384,13 @@ void tpuci__sw_poll_lost(tpuci__sw_att_t *att, const char *why) {
 static void tpuci__sw_on_ctl(void *p, int stream, const char *line, size_t len) {
   tpuci__sw_host_t *h = p;
   char *waiting = NULL;
+  long status = 0;
   tpuci__gate_state_t st;
   (void) stream;
   if (h->res_on && tpuci__logres_line(&h->res, line, len)) return;
-  st = tpuci__gate_line(h->u.att->a, h->u.host, line, len, &waiting);
-  tpuci__unit_gate(&h->u, st, waiting);
+  st = tpuci__gate_line(h->u.att->a, h->u.host, line, len, &waiting, &status);
+  if (st == TPUCI__GATE_DONE) tpuci__unit_done(&h->u, status);
+  else tpuci__unit_gate(&h->u, st, waiting);
   free(waiting);
 }
 
@@ -415,8 +419,9 @@ static json_t *tpuci__sw_host_body(tpuci__sw_t *sw, tpuci__sw_att_t *att,
   const char *hostname = att->ua.gang ? TPUCI__SW_HOST(att, host)->u.host : NULL;
   json_t *body;
 
+  /* A gang's wait step (engine/gate.h), always with its end step. */
   if (tpuci__host_run_init(&run, a, slice, host, (int) att->ua.nunits, hostname,
-                           att->ua.gang && inst->start_timeout_ms > 0 ? att->key : NULL,
+                           att->ua.gang && inst->start_timeout_ms > 0 ? att->key : NULL, 1,
                            err) != 0)
     return NULL;
   memset(&spec, 0, sizeof(spec));
@@ -759,5 +764,6 @@ void tpuci__sw_op_release(tpuci__unit_t *u) {
 void tpuci__sw_op_att_release(tpuci__unit_att_t *ua) {
   tpuci__net_free(&((tpuci__sw_att_t *) ua)->net);
   free(((tpuci__sw_att_t *) ua)->key);
-  free(((tpuci__sw_att_t *) ua)->go_id);
+  free(((tpuci__sw_att_t *) ua)->sign_id[TPUCI__GATE_GO]);
+  free(((tpuci__sw_att_t *) ua)->sign_id[TPUCI__GATE_END]);
 }

@@ -50,6 +50,7 @@ static const tpuci__unit_ops_t tpuci__sw_ops = {
     .not_up = tpuci__sw_op_not_up,
     .go = tpuci__sw_op_go,
     .go_remove = tpuci__sw_op_go_remove,
+    .end = tpuci__sw_op_end,
     .outcome = tpuci__sw_op_outcome,
     .release = tpuci__sw_op_release,
     .att_release = tpuci__sw_op_att_release,

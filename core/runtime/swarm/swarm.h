@@ -1,7 +1,7 @@
 /* The swarm runtime driver's own parts, shared by its files: the runtime
  * object (driver.c), the task poll (poll.c), an attempt's operations
  * (attempt.c), a host's two state machines and closing (objects.c), a
- * gang's go (go.c), the checks before a run (prepare.c), `tpuci gc` and
+ * gang's go and end (go.c), the checks before a run (prepare.c), `tpuci gc` and
  * `tpuci doctor` (maint.c), the Engine API's swarm endpoints
  * (endpoints.c) and what a service looks like (service.c, pure).
  * Nothing outside runtime/swarm/ includes this.
@@ -291,7 +291,9 @@ struct tpuci__sw_att_s {
   uint64_t gone_deadline; /* loop time to give up waiting in GONE */
   tpuci__net_t net;       /* its own network (own_net) */
   char *key;              /* its hosts' lines of tpuci's own (gate.h) */
-  char *go_id;            /* the go's service (a gang), once created */
+  /* The go's and the end's services (a gang; tpuci__gate_sign_t), once
+   * created. */
+  char *sign_id[2];
 };
 
 #define TPUCI__SW_ATT(h) ((tpuci__sw_att_t *) (h)->u.att)
@@ -357,8 +359,10 @@ void tpuci__sw_on_absent(tpuci__sw_host_t *h);
 /* The poll keeps failing: the attempt is infra. */
 void tpuci__sw_poll_lost(tpuci__sw_att_t *att, const char *why);
 
-/* go.c: the go of a gang's start barrier (the core's ops->go). */
+/* go.c: the go and the end of a gang's wait steps (the core's ops->go,
+ * ops->end; go_remove removes both). */
 void tpuci__sw_op_go(tpuci__unit_att_t *ua);
+void tpuci__sw_op_end(tpuci__unit_att_t *ua);
 void tpuci__sw_op_go_remove(tpuci__unit_att_t *ua);
 
 /* poll.c: the task poll every running attempt shares. */

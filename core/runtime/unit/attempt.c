@@ -24,21 +24,24 @@ static const unsigned tpuci__unit_phase_moves[] = {
 };
 
 static const char *const tpuci__unit_gang_names[] = {
-    "OPENING", "HALTED", "STARTING", "GO", "UP"};
+    "OPENING", "HALTED", "STARTING", "GO", "UP", "END"};
 static const unsigned tpuci__unit_gang_moves[] = {
     [TPUCI__GANG_OPENING] = TPUCI__MOVE(TPUCI__GANG_HALTED) | TPUCI__MOVE(TPUCI__GANG_STARTING),
     [TPUCI__GANG_HALTED] = 0,
     [TPUCI__GANG_STARTING] = TPUCI__MOVE(TPUCI__GANG_GO) | TPUCI__MOVE(TPUCI__GANG_UP),
     [TPUCI__GANG_GO] = TPUCI__MOVE(TPUCI__GANG_UP),
-    [TPUCI__GANG_UP] = 0,
+    [TPUCI__GANG_UP] = TPUCI__MOVE(TPUCI__GANG_END),
+    [TPUCI__GANG_END] = 0,
 };
 
 static const char *const tpuci__unit_state_names[] = {
-    "NEW", "CREATED", "STARTED", "EXITED", "LOST"};
+    "NEW", "CREATED", "STARTED", "DONE", "EXITED", "LOST"};
 static const unsigned tpuci__unit_state_moves[] = {
     [TPUCI__U_NEW] = TPUCI__MOVE(TPUCI__U_CREATED),
     [TPUCI__U_CREATED] = TPUCI__MOVE(TPUCI__U_STARTED),
-    [TPUCI__U_STARTED] = TPUCI__MOVE(TPUCI__U_EXITED) | TPUCI__MOVE(TPUCI__U_LOST),
+    [TPUCI__U_STARTED] = TPUCI__MOVE(TPUCI__U_DONE) | TPUCI__MOVE(TPUCI__U_EXITED) |
+                         TPUCI__MOVE(TPUCI__U_LOST),
+    [TPUCI__U_DONE] = TPUCI__MOVE(TPUCI__U_EXITED) | TPUCI__MOVE(TPUCI__U_LOST),
     [TPUCI__U_EXITED] = 0,
     [TPUCI__U_LOST] = 0,
 };
@@ -210,7 +213,9 @@ int tpuci__unit_rt_signal(tpuci__runtime_t *rt, tpuci__attempt_t *a, int signum)
 /* Signals. */
 
 static void tpuci__unit_send(tpuci__unit_t *u, int signum) {
-  if (signum > 0 && signum < 64) u->signals |= 1ull << signum;
+  /* What reaches a host whose command ended ends its wait step only:
+   * not a signal to the command. */
+  if (signum > 0 && signum < 64 && u->state != TPUCI__U_DONE) u->signals |= 1ull << signum;
   u->att->ops->stop(u, signum);
 }
 
@@ -225,17 +230,9 @@ static void tpuci__unit_stop_one(tpuci__unit_t *u, int signum) {
   else u->pending_signal = signum;
 }
 
-static void tpuci__unit_stop_others(tpuci__unit_att_t *att,
-                                    const tpuci__unit_t *except, int signum) {
-  size_t i;
-  for (i = 0; i < att->nunits; i++) {
-    tpuci__unit_t *u = tpuci__unit_at(att, i);
-    if (u != except) tpuci__unit_stop_one(u, signum);
-  }
-}
-
 void tpuci__unit_stop_all(tpuci__unit_att_t *att, int signum) {
-  tpuci__unit_stop_others(att, NULL, signum);
+  size_t i;
+  for (i = 0; i < att->nunits; i++) tpuci__unit_stop_one(tpuci__unit_at(att, i), signum);
 }
 
 static void tpuci__unit_halt_all(tpuci__unit_att_t *att) {
@@ -256,15 +253,15 @@ static int tpuci__unit_runs_on(const tpuci__unit_att_t *att, long status) {
 }
 
 /* One host of a gang failed on its own: the gang ends together. */
-static void tpuci__unit_gang_stop(tpuci__unit_att_t *att, const tpuci__unit_t *u) {
+static void tpuci__unit_gang_stop(tpuci__unit_att_t *att) {
   if (!att->gang || att->gang_stop) return;
   att->gang_stop = 1;
-  if (att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE) {
-    tpuci__unit_stop_all(att, SIGTERM);
-    return;
-  }
-  tpuci__unit_stop_others(att, u, SIGTERM);
-  uv_timer_start(&att->timer, tpuci__unit_grace_cb, att->grace_ms, 0);
+  /* Every host that has not ended: the one that failed too when its
+   * command said its end and it waits idle (a SIGTERM ends that wait;
+   * its status stays its command's). */
+  tpuci__unit_stop_all(att, SIGTERM);
+  if (!(att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE))
+    uv_timer_start(&att->timer, tpuci__unit_grace_cb, att->grace_ms, 0);
 }
 
 int tpuci__unit_signal(tpuci__unit_att_t *att, int signum) {
@@ -319,13 +316,13 @@ void tpuci__unit_ready(tpuci__unit_t *u) {
 /* Whether unit u is up: started and, with a wait step, past it. */
 static int tpuci__unit_is_up(const tpuci__unit_t *u) {
   if (!TPUCI__U_RAN(u)) return 0;
-  return !(u->att->ops->flags & TPUCI__UNIT_GATE) || u->gate == TPUCI__GATE_STARTED;
+  return !(u->att->ops->flags & TPUCI__UNIT_GATE) || u->gate >= TPUCI__GATE_STARTED;
 }
 
-/* Whether the gang counts as up: every unit is, or it has no start
- * deadline (a lone host, start_timeout = 0). */
+/* Whether the gang counts as up: every unit is (UP, END), or it has no
+ * start deadline (a lone host, start_timeout = 0). */
 static int tpuci__unit_gang_up(const tpuci__unit_att_t *att) {
-  return att->gang_state == TPUCI__GANG_UP || !att->gang || att->start_ms == 0;
+  return att->gang_state >= TPUCI__GANG_UP || !att->gang || att->start_ms == 0;
 }
 
 /* Every unit up: STARTING or GO -> UP, the deadline is off. */
@@ -412,7 +409,8 @@ static void tpuci__unit_go(tpuci__unit_att_t *att, tpuci__gate_state_t state) {
 
 void tpuci__unit_gate(tpuci__unit_t *u, tpuci__gate_state_t state, const char *waiting) {
   tpuci__unit_att_t *att = u->att;
-  if (state == TPUCI__GATE_SILENT) return;
+  /* DONE comes with a status: tpuci__unit_done. */
+  if (state == TPUCI__GATE_SILENT || state == TPUCI__GATE_DONE) return;
   free(u->gate_wait);
   u->gate_wait = NULL;
   u->gate = state;
@@ -440,19 +438,63 @@ void tpuci__unit_started(tpuci__unit_t *u, int ok) {
   u->pending_signal = 0;
 }
 
-void tpuci__unit_exited(tpuci__unit_t *u, long status) {
+/* UP -> END once the command of every host of a gang ended (it said
+ * so, or its unit ended) and one host at least waits for the end: the
+ * driver makes the end's name exist, and they exit. Not when the
+ * attempt is being stopped (a signal, an infra failure, a host that
+ * failed on its own): that stopped them all already. */
+static void tpuci__unit_end(tpuci__unit_att_t *att) {
+  size_t i;
+  int idle = 0;
+  if (att->gang_state != TPUCI__GANG_UP || att->ops->end == NULL ||
+      att->phase != TPUCI__UP_RUN || att->signalled || att->infra != NULL || att->gang_stop)
+    return;
+  for (i = 0; i < att->nunits; i++) {
+    const tpuci__unit_t *u = tpuci__unit_at(att, i);
+    if (u->state == TPUCI__U_DONE) idle = 1;
+    else if (!TPUCI__U_ENDED(u)) return;
+  }
+  if (!idle) return;
+  tpuci__unit_gang(att, TPUCI__GANG_END);
+  att->ops->end(att);
+}
+
+/* Its command ended with `status` (the unit may still run, idle): a
+ * host of a gang that failed on its own stops the others. */
+static void tpuci__unit_over(tpuci__unit_t *u, long status) {
   tpuci__unit_att_t *att = u->att;
-  tpuci__unit_state(u, TPUCI__U_EXITED);
   u->order = ++att->ends;
   u->status = status;
   if (!(att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)) u->stopped = u->signals != 0;
   if (status != 0 && !u->stopped && !tpuci__unit_runs_on(att, status))
-    tpuci__unit_gang_stop(att, u);
+    tpuci__unit_gang_stop(att);
+}
+
+void tpuci__unit_done(tpuci__unit_t *u, long status) {
+  /* Said once, by a host that runs. */
+  if (u->state != TPUCI__U_STARTED) return;
+  tpuci__unit_state(u, TPUCI__U_DONE);
+  u->gate = TPUCI__GATE_DONE;
+  tpuci__unit_over(u, status);
+  tpuci__unit_end(u->att);
+}
+
+void tpuci__unit_exited(tpuci__unit_t *u, long status) {
+  if (u->state == TPUCI__U_DONE) {
+    /* Its command's status was said: the unit's own is its wait step's,
+     * the same unless tpuci ended it while it was idle (SIGKILL). */
+    tpuci__unit_state(u, TPUCI__U_EXITED);
+    if (status != u->status) u->idle_killed = 1;
+    return;
+  }
+  tpuci__unit_state(u, TPUCI__U_EXITED);
+  tpuci__unit_over(u, status);
+  tpuci__unit_end(u->att);
 }
 
 void tpuci__unit_ended_infra(tpuci__unit_t *u) {
+  if (u->state != TPUCI__U_DONE) u->order = ++u->att->ends;
   tpuci__unit_state(u, TPUCI__U_LOST);
-  u->order = ++u->att->ends;
   tpuci__unit_stop_all(u->att, SIGKILL);
 }
 
@@ -482,7 +524,7 @@ static int tpuci__unit_failed_alone(tpuci__unit_att_t *att) {
   if (att->infra != NULL || att->stop || att->signalled) return 0;
   for (i = 0; i < att->nunits; i++) {
     const tpuci__unit_t *u = tpuci__unit_at(att, i);
-    if (TPUCI__U_ENDED(u) && (u->status != 0 || u->oom)) return 1;
+    if (TPUCI__U_OVER(u) && (u->status != 0 || u->oom)) return 1;
   }
   return 0;
 }
@@ -519,7 +561,7 @@ static void tpuci__unit_finish(tpuci__unit_att_t *att) {
     for (i = 0; i < att->nunits; i++) {
       const tpuci__unit_t *u = tpuci__unit_at(att, i);
       h[i].name = u->host;
-      h[i].exited = u->state == TPUCI__U_EXITED;
+      h[i].exited = u->state == TPUCI__U_EXITED || u->state == TPUCI__U_DONE;
       h[i].status = u->status;
       h[i].oom = u->oom;
       h[i].oom_unreported = u->oom_unreported;
@@ -605,7 +647,8 @@ static void tpuci__unit_run_end(tpuci__unit_att_t *att) {
   tpuci__unit_phase(att, TPUCI__UP_INSPECT);
   for (i = 0; i < att->nunits; i++) {
     tpuci__unit_t *u = tpuci__unit_at(att, i);
-    if (!TPUCI__U_ENDED(u) && (ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)) {
+    /* (A host whose command said its end has its status.) */
+    if (!TPUCI__U_OVER(u) && (ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)) {
       u->stopped = 1;
       u->signals = att->signals;
     }
@@ -613,7 +656,9 @@ static void tpuci__unit_run_end(tpuci__unit_att_t *att) {
   if (att->infra != NULL || ops->classify == NULL) return;
   for (i = 0; i < att->nunits; i++) {
     tpuci__unit_t *u = tpuci__unit_at(att, i);
-    if (u->state == TPUCI__U_EXITED && u->status != 0) ops->classify(u);
+    /* Not one ended while idle: its status is its command's, not the
+     * container's. */
+    if (u->state == TPUCI__U_EXITED && u->status != 0 && !u->idle_killed) ops->classify(u);
   }
 }
 

@@ -50,12 +50,19 @@
  *             or -> UP
  *   GO        the go exists, or is being made        -> UP
  *   UP        every host is up: the start deadline is off
+ *             -> END once every host's command ended (it said so:
+ *             tpuci__unit_done, or its unit ended) and one waits, idle,
+ *             for the end (ops->end); not while the attempt is stopped
+ *   END       the end exists, or is being made: the idle hosts exit
  *
  * A host (u->state, tpuci__unit_state_t), as far as the core knows it:
  *
  *   NEW -> CREATED (the driver: tpuci__unit_created) -> STARTED
  *   (tpuci__unit_started) -> EXITED (tpuci__unit_exited) or LOST
- *   (tpuci__unit_ended_infra). Its output (u->ready) is the driver's and
+ *   (tpuci__unit_ended_infra); STARTED -> DONE (tpuci__unit_done: a
+ *   gang host's command ended, with its status, and the unit waits idle
+ *   for the end, which keeps its name) -> EXITED or LOST (its status
+ *   stays the command's). Its output (u->ready) is the driver's and
  *   may be settled without anything created (a session that never
  *   reached its worker).
  *
@@ -85,6 +92,8 @@ typedef enum {
   TPUCI__U_NEW = 0, /* nothing made yet (or its create failed) */
   TPUCI__U_CREATED, /* made: there is something to signal and remove */
   TPUCI__U_STARTED, /* ops->start answered ok: it runs */
+  TPUCI__U_DONE,    /* its command ended (`status`); it waits, idle,
+                             for the gang's end (TPUCI__UNIT_GATE) */
   TPUCI__U_EXITED,  /* it exited: `status` */
   TPUCI__U_LOST     /* it ended, not by the job's doing */
 } tpuci__unit_state_t;
@@ -103,9 +112,12 @@ typedef struct {
   int ready;          /* its output is open, or given up (RUN) */
   long status;        /* its exit code */
   int oom;
-  int oom_unreported;  /* gang.h's TPUCI__OOM_STATS, _PROBABLY or 0 */
-  uint64_t signals;    /* bit n: tpuci sent it signal n */
-  int stopped;         /* tpuci stopped it before it ended */
+  int oom_unreported; /* gang.h's TPUCI__OOM_STATS, _PROBABLY or 0 */
+  uint64_t signals;   /* bit n: tpuci sent it signal n */
+  int stopped;        /* tpuci stopped it before it ended */
+  /* It ended (EXITED) with another status than its command said (DONE):
+   * tpuci killed it while it was idle. `status` is the command's. */
+  int idle_killed;
   unsigned long order; /* of its end among the attempt's hosts */
   /* The gang's start barrier (TPUCI__UNIT_GATE): where its wait step
    * is (tpuci__unit_gate) and, waiting, the names it could not resolve
@@ -114,9 +126,10 @@ typedef struct {
   char *gate_wait;
 } tpuci__unit_t;
 
-/* Whether it ended (EXITED or LOST), was made (CREATED or later),
- * started (STARTED or later). */
+/* Whether it ended (EXITED or LOST), its command ended (DONE or
+ * later), was made (CREATED or later), started (STARTED or later). */
 #define TPUCI__U_ENDED(u) ((u)->state >= TPUCI__U_EXITED)
+#define TPUCI__U_OVER(u) ((u)->state >= TPUCI__U_DONE)
 #define TPUCI__U_MADE(u) ((u)->state >= TPUCI__U_CREATED)
 #define TPUCI__U_RAN(u) ((u)->state >= TPUCI__U_STARTED)
 
@@ -130,7 +143,9 @@ typedef struct {
 #define TPUCI__UNIT_NO_IMAGE 2
 /* A gang's units run a wait step before the job's command and say where
  * they are in it (tpuci__unit_gate): once all are ready, ops->go lets
- * them start; the gang is up once all are past it. */
+ * them start; the gang is up once all are past it. Once a command ended
+ * its unit says so (tpuci__unit_done) and waits, idle, until ops->end
+ * lets it exit: once every host's command ended. */
 #define TPUCI__UNIT_GATE 4
 
 typedef struct {
@@ -182,6 +197,12 @@ typedef struct {
    * with --keep-failed too: the go is no evidence). */
   void (*go)(tpuci__unit_att_t *att);
   void (*go_remove)(tpuci__unit_att_t *att);
+  /* Optional (TPUCI__UNIT_GATE): once every host's command of a gang
+   * ended, lets the idle ones exit (the end of engine/gate.h); counted
+   * as a request; a failure: tpuci__unit_infra() and
+   * tpuci__unit_stop_all() (SIGTERM ends an idle host's wait).
+   * go_remove removes it too. */
+  void (*end)(tpuci__unit_att_t *att);
   /* Optional: for the start deadline's cause, what keeps unit u from
    * being up ("its task waits for a node: ..."), or NULL for the core's
    * own words. New string. */
@@ -212,7 +233,8 @@ typedef enum {
   TPUCI__GANG_HALTED,
   TPUCI__GANG_STARTING,
   TPUCI__GANG_GO,
-  TPUCI__GANG_UP
+  TPUCI__GANG_UP,
+  TPUCI__GANG_END
 } tpuci__unit_gang_t;
 
 struct tpuci__unit_att_s {
@@ -310,8 +332,15 @@ void tpuci__unit_ready(tpuci__unit_t *u);
 void tpuci__unit_started(tpuci__unit_t *u, int ok);
 /* Where unit u's wait step is (TPUCI__UNIT_GATE): `state` is
  * TPUCI__GATE_WAITING for the names in `waiting` (copied), _READY or
- * _STARTED (engine/gang.h); _SILENT changes nothing. */
+ * _STARTED (engine/gang.h); _SILENT and _DONE change nothing. */
 void tpuci__unit_gate(tpuci__unit_t *u, tpuci__gate_state_t state, const char *waiting);
+/* Its wait step said its command ended with `status` (TPUCI__GATE_DONE:
+ * 0, or an exit that lets the peers run on; STARTED -> DONE, else
+ * nothing): as an exit for the gang (a failure would stop the others,
+ * this one too) and the verdict; the unit stays, idle, until the end
+ * (ops->end) or a SIGTERM, and its own exit later changes nothing of
+ * its status. */
+void tpuci__unit_done(tpuci__unit_t *u, long status);
 /* It exited with `status`: a host of a gang that failed on its own stops
  * the others. */
 void tpuci__unit_exited(tpuci__unit_t *u, long status);
