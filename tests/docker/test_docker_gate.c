@@ -610,17 +610,21 @@ static void test_logres(void **state) {
    * base64; only plain names of the folder. */
   {
     static const char *const cut[] = {"results on", "results begin 1",
-                                       "file junit.xml 6 909783072", "d aGVs", NULL};
+                                      "file junit.xml 6 909783072", "d aGVs", NULL};
     static const char *const crc[] = {"results begin 1", "file junit.xml 6 909783072",
-                                       "d aGVM", "d bG8K", "end junit.xml", NULL};
+                                      "d aGVM", "d bG8K", "end junit.xml", NULL};
     static const char *const b64[] = {"results begin 1", "file junit.xml 6 909783072",
-                                       "d aGV*", NULL};
+                                      "d aGV*", NULL};
     static const char *const name[] = {"results begin 1", "file ../x 1 0", NULL};
+    char sub[sizeof(dir) + 4];
     broken(dir, cut, "junit.xml: 3 of 6 bytes, then the log ended");
     broken(dir, crc, "junit.xml: its bytes differ from what was sent (CRC-32 ");
     broken(dir, b64, "junit.xml: a piece is not base64 after 0 bytes");
-    broken(dir, name, "a file's heading is not one: '../x 1 0'");
-    assert_int_not_equal(access(at(dir, "../x"), F_OK), 0);
+    /* ../x of a folder of dir's: dir/x, which nothing else makes. */
+    snprintf(sub, sizeof(sub), "%s/sub", dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    broken(sub, name, "a file's heading is not one: '../x 1 0'");
+    assert_int_not_equal(access(at(dir, "x"), F_OK), 0);
   }
 
   /* Never initialised: freeing it closes nothing. */
@@ -633,13 +637,13 @@ static void test_logres(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_wait_step),
-    cmocka_unit_test(test_end_step_term),
-    cmocka_unit_test(test_no_end_step),
-    cmocka_unit_test(test_parse),
-    cmocka_unit_test(test_filter),
-    cmocka_unit_test(test_filter_reread),
-    cmocka_unit_test(test_logres),
+      cmocka_unit_test(test_wait_step),
+      cmocka_unit_test(test_end_step_term),
+      cmocka_unit_test(test_no_end_step),
+      cmocka_unit_test(test_parse),
+      cmocka_unit_test(test_filter),
+      cmocka_unit_test(test_filter_reread),
+      cmocka_unit_test(test_logres),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
