@@ -95,6 +95,20 @@ static int run_step(const tpuci__strv_t *argv, const char *dir, const char *path
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* A folder of a fake name service for the wait step in `dir` (made):
+ * bin/getent answers `getent hosts NAME` once up/NAME exists, and the
+ * names `known` (NULL-terminated) exist already. Returns the PATH that
+ * puts it first (a new string). */
+static char *fake_names(char *dir, const char *const *known) {
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(mkdir(at(dir, "bin"), 0755), 0);
+  assert_int_equal(mkdir(at(dir, "up"), 0755), 0);
+  write_file(at2(dir, "bin", "getent"),
+             "#!/bin/sh\n[ \"$1\" = hosts ] && [ -e \"$UP/$2\" ]\n", 0755);
+  for (; *known != NULL; known++) write_file(at2(dir, "up", *known), "", 0644);
+  return tpuci__printf("%s/bin:/usr/bin:/bin", dir);
+}
+
 static void test_wait_step(void **state) {
   char dir[] = "/tmp/tpuci-gate-XXXXXX";
   tpuci__strv_t cmd = {0}, argv = {0};
@@ -104,14 +118,7 @@ static void test_wait_step(void **state) {
   char *end = tpuci__gate_name(key, TPUCI__GATE_END);
   (void) state;
 
-  assert_non_null(mkdtemp(dir));
-  assert_int_equal(mkdir(at(dir, "bin"), 0755), 0);
-  assert_int_equal(mkdir(at(dir, "up"), 0755), 0);
-  /* getent hosts NAME: known once $UP/NAME exists. */
-  write_file(at2(dir, "bin", "getent"),
-             "#!/bin/sh\n[ \"$1\" = hosts ] && [ -e \"$UP/$2\" ]\n", 0755);
-  write_file(at2(dir, "up", "worker-0"), "", 0644);
-  path = tpuci__printf("%s/bin:/usr/bin:/bin", dir);
+  path = fake_names(dir, (const char *const[]){"worker-0", NULL});
 
   tpuci__strv_push(&cmd, "/bin/sh");
   tpuci__strv_push(&cmd, "-c");
@@ -250,15 +257,7 @@ static void test_end_step_term(void **state) {
   pid_t pid;
   (void) state;
 
-  assert_non_null(mkdtemp(dir));
-  assert_int_equal(mkdir(at(dir, "bin"), 0755), 0);
-  assert_int_equal(mkdir(at(dir, "up"), 0755), 0);
-  write_file(at2(dir, "bin", "getent"),
-             "#!/bin/sh\n[ \"$1\" = hosts ] && [ -e \"$UP/$2\" ]\n", 0755);
-  write_file(at2(dir, "up", "worker-0"), "", 0644);
-  write_file(at2(dir, "up", "worker-1"), "", 0644);
-  write_file(at2(dir, "up", go), "", 0644);
-  path = tpuci__printf("%s/bin:/usr/bin:/bin", dir);
+  path = fake_names(dir, (const char *const[]){"worker-0", "worker-1", go, NULL});
 
   /* A command that runs: the SIGTERM reaches it, its status is the
    * host's, and no end is waited for (none will come). */
@@ -329,15 +328,7 @@ static void test_no_end_step(void **state) {
   long status;
   (void) state;
 
-  assert_non_null(mkdtemp(dir));
-  assert_int_equal(mkdir(at(dir, "bin"), 0755), 0);
-  assert_int_equal(mkdir(at(dir, "up"), 0755), 0);
-  write_file(at2(dir, "bin", "getent"),
-             "#!/bin/sh\n[ \"$1\" = hosts ] && [ -e \"$UP/$2\" ]\n", 0755);
-  write_file(at2(dir, "up", "worker-0"), "", 0644);
-  write_file(at2(dir, "up", "worker-1"), "", 0644);
-  write_file(at2(dir, "up", go), "", 0644);
-  path = tpuci__printf("%s/bin:/usr/bin:/bin", dir);
+  path = fake_names(dir, (const char *const[]){"worker-0", "worker-1", go, NULL});
 
   for (status = 0; status <= 1; status++) {
     pid_t pid;
