@@ -32,9 +32,9 @@ image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
 topology "v4-16" {}
 job "exec" {
   image = "bb", topology = "v4-16",
-  -- A gang netavark keeps re-addressing may not come up: retried once,
-  -- as in gangstart.sh.
-  timeout = "10m", start_timeout = "4m", retries = { attempts = 2, on = { "infra" } },
+  -- A gang netavark keeps re-addressing may not come up: retried, up
+  -- to twice (a CI run here spent 4 minutes on one such attempt).
+  timeout = "8m", start_timeout = "2m", retries = { attempts = 3, on = { "infra" } },
   run = [[
     case "$(tr '\0' ' ' < /proc/$PPID/cmdline 2>/dev/null)" in
       "/bin/sh -c "*tpuci-gang*) echo "worker-$TPUCI_HOST under the end step" ;;
