@@ -156,25 +156,26 @@ typedef struct {
  * the server answered without a type). */
 static int tpuci__tpuvm_cloud_tpu(const char *server, tpuci__tpuvm_t *vm,
                                   tpuci__buf_t *report, char **why) {
-  char *worker, *endpoints, *text, *ignored = NULL;
+  char *worker, *endpoints, *text = NULL, *ignored = NULL;
   vm->type = tpuci__metadata_get(server, "attributes/accelerator-type", why);
   if (vm->type == NULL && strncmp(*why, "HTTP ", 5) != 0) return 0; /* no server */
   if (vm->type != NULL) vm->type[strcspn(vm->type, "\r\n")] = '\0';
-  worker = tpuci__metadata_line(server, "attributes/agent-worker-number");
   if ((vm->type == NULL || *vm->type == '\0') &&
       (text = tpuci__metadata_get(server, "attributes/tpu-env", &ignored)) != NULL) {
     free(vm->type);
     vm->type = tpuci__tpu_env_value(text, "ACCELERATOR_TYPE");
-    if (worker == NULL) worker = tpuci__tpu_env_value(text, "WORKER_ID");
-    free(text);
   }
   free(ignored);
   if (vm->type == NULL || *vm->type == '\0') {
     free(vm->type);
     vm->type = NULL;
-    free(worker);
+    free(text);
     return 0;
   }
+  /* Asked only of a Cloud TPU VM (a TPU7x instance has neither). */
+  worker = tpuci__metadata_line(server, "attributes/agent-worker-number");
+  if (worker == NULL && text != NULL) worker = tpuci__tpu_env_value(text, "WORKER_ID");
+  free(text);
   endpoints = tpuci__metadata_line(server, "attributes/worker-network-endpoints");
   tpuci__buf_addf(report, "ok   tpu metadata: %s, worker %s (%s)\n", vm->type,
                   worker ? worker : "0", server);
