@@ -160,11 +160,13 @@ static int tpuci__cmp_group_first(const void *a, const void *b) {
   return x->first < y->first ? -1 : x->first > y->first;
 }
 
-/* The shard of lowest load among the first n (ties: the lowest index). */
-static size_t tpuci__least(const double *load, size_t n) {
+/* The shard of lowest load among the first n; on a tie the one with
+ * fewer groups (tests that took no measurable time, recorded as 0 s,
+ * still spread over the shards), then the lowest index. */
+static size_t tpuci__least(const double *load, const size_t *count, size_t n) {
   size_t s, best = 0;
   for (s = 1; s < n; s++)
-    if (load[s] < load[best]) best = s;
+    if (load[s] < load[best] || (load[s] == load[best] && count[s] < count[best])) best = s;
   return best;
 }
 
@@ -174,19 +176,21 @@ static size_t tpuci__least(const double *load, size_t n) {
  * over all. Sets each group's shard; returns the longest load. */
 static double tpuci__lpt(tpuci__group_t *g, size_t ng, size_t shards, size_t nretry,
                          double retry_s, double *load) {
-  size_t i, pass;
+  size_t i, pass, *count = tpuci__calloc(shards, sizeof(*count));
   double max = 0;
   for (i = 0; i < shards; i++) load[i] = i < nretry ? retry_s : 0;
   for (pass = 0; pass < 2; pass++)
     for (i = 0; i < ng; i++) {
       size_t best;
       if (g[i].fails != (pass == 0)) continue;
-      best = tpuci__least(load, pass == 0 ? nretry : shards);
+      best = tpuci__least(load, count, pass == 0 ? nretry : shards);
       load[best] += g[i].d;
+      count[best]++;
       g[i].shard = best;
     }
   for (i = 0; i < shards; i++)
     if (load[i] > max) max = load[i];
+  free(count);
   return max;
 }
 

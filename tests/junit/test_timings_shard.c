@@ -416,6 +416,31 @@ static void test_shard_ties_by_id(void **state) {
   tpuci__timings_free(&t);
 }
 
+/* Tests recorded at 0 s (too quick to measure) still spread over the
+ * shards: on equal loads the shard with fewer groups takes the next. */
+static void test_shard_zero_durations(void **state) {
+  const char *ids[] = {"t/a.py::test_1", "t/a.py::test_2", "t/b.py::test_1", "t/c.py::test_1"};
+  tpuci__timings_t t;
+  tpuci__err_t err = {0};
+  tpuci__shard_plan_t p;
+  size_t i;
+  (void) state;
+
+  tpuci__timings_init(&t);
+  for (i = 0; i < 4; i++) tpuci__timings_record(&t, ids[i], 0);
+  assert_int_equal(tpuci__shard_plan(ids, 4, &t, 2, TPUCI__SHARD_BY_FILE, &p, &err), 0);
+  assert_false(p.by_count);
+  /* Files a b c by name: a to shard 1, b to shard 2, c to shard 1. */
+  assert_int_equal(p.shards[0].ids.len, 3);
+  assert_int_equal(p.shards[1].ids.len, 1);
+  assert_string_equal(p.shards[1].ids.items[0], "t/b.py::test_1");
+  tpuci__shard_plan_free(&p);
+  assert_int_equal(tpuci__shard_plan(ids, 4, &t, 4, TPUCI__SHARD_BY_TEST, &p, &err), 0);
+  for (i = 0; i < 4; i++) assert_int_equal(p.shards[i].ids.len, 1);
+  tpuci__shard_plan_free(&p);
+  tpuci__timings_free(&t);
+}
+
 static void test_shard_count_fallback(void **state) {
   tpuci__strv_t ids = {0};
   tpuci__timings_t t;
@@ -740,6 +765,7 @@ int main(void) {
     cmocka_unit_test(test_shard_balance_skewed),
     cmocka_unit_test(test_shard_deterministic),
     cmocka_unit_test(test_shard_ties_by_id),
+    cmocka_unit_test(test_shard_zero_durations),
     cmocka_unit_test(test_shard_count_fallback),
     cmocka_unit_test(test_shard_median_for_unknown),
     cmocka_unit_test(test_shard_by_file_and_class),
