@@ -36,19 +36,12 @@ import sys
 
 import jsonschema
 import yaml
-from kubernetes import client
+
+import k8s_models
 
 TPUCI, WORK, CRD = sys.argv[1], sys.argv[2], sys.argv[3]
-failures = []
-checks = 0
-
-
-def want(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-    return cond
+checks = k8s_models.Checks()
+want = checks.want
 
 
 def schema_of(crd_path, version):
@@ -93,57 +86,7 @@ def schema_problems(doc):
     return errs + ["unknown field %s" % f for f in extra]
 
 
-# ---------------------------------------------------------------------
-# The Kubernetes client's models (as k8s_check.py).
-PRIMITIVE = {"str": str, "int": int, "bool": bool, "float": (int, float)}
-
-
-def walk(value, typ, path, out):
-    if typ.startswith("list["):
-        if isinstance(value, list):
-            for i, v in enumerate(value):
-                walk(v, typ[5:-1], "%s[%d]" % (path, i), out)
-        else:
-            out.append("%s: a list expected" % path)
-    elif typ.startswith("dict("):
-        inner = typ[typ.index(",") + 1:-1].strip()
-        if isinstance(value, dict):
-            for k, v in value.items():
-                walk(v, inner, "%s[%s]" % (path, k), out)
-        else:
-            out.append("%s: a mapping expected" % path)
-    elif typ in PRIMITIVE:
-        if not isinstance(value, PRIMITIVE[typ]) or (typ != "bool" and isinstance(value, bool)):
-            out.append("%s: %s expected, got %r" % (path, typ, value))
-    elif typ != "object":
-        cls = getattr(client.models, typ)
-        if not isinstance(value, dict):
-            out.append("%s: a %s mapping expected" % (path, typ))
-            return
-        fields = {json_key: attr for attr, json_key in cls.attribute_map.items()}
-        for k, v in value.items():
-            if k in fields:
-                walk(v, cls.openapi_types[fields[k]], "%s.%s" % (path, k), out)
-            else:
-                out.append("%s: unknown field '%s' of %s" % (path, k, typ))
-
-
-class Response:
-    def __init__(self, doc):
-        self.data = json.dumps(doc)
-
-
-def model_problems(doc, model):
-    out = []
-    walk(doc, model, model, out)
-    api = client.ApiClient()
-    try:
-        obj = api.deserialize(Response(doc), model)
-    except (ValueError, TypeError) as e:
-        return out + ["%s does not deserialize: %s" % (model, e)]
-    if api.sanitize_for_serialization(obj) != doc:
-        out.append("%s does not serialize back to what was read" % model)
-    return out
+model_problems = k8s_models.model_problems
 
 
 DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -329,10 +272,7 @@ def main():
     check_tpu()
     check_claim()
     check_validator()
-    for f in failures:
-        print("FAIL: " + f)
-    print("%d checks, %d failed" % (checks, len(failures)))
-    sys.exit(1 if failures else 0)
+    checks.finish()
 
 
 main()
