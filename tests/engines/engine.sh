@@ -45,12 +45,15 @@
 # cached gateway address was its own port's reaches neither the gateway
 # nor aardvark-dns on it until its ARP entry is renewed: up to about
 # 100 s (fixed upstream in late 2023: containers/netavark#833). Its gangs come
-# up late now and then; docker's and swarm's do not.
+# up late now and then; docker's and swarm's do not. A scenario whose
+# gang has a timeout puts @GANG_RETRY@ in its job (spec below): on
+# podman a gang not up within 150 s is infra and tried again, up to
+# three times (ENGINE_GANG_RETRY); the scenario checks the last attempt.
 ENGINE=${1:-${TPUCI_TEST_ENGINE:-}}
 ENGINE_LOGS_AFTER_STOP=1
 ENGINE_UNIT=container ENGINE_NET=network ENGINE_HOST_SUFFIX=-worker-
 ENGINE_NOEXEC_EXIT=127 ENGINE_HOST_DEVICES=1 ENGINE_GANG_UP_S=30
-ENGINE_VIEW_KEYS="shm capadd capdrop ulimits sysctls"
+ENGINE_VIEW_KEYS="shm capadd capdrop ulimits sysctls" ENGINE_GANG_RETRY=
 case "$ENGINE" in
   docker) . "$TESTS/docker/lib.sh"; ENGINE_FLAG=()
           ENGINE_NONET_STEP="starting container" ENGINE_GPUS_CODE=1
@@ -58,7 +61,8 @@ case "$ENGINE" in
   podman) . "$TESTS/podman/lib.sh"; ENGINE_FLAG=()
           ENGINE_NONET_STEP="creating container" ENGINE_NOEXEC_EXIT=1 ENGINE_GPUS_CODE=3
           ENGINE_GPUS_SAYS="gpus: podman's Docker-compatible API ignores device requests"
-          ENGINE_VIEW_KEYS="shm capadd capdrop ulimits" ENGINE_GANG_UP_S=150 ;;
+          ENGINE_VIEW_KEYS="shm capadd capdrop ulimits" ENGINE_GANG_UP_S=150
+          ENGINE_GANG_RETRY='start_timeout = "150s", retries = { attempts = 3, on = { "infra" } },' ;;
   swarm) . "$TESTS/swarm/lib.sh"; ENGINE_FLAG=(--engine swarm)
          ENGINE_LOGS_AFTER_STOP=0 ENGINE_UNIT=service ENGINE_NET="overlay network"
          ENGINE_HOST_SUFFIX=-w ENGINE_NONET_STEP="creating service" ENGINE_HOST_DEVICES=0 ;;
@@ -77,7 +81,12 @@ engine_skip() {
 spec() {
   local nonet='network = "none",'
   [ "$ENGINE" = swarm ] && nonet=
-  sed "s/@NONET@/$nonet/g" > "$1"
+  sed -e "s/@NONET@/$nonet/g" -e "s/@GANG_RETRY@/$ENGINE_GANG_RETRY/g" > "$1"
+}
+
+# last_attempt INSTANCE: the number of the instance's last attempt.
+last_attempt() {
+  json "len([i for i in s['instances'] if i['name'] == '$1'][0]['attempts'])"
 }
 
 # engine_run SUBCOMMAND ARGS...: tpuci_run (tests/docker/lib.sh: $code,

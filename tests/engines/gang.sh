@@ -16,7 +16,7 @@ spec spec.lua <<'LUA'
 image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
 topology "v4-32" {}
 job "gang" {
-  image = "bb", topology = "v4-32", timeout = "120s", mounts = { ["out"] = "/out" },
+  image = "bb", topology = "v4-32", timeout = "8m", @GANG_RETRY@ mounts = { ["out"] = "/out" },
   env = { MASTER_PORT = "1234", A = "from the job" },
   run = [[
     i=$TPUCI_HOST bad=0
@@ -97,9 +97,15 @@ engine_wait
 expect_code 0 "the 4-host gang passes"
 expect_out 'emulate = "pjrt" with 4 hosts' "run: the pjrt warning reaches the user"
 expect_not_out "CHECK FAILED"
-expect_json 's["instances"][0]["outcome"]' passed
+# Podman's gangs may come up late (engine.sh: ENGINE_GANG_RETRY).
+if [ "$ENGINE" = podman ]; then
+  expect_json 's["instances"][0]["outcome"] in ("passed", "flaky")' True
+else
+  expect_json 's["instances"][0]["outcome"]' passed
+fi
 dir=$WORK/.tpuci/runs/latest/gang
-log=$dir/attempt-1.log
+n=$(last_attempt gang)
+log=$dir/attempt-$n.log
 for i in 0 1 2 3; do
   for j in 0 1 2 3; do
     grep -qx "\[worker-$i\] worker-$i reached worker-$j" "$log" && pass || fail "worker-$i did not reach worker-$j (or its line is not prefixed)"
@@ -108,7 +114,7 @@ for i in 0 1 2 3; do
   grep -qx "\[worker-$i\] partial line of worker-$i completed" "$log" && pass || fail "worker-$i: the partial line was split or not prefixed"
   grep -qx "\[worker-$i\] to stderr from worker-$i" "$log" && pass || fail "worker-$i: stderr not in the log"
   # Each host's raw output, unprefixed, in a file of its own.
-  f=$dir/attempt-1.worker-$i.log
+  f=$dir/attempt-$n.worker-$i.log
   if [ -f "$f" ]; then
     grep -qx "worker-$i reached worker-0" "$f" && pass || fail "$f: no raw line"
     grep -q '^\[worker' "$f" && fail "$f holds prefixed lines" || pass
@@ -125,7 +131,7 @@ rm -f out/*
 spec fail.lua <<'LUA'
 image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
 topology "v4-32" {}
-job "g" { image = "bb", topology = "v4-32", grace = "1s", timeout = "120s",
+job "g" { image = "bb", topology = "v4-32", grace = "1s", timeout = "8m", @GANG_RETRY@
   mounts = { ["out"] = "/out" },
   run = [[
     trap '' TERM
@@ -133,15 +139,16 @@ job "g" { image = "bb", topology = "v4-32", grace = "1s", timeout = "120s",
       n=0; until [ -e /out/w0 ] || [ $n -ge 300 ]; do sleep 0.2; n=$((n + 1)); done
       echo "worker-1 gives up"; exit 5
     fi
-    touch /out/w$TPUCI_HOST; sleep 100 ]] }
+    touch /out/w$TPUCI_HOST; sleep 600 ]] }
 LUA
 engine_run run -j 4 fail.lua
 expect_code 1 "a failing gang"
 expect_json 's["instances"][0]["outcome"]' failed
-expect_json 's["instances"][0]["attempts"][0]["cause"]' "worker-1: exit 5"
-expect_json 's["instances"][0]["attempts"][0]["exit_code"]' 5
-grep -qx "\[worker-1\] worker-1 gives up" "$WORK/.tpuci/runs/latest/g/attempt-1.log" && pass || fail "worker-1's last words"
-# Not the others' own end (sleep 100): they were stopped.
-expect_json 's["instances"][0]["attempts"][0]["duration_ms"] < 100000' True
+last=$(( $(last_attempt g) - 1 ))
+expect_json "s['instances'][0]['attempts'][$last]['cause']" "worker-1: exit 5"
+expect_json "s['instances'][0]['attempts'][$last]['exit_code']" 5
+grep -qx "\[worker-1\] worker-1 gives up" "$WORK/.tpuci/runs/latest/g/attempt-$((last + 1)).log" && pass || fail "worker-1's last words"
+# Not the others' own end (sleep 600): they were stopped.
+expect_json "s['instances'][0]['attempts'][$last]['duration_ms'] < 300000" True
 expect_gone "$(latest_run_id)" "$tp" "after the failing gang"
 finish
