@@ -142,6 +142,7 @@ typedef struct {
   const char *id; /* that test's id */
   double d;       /* its tests' predicted seconds (failing ones twice) */
   int fails;      /* it has a failing test, which a retry runs again */
+  size_t ntests;  /* how many tests it has */
   size_t shard;
 } tpuci__group_t;
 
@@ -160,8 +161,8 @@ static int tpuci__cmp_group_first(const void *a, const void *b) {
   return x->first < y->first ? -1 : x->first > y->first;
 }
 
-/* The shard of lowest load among the first n; on a tie the one with
- * fewer groups (tests that took no measurable time, recorded as 0 s,
+/* The shard of lowest load among the first n; on a tie the one given
+ * fewer tests (tests that took no measurable time, recorded as 0 s,
  * still spread over the shards), then the lowest index. */
 static size_t tpuci__least(const double *load, const size_t *count, size_t n) {
   size_t s, best = 0;
@@ -185,7 +186,7 @@ static double tpuci__lpt(tpuci__group_t *g, size_t ng, size_t shards, size_t nre
       if (g[i].fails != (pass == 0)) continue;
       best = tpuci__least(load, count, pass == 0 ? nretry : shards);
       load[best] += g[i].d;
-      count[best]++;
+      count[best] += g[i].ntests;
       g[i].shard = best;
     }
   for (i = 0; i < shards; i++)
@@ -226,6 +227,7 @@ static void tpuci__shard_groups(const tpuci__item_t *items, size_t m, tpuci__sha
       free(name);
     }
     g[k].d += items[i].d;
+    g[k].ntests++;
     if (items[i].fails && retry_s >= 0) {
       g[k].d += items[i].d; /* run again by the retry */
       g[k].fails = 1;
