@@ -72,6 +72,11 @@ typedef struct {
    * away while it ran: what the job printed meanwhile may be lost); the
    * attempt's cause then ends "; log incomplete: <this>". Copied. */
   const char *log_lost;
+  /* NULL, or what a gang stopped (its timeout, a cancel) before it was
+   * up waited for ("worker-0 could not resolve worker-1"): its jobs
+   * never started, and the cause ends "; the gang was not up: <this>".
+   * Copied. */
+  const char *not_up;
 } tpuci__exit_t;
 
 /* What a runtime tells the owner of an attempt (the scheduler), through

@@ -205,6 +205,7 @@ static char *tpuci__cause(const tpuci__satt_t *t, tpuci_outcome_t o, const tpuci
     case TPUCI_OUTCOME_TIMEOUT:
       tpuci__timeout_text(t, &b);
       if (t->kill_sent) tpuci__buf_adds(&b, " (SIGKILL after grace period)");
+      if (ex->not_up) tpuci__buf_addf(&b, "; the gang was not up: %s", ex->not_up);
       break;
     case TPUCI_OUTCOME_CANCELLED:
       if (t->superseded) {
@@ -216,6 +217,7 @@ static char *tpuci__cause(const tpuci__satt_t *t, tpuci_outcome_t o, const tpuci
         case TPUCI__STOP_DEADLINE: tpuci__buf_adds(&b, "cancelled: run deadline reached"); break;
         default: tpuci__buf_adds(&b, "cancelled: interrupted"); break;
       }
+      if (ex->not_up) tpuci__buf_addf(&b, "; the gang was not up: %s", ex->not_up);
       break;
     case TPUCI_OUTCOME_OOM:
       tpuci__buf_adds(&b, ex->cause ? ex->cause : "killed: out of memory");

@@ -128,6 +128,8 @@ expect_code 1 "a gang that times out before it is up"
 expect_json 's["instances"][0]["outcome"]' timeout
 grep -qE "stopped before the gang was up: worker-0 could not resolve [^;]*\bworker-1\b" <<< "$out" &&
   pass || fail "the timeout does not say what the gang waited for: $out"
+# So does the attempt's cause, in summary.json and every report.
+expect_json 'bool(__import__("re").match(r"timed out after 15s.*; the gang was not up: worker-0 could not resolve [^;]*\bworker-1\b", s["instances"][0]["attempts"][0]["cause"]))' True
 expect_gone "$(latest_run_id)" "$tp" "after the gang that timed out before it was up"
 
 # Without the barrier, nothing waits: the job starts although worker-1

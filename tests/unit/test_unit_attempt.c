@@ -136,6 +136,7 @@ static struct {
   int done;
   tpuci__exit_t ex;
   char *cause;
+  char *not_up;
   tpuci__buf_t msgs;
   /* Copied at release: what became of each unit and of the attempt. */
   fk_unit_t units[MAXH];
@@ -555,6 +556,9 @@ static void host_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
   W.cause = ex->cause ? tpuci__strdup(ex->cause) : NULL;
   W.ex.cause = W.cause;
   W.ex.log_lost = NULL;
+  free(W.not_up);
+  W.not_up = ex->not_up ? tpuci__strdup(ex->not_up) : NULL;
+  W.ex.not_up = W.not_up;
 }
 
 static void host_message(tpuci__attempt_t *a, const char *msg) {
@@ -669,7 +673,8 @@ static void check_end(int kept) {
   tpuci__plan_free(&W.plan);
   tpuci__buf_free(&W.msgs);
   free(W.cause);
-  W.cause = NULL;
+  free(W.not_up);
+  W.cause = W.not_up = NULL;
 }
 
 static void assert_cause(const char *want) {
@@ -878,6 +883,34 @@ static void test_barrier_never(void **state) {
   check_end(0);
 }
 
+/* The timeout's SIGTERM while the barrier waits: not infra (the job's
+ * timeout came first), and what the gang waited for is said and given
+ * to the scheduler for the cause. A gang that was up gives none. */
+static void test_barrier_timeout(void **state) {
+  script_t s = script_default(2);
+  (void) state;
+  s.flags = TPUCI__UNIT_GATE;
+  s.net = 1;
+  s.gate_never = 1;
+  s.start_timeout_ms = 600000;
+  s.signal_at = AT_RUNNING;
+  assert_int_equal(run(&s), 0);
+  assert_int_equal(W.ex.infra, 0);
+  assert_non_null(W.not_up);
+  assert_non_null(strstr(W.not_up, "worker-0 could not resolve worker-1"));
+  assert_non_null(strstr(W.not_up, "worker-1 could not resolve worker-0"));
+  assert_said("stopped before the gang was up: worker-0 could not resolve worker-1");
+  check_end(0);
+
+  s = script_default(2);
+  s.exit_turns[0] = s.exit_turns[1] = -1;
+  s.signal_at = AT_RUNNING;
+  assert_int_equal(run(&s), 0);
+  assert_int_equal(W.ex.term_signal, SIGTERM);
+  assert_null(W.not_up);
+  check_end(0);
+}
+
 /* A gang whose hosts' commands end at different times: the one that
  * ended first stays, idle, until every host's command ended; then the
  * end lets both go. Its status is its own. */
@@ -1037,6 +1070,7 @@ int main(void) {
     cmocka_unit_test(test_cancel_each),
     cmocka_unit_test(test_host_ends_first),
     cmocka_unit_test(test_barrier_never),
+    cmocka_unit_test(test_barrier_timeout),
     cmocka_unit_test(test_gang_end),
     cmocka_unit_test(test_gang_end_late_failure),
     cmocka_unit_test(test_gang_end_peer_exit),

@@ -109,7 +109,8 @@ static void tpuci__unit_release(tpuci__unit_att_t *att) {
   att->nunits = 0;
   free(att->infra);
   free(att->log_lost);
-  att->infra = att->log_lost = NULL;
+  free(att->not_up);
+  att->infra = att->log_lost = att->not_up = NULL;
 }
 
 void tpuci__unit_att_free(tpuci__unit_att_t *att) {
@@ -578,6 +579,7 @@ static void tpuci__unit_finish(tpuci__unit_att_t *att) {
   }
   if (att->ops->outcome) att->ops->outcome(att, &v, &ex);
   ex.log_lost = att->log_lost;
+  ex.not_up = att->not_up;
   if (att->prev) att->prev->next = att->next;
   else l->atts = att->next;
   if (att->next) att->next->prev = att->prev;
@@ -635,12 +637,12 @@ static void tpuci__unit_run_begin(tpuci__unit_att_t *att) {
 static void tpuci__unit_run_end(tpuci__unit_att_t *att) {
   const tpuci__unit_ops_t *ops = att->ops;
   size_t i;
-  if (!tpuci__unit_gang_up(att) && att->signalled && att->infra == NULL) {
+  if (att->gang && !tpuci__unit_gang_up(att) && att->signalled && att->infra == NULL) {
     /* Stopped (a timeout, Ctrl-C) before the gang was up: say what it
-     * was waiting for. */
-    char *why = tpuci__unit_not_up_all(att);
-    tpuci__unit_tell(att, "stopped before the gang was up: %s", why);
-    free(why);
+     * was waiting for, now and in the attempt's cause. */
+    free(att->not_up);
+    att->not_up = tpuci__unit_not_up_all(att);
+    tpuci__unit_tell(att, "stopped before the gang was up: %s", att->not_up);
   }
   if (!(ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)) uv_timer_stop(&att->timer);
   uv_timer_stop(&att->start_timer);

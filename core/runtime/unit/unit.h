@@ -257,6 +257,7 @@ struct tpuci__unit_att_s {
   char *infra;        /* the first failure not of the job's doing */
   int gang_stop;      /* a host failed on its own: the rest stop */
   char *log_lost;     /* set by ops->outcome, freed by the core */
+  char *not_up;       /* signalled before the gang was up: what it waited for */
   int gone_asked;     /* GONE was entered (ops->gone's `first`) */
   unsigned long ends; /* units ended so far */
   uint64_t grace_ms;
