@@ -439,7 +439,8 @@ end
 -- The workers of a slice, in worker order, reached with the system's ssh
 -- (docs/ssh.md). Paths are the spec folder's; core/spec/expand_hosts.c
 -- makes them absolute and reads the gcloud file.
-local HOSTS_KEYS = { "name", "ssh_config", "gcloud", "user", "instances", "label", "describe" }
+local HOSTS_KEYS = { "name", "ssh_config", "gcloud", "user", "instances", "label", "describe",
+                     "describe_timeout" }
 local HOSTS_SET = set_of(HOSTS_KEYS)
 -- Neither starts with '-': ssh would read it as an option (`-Fevil.conf`
 -- runs that config's ProxyCommand here), whatever tpuci puts before it.
@@ -500,6 +501,16 @@ local function hosts_spec(d, t, alias)
   -- worker states tell a preemption from a test failure (docs/ssh.md).
   local describe = rawget(t, "describe")
   if describe ~= nil then out.describe = text(d, "describe", nonempty(d, "describe", describe)) end
+  -- How long it may take before it is killed (with what it started).
+  local dt = rawget(t, "describe_timeout")
+  out.describe_timeout_ms = 60000
+  if dt ~= nil then
+    if describe == nil then fail(d, "describe_timeout", "only with describe = ...") end
+    out.describe_timeout_ms = duration(d, "describe_timeout", dt)
+    if out.describe_timeout_ms < 1000 then
+      fail(d, "describe_timeout", "must be at least 1s, got '" .. show(dt) .. "'")
+    end
+  end
   for _, k in ipairs({ "instances", "label" }) do
     local v = rawget(t, k)
     if v ~= nil then

@@ -117,6 +117,8 @@
 ---@field label? string
 ---A command (`sh -c`, in the spec's folder) that prints a fresh describe or instances list, run after a failed attempt: a worker PREEMPTED, TERMINATED, STOPPING or gone makes the attempt `preempted` (default: the `gcloud` file read again).
 ---@field describe? string
+---How long `describe` may take (default "1m", at least "1s"); past it it is killed with what it started.
+---@field describe_timeout? string|number
 ---The login user on every worker read from `gcloud` (only with `gcloud`; default: ssh's).
 ---@field user? string
 ---@field [integer] string

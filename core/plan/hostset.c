@@ -51,6 +51,7 @@ json_t *tpuci__hostset_json(const tpuci__hostset_t *hs) {
   if (hs->match) json_object_set_new(o, "instances", json_string(hs->match));
   if (hs->label) json_object_set_new(o, "label", json_string(hs->label));
   json_object_set_new(o, "describe", tpuci__json_str_or_null(hs->describe));
+  json_object_set_new(o, "describe_timeout_ms", json_integer((json_int_t) hs->describe_timeout_ms));
   for (i = 0; i < hs->nhosts; i++) {
     json_t *w = json_object();
     char *t = tpuci__ssh_host_text(&hs->hosts[i]);

@@ -78,6 +78,7 @@ typedef struct {
    * describe or instances list, run after a failed attempt; NULL: the
    * gcloud file is read again (docs/ssh.md, "Capacity"). */
   char *describe;
+  uint64_t describe_timeout_ms; /* how long `describe` may take; 0: 1m */
   tpuci__ssh_host_t *hosts;
   size_t nhosts; /* >= 1 */
 } tpuci__hostset_t;

@@ -67,6 +67,7 @@ void tpuci__spec_expand_hosts(lua_State *L, tpuci__hostset_t *hs, int t) {
   hs->match = tpuci__strdup(tpuci__spec_get_str(L, t, "instances"));
   hs->label = tpuci__strdup(tpuci__spec_get_str(L, t, "label"));
   hs->describe = tpuci__strdup(tpuci__spec_get_str(L, t, "describe"));
+  hs->describe_timeout_ms = (uint64_t) tpuci__spec_get_int(L, t, "describe_timeout_ms");
   if (hs->gcloud != NULL) {
     char *msg = tpuci__gcloud_read(hs, tpuci__spec_get_str(L, t, "user"));
     if (msg != NULL) {

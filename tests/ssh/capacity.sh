@@ -106,12 +106,14 @@ case "$cause" in
   *) fail "the gone worker's cause: $cause" ;;
 esac
 
-# A describe command that cannot tell: it fails, or prints over 8 MiB.
-# The failed attempt stays failed (no test retry is spent on a guess),
-# and the run says on the console why the machines were not judged.
-for d in 'echo "ERROR: (gcloud) the token expired" >&2; exit 1' 'head -c 9000000 /dev/zero'; do
+# A describe command that cannot tell: it fails, prints over 8 MiB, or
+# hangs past its describe_timeout (killed with what it started). The
+# failed attempt stays failed (no test retry is spent on a guess), and
+# the run says on the console why the machines were not judged.
+for d in 'echo "ERROR: (gcloud) the token expired" >&2; exit 1' 'head -c 9000000 /dev/zero' \
+         'sleep 67.25; true'; do
   cat > blind.lua <<LUA
-hosts "slice" { "$a0", "$a1", ssh_config = "sshd/ssh_config", describe = [[$d]] }
+hosts "slice" { "$a0", "$a1", ssh_config = "sshd/ssh_config", describe = [[$d]], describe_timeout = "3s" }
 topology "two" { hosts = 2, emulate = "none" }
 job "b" {
   topology = "two", hosts = "slice",
@@ -124,10 +126,13 @@ LUA
   expect_json '[a["outcome"] for a in s["instances"][0]["attempts"]]' "['failed']"
   case "$d" in
     exit*|*"exit 1") want="ssh: the hosts' describe command failed (ERROR: (gcloud) the token expired): cannot tell whether a worker was preempted" ;;
+    sleep*) want="ssh: the hosts' describe command took over 3s (describe_timeout) and was killed: cannot tell whether a worker was preempted" ;;
     *) want="ssh: the hosts' describe command printed over 8 MiB: cannot tell whether a worker was preempted" ;;
   esac
   expect_out "tpuci: b: $want"
 done
+# The hung command's sleep went with its sh.
+pgrep -f "sleep 67.25" > /dev/null && fail "the describe command's sleep outlived its kill" || pass
 
 # The spec's mistakes.
 printf 'job "j" { run = "true", retries = { capacity = 3 } }\n' > bad.lua
@@ -138,4 +143,12 @@ printf 'hosts "h" { "10.0.0.2", label = "a=b" }\n' > bad.lua
 run_tpuci plan bad.lua
 expect_code 2 "label without gcloud"
 expect_out "label: only with gcloud = ..."
+printf 'hosts "h" { "10.0.0.2", describe_timeout = "2m" }\n' > bad.lua
+run_tpuci plan bad.lua
+expect_code 2 "describe_timeout without describe"
+expect_out "describe_timeout: only with describe = ..."
+printf 'hosts "h" { "10.0.0.2", describe = "true", describe_timeout = 0.5 }\n' > bad.lua
+run_tpuci plan bad.lua
+expect_code 2 "describe_timeout under 1s"
+expect_out "describe_timeout: must be at least 1s, got '0.5'"
 finish

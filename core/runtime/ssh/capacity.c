@@ -8,9 +8,14 @@
 
 #include "runtime/ssh/ssh.h"
 
-/* How long the describe command may take, and how much it may print. */
-#define TPUCI__SSH_DESCRIBE_MS 60000
+/* How much the describe command may print, and how long it may take
+ * when the hosts do not say (describe_timeout). */
 #define TPUCI__SSH_DESCRIBE_MAX (8u << 20)
+#define TPUCI__SSH_DESCRIBE_MS 60000
+
+static uint64_t tpuci__ssh_describe_ms(const tpuci__hostset_t *hs) {
+  return hs->describe_timeout_ms > 0 ? hs->describe_timeout_ms : TPUCI__SSH_DESCRIBE_MS;
+}
 
 int tpuci__ssh_connect_failed(const char *line) {
   static const char *const words[] = {
@@ -52,11 +57,15 @@ static void tpuci__ssh_describe_done(tpuci__sshproc_t *p) {
   if (p->spawn_error) {
     c->note = tpuci__printf("the hosts' describe command: cannot run sh: %s",
                             uv_strerror(p->spawn_error));
+  } else if (p->killed) {
+    char d[32];
+    c->note = tpuci__printf("the hosts' describe command took over %s (describe_timeout) and "
+                            "was killed: cannot tell whether a worker was preempted",
+                            tpuci__duration_format(tpuci__ssh_describe_ms(c->hs), d, sizeof(d)));
   } else if (p->status != 0) {
     char *last = tpuci__sshproc_last_line(p);
-    c->note = tpuci__printf("the hosts' describe command %s (%s): cannot tell whether a "
+    c->note = tpuci__printf("the hosts' describe command failed (%s): cannot tell whether a "
                             "worker was preempted",
-                            p->killed ? "took over a minute and was killed" : "failed",
                             last ? last : "no error output");
     free(last);
   } else if (c->too_big) {
@@ -88,7 +97,7 @@ int tpuci__ssh_capacity_check(tpuci__ssh_capacity_t *c, uv_loop_t *loop,
     c->proc.on_output = tpuci__ssh_describe_output;
     c->proc.on_done = tpuci__ssh_describe_done;
     tpuci__sshproc_spawn(&c->proc, loop, &argv, 0);
-    tpuci__sshproc_deadline(&c->proc, TPUCI__SSH_DESCRIBE_MS);
+    tpuci__sshproc_deadline(&c->proc, tpuci__ssh_describe_ms(hs));
     tpuci__strv_free(&argv);
     return 1;
   }

@@ -151,11 +151,14 @@ void tpuci__sshproc_close_stdin(tpuci__sshproc_t *p) {
   tpuci__sshproc_close(p, (uv_handle_t *) &p->in);
 }
 
+/* Its whole process group (tpuci__ssh_spawn makes it a session of its
+ * own): a describe command's sh dies with what it runs (gcloud), ssh
+ * with its ProxyCommand. */
 static void tpuci__sshproc_kill_cb(uv_timer_t *t) {
   tpuci__sshproc_t *p = t->data;
   if (p->exited) return;
   p->killed = 1;
-  uv_process_kill(&p->proc, SIGKILL);
+  if (uv_kill(-p->proc.pid, SIGKILL) != 0) uv_process_kill(&p->proc, SIGKILL);
 }
 
 void tpuci__sshproc_deadline(tpuci__sshproc_t *p, uint64_t ms) {
