@@ -62,15 +62,10 @@ static void write_file(const char *path, const char *text, int mode) {
   chmod(path, (mode_t) mode);
 }
 
-/* Runs argv with PATH=path, stdout and stderr into files of dir; while it
- * runs, each of `names` appears in dir/up (a peer coming up) once the
- * step's stderr has said `said[i]` (bounded: 60 s), so each state is seen
- * however slow the machine. Returns its exit status. */
-static int run_step(const tpuci__strv_t *argv, const char *dir, const char *path,
-                    const char *const *names, const char *const *said, size_t nnames) {
+/* Starts argv with PATH=path, UP=dir/up, stdout and stderr into files
+ * of dir. Returns its pid. */
+static pid_t spawn_step(const tpuci__strv_t *argv, const char *dir, const char *path) {
   pid_t pid = fork();
-  size_t i;
-  int st, k;
   assert_true(pid >= 0);
   if (pid == 0) {
     if (freopen(at(dir, "stdout"), "w", stdout) == NULL ||
@@ -81,14 +76,32 @@ static int run_step(const tpuci__strv_t *argv, const char *dir, const char *path
     execv(argv->items[0], argv->items);
     _exit(98);
   }
+  return pid;
+}
+
+/* Waits until dir/file has `said` (bounded: 60 s). */
+static void wait_said(const char *dir, const char *file, const char *said) {
+  int k;
+  for (k = 0; k < 6000; k++) {
+    char *text = slurp(at(dir, file));
+    int seen = strstr(text, said) != NULL;
+    free(text);
+    if (seen) return;
+    usleep(10 * 1000);
+  }
+}
+
+/* Runs argv as spawn_step does; while it runs, each of `names` appears
+ * in dir/up (a peer coming up) once the step's stderr has said `said[i]`
+ * (bounded: 60 s), so each state is seen however slow the machine.
+ * Returns its exit status. */
+static int run_step(const tpuci__strv_t *argv, const char *dir, const char *path,
+                    const char *const *names, const char *const *said, size_t nnames) {
+  pid_t pid = spawn_step(argv, dir, path);
+  size_t i;
+  int st;
   for (i = 0; i < nnames; i++) {
-    for (k = 0; k < 6000; k++) {
-      char *err = slurp(at(dir, "stderr"));
-      int seen = strstr(err, said[i]) != NULL;
-      free(err);
-      if (seen) break;
-      usleep(10 * 1000);
-    }
+    wait_said(dir, "stderr", said[i]);
     write_file(at2(dir, "up", names[i]), "", 0644);
   }
   assert_int_equal(waitpid(pid, &st, 0), pid);
@@ -214,29 +227,12 @@ static void test_wait_step(void **state) {
   free(p);
 }
 
-/* Starts argv as run_step does and waits until its stderr or stdout
+/* Starts argv as spawn_step does and waits until its stderr or stdout
  * (`file`) has `said` (bounded: 60 s). Returns its pid. */
 static pid_t spawn_until(const tpuci__strv_t *argv, const char *dir, const char *path,
                          const char *file, const char *said) {
-  pid_t pid = fork();
-  int k;
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    if (freopen(at(dir, "stdout"), "w", stdout) == NULL ||
-        freopen(at(dir, "stderr"), "w", stderr) == NULL)
-      _exit(99);
-    setenv("PATH", path, 1);
-    setenv("UP", at(dir, "up"), 1);
-    execv(argv->items[0], argv->items);
-    _exit(98);
-  }
-  for (k = 0; k < 6000; k++) {
-    char *text = slurp(at(dir, file));
-    int seen = strstr(text, said) != NULL;
-    free(text);
-    if (seen) break;
-    usleep(10 * 1000);
-  }
+  pid_t pid = spawn_step(argv, dir, path);
+  wait_said(dir, file, said);
   return pid;
 }
 

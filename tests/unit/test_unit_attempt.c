@@ -956,13 +956,18 @@ static void test_gang_end_late_failure(void **state) {
  * decides. Then worker-0 fails with 2 (which stops the gang): worker-1,
  * idle, gets SIGTERM and keeps its 1, which still decides (the first
  * host that failed on its own speaks); no end is made. */
-static void test_gang_end_peer_exit(void **state) {
+static script_t peer_exit_script(void) {
   script_t s = gang_end_script();
-  (void) state;
   s.peer_exits = 1u << 1;
   s.exit_turns[0] = 6;
   s.exit_turns[1] = 1;
   s.exit_status[1] = 1;
+  return s;
+}
+
+static void test_gang_end_peer_exit(void **state) {
+  script_t s = peer_exit_script();
+  (void) state;
   assert_int_equal(run(&s), 0);
   assert_int_equal(W.ex.exit_code, 1);
   assert_cause("worker-1: exit 1");
@@ -1016,10 +1021,8 @@ static void test_gang_no_end_step(void **state) {
   assert_int_equal(W.units[0].got, 0);
   assert_int_equal(W.units[1].got, 0);
   check_end(0);
-  s.peer_exits = 1u << 1;
-  s.exit_turns[0] = 6;
-  s.exit_turns[1] = 1;
-  s.exit_status[1] = 1;
+  s = peer_exit_script();
+  s.no_end = 1;
   assert_int_equal(run(&s), 0);
   assert_int_equal(W.ex.exit_code, 1);
   assert_cause("worker-1: exit 1");
