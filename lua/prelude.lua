@@ -503,7 +503,6 @@ local function hosts_spec(d, t, alias)
   if describe ~= nil then out.describe = text(d, "describe", nonempty(d, "describe", describe)) end
   -- How long it may take before it is killed (with what it started).
   local dt = rawget(t, "describe_timeout")
-  out.describe_timeout_ms = 60000
   if dt ~= nil then
     if describe == nil then fail(d, "describe_timeout", "only with describe = ...") end
     out.describe_timeout_ms = duration(d, "describe_timeout", dt)

@@ -41,6 +41,10 @@ static json_t *tpuci__json_str_or_null(const char *s) {
   return s ? json_string(s) : json_null();
 }
 
+uint64_t tpuci__hostset_describe_ms(const tpuci__hostset_t *hs) {
+  return hs->describe_timeout_ms > 0 ? hs->describe_timeout_ms : 60000;
+}
+
 json_t *tpuci__hostset_json(const tpuci__hostset_t *hs) {
   json_t *o = json_object(), *a = json_array();
   size_t i;
@@ -51,7 +55,7 @@ json_t *tpuci__hostset_json(const tpuci__hostset_t *hs) {
   if (hs->match) json_object_set_new(o, "instances", json_string(hs->match));
   if (hs->label) json_object_set_new(o, "label", json_string(hs->label));
   json_object_set_new(o, "describe", tpuci__json_str_or_null(hs->describe));
-  json_object_set_new(o, "describe_timeout_ms", json_integer((json_int_t) hs->describe_timeout_ms));
+  json_object_set_new(o, "describe_timeout_ms", json_integer((json_int_t) tpuci__hostset_describe_ms(hs)));
   for (i = 0; i < hs->nhosts; i++) {
     json_t *w = json_object();
     char *t = tpuci__ssh_host_text(&hs->hosts[i]);

@@ -78,7 +78,7 @@ typedef struct {
    * describe or instances list, run after a failed attempt; NULL: the
    * gcloud file is read again (docs/ssh.md, "Capacity"). */
   char *describe;
-  uint64_t describe_timeout_ms; /* how long `describe` may take; 0: 1m */
+  uint64_t describe_timeout_ms; /* 0: unset (tpuci__hostset_describe_ms) */
   tpuci__ssh_host_t *hosts;
   size_t nhosts; /* >= 1 */
 } tpuci__hostset_t;
@@ -107,9 +107,14 @@ int tpuci__gcloud_check(const tpuci__hostset_t *hs, const char *text, size_t len
 char *tpuci__ssh_host_text(const tpuci__ssh_host_t *h);
 /* Frees what it holds and zeroes it (plan/hostset.c). */
 void tpuci__hostset_free(tpuci__hostset_t *hs);
-/* {"name", "where", "ssh_config", "gcloud", "workers": [{"target", "user",
+/* {"name", "where", "ssh_config", "gcloud", "instances", "label",
+ * "describe", "describe_timeout_ms", "workers": [{"target", "user",
  * "host", "port"}]}: `tpuci plan --json`'s "ssh". New reference. */
 json_t *tpuci__hostset_json(const tpuci__hostset_t *hs);
+
+/* How long hs's describe command may take: its describe_timeout, else a
+ * minute. */
+uint64_t tpuci__hostset_describe_ms(const tpuci__hostset_t *hs);
 /* Its `tpuci plan` lines: the declaration, `-F`, each worker. */
 void tpuci__hostset_text(const tpuci__hostset_t *hs, tpuci__buf_t *b);
 

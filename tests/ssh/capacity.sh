@@ -134,6 +134,14 @@ done
 # The hung command's sleep went with its sh.
 pgrep -f "sleep 67.25" > /dev/null && fail "the describe command's sleep outlived its kill" || pass
 
+# The plan says the limit: the spec's, else a minute.
+for t in '' 'describe_timeout = "3s", '; do
+  printf 'hosts "h" { "10.0.0.2", %sdescribe = "true" }\njob "j" { hosts = "h", run = "true" }\n' "$t" > lim.lua
+  got=$("$TPUCI" plan --json lim.lua 2>&1 | python3 -c 'import json, sys; print(json.load(sys.stdin)["instances"][0]["ssh"]["describe_timeout_ms"])' 2>&1)
+  want=60000; [ -n "$t" ] && want=3000
+  [ "$got" = "$want" ] && pass || fail "plan --json describe_timeout_ms with '$t': $got, want $want"
+done
+
 # The spec's mistakes.
 printf 'job "j" { run = "true", retries = { capacity = 3 } }\n' > bad.lua
 run_tpuci plan bad.lua

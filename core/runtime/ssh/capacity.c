@@ -8,14 +8,9 @@
 
 #include "runtime/ssh/ssh.h"
 
-/* How much the describe command may print, and how long it may take
- * when the hosts do not say (describe_timeout). */
+/* How much the describe command may print (how long it may take:
+ * tpuci__hostset_describe_ms). */
 #define TPUCI__SSH_DESCRIBE_MAX (8u << 20)
-#define TPUCI__SSH_DESCRIBE_MS 60000
-
-static uint64_t tpuci__ssh_describe_ms(const tpuci__hostset_t *hs) {
-  return hs->describe_timeout_ms > 0 ? hs->describe_timeout_ms : TPUCI__SSH_DESCRIBE_MS;
-}
 
 int tpuci__ssh_connect_failed(const char *line) {
   static const char *const words[] = {
@@ -61,7 +56,7 @@ static void tpuci__ssh_describe_done(tpuci__sshproc_t *p) {
     char d[32];
     c->note = tpuci__printf("the hosts' describe command took over %s (describe_timeout) and "
                             "was killed: cannot tell whether a worker was preempted",
-                            tpuci__duration_format(tpuci__ssh_describe_ms(c->hs), d, sizeof(d)));
+                            tpuci__duration_format(tpuci__hostset_describe_ms(c->hs), d, sizeof(d)));
   } else if (p->status != 0) {
     char *last = tpuci__sshproc_last_line(p);
     c->note = tpuci__printf("the hosts' describe command failed (%s): cannot tell whether a "
@@ -97,7 +92,7 @@ int tpuci__ssh_capacity_check(tpuci__ssh_capacity_t *c, uv_loop_t *loop,
     c->proc.on_output = tpuci__ssh_describe_output;
     c->proc.on_done = tpuci__ssh_describe_done;
     tpuci__sshproc_spawn(&c->proc, loop, &argv, 0);
-    tpuci__sshproc_deadline(&c->proc, tpuci__ssh_describe_ms(hs));
+    tpuci__sshproc_deadline(&c->proc, tpuci__hostset_describe_ms(hs));
     tpuci__strv_free(&argv);
     return 1;
   }
