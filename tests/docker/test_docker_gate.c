@@ -127,7 +127,7 @@ static void test_wait_step(void **state) {
   tpuci__strv_t cmd = {0}, argv = {0};
   const char *late[] = {"worker-2", "worker-1", NULL, NULL};
   char *path, *err, *out, *key = tpuci__ctl_key();
-  char *wait1, *wait2, *ready, *upline, *done, *p, *go = tpuci__gate_go_name(key);
+  char *wait1, *wait2, *ready, *upline, *done, *p, *go = tpuci__gate_name(key, TPUCI__GATE_GO);
   char *end = tpuci__gate_name(key, TPUCI__GATE_END);
   (void) state;
 
@@ -248,7 +248,7 @@ static int status_of(pid_t pid) {
 static void test_end_step_term(void **state) {
   char dir[] = "/tmp/tpuci-gate-XXXXXX";
   tpuci__strv_t cmd = {0}, argv = {0};
-  char *key = tpuci__ctl_key(), *go = tpuci__gate_go_name(key), *done, *err, *p;
+  char *key = tpuci__ctl_key(), *go = tpuci__gate_name(key, TPUCI__GATE_GO), *done, *err, *p;
   char *path;
   pid_t pid;
   (void) state;
@@ -320,7 +320,7 @@ static int status_within(pid_t pid) {
 static void test_no_end_step(void **state) {
   char dir[] = "/tmp/tpuci-gate-XXXXXX";
   tpuci__strv_t cmd = {0}, argv = {0};
-  char *key = tpuci__ctl_key(), *go = tpuci__gate_go_name(key), *path, *p, *want;
+  char *key = tpuci__ctl_key(), *go = tpuci__gate_name(key, TPUCI__GATE_GO), *path, *p, *want;
   long status;
   (void) state;
 

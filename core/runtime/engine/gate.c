@@ -52,10 +52,6 @@ char *tpuci__gate_name(const char *key, tpuci__gate_sign_t sign) {
                        hex ? hex + 1 : key);
 }
 
-char *tpuci__gate_go_name(const char *key) {
-  return tpuci__gate_name(key, TPUCI__GATE_GO);
-}
-
 void tpuci__gate_argv(const char *key, size_t nhosts, int host, uint32_t peer_exits,
                       int end, const tpuci__strv_t *argv, tpuci__strv_t *out) {
   tpuci__buf_t b;

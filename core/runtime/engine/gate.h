@@ -20,7 +20,7 @@
  *                                      command starts at once
  *   KEY gang ready                    every name resolves; it waits for
  *                                      the go: until tpuci's go name
- *                                      (tpuci__gate_go_name) resolves too,
+ *                                      (tpuci__gate_name) resolves too,
  *                                      which the driver makes exist once
  *                                      every host is ready (a host whose
  *                                      peers resolve cannot start at once:
@@ -97,8 +97,6 @@ typedef enum { TPUCI__GATE_GO = 0,
 /* The name of a gang's go or end on its network ("tpuci-go-<hex of
  * key>", "tpuci-end-<hex of key>"). New string. */
 char *tpuci__gate_name(const char *key, tpuci__gate_sign_t sign);
-/* tpuci__gate_name(key, TPUCI__GATE_GO). */
-char *tpuci__gate_go_name(const char *key);
 /* Appends the go's command to argv: a shell that sleeps until it is
  * removed (what every image with /bin/sh can run). */
 void tpuci__gate_go_argv(tpuci__strv_t *argv);
