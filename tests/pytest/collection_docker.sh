@@ -36,6 +36,9 @@ expect_code 0 "second run"
 expect_out "from the last run's collection"
 [ ! -e .tpuci/runs/latest/suite/collect.log ] && pass || fail "the second run collected first"
 [ "$(ids)" = 9 ] && pass || fail "the second run passed $(ids) tests, want 9: $(instances); $out"
+# Both shards ran some of the 3 files, whatever durations the first run
+# recorded (tests too quick to measure are 0 s: test_timings_shard).
+expect_json 'sorted(len(i.get("tests", [])) for i in s["instances"])' "[3, 6]"
 printf 'def test_new():\n    pass\n' > src/tests/test_new.py
 run_tpuci run -j 2 spec.lua
 expect_code 0 "a file added"
