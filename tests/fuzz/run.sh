@@ -13,6 +13,8 @@
 #           collections.json) and text made safe to print
 #   pyconf  pytest's configuration files `tpuci init` reads, and the
 #           spec it writes from them
+#   pyblocks the top-level functions of Python source (function-level
+#           selection)
 # New inputs go to $TPUCI_FUZZ_BUILD/corpus-<name> (default
 # /tmp/tpuci-fuzz), not to the tree; a crash to
 # $TPUCI_FUZZ_BUILD/<name>-crash-*. Fix it, then copy the input into
@@ -34,7 +36,7 @@ case "${1:-}" in [0-9]*) secs=$1; shift ;; esac
 names=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do names+=("$1"); shift; done
 [ "${1:-}" = -- ] && shift
-[ ${#names[@]} -gt 0 ] || names=(junit spec engine pattern state pyconf)
+[ ${#names[@]} -gt 0 ] || names=(junit spec engine pattern state pyconf pyblocks)
 out=${TPUCI_FUZZ_BUILD:-/tmp/tpuci-fuzz}
 cc=${CC_FUZZ:-clang}
 jobs=${TPUCI_FUZZ_JOBS:-2}
@@ -62,6 +64,7 @@ seeds() {
     pattern) echo "$here/corpus/pattern" ;;
     state) echo "$here/corpus/state" ;;
     pyconf) echo "$here/corpus/pyconf" ;;
+    pyblocks) echo "$here/corpus/pyblocks" ;;
   esac
 }
 # One harness: its run, its stats, its verdict (0, or 1 with the reason).
