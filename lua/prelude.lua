@@ -1296,7 +1296,7 @@ local JOB_SET = set_of(JOB_KEYS)
 
 local PYTEST_KEYS = { "markers", "k", "args", "options", "shards", "shard_by", "allow_empty",
                       "failed_first", "python", "test_timeout", "select", "select_always",
-                      "new_tests", "per_chip" }
+                      "select_ignore", "new_tests", "per_chip" }
 local PYTEST_SET = set_of(PYTEST_KEYS)
 local NEW_TESTS_KEYS = { "runs" }
 local NEW_TESTS_SET = set_of(NEW_TESTS_KEYS)
@@ -1421,21 +1421,40 @@ local function pytest_spec(d, j, t, mkeys, keys)
   -- select = "affected": only the tests a change can affect run
   -- (docs/pytest.md, "Only what a change can affect"); select_always:
   -- globs of test files that always run.
+  -- select = { mode = "affected", audit = 0.05 } also runs that fraction
+  -- of the tests it leaves out, to measure its misses; select_ignore:
+  -- globs of files whose changes never matter.
   local sel = rawget(t, "select")
-  py.select = sel ~= nil and enum(d, "pytest.select", sel, { "all", "affected" }) or "all"
-  local always = rawget(t, "select_always")
-  if always ~= nil then
-    if type(always) ~= "table" then
-      fail(d, "pytest.select_always",
-           'expected a list of globs like { "tests/integration/**" }, got ' .. tname(always))
+  if type(sel) == "table" then
+    check_keys(d, "pytest.select", sel, { "mode", "audit" }, set_of({ "mode", "audit" }))
+    local audit = rawget(sel, "audit")
+    if audit ~= nil then
+      if type(audit) ~= "number" or audit < 0 or audit > 1 then
+        fail(d, "pytest.select.audit", "expected a fraction from 0 to 1 (0.05: one test in 20 " ..
+             "of those left out), got " .. tostring(audit))
+      end
+      py.select_audit = audit
     end
-    local n = check_list(d, "pytest.select_always", always, "select_always")
-    local list = {}
-    for i = 1, n do
-      local p = "pytest.select_always[" .. i .. "]"
-      list[i] = nonempty(d, p, rawget(always, i), "a glob")
+    sel = rawget(sel, "mode")
+    if sel == nil then fail(d, "pytest.select.mode", 'missing: "affected" or "all"') end
+    py.select = enum(d, "pytest.select.mode", sel, { "all", "affected" })
+  else
+    py.select = sel ~= nil and enum(d, "pytest.select", sel, { "all", "affected" }) or "all"
+  end
+  for _, key in ipairs({ "select_always", "select_ignore" }) do
+    local globs = rawget(t, key)
+    if globs ~= nil then
+      if type(globs) ~= "table" then
+        fail(d, "pytest." .. key,
+             'expected a list of globs like { "docs/**" }, got ' .. tname(globs))
+      end
+      local n = check_list(d, "pytest." .. key, globs, key)
+      local list = {}
+      for i = 1, n do
+        list[i] = nonempty(d, "pytest." .. key .. "[" .. i .. "]", rawget(globs, i), "a glob")
+      end
+      py[key] = list
     end
-    py.select_always = list
   end
   -- new_tests = { runs = N }: a test the history has never seen runs
   -- N times before its pass counts (docs/pytest.md, "New tests"); not

@@ -142,6 +142,11 @@
 ---@field matrix table<string, string>
 
 ---The table form of `retries`.
+---`select = { mode = "affected", audit = 0.05 }`: the selection, and the fraction of the tests it leaves out that still run, to measure its misses (docs/pytest.md, "The audit").
+---@class (exact) tpuci.Select
+---@field mode "all"|"affected"
+---@field audit? number
+
 ---@class (exact) tpuci.RetrySpec
 ---Attempts in total, the first included: 1..100 (required, unless only `capacity` is given).
 ---@field attempts? integer
@@ -197,10 +202,12 @@
 ---@field failed_first? boolean
 ---The longest one test may take (setup, call and teardown), at least `"1s"`: a test over it fails with the stack of every thread, and pytest goes on with the next test (default: none; the job's `timeout` still bounds the attempt).
 ---@field test_timeout? tpuci.Duration
----`"affected"`: only the tests a change can affect run; the others are `unaffected` (default `"all"`): each test's files are recorded as it runs (docs/pytest.md, "Only what a change can affect").
----@field select? "all"|"affected"
+---`"affected"`: a test is left out only when the record proves a change cannot affect it; the others are `unaffected` (default `"all"`): what each test ran, read, listed and tested is recorded as it runs (docs/pytest.md, "Only what a change can affect").
+---@field select? "all"|"affected"|tpuci.Select
 ---Globs of test files (relative to pytest's rootdir) that always run with `select = "affected"` (what tracing cannot see: a C extension rebuilt, data a library reads itself).
 ---@field select_always? string[]
+---Globs of files (relative to pytest's rootdir) whose changes never matter to `select = "affected"` (`"docs/**"`, `"*.md"`).
+---@field select_ignore? string[]
 ---The interpreter (default `"python3"`): `python -m pytest ...`.
 ---@field python? string
 ---`{ runs = N }` (2..50): a test the history (`.tpuci/history.jsonl`) has never seen for this job runs N times in all (its attempt, then N-1 more in processes of their own) before its pass counts; failing any of them fails the job (docs/pytest.md, "New tests").

@@ -36,6 +36,7 @@ void tpuci__instance_free(tpuci__instance_t *in) {
     free(in->pytest->markers);
     free(in->pytest->k);
     tpuci__strv_free(&in->pytest->select_always);
+    tpuci__strv_free(&in->pytest->select_ignore);
     free(in->pytest);
   }
 }
@@ -97,6 +98,8 @@ void tpuci__instance_copy(tpuci__instance_t *dst, const tpuci__instance_t *src) 
     dst->pytest->k = tpuci__strdup(src->pytest->k);
     memset(&dst->pytest->select_always, 0, sizeof(dst->pytest->select_always));
     tpuci__strv_copy(&dst->pytest->select_always, &src->pytest->select_always);
+    memset(&dst->pytest->select_ignore, 0, sizeof(dst->pytest->select_ignore));
+    tpuci__strv_copy(&dst->pytest->select_ignore, &src->pytest->select_ignore);
   }
 }
 
@@ -300,6 +303,15 @@ json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_
         json_array_append_new(always, json_string(in->pytest->select_always.items[g]));
       json_object_set_new(py, "select_always", always);
     }
+    if (in->pytest->select_ignore.len > 0) {
+      json_t *ignore = json_array();
+      size_t g;
+      for (g = 0; g < in->pytest->select_ignore.len; g++)
+        json_array_append_new(ignore, json_string(in->pytest->select_ignore.items[g]));
+      json_object_set_new(py, "select_ignore", ignore);
+    }
+    if (in->pytest->select_audit > 0)
+      json_object_set_new(py, "select_audit", json_real(in->pytest->select_audit));
     json_object_set_new(o, "pytest", py);
   }
   return o;

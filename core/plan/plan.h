@@ -236,6 +236,10 @@ typedef struct {
    * globs of test files that always do (select_always). */
   int select_affected;
   tpuci__strv_t select_always;
+  /* Globs of files whose changes never matter (select_ignore), and the
+   * fraction of the tests left out that run as an audit (select.audit). */
+  tpuci__strv_t select_ignore;
+  double select_audit;
   uint64_t test_timeout_ms; /* one test's longest (pytest.test_timeout), 0: none */
   int new_tests_runs;       /* runs a test new to the history gets (new_tests.runs), 0: one */
   /* One process per chip of the one host (pytest.per_chip): the shards

@@ -1,4 +1,6 @@
-/* What each test of a pytest job needs (deps.h). */
+/* What each test of a pytest job needs: the record and its store
+ * (deps.h). The rule is in deps_select.c, the record made new after a run
+ * in deps_update.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,50 +8,88 @@
 #include <jansson.h>
 #include <uv.h>
 
-#include "pytest/deps.h"
-#include "runtime/tree.h"
+#include "pytest/deps_internal.h"
 
-#define TPUCI__DEPS_FORMAT 1
-/* One attempt's deps.jsonl: far beyond any suite's. */
-#define TPUCI__DEPS_JSONL_MAX ((size_t) 256 << 20)
+#define TPUCI__DEPS_FORMAT 2
+
+void tpuci__deps_ix_push(tpuci__deps_ix_t *x, size_t k) {
+  size_t i;
+  for (i = 0; i < x->n; i++)
+    if (x->v[i] == k) return;
+  if (x->n == x->cap) {
+    x->cap = x->cap ? 2 * x->cap : 8;
+    x->v = tpuci__realloc(x->v, x->cap * sizeof(*x->v));
+  }
+  x->v[x->n++] = k;
+}
+
+void tpuci__deps_need_block(tpuci__deps_need_t *n, size_t file, const char *name) {
+  size_t i;
+  for (i = 0; i < n->nblocks; i++)
+    if (n->blocks[i].file == file && strcmp(n->blocks[i].name, name) == 0) return;
+  if (n->nblocks == n->cap) {
+    n->cap = n->cap ? 2 * n->cap : 8;
+    n->blocks = tpuci__realloc(n->blocks, n->cap * sizeof(*n->blocks));
+  }
+  n->blocks[n->nblocks].file = file;
+  n->blocks[n->nblocks++].name = tpuci__strdup(name);
+}
+
+void tpuci__deps_need_free(tpuci__deps_need_t *n) {
+  size_t i;
+  free(n->whole.v);
+  free(n->top.v);
+  free(n->dirs.v);
+  free(n->probes.v);
+  for (i = 0; i < n->nblocks; i++) free(n->blocks[i].name);
+  free(n->blocks);
+  free(n->why);
+  memset(n, 0, sizeof(*n));
+}
 
 void tpuci__deps_rec_init(tpuci__deps_rec_t *rec) {
   memset(rec, 0, sizeof(*rec));
-  tpuci__idmap_init(&rec->fmap);
+  tpuci__dtree_init(&rec->tree);
   tpuci__idmap_init(&rec->tmap);
 }
 
 void tpuci__deps_rec_free(tpuci__deps_rec_t *rec) {
   size_t i;
   free(rec->key);
-  free(rec->rootdir);
+  free(rec->root);
   free(rec->run);
-  tpuci__strv_free(&rec->files);
-  tpuci__strv_free(&rec->blobs);
-  tpuci__idmap_free(&rec->fmap);
-  free(rec->session);
+  for (i = 0; rec->py != NULL && i < rec->tree.n; i++) tpuci__pyblocks_free(&rec->py[i]);
+  free(rec->py);
+  free(rec->flags);
+  tpuci__dtree_free(&rec->tree);
+  tpuci__strv_free(&rec->dirs);
+  tpuci__strv_free(&rec->dir_ids);
+  tpuci__strv_free(&rec->probes);
+  free(rec->probe_states);
+  tpuci__strv_free(&rec->python_files);
+  tpuci__deps_need_free(&rec->session);
   for (i = 0; i < rec->ntests; i++) {
     free(rec->tests[i].id);
-    free(rec->tests[i].files);
     free(rec->tests[i].run);
+    tpuci__deps_need_free(&rec->tests[i].need);
   }
   free(rec->tests);
   tpuci__idmap_free(&rec->tmap);
   tpuci__deps_rec_init(rec);
 }
 
-/* The record's index of file `rel`, added (blob "") when new. */
-static size_t tpuci__rec_file(tpuci__deps_rec_t *rec, const char *rel) {
-  size_t k = tpuci__idmap_get(&rec->fmap, rel);
-  if (k != TPUCI__IDMAP_NONE) return k;
-  tpuci__strv_push(&rec->files, rel);
-  tpuci__strv_push(&rec->blobs, "");
-  k = rec->files.len - 1;
-  tpuci__idmap_put(&rec->fmap, rec->files.items[k], k);
-  return k;
+/* Room for the per-file arrays after the tree grew to `n` files. */
+void tpuci__deps_rec_files(tpuci__deps_rec_t *rec, size_t old_n) {
+  size_t n = rec->tree.n;
+  rec->py = tpuci__realloc(rec->py, (n + 1) * sizeof(*rec->py));
+  rec->flags = tpuci__realloc(rec->flags, n + 1);
+  if (n > old_n) {
+    memset(&rec->py[old_n], 0, (n - old_n) * sizeof(*rec->py));
+    memset(&rec->flags[old_n], 0, n - old_n);
+  }
 }
 
-static tpuci__deps_test_t *tpuci__rec_test(tpuci__deps_rec_t *rec, const char *id) {
+tpuci__deps_test_t *tpuci__deps_rec_test(tpuci__deps_rec_t *rec, const char *id) {
   tpuci__deps_test_t *t;
   if (rec->ntests == rec->cap) {
     rec->cap = rec->cap ? 2 * rec->cap : 64;
@@ -63,7 +103,228 @@ static tpuci__deps_test_t *tpuci__rec_test(tpuci__deps_rec_t *rec, const char *i
 }
 
 /* ------------------------------------------------------------------ */
-/* The store                                                           */
+/* Reading, validated                                                  */
+
+/* Text a record may hold: no control character (a newline would forge a
+ * skip line or a console line). */
+int tpuci__deps_text_ok(const char *s) {
+  const unsigned char *p;
+  if (s == NULL || *s == '\0') return 0;
+  for (p = (const unsigned char *) s; *p; p++)
+    if (*p < 0x20 || *p == 0x7f) return 0;
+  return 1;
+}
+
+/* A path relative to the root that stays in it. */
+int tpuci__deps_path_ok(const char *s) {
+  const char *p;
+  if (!tpuci__deps_text_ok(s) || s[0] == '/') return 0;
+  if (strcmp(s, ".") == 0) return 1;
+  for (p = s;;) {
+    size_t n = strcspn(p, "/");
+    if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.')) return 0;
+    if (p[n] == '\0') return 1;
+    p += n + 1;
+  }
+}
+
+static const char *tpuci__jstr(const json_t *o, const char *k) {
+  return json_string_value(json_object_get(o, k));
+}
+
+/* Indices in `a`, each below `n`, into x: 0, or -1. */
+static int tpuci__ix_json(const json_t *a, size_t n, tpuci__deps_ix_t *x) {
+  size_t i;
+  json_t *v;
+  if (a == NULL) return 0;
+  if (!json_is_array(a)) return -1;
+  json_array_foreach(a, i, v) {
+    json_int_t k = json_integer_value(v);
+    if (!json_is_integer(v) || k < 0 || (size_t) k >= n) return -1;
+    tpuci__deps_ix_push(x, (size_t) k);
+  }
+  return 0;
+}
+
+static int tpuci__need_json(const json_t *o, const tpuci__deps_rec_t *rec,
+                            tpuci__deps_need_t *n) {
+  const json_t *b = json_object_get(o, "b"), *why = json_object_get(o, "why"), *v;
+  size_t i;
+  if (!json_is_object(o)) return -1;
+  if (tpuci__ix_json(json_object_get(o, "w"), rec->tree.n, &n->whole) != 0 ||
+      tpuci__ix_json(json_object_get(o, "t"), rec->tree.n, &n->top) != 0 ||
+      tpuci__ix_json(json_object_get(o, "d"), rec->dirs.len, &n->dirs) != 0 ||
+      tpuci__ix_json(json_object_get(o, "p"), rec->probes.len, &n->probes) != 0)
+    return -1;
+  if (b != NULL && !json_is_array(b)) return -1;
+  json_array_foreach(b, i, v) {
+    json_int_t k = json_integer_value(json_array_get(v, 0));
+    const char *name = json_string_value(json_array_get(v, 1));
+    if (!json_is_integer(json_array_get(v, 0)) || k < 0 || (size_t) k >= rec->tree.n ||
+        !tpuci__deps_text_ok(name))
+      return -1;
+    tpuci__deps_need_block(n, (size_t) k, name);
+  }
+  if (why != NULL && !json_is_null(why)) {
+    if (!tpuci__deps_text_ok(json_string_value(why))) return -1;
+    n->why = tpuci__strdup(json_string_value(why));
+  }
+  return 0;
+}
+
+static int tpuci__files_json(const json_t *a, tpuci__deps_rec_t *rec) {
+  size_t i;
+  json_t *v;
+  if (!json_is_array(a) || json_array_size(a) > TPUCI__DTREE_MAX_FILES) return -1;
+  json_array_foreach(a, i, v) {
+    const char *p = json_string_value(json_array_get(v, 0));
+    const char *id = json_string_value(json_array_get(v, 1));
+    json_int_t fl = json_integer_value(json_array_get(v, 6));
+    if (!tpuci__deps_path_ok(p) || id == NULL || strlen(id) >= 96 || !tpuci__deps_text_ok(id) ||
+        tpuci__dtree_get(&rec->tree, p) != NULL)
+      return -1;
+    tpuci__dtree_add(&rec->tree, p, id, json_integer_value(json_array_get(v, 2)),
+                     json_integer_value(json_array_get(v, 3)),
+                     json_integer_value(json_array_get(v, 4)),
+                     (uint64_t) json_integer_value(json_array_get(v, 5)));
+    tpuci__deps_rec_files(rec, rec->tree.n - 1);
+    rec->flags[rec->tree.n - 1] = (unsigned char) (fl & 3);
+  }
+  return 0;
+}
+
+/* [[file, top, [[name, first, last, body, hash], ...]], ...] */
+static int tpuci__py_json(const json_t *a, tpuci__deps_rec_t *rec) {
+  size_t i, k;
+  json_t *v, *b;
+  if (a == NULL) return 0;
+  if (!json_is_array(a)) return -1;
+  json_array_foreach(a, i, v) {
+    json_int_t f = json_integer_value(json_array_get(v, 0));
+    const char *top = json_string_value(json_array_get(v, 1));
+    const json_t *bs = json_array_get(v, 2);
+    tpuci__pyblocks_t *py;
+    if (!json_is_integer(json_array_get(v, 0)) || f < 0 || (size_t) f >= rec->tree.n ||
+        top == NULL || strlen(top) != 64 || !json_is_array(bs) || rec->py[f].top[0] != '\0')
+      return -1;
+    py = &rec->py[f];
+    snprintf(py->top, sizeof(py->top), "%s", top);
+    py->blocks = tpuci__calloc(json_array_size(bs) + 1, sizeof(*py->blocks));
+    json_array_foreach(bs, k, b) {
+      tpuci__pyblock_t *pb = &py->blocks[py->n];
+      const char *name = json_string_value(json_array_get(b, 0));
+      const char *h = json_string_value(json_array_get(b, 4));
+      if (!tpuci__deps_text_ok(name) || h == NULL || strlen(h) != 64) return -1;
+      pb->name = tpuci__strdup(name);
+      pb->first = (int) json_integer_value(json_array_get(b, 1));
+      pb->last = (int) json_integer_value(json_array_get(b, 2));
+      pb->body = (int) json_integer_value(json_array_get(b, 3));
+      snprintf(pb->hash, sizeof(pb->hash), "%s", h);
+      py->n++;
+    }
+  }
+  return 0;
+}
+
+/* [[path, id], ...] into two lists. */
+static int tpuci__pairs_json(const json_t *a, tpuci__strv_t *paths, tpuci__strv_t *ids) {
+  size_t i;
+  json_t *v;
+  if (a == NULL) return 0;
+  if (!json_is_array(a)) return -1;
+  json_array_foreach(a, i, v) {
+    const char *p = json_string_value(json_array_get(v, 0));
+    const char *id = json_string_value(json_array_get(v, 1));
+    if (!tpuci__deps_path_ok(p) || !tpuci__deps_text_ok(id)) return -1;
+    tpuci__strv_push(paths, p);
+    tpuci__strv_push(ids, id);
+  }
+  return 0;
+}
+
+/* Each listing "FULL TESTLESS": two words. */
+static int tpuci__listings_ok(const tpuci__strv_t *ids) {
+  size_t i;
+  for (i = 0; i < ids->len; i++) {
+    const char *sp = strchr(ids->items[i], ' ');
+    if (sp == NULL || sp == ids->items[i] || sp[1] == '\0' || strchr(sp + 1, ' ') != NULL)
+      return -1;
+  }
+  return 0;
+}
+
+static int tpuci__tests_json(const json_t *a, tpuci__deps_rec_t *rec) {
+  size_t i;
+  json_t *v;
+  if (!json_is_array(a) || json_array_size(a) > TPUCI__DEPS_MAX_TESTS) return -1;
+  json_array_foreach(a, i, v) {
+    const char *id = tpuci__jstr(v, "id"), *run = tpuci__jstr(v, "run");
+    tpuci__deps_test_t *t;
+    if (!tpuci__deps_text_ok(id) || tpuci__idmap_get(&rec->tmap, id) != TPUCI__IDMAP_NONE ||
+        (run != NULL && !tpuci__deps_text_ok(run)))
+      return -1;
+    t = tpuci__deps_rec_test(rec, id);
+    t->passed = json_is_true(json_object_get(v, "passed"));
+    t->run = run ? tpuci__strdup(run) : NULL;
+    if (tpuci__need_json(v, rec, &t->need) != 0) return -1;
+  }
+  return 0;
+}
+
+int tpuci__deps_parse(const char *text, size_t len, tpuci__deps_rec_t *rec) {
+  json_t *root = json_loadb(text, len, 0, NULL);
+  tpuci__strv_t states = {0};
+  const char *key, *rootdir, *run;
+  int r = -1;
+  size_t i;
+  tpuci__deps_rec_init(rec);
+  key = tpuci__jstr(root, "key");
+  rootdir = tpuci__jstr(root, "root");
+  run = tpuci__jstr(root, "run");
+  if (!json_is_object(root) ||
+      json_integer_value(json_object_get(root, "format")) != TPUCI__DEPS_FORMAT ||
+      !tpuci__deps_text_ok(key) || !tpuci__deps_text_ok(rootdir) ||
+      (run != NULL && !tpuci__deps_text_ok(run)))
+    goto out;
+  rec->key = tpuci__strdup(key);
+  rec->root = tpuci__strdup(rootdir);
+  rec->run = run ? tpuci__strdup(run) : NULL;
+  if (tpuci__files_json(json_object_get(root, "files"), rec) != 0) goto out;
+  tpuci__dtree_sort(&rec->tree);
+  /* The order read is the order written (sorted): check it held. */
+  for (i = 0; i < rec->tree.n; i++)
+    if (strcmp(rec->tree.files[i].path, json_string_value(json_array_get(
+                                            json_array_get(json_object_get(root, "files"), i),
+                                            0))) != 0)
+      goto out;
+  if (tpuci__py_json(json_object_get(root, "py"), rec) != 0 ||
+      tpuci__pairs_json(json_object_get(root, "dirs"), &rec->dirs, &rec->dir_ids) != 0 ||
+      tpuci__listings_ok(&rec->dir_ids) != 0 ||
+      tpuci__pairs_json(json_object_get(root, "probes"), &rec->probes, &states) != 0)
+    goto out;
+  rec->probe_states = tpuci__calloc(states.len + 1, 1);
+  for (i = 0; i < states.len; i++) {
+    if (strlen(states.items[i]) != 1 || strchr("fdlo-", states.items[i][0]) == NULL) goto out;
+    rec->probe_states[i] = states.items[i][0];
+  }
+  {
+    const json_t *pf = json_object_get(root, "python_files"), *v;
+    if (pf != NULL && !json_is_array(pf)) goto out;
+    json_array_foreach(pf, i, v) {
+      if (!tpuci__deps_text_ok(json_string_value(v))) goto out;
+      tpuci__strv_push(&rec->python_files, json_string_value(v));
+    }
+  }
+  if (tpuci__need_json(json_object_get(root, "session"), rec, &rec->session) != 0 ||
+      tpuci__tests_json(json_object_get(root, "tests"), rec) != 0)
+    goto out;
+  r = 0;
+out:
+  if (r != 0) tpuci__deps_rec_free(rec);
+  tpuci__strv_free(&states);
+  json_decref(root);
+  return r;
+}
 
 /* state_dir/deps/<SHA-256 of the name>.json: a name is any text. */
 static char *tpuci__deps_path(const char *state_dir, const char *name) {
@@ -72,32 +333,11 @@ static char *tpuci__deps_path(const char *state_dir, const char *name) {
   return tpuci__printf("%s/%s/%s.json", state_dir, TPUCI__DEPS_DIR, hex);
 }
 
-static const char *tpuci__jstr(const json_t *o, const char *k) {
-  return json_string_value(json_object_get(o, k));
-}
-
-/* The indices in the array `a` (each below `n`) into *out: 0, or -1. */
-static int tpuci__indices(const json_t *a, size_t n, size_t **out, size_t *len) {
-  size_t i;
-  json_t *v;
-  *out = tpuci__calloc(json_array_size(a) + 1, sizeof(**out));
-  *len = 0;
-  json_array_foreach(a, i, v) {
-    json_int_t k = json_integer_value(v);
-    if (!json_is_integer(v) || k < 0 || (size_t) k >= n) return -1;
-    (*out)[(*len)++] = (size_t) k;
-  }
-  return 0;
-}
-
 int tpuci__deps_load(const char *state_dir, const char *name, tpuci__deps_rec_t *rec,
                      tpuci__err_t *err) {
   char *path = tpuci__deps_path(state_dir, name), *text = NULL;
-  json_error_t je;
-  json_t *root = NULL, *a, *v;
-  size_t len = 0, i, k;
+  size_t len = 0;
   int r;
-
   tpuci__deps_rec_init(rec);
   r = tpuci__read_file_max(path, TPUCI__DEPS_MAX_BYTES, &text, &len);
   if (r == UV_ENOENT) {
@@ -108,380 +348,102 @@ int tpuci__deps_load(const char *state_dir, const char *name, tpuci__deps_rec_t 
     char *why = tpuci__read_why(path, r);
     tpuci__err_set(err, r, "%s: %s", path, r == UV_EFBIG ? "too big" : why);
     free(why);
-    goto out;
+  } else if (tpuci__deps_parse(text, len, rec) != 0) {
+    r = tpuci__err_set(err, TPUCI_EIO, "%s: not a record of this tpuci's, or unsafe", path);
   }
-  root = json_loadb(text, len, 0, &je);
-  if (!json_is_object(root) ||
-      json_integer_value(json_object_get(root, "format")) != TPUCI__DEPS_FORMAT ||
-      tpuci__jstr(root, "key") == NULL || !json_is_array(json_object_get(root, "files")) ||
-      !json_is_array(json_object_get(root, "tests"))) {
-    r = tpuci__err_set(err, TPUCI_EIO, "%s: not a record of tpuci's", path);
-    goto out;
-  }
-  rec->key = tpuci__strdup(tpuci__jstr(root, "key"));
-  rec->rootdir = tpuci__strdup(tpuci__jstr(root, "rootdir"));
-  rec->run = tpuci__strdup(tpuci__jstr(root, "run"));
-  r = 0;
-  json_array_foreach(json_object_get(root, "files"), i, v) {
-    const char *f = json_string_value(json_array_get(v, 0));
-    const char *b = json_string_value(json_array_get(v, 1));
-    if (f == NULL || b == NULL || i >= TPUCI__DEPS_MAX_FILES ||
-        tpuci__idmap_get(&rec->fmap, f) != TPUCI__IDMAP_NONE) {
-      r = -1;
-      break;
-    }
-    k = tpuci__rec_file(rec, f);
-    free(rec->blobs.items[k]);
-    rec->blobs.items[k] = tpuci__strdup(b);
-  }
-  if (r == 0)
-    r = tpuci__indices(json_object_get(root, "session"), rec->files.len, &rec->session,
-                       &rec->nsession);
-  a = json_object_get(root, "tests");
-  json_array_foreach(a, i, v) {
-    const char *id = json_string_value(json_array_get(v, 0));
-    const char *run = json_string_value(json_array_get(v, 3));
-    tpuci__deps_test_t *t;
-    if (r != 0) break;
-    if (id == NULL || i >= TPUCI__DEPS_MAX_TESTS ||
-        tpuci__idmap_get(&rec->tmap, id) != TPUCI__IDMAP_NONE) {
-      r = -1;
-      break;
-    }
-    t = tpuci__rec_test(rec, id);
-    t->passed = json_is_true(json_array_get(v, 2));
-    t->run = run ? tpuci__strdup(run) : NULL;
-    r = tpuci__indices(json_array_get(v, 1), rec->files.len, &t->files, &t->nfiles);
-  }
-  if (r != 0) r = tpuci__err_set(err, TPUCI_EIO, "%s: malformed", path);
-out:
-  if (r != 0) tpuci__deps_rec_free(rec);
-  json_decref(root);
   free(text);
   free(path);
   return r;
 }
 
-int tpuci__deps_save(const char *state_dir, const char *name, const tpuci__deps_rec_t *rec,
-                     tpuci__err_t *err) {
-  char *path = tpuci__deps_path(state_dir, name), *text;
-  json_t *root = json_object(), *files = json_array(), *tests = json_array(), *s = json_array();
+/* ------------------------------------------------------------------ */
+/* Writing                                                             */
+
+static json_t *tpuci__ix_to_json(const tpuci__deps_ix_t *x) {
+  json_t *a = json_array();
+  size_t i;
+  for (i = 0; i < x->n; i++) json_array_append_new(a, json_integer((json_int_t) x->v[i]));
+  return a;
+}
+
+static json_t *tpuci__need_to_json(const tpuci__deps_need_t *n) {
+  json_t *o = json_object(), *b = json_array();
+  size_t i;
+  json_object_set_new(o, "w", tpuci__ix_to_json(&n->whole));
+  json_object_set_new(o, "t", tpuci__ix_to_json(&n->top));
+  json_object_set_new(o, "d", tpuci__ix_to_json(&n->dirs));
+  json_object_set_new(o, "p", tpuci__ix_to_json(&n->probes));
+  for (i = 0; i < n->nblocks; i++)
+    json_array_append_new(b, json_pack("[Is]", (json_int_t) n->blocks[i].file,
+                                       n->blocks[i].name));
+  json_object_set_new(o, "b", b);
+  json_object_set_new(o, "why", n->why ? json_string(n->why) : json_null());
+  return o;
+}
+
+static json_t *tpuci__rec_to_json(const tpuci__deps_rec_t *rec, const char *name) {
+  json_t *root = json_object(), *files = json_array(), *py = json_array(), *dirs = json_array(),
+         *probes = json_array(), *tests = json_array(), *pf = json_array();
   size_t i, k;
-  int r;
   json_object_set_new(root, "format", json_integer(TPUCI__DEPS_FORMAT));
   json_object_set_new(root, "instance", json_string(name));
   json_object_set_new(root, "key", json_string(rec->key));
-  if (rec->rootdir) json_object_set_new(root, "rootdir", json_string(rec->rootdir));
+  json_object_set_new(root, "root", json_string(rec->root ? rec->root : "."));
   if (rec->run) json_object_set_new(root, "run", json_string(rec->run));
-  for (i = 0; i < rec->files.len; i++)
-    json_array_append_new(files, json_pack("[ss]", rec->files.items[i], rec->blobs.items[i]));
-  for (i = 0; i < rec->nsession; i++) json_array_append_new(s, json_integer((json_int_t) rec->session[i]));
+  for (i = 0; i < rec->tree.n; i++) {
+    const tpuci__dtree_file_t *f = &rec->tree.files[i];
+    json_array_append_new(files, json_pack("[ssIIIIi]", f->path, f->id, (json_int_t) f->size,
+                                           (json_int_t) f->mtime_ns, (json_int_t) f->ctime_ns,
+                                           (json_int_t) f->ino, (int) rec->flags[i]));
+    if (rec->py[i].top[0] != '\0') {
+      json_t *bs = json_array();
+      for (k = 0; k < rec->py[i].n; k++) {
+        const tpuci__pyblock_t *b = &rec->py[i].blocks[k];
+        json_array_append_new(bs, json_pack("[siiis]", b->name, b->first, b->last, b->body,
+                                            b->hash));
+      }
+      json_array_append_new(py, json_pack("[Iso]", (json_int_t) i, rec->py[i].top, bs));
+    }
+  }
+  for (i = 0; i < rec->dirs.len; i++)
+    json_array_append_new(dirs, json_pack("[ss]", rec->dirs.items[i], rec->dir_ids.items[i]));
+  for (i = 0; i < rec->probes.len; i++)
+    json_array_append_new(probes, json_pack("[ss#]", rec->probes.items[i],
+                                            &rec->probe_states[i], (size_t) 1));
+  for (i = 0; i < rec->python_files.len; i++)
+    json_array_append_new(pf, json_string(rec->python_files.items[i]));
   for (i = 0; i < rec->ntests; i++) {
     const tpuci__deps_test_t *t = &rec->tests[i];
-    json_t *f = json_array();
-    for (k = 0; k < t->nfiles; k++) json_array_append_new(f, json_integer((json_int_t) t->files[k]));
-    json_array_append_new(tests, json_pack("[sobs?]", t->id, f, t->passed, t->run));
+    json_t *o = tpuci__need_to_json(&t->need);
+    json_object_set_new(o, "id", json_string(t->id));
+    json_object_set_new(o, "passed", json_boolean(t->passed));
+    json_object_set_new(o, "run", t->run ? json_string(t->run) : json_null());
+    json_array_append_new(tests, o);
   }
   json_object_set_new(root, "files", files);
-  json_object_set_new(root, "session", s);
+  json_object_set_new(root, "py", py);
+  json_object_set_new(root, "dirs", dirs);
+  json_object_set_new(root, "probes", probes);
+  json_object_set_new(root, "python_files", pf);
+  json_object_set_new(root, "session", tpuci__need_to_json(&rec->session));
   json_object_set_new(root, "tests", tests);
-  text = json_dumps(root, JSON_COMPACT);
+  return root;
+}
+
+char *tpuci__deps_text(const tpuci__deps_rec_t *rec, const char *name) {
+  json_t *root = tpuci__rec_to_json(rec, name);
+  char *text = json_dumps(root, JSON_COMPACT);
   json_decref(root);
+  return text;
+}
+
+int tpuci__deps_save(const char *state_dir, const char *name, const tpuci__deps_rec_t *rec,
+                     tpuci__err_t *err) {
+  char *path = tpuci__deps_path(state_dir, name), *text = tpuci__deps_text(rec, name);
+  int r;
   r = text == NULL ? UV_ENOMEM : tpuci__write_file_atomic_p(path, text, strlen(text));
   if (r != 0) tpuci__err_set(err, r, "%s: %s", path, tpuci__strerror(r));
   free(text);
   free(path);
   return r;
-}
-
-/* ------------------------------------------------------------------ */
-/* What a run leaves out                                               */
-
-void tpuci__deps_blob(const char *path, char hex[41]) {
-  char *data = NULL;
-  size_t len = 0;
-  hex[0] = '\0';
-  if (path != NULL && tpuci__read_file_max(path, (size_t) 1 << 30, &data, &len) == 0)
-    tpuci__git_blob_id(data, len, hex);
-  free(data);
-}
-
-void tpuci__deps_sel_free(tpuci__deps_sel_t *sel) {
-  free(sel->why);
-  free(sel->arg);
-  tpuci__idmap_free(&sel->unaffected);
-  tpuci__strv_free(&sel->changed);
-  memset(sel, 0, sizeof(*sel));
-}
-
-static void tpuci__sel_all(tpuci__deps_sel_t *out, char *why) {
-  out->all = 1;
-  free(out->why);
-  out->why = why;
-  tpuci__idmap_free(&out->unaffected);
-  tpuci__idmap_init(&out->unaffected);
-  out->nunaffected = 0;
-  free(out->arg);
-  out->arg = tpuci__strdup("record");
-}
-
-/* A test's file: its node id up to "::". */
-static char *tpuci__test_file(const char *id) {
-  const char *c = strstr(id, "::");
-  return c ? tpuci__strndup(id, (size_t) (c - id)) : tpuci__strdup(id);
-}
-
-static int tpuci__always(const tpuci__strv_t *always, const char *id) {
-  char *f = tpuci__test_file(id);
-  size_t g;
-  int hit = 0;
-  for (g = 0; always != NULL && g < always->len && !hit; g++)
-    hit = tpuci__glob_match(always->items[g], f);
-  free(f);
-  return hit;
-}
-
-/* The skip lines: a file whose recorded tests are all left out, else
- * each test. */
-static char *tpuci__skip_lines(const tpuci__deps_rec_t *rec, const unsigned char *left) {
-  tpuci__buf_t b;
-  tpuci__idmap_t whole;
-  tpuci__strv_t names = {0};
-  unsigned char *ok;
-  size_t i, k;
-  tpuci__buf_init(&b);
-  tpuci__buf_adds(&b, "record");
-  tpuci__idmap_init(&whole);
-  for (i = 0; i < rec->ntests; i++) {
-    char *f = tpuci__test_file(rec->tests[i].id);
-    if (tpuci__idmap_get(&whole, f) == TPUCI__IDMAP_NONE) {
-      tpuci__strv_take(&names, f);
-      tpuci__idmap_put(&whole, names.items[names.len - 1], names.len - 1);
-    } else {
-      free(f);
-    }
-  }
-  ok = tpuci__calloc(names.len + 1, 1);
-  memset(ok, 1, names.len);
-  for (i = 0; i < rec->ntests; i++) {
-    char *f = tpuci__test_file(rec->tests[i].id);
-    if (!left[i]) ok[tpuci__idmap_get(&whole, f)] = 0;
-    free(f);
-  }
-  for (k = 0; k < names.len; k++)
-    if (ok[k]) tpuci__buf_addf(&b, "\nskip %s", names.items[k]);
-  for (i = 0; i < rec->ntests; i++) {
-    char *f;
-    if (!left[i]) continue;
-    f = tpuci__test_file(rec->tests[i].id);
-    if (!ok[tpuci__idmap_get(&whole, f)]) tpuci__buf_addf(&b, "\nskip %s", rec->tests[i].id);
-    free(f);
-  }
-  free(ok);
-  tpuci__idmap_free(&whole);
-  tpuci__strv_free(&names);
-  return tpuci__buf_steal(&b);
-}
-
-void tpuci__deps_select(const tpuci__deps_rec_t *rec, const char *key,
-                        const tpuci__strv_t *always, tpuci__deps_path_fn path, void *ud,
-                        size_t max_bytes, tpuci__deps_sel_t *out) {
-  unsigned char *changed, *left;
-  size_t i, k;
-
-  memset(out, 0, sizeof(*out));
-  tpuci__idmap_init(&out->unaffected);
-  if (rec == NULL) {
-    tpuci__sel_all(out, tpuci__strdup("no record yet: every test runs and is recorded"));
-    return;
-  }
-  out->recorded = rec->ntests;
-  if (key == NULL || strcmp(rec->key, key) != 0) {
-    tpuci__sel_all(out, tpuci__strdup("the record was made with other inputs (image, "
-                                      "environment, command or topology): every test runs"));
-    return;
-  }
-  changed = tpuci__calloc(rec->files.len + 1, 1);
-  for (i = 0; i < rec->files.len; i++) {
-    char *abs = path(ud, rec->rootdir, rec->files.items[i]), hex[41];
-    tpuci__deps_blob(abs, hex);
-    changed[i] = strcmp(hex, rec->blobs.items[i]) != 0;
-    if (changed[i]) tpuci__strv_push(&out->changed, rec->files.items[i]);
-    free(abs);
-  }
-  for (i = 0; i < rec->nsession; i++)
-    if (changed[rec->session[i]]) {
-      tpuci__sel_all(out, tpuci__printf("%s changed, which the whole session needs: every "
-                                        "test runs",
-                                        rec->files.items[rec->session[i]]));
-      free(changed);
-      return;
-    }
-  left = tpuci__calloc(rec->ntests + 1, 1);
-  for (i = 0; i < rec->ntests; i++) {
-    const tpuci__deps_test_t *t = &rec->tests[i];
-    int hit = 0;
-    for (k = 0; k < t->nfiles && !hit; k++) hit = changed[t->files[k]];
-    if (hit) out->affected++;
-    else if (!t->passed) out->failed_last++;
-    else if (tpuci__always(always, t->id)) out->always++;
-    else left[i] = 1;
-  }
-  free(changed);
-  out->arg = tpuci__skip_lines(rec, left);
-  if (strlen(out->arg) > max_bytes) {
-    free(left);
-    tpuci__sel_all(out, tpuci__strdup("the tests to leave out are too many to name: every "
-                                      "test runs"));
-    return;
-  }
-  for (i = 0; i < rec->ntests; i++)
-    if (left[i]) {
-      tpuci__idmap_put(&out->unaffected, rec->tests[i].id, i);
-      out->nunaffected++;
-    }
-  free(left);
-}
-
-char *tpuci__deps_sel_text(const tpuci__deps_sel_t *sel) {
-  tpuci__buf_t b;
-  if (sel->all) return tpuci__strdup(sel->why);
-  tpuci__buf_init(&b);
-  tpuci__buf_addf(&b, "%zu of %zu recorded test%s run%s: %zu affected", sel->recorded - sel->nunaffected, sel->recorded, sel->recorded == 1 ? "" : "s",
-                  sel->recorded - sel->nunaffected == 1 ? "s" : "", sel->affected);
-  if (sel->changed.len > 0)
-    tpuci__buf_addf(&b, " by %s", sel->changed.items[0]);
-  if (sel->changed.len > 1)
-    tpuci__buf_addf(&b, " (and %zu more file%s)", sel->changed.len - 1,
-                    sel->changed.len == 2 ? "" : "s");
-  tpuci__buf_addf(&b, ", %zu failed last time", sel->failed_last);
-  if (sel->always > 0) tpuci__buf_addf(&b, ", %zu always (select_always)", sel->always);
-  tpuci__buf_adds(&b, "; tests new since run too");
-  return tpuci__buf_steal(&b);
-}
-
-/* ------------------------------------------------------------------ */
-/* What a run recorded                                                 */
-
-void tpuci__deps_fresh_init(tpuci__deps_fresh_t *f) {
-  memset(f, 0, sizeof(*f));
-  tpuci__idmap_init(&f->map);
-}
-
-void tpuci__deps_fresh_free(tpuci__deps_fresh_t *f) {
-  size_t i;
-  for (i = 0; i < f->ids.len; i++) tpuci__strv_free(&f->files[i]);
-  free(f->files);
-  tpuci__strv_free(&f->ids);
-  tpuci__idmap_free(&f->map);
-  tpuci__strv_free(&f->session);
-  free(f->rootdir);
-  free(f->off);
-  tpuci__deps_fresh_init(f);
-}
-
-static void tpuci__strv_json(tpuci__strv_t *v, const json_t *a) {
-  size_t i;
-  json_t *x;
-  json_array_foreach(a, i, x) if (json_is_string(x)) tpuci__strv_push(v, json_string_value(x));
-}
-
-void tpuci__deps_fresh_add(tpuci__deps_fresh_t *f, const char *results_dir, const char *rootdir) {
-  char *path = tpuci__printf("%s/%s", results_dir, TPUCI__DEPS_FILE), *text = NULL, *line, *nl;
-  size_t len = 0;
-  if (tpuci__read_file_max(path, TPUCI__DEPS_JSONL_MAX, &text, &len) != 0) {
-    free(path);
-    free(text);
-    return;
-  }
-  if (rootdir != NULL && f->rootdir == NULL) f->rootdir = tpuci__strdup(rootdir);
-  for (line = text; line < text + len; line = nl + 1) {
-    json_t *o;
-    const char *id;
-    nl = memchr(line, '\n', (size_t) (text + len - line));
-    if (nl == NULL) nl = text + len;
-    o = json_loadb(line, (size_t) (nl - line), 0, NULL);
-    if (o != NULL && (id = json_string_value(json_object_get(o, "t"))) != NULL) {
-      size_t k = tpuci__idmap_get(&f->map, id);
-      if (k == TPUCI__IDMAP_NONE) {
-        tpuci__strv_push(&f->ids, id);
-        k = f->ids.len - 1;
-        f->files = tpuci__realloc(f->files, f->ids.len * sizeof(*f->files));
-        memset(&f->files[k], 0, sizeof(f->files[k]));
-        tpuci__idmap_put(&f->map, f->ids.items[k], k);
-      } else {
-        tpuci__strv_free(&f->files[k]);
-      }
-      tpuci__strv_json(&f->files[k], json_object_get(o, "f"));
-    } else if (o != NULL && json_object_get(o, "session") != NULL) {
-      tpuci__strv_json(&f->session, json_object_get(o, "session"));
-    } else if (o != NULL && json_string_value(json_object_get(o, "off")) != NULL && !f->off) {
-      f->off = tpuci__strdup(json_string_value(json_object_get(o, "off")));
-    }
-    json_decref(o);
-  }
-  free(text);
-  free(path);
-}
-
-/* Whether the final result of test `id` in one of the histories passes
- * (or skips), neither flaky nor order-dependent. */
-static int tpuci__passed_in(const tpuci__history_t *const *hs, size_t nh, const char *id) {
-  size_t i;
-  for (i = 0; i < nh; i++) {
-    const tpuci__history_t *h = hs[i];
-    size_t k = h ? tpuci__idmap_get(&h->map, id) : TPUCI__IDMAP_NONE;
-    const tpuci__test_t *fin;
-    if (k == TPUCI__IDMAP_NONE) continue;
-    fin = tpuci__history_final(&h->tests[k]);
-    return fin != NULL && !tpuci__test_outcome_failing(fin->outcome) &&
-           fin->outcome != TPUCI_TEST_UNAFFECTED && !tpuci__history_flaky(&h->tests[k]) &&
-           !h->tests[k].order_dep;
-  }
-  return 0;
-}
-
-int tpuci__deps_update(tpuci__deps_rec_t *out, const tpuci__deps_rec_t *old,
-                       const tpuci__deps_sel_t *sel, const tpuci__deps_fresh_t *fresh,
-                       const tpuci__history_t *const *hs, size_t nh, const char *key,
-                       const char *run, tpuci__deps_path_fn path, void *ud) {
-  size_t i, k;
-  tpuci__deps_rec_init(out);
-  if (fresh->off != NULL || (fresh->ids.len == 0 && (sel == NULL || sel->nunaffected == 0)))
-    return 1;
-  out->key = tpuci__strdup(key);
-  out->run = tpuci__strdup(run);
-  out->rootdir = tpuci__strdup(fresh->rootdir ? fresh->rootdir : old ? old->rootdir
-                                                                     : NULL);
-  for (i = 0; i < fresh->ids.len; i++) {
-    tpuci__deps_test_t *t = tpuci__rec_test(out, fresh->ids.items[i]);
-    t->files = tpuci__calloc(fresh->files[i].len + 1, sizeof(*t->files));
-    for (k = 0; k < fresh->files[i].len; k++) t->files[t->nfiles++] = tpuci__rec_file(out, fresh->files[i].items[k]);
-    t->passed = tpuci__passed_in(hs, nh, t->id);
-    t->run = t->passed ? tpuci__strdup(run) : NULL;
-  }
-  /* The tests left out keep what the old record said of them. */
-  for (i = 0; old != NULL && sel != NULL && i < old->ntests; i++) {
-    const tpuci__deps_test_t *o = &old->tests[i];
-    tpuci__deps_test_t *t;
-    if (tpuci__idmap_get(&sel->unaffected, o->id) == TPUCI__IDMAP_NONE ||
-        tpuci__idmap_get(&out->tmap, o->id) != TPUCI__IDMAP_NONE)
-      continue;
-    t = tpuci__rec_test(out, o->id);
-    t->files = tpuci__calloc(o->nfiles + 1, sizeof(*t->files));
-    for (k = 0; k < o->nfiles; k++) t->files[t->nfiles++] = tpuci__rec_file(out, old->files.items[o->files[k]]);
-    t->passed = o->passed;
-    t->run = o->run ? tpuci__strdup(o->run) : NULL;
-  }
-  out->session = tpuci__calloc(fresh->session.len + 1, sizeof(*out->session));
-  for (i = 0; i < fresh->session.len; i++)
-    out->session[out->nsession++] = tpuci__rec_file(out, fresh->session.items[i]);
-  for (i = 0; i < out->files.len; i++) {
-    char *abs = path(ud, out->rootdir, out->files.items[i]), hex[41];
-    tpuci__deps_blob(abs, hex);
-    free(out->blobs.items[i]);
-    out->blobs.items[i] = tpuci__strdup(hex);
-    free(abs);
-  }
-  return out->files.len > TPUCI__DEPS_MAX_FILES || out->ntests > TPUCI__DEPS_MAX_TESTS;
 }

@@ -210,6 +210,9 @@ typedef struct {
   int order_checks;               /* check processes that ran it */
   char *order_note;               /* tpuci__order_text(), once the checks are over */
   int fail_attempt, pass_attempt; /* where it failed and passed (0: first) */
+  /* The selection left it out, its audit ran it, and it failed: a miss
+   * of the selection (select.audit, docs/pytest.md). */
+  int missed;
 } tpuci__test_hist_t;
 
 /* One attempt as recorded. */

@@ -61,6 +61,13 @@ typedef struct {
   tpuci__deps_sel_t sel;
   tpuci__deps_fresh_t fresh;
   int told;
+  char *cwd;  /* pytest's working folder as it sees it, or NULL */
+  char *root; /* the rootdir on this machine the selection walked */
+  /* Left out of the tree: the state folder and the spec, absolute (the
+   * spec's part is in the key). */
+  char *excluded[2];
+  size_t nexcluded;
+  size_t missed; /* audited tests that failed */
 } tpuci__pdeps_t;
 
 /* An instance's new tests run again (new_run.c). */

@@ -357,8 +357,7 @@ int tpuci__pytest_test_result(const char *results_dir, const char *id) {
   return said;
 }
 
-/* "/a/./b//c/../d" -> "/a/b/d"; `path` is absolute. A new string. */
-static char *tpuci__path_normal(const char *path) {
+char *tpuci__path_normal(const char *path) {
   tpuci__buf_t b;
   const char *p = path;
   tpuci__buf_init(&b);

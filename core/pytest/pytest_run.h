@@ -89,6 +89,9 @@ tpuci_outcome_t tpuci__pytest_after_first(tpuci__history_t *h, const tpuci__inst
  * errored), 0 it passed, -1 neither (not reported, skipped). */
 int tpuci__pytest_test_result(const char *results_dir, const char *id);
 
+/* "/a/./b//c/../d" -> "/a/b/d"; `path` is absolute. A new string. */
+char *tpuci__path_normal(const char *path);
+
 /* Where a test's file is on the host: pytest writes it relative to its
  * rootdir (or absolute), in the container for a docker or swarm job. The file is
  * joined to `rootdir` (which may be NULL: then only an absolute file can

@@ -144,6 +144,7 @@ static json_t *tpuci__report_tests(const tpuci__history_t *h) {
     json_object_set_new(o, "outcome", json_string(fin ? tpuci__test_outcome_name(fin->outcome) : TPUCI__TEST_NOT_RUN));
     json_object_set_new(o, "flaky", json_boolean(tpuci__history_flaky(t)));
     json_object_set_new(o, "order_dependent", json_boolean(t->order_dep));
+    if (t->missed) json_object_set_new(o, "missed", json_true());
     if (t->order_dep) json_object_set_new(o, "order", tpuci__report_order(t));
     if (fin != NULL && fin->outcome == TPUCI_TEST_UNAFFECTED)
       json_object_set_new(o, "unaffected_since", fin->text ? json_string(fin->text) : json_null());

@@ -200,6 +200,20 @@ static void tpuci__eval(lua_State *L, const tpuci__job_t *j, const char *field,
 /* Pushes { name = ..., job = ..., matrix = { key = value } }. */
 /* The pytest record of an instance: its -m and -k rendered, and which
  * shard it is ("shard=2/4" in its matrix). */
+/* The strings of the list t[k] (the prelude checked it) into out. */
+static void tpuci__strv_field(lua_State *L, int t, const char *k, tpuci__strv_t *out) {
+  lua_getfield(L, t, k);
+  if (lua_istable(L, -1)) {
+    lua_Integer i, n = (lua_Integer) lua_rawlen(L, -1);
+    for (i = 1; i <= n; i++) {
+      lua_rawgeti(L, -1, i);
+      if (lua_type(L, -1) == LUA_TSTRING) tpuci__strv_push(out, lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 1);
+}
+
 static void tpuci__emit_pytest(lua_State *L, const tpuci__job_t *j,
                                tpuci__instance_t *in) {
   tpuci__pytest_t *py = tpuci__calloc(1, sizeof(*py));
@@ -219,16 +233,11 @@ static void tpuci__emit_pytest(lua_State *L, const tpuci__job_t *j,
     const char *sel = tpuci__spec_get_str(L, j->pytest, "select");
     py->select_affected = sel != NULL && strcmp(sel, "affected") == 0;
   }
-  lua_getfield(L, j->pytest, "select_always");
-  if (lua_istable(L, -1)) {
-    lua_Integer k, n = (lua_Integer) lua_rawlen(L, -1);
-    for (k = 1; k <= n; k++) {
-      lua_rawgeti(L, -1, k);
-      if (lua_type(L, -1) == LUA_TSTRING) tpuci__strv_push(&py->select_always, lua_tostring(L, -1));
-      lua_pop(L, 1);
-    }
-  }
+  lua_getfield(L, j->pytest, "select_audit");
+  if (lua_isnumber(L, -1)) py->select_audit = (double) lua_tonumber(L, -1);
   lua_pop(L, 1);
+  tpuci__strv_field(L, j->pytest, "select_ignore", &py->select_ignore);
+  tpuci__strv_field(L, j->pytest, "select_always", &py->select_always);
   {
     /* The prelude checked it: "file" (its default), "class" or "test". */
     const char *by = tpuci__spec_get_str(L, j->pytest, "shard_by");

@@ -76,7 +76,7 @@ EOF
 echo '# changed' >> pkg/b.py
 run_aff "pkg/b.py changed"
 expect_ran "pkg/b.py changed" "test_a1 test_a2 test_b1 test_fail"
-expect_out "affected by pkg/b.py"
+expect_out "3 affected (changed since: pkg/b.py)"
 echo '# changed' >> pkg/c.py
 run_aff "pkg/c.py changed"
 expect_ran "pkg/c.py changed" "test_c1 test_fail"

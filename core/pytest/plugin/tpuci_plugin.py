@@ -17,9 +17,10 @@ core/pytest/pytest_run.c writes them; docs/pytest.md):
     ONLY        the node ids this process keeps, one a line; empty: all
     SHARD       a shard's assignment (tpuci__shard_assignment(),
                 core/pytest/shard.h); empty: not a shard of the whole suite
-    DEPS        what each test depends on (TpuciDeps, core/pytest/deps.h):
-                "record" to write it, "skip UNIT" lines for the tests to
-                leave out as unaffected; empty: neither
+    DEPS        what each test depends on (TpuciDeps, core/pytest/deps.h),
+                one a line: "record" to write deps.jsonl beside PROGRESS,
+                "skip ID" for a test to leave out as unaffected, "audit
+                ID" for one to run last as a sample; empty: none of them
     DEVICES     the device check (tpuci_devices.py): "FRAMEWORKS PLATFORM
                 DEVICES CHIPS" (tpuci__devices_arg(), core/plan/host_env.h);
                 empty: none
@@ -29,7 +30,10 @@ it happens: when an attempt is killed (timeout, OOM) before pytest writes
 its JUnit file, the tests it finished are kept. The collection comes first
 ({"collected": [node ids in run order]}, after deselection and
 reordering), so that the tests a killed or crashed attempt never reached
-are known too.
+are known too. With DEPS "record", a TpuciDeps traces the whole session
+from before pytest.main(): what each test needs ("leave a test out only
+with proof": what the recorder could not see makes the record
+incomplete, and tpuci runs the test).
 
 This file runs in users' containers, on whatever Python and pytest they
 have: it keeps to Python 3.5's syntax and the standard library (the
@@ -101,7 +105,10 @@ if __name__ == "__main__" and os.environ.get("TPUCI_RESULTS_LOG"):
 
 import ast  # noqa: E402
 import faulthandler  # noqa: E402
+import fnmatch  # noqa: E402
+import functools  # noqa: E402
 import json  # noqa: E402
+import operator  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
 import zlib  # noqa: E402
@@ -145,133 +152,972 @@ class TpuciPart:
         return k == self.me
 
 
+# What a context of the record saw happen, and how its paths are judged.
+# Events of the import system itself (a module's source read, a folder of
+# sys.path listed to find it) start under these frames.
+IMPORT_SYSTEM = "<frozen importlib._bootstrap"
+# The audit events of a process started (the first one names the command).
+PROCESS_EVENTS = frozenset(("subprocess.Popen", "os.system", "os.fork", "os.forkpty", "os.exec",
+                            "os.posix_spawn", "os.spawn"))
+LIST_EVENTS = frozenset(("os.listdir", "os.scandir", "glob.glob", "glob.glob/2"))
+AUDITED = PROCESS_EVENTS | LIST_EVENTS | frozenset(("open",))
+# Path components of files that are never the project's.
+NOT_PROJECT = frozenset(("site-packages", "dist-packages", "__pycache__"))
+# The sets of os that name functions by identity (os.stat in
+# os.supports_dir_fd): a probe's wrapper joins its function's.
+OS_SUPPORTS = ("supports_fd", "supports_dir_fd", "supports_follow_symlinks",
+               "supports_effective_ids")
+FILENAME = operator.attrgetter("co_filename")
+THREAD_WHY = "a thread the recorder could not trace was running"
+TRACER_WHY = "the tracer was replaced during the test"
+
+
+def module_file(module):
+    """The __file__ of `module` (a str), from its __dict__: never runs a
+    lazy module's __getattr__."""
+    d = getattr(module, "__dict__", None)
+    f = d.get("__file__") if isinstance(d, dict) else None
+    return f if isinstance(f, str) else None
+
+
+def glob_dir(pattern):
+    """The folder a glob pattern lists: its part before the first magic
+    character, up to its last "/" ("" for none)."""
+    cut = [i for i in (pattern.find(c) for c in "*?[") if i >= 0]
+    return os.path.dirname(pattern[:min(cut)] if cut else pattern)
+
+
+def process_why(event, args):
+    """Why a test that started a process is incomplete: "started a process
+    (subprocess.Popen: cat x)", the command clipped to 200 characters."""
+    what = None
+    if event == "subprocess.Popen" and len(args) > 1:
+        what = args[1] if args[1] is not None else args[0]
+    elif event == "os.system" and args:
+        what = args[0]
+    elif event in ("os.exec", "os.posix_spawn") and len(args) > 1:
+        what = args[1]
+    elif event == "os.spawn" and len(args) > 2:
+        what = args[2]
+
+    def word(w):
+        return os.fsdecode(w) if isinstance(w, bytes) else str(w)
+
+    if isinstance(what, (list, tuple)):
+        what = " ".join(word(w) for w in what)
+    elif what is not None:
+        what = word(what)
+    text = event + (": " + what if what else "")
+    return "started a process (%s)" % text[:200]
+
+
+class TpuciCtx(object):
+    """What happened while one context was on top of TpuciDeps' stack: the
+    session (the stack's bottom, never popped), a wider fixture's setup, a
+    test (its setup, call and teardown), or a module's import (`path` its
+    file, `key` the <module> code running, `frame` its frame, `name` the
+    module's name). `code` holds the code objects that started; `mods`,
+    `read`, `listed`, `probe` and `wrote` absolute paths, resolved when it
+    happened; `edges` the files of the modules whose import started on top
+    of it; `why` the first reason the record is incomplete; `files` (a
+    fixture) the files of its code, `fixtures` (a test) the ids of the
+    wider fixtures it used."""
+
+    __slots__ = ("code", "mods", "read", "listed", "probe", "wrote", "edges", "why", "path",
+                 "key", "frame", "name", "files", "fixtures")
+
+    def __init__(self, path=None):
+        self.code, self.mods, self.read, self.listed = set(), set(), set(), set()
+        self.probe, self.wrote, self.edges = set(), set(), set()
+        self.files, self.fixtures = set(), set()
+        self.why = self.key = self.frame = self.name = None
+        self.path = path
+
+    def incomplete(self, why):
+        if self.why is None:
+            self.why = why
+
+
+class TpuciSummary(object):
+    """A context made relative to the rootdir, as deps.jsonl says it:
+    `code` (file, first line) pairs, the rest paths, and `why`."""
+
+    __slots__ = ("code", "mods", "read", "listed", "probe", "wrote", "why")
+
+    def __init__(self):
+        self.code, self.mods, self.read, self.listed = set(), set(), set(), set()
+        self.probe, self.wrote = set(), set()
+        self.why = None
+
+    def add(self, other):
+        self.code |= other.code
+        self.mods |= other.mods
+        self.read |= other.read
+        self.listed |= other.listed
+        self.probe |= other.probe
+        self.wrote |= other.wrote
+        if self.why is None:
+            self.why = other.why
+
+    def drop(self, files):
+        """Forgets the code and the modules of `files` (relative)."""
+        self.code = set(c for c in self.code if c[0] not in files)
+        self.mods -= files
+
+    def empty(self):
+        return not (self.code or self.mods or self.read or self.listed or self.probe
+                    or self.wrote or self.why)
+
+    def line(self):
+        """Its part of a line of deps.jsonl."""
+        return {"code": [list(c) for c in sorted(self.code)], "mods": sorted(self.mods),
+                "read": sorted(self.read), "list": sorted(self.listed),
+                "probe": sorted(self.probe)}
+
+
+EMPTY = TpuciSummary()
+NOTHING = frozenset()
+
+
 class TpuciDeps:
-    """What each test depends on, from its DEPS argument's lines:
+    """What each test depends on, from its DEPS argument's lines (any other
+    line is ignored):
 
-        record      write, into deps.jsonl beside PROGRESS, for each test
-                    the files of the project (pytest's rootdir) it needs:
-                    its module and what that imports at module level, in
-                    the project, transitively (read from their source:
-                    Python runs a module's import once a process); every
-                    file whose Python code ran during its setup, call and
-                    teardown, and during the setup of a wider-scoped
-                    fixture it uses; every file it opened (the "open"
-                    audit event). And what the whole session needs: the
-                    conftest.py files and pytest's configuration file.
-        skip UNIT   a test whose node id, or whose file, is UNIT is left
-                    out as unaffected (nothing it needs changed since it
-                    passed): deselected, and said ({"unaffected": [...]}).
+        record      write deps.jsonl beside PROGRESS (below)
+        skip ID     the test whose node id is ID is left out as unaffected
+                    (nothing it needs changed since it passed): deselected,
+                    and said ({"unaffected": [...]}). Only a whole node id
+                    matches: a test new in a file whose other tests are
+                    left out runs.
+        audit ID    a test tpuci could leave out but runs as a sample: kept,
+                    and moved after every other test of the process (their
+                    order kept), and said ({"audit": [the ids collected]}).
 
-    Python 3.12 and later: sys.monitoring, once per function a test;
-    before: sys.settrace's call events (no line events)."""
+    Recording starts before pytest.main() (start()), so that conftest.py
+    files, plugins and the collection are seen too, and ends when the
+    session finishes. Every event goes to a context: the top one of the
+    thread's imports running, else the top one of a stack pytest's hooks
+    push and pop:
+
+        session   the bottom, never popped: the collection, the time
+                  between tests, a thread running then
+        fixture   the setup of a fixture wider than a test: it counts for
+                  every test that uses it
+        test      its setup, call and teardown (pytest_runtest_protocol)
+        import    the run of a module's top level (a code object
+                  "<module>" of a file, till its frame returns or raises):
+                  what it runs, reads, lists, probes and starts is its
+                  module's, whoever imported it, and a module imported on
+                  top of it is an edge (each thread has its own imports)
+
+    Recorded are the code objects that start (sys.settrace's call events
+    before Python 3.12, and threading.settrace's function for the threads
+    started later, which traces each with one of its own; from 3.12
+    sys.monitoring's PY_START, once a code object a context: DISABLE,
+    and restart_events() at every push and pop), the files opened ("open"
+    audit event: one the import system opens for a module's source, a
+    frame of importlib's bootstrap inward of any module's top level, is a
+    module, not a read; a file opened to write is "wrote"), the folders
+    listed (os.listdir, os.scandir, glob.glob: the pattern's folder before
+    its first wildcard), the paths probed (os.stat, os.lstat, os.access,
+    os.path.exists/isfile/isdir/lexists, so pathlib's exists too: wrapped
+    while recording, returning and raising as they do), and the processes
+    started; every path resolved when it happens, against the working
+    directory then.
+
+    A test uses the module of its file and those its source imports,
+    transitively (Python runs a module's top level once a process), the
+    modules imported during it (and its wider fixtures' setup), and the
+    module of every code object it ran; and with each, its packages'
+    __init__.py files (by its name in sys.modules) and the modules
+    imported on top of it, transitively. Its line has what it and its
+    wider fixtures saw, and what the import of every module it uses saw,
+    whichever test or the collection ran it:
+
+        {"t": ID, "code": [[FILE, FIRST_LINE], ...], "mods": [FILE, ...],
+         "read": [...], "list": [FOLDER, ...], "probe": [...],
+         "wrote": [...], "why": null or why the record is incomplete}
+
+    Paths are relative to pytest's rootdir with "/", of files inside it and
+    not under site-packages, dist-packages or __pycache__ ("." the rootdir).
+    A record is incomplete ("why": the first reason) when the test, or the
+    import of a module it uses, started a process, read a file outside
+    the project (but for the interpreter's, the system's, site-packages,
+    the temporary folder, ~/.cache, ~/.config, and a file this process
+    wrote); when a thread the recorder could not trace ran during it (one
+    started by _thread, or before recording: settrace only); when the
+    tracer was replaced (sys.settrace: a debugger, coverage; put back for
+    the next test). When the session finishes:
+
+        {"session": true, "code", "mods", "read", "list", "probe", "why":
+         the same for the session's context and the modules imported in
+         it (every conftest.py, the collection; a project module imported
+         before recording started makes it incomplete), "python_files":
+         pytest's python_files, "ini": its configuration file or null,
+         "imported": every module of the project in sys.modules}
+
+    Nothing of the plugin's own is recorded (its device check). A tracer
+    already on before 3.12, or a Python without audit hooks (before 3.8):
+    {"off": why} alone, and nothing is recorded; a pytest that ends before
+    its session does (a usage error) ends the file with {"off": why}."""
 
     def __init__(self, lines, progress):
         self.record = False
-        self.skip = set()
+        self.skip, self.audit = set(), set()
         for line in lines:
             word, _, rest = line.partition(" ")
-            if word == "record":
+            if word == "record" and not rest:
                 self.record = True
             elif word == "skip" and rest:
                 self.skip.add(rest)
+            elif word == "audit" and rest:
+                self.audit.add(rest)
         self.path = os.path.join(os.path.dirname(progress), "deps.jsonl")
         self.out = None
-        self.root = None
-        self.stack = []
-        self.fixtures = {}
-        self.closures = {}
-        self.parsed = {}
-        self.session = set()
         self.off = None
+        self.active = False
+        self.mode = None
+        self.root = self.root_slash = None
+        self.config = None
+        self.session = TpuciCtx()
+        self.shared = [self.session]
+        self.importing = {}
+        self.current = None
+        self.modules = {}
+        self.fixtures = {}
+        self.written = set()
+        self.traced = set()
+        self.quiet = None
+        self.broken = None
+        self.trace = self.thread_trace = None
+        self.tool = self.events = None
+        self.wrapped = []
+        self.allowed = []
+        self.main = None
+        self.relcache, self.filecache, self.owns, self.reaches = {}, {}, {}, {}
+        self.fixture_sums = {}
+        self.names, self.names_count = {}, -1
+        self.closures, self.parsed = {}, {}
+        self.own_code = set()
+        self.before = []
 
     def unaffected(self, nodeid):
         """Whether the test `nodeid` is one of those DEPS leaves out."""
-        return nodeid in self.skip or nodeid.split("::", 1)[0] in self.skip
+        return nodeid in self.skip and nodeid not in self.audit
 
-    def start(self, config):
-        """Recording starts once pytest knows its rootdir."""
-        if not self.record:
+    # Starting and stopping.
+
+    def start(self):
+        """Recording starts: deps.jsonl, the audit hook, the probes'
+        wrappers and the tracer (run(), before pytest.main())."""
+        if not self.record or self.out is not None:
             return
-        self.root = str(getattr(config, "rootpath", None) or config.rootdir)
         self.out = open(self.path, "w", buffering=1)
-        if sys.gettrace() is not None and not hasattr(sys, "monitoring"):
-            self.off = "a tracer (a debugger, coverage) is already on"
-            self.out.write(json.dumps({"off": self.off}) + "\n")
+        if not hasattr(sys, "addaudithook"):
+            self.turn_off("Python %d.%d has no audit hooks (3.8 has): the files tests "
+                          "open are not seen" % sys.version_info[:2])
             return
-        ini = getattr(config, "inipath", None) or getattr(config, "inifile", None)
-        if ini:
-            self.note(str(ini), self.session)
-        sys.addaudithook(self.audit)
-        if hasattr(sys, "monitoring"):
-            self.monitor()
+        home = os.path.expanduser("~")
+        for d in (sys.prefix, sys.base_prefix, sys.exec_prefix,
+                  getattr(sys, "base_exec_prefix", sys.exec_prefix), "/usr", "/lib", "/lib64",
+                  "/etc", "/proc", "/sys", "/dev", "/run", "/var", tempfile.gettempdir(),
+                  os.path.join(home, ".cache"), os.path.join(home, ".config")):
+            d = os.path.normpath(os.path.abspath(d))
+            self.allowed.append(d.rstrip("/") + "/")
+        self.main = threading.get_ident()
+        self.before = [module_file(m) for m in list(sys.modules.values())]
+        self.own_code = set(f.__code__ for f in (self.on_audit, self.opened, self.by_import,
+                                                 self.listing, self.probed))
+        if hasattr(sys, "monitoring") and self.monitor():
+            self.mode = "monitoring"
+        elif sys.gettrace() is not None:
+            self.turn_off("a tracer (a debugger, coverage) is already on")
+            return
+        else:
+            self.settrace()
+            self.mode = "settrace"
+        self.active = True
+        watched, on_audit = AUDITED, self.on_audit
 
-    def rel(self, path):
-        """`path` relative to the rootdir, or None: outside it, or in an
-        installed package (site-packages: the image's, or a venv's)."""
-        if not path or path.startswith("<"):
-            return None
-        if isinstance(path, bytes):
-            path = os.fsdecode(path)
-        path = os.path.normpath(os.path.join(os.getcwd(), path))
-        rel = os.path.relpath(path, self.root)
-        if rel.startswith(".."):
-            return None
-        parts = rel.split(os.sep)
-        if "site-packages" in parts or "dist-packages" in parts or "__pycache__" in parts:
-            return None
-        return rel
+        # Called for every audited event: frame.f_code is one from 3.11,
+        # so once a function call while tracing. A plain function, so
+        # that costs little.
+        def hook(event, args):
+            if event in watched:
+                on_audit(event, args)
 
-    def note(self, path, into):
-        rel = self.rel(path)
-        if rel is not None:
-            into.add(rel)
+        sys.addaudithook(hook)
+        self.wrap_probes()
 
-    def audit(self, event, args):
-        if event == "open" and self.stack and args and isinstance(args[0], (str, bytes)):
-            self.stack[-1].add(args[0])
+    def turn_off(self, why):
+        self.off = why
+        self.out.write(json.dumps({"off": why}) + "\n")
+        self.out.close()
+
+    def stop(self):
+        """Recording ends (the session's end; run(), after pytest.main()).
+        Audit hooks stay: this one does nothing from now on."""
+        if not self.active:
+            return
+        self.active = False
+        if self.mode == "settrace":
+            sys.settrace(None)
+            threading.settrace(None)
+        elif self.mode == "monitoring":
+            self.unmonitor()
+        for mod, name, orig, wrapper in self.wrapped:
+            if getattr(mod, name, None) is wrapper:
+                setattr(mod, name, orig)
+            for s in OS_SUPPORTS:
+                getattr(os, s, set()).discard(wrapper)
+        self.wrapped = []
+
+    def configure(self, config):
+        """pytest's rootdir is known: paths can be judged."""
+        if self.root is not None or not self.active:
+            return
+        self.config = config
+        root = os.path.normpath(str(getattr(config, "rootpath", None) or config.rootdir))
+        self.root, self.root_slash = root, root.rstrip("/") + "/"
+        for ctx in list(self.modules.values()):
+            if ctx.frame is None:
+                self.compact(ctx)
+
+    # The tracers.
+
+    def settrace(self):
+        """sys.settrace's call events, and threading.settrace's for the
+        threads started from now on (each says it is traced and gets its
+        own trace function, with its own stack of imports)."""
+        traced, tracer = self.traced, self.tracer
+
+        def thread_trace(frame, event, arg):
+            try:
+                traced.add(threading.get_ident())
+                trace = tracer()
+                sys.settrace(trace)
+            except Exception:
+                return None
+            return trace(frame, event, arg)
+
+        self.trace, self.thread_trace = tracer(), thread_trace
+        sys.settrace(self.trace)
+        threading.settrace(thread_trace)
+
+    def tracer(self):
+        """The trace function of the thread that calls it."""
+        shared, imports, entered = self.shared, [], self.entered
+        self.importing[threading.get_ident()] = imports
+
+        # A module's top level: a code object "<module>" of a file ("" and
+        # "<string>" are exec's and eval's).
+        def trace(frame, event, arg):
+            try:
+                code = frame.f_code
+                (imports[-1] if imports else shared[-1]).code.add(code)
+                if code.co_name == "<module>" and code.co_filename[:1] not in "<":
+                    return entered(frame, imports)
+            except Exception:
+                pass
+            return None
+
+        return trace
+
+    def entered(self, frame, imports):
+        """A module's top level starts (settrace): its import context, until
+        its frame returns (or raises)."""
+        ctx = self.enter(frame.f_code, frame, imports)
+        try:
+            frame.f_trace_lines = False
+        except AttributeError:
+            pass
+        leave = self.leave
+
+        def local(frame, event, arg):
+            if event == "return":
+                try:
+                    leave(ctx, imports)
+                except Exception:
+                    pass
+                return None
+            return local
+
+        return local
 
     def monitor(self):
-        """sys.monitoring (3.12): PY_START, once a function until the next
-        test (DISABLE, then restart_events())."""
+        """sys.monitoring (3.12): PY_START, once a code object a context
+        (DISABLE, then restart_events() at each push and pop); a module's
+        import from the PY_START of its <module> code to its PY_RETURN (a
+        local event) or PY_UNWIND. False when that cannot be had."""
         mon = sys.monitoring
-        tool = mon.PROFILER_ID
+        ev, tool = mon.events, mon.PROFILER_ID
         try:
             mon.use_tool_id(tool, "tpuci")
         except ValueError:
-            self.off = "sys.monitoring's profiler tool is taken"
-            return
+            return False
+        shared, all_imports, enter, disable = self.shared, self.importing, self.enter, mon.DISABLE
 
         def started(code, offset):
-            if self.stack:
-                self.stack[-1].add(code.co_filename)
-            return mon.DISABLE
+            try:
+                imports = all_imports.get(threading.get_ident())
+                (imports[-1] if imports else shared[-1]).code.add(code)
+                if code.co_name == "<module>" and code.co_filename[:1] not in "<":
+                    if imports is None:
+                        imports = all_imports[threading.get_ident()] = []
+                    enter(code, sys._getframe(1), imports)
+                    mon.set_local_events(tool, code, ev.PY_RETURN)
+                    return None
+                # While a thread imports, threads are in different
+                # contexts: DISABLE would hide this code from the others'
+                # until the next restart.
+                if any(list(all_imports.values())) and threading.active_count() > 1:
+                    return None
+            except Exception:
+                pass
+            return disable
 
-        mon.register_callback(tool, mon.events.PY_START, started)
-        mon.set_events(tool, mon.events.PY_START)
+        def ended(code, offset, arg):
+            try:
+                if code.co_name == "<module>":
+                    imports = all_imports.get(threading.get_ident()) or ()
+                    for ctx in reversed(list(imports)):
+                        if ctx.key is code:
+                            self.leave(ctx, imports)
+                            break
+            except Exception:
+                pass
 
-    def push(self):
-        """Files seen from now go into a new set, also the one below's."""
-        files = set()
-        self.stack.append(files)
-        if hasattr(sys, "monitoring"):
+        self.tool, self.events = tool, ev.PY_START | ev.PY_UNWIND
+        try:
+            mon.register_callback(tool, ev.PY_START, started)
+            mon.register_callback(tool, ev.PY_RETURN, ended)
+            mon.register_callback(tool, ev.PY_UNWIND, ended)
+            mon.set_events(tool, self.events)
+        except Exception:
+            self.unmonitor()
+            return False
+        return True
+
+    def unmonitor(self):
+        mon = sys.monitoring
+        try:
+            mon.set_events(self.tool, 0)
+            for e in (mon.events.PY_START, mon.events.PY_RETURN, mon.events.PY_UNWIND):
+                mon.register_callback(self.tool, e, None)
+            mon.free_tool_id(self.tool)
+        except Exception:
+            pass
+
+    def restart(self):
+        if self.mode == "monitoring":
             sys.monitoring.restart_events()
-        elif len(self.stack) == 1:
 
-            def trace(frame, event, arg):
-                self.stack[-1].add(frame.f_code.co_filename)
+    # The contexts: `shared`, the session's, a test's and a fixture's (pytest
+    # pushes and pops them, in the main thread), and on top, in each thread,
+    # the imports running there (`importing`, by thread).
 
-            sys.settrace(trace)
-            threading.settrace(trace)
+    def top(self):
+        """The context of an event in the calling thread."""
+        imports = self.importing.get(threading.get_ident())
+        return imports[-1] if imports else self.shared[-1]
+
+    def enter(self, code, frame, imports):
+        """Pushes the import context of the module whose <module> `code`
+        starts (in `frame`): an edge from the context below."""
+        path = code.co_filename
+        if not os.path.isabs(path):
+            path = os.path.normpath(os.path.join(os.getcwd(), path))
+            self.filecache.setdefault(code.co_filename, path)
+        ctx = self.modules.get(path)
+        if ctx is None:
+            ctx = self.modules[path] = TpuciCtx(path)
+        else:
+            # Run again: what it and those that reach it need may change.
+            self.reaches.clear()
+            self.owns.pop(path, None)
+        ctx.key, ctx.frame = code, frame
+        ctx.code.add(code)
+        name = frame.f_globals.get("__name__") if frame is not None else None
+        if isinstance(name, str):
+            ctx.name = name
+        (imports[-1] if imports else self.shared[-1]).edges.add(path)
+        imports.append(ctx)
+        self.restart()
+        return ctx
+
+    def leave(self, ctx, stack, compact=True):
+        """Pops `ctx`, wherever it is in `stack`."""
+        try:
+            stack.remove(ctx)
+        except ValueError:
+            return
+        ctx.frame = None
+        if compact and self.root is not None:
+            self.compact(ctx)
+        self.restart()
+
+    def prune(self):
+        """Pops the import contexts whose module's frame no longer runs (a
+        return the tracer did not see, a thread that ended): one left on a
+        stack would take the next test's events."""
+        frames = sys._current_frames()
+        live = set()
+        for f in list(frames.values()):
+            while f is not None:
+                live.add(f)
+                f = f.f_back
+        for ident, imports in list(self.importing.items()):
+            for ctx in list(imports):
+                if ctx.frame not in live:
+                    self.leave(ctx, imports)
+            if ident not in frames:
+                self.importing.pop(ident, None)
+
+    def compact(self, ctx):
+        """Drops the code objects of files outside the project."""
+        codes = list(ctx.code)
+        rel = dict((name, self.rel_code(name)) for name in set(map(FILENAME, codes)))
+        ctx.code.difference_update([c for c in codes if rel[c.co_filename] is None])
+
+    def push(self, ctx):
+        self.shared.append(ctx)
+        self.restart()
+        return ctx
+
+    def push_test(self):
+        self.prune()
+        self.check_tracer(self.session)
+        self.shrink(self.session)
+        ctx = self.current = TpuciCtx()
+        if self.untraced_threads():
+            ctx.incomplete(THREAD_WHY)
+        return self.push(ctx)
+
+    def push_fixture(self, fixturedef):
+        ctx = self.fixtures.get(id(fixturedef))
+        if ctx is None:
+            ctx = self.fixtures[id(fixturedef)] = TpuciCtx()
+        self.fixture_sums.pop(id(fixturedef), None)
+        return self.push(ctx)
+
+    def pop_fixture(self, ctx):
+        """A wider fixture's setup ended: what it saw is its own, and the
+        test's that set it up."""
+        self.leave(ctx, self.shared, compact=False)
+        below = self.current if self.current is not None else self.session
+        for a in ("code", "mods", "read", "listed", "probe", "wrote", "edges"):
+            getattr(below, a).update(getattr(ctx, a))
+        if ctx.why is not None:
+            below.incomplete(ctx.why)
+        self.shrink(ctx)
+
+    def shrink(self, ctx):
+        """The session's or a fixture's context keeps the files of the code
+        it ran (what they imported counts) and the project's code only."""
+        if self.root is None:
+            return
+        self.quiet = threading.get_ident()
+        try:
+            ctx.files |= self.code_files(ctx.code)
+            self.compact(ctx)
+        finally:
+            self.quiet = None
+
+    def used_fixtures(self, item):
+        """The wider fixtures `item` asked for, also by name at run time
+        (request.getfixturevalue): at its teardown's start."""
+        ctx = self.current
+        defs = getattr(getattr(item, "_request", None), "_fixture_defs", None)
+        if ctx is not None and isinstance(defs, dict):
+            ctx.fixtures.update(id(d) for d in defs.values())
+
+    def check_tracer(self, ctx):
+        """A tracer that replaced this one (sys.settrace: a debugger,
+        coverage) makes `ctx` incomplete; this one is put back."""
+        if self.mode == "settrace":
+            if sys.gettrace() is not self.trace:
+                ctx.incomplete(TRACER_WHY)
+                sys.settrace(self.trace)
+            if getattr(threading, "_trace_hook", self.thread_trace) is not self.thread_trace:
+                ctx.incomplete(TRACER_WHY)
+                threading.settrace(self.thread_trace)
+        elif self.mode == "monitoring":
+            mon = sys.monitoring
+            if mon.get_tool(self.tool) != "tpuci":
+                ctx.incomplete(TRACER_WHY)
+                self.broken = "sys.monitoring's tool was taken from the recorder"
+            elif mon.get_events(self.tool) != self.events:
+                ctx.incomplete(TRACER_WHY)
+                mon.set_events(self.tool, self.events)
+
+    def untraced_threads(self):
+        """Whether a thread that runs Python is not traced (settrace): one
+        that was never seen by threading.settrace's function (started
+        before recording, or by _thread), but for the main thread and a
+        thread still in threading's start."""
+        if self.mode != "settrace":
+            return False
+        mine = threading.Thread.run.__code__.co_filename
+        frames = sys._current_frames()
+        self.traced.intersection_update(frames)
+        for ident, f in frames.items():
+            if ident == self.main or ident in self.traced:
+                continue
+            while f is not None and f.f_code.co_filename == mine:
+                f = f.f_back
+            if f is not None:
+                return True
+        return False
+
+    # The events.
+
+    def on_audit(self, event, args):
+        if not self.active:
+            return
+        try:
+            if self.quiet == threading.get_ident():
+                return
+            if event == "open":
+                self.opened(args)
+            elif event in PROCESS_EVENTS:
+                self.top().incomplete(process_why(event, args))
+            else:
+                self.listing(event, args)
+        except Exception:
+            pass
+
+    def by_import(self):
+        """Whether the event is the import system's own: a frame of
+        importlib's bootstrap comes before (inward of) any module's top
+        level on the calling stack."""
+        f = sys._getframe(1)
+        while f is not None and f.f_code in self.own_code:
+            f = f.f_back
+        while f is not None:
+            code = f.f_code
+            if code.co_filename.startswith(IMPORT_SYSTEM):
+                return True
+            if code.co_name == "<module>":
+                return False
+            f = f.f_back
+        return False
+
+    def opened(self, args):
+        if not args or isinstance(args[0], int):
+            return
+        path = self.absolute(args[0])
+        if path is None:
+            return
+        mode = args[1] if len(args) > 1 else None
+        flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+        if isinstance(mode, str) and mode:
+            writing = any(c in mode for c in "wax+")
+            reading = "r" in mode or ("a" in mode and "+" in mode)
+        else:
+            acc = flags & getattr(os, "O_ACCMODE", 3)
+            writing = acc != os.O_RDONLY or bool(flags & os.O_CREAT)
+            reading = acc != os.O_WRONLY and not flags & (os.O_TRUNC | os.O_EXCL)
+        top = self.top()
+        if writing:
+            top.wrote.add(path)
+            self.written.add(path)
+        if not reading:
+            return
+        if self.by_import():
+            if path.endswith(".py"):
+                top.mods.add(path)
+            elif not path.endswith(".pyc"):
+                top.read.add(path)
+        else:
+            top.read.add(path)
+
+    def listing(self, event, args):
+        if event in ("os.listdir", "os.scandir"):
+            path = args[0] if args and args[0] is not None else "."
+        elif event == "glob.glob/2" or (event == "glob.glob" and sys.version_info < (3, 10)):
+            pattern = args[0]
+            if isinstance(pattern, bytes):
+                pattern = os.fsdecode(pattern)
+            root_dir = args[2] if len(args) > 3 else None
+            if len(args) > 3 and args[3] is not None and not os.path.isabs(pattern):
+                return
+            path = glob_dir(pattern) or "."
+            if root_dir is not None and not os.path.isabs(path):
+                path = os.path.join(self.absolute(root_dir) or ".", path)
+        else:
+            return
+        if isinstance(path, int) or self.by_import():
+            return
+        path = self.absolute(path)
+        if path is not None:
+            self.top().listed.add(path)
+
+    def wrap_probes(self):
+        """os.stat, os.lstat, os.access and os.path's exists, isfile, isdir
+        and lexists record the path they are given (os.path's call os.stat;
+        so does pathlib's exists from 3.10) and return or raise as they
+        would."""
+        for mod, name in ((os, "stat"), (os, "lstat"), (os, "access"), (os.path, "exists"),
+                          (os.path, "isfile"), (os.path, "isdir"), (os.path, "lexists")):
+            orig = getattr(mod, name, None)
+            if orig is None:
+                continue
+            wrapper = self.prober(orig)
+            setattr(mod, name, wrapper)
+            self.wrapped.append((mod, name, orig, wrapper))
+            for s in OS_SUPPORTS:
+                s = getattr(os, s, None)
+                if isinstance(s, set) and orig in s:
+                    s.add(wrapper)
+
+    def prober(self, orig):
+        probed = self.probed
+
+        def probe(*args, **kwargs):
+            __tracebackhide__ = True  # pytest shows the caller's frame
+            if args:
+                probed(args[0], kwargs.get("dir_fd"))
+            elif kwargs:
+                probed(kwargs.get("path", kwargs.get("s")), kwargs.get("dir_fd"))
+            return orig(*args, **kwargs)
+
+        try:
+            functools.update_wrapper(probe, orig)
+        except (AttributeError, TypeError):
+            pass
+        return probe
+
+    def probed(self, path, dir_fd):
+        if not self.active or path is None or isinstance(path, int):
+            return
+        try:
+            if self.quiet == threading.get_ident():
+                return
+            path = self.absolute(path, dir_fd)
+            if path is not None:
+                self.top().probe.add(path)
+        except Exception:
+            pass
+
+    # Paths.
+
+    def absolute(self, path, dir_fd=None):
+        """`path` (str, bytes or path-like) absolute, from the working
+        directory now; None for anything else, or relative to a dir_fd."""
+        if not isinstance(path, (str, bytes)):
+            fspath = getattr(type(path), "__fspath__", None)
+            if fspath is None:
+                return None
+            path = fspath(path)
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if not isinstance(path, str):
+            return None
+        if not os.path.isabs(path):
+            if dir_fd is not None:
+                return None
+            path = os.path.join(os.getcwd(), path)
+        return os.path.normpath(path)
+
+    def inside(self, path):
+        return path == self.root or path.startswith(self.root_slash)
+
+    def rel(self, path):
+        """The absolute `path` relative to the rootdir, with "/"; None when
+        it is outside, or under site-packages, dist-packages, __pycache__."""
+        if path == self.root:
+            return "."
+        if not path.startswith(self.root_slash):
+            return None
+        rel = path[len(self.root_slash):]
+        parts = rel.split(os.sep)
+        if NOT_PROJECT.intersection(parts):
+            return None
+        return "/".join(parts)
+
+    def code_file(self, name):
+        """The absolute file of a code object's co_filename; None for
+        "<string>" and the like."""
+        got = self.filecache.get(name, False)
+        if got is False:
+            got = None
+            if name[:1] not in "<":
+                got = self.absolute(name)
+            self.filecache[name] = got
+        return got
+
+    def rel_code(self, name):
+        got = self.relcache.get(name, False)
+        if got is False:
+            path = self.code_file(name)
+            got = self.relcache[name] = self.rel(path) if path is not None else None
+        return got
+
+    def code_files(self, codes):
+        """The absolute files of the code objects `codes`."""
+        files = set(self.code_file(name) for name in set(map(FILENAME, list(codes))))
+        files.discard(None)
         return files
 
-    def pop(self):
-        files = self.stack.pop()
-        if self.stack:
-            self.stack[-1].update(files)
-        elif not hasattr(sys, "monitoring"):
-            sys.settrace(None)
-            threading.settrace(None)
-        return files
+    def project_code(self, codes):
+        """The (file, first line) pairs of the code objects `codes` of the
+        project's files: the files first (a test runs hundreds of pytest's
+        functions), then the code of those; a module's top level (its
+        "<module>" code) is line 0, in no function."""
+        rel = dict((name, self.rel_code(name)) for name in set(map(FILENAME, codes)))
+        mine = dict((name, r) for name, r in rel.items() if r is not None)
+        return set((mine[c.co_filename], 0 if c.co_name == "<module>" else c.co_firstlineno)
+                   for c in codes if c.co_filename in mine)
+
+    def allowed_outside(self, path):
+        if path in self.written or NOT_PROJECT.intersection(path.split(os.sep)):
+            return True
+        return any(path.startswith(d) or path + "/" == d for d in self.allowed)
+
+    # What a test needs.
+
+    def summarize(self, ctx, wrote=False):
+        """`ctx` relative to the rootdir (a TpuciSummary)."""
+        s = TpuciSummary()
+        s.code = self.project_code(list(ctx.code))
+        for into, paths in ((s.mods, ctx.mods), (s.listed, ctx.listed), (s.probe, ctx.probe),
+                            (s.wrote, ctx.wrote if wrote else ())):
+            for p in list(paths):
+                r = self.rel(p)
+                if r is not None:
+                    into.add(r)
+        s.why = ctx.why
+        for p in sorted(ctx.read):
+            if self.inside(p):
+                r = self.rel(p)
+                if r is not None:
+                    # A folder opened (os.open, to list it by its fd).
+                    (s.listed if os.path.isdir(p) else s.read).add(r)
+            elif s.why is None and not self.allowed_outside(p):
+                s.why = "read %s outside the project" % p
+        return s
+
+    def busy(self):
+        """The ids of the contexts still running: what they saw grows."""
+        busy = set(id(c) for c in list(self.shared))
+        for imports in list(self.importing.values()):
+            busy.update(id(c) for c in list(imports))
+        return busy
+
+    def own(self, path, busy):
+        """What the import of the module `path` saw, and its file."""
+        s = self.owns.get(path)
+        if s is not None:
+            return s
+        ctx = self.modules.get(path)
+        s = self.summarize(ctx) if ctx is not None else TpuciSummary()
+        r = self.rel(path)
+        if r is not None:
+            s.mods.add(r)
+        if s.empty():
+            s = EMPTY
+        if ctx is None or id(ctx) not in busy:
+            self.owns[path] = s
+        return s
+
+    def name_of(self, path):
+        if len(sys.modules) != self.names_count:
+            names = {}
+            for name, m in list(sys.modules.items()):
+                f = module_file(m)
+                if f is not None:
+                    names.setdefault(self.code_file(f), name)
+            self.names, self.names_count = names, len(sys.modules)
+        return self.names.get(path)
+
+    def children(self, path):
+        """The modules `path` needs: those imported on top of its import,
+        and its packages' __init__.py files (their name in sys.modules)."""
+        ctx = self.modules.get(path)
+        out = list(ctx.edges) if ctx is not None else []
+        name = ctx.name if ctx is not None and ctx.name else self.name_of(path)
+        if name:
+            parts = name.split(".")
+            for k in range(len(parts) - 1, 0, -1):
+                f = module_file(sys.modules.get(".".join(parts[:k])))
+                if f is not None:
+                    out.append(self.code_file(f))
+        return [c for c in out if c is not None]
+
+    def reach(self, start, busy):
+        """The modules reachable from `start` (children(), transitively)
+        whose own() has something: a frozenset, kept for a module whose
+        import and those it reaches are over (Tarjan's strongly connected
+        components: a package and the submodules it imports reach each
+        other)."""
+        memo = self.reaches
+        got = memo.get(start)
+        if got is not None:
+            return got
+        index, low, onstack, stack, kids, tmp = {}, {}, set(), [], {}, {}
+
+        def opened(v):
+            index[v] = low[v] = len(index)
+            stack.append(v)
+            onstack.add(v)
+            kids[v] = self.children(v)
+            return iter(kids[v])
+
+        work = [(start, opened(start))]
+        while work:
+            v, it = work[-1]
+            deeper = False
+            for w in it:
+                if w in memo or w in tmp:
+                    continue
+                if w not in index:
+                    work.append((w, opened(w)))
+                    deeper = True
+                    break
+                if w in onstack and index[w] < low[v]:
+                    low[v] = index[w]
+            if deeper:
+                continue
+            work.pop()
+            if work and low[v] < low[work[-1][0]]:
+                low[work[-1][0]] = low[v]
+            if low[v] != index[v]:
+                continue
+            scc = []
+            while True:
+                w = stack.pop()
+                onstack.discard(w)
+                scc.append(w)
+                if w == v:
+                    break
+            members = set(scc)
+            mine, parts, volatile = set(), [], False
+            for w in scc:
+                ctx = self.modules.get(w)
+                if ctx is not None and id(ctx) in busy:
+                    volatile = True
+                if self.own(w, busy) is not EMPTY:
+                    mine.add(w)
+                for c in kids[w]:
+                    if c in members:
+                        continue
+                    if c in memo:
+                        part = memo[c]
+                    else:
+                        part, vol = tmp[c]
+                        volatile = volatile or vol
+                    if part and not any(part is p for p in parts):
+                        parts.append(part)
+            if not mine and len(parts) <= 1:
+                result = parts[0] if parts else NOTHING
+            else:
+                result = frozenset(mine.union(*parts))
+            for w in scc:
+                if volatile:
+                    tmp[w] = (result, True)
+                else:
+                    memo[w] = result
+        return memo[start] if start in memo else tmp[start][0]
 
     def imports(self, path, module):
         """The modules `path` (of `module`) imports at its top level, by
@@ -304,20 +1150,20 @@ class TpuciDeps:
         return names
 
     def closure(self, module):
-        """The project's files `module` needs at import: its own, and
-        those of the project modules it imports, transitively."""
+        """The files of the project's modules `module` imports at its top
+        level, with its own, transitively (read from their source)."""
         key = getattr(module, "__name__", None)
         if key in self.closures:
             return self.closures[key]
         files, seen, todo = set(), set(), [module]
         while todo:
             m = todo.pop()
-            f = getattr(m, "__file__", None)
-            rel = self.rel(f)
-            if rel is None or f in seen:
+            f = module_file(m)
+            f = self.code_file(f) if f is not None else None
+            if f is None or f in seen or not self.inside(f):
                 continue
             seen.add(f)
-            files.add(rel)
+            files.add(f)
             for name in self.imports(f, m):
                 sub = sys.modules.get(name)
                 if sub is not None:
@@ -325,38 +1171,167 @@ class TpuciDeps:
         self.closures[key] = files
         return files
 
-    def fixture_files(self, item):
-        """What the wider-scoped fixtures `item` uses ran when set up."""
-        files = set()
+    def fixture_ids(self, item, ctx):
+        ids = set(ctx.fixtures)
         info = getattr(item, "_fixtureinfo", None)
         for defs in (getattr(info, "name2fixturedefs", None) or {}).values():
-            for d in defs:
-                files.update(self.fixtures.get(id(d), ()))
-        return files
+            ids.update(id(d) for d in defs)
+        return ids
 
-    def done(self, item, files):
-        """Writes the test's line of deps.jsonl."""
-        need = set()
-        for f in files:
-            self.note(f, need)
-        need |= self.closure(getattr(item, "module", None))
-        need |= self.fixture_files(item)
-        path = getattr(item, "fspath", None) or getattr(item, "path", None)
+    def needs(self, ctx, roots, wrote, skip=frozenset()):
+        """The summary of `ctx`, the modules `roots`, those of the code it
+        ran, and all they reach; but the modules `skip` (the session's test
+        modules: what their import ran counts for their tests)."""
+        s = self.summarize(ctx, wrote)
+        ran = self.code_files(ctx.code) - skip
+        roots = set(roots) | ctx.edges | ctx.files | ran
+        # A module imported inside a function that ran, when it was
+        # imported before (nothing executes): the import statements of the
+        # files whose code ran, read from their source.
+        for f in ran:
+            name = self.name_of(f)
+            if name and sys.modules.get(name) is not None:
+                roots |= self.closure(sys.modules[name])
+        roots -= skip
+        if skip:
+            s.drop(set(r for r in (self.rel(f) for f in skip) if r is not None))
+        busy = self.busy()
+        mods = set()
+        for r in roots:
+            mods |= self.reach(r, busy)
+        for m in mods:
+            s.add(self.own(m, busy))
+        return s
+
+    def done(self, item, ctx):
+        """The test `item`'s context `ctx` ends: writes its line."""
+        self.prune()
+        self.check_tracer(ctx)
+        if self.untraced_threads():
+            ctx.incomplete(THREAD_WHY)
+        self.leave(ctx, self.shared, compact=False)
+        self.current = None
+        self.quiet = threading.get_ident()
+        try:
+            line = self.test_line(item, ctx)
+        except Exception as e:
+            line = self.failed({"t": item.nodeid, "wrote": []}, e)
+        finally:
+            self.quiet = None
+        self.out.write(json.dumps(line) + "\n")
+
+    def failed(self, line, e):
+        """A line for a record the recorder failed to make: incomplete."""
+        line.update(TpuciSummary().line())
+        line["why"] = "tpuci's recorder failed: %s: %s" % (type(e).__name__, e)
+        return line
+
+    def test_line(self, item, ctx):
+        roots = set(self.closure(getattr(item, "module", None)))
+        path = getattr(item, "path", None) or getattr(item, "fspath", None)
         if path is not None:
-            self.note(str(path), need)
-        self.out.write(json.dumps({"t": item.nodeid, "f": sorted(need)}) + "\n")
+            roots.add(self.absolute(str(path)))
+        fixtures = []
+        for fid in self.fixture_ids(item, ctx):
+            fx = self.fixtures.get(fid)
+            if fx is not None:
+                fixtures.append(fid)
+                roots |= fx.edges | fx.files
+        s = self.needs(ctx, roots, True)
+        for fid in fixtures:
+            got = self.fixture_sums.get(fid)
+            if got is None:
+                got = self.fixture_sums[fid] = self.summarize(self.fixtures[fid], True)
+            s.add(got)
+        line = {"t": item.nodeid}
+        line.update(s.line())
+        line["wrote"] = sorted(s.wrote)
+        line["why"] = s.why or self.broken
+        return line
 
     def finish(self, session):
-        """The session's line: the conftest.py files and the ini file."""
-        if self.out is None:
+        """The session's line, and recording ends."""
+        if not self.active:
             return
-        for m in list(sys.modules.values()):
-            f = getattr(m, "__file__", None) or ""
-            if os.path.basename(f) == "conftest.py":
-                self.note(f, self.session)
-        self.out.write(json.dumps({"session": sorted(self.session)}) + "\n")
+        self.prune()
+        self.check_tracer(self.session)
+        self.quiet = threading.get_ident()
+        try:
+            line = self.session_line(session)
+        except Exception as e:
+            line = self.failed({"session": True, "python_files": [], "ini": None,
+                                "imported": []}, e)
+        finally:
+            self.quiet = None
+        self.stop()
+        self.out.write(json.dumps(line) + "\n")
         self.out.close()
-        self.out = None
+
+    def end(self):
+        """pytest.main() returned: a session that never finished (a usage
+        error) leaves {"off": ...}."""
+        if self.active:
+            self.stop()
+            self.out.write(json.dumps({"off": "pytest ended before its session finished"}) + "\n")
+            self.out.close()
+
+    def python_files(self, session):
+        """pytest's python_files globs."""
+        config = self.config or session.config
+        try:
+            return list(config.getini("python_files"))
+        except (ValueError, KeyError):
+            return []
+
+    def session_line(self, session):
+        if self.root is None:
+            self.configure(session.config)
+        conftests = set()
+        imported = set()
+        # The test modules pytest imported to collect them: their imports
+        # count for their own tests (test_line()), not for the session.
+        patterns = self.python_files(session)
+        tests = set()
+        for m in list(sys.modules.values()):
+            f = module_file(m)
+            f = self.code_file(f) if f is not None else None
+            if f is None:
+                continue
+            if os.path.basename(f) == "conftest.py":
+                conftests.add(f)
+            elif is_test_file(f, patterns):
+                tests.add(f)
+            r = self.rel(f)
+            if r is not None:
+                imported.add(r)
+        s = self.needs(self.session, conftests, False, frozenset(tests))
+        s.mods.update(r for r in (self.rel(f) for f in conftests) if r is not None)
+        for f in self.before:
+            r = self.rel(self.code_file(f) or "") if f else None
+            if r is not None and s.why is None:
+                s.why = "%s was imported before the recorder started" % r
+        line = {"session": True}
+        line.update(s.line())
+        line["why"] = s.why or self.broken
+        line["python_files"] = patterns
+        config = self.config or session.config
+        ini = getattr(config, "inipath", None) or getattr(config, "inifile", None)
+        line["ini"] = self.rel(self.absolute(str(ini))) if ini else None
+        line["imported"] = sorted(imported)
+        return line
+
+
+def is_test_file(path, patterns):
+    """Whether `path` is a file pytest collects tests from: its name (or
+    its path, for a glob with a "/") matches one of pytest's python_files
+    globs (none: test_*.py and *_test.py), as pytest matches them."""
+    base = os.path.basename(path)
+    if not base.endswith(".py") or base == "conftest.py":
+        return False
+    for p in patterns or ("test_*.py", "*_test.py"):
+        if fnmatch.fnmatch(path if "/" in p else base, p):
+            return True
+    return False
 
 
 class TpuciProgress:
@@ -380,41 +1355,44 @@ class TpuciProgress:
 
     def recording(self):
         d = self.deps
-        return d is not None and d.out is not None and d.off is None
+        return d is not None and d.active
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
         """With a test timeout, a SIGALRM timer covers each test's setup,
-        call and teardown together; so does the record of what it needs."""
+        call and teardown together; so does the record of what it needs
+        (its context, TpuciDeps)."""
         record = self.recording()
         if self.limit > 0:
             signal.signal(signal.SIGALRM, self.over)
             signal.setitimer(signal.ITIMER_REAL, self.limit)
-        if record:
-            self.deps.push()
+        ctx = self.deps.push_test() if record else None
         try:
             yield
         finally:
             if self.limit > 0:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-            if record:
-                self.deps.done(item, self.deps.pop())
+            if ctx is not None:
+                self.deps.done(item, ctx)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_fixture_setup(self, fixturedef, request):
-        """A fixture wider than a test: what its setup ran counts for every
+        """A fixture wider than a test: what its setup saw counts for every
         test that uses it (the first one sets it up for all)."""
         record = self.recording() and fixturedef.scope != "function"
-        if record:
-            self.deps.push()
+        ctx = self.deps.push_fixture(fixturedef) if record else None
         try:
             yield
         finally:
-            if record:
-                files = set()
-                for f in self.deps.pop():
-                    self.deps.note(f, files)
-                self.deps.fixtures[id(fixturedef)] = files
+            if ctx is not None:
+                self.deps.pop_fixture(ctx)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_teardown(self, item):
+        """The wider fixtures a test asked for by name at run time too
+        (request.getfixturevalue), before pytest forgets them."""
+        if self.recording():
+            self.deps.used_fixtures(item)
 
     def over(self, signum, frame):
         """The timer fired: the test fails from where it is, with the stacks
@@ -431,9 +1409,11 @@ class TpuciProgress:
         """After every other plugin's deselection and reordering: a shard
         writes what it collected ({"suite": [count, crc32 of the sorted
         node ids]}, for tpuci to compare across the shards) and keeps its
-        part; ONLY keeps those node ids. What is dropped is deselected;
-        tpuci never reorders the tests of a process. Tests DEPS says are
-        unaffected go first, in every process alike."""
+        part; ONLY keeps those node ids. What is dropped is deselected.
+        DEPS comes first, in every process alike: the tests it says are
+        unaffected are dropped ({"unaffected": [...]}), those it audits are
+        kept and moved after every other test, whose order stays
+        ({"audit": [...]}); tpuci reorders nothing else."""
         part = self.part
         deps = self.deps
         if deps is not None and deps.skip:
@@ -444,6 +1424,11 @@ class TpuciProgress:
             if drop:
                 config.hook.pytest_deselected(items=drop)
                 items[:] = keep
+        if deps is not None and deps.audit:
+            audited = [i for i in items if i.nodeid in deps.audit]
+            self.out.write(json.dumps({"audit": [i.nodeid for i in audited]}) + "\n")
+            if audited:
+                items[:] = [i for i in items if i.nodeid not in deps.audit] + audited
         if part is not None:
             ids = sorted(i.nodeid for i in items)
             crc = zlib.crc32("\n".join(ids).encode("utf-8", "surrogateescape"))
@@ -472,7 +1457,14 @@ class TpuciProgress:
         no JUnit file is written; tpuci makes the attempt infra."""
         if not self.devices or session.config.option.collectonly or not session.items:
             return None
-        bad = tpuci_devices.check_and_record(self.devices, os.path.dirname(self.path))
+        # tpuci's own: not the session's to record (what it imports is).
+        if self.recording():
+            self.deps.quiet = threading.get_ident()
+        try:
+            bad = tpuci_devices.check_and_record(self.devices, os.path.dirname(self.path))
+        finally:
+            if self.deps is not None:
+                self.deps.quiet = None
         if bad is None:
             return None
         print("tpuci: device check: %s: no test runs" % bad)
@@ -481,12 +1473,16 @@ class TpuciProgress:
         self.out.close()
         os._exit(tpuci_devices.DEVICES_EXIT)
 
+    def pytest_configure(self, config):
+        if self.deps is not None:
+            self.deps.configure(config)
+
     def pytest_sessionstart(self, session):
         c = session.config
         root = getattr(c, "rootpath", None) or c.rootdir
         self.out.write(json.dumps({"rootdir": str(root)}) + "\n")
         if self.deps is not None:
-            self.deps.start(c)
+            self.deps.configure(c)
 
     def pytest_sessionfinish(self, session):
         if self.deps is not None:
@@ -560,7 +1556,16 @@ def run(argv):
     part = TpuciPart(argv[4].split("\n")) if argv[4] else None
     deps = TpuciDeps(argv[5].split("\n"), argv[1]) if argv[5] else None
     plugin = TpuciProgress(argv[1], limit, only, part, deps, argv[6])
-    return settle(pytest.main(argv[7:], plugins=[plugin]), plugin)
+    if deps is not None:
+        # Before pytest.main(): conftest.py files, plugins and the
+        # collection are the session's.
+        deps.start()
+    try:
+        ret = pytest.main(argv[7:], plugins=[plugin])
+    finally:
+        if deps is not None:
+            deps.end()
+    return settle(ret, plugin)
 
 
 def main(argv):

@@ -9,6 +9,7 @@ import select
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 import zlib
 
@@ -38,12 +39,14 @@ SUITE = """
 """
 
 
-def in_process(pytester, *args, limit=0, only=(), part=None):
-    """pytest in this process with a TpuciProgress; (result, plugin,
-    progress.jsonl's records)."""
+def in_process(pytester, *args, limit=0, only=(), part=None, deps=None):
+    """pytest in this process with a TpuciProgress (`deps`: DEPS's lines,
+    recording aside); (result, plugin, progress.jsonl's records)."""
     pytester.makeini("[pytest]\n")
     progress = pytester.path / "progress.jsonl"
-    plugin = tpuci_plugin.TpuciProgress(str(progress), limit, set(only), part)
+    if deps is not None:
+        deps = tpuci_plugin.TpuciDeps(deps, str(progress))
+    plugin = tpuci_plugin.TpuciProgress(str(progress), limit, set(only), part, deps)
     result = pytester.runpytest("-p", "no:cacheprovider", *args, plugins=[plugin])
     plugin.out.close()
     return result, plugin, records(progress)
@@ -400,3 +403,594 @@ def test_importing_it_does_nothing(pytester):
     # Run, it would have made stacks.txt and the progress file "nothing".
     assert not (pytester.path / "stacks.txt").exists()
     assert not (pytester.path / "nothing").exists()
+
+
+# What each test needs (TpuciDeps): DEPS's skip and audit lines in this
+# process; the record, deps.jsonl, in the command as tpuci runs it.
+
+def test_deps_skip_leaves_out_node_ids_only(pytester):
+    """A file named alone leaves nothing out: a test new in it must run."""
+    pytester.makepyfile(test_a="def test_1(): pass\ndef test_2(): pass\n",
+                        test_b="def test_1(): pass\ndef test_2(): pass\n")
+    deps = ["skip test_a.py", "skip test_b.py::test_1", "skip", "bogus test_b.py::test_2"]
+    result, plugin, recs = in_process(pytester, deps=deps)
+    assert result.ret == 0
+    assert recs[1] == {"unaffected": ["test_b.py::test_1"]}
+    assert recs[2] == {"collected": ["test_a.py::test_1", "test_a.py::test_2",
+                                     "test_b.py::test_2"]}
+    assert plugin.unaffected == 1 and result.parseoutcomes()["deselected"] == 1
+    assert not (pytester.path / "deps.jsonl").exists()
+
+
+def test_deps_audit_runs_the_test_last(pytester):
+    pytester.makepyfile(test_a="""
+        def test_1(): pass
+        def test_2(): pass
+        def test_3(): pass
+        def test_4(): pass
+        def test_5(): pass
+    """)
+    deps = ["audit test_a.py::test_1", "audit test_a.py::test_gone", "skip test_a.py::test_3",
+            "skip test_a.py::test_4", "audit test_a.py::test_4"]
+    result, _, recs = in_process(pytester, deps=deps)
+    assert result.ret == 0
+    # Left out, then audited (what is collected of them), then the rest
+    # in pytest's order and the audited ones after.
+    assert recs[1:4] == [{"unaffected": ["test_a.py::test_3"]},
+                         {"audit": ["test_a.py::test_1", "test_a.py::test_4"]},
+                         {"collected": ["test_a.py::test_2", "test_a.py::test_5",
+                                        "test_a.py::test_1", "test_a.py::test_4"]}]
+    started = [r["start"] for r in recs if "start" in r]
+    assert started == recs[3]["collected"]
+    assert reports(recs, "test_a.py::test_1")["call"]["outcome"] == "passed"
+    # ONLY still applies after.
+    (pytester.path / "progress.jsonl").unlink()
+    result, _, recs = in_process(pytester, only=["test_a.py::test_1", "test_a.py::test_2"],
+                                 deps=["audit test_a.py::test_1"])
+    assert recs[1:3] == [{"audit": ["test_a.py::test_1"]},
+                         {"collected": ["test_a.py::test_2", "test_a.py::test_1"]}]
+
+
+def write(pytester, name, text):
+    """Writes the file `name` of the project (its folders made), dedented."""
+    path = pytester.path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"))
+
+
+def at(pytester, name, start):
+    """[name, the number of its first line that starts with `start`]: a
+    function's code object in deps.jsonl."""
+    lines = (pytester.path / name).read_text().splitlines()
+    return [name, [i for i, line in enumerate(lines) if line.startswith(start)][0] + 1]
+
+
+def recorded(attempt, *args, **kw):
+    """Runs the attempt with DEPS "record": (result, {node id: its line of
+    deps.jsonl}, the session's line, which comes last)."""
+    result = attempt.run(*args, deps="record", **kw)
+    lines = records(attempt.results / "deps.jsonl")
+    assert lines and lines[-1].get("session") is True, lines
+    assert [sorted(line) for line in lines[:-1]] == [sorted(TEST_KEYS)] * (len(lines) - 1)
+    assert sorted(lines[-1]) == sorted(SESSION_KEYS)
+    return result, {line["t"]: line for line in lines[:-1]}, lines[-1]
+
+
+TEST_KEYS = ("t", "code", "mods", "read", "list", "probe", "wrote", "why")
+SESSION_KEYS = ("session", "code", "mods", "read", "list", "probe", "why", "python_files", "ini",
+                "imported")
+MONITORING = sys.version_info >= (3, 12)
+
+
+def test_deps_an_import_counts_for_every_test_that_uses_the_module(attempt):
+    """A module runs its top level once a process: what it ran and read
+    then is in the record of each test that uses it, not only the first."""
+    p = attempt.pytester
+    write(p, "lazy.py", """
+        import os
+
+
+        def setup_table():
+            return 3
+
+
+        with open(os.path.join(os.path.dirname(__file__), "lazy.cfg")) as f:
+            CFG = f.read()
+        VALUE = setup_table()
+
+
+        def value():
+            return VALUE
+    """)
+    write(p, "lazy.cfg", "x\n")
+    # By a name the test module's source does not import (its imports
+    # count for it, wherever they are).
+    for name in ("a", "b"):
+        write(p, "test_%s.py" % name, """
+            import importlib
+
+
+            def test_%s():
+                assert importlib.import_module("lazy").value() == 3
+        """ % name)
+    result, tests, _ = recorded(attempt)
+    assert result.ret == 0
+    for nodeid in ("test_a.py::test_a", "test_b.py::test_b"):
+        rec = tests[nodeid]
+        assert at(p, "lazy.py", "def setup_table") in rec["code"], rec
+        assert ["lazy.py", 0] in rec["code"]  # its top level ("<module>": line 0)
+        assert at(p, "lazy.py", "def value") in rec["code"], rec
+        assert "lazy.py" in rec["mods"] and rec["read"] == ["lazy.cfg"], rec
+        assert rec["why"] is None
+    # Each has its own test function, not the other's.
+    assert at(p, "test_a.py", "def test_a") in tests["test_a.py::test_a"]["code"]
+    assert at(p, "test_b.py", "def test_b") not in tests["test_a.py::test_a"]["code"]
+
+
+def test_deps_a_submodule_needs_its_package_imported_before(attempt):
+    p = attempt.pytester
+    write(p, "conftest.py", "import pkg\n")
+    write(p, "pkg/__init__.py", """
+        REGISTRY = []
+
+
+        def register(name):
+            REGISTRY.append(name)
+
+
+        register("base")
+    """)
+    write(p, "pkg/sub.py", """
+        def work():
+            return 2
+    """)
+    write(p, "test_sub.py", """
+        import importlib
+
+
+        def test_sub():
+            assert importlib.import_module("pkg.sub").work() == 2
+    """)
+    result, tests, session = recorded(attempt)
+    assert result.ret == 0
+    rec = tests["test_sub.py::test_sub"]
+    assert {"pkg/__init__.py", "pkg/sub.py", "test_sub.py"} <= set(rec["mods"]), rec
+    assert at(p, "pkg/__init__.py", "def register") in rec["code"]
+    assert at(p, "pkg/sub.py", "def work") in rec["code"]
+    assert "conftest.py" not in rec["mods"]
+    assert {"conftest.py", "pkg/__init__.py"} <= set(session["mods"])
+    # A test module's import counts for its tests, not for the session.
+    assert "test_sub.py" not in session["mods"]
+
+
+def test_deps_the_collection_is_the_sessions(attempt):
+    """A hook of conftest.py and the ini file are the session's; parametrize
+    data made at a test module's import by a project function from a file
+    it reads are its tests' (a change there reruns them, not the whole
+    session)."""
+    p = attempt.pytester
+    p.makeini("[pytest]\npython_files = test_*.py check_*.py\n")
+    write(p, "cases.py", """
+        import os
+
+        with open(os.path.join(os.path.dirname(__file__), "cases.cfg")) as f:
+            COUNT = int(f.read())
+
+
+        def make_cases():
+            return list(range(COUNT))
+    """)
+    write(p, "cases.cfg", "2\n")
+    write(p, "conftest.py", """
+        def pytest_collection_modifyitems(items):
+            items.sort(key=lambda i: i.nodeid)
+    """)
+    write(p, "check_p.py", """
+        import pytest
+        from cases import make_cases
+
+
+        @pytest.mark.parametrize("x", make_cases())
+        def test_p(x):
+            pass
+    """)
+    result, tests, session = recorded(attempt)
+    assert result.ret == 0
+    assert sorted(tests) == ["check_p.py::test_p[0]", "check_p.py::test_p[1]"]
+    assert at(p, "conftest.py", "def pytest_collection_modifyitems") in session["code"], session
+    assert "tox.ini" in session["read"] and "conftest.py" in session["mods"]
+    for mine in ("cases.py", "check_p.py"):
+        assert mine not in session["mods"], session
+        assert not [c for c in session["code"] if c[0] == mine], session
+    assert "cases.cfg" not in session["read"]
+    assert session["python_files"] == ["test_*.py", "check_*.py"]
+    assert session["ini"] == "tox.ini"
+    assert {"cases.py", "check_p.py", "conftest.py"} <= set(session["imported"])
+    assert session["why"] is None
+    # pytest reads a test module to rewrite its asserts: an import, no read.
+    assert "check_p.py" not in session["read"]
+    # The test needs its module's import too.
+    for nodeid in ("check_p.py::test_p[0]", "check_p.py::test_p[1]"):
+        rec = tests[nodeid]
+        assert at(p, "cases.py", "def make_cases") in rec["code"] and "cases.cfg" in rec["read"]
+        assert {"cases.py", "check_p.py"} <= set(rec["mods"])
+
+
+def test_deps_files_read_listed_probed_written_where_they_were(attempt):
+    p = attempt.pytester
+    write(p, "sub/data.txt", "d\n")
+    write(p, "other/x.txt", "x\n")
+    write(p, "byfd/y.txt", "y\n")
+    write(p, "test_files.py", """
+        import glob
+        import os
+        import pathlib
+
+
+        def test_files(monkeypatch):
+            monkeypatch.chdir("sub")
+            with open("data.txt") as f:
+                f.read()
+            os.listdir(".")
+            glob.glob("../other/*.txt")
+            list(pathlib.Path("../other").iterdir())
+            fd = os.open("../byfd", os.O_RDONLY)
+            os.listdir(fd)
+            os.close(fd)
+            assert not os.path.exists("nothere.txt")
+            assert not pathlib.Path("gone").exists()
+            assert os.path.isdir(b"..")
+            with open("../out.txt", "w") as f:
+                f.write("x")
+    """)
+    result, tests, _ = recorded(attempt)
+    assert result.ret == 0
+    rec = tests["test_files.py::test_files"]
+    assert rec["read"] == ["sub/data.txt"], rec
+    assert {"sub", "other", "byfd"} <= set(rec["list"]), rec
+    assert {"sub/nothere.txt", "sub/gone", "."} <= set(rec["probe"]), rec
+    assert rec["wrote"] == ["out.txt"] and rec["why"] is None
+
+
+def test_deps_probes_stay_transparent(attempt):
+    """The wrappers of os.stat and the others return and raise as the
+    functions do, take fds and keywords, and are gone after the session."""
+    p = attempt.pytester
+    write(p, "conftest.py", """
+        import os
+        import posix
+
+
+        def pytest_unconfigure():
+            with open("unwrapped", "w") as f:
+                f.write(str(os.stat is posix.stat and os.path.exists(".")))
+    """)
+    write(p, "test_probe.py", """
+        import os
+        import posix
+
+        import pytest
+
+
+        def test_probe():
+            assert os.stat is not posix.stat
+            fd = os.open(".", os.O_RDONLY)
+            try:
+                assert os.stat(fd).st_ino == os.stat(path=".").st_ino
+                assert os.path.exists(fd) and os.access(".", os.R_OK)
+                with pytest.raises(FileNotFoundError):
+                    os.stat("relative", dir_fd=fd)
+                assert os.stat(".", dir_fd=fd, follow_symlinks=False)
+                assert os.lstat(".", dir_fd=fd)
+            finally:
+                os.close(fd)
+            with pytest.raises(FileNotFoundError):
+                os.stat("missing")
+            assert os.stat.__name__ == "stat" and os.path.isfile.__name__ == "isfile"
+            assert os.stat in os.supports_dir_fd and os.stat in os.supports_follow_symlinks
+    """)
+    result, tests, _ = recorded(attempt)
+    assert result.ret == 0, result.outlines
+    rec = tests["test_probe.py::test_probe"]
+    assert "missing" in rec["probe"] and "relative" not in rec["probe"], rec
+    assert (p.path / "unwrapped").read_text() == "True"
+
+
+def test_deps_a_process_makes_the_record_incomplete(attempt):
+    p = attempt.pytester
+    write(p, "conftest.py", """
+        import subprocess
+
+        subprocess.run(["true"])
+    """)
+    write(p, "test_proc.py", """
+        import os
+        import subprocess
+
+
+        def test_popen():
+            subprocess.run(["echo", "hello"], stdout=subprocess.DEVNULL)
+
+
+        def test_system():
+            os.system("true")
+
+
+        def test_none():
+            pass
+    """)
+    result, tests, session = recorded(attempt)
+    assert result.ret == 0
+    assert tests["test_proc.py::test_popen"]["why"] == (
+        "started a process (subprocess.Popen: echo hello)")
+    assert tests["test_proc.py::test_system"]["why"] == "started a process (os.system: true)"
+    assert tests["test_proc.py::test_none"]["why"] is None
+    # At collection: the session's.
+    assert session["why"] == "started a process (subprocess.Popen: true)"
+
+
+def test_deps_threads_are_traced_and_a_busy_one_is_no_failure(attempt):
+    """A thread a test starts runs code the test needs; a session thread
+    calling functions between tests (the stack is never empty) raises
+    nothing (an IndexError there was a test failure's red)."""
+    p = attempt.pytester
+    write(p, "worker.py", """
+        import time
+
+
+        def work():
+            return 5
+
+
+        def spin(stop):
+            while not stop.is_set():
+                work()
+                time.sleep(0.001)
+    """)
+    write(p, "conftest.py", """
+        import threading
+
+        import pytest
+
+        import worker
+
+
+        @pytest.fixture(scope="session", autouse=True)
+        def background():
+            stop = threading.Event()
+            t = threading.Thread(target=worker.spin, args=(stop,), daemon=True)
+            t.start()
+            yield
+            stop.set()
+            t.join()
+    """)
+    write(p, "test_threads.py", """
+        import threading
+        import time
+
+        import pytest
+
+
+        def helper():
+            return 1
+
+
+        def test_thread():
+            t = threading.Thread(target=helper)
+            t.start()
+            t.join()
+
+
+        @pytest.mark.parametrize("i", range(20))
+        def test_many(i):
+            time.sleep(0.01)
+    """)
+    result, tests, session = recorded(
+        attempt, "-W", "error::pytest.PytestUnhandledThreadExceptionWarning")
+    out = "\n".join(result.outlines + result.errlines)
+    assert result.ret == 0 and "Error" not in out and "Exception in thread" not in out, out
+    assert len(tests) == 21
+    helper = at(p, "test_threads.py", "def helper")
+    assert helper in tests["test_threads.py::test_thread"]["code"]
+    assert helper not in tests["test_threads.py::test_many[0]"]["code"]
+    assert at(p, "worker.py", "def work") in tests["test_threads.py::test_many[19]"]["code"]
+    assert all(rec["why"] is None for rec in tests.values())
+    assert session["why"] is None
+
+
+def test_deps_an_untraced_thread_makes_the_record_incomplete(attempt):
+    """A thread started without threading (no threading.settrace) runs code
+    the tracer does not see (before 3.12; sys.monitoring sees all)."""
+    p = attempt.pytester
+    write(p, "test_raw.py", """
+        import _thread
+        import time
+
+        STOP = []
+
+
+        def loop():
+            while not STOP:
+                time.sleep(0.005)
+            STOP.append("done")
+
+
+        def test_raw():
+            _thread.start_new_thread(loop, ())
+            time.sleep(0.05)
+
+
+        def test_stops():
+            STOP.append(1)
+            while len(STOP) < 2:
+                time.sleep(0.005)
+            time.sleep(0.05)
+
+
+        def test_later():
+            pass
+    """)
+    result, tests, _ = recorded(attempt)
+    assert result.ret == 0
+    why = None if MONITORING else "a thread the recorder could not trace was running"
+    assert tests["test_raw.py::test_raw"]["why"] == why
+    assert tests["test_raw.py::test_later"]["why"] is None
+
+
+def test_deps_the_import_system_reads_no_file_of_the_test(attempt):
+    """importlib's read of a module's source makes it a module of the test
+    (mods), not a file it read; a data file read through a loader is one."""
+    p = attempt.pytester
+    write(p, "pkgdata/__init__.py", "")
+    write(p, "pkgdata/mod.py", "X = 1\n")
+    write(p, "pkgdata/table.csv", "a,b\n")
+    write(p, "test_imp.py", """
+        import importlib
+        import pkgutil
+
+
+        def test_imp():
+            assert importlib.import_module("pkgdata.mod").X == 1
+            assert pkgutil.get_data("pkgdata", "table.csv") == b"a,b\\n"
+    """)
+    result, tests, _ = recorded(attempt)
+    assert result.ret == 0
+    rec = tests["test_imp.py::test_imp"]
+    assert {"pkgdata/__init__.py", "pkgdata/mod.py"} <= set(rec["mods"]), rec
+    assert rec["read"] == ["pkgdata/table.csv"], rec
+
+
+def test_deps_a_read_outside_the_project_makes_the_record_incomplete(attempt, monkeypatch):
+    p = attempt.pytester
+    # The temporary folder is allowed: here it is not the one that holds
+    # the project's folder.
+    (p.path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(p.path / "tmp"))
+    outside = p.path.parent / ("outside-%s.txt" % p.path.name)
+    outside.write_text("o\n")
+    mine = p.path.parent / ("mine-%s.txt" % p.path.name)
+    write(p, "test_out.py", """
+        import os
+
+
+        def test_outside():
+            open(%r).read()
+
+
+        def test_wrote_it():
+            with open(%r, "w") as f:
+                f.write("x")
+            open(%r).read()
+
+
+        def test_the_interpreters():
+            open(os.__file__).read()
+    """ % (str(outside), str(mine), str(mine)))
+    result, tests, _ = recorded(attempt)
+    assert result.ret == 0
+    assert tests["test_out.py::test_outside"]["why"] == "read %s outside the project" % outside
+    assert tests["test_out.py::test_wrote_it"]["why"] is None
+    assert tests["test_out.py::test_wrote_it"]["wrote"] == []
+    assert tests["test_out.py::test_the_interpreters"]["why"] is None
+
+
+def test_deps_a_replaced_tracer_makes_the_record_incomplete(attempt):
+    p = attempt.pytester
+    write(p, "helper.py", """
+        def f():
+            return 1
+    """)
+    write(p, "test_tracer.py", """
+        import sys
+
+
+        def test_replaces():
+            sys.settrace(None)
+
+
+        def test_next():
+            import helper
+            assert helper.f() == 1
+    """)
+    result, tests, _ = recorded(attempt)
+    assert result.ret == 0
+    why = None if MONITORING else "the tracer was replaced during the test"
+    assert tests["test_tracer.py::test_replaces"]["why"] == why
+    # Put back for the next test.
+    rec = tests["test_tracer.py::test_next"]
+    assert rec["why"] is None and at(p, "helper.py", "def f") in rec["code"]
+
+
+def test_deps_a_tracer_already_on_records_nothing(attempt, monkeypatch):
+    p = attempt.pytester
+    write(p, "site/sitecustomize.py", """
+        import sys
+
+        sys.settrace(lambda frame, event, arg: None)
+    """)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        filter(None, [str(p.path / "site"), os.environ.get("PYTHONPATH")])))
+    write(p, "test_a.py", "def test_a():\n    pass\n")
+    result = attempt.run(deps="record")
+    assert result.ret == 0
+    lines = records(attempt.results / "deps.jsonl")
+    if MONITORING:
+        assert lines[-1]["session"] is True
+    else:
+        assert lines == [{"off": "a tracer (a debugger, coverage) is already on"}]
+
+
+def test_deps_a_wider_fixture_counts_for_each_test_that_uses_it(attempt):
+    p = attempt.pytester
+    write(p, "data.py", """
+        def load():
+            return [1, 2, 3]
+    """)
+    write(p, "conftest.py", """
+        import pytest
+
+        import data
+
+
+        @pytest.fixture(scope="session")
+        def table():
+            return data.load()
+    """)
+    write(p, "test_fx.py", """
+        def test_1(table):
+            assert table
+
+
+        def test_2(table):
+            assert table
+
+
+        def test_3(request):
+            assert request.getfixturevalue("table")
+
+
+        def test_4():
+            pass
+    """)
+    result, tests, _ = recorded(attempt)
+    assert result.ret == 0
+    load = at(p, "data.py", "def load")
+    for n in (1, 2, 3):
+        assert load in tests["test_fx.py::test_%d" % n]["code"], n
+    assert load not in tests["test_fx.py::test_4"]["code"]
+    assert "data.py" not in tests["test_fx.py::test_4"]["mods"]
+
+
+def test_deps_a_project_module_imported_before_recording_is_the_sessions_why(attempt, monkeypatch):
+    """Its import was not seen (sitecustomize, a .pth file): the session's
+    record is incomplete."""
+    p = attempt.pytester
+    write(p, "site/sitecustomize.py", "import early\n")
+    write(p, "early.py", "X = 1\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        filter(None, [str(p.path / "site"), str(p.path), os.environ.get("PYTHONPATH")])))
+    write(p, "test_a.py", "def test_a():\n    pass\n")
+    result, tests, session = recorded(attempt)
+    assert result.ret == 0
+    assert session["why"] == "early.py was imported before the recorder started"
+    assert tests["test_a.py::test_a"]["why"] is None
