@@ -627,6 +627,14 @@ int tpuci_plan_select_unpassed(tpuci_ctx_t *ctx, const char *state_dir,
 int tpuci_flaky_report(tpuci_ctx_t *ctx, const char *state_dir, int runs, int json,
                        char **out);
 
+/* `tpuci select --stats`: what select = "affected" saved and what its
+ * audit found (state_dir/select.jsonl, docs/pytest.md): per instance, the
+ * share of tests and of recorded test time left out, the tests the audit
+ * ran and those of them that failed (misses), as text or JSON. *out is
+ * freed with tpuci_free(); 0, or TPUCI_ENOMATCH when no selecting run is
+ * recorded yet, or another negative code. */
+int tpuci_select_stats(tpuci_ctx_t *ctx, const char *state_dir, int json, char **out);
+
 /* `tpuci flaky --release`: the entries of the quarantine file
  * (docs/quarantine.md) that can go, because every test of theirs in the
  * history (state_dir/history.jsonl) passed its last `release_after` runs

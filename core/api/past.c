@@ -5,6 +5,7 @@
 
 #include "api/ctx.h"
 #include "pytest/flaky.h"
+#include "pytest/select_stats.h"
 #include "report/report.h"
 
 /* ------------------------------------------------------------------ */
@@ -320,6 +321,14 @@ int tpuci_flaky_report(tpuci_ctx_t *ctx, const char *state_dir, int runs, int js
   r = tpuci__flaky_report(path, runs, json, out, &e);
   free(path);
   if (r != 0 && e.msg == NULL) tpuci__err_set(&e, r, "cannot read the history: %s", tpuci_strerror(r));
+  return r != 0 ? tpuci__fail(ctx, &e) : 0;
+}
+
+int tpuci_select_stats(tpuci_ctx_t *ctx, const char *state_dir, int json, char **out) {
+  tpuci__err_t e = {0, NULL};
+  int r;
+  if (ctx == NULL || out == NULL) return TPUCI_EUSAGE;
+  r = tpuci__select_stats_report(state_dir ? state_dir : ".tpuci", json, out, &e);
   return r != 0 ? tpuci__fail(ctx, &e) : 0;
 }
 

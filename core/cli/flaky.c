@@ -1,6 +1,7 @@
 /* `tpuci flaky`: the history across runs as a report, the quarantine
- * entries it can release, and entries to propose (docs/cli.md). Uses only
- * tpuci.h. */
+ * entries it can release, and entries to propose; and its sibling `tpuci
+ * select --stats`, what the selection saved and missed (docs/cli.md). Uses
+ * only tpuci.h. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,8 @@ enum {
   OPT_QUARANTINE,
   OPT_RELEASE_AFTER,
   OPT_MIN_RATE,
-  OPT_CODEOWNERS
+  OPT_CODEOWNERS,
+  OPT_STATS
 };
 
 /* --release-after K: 0 or the exit code of a bad number. */
@@ -118,6 +120,38 @@ int tpuci_cli_flaky(int argc, char **argv) {
     if (r != 0) return flaky_failed(ctx, r == TPUCI_ENOMATCH ? r : TPUCI_EIO);
     tpuci_console__puts_safe(stdout, text);
   }
+  tpuci_free(text);
+  tpuci_ctx_free(ctx);
+  return EXIT_PASSED;
+}
+
+int tpuci_cli_select(int argc, char **argv) {
+  static const struct option longopts[] = {{"state-dir", required_argument, NULL, OPT_STATE_DIR},
+                                           {"stats", no_argument, NULL, OPT_STATS},
+                                           {"json", no_argument, NULL, OPT_JSON},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
+  const char *state = NULL;
+  tpuci_ctx_t *ctx;
+  char *text = NULL;
+  int c, r, json = 0, stats = 0;
+
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    switch (c) {
+      case OPT_STATE_DIR: state = optarg; break;
+      case OPT_STATS: stats = 1; break;
+      case OPT_JSON: json = 1; break;
+      case 'h': return tpuci_cli_help("select", stdout);
+      default: return usage_error("select", "bad option");
+    }
+  }
+  if (optind < argc) return usage_error("select", "too many arguments");
+  if (!stats) return usage_error("select", "say what: tpuci select --stats");
+  if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_ENV;
+  r = tpuci_select_stats(ctx, state, json, &text);
+  if (r != 0) return flaky_failed(ctx, r == TPUCI_ENOMATCH ? r : TPUCI_EIO);
+  tpuci_console__puts_safe(stdout, text);
   tpuci_free(text);
   tpuci_ctx_free(ctx);
   return EXIT_PASSED;

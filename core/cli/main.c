@@ -695,6 +695,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "show") == 0) return cmd_show(argc - 1, argv + 1);
   if (strcmp(cmd, "merge") == 0) return tpuci_cli_merge(argc - 1, argv + 1);
   if (strcmp(cmd, "flaky") == 0) return tpuci_cli_flaky(argc - 1, argv + 1);
+  if (strcmp(cmd, "select") == 0) return tpuci_cli_select(argc - 1, argv + 1);
   if (strcmp(cmd, "plan") == 0) return cmd_plan(argc - 1, argv + 1);
   if (strcmp(cmd, "export") == 0) return cmd_export(argc - 1, argv + 1);
   if (strcmp(cmd, "gc") == 0) return tpuci_cli_gc(argc - 1, argv + 1);

@@ -20,6 +20,7 @@ static const char usage_main[] =
     "  show [RUN-ID]  print a past run's summary (default: the latest)\n"
     "  merge RUN_DIR...  one summary, JUnit and HTML report of several run folders\n"
     "  flaky          tests that failed in recent runs, by how often they flip\n"
+    "  select --stats what select = \"affected\" left out, and what its audit missed\n"
     "  topologies [TYPE]  the TPU catalogue, or one type and its hosts' environment\n"
     "  gc             remove containers, networks and swarm services left by crashed runs\n"
     "  doctor [SPEC]  check the container engine, images and disk\n"
@@ -330,6 +331,24 @@ static const char usage_flaky[] =
     "exit codes: 0, 2 no history yet, an invalid quarantine or a bad option, 3\n"
     "the history cannot be read.\n";
 
+static const char usage_select[] =
+    "usage: tpuci select --stats [--json] [--state-dir DIR]\n"
+    "\n"
+    "What select = \"affected\" saved and missed, per instance, over the runs\n"
+    "recorded (the newest 2000 lines of DIR/select.jsonl, default .tpuci/,\n"
+    "which every selecting run adds to): its runs and how many selected; the\n"
+    "share of tests and of their recorded time left out; and, with\n"
+    "select = { mode = \"affected\", audit = 0.05 }, the tests the audit ran\n"
+    "though the selection had left them out, those that failed (misses: a\n"
+    "defect of the selection) and the miss rate.\n"
+    "\n"
+    "  --stats          the report (the only one, for now)\n"
+    "  --json           the report as JSON\n"
+    "  --state-dir DIR  where runs are recorded (default: .tpuci)\n"
+    "\n"
+    "exit codes: 0, 2 no selecting run yet or a bad option, 3 the file cannot\n"
+    "be read.\n";
+
 int tpuci_cli_help(const char *cmd, FILE *out) {
   if (cmd == NULL) fputs(usage_main, out);
   else if (strcmp(cmd, "run") == 0) fputs(usage_run, out);
@@ -341,6 +360,7 @@ int tpuci_cli_help(const char *cmd, FILE *out) {
   else if (strcmp(cmd, "show") == 0) fputs(usage_show, out);
   else if (strcmp(cmd, "merge") == 0) fputs(usage_merge, out);
   else if (strcmp(cmd, "flaky") == 0) fputs(usage_flaky, out);
+  else if (strcmp(cmd, "select") == 0) fputs(usage_select, out);
   else if (strcmp(cmd, "doctor") == 0) fputs(usage_doctor, out);
   else if (strcmp(cmd, "completion") == 0) fputs(usage_completion, out);
   else if (strcmp(cmd, "init") == 0) fputs(usage_init, out);
