@@ -49,6 +49,17 @@ static char *tpuci__spec_file(const tpuci__plan_t *p) {
   return tpuci__printf("%s/%s", p->spec_dir, base ? base + 1 : p->spec_path);
 }
 
+/* A selecting run's result is kept under a key of its own: a run of every
+ * test (a plain run, --no-select) never takes the result of a run that
+ * left tests out, nor the other way round (docs/cache.md). */
+static void tpuci__select_key(const tpuci_run_options_t *o, char hex[65]) {
+  char *text;
+  if (hex[0] == '\0' || o->no_select) return;
+  text = tpuci__printf("%s\nselect=affected", hex);
+  tpuci__sha256_hex(text, strlen(text), hex);
+  free(text);
+}
+
 /* Keys of the selected instances (warnings once each into `warnings`). */
 static void tpuci__compute_keys(tpuci_ctx_t *ctx, const char *state_dir, tpuci__ckey_t *keys,
                                 tpuci__strv_t *warnings) {
@@ -63,9 +74,10 @@ static void tpuci__compute_keys(tpuci_ctx_t *ctx, const char *state_dir, tpuci__
     if (!ctx->plan.instances[i].selected) continue;
     tpuci__inputs_key(in, i, ctx->preselect ? ctx->preselect[i] : NULL, &keys[i].key);
     if (ctx->plan.instances[i].pytest != NULL &&
-        (ctx->plan.instances[i].pytest->select_affected || ctx->run.ropts.affected) &&
-        tpuci__inputs_nonfile(in, i, keys[i].nonfile) != 0)
-      keys[i].nonfile[0] = '\0';
+        (ctx->plan.instances[i].pytest->select_affected || ctx->run.ropts.affected)) {
+      if (tpuci__inputs_nonfile(in, i, keys[i].nonfile) != 0) keys[i].nonfile[0] = '\0';
+      tpuci__select_key(&ctx->run.ropts, keys[i].key.hex);
+    }
     for (k = 0; k < keys[i].key.warnings.len; k++) {
       const char *msg = keys[i].key.warnings.items[k];
       for (w = 0; w < warnings->len && strcmp(warnings->items[w], msg) != 0; w++) continue;
