@@ -134,6 +134,14 @@ static json_t *tpuci__json_str(const char *s) {
   return s ? json_string(s) : json_null();
 }
 
+/* A list of strings as a JSON array. */
+static json_t *tpuci__json_strv(const tpuci__strv_t *v) {
+  json_t *a = json_array();
+  size_t i;
+  for (i = 0; i < v->len; i++) json_array_append_new(a, json_string(v->items[i]));
+  return a;
+}
+
 static json_t *tpuci__json_kv(const tpuci__kvlist_t *l) {
   json_t *o = json_object();
   size_t i;
@@ -296,20 +304,10 @@ json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_
     json_object_set_new(py, "select", json_string(in->pytest->select_affected ? "affected" : "all"));
     if (in->pytest->new_tests_runs > 1)
       json_object_set_new(py, "new_tests_runs", json_integer(in->pytest->new_tests_runs));
-    if (in->pytest->select_always.len > 0) {
-      json_t *always = json_array();
-      size_t g;
-      for (g = 0; g < in->pytest->select_always.len; g++)
-        json_array_append_new(always, json_string(in->pytest->select_always.items[g]));
-      json_object_set_new(py, "select_always", always);
-    }
-    if (in->pytest->select_ignore.len > 0) {
-      json_t *ignore = json_array();
-      size_t g;
-      for (g = 0; g < in->pytest->select_ignore.len; g++)
-        json_array_append_new(ignore, json_string(in->pytest->select_ignore.items[g]));
-      json_object_set_new(py, "select_ignore", ignore);
-    }
+    if (in->pytest->select_always.len > 0)
+      json_object_set_new(py, "select_always", tpuci__json_strv(&in->pytest->select_always));
+    if (in->pytest->select_ignore.len > 0)
+      json_object_set_new(py, "select_ignore", tpuci__json_strv(&in->pytest->select_ignore));
     if (in->pytest->select_audit > 0)
       json_object_set_new(py, "select_audit", json_real(in->pytest->select_audit));
     json_object_set_new(o, "pytest", py);
