@@ -12,6 +12,7 @@
 #include <openssl/evp.h>
 #include <uv.h>
 
+#include "base/lock.h"
 #include "pytest/deps_tree.h"
 #include "runtime/tree.h"
 
@@ -176,13 +177,20 @@ static int tpuci__dtree_excluded(const char *abs, const tpuci__dtree_opts_t *o) 
   return 0;
 }
 
-/* A folder holding pyvenv.cfg is a virtual environment. */
-static int tpuci__dtree_venv(const char *abs) {
-  char *cfg = tpuci__printf("%s/pyvenv.cfg", abs);
+/* A folder a tool keeps beside the sources under any name: a virtual
+ * environment (it holds pyvenv.cfg) or a state folder of tpuci's (it holds
+ * state.lock: another run's --state-dir, a copy of one). */
+static int tpuci__dtree_tool_dir(const char *abs) {
+  static const char *const marks[] = {"pyvenv.cfg", TPUCI__STATE_LOCK_FILE};
   struct stat st;
-  int is = stat(cfg, &st) == 0;
-  free(cfg);
-  return is;
+  size_t i;
+  for (i = 0; i < 2; i++) {
+    char *mark = tpuci__printf("%s/%s", abs, marks[i]);
+    int is = stat(mark, &st) == 0;
+    free(mark);
+    if (is) return 1;
+  }
+  return 0;
 }
 
 /* One file of the walk. 0, or -1 when over the bound. */
@@ -227,7 +235,7 @@ int tpuci__dtree_walk(const char *root, const tpuci__dtree_opts_t *o, tpuci__dtr
       path = tpuci__printf("%s/%s", abs, e->d_name);
       if (lstat(path, &lst) == 0 && !tpuci__dtree_excluded(path, o)) {
         if (S_ISDIR(lst.st_mode)) {
-          if (!tpuci__dtree_skip_dir(e->d_name) && !tpuci__dtree_venv(path) &&
+          if (!tpuci__dtree_skip_dir(e->d_name) && !tpuci__dtree_tool_dir(path) &&
               !tpuci__dtree_ignored(rel, o->ignore))
             tpuci__strv_push(&todo, rel);
         } else if ((S_ISREG(lst.st_mode) || S_ISLNK(lst.st_mode)) &&
@@ -275,6 +283,14 @@ int tpuci__dtree_test_file(const char *path, const tpuci__strv_t *python_files) 
   return 0;
 }
 
+/* tpuci__dtree_tool_dir() of `rel` below `root`. */
+static int tpuci__dtree_tool_dir_at(const char *root, const char *rel) {
+  char *abs = tpuci__printf("%s/%s", root, rel);
+  int is = tpuci__dtree_tool_dir(abs);
+  free(abs);
+  return is;
+}
+
 void tpuci__dtree_listing(const char *root, const char *rel, const tpuci__strv_t *ignore,
                           const tpuci__strv_t *python_files, char out[130]) {
   tpuci__strv_t names = {0};
@@ -294,7 +310,8 @@ void tpuci__dtree_listing(const char *root, const char *rel, const tpuci__strv_t
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
     path = strcmp(rel, ".") == 0 ? tpuci__strdup(e->d_name)
                                  : tpuci__printf("%s/%s", rel, e->d_name);
-    if (!tpuci__dtree_skip_dir(e->d_name) && !tpuci__dtree_ignored(path, ignore))
+    if (!tpuci__dtree_skip_dir(e->d_name) && !tpuci__dtree_ignored(path, ignore) &&
+        !tpuci__dtree_tool_dir_at(root, path))
       tpuci__strv_take(&names, path);
     else
       free(path);

@@ -7,7 +7,8 @@
  * Left out: the folders tools write beside the sources (.git, .hg, .svn,
  * .tpuci, __pycache__, .pytest_cache, .mypy_cache, .ruff_cache,
  * .hypothesis, .tox, .nox, .venv, node_modules, and any folder holding a
- * pyvenv.cfg: a virtual environment), *.pyc and *.pyo files, the absolute
+ * pyvenv.cfg, a virtual environment, or a state.lock, a state folder of
+ * tpuci's under another name), *.pyc and *.pyo files, the absolute
  * paths in `exclude` (the state folder), and the files matching a glob
  * of `ignore` (select_ignore, relative to the root).
  *
