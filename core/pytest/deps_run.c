@@ -216,12 +216,12 @@ void tpuci__pk_deps_tell(tpuci__kind_run_t *kr, size_t index) {
  * {"unaffected": [...]}), into its history: said once, by the unsharded
  * instance or the first shard. */
 static void tpuci__pk_left_out(tpuci__kind_run_t *kr, const tpuci__kind_proc_t *p,
-                               tpuci__pdeps_t *d) {
+                               tpuci__pdeps_t *d, const char *dir) {
   const tpuci__instance_t *inst = &kr->plan->instances[p->index];
   tpuci__strv_t ids = {0};
   size_t i;
   if (inst->pytest->shard > 1) return;
-  tpuci__progress_unaffected(p->results_dir, &ids);
+  tpuci__progress_unaffected(dir, &ids);
   for (i = 0; i < ids.len; i++) {
     size_t k = tpuci__idmap_get(&d->rec.tmap, ids.items[i]);
     tpuci__history_unaffected(kr->results[p->index].history, p->number, ids.items[i],
@@ -256,11 +256,16 @@ static void tpuci__pk_missed(tpuci__kind_run_t *kr, tpuci__history_t *h, tpuci__
 void tpuci__pk_deps_ended(tpuci__kind_run_t *kr, const tpuci__kind_proc_t *p) {
   tpuci__pdeps_t *d;
   tpuci__history_t *h = kr->results[p->index].history;
+  tpuci__strv_t dirs = {0};
+  size_t i;
   if (kr->deps_of == NULL || kr->deps_of[p->index] < 0) return;
   d = &kr->deps[kr->deps_of[p->index]];
   if (d->off || p->results_dir == NULL) return;
-  tpuci__deps_fresh_add(&d->fresh, p->results_dir, h ? h->rootdir : NULL);
-  if (h != NULL) tpuci__pk_left_out(kr, p, d);
+  /* A gang's hosts each record (worker-<i>/, host 0 first): merged. */
+  tpuci__results_host_dirs(p->results_dir, &dirs);
+  for (i = 0; i < dirs.len; i++) tpuci__deps_fresh_add(&d->fresh, dirs.items[i], h ? h->rootdir : NULL);
+  if (h != NULL && dirs.len > 0) tpuci__pk_left_out(kr, p, d, dirs.items[0]);
+  tpuci__strv_free(&dirs);
   if (h != NULL && d->sel.naudit > 0) tpuci__pk_missed(kr, h, d);
 }
 
