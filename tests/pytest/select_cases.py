@@ -70,10 +70,13 @@ import textwrap
 import threading
 import time
 
-PYTHON = "/usr/bin/python3"
+# Another interpreter (Python 3.12's sys.monitoring path, say) with
+# TPUCI_SELECT_PYTHON, and TPUCI_SELECT_PYTHONPATH where its pytest is.
+PYTHON = os.environ.get("TPUCI_SELECT_PYTHON", "/usr/bin/python3")
+EXTRA_PATH = os.environ.get("TPUCI_SELECT_PYTHONPATH", "")
 HERE = os.path.dirname(os.path.abspath(__file__))
-SPEC = ('job "p" { pytest = { python = "%s", args = { "tests" }, select = "affected" } }\n'
-        % PYTHON)
+SPEC = ('job "p" { pytest = { python = "%s", args = { "tests" }, select = "affected" }%s }\n'
+        % (PYTHON, ', env = { PYTHONPATH = "%s" }' % EXTRA_PATH if EXTRA_PATH else ""))
 FAILING = ("failed", "error", "not-run")
 RUN_TIMEOUT = 180
 
@@ -273,7 +276,8 @@ def plain(ctx, folder, what="plain pytest"):
     out = os.path.join(ctx.work, "plain.json")
     if os.path.exists(out):
         os.remove(out)
-    env = dict(ENV, PYTHONPATH=plugin, SELECT_CASES_PLAIN=out, PYTHONDONTWRITEBYTECODE="1")
+    env = dict(ENV, PYTHONPATH=plugin + (os.pathsep + EXTRA_PATH if EXTRA_PATH else ""),
+               SELECT_CASES_PLAIN=out, PYTHONDONTWRITEBYTECODE="1")
     try:
         p = subprocess.run([PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
                             "select_cases_plain", "tests"], cwd=folder, env=env,
