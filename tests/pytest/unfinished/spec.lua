@@ -17,13 +17,13 @@ local function pyjob(t)
 end
 
 -- The reproduction of issue 18.
-job "hang" (pyjob { pytest = { args = { "tests/test_r.py" } }, timeout = "30s", retries = retry })
+job "hang" (pyjob { pytest = { args = { "tests/test_r.py" } }, timeout = "60s", retries = retry })
 job "hang-xpass" (pyjob {
   pytest = { args = { "tests/test_r.py::test_d_xpass", "tests/test_r.py::test_b_hangs_on_first_attempt",
                       "tests/test_r.py::test_c_after_the_hang" } },
-  timeout = "30s", retries = retry,
+  timeout = "60s", retries = retry,
 })
-job "hang-once" (pyjob { pytest = { args = { "tests/test_r.py" } }, timeout = "30s" })
+job "hang-once" (pyjob { pytest = { args = { "tests/test_r.py" } }, timeout = "60s" })
 job "abort" (pyjob { pytest = { args = { "tests/test_abort.py" } } })
 job "abort-retry" (pyjob { pytest = { args = { "tests/test_abort.py" } }, retries = retry })
 job "sharded" (pyjob { pytest = { args = { "tests/test_shard.py" }, shards = 2, shard_by = "test" }, timeout = "45s", retries = retry })
