@@ -804,27 +804,36 @@ def test_deps_an_untraced_thread_makes_the_record_incomplete(attempt):
     p = attempt.pytester
     write(p, "test_raw.py", """
         import _thread
+        import sys
         import time
 
-        STOP = []
+        STATE = {}
 
 
         def loop():
-            while not STOP:
+            STATE["ident"] = _thread.get_ident()
+            while "stop" not in STATE:
                 time.sleep(0.005)
-            STOP.append("done")
+
+
+        def wait(cond):
+            end = time.monotonic() + 60
+            while not cond():
+                assert time.monotonic() < end, "the raw thread did not move"
+                time.sleep(0.005)
 
 
         def test_raw():
+            # Runs until the thread does: a loaded machine may start it late.
             _thread.start_new_thread(loop, ())
-            time.sleep(0.05)
+            wait(lambda: "ident" in STATE)
 
 
         def test_stops():
-            STOP.append(1)
-            while len(STOP) < 2:
-                time.sleep(0.005)
-            time.sleep(0.05)
+            # Returns once the thread has no frame left: the next test's
+            # check must not see it.
+            STATE["stop"] = True
+            wait(lambda: STATE["ident"] not in sys._current_frames())
 
 
         def test_later():
