@@ -11,15 +11,19 @@ cd "$root" || exit 1
 [ -f .clang-format ] || { echo "FAIL: no .clang-format at $root"; exit 1; }
 mapfile -t files < <(git ls-files 'core/*.c' 'core/*.h' 'include/*.h' 2>/dev/null)
 [ "${#files[@]}" -ge 100 ] || { echo "FAIL: only ${#files[@]} C files found under core/ and include/"; exit 1; }
-bad=0
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
-for f in "${files[@]}"; do
-  if ! clang-format --style=file --dry-run -Werror "$f" > /dev/null 2> "$err"; then
-    bad=$((bad + 1))
-    [ "$bad" -le 10 ] && head -n 6 "$err"
-  fi
-done
+# One clang-format for every file: it names each offending file in its
+# errors ("FILE:LINE:COL: error: code should be clang-formatted").
+clang-format --style=file --dry-run -Werror "${files[@]}" > /dev/null 2> "$err"
+rc=$?
+bad=$(grep -E '^[^:]+:[0-9]+:[0-9]+: error: ' "$err" | cut -d: -f1 | sort -u | wc -l)
+if [ "$rc" != 0 ] && [ "$bad" = 0 ]; then
+  echo "FAIL: clang-format exited $rc without naming a file:"
+  head -n 20 "$err"
+  exit 1
+fi
+[ "$bad" -gt 0 ] && head -n 60 "$err"
 if [ "$bad" -gt 0 ]; then
   echo "FAIL: $bad of ${#files[@]} files are not formatted (clang-format -i FILE formats one)"
   exit 1

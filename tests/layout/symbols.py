@@ -110,10 +110,10 @@ def check_files(table):
     return offences
 
 
-def nm(path):
-    out = subprocess.run(["nm", path], capture_output=True, text=True, check=True).stdout
+def parse_nm(lines):
+    """(defined, undefined) of nm's lines of one object."""
     defined, undefined = set(), set()
-    for line in out.splitlines():
+    for line in lines:
         parts = line.split()
         if len(parts) == 2 and parts[0] == "U":
             undefined.add(parts[1])
@@ -122,11 +122,27 @@ def nm(path):
     return defined, undefined
 
 
-def check(objs, extra=()):
+def nm_all(paths):
+    """{path: (defined, undefined)}: one nm for every object (nm -A puts
+    the object's path and a colon before each of its lines)."""
+    paths = sorted(set(paths))
+    if not paths:
+        return {}
+    out = subprocess.run(["nm", "-A"] + paths, capture_output=True, text=True,
+                         check=True).stdout
+    lines = dict((p, []) for p in paths)
+    for line in out.splitlines():
+        path, sep, rest = line.partition(":")
+        if sep and path in lines:
+            lines[path].append(rest)
+    return dict((p, parse_nm(ls)) for p, ls in lines.items())
+
+
+def check(objs, syms, extra=()):
     where = {}
     table = []
     for folder, path in objs:
-        d, u = nm(path)
+        d, u = syms[path]
         for s in d:
             where[s] = folder
         table.append((folder, path, u))
@@ -152,15 +168,17 @@ def main():
     if len(args) != 1:
         sys.exit(__doc__)
     objs = list(objects(args[0]))
-    table = [(rel,) + nm(path) for rel, path in files(args[0])]
-    offences = check(objs) + check_files(table)
+    pairs = list(files(args[0]))
+    syms = nm_all([path for _, path in objs] + [path for _, path in pairs])
+    table = [(rel,) + syms[path] for rel, path in pairs]
+    offences = check(objs, syms) + check_files(table)
     if self_test:
         if offences:
             print("self-test: the build itself has offences; run without --self-test")
             return 1
         # A runtime object that calls the scheduler, as a driver that
         # called tpuci__sched_start by name would be.
-        planted = check(objs, extra=[("runtime", "planted.o", {"tpuci__sched_start"})])
+        planted = check(objs, syms, extra=[("runtime", "planted.o", {"tpuci__sched_start"})])
         if not any("tpuci__sched_start" in o for o in planted):
             print("self-test: the planted call was not reported")
             return 1
