@@ -7,7 +7,8 @@
 #     embedding test, the fuzz corpora's replays and the benchmarks'
 #     smoke runs (ctest -L 'unit|static|embed|bench'), beside
 #   - the ASan+UBSan build (build-sanitize/): every test but the
-#     benchmarks' (measured in the optimised build), each scenario once, so the drivers' memory is checked where the scenarios drive
+#     benchmarks' (measured in the optimised build) and those whose result
+#     does not depend on the build (static, once), each scenario once, so the drivers' memory is checked where the scenarios drive
 #     them; the scenarios wait on engines, not on the CPU, so they run
 #     TPUCI_TEST_JOBS at a time (default 3 per core), the longest first;
 #   - each libFuzzer harness for TPUCI_FUZZ_SECONDS (30), two at a time;
@@ -143,7 +144,7 @@ else
   step "tests (plain)" tests plain "$bdir/build" -j "$cores" -L '^(unit|static|embed|bench)$' \
     > "$times/plain.out" 2>&1 &
   plain_pid=$!
-  step "tests (asan+ubsan)" tests sanitize "$bdir/build-sanitize" -LE '^bench$' \
+  step "tests (asan+ubsan)" tests sanitize "$bdir/build-sanitize" -LE '^(bench|static|once)$' \
     -j "${TPUCI_TEST_JOBS:-$((3 * cores))}" || status=$?
   plain_rc=0
   wait "$plain_pid" || plain_rc=$?
