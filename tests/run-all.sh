@@ -43,6 +43,17 @@ step() {
 
 bash tests/deps.sh
 
+# What the machine did in the run (the time table's last lines): every
+# core's busy time from /proc/stat, dockerd's and the containers' too,
+# and how long a fixed piece of CPU work takes here, so a slower machine
+# is told apart from a change that costs more.
+head -n 1 /proc/stat > "$times/cpu.start"
+python3 -c 'import time
+t = time.perf_counter()
+n = 0
+for i in range(3000000): n += i * i
+print("calibration %.2f" % (time.perf_counter() - t))' >> "$times/steps.extra"
+
 started_engine=0
 bg_images=
 cleanup() {
@@ -178,6 +189,7 @@ else
   fi
 fi
 echo "total $((SECONDS - t0))" >> "$times/steps"
+head -n 1 /proc/stat > "$times/cpu.end"
 python3 tests/timetable.py "$times" >&2 || true
 if [ "$status" = 0 ]; then echo "run-all: every suite passed" >&2; fi
 exit "$status"

@@ -4,9 +4,12 @@
 Reads the folder run-all.sh fills: `steps` ("NAME SECONDS" per line), and
 for each ctest pass NAME, `NAME.log` (ctest's lines, each prefixed with the
 epoch second it was printed at) and `NAME.tests.json` (`ctest
---show-only=json-v1`: each test's labels). Prints each step's wall time,
-then for each pass each label's wall time (from its first test's start to
-its last test's end) and test time (the sum), and the ten slowest tests.
+--show-only=json-v1`: each test's labels), `cpu.start` and `cpu.end`
+(/proc/stat's first line at the run's start and end) and `steps.extra`
+("calibration SECONDS": a fixed loop's time). Prints each step's wall
+time, then for each pass each label's wall time (from its first test's
+start to its last test's end) and test time (the sum), the ten slowest
+tests, and the machine's busy core-seconds and calibration.
 
 usage: timetable.py FOLDER
 """
@@ -88,7 +91,40 @@ def main(folder):
         print("  the ten slowest:")
         for test in sorted(secs, key=lambda t: -secs[t])[:10]:
             print("    %7.1f s  %s" % (secs[test], test))
+    machine(folder)
     return 0
+
+
+def cpu_line(path):
+    """(busy, total) clock ticks of /proc/stat's "cpu" line: busy is all
+    but idle and iowait."""
+    with open(path) as f:
+        v = [int(x) for x in f.read().split()[1:]]
+    total = sum(v[:8])
+    return total - v[3] - v[4], total
+
+
+def machine(folder):
+    """The machine's busy time over the run, and the calibration loop."""
+    try:
+        b0, t0 = cpu_line(os.path.join(folder, "cpu.start"))
+        b1, t1 = cpu_line(os.path.join(folder, "cpu.end"))
+    except (OSError, ValueError, IndexError):
+        return
+    hz = os.sysconf("SC_CLK_TCK")
+    cores = os.cpu_count() or 1
+    if t1 > t0:
+        print("\nmachine: %d cores busy %s of %s core-time (%.0f%%)"
+              % (cores, mmss((b1 - b0) // hz), mmss((t1 - t0) // hz),
+                 100.0 * (b1 - b0) / (t1 - t0)))
+    try:
+        with open(os.path.join(folder, "steps.extra")) as f:
+            for line in f:
+                name, _, value = line.strip().partition(" ")
+                if name == "calibration":
+                    print("machine: a fixed Python loop (3M steps) took %s s" % value)
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":
