@@ -107,7 +107,7 @@ static tpuci_outcome_t tpuci__pk_ended(tpuci__kind_run_t *kr, tpuci__kind_proc_t
                                        const tpuci__proc_end_t *end, char **cause) {
   const tpuci__instance_t *inst = &kr->plan->instances[p->index];
   tpuci__instance_result_t *r = &kr->results[p->index];
-  char *py_cause = NULL, *devices;
+  char *py_cause = NULL, *devices, *setup;
   tpuci_outcome_t o;
   if (p->role != TPUCI__PROC_ATTEMPT) return tpuci__pk_side_ended(kr, p, end, cause);
   if (r->history == NULL) {
@@ -122,6 +122,20 @@ static tpuci_outcome_t tpuci__pk_ended(tpuci__kind_run_t *kr, tpuci__kind_proc_t
     free(*cause);
     *cause = tpuci__printf("device check: %s", devices);
     free(devices);
+    o = tpuci__pytest_after(r->history, inst, NULL, TPUCI_OUTCOME_INFRA, end->exit, *cause,
+                            end->duration_ms, kr->select[p->index], &py_cause);
+    free(py_cause);
+    return o;
+  }
+  /* What the image or machine lacks (python3, pytest) is no test's
+   * failure: infra, with the image named, and not retried. */
+  setup = end->outcome == TPUCI_OUTCOME_FAILED
+              ? tpuci__pytest_setup_problem(kr->plan, inst, p->results_dir, end->exit)
+              : NULL;
+  if (setup != NULL) {
+    free(*cause);
+    *cause = setup;
+    kr->setup_failed[p->index] = 1;
     o = tpuci__pytest_after(r->history, inst, NULL, TPUCI_OUTCOME_INFRA, end->exit, *cause,
                             end->duration_ms, kr->select[p->index], &py_cause);
     free(py_cause);
@@ -158,6 +172,7 @@ static int tpuci__pk_retry(tpuci__kind_run_t *kr, size_t index) {
   const tpuci__instance_t *inst = &kr->plan->instances[index];
   tpuci__strv_t *next;
   int r;
+  if (kr->setup_failed[index]) return -1; /* a retry would lack it too */
   if (kr->results[index].history == NULL) return 0;
   next = tpuci__calloc(1, sizeof(*next));
   r = tpuci__pytest_next_selection(kr->results[index].history, kr->select[index],
@@ -232,6 +247,7 @@ tpuci__kind_run_t *tpuci__pytest_kind_new(const tpuci__plan_t *plan,
   kr->group_of = tpuci__malloc((kr->n + 1) * sizeof(*kr->group_of));
   kr->first = tpuci__calloc(kr->n + 1, sizeof(*kr->first));
   kr->first_pending = tpuci__calloc(kr->n + 1, 1);
+  kr->setup_failed = tpuci__calloc(kr->n + 1, 1);
   kr->ochecks = tpuci__calloc(kr->n + 1, sizeof(*kr->ochecks));
   for (i = 0; i < kr->n; i++) {
     kr->group_of[i] = -1;
@@ -253,6 +269,7 @@ void tpuci__pytest_kind_free(tpuci__kind_run_t *kr) {
     free(kr->select[i]);
   }
   free(kr->select);
+  free(kr->setup_failed);
   tpuci__pk_groups_free(kr);
   free(kr->group_of);
   tpuci__pk_order_free(kr);

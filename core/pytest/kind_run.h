@@ -98,8 +98,11 @@ struct tpuci__kind_run_s {
   uint64_t order_ms;    /* and the time they took together */
   tpuci__pdeps_t *deps; /* deps_run.c */
   size_t ndeps;
-  int *deps_of;              /* per instance: its group in deps, or -1 */
-  tpuci__pnew_t **news;      /* per instance: its new tests' runs, or NULL */
+  int *deps_of;         /* per instance: its group in deps, or -1 */
+  tpuci__pnew_t **news; /* per instance: its new tests' runs, or NULL */
+  /* Per instance: its last attempt lacked its setup (no interpreter, no
+   * pytest: tpuci__pytest_setup_problem): no retry. */
+  unsigned char *setup_failed;
   tpuci__idmap_t known_jobs; /* the jobs the history has runs of */
   tpuci__strv_t known_names; /* their names (the map's keys) */
 };

@@ -62,13 +62,110 @@ void tpuci__pytest_argv_shard(const tpuci__instance_t *inst, const char *results
   }
 }
 
+/* The collection pass's -c: pytest.main() as `-m pytest` would run it,
+ * but a pytest that cannot be imported says so on a line of its own
+ * (TPUCI__SETUP_LINE) and ends with TPUCI__SETUP_EXIT. */
+static const char tpuci__collect_code[] =
+    "import os, sys\n"
+    "try:\n"
+    "    import pytest\n"
+    "except Exception as e:\n"
+    "    m = str(e).splitlines()\n"
+    "    sys.stderr.write('\\n" TPUCI__SETUP_LINE "%s cannot import pytest (%s: %s)\\n' % (\n"
+    "        os.path.basename(sys.executable) or 'python', type(e).__name__, m[0] if m else ''))\n"
+    "    sys.exit(78)\n"
+    "sys.exit(pytest.main(sys.argv[1:]))\n";
+
 void tpuci__pytest_collect_argv(const tpuci__instance_t *inst, tpuci__strv_t *out) {
   size_t i;
-  /* python -m pytest first, then what selects the tests. */
-  for (i = 0; i < 3 && i < inst->argv.len; i++) tpuci__strv_push(out, inst->argv.items[i]);
+  /* python -c (pytest), then what selects the tests. */
+  if (inst->argv.len > 0) tpuci__strv_push(out, inst->argv.items[0]);
+  tpuci__strv_push(out, "-c");
+  tpuci__strv_push(out, tpuci__collect_code);
+  i = 3;
   tpuci__strv_push(out, "--collect-only");
   tpuci__strv_push(out, "-q");
   for (; i < inst->argv.len; i++) tpuci__strv_push(out, inst->argv.items[i]);
+}
+
+/* "image 'REF'", or "this machine" for a job of no image. */
+static char *tpuci__pytest_where(const tpuci__plan_t *plan, const tpuci__instance_t *inst) {
+  if (inst->image < 0) return tpuci__strdup("this machine");
+  if (plan != NULL && (size_t) inst->image < plan->nimages)
+    return tpuci__printf("image '%s'", plan->images[inst->image].ref);
+  return tpuci__printf("image %d", inst->image);
+}
+
+/* Whether a host of the attempt wrote `file` into its results folder. */
+static int tpuci__results_have(const tpuci__strv_t *dirs, const char *file) {
+  size_t k;
+  for (k = 0; k < dirs->len; k++) {
+    struct stat st;
+    char *path = tpuci__printf("%s/%s", dirs->items[k], file);
+    int r = stat(path, &st);
+    free(path);
+    if (r == 0) return 1;
+  }
+  return 0;
+}
+
+char *tpuci__pytest_setup_problem(const tpuci__plan_t *plan, const tpuci__instance_t *inst,
+                                  const char *results_dir, const tpuci__exit_t *ex) {
+  tpuci__strv_t dirs = {0};
+  char *said = NULL, *where, *out = NULL;
+  size_t k;
+  if (results_dir == NULL) return NULL;
+  tpuci__results_host_dirs(results_dir, &dirs);
+  for (k = 0; k < dirs.len && said == NULL; k++) {
+    char *path = tpuci__printf("%s/%s", dirs.items[k], TPUCI__SETUP_FILE);
+    json_t *o = json_load_file(path, 0, NULL);
+    const char *m = json_string_value(json_object_get(o, "problem"));
+    if (m != NULL) said = tpuci__strndup(m, strnlen(m, 512)); /* the image's: bounded */
+    json_decref(o);
+    free(path);
+  }
+  where = tpuci__pytest_where(plan, inst);
+  if (said != NULL) {
+    out = tpuci__printf("setup: %s: %s", where, said);
+  } else if (ex != NULL && ex->exit_code == TPUCI__EXIT_NOT_FOUND && ex->term_signal == 0 &&
+             !tpuci__results_have(&dirs, TPUCI__PROGRESS_FILE)) {
+    /* The interpreter never ran: nothing of the bootstrap's is there. */
+    out = tpuci__printf("setup: %s has no %s (exit %d)", where,
+                        inst->argv.len > 0 ? inst->argv.items[0] : "python",
+                        TPUCI__EXIT_NOT_FOUND);
+  }
+  free(said);
+  free(where);
+  tpuci__strv_free(&dirs);
+  return out;
+}
+
+char *tpuci__pytest_collect_setup_problem(const tpuci__plan_t *plan,
+                                          const tpuci__instance_t *inst, const char *log,
+                                          size_t len, const tpuci__exit_t *ex) {
+  static const char mark[] = "\n" TPUCI__SETUP_LINE;
+  const char *at = NULL, *end;
+  char *where, *out = NULL;
+  size_t i;
+  if (ex == NULL || ex->term_signal != 0) return NULL;
+  if (ex->exit_code == TPUCI__SETUP_EXIT && log != NULL) {
+    for (i = 0; i + sizeof(mark) - 1 <= len && at == NULL; i++)
+      if (memcmp(log + i, mark, sizeof(mark) - 1) == 0) at = log + i + sizeof(mark) - 1;
+  }
+  if (at == NULL && ex->exit_code != TPUCI__EXIT_NOT_FOUND) return NULL;
+  where = tpuci__pytest_where(plan, inst);
+  if (at != NULL) {
+    end = memchr(at, '\n', (size_t) (log + len - at));
+    if (end == NULL) end = log + len;
+    /* The image's words: bounded. */
+    out = tpuci__printf("setup: %s: %.*s", where, (int) (end - at > 512 ? 512 : end - at), at);
+  } else {
+    out = tpuci__printf("setup: %s has no %s (exit %d)", where,
+                        inst->argv.len > 0 ? inst->argv.items[0] : "python",
+                        TPUCI__EXIT_NOT_FOUND);
+  }
+  free(where);
+  return out;
 }
 
 /* "-m 'tpu' -k 'not slow' tests/" for messages. */

@@ -20,6 +20,17 @@
 /* Each test report as pytest makes it, one JSON line (see pytest_run.c). */
 #define TPUCI__PROGRESS_FILE "progress.jsonl"
 
+/* What the bootstrap writes into the results folder when pytest cannot
+ * be imported, {"problem": TEXT}, and the exit code it then ends with
+ * (core/pytest/plugin/tpuci_plugin.py, SETUP_FILE and SETUP_EXIT). */
+#define TPUCI__SETUP_FILE "setup.json"
+#define TPUCI__SETUP_EXIT 78
+/* The line the collection pass prints (after a newline) when pytest
+ * cannot be imported, followed by what is missing. */
+#define TPUCI__SETUP_LINE "tpuci-setup: "
+/* A shell's and tini's exit code for a program that is not there. */
+#define TPUCI__EXIT_NOT_FOUND 127
+
 /* pytest's exit codes when it ran to its end with tests that failed, and
  * when it collected nothing. */
 #define TPUCI__PYTEST_FAILED 1
@@ -61,7 +72,8 @@ int tpuci__pytest_suite_seen(const char *results_dir, unsigned long *count,
 #define TPUCI__ONLY_MAX_BYTES (64 * 1024)
 
 /* `pytest --collect-only -q` with the instance's selection (-m, -k,
- * options, args). */
+ * options, args), through a -c that says when pytest cannot be imported
+ * (TPUCI__SETUP_LINE, exit TPUCI__SETUP_EXIT). */
 void tpuci__pytest_collect_argv(const tpuci__instance_t *inst, tpuci__strv_t *out);
 
 /* After an attempt: reads results_dir/junit.xml (if any) into `h`, and
@@ -76,6 +88,23 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
                                     uint64_t duration_ms,
                                     const tpuci__strv_t *selection,
                                     char **new_cause);
+
+/* What the attempt's environment lacked, as its cause, or NULL: the
+ * bootstrap's TPUCI__SETUP_FILE (a gang's hosts, host 0 first), or exit
+ * 127 before the bootstrap wrote anything (no interpreter). Names the
+ * image (or this machine, for a local job) and what is missing:
+ * "setup: image 'tpuci-test/busybox:1' has no python3 (exit 127)". Such
+ * an attempt is infra and is not retried: a retry would lack it too.
+ * `plan` may be NULL (then the image is named by its index). A new
+ * string. */
+char *tpuci__pytest_setup_problem(const tpuci__plan_t *plan, const tpuci__instance_t *inst,
+                                  const char *results_dir, const tpuci__exit_t *ex);
+
+/* The same for the collection pass, from its output `log` (NULL: not
+ * read): its TPUCI__SETUP_LINE, or exit 127 with no line of pytest's. */
+char *tpuci__pytest_collect_setup_problem(const tpuci__plan_t *plan,
+                                          const tpuci__instance_t *inst, const char *log,
+                                          size_t len, const tpuci__exit_t *ex);
 
 /* The same for the failing-first process (the tests that failed last
  * time, in a process of their own): recorded as attempt 0, apart from

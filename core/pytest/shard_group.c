@@ -172,10 +172,13 @@ int tpuci__pk_step_done(tpuci__kind_run_t *kr, int gi, const tpuci__kind_proc_t 
   tpuci_outcome_t o = end->outcome;
   tpuci__strv_t ids = {0};
   tpuci__err_t e = {0, NULL};
-  char *text = NULL;
+  char *text = NULL, *setup = NULL;
   size_t len = 0;
   int r = 0;
 
+  /* The setup problem is read from the log of a failed collection. */
+  if (o == TPUCI_OUTCOME_FAILED && end->log_path != NULL)
+    (void) tpuci__read_file(end->log_path, &text, &len);
   /* An incomplete log would hide tests: the collection failed. */
   if (o == TPUCI_OUTCOME_PASSED && end->log_problem == NULL && end->log_path != NULL &&
       tpuci__read_file(end->log_path, &text, &len) == 0 &&
@@ -183,6 +186,15 @@ int tpuci__pk_step_done(tpuci__kind_run_t *kr, int gi, const tpuci__kind_proc_t 
       tpuci__group_plan(kr, g, inst, &ids, -1, &e) == 0) {
     tpuci__strv_copy(&g->ids, &ids);
     tpuci__group_tell(kr, g, inst);
+  } else if (o == TPUCI_OUTCOME_FAILED &&
+             (setup = tpuci__pytest_collect_setup_problem(kr->plan, inst, text, len, ex)) != NULL) {
+    /* What the image lacks: infra, and no shard of the group retries. */
+    size_t i;
+    r = 1;
+    *outcome = TPUCI_OUTCOME_INFRA;
+    *cause = setup;
+    for (i = 0; i < kr->n; i++)
+      if (kr->group_of[i] == gi) kr->setup_failed[i] = 1;
   } else {
     r = 1;
     *outcome = o == TPUCI_OUTCOME_PASSED ? TPUCI_OUTCOME_FAILED : o;

@@ -113,7 +113,39 @@ import tempfile  # noqa: E402
 import threading  # noqa: E402
 import zlib  # noqa: E402
 
-import pytest  # noqa: E402
+# What the attempt's own environment lacks is not a failing test: when
+# pytest cannot be imported (not installed, or broken), the bootstrap
+# writes SETUP_FILE into the results folder, {"problem": TEXT}, and ends
+# with SETUP_EXIT; tpuci makes the attempt infra with that cause and does
+# not retry it (core/pytest/pytest_run.h, tpuci__pytest_setup_problem).
+SETUP_FILE = "setup.json"
+SETUP_EXIT = 78
+
+
+def setup_failed(progress, problem):
+    """Writes the setup problem beside PROGRESS, says it on stderr and
+    ends the process (exit SETUP_EXIT)."""
+    folder = os.path.dirname(progress)
+    try:
+        if folder and not os.path.isdir(folder):
+            os.makedirs(folder)
+        with open(os.path.join(folder, SETUP_FILE), "w") as f:
+            json.dump({"problem": problem}, f)
+    except OSError as e:
+        sys.stderr.write("tpuci: cannot write %s: %s\n" % (SETUP_FILE, e))
+    sys.stderr.write("tpuci: setup: %s\n" % problem)
+    sys.stderr.flush()
+    os._exit(SETUP_EXIT)
+
+
+try:
+    import pytest  # noqa: E402
+except Exception as e:  # ImportError, or whatever a broken install raises
+    if __name__ != "__main__":
+        raise
+    setup_failed(sys.argv[1], "%s cannot import pytest (%s: %s)" % (
+        os.path.basename(sys.executable) or "python", type(e).__name__,
+        str(e).splitlines()[0] if str(e) else ""))
 
 
 class TpuciPart:
