@@ -268,6 +268,7 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
   }
 
   first = tpuci__docker_probe_networks(&s, plan, present, &limits, report, first, err);
+  first = tpuci__docker_probe_pytest(&s, plan, present, &limits, report, first, err);
   free(present);
 
   /* Leftovers. */

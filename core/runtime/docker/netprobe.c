@@ -388,3 +388,136 @@ int tpuci__docker_probe_networks(tpuci__sync_t *s, const tpuci__plan_t *plan,
   free(modes);
   return first;
 }
+
+/* ------------------------------------------------------------------ */
+/* The pytest probe                                                    */
+
+/* The interpreters of the selected docker pytest instances of image k
+ * (their pytest.python, argv[0]), into `out` without repeats. */
+static void tpuci__pyprobe_pythons(const tpuci__plan_t *plan, size_t k, tpuci__strv_t *out) {
+  size_t i, j;
+  for (i = 0; i < plan->ninstances; i++) {
+    const tpuci__instance_t *inst = &plan->instances[i];
+    if (!inst->selected || inst->runtime != TPUCI__RUNTIME_DOCKER || inst->pytest == NULL ||
+        inst->image != (int) k || inst->argv.len == 0)
+      continue;
+    for (j = 0; j < out->len; j++)
+      if (strcmp(out->items[j], inst->argv.items[0]) == 0) break;
+    if (j == out->len) tpuci__strv_push(out, inst->argv.items[0]);
+  }
+}
+
+/* One image and interpreter: PYTHON -c "import pytest" in a container of
+ * the image on the engine's default network. 0, or TPUCI_EIMAGE with a
+ * FAIL line said. */
+static int tpuci__pyprobe_one(tpuci__probe_run_t *pr, const char *python, int n) {
+  static const char code[] =
+      "import sys\n"
+      "try:\n"
+      "    import pytest\n"
+      "except Exception as e:\n"
+      "    print('cannot import pytest (%s: %s)' % (type(e).__name__, e)); sys.exit(1)\n"
+      "print('imports pytest %s' % pytest.__version__)\n";
+  tpuci__sync_res_t r = {0};
+  tpuci__strv_t cmd = {0};
+  tpuci__ctr_spec_t spec = {0};
+  json_t *body, *ep = json_array();
+  char name[128];
+  char *said = NULL;
+  int rc = 0, status;
+
+  tpuci__strv_push(&cmd, python);
+  spec.image = pr->image;
+  spec.argv = &cmd;
+  spec.labels = &pr->labels;
+  body = tpuci__ctr_create_body(&spec);
+  json_array_append_new(ep, json_string(python));
+  json_array_append_new(ep, json_string("-c"));
+  json_array_append_new(ep, json_string(code));
+  json_object_set_new(body, "Entrypoint", ep);
+  json_object_del(body, "Cmd");
+  json_object_set_new(body, "Tty", json_true());
+  json_object_set_new(body, "NetworkDisabled", json_true());
+  tpuci__podman_body_limits(body, pr->limits);
+  snprintf(name, sizeof(name), "tpuci-%s-py%d", pr->run, n);
+  tpuci__engine_container_create(pr->s->eng, name, body, tpuci__sync_cb, &r);
+  json_decref(body);
+  tpuci__strv_free(&cmd);
+  tpuci__sync_wait(pr->s, &r);
+  if (!r.ok) {
+    tpuci__buf_addf(pr->report, "warn pytest in image %s: not checked: creating a container "
+                                "failed: %s\n",
+                    pr->image, r.message);
+    goto out;
+  }
+  pr->ctr[0] = tpuci__strdup(name);
+  tpuci__sync_res_free(&r);
+  tpuci__engine_container_start(pr->s->eng, name, tpuci__sync_cb, &r);
+  tpuci__sync_wait(pr->s, &r);
+  if (!r.ok && tpuci__probe_no_exec(r.message)) {
+    said = tpuci__printf("the image has no %s", python);
+  } else if (!r.ok) {
+    tpuci__buf_addf(pr->report, "warn pytest in image %s: not checked: a container did not "
+                                "start: %s\n",
+                    pr->image, r.message);
+    goto out;
+  } else {
+    status = tpuci__probe_wait(pr, name);
+    said = tpuci__probe_said(pr, name);
+    if (status == 0) {
+      tpuci__buf_addf(pr->report, "ok   pytest in image %s: %s %s\n", pr->image, python,
+                      said);
+      goto out;
+    }
+    if (status == 127 || status == 126) {
+      free(said);
+      said = tpuci__printf("the image has no %s (exit %d)", python, status);
+    } else {
+      char *t = tpuci__printf("%s %s", python, said[0] ? said : "failed");
+      free(said);
+      said = t;
+    }
+  }
+  tpuci__buf_addf(pr->report,
+                  "FAIL pytest in image %s: %s; its pytest jobs would end infra "
+                  "(the image needs python3 and pytest)\n",
+                  pr->image, said);
+  rc = tpuci__err_set(pr->err, TPUCI_EIMAGE, "image '%s': %s", pr->image, said);
+out:
+  free(said);
+  tpuci__sync_res_free(&r);
+  tpuci__probe_remove(pr->s, pr->ctr[0], NULL, pr->report);
+  free(pr->ctr[0]);
+  pr->ctr[0] = NULL;
+  return rc;
+}
+
+int tpuci__docker_probe_pytest(tpuci__sync_t *s, const tpuci__plan_t *plan, const int *present,
+                               const tpuci__podman_limits_t *limits, tpuci__buf_t *report,
+                               int first, tpuci__err_t *err) {
+  size_t k, j;
+  int n = 0;
+  if (plan == NULL) return first;
+  for (k = 0; k < plan->nimages; k++) {
+    tpuci__strv_t pythons = {0};
+    tpuci__probe_run_t pr;
+    if (!present[k]) continue;
+    tpuci__pyprobe_pythons(plan, k, &pythons);
+    memset(&pr, 0, sizeof(pr));
+    pr.s = s;
+    pr.limits = limits;
+    pr.report = report;
+    pr.image = plan->images[k].ref;
+    snprintf(pr.run, sizeof(pr.run), "doctor-%ld-py%zu", (long) getpid(), k);
+    tpuci__ctr_labels(&pr.labels, pr.run, "doctor", "pytest-probe", (int) k, 0);
+    for (j = 0; j < pythons.len; j++) {
+      int rc;
+      pr.err = first ? NULL : err;
+      rc = tpuci__pyprobe_one(&pr, pythons.items[j], n++);
+      if (first == 0) first = rc;
+    }
+    tpuci__kv_free(&pr.labels);
+    tpuci__strv_free(&pythons);
+  }
+  return first;
+}

@@ -1,6 +1,7 @@
-/* `tpuci doctor`'s network probe: on each network mode the selected
- * docker instances use, containers that prove the mode works (on a
- * bridge, one reaches another by name and the gateway); docs/docker.md.
+/* `tpuci doctor`'s probes in containers: on each network mode the
+ * selected docker instances use, containers that prove the mode works (on
+ * a bridge, one reaches another by name and the gateway); and in each
+ * image of a pytest job, that its python imports pytest; docs/docker.md.
  * Only maint.c (the doctor) includes this. */
 #ifndef TPUCI_RUNTIME_DOCKER_NETPROBE_H
 #define TPUCI_RUNTIME_DOCKER_NETPROBE_H
@@ -19,5 +20,13 @@ int tpuci__docker_probe_networks(tpuci__sync_t *s, const tpuci__plan_t *plan,
                                  const tpuci__podman_limits_t *limits,
                                  tpuci__buf_t *report, int first,
                                  tpuci__err_t *err);
+
+/* `python -c "import pytest"` in each present image of the selected
+ * docker pytest instances, with each interpreter they name: an image
+ * whose pytest jobs would end infra (no interpreter, no pytest) is a
+ * FAIL line and TPUCI_EIMAGE. Same `first` and `err` as above. */
+int tpuci__docker_probe_pytest(tpuci__sync_t *s, const tpuci__plan_t *plan, const int *present,
+                               const tpuci__podman_limits_t *limits, tpuci__buf_t *report,
+                               int first, tpuci__err_t *err);
 
 #endif /* TPUCI_RUNTIME_DOCKER_NETPROBE_H */
