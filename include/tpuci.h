@@ -88,6 +88,9 @@ typedef enum {
   TPUCI_OUTCOME_NO_CAPACITY,     /* the machines were not there: a worker that
                               refused or timed out at connect before the
                               gang started; retried under retries.capacity */
+  TPUCI_OUTCOME_NOT_APPLICABLE,  /* instance only: `run --test ID`, and the
+                              job's own selection (markers, -k) does not
+                              collect ID; neither a pass nor a failure */
   TPUCI_OUTCOME__COUNT
 } tpuci_outcome_t;
 

@@ -39,6 +39,7 @@ void tpuci__preselect_free(tpuci_ctx_t *ctx) {
   }
   free(ctx->preselect);
   ctx->preselect = NULL;
+  ctx->preselect_tests = 0;
 }
 
 void tpuci_ctx_free(tpuci_ctx_t *ctx) {

@@ -101,7 +101,10 @@ struct tpuci_ctx_s {
 
   /* What the next run runs of the plan (set by selecting, before it). */
   tpuci__strv_t **preselect; /* rerun --failed: failed tests per instance */
-  int repeat;                /* tpuci_plan_repeat()'s N; 0: no probe */
+  /* The preselection is --test's (tpuci_plan_tests): a job whose own
+   * selection does not collect it is not-applicable, not failed. */
+  int preselect_tests;
+  int repeat; /* tpuci_plan_repeat()'s N; 0: no probe */
   /* The current or last run (or a run's record read back): everything
    * tpuci_run() makes, freed at once by the next one (run_state.c). */
   tpuci__run_t run;

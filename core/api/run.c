@@ -23,13 +23,19 @@ void tpuci_run_options_init(tpuci_run_options_t *opts) {
  * machines were not there (every instance that did not pass ended
  * preempted or no-capacity), 130 interrupted. */
 static int tpuci__compute_verdict(const tpuci_ctx_t *ctx) {
-  size_t i;
+  size_t i, applied = 0, na = 0;
   int failed = 0, capacity = 0;
   if (ctx->run.run_error) return 3;
   if (tpuci__sched_interrupted(ctx->run.sched)) return 130;
   for (i = 0; i < ctx->plan.ninstances; i++) {
     tpuci_outcome_t o = ctx->run.results[i].outcome;
     if (!ctx->plan.instances[i].selected) continue;
+    /* run --test: a job that does not collect the test is neither. */
+    if (o == TPUCI_OUTCOME_NOT_APPLICABLE) {
+      na++;
+      continue;
+    }
+    applied++;
     if (o == TPUCI_OUTCOME_PASSED || o == TPUCI_OUTCOME_CACHED) continue;
     if ((o == TPUCI_OUTCOME_FLAKY || o == TPUCI_OUTCOME_ORDER_DEPENDENT) &&
         !ctx->run.ropts.strict_flaky)
@@ -38,6 +44,8 @@ static int tpuci__compute_verdict(const tpuci_ctx_t *ctx) {
     if (o == TPUCI_OUTCOME_PREEMPTED || o == TPUCI_OUTCOME_NO_CAPACITY) capacity = 1;
     else failed = 1;
   }
+  /* No job collected it: the test named is nobody's. */
+  if (na > 0 && applied == 0) failed = 1;
   return failed ? 1 : capacity ? 3
                                : 0;
 }
@@ -678,6 +686,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
     po.timings = &ctx->run.timings;
     po.collections = &ctx->run.collections;
     po.preselect = ctx->preselect;
+    po.preselect_tests = ctx->preselect_tests;
     po.first = ctx->run.first;
     po.known = ctx->run.known;
     po.no_first = ctx->repeat != 0;

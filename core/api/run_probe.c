@@ -48,6 +48,7 @@ int tpuci_plan_tests(tpuci_ctx_t *ctx, const char *const *ids, size_t n) {
                    ctx->plan.spec_path);
     return tpuci__fail(ctx, &e);
   }
+  ctx->preselect_tests = 1;
   return count;
 }
 

@@ -108,7 +108,8 @@ const char *tpuci_console__color_of(const tpuci_console_t *c, tpuci_outcome_t o)
     case TPUCI_OUTCOME_FLAKY:
     case TPUCI_OUTCOME_ORDER_DEPENDENT: return C_YELLOW;
     case TPUCI_OUTCOME_CACHED: return C_GREEN C_DIM;
-    case TPUCI_OUTCOME_CANCELLED: return C_DIM;
+    case TPUCI_OUTCOME_CANCELLED:
+    case TPUCI_OUTCOME_NOT_APPLICABLE: return C_DIM;
     case TPUCI_OUTCOME_PREEMPTED:
     case TPUCI_OUTCOME_NO_CAPACITY: return C_YELLOW;
     default: return C_RED;
@@ -508,6 +509,8 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
       break;
     case TPUCI_EVENT_ATTEMPT_FINISHED: {
       int ok = ev->outcome == TPUCI_OUTCOME_PASSED;
+      /* run --test in a job that does not collect it: no log to read. */
+      int na = ev->outcome == TPUCI_OUTCOME_NOT_APPLICABLE;
       if (ev->outcome == TPUCI_OUTCOME_CACHED) {
         /* Never started: a pass of the results cache (docs/cache.md). */
         if (board) board_erase(c);
@@ -523,18 +526,20 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
       tpuci_console__duration(ev->duration_ms, d, sizeof(d));
       if (!(ok && c->quiet)) {
         fprintf(c->out, "[%s%-7s%s] %s: %s in %s", tpuci_console__color_of(c, ev->outcome),
-                ok ? "pass" : tpuci_outcome_name(ev->outcome), tpuci_console__reset(c), ev->name,
+                ok ? "pass" : na ? "n/a"
+                                 : tpuci_outcome_name(ev->outcome),
+                tpuci_console__reset(c), ev->name,
                 tpuci_console__safe(ev->cause, 0), d);
         if (ev->max_attempts > 1)
           fprintf(c->out, " (attempt %d/%d)", ev->attempt, ev->max_attempts);
         fputc('\n', c->out);
-        if (!ok && ev->outcome != TPUCI_OUTCOME_CANCELLED)
+        if (!ok && !na && ev->outcome != TPUCI_OUTCOME_CANCELLED)
           fprintf(c->out, "    log: %s\n", ev->log_path ? tpuci_console__path(ev->log_path) : "-");
         if (!c->verbose) {
           if (board) {
             /* On a terminal the board shows progress; failures get their
              * log tail. */
-            if (!ok && ev->outcome != TPUCI_OUTCOME_CANCELLED) {
+            if (!ok && !na && ev->outcome != TPUCI_OUTCOME_CANCELLED) {
               size_t len;
               long cut;
               char *log = read_log(ev->log_path, 64 * 1024, &len, &cut);
@@ -542,7 +547,7 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
               free(log);
             }
           } else {
-            print_block(c, ev, !ok);
+            print_block(c, ev, !ok && !na);
           }
         }
       }

@@ -439,6 +439,9 @@ void tpuci_console__gh_step_summary(tpuci_ctx_t *ctx) {
     fprintf(f, "%zu preempted, ", tpuci_outcome_count(ctx, TPUCI_OUTCOME_PREEMPTED));
   if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_NO_CAPACITY) > 0)
     fprintf(f, "%zu no-capacity, ", tpuci_outcome_count(ctx, TPUCI_OUTCOME_NO_CAPACITY));
+  if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_NOT_APPLICABLE) > 0)
+    fprintf(f, "%zu not-applicable, ",
+            tpuci_outcome_count(ctx, TPUCI_OUTCOME_NOT_APPLICABLE));
   fprintf(f, "%zu flaky, %zu failed, %zu timeout, %zu oom, %zu infra, %zu cancelled in %s\n",
           tpuci_outcome_count(ctx, TPUCI_OUTCOME_FLAKY),
           tpuci_outcome_count(ctx, TPUCI_OUTCOME_FAILED),

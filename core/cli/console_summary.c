@@ -136,8 +136,10 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     total++;
   }
   if (width > 60) width = 60;
-  /* "order-dependent" is the one label wider than the column. */
-  owidth = tpuci_outcome_count(ctx, TPUCI_OUTCOME_ORDER_DEPENDENT) > 0 ? 15 : 9;
+  /* "order-dependent" and "not-applicable" are wider than the column. */
+  owidth = 9;
+  if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_NOT_APPLICABLE) > 0) owidth = 14;
+  if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_ORDER_DEPENDENT) > 0) owidth = 15;
   {
     /* With -q the table lists only what did not pass: none, no table. */
     size_t shown = 0;
@@ -182,8 +184,15 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     fprintf(c->out, ", preempted %zu", tpuci_outcome_count(ctx, TPUCI_OUTCOME_PREEMPTED));
   if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_NO_CAPACITY) > 0)
     fprintf(c->out, ", no-capacity %zu", tpuci_outcome_count(ctx, TPUCI_OUTCOME_NO_CAPACITY));
+  /* run --test: the jobs whose selection does not collect it. */
+  if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_NOT_APPLICABLE) > 0)
+    fprintf(c->out, ", not-applicable %zu",
+            tpuci_outcome_count(ctx, TPUCI_OUTCOME_NOT_APPLICABLE));
   tpuci_console__duration(tpuci_run_duration_ms(ctx), d, sizeof(d));
   fprintf(c->out, " (of %zu) in %s\n", total, d);
+  if (total > 0 && tpuci_outcome_count(ctx, TPUCI_OUTCOME_NOT_APPLICABLE) == total)
+    fprintf(c->out, "--test: no pytest job's selection collects it: every job is "
+                    "not-applicable\n");
   if (strcmp(verdict, "passed") == 0)
     fprintf(c->out, "%sverdict: PASSED%s\n", c->color ? C_BOLD C_GREEN : "", tpuci_console__reset(c));
   else if (strcmp(verdict, "interrupted") == 0)

@@ -18,6 +18,7 @@ const char *tpuci_outcome_name(tpuci_outcome_t o) {
     case TPUCI_OUTCOME_ORDER_DEPENDENT: return "order-dependent";
     case TPUCI_OUTCOME_PREEMPTED: return "preempted";
     case TPUCI_OUTCOME_NO_CAPACITY: return "no-capacity";
+    case TPUCI_OUTCOME_NOT_APPLICABLE: return "not-applicable";
     default: return "unknown";
   }
 }

@@ -288,6 +288,8 @@ int tpuci__history_flaky(const tpuci__test_hist_t *t) {
 }
 
 int tpuci__attempt_abnormal(const tpuci__attempt_rec_t *a) {
+  /* Not this job's test (run --test): no case of its own. */
+  if (a->outcome == TPUCI_OUTCOME_NOT_APPLICABLE) return 0;
   if (a->cut) return 1;
   switch (a->outcome) {
     case TPUCI_OUTCOME_PASSED:

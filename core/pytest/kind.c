@@ -103,6 +103,19 @@ static const char *tpuci__pk_poll(tpuci__kind_run_t *kr, tpuci__kind_proc_t *p, 
   return pp->text;
 }
 
+/* Whether an attempt of `run --test` found nothing of it to run: its
+ * first attempt ran the preselected ids, and pytest said exit 5 (nothing
+ * collected after the job's markers and -k). */
+static int tpuci__pk_not_applicable(const tpuci__kind_run_t *kr, const tpuci__kind_proc_t *p,
+                                    const tpuci__proc_end_t *end) {
+  const tpuci__instance_result_t *r = &kr->results[p->index];
+  if (!kr->o.preselect_tests || kr->o.preselect == NULL || kr->o.preselect[p->index] == NULL)
+    return 0;
+  if (r->history != NULL && r->history->n_attempts > 0) return 0;
+  return end->outcome == TPUCI_OUTCOME_FAILED && end->exit->term_signal == 0 &&
+         end->exit->exit_code == TPUCI__PYTEST_NO_TESTS;
+}
+
 static tpuci_outcome_t tpuci__pk_ended(tpuci__kind_run_t *kr, tpuci__kind_proc_t *p,
                                        const tpuci__proc_end_t *end, char **cause) {
   const tpuci__instance_t *inst = &kr->plan->instances[p->index];
@@ -124,6 +137,23 @@ static tpuci_outcome_t tpuci__pk_ended(tpuci__kind_run_t *kr, tpuci__kind_proc_t
     free(devices);
     o = tpuci__pytest_after(r->history, inst, NULL, TPUCI_OUTCOME_INFRA, end->exit, *cause,
                             end->duration_ms, kr->select[p->index], &py_cause);
+    free(py_cause);
+    return o;
+  }
+  /* `run --test ID` where this job's own selection (markers, -k)
+   * collects nothing of it: not this job's test, neither a pass nor a
+   * failure. */
+  if (tpuci__pk_not_applicable(kr, p, end)) {
+    tpuci__buf_t b;
+    tpuci__buf_init(&b);
+    tpuci__buf_adds(&b, "--test: not collected by this job's selection");
+    if (inst->pytest->markers) tpuci__buf_addf(&b, " -m '%s'", inst->pytest->markers);
+    if (inst->pytest->k) tpuci__buf_addf(&b, " -k '%s'", inst->pytest->k);
+    free(*cause);
+    *cause = tpuci__buf_steal(&b);
+    /* No scope: the ids are not this job's tests, so none is "not run". */
+    o = tpuci__pytest_after(r->history, inst, NULL, TPUCI_OUTCOME_NOT_APPLICABLE, end->exit,
+                            *cause, end->duration_ms, NULL, &py_cause);
     free(py_cause);
     return o;
   }

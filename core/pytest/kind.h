@@ -38,6 +38,9 @@ typedef struct {
   /* Per instance, the node ids its first attempt runs (rerun --failed,
    * --test), or NULL; copied. May be NULL. */
   tpuci__strv_t *const *preselect;
+  /* 1: the preselection is `run --test`'s: an instance whose selection
+   * (markers, -k) collects none of it ends not-applicable. */
+  int preselect_tests;
   /* Per instance, the tests that failed in its last run (the history's),
    * which run first in a process of their own when the job has
    * failed_first (a shard's: those of its part), or NULL; copied. May be

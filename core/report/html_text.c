@@ -136,7 +136,8 @@ void tpuci__html_field(tpuci__buf_t *b, const json_t *o, const char *key) {
 
 static const char *const tpuci__html_outcomes[] = {
     "passed", "flaky", "failed", "timeout", "oom",
-    "infra", "cancelled", "not-run", "cached", "order-dependent", "preempted", "no-capacity", NULL};
+    "infra", "cancelled", "not-run", "cached", "order-dependent", "preempted", "no-capacity",
+    "not-applicable", NULL};
 
 /* The CSS class suffix for an outcome: the outcome itself when it is one
  * tpuci knows (so class names never carry report text), else "unknown". */

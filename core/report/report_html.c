@@ -71,7 +71,7 @@ static void tpuci__html_header(tpuci__buf_t *b, const json_t *report) {
   static const struct {
     const char *key;
     const char *label;
-  } counts[] = {{"passed", "passed"}, {"cached", "cached"}, {"flaky", "flaky"}, {"order-dependent", "order-dependent"}, {"failed", "failed"}, {"timeout", "timeout"}, {"oom", "oom"}, {"infra", "infra"}, {"preempted", "preempted"}, {"no-capacity", "no capacity"}, {"cancelled", "cancelled"}, {"not-run", "not run"}};
+  } counts[] = {{"passed", "passed"}, {"cached", "cached"}, {"flaky", "flaky"}, {"order-dependent", "order-dependent"}, {"failed", "failed"}, {"timeout", "timeout"}, {"oom", "oom"}, {"infra", "infra"}, {"preempted", "preempted"}, {"no-capacity", "no capacity"}, {"cancelled", "cancelled"}, {"not-run", "not run"}, {"not-applicable", "not applicable"}};
   const char *verdict = tpuci__html_jstr(report, "verdict", NULL);
   const json_t *jc = json_object_get(report, "counts");
   char d[64];
@@ -562,7 +562,7 @@ static void tpuci__html_filter(tpuci__buf_t *b, const json_t *report, const json
   static const struct {
     const char *key;
     const char *label;
-  } f[] = {{"passed", "passed"}, {"cached", "cached"}, {"flaky", "flaky"}, {"order-dependent", "order-dependent"}, {"failed", "failed"}, {"timeout", "timeout"}, {"oom", "oom"}, {"infra", "infra"}, {"preempted", "preempted"}, {"no-capacity", "no capacity"}, {"cancelled", "cancelled"}, {"not-run", "not run"}};
+  } f[] = {{"passed", "passed"}, {"cached", "cached"}, {"flaky", "flaky"}, {"order-dependent", "order-dependent"}, {"failed", "failed"}, {"timeout", "timeout"}, {"oom", "oom"}, {"infra", "infra"}, {"preempted", "preempted"}, {"no-capacity", "no capacity"}, {"cancelled", "cancelled"}, {"not-run", "not run"}, {"not-applicable", "not applicable"}};
   const json_t *jc = json_object_get(report, "counts");
   /* A cached pass is a pass (docs/cache.md). */
   size_t k, n = json_array_size(instances),
