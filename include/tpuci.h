@@ -113,7 +113,8 @@ const char *tpuci_err_name(int err);
 int tpuci_parse_duration(const char *text, uint64_t *out_ms);
 
 /* "passed", "failed", "timeout", "oom", "infra", "cancelled", "flaky",
- * "cached", "order-dependent", "preempted", "no-capacity", "none". */
+ * "cached", "order-dependent", "preempted", "no-capacity", "not-applicable",
+ * "none". */
 const char *tpuci_outcome_name(tpuci_outcome_t outcome);
 
 /* Where this build of tpuci came from, as the build recorded it
