@@ -1296,7 +1296,7 @@ local JOB_SET = set_of(JOB_KEYS)
 
 local PYTEST_KEYS = { "markers", "k", "args", "options", "shards", "shard_by", "allow_empty",
                       "failed_first", "python", "test_timeout", "select", "select_always",
-                      "select_ignore", "new_tests", "per_chip" }
+                      "select_ignore", "new_tests", "per_chip", "setup" }
 local PYTEST_SET = set_of(PYTEST_KEYS)
 local NEW_TESTS_KEYS = { "runs" }
 local NEW_TESTS_SET = set_of(NEW_TESTS_KEYS)
@@ -1455,6 +1455,27 @@ local function pytest_spec(d, j, t, mkeys, keys)
       end
       py[key] = list
     end
+  end
+  -- setup = { "pip install --no-deps -e ." }: shell commands the
+  -- attempt runs before it imports pytest (docs/pytest.md, "The tree
+  -- under test"), one a line.
+  local setup = rawget(t, "setup")
+  if setup ~= nil then
+    if type(setup) ~= "table" then
+      fail(d, "pytest.setup",
+           'expected a list of shell commands like { "pip install --no-deps -e ." }, got ' ..
+           tname(setup))
+    end
+    local n = check_list(d, "pytest.setup", setup, "setup")
+    local list = {}
+    for i = 1, n do
+      local p = "pytest.setup[" .. i .. "]"
+      list[i] = nonempty(d, p, rawget(setup, i), "a shell command")
+      if list[i]:find("\n", 1, true) then
+        fail(d, p, "a command of one line (chain commands with &&, or list them)")
+      end
+    end
+    py.setup = list
   end
   -- new_tests = { runs = N }: a test the history has never seen runs
   -- N times before its pass counts (docs/pytest.md, "New tests"); not

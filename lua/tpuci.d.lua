@@ -208,6 +208,8 @@
 ---@field select_always? string[]
 ---Globs of files (relative to pytest's rootdir) whose changes never matter to `select = "affected"` (`"docs/**"`, `"*.md"`).
 ---@field select_ignore? string[]
+---Shell commands (`sh -c`, one line each) the attempt runs in its container before it imports pytest, their output in its log; one that fails ends the attempt `infra` with its own cause, not retried (docs/pytest.md, "The tree under test"). `{ "pip install --no-deps -e ." }` tests the tree, not a copy the image holds.
+---@field setup? string[]
 ---The interpreter (default `"python3"`): `python -m pytest ...`.
 ---@field python? string
 ---`{ runs = N }` (2..50): a test the history (`.tpuci/history.jsonl`) has never seen for this job runs N times in all (its attempt, then N-1 more in processes of their own) before its pass counts; failing any of them fails the job (docs/pytest.md, "New tests").

@@ -35,6 +35,7 @@ void tpuci__instance_free(tpuci__instance_t *in) {
   if (in->pytest) {
     free(in->pytest->markers);
     free(in->pytest->k);
+    free(in->pytest->setup);
     tpuci__strv_free(&in->pytest->select_always);
     tpuci__strv_free(&in->pytest->select_ignore);
     free(in->pytest);
@@ -96,6 +97,7 @@ void tpuci__instance_copy(tpuci__instance_t *dst, const tpuci__instance_t *src) 
     *dst->pytest = *src->pytest;
     dst->pytest->markers = tpuci__strdup(src->pytest->markers);
     dst->pytest->k = tpuci__strdup(src->pytest->k);
+    dst->pytest->setup = tpuci__strdup(src->pytest->setup);
     memset(&dst->pytest->select_always, 0, sizeof(dst->pytest->select_always));
     tpuci__strv_copy(&dst->pytest->select_always, &src->pytest->select_always);
     memset(&dst->pytest->select_ignore, 0, sizeof(dst->pytest->select_ignore));

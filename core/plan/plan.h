@@ -245,6 +245,10 @@ typedef struct {
   /* One process per chip of the one host (pytest.per_chip): the shards
    * are the chips, shard i runs on chip i - 1 (host_env.c). */
   int per_chip;
+  /* pytest.setup: shell commands the bootstrap runs in the attempt before
+   * it imports pytest, one a line (TPUCI_SETUP in the environment), or
+   * NULL. */
+  char *setup;
 } tpuci__pytest_t;
 
 /* One job instance: a job with one matrix combination bound. */

@@ -62,11 +62,19 @@ void tpuci__pytest_argv_shard(const tpuci__instance_t *inst, const char *results
   }
 }
 
-/* The collection pass's -c: pytest.main() as `-m pytest` would run it,
- * but a pytest that cannot be imported says so on a line of its own
+/* The collection pass's -c: pytest.setup's commands (TPUCI_SETUP), then
+ * pytest.main() as `-m pytest` would run it; a setup command that fails
+ * or a pytest that cannot be imported says so on a line of its own
  * (TPUCI__SETUP_LINE) and ends with TPUCI__SETUP_EXIT. */
 static const char tpuci__collect_code[] =
     "import os, sys\n"
+    "for c in [c for c in os.environ.pop('TPUCI_SETUP', '').split('\\n') if c]:\n"
+    "    r = os.system(c)\n"
+    "    if r:\n"
+    "        how = 'signal %d' % (r & 127) if r & 127 else 'exit %d' % (r >> 8)\n"
+    "        sys.stderr.write('\\n" TPUCI__SETUP_LINE "pytest.setup command failed (%s): "
+    "%s\\n' % (how, c))\n"
+    "        sys.exit(78)\n"
     "try:\n"
     "    import pytest\n"
     "except Exception as e:\n"

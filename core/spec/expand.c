@@ -239,6 +239,17 @@ static void tpuci__emit_pytest(lua_State *L, const tpuci__job_t *j,
   tpuci__strv_field(L, j->pytest, "select_ignore", &py->select_ignore);
   tpuci__strv_field(L, j->pytest, "select_always", &py->select_always);
   {
+    tpuci__strv_t setup = {0};
+    tpuci__buf_t b;
+    size_t i;
+    tpuci__strv_field(L, j->pytest, "setup", &setup);
+    tpuci__buf_init(&b);
+    for (i = 0; i < setup.len; i++) tpuci__buf_addf(&b, "%s%s", i ? "\n" : "", setup.items[i]);
+    if (setup.len > 0) py->setup = tpuci__buf_steal(&b);
+    else tpuci__buf_free(&b);
+    tpuci__strv_free(&setup);
+  }
+  {
     /* The prelude checked it: "file" (its default), "class" or "test". */
     const char *by = tpuci__spec_get_str(L, j->pytest, "shard_by");
     py->shard_by = by && strcmp(by, "test") == 0    ? TPUCI__SHARD_BY_TEST
@@ -263,6 +274,9 @@ static void tpuci__pytest_env(tpuci__instance_t *in) {
   char num[32];
   if (tpuci__kv_get(&in->env, "PYTHONDONTWRITEBYTECODE") == NULL)
     tpuci__kv_set(&in->env, "PYTHONDONTWRITEBYTECODE", "1");
+  /* pytest.setup, for the bootstrap (which takes it out of the
+   * environment before anything else runs). */
+  if (in->pytest->setup != NULL) tpuci__kv_set(&in->env, "TPUCI_SETUP", in->pytest->setup);
   if (in->pytest->shards <= 1) return;
   snprintf(num, sizeof(num), "%d", in->pytest->shards);
   if (tpuci__kv_get(&in->env, "TEST_TOTAL_SHARDS") == NULL)

@@ -138,6 +138,25 @@ def setup_failed(progress, problem):
     os._exit(SETUP_EXIT)
 
 
+def run_setup(progress):
+    """pytest.setup: the commands in TPUCI_SETUP (one a line), each with
+    sh -c in the attempt's folder, their output in its log, before pytest
+    is imported. One that fails ends the attempt (setup_failed())."""
+    cmds = os.environ.pop("TPUCI_SETUP", "")
+    for cmd in [c for c in cmds.split("\n") if c]:
+        sys.stdout.write("tpuci: setup: %s\n" % cmd)
+        sys.stdout.flush()
+        status = os.system(cmd)
+        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+            continue
+        how = ("exit %d" % os.WEXITSTATUS(status) if os.WIFEXITED(status)
+               else "signal %d" % os.WTERMSIG(status))
+        setup_failed(progress, "pytest.setup command failed (%s): %s" % (how, cmd))
+
+
+if __name__ == "__main__" and os.environ.get("TPUCI_SETUP"):
+    run_setup(sys.argv[1])
+
 try:
     import pytest  # noqa: E402
 except Exception as e:  # ImportError, or whatever a broken install raises
@@ -1366,6 +1385,81 @@ def is_test_file(path, patterns):
     return False
 
 
+def tree_packages(root):
+    """The tree's top-level packages, {name: folder}: the folders with an
+    __init__.py at `root` (a flat layout) and under root/src (a src
+    layout)."""
+    out = {}
+    for base in (root, os.path.join(root, "src")):
+        try:
+            names = sorted(os.listdir(base))
+        except OSError:
+            continue
+        for name in names:
+            folder = os.path.join(base, name)
+            if name.startswith(".") or not name.isidentifier() or name in out:
+                continue
+            if os.path.isfile(os.path.join(folder, "__init__.py")):
+                out[name] = folder
+    return out
+
+
+def within(path, folder):
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def same_sources(tree, copy, limit=5000):
+    """Whether every .py file of the package folder `tree` is in `copy`
+    with the same bytes (a copy installed from this tree: pip install
+    --no-deps .); at most `limit` files are compared, more is False."""
+    n = 0
+    for dirpath, dirnames, names in os.walk(tree):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__" and not d.startswith(".")]
+        for name in names:
+            if not name.endswith(".py"):
+                continue
+            n += 1
+            if n > limit:
+                return False
+            mine = os.path.join(dirpath, name)
+            theirs = os.path.join(copy, os.path.relpath(mine, tree))
+            try:
+                with open(mine, "rb") as a, open(theirs, "rb") as b:
+                    if a.read() != b.read():
+                        return False
+            except OSError:
+                return False
+    return True
+
+
+def stale_copy(root):
+    """None, or why the tests do not test the tree at `root`: a package of
+    the tree that the session imported from elsewhere (an installed copy
+    in the image's site-packages) whose sources differ from the tree's.
+    Only packages already imported count (after the collection: what the
+    test modules and conftest.py import)."""
+    root = os.path.realpath(root)
+    for name, folder in sorted(tree_packages(root).items()):
+        m = sys.modules.get(name)
+        if m is None:
+            continue
+        paths = list(getattr(m, "__path__", None) or [])
+        if not paths and getattr(m, "__file__", None):
+            paths = [os.path.dirname(m.__file__)]
+        real = [os.path.realpath(p) for p in paths]
+        if not real or any(within(r, root) for r in real):
+            continue  # from the tree (its own folder, or another of its copies)
+        if same_sources(folder, real[0]):
+            continue  # installed from this very tree
+        where = os.path.relpath(os.path.dirname(folder), root)
+        return ("package '%s' is imported from %s, not from the tree under test (%s): "
+                "the tests would test an installed copy; install the tree in the "
+                "attempt (pytest.setup = { \"pip install --no-deps -e .\" }) or put it "
+                "first on the path (env = { PYTHONPATH = \"%s\" })" % (
+                    name, real[0], folder, "." if where == "." else where))
+    return None
+
+
 class TpuciProgress:
     """The plugin: writes PROGRESS, one JSON object a line, as pytest goes
     ({"rootdir": ...}, with SHARD {"suite": [N, CRC]}, {"collected": [...]},
@@ -1483,11 +1577,20 @@ class TpuciProgress:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session):
         """Before the first test (after the collection, so a conftest.py
-        that sets XLA_FLAGS has run): the device check. A mismatch writes
+        that sets XLA_FLAGS has run): the tree check (stale_copy(): a
+        package of the tree imported from elsewhere ends the attempt as a
+        setup error, setup_failed()), then the device check. A mismatch writes
         devices.json beside PROGRESS ({"seen": ..., "mismatch": ...}),
         says it and ends the process with DEVICES_EXIT: no test runs and
         no JUnit file is written; tpuci makes the attempt infra."""
-        if not self.devices or session.config.option.collectonly or not session.items:
+        if session.config.option.collectonly or not session.items:
+            return None
+        c = session.config
+        stale = stale_copy(str(getattr(c, "rootpath", None) or c.rootdir))
+        if stale is not None:
+            self.out.close()
+            setup_failed(self.path, stale)
+        if not self.devices:
             return None
         # tpuci's own: not the session's to record (what it imports is).
         if self.recording():
