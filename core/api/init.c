@@ -41,11 +41,12 @@ int tpuci_init_spec(tpuci_ctx_t *ctx, const tpuci_init_options_t *opts, char **o
     return tpuci__fail(ctx, &e);
   }
   memset(&o, 0, sizeof(o));
+  o.spec_name = io.spec_name ? io.spec_name : "tpuci.lua";
   tpuci__init_probe(dir, &conf, &o, &image_name, &jax);
   o.image_name = image_name;
   o.project = io.project ? io.project : ".";
-  o.spec_name = io.spec_name ? io.spec_name : "tpuci.lua";
   *out = tpuci__init_spec(&conf, &o, summary);
+  tpuci__strv_free(&o.counted);
   free(image_name);
   free(jax);
   tpuci__pyconf_free(&conf);

@@ -416,10 +416,12 @@ static void tpuci__spec_image(tpuci__buf_t *b, const tpuci__init_opts_t *o) {
                                           ref));
   } else {
     tpuci__comment(b, "The image the tests run in: it needs python3, pytest and what the tests "
-                      "import. Build one, for example from a Dockerfile in this folder holding");
+                      "import, but not the project itself: the tests import the tree mounted "
+                      "at /src (a copy installed in the image would be tested instead, and "
+                      "tpuci stops such an attempt). Build one, for example from a "
+                      "Dockerfile in this folder holding");
     tpuci__buf_adds(b, "--   FROM python:3.12-slim\n"
-                       "--   COPY . /tmp/project\n"
-                       "--   RUN pip install pytest /tmp/project\n");
+                       "--   RUN pip install pytest   # and the project's dependencies\n");
     tpuci__commentf_take(b, tpuci__printf("with `docker build -t %s .`, or name an image you "
                                           "have.",
                                           ref));
@@ -445,8 +447,28 @@ static void tpuci__spec_helper(tpuci__buf_t *b, const tpuci__pyconf_t *conf,
   tpuci__lua_str(b, o->project);
   tpuci__buf_adds(b, "] = { target = \"/src\", readonly = true } }\n"
                      "  t.workdir = \"/src\"\n"
-                     "  t.timeout = t.timeout or \"30m\"\n"
-                     "  return t\n"
+                     "  t.timeout = t.timeout or \"30m\"\n");
+  if (o->src_layout) {
+    tpuci__comment(b, "A src/ layout: the tests import the tree's packages from src/.");
+    tpuci__buf_adds(b, "  t.env     = t.env or { PYTHONPATH = \"src\" }\n");
+  }
+  if (o->counted.len > 0) {
+    size_t i;
+    tpuci__comment(b, "What counts for the results cache (docs/cache.md): the project but its "
+                      "docs, so a README edit reruns nothing. Name here anything else the "
+                      "tests read.");
+    tpuci__buf_adds(b, "  t.inputs  = t.inputs or {");
+    for (i = 0; i < o->counted.len; i++) {
+      char *g = strcmp(o->project, ".") == 0
+                    ? tpuci__strdup(o->counted.items[i])
+                    : tpuci__printf("%s/%s", o->project, o->counted.items[i]);
+      tpuci__buf_adds(b, i ? ", " : " ");
+      tpuci__lua_str(b, g);
+      free(g);
+    }
+    tpuci__buf_adds(b, " }\n");
+  }
+  tpuci__buf_adds(b, "  return t\n"
                      "end\n\n");
 }
 
@@ -734,6 +756,56 @@ static int tpuci__plain_rel(const char *p) {
   return *p && *p != '/' && strstr(p, "..") == NULL;
 }
 
+/* Whether a top-level entry is the project's prose, hidden or built:
+ * not counted for the results cache. */
+static int tpuci__init_uncounted(const char *name) {
+  static const char *const folders[] = {"docs", "doc", "build", "dist", "venv", "__pycache__",
+                                        "htmlcov", NULL};
+  static const char *const prefixes[] = {"README", "LICENSE", "LICENCE", "COPYING", "AUTHORS",
+                                         "CHANGELOG", "CHANGES", "NOTICE", "CONTRIBUTING",
+                                         NULL};
+  size_t k, n = strlen(name);
+  if (name[0] == '.') return 1;
+  for (k = 0; folders[k]; k++)
+    if (strcmp(name, folders[k]) == 0) return 1;
+  for (k = 0; prefixes[k]; k++)
+    if (strncmp(name, prefixes[k], strlen(prefixes[k])) == 0) return 1;
+  if (n > 9 && strcmp(name + n - 9, ".egg-info") == 0) return 1;
+  return (n > 3 && strcmp(name + n - 3, ".md") == 0) ||
+         (n > 4 && strcmp(name + n - 4, ".rst") == 0);
+}
+
+static int tpuci__cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* o->src_layout and o->counted from the project's top level. */
+static void tpuci__init_layout(const char *dir, tpuci__init_opts_t *o) {
+  DIR *d;
+  struct dirent *e;
+  if ((d = opendir(dir)) == NULL) return;
+  while ((e = readdir(d)) != NULL && o->counted.len < 200) {
+    if (tpuci__init_uncounted(e->d_name)) continue;
+    if (o->spec_name != NULL && strcmp(e->d_name, o->spec_name) == 0) continue;
+    tpuci__strv_push(&o->counted, e->d_name);
+  }
+  closedir(d);
+  if (o->counted.len > 1)
+    qsort(o->counted.items, o->counted.len, sizeof(*o->counted.items), tpuci__cmp_str);
+  {
+    char *src = tpuci__printf("%s/src", dir);
+    DIR *s = opendir(src);
+    while (s != NULL && !o->src_layout && (e = readdir(s)) != NULL) {
+      char *init = tpuci__printf("%s/%s/__init__.py", src, e->d_name);
+      struct stat st;
+      o->src_layout = e->d_name[0] != '.' && stat(init, &st) == 0 && S_ISREG(st.st_mode);
+      free(init);
+    }
+    if (s != NULL) closedir(s);
+    free(src);
+  }
+}
+
 void tpuci__init_probe(const char *dir, const tpuci__pyconf_t *conf, tpuci__init_opts_t *o,
                        char **image_name, char **jax) {
   static const char *const files[] = {"pyproject.toml", "setup.cfg", "setup.py", "conftest.py",
@@ -783,4 +855,5 @@ void tpuci__init_probe(const char *dir, const tpuci__pyconf_t *conf, tpuci__init
     name = tpuci__strdup("project");
   }
   *image_name = name;
+  tpuci__init_layout(dir, o);
 }

@@ -35,10 +35,19 @@ typedef struct {
   /* The first file of the project that names JAX, or NULL: the topologies
    * then emulate "jax". */
   const char *jax;
+  /* The project keeps its packages under src/ (a src layout): the tests
+   * import them with PYTHONPATH=src, not from a copy in the image. */
+  int src_layout;
+  /* The project's top-level files and folders that count for the results
+   * cache (all but its docs, hidden and build folders), sorted; empty:
+   * the spec writes no inputs. Owned by the caller (tpuci__init_probe
+   * fills it). */
+  tpuci__strv_t counted;
 } tpuci__init_opts_t;
 
 /* What `dir` tells of the project besides pytest's configuration: a
- * Dockerfile; the first file that names JAX ("jax" at the start of a
+ * Dockerfile; a src layout and the top-level entries that count (o's
+ * src_layout and counted); the first file that names JAX ("jax" at the start of a
  * word, in any case: "import jax", "jaxlib", "JAX_PLATFORMS") among
  * pyproject.toml, setup.cfg, setup.py, requirements*.txt, conftest.py
  * and the Python files of the test folders (conf's testpaths, else tests/

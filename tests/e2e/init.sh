@@ -154,6 +154,19 @@ grep -q "wrote tpuci.lua without a pytest configuration, 1 job: tests" out && pa
   fail "init without a configuration: $(cat out)"
 [ "$(cd none && jobs tpuci.lua)" = "tests - -" ] && pass || fail "the job for every test"
 
+# A src layout without a Dockerfile (issue 42.1): the proposed image does
+# not copy the project in, PYTHONPATH points at src/, and inputs count the
+# project but its README and docs/ (and the spec itself).
+mkdir -p srcl/src/pkg srcl/tests srcl/docs
+touch srcl/src/pkg/__init__.py srcl/tests/test_x.py srcl/README.md srcl/docs/index.md srcl/setup.cfg
+(cd srcl && "$TPUCI" init > ../out 2>&1) || fail "init in a src layout: $(cat out)"
+if grep -q 'COPY' srcl/tpuci.lua; then fail "the proposed Dockerfile copies the project"; else pass; fi
+grep -q '  t.env     = t.env or { PYTHONPATH = "src" }' srcl/tpuci.lua && pass ||
+  fail "no PYTHONPATH for the src layout"
+grep -q '  t.inputs  = t.inputs or { "setup.cfg", "src", "tests" }' srcl/tpuci.lua && pass ||
+  fail "the inputs: $(grep 't.inputs' srcl/tpuci.lua)"
+(cd srcl && "$TPUCI" plan tpuci.lua > ../out 2>&1) && pass || fail "the src layout's spec: $(cat out)"
+
 # 5. Help and completion know it.
 run_tpuci --help
 expect_out "  init           write a starting spec (tpuci.lua) for the project here"

@@ -43,7 +43,7 @@ static void check_list(const tpuci__strv_t *v) {
 
 /* The spec init writes for conf loads, warns of nothing, has jobs. */
 static void check_spec(tpuci__pyconf_t *conf, const char *file) {
-  tpuci__init_opts_t o = {"tpuci.lua", ".", "fuzz", 0, NULL};
+  tpuci__init_opts_t o = {"tpuci.lua", ".", "fuzz", 0, NULL, 0, {0}};
   tpuci_ctx_t *ctx;
   char *text, *summary = NULL;
   conf->file = tpuci__strdup(file);

@@ -351,7 +351,7 @@ static void test_values(void **state) {
 /* The spec init writes for conf loads without a warning; *names gets its
  * instances' names and -m expressions ("job|markers|topology"). */
 static char *spec_of(const tpuci__pyconf_t *conf, const char *jax, char **summary) {
-  tpuci__init_opts_t o = {"tpuci.lua", ".", "mylib", 0, jax};
+  tpuci__init_opts_t o = {"tpuci.lua", ".", "mylib", 0, jax, 0, {0}};
   return tpuci__init_spec(conf, &o, summary);
 }
 
