@@ -208,6 +208,7 @@ typedef struct {
   tpuci__strv_t candidates;
   char *polluter;
   int order_checks;               /* check processes that ran it */
+  int order_apart;                /* runs apart from its candidates it passed (order.h) */
   char *order_note;               /* tpuci__order_text(), once the checks are over */
   int fail_attempt, pass_attempt; /* where it failed and passed (0: first) */
   /* The selection left it out, its audit ran it, and it failed: a miss

@@ -136,6 +136,9 @@ int tpuci__order_search_next(tpuci__order_search_t *s, const tpuci__order_case_t
   if (s->stage == TPUCI__ORDER_CONFIRM) {
     /* After all of them again (a brittle test: alone). */
     if (!s->brittle) tpuci__strv_copy(&s->half, &s->left);
+  } else if (s->stage == TPUCI__ORDER_APART) {
+    /* Where they did not run: alone (a brittle test: after them all). */
+    if (s->brittle) tpuci__strv_copy(&s->half, &s->left);
   } else {
     if (n <= 1) {
       tpuci__order_search_end(s);
@@ -163,6 +166,22 @@ void tpuci__order_search_result(tpuci__order_search_t *s, int failed) {
       s->stage = TPUCI__ORDER_DONE;
       return;
     }
+    s->came_back = 1;
+    s->stage = TPUCI__ORDER_APART;
+    return;
+  }
+  if (s->stage == TPUCI__ORDER_APART) {
+    /* It must pass there every time: a failure where its candidates
+     * did not run (a brittle test: after all of them, where its setter
+     * ran) is chance, not order (iDFlakies tells order-dependent from
+     * nondeterministic so). */
+    if (failed) {
+      s->flaky = 1;
+      s->failed_apart = 1;
+      s->stage = TPUCI__ORDER_DONE;
+      return;
+    }
+    if (++s->apart < TPUCI__ORDER_APART_RUNS) return;
     s->confirmed = 1;
     s->stage = TPUCI__ORDER_BISECT;
     if (s->left.len <= 1) tpuci__order_search_end(s);
@@ -193,6 +212,7 @@ void tpuci__order_search_apply(const tpuci__order_search_t *s, const tpuci__orde
     return;
   }
   t->order_confirmed = s->confirmed;
+  t->order_apart = s->apart;
   free(t->polluter);
   t->polluter = s->culprit ? tpuci__strdup(s->culprit) : NULL;
 }
@@ -230,12 +250,20 @@ char *tpuci__order_text(const tpuci__history_t *h, const tpuci__test_hist_t *t) 
     tpuci__order_process_name(&b, t->pass_attempt);
   }
   if (t->polluter)
-    tpuci__buf_addf(&b, "; it %s after %s (found by %d check%s)",
+    tpuci__buf_addf(&b, "; it %s after %s (found by %d check%s; it passed %s in %d of %d runs)",
                     t->order_brittle ? "passes" : "fails", t->polluter, t->order_checks,
-                    t->order_checks == 1 ? "" : "s");
+                    t->order_checks == 1 ? "" : "s",
+                    t->order_brittle ? "after all of them" : "alone", t->order_apart,
+                    t->order_apart);
   else if (t->order_confirmed)
-    tpuci__buf_addf(&b, "; the failure came back (%d check%s); candidates: ", t->order_checks,
-                    t->order_checks == 1 ? "" : "s");
+    tpuci__buf_addf(&b, "; the failure came back, and it passed %s in %d of %d runs (%d check%s); "
+                        "candidates: ",
+                    t->order_brittle ? "after all of them" : "alone", t->order_apart,
+                    t->order_apart, t->order_checks, t->order_checks == 1 ? "" : "s");
+  else if (t->order_checks > 0)
+    tpuci__buf_addf(&b, "; unconfirmed: the checks stopped after %d (%d run%s apart); "
+                        "candidates: ",
+                    t->order_checks, t->order_apart, t->order_apart == 1 ? "" : "s");
   else
     tpuci__buf_adds(&b, "; not checked; candidates: ");
   if (t->polluter == NULL) tpuci__order_list(&b, &t->candidates);

@@ -12,8 +12,11 @@
  * is. The checks (iDFlakies' idea, bounded) run it again in processes of
  * their own: first after all its candidates (or alone, when brittle) to
  * confirm the failure comes back (when it does not, the test is flaky,
- * not order-dependent), then after one half of them, then the other, to
- * name the one test that makes it fail (or pass, when brittle). */
+ * not order-dependent); then TPUCI__ORDER_APART_RUNS times where its
+ * candidates did not run (alone; a brittle test after them), where it
+ * must pass every time (a failure there is chance, not order: flaky);
+ * then after one half of them, then the other, to name the one test
+ * that makes it fail (or pass, when brittle). */
 #ifndef TPUCI_PYTEST_ORDER_H
 #define TPUCI_PYTEST_ORDER_H
 
@@ -24,8 +27,11 @@
 
 /* Bounds of the checks: processes per instance, cases per instance (the
  * run is bounded too: pytest/order_run.c). */
-#define TPUCI__ORDER_PROCS_MAX 8
+#define TPUCI__ORDER_PROCS_MAX 10
 #define TPUCI__ORDER_CASES_MAX 3
+/* The runs apart from its candidates a test must pass before it is
+ * confirmed order-dependent. */
+#define TPUCI__ORDER_APART_RUNS 2
 
 typedef struct {
   size_t test; /* index into the history's tests */
@@ -56,6 +62,7 @@ void tpuci__order_mark(tpuci__history_t *h, const tpuci__order_cases_t *cases);
 
 /* The search the checks make for one case. */
 enum { TPUCI__ORDER_CONFIRM = 0,
+       TPUCI__ORDER_APART,
        TPUCI__ORDER_BISECT,
        TPUCI__ORDER_DONE };
 typedef struct {
@@ -64,8 +71,11 @@ typedef struct {
   tpuci__strv_t left; /* candidates the culprit is among */
   tpuci__strv_t half; /* what the running check put before the test */
   int second;         /* the half being tried is the second one */
-  int confirmed;      /* the failure came back */
-  int flaky;          /* it did not: flaky, not order-dependent */
+  int came_back;      /* the failure came back where it happened */
+  int apart;          /* runs apart from the candidates it passed */
+  int confirmed;      /* came back, and passed every run apart */
+  int flaky;          /* it did not come back, or failed apart: flaky */
+  int failed_apart;   /* that was a failure apart from its candidates */
   char *culprit;      /* the one test found, or NULL */
 } tpuci__order_search_t;
 

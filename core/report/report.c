@@ -90,6 +90,7 @@ static json_t *tpuci__report_order(const tpuci__test_hist_t *t) {
   json_object_set_new(o, "confirmed", json_boolean(t->order_confirmed));
   json_object_set_new(o, "polluter", t->polluter ? json_string(t->polluter) : json_null());
   json_object_set_new(o, "checks", json_integer(t->order_checks));
+  json_object_set_new(o, "passed_apart", json_integer(t->order_apart));
   json_object_set_new(o, "text", t->order_note ? json_string(t->order_note) : json_null());
   return o;
 }

@@ -105,19 +105,22 @@ static void test_polluter_found(void **state) {
   assert_true(t->order_dep);
   assert_false(tpuci__history_flaky(t));
 
-  /* The first candidate: confirmed, then one half. */
-  assert_int_equal(search(&cases.items[0], &s, first), 2);
+  /* The first candidate: confirmed (it fails after them all, passes
+   * alone twice), then one half. */
+  assert_int_equal(search(&cases.items[0], &s, first), 2 + TPUCI__ORDER_APART_RUNS);
   assert_true(s.confirmed);
+  assert_int_equal(s.apart, TPUCI__ORDER_APART_RUNS);
   assert_string_equal(s.culprit, "t/a.py::test_p");
   tpuci__order_search_apply(&s, &cases.items[0], &h);
   tpuci__order_search_free(&s);
-  h.tests[cases.items[0].test].order_checks = 2;
+  h.tests[cases.items[0].test].order_checks = 4;
   text = tpuci__order_text(&h, t);
   assert_string_equal(text, "failed after 3 tests in attempt 1, passed in attempt 2; it fails "
-                            "after t/a.py::test_p (found by 2 checks)");
+                            "after t/a.py::test_p (found by 4 checks; it passed alone in 2 of "
+                            "2 runs)");
   free(text);
   /* The last one: the other half, then halves of it. */
-  assert_int_equal(search(&cases.items[0], &s, third), 5);
+  assert_int_equal(search(&cases.items[0], &s, third), 5 + TPUCI__ORDER_APART_RUNS);
   assert_string_equal(s.culprit, "t/b.py::test_other");
   tpuci__order_search_free(&s);
   /* Two tests together: confirmed, no one named. */
@@ -125,6 +128,24 @@ static void test_polluter_found(void **state) {
   assert_true(s.confirmed);
   assert_null(s.culprit);
   tpuci__order_search_free(&s);
+  /* Chance: it fails after all of them again, then once alone: flaky
+   * (a test that fails one run in five whatever ran before it). */
+  {
+    static const int said[] = {1, 0, 1};
+    tpuci__strv_t run = {0};
+    int k = 0;
+    tpuci__order_search_init(&s, &cases.items[0]);
+    while (tpuci__order_search_next(&s, &cases.items[0], &run)) {
+      if (k > 0) assert_int_equal(run.len, 1); /* alone */
+      tpuci__order_search_result(&s, said[k++]);
+      tpuci__strv_free(&run);
+    }
+    assert_int_equal(k, 3);
+    assert_true(s.flaky);
+    assert_true(s.failed_apart);
+    assert_false(s.confirmed);
+    tpuci__order_search_free(&s);
+  }
   /* Chance: it passes after all of them again: flaky. */
   assert_int_equal(search(&cases.items[0], &s, none), 1);
   assert_true(s.flaky);

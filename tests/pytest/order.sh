@@ -91,4 +91,46 @@ run_tpuci flaky
 expect_out "o order-dependent"
 printf '%s\n' "$out" | grep -E "^ +1\.00 +0/3 +ooo +t/test_b\.py::test_victim \[victim\]$" > /dev/null &&
   pass || fail "tpuci flaky: the victim is not 'ooo': $out"
+
+# chance (issue 42.8): a test that fails now and then whatever ran before
+# it. Its runs, counted in a file: 1 (after test_other in attempt 1)
+# fails, 2 (alone, the retry) passes: a case, like the victim's; 3 (the
+# check after test_other) fails: the failure came back; 4 (alone, a check
+# apart from its candidates) fails: chance, not order. Flaky, not
+# order-dependent; the old rule called it order-dependent, confirmed.
+mkdir -p chance/t
+cat > chance/t/test_a.py <<'PY'
+def test_other():
+    pass
+PY
+cat > chance/t/test_b.py <<'PY'
+import os
+
+
+def test_chance():
+    path = os.environ["CHANCE_COUNT"]
+    with open(path) as f:
+        n = int(f.read() or 0) + 1
+    with open(path, "w") as f:
+        f.write(str(n))
+    assert n not in (1, 3, 4), "run %d failed by chance" % n
+PY
+echo 0 > chance-count
+cat > chance.lua <<LUA
+job "chance" {
+  pytest = { python = "/usr/bin/python3", args = { "t" }, failed_first = false },
+  workdir = tpuci.spec_dir .. "/chance", env = { CHANCE_COUNT = "$WORK/chance-count" },
+  retries = { attempts = 2 },
+}
+LUA
+run_tpuci run --no-cache chance.lua
+expect_code 0 "chance: passes, flaky"
+expect_json "[i['outcome'] for i in s['instances']]" "['flaky']"
+[ "$(test_is chance t/test_b.py::test_chance)" = "[('passed', False)]" ] && pass ||
+  fail "chance: $(test_is chance t/test_b.py::test_chance), want passed and not order-dependent"
+expect_out "tpuci: chance: order check: t/test_b.py::test_chance failed after 1 test"
+expect_out "tpuci: chance: order check: t/test_b.py::test_chance failed after 0 tests (alone)"
+expect_json "[(c['before'], c['result']) for i in s['instances'] for c in i['order_checks']]" \
+  "[(1, 'failed'), (0, 'failed')]"
+[ "$(cat chance-count)" = 4 ] && pass || fail "chance ran $(cat chance-count) times, want 4"
 finish
