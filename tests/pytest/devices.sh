@@ -8,6 +8,9 @@
 # expect_devices runs the same check before its command, which runs only
 # after a match.
 . "$TESTS/e2e/lib.sh"
+# The TPU VM's checks below run tpuci in a mount namespace whose /dev has
+# a TPU device node (tpu_vm).
+unshare -m true 2> /dev/null || { echo "SKIP: no mount namespaces here (unshare -m)"; exit 77; }
 /usr/bin/python3 -c 'import pytest' 2>/dev/null || { echo "SKIP: /usr/bin/python3 has no pytest (apt-get install python3-pytest)"; exit 77; }
 
 mkdir tests
@@ -47,11 +50,15 @@ expect_json 'len(s["instances"][0].get("tests", []))' "0"
 [ ! -e .tpuci/runs/latest/suite/results-1/junit.xml ] && pass || fail "a junit.xml of the attempt that failed its check"
 grep -q "no test runs" .tpuci/runs/latest/suite/attempt-1.log && pass || fail "the log does not say the check failed"
 
-# The same under --real: the issue's example.
+# The same under --real (issue 42.4): this machine is no TPU VM. The run
+# starts with doctor's TPU checks and says so, and the attempt's device
+# check finds no TPU device node before it asks jax: infra, not failed.
 spec jax 'STANDIN_JAX_DEVICES = "8", STANDIN_JAX_PLATFORM = "cpu"'
 run_tpuci run --real spec.lua
 expect_code 1 "--real, jax on cpu"
-expect_out "jax sees 8 cpu devices, expected 4 TPU chips on worker-0" "console under --real"
+expect_out "warning: --real: this machine is not the TPU the spec expects: this machine has no TPU device (/dev/accel*, /dev/vfio/<group>)"
+expect_out "no TPU device node (/dev/accel*, /dev/vfio/<group>) on worker-0, expected 4 TPU chips: this is not a TPU VM" "console under --real"
+expect_json "sorted(set(i['outcome'] for i in s['instances']))" "['infra']"
 
 # Right: jax sees the 4 emulated devices; both tests pass.
 spec jax 'X = "1"'
@@ -62,9 +69,23 @@ expect_json '[t["outcome"] for t in s["instances"][0]["tests"]]' "['passed', 'pa
 grep -q "tpuci: device check: jax sees 4 cpu devices on worker-0, as expected" \
   .tpuci/runs/latest/suite/attempt-1.log && pass || fail "the log does not say what jax saw"
 
+# tpu_vm ARGS...: tpuci ARGS in a mount namespace of its own whose /dev
+# has a TPU device node (/dev/accel0) beside the usual ones: a TPU VM's
+# device nodes, for the checks below that stand in for its frameworks.
+tpu_vm() {
+  out=$(unshare -m sh -c '
+    mount -t tmpfs tpuci-dev /dev &&
+    mknod /dev/null c 1 3 && mknod /dev/zero c 1 5 && mknod /dev/full c 1 7 &&
+    mknod /dev/random c 1 8 && mknod /dev/urandom c 1 9 && mknod /dev/tty c 5 0 &&
+    chmod 666 /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty &&
+    ln -s /proc/self/fd /dev/fd && mkdir /dev/shm && mknod /dev/accel0 c 1 3 &&
+    exec "$@"' tpuci "$TPUCI" "$@" 2>&1)
+  code=$?
+}
+
 # --real, both frameworks import and see 4 TPU chips: passes.
 spec jax 'STANDIN_JAX_DEVICES = "4", STANDIN_XLA_DEVICES = "4"'
-run_tpuci run --real spec.lua
+tpu_vm run --real spec.lua
 expect_code 0 "--real, both see 4 TPU chips"
 grep -q "torch_xla sees 4 tpu devices on worker-0, as expected" \
   .tpuci/runs/latest/suite/attempt-1.log && pass || fail "torch_xla was not asked under --real"
@@ -77,13 +98,13 @@ expect_out "torch_xla sees 2 cpu devices, expected 4 cpu devices (emulated) on w
 
 # A framework that cannot list its devices (a TPU another process holds).
 spec jax 'STANDIN_JAX_FAILS = "1"'
-run_tpuci run --real spec.lua
+tpu_vm run --real spec.lua
 expect_code 1 "jax cannot list"
 expect_out "jax cannot list its devices on worker-0: RuntimeError: Unable to initialize backend 'tpu'"
 
 # Neither imports: said once, and the tests run.
 sed -i "s|PYTHONPATH = \"$STANDIN\", ||" spec.lua
-run_tpuci run --real spec.lua
+tpu_vm run --real spec.lua
 expect_code 0 "neither imports"
 [ "$(grep -c 'neither jax nor torch_xla imports here' .tpuci/runs/latest/suite/attempt-1.log)" = 1 ] &&
   pass || fail "'neither imports' is not said once"
@@ -151,7 +172,7 @@ grep -q "$mismatch: the command does not run" .tpuci/runs/latest/cmd/attempt-1.l
 
 # The same under --real: it expects the TPU chips.
 cspec jax auto 'STANDIN_JAX_DEVICES = "8", STANDIN_JAX_PLATFORM = "cpu"'
-run_tpuci run --real spec.lua
+tpu_vm run --real spec.lua
 expect_code 1 "command: --real, jax on cpu"
 expect_out "[infra  ] cmd: device check: jax sees 8 cpu devices, expected 4 TPU chips on worker-0" \
   "command: console under --real"
@@ -165,7 +186,7 @@ expect_out "devices:  jax, if it imports, must see 4 cpu devices (4 chips) befor
 # "auto" where nothing imports: said once, and the command runs.
 cspec jax auto 'X = "1"'
 sed -i "s|PYTHONPATH = \"$STANDIN\", ||" spec.lua
-run_tpuci run --real spec.lua
+tpu_vm run --real spec.lua
 expect_code 0 "command: nothing imports under auto"
 [ "$(grep -c 'neither jax nor torch_xla imports here' .tpuci/runs/latest/cmd/attempt-1.log)" = 1 ] &&
   pass || fail "command: 'neither imports' is not said once"

@@ -36,6 +36,20 @@ DEVICES_EXIT = 75
 DEVICES_FILE = "devices.json"
 
 
+def tpu_nodes():
+    """Whether this machine (or container) has a TPU device node: /dev/accel*
+    (TPU v2 to v4) or a numbered /dev/vfio/<group> (v5e and later)."""
+    for folder, numbered in (("/dev", False), ("/dev/vfio", True)):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for n in names:
+            if (n.isdigit() if numbered else n.startswith("accel")):
+                return True
+    return False
+
+
 def importable(name):
     """Whether the module `name` can be imported here, without importing it."""
     import importlib.util
@@ -93,6 +107,12 @@ def check_devices(spec, env=None):
                 else "%s (%s)" % (plural(n, "TPU device"), plural(chips, "chip")))
     else:
         want = "%s (emulated)" % plural(n, platform + " device")
+    if platform == "tpu" and not tpu_nodes():
+        # Real hardware: the TPU's device nodes come first (`tpuci doctor
+        # --real`'s check); without them no framework can see a chip.
+        return [], {}, ("no TPU device node (/dev/accel*, /dev/vfio/<group>) on %s, "
+                        "expected %s: this is not a TPU VM, or its TPU is not passed "
+                        "to the container (tpuci doctor --real)" % (where, want))
     asked = fws.split(",")
     for name in asked:
         if not name.endswith("?") and not importable(name):

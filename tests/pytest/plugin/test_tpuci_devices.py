@@ -26,6 +26,8 @@ def standin(monkeypatch):
               "TPUCI_CHIP", "STANDIN_JAX_FAILS"):
         monkeypatch.delenv(k, raising=False)
     monkeypatch.setenv("TPUCI_HOST", "1")
+    # A TPU VM's device nodes, for the checks made in this process.
+    monkeypatch.setattr(tpuci_devices, "tpu_nodes", lambda: True)
 
     def setenv(values):
         for k, v in values.items():
@@ -61,8 +63,25 @@ def test_torch_xla_emulated_per_chip(standin):
                    "on worker-1 (chip 3)")
 
 
+def test_real_hardware_needs_its_device_nodes(standin, monkeypatch):
+    """On real hardware (platform tpu) no /dev/accel* and no /dev/vfio/N is
+    the mismatch, before any framework is asked (issue 42.4)."""
+    standin({"TPUCI_HOST": "0", "STANDIN_JAX_DEVICES": "4"})
+    monkeypatch.setattr(tpuci_devices, "tpu_nodes", lambda: False)
+    _, seen, bad = tpuci_devices.check_devices("jax?,torch_xla? tpu 4 4")
+    assert bad == ("no TPU device node (/dev/accel*, /dev/vfio/<group>) on worker-0, "
+                   "expected 4 TPU chips: this is not a TPU VM, or its TPU is not passed "
+                   "to the container (tpuci doctor --real)")
+    assert seen == {}
+    # Emulated: no device node is wanted.
+    standin({"JAX_NUM_CPU_DEVICES": "4", "JAX_PLATFORMS": "cpu"})
+    _, _, bad = tpuci_devices.check_devices("jax? cpu 4 4")
+    assert bad is None
+
+
 def test_named_one_must_import(monkeypatch):
     monkeypatch.setattr(tpuci_devices, "importable", lambda name: False)
+    monkeypatch.setattr(tpuci_devices, "tpu_nodes", lambda: True)
     _, _, bad = tpuci_devices.check_devices("jax cpu 4 4", {"TPUCI_HOST": "0"})
     assert bad == "jax does not import, expected 4 cpu devices (emulated) on worker-0"
     lines, _, bad = tpuci_devices.check_devices("jax?,torch_xla? tpu 4 4", {})
@@ -140,16 +159,16 @@ def test_command_does_not_run_after_a_mismatch(pytester, standin):
 
 def test_command_named_framework_must_import(pytester, standin, monkeypatch):
     monkeypatch.delenv("PYTHONPATH")
-    result, results = command_run(pytester, "torch_xla tpu 4 4", "touch", "marker")
+    result, results = command_run(pytester, "torch_xla cpu 4 4", "touch", "marker")
     assert result.ret == tpuci_devices.DEVICES_EXIT
     assert json.loads((results / "devices.json").read_text())["mismatch"] == (
-        "torch_xla does not import, expected 4 TPU chips on worker-1")
+        "torch_xla does not import, expected 4 cpu devices (emulated) on worker-1")
     assert not (pytester.path / "marker").exists()
 
 
 def test_command_runs_when_nothing_imports(pytester, standin, monkeypatch):
     monkeypatch.delenv("PYTHONPATH")
-    result, _ = command_run(pytester, "jax?,torch_xla? tpu 4 4", "touch", "marker")
+    result, _ = command_run(pytester, "jax?,torch_xla? cpu 4 4", "touch", "marker")
     assert result.ret == 0
     assert result.outlines == [
         "tpuci: device check: neither jax nor torch_xla imports here: nothing to check"]
@@ -160,7 +179,7 @@ def test_command_check_that_crashes(pytester, standin):
     """A framework that kills the process listing its devices: the check
     could not tell, and the command does not run."""
     standin({"STANDIN_JAX_CRASH": "1"})
-    result, results = command_run(pytester, "jax tpu 4 4", "touch", "marker")
+    result, results = command_run(pytester, "jax cpu 4 4", "touch", "marker")
     assert result.ret == tpuci_devices.DEVICES_EXIT
     assert json.loads((results / "devices.json").read_text())["mismatch"] == (
         "the check was killed by signal %d on worker-1" % signal.SIGSEGV)
