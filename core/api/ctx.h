@@ -139,6 +139,12 @@ void tpuci__wilson(size_t fails, size_t runs, double *low, double *high);
  * RUN_STARTED (ctx->run.hold) it is held, and told after it. */
 void tpuci__message(tpuci_ctx_t *ctx, const char *msg);
 
+/* --real: the run starts with doctor's TPU checks when a selected
+ * instance runs on this machine (local or docker) on real hardware, and
+ * says once when this machine is not the TPU the spec expects
+ * (run_real.c). */
+void tpuci__real_check(tpuci_ctx_t *ctx);
+
 /* The struct convention (include/tpuci.h): a caller's struct starts
  * with its size_t size. tpuci__struct_in() copies `src` into `dst`
  * (already holding the defaults, dst_size bytes) as far as src->size

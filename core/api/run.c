@@ -10,7 +10,6 @@
 #include "pytest/pytest_run.h"
 #include "pytest/trace.h"
 #include "report/report.h"
-#include "runtime/tpuvm.h"
 
 /* ------------------------------------------------------------------ */
 /* Running                                                             */
@@ -575,39 +574,6 @@ static void tpuci__kinds_bind(tpuci_ctx_t *ctx) {
   ctx->run.kinds[0].run = NULL;
   ctx->run.kinds[1].ops = &tpuci__kind_command;
   ctx->run.kinds[1].run = NULL;
-}
-
-/* --real: the run starts with doctor's TPU checks when a selected
- * instance runs on this machine (local or docker) on real hardware. A
- * machine that is not a TPU VM is said once; each pytest attempt's device
- * check (its TPU device nodes first) then ends it infra, never failed. */
-static void tpuci__real_check(tpuci_ctx_t *ctx) {
-  tpuci__buf_t b;
-  tpuci__err_t e = {0, NULL};
-  size_t i;
-  int here = 0;
-  if (!ctx->real) return;
-  for (i = 0; i < ctx->plan.ninstances && !here; i++) {
-    const tpuci__instance_t *in = &ctx->plan.instances[i];
-    const tpuci__topology_t *t;
-    if (!in->selected || in->topology < 0 || (size_t) in->topology >= ctx->plan.ntopologies)
-      continue;
-    t = &ctx->plan.topologies[in->topology];
-    here = (in->runtime == TPUCI__RUNTIME_LOCAL || in->runtime == TPUCI__RUNTIME_DOCKER) &&
-           t->emulate != NULL && strcmp(t->emulate, "real") == 0;
-  }
-  if (!here) return;
-  tpuci__buf_init(&b);
-  if (tpuci__tpuvm_doctor(&ctx->plan, &b, &e) != 0) {
-    char *msg = tpuci__printf("warning: --real: this machine is not the TPU the spec expects: "
-                              "%s (`tpuci doctor --real` says more); each pytest attempt's "
-                              "device check ends infra",
-                              e.msg ? e.msg : "the TPU checks failed");
-    tpuci__message(ctx, msg);
-    free(msg);
-  }
-  tpuci__err_clear(&e);
-  tpuci__buf_free(&b);
 }
 
 int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
