@@ -214,12 +214,74 @@ char *tpuci__gcloud_parse(tpuci__hostset_t *hs, const char *text, size_t len,
   return msg;
 }
 
+/* Whether a TPU's network endpoint is worker host `h`: its internal or
+ * external address. */
+static int tpuci__endpoint_is(const json_t *ep, const char *h) {
+  const char *ip = tpuci__jstr_at(ep, "ipAddress");
+  const char *ext = tpuci__jstr_at(json_object_get(ep, "accessConfig"), "externalIp");
+  return (ip != NULL && strcmp(ip, h) == 0) || (ext != NULL && strcmp(ext, h) == 0);
+}
+
+/* Whether an instance is worker host `h`: its name, or an internal or
+ * external address of one of its interfaces. */
+static int tpuci__instance_is(const json_t *inst, const char *h) {
+  const json_t *nics = json_object_get(inst, "networkInterfaces");
+  const char *name = tpuci__jstr_at(inst, "name");
+  size_t i, k;
+  if (name != NULL && strcmp(name, h) == 0) return 1;
+  for (i = 0; i < json_array_size(nics); i++) {
+    const json_t *nic = json_array_get(nics, i);
+    const json_t *acs = json_object_get(nic, "accessConfigs");
+    const char *ip = tpuci__jstr_at(nic, "networkIP");
+    if (ip != NULL && strcmp(ip, h) == 0) return 1;
+    for (k = 0; k < json_array_size(acs); k++) {
+      const char *nat = tpuci__jstr_at(json_array_get(acs, k), "natIP");
+      if (nat != NULL && strcmp(nat, h) == 0) return 1;
+    }
+  }
+  return 0;
+}
+
+/* The first worker the document does not name, or hs->nhosts. Sets
+ * *matched when it names at least one. */
+static size_t tpuci__gcloud_first_unseen(const tpuci__hostset_t *hs, const json_t *eps,
+                                         const tpuci__inst_ref_t *v, size_t n, int *matched) {
+  size_t i, k, first = hs->nhosts;
+  *matched = 0;
+  for (i = 0; i < hs->nhosts; i++) {
+    int seen = 0;
+    for (k = 0; eps != NULL && k < json_array_size(eps) && !seen; k++)
+      seen = tpuci__endpoint_is(json_array_get(eps, k), hs->hosts[i].host);
+    for (k = 0; v != NULL && k < n && !seen; k++) seen = tpuci__instance_is(v[k].inst, hs->hosts[i].host);
+    if (seen) *matched = 1;
+    else if (first == hs->nhosts) first = i;
+  }
+  return first;
+}
+
+/* Worker i is not in the document: gone when the document names the
+ * workers as the spec writes them (it names another, or the workers'
+ * addresses came from such a document: the hosts' gcloud file), else
+ * unknown: a worker written by a name or address the document does not
+ * show is no evidence. 1 gone, -1 unknown; *why set. */
+static int tpuci__gcloud_unseen(const tpuci__hostset_t *hs, size_t i, int matched,
+                                const char *in, char **why) {
+  if (hs->gcloud != NULL || matched) {
+    *why = tpuci__printf("worker-%zu (%s) is gone from the %s", i, hs->hosts[i].host, in);
+    return 1;
+  }
+  *why = tpuci__printf("none of the workers is in the %s by name or by internal or external "
+                       "address (worker-%zu is %s)",
+                       in, i, hs->hosts[i].host);
+  return -1;
+}
+
 int tpuci__gcloud_check(const tpuci__hostset_t *hs, const char *text, size_t len,
                         char **why) {
   json_error_t je;
   json_t *root = json_loadb(text, len, 0, &je);
-  size_t i, k, n = 0;
-  int r = 0;
+  size_t i, k, n = 0, unseen;
+  int r = 0, matched = 0;
 
   *why = NULL;
   if (root == NULL) {
@@ -233,36 +295,24 @@ int tpuci__gcloud_check(const tpuci__hostset_t *hs, const char *text, size_t len
     if (tpuci__state_gone(state)) {
       *why = tpuci__printf("the TPU is %s", state);
       r = 1;
-    }
-    for (i = 0; r == 0 && i < hs->nhosts; i++) {
-      int seen = 0;
-      for (k = 0; k < json_array_size(eps) && !seen; k++) {
-        const char *ip = tpuci__jstr_at(json_array_get(eps, k), "ipAddress");
-        seen = ip != NULL && strcmp(ip, hs->hosts[i].host) == 0;
-      }
-      if (!seen) {
-        *why = tpuci__printf("worker-%zu (%s) is gone from the TPU's networkEndpoints", i,
-                             hs->hosts[i].host);
-        r = 1;
-      }
+    } else if ((unseen = tpuci__gcloud_first_unseen(hs, eps, NULL, 0, &matched)) < hs->nhosts) {
+      r = tpuci__gcloud_unseen(hs, unseen, matched, "TPU's networkEndpoints", why);
     }
   } else if (json_is_array(root)) {
     tpuci__inst_ref_t *v = tpuci__instances(root, hs->match, hs->label, &n);
+    /* A worker the list names as gone is evidence, whatever the rest. */
     for (i = 0; r == 0 && i < hs->nhosts; i++) {
       const json_t *found = NULL;
-      for (k = 0; k < n && found == NULL; k++) {
-        const char *ip = tpuci__instance_ip(v[k].inst);
-        if (ip != NULL && strcmp(ip, hs->hosts[i].host) == 0) found = v[k].inst;
-      }
-      if (found == NULL) {
-        *why = tpuci__printf("worker-%zu (%s) is gone from the instances", i, hs->hosts[i].host);
-        r = 1;
-      } else if (tpuci__state_gone(tpuci__jstr_at(found, "status"))) {
+      for (k = 0; k < n && found == NULL; k++)
+        if (tpuci__instance_is(v[k].inst, hs->hosts[i].host)) found = v[k].inst;
+      if (found != NULL && tpuci__state_gone(tpuci__jstr_at(found, "status"))) {
         *why = tpuci__printf("worker-%zu (%s, instance '%s') is %s", i, hs->hosts[i].host,
                              tpuci__jstr_at(found, "name"), tpuci__jstr_at(found, "status"));
         r = 1;
       }
     }
+    if (r == 0 && (unseen = tpuci__gcloud_first_unseen(hs, NULL, v, n, &matched)) < hs->nhosts)
+      r = tpuci__gcloud_unseen(hs, unseen, matched, "instances", why);
     free(v);
   } else {
     *why = tpuci__strdup("neither a TPU's description nor an instances list");

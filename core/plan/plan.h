@@ -95,10 +95,12 @@ typedef struct {
 char *tpuci__gcloud_parse(tpuci__hostset_t *hs, const char *text, size_t len,
                           const char *user);
 /* Whether a fresh gcloud document says hs's workers were taken away: 1
- * and *why (new) when the TPU's state or a worker's instance status is
- * PREEMPTED, TERMINATED, STOPPING, ... or a worker is not in it any
- * more; 0 when every worker is there; -1 and *why when the text says
- * neither. */
+ * and *why (new) when the TPU's state or a found worker's instance status
+ * is PREEMPTED, TERMINATED, STOPPING, ..., or a worker is not in it while
+ * it names another worker (or hs's workers came from a gcloud file); 0
+ * when every worker is there; -1 and *why when the text says neither, or
+ * names none of the workers (found by internal or external address, or
+ * an instance's name): no evidence. */
 int tpuci__gcloud_check(const tpuci__hostset_t *hs, const char *text, size_t len,
                         char **why);
 

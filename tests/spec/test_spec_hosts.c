@@ -199,6 +199,59 @@ static void test_instances(void **state) {
           "label: expected 'key=value'");
 }
 
+/* Capacity only on evidence (issue 42.7): workers written by hand by a
+ * name or an external address the describe output does not use as the
+ * spec does are unknown, never gone; one the document names is judged. */
+static void test_capacity_evidence(void **state) {
+  const tpuci__hostset_t *hs;
+  char *why = NULL, *pre, *at;
+  static const char tpu[] =
+      "{\"state\": \"READY\", \"networkEndpoints\": [{\"ipAddress\": \"10.130.0.7\",\n"
+      "  \"accessConfig\": {\"externalIp\": \"34.1.2.3\"}}, {\"ipAddress\": \"10.130.0.5\"}]}";
+  static const char one[] = "{\"state\": \"READY\", \"networkEndpoints\": [{\"ipAddress\": "
+                            "\"10.130.0.7\", \"accessConfig\": {\"externalIp\": \"34.1.2.3\"}}]}";
+  (void) state;
+  /* By instance name, against a list. */
+  loads("hosts \"h\" { \"iron-b\", \"iron-a\", describe = \"true\" }\n"
+        "topology \"two\" { hosts = 2, chips_per_host = 4 }\n"
+        "job \"x\" { topology = \"two\", hosts = \"h\", run = \"true\" }\n");
+  hs = &plan.hostsets[0];
+  assert_int_equal(tpuci__gcloud_check(hs, instances, strlen(instances), &why), 0);
+  assert_null(why);
+  pre = tpuci__strdup(instances);
+  at = strstr(pre, "RUNNING");
+  memcpy(at, "STOPPED", 7);
+  assert_int_equal(tpuci__gcloud_check(hs, pre, strlen(pre), &why), 1);
+  assert_string_equal(why, "worker-0 (iron-b, instance 'iron-b') is STOPPED");
+  free(why);
+  free(pre);
+  /* An empty list names none of them: no evidence. */
+  assert_int_equal(tpuci__gcloud_check(hs, "[]", 2, &why), -1);
+  assert_string_equal(why, "none of the workers is in the instances by name or by internal or "
+                           "external address (worker-0 is iron-b)");
+  free(why);
+  /* An external address and an internal one, against a description. */
+  loads("hosts \"h\" { \"34.1.2.3\", \"10.130.0.5\", describe = \"true\" }\n"
+        "topology \"two\" { hosts = 2, chips_per_host = 4 }\n"
+        "job \"x\" { topology = \"two\", hosts = \"h\", run = \"true\" }\n");
+  hs = &plan.hostsets[0];
+  assert_int_equal(tpuci__gcloud_check(hs, tpu, strlen(tpu), &why), 0);
+  assert_null(why);
+  /* worker-0 still named, worker-1 gone: evidence. */
+  assert_int_equal(tpuci__gcloud_check(hs, one, strlen(one), &why), 1);
+  assert_string_equal(why, "worker-1 (10.130.0.5) is gone from the TPU's networkEndpoints");
+  free(why);
+  /* ssh_config names the description cannot show: unknown. */
+  loads("hosts \"h\" { \"tpu-w0\", \"tpu-w1\", describe = \"true\" }\n"
+        "topology \"two\" { hosts = 2, chips_per_host = 4 }\n"
+        "job \"x\" { topology = \"two\", hosts = \"h\", run = \"true\" }\n");
+  hs = &plan.hostsets[0];
+  assert_int_equal(tpuci__gcloud_check(hs, tpu, strlen(tpu), &why), -1);
+  assert_string_equal(why, "none of the workers is in the TPU's networkEndpoints by name or by "
+                           "internal or external address (worker-0 is tpu-w0)");
+  free(why);
+}
+
 static void test_gcloud_errors(void **state) {
   (void) state;
   refused("hosts \"t\" { gcloud = \"missing.json\" }\n"
@@ -372,16 +425,17 @@ static void test_json_and_text(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_list, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_gcloud, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_instances, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_gcloud_errors, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_leading_dash, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_gcloud_file_kind, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_count, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_runtime_rules, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_alias_and_matrix, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_json_and_text, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_list, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gcloud, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_instances, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_capacity_evidence, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gcloud_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_leading_dash, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gcloud_file_kind, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_count, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_runtime_rules, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_alias_and_matrix, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_json_and_text, setup, teardown),
   };
   return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
