@@ -384,20 +384,6 @@ local RETRYABLE_SET = set_of(RETRYABLE)
 local DEFAULT_ON = 0
 for i = 1, #RETRYABLE do DEFAULT_ON = DEFAULT_ON | (1 << H.outcome(RETRYABLE[i])) end
 
-local IMAGE_KEYS = { "name", "ref", "pull" }
-local IMAGE_SET = set_of(IMAGE_KEYS)
-
-local function image_spec(d, t)
-  check_keys(d, nil, t, IMAGE_KEYS, IMAGE_SET)
-  local ref = rawget(t, "ref")
-  if ref == nil then fail(d, "ref", 'missing (e.g. ref = "python:3.11")') end
-  nonempty(d, "ref", ref)
-  if sfind(ref, "[%s%c]") then fail(d, "ref", "must not contain spaces, got '" .. show(ref) .. "'") end
-  local pull = rawget(t, "pull")
-  return { name = d.name, where = d.where, ref = ref,
-           pull = pull ~= nil and enum(d, "pull", pull, PULL) or "missing" }
-end
-
 local TOPOLOGY_KEYS = { "name", "base", "layout", "hosts", "chips_per_host",
                         "cores_per_chip", "emulate" }
 local TOPOLOGY_SET = set_of(TOPOLOGY_KEYS)
@@ -772,6 +758,60 @@ local function env_spec(d, path, t, mkeys, keys, literal)
     end
   end
   return out
+end
+
+local IMAGE_KEYS = { "name", "ref", "pull", "build" }
+local IMAGE_SET = set_of(IMAGE_KEYS)
+local BUILD_KEYS = { "context", "dockerfile", "args", "target" }
+local BUILD_SET = set_of(BUILD_KEYS)
+
+-- build = "dir" or { context, dockerfile, args, target }, as compose's
+-- `build:`. The context is made absolute against the spec's folder by
+-- expand.c; the Dockerfile is relative to the context.
+local function build_spec(d, v)
+  if type(v) == "string" then return { context = nonempty(d, "build", v), args = {} } end
+  if type(v) ~= "table" then
+    fail(d, "build", 'expected a folder or a table like { context = ".", dockerfile = ' ..
+         '"Dockerfile.test" }, got ' .. tname(v))
+  end
+  check_keys(d, "build", v, BUILD_KEYS, BUILD_SET)
+  local b = { context = ".", args = {} }
+  local c, f, a, t = rawget(v, "context"), rawget(v, "dockerfile"), rawget(v, "args"),
+                     rawget(v, "target")
+  if c ~= nil then b.context = nonempty(d, "build.context", c) end
+  if f ~= nil then b.dockerfile = nonempty(d, "build.dockerfile", f) end
+  if t ~= nil then b.target = nonempty(d, "build.target", t) end
+  if a ~= nil then
+    if type(a) ~= "table" then
+      fail(d, "build.args", "expected a table like { PY = \"3.11\" }, got " .. tname(a))
+    end
+    b.args = env_spec(d, "build.args", a, nil, nil, true)
+  end
+  return b
+end
+
+local function image_spec(d, t)
+  check_keys(d, nil, t, IMAGE_KEYS, IMAGE_SET)
+  local ref, build = rawget(t, "ref"), rawget(t, "build")
+  local pull = rawget(t, "pull")
+  if build ~= nil then
+    build = build_spec(d, build)
+    if pull ~= nil then
+      fail(d, "pull", "an image with build is built, never pulled (remove pull)")
+    end
+    -- The tag is for people: containers start from the id the build gave.
+    -- A repository name is lowercase letters, digits and separators.
+    if ref == nil then
+      ref = "tpuci-build/" .. sgsub(sgsub(string.lower(d.name), "[^%w._-]", "-"), "^[._-]", "x")
+    end
+  end
+  if ref == nil then
+    fail(d, "ref", 'missing (e.g. ref = "python:3.11", or build = { context = "." })')
+  end
+  nonempty(d, "ref", ref)
+  if sfind(ref, "[%s%c]") then fail(d, "ref", "must not contain spaces, got '" .. show(ref) .. "'") end
+  return { name = d.name, where = d.where, ref = ref, build = build,
+           pull = pull ~= nil and enum(d, "pull", pull, PULL) or "missing" }
 end
 
 -- cmd = { "prog", "arg", ... }: a list of templates (or plain strings).

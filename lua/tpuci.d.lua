@@ -63,10 +63,26 @@
 ---`image "NAME" { ref = ..., pull = ... }`. Image names use letters,
 ---digits and `_ . - + @` (no `:` or `/`, which mark a literal reference).
 ---@class (exact) tpuci.ImageSpec
----The engine's image reference, e.g. `"gcr.io/tpu-pytorch/xla:r2.1"` (required; no spaces).
----@field ref string
----When to pull: `"missing"` (default), `"always"` or `"never"`.
+---The engine's image reference, e.g. `"gcr.io/tpu-pytorch/xla:r2.1"` (required
+---without `build`; no spaces). A built image is tagged with it (default
+---`"tpuci-build/<name>"`).
+---@field ref? string
+---When to pull: `"missing"` (default), `"always"` or `"never"`; not with `build`.
 ---@field pull? tpuci.Pull
+---Built by the engine at the run's start, as compose's `build:`: a folder
+---(relative to the spec's), or its parts.
+---@field build? string|tpuci.ImageBuild
+
+---`build = { context = ".", dockerfile = "Dockerfile.test", args = { PY = "3.11" } }`.
+---@class (exact) tpuci.ImageBuild
+---The build context, relative to the spec's folder (default `"."`).
+---@field context? string
+---The Dockerfile, relative to the context (default `"Dockerfile"`).
+---@field dockerfile? string
+---Build arguments (`ARG NAME` in the Dockerfile).
+---@field args? table<string, string|number|boolean>
+---The stage of a multi-stage Dockerfile to build.
+---@field target? string
 
 ---`image { name = "NAME", ref = ..., pull = ... }`.
 ---@class (exact) tpuci.NamedImageSpec: tpuci.ImageSpec

@@ -144,6 +144,12 @@ void tpuci__message(tpuci_ctx_t *ctx, const char *msg);
  * says once when this machine is not the TPU the spec expects
  * (run_real.c). */
 void tpuci__real_check(tpuci_ctx_t *ctx);
+/* Builds the images the spec builds (image "x" { build = ... }) that the
+ * selected docker instances run, before the results cache takes the
+ * images' ids: a key names what was built. Logs go to the run folder's
+ * build/<image>.log. 0, or a code with err (runtime.h,
+ * tpuci__runtime_docker_build; a swarm job on a built image is refused). */
+int tpuci__run_build(tpuci_ctx_t *ctx, tpuci__err_t *err);
 
 /* The struct convention (include/tpuci.h): a caller's struct starts
  * with its size_t size. tpuci__struct_in() copies `src` into `dst`

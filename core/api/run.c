@@ -648,6 +648,8 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   if (tpuci__collections_load(&ctx->run.collections, ctx->run.collections_path, &e) != 0)
     tpuci__state_warning(ctx, &e, "shards collect first");
   tpuci__first_load(ctx, opts->state_dir ? opts->state_dir : ".tpuci");
+  r = tpuci__run_build(ctx, &e);
+  if (r != 0) goto fail;
   ctx->run.nresults = ctx->plan.ninstances;
   ctx->run.results = tpuci__calloc(ctx->run.nresults ? ctx->run.nresults : 1, sizeof(*ctx->run.results));
   /* Passes whose inputs have not changed are taken, not run (the run's

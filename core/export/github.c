@@ -444,6 +444,7 @@ int tpuci__export_github(const tpuci__plan_t *plan,
   }
   memset(&d, 0, sizeof(d));
   d.spec = opts->spec ? opts->spec : plan->spec_path;
+  d.plan = plan;
   d.name = opts->name ? opts->name : "tpuci";
   d.per_job = opts->per_job != 0;
   d.real = opts->real != 0;

@@ -20,6 +20,7 @@ typedef struct {
 
 typedef struct {
   const char *spec;
+  const tpuci__plan_t *plan;
   const char *url; /* tpuci's git repository and revision, or */
   const char *ref;
   const char *package; /* a .deb's URL (then url and ref are NULL) */

@@ -63,7 +63,8 @@ static const char tpuci__gh_merge[] =
  * cache the entries started from: each entry appended its own run, and
  * those become one run of the workflow (every entry's tests), so that
  * flip rates count workflow runs; the last 100 runs are kept (tpuci's
- * cap, TPUCI__FLAKY_MAX_RUNS). */
+ * cap, TPUCI__FLAKY_MAX_RUNS). The entries checked out one tree: a run
+ * keeps it, unless they disagree (then no flip rests on it). */
 static const char tpuci__gh_merge_history[] =
     "mkdir -p .tpuci && touch .tpuci/history.jsonl\n"
     "set -- $(find timings -name history.jsonl | sort)\n"
@@ -73,7 +74,9 @@ static const char tpuci__gh_merge_history[] =
     "  | [$old[] | .run] as $seen\n"
     "  | [inputs | fromjson? // empty | select(.run as $r | any($seen[]; . == $r) | not)] as $new\n"
     "  | $old[], (if $new == [] then empty else {run: $new[0].run, time: ([$new[] | .time] | min),\n"
-    "      commit: $new[0].commit, tests: [$new[] | .tests[]]} end)' |\n"
+    "      commit: $new[0].commit,\n"
+    "      tree: (if ([$new[] | .tree] | unique | length) == 1 then $new[0].tree else null end),\n"
+    "      tests: [$new[] | .tests[]]} end)' |\n"
     "  tail -n 100 > .tpuci/history.new\n"
     "mv .tpuci/history.new .tpuci/history.jsonl\n"
     "echo \"history of $(wc -l < .tpuci/history.jsonl) runs, this one from $# entries\"\n";
@@ -209,7 +212,85 @@ static int tpuci__gh_login_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   return ok;
 }
 
-/* The images: pulled, or (pull = "never") a step the user must replace. */
+/* `to` relative to the folder `from` (both absolute and clean):
+ * "../ci/docker", "." for the folder itself. A new string. */
+static char *tpuci__gh_relpath(const char *from, const char *to) {
+  size_t i = 0, common = 0;
+  tpuci__buf_t b;
+  /* The longest common prefix that ends where both end a component. */
+  while (from[i] != '\0' && from[i] == to[i]) {
+    i++;
+    if ((from[i] == '/' || from[i] == '\0') && (to[i] == '/' || to[i] == '\0')) common = i;
+  }
+  if (strcmp(from, "/") == 0) common = 0;
+  tpuci__buf_init(&b);
+  for (i = common; from[i] != '\0'; i++)
+    if (from[i] == '/' && from[i + 1] != '\0') tpuci__buf_adds(&b, b.len ? "/.." : "..");
+  while (to[common] == '/') common++;
+  if (to[common] != '\0') tpuci__buf_addf(&b, "%s%s", b.len ? "/" : "", to + common);
+  if (b.len == 0) tpuci__buf_adds(&b, ".");
+  return tpuci__buf_steal(&b);
+}
+
+/* The image of the plan whose ref this is and that the spec builds. */
+static const tpuci__image_t *tpuci__gh_built(const tpuci__gh_doc_t *d, const char *ref) {
+  size_t k;
+  for (k = 0; d->plan != NULL && k < d->plan->nimages; k++)
+    if (d->plan->images[k].build != NULL && strcmp(d->plan->images[k].ref, ref) == 0)
+      return &d->plan->images[k];
+  return NULL;
+}
+
+/* `image { build = ... }`: the same build as `tpuci run`'s, with the
+ * classic builder, whose layer cache the run's build (the Engine API's)
+ * then finds whole. Paths are the repository's: the spec's folder in the
+ * checkout, and the context relative to it. */
+static int tpuci__gh_build_step(yaml_emitter_t *e, const tpuci__gh_doc_t *d,
+                                const tpuci__image_t *img, const char *cond) {
+  const tpuci__image_build_t *b = img->build;
+  const char *slash = strrchr(d->spec, '/');
+  char *spec_dir = slash ? tpuci__strndup(d->spec, (size_t) (slash - d->spec)) : tpuci__strdup(".");
+  char *rel = tpuci__gh_relpath(d->plan->spec_dir ? d->plan->spec_dir : "/", b->context);
+  char *ctx = strcmp(spec_dir, ".") == 0 ? tpuci__strdup(rel)
+              : strcmp(rel, ".") == 0    ? tpuci__strdup(spec_dir)
+                                         : tpuci__printf("%s/%s", spec_dir, rel);
+  char *file = b->dockerfile && b->dockerfile[0] == '/'
+                   ? tpuci__strdup(b->dockerfile)
+                   : tpuci__printf("%s/%s", ctx, b->dockerfile ? b->dockerfile : "Dockerfile");
+  char *name = tpuci__printf("Build image %s (image \"%s\" of the spec)", img->ref, img->name);
+  tpuci__buf_t script;
+  size_t k;
+  int ok;
+  tpuci__buf_init(&script);
+  /* The run's build labels the image (its last step): the same label
+   * keeps that step cached. Image names are [A-Za-z0-9_.+@-]. */
+  tpuci__buf_addf(&script, "set -- --tag \"$TPUCI_IMAGE\" --file \"$TPUCI_DOCKERFILE\" "
+                           "--label tpuci.image=%s\n",
+                  img->name);
+  tpuci__buf_adds(&script, "[ -z \"${TPUCI_TARGET:-}\" ] || set -- \"$@\" --target \"$TPUCI_TARGET\"\n");
+  /* Argument names are identifiers; their values come from the step's env. */
+  for (k = 0; k + 1 < b->args.len; k += 2)
+    tpuci__buf_addf(&script, "set -- \"$@\" --build-arg %s\n", b->args.items[k]);
+  tpuci__buf_adds(&script, "DOCKER_BUILDKIT=0 docker build \"$@\" \"$TPUCI_CONTEXT\"\n");
+  ok = tpuci__gh_step_start(e, name) && (cond == NULL || tpuci__gh_kv(e, "if", cond)) &&
+       tpuci__gh_plain(e, "env") && tpuci__gh_map(e) &&
+       tpuci__gh_kv_text(e, "TPUCI_IMAGE", img->ref) && tpuci__gh_kv_text(e, "TPUCI_CONTEXT", ctx) &&
+       tpuci__gh_kv_text(e, "TPUCI_DOCKERFILE", file) &&
+       (b->target == NULL || tpuci__gh_kv_text(e, "TPUCI_TARGET", b->target));
+  for (k = 0; ok && k + 1 < b->args.len; k += 2)
+    ok = tpuci__gh_kv_text(e, b->args.items[k], b->args.items[k + 1]);
+  ok = ok && tpuci__gh_map_end(e) && tpuci__gh_kv(e, "run", script.data) && tpuci__gh_map_end(e);
+  tpuci__buf_free(&script);
+  free(name);
+  free(file);
+  free(ctx);
+  free(rel);
+  free(spec_dir);
+  return ok;
+}
+
+/* The images: pulled, built as the spec says, or (pull = "never") a step
+ * the user must replace. */
 static int tpuci__gh_image_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   size_t i;
   int ok = 1;
@@ -233,9 +314,17 @@ static int tpuci__gh_image_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   }
   for (i = 0; ok && i < d->build.len; i++) {
     const char *ref = d->build.items[i];
+    const tpuci__image_t *built = tpuci__gh_built(d, ref);
     char *name = tpuci__printf("Build or load image %s (pull = \"never\": replace this step)", ref);
     char *lit = tpuci__quote_github_literal(ref);
     char *cond = tpuci__printf("contains(matrix.build, %s)", lit);
+    if (built != NULL) {
+      ok = tpuci__gh_build_step(e, d, built, d->per_job ? cond : NULL);
+      free(name);
+      free(lit);
+      free(cond);
+      continue;
+    }
     ok = tpuci__gh_step_start(e, name) && (!d->per_job || tpuci__gh_kv(e, "if", cond)) &&
          tpuci__gh_plain(e, "env") && tpuci__gh_map(e) && tpuci__gh_kv_text(e, "TPUCI_IMAGE", ref) &&
          tpuci__gh_map_end(e) &&

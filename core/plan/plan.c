@@ -50,6 +50,14 @@ void tpuci__plan_free(tpuci__plan_t *p) {
     free(p->images[i].name);
     free(p->images[i].ref);
     free(p->images[i].where);
+    free(p->images[i].id);
+    if (p->images[i].build != NULL) {
+      free(p->images[i].build->context);
+      free(p->images[i].build->dockerfile);
+      free(p->images[i].build->target);
+      tpuci__strv_free(&p->images[i].build->args);
+      free(p->images[i].build);
+    }
   }
   free(p->images);
   for (i = 0; i < p->ntopologies; i++) {
@@ -335,8 +343,25 @@ static void tpuci__json_put(tpuci__buf_t *b, const json_t *v, int depth) {
   free(text);
 }
 
+const char *tpuci__image_engine_ref(const tpuci__image_t *img) {
+  return img->id != NULL ? img->id : img->ref;
+}
+
 char *tpuci__plan_to_json(const tpuci__plan_t *p) {
   return tpuci__plan_to_json_x(p, NULL, NULL);
+}
+
+/* {"context", "dockerfile", "target", "args": {NAME: value}}. */
+static json_t *tpuci__plan_build_json(const tpuci__image_build_t *b) {
+  json_t *o = json_object(), *args = json_object();
+  size_t k;
+  json_object_set_new(o, "context", json_string(b->context));
+  json_object_set_new(o, "dockerfile", tpuci__json_str(b->dockerfile));
+  json_object_set_new(o, "target", tpuci__json_str(b->target));
+  for (k = 0; k + 1 < b->args.len; k += 2)
+    json_object_set_new(args, b->args.items[k], json_string(b->args.items[k + 1]));
+  json_object_set_new(o, "args", args);
+  return o;
 }
 
 /* The document is written piece by piece, one instance at a time, so
@@ -360,6 +385,7 @@ char *tpuci__plan_to_json_x(const tpuci__plan_t *p,
     json_object_set_new(o, "ref", json_string(p->images[i].ref));
     json_object_set_new(o, "pull", json_string(tpuci__pull_name(p->images[i].pull)));
     json_object_set_new(o, "where", tpuci__json_str(p->images[i].where));
+    if (p->images[i].build != NULL) json_object_set_new(o, "build", tpuci__plan_build_json(p->images[i].build));
     json_array_append_new(a, o);
   }
   json_object_set_new(root, "images", a);

@@ -38,13 +38,30 @@ typedef enum {
  * --pull`'s words). */
 const char *tpuci__pull_name(tpuci__pull_t pull);
 
+/* image "name" { build = { context, dockerfile, args, target } }: built
+ * by the engine from the spec's tree, never pulled. */
+typedef struct {
+  char *context;      /* absolute */
+  char *dockerfile;   /* as written (relative to the context), or NULL */
+  char *target;       /* or NULL */
+  tpuci__strv_t args; /* NAME, value, NAME, value ... sorted by name */
+} tpuci__image_build_t;
+
 /* image "name" { ref = "...", pull = "missing" } */
 typedef struct {
   char *name;
   char *ref; /* "gcr.io/tpu-pytorch/xla:r1.5" */
   tpuci__pull_t pull;
-  char *where; /* "spec.lua:3" */
+  char *where;                 /* "spec.lua:3" */
+  tpuci__image_build_t *build; /* or NULL: pulled */
+  /* The id the run's build gave ("sha256:..."): containers start from it
+   * and the results cache keys it, whatever the tag names by then. */
+  char *id;
 } tpuci__image_t;
+
+/* What an engine is asked to run: the id the run's build gave, else the
+ * ref. */
+const char *tpuci__image_engine_ref(const tpuci__image_t *img);
 
 /* topology "name" { ... } or a catalogue type referenced by name. */
 typedef struct {

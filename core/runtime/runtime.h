@@ -258,6 +258,28 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan,
                                  tpuci__buf_t *report, tpuci__err_t *err);
 int tpuci__runtime_docker_image_ids(const tpuci__plan_t *plan, char **ids, char **why,
                                     tpuci__err_t *err);
+
+/* A build context over this is refused: add a .dockerignore. */
+#define TPUCI__BUILD_CONTEXT_MAX_BYTES ((uint64_t) 1 << 30)
+
+/* What a build gave (tpuci__runtime_docker_build). */
+typedef struct {
+  char *id;       /* "sha256:...", owned */
+  int steps;      /* the Dockerfile's steps the engine ran, FROM aside */
+  int cached;     /* of which its layer cache gave */
+  size_t files;   /* files in the context sent */
+  uint64_t bytes; /* their size */
+  int log_error;  /* errno of a failed write of the log, or 0 */
+} tpuci__docker_built_t;
+
+/* Builds `img` (its `build`) on the engine DOCKER_HOST names, tagged with
+ * its ref, writing the engine's output to `log_path`. Blocks. 0 with
+ * out->id, or TPUCI_ESPEC (the context or Dockerfile), TPUCI_EIMAGE (a
+ * step failed: its line and the engine's message), TPUCI_EENGINE (no
+ * engine) or TPUCI_EIO (the log), with a one-line err naming the image's
+ * spec line. */
+int tpuci__runtime_docker_build(const tpuci__image_t *img, const char *log_path,
+                                tpuci__docker_built_t *out, tpuci__err_t *err);
 int tpuci__runtime_swarm_new(uv_loop_t *loop,
                              const tpuci__runtime_opts_t *opts,
                              tpuci__runtime_t **out, tpuci__err_t *err);

@@ -715,7 +715,6 @@ void tpuci__spec_expand(lua_State *L, int decls, int eval) {
   tpuci__plan_t *plan = c->plan;
   int list, t, top = lua_gettop(L);
   size_t n, i;
-  const char *s;
 
   lua_getfield(L, decls, "images");
   list = lua_gettop(L);
@@ -728,13 +727,7 @@ void tpuci__spec_expand(lua_State *L, int decls, int eval) {
     tpuci__image_t *img = &plan->images[i];
     lua_rawgeti(L, list, (lua_Integer) i + 1);
     t = lua_gettop(L);
-    img->name = tpuci__strdup(tpuci__spec_get_str(L, t, "name"));
-    img->ref = tpuci__strdup(tpuci__spec_get_str(L, t, "ref"));
-    img->where = tpuci__strdup(tpuci__spec_get_str(L, t, "where"));
-    s = tpuci__spec_get_str(L, t, "pull");
-    img->pull = s && strcmp(s, "always") == 0  ? TPUCI__PULL_ALWAYS
-                : s && strcmp(s, "never") == 0 ? TPUCI__PULL_NEVER
-                                               : TPUCI__PULL_MISSING;
+    tpuci__spec_expand_image(L, c, img, t);
     lua_pop(L, 1);
   }
   lua_settop(L, top);

@@ -138,6 +138,9 @@ void tpuci__spec_path_abs(tpuci__buf_t *b, const char *base, const char *path);
  * and gcloud made absolute, a gcloud file read for its workers
  * (core/spec/expand_hosts.c). Raises a Lua error naming the declaration. */
 void tpuci__spec_expand_hosts(lua_State *L, tpuci__hostset_t *hs, int t);
+
+/* An `image` declaration (its table at t) into img (expand_image.c). */
+void tpuci__spec_expand_image(lua_State *L, tpuci__spec_ctx_t *c, tpuci__image_t *img, int t);
 /* A declared topology (the table at t) into tp, resolved against the TPU
  * catalogue (a catalogue type, a base, or custom numbers); a slice that
  * cannot be is a spec error (expand_topology.c). */

@@ -89,7 +89,7 @@ static void tpuci__dk_sign(tpuci__dk_att_t *att, tpuci__gate_sign_t sign) {
                     a->keep_on_failure);
   tpuci__gate_go_argv(&argv);
   memset(&spec, 0, sizeof(spec));
-  spec.image = a->plan->images[a->inst->image].ref;
+  spec.image = tpuci__image_engine_ref(&a->plan->images[a->inst->image]);
   spec.argv = &argv;
   spec.labels = &labels;
   spec.network = att->net.name;

@@ -239,6 +239,11 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
                          json_is_integer(sz) ? (double) json_integer_value(sz) : 0);
         tpuci__buf_addf(report, "ok   image %s (\"%s\"): present, %s\n",
                         img->ref, img->name, size);
+      } else if (r.status == 404 && img->build != NULL) {
+        tpuci__buf_addf(report,
+                        "warn image %s (\"%s\"): not built yet; `tpuci run` builds it "
+                        "from %s\n",
+                        img->ref, img->name, img->build->context);
       } else if (r.status == 404 && img->pull == TPUCI__PULL_NEVER) {
         tpuci__buf_addf(report,
                         "FAIL image %s (\"%s\"): not present and pull = "

@@ -103,7 +103,8 @@ static void tpuci__dk_next_image(tpuci__dk_t *dk) {
   }
   img = &dk->e.plan->images[dk->images[dk->e.image_next++]];
   dk->e.bg++;
-  dk->e.prep_req = tpuci__engine_image_inspect(dk->e.eng, img->ref, tpuci__dk_on_image, dk);
+  dk->e.prep_req = tpuci__engine_image_inspect(dk->e.eng, tpuci__image_engine_ref(img),
+                                               tpuci__dk_on_image, dk);
 }
 
 static void tpuci__dk_on_networks(void *p, const tpuci__engine_res_t *res) {

@@ -329,6 +329,27 @@ tpuci__http_req_t *tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref,
   return req;
 }
 
+tpuci__http_req_t *tpuci__engine_image_build(tpuci__engine_t *e, const char *query,
+                                             const char *tar, size_t len,
+                                             tpuci__engine_line_cb line, void *line_data,
+                                             tpuci__engine_cb cb, void *data) {
+  tpuci__http_req_t *req;
+  tpuci__call_t *c = tpuci__calloc(1, sizeof(*c));
+  char *full = tpuci__printf("%s/build?%s", e->prefix, query);
+  c->e = e;
+  c->cb = cb;
+  c->data = data;
+  c->pull = 1;
+  c->pull_line = line;
+  c->pull_line_data = line_data;
+  tpuci__buf_init(&c->line);
+  req = tpuci__http_request(e->http, "POST", full, tar, len, 0, tpuci__call_chunk,
+                            tpuci__call_done, c);
+  tpuci__http_set_body_type(req, "application/x-tar");
+  free(full);
+  return req;
+}
+
 tpuci__http_req_t *tpuci__engine_container_create(tpuci__engine_t *e, const char *name,
                                                   json_t *body, tpuci__engine_cb cb,
                                                   void *data) {

@@ -119,6 +119,14 @@ tpuci__http_req_t *tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref,
                                             tpuci__engine_line_cb line,
                                             void *line_data,
                                             tpuci__engine_cb cb, void *data);
+/* POST /build?<query> with `tar` (a build context, buildctx.h) as the
+ * body. The engine streams {"stream"}, {"aux": {"ID"}} and
+ * {"error"} lines, each given to `line`; an error line makes ok = 0 with
+ * its message. No timeout: a build takes what its steps take. */
+tpuci__http_req_t *tpuci__engine_image_build(tpuci__engine_t *e, const char *query,
+                                             const char *tar, size_t len,
+                                             tpuci__engine_line_cb line, void *line_data,
+                                             tpuci__engine_cb cb, void *data);
 tpuci__http_req_t *tpuci__engine_container_create(tpuci__engine_t *e, const char *name,
                                                   json_t *body, tpuci__engine_cb cb,
                                                   void *data);

@@ -221,7 +221,7 @@ json_t *tpuci__gang_host_body(const tpuci__attempt_t *a,
     return NULL;
   }
   memset(&spec, 0, sizeof(spec));
-  spec.image = a->plan->images[inst->image].ref;
+  spec.image = tpuci__image_engine_ref(&a->plan->images[inst->image]);
   spec.argv = &run.argv;
   spec.env = &run.env;
   spec.workdir = inst->workdir;

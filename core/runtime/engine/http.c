@@ -596,6 +596,27 @@ void tpuci__http_set_header(tpuci__http_req_t *r, const char *line) {
   curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->headers);
 }
 
+void tpuci__http_set_body_type(tpuci__http_req_t *r, const char *type) {
+  struct curl_slist *l = NULL, *it, *next;
+  char *line = tpuci__printf("Content-Type: %s", type);
+  for (it = r->headers; it != NULL; it = it->next) {
+    if (strncmp(it->data, "Content-Type:", 13) == 0) continue;
+    next = curl_slist_append(l, it->data);
+    if (next == NULL) break;
+    l = next;
+  }
+  next = curl_slist_append(l, line);
+  free(line);
+  /* Out of memory: the request keeps its headers and fails as such. */
+  if (next == NULL) {
+    curl_slist_free_all(l);
+    return;
+  }
+  curl_slist_free_all(r->headers);
+  r->headers = next;
+  if (r->easy != NULL) curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->headers);
+}
+
 void tpuci__http_set_fresh(tpuci__http_req_t *r) {
   if (r->easy == NULL) return;
   curl_easy_setopt(r->easy, CURLOPT_FRESH_CONNECT, 1L);

@@ -79,6 +79,10 @@ void tpuci__http_set_fresh(tpuci__http_req_t *r);
  * request is freed: headers may carry credentials (X-Registry-Auth). */
 void tpuci__http_set_header(tpuci__http_req_t *r, const char *line);
 
+/* Before the loop runs again after tpuci__http_request(): the body is
+ * sent as `type` ("application/x-tar"), not as JSON. */
+void tpuci__http_set_body_type(tpuci__http_req_t *r, const char *type);
+
 /* Completes a pending request with UV_ECANCELED, from the loop (never
  * from inside this call); the engine sees its connection close. A
  * request whose done callback already ran must not be passed. */

@@ -87,7 +87,7 @@ int tpuci__sync_image_ids(const tpuci__plan_t *plan, tpuci__runtime_kind_t kind,
     }
     if (!opened && (rc = tpuci__sync_open(&s, err)) != 0) break;
     opened = 1;
-    tpuci__engine_image_inspect(s.eng, img->ref, tpuci__sync_cb, &r);
+    tpuci__engine_image_inspect(s.eng, tpuci__image_engine_ref(img), tpuci__sync_cb, &r);
     tpuci__sync_wait(&s, &r);
     if (r.ok && json_is_string(json_object_get(r.json, "Id")))
       ids[k] = tpuci__strdup(json_string_value(json_object_get(r.json, "Id")));
