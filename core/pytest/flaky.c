@@ -1,8 +1,11 @@
 /* The history store across runs and the flaky report (flaky.h). */
 #include "pytest/flaky.h"
+#include "pytest/flaky_stats.h"
 #include "pytest/pytest_run.h"
 
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -83,6 +86,24 @@ static json_t *tpuci__flaky_msg(const tpuci__test_hist_t *t) {
   return json_null();
 }
 
+/* The tree the run was of (flaky.h): "COMMIT:FILES", or FILES in a
+ * repository without a commit yet; null when no history knows its files
+ * (outside git, only cached passes). A new reference. */
+static json_t *tpuci__flaky_tree_json(const tpuci__flaky_run_t *run) {
+  size_t i;
+  for (i = 0; i < run->n; i++) {
+    const char *files = run->histories[i]->tree;
+    char *tree;
+    json_t *v;
+    if (files == NULL) continue;
+    tree = run->commit ? tpuci__printf("%s:%s", run->commit, files) : tpuci__strdup(files);
+    v = json_string(tree);
+    free(tree);
+    return v ? v : json_null();
+  }
+  return json_null();
+}
+
 /* The run as the store's JSON object: each test under its identity (the
  * instance without its shard, so that its runs in different shards are
  * one test's). A new reference. */
@@ -92,6 +113,7 @@ static json_t *tpuci__flaky_run_json(const tpuci__flaky_run_t *run) {
   json_object_set_new(o, "run", json_string(run->run_id));
   json_object_set_new(o, "time", json_integer((json_int_t) run->start_ms));
   json_object_set_new(o, "commit", run->commit ? json_string(run->commit) : json_null());
+  json_object_set_new(o, "tree", tpuci__flaky_tree_json(run));
   for (i = 0; i < run->n; i++) {
     const tpuci__history_t *h = run->histories[i];
     char *identity = tpuci__group_name_of(h->instance);
@@ -251,36 +273,6 @@ int tpuci__flaky_append(const char *path, const tpuci__flaky_run_t *run, int rec
 /* ------------------------------------------------------------------ */
 /* The report                                                          */
 
-typedef struct {
-  char *instance; /* its identity: the instance without its shard */
-  const char *id;
-  char *key; /* instance \x1f id: the map's key */
-  char *seq; /* one code a run of the window: '-' not in it,
-                           'x' an infra run of its job (left out) */
-  size_t fails, runs, flips;
-  const char *last_run, *last_msg;
-} tpuci__flaky_test_t;
-
-/* A job's run left out of flip rates: more than half its tests failed. */
-typedef struct {
-  const char *run;
-  char *instance;
-  size_t tests, failed;
-} tpuci__flaky_infra_t;
-
-/* What the report and the proposals are made from: the window's runs
- * (parsed), its tests, most flips first, and the runs left out. */
-typedef struct {
-  tpuci__strv_t lines;
-  json_t **all;    /* every run of the store, parsed */
-  json_t **parsed; /* the window's: all + first */
-  size_t nrun;
-  tpuci__flaky_test_t *tests;
-  size_t ntests;
-  tpuci__flaky_infra_t *infra;
-  size_t ninfra;
-} tpuci__flaky_stats_t;
-
 static int tpuci__flaky_cmp(const void *a, const void *b) {
   const tpuci__flaky_test_t *x = a, *y = b;
   double rx = x->runs ? (double) x->flips / (double) x->runs : 0;
@@ -292,7 +284,7 @@ static int tpuci__flaky_cmp(const void *a, const void *b) {
   return strcmp(x->instance, y->instance);
 }
 
-static double tpuci__flaky_rate(const tpuci__flaky_test_t *t) {
+double tpuci__flaky_rate(const tpuci__flaky_test_t *t) {
   return t->runs ? (double) t->flips / (double) t->runs : 0;
 }
 
@@ -335,9 +327,10 @@ static void tpuci__flaky_infra_of(tpuci__flaky_stats_t *s, json_t *o, json_t *ou
   json_decref(counts);
 }
 
-static void tpuci__flaky_stats_free(tpuci__flaky_stats_t *s) {
+void tpuci__flaky_stats_free(tpuci__flaky_stats_t *s) {
   size_t k;
   for (k = 0; k < s->ntests; k++) {
+    free(s->tests[k].rests);
     free(s->tests[k].seq);
     free(s->tests[k].key);
     free(s->tests[k].instance);
@@ -345,6 +338,8 @@ static void tpuci__flaky_stats_free(tpuci__flaky_stats_t *s) {
   free(s->tests);
   for (k = 0; k < s->ninfra; k++) free(s->infra[k].instance);
   free(s->infra);
+  free(s->tree);
+  free(s->tree_ix);
   tpuci__flaky_parsed_free(s->all, s->lines.len);
   tpuci__strv_free(&s->lines);
   memset(s, 0, sizeof(*s));
@@ -392,12 +387,62 @@ static void tpuci__flaky_stats_row(tpuci__flaky_stats_t *s, tpuci__idmap_t *map,
   }
 }
 
-/* Reads the store's last `runs` runs (0: all) into `s` (zeroed). */
-static int tpuci__flaky_stats(const char *path, int runs, tpuci__flaky_stats_t *s,
-                              tpuci__err_t *err) {
+/* The tree each run of the window was of, numbered among the window's
+ * distinct ones (-1: none recorded, as in lines written before trees
+ * were). */
+static void tpuci__flaky_trees(tpuci__flaky_stats_t *s) {
+  tpuci__idmap_t seen;
+  size_t i, at;
+  s->tree = tpuci__calloc(s->nrun + 1, sizeof(*s->tree));
+  s->tree_ix = tpuci__malloc((s->nrun + 1) * sizeof(*s->tree_ix));
+  tpuci__idmap_init(&seen);
+  for (i = 0; i < s->nrun; i++) {
+    const char *tree = json_string_value(json_object_get(s->parsed[i], "tree"));
+    s->tree_ix[i] = -1;
+    if (tree == NULL || *tree == '\0') continue;
+    s->tree[i] = tree;
+    at = tpuci__idmap_get(&seen, tree);
+    if (at == TPUCI__IDMAP_NONE) tpuci__idmap_put(&seen, tree, at = s->ntrees++);
+    s->tree_ix[i] = (int) at;
+  }
+  tpuci__idmap_free(&seen);
+}
+
+/* A flip of `t` resting on runs `a` and `b` (the same run for one flaky
+ * within itself). */
+static void tpuci__flaky_flip(const tpuci__flaky_stats_t *s, tpuci__flaky_test_t *t, size_t a,
+                              size_t b) {
+  t->flips++;
+  if (t->rests == NULL) t->rests = tpuci__calloc(s->nrun + 1, 1);
+  t->rests[a] = t->rests[b] = 1;
+}
+
+/* A test's runs and fails (skips, infra runs and runs without it left
+ * out) and flips: every run flaky or order-dependent within itself, and
+ * every change of result from the test's last run of the same tree. A
+ * change between two trees proves nothing (a fix is no flip), nor one
+ * from or to a run of no known tree. `last` has room for s->ntrees. */
+static void tpuci__flaky_count(const tpuci__flaky_stats_t *s, tpuci__flaky_test_t *t,
+                               size_t *last) {
+  size_t i;
+  for (i = 0; i < s->ntrees; i++) last[i] = SIZE_MAX;
+  for (i = 0; i < s->nrun; i++) {
+    char c = t->seq[i];
+    int tr = s->tree_ix[i];
+    if (c == '-' || c == 's' || c == 'x') continue;
+    t->runs++;
+    t->fails += c == 'f';
+    if (c == 'k' || c == 'o') tpuci__flaky_flip(s, t, i, i);
+    else if (tr >= 0 && last[tr] != SIZE_MAX && (t->seq[last[tr]] == 'f') != (c == 'f'))
+      tpuci__flaky_flip(s, t, last[tr], i);
+    if (tr >= 0) last[tr] = i;
+  }
+}
+
+int tpuci__flaky_stats(const char *path, int runs, tpuci__flaky_stats_t *s, tpuci__err_t *err) {
   tpuci__idmap_t map;
   char *text = NULL;
-  size_t len = 0, first, cap = 0, i, k;
+  size_t len = 0, first, cap = 0, i, k, *last;
   int r = tpuci__read_file_max(path, TPUCI__FLAKY_MAX_BYTES * 2, &text, &len);
 
   memset(s, 0, sizeof(*s));
@@ -411,6 +456,7 @@ static int tpuci__flaky_stats(const char *path, int runs, tpuci__flaky_stats_t *
   first = runs > 0 && s->lines.len > (size_t) runs ? s->lines.len - (size_t) runs : 0;
   s->nrun = s->lines.len - first;
   s->parsed = s->all ? s->all + first : NULL;
+  tpuci__flaky_trees(s);
   tpuci__idmap_init(&map);
   for (i = 0; i < s->nrun; i++) {
     json_t *infra = json_object(), *row;
@@ -426,42 +472,55 @@ static int tpuci__flaky_stats(const char *path, int runs, tpuci__flaky_stats_t *
     json_decref(infra);
   }
   tpuci__idmap_free(&map);
-  /* Runs and fails (skips, infra runs and runs without the test left
-   * out); flips: a run whose result differs from the one before, and
-   * every flaky or order-dependent run. */
-  for (k = 0; k < s->ntests; k++) {
-    tpuci__flaky_test_t *t = &s->tests[k];
-    char prev = 0;
-    for (i = 0; i < s->nrun; i++) {
-      char c = t->seq[i];
-      if (c == '-' || c == 's' || c == 'x') continue;
-      t->runs++;
-      t->fails += c == 'f';
-      if (c == 'k' || c == 'o') t->flips++;
-      else if (prev && (prev == 'f') != (c == 'f')) t->flips++;
-      prev = c == 'k' || c == 'o' ? 'p' : c;
-    }
-  }
+  last = tpuci__malloc((s->ntrees + 1) * sizeof(*last));
+  for (k = 0; k < s->ntests; k++) tpuci__flaky_count(s, &s->tests[k], last);
+  free(last);
   if (s->ntests > 0) qsort(s->tests, s->ntests, sizeof(*s->tests), tpuci__flaky_cmp);
   return 0;
 }
 
+void tpuci__flaky_tree_short(const char *tree, char out[24]) {
+  const char *colon = strchr(tree, ':');
+  if (colon == NULL) snprintf(out, 24, "%.8s", tree);
+  else snprintf(out, 24, "%.*s:%.8s", colon - tree < 7 ? (int) (colon - tree) : 7, tree,
+                colon + 1);
+}
+
+/* The window's run `i`'s id ("" when it has none). */
+static const char *tpuci__flaky_run_id(const tpuci__flaky_stats_t *s, size_t i) {
+  const char *run = json_string_value(json_object_get(s->parsed[i], "run"));
+  return run ? run : "";
+}
+
+/* The ids of the runs the test's flips rest on, oldest first. A new
+ * reference. */
+static json_t *tpuci__flaky_rests_json(const tpuci__flaky_stats_t *s,
+                                       const tpuci__flaky_test_t *t) {
+  json_t *a = json_array();
+  size_t i;
+  for (i = 0; t->rests && i < s->nrun; i++)
+    if (t->rests[i]) json_array_append_new(a, json_string(tpuci__flaky_run_id(s, i)));
+  return a;
+}
+
 static void tpuci__flaky_json(tpuci__buf_t *b, const tpuci__flaky_stats_t *s) {
   json_t *root = json_object(), *ids = json_array(), *arr = json_array(), *left = json_array();
+  json_t *trees = json_array();
   char *text;
   size_t i, k;
   for (i = 0; i < s->nrun; i++) {
-    const char *run = json_string_value(json_object_get(s->parsed[i], "run"));
-    json_array_append_new(ids, json_string(run ? run : ""));
+    json_array_append_new(ids, json_string(tpuci__flaky_run_id(s, i)));
+    json_array_append_new(trees, s->tree[i] ? json_string(s->tree[i]) : json_null());
   }
   for (k = 0; k < s->ntests; k++) {
     const tpuci__flaky_test_t *t = &s->tests[k];
     if (t->last_run == NULL) continue;
     json_array_append_new(
-        arr, json_pack("{s:s, s:s, s:f, s:I, s:I, s:I, s:s, s:s, s:o}", "instance", t->instance,
-                       "id", t->id, "flip_rate", tpuci__flaky_rate(t), "flips",
+        arr, json_pack("{s:s, s:s, s:f, s:I, s:I, s:I, s:s, s:o, s:s, s:o}", "instance",
+                       t->instance, "id", t->id, "flip_rate", tpuci__flaky_rate(t), "flips",
                        (json_int_t) t->flips, "fails", (json_int_t) t->fails, "runs",
-                       (json_int_t) t->runs, "outcomes", t->seq, "last_failure_run", t->last_run,
+                       (json_int_t) t->runs, "outcomes", t->seq, "flip_runs",
+                       tpuci__flaky_rests_json(s, t), "last_failure_run", t->last_run,
                        "last_failure", t->last_msg ? json_string(t->last_msg) : json_null()));
   }
   for (k = 0; k < s->ninfra; k++)
@@ -470,6 +529,7 @@ static void tpuci__flaky_json(tpuci__buf_t *b, const tpuci__flaky_stats_t *s) {
                                           (json_int_t) s->infra[k].tests, "failed",
                                           (json_int_t) s->infra[k].failed));
   json_object_set_new(root, "runs", ids);
+  json_object_set_new(root, "trees", trees);
   json_object_set_new(root, "tests", arr);
   json_object_set_new(root, "left_out", left);
   text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(4));
@@ -479,11 +539,16 @@ static void tpuci__flaky_json(tpuci__buf_t *b, const tpuci__flaky_stats_t *s) {
 }
 
 static void tpuci__flaky_text(tpuci__buf_t *b, const tpuci__flaky_stats_t *s, const char *path) {
-  size_t k, listed = 0;
+  size_t k, listed = 0, unknown = 0;
   for (k = 0; k < s->ntests; k++) listed += s->tests[k].last_run != NULL;
   tpuci__buf_addf(b, "%zu run%s in the history (%s), %zu test%s failed in %s\n", s->nrun,
                   s->nrun == 1 ? "" : "s", path, listed, listed == 1 ? "" : "s",
                   s->nrun == 1 ? "it" : "them");
+  for (k = 0; k < s->nrun; k++) unknown += s->tree[k] == NULL;
+  if (unknown > 0)
+    tpuci__buf_addf(b, "%zu of %s of no known tree (outside git, or recorded before trees "
+                       "were): a change of result from or to %s is no flip\n",
+                    unknown, s->nrun == 1 ? "it" : "them", unknown == 1 ? "it" : "one");
   for (k = 0; k < s->ninfra; k++)
     tpuci__buf_addf(b, "left out of flip rates: run %s of %s: %zu of its %zu tests failed "
                        "(an infra run)\n",
@@ -520,99 +585,6 @@ int tpuci__flaky_report(const char *path, int runs, int json, char **out, tpuci_
   else tpuci__flaky_text(&b, &s, path);
   tpuci__flaky_stats_free(&s);
   *out = tpuci__buf_steal(&b);
-  return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* Quarantine proposals                                                */
-
-/* `s` as a YAML double-quoted scalar (JSON's string syntax is YAML's). */
-static void tpuci__yaml_quoted(tpuci__buf_t *b, const char *s) {
-  json_t *v = json_string(s);
-  char *q = v ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
-  tpuci__buf_adds(b, q ? q : "\"\"");
-  free(q);
-  json_decref(v);
-}
-
-static void tpuci__flaky_entry(tpuci__buf_t *b, const tpuci__flaky_test_t *t,
-                               const tpuci__flaky_propose_t *o, const char *until) {
-  const tpuci__owner_rule_t *rule = NULL;
-  char *file = tpuci__strdup(t->id), *reason, *cut = strstr(file, "::");
-  const char *nl;
-  int n;
-  if (cut) *cut = '\0';
-  if (o->owners) rule = tpuci__codeowners_match(o->owners, file);
-  nl = t->last_msg ? strchr(t->last_msg, '\n') : NULL;
-  n = t->last_msg ? (nl ? (int) (nl - t->last_msg) : (int) strlen(t->last_msg)) : 0;
-  reason = tpuci__printf("flaky: flip rate %.2f (%zu flip%s in %zu run%s of %s), last failed "
-                         "in run %s%s%.*s",
-                         tpuci__flaky_rate(t), t->flips,
-                         t->flips == 1 ? "" : "s", t->runs, t->runs == 1 ? "" : "s", t->instance,
-                         t->last_run, n ? ": " : "", n, n ? t->last_msg : "");
-  tpuci__buf_adds(b, "- test: ");
-  tpuci__yaml_quoted(b, t->id);
-  tpuci__buf_adds(b, "\n  reason: ");
-  tpuci__yaml_quoted(b, reason);
-  tpuci__buf_adds(b, "\n  owner: ");
-  if (rule != NULL && rule->owners[0] != '\0') {
-    tpuci__yaml_quoted(b, rule->owners);
-    tpuci__buf_addf(b, "  # %s:%d\n", o->owners->path, rule->line);
-  } else {
-    tpuci__buf_adds(b, "\"unowned\"  # ");
-    if (o->owners == NULL) tpuci__buf_adds(b, "no CODEOWNERS file: set one\n");
-    else if (rule == NULL) tpuci__buf_addf(b, "no line of %s covers %s\n", o->owners->path, file);
-    else tpuci__buf_addf(b, "%s:%d gives %s no owner\n", o->owners->path, rule->line, file);
-  }
-  tpuci__buf_addf(b, "  until: %s\n", until);
-  free(reason);
-  free(file);
-}
-
-int tpuci__flaky_propose(const char *path, const tpuci__flaky_propose_t *o, char **out,
-                         size_t *count, tpuci__err_t *err) {
-  tpuci__flaky_stats_t s;
-  tpuci__idmap_t seen;
-  tpuci__buf_t b, body;
-  char until[16];
-  time_t t0 = (time_t) (o->today + TPUCI__PROPOSE_DAYS) * 86400;
-  struct tm tm;
-  size_t k, n = 0, held = 0;
-  int r = tpuci__flaky_stats(path, o->runs, &s, err);
-  if (r != 0) return r;
-  gmtime_r(&t0, &tm);
-  strftime(until, sizeof(until), "%Y-%m-%d", &tm);
-  tpuci__idmap_init(&seen);
-  tpuci__buf_init(&body);
-  /* Most flips first: a test in two instances is proposed once, at its
-   * higher rate. */
-  for (k = 0; k < s.ntests; k++) {
-    const tpuci__flaky_test_t *t = &s.tests[k];
-    if (t->flips == 0 || tpuci__flaky_rate(t) < o->min_rate) continue;
-    if (tpuci__idmap_get(&seen, t->id) != TPUCI__IDMAP_NONE) continue;
-    tpuci__idmap_put(&seen, t->id, k);
-    if (o->quarantine && tpuci__quarantine_match(o->quarantine, t->id)) {
-      held++;
-      continue;
-    }
-    tpuci__flaky_entry(&body, t, o, until);
-    n++;
-  }
-  tpuci__buf_init(&b);
-  tpuci__buf_addf(&b, "# tpuci flaky --propose: %zu test%s flipped in at least %.0f%% of %s "
-                      "runs in the last %zu run%s (%s)",
-                  n, n == 1 ? "" : "s", o->min_rate * 100,
-                  n == 1 ? "its" : "their", s.nrun, s.nrun == 1 ? "" : "s", path);
-  if (held) tpuci__buf_addf(&b, ", %zu more already quarantined", held);
-  tpuci__buf_addf(&b, ".\n# Nothing is applied: copy the entries you agree with into %s.\n",
-                  o->quarantine && o->quarantine->path ? o->quarantine->path
-                                                       : TPUCI__QUARANTINE_FILE);
-  if (body.len) tpuci__buf_add(&b, body.data, body.len);
-  tpuci__buf_free(&body);
-  tpuci__idmap_free(&seen);
-  tpuci__flaky_stats_free(&s);
-  *out = tpuci__buf_steal(&b);
-  if (count) *count = n;
   return 0;
 }
 

@@ -5,7 +5,15 @@
  *
  * One JSON line a run, oldest first:
  *   {"run": "20261204-012239-f9cb", "time": 1796347360000, "commit": "ab12.." or null,
+ *    "tree": "ab12..:5e6f.." or null,
  *    "tests": [["unit[py=3.11]", "tests/t.py::test_x", "f", 0.25, "AssertionError: ..."], ...]}
+ * its tree: what the run ran on, "COMMIT:FILES" (FILES alone in a
+ * repository without a commit), FILES a history's tree (junit.h: the
+ * content key of the work tree's files as the run started); null, or
+ * absent in lines written before trees were, when not known. A flip is
+ * a change of a test's result from its last run of the same tree, or a
+ * run flaky or order-dependent within itself: a change between two
+ * trees (a fix), or from or to a run of no known tree, is none.
  * each test as [identity, node id, outcome, seconds, message]: its
  * identity is the instance without its shard ("unit[py=3.11]" for
  * "unit[py=3.11,shard=2/4]": a test keeps one history whichever shard
@@ -56,19 +64,22 @@ int tpuci__flaky_append(const char *path, const tpuci__flaky_run_t *run, int rec
                         json_t **recent, tpuci__err_t *err);
 
 /* The store's last `runs` runs (0: all) as a report: tests that failed in
- * any of them, most flips first ("tpuci flaky"), as text or JSON; a job's
+ * any of them, most flips first ("tpuci flaky"), as text or JSON (each
+ * run's tree, each test's flips and the runs they rest on); a job's
  * infra runs (TPUCI__FLAKY_INFRA_MIN) are left out of its tests' counts
  * and named ("left out of flip rates: ..."; JSON "left_out"). A new
  * string in *out; 0, or a negative code with err set (a missing store is
  * TPUCI_ENOMATCH). */
 int tpuci__flaky_report(const char *path, int runs, int json, char **out, tpuci__err_t *err);
 
-/* `tpuci flaky --propose`: quarantine entries for the tests of the
- * store's last `runs` runs whose flip rate is at least `min_rate` (and
- * that flipped), each once (the file's YAML, docs/quarantine.md), with
- * the owner CODEOWNERS gives its file and an expiry TPUCI__PROPOSE_DAYS
- * after `today`; tests `quarantine` already covers are counted, not
- * proposed. Never written anywhere: *out is a new string. */
+/* `tpuci flaky --propose` (quarantine.c): quarantine entries for the
+ * tests of the store's last `runs` runs whose flip rate is at least
+ * `min_rate` (and that flipped), each once (the file's YAML,
+ * docs/quarantine.md), a comment line per tree naming the runs its
+ * flips rest on, with the owner CODEOWNERS gives its file and an expiry
+ * TPUCI__PROPOSE_DAYS after `today`; tests `quarantine` already covers
+ * are counted, not proposed. Never written anywhere: *out is a new
+ * string. */
 #define TPUCI__PROPOSE_DAYS 14
 typedef struct {
   int runs;

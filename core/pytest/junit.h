@@ -250,6 +250,11 @@ typedef struct tpuci__history_s {
    * first attempt that said what it collected): pytest's own order,
    * whatever process reported them first. */
   int ordered;
+  /* The content key (runtime/tree.h) of the files of the git work tree
+   * holding the spec as the run started, the state folder left out: with
+   * the commit, the tree the history store (flaky.h) says the run was
+   * of; NULL: not known (outside git, a cached pass). */
+  char *tree;
 } tpuci__history_t;
 
 void tpuci__history_init(tpuci__history_t *h, const char *instance);

@@ -37,6 +37,7 @@ void tpuci__history_free(tpuci__history_t *h) {
   free(h->attempts);
   free(h->instance);
   free(h->rootdir);
+  free(h->tree);
   tpuci__idmap_free(&h->map);
   memset(h, 0, sizeof(*h));
 }

@@ -4,9 +4,11 @@
  * processes besides the attempts, order_run.c's. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "kind/devices.h"
 #include "pytest/kind_run.h"
+#include "runtime/tree.h"
 
 static int tpuci__pk_claims(const tpuci__instance_t *inst) { return inst->pytest != NULL; }
 
@@ -123,10 +125,7 @@ static tpuci_outcome_t tpuci__pk_ended(tpuci__kind_run_t *kr, tpuci__kind_proc_t
   char *py_cause = NULL, *devices, *setup;
   tpuci_outcome_t o;
   if (p->role != TPUCI__PROC_ATTEMPT) return tpuci__pk_side_ended(kr, p, end, cause);
-  if (r->history == NULL) {
-    r->history = tpuci__calloc(1, sizeof(*r->history));
-    tpuci__history_init(r->history, inst->name);
-  }
+  tpuci__pk_history(kr, p->index);
   /* A host whose devices are not the topology's: the attempt is infra,
    * and none of its test results counts (its results folder is not read;
    * a retry runs everything it was to run). */
@@ -264,6 +263,65 @@ const tpuci__kind_t tpuci__kind_pytest = {
     .outcome = tpuci__pk_outcome,
 };
 
+tpuci__history_t *tpuci__pk_history(tpuci__kind_run_t *kr, size_t index) {
+  tpuci__instance_result_t *r = &kr->results[index];
+  if (r->history == NULL) {
+    r->history = tpuci__calloc(1, sizeof(*r->history));
+    tpuci__history_init(r->history, kr->plan->instances[index].name);
+    if (kr->tree) r->history->tree = tpuci__strdup(kr->tree);
+  }
+  return r->history;
+}
+
+/* The nearest folder upwards from `dir` with a .git (a folder, or a
+ * worktree's or submodule's file), resolved; NULL when there is none. */
+static char *tpuci__pk_git_top(const char *dir) {
+  char *cur = realpath(dir, NULL);
+  struct stat st;
+  while (cur != NULL) {
+    char *dotgit = tpuci__printf("%s/.git", cur), *slash;
+    int found = stat(dotgit, &st) == 0;
+    free(dotgit);
+    if (found) return cur;
+    slash = strrchr(cur, '/');
+    if (slash == NULL || slash == cur) break;
+    *slash = '\0';
+  }
+  free(cur);
+  return NULL;
+}
+
+/* The content key (runtime/tree.h) of the git work tree holding the
+ * spec, the state folder left out, as the run starts: what the history
+ * store records as the run's files (flaky.h). NULL outside git, when the
+ * key cannot be made, with no pytest instance selected, and for a flake
+ * probe (whose runs the store does not keep). */
+static char *tpuci__pk_tree(const tpuci__plan_t *plan, const tpuci__pytest_kind_opts_t *o) {
+  tpuci__tree_opts_t to;
+  tpuci__tree_key_t key;
+  tpuci__err_t e = {0, NULL};
+  const char *exclude[1];
+  char *top, *state, *tree = NULL;
+  size_t i, any = 0;
+  for (i = 0; i < plan->ninstances; i++)
+    any += plan->instances[i].selected && plan->instances[i].pytest != NULL;
+  if (any == 0 || o->no_first || plan->spec_dir == NULL) return NULL;
+  if ((top = tpuci__pk_git_top(plan->spec_dir)) == NULL) return NULL;
+  state = o->state_dir ? realpath(o->state_dir, NULL) : NULL;
+  memset(&to, 0, sizeof(to));
+  exclude[0] = state;
+  to.exclude = exclude;
+  to.nexclude = state != NULL;
+  /* Without a key (git failed, a file could not be read) the tree is
+   * unknown, which only makes the store count fewer flips: not the run's
+   * failure, and not worth a warning on every run. */
+  if (tpuci__tree_key(top, &to, &key, &e) == 0) tree = tpuci__strdup(key.hex);
+  tpuci__err_clear(&e);
+  free(state);
+  free(top);
+  return tree;
+}
+
 tpuci__kind_run_t *tpuci__pytest_kind_new(const tpuci__plan_t *plan,
                                           tpuci__instance_result_t *results,
                                           const tpuci__pytest_kind_opts_t *o) {
@@ -285,6 +343,7 @@ tpuci__kind_run_t *tpuci__pytest_kind_new(const tpuci__plan_t *plan,
     kr->select[i] = tpuci__calloc(1, sizeof(*kr->select[i]));
     tpuci__strv_copy(kr->select[i], o->preselect[i]);
   }
+  kr->tree = tpuci__pk_tree(plan, o);
   tpuci__pk_deps_begin(kr);
   tpuci__pk_new_begin(kr);
   return kr;
@@ -305,6 +364,7 @@ void tpuci__pytest_kind_free(tpuci__kind_run_t *kr) {
   tpuci__pk_order_free(kr);
   tpuci__pk_deps_free(kr);
   tpuci__pk_new_free(kr);
+  free(kr->tree);
   free(kr);
 }
 

@@ -105,7 +105,14 @@ struct tpuci__kind_run_s {
   unsigned char *setup_failed;
   tpuci__idmap_t known_jobs; /* the jobs the history has runs of */
   tpuci__strv_t known_names; /* their names (the map's keys) */
+  /* The project's files as the run started (tpuci__history_t.tree), or
+   * NULL: each history this kind makes gets a copy. */
+  char *tree;
 };
+
+/* kind.c: instance `index`'s history, made (with the run's tree) when it
+ * has none yet. */
+tpuci__history_t *tpuci__pk_history(tpuci__kind_run_t *kr, size_t index);
 
 /* shard_group.c */
 char *tpuci__pk_group(tpuci__kind_run_t *kr, size_t i);

@@ -145,15 +145,6 @@ static void tpuci__first_tell(tpuci__kind_run_t *kr, size_t index,
   free(msg);
 }
 
-static tpuci__history_t *tpuci__history_of(tpuci__kind_run_t *kr, size_t index) {
-  tpuci__instance_result_t *r = &kr->results[index];
-  if (r->history == NULL) {
-    r->history = tpuci__calloc(1, sizeof(*r->history));
-    tpuci__history_init(r->history, kr->plan->instances[index].name);
-  }
-  return r->history;
-}
-
 static tpuci_outcome_t tpuci__first_done(tpuci__kind_run_t *kr, tpuci__kind_proc_t *p,
                                          const tpuci__proc_end_t *end, char **cause) {
   size_t index = p->index;
@@ -162,7 +153,7 @@ static tpuci_outcome_t tpuci__first_done(tpuci__kind_run_t *kr, tpuci__kind_proc
   tpuci_outcome_t o;
   char *py_cause = NULL;
 
-  o = tpuci__pytest_after_first(tpuci__history_of(kr, index), &kr->plan->instances[index],
+  o = tpuci__pytest_after_first(tpuci__pk_history(kr, index), &kr->plan->instances[index],
                                 p->results_dir, end->outcome, end->exit, *cause,
                                 end->duration_ms, &py_cause);
   if (py_cause) {

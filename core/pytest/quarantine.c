@@ -1,7 +1,10 @@
 /* Quarantined tests: reading tpuci-quarantine.yaml with libyaml's
  * document loader (each node knows its line), expiry, matching node ids,
- * and which entries the history says can go (quarantine.h). */
+ * which entries the history says can go (quarantine.h), and the entries
+ * it proposes (`tpuci flaky --propose`, flaky.h). */
 #include "pytest/quarantine.h"
+#include "pytest/flaky.h"
+#include "pytest/flaky_stats.h"
 
 #include <fnmatch.h>
 #include <stdio.h>
@@ -321,4 +324,133 @@ char *tpuci__quarantine_release_report(const tpuci__quarantine_t *q, const json_
                       tests, last);
   }
   return tpuci__buf_steal(&b);
+}
+
+/* ------------------------------------------------------------------ */
+/* Proposals from the history (`tpuci flaky --propose`, flaky.h)       */
+
+/* `s` as a YAML double-quoted scalar (JSON's string syntax is YAML's). */
+static void tpuci__yaml_quoted(tpuci__buf_t *b, const char *s) {
+  json_t *v = json_string(s);
+  char *q = v ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
+  tpuci__buf_adds(b, q ? q : "\"\"");
+  free(q);
+  json_decref(v);
+}
+
+/* The runs the test's flips rest on, a comment line per tree (in the
+ * order its first such run came): "  # tree 1a2b3c4:5e6f7a8b: run R1 f,
+ * run R2 p". A run flaky within itself ('k', 'o') may be of no known
+ * tree. */
+static void tpuci__flaky_rests(tpuci__buf_t *b, const tpuci__flaky_stats_t *s,
+                               const tpuci__flaky_test_t *t) {
+  unsigned char *said = tpuci__calloc(s->ntrees + 2, 1);
+  size_t i, j;
+  for (i = 0; t->rests && i < s->nrun; i++) {
+    int tr = s->tree_ix[i];
+    size_t slot = tr < 0 ? s->ntrees : (size_t) tr;
+    char name[24];
+    if (!t->rests[i] || said[slot]) continue;
+    said[slot] = 1;
+    if (tr < 0) tpuci__buf_adds(b, "  # no known tree:");
+    else {
+      tpuci__flaky_tree_short(s->tree[i], name);
+      tpuci__buf_addf(b, "  # tree %s:", name);
+    }
+    for (j = i; j < s->nrun; j++) {
+      const char *run = json_string_value(json_object_get(s->parsed[j], "run"));
+      if (t->rests[j] && s->tree_ix[j] == tr)
+        tpuci__buf_addf(b, "%s run %s %c", j == i ? "" : ",", run ? run : "?", t->seq[j]);
+    }
+    tpuci__buf_adds(b, "\n");
+  }
+  free(said);
+}
+
+static void tpuci__flaky_entry(tpuci__buf_t *b, const tpuci__flaky_stats_t *s,
+                               const tpuci__flaky_test_t *t, const tpuci__flaky_propose_t *o,
+                               const char *until) {
+  const tpuci__owner_rule_t *rule = NULL;
+  char *file = tpuci__strdup(t->id), *reason, *cut = strstr(file, "::");
+  const char *nl;
+  int n;
+  if (cut) *cut = '\0';
+  if (o->owners) rule = tpuci__codeowners_match(o->owners, file);
+  nl = t->last_msg ? strchr(t->last_msg, '\n') : NULL;
+  n = t->last_msg ? (nl ? (int) (nl - t->last_msg) : (int) strlen(t->last_msg)) : 0;
+  reason = tpuci__printf("flaky: flip rate %.2f (%zu flip%s in %zu run%s of %s), last failed "
+                         "in run %s%s%.*s",
+                         tpuci__flaky_rate(t), t->flips,
+                         t->flips == 1 ? "" : "s", t->runs, t->runs == 1 ? "" : "s", t->instance,
+                         t->last_run, n ? ": " : "", n, n ? t->last_msg : "");
+  tpuci__buf_adds(b, "- test: ");
+  tpuci__yaml_quoted(b, t->id);
+  tpuci__buf_adds(b, "\n");
+  tpuci__flaky_rests(b, s, t);
+  tpuci__buf_adds(b, "  reason: ");
+  tpuci__yaml_quoted(b, reason);
+  tpuci__buf_adds(b, "\n  owner: ");
+  if (rule != NULL && rule->owners[0] != '\0') {
+    tpuci__yaml_quoted(b, rule->owners);
+    tpuci__buf_addf(b, "  # %s:%d\n", o->owners->path, rule->line);
+  } else {
+    tpuci__buf_adds(b, "\"unowned\"  # ");
+    if (o->owners == NULL) tpuci__buf_adds(b, "no CODEOWNERS file: set one\n");
+    else if (rule == NULL) tpuci__buf_addf(b, "no line of %s covers %s\n", o->owners->path, file);
+    else tpuci__buf_addf(b, "%s:%d gives %s no owner\n", o->owners->path, rule->line, file);
+  }
+  tpuci__buf_addf(b, "  until: %s\n", until);
+  free(reason);
+  free(file);
+}
+
+int tpuci__flaky_propose(const char *path, const tpuci__flaky_propose_t *o, char **out,
+                         size_t *count, tpuci__err_t *err) {
+  tpuci__flaky_stats_t s;
+  tpuci__idmap_t seen;
+  tpuci__buf_t b, body;
+  char until[16];
+  time_t t0 = (time_t) (o->today + TPUCI__PROPOSE_DAYS) * 86400;
+  struct tm tm;
+  size_t k, n = 0, held = 0;
+  int r = tpuci__flaky_stats(path, o->runs, &s, err);
+  if (r != 0) return r;
+  gmtime_r(&t0, &tm);
+  strftime(until, sizeof(until), "%Y-%m-%d", &tm);
+  tpuci__idmap_init(&seen);
+  tpuci__buf_init(&body);
+  /* Most flips first: a test in two instances is proposed once, at its
+   * higher rate. */
+  for (k = 0; k < s.ntests; k++) {
+    const tpuci__flaky_test_t *t = &s.tests[k];
+    if (t->flips == 0 || tpuci__flaky_rate(t) < o->min_rate) continue;
+    if (tpuci__idmap_get(&seen, t->id) != TPUCI__IDMAP_NONE) continue;
+    tpuci__idmap_put(&seen, t->id, k);
+    if (o->quarantine && tpuci__quarantine_match(o->quarantine, t->id)) {
+      held++;
+      continue;
+    }
+    tpuci__flaky_entry(&body, &s, t, o, until);
+    n++;
+  }
+  tpuci__buf_init(&b);
+  tpuci__buf_addf(&b, "# tpuci flaky --propose: %zu test%s flipped in at least %.0f%% of %s "
+                      "runs in the last %zu run%s (%s)",
+                  n, n == 1 ? "" : "s", o->min_rate * 100,
+                  n == 1 ? "its" : "their", s.nrun, s.nrun == 1 ? "" : "s", path);
+  if (held) tpuci__buf_addf(&b, ", %zu more already quarantined", held);
+  tpuci__buf_addf(&b, ".\n# Nothing is applied: copy the entries you agree with into %s.\n",
+                  o->quarantine && o->quarantine->path ? o->quarantine->path
+                                                       : TPUCI__QUARANTINE_FILE);
+  if (n > 0)
+    tpuci__buf_adds(&b, "# A flip is a change of result between two runs of one tree (commit:"
+                        "files), or a run\n# flaky within itself (k, o); each entry names the "
+                        "runs its flips rest on.\n");
+  if (body.len) tpuci__buf_add(&b, body.data, body.len);
+  tpuci__buf_free(&body);
+  tpuci__idmap_free(&seen);
+  tpuci__flaky_stats_free(&s);
+  *out = tpuci__buf_steal(&b);
+  if (count) *count = n;
+  return 0;
 }

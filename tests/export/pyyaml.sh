@@ -182,14 +182,14 @@ for s in yaml.safe_load(open(sys.argv[1]))["jobs"]["timings-save"]["steps"]:
   mkdir -p "$WORK/h/.tpuci" "$WORK/h/timings/a" "$WORK/h/timings/b" "$WORK/h/timings/c"
   base='{"run":"r0","time":1,"commit":null,"tests":[["u[shard=1/2]","t::x","p",0.1,null]]}'
   echo "$base" > "$WORK/h/.tpuci/history.jsonl"
-  { echo "$base"; echo '{"run":"ra","time":5,"commit":"ab","tests":[["u[shard=1/2]","t::x","f",0.1,"boom"]]}'; } > "$WORK/h/timings/a/history.jsonl"
-  { echo "$base"; echo '{"run":"rb","time":4,"commit":"ab","tests":[["u[shard=2/2]","t::y","p",0.2,null]]}'; } > "$WORK/h/timings/b/history.jsonl"
+  { echo "$base"; echo '{"run":"ra","time":5,"commit":"ab","tree":"ab:00ff","tests":[["u[shard=1/2]","t::x","f",0.1,"boom"]]}'; } > "$WORK/h/timings/a/history.jsonl"
+  { echo "$base"; echo '{"run":"rb","time":4,"commit":"ab","tree":"ab:00ff","tests":[["u[shard=2/2]","t::y","p",0.2,null]]}'; } > "$WORK/h/timings/b/history.jsonl"
   echo "$base" > "$WORK/h/timings/c/history.jsonl"   # an entry without pytest results
   (cd "$WORK/h" && bash -e -o pipefail "$WORK/merge-h.sh" > /dev/null)
   got=$(python3 -c 'import json,sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-print(len(rows), rows[0]["run"], rows[1]["run"], rows[1]["time"], sorted(t[1] + ":" + t[2] for t in rows[1]["tests"]))' "$WORK/h/.tpuci/history.jsonl" 2>&1)
-  [ "$got" = "2 r0 ra 4 ['t::x:f', 't::y:p']" ] && pass || fail "merged history: $got"
+print(len(rows), rows[0]["run"], rows[1]["run"], rows[1]["time"], rows[1]["tree"], sorted(t[1] + ":" + t[2] for t in rows[1]["tests"]))' "$WORK/h/.tpuci/history.jsonl" 2>&1)
+  [ "$got" = "2 r0 ra 4 ab:00ff ['t::x:f', 't::y:p']" ] && pass || fail "merged history: $got"
   (cd "$WORK/h" && "$TPUCI" flaky --json > flaky.out 2>&1) &&
     python3 -c 'import json,sys; r = json.load(open(sys.argv[1])); assert r["runs"] == ["r0", "ra"] and r["tests"][0]["outcomes"] == "pf", r' "$WORK/h/flaky.out" &&
     pass || fail "tpuci flaky does not read the merged history: $(cat "$WORK/h/flaky.out")"

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -198,11 +199,16 @@ static void test_identity_without_shard(void **state) {
   (void) state;
   f = fopen(path, "w");
   assert_non_null(f);
-  /* Runs 1 to 4 as written before: fpfp, in shard 1 and then shard 2. */
-  fputs("{\"run\":\"r1\",\"tests\":[[\"unit[py=3,shard=1/2]\",\"t.py::test_a\",\"f\",0,null]]}\n"
-        "{\"run\":\"r2\",\"tests\":[[\"unit[py=3,shard=2/2]\",\"t.py::test_a\",\"p\",0,null]]}\n"
-        "{\"run\":\"r3\",\"tests\":[[\"unit[py=3,shard=2/2]\",\"t.py::test_a\",\"f\",0,null]]}\n"
-        "{\"run\":\"r4\",\"tests\":[[\"unit[py=3,shard=1/2]\",\"t.py::test_a\",\"p\",0,null]]}\n",
+  /* Runs 1 to 4 as written before: fpfp, in shard 1 and then shard 2,
+   * all of one tree. */
+  fputs("{\"run\":\"r1\",\"tree\":\"t\",\"tests\":[[\"unit[py=3,shard=1/2]\",\"t.py::test_a\","
+        "\"f\",0,null]]}\n"
+        "{\"run\":\"r2\",\"tree\":\"t\",\"tests\":[[\"unit[py=3,shard=2/2]\",\"t.py::test_a\","
+        "\"p\",0,null]]}\n"
+        "{\"run\":\"r3\",\"tree\":\"t\",\"tests\":[[\"unit[py=3,shard=2/2]\",\"t.py::test_a\","
+        "\"f\",0,null]]}\n"
+        "{\"run\":\"r4\",\"tree\":\"t\",\"tests\":[[\"unit[py=3,shard=1/2]\",\"t.py::test_a\","
+        "\"p\",0,null]]}\n",
         f);
   fclose(f);
   for (i = 0; i < 2; i++) {
@@ -210,6 +216,7 @@ static void test_identity_without_shard(void **state) {
     tpuci__history_t h;
     const tpuci__history_t *hs[1] = {&h};
     tpuci__history_init(&h, i == 0 ? "unit[py=3,shard=1/2]" : "unit[py=3,shard=2/2]");
+    h.tree = tpuci__strdup("t"); /* the same files, no commit */
     if (i == 0) one_attempt(&h, 1);
     append(path, i == 0 ? "r5" : "r5b", hs, i == 0 ? 1 : 0);
     tpuci__history_free(&h);
@@ -234,10 +241,198 @@ static void test_identity_without_shard(void **state) {
   free(path);
 }
 
+/* Writes `text` (lines of runs) as the store at `path`. */
+static void write_store(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* A run of tree `tree` (NULL: none recorded) in which test_fixed, test_same
+ * and test_k have the codes fixed, same and k ('-': no row). */
+static char *run_line(const char *run, const char *tree, char fixed, char same, char k) {
+  tpuci__buf_t b;
+  const char *names[3] = {"test_fixed", "test_same", "test_k"};
+  char codes[3];
+  int i, n = 0;
+  codes[0] = fixed;
+  codes[1] = same;
+  codes[2] = k;
+  tpuci__buf_init(&b);
+  tpuci__buf_addf(&b, "{\"run\":\"%s\",\"commit\":null,", run);
+  if (tree) tpuci__buf_addf(&b, "\"tree\":\"%s\",", tree);
+  tpuci__buf_adds(&b, "\"tests\":[");
+  for (i = 0; i < 3; i++) {
+    if (codes[i] == '-') continue;
+    tpuci__buf_addf(&b, "%s[\"unit\",\"t.py::%s\",\"%c\",0.1,%s]", n++ ? "," : "", names[i],
+                    codes[i], strchr("fko", codes[i]) ? "\"boom\"" : "null");
+  }
+  tpuci__buf_adds(&b, "]}\n");
+  return tpuci__buf_steal(&b);
+}
+
+#define TREE_A "1a2b3c4d5e6f1a2b3c4d5e6f1a2b3c4d5e6f1a2b:aaaaaaaa11111111"
+#define TREE_B "9f8e7d6c5b4a9f8e7d6c5b4a9f8e7d6c5b4a9f8e:bbbbbbbb22222222"
+
+/* The test's [flips, runs] and its flip_runs joined by spaces, from the
+ * report's JSON. */
+static char *flips_of(json_t *report, const char *name) {
+  json_t *t;
+  size_t i;
+  json_array_foreach(json_object_get(report, "tests"), i, t) {
+    const char *id = json_string_value(json_object_get(t, "id"));
+    tpuci__buf_t b;
+    json_t *r;
+    size_t j;
+    if (strcmp(id + strlen("t.py::"), name) != 0) continue;
+    tpuci__buf_init(&b);
+    tpuci__buf_addf(&b, "%d/%d:", (int) json_integer_value(json_object_get(t, "flips")),
+                    (int) json_integer_value(json_object_get(t, "runs")));
+    json_array_foreach(json_object_get(t, "flip_runs"), j, r) {
+      tpuci__buf_addf(&b, " %s", json_string_value(r));
+    }
+    return tpuci__buf_steal(&b);
+  }
+  return tpuci__strdup("not listed");
+}
+
+/* A flip is a flip on one tree (issue 42.6): a test that failed twice on
+ * tree A and passed on tree B after its fix has no flip and is not
+ * proposed; changes between runs of one tree count, also with runs of
+ * another tree between them; a change from or to a run of no known tree
+ * (outside git, a line written before trees were) is none; a run flaky
+ * within itself is one whatever its tree. */
+static void test_flips_of_one_tree(void **state) {
+  char *path = tpuci__printf("%s/trees.jsonl", dir), *text = NULL, *got;
+  const char *lines[8][5] = {
+      /* run, tree, test_fixed, test_same, test_k */
+      {"r1", TREE_A, "f", "p", "p"},
+      {"r2", TREE_A, "f", "f", "p"},
+      {"r3", TREE_B, "p", "p", "-"},
+      {"r4", TREE_B, "p", "f", "p"},
+      {"r5", NULL, "p", "p", "k"},
+      {"r6", TREE_A, "-", "p", "p"},
+      {"r7", NULL, "p", "f", "p"},
+      {"r8", TREE_B, "p", "f", "p"}};
+  tpuci__buf_t b;
+  tpuci__err_t err = {0, NULL};
+  tpuci__flaky_propose_t o;
+  json_t *report;
+  size_t i, count = 0;
+  (void) state;
+  tpuci__buf_init(&b);
+  for (i = 0; i < 8; i++) {
+    char *line = run_line(lines[i][0], lines[i][1], lines[i][2][0], lines[i][3][0],
+                          lines[i][4][0]);
+    tpuci__buf_adds(&b, line);
+    free(line);
+  }
+  write_store(path, b.data);
+  tpuci__buf_free(&b);
+
+  assert_int_equal(tpuci__flaky_report(path, 0, 1, &text, &err), 0);
+  report = json_loads(text, 0, NULL);
+  assert_non_null(report);
+  free(text);
+  /* The trees, run by run. */
+  assert_string_equal(json_string_value(json_array_get(json_object_get(report, "trees"), 0)),
+                      TREE_A);
+  assert_true(json_is_null(json_array_get(json_object_get(report, "trees"), 4)));
+  /* Fixed on tree B: its failures on A and passes on B are no flip. */
+  got = flips_of(report, "test_fixed");
+  assert_string_equal(got, "0/7:");
+  free(got);
+  /* A: p f (r1 r2), then p again in r6 after B's runs; B: p f (r3 r4);
+   * r7 (no tree) counts as a run but flips nothing; r8 f after B's f. */
+  got = flips_of(report, "test_same");
+  assert_string_equal(got, "3/8: r1 r2 r3 r4 r6");
+  free(got);
+  /* Flaky within r5, of no known tree: one flip. */
+  got = flips_of(report, "test_k");
+  assert_string_equal(got, "1/7: r5");
+  free(got);
+  json_decref(report);
+
+  memset(&o, 0, sizeof(o));
+  o.min_rate = 0.1;
+  o.today = 20000;
+  assert_int_equal(tpuci__flaky_propose(path, &o, &text, &count, &err), 0);
+  assert_int_equal(count, 2);
+  assert_null(strstr(text, "test_fixed"));
+  assert_non_null(strstr(text, "- test: \"t.py::test_same\"\n"
+                               "  # tree 1a2b3c4:aaaaaaaa: run r1 p, run r2 f, run r6 p\n"
+                               "  # tree 9f8e7d6:bbbbbbbb: run r3 p, run r4 f\n"
+                               "  reason: \"flaky: flip rate 0.38 (3 flips in 8 runs of unit)"));
+  assert_non_null(strstr(text, "- test: \"t.py::test_k\"\n"
+                               "  # no known tree: run r5 k\n"));
+  free(text);
+  free(path);
+}
+
+/* Lines written before trees were: every change of result is of no known
+ * tree, so none is a flip, and the report says why. */
+static void test_old_lines_no_flips(void **state) {
+  char *path = tpuci__printf("%s/old.jsonl", dir), *text = NULL;
+  tpuci__err_t err = {0, NULL};
+  tpuci__flaky_propose_t o;
+  size_t count = 1;
+  (void) state;
+  write_store(path, "{\"run\":\"o1\",\"commit\":null,\"tests\":[[\"u\",\"t.py::x\",\"f\",0,null]]}\n"
+                    "{\"run\":\"o2\",\"commit\":null,\"tests\":[[\"u\",\"t.py::x\",\"p\",0,null]]}\n"
+                    "{\"run\":\"o3\",\"commit\":null,\"tests\":[[\"u\",\"t.py::x\",\"f\",0,null]]}\n");
+  assert_int_equal(tpuci__flaky_report(path, 0, 0, &text, &err), 0);
+  assert_non_null(strstr(text, "3 of them of no known tree (outside git, or recorded before "
+                               "trees were): a change of result from or to one is no flip\n"));
+  assert_non_null(strstr(text, "     0.00      2/3     fpf "));
+  free(text);
+  memset(&o, 0, sizeof(o));
+  o.min_rate = 0.1;
+  assert_int_equal(tpuci__flaky_propose(path, &o, &text, &count, &err), 0);
+  assert_int_equal(count, 0);
+  assert_null(strstr(text, "- test:"));
+  free(text);
+  free(path);
+}
+
+/* The line an append writes says its tree: the commit and the files
+ * (a history's tree), the files alone without a commit, null when no
+ * history knows them. */
+static void test_append_writes_tree(void **state) {
+  char *path = tpuci__printf("%s/written.jsonl", dir), *text = NULL;
+  const char *want[3] = {"\"tree\":\"c0ffee:f11e5\"", "\"tree\":\"f11e5\"", "\"tree\":null"};
+  size_t len, i;
+  (void) state;
+  for (i = 0; i < 3; i++) {
+    tpuci__history_t h;
+    const tpuci__history_t *hs[1] = {&h};
+    tpuci__flaky_run_t run;
+    tpuci__err_t err = {0, NULL};
+    tpuci__history_init(&h, "unit");
+    one_attempt(&h, 0);
+    if (i < 2) h.tree = tpuci__strdup("f11e5");
+    memset(&run, 0, sizeof(run));
+    run.run_id = "w";
+    run.commit = i == 0 ? "c0ffee" : NULL;
+    run.histories = hs;
+    run.n = 1;
+    unlink(path);
+    assert_int_equal(tpuci__flaky_append(path, &run, 0, NULL, &err), 0);
+    assert_int_equal(tpuci__read_file(path, &text, &len), 0);
+    if (strstr(text, want[i]) == NULL) fail_msg("line %zu: no %s in %s", i, want[i], text);
+    free(text);
+    tpuci__history_free(&h);
+  }
+  free(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_cap_and_damage),
                                      cmocka_unit_test(test_append_hands_back_recent),
                                      cmocka_unit_test(test_cancelled_is_absent),
-                                     cmocka_unit_test(test_identity_without_shard)};
+                                     cmocka_unit_test(test_identity_without_shard),
+                                     cmocka_unit_test(test_flips_of_one_tree),
+                                     cmocka_unit_test(test_old_lines_no_flips),
+                                     cmocka_unit_test(test_append_writes_tree)};
   return run_in_tmpdir(dir, tests, sizeof(tests) / sizeof(tests[0]));
 }

@@ -60,13 +60,16 @@ def test_ok4():
     pass
 PY
 printf '# owners\n*  @everyone\ntests/  @team\n/tests/test_g.py  @alice @org/ml\n' > .github/CODEOWNERS
+# One commit, and what changes from run to run (the run's number, its
+# output) outside the repository: every run is of one tree (issue 42.6).
+git add -A && git -c user.email=t@t -c user.name=t commit -qm init
 
 for n in 1 2 3 4; do
-  echo "$n" > run.txt
-  RUN_FILE=$PWD/run.txt "$TPUCI" run -q spec.lua > "run$n.out" 2>&1
+  echo "$n" > "$WORK/run.txt"
+  RUN_FILE=$WORK/run.txt "$TPUCI" run -q spec.lua > "$WORK/run$n.out" 2>&1
 done
-echo 5 > run.txt
-INFRA=1 RUN_FILE=$PWD/run.txt "$TPUCI" run -q spec.lua > run5.out 2>&1
+echo 5 > "$WORK/run.txt"
+INFRA=1 RUN_FILE=$WORK/run.txt "$TPUCI" run -q spec.lua > "$WORK/run5.out" 2>&1
 infra_run=$(/usr/bin/python3 -c 'import json; print(json.loads(open(".tpuci/history.jsonl").read().splitlines()[-1])["run"])')
 
 run_tpuci flaky
@@ -95,6 +98,13 @@ expect_out '- test: "tests/test_g.py::test_flip"'
 expect_out '  owner: "@alice @org/ml"  # '"$PWD"'/.github/CODEOWNERS:4'
 expect_out "  until: $until"
 expect_out '  reason: "flaky: flip rate 0.75 (3 flips in 4 runs of g), last failed in run '
+# The runs the proposal rests on: the four of the one tree (the infra
+# run is left out).
+tree=$(/usr/bin/python3 -c 'import json; t = json.loads(open(".tpuci/history.jsonl").read().splitlines()[0])["tree"]; c, f = t.split(":"); print(c[:7] + ":" + f[:8])')
+runs=$(/usr/bin/python3 -c 'import json; print(", ".join("run %s %s" % (json.loads(l)["run"], "pfpf"[i]) for i, l in enumerate(open(".tpuci/history.jsonl").read().splitlines()[:4])))')
+expect_out "- test: \"tests/test_g.py::test_flip\"
+  # tree $tree: $runs
+  reason: "
 expect_not_out "test_broken" "a test that always fails is not flaky"
 [ ! -e tpuci-quarantine.yaml ] && pass || fail "--propose wrote a quarantine file"
 # What it prints is a quarantine tpuci reads: as it is, it holds test_flip.
