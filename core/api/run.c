@@ -151,7 +151,7 @@ static void tpuci__append_history(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *
   const tpuci__history_t **hs = tpuci__calloc(npytest, sizeof(*hs));
   tpuci__flaky_run_t run;
   tpuci__err_t e = {0, NULL};
-  char *path, *commit;
+  char *path, *commit, *warning = NULL;
   size_t i, k = 0;
   int r;
   for (i = 0; i < n; i++)
@@ -165,8 +165,15 @@ static void tpuci__append_history(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *
   path = tpuci__printf("%s/%s", ctx->run.ropts.state_dir ? ctx->run.ropts.state_dir : ".tpuci",
                        TPUCI__FLAKY_FILE);
   json_decref(ctx->run.recent);
-  if ((r = tpuci__flaky_append(path, &run, tpuci__recent_window(ctx), &ctx->run.recent, &e)) != 0)
-    tpuci__records_failed(ctx, path, r);
+  r = tpuci__flaky_append(path, &run, tpuci__recent_window(ctx), &ctx->run.recent, &warning, &e);
+  if (warning != NULL) {
+    char *msg = tpuci__printf("warning: %s", warning);
+    tpuci__message(ctx, msg);
+    free(msg);
+  }
+  /* Unreadable, it is kept as it is: this run is not in it. */
+  if (r != 0) tpuci__records_failed(ctx, path, r);
+  free(warning);
   tpuci__err_clear(&e);
   free(path);
   free(commit);

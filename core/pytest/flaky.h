@@ -58,10 +58,13 @@ typedef struct {
  * the caps), written atomically (the caller holds the state folder's
  * lock, base/lock.h, so that no run's line is lost). With `recent` non-NULL, *recent gets
  * what tpuci__flaky_recent(path, recent_runs) would say afterwards, from
- * the one read the append made (NULL when the write failed). 0, or a
- * negative code with err set. */
+ * the one read the append made (NULL when the write failed). A store over
+ * twice TPUCI__FLAKY_MAX_BYTES keeps its newest whole lines, and
+ * *warning (when non-NULL) gets a new message saying so; one that cannot
+ * be read is left as it is (the run is not added). 0, or a negative code
+ * with err set. */
 int tpuci__flaky_append(const char *path, const tpuci__flaky_run_t *run, int recent_runs,
-                        json_t **recent, tpuci__err_t *err);
+                        json_t **recent, char **warning, tpuci__err_t *err);
 
 /* The store's last `runs` runs (0: all) as a report: tests that failed in
  * any of them, most flips first ("tpuci flaky"), as text or JSON (each

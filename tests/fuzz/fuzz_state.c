@@ -277,7 +277,7 @@ static void fuzz_history(const char *s, size_t n) {
   run.start_ms = 1796347360000ull;
   run.histories = hs;
   run.n = 1;
-  if (tpuci__flaky_append(path, &run, 0, &recent, &err) == 0) {
+  if (tpuci__flaky_append(path, &run, 0, &recent, NULL, &err) == 0) {
     check_recent(recent, NULL);
     seq = json_string_value(json_object_get(recent, "fz\x1ft.py::fuzzed"));
     CHECK(seq != NULL && seq[strlen(seq) - 1] == 'p');

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -44,7 +45,7 @@ static void test_cap_and_damage(void **state) {
   for (i = 0; i < TPUCI__FLAKY_MAX_RUNS + 5; i++) {
     id = tpuci__printf("run-%03d", i);
     run.run_id = id;
-    assert_int_equal(tpuci__flaky_append(path, &run, 0, NULL, &err), 0);
+    assert_int_equal(tpuci__flaky_append(path, &run, 0, NULL, NULL, &err), 0);
     free(id);
     if (i == 3) {
       /* A damaged line (a crash mid-write of another tool) is dropped. */
@@ -103,7 +104,7 @@ static void test_append_hands_back_recent(void **state) {
     run.histories = hs;
     run.n = 1;
     json_decref(recent);
-    assert_int_equal(tpuci__flaky_append(path, &run, 4, &recent, &err), 0);
+    assert_int_equal(tpuci__flaky_append(path, &run, 4, &recent, NULL, &err), 0);
     tpuci__history_free(&h);
     free(id);
   }
@@ -156,7 +157,7 @@ static void append(const char *path, const char *id, const tpuci__history_t *con
   run.run_id = id;
   run.histories = hs;
   run.n = n;
-  assert_int_equal(tpuci__flaky_append(path, &run, 0, NULL, &err), 0);
+  assert_int_equal(tpuci__flaky_append(path, &run, 0, NULL, NULL, &err), 0);
 }
 
 /* A cancelled run says nothing of the tests it did not reach or cut
@@ -417,12 +418,68 @@ static void test_append_writes_tree(void **state) {
     run.histories = hs;
     run.n = 1;
     unlink(path);
-    assert_int_equal(tpuci__flaky_append(path, &run, 0, NULL, &err), 0);
+    assert_int_equal(tpuci__flaky_append(path, &run, 0, NULL, NULL, &err), 0);
     assert_int_equal(tpuci__read_file(path, &text, &len), 0);
     if (strstr(text, want[i]) == NULL) fail_msg("line %zu: no %s in %s", i, want[i], text);
     free(text);
     tpuci__history_free(&h);
   }
+  free(path);
+}
+
+/* A store over its read cap keeps its newest runs and says so; one that
+ * cannot be read is left alone: never a history started afresh. */
+static void test_oversize_keeps_newest(void **state) {
+  char *path = tpuci__printf("%s/big.jsonl", dir), *warning = NULL, *text = NULL;
+  char *pad = tpuci__malloc(4097);
+  tpuci__history_t h;
+  const tpuci__history_t *hs[1] = {&h};
+  tpuci__flaky_run_t run;
+  tpuci__err_t err = {0, NULL};
+  size_t len = 0, i, n = (TPUCI__FLAKY_MAX_BYTES * 2) / 4096 + 64;
+  FILE *f;
+  (void) state;
+  memset(pad, 'x', 4096);
+  pad[4096] = '\0';
+  f = fopen(path, "w");
+  assert_non_null(f);
+  /* Runs "old-0" .. of about 4 KiB each: more than twice the cap. */
+  for (i = 0; i < n; i++)
+    fprintf(f, "{\"run\":\"old-%zu\",\"time\":%zu,\"commit\":null,\"pad\":\"%s\",\"tests\":[]}\n",
+            i, i, pad);
+  fclose(f);
+  tpuci__history_init(&h, "unit");
+  memset(&run, 0, sizeof(run));
+  run.histories = hs;
+  run.n = 1;
+  run.run_id = "newest";
+  assert_int_equal(tpuci__flaky_append(path, &run, 0, NULL, &warning, &err), 0);
+  assert_non_null(warning);
+  assert_non_null(strstr(warning, "only its newest runs are kept"));
+  assert_int_equal(tpuci__read_file_max(path, TPUCI__FLAKY_MAX_BYTES * 2, &text, &len), 0);
+  assert_true(len <= TPUCI__FLAKY_MAX_BYTES + 8192);
+  /* The last old run and the new one; not the first. */
+  {
+    char *last = tpuci__printf("\"old-%zu\"", n - 1);
+    assert_non_null(strstr(text, last));
+    free(last);
+  }
+  assert_non_null(strstr(text, "\"newest\""));
+  assert_null(strstr(text, "\"old-0\""));
+  free(text);
+  free(warning);
+  warning = NULL;
+  /* A store that cannot be read (a folder here): kept, and an error. */
+  free(path);
+  path = tpuci__printf("%s/folder.jsonl", dir);
+  assert_int_equal(mkdir(path, 0755), 0);
+  assert_int_not_equal(tpuci__flaky_append(path, &run, 0, NULL, &warning, &err), 0);
+  assert_non_null(err.msg);
+  assert_non_null(strstr(err.msg, "the file is kept"));
+  tpuci__err_clear(&err);
+  assert_int_equal(rmdir(path), 0);
+  tpuci__history_free(&h);
+  free(pad);
   free(path);
 }
 
@@ -433,6 +490,7 @@ int main(void) {
                                      cmocka_unit_test(test_identity_without_shard),
                                      cmocka_unit_test(test_flips_of_one_tree),
                                      cmocka_unit_test(test_old_lines_no_flips),
-                                     cmocka_unit_test(test_append_writes_tree)};
+                                     cmocka_unit_test(test_append_writes_tree),
+                                     cmocka_unit_test(test_oversize_keeps_newest)};
   return run_in_tmpdir(dir, tests, sizeof(tests) / sizeof(tests[0]));
 }
