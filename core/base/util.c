@@ -389,6 +389,24 @@ const char *tpuci__path_shown(const char *path) {
   return path;
 }
 
+char *tpuci__path_rel(const char *from, const char *to) {
+  size_t i = 0, common = 0;
+  tpuci__buf_t b;
+  int root = strcmp(from, "/") == 0;
+  /* The longest common prefix that ends where both end a component. */
+  while (!root && from[i] != '\0' && from[i] == to[i]) {
+    i++;
+    if ((from[i] == '/' || from[i] == '\0') && (to[i] == '/' || to[i] == '\0')) common = i;
+  }
+  tpuci__buf_init(&b);
+  for (i = common; !root && from[i] != '\0'; i++)
+    if (from[i] == '/') tpuci__buf_adds(&b, b.len ? "/.." : "..");
+  while (to[common] == '/') common++;
+  if (to[common] != '\0') tpuci__buf_addf(&b, "%s%s", b.len ? "/" : "", to + common);
+  if (b.len == 0) tpuci__buf_adds(&b, ".");
+  return tpuci__buf_steal(&b);
+}
+
 /* The temporary name of a file being written: beside it, so that the
  * rename stays on one file system, hidden, and this process's own
  * (its pid and a counter), so that processes writing the same file at

@@ -173,6 +173,11 @@ char *tpuci__path_component(const char *name);
  * run folder), else as it is; a pointer into `path`. */
 const char *tpuci__path_shown(const char *path);
 
+/* `to` relative to the folder `from`, both absolute and clean (no "."
+ * or ".." element, no trailing '/'): "b/c", "../x", "." for the folder
+ * itself. A new string. */
+char *tpuci__path_rel(const char *from, const char *to);
+
 /* mkdir -p. Returns 0 or a negative UV_E* code. */
 int tpuci__mkdir_p(const char *path, int mode);
 /* Writes all of buf to fd (again after EINTR and short writes): 0, or a

@@ -212,26 +212,6 @@ static int tpuci__gh_login_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   return ok;
 }
 
-/* `to` relative to the folder `from` (both absolute and clean):
- * "../ci/docker", "." for the folder itself. A new string. */
-static char *tpuci__gh_relpath(const char *from, const char *to) {
-  size_t i = 0, common = 0;
-  tpuci__buf_t b;
-  /* The longest common prefix that ends where both end a component. */
-  while (from[i] != '\0' && from[i] == to[i]) {
-    i++;
-    if ((from[i] == '/' || from[i] == '\0') && (to[i] == '/' || to[i] == '\0')) common = i;
-  }
-  if (strcmp(from, "/") == 0) common = 0;
-  tpuci__buf_init(&b);
-  for (i = common; from[i] != '\0'; i++)
-    if (from[i] == '/' && from[i + 1] != '\0') tpuci__buf_adds(&b, b.len ? "/.." : "..");
-  while (to[common] == '/') common++;
-  if (to[common] != '\0') tpuci__buf_addf(&b, "%s%s", b.len ? "/" : "", to + common);
-  if (b.len == 0) tpuci__buf_adds(&b, ".");
-  return tpuci__buf_steal(&b);
-}
-
 /* The image of the plan whose ref this is and that the spec builds. */
 static const tpuci__image_t *tpuci__gh_built(const tpuci__gh_doc_t *d, const char *ref) {
   size_t k;
@@ -250,7 +230,7 @@ static int tpuci__gh_build_step(yaml_emitter_t *e, const tpuci__gh_doc_t *d,
   const tpuci__image_build_t *b = img->build;
   const char *slash = strrchr(d->spec, '/');
   char *spec_dir = slash ? tpuci__strndup(d->spec, (size_t) (slash - d->spec)) : tpuci__strdup(".");
-  char *rel = tpuci__gh_relpath(d->plan->spec_dir ? d->plan->spec_dir : "/", b->context);
+  char *rel = tpuci__path_rel(d->plan->spec_dir ? d->plan->spec_dir : "/", b->context);
   char *ctx = strcmp(spec_dir, ".") == 0 ? tpuci__strdup(rel)
               : strcmp(rel, ".") == 0    ? tpuci__strdup(spec_dir)
                                          : tpuci__printf("%s/%s", spec_dir, rel);

@@ -25,12 +25,14 @@ void tpuci__html_utc(uint64_t ms, char *buf, size_t size);
 void tpuci__html_matrix(tpuci__buf_t *b, const json_t *matrix);
 void tpuci__html_clip(tpuci__buf_t *b, const char *s, size_t max);
 size_t tpuci__html_utf8_chars(const char *s);
-/* A link to the file at `path` (as the report records it, relative to
- * the current folder or absolute) from a page in the folder `page_dir`:
- * relative, so it keeps working when the page and the run folder are
- * moved together (a CI artifact); percent-encoded. `page_dir` NULL: the
- * path as it is. */
-void tpuci__html_href(tpuci__buf_t *b, const char *page_dir, const char *path);
+/* The file at `path` (as the report records it, relative to the current
+ * folder or absolute) from a page in the folder `page_dir`: relative, so
+ * that a link and its label keep working and meaning the same when the
+ * page and the run folder are moved together (a CI artifact). `page_dir`
+ * NULL: the path as it is. A new string. */
+char *tpuci__html_rel(const char *page_dir, const char *path);
+/* `rel` (tpuci__html_rel) as an href value: percent-encoded. */
+void tpuci__html_href(tpuci__buf_t *b, const char *rel);
 void tpuci__html_timeline(tpuci__buf_t *b, const json_t *report, const json_t *instances);
 
 #endif /* TPUCI_REPORT_HTML_PARTS_H */

@@ -229,38 +229,19 @@ static char *tpuci__html_abs(const char *path) {
   return out;
 }
 
-void tpuci__html_href(tpuci__buf_t *b, const char *page_dir, const char *path) {
-  char *from = NULL, *to = NULL;
-  tpuci__buf_t rel;
-  const char *p, *q;
-  size_t common = 0, i;
+char *tpuci__html_rel(const char *page_dir, const char *path) {
+  char *from = page_dir != NULL ? tpuci__html_abs(page_dir) : NULL;
+  char *to = from != NULL ? tpuci__html_abs(path) : NULL;
+  char *rel = from != NULL && to != NULL ? tpuci__path_rel(from, to) : tpuci__strdup(path);
+  free(from);
+  free(to);
+  return rel;
+}
 
-  tpuci__buf_init(&rel);
-  if (page_dir != NULL) {
-    from = tpuci__html_abs(page_dir);
-    to = tpuci__html_abs(path);
-  }
-  if (from != NULL && to != NULL) {
-    /* The longest common run of whole components. */
-    for (i = 0;; i++) {
-      if (from[i] == '\0' && (to[i] == '/' || to[i] == '\0')) {
-        common = i;
-        break;
-      }
-      if (from[i] != to[i]) break;
-      if (from[i] == '/') common = i;
-    }
-    if (strcmp(from, "/") == 0) common = 0;
-    for (p = from + common; *p && strcmp(from, "/") != 0; p++)
-      if (*p == '/') tpuci__buf_adds(&rel, "../");
-    q = to + common;
-    if (*q == '/') q++;
-    tpuci__buf_adds(&rel, q);
-  } else {
-    tpuci__buf_adds(&rel, path);
-  }
+void tpuci__html_href(tpuci__buf_t *b, const char *rel) {
+  const char *p;
   /* Percent-encoded: only unreserved characters and '/' stay. */
-  for (p = rel.data ? rel.data : ""; *p; p++) {
+  for (p = rel; *p; p++) {
     unsigned char c = (unsigned char) *p;
     if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
         strchr("-._~/", c))
@@ -268,7 +249,4 @@ void tpuci__html_href(tpuci__buf_t *b, const char *page_dir, const char *path) {
     else
       tpuci__buf_addf(b, "%%%02X", c);
   }
-  tpuci__buf_free(&rel);
-  free(from);
-  free(to);
 }

@@ -529,11 +529,15 @@ static void tpuci__html_logs(tpuci__buf_t *b, const json_t *instances, const cha
       tpuci__buf_addf(b, " <span class=\"muted\">in %s</span></summary>\n",
                       tpuci__html_duration(tpuci__html_juint(att, "duration_ms"), d, sizeof(d)));
       if (*tpuci__html_jstr(att, "log", NULL)) {
+        /* The label is the link: a path from the page, not from wherever
+         * tpuci ran. */
+        char *rel = tpuci__html_rel(page_dir, tpuci__html_jstr(att, "log", NULL));
         tpuci__buf_adds(b, "<p class=\"muted\">Log: <a class=\"log\" href=\"");
-        tpuci__html_href(b, page_dir, tpuci__html_jstr(att, "log", NULL));
+        tpuci__html_href(b, rel);
         tpuci__buf_adds(b, "\"><code>");
-        tpuci__html_field(b, att, "log");
+        tpuci__html_text(b, rel);
         tpuci__buf_adds(b, "</code></a> (its last lines below)</p>\n");
+        free(rel);
       }
       if (!json_is_string(tail))
         tpuci__buf_adds(b, "<p class=\"muted\">No log was recorded.</p>\n");

@@ -112,8 +112,12 @@ msg=$(/usr/bin/python3 - out/m.html "${dirs[@]}" <<'PY' 2>&1
 import os, re, sys, urllib.parse
 page = sys.argv[1]
 html = open(page).read()
-links = re.findall(r'<a class="log" href="([^"]+)"', html)
+import html as h
+pairs = re.findall(r'<a class="log" href="([^"]+)"><code>([^<]*)</code>', html)
+links = [l for l, _ in pairs]
 bad = [l for l in links if not os.path.isfile(os.path.join(os.path.dirname(page), urllib.parse.unquote(l)))]
+# Each label is the link's own path, relative to the page.
+bad += ["label %r of %r" % (t, l) for l, t in pairs if h.unescape(t) != urllib.parse.unquote(l)]
 # The header names the merged runs' folders.
 m = re.search(r"<dt>Merged runs</dt><dd>(.*?)</dd>", html)
 if m is None or not all(d.rstrip("/") in m.group(1) for d in sys.argv[2:]):

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -144,9 +145,7 @@ static void assert_clean_utf8(const char *page) {
 
 static void assert_balanced(const char *page) {
   static const char *const pairs[][2] = {
-      {"<section", "</section>"}, {"<details", "</details>"}, {"<table", "</table>"},
-      {"<article", "</article>"}, {"<pre", "</pre>"}, {"<svg", "</svg>"},
-      {"<title", "</title>"}, {"<ul", "</ul>"}, {"<ol", "</ol>"}, {"<a ", "</a>"}};
+      {"<section", "</section>"}, {"<details", "</details>"}, {"<table", "</table>"}, {"<article", "</article>"}, {"<pre", "</pre>"}, {"<svg", "</svg>"}, {"<title", "</title>"}, {"<ul", "</ul>"}, {"<ol", "</ol>"}, {"<a ", "</a>"}};
   size_t k;
   for (k = 0; k < sizeof(pairs) / sizeof(pairs[0]); k++)
     if (count(page, pairs[k][0]) != count(page, pairs[k][1]))
@@ -176,13 +175,13 @@ static void test_escapes_hostile_strings(void **state) {
    * terminal colours; jansson's _nocheck lets a tree hold bad bytes, as a
    * hand-edited or foreign report could. */
   static const char tail[] = HOSTILE_LOG "bad \xff\xfe utf8, nul \0 here, bell \x07,"
-                             " C1 \xc2\x85, \x1b[31mred\x1b[0m, \x1b]0;title\x07 osc, ok \xc3\xa9\n";
+                                         " C1 \xc2\x85, \x1b[31mred\x1b[0m, \x1b]0;title\x07 osc, ok \xc3\xa9\n";
   json_t *insts = json_array(), *atts = json_array(), *r;
   char *page;
   (void) state;
 
   json_array_append_new(atts, attempt(1, "failed", 1764686415000, 1000, HOSTILE_CAUSE,
-                                               json_stringn_nocheck(tail, sizeof(tail) - 1)));
+                                      json_stringn_nocheck(tail, sizeof(tail) - 1)));
   json_array_append_new(insts, instance(HOSTILE_NAME, "failed", atts));
   json_object_set_new(json_array_get(insts, 0), "matrix",
                       json_pack("{s:s}", "k<b>", "v</td>"));
@@ -264,12 +263,12 @@ static void test_slots_in_page(void **state) {
    * future gang scheduler, say): three lanes. A retry after the first
    * ended reuses slot 1. */
   json_array_append_new(insts, instance("a", "flaky",
-      json_pack("[o,o]", attempt(1, "failed", t, 1000, "exit 1", NULL),
-                attempt(2, "passed", t + 1200, 800, "exit 0", json_string("ok\n")))));
+                                        json_pack("[o,o]", attempt(1, "failed", t, 1000, "exit 1", NULL),
+                                                  attempt(2, "passed", t + 1200, 800, "exit 0", json_string("ok\n")))));
   json_array_append_new(insts, instance("b", "timeout",
-      json_pack("[o]", attempt(1, "timeout", t + 100, 3000, "timed out", NULL))));
+                                        json_pack("[o]", attempt(1, "timeout", t + 100, 3000, "timed out", NULL))));
   json_array_append_new(insts, instance("c", "passed",
-      json_pack("[o]", attempt(1, "passed", t + 400, 500, "exit 0", NULL))));
+                                        json_pack("[o]", attempt(1, "passed", t + 400, 500, "exit 0", NULL))));
   r = report("failed", 1, NULL, insts);
   page = render(r);
   assert_sane(page);
@@ -357,19 +356,10 @@ static void test_order_dependent(void **state) {
   t = json_pack("{s:s,s:s,s:b,s:b,s:f,s:s,s:s}", "id", "t/b.py::test_victim", "outcome", "passed",
                 "flaky", 0, "order_dependent", 1, "duration_s", 0.1, "message",
                 "AssertionError: dirty", "recent", "pfo");
-  json_object_set_new(t, "order", json_pack("{s:i,s:i,s:b,s:[s],s:b,s:s,s:i,s:s}", "failed_in", 1,
-                                            "passed_in", 2, "brittle", 0, "candidates",
-                                            "t/a.py::test_p", "confirmed", 1, "polluter",
-                                            "t/a.py::test_p", "checks", 1, "text",
-                                            "failed after 1 test in attempt 1, passed in attempt 2; it "
-                                            "fails after t/a.py::test_p (found by 1 check)"));
+  json_object_set_new(t, "order", json_pack("{s:i,s:i,s:b,s:[s],s:b,s:s,s:i,s:s}", "failed_in", 1, "passed_in", 2, "brittle", 0, "candidates", "t/a.py::test_p", "confirmed", 1, "polluter", "t/a.py::test_p", "checks", 1, "text", "failed after 1 test in attempt 1, passed in attempt 2; it "
+                                                                                                                                                                                                                                    "fails after t/a.py::test_p (found by 1 check)"));
   json_object_set_new(inst, "tests", json_pack("[o]", t));
-  json_object_set_new(inst, "first", json_pack("{s:[s],s:s,s:s,s:i,s:n,s:I,s:I,s:s,s:s}", "tests",
-                                               "t/z.py::test_broken", "why", "failed in the last run",
-                                               "outcome", "failed", "exit_code", 1, "signal",
-                                               "start_ms", (json_int_t) 1764686414000, "duration_ms",
-                                               (json_int_t) 500, "cause", "exit 1", "log",
-                                               "unit/first.log"));
+  json_object_set_new(inst, "first", json_pack("{s:[s],s:s,s:s,s:i,s:n,s:I,s:I,s:s,s:s}", "tests", "t/z.py::test_broken", "why", "failed in the last run", "outcome", "failed", "exit_code", 1, "signal", "start_ms", (json_int_t) 1764686414000, "duration_ms", (json_int_t) 500, "cause", "exit 1", "log", "unit/first.log"));
   json_array_append_new(insts, inst);
   r = report("passed", 0, NULL, insts);
   page = render(r);
@@ -396,16 +386,8 @@ static void test_cancelled_and_tests_hook(void **state) {
   (void) state;
   inst = instance("unit", "failed",
                   json_pack("[o]", attempt(1, "failed", 1764686415000, 2000, "exit 1",
-                                                    json_string(""))));
-  json_object_set_new(inst, "tests", json_pack(
-      "[{s:s,s:s,s:f,s:s},{s:s,s:s,s:f,s:s},{s:s,s:s,s:f,s:s},{s:s,s:s,s:b,s:f,s:s}]",
-      "id", "tests/test_a.py::test_ok", "outcome", "passed", "duration_s", 0.5, "message", "",
-      "id", "tests/test_a.py::test_<bad>", "outcome", "failed", "duration_s", 1.25,
-      "message", "AssertionError: <script>x</script>",
-      "id", "tests/test_b.py::test_skip", "outcome", "skipped", "duration_s", 0.0,
-      "message", "no TPU",
-      "id", "tests/test_c.py::test_wobbly", "outcome", "passed", "flaky", 1, "duration_s", 0.25,
-      "message", "ConnectionError: reset"));
+                                           json_string(""))));
+  json_object_set_new(inst, "tests", json_pack("[{s:s,s:s,s:f,s:s},{s:s,s:s,s:f,s:s},{s:s,s:s,s:f,s:s},{s:s,s:s,s:b,s:f,s:s}]", "id", "tests/test_a.py::test_ok", "outcome", "passed", "duration_s", 0.5, "message", "", "id", "tests/test_a.py::test_<bad>", "outcome", "failed", "duration_s", 1.25, "message", "AssertionError: <script>x</script>", "id", "tests/test_b.py::test_skip", "outcome", "skipped", "duration_s", 0.0, "message", "no TPU", "id", "tests/test_c.py::test_wobbly", "outcome", "passed", "flaky", 1, "duration_s", 0.25, "message", "ConnectionError: reset"));
   json_object_set_new(inst, "image", json_string("gcr.io/x/<img>:1"));
   json_object_set_new(inst, "topology", json_string("v4-8"));
   json_array_append_new(insts, inst);
@@ -450,7 +432,7 @@ static void test_deterministic(void **state) {
   char *a, *b, *text;
   (void) state;
   json_array_append_new(insts, instance("x", "passed",
-      json_pack("[o]", attempt(1, "passed", 1764686415000, 20, "exit 0", NULL))));
+                                        json_pack("[o]", attempt(1, "passed", 1764686415000, 20, "exit 0", NULL))));
   json_object_set_new(json_array_get(insts, 0), "matrix",
                       json_pack("{s:s,s:s,s:s}", "z", "1", "a", "2", "m", "3"));
   r = report("passed", 0, NULL, insts);
@@ -500,7 +482,7 @@ static void test_long_names_are_clipped(void **state) {
   for (i = 0; i + 2 < sizeof(name); i += 2) memcpy(name + i, "\xc3\xa9", 2);
   name[i] = '\0';
   json_array_append_new(insts, instance(name, "passed",
-      json_pack("[o]", attempt(1, "passed", 1764686415000, 1000, "exit 0", NULL))));
+                                        json_pack("[o]", attempt(1, "passed", 1764686415000, 1000, "exit 0", NULL))));
   r = report("passed", 0, NULL, insts);
   json_object_set_new(r, "duration_ms", json_integer(5000));
   page = render(r);
@@ -510,11 +492,14 @@ static void test_long_names_are_clipped(void **state) {
   json_decref(r);
 }
 
-/* Log links: relative to the page's folder, percent-encoded. */
+/* Log links: relative to the page's folder, percent-encoded (their
+ * labels: the same path, as text: test_log_label). */
 static void check_href(const char *page_dir, const char *path, const char *want) {
   tpuci__buf_t b;
+  char *rel = tpuci__html_rel(page_dir, path);
   tpuci__buf_init(&b);
-  tpuci__html_href(&b, page_dir, path);
+  tpuci__html_href(&b, rel);
+  free(rel);
   if (strcmp(b.data ? b.data : "", want) != 0)
     fail_msg("href(%s, %s) = %s, want %s", page_dir ? page_dir : "NULL", path,
              b.data ? b.data : "", want);
@@ -533,6 +518,35 @@ static void test_log_links(void **state) {
   check_href(NULL, ".tpuci/runs/r1/a b.log", ".tpuci/runs/r1/a%20b.log");
 }
 
+/* A log link's label is the path the link follows, from the page: not
+ * the path as recorded (from wherever tpuci ran). */
+static void test_log_label(void **state) {
+  json_t *insts = json_array(), *r;
+  tpuci__buf_t b;
+  tpuci__err_t err = {0, NULL};
+  (void) state;
+  json_array_append_new(insts, instance("bad", "failed",
+                                        json_pack("[o]", attempt(1, "failed", 1764686415000, 1000, "exit 1", NULL))));
+  r = report("failed", 1, NULL, insts);
+  tpuci__buf_init(&b);
+  assert_int_equal(tpuci__report_html_at(r, "/w/site", &b, &err), 0);
+  assert_null(err.msg);
+  /* "run/x/attempt.log" is relative to the current folder. */
+  {
+    char *cwd = getcwd(NULL, 0), *want;
+    char *rel = tpuci__path_rel("/w/site", cwd);
+    want = tpuci__printf("href=\"%s/run/x/attempt.log\"><code>%s/run/x/attempt.log</code>", rel,
+                         rel);
+    assert_contains(b.data, want);
+    assert_lacks(b.data, "<code>run/x/attempt.log</code>");
+    free(want);
+    free(rel);
+    free(cwd);
+  }
+  tpuci__buf_free(&b);
+  json_decref(r);
+}
+
 /* The commit of the spec's repository, read from .git without git. */
 static void put(const char *dir, const char *name, const char *text) {
   char *path = tpuci__printf("%s/%s", dir, name);
@@ -549,7 +563,7 @@ static void test_git_commit(void **state) {
   assert_non_null(root);
   sub = tpuci__printf("%s/repo/ci/specs", root);
   assert_int_equal(tpuci__mkdir_p(sub, 0755), 0);
-  assert_null(tpuci__git_commit(sub));  /* no repository (unless /tmp is in one) */
+  assert_null(tpuci__git_commit(sub)); /* no repository (unless /tmp is in one) */
   c = tpuci__printf("%s/repo/.git/refs/heads", root);
   assert_int_equal(tpuci__mkdir_p(c, 0755), 0);
   free(c);
@@ -590,7 +604,7 @@ static void test_git_commit(void **state) {
   c = tpuci__printf("%s/wt/src", root);
   {
     char *got = tpuci__git_commit(c);
-    assert_string_equal(got, b);  /* refs/heads/other from packed-refs */
+    assert_string_equal(got, b); /* refs/heads/other from packed-refs */
     free(got);
   }
   free(c);
@@ -621,6 +635,7 @@ int main(void) {
       cmocka_unit_test(test_cancelled_and_tests_hook),
       cmocka_unit_test(test_order_dependent),
       cmocka_unit_test(test_log_links),
+      cmocka_unit_test(test_log_label),
       cmocka_unit_test(test_git_commit),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_rejects_non_reports),
