@@ -244,15 +244,20 @@ static int tpuci__instance_is(const json_t *inst, const char *h) {
 
 /* The first worker the document does not name, or hs->nhosts. Sets
  * *matched when it names at least one. */
-static size_t tpuci__gcloud_first_unseen(const tpuci__hostset_t *hs, const json_t *eps,
-                                         const tpuci__inst_ref_t *v, size_t n, int *matched) {
+static size_t tpuci__gcloud_first_unseen(const tpuci__hostset_t *hs, const char *const *aliases,
+                                         const json_t *eps, const tpuci__inst_ref_t *v, size_t n,
+                                         int *matched) {
   size_t i, k, first = hs->nhosts;
   *matched = 0;
   for (i = 0; i < hs->nhosts; i++) {
+    const char *alias = aliases != NULL ? aliases[i] : NULL;
     int seen = 0;
     for (k = 0; eps != NULL && k < json_array_size(eps) && !seen; k++)
-      seen = tpuci__endpoint_is(json_array_get(eps, k), hs->hosts[i].host);
-    for (k = 0; v != NULL && k < n && !seen; k++) seen = tpuci__instance_is(v[k].inst, hs->hosts[i].host);
+      seen = tpuci__endpoint_is(json_array_get(eps, k), hs->hosts[i].host) ||
+             (alias != NULL && tpuci__endpoint_is(json_array_get(eps, k), alias));
+    for (k = 0; v != NULL && k < n && !seen; k++)
+      seen = tpuci__instance_is(v[k].inst, hs->hosts[i].host) ||
+             (alias != NULL && tpuci__instance_is(v[k].inst, alias));
     if (seen) *matched = 1;
     else if (first == hs->nhosts) first = i;
   }
@@ -270,14 +275,14 @@ static int tpuci__gcloud_unseen(const tpuci__hostset_t *hs, size_t i, int matche
     *why = tpuci__printf("worker-%zu (%s) is gone from the %s", i, hs->hosts[i].host, in);
     return 1;
   }
-  *why = tpuci__printf("none of the workers is in the %s by name or by internal or external "
-                       "address (worker-%zu is %s)",
+  *why = tpuci__printf("none of the workers is in the %s by name, by internal or external "
+                       "address, or by the host its ssh_config gives (worker-%zu is %s)",
                        in, i, hs->hosts[i].host);
   return -1;
 }
 
-int tpuci__gcloud_check(const tpuci__hostset_t *hs, const char *text, size_t len,
-                        char **why) {
+int tpuci__gcloud_check(const tpuci__hostset_t *hs, const char *const *aliases, const char *text,
+                        size_t len, char **why) {
   json_error_t je;
   json_t *root = json_loadb(text, len, 0, &je);
   size_t i, k, n = 0, unseen;
@@ -295,7 +300,7 @@ int tpuci__gcloud_check(const tpuci__hostset_t *hs, const char *text, size_t len
     if (tpuci__state_gone(state)) {
       *why = tpuci__printf("the TPU is %s", state);
       r = 1;
-    } else if ((unseen = tpuci__gcloud_first_unseen(hs, eps, NULL, 0, &matched)) < hs->nhosts) {
+    } else if ((unseen = tpuci__gcloud_first_unseen(hs, aliases, eps, NULL, 0, &matched)) < hs->nhosts) {
       r = tpuci__gcloud_unseen(hs, unseen, matched, "TPU's networkEndpoints", why);
     }
   } else if (json_is_array(root)) {
@@ -303,15 +308,18 @@ int tpuci__gcloud_check(const tpuci__hostset_t *hs, const char *text, size_t len
     /* A worker the list names as gone is evidence, whatever the rest. */
     for (i = 0; r == 0 && i < hs->nhosts; i++) {
       const json_t *found = NULL;
+      const char *alias = aliases != NULL ? aliases[i] : NULL;
       for (k = 0; k < n && found == NULL; k++)
-        if (tpuci__instance_is(v[k].inst, hs->hosts[i].host)) found = v[k].inst;
+        if (tpuci__instance_is(v[k].inst, hs->hosts[i].host) ||
+            (alias != NULL && tpuci__instance_is(v[k].inst, alias)))
+          found = v[k].inst;
       if (found != NULL && tpuci__state_gone(tpuci__jstr_at(found, "status"))) {
         *why = tpuci__printf("worker-%zu (%s, instance '%s') is %s", i, hs->hosts[i].host,
                              tpuci__jstr_at(found, "name"), tpuci__jstr_at(found, "status"));
         r = 1;
       }
     }
-    if (r == 0 && (unseen = tpuci__gcloud_first_unseen(hs, NULL, v, n, &matched)) < hs->nhosts)
+    if (r == 0 && (unseen = tpuci__gcloud_first_unseen(hs, aliases, NULL, v, n, &matched)) < hs->nhosts)
       r = tpuci__gcloud_unseen(hs, unseen, matched, "instances", why);
     free(v);
   } else {

@@ -117,9 +117,11 @@ char *tpuci__gcloud_parse(tpuci__hostset_t *hs, const char *text, size_t len,
  * it names another worker (or hs's workers came from a gcloud file); 0
  * when every worker is there; -1 and *why when the text says neither, or
  * names none of the workers (found by internal or external address, or
- * an instance's name): no evidence. */
-int tpuci__gcloud_check(const tpuci__hostset_t *hs, const char *text, size_t len,
-                        char **why);
+ * an instance's name): no evidence. `aliases` (may be NULL; an entry may
+ * be NULL) is another name of each worker, the HostName its ssh_config
+ * gives it, matched the same way. */
+int tpuci__gcloud_check(const tpuci__hostset_t *hs, const char *const *aliases, const char *text,
+                        size_t len, char **why);
 
 /* "user@host:port" as the spec writes it ("[::1]" for an IPv6 address
  * with a port). New string. */

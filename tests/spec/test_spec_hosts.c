@@ -157,24 +157,24 @@ static void test_instances(void **state) {
 
   /* A fresh list: every worker RUNNING, then one PREEMPTED, then one
    * gone; what is neither a list nor a description cannot tell. */
-  assert_int_equal(tpuci__gcloud_check(hs, instances, strlen(instances), &why), 0);
+  assert_int_equal(tpuci__gcloud_check(hs, NULL, instances, strlen(instances), &why), 0);
   assert_null(why);
   {
     char *pre = tpuci__strdup(instances), *at = strstr(pre, "RUNNING");
     memcpy(at, "STOPPED", 7);
-    assert_int_equal(tpuci__gcloud_check(hs, pre, strlen(pre), &why), 1);
+    assert_int_equal(tpuci__gcloud_check(hs, NULL, pre, strlen(pre), &why), 1);
     assert_string_equal(why, "worker-0 (10.0.0.12, instance 'iron-b') is STOPPED");
     free(why);
     free(pre);
   }
-  assert_int_equal(tpuci__gcloud_check(hs, "[]", 2, &why), 1);
+  assert_int_equal(tpuci__gcloud_check(hs, NULL, "[]", 2, &why), 1);
   assert_string_equal(why, "worker-0 (10.0.0.12) is gone from the instances");
   free(why);
-  assert_int_equal(tpuci__gcloud_check(hs, "3", 1, &why), -1);
+  assert_int_equal(tpuci__gcloud_check(hs, NULL, "3", 1, &why), -1);
   free(why);
-  assert_int_equal(tpuci__gcloud_check(hs, "", 0, &why), -1);
+  assert_int_equal(tpuci__gcloud_check(hs, NULL, "", 0, &why), -1);
   free(why);
-  assert_int_equal(tpuci__gcloud_check(hs, "{\"state\": \"PREEMPTED\"}", 22, &why), 1);
+  assert_int_equal(tpuci__gcloud_check(hs, NULL, "{\"state\": \"PREEMPTED\"}", 22, &why), 1);
   assert_string_equal(why, "the TPU is PREEMPTED");
   free(why);
 
@@ -216,29 +216,30 @@ static void test_capacity_evidence(void **state) {
         "topology \"two\" { hosts = 2, chips_per_host = 4 }\n"
         "job \"x\" { topology = \"two\", hosts = \"h\", run = \"true\" }\n");
   hs = &plan.hostsets[0];
-  assert_int_equal(tpuci__gcloud_check(hs, instances, strlen(instances), &why), 0);
+  assert_int_equal(tpuci__gcloud_check(hs, NULL, instances, strlen(instances), &why), 0);
   assert_null(why);
   pre = tpuci__strdup(instances);
   at = strstr(pre, "RUNNING");
   memcpy(at, "STOPPED", 7);
-  assert_int_equal(tpuci__gcloud_check(hs, pre, strlen(pre), &why), 1);
+  assert_int_equal(tpuci__gcloud_check(hs, NULL, pre, strlen(pre), &why), 1);
   assert_string_equal(why, "worker-0 (iron-b, instance 'iron-b') is STOPPED");
   free(why);
   free(pre);
   /* An empty list names none of them: no evidence. */
-  assert_int_equal(tpuci__gcloud_check(hs, "[]", 2, &why), -1);
-  assert_string_equal(why, "none of the workers is in the instances by name or by internal or "
-                           "external address (worker-0 is iron-b)");
+  assert_int_equal(tpuci__gcloud_check(hs, NULL, "[]", 2, &why), -1);
+  assert_string_equal(why, "none of the workers is in the instances by name, by internal or "
+                           "external address, or by the host its ssh_config gives (worker-0 is "
+                           "iron-b)");
   free(why);
   /* An external address and an internal one, against a description. */
   loads("hosts \"h\" { \"34.1.2.3\", \"10.130.0.5\", describe = \"true\" }\n"
         "topology \"two\" { hosts = 2, chips_per_host = 4 }\n"
         "job \"x\" { topology = \"two\", hosts = \"h\", run = \"true\" }\n");
   hs = &plan.hostsets[0];
-  assert_int_equal(tpuci__gcloud_check(hs, tpu, strlen(tpu), &why), 0);
+  assert_int_equal(tpuci__gcloud_check(hs, NULL, tpu, strlen(tpu), &why), 0);
   assert_null(why);
   /* worker-0 still named, worker-1 gone: evidence. */
-  assert_int_equal(tpuci__gcloud_check(hs, one, strlen(one), &why), 1);
+  assert_int_equal(tpuci__gcloud_check(hs, NULL, one, strlen(one), &why), 1);
   assert_string_equal(why, "worker-1 (10.130.0.5) is gone from the TPU's networkEndpoints");
   free(why);
   /* ssh_config names the description cannot show: unknown. */
@@ -246,10 +247,20 @@ static void test_capacity_evidence(void **state) {
         "topology \"two\" { hosts = 2, chips_per_host = 4 }\n"
         "job \"x\" { topology = \"two\", hosts = \"h\", run = \"true\" }\n");
   hs = &plan.hostsets[0];
-  assert_int_equal(tpuci__gcloud_check(hs, tpu, strlen(tpu), &why), -1);
-  assert_string_equal(why, "none of the workers is in the TPU's networkEndpoints by name or by "
-                           "internal or external address (worker-0 is tpu-w0)");
+  assert_int_equal(tpuci__gcloud_check(hs, NULL, tpu, strlen(tpu), &why), -1);
+  assert_string_equal(why, "none of the workers is in the TPU's networkEndpoints by name, by "
+                           "internal or external address, or by the host its ssh_config gives "
+                           "(worker-0 is tpu-w0)");
   free(why);
+  /* The hosts ssh_config gives them (ssh -G): found, and judged. */
+  {
+    const char *const aliases[] = {"34.1.2.3", "10.130.0.5"};
+    assert_int_equal(tpuci__gcloud_check(hs, aliases, tpu, strlen(tpu), &why), 0);
+    assert_null(why);
+    assert_int_equal(tpuci__gcloud_check(hs, aliases, one, strlen(one), &why), 1);
+    assert_string_equal(why, "worker-1 (tpu-w1) is gone from the TPU's networkEndpoints");
+    free(why);
+  }
 }
 
 static void test_gcloud_errors(void **state) {

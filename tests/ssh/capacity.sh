@@ -106,6 +106,28 @@ case "$cause" in
   *) fail "the gone worker's cause: $cause" ;;
 esac
 
+# The workers written as ssh_config hosts, which the description does not
+# name: found by the HostName `ssh -G` gives them, and judged the same.
+{ cat sshd/ssh_config; printf 'Host w0\n  HostName %s\nHost w1\n  HostName %s\n' "$a0" "$a1"; } > alias.cfg
+sed -e "s|\"$a0\", \"$a1\", ssh_config = \"sshd/ssh_config\"|\"w0\", \"w1\", ssh_config = \"alias.cfg\"|" once.lua > alias.lua
+grep -q '"w0", "w1", ssh_config = "alias.cfg"' alias.lua && pass || fail "alias.lua: $(head -1 alias.lua)"
+rm -f out/p.*
+state "$ready"
+"$TPUCI" run alias.lua > alias.out 2>&1 &
+pid=$!
+wait_for out/p.1.1 || fail "the gang did not start: $(cat alias.out)"
+state '{"state": "READY", "networkEndpoints": [{"ipAddress": "'$a0'"}]}'
+ssh_drop 1
+wait "$pid"
+code=$?
+out=$(cat alias.out)
+expect_code 3 "a worker written by its ssh_config host, gone from the endpoints"
+cause=$(json 's["instances"][0]["attempts"][0]["cause"]')
+case "$cause" in
+  "preempted: worker-1 (w1) is gone from the TPU's networkEndpoints"*) pass ;;
+  *) fail "the ssh_config host's cause: $cause" ;;
+esac
+
 # A describe command that cannot tell: it fails, prints over 8 MiB, or
 # hangs past its describe_timeout (killed with what it started). The
 # failed attempt stays failed (no test retry is spent on a guess), and

@@ -3,6 +3,7 @@
  * gang started (no capacity), and, after a failed attempt, a fresh
  * describe or instances list (the hosts' `describe` command, else their
  * gcloud file read again) that says a worker was taken away (preempted). */
+#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,11 +23,48 @@ int tpuci__ssh_connect_failed(const char *line) {
   return 0;
 }
 
-/* What a gcloud document says (c->outcome, c->why). */
+/* The host ssh connects to for worker i when its ssh_config says another
+ * (`ssh -G`'s hostname), or NULL: an address, or no other. Blocks for
+ * the ssh process (it reads its config, connects nowhere). */
+static char *tpuci__ssh_config_host(const tpuci__hostset_t *hs, size_t i) {
+  static const char *const opts[] = {"-G", NULL};
+  const char *host = hs->hosts[i].host;
+  unsigned char addr[16];
+  tpuci__strv_t argv = {0};
+  tpuci__buf_t out;
+  char *found = NULL, *last = NULL;
+  const char *p;
+  if (inet_pton(AF_INET, host, addr) == 1 || inet_pton(AF_INET6, host, addr) == 1) return NULL;
+  tpuci__buf_init(&out);
+  tpuci__ssh_argv(hs, i, NULL, opts, &argv);
+  if (tpuci__ssh_run_capture(&argv, &out, &last) == 0 && out.data != NULL) {
+    for (p = out.data; p != NULL && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+      if (strncmp(p, "hostname ", 9) != 0) continue;
+      found = tpuci__strndup(p + 9, strcspn(p + 9, "\r\n"));
+      break;
+    }
+  }
+  if (found != NULL && strcmp(found, host) == 0) {
+    free(found);
+    found = NULL;
+  }
+  free(last);
+  tpuci__buf_free(&out);
+  tpuci__strv_free(&argv);
+  return found;
+}
+
+/* What a gcloud document says (c->outcome, c->why). Workers written by
+ * an ssh_config host are also looked for by the host it gives. */
 static void tpuci__ssh_capacity_judge(tpuci__ssh_capacity_t *c, const char *text, size_t len,
                                       const char *source) {
-  char *why = NULL;
-  int r = tpuci__gcloud_check(c->hs, text, len, &why);
+  char *why = NULL, **aliases = tpuci__calloc(c->hs->nhosts + 1, sizeof(*aliases));
+  size_t i;
+  int r;
+  for (i = 0; i < c->hs->nhosts; i++) aliases[i] = tpuci__ssh_config_host(c->hs, i);
+  r = tpuci__gcloud_check(c->hs, (const char *const *) aliases, text, len, &why);
+  for (i = 0; i < c->hs->nhosts; i++) free(aliases[i]);
+  free(aliases);
   if (r > 0) {
     c->outcome = TPUCI_OUTCOME_PREEMPTED;
     c->why = tpuci__printf("%s (%s)", why, source);
