@@ -181,6 +181,8 @@ const char *tpuci__cache_nonfile(const tpuci_ctx_t *ctx, size_t i);
 /* Per instance, 1 for a hit (the scheduler's `done`); NULL: none. */
 const unsigned char *tpuci__cache_done(const tpuci_ctx_t *ctx);
 int tpuci__cache_hit(const tpuci_ctx_t *ctx, size_t i);
+/* Instance i's input key this run (hex), or NULL: none could be made. */
+const char *tpuci__cache_key(const tpuci_ctx_t *ctx, size_t i);
 /* When the run is over (the quarantine applied): its passes stored. */
 void tpuci__cache_finish(tpuci_ctx_t *ctx);
 /* Instance i's JUnit properties when it is a hit. */

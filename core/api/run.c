@@ -347,6 +347,8 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
       tpuci__strv_push(&ids, id);
       free(id);
       tpuci__locate_failures(ctx, i, root);
+      if (res->history->inputs == NULL && tpuci__cache_key(ctx, i) != NULL)
+        res->history->inputs = tpuci__strdup(tpuci__cache_key(ctx, i));
       suites[n].root = root;
       suites[n].file_line = ctx->run.ropts.junit_file_line;
     }

@@ -178,6 +178,11 @@ const unsigned char *tpuci__cache_done(const tpuci_ctx_t *ctx) {
   return ctx->run.cache ? ctx->run.cache->done : NULL;
 }
 
+const char *tpuci__cache_key(const tpuci_ctx_t *ctx, size_t i) {
+  const struct tpuci__cache_run_s *c = ctx->run.cache;
+  return c != NULL && i < c->n && c->keys[i].key.hex[0] != '\0' ? c->keys[i].key.hex : NULL;
+}
+
 int tpuci__cache_hit(const tpuci_ctx_t *ctx, size_t i) {
   return ctx->run.cache && i < ctx->run.cache->n && ctx->run.cache->done[i];
 }

@@ -107,6 +107,46 @@ static json_t *tpuci__flaky_tree_json(const tpuci__flaky_run_t *run) {
   return json_null();
 }
 
+/* What each test identity ran from: {identity: key}, the results
+ * cache's input key of its instance (of its shards, hashed together in
+ * order), or null when one of them had none. The flip count takes a
+ * change across trees only where this key is the same (flaky.h). A new
+ * reference. */
+static json_t *tpuci__flaky_inputs_json(const tpuci__flaky_run_t *run) {
+  json_t *o = json_object();
+  tpuci__strv_t joined = {0}, ids = {0};
+  size_t i, k;
+  for (i = 0; i < run->n; i++) {
+    const tpuci__history_t *h = run->histories[i];
+    char *identity = tpuci__group_name_of(h->instance);
+    for (k = 0; k < ids.len && strcmp(ids.items[k], identity) != 0; k++) continue;
+    if (k == ids.len) {
+      tpuci__strv_push(&ids, identity);
+      tpuci__strv_push(&joined, "");
+    }
+    if (joined.items[k] != NULL) {
+      char *next = h->inputs ? tpuci__printf("%s%s\n", joined.items[k], h->inputs) : NULL;
+      free(joined.items[k]);
+      joined.items[k] = next;
+    }
+    free(identity);
+  }
+  for (k = 0; k < ids.len; k++) {
+    char hex[65];
+    if (joined.items[k] == NULL) {
+      json_object_set_new(o, ids.items[k], json_null());
+      continue;
+    }
+    tpuci__sha256_hex(joined.items[k], strlen(joined.items[k]), hex);
+    json_object_set_new(o, ids.items[k], json_string(hex));
+    free(joined.items[k]);
+    joined.items[k] = NULL;
+  }
+  tpuci__strv_free(&joined);
+  tpuci__strv_free(&ids);
+  return o;
+}
+
 /* The run as the store's JSON object: each test under its identity (the
  * instance without its shard, so that its runs in different shards are
  * one test's). A new reference. */
@@ -117,6 +157,7 @@ static json_t *tpuci__flaky_run_json(const tpuci__flaky_run_t *run) {
   json_object_set_new(o, "time", json_integer((json_int_t) run->start_ms));
   json_object_set_new(o, "commit", run->commit ? json_string(run->commit) : json_null());
   json_object_set_new(o, "tree", tpuci__flaky_tree_json(run));
+  json_object_set_new(o, "inputs", tpuci__flaky_inputs_json(run));
   for (i = 0; i < run->n; i++) {
     const tpuci__history_t *h = run->histories[i];
     char *identity = tpuci__group_name_of(h->instance);
@@ -471,14 +512,28 @@ static void tpuci__flaky_flip(const tpuci__flaky_stats_t *s, tpuci__flaky_test_t
   t->rests[a] = t->rests[b] = 1;
 }
 
+/* Whether the test's identity ran from the same inputs in runs a and b
+ * (both recorded the same results cache key for it): then a change of
+ * result between two trees is a flip all the same. */
+static int tpuci__flaky_same_inputs(const tpuci__flaky_stats_t *s, const tpuci__flaky_test_t *t,
+                                    size_t a, size_t b) {
+  const char *ka = json_string_value(json_object_get(json_object_get(s->parsed[a], "inputs"),
+                                                     t->instance));
+  const char *kb = json_string_value(json_object_get(json_object_get(s->parsed[b], "inputs"),
+                                                     t->instance));
+  return ka != NULL && kb != NULL && strcmp(ka, kb) == 0;
+}
+
 /* A test's runs and fails (skips, infra runs and runs without it left
  * out) and flips: every run flaky or order-dependent within itself, and
- * every change of result from the test's last run of the same tree. A
- * change between two trees proves nothing (a fix is no flip), nor one
- * from or to a run of no known tree. `last` has room for s->ntrees. */
+ * every change of result from the test's last run of the same tree, or
+ * from its run just before when that was of another tree (or of none)
+ * but the test ran from the same inputs (tpuci__flaky_same_inputs).
+ * Any other change between two trees proves nothing (a fix is no flip).
+ * `last` has room for s->ntrees. */
 static void tpuci__flaky_count(const tpuci__flaky_stats_t *s, tpuci__flaky_test_t *t,
                                size_t *last) {
-  size_t i;
+  size_t i, prev = SIZE_MAX;
   for (i = 0; i < s->ntrees; i++) last[i] = SIZE_MAX;
   for (i = 0; i < s->nrun; i++) {
     char c = t->seq[i];
@@ -489,7 +544,11 @@ static void tpuci__flaky_count(const tpuci__flaky_stats_t *s, tpuci__flaky_test_
     if (c == 'k' || c == 'o') tpuci__flaky_flip(s, t, i, i);
     else if (tr >= 0 && last[tr] != SIZE_MAX && (t->seq[last[tr]] == 'f') != (c == 'f'))
       tpuci__flaky_flip(s, t, last[tr], i);
+    else if (prev != SIZE_MAX && (tr < 0 || s->tree_ix[prev] != tr) &&
+             (t->seq[prev] == 'f') != (c == 'f') && tpuci__flaky_same_inputs(s, t, prev, i))
+      tpuci__flaky_flip(s, t, prev, i);
     if (tr >= 0) last[tr] = i;
+    prev = i;
   }
 }
 

@@ -10,10 +10,13 @@
  * its tree: what the run ran on, "COMMIT:FILES" (FILES alone in a
  * repository without a commit), FILES a history's tree (junit.h: the
  * content key of the work tree's files as the run started); null, or
- * absent in lines written before trees were, when not known. A flip is
- * a change of a test's result from its last run of the same tree, or a
- * run flaky or order-dependent within itself: a change between two
- * trees (a fix), or from or to a run of no known tree, is none.
+ * absent in lines written before trees were, when not known. "inputs":
+ * {identity: the results cache's key of its instance (its shards' hashed
+ * together) or null}. A flip is a change of a test's result from its
+ * last run of the same tree, or from its run just before when both ran
+ * from the same inputs key, or a run flaky or order-dependent within
+ * itself: any other change between two trees (a fix), or from or to a
+ * run of no known tree, is none.
  * each test as [identity, node id, outcome, seconds, message]: its
  * identity is the instance without its shard ("unit[py=3.11]" for
  * "unit[py=3.11,shard=2/4]": a test keeps one history whichever shard

@@ -255,6 +255,10 @@ typedef struct tpuci__history_s {
    * the commit, the tree the history store (flaky.h) says the run was
    * of; NULL: not known (outside git, a cached pass). */
   char *tree;
+  /* The results cache's input key of the instance this run (api/
+   * run_cache.c), or NULL: the same key in two runs of different trees
+   * says the test ran from the same inputs (flaky.h). */
+  char *inputs;
 } tpuci__history_t;
 
 void tpuci__history_init(tpuci__history_t *h, const char *instance);

@@ -38,6 +38,7 @@ void tpuci__history_free(tpuci__history_t *h) {
   free(h->instance);
   free(h->rootdir);
   free(h->tree);
+  free(h->inputs);
   tpuci__idmap_free(&h->map);
   memset(h, 0, sizeof(*h));
 }

@@ -396,6 +396,47 @@ static void test_old_lines_no_flips(void **state) {
   free(path);
 }
 
+/* Runs of different trees whose instance ran from the same inputs (the
+ * same results cache key): a change of result is a flip all the same;
+ * with another key, or none, it is not. */
+static void test_same_inputs_flip(void **state) {
+  char *path = tpuci__printf("%s/inputs.jsonl", dir), *text = NULL;
+  tpuci__err_t err = {0, NULL};
+  (void) state;
+  write_store(path,
+              "{\"run\":\"i1\",\"commit\":\"a\",\"tree\":\"a:1\",\"inputs\":{\"u\":\"K\"},"
+              "\"tests\":[[\"u\",\"t.py::x\",\"f\",0,null],[\"v\",\"t.py::y\",\"f\",0,null]]}\n"
+              "{\"run\":\"i2\",\"commit\":\"b\",\"tree\":\"b:2\",\"inputs\":{\"u\":\"K\",\"v\":\"L\"},"
+              "\"tests\":[[\"u\",\"t.py::x\",\"p\",0,null],[\"v\",\"t.py::y\",\"p\",0,null]]}\n"
+              "{\"run\":\"i3\",\"commit\":\"c\",\"tree\":\"c:3\",\"inputs\":{\"u\":\"K2\",\"v\":\"L\"},"
+              "\"tests\":[[\"u\",\"t.py::x\",\"f\",0,null],[\"v\",\"t.py::y\",\"f\",0,null]]}\n");
+  assert_int_equal(tpuci__flaky_report(path, 0, 1, &text, &err), 0);
+  /* x: i1 -> i2 same key K (a flip), i2 -> i3 another key (none).
+   * y: i1 had no key (none), i2 -> i3 same key L (a flip). */
+  {
+    json_t *r = json_loads(text, 0, NULL), *t;
+    size_t k;
+    assert_non_null(r);
+    assert_int_equal(json_array_size(json_object_get(r, "tests")), 2);
+    json_array_foreach(json_object_get(r, "tests"), k, t) {
+      const char *id = json_string_value(json_object_get(t, "id"));
+      json_t *fr = json_object_get(t, "flip_runs");
+      assert_non_null(id);
+      assert_int_equal(json_array_size(fr), 2);
+      if (strcmp(id, "t.py::x") == 0) {
+        assert_string_equal(json_string_value(json_array_get(fr, 0)), "i1");
+        assert_string_equal(json_string_value(json_array_get(fr, 1)), "i2");
+      } else {
+        assert_string_equal(json_string_value(json_array_get(fr, 0)), "i2");
+        assert_string_equal(json_string_value(json_array_get(fr, 1)), "i3");
+      }
+    }
+    json_decref(r);
+  }
+  free(text);
+  free(path);
+}
+
 /* The line an append writes says its tree: the commit and the files
  * (a history's tree), the files alone without a commit, null when no
  * history knows them. */
@@ -491,6 +532,7 @@ int main(void) {
                                      cmocka_unit_test(test_flips_of_one_tree),
                                      cmocka_unit_test(test_old_lines_no_flips),
                                      cmocka_unit_test(test_append_writes_tree),
-                                     cmocka_unit_test(test_oversize_keeps_newest)};
+                                     cmocka_unit_test(test_oversize_keeps_newest),
+                                     cmocka_unit_test(test_same_inputs_flip)};
   return run_in_tmpdir(dir, tests, sizeof(tests) / sizeof(tests[0]));
 }

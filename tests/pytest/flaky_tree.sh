@@ -5,8 +5,8 @@
 # twice, its bug is fixed and committed as B, and it passes: `tpuci flaky
 # --propose` does not propose it; test_flip flips on A and on B: it is
 # proposed, with the runs of each tree it rests on. An uncommitted edit
-# makes a tree of its own; a project outside git records none, and
-# nothing of it is proposed.
+# makes a tree of its own; outside git, where no tree is known, a change
+# of result counts only between runs from the same inputs.
 . "$TESTS/e2e/lib.sh"
 /usr/bin/python3 -c 'import pytest' 2>/dev/null || { echo "SKIP: /usr/bin/python3 has no pytest (apt-get install python3-pytest)"; exit 77; }
 
@@ -98,15 +98,27 @@ got=$(printf '%s' "$out" | /usr/bin/python3 -c 'import json, sys
 print([(t["outcomes"], t["flips"]) for t in json.load(sys.stdin)["tests"] if t["id"].endswith("test_flip")])')
 [ "$got" = "[('pfpfpf', 3)]" ] && pass || fail "a change across an uncommitted edit counted: $got"
 
-# Outside git: no tree is recorded, and no change of result is a flip.
+# Outside git: no tree is recorded, but each run says what its instance
+# ran from (the results cache's input key): two runs from the same inputs
+# whose results differ are a flip (test_flip); a change of the files
+# between two runs makes any change of result none (test_fixed broken by
+# an edit is no flip, and test_flip's pass after it is none either).
 cd "$WORK" && mkdir plain && cp -r proj/spec.lua proj/tests plain/ && cd plain || exit 1
 run 1
 run 2
 [ "$(field 1 tree)" = None ] && pass || fail "a run outside git has a tree: $(field 1 tree)"
-run_tpuci flaky
-expect_out "2 of them of no known tree (outside git, or recorded before trees were): a change of result from or to one is no flip"
-expect_out "     0.00      1/2     pf "
+[ "$(field 1 inputs)" = "$(field 2 inputs)" ] && pass ||
+  fail "two runs of one folder recorded other inputs: $(field 1 inputs), $(field 2 inputs)"
+printf 'def add(a, b):\n    return a * b + 1\n' > tests/calc.py
+run 3
+[ "$(field 2 inputs)" != "$(field 3 inputs)" ] && pass || fail "an edit left the inputs as they were"
+run_tpuci flaky --json
+got=$(printf '%s' "$out" | /usr/bin/python3 -c 'import json, sys
+r = json.load(sys.stdin)
+print(sorted((t["id"].split("::")[1], t["outcomes"], t["flips"]) for t in r["tests"]))')
+want="[('test_fixed', 'ppf', 0), ('test_flip', 'pfp', 1)]"
+[ "$got" = "$want" ] && pass || fail "flaky --json outside git: $got, want $want"
 run_tpuci flaky --propose
-expect_out "0 tests flipped in at least 10% of their runs in the last 2 runs"
-expect_not_out "- test:" "nothing is proposed outside git"
+expect_out "- test: \"tests/test_t.py::test_flip\""
+expect_not_out "test_fixed" "a test an edit broke is not proposed"
 finish
