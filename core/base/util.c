@@ -499,10 +499,54 @@ int tpuci__open_regular(const char *path, struct stat *st) {
   return fd;
 }
 
+/* Reads from fd into buf until `want` bytes or end of file (again after
+ * EINTR and short reads): 0 with *got, or a negative code. */
+static int tpuci__read_upto(int fd, char *buf, size_t want, size_t *got) {
+  ssize_t n;
+  *got = 0;
+  while (*got < want) {
+    n = read(fd, buf + *got, want - *got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return TPUCI__ERRNO;
+    if (n == 0) break;
+    *got += (size_t) n;
+  }
+  return 0;
+}
+
+int tpuci__read_file_tail(const char *path, size_t max, char **out, size_t *len) {
+  struct stat st;
+  size_t got = 0, skip;
+  char *buf, *nl;
+  int r, fd = tpuci__open_regular(path, &st);
+  if (fd < 0) return fd;
+  if ((uint64_t) st.st_size > (uint64_t) max && lseek(fd, st.st_size - (off_t) max, SEEK_SET) < 0) {
+    r = TPUCI__ERRNO;
+    close(fd);
+    return r;
+  }
+  buf = tpuci__malloc(max + 1);
+  r = tpuci__read_upto(fd, buf, max, &got);
+  close(fd);
+  if (r != 0) {
+    free(buf);
+    return r;
+  }
+  /* Cut into the middle of a line only when the file was longer. */
+  nl = (uint64_t) st.st_size > (uint64_t) max ? memchr(buf, '\n', got) : NULL;
+  skip = nl != NULL ? (size_t) (nl - buf) + 1 : (uint64_t) st.st_size > (uint64_t) max ? got
+                                                                                       : 0;
+  memmove(buf, buf + skip, got - skip);
+  got -= skip;
+  buf[got] = '\0';
+  *out = buf;
+  if (len) *len = got;
+  return 0;
+}
+
 int tpuci__read_file_max(const char *path, size_t max, char **out, size_t *len) {
   struct stat st;
   size_t got = 0, cap;
-  ssize_t n;
   char *buf;
   int fd = tpuci__open_regular(path, &st);
 
@@ -515,21 +559,21 @@ int tpuci__read_file_max(const char *path, size_t max, char **out, size_t *len) 
   cap = (size_t) st.st_size + 1;
   buf = tpuci__malloc(cap + 1);
   for (;;) {
+    size_t n;
+    int r;
     if (got == cap) {
       if (cap > max) break;
       cap = cap * 2 > max + 1 || cap * 2 < cap ? max + 1 : cap * 2;
       buf = tpuci__realloc(buf, cap + 1);
     }
-    n = read(fd, buf + got, cap - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int r = TPUCI__ERRNO;
+    r = tpuci__read_upto(fd, buf + got, cap - got, &n);
+    if (r != 0) {
       close(fd);
       free(buf);
       return r;
     }
-    if (n == 0) break;
-    got += (size_t) n;
+    got += n;
+    if (got < cap) break; /* end of file */
   }
   close(fd);
   if (got > max) {

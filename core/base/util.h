@@ -208,6 +208,10 @@ int tpuci__open_regular(const char *path, struct stat *st);
  * more than max bytes, or another negative UV_E* code. *out is
  * NUL-terminated and owned by the caller. */
 int tpuci__read_file_max(const char *path, size_t max, char **out, size_t *len);
+/* The whole lines of the last `max` bytes of a regular file (all of it
+ * when it is not longer): a file too large to read whole, newest lines
+ * last. Same returns as tpuci__read_file_max(). */
+int tpuci__read_file_tail(const char *path, size_t max, char **out, size_t *len);
 
 /* Zeroes a string that held a secret, then frees it (NULL: nothing), so
  * that a later bug that prints freed memory, or a core dump, shows

@@ -4,14 +4,11 @@
 #include "pytest/pytest_run.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <jansson.h>
 
@@ -260,46 +257,6 @@ static json_t *tpuci__flaky_recent_of(json_t *const *runs, size_t n, int window)
   return out;
 }
 
-/* The whole lines of the last `max` bytes of a file too large to read
- * whole: its newest runs. 0, or a negative code. */
-static int tpuci__flaky_read_tail(const char *path, size_t max, char **out, size_t *len) {
-  struct stat st;
-  size_t got = 0, skip;
-  ssize_t n;
-  char *buf;
-  int fd = tpuci__open_regular(path, &st);
-  if (fd < 0) return fd;
-  if ((uint64_t) st.st_size > (uint64_t) max && lseek(fd, st.st_size - (off_t) max, SEEK_SET) < 0) {
-    int r = TPUCI__ERRNO;
-    close(fd);
-    return r;
-  }
-  buf = tpuci__malloc(max + 1);
-  while (got < max) {
-    n = read(fd, buf + got, max - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int r = TPUCI__ERRNO;
-      close(fd);
-      free(buf);
-      return r;
-    }
-    if (n == 0) break;
-    got += (size_t) n;
-  }
-  close(fd);
-  /* The first line is cut: it goes. */
-  for (skip = 0; skip < got && buf[skip] != '\n'; skip++) {
-  }
-  skip = skip < got ? skip + 1 : got;
-  memmove(buf, buf + skip, got - skip);
-  got -= skip;
-  buf[got] = '\0';
-  *out = buf;
-  *len = got;
-  return 0;
-}
-
 int tpuci__flaky_append(const char *path, const tpuci__flaky_run_t *run, int recent_runs,
                         json_t **recent, char **warning, tpuci__err_t *err) {
   tpuci__strv_t lines = {0};
@@ -314,7 +271,7 @@ int tpuci__flaky_append(const char *path, const tpuci__flaky_run_t *run, int rec
   if (r == UV_EFBIG) {
     /* Over the cap (written by something else, or by hand): its newest
      * runs stay, and the run says so. */
-    r = tpuci__flaky_read_tail(path, TPUCI__FLAKY_MAX_BYTES, &text, &len);
+    r = tpuci__read_file_tail(path, TPUCI__FLAKY_MAX_BYTES, &text, &len);
     if (r == 0 && warning)
       *warning = tpuci__printf("%s was over %zu MiB: only its newest runs are kept", path,
                                (size_t) (TPUCI__FLAKY_MAX_BYTES * 2) >> 20);
