@@ -309,7 +309,7 @@ static void test_empty_run(void **state) {
     /* The stylesheet (core/report/report_html.css) whole, from its first
      * rule to its last, without the comments of the file. */
     const char *css = strstr(page, "<style>\n:root{color-scheme:light dark;");
-    const char *end = strstr(page, "tr.tt:not(.tt-not-run){display:none}\n</style>\n");
+    const char *end = strstr(page, ".r:not(.r-not-applicable){display:none}\n</style>\n");
     assert_non_null(css);
     assert_non_null(end);
     assert_non_null(strstr(css, "\ninput.fi{position:absolute;"));
@@ -518,6 +518,44 @@ static void test_log_links(void **state) {
   check_href(NULL, ".tpuci/runs/r1/a b.log", ".tpuci/runs/r1/a%20b.log");
 }
 
+/* Every outcome the filter bar offers has its badge colour, its
+ * highlighted label and its rule that hides the other rows: a choice
+ * without them shows everything (not-applicable, preempted and
+ * no-capacity once had none). */
+static void test_filter_rules(void **state) {
+  static const char *const outcomes[] = {"passed", "cached", "flaky", "failed", "timeout",
+                                         "oom", "infra", "preempted", "no-capacity",
+                                         "cancelled", "not-run", "not-applicable", NULL};
+  json_t *insts = json_array(), *r;
+  char *page;
+  size_t k;
+  (void) state;
+  for (k = 0; outcomes[k]; k++)
+    json_array_append_new(insts, instance(outcomes[k], outcomes[k],
+                                          json_pack("[o]", attempt(1, outcomes[k], 1764686415000, 1000, "why", NULL))));
+  r = report("failed", 1, NULL, insts);
+  page = render(r);
+  assert_sane(page);
+  for (k = 0; outcomes[k]; k++) {
+    const char *o = outcomes[k];
+    char *radio = tpuci__printf("id=\"f-%s\"", o);
+    char *label = tpuci__printf("#f-%s:checked~nav label[for=f-%s]", o, o);
+    char *hide = tpuci__printf("#f-%s:checked~section .r:not(.r-%s)", o, o);
+    char *badge = tpuci__printf(".o-%s", o);
+    assert_contains(page, radio);
+    assert_contains(page, label);
+    assert_contains(page, hide);
+    assert_contains(page, badge);
+    free(radio);
+    free(label);
+    free(hide);
+    free(badge);
+  }
+  assert_contains(page, "<label for=\"f-not-applicable\">not applicable (1)</label>");
+  free(page);
+  json_decref(r);
+}
+
 /* A log link's label is the path the link follows, from the page: not
  * the path as recorded (from wherever tpuci ran). */
 static void test_log_label(void **state) {
@@ -636,6 +674,7 @@ int main(void) {
       cmocka_unit_test(test_order_dependent),
       cmocka_unit_test(test_log_links),
       cmocka_unit_test(test_log_label),
+      cmocka_unit_test(test_filter_rules),
       cmocka_unit_test(test_git_commit),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_rejects_non_reports),
