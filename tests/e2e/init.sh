@@ -166,6 +166,14 @@ grep -q '  t.env     = t.env or { PYTHONPATH = "src" }' srcl/tpuci.lua && pass |
 grep -q '  t.inputs  = t.inputs or { "setup.cfg", "src", "tests" }' srcl/tpuci.lua && pass ||
   fail "the inputs: $(grep 't.inputs' srcl/tpuci.lua)"
 (cd srcl && "$TPUCI" plan tpuci.lua > ../out 2>&1) && pass || fail "the src layout's spec: $(cat out)"
+# The same with --output in a subfolder: inputs are the spec folder's
+# paths to the project's entries, and the plan takes them.
+mkdir srcl/ci && rm srcl/tpuci.lua
+(cd srcl && "$TPUCI" init --output ci/tpuci.lua > ../out 2>&1) || fail "init --output ci/: $(cat out)"
+grep -q '  t.inputs  = t.inputs or { "../ci", "../setup.cfg", "../src", "../tests" }' srcl/ci/tpuci.lua &&
+  pass || fail "the inputs from ci/: $(grep 't.inputs' srcl/ci/tpuci.lua)"
+(cd srcl && "$TPUCI" plan ci/tpuci.lua > ../out 2>&1) && grep -q 'inputs:   ../ci, ../setup.cfg, ../src, ../tests' out &&
+  pass || fail "the plan of ci/tpuci.lua: $(cat out)"
 
 # 5. Help and completion know it.
 run_tpuci --help
