@@ -118,6 +118,24 @@ static int tpuci__pk_not_applicable(const tpuci__kind_run_t *kr, const tpuci__ki
          end->exit->exit_code == TPUCI__PYTEST_NO_TESTS;
 }
 
+/* An attempt whose test results do not count: `outcome`, told by `why`
+ * (taken: it becomes *cause), none of its results read. `scope` says
+ * what it was to run, for the tests a retry runs (NULL: none of them is
+ * this job's). */
+static tpuci_outcome_t tpuci__pk_set_aside(const tpuci__instance_t *inst,
+                                           tpuci__instance_result_t *r,
+                                           const tpuci__proc_end_t *end, tpuci_outcome_t outcome,
+                                           char *why, const tpuci__strv_t *scope, char **cause) {
+  char *py_cause = NULL;
+  tpuci_outcome_t o;
+  free(*cause);
+  *cause = why;
+  o = tpuci__pytest_after(r->history, inst, NULL, outcome, end->exit, *cause, end->duration_ms,
+                          scope, &py_cause);
+  free(py_cause);
+  return o;
+}
+
 static tpuci_outcome_t tpuci__pk_ended(tpuci__kind_run_t *kr, tpuci__kind_proc_t *p,
                                        const tpuci__proc_end_t *end, char **cause) {
   const tpuci__instance_t *inst = &kr->plan->instances[p->index];
@@ -131,30 +149,23 @@ static tpuci_outcome_t tpuci__pk_ended(tpuci__kind_run_t *kr, tpuci__kind_proc_t
    * a retry runs everything it was to run). */
   devices = p->results_dir ? tpuci__devices_mismatch(p->results_dir) : NULL;
   if (devices != NULL) {
-    free(*cause);
-    *cause = tpuci__printf("device check: %s", devices);
+    char *why = tpuci__printf("device check: %s", devices);
     free(devices);
-    o = tpuci__pytest_after(r->history, inst, NULL, TPUCI_OUTCOME_INFRA, end->exit, *cause,
-                            end->duration_ms, kr->select[p->index], &py_cause);
-    free(py_cause);
-    return o;
+    return tpuci__pk_set_aside(inst, r, end, TPUCI_OUTCOME_INFRA, why, kr->select[p->index],
+                               cause);
   }
   /* `run --test ID` where this job's own selection (markers, -k)
    * collects nothing of it: not this job's test, neither a pass nor a
-   * failure. */
+   * failure. No scope: the ids are not this job's tests, so none is
+   * "not run". */
   if (tpuci__pk_not_applicable(kr, p, end)) {
     tpuci__buf_t b;
     tpuci__buf_init(&b);
     tpuci__buf_adds(&b, "--test: not collected by this job's selection");
     if (inst->pytest->markers) tpuci__buf_addf(&b, " -m '%s'", inst->pytest->markers);
     if (inst->pytest->k) tpuci__buf_addf(&b, " -k '%s'", inst->pytest->k);
-    free(*cause);
-    *cause = tpuci__buf_steal(&b);
-    /* No scope: the ids are not this job's tests, so none is "not run". */
-    o = tpuci__pytest_after(r->history, inst, NULL, TPUCI_OUTCOME_NOT_APPLICABLE, end->exit,
-                            *cause, end->duration_ms, NULL, &py_cause);
-    free(py_cause);
-    return o;
+    return tpuci__pk_set_aside(inst, r, end, TPUCI_OUTCOME_NOT_APPLICABLE, tpuci__buf_steal(&b),
+                               NULL, cause);
   }
   /* What the image or machine lacks (python3, pytest) is no test's
    * failure: infra, with the image named, and not retried. */
@@ -162,13 +173,9 @@ static tpuci_outcome_t tpuci__pk_ended(tpuci__kind_run_t *kr, tpuci__kind_proc_t
               ? tpuci__pytest_setup_problem(kr->plan, inst, p->results_dir, end->exit)
               : NULL;
   if (setup != NULL) {
-    free(*cause);
-    *cause = setup;
     kr->setup_failed[p->index] = 1;
-    o = tpuci__pytest_after(r->history, inst, NULL, TPUCI_OUTCOME_INFRA, end->exit, *cause,
-                            end->duration_ms, kr->select[p->index], &py_cause);
-    free(py_cause);
-    return o;
+    return tpuci__pk_set_aside(inst, r, end, TPUCI_OUTCOME_INFRA, setup, kr->select[p->index],
+                               cause);
   }
   o = tpuci__pytest_after(r->history, inst, p->results_dir, end->outcome, end->exit, *cause,
                           end->duration_ms, kr->select[p->index], &py_cause);
