@@ -5,7 +5,10 @@
  * and one whose check failed is infra, its command not run. Without
  * that the scheduler's defaults are this kind. */
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+
+#include <jansson.h>
 
 #include "kind/devices.h"
 #include "kind/kind.h"
@@ -92,4 +95,22 @@ void tpuci__results_host_dirs(const char *results_dir, tpuci__strv_t *out) {
     tpuci__strv_take(out, dir);
   }
   if (out->len == first) tpuci__strv_push(out, results_dir);
+}
+
+char *tpuci__results_first_string(const char *results_dir, const char *file, const char *key,
+                                  size_t max) {
+  tpuci__strv_t dirs = {0};
+  char *said = NULL;
+  size_t k;
+  tpuci__results_host_dirs(results_dir, &dirs);
+  for (k = 0; k < dirs.len && said == NULL; k++) {
+    char *path = tpuci__printf("%s/%s", dirs.items[k], file);
+    json_t *o = json_load_file(path, 0, NULL);
+    const char *m = json_string_value(json_object_get(o, key));
+    if (m != NULL) said = tpuci__strndup(m, strnlen(m, max));
+    json_decref(o);
+    free(path);
+  }
+  tpuci__strv_free(&dirs);
+  return said;
 }

@@ -37,18 +37,6 @@ void tpuci__devices_command_argv(const tpuci__instance_t *inst, const char *devi
 }
 
 char *tpuci__devices_mismatch(const char *results_dir) {
-  tpuci__strv_t dirs = {0};
-  char *said = NULL;
-  size_t k;
-  tpuci__results_host_dirs(results_dir, &dirs);
-  for (k = 0; k < dirs.len && said == NULL; k++) {
-    char *path = tpuci__printf("%s/%s", dirs.items[k], TPUCI__DEVICES_FILE);
-    json_t *o = json_load_file(path, 0, NULL);
-    const char *m = json_string_value(json_object_get(o, "mismatch"));
-    if (m != NULL) said = tpuci__strndup(m, strnlen(m, 512)); /* the check's: bounded */
-    json_decref(o);
-    free(path);
-  }
-  tpuci__strv_free(&dirs);
-  return said;
+  /* The check's words: bounded. */
+  return tpuci__results_first_string(results_dir, TPUCI__DEVICES_FILE, "mismatch", 512);
 }

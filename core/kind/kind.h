@@ -73,6 +73,11 @@ void tpuci__attempt_result_free(tpuci__attempt_result_t *r);
  * `results_dir`: for a gang its worker-<i> folders (host 0 first), else
  * `results_dir` itself; appended to `out`. */
 void tpuci__results_host_dirs(const char *results_dir, tpuci__strv_t *out);
+/* The first host's (tpuci__results_host_dirs order) string `key` of the
+ * JSON object in `file` of its folder, cut to `max` bytes (what a host
+ * wrote is bounded here), or NULL when no host's file says it. New. */
+char *tpuci__results_first_string(const char *results_dir, const char *file, const char *key,
+                                  size_t max);
 
 /* ------------------------------------------------------------------ */
 /* Processes                                                           */

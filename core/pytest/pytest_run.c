@@ -120,18 +120,11 @@ static int tpuci__results_have(const tpuci__strv_t *dirs, const char *file) {
 char *tpuci__pytest_setup_problem(const tpuci__plan_t *plan, const tpuci__instance_t *inst,
                                   const char *results_dir, const tpuci__exit_t *ex) {
   tpuci__strv_t dirs = {0};
-  char *said = NULL, *where, *out = NULL;
-  size_t k;
+  char *said, *where, *out = NULL;
   if (results_dir == NULL) return NULL;
+  /* The image's words: bounded. */
+  said = tpuci__results_first_string(results_dir, TPUCI__SETUP_FILE, "problem", 512);
   tpuci__results_host_dirs(results_dir, &dirs);
-  for (k = 0; k < dirs.len && said == NULL; k++) {
-    char *path = tpuci__printf("%s/%s", dirs.items[k], TPUCI__SETUP_FILE);
-    json_t *o = json_load_file(path, 0, NULL);
-    const char *m = json_string_value(json_object_get(o, "problem"));
-    if (m != NULL) said = tpuci__strndup(m, strnlen(m, 512)); /* the image's: bounded */
-    json_decref(o);
-    free(path);
-  }
   where = tpuci__pytest_where(plan, inst);
   if (said != NULL) {
     out = tpuci__printf("setup: %s: %s", where, said);
