@@ -1409,24 +1409,34 @@ def within(path, folder):
 
 
 def same_sources(tree, copy, limit=5000):
-    """Whether every .py file of the package folder `tree` is in `copy`
-    with the same bytes (a copy installed from this tree: pip install
-    --no-deps .); at most `limit` files are compared, more is False."""
+    """Whether the package folder `tree` is in `copy` with the same bytes
+    (a copy installed from this tree: pip install --no-deps .): every .py
+    file and every extension module (.so, .pyd) must be there alike, and
+    every other file of the tree that the copy has too (package data: one
+    the copy lacks fails the tests that read it, loudly). At most `limit`
+    files are compared; more is False."""
     n = 0
     for dirpath, dirnames, names in os.walk(tree):
         dirnames[:] = [d for d in dirnames if d != "__pycache__" and not d.startswith(".")]
         for name in names:
-            if not name.endswith(".py"):
+            code = name.endswith((".py", ".so", ".pyd"))
+            if name.endswith((".pyc", ".pyo")) or name.startswith("."):
+                continue
+            mine = os.path.join(dirpath, name)
+            theirs = os.path.join(copy, os.path.relpath(mine, tree))
+            if not code and not os.path.isfile(theirs):
                 continue
             n += 1
             if n > limit:
                 return False
-            mine = os.path.join(dirpath, name)
-            theirs = os.path.join(copy, os.path.relpath(mine, tree))
             try:
                 with open(mine, "rb") as a, open(theirs, "rb") as b:
-                    if a.read() != b.read():
-                        return False
+                    while True:
+                        x, y = a.read(1 << 20), b.read(1 << 20)
+                        if x != y:
+                            return False
+                        if not x:
+                            break
             except OSError:
                 return False
     return True

@@ -1003,3 +1003,33 @@ def test_deps_a_project_module_imported_before_recording_is_the_sessions_why(att
     assert result.ret == 0
     assert session["why"] == "early.py was imported before the recorder started"
     assert tests["test_a.py::test_a"]["why"] is None
+
+
+def _package(root, files):
+    for rel, data in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return str(root)
+
+
+def test_same_sources_compares_code_extensions_and_shared_data(tmp_path):
+    tree = {"pkg/__init__.py": b"x = 1\n", "pkg/_fast.so": b"\x7fELF-1", "pkg/table.txt": b"a"}
+    mine = _package(tmp_path / "tree", tree)
+    # An identical installed copy is the tree.
+    assert tpuci_plugin.same_sources(mine + "/pkg", _package(tmp_path / "same", tree) + "/pkg")
+    # A stale extension module with the same .py files is not.
+    stale = dict(tree, **{"pkg/_fast.so": b"\x7fELF-0"})
+    assert not tpuci_plugin.same_sources(mine + "/pkg", _package(tmp_path / "so", stale) + "/pkg")
+    # Nor is a missing one.
+    gone = {k: v for k, v in tree.items() if not k.endswith(".so")}
+    assert not tpuci_plugin.same_sources(mine + "/pkg", _package(tmp_path / "noso", gone) + "/pkg")
+    # Package data the copy also has must match; data it lacks is no
+    # difference (not installed: a test that reads it fails by itself).
+    data = dict(tree, **{"pkg/table.txt": b"b"})
+    assert not tpuci_plugin.same_sources(mine + "/pkg", _package(tmp_path / "data", data) + "/pkg")
+    nodata = {k: v for k, v in tree.items() if not k.endswith(".txt")}
+    assert tpuci_plugin.same_sources(mine + "/pkg", _package(tmp_path / "nodata", nodata) + "/pkg")
+    # Byte caches are never compared.
+    (tmp_path / "tree" / "pkg" / "__init__.cpython-311.pyc").write_bytes(b"junk")
+    assert tpuci_plugin.same_sources(mine + "/pkg", tmp_path.as_posix() + "/same/pkg")
