@@ -1,11 +1,11 @@
 /* Loading a spec into the plan, selecting instances, the plan as text
  * and JSON. */
-#include <fnmatch.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/wildmatch.h"
 #include "api/ctx.h"
 #include "pytest/pytest_run.h"
 #include "spec/spec.h"
@@ -120,8 +120,8 @@ int tpuci_plan_select(tpuci_ctx_t *ctx, const char *const *globs, size_t n) {
     tpuci__instance_t *inst = &ctx->plan.instances[i];
     inst->selected = n == 0;
     for (k = 0; k < n && !inst->selected; k++)
-      inst->selected = fnmatch(globs[k], inst->name, 0) == 0 ||
-                       fnmatch(globs[k], inst->job, 0) == 0;
+      inst->selected = tpuci__wildmatch(globs[k], inst->name, 0) ||
+                       tpuci__wildmatch(globs[k], inst->job, 0);
     count += inst->selected;
   }
   if (count == 0) {

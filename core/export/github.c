@@ -48,7 +48,7 @@ char *tpuci__github_id(const char *name) {
 }
 
 /* The --only glob that matches exactly `name`: glob characters get a
- * backslash (fnmatch without FNM_NOESCAPE). Job names from a spec have
+ * backslash (base/wildmatch.h quotes with it). Job names from a spec have
  * none, so this is the name itself. */
 static char *tpuci__gh_glob_quote(const char *name) {
   tpuci__buf_t b;

@@ -4,13 +4,13 @@
  * after a failed attempt, whether a worker was taken away (preempted,
  * stopped, gone). Pure: the callers read the files and run the
  * commands. */
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
+#include "base/wildmatch.h"
 #include "plan/plan.h"
 
 /* The states in which a worker is not there to run on: a TPU node's
@@ -66,7 +66,7 @@ static const char *tpuci__instance_meta(const json_t *inst, const char *key) {
  * (NULL: any) and it has the label "key=value" (NULL: any). */
 static int tpuci__instance_wanted(const json_t *inst, const char *match, const char *label) {
   const char *name = tpuci__jstr_at(inst, "name");
-  if (match != NULL && (name == NULL || fnmatch(match, name, 0) != 0)) return 0;
+  if (match != NULL && (name == NULL || !tpuci__wildmatch(match, name, 0))) return 0;
   if (label != NULL) {
     const char *eq = strchr(label, '=');
     const json_t *labels = json_object_get(inst, "labels");

@@ -2,7 +2,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include <openssl/evp.h>
 #include <uv.h>
 
+#include "base/wildmatch.h"
 #include "base/lock.h"
 #include "pytest/deps_tree.h"
 #include "runtime/tree.h"
@@ -273,12 +273,12 @@ int tpuci__dtree_test_file(const char *path, const tpuci__strv_t *python_files) 
   if (n < 3 || strcmp(path + n - 3, ".py") != 0 || strcmp(base, "conftest.py") == 0) return 0;
   if (python_files == NULL || python_files->len == 0) {
     for (i = 0; i < 2; i++)
-      if (fnmatch(dflt[i], base, 0) == 0) return 1;
+      if (tpuci__wildmatch(dflt[i], base, 0)) return 1;
     return 0;
   }
   for (i = 0; i < python_files->len; i++) {
     const char *p = python_files->items[i];
-    if (fnmatch(p, strchr(p, '/') ? path : base, 0) == 0) return 1;
+    if (tpuci__wildmatch(p, strchr(p, '/') ? path : base, 0)) return 1;
   }
   return 0;
 }

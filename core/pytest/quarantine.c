@@ -2,11 +2,11 @@
  * document loader (each node knows its line), expiry, matching node ids,
  * which entries the history says can go (quarantine.h), and the entries
  * it proposes (`tpuci flaky --propose`, flaky.h). */
+#include "base/wildmatch.h"
 #include "pytest/quarantine.h"
 #include "pytest/flaky.h"
 #include "pytest/flaky_stats.h"
 
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,7 +246,7 @@ void tpuci__quarantine_expire(tpuci__quarantine_t *q, long today, tpuci__strv_t 
   }
 }
 
-/* Whether glob matches every node id: only '*' (fnmatch without flags:
+/* Whether glob matches every node id: only '*' (base/wildmatch.h without flags:
  * '*' crosses '/' and '::' and matches nothing too). */
 static int tpuci__q_everything(const char *glob) {
   return glob[0] != '\0' && strspn(glob, "*") == strlen(glob);
@@ -270,7 +270,7 @@ const tpuci__quarantine_entry_t *tpuci__quarantine_match(const tpuci__quarantine
   for (i = 0; q && id && i < q->n; i++) {
     const tpuci__quarantine_entry_t *e = &q->entries[i];
     if (e->expired) continue;
-    if (strcmp(e->test, id) == 0 || fnmatch(e->test, id, 0) == 0) return e;
+    if (strcmp(e->test, id) == 0 || tpuci__wildmatch(e->test, id, 0)) return e;
   }
   return NULL;
 }

@@ -16,6 +16,7 @@
 #   pyblocks the top-level functions of Python source (function-level
 #           selection)
 #   deps    the selection's record (.tpuci/deps/), read back and written
+#   wildmatch the glob matcher (inputs, CODEOWNERS, quarantine patterns)
 # New inputs go to $TPUCI_FUZZ_BUILD/corpus-<name> (default
 # /tmp/tpuci-fuzz), not to the tree; a crash to
 # $TPUCI_FUZZ_BUILD/<name>-crash-*. Fix it, then copy the input into
@@ -37,7 +38,7 @@ case "${1:-}" in [0-9]*) secs=$1; shift ;; esac
 names=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do names+=("$1"); shift; done
 [ "${1:-}" = -- ] && shift
-[ ${#names[@]} -gt 0 ] || names=(junit spec engine pattern state pyconf pyblocks deps)
+[ ${#names[@]} -gt 0 ] || names=(junit spec engine pattern state pyconf pyblocks deps wildmatch)
 out=${TPUCI_FUZZ_BUILD:-/tmp/tpuci-fuzz}
 cc=${CC_FUZZ:-clang}
 jobs=${TPUCI_FUZZ_JOBS:-2}
@@ -67,6 +68,7 @@ seeds() {
     pyconf) echo "$here/corpus/pyconf" ;;
     pyblocks) echo "$here/corpus/pyblocks" ;;
     deps) echo "$here/corpus/deps" ;;
+    wildmatch) echo "$here/corpus/wildmatch" ;;
   esac
 }
 # One harness: its run, its stats, its verdict (0, or 1 with the reason).
