@@ -171,6 +171,17 @@ static void test_escape(void **state) {
   s = tpuci__http_escape("{\"label\":[\"tpuci.run\"]}", 0);
   assert_string_equal(s, "%7B%22label%22%3A%5B%22tpuci.run%22%5D%7D");
   free(s);
+  /* A digest ref keeps its '@' and ':' in a path; the rest is escaped
+   * piece by piece. */
+  s = tpuci__http_escape("a/b c@sha256:0f~/", 1);
+  assert_string_equal(s, "a/b%20c@sha256:0f~/");
+  free(s);
+  s = tpuci__http_escape("", 1);
+  assert_string_equal(s, "");
+  free(s);
+  s = tpuci__http_escape("\xc3\xa9+%", 0);
+  assert_string_equal(s, "%C3%A9%2B%25");
+  free(s);
 }
 
 int main(void) {

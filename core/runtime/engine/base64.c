@@ -1,69 +1,55 @@
-/* base64 (base64.h). */
+/* base64 (base64.h): libcrypto's EVP_EncodeBlock and EVP_DecodeBlock,
+ * with the URL-safe alphabet and the strictness around them. */
 #include "runtime/engine/base64.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "base/util.h"
 
-static const char tpuci__b64_std[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-static const char tpuci__b64_url[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
 char *tpuci__base64(const unsigned char *data, size_t len, int url) {
-  const char *abc = url ? tpuci__b64_url : tpuci__b64_std;
-  char *out = tpuci__malloc((len + 2) / 3 * 4 + 1), *o = out;
-  size_t i;
-  for (i = 0; i + 2 < len; i += 3) {
-    unsigned v = (unsigned) data[i] << 16 | (unsigned) data[i + 1] << 8 | data[i + 2];
-    *o++ = abc[v >> 18 & 63];
-    *o++ = abc[v >> 12 & 63];
-    *o++ = abc[v >> 6 & 63];
-    *o++ = abc[v & 63];
+  char *out = tpuci__malloc((len + 2) / 3 * 4 + 1), *o;
+  EVP_EncodeBlock((unsigned char *) out, data, (int) len);
+  for (o = out; url && *o; o++) {
+    if (*o == '+') *o = '-';
+    else if (*o == '/') *o = '_';
   }
-  if (i < len) {
-    unsigned v = (unsigned) data[i] << 16 | (i + 1 < len ? (unsigned) data[i + 1] << 8 : 0);
-    *o++ = abc[v >> 18 & 63];
-    *o++ = abc[v >> 12 & 63];
-    *o++ = i + 1 < len ? abc[v >> 6 & 63] : '=';
-    *o++ = '=';
-  }
-  *o = '\0';
   return out;
 }
 
-/* A character's six bits, or -1. */
-static int tpuci__b64_value(char c, int flags) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  if (flags & TPUCI__B64_STRICT) return -1;
-  if (c == '-') return 62;
-  if (c == '_') return 63;
-  return -1;
+/* Whether c is of the alphabet `flags` allows. */
+static int tpuci__b64_ok(char c, int flags) {
+  if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+      c == '/')
+    return 1;
+  return !(flags & TPUCI__B64_STRICT) && (c == '-' || c == '_');
 }
 
 long tpuci__base64_decode_to(const char *s, size_t len, int flags, unsigned char *out) {
-  size_t n = len, i, k = 0;
-  unsigned acc = 0;
-  int bits = 0;
+  size_t n = len, i, pad;
+  unsigned char *norm, *raw;
+  int got;
   while (n > 0 && s[n - 1] == '=') n--;
-  if (len - n > 2 || n % 4 == 1) return -1;
+  if (len - n > 2 || n % 4 == 1 || n > (size_t) 1 << 30) return -1;
   if ((flags & TPUCI__B64_STRICT) && len % 4 != 0) return -1;
-  for (i = 0; i < n; i++) {
-    int v = tpuci__b64_value(s[i], flags);
-    if (v < 0) return -1;
-    acc = (acc << 6 | (unsigned) v) & 0xffffff;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out[k++] = (unsigned char) (acc >> bits & 0xff);
-    }
-  }
-  return (long) k;
+  /* libcrypto skips white space and takes '=' anywhere: checked here. */
+  for (i = 0; i < n; i++)
+    if (!tpuci__b64_ok(s[i], flags)) return -1;
+  /* The standard alphabet, padded to whole groups. */
+  pad = (4 - n % 4) % 4;
+  norm = tpuci__malloc(n + pad + 1);
+  for (i = 0; i < n; i++) norm[i] = s[i] == '-' ? '+' : s[i] == '_' ? '/'
+                                                                    : (unsigned char) s[i];
+  memset(norm + n, '=', pad);
+  raw = tpuci__malloc((n + pad) / 4 * 3 + 1);
+  got = EVP_DecodeBlock(raw, norm, (int) (n + pad));
+  /* The padding's bytes come out as zeros: they go. */
+  if (got >= 0) memcpy(out, raw, (size_t) got - pad);
+  free(raw);
+  free(norm);
+  return got < 0 ? -1 : (long) ((size_t) got - pad);
 }
 
 int tpuci__base64_decode(const char *s, char **out, size_t *len) {

@@ -723,21 +723,22 @@ void tpuci__http_close(tpuci__http_t *h, void (*cb)(void *data), void *data) {
 }
 
 char *tpuci__http_escape(const char *s, int keep_path) {
-  static const char hex[] = "0123456789ABCDEF";
   tpuci__buf_t b;
   tpuci__buf_init(&b);
   tpuci__buf_add(&b, "", 0);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char) *s;
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-        (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
-        c == '~' || (keep_path && (c == '/' || c == ':' || c == '@'))) {
-      char ch = (char) c;
-      tpuci__buf_add(&b, &ch, 1);
-    } else {
-      char enc[3] = {'%', hex[c >> 4], hex[c & 15]};
-      tpuci__buf_add(&b, enc, 3);
+  for (;;) {
+    /* curl's escape between the separators a path keeps. */
+    size_t n = keep_path ? strcspn(s, "/:@") : strlen(s);
+    if (n > 0) {
+      char *e = curl_easy_escape(NULL, s, (int) n);
+      /* Out of memory (a piece over INT_MAX is not a ref): as tpuci__malloc. */
+      if (e == NULL) abort();
+      tpuci__buf_adds(&b, e);
+      curl_free(e);
     }
+    s += n;
+    if (*s == '\0') break;
+    tpuci__buf_add(&b, s++, 1);
   }
   return tpuci__buf_steal(&b);
 }
