@@ -97,7 +97,7 @@ char *tpuci__github_id(const char *name);
 char *tpuci__github_cron_check(const char *cron);
 
 /* The emitter helpers this exporter is written with, shared with the
- * other exporters (core/k8s/export.c). Like libyaml, each returns 1 on
+ * other exporters (core/export/k8s/export.c). Like libyaml, each returns 1 on
  * success and 0 on failure, and the event is gone either way. */
 
 /* A yaml_write_handler_t appending to the tpuci__buf_t in `data`. */

@@ -10,7 +10,7 @@
 #include "spec/internal.h"
 
 /* A declared topology, resolved against the TPU catalogue (a catalogue
- * type, a base, or custom numbers; core/topology.c). The plan keeps the
+ * type, a base, or custom numbers; core/plan/topology.c). The plan keeps the
  * resolved numbers, so resolving them again gives the same slice. No Lua
  * call is made while the slice or its messages are held. */
 void tpuci__spec_expand_topology(lua_State *L, tpuci__spec_ctx_t *c, tpuci__topology_t *tp,
