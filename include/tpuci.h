@@ -195,8 +195,7 @@ int tpuci_load_file(tpuci_ctx_t *ctx, const char *path);
 /* Loads a spec from memory, with the same rules; `name` is used in
  * messages ("spec.lua") and relative paths resolve against the current
  * directory. */
-int tpuci_load_string(tpuci_ctx_t *ctx, const char *chunk, size_t len,
-                      const char *name);
+int tpuci_load_string(tpuci_ctx_t *ctx, const char *chunk, size_t len, const char *name);
 
 /* Warnings the last load produced (unusable combinations, etc.). */
 size_t tpuci_warning_count(const tpuci_ctx_t *ctx);
@@ -342,8 +341,7 @@ typedef struct tpuci_event_s {
   const char *test;
 } tpuci_event_t;
 
-typedef void (*tpuci_event_cb)(tpuci_ctx_t *ctx, const tpuci_event_t *ev,
-                               void *userdata);
+typedef void (*tpuci_event_cb)(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *userdata);
 
 typedef struct tpuci_run_options_s {
   size_t size; /* sizeof(tpuci_run_options_t) */
@@ -475,8 +473,7 @@ typedef struct tpuci_attempt_info_s {
   { sizeof(tpuci_attempt_info_t), 0, 0, 0, 0, 0, NULL, NULL }
 
 /* Attempt `k` (0-based) of instance `i`. */
-int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
-                       tpuci_attempt_info_t *out);
+int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k, tpuci_attempt_info_t *out);
 
 /* What a running attempt is doing now, for a live display: call it from
  * the event callback (a TPUCI_EVENT_TICK, say) while tpuci_run() runs. */
@@ -554,12 +551,13 @@ typedef struct tpuci_test_info_s {
    * run it last passed in, or NULL. */
   const char *unaffected_since;
 } tpuci_test_info_t;
-#define TPUCI_TEST_INFO_INIT                                            \
-  { sizeof(tpuci_test_info_t), NULL, NULL, 0, 0, 0, 0.0, NULL, NULL, 0, \
-    0, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, NULL, NULL, NULL }
+#define TPUCI_TEST_INFO_INIT                                                                       \
+  {                                                                                                \
+    sizeof(tpuci_test_info_t), NULL, NULL, 0, 0, 0, 0.0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, \
+        0, NULL, 0, 0, NULL, NULL, NULL                                                            \
+  }
 
-int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
-                    tpuci_test_info_t *out);
+int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k, tpuci_test_info_t *out);
 
 /* 1 when instance `i` failed only because of quarantined tests (pytest
  * said tests failed, and every failing test is quarantined): its
@@ -608,8 +606,7 @@ int tpuci_merge_runs(tpuci_ctx_t *ctx, const char *const *run_dirs, size_t n,
  * context, replacing any spec or run: afterwards the plan holds that
  * run's instances (names and jobs only: nothing can be run) and the result
  * accessors, tpuci_run_id() and tpuci_report() describe it. */
-int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir,
-                   const char *run_id);
+int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir, const char *run_id);
 
 /* With a spec loaded: selects the instances that did not pass in a past
  * run (failed, timeout, oom, infra, cancelled, not run; flaky counts as
@@ -618,8 +615,7 @@ int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir,
  * instance that did not pass is not in the spec (renamed), TPUCI_EIO when
  * the summary does not say which instances did not pass (a record without
  * a name; counts, or a failed exit code, that no record accounts for). */
-int tpuci_plan_select_unpassed(tpuci_ctx_t *ctx, const char *state_dir,
-                               const char *run_id);
+int tpuci_plan_select_unpassed(tpuci_ctx_t *ctx, const char *state_dir, const char *run_id);
 
 /* The history across runs (state_dir/history.jsonl, the last 100 runs'
  * per-test outcomes of pytest jobs) as a flaky report: the tests that
@@ -628,8 +624,7 @@ int tpuci_plan_select_unpassed(tpuci_ctx_t *ctx, const char *state_dir,
  * `json`. *out is freed with tpuci_free(). 0, or TPUCI_ENOMATCH when there
  * is no history yet, or another negative code. No spec needs to be
  * loaded for this and the next three. */
-int tpuci_flaky_report(tpuci_ctx_t *ctx, const char *state_dir, int runs, int json,
-                       char **out);
+int tpuci_flaky_report(tpuci_ctx_t *ctx, const char *state_dir, int runs, int json, char **out);
 
 /* `tpuci select --stats`: what select = "affected" saved and what its
  * audit found (state_dir/select.jsonl, docs/pytest.md): per instance, the
@@ -664,8 +659,7 @@ int tpuci_flaky_propose(tpuci_ctx_t *ctx, const char *state_dir, const char *qua
 
 /* The spec path recorded in a past run's summary; *out is freed with
  * tpuci_free(). */
-int tpuci_run_spec_path(tpuci_ctx_t *ctx, const char *state_dir, const char *run_id,
-                        char **out);
+int tpuci_run_spec_path(tpuci_ctx_t *ctx, const char *state_dir, const char *run_id, char **out);
 
 /* The report of the last run (the content of summary.json) as JSON or
  * YAML ("json", "yaml"); *out is freed with tpuci_free(). */
@@ -702,8 +696,7 @@ void tpuci_init_options_init(tpuci_init_options_t *opts);
  * both freed with tpuci_free(); or TPUCI_ESPEC (a configuration file that
  * cannot be read or parsed) or TPUCI_EUSAGE (no such folder, a size too
  * small), with tpuci_last_error() naming the file and line. */
-int tpuci_init_spec(tpuci_ctx_t *ctx, const tpuci_init_options_t *opts, char **out,
-                    char **summary);
+int tpuci_init_spec(tpuci_ctx_t *ctx, const tpuci_init_options_t *opts, char **out, char **summary);
 
 /* ------------------------------------------------------------------ */
 /* The TPU catalogue                                                   */
@@ -713,8 +706,7 @@ int tpuci_init_spec(tpuci_ctx_t *ctx, const tpuci_init_options_t *opts, char **o
  * each emulated host gets under `emulate` ("pjrt", "xrt", "jax", "none";
  * NULL: "pjrt"). *out is freed with tpuci_free(). An unknown type gives
  * TPUCI_EUSAGE and a message (with a suggestion) on ctx. */
-int tpuci_topologies(tpuci_ctx_t *ctx, const char *type, const char *emulate,
-                     char **out);
+int tpuci_topologies(tpuci_ctx_t *ctx, const char *type, const char *emulate, char **out);
 
 /* ------------------------------------------------------------------ */
 /* Container engine maintenance (blocking; they run their own loop)    */
@@ -788,8 +780,8 @@ void tpuci_export_options_init(tpuci_export_options_t *opts);
 
 /* Writes the loaded spec for another system: format "github" (a GitHub
  * Actions workflow, docs/github.md) or "kubernetes" (a Job per selected
- * instance, or a JobSet per multi-host one, docs/kubernetes.md). *out is freed with tpuci_free(). opts
- * may be NULL. Returns 0, TPUCI_ESTATE when nothing is loaded,
+ * instance, or a JobSet per multi-host one, docs/kubernetes.md). *out is
+ * freed with tpuci_free(). opts may be NULL. Returns 0, TPUCI_ESTATE when nothing is loaded,
  * TPUCI_ENOMATCH when no instance is selected (kubernetes), TPUCI_EUSAGE
  * for an unknown format or a spec that cannot be exported (more than 256
  * jobs per job, an absolute spec path, no source of tpuci known, a job
@@ -797,8 +789,8 @@ void tpuci_export_options_init(tpuci_export_options_t *opts);
  * workflow that builds the commit this tpuci was built from adds a
  * warning (tpuci_warning()) when that build had changes the commit lacks,
  * or its commit was not on origin's branches. */
-int tpuci_export(tpuci_ctx_t *ctx, const char *format,
-                 const tpuci_export_options_t *opts, char **out);
+int tpuci_export(tpuci_ctx_t *ctx, const char *format, const tpuci_export_options_t *opts,
+                 char **out);
 
 #ifdef __cplusplus
 }

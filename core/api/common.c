@@ -52,8 +52,7 @@ int tpuci__struct_in(void *dst, size_t dst_size, const void *src, size_t min) {
   size_t size = tpuci__struct_size(src);
   if (size < min) return TPUCI_EUSAGE;
   if (size > dst_size) size = dst_size;
-  memcpy((char *) dst + sizeof(size_t), (const char *) src + sizeof(size_t),
-         size - sizeof(size_t));
+  memcpy((char *) dst + sizeof(size_t), (const char *) src + sizeof(size_t), size - sizeof(size_t));
   memcpy(dst, &dst_size, sizeof(dst_size));
   return 0;
 }

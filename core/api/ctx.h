@@ -191,12 +191,10 @@ void tpuci__cache_props(const tpuci_ctx_t *ctx, size_t i, tpuci__strv_t *out);
 void tpuci__cache_report(tpuci_ctx_t *ctx);
 void tpuci__cache_free(tpuci_ctx_t *ctx);
 /* Reads state_dir/runs/<id>/summary.json (past.c). */
-int tpuci__read_summary(const char *state_dir, const char *run_id,
-                        json_t **out, tpuci__err_t *err);
+int tpuci__read_summary(const char *state_dir, const char *run_id, json_t **out, tpuci__err_t *err);
 /* Reads a summary.json: 0 and *out, or an error naming `path` (with
  * `hint` after it when the file is not there). */
-int tpuci__read_summary_file(const char *path, const char *hint, json_t **out,
-                             tpuci__err_t *err);
+int tpuci__read_summary_file(const char *path, const char *hint, json_t **out, tpuci__err_t *err);
 /* Makes the report tree `root` (taken) the context's record, as
  * tpuci_load_run() does: a plan of its instances and their attempts, its
  * verdict and exit code; the tests are read from the tree

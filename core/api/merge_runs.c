@@ -32,8 +32,8 @@ static int tpuci__merge_read(const char *dir, json_t **out, tpuci__err_t *e) {
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
     return tpuci__err_set(e, TPUCI_EUSAGE, "%s: no such run folder", dir);
   path = tpuci__printf("%s/summary.json", dir);
-  r = tpuci__read_summary_file(path, " (not a tpuci run folder, or its run did not finish)",
-                               out, e);
+  r = tpuci__read_summary_file(path, " (not a tpuci run folder, or its run did not finish)", out,
+                               e);
   free(path);
   return r;
 }
@@ -81,17 +81,16 @@ static void tpuci__merge_write(tpuci_ctx_t *ctx, const char *format, const char 
   tpuci__err_t e = {0, NULL};
   int r;
   if (path == NULL) return;
-  tpuci__report_set_records(ctx->run.report, ctx->run.exit_code, &ctx->run.write_paths, &ctx->run.write_errors);
-  if (junit != NULL)
-    r = tpuci__write_file_atomic(path, junit->data, junit->len);
-  else
-    r = tpuci__report_write(ctx->run.report, format, path, &e);
+  tpuci__report_set_records(ctx->run.report, ctx->run.exit_code, &ctx->run.write_paths,
+                            &ctx->run.write_errors);
+  if (junit != NULL) r = tpuci__write_file_atomic(path, junit->data, junit->len);
+  else r = tpuci__report_write(ctx->run.report, format, path, &e);
   tpuci__err_clear(&e);
   if (r == 0) return;
   tpuci__strv_push(&ctx->run.write_paths, path);
   tpuci__strv_push(&ctx->run.write_errors, tpuci__strerror(r));
-  tpuci__strv_take(&ctx->plan.warnings, tpuci__printf("cannot write %s: %s", path,
-                                                      tpuci__strerror(r)));
+  tpuci__strv_take(&ctx->plan.warnings,
+                   tpuci__printf("cannot write %s: %s", path, tpuci__strerror(r)));
   if (ctx->run.verdict == 0 || ctx->run.verdict == 1) ctx->run.exit_code = TPUCI__EXIT_RECORDS;
 }
 
@@ -152,9 +151,9 @@ static json_t *tpuci__merge_tree(json_t **runs, char **dirs, size_t n, int verdi
     json_object_set(m, "exit_code", json_object_get(r, "exit_code"));
     json_array_append_new(merged, m);
   }
-  id = n == 1 ? tpuci__strdup(json_string_value(json_object_get(runs[0], "run_id")))
-              : tpuci__printf("%s+%zu", json_string_value(json_object_get(runs[0], "run_id")),
-                              n - 1);
+  id = n == 1
+           ? tpuci__strdup(json_string_value(json_object_get(runs[0], "run_id")))
+           : tpuci__printf("%s+%zu", json_string_value(json_object_get(runs[0], "run_id")), n - 1);
   json_object_set_new(root, "version", json_integer(TPUCI__REPORT_VERSION));
   json_object_set_new(root, "run_id", json_string(id));
   json_object_set_new(root, "run_dir", json_string(""));
@@ -162,10 +161,9 @@ static json_t *tpuci__merge_tree(json_t **runs, char **dirs, size_t n, int verdi
   json_object_set_new(root, "start_ms", json_integer((json_int_t) start));
   json_object_set_new(root, "duration_ms", json_integer((json_int_t) (end - start)));
   json_object_set_new(root, "jobs", json_integer(jobs > 0 ? jobs : 1));
-  json_object_set_new(root, "exit_code",
-                      json_integer(incomplete && (verdict == 0 || verdict == 1)
-                                       ? TPUCI__EXIT_RECORDS
-                                       : verdict));
+  json_object_set_new(
+      root, "exit_code",
+      json_integer(incomplete && (verdict == 0 || verdict == 1) ? TPUCI__EXIT_RECORDS : verdict));
   json_object_set_new(root, "verdict", json_string(tpuci__report_verdict(verdict)));
   json_object_set_new(root, "error", error.data ? json_string(error.data) : json_null());
   json_object_set(root, "tpuci_version", json_object_get(runs[0], "tpuci_version"));
@@ -220,7 +218,8 @@ int tpuci_merge_runs(tpuci_ctx_t *ctx, const char *const *run_dirs, size_t n,
     junits[k] = tpuci__printf("%s/junit.xml", dirs[k]);
     if ((r = tpuci__merge_read(dirs[k], &runs[k], &e)) != 0) break;
     was = json_string_value(json_object_get(runs[k], "run_dir"));
-    verdicts[k] = tpuci__report_verdict_code(json_string_value(json_object_get(runs[k], "verdict")));
+    verdicts[k] =
+        tpuci__report_verdict_code(json_string_value(json_object_get(runs[k], "verdict")));
     if (verdicts[k] < 0) verdicts[k] = 1;
     incomplete |= json_integer_value(json_object_get(runs[k], "exit_code")) == TPUCI__EXIT_RECORDS;
     json_array_foreach(json_object_get(runs[k], "instances"), i, inst) {
@@ -231,10 +230,10 @@ int tpuci_merge_runs(tpuci_ctx_t *ctx, const char *const *run_dirs, size_t n,
         break;
       }
       if ((at = tpuci__idmap_get(&seen, name)) != TPUCI__IDMAP_NONE) {
-        r = tpuci__err_set(&e, TPUCI_EUSAGE, "instance '%s' is in both %s and %s: merge the "
-                                             "folders of runs of different instances (tpuci run --only)",
-                           name,
-                           dirs[at], dirs[k]);
+        r = tpuci__err_set(&e, TPUCI_EUSAGE,
+                           "instance '%s' is in both %s and %s: merge the "
+                           "folders of runs of different instances (tpuci run --only)",
+                           name, dirs[at], dirs[k]);
         break;
       }
       tpuci__idmap_put(&seen, name, k);

@@ -14,12 +14,10 @@
 /* "state_dir/runs/<id>/summary.json", as messages name it. */
 static char *tpuci__summary_path(const char *state_dir, const char *run_id) {
   if (run_id == NULL || *run_id == '\0') run_id = "latest";
-  return tpuci__printf("%s/runs/%s/summary.json", state_dir ? state_dir : ".tpuci",
-                       run_id);
+  return tpuci__printf("%s/runs/%s/summary.json", state_dir ? state_dir : ".tpuci", run_id);
 }
 
-int tpuci__read_summary_file(const char *path, const char *hint, json_t **out,
-                             tpuci__err_t *err) {
+int tpuci__read_summary_file(const char *path, const char *hint, json_t **out, tpuci__err_t *err) {
   char *text;
   json_error_t je;
   size_t len;
@@ -33,8 +31,8 @@ int tpuci__read_summary_file(const char *path, const char *hint, json_t **out,
   *out = json_loadb(text, len, 0, &je);
   free(text);
   if (*out == NULL || !json_is_array(json_object_get(*out, "instances"))) {
-    r = tpuci__err_set(err, TPUCI_EIO, "%s:%d: not a tpuci summary: %s", path,
-                       je.line, *out ? "no instances" : je.text);
+    r = tpuci__err_set(err, TPUCI_EIO, "%s:%d: not a tpuci summary: %s", path, je.line,
+                       *out ? "no instances" : je.text);
     if (*out) json_decref(*out);
     *out = NULL;
     return r;
@@ -43,8 +41,8 @@ int tpuci__read_summary_file(const char *path, const char *hint, json_t **out,
 }
 
 /* Reads state_dir/runs/<id>/summary.json. */
-int tpuci__read_summary(const char *state_dir, const char *run_id,
-                        json_t **out, tpuci__err_t *err) {
+int tpuci__read_summary(const char *state_dir, const char *run_id, json_t **out,
+                        tpuci__err_t *err) {
   char *path;
   int r;
 
@@ -67,8 +65,7 @@ static int tpuci__jint(json_t *o, const char *key, int dflt) {
   return json_is_integer(v) ? (int) json_integer_value(v) : dflt;
 }
 
-int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir,
-                   const char *run_id) {
+int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir, const char *run_id) {
   tpuci__err_t e = {0, NULL};
   json_t *root;
   int r;
@@ -101,7 +98,8 @@ void tpuci__load_record(tpuci_ctx_t *ctx, json_t *root) {
   ctx->plan.spec_path = tpuci__strdup(tpuci__jstr(root, "spec"));
   insts = json_object_get(root, "instances");
   ctx->run.nresults = json_array_size(insts);
-  ctx->run.results = tpuci__calloc(ctx->run.nresults ? ctx->run.nresults : 1, sizeof(*ctx->run.results));
+  ctx->run.results =
+      tpuci__calloc(ctx->run.nresults ? ctx->run.nresults : 1, sizeof(*ctx->run.results));
   json_array_foreach(insts, i, ji) {
     tpuci__instance_t *inst = tpuci__plan_add_instance(&ctx->plan);
     tpuci__instance_result_t *res = &ctx->run.results[i];
@@ -163,8 +161,7 @@ static long tpuci__summary_unpassed_count(json_t *root) {
         strcmp(key, "order-dependent") == 0 || strcmp(key, "cached") == 0 ||
         strcmp(key, "total") == 0)
       continue;
-    if (json_is_integer(v) && json_integer_value(v) > 0)
-      n += (long) json_integer_value(v);
+    if (json_is_integer(v) && json_integer_value(v) > 0) n += (long) json_integer_value(v);
   }
   return n;
 }
@@ -201,51 +198,50 @@ static int tpuci__select_unpassed(tpuci_ctx_t *ctx, json_t *root, const char *pa
     unpassed++;
     name = json_string_value(json_object_get(ji, "name"));
     if (name == NULL || *name == '\0') {
-      r = tpuci__err_set(e, TPUCI_EIO, "%s: instance record %zu (%s) has no "
-                                       "name, so what to run again is unknown (a damaged "
-                                       "summary; run the spec with `tpuci run`)",
-                         path, k + 1,
-                         *o ? o : "no outcome");
+      r = tpuci__err_set(e, TPUCI_EIO,
+                         "%s: instance record %zu (%s) has no "
+                         "name, so what to run again is unknown (a damaged "
+                         "summary; run the spec with `tpuci run`)",
+                         path, k + 1, *o ? o : "no outcome");
       goto done;
     }
     key.name = (char *) name;
-    hit = bsearch(&keyp, byname, ctx->plan.ninstances, sizeof(*byname),
-                  tpuci__cmp_inst_name);
+    hit = bsearch(&keyp, byname, ctx->plan.ninstances, sizeof(*byname), tpuci__cmp_inst_name);
     if (hit == NULL) {
-      r = tpuci__err_set(e, TPUCI_ENOMATCH, "%s: instance '%s' did not pass "
-                                            "(%s), but %s has no instance of that name (renamed?); "
-                                            "run the spec with `tpuci run`",
-                         path, name,
-                         *o ? o : "no outcome", ctx->plan.spec_path);
+      r = tpuci__err_set(e, TPUCI_ENOMATCH,
+                         "%s: instance '%s' did not pass "
+                         "(%s), but %s has no instance of that name (renamed?); "
+                         "run the spec with `tpuci run`",
+                         path, name, *o ? o : "no outcome", ctx->plan.spec_path);
       goto done;
     }
     pick[*hit - ctx->plan.instances] = 1;
   }
   counted = tpuci__summary_unpassed_count(root);
   if (counted > unpassed) {
-    r = tpuci__err_set(e, TPUCI_EIO, "%s: its counts say %ld instance%s did not "
-                                     "pass, but %d instance record%s say%s which (a damaged "
-                                     "summary; run the spec with `tpuci run`)",
-                       path, counted,
-                       counted == 1 ? "" : "s", unpassed, unpassed == 1 ? "" : "s",
+    r = tpuci__err_set(e, TPUCI_EIO,
+                       "%s: its counts say %ld instance%s did not "
+                       "pass, but %d instance record%s say%s which (a damaged "
+                       "summary; run the spec with `tpuci run`)",
+                       path, counted, counted == 1 ? "" : "s", unpassed, unpassed == 1 ? "" : "s",
                        unpassed == 1 ? "s" : "");
     goto done;
   }
   exit_code = tpuci__jint(root, "exit_code", 0);
   if (unpassed == 0 && exit_code != 0 && exit_code != 130) {
     if (flaky > 0)
-      r = tpuci__err_set(e, TPUCI_EIO, "%s: the run failed (exit %d) with no "
-                                       "instance that did not pass: its %d flaky instance%s "
-                                       "failed it under --strict-flaky; run %s with `tpuci "
-                                       "run --only`",
-                         path, exit_code, flaky,
-                         flaky == 1 ? "" : "s", flaky == 1 ? "it" : "them");
+      r = tpuci__err_set(e, TPUCI_EIO,
+                         "%s: the run failed (exit %d) with no "
+                         "instance that did not pass: its %d flaky instance%s "
+                         "failed it under --strict-flaky; run %s with `tpuci "
+                         "run --only`",
+                         path, exit_code, flaky, flaky == 1 ? "" : "s", flaky == 1 ? "it" : "them");
     else
-      r = tpuci__err_set(e, TPUCI_EIO, "%s: the run failed (exit %d) but no "
-                                       "instance record says which did not pass (a damaged "
-                                       "summary; run the spec with `tpuci run`)",
-                         path,
-                         exit_code);
+      r = tpuci__err_set(e, TPUCI_EIO,
+                         "%s: the run failed (exit %d) but no "
+                         "instance record says which did not pass (a damaged "
+                         "summary; run the spec with `tpuci run`)",
+                         path, exit_code);
     goto done;
   }
 
@@ -264,8 +260,7 @@ static int tpuci__select_unpassed(tpuci_ctx_t *ctx, json_t *root, const char *pa
     json_t *jt;
     if (strcmp(o, "failed") != 0) continue;
     key.name = (char *) tpuci__jstr(ji, "name");
-    hit = bsearch(&keyp, byname, ctx->plan.ninstances, sizeof(*byname),
-                  tpuci__cmp_inst_name);
+    hit = bsearch(&keyp, byname, ctx->plan.ninstances, sizeof(*byname), tpuci__cmp_inst_name);
     if (hit == NULL || !(*hit)->pytest || (*hit)->pytest->shards > 1) continue;
     at = (size_t) (*hit - ctx->plan.instances);
     if (ctx->preselect && ctx->preselect[at]) continue; /* A repeated record. */
@@ -288,8 +283,7 @@ done:
   return r;
 }
 
-int tpuci_plan_select_unpassed(tpuci_ctx_t *ctx, const char *state_dir,
-                               const char *run_id) {
+int tpuci_plan_select_unpassed(tpuci_ctx_t *ctx, const char *state_dir, const char *run_id) {
   tpuci__err_t e = {0, NULL};
   json_t *root;
   char *path;
@@ -310,8 +304,7 @@ int tpuci_plan_select_unpassed(tpuci_ctx_t *ctx, const char *state_dir,
   return r;
 }
 
-int tpuci_flaky_report(tpuci_ctx_t *ctx, const char *state_dir, int runs, int json,
-                       char **out) {
+int tpuci_flaky_report(tpuci_ctx_t *ctx, const char *state_dir, int runs, int json, char **out) {
   tpuci__err_t e = {0, NULL};
   char *path;
   int r;
@@ -320,7 +313,8 @@ int tpuci_flaky_report(tpuci_ctx_t *ctx, const char *state_dir, int runs, int js
   path = tpuci__printf("%s/%s", state_dir ? state_dir : ".tpuci", TPUCI__FLAKY_FILE);
   r = tpuci__flaky_report(path, runs, json, out, &e);
   free(path);
-  if (r != 0 && e.msg == NULL) tpuci__err_set(&e, r, "cannot read the history: %s", tpuci_strerror(r));
+  if (r != 0 && e.msg == NULL)
+    tpuci__err_set(&e, r, "cannot read the history: %s", tpuci_strerror(r));
   return r != 0 ? tpuci__fail(ctx, &e) : 0;
 }
 
@@ -332,8 +326,7 @@ int tpuci_select_stats(tpuci_ctx_t *ctx, const char *state_dir, int json, char *
   return r != 0 ? tpuci__fail(ctx, &e) : 0;
 }
 
-int tpuci_run_spec_path(tpuci_ctx_t *ctx, const char *state_dir, const char *run_id,
-                        char **out) {
+int tpuci_run_spec_path(tpuci_ctx_t *ctx, const char *state_dir, const char *run_id, char **out) {
   tpuci__err_t e = {0, NULL};
   json_t *root;
   int r;

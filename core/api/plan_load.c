@@ -13,8 +13,8 @@
 /* ------------------------------------------------------------------ */
 /* Loading                                                             */
 
-static int tpuci__load(tpuci_ctx_t *ctx, const char *chunk, size_t len,
-                       const char *name, const char *dir) {
+static int tpuci__load(tpuci_ctx_t *ctx, const char *chunk, size_t len, const char *name,
+                       const char *dir) {
   tpuci__spec_limits_t limits;
   tpuci__err_t e = {0, NULL};
   int r;
@@ -57,10 +57,10 @@ int tpuci_load_file(tpuci_ctx_t *ctx, const char *path) {
   if (ctx == NULL || path == NULL) return TPUCI_EUSAGE;
   r = tpuci__read_file_max(path, TPUCI__SPEC_MAX_BYTES, &chunk, &len);
   if (r == UV_EFBIG) {
-    tpuci__err_set(&e, TPUCI_ELIMIT, "%s: the spec is larger than %zu MiB "
-                                     "(the most a spec may have)",
-                   path,
-                   TPUCI__SPEC_MAX_BYTES / (1024 * 1024));
+    tpuci__err_set(&e, TPUCI_ELIMIT,
+                   "%s: the spec is larger than %zu MiB "
+                   "(the most a spec may have)",
+                   path, TPUCI__SPEC_MAX_BYTES / (1024 * 1024));
     return tpuci__fail(ctx, &e);
   }
   if (r != 0) {
@@ -83,8 +83,7 @@ int tpuci_load_file(tpuci_ctx_t *ctx, const char *path) {
   return r;
 }
 
-int tpuci_load_string(tpuci_ctx_t *ctx, const char *chunk, size_t len,
-                      const char *name) {
+int tpuci_load_string(tpuci_ctx_t *ctx, const char *chunk, size_t len, const char *name) {
   char cwd[PATH_MAX];
   tpuci__err_t e = {0, NULL};
   if (ctx == NULL || chunk == NULL) return TPUCI_EUSAGE;
@@ -95,9 +94,7 @@ int tpuci_load_string(tpuci_ctx_t *ctx, const char *chunk, size_t len,
   return tpuci__load(ctx, chunk, len, name ? name : "spec", cwd);
 }
 
-size_t tpuci_warning_count(const tpuci_ctx_t *ctx) {
-  return ctx->plan.warnings.len;
-}
+size_t tpuci_warning_count(const tpuci_ctx_t *ctx) { return ctx->plan.warnings.len; }
 
 const char *tpuci_warning(const tpuci_ctx_t *ctx, size_t i) {
   return i < ctx->plan.warnings.len ? ctx->plan.warnings.items[i] : NULL;
@@ -120,16 +117,16 @@ int tpuci_plan_select(tpuci_ctx_t *ctx, const char *const *globs, size_t n) {
     tpuci__instance_t *inst = &ctx->plan.instances[i];
     inst->selected = n == 0;
     for (k = 0; k < n && !inst->selected; k++)
-      inst->selected = tpuci__wildmatch(globs[k], inst->name, 0) ||
-                       tpuci__wildmatch(globs[k], inst->job, 0);
+      inst->selected =
+          tpuci__wildmatch(globs[k], inst->name, 0) || tpuci__wildmatch(globs[k], inst->job, 0);
     count += inst->selected;
   }
   if (count == 0) {
     tpuci__buf_t b;
     tpuci__buf_init(&b);
     for (k = 0; k < n; k++) tpuci__buf_addf(&b, "%s'%s'", k ? ", " : "", globs[k]);
-    tpuci__err_set(&e, TPUCI_ENOMATCH, "%s: no job instance matches %s",
-                   ctx->plan.spec_path, b.data ? b.data : "''");
+    tpuci__err_set(&e, TPUCI_ENOMATCH, "%s: no job instance matches %s", ctx->plan.spec_path,
+                   b.data ? b.data : "''");
     tpuci__buf_free(&b);
     return tpuci__fail(ctx, &e);
   }
@@ -153,24 +150,19 @@ int tpuci_plan_engine(tpuci_ctx_t *ctx, const char *engine) {
     return tpuci__fail(ctx, &e);
   }
   if (kind != TPUCI__RUNTIME_DOCKER && kind != TPUCI__RUNTIME_SWARM) {
-    tpuci__err_set(&e, TPUCI_EUSAGE,
-                   "unknown engine '%s': docker or swarm",
-                   engine ? engine : "");
+    tpuci__err_set(&e, TPUCI_EUSAGE, "unknown engine '%s': docker or swarm", engine ? engine : "");
     return tpuci__fail(ctx, &e);
   }
   for (i = 0; i < ctx->plan.ninstances; i++) {
     tpuci__instance_t *inst = &ctx->plan.instances[i];
-    if (inst->runtime == TPUCI__RUNTIME_LOCAL || inst->runtime == TPUCI__RUNTIME_SSH)
-      continue;
+    if (inst->runtime == TPUCI__RUNTIME_LOCAL || inst->runtime == TPUCI__RUNTIME_SSH) continue;
     inst->runtime = (tpuci__runtime_kind_t) kind;
     count++;
   }
   return count;
 }
 
-size_t tpuci_instance_count(const tpuci_ctx_t *ctx) {
-  return ctx->plan.ninstances;
-}
+size_t tpuci_instance_count(const tpuci_ctx_t *ctx) { return ctx->plan.ninstances; }
 
 #define TPUCI__HAS(ctx, i) ((i) < (ctx)->plan.ninstances)
 
@@ -241,19 +233,17 @@ static json_t *tpuci__plan_predictions(const tpuci_ctx_t *ctx) {
       probe.name = (char *) name;
       probe.pytest = &py;
       g2 = tpuci__pytest_group_name(&probe);
-      if (strcmp(g2, group) == 0)
-        json_array_foreach(json_object_get(ji, "tests"), t, jt) {
+      if (strcmp(g2, group) == 0) json_array_foreach(json_object_get(ji, "tests"), t, jt) {
           const char *id = json_string_value(json_object_get(jt, "id"));
           if (id) tpuci__strv_push(&ids, id);
         }
       free(g2);
     }
     free(group);
-    if (ids.len > 0 &&
-        tpuci__shard_plan_retry((const char *const *) ids.items, ids.len, &timings,
-                                (size_t) inst->pytest->shards, inst->pytest->shard_by,
-                                tpuci__shard_retry_s(inst, rec ? rec->overhead_s : -1), &sp,
-                                &e) == 0) {
+    if (ids.len > 0 && tpuci__shard_plan_retry(
+                           (const char *const *) ids.items, ids.len, &timings,
+                           (size_t) inst->pytest->shards, inst->pytest->shard_by,
+                           tpuci__shard_retry_s(inst, rec ? rec->overhead_s : -1), &sp, &e) == 0) {
       const tpuci__shard_t *sh = &sp.shards[inst->pytest->shard - 1];
       json_t *o = json_object();
       json_object_set_new(o, "tests", json_integer((json_int_t) sh->ids.len));
@@ -283,8 +273,7 @@ int tpuci_plan_json(const tpuci_ctx_t *ctx, char **out, size_t *len) {
   if (!ctx->loaded) return TPUCI_ESTATE;
   pred = tpuci__plan_predictions(ctx);
   *out = tpuci__plan_to_json_x(&ctx->plan,
-                               json_object_size(pred) > 0 ? tpuci__add_prediction : NULL,
-                               pred);
+                               json_object_size(pred) > 0 ? tpuci__add_prediction : NULL, pred);
   json_decref(pred);
   if (len) *len = strlen(*out);
   return 0;
@@ -314,8 +303,8 @@ int tpuci_plan_text(const tpuci_ctx_t *ctx, char **out, size_t *len) {
     name = inst->name;
     o = json_object_get(pred, name);
     if (o)
-      tpuci__buf_addf(&b, "  %s: %lld tests, predicted %.1fs (from the latest run's tests)\n",
-                      name, (long long) json_integer_value(json_object_get(o, "tests")),
+      tpuci__buf_addf(&b, "  %s: %lld tests, predicted %.1fs (from the latest run's tests)\n", name,
+                      (long long) json_integer_value(json_object_get(o, "tests")),
                       json_real_value(json_object_get(o, "predicted_s")));
     else
       tpuci__buf_addf(&b, "  %s: shard %d of %d, no recorded run to predict from\n", name,

@@ -49,7 +49,8 @@ int tpuci_running_info(tpuci_ctx_t *ctx, size_t i, tpuci_running_info_t *out) {
   tpuci__running_t now;
   tpuci_running_info_t full;
   if (ctx == NULL || out == NULL) return TPUCI_EUSAGE;
-  if (!ctx->run.running || ctx->run.sched == NULL || tpuci__sched_running(ctx->run.sched, i, &now) != 0)
+  if (!ctx->run.running || ctx->run.sched == NULL ||
+      tpuci__sched_running(ctx->run.sched, i, &now) != 0)
     return TPUCI_ESTATE;
   memset(&full, 0, sizeof(full));
   full.size = sizeof(full);
@@ -62,8 +63,7 @@ int tpuci_running_info(tpuci_ctx_t *ctx, size_t i, tpuci_running_info_t *out) {
   return tpuci__struct_out(out, &full, sizeof(full), TPUCI__RUNNING_INFO_MIN);
 }
 
-int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
-                       tpuci_attempt_info_t *out) {
+int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k, tpuci_attempt_info_t *out) {
   const tpuci__attempt_result_t *a;
   tpuci_attempt_info_t full;
   if (ctx == NULL || out == NULL) return TPUCI_EUSAGE;
@@ -88,8 +88,7 @@ int tpuci_report(const tpuci_ctx_t *ctx, const char *format, char **out) {
     *out = tpuci__report_json_text(ctx->run.report);
     return *out ? 0 : TPUCI_ENOMEM;
   }
-  if (strcmp(format, "yaml") == 0)
-    return tpuci__report_yaml_text(ctx->run.report, out, NULL);
+  if (strcmp(format, "yaml") == 0) return tpuci__report_yaml_text(ctx->run.report, out, NULL);
   if (strcmp(format, "html") == 0) {
     tpuci__buf_t b;
     int r;
@@ -134,8 +133,8 @@ static void tpuci__build_warnings(tpuci_ctx_t *ctx, const char *source_url) {
   }
 }
 
-int tpuci_export(tpuci_ctx_t *ctx, const char *format,
-                 const tpuci_export_options_t *opts, char **out) {
+int tpuci_export(tpuci_ctx_t *ctx, const char *format, const tpuci_export_options_t *opts,
+                 char **out) {
   tpuci_export_options_t o;
   tpuci__export_opts_t eo;
   tpuci__err_t e = {0, NULL};
@@ -214,8 +213,7 @@ int tpuci_build_source(tpuci_build_source_t *out) {
 /* ------------------------------------------------------------------ */
 /* The TPU catalogue                                                   */
 
-int tpuci_topologies(tpuci_ctx_t *ctx, const char *type, const char *emulate,
-                     char **out) {
+int tpuci_topologies(tpuci_ctx_t *ctx, const char *type, const char *emulate, char **out) {
   tpuci__err_t e = {0, NULL};
   if (ctx == NULL || out == NULL) return TPUCI_EUSAGE;
   if (type == NULL) {
@@ -266,8 +264,7 @@ static void tpuci__record_test(json_t *jt, tpuci_test_info_t *full) {
   }
 }
 
-int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
-                    tpuci_test_info_t *out) {
+int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k, tpuci_test_info_t *out) {
   const tpuci__test_hist_t *t;
   const tpuci__test_t *fin;
   tpuci_test_info_t full;
@@ -276,8 +273,7 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k,
   if (ctx->run.results[i].history == NULL) {
     memset(&full, 0, sizeof(full));
     full.size = sizeof(full);
-    tpuci__record_test(json_array_get(json_object_get(tpuci__record_instance(ctx, i), "tests"),
-                                      k),
+    tpuci__record_test(json_array_get(json_object_get(tpuci__record_instance(ctx, i), "tests"), k),
                        &full);
     return tpuci__struct_out(out, &full, sizeof(full), TPUCI__TEST_INFO_MIN);
   }

@@ -46,8 +46,7 @@ static int tpuci__compute_verdict(const tpuci_ctx_t *ctx) {
   }
   /* No job collected it: the test named is nobody's. */
   if (na > 0 && applied == 0) failed = 1;
-  return failed ? 1 : capacity ? 3
-                               : 0;
+  return failed ? 1 : capacity ? 3 : 0;
 }
 
 /* The exit code: the verdict, or 4 when a file of the run's records could
@@ -146,8 +145,8 @@ static void tpuci__state_warning(tpuci_ctx_t *ctx, tpuci__err_t *err, const char
 /* Adds the run's pytest results to the history across runs
  * (state_dir/history.jsonl, `tpuci flaky`), and keeps each test's recent
  * outcomes from it (ctx->run.recent). */
-static void tpuci__append_history(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *suites,
-                                  size_t n, size_t npytest) {
+static void tpuci__append_history(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *suites, size_t n,
+                                  size_t npytest) {
   const tpuci__history_t **hs = tpuci__calloc(npytest, sizeof(*hs));
   tpuci__flaky_run_t run;
   tpuci__err_t e = {0, NULL};
@@ -183,8 +182,7 @@ static void tpuci__append_history(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *
 /* The durations of this run's tests (`npytest` histories among
  * `suites`), into timings.json as it is now: read again under the lock,
  * so that a run that ended meanwhile keeps its part. */
-static void tpuci__save_timings(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *suites,
-                                size_t n) {
+static void tpuci__save_timings(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *suites, size_t n) {
   tpuci__timings_t t;
   tpuci__err_t e = {0, NULL};
   size_t i;
@@ -264,8 +262,7 @@ static void tpuci__save_state(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *suit
  * else the spec's folder. A new string, or NULL. */
 static char *tpuci__project_root(const tpuci_ctx_t *ctx) {
   char *root = tpuci__git_root(ctx->plan.spec_dir);
-  return root ? root : ctx->plan.spec_dir ? tpuci__strdup(ctx->plan.spec_dir)
-                                          : NULL;
+  return root ? root : ctx->plan.spec_dir ? tpuci__strdup(ctx->plan.spec_dir) : NULL;
 }
 
 /* Where each failing test of pytest instance `i` failed in the project
@@ -291,8 +288,9 @@ static void tpuci__order_props(const tpuci_ctx_t *ctx, size_t i, tpuci__strv_t *
   if (res->first != NULL) {
     tpuci__buf_t b;
     tpuci__buf_init(&b);
-    tpuci__buf_addf(&b, "%zu test%s that failed last time ran first, in a process of %s own "
-                        "(%s: %s):",
+    tpuci__buf_addf(&b,
+                    "%zu test%s that failed last time ran first, in a process of %s own "
+                    "(%s: %s):",
                     res->first_tests.len, res->first_tests.len == 1 ? "" : "s",
                     res->first_tests.len == 1 ? "its" : "their",
                     tpuci_outcome_name(res->first->outcome),
@@ -422,8 +420,7 @@ static void tpuci__write_junit(tpuci_ctx_t *ctx, const char *error) {
 
 /* Writes the report to `path`, saying what is known of the records so
  * far. Returns 0 or the write's error, already reported. */
-static int tpuci__write_report(tpuci_ctx_t *ctx, const char *format,
-                               const char *path) {
+static int tpuci__write_report(tpuci_ctx_t *ctx, const char *format, const char *path) {
   tpuci__err_t e = {0, NULL};
   int r;
   tpuci__report_set_records(ctx->run.report, tpuci__compute_exit(ctx), &ctx->run.write_paths,
@@ -505,11 +502,12 @@ static void tpuci__on_sched_event(void *host, const tpuci_event_t *ev) {
 
   if (ev->type == TPUCI_EVENT_ATTEMPT_FINISHED) {
     const tpuci__instance_result_t *r = &ctx->run.results[ev->instance];
-    jsonl_err = tpuci__rundir_append(&ctx->run.rd, &ctx->plan.instances[ev->instance],
-                                     ev->attempt, &r->attempts[r->nattempts - 1]);
+    jsonl_err = tpuci__rundir_append(&ctx->run.rd, &ctx->plan.instances[ev->instance], ev->attempt,
+                                     &r->attempts[r->nattempts - 1]);
   }
   if (ev->type == TPUCI_EVENT_RUN_FINISHED)
-    tpuci__run_end(ctx, tpuci__sched_error_code(ctx->run.sched), tpuci__sched_error(ctx->run.sched));
+    tpuci__run_end(ctx, tpuci__sched_error_code(ctx->run.sched),
+                   tpuci__sched_error(ctx->run.sched));
   if (ctx->run.ropts.on_event) ctx->run.ropts.on_event(ctx, ev, ctx->run.ropts.userdata);
   /* After the attempt's own event, so the host shows the attempt first. */
   if (jsonl_err != 0) {
@@ -606,8 +604,8 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   /* The fields the caller's struct has: the rest are defaults. */
   tpuci_run_options_init(&ro);
   if (tpuci__struct_in(&ro, sizeof(ro), opts, TPUCI__RUN_OPTIONS_MIN) != 0) {
-    tpuci__err_set(&e, TPUCI_EUSAGE, "tpuci_run: options of size %zu, below %zu",
-                   opts->size, (size_t) TPUCI__RUN_OPTIONS_MIN);
+    tpuci__err_set(&e, TPUCI_EUSAGE, "tpuci_run: options of size %zu, below %zu", opts->size,
+                   (size_t) TPUCI__RUN_OPTIONS_MIN);
     return tpuci__fail(ctx, &e);
   }
   opts = &ro;
@@ -619,8 +617,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   ctx->run.verdict = 0;
   for (i = 0; i < ctx->plan.ninstances; i++) nsel += ctx->plan.instances[i].selected != 0;
   if (nsel == 0) {
-    tpuci__err_set(&e, TPUCI_ENOMATCH, "%s: no job instance selected",
-                   ctx->plan.spec_path);
+    tpuci__err_set(&e, TPUCI_ENOMATCH, "%s: no job instance selected", ctx->plan.spec_path);
     goto fail;
   }
 
@@ -643,16 +640,16 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   if (r != 0) goto fail;
   r = tpuci__rundir_create(&ctx->run.rd, opts->state_dir ? opts->state_dir : ".tpuci", &e);
   if (r != 0) goto fail;
-  ctx->run.timings_path = tpuci__printf("%s/timings.json", opts->state_dir ? opts->state_dir
-                                                                           : ".tpuci");
+  ctx->run.timings_path =
+      tpuci__printf("%s/timings.json", opts->state_dir ? opts->state_dir : ".tpuci");
   if (tpuci__timings_load(&ctx->run.timings, ctx->run.timings_path, &e) != 0) {
     /* Shards fall back to counts; the next run rewrites the file. */
     tpuci__timings_free(&ctx->run.timings);
     tpuci__timings_init(&ctx->run.timings);
     tpuci__state_warning(ctx, &e, "test durations start afresh");
   }
-  ctx->run.collections_path = tpuci__printf("%s/collections.json",
-                                            opts->state_dir ? opts->state_dir : ".tpuci");
+  ctx->run.collections_path =
+      tpuci__printf("%s/collections.json", opts->state_dir ? opts->state_dir : ".tpuci");
   /* Shard groups collect first again; the run rewrites the file. */
   if (tpuci__collections_load(&ctx->run.collections, ctx->run.collections_path, &e) != 0)
     tpuci__state_warning(ctx, &e, "shards collect first");
@@ -660,7 +657,8 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   r = tpuci__run_build(ctx, &e);
   if (r != 0) goto fail;
   ctx->run.nresults = ctx->plan.ninstances;
-  ctx->run.results = tpuci__calloc(ctx->run.nresults ? ctx->run.nresults : 1, sizeof(*ctx->run.results));
+  ctx->run.results =
+      tpuci__calloc(ctx->run.nresults ? ctx->run.nresults : 1, sizeof(*ctx->run.results));
   /* Passes whose inputs have not changed are taken, not run (the run's
    * time counts their keys). */
   ctx->run.start_ms = tpuci__now_ms();
@@ -731,7 +729,8 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   ctx->run.hold = 0;
   for (i = 0; i < ctx->run.held.len; i++) tpuci__message(ctx, ctx->run.held.items[i]);
   tpuci__strv_free(&ctx->run.held);
-  if (ctx->run.rd.latest_err != 0) tpuci__records_failed(ctx, ctx->run.rd.latest, ctx->run.rd.latest_err);
+  if (ctx->run.rd.latest_err != 0)
+    tpuci__records_failed(ctx, ctx->run.rd.latest, ctx->run.rd.latest_err);
 
   r = tpuci__sched_start(&ctx->run.sched, loop, &ctx->plan, ctx->run.results, &so, &e);
   if (r != 0) {
@@ -770,7 +769,8 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
 fail:
   /* Nothing was told: what was held stays as the context's warnings. */
   ctx->run.hold = 0;
-  for (i = 0; i < ctx->run.held.len; i++) tpuci__strv_push(&ctx->plan.warnings, ctx->run.held.items[i]);
+  for (i = 0; i < ctx->run.held.len; i++)
+    tpuci__strv_push(&ctx->plan.warnings, ctx->run.held.items[i]);
   tpuci__strv_free(&ctx->run.held);
   return tpuci__fail(ctx, &e);
 }

@@ -32,8 +32,7 @@ static void tpuci__build_told(tpuci_ctx_t *ctx, const tpuci__image_t *img,
   tpuci__message(ctx, msg);
   free(msg);
   if (b->log_error != 0) {
-    msg = tpuci__printf("warning: the build log %s is incomplete: %s", log,
-                        strerror(b->log_error));
+    msg = tpuci__printf("warning: the build log %s is incomplete: %s", log, strerror(b->log_error));
     tpuci__message(ctx, msg);
     free(msg);
   }

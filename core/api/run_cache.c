@@ -92,15 +92,15 @@ static void tpuci__compute_keys(tpuci_ctx_t *ctx, const char *state_dir, tpuci__
  * is selected and a hit from one run: the split of the suite is that
  * run's, so together they ran every test (one shard alone, as a per-job
  * workflow runs it, may have run another split's part). */
-static void tpuci__lookup(tpuci_ctx_t *ctx, const char *state_dir, int touch,
-                          tpuci__ckey_t *keys, tpuci__strv_t *warnings) {
+static void tpuci__lookup(tpuci_ctx_t *ctx, const char *state_dir, int touch, tpuci__ckey_t *keys,
+                          tpuci__strv_t *warnings) {
   const tpuci__plan_t *p = &ctx->plan;
   size_t i, j;
   for (i = 0; i < p->ninstances; i++) {
     tpuci__err_t e = {0, NULL};
     if (!p->instances[i].selected || keys[i].key.hex[0] == '\0') continue;
-    if (tpuci__cache_get(state_dir, keys[i].key.hex, p->instances[i].name, touch,
-                         &keys[i].entry, &e) < 0)
+    if (tpuci__cache_get(state_dir, keys[i].key.hex, p->instances[i].name, touch, &keys[i].entry,
+                         &e) < 0)
       tpuci__strv_take(warnings, tpuci__printf("ignoring a cache entry: %s; '%s' runs", e.msg,
                                                p->instances[i].name));
     tpuci__err_clear(&e);
@@ -336,8 +336,7 @@ static void tpuci__keys_text(tpuci__buf_t *b, const tpuci_ctx_t *ctx,
                       tpuci__duration_format(
                           (uint64_t) json_integer_value(json_object_get(k->entry, "duration_ms")),
                           d, sizeof(d)));
-    else
-      tpuci__buf_adds(b, "  stored:  no pass under this key: the run runs it\n");
+    else tpuci__buf_adds(b, "  stored:  no pass under this key: the run runs it\n");
   }
   tpuci__buf_addf(b, "  entry:   %s (%s, tpuci %s, build %s)\n",
                   json_string_value(json_object_get(p, "entry")),
@@ -346,13 +345,12 @@ static void tpuci__keys_text(tpuci__buf_t *b, const tpuci_ctx_t *ctx,
                   json_string_value(json_object_get(p, "build")));
   if (json_object_get(p, "image"))
     tpuci__buf_addf(b, "  image:   %s\n", json_string_value(json_object_get(p, "image")));
-  json_array_foreach(json_object_get(p, "mounts"), j, m)
-      tpuci__buf_addf(b, "  mount:   %s -> %s: %s, %lld files, %s\n",
-                      json_string_value(json_object_get(m, "source")),
-                      json_string_value(json_object_get(m, "target")),
-                      json_string_value(json_object_get(m, "how")),
-                      (long long) json_integer_value(json_object_get(m, "files")),
-                      json_string_value(json_object_get(m, "key")));
+  json_array_foreach(json_object_get(p, "mounts"), j, m) tpuci__buf_addf(
+      b, "  mount:   %s -> %s: %s, %lld files, %s\n",
+      json_string_value(json_object_get(m, "source")),
+      json_string_value(json_object_get(m, "target")), json_string_value(json_object_get(m, "how")),
+      (long long) json_integer_value(json_object_get(m, "files")),
+      json_string_value(json_object_get(m, "key")));
   if ((m = json_object_get(p, "workdir")) != NULL && json_object_get(m, "key"))
     tpuci__buf_addf(b, "  folder:  %s: %s, %lld files, %s\n",
                     json_string_value(json_object_get(m, "source")),
@@ -369,7 +367,8 @@ static void tpuci__keys_text(tpuci__buf_t *b, const tpuci_ctx_t *ctx,
                     json_string_value(json_object_get(m, "key")));
   }
   if ((m = json_object_get(p, "env")) != NULL)
-    tpuci__buf_addf(b, "  env:     %zu variable%s of tpuci's own (names and value hashes: --json)\n",
+    tpuci__buf_addf(b,
+                    "  env:     %zu variable%s of tpuci's own (names and value hashes: --json)\n",
                     json_object_size(m), json_object_size(m) == 1 ? "" : "s");
   json_array_foreach(json_object_get(p, "tests"), j, m)
       tpuci__buf_addf(b, "  test:    %s\n", json_string_value(m));

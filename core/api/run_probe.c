@@ -81,8 +81,7 @@ static void tpuci__repetition(tpuci__instance_t *dst, const tpuci__instance_t *s
   snprintf(num, sizeof(num), "%d/%d", k + 1, n);
   if (len > 0 && base[len - 1] == ']')
     dst->name = tpuci__printf("%.*s,rep=%s]", (int) (len - 1), base, num);
-  else
-    dst->name = tpuci__printf("%s[rep=%s]", base, num);
+  else dst->name = tpuci__printf("%s[rep=%s]", base, num);
   free(base);
   if (dst->pytest && dst->pytest->shards > 1) {
     dst->pytest->shards = 1;
@@ -129,8 +128,8 @@ int tpuci_plan_repeat(tpuci_ctx_t *ctx, int n) {
     return tpuci__fail(ctx, &e);
   }
   if (ctx->preselect)
-    ctx->preselect = tpuci__realloc(ctx->preselect,
-                                    (m + nsel * (size_t) n + 1) * sizeof(*ctx->preselect));
+    ctx->preselect =
+        tpuci__realloc(ctx->preselect, (m + nsel * (size_t) n + 1) * sizeof(*ctx->preselect));
   for (i = 0; i < m; i++) {
     tpuci__instance_t *inst = &ctx->plan.instances[i];
     int sharded_rest = inst->pytest && inst->pytest->shards > 1 && inst->pytest->shard > 1;
@@ -261,7 +260,8 @@ void tpuci__probe_report(tpuci_ctx_t *ctx) {
     json_object_set_new(t, "id", r[k].id ? json_string(r[k].id) : json_null());
     json_object_set_new(t, "runs", json_integer((json_int_t) r[k].runs));
     json_object_set_new(t, "failures", json_integer((json_int_t) r[k].fails));
-    json_object_set_new(t, "rate", json_real(r[k].runs ? (double) r[k].fails / (double) r[k].runs : 0));
+    json_object_set_new(t, "rate",
+                        json_real(r[k].runs ? (double) r[k].fails / (double) r[k].runs : 0));
     json_object_set_new(t, "low", json_real(low));
     json_object_set_new(t, "high", json_real(high));
     json_array_append_new(a, t);
@@ -289,19 +289,19 @@ int tpuci_repeat_report(const tpuci_ctx_t *ctx, char **out) {
   if (width > 80) width = 80;
   tpuci__buf_init(&b);
   n = (int) json_integer_value(json_object_get(rep, "count"));
-  tpuci__buf_addf(&b, "flake probe: %d repetition%s; failure rate with its 95%% interval "
-                      "(Wilson score)\n",
+  tpuci__buf_addf(&b,
+                  "flake probe: %d repetition%s; failure rate with its 95%% interval "
+                  "(Wilson score)\n",
                   n, n == 1 ? "" : "s");
   json_array_foreach(json_object_get(rep, "tests"), k, t) {
     const char *id = json_string_value(json_object_get(t, "id"));
     const char *inst = json_string_value(json_object_get(t, "instance"));
-    tpuci__buf_addf(&b, "  %-*s  %3d/%-3d failed  rate %.2f  95%% interval [%.3f, %.3f]  [%s]\n",
-                    (int) width, id ? id : inst,
-                    (int) json_integer_value(json_object_get(t, "failures")),
-                    (int) json_integer_value(json_object_get(t, "runs")),
-                    json_real_value(json_object_get(t, "rate")),
-                    json_real_value(json_object_get(t, "low")),
-                    json_real_value(json_object_get(t, "high")), inst);
+    tpuci__buf_addf(
+        &b, "  %-*s  %3d/%-3d failed  rate %.2f  95%% interval [%.3f, %.3f]  [%s]\n", (int) width,
+        id ? id : inst, (int) json_integer_value(json_object_get(t, "failures")),
+        (int) json_integer_value(json_object_get(t, "runs")),
+        json_real_value(json_object_get(t, "rate")), json_real_value(json_object_get(t, "low")),
+        json_real_value(json_object_get(t, "high")), inst);
   }
   *out = tpuci__buf_steal(&b);
   return 0;

@@ -47,9 +47,8 @@ static void tpuci__quar_say(tpuci_ctx_t *ctx) {
       more++;
       continue;
     }
-    msg = tpuci__printf("quarantine %s: '%s' covered %zu test%s in this run, %zu failing",
-                        e->where, e->test, e->covered, e->covered == 1 ? "" : "s",
-                        e->covered_failing);
+    msg = tpuci__printf("quarantine %s: '%s' covered %zu test%s in this run, %zu failing", e->where,
+                        e->test, e->covered, e->covered == 1 ? "" : "s", e->covered_failing);
     tpuci__message(ctx, msg);
     free(msg);
     said++;
@@ -57,8 +56,7 @@ static void tpuci__quar_say(tpuci_ctx_t *ctx) {
   if (more > 0) {
     char *msg = tpuci__printf("quarantine: %zu more %s covered tests (summary.json's "
                               "quarantine.matched lists each)",
-                              more,
-                              more == 1 ? "entry" : "entries");
+                              more, more == 1 ? "entry" : "entries");
     tpuci__message(ctx, msg);
     free(msg);
   }
@@ -120,8 +118,8 @@ void tpuci__quar_ready(tpuci_ctx_t *ctx) {
       char *key;
       if (ctx->run.qtests[i][k].entry == NULL) continue;
       key = tpuci__printf("%s\x1f%s", identity, h->tests[k].id);
-      ctx->run.qtests[i][k].ready =
-          tpuci__quarantine_released(json_string_value(json_object_get(ctx->run.recent, key)), need);
+      ctx->run.qtests[i][k].ready = tpuci__quarantine_released(
+          json_string_value(json_object_get(ctx->run.recent, key)), need);
       free(key);
     }
     free(identity);
@@ -168,9 +166,9 @@ void tpuci__quar_report(tpuci_ctx_t *ctx) {
     json_t *matched = json_array();
     for (k = 0; k < ctx->run.quar.n; k++) {
       const tpuci__quarantine_entry_t *e = &ctx->run.quar.entries[k];
-      json_array_append_new(matched, json_pack("{s:s, s:s, s:I, s:I}", "where", e->where,
-                                               "test", e->test, "tests", (json_int_t) e->covered,
-                                               "failing", (json_int_t) e->covered_failing));
+      json_array_append_new(
+          matched, json_pack("{s:s, s:s, s:I, s:I}", "where", e->where, "test", e->test, "tests",
+                             (json_int_t) e->covered, "failing", (json_int_t) e->covered_failing));
     }
     json_object_set_new(q, "matched", matched);
   }

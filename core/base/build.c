@@ -39,8 +39,8 @@ static char *tpuci__note_id(const unsigned char *p, const unsigned char *end) {
     name = p + 12;
     desc = name + ((namesz + 3u) & ~3u);
     if (desc + descsz > end || desc < name) return NULL;
-    if (type == TPUCI__NT_BUILD_ID && namesz == 4 && memcmp(name, "GNU", 4) == 0 &&
-        descsz > 0 && descsz <= 64) {
+    if (type == TPUCI__NT_BUILD_ID && namesz == 4 && memcmp(name, "GNU", 4) == 0 && descsz > 0 &&
+        descsz <= 64) {
       tpuci__buf_t b;
       uint32_t i;
       tpuci__buf_init(&b);
@@ -70,8 +70,7 @@ static int tpuci__find_object(struct dl_phdr_info *info, size_t size, void *data
     p = (const unsigned char *) (info->dlpi_addr + ph->p_vaddr);
     f->id = tpuci__note_id(p, p + ph->p_memsz);
   }
-  f->file = tpuci__strdup(info->dlpi_name && *info->dlpi_name ? info->dlpi_name
-                                                              : "/proc/self/exe");
+  f->file = tpuci__strdup(info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "/proc/self/exe");
   return 1;
 }
 
@@ -98,8 +97,7 @@ static void tpuci__build_find(void) {
   tpuci__find_t f = {(uintptr_t) &tpuci__build_find, NULL, NULL};
   char *id;
   dl_iterate_phdr(tpuci__find_object, &f);
-  id = f.id ? f.id : f.file ? tpuci__file_id(f.file)
-                            : NULL;
+  id = f.id ? f.id : f.file ? tpuci__file_id(f.file) : NULL;
   snprintf(tpuci__build, sizeof(tpuci__build), "%s", id ? id : "unknown");
   if (id != f.id) free(id);
   free(f.id);

@@ -55,8 +55,7 @@ int tpuci__duration_parse(const char *s, uint64_t *out_ms) {
     /* Longest unit first: "ms" before "m". */
     for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
       size_t n = strlen(units[i].unit);
-      if (strncmp(p, units[i].unit, n) == 0 &&
-          !isalpha((unsigned char) p[n])) {
+      if (strncmp(p, units[i].unit, n) == 0 && !isalpha((unsigned char) p[n])) {
         found = (int) i;
         p += n;
         break;
@@ -78,18 +77,15 @@ char *tpuci__duration_format(uint64_t ms, char *buf, size_t size) {
     snprintf(buf, size, "%llums", (unsigned long long) ms);
   } else if (ms < 60000) {
     /* Tenths are cut, not rounded: 59999 ms is "59.9s", never "60.0s". */
-    if (ms % 1000 == 0)
-      snprintf(buf, size, "%llus", (unsigned long long) (ms / 1000));
+    if (ms % 1000 == 0) snprintf(buf, size, "%llus", (unsigned long long) (ms / 1000));
     else
       snprintf(buf, size, "%llu.%llus", (unsigned long long) (ms / 1000),
                (unsigned long long) (ms % 1000 / 100));
   } else {
     unsigned long long s = ms / 1000, h = s / 3600, m = (s / 60) % 60;
     unsigned long long sec = s % 60;
-    if (h)
-      snprintf(buf, size, "%lluh%02llum%02llus", h, m, sec);
-    else
-      snprintf(buf, size, "%llum%02llus", m, sec);
+    if (h) snprintf(buf, size, "%lluh%02llum%02llus", h, m, sec);
+    else snprintf(buf, size, "%llum%02llus", m, sec);
   }
   return buf;
 }
@@ -107,8 +103,10 @@ int tpuci__size_parse(const char *s, uint64_t *out_bytes) {
   if (n == 0 || strcmp(unit, "b") == 0) mul = 1;
   else if (!strcmp(unit, "k") || !strcmp(unit, "kb") || !strcmp(unit, "kib")) mul = 1024.0;
   else if (!strcmp(unit, "m") || !strcmp(unit, "mb") || !strcmp(unit, "mib")) mul = 1024.0 * 1024;
-  else if (!strcmp(unit, "g") || !strcmp(unit, "gb") || !strcmp(unit, "gib")) mul = 1024.0 * 1024 * 1024;
-  else if (!strcmp(unit, "t") || !strcmp(unit, "tb") || !strcmp(unit, "tib")) mul = 1024.0 * 1024 * 1024 * 1024;
+  else if (!strcmp(unit, "g") || !strcmp(unit, "gb") || !strcmp(unit, "gib"))
+    mul = 1024.0 * 1024 * 1024;
+  else if (!strcmp(unit, "t") || !strcmp(unit, "tb") || !strcmp(unit, "tib"))
+    mul = 1024.0 * 1024 * 1024 * 1024;
   else return -1;
   v *= mul;
   if (v > 1e18) return -1;

@@ -14,8 +14,8 @@ static uint64_t tpuci__hash_seed;
 static uint64_t tpuci__hash(const char *s) {
   uint64_t h;
   if (tpuci__hash_seed == 0) {
-    uint64_t x = tpuci__now_ms() ^ ((uint64_t) getpid() << 32) ^
-                 (uint64_t) (uintptr_t) &tpuci__hash_seed;
+    uint64_t x =
+        tpuci__now_ms() ^ ((uint64_t) getpid() << 32) ^ (uint64_t) (uintptr_t) &tpuci__hash_seed;
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdu;
     x ^= x >> 33;

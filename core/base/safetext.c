@@ -10,8 +10,7 @@
 
 /* The code point of the valid UTF-8 sequence of n bytes at p. */
 static unsigned long tpuci__cp(const unsigned char *p, size_t n) {
-  unsigned long cp = n == 2 ? (p[0] & 0x1Fu) : n == 3 ? (p[0] & 0x0Fu)
-                                                      : (p[0] & 0x07u);
+  unsigned long cp = n == 2 ? (p[0] & 0x1Fu) : n == 3 ? (p[0] & 0x0Fu) : (p[0] & 0x07u);
   size_t i;
   for (i = 1; i < n; i++) cp = (cp << 6) | (p[i] & 0x3Fu);
   return cp;
@@ -23,8 +22,8 @@ static unsigned long tpuci__cp(const unsigned char *p, size_t n) {
  * isolates (text shown in another order than it is read). */
 static int tpuci__cp_control(unsigned long cp) {
   return (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029 ||
-         (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) ||
-         cp == 0x200E || cp == 0x200F || cp == 0x061C;
+         (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200E ||
+         cp == 0x200F || cp == 0x061C;
 }
 
 /* White space as .NET's String.TrimStart() (the runner's command
@@ -108,6 +107,4 @@ char *tpuci__safe(const char *s, int lines) {
   return tpuci__buf_steal(&b);
 }
 
-char *tpuci_text_safe(const char *text, int lines) {
-  return tpuci__safe(text, lines);
-}
+char *tpuci_text_safe(const char *text, int lines) { return tpuci__safe(text, lines); }

@@ -37,9 +37,7 @@ void *tpuci__realloc(void *p, size_t n) {
   return q;
 }
 
-char *tpuci__strdup(const char *s) {
-  return s == NULL ? NULL : tpuci__strndup(s, strlen(s));
-}
+char *tpuci__strdup(const char *s) { return s == NULL ? NULL : tpuci__strndup(s, strlen(s)); }
 
 char *tpuci__strndup(const char *s, size_t n) {
   char *p = tpuci__malloc(n + 1);
@@ -99,9 +97,7 @@ void tpuci__buf_add(tpuci__buf_t *b, const char *s, size_t n) {
   b->data[b->len] = '\0';
 }
 
-void tpuci__buf_adds(tpuci__buf_t *b, const char *s) {
-  tpuci__buf_add(b, s, strlen(s));
-}
+void tpuci__buf_adds(tpuci__buf_t *b, const char *s) { tpuci__buf_add(b, s, strlen(s)); }
 
 void tpuci__buf_addf(tpuci__buf_t *b, const char *fmt, ...) {
   va_list ap, aq;
@@ -131,8 +127,8 @@ static int tpuci__shell_plain(const char *s) {
   if (*s == '\0') return 0;
   for (; *s; s++) {
     unsigned char ch = (unsigned char) *s;
-    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-          (ch >= '0' && ch <= '9') || strchr("_./=:,+-@%", ch)))
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+          strchr("_./=:,+-@%", ch)))
       return 0;
   }
   return 1;
@@ -145,10 +141,8 @@ void tpuci__buf_add_shell(tpuci__buf_t *b, const char *s) {
   }
   tpuci__buf_add(b, "'", 1);
   for (; *s; s++) {
-    if (*s == '\'')
-      tpuci__buf_adds(b, "'\\''");
-    else
-      tpuci__buf_add(b, s, 1);
+    if (*s == '\'') tpuci__buf_adds(b, "'\\''");
+    else tpuci__buf_add(b, s, 1);
   }
   tpuci__buf_add(b, "'", 1);
 }
@@ -165,9 +159,7 @@ void tpuci__strv_take(tpuci__strv_t *v, char *s) {
   v->items[v->len] = NULL;
 }
 
-void tpuci__strv_push(tpuci__strv_t *v, const char *s) {
-  tpuci__strv_take(v, tpuci__strdup(s));
-}
+void tpuci__strv_push(tpuci__strv_t *v, const char *s) { tpuci__strv_take(v, tpuci__strdup(s)); }
 
 void tpuci__strv_free(tpuci__strv_t *v) {
   size_t i;
@@ -222,8 +214,7 @@ void tpuci__kv_free(tpuci__kvlist_t *l) {
 
 void tpuci__kv_copy(tpuci__kvlist_t *dst, const tpuci__kvlist_t *src) {
   size_t i;
-  for (i = 0; i < src->len; i++)
-    tpuci__kv_set(dst, src->items[i].key, src->items[i].value);
+  for (i = 0; i < src->len; i++) tpuci__kv_set(dst, src->items[i].key, src->items[i].value);
 }
 
 /* Errors. */
@@ -299,11 +290,11 @@ size_t tpuci__edit_distance(const char *a, const char *b, size_t cap) {
  * temporary names tpuci__write_file_atomic() gives them). */
 static const char *const tpuci__run_files[] = {
     "attempts.jsonl", "summary.json", "summary.json.tmp", "junit.xml",
-    "junit.xml.tmp", "report.html", "report.html.tmp", NULL};
+    "junit.xml.tmp",  "report.html",  "report.html.tmp",  NULL};
 
 static int tpuci__path_safe_char(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-         (c >= '0' && c <= '9') || (c != '\0' && strchr("._=,+-", c) != NULL);
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         (c != '\0' && strchr("._=,+-", c) != NULL);
 }
 
 /* Whether a name can be a folder name as it is. */
@@ -483,8 +474,7 @@ int tpuci__open_regular(const char *path, struct stat *st) {
 
   /* O_NONBLOCK: opening a FIFO must not wait for a writer. It changes
    * nothing for regular files. */
-  do
-    fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  do fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   while (fd < 0 && errno == EINTR);
   if (fd < 0) return TPUCI__ERRNO;
   if (fstat(fd, st) != 0) {
@@ -534,8 +524,7 @@ int tpuci__read_file_tail(const char *path, size_t max, char **out, size_t *len)
   }
   /* Cut into the middle of a line only when the file was longer. */
   nl = (uint64_t) st.st_size > (uint64_t) max ? memchr(buf, '\n', got) : NULL;
-  skip = nl != NULL ? (size_t) (nl - buf) + 1 : (uint64_t) st.st_size > (uint64_t) max ? got
-                                                                                       : 0;
+  skip = nl != NULL ? (size_t) (nl - buf) + 1 : (uint64_t) st.st_size > (uint64_t) max ? got : 0;
   memmove(buf, buf + skip, got - skip);
   got -= skip;
   buf[got] = '\0';
@@ -674,9 +663,9 @@ int tpuci__env_name_valid(const char *s, size_t len) {
 }
 
 int tpuci__yaml_ambiguous(const char *s) {
-  static const char *const words[] = {
-      "true", "false", "yes", "no", "on", "off", "y", "n", "null", "~",
-      ".inf", "-.inf", "+.inf", ".nan", "<<", "=", NULL};
+  static const char *const words[] = {"true",  "false", "yes",  "no", "on",   "off",
+                                      "y",     "n",     "null", "~",  ".inf", "-.inf",
+                                      "+.inf", ".nan",  "<<",   "=",  NULL};
   const char *d = s;
   size_t k;
   if (*s == '\0') return 1;

@@ -44,8 +44,7 @@ void tpuci__buf_init(tpuci__buf_t *b);
 void tpuci__buf_free(tpuci__buf_t *b);
 void tpuci__buf_add(tpuci__buf_t *b, const char *s, size_t n);
 void tpuci__buf_adds(tpuci__buf_t *b, const char *s);
-void tpuci__buf_addf(tpuci__buf_t *b, const char *fmt, ...)
-    TPUCI__PRINTF(2, 3);
+void tpuci__buf_addf(tpuci__buf_t *b, const char *fmt, ...) TPUCI__PRINTF(2, 3);
 /* Hands the string over to the caller; `b` is empty afterwards. */
 char *tpuci__buf_steal(tpuci__buf_t *b);
 /* Appends s as one POSIX shell word: as it is when it is made only of
@@ -91,8 +90,7 @@ typedef struct {
   char *msg;
 } tpuci__err_t;
 
-int tpuci__err_set(tpuci__err_t *err, int code, const char *fmt, ...)
-    TPUCI__PRINTF(3, 4);
+int tpuci__err_set(tpuci__err_t *err, int code, const char *fmt, ...) TPUCI__PRINTF(3, 4);
 void tpuci__err_clear(tpuci__err_t *err);
 
 /* The text of a code as the C library words it for a negative errno

@@ -112,8 +112,7 @@ static void tpuci__wm_enter(const tpuci__wm_tok_t *v, size_t n, tpuci__wm_states
 
 /* One byte: the states after it into `to` (cleared first). */
 static int tpuci__wm_step(const tpuci__wm_tok_t *v, size_t n, int path,
-                          const tpuci__wm_states_t *from, tpuci__wm_states_t *to,
-                          unsigned char c) {
+                          const tpuci__wm_states_t *from, tpuci__wm_states_t *to, unsigned char c) {
   size_t i;
   int any = 0;
   int sep = path && c == '/';
@@ -145,9 +144,7 @@ static int tpuci__wm_step(const tpuci__wm_tok_t *v, size_t n, int path,
         if (sep) tpuci__wm_enter(v, n, to, i);
         else to->inside[i] = 1;
         break;
-      case TPUCI__WM_EVERYTHING:
-        tpuci__wm_enter(v, n, to, i);
-        break;
+      case TPUCI__WM_EVERYTHING: tpuci__wm_enter(v, n, to, i); break;
     }
   }
   for (i = 0; i <= n && !any; i++) any = to->at[i] || to->inside[i];

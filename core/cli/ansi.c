@@ -33,8 +33,7 @@ size_t tpuci_console__esc_len(const char *s, size_t len) {
     }
     return len;
   }
-  if (c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_')
-    return string_end(s, len, 2);
+  if (c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_') return string_end(s, len, 2);
   /* ESC, intermediates (0x20-0x2f), one final byte (0x30-0x7e). */
   for (i = 1; i < len; i++) {
     c = (unsigned char) s[i];

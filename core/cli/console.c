@@ -67,8 +67,7 @@ static int cmp_expect(const void *a, const void *b) {
   return strcmp(((const expect_t *) a)->name, ((const expect_t *) b)->name);
 }
 
-void tpuci_console_expect(tpuci_console_t *c, tpuci_ctx_t *ctx,
-                          const char *state_dir) {
+void tpuci_console_expect(tpuci_console_t *c, tpuci_ctx_t *ctx, const char *state_dir) {
   tpuci_ctx_t *past;
   expect_t *list;
   size_t i, n;
@@ -84,8 +83,7 @@ void tpuci_console_expect(tpuci_console_t *c, tpuci_ctx_t *ctx,
     tpuci_attempt_info_t info = TPUCI_ATTEMPT_INFO_INIT;
     size_t k = tpuci_attempt_count(past, i);
     list[i].name = tpuci_instance_name(past, i);
-    if (k > 0 && tpuci_attempt_info(past, i, k - 1, &info) == 0)
-      list[i].ms = info.duration_ms;
+    if (k > 0 && tpuci_attempt_info(past, i, k - 1, &info) == 0) list[i].ms = info.duration_ms;
   }
   qsort(list, n, sizeof(*list), cmp_expect);
   for (i = 0; i < c->ninstances; i++) {
@@ -120,10 +118,8 @@ const char *tpuci_console__reset(const tpuci_console_t *c) { return c->color ? C
 
 /* "1.2s", "250ms", "3m05s". */
 void tpuci_console__duration(uint64_t ms, char *buf, size_t size) {
-  if (ms < 1000)
-    snprintf(buf, size, "%llums", (unsigned long long) ms);
-  else if (ms < 60000)
-    snprintf(buf, size, "%.1fs", (double) ms / 1000.0);
+  if (ms < 1000) snprintf(buf, size, "%llums", (unsigned long long) ms);
+  else if (ms < 60000) snprintf(buf, size, "%.1fs", (double) ms / 1000.0);
   else if (ms < 3600000)
     snprintf(buf, size, "%llum%02llus", (unsigned long long) (ms / 60000),
              (unsigned long long) (ms / 1000 % 60));
@@ -188,8 +184,8 @@ static char *read_log(const char *path, size_t max, size_t *len, long *truncated
 
 /* Prints text line by line with a prefix, at most `lines` of its end
  * (0: all). */
-static void print_lines(tpuci_console_t *c, const char *text, size_t len,
-                        const char *prefix, int lines) {
+static void print_lines(tpuci_console_t *c, const char *text, size_t len, const char *prefix,
+                        int lines) {
   const char *start = text, *p;
   int seen = 0;
 
@@ -262,8 +258,8 @@ static void board_draw(tpuci_console_t *c, tpuci_ctx_t *ctx) {
       snprintf(so_far, sizeof(so_far), ", %zu test%s failed so far", c->nfailed_tests,
                c->nfailed_tests == 1 ? "" : "s");
     fprintf(c->out, "%s%zu running, %zu queued, %zu done (%zu passed, %zu failed)%s%s, %s%s\n",
-            c->color ? C_BOLD : "", c->running, queued, c->done, ok, c->done - ok, so_far, eta,
-            d, tpuci_console__reset(c));
+            c->color ? C_BOLD : "", c->running, queued, c->done, ok, c->done - ok, so_far, eta, d,
+            tpuci_console__reset(c));
   }
   c->board_lines = 1;
   if (c->pulling) {
@@ -292,8 +288,8 @@ static void board_draw(tpuci_console_t *c, tpuci_ctx_t *ctx) {
                    in->attempt, d, ri.test, td);
       tpuci_console__sanitize(line);
     } else {
-      n = snprintf(line, sizeof(line), "  %s #%d %s  %s", tpuci_instance_name(ctx, i),
-                   in->attempt, d, in->last);
+      n = snprintf(line, sizeof(line), "  %s #%d %s  %s", tpuci_instance_name(ctx, i), in->attempt,
+                   d, in->last);
     }
     if (n > width - 1) line[width - 1] = '\0';
     fprintf(c->out, "%s%s%s\n", c->color ? C_DIM : "", line, tpuci_console__reset(c));
@@ -315,8 +311,7 @@ const char *tpuci_console__path(const char *path) {
   if (path == NULL || path[0] != '/' || getcwd(cwd, sizeof(cwd)) == NULL) return path;
   n = strlen(cwd);
   if (n == 1) return path; /* "/": absolute is as short */
-  if (strncmp(path, cwd, n) == 0 && path[n] == '/' && path[n + 1] != '\0')
-    return path + n + 1;
+  if (strncmp(path, cwd, n) == 0 && path[n] == '/' && path[n + 1] != '\0') return path + n + 1;
   return path;
 }
 
@@ -354,7 +349,8 @@ static void alive_lines(tpuci_console_t *c, tpuci_ctx_t *ctx) {
       tpuci_console__bytes(ri.output_bytes, 0, b, sizeof(b));
       tpuci_console__duration(ri.quiet_ms, d, sizeof(d));
       if (n < sizeof(line))
-        snprintf(line + n, sizeof(line) - n, ri.quiet_ms >= c->alive_ms ? ", %s output, none for %s" : ", %s output", b, d);
+        snprintf(line + n, sizeof(line) - n,
+                 ri.quiet_ms >= c->alive_ms ? ", %s output, none for %s" : ", %s output", b, d);
     }
     tpuci_console__sanitize(line);
     fprintf(c->out, "[alive  ] %s\n", line);
@@ -427,8 +423,8 @@ static void print_block(tpuci_console_t *c, const tpuci_event_t *ev, int failed)
     return;
   }
   if (gh)
-    fprintf(c->out, "::group::%s (attempt %d/%d): %s\n", ev->name, ev->attempt,
-            ev->max_attempts, tpuci_outcome_name(ev->outcome));
+    fprintf(c->out, "::group::%s (attempt %d/%d): %s\n", ev->name, ev->attempt, ev->max_attempts,
+            tpuci_outcome_name(ev->outcome));
   else
     fprintf(c->out, "--- output of %s, attempt %d/%d ---\n", ev->name, ev->attempt,
             ev->max_attempts);
@@ -461,8 +457,8 @@ static void on_pull(tpuci_console_t *c, tpuci_ctx_t *ctx, const tpuci_event_t *e
     /* No layer told: the engine had them all (a new name for an image
      * it has, or the same digest). */
     if (ev->pull_layers == 0)
-      fprintf(c->out, "tpuci: pulled image '%s' in %s: up to date\n",
-              ev->image ? ev->image : "", d);
+      fprintf(c->out, "tpuci: pulled image '%s' in %s: up to date\n", ev->image ? ev->image : "",
+              d);
     else
       fprintf(c->out, "tpuci: pulled image '%s' in %s: %s, %d layer%s\n",
               ev->image ? ev->image : "", d, bytes, ev->pull_layers,
@@ -494,10 +490,8 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
       }
       if (c->quiet) break;
       if (ev->max_attempts > 1)
-        fprintf(c->out, "[start] %s (attempt %d/%d)\n", ev->name, ev->attempt,
-                ev->max_attempts);
-      else
-        fprintf(c->out, "[start] %s\n", ev->name);
+        fprintf(c->out, "[start] %s (attempt %d/%d)\n", ev->name, ev->attempt, ev->max_attempts);
+      else fprintf(c->out, "[start] %s\n", ev->name);
       break;
     }
     case TPUCI_EVENT_OUTPUT:
@@ -515,8 +509,8 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
         /* Never started: a pass of the results cache (docs/cache.md). */
         if (board) board_erase(c);
         if (!c->quiet)
-          fprintf(c->out, "[%scached %s] %s: %s\n", tpuci_console__color_of(c, ev->outcome), tpuci_console__reset(c), ev->name,
-                  tpuci_console__safe(ev->cause, 0));
+          fprintf(c->out, "[%scached %s] %s: %s\n", tpuci_console__color_of(c, ev->outcome),
+                  tpuci_console__reset(c), ev->name, tpuci_console__safe(ev->cause, 0));
         break;
       }
       c->inst[ev->instance].started_ms = 0;
@@ -526,10 +520,10 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
       tpuci_console__duration(ev->duration_ms, d, sizeof(d));
       if (!(ok && c->quiet)) {
         fprintf(c->out, "[%s%-7s%s] %s: %s in %s", tpuci_console__color_of(c, ev->outcome),
-                ok ? "pass" : na ? "n/a"
-                                 : tpuci_outcome_name(ev->outcome),
-                tpuci_console__reset(c), ev->name,
-                tpuci_console__safe(ev->cause, 0), d);
+                ok   ? "pass"
+                : na ? "n/a"
+                     : tpuci_outcome_name(ev->outcome),
+                tpuci_console__reset(c), ev->name, tpuci_console__safe(ev->cause, 0), d);
         if (ev->max_attempts > 1)
           fprintf(c->out, " (attempt %d/%d)", ev->attempt, ev->max_attempts);
         fputc('\n', c->out);
@@ -558,8 +552,8 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
     case TPUCI_EVENT_RETRY_SCHEDULED:
       if (board) board_erase(c);
       tpuci_console__duration(ev->retry_in_ms, d, sizeof(d));
-      fprintf(c->out, "[retry  ] %s: attempt %d/%d in %s\n", ev->name,
-              ev->attempt, ev->max_attempts, d);
+      fprintf(c->out, "[retry  ] %s: attempt %d/%d in %s\n", ev->name, ev->attempt,
+              ev->max_attempts, d);
       board_draw(c, ctx);
       break;
     case TPUCI_EVENT_INSTANCE_FINISHED:
@@ -568,26 +562,27 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
       if (ev->outcome < TPUCI_OUTCOME__COUNT) c->counts[ev->outcome]++;
       if (board) board_erase(c);
       if (ev->outcome == TPUCI_OUTCOME_FLAKY || ev->outcome == TPUCI_OUTCOME_ORDER_DEPENDENT)
-        fprintf(c->out, "[%s%-7s%s] %s: passed on attempt %d %s\n", tpuci_console__color_of(c, ev->outcome),
-                ev->outcome == TPUCI_OUTCOME_FLAKY ? "flaky" : "order", tpuci_console__reset(c), ev->name,
-                ev->attempt, ev->outcome == TPUCI_OUTCOME_FLAKY ? "after failing" : "after a test failed in another order (order-dependent)");
+        fprintf(c->out, "[%s%-7s%s] %s: passed on attempt %d %s\n",
+                tpuci_console__color_of(c, ev->outcome),
+                ev->outcome == TPUCI_OUTCOME_FLAKY ? "flaky" : "order", tpuci_console__reset(c),
+                ev->name, ev->attempt,
+                ev->outcome == TPUCI_OUTCOME_FLAKY
+                    ? "after failing"
+                    : "after a test failed in another order (order-dependent)");
       board_draw(c, ctx);
       break;
     case TPUCI_EVENT_MESSAGE:
       if (board) board_erase(c);
       if (ev->name)
         fprintf(c->out, "tpuci: %s: %s\n", ev->name, tpuci_console__safe(ev->message, 1));
-      else
-        fprintf(c->out, "tpuci: %s\n", tpuci_console__safe(ev->message, 1));
+      else fprintf(c->out, "tpuci: %s\n", tpuci_console__safe(ev->message, 1));
       board_draw(c, ctx);
       break;
     case TPUCI_EVENT_TICK:
       if (board) board_draw(c, ctx);
       else if (c->alive_ms > 0) alive_lines(c, ctx);
       break;
-    case TPUCI_EVENT_PULL:
-      on_pull(c, ctx, ev);
-      break;
+    case TPUCI_EVENT_PULL: on_pull(c, ctx, ev); break;
     case TPUCI_EVENT_TEST_FAILED:
       if (board) board_erase(c);
       tpuci_console__test_failed(c, ev);

@@ -75,8 +75,7 @@ void tpuci_console_init(tpuci_console_t *c, FILE *out, tpuci_ctx_t *ctx);
 void tpuci_console_free(tpuci_console_t *c);
 /* Reads the durations of the previous run in `state_dir`, for the board's
  * time-left estimate. */
-void tpuci_console_expect(tpuci_console_t *c, tpuci_ctx_t *ctx,
-                          const char *state_dir);
+void tpuci_console_expect(tpuci_console_t *c, tpuci_ctx_t *ctx, const char *state_dir);
 /* The tpuci_event_cb: pass the console as userdata. */
 void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud);
 /* The final table and verdict (and the GitHub step summary). */

@@ -169,7 +169,9 @@ static size_t gh_note_tests(gh_notes_t *ns, tpuci_ctx_t *ctx, size_t i, int flak
               t.order ? t.order : "failed in one order, passed in another",
               tpuci_instance_name(ctx, i));
     else if (flaky)
-      gh_note(ns, 1, gh_path(file, 0), line, t.id, "flaky", t.message ? t.message : "failed, then passed on a later attempt", tpuci_instance_name(ctx, i));
+      gh_note(ns, 1, gh_path(file, 0), line, t.id, "flaky",
+              t.message ? t.message : "failed, then passed on a later attempt",
+              tpuci_instance_name(ctx, i));
     else if (t.quarantined) {
       snprintf(label, sizeof(label), "quarantined until %s (%s)", t.quarantine_until,
                t.quarantine_owner);
@@ -226,10 +228,8 @@ static void gh_names(char *buf, size_t size, const gh_note_t *n) {
 static void gh_command(FILE *out, const gh_note_t *n) {
   char names[1024], title[1536];
   gh_names(names, sizeof(names), n);
-  if (n->test)
-    snprintf(title, sizeof(title), "%s %s in %s", n->test, n->label, names);
-  else
-    snprintf(title, sizeof(title), "tpuci: %s %s", names, n->label);
+  if (n->test) snprintf(title, sizeof(title), "%s %s in %s", n->test, n->label, names);
+  else snprintf(title, sizeof(title), "tpuci: %s %s", names, n->label);
   fprintf(out, "::%s ", n->warning ? "warning" : "error");
   if (n->file) {
     fputs("file=", out);
@@ -277,14 +277,16 @@ void tpuci_console__gh_annotations(tpuci_console_t *c, tpuci_ctx_t *ctx) {
   }
   for (w = 0; w < 2; w++)
     if (left[w] > 0)
-      fprintf(c->out, "::notice title=tpuci::%zu more %s not annotated (GitHub shows %d per "
-                      "step); the step summary lists every %s\n",
-              left[w], w              ? (left[w] == 1 ? "warning (a flaky, order-dependent or quarantined "
-                                                        "test) is"
-                                                      : "warnings (flaky, order-dependent or quarantined "
-                                                        "tests) are")
-                       : left[w] == 1 ? "failure is"
-                                      : "failures are",
+      fprintf(c->out,
+              "::notice title=tpuci::%zu more %s not annotated (GitHub shows %d per "
+              "step); the step summary lists every %s\n",
+              left[w],
+              w              ? (left[w] == 1 ? "warning (a flaky, order-dependent or quarantined "
+                                               "test) is"
+                                             : "warnings (flaky, order-dependent or quarantined "
+                                               "tests) are")
+              : left[w] == 1 ? "failure is"
+                             : "failures are",
               GH_ANNOTATIONS_MAX, w ? "flaky and quarantined test" : "failed test and instance");
   gh_notes_free(&ns);
 }
@@ -342,14 +344,15 @@ static size_t gh_summary_tests(FILE *f, tpuci_ctx_t *ctx, int flaky) {
   for (i = 0; i < n; i++) {
     size_t nt = tpuci_instance_selected(ctx, i) ? tpuci_test_count(ctx, i) : 0;
     for (k = 0; k < nt; k++) {
-      if (tpuci_test_info(ctx, i, k, &t) != 0 ||
-          !(flaky == 2 ? t.order_dependent : flaky ? t.flaky
-                                                   : t.failing))
+      if (tpuci_test_info(ctx, i, k, &t) != 0 || !(flaky == 2 ? t.order_dependent
+                                                   : flaky    ? t.flaky
+                                                              : t.failing))
         continue;
       if (rows++ == 0)
         fprintf(f, "\n#### %s tests\n\n| test | instance | %s | message |\n|---|---|---|---|\n",
-                flaky == 2 ? "Order-dependent" : flaky ? "Flaky"
-                                                       : "Failed",
+                flaky == 2 ? "Order-dependent"
+                : flaky    ? "Flaky"
+                           : "Failed",
                 flaky ? "runs" : "outcome");
       fputs("| ", f);
       md_code(f, t.id, 1024);
@@ -402,8 +405,9 @@ static void gh_summary_unaffected(FILE *f, tpuci_ctx_t *ctx) {
     }
   }
   if (count > 0)
-    fprintf(f, "\nTests left out as unaffected: %zu (not run: nothing they need changed since "
-               "they passed)\n",
+    fprintf(f,
+            "\nTests left out as unaffected: %zu (not run: nothing they need changed since "
+            "they passed)\n",
             count);
 }
 
@@ -440,15 +444,13 @@ void tpuci_console__gh_step_summary(tpuci_ctx_t *ctx) {
   if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_NO_CAPACITY) > 0)
     fprintf(f, "%zu no-capacity, ", tpuci_outcome_count(ctx, TPUCI_OUTCOME_NO_CAPACITY));
   if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_NOT_APPLICABLE) > 0)
-    fprintf(f, "%zu not-applicable, ",
-            tpuci_outcome_count(ctx, TPUCI_OUTCOME_NOT_APPLICABLE));
-  fprintf(f, "%zu flaky, %zu failed, %zu timeout, %zu oom, %zu infra, %zu cancelled in %s\n",
-          tpuci_outcome_count(ctx, TPUCI_OUTCOME_FLAKY),
-          tpuci_outcome_count(ctx, TPUCI_OUTCOME_FAILED),
-          tpuci_outcome_count(ctx, TPUCI_OUTCOME_TIMEOUT),
-          tpuci_outcome_count(ctx, TPUCI_OUTCOME_OOM),
-          tpuci_outcome_count(ctx, TPUCI_OUTCOME_INFRA),
-          tpuci_outcome_count(ctx, TPUCI_OUTCOME_CANCELLED), d);
+    fprintf(f, "%zu not-applicable, ", tpuci_outcome_count(ctx, TPUCI_OUTCOME_NOT_APPLICABLE));
+  fprintf(
+      f, "%zu flaky, %zu failed, %zu timeout, %zu oom, %zu infra, %zu cancelled in %s\n",
+      tpuci_outcome_count(ctx, TPUCI_OUTCOME_FLAKY), tpuci_outcome_count(ctx, TPUCI_OUTCOME_FAILED),
+      tpuci_outcome_count(ctx, TPUCI_OUTCOME_TIMEOUT), tpuci_outcome_count(ctx, TPUCI_OUTCOME_OOM),
+      tpuci_outcome_count(ctx, TPUCI_OUTCOME_INFRA),
+      tpuci_outcome_count(ctx, TPUCI_OUTCOME_CANCELLED), d);
   gh_summary_unaffected(f, ctx);
   gh_summary_tests(f, ctx, 0);
   gh_summary_tests(f, ctx, 1);

@@ -35,9 +35,10 @@ static void not_run_line(tpuci_console_t *c, tpuci_ctx_t *ctx, size_t i, size_t 
   size_t k, n = 0, shown = 0;
   const char *sep = "";
   for (k = 0; k < nt; k++) {
-    if (tpuci_test_info(ctx, i, k, &t) != 0 || t.runs != 0 || !t.failing || t.quarantined)
-      continue;
-    if (n == 0) fprintf(c->out, "  %snot run%s ", tpuci_console__color_of(c, TPUCI_OUTCOME_FAILED), tpuci_console__reset(c));
+    if (tpuci_test_info(ctx, i, k, &t) != 0 || t.runs != 0 || !t.failing || t.quarantined) continue;
+    if (n == 0)
+      fprintf(c->out, "  %snot run%s ", tpuci_console__color_of(c, TPUCI_OUTCOME_FAILED),
+              tpuci_console__reset(c));
     n++;
     if (shown < 3) {
       fprintf(c->out, "%s%s", sep, tpuci_console__safe(t.id, 0));
@@ -77,8 +78,8 @@ static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
       else if (t.order_dependent) order++;
     }
     fprintf(c->out, "%s: %zu test%s, %zu failed, %zu flaky",
-            tpuci_console__safe(tpuci_instance_name(ctx, i), 0), nt, nt == 1 ? "" : "s",
-            failing, flaky);
+            tpuci_console__safe(tpuci_instance_name(ctx, i), 0), nt, nt == 1 ? "" : "s", failing,
+            flaky);
     if (order > 0) fprintf(c->out, ", %zu order-dependent", order);
     tpuci_console__unaffected_note(c, ctx, i);
     if (quarantined > 0) fprintf(c->out, ", %zu quarantined (failed, not counted)", quarantined);
@@ -91,7 +92,9 @@ static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
       label = t.failing ? (t.quarantined ? "quarantined" : t.outcome)
               : t.flaky ? "flaky"
                         : "order-dependent";
-      fprintf(c->out, "  %s%-6s%s %s", t.failing && !t.quarantined ? tpuci_console__color_of(c, TPUCI_OUTCOME_FAILED) : tpuci_console__color_of(c, TPUCI_OUTCOME_FLAKY),
+      fprintf(c->out, "  %s%-6s%s %s",
+              t.failing && !t.quarantined ? tpuci_console__color_of(c, TPUCI_OUTCOME_FAILED)
+                                          : tpuci_console__color_of(c, TPUCI_OUTCOME_FLAKY),
               label, tpuci_console__reset(c), tpuci_console__safe(t.id, 0));
       if (t.failing && t.quarantined) fprintf(c->out, " (%s)", t.outcome);
       if (t.message) {
@@ -108,8 +111,9 @@ static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     not_run_line(c, ctx, i, nt);
     for (k = 0; k < nt; k++)
       if (tpuci_test_info(ctx, i, k, &t) == 0 && t.release_ready)
-        fprintf(c->out, "  ready to release: %s (%s, owner %s): passed its last runs; "
-                        "`tpuci flaky --release` lists the entries to remove\n",
+        fprintf(c->out,
+                "  ready to release: %s (%s, owner %s): passed its last runs; "
+                "`tpuci flaky --release` lists the entries to remove\n",
                 tpuci_console__safe(t.id, 0), tpuci_console__safe(t.quarantine_where, 0),
                 tpuci_console__safe(t.quarantine_owner, 0));
   }
@@ -118,9 +122,8 @@ static void tests_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
 
 void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
   static const tpuci_outcome_t order[] = {
-      TPUCI_OUTCOME_PASSED, TPUCI_OUTCOME_FLAKY, TPUCI_OUTCOME_FAILED,
-      TPUCI_OUTCOME_TIMEOUT, TPUCI_OUTCOME_OOM, TPUCI_OUTCOME_INFRA,
-      TPUCI_OUTCOME_CANCELLED};
+      TPUCI_OUTCOME_PASSED, TPUCI_OUTCOME_FLAKY, TPUCI_OUTCOME_FAILED,   TPUCI_OUTCOME_TIMEOUT,
+      TPUCI_OUTCOME_OOM,    TPUCI_OUTCOME_INFRA, TPUCI_OUTCOME_CANCELLED};
   size_t i, k, n = tpuci_instance_count(ctx), width = 8, total = 0, quarantined = 0;
   int owidth;
   size_t unwritten = tpuci_run_write_errors(ctx);
@@ -149,8 +152,8 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
                          tpuci_instance_outcome(ctx, i) != TPUCI_OUTCOME_CACHED)))
         shown++;
     if (shown > 0)
-      fprintf(c->out, "\n%-*s  %-*s  %8s  %9s\n", (int) width, "instance", owidth,
-              "outcome", "attempts", "duration");
+      fprintf(c->out, "\n%-*s  %-*s  %8s  %9s\n", (int) width, "instance", owidth, "outcome",
+              "attempts", "duration");
   }
   for (i = 0; i < n; i++) {
     tpuci_outcome_t o;
@@ -158,21 +161,23 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     o = tpuci_instance_outcome(ctx, i);
     if (c->quiet && (o == TPUCI_OUTCOME_PASSED || o == TPUCI_OUTCOME_CACHED)) continue;
     tpuci_console__duration(tpuci_console__instance_ms(ctx, i), d, sizeof(d));
-    fprintf(c->out, "%-*s  %s%-*s%s  %8zu  %9s\n", (int) width,
-            tpuci_console__safe(tpuci_instance_name(ctx, i), 0),
-            tpuci_console__color_of(c, tpuci_instance_quarantined(ctx, i) ? TPUCI_OUTCOME_FLAKY : o), owidth,
-            tpuci_console__outcome_label_of(ctx, i), tpuci_console__reset(c), tpuci_attempt_count(ctx, i), d);
+    fprintf(
+        c->out, "%-*s  %s%-*s%s  %8zu  %9s\n", (int) width,
+        tpuci_console__safe(tpuci_instance_name(ctx, i), 0),
+        tpuci_console__color_of(c, tpuci_instance_quarantined(ctx, i) ? TPUCI_OUTCOME_FLAKY : o),
+        owidth, tpuci_console__outcome_label_of(ctx, i), tpuci_console__reset(c),
+        tpuci_attempt_count(ctx, i), d);
   }
   fputc('\n', c->out);
   tests_summary(c, ctx);
-  for (i = 0; i < n; i++) quarantined += tpuci_instance_selected(ctx, i) &&
-                                         tpuci_instance_quarantined(ctx, i);
+  for (i = 0; i < n; i++)
+    quarantined += tpuci_instance_selected(ctx, i) && tpuci_instance_quarantined(ctx, i);
   /* Instances, not tests: the lines above count a pytest instance's tests. */
   fputs("instances: ", c->out);
   for (k = 0; k < sizeof(order) / sizeof(order[0]); k++)
-    fprintf(c->out, "%s%s %zu", k ? ", " : "", tpuci_outcome_name(order[k]),
-            tpuci_outcome_count(ctx, order[k]) -
-                (order[k] == TPUCI_OUTCOME_FAILED ? quarantined : 0));
+    fprintf(
+        c->out, "%s%s %zu", k ? ", " : "", tpuci_outcome_name(order[k]),
+        tpuci_outcome_count(ctx, order[k]) - (order[k] == TPUCI_OUTCOME_FAILED ? quarantined : 0));
   if (quarantined > 0) fprintf(c->out, ", quarantined %zu", quarantined);
   if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_CACHED) > 0)
     fprintf(c->out, ", cached %zu", tpuci_outcome_count(ctx, TPUCI_OUTCOME_CACHED));
@@ -186,25 +191,28 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     fprintf(c->out, ", no-capacity %zu", tpuci_outcome_count(ctx, TPUCI_OUTCOME_NO_CAPACITY));
   /* run --test: the jobs whose selection does not collect it. */
   if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_NOT_APPLICABLE) > 0)
-    fprintf(c->out, ", not-applicable %zu",
-            tpuci_outcome_count(ctx, TPUCI_OUTCOME_NOT_APPLICABLE));
+    fprintf(c->out, ", not-applicable %zu", tpuci_outcome_count(ctx, TPUCI_OUTCOME_NOT_APPLICABLE));
   tpuci_console__duration(tpuci_run_duration_ms(ctx), d, sizeof(d));
   fprintf(c->out, " (of %zu) in %s\n", total, d);
   if (total > 0 && tpuci_outcome_count(ctx, TPUCI_OUTCOME_NOT_APPLICABLE) == total)
     fprintf(c->out, "--test: no pytest job's selection collects it: every job is "
                     "not-applicable\n");
   if (strcmp(verdict, "passed") == 0)
-    fprintf(c->out, "%sverdict: PASSED%s\n", c->color ? C_BOLD C_GREEN : "", tpuci_console__reset(c));
+    fprintf(c->out, "%sverdict: PASSED%s\n", c->color ? C_BOLD C_GREEN : "",
+            tpuci_console__reset(c));
   else if (strcmp(verdict, "interrupted") == 0)
-    fprintf(c->out, "%sverdict: INTERRUPTED%s\n", c->color ? C_BOLD C_YELLOW : "", tpuci_console__reset(c));
+    fprintf(c->out, "%sverdict: INTERRUPTED%s\n", c->color ? C_BOLD C_YELLOW : "",
+            tpuci_console__reset(c));
   else if (strcmp(verdict, "not-run") == 0 &&
            tpuci_outcome_count(ctx, TPUCI_OUTCOME_PREEMPTED) +
                    tpuci_outcome_count(ctx, TPUCI_OUTCOME_NO_CAPACITY) >
                0)
-    fprintf(c->out, "%sverdict: NOT RUN: no machines (preempted or no capacity), no test failed%s\n",
+    fprintf(c->out,
+            "%sverdict: NOT RUN: no machines (preempted or no capacity), no test failed%s\n",
             c->color ? C_BOLD C_YELLOW : "", tpuci_console__reset(c));
   else if (strcmp(verdict, "not-run") == 0)
-    fprintf(c->out, "%sverdict: NOT RUN%s\n", c->color ? C_BOLD C_RED : "", tpuci_console__reset(c));
+    fprintf(c->out, "%sverdict: NOT RUN%s\n", c->color ? C_BOLD C_RED : "",
+            tpuci_console__reset(c));
   else
     fprintf(c->out, "%sverdict: FAILED%s\n", c->color ? C_BOLD C_RED : "", tpuci_console__reset(c));
   if (unwritten > 0)

@@ -39,7 +39,8 @@ int tpuci_cli_release_after(const char *cmd, const char *arg, int *out) {
 /* Says why a flaky command failed; frees the context. */
 static int flaky_failed(tpuci_ctx_t *ctx, int r) {
   const char *error = tpuci_last_error(ctx);
-  fprintf(stderr, "tpuci: %s\n", *error ? tpuci_console__safe(error, 1) : "cannot read the history");
+  fprintf(stderr, "tpuci: %s\n",
+          *error ? tpuci_console__safe(error, 1) : "cannot read the history");
   tpuci_ctx_free(ctx);
   return r == TPUCI_ENOMATCH || r == TPUCI_ESPEC || r == TPUCI_EUSAGE ? EXIT_USAGE : EXIT_ENV;
 }
@@ -99,8 +100,8 @@ int tpuci_cli_flaky(int argc, char **argv) {
   if (!propose && (rate >= 0 || owners))
     return usage_error("flaky", "--min-rate and --codeowners go with --propose");
   if ((release || propose) && json)
-    return usage_error("flaky", release ? "--release prints text only"
-                                        : "--propose prints YAML only");
+    return usage_error("flaky",
+                       release ? "--release prints text only" : "--propose prints YAML only");
   if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_ENV;
   if (propose) {
     r = tpuci_flaky_propose(ctx, state, quarantine, owners, (int) runs, rate >= 0 ? rate : 0.1,
@@ -113,8 +114,7 @@ int tpuci_cli_flaky(int argc, char **argv) {
     if (*text == '\0')
       printf("no quarantine entry is ready to release (%d passing runs in a row needed)\n",
              after ? after : 10);
-    else
-      tpuci_console__puts_safe(stdout, text);
+    else tpuci_console__puts_safe(stdout, text);
   } else {
     r = tpuci_flaky_report(ctx, state, (int) runs, json, &text);
     if (r != 0) return flaky_failed(ctx, r == TPUCI_ENOMATCH ? r : TPUCI_EIO);

@@ -15,9 +15,7 @@
 #include "usage.h"
 #include "tpuci.h"
 
-enum { OPT_FORCE = 256,
-       OPT_OUTPUT,
-       OPT_STDOUT };
+enum { OPT_FORCE = 256, OPT_OUTPUT, OPT_STDOUT };
 
 /* The relative path from folder `base` to folder `target` (both absolute
  * and resolved): "." when they are one, else "../.." and names. A new
@@ -94,12 +92,11 @@ static int write_spec(const char *path, const char *text, int force) {
 }
 
 int tpuci_cli_init(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"force", no_argument, NULL, OPT_FORCE},
-      {"output", required_argument, NULL, OPT_OUTPUT},
-      {"stdout", no_argument, NULL, OPT_STDOUT},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
+  static const struct option longopts[] = {{"force", no_argument, NULL, OPT_FORCE},
+                                           {"output", required_argument, NULL, OPT_OUTPUT},
+                                           {"stdout", no_argument, NULL, OPT_STDOUT},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
   tpuci_init_options_t io;
   tpuci_ctx_t *ctx;
   const char *output = "tpuci.lua";
@@ -126,8 +123,9 @@ int tpuci_cli_init(int argc, char **argv) {
     return tpuci_cli_usage_error("init", "--stdout writes no file: not with --output or --force");
   if (*output == '\0') return tpuci_cli_usage_error("init", "--output needs a file name");
   if (!to_stdout && !force && lstat(output, &st) == 0) {
-    fprintf(stderr, "tpuci init: %s exists; --force overwrites it, --output FILE writes another "
-                    "file, --stdout prints the spec\n",
+    fprintf(stderr,
+            "tpuci init: %s exists; --force overwrites it, --output FILE writes another "
+            "file, --stdout prints the spec\n",
             tpuci_console__safe(output, 0));
     return EXIT_USAGE;
   }

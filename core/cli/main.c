@@ -37,9 +37,7 @@ static void list_add(const char ***list, size_t *n, const char *s) {
   (*list)[(*n)++] = s;
 }
 
-static void selection_add(selection_t *s, const char *glob) {
-  list_add(&s->only, &s->nonly, glob);
-}
+static void selection_add(selection_t *s, const char *glob) { list_add(&s->only, &s->nonly, glob); }
 
 static void selection_free(selection_t *s) {
   free(s->only);
@@ -167,8 +165,7 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
       case 'j': {
         char *end;
         long n = strtol(optarg, &end, 10);
-        if (*end || n < 1 || n > 4096)
-          return usage_error(cmd, "-j needs a number from 1 to 4096");
+        if (*end || n < 1 || n > 4096) return usage_error(cmd, "-j needs a number from 1 to 4096");
         rc->ro.jobs = (int) n;
         break;
       }
@@ -218,7 +215,8 @@ static int parse_run(const char *cmd, int argc, char **argv, run_cli_t *rc) {
       case OPT_ALIVE:
         if (tpuci_parse_duration(optarg, &rc->alive_ms) != 0 ||
             (rc->alive_ms > 0 && rc->alive_ms < 1000))
-          return usage_error(cmd, "--alive needs a duration of at least 1s (or 0: none), such as 60s");
+          return usage_error(cmd,
+                             "--alive needs a duration of at least 1s (or 0: none), such as 60s");
         break;
       case OPT_QUARANTINE: rc->ro.quarantine = optarg; break;
       case OPT_RELEASE_AFTER:
@@ -289,8 +287,8 @@ static int execute_run(run_cli_t *rc, const char *spec) {
       tpuci_ctx_free(ctx);
       return EXIT_PASSED;
     }
-    printf("tpuci rerun: %d instance%s did not pass; running %s again\n", r,
-           r == 1 ? "" : "s", r == 1 ? "it" : "them");
+    printf("tpuci rerun: %d instance%s did not pass; running %s again\n", r, r == 1 ? "" : "s",
+           r == 1 ? "it" : "them");
   } else {
     r = load_and_select(ctx, spec, &rc->sel);
     if (r == 0) r = tpuci_cli_apply_engine(ctx, rc->engine);
@@ -305,8 +303,7 @@ static int execute_run(run_cli_t *rc, const char *spec) {
   con.quiet = rc->quiet;
   con.style = console_style(rc);
   if (strcmp(rc->color, "always") == 0) con.color = 1;
-  else if (strcmp(rc->color, "auto") == 0)
-    con.color = tpuci_console__color_auto();
+  else if (strcmp(rc->color, "auto") == 0) con.color = tpuci_console__color_auto();
   if (con.style == TPUCI_CONSOLE_BOARD) {
     rc->ro.tick_ms = 250;
     tpuci_console_expect(&con, ctx, rc->ro.state_dir);
@@ -324,8 +321,7 @@ static int execute_run(run_cli_t *rc, const char *spec) {
     fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
     tpuci_console_free(&con);
     tpuci_ctx_free(ctx);
-    return r == TPUCI_ENOMATCH || r == TPUCI_EUSAGE || r == TPUCI_ESPEC ? EXIT_USAGE
-                                                                        : EXIT_ENV;
+    return r == TPUCI_ENOMATCH || r == TPUCI_EUSAGE || r == TPUCI_ESPEC ? EXIT_USAGE : EXIT_ENV;
   }
   if (tpuci_run_error(ctx) != 0)
     fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
@@ -370,12 +366,11 @@ static int cmd_run(const char *cmd, int argc, char **argv) {
 }
 
 static int cmd_show(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"state-dir", required_argument, NULL, OPT_STATE_DIR},
-      {"json", no_argument, NULL, OPT_JSON},
-      {"yaml", no_argument, NULL, OPT_YAML},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
+  static const struct option longopts[] = {{"state-dir", required_argument, NULL, OPT_STATE_DIR},
+                                           {"json", no_argument, NULL, OPT_JSON},
+                                           {"yaml", no_argument, NULL, OPT_YAML},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
   const char *state = NULL, *format = NULL;
   tpuci_console_t con;
   tpuci_ctx_t *ctx;
@@ -601,15 +596,14 @@ static int cmd_export(int argc, char **argv) {
 }
 
 static int cmd_plan(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"json", no_argument, NULL, OPT_JSON},
-      {"only", required_argument, NULL, OPT_ONLY},
-      {"engine", required_argument, NULL, OPT_ENGINE},
-      {"real", no_argument, NULL, OPT_REAL},
-      {"keys", no_argument, NULL, OPT_KEYS},
-      {"state-dir", required_argument, NULL, OPT_STATE_DIR},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
+  static const struct option longopts[] = {{"json", no_argument, NULL, OPT_JSON},
+                                           {"only", required_argument, NULL, OPT_ONLY},
+                                           {"engine", required_argument, NULL, OPT_ENGINE},
+                                           {"real", no_argument, NULL, OPT_REAL},
+                                           {"keys", no_argument, NULL, OPT_KEYS},
+                                           {"state-dir", required_argument, NULL, OPT_STATE_DIR},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
   selection_t sel = {NULL, 0, NULL, 0, 0};
   const char *engine = NULL, *state = NULL;
   tpuci_ctx_t *ctx;
@@ -690,8 +684,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) return tpuci_cli_help(NULL, stdout);
   if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) return print_version();
   if (strcmp(cmd, "help") == 0) return tpuci_cli_help(argc > 2 ? argv[2] : NULL, stdout);
-  if (strcmp(cmd, "run") == 0 || strcmp(cmd, "rerun") == 0)
-    return cmd_run(cmd, argc - 1, argv + 1);
+  if (strcmp(cmd, "run") == 0 || strcmp(cmd, "rerun") == 0) return cmd_run(cmd, argc - 1, argv + 1);
   if (strcmp(cmd, "show") == 0) return cmd_show(argc - 1, argv + 1);
   if (strcmp(cmd, "merge") == 0) return tpuci_cli_merge(argc - 1, argv + 1);
   if (strcmp(cmd, "flaky") == 0) return tpuci_cli_flaky(argc - 1, argv + 1);

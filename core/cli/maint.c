@@ -10,15 +10,12 @@
 
 #define usage_error tpuci_cli_usage_error
 
-enum { OPT_DRY_RUN = 256,
-       OPT_ENGINE,
-       OPT_REAL };
+enum { OPT_DRY_RUN = 256, OPT_ENGINE, OPT_REAL };
 
 int tpuci_cli_gc(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
+  static const struct option longopts[] = {{"dry-run", no_argument, NULL, OPT_DRY_RUN},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
   tpuci_ctx_t *ctx;
   char *report = NULL;
   int dry = 0, c, r;
@@ -42,19 +39,17 @@ int tpuci_cli_gc(int argc, char **argv) {
   if (report && *report) tpuci_console__puts_safe(stdout, report);
   if (r < 0) fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
   else
-    printf("tpuci gc: %d object%s %s\n", r, r == 1 ? "" : "s",
-           dry ? "found (dry run)" : "removed");
+    printf("tpuci gc: %d object%s %s\n", r, r == 1 ? "" : "s", dry ? "found (dry run)" : "removed");
   tpuci_free(report);
   tpuci_ctx_free(ctx);
   return r < 0 ? EXIT_ENV : EXIT_PASSED;
 }
 
 int tpuci_cli_doctor(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"engine", required_argument, NULL, OPT_ENGINE},
-      {"real", no_argument, NULL, OPT_REAL},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
+  static const struct option longopts[] = {{"engine", required_argument, NULL, OPT_ENGINE},
+                                           {"real", no_argument, NULL, OPT_REAL},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
   const char *engine = NULL;
   tpuci_ctx_t *ctx;
   char *report = NULL;

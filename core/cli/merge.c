@@ -11,20 +11,16 @@
 #include "merge.h"
 #include "usage.h"
 
-enum { OPT_JSON = 256,
-       OPT_YAML,
-       OPT_HTML,
-       OPT_JUNIT };
+enum { OPT_JSON = 256, OPT_YAML, OPT_HTML, OPT_JUNIT };
 
 int tpuci_cli_merge(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"report-json", required_argument, NULL, OPT_JSON},
-      {"report-yaml", required_argument, NULL, OPT_YAML},
-      {"report-html", required_argument, NULL, OPT_HTML},
-      {"junit", required_argument, NULL, OPT_JUNIT},
-      {"quiet", no_argument, NULL, 'q'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
+  static const struct option longopts[] = {{"report-json", required_argument, NULL, OPT_JSON},
+                                           {"report-yaml", required_argument, NULL, OPT_YAML},
+                                           {"report-html", required_argument, NULL, OPT_HTML},
+                                           {"junit", required_argument, NULL, OPT_JUNIT},
+                                           {"quiet", no_argument, NULL, 'q'},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
   tpuci_merge_options_t mo;
   tpuci_console_t con;
   tpuci_ctx_t *ctx;
@@ -45,7 +41,8 @@ int tpuci_cli_merge(int argc, char **argv) {
       default: return tpuci_cli_usage_error("merge", "bad option");
     }
   }
-  if (optind >= argc) return tpuci_cli_usage_error("merge", "missing RUN_DIR: the run folders to merge");
+  if (optind >= argc)
+    return tpuci_cli_usage_error("merge", "missing RUN_DIR: the run folders to merge");
   if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
   r = tpuci_merge_runs(ctx, (const char *const *) argv + optind, (size_t) (argc - optind), &mo);
   if (r != 0) {

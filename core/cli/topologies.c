@@ -9,10 +9,9 @@
 enum { OPT_EMULATE = 256 };
 
 int tpuci_cli_topologies(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"emulate", required_argument, NULL, OPT_EMULATE},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
+  static const struct option longopts[] = {{"emulate", required_argument, NULL, OPT_EMULATE},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
   const char *emulate = NULL;
   tpuci_ctx_t *ctx;
   char *text = NULL;

@@ -102,7 +102,8 @@ static const char usage_run[] =
     "(docs/cache.md).\n"
     "\n"
     "exit codes: 0 all passed (flaky and order-dependent count as passed unless --strict-flaky,\n"
-    "cached counts as passed), 1 some failed, 2 usage or spec error, 3 environment error, 4 the run's\n"
+    "cached counts as passed), 1 some failed, 2 usage or spec error, 3 environment error, 4 the "
+    "run's\n"
     "records are incomplete (a log, attempts.jsonl, summary.json or a report\n"
     "could not be written; wins over 0 and 1), 130 interrupted.\n";
 
@@ -251,7 +252,8 @@ static const char usage_export[] =
     "                 hardware, with --runs-on its labels: docs/real-tpu.md)\n"
     "\n"
     "kubernetes: prints, per job instance, an Indexed Job with one pod per host\n"
-    "(and a headless Service for a gang, or with --jobset a JobSet): on a GKE TPU slice for a catalogue\n"
+    "(and a headless Service for a gang, or with --jobset a JobSet): on a GKE TPU slice for a "
+    "catalogue\n"
     "topology, as tpuci's CPU emulation otherwise (see docs/kubernetes.md).\n"
     "\n"
     "  --emulated     every topology as tpuci's CPU emulation: no TPU nodes needed\n"

@@ -12,9 +12,7 @@
 #include <strings.h>
 #include <yaml.h>
 
-void tpuci__export_opts_init(tpuci__export_opts_t *opts) {
-  memset(opts, 0, sizeof(*opts));
-}
+void tpuci__export_opts_init(tpuci__export_opts_t *opts) { memset(opts, 0, sizeof(*opts)); }
 
 /* ------------------------------------------------------------------ */
 /* Names                                                               */
@@ -79,13 +77,11 @@ int tpuci__gh_write(void *data, unsigned char *buf, size_t size) {
   return 1;
 }
 
-int tpuci__gh_scalar(yaml_emitter_t *e, const char *s,
-                     yaml_scalar_style_t style) {
+int tpuci__gh_scalar(yaml_emitter_t *e, const char *s, yaml_scalar_style_t style) {
   yaml_event_t ev;
   size_t len = strlen(s);
   if (len > INT_MAX) return 0;
-  if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *) s, (int) len,
-                                    1, 1, style))
+  if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *) s, (int) len, 1, 1, style))
     return 0;
   return yaml_emitter_emit(e, &ev);
 }
@@ -113,8 +109,7 @@ int tpuci__gh_plain(yaml_emitter_t *e, const char *s) {
 
 int tpuci__gh_map(yaml_emitter_t *e) {
   yaml_event_t ev;
-  if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE))
-    return 0;
+  if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE)) return 0;
   return yaml_emitter_emit(e, &ev);
 }
 
@@ -191,9 +186,8 @@ static void tpuci__strv_add_once(tpuci__strv_t *v, const char *s) {
 
 static int tpuci__gh_matrix(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   size_t i, k;
-  int ok = tpuci__gh_plain(e, "strategy") && tpuci__gh_map(e) &&
-           tpuci__gh_plain(e, "fail-fast") && tpuci__gh_plain(e, "false") &&
-           tpuci__gh_plain(e, "matrix") && tpuci__gh_map(e) &&
+  int ok = tpuci__gh_plain(e, "strategy") && tpuci__gh_map(e) && tpuci__gh_plain(e, "fail-fast") &&
+           tpuci__gh_plain(e, "false") && tpuci__gh_plain(e, "matrix") && tpuci__gh_map(e) &&
            tpuci__gh_plain(e, "include") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE);
   for (i = 0; ok && i < d->nentries; i++) {
     const tpuci__gh_entry_t *en = &d->entries[i];
@@ -247,26 +241,23 @@ static int tpuci__gh_document(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   char num[32];
   int ok;
 
-  if (!yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) ||
-      !yaml_emitter_emit(e, &ev) ||
-      !yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) ||
-      !yaml_emitter_emit(e, &ev))
+  if (!yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) || !yaml_emitter_emit(e, &ev) ||
+      !yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) || !yaml_emitter_emit(e, &ev))
     return 0;
   /* `on` is a boolean to YAML 1.1 readers; quoted, it is the string
    * GitHub wants to every reader. */
   ok = tpuci__gh_map(e) && tpuci__gh_kv(e, "name", d->name) &&
        tpuci__gh_scalar(e, "on", YAML_DOUBLE_QUOTED_SCALAR_STYLE) && tpuci__gh_on(e, d) &&
        tpuci__gh_plain(e, "permissions") && tpuci__gh_map(e) &&
-       tpuci__gh_kv(e, "contents", "read") &&
-       (!d->ghcr || tpuci__gh_kv(e, "packages", "read")) && tpuci__gh_map_end(e);
+       tpuci__gh_kv(e, "contents", "read") && (!d->ghcr || tpuci__gh_kv(e, "packages", "read")) &&
+       tpuci__gh_map_end(e);
   if (ok && o->concurrency != NULL)
     ok = tpuci__gh_plain(e, "concurrency") && tpuci__gh_map(e) &&
          tpuci__gh_kv(e, "group", o->concurrency) && tpuci__gh_plain(e, "cancel-in-progress") &&
          tpuci__gh_plain(e, o->cancel_in_progress ? "true" : "false") && tpuci__gh_map_end(e);
   ok = ok && tpuci__gh_plain(e, "jobs") && tpuci__gh_map(e) &&
        (!timings_jobs || tpuci__gh_timings_job(e, d)) && tpuci__gh_plain(e, "tpuci") &&
-       tpuci__gh_map(e) &&
-       tpuci__gh_kv(e, "name", d->per_job ? "${{ matrix.job }}" : "tpuci") &&
+       tpuci__gh_map(e) && tpuci__gh_kv(e, "name", d->per_job ? "${{ matrix.job }}" : "tpuci") &&
        (!timings_jobs || tpuci__gh_kv(e, "needs", "timings")) && tpuci__gh_runs_on(e, d);
   if (ok && o->timeout_minutes > 0) {
     snprintf(num, sizeof(num), "%d", o->timeout_minutes);
@@ -274,8 +265,7 @@ static int tpuci__gh_document(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   }
   ok = ok && (!d->per_job || tpuci__gh_matrix(e, d)) && tpuci__gh_steps(e, d) &&
        tpuci__gh_map_end(e) && (!timings_jobs || tpuci__gh_timings_save_job(e, d)) &&
-       (!d->per_job || tpuci__gh_report_job(e, d)) && tpuci__gh_map_end(e) &&
-       tpuci__gh_map_end(e);
+       (!d->per_job || tpuci__gh_report_job(e, d)) && tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
   return ok && yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(e, &ev) &&
          yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(e, &ev) &&
          yaml_emitter_flush(e);
@@ -346,9 +336,8 @@ static void tpuci__gh_collect(tpuci__gh_doc_t *d, const tpuci__plan_t *plan) {
   for (i = 0; i < plan->ninstances; i++) {
     const tpuci__instance_t *in = &plan->instances[i];
     const char *job = in->job ? in->job : in->name;
-    const tpuci__image_t *img = in->image >= 0 && (size_t) in->image < plan->nimages
-                                    ? &plan->images[in->image]
-                                    : NULL;
+    const tpuci__image_t *img =
+        in->image >= 0 && (size_t) in->image < plan->nimages ? &plan->images[in->image] : NULL;
     tpuci__gh_entry_t *en;
     if (job == NULL) continue;
     tpuci__strv_add_once(&jobs, job);
@@ -399,8 +388,7 @@ static int tpuci__gh_fail(tpuci__err_t *err, int code, const char *msg) {
  * revision, given or else the ones this tpuci was built from. There is
  * no fallback: a workflow must never build some other tpuci than the one
  * meant. 0, or TPUCI_EUSAGE with the one line that says what to pass. */
-static int tpuci__gh_source(tpuci__gh_doc_t *d, const tpuci__export_opts_t *o,
-                            tpuci__err_t *err) {
+static int tpuci__gh_source(tpuci__gh_doc_t *d, const tpuci__export_opts_t *o, tpuci__err_t *err) {
   if (o->package != NULL) {
     if (o->source_url != NULL || o->source_ref != NULL)
       return tpuci__gh_fail(err, TPUCI_EUSAGE,
@@ -428,9 +416,8 @@ static int tpuci__gh_source(tpuci__gh_doc_t *d, const tpuci__export_opts_t *o,
   return 0;
 }
 
-int tpuci__export_github(const tpuci__plan_t *plan,
-                         const tpuci__export_opts_t *opts, tpuci__buf_t *out,
-                         tpuci__err_t *err) {
+int tpuci__export_github(const tpuci__plan_t *plan, const tpuci__export_opts_t *opts,
+                         tpuci__buf_t *out, tpuci__err_t *err) {
   tpuci__export_opts_t defaults;
   tpuci__gh_doc_t d;
   yaml_emitter_t e;
@@ -494,8 +481,8 @@ int tpuci__export_github(const tpuci__plan_t *plan,
   tpuci__gh_collect(&d, plan);
   for (i = 0; i < d.nentries; i++) {
     if (!tpuci__utf8_valid(d.entries[i].job)) {
-      msg = tpuci__printf("%s: the name of job %zu (of %zu) is not valid UTF-8", d.spec,
-                          i + 1, d.nentries);
+      msg = tpuci__printf("%s: the name of job %zu (of %zu) is not valid UTF-8", d.spec, i + 1,
+                          d.nentries);
       r = TPUCI_EUSAGE;
       goto done;
     }

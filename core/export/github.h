@@ -79,9 +79,8 @@ void tpuci__export_opts_init(tpuci__export_opts_t *opts);
  * TPUCI__GITHUB_MATRIX_MAX, or when a string is not valid UTF-8;
  * TPUCI_ENOMEM when the emitter cannot start. On error `out` is left as
  * it was. */
-int tpuci__export_github(const tpuci__plan_t *plan,
-                         const tpuci__export_opts_t *opts, tpuci__buf_t *out,
-                         tpuci__err_t *err);
+int tpuci__export_github(const tpuci__plan_t *plan, const tpuci__export_opts_t *opts,
+                         tpuci__buf_t *out, tpuci__err_t *err);
 
 /* A GitHub job id from any name: letters, digits, '-' and '_' stay, runs
  * of anything else become one '-', the result starts with a letter or '_'
@@ -104,8 +103,7 @@ char *tpuci__github_cron_check(const char *cron);
 int tpuci__gh_write(void *data, unsigned char *buf, size_t size);
 /* A scalar in the given style (libyaml picks another when the text
  * cannot be written in it). */
-int tpuci__gh_scalar(yaml_emitter_t *e, const char *s,
-                     yaml_scalar_style_t style);
+int tpuci__gh_scalar(yaml_emitter_t *e, const char *s, yaml_scalar_style_t style);
 /* A string, in the style tpuci__quote_yaml_style() picks (export/quote.h):
  * every YAML reader, 1.1 or 1.2, reads it back as the same string. */
 int tpuci__gh_str(yaml_emitter_t *e, const char *s);

@@ -74,8 +74,10 @@ static char *tpuci__cron_item(const tpuci__cron_field_t *f, const char *item, si
   if (*p == '\0') goto done;
 bad:
   msg = tpuci__printf("the %s '%s' is not %d-%d%s, a range or a step of them", f->what, copy,
-                      f->min, f->max, f->names == tpuci__months ? " (or JAN-DEC)" : f->names == tpuci__days ? " (or SUN-SAT)"
-                                                                                                            : "");
+                      f->min, f->max,
+                      f->names == tpuci__months ? " (or JAN-DEC)"
+                      : f->names == tpuci__days ? " (or SUN-SAT)"
+                                                : "");
 done:
   free(copy);
   return msg;
@@ -98,8 +100,7 @@ char *tpuci__github_cron_check(const char *cron) {
   if (n != 5)
     return tpuci__printf("a cron schedule has 5 fields (minute, hour, day of the month, month, "
                          "day of the week, as in \"0 3 * * 1\"); '%s' has %zu",
-                         cron ? cron : "",
-                         n);
+                         cron ? cron : "", n);
   for (k = 0; k < 5 && msg == NULL; k++) {
     const char *q = start[k];
     while (q < end[k] && msg == NULL) {

@@ -40,12 +40,11 @@ static const char tpuci__gh_merge_runs[] =
     "exit \"$status\"\n";
 
 /* The merged reports, and the run folders their log links point into. */
-static const char tpuci__gh_report_paths[] =
-    "tpuci-report.json\n"
-    "tpuci-report.yaml\n"
-    "tpuci-report.html\n"
-    "tpuci-junit.xml\n"
-    "tpuci-runs/\n";
+static const char tpuci__gh_report_paths[] = "tpuci-report.json\n"
+                                             "tpuci-report.yaml\n"
+                                             "tpuci-report.html\n"
+                                             "tpuci-junit.xml\n"
+                                             "tpuci-runs/\n";
 
 int tpuci__gh_report_job(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   char entries[32];
@@ -53,9 +52,9 @@ int tpuci__gh_report_job(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   return tpuci__gh_plain(e, "report") && tpuci__gh_map(e) &&
          tpuci__gh_kv(e, "name", "One report of every entry") && tpuci__gh_plain(e, "needs") &&
          tpuci__gh_seq(e, YAML_FLOW_SEQUENCE_STYLE) && tpuci__gh_plain(e, "tpuci") &&
-         tpuci__gh_seq_end(e) && tpuci__gh_kv(e, "if", "always()") &&
-         tpuci__gh_runs_on(e, d) && tpuci__gh_plain(e, "steps") &&
-         tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) && tpuci__gh_build_steps(e, d) &&
+         tpuci__gh_seq_end(e) && tpuci__gh_kv(e, "if", "always()") && tpuci__gh_runs_on(e, d) &&
+         tpuci__gh_plain(e, "steps") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
+         tpuci__gh_build_steps(e, d) &&
          tpuci__gh_step_start(e, "Download every entry's run folder") &&
          tpuci__gh_kv(e, "uses", "actions/download-artifact@v4") && tpuci__gh_plain(e, "with") &&
          tpuci__gh_map(e) && tpuci__gh_kv(e, "pattern", "tpuci-*") &&
@@ -63,8 +62,7 @@ int tpuci__gh_report_job(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
          tpuci__gh_step_start(e, "Merge the entries' runs") && tpuci__gh_plain(e, "env") &&
          tpuci__gh_map(e) && tpuci__gh_kv(e, "TPUCI_ENTRIES", entries) && tpuci__gh_map_end(e) &&
          tpuci__gh_kv(e, "run", tpuci__gh_merge_runs) && tpuci__gh_map_end(e) &&
-         tpuci__gh_step_start(e, "Upload the merged report") &&
-         tpuci__gh_kv(e, "if", "always()") &&
+         tpuci__gh_step_start(e, "Upload the merged report") && tpuci__gh_kv(e, "if", "always()") &&
          tpuci__gh_kv(e, "uses", "actions/upload-artifact@v4") && tpuci__gh_plain(e, "with") &&
          tpuci__gh_map(e) && tpuci__gh_kv(e, "name", "tpuci.report") &&
          tpuci__gh_kv(e, "path", tpuci__gh_report_paths) &&

@@ -20,13 +20,12 @@ static const char tpuci__gh_deps[] =
 static const char tpuci__gh_reports[] =
     "--report-json tpuci-report.json --report-yaml tpuci-report.yaml "
     "--report-html tpuci-report.html --junit tpuci-junit.xml";
-static const char tpuci__gh_paths[] =
-    "tpuci-report.json\n"
-    "tpuci-report.yaml\n"
-    "tpuci-report.html\n"
-    "tpuci-junit.xml\n"
-    ".tpuci/runs/\n"
-    "!.tpuci/runs/latest/**\n";
+static const char tpuci__gh_paths[] = "tpuci-report.json\n"
+                                      "tpuci-report.yaml\n"
+                                      "tpuci-report.html\n"
+                                      "tpuci-junit.xml\n"
+                                      ".tpuci/runs/\n"
+                                      "!.tpuci/runs/latest/**\n";
 
 /* Where the build is installed, and the caches' keys. The build's key is
  * made by the step that finds tpuci's commit (below), so the value is a
@@ -73,7 +72,8 @@ static const char tpuci__gh_merge_history[] =
     "  [$base | split(\"\\n\")[] | fromjson? // empty] as $old\n"
     "  | [$old[] | .run] as $seen\n"
     "  | [inputs | fromjson? // empty | select(.run as $r | any($seen[]; . == $r) | not)] as $new\n"
-    "  | $old[], (if $new == [] then empty else {run: $new[0].run, time: ([$new[] | .time] | min),\n"
+    "  | $old[], (if $new == [] then empty else {run: $new[0].run, time: ([$new[] | .time] | "
+    "min),\n"
     "      commit: $new[0].commit,\n"
     "      tree: (if ([$new[] | .tree] | unique | length) == 1 then $new[0].tree else null end),\n"
     "      tests: [$new[] | .tests[]]} end)' |\n"
@@ -96,7 +96,8 @@ static const char tpuci__gh_commit_script[] =
     "sha=${sha:-$TPUCI_REF}\n"
     "image=${ImageOS:-}-${ImageVersion:-}\n"
     "if [ \"$image\" = - ]; then\n"
-    "  image=$( (. /etc/os-release && echo \"${ID:-unknown}-${VERSION_ID:-}\") 2> /dev/null || echo unknown)\n"
+    "  image=$( (. /etc/os-release && echo \"${ID:-unknown}-${VERSION_ID:-}\") 2> /dev/null || "
+    "echo unknown)\n"
     "fi\n"
     "echo \"sha=$sha\" >> \"$GITHUB_OUTPUT\"\n"
     "echo \"key=tpuci-$RUNNER_OS-$RUNNER_ARCH-$image-$sha\" >> \"$GITHUB_OUTPUT\"\n";
@@ -110,9 +111,8 @@ static const char tpuci__gh_package_script[] =
     "tpuci --version\n";
 
 static int tpuci__gh_package_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
-  return tpuci__gh_step_start(e, "Install tpuci from its package") &&
-         tpuci__gh_plain(e, "env") && tpuci__gh_map(e) &&
-         tpuci__gh_kv(e, "TPUCI_PACKAGE", d->package) && tpuci__gh_map_end(e) &&
+  return tpuci__gh_step_start(e, "Install tpuci from its package") && tpuci__gh_plain(e, "env") &&
+         tpuci__gh_map(e) && tpuci__gh_kv(e, "TPUCI_PACKAGE", d->package) && tpuci__gh_map_end(e) &&
          tpuci__gh_kv(e, "run", tpuci__gh_package_script) && tpuci__gh_map_end(e);
 }
 
@@ -125,43 +125,41 @@ int tpuci__gh_build_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
 
   if (d->package != NULL) return tpuci__gh_package_steps(e, d);
   tpuci__buf_init(&s);
-  tpuci__buf_addf(&s, "sudo apt-get update\n"
-                      "sudo apt-get install -y --no-install-recommends %s\n",
+  tpuci__buf_addf(&s,
+                  "sudo apt-get update\n"
+                  "sudo apt-get install -y --no-install-recommends %s\n",
                   tpuci__gh_deps);
   ok = tpuci__gh_step_start(e, "Install tpuci's build dependencies") &&
        tpuci__gh_kv(e, "run", s.data) && tpuci__gh_map_end(e);
   ok = ok && tpuci__gh_step_start(e, "Find tpuci's commit") &&
        tpuci__gh_kv(e, "id", "tpuci-commit") && tpuci__gh_plain(e, "env") && tpuci__gh_map(e) &&
        tpuci__gh_kv(e, "TPUCI_SOURCE", d->url) && tpuci__gh_kv(e, "TPUCI_REF", d->ref) &&
-       tpuci__gh_map_end(e) &&
-       tpuci__gh_kv(e, "run", tpuci__gh_commit_script) &&
+       tpuci__gh_map_end(e) && tpuci__gh_kv(e, "run", tpuci__gh_commit_script) &&
        tpuci__gh_map_end(e);
   ok = ok && tpuci__gh_step_start(e, "Restore the tpuci build") &&
        tpuci__gh_kv(e, "id", "tpuci-build") &&
        tpuci__gh_kv(e, "uses", "actions/cache/restore@v4") && tpuci__gh_plain(e, "with") &&
        tpuci__gh_map(e) && tpuci__gh_kv(e, "path", TPUCI__GH_PREFIX) &&
-       tpuci__gh_kv(e, "key", TPUCI__GH_BUILD_KEY) && tpuci__gh_map_end(e) &&
-       tpuci__gh_map_end(e);
+       tpuci__gh_kv(e, "key", TPUCI__GH_BUILD_KEY) && tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
   ok = ok && tpuci__gh_step_start(e, "Build and install tpuci") &&
        tpuci__gh_kv(e, "if", "steps.tpuci-build.outputs.cache-hit != 'true'") &&
-       tpuci__gh_kv(e, "working-directory", "${{ runner.temp }}") &&
-       tpuci__gh_plain(e, "env") && tpuci__gh_map(e) &&
-       tpuci__gh_kv(e, "TPUCI_SOURCE", d->url) && tpuci__gh_kv(e, "TPUCI_REF", d->ref) &&
-       tpuci__gh_map_end(e) &&
-       tpuci__gh_kv(e, "run", "git init -q tpuci\n"
-                              "git -C tpuci fetch -q --depth 1 \"$TPUCI_SOURCE\" \"$TPUCI_REF\"\n"
-                              "git -C tpuci checkout -q FETCH_HEAD\n"
-                              "cmake -S tpuci -B tpuci/build -DTPUCI_BUILD_TESTS=OFF\n"
-                              "cmake --build tpuci/build -j\n"
-                              "cmake --install tpuci/build --prefix \"$RUNNER_TEMP/tpuci-install\"\n") &&
+       tpuci__gh_kv(e, "working-directory", "${{ runner.temp }}") && tpuci__gh_plain(e, "env") &&
+       tpuci__gh_map(e) && tpuci__gh_kv(e, "TPUCI_SOURCE", d->url) &&
+       tpuci__gh_kv(e, "TPUCI_REF", d->ref) && tpuci__gh_map_end(e) &&
+       tpuci__gh_kv(e, "run",
+                    "git init -q tpuci\n"
+                    "git -C tpuci fetch -q --depth 1 \"$TPUCI_SOURCE\" \"$TPUCI_REF\"\n"
+                    "git -C tpuci checkout -q FETCH_HEAD\n"
+                    "cmake -S tpuci -B tpuci/build -DTPUCI_BUILD_TESTS=OFF\n"
+                    "cmake --build tpuci/build -j\n"
+                    "cmake --install tpuci/build --prefix \"$RUNNER_TEMP/tpuci-install\"\n") &&
        tpuci__gh_map_end(e);
   /* Saved at once: a run whose tests fail still keeps its build. */
   ok = ok && tpuci__gh_step_start(e, "Save the tpuci build") &&
        tpuci__gh_kv(e, "if", "steps.tpuci-build.outputs.cache-hit != 'true'") &&
        tpuci__gh_kv(e, "uses", "actions/cache/save@v4") && tpuci__gh_plain(e, "with") &&
        tpuci__gh_map(e) && tpuci__gh_kv(e, "path", TPUCI__GH_PREFIX) &&
-       tpuci__gh_kv(e, "key", TPUCI__GH_BUILD_KEY) && tpuci__gh_map_end(e) &&
-       tpuci__gh_map_end(e);
+       tpuci__gh_kv(e, "key", TPUCI__GH_BUILD_KEY) && tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
   ok = ok && tpuci__gh_step_start(e, "Put tpuci on the PATH") &&
        tpuci__gh_kv(e, "run", "echo \"$RUNNER_TEMP/tpuci-install/bin\" >> \"$GITHUB_PATH\"\n") &&
        tpuci__gh_map_end(e);
@@ -180,8 +178,8 @@ static int tpuci__gh_login_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
     char *user = tpuci__registry_secret(host, "USERNAME");
     char *pass = tpuci__registry_secret(host, "PASSWORD");
     char *name = tpuci__printf("Log in to %s", host);
-    char *uval = ghcr ? tpuci__strdup("${{ github.actor }}")
-                      : tpuci__printf("${{ secrets.%s }}", user);
+    char *uval =
+        ghcr ? tpuci__strdup("${{ github.actor }}") : tpuci__printf("${{ secrets.%s }}", user);
     char *pval = ghcr ? tpuci__strdup("${{ secrets.GITHUB_TOKEN }}")
                       : tpuci__printf("${{ secrets.%s }}", pass);
     char *from = ghcr ? tpuci__strdup("the workflow's GITHUB_TOKEN")
@@ -244,17 +242,20 @@ static int tpuci__gh_build_step(yaml_emitter_t *e, const tpuci__gh_doc_t *d,
   tpuci__buf_init(&script);
   /* The run's build labels the image (its last step): the same label
    * keeps that step cached. Image names are [A-Za-z0-9_.+@-]. */
-  tpuci__buf_addf(&script, "set -- --tag \"$TPUCI_IMAGE\" --file \"$TPUCI_DOCKERFILE\" "
-                           "--label tpuci.image=%s\n",
+  tpuci__buf_addf(&script,
+                  "set -- --tag \"$TPUCI_IMAGE\" --file \"$TPUCI_DOCKERFILE\" "
+                  "--label tpuci.image=%s\n",
                   img->name);
-  tpuci__buf_adds(&script, "[ -z \"${TPUCI_TARGET:-}\" ] || set -- \"$@\" --target \"$TPUCI_TARGET\"\n");
+  tpuci__buf_adds(&script,
+                  "[ -z \"${TPUCI_TARGET:-}\" ] || set -- \"$@\" --target \"$TPUCI_TARGET\"\n");
   /* Argument names are identifiers; their values come from the step's env. */
   for (k = 0; k + 1 < b->args.len; k += 2)
     tpuci__buf_addf(&script, "set -- \"$@\" --build-arg %s\n", b->args.items[k]);
   tpuci__buf_adds(&script, "DOCKER_BUILDKIT=0 docker build \"$@\" \"$TPUCI_CONTEXT\"\n");
   ok = tpuci__gh_step_start(e, name) && (cond == NULL || tpuci__gh_kv(e, "if", cond)) &&
        tpuci__gh_plain(e, "env") && tpuci__gh_map(e) &&
-       tpuci__gh_kv_text(e, "TPUCI_IMAGE", img->ref) && tpuci__gh_kv_text(e, "TPUCI_CONTEXT", ctx) &&
+       tpuci__gh_kv_text(e, "TPUCI_IMAGE", img->ref) &&
+       tpuci__gh_kv_text(e, "TPUCI_CONTEXT", ctx) &&
        tpuci__gh_kv_text(e, "TPUCI_DOCKERFILE", file) &&
        (b->target == NULL || tpuci__gh_kv_text(e, "TPUCI_TARGET", b->target));
   for (k = 0; ok && k + 1 < b->args.len; k += 2)
@@ -285,10 +286,11 @@ static int tpuci__gh_image_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
          (d->per_job ? tpuci__gh_kv(e, "TPUCI_IMAGES", "${{ join(matrix.pull, ' ') }}")
                      : tpuci__gh_kv_text(e, "TPUCI_IMAGES", list.data)) &&
          tpuci__gh_map_end(e) &&
-         tpuci__gh_kv(e, "run", "set -f\n"
-                                "for image in $TPUCI_IMAGES; do\n"
-                                "  docker pull \"$image\"\n"
-                                "done\n") &&
+         tpuci__gh_kv(e, "run",
+                      "set -f\n"
+                      "for image in $TPUCI_IMAGES; do\n"
+                      "  docker pull \"$image\"\n"
+                      "done\n") &&
          tpuci__gh_map_end(e);
     tpuci__buf_free(&list);
   }
@@ -306,18 +308,19 @@ static int tpuci__gh_image_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
       continue;
     }
     ok = tpuci__gh_step_start(e, name) && (!d->per_job || tpuci__gh_kv(e, "if", cond)) &&
-         tpuci__gh_plain(e, "env") && tpuci__gh_map(e) && tpuci__gh_kv_text(e, "TPUCI_IMAGE", ref) &&
-         tpuci__gh_map_end(e) &&
-         tpuci__gh_kv(e, "run",
-                      "# The spec says pull = \"never\": tpuci will not pull this image.\n"
-                      "# Replace this step with one that builds it\n"
-                      "# (docker build -t \"$TPUCI_IMAGE\" .) or loads it (docker load -i FILE).\n"
-                      "if ! docker image inspect \"$TPUCI_IMAGE\" > /dev/null 2>&1; then\n"
-                      "  echo \"::error title=tpuci::image $TPUCI_IMAGE has pull = \\\"never\\\" and is "
-                      "not on the runner: replace the step 'Build or load image $TPUCI_IMAGE' with "
-                      "one that builds or loads it\"\n"
-                      "  exit 1\n"
-                      "fi\n") &&
+         tpuci__gh_plain(e, "env") && tpuci__gh_map(e) &&
+         tpuci__gh_kv_text(e, "TPUCI_IMAGE", ref) && tpuci__gh_map_end(e) &&
+         tpuci__gh_kv(
+             e, "run",
+             "# The spec says pull = \"never\": tpuci will not pull this image.\n"
+             "# Replace this step with one that builds it\n"
+             "# (docker build -t \"$TPUCI_IMAGE\" .) or loads it (docker load -i FILE).\n"
+             "if ! docker image inspect \"$TPUCI_IMAGE\" > /dev/null 2>&1; then\n"
+             "  echo \"::error title=tpuci::image $TPUCI_IMAGE has pull = \\\"never\\\" and is "
+             "not on the runner: replace the step 'Build or load image $TPUCI_IMAGE' with "
+             "one that builds or loads it\"\n"
+             "  exit 1\n"
+             "fi\n") &&
          tpuci__gh_map_end(e);
     free(name);
     free(lit);
@@ -351,7 +354,9 @@ int tpuci__gh_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   ok = ok && tpuci__gh_step_start(e, "Restore the results cache") &&
        tpuci__gh_kv(e, "uses", "actions/cache/restore@v4") && tpuci__gh_plain(e, "with") &&
        tpuci__gh_map(e) && tpuci__gh_kv(e, "path", ".tpuci/cache") &&
-       tpuci__gh_kv(e, "key", d->per_job ? TPUCI__GH_RESULTS_JOB TPUCI__GH_RESULTS_RUN : TPUCI__GH_RESULTS TPUCI__GH_RESULTS_RUN) &&
+       tpuci__gh_kv(e, "key",
+                    d->per_job ? TPUCI__GH_RESULTS_JOB TPUCI__GH_RESULTS_RUN
+                               : TPUCI__GH_RESULTS TPUCI__GH_RESULTS_RUN) &&
        tpuci__gh_kv(e, "restore-keys", d->per_job ? TPUCI__GH_RESULTS_JOB : TPUCI__GH_RESULTS) &&
        tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
 
@@ -367,7 +372,9 @@ int tpuci__gh_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
        tpuci__gh_kv(e, "if", "always() && hashFiles('.tpuci/cache/*.json') != ''") &&
        tpuci__gh_kv(e, "uses", "actions/cache/save@v4") && tpuci__gh_plain(e, "with") &&
        tpuci__gh_map(e) && tpuci__gh_kv(e, "path", ".tpuci/cache") &&
-       tpuci__gh_kv(e, "key", d->per_job ? TPUCI__GH_RESULTS_JOB TPUCI__GH_RESULTS_RUN : TPUCI__GH_RESULTS TPUCI__GH_RESULTS_RUN) &&
+       tpuci__gh_kv(e, "key",
+                    d->per_job ? TPUCI__GH_RESULTS_JOB TPUCI__GH_RESULTS_RUN
+                               : TPUCI__GH_RESULTS TPUCI__GH_RESULTS_RUN) &&
        tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
 
   /* What this run recorded: saved (one job), or handed to timings-save
@@ -384,22 +391,19 @@ int tpuci__gh_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
          tpuci__gh_kv(e, "if", "always()") &&
          tpuci__gh_kv(e, "uses", "actions/upload-artifact@v4") && tpuci__gh_plain(e, "with") &&
          tpuci__gh_map(e) && tpuci__gh_kv(e, "name", "tpuci.timings.${{ matrix.slug }}") &&
-         tpuci__gh_kv(e, "path", TPUCI__GH_STATE) &&
-         tpuci__gh_plain(e, "include-hidden-files") && tpuci__gh_plain(e, "true") &&
-         tpuci__gh_kv(e, "if-no-files-found", "ignore") && tpuci__gh_map_end(e) &&
-         tpuci__gh_map_end(e);
+         tpuci__gh_kv(e, "path", TPUCI__GH_STATE) && tpuci__gh_plain(e, "include-hidden-files") &&
+         tpuci__gh_plain(e, "true") && tpuci__gh_kv(e, "if-no-files-found", "ignore") &&
+         tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
 
   /* Uploaded whatever happened; .tpuci is hidden, which upload-artifact
    * skips unless told, and `latest` only links to the run. */
   ok = ok && tpuci__gh_step_start(e, "Upload the reports and the run folder") &&
-       tpuci__gh_kv(e, "if", "always()") &&
-       tpuci__gh_kv(e, "uses", "actions/upload-artifact@v4") &&
+       tpuci__gh_kv(e, "if", "always()") && tpuci__gh_kv(e, "uses", "actions/upload-artifact@v4") &&
        tpuci__gh_plain(e, "with") && tpuci__gh_map(e) &&
        tpuci__gh_kv(e, "name", d->per_job ? "tpuci-${{ matrix.slug }}" : "tpuci-reports") &&
-       tpuci__gh_kv(e, "path", tpuci__gh_paths) &&
-       tpuci__gh_plain(e, "include-hidden-files") && tpuci__gh_plain(e, "true") &&
-       tpuci__gh_kv(e, "if-no-files-found", "warn") && tpuci__gh_map_end(e) &&
-       tpuci__gh_map_end(e);
+       tpuci__gh_kv(e, "path", tpuci__gh_paths) && tpuci__gh_plain(e, "include-hidden-files") &&
+       tpuci__gh_plain(e, "true") && tpuci__gh_kv(e, "if-no-files-found", "warn") &&
+       tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
 
   ok = ok && tpuci__gh_seq_end(e);
   tpuci__buf_free(&s);
@@ -420,8 +424,8 @@ int tpuci__gh_runs_on(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
 
 int tpuci__gh_timings_job(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   return tpuci__gh_plain(e, "timings") && tpuci__gh_map(e) &&
-         tpuci__gh_kv(e, "name", "Find the recorded test durations") &&
-         tpuci__gh_runs_on(e, d) && tpuci__gh_plain(e, "outputs") && tpuci__gh_map(e) &&
+         tpuci__gh_kv(e, "name", "Find the recorded test durations") && tpuci__gh_runs_on(e, d) &&
+         tpuci__gh_plain(e, "outputs") && tpuci__gh_map(e) &&
          tpuci__gh_kv(e, "key", "${{ steps.find.outputs.cache-matched-key }}") &&
          tpuci__gh_map_end(e) && tpuci__gh_plain(e, "steps") &&
          tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
@@ -430,10 +434,9 @@ int tpuci__gh_timings_job(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
          tpuci__gh_plain(e, "with") && tpuci__gh_map(e) &&
          tpuci__gh_kv(e, "path", ".tpuci/timings.json") &&
          tpuci__gh_kv(e, "key", TPUCI__GH_TIMINGS_KEY) &&
-         tpuci__gh_kv(e, "restore-keys", TPUCI__GH_TIMINGS) &&
-         tpuci__gh_plain(e, "lookup-only") && tpuci__gh_plain(e, "true") &&
-         tpuci__gh_map_end(e) && tpuci__gh_map_end(e) && tpuci__gh_seq_end(e) &&
-         tpuci__gh_map_end(e);
+         tpuci__gh_kv(e, "restore-keys", TPUCI__GH_TIMINGS) && tpuci__gh_plain(e, "lookup-only") &&
+         tpuci__gh_plain(e, "true") && tpuci__gh_map_end(e) && tpuci__gh_map_end(e) &&
+         tpuci__gh_seq_end(e) && tpuci__gh_map_end(e);
 }
 
 int tpuci__gh_timings_save_job(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
@@ -441,9 +444,8 @@ int tpuci__gh_timings_save_job(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
          tpuci__gh_kv(e, "name", "Save the recorded test durations") &&
          tpuci__gh_plain(e, "needs") && tpuci__gh_seq(e, YAML_FLOW_SEQUENCE_STYLE) &&
          tpuci__gh_plain(e, "timings") && tpuci__gh_plain(e, "tpuci") && tpuci__gh_seq_end(e) &&
-         tpuci__gh_kv(e, "if", "always()") &&
-         tpuci__gh_runs_on(e, d) && tpuci__gh_plain(e, "steps") &&
-         tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
+         tpuci__gh_kv(e, "if", "always()") && tpuci__gh_runs_on(e, d) &&
+         tpuci__gh_plain(e, "steps") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
          /* The history every entry started from, which each extended. */
          tpuci__gh_step_start(e, "Restore the history the entries started from") &&
          tpuci__gh_kv(e, "uses", "actions/cache/restore@v4") && tpuci__gh_plain(e, "with") &&
@@ -452,10 +454,9 @@ int tpuci__gh_timings_save_job(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
          tpuci__gh_map_end(e) && tpuci__gh_map_end(e) &&
          tpuci__gh_step_start(e, "Download what each entry recorded") &&
          tpuci__gh_plain(e, "continue-on-error") && tpuci__gh_plain(e, "true") &&
-         tpuci__gh_kv(e, "uses", "actions/download-artifact@v4") &&
-         tpuci__gh_plain(e, "with") && tpuci__gh_map(e) &&
-         tpuci__gh_kv(e, "pattern", "tpuci.timings.*") && tpuci__gh_kv(e, "path", "timings") &&
-         tpuci__gh_map_end(e) && tpuci__gh_map_end(e) &&
+         tpuci__gh_kv(e, "uses", "actions/download-artifact@v4") && tpuci__gh_plain(e, "with") &&
+         tpuci__gh_map(e) && tpuci__gh_kv(e, "pattern", "tpuci.timings.*") &&
+         tpuci__gh_kv(e, "path", "timings") && tpuci__gh_map_end(e) && tpuci__gh_map_end(e) &&
          tpuci__gh_step_start(e, "Merge the recorded durations") &&
          tpuci__gh_kv(e, "run", tpuci__gh_merge) && tpuci__gh_map_end(e) &&
          tpuci__gh_step_start(e, "Merge the recorded histories") &&

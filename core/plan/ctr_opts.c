@@ -11,8 +11,8 @@
 
 int tpuci__ctr_opts_any(const tpuci__ctr_opts_t *c) {
   return c->shm_bytes > 0 || c->ipc != NULL || c->privileged || c->ndevices > 0 ||
-         c->cap_add.len > 0 || c->cap_drop.len > 0 || c->nulimits > 0 ||
-         c->gpus != NULL || c->sysctls.len > 0;
+         c->cap_add.len > 0 || c->cap_drop.len > 0 || c->nulimits > 0 || c->gpus != NULL ||
+         c->sysctls.len > 0;
 }
 
 void tpuci__ctr_opts_free(tpuci__ctr_opts_t *c) {
@@ -91,11 +91,11 @@ size_t tpuci__ctr_opts_bytes(const tpuci__ctr_opts_t *c) {
   for (i = 0; i < c->nulimits; i++)
     n += sizeof(c->ulimits[i]) + TPUCI__STR_BYTES(c->ulimits[i].name);
   if (c->gpus != NULL)
-    n += sizeof(*c->gpus) + tpuci__strv_bytes(&c->gpus->ids) +
-         TPUCI__STR_BYTES(c->gpus->driver) + tpuci__strv_bytes(&c->gpus->caps);
+    n += sizeof(*c->gpus) + tpuci__strv_bytes(&c->gpus->ids) + TPUCI__STR_BYTES(c->gpus->driver) +
+         tpuci__strv_bytes(&c->gpus->caps);
   for (i = 0; i < c->sysctls.len; i++)
-    n += TPUCI__STR_BYTES(c->sysctls.items[i].key) +
-         TPUCI__STR_BYTES(c->sysctls.items[i].value) + 16;
+    n += TPUCI__STR_BYTES(c->sysctls.items[i].key) + TPUCI__STR_BYTES(c->sysctls.items[i].value) +
+         16;
   return n;
 }
 
@@ -149,29 +149,26 @@ json_t *tpuci__ctr_opts_json(const tpuci__ctr_opts_t *c) {
   json_t *o = json_object(), *a;
   size_t i;
 
-  if (c->shm_bytes > 0)
-    json_object_set_new(o, "shm_size", json_integer((json_int_t) c->shm_bytes));
+  if (c->shm_bytes > 0) json_object_set_new(o, "shm_size", json_integer((json_int_t) c->shm_bytes));
   if (c->ipc != NULL) json_object_set_new(o, "ipc", json_string(c->ipc));
   if (c->privileged) json_object_set_new(o, "privileged", json_true());
   if (c->ndevices > 0) {
     a = json_array();
     for (i = 0; i < c->ndevices; i++) {
       const tpuci__device_t *d = &c->devices[i];
-      json_array_append_new(
-          a, json_pack("{s:s, s:s?, s:s, s:b}", "host", d->host, "container",
-                       d->target, "permissions", d->perms, "glob", d->glob != 0));
+      json_array_append_new(a, json_pack("{s:s, s:s?, s:s, s:b}", "host", d->host, "container",
+                                         d->target, "permissions", d->perms, "glob", d->glob != 0));
     }
     json_object_set_new(o, "devices", a);
   }
   if (c->cap_add.len > 0) json_object_set_new(o, "cap_add", tpuci__strv_to_json(&c->cap_add));
-  if (c->cap_drop.len > 0)
-    json_object_set_new(o, "cap_drop", tpuci__strv_to_json(&c->cap_drop));
+  if (c->cap_drop.len > 0) json_object_set_new(o, "cap_drop", tpuci__strv_to_json(&c->cap_drop));
   if (c->nulimits > 0) {
     json_t *u = json_object();
     for (i = 0; i < c->nulimits; i++)
       json_object_set_new(u, c->ulimits[i].name,
-                          json_pack("{s:I, s:I}", "soft", (json_int_t) c->ulimits[i].soft,
-                                    "hard", (json_int_t) c->ulimits[i].hard));
+                          json_pack("{s:I, s:I}", "soft", (json_int_t) c->ulimits[i].soft, "hard",
+                                    (json_int_t) c->ulimits[i].hard));
     json_object_set_new(o, "ulimits", u);
   }
   if (c->gpus != NULL) {
@@ -179,16 +176,14 @@ json_t *tpuci__ctr_opts_json(const tpuci__ctr_opts_t *c) {
     if (c->gpus->count != 0) json_object_set_new(g, "count", json_integer(c->gpus->count));
     if (c->gpus->count == 0)
       json_object_set_new(g, "device_ids", tpuci__strv_to_json(&c->gpus->ids));
-    if (c->gpus->driver != NULL)
-      json_object_set_new(g, "driver", json_string(c->gpus->driver));
+    if (c->gpus->driver != NULL) json_object_set_new(g, "driver", json_string(c->gpus->driver));
     json_object_set_new(g, "capabilities", tpuci__strv_to_json(&c->gpus->caps));
     json_object_set_new(o, "gpus", g);
   }
   if (c->sysctls.len > 0) {
     json_t *s = json_object();
     for (i = 0; i < c->sysctls.len; i++)
-      json_object_set_new(s, c->sysctls.items[i].key,
-                          json_string(c->sysctls.items[i].value));
+      json_object_set_new(s, c->sysctls.items[i].key, json_string(c->sysctls.items[i].value));
     json_object_set_new(o, "sysctls", s);
   }
   return o;
@@ -237,11 +232,11 @@ void tpuci__ctr_opts_text(const tpuci__ctr_opts_t *c, tpuci__buf_t *b) {
   for (i = 0; i < c->ndevices; i++) {
     const tpuci__device_t *d = &c->devices[i];
     if (d->glob)
-      tpuci__buf_addf(b, "  device:   %s (%s; a glob, expanded when an attempt starts)\n",
-                      d->host, d->perms);
+      tpuci__buf_addf(b, "  device:   %s (%s; a glob, expanded when an attempt starts)\n", d->host,
+                      d->perms);
     else
-      tpuci__buf_addf(b, "  device:   %s -> %s (%s)\n", d->host,
-                      d->target ? d->target : d->host, d->perms);
+      tpuci__buf_addf(b, "  device:   %s -> %s (%s)\n", d->host, d->target ? d->target : d->host,
+                      d->perms);
   }
   tpuci__list_text(b, "cap_add:", &c->cap_add);
   tpuci__list_text(b, "cap_drop:", &c->cap_drop);
@@ -268,8 +263,7 @@ void tpuci__ctr_opts_text(const tpuci__ctr_opts_t *c, tpuci__buf_t *b) {
         tpuci__buf_addf(b, "%s%s", i ? "," : "ids ", g->ids.items[i]);
     if (g->driver != NULL) tpuci__buf_addf(b, ", driver %s", g->driver);
     tpuci__buf_adds(b, ", capabilities ");
-    for (i = 0; i < g->caps.len; i++)
-      tpuci__buf_addf(b, "%s%s", i ? "," : "", g->caps.items[i]);
+    for (i = 0; i < g->caps.len; i++) tpuci__buf_addf(b, "%s%s", i ? "," : "", g->caps.items[i]);
     tpuci__buf_adds(b, "\n");
   }
   if (c->sysctls.len > 0) {

@@ -16,8 +16,8 @@
 /* The states in which a worker is not there to run on: a TPU node's
  * `state` or an instance's `status`. */
 static const char *const tpuci__gone_states[] = {
-    "PREEMPTED", "TERMINATED", "STOPPING", "STOPPED", "SUSPENDING",
-    "SUSPENDED", "DELETING", "REPAIRING", "HIDING", "HIDDEN", NULL};
+    "PREEMPTED", "TERMINATED", "STOPPING", "STOPPED", "SUSPENDING", "SUSPENDED",
+    "DELETING",  "REPAIRING",  "HIDING",   "HIDDEN",  NULL};
 
 static int tpuci__state_gone(const char *state) {
   size_t i;
@@ -93,8 +93,8 @@ static int tpuci__inst_cmp(const void *a, const void *b) {
 /* The instances of a list that are the slice's, in worker order:
  * by metadata agent-worker-number when every one has it, else by name.
  * A new array of n (0 when none). */
-static tpuci__inst_ref_t *tpuci__instances(const json_t *list, const char *match,
-                                           const char *label, size_t *n) {
+static tpuci__inst_ref_t *tpuci__instances(const json_t *list, const char *match, const char *label,
+                                           size_t *n) {
   tpuci__inst_ref_t *v = tpuci__calloc(json_array_size(list) + 1, sizeof(*v));
   size_t i, k = 0;
   int numbered = 1;
@@ -123,8 +123,7 @@ static char *tpuci__bad_address(const char *file, const char *where, const char 
 }
 
 /* The workers of a `gcloud compute instances list --format=json` array. */
-static char *tpuci__gcloud_parse_list(tpuci__hostset_t *hs, const json_t *list,
-                                      const char *user) {
+static char *tpuci__gcloud_parse_list(tpuci__hostset_t *hs, const json_t *list, const char *user) {
   size_t i, n;
   tpuci__inst_ref_t *v = tpuci__instances(list, hs->match, hs->label, &n);
   char *msg = NULL;
@@ -156,8 +155,7 @@ static char *tpuci__gcloud_parse_list(tpuci__hostset_t *hs, const json_t *list,
   return msg;
 }
 
-char *tpuci__gcloud_parse(tpuci__hostset_t *hs, const char *text, size_t len,
-                          const char *user) {
+char *tpuci__gcloud_parse(tpuci__hostset_t *hs, const char *text, size_t len, const char *user) {
   json_error_t je;
   json_t *root, *eps;
   size_t i, n;
@@ -165,8 +163,7 @@ char *tpuci__gcloud_parse(tpuci__hostset_t *hs, const char *text, size_t len,
 
   root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
   if (root == NULL)
-    return tpuci__printf("gcloud: '%s' is not JSON: line %d: %s", hs->gcloud, je.line,
-                         je.text);
+    return tpuci__printf("gcloud: '%s' is not JSON: line %d: %s", hs->gcloud, je.line, je.text);
   if (json_is_array(root)) {
     msg = tpuci__gcloud_parse_list(hs, root, user);
     json_decref(root);
@@ -186,8 +183,7 @@ char *tpuci__gcloud_parse(tpuci__hostset_t *hs, const char *text, size_t len,
                         "--format=json > FILE`, or give an instances list)",
                         hs->gcloud);
   } else if (n > 256) {
-    msg = tpuci__printf("gcloud: '%s': at most 256 networkEndpoints, got %zu",
-                        hs->gcloud, n);
+    msg = tpuci__printf("gcloud: '%s': at most 256 networkEndpoints, got %zu", hs->gcloud, n);
   }
   if (msg == NULL) {
     hs->hosts = tpuci__calloc(n, sizeof(*hs->hosts));
@@ -195,8 +191,7 @@ char *tpuci__gcloud_parse(tpuci__hostset_t *hs, const char *text, size_t len,
       json_t *ip = json_object_get(json_array_get(eps, i), "ipAddress");
       const char *s = json_is_string(ip) ? json_string_value(ip) : NULL;
       if (s == NULL || s[0] == '\0') {
-        msg = tpuci__printf("gcloud: '%s': networkEndpoints[%zu]: no ipAddress",
-                            hs->gcloud, i + 1);
+        msg = tpuci__printf("gcloud: '%s': networkEndpoints[%zu]: no ipAddress", hs->gcloud, i + 1);
         break;
       }
       if (!tpuci__gcloud_address(s)) {
@@ -269,8 +264,8 @@ static size_t tpuci__gcloud_first_unseen(const tpuci__hostset_t *hs, const char 
  * addresses came from such a document: the hosts' gcloud file), else
  * unknown: a worker written by a name or address the document does not
  * show is no evidence. 1 gone, -1 unknown; *why set. */
-static int tpuci__gcloud_unseen(const tpuci__hostset_t *hs, size_t i, int matched,
-                                const char *in, char **why) {
+static int tpuci__gcloud_unseen(const tpuci__hostset_t *hs, size_t i, int matched, const char *in,
+                                char **why) {
   if (hs->gcloud != NULL || matched) {
     *why = tpuci__printf("worker-%zu (%s) is gone from the %s", i, hs->hosts[i].host, in);
     return 1;
@@ -300,7 +295,8 @@ int tpuci__gcloud_check(const tpuci__hostset_t *hs, const char *const *aliases, 
     if (tpuci__state_gone(state)) {
       *why = tpuci__printf("the TPU is %s", state);
       r = 1;
-    } else if ((unseen = tpuci__gcloud_first_unseen(hs, aliases, eps, NULL, 0, &matched)) < hs->nhosts) {
+    } else if ((unseen = tpuci__gcloud_first_unseen(hs, aliases, eps, NULL, 0, &matched)) <
+               hs->nhosts) {
       r = tpuci__gcloud_unseen(hs, unseen, matched, "TPU's networkEndpoints", why);
     }
   } else if (json_is_array(root)) {
@@ -319,7 +315,8 @@ int tpuci__gcloud_check(const tpuci__hostset_t *hs, const char *const *aliases, 
         r = 1;
       }
     }
-    if (r == 0 && (unseen = tpuci__gcloud_first_unseen(hs, aliases, NULL, v, n, &matched)) < hs->nhosts)
+    if (r == 0 &&
+        (unseen = tpuci__gcloud_first_unseen(hs, aliases, NULL, v, n, &matched)) < hs->nhosts)
       r = tpuci__gcloud_unseen(hs, unseen, matched, "instances", why);
     free(v);
   } else {

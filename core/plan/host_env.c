@@ -10,8 +10,12 @@ extern char **environ;
 /* The names TPU software (libtpu, torch_xla, JAX) reads from its
  * environment: passed on to the hosts of real hardware. */
 static int tpuci__tpu_env_name(const char *kv) {
-  static const char *const prefixes[] = {"TPU_", "CLOUD_TPU_", "LIBTPU_", "PJRT_",
-                                         "XLA_", "MEGASCALE_",
+  static const char *const prefixes[] = {"TPU_",
+                                         "CLOUD_TPU_",
+                                         "LIBTPU_",
+                                         "PJRT_",
+                                         "XLA_",
+                                         "MEGASCALE_",
                                          "ALLOW_MULTIPLE_LIBTPU_LOAD="};
   size_t i;
   for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
@@ -22,8 +26,8 @@ static int tpuci__tpu_env_name(const char *kv) {
 /* This machine's own place in a slice: true here, wrong on any other
  * host (each worker of a slice has its own, from its metadata server). */
 static int tpuci__tpu_identity(const char *kv, size_t len) {
-  static const char *const names[] = {"TPU_WORKER_ID", "CLOUD_TPU_TASK_ID",
-                                      "TPU_HOSTNAME_OVERRIDE", "MEGASCALE_SLICE_ID"};
+  static const char *const names[] = {"TPU_WORKER_ID", "CLOUD_TPU_TASK_ID", "TPU_HOSTNAME_OVERRIDE",
+                                      "MEGASCALE_SLICE_ID"};
   size_t i;
   for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
     if (strlen(names[i]) == len && strncmp(kv, names[i], len) == 0) return 1;
@@ -39,8 +43,7 @@ static void tpuci__tpu_env_pass(tpuci__kvlist_t *out) {
   for (e = environ; e && *e; e++) {
     const char *eq = strchr(*e, '=');
     char *key;
-    if (eq == NULL || !tpuci__tpu_env_name(*e) ||
-        !tpuci__env_name_valid(*e, (size_t) (eq - *e)) ||
+    if (eq == NULL || !tpuci__tpu_env_name(*e) || !tpuci__env_name_valid(*e, (size_t) (eq - *e)) ||
         tpuci__tpu_identity(*e, (size_t) (eq - *e)))
       continue;
     key = tpuci__strndup(*e, (size_t) (eq - *e));
@@ -49,8 +52,7 @@ static void tpuci__tpu_env_pass(tpuci__kvlist_t *out) {
   }
 }
 
-int tpuci__topology_slice(const tpuci__topology_t *t, tpuci__slice_t *s,
-                          tpuci__err_t *err) {
+int tpuci__topology_slice(const tpuci__topology_t *t, tpuci__slice_t *s, tpuci__err_t *err) {
   tpuci__slice_req_t req;
   tpuci__err_t e = {0, NULL};
   memset(&req, 0, sizeof(req));
@@ -61,9 +63,8 @@ int tpuci__topology_slice(const tpuci__topology_t *t, tpuci__slice_t *s,
   req.cores_per_chip = t->cores_per_chip;
   req.emulate = t->emulate;
   if (tpuci__slice_resolve(s, &req, &e) != 0) {
-    int rc = tpuci__err_set(err, e.code ? e.code : TPUCI_ESPEC,
-                            "%s%stopology '%s': %s", t->where ? t->where : "",
-                            t->where ? ": " : "", t->name ? t->name : "?",
+    int rc = tpuci__err_set(err, e.code ? e.code : TPUCI_ESPEC, "%s%stopology '%s': %s",
+                            t->where ? t->where : "", t->where ? ": " : "", t->name ? t->name : "?",
                             e.msg ? e.msg : "invalid");
     tpuci__err_clear(&e);
     return rc;
@@ -120,10 +121,9 @@ static void tpuci__per_chip_env(const tpuci__slice_t *s, int chip, int chips,
   }
 }
 
-int tpuci__topology_host_env(const tpuci__instance_t *inst,
-                             const tpuci__slice_t *s, int host,
-                             const char *const *hostnames,
-                             tpuci__kvlist_t *out, tpuci__err_t *err) {
+int tpuci__topology_host_env(const tpuci__instance_t *inst, const tpuci__slice_t *s, int host,
+                             const char *const *hostnames, tpuci__kvlist_t *out,
+                             tpuci__err_t *err) {
   tpuci__kvlist_t gen = {NULL, 0, 0};
   tpuci__gang_net_t net;
   char num[16];
@@ -159,9 +159,7 @@ int tpuci__devices_expect(const tpuci__plan_t *p, const tpuci__instance_t *inst,
   out->emulated = NULL;
   rc = 1;
   switch (s.emulate) {
-    case TPUCI__EMULATE_REAL:
-      out->platform = "tpu";
-      break;
+    case TPUCI__EMULATE_REAL: out->platform = "tpu"; break;
     case TPUCI__EMULATE_JAX:
       if (strcmp(fw, "torch_xla") == 0) rc = 0;
       out->emulated = "jax";
@@ -172,8 +170,7 @@ int tpuci__devices_expect(const tpuci__plan_t *p, const tpuci__instance_t *inst,
       out->emulated = "torch_xla";
       out->platform = "cpu";
       break;
-    default:
-      rc = 0;
+    default: rc = 0;
   }
   /* pytest.per_chip: one chip each, and its share of the devices (as
    * tpuci__per_chip_env gives it). */

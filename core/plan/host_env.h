@@ -22,8 +22,7 @@
 /* The slice of a plan topology: its resolved numbers resolved again (the
  * same slice the loader checked). Returns 0, or TPUCI_ESPEC with err
  * filled ("spec.lua:3: topology 'x': ..."). */
-int tpuci__topology_slice(const tpuci__topology_t *t, tpuci__slice_t *s,
-                          tpuci__err_t *err);
+int tpuci__topology_slice(const tpuci__topology_t *t, tpuci__slice_t *s, tpuci__err_t *err);
 
 /* What host `host` of an instance's slice gets from its topology: the
  * slice's variables (tpuci__slice_host_env, hostnames "worker-0".. for a
@@ -44,10 +43,8 @@ int tpuci__topology_slice(const tpuci__topology_t *t, tpuci__slice_t *s,
  * share of the CPU devices. The job's own env wins: a key the job sets is
  * left out (it reaches the host with the job's value through
  * tpuci__attempt_env). Appends to `out`; 0 or TPUCI_EUSAGE. */
-int tpuci__topology_host_env(const tpuci__instance_t *inst,
-                             const tpuci__slice_t *s, int host,
-                             const char *const *hostnames,
-                             tpuci__kvlist_t *out, tpuci__err_t *err);
+int tpuci__topology_host_env(const tpuci__instance_t *inst, const tpuci__slice_t *s, int host,
+                             const char *const *hostnames, tpuci__kvlist_t *out, tpuci__err_t *err);
 
 /* What the device check of an instance expects each of its processes
  * to see (docs/pytest.md, "The device check"). */

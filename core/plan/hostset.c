@@ -37,9 +37,7 @@ void tpuci__hostset_free(tpuci__hostset_t *hs) {
   memset(hs, 0, sizeof(*hs));
 }
 
-static json_t *tpuci__json_str_or_null(const char *s) {
-  return s ? json_string(s) : json_null();
-}
+static json_t *tpuci__json_str_or_null(const char *s) { return s ? json_string(s) : json_null(); }
 
 uint64_t tpuci__hostset_describe_ms(const tpuci__hostset_t *hs) {
   return hs->describe_timeout_ms > 0 ? hs->describe_timeout_ms : 60000;
@@ -55,14 +53,16 @@ json_t *tpuci__hostset_json(const tpuci__hostset_t *hs) {
   if (hs->match) json_object_set_new(o, "instances", json_string(hs->match));
   if (hs->label) json_object_set_new(o, "label", json_string(hs->label));
   json_object_set_new(o, "describe", tpuci__json_str_or_null(hs->describe));
-  json_object_set_new(o, "describe_timeout_ms", json_integer((json_int_t) tpuci__hostset_describe_ms(hs)));
+  json_object_set_new(o, "describe_timeout_ms",
+                      json_integer((json_int_t) tpuci__hostset_describe_ms(hs)));
   for (i = 0; i < hs->nhosts; i++) {
     json_t *w = json_object();
     char *t = tpuci__ssh_host_text(&hs->hosts[i]);
     json_object_set_new(w, "target", json_string(t));
     json_object_set_new(w, "user", tpuci__json_str_or_null(hs->hosts[i].user));
     json_object_set_new(w, "host", json_string(hs->hosts[i].host));
-    json_object_set_new(w, "port", hs->hosts[i].port > 0 ? json_integer(hs->hosts[i].port) : json_null());
+    json_object_set_new(w, "port",
+                        hs->hosts[i].port > 0 ? json_integer(hs->hosts[i].port) : json_null());
     json_array_append_new(a, w);
     free(t);
   }

@@ -9,9 +9,7 @@
 #include "plan/host_env.h"
 #include "plan/topology.h"
 
-void tpuci__plan_init(tpuci__plan_t *p) {
-  memset(p, 0, sizeof(*p));
-}
+void tpuci__plan_init(tpuci__plan_t *p) { memset(p, 0, sizeof(*p)); }
 
 void tpuci__instance_free(tpuci__instance_t *in) {
   size_t i;
@@ -117,8 +115,7 @@ tpuci__instance_t *tpuci__plan_add_instance(tpuci__plan_t *p) {
   tpuci__instance_t *in;
   if (p->ninstances == p->cap_instances) {
     p->cap_instances = p->cap_instances ? p->cap_instances * 2 : 16;
-    p->instances = tpuci__realloc(p->instances,
-                                  p->cap_instances * sizeof(*p->instances));
+    p->instances = tpuci__realloc(p->instances, p->cap_instances * sizeof(*p->instances));
   }
   in = &p->instances[p->ninstances++];
   memset(in, 0, sizeof(*in));
@@ -140,9 +137,7 @@ const char *tpuci__pull_name(tpuci__pull_t pull) {
 }
 
 /* A string or null. */
-static json_t *tpuci__json_str(const char *s) {
-  return s ? json_string(s) : json_null();
-}
+static json_t *tpuci__json_str(const char *s) { return s ? json_string(s) : json_null(); }
 
 /* A list of strings as a JSON array. */
 static json_t *tpuci__json_strv(const tpuci__strv_t *v) {
@@ -169,15 +164,13 @@ typedef struct {
 } tpuci__plan_hosts_t;
 
 /* Returns the number of hosts (0 without a topology), or -1 with err. */
-static int tpuci__plan_host_envs(const tpuci__plan_t *p,
-                                 const tpuci__instance_t *in,
+static int tpuci__plan_host_envs(const tpuci__plan_t *p, const tpuci__instance_t *in,
                                  tpuci__plan_hosts_t *out, tpuci__err_t *err) {
   tpuci__slice_t slice;
   int i;
   memset(out, 0, sizeof(*out));
   if (in->topology < 0 || (size_t) in->topology >= p->ntopologies) return 0;
-  if (tpuci__topology_slice(&p->topologies[in->topology], &slice, err) != 0)
-    return -1;
+  if (tpuci__topology_slice(&p->topologies[in->topology], &slice, err) != 0) return -1;
   out->env = tpuci__calloc((size_t) slice.hosts, sizeof(*out->env));
   out->n = slice.hosts;
   for (i = 0; i < slice.hosts; i++)
@@ -214,8 +207,7 @@ json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_
   json_object_set_new(o, "matrix", tpuci__json_kv(&in->matrix));
   json_object_set_new(o, "runtime", json_string(tpuci__runtime_kind_name(in->runtime)));
   a = json_array();
-  for (i = 0; i < in->argv.len; i++)
-    json_array_append_new(a, json_string(in->argv.items[i]));
+  for (i = 0; i < in->argv.len; i++) json_array_append_new(a, json_string(in->argv.items[i]));
   json_object_set_new(o, "argv", a);
   json_object_set_new(o, "run", tpuci__json_str(in->run));
   json_object_set_new(o, "env", tpuci__json_kv(&in->env));
@@ -233,10 +225,10 @@ json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_
   json_object_set_new(r, "on", on);
   json_object_set_new(r, "backoff_ms", json_integer((json_int_t) in->retry.backoff_ms));
   json_object_set_new(r, "factor", json_real(in->retry.factor));
-  json_object_set_new(r, "max_backoff_ms",
-                      json_integer((json_int_t) in->retry.max_backoff_ms));
+  json_object_set_new(r, "max_backoff_ms", json_integer((json_int_t) in->retry.max_backoff_ms));
   if (in->pytest)
-    json_object_set_new(r, "rerun", json_string(in->retry.rerun_unfinished ? "unfinished" : "failed"));
+    json_object_set_new(r, "rerun",
+                        json_string(in->retry.rerun_unfinished ? "unfinished" : "failed"));
   if (in->runtime == TPUCI__RUNTIME_SSH) {
     json_t *c = json_object();
     json_object_set_new(c, "attempts", json_integer(in->retry.capacity_attempts));
@@ -265,7 +257,10 @@ json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_
   json_object_set_new(o, "memory_bytes", json_integer((json_int_t) in->memory_bytes));
   json_object_set_new(o, "network", tpuci__json_str(in->network));
   json_object_set_new(o, "container", tpuci__ctr_opts_json(&in->ctr));
-  json_object_set_new(o, "ssh", in->hostset >= 0 && (size_t) in->hostset < p->nhostsets ? tpuci__hostset_json(&p->hostsets[in->hostset]) : json_null());
+  json_object_set_new(o, "ssh",
+                      in->hostset >= 0 && (size_t) in->hostset < p->nhostsets
+                          ? tpuci__hostset_json(&p->hostsets[in->hostset])
+                          : json_null());
   if (in->topology >= 0 && (size_t) in->topology < p->ntopologies) {
     /* The emulated hosts and what their topology gives each. */
     tpuci__plan_hosts_t h;
@@ -288,9 +283,8 @@ json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_
   if (tpuci__devices_expect(p, in, &dev, &derr) == 1)
     json_object_set_new(o, "expect_devices",
                         json_pack("{s:s, s:s*, s:s, s:i, s:i}", "frameworks", dev.frameworks,
-                                  "emulated", dev.emulated,
-                                  "platform", dev.platform, "devices", dev.devices, "chips",
-                                  dev.chips));
+                                  "emulated", dev.emulated, "platform", dev.platform, "devices",
+                                  dev.devices, "chips", dev.chips));
   tpuci__err_clear(&derr);
   if (in->no_cache) json_object_set_new(o, "cache", json_false());
   if (in->inputs.len > 0) {
@@ -310,8 +304,10 @@ json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_
                                                                                     : "file"));
     json_object_set_new(py, "allow_empty", json_boolean(in->pytest->allow_empty));
     json_object_set_new(py, "failed_first", json_boolean(in->pytest->failed_first));
-    json_object_set_new(py, "test_timeout_ms", json_integer((json_int_t) in->pytest->test_timeout_ms));
-    json_object_set_new(py, "select", json_string(in->pytest->select_affected ? "affected" : "all"));
+    json_object_set_new(py, "test_timeout_ms",
+                        json_integer((json_int_t) in->pytest->test_timeout_ms));
+    json_object_set_new(py, "select",
+                        json_string(in->pytest->select_affected ? "affected" : "all"));
     if (in->pytest->new_tests_runs > 1)
       json_object_set_new(py, "new_tests_runs", json_integer(in->pytest->new_tests_runs));
     if (in->pytest->select_always.len > 0)
@@ -328,8 +324,7 @@ json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_
 /* Appends `v` dumped with an indent of 2, each line after the first
  * indented by `depth` more spaces (its place in the document). */
 static void tpuci__json_put(tpuci__buf_t *b, const json_t *v, int depth) {
-  char *text = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-                                 JSON_ENCODE_ANY);
+  char *text = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
   const char *p, *nl;
   if (text == NULL) {
     tpuci__buf_adds(b, "null");
@@ -347,9 +342,7 @@ const char *tpuci__image_engine_ref(const tpuci__image_t *img) {
   return img->id != NULL ? img->id : img->ref;
 }
 
-char *tpuci__plan_to_json(const tpuci__plan_t *p) {
-  return tpuci__plan_to_json_x(p, NULL, NULL);
-}
+char *tpuci__plan_to_json(const tpuci__plan_t *p) { return tpuci__plan_to_json_x(p, NULL, NULL); }
 
 /* {"context", "dockerfile", "target", "args": {NAME: value}}. */
 static json_t *tpuci__plan_build_json(const tpuci__image_build_t *b) {
@@ -368,8 +361,7 @@ static json_t *tpuci__plan_build_json(const tpuci__image_build_t *b) {
  * that a plan of 100,000 instances never has all of them as JSON trees
  * at once (the same bytes json_dumps(JSON_INDENT(2)) would give). */
 char *tpuci__plan_to_json_x(const tpuci__plan_t *p,
-                            void (*extra)(void *ud, const tpuci__instance_t *inst,
-                                          json_t *o),
+                            void (*extra)(void *ud, const tpuci__instance_t *inst, json_t *o),
                             void *ud) {
   json_t *root = json_object(), *a;
   tpuci__buf_t b;
@@ -385,7 +377,8 @@ char *tpuci__plan_to_json_x(const tpuci__plan_t *p,
     json_object_set_new(o, "ref", json_string(p->images[i].ref));
     json_object_set_new(o, "pull", json_string(tpuci__pull_name(p->images[i].pull)));
     json_object_set_new(o, "where", tpuci__json_str(p->images[i].where));
-    if (p->images[i].build != NULL) json_object_set_new(o, "build", tpuci__plan_build_json(p->images[i].build));
+    if (p->images[i].build != NULL)
+      json_object_set_new(o, "build", tpuci__plan_build_json(p->images[i].build));
     json_array_append_new(a, o);
   }
   json_object_set_new(root, "images", a);
@@ -427,8 +420,7 @@ char *tpuci__plan_to_json_x(const tpuci__plan_t *p,
   }
   tpuci__buf_adds(&b, n ? "\n  ]" : "]");
   a = json_array();
-  for (i = 0; i < p->warnings.len; i++)
-    json_array_append_new(a, json_string(p->warnings.items[i]));
+  for (i = 0; i < p->warnings.len; i++) json_array_append_new(a, json_string(p->warnings.items[i]));
   tpuci__buf_adds(&b, ",\n  \"warnings\": ");
   tpuci__json_put(&b, a, 2);
   json_decref(a);
@@ -454,12 +446,10 @@ static void tpuci__text_retry(tpuci__buf_t *b, const tpuci__retry_t *r) {
     first = 0;
   }
   if (first) tpuci__buf_adds(b, "nothing");
-  tpuci__buf_addf(b, ", backoff %s x%g up to %s",
-                  tpuci__duration_format(r->backoff_ms, d1, sizeof(d1)),
-                  r->factor,
-                  r->max_backoff_ms
-                      ? tpuci__duration_format(r->max_backoff_ms, d2, sizeof(d2))
-                      : "no limit");
+  tpuci__buf_addf(
+      b, ", backoff %s x%g up to %s", tpuci__duration_format(r->backoff_ms, d1, sizeof(d1)),
+      r->factor,
+      r->max_backoff_ms ? tpuci__duration_format(r->max_backoff_ms, d2, sizeof(d2)) : "no limit");
   if (r->rerun_unfinished) tpuci__buf_adds(b, ", rerunning unfinished tests only");
 }
 
@@ -482,15 +472,19 @@ static void tpuci__text_hosts(tpuci__buf_t *b, const tpuci__plan_t *p,
       tpuci__buf_adds(b, "\n");
     }
   } else if (n > 1) {
-    tpuci__buf_addf(b, "  gang:     %d hosts " TPUCI__GANG_HOST_FMT ".." TPUCI__GANG_HOST_FMT ", %s, taking %d slots\n", n, 0, n - 1,
+    tpuci__buf_addf(b,
+                    "  gang:     %d hosts " TPUCI__GANG_HOST_FMT ".." TPUCI__GANG_HOST_FMT
+                    ", %s, taking %d slots\n",
+                    n, 0, n - 1,
                     in->runtime != TPUCI__RUNTIME_SSH ? "one container each on a private network"
-                    : in->image >= 0                  ? "one container each on its worker's engine, over SSH"
-                                                      : "one process each on its worker over SSH",
+                    : in->image >= 0 ? "one container each on its worker's engine, over SSH"
+                                     : "one process each on its worker over SSH",
                     n);
     if (in->start_timeout_ms) {
       char d[32];
-      tpuci__buf_addf(b, "  start:    every host up and every name resolving within %s "
-                         "(start_timeout), else infra\n",
+      tpuci__buf_addf(b,
+                      "  start:    every host up and every name resolving within %s "
+                      "(start_timeout), else infra\n",
                       tpuci__duration_format(in->start_timeout_ms, d, sizeof(d)));
     } else {
       tpuci__buf_adds(b, "  start:    no start barrier (start_timeout = 0)\n");
@@ -547,10 +541,9 @@ char *tpuci__plan_to_text(const tpuci__plan_t *p) {
       tpuci__buf_addf(&b, "  image:    %s\n", p->images[in->image].ref);
     if (in->topology >= 0 && (size_t) in->topology < p->ntopologies) {
       const tpuci__topology_t *t = &p->topologies[in->topology];
-      tpuci__buf_addf(&b, "  topology: %s (%d host%s x %d chip%s, %s)\n", t->name,
-                      t->hosts, t->hosts == 1 ? "" : "s", t->chips_per_host,
-                      t->chips_per_host == 1 ? "" : "s",
-                      t->emulate ? t->emulate : "none");
+      tpuci__buf_addf(&b, "  topology: %s (%d host%s x %d chip%s, %s)\n", t->name, t->hosts,
+                      t->hosts == 1 ? "" : "s", t->chips_per_host,
+                      t->chips_per_host == 1 ? "" : "s", t->emulate ? t->emulate : "none");
     }
     tpuci__buf_adds(&b, "  command:  ");
     if (in->run != NULL) {
@@ -572,14 +565,13 @@ char *tpuci__plan_to_text(const tpuci__plan_t *p) {
       tpuci__buf_adds(&b, "\n");
     }
     for (k = 0; k < in->nmounts; k++)
-      tpuci__buf_addf(&b, "  mount:    %s -> %s%s\n", in->mounts[k].source,
-                      in->mounts[k].target, in->mounts[k].read_only ? " (read-only)" : "");
+      tpuci__buf_addf(&b, "  mount:    %s -> %s%s\n", in->mounts[k].source, in->mounts[k].target,
+                      in->mounts[k].read_only ? " (read-only)" : "");
     tpuci__ctr_opts_text(&in->ctr, &b);
     if (in->hostset >= 0 && (size_t) in->hostset < p->nhostsets)
       tpuci__hostset_text(&p->hostsets[in->hostset], &b);
     tpuci__buf_addf(&b, "  timeout:  %s\n",
-                    in->timeout_ms ? tpuci__duration_format(in->timeout_ms, d, sizeof(d))
-                                   : "none");
+                    in->timeout_ms ? tpuci__duration_format(in->timeout_ms, d, sizeof(d)) : "none");
     if (in->idle_timeout_ms)
       tpuci__buf_addf(&b, "  idle:     no output for %s: timeout\n",
                       tpuci__duration_format(in->idle_timeout_ms, d, sizeof(d)));
@@ -588,20 +580,20 @@ char *tpuci__plan_to_text(const tpuci__plan_t *p) {
     tpuci__text_retry(&b, &in->retry);
     tpuci__buf_adds(&b, "\n");
     if (in->runtime == TPUCI__RUNTIME_SSH)
-      tpuci__buf_addf(&b, "  capacity: %d more attempt%s after a preempted or no-capacity one, "
-                          "%s apart (retries.capacity)\n",
-                      in->retry.capacity_attempts,
-                      in->retry.capacity_attempts == 1 ? "" : "s",
+      tpuci__buf_addf(&b,
+                      "  capacity: %d more attempt%s after a preempted or no-capacity one, "
+                      "%s apart (retries.capacity)\n",
+                      in->retry.capacity_attempts, in->retry.capacity_attempts == 1 ? "" : "s",
                       tpuci__duration_format(in->retry.capacity_wait_ms, d, sizeof(d)));
     if (tpuci__devices_expect(p, in, &dev, &derr) == 1)
-      tpuci__buf_addf(&b, "  devices:  %s must see %d %s device%s (%d chip%s) %s\n",
-                      dev.emulated && strcmp(dev.frameworks, "auto") == 0
-                          ? (dev.emulated[0] == 'j' ? "jax, if it imports," : "torch_xla, if it imports,")
-                      : strcmp(dev.frameworks, "auto") == 0 ? "jax and torch_xla, if they import,"
-                                                            : dev.frameworks,
-                      dev.devices, dev.platform, dev.devices == 1 ? "" : "s", dev.chips,
-                      dev.chips == 1 ? "" : "s",
-                      in->pytest ? "per process" : "before the command");
+      tpuci__buf_addf(
+          &b, "  devices:  %s must see %d %s device%s (%d chip%s) %s\n",
+          dev.emulated && strcmp(dev.frameworks, "auto") == 0
+              ? (dev.emulated[0] == 'j' ? "jax, if it imports," : "torch_xla, if it imports,")
+          : strcmp(dev.frameworks, "auto") == 0 ? "jax and torch_xla, if they import,"
+                                                : dev.frameworks,
+          dev.devices, dev.platform, dev.devices == 1 ? "" : "s", dev.chips,
+          dev.chips == 1 ? "" : "s", in->pytest ? "per process" : "before the command");
     tpuci__err_clear(&derr);
     if (in->no_cache) tpuci__buf_adds(&b, "  cache:    off (cache = false)\n");
     for (k = 0; k < in->inputs.len; k++)

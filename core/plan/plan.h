@@ -28,11 +28,7 @@ const char *tpuci__runtime_kind_name(tpuci__runtime_kind_t kind);
 /* The kind of a name; -1 when unknown. */
 int tpuci__runtime_kind_parse(const char *name);
 
-typedef enum {
-  TPUCI__PULL_MISSING = 0,
-  TPUCI__PULL_ALWAYS,
-  TPUCI__PULL_NEVER
-} tpuci__pull_t;
+typedef enum { TPUCI__PULL_MISSING = 0, TPUCI__PULL_ALWAYS, TPUCI__PULL_NEVER } tpuci__pull_t;
 
 /* "missing", "always" or "never" (the plan JSON's and `docker create
  * --pull`'s words). */
@@ -109,8 +105,7 @@ typedef struct {
  * letters, digits, '.', ':' and '-' not starting with '-', `user` (may
  * be NULL) their login. NULL, or a new message "gcloud: 'FILE'...": then
  * hs may hold some workers (the plan frees them). */
-char *tpuci__gcloud_parse(tpuci__hostset_t *hs, const char *text, size_t len,
-                          const char *user);
+char *tpuci__gcloud_parse(tpuci__hostset_t *hs, const char *text, size_t len, const char *user);
 /* Whether a fresh gcloud document says hs's workers were taken away: 1
  * and *why (new) when the TPU's state or a found worker's instance status
  * is PREEMPTED, TERMINATED, STOPPING, ..., or a worker is not in it while
@@ -360,8 +355,7 @@ char *tpuci__plan_to_json(const tpuci__plan_t *p);
 /* The same, with `extra` (may be NULL) called on each instance's object
  * before it is written, to add fields of the caller's. */
 char *tpuci__plan_to_json_x(const tpuci__plan_t *p,
-                            void (*extra)(void *ud, const tpuci__instance_t *inst,
-                                          json_t *o),
+                            void (*extra)(void *ud, const tpuci__instance_t *inst, json_t *o),
                             void *ud);
 char *tpuci__plan_to_text(const tpuci__plan_t *p);
 

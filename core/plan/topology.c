@@ -9,12 +9,11 @@
 
 #define TPUCI__MAX_HOSTS 256
 
-static const char *const tpuci__emulate_names[TPUCI__EMULATE__COUNT] = {
-    "pjrt", "xrt", "jax", "none", "real"};
+static const char *const tpuci__emulate_names[TPUCI__EMULATE__COUNT] = {"pjrt", "xrt", "jax",
+                                                                        "none", "real"};
 
 const char *tpuci__emulate_name(tpuci__emulate_t e) {
-  return (unsigned) e < TPUCI__EMULATE__COUNT ? tpuci__emulate_names[e]
-                                              : "?";
+  return (unsigned) e < TPUCI__EMULATE__COUNT ? tpuci__emulate_names[e] : "?";
 }
 
 int tpuci__emulate_parse(const char *name, tpuci__emulate_t *out) {
@@ -36,8 +35,7 @@ int tpuci__emulate_parse(const char *name, tpuci__emulate_t *out) {
  * from). A custom slice without a generation counts TensorCores as
  * devices (cores_per_chip = 2 means two devices per chip) and gets
  * process bounds. */
-static int tpuci__devices_per_chip(const tpuci__tpu_gen_t *gen,
-                                   int cores_per_chip) {
+static int tpuci__devices_per_chip(const tpuci__tpu_gen_t *gen, int cores_per_chip) {
   return gen == NULL || gen->device_per_core ? cores_per_chip : 1;
 }
 
@@ -49,8 +47,8 @@ static int tpuci__valid_name(const char *s) {
   if (s == NULL || *s == '\0') return 0;
   for (; *s; s++) {
     unsigned char c = (unsigned char) *s;
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-          (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+          c == '_' || c == '-'))
       return 0;
   }
   return 1;
@@ -72,8 +70,7 @@ void tpuci__slice_free(tpuci__slice_t *s) {
   memset(s, 0, sizeof(*s));
 }
 
-static void tpuci__slice_from_row(tpuci__slice_t *s, const char *name,
-                                  const tpuci__tpu_type_t *t) {
+static void tpuci__slice_from_row(tpuci__slice_t *s, const char *name, const tpuci__tpu_type_t *t) {
   s->name = tpuci__strdup(name);
   s->accelerator_type = tpuci__strdup(t->type);
   s->generation = tpuci__strdup(t->generation);
@@ -93,10 +90,8 @@ static void tpuci__slice_from_row(tpuci__slice_t *s, const char *name,
 
 /* Numbers not in the catalogue: chips-per-host bounds from the device
  * plugin's table, host bounds 1,1,N, the topology their product. */
-static void tpuci__slice_compute(tpuci__slice_t *s, const char *name,
-                                 const char *type,
-                                 const tpuci__tpu_gen_t *gen, int hosts,
-                                 int chips, int cores) {
+static void tpuci__slice_compute(tpuci__slice_t *s, const char *name, const char *type,
+                                 const tpuci__tpu_gen_t *gen, int hosts, int chips, int cores) {
   int d[3] = {1, 1, 1};
   tpuci__tpu_chips_per_dim(chips, d); /* validated by the caller */
   s->name = tpuci__strdup(name);
@@ -116,29 +111,23 @@ static void tpuci__slice_compute(tpuci__slice_t *s, const char *name,
   }
 }
 
-static int tpuci__check_numbers(const tpuci__slice_req_t *r,
-                                tpuci__err_t *err) {
+static int tpuci__check_numbers(const tpuci__slice_req_t *r, tpuci__err_t *err) {
   int d[3] = {1, 1, 1};
   if (r->hosts < 0 || r->hosts > TPUCI__MAX_HOSTS)
-    return tpuci__err_set(err, TPUCI_ESPEC,
-                          "hosts must be 1..%d, got %d", TPUCI__MAX_HOSTS,
+    return tpuci__err_set(err, TPUCI_ESPEC, "hosts must be 1..%d, got %d", TPUCI__MAX_HOSTS,
                           r->hosts);
   if (r->chips_per_host < 0 ||
-      (r->chips_per_host > 0 &&
-       tpuci__tpu_chips_per_dim(r->chips_per_host, d)))
-    return tpuci__err_set(err, TPUCI_ESPEC,
-                          "chips_per_host must be 1, 2, 4 or 8, got %d",
+      (r->chips_per_host > 0 && tpuci__tpu_chips_per_dim(r->chips_per_host, d)))
+    return tpuci__err_set(err, TPUCI_ESPEC, "chips_per_host must be 1, 2, 4 or 8, got %d",
                           r->chips_per_host);
   if (r->cores_per_chip < 0 || r->cores_per_chip > 2)
-    return tpuci__err_set(err, TPUCI_ESPEC,
-                          "cores_per_chip must be 1 or 2, got %d",
+    return tpuci__err_set(err, TPUCI_ESPEC, "cores_per_chip must be 1 or 2, got %d",
                           r->cores_per_chip);
   return 0;
 }
 
 /* "did you mean" tail for an unknown type, or "". */
-static const char *tpuci__did_you_mean(const char *type, char *buf,
-                                       size_t size) {
+static const char *tpuci__did_you_mean(const char *type, char *buf, size_t size) {
   const char *s = tpuci__tpu_suggest(type);
   if (s == NULL) return "";
   snprintf(buf, size, " (did you mean '%s'?)", s);
@@ -153,16 +142,14 @@ static char *tpuci__layout_list(const char *type) {
   for (i = 0; i < n; i++) {
     const tpuci__tpu_type_t *t = tpuci__tpu_catalogue_at(i);
     if (strcmp(t->type, type) != 0) continue;
-    tpuci__buf_addf(&b, "%s%s (%d host%s%s)", b.len ? ", " : "", t->layout,
-                    t->hosts, t->hosts == 1 ? "" : "s",
-                    t->is_default_layout ? ", default" : "");
+    tpuci__buf_addf(&b, "%s%s (%d host%s%s)", b.len ? ", " : "", t->layout, t->hosts,
+                    t->hosts == 1 ? "" : "s", t->is_default_layout ? ", default" : "");
   }
   return tpuci__buf_steal(&b);
 }
 
 /* `name` is a catalogue type: pick the layout, check given numbers. */
-static int tpuci__resolve_type(tpuci__slice_t *s, const tpuci__slice_req_t *r,
-                               tpuci__err_t *err) {
+static int tpuci__resolve_type(tpuci__slice_t *s, const tpuci__slice_req_t *r, tpuci__err_t *err) {
   const tpuci__tpu_type_t *t = NULL;
   char *list;
 
@@ -171,13 +158,11 @@ static int tpuci__resolve_type(tpuci__slice_t *s, const tpuci__slice_req_t *r,
     if (t == NULL || (r->hosts && t->hosts != r->hosts)) {
       list = tpuci__layout_list(r->name);
       if (t == NULL)
-        tpuci__err_set(err, TPUCI_ESPEC, "%s has no layout '%s' (layouts: %s)",
-                       r->name, r->layout, list);
+        tpuci__err_set(err, TPUCI_ESPEC, "%s has no layout '%s' (layouts: %s)", r->name, r->layout,
+                       list);
       else
-        tpuci__err_set(err, TPUCI_ESPEC,
-                       "layout '%s' of %s has %d host%s, not %d (layouts: %s)",
-                       r->layout, r->name, t->hosts,
-                       t->hosts == 1 ? "" : "s", r->hosts, list);
+        tpuci__err_set(err, TPUCI_ESPEC, "layout '%s' of %s has %d host%s, not %d (layouts: %s)",
+                       r->layout, r->name, t->hosts, t->hosts == 1 ? "" : "s", r->hosts, list);
       free(list);
       return TPUCI_ESPEC;
     }
@@ -189,8 +174,7 @@ static int tpuci__resolve_type(tpuci__slice_t *s, const tpuci__slice_req_t *r,
                      "%s has no layout with %d host%s (layouts: %s); for "
                      "other numbers declare a custom topology with base = "
                      "\"%s\"",
-                     r->name, r->hosts, r->hosts == 1 ? "" : "s", list,
-                     r->name);
+                     r->name, r->hosts, r->hosts == 1 ? "" : "s", list, r->name);
       free(list);
       return TPUCI_ESPEC;
     }
@@ -207,16 +191,14 @@ static int tpuci__resolve_type(tpuci__slice_t *s, const tpuci__slice_req_t *r,
                           "%s has %d TensorCore%s per chip, not %d; for "
                           "other numbers declare a custom topology with "
                           "base = \"%s\"",
-                          t->type, t->cores_per_chip,
-                          t->cores_per_chip == 1 ? "" : "s",
+                          t->type, t->cores_per_chip, t->cores_per_chip == 1 ? "" : "s",
                           r->cores_per_chip, t->type);
   tpuci__slice_from_row(s, r->name, t);
   return 0;
 }
 
 /* A slice of the base's generation with some numbers changed. */
-static int tpuci__resolve_based(tpuci__slice_t *s, const tpuci__slice_req_t *r,
-                                tpuci__err_t *err) {
+static int tpuci__resolve_based(tpuci__slice_t *s, const tpuci__slice_req_t *r, tpuci__err_t *err) {
   const tpuci__tpu_type_t *b, *t;
   char hint[96], *prefix, *type;
   const char *dash;
@@ -225,13 +207,12 @@ static int tpuci__resolve_based(tpuci__slice_t *s, const tpuci__slice_req_t *r,
   b = tpuci__tpu_find_layout(r->base, r->layout);
   if (b == NULL) {
     if (tpuci__tpu_find(r->base, 0) == NULL)
-      return tpuci__err_set(err, TPUCI_ESPEC, "base: unknown TPU type '%s'%s",
-                            r->base,
+      return tpuci__err_set(err, TPUCI_ESPEC, "base: unknown TPU type '%s'%s", r->base,
                             tpuci__did_you_mean(r->base, hint, sizeof(hint)));
     {
       char *list = tpuci__layout_list(r->base);
-      tpuci__err_set(err, TPUCI_ESPEC, "%s has no layout '%s' (layouts: %s)",
-                     r->base, r->layout, list);
+      tpuci__err_set(err, TPUCI_ESPEC, "%s has no layout '%s' (layouts: %s)", r->base, r->layout,
+                     list);
       free(list);
       return TPUCI_ESPEC;
     }
@@ -255,14 +236,12 @@ static int tpuci__resolve_based(tpuci__slice_t *s, const tpuci__slice_req_t *r,
   t = tpuci__tpu_find(type, hosts);
   if (t != NULL && t->chips_per_host == chips && t->cores_per_chip == cores)
     tpuci__slice_from_row(s, r->name, t);
-  else
-    tpuci__slice_compute(s, r->name, type, b->gen, hosts, chips, cores);
+  else tpuci__slice_compute(s, r->name, type, b->gen, hosts, chips, cores);
   free(type);
   return 0;
 }
 
-int tpuci__slice_resolve(tpuci__slice_t *s, const tpuci__slice_req_t *r,
-                         tpuci__err_t *err) {
+int tpuci__slice_resolve(tpuci__slice_t *s, const tpuci__slice_req_t *r, tpuci__err_t *err) {
   tpuci__emulate_t emulate = TPUCI__EMULATE_PJRT;
   char hint[96];
   int rc;
@@ -271,8 +250,7 @@ int tpuci__slice_resolve(tpuci__slice_t *s, const tpuci__slice_req_t *r,
   if (r->name == NULL || *r->name == '\0')
     return tpuci__err_set(err, TPUCI_ESPEC, "a topology needs a name");
   if (!tpuci__valid_name(r->name))
-    return tpuci__err_set(err, TPUCI_ESPEC,
-                          "name '%s': use letters, digits, '.', '_' and '-'",
+    return tpuci__err_set(err, TPUCI_ESPEC, "name '%s': use letters, digits, '.', '_' and '-'",
                           r->name);
   if (r->emulate != NULL && tpuci__emulate_parse(r->emulate, &emulate) != 0)
     return tpuci__err_set(err, TPUCI_ESPEC,
@@ -297,16 +275,14 @@ int tpuci__slice_resolve(tpuci__slice_t *s, const tpuci__slice_req_t *r,
       return tpuci__err_set(err, TPUCI_ESPEC,
                             "layout '%s' needs a catalogue type, and '%s' is "
                             "not one%s",
-                            r->layout, r->name,
-                            tpuci__did_you_mean(r->name, hint, sizeof(hint)));
+                            r->layout, r->name, tpuci__did_you_mean(r->name, hint, sizeof(hint)));
     if (close != NULL)
       return tpuci__err_set(err, TPUCI_ESPEC,
                             "unknown TPU type '%s' (did you mean '%s'?); a "
                             "custom topology with a name this close to a "
                             "catalogue type needs a base",
                             r->name, close);
-    tpuci__slice_compute(s, r->name, r->name, NULL,
-                         r->hosts ? r->hosts : 1,
+    tpuci__slice_compute(s, r->name, r->name, NULL, r->hosts ? r->hosts : 1,
                          r->chips_per_host ? r->chips_per_host : 1,
                          r->cores_per_chip ? r->cores_per_chip : 1);
     rc = 0;
@@ -319,8 +295,8 @@ int tpuci__slice_resolve(tpuci__slice_t *s, const tpuci__slice_req_t *r,
   return 0;
 }
 
-int tpuci__slice_from_type(tpuci__slice_t *s, const char *type, int hosts,
-                           const char *emulate, tpuci__err_t *err) {
+int tpuci__slice_from_type(tpuci__slice_t *s, const char *type, int hosts, const char *emulate,
+                           tpuci__err_t *err) {
   tpuci__slice_req_t r;
   char hint[96];
   memset(&r, 0, sizeof(r));
@@ -335,23 +311,19 @@ int tpuci__slice_from_type(tpuci__slice_t *s, const char *type, int hosts,
   return tpuci__slice_resolve(s, &r, err);
 }
 
-int tpuci__slice_custom(tpuci__slice_t *s, const char *name, int hosts,
-                        int chips_per_host, int cores_per_chip,
-                        const char *emulate, tpuci__err_t *err) {
+int tpuci__slice_custom(tpuci__slice_t *s, const char *name, int hosts, int chips_per_host,
+                        int cores_per_chip, const char *emulate, tpuci__err_t *err) {
   tpuci__slice_req_t r;
   memset(&r, 0, sizeof(r));
   memset(s, 0, sizeof(*s));
   /* Here every number is required: 0 is out of range, not "not given". */
   if (hosts < 1 || hosts > TPUCI__MAX_HOSTS)
-    return tpuci__err_set(err, TPUCI_ESPEC, "hosts must be 1..%d, got %d",
-                          TPUCI__MAX_HOSTS, hosts);
+    return tpuci__err_set(err, TPUCI_ESPEC, "hosts must be 1..%d, got %d", TPUCI__MAX_HOSTS, hosts);
   if (chips_per_host < 1)
-    return tpuci__err_set(err, TPUCI_ESPEC,
-                          "chips_per_host must be 1, 2, 4 or 8, got %d",
+    return tpuci__err_set(err, TPUCI_ESPEC, "chips_per_host must be 1, 2, 4 or 8, got %d",
                           chips_per_host);
   if (cores_per_chip < 1)
-    return tpuci__err_set(err, TPUCI_ESPEC,
-                          "cores_per_chip must be 1 or 2, got %d",
+    return tpuci__err_set(err, TPUCI_ESPEC, "cores_per_chip must be 1 or 2, got %d",
                           cores_per_chip);
   if (name != NULL && tpuci__tpu_find(name, 0) != NULL)
     return tpuci__err_set(err, TPUCI_ESPEC,
@@ -369,12 +341,10 @@ int tpuci__slice_custom(tpuci__slice_t *s, const char *name, int hosts,
 /* ------------------------------------------------------------------ */
 /* Environment                                                         */
 
-static int tpuci__check_port(int *port, int dflt, const char *what,
-                             tpuci__err_t *err) {
+static int tpuci__check_port(int *port, int dflt, const char *what, tpuci__err_t *err) {
   if (*port == 0) *port = dflt;
   if (*port < 1 || *port > 65535)
-    return tpuci__err_set(err, TPUCI_EUSAGE, "%s must be 1..65535, got %d",
-                          what, *port);
+    return tpuci__err_set(err, TPUCI_EUSAGE, "%s must be 1..65535, got %d", what, *port);
   return 0;
 }
 
@@ -387,8 +357,7 @@ static void tpuci__set_int(tpuci__kvlist_t *l, const char *key, int v) {
 /* What a TPU VM / GKE pod of this slice has (doc 4b, 2b), and the CPU
  * emulation switches: the variables real hardware brings itself. */
 static void tpuci__emulated_env(const tpuci__slice_t *s, int host, const char *names,
-                                const char *host0, int jax_port, int xrt_port,
-                                tpuci__kvlist_t *e) {
+                                const char *host0, int jax_port, int xrt_port, tpuci__kvlist_t *e) {
   char tmp[160];
 
   tpuci__set_int(e, "TPU_WORKER_ID", host);
@@ -399,8 +368,7 @@ static void tpuci__emulated_env(const tpuci__slice_t *s, int host, const char *n
   tpuci__kv_set(e, "TPU_CHIPS_PER_HOST_BOUNDS", s->chips_per_host_bounds);
   if (s->process_bounds != NULL) {
     tpuci__kv_set(e, "TPU_PROCESS_BOUNDS", s->process_bounds);
-    tpuci__kv_set(e, "TPU_CHIPS_PER_PROCESS_BOUNDS",
-                  s->chips_per_process_bounds);
+    tpuci__kv_set(e, "TPU_CHIPS_PER_PROCESS_BOUNDS", s->chips_per_process_bounds);
   }
   /* Global process index; one process per host makes it the worker id. */
   tpuci__set_int(e, "CLOUD_TPU_TASK_ID", host);
@@ -419,15 +387,13 @@ static void tpuci__emulated_env(const tpuci__slice_t *s, int host, const char *n
        * processes and gives each its own CPU:i map and port (doc 2a). */
       tpuci__kv_set(e, "XRT_DEVICE_MAP",
                     "CPU:0;/job:localservice/replica:0/task:0/device:XLA_CPU:0");
-      snprintf(tmp, sizeof(tmp), "localservice:0;grpc://localhost:%d",
-               xrt_port);
+      snprintf(tmp, sizeof(tmp), "localservice:0;grpc://localhost:%d", xrt_port);
       tpuci__kv_set(e, "XRT_WORKERS", tmp);
       tpuci__set_int(e, "CPU_NUM_DEVICES", s->devices_per_host);
       break;
     case TPUCI__EMULATE_JAX:
       tpuci__kv_set(e, "JAX_PLATFORMS", "cpu");
-      snprintf(tmp, sizeof(tmp), "--xla_force_host_platform_device_count=%d",
-               s->devices_per_host);
+      snprintf(tmp, sizeof(tmp), "--xla_force_host_platform_device_count=%d", s->devices_per_host);
       tpuci__kv_set(e, "XLA_FLAGS", tmp);
       tpuci__set_int(e, "JAX_NUM_CPU_DEVICES", s->devices_per_host);
       /* jax.distributed.initialize reads these two (doc 3); host 0 is the
@@ -436,20 +402,17 @@ static void tpuci__emulated_env(const tpuci__slice_t *s, int host, const char *n
       tpuci__kv_set(e, "JAX_COORDINATOR_ADDRESS", tmp);
       tpuci__set_int(e, "JAX_COORDINATOR_PORT", jax_port);
       /* The default since jax 0.5.1; explicit for older versions. */
-      if (s->hosts > 1)
-        tpuci__kv_set(e, "JAX_CPU_COLLECTIVES_IMPLEMENTATION", "gloo");
+      if (s->hosts > 1) tpuci__kv_set(e, "JAX_CPU_COLLECTIVES_IMPLEMENTATION", "gloo");
       /* JAX reads no variable for these; scripts pass them on. */
       tpuci__set_int(e, "TPUCI_JAX_PROCESS_ID", host);
       tpuci__set_int(e, "TPUCI_JAX_NUM_PROCESSES", s->hosts);
       break;
-    default:
-      break;
+    default: break;
   }
 }
 
-int tpuci__slice_host_env(const tpuci__slice_t *s, int host,
-                          const tpuci__gang_net_t *net, tpuci__kvlist_t *env,
-                          tpuci__err_t *err) {
+int tpuci__slice_host_env(const tpuci__slice_t *s, int host, const tpuci__gang_net_t *net,
+                          tpuci__kvlist_t *env, tpuci__err_t *err) {
   tpuci__kvlist_t e = {NULL, 0, 0};
   tpuci__buf_t names;
   const char *host0;
@@ -458,14 +421,11 @@ int tpuci__slice_host_env(const tpuci__slice_t *s, int host,
   int xrt_port = net ? net->xrt_port : 0;
   int i, n;
 
-  if (s == NULL || s->hosts < 1)
-    return tpuci__err_set(err, TPUCI_EUSAGE, "no slice");
+  if (s == NULL || s->hosts < 1) return tpuci__err_set(err, TPUCI_EUSAGE, "no slice");
   if (host < 0 || host >= s->hosts)
-    return tpuci__err_set(err, TPUCI_EUSAGE,
-                          "host %d is out of range (the slice has %d host%s)",
+    return tpuci__err_set(err, TPUCI_EUSAGE, "host %d is out of range (the slice has %d host%s)",
                           host, s->hosts, s->hosts == 1 ? "" : "s");
-  if (tpuci__check_port(&master_port, TPUCI__MASTER_PORT_DEFAULT,
-                        "master_port", err) ||
+  if (tpuci__check_port(&master_port, TPUCI__MASTER_PORT_DEFAULT, "master_port", err) ||
       tpuci__check_port(&jax_port, TPUCI__JAX_PORT_DEFAULT, "jax_port", err) ||
       tpuci__check_port(&xrt_port, TPUCI__XRT_PORT_DEFAULT, "xrt_port", err))
     return err ? err->code : TPUCI_EUSAGE;
@@ -484,19 +444,14 @@ int tpuci__slice_host_env(const tpuci__slice_t *s, int host,
         return tpuci__err_set(err, TPUCI_EUSAGE,
                               "hostname %d is %s%s%s: use letters, digits, "
                               "'.', '_' and '-'",
-                              i, h ? "'" : "missing", h ? h : "",
-                              h ? "'" : "");
+                              i, h ? "'" : "missing", h ? h : "", h ? "'" : "");
       }
       if (i) tpuci__buf_adds(&names, ",");
-      if (h)
-        tpuci__buf_adds(&names, h);
-      else
-        tpuci__buf_addf(&names, "worker-%d", i);
+      if (h) tpuci__buf_adds(&names, h);
+      else tpuci__buf_addf(&names, "worker-%d", i);
     }
   }
-  host0 = n == 1                  ? "localhost"
-          : net && net->hostnames ? net->hostnames[0]
-                                  : "worker-0";
+  host0 = n == 1 ? "localhost" : net && net->hostnames ? net->hostnames[0] : "worker-0";
 
   if (s->emulate != TPUCI__EMULATE_REAL)
     tpuci__emulated_env(s, host, names.data, host0, jax_port, xrt_port, &e);
@@ -516,8 +471,7 @@ int tpuci__slice_host_env(const tpuci__slice_t *s, int host,
   tpuci__set_int(&e, "nproc_per_node", 1);
   tpuci__set_int(&e, "node_id", host);
 
-  for (i = 0; i < (int) e.len; i++)
-    tpuci__kv_set(env, e.items[i].key, e.items[i].value);
+  for (i = 0; i < (int) e.len; i++) tpuci__kv_set(env, e.items[i].key, e.items[i].value);
   tpuci__kv_free(&e);
   return 0;
 }
@@ -528,33 +482,26 @@ int tpuci__slice_host_env(const tpuci__slice_t *s, int host,
 void tpuci__slice_warnings(const tpuci__slice_t *s, tpuci__strv_t *out) {
   if (s->emulate == TPUCI__EMULATE_PJRT && s->hosts > 1)
     tpuci__strv_take(
-        out,
-        tpuci__printf(
-            "emulate = \"pjrt\" with %d hosts: torch_xla's PJRT CPU client "
-            "has no cross-process coordinator, so each host is a separate "
-            "%d-device CPU client and XLA collectives never cross hosts; "
-            "use torch.distributed with the gloo backend (MASTER_ADDR, RANK "
-            "and WORLD_SIZE are set) for cross-host tests, emulate = \"jax\" "
-            "(jax.distributed over gloo), or a single-host type",
-            s->hosts, s->devices_per_host));
+        out, tpuci__printf("emulate = \"pjrt\" with %d hosts: torch_xla's PJRT CPU client "
+                           "has no cross-process coordinator, so each host is a separate "
+                           "%d-device CPU client and XLA collectives never cross hosts; "
+                           "use torch.distributed with the gloo backend (MASTER_ADDR, RANK "
+                           "and WORLD_SIZE are set) for cross-host tests, emulate = \"jax\" "
+                           "(jax.distributed over gloo), or a single-host type",
+                           s->hosts, s->devices_per_host));
   if (s->emulate == TPUCI__EMULATE_XRT && s->hosts > 1)
     tpuci__strv_take(
-        out,
-        tpuci__printf(
-            "emulate = \"xrt\" with %d hosts: XRT's CPU emulation is one "
-            "local service per host (XRT_WORKERS=localservice:0); the "
-            "cross-host XRT mesh (XRT_MESH_SERVICE_ADDRESS, XRT_SHARD_*) was "
-            "only ever set up by xla_dist for real TPU pods, so XLA "
-            "collectives never cross hosts; use torch.distributed with the "
-            "gloo backend for cross-host tests, or a single-host type",
-            s->hosts));
+        out, tpuci__printf("emulate = \"xrt\" with %d hosts: XRT's CPU emulation is one "
+                           "local service per host (XRT_WORKERS=localservice:0); the "
+                           "cross-host XRT mesh (XRT_MESH_SERVICE_ADDRESS, XRT_SHARD_*) was "
+                           "only ever set up by xla_dist for real TPU pods, so XLA "
+                           "collectives never cross hosts; use torch.distributed with the "
+                           "gloo backend for cross-host tests, or a single-host type",
+                           s->hosts));
   if (s->row == NULL && s->generation != NULL)
-    tpuci__strv_take(
-        out,
-        tpuci__printf(
-            "%d host%s x %d chips is not a %s layout in the catalogue: "
-            "TPU_TOPOLOGY=%s and TPU_HOST_BOUNDS=%s follow tpuci's "
-            "convention for custom slices, not a real TPU",
-            s->hosts, s->hosts == 1 ? "" : "s", s->chips_per_host,
-            s->generation, s->topology, s->host_bounds));
+    tpuci__strv_take(out, tpuci__printf("%d host%s x %d chips is not a %s layout in the catalogue: "
+                                        "TPU_TOPOLOGY=%s and TPU_HOST_BOUNDS=%s follow tpuci's "
+                                        "convention for custom slices, not a real TPU",
+                                        s->hosts, s->hosts == 1 ? "" : "s", s->chips_per_host,
+                                        s->generation, s->topology, s->host_bounds));
 }

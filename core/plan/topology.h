@@ -81,8 +81,7 @@ int tpuci__tpu_catalogue_read(const char *name, const char *text, size_t len,
 void tpuci__tpu_catalogue_free(tpuci__tpu_catalogue_t *c);
 size_t tpuci__tpu_catalogue_rows(const tpuci__tpu_catalogue_t *c);
 /* Row i (0-based) of `c`, or NULL past the end. */
-const tpuci__tpu_type_t *tpuci__tpu_catalogue_row(const tpuci__tpu_catalogue_t *c,
-                                                  size_t i);
+const tpuci__tpu_type_t *tpuci__tpu_catalogue_row(const tpuci__tpu_catalogue_t *c, size_t i);
 
 /* The GKE device plugin's getChipsPerDim (tpu-topology.md 4b): chips per
  * host 1, 2, 4, 8 -> 1,1,1; 1,2,1; 2,2,1; 2,4,1. Returns 0, or -1 for
@@ -101,8 +100,7 @@ const tpuci__tpu_type_t *tpuci__tpu_find(const char *type, int hosts);
 
 /* The row of `type` with layout `layout` ("1x8"); NULL picks the default.
  * NULL when the type is unknown or has no such layout. */
-const tpuci__tpu_type_t *tpuci__tpu_find_layout(const char *type,
-                                                const char *layout);
+const tpuci__tpu_type_t *tpuci__tpu_find_layout(const char *type, const char *layout);
 
 /* The number of layouts `type` has (0: unknown type). */
 int tpuci__tpu_layout_count(const char *type);
@@ -179,16 +177,14 @@ typedef struct {
 
 /* Fills *s (which needs no initialisation). Returns 0, or TPUCI_ESPEC with
  * a one-line message in *err and *s zeroed. */
-int tpuci__slice_resolve(tpuci__slice_t *s, const tpuci__slice_req_t *req,
-                         tpuci__err_t *err);
+int tpuci__slice_resolve(tpuci__slice_t *s, const tpuci__slice_req_t *req, tpuci__err_t *err);
 
 /* Shorthands: a catalogue type (hosts 0 = default layout), or custom
  * numbers with strict validation. Same returns as tpuci__slice_resolve. */
-int tpuci__slice_from_type(tpuci__slice_t *s, const char *type, int hosts,
-                           const char *emulate, tpuci__err_t *err);
-int tpuci__slice_custom(tpuci__slice_t *s, const char *name, int hosts,
-                        int chips_per_host, int cores_per_chip,
-                        const char *emulate, tpuci__err_t *err);
+int tpuci__slice_from_type(tpuci__slice_t *s, const char *type, int hosts, const char *emulate,
+                           tpuci__err_t *err);
+int tpuci__slice_custom(tpuci__slice_t *s, const char *name, int hosts, int chips_per_host,
+                        int cores_per_chip, const char *emulate, tpuci__err_t *err);
 
 void tpuci__slice_free(tpuci__slice_t *s);
 
@@ -215,9 +211,8 @@ typedef struct {
  * torch.distributed rendezvous. `net` may be NULL (defaults). Returns 0,
  * or TPUCI_EUSAGE for a host out of range, a bad port or a bad hostname;
  * env is left unchanged then. */
-int tpuci__slice_host_env(const tpuci__slice_t *s, int host,
-                          const tpuci__gang_net_t *net, tpuci__kvlist_t *env,
-                          tpuci__err_t *err);
+int tpuci__slice_host_env(const tpuci__slice_t *s, int host, const tpuci__gang_net_t *net,
+                          tpuci__kvlist_t *env, tpuci__err_t *err);
 
 /* Appends one line per combination that cannot work as a user may expect
  * on CPU (why, and what works instead). */
@@ -233,7 +228,6 @@ char *tpuci__tpu_catalogue_text(void);
  * environment each host gets with hostnames worker-0..N-1 under `emulate`
  * (NULL: "pjrt"). Returns a string the caller frees, or NULL with *err set
  * (TPUCI_EUSAGE: unknown type, layout or emulate mode). */
-char *tpuci__tpu_describe(const char *type, const char *emulate,
-                          tpuci__err_t *err);
+char *tpuci__tpu_describe(const char *type, const char *emulate, tpuci__err_t *err);
 
 #endif /* TPUCI_TOPOLOGY_H */

@@ -24,10 +24,8 @@ static tpuci__tpu_catalogue_t *tpuci__builtin;
 
 static void tpuci__builtin_read(void) {
   tpuci__err_t err = {0, NULL};
-  if (tpuci__tpu_catalogue_read("topology_catalogue.yaml",
-                                tpuci__data_topology_catalogue,
-                                tpuci__data_topology_catalogue_len,
-                                &tpuci__builtin, &err) != 0) {
+  if (tpuci__tpu_catalogue_read("topology_catalogue.yaml", tpuci__data_topology_catalogue,
+                                tpuci__data_topology_catalogue_len, &tpuci__builtin, &err) != 0) {
     char *msg = tpuci__printf("tpuci: built-in TPU catalogue: %s\n", err.msg);
     ssize_t w = write(2, msg, strlen(msg));
     (void) w;
@@ -40,9 +38,7 @@ static const tpuci__tpu_catalogue_t *tpuci__catalogue(void) {
   return tpuci__builtin;
 }
 
-size_t tpuci__tpu_catalogue_size(void) {
-  return tpuci__tpu_catalogue_rows(tpuci__catalogue());
-}
+size_t tpuci__tpu_catalogue_size(void) { return tpuci__tpu_catalogue_rows(tpuci__catalogue()); }
 
 const tpuci__tpu_type_t *tpuci__tpu_catalogue_at(size_t i) {
   return tpuci__tpu_catalogue_row(tpuci__catalogue(), i);
@@ -59,15 +55,13 @@ const tpuci__tpu_type_t *tpuci__tpu_find(const char *type, int hosts) {
   return NULL;
 }
 
-const tpuci__tpu_type_t *tpuci__tpu_find_layout(const char *type,
-                                                const char *layout) {
+const tpuci__tpu_type_t *tpuci__tpu_find_layout(const char *type, const char *layout) {
   const tpuci__tpu_type_t *t;
   size_t i;
   if (type == NULL) return NULL;
   if (layout == NULL) return tpuci__tpu_find(type, 0);
   for (i = 0; (t = tpuci__tpu_catalogue_at(i)) != NULL; i++) {
-    if (strcmp(t->type, type) == 0 && strcmp(t->layout, layout) == 0)
-      return t;
+    if (strcmp(t->type, type) == 0 && strcmp(t->layout, layout) == 0) return t;
   }
   return NULL;
 }
@@ -90,8 +84,7 @@ static const char *tpuci__by_generation(const char *type) {
   size_t i;
   for (i = 0; (t = tpuci__tpu_catalogue_at(i)) != NULL; i++) {
     size_t g = strlen(t->generation);
-    if (strncmp(type, t->generation, g) == 0 &&
-        strcmp(type + g, strrchr(t->type, '-')) == 0)
+    if (strncmp(type, t->generation, g) == 0 && strcmp(type + g, strrchr(t->type, '-')) == 0)
       return t->type;
   }
   return NULL;

@@ -21,8 +21,8 @@ void tpuci__codeowners_free(tpuci__codeowners_t *c) {
 }
 
 /* The rule of one line's pattern: anchored or at any depth. */
-static void tpuci__owner_rule(tpuci__codeowners_t *c, const char *pat, size_t n,
-                              const char *owners, int line) {
+static void tpuci__owner_rule(tpuci__codeowners_t *c, const char *pat, size_t n, const char *owners,
+                              int line) {
   tpuci__owner_rule_t *r;
   char *p = tpuci__strndup(pat, n), *slash;
   int anchored;
@@ -135,8 +135,7 @@ static size_t tpuci__segments(const char *p) {
   return n;
 }
 
-const tpuci__owner_rule_t *tpuci__codeowners_match(const tpuci__codeowners_t *c,
-                                                   const char *path) {
+const tpuci__owner_rule_t *tpuci__codeowners_match(const tpuci__codeowners_t *c, const char *path) {
   char *full = tpuci__printf("%s%s", c->prefix ? c->prefix : "", path);
   size_t i = c->n;
   const tpuci__owner_rule_t *hit = NULL;

@@ -51,8 +51,7 @@ int tpuci__codeowners_load(const char *path, tpuci__codeowners_t *c, tpuci__err_
 
 /* The rule that owns `path` (relative to the folder the file was found
  * for, '/'-separated), or NULL. */
-const tpuci__owner_rule_t *tpuci__codeowners_match(const tpuci__codeowners_t *c,
-                                                   const char *path);
+const tpuci__owner_rule_t *tpuci__codeowners_match(const tpuci__codeowners_t *c, const char *path);
 
 void tpuci__codeowners_free(tpuci__codeowners_t *c);
 

@@ -28,8 +28,8 @@ static tpuci__collection_t *tpuci__collection_find(const tpuci__collections_t *c
   return NULL;
 }
 
-const tpuci__collection_t *tpuci__collection_get(const tpuci__collections_t *c,
-                                                 const char *group, const char *key) {
+const tpuci__collection_t *tpuci__collection_get(const tpuci__collections_t *c, const char *group,
+                                                 const char *key) {
   const tpuci__collection_t *e = tpuci__collection_find(c, group);
   return e != NULL && strcmp(e->key, key) == 0 ? e : NULL;
 }
@@ -66,15 +66,13 @@ int tpuci__collections_load_string(tpuci__collections_t *c, const char *data, si
                           TPUCI__COLLECTIONS_MAX_BYTES);
   root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
   if (root == NULL)
-    return tpuci__err_set(err, TPUCI_EIO, "%s:%d:%d: %s", name, jerr.line, jerr.column,
-                          jerr.text);
+    return tpuci__err_set(err, TPUCI_EIO, "%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
   ver = json_object_get(root, "version");
   groups = json_object_get(root, "groups");
   if (!json_is_object(root) || !json_is_integer(ver) || json_integer_value(ver) != 1 ||
       !json_is_object(groups)) {
     json_decref(root);
-    return tpuci__err_set(err, TPUCI_EIO,
-                          "%s: needs {\"version\": 1, \"groups\": {...}}", name);
+    return tpuci__err_set(err, TPUCI_EIO, "%s: needs {\"version\": 1, \"groups\": {...}}", name);
   }
   tpuci__collections_init(&tmp);
   json_object_foreach(groups, group, v) {
@@ -135,8 +133,7 @@ char *tpuci__collections_dump(const tpuci__collections_t *c) {
     json_object_set_new(o, "key", json_string(c->items[i].key));
     json_object_set_new(o, "ids", ids);
     if (c->items[i].overhead_s >= 0)
-      json_object_set_new(o, "overhead_s",
-                          json_real(round(c->items[i].overhead_s * 1e3) / 1e3));
+      json_object_set_new(o, "overhead_s", json_real(round(c->items[i].overhead_s * 1e3) / 1e3));
     json_object_set_new(groups, c->items[i].group, o);
   }
   json_object_set_new(root, "groups", groups);
@@ -148,8 +145,7 @@ char *tpuci__collections_dump(const tpuci__collections_t *c) {
   return out;
 }
 
-int tpuci__collections_save(const tpuci__collections_t *c, const char *path,
-                            tpuci__err_t *err) {
+int tpuci__collections_save(const tpuci__collections_t *c, const char *path, tpuci__err_t *err) {
   char *s = tpuci__collections_dump(c);
   int r = tpuci__write_file_atomic_p(path, s, strlen(s));
   free(s);

@@ -51,12 +51,11 @@ int tpuci__collections_load_string(tpuci__collections_t *c, const char *data, si
                                    const char *name, tpuci__err_t *err);
 /* The store as JSON (a new string); written atomically, its folder made. */
 char *tpuci__collections_dump(const tpuci__collections_t *c);
-int tpuci__collections_save(const tpuci__collections_t *c, const char *path,
-                            tpuci__err_t *err);
+int tpuci__collections_save(const tpuci__collections_t *c, const char *path, tpuci__err_t *err);
 
 /* The record of `group` when its key is `key`; else NULL. */
-const tpuci__collection_t *tpuci__collection_get(const tpuci__collections_t *c,
-                                                 const char *group, const char *key);
+const tpuci__collection_t *tpuci__collection_get(const tpuci__collections_t *c, const char *group,
+                                                 const char *key);
 /* Records what `group` collected under `key` (replacing its record). */
 void tpuci__collection_put(tpuci__collections_t *c, const char *group, const char *key,
                            const tpuci__strv_t *ids, double overhead_s);

@@ -146,8 +146,7 @@ static int tpuci__ix_json(const json_t *a, size_t n, tpuci__deps_ix_t *x) {
   return 0;
 }
 
-static int tpuci__need_json(const json_t *o, const tpuci__deps_rec_t *rec,
-                            tpuci__deps_need_t *n) {
+static int tpuci__need_json(const json_t *o, const tpuci__deps_rec_t *rec, tpuci__deps_need_t *n) {
   const json_t *b = json_object_get(o, "b"), *why = json_object_get(o, "why"), *v;
   size_t i;
   if (!json_is_object(o)) return -1;
@@ -293,9 +292,9 @@ int tpuci__deps_parse(const char *text, size_t len, tpuci__deps_rec_t *rec) {
   tpuci__dtree_sort(&rec->tree);
   /* The order read is the order written (sorted): check it held. */
   for (i = 0; i < rec->tree.n; i++)
-    if (strcmp(rec->tree.files[i].path, json_string_value(json_array_get(
-                                            json_array_get(json_object_get(root, "files"), i),
-                                            0))) != 0)
+    if (strcmp(rec->tree.files[i].path,
+               json_string_value(
+                   json_array_get(json_array_get(json_object_get(root, "files"), i), 0))) != 0)
       goto out;
   if (tpuci__py_json(json_object_get(root, "py"), rec) != 0 ||
       tpuci__pairs_json(json_object_get(root, "dirs"), &rec->dirs, &rec->dir_ids) != 0 ||
@@ -374,8 +373,7 @@ static json_t *tpuci__need_to_json(const tpuci__deps_need_t *n) {
   json_object_set_new(o, "d", tpuci__ix_to_json(&n->dirs));
   json_object_set_new(o, "p", tpuci__ix_to_json(&n->probes));
   for (i = 0; i < n->nblocks; i++)
-    json_array_append_new(b, json_pack("[Is]", (json_int_t) n->blocks[i].file,
-                                       n->blocks[i].name));
+    json_array_append_new(b, json_pack("[Is]", (json_int_t) n->blocks[i].file, n->blocks[i].name));
   json_object_set_new(o, "b", b);
   json_object_set_new(o, "why", n->why ? json_string(n->why) : json_null());
   return o;
@@ -399,8 +397,8 @@ static json_t *tpuci__rec_to_json(const tpuci__deps_rec_t *rec, const char *name
       json_t *bs = json_array();
       for (k = 0; k < rec->py[i].n; k++) {
         const tpuci__pyblock_t *b = &rec->py[i].blocks[k];
-        json_array_append_new(bs, json_pack("[siiis]", b->name, b->first, b->last, b->body,
-                                            b->hash));
+        json_array_append_new(bs,
+                              json_pack("[siiis]", b->name, b->first, b->last, b->body, b->hash));
       }
       json_array_append_new(py, json_pack("[Iso]", (json_int_t) i, rec->py[i].top, bs));
     }
@@ -408,8 +406,8 @@ static json_t *tpuci__rec_to_json(const tpuci__deps_rec_t *rec, const char *name
   for (i = 0; i < rec->dirs.len; i++)
     json_array_append_new(dirs, json_pack("[ss]", rec->dirs.items[i], rec->dir_ids.items[i]));
   for (i = 0; i < rec->probes.len; i++)
-    json_array_append_new(probes, json_pack("[ss#]", rec->probes.items[i],
-                                            &rec->probe_states[i], (size_t) 1));
+    json_array_append_new(
+        probes, json_pack("[ss#]", rec->probes.items[i], &rec->probe_states[i], (size_t) 1));
   for (i = 0; i < rec->python_files.len; i++)
     json_array_append_new(pf, json_string(rec->python_files.items[i]));
   for (i = 0; i < rec->ntests; i++) {

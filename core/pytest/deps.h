@@ -78,8 +78,7 @@ typedef struct {
 } tpuci__deps_test_t;
 
 /* Flags of a tree file. */
-enum { TPUCI__DEPS_IMPORTED = 1,
-       TPUCI__DEPS_WRITTEN = 2 };
+enum { TPUCI__DEPS_IMPORTED = 1, TPUCI__DEPS_WRITTEN = 2 };
 
 typedef struct {
   char *key;             /* the instance's non-file inputs (hex) */
@@ -150,9 +149,8 @@ void tpuci__deps_sel_free(tpuci__deps_sel_t *sel);
  * project at w->root: every test when there is no record, another key, no
  * root, or a change nothing accounts for; else each test the rule leaves
  * out. Over `max_bytes` of skip lines, every test runs. */
-void tpuci__deps_select(const tpuci__deps_rec_t *rec, const char *key,
-                        const tpuci__deps_where_t *w, size_t max_bytes,
-                        tpuci__deps_sel_t *out);
+void tpuci__deps_select(const tpuci__deps_rec_t *rec, const char *key, const tpuci__deps_where_t *w,
+                        size_t max_bytes, tpuci__deps_sel_t *out);
 
 /* "42 of 1,145 recorded tests run: 12 affected by mylib/ops.py (and 2
  * more files), 28 failed last time, ..." (a new string, safe to print). */

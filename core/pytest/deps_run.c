@@ -36,7 +36,8 @@ static char *tpuci__pd_relative(const char *from, const char *to) {
 /* pytest's working folder as it sees it (a container's path), or NULL. */
 static char *tpuci__pd_cwd(const tpuci__kind_run_t *kr, const tpuci__instance_t *inst) {
   const char *cwd = inst->workdir;
-  if (cwd == NULL && inst->runtime != TPUCI__RUNTIME_DOCKER && inst->runtime != TPUCI__RUNTIME_SWARM)
+  if (cwd == NULL && inst->runtime != TPUCI__RUNTIME_DOCKER &&
+      inst->runtime != TPUCI__RUNTIME_SWARM)
     cwd = kr->plan->spec_dir;
   if (cwd == NULL || cwd[0] != '/') return NULL;
   return tpuci__path_normal(cwd);
@@ -63,8 +64,8 @@ static char *tpuci__pd_root_saved(const tpuci__pdeps_t *d, const char *rootdir) 
   return out;
 }
 
-static void tpuci__pd_where(const tpuci__kind_run_t *kr, const tpuci__pdeps_t *d,
-                            const char *root, tpuci__deps_where_t *w) {
+static void tpuci__pd_where(const tpuci__kind_run_t *kr, const tpuci__pdeps_t *d, const char *root,
+                            tpuci__deps_where_t *w) {
   const tpuci__instance_t *inst = &kr->plan->instances[d->first];
   memset(w, 0, sizeof(*w));
   w->root = root;
@@ -263,7 +264,8 @@ void tpuci__pk_deps_ended(tpuci__kind_run_t *kr, const tpuci__kind_proc_t *p) {
   if (d->off || p->results_dir == NULL) return;
   /* A gang's hosts each record (worker-<i>/, host 0 first): merged. */
   tpuci__results_host_dirs(p->results_dir, &dirs);
-  for (i = 0; i < dirs.len; i++) tpuci__deps_fresh_add(&d->fresh, dirs.items[i], h ? h->rootdir : NULL);
+  for (i = 0; i < dirs.len; i++)
+    tpuci__deps_fresh_add(&d->fresh, dirs.items[i], h ? h->rootdir : NULL);
   if (h != NULL && dirs.len > 0) tpuci__pk_left_out(kr, p, d, dirs.items[0]);
   tpuci__strv_free(&dirs);
   if (h != NULL && d->sel.naudit > 0) tpuci__pk_missed(kr, h, d);
@@ -272,9 +274,8 @@ void tpuci__pk_deps_ended(tpuci__kind_run_t *kr, const tpuci__kind_proc_t *p) {
 /* The record after the run, from the rootdir pytest reported: when it is
  * not the folder the selection walked (no record yet said where), that
  * folder is walked now and the record knows it was late. 0, or 1. */
-static int tpuci__pd_update(tpuci__kind_run_t *kr, tpuci__pdeps_t *d,
-                            const tpuci__history_t **hs, size_t nh, const char *run_id,
-                            tpuci__deps_rec_t *out) {
+static int tpuci__pd_update(tpuci__kind_run_t *kr, tpuci__pdeps_t *d, const tpuci__history_t **hs,
+                            size_t nh, const char *run_id, tpuci__deps_rec_t *out) {
   const tpuci__instance_t *inst = &kr->plan->instances[d->first];
   tpuci__deps_where_t w;
   char *host, *saved;
@@ -302,8 +303,8 @@ static int tpuci__pd_update(tpuci__kind_run_t *kr, tpuci__pdeps_t *d,
 }
 
 /* What group `d`'s selection saved this run (select_stats.h). */
-static void tpuci__pd_line(const tpuci__kind_run_t *kr, const tpuci__pdeps_t *d,
-                           const char *run_id, tpuci__select_line_t *l) {
+static void tpuci__pd_line(const tpuci__kind_run_t *kr, const tpuci__pdeps_t *d, const char *run_id,
+                           tpuci__select_line_t *l) {
   size_t i;
   double s;
   memset(l, 0, sizeof(*l));
@@ -329,7 +330,8 @@ static void tpuci__pd_stats(const tpuci__kind_run_t *kr, const char *run_id,
   tpuci__err_t e = {0, NULL};
   size_t g, n = 0;
   for (g = 0; g < kr->ndeps; g++)
-    if (!kr->deps[g].off && kr->deps[g].key != NULL) tpuci__pd_line(kr, &kr->deps[g], run_id, &lines[n++]);
+    if (!kr->deps[g].off && kr->deps[g].key != NULL)
+      tpuci__pd_line(kr, &kr->deps[g], run_id, &lines[n++]);
   if (n > 0 && tpuci__select_stats_append(kr->o.state_dir, lines, n, &e) != 0)
     tpuci__strv_take(warnings, tpuci__printf("select affected: %s", e.msg));
   tpuci__err_clear(&e);

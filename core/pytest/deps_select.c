@@ -7,9 +7,7 @@
 #include "runtime/tree.h"
 
 /* What happened to a record's file since. */
-enum { TPUCI__SAME,
-       TPUCI__CHANGED,
-       TPUCI__GONE };
+enum { TPUCI__SAME, TPUCI__CHANGED, TPUCI__GONE };
 
 /* What the tree says now, against the record. */
 typedef struct {
@@ -36,8 +34,8 @@ static const char *tpuci__base(const char *path) {
  * how it is configured: a new or deleted one is never accounted for by a
  * listing. */
 static int tpuci__decides(const char *path) {
-  static const char *const names[] = {"conftest.py", "pytest.ini", ".pytest.ini", "tox.ini",
-                                      "setup.cfg", "pyproject.toml", "setup.py", NULL};
+  static const char *const names[] = {"conftest.py", "pytest.ini",     ".pytest.ini", "tox.ini",
+                                      "setup.cfg",   "pyproject.toml", "setup.py",    NULL};
   static const char *const suffixes[] = {".py", ".so", ".pyd", ".pth", NULL};
   size_t i;
   for (i = 0; names[i] != NULL; i++)
@@ -179,8 +177,7 @@ static char *tpuci__unaccounted(const tpuci__diff_t *d, tpuci__deps_sel_t *out) 
     tpuci__strv_push(&out->changed, p);
     if (why != NULL || tpuci__dtree_test_file(p, &rec->python_files)) continue;
     if (tpuci__decides(p))
-      why = tpuci__printf("%s is new, and may change what is imported, collected or configured",
-                          p);
+      why = tpuci__printf("%s is new, and may change what is imported, collected or configured", p);
     else if (!tpuci__seen_by_listing(rec, p))
       why = tpuci__printf("%s is new, and no record accounts for it", p);
   }
@@ -241,8 +238,8 @@ static unsigned long tpuci__next(unsigned long *s) {
 }
 
 /* The skip and audit lines; `left` per test: 1 left out, 2 audited. */
-static void tpuci__lines(tpuci__deps_sel_t *out, const tpuci__deps_rec_t *rec,
-                         unsigned char *left, const tpuci__deps_where_t *w) {
+static void tpuci__lines(tpuci__deps_sel_t *out, const tpuci__deps_rec_t *rec, unsigned char *left,
+                         const tpuci__deps_where_t *w) {
   tpuci__buf_t b;
   size_t i, want = 0, nleft = out->nunaffected;
   unsigned long s = w->seed ? w->seed : 0x9e3779b97f4a7c15UL;
@@ -279,9 +276,8 @@ static void tpuci__lines(tpuci__deps_sel_t *out, const tpuci__deps_rec_t *rec,
   out->arg = tpuci__buf_steal(&b);
 }
 
-void tpuci__deps_select(const tpuci__deps_rec_t *rec, const char *key,
-                        const tpuci__deps_where_t *w, size_t max_bytes,
-                        tpuci__deps_sel_t *out) {
+void tpuci__deps_select(const tpuci__deps_rec_t *rec, const char *key, const tpuci__deps_where_t *w,
+                        size_t max_bytes, tpuci__deps_sel_t *out) {
   tpuci__diff_t d;
   unsigned char *left;
   char *why;

@@ -67,10 +67,9 @@ const tpuci__dtree_file_t *tpuci__dtree_get(const tpuci__dtree_t *t, const char 
 
 /* Folders tools write beside the sources. */
 static int tpuci__dtree_skip_dir(const char *name) {
-  static const char *const dirs[] = {".git", ".hg", ".svn", ".tpuci",
-                                     "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache",
-                                     ".hypothesis", ".tox", ".nox", ".venv",
-                                     "node_modules", NULL};
+  static const char *const dirs[] = {
+      ".git",        ".hg",         ".svn", ".tpuci", "__pycache__", ".pytest_cache", ".mypy_cache",
+      ".ruff_cache", ".hypothesis", ".tox", ".nox",   ".venv",       "node_modules",  NULL};
   size_t i;
   for (i = 0; dirs[i] != NULL; i++)
     if (strcmp(name, dirs[i]) == 0) return 1;
@@ -133,8 +132,7 @@ static int tpuci__dtree_hash_fd(int fd, char hex[65]) {
 
 /* The id of what `path` (lstat'ed as *lst) holds, into id; *st is what it
  * leads to. 0, or UV_ENOENT. */
-static int tpuci__dtree_id(const char *path, const struct stat *lst, struct stat *st,
-                           char id[96]) {
+static int tpuci__dtree_id(const char *path, const struct stat *lst, struct stat *st, char id[96]) {
   char target[4096], hex[65];
   int fd;
   if (S_ISLNK(lst->st_mode)) {
@@ -151,12 +149,12 @@ static int tpuci__dtree_id(const char *path, const struct stat *lst, struct stat
     *st = *lst;
   }
   if (st->st_size > TPUCI__DTREE_HASH_MAX) {
-    snprintf(id, 96, "big:%lld:%lld", (long long) st->st_size,
-             (long long) tpuci__ns(st->st_mtim));
+    snprintf(id, 96, "big:%lld:%lld", (long long) st->st_size, (long long) tpuci__ns(st->st_mtim));
     return 0;
   }
   fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) return errno == ENOENT ? UV_ENOENT : (snprintf(id, 96, "%s", TPUCI__DTREE_UNKNOWN), 0);
+  if (fd < 0)
+    return errno == ENOENT ? UV_ENOENT : (snprintf(id, 96, "%s", TPUCI__DTREE_UNKNOWN), 0);
   if (tpuci__dtree_hash_fd(fd, hex) != 0) snprintf(id, 96, "%s", TPUCI__DTREE_UNKNOWN);
   else snprintf(id, 96, "%s", hex);
   close(fd);
@@ -239,11 +237,10 @@ int tpuci__dtree_walk(const char *root, const tpuci__dtree_opts_t *o, tpuci__dtr
               !tpuci__dtree_ignored(rel, o->ignore))
             tpuci__strv_push(&todo, rel);
         } else if ((S_ISREG(lst.st_mode) || S_ISLNK(lst.st_mode)) &&
-                   !tpuci__dtree_skip_file(e->d_name) &&
-                   !tpuci__dtree_ignored(rel, o->ignore) &&
+                   !tpuci__dtree_skip_file(e->d_name) && !tpuci__dtree_ignored(rel, o->ignore) &&
                    tpuci__dtree_one(path, rel, &lst, o, out) != 0) {
-          rc = tpuci__err_set(err, UV_E2BIG, "%s: more than %d files", root,
-                              TPUCI__DTREE_MAX_FILES);
+          rc =
+              tpuci__err_set(err, UV_E2BIG, "%s: more than %d files", root, TPUCI__DTREE_MAX_FILES);
         }
       }
       free(rel);
@@ -308,13 +305,12 @@ void tpuci__dtree_listing(const char *root, const char *rel, const tpuci__strv_t
   while ((e = readdir(d)) != NULL) {
     char *path;
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    path = strcmp(rel, ".") == 0 ? tpuci__strdup(e->d_name)
-                                 : tpuci__printf("%s/%s", rel, e->d_name);
+    path =
+        strcmp(rel, ".") == 0 ? tpuci__strdup(e->d_name) : tpuci__printf("%s/%s", rel, e->d_name);
     if (!tpuci__dtree_skip_dir(e->d_name) && !tpuci__dtree_ignored(path, ignore) &&
         !tpuci__dtree_tool_dir_at(root, path))
       tpuci__strv_take(&names, path);
-    else
-      free(path);
+    else free(path);
   }
   closedir(d);
   if (names.len > 1) qsort(names.items, names.len, sizeof(*names.items), tpuci__strp_cmp);
@@ -337,6 +333,5 @@ char tpuci__dtree_probe(const char *path) {
   struct stat st;
   if (lstat(path, &st) != 0) return '-';
   if (S_ISLNK(st.st_mode) && stat(path, &st) != 0) return 'l';
-  return S_ISREG(st.st_mode) ? 'f' : S_ISDIR(st.st_mode) ? 'd'
-                                                         : 'o';
+  return S_ISREG(st.st_mode) ? 'f' : S_ISDIR(st.st_mode) ? 'd' : 'o';
 }

@@ -269,7 +269,8 @@ static int tpuci__never(const tpuci__upd_t *u, const char *path) {
  * followed. Sets n's why then. */
 static int tpuci__unseen(tpuci__deps_need_t *n, const char *path) {
   if (!tpuci__dtree_ignored(path, NULL)) return 0;
-  if (n->why == NULL) n->why = tpuci__printf("it needs %s, which the project's snapshot leaves out", path);
+  if (n->why == NULL)
+    n->why = tpuci__printf("it needs %s, which the project's snapshot leaves out", path);
   return 1;
 }
 
@@ -297,8 +298,7 @@ static void tpuci__need_of(tpuci__upd_t *u, const tpuci__deps_raw_t *r, tpuci__d
     tpuci__deps_ix_push(&n->top, f);
     if (tpuci__table(u, f) == 0 && (b = tpuci__pyblocks_at(&out->py[f], r->code_lines[i])))
       tpuci__deps_need_block(n, f, b->name);
-    else if (out->py[f].top[0] == '\0')
-      tpuci__deps_ix_push(&n->whole, f);
+    else if (out->py[f].top[0] == '\0') tpuci__deps_ix_push(&n->whole, f);
   }
   /* What tools write beside the sources (.tpuci's runs, caches) is no
    * listing or probe of the project's. */
@@ -317,8 +317,7 @@ static void tpuci__need_of(tpuci__upd_t *u, const tpuci__deps_raw_t *r, tpuci__d
 /* A left-out test's need, from the old record's indices to the new's.
  * 0, or -1 when a folder's listing or a path it probed moved since (it
  * must run next time). */
-static int tpuci__need_copy(tpuci__upd_t *u, const tpuci__deps_need_t *o,
-                            tpuci__deps_need_t *n) {
+static int tpuci__need_copy(tpuci__upd_t *u, const tpuci__deps_need_t *o, tpuci__deps_need_t *n) {
   const tpuci__deps_rec_t *old = u->old;
   size_t i, k;
   int same = 0;
@@ -387,8 +386,8 @@ static void tpuci__start_tree(tpuci__upd_t *u, const tpuci__deps_sel_t *sel) {
   u->moved = tpuci__calloc(out->tree.n + 1, 1);
   for (i = 0; i < out->tree.n; i++) {
     const tpuci__dtree_file_t *s = tpuci__dtree_get(&sel->start, out->tree.files[i].path);
-    const tpuci__dtree_file_t *x = have_end ? tpuci__dtree_get(&end, out->tree.files[i].path)
-                                            : NULL;
+    const tpuci__dtree_file_t *x =
+        have_end ? tpuci__dtree_get(&end, out->tree.files[i].path) : NULL;
     u->moved[i] = !have_end || s == NULL || x == NULL || strcmp(s->id, x->id) != 0;
   }
   if (have_end) tpuci__dtree_free(&end);
@@ -401,8 +400,7 @@ int tpuci__deps_update(tpuci__deps_rec_t *out, const tpuci__deps_rec_t *old,
   tpuci__upd_t u;
   size_t i;
   tpuci__deps_rec_init(out);
-  if (fresh->off != NULL || !sel->has_start || w->root == NULL || fresh->nsessions == 0)
-    return 1;
+  if (fresh->off != NULL || !sel->has_start || w->root == NULL || fresh->nsessions == 0) return 1;
   memset(&u, 0, sizeof(u));
   u.out = out;
   u.old = old;
@@ -438,12 +436,10 @@ int tpuci__deps_update(tpuci__deps_rec_t *out, const tpuci__deps_rec_t *old,
    * others. */
   for (i = 0; i < out->tree.n; i++) {
     if (w->late && tpuci__needed(out, i))
-      snprintf(out->tree.files[i].id, sizeof(out->tree.files[i].id), "%s",
-               TPUCI__DTREE_UNKNOWN);
+      snprintf(out->tree.files[i].id, sizeof(out->tree.files[i].id), "%s", TPUCI__DTREE_UNKNOWN);
     if (!u.moved[i]) continue;
     if (tpuci__needed(out, i)) {
-      snprintf(out->tree.files[i].id, sizeof(out->tree.files[i].id), "%s",
-               TPUCI__DTREE_UNKNOWN);
+      snprintf(out->tree.files[i].id, sizeof(out->tree.files[i].id), "%s", TPUCI__DTREE_UNKNOWN);
     } else {
       char *abs = tpuci__printf("%s/%s", w->root, out->tree.files[i].path);
       tpuci__dtree_file_id(abs, out->tree.files[i].id);

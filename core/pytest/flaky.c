@@ -32,8 +32,8 @@ static char tpuci__flaky_code(const tpuci__history_t *h, const tpuci__test_hist_
   const tpuci__test_run_t *said = tpuci__flaky_said(t);
   size_t k;
   if (said == NULL) {
-    int cancelled = h->n_attempts > 0 &&
-                    h->attempts[h->n_attempts - 1].outcome == TPUCI_OUTCOME_CANCELLED;
+    int cancelled =
+        h->n_attempts > 0 && h->attempts[h->n_attempts - 1].outcome == TPUCI_OUTCOME_CANCELLED;
     for (k = 0; k < t->len; k++) cancelled |= tpuci__test_cancelled(&t->runs[k].result);
     return cancelled ? 0 : 'f';
   }
@@ -168,8 +168,8 @@ static json_t *tpuci__flaky_run_json(const tpuci__flaky_run_t *run) {
       json_array_append_new(row, json_string(identity));
       json_array_append_new(row, json_string(t->id));
       json_array_append_new(row, json_string(code));
-      json_array_append_new(row, json_real(said ? (double) (long) (said->result.time_s * 1000) / 1000
-                                                : 0.0));
+      json_array_append_new(
+          row, json_real(said ? (double) (long) (said->result.time_s * 1000) / 1000 : 0.0));
       json_array_append_new(row, strchr("fko", code[0]) ? tpuci__flaky_msg(t) : json_null());
       json_array_append_new(tests, row);
     }
@@ -182,8 +182,7 @@ static json_t *tpuci__flaky_run_json(const tpuci__flaky_run_t *run) {
 /* The store's lines that parse as runs, oldest first, each parsed once:
  * the text in `out`, and with `parsed` non-NULL the object too (*parsed
  * a new array parallel to `out`, each a new reference). */
-static void tpuci__flaky_lines(const char *text, size_t len, tpuci__strv_t *out,
-                               json_t ***parsed) {
+static void tpuci__flaky_lines(const char *text, size_t len, tpuci__strv_t *out, json_t ***parsed) {
   const char *p = text, *end = text + len;
   size_t cap = 0;
   if (parsed) *parsed = NULL;
@@ -239,8 +238,7 @@ static json_t *tpuci__flaky_recent_of(json_t *const *runs, size_t n, int window)
       const char *code = json_string_value(json_array_get(row, 2));
       char *key, *seq;
       json_t *have;
-      if (inst == NULL || id == NULL || code == NULL || !*code ||
-          strchr("pfkso", code[0]) == NULL)
+      if (inst == NULL || id == NULL || code == NULL || !*code || strchr("pfkso", code[0]) == NULL)
         continue;
       key = tpuci__flaky_key(inst, id);
       have = json_object_get(out, key);
@@ -279,8 +277,9 @@ int tpuci__flaky_append(const char *path, const tpuci__flaky_run_t *run, int rec
   if (r != 0 && r != -ENOENT) {
     /* Unreadable: the file stays as it is, and this run is not in it;
      * never a history started afresh over the old one. */
-    return tpuci__err_set(err, r, "%s: cannot read the history (%s): this run is not added "
-                                  "to it, and the file is kept",
+    return tpuci__err_set(err, r,
+                          "%s: cannot read the history (%s): this run is not added "
+                          "to it, and the file is kept",
                           path, tpuci_strerror(r));
   }
   if (text) tpuci__flaky_lines(text, len, &lines, &parsed);
@@ -474,10 +473,10 @@ static void tpuci__flaky_flip(const tpuci__flaky_stats_t *s, tpuci__flaky_test_t
  * result between two trees is a flip all the same. */
 static int tpuci__flaky_same_inputs(const tpuci__flaky_stats_t *s, const tpuci__flaky_test_t *t,
                                     size_t a, size_t b) {
-  const char *ka = json_string_value(json_object_get(json_object_get(s->parsed[a], "inputs"),
-                                                     t->instance));
-  const char *kb = json_string_value(json_object_get(json_object_get(s->parsed[b], "inputs"),
-                                                     t->instance));
+  const char *ka =
+      json_string_value(json_object_get(json_object_get(s->parsed[a], "inputs"), t->instance));
+  const char *kb =
+      json_string_value(json_object_get(json_object_get(s->parsed[b], "inputs"), t->instance));
   return ka != NULL && kb != NULL && strcmp(ka, kb) == 0;
 }
 
@@ -517,8 +516,9 @@ int tpuci__flaky_stats(const char *path, int runs, tpuci__flaky_stats_t *s, tpuc
 
   memset(s, 0, sizeof(*s));
   if (r == -ENOENT)
-    return tpuci__err_set(err, TPUCI_ENOMATCH, "%s: no history yet (every `tpuci run` with "
-                                               "pytest jobs adds to it)",
+    return tpuci__err_set(err, TPUCI_ENOMATCH,
+                          "%s: no history yet (every `tpuci run` with "
+                          "pytest jobs adds to it)",
                           path);
   if (r != 0) return tpuci__err_set(err, r, "%s: cannot read: %s", path, tpuci_strerror(r));
   tpuci__flaky_lines(text, len, &s->lines, &s->all);
@@ -552,8 +552,7 @@ int tpuci__flaky_stats(const char *path, int runs, tpuci__flaky_stats_t *s, tpuc
 void tpuci__flaky_tree_short(const char *tree, char out[24]) {
   const char *colon = strchr(tree, ':');
   if (colon == NULL) snprintf(out, 24, "%.8s", tree);
-  else snprintf(out, 24, "%.*s:%.8s", colon - tree < 7 ? (int) (colon - tree) : 7, tree,
-                colon + 1);
+  else snprintf(out, 24, "%.*s:%.8s", colon - tree < 7 ? (int) (colon - tree) : 7, tree, colon + 1);
 }
 
 /* The window's run `i`'s id ("" when it has none). */
@@ -586,18 +585,18 @@ static void tpuci__flaky_json(tpuci__buf_t *b, const tpuci__flaky_stats_t *s) {
     const tpuci__flaky_test_t *t = &s->tests[k];
     if (t->last_run == NULL) continue;
     json_array_append_new(
-        arr, json_pack("{s:s, s:s, s:f, s:I, s:I, s:I, s:s, s:o, s:s, s:o}", "instance",
-                       t->instance, "id", t->id, "flip_rate", tpuci__flaky_rate(t), "flips",
-                       (json_int_t) t->flips, "fails", (json_int_t) t->fails, "runs",
-                       (json_int_t) t->runs, "outcomes", t->seq, "flip_runs",
-                       tpuci__flaky_rests_json(s, t), "last_failure_run", t->last_run,
-                       "last_failure", t->last_msg ? json_string(t->last_msg) : json_null()));
+        arr,
+        json_pack("{s:s, s:s, s:f, s:I, s:I, s:I, s:s, s:o, s:s, s:o}", "instance", t->instance,
+                  "id", t->id, "flip_rate", tpuci__flaky_rate(t), "flips", (json_int_t) t->flips,
+                  "fails", (json_int_t) t->fails, "runs", (json_int_t) t->runs, "outcomes", t->seq,
+                  "flip_runs", tpuci__flaky_rests_json(s, t), "last_failure_run", t->last_run,
+                  "last_failure", t->last_msg ? json_string(t->last_msg) : json_null()));
   }
   for (k = 0; k < s->ninfra; k++)
-    json_array_append_new(left, json_pack("{s:s, s:s, s:I, s:I}", "run", s->infra[k].run,
-                                          "instance", s->infra[k].instance, "tests",
-                                          (json_int_t) s->infra[k].tests, "failed",
-                                          (json_int_t) s->infra[k].failed));
+    json_array_append_new(
+        left, json_pack("{s:s, s:s, s:I, s:I}", "run", s->infra[k].run, "instance",
+                        s->infra[k].instance, "tests", (json_int_t) s->infra[k].tests, "failed",
+                        (json_int_t) s->infra[k].failed));
   json_object_set_new(root, "runs", ids);
   json_object_set_new(root, "trees", trees);
   json_object_set_new(root, "tests", arr);
@@ -616,17 +615,19 @@ static void tpuci__flaky_text(tpuci__buf_t *b, const tpuci__flaky_stats_t *s, co
                   s->nrun == 1 ? "it" : "them");
   for (k = 0; k < s->nrun; k++) unknown += s->tree[k] == NULL;
   if (unknown > 0)
-    tpuci__buf_addf(b, "%zu of %s of no known tree (outside git, or recorded before trees "
-                       "were): a change of result from or to %s is no flip\n",
+    tpuci__buf_addf(b,
+                    "%zu of %s of no known tree (outside git, or recorded before trees "
+                    "were): a change of result from or to %s is no flip\n",
                     unknown, s->nrun == 1 ? "it" : "them", unknown == 1 ? "it" : "one");
   for (k = 0; k < s->ninfra; k++)
-    tpuci__buf_addf(b, "left out of flip rates: run %s of %s: %zu of its %zu tests failed "
-                       "(an infra run)\n",
-                    s->infra[k].run, s->infra[k].instance,
-                    s->infra[k].failed, s->infra[k].tests);
+    tpuci__buf_addf(b,
+                    "left out of flip rates: run %s of %s: %zu of its %zu tests failed "
+                    "(an infra run)\n",
+                    s->infra[k].run, s->infra[k].instance, s->infra[k].failed, s->infra[k].tests);
   if (listed > 0)
-    tpuci__buf_addf(b, "flip rate  fails/runs  outcomes (oldest first: p pass, f fail, "
-                       "k flaky, o order-dependent, s skip, - absent%s)\n",
+    tpuci__buf_addf(b,
+                    "flip rate  fails/runs  outcomes (oldest first: p pass, f fail, "
+                    "k flaky, o order-dependent, s skip, - absent%s)\n",
                     s->ninfra ? ", x infra run" : "");
   for (k = 0; k < s->ntests; k++) {
     const tpuci__flaky_test_t *t = &s->tests[k];
@@ -681,8 +682,7 @@ void tpuci__flaky_last_failed(const char *path, const char *const *identities, s
 
   tpuci__idmap_init(&want);
   for (k = 0; k < n; k++) tpuci__idmap_put(&want, identities[k], k);
-  if (n == 0 || tpuci__read_file_max(path, TPUCI__FLAKY_MAX_BYTES * 2, &text, &len) != 0)
-    len = 0;
+  if (n == 0 || tpuci__read_file_max(path, TPUCI__FLAKY_MAX_BYTES * 2, &text, &len) != 0) len = 0;
   /* Newest first, each line parsed only when reached: most often the
    * last run has every identity. A line that is not a run is skipped. */
   for (end = len; end > 0 && left > 0;) {

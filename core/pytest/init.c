@@ -7,9 +7,7 @@
 
 #include "pytest/init.h"
 
-enum { TPUCI__FAM_MULTIHOST,
-       TPUCI__FAM_TPU,
-       TPUCI__FAM_PLAIN };
+enum { TPUCI__FAM_MULTIHOST, TPUCI__FAM_TPU, TPUCI__FAM_PLAIN };
 
 typedef struct {
   int kind;
@@ -27,9 +25,9 @@ typedef struct {
 } tpuci__fams_t;
 
 /* pytest's own markers: registered or not, they are no family. */
-static const char *const tpuci__builtin_markers[] = {
-    "skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings", "tryfirst",
-    "trylast", NULL};
+static const char *const tpuci__builtin_markers[] = {"skip",        "skipif",      "xfail",
+                                                     "parametrize", "usefixtures", "filterwarnings",
+                                                     "tryfirst",    "trylast",     NULL};
 
 /* ------------------------------------------------------------------ */
 /* Families                                                            */
@@ -38,7 +36,8 @@ static int tpuci__has_word(const char *lower, const char *word) {
   const char *p = lower;
   size_t n = strlen(word);
   while ((p = strstr(p, word)) != NULL) {
-    if ((p == lower || p[-1] == '_' || p[-1] == '-') && (p[n] == '\0' || p[n] == '_' || p[n] == '-'))
+    if ((p == lower || p[-1] == '_' || p[-1] == '-') &&
+        (p[n] == '\0' || p[n] == '_' || p[n] == '-'))
       return 1;
     p++;
   }
@@ -47,8 +46,8 @@ static int tpuci__has_word(const char *lower, const char *word) {
 
 /* Which kind of family a marker's name says. */
 static int tpuci__marker_kind(const char *name) {
-  static const char *const multi[] = {"multihost", "multinode", "multislice", "multiworker",
-                                      "distributed", NULL};
+  static const char *const multi[] = {"multihost",   "multinode",   "multislice",
+                                      "multiworker", "distributed", NULL};
   char *lower = tpuci__strdup(name), *flat = tpuci__strdup(name), *q;
   const char *p;
   size_t k;
@@ -134,7 +133,8 @@ static void tpuci__fams_make(const tpuci__pyconf_t *conf, tpuci__fams_t *f) {
       tpuci__strv_push(&f->skipped, line);
       continue;
     }
-    for (k = 0; tpuci__builtin_markers[k]; k++) builtin |= strcmp(name, tpuci__builtin_markers[k]) == 0;
+    for (k = 0; tpuci__builtin_markers[k]; k++)
+      builtin |= strcmp(name, tpuci__builtin_markers[k]) == 0;
     if (builtin || tpuci__fams_have(&raw, name)) {
       free(name);
       continue;
@@ -153,7 +153,8 @@ static void tpuci__fams_make(const tpuci__pyconf_t *conf, tpuci__fams_t *f) {
       if (raw.items[i].kind == kind) {
         f->items = tpuci__realloc(f->items, (f->len + 1) * sizeof(*f->items));
         f->items[f->len] = raw.items[i];
-        if (kind == TPUCI__FAM_PLAIN && ++plain > TPUCI__INIT_MAX_PLAIN) f->items[f->len].folded = 1;
+        if (kind == TPUCI__FAM_PLAIN && ++plain > TPUCI__INIT_MAX_PLAIN)
+          f->items[f->len].folded = 1;
         f->len++;
       }
   free(raw.items);
@@ -258,9 +259,7 @@ static void tpuci__lua_str(tpuci__buf_t *b, const char *s) {
 static void tpuci__and_list(tpuci__buf_t *b, const tpuci__strv_t *v, const char *conj) {
   size_t k, shown = v->len > 12 ? 11 : v->len;
   for (k = 0; k < shown; k++)
-    tpuci__buf_addf(b, "%s%s", k == 0 ? "" : k + 1 == v->len ? conj
-                                                             : ", ",
-                    v->items[k]);
+    tpuci__buf_addf(b, "%s%s", k == 0 ? "" : k + 1 == v->len ? conj : ", ", v->items[k]);
   if (shown < v->len) tpuci__buf_addf(b, " and %zu more", v->len - shown);
 }
 
@@ -311,8 +310,7 @@ static void tpuci__fam_comment(tpuci__buf_t *b, const tpuci__fam_t *fam, const c
   for (k = 0; k < fam->names.len; k++) {
     if (*fam->descs.items[k])
       tpuci__buf_addf(b, "-- %s: \"%s\" (%s)\n", fam->names.items[k], fam->descs.items[k], file);
-    else
-      tpuci__buf_addf(b, "-- %s (%s)\n", fam->names.items[k], file);
+    else tpuci__buf_addf(b, "-- %s (%s)\n", fam->names.items[k], file);
   }
 }
 
@@ -347,8 +345,8 @@ static void tpuci__commentf_take(tpuci__buf_t *b, char *text) {
 /* ------------------------------------------------------------------ */
 /* The spec                                                            */
 
-static void tpuci__spec_header(tpuci__buf_t *b, const tpuci__pyconf_t *conf,
-                               const tpuci__fams_t *f, const tpuci__init_opts_t *o) {
+static void tpuci__spec_header(tpuci__buf_t *b, const tpuci__pyconf_t *conf, const tpuci__fams_t *f,
+                               const tpuci__init_opts_t *o) {
   tpuci__buf_t t;
   tpuci__strv_t names = {0};
   size_t i, k;
@@ -361,7 +359,8 @@ static void tpuci__spec_header(tpuci__buf_t *b, const tpuci__pyconf_t *conf,
     if (name && k == names.len && tpuci__fams_have(f, name)) tpuci__strv_take(&names, name);
     else free(name);
   }
-  tpuci__buf_addf(&t, "%s: a starting spec for this project, written by `tpuci init` ", o->spec_name);
+  tpuci__buf_addf(&t, "%s: a starting spec for this project, written by `tpuci init` ",
+                  o->spec_name);
   if (conf->file == NULL) {
     tpuci__buf_adds(&t, "without a pytest configuration (no pytest.ini, pyproject.toml with "
                         "[tool.pytest.ini_options], tox.ini with [pytest] or setup.cfg with "
@@ -395,10 +394,11 @@ static void tpuci__spec_header(tpuci__buf_t *b, const tpuci__pyconf_t *conf,
   }
   if (f->skipped.len > 0) {
     t.len = 0;
-    tpuci__buf_addf(&t, "%zu marker line%s of %s name%s no marker that -m can select, so no job "
-                        "is made for %s.",
-                    f->skipped.len, f->skipped.len == 1 ? "" : "s",
-                    conf->file, f->skipped.len == 1 ? "s" : "", f->skipped.len == 1 ? "it" : "them");
+    tpuci__buf_addf(&t,
+                    "%zu marker line%s of %s name%s no marker that -m can select, so no job "
+                    "is made for %s.",
+                    f->skipped.len, f->skipped.len == 1 ? "" : "s", conf->file,
+                    f->skipped.len == 1 ? "s" : "", f->skipped.len == 1 ? "it" : "them");
     tpuci__comment(b, t.data);
   }
   tpuci__buf_add(b, "\n", 1);
@@ -426,8 +426,9 @@ static void tpuci__spec_image(tpuci__buf_t *b, const tpuci__init_opts_t *o) {
                                           "have.",
                                           ref));
   }
-  tpuci__comment(b, "pull = \"never\": the image is this machine's, tpuci pulls nothing (\"missing\" "
-                    "pulls it from its registry when it is not here).");
+  tpuci__comment(b,
+                 "pull = \"never\": the image is this machine's, tpuci pulls nothing (\"missing\" "
+                 "pulls it from its registry when it is not here).");
   tpuci__buf_adds(b, "image \"test\" { ref = ");
   tpuci__lua_str(b, ref);
   tpuci__buf_adds(b, ", pull = \"never\" }\n\n");
@@ -436,11 +437,12 @@ static void tpuci__spec_image(tpuci__buf_t *b, const tpuci__init_opts_t *o) {
 
 static void tpuci__spec_helper(tpuci__buf_t *b, const tpuci__pyconf_t *conf,
                                const tpuci__init_opts_t *o) {
-  tpuci__commentf_take(b, tpuci__printf(
-                              "What every job shares: that image, the project mounted read-only at /src, and pytest "
-                              "started there%s%s%s. A job gets 30 minutes unless it says.",
-                              conf->file ? ", so that it reads " : "", conf->file ? conf->file : "",
-                              conf->file ? " as it does here" : ""));
+  tpuci__commentf_take(
+      b, tpuci__printf(
+             "What every job shares: that image, the project mounted read-only at /src, and pytest "
+             "started there%s%s%s. A job gets 30 minutes unless it says.",
+             conf->file ? ", so that it reads " : "", conf->file ? conf->file : "",
+             conf->file ? " as it does here" : ""));
   tpuci__buf_adds(b, "local function project(t)\n"
                      "  t.image   = \"test\"\n"
                      "  t.mounts  = { [");
@@ -494,8 +496,9 @@ static void tpuci__spec_rest(tpuci__buf_t *b, const tpuci__pyconf_t *conf, const
     if (folded.len > 0) {
       tpuci__buf_adds(&t, ", those marked ");
       tpuci__and_list(&t, &folded, " or ");
-      tpuci__buf_addf(&t, " too (more than %d kinds of markers: give them jobs of their own if "
-                          "they need it)",
+      tpuci__buf_addf(&t,
+                      " too (more than %d kinds of markers: give them jobs of their own if "
+                      "they need it)",
                       TPUCI__INIT_MAX_PLAIN);
     }
     tpuci__buf_adds(&t, ". `shards = 4` in pytest splits them over 4 containers, balanced by the "
@@ -517,7 +520,8 @@ static void tpuci__but_not(tpuci__buf_t *t, const tpuci__fams_t *f, size_t i) {
   tpuci__strv_t earlier = {0};
   size_t j, k;
   for (j = 0; j < i; j++)
-    for (k = 0; k < f->items[j].names.len; k++) tpuci__strv_push(&earlier, f->items[j].names.items[k]);
+    for (k = 0; k < f->items[j].names.len; k++)
+      tpuci__strv_push(&earlier, f->items[j].names.items[k]);
   if (earlier.len > 0) {
     tpuci__buf_adds(t, ", but not those marked ");
     tpuci__and_list(t, &earlier, " or ");
@@ -526,8 +530,8 @@ static void tpuci__but_not(tpuci__buf_t *t, const tpuci__fams_t *f, size_t i) {
   tpuci__strv_free(&earlier);
 }
 
-static void tpuci__spec_family(tpuci__buf_t *b, const tpuci__pyconf_t *conf,
-                               const tpuci__fams_t *f, size_t i) {
+static void tpuci__spec_family(tpuci__buf_t *b, const tpuci__pyconf_t *conf, const tpuci__fams_t *f,
+                               size_t i) {
   const tpuci__fam_t *fam = &f->items[i];
   tpuci__buf_t t, expr;
 
@@ -537,15 +541,13 @@ static void tpuci__spec_family(tpuci__buf_t *b, const tpuci__pyconf_t *conf,
   tpuci__buf_adds(&t, "Tests marked ");
   tpuci__and_list(&t, &fam->names, " or ");
   tpuci__but_not(&t, f, i);
-  if (fam->kind == TPUCI__FAM_TPU)
-    tpuci__buf_adds(&t, ", on one emulated TPU v4 host (4 chips).");
+  if (fam->kind == TPUCI__FAM_TPU) tpuci__buf_adds(&t, ", on one emulated TPU v4 host (4 chips).");
   else if (fam->kind == TPUCI__FAM_MULTIHOST)
     tpuci__buf_adds(&t, ", on both hosts of an emulated v4-16 at once: a gang of two containers "
                         "on a network of their own, each starting the same pytest with its "
                         "host's TPU_WORKER_ID, RANK and WORLD_SIZE, and MASTER_ADDR naming host "
                         "0. A gang that could not start is tried once more.");
-  else
-    tpuci__buf_adds(&t, ".");
+  else tpuci__buf_adds(&t, ".");
   tpuci__comment(b, t.data);
   tpuci__fam_expr(&expr, f, i);
   tpuci__buf_adds(b, "job ");
@@ -604,8 +606,7 @@ static char *tpuci__init_summary(const tpuci__pyconf_t *conf, const tpuci__fams_
     markers += f->items[i].names.len;
     jobs += !f->items[i].folded;
   }
-  if (conf->file == NULL)
-    tpuci__buf_adds(&s, "without a pytest configuration");
+  if (conf->file == NULL) tpuci__buf_adds(&s, "without a pytest configuration");
   else
     tpuci__buf_addf(&s, "from %s (%s): %zu marker%s", conf->file, conf->section, markers,
                     markers == 1 ? "" : "s");
@@ -654,8 +655,7 @@ char *tpuci__init_spec(const tpuci__pyconf_t *given, const tpuci__init_opts_t *o
   }
   /* The families' names first: the rest's gives way. */
   tpuci__fams_name(&f, &taken);
-  rest = tpuci__unique(&taken, f.len == 0 ? "tests" : folded ? "rest"
-                                                             : "unmarked");
+  rest = tpuci__unique(&taken, f.len == 0 ? "tests" : folded ? "rest" : "unmarked");
   tpuci__buf_init(&b);
   tpuci__spec_header(&b, conf, &f, o);
   if (unwritable > 0) {
@@ -671,14 +671,16 @@ char *tpuci__init_spec(const tpuci__pyconf_t *given, const tpuci__init_opts_t *o
   tpuci__spec_helper(&b, conf, o);
   tpuci__spec_rest(&b, conf, &f, rest);
   for (i = 0; i < f.len; i++)
-    if (f.items[i].kind == TPUCI__FAM_PLAIN && !f.items[i].folded) tpuci__spec_family(&b, conf, &f, i);
+    if (f.items[i].kind == TPUCI__FAM_PLAIN && !f.items[i].folded)
+      tpuci__spec_family(&b, conf, &f, i);
   if (tpu || multi) tpuci__spec_topologies(&b, tpu, multi, o->jax);
   for (i = 0; i < f.len; i++)
     if (f.items[i].kind == TPUCI__FAM_TPU) tpuci__spec_family(&b, conf, &f, i);
   for (i = 0; i < f.len; i++)
     if (f.items[i].kind == TPUCI__FAM_MULTIHOST) tpuci__spec_family(&b, conf, &f, i);
   /* One newline at the end. */
-  while (b.len > 1 && b.data[b.len - 1] == '\n' && b.data[b.len - 2] == '\n') b.data[--b.len] = '\0';
+  while (b.len > 1 && b.data[b.len - 1] == '\n' && b.data[b.len - 2] == '\n')
+    b.data[--b.len] = '\0';
   if (summary) *summary = tpuci__init_summary(conf, &f, rest);
   free(rest);
   tpuci__strv_free(&taken);

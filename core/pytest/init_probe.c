@@ -61,8 +61,7 @@ static void tpuci__scan_tree(tpuci__scan_t *sc, const char *rel, int depth) {
     if (lstat(path, &st) == 0) {
       if (S_ISREG(st.st_mode) && n > 3 && strcmp(e->d_name + n - 3, ".py") == 0)
         tpuci__scan_file(sc, sub);
-      else if (S_ISDIR(st.st_mode) && depth > 0)
-        tpuci__scan_tree(sc, sub, depth - 1);
+      else if (S_ISDIR(st.st_mode) && depth > 0) tpuci__scan_tree(sc, sub, depth - 1);
     }
     free(path);
     free(sub);
@@ -71,18 +70,16 @@ static void tpuci__scan_tree(tpuci__scan_t *sc, const char *rel, int depth) {
 }
 
 /* A test path worth looking into: relative, without "..". */
-static int tpuci__plain_rel(const char *p) {
-  return *p && *p != '/' && strstr(p, "..") == NULL;
-}
+static int tpuci__plain_rel(const char *p) { return *p && *p != '/' && strstr(p, "..") == NULL; }
 
 /* Whether a top-level entry is the project's prose, hidden or built:
  * not counted for the results cache. */
 static int tpuci__init_uncounted(const char *name) {
-  static const char *const folders[] = {"docs", "doc", "build", "dist", "venv", "__pycache__",
-                                        "htmlcov", NULL};
-  static const char *const prefixes[] = {"README", "LICENSE", "LICENCE", "COPYING", "AUTHORS",
-                                         "CHANGELOG", "CHANGES", "NOTICE", "CONTRIBUTING",
-                                         NULL};
+  static const char *const folders[] = {"docs", "doc",         "build",   "dist",
+                                        "venv", "__pycache__", "htmlcov", NULL};
+  static const char *const prefixes[] = {"README",       "LICENSE",   "LICENCE", "COPYING",
+                                         "AUTHORS",      "CHANGELOG", "CHANGES", "NOTICE",
+                                         "CONTRIBUTING", NULL};
   size_t k, n = strlen(name);
   if (name[0] == '.') return 1;
   for (k = 0; folders[k]; k++)
@@ -148,7 +145,8 @@ void tpuci__init_probe(const char *dir, const tpuci__pyconf_t *conf, tpuci__init
     closedir(d);
   }
   for (k = 0; k < conf->testpaths.len; k++)
-    if (tpuci__plain_rel(conf->testpaths.items[k])) tpuci__scan_tree(&sc, conf->testpaths.items[k], 2);
+    if (tpuci__plain_rel(conf->testpaths.items[k]))
+      tpuci__scan_tree(&sc, conf->testpaths.items[k], 2);
   if (conf->testpaths.len == 0) {
     tpuci__scan_tree(&sc, "tests", 2);
     tpuci__scan_tree(&sc, "test", 2);

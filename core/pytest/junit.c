@@ -119,8 +119,7 @@ void tpuci__junit_mangle(const char *node_id, char **classname, char **name) {
 
 static int tpuci__is_upper(char c) { return c >= 'A' && c <= 'Z'; }
 
-static void tpuci__add_dots_as(tpuci__buf_t *b, const char *s, size_t n,
-                               const char *sep) {
+static void tpuci__add_dots_as(tpuci__buf_t *b, const char *s, size_t n, const char *sep) {
   size_t i, start = 0;
   for (i = 0; i <= n; i++) {
     if (i == n || s[i] == '.') {
@@ -131,8 +130,7 @@ static void tpuci__add_dots_as(tpuci__buf_t *b, const char *s, size_t n,
   }
 }
 
-char *tpuci__junit_node_id(const char *classname, const char *name,
-                           const char *file) {
+char *tpuci__junit_node_id(const char *classname, const char *name, const char *file) {
   tpuci__buf_t b;
   size_t cn;
 
@@ -156,8 +154,7 @@ char *tpuci__junit_node_id(const char *classname, const char *name,
       free(mod);
       return tpuci__buf_steal(&b);
     }
-    if (strncmp(classname, mod, ml) == 0 &&
-        (classname[ml] == '\0' || classname[ml] == '.')) {
+    if (strncmp(classname, mod, ml) == 0 && (classname[ml] == '\0' || classname[ml] == '.')) {
       rest = classname + ml;
     } else {
       /* A --junit-prefix puts components before the module. */
@@ -234,8 +231,7 @@ size_t tpuci__junit_resolve_ids(tpuci__junit_t *j, const tpuci__strv_t *known) {
   for (i = 0; i < keys.len; i++) tpuci__idmap_put(&map, keys.items[i], i);
   for (i = 0; i < j->len; i++) {
     tpuci__test_t *t = &j->items[i];
-    char *key = tpuci__printf("%s\x1f%s", t->classname ? t->classname : "",
-                              t->name ? t->name : "");
+    char *key = tpuci__printf("%s\x1f%s", t->classname ? t->classname : "", t->name ? t->name : "");
     size_t k = tpuci__idmap_get(&map, key);
     free(key);
     if (k != TPUCI__IDMAP_NONE && strcmp(t->id, known->items[k]) != 0) {
@@ -317,9 +313,7 @@ static size_t tpuci__utf8_cut(const char *s, size_t n) {
   }
   if (i > 0) {
     unsigned char lead = (unsigned char) s[i - 1];
-    size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3
-                                 : lead >= 0xC0   ? 2
-                                                  : 1;
+    size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
     if (lead >= 0xC0 && need > back + 1) return i - 1;
   }
   return n;
@@ -350,8 +344,7 @@ static char *tpuci__clip_finish(tpuci__clip_t *c) {
   if (c->total > c->head.len + c->ring_len) {
     size_t dropped;
     size_t head_len = tpuci__utf8_cut(c->head.data ? c->head.data : "", c->head.len);
-    while (skip < tail_len && skip < 3 && ((unsigned char) tail[skip] & 0xC0) == 0x80)
-      skip++;
+    while (skip < tail_len && skip < 3 && ((unsigned char) tail[skip] & 0xC0) == 0x80) skip++;
     dropped = c->total - head_len - (tail_len - skip);
     tpuci__buf_add(&out, c->head.data ? c->head.data : "", head_len);
     tpuci__buf_addf(&out, "\n[... %zu bytes truncated by tpuci ...]\n", dropped);
@@ -394,8 +387,7 @@ typedef struct {
   tpuci__clip_t text, out, err;
 } tpuci__jp_t;
 
-static void tpuci__jp_fail(tpuci__jp_t *jp, const char *fmt, ...)
-    TPUCI__PRINTF(2, 3);
+static void tpuci__jp_fail(tpuci__jp_t *jp, const char *fmt, ...) TPUCI__PRINTF(2, 3);
 
 static void tpuci__jp_fail(tpuci__jp_t *jp, const char *fmt, ...) {
   va_list ap;
@@ -495,8 +487,8 @@ static void tpuci__jp_start_case(tpuci__jp_t *jp, const XML_Char **atts) {
   jp->case_depth = jp->depth;
 }
 
-static void tpuci__jp_outcome(tpuci__jp_t *jp, tpuci__test_outcome_t o,
-                              const char *tag, const XML_Char **atts) {
+static void tpuci__jp_outcome(tpuci__jp_t *jp, tpuci__test_outcome_t o, const char *tag,
+                              const XML_Char **atts) {
   const char *type = tpuci__attr(atts, "type");
   const char *message = tpuci__attr(atts, "message");
   int rank = tpuci__outcome_rank(o);
@@ -521,8 +513,7 @@ static void tpuci__jp_outcome(tpuci__jp_t *jp, tpuci__test_outcome_t o,
   jp->capture_depth = jp->depth;
 }
 
-static void XMLCALL tpuci__jp_start(void *ud, const XML_Char *name,
-                                    const XML_Char **atts) {
+static void XMLCALL tpuci__jp_start(void *ud, const XML_Char *name, const XML_Char **atts) {
   tpuci__jp_t *jp = ud;
 
   if (jp->failed) return;
@@ -533,8 +524,7 @@ static void XMLCALL tpuci__jp_start(void *ud, const XML_Char *name,
   }
   if (jp->depth == 1) {
     if (strcmp(name, "testsuites") != 0 && strcmp(name, "testsuite") != 0) {
-      tpuci__jp_fail(jp, "the root element is <%.64s>, not <testsuites> or <testsuite>",
-                     name);
+      tpuci__jp_fail(jp, "the root element is <%.64s>, not <testsuites> or <testsuite>", name);
       return;
     }
   }
@@ -554,8 +544,9 @@ static void XMLCALL tpuci__jp_start(void *ud, const XML_Char *name,
     tpuci__jp_outcome(jp, TPUCI_TEST_ERROR, name, atts);
   } else if (strcmp(name, "skipped") == 0) {
     const char *type = tpuci__attr(atts, "type");
-    tpuci__jp_outcome(jp, type && strcmp(type, "pytest.xfail") == 0 ? TPUCI_TEST_XFAIL : TPUCI_TEST_SKIPPED,
-                      name, atts);
+    tpuci__jp_outcome(
+        jp, type && strcmp(type, "pytest.xfail") == 0 ? TPUCI_TEST_XFAIL : TPUCI_TEST_SKIPPED, name,
+        atts);
   } else if (strcmp(name, "system-out") == 0) {
     if (!jp->out.present) tpuci__clip_start(&jp->out, TPUCI__JUNIT_TEXT_MAX);
     jp->capture = &jp->out;
@@ -665,9 +656,8 @@ static void XMLCALL tpuci__jp_chars(void *ud, const XML_Char *s, int len) {
 }
 
 static void XMLCALL tpuci__jp_entity(void *ud, const XML_Char *name, int is_param,
-                                     const XML_Char *value, int value_length,
-                                     const XML_Char *base, const XML_Char *system_id,
-                                     const XML_Char *public_id,
+                                     const XML_Char *value, int value_length, const XML_Char *base,
+                                     const XML_Char *system_id, const XML_Char *public_id,
                                      const XML_Char *notation) {
   tpuci__jp_t *jp = ud;
   (void) is_param, (void) value, (void) value_length, (void) base;
@@ -717,8 +707,7 @@ static int tpuci__junit_parse_named(const char *what, const char *data, size_t l
         jp.failed = 1;
         jp.line = (unsigned long) XML_GetCurrentLineNumber(jp.p);
         jp.col = (unsigned long) XML_GetCurrentColumnNumber(jp.p) + 1;
-        snprintf(jp.msg, sizeof(jp.msg), "%s",
-                 XML_ErrorString(XML_GetErrorCode(jp.p)));
+        snprintf(jp.msg, sizeof(jp.msg), "%s", XML_ErrorString(XML_GetErrorCode(jp.p)));
       }
       break;
     }
@@ -728,8 +717,7 @@ static int tpuci__junit_parse_named(const char *what, const char *data, size_t l
      * every call; growing the chunk while one is pending keeps a huge
      * attribute linear instead of quadratic. */
     at = XML_GetCurrentByteIndex(jp.p);
-    if (at >= 0 && off - (size_t) at > chunk / 2 && chunk < ((size_t) 64 << 20))
-      chunk *= 2;
+    if (at >= 0 && off - (size_t) at > chunk / 2 && chunk < ((size_t) 64 << 20)) chunk *= 2;
   }
   if (jp.failed)
     rc = tpuci__err_set(err, TPUCI_EIO, "%s:%lu:%lu: %s", what, jp.line, jp.col, jp.msg);
@@ -746,8 +734,7 @@ static int tpuci__junit_parse_named(const char *what, const char *data, size_t l
   return rc;
 }
 
-int tpuci__junit_parse(const char *data, size_t len, tpuci__junit_t *j,
-                       tpuci__err_t *err) {
+int tpuci__junit_parse(const char *data, size_t len, tpuci__junit_t *j, tpuci__err_t *err) {
   return tpuci__junit_parse_named("junit", data, len, j, err);
 }
 

@@ -97,12 +97,10 @@ typedef struct {
  * above; err then says "junit:LINE:COL: what". On error j still holds the
  * test cases that were complete before the error (a truncated report
  * keeps what it had), and must be freed either way. */
-int tpuci__junit_parse(const char *data, size_t len, tpuci__junit_t *j,
-                       tpuci__err_t *err);
+int tpuci__junit_parse(const char *data, size_t len, tpuci__junit_t *j, tpuci__err_t *err);
 /* The same for a file; messages start with the path. UV_ENOENT (and other
  * negative errno codes) when the file cannot be read. */
-int tpuci__junit_parse_file(const char *path, tpuci__junit_t *j,
-                            tpuci__err_t *err);
+int tpuci__junit_parse_file(const char *path, tpuci__junit_t *j, tpuci__err_t *err);
 void tpuci__junit_free(tpuci__junit_t *j);
 
 void tpuci__test_free(tpuci__test_t *t);
@@ -123,8 +121,7 @@ void tpuci__test_copy(tpuci__test_t *dst, const tpuci__test_t *src);
  * upper-case letter, a lower-case class (python_classes), a folder whose
  * name holds a dot, a non-.py item or a --junit-prefix come out wrong.
  * tpuci__junit_resolve_ids() fixes them when the collected ids are known. */
-char *tpuci__junit_node_id(const char *classname, const char *name,
-                           const char *file);
+char *tpuci__junit_node_id(const char *classname, const char *name, const char *file);
 
 /* pytest's own mapping from a node id to (classname, name), as its
  * junitxml plugin writes them (mangle_test_address). Both new strings. */
@@ -317,33 +314,29 @@ int tpuci__history_recovered_after(const tpuci__history_t *h, size_t k);
  * suite) and did not finish normally: tests nobody has seen may exist,
  * and the caller should run the whole selection again.
  * Returns the number of ids appended. */
-size_t tpuci__history_failed_ids(const tpuci__history_t *h, tpuci__strv_t *out,
-                                 int *unknown);
+size_t tpuci__history_failed_ids(const tpuci__history_t *h, tpuci__strv_t *out, int *unknown);
 /* The same, without the tests that finished and failed: only the test
  * the last attempt was cut short in, tests that never got a result and
  * those the last attempt was to run but did not report
  * (retries.rerun = "unfinished"). */
-size_t tpuci__history_unfinished_ids(const tpuci__history_t *h, tpuci__strv_t *out,
-                                     int *unknown);
+size_t tpuci__history_unfinished_ids(const tpuci__history_t *h, tpuci__strv_t *out, int *unknown);
 
 typedef struct {
   size_t tests;                                              /* distinct tests */
   size_t passed, failed, errors, skipped, xfail, unaffected; /* by final result */
-  size_t not_run;                                            /* known, but no attempt reported a result */
-  size_t flaky;                                              /* passed (or skipped) after a failure */
-  size_t abnormal_attempts;                                  /* attempts shown as test cases */
-  size_t abnormal_failing;                                   /* of which count as failures: no later
+  size_t not_run;           /* known, but no attempt reported a result */
+  size_t flaky;             /* passed (or skipped) after a failure */
+  size_t abnormal_attempts; /* attempts shown as test cases */
+  size_t abnormal_failing;  /* of which count as failures: no later
                                 attempt completed normally */
 } tpuci__history_summary_t;
 
-void tpuci__history_summarize(const tpuci__history_t *h,
-                              tpuci__history_summary_t *s);
+void tpuci__history_summarize(const tpuci__history_t *h, tpuci__history_summary_t *s);
 
 /* Test `id` was left out of attempt `attempt` as unaffected (deps.h):
  * its run there says so, with the run it last passed in (NULL: not
  * known) as its text. */
-void tpuci__history_unaffected(tpuci__history_t *h, int attempt, const char *id,
-                               const char *run);
+void tpuci__history_unaffected(tpuci__history_t *h, int attempt, const char *id, const char *run);
 
 /* 1 when every test of the instance finally passed, was skipped or
  * xfailed (none failed, errored or never ran). */
@@ -418,17 +411,14 @@ typedef struct {
  * name and time (and file and line with `file_line`, which neither
  * allows), and children come in Surefire's order. Counts are those
  * of the test cases written. */
-void tpuci__junit_write_run(tpuci__buf_t *out, const tpuci__junit_suite_t *suites,
-                            size_t n);
-int tpuci__junit_write_run_file(const char *path, const tpuci__junit_suite_t *suites,
-                                size_t n, tpuci__err_t *err);
+void tpuci__junit_write_run(tpuci__buf_t *out, const tpuci__junit_suite_t *suites, size_t n);
+int tpuci__junit_write_run_file(const char *path, const tpuci__junit_suite_t *suites, size_t n,
+                                tpuci__err_t *err);
 /* The same for histories only. */
-void tpuci__junit_write_merged(tpuci__buf_t *out,
-                               const tpuci__history_t *const *hs, size_t n);
+void tpuci__junit_write_merged(tpuci__buf_t *out, const tpuci__history_t *const *hs, size_t n);
 /* The same, written atomically to path. Returns 0 or a negative code. */
-int tpuci__junit_write_merged_file(const char *path,
-                                   const tpuci__history_t *const *hs,
-                                   size_t n, tpuci__err_t *err);
+int tpuci__junit_write_merged_file(const char *path, const tpuci__history_t *const *hs, size_t n,
+                                   tpuci__err_t *err);
 
 /* The document around `len` bytes of <testsuite> elements: the XML
  * declaration and <testsuites name="tpuci"> with these totals (what

@@ -169,10 +169,10 @@ static void tpuci__cut_run(tpuci__history_t *h, const tpuci__attempt_rec_t *rec,
     const char *cause = rec->cause && *rec->cause ? rec->cause : "no cause known";
     size_t n = strlen(what);
     int named = strncmp(cause, what, n) == 0 && (cause[n] == ':' || cause[n] == ' ');
-    r->text = tpuci__printf("Attempt %d ended (%s%s%s) while this test was running; pytest "
-                            "never reported its end.\n%s",
-                            number, named ? "" : what,
-                            named ? "" : ": ", cause, stacks ? stacks : "");
+    r->text =
+        tpuci__printf("Attempt %d ended (%s%s%s) while this test was running; pytest "
+                      "never reported its end.\n%s",
+                      number, named ? "" : what, named ? "" : ": ", cause, stacks ? stacks : "");
   }
   if (r == &fresh) tpuci__run_push(t, number, &fresh);
 }
@@ -259,8 +259,7 @@ void tpuci__history_add(tpuci__history_t *h, const tpuci__junit_attempt_t *a,
       size_t k = tpuci__idmap_get(&h->map, id);
       if (tpuci__idmap_get(&sel, id) != TPUCI__IDMAP_NONE) continue;
       tpuci__idmap_put(&sel, id, i);
-      if (k == TPUCI__IDMAP_NONE || tpuci__run_in(&h->tests[k], number) == NULL)
-        rec->missing++;
+      if (k == TPUCI__IDMAP_NONE || tpuci__run_in(&h->tests[k], number) == NULL) rec->missing++;
     }
   } else {
     for (i = 0; i < h->len; i++)
@@ -279,8 +278,7 @@ int tpuci__test_cancelled(const tpuci__test_t *r) {
 
 int tpuci__history_flaky(const tpuci__test_hist_t *t) {
   size_t k;
-  if (t->order_dep || t->len < 2 ||
-      tpuci__test_outcome_failing(t->runs[t->len - 1].result.outcome))
+  if (t->order_dep || t->len < 2 || tpuci__test_outcome_failing(t->runs[t->len - 1].result.outcome))
     return 0;
   for (k = 0; k + 1 < t->len; k++)
     if (tpuci__test_outcome_failing(t->runs[k].result.outcome) &&
@@ -294,19 +292,16 @@ int tpuci__attempt_abnormal(const tpuci__attempt_rec_t *a) {
   if (a->outcome == TPUCI_OUTCOME_NOT_APPLICABLE) return 0;
   if (a->cut) return 1;
   switch (a->outcome) {
-    case TPUCI_OUTCOME_PASSED:
-      return !a->reported;
-    case TPUCI_OUTCOME_FAILED:
-      return !a->reported || a->failing == 0;
-    default:
-      return 1; /* timeout, oom, infra, cancelled, never ran */
+    case TPUCI_OUTCOME_PASSED: return !a->reported;
+    case TPUCI_OUTCOME_FAILED: return !a->reported || a->failing == 0;
+    default: return 1; /* timeout, oom, infra, cancelled, never ran */
   }
 }
 
 /* tpuci__history_failed_ids(), or with `unfinished` only the tests that
  * did not finish: the last attempt's cut test and those without a result. */
-static size_t tpuci__history_again(const tpuci__history_t *h, tpuci__strv_t *out,
-                                   int *unknown, int unfinished) {
+static size_t tpuci__history_again(const tpuci__history_t *h, tpuci__strv_t *out, int *unknown,
+                                   int unfinished) {
   const tpuci__attempt_rec_t *last;
   const tpuci__strv_t *scope;
   int number;
@@ -320,18 +315,17 @@ static size_t tpuci__history_again(const tpuci__history_t *h, tpuci__strv_t *out
   scope = tpuci__attempt_scope(last);
   if (unknown) *unknown = scope == NULL && tpuci__attempt_abnormal(last);
   tpuci__idmap_init(&in_scope);
-  for (i = 0; scope != NULL && i < scope->len; i++)
-    tpuci__idmap_put(&in_scope, scope->items[i], i);
+  for (i = 0; scope != NULL && i < scope->len; i++) tpuci__idmap_put(&in_scope, scope->items[i], i);
 
   /* The scope's tests are all in h->tests (tpuci__history_add()), so one
    * pass in first-known order is the collection order. */
   for (i = 0; i < h->len; i++) {
     const tpuci__test_hist_t *t = &h->tests[i];
     const tpuci__test_t *f = tpuci__history_final(t);
-    int again = f == NULL ||
-                (unfinished ? last->running != NULL && strcmp(last->running, t->id) == 0 &&
-                                  tpuci__run_in(t, number) != NULL
-                            : tpuci__test_outcome_failing(f->outcome));
+    int again =
+        f == NULL || (unfinished ? last->running != NULL && strcmp(last->running, t->id) == 0 &&
+                                       tpuci__run_in(t, number) != NULL
+                                 : tpuci__test_outcome_failing(f->outcome));
     if (!again && scope != NULL && tpuci__run_in(t, number) == NULL &&
         tpuci__idmap_get(&in_scope, t->id) != TPUCI__IDMAP_NONE)
       again = 1; /* it was to run and did not */
@@ -344,13 +338,11 @@ static size_t tpuci__history_again(const tpuci__history_t *h, tpuci__strv_t *out
   return n;
 }
 
-size_t tpuci__history_failed_ids(const tpuci__history_t *h, tpuci__strv_t *out,
-                                 int *unknown) {
+size_t tpuci__history_failed_ids(const tpuci__history_t *h, tpuci__strv_t *out, int *unknown) {
   return tpuci__history_again(h, out, unknown, 0);
 }
 
-size_t tpuci__history_unfinished_ids(const tpuci__history_t *h, tpuci__strv_t *out,
-                                     int *unknown) {
+size_t tpuci__history_unfinished_ids(const tpuci__history_t *h, tpuci__strv_t *out, int *unknown) {
   return tpuci__history_again(h, out, unknown, 1);
 }
 
@@ -398,8 +390,7 @@ int tpuci__history_all_pass(const tpuci__history_t *h) {
   return 1;
 }
 
-void tpuci__history_unaffected(tpuci__history_t *h, int attempt, const char *id,
-                               const char *run) {
+void tpuci__history_unaffected(tpuci__history_t *h, int attempt, const char *id, const char *run) {
   tpuci__test_hist_t *t = tpuci__history_test(h, id);
   tpuci__test_t r;
   if (tpuci__run_at(t, attempt) != NULL) return;
@@ -410,9 +401,9 @@ void tpuci__history_unaffected(tpuci__history_t *h, int attempt, const char *id,
   r.line = -1;
   r.outcome = TPUCI_TEST_UNAFFECTED;
   r.type = tpuci__strdup("tpuci.unaffected");
-  r.message = run ? tpuci__printf("unaffected: nothing it needs changed since it passed in run %s",
-                                  run)
-                  : tpuci__strdup("unaffected: nothing it needs changed since it passed");
+  r.message =
+      run ? tpuci__printf("unaffected: nothing it needs changed since it passed in run %s", run)
+          : tpuci__strdup("unaffected: nothing it needs changed since it passed");
   r.text = run ? tpuci__strdup(run) : NULL;
   tpuci__run_push(t, attempt, &r);
 }

@@ -82,9 +82,9 @@ static void XMLCALL tpuci__jm_end(void *ud, const XML_Char *name) {
 }
 
 static void XMLCALL tpuci__jm_entity(void *ud, const XML_Char *name, int is_param,
-                                     const XML_Char *value, int value_length,
-                                     const XML_Char *base, const XML_Char *system_id,
-                                     const XML_Char *public_id, const XML_Char *notation) {
+                                     const XML_Char *value, int value_length, const XML_Char *base,
+                                     const XML_Char *system_id, const XML_Char *public_id,
+                                     const XML_Char *notation) {
   (void) is_param, (void) value, (void) value_length, (void) base;
   (void) system_id, (void) public_id, (void) notation;
   tpuci__jm_fail(ud, "entity declarations are not allowed: %.64s", name);

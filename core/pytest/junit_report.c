@@ -104,16 +104,15 @@ static void tpuci__w_seconds(tpuci__buf_t *b, const char *name, double s) {
 }
 
 /* <tag>text</tag> for `len` bytes of text (NUL bytes too). */
-static void tpuci__w_textn(tpuci__buf_t *b, const char *indent, const char *tag,
-                           const char *text, size_t len) {
+static void tpuci__w_textn(tpuci__buf_t *b, const char *indent, const char *tag, const char *text,
+                           size_t len) {
   if (text == NULL) return;
   tpuci__buf_addf(b, "%s<%s>", indent, tag);
   tpuci__xml_escape(b, text, len, 0);
   tpuci__buf_addf(b, "</%s>\n", tag);
 }
 
-static void tpuci__w_text(tpuci__buf_t *b, const char *indent, const char *tag,
-                          const char *text) {
+static void tpuci__w_text(tpuci__buf_t *b, const char *indent, const char *tag, const char *text) {
   if (text != NULL) tpuci__w_textn(b, indent, tag, text, strlen(text));
 }
 
@@ -124,8 +123,8 @@ typedef struct {
 
 /* <testcase classname name time>: the attributes both Surefire's and
  * Jenkins' schemas allow (no file or line: neither has them). */
-static void tpuci__w_case_open(tpuci__buf_t *b, const char *classname,
-                               const char *name, double time_s) {
+static void tpuci__w_case_open(tpuci__buf_t *b, const char *classname, const char *name,
+                               double time_s) {
   tpuci__buf_adds(b, "    <testcase");
   tpuci__w_attr(b, "classname", classname ? classname : "");
   tpuci__w_attr(b, "name", name ? name : "");
@@ -162,9 +161,9 @@ static void tpuci__case_id(const tpuci__junit_suite_t *s, const tpuci__test_hist
     free(node);
   } else {
     tpuci__junit_mangle(th->id, &id->classname, &id->name);
-    id->file = f && f->file ? tpuci__strdup(f->file)
-                            : tpuci__strndup(th->id, rest ? (size_t) (rest - th->id)
-                                                          : strcspn(th->id, "["));
+    id->file = f && f->file
+                   ? tpuci__strdup(f->file)
+                   : tpuci__strndup(th->id, rest ? (size_t) (rest - th->id) : strcspn(th->id, "["));
   }
   if (s->identity != NULL) {
     cls = *id->classname ? tpuci__printf("%s.%s", s->identity, id->classname)
@@ -208,9 +207,8 @@ static void tpuci__w_outcome(tpuci__buf_t *b, const char *tag, const char *messa
 }
 
 /* A flaky or rerun element: <stackTrace> first, then the run's output. */
-static void tpuci__w_rerun(tpuci__buf_t *b, const char *tag, const char *message,
-                           const char *type, const char *trace, const char *out,
-                           size_t out_len, const char *err) {
+static void tpuci__w_rerun(tpuci__buf_t *b, const char *tag, const char *message, const char *type,
+                           const char *trace, const char *out, size_t out_len, const char *err) {
   tpuci__buf_addf(b, "      <%s", tag);
   tpuci__w_attr(b, "message", message ? message : "");
   tpuci__w_attr(b, "type", type);
@@ -249,14 +247,13 @@ static void tpuci__w_earlier(tpuci__buf_t *b, const tpuci__test_hist_t *th, int 
     type = tpuci__test_type(t);
     tpuci__buf_init(&trace);
     if (r->attempt == 0)
-      tpuci__buf_addf(&trace, "[failing first: the process of the tests that failed last "
-                              "time]\n%s",
+      tpuci__buf_addf(&trace,
+                      "[failing first: the process of the tests that failed last "
+                      "time]\n%s",
                       t->text ? t->text : "");
-    else
-      tpuci__buf_addf(&trace, "[attempt %d]\n%s", r->attempt, t->text ? t->text : "");
+    else tpuci__buf_addf(&trace, "[attempt %d]\n%s", r->attempt, t->text ? t->text : "");
     tpuci__w_rerun(b, tag, t->message, type, trace.data, t->system_out,
-                   t->system_out ? strlen(t->system_out) : 0,
-                   t->system_err);
+                   t->system_out ? strlen(t->system_out) : 0, t->system_err);
     tpuci__buf_free(&trace);
     free(type);
   }
@@ -332,8 +329,7 @@ static void tpuci__outcome_cause(tpuci__buf_t *b, tpuci_outcome_t o, const char 
   if (cause == NULL || *cause == '\0') tpuci__buf_adds(b, name);
   else if (strncmp(cause, name, n) == 0 && (cause[n] == ':' || cause[n] == ' ' || cause[n] == '\0'))
     tpuci__buf_adds(b, cause);
-  else
-    tpuci__buf_addf(b, "%s: %s", name, cause);
+  else tpuci__buf_addf(b, "%s: %s", name, cause);
 }
 
 /* A test that no attempt reported a result for: an error, so that it
@@ -415,47 +411,40 @@ static void tpuci__w_attempt(tpuci__buf_t *b, const tpuci__history_t *h, size_t 
   if (a->cause == NULL || strncmp(a->cause, oname, strlen(oname)) != 0 ||
       (a->cause[strlen(oname)] != ':' && a->cause[strlen(oname)] != ' '))
     tpuci__buf_addf(&msg, "%s: ", oname);
-  if (a->cause != NULL && *a->cause)
-    tpuci__buf_adds(&msg, a->cause);
-  else if (a->exit_code >= 0)
-    tpuci__buf_addf(&msg, "exit %d", a->exit_code);
-  else
-    tpuci__buf_adds(&msg, "killed");
-  if (!a->reported)
-    tpuci__buf_adds(&msg, "; no JUnit report");
-  else if (a->cut)
-    tpuci__buf_adds(&msg, "; pytest did not finish");
+  if (a->cause != NULL && *a->cause) tpuci__buf_adds(&msg, a->cause);
+  else if (a->exit_code >= 0) tpuci__buf_addf(&msg, "exit %d", a->exit_code);
+  else tpuci__buf_adds(&msg, "killed");
+  if (!a->reported) tpuci__buf_adds(&msg, "; no JUnit report");
+  else if (a->cut) tpuci__buf_adds(&msg, "; pytest did not finish");
   else if (a->outcome == TPUCI_OUTCOME_FAILED && a->failing == 0)
     tpuci__buf_adds(&msg, "; the report shows no failing test");
   if (a->reported && a->missing > 0)
     tpuci__buf_addf(&msg, "; %zu test%s did not report", a->missing, a->missing == 1 ? "" : "s");
 
-  tpuci__buf_addf(&body, "Attempt %zu of %zu of '%s' ended abnormally: %s.\n", k + 1,
-                  h->n_attempts, h->instance, msg.data);
+  tpuci__buf_addf(&body, "Attempt %zu of %zu of '%s' ended abnormally: %s.\n", k + 1, h->n_attempts,
+                  h->instance, msg.data);
   tpuci__buf_addf(&body, "Exit code: %d.\n", a->exit_code);
   if (a->reported)
     tpuci__buf_addf(&body, "Its report has %zu test case%s, %zu failing.\n", a->tests,
                     a->tests == 1 ? "" : "s", a->failing);
-  else
-    tpuci__buf_adds(&body, "It left no JUnit report.\n");
+  else tpuci__buf_adds(&body, "It left no JUnit report.\n");
   if (a->missing > 0 || (!a->reported && tpuci__attempt_scope(a) != NULL)) {
     tpuci__buf_adds(&body, "Tests it should have run but did not report:\n");
     tpuci__missing_list(h, k, &body);
   }
-  if (a->running != NULL)
-    tpuci__buf_addf(&body, "It was running %s when it ended.\n", a->running);
-  if (recovered)
-    tpuci__buf_adds(&body, "A later attempt completed normally.\n");
+  if (a->running != NULL) tpuci__buf_addf(&body, "It was running %s when it ended.\n", a->running);
+  if (recovered) tpuci__buf_adds(&body, "A later attempt completed normally.\n");
 
   tpuci__buf_addf(&name, "%s attempt %zu", h->instance, k + 1);
-  tpuci__buf_addf(&type, "tpuci.%s", a->reported || a->outcome != TPUCI_OUTCOME_PASSED ? oname : "noreport");
+  tpuci__buf_addf(&type, "tpuci.%s",
+                  a->reported || a->outcome != TPUCI_OUTCOME_PASSED ? oname : "noreport");
   tpuci__w_case_open(b, "tpuci", name.data, a->time_s);
   tpuci__buf_adds(b, ">\n");
   c->tests++;
   c->time_s += a->time_s;
   if (recovered) {
-    tpuci__w_rerun(b, is_error ? "flakyError" : "flakyFailure", msg.data, type.data,
-                   body.data, NULL, 0, NULL);
+    tpuci__w_rerun(b, is_error ? "flakyError" : "flakyFailure", msg.data, type.data, body.data,
+                   NULL, 0, NULL);
   } else {
     if (is_error) c->errors++;
     else c->failures++;
@@ -470,8 +459,8 @@ static void tpuci__w_attempt(tpuci__buf_t *b, const tpuci__history_t *h, size_t 
 
 static void tpuci__w_counts(tpuci__buf_t *b, const tpuci__counts_t *c, int root) {
   /* Jenkins' schema has no `skipped` on <testsuites>. */
-  tpuci__buf_addf(b, " tests=\"%zu\" failures=\"%zu\" errors=\"%zu\"", c->tests,
-                  c->failures, c->errors);
+  tpuci__buf_addf(b, " tests=\"%zu\" failures=\"%zu\" errors=\"%zu\"", c->tests, c->failures,
+                  c->errors);
   if (!root) tpuci__buf_addf(b, " skipped=\"%zu\"", c->skipped);
   tpuci__w_seconds(b, "time", c->time_s);
 }
@@ -485,9 +474,9 @@ static void tpuci__w_property(tpuci__buf_t *b, const char *name, const char *val
 
 /* <testsuite> with its counts and properties, then `body`. */
 static void tpuci__w_suite_out(tpuci__buf_t *out, const char *name, const tpuci__counts_t *c,
-                               const char *kind, size_t attempts, size_t flaky,
-                               const char *last, const tpuci__strv_t *props,
-                               const tpuci__buf_t *body, tpuci__counts_t *total) {
+                               const char *kind, size_t attempts, size_t flaky, const char *last,
+                               const tpuci__strv_t *props, const tpuci__buf_t *body,
+                               tpuci__counts_t *total) {
   char num[32];
   size_t i;
   tpuci__buf_adds(out, "  <testsuite");
@@ -534,11 +523,10 @@ static void tpuci__w_suite(tpuci__buf_t *out, const tpuci__junit_suite_t *s,
   /* The suite's time is the wall clock spent on the instance when known. */
   if (attempts_time > 0) c.time_s = attempts_time;
   tpuci__history_summarize(h, &sum);
-  tpuci__w_suite_out(out, h->instance, &c, "pytest", h->n_attempts, sum.flaky,
-                     h->n_attempts > 0
-                         ? tpuci_outcome_name(h->attempts[h->n_attempts - 1].outcome)
-                         : NULL,
-                     s->props, &body, total);
+  tpuci__w_suite_out(
+      out, h->instance, &c, "pytest", h->n_attempts, sum.flaky,
+      h->n_attempts > 0 ? tpuci_outcome_name(h->attempts[h->n_attempts - 1].outcome) : NULL,
+      s->props, &body, total);
   tpuci__buf_free(&body);
 }
 
@@ -569,8 +557,8 @@ static void tpuci__run_body(tpuci__buf_t *b, const tpuci__junit_command_t *cmd, 
 }
 
 /* Earlier failed attempts of a command, of one kind (failures or errors). */
-static void tpuci__w_cmd_earlier(tpuci__buf_t *b, const tpuci__junit_command_t *cmd,
-                                 int errors, int still_failing) {
+static void tpuci__w_cmd_earlier(tpuci__buf_t *b, const tpuci__junit_command_t *cmd, int errors,
+                                 int still_failing) {
   const char *tag = errors ? (still_failing ? "rerunError" : "flakyError")
                            : (still_failing ? "rerunFailure" : "flakyFailure");
   size_t k;
@@ -586,8 +574,7 @@ static void tpuci__w_cmd_earlier(tpuci__buf_t *b, const tpuci__junit_command_t *
     tpuci__buf_addf(&trace, "[attempt %zu]\n", k + 1);
     tpuci__run_body(&trace, cmd, k);
     tpuci__buf_addf(&type, "tpuci.%s", tpuci_outcome_name(r->outcome));
-    tpuci__w_rerun(b, tag, msg.data, type.data, trace.data, r->log_tail, r->log_tail_len,
-                   NULL);
+    tpuci__w_rerun(b, tag, msg.data, type.data, trace.data, r->log_tail, r->log_tail_len, NULL);
     tpuci__buf_free(&msg);
     tpuci__buf_free(&trace);
     tpuci__buf_free(&type);
@@ -600,8 +587,7 @@ static void tpuci__w_command(tpuci__buf_t *out, const tpuci__junit_command_t *cm
   tpuci__buf_t body, msg, text, type;
   const tpuci__junit_run_t *last = cmd->n_runs ? &cmd->runs[cmd->n_runs - 1] : NULL;
   tpuci_outcome_t o = cmd->outcome;
-  int passing = o == TPUCI_OUTCOME_PASSED || o == TPUCI_OUTCOME_FLAKY ||
-                o == TPUCI_OUTCOME_CACHED;
+  int passing = o == TPUCI_OUTCOME_PASSED || o == TPUCI_OUTCOME_FLAKY || o == TPUCI_OUTCOME_CACHED;
   size_t k, failed_runs = 0;
 
   memset(&c, 0, sizeof(c));
@@ -659,8 +645,7 @@ done:
   tpuci__buf_free(&type);
 }
 
-void tpuci__junit_write_run(tpuci__buf_t *out, const tpuci__junit_suite_t *suites,
-                            size_t n) {
+void tpuci__junit_write_run(tpuci__buf_t *out, const tpuci__junit_suite_t *suites, size_t n) {
   tpuci__counts_t total;
   tpuci__buf_t b;
   size_t i;
@@ -669,8 +654,7 @@ void tpuci__junit_write_run(tpuci__buf_t *out, const tpuci__junit_suite_t *suite
   tpuci__buf_init(&b);
   for (i = 0; i < n; i++) {
     if (suites[i].history) tpuci__w_suite(&b, &suites[i], &total);
-    else if (suites[i].command)
-      tpuci__w_command(&b, suites[i].command, suites[i].props, &total);
+    else if (suites[i].command) tpuci__w_command(&b, suites[i].command, suites[i].props, &total);
   }
   tpuci__junit_write_doc(out, total.tests, total.failures, total.errors, total.time_s, b.data,
                          b.len);
@@ -692,8 +676,8 @@ void tpuci__junit_write_doc(tpuci__buf_t *out, size_t tests, size_t failures, si
   tpuci__buf_adds(out, "</testsuites>\n");
 }
 
-int tpuci__junit_write_run_file(const char *path, const tpuci__junit_suite_t *suites,
-                                size_t n, tpuci__err_t *err) {
+int tpuci__junit_write_run_file(const char *path, const tpuci__junit_suite_t *suites, size_t n,
+                                tpuci__err_t *err) {
   tpuci__buf_t b;
   int r;
   tpuci__buf_init(&b);
@@ -713,8 +697,8 @@ void tpuci__junit_write_merged(tpuci__buf_t *out, const tpuci__history_t *const 
   free(s);
 }
 
-int tpuci__junit_write_merged_file(const char *path, const tpuci__history_t *const *hs,
-                                   size_t n, tpuci__err_t *err) {
+int tpuci__junit_write_merged_file(const char *path, const tpuci__history_t *const *hs, size_t n,
+                                   tpuci__err_t *err) {
   tpuci__buf_t b;
   int r;
   tpuci__buf_init(&b);

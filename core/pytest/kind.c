@@ -151,8 +151,7 @@ static tpuci_outcome_t tpuci__pk_ended(tpuci__kind_run_t *kr, tpuci__kind_proc_t
   if (devices != NULL) {
     char *why = tpuci__printf("device check: %s", devices);
     free(devices);
-    return tpuci__pk_set_aside(inst, r, end, TPUCI_OUTCOME_INFRA, why, kr->select[p->index],
-                               cause);
+    return tpuci__pk_set_aside(inst, r, end, TPUCI_OUTCOME_INFRA, why, kr->select[p->index], cause);
   }
   /* `run --test ID` where this job's own selection (markers, -k)
    * collects nothing of it: not this job's test, neither a pass nor a

@@ -116,8 +116,8 @@ tpuci__history_t *tpuci__pk_history(tpuci__kind_run_t *kr, size_t index);
 
 /* shard_group.c */
 char *tpuci__pk_group(tpuci__kind_run_t *kr, size_t i);
-int tpuci__pk_group_begin(tpuci__kind_run_t *kr, int g, const char *name,
-                          const size_t *members, size_t n);
+int tpuci__pk_group_begin(tpuci__kind_run_t *kr, int g, const char *name, const size_t *members,
+                          size_t n);
 int tpuci__pk_step_done(tpuci__kind_run_t *kr, int g, const tpuci__kind_proc_t *p,
                         const tpuci__proc_end_t *end, tpuci_outcome_t *outcome, char **cause);
 int tpuci__pk_part(tpuci__kind_run_t *kr, size_t index, tpuci__part_skip_t *out);

@@ -20,9 +20,9 @@ void tpuci__live_init(tpuci__live_t *lv, const char *results_dir, int hosts) {
   lv->n = hosts > 1 ? (size_t) hosts : 1;
   lv->hosts = tpuci__calloc(lv->n, sizeof(*lv->hosts));
   for (i = 0; i < lv->n; i++)
-    lv->hosts[i].path = hosts > 1 ? tpuci__printf("%s/worker-%zu/%s", results_dir, i,
-                                                  TPUCI__PROGRESS_FILE)
-                                  : tpuci__printf("%s/%s", results_dir, TPUCI__PROGRESS_FILE);
+    lv->hosts[i].path =
+        hosts > 1 ? tpuci__printf("%s/worker-%zu/%s", results_dir, i, TPUCI__PROGRESS_FILE)
+                  : tpuci__printf("%s/%s", results_dir, TPUCI__PROGRESS_FILE);
   tpuci__idmap_init(&lv->failed_seen);
 }
 
@@ -45,8 +45,7 @@ static void tpuci__live_fail(tpuci__live_t *lv, const char *id, json_t *o) {
   const char *crash = json_string_value(json_object_get(o, "crash"));
   const char *msg = json_string_value(json_object_get(o, "message"));
   tpuci__live_fail_t *f;
-  char *line = crash ? tpuci__strdup(crash) : msg ? tpuci__pytest_failure_line(msg)
-                                                  : NULL;
+  char *line = crash ? tpuci__strdup(crash) : msg ? tpuci__pytest_failure_line(msg) : NULL;
   if (tpuci__idmap_get(&lv->failed_seen, id) != TPUCI__IDMAP_NONE) {
     free(line);
     return;
@@ -80,8 +79,8 @@ void tpuci__live_free(tpuci__live_t *lv) {
 
 /* One whole progress line: a test starts, or its teardown ends it; a
  * test failed (host 0's lines: `lv` given). */
-static void tpuci__live_line(tpuci__live_host_t *h, tpuci__live_t *lv, const char *line,
-                             size_t len, uint64_t now_ms) {
+static void tpuci__live_line(tpuci__live_host_t *h, tpuci__live_t *lv, const char *line, size_t len,
+                             uint64_t now_ms) {
   json_t *o;
   const char *v, *id, *when, *outcome;
   /* The collection's line lists every node id: nothing to see there. */
@@ -101,8 +100,7 @@ static void tpuci__live_line(tpuci__live_host_t *h, tpuci__live_t *lv, const cha
   outcome = json_string_value(json_object_get(o, "outcome"));
   if (lv != NULL && id != NULL && outcome != NULL && strcmp(outcome, "failed") == 0)
     tpuci__live_fail(lv, id, o);
-  if (id && when && strcmp(when, "teardown") == 0 && h->running &&
-      strcmp(h->running, id) == 0) {
+  if (id && when && strcmp(when, "teardown") == 0 && h->running && strcmp(h->running, id) == 0) {
     free(h->running);
     h->running = NULL;
   }

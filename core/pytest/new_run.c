@@ -167,20 +167,18 @@ static void tpuci__new_apply(tpuci__kind_run_t *kr, size_t index) {
     free(r->message);
     r->message = tpuci__printf("new test, failed %zu of its %zu runs (pytest.new_tests.runs = "
                                "%d): not counted as passing",
-                               nw->fails[i], nw->runs[i],
-                               inst->pytest->new_tests_runs);
+                               nw->fails[i], nw->runs[i], inst->pytest->new_tests_runs);
     free(r->text);
     r->text = tpuci__printf("%s\n\nits first failure:\n%s", r->message,
                             nw->first[i] ? nw->first[i] : "(no message)");
-    tpuci__buf_addf(&b, "%s%s (%zu of %zu)", failed++ ? ", " : "", nw->all.items[i],
-                    nw->fails[i], nw->runs[i]);
+    tpuci__buf_addf(&b, "%s%s (%zu of %zu)", failed++ ? ", " : "", nw->all.items[i], nw->fails[i],
+                    nw->runs[i]);
   }
   {
-    char *msg = tpuci__printf("%s: new tests: %zu new test%s ran again, up to %d runs each: %s%s",
-                              inst->name, nw->all.len, nw->all.len == 1 ? "" : "s",
-                              inst->pytest->new_tests_runs,
-                              failed ? "failed in some runs: " : "every run passed",
-                              failed ? b.data : "");
+    char *msg = tpuci__printf(
+        "%s: new tests: %zu new test%s ran again, up to %d runs each: %s%s", inst->name,
+        nw->all.len, nw->all.len == 1 ? "" : "s", inst->pytest->new_tests_runs,
+        failed ? "failed in some runs: " : "every run passed", failed ? b.data : "");
     kr->host->message(kr->host->sched, msg);
     free(msg);
   }
@@ -236,8 +234,7 @@ tpuci_outcome_t tpuci__pk_new_done(tpuci__kind_run_t *kr, tpuci__kind_proc_t *p,
     nw->runs[k]++;
     if (!tpuci__test_outcome_failing(t->outcome)) continue;
     if (nw->fails[k]++ == 0)
-      nw->first[k] = tpuci__strdup(t->text ? t->text : t->message ? t->message
-                                                                  : "");
+      nw->first[k] = tpuci__strdup(t->text ? t->text : t->message ? t->message : "");
   }
   /* The test it was in when it was stopped (a timeout, a crash) failed
    * that run. */
@@ -245,9 +242,9 @@ tpuci_outcome_t tpuci__pk_new_done(tpuci__kind_run_t *kr, tpuci__kind_proc_t *p,
       end->outcome != TPUCI_OUTCOME_CANCELLED) {
     nw->runs[k]++;
     if (nw->fails[k]++ == 0)
-      nw->first[k] = tpuci__printf("it did not finish: the process %s%s%s",
-                                   tpuci_outcome_name(end->outcome), *cause ? ": " : "",
-                                   *cause ? *cause : "");
+      nw->first[k] =
+          tpuci__printf("it did not finish: the process %s%s%s", tpuci_outcome_name(end->outcome),
+                        *cause ? ": " : "", *cause ? *cause : "");
   }
   tpuci__idmap_free(&at);
   tpuci__junit_free(&j);

@@ -256,16 +256,17 @@ char *tpuci__order_text(const tpuci__history_t *h, const tpuci__test_hist_t *t) 
                     t->order_brittle ? "after all of them" : "alone", t->order_apart,
                     t->order_apart);
   else if (t->order_confirmed)
-    tpuci__buf_addf(&b, "; the failure came back, and it passed %s in %d of %d runs (%d check%s); "
-                        "candidates: ",
+    tpuci__buf_addf(&b,
+                    "; the failure came back, and it passed %s in %d of %d runs (%d check%s); "
+                    "candidates: ",
                     t->order_brittle ? "after all of them" : "alone", t->order_apart,
                     t->order_apart, t->order_checks, t->order_checks == 1 ? "" : "s");
   else if (t->order_checks > 0)
-    tpuci__buf_addf(&b, "; unconfirmed: the checks stopped after %d (%d run%s apart); "
-                        "candidates: ",
+    tpuci__buf_addf(&b,
+                    "; unconfirmed: the checks stopped after %d (%d run%s apart); "
+                    "candidates: ",
                     t->order_checks, t->order_apart, t->order_apart == 1 ? "" : "s");
-  else
-    tpuci__buf_adds(&b, "; not checked; candidates: ");
+  else tpuci__buf_adds(&b, "; not checked; candidates: ");
   if (t->polluter == NULL) tpuci__order_list(&b, &t->candidates);
   return tpuci__buf_steal(&b);
 }

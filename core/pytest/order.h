@@ -61,10 +61,7 @@ void tpuci__order_cases_free(tpuci__order_cases_t *cases);
 void tpuci__order_mark(tpuci__history_t *h, const tpuci__order_cases_t *cases);
 
 /* The search the checks make for one case. */
-enum { TPUCI__ORDER_CONFIRM = 0,
-       TPUCI__ORDER_APART,
-       TPUCI__ORDER_BISECT,
-       TPUCI__ORDER_DONE };
+enum { TPUCI__ORDER_CONFIRM = 0, TPUCI__ORDER_APART, TPUCI__ORDER_BISECT, TPUCI__ORDER_DONE };
 typedef struct {
   int stage;
   int brittle;

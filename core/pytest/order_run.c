@@ -101,8 +101,9 @@ static void tpuci__first_queue(tpuci__kind_run_t *kr, size_t index, const tpuci_
   kr->first_pending[index] = 1;
   kr->host->side(kr->host->sched, index, TPUCI__PROC_SIDE_FIRST);
   tpuci__buf_init(&b);
-  tpuci__buf_addf(&b, "%s: failing first: %zu test%s that failed last time run%s first, in a "
-                      "process of %s own (its attempts run every test in pytest's order): ",
+  tpuci__buf_addf(&b,
+                  "%s: failing first: %zu test%s that failed last time run%s first, in a "
+                  "process of %s own (its attempts run every test in pytest's order): ",
                   inst->name, ids.len, ids.len == 1 ? "" : "s", ids.len == 1 ? "s" : "",
                   ids.len == 1 ? "its" : "their");
   tpuci__ids_text(&b, &ids);
@@ -116,7 +117,8 @@ void tpuci__pk_ready(tpuci__kind_run_t *kr, size_t index) {
   if (inst->pytest == NULL) return;
   tpuci__pk_deps_tell(kr, index);
   /* A shard's: those of its part. */
-  if (g >= 0) tpuci__first_queue(kr, index, &kr->groups[g].plan.shards[inst->pytest->shard - 1].ids);
+  if (g >= 0)
+    tpuci__first_queue(kr, index, &kr->groups[g].plan.shards[inst->pytest->shard - 1].ids);
   else tpuci__first_queue(kr, index, NULL);
 }
 
@@ -134,13 +136,12 @@ static void tpuci__first_tell(tpuci__kind_run_t *kr, size_t index,
     else if (run->result.outcome == TPUCI_TEST_PASSED) passed++;
     else other++;
   }
-  msg = tpuci__printf("%s: failing first: %zu failed, %zu passed%s in %s (%s%s%s); log: %s",
-                      kr->plan->instances[index].name, failed, passed,
-                      other ? ", others skipped" : "",
-                      tpuci__duration_format(r->duration_ms, d, sizeof(d)),
-                      tpuci_outcome_name(r->outcome), r->cause ? ": " : "",
-                      r->cause ? r->cause : "",
-                      r->log_path ? tpuci__path_shown(r->log_path) : "(no output)");
+  msg = tpuci__printf(
+      "%s: failing first: %zu failed, %zu passed%s in %s (%s%s%s); log: %s",
+      kr->plan->instances[index].name, failed, passed, other ? ", others skipped" : "",
+      tpuci__duration_format(r->duration_ms, d, sizeof(d)), tpuci_outcome_name(r->outcome),
+      r->cause ? ": " : "", r->cause ? r->cause : "",
+      r->log_path ? tpuci__path_shown(r->log_path) : "(no output)");
   kr->host->message(kr->host->sched, msg);
   free(msg);
 }
@@ -154,8 +155,8 @@ static tpuci_outcome_t tpuci__first_done(tpuci__kind_run_t *kr, tpuci__kind_proc
   char *py_cause = NULL;
 
   o = tpuci__pytest_after_first(tpuci__pk_history(kr, index), &kr->plan->instances[index],
-                                p->results_dir, end->outcome, end->exit, *cause,
-                                end->duration_ms, &py_cause);
+                                p->results_dir, end->outcome, end->exit, *cause, end->duration_ms,
+                                &py_cause);
   if (py_cause) {
     free(*cause);
     *cause = py_cause;
@@ -237,10 +238,11 @@ static tpuci_outcome_t tpuci__check_done(tpuci__kind_run_t *kr, tpuci__kind_proc
   chk->log_path = end->log_path ? tpuci__strdup(end->log_path) : NULL;
   r->history->tests[c->test].order_checks++;
   msg = tpuci__printf("%s: order check: %s %s after %zu test%s%s", kr->plan->instances[index].name,
-                      c->id, failed > 0 ? "failed" : failed == 0 ? "passed"
-                                                                 : "did not report",
-                      chk->before, chk->before == 1 ? "" : "s",
-                      chk->before == 0 ? " (alone)" : "");
+                      c->id,
+                      failed > 0    ? "failed"
+                      : failed == 0 ? "passed"
+                                    : "did not report",
+                      chk->before, chk->before == 1 ? "" : "s", chk->before == 0 ? " (alone)" : "");
   kr->host->message(kr->host->sched, msg);
   free(msg);
   tpuci__order_search_result(&oc->search, failed);

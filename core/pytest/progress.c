@@ -25,12 +25,9 @@ static int tpuci__progress_outcome(const char *when, const char *outcome, int xf
                                    tpuci__test_outcome_t *oc) {
   if (strcmp(outcome, "failed") == 0)
     *oc = strcmp(when, "call") == 0 ? TPUCI_TEST_FAILED : TPUCI_TEST_ERROR;
-  else if (strcmp(outcome, "skipped") == 0)
-    *oc = xfail ? TPUCI_TEST_XFAIL : TPUCI_TEST_SKIPPED;
-  else if (strcmp(when, "call") == 0)
-    *oc = TPUCI_TEST_PASSED;
-  else
-    return 0;
+  else if (strcmp(outcome, "skipped") == 0) *oc = xfail ? TPUCI_TEST_XFAIL : TPUCI_TEST_SKIPPED;
+  else if (strcmp(when, "call") == 0) *oc = TPUCI_TEST_PASSED;
+  else return 0;
   return 1;
 }
 
@@ -55,8 +52,7 @@ static char *tpuci__progress_text(const char *results_dir) {
   return text;
 }
 
-int tpuci__progress_read(const char *results_dir, tpuci__junit_t *j,
-                         tpuci__progress_t *pr) {
+int tpuci__progress_read(const char *results_dir, tpuci__junit_t *j, tpuci__progress_t *pr) {
   char *text = tpuci__progress_text(results_dir), *line, *next;
   tpuci__idmap_t seen;
   int added = 0;
@@ -152,12 +148,11 @@ static int tpuci__e_line(const char *p, size_t n) {
 /* Whether a line starts with a name that names an exception
  * ("ValueError: x", "torch.OutOfMemoryError", "KeyboardInterrupt"). */
 static int tpuci__exc_line(const char *p, size_t n) {
-  static const char *const ends[] = {"Error", "Exception", "Interrupt", "Exit",
-                                     "Warning", "Failed"};
+  static const char *const ends[] = {"Error", "Exception", "Interrupt",
+                                     "Exit",  "Warning",   "Failed"};
   size_t i = 0, k;
   while (i < n && (isalnum((unsigned char) p[i]) || p[i] == '_' || p[i] == '.')) i++;
-  if (i == 0 || (i < n && p[i] != ':'))
-    return 0;
+  if (i == 0 || (i < n && p[i] != ':')) return 0;
   for (k = 0; k < sizeof(ends) / sizeof(ends[0]); k++) {
     size_t l = strlen(ends[k]);
     if (i >= l && strncmp(p + i - l, ends[k], l) == 0) return 1;
@@ -196,8 +191,7 @@ char *tpuci__pytest_failure_line(const char *tail) {
   return NULL;
 }
 
-int tpuci__pytest_suite_seen(const char *results_dir, unsigned long *count,
-                             unsigned long *crc) {
+int tpuci__pytest_suite_seen(const char *results_dir, unsigned long *count, unsigned long *crc) {
   char *text = tpuci__progress_text(results_dir), *line, *next;
   int found = 0;
 
@@ -210,8 +204,8 @@ int tpuci__pytest_suite_seen(const char *results_dir, unsigned long *count,
     if (strncmp(line, "{\"suite\": [", 11) != 0 || (o = json_loads(line, 0, NULL)) == NULL)
       continue;
     v = json_object_get(o, "suite");
-    if (json_is_array(v) && json_array_size(v) == 2 &&
-        json_is_integer(json_array_get(v, 0)) && json_is_integer(json_array_get(v, 1))) {
+    if (json_is_array(v) && json_array_size(v) == 2 && json_is_integer(json_array_get(v, 0)) &&
+        json_is_integer(json_array_get(v, 1))) {
       *count = (unsigned long) json_integer_value(json_array_get(v, 0));
       *crc = (unsigned long) json_integer_value(json_array_get(v, 1));
       found = 1;
@@ -233,7 +227,8 @@ void tpuci__progress_unaffected(const char *results_dir, tpuci__strv_t *out) {
     /* Only the line that starts so: the others are not parsed. */
     if (strncmp(line, "{\"unaffected\": [", 16) != 0 || (o = json_loads(line, 0, NULL)) == NULL)
       continue;
-    json_array_foreach(json_object_get(o, "unaffected"), i, v) if (json_is_string(v)) tpuci__strv_push(out, json_string_value(v));
+    json_array_foreach(json_object_get(o, "unaffected"), i, v) if (json_is_string(v))
+        tpuci__strv_push(out, json_string_value(v));
     json_decref(o);
   }
   free(text);

@@ -22,8 +22,7 @@ void tpuci__progress_free(tpuci__progress_t *pr);
  * tests pytest reported (what stands for the JUnit file of an attempt
  * stopped before it wrote one, and what a failed gang's cause compares
  * host by host). Returns 1 when it added tests to `j`. */
-int tpuci__progress_read(const char *results_dir, tpuci__junit_t *j,
-                         tpuci__progress_t *pr);
+int tpuci__progress_read(const char *results_dir, tpuci__junit_t *j, tpuci__progress_t *pr);
 
 /* The tests the plugin left out as unaffected (deps.h), appended to
  * out. */

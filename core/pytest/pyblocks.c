@@ -18,11 +18,7 @@
 /* ------------------------------------------------------------------ */
 /* Tokens                                                              */
 
-enum { T_END,
-       T_NEWLINE,
-       T_NAME,
-       T_OP,
-       T_OTHER };
+enum { T_END, T_NEWLINE, T_NAME, T_OP, T_OTHER };
 
 typedef struct {
   int type;
@@ -46,8 +42,8 @@ typedef struct {
 static int next_tok(lexer_t *lx, int *depth, int level, tok_t *t);
 
 static int is_name_char(unsigned char c) {
-  return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-         (c >= '0' && c <= '9') || c >= 0x80;
+  return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c >= 0x80;
 }
 
 /* What the name [p, p + n) says of the string it prefixes: a bit set of
@@ -202,8 +198,8 @@ static int next_tok(lexer_t *lx, int *depth, int level, tok_t *t) {
     t->type = T_NAME;
     return 0;
   }
-  if ((c >= '0' && c <= '9') || (c == '.' && lx->pos + 1 < lx->len && s[lx->pos + 1] >= '0' &&
-                                 s[lx->pos + 1] <= '9')) {
+  if ((c >= '0' && c <= '9') ||
+      (c == '.' && lx->pos + 1 < lx->len && s[lx->pos + 1] >= '0' && s[lx->pos + 1] <= '9')) {
     while (lx->pos < lx->len && (is_name_char((unsigned char) s[lx->pos]) || s[lx->pos] == '.'))
       lx->pos++;
     return 0;
@@ -236,10 +232,7 @@ static int tok_is(const lexer_t *lx, const tok_t *t, const char *word) {
 /* ------------------------------------------------------------------ */
 /* Logical lines                                                       */
 
-enum { L_OTHER,
-       L_DECO,
-       L_DEF,
-       L_CLASS };
+enum { L_OTHER, L_DECO, L_DEF, L_CLASS };
 
 typedef struct {
   int col;         /* its indentation, tabs to the next multiple of 8 */
@@ -303,10 +296,7 @@ static int next_logical(lexer_t *lx, logical_t *ll) {
 /* ------------------------------------------------------------------ */
 /* Scopes and blocks                                                   */
 
-enum { S_MODULE,
-       S_CLASS,
-       S_DEF,
-       S_OTHER };
+enum { S_MODULE, S_CLASS, S_DEF, S_OTHER };
 
 typedef struct {
   int col;

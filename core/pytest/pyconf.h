@@ -56,14 +56,13 @@ void tpuci__pyconf_free(tpuci__pyconf_t *conf);
  * [text, text + len), named `name` in messages, into conf (found says
  * whether the section was there). Returns 0, or TPUCI_ESPEC with
  * "NAME:LINE: what" in err. */
-int tpuci__pyconf_ini(const char *text, size_t len, const char *name,
-                      const char *section, tpuci__pyconf_t *conf,
-                      tpuci__err_t *err);
+int tpuci__pyconf_ini(const char *text, size_t len, const char *name, const char *section,
+                      tpuci__pyconf_t *conf, tpuci__err_t *err);
 
 /* Reads pyproject.toml's [tool.pytest.ini_options] (or [tool.pytest]) from
  * the TOML text [text, text + len) into conf, the same way. */
-int tpuci__pyconf_toml(const char *text, size_t len, const char *name,
-                       tpuci__pyconf_t *conf, tpuci__err_t *err);
+int tpuci__pyconf_toml(const char *text, size_t len, const char *name, tpuci__pyconf_t *conf,
+                       tpuci__err_t *err);
 
 /* For the readers: sets `key` of conf (markers, testpaths or
  * python_files; any other key is no error and sets nothing) from the

@@ -23,9 +23,7 @@
 /* The keys kept, in `given`'s bit order. */
 static const char *const tpuci__pyconf_keys[] = {"markers", "testpaths", "python_files"};
 
-void tpuci__pyconf_init(tpuci__pyconf_t *conf) {
-  memset(conf, 0, sizeof(*conf));
-}
+void tpuci__pyconf_init(tpuci__pyconf_t *conf) { memset(conf, 0, sizeof(*conf)); }
 
 void tpuci__pyconf_free(tpuci__pyconf_t *conf) {
   free(conf->file);
@@ -51,8 +49,7 @@ int tpuci__pyconf_split_args(const char *text, tpuci__strv_t *out) {
   tpuci__buf_init(&w);
   for (;;) {
     char c = *p;
-    if (c == '\0' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
-        c == '\v') {
+    if (c == '\0' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
       if (in_word) tpuci__strv_take(out, tpuci__buf_steal(&w));
       in_word = 0;
       if (c == '\0') break;
@@ -118,8 +115,7 @@ static int tpuci__pyconf_key(const char *key) {
 }
 
 static tpuci__strv_t *tpuci__pyconf_list(tpuci__pyconf_t *conf, int k) {
-  return k == 0 ? &conf->markers : k == 1 ? &conf->testpaths
-                                          : &conf->python_files;
+  return k == 0 ? &conf->markers : k == 1 ? &conf->testpaths : &conf->python_files;
 }
 
 int tpuci__pyconf_set_list(tpuci__pyconf_t *conf, const char *key, const tpuci__strv_t *items,
@@ -141,8 +137,7 @@ int tpuci__pyconf_set_list(tpuci__pyconf_t *conf, const char *key, const tpuci__
   dst = tpuci__pyconf_list(conf, k);
   for (i = 0; i < items->len; i++) {
     if (strlen(items->items[i]) > TPUCI__PYCONF_MAX_VALUE) {
-      msg = tpuci__printf("an entry of %s is longer than %d bytes", key,
-                          TPUCI__PYCONF_MAX_VALUE);
+      msg = tpuci__printf("an entry of %s is longer than %d bytes", key, TPUCI__PYCONF_MAX_VALUE);
       goto fail;
     }
     tpuci__strv_push(dst, items->items[i]);
@@ -206,8 +201,8 @@ typedef struct {
 static int tpuci__ini_flush(tpuci__ini_t *in) {
   int r = 0;
   if (in->key != NULL)
-    r = tpuci__pyconf_set_text(in->conf, in->key, in->value.data ? in->value.data : "",
-                               in->name, in->key_line, in->err);
+    r = tpuci__pyconf_set_text(in->conf, in->key, in->value.data ? in->value.data : "", in->name,
+                               in->key_line, in->err);
   free(in->key);
   in->key = NULL;
   in->value.len = 0;
@@ -224,7 +219,8 @@ static int tpuci__ini_section(tpuci__ini_t *in, const char *s, size_t n, int lin
   n = end;
   while (n > 0 && strchr(" \t\f\v", s[n - 1])) n--;
   if (n < 2 || s[n - 1] != ']')
-    return tpuci__pyconf_fail(in->err, in->name, line, "a section header that does not end with ']'");
+    return tpuci__pyconf_fail(in->err, in->name, line,
+                              "a section header that does not end with ']'");
   if (n == 2) return tpuci__pyconf_fail(in->err, in->name, line, "a section without a name");
   in->any_section = 1;
   in->have_key = 0;
@@ -356,9 +352,9 @@ int tpuci__pyconf_find(const char *dir, tpuci__pyconf_t *conf, tpuci__err_t *err
       continue;
     }
     tpuci__pyconf_free(conf);
-    r = files[k].ini_section ? tpuci__pyconf_ini(text, len, files[k].file, files[k].ini_section,
-                                                 conf, err)
-                             : tpuci__pyconf_toml(text, len, files[k].file, conf, err);
+    r = files[k].ini_section
+            ? tpuci__pyconf_ini(text, len, files[k].file, files[k].ini_section, conf, err)
+            : tpuci__pyconf_toml(text, len, files[k].file, conf, err);
     free(text);
     if (r != 0) return r;
     if (conf->found || k < 2) {

@@ -31,9 +31,7 @@ typedef struct {
 
 /* A value read: a string, an array of strings (`items`), or anything
  * else. */
-enum { TPUCI__TV_STRING,
-       TPUCI__TV_STRINGS,
-       TPUCI__TV_OTHER };
+enum { TPUCI__TV_STRING, TPUCI__TV_STRINGS, TPUCI__TV_OTHER };
 typedef struct {
   int kind;
   char *str;
@@ -148,9 +146,7 @@ static int tpuci__toml_escape(tpuci__toml_t *t, tpuci__buf_t *b) {
     t->p++;
     return 0;
   }
-  digits = *t->p == 'u' ? 4 : *t->p == 'U' ? 8
-                          : *t->p == 'x'   ? 2
-                                           : 0;
+  digits = *t->p == 'u' ? 4 : *t->p == 'U' ? 8 : *t->p == 'x' ? 2 : 0;
   if (digits == 0) return tpuci__toml_fail(t, "an unknown escape in a string");
   t->p++;
   for (i = 0; i < digits; i++) {
@@ -250,8 +246,8 @@ static int tpuci__toml_string(tpuci__toml_t *t, char **out) {
 /* Keys                                                                */
 
 static int tpuci__bare_key_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '_' || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-';
 }
 
 /* A dotted key (a.b."c d".'e'), its parts appended to path. */
@@ -292,8 +288,7 @@ static const char *tpuci__toml_pytest_key(const tpuci__strv_t *path) {
  * 9's [tool.pytest]. */
 static void tpuci__toml_mark(tpuci__toml_t *t, const tpuci__strv_t *path) {
   int ini;
-  if (path->len < 2 || strcmp(path->items[0], "tool") != 0 ||
-      strcmp(path->items[1], "pytest") != 0)
+  if (path->len < 2 || strcmp(path->items[0], "tool") != 0 || strcmp(path->items[1], "pytest") != 0)
     return;
   ini = path->len >= 3 && strcmp(path->items[2], "ini_options") == 0;
   t->conf->found = 1;
@@ -338,8 +333,9 @@ static int tpuci__toml_pair(tpuci__toml_t *t, const tpuci__strv_t *base, int dep
       else if (v.kind == TPUCI__TV_STRINGS)
         r = tpuci__pyconf_set_list(t->conf, key, &v.items, t->name, line, t->err);
       else
-        r = tpuci__err_set(t->err, TPUCI_ESPEC, "%s:%d: %s must be a string or an array of "
-                                                "strings",
+        r = tpuci__err_set(t->err, TPUCI_ESPEC,
+                           "%s:%d: %s must be a string or an array of "
+                           "strings",
                            t->name, line, key);
     }
   }

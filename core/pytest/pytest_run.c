@@ -50,8 +50,7 @@ void tpuci__pytest_argv_shard(const tpuci__instance_t *inst, const char *results
   tpuci__strv_push(out, deps != NULL ? deps : "");
   tpuci__strv_push(out, devices != NULL ? devices : "");
   for (i = 3; i < base; i++) tpuci__strv_push(out, inst->argv.items[i]);
-  tpuci__strv_take(out, tpuci__printf("--junitxml=%s/%s", results_path,
-                                      TPUCI__JUNIT_FILE));
+  tpuci__strv_take(out, tpuci__printf("--junitxml=%s/%s", results_path, TPUCI__JUNIT_FILE));
   /* xunit1 keeps file and line: exact node ids and annotations. */
   tpuci__strv_push(out, "-o");
   tpuci__strv_push(out, "junit_family=xunit1");
@@ -132,8 +131,7 @@ char *tpuci__pytest_setup_problem(const tpuci__plan_t *plan, const tpuci__instan
              !tpuci__results_have(&dirs, TPUCI__PROGRESS_FILE)) {
     /* The interpreter never ran: nothing of the bootstrap's is there. */
     out = tpuci__printf("setup: %s has no %s (exit %d)", where,
-                        inst->argv.len > 0 ? inst->argv.items[0] : "python",
-                        TPUCI__EXIT_NOT_FOUND);
+                        inst->argv.len > 0 ? inst->argv.items[0] : "python", TPUCI__EXIT_NOT_FOUND);
   }
   free(said);
   free(where);
@@ -141,9 +139,8 @@ char *tpuci__pytest_setup_problem(const tpuci__plan_t *plan, const tpuci__instan
   return out;
 }
 
-char *tpuci__pytest_collect_setup_problem(const tpuci__plan_t *plan,
-                                          const tpuci__instance_t *inst, const char *log,
-                                          size_t len, const tpuci__exit_t *ex) {
+char *tpuci__pytest_collect_setup_problem(const tpuci__plan_t *plan, const tpuci__instance_t *inst,
+                                          const char *log, size_t len, const tpuci__exit_t *ex) {
   static const char mark[] = "\n" TPUCI__SETUP_LINE;
   const char *at = NULL, *end;
   char *where, *out = NULL;
@@ -162,8 +159,7 @@ char *tpuci__pytest_collect_setup_problem(const tpuci__plan_t *plan,
     out = tpuci__printf("setup: %s: %.*s", where, (int) (end - at > 512 ? 512 : end - at), at);
   } else {
     out = tpuci__printf("setup: %s has no %s (exit %d)", where,
-                        inst->argv.len > 0 ? inst->argv.items[0] : "python",
-                        TPUCI__EXIT_NOT_FOUND);
+                        inst->argv.len > 0 ? inst->argv.items[0] : "python", TPUCI__EXIT_NOT_FOUND);
   }
   free(where);
   return out;
@@ -204,8 +200,8 @@ static void tpuci__stacks_where(const char *text, tpuci__buf_t *out) {
 /* Appends to `b` the thread stacks host `k` (of `n`) wrote when tpuci
  * stopped it, under a heading naming the host and the file. Returns 1
  * when there were any. */
-static int tpuci__stacks_text(tpuci__buf_t *b, tpuci__buf_t *where, const char *dir,
-                              size_t k, size_t n) {
+static int tpuci__stacks_text(tpuci__buf_t *b, tpuci__buf_t *where, const char *dir, size_t k,
+                              size_t n) {
   char *path = tpuci__printf("%s/stacks.txt", dir), *text = NULL;
   size_t len = 0;
   int got = 0;
@@ -273,8 +269,8 @@ static void tpuci__running_text(tpuci__buf_t *b, const tpuci__progress_t *prs, s
 static tpuci_outcome_t tpuci__after(tpuci__history_t *h, const tpuci__instance_t *inst,
                                     const char *results_dir, tpuci_outcome_t o,
                                     const tpuci__exit_t *ex, const char *cause,
-                                    uint64_t duration_ms, const tpuci__strv_t *selection,
-                                    int first, char **new_cause) {
+                                    uint64_t duration_ms, const tpuci__strv_t *selection, int first,
+                                    char **new_cause) {
   tpuci__junit_attempt_t rec;
   tpuci__junit_t report;
   tpuci__progress_t *prs = NULL;
@@ -328,8 +324,7 @@ static tpuci_outcome_t tpuci__after(tpuci__history_t *h, const tpuci__instance_t
     if (!have) tests[0] = &report; /* host 0's report is its progress */
   }
   for (k = 0; k < dirs.len; k++) {
-    tpuci__junit_t *into = k == 0 && !have ? &report : tests != NULL ? &hosts[k]
-                                                                     : NULL;
+    tpuci__junit_t *into = k == 0 && !have ? &report : tests != NULL ? &hosts[k] : NULL;
     if (tpuci__progress_read(dirs.items[k], into, &prs[k]) && into == &report) have = 1;
   }
   if (dirs.len > 0 && prs[0].rootdir) {
@@ -363,8 +358,10 @@ static tpuci_outcome_t tpuci__after(tpuci__history_t *h, const tpuci__instance_t
     /* "... (at /src/t.py:4 in test_x; thread stacks in stacks.txt)" */
     tpuci__buf_t c;
     tpuci__buf_init(&c);
-    tpuci__buf_addf(&c, "%s (", *new_cause ? *new_cause : cause && *cause ? cause
-                                                                          : tpuci_outcome_name(o));
+    tpuci__buf_addf(&c, "%s (",
+                    *new_cause        ? *new_cause
+                    : cause && *cause ? cause
+                                      : tpuci_outcome_name(o));
     if (where.len) tpuci__buf_addf(&c, "at %s; ", where.data);
     /* The path from the run folder, as the console shows it. */
     tpuci__buf_addf(&c, "thread stacks in %s/%sstacks.txt)", tpuci__path_shown(results_dir),
@@ -409,8 +406,7 @@ static tpuci_outcome_t tpuci__after(tpuci__history_t *h, const tpuci__instance_t
     tpuci__test_hist_t *t = &h->tests[ti];
     const tpuci__test_t *fin = tpuci__history_final(t);
     char *path;
-    if (fin == NULL || tpuci__history_run_in(t, first ? 0 : (int) h->n_attempts) == NULL)
-      continue;
+    if (fin == NULL || tpuci__history_run_in(t, first ? 0 : (int) h->n_attempts) == NULL) continue;
     path = tpuci__pytest_host_path(inst, h->rootdir, fin->file);
     if (path == NULL) continue;
     free(t->path);
@@ -419,15 +415,12 @@ static tpuci_outcome_t tpuci__after(tpuci__history_t *h, const tpuci__instance_t
   return o;
 }
 
-tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
-                                    const tpuci__instance_t *inst,
+tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h, const tpuci__instance_t *inst,
                                     const char *results_dir, tpuci_outcome_t o,
                                     const tpuci__exit_t *ex, const char *cause,
-                                    uint64_t duration_ms,
-                                    const tpuci__strv_t *selection,
+                                    uint64_t duration_ms, const tpuci__strv_t *selection,
                                     char **new_cause) {
-  return tpuci__after(h, inst, results_dir, o, ex, cause, duration_ms, selection, 0,
-                      new_cause);
+  return tpuci__after(h, inst, results_dir, o, ex, cause, duration_ms, selection, 0, new_cause);
 }
 
 tpuci_outcome_t tpuci__pytest_after_first(tpuci__history_t *h, const tpuci__instance_t *inst,
@@ -493,8 +486,7 @@ char *tpuci__pytest_host_path(const tpuci__instance_t *inst, const char *rootdir
   else return NULL;
   norm = tpuci__path_normal(joined);
   free(joined);
-  if (inst->runtime != TPUCI__RUNTIME_DOCKER && inst->runtime != TPUCI__RUNTIME_SWARM)
-    return norm;
+  if (inst->runtime != TPUCI__RUNTIME_DOCKER && inst->runtime != TPUCI__RUNTIME_SWARM) return norm;
   /* In a container (docker, podman, a swarm task: the same bind mounts):
    * back through the mount that holds it. */
   for (i = 0; i < inst->nmounts; i++) {
@@ -520,9 +512,8 @@ char *tpuci__pytest_host_path(const tpuci__instance_t *inst, const char *rootdir
   return out;
 }
 
-int tpuci__pytest_next_selection(const tpuci__history_t *h,
-                                 const tpuci__strv_t *prev, int unfinished,
-                                 tpuci__strv_t *out) {
+int tpuci__pytest_next_selection(const tpuci__history_t *h, const tpuci__strv_t *prev,
+                                 int unfinished, tpuci__strv_t *out) {
   int unknown = 0;
   size_t n = unfinished ? tpuci__history_unfinished_ids(h, out, &unknown)
                         : tpuci__history_failed_ids(h, out, &unknown);
@@ -551,8 +542,7 @@ char *tpuci__group_name_of(const char *name) {
   tpuci__buf_t b;
 
   /* Only a matrix value: "[shard=" or ",shard=". */
-  while (p != NULL && (p == name || (p[-1] != '[' && p[-1] != ',')))
-    p = strstr(p + 1, "shard=");
+  while (p != NULL && (p == name || (p[-1] != '[' && p[-1] != ','))) p = strstr(p + 1, "shard=");
   if (p == NULL) return tpuci__strdup(name);
   end = p + strlen("shard=");
   while (*end && *end != ',' && *end != ']') end++;

@@ -44,8 +44,7 @@
  * collects, in pytest's own order (the failing-first process, an order
  * check). */
 void tpuci__pytest_argv(const tpuci__instance_t *inst, const char *results_path,
-                        const tpuci__strv_t *select, const tpuci__strv_t *only,
-                        tpuci__strv_t *out);
+                        const tpuci__strv_t *select, const tpuci__strv_t *only, tpuci__strv_t *out);
 
 /* The same for a shard that collects the whole suite itself and keeps
  * its part: `shard` is its tpuci__shard_assignment() (used only when
@@ -63,8 +62,7 @@ void tpuci__pytest_argv_shard(const tpuci__instance_t *inst, const char *results
  * did (progress.jsonl's {"suite": [N, CRC]}: the count and the crc32 of
  * its sorted node ids). Returns 1 and fills both, or 0 when it did not
  * say. */
-int tpuci__pytest_suite_seen(const char *results_dir, unsigned long *count,
-                             unsigned long *crc);
+int tpuci__pytest_suite_seen(const char *results_dir, unsigned long *count, unsigned long *crc);
 
 /* At most this much of node ids is given to a process as its `only`
  * (an argument's length is capped by the kernel at 128 KiB): the
@@ -81,12 +79,10 @@ void tpuci__pytest_collect_argv(const tpuci__instance_t *inst, tpuci__strv_t *ou
  * allow_empty, else a failure that says which selection found nothing.
  * Returns the attempt's outcome; *cause is set to a new string when the
  * cause changes (else NULL). */
-tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h,
-                                    const tpuci__instance_t *inst,
+tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h, const tpuci__instance_t *inst,
                                     const char *results_dir, tpuci_outcome_t o,
                                     const tpuci__exit_t *ex, const char *cause,
-                                    uint64_t duration_ms,
-                                    const tpuci__strv_t *selection,
+                                    uint64_t duration_ms, const tpuci__strv_t *selection,
                                     char **new_cause);
 
 /* What the attempt's environment lacked, as its cause, or NULL: the
@@ -102,9 +98,8 @@ char *tpuci__pytest_setup_problem(const tpuci__plan_t *plan, const tpuci__instan
 
 /* The same for the collection pass, from its output `log` (NULL: not
  * read): its TPUCI__SETUP_LINE, or exit 127 with no line of pytest's. */
-char *tpuci__pytest_collect_setup_problem(const tpuci__plan_t *plan,
-                                          const tpuci__instance_t *inst, const char *log,
-                                          size_t len, const tpuci__exit_t *ex);
+char *tpuci__pytest_collect_setup_problem(const tpuci__plan_t *plan, const tpuci__instance_t *inst,
+                                          const char *log, size_t len, const tpuci__exit_t *ex);
 
 /* The same for the failing-first process (the tests that failed last
  * time, in a process of their own): recorded as attempt 0, apart from
@@ -128,8 +123,7 @@ char *tpuci__path_normal(const char *path);
  * through the job's mounts (the longest target that holds it). Returns a
  * new absolute host path, or NULL when the file cannot be placed on the
  * host (no rootdir, or no mount holds it). */
-char *tpuci__pytest_host_path(const tpuci__instance_t *inst, const char *rootdir,
-                              const char *file);
+char *tpuci__pytest_host_path(const tpuci__instance_t *inst, const char *rootdir, const char *file);
 
 /* What the next attempt runs: returns 1 and fills `out` with node ids
  * (only what failed or did not run; with `unfinished`, only what did not
@@ -137,9 +131,8 @@ char *tpuci__pytest_host_path(const tpuci__instance_t *inst, const char *rootdir
  * crashed before pytest reported anything, or nothing failing is known),
  * or -1 with `unfinished` when every test finished: nothing to retry.
  * `prev` is the last attempt's selection (NULL: everything). */
-int tpuci__pytest_next_selection(const tpuci__history_t *h,
-                                 const tpuci__strv_t *prev, int unfinished,
-                                 tpuci__strv_t *out);
+int tpuci__pytest_next_selection(const tpuci__history_t *h, const tpuci__strv_t *prev,
+                                 int unfinished, tpuci__strv_t *out);
 
 /* The part of an instance name that identifies its shard group: the name
  * without ",shard=i/N" (or "[shard=i/N]"). A new string. */

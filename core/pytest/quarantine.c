@@ -18,9 +18,7 @@
 
 static const char *const tpuci__q_keys[] = {"test", "reason", "owner", "until"};
 
-void tpuci__quarantine_init(tpuci__quarantine_t *q) {
-  memset(q, 0, sizeof(*q));
-}
+void tpuci__quarantine_init(tpuci__quarantine_t *q) { memset(q, 0, sizeof(*q)); }
 
 void tpuci__quarantine_free(tpuci__quarantine_t *q) {
   size_t i;
@@ -67,9 +65,7 @@ long tpuci__quarantine_day(const char *s) {
   return tpuci__days_from_civil(y, m, d);
 }
 
-long tpuci__quarantine_today(void) {
-  return (long) (time(NULL) / 86400);
-}
+long tpuci__quarantine_today(void) { return (long) (time(NULL) / 86400); }
 
 /* "NAME:LINE: " errors; libyaml's lines are 0-based. */
 static int tpuci__q_fail(tpuci__err_t *err, const char *name, const yaml_node_t *n,
@@ -91,13 +87,14 @@ static int tpuci__q_entry(yaml_document_t *doc, yaml_node_t *m, const char *name
   slots[3] = &e->until;
   e->where = tpuci__printf("%s:%lu", name, (unsigned long) m->start_mark.line + 1);
   if (m->type != YAML_MAPPING_NODE)
-    return tpuci__q_fail(err, name, m, "an entry is a mapping with the keys test, reason, "
-                                       "owner and until");
+    return tpuci__q_fail(err, name, m,
+                         "an entry is a mapping with the keys test, reason, "
+                         "owner and until");
   for (pair = m->data.mapping.pairs.start; pair < m->data.mapping.pairs.top; pair++) {
     yaml_node_t *key = yaml_document_get_node(doc, pair->key);
     yaml_node_t *val = yaml_document_get_node(doc, pair->value);
-    const char *ks = key && key->type == YAML_SCALAR_NODE ? (const char *) key->data.scalar.value
-                                                          : NULL;
+    const char *ks =
+        key && key->type == YAML_SCALAR_NODE ? (const char *) key->data.scalar.value : NULL;
     for (k = 0; ks && k < 4; k++)
       if (strcmp(ks, tpuci__q_keys[k]) == 0) break;
     if (ks == NULL || k == 4) {
@@ -158,14 +155,15 @@ static int tpuci__q_one_document(yaml_parser_t *parser, const char *name, tpuci_
                           (unsigned long) parser->problem_mark.column + 1,
                           parser->problem ? parser->problem : "not YAML");
   if ((root = yaml_document_get_root_node(&next)) != NULL)
-    r = tpuci__q_fail(err, name, root, "a second document (the quarantine is one list of "
-                                       "entries; remove the '---' or join the lists)");
+    r = tpuci__q_fail(err, name, root,
+                      "a second document (the quarantine is one list of "
+                      "entries; remove the '---' or join the lists)");
   yaml_document_delete(&next);
   return r;
 }
 
-int tpuci__quarantine_parse(const char *text, size_t len, const char *name,
-                            tpuci__quarantine_t *q, tpuci__err_t *err) {
+int tpuci__quarantine_parse(const char *text, size_t len, const char *name, tpuci__quarantine_t *q,
+                            tpuci__err_t *err) {
   yaml_parser_t parser;
   yaml_document_t doc;
   yaml_node_t *root;
@@ -197,8 +195,9 @@ int tpuci__quarantine_parse(const char *text, size_t len, const char *name,
     return 0; /* An empty file: no entry. */
   }
   if (root->type != YAML_SEQUENCE_NODE) {
-    r = tpuci__q_fail(err, name, root, "the file is a list of entries "
-                                       "(- test: ..., reason: ..., owner: ..., until: ...)");
+    r = tpuci__q_fail(err, name, root,
+                      "the file is a list of entries "
+                      "(- test: ..., reason: ..., owner: ..., until: ...)");
     yaml_document_delete(&doc);
     return r;
   }
@@ -209,8 +208,7 @@ int tpuci__quarantine_parse(const char *text, size_t len, const char *name,
                           TPUCI__QUARANTINE_MAX);
   }
   q->entries = tpuci__calloc(n ? n : 1, sizeof(*q->entries));
-  for (it = root->data.sequence.items.start; r == 0 && it < root->data.sequence.items.top;
-       it++) {
+  for (it = root->data.sequence.items.start; r == 0 && it < root->data.sequence.items.top; it++) {
     yaml_node_t *m = yaml_document_get_node(&doc, *it);
     r = tpuci__q_entry(&doc, m, name, &q->entries[q->n++], err);
   }
@@ -288,8 +286,8 @@ int tpuci__quarantine_released(const char *seq, int k) {
   return got == k;
 }
 
-char *tpuci__quarantine_release_report(const tpuci__quarantine_t *q, const json_t *recent,
-                                       int k, size_t *count) {
+char *tpuci__quarantine_release_report(const tpuci__quarantine_t *q, const json_t *recent, int k,
+                                       size_t *count) {
   tpuci__buf_t b;
   size_t i;
   /* "run" or "3 runs", after "its last". */
@@ -314,14 +312,15 @@ char *tpuci__quarantine_release_report(const tpuci__quarantine_t *q, const json_
     if (tests == 0 || held > 0) continue;
     (*count)++;
     if (tests == 1)
-      tpuci__buf_addf(&b, "%s: %s (owner %s, until %s): passed its last %s: remove the "
-                          "entry\n",
+      tpuci__buf_addf(&b,
+                      "%s: %s (owner %s, until %s): passed its last %s: remove the "
+                      "entry\n",
                       e->where, e->test, e->owner, e->until, last);
     else
-      tpuci__buf_addf(&b, "%s: %s (owner %s, until %s): its %zu tests passed their last %s: "
-                          "remove the entry\n",
-                      e->where, e->test, e->owner, e->until,
-                      tests, last);
+      tpuci__buf_addf(&b,
+                      "%s: %s (owner %s, until %s): its %zu tests passed their last %s: "
+                      "remove the entry\n",
+                      e->where, e->test, e->owner, e->until, tests, last);
   }
   return tpuci__buf_steal(&b);
 }
@@ -380,9 +379,9 @@ static void tpuci__flaky_entry(tpuci__buf_t *b, const tpuci__flaky_stats_t *s,
   n = t->last_msg ? (nl ? (int) (nl - t->last_msg) : (int) strlen(t->last_msg)) : 0;
   reason = tpuci__printf("flaky: flip rate %.2f (%zu flip%s in %zu run%s of %s), last failed "
                          "in run %s%s%.*s",
-                         tpuci__flaky_rate(t), t->flips,
-                         t->flips == 1 ? "" : "s", t->runs, t->runs == 1 ? "" : "s", t->instance,
-                         t->last_run, n ? ": " : "", n, n ? t->last_msg : "");
+                         tpuci__flaky_rate(t), t->flips, t->flips == 1 ? "" : "s", t->runs,
+                         t->runs == 1 ? "" : "s", t->instance, t->last_run, n ? ": " : "", n,
+                         n ? t->last_msg : "");
   tpuci__buf_adds(b, "- test: ");
   tpuci__yaml_quoted(b, t->id);
   tpuci__buf_adds(b, "\n");
@@ -434,14 +433,15 @@ int tpuci__flaky_propose(const char *path, const tpuci__flaky_propose_t *o, char
     n++;
   }
   tpuci__buf_init(&b);
-  tpuci__buf_addf(&b, "# tpuci flaky --propose: %zu test%s flipped in at least %.0f%% of %s "
-                      "runs in the last %zu run%s (%s)",
-                  n, n == 1 ? "" : "s", o->min_rate * 100,
-                  n == 1 ? "its" : "their", s.nrun, s.nrun == 1 ? "" : "s", path);
+  tpuci__buf_addf(&b,
+                  "# tpuci flaky --propose: %zu test%s flipped in at least %.0f%% of %s "
+                  "runs in the last %zu run%s (%s)",
+                  n, n == 1 ? "" : "s", o->min_rate * 100, n == 1 ? "its" : "their", s.nrun,
+                  s.nrun == 1 ? "" : "s", path);
   if (held) tpuci__buf_addf(&b, ", %zu more already quarantined", held);
-  tpuci__buf_addf(&b, ".\n# Nothing is applied: copy the entries you agree with into %s.\n",
-                  o->quarantine && o->quarantine->path ? o->quarantine->path
-                                                       : TPUCI__QUARANTINE_FILE);
+  tpuci__buf_addf(
+      &b, ".\n# Nothing is applied: copy the entries you agree with into %s.\n",
+      o->quarantine && o->quarantine->path ? o->quarantine->path : TPUCI__QUARANTINE_FILE);
   if (n > 0)
     tpuci__buf_adds(&b, "# A flip is a change of result between two runs of one tree (commit:"
                         "files), or a run\n# flaky within itself (k, o); each entry names the "

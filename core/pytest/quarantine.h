@@ -59,8 +59,8 @@ void tpuci__quarantine_free(tpuci__quarantine_t *q);
  * second document is an error (as tpuci.yaml's).
  * Returns 0, or TPUCI_ESPEC with err saying "NAME:LINE: ..." and the
  * key. */
-int tpuci__quarantine_parse(const char *text, size_t len, const char *name,
-                            tpuci__quarantine_t *q, tpuci__err_t *err);
+int tpuci__quarantine_parse(const char *text, size_t len, const char *name, tpuci__quarantine_t *q,
+                            tpuci__err_t *err);
 /* Reads and parses `path`. A missing file is UV_ENOENT (err set). */
 int tpuci__quarantine_load(const char *path, tpuci__quarantine_t *q, tpuci__err_t *err);
 
@@ -95,7 +95,7 @@ int tpuci__quarantine_released(const char *seq, int k);
  * least one test; as text, a line per entry ("FILE:3: ID (owner O, until
  * D): passed its last K runs: remove the entry"). A new string (maybe
  * ""), and *count the entries it names. */
-char *tpuci__quarantine_release_report(const tpuci__quarantine_t *q, const json_t *recent,
-                                       int k, size_t *count);
+char *tpuci__quarantine_release_report(const tpuci__quarantine_t *q, const json_t *recent, int k,
+                                       size_t *count);
 
 #endif /* TPUCI_PYTEST_QUARANTINE_H */

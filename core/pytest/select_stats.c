@@ -22,8 +22,8 @@ static void tpuci__select_lines(const char *text, size_t len, tpuci__strv_t *out
   }
 }
 
-int tpuci__select_stats_append(const char *state_dir, const tpuci__select_line_t *lines,
-                               size_t n, tpuci__err_t *err) {
+int tpuci__select_stats_append(const char *state_dir, const tpuci__select_line_t *lines, size_t n,
+                               tpuci__err_t *err) {
   char *path = tpuci__printf("%s/%s", state_dir, TPUCI__SELECT_FILE), *text = NULL;
   tpuci__strv_t kept = {0};
   tpuci__buf_t b;
@@ -35,9 +35,9 @@ int tpuci__select_stats_append(const char *state_dir, const tpuci__select_line_t
     const tpuci__select_line_t *l = &lines[i];
     json_t *o = json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:I,s:f,s:f}", "run", l->run, "instance",
                           l->instance, "all", l->all, "recorded", (json_int_t) l->recorded,
-                          "left_out", (json_int_t) l->left_out, "audited",
-                          (json_int_t) l->audited, "missed", (json_int_t) l->missed,
-                          "time_total_s", l->time_total_s, "time_left_s", l->time_left_s);
+                          "left_out", (json_int_t) l->left_out, "audited", (json_int_t) l->audited,
+                          "missed", (json_int_t) l->missed, "time_total_s", l->time_total_s,
+                          "time_left_s", l->time_left_s);
     tpuci__strv_take(&kept, json_dumps(o, JSON_COMPACT));
     json_decref(o);
   }
@@ -59,14 +59,13 @@ typedef struct {
   double total_s, left_s;
 } tpuci__select_sum_t;
 
-static double tpuci__share(double part, double whole) {
-  return whole > 0 ? part / whole : 0;
-}
+static double tpuci__share(double part, double whole) { return whole > 0 ? part / whole : 0; }
 
 static void tpuci__select_text(tpuci__buf_t *b, const tpuci__select_sum_t *s) {
   char *name = tpuci__safe(s->name, 0);
-  tpuci__buf_addf(b, "%s: %zu run%s (%zu selecting), %.1f%% of tests and %.1f%% of recorded "
-                     "test time left out; ",
+  tpuci__buf_addf(b,
+                  "%s: %zu run%s (%zu selecting), %.1f%% of tests and %.1f%% of recorded "
+                  "test time left out; ",
                   name, s->runs, s->runs == 1 ? "" : "s", s->selecting,
                   100 * tpuci__share((double) (s->left_out + s->audited), (double) s->recorded),
                   100 * tpuci__share(s->left_s, s->total_s));
@@ -80,8 +79,7 @@ static void tpuci__select_text(tpuci__buf_t *b, const tpuci__select_sum_t *s) {
 
 static json_t *tpuci__select_json(const tpuci__select_sum_t *s) {
   return json_pack("{s:s,s:I,s:I,s:f,s:f,s:I,s:I,s:f}", "instance", s->name, "runs",
-                   (json_int_t) s->runs, "selecting", (json_int_t) s->selecting,
-                   "tests_left_out",
+                   (json_int_t) s->runs, "selecting", (json_int_t) s->selecting, "tests_left_out",
                    tpuci__share((double) (s->left_out + s->audited), (double) s->recorded),
                    "time_left_out", tpuci__share(s->left_s, s->total_s), "audited",
                    (json_int_t) s->audited, "missed", (json_int_t) s->missed, "miss_rate",
@@ -97,9 +95,9 @@ int tpuci__select_stats_report(const char *state_dir, int json, char **out, tpuc
   *out = NULL;
   if (r != 0) {
     r = r == UV_ENOENT ? TPUCI_ENOMATCH : r;
-    tpuci__err_set(err, r, "%s: %s", path,
-                   r == TPUCI_ENOMATCH ? "no selecting run yet (select = \"affected\")"
-                                       : tpuci__strerror(r));
+    tpuci__err_set(
+        err, r, "%s: %s", path,
+        r == TPUCI_ENOMATCH ? "no selecting run yet (select = \"affected\")" : tpuci__strerror(r));
     free(path);
     return r;
   }

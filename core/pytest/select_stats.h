@@ -28,8 +28,8 @@ typedef struct {
 /* Appends the lines to state_dir/select.jsonl, keeping the newest
  * TPUCI__SELECT_KEEP (the caller holds the state folder's lock). 0, or a
  * negative code with err. */
-int tpuci__select_stats_append(const char *state_dir, const tpuci__select_line_t *lines,
-                               size_t n, tpuci__err_t *err);
+int tpuci__select_stats_append(const char *state_dir, const tpuci__select_line_t *lines, size_t n,
+                               tpuci__err_t *err);
 
 /* The report of state_dir/select.jsonl, per instance: runs, the share of
  * tests and of time left out, audited tests, misses and the miss rate; as

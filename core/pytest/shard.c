@@ -38,8 +38,7 @@ static int tpuci__count_line(const char *s, size_t n) {
   return i < n && i >= 2 && s[i - 1] == ' ' && s[i - 2] == ':';
 }
 
-int tpuci__collect_parse(const char *text, size_t len, tpuci__strv_t *ids,
-                         tpuci__err_t *err) {
+int tpuci__collect_parse(const char *text, size_t len, tpuci__strv_t *ids, tpuci__err_t *err) {
   const char *p = text, *end = text + len;
   int stop = 0, summary = 0, errors = 0, counts = 0;
   size_t found = 0;
@@ -89,8 +88,8 @@ int tpuci__collect_parse(const char *text, size_t len, tpuci__strv_t *ids,
 
   if (errors)
     return tpuci__err_set(err, TPUCI_EIO,
-                          "pytest reported errors during collection (%zu node id%s listed)",
-                          found, found == 1 ? "" : "s");
+                          "pytest reported errors during collection (%zu node id%s listed)", found,
+                          found == 1 ? "" : "s");
   if (found == 0 && counts)
     return tpuci__err_set(err, TPUCI_EIO,
                           "counts per file instead of node ids: run `pytest --collect-only -q`, "
@@ -175,8 +174,8 @@ static size_t tpuci__least(const double *load, const size_t *count, size_t n) {
  * with failing tests first, over the first `nretry` shards, which start
  * with retry_s each (their retry attempt's own cost), then the others
  * over all. Sets each group's shard; returns the longest load. */
-static double tpuci__lpt(tpuci__group_t *g, size_t ng, size_t shards, size_t nretry,
-                         double retry_s, double *load) {
+static double tpuci__lpt(tpuci__group_t *g, size_t ng, size_t shards, size_t nretry, double retry_s,
+                         double *load) {
   size_t i, pass, *count = tpuci__calloc(shards, sizeof(*count));
   double max = 0;
   for (i = 0; i < shards; i++) load[i] = i < nretry ? retry_s : 0;
@@ -202,8 +201,8 @@ static double tpuci__lpt(tpuci__group_t *g, size_t ng, size_t shards, size_t nre
  * over all shards, which gives those shards less: their retries end with
  * the other shards instead of after them. */
 static void tpuci__shard_groups(const tpuci__item_t *items, size_t m, tpuci__shard_by_t by,
-                                size_t shards, double retry_s, size_t *shard_of,
-                                double *load, size_t *retrying) {
+                                size_t shards, double retry_s, size_t *shard_of, double *load,
+                                size_t *retrying) {
   tpuci__group_t *g = tpuci__calloc(m + 1, sizeof(*g));
   size_t *group_of = tpuci__calloc(m + 1, sizeof(*group_of));
   tpuci__strv_t keys = {0}; /* the map borrows them */
@@ -260,9 +259,8 @@ static void tpuci__shard_groups(const tpuci__item_t *items, size_t m, tpuci__sha
   free(g);
 }
 
-int tpuci__shard_plan(const char *const *ids, size_t n, const tpuci__timings_t *t,
-                      size_t shards, tpuci__shard_by_t by, tpuci__shard_plan_t *out,
-                      tpuci__err_t *err) {
+int tpuci__shard_plan(const char *const *ids, size_t n, const tpuci__timings_t *t, size_t shards,
+                      tpuci__shard_by_t by, tpuci__shard_plan_t *out, tpuci__err_t *err) {
   return tpuci__shard_plan_retry(ids, n, t, shards, by, -1, out, err);
 }
 
@@ -309,8 +307,8 @@ int tpuci__shard_plan_retry(const char *const *ids, size_t n, const tpuci__timin
     out->unknown_s = TPUCI__SHARD_DEFAULT_S;
   } else {
     qsort(knownv, known, sizeof(*knownv), tpuci__cmp_double);
-    out->unknown_s = known % 2 ? knownv[known / 2]
-                               : (knownv[known / 2 - 1] + knownv[known / 2]) / 2;
+    out->unknown_s =
+        known % 2 ? knownv[known / 2] : (knownv[known / 2 - 1] + knownv[known / 2]) / 2;
   }
   for (i = 0; i < m; i++)
     if (items[i].d < 0) items[i].d = out->unknown_s;
@@ -347,8 +345,7 @@ double tpuci__shard_imbalance(const tpuci__shard_plan_t *p) {
   return max / (p->total_s / (double) p->n);
 }
 
-char *tpuci__shard_assignment(const tpuci__shard_plan_t *p, tpuci__shard_by_t by,
-                              size_t shard) {
+char *tpuci__shard_assignment(const tpuci__shard_plan_t *p, tpuci__shard_by_t by, size_t shard) {
   static const char *const names[] = {"file", "class", "test"};
   tpuci__idmap_t seen;
   tpuci__strv_t keys = {0}; /* the map borrows them */

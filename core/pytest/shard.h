@@ -39,8 +39,7 @@
  * collection errors ("1 error during collection": ids still holds what
  * was listed), or when it has neither node ids nor pytest's summary line
  * (not --collect-only -q output; -qq prints counts per file instead). */
-int tpuci__collect_parse(const char *text, size_t len, tpuci__strv_t *ids,
-                         tpuci__err_t *err);
+int tpuci__collect_parse(const char *text, size_t len, tpuci__strv_t *ids, tpuci__err_t *err);
 
 typedef struct {
   tpuci__strv_t ids;  /* node ids, in the order they were given */
@@ -62,9 +61,8 @@ typedef struct {
  * are fewer tests than shards. Returns 0, or TPUCI_EUSAGE when shards is
  * 0 or over TPUCI__SHARD_MAX. The result is the same for the same ids and
  * timings in any order, except round-robin, which follows the order. */
-int tpuci__shard_plan(const char *const *ids, size_t n, const tpuci__timings_t *t,
-                      size_t shards, tpuci__shard_by_t by, tpuci__shard_plan_t *out,
-                      tpuci__err_t *err);
+int tpuci__shard_plan(const char *const *ids, size_t n, const tpuci__timings_t *t, size_t shards,
+                      tpuci__shard_by_t by, tpuci__shard_plan_t *out, tpuci__err_t *err);
 /* The same, planning the retry of the tests whose latest result failed
  * (`failed` in the store) when retry_s >= 0: such a test counts twice,
  * and a shard that gets one counts retry_s more once (its retry's own
@@ -97,8 +95,7 @@ size_t tpuci__shard_unit_len(const char *id, tpuci__shard_by_t by);
  * it went to. A unit the lines do not name (new since the recorded
  * collection) goes to LIVE[crc32(UNIT) % len(LIVE)], in every shard
  * alike. A new string. */
-char *tpuci__shard_assignment(const tpuci__shard_plan_t *p, tpuci__shard_by_t by,
-                              size_t shard);
+char *tpuci__shard_assignment(const tpuci__shard_plan_t *p, tpuci__shard_by_t by, size_t shard);
 /* Past this size the assignment is not passed (an argument's length is
  * capped by the kernel at 128 KiB): the shards run node ids. */
 #define TPUCI__SHARD_ASSIGNMENT_MAX (100 * 1024)

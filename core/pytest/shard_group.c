@@ -64,8 +64,8 @@ static void tpuci__group_unplan(tpuci__pgroup_t *g) {
   g->from_record = 0;
 }
 
-int tpuci__pk_group_begin(tpuci__kind_run_t *kr, int gi, const char *name,
-                          const size_t *members, size_t n) {
+int tpuci__pk_group_begin(tpuci__kind_run_t *kr, int gi, const char *name, const size_t *members,
+                          size_t n) {
   tpuci__pgroup_t *g = tpuci__pk_group_at(kr, gi);
   const tpuci__instance_t *inst = &kr->plan->instances[members[0]];
   const tpuci__collection_t *rec;
@@ -104,15 +104,12 @@ static void tpuci__group_tell(tpuci__kind_run_t *kr, tpuci__pgroup_t *g,
                   g->plan.by_count ? "tests per shard" : "predicted");
   /* Without durations a prediction would be a guess: say the counts. */
   for (k = 0; k < g->plan.n; k++)
-    if (g->plan.by_count)
-      tpuci__buf_addf(&b, "%s %zu", k ? "," : "", g->plan.shards[k].ids.len);
-    else
-      tpuci__buf_addf(&b, "%s %.1fs", k ? "," : "", g->plan.shards[k].predicted_s);
+    if (g->plan.by_count) tpuci__buf_addf(&b, "%s %zu", k ? "," : "", g->plan.shards[k].ids.len);
+    else tpuci__buf_addf(&b, "%s %.1fs", k ? "," : "", g->plan.shards[k].predicted_s);
   if (g->plan.retrying > 0)
     tpuci__buf_addf(&b, " (with the retry of the tests that failed last time, in %zu %s)",
                     g->plan.retrying, g->plan.retrying == 1 ? "shard" : "shards");
-  if (g->from_record)
-    tpuci__buf_adds(&b, "; from the last run's collection");
+  if (g->from_record) tpuci__buf_adds(&b, "; from the last run's collection");
   kr->host->message(kr->host->sched, b.data);
   tpuci__buf_free(&b);
 }
@@ -203,17 +200,18 @@ int tpuci__pk_step_done(tpuci__kind_run_t *kr, int gi, const tpuci__kind_proc_t 
       *cause = tpuci__printf("test collection log incomplete: %s", end->log_problem);
     } else if (o == TPUCI_OUTCOME_FAILED && ex->exit_code == TPUCI__PYTEST_NO_TESTS) {
       *outcome = inst->pytest->allow_empty ? TPUCI_OUTCOME_PASSED : TPUCI_OUTCOME_FAILED;
-      *cause = tpuci__printf("collection selected no test%s",
-                             inst->pytest->allow_empty ? " (allowed: allow_empty)"
-                                                       : " (pytest exit 5; set pytest.allow_empty = true if that is fine)");
+      *cause =
+          tpuci__printf("collection selected no test%s",
+                        inst->pytest->allow_empty
+                            ? " (allowed: allow_empty)"
+                            : " (pytest exit 5; set pytest.allow_empty = true if that is fine)");
     } else if (o == TPUCI_OUTCOME_TIMEOUT) {
       *cause = tpuci__printf("test collection %s", end->timeout_text);
     } else if (o == TPUCI_OUTCOME_PASSED) {
       *cause = tpuci__printf("test collection listed no node ids%s%s", e.msg ? ": " : "",
                              e.msg ? e.msg : "");
     } else if (ex->infra || ex->oom) {
-      *cause = tpuci__printf("test collection: %s",
-                             ex->cause ? ex->cause : tpuci_outcome_name(o));
+      *cause = tpuci__printf("test collection: %s", ex->cause ? ex->cause : tpuci_outcome_name(o));
     } else {
       *cause = tpuci__printf("test collection failed (exit %d)", ex->exit_code);
     }

@@ -110,8 +110,8 @@ static int tpuci__json_seconds(json_t *v, double *out) {
   return tpuci__valid_seconds(*out) ? 0 : -1;
 }
 
-int tpuci__timings_load_string(tpuci__timings_t *t, const char *data, size_t len,
-                               const char *name, tpuci__err_t *err) {
+int tpuci__timings_load_string(tpuci__timings_t *t, const char *data, size_t len, const char *name,
+                               tpuci__err_t *err) {
   json_error_t jerr;
   json_t *root, *tests, *v;
   const char *key;
@@ -124,8 +124,7 @@ int tpuci__timings_load_string(tpuci__timings_t *t, const char *data, size_t len
                           TPUCI__TIMINGS_MAX_BYTES);
   root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
   if (root == NULL)
-    return tpuci__err_set(err, TPUCI_EIO, "%s:%d:%d: %s", name, jerr.line, jerr.column,
-                          jerr.text);
+    return tpuci__err_set(err, TPUCI_EIO, "%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
   if (!json_is_object(root)) {
     json_decref(root);
     return tpuci__err_set(err, TPUCI_EIO, "%s: not a JSON object", name);
@@ -176,11 +175,12 @@ int tpuci__timings_load_string(tpuci__timings_t *t, const char *data, size_t len
     e->failed = failed;
     continue;
   bad:
-    r = tpuci__err_set(err, TPUCI_EIO,
-                       flat ? "%s: \"%.200s\": a duration must be a non-negative number"
-                            : "%s: tests[\"%.200s\"]: needs \"last\" (and \"avg\") as "
-                              "non-negative numbers of seconds and \"runs\" as a non-negative integer",
-                       name, key);
+    r = tpuci__err_set(
+        err, TPUCI_EIO,
+        flat ? "%s: \"%.200s\": a duration must be a non-negative number"
+             : "%s: tests[\"%.200s\"]: needs \"last\" (and \"avg\") as "
+               "non-negative numbers of seconds and \"runs\" as a non-negative integer",
+        name, key);
     break;
   }
   json_decref(root);

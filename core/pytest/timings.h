@@ -10,8 +10,9 @@
  * average (weight TPUCI__TIMINGS_ALPHA for the newest run) and the value
  * predictions use; `runs` may be 0 for a test whose only result was an
  * error (no duration known). `failed`: its latest result failed or
- * errored, so its next run starts with it (failing first). A flat {"node id": seconds} object, as pytest-split's
- * .test_durations, loads as well.
+ * errored, so its next run starts with it (failing first). A flat
+ * {"node id": seconds} object, as pytest-split's .test_durations, loads
+ * as well.
  */
 #ifndef TPUCI_TIMINGS_H
 #define TPUCI_TIMINGS_H
@@ -48,8 +49,8 @@ void tpuci__timings_free(tpuci__timings_t *t);
  * leaves t as it was before the call; the caller decides whether to warn
  * and go on with what it has. */
 int tpuci__timings_load(tpuci__timings_t *t, const char *path, tpuci__err_t *err);
-int tpuci__timings_load_string(tpuci__timings_t *t, const char *data, size_t len,
-                               const char *name, tpuci__err_t *err);
+int tpuci__timings_load_string(tpuci__timings_t *t, const char *data, size_t len, const char *name,
+                               tpuci__err_t *err);
 
 /* The store as JSON, keys sorted (a new string). */
 char *tpuci__timings_dump(const tpuci__timings_t *t);

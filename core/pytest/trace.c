@@ -60,8 +60,7 @@ static void tpuci__trace_push(tpuci__trace_frame_t **frames, size_t *n, const ch
                               size_t plen, int line) {
   /* Room doubles at each power of two: a traceback of many frames is
    * not copied once per frame. */
-  if ((*n & (*n - 1)) == 0)
-    *frames = tpuci__realloc(*frames, (*n ? 2 * *n : 1) * sizeof(**frames));
+  if ((*n & (*n - 1)) == 0) *frames = tpuci__realloc(*frames, (*n ? 2 * *n : 1) * sizeof(**frames));
   (*frames)[*n].path = tpuci__strndup(path, plen);
   (*frames)[*n].line = line;
   (*n)++;
@@ -145,8 +144,8 @@ static int tpuci__trace_installed(const char *path) {
   return strstr(path, "/site-packages/") != NULL || strstr(path, "/dist-packages/") != NULL;
 }
 
-void tpuci__trace_locate(tpuci__history_t *h, const tpuci__instance_t *inst,
-                         const char *cwd, const char *root) {
+void tpuci__trace_locate(tpuci__history_t *h, const tpuci__instance_t *inst, const char *cwd,
+                         const char *root) {
   size_t i, k;
   for (i = 0; i < h->len; i++) {
     tpuci__test_hist_t *t = &h->tests[i];

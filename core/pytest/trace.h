@@ -21,8 +21,7 @@ typedef struct {
  * location lines in every --tb style: "path:LINE: message" (long, auto,
  * line), "path:LINE: in func" (short), and `File "path", line LINE`
  * (native). Returns how many were added. */
-size_t tpuci__trace_frames(const char *text, tpuci__trace_frame_t **frames,
-                           size_t *n);
+size_t tpuci__trace_frames(const char *text, tpuci__trace_frame_t **frames, size_t *n);
 void tpuci__trace_frames_free(tpuci__trace_frame_t *frames, size_t n);
 
 /* The class of the exception a failure ended with: the message of the
@@ -45,8 +44,8 @@ char *tpuci__trace_exception(const char *text, const char *message);
  * placed) and not in an installed package (no site-packages or
  * dist-packages folder on its way). Tests that do not fail, or whose
  * traceback names no such frame, get none. */
-void tpuci__trace_locate(tpuci__history_t *h, const tpuci__instance_t *inst,
-                         const char *cwd, const char *root);
+void tpuci__trace_locate(tpuci__history_t *h, const tpuci__instance_t *inst, const char *cwd,
+                         const char *root);
 
 /* 1 when the absolute `path` is `root` or below it. */
 int tpuci__path_below(const char *path, const char *root);

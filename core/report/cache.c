@@ -111,7 +111,8 @@ static const char *tpuci__entry_problem(const json_t *e, const char *key, const 
   if (!json_is_string(json_object_get(e, "run"))) return "no run";
   if (!json_is_integer(json_object_get(e, "duration_ms"))) return "no duration";
   if (tests != NULL && !json_is_array(tests)) return "tests is not a list";
-  if (json_array_size(tests) > TPUCI__CACHE_TESTS_MAX) return "more tests than an entry may hold (" TPUCI__CACHE_TESTS_MAX_TEXT ")";
+  if (json_array_size(tests) > TPUCI__CACHE_TESTS_MAX)
+    return "more tests than an entry may hold (" TPUCI__CACHE_TESTS_MAX_TEXT ")";
   json_array_foreach(tests, i, t) {
     const char *o = json_string_value(json_object_get(t, "outcome"));
     const char *id = json_string_value(json_object_get(t, "id"));
@@ -226,11 +227,11 @@ int tpuci__cache_put(const char *state_dir, const char *key, const json_t *entry
   int fd, r;
   if (!tpuci__valid_key(key)) return tpuci__err_set(err, TPUCI_EUSAGE, "bad key '%s'", key);
   if (json_array_size(json_object_get(entry, "tests")) > TPUCI__CACHE_TESTS_MAX)
-    return tpuci__err_set(err, TPUCI_ELIMIT, "'%s' not stored: %zu tests, at most %d in an "
-                                             "entry (shard it: each shard has an entry of its own)",
+    return tpuci__err_set(err, TPUCI_ELIMIT,
+                          "'%s' not stored: %zu tests, at most %d in an "
+                          "entry (shard it: each shard has an entry of its own)",
                           json_string_value(json_object_get(entry, "instance")),
-                          json_array_size(json_object_get(entry, "tests")),
-                          TPUCI__CACHE_TESTS_MAX);
+                          json_array_size(json_object_get(entry, "tests")), TPUCI__CACHE_TESTS_MAX);
   text = json_dumps(entry, JSON_COMPACT);
   if (strlen(text) > TPUCI__CACHE_ENTRY_MAX) {
     r = tpuci__err_set(err, TPUCI_ELIMIT, "'%s' not stored: its entry is over %zu MiB",
@@ -269,8 +270,7 @@ int tpuci__cache_refutes(const tpuci__instance_result_t *r) {
   if (r->outcome == TPUCI_OUTCOME_FLAKY || r->outcome == TPUCI_OUTCOME_ORDER_DEPENDENT) return 1;
   for (k = 0; k < r->nattempts; k++) {
     tpuci_outcome_t o = r->attempts[k].outcome;
-    if (o == TPUCI_OUTCOME_FAILED || o == TPUCI_OUTCOME_TIMEOUT || o == TPUCI_OUTCOME_OOM)
-      return 1;
+    if (o == TPUCI_OUTCOME_FAILED || o == TPUCI_OUTCOME_TIMEOUT || o == TPUCI_OUTCOME_OOM) return 1;
   }
   return 0;
 }
@@ -380,8 +380,7 @@ void tpuci__cache_restore(const json_t *entry, const tpuci__instance_t *inst,
   a->outcome = TPUCI_OUTCOME_CACHED;
   a->exit_code = 0;
   a->start_ms = tpuci__now_ms();
-  a->cause = tpuci__printf("passed in run %s (%s)", run,
-                           tpuci__duration_format(dur, d, sizeof(d)));
+  a->cause = tpuci__printf("passed in run %s (%s)", run, tpuci__duration_format(dur, d, sizeof(d)));
   /* The log of that pass, while the run folder keeps it (tpuci__cache_get
    * dropped one outside the state folder's runs/). */
   if (log != NULL && access(log, R_OK) == 0) a->log_path = tpuci__strdup(log);

@@ -93,9 +93,7 @@ static char *tpuci__git_find(const char *dir, char **gitdir) {
   return NULL;
 }
 
-char *tpuci__git_root(const char *dir) {
-  return tpuci__git_find(dir, NULL);
-}
+char *tpuci__git_root(const char *dir) { return tpuci__git_find(dir, NULL); }
 
 char *tpuci__git_commit(const char *dir) {
   char *gitdir = NULL, *common = NULL, *head = NULL, *sha = NULL;

@@ -17,8 +17,7 @@ static const char tpuci__html_repl[] = "\xEF\xBF\xBD"; /* U+FFFD */
  * (ESC [ parameters final), an OSC (ESC ] text BEL or ESC \), or ESC and
  * one more character. A sequence broken by a byte that cannot be part of
  * it ends before that byte. */
-static const unsigned char *tpuci__ansi_skip(const unsigned char *p,
-                                             const unsigned char *end) {
+static const unsigned char *tpuci__ansi_skip(const unsigned char *p, const unsigned char *end) {
   p++;
   if (p == end) return p;
   if (*p == '[') {
@@ -43,8 +42,7 @@ static const unsigned char *tpuci__ansi_skip(const unsigned char *p,
  * are not valid UTF-8 and control characters other than tab, newline and
  * carriage return become U+FFFD. With strip_ansi, terminal escape
  * sequences (colours, cursor moves), which logs often carry, are dropped. */
-void tpuci__html_textn(tpuci__buf_t *b, const char *s, size_t len,
-                       int strip_ansi) {
+void tpuci__html_textn(tpuci__buf_t *b, const char *s, size_t len, int strip_ansi) {
   const unsigned char *p = (const unsigned char *) s, *end = p + len;
   const unsigned char *run = p;
 
@@ -95,9 +93,7 @@ void tpuci__html_textn(tpuci__buf_t *b, const char *s, size_t len,
   tpuci__buf_add(b, (const char *) run, (size_t) (p - run));
 }
 
-void tpuci__html_text(tpuci__buf_t *b, const char *s) {
-  tpuci__html_textn(b, s, strlen(s), 0);
-}
+void tpuci__html_text(tpuci__buf_t *b, const char *s) { tpuci__html_textn(b, s, strlen(s), 0); }
 
 /* ------------------------------------------------------------------ */
 /* Reading the report tree: missing or mistyped fields read as empty.  */
@@ -135,9 +131,9 @@ void tpuci__html_field(tpuci__buf_t *b, const json_t *o, const char *key) {
 /* Outcomes and small pieces                                           */
 
 static const char *const tpuci__html_outcomes[] = {
-    "passed", "flaky", "failed", "timeout", "oom",
-    "infra", "cancelled", "not-run", "cached", "order-dependent", "preempted", "no-capacity",
-    "not-applicable", NULL};
+    "passed",    "flaky",       "failed",         "timeout", "oom",
+    "infra",     "cancelled",   "not-run",        "cached",  "order-dependent",
+    "preempted", "no-capacity", "not-applicable", NULL};
 
 /* The CSS class suffix for an outcome: the outcome itself when it is one
  * tpuci knows (so class names never carry report text), else "unknown". */
@@ -246,7 +242,6 @@ void tpuci__html_href(tpuci__buf_t *b, const char *rel) {
     if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
         strchr("-._~/", c))
       tpuci__buf_add(b, p, 1);
-    else
-      tpuci__buf_addf(b, "%%%02X", c);
+    else tpuci__buf_addf(b, "%%%02X", c);
   }
 }

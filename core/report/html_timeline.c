@@ -34,8 +34,7 @@ static int tpuci__span_cmp(const void *a, const void *b) {
   return x->index < y->index ? -1 : x->index > y->index;
 }
 
-size_t tpuci__html_slots(const tpuci__html_span_t *spans, size_t n,
-                         size_t *slots) {
+size_t tpuci__html_slots(const tpuci__html_span_t *spans, size_t n, size_t *slots) {
   tpuci__span_ref_t *order;
   uint64_t *busy_until = NULL;
   size_t i, k, w, used = 0, cap = 0;
@@ -110,10 +109,10 @@ size_t tpuci__html_utf8_chars(const char *s) {
 
 /* A step for the time axis that gives about eight ticks. */
 static uint64_t tpuci__tick_step(uint64_t span) {
-  static const uint64_t steps[] = {
-      1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 15000,
-      30000, 60000, 120000, 300000, 600000, 900000, 1800000, 3600000,
-      7200000, 10800000, 21600000, 43200000, 86400000};
+  static const uint64_t steps[] = {1,       2,       5,        10,       20,       50,      100,
+                                   200,     500,     1000,     2000,     5000,     10000,   15000,
+                                   30000,   60000,   120000,   300000,   600000,   900000,  1800000,
+                                   3600000, 7200000, 10800000, 21600000, 43200000, 86400000};
   size_t n = sizeof(steps) / sizeof(steps[0]), i;
   uint64_t target = span / 8 ? span / 8 : 1;
   for (i = 0; i < n; i++)
@@ -122,13 +121,13 @@ static uint64_t tpuci__tick_step(uint64_t span) {
 }
 
 static void tpuci__html_legend(tpuci__buf_t *b) {
-  static const char *const shown[] = {"passed", "failed", "timeout", "oom",
-                                      "infra", "preempted", "no-capacity", "cancelled", NULL};
+  static const char *const shown[] = {"passed",    "failed",      "timeout",   "oom", "infra",
+                                      "preempted", "no-capacity", "cancelled", NULL};
   size_t i;
   tpuci__buf_adds(b, "<ul class=\"legend\" aria-label=\"Legend\">");
   for (i = 0; shown[i]; i++)
-    tpuci__buf_addf(b, "<li><span class=\"sw o-%s\" aria-hidden=\"true\"></span>%s</li>",
-                    shown[i], shown[i]);
+    tpuci__buf_addf(b, "<li><span class=\"sw o-%s\" aria-hidden=\"true\"></span>%s</li>", shown[i],
+                    shown[i]);
   tpuci__buf_adds(b, "<li><span class=\"sw flaky\" aria-hidden=\"true\"></span>"
                      "dashed outline: attempt of a flaky instance</li></ul>\n");
 }
@@ -136,9 +135,8 @@ static void tpuci__html_legend(tpuci__buf_t *b) {
 /* The label drawn inside a bar: the instance name, "#n" from the second
  * attempt on, and the outcome, shortened to what fits in `width` units;
  * nothing when even a few characters would not fit. */
-static void tpuci__html_bar_label(tpuci__buf_t *b, const char *name,
-                                  json_int_t number, const char *outcome,
-                                  double width) {
+static void tpuci__html_bar_label(tpuci__buf_t *b, const char *name, json_int_t number,
+                                  const char *outcome, double width) {
   tpuci__buf_t full;
   size_t fit = width > 10 ? (size_t) ((width - 8) / TPUCI__TL_CHAR) : 0;
   if (fit < 3) return;
@@ -153,8 +151,7 @@ static void tpuci__html_bar_label(tpuci__buf_t *b, const char *name,
   tpuci__buf_free(&full);
 }
 
-void tpuci__html_timeline(tpuci__buf_t *b, const json_t *report,
-                          const json_t *instances) {
+void tpuci__html_timeline(tpuci__buf_t *b, const json_t *report, const json_t *instances) {
   tpuci__tl_item_t *items = NULL;
   tpuci__html_span_t *spans;
   size_t *slots, n = 0, cap = 0, nslots, i, k;
@@ -211,11 +208,13 @@ void tpuci__html_timeline(tpuci__buf_t *b, const json_t *report,
   scale = (double) (TPUCI__TL_WIDTH - TPUCI__TL_LEFT - TPUCI__TL_RIGHT) / (double) span;
   height = TPUCI__TL_TOP + (double) nslots * TPUCI__TL_ROW + TPUCI__TL_BOTTOM;
 
-  tpuci__buf_addf(b, "<figure>\n<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" "
-                     "viewBox=\"0 0 %d %.0f\" role=\"img\" "
-                     "aria-labelledby=\"tl-title tl-desc\">\n",
+  tpuci__buf_addf(b,
+                  "<figure>\n<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" "
+                  "viewBox=\"0 0 %d %.0f\" role=\"img\" "
+                  "aria-labelledby=\"tl-title tl-desc\">\n",
                   TPUCI__TL_WIDTH, height);
-  tpuci__buf_addf(b, "<title id=\"tl-title\">Timeline: %zu attempt%s on %zu slot%s over %s</title>\n",
+  tpuci__buf_addf(b,
+                  "<title id=\"tl-title\">Timeline: %zu attempt%s on %zu slot%s over %s</title>\n",
                   n, n == 1 ? "" : "s", nslots, nslots == 1 ? "" : "s",
                   tpuci__html_duration(span, d1, sizeof(d1)));
   tpuci__buf_adds(b, "<desc id=\"tl-desc\">Each bar is one attempt, drawn on the slot it ran "
@@ -228,16 +227,18 @@ void tpuci__html_timeline(tpuci__buf_t *b, const json_t *report,
       tpuci__buf_addf(b, "<rect class=\"lane\" x=\"%d\" y=\"%.0f\" width=\"%d\" height=\"%d\"/>\n",
                       TPUCI__TL_LEFT, y, TPUCI__TL_WIDTH - TPUCI__TL_LEFT - TPUCI__TL_RIGHT,
                       TPUCI__TL_ROW);
-    tpuci__buf_addf(b, "<text class=\"axis\" x=\"%d\" y=\"%.0f\" text-anchor=\"end\">slot %zu</text>\n",
-                    TPUCI__TL_LEFT - 8, y + TPUCI__TL_ROW / 2 + 4, k + 1);
+    tpuci__buf_addf(
+        b, "<text class=\"axis\" x=\"%d\" y=\"%.0f\" text-anchor=\"end\">slot %zu</text>\n",
+        TPUCI__TL_LEFT - 8, y + TPUCI__TL_ROW / 2 + 4, k + 1);
   }
   /* The time axis. */
   step = tpuci__tick_step(span);
   for (t = 0; t <= span; t += step) {
     double x = TPUCI__TL_LEFT + (double) t * scale;
     const char *anchor = x > TPUCI__TL_WIDTH - 40 ? "end" : "middle";
-    tpuci__buf_addf(b, "<line class=\"tick\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%.0f\"/>"
-                       "<text class=\"axis\" x=\"%.1f\" y=\"%d\" text-anchor=\"%s\">%s</text>\n",
+    tpuci__buf_addf(b,
+                    "<line class=\"tick\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%.0f\"/>"
+                    "<text class=\"axis\" x=\"%.1f\" y=\"%d\" text-anchor=\"%s\">%s</text>\n",
                     x, x, TPUCI__TL_TOP - 6, height - TPUCI__TL_BOTTOM, x, TPUCI__TL_TOP - 10,
                     anchor, t == 0 ? "0" : tpuci__html_duration(t, d1, sizeof(d1)));
     if (span - t < step) break;
@@ -253,8 +254,8 @@ void tpuci__html_timeline(tpuci__buf_t *b, const json_t *report,
     size_t total = json_array_size(json_object_get(in, "attempts"));
     double x = TPUCI__TL_LEFT + (double) (items[i].start_ms - t0) * scale;
     double w = (double) (items[i].end_ms - items[i].start_ms) * scale;
-    double y = TPUCI__TL_TOP + (double) slots[i] * TPUCI__TL_ROW +
-               (TPUCI__TL_ROW - TPUCI__TL_BAR) / 2.0;
+    double y =
+        TPUCI__TL_TOP + (double) slots[i] * TPUCI__TL_ROW + (TPUCI__TL_ROW - TPUCI__TL_BAR) / 2.0;
     double h = (double) (spans[i].width - 1) * TPUCI__TL_ROW + TPUCI__TL_BAR;
     /* Short attempts stay visible. */
     if (w < 4) w = 4;
@@ -273,8 +274,9 @@ void tpuci__html_timeline(tpuci__buf_t *b, const json_t *report,
                     tpuci__html_duration(items[i].end_ms - items[i].start_ms, d1, sizeof(d1)),
                     tpuci__html_duration(items[i].start_ms - t0, d2, sizeof(d2)));
     if (flaky) tpuci__buf_adds(b, "; the instance is flaky");
-    tpuci__buf_addf(b, "</title><rect class=\"b b-%s%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-                       "height=\"%.0f\" rx=\"3\"/>",
+    tpuci__buf_addf(b,
+                    "</title><rect class=\"b b-%s%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                    "height=\"%.0f\" rx=\"3\"/>",
                     cls, flaky ? " flaky" : "", x, y, w, h);
     if (w > 10 + 3 * TPUCI__TL_CHAR) {
       tpuci__buf_addf(b, "<text class=\"l%s\" x=\"%.1f\" y=\"%.1f\">",
@@ -286,10 +288,11 @@ void tpuci__html_timeline(tpuci__buf_t *b, const json_t *report,
     tpuci__buf_adds(b, "</a>\n");
   }
   tpuci__buf_adds(b, "</svg>\n<figcaption>");
-  tpuci__buf_addf(b, "<p class=\"note\">%zu attempt%s on %zu slot%s",
-                  n, n == 1 ? "" : "s", nslots, nslots == 1 ? "" : "s");
+  tpuci__buf_addf(b, "<p class=\"note\">%zu attempt%s on %zu slot%s", n, n == 1 ? "" : "s", nslots,
+                  nslots == 1 ? "" : "s");
   if (tpuci__html_jint(report, "jobs") > 0)
-    tpuci__buf_addf(b, " (the run allowed %lld at once)", (long long) tpuci__html_jint(report, "jobs"));
+    tpuci__buf_addf(b, " (the run allowed %lld at once)",
+                    (long long) tpuci__html_jint(report, "jobs"));
   tpuci__buf_adds(b, ". Hover a bar for its details; select it to see its log.</p>");
   tpuci__html_legend(b);
   tpuci__buf_adds(b, "</figcaption>\n</figure>\n</section>\n");

@@ -62,12 +62,12 @@ char *tpuci__report_log_tail(const char *path, size_t *len) {
   return s;
 }
 
-json_t *tpuci__report_attempt(int number, const tpuci__attempt_result_t *res,
-                              int with_tail) {
+json_t *tpuci__report_attempt(int number, const tpuci__attempt_result_t *res, int with_tail) {
   json_t *o = json_object();
   json_object_set_new(o, "attempt", json_integer(number));
   json_object_set_new(o, "outcome", json_string(tpuci_outcome_name(res->outcome)));
-  json_object_set_new(o, "exit_code", res->exit_code >= 0 ? json_integer(res->exit_code) : json_null());
+  json_object_set_new(o, "exit_code",
+                      res->exit_code >= 0 ? json_integer(res->exit_code) : json_null());
   json_object_set_new(o, "signal", res->term_signal ? json_integer(res->term_signal) : json_null());
   json_object_set_new(o, "start_ms", json_integer((json_int_t) res->start_ms));
   json_object_set_new(o, "duration_ms", json_integer((json_int_t) res->duration_ms));
@@ -107,8 +107,9 @@ static void tpuci__report_first(json_t *jo, const tpuci__instance_result_t *res)
     for (i = 0; i < res->first_tests.len; i++)
       json_array_append_new(ids, json_string(res->first_tests.items[i]));
     json_object_set_new(first, "tests", ids);
-    json_object_set_new(first, "why", json_string("failed in the last run (pytest.failed_first): "
-                                                  "run first, in a process of their own"));
+    json_object_set_new(first, "why",
+                        json_string("failed in the last run (pytest.failed_first): "
+                                    "run first, in a process of their own"));
   }
   json_object_set_new(jo, "first", first);
   for (i = 0; i < res->nchecks; i++) {
@@ -116,8 +117,10 @@ static void tpuci__report_first(json_t *jo, const tpuci__instance_result_t *res)
     json_t *o = json_object();
     json_object_set_new(o, "test", json_string(k->test));
     json_object_set_new(o, "before", json_integer((json_int_t) k->before));
-    json_object_set_new(o, "result", json_string(k->failed > 0 ? "failed" : k->failed == 0 ? "passed"
-                                                                                           : "unknown"));
+    json_object_set_new(o, "result",
+                        json_string(k->failed > 0    ? "failed"
+                                    : k->failed == 0 ? "passed"
+                                                     : "unknown"));
     json_object_set_new(o, "start_ms", json_integer((json_int_t) k->start_ms));
     json_object_set_new(o, "duration_ms", json_integer((json_int_t) k->duration_ms));
     json_object_set_new(o, "cause", json_string(k->cause ? k->cause : ""));
@@ -142,7 +145,9 @@ static json_t *tpuci__report_tests(const tpuci__history_t *h) {
         break;
       }
     json_object_set_new(o, "id", json_string(t->id));
-    json_object_set_new(o, "outcome", json_string(fin ? tpuci__test_outcome_name(fin->outcome) : TPUCI__TEST_NOT_RUN));
+    json_object_set_new(
+        o, "outcome",
+        json_string(fin ? tpuci__test_outcome_name(fin->outcome) : TPUCI__TEST_NOT_RUN));
     json_object_set_new(o, "flaky", json_boolean(tpuci__history_flaky(t)));
     json_object_set_new(o, "order_dependent", json_boolean(t->order_dep));
     if (t->missed) json_object_set_new(o, "missed", json_true());
@@ -177,8 +182,7 @@ int tpuci__report_verdict_code(const char *verdict) {
   return -1;
 }
 
-void tpuci__report_set_records(json_t *report, int exit_code,
-                               const tpuci__strv_t *paths,
+void tpuci__report_set_records(json_t *report, int exit_code, const tpuci__strv_t *paths,
                                const tpuci__strv_t *errors) {
   json_t *a = json_array();
   size_t i;
@@ -192,8 +196,7 @@ void tpuci__report_set_records(json_t *report, int exit_code,
   json_object_set_new(report, "write_errors", a);
 }
 
-json_t *tpuci__report_build(const tpuci__plan_t *plan,
-                            const tpuci__instance_result_t *results,
+json_t *tpuci__report_build(const tpuci__plan_t *plan, const tpuci__instance_result_t *results,
                             const tpuci__run_info_t *info) {
   json_t *root = json_object(), *insts = json_array();
   size_t i, k, n[TPUCI_OUTCOME__COUNT] = {0}, total = 0;
@@ -223,16 +226,21 @@ json_t *tpuci__report_build(const tpuci__plan_t *plan,
     json_object_set_new(jo, "job", json_string(inst->job));
     json_object_set_new(jo, "where", json_string(inst->where ? inst->where : ""));
     for (k = 0; k < inst->matrix.len; k++)
-      json_object_set_new(jm, inst->matrix.items[k].key,
-                          json_string(inst->matrix.items[k].value));
+      json_object_set_new(jm, inst->matrix.items[k].key, json_string(inst->matrix.items[k].value));
     json_object_set_new(jo, "matrix", jm);
     /* Where it ran: the image's ref and the topology's name. */
-    json_object_set_new(jo, "image", inst->image >= 0 && (size_t) inst->image < plan->nimages ? json_string(plan->images[inst->image].ref) : json_null());
+    json_object_set_new(jo, "image",
+                        inst->image >= 0 && (size_t) inst->image < plan->nimages
+                            ? json_string(plan->images[inst->image].ref)
+                            : json_null());
     json_object_set_new(jo, "topology",
                         inst->topology >= 0 && (size_t) inst->topology < plan->ntopologies
                             ? json_string(plan->topologies[inst->topology].name)
                             : json_null());
-    json_object_set_new(jo, "outcome", json_string(res->outcome == TPUCI_OUTCOME_NONE ? "not-run" : tpuci_outcome_name(res->outcome)));
+    json_object_set_new(
+        jo, "outcome",
+        json_string(res->outcome == TPUCI_OUTCOME_NONE ? "not-run"
+                                                       : tpuci_outcome_name(res->outcome)));
     for (k = 0; k < res->nattempts; k++) {
       json_t *jt = tpuci__report_attempt((int) k + 1, &res->attempts[k], 1);
       /* Slots it held: one per emulated host (the HTML timeline). */
@@ -279,15 +287,13 @@ static int tpuci__yaml_write(void *data, unsigned char *buf, size_t size) {
   return 1;
 }
 
-static int tpuci__yaml_scalar(yaml_emitter_t *e, const char *s, size_t len,
-                              int plain_ok) {
+static int tpuci__yaml_scalar(yaml_emitter_t *e, const char *s, size_t len, int plain_ok) {
   yaml_event_t ev;
   /* Strings are quoted whenever a plain scalar could read back as
    * something else (a number, true, null, a date). */
-  if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *) s, (int) len,
-                                    plain_ok, !plain_ok ? 1 : 0,
-                                    plain_ok ? YAML_PLAIN_SCALAR_STYLE
-                                             : YAML_DOUBLE_QUOTED_SCALAR_STYLE))
+  if (!yaml_scalar_event_initialize(
+          &ev, NULL, NULL, (yaml_char_t *) s, (int) len, plain_ok, !plain_ok ? 1 : 0,
+          plain_ok ? YAML_PLAIN_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE))
     return 0;
   return yaml_emitter_emit(e, &ev);
 }
@@ -300,8 +306,8 @@ static int tpuci__yaml_plain_safe(const char *s, size_t len) {
   if (len == 0 || len > 200 || memchr(s, '\0', len) != NULL) return 0;
   for (i = 0; i < len; i++) {
     unsigned char c = (unsigned char) s[i];
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-          (c >= '0' && c <= '9') || strchr("_./=-[],()+", c)))
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          strchr("_./=-[],()+", c)))
       return 0;
   }
   if (strchr("-[],", s[0])) return 0;
@@ -341,8 +347,8 @@ static int tpuci__yaml_node(yaml_emitter_t *e, json_t *v) {
       size_t len = json_string_length(v);
       if (memchr(s, '\n', len) != NULL) {
         /* Logs read best as literal blocks. */
-        if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *) s, (int) len,
-                                          0, 1, YAML_LITERAL_SCALAR_STYLE))
+        if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *) s, (int) len, 0, 1,
+                                          YAML_LITERAL_SCALAR_STYLE))
           return 0;
         return yaml_emitter_emit(e, &ev);
       }
@@ -361,8 +367,7 @@ static int tpuci__yaml_node(yaml_emitter_t *e, json_t *v) {
   return 0;
 }
 
-int tpuci__report_yaml_text(const json_t *report, char **out,
-                            tpuci__err_t *err) {
+int tpuci__report_yaml_text(const json_t *report, char **out, tpuci__err_t *err) {
   yaml_emitter_t e;
   yaml_event_t ev;
   tpuci__buf_t b;
@@ -375,11 +380,9 @@ int tpuci__report_yaml_text(const json_t *report, char **out,
   yaml_emitter_set_output(&e, tpuci__yaml_write, &b);
   yaml_emitter_set_unicode(&e, 1);
   yaml_emitter_set_width(&e, 120);
-  ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) &&
-       yaml_emitter_emit(&e, &ev) &&
+  ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) && yaml_emitter_emit(&e, &ev) &&
        yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 0) &&
-       yaml_emitter_emit(&e, &ev) &&
-       tpuci__yaml_node(&e, (json_t *) report) &&
+       yaml_emitter_emit(&e, &ev) && tpuci__yaml_node(&e, (json_t *) report) &&
        yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(&e, &ev) &&
        yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(&e, &ev) &&
        yaml_emitter_flush(&e);
@@ -395,8 +398,8 @@ int tpuci__report_yaml_text(const json_t *report, char **out,
   return 0;
 }
 
-int tpuci__report_write(const json_t *report, const char *format,
-                        const char *path, tpuci__err_t *err) {
+int tpuci__report_write(const json_t *report, const char *format, const char *path,
+                        tpuci__err_t *err) {
   char *text = NULL;
   int r;
   if (strcmp(format, "yaml") == 0) {

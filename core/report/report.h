@@ -43,8 +43,7 @@ char *tpuci__git_commit(const char *dir);
 char *tpuci__git_root(const char *dir);
 
 /* One attempt as a JSON object (also the attempts.jsonl line). */
-json_t *tpuci__report_attempt(int number, const tpuci__attempt_result_t *res,
-                              int with_tail);
+json_t *tpuci__report_attempt(int number, const tpuci__attempt_result_t *res, int with_tail);
 
 /* The last lines of a log file (at most 40 lines, 4 KiB; bytes that are
  * not UTF-8 become '?'), as a new string of *len bytes (it may hold NUL
@@ -52,8 +51,7 @@ json_t *tpuci__report_attempt(int number, const tpuci__attempt_result_t *res,
 char *tpuci__report_log_tail(const char *path, size_t *len);
 
 /* The whole report. Returns a new reference. */
-json_t *tpuci__report_build(const tpuci__plan_t *plan,
-                            const tpuci__instance_result_t *results,
+json_t *tpuci__report_build(const tpuci__plan_t *plan, const tpuci__instance_result_t *results,
                             const tpuci__run_info_t *info);
 
 /* The report's "counts": n[outcome] instances of each outcome (NONE:
@@ -63,8 +61,7 @@ json_t *tpuci__report_counts(const size_t n[TPUCI_OUTCOME__COUNT], size_t total)
 /* Sets what the report says of the run's own records: "exit_code" and
  * "write_errors", one {"path", "error"} per file that could not be
  * written (`paths` and `errors` are parallel). */
-void tpuci__report_set_records(json_t *report, int exit_code,
-                               const tpuci__strv_t *paths,
+void tpuci__report_set_records(json_t *report, int exit_code, const tpuci__strv_t *paths,
                                const tpuci__strv_t *errors);
 
 /* "passed", "failed", "interrupted", "not-run" from a verdict code (0, 1,
@@ -75,11 +72,10 @@ int tpuci__report_verdict_code(const char *verdict);
 
 /* Serialisations. The YAML mirrors the JSON tree exactly. */
 char *tpuci__report_json_text(const json_t *report);
-int tpuci__report_yaml_text(const json_t *report, char **out,
-                            tpuci__err_t *err);
+int tpuci__report_yaml_text(const json_t *report, char **out, tpuci__err_t *err);
 
 /* Writes the report to `path` (atomically) as "json" or "yaml". */
-int tpuci__report_write(const json_t *report, const char *format,
-                        const char *path, tpuci__err_t *err);
+int tpuci__report_write(const json_t *report, const char *format, const char *path,
+                        tpuci__err_t *err);
 
 #endif /* TPUCI_REPORT_H */

@@ -54,8 +54,9 @@ static void tpuci__html_write_errors(tpuci__buf_t *b, const json_t *errors) {
   const json_t *we;
   size_t k;
   if (json_array_size(errors) == 0) return;
-  tpuci__buf_addf(b, "<p class=\"alert\" role=\"alert\"><strong>Records incomplete:</strong> "
-                     "%zu file%s could not be written.</p>\n<ul class=\"alert\">\n",
+  tpuci__buf_addf(b,
+                  "<p class=\"alert\" role=\"alert\"><strong>Records incomplete:</strong> "
+                  "%zu file%s could not be written.</p>\n<ul class=\"alert\">\n",
                   json_array_size(errors), json_array_size(errors) == 1 ? "" : "s");
   json_array_foreach(errors, k, we) {
     tpuci__buf_adds(b, "<li><code>");
@@ -71,21 +72,33 @@ static void tpuci__html_header(tpuci__buf_t *b, const json_t *report) {
   static const struct {
     const char *key;
     const char *label;
-  } counts[] = {{"passed", "passed"}, {"cached", "cached"}, {"flaky", "flaky"}, {"order-dependent", "order-dependent"}, {"failed", "failed"}, {"timeout", "timeout"}, {"oom", "oom"}, {"infra", "infra"}, {"preempted", "preempted"}, {"no-capacity", "no capacity"}, {"cancelled", "cancelled"}, {"not-run", "not run"}, {"not-applicable", "not applicable"}};
+  } counts[] = {{"passed", "passed"},
+                {"cached", "cached"},
+                {"flaky", "flaky"},
+                {"order-dependent", "order-dependent"},
+                {"failed", "failed"},
+                {"timeout", "timeout"},
+                {"oom", "oom"},
+                {"infra", "infra"},
+                {"preempted", "preempted"},
+                {"no-capacity", "no capacity"},
+                {"cancelled", "cancelled"},
+                {"not-run", "not run"},
+                {"not-applicable", "not applicable"}};
   const char *verdict = tpuci__html_jstr(report, "verdict", NULL);
   const json_t *jc = json_object_get(report, "counts");
   char d[64];
   size_t k;
 
-  tpuci__buf_adds(b, "<header>\n<p class=\"brand\">tpuci run report</p>\n<h1 id=\"h-run\">Run <code>");
+  tpuci__buf_adds(b,
+                  "<header>\n<p class=\"brand\">tpuci run report</p>\n<h1 id=\"h-run\">Run <code>");
   tpuci__html_field(b, report, "run_id");
   tpuci__buf_adds(b, "</code> ");
   /* The verdict's class comes from a fixed list too. */
   if (strcmp(verdict, "passed") == 0 || strcmp(verdict, "failed") == 0 ||
       strcmp(verdict, "interrupted") == 0 || strcmp(verdict, "not-run") == 0)
     tpuci__buf_addf(b, "<span class=\"verdict v-%s\">", verdict);
-  else
-    tpuci__buf_adds(b, "<span class=\"verdict\">");
+  else tpuci__buf_adds(b, "<span class=\"verdict\">");
   if (strcmp(verdict, "not-run") == 0) {
     tpuci__buf_adds(b, "NOT RUN");
   } else {
@@ -144,15 +157,17 @@ static void tpuci__html_header(tpuci__buf_t *b, const json_t *report) {
   tpuci__buf_adds(b, "</dl>\n<ul class=\"counts\" aria-label=\"Instances by outcome\">\n");
   for (k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
     uint64_t v = tpuci__html_juint(jc, counts[k].key);
-    tpuci__buf_addf(b, "<li class=\"c-%s%s\"><span class=\"sw o-%s\" aria-hidden=\"true\"></span>"
-                       "<span class=\"n\">%llu</span> %s</li>\n",
+    tpuci__buf_addf(b,
+                    "<li class=\"c-%s%s\"><span class=\"sw o-%s\" aria-hidden=\"true\"></span>"
+                    "<span class=\"n\">%llu</span> %s</li>\n",
                     counts[k].key, v ? "" : " zero", counts[k].key, (unsigned long long) v,
                     counts[k].label);
   }
-  tpuci__buf_addf(b, "<li class=\"c-total\"><span class=\"n\">%llu</span> total</li>\n</ul>\n",
-                  (unsigned long long) (json_object_get(jc, "total")
-                                            ? tpuci__html_juint(jc, "total")
-                                            : json_array_size(json_object_get(report, "instances"))));
+  tpuci__buf_addf(
+      b, "<li class=\"c-total\"><span class=\"n\">%llu</span> total</li>\n</ul>\n",
+      (unsigned long long) (json_object_get(jc, "total")
+                                ? tpuci__html_juint(jc, "total")
+                                : json_array_size(json_object_get(report, "instances"))));
   if (*tpuci__html_jstr(report, "error", NULL)) {
     tpuci__buf_adds(b, "<p class=\"alert\" role=\"alert\"><strong>Nothing ran:</strong> ");
     tpuci__html_field(b, report, "error");
@@ -171,8 +186,8 @@ static uint64_t tpuci__instance_ms(const json_t *inst) {
   const json_t *att;
   uint64_t sum = 0;
   size_t k;
-  json_array_foreach(json_object_get(inst, "attempts"), k, att)
-      sum += tpuci__html_juint(att, "duration_ms");
+  json_array_foreach(json_object_get(inst, "attempts"), k, att) sum +=
+      tpuci__html_juint(att, "duration_ms");
   return sum;
 }
 
@@ -194,11 +209,12 @@ static void tpuci__html_table(tpuci__buf_t *b, const json_t *instances) {
     tpuci__buf_adds(b, "<p class=\"note\">The run had no instance to run.</p></section>\n");
     return;
   }
-  tpuci__buf_addf(b, "<table>\n<caption>%zu instance%s; the time is the sum of their attempts"
-                     "</caption>\n<thead><tr><th scope=\"col\">Instance</th>"
-                     "<th scope=\"col\">Outcome</th><th scope=\"col\" class=\"num\">Attempts</th>"
-                     "<th scope=\"col\" class=\"num\">Time</th><th scope=\"col\">Last cause</th>"
-                     "</tr></thead>\n<tbody>\n",
+  tpuci__buf_addf(b,
+                  "<table>\n<caption>%zu instance%s; the time is the sum of their attempts"
+                  "</caption>\n<thead><tr><th scope=\"col\">Instance</th>"
+                  "<th scope=\"col\">Outcome</th><th scope=\"col\" class=\"num\">Attempts</th>"
+                  "<th scope=\"col\" class=\"num\">Time</th><th scope=\"col\">Last cause</th>"
+                  "</tr></thead>\n<tbody>\n",
                   n, n == 1 ? "" : "s");
   json_array_foreach((json_t *) instances, i, inst) {
     const char *outcome = tpuci__html_jstr(inst, "outcome", NULL);
@@ -213,7 +229,8 @@ static void tpuci__html_table(tpuci__buf_t *b, const json_t *instances) {
     tpuci__html_field(b, inst, "name");
     tpuci__buf_adds(b, "</a></th><td>");
     tpuci__html_badge(b, outcome);
-    tpuci__buf_addf(b, "</td><td class=\"num\">%zu</td><td class=\"num\">%s</td><td class=\"cause\">",
+    tpuci__buf_addf(b,
+                    "</td><td class=\"num\">%zu</td><td class=\"num\">%s</td><td class=\"cause\">",
                     json_array_size(json_object_get(inst, "attempts")),
                     tpuci__html_duration(tpuci__instance_ms(inst), d, sizeof(d)));
     if (last) tpuci__html_field(b, last, "cause");
@@ -228,9 +245,10 @@ static void tpuci__html_table(tpuci__buf_t *b, const json_t *instances) {
 static void tpuci__html_recent(tpuci__buf_t *b, const json_t *t) {
   const char *r = json_string_value(json_object_get(t, "recent")), *p;
   if (r == NULL || *r == '\0') return;
-  tpuci__buf_addf(b, " <span class=\"recent\" data-hook=\"recent\" title=\"the last %zu run%s, "
-                     "oldest first: p passed, f failed, k flaky, o order-dependent, s skipped, "
-                     "- not run\">",
+  tpuci__buf_addf(b,
+                  " <span class=\"recent\" data-hook=\"recent\" title=\"the last %zu run%s, "
+                  "oldest first: p passed, f failed, k flaky, o order-dependent, s skipped, "
+                  "- not run\">",
                   strlen(r), strlen(r) == 1 ? "" : "s");
   for (p = r; *p; p++) {
     char c = strchr("pfkso", *p) ? *p : '-';
@@ -278,8 +296,9 @@ static void tpuci__html_first(tpuci__buf_t *b, const json_t *inst) {
   const json_t *v;
   size_t i, nchecks = json_array_size(json_object_get(inst, "order_checks"));
   if (json_is_object(first)) {
-    tpuci__buf_addf(b, "<p data-hook=\"first\">Failing first: %zu test%s that failed last time "
-                       "ran first, in a process of their own: ",
+    tpuci__buf_addf(b,
+                    "<p data-hook=\"first\">Failing first: %zu test%s that failed last time "
+                    "ran first, in a process of their own: ",
                     json_array_size(ids), json_array_size(ids) == 1 ? "" : "s");
     json_array_foreach((json_t *) ids, i, v) {
       if (i == 3) {
@@ -299,8 +318,9 @@ static void tpuci__html_first(tpuci__buf_t *b, const json_t *inst) {
     tpuci__buf_adds(b, "</code></p>\n");
   }
   if (nchecks > 0)
-    tpuci__buf_addf(b, "<p data-hook=\"checks\">Order checks: %zu process%s ran tests again "
-                       "after the tests before them (see each order-dependent test).</p>\n",
+    tpuci__buf_addf(b,
+                    "<p data-hook=\"checks\">Order checks: %zu process%s ran tests again "
+                    "after the tests before them (see each order-dependent test).</p>\n",
                     nchecks, nchecks == 1 ? "" : "es");
 }
 
@@ -327,8 +347,9 @@ static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
     if (json_is_true(json_object_get(t, "order_dependent"))) norder++;
     if (json_is_object(json_object_get(t, "quarantine"))) nquar++;
   }
-  tpuci__buf_addf(b, "<div class=\"tests\" data-hook=\"tests\"><p>Tests: %zu, %zu passed "
-                     "(%zu flaky",
+  tpuci__buf_addf(b,
+                  "<div class=\"tests\" data-hook=\"tests\"><p>Tests: %zu, %zu passed "
+                  "(%zu flaky",
                   total, npassed, nflaky);
   if (norder) tpuci__buf_addf(b, ", %zu order-dependent", norder);
   tpuci__buf_addf(b, "), %zu skipped, ", nskipped);
@@ -348,27 +369,26 @@ static void tpuci__html_tests(tpuci__buf_t *b, const json_t *inst) {
       int flaky = json_is_true(json_object_get(t, "flaky"));
       int order = json_is_true(json_object_get(t, "order_dependent"));
       int quar = json_is_object(json_object_get(t, "quarantine"));
-      const char *label = flaky ? "flaky" : order ? "order-dependent"
-                                        : *o      ? o
-                                                  : "unknown";
-      if ((strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0 ||
-           strcmp(o, "unaffected") == 0) &&
+      const char *label = flaky ? "flaky" : order ? "order-dependent" : *o ? o : "unknown";
+      if ((strcmp(o, "passed") == 0 || strcmp(o, "skipped") == 0 || strcmp(o, "unaffected") == 0) &&
           !flaky && !order && !quar)
         continue;
       {
         const char *key = tpuci__html_test_key(t);
         tpuci__buf_addf(b, "<tr class=\"tt t-%s tt-%s\"><th scope=\"row\"><code>",
-                        flaky ? "flaky" : order                  ? "order"
-                                      : strcmp(o, "passed") == 0 ? "passed"
-                                                                 : "bad",
+                        flaky                      ? "flaky"
+                        : order                    ? "order"
+                        : strcmp(o, "passed") == 0 ? "passed"
+                                                   : "bad",
                         key ? key : "other");
       }
       tpuci__html_field(b, t, "id");
       tpuci__buf_addf(b, "</code></th><td><span class=\"o o-%s\">",
-                      flaky ? "flaky" : order                   ? "order-dependent"
-                                    : strcmp(o, "timeout") == 0 ? "timeout"
-                                    : strcmp(o, "passed") == 0  ? "passed"
-                                                                : "failed");
+                      flaky                       ? "flaky"
+                      : order                     ? "order-dependent"
+                      : strcmp(o, "timeout") == 0 ? "timeout"
+                      : strcmp(o, "passed") == 0  ? "passed"
+                                                  : "failed");
       tpuci__html_text(b, label);
       tpuci__buf_adds(b, "</span>");
       tpuci__html_quarantine(b, t);
@@ -450,8 +470,7 @@ static void tpuci__html_problems(tpuci__buf_t *b, const json_t *instances) {
     shown++;
     tpuci__buf_addf(b, "<article class=\"problem r r-%s", tpuci__html_outcome_class(outcome));
     tpuci__html_holds_classes(b, inst);
-    tpuci__buf_addf(b, "\" aria-labelledby=\"p%zu\"><h3 id=\"p%zu\"><a href=\"#i%zu\">",
-                    i, i, i);
+    tpuci__buf_addf(b, "\" aria-labelledby=\"p%zu\"><h3 id=\"p%zu\"><a href=\"#i%zu\">", i, i, i);
     tpuci__html_field(b, inst, "name");
     tpuci__buf_adds(b, "</a> ");
     tpuci__html_badge(b, outcome);
@@ -484,8 +503,7 @@ static void tpuci__html_problems(tpuci__buf_t *b, const json_t *instances) {
     else if (json_array_size(instances) > 0)
       tpuci__buf_adds(b, "<p class=\"note\">None: every instance passed on its first "
                          "attempt.</p>\n");
-    else
-      tpuci__buf_adds(b, "<p class=\"note\">None.</p>\n");
+    else tpuci__buf_adds(b, "<p class=\"note\">None.</p>\n");
   }
   tpuci__buf_adds(b, "</section>\n");
 }
@@ -497,8 +515,7 @@ static void tpuci__html_logs(tpuci__buf_t *b, const json_t *instances, const cha
 
   tpuci__buf_adds(b, "<section id=\"logs\" aria-labelledby=\"h-logs\">"
                      "<h2 id=\"h-logs\">Attempts and logs</h2>\n");
-  if (json_array_size(instances) == 0)
-    tpuci__buf_adds(b, "<p class=\"note\">No instances.</p>\n");
+  if (json_array_size(instances) == 0) tpuci__buf_adds(b, "<p class=\"note\">No instances.</p>\n");
   json_array_foreach((json_t *) instances, i, inst) {
     const char *outcome = tpuci__html_jstr(inst, "outcome", NULL);
     const json_t *atts = json_object_get(inst, "attempts"), *att;
@@ -555,8 +572,7 @@ static void tpuci__html_logs(tpuci__buf_t *b, const json_t *instances, const cha
   tpuci__buf_adds(b, "</section>\n");
 }
 
-int tpuci__report_html(const json_t *report, tpuci__buf_t *out,
-                       tpuci__err_t *err) {
+int tpuci__report_html(const json_t *report, tpuci__buf_t *out, tpuci__err_t *err) {
   return tpuci__report_html_at(report, NULL, out, err);
 }
 
@@ -566,7 +582,19 @@ static void tpuci__html_filter(tpuci__buf_t *b, const json_t *report, const json
   static const struct {
     const char *key;
     const char *label;
-  } f[] = {{"passed", "passed"}, {"cached", "cached"}, {"flaky", "flaky"}, {"order-dependent", "order-dependent"}, {"failed", "failed"}, {"timeout", "timeout"}, {"oom", "oom"}, {"infra", "infra"}, {"preempted", "preempted"}, {"no-capacity", "no capacity"}, {"cancelled", "cancelled"}, {"not-run", "not run"}, {"not-applicable", "not applicable"}};
+  } f[] = {{"passed", "passed"},
+           {"cached", "cached"},
+           {"flaky", "flaky"},
+           {"order-dependent", "order-dependent"},
+           {"failed", "failed"},
+           {"timeout", "timeout"},
+           {"oom", "oom"},
+           {"infra", "infra"},
+           {"preempted", "preempted"},
+           {"no-capacity", "no capacity"},
+           {"cancelled", "cancelled"},
+           {"not-run", "not run"},
+           {"not-applicable", "not applicable"}};
   const json_t *jc = json_object_get(report, "counts");
   /* A cached pass is a pass (docs/cache.md). */
   size_t k, n = json_array_size(instances),
@@ -581,8 +609,8 @@ static void tpuci__html_filter(tpuci__buf_t *b, const json_t *report, const json
     size_t i;
     shown[k] = own[k] = 0;
     json_array_foreach((json_t *) instances, i, inst) {
-      int is = strcmp(tpuci__html_outcome_class(tpuci__html_jstr(inst, "outcome", NULL)),
-                      f[k].key) == 0;
+      int is =
+          strcmp(tpuci__html_outcome_class(tpuci__html_jstr(inst, "outcome", NULL)), f[k].key) == 0;
       own[k] += is;
       if (is || tpuci__html_holds(inst, f[k].key)) shown[k]++;
     }
@@ -592,9 +620,10 @@ static void tpuci__html_filter(tpuci__buf_t *b, const json_t *report, const json
   for (k = 0; k < sizeof(f) / sizeof(f[0]); k++)
     if (shown[k])
       tpuci__buf_addf(b, "<input class=\"fi\" type=\"radio\" name=\"f\" id=\"f-%s\">", f[k].key);
-  tpuci__buf_addf(b, "\n<nav class=\"filter\" aria-label=\"Show instances\">Show: "
-                     "<label for=\"f-all\">all (%zu)</label><label for=\"f-bad\">not passed "
-                     "(%zu)</label>",
+  tpuci__buf_addf(b,
+                  "\n<nav class=\"filter\" aria-label=\"Show instances\">Show: "
+                  "<label for=\"f-all\">all (%zu)</label><label for=\"f-bad\">not passed "
+                  "(%zu)</label>",
                   n, n >= passed ? n - (size_t) passed : 0);
   /* The count is the header's (instances of that outcome); the others
    * the choice shows hold such a test, and say so. */
@@ -635,8 +664,9 @@ int tpuci__report_html_at(const json_t *report, const char *page_dir, tpuci__buf
                        "<title>tpuci run ");
   tpuci__html_field(out, report, "run_id");
   tpuci__buf_adds(out, ": ");
-  tpuci__html_text(out, strcmp(verdict, "not-run") == 0 ? "not run" : *verdict ? verdict
-                                                                               : "unknown");
+  tpuci__html_text(out, strcmp(verdict, "not-run") == 0 ? "not run"
+                        : *verdict                      ? verdict
+                                                        : "unknown");
   tpuci__buf_adds(out, "</title>\n<style>\n");
   tpuci__buf_add(out, tpuci__data_report_html, tpuci__data_report_html_len);
   tpuci__buf_adds(out, "</style>\n</head>\n<body>\n");
@@ -647,10 +677,11 @@ int tpuci__report_html_at(const json_t *report, const char *page_dir, tpuci__buf
   tpuci__html_table(out, instances);
   tpuci__html_problems(out, instances);
   tpuci__html_logs(out, instances, page_dir);
-  tpuci__buf_addf(out, "</main>\n<footer>Written by tpuci from a version %lld run report. "
-                       "The page is self-contained: no script, no external file; log links are "
-                       "relative to its folder.</footer>\n"
-                       "</body>\n</html>\n",
+  tpuci__buf_addf(out,
+                  "</main>\n<footer>Written by tpuci from a version %lld run report. "
+                  "The page is self-contained: no script, no external file; log links are "
+                  "relative to its folder.</footer>\n"
+                  "</body>\n</html>\n",
                   (long long) tpuci__html_jint(report, "version"));
   if (empty) json_decref(empty);
   return 0;

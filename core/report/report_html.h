@@ -20,8 +20,7 @@
  * as empty. Returns 0, or TPUCI_EUSAGE (with a message in `err`, which
  * may be NULL) when `report` is not a report object; `out` is then left
  * as it was. */
-int tpuci__report_html(const json_t *report, tpuci__buf_t *out,
-                       tpuci__err_t *err);
+int tpuci__report_html(const json_t *report, tpuci__buf_t *out, tpuci__err_t *err);
 /* The same for a page to be written in the folder `page_dir` (relative to
  * the current folder, or absolute): links to the attempts' logs are
  * relative to it, so the page and the run folder can move together (a
@@ -42,7 +41,6 @@ typedef struct {
  * `width` slots that are all free at its start; a slot is free again at
  * the end of the span in it. Writes the first slot (0-based) of span i to
  * slots[i] and returns the number of slots used. */
-size_t tpuci__html_slots(const tpuci__html_span_t *spans, size_t n,
-                         size_t *slots);
+size_t tpuci__html_slots(const tpuci__html_span_t *spans, size_t n, size_t *slots);
 
 #endif /* TPUCI_REPORT_HTML_H */

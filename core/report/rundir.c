@@ -24,8 +24,7 @@ static unsigned tpuci__random16(void) {
   return (unsigned) ((uv_hrtime() >> 10) ^ (uint64_t) getpid()) & 0xffffu;
 }
 
-int tpuci__rundir_create(tpuci__rundir_t *rd, const char *state_dir,
-                         tpuci__err_t *err) {
+int tpuci__rundir_create(tpuci__rundir_t *rd, const char *state_dir, tpuci__err_t *err) {
   char stamp[32], *runs, *jsonl;
   time_t now = time(NULL);
   struct tm tm;
@@ -68,8 +67,7 @@ int tpuci__rundir_create(tpuci__rundir_t *rd, const char *state_dir,
     free(rd->dir);
     rd->id = rd->dir = NULL;
     if (r != UV_EEXIST || tries > 100) {
-      tpuci__err_set(err, r, "cannot create a run folder in %s: %s", runs,
-                     uv_strerror(r));
+      tpuci__err_set(err, r, "cannot create a run folder in %s: %s", runs, uv_strerror(r));
       free(runs);
       return r;
     }
@@ -114,8 +112,8 @@ static int tpuci__jsonl_cut(tpuci__rundir_t *rd) {
   return ftruncate(rd->jsonl_fd, (off_t) rd->jsonl_len) == 0 ? 0 : TPUCI__ERRNO;
 }
 
-int tpuci__rundir_append(tpuci__rundir_t *rd, const tpuci__instance_t *inst,
-                         int number, const tpuci__attempt_result_t *res) {
+int tpuci__rundir_append(tpuci__rundir_t *rd, const tpuci__instance_t *inst, int number,
+                         const tpuci__attempt_result_t *res) {
   json_t *o;
   char *line;
   size_t len, off = 0;

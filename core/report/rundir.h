@@ -24,14 +24,13 @@ typedef struct {
 /* Creates the folder under `state_dir` and points `latest` at it. A
  * `latest` that cannot be updated does not fail the call: latest_err says
  * why. */
-int tpuci__rundir_create(tpuci__rundir_t *rd, const char *state_dir,
-                         tpuci__err_t *err);
+int tpuci__rundir_create(tpuci__rundir_t *rd, const char *state_dir, tpuci__err_t *err);
 
 /* Appends one attempt's record to attempts.jsonl. Returns 0 or a negative
  * code; a line that could not be written whole is cut off again, so the
  * file only ever holds whole lines. */
-int tpuci__rundir_append(tpuci__rundir_t *rd, const tpuci__instance_t *inst,
-                         int number, const tpuci__attempt_result_t *res);
+int tpuci__rundir_append(tpuci__rundir_t *rd, const tpuci__instance_t *inst, int number,
+                         const tpuci__attempt_result_t *res);
 
 /* The path of attempts.jsonl (a new string). */
 char *tpuci__rundir_jsonl_path(const tpuci__rundir_t *rd);

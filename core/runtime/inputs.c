@@ -16,18 +16,60 @@ extern char **environ;
  * left out of its key (docs/cache.md): a terminal's and a login
  * session's, a CI run's own identity (new each run, whatever the inputs),
  * and tpuci's own settings. Every other variable counts. */
-static const char *const tpuci__volatile_env[] = {
-    "_", "OLDPWD", "PWD", "SHLVL", "TERM", "COLORTERM", "COLUMNS", "LINES", "LS_COLORS",
-    "DISPLAY", "WINDOWID", "SSH_AUTH_SOCK", "SSH_AGENT_PID", "SSH_CLIENT", "SSH_CONNECTION",
-    "SSH_TTY", "GPG_TTY", "TMUX", "TMUX_PANE", "STY", "WINDOW", "DBUS_SESSION_BUS_ADDRESS",
-    "XDG_SESSION_ID", "XDG_SESSION_TYPE", "XDG_SESSION_CLASS", "XDG_VTNR", "XDG_SEAT",
-    "INVOCATION_ID", "JOURNAL_STREAM", "MAIL", "HISTFILE", "HISTSIZE", "HISTFILESIZE",
-    "HISTCONTROL", "PS1", "PS2", "PROMPT_COMMAND", "VTE_VERSION", "MANPATH", "LESSOPEN",
-    "LESSCLOSE", "CI_JOB_ID", "CI_JOB_TOKEN", "CI_PIPELINE_ID", "CI_PIPELINE_IID",
-    "BUILD_ID", "BUILD_NUMBER", "BUILD_URL", "JOB_URL", "EXECUTOR_NUMBER", NULL};
+static const char *const tpuci__volatile_env[] = {"_",
+                                                  "OLDPWD",
+                                                  "PWD",
+                                                  "SHLVL",
+                                                  "TERM",
+                                                  "COLORTERM",
+                                                  "COLUMNS",
+                                                  "LINES",
+                                                  "LS_COLORS",
+                                                  "DISPLAY",
+                                                  "WINDOWID",
+                                                  "SSH_AUTH_SOCK",
+                                                  "SSH_AGENT_PID",
+                                                  "SSH_CLIENT",
+                                                  "SSH_CONNECTION",
+                                                  "SSH_TTY",
+                                                  "GPG_TTY",
+                                                  "TMUX",
+                                                  "TMUX_PANE",
+                                                  "STY",
+                                                  "WINDOW",
+                                                  "DBUS_SESSION_BUS_ADDRESS",
+                                                  "XDG_SESSION_ID",
+                                                  "XDG_SESSION_TYPE",
+                                                  "XDG_SESSION_CLASS",
+                                                  "XDG_VTNR",
+                                                  "XDG_SEAT",
+                                                  "INVOCATION_ID",
+                                                  "JOURNAL_STREAM",
+                                                  "MAIL",
+                                                  "HISTFILE",
+                                                  "HISTSIZE",
+                                                  "HISTFILESIZE",
+                                                  "HISTCONTROL",
+                                                  "PS1",
+                                                  "PS2",
+                                                  "PROMPT_COMMAND",
+                                                  "VTE_VERSION",
+                                                  "MANPATH",
+                                                  "LESSOPEN",
+                                                  "LESSCLOSE",
+                                                  "CI_JOB_ID",
+                                                  "CI_JOB_TOKEN",
+                                                  "CI_PIPELINE_ID",
+                                                  "CI_PIPELINE_IID",
+                                                  "BUILD_ID",
+                                                  "BUILD_NUMBER",
+                                                  "BUILD_URL",
+                                                  "JOB_URL",
+                                                  "EXECUTOR_NUMBER",
+                                                  NULL};
 static const char *const tpuci__volatile_prefix[] = {
-    "TERM_", "GITHUB_", "ACTIONS_", "RUNNER_", "XDG_RUNTIME", "KONSOLE_", "ITERM_",
-    "GNOME_TERMINAL_", "TPUCI_", NULL};
+    "TERM_",    "GITHUB_", "ACTIONS_",        "RUNNER_", "XDG_RUNTIME",
+    "KONSOLE_", "ITERM_",  "GNOME_TERMINAL_", "TPUCI_",  NULL};
 
 static int tpuci__volatile(const char *name, size_t n) {
   size_t i;
@@ -168,9 +210,8 @@ static char *tpuci__local_dir(const tpuci__plan_t *p, const tpuci__instance_t *i
 /* Hashes one folder into `parts`' "mounts" (or "workdir"); 0, or -1 with
  * out->why. Counts each glob's hits into `hits`; a folder whose files git
  * ignores is said in out->warnings. */
-static int tpuci__add_tree(tpuci__inputs_t *in, const tpuci__instance_t *inst,
-                           const char *source, int follow, json_t *m, size_t *hits,
-                           tpuci__inputs_key_t *out) {
+static int tpuci__add_tree(tpuci__inputs_t *in, const tpuci__instance_t *inst, const char *source,
+                           int follow, json_t *m, size_t *hits, tpuci__inputs_key_t *out) {
   const tpuci__memo_t *t = tpuci__tree(in, source, &inst->inputs, follow);
   size_t g;
   if (t->r != 0) {
@@ -250,8 +291,8 @@ static int tpuci__add_site(const char *dir, json_t *a, tpuci__inputs_key_t *out)
  * packages of VIRTUAL_ENV's and CONDA_PREFIX's environments, and each
  * PYTHONPATH folder (its packages where it holds distributions, else its
  * files). 0, or -1 with out->why. */
-static int tpuci__add_python(tpuci__inputs_t *in, const tpuci__instance_t *inst,
-                             const char *dir, json_t *a, tpuci__inputs_key_t *out) {
+static int tpuci__add_python(tpuci__inputs_t *in, const tpuci__instance_t *inst, const char *dir,
+                             json_t *a, tpuci__inputs_key_t *out) {
   static const char *const prefixes[] = {"VIRTUAL_ENV", "CONDA_PREFIX", NULL};
   const char *pp = getenv("PYTHONPATH");
   tpuci__strv_t sites = {0};
@@ -331,9 +372,8 @@ void tpuci__inputs_key(tpuci__inputs_t *in, size_t i, const tpuci__strv_t *tests
       out->why = tpuci__strdup(in->engine_why[inst->runtime]);
       bad = 1;
     } else if (in->image_ids[inst->image] == NULL) {
-      out->why = tpuci__strdup(in->image_why[inst->image]
-                                   ? in->image_why[inst->image]
-                                   : "the image's id is not known");
+      out->why = tpuci__strdup(in->image_why[inst->image] ? in->image_why[inst->image]
+                                                          : "the image's id is not known");
       bad = 1;
     } else {
       json_object_set_new(parts, "image", json_string(in->image_ids[inst->image]));

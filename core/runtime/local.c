@@ -80,21 +80,18 @@ static char *tpuci__search_path(const char *name, const char *path_var) {
     if (end == NULL) end = p + strlen(p);
     if (end == p || *p != '/') return NULL; /* "" or relative: cwd-dependent */
     cand = tpuci__printf("%.*s/%s", (int) (end - p), p, name);
-    if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
-      return cand;
+    if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) return cand;
     free(cand);
     p = *end ? end + 1 : end;
   }
   return NULL;
 }
 
-static const char *tpuci__resolve(tpuci__local_t *l, const char *name,
-                                  const char *path_var) {
+static const char *tpuci__resolve(tpuci__local_t *l, const char *name, const char *path_var) {
   size_t i;
   if (strchr(name, '/') != NULL || path_var == NULL) return NULL;
   for (i = 0; i < l->ncache; i++)
-    if (strcmp(l->cache[i].name, name) == 0 &&
-        strcmp(l->cache[i].path_var, path_var) == 0)
+    if (strcmp(l->cache[i].name, name) == 0 && strcmp(l->cache[i].path_var, path_var) == 0)
       return l->cache[i].file;
   l->cache = tpuci__realloc(l->cache, (l->ncache + 1) * sizeof(*l->cache));
   l->cache[l->ncache].name = tpuci__strdup(name);
@@ -131,8 +128,7 @@ static void tpuci__lproc_close(tpuci__lproc_t *p, uv_handle_t *h) {
 
 /* Once the process and both pipes are done, the drain timer goes too. */
 static void tpuci__lproc_maybe_done(tpuci__lproc_t *p) {
-  if (p->exited && uv_is_closing((uv_handle_t *) &p->out) &&
-      uv_is_closing((uv_handle_t *) &p->err))
+  if (p->exited && uv_is_closing((uv_handle_t *) &p->out) && uv_is_closing((uv_handle_t *) &p->err))
     tpuci__lproc_close(p, (uv_handle_t *) &p->drain);
 }
 
@@ -148,8 +144,7 @@ static void tpuci__alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
 static void tpuci__read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   tpuci__lproc_t *p = s->data;
   if (n > 0) {
-    tpuci__attempt_output(p->a, s == (uv_stream_t *) &p->out ? 1 : 2,
-                          buf->base, (size_t) n);
+    tpuci__attempt_output(p->a, s == (uv_stream_t *) &p->out ? 1 : 2, buf->base, (size_t) n);
     return;
   }
   if (n == 0) return;
@@ -199,8 +194,8 @@ static void tpuci__chld_cb(uv_signal_t *h, int signum) {
 /* A spawn that failed for a reason of the job's (command not found) ends
  * like a shell would report it: exit 127 or 126. */
 static int tpuci__spawn_is_jobs_fault(int r) {
-  return r == UV_ENOENT || r == UV_EACCES || r == UV_ENOTDIR ||
-         r == TPUCI__ENOEXEC || r == UV_EISDIR;
+  return r == UV_ENOENT || r == UV_EACCES || r == UV_ENOTDIR || r == TPUCI__ENOEXEC ||
+         r == UV_EISDIR;
 }
 
 /* The attempt's variables (and, on a single-host topology, the TPU
@@ -232,8 +227,7 @@ static char **tpuci__build_env(const tpuci__attempt_t *a, tpuci__strv_t *own) {
     size_t klen = eq ? (size_t) (eq - environ[i]) : strlen(environ[i]);
     int dup = 0;
     for (j = 0; j < extra.len && !dup; j++)
-      dup = strncmp(extra.items[j], environ[i], klen) == 0 &&
-            extra.items[j][klen] == '=';
+      dup = strncmp(extra.items[j], environ[i], klen) == 0 && extra.items[j][klen] == '=';
     if (!dup) env[k++] = environ[i];
   }
   env[k] = NULL;
@@ -245,9 +239,8 @@ static char **tpuci__build_env(const tpuci__attempt_t *a, tpuci__strv_t *own) {
  * stderr into the two pipes, the job's folder, a session of its own,
  * every signal at its default and none blocked (tpuci catches some and
  * ignores SIGPIPE; a job must not inherit that). */
-static int tpuci__spawn(pid_t *pid, const char *file, char *const argv[],
-                        char *const env[], const char *cwd, int out_fd,
-                        int err_fd) {
+static int tpuci__spawn(pid_t *pid, const char *file, char *const argv[], char *const env[],
+                        const char *cwd, int out_fd, int err_fd) {
   posix_spawn_file_actions_t fa;
   posix_spawnattr_t at;
   sigset_t none, all;
@@ -263,8 +256,8 @@ static int tpuci__spawn(pid_t *pid, const char *file, char *const argv[],
   sigfillset(&all);
   posix_spawnattr_setsigmask(&at, &none);
   posix_spawnattr_setsigdefault(&at, &all);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
-                                    POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setflags(&at,
+                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   r = strchr(file, '/') != NULL ? posix_spawn(pid, file, &fa, &at, argv, env)
                                 : posix_spawnp(pid, file, &fa, &at, argv, env);
   posix_spawnattr_destroy(&at);
@@ -293,14 +286,12 @@ static int tpuci__local_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
   int r;
 
   if (a->argv->len == 0)
-    return tpuci__err_set(&rt->err, TPUCI_EUSAGE, "%s: empty command",
-                          inst->name);
+    return tpuci__err_set(&rt->err, TPUCI_EUSAGE, "%s: empty command", inst->name);
   if (!l->chld_on) {
     /* Before the first child: its SIGCHLD must not be lost. */
     r = uv_signal_start(&l->chld, tpuci__chld_cb, SIGCHLD);
     if (r != 0)
-      return tpuci__err_set(&rt->err, r, "cannot watch child processes: %s",
-                            uv_strerror(r));
+      return tpuci__err_set(&rt->err, r, "cannot watch child processes: %s", uv_strerror(r));
     l->chld_on = 1;
   }
   r = tpuci__out_pipe(out);
@@ -311,8 +302,8 @@ static int tpuci__local_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
       if (out[i] >= 0) close(out[i]);
       if (err[i] >= 0) close(err[i]);
     }
-    return tpuci__err_set(&rt->err, r, "cannot make pipes for '%s': %s",
-                          a->argv->items[0], uv_strerror(r));
+    return tpuci__err_set(&rt->err, r, "cannot make pipes for '%s': %s", a->argv->items[0],
+                          uv_strerror(r));
   }
   p = tpuci__calloc(1, sizeof(*p));
   p->a = a;
@@ -328,8 +319,7 @@ static int tpuci__local_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
   file = tpuci__resolve(l, a->argv->items[0], tpuci__child_path(inst));
   cwd = inst->workdir ? inst->workdir : a->plan->spec_dir;
   env = tpuci__build_env(a, &own);
-  r = tpuci__spawn(&pid, file ? file : a->argv->items[0], a->argv->items, env,
-                   cwd, out[1], err[1]);
+  r = tpuci__spawn(&pid, file ? file : a->argv->items[0], a->argv->items, env, cwd, out[1], err[1]);
   close(out[1]);
   close(err[1]);
   free(env);
@@ -341,16 +331,14 @@ static int tpuci__local_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
       p->cause = NULL;
       p->ex.exit_code = r == UV_ENOENT ? 127 : 126;
       {
-        char *msg = tpuci__printf("tpuci: cannot run '%s' in %s: %s\n",
-                                  a->argv->items[0], cwd ? cwd : ".",
-                                  uv_strerror(r));
+        char *msg = tpuci__printf("tpuci: cannot run '%s' in %s: %s\n", a->argv->items[0],
+                                  cwd ? cwd : ".", uv_strerror(r));
         tpuci__attempt_output(a, 2, msg, strlen(msg));
         free(msg);
       }
     } else {
       p->ex.infra = 1;
-      p->cause = tpuci__printf("cannot start '%s': %s", a->argv->items[0],
-                               uv_strerror(r));
+      p->cause = tpuci__printf("cannot start '%s': %s", a->argv->items[0], uv_strerror(r));
     }
     p->exited = 1;
     tpuci__lproc_close(p, (uv_handle_t *) &p->out);
@@ -368,8 +356,7 @@ static int tpuci__local_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
   return 0;
 }
 
-static int tpuci__local_signal(tpuci__runtime_t *rt, tpuci__attempt_t *a,
-                               int signum) {
+static int tpuci__local_signal(tpuci__runtime_t *rt, tpuci__attempt_t *a, int signum) {
   tpuci__lproc_t *p = a->rt_data;
   (void) rt;
   if (p == NULL || !p->spawned || p->exited) return 0;
@@ -385,8 +372,7 @@ static void tpuci__chld_closed(uv_handle_t *h) {
   if (cb) cb(&l->rt);
 }
 
-static void tpuci__local_close(tpuci__runtime_t *rt,
-                               void (*cb)(tpuci__runtime_t *rt)) {
+static void tpuci__local_close(tpuci__runtime_t *rt, void (*cb)(tpuci__runtime_t *rt)) {
   tpuci__local_t *l = (tpuci__local_t *) rt;
   /* Every attempt is done by the time the scheduler closes a runtime;
    * what is left is the SIGCHLD watcher. */
@@ -407,8 +393,7 @@ static void tpuci__local_free(tpuci__runtime_t *rt) {
   free(rt);
 }
 
-int tpuci__runtime_local_new(uv_loop_t *loop,
-                             const tpuci__runtime_opts_t *opts,
+int tpuci__runtime_local_new(uv_loop_t *loop, const tpuci__runtime_opts_t *opts,
                              tpuci__runtime_t **out, tpuci__err_t *err) {
   tpuci__local_t *l = tpuci__calloc(1, sizeof(*l));
   (void) opts;

@@ -85,8 +85,8 @@ static char *tpuci__pyenv_entry(const char *dir, const char *name) {
       free(rec);
     }
     if (id == NULL) id = tpuci__strdup("no record");
-  } else if (S_ISREG(st.st_mode) &&
-             (tpuci__is_dist(name) || tpuci__ends(name, ".pth") || tpuci__ends(name, ".egg-link"))) {
+  } else if (S_ISREG(st.st_mode) && (tpuci__is_dist(name) || tpuci__ends(name, ".pth") ||
+                                     tpuci__ends(name, ".egg-link"))) {
     if (tpuci__read_file_max(path, TPUCI__PYENV_RECORD_MAX, &data, &len) == 0) {
       tpuci__git_blob_id(data, len, hex);
       id = tpuci__strdup(hex);
@@ -120,8 +120,7 @@ int tpuci__pyenv_key(const char *dir, char hex[65], size_t *packages, tpuci__err
         strcmp(de->d_name, "__pycache__") == 0)
       continue;
     if (names.len >= TPUCI__PYENV_MAX_ENTRIES)
-      r = tpuci__err_set(err, UV_E2BIG, "%s: more than %d entries", dir,
-                         TPUCI__PYENV_MAX_ENTRIES);
+      r = tpuci__err_set(err, UV_E2BIG, "%s: more than %d entries", dir, TPUCI__PYENV_MAX_ENTRIES);
     else tpuci__strv_push(&names, de->d_name);
   }
   closedir(d);

@@ -8,26 +8,23 @@
 
 static const tpuci__driver_t tpuci__drivers[] = {
     /* The log and two output pipes. */
-    {TPUCI__RUNTIME_LOCAL, NULL, 0, 3, tpuci__runtime_local_new, NULL, NULL,
-     NULL, NULL, NULL, 0},
+    {TPUCI__RUNTIME_LOCAL, NULL, 0, 3, tpuci__runtime_local_new, NULL, NULL, NULL, NULL, NULL, 0},
     /* The log, the attach and wait connections, under a memory limit
      * the stats stream, and short requests; measured 3, 3.5 for a gang's
      * host, 4 with the stats stream. */
-    {TPUCI__RUNTIME_DOCKER, TPUCI__RESULTS_MOUNT, 1, 5,
-     tpuci__runtime_docker_new, tpuci__runtime_docker_check,
-     tpuci__runtime_docker_gc, tpuci__runtime_docker_doctor, NULL,
+    {TPUCI__RUNTIME_DOCKER, TPUCI__RESULTS_MOUNT, 1, 5, tpuci__runtime_docker_new,
+     tpuci__runtime_docker_check, tpuci__runtime_docker_gc, tpuci__runtime_docker_doctor, NULL,
      tpuci__runtime_docker_image_ids, 1},
     /* The log, the task's followed log stream and short requests (the
      * task list is one request for every attempt). */
-    {TPUCI__RUNTIME_SWARM, TPUCI__RESULTS_MOUNT, 1, 4,
-     tpuci__runtime_swarm_new, tpuci__runtime_swarm_check,
-     tpuci__runtime_swarm_gc, tpuci__runtime_swarm_doctor, NULL,
+    {TPUCI__RUNTIME_SWARM, TPUCI__RESULTS_MOUNT, 1, 4, tpuci__runtime_swarm_new,
+     tpuci__runtime_swarm_check, tpuci__runtime_swarm_gc, tpuci__runtime_swarm_doctor, NULL,
      tpuci__runtime_swarm_image_ids, 0},
     /* One ssh client per host: its stdin, stdout and stderr pipes, the
      * host's log, and a second client's pipes (the cleanup). The job's
      * results folder is rewritten to the host's folder on the worker. */
-    {TPUCI__RUNTIME_SSH, TPUCI__RESULTS_MOUNT, 1, 6, tpuci__runtime_ssh_new,
-     NULL, NULL, tpuci__runtime_ssh_doctor, tpuci__runtime_ssh_gc, NULL, 0},
+    {TPUCI__RUNTIME_SSH, TPUCI__RESULTS_MOUNT, 1, 6, tpuci__runtime_ssh_new, NULL, NULL,
+     tpuci__runtime_ssh_doctor, tpuci__runtime_ssh_gc, NULL, 0},
 };
 #define TPUCI__NDRIVERS (sizeof(tpuci__drivers) / sizeof(tpuci__drivers[0]))
 
@@ -39,11 +36,10 @@ const tpuci__driver_t *tpuci__driver(tpuci__runtime_kind_t kind) {
 }
 
 int tpuci__runtime_new(tpuci__runtime_kind_t kind, uv_loop_t *loop,
-                       const tpuci__runtime_opts_t *opts,
-                       tpuci__runtime_t **out, tpuci__err_t *err) {
+                       const tpuci__runtime_opts_t *opts, tpuci__runtime_t **out,
+                       tpuci__err_t *err) {
   const tpuci__driver_t *d = tpuci__driver(kind);
-  if (d == NULL)
-    return tpuci__err_set(err, TPUCI_EUSAGE, "unknown runtime %d", (int) kind);
+  if (d == NULL) return tpuci__err_set(err, TPUCI_EUSAGE, "unknown runtime %d", (int) kind);
   return d->create(loop, opts, out, err);
 }
 
@@ -87,8 +83,7 @@ int tpuci__runtime_gc(const tpuci__plan_t *plan, int dry_run, tpuci__buf_t *repo
   return n;
 }
 
-int tpuci__runtime_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
-                          tpuci__err_t *err) {
+int tpuci__runtime_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report, tpuci__err_t *err) {
   size_t i;
   int first = 0;
   for (i = 0; i < TPUCI__NDRIVERS; i++) {
@@ -133,15 +128,14 @@ void tpuci__attempt_env(const tpuci__attempt_t *a, tpuci__strv_t *out) {
     tpuci__env_push(out, inst->env.items[i].key, inst->env.items[i].value);
 }
 
-int tpuci__attempt_host_env(const tpuci__attempt_t *a, const tpuci__slice_t *s,
-                            int host, tpuci__strv_t *out, tpuci__err_t *err) {
+int tpuci__attempt_host_env(const tpuci__attempt_t *a, const tpuci__slice_t *s, int host,
+                            tpuci__strv_t *out, tpuci__err_t *err) {
   return tpuci__attempt_host_env_named(a, s, host, NULL, out, err);
 }
 
-int tpuci__attempt_host_env_named(const tpuci__attempt_t *a,
-                                  const tpuci__slice_t *s, int host,
-                                  const char *const *hostnames,
-                                  tpuci__strv_t *out, tpuci__err_t *err) {
+int tpuci__attempt_host_env_named(const tpuci__attempt_t *a, const tpuci__slice_t *s, int host,
+                                  const char *const *hostnames, tpuci__strv_t *out,
+                                  tpuci__err_t *err) {
   tpuci__kvlist_t env = {NULL, 0, 0};
   size_t i;
   if (s != NULL) {
@@ -149,8 +143,7 @@ int tpuci__attempt_host_env_named(const tpuci__attempt_t *a,
     if (rc != 0) return rc;
   }
   tpuci__attempt_env(a, out);
-  for (i = 0; i < env.len; i++)
-    tpuci__env_push(out, env.items[i].key, env.items[i].value);
+  for (i = 0; i < env.len; i++) tpuci__env_push(out, env.items[i].key, env.items[i].value);
   tpuci__kv_free(&env);
   return 0;
 }

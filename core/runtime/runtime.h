@@ -83,8 +83,7 @@ typedef struct {
  * the attempt's `host`; use the tpuci__attempt_*() wrappers below.
  * `stream` is 1 (stdout) or 2 (stderr). */
 typedef struct {
-  void (*output)(tpuci__attempt_t *a, int stream, const char *buf,
-                 size_t len);
+  void (*output)(tpuci__attempt_t *a, int stream, const char *buf, size_t len);
   /* Exactly once; the attempt may be freed from inside. */
   void (*done)(tpuci__attempt_t *a, const tpuci__exit_t *ex);
   /* A note for the user, tied to the attempt ("kept container ..."). */
@@ -190,8 +189,8 @@ typedef struct {
    * (its log, pipes or connections), for the cap on concurrency. */
   int fds_per_host;
   /* Creates the runtime on `loop`: 0, or a negative code with err. */
-  int (*create)(uv_loop_t *loop, const tpuci__runtime_opts_t *opts,
-                tpuci__runtime_t **out, tpuci__err_t *err);
+  int (*create)(uv_loop_t *loop, const tpuci__runtime_opts_t *opts, tpuci__runtime_t **out,
+                tpuci__err_t *err);
   /* Before anything is made: whether the selected instances of this
    * kind can run, as far as can be told without starting anything.
    * 0, or TPUCI_ESPEC with err ("spec.lua:3: job 'x': ..."). May be
@@ -205,12 +204,10 @@ typedef struct {
    * `report` about the plan's instances of this kind (plan may be
    * NULL); 0, or the first failure's code with err. Blocking. May be
    * NULL. */
-  int (*doctor)(const tpuci__plan_t *plan, tpuci__buf_t *report,
-                tpuci__err_t *err);
+  int (*doctor)(const tpuci__plan_t *plan, tpuci__buf_t *report, tpuci__err_t *err);
   /* `tpuci gc SPEC`: what dead runs left on the machines the plan names
    * (an ssh runtime's workers), as gc() says it. May be NULL. */
-  int (*gc_hosts)(const tpuci__plan_t *plan, int dry_run, tpuci__buf_t *report,
-                  tpuci__err_t *err);
+  int (*gc_hosts)(const tpuci__plan_t *plan, int dry_run, tpuci__buf_t *report, tpuci__err_t *err);
   /* The results cache (runtime/inputs.h): for each plan image k that the
    * selected instances of this kind run, its id (ids[k], "sha256:..."),
    * or NULL with why[k] (a new string) when none can be trusted.
@@ -228,8 +225,8 @@ const tpuci__driver_t *tpuci__driver(tpuci__runtime_kind_t kind);
 /* Creates the runtime for `kind` on `loop`. Returns 0 or a negative code
  * with err filled. */
 int tpuci__runtime_new(tpuci__runtime_kind_t kind, uv_loop_t *loop,
-                       const tpuci__runtime_opts_t *opts,
-                       tpuci__runtime_t **out, tpuci__err_t *err);
+                       const tpuci__runtime_opts_t *opts, tpuci__runtime_t **out,
+                       tpuci__err_t *err);
 
 /* Every driver's check() for the kinds the plan's selected instances
  * use. 0, or the first failure. */
@@ -240,22 +237,18 @@ int tpuci__runtime_check(const tpuci__plan_t *plan, tpuci__err_t *err);
  * of what gc() counted, or the first failure. */
 int tpuci__runtime_gc(const tpuci__plan_t *plan, int dry_run, tpuci__buf_t *report,
                       tpuci__err_t *err);
-int tpuci__runtime_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
-                          tpuci__err_t *err);
+int tpuci__runtime_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report, tpuci__err_t *err);
 
 /* The drivers' entry points, for the table (each driver's own files
  * define them). */
-int tpuci__runtime_local_new(uv_loop_t *loop,
-                             const tpuci__runtime_opts_t *opts,
+int tpuci__runtime_local_new(uv_loop_t *loop, const tpuci__runtime_opts_t *opts,
                              tpuci__runtime_t **out, tpuci__err_t *err);
-int tpuci__runtime_docker_new(uv_loop_t *loop,
-                              const tpuci__runtime_opts_t *opts,
+int tpuci__runtime_docker_new(uv_loop_t *loop, const tpuci__runtime_opts_t *opts,
                               tpuci__runtime_t **out, tpuci__err_t *err);
 int tpuci__runtime_docker_check(const tpuci__plan_t *plan, tpuci__err_t *err);
-int tpuci__runtime_docker_gc(int dry_run, tpuci__buf_t *report,
-                             tpuci__err_t *err);
-int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan,
-                                 tpuci__buf_t *report, tpuci__err_t *err);
+int tpuci__runtime_docker_gc(int dry_run, tpuci__buf_t *report, tpuci__err_t *err);
+int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
+                                 tpuci__err_t *err);
 int tpuci__runtime_docker_image_ids(const tpuci__plan_t *plan, char **ids, char **why,
                                     tpuci__err_t *err);
 
@@ -280,41 +273,34 @@ typedef struct {
  * spec line. */
 int tpuci__runtime_docker_build(const tpuci__image_t *img, const char *log_path,
                                 tpuci__docker_built_t *out, tpuci__err_t *err);
-int tpuci__runtime_swarm_new(uv_loop_t *loop,
-                             const tpuci__runtime_opts_t *opts,
+int tpuci__runtime_swarm_new(uv_loop_t *loop, const tpuci__runtime_opts_t *opts,
                              tpuci__runtime_t **out, tpuci__err_t *err);
 int tpuci__runtime_swarm_check(const tpuci__plan_t *plan, tpuci__err_t *err);
-int tpuci__runtime_swarm_gc(int dry_run, tpuci__buf_t *report,
-                            tpuci__err_t *err);
-int tpuci__runtime_swarm_doctor(const tpuci__plan_t *plan,
-                                tpuci__buf_t *report, tpuci__err_t *err);
+int tpuci__runtime_swarm_gc(int dry_run, tpuci__buf_t *report, tpuci__err_t *err);
+int tpuci__runtime_swarm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report, tpuci__err_t *err);
 int tpuci__runtime_swarm_image_ids(const tpuci__plan_t *plan, char **ids, char **why,
                                    tpuci__err_t *err);
 int tpuci__runtime_ssh_new(uv_loop_t *loop, const tpuci__runtime_opts_t *opts,
                            tpuci__runtime_t **out, tpuci__err_t *err);
-int tpuci__runtime_ssh_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
-                              tpuci__err_t *err);
+int tpuci__runtime_ssh_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report, tpuci__err_t *err);
 int tpuci__runtime_ssh_gc(const tpuci__plan_t *plan, int dry_run, tpuci__buf_t *report,
                           tpuci__err_t *err);
 
 /* Called by runtimes: through the attempt's host. */
-static inline void tpuci__attempt_output(tpuci__attempt_t *a, int stream,
-                                         const char *buf, size_t len) {
+static inline void tpuci__attempt_output(tpuci__attempt_t *a, int stream, const char *buf,
+                                         size_t len) {
   a->host->output(a, stream, buf, len);
 }
-static inline void tpuci__attempt_done(tpuci__attempt_t *a,
-                                       const tpuci__exit_t *ex) {
+static inline void tpuci__attempt_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
   a->host->done(a, ex);
 }
-static inline void tpuci__attempt_message(tpuci__attempt_t *a,
-                                          const char *msg) {
+static inline void tpuci__attempt_message(tpuci__attempt_t *a, const char *msg) {
   a->host->message(a, msg);
 }
 /* A file of the attempt's records (a log) could not be written: the user
  * is told, and the run's records count as incomplete. Call it once per
  * file; `err` is a negative code. */
-static inline void tpuci__attempt_write_error(tpuci__attempt_t *a,
-                                              const char *path, int err) {
+static inline void tpuci__attempt_write_error(tpuci__attempt_t *a, const char *path, int err) {
   a->host->write_error(a, path, err);
 }
 
@@ -332,14 +318,13 @@ void tpuci__attempt_env(const tpuci__attempt_t *a, tpuci__strv_t *out);
 /* The whole environment of host `host` of an attempt: tpuci__attempt_env()
  * then tpuci__topology_host_env(), as "K=V" strings. With s == NULL, just
  * tpuci__attempt_env(). 0 or TPUCI_EUSAGE. */
-int tpuci__attempt_host_env(const tpuci__attempt_t *a, const tpuci__slice_t *s,
-                            int host, tpuci__strv_t *out, tpuci__err_t *err);
+int tpuci__attempt_host_env(const tpuci__attempt_t *a, const tpuci__slice_t *s, int host,
+                            tpuci__strv_t *out, tpuci__err_t *err);
 /* The same with the gang's hosts named `hostnames` (s->hosts names in
  * worker order, or NULL: "worker-<i>"): a slice's real workers, whose
  * addresses become TPU_WORKER_HOSTNAMES and MASTER_ADDR. */
-int tpuci__attempt_host_env_named(const tpuci__attempt_t *a,
-                                  const tpuci__slice_t *s, int host,
-                                  const char *const *hostnames,
-                                  tpuci__strv_t *out, tpuci__err_t *err);
+int tpuci__attempt_host_env_named(const tpuci__attempt_t *a, const tpuci__slice_t *s, int host,
+                                  const char *const *hostnames, tpuci__strv_t *out,
+                                  tpuci__err_t *err);
 
 #endif /* TPUCI_RUNTIME_H */

@@ -15,8 +15,8 @@ const char *tpuci__ssh_client(void) {
   return s && *s ? s : "ssh";
 }
 
-void tpuci__ssh_base_argv(tpuci__strv_t *out, const char *config,
-                          const char *control_path, const char *user, int port) {
+void tpuci__ssh_base_argv(tpuci__strv_t *out, const char *config, const char *control_path,
+                          const char *user, int port) {
   tpuci__strv_push(out, tpuci__ssh_client());
   if (config) {
     tpuci__strv_push(out, "-F");
@@ -55,8 +55,9 @@ int tpuci__ssh_control_dir_new(char **dir, const char *who, tpuci__err_t *err) {
   if (mkdtemp(tmpl) == NULL) {
     int r = TPUCI__ERRNO;
     free(tmpl);
-    return tpuci__err_set(err, TPUCI_EENGINE, "%s: cannot make a folder for ssh's "
-                                              "control sockets in /tmp: %s",
+    return tpuci__err_set(err, TPUCI_EENGINE,
+                          "%s: cannot make a folder for ssh's "
+                          "control sockets in /tmp: %s",
                           who, uv_strerror(r));
   }
   *dir = tmpl;
@@ -136,14 +137,13 @@ void tpuci__ssh_control_dir_remove(const char *dir) {
 
 char *tpuci__ssh_last_line(const char *s, size_t n) {
   size_t end = n, start;
-  while (end > 0 && (s[end - 1] == '\n' || s[end - 1] == '\r' ||
-                     s[end - 1] == ' ' || s[end - 1] == '\t'))
+  while (end > 0 &&
+         (s[end - 1] == '\n' || s[end - 1] == '\r' || s[end - 1] == ' ' || s[end - 1] == '\t'))
     end--;
   if (end == 0) return NULL;
   start = end;
   while (start > 0 && s[start - 1] != '\n') start--;
-  while (start < end && (s[start] == ' ' || s[start] == '\t' || s[start] == '\r'))
-    start++;
+  while (start < end && (s[start] == ' ' || s[start] == '\t' || s[start] == '\r')) start++;
   return tpuci__strndup(s + start, end - start);
 }
 
@@ -153,8 +153,7 @@ static int tpuci__has(const char *s, const char *what) {
 
 const char *tpuci__ssh_advice(int status, const char *last, int docker) {
   if (tpuci__has(last, "Host key verification failed") ||
-      tpuci__has(last, "HOST IDENTIFICATION HAS CHANGED") ||
-      tpuci__has(last, "host key is known"))
+      tpuci__has(last, "HOST IDENTIFICATION HAS CHANGED") || tpuci__has(last, "host key is known"))
     return "ssh does not trust the host's key (it is not in known_hosts, or it "
            "changed): check the key, then add it (ssh there once by hand); "
            "tpuci never turns the check off";

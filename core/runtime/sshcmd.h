@@ -23,8 +23,8 @@ const char *tpuci__ssh_client(void);
  * ControlMaster=auto, that ControlPath and ControlPersist=30s (a shared
  * connection: later sessions cost no handshake). Then `-p port` (when
  * port > 0) and `-l user` (when not NULL). The destination follows. */
-void tpuci__ssh_base_argv(tpuci__strv_t *out, const char *config,
-                          const char *control_path, const char *user, int port);
+void tpuci__ssh_base_argv(tpuci__strv_t *out, const char *config, const char *control_path,
+                          const char *user, int port);
 
 /* Makes a private folder (0700: ssh refuses a control socket others
  * could reach) for the control sockets, /tmp/tpuci-ssh-<pid>-XXXXXX

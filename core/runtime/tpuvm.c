@@ -154,8 +154,8 @@ typedef struct {
  * type, from `accelerator-type` or `tpu-env`'s ACCELERATOR_TYPE. Returns 1
  * and sets vm->type, or 0 (*why: the first answer's problem, NULL when
  * the server answered without a type). */
-static int tpuci__tpuvm_cloud_tpu(const char *server, tpuci__tpuvm_t *vm,
-                                  tpuci__buf_t *report, char **why) {
+static int tpuci__tpuvm_cloud_tpu(const char *server, tpuci__tpuvm_t *vm, tpuci__buf_t *report,
+                                  char **why) {
   char *worker, *endpoints, *text = NULL, *ignored = NULL;
   vm->type = tpuci__metadata_get(server, "attributes/accelerator-type", why);
   if (vm->type == NULL && strncmp(*why, "HTTP ", 5) != 0) return 0; /* no server */
@@ -190,15 +190,15 @@ static int tpuci__tpuvm_cloud_tpu(const char *server, tpuci__tpuvm_t *vm,
  * managed instance group): its `machine-type`, name and group. Returns 1
  * and sets vm->machine, -1 (a FAIL line) for an instance of another
  * machine type, 0 when the server says no machine type. */
-static int tpuci__tpuvm_instance(const char *server, tpuci__tpuvm_t *vm,
-                                 tpuci__buf_t *report) {
+static int tpuci__tpuvm_instance(const char *server, tpuci__tpuvm_t *vm, tpuci__buf_t *report) {
   char *mt = tpuci__metadata_line(server, "machine-type"), *name, *group;
   const tpuci__tpu_type_t *row;
   if (mt == NULL) return 0;
   row = tpuci__tpu_machine_row(tpuci__metadata_leaf(mt));
   if (row == NULL) {
-    tpuci__buf_addf(report, "FAIL tpu metadata: this is a Compute Engine %s instance, no TPU "
-                            "machine type (%s)\n",
+    tpuci__buf_addf(report,
+                    "FAIL tpu metadata: this is a Compute Engine %s instance, no TPU "
+                    "machine type (%s)\n",
                     tpuci__metadata_leaf(mt), server);
     free(mt);
     return -1;
@@ -206,7 +206,8 @@ static int tpuci__tpuvm_instance(const char *server, tpuci__tpuvm_t *vm,
   vm->machine = tpuci__strdup(row->machine_type);
   name = tpuci__metadata_line(server, "name");
   group = tpuci__metadata_line(server, "attributes/created-by");
-  tpuci__buf_addf(report, "ok   tpu metadata: Compute Engine instance %s, a %s (%s, %d chip%s a VM)",
+  tpuci__buf_addf(report,
+                  "ok   tpu metadata: Compute Engine instance %s, a %s (%s, %d chip%s a VM)",
                   name ? name : "(unnamed)", vm->machine, row->generation, row->chips_per_host,
                   row->chips_per_host == 1 ? "" : "s");
   if (group) tpuci__buf_addf(report, " of instance group %s", tpuci__metadata_leaf(group));
@@ -239,23 +240,25 @@ static int tpuci__tpuvm_what(tpuci__tpuvm_t *vm, tpuci__buf_t *report) {
     const tpuci__tpu_type_t *row = tpuci__tpu_find(env, 0);
     vm->type = tpuci__strdup(env);
     if (r == 0)
-      tpuci__buf_addf(report, "ok   tpu environment: TPU_ACCELERATOR_TYPE=%s (no metadata "
-                              "server at %s: %s)\n",
+      tpuci__buf_addf(report,
+                      "ok   tpu environment: TPU_ACCELERATOR_TYPE=%s (no metadata "
+                      "server at %s: %s)\n",
                       env, server, why ? why : "empty answer");
     else if (vm->machine && row && row->machine_type && strcmp(row->machine_type, vm->machine) != 0)
-      tpuci__buf_addf(report, "warn tpu environment: TPU_ACCELERATOR_TYPE=%s runs on %s VMs, "
-                              "this one is a %s\n",
+      tpuci__buf_addf(report,
+                      "warn tpu environment: TPU_ACCELERATOR_TYPE=%s runs on %s VMs, "
+                      "this one is a %s\n",
                       env, row->machine_type, vm->machine);
-    else
-      tpuci__buf_addf(report, "ok   tpu environment: TPU_ACCELERATOR_TYPE=%s\n", env);
+    else tpuci__buf_addf(report, "ok   tpu environment: TPU_ACCELERATOR_TYPE=%s\n", env);
     free(why);
     return 1;
   }
   if (r == 0)
-    tpuci__buf_addf(report, "FAIL tpu metadata: no metadata server at %s (%s) and no "
-                            "TPU_ACCELERATOR_TYPE: nothing says which TPU slice this is (on a "
-                            "Cloud TPU VM or a TPU Compute Engine instance the server answers; "
-                            "elsewhere set TPU_ACCELERATOR_TYPE and TPU_WORKER_ID)\n",
+    tpuci__buf_addf(report,
+                    "FAIL tpu metadata: no metadata server at %s (%s) and no "
+                    "TPU_ACCELERATOR_TYPE: nothing says which TPU slice this is (on a "
+                    "Cloud TPU VM or a TPU Compute Engine instance the server answers; "
+                    "elsewhere set TPU_ACCELERATOR_TYPE and TPU_WORKER_ID)\n",
                     server, why ? why : "empty answer");
   free(why);
   return r == 1;
@@ -269,8 +272,9 @@ static void tpuci__tpuvm_leftovers(tpuci__buf_t *report) {
   for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
     const char *v = getenv(names[i][0]);
     if (v != NULL && strcasecmp(v, names[i][1]) == 0)
-      tpuci__buf_addf(report, "warn tpu environment: %s=%s is set here: the jobs get it "
-                              "and run on the CPU, not the TPU\n",
+      tpuci__buf_addf(report,
+                      "warn tpu environment: %s=%s is set here: the jobs get it "
+                      "and run on the CPU, not the TPU\n",
                       names[i][0], v);
   }
 }
@@ -285,29 +289,31 @@ static void tpuci__tpuvm_topology(const tpuci__tpuvm_t *vm, const tpuci__topolog
   const tpuci__tpu_type_t *row = tpuci__tpu_find(want, t->hosts);
   if (vm->type != NULL) {
     if (strcmp(want, vm->type) == 0)
-      tpuci__buf_addf(report, "ok   tpu topology '%s': this machine is a %s\n", t->name,
-                      vm->type);
+      tpuci__buf_addf(report, "ok   tpu topology '%s': this machine is a %s\n", t->name, vm->type);
     else
-      tpuci__buf_addf(report, "warn tpu topology '%s' (%s): this machine is a %s; "
-                              "the jobs will see the %s\n",
+      tpuci__buf_addf(report,
+                      "warn tpu topology '%s' (%s): this machine is a %s; "
+                      "the jobs will see the %s\n",
                       t->name, where, vm->type, vm->type);
   } else if (vm->machine != NULL) {
     if (row != NULL && row->machine_type != NULL && strcmp(row->machine_type, vm->machine) == 0)
-      tpuci__buf_addf(report, "ok   tpu topology '%s': its hosts are %s VMs, as this one is "
-                              "(its slice's size is the instance group's: set "
-                              "TPU_ACCELERATOR_TYPE to check it too)\n",
+      tpuci__buf_addf(report,
+                      "ok   tpu topology '%s': its hosts are %s VMs, as this one is "
+                      "(its slice's size is the instance group's: set "
+                      "TPU_ACCELERATOR_TYPE to check it too)\n",
                       t->name, vm->machine);
     else
-      tpuci__buf_addf(report, "warn tpu topology '%s' (%s): its hosts are %s; this machine "
-                              "is a %s: the jobs will see its chips\n",
-                      t->name, where,
-                      row && row->machine_type ? row->machine_type : "no Compute Engine TPU machine",
-                      vm->machine);
+      tpuci__buf_addf(
+          report,
+          "warn tpu topology '%s' (%s): its hosts are %s; this machine "
+          "is a %s: the jobs will see its chips\n",
+          t->name, where,
+          row && row->machine_type ? row->machine_type : "no Compute Engine TPU machine",
+          vm->machine);
   }
 }
 
-int tpuci__tpuvm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
-                        tpuci__err_t *err) {
+int tpuci__tpuvm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report, tpuci__err_t *err) {
   tpuci__strv_t devs = {NULL, 0, 0};
   tpuci__buf_t list;
   tpuci__tpuvm_t vm = {NULL, NULL};
@@ -324,16 +330,18 @@ int tpuci__tpuvm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
     tpuci__buf_adds(report, "FAIL tpu devices: no /dev/accel* (TPU v2 to v4) and no "
                             "/dev/vfio/<group> (v5e and later): this is not a TPU VM, or its "
                             "TPU driver is not loaded\n");
-    rc = tpuci__err_set(err, TPUCI_EENGINE, "this machine has no TPU device "
-                                            "(/dev/accel*, /dev/vfio/<group>)");
+    rc = tpuci__err_set(err, TPUCI_EENGINE,
+                        "this machine has no TPU device "
+                        "(/dev/accel*, /dev/vfio/<group>)");
   }
   tpuci__buf_free(&list);
   tpuci__strv_free(&devs);
 
   if (!tpuci__tpuvm_what(&vm, report) && rc == 0)
-    rc = tpuci__err_set(err, TPUCI_EENGINE, "nothing says which TPU slice this machine "
-                                            "is (no Cloud TPU VM or TPU machine type in its "
-                                            "metadata, no TPU_ACCELERATOR_TYPE)");
+    rc = tpuci__err_set(err, TPUCI_EENGINE,
+                        "nothing says which TPU slice this machine "
+                        "is (no Cloud TPU VM or TPU machine type in its "
+                        "metadata, no TPU_ACCELERATOR_TYPE)");
   tpuci__tpuvm_leftovers(report);
 
   /* The spec's real topologies against the machine. */

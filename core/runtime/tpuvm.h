@@ -24,8 +24,7 @@
  * Returns 0, or TPUCI_EENGINE when the machine does not look like a TPU
  * VM (no TPU device node, or nothing says which slice it is), err then
  * naming what is missing. */
-int tpuci__tpuvm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
-                        tpuci__err_t *err);
+int tpuci__tpuvm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report, tpuci__err_t *err);
 
 /* The value of `key` in the metadata's `tpu-env` text (lines of
  * "KEY: 'value'", quotes optional): a new string, or NULL when it has

@@ -88,8 +88,8 @@ typedef struct {
   tpuci__err_t *err;
 } tpuci__tree_t;
 
-static void tpuci__tree_push(tpuci__tree_t *t, const char *path, size_t plen,
-                             const char *mode, const char *id, int stale) {
+static void tpuci__tree_push(tpuci__tree_t *t, const char *path, size_t plen, const char *mode,
+                             const char *id, int stale) {
   tpuci__tentry_t *e;
   if (t->len == t->cap) {
     t->cap = t->cap ? t->cap * 2 : 256;
@@ -132,8 +132,7 @@ static int tpuci__kept(const tpuci__tree_t *t, const char *rel) {
     if (xl > rl && strncmp(x, t->root, rl) == 0 && x[rl] == '/') {
       const char *xr = x + rl + 1;
       size_t xrl = strlen(xr);
-      if (xrl <= k && strncmp(rel, xr, xrl) == 0 && (rel[xrl] == '\0' || rel[xrl] == '/'))
-        return 0;
+      if (xrl <= k && strncmp(rel, xr, xrl) == 0 && (rel[xrl] == '\0' || rel[xrl] == '/')) return 0;
     }
   }
   return 1;
@@ -211,8 +210,8 @@ static int tpuci__walk(tpuci__tree_t *t, const char *rel);
 /* The id of the link root/rel whose text is `target`: the text (git's
  * blob of it), and with follow_links, when it leads out of the root,
  * what it leads to (a file's content, a folder's key). */
-static char *tpuci__link_id(tpuci__tree_t *t, const char *abs, const char *rel,
-                            const char *target, size_t n) {
+static char *tpuci__link_id(tpuci__tree_t *t, const char *abs, const char *rel, const char *target,
+                            size_t n) {
   char hex[41], *leads = NULL, *id;
   struct stat st;
   tpuci__git_blob_id(target, n, hex);
@@ -236,8 +235,7 @@ static char *tpuci__link_id(tpuci__tree_t *t, const char *abs, const char *rel,
 /* The file root/rel as an entry's mode and id: 0, 1 when it is gone (or
  * not a file git would keep), or a negative code with err. With `follow`,
  * a link is taken as what it leads to (the mount's own source). */
-static int tpuci__look_at(tpuci__tree_t *t, const char *rel, int follow, char mode[8],
-                          char **id) {
+static int tpuci__look_at(tpuci__tree_t *t, const char *rel, int follow, char mode[8], char **id) {
   char *abs = *rel ? tpuci__printf("%s/%s", t->root, rel) : tpuci__strdup(t->root), hex[41];
   struct stat st;
   int r = 0;
@@ -263,8 +261,7 @@ static int tpuci__look_at(tpuci__tree_t *t, const char *rel, int follow, char mo
   } else {
     r = 1; /* a folder now, a FIFO, a socket: git keeps none of them */
   }
-  if (r < 0)
-    tpuci__err_set(t->err, r, "%s: cannot read it: %s", abs, tpuci__strerror(r));
+  if (r < 0) tpuci__err_set(t->err, r, "%s: cannot read it: %s", abs, tpuci__strerror(r));
   free(abs);
   return r;
 }
@@ -355,8 +352,7 @@ static char *tpuci__nested(tpuci__tree_t *t, const char *rel, const char *commit
   }
   if (tpuci__tree_key(abs, &o, &k, &e) == 0)
     id = tpuci__printf("%s%s%s", commit ? commit : "", commit ? ":" : "", k.hex);
-  else
-    id = tpuci__printf("%s%s%s", commit ? commit : "", commit ? ":" : "", "unreadable");
+  else id = tpuci__printf("%s%s%s", commit ? commit : "", commit ? ":" : "", "unreadable");
   tpuci__err_clear(&e);
   free(abs);
   return id;
@@ -406,7 +402,7 @@ static int tpuci__glob_reaches(const tpuci__tree_t *t, const char *rel) {
  * keeps at most one file (to say that a dataset beside its .gitkeep does
  * not count). 0, or a negative code with err. */
 static int tpuci__tree_ignored(tpuci__tree_t *t) {
-  static const char *const args[] = {"ls-files", "-z", "-o", "-i", "--directory",
+  static const char *const args[] = {"ls-files",           "-z", "-o", "-i", "--directory",
                                      "--exclude-standard", NULL};
   tpuci__buf_t out;
   const char *p, *end;
@@ -443,7 +439,7 @@ static int tpuci__tree_ignored(tpuci__tree_t *t) {
 static int tpuci__tree_git(tpuci__tree_t *t) {
   /* One listing: the index (-s, tagged by -v), what differs from it (-m:
    * tag C) and the untracked files that are not ignored (-o: tag ?). */
-  static const char *const args[] = {"ls-files", "-z", "-s", "-v", "-m", "-o",
+  static const char *const args[] = {"ls-files",           "-z", "-s", "-v", "-m", "-o",
                                      "--exclude-standard", NULL};
   tpuci__buf_t out;
   tpuci__strv_t changed = {0}, others = {0};
@@ -656,8 +652,8 @@ static char *tpuci__rel_to(const char *path, const char *base) {
   return tpuci__buf_steal(&b);
 }
 
-int tpuci__tree_key(const char *path, const tpuci__tree_opts_t *opts,
-                    tpuci__tree_key_t *out, tpuci__err_t *err) {
+int tpuci__tree_key(const char *path, const tpuci__tree_opts_t *opts, tpuci__tree_key_t *out,
+                    tpuci__err_t *err) {
   tpuci__tree_t t;
   struct stat st;
   unsigned char d[EVP_MAX_MD_SIZE];

@@ -70,8 +70,8 @@ typedef struct {
 /* The key of `path` (absolute). 0, or a negative code with err naming the
  * path and why there is no key ("...: 123456 files outside git, over
  * 100000", "...: no such file or folder"). */
-int tpuci__tree_key(const char *path, const tpuci__tree_opts_t *opts,
-                    tpuci__tree_key_t *out, tpuci__err_t *err);
+int tpuci__tree_key(const char *path, const tpuci__tree_opts_t *opts, tpuci__tree_key_t *out,
+                    tpuci__err_t *err);
 
 /* Whether `path` (relative, '/'-separated) matches the glob `pattern`:
  * `*` any characters but '/', `?` one, `[a-z]` / `[!a-z]` a class, `\`

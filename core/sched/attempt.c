@@ -15,16 +15,13 @@
 /* ------------------------------------------------------------------ */
 /* Attempts                                                            */
 
-uint64_t tpuci__grace(const tpuci__sched_t *s,
-                      const tpuci__instance_t *inst) {
+uint64_t tpuci__grace(const tpuci__sched_t *s, const tpuci__instance_t *inst) {
   if (s->opts.grace_ms) return s->opts.grace_ms;
   if (inst->grace_ms) return inst->grace_ms;
   return TPUCI__DEFAULT_GRACE_MS;
 }
 
-tpuci__runtime_t *tpuci__rt(const tpuci__satt_t *t) {
-  return t->s->rts[t->a.inst->runtime];
-}
+tpuci__runtime_t *tpuci__rt(const tpuci__satt_t *t) { return t->s->rts[t->a.inst->runtime]; }
 
 static void tpuci__grace_cb(uv_timer_t *timer) {
   tpuci__satt_t *t = timer->data;
@@ -47,8 +44,7 @@ void tpuci__attempt_stop(tpuci__satt_t *t, int force) {
   if (t->term_sent) return;
   t->term_sent = 1;
   rt->signal(rt, &t->a, SIGTERM);
-  uv_timer_start(&t->grace_timer, tpuci__grace_cb,
-                 tpuci__grace(t->s, t->a.inst), 0);
+  uv_timer_start(&t->grace_timer, tpuci__grace_cb, tpuci__grace(t->s, t->a.inst), 0);
 }
 
 static void tpuci__timeout_cb(uv_timer_t *timer) {
@@ -151,8 +147,7 @@ static void tpuci__log_write(tpuci__satt_t *t, const char *buf, size_t len) {
   }
 }
 
-static void tpuci__on_output(tpuci__attempt_t *a, int stream, const char *buf,
-                             size_t len) {
+static void tpuci__on_output(tpuci__attempt_t *a, int stream, const char *buf, size_t len) {
   tpuci__satt_t *t = (tpuci__satt_t *) a;
   tpuci_event_t ev;
 
@@ -191,16 +186,13 @@ static char *tpuci__cause(const tpuci__satt_t *t, tpuci_outcome_t o, const tpuci
 
   tpuci__buf_init(&b);
   switch (o) {
-    case TPUCI_OUTCOME_PASSED:
-      tpuci__buf_adds(&b, "exit 0");
-      break;
+    case TPUCI_OUTCOME_PASSED: tpuci__buf_adds(&b, "exit 0"); break;
     case TPUCI_OUTCOME_FAILED:
       if (ex->cause) /* the runtime's words: "worker-1: exit 3" */
         tpuci__buf_adds(&b, ex->cause);
       else if (ex->term_signal)
         tpuci__buf_addf(&b, "killed by signal %d (%s)", ex->term_signal, sig);
-      else
-        tpuci__buf_addf(&b, "exit %d", ex->exit_code);
+      else tpuci__buf_addf(&b, "exit %d", ex->exit_code);
       break;
     case TPUCI_OUTCOME_TIMEOUT:
       tpuci__timeout_text(t, &b);
@@ -222,19 +214,14 @@ static char *tpuci__cause(const tpuci__satt_t *t, tpuci_outcome_t o, const tpuci
     case TPUCI_OUTCOME_OOM:
       tpuci__buf_adds(&b, ex->cause ? ex->cause : "killed: out of memory");
       break;
-    case TPUCI_OUTCOME_INFRA:
-      tpuci__buf_adds(&b, ex->cause ? ex->cause : "runtime error");
-      break;
+    case TPUCI_OUTCOME_INFRA: tpuci__buf_adds(&b, ex->cause ? ex->cause : "runtime error"); break;
     case TPUCI_OUTCOME_PREEMPTED:
     case TPUCI_OUTCOME_NO_CAPACITY:
       tpuci__buf_adds(&b, ex->cause ? ex->cause : tpuci_outcome_name(o));
       break;
-    default:
-      tpuci__buf_adds(&b, tpuci_outcome_name(o));
-      break;
+    default: tpuci__buf_adds(&b, tpuci_outcome_name(o)); break;
   }
-  if (t->log_errno)
-    tpuci__buf_addf(&b, "; log incomplete: %s", strerror(t->log_errno));
+  if (t->log_errno) tpuci__buf_addf(&b, "; log incomplete: %s", strerror(t->log_errno));
   if (ex->log_lost) tpuci__buf_addf(&b, "; log incomplete: %s", ex->log_lost);
   return tpuci__buf_steal(&b);
 }
@@ -325,8 +312,7 @@ void tpuci__attempt_report(tpuci__sched_t *s, size_t index, int number,
 /* After a finished attempt: retry it, or finish the instance. The
  * machines' failures (preempted, no capacity) are retried under their own
  * budget, retries.capacity, which the test retries never pay for. */
-static void tpuci__attempt_next(tpuci__sched_t *s, size_t index, int number,
-                                tpuci_outcome_t o) {
+static void tpuci__attempt_next(tpuci__sched_t *s, size_t index, int number, tpuci_outcome_t o) {
   const tpuci__instance_t *inst = &s->plan->instances[index];
   const tpuci__kind_binding_t *k = s->kind_of[index];
   int capacity = o == TPUCI_OUTCOME_PREEMPTED || o == TPUCI_OUTCOME_NO_CAPACITY;
@@ -392,8 +378,7 @@ static void tpuci__on_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
     tpuci__step_done(s, t, &end);
   } else {
     cause = tpuci__cause(t, end.outcome, ex);
-    if (t->kind->ops->ended)
-      end.outcome = t->kind->ops->ended(t->kind->run, &t->kp, &end, &cause);
+    if (t->kind->ops->ended) end.outcome = t->kind->ops->ended(t->kind->run, &t->kp, &end, &cause);
     if (t->kp.role != TPUCI__PROC_ATTEMPT) {
       free(cause);
       tpuci__side_done(s, a->index);
@@ -423,13 +408,13 @@ static void tpuci__on_done(tpuci__attempt_t *a, const tpuci__exit_t *ex) {
 }
 
 /* What runtimes call for attempts (runtime/runtime.h). */
-static const tpuci__attempt_host_t tpuci__attempt_host = {
-    tpuci__on_output, tpuci__on_done, tpuci__on_message, tpuci__on_write_error};
+static const tpuci__attempt_host_t tpuci__attempt_host = {tpuci__on_output, tpuci__on_done,
+                                                          tpuci__on_message, tpuci__on_write_error};
 
 /* Records an attempt that ran nothing (a part that finishes without
  * running, a failed step's part) and finishes the instance. */
-void tpuci__attempt_synthetic(tpuci__sched_t *s, size_t index, tpuci_outcome_t o,
-                              const char *cause, const char *log_path) {
+void tpuci__attempt_synthetic(tpuci__sched_t *s, size_t index, tpuci_outcome_t o, const char *cause,
+                              const char *log_path) {
   const tpuci__instance_t *inst = &s->plan->instances[index];
   tpuci__attempt_result_t *res = tpuci__result_add(&s->results[index]);
   tpuci_event_t ev;

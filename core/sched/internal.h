@@ -178,8 +178,8 @@ void tpuci__timeout_text(const tpuci__satt_t *t, tpuci__buf_t *b);
  * step, a process besides its attempts). A failure to start is recorded
  * as an infra failure of it. */
 void tpuci__attempt_start(tpuci__sched_t *s, size_t index, tpuci__proc_role_t role);
-void tpuci__attempt_synthetic(tpuci__sched_t *s, size_t index, tpuci_outcome_t o,
-                              const char *cause, const char *log_path);
+void tpuci__attempt_synthetic(tpuci__sched_t *s, size_t index, tpuci_outcome_t o, const char *cause,
+                              const char *log_path);
 void tpuci__wait_remove(tpuci__sched_t *s, tpuci__wait_t *w);
 void tpuci__attempt_report(tpuci__sched_t *s, size_t index, int number,
                            const tpuci__attempt_result_t *res);

@@ -2,8 +2,7 @@
  * final outcome from its attempts'. Pure. */
 #include "sched/scheduler.h"
 
-tpuci_outcome_t tpuci__classify(const tpuci__exit_t *ex, int timed_out,
-                                int cancelled) {
+tpuci_outcome_t tpuci__classify(const tpuci__exit_t *ex, int timed_out, int cancelled) {
   /* What tpuci did to the attempt wins over how it ended: a job killed
    * after its timeout exits 137 or 143, yet it timed out. */
   if (cancelled) return TPUCI_OUTCOME_CANCELLED;
@@ -17,8 +16,7 @@ tpuci_outcome_t tpuci__classify(const tpuci__exit_t *ex, int timed_out,
   return TPUCI_OUTCOME_FAILED;
 }
 
-tpuci_outcome_t tpuci__final_outcome(const tpuci_outcome_t *attempts,
-                                     size_t n) {
+tpuci_outcome_t tpuci__final_outcome(const tpuci_outcome_t *attempts, size_t n) {
   size_t i;
   int failed_before = 0;
   if (n == 0) return TPUCI_OUTCOME_CANCELLED;

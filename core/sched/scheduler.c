@@ -84,8 +84,7 @@ size_t tpuci__queue_pop(tpuci__sched_t *s) {
 /* Results                                                             */
 
 tpuci__attempt_result_t *tpuci__result_add(tpuci__instance_result_t *r) {
-  r->attempts = tpuci__realloc(r->attempts,
-                               (r->nattempts + 1) * sizeof(*r->attempts));
+  r->attempts = tpuci__realloc(r->attempts, (r->nattempts + 1) * sizeof(*r->attempts));
   memset(&r->attempts[r->nattempts], 0, sizeof(*r->attempts));
   return &r->attempts[r->nattempts++];
 }
@@ -97,8 +96,7 @@ void tpuci__instance_finish(tpuci__sched_t *s, size_t index) {
   tpuci_event_t ev;
   size_t i;
 
-  if (r->nattempts > sizeof(outs) / sizeof(outs[0]))
-    o = tpuci__malloc(r->nattempts * sizeof(*o));
+  if (r->nattempts > sizeof(outs) / sizeof(outs[0])) o = tpuci__malloc(r->nattempts * sizeof(*o));
   for (i = 0; i < r->nattempts; i++) o[i] = r->attempts[i].outcome;
   r->outcome = tpuci__final_outcome(o, r->nattempts);
   if (o != outs) free(o);
@@ -117,12 +115,11 @@ void tpuci__instance_finish(tpuci__sched_t *s, size_t index) {
   ev.exit_code = r->nattempts ? r->attempts[r->nattempts - 1].exit_code : -1;
   tpuci__emit(s, &ev);
 
-  if (s->opts.fail_fast && s->stop == TPUCI__STOP_NONE &&
-      r->outcome != TPUCI_OUTCOME_PASSED && r->outcome != TPUCI_OUTCOME_FLAKY &&
-      r->outcome != TPUCI_OUTCOME_ORDER_DEPENDENT &&
+  if (s->opts.fail_fast && s->stop == TPUCI__STOP_NONE && r->outcome != TPUCI_OUTCOME_PASSED &&
+      r->outcome != TPUCI_OUTCOME_FLAKY && r->outcome != TPUCI_OUTCOME_ORDER_DEPENDENT &&
       r->outcome != TPUCI_OUTCOME_CACHED && r->outcome != TPUCI_OUTCOME_CANCELLED) {
-    char *msg = tpuci__printf("fail-fast: '%s' %s; stopping the run",
-                              ev.name, tpuci_outcome_name(r->outcome));
+    char *msg = tpuci__printf("fail-fast: '%s' %s; stopping the run", ev.name,
+                              tpuci_outcome_name(r->outcome));
     tpuci__emit_message(s, msg);
     free(msg);
     tpuci__stop(s, TPUCI__STOP_FAIL_FAST, 0);
@@ -208,7 +205,9 @@ void tpuci__pump(tpuci__sched_t *s) {
       tpuci__queue_pop(s);
       continue;
     }
-    if (s->slots + (g && g->state == TPUCI__GROUP_NEW ? 1 : tpuci__plan_hosts(s->plan, &s->plan->instances[head])) >
+    if (s->slots + (g && g->state == TPUCI__GROUP_NEW
+                        ? 1
+                        : tpuci__plan_hosts(s->plan, &s->plan->instances[head])) >
         s->opts.jobs) {
       if (tpuci__backfill(s, head)) continue;
       break;
@@ -245,8 +244,7 @@ void tpuci__check_finished(tpuci__sched_t *s) {
   tpuci_event_t ev;
   int k;
 
-  if (s->in_pump || s->preparing || s->running || s->qlen || s->waits || s->nside)
-    return;
+  if (s->in_pump || s->preparing || s->running || s->qlen || s->waits || s->nside) return;
   if (!s->finishing) {
     s->finishing = 1;
     /* Close everything this run holds on the loop; runtimes remove what
@@ -338,18 +336,15 @@ static void tpuci__tick_cb(uv_timer_t *timer) {
   tpuci__emit(s, &ev);
 }
 
-static void tpuci__poll_cb(uv_timer_t *timer) {
-  tpuci__poll_all(timer->data);
-}
+static void tpuci__poll_cb(uv_timer_t *timer) { tpuci__poll_all(timer->data); }
 
 static void tpuci__signal_cb(uv_signal_t *h, int signum) {
   tpuci__sched_t *s = h->data;
   s->signal_count++;
   if (s->signal_count == 1) {
-    char *msg = tpuci__printf(
-        "%s: stopping %d running attempt%s (send again to force)",
-        signum == SIGINT ? "interrupted" : "terminated", s->running,
-        s->running == 1 ? "" : "s");
+    char *msg = tpuci__printf("%s: stopping %d running attempt%s (send again to force)",
+                              signum == SIGINT ? "interrupted" : "terminated", s->running,
+                              s->running == 1 ? "" : "s");
     tpuci__emit_message(s, msg);
     free(msg);
     tpuci__sched_cancel(s, 0);
@@ -395,8 +390,7 @@ int tpuci__sched_fd_cap(const tpuci__plan_t *plan, uint64_t nofile) {
 
 /* The kind of instance `inst`: the first of `kinds` that claims it. */
 static const tpuci__kind_binding_t *tpuci__kind_find(const tpuci__kind_binding_t *kinds,
-                                                     size_t nkinds,
-                                                     const tpuci__instance_t *inst) {
+                                                     size_t nkinds, const tpuci__instance_t *inst) {
   static const tpuci__kind_binding_t command = {&tpuci__kind_command, NULL};
   size_t k;
   for (k = 0; k < nkinds; k++)
@@ -404,8 +398,8 @@ static const tpuci__kind_binding_t *tpuci__kind_find(const tpuci__kind_binding_t
   return &command;
 }
 
-int tpuci__sched_check(const tpuci__plan_t *plan, const tpuci__kind_binding_t *kinds,
-                       size_t nkinds, int jobs, tpuci__err_t *err) {
+int tpuci__sched_check(const tpuci__plan_t *plan, const tpuci__kind_binding_t *kinds, size_t nkinds,
+                       int jobs, tpuci__err_t *err) {
   size_t i;
   for (i = 0; i < plan->ninstances; i++) {
     const tpuci__instance_t *inst = &plan->instances[i];
@@ -443,9 +437,7 @@ int tpuci__sched_check(const tpuci__plan_t *plan, const tpuci__kind_binding_t *k
 }
 
 /* What the scheduler does for kinds (kind.h, tpuci__kind_host_t). */
-static void tpuci__host_message(void *sched, const char *msg) {
-  tpuci__emit_message(sched, msg);
-}
+static void tpuci__host_message(void *sched, const char *msg) { tpuci__emit_message(sched, msg); }
 
 static int tpuci__host_stopping(void *sched) {
   return ((tpuci__sched_t *) sched)->stop != TPUCI__STOP_NONE;
@@ -483,10 +475,9 @@ static void tpuci__sched_free_parts(tpuci__sched_t *s) {
   free(s->error);
 }
 
-int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
-                       const tpuci__plan_t *plan,
-                       tpuci__instance_result_t *results,
-                       const tpuci__sched_opts_t *opts, tpuci__err_t *err) {
+int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop, const tpuci__plan_t *plan,
+                       tpuci__instance_result_t *results, const tpuci__sched_opts_t *opts,
+                       tpuci__err_t *err) {
   tpuci__sched_t *s = tpuci__calloc(1, sizeof(*s));
   tpuci__runtime_opts_t ropts;
   int need[TPUCI__RUNTIME__COUNT] = {0};
@@ -601,8 +592,7 @@ int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
     if (r != 0) {
       s->preparing--;
       if (s->error == NULL) {
-        s->error = tpuci__strdup(s->rts[k]->err.msg ? s->rts[k]->err.msg
-                                                    : uv_strerror(r));
+        s->error = tpuci__strdup(s->rts[k]->err.msg ? s->rts[k]->err.msg : uv_strerror(r));
         s->error_code = r;
       }
     }

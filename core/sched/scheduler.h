@@ -60,17 +60,16 @@ int tpuci__sched_fd_cap(const tpuci__plan_t *plan, uint64_t nofile);
 /* Checks that the plan can run with `jobs` slots (every gang fits, its
  * runtime runs gangs, each instance's kind can run it; `kinds` as in
  * the options). Returns 0 or TPUCI_EUSAGE with err filled. */
-int tpuci__sched_check(const tpuci__plan_t *plan, const tpuci__kind_binding_t *kinds,
-                       size_t nkinds, int jobs, tpuci__err_t *err);
+int tpuci__sched_check(const tpuci__plan_t *plan, const tpuci__kind_binding_t *kinds, size_t nkinds,
+                       int jobs, tpuci__err_t *err);
 
 /* Starts running the selected instances of `plan` on `loop`. `results`
  * has plan->ninstances entries, zeroed. Returns 0 (the run will end with
  * a RUN_FINISHED event, after which tpuci__sched_free() may be called) or
  * a negative code with err filled (nothing started, no event). */
-int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop,
-                       const tpuci__plan_t *plan,
-                       tpuci__instance_result_t *results,
-                       const tpuci__sched_opts_t *opts, tpuci__err_t *err);
+int tpuci__sched_start(tpuci__sched_t **out, uv_loop_t *loop, const tpuci__plan_t *plan,
+                       tpuci__instance_result_t *results, const tpuci__sched_opts_t *opts,
+                       tpuci__err_t *err);
 
 /* Stops starting work and signals running attempts. */
 void tpuci__sched_cancel(tpuci__sched_t *s, int force);
@@ -101,9 +100,7 @@ typedef struct {
 int tpuci__sched_running(tpuci__sched_t *s, size_t index, tpuci__running_t *out);
 
 /* Outcome rules, pure functions (outcome.c). */
-tpuci_outcome_t tpuci__classify(const tpuci__exit_t *ex, int timed_out,
-                                int cancelled);
-tpuci_outcome_t tpuci__final_outcome(const tpuci_outcome_t *attempts,
-                                     size_t n);
+tpuci_outcome_t tpuci__classify(const tpuci__exit_t *ex, int timed_out, int cancelled);
+tpuci_outcome_t tpuci__final_outcome(const tpuci_outcome_t *attempts, size_t n);
 
 #endif /* TPUCI_SCHEDULER_H */

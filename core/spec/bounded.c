@@ -77,8 +77,7 @@ static void tpuci__tab_check(lua_State *L, int arg, int what) {
         (!(what & TPUCI__TAB_W) || tpuci__tab_checkfield(L, "__newindex", ++n)) &&
         (!(what & TPUCI__TAB_L) || tpuci__tab_checkfield(L, "__len", ++n)))
       lua_pop(L, n);
-    else
-      luaL_checktype(L, arg, LUA_TTABLE); /* force an error */
+    else luaL_checktype(L, arg, LUA_TTABLE); /* force an error */
   }
 }
 
@@ -105,8 +104,7 @@ static int tpuci__tab_insert(lua_State *L) {
       lua_Integer i;
       pos = luaL_checkinteger(L, 2); /* 2nd argument is the position */
       /* check whether 'pos' is in [1, e] */
-      luaL_argcheck(L, (lua_Unsigned) pos - 1u < (lua_Unsigned) e, 2,
-                    "position out of bounds");
+      luaL_argcheck(L, (lua_Unsigned) pos - 1u < (lua_Unsigned) e, 2, "position out of bounds");
       for (i = e; i > pos; i--) { /* move up elements */
         tpuci__tab_step(L, i, "table.insert");
         lua_geti(L, 1, i - 1);
@@ -114,8 +112,7 @@ static int tpuci__tab_insert(lua_State *L) {
       }
       break;
     }
-    default:
-      return luaL_error(L, "wrong number of arguments to 'insert'");
+    default: return luaL_error(L, "wrong number of arguments to 'insert'");
   }
   lua_seti(L, 1, pos); /* t[pos] = v */
   return 0;
@@ -126,8 +123,7 @@ static int tpuci__tab_remove(lua_State *L) {
   lua_Integer pos = luaL_optinteger(L, 2, size);
   if (pos != size) /* validate 'pos' if given */
     /* check whether 'pos' is in [1, size + 1] */
-    luaL_argcheck(L, (lua_Unsigned) pos - 1u <= (lua_Unsigned) size, 1,
-                  "position out of bounds");
+    luaL_argcheck(L, (lua_Unsigned) pos - 1u <= (lua_Unsigned) size, 1, "position out of bounds");
   lua_geti(L, 1, pos); /* result = t[pos] */
   for (; pos < size; pos++) {
     tpuci__tab_step(L, pos, "table.remove");
@@ -150,8 +146,7 @@ static int tpuci__tab_move(lua_State *L) {
   tpuci__tab_check(L, tt, TPUCI__TAB_W);
   if (e >= f) { /* otherwise, nothing to move */
     lua_Integer n, i;
-    luaL_argcheck(L, f > 0 || e < LUA_MAXINTEGER + f, 3,
-                  "too many elements to move");
+    luaL_argcheck(L, f > 0 || e < LUA_MAXINTEGER + f, 3, "too many elements to move");
     n = e - f + 1; /* number of elements to move */
     luaL_argcheck(L, t <= LUA_MAXINTEGER - n + 1, 4, "destination wrap around");
     if (t > e || t <= f || (tt != 1 && !lua_compare(L, 1, tt, LUA_OPEQ))) {
@@ -244,11 +239,10 @@ static int tpuci__bounded_load(lua_State *L) {
 }
 
 void tpuci__spec_bounded(lua_State *L) {
-  static const luaL_Reg tables[] = {
-      {"insert", tpuci__tab_insert},
-      {"remove", tpuci__tab_remove},
-      {"move", tpuci__tab_move},
-      {NULL, NULL}};
+  static const luaL_Reg tables[] = {{"insert", tpuci__tab_insert},
+                                    {"remove", tpuci__tab_remove},
+                                    {"move", tpuci__tab_move},
+                                    {NULL, NULL}};
 
   tpuci__spec_patterns(L);
   lua_getglobal(L, LUA_TABLIBNAME);

@@ -88,8 +88,7 @@ static void *tpuci__scratch(lua_State *L, size_t n, size_t size) {
 }
 
 /* A job-level error, located like the prelude's. */
-static int tpuci__job_error(lua_State *L, const tpuci__job_t *j,
-                            const char *msg) {
+static int tpuci__job_error(lua_State *L, const tpuci__job_t *j, const char *msg) {
   lua_pushfstring(L, "%s: job '%s': %s", j->where, j->name, msg);
   return lua_error(L);
 }
@@ -110,8 +109,7 @@ static void tpuci__kv_append(tpuci__kvlist_t *l, char *key, char *value) {
 
 /* Renders the template at idx with the current combination into the
  * scratch buffer. */
-static void tpuci__render(lua_State *L, int idx, const tpuci__job_t *j,
-                          tpuci__buf_t *b) {
+static void tpuci__render(lua_State *L, int idx, const tpuci__job_t *j, tpuci__buf_t *b) {
   size_t n, i, len;
   const char *s;
 
@@ -163,8 +161,7 @@ static void tpuci__path_add(tpuci__buf_t *b, const char *s) {
 
 /* The absolute, normalised form of path, relative paths being taken
  * against base. */
-void tpuci__spec_path_abs(tpuci__buf_t *b, const char *base,
-                          const char *path) {
+void tpuci__spec_path_abs(tpuci__buf_t *b, const char *base, const char *path) {
   b->len = 0;
   tpuci__buf_add(b, "", 0);
   if (path[0] != '/') tpuci__path_add(b, base);
@@ -176,19 +173,20 @@ void tpuci__spec_path_abs(tpuci__buf_t *b, const char *base,
  * NUL byte: tpuci__text_problem). Mount sources and local workdirs are
  * also made absolute with the spec's folder, which it has not seen: the
  * plan's strings must stay valid there too. */
-static void tpuci__check_folder(lua_State *L, const tpuci__job_t *j,
-                                const char *key, const char *path) {
+static void tpuci__check_folder(lua_State *L, const tpuci__job_t *j, const char *key,
+                                const char *path) {
   if (tpuci__text_problem(path, strlen(path), NULL) == NULL) return;
-  lua_pushfstring(L, "%s: the spec's folder is not valid UTF-8, and the "
-                     "path made from it could not be recorded (move the spec, "
-                     "or give an absolute path)",
+  lua_pushfstring(L,
+                  "%s: the spec's folder is not valid UTF-8, and the "
+                  "path made from it could not be recorded (move the spec, "
+                  "or give an absolute path)",
                   key);
   tpuci__job_error(L, j, lua_tostring(L, -1));
 }
 
 /* Calls eval(job, field, inst, name), leaving the result on the stack. */
-static void tpuci__eval(lua_State *L, const tpuci__job_t *j, const char *field,
-                        int inst, const char *name) {
+static void tpuci__eval(lua_State *L, const tpuci__job_t *j, const char *field, int inst,
+                        const char *name) {
   lua_pushvalue(L, j->eval);
   lua_pushvalue(L, j->jt);
   lua_pushstring(L, field);
@@ -214,8 +212,7 @@ static void tpuci__strv_field(lua_State *L, int t, const char *k, tpuci__strv_t 
   lua_pop(L, 1);
 }
 
-static void tpuci__emit_pytest(lua_State *L, const tpuci__job_t *j,
-                               tpuci__instance_t *in) {
+static void tpuci__emit_pytest(lua_State *L, const tpuci__job_t *j, tpuci__instance_t *in) {
   tpuci__pytest_t *py = tpuci__calloc(1, sizeof(*py));
   const char *shard;
 
@@ -308,19 +305,17 @@ static int tpuci__push_instance_table(lua_State *L, const tpuci__job_t *j,
 static size_t tpuci__instance_bytes(const tpuci__instance_t *in) {
   size_t n = 0, i;
 #define TPUCI__STR_BYTES(s) ((s) ? strlen(s) + 16 : 0)
-  n += TPUCI__STR_BYTES(in->name) + TPUCI__STR_BYTES(in->job) +
-       TPUCI__STR_BYTES(in->where) + TPUCI__STR_BYTES(in->run) +
-       TPUCI__STR_BYTES(in->workdir) + TPUCI__STR_BYTES(in->network);
+  n += TPUCI__STR_BYTES(in->name) + TPUCI__STR_BYTES(in->job) + TPUCI__STR_BYTES(in->where) +
+       TPUCI__STR_BYTES(in->run) + TPUCI__STR_BYTES(in->workdir) + TPUCI__STR_BYTES(in->network);
   for (i = 0; i < in->argv.len; i++) n += TPUCI__STR_BYTES(in->argv.items[i]) + 8;
   for (i = 0; i < in->env.len; i++)
-    n += TPUCI__STR_BYTES(in->env.items[i].key) +
-         TPUCI__STR_BYTES(in->env.items[i].value) + 16;
+    n += TPUCI__STR_BYTES(in->env.items[i].key) + TPUCI__STR_BYTES(in->env.items[i].value) + 16;
   for (i = 0; i < in->matrix.len; i++)
-    n += TPUCI__STR_BYTES(in->matrix.items[i].key) +
-         TPUCI__STR_BYTES(in->matrix.items[i].value) + 16;
+    n += TPUCI__STR_BYTES(in->matrix.items[i].key) + TPUCI__STR_BYTES(in->matrix.items[i].value) +
+         16;
   for (i = 0; i < in->nmounts; i++)
-    n += TPUCI__STR_BYTES(in->mounts[i].source) +
-         TPUCI__STR_BYTES(in->mounts[i].target) + sizeof(in->mounts[i]);
+    n += TPUCI__STR_BYTES(in->mounts[i].source) + TPUCI__STR_BYTES(in->mounts[i].target) +
+         sizeof(in->mounts[i]);
 #undef TPUCI__STR_BYTES
   return n + tpuci__ctr_opts_bytes(&in->ctr);
 }
@@ -334,8 +329,7 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
   size_t k, n;
 
   if (plan->ninstances >= TPUCI__SPEC_MAX_INSTANCES) {
-    lua_pushfstring(L, "the plan has more than %d instances",
-                    TPUCI__SPEC_MAX_INSTANCES);
+    lua_pushfstring(L, "the plan has more than %d instances", TPUCI__SPEC_MAX_INSTANCES);
     tpuci__job_error(L, j, lua_tostring(L, -1));
   }
   in = tpuci__plan_add_instance(plan);
@@ -355,8 +349,7 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
   in->job = tpuci__strdup(j->name);
   in->where = tpuci__strdup(j->where);
   for (k = 0; k < j->nkeys; k++)
-    tpuci__kv_append(&in->matrix, tpuci__strdup(j->keys[k]),
-                     tpuci__strdup(j->cur[k]));
+    tpuci__kv_append(&in->matrix, tpuci__strdup(j->keys[k]), tpuci__strdup(j->cur[k]));
   in->runtime = j->runtime;
   in->timeout_ms = j->timeout_ms;
   in->idle_timeout_ms = j->idle_timeout_ms;
@@ -450,8 +443,7 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
       lua_rawgeti(L, j->env, (lua_Integer) k + 1);
       key = lua_tostring(L, -2);
       tpuci__render(L, lua_gettop(L), j, b);
-      tpuci__kv_append(&in->env, tpuci__strdup(key),
-                       tpuci__strndup(b->data, b->len));
+      tpuci__kv_append(&in->env, tpuci__strdup(key), tpuci__strndup(b->data, b->len));
       lua_pop(L, 2);
     }
   }
@@ -472,8 +464,7 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
   if (b->len > 0) {
     if (j->runtime == TPUCI__RUNTIME_LOCAL) {
       char *given = tpuci__strndup(b->data, b->len);
-      tpuci__spec_path_abs(b, c->plan->spec_dir ? c->plan->spec_dir : c->spec_dir,
-                           given);
+      tpuci__spec_path_abs(b, c->plan->spec_dir ? c->plan->spec_dir : c->spec_dir, given);
       free(given);
       tpuci__check_folder(L, j, "workdir", b->data);
     }
@@ -513,8 +504,8 @@ static void tpuci__emit_all(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j)
   }
 }
 
-static int tpuci__excluded(const lua_Integer *rules, size_t nrules,
-                           const size_t *idx, size_t nkeys) {
+static int tpuci__excluded(const lua_Integer *rules, size_t nrules, const size_t *idx,
+                           size_t nkeys) {
   size_t r, k;
   for (r = 0; r < nrules; r++) {
     for (k = 0; k < nkeys; k++) {
@@ -528,8 +519,7 @@ static int tpuci__excluded(const lua_Integer *rules, size_t nrules,
 
 /* The product of the matrix lists (the last key varies fastest), minus
  * the excluded combinations, then the included ones. */
-static void tpuci__expand_matrix(lua_State *L, tpuci__spec_ctx_t *c,
-                                 tpuci__job_t *j, int mt) {
+static void tpuci__expand_matrix(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j, int mt) {
   const char **vals;
   size_t *off, *nvals, *idx, nrules, total = 0, k, i, n;
   lua_Integer *rules;
@@ -607,8 +597,7 @@ static void tpuci__expand_matrix(lua_State *L, tpuci__spec_ctx_t *c,
   }
 }
 
-static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt,
-                              int eval) {
+static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt, int eval) {
   tpuci__job_t j;
   const char *s;
   size_t k;

@@ -15,14 +15,15 @@ static const char *tpuci__base_dir(tpuci__spec_ctx_t *c) {
 }
 
 /* An absolute copy of the spec-relative path in field `key`, or NULL. */
-static char *tpuci__abs_field(lua_State *L, tpuci__spec_ctx_t *c, int t,
-                              const char *key, const char *what) {
+static char *tpuci__abs_field(lua_State *L, tpuci__spec_ctx_t *c, int t, const char *key,
+                              const char *what) {
   const char *s = tpuci__spec_get_str(L, t, key);
   if (s == NULL) return NULL;
   tpuci__spec_path_abs(&c->scratch, tpuci__base_dir(c), s);
   if (tpuci__text_problem(c->scratch.data, c->scratch.len, NULL) != NULL)
-    luaL_error(L, "%s: %s: the spec's folder is not valid UTF-8, and the path "
-                  "made from it could not be recorded (give an absolute path)",
+    luaL_error(L,
+               "%s: %s: the spec's folder is not valid UTF-8, and the path "
+               "made from it could not be recorded (give an absolute path)",
                what, key);
   return tpuci__strndup(c->scratch.data, c->scratch.len);
 }
@@ -38,8 +39,8 @@ static char *tpuci__gcloud_read(tpuci__hostset_t *hs, const char *user) {
   size_t len = 0;
   int r = tpuci__read_file_max(hs->gcloud, TPUCI__GCLOUD_MAX_BYTES, &text, &len);
   if (r == UV_EFBIG)
-    return tpuci__printf("gcloud: '%s' is over %u MiB: not a describe output",
-                         hs->gcloud, TPUCI__GCLOUD_MAX_BYTES >> 20);
+    return tpuci__printf("gcloud: '%s' is over %u MiB: not a describe output", hs->gcloud,
+                         TPUCI__GCLOUD_MAX_BYTES >> 20);
   if (r != 0) {
     char *why = tpuci__read_why(hs->gcloud, r);
     msg = tpuci__printf("gcloud: cannot read '%s': %s", hs->gcloud, why);
@@ -98,27 +99,26 @@ void tpuci__spec_expand_hosts(lua_State *L, tpuci__hostset_t *hs, int t) {
   lua_pop(L, 1);
 }
 
-void tpuci__spec_check_hosts(lua_State *L, const char *job, const char *where,
-                             int topology, int hostset) {
+void tpuci__spec_check_hosts(lua_State *L, const char *job, const char *where, int topology,
+                             int hostset) {
   tpuci__plan_t *p = tpuci__spec_ctx(L)->plan;
   const tpuci__hostset_t *hs;
   int need;
   if (hostset < 0 || (size_t) hostset >= p->nhostsets) return;
   hs = &p->hostsets[hostset];
-  need = topology >= 0 && (size_t) topology < p->ntopologies
-             ? p->topologies[topology].hosts
-             : 1;
+  need = topology >= 0 && (size_t) topology < p->ntopologies ? p->topologies[topology].hosts : 1;
   if ((size_t) need == hs->nhosts) return;
   if (topology >= 0 && (size_t) topology < p->ntopologies)
-    lua_pushfstring(L, "%s: job '%s': hosts '%s' (%s) has %d host%s, but topology "
-                       "'%s' has %d (host i of the topology runs on entry i)",
-                    where, job, hs->name, hs->where, (int) hs->nhosts,
-                    hs->nhosts == 1 ? "" : "s", p->topologies[topology].name, need);
+    lua_pushfstring(L,
+                    "%s: job '%s': hosts '%s' (%s) has %d host%s, but topology "
+                    "'%s' has %d (host i of the topology runs on entry i)",
+                    where, job, hs->name, hs->where, (int) hs->nhosts, hs->nhosts == 1 ? "" : "s",
+                    p->topologies[topology].name, need);
   else
-    lua_pushfstring(L, "%s: job '%s': hosts '%s' (%s) has %d hosts, but the job "
-                       "has 1 (no topology; give one with %d hosts, e.g. "
-                       "topology = ...)",
-                    where, job, hs->name, hs->where,
-                    (int) hs->nhosts, (int) hs->nhosts);
+    lua_pushfstring(L,
+                    "%s: job '%s': hosts '%s' (%s) has %d hosts, but the job "
+                    "has 1 (no topology; give one with %d hosts, e.g. "
+                    "topology = ...)",
+                    where, job, hs->name, hs->where, (int) hs->nhosts, (int) hs->nhosts);
   lua_error(L);
 }

@@ -8,8 +8,7 @@
 
 #include "spec/internal.h"
 
-static void tpuci__expand_build(lua_State *L, tpuci__spec_ctx_t *c, tpuci__image_t *img,
-                                int bt) {
+static void tpuci__expand_build(lua_State *L, tpuci__spec_ctx_t *c, tpuci__image_t *img, int bt) {
   tpuci__image_build_t *b = tpuci__calloc(1, sizeof(*b));
   const char *s;
   int args;
@@ -19,8 +18,9 @@ static void tpuci__expand_build(lua_State *L, tpuci__spec_ctx_t *c, tpuci__image
   tpuci__spec_path_abs(&c->scratch, c->plan->spec_dir ? c->plan->spec_dir : c->spec_dir,
                        tpuci__spec_get_str(L, bt, "context"));
   if (tpuci__text_problem(c->scratch.data, c->scratch.len, NULL) != NULL)
-    luaL_error(L, "%s: image '%s': build.context: the spec's folder is not valid UTF-8, "
-                  "and the path made from it could not be recorded (give an absolute path)",
+    luaL_error(L,
+               "%s: image '%s': build.context: the spec's folder is not valid UTF-8, "
+               "and the path made from it could not be recorded (give an absolute path)",
                img->where, img->name);
   b->context = tpuci__strndup(c->scratch.data, c->scratch.len);
   s = tpuci__spec_get_str(L, bt, "dockerfile");

@@ -15,14 +15,16 @@ int tpuci__spec_per_chip(lua_State *L, const tpuci__plan_t *plan, const char *jo
 
   if (lua_isnil(L, pytest) || !tpuci__spec_get_bool(L, pytest, "per_chip")) return 0;
   if (topology < 0 || (size_t) topology >= plan->ntopologies)
-    return luaL_error(L, "%s: job '%s': pytest.per_chip needs a topology: one process runs "
-                         "per chip of its host",
+    return luaL_error(L,
+                      "%s: job '%s': pytest.per_chip needs a topology: one process runs "
+                      "per chip of its host",
                       where, job);
   tp = &plan->topologies[topology];
   if (tp->hosts != 1)
-    return luaL_error(L, "%s: job '%s': pytest.per_chip runs on one host, and topology '%s' "
-                         "has %d hosts: use a one-host layout (e.g. layout = \"1x8\") or leave "
-                         "per_chip out",
+    return luaL_error(L,
+                      "%s: job '%s': pytest.per_chip runs on one host, and topology '%s' "
+                      "has %d hosts: use a one-host layout (e.g. layout = \"1x8\") or leave "
+                      "per_chip out",
                       where, job, tp->name, tp->hosts);
   if (lua_istable(L, mt)) {
     lua_getfield(L, mt, "keys");
@@ -30,8 +32,9 @@ int tpuci__spec_per_chip(lua_State *L, const tpuci__plan_t *plan, const char *jo
     for (k = 1; k <= n; k++) {
       lua_rawgeti(L, -1, k);
       if (lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "shard") == 0)
-        return luaL_error(L, "%s: job '%s': matrix.shard: the key 'shard' is taken by "
-                             "pytest.per_chip",
+        return luaL_error(L,
+                          "%s: job '%s': matrix.shard: the key 'shard' is taken by "
+                          "pytest.per_chip",
                           where, job);
       lua_pop(L, 1);
     }

@@ -13,8 +13,7 @@
  * type, a base, or custom numbers; core/plan/topology.c). The plan keeps the
  * resolved numbers, so resolving them again gives the same slice. No Lua
  * call is made while the slice or its messages are held. */
-void tpuci__spec_expand_topology(lua_State *L, tpuci__spec_ctx_t *c, tpuci__topology_t *tp,
-                                 int t) {
+void tpuci__spec_expand_topology(lua_State *L, tpuci__spec_ctx_t *c, tpuci__topology_t *tp, int t) {
   tpuci__slice_req_t req;
   tpuci__slice_t slice;
   tpuci__err_t e = {0, NULL};
@@ -49,8 +48,7 @@ void tpuci__spec_expand_topology(lua_State *L, tpuci__spec_ctx_t *c, tpuci__topo
   tp->emulate = tpuci__strdup(tpuci__emulate_name(slice.emulate));
   tpuci__slice_warnings(&slice, &warnings);
   for (k = 0; k < warnings.len; k++) {
-    char *w = tpuci__printf("%s: topology '%s': %s", where, req.name,
-                            warnings.items[k]);
+    char *w = tpuci__printf("%s: topology '%s': %s", where, req.name, warnings.items[k]);
     tpuci__spec_warn(c, w);
     free(w);
   }

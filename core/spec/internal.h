@@ -144,8 +144,7 @@ void tpuci__spec_expand_image(lua_State *L, tpuci__spec_ctx_t *c, tpuci__image_t
 /* A declared topology (the table at t) into tp, resolved against the TPU
  * catalogue (a catalogue type, a base, or custom numbers); a slice that
  * cannot be is a spec error (expand_topology.c). */
-void tpuci__spec_expand_topology(lua_State *L, tpuci__spec_ctx_t *c, tpuci__topology_t *tp,
-                                 int t);
+void tpuci__spec_expand_topology(lua_State *L, tpuci__spec_ctx_t *c, tpuci__topology_t *tp, int t);
 
 /* A gcloud file's limit: a bigger one is not a describe output. */
 #define TPUCI__GCLOUD_MAX_BYTES (4u << 20)
@@ -153,8 +152,8 @@ void tpuci__spec_expand_topology(lua_State *L, tpuci__spec_ctx_t *c, tpuci__topo
 /* Raises "file:line: job 'x': hosts 'slice' (file:line) has 2 hosts, but
  * topology 'v4-32' has 4" when a job's hosts do not match its topology's
  * (1 without a topology); nothing when hostset is -1. */
-void tpuci__spec_check_hosts(lua_State *L, const char *job, const char *where,
-                             int topology, int hostset);
+void tpuci__spec_check_hosts(lua_State *L, const char *job, const char *where, int topology,
+                             int hostset);
 
 /* pytest.per_chip (expand_per_chip.c): the chips of the job's one host,
  * one pytest process each; 0 when the pytest record at stack index

@@ -53,13 +53,13 @@ static const char *tpuci__spec_hint(lua_State *L, const char *msg) {
   name[n] = '\0';
   for (i = 0; removed_libs[i]; i++)
     if (strcmp(name, removed_libs[i]) == 0)
-      return lua_pushfstring(L, " (a spec has no '%s'; use tpuci.env() and "
-                                "tpuci.read_file())",
+      return lua_pushfstring(L,
+                             " (a spec has no '%s'; use tpuci.env() and "
+                             "tpuci.read_file())",
                              name);
   for (i = 0; removed_fns[i]; i++)
     if (strcmp(name, removed_fns[i]) == 0)
-      return lua_pushfstring(L, " (a spec has no '%s'; it runs in a sandbox)",
-                             name);
+      return lua_pushfstring(L, " (a spec has no '%s'; it runs in a sandbox)", name);
   for (i = 0; dsl[i]; i++)
     if (tpuci__edit_distance(name, dsl[i], 2) <= 2)
       return lua_pushfstring(L, ", did you mean '%s'?", dsl[i]);
@@ -72,28 +72,22 @@ static int tpuci__spec_msgh(lua_State *L) {
   const char *msg, *hint;
   int line;
 
-  if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER)
-    msg = lua_tostring(L, 1);
-  else if (c->timed_out)
-    msg = "(past the deadline)"; /* Hooks may be off: run no spec code. */
+  if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER) msg = lua_tostring(L, 1);
+  else if (c->timed_out) msg = "(past the deadline)"; /* Hooks may be off: run no spec code. */
   else if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
     msg = lua_tostring(L, -1);
-  else
-    msg = lua_pushfstring(L, "error object is a %s value", luaL_typename(L, 1));
+  else msg = lua_pushfstring(L, "error object is a %s value", luaL_typename(L, 1));
   switch (tpuci__spec_located(c, msg)) {
     case 0:
       line = tpuci__spec_line(L, 1);
-      if (line > 0)
-        msg = lua_pushfstring(L, "%s:%d: %s", c->chunkname, line, msg);
-      else
-        msg = lua_pushfstring(L, "%s: %s", c->chunkname, msg);
+      if (line > 0) msg = lua_pushfstring(L, "%s:%d: %s", c->chunkname, line, msg);
+      else msg = lua_pushfstring(L, "%s: %s", c->chunkname, msg);
       break;
     case 2:
       /* Lua cut a long file name to LUA_IDSIZE: put it back whole. */
       msg = lua_pushfstring(L, "%s%s", c->chunkname, msg + strlen(c->src));
       break;
-    default:
-      break;
+    default: break;
   }
   hint = tpuci__spec_hint(L, msg);
   if (hint != NULL) msg = lua_pushfstring(L, "%s%s", msg, hint);
@@ -117,8 +111,8 @@ static int tpuci__spec_main(lua_State *L) {
 
   tpuci__spec_sandbox(L);
 
-  status = luaL_loadbufferx(L, tpuci__lua_prelude, tpuci__lua_prelude_len,
-                            TPUCI__PRELUDE_SOURCE, "t");
+  status =
+      luaL_loadbufferx(L, tpuci__lua_prelude, tpuci__lua_prelude_len, TPUCI__PRELUDE_SOURCE, "t");
   if (status != LUA_OK) return tpuci__spec_rethrow(L, status);
   tpuci__spec_push_helpers(L);
   lua_call(L, 1, 1);
@@ -144,10 +138,8 @@ static int tpuci__spec_main(lua_State *L) {
 static void tpuci__spec_format_size(size_t n, char *buf, size_t size) {
   const double mib = 1024.0 * 1024.0;
   if (n >= 1024 * 1024) {
-    if (n % (1024 * 1024) == 0)
-      snprintf(buf, size, "%zu MiB", n / (1024 * 1024));
-    else
-      snprintf(buf, size, "%.1f MiB", (double) n / mib);
+    if (n % (1024 * 1024) == 0) snprintf(buf, size, "%zu MiB", n / (1024 * 1024));
+    else snprintf(buf, size, "%.1f MiB", (double) n / mib);
   } else if (n >= 1024 && n % 1024 == 0) {
     snprintf(buf, size, "%zu KiB", n / 1024);
   } else {
@@ -185,9 +177,8 @@ static void tpuci__spec_discard(tpuci__plan_t *plan) {
   plan->spec_dir = dir;
 }
 
-int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len,
-                     const char *chunkname, const char *spec_dir,
-                     const tpuci__spec_limits_t *limits, tpuci__err_t *err) {
+int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len, const char *chunkname,
+                     const char *spec_dir, const tpuci__spec_limits_t *limits, tpuci__err_t *err) {
   tpuci__spec_ctx_t *c;
   char cwd[PATH_MAX], size[32];
   lua_State *L;
@@ -204,10 +195,9 @@ int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len,
   if (spec_dir == NULL) spec_dir = getcwd(cwd, sizeof(cwd)) ? cwd : ".";
   c->spec_dir = spec_dir;
   c->real = limits ? limits->real : 0;
-  c->timeout_ms = limits && limits->timeout_ms ? limits->timeout_ms
-                                               : TPUCI__SPEC_DEFAULT_TIMEOUT_MS;
-  c->mem_limit = limits && limits->memory_bytes ? limits->memory_bytes
-                                                : TPUCI__SPEC_DEFAULT_MEMORY;
+  c->timeout_ms =
+      limits && limits->timeout_ms ? limits->timeout_ms : TPUCI__SPEC_DEFAULT_TIMEOUT_MS;
+  c->mem_limit = limits && limits->memory_bytes ? limits->memory_bytes : TPUCI__SPEC_DEFAULT_MEMORY;
   c->deadline_ms = tpuci__spec_clock_ms() + c->timeout_ms;
   tpuci__buf_init(&c->warning);
   tpuci__buf_init(&c->scratch);
@@ -216,16 +206,18 @@ int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len,
 
   /* The file name becomes part of every instance's "where". */
   if (tpuci__text_problem(c->chunkname, strlen(c->chunkname), NULL) != NULL) {
-    r = tpuci__err_set(err, TPUCI_ESPEC, "%s: the spec's file name is not "
-                                         "valid UTF-8 (reports could not record it); rename "
-                                         "the file",
+    r = tpuci__err_set(err, TPUCI_ESPEC,
+                       "%s: the spec's file name is not "
+                       "valid UTF-8 (reports could not record it); rename "
+                       "the file",
                        c->chunkname);
     goto done;
   }
   if (len > TPUCI__SPEC_MAX_BYTES) {
     tpuci__spec_format_size(TPUCI__SPEC_MAX_BYTES, size, sizeof(size));
-    r = tpuci__err_set(err, TPUCI_ELIMIT, "%s: the spec is larger than %s "
-                                          "(the most a spec may have)",
+    r = tpuci__err_set(err, TPUCI_ELIMIT,
+                       "%s: the spec is larger than %s "
+                       "(the most a spec may have)",
                        c->chunkname, size);
     goto done;
   }
@@ -234,8 +226,9 @@ int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len,
 
   L = tpuci__spec_newstate(c);
   if (L == NULL) {
-    r = tpuci__err_set(err, TPUCI_ELIMIT, "%s: spec used more than %s while "
-                                          "loading",
+    r = tpuci__err_set(err, TPUCI_ELIMIT,
+                       "%s: spec used more than %s while "
+                       "loading",
                        c->chunkname, size);
     goto done;
   }
@@ -249,12 +242,14 @@ int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len,
     if (c->timed_out) {
       r = tpuci__err_set(err, TPUCI_ELIMIT, "%s", c->timeout_msg);
     } else if (status == LUA_ERRMEM || c->mem_error) {
-      r = tpuci__err_set(err, TPUCI_ELIMIT, "%s: spec used more than %s while "
-                                            "loading",
+      r = tpuci__err_set(err, TPUCI_ELIMIT,
+                         "%s: spec used more than %s while "
+                         "loading",
                          c->chunkname, size);
     } else if (status == LUA_ERRERR) {
-      r = tpuci__err_set(err, TPUCI_ESPEC, "%s: error while reporting an "
-                                           "error (a __tostring metamethod failed?)",
+      r = tpuci__err_set(err, TPUCI_ESPEC,
+                         "%s: error while reporting an "
+                         "error (a __tostring metamethod failed?)",
                          c->chunkname);
     } else if (status != LUA_OK) {
       const char *msg = lua_tostring(L, -1);
@@ -268,8 +263,8 @@ int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len,
   } else {
     /* The state is unusable after a panic; leaking it is the safe choice. */
     c->panic_armed = 0;
-    r = tpuci__err_set(err, TPUCI_ESPEC, "%s: internal error: Lua panicked: %s",
-                       c->chunkname, c->panic_msg ? c->panic_msg : "?");
+    r = tpuci__err_set(err, TPUCI_ESPEC, "%s: internal error: Lua panicked: %s", c->chunkname,
+                       c->panic_msg ? c->panic_msg : "?");
   }
 
 done:

@@ -70,25 +70,19 @@ static void tpuci__pm_work(tpuci__pm_t *ms, size_t units) {
   tpuci__spec_check_deadline(ms->L, ms->what);
 }
 
-static const char *tpuci__pm_match(tpuci__pm_t *ms, const char *s,
-                                   const char *p);
+static const char *tpuci__pm_match(tpuci__pm_t *ms, const char *s, const char *p);
 
 /* A position relative to the string (lstrlib.c posrelatI). */
 static size_t tpuci__pm_posrelat(lua_Integer pos, size_t len) {
-  if (pos > 0)
-    return (size_t) pos;
-  else if (pos == 0)
-    return 1;
-  else if (pos < -(lua_Integer) len)
-    return 1;
-  else
-    return len + (size_t) pos + 1;
+  if (pos > 0) return (size_t) pos;
+  else if (pos == 0) return 1;
+  else if (pos < -(lua_Integer) len) return 1;
+  else return len + (size_t) pos + 1;
 }
 
 static int tpuci__pm_check_capture(tpuci__pm_t *ms, int l) {
   l -= '1';
-  if (l < 0 || l >= ms->level ||
-      ms->capture[l].len == TPUCI__CAP_UNFINISHED)
+  if (l < 0 || l >= ms->level || ms->capture[l].len == TPUCI__CAP_UNFINISHED)
     return luaL_error(ms->L, "invalid capture index %%%d", l + 1);
   return l;
 }
@@ -103,22 +97,18 @@ static int tpuci__pm_capture_to_close(tpuci__pm_t *ms) {
 static const char *tpuci__pm_classend(tpuci__pm_t *ms, const char *p) {
   switch (*p++) {
     case TPUCI__PM_ESC: {
-      if (p == ms->p_end)
-        luaL_error(ms->L, "malformed pattern (ends with '%%')");
+      if (p == ms->p_end) luaL_error(ms->L, "malformed pattern (ends with '%%')");
       return p + 1;
     }
     case '[': {
       if (*p == '^') p++;
       do { /* look for a ']' */
-        if (p == ms->p_end)
-          luaL_error(ms->L, "malformed pattern (missing ']')");
-        if (*(p++) == TPUCI__PM_ESC && p < ms->p_end)
-          p++; /* skip escapes (e.g. '%]') */
+        if (p == ms->p_end) luaL_error(ms->L, "malformed pattern (missing ']')");
+        if (*(p++) == TPUCI__PM_ESC && p < ms->p_end) p++; /* skip escapes (e.g. '%]') */
       } while (*p != ']');
       return p + 1;
     }
-    default:
-      return p;
+    default: return p;
   }
 }
 
@@ -161,8 +151,7 @@ static int tpuci__pm_bracketclass(int c, const char *p, const char *ec) {
   return !sig;
 }
 
-static int tpuci__pm_single(tpuci__pm_t *ms, const char *s, const char *p,
-                            const char *ep) {
+static int tpuci__pm_single(tpuci__pm_t *ms, const char *s, const char *p, const char *ep) {
   int c;
   if (s >= ms->src_end) return 0;
   c = uchar(*s);
@@ -177,10 +166,8 @@ static int tpuci__pm_single(tpuci__pm_t *ms, const char *s, const char *p,
   }
 }
 
-static const char *tpuci__pm_balance(tpuci__pm_t *ms, const char *s,
-                                     const char *p) {
-  if (p >= ms->p_end - 1)
-    luaL_error(ms->L, "malformed pattern (missing arguments to '%%b')");
+static const char *tpuci__pm_balance(tpuci__pm_t *ms, const char *s, const char *p) {
+  if (p >= ms->p_end - 1) luaL_error(ms->L, "malformed pattern (missing arguments to '%%b')");
   if (*s != *p) return NULL;
   {
     int b = *p, e = *(p + 1), cont = 1;
@@ -196,8 +183,8 @@ static const char *tpuci__pm_balance(tpuci__pm_t *ms, const char *s,
   return NULL; /* string ends out of balance */
 }
 
-static const char *tpuci__pm_max_expand(tpuci__pm_t *ms, const char *s,
-                                        const char *p, const char *ep) {
+static const char *tpuci__pm_max_expand(tpuci__pm_t *ms, const char *s, const char *p,
+                                        const char *ep) {
   ptrdiff_t i = 0; /* counts maximum expand for item */
   while (tpuci__pm_single(ms, s + i, p, ep)) {
     tpuci__pm_work(ms, 1);
@@ -212,21 +199,18 @@ static const char *tpuci__pm_max_expand(tpuci__pm_t *ms, const char *s,
   return NULL;
 }
 
-static const char *tpuci__pm_min_expand(tpuci__pm_t *ms, const char *s,
-                                        const char *p, const char *ep) {
+static const char *tpuci__pm_min_expand(tpuci__pm_t *ms, const char *s, const char *p,
+                                        const char *ep) {
   for (;;) {
     const char *res = tpuci__pm_match(ms, s, ep + 1);
-    if (res != NULL)
-      return res;
-    else if (tpuci__pm_single(ms, s, p, ep))
-      s++; /* try with one more repetition */
-    else
-      return NULL;
+    if (res != NULL) return res;
+    else if (tpuci__pm_single(ms, s, p, ep)) s++; /* try with one more repetition */
+    else return NULL;
   }
 }
 
-static const char *tpuci__pm_start_capture(tpuci__pm_t *ms, const char *s,
-                                           const char *p, int what) {
+static const char *tpuci__pm_start_capture(tpuci__pm_t *ms, const char *s, const char *p,
+                                           int what) {
   const char *res;
   int level = ms->level;
   if (level >= TPUCI__PM_MAXCAPTURES) luaL_error(ms->L, "too many captures");
@@ -238,8 +222,7 @@ static const char *tpuci__pm_start_capture(tpuci__pm_t *ms, const char *s,
   return res;
 }
 
-static const char *tpuci__pm_end_capture(tpuci__pm_t *ms, const char *s,
-                                         const char *p) {
+static const char *tpuci__pm_end_capture(tpuci__pm_t *ms, const char *s, const char *p) {
   int l = tpuci__pm_capture_to_close(ms);
   const char *res;
   ms->capture[l].len = s - ms->capture[l].init;  /* close capture */
@@ -248,20 +231,16 @@ static const char *tpuci__pm_end_capture(tpuci__pm_t *ms, const char *s,
   return res;
 }
 
-static const char *tpuci__pm_match_capture(tpuci__pm_t *ms, const char *s,
-                                           int l) {
+static const char *tpuci__pm_match_capture(tpuci__pm_t *ms, const char *s, int l) {
   size_t len;
   l = tpuci__pm_check_capture(ms, l);
   len = (size_t) ms->capture[l].len;
   tpuci__pm_work(ms, len);
-  if ((size_t) (ms->src_end - s) >= len &&
-      memcmp(ms->capture[l].init, s, len) == 0)
-    return s + len;
+  if ((size_t) (ms->src_end - s) >= len && memcmp(ms->capture[l].init, s, len) == 0) return s + len;
   return NULL;
 }
 
-static const char *tpuci__pm_match(tpuci__pm_t *ms, const char *s,
-                                   const char *p) {
+static const char *tpuci__pm_match(tpuci__pm_t *ms, const char *s, const char *p) {
   if (ms->matchdepth-- == 0) luaL_error(ms->L, "pattern too complex");
 init: /* using goto to optimize tail recursion */
   tpuci__pm_work(ms, 1);
@@ -270,13 +249,10 @@ init: /* using goto to optimize tail recursion */
       case '(': {            /* start capture */
         if (*(p + 1) == ')') /* position capture? */
           s = tpuci__pm_start_capture(ms, s, p + 2, TPUCI__CAP_POSITION);
-        else
-          s = tpuci__pm_start_capture(ms, s, p + 1, TPUCI__CAP_UNFINISHED);
+        else s = tpuci__pm_start_capture(ms, s, p + 1, TPUCI__CAP_UNFINISHED);
         break;
       }
-      case ')': { /* end capture */
-        s = tpuci__pm_end_capture(ms, s, p + 1);
-        break;
+      case ')': { /* end capture */ s = tpuci__pm_end_capture(ms, s, p + 1); break;
       }
       case '$': {
         if ((p + 1) != ms->p_end)          /* is the '$' the last char in pattern? */
@@ -358,9 +334,7 @@ init: /* using goto to optimize tail recursion */
             case '+': /* 1 or more repetitions */
               s++;    /* 1 match already done */
               /* fallthrough */
-            case '*': /* 0 or more repetitions */
-              s = tpuci__pm_max_expand(ms, s, p, ep);
-              break;
+            case '*': /* 0 or more repetitions */ s = tpuci__pm_max_expand(ms, s, p, ep); break;
             case '-': /* 0 or more repetitions (minimum) */
               s = tpuci__pm_min_expand(ms, s, p, ep);
               break;
@@ -381,8 +355,8 @@ init: /* using goto to optimize tail recursion */
 /* A plain search: memchr for the first byte, then memcmp, which is
  * quadratic at worst ("aaa...a" in "aaa...ab"); every byte compared is
  * work. */
-static const char *tpuci__pm_memfind(tpuci__pm_t *ms, const char *s1,
-                                     size_t l1, const char *s2, size_t l2) {
+static const char *tpuci__pm_memfind(tpuci__pm_t *ms, const char *s1, size_t l1, const char *s2,
+                                     size_t l2) {
   const char *init;
   if (l2 == 0) return s1;   /* empty strings are everywhere */
   if (l2 > l1) return NULL; /* avoids a negative 'l1' */
@@ -402,8 +376,8 @@ static const char *tpuci__pm_memfind(tpuci__pm_t *ms, const char *s1,
 /* The i-th capture: its length and address in *cap when it is a string;
  * CAP_POSITION, with the position pushed, when it is a position. Without
  * captures, capture 0 is the whole match s..e. */
-static ptrdiff_t tpuci__pm_get_capture(tpuci__pm_t *ms, int i, const char *s,
-                                       const char *e, const char **cap) {
+static ptrdiff_t tpuci__pm_get_capture(tpuci__pm_t *ms, int i, const char *s, const char *e,
+                                       const char **cap) {
   if (i >= ms->level) {
     if (i != 0) luaL_error(ms->L, "invalid capture index %%%d", i + 1);
     *cap = s;
@@ -411,24 +385,21 @@ static ptrdiff_t tpuci__pm_get_capture(tpuci__pm_t *ms, int i, const char *s,
   } else {
     ptrdiff_t capl = ms->capture[i].len;
     *cap = ms->capture[i].init;
-    if (capl == TPUCI__CAP_UNFINISHED)
-      luaL_error(ms->L, "unfinished capture");
+    if (capl == TPUCI__CAP_UNFINISHED) luaL_error(ms->L, "unfinished capture");
     else if (capl == TPUCI__CAP_POSITION)
       lua_pushinteger(ms->L, (ms->capture[i].init - ms->src_init) + 1);
     return capl;
   }
 }
 
-static void tpuci__pm_push_capture(tpuci__pm_t *ms, int i, const char *s,
-                                   const char *e) {
+static void tpuci__pm_push_capture(tpuci__pm_t *ms, int i, const char *s, const char *e) {
   const char *cap;
   ptrdiff_t l = tpuci__pm_get_capture(ms, i, s, e, &cap);
   if (l != TPUCI__CAP_POSITION) lua_pushlstring(ms->L, cap, (size_t) l);
   /* else position was already pushed */
 }
 
-static int tpuci__pm_push_captures(tpuci__pm_t *ms, const char *s,
-                                   const char *e) {
+static int tpuci__pm_push_captures(tpuci__pm_t *ms, const char *s, const char *e) {
   int i;
   int nlevels = (ms->level == 0 && s) ? 1 : ms->level;
   luaL_checkstack(ms->L, nlevels, "too many captures");
@@ -446,9 +417,8 @@ static int tpuci__pm_nospecials(const char *p, size_t l) {
   return 1;
 }
 
-static void tpuci__pm_prepare(tpuci__pm_t *ms, lua_State *L, const char *what,
-                              const char *s, size_t ls, const char *p,
-                              size_t lp) {
+static void tpuci__pm_prepare(tpuci__pm_t *ms, lua_State *L, const char *what, const char *s,
+                              size_t ls, const char *p, size_t lp) {
   ms->L = L;
   ms->what = what;
   ms->work = 0;
@@ -458,9 +428,7 @@ static void tpuci__pm_prepare(tpuci__pm_t *ms, lua_State *L, const char *what,
   ms->p_end = p + lp;
 }
 
-static void tpuci__pm_reprepare(tpuci__pm_t *ms) {
-  ms->level = 0;
-}
+static void tpuci__pm_reprepare(tpuci__pm_t *ms) { ms->level = 0; }
 
 static int tpuci__pm_find_aux(lua_State *L, int find) {
   size_t ls, lp;
@@ -491,8 +459,7 @@ static int tpuci__pm_find_aux(lua_State *L, int find) {
       p++;
       lp--; /* skip anchor character */
     }
-    tpuci__pm_prepare(&ms, L, find ? "string.find" : "string.match", s, ls,
-                      p, lp);
+    tpuci__pm_prepare(&ms, L, find ? "string.find" : "string.match", s, ls, p, lp);
     do {
       const char *res;
       tpuci__pm_reprepare(&ms);
@@ -555,8 +522,7 @@ static int tpuci__pm_gmatch(lua_State *L) {
   return 1;
 }
 
-static void tpuci__pm_add_s(tpuci__pm_t *ms, luaL_Buffer *b, const char *s,
-                            const char *e) {
+static void tpuci__pm_add_s(tpuci__pm_t *ms, luaL_Buffer *b, const char *s, const char *e) {
   size_t l;
   lua_State *L = ms->L;
   const char *news = lua_tolstring(L, 3, &l);
@@ -571,10 +537,8 @@ static void tpuci__pm_add_s(tpuci__pm_t *ms, luaL_Buffer *b, const char *s,
     } else if (isdigit(uchar(*p))) { /* '%n' */
       const char *cap;
       ptrdiff_t resl = tpuci__pm_get_capture(ms, *p - '1', s, e, &cap);
-      if (resl == TPUCI__CAP_POSITION)
-        luaL_addvalue(b); /* add position to accumulated result */
-      else
-        luaL_addlstring(b, cap, (size_t) resl);
+      if (resl == TPUCI__CAP_POSITION) luaL_addvalue(b); /* add position to accumulated result */
+      else luaL_addlstring(b, cap, (size_t) resl);
     } else {
       luaL_error(L, "invalid use of '%c' in replacement string", TPUCI__PM_ESC);
     }
@@ -586,8 +550,8 @@ static void tpuci__pm_add_s(tpuci__pm_t *ms, luaL_Buffer *b, const char *s,
 
 /* Adds the replacement to b; whether the subject changed (a function or
  * table giving nil or false keeps the match). */
-static int tpuci__pm_add_value(tpuci__pm_t *ms, luaL_Buffer *b, const char *s,
-                               const char *e, int tr) {
+static int tpuci__pm_add_value(tpuci__pm_t *ms, luaL_Buffer *b, const char *s, const char *e,
+                               int tr) {
   lua_State *L = ms->L;
   switch (tr) {
     case LUA_TFUNCTION: { /* call the function */
@@ -602,9 +566,7 @@ static int tpuci__pm_add_value(tpuci__pm_t *ms, luaL_Buffer *b, const char *s,
       lua_gettable(L, 3);
       break;
     }
-    default: { /* LUA_TNUMBER or LUA_TSTRING */
-      tpuci__pm_add_s(ms, b, s, e);
-      return 1;
+    default: { /* LUA_TNUMBER or LUA_TSTRING */ tpuci__pm_add_s(ms, b, s, e); return 1;
     }
   }
   if (!lua_toboolean(L, -1)) { /* nil or false? */
@@ -630,8 +592,9 @@ static int tpuci__pm_gsub(lua_State *L) {
   int changed = 0;
   tpuci__pm_t ms;
   luaL_Buffer b;
-  luaL_argexpected(L, tr == LUA_TNUMBER || tr == LUA_TSTRING || tr == LUA_TFUNCTION || tr == LUA_TTABLE, 3,
-                   "string/function/table");
+  luaL_argexpected(
+      L, tr == LUA_TNUMBER || tr == LUA_TSTRING || tr == LUA_TFUNCTION || tr == LUA_TTABLE, 3,
+      "string/function/table");
   luaL_buffinit(L, &b);
   if (anchor) {
     p++;
@@ -663,12 +626,11 @@ static int tpuci__pm_gsub(lua_State *L) {
 }
 
 void tpuci__spec_patterns(lua_State *L) {
-  static const luaL_Reg fns[] = {
-      {"find", tpuci__pm_find},
-      {"match", tpuci__pm_str_match},
-      {"gmatch", tpuci__pm_gmatch},
-      {"gsub", tpuci__pm_gsub},
-      {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"find", tpuci__pm_find},
+                                 {"match", tpuci__pm_str_match},
+                                 {"gmatch", tpuci__pm_gmatch},
+                                 {"gsub", tpuci__pm_gsub},
+                                 {NULL, NULL}};
   /* The string metatable's __index is this same table, so methods
    * ("s:find(p)") get the copies too. */
   lua_getglobal(L, LUA_STRLIBNAME);

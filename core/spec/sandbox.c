@@ -42,8 +42,7 @@ uint64_t tpuci__spec_clock_ms(void) {
 /* The allocator refuses to grow the state past c->mem_limit. Lua then runs
  * an emergency collection, tries once more, and raises a memory error
  * (LUA_ERRMEM) if that fails too. Shrinking never fails. */
-static void *tpuci__spec_alloc(void *ud, void *ptr, size_t osize,
-                               size_t nsize) {
+static void *tpuci__spec_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   tpuci__spec_ctx_t *c = ud;
   size_t old = ptr ? osize : 0;
   void *p;
@@ -66,8 +65,8 @@ static void *tpuci__spec_alloc(void *ud, void *ptr, size_t osize,
  * manual's way out of a panic) keeps the process alive. */
 static int tpuci__spec_panic(lua_State *L) {
   tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
-  const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
-                                                   : "error object is not a string";
+  const char *msg =
+      lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "error object is not a string";
   free(c->panic_msg);
   c->panic_msg = tpuci__strdup(msg);
   if (c->panic_armed) longjmp(c->panic_jmp, 1);
@@ -81,8 +80,7 @@ int tpuci__spec_line(lua_State *L, int level) {
 
   for (; lua_getstack(L, level, &ar); level++) {
     if (!lua_getinfo(L, "Sl", &ar)) continue;
-    if (ar.currentline > 0 && ar.source[0] == '=' &&
-        strcmp(ar.source + 1, c->chunkname) == 0)
+    if (ar.currentline > 0 && ar.source[0] == '=' && strcmp(ar.source + 1, c->chunkname) == 0)
       return ar.currentline;
   }
   return 0;
@@ -106,22 +104,19 @@ void tpuci__spec_warn(tpuci__spec_ctx_t *c, const char *msg) {
   if (w->len < TPUCI__SPEC_MAX_WARNINGS && n <= TPUCI__SPEC_MAX_WARNING_LEN)
     tpuci__strv_take(w, tpuci__spec_clean(tpuci__strdup(msg)));
   else if (w->len < TPUCI__SPEC_MAX_WARNINGS)
-    tpuci__strv_take(w, tpuci__spec_clean(tpuci__printf(
-                            "%.*s...", TPUCI__SPEC_MAX_WARNING_LEN, msg)));
+    tpuci__strv_take(w,
+                     tpuci__spec_clean(tpuci__printf("%.*s...", TPUCI__SPEC_MAX_WARNING_LEN, msg)));
   else if (w->len == TPUCI__SPEC_MAX_WARNINGS)
     tpuci__strv_take(w, tpuci__printf("%s: more than %d warnings, the rest "
                                       "were dropped",
-                                      c->chunkname,
-                                      TPUCI__SPEC_MAX_WARNINGS));
+                                      c->chunkname, TPUCI__SPEC_MAX_WARNINGS));
 }
 
 /* "spec.lua:12: " for the spec line that is running, or "spec.lua: ". */
 static void tpuci__spec_where_prefix(tpuci__spec_ctx_t *c, tpuci__buf_t *b) {
   int line = c->closing ? 0 : tpuci__spec_line(c->L, 1);
-  if (line > 0)
-    tpuci__buf_addf(b, "%s:%d: ", c->chunkname, line);
-  else
-    tpuci__buf_addf(b, "%s: ", c->chunkname);
+  if (line > 0) tpuci__buf_addf(b, "%s:%d: ", c->chunkname, line);
+  else tpuci__buf_addf(b, "%s: ", c->chunkname);
 }
 
 /* warn("a", "b") arrives as pieces; a single piece starting with '@' is a
@@ -151,10 +146,8 @@ static void tpuci__spec_timed_out(lua_State *L, const char *what) {
 
   c->timed_out = 1;
   tpuci__duration_format(c->timeout_ms, d, sizeof(d));
-  if (what != NULL)
-    snprintf(why, sizeof(why), "stopped in %s", what);
-  else
-    snprintf(why, sizeof(why), "endless loop?");
+  if (what != NULL) snprintf(why, sizeof(why), "stopped in %s", what);
+  else snprintf(why, sizeof(why), "endless loop?");
   line = tpuci__spec_line(L, 0);
   if (line > 0)
     c->timeout_msg = tpuci__printf("%s:%d: spec took longer than %s to load "
@@ -177,8 +170,7 @@ static int tpuci__spec_past(lua_State *L, const char *what) {
    * (Redis re-arms its hook the same way). Not at calls: the message
    * handler is a call, and it must run. */
   lua_sethook(L, tpuci__spec_hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
-  if (L != c->L)
-    lua_sethook(c->L, tpuci__spec_hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
+  if (L != c->L) lua_sethook(c->L, tpuci__spec_hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
   return 1;
 }
 
@@ -197,9 +189,8 @@ static void tpuci__spec_hook(lua_State *L, lua_Debug *ar) {
     if (++c->calls < TPUCI__SPEC_HOOK_CALLS) return;
     c->calls = 0;
     /* A C function calling: a library function looping in C. */
-    if (!c->timed_out && tpuci__spec_clock_ms() >= c->deadline_ms &&
-        lua_getstack(L, 1, &caller) && lua_getinfo(L, "S", &caller) &&
-        strcmp(caller.what, "C") == 0)
+    if (!c->timed_out && tpuci__spec_clock_ms() >= c->deadline_ms && lua_getstack(L, 1, &caller) &&
+        lua_getinfo(L, "S", &caller) && strcmp(caller.what, "C") == 0)
       what = "a library function";
   }
   if (!tpuci__spec_past(L, what)) return;
@@ -214,8 +205,7 @@ void tpuci__spec_check_deadline(lua_State *L, const char *what) {
 }
 
 void tpuci__spec_arm_hook(lua_State *L) {
-  lua_sethook(L, tpuci__spec_hook, LUA_MASKCOUNT | LUA_MASKCALL,
-              TPUCI__SPEC_HOOK_COUNT);
+  lua_sethook(L, tpuci__spec_hook, LUA_MASKCOUNT | LUA_MASKCALL, TPUCI__SPEC_HOOK_COUNT);
 }
 
 lua_State *tpuci__spec_newstate(tpuci__spec_ctx_t *c) {
@@ -237,10 +227,8 @@ static int tpuci__spec_print(lua_State *L) {
 
   luaL_buffinit(L, &b);
   line = tpuci__spec_line(L, 1);
-  if (line > 0)
-    lua_pushfstring(L, "%s:%d: ", c->chunkname, line);
-  else
-    lua_pushfstring(L, "%s: ", c->chunkname);
+  if (line > 0) lua_pushfstring(L, "%s:%d: ", c->chunkname, line);
+  else lua_pushfstring(L, "%s: ", c->chunkname);
   luaL_addvalue(&b);
   for (i = 1; i <= n; i++) {
     if (i > 1) luaL_addchar(&b, ' ');
@@ -294,14 +282,13 @@ static int tpuci__spec_xpcall(lua_State *L) {
 }
 
 void tpuci__spec_sandbox(lua_State *L) {
-  static const luaL_Reg libs[] = {
-      {LUA_GNAME, luaopen_base},
-      {LUA_TABLIBNAME, luaopen_table},
-      {LUA_STRLIBNAME, luaopen_string},
-      {LUA_MATHLIBNAME, luaopen_math},
-      {LUA_UTF8LIBNAME, luaopen_utf8},
-      {LUA_COLIBNAME, luaopen_coroutine},
-      {NULL, NULL}};
+  static const luaL_Reg libs[] = {{LUA_GNAME, luaopen_base},
+                                  {LUA_TABLIBNAME, luaopen_table},
+                                  {LUA_STRLIBNAME, luaopen_string},
+                                  {LUA_MATHLIBNAME, luaopen_math},
+                                  {LUA_UTF8LIBNAME, luaopen_utf8},
+                                  {LUA_COLIBNAME, luaopen_coroutine},
+                                  {NULL, NULL}};
   const luaL_Reg *lib;
 
   /* No io, os, package (require) or debug. */
@@ -332,12 +319,9 @@ void tpuci__spec_sandbox(lua_State *L) {
 static int tpuci__l_env(lua_State *L) {
   const char *name = luaL_checkstring(L, 1);
   const char *v = getenv(name);
-  if (v != NULL)
-    lua_pushstring(L, v);
-  else if (lua_gettop(L) >= 2)
-    lua_pushvalue(L, 2);
-  else
-    lua_pushnil(L);
+  if (v != NULL) lua_pushstring(L, v);
+  else if (lua_gettop(L) >= 2) lua_pushvalue(L, 2);
+  else lua_pushnil(L);
   return 1;
 }
 
@@ -364,33 +348,30 @@ int tpuci__spec_read_beside(lua_State *L, const char *fn) {
   char *p;
   int fd, bad = 0;
 
-  if (n == 0 || strlen(rel) != n)
-    return luaL_error(L, "%s: bad path '%s'", fn, rel);
+  if (n == 0 || strlen(rel) != n) return luaL_error(L, "%s: bad path '%s'", fn, rel);
   if (rel[0] == '/')
-    return luaL_error(L, "%s: '%s' is absolute; give a path "
-                         "relative to the spec's folder",
+    return luaL_error(L,
+                      "%s: '%s' is absolute; give a path "
+                      "relative to the spec's folder",
                       fn, rel);
-  if (tpuci__has_dotdot(rel))
-    return luaL_error(L, "%s: '%s' leaves the spec's folder", fn, rel);
-  if (snprintf(joined, sizeof(joined), "%s/%s", c->spec_dir, rel) >=
-      (int) sizeof(joined))
+  if (tpuci__has_dotdot(rel)) return luaL_error(L, "%s: '%s' leaves the spec's folder", fn, rel);
+  if (snprintf(joined, sizeof(joined), "%s/%s", c->spec_dir, rel) >= (int) sizeof(joined))
     return luaL_error(L, "%s: '%s': path too long", fn, rel);
   if (realpath(c->spec_dir, base) == NULL)
-    return luaL_error(L, "%s: cannot resolve the spec's folder "
-                         "'%s': %s",
+    return luaL_error(L,
+                      "%s: cannot resolve the spec's folder "
+                      "'%s': %s",
                       fn, c->spec_dir, strerror(errno));
   if (realpath(joined, real) == NULL)
-    return luaL_error(L, "%s: cannot read '%s': %s", fn, rel,
-                      strerror(errno));
+    return luaL_error(L, "%s: cannot read '%s': %s", fn, rel, strerror(errno));
   blen = strlen(base);
-  if (strncmp(real, base, blen) != 0 ||
-      (real[blen] != '/' && !(blen == 1 && base[0] == '/')))
-    return luaL_error(L, "%s: '%s' leaves the spec's folder "
-                         "(through a symbolic link)",
+  if (strncmp(real, base, blen) != 0 || (real[blen] != '/' && !(blen == 1 && base[0] == '/')))
+    return luaL_error(L,
+                      "%s: '%s' leaves the spec's folder "
+                      "(through a symbolic link)",
                       fn, rel);
   if (stat(real, &st) != 0)
-    return luaL_error(L, "%s: cannot read '%s': %s", fn, rel,
-                      strerror(errno));
+    return luaL_error(L, "%s: cannot read '%s': %s", fn, rel, strerror(errno));
   /* Like the spec itself: regular files only, checked again with fstat()
    * on the file opened without blocking (a FIFO put in its place must not
    * hang the load). The size is bounded by the state's memory limit. */
@@ -400,10 +381,9 @@ int tpuci__spec_read_beside(lua_State *L, const char *fn) {
   p = luaL_buffinitsize(L, &b, (size_t) st.st_size);
   fd = tpuci__open_regular(real, &again);
   if (fd < 0)
-    return luaL_error(L, "%s: cannot read '%s': %s", fn, rel,
-                      fd == UV_EISDIR || fd == UV_EFTYPE
-                          ? "it is no longer a regular file"
-                          : uv_strerror(fd));
+    return luaL_error(
+        L, "%s: cannot read '%s': %s", fn, rel,
+        fd == UV_EISDIR || fd == UV_EFTYPE ? "it is no longer a regular file" : uv_strerror(fd));
   got = 0;
   while (got < (size_t) st.st_size) {
     ssize_t rd = read(fd, p + got, (size_t) st.st_size - got);
@@ -415,8 +395,7 @@ int tpuci__spec_read_beside(lua_State *L, const char *fn) {
     got += (size_t) rd;
   }
   close(fd);
-  if (bad) return luaL_error(L, "%s: cannot read '%s': %s", fn, rel,
-                             strerror(bad));
+  if (bad) return luaL_error(L, "%s: cannot read '%s': %s", fn, rel, strerror(bad));
   luaL_pushresultsize(&b, got);
   return 1;
 }
@@ -440,8 +419,7 @@ static int tpuci__l_where(lua_State *L) {
     if (ar.currentline <= 0) continue;
     if (strcmp(ar.source, TPUCI__PRELUDE_SOURCE) == 0) continue;
     /* The whole name: short_src is cut at LUA_IDSIZE. */
-    lua_pushfstring(L, "%s:%d", ar.source[0] == '=' ? ar.source + 1 : ar.short_src,
-                    ar.currentline);
+    lua_pushfstring(L, "%s:%d", ar.source[0] == '=' ? ar.source + 1 : ar.short_src, ar.currentline);
     return 1;
   }
   lua_pushstring(L, c->chunkname);
@@ -459,10 +437,8 @@ static int tpuci__l_distance(lua_State *L) {
 
 static int tpuci__l_duration(lua_State *L) {
   uint64_t ms;
-  if (tpuci__duration_parse(luaL_checkstring(L, 1), &ms) == 0)
-    lua_pushinteger(L, (lua_Integer) ms);
-  else
-    lua_pushnil(L);
+  if (tpuci__duration_parse(luaL_checkstring(L, 1), &ms) == 0) lua_pushinteger(L, (lua_Integer) ms);
+  else lua_pushnil(L);
   return 1;
 }
 
@@ -470,17 +446,14 @@ static int tpuci__l_size(lua_State *L) {
   uint64_t bytes;
   if (tpuci__size_parse(luaL_checkstring(L, 1), &bytes) == 0)
     lua_pushinteger(L, (lua_Integer) bytes);
-  else
-    lua_pushnil(L);
+  else lua_pushnil(L);
   return 1;
 }
 
 static int tpuci__l_outcome(lua_State *L) {
   int o = tpuci__outcome_parse(luaL_checkstring(L, 1));
-  if (o >= 0)
-    lua_pushinteger(L, o);
-  else
-    lua_pushnil(L);
+  if (o >= 0) lua_pushinteger(L, o);
+  else lua_pushnil(L);
   return 1;
 }
 
@@ -496,8 +469,7 @@ static int tpuci__l_text(lua_State *L) {
     lua_pushnil(L);
     return 1;
   }
-  if (s[at] == '\0')
-    snprintf(msg, sizeof(msg), "%s (at position %zu)", problem, at + 1);
+  if (s[at] == '\0') snprintf(msg, sizeof(msg), "%s (at position %zu)", problem, at + 1);
   else
     snprintf(msg, sizeof(msg), "%s (byte 0x%02X at position %zu)", problem,
              (unsigned) (unsigned char) s[at], at + 1);
@@ -515,10 +487,8 @@ static int tpuci__l_tpu_type(lua_State *L) {
   }
   s = tpuci__tpu_suggest(name);
   lua_pushboolean(L, 0);
-  if (s != NULL)
-    lua_pushstring(L, s);
-  else
-    lua_pushnil(L);
+  if (s != NULL) lua_pushstring(L, s);
+  else lua_pushnil(L);
   return 2;
 }
 
@@ -529,24 +499,15 @@ static int tpuci__l_warn(lua_State *L) {
 
 void tpuci__spec_push_helpers(lua_State *L) {
   static const luaL_Reg fns[] = {
-      {"env", tpuci__l_env},
-      {"read_file", tpuci__l_read_file},
-      {"yaml", tpuci__spec_yaml},
-      {"where", tpuci__l_where},
-      {"distance", tpuci__l_distance},
-      {"duration", tpuci__l_duration},
-      {"size", tpuci__l_size},
-      {"outcome", tpuci__l_outcome},
-      {"warn", tpuci__l_warn},
-      {"text", tpuci__l_text},
-      {"tpu_type", tpuci__l_tpu_type},
-      {NULL, NULL}};
+      {"env", tpuci__l_env},     {"read_file", tpuci__l_read_file}, {"yaml", tpuci__spec_yaml},
+      {"where", tpuci__l_where}, {"distance", tpuci__l_distance},   {"duration", tpuci__l_duration},
+      {"size", tpuci__l_size},   {"outcome", tpuci__l_outcome},     {"warn", tpuci__l_warn},
+      {"text", tpuci__l_text},   {"tpu_type", tpuci__l_tpu_type},   {NULL, NULL}};
   tpuci__spec_ctx_t *c = tpuci__spec_ctx(L);
 
   luaL_newlib(L, fns);
   lua_pushstring(L, c->spec_dir);
   lua_setfield(L, -2, "spec_dir");
-  lua_pushfstring(L, "%d.%d.%d", TPUCI_VERSION_MAJOR, TPUCI_VERSION_MINOR,
-                  TPUCI_VERSION_PATCH);
+  lua_pushfstring(L, "%d.%d.%d", TPUCI_VERSION_MAJOR, TPUCI_VERSION_MINOR, TPUCI_VERSION_PATCH);
   lua_setfield(L, -2, "version");
 }

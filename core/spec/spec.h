@@ -39,8 +39,7 @@ typedef struct {
  * TPUCI_ESPEC or TPUCI_ELIMIT with a one-line message in `err` that
  * starts with "file:line: " whenever a line is known; `plan` must still
  * be freed by the caller. */
-int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len,
-                     const char *chunkname, const char *spec_dir,
-                     const tpuci__spec_limits_t *limits, tpuci__err_t *err);
+int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len, const char *chunkname,
+                     const char *spec_dir, const tpuci__spec_limits_t *limits, tpuci__err_t *err);
 
 #endif /* TPUCI_SPEC_H */

@@ -67,10 +67,9 @@ static const char tpuci__yaml_pending = 'p'; /* the anchored node is open */
 static const char tpuci__yaml_null = 'n';    /* the anchored node is null */
 
 /* Raises "NAME:LINE:COL: MESSAGE" for a mark (0-based, as libyaml's). */
-static int tpuci__yaml_fail(lua_State *L, tpuci__yaml_t *y, yaml_mark_t m,
-                            const char *fmt, const char *arg) {
-  lua_pushfstring(L, "tpuci.yaml: %s:%d:%d: ", y->name, (int) m.line + 1,
-                  (int) m.column + 1);
+static int tpuci__yaml_fail(lua_State *L, tpuci__yaml_t *y, yaml_mark_t m, const char *fmt,
+                            const char *arg) {
+  lua_pushfstring(L, "tpuci.yaml: %s:%d:%d: ", y->name, (int) m.line + 1, (int) m.column + 1);
   lua_pushfstring(L, fmt, arg);
   lua_concat(L, 2);
   return lua_error(L);
@@ -108,8 +107,7 @@ static int tpuci__yaml_parser_error(lua_State *L, tpuci__yaml_t *y) {
         lua_pushfstring(L, "%s (byte %s)", problem, hex);
         problem = lua_tostring(L, -1);
       }
-      return tpuci__yaml_fail(L, y, tpuci__yaml_mark_at(y, p->problem_offset),
-                              "%s", problem);
+      return tpuci__yaml_fail(L, y, tpuci__yaml_mark_at(y, p->problem_offset), "%s", problem);
     case YAML_SCANNER_ERROR:
     case YAML_PARSER_ERROR:
       if (p->problem_mark.index < y->len && y->data[p->problem_mark.index] == '\t') {
@@ -117,13 +115,11 @@ static int tpuci__yaml_parser_error(lua_State *L, tpuci__yaml_t *y) {
         problem = lua_tostring(L, -1);
       } else if (p->context != NULL) {
         lua_pushfstring(L, "%s (%s at line %d, column %d)", problem, p->context,
-                        (int) p->context_mark.line + 1,
-                        (int) p->context_mark.column + 1);
+                        (int) p->context_mark.line + 1, (int) p->context_mark.column + 1);
         problem = lua_tostring(L, -1);
       }
       return tpuci__yaml_fail(L, y, p->problem_mark, "%s", problem);
-    default:
-      return tpuci__yaml_fail(L, y, p->problem_mark, "%s", problem);
+    default: return tpuci__yaml_fail(L, y, p->problem_mark, "%s", problem);
   }
 }
 
@@ -133,8 +129,7 @@ static void tpuci__yaml_next(lua_State *L, tpuci__yaml_t *y) {
     yaml_event_delete(&y->event);
     y->have_event = 0;
   }
-  if (++y->nevents % TPUCI__YAML_CLOCK_EVERY == 0)
-    tpuci__spec_check_deadline(L, "tpuci.yaml");
+  if (++y->nevents % TPUCI__YAML_CLOCK_EVERY == 0) tpuci__spec_check_deadline(L, "tpuci.yaml");
   if (!yaml_parser_parse(&y->parser, &y->event)) tpuci__yaml_parser_error(L, y);
   y->have_event = 1;
 }
@@ -180,16 +175,12 @@ static int tpuci__yaml_push_based(lua_State *L, const char *digits, int base) {
   char *end;
   errno = 0;
   v = strtoull(digits, &end, base);
-  if (errno == ERANGE || *end != '\0' || v > (unsigned long long) LUA_MAXINTEGER)
-    return 0;
+  if (errno == ERANGE || *end != '\0' || v > (unsigned long long) LUA_MAXINTEGER) return 0;
   lua_pushinteger(L, (lua_Integer) v);
   return 1;
 }
 
-enum { Y_NULL = 1,
-       Y_BOOL = 2,
-       Y_INT = 4,
-       Y_FLOAT = 8 };
+enum { Y_NULL = 1, Y_BOOL = 2, Y_INT = 4, Y_FLOAT = 8 };
 
 /* Pushes the value of plain scalar text s if it is one of the types in
  * `want` (Y_* bits); returns 0 (pushing nothing) when it is not, and -1
@@ -198,8 +189,7 @@ static int tpuci__yaml_resolve(lua_State *L, const char *s, int want) {
   static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
   static const char *const trues[] = {"true", "True", "TRUE", NULL};
   static const char *const falses[] = {"false", "False", "FALSE", NULL};
-  static const char *const infs[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf",
-                                     "+.INF", NULL};
+  static const char *const infs[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", NULL};
   static const char *const ninfs[] = {"-.inf", "-.Inf", "-.INF", NULL};
   static const char *const nans[] = {".nan", ".NaN", ".NAN", NULL};
   const char *d = (*s == '-' || *s == '+') ? s + 1 : s;
@@ -216,8 +206,7 @@ static int tpuci__yaml_resolve(lua_State *L, const char *s, int want) {
   }
   if (want & (Y_INT | Y_FLOAT)) {
     int based = s[0] == '0' && (s[1] == 'x' || s[1] == 'o');
-    if (based && tpuci__yaml_digits(s + 2, s[1] == 'x' ? "0123456789abcdefABCDEF"
-                                                       : "01234567")) {
+    if (based && tpuci__yaml_digits(s + 2, s[1] == 'x' ? "0123456789abcdefABCDEF" : "01234567")) {
       if (!tpuci__yaml_push_based(L, s + 2, s[1] == 'x' ? 16 : 8)) return -1;
       if (!(want & Y_INT)) {
         lua_Number f = (lua_Number) lua_tointeger(L, -1);
@@ -244,8 +233,7 @@ static int tpuci__yaml_resolve(lua_State *L, const char *s, int want) {
   }
   if (want & Y_FLOAT) {
     if (tpuci__yaml_is(s, infs) || tpuci__yaml_is(s, ninfs)) {
-      lua_pushnumber(L, tpuci__yaml_is(s, infs) ? (lua_Number) HUGE_VAL
-                                                : -(lua_Number) HUGE_VAL);
+      lua_pushnumber(L, tpuci__yaml_is(s, infs) ? (lua_Number) HUGE_VAL : -(lua_Number) HUGE_VAL);
       return 1;
     }
     if (tpuci__yaml_is(s, nans)) {
@@ -267,8 +255,7 @@ static int tpuci__yaml_resolve(lua_State *L, const char *s, int want) {
 /* "!!set" for "tag:yaml.org,2002:set", as it was probably written. */
 static const char *tpuci__yaml_short_tag(lua_State *L, const char *tag) {
   size_t n = strlen(TPUCI__YAML_TAG);
-  if (strncmp(tag, TPUCI__YAML_TAG, n) == 0)
-    return lua_pushfstring(L, "!!%s", tag + n);
+  if (strncmp(tag, TPUCI__YAML_TAG, n) == 0) return lua_pushfstring(L, "!!%s", tag + n);
   return tag;
 }
 
@@ -281,8 +268,7 @@ static void tpuci__yaml_scalar(lua_State *L, tpuci__yaml_t *y) {
   int want = 0, r;
 
   if (tag == NULL) {
-    if (e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
-      want = Y_NULL | Y_BOOL | Y_INT | Y_FLOAT;
+    if (e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) want = Y_NULL | Y_BOOL | Y_INT | Y_FLOAT;
   } else if (strcmp(tag, "!") == 0 || strcmp(tag, TPUCI__YAML_TAG "str") == 0) {
     want = 0;
   } else if (strcmp(tag, TPUCI__YAML_TAG "null") == 0) {
@@ -294,8 +280,9 @@ static void tpuci__yaml_scalar(lua_State *L, tpuci__yaml_t *y) {
   } else if (strcmp(tag, TPUCI__YAML_TAG "float") == 0) {
     want = Y_FLOAT;
   } else {
-    tpuci__yaml_fail(L, y, e->start_mark, "unsupported tag '%s' (tpuci.yaml "
-                                          "knows !!str, !!int, !!float, !!bool and !!null)",
+    tpuci__yaml_fail(L, y, e->start_mark,
+                     "unsupported tag '%s' (tpuci.yaml "
+                     "knows !!str, !!int, !!float, !!bool and !!null)",
                      tpuci__yaml_short_tag(L, tag));
   }
   if (want == 0) {
@@ -305,8 +292,7 @@ static void tpuci__yaml_scalar(lua_State *L, tpuci__yaml_t *y) {
   /* Text with a NUL (from "\0" in a tagged quoted scalar) is no number. */
   r = strlen(s) == n ? tpuci__yaml_resolve(L, s, want) : 0;
   if (r == 1) return;
-  if (r < 0)
-    tpuci__yaml_fail(L, y, e->start_mark, "integer '%s' does not fit in 64 bits", s);
+  if (r < 0) tpuci__yaml_fail(L, y, e->start_mark, "integer '%s' does not fit in 64 bits", s);
   if (tag == NULL) {
     lua_pushlstring(L, s, n);
     return;
@@ -328,10 +314,8 @@ static void tpuci__yaml_node(lua_State *L, tpuci__yaml_t *y, int depth);
  * marker, so that an alias to a null anchor is told from an unknown one. */
 static void tpuci__yaml_anchor(lua_State *L, const yaml_char_t *anchor) {
   if (anchor == NULL) return;
-  if (lua_isnil(L, -1))
-    lua_pushlightuserdata(L, (void *) &tpuci__yaml_null);
-  else
-    lua_pushvalue(L, -1);
+  if (lua_isnil(L, -1)) lua_pushlightuserdata(L, (void *) &tpuci__yaml_null);
+  else lua_pushvalue(L, -1);
   lua_setfield(L, TPUCI__YAML_ANCHORS, (const char *) anchor);
 }
 
@@ -345,36 +329,32 @@ static void tpuci__yaml_alias(lua_State *L, tpuci__yaml_t *y) {
       lua_pushnil(L);
       return;
     }
-    tpuci__yaml_fail(L, y, y->event.start_mark, "alias '*%s' is inside the node "
-                                                "it refers to (recursive structures are not supported)",
+    tpuci__yaml_fail(L, y, y->event.start_mark,
+                     "alias '*%s' is inside the node "
+                     "it refers to (recursive structures are not supported)",
                      name);
   }
-  if (lua_isnil(L, -1))
-    tpuci__yaml_fail(L, y, y->event.start_mark, "unknown alias '*%s'", name);
+  if (lua_isnil(L, -1)) tpuci__yaml_fail(L, y, y->event.start_mark, "unknown alias '*%s'", name);
 }
 
-static void tpuci__yaml_check_collection_tag(lua_State *L, tpuci__yaml_t *y,
-                                             const yaml_char_t *tag,
+static void tpuci__yaml_check_collection_tag(lua_State *L, tpuci__yaml_t *y, const yaml_char_t *tag,
                                              const char *expected) {
   const char *t = (const char *) tag;
   if (t == NULL || strcmp(t, "!") == 0) return;
   if (strncmp(t, TPUCI__YAML_TAG, strlen(TPUCI__YAML_TAG)) == 0 &&
       strcmp(t + strlen(TPUCI__YAML_TAG), expected) == 0)
     return;
-  tpuci__yaml_fail(L, y, y->event.start_mark, "unsupported tag '%s'",
-                   tpuci__yaml_short_tag(L, t));
+  tpuci__yaml_fail(L, y, y->event.start_mark, "unsupported tag '%s'", tpuci__yaml_short_tag(L, t));
 }
 
 /* Opens a collection: depth and stack checks, then pushes its table and
  * marks its anchor (if any) as open. */
-static void tpuci__yaml_open(lua_State *L, tpuci__yaml_t *y, int depth,
-                             const yaml_char_t *anchor) {
+static void tpuci__yaml_open(lua_State *L, tpuci__yaml_t *y, int depth, const yaml_char_t *anchor) {
   if (depth > TPUCI__YAML_MAX_DEPTH) {
     lua_pushfstring(L, "nested deeper than %d levels", TPUCI__YAML_MAX_DEPTH);
     tpuci__yaml_fail(L, y, y->event.start_mark, "%s", lua_tostring(L, -1));
   }
-  if (!lua_checkstack(L, 16))
-    tpuci__yaml_fail(L, y, y->event.start_mark, "%s", "out of Lua stack");
+  if (!lua_checkstack(L, 16)) tpuci__yaml_fail(L, y, y->event.start_mark, "%s", "out of Lua stack");
   lua_newtable(L);
   if (anchor != NULL) {
     lua_pushlightuserdata(L, (void *) &tpuci__yaml_pending);
@@ -412,14 +392,14 @@ static void tpuci__yaml_merge_one(lua_State *L, int t, int aux) {
 }
 
 /* "<<: value": value (at the top, popped) is a mapping or a list of them. */
-static void tpuci__yaml_merge(lua_State *L, tpuci__yaml_t *y, yaml_mark_t m,
-                              int t, int aux) {
+static void tpuci__yaml_merge(lua_State *L, tpuci__yaml_t *y, yaml_mark_t m, int t, int aux) {
   int v = lua_gettop(L);
   lua_Integer i, n;
 
   if (lua_type(L, v) != LUA_TTABLE)
-    tpuci__yaml_fail(L, y, m, "%s", "'<<' (a merge key) needs a mapping or a "
-                                    "list of mappings");
+    tpuci__yaml_fail(L, y, m, "%s",
+                     "'<<' (a merge key) needs a mapping or a "
+                     "list of mappings");
   lua_pushvalue(L, v);
   if (lua_rawget(L, TPUCI__YAML_SEQS) == LUA_TNIL) {
     lua_pop(L, 1);
@@ -434,14 +414,16 @@ static void tpuci__yaml_merge(lua_State *L, tpuci__yaml_t *y, yaml_mark_t m,
   for (i = 1; i <= n; i++) {
     int seq;
     if (lua_rawgeti(L, v, i) != LUA_TTABLE)
-      tpuci__yaml_fail(L, y, m, "%s", "'<<' (a merge key) needs a mapping or "
-                                      "a list of mappings");
+      tpuci__yaml_fail(L, y, m, "%s",
+                       "'<<' (a merge key) needs a mapping or "
+                       "a list of mappings");
     lua_pushvalue(L, -1);
     seq = lua_rawget(L, TPUCI__YAML_SEQS) != LUA_TNIL;
     lua_pop(L, 1);
     if (seq)
-      tpuci__yaml_fail(L, y, m, "%s", "'<<' (a merge key) needs a mapping or "
-                                      "a list of mappings");
+      tpuci__yaml_fail(L, y, m, "%s",
+                       "'<<' (a merge key) needs a mapping or "
+                       "a list of mappings");
     tpuci__yaml_merge_one(L, t, aux);
     lua_pop(L, 1);
   }
@@ -465,8 +447,9 @@ static void tpuci__yaml_key(lua_State *L, tpuci__yaml_t *y) {
       return;
     }
   }
-  tpuci__yaml_fail(L, y, e->start_mark, "%s", "mapping keys must be scalars "
-                                              "(strings, numbers or booleans)");
+  tpuci__yaml_fail(L, y, e->start_mark, "%s",
+                   "mapping keys must be scalars "
+                   "(strings, numbers or booleans)");
 }
 
 static void tpuci__yaml_mapping(lua_State *L, tpuci__yaml_t *y, int depth) {
@@ -515,10 +498,8 @@ static void tpuci__yaml_mapping(lua_State *L, tpuci__yaml_t *y, int depth) {
     }
     lua_pop(L, 2);
     lua_pushvalue(L, -2);
-    if (lua_isnil(L, -2))
-      lua_pushinteger(L, TPUCI__YAML_EXPLICIT_NULL);
-    else
-      lua_pushnil(L);
+    if (lua_isnil(L, -2)) lua_pushinteger(L, TPUCI__YAML_EXPLICIT_NULL);
+    else lua_pushnil(L);
     lua_rawset(L, aux);
     lua_rawset(L, t);
   }
@@ -552,10 +533,8 @@ static void tpuci__yaml_sequence(lua_State *L, tpuci__yaml_t *y, int depth) {
     if (y->event.type == YAML_SEQUENCE_END_EVENT) break;
     tpuci__yaml_node(L, y, depth + 1);
     i++;
-    if (lua_isnil(L, -1))
-      lua_pop(L, 1);
-    else
-      lua_rawseti(L, t, i);
+    if (lua_isnil(L, -1)) lua_pop(L, 1);
+    else lua_rawseti(L, t, i);
   }
   if (anchor != NULL) {
     lua_pushvalue(L, t);
@@ -566,8 +545,7 @@ static void tpuci__yaml_sequence(lua_State *L, tpuci__yaml_t *y, int depth) {
 
 /* Pushes the value of the node that starts with the current event. */
 static void tpuci__yaml_node(lua_State *L, tpuci__yaml_t *y, int depth) {
-  if (!lua_checkstack(L, 4))
-    tpuci__yaml_fail(L, y, y->event.start_mark, "%s", "out of Lua stack");
+  if (!lua_checkstack(L, 4)) tpuci__yaml_fail(L, y, y->event.start_mark, "%s", "out of Lua stack");
   switch (y->event.type) {
     case YAML_SCALAR_EVENT:
       tpuci__yaml_scalar(L, y);
@@ -576,8 +554,7 @@ static void tpuci__yaml_node(lua_State *L, tpuci__yaml_t *y, int depth) {
     case YAML_ALIAS_EVENT: tpuci__yaml_alias(L, y); break;
     case YAML_SEQUENCE_START_EVENT: tpuci__yaml_sequence(L, y, depth); break;
     case YAML_MAPPING_START_EVENT: tpuci__yaml_mapping(L, y, depth); break;
-    default:
-      tpuci__yaml_fail(L, y, y->event.start_mark, "%s", "unexpected YAML event");
+    default: tpuci__yaml_fail(L, y, y->event.start_mark, "%s", "unexpected YAML event");
   }
 }
 
@@ -591,8 +568,9 @@ static int tpuci__yaml_build(lua_State *L) {
   lua_newtable(L); /* TPUCI__YAML_SEQS */
   tpuci__yaml_next(L, y);
   if (y->event.type != YAML_STREAM_START_EVENT)
-    tpuci__yaml_fail(L, y, y->event.start_mark, "%s", "expected the start of "
-                                                      "the stream");
+    tpuci__yaml_fail(L, y, y->event.start_mark, "%s",
+                     "expected the start of "
+                     "the stream");
   tpuci__yaml_next(L, y);
   if (y->event.type == YAML_STREAM_END_EVENT) {
     lua_pushnil(L); /* an empty file, or only comments */
@@ -605,12 +583,14 @@ static int tpuci__yaml_build(lua_State *L) {
   tpuci__yaml_next(L, y); /* DOCUMENT-END */
   tpuci__yaml_next(L, y);
   if (y->event.type == YAML_DOCUMENT_START_EVENT)
-    tpuci__yaml_fail(L, y, y->event.start_mark, "%s", "a second document "
-                                                      "(tpuci.yaml reads files with one; remove the '---' "
-                                                      "or split the file)");
+    tpuci__yaml_fail(L, y, y->event.start_mark, "%s",
+                     "a second document "
+                     "(tpuci.yaml reads files with one; remove the '---' "
+                     "or split the file)");
   if (y->event.type != YAML_STREAM_END_EVENT)
-    tpuci__yaml_fail(L, y, y->event.start_mark, "%s", "expected the end of "
-                                                      "the stream");
+    tpuci__yaml_fail(L, y, y->event.start_mark, "%s",
+                     "expected the end of "
+                     "the stream");
   return 1;
 }
 

@@ -21,9 +21,7 @@
 
 static const char *const tpuci__k8s_mode_names[] = {"plain", "tpu", "emulated"};
 
-void tpuci__k8s_opts_init(tpuci__k8s_opts_t *opts) {
-  memset(opts, 0, sizeof(*opts));
-}
+void tpuci__k8s_opts_init(tpuci__k8s_opts_t *opts) { memset(opts, 0, sizeof(*opts)); }
 
 /* ------------------------------------------------------------------ */
 /* Text                                                                */
@@ -36,8 +34,8 @@ static char *tpuci__k8s_seconds(uint64_t ms) {
 /* ------------------------------------------------------------------ */
 /* The environment                                                     */
 
-static void tpuci__k8s_var_set(tpuci__k8s_obj_t *o, const char *key,
-                               const char *value, int indexed) {
+static void tpuci__k8s_var_set(tpuci__k8s_obj_t *o, const char *key, const char *value,
+                               int indexed) {
   size_t i;
   for (i = 0; i < o->nenv; i++) {
     if (strcmp(o->env[i].key, key) == 0) {
@@ -55,11 +53,10 @@ static void tpuci__k8s_var_set(tpuci__k8s_obj_t *o, const char *key,
 }
 
 /* An error about one instance: "spec.lua:12: job 'tpu': ...". */
-static int tpuci__k8s_fail(tpuci__err_t *err, const tpuci__instance_t *inst,
-                           const char *fmt, ...) TPUCI__PRINTF(3, 4);
+static int tpuci__k8s_fail(tpuci__err_t *err, const tpuci__instance_t *inst, const char *fmt, ...)
+    TPUCI__PRINTF(3, 4);
 
-static int tpuci__k8s_fail(tpuci__err_t *err, const tpuci__instance_t *inst,
-                           const char *fmt, ...) {
+static int tpuci__k8s_fail(tpuci__err_t *err, const tpuci__instance_t *inst, const char *fmt, ...) {
   va_list ap, cp;
   char *msg;
   int n, r;
@@ -72,9 +69,8 @@ static int tpuci__k8s_fail(tpuci__err_t *err, const tpuci__instance_t *inst,
   msg[0] = '\0';
   if (n > 0) vsnprintf(msg, (size_t) n + 1, fmt, ap);
   va_end(ap);
-  r = tpuci__err_set(err, TPUCI_EUSAGE, "%s%sjob '%s': %s",
-                     inst->where ? inst->where : "", inst->where ? ": " : "",
-                     inst->job ? inst->job : inst->name, msg);
+  r = tpuci__err_set(err, TPUCI_EUSAGE, "%s%sjob '%s': %s", inst->where ? inst->where : "",
+                     inst->where ? ": " : "", inst->job ? inst->job : inst->name, msg);
   free(msg);
   return r;
 }
@@ -155,10 +151,8 @@ static int tpuci__k8s_topology_env(tpuci__k8s_obj_t *o, tpuci__err_t *err) {
       if (v == NULL || strcmp(v, per[0].items[i].value) != 0) same = 0;
       if (v == NULL || strcmp(v, num) != 0) index = 0;
     }
-    if (same)
-      tpuci__k8s_var_set(o, key, per[0].items[i].value, 0);
-    else if (index)
-      tpuci__k8s_var_set(o, key, "", 1);
+    if (same) tpuci__k8s_var_set(o, key, per[0].items[i].value, 0);
+    else if (index) tpuci__k8s_var_set(o, key, "", 1);
     else
       r = tpuci__k8s_fail(err, o->inst,
                           "%s differs between hosts in a way one pod template "
@@ -233,8 +227,7 @@ static void tpuci__k8s_command(tpuci__k8s_obj_t *o, const tpuci__k8s_opts_t *opt
 /* ------------------------------------------------------------------ */
 /* Checking and describing each instance                               */
 
-static int tpuci__k8s_prepare(tpuci__k8s_doc_t *d, tpuci__k8s_obj_t *o,
-                              tpuci__err_t *err) {
+static int tpuci__k8s_prepare(tpuci__k8s_doc_t *d, tpuci__k8s_obj_t *o, tpuci__err_t *err) {
   const tpuci__instance_t *inst = o->inst;
   const tpuci__k8s_opts_t *opts = d->opts;
   char *why;
@@ -271,10 +264,8 @@ static int tpuci__k8s_prepare(tpuci__k8s_doc_t *d, tpuci__k8s_obj_t *o,
     if (opts->emulated || o->slice.row == NULL) {
       o->mode = TPUCI__K8S_EMULATED;
     } else if (tpuci__gke_tpu(o->slice.row, &o->gke) != 0) {
-      char *topo = tpuci__printf("'%s'%s%s%s", o->topo->name,
-                                 o->topo->where ? " (" : "",
-                                 o->topo->where ? o->topo->where : "",
-                                 o->topo->where ? ")" : "");
+      char *topo = tpuci__printf("'%s'%s%s%s", o->topo->name, o->topo->where ? " (" : "",
+                                 o->topo->where ? o->topo->where : "", o->topo->where ? ")" : "");
       r = tpuci__k8s_fail(err, inst,
                           "topology %s is a %s type, which GKE does not offer as a "
                           "TPU slice: export with --emulated to run its CPU "
@@ -381,8 +372,7 @@ int tpuci__k8s_doc_end(yaml_emitter_t *e) {
   return yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(e, &ev);
 }
 
-int tpuci__k8s_labels(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
-                      const tpuci__k8s_obj_t *o) {
+int tpuci__k8s_labels(yaml_emitter_t *e, const tpuci__k8s_doc_t *d, const tpuci__k8s_obj_t *o) {
   return tpuci__gh_plain(e, "labels") && tpuci__gh_map(e) &&
          tpuci__gh_kv(e, "app.kubernetes.io/managed-by", "tpuci") &&
          (d->label_run == NULL || tpuci__gh_kv(e, "tpuci.run", d->label_run)) &&
@@ -441,12 +431,11 @@ static int tpuci__k8s_annotations(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
   return ok && (more == NULL || more(e, o)) && tpuci__gh_map_end(e);
 }
 
-int tpuci__k8s_metadata(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
-                        const tpuci__k8s_obj_t *o, int annotations,
-                        int (*more)(yaml_emitter_t *, const tpuci__k8s_obj_t *)) {
-  return tpuci__gh_plain(e, "metadata") && tpuci__gh_map(e) &&
-         tpuci__gh_kv(e, "name", o->name) && tpuci__k8s_labels(e, d, o) &&
-         (!annotations || tpuci__k8s_annotations(e, d, o, more)) && tpuci__gh_map_end(e);
+int tpuci__k8s_metadata(yaml_emitter_t *e, const tpuci__k8s_doc_t *d, const tpuci__k8s_obj_t *o,
+                        int annotations, int (*more)(yaml_emitter_t *, const tpuci__k8s_obj_t *)) {
+  return tpuci__gh_plain(e, "metadata") && tpuci__gh_map(e) && tpuci__gh_kv(e, "name", o->name) &&
+         tpuci__k8s_labels(e, d, o) && (!annotations || tpuci__k8s_annotations(e, d, o, more)) &&
+         tpuci__gh_map_end(e);
 }
 
 /* The headless Service whose name is the pods' subdomain: each pod of
@@ -454,14 +443,13 @@ int tpuci__k8s_metadata(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
  * published too, so peers resolve each other as soon as they start. */
 static int tpuci__k8s_service(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
                               const tpuci__k8s_obj_t *o) {
-  return tpuci__k8s_doc_start(e) && tpuci__gh_map(e) &&
-         tpuci__gh_kv(e, "apiVersion", "v1") && tpuci__gh_kv(e, "kind", "Service") &&
-         tpuci__k8s_metadata(e, d, o, 0, NULL) && tpuci__gh_plain(e, "spec") &&
-         tpuci__gh_map(e) && tpuci__gh_kv(e, "clusterIP", "None") &&
+  return tpuci__k8s_doc_start(e) && tpuci__gh_map(e) && tpuci__gh_kv(e, "apiVersion", "v1") &&
+         tpuci__gh_kv(e, "kind", "Service") && tpuci__k8s_metadata(e, d, o, 0, NULL) &&
+         tpuci__gh_plain(e, "spec") && tpuci__gh_map(e) && tpuci__gh_kv(e, "clusterIP", "None") &&
          tpuci__gh_plain(e, "publishNotReadyAddresses") && tpuci__gh_plain(e, "true") &&
          tpuci__gh_plain(e, "selector") && tpuci__gh_map(e) &&
-         tpuci__gh_kv(e, "tpuci.gang", o->name) && tpuci__gh_map_end(e) &&
-         tpuci__gh_map_end(e) && tpuci__gh_map_end(e) && tpuci__k8s_doc_end(e);
+         tpuci__gh_kv(e, "tpuci.gang", o->name) && tpuci__gh_map_end(e) && tpuci__gh_map_end(e) &&
+         tpuci__gh_map_end(e) && tpuci__k8s_doc_end(e);
 }
 
 static int tpuci__k8s_env(yaml_emitter_t *e, const tpuci__k8s_obj_t *o) {
@@ -471,12 +459,10 @@ static int tpuci__k8s_env(yaml_emitter_t *e, const tpuci__k8s_obj_t *o) {
     const tpuci__k8s_var_t *v = &o->env[i];
     ok = tpuci__gh_map(e) && tpuci__gh_kv(e, "name", v->key);
     if (ok && v->indexed)
-      ok = tpuci__gh_plain(e, "valueFrom") && tpuci__gh_map(e) &&
-           tpuci__gh_plain(e, "fieldRef") && tpuci__gh_map(e) &&
-           tpuci__gh_kv(e, "fieldPath", TPUCI__K8S_INDEX_FIELD) && tpuci__gh_map_end(e) &&
-           tpuci__gh_map_end(e);
-    else if (ok)
-      ok = tpuci__k8s_kv_esc(e, "value", v->value);
+      ok = tpuci__gh_plain(e, "valueFrom") && tpuci__gh_map(e) && tpuci__gh_plain(e, "fieldRef") &&
+           tpuci__gh_map(e) && tpuci__gh_kv(e, "fieldPath", TPUCI__K8S_INDEX_FIELD) &&
+           tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
+    else if (ok) ok = tpuci__k8s_kv_esc(e, "value", v->value);
     ok = ok && tpuci__gh_map_end(e);
   }
   return ok && tpuci__gh_seq_end(e);
@@ -517,8 +503,7 @@ static int tpuci__k8s_container(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
   int ok;
 
   ok = tpuci__gh_plain(e, "containers") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
-       tpuci__gh_map(e) && tpuci__gh_kv(e, "name", "tpuci") &&
-       tpuci__gh_kv(e, "image", img->ref) &&
+       tpuci__gh_map(e) && tpuci__gh_kv(e, "name", "tpuci") && tpuci__gh_kv(e, "image", img->ref) &&
        tpuci__gh_kv(e, "imagePullPolicy", pull[img->pull]) &&
        (inst->workdir == NULL || tpuci__gh_kv(e, "workingDir", inst->workdir));
   if (ok && o->command.len > 0) {
@@ -545,16 +530,15 @@ static int tpuci__k8s_container(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
          tpuci__gh_seq_end(e);
 }
 
-int tpuci__k8s_pod(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
-                   const tpuci__k8s_obj_t *o) {
+int tpuci__k8s_pod(yaml_emitter_t *e, const tpuci__k8s_doc_t *d, const tpuci__k8s_obj_t *o) {
   const tpuci__instance_t *inst = o->inst;
   char *deadline = inst->timeout_ms ? tpuci__k8s_seconds(inst->timeout_ms) : NULL;
   char *grace = inst->grace_ms ? tpuci__k8s_seconds(inst->grace_ms) : NULL;
   int ok;
 
-  ok = tpuci__gh_plain(e, "template") && tpuci__gh_map(e) &&
-       tpuci__gh_plain(e, "metadata") && tpuci__gh_map(e) && tpuci__k8s_labels(e, d, o) &&
-       tpuci__gh_map_end(e) && tpuci__gh_plain(e, "spec") && tpuci__gh_map(e) &&
+  ok = tpuci__gh_plain(e, "template") && tpuci__gh_map(e) && tpuci__gh_plain(e, "metadata") &&
+       tpuci__gh_map(e) && tpuci__k8s_labels(e, d, o) && tpuci__gh_map_end(e) &&
+       tpuci__gh_plain(e, "spec") && tpuci__gh_map(e) &&
        tpuci__gh_kv(e, "restartPolicy", "Never") &&
        /* A JobSet's controller sets its pods' subdomain itself. */
        (o->hosts == 1 || o->jobset || tpuci__gh_kv(e, "subdomain", o->name)) &&
@@ -562,16 +546,15 @@ int tpuci__k8s_pod(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
         * variable per Service of the namespace. */
        tpuci__gh_plain(e, "enableServiceLinks") && tpuci__gh_plain(e, "false") &&
        /* tpuci's timeout is per attempt, and so is a pod's deadline. */
-       (deadline == NULL || (tpuci__gh_plain(e, "activeDeadlineSeconds") &&
-                             tpuci__gh_plain(e, deadline))) &&
-       (grace == NULL || (tpuci__gh_plain(e, "terminationGracePeriodSeconds") &&
-                          tpuci__gh_plain(e, grace))) &&
+       (deadline == NULL ||
+        (tpuci__gh_plain(e, "activeDeadlineSeconds") && tpuci__gh_plain(e, deadline))) &&
+       (grace == NULL ||
+        (tpuci__gh_plain(e, "terminationGracePeriodSeconds") && tpuci__gh_plain(e, grace))) &&
        tpuci__k8s_pod_opts(e, &inst->ctr);
   if (ok && o->mode == TPUCI__K8S_TPU)
     ok = tpuci__gh_plain(e, "nodeSelector") && tpuci__gh_map(e) &&
          tpuci__gh_kv(e, TPUCI__GKE_LABEL_ACCELERATOR, o->gke.accelerator) &&
-         tpuci__gh_kv(e, TPUCI__GKE_LABEL_TOPOLOGY, o->gke.topology) &&
-         tpuci__gh_map_end(e) &&
+         tpuci__gh_kv(e, TPUCI__GKE_LABEL_TOPOLOGY, o->gke.topology) && tpuci__gh_map_end(e) &&
          /* TPU nodes carry google.com/tpu=true:NoSchedule (4c). */
          tpuci__gh_plain(e, "tolerations") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
          tpuci__gh_map(e) && tpuci__gh_kv(e, "key", TPUCI__GKE_RESOURCE_TPU) &&
@@ -579,13 +562,11 @@ int tpuci__k8s_pod(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
          tpuci__gh_map_end(e) && tpuci__gh_seq_end(e);
   ok = ok && tpuci__k8s_container(e, d, o) && tpuci__gh_plain(e, "volumes") &&
        tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) && tpuci__k8s_shm_volume(e, &inst->ctr) &&
-       tpuci__gh_map(e) &&
-       tpuci__gh_kv(e, "name", TPUCI__K8S_RESULTS_VOLUME);
+       tpuci__gh_map(e) && tpuci__gh_kv(e, "name", TPUCI__K8S_RESULTS_VOLUME);
   if (ok && d->opts->results_claim != NULL)
     ok = tpuci__gh_plain(e, "persistentVolumeClaim") && tpuci__gh_map(e) &&
          tpuci__gh_kv(e, "claimName", d->opts->results_claim) && tpuci__gh_map_end(e);
-  else if (ok)
-    ok = tpuci__gh_plain(e, "emptyDir") && tpuci__gh_map(e) && tpuci__gh_map_end(e);
+  else if (ok) ok = tpuci__gh_plain(e, "emptyDir") && tpuci__gh_map(e) && tpuci__gh_map_end(e);
   ok = ok && tpuci__gh_map_end(e) && tpuci__gh_seq_end(e) && tpuci__gh_map_end(e) &&
        tpuci__gh_map_end(e);
   free(deadline);
@@ -597,13 +578,12 @@ int tpuci__k8s_pod(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
  * is one host, its completion index the host's number. backoffLimit
  * counts failed pods of every index: a gang's failed attempt usually
  * fails each of its pods, so it gets (attempts - 1) x hosts. */
-static int tpuci__k8s_job(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
-                          const tpuci__k8s_obj_t *o) {
-  long long backoff = (long long) (o->inst->retry.attempts > 1 ? o->inst->retry.attempts - 1 : 0) *
-                      o->hosts;
-  return tpuci__k8s_doc_start(e) && tpuci__gh_map(e) &&
-         tpuci__gh_kv(e, "apiVersion", "batch/v1") && tpuci__gh_kv(e, "kind", "Job") &&
-         tpuci__k8s_metadata(e, d, o, 1, NULL) && tpuci__gh_plain(e, "spec") && tpuci__gh_map(e) &&
+static int tpuci__k8s_job(yaml_emitter_t *e, const tpuci__k8s_doc_t *d, const tpuci__k8s_obj_t *o) {
+  long long backoff =
+      (long long) (o->inst->retry.attempts > 1 ? o->inst->retry.attempts - 1 : 0) * o->hosts;
+  return tpuci__k8s_doc_start(e) && tpuci__gh_map(e) && tpuci__gh_kv(e, "apiVersion", "batch/v1") &&
+         tpuci__gh_kv(e, "kind", "Job") && tpuci__k8s_metadata(e, d, o, 1, NULL) &&
+         tpuci__gh_plain(e, "spec") && tpuci__gh_map(e) &&
          tpuci__gh_kv(e, "completionMode", "Indexed") &&
          tpuci__k8s_kint(e, "completions", o->hosts) &&
          tpuci__k8s_kint(e, "parallelism", o->hosts) &&
@@ -614,8 +594,7 @@ static int tpuci__k8s_job(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
 static int tpuci__k8s_stream(yaml_emitter_t *e, const tpuci__k8s_doc_t *d) {
   yaml_event_t ev;
   size_t i;
-  int ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) &&
-           yaml_emitter_emit(e, &ev);
+  int ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) && yaml_emitter_emit(e, &ev);
   for (i = 0; ok && i < d->nobjs; i++)
     ok = d->objs[i].jobset ? tpuci__k8s_jobset(e, d, &d->objs[i])
                            : (d->objs[i].hosts == 1 || tpuci__k8s_service(e, d, &d->objs[i])) &&
@@ -648,16 +627,14 @@ static void tpuci__k8s_header(tpuci__buf_t *out, const tpuci__k8s_doc_t *d) {
       what = tpuci__printf("%s: %s %s, %d pod%s emulating %s on CPU (emulate = \"%s\")",
                            o->inst->name, kind, o->name, o->hosts, o->hosts == 1 ? "" : "s",
                            o->topo->name, tpuci__emulate_name(o->slice.emulate));
-    else
-      what = tpuci__printf("%s: Job %s, 1 pod", o->inst->name, o->name);
+    else what = tpuci__printf("%s: Job %s, 1 pod", o->inst->name, o->name);
     tpuci__quote_comment(out, what);
     free(what);
   }
 }
 
-int tpuci__export_kubernetes(const tpuci__plan_t *plan,
-                             const tpuci__k8s_opts_t *opts, tpuci__buf_t *out,
-                             tpuci__err_t *err) {
+int tpuci__export_kubernetes(const tpuci__plan_t *plan, const tpuci__k8s_opts_t *opts,
+                             tpuci__buf_t *out, tpuci__err_t *err) {
   tpuci__k8s_opts_t defaults;
   tpuci__k8s_doc_t d;
   yaml_emitter_t e;
@@ -672,7 +649,8 @@ int tpuci__export_kubernetes(const tpuci__plan_t *plan,
   d.plan = plan;
   d.opts = opts;
 
-  if (opts->run != NULL && (*opts->run == '\0' || tpuci__text_problem(opts->run, strlen(opts->run), &k)))
+  if (opts->run != NULL &&
+      (*opts->run == '\0' || tpuci__text_problem(opts->run, strlen(opts->run), &k)))
     return tpuci__err_set(err, TPUCI_EUSAGE, "the run id must be a non-empty UTF-8 string");
   if (opts->results_claim != NULL && !tpuci__k8s_subdomain_valid(opts->results_claim))
     return tpuci__err_set(err, TPUCI_EUSAGE,
@@ -713,12 +691,10 @@ int tpuci__export_kubernetes(const tpuci__plan_t *plan,
   yaml_emitter_set_indent(&e, 2);
   yaml_emitter_set_width(&e, -1);
   if (!tpuci__k8s_stream(&e, &d))
-    r = tpuci__err_set(err,
-                       e.error == YAML_MEMORY_ERROR || e.problem == NULL ? TPUCI_ENOMEM
-                                                                         : TPUCI_EIO,
-                       "%s: cannot write the manifests: %s",
-                       plan->spec_path ? plan->spec_path : "the spec",
-                       e.problem ? e.problem : "out of memory");
+    r = tpuci__err_set(
+        err, e.error == YAML_MEMORY_ERROR || e.problem == NULL ? TPUCI_ENOMEM : TPUCI_EIO,
+        "%s: cannot write the manifests: %s", plan->spec_path ? plan->spec_path : "the spec",
+        e.problem ? e.problem : "out of memory");
   yaml_emitter_delete(&e);
 
 done:

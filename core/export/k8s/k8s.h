@@ -91,8 +91,7 @@ int tpuci__k8s_env_name_valid(const char *s);
 /* Where a pod's results folder is mounted; TPUCI_RESULTS names it. */
 #define TPUCI__K8S_RESULTS_VOLUME "tpuci-results"
 /* The annotation the Job controller puts the completion index in. */
-#define TPUCI__K8S_INDEX_FIELD \
-  "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+#define TPUCI__K8S_INDEX_FIELD "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 
 typedef struct {
   /* Every instance with a topology runs tpuci's CPU emulation of it, with
@@ -128,8 +127,7 @@ void tpuci__k8s_opts_init(tpuci__k8s_opts_t *opts);
  * an option is invalid; TPUCI_ENOMATCH when no instance is selected;
  * TPUCI_ENOMEM or TPUCI_EIO when the emitter fails. On error `out` is
  * left as it was. */
-int tpuci__export_kubernetes(const tpuci__plan_t *plan,
-                             const tpuci__k8s_opts_t *opts, tpuci__buf_t *out,
-                             tpuci__err_t *err);
+int tpuci__export_kubernetes(const tpuci__plan_t *plan, const tpuci__k8s_opts_t *opts,
+                             tpuci__buf_t *out, tpuci__err_t *err);
 
 #endif /* TPUCI_K8S_H */

@@ -61,19 +61,15 @@ typedef struct {
 int tpuci__k8s_doc_start(yaml_emitter_t *e);
 int tpuci__k8s_doc_end(yaml_emitter_t *e);
 int tpuci__k8s_kint(yaml_emitter_t *e, const char *key, long long v);
-int tpuci__k8s_labels(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
-                      const tpuci__k8s_obj_t *o);
+int tpuci__k8s_labels(yaml_emitter_t *e, const tpuci__k8s_doc_t *d, const tpuci__k8s_obj_t *o);
 /* metadata: name, labels and (with `annotations`) tpuci's annotations;
  * `more`, when not NULL, writes further annotations inside the map. */
-int tpuci__k8s_metadata(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
-                        const tpuci__k8s_obj_t *o, int annotations,
-                        int (*more)(yaml_emitter_t *, const tpuci__k8s_obj_t *));
+int tpuci__k8s_metadata(yaml_emitter_t *e, const tpuci__k8s_doc_t *d, const tpuci__k8s_obj_t *o,
+                        int annotations, int (*more)(yaml_emitter_t *, const tpuci__k8s_obj_t *));
 /* `template:` and the pod template of one host. */
-int tpuci__k8s_pod(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
-                   const tpuci__k8s_obj_t *o);
+int tpuci__k8s_pod(yaml_emitter_t *e, const tpuci__k8s_doc_t *d, const tpuci__k8s_obj_t *o);
 
 /* The JobSet of a multi-host instance (jobset.c). */
-int tpuci__k8s_jobset(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
-                      const tpuci__k8s_obj_t *o);
+int tpuci__k8s_jobset(yaml_emitter_t *e, const tpuci__k8s_doc_t *d, const tpuci__k8s_obj_t *o);
 
 #endif /* TPUCI_K8S_MANIFEST_H */

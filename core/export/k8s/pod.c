@@ -51,15 +51,19 @@ char *tpuci__k8s_ctr_refusal(const tpuci__ctr_opts_t *c, int tpu) {
   if (c->gpus != NULL) {
     const tpuci__gpus_t *g = c->gpus;
     if (g->count <= 0)
-      return tpuci__strdup(g->count < 0
-                               ? "gpus = \"all\": a pod asks for a number of GPUs (" TPUCI__K8S_RESOURCE_GPU "); give a count"
-                               : "gpus: a pod asks for a number of GPUs (" TPUCI__K8S_RESOURCE_GPU "), not for device ids; "
-                                 "give a count");
+      return tpuci__strdup(
+          g->count < 0 ? "gpus = \"all\": a pod asks for a number of GPUs (" TPUCI__K8S_RESOURCE_GPU
+                         "); give a count"
+                       : "gpus: a pod asks for a number of GPUs (" TPUCI__K8S_RESOURCE_GPU
+                         "), not for device ids; "
+                         "give a count");
     if (g->driver != NULL && strcmp(g->driver, "nvidia") != 0)
-      return tpuci__printf("gpus.driver = \"%s\": the export asks for " TPUCI__K8S_RESOURCE_GPU " (NVIDIA's device plugin)",
+      return tpuci__printf("gpus.driver = \"%s\": the export asks for " TPUCI__K8S_RESOURCE_GPU
+                           " (NVIDIA's device plugin)",
                            g->driver);
     if (g->caps.len != 1 || strcmp(g->caps.items[0], "gpu") != 0)
-      return tpuci__strdup("gpus.capabilities: a pod asks for whole GPUs (" TPUCI__K8S_RESOURCE_GPU "); leave out capabilities other "
+      return tpuci__strdup("gpus.capabilities: a pod asks for whole GPUs (" TPUCI__K8S_RESOURCE_GPU
+                           "); leave out capabilities other "
                            "than \"gpu\"");
   }
   return NULL;
@@ -70,8 +74,7 @@ char *tpuci__k8s_dropped_devices(const tpuci__ctr_opts_t *c) {
   size_t i;
   if (c->ndevices == 0) return NULL;
   tpuci__buf_init(&b);
-  for (i = 0; i < c->ndevices; i++)
-    tpuci__buf_addf(&b, "%s%s", i ? "," : "", c->devices[i].host);
+  for (i = 0; i < c->ndevices; i++) tpuci__buf_addf(&b, "%s%s", i ? "," : "", c->devices[i].host);
   return tpuci__buf_steal(&b);
 }
 
@@ -92,8 +95,7 @@ int tpuci__k8s_ctr_security(yaml_emitter_t *e, const tpuci__ctr_opts_t *c) {
   int caps = c->cap_add.len > 0 || c->cap_drop.len > 0;
   if (!c->privileged && !caps) return 1;
   return tpuci__gh_plain(e, "securityContext") && tpuci__gh_map(e) &&
-         (!c->privileged ||
-          (tpuci__gh_plain(e, "privileged") && tpuci__gh_plain(e, "true"))) &&
+         (!c->privileged || (tpuci__gh_plain(e, "privileged") && tpuci__gh_plain(e, "true"))) &&
          (!caps || (tpuci__gh_plain(e, "capabilities") && tpuci__gh_map(e) &&
                     tpuci__k8s_list(e, "add", &c->cap_add) &&
                     tpuci__k8s_list(e, "drop", &c->cap_drop) && tpuci__gh_map_end(e))) &&
@@ -112,9 +114,8 @@ int tpuci__k8s_shm_volume(yaml_emitter_t *e, const tpuci__ctr_opts_t *c) {
   if (c->shm_bytes == 0) return 1;
   size = tpuci__k8s_bytes(c->shm_bytes);
   ok = tpuci__gh_map(e) && tpuci__gh_kv(e, "name", TPUCI__K8S_SHM_VOLUME) &&
-       tpuci__gh_plain(e, "emptyDir") && tpuci__gh_map(e) &&
-       tpuci__gh_kv(e, "medium", "Memory") && tpuci__gh_kv(e, "sizeLimit", size) &&
-       tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
+       tpuci__gh_plain(e, "emptyDir") && tpuci__gh_map(e) && tpuci__gh_kv(e, "medium", "Memory") &&
+       tpuci__gh_kv(e, "sizeLimit", size) && tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
   free(size);
   return ok;
 }

@@ -42,9 +42,9 @@
 #include "runtime/docker/driver.h"
 
 /* The engine host's machine (driver.h): its table, and its one setter. */
-static const char *const tpuci__dk_names[] = {
-    "NEW", "ATTACHING", "ATTACHED", "STREAMED", "BROKEN", "REFETCH", "INSPECT",
-    "REINSPECT", "REMOVED"};
+static const char *const tpuci__dk_names[] = {"NEW",      "ATTACHING", "ATTACHED",
+                                              "STREAMED", "BROKEN",    "REFETCH",
+                                              "INSPECT",  "REINSPECT", "REMOVED"};
 #define TPUCI__DK_GOES TPUCI__MOVE(TPUCI__DK_REMOVED)
 static const unsigned tpuci__dk_moves[] = {
     [TPUCI__DK_NEW] = TPUCI__MOVE(TPUCI__DK_ATTACHING) | TPUCI__DK_GOES,
@@ -74,10 +74,8 @@ static void tpuci__dk_on_killed(void *p, const tpuci__engine_res_t *res) {
   /* 404: gone already; 409 (podman: 500): not running any more. All
    * are fine. */
   if (!res->ok && res->status != 404 && res->status != 409 &&
-      !tpuci__podman_not_running(res->status, res->message) &&
-      res->error != UV_ECANCELED) {
-    tpuci__unit_tell(&att->ua, "could not signal container %s: %s", c->u.name,
-                     res->message);
+      !tpuci__podman_not_running(res->status, res->message) && res->error != UV_ECANCELED) {
+    tpuci__unit_tell(&att->ua, "could not signal container %s: %s", c->u.name, res->message);
   }
   tpuci__unit_step(&att->ua);
 }
@@ -88,8 +86,8 @@ static void tpuci__dk_op_stop(tpuci__unit_t *u, int signum) {
   char buf[16];
   tpuci__unit_req_begin(&att->ua);
   tpuci__engine_container_kill(att->dk->e.eng, c->id,
-                               tpuci__docker_signame(signum, buf, sizeof(buf)),
-                               tpuci__dk_on_killed, c);
+                               tpuci__docker_signame(signum, buf, sizeof(buf)), tpuci__dk_on_killed,
+                               c);
 }
 
 /* output: the attach stream, and the logs after a broken one. */
@@ -99,8 +97,8 @@ static void tpuci__dk_on_refetched(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_att_t *att = TPUCI__DK_ATT(&c->u);
   tpuci__unit_req_end(&att->ua);
   tpuci__ctrout_read_end(&c->out, "container", c->u.name,
-                         "its stream broke and reading its logs failed",
-                         res->ok, res->error, res->message);
+                         "its stream broke and reading its logs failed", res->ok, res->error,
+                         res->message);
   tpuci__unit_step(&att->ua);
 }
 
@@ -112,8 +110,8 @@ static void tpuci__dk_maybe_refetch(tpuci__dk_ctr_t *c) {
   tpuci__dk_set(c, TPUCI__DK_REFETCH);
   tpuci__ctrout_rewind(&c->out);
   tpuci__unit_req_begin(&att->ua);
-  tpuci__engine_container_logs(att->dk->e.eng, c->id, tpuci__ctrout_chunk,
-                               &c->out, tpuci__dk_on_refetched, c);
+  tpuci__engine_container_logs(att->dk->e.eng, c->id, tpuci__ctrout_chunk, &c->out,
+                               tpuci__dk_on_refetched, c);
 }
 
 static void tpuci__dk_on_attached(void *p) {
@@ -133,8 +131,8 @@ static void tpuci__dk_on_attach_end(void *p, const tpuci__engine_res_t *res) {
     tpuci__dk_set(c, res->error != UV_ECANCELED ? TPUCI__DK_BROKEN : TPUCI__DK_STREAMED);
     tpuci__unit_ready(&c->u);
   } else {
-    tpuci__dk_set(c, !res->ok && res->error != UV_ECANCELED ? TPUCI__DK_BROKEN
-                                                            : TPUCI__DK_STREAMED);
+    tpuci__dk_set(c,
+                  !res->ok && res->error != UV_ECANCELED ? TPUCI__DK_BROKEN : TPUCI__DK_STREAMED);
   }
   tpuci__dk_maybe_refetch(c);
   tpuci__unit_step(&att->ua);
@@ -145,9 +143,9 @@ static void tpuci__dk_op_output(tpuci__unit_t *u) {
   tpuci__dk_att_t *att = TPUCI__DK_ATT(u);
   tpuci__dk_set(c, TPUCI__DK_ATTACHING);
   tpuci__unit_req_begin(&att->ua);
-  c->attach = tpuci__engine_container_attach(
-      att->dk->e.eng, c->id, tpuci__dk_on_attached, tpuci__ctrout_chunk, &c->out,
-      tpuci__dk_on_attach_end, c);
+  c->attach =
+      tpuci__engine_container_attach(att->dk->e.eng, c->id, tpuci__dk_on_attached,
+                                     tpuci__ctrout_chunk, &c->out, tpuci__dk_on_attach_end, c);
 }
 
 /* What a gang host's wait step says (engine/gate.h). */
@@ -193,9 +191,7 @@ static void tpuci__dk_on_wait(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_stats_stop(c);
   if (res->ok) {
     json_t *code = json_object_get(res->json, "StatusCode");
-    tpuci__unit_exited(&c->u, json_is_integer(code)
-                                  ? (long) json_integer_value(code)
-                                  : -1);
+    tpuci__unit_exited(&c->u, json_is_integer(code) ? (long) json_integer_value(code) : -1);
   } else {
     tpuci__dk_infra(att, "waiting for", c, res->message);
     /* Whatever happened, make sure the output stream ends, and the
@@ -214,8 +210,8 @@ static void tpuci__dk_op_watch(tpuci__unit_t *u) {
   tpuci__engine_container_wait(eng, c->id, tpuci__dk_on_wait, c);
   if (att->ua.a->inst->memory_bytes > 0 && !TPUCI__DK_NO_OOM(eng)) {
     tpuci__unit_req_begin(&att->ua);
-    c->stats = tpuci__engine_container_stats(eng, c->id, tpuci__memstat_chunk,
-                                             &c->mem, tpuci__dk_on_stats_end, c);
+    c->stats = tpuci__engine_container_stats(eng, c->id, tpuci__memstat_chunk, &c->mem,
+                                             tpuci__dk_on_stats_end, c);
   }
 }
 
@@ -285,8 +281,7 @@ static void tpuci__dk_on_name_taken(void *p, const tpuci__engine_res_t *res) {
   c->u.name = name;
   c->create_tries++;
   tpuci__unit_req_begin(&att->ua);
-  tpuci__engine_container_create(att->dk->e.eng, c->u.name, c->body,
-                                 tpuci__dk_on_created, c);
+  tpuci__engine_container_create(att->dk->e.eng, c->u.name, c->body, tpuci__dk_on_created, c);
 }
 
 /* A container whose create answer was lost, looked up by its name. */
@@ -301,9 +296,10 @@ static void tpuci__dk_on_looked_up(void *p, const tpuci__engine_res_t *res) {
     /* Removed by its name once the engine answers again. */
     tpuci__dk_orphan(att->dk, 0, c->u.name, c->u.name);
   } else if (res->status != 404) {
-    tpuci__unit_tell(&att->ua, "container %s may have been created without "
-                               "an answer and could not be looked up (%s); "
-                               "run `tpuci gc` to clean up",
+    tpuci__unit_tell(&att->ua,
+                     "container %s may have been created without "
+                     "an answer and could not be looked up (%s); "
+                     "run `tpuci gc` to clean up",
                      c->u.name, res->message);
   }
   tpuci__unit_step(&att->ua);
@@ -318,8 +314,7 @@ static void tpuci__dk_on_created(void *p, const tpuci__engine_res_t *res) {
      * its first answer was lost, or by another tpuci with the same run
      * id (run ids are unique per state folder, the engine is shared). */
     tpuci__unit_req_begin(&att->ua);
-    tpuci__engine_container_inspect(att->dk->e.eng, c->u.name,
-                                    tpuci__dk_on_name_taken, c);
+    tpuci__engine_container_inspect(att->dk->e.eng, c->u.name, tpuci__dk_on_name_taken, c);
     return;
   }
   if (res->ok) {
@@ -332,8 +327,7 @@ static void tpuci__dk_on_created(void *p, const tpuci__engine_res_t *res) {
       /* No answer: the engine may have made it all the same. (Not when
        * the request never reached an engine.) */
       tpuci__unit_req_begin(&att->ua);
-      tpuci__engine_container_inspect(att->dk->e.eng, c->u.name,
-                                      tpuci__dk_on_looked_up, c);
+      tpuci__engine_container_inspect(att->dk->e.eng, c->u.name, tpuci__dk_on_looked_up, c);
     }
   }
   tpuci__unit_step(&att->ua);
@@ -341,8 +335,7 @@ static void tpuci__dk_on_created(void *p, const tpuci__engine_res_t *res) {
 
 /* Points a gang host's create body at the attempt's network (whose name
  * is final only once it was created). */
-static void tpuci__dk_body_network(json_t *body, const char *net,
-                                   const char *alias) {
+static void tpuci__dk_body_network(json_t *body, const char *net, const char *alias) {
   json_t *hc = json_object_get(body, "HostConfig");
   json_t *nc = json_object();
   json_t *eps = json_object();
@@ -357,8 +350,7 @@ static void tpuci__dk_op_create(tpuci__unit_t *u) {
   tpuci__dk_att_t *att = TPUCI__DK_ATT(u);
   if (att->ua.gang) tpuci__dk_body_network(c->body, att->net.name, u->host);
   tpuci__unit_req_begin(&att->ua);
-  tpuci__engine_container_create(att->dk->e.eng, u->name, c->body,
-                                 tpuci__dk_on_created, c);
+  tpuci__engine_container_create(att->dk->e.eng, u->name, c->body, tpuci__dk_on_created, c);
 }
 
 /* classify */
@@ -366,8 +358,8 @@ static void tpuci__dk_op_create(tpuci__unit_t *u) {
 /* Whether the container ended by a signal (exit 128+n) that tpuci did
  * not send it. */
 static int tpuci__dk_unasked_signal(const tpuci__dk_ctr_t *c) {
-  return TPUCI__U_ENDED(&c->u) && c->u.status > 128 && c->u.status < 160 &&
-         c->u.signals == 0 && !c->u.stopped;
+  return TPUCI__U_ENDED(&c->u) && c->u.status > 128 && c->u.status < 160 && c->u.signals == 0 &&
+         !c->u.stopped;
 }
 
 static void tpuci__dk_on_inspected(void *p, const tpuci__engine_res_t *res);
@@ -399,8 +391,8 @@ static void tpuci__dk_on_inspected(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_att_t *att = TPUCI__DK_ATT(&c->u);
   uint64_t limit = att->ua.a->inst->memory_bytes;
   tpuci__unit_req_end(&att->ua);
-  if (!res->ok && res->error != 0 && res->error != UV_ECANCELED &&
-      tpuci__dk_unasked_signal(c) && att->ua.infra == NULL) {
+  if (!res->ok && res->error != 0 && res->error != UV_ECANCELED && tpuci__dk_unasked_signal(c) &&
+      att->ua.infra == NULL) {
     /* Killed by a signal nobody here sent, and the engine takes no new
      * connection: it is stopping (a graceful stop sends SIGTERM to every
      * container). Not the test's failure. */
@@ -456,8 +448,9 @@ static void tpuci__dk_on_removed(void *p, const tpuci__engine_res_t *res) {
     /* The engine stopped: removed when it answers again. */
     tpuci__dk_orphan(att->dk, 0, c->id, c->u.name);
   } else {
-    tpuci__unit_tell(&att->ua, "could not remove container %s: %s; run `tpuci "
-                               "gc` to clean up",
+    tpuci__unit_tell(&att->ua,
+                     "could not remove container %s: %s; run `tpuci "
+                     "gc` to clean up",
                      c->u.name, res->message);
   }
   tpuci__unit_step(&att->ua);
@@ -485,8 +478,7 @@ static void tpuci__dk_on_net_removed(void *p, const tpuci__engine_res_t *res) {
   if (tpuci__net_remove_again(&att->net, res, TPUCI__NET_RM_TRIES)) {
     /* 100, 200, 400, 800 ms, then every second. */
     uint64_t delay = (uint64_t) TPUCI__NET_RM_DELAY_MS << (tries - 1);
-    if (tries > 5 || delay > TPUCI__NET_RM_DELAY_MAX_MS)
-      delay = TPUCI__NET_RM_DELAY_MAX_MS;
+    if (tries > 5 || delay > TPUCI__NET_RM_DELAY_MAX_MS) delay = TPUCI__NET_RM_DELAY_MAX_MS;
     tpuci__unit_later(&att->ua, delay, tpuci__dk_net_remove);
     return;
   }
@@ -495,8 +487,9 @@ static void tpuci__dk_on_net_removed(void *p, const tpuci__engine_res_t *res) {
   } else if (tpuci__dk_no_answer(res)) {
     tpuci__dk_orphan(att->dk, 1, att->net.id, att->net.name);
   } else {
-    tpuci__unit_tell(&att->ua, "could not remove network %s: %s; run `tpuci "
-                               "gc` to clean up",
+    tpuci__unit_tell(&att->ua,
+                     "could not remove network %s: %s; run `tpuci "
+                     "gc` to clean up",
                      att->net.name, res->message);
   }
   tpuci__unit_step(&att->ua);
@@ -509,12 +502,11 @@ static char *tpuci__dk_op_keep(tpuci__unit_att_t *ua, tpuci__unit_t *u) {
   const char *n = u != NULL ? u->name : NULL;
   if (u == NULL) return tpuci__net_kept(&att->net, "the gang's hosts are on it");
   if (((tpuci__dk_ctr_t *) u)->id == NULL) return NULL;
-  return tpuci__printf(
-      "kept container %s: see its output with `docker logs %s`, run it "
-      "again with `docker start -ai %s`, or look inside with `docker "
-      "commit %s %s-debug && docker run --rm -it --entrypoint sh "
-      "%s-debug`; `tpuci gc` removes it",
-      n, n, n, n, n, n);
+  return tpuci__printf("kept container %s: see its output with `docker logs %s`, run it "
+                       "again with `docker start -ai %s`, or look inside with `docker "
+                       "commit %s %s-debug && docker run --rm -it --entrypoint sh "
+                       "%s-debug`; `tpuci gc` removes it",
+                       n, n, n, n, n, n);
 }
 
 /* An engine that does not report OOM kills (podman < 5): a SIGKILL under
@@ -525,8 +517,8 @@ static void tpuci__dk_op_outcome(tpuci__unit_att_t *ua, tpuci__gang_verdict_t *v
   tpuci__dk_t *dk = ((tpuci__dk_att_t *) ua)->dk;
   uint64_t limit = ua->a->inst->memory_bytes;
   char *cause;
-  if (ua->infra != NULL || ua->stop || v->exit_code != 137 || v->oom ||
-      limit == 0 || !TPUCI__DK_NO_OOM(dk->e.eng))
+  if (ua->infra != NULL || ua->stop || v->exit_code != 137 || v->oom || limit == 0 ||
+      !TPUCI__DK_NO_OOM(dk->e.eng))
     return;
   cause = tpuci__podman_oom_cause(v->cause, limit, dk->e.eng->server_version);
   free(v->cause);
@@ -563,8 +555,7 @@ static int tpuci__dk_end_step(const tpuci__dk_t *dk) {
 /* The containers of an attempt: their create bodies, the gang's network
  * body and the per-host log files. Returns 0 or a negative code with
  * rt->err filled. */
-static int tpuci__dk_bodies(tpuci__dk_t *dk, tpuci__dk_att_t *att,
-                            const tpuci__slice_t *slice) {
+static int tpuci__dk_bodies(tpuci__dk_t *dk, tpuci__dk_att_t *att, const tpuci__slice_t *slice) {
   tpuci__attempt_t *a = att->ua.a;
   const tpuci__instance_t *inst = a->inst;
   tpuci__kvlist_t labels = {0};
@@ -573,17 +564,15 @@ static int tpuci__dk_bodies(tpuci__dk_t *dk, tpuci__dk_att_t *att,
   size_t i;
   int rc = 0;
 
-  tpuci__ctr_labels(&labels, a->run_id, inst->job, inst->name, a->number,
-                    a->keep_on_failure);
+  tpuci__ctr_labels(&labels, a->run_id, inst->job, inst->name, a->number, a->keep_on_failure);
   if (att->ua.gang) {
     att->net.name = tpuci__ctr_name(a->run_id, inst->name, a->number);
     att->net.body = tpuci__net_create_body(att->net.name, &labels, 1);
   }
   for (i = 0; i < att->ua.nunits; i++) {
     tpuci__dk_ctr_t *c = TPUCI__DK_CTR(att, i);
-    c->body = tpuci__gang_host_body(a, slice, (int) i, (int) att->ua.nunits,
-                                    att->net.name, &labels, key, tpuci__dk_end_step(dk),
-                                    &dk->e.rt.err);
+    c->body = tpuci__gang_host_body(a, slice, (int) i, (int) att->ua.nunits, att->net.name, &labels,
+                                    key, tpuci__dk_end_step(dk), &dk->e.rt.err);
     if (c->body == NULL) {
       rc = dk->e.rt.err.code ? dk->e.rt.err.code : TPUCI_EUSAGE;
       break;
@@ -598,9 +587,8 @@ static int tpuci__dk_bodies(tpuci__dk_t *dk, tpuci__dk_att_t *att,
                           json_pack("{s:s}", "Type", "local"));
     if (key != NULL) tpuci__ctrout_ctl(&c->out, key, tpuci__dk_on_ctl, c);
     if (att->ua.gang)
-      tpuci__ctrout_open_log(&c->out,
-                             tpuci__printf("%s/attempt-%d." TPUCI__GANG_HOST_FMT ".log",
-                                           a->dir, a->number, (int) i));
+      tpuci__ctrout_open_log(&c->out, tpuci__printf("%s/attempt-%d." TPUCI__GANG_HOST_FMT ".log",
+                                                    a->dir, a->number, (int) i));
   }
   tpuci__kv_free(&labels);
   return rc;

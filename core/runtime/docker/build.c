@@ -79,8 +79,8 @@ static char *tpuci__build_query(const tpuci__image_t *img, const char *dockerfil
     target = tpuci__printf("&target=%s", e);
     free(e);
   }
-  q = tpuci__printf("t=%s&dockerfile=%s&buildargs=%s&labels=%s&rm=1&forcerm=1%s", t, f, a,
-                    l, target ? target : "");
+  q = tpuci__printf("t=%s&dockerfile=%s&buildargs=%s&labels=%s&rm=1&forcerm=1%s", t, f, a, l,
+                    target ? target : "");
   free(target);
   free(l);
   free(a);
@@ -114,9 +114,9 @@ static int tpuci__build_failed(const tpuci__image_t *img, const tpuci__build_str
                           img->where ? img->where : "spec", img->name,
                           r->message ? r->message : "no answer");
   return tpuci__err_set(err, TPUCI_EIMAGE, "%s: image '%s': the build failed%s%s%s: %s (log: %s)",
-                        img->where ? img->where : "spec", img->name,
-                        bs->step ? " at '" : "", bs->step ? bs->step : "",
-                        bs->step ? "'" : "", r->message ? r->message : "no answer", log_path);
+                        img->where ? img->where : "spec", img->name, bs->step ? " at '" : "",
+                        bs->step ? bs->step : "", bs->step ? "'" : "",
+                        r->message ? r->message : "no answer", log_path);
 }
 
 int tpuci__runtime_docker_build(const tpuci__image_t *img, const char *log_path,

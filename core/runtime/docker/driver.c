@@ -49,8 +49,7 @@ static const tpuci__erun_ops_t tpuci__dk_erun = {
     tpuci__dk_maybe_closed,
 };
 
-int tpuci__runtime_docker_new(uv_loop_t *loop,
-                              const tpuci__runtime_opts_t *opts,
+int tpuci__runtime_docker_new(uv_loop_t *loop, const tpuci__runtime_opts_t *opts,
                               tpuci__runtime_t **out, tpuci__err_t *err) {
   tpuci__dk_t *dk = tpuci__calloc(1, sizeof(*dk));
   (void) err;

@@ -28,8 +28,7 @@
 #define TPUCI__DISK_FAIL_BYTES (100ull * 1024 * 1024)
 #define TPUCI__DK_GRACE_MS 5000
 /* An engine that never reports OOM kills: podman before 5.0 (podman.h). */
-#define TPUCI__DK_NO_OOM(eng) \
-  ((eng)->podman && (eng)->podman_major < TPUCI__PODMAN_OOM_MAJOR)
+#define TPUCI__DK_NO_OOM(eng) ((eng)->podman && (eng)->podman_major < TPUCI__PODMAN_OOM_MAJOR)
 /* Removing a network right after its last container can race with the
  * engine's endpoint cleanup (403 "has active endpoints"): retries after
  * 100, 200, 400, 800 ms, then every second, for about 8 s in all. */
@@ -133,16 +132,15 @@ int tpuci__dk_unreached(const tpuci__engine_res_t *res);
 int tpuci__dk_no_answer(const tpuci__engine_res_t *res);
 /* Records an object the engine did not answer about for removal later
  * (strings copied). */
-void tpuci__dk_orphan(tpuci__dk_t *dk, int network, const char *id,
-                      const char *name);
+void tpuci__dk_orphan(tpuci__dk_t *dk, int network, const char *id, const char *name);
 /* Asks the engine again to remove the orphans (`last`: no later try,
  * say what is left). */
 void tpuci__dk_orphans_flush(tpuci__dk_t *dk, int last);
 
 /* The first failure of an attempt not of the job's doing (step: "creating",
  * c: the container or NULL), with podman's hint. */
-void tpuci__dk_infra(tpuci__dk_att_t *att, const char *step,
-                     const tpuci__dk_ctr_t *c, const char *msg);
+void tpuci__dk_infra(tpuci__dk_att_t *att, const char *step, const tpuci__dk_ctr_t *c,
+                     const char *msg);
 
 /* go.c: the go and the end of a gang's wait steps (the core's ops->go,
  * ops->end; go_remove removes both). */

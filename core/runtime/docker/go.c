@@ -35,8 +35,8 @@ static char *tpuci__dk_sign_name(const tpuci__dk_att_t *att, tpuci__gate_sign_t 
 
 /* It could not be made: the attempt is infra; hosts idle for the end
  * exit at a SIGTERM. */
-static void tpuci__dk_sign_failed(tpuci__dk_att_t *att, tpuci__gate_sign_t sign,
-                                  const char *step, const char *msg) {
+static void tpuci__dk_sign_failed(tpuci__dk_att_t *att, tpuci__gate_sign_t sign, const char *step,
+                                  const char *msg) {
   char *what = tpuci__printf("%s the gang's %s container", step, tpuci__dk_sign_words[sign]);
   tpuci__dk_infra(att, what, NULL, msg);
   free(what);
@@ -85,8 +85,7 @@ static void tpuci__dk_sign(tpuci__dk_att_t *att, tpuci__gate_sign_t sign) {
   char *alias = tpuci__gate_name(att->key, sign), *name = tpuci__dk_sign_name(att, sign);
   json_t *body;
 
-  tpuci__ctr_labels(&labels, a->run_id, a->inst->job, a->inst->name, a->number,
-                    a->keep_on_failure);
+  tpuci__ctr_labels(&labels, a->run_id, a->inst->job, a->inst->name, a->number, a->keep_on_failure);
   tpuci__gate_go_argv(&argv);
   memset(&spec, 0, sizeof(spec));
   spec.image = tpuci__image_engine_ref(&a->plan->images[a->inst->image]);
@@ -126,10 +125,10 @@ static void tpuci__dk_on_sign_removed(void *p, const tpuci__engine_res_t *res) {
     /* The engine stopped: removed when it answers again. */
     tpuci__dk_orphan(att->dk, 0, att->sign_id[q->sign], name);
   else if (!res->ok && res->status != 404)
-    tpuci__unit_tell(&att->ua, "could not remove the gang's %s container %s: %s; "
-                               "run `tpuci gc` to clean up",
-                     tpuci__dk_sign_words[q->sign], name,
-                     res->message);
+    tpuci__unit_tell(&att->ua,
+                     "could not remove the gang's %s container %s: %s; "
+                     "run `tpuci gc` to clean up",
+                     tpuci__dk_sign_words[q->sign], name, res->message);
   free(name);
   free(q);
   tpuci__unit_step(&att->ua);
@@ -141,8 +140,7 @@ void tpuci__dk_op_go_remove(tpuci__unit_att_t *ua) {
   for (sign = TPUCI__GATE_GO; sign <= TPUCI__GATE_END; sign++) {
     if (att->sign_id[sign] == NULL) continue;
     tpuci__unit_req_begin(ua);
-    tpuci__engine_container_remove(att->dk->e.eng, att->sign_id[sign],
-                                   tpuci__dk_on_sign_removed,
+    tpuci__engine_container_remove(att->dk->e.eng, att->sign_id[sign], tpuci__dk_on_sign_removed,
                                    tpuci__dk_sign_req(att, (tpuci__gate_sign_t) sign));
   }
 }

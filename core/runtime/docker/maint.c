@@ -20,16 +20,14 @@ static int tpuci__sync_connect(tpuci__sync_t *s, tpuci__err_t *err) {
   tpuci__engine_version(s->eng, tpuci__sync_cb, &r);
   tpuci__sync_wait(s, &r);
   if (r.error != 0)
-    rc = tpuci__err_set(err, TPUCI_EENGINE,
-                        "cannot reach the Docker Engine (%s); %s", r.message,
+    rc = tpuci__err_set(err, TPUCI_EENGINE, "cannot reach the Docker Engine (%s); %s", r.message,
                         tpuci__engine_reach_hint(r.error, r.hint));
   else if (!r.ok || r.json == NULL)
     rc = tpuci__err_set(err, TPUCI_EENGINE,
                         "the Docker Engine answered GET /version with an "
                         "error: %s",
                         r.ok ? "not JSON" : r.message);
-  else
-    rc = tpuci__engine_negotiate(s->eng, r.json, err);
+  else rc = tpuci__engine_negotiate(s->eng, r.json, err);
   tpuci__sync_res_free(&r);
   return rc;
 }
@@ -48,8 +46,7 @@ static const char *tpuci__ctr_display(json_t *o) {
 }
 
 /* Containers first (they hold the networks), then networks. */
-static int tpuci__gc_kind(tpuci__sync_t *s, int networks, int dry_run,
-                          tpuci__buf_t *report) {
+static int tpuci__gc_kind(tpuci__sync_t *s, int networks, int dry_run, tpuci__buf_t *report) {
   tpuci__sync_res_t r = {0};
   const char *kind = networks ? "network" : "container";
   size_t i;
@@ -58,13 +55,12 @@ static int tpuci__gc_kind(tpuci__sync_t *s, int networks, int dry_run,
 
   if (networks) tpuci__engine_network_list(s->eng, TPUCI__LABEL_RUN, tpuci__sync_cb, &r);
   else tpuci__engine_container_list(s->eng, TPUCI__LABEL_RUN, tpuci__sync_cb, &r);
-  if (tpuci__sync_listed(s, &r, networks ? "networks" : "containers", report) != 0)
-    return -1;
+  if (tpuci__sync_listed(s, &r, networks ? "networks" : "containers", report) != 0) return -1;
   json_array_foreach(r.json, i, o) {
     json_t *labels = json_object_get(o, "Labels");
     int alive = tpuci__docker_run_alive(labels);
-    const char *name = networks ? json_string_value(json_object_get(o, "Name"))
-                                : tpuci__ctr_display(o);
+    const char *name =
+        networks ? json_string_value(json_object_get(o, "Name")) : tpuci__ctr_display(o);
     const char *id = json_string_value(json_object_get(o, "Id"));
     const char *keep = json_string_value(json_object_get(labels, TPUCI__LABEL_KEEP));
     const char *state = json_string_value(json_object_get(o, "State"));
@@ -82,11 +78,10 @@ static int tpuci__gc_kind(tpuci__sync_t *s, int networks, int dry_run,
     }
     found++;
     if (dry_run) {
-      tpuci__buf_addf(report, "would remove %s %s (run %s, %s%s)\n", kind,
-                      name, tpuci__label(o, TPUCI__LABEL_RUN),
-                      networks ? "job " : "instance ",
-                      networks ? tpuci__label(o, TPUCI__LABEL_JOB)
-                               : tpuci__label(o, TPUCI__LABEL_INSTANCE));
+      tpuci__buf_addf(
+          report, "would remove %s %s (run %s, %s%s)\n", kind, name,
+          tpuci__label(o, TPUCI__LABEL_RUN), networks ? "job " : "instance ",
+          networks ? tpuci__label(o, TPUCI__LABEL_JOB) : tpuci__label(o, TPUCI__LABEL_INSTANCE));
       if (keep != NULL && strcmp(keep, "1") == 0)
         tpuci__buf_adds(report, "  (kept by --keep-failed)\n");
       continue;
@@ -99,13 +94,11 @@ static int tpuci__gc_kind(tpuci__sync_t *s, int networks, int dry_run,
       tpuci__buf_addf(report,
                       "skipped network %s: in use by run %s on host %s, tpuci "
                       "cannot tell whether it is alive\n",
-                      name, tpuci__label(o, TPUCI__LABEL_RUN),
-                      tpuci__label(o, TPUCI__LABEL_HOST));
+                      name, tpuci__label(o, TPUCI__LABEL_RUN), tpuci__label(o, TPUCI__LABEL_HOST));
       found--;
     } else {
       /* Not removed: not found. */
-      found -= !tpuci__sync_removed(&d, kind, name, tpuci__label(o, TPUCI__LABEL_RUN),
-                                    report);
+      found -= !tpuci__sync_removed(&d, kind, name, tpuci__label(o, TPUCI__LABEL_RUN), report);
     }
     tpuci__sync_res_free(&d);
   }
@@ -129,10 +122,8 @@ int tpuci__runtime_docker_gc(int dry_run, tpuci__buf_t *report, tpuci__err_t *er
   b = tpuci__gc_kind(&s, 1, dry_run, report);
   tpuci__sync_close(&s);
   if (a < 0 || b < 0)
-    return tpuci__err_set(err, TPUCI_EENGINE,
-                          "docker engine: listing tpuci's objects failed");
-  if (a + b == 0 && report->len == start)
-    tpuci__buf_adds(report, "nothing to remove\n");
+    return tpuci__err_set(err, TPUCI_EENGINE, "docker engine: listing tpuci's objects failed");
+  if (a + b == 0 && report->len == start) tpuci__buf_adds(report, "nothing to remove\n");
   return a + b;
 }
 
@@ -141,8 +132,7 @@ int tpuci__runtime_docker_gc(int dry_run, tpuci__buf_t *report, tpuci__err_t *er
 static void tpuci__size_text(char *buf, size_t size, double bytes) {
   if (bytes >= 1024.0 * 1024 * 1024)
     snprintf(buf, size, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
-  else
-    snprintf(buf, size, "%.0f MiB", bytes / (1024.0 * 1024));
+  else snprintf(buf, size, "%.0f MiB", bytes / (1024.0 * 1024));
 }
 
 int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
@@ -167,9 +157,8 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
     tpuci__sync_close(&s);
     return rc;
   }
-  tpuci__buf_addf(report, "ok   engine: %s %s (API %s, tpuci uses %s) at %s\n",
-                  s.eng->server_name, s.eng->server_version, s.eng->server_api,
-                  s.eng->prefix + 2, where);
+  tpuci__buf_addf(report, "ok   engine: %s %s (API %s, tpuci uses %s) at %s\n", s.eng->server_name,
+                  s.eng->server_version, s.eng->server_api, s.eng->prefix + 2, where);
   free(where);
   tpuci__endpoint_doctor(&s.eng->host, plan, TPUCI__RUNTIME_DOCKER, report);
   memset(&limits, 0, sizeof(limits));
@@ -212,8 +201,7 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
         tpuci__buf_addf(report, "FAIL disk: only %s free under %s\n", size, root);
         if (!first)
           first = tpuci__err_set(err, TPUCI_ENOSPACE,
-                                 "only %s free under the engine's data root %s",
-                                 size, root);
+                                 "only %s free under the engine's data root %s", size, root);
       } else if (avail < 1024.0 * 1024 * 1024) {
         tpuci__buf_addf(report, "warn disk: only %s free under %s\n", size, root);
       } else {
@@ -237,8 +225,7 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
         present[i] = 1;
         tpuci__size_text(size, sizeof(size),
                          json_is_integer(sz) ? (double) json_integer_value(sz) : 0);
-        tpuci__buf_addf(report, "ok   image %s (\"%s\"): present, %s\n",
-                        img->ref, img->name, size);
+        tpuci__buf_addf(report, "ok   image %s (\"%s\"): present, %s\n", img->ref, img->name, size);
       } else if (r.status == 404 && img->build != NULL) {
         tpuci__buf_addf(report,
                         "warn image %s (\"%s\"): not built yet; `tpuci run` builds it "
@@ -287,8 +274,7 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
     tpuci__sync_wait(&s, &r);
     if (r.ok) nn = tpuci__docker_count_dead(r.json);
     tpuci__sync_res_free(&r);
-    if (nc + nn == 0)
-      tpuci__buf_adds(report, "ok   leftovers: none from earlier runs\n");
+    if (nc + nn == 0) tpuci__buf_adds(report, "ok   leftovers: none from earlier runs\n");
     else
       tpuci__buf_addf(report,
                       "warn leftovers: %zu container%s and %zu network%s left "

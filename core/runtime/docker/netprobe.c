@@ -58,8 +58,7 @@ static size_t tpuci__probe_modes(const tpuci__plan_t *plan, const int *present,
       out[n].image = -1;
       n++;
     }
-    if (out[j].image < 0 && inst->image >= 0 && present[inst->image])
-      out[j].image = inst->image;
+    if (out[j].image < 0 && inst->image >= 0 && present[inst->image]) out[j].image = inst->image;
   }
   return n;
 }
@@ -82,8 +81,8 @@ static int tpuci__probe_reach(const tpuci__probe_t *p) {
 /* Whether it is the engine's default bridge, where containers have no
  * names. */
 static int tpuci__probe_default(const tpuci__probe_t *p) {
-  return !p->gang && (p->mode == NULL || strcmp(p->mode, "bridge") == 0 ||
-                      strcmp(p->mode, "default") == 0);
+  return !p->gang &&
+         (p->mode == NULL || strcmp(p->mode, "bridge") == 0 || strcmp(p->mode, "default") == 0);
 }
 
 /* Removes a container or a network a probe made; errors are said (the
@@ -95,8 +94,9 @@ static void tpuci__probe_remove(tpuci__sync_t *s, const char *ctr, const char *n
     tpuci__engine_container_remove(s->eng, ctr, tpuci__sync_cb, &r);
     tpuci__sync_wait(s, &r);
     if (!r.ok && r.status != 404)
-      tpuci__buf_addf(report, "warn network probe: removing container %s: %s; "
-                              "`tpuci gc` removes it\n",
+      tpuci__buf_addf(report,
+                      "warn network probe: removing container %s: %s; "
+                      "`tpuci gc` removes it\n",
                       ctr, r.message);
     tpuci__sync_res_free(&r);
   }
@@ -104,8 +104,9 @@ static void tpuci__probe_remove(tpuci__sync_t *s, const char *ctr, const char *n
     tpuci__engine_network_remove(s->eng, net, tpuci__sync_cb, &r);
     tpuci__sync_wait(s, &r);
     if (!r.ok && r.status != 404)
-      tpuci__buf_addf(report, "warn network probe: removing network %s: %s; "
-                              "`tpuci gc` removes it\n",
+      tpuci__buf_addf(report,
+                      "warn network probe: removing network %s: %s; "
+                      "`tpuci gc` removes it\n",
                       net, r.message);
     tpuci__sync_res_free(&r);
   }
@@ -132,20 +133,17 @@ typedef struct {
   tpuci__err_t *err;
 } tpuci__probe_run_t;
 
-static int tpuci__probe_fail(tpuci__probe_run_t *pr, const char *fmt,
-                             const char *detail) {
+static int tpuci__probe_fail(tpuci__probe_run_t *pr, const char *fmt, const char *detail) {
   tpuci__buf_addf(pr->report, "FAIL network %s: ", pr->what);
   tpuci__buf_addf(pr->report, fmt, detail);
   tpuci__buf_adds(pr->report, "\n");
-  return tpuci__err_set(pr->err, TPUCI_EENGINE, "docker engine: network %s: %s",
-                        pr->what, detail);
+  return tpuci__err_set(pr->err, TPUCI_EENGINE, "docker engine: network %s: %s", pr->what, detail);
 }
 
 /* Creates and starts container k running argv as its entrypoint (and,
  * for the second, with a terminal, so its log is plain text). 0 started,
  * 1 the image lacks argv[0] (a warn line is said), or a FAIL's code. */
-static int tpuci__probe_ctr(tpuci__probe_run_t *pr, int k, const char *const *argv,
-                            size_t argc) {
+static int tpuci__probe_ctr(tpuci__probe_run_t *pr, int k, const char *const *argv, size_t argc) {
   tpuci__sync_res_t r = {0};
   tpuci__strv_t cmd = {0};
   tpuci__ctr_spec_t spec = {0};
@@ -183,8 +181,9 @@ static int tpuci__probe_ctr(tpuci__probe_run_t *pr, int k, const char *const *ar
   tpuci__engine_container_start(pr->s->eng, name, tpuci__sync_cb, &r);
   tpuci__sync_wait(pr->s, &r);
   if (!r.ok && tpuci__probe_no_exec(r.message)) {
-    tpuci__buf_addf(pr->report, "warn network %s: not checked: image %s has no "
-                                "`%s` to run\n",
+    tpuci__buf_addf(pr->report,
+                    "warn network %s: not checked: image %s has no "
+                    "`%s` to run\n",
                     pr->what, pr->image, argv[0]);
     rc = 1;
   } else if (!r.ok) {
@@ -217,16 +216,14 @@ static char *tpuci__probe_said(tpuci__probe_run_t *pr, const char *ctr) {
   tpuci__sync_res_t r = {0};
   tpuci__buf_t out = {0};
   char *line, *end;
-  tpuci__engine_container_logs(pr->s->eng, ctr, tpuci__probe_chunk, &out,
-                               tpuci__sync_cb, &r);
+  tpuci__engine_container_logs(pr->s->eng, ctr, tpuci__probe_chunk, &out, tpuci__sync_cb, &r);
   tpuci__sync_wait(pr->s, &r);
   tpuci__sync_res_free(&r);
   tpuci__buf_adds(&out, "");
   while (out.len > 0 && (out.data[out.len - 1] == '\n' || out.data[out.len - 1] == '\r'))
     out.data[--out.len] = '\0';
   line = out.data != NULL ? strrchr(out.data, '\n') : NULL;
-  line = tpuci__strdup(line != NULL ? line + 1 : out.data != NULL ? out.data
-                                                                  : "");
+  line = tpuci__strdup(line != NULL ? line + 1 : out.data != NULL ? out.data : "");
   for (end = line; *end; end++)
     if (*end == '\r') *end = ' ';
   tpuci__buf_free(&out);
@@ -235,16 +232,15 @@ static char *tpuci__probe_said(tpuci__probe_run_t *pr, const char *ctr) {
 
 /* The first container's address and gateway on the probed network (its
  * only one); the gateway only where it has a route to it. */
-static void tpuci__probe_addrs(tpuci__probe_run_t *pr, char *ip, char *gw,
-                               size_t size) {
+static void tpuci__probe_addrs(tpuci__probe_run_t *pr, char *ip, char *gw, size_t size) {
   tpuci__sync_res_t r = {0};
   json_t *nets, *ep;
   const char *key, *v;
   int internal = pr->p->gang;
   ip[0] = gw[0] = '\0';
   if (!internal && pr->p->mode != NULL && !tpuci__probe_default(pr->p)) {
-    tpuci__engine_on_id(pr->s->eng, "GET", "/networks/", pr->p->mode, "", 30000,
-                        NULL, NULL, tpuci__sync_cb, &r);
+    tpuci__engine_on_id(pr->s->eng, "GET", "/networks/", pr->p->mode, "", 30000, NULL, NULL,
+                        tpuci__sync_cb, &r);
     tpuci__sync_wait(pr->s, &r);
     internal = r.ok && json_is_true(json_object_get(r.json, "Internal"));
     tpuci__sync_res_free(&r);
@@ -286,22 +282,23 @@ static int tpuci__probe_pair(tpuci__probe_run_t *pr) {
   status = tpuci__probe_wait(pr, pr->ctr[1]);
   said = tpuci__probe_said(pr, pr->ctr[1]);
   if (status == 0) {
-    tpuci__buf_addf(pr->report, "ok   network %s: worker-1 reached worker-0 "
-                                "by %s",
-                    pr->what,
-                    tpuci__probe_default(pr->p) ? "address" : "name");
+    tpuci__buf_addf(pr->report,
+                    "ok   network %s: worker-1 reached worker-0 "
+                    "by %s",
+                    pr->what, tpuci__probe_default(pr->p) ? "address" : "name");
     if (gw[0]) tpuci__buf_addf(pr->report, " and the gateway %s", gw);
     tpuci__buf_addf(pr->report, " (%s, image %s)\n", said, pr->image);
     rc = 0;
   } else if (status == 2) {
-    tpuci__buf_addf(pr->report, "warn network %s: not checked: %s (image %s)\n",
-                    pr->what, said, pr->image);
+    tpuci__buf_addf(pr->report, "warn network %s: not checked: %s (image %s)\n", pr->what, said,
+                    pr->image);
     rc = 0;
   } else if (status == 1) {
     rc = tpuci__probe_fail(pr, "%s", said);
   } else {
-    tpuci__buf_addf(pr->report, "warn network %s: not checked: the probe in "
-                                "image %s ended with status %d: %s\n",
+    tpuci__buf_addf(pr->report,
+                    "warn network %s: not checked: the probe in "
+                    "image %s ended with status %d: %s\n",
                     pr->what, pr->image, status, said);
     rc = 0;
   }
@@ -310,10 +307,9 @@ static int tpuci__probe_pair(tpuci__probe_run_t *pr) {
 }
 
 /* One mode: returns 0, or TPUCI_EENGINE with err set (first failure). */
-static int tpuci__probe_one(tpuci__sync_t *s, const tpuci__plan_t *plan,
-                            const tpuci__probe_t *p, int n,
-                            const tpuci__podman_limits_t *limits,
-                            tpuci__buf_t *report, tpuci__err_t *err) {
+static int tpuci__probe_one(tpuci__sync_t *s, const tpuci__plan_t *plan, const tpuci__probe_t *p,
+                            int n, const tpuci__podman_limits_t *limits, tpuci__buf_t *report,
+                            tpuci__err_t *err) {
   static const char *const only_true[] = {"true"};
   static const char *const sleeper[] = {"sleep", "60"};
   tpuci__probe_run_t pr;
@@ -328,8 +324,9 @@ static int tpuci__probe_one(tpuci__sync_t *s, const tpuci__plan_t *plan,
   pr.err = err;
   tpuci__probe_what(p, pr.what, sizeof(pr.what));
   if (p->image < 0) {
-    tpuci__buf_addf(report, "warn network %s: not checked: none of the images "
-                            "of the jobs using it is present\n",
+    tpuci__buf_addf(report,
+                    "warn network %s: not checked: none of the images "
+                    "of the jobs using it is present\n",
                     pr.what);
     return 0;
   }
@@ -350,14 +347,12 @@ static int tpuci__probe_one(tpuci__sync_t *s, const tpuci__plan_t *plan,
     }
     pr.net = tpuci__strdup(name);
   }
-  rc = reach ? tpuci__probe_ctr(&pr, 0, sleeper, 2)
-             : tpuci__probe_ctr(&pr, 0, only_true, 1);
+  rc = reach ? tpuci__probe_ctr(&pr, 0, sleeper, 2) : tpuci__probe_ctr(&pr, 0, only_true, 1);
   if (rc == 1) rc = 0;
   else if (rc == 0 && reach) rc = tpuci__probe_pair(&pr);
   else if (rc == 0) {
     tpuci__probe_wait(&pr, pr.ctr[0]);
-    tpuci__buf_addf(report, "ok   network %s: a container started on it (%s)\n",
-                    pr.what, pr.image);
+    tpuci__buf_addf(report, "ok   network %s: a container started on it (%s)\n", pr.what, pr.image);
   }
 out:
   tpuci__sync_res_free(&r);
@@ -370,19 +365,16 @@ out:
   return rc;
 }
 
-int tpuci__docker_probe_networks(tpuci__sync_t *s, const tpuci__plan_t *plan,
-                                 const int *present,
-                                 const tpuci__podman_limits_t *limits,
-                                 tpuci__buf_t *report, int first,
-                                 tpuci__err_t *err) {
+int tpuci__docker_probe_networks(tpuci__sync_t *s, const tpuci__plan_t *plan, const int *present,
+                                 const tpuci__podman_limits_t *limits, tpuci__buf_t *report,
+                                 int first, tpuci__err_t *err) {
   tpuci__probe_t *modes;
   size_t i, n;
   if (plan == NULL || plan->ninstances == 0) return first;
   modes = tpuci__calloc(plan->ninstances, sizeof(*modes));
   n = tpuci__probe_modes(plan, present, modes);
   for (i = 0; i < n; i++) {
-    int rc = tpuci__probe_one(s, plan, &modes[i], (int) i, limits, report,
-                              first ? NULL : err);
+    int rc = tpuci__probe_one(s, plan, &modes[i], (int) i, limits, report, first ? NULL : err);
     if (first == 0) first = rc;
   }
   free(modes);
@@ -445,8 +437,9 @@ static int tpuci__pyprobe_one(tpuci__probe_run_t *pr, const char *python, int n)
   tpuci__strv_free(&cmd);
   tpuci__sync_wait(pr->s, &r);
   if (!r.ok) {
-    tpuci__buf_addf(pr->report, "warn pytest in image %s: not checked: creating a container "
-                                "failed: %s\n",
+    tpuci__buf_addf(pr->report,
+                    "warn pytest in image %s: not checked: creating a container "
+                    "failed: %s\n",
                     pr->image, r.message);
     goto out;
   }
@@ -457,16 +450,16 @@ static int tpuci__pyprobe_one(tpuci__probe_run_t *pr, const char *python, int n)
   if (!r.ok && tpuci__probe_no_exec(r.message)) {
     said = tpuci__printf("the image has no %s", python);
   } else if (!r.ok) {
-    tpuci__buf_addf(pr->report, "warn pytest in image %s: not checked: a container did not "
-                                "start: %s\n",
+    tpuci__buf_addf(pr->report,
+                    "warn pytest in image %s: not checked: a container did not "
+                    "start: %s\n",
                     pr->image, r.message);
     goto out;
   } else {
     status = tpuci__probe_wait(pr, name);
     said = tpuci__probe_said(pr, name);
     if (status == 0) {
-      tpuci__buf_addf(pr->report, "ok   pytest in image %s: %s %s\n", pr->image, python,
-                      said);
+      tpuci__buf_addf(pr->report, "ok   pytest in image %s: %s %s\n", pr->image, python, said);
       goto out;
     }
     if (status == 127 || status == 126) {

@@ -15,11 +15,9 @@
  * doctor's first failure so far: err is only filled when there is none
  * yet. Returns the new first failure (TPUCI_EENGINE for a mode that
  * failed). */
-int tpuci__docker_probe_networks(tpuci__sync_t *s, const tpuci__plan_t *plan,
-                                 const int *present,
-                                 const tpuci__podman_limits_t *limits,
-                                 tpuci__buf_t *report, int first,
-                                 tpuci__err_t *err);
+int tpuci__docker_probe_networks(tpuci__sync_t *s, const tpuci__plan_t *plan, const int *present,
+                                 const tpuci__podman_limits_t *limits, tpuci__buf_t *report,
+                                 int first, tpuci__err_t *err);
 
 /* `python -c "import pytest"` in each present image of the selected
  * docker pytest instances, with each interpreter they name: an image

@@ -27,8 +27,7 @@ static char *tpuci__dk_tar_hint(const char *ref) {
   const char *base = slash ? slash + 1 : ref;
   size_t n = strcspn(base, ":@");
   char *b = tpuci__strndup(base, n);
-  char *s = tpuci__printf("build or load it first, e.g. docker load -i %s.tar",
-                          b);
+  char *s = tpuci__printf("build or load it first, e.g. docker load -i %s.tar", b);
   free(b);
   return s;
 }
@@ -44,8 +43,9 @@ static void tpuci__dk_on_pulled(void *p, const tpuci__pull_res_t *res) {
     return;
   }
   if (dk->e.image_present) {
-    tpuci__erun_tell(&dk->e, "warning: could not pull image '%s' (%s); using "
-                             "the local copy",
+    tpuci__erun_tell(&dk->e,
+                     "warning: could not pull image '%s' (%s); using "
+                     "the local copy",
                      img->ref, res->message);
     tpuci__dk_next_image(dk);
     return;
@@ -65,8 +65,7 @@ static void tpuci__dk_on_pulled(void *p, const tpuci__pull_res_t *res) {
     char *m = tpuci__printf("image '%s' is not present and could not be "
                             "pulled (%s); %s",
                             img->ref, res->message, hint);
-    tpuci__erun_prepare_fail(&dk->e, res->engine_error != 0 ? TPUCI_EENGINE : TPUCI_EIMAGE,
-                             m);
+    tpuci__erun_prepare_fail(&dk->e, res->engine_error != 0 ? TPUCI_EENGINE : TPUCI_EIMAGE, m);
     free(hint);
   }
 }
@@ -77,21 +76,17 @@ static void tpuci__dk_on_image(void *p, const tpuci__engine_res_t *res) {
   char *hint;
   if (tpuci__erun_answered(&dk->e)) return;
   switch (tpuci__erun_image(&dk->e, img, res, tpuci__dk_on_pulled)) {
-    case TPUCI__ERUN_IMG_HANDLED:
-      return;
+    case TPUCI__ERUN_IMG_HANDLED: return;
     case TPUCI__ERUN_IMG_NEVER:
       hint = tpuci__dk_tar_hint(img->ref);
       tpuci__erun_prepare_fail(&dk->e, TPUCI_EIMAGE,
                                tpuci__printf("image '%s' is not present and "
                                              "pull = \"never\" (image \"%s\"%s%s); %s",
-                                             img->ref, img->name,
-                                             img->where ? " at " : "",
+                                             img->ref, img->name, img->where ? " at " : "",
                                              img->where ? img->where : "", hint));
       free(hint);
       return;
-    case TPUCI__ERUN_IMG_USE:
-      tpuci__dk_next_image(dk);
-      return;
+    case TPUCI__ERUN_IMG_USE: tpuci__dk_next_image(dk); return;
   }
 }
 
@@ -103,8 +98,8 @@ static void tpuci__dk_next_image(tpuci__dk_t *dk) {
   }
   img = &dk->e.plan->images[dk->images[dk->e.image_next++]];
   dk->e.bg++;
-  dk->e.prep_req = tpuci__engine_image_inspect(dk->e.eng, tpuci__image_engine_ref(img),
-                                               tpuci__dk_on_image, dk);
+  dk->e.prep_req =
+      tpuci__engine_image_inspect(dk->e.eng, tpuci__image_engine_ref(img), tpuci__dk_on_image, dk);
 }
 
 static void tpuci__dk_on_networks(void *p, const tpuci__engine_res_t *res) {
@@ -113,14 +108,16 @@ static void tpuci__dk_on_networks(void *p, const tpuci__engine_res_t *res) {
   if (tpuci__erun_answered(&dk->e)) return;
   if (dk->leftover_ctrs > 0 || nets > 0) {
     if (nets == 0)
-      tpuci__erun_tell(&dk->e, "warning: %zu container%s left by earlier "
-                               "runs; run `tpuci gc`",
+      tpuci__erun_tell(&dk->e,
+                       "warning: %zu container%s left by earlier "
+                       "runs; run `tpuci gc`",
                        dk->leftover_ctrs, dk->leftover_ctrs == 1 ? "" : "s");
     else
-      tpuci__erun_tell(&dk->e, "warning: %zu container%s and %zu network%s "
-                               "left by earlier runs; run `tpuci gc`",
-                       dk->leftover_ctrs, dk->leftover_ctrs == 1 ? "" : "s",
-                       nets, nets == 1 ? "" : "s");
+      tpuci__erun_tell(&dk->e,
+                       "warning: %zu container%s and %zu network%s "
+                       "left by earlier runs; run `tpuci gc`",
+                       dk->leftover_ctrs, dk->leftover_ctrs == 1 ? "" : "s", nets,
+                       nets == 1 ? "" : "s");
   }
   tpuci__dk_next_image(dk);
 }
@@ -130,7 +127,8 @@ static void tpuci__dk_on_containers(void *p, const tpuci__engine_res_t *res) {
   if (tpuci__erun_answered(&dk->e)) return;
   dk->leftover_ctrs = res->ok ? tpuci__docker_count_dead(res->json) : 0;
   dk->e.bg++;
-  dk->e.prep_req = tpuci__engine_network_list(dk->e.eng, TPUCI__LABEL_RUN, tpuci__dk_on_networks, dk);
+  dk->e.prep_req =
+      tpuci__engine_network_list(dk->e.eng, TPUCI__LABEL_RUN, tpuci__dk_on_networks, dk);
 }
 
 static void tpuci__dk_on_info(void *p, const tpuci__engine_res_t *res) {
@@ -144,21 +142,22 @@ static void tpuci__dk_on_info(void *p, const tpuci__engine_res_t *res) {
       statvfs(root, &st) == 0) {
     unsigned long long avail = (unsigned long long) st.f_bavail * st.f_frsize;
     if (avail < TPUCI__DISK_FAIL_BYTES) {
-      tpuci__erun_prepare_fail(
-          &dk->e, TPUCI_ENOSPACE,
-          tpuci__printf("only %.0f MiB free under the engine's data root "
-                        "%s; free some space (`tpuci gc`, `docker system "
-                        "prune`)",
-                        (double) avail / TPUCI__MIB, root));
+      tpuci__erun_prepare_fail(&dk->e, TPUCI_ENOSPACE,
+                               tpuci__printf("only %.0f MiB free under the engine's data root "
+                                             "%s; free some space (`tpuci gc`, `docker system "
+                                             "prune`)",
+                                             (double) avail / TPUCI__MIB, root));
       return;
     }
     if (avail < TPUCI__DISK_WARN_BYTES)
-      tpuci__erun_tell(&dk->e, "warning: only %.0f MiB free under the "
-                               "engine's data root %s",
+      tpuci__erun_tell(&dk->e,
+                       "warning: only %.0f MiB free under the "
+                       "engine's data root %s",
                        (double) avail / TPUCI__MIB, root);
   }
   dk->e.bg++;
-  dk->e.prep_req = tpuci__engine_container_list(dk->e.eng, TPUCI__LABEL_RUN, tpuci__dk_on_containers, dk);
+  dk->e.prep_req =
+      tpuci__engine_container_list(dk->e.eng, TPUCI__LABEL_RUN, tpuci__dk_on_containers, dk);
 }
 
 static void tpuci__dk_on_version(void *p, const tpuci__engine_res_t *res) {
@@ -212,8 +211,8 @@ int tpuci__runtime_docker_check(const tpuci__plan_t *plan, tpuci__err_t *err) {
                             "%s: job '%s': mount source %s: %s (the engine "
                             "would create it as an empty folder owned by "
                             "root); create it or fix the path",
-                            inst->where ? inst->where : "spec", inst->job,
-                            inst->mounts[k].source, strerror(errno));
+                            inst->where ? inst->where : "spec", inst->job, inst->mounts[k].source,
+                            strerror(errno));
     }
   }
   return 0;
@@ -228,16 +227,15 @@ int tpuci__dk_prepare(tpuci__runtime_t *rt, const tpuci__plan_t *plan,
   /* A gang brings its own network. */
   for (i = 0; i < plan->ninstances; i++) {
     const tpuci__instance_t *inst = &plan->instances[i];
-    if (!inst->selected || inst->runtime != TPUCI__RUNTIME_DOCKER ||
-        inst->network == NULL || tpuci__plan_hosts(plan, inst) < 2)
+    if (!inst->selected || inst->runtime != TPUCI__RUNTIME_DOCKER || inst->network == NULL ||
+        tpuci__plan_hosts(plan, inst) < 2)
       continue;
     return tpuci__err_set(&rt->err, TPUCI_ESPEC,
                           "%s: job '%s': network = \"%s\" cannot be used "
                           "with the %d-host topology '%s': the hosts of a "
                           "gang get a private network of their own",
-                          inst->where ? inst->where : "spec", inst->job,
-                          inst->network, tpuci__plan_hosts(plan, inst),
-                          plan->topologies[inst->topology].name);
+                          inst->where ? inst->where : "spec", inst->job, inst->network,
+                          tpuci__plan_hosts(plan, inst), plan->topologies[inst->topology].name);
   }
   rc = tpuci__erun_prepare_begin(&dk->e, plan, cb);
   if (rc != 0) return rc;

@@ -40,8 +40,7 @@ long tpuci__base64_decode_to(const char *s, size_t len, int flags, unsigned char
   /* The standard alphabet, padded to whole groups. */
   pad = (4 - n % 4) % 4;
   norm = tpuci__malloc(n + pad + 1);
-  for (i = 0; i < n; i++) norm[i] = s[i] == '-' ? '+' : s[i] == '_' ? '/'
-                                                                    : (unsigned char) s[i];
+  for (i = 0; i < n; i++) norm[i] = s[i] == '-' ? '+' : s[i] == '_' ? '/' : (unsigned char) s[i];
   memset(norm + n, '=', pad);
   raw = tpuci__malloc((n + pad) / 4 * 3 + 1);
   got = EVP_DecodeBlock(raw, norm, (int) (n + pad));

@@ -161,10 +161,10 @@ static int tpuci__walk_over(tpuci__walk_t *w) {
     snprintf(cap, sizeof(cap), "%llu MiB", (unsigned long long) (w->max / TPUCI__MIB));
   else if (w->max >= TPUCI__MIB)
     snprintf(cap, sizeof(cap), "%.1f MiB", (double) w->max / (double) TPUCI__MIB);
-  else
-    snprintf(cap, sizeof(cap), "%llu bytes", (unsigned long long) w->max);
-  return tpuci__err_set(w->err, TPUCI_ESPEC, "build context %s is over %s (%zu files); add a .dockerignore",
-                        w->shown, cap, w->out->files + 1);
+  else snprintf(cap, sizeof(cap), "%llu bytes", (unsigned long long) w->max);
+  return tpuci__err_set(w->err, TPUCI_ESPEC,
+                        "build context %s is over %s (%zu files); add a .dockerignore", w->shown,
+                        cap, w->out->files + 1);
 }
 
 /* Counts a file of `size` bytes, or stops: the context is too big. */
@@ -188,12 +188,13 @@ static int tpuci__walk_copy(tpuci__walk_t *w, int fd, const char *path, uint64_t
     tpuci__buf_add(&w->out->tar, w->chunk, (size_t) n);
     size -= (uint64_t) n;
   }
-  do
-    n = size == 0 ? read(fd, w->chunk, 1) : 0;
+  do n = size == 0 ? read(fd, w->chunk, 1) : 0;
   while (n < 0 && errno == EINTR);
   if (n < 0) return tpuci__walk_ioerr(w, "read", path, TPUCI__ERRNO);
   if (size > 0 || n != 0)
-    return tpuci__err_set(w->err, TPUCI_EIO, "%s in build context %s changed size while it was archived", path, w->shown);
+    return tpuci__err_set(w->err, TPUCI_EIO,
+                          "%s in build context %s changed size while it was archived", path,
+                          w->shown);
   tpuci__tar_pad(&w->out->tar);
   return 0;
 }
@@ -206,14 +207,14 @@ static int tpuci__walk_file(tpuci__walk_t *w, const char *path, const char *name
   struct stat st;
   int fd, r;
 
-  do
-    fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  do fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   while (fd < 0 && errno == EINTR);
   if (fd < 0) return tpuci__walk_ioerr(w, "read", path, TPUCI__ERRNO);
   if (fstat(fd, &st) != 0) {
     r = tpuci__walk_ioerr(w, "read", path, TPUCI__ERRNO);
   } else if (!S_ISREG(st.st_mode)) {
-    r = tpuci__err_set(w->err, TPUCI_EIO, "%s in build context %s changed while it was archived", path, w->shown);
+    r = tpuci__err_set(w->err, TPUCI_EIO, "%s in build context %s changed while it was archived",
+                       path, w->shown);
   } else if ((r = tpuci__walk_count(w, (uint64_t) st.st_size)) == 0) {
     e = (tpuci__tar_entry_t){name, '0', st.st_mode, (uint64_t) st.st_size, st.st_mtime, NULL};
     tpuci__tar_header(&w->out->tar, &e);
@@ -266,11 +267,13 @@ static int tpuci__walk_list(tpuci__walk_t *w, const char *path, tpuci__strv_t *n
   for (;;) {
     errno = 0;
     if ((de = readdir(d)) == NULL) break;
-    if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) tpuci__strv_push(names, de->d_name);
+    if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+      tpuci__strv_push(names, de->d_name);
   }
   if (errno != 0) r = tpuci__walk_ioerr(w, "read the folder", path, TPUCI__ERRNO);
   closedir(d);
-  if (r == 0 && names->len > 1) qsort(names->items, names->len, sizeof(*names->items), tpuci__name_cmp);
+  if (r == 0 && names->len > 1)
+    qsort(names->items, names->len, sizeof(*names->items), tpuci__name_cmp);
   return r;
 }
 
@@ -304,7 +307,8 @@ static int tpuci__walk_entry(tpuci__walk_t *w, const char *path, const char *rel
       e = (tpuci__tar_entry_t){name, '5', st.st_mode, 0, st.st_mtime, NULL};
       tpuci__tar_header(&w->out->tar, &e);
       free(name);
-    } else if (!tpuci__dockerignore_reaches_below(&w->ign, rel) && !tpuci__walk_holds_dockerfile(w, rel)) {
+    } else if (!tpuci__dockerignore_reaches_below(&w->ign, rel) &&
+               !tpuci__walk_holds_dockerfile(w, rel)) {
       return 0;
     }
     return tpuci__walk_dir(w, path, rel);
@@ -324,7 +328,8 @@ static int tpuci__walk_dir(tpuci__walk_t *w, const char *path, const char *rel) 
 
   for (i = 0; r == 0 && i < names.len; i++) {
     char *cpath = tpuci__printf("%s/%s", path, names.items[i]);
-    char *crel = rel[0] ? tpuci__printf("%s/%s", rel, names.items[i]) : tpuci__strdup(names.items[i]);
+    char *crel =
+        rel[0] ? tpuci__printf("%s/%s", rel, names.items[i]) : tpuci__strdup(names.items[i]);
     r = tpuci__walk_entry(w, cpath, crel);
     free(cpath);
     free(crel);
@@ -382,11 +387,14 @@ static int tpuci__dockerfile_real(const char *context_dir, const char *dockerfil
     if (code == UV_ENOENT || code == UV_ENOTDIR)
       r = tpuci__err_set(err, TPUCI_ESPEC, "Dockerfile %s not found", given);
     else
-      r = tpuci__err_set(err, TPUCI_ESPEC, "cannot read Dockerfile %s: %s", given, tpuci__strerror(code));
+      r = tpuci__err_set(err, TPUCI_ESPEC, "cannot read Dockerfile %s: %s", given,
+                         tpuci__strerror(code));
   } else if (stat(*real, &st) != 0) {
-    r = tpuci__err_set(err, TPUCI_ESPEC, "cannot read Dockerfile %s: %s", given, tpuci__strerror(TPUCI__ERRNO));
+    r = tpuci__err_set(err, TPUCI_ESPEC, "cannot read Dockerfile %s: %s", given,
+                       tpuci__strerror(TPUCI__ERRNO));
   } else if (!S_ISREG(st.st_mode)) {
-    r = tpuci__err_set(err, TPUCI_ESPEC, "Dockerfile %s is %s, not a regular file", given, tpuci__file_kind(st.st_mode));
+    r = tpuci__err_set(err, TPUCI_ESPEC, "Dockerfile %s is %s, not a regular file", given,
+                       tpuci__file_kind(st.st_mode));
   }
   if (r != 0) {
     free(*real);
@@ -405,7 +413,8 @@ static int tpuci__walk_outside(tpuci__walk_t *w, const char *real) {
   int r;
 
   if (stat(real, &st) != 0) return tpuci__walk_ioerr(w, "read", real, TPUCI__ERRNO);
-  r = tpuci__read_file_max(real, w->max > SIZE_MAX - 1 ? SIZE_MAX - 1 : (size_t) w->max, &text, &len);
+  r = tpuci__read_file_max(real, w->max > SIZE_MAX - 1 ? SIZE_MAX - 1 : (size_t) w->max, &text,
+                           &len);
   if (r == UV_EFBIG) return tpuci__walk_over(w);
   if (r < 0) return tpuci__walk_ioerr(w, "read", real, r);
   tpuci__sha256_hex(text, len, hex);
@@ -424,13 +433,15 @@ static int tpuci__walk_outside(tpuci__walk_t *w, const char *real) {
 
 /* Where the Dockerfile goes: its path inside the context, or, added
  * first, under a name of its own. */
-static int tpuci__walk_dockerfile(tpuci__walk_t *w, const char *context_dir, const char *dockerfile) {
+static int tpuci__walk_dockerfile(tpuci__walk_t *w, const char *context_dir,
+                                  const char *dockerfile) {
   char *ctx = realpath(context_dir, NULL), *real = NULL;
   size_t n;
   int r;
 
   if (ctx == NULL) {
-    return tpuci__err_set(w->err, TPUCI_ESPEC, "build context %s: %s", context_dir, tpuci__strerror(TPUCI__ERRNO));
+    return tpuci__err_set(w->err, TPUCI_ESPEC, "build context %s: %s", context_dir,
+                          tpuci__strerror(TPUCI__ERRNO));
   }
   r = tpuci__dockerfile_real(context_dir, dockerfile, &real, w->err);
   n = strcmp(ctx, "/") == 0 ? 0 : strlen(ctx);
@@ -458,11 +469,14 @@ int tpuci__buildctx_make(const char *context_dir, const char *dockerfile, uint64
   w.out = out;
   w.err = err;
   if (stat(context_dir, &st) != 0)
-    return tpuci__err_set(err, TPUCI_ESPEC, "build context %s: %s", context_dir, tpuci__strerror(TPUCI__ERRNO));
+    return tpuci__err_set(err, TPUCI_ESPEC, "build context %s: %s", context_dir,
+                          tpuci__strerror(TPUCI__ERRNO));
   if (!S_ISDIR(st.st_mode))
-    return tpuci__err_set(err, TPUCI_ESPEC, "build context %s is %s, not a folder", context_dir, tpuci__file_kind(st.st_mode));
+    return tpuci__err_set(err, TPUCI_ESPEC, "build context %s is %s, not a folder", context_dir,
+                          tpuci__file_kind(st.st_mode));
   if (access(context_dir, R_OK | X_OK) != 0)
-    return tpuci__err_set(err, TPUCI_ESPEC, "build context %s: %s", context_dir, tpuci__strerror(TPUCI__ERRNO));
+    return tpuci__err_set(err, TPUCI_ESPEC, "build context %s: %s", context_dir,
+                          tpuci__strerror(TPUCI__ERRNO));
   w.chunk = tpuci__malloc(TPUCI__COPY_CHUNK);
   r = tpuci__walk_ignore(&w, context_dir);
   if (r == 0) r = tpuci__walk_dockerfile(&w, context_dir, dockerfile);

@@ -19,9 +19,8 @@ static json_t *tpuci__strv_json(const tpuci__strv_t *v) {
 }
 
 json_t *tpuci__ctr_mount(const tpuci__mount_t *m) {
-  return json_pack("{s:s, s:s, s:s, s:b}", "Type", "bind", "Source",
-                   m->source, "Target", m->target, "ReadOnly",
-                   m->read_only != 0);
+  return json_pack("{s:s, s:s, s:s, s:b}", "Type", "bind", "Source", m->source, "Target", m->target,
+                   "ReadOnly", m->read_only != 0);
 }
 
 json_t *tpuci__ctr_create_body(const tpuci__ctr_spec_t *s) {
@@ -36,8 +35,7 @@ json_t *tpuci__ctr_create_body(const tpuci__ctr_spec_t *s) {
   json_object_set_new(body, "Env", tpuci__strv_json(s->env));
   if (s->workdir != NULL && *s->workdir)
     json_object_set_new(body, "WorkingDir", json_string(s->workdir));
-  if (s->hostname != NULL)
-    json_object_set_new(body, "Hostname", json_string(s->hostname));
+  if (s->hostname != NULL) json_object_set_new(body, "Hostname", json_string(s->hostname));
   json_object_set_new(body, "Tty", json_false());
   json_object_set_new(body, "OpenStdin", json_false());
   json_object_set_new(body, "AttachStdin", json_false());
@@ -45,26 +43,22 @@ json_t *tpuci__ctr_create_body(const tpuci__ctr_spec_t *s) {
   json_object_set_new(body, "AttachStderr", json_true());
   if (s->labels != NULL)
     for (i = 0; i < s->labels->len; i++)
-      json_object_set_new(labels, s->labels->items[i].key,
-                          json_string(s->labels->items[i].value));
+      json_object_set_new(labels, s->labels->items[i].key, json_string(s->labels->items[i].value));
   json_object_set_new(body, "Labels", labels);
 
   /* An init process as PID 1 reaps zombies and forwards signals. */
   json_object_set_new(hc, "Init", json_true());
   if (s->nmounts > 0) {
     json_t *mounts = json_array();
-    for (i = 0; i < s->nmounts; i++)
-      json_array_append_new(mounts, tpuci__ctr_mount(&s->mounts[i]));
+    for (i = 0; i < s->nmounts; i++) json_array_append_new(mounts, tpuci__ctr_mount(&s->mounts[i]));
     json_object_set_new(hc, "Mounts", mounts);
   }
   if (s->cpus > 0)
-    json_object_set_new(hc, "NanoCpus",
-                        json_integer((json_int_t) (s->cpus * 1e9 + 0.5)));
+    json_object_set_new(hc, "NanoCpus", json_integer((json_int_t) (s->cpus * 1e9 + 0.5)));
   if (s->memory_bytes > 0) {
     json_object_set_new(hc, "Memory", json_integer((json_int_t) s->memory_bytes));
     /* Swap as large as memory means no swap: an OOM kill is real. */
-    json_object_set_new(hc, "MemorySwap",
-                        json_integer((json_int_t) s->memory_bytes));
+    json_object_set_new(hc, "MemorySwap", json_integer((json_int_t) s->memory_bytes));
   }
   if (s->network != NULL && *s->network)
     json_object_set_new(hc, "NetworkMode", json_string(s->network));
@@ -96,9 +90,9 @@ json_t *tpuci__ctr_ulimits_json(const tpuci__ctr_opts_t *c) {
   json_t *a = json_array();
   size_t i;
   for (i = 0; i < c->nulimits; i++)
-    json_array_append_new(a, json_pack("{s:s, s:I, s:I}", "Name", c->ulimits[i].name, "Soft",
-                                       (json_int_t) c->ulimits[i].soft, "Hard",
-                                       (json_int_t) c->ulimits[i].hard));
+    json_array_append_new(
+        a, json_pack("{s:s, s:I, s:I}", "Name", c->ulimits[i].name, "Soft",
+                     (json_int_t) c->ulimits[i].soft, "Hard", (json_int_t) c->ulimits[i].hard));
   return a;
 }
 
@@ -121,21 +115,20 @@ static json_t *tpuci__gpus_json(const tpuci__gpus_t *g) {
   return json_pack("[o]", r);
 }
 
-void tpuci__ctr_host_opts(json_t *hc, const tpuci__ctr_opts_t *c,
-                          const tpuci__device_t *devices, size_t ndevices) {
+void tpuci__ctr_host_opts(json_t *hc, const tpuci__ctr_opts_t *c, const tpuci__device_t *devices,
+                          size_t ndevices) {
   size_t i;
   if (ndevices > 0) {
     json_t *a = json_array();
     for (i = 0; i < ndevices; i++)
       json_array_append_new(
           a, json_pack("{s:s, s:s, s:s}", "PathOnHost", devices[i].host, "PathInContainer",
-                       devices[i].target ? devices[i].target : devices[i].host,
-                       "CgroupPermissions", devices[i].perms ? devices[i].perms : "rwm"));
+                       devices[i].target ? devices[i].target : devices[i].host, "CgroupPermissions",
+                       devices[i].perms ? devices[i].perms : "rwm"));
     json_object_set_new(hc, "Devices", a);
   }
   if (c == NULL) return;
-  if (c->shm_bytes > 0)
-    json_object_set_new(hc, "ShmSize", json_integer((json_int_t) c->shm_bytes));
+  if (c->shm_bytes > 0) json_object_set_new(hc, "ShmSize", json_integer((json_int_t) c->shm_bytes));
   if (c->ipc != NULL) json_object_set_new(hc, "IpcMode", json_string(c->ipc));
   if (c->privileged) json_object_set_new(hc, "Privileged", json_true());
   if (c->cap_add.len > 0) json_object_set_new(hc, "CapAdd", tpuci__ctr_caps_json(&c->cap_add));
@@ -146,8 +139,8 @@ void tpuci__ctr_host_opts(json_t *hc, const tpuci__ctr_opts_t *c,
 }
 
 /* Appends a copy of d (its target the host path when it has none). */
-static void tpuci__dev_push(tpuci__device_t **out, size_t *n, size_t *cap,
-                            const char *host, const tpuci__device_t *d) {
+static void tpuci__dev_push(tpuci__device_t **out, size_t *n, size_t *cap, const char *host,
+                            const tpuci__device_t *d) {
   tpuci__device_t *x;
   const char *target = d->target ? d->target : host;
   size_t i;
@@ -164,9 +157,8 @@ static void tpuci__dev_push(tpuci__device_t **out, size_t *n, size_t *cap,
   x->glob = 0;
 }
 
-int tpuci__ctr_devices(const tpuci__ctr_opts_t *c, const char *where,
-                       const char *job, tpuci__device_t **out, size_t *n,
-                       tpuci__err_t *err) {
+int tpuci__ctr_devices(const tpuci__ctr_opts_t *c, const char *where, const char *job,
+                       tpuci__device_t **out, size_t *n, tpuci__err_t *err) {
   size_t i, k, cap = 0;
   *out = NULL;
   *n = 0;
@@ -189,10 +181,8 @@ int tpuci__ctr_devices(const tpuci__ctr_opts_t *c, const char *where,
                             "%s%sjob '%s': devices: '%s' %s on this machine (the "
                             "engine's host): is the accelerator there and its "
                             "driver loaded?",
-                            where ? where : "", where ? ": " : "", job ? job : "?",
-                            d->host,
-                            rc == GLOB_NOMATCH ? "matches no device"
-                                               : "cannot be read");
+                            where ? where : "", where ? ": " : "", job ? job : "?", d->host,
+                            rc == GLOB_NOMATCH ? "matches no device" : "cannot be read");
     }
     for (k = 0; k < g.gl_pathc; k++) tpuci__dev_push(out, n, &cap, g.gl_pathv[k], d);
     globfree(&g);
@@ -210,8 +200,7 @@ void tpuci__ctr_devices_free(tpuci__device_t *d, size_t n) {
   free(d);
 }
 
-json_t *tpuci__net_create_body(const char *name,
-                               const tpuci__kvlist_t *labels, int internal) {
+json_t *tpuci__net_create_body(const char *name, const tpuci__kvlist_t *labels, int internal) {
   json_t *body = json_object();
   json_t *l = json_object();
   size_t i;
@@ -221,8 +210,7 @@ json_t *tpuci__net_create_body(const char *name,
   json_object_set_new(body, "Internal", json_boolean(internal));
   if (labels != NULL)
     for (i = 0; i < labels->len; i++)
-      json_object_set_new(l, labels->items[i].key,
-                          json_string(labels->items[i].value));
+      json_object_set_new(l, labels->items[i].key, json_string(labels->items[i].value));
   json_object_set_new(body, "Labels", l);
   return body;
 }
@@ -232,8 +220,7 @@ int tpuci__ctr_is_ours(json_t *inspect, json_t *body) {
   json_t *want = json_object_get(body, "Labels");
   const char *key;
   json_t *v;
-  if (!json_is_object(have) || !json_is_object(want) || json_object_size(want) == 0)
-    return 0;
+  if (!json_is_object(have) || !json_is_object(want) || json_object_size(want) == 0) return 0;
   json_object_foreach(want, key, v) {
     if (!json_equal(v, json_object_get(have, key))) return 0;
   }
@@ -241,8 +228,8 @@ int tpuci__ctr_is_ours(json_t *inspect, json_t *body) {
 }
 
 static int tpuci__name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-         (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '-';
 }
 
 char *tpuci__docker_sanitize(const char *s) {
@@ -262,8 +249,7 @@ static uint32_t tpuci__fnv1a(const char *s) {
   return h;
 }
 
-static char *tpuci__ctr_name_x(const char *run_id, const char *instance,
-                               int attempt, int host) {
+static char *tpuci__ctr_name_x(const char *run_id, const char *instance, int attempt, int host) {
   char *run = tpuci__docker_sanitize(run_id);
   char *inst = tpuci__docker_sanitize(instance);
   char tail[64], hash[16] = "";
@@ -272,10 +258,8 @@ static char *tpuci__ctr_name_x(const char *run_id, const char *instance,
 
   /* A run id longer than a third of the budget is cut too. */
   if (strlen(run) > TPUCI__NAME_MAX / 3) run[TPUCI__NAME_MAX / 3] = '\0';
-  if (host >= 0)
-    snprintf(tail, sizeof(tail), "-%d-worker-%d", attempt, host);
-  else
-    snprintf(tail, sizeof(tail), "-%d", attempt);
+  if (host >= 0) snprintf(tail, sizeof(tail), "-%d-worker-%d", attempt, host);
+  else snprintf(tail, sizeof(tail), "-%d", attempt);
   fixed = strlen("tpuci-") + strlen(run) + 1 + strlen(tail);
   room = TPUCI__NAME_MAX - fixed;
   n = strlen(inst);
@@ -297,8 +281,7 @@ char *tpuci__ctr_name(const char *run_id, const char *instance, int attempt) {
   return tpuci__ctr_name_x(run_id, instance, attempt, -1);
 }
 
-char *tpuci__ctr_host_name(const char *run_id, const char *instance,
-                           int attempt, int host) {
+char *tpuci__ctr_host_name(const char *run_id, const char *instance, int attempt, int host) {
   return tpuci__ctr_name_x(run_id, instance, attempt, host < 0 ? 0 : host);
 }
 
@@ -332,18 +315,15 @@ char *tpuci__docker_pidstart(long pid) {
   p = strrchr(buf, ')');
   if (p == NULL) return NULL;
   p++;
-  for (field = 3; field < 22 && p != NULL; field++) {
-    p = strchr(p + 1, ' ');
-  }
+  for (field = 3; field < 22 && p != NULL; field++) { p = strchr(p + 1, ' '); }
   if (p == NULL) return NULL;
   p++;
   n = strcspn(p, " \n");
   return n > 0 ? tpuci__strndup(p, n) : NULL;
 }
 
-void tpuci__ctr_labels(tpuci__kvlist_t *out, const char *run_id,
-                       const char *job, const char *instance, int attempt,
-                       int keep) {
+void tpuci__ctr_labels(tpuci__kvlist_t *out, const char *run_id, const char *job,
+                       const char *instance, int attempt, int keep) {
   char num[32];
   char *start = tpuci__docker_pidstart((long) getpid());
   tpuci__kv_set(out, TPUCI__LABEL_RUN, run_id);
@@ -391,8 +371,7 @@ size_t tpuci__docker_count_dead(json_t *list) {
   size_t i, n = 0;
   json_t *o;
   json_array_foreach(list, i, o) {
-    if (!tpuci__docker_is_swarm(o) &&
-        tpuci__docker_run_alive(json_object_get(o, "Labels")) == 0)
+    if (!tpuci__docker_is_swarm(o) && tpuci__docker_run_alive(json_object_get(o, "Labels")) == 0)
       n++;
   }
   return n;

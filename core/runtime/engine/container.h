@@ -57,8 +57,8 @@ json_t *tpuci__ctr_create_body(const tpuci__ctr_spec_t *s);
  * Ulimits, DeviceRequests (gpus: Count -1 for "all", or DeviceIDs, and
  * Capabilities [[...]]) and Sysctls; and `devices` as Devices
  * (PathOnHost, PathInContainer, CgroupPermissions). `c` may be NULL. */
-void tpuci__ctr_host_opts(json_t *hc, const tpuci__ctr_opts_t *c,
-                          const tpuci__device_t *devices, size_t ndevices);
+void tpuci__ctr_host_opts(json_t *hc, const tpuci__ctr_opts_t *c, const tpuci__device_t *devices,
+                          size_t ndevices);
 
 /* Pieces of those, which a swarm service takes too: ["CAP_SYS_ADMIN",
  * ...]; [{"Name", "Soft", "Hard"}, ...] of c->ulimits; {"net.core.x":
@@ -74,9 +74,8 @@ json_t *tpuci__ctr_sysctls_json(const tpuci__ctr_opts_t *c);
  * (free with tpuci__ctr_devices_free), or TPUCI_EUSAGE with err when a
  * glob matches nothing ("spec.lua:3: job 'tpu': devices: '/dev/accel*'
  * matches no device ..."). Reads the file system (glob(3)). */
-int tpuci__ctr_devices(const tpuci__ctr_opts_t *c, const char *where,
-                       const char *job, tpuci__device_t **out, size_t *n,
-                       tpuci__err_t *err);
+int tpuci__ctr_devices(const tpuci__ctr_opts_t *c, const char *where, const char *job,
+                       tpuci__device_t **out, size_t *n, tpuci__err_t *err);
 void tpuci__ctr_devices_free(tpuci__device_t *d, size_t n);
 
 /* A bind mount as an entry of HostConfig.Mounts: {"Type": "bind",
@@ -102,19 +101,16 @@ char *tpuci__ctr_name(const char *run_id, const char *instance, int attempt);
 /* The container of host `host` of a gang: tpuci__ctr_name()'s name with
  * "-worker-<host>" added, within TPUCI__NAME_MAX bytes (the instance part
  * is cut and hashed to make room). New string. */
-char *tpuci__ctr_host_name(const char *run_id, const char *instance,
-                           int attempt, int host);
+char *tpuci__ctr_host_name(const char *run_id, const char *instance, int attempt, int host);
 
 /* The body of POST /networks/create for a gang's private network: a
  * bridge with Internal set (no route out of the engine's host), the
  * labels, and CheckDuplicate (a name taken answers 409). New reference. */
-json_t *tpuci__net_create_body(const char *name,
-                               const tpuci__kvlist_t *labels, int internal);
+json_t *tpuci__net_create_body(const char *name, const tpuci__kvlist_t *labels, int internal);
 
 /* The labels tpuci puts on the objects of one attempt. */
-void tpuci__ctr_labels(tpuci__kvlist_t *out, const char *run_id,
-                       const char *job, const char *instance, int attempt,
-                       int keep);
+void tpuci__ctr_labels(tpuci__kvlist_t *out, const char *run_id, const char *job,
+                       const char *instance, int attempt, int keep);
 
 /* This process's identity for the labels: hostname, pid, and the pid's
  * start time (so that a recycled pid does not look alive). */

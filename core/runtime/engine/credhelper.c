@@ -71,12 +71,12 @@ static void tpuci__ch_known(const char *out, size_t len, tpuci__strv_t *known) {
   json_decref(j);
   while (i < len) {
     size_t start;
-    while (i < len && (tpuci__ch_sep((unsigned char) out[i]) || out[i] == '\n' ||
-                       out[i] == '\r' || out[i] == '\0'))
+    while (i < len && (tpuci__ch_sep((unsigned char) out[i]) || out[i] == '\n' || out[i] == '\r' ||
+                       out[i] == '\0'))
       i++;
     start = i;
-    while (i < len && !tpuci__ch_sep((unsigned char) out[i]) && out[i] != '\n' &&
-           out[i] != '\r' && out[i] != '\0')
+    while (i < len && !tpuci__ch_sep((unsigned char) out[i]) && out[i] != '\n' && out[i] != '\r' &&
+           out[i] != '\0')
       i++;
     if (i > start) tpuci__strv_take(known, tpuci__strndup(out + start, i - start));
   }
@@ -106,8 +106,7 @@ static char *tpuci__ch_first_line(const char *err, size_t len) {
       if ((n == 1 && (*p < 0x20 || *p == 0x7f)) || (n == 2 && p[0] == 0xc2 && p[1] < 0xa0) ||
           (n == 3 && p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9)))
         tpuci__buf_add(&b, " ", 1);
-      else
-        tpuci__buf_add(&b, (const char *) p, n);
+      else tpuci__buf_add(&b, (const char *) p, n);
       p += n;
     }
     break;
@@ -133,9 +132,8 @@ static int tpuci__ch_in(const char *hay, const char *w, size_t n) {
   return hay != NULL && memmem(hay, strlen(hay), w, n) != NULL;
 }
 
-char *tpuci__credhelper_quote(const char *err, size_t errlen, const char *out,
-                              size_t outlen, const char *server,
-                              const char *helper) {
+char *tpuci__credhelper_quote(const char *err, size_t errlen, const char *out, size_t outlen,
+                              const char *server, const char *helper) {
   char *line = tpuci__ch_first_line(err ? err : "", err ? errlen : 0);
   size_t len = strlen(line), i, k;
   unsigned char *mark = tpuci__calloc(len + 1, 1);
@@ -231,10 +229,8 @@ static void tpuci__ch_report(tpuci__credhelper_t *h) {
       char *said = tpuci__ch_said(h);
       status = UV_EIO;
       why = h->term_signal != 0
-                ? tpuci__printf("%s get: killed by signal %d%s", h->helper, h->term_signal,
-                                said)
-                : tpuci__printf("%s get: exit %lld%s", h->helper, (long long) h->exit_status,
-                                said);
+                ? tpuci__printf("%s get: killed by signal %d%s", h->helper, h->term_signal, said)
+                : tpuci__printf("%s get: exit %lld%s", h->helper, (long long) h->exit_status, said);
       free(said);
     }
   }
@@ -395,18 +391,17 @@ static int tpuci__ch_spawn(tpuci__credhelper_t *h, uv_loop_t *loop) {
   return 0;
 }
 
-static void tpuci__ch_stream_init(tpuci__credhelper_t *h, tpuci__ch_stream_t *s,
-                                  uv_loop_t *loop, size_t max) {
+static void tpuci__ch_stream_init(tpuci__credhelper_t *h, tpuci__ch_stream_t *s, uv_loop_t *loop,
+                                  size_t max) {
   uv_pipe_init(loop, &s->pipe, 0);
   s->pipe.data = h;
   s->max = max;
   tpuci__buf_init(&s->buf);
 }
 
-tpuci__credhelper_t *tpuci__credhelper_get(uv_loop_t *loop, const char *helper,
-                                           const char *server,
-                                           uint64_t timeout_ms,
-                                           tpuci__credhelper_cb cb, void *data) {
+tpuci__credhelper_t *tpuci__credhelper_get(uv_loop_t *loop, const char *helper, const char *server,
+                                           uint64_t timeout_ms, tpuci__credhelper_cb cb,
+                                           void *data) {
   tpuci__credhelper_t *h = tpuci__calloc(1, sizeof(*h));
   h->helper = tpuci__strdup(helper);
   h->server = tpuci__strdup(server);

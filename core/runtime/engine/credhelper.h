@@ -25,16 +25,15 @@
  * "... no answer within 20s; killed", "... exit 1 (stderr: <its first
  * line, made safe>)", "cancelled": UV_ECANCELED). Called once, from the
  * loop, after every handle closed and the helper was reaped. */
-typedef void (*tpuci__credhelper_cb)(void *data, int status, const char *out,
-                                     size_t len, const char *why);
+typedef void (*tpuci__credhelper_cb)(void *data, int status, const char *out, size_t len,
+                                     const char *why);
 
 typedef struct tpuci__credhelper_s tpuci__credhelper_t;
 
 /* Starts `helper get` (looked up on PATH). Never calls back from inside. */
-tpuci__credhelper_t *tpuci__credhelper_get(uv_loop_t *loop, const char *helper,
-                                           const char *server,
-                                           uint64_t timeout_ms,
-                                           tpuci__credhelper_cb cb, void *data);
+tpuci__credhelper_t *tpuci__credhelper_get(uv_loop_t *loop, const char *helper, const char *server,
+                                           uint64_t timeout_ms, tpuci__credhelper_cb cb,
+                                           void *data);
 /* Kills the helper's process group; the callback follows with
  * UV_ECANCELED as soon as the helper is reaped (nothing more is read). */
 void tpuci__credhelper_cancel(tpuci__credhelper_t *h);
@@ -52,8 +51,7 @@ void tpuci__credhelper_cancel(tpuci__credhelper_t *h);
  * `helper` (no secrets) stays. NULL when no word is left as it was. Pure;
  * a new string. */
 #define TPUCI__CREDHELPER_QUOTE_MAX 200
-char *tpuci__credhelper_quote(const char *err, size_t errlen, const char *out,
-                              size_t outlen, const char *server,
-                              const char *helper);
+char *tpuci__credhelper_quote(const char *err, size_t errlen, const char *out, size_t outlen,
+                              const char *server, const char *helper);
 
 #endif /* TPUCI_ENGINE_CREDHELPER_H */

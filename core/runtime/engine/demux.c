@@ -9,8 +9,8 @@ static int tpuci__demux_header_ok(const unsigned char *h) {
   return h[0] <= 3 && h[1] == 0 && h[2] == 0 && h[3] == 0;
 }
 
-int tpuci__demux_feed(tpuci__demux_t *d, const char *buf, size_t len,
-                      tpuci__demux_cb cb, void *data) {
+int tpuci__demux_feed(tpuci__demux_t *d, const char *buf, size_t len, tpuci__demux_cb cb,
+                      void *data) {
   int switched = 0;
 
   while (len > 0) {

@@ -13,8 +13,7 @@
 /* Called for each piece of payload; `stream` is 1 (stdout) or 2 (stderr:
  * engine error frames are reported as stderr too). A frame's payload may
  * arrive in several calls. */
-typedef void (*tpuci__demux_cb)(void *data, int stream, const char *buf,
-                                size_t len);
+typedef void (*tpuci__demux_cb)(void *data, int stream, const char *buf, size_t len);
 
 typedef struct {
   unsigned char hdr[8];
@@ -31,8 +30,8 @@ void tpuci__demux_init(tpuci__demux_t *d);
  * padding) means the stream is not multiplexed (a TTY container): from
  * then on everything is passed through as stdout, and 1 is returned by
  * the call that found out. Returns 0 otherwise. */
-int tpuci__demux_feed(tpuci__demux_t *d, const char *buf, size_t len,
-                      tpuci__demux_cb cb, void *data);
+int tpuci__demux_feed(tpuci__demux_t *d, const char *buf, size_t len, tpuci__demux_cb cb,
+                      void *data);
 
 /* At the end of the stream: a stream shorter than one header was not
  * multiplexed, so bytes held back for a header are passed on as stdout

@@ -271,7 +271,9 @@ static int tpuci__ignore_line(tpuci__dockerignore_t *di, const char *b, const ch
   if (exception) {
     b++;
     tpuci__trim(&b, &e);
-    if (b == e) return tpuci__err_set(err, TPUCI_ESPEC, "%s:%zu: \"!\" without a pattern after it", where, line);
+    if (b == e)
+      return tpuci__err_set(err, TPUCI_ESPEC, "%s:%zu: \"!\" without a pattern after it", where,
+                            line);
   }
   text = tpuci__path_clean(b, (size_t) (e - b));
   /* The context is the root: "/a" is "a" ("/" alone stays, and matches
@@ -283,7 +285,8 @@ static int tpuci__ignore_line(tpuci__dockerignore_t *di, const char *b, const ch
   p->exception = exception;
   if ((why = tpuci__compile(p)) != NULL) {
     char *shown = tpuci__safe(text, 0);
-    int r = tpuci__err_set(err, TPUCI_ESPEC, "%s:%zu: bad pattern \"%s\": %s", where, line, shown, why);
+    int r =
+        tpuci__err_set(err, TPUCI_ESPEC, "%s:%zu: bad pattern \"%s\": %s", where, line, shown, why);
     free(shown);
     return r;
   }

@@ -45,8 +45,7 @@ static int tpuci__readable(const char *path, const char **why) {
 
 /* Reads a JSON file. Returns 0 (*out NULL when the file is missing and
  * missing_ok), or TPUCI_EENGINE naming the file. */
-static int tpuci__json_file(const char *path, int missing_ok, json_t **out,
-                            tpuci__err_t *err) {
+static int tpuci__json_file(const char *path, int missing_ok, json_t **out, tpuci__err_t *err) {
   char *text = NULL;
   size_t len = 0;
   json_error_t je;
@@ -64,8 +63,7 @@ static int tpuci__json_file(const char *path, int missing_ok, json_t **out,
    * file near the error, never goes into the message, only where. */
   tpuci__wipe_free(text);
   if (*out == NULL)
-    return tpuci__err_set(err, TPUCI_EENGINE,
-                          "%s: not valid JSON (line %d, column %d)", path,
+    return tpuci__err_set(err, TPUCI_EENGINE, "%s: not valid JSON (line %d, column %d)", path,
                           je.line, je.column);
   return 0;
 }
@@ -97,12 +95,11 @@ static int tpuci__tls_key_check(const char *path, tpuci__err_t *err) {
 
 /* DOCKER_CERT_PATH's three files; each must be there: a TLS engine
  * rejects a client without its certificate with a less clear message. */
-static int tpuci__env_tls(const tpuci__docker_env_t *env,
-                          tpuci__docker_host_t *h, tpuci__err_t *err) {
+static int tpuci__env_tls(const tpuci__docker_env_t *env, tpuci__docker_host_t *h,
+                          tpuci__err_t *err) {
   static const char *const names[3] = {"ca.pem", "cert.pem", "key.pem"};
   int verify = tpuci__set(env->tls_verify);
-  char *dir = tpuci__set(env->cert_path) ? tpuci__strdup(env->cert_path)
-                                         : tpuci__config_dir(env);
+  char *dir = tpuci__set(env->cert_path) ? tpuci__strdup(env->cert_path) : tpuci__config_dir(env);
   char *files[3];
   const char *why = NULL;
   int i, rc = 0;
@@ -119,30 +116,24 @@ static int tpuci__env_tls(const tpuci__docker_env_t *env,
     rc = tpuci__err_set(err, TPUCI_EENGINE,
                         "%s is set but the TLS file %s is %s; put ca.pem, "
                         "cert.pem and key.pem in %s or set DOCKER_CERT_PATH",
-                        verify ? "DOCKER_TLS_VERIFY" : "DOCKER_CERT_PATH",
-                        files[i], why,
+                        verify ? "DOCKER_TLS_VERIFY" : "DOCKER_CERT_PATH", files[i], why,
                         tpuci__set(env->cert_path) ? "that folder" : dir);
   }
   if (rc == 0) rc = tpuci__tls_key_check(files[2], err);
-  if (rc == 0)
-    tpuci__docker_host_set_tls(h, verify, verify ? files[0] : NULL, files[1],
-                               files[2]);
+  if (rc == 0) tpuci__docker_host_set_tls(h, verify, verify ? files[0] : NULL, files[1], files[2]);
   for (i = 0; i < 3; i++) free(files[i]);
   free(dir);
   return rc;
 }
 
-static int tpuci__from_docker_host(const tpuci__docker_env_t *env,
-                                   tpuci__docker_host_t *out,
+static int tpuci__from_docker_host(const tpuci__docker_env_t *env, tpuci__docker_host_t *out,
                                    tpuci__err_t *err) {
   /* TLS as the docker CLI (DOCKER_TLS_VERIFY) and the Engine SDK's
    * client.FromEnv (DOCKER_CERT_PATH alone: TLS, engine not checked). */
   int tls = tpuci__set(env->tls_verify) || tpuci__set(env->cert_path);
-  int rc = tpuci__docker_host_parse_as("DOCKER_HOST", env->docker_host, tls,
-                                       out, err);
+  int rc = tpuci__docker_host_parse_as("DOCKER_HOST", env->docker_host, tls, out, err);
   if (rc != 0) return rc;
-  if (tpuci__set(env->docker_context))
-    out->context_ignored = tpuci__strdup(env->docker_context);
+  if (tpuci__set(env->docker_context)) out->context_ignored = tpuci__strdup(env->docker_context);
   /* A unix socket has no TLS, nor has ssh (the channel is ssh's). */
   if (!tls || out->unix_path != NULL || out->ssh_host != NULL) return 0;
   rc = tpuci__env_tls(env, out, err);
@@ -153,8 +144,7 @@ static int tpuci__from_docker_host(const tpuci__docker_env_t *env,
 /* Contexts. */
 
 /* config.json's currentContext: *name NULL when none. */
-static int tpuci__current_context(const char *cfgdir, char **name,
-                                  tpuci__err_t *err) {
+static int tpuci__current_context(const char *cfgdir, char **name, tpuci__err_t *err) {
   char *path = tpuci__printf("%s/config.json", cfgdir);
   json_t *j;
   const char *cur;
@@ -169,9 +159,8 @@ static int tpuci__current_context(const char *cfgdir, char **name,
 }
 
 /* The context's TLS files that are there (the docker CLI uses those). */
-static int tpuci__context_tls(const char *dir, const char *name,
-                              int skip_verify, tpuci__docker_host_t *h,
-                              tpuci__err_t *err) {
+static int tpuci__context_tls(const char *dir, const char *name, int skip_verify,
+                              tpuci__docker_host_t *h, tpuci__err_t *err) {
   char *ca = tpuci__printf("%s/ca.pem", dir);
   char *cert = tpuci__printf("%s/cert.pem", dir);
   char *key = tpuci__printf("%s/key.pem", dir);
@@ -182,14 +171,12 @@ static int tpuci__context_tls(const char *dir, const char *name,
   int rc = 0;
 
   if (has_cert != has_key)
-    rc = tpuci__err_set(err, TPUCI_EENGINE,
-                        "Docker context '%s': %s is there but %s is not",
-                        name, has_cert ? cert : key, has_cert ? key : cert);
-  else if (has_key)
-    rc = tpuci__tls_key_check(key, err);
+    rc = tpuci__err_set(err, TPUCI_EENGINE, "Docker context '%s': %s is there but %s is not", name,
+                        has_cert ? cert : key, has_cert ? key : cert);
+  else if (has_key) rc = tpuci__tls_key_check(key, err);
   if (rc == 0 && (has_ca || has_cert || skip_verify))
-    tpuci__docker_host_set_tls(h, !skip_verify, has_ca ? ca : NULL,
-                               has_cert ? cert : NULL, has_cert ? key : NULL);
+    tpuci__docker_host_set_tls(h, !skip_verify, has_ca ? ca : NULL, has_cert ? cert : NULL,
+                               has_cert ? key : NULL);
   free(ca);
   free(cert);
   free(key);
@@ -210,9 +197,8 @@ static int tpuci__context_has_tls(const char *dir) {
   return any;
 }
 
-static int tpuci__from_context(const char *cfgdir, const char *name,
-                               int from_env, tpuci__docker_host_t *out,
-                               tpuci__err_t *err) {
+static int tpuci__from_context(const char *cfgdir, const char *name, int from_env,
+                               tpuci__docker_host_t *out, tpuci__err_t *err) {
   char hex[65];
   char *meta, *tlsdir, *what;
   json_t *j = NULL, *ep;
@@ -228,14 +214,15 @@ static int tpuci__from_context(const char *cfgdir, const char *name,
                         "unknown Docker context '%s' (from %s): no %s in "
                         "%s/contexts/meta; `docker context ls` lists the "
                         "contexts",
-                        name, from_env ? "DOCKER_CONTEXT" : "config.json's "
-                                                            "currentContext",
+                        name,
+                        from_env ? "DOCKER_CONTEXT"
+                                 : "config.json's "
+                                   "currentContext",
                         hex, cfgdir);
   ep = json_object_get(json_object_get(j, "Endpoints"), "docker");
   if (rc == 0 && !json_is_object(ep))
-    rc = tpuci__err_set(err, TPUCI_EENGINE,
-                        "Docker context '%s': %s has no Endpoints.docker",
-                        name, meta);
+    rc = tpuci__err_set(err, TPUCI_EENGINE, "Docker context '%s': %s has no Endpoints.docker", name,
+                        meta);
   host = json_string_value(json_object_get(ep, "Host"));
   /* The docker CLI would quietly try its default socket: a context that
    * names no engine is refused instead of running somewhere else. */
@@ -277,8 +264,8 @@ void tpuci__docker_env_get(tpuci__docker_env_t *env) {
   env->home = getenv("HOME");
 }
 
-int tpuci__docker_host_resolve(const tpuci__docker_env_t *env,
-                               tpuci__docker_host_t *out, tpuci__err_t *err) {
+int tpuci__docker_host_resolve(const tpuci__docker_env_t *env, tpuci__docker_host_t *out,
+                               tpuci__err_t *err) {
   char *cfgdir, *name = NULL;
   int rc = 0, from_env = 0;
 
@@ -298,8 +285,7 @@ int tpuci__docker_host_resolve(const tpuci__docker_env_t *env,
                           "DOCKER_CONTEXT=%s but neither DOCKER_CONFIG nor "
                           "HOME says where the Docker config folder is",
                           name);
-    else
-      rc = tpuci__from_context(cfgdir, name, from_env, out, err);
+    else rc = tpuci__from_context(cfgdir, name, from_env, out, err);
   } else if (rc == 0) {
     rc = tpuci__docker_host_parse(NULL, out, err);
   }
@@ -323,10 +309,8 @@ static int tpuci__strv_has(const tpuci__strv_t *v, const char *s) {
   return 0;
 }
 
-void tpuci__remote_mount_warnings(const tpuci__plan_t *plan,
-                                  tpuci__runtime_kind_t kind,
-                                  const tpuci__docker_host_t *h,
-                                  tpuci__strv_t *out) {
+void tpuci__remote_mount_warnings(const tpuci__plan_t *plan, tpuci__runtime_kind_t kind,
+                                  const tpuci__docker_host_t *h, tpuci__strv_t *out) {
   tpuci__strv_t seen = {0};
   char *where;
   size_t i;
@@ -336,33 +320,29 @@ void tpuci__remote_mount_warnings(const tpuci__plan_t *plan,
   for (i = 0; i < plan->ninstances; i++) {
     const tpuci__instance_t *inst = &plan->instances[i];
     /* A swarm task's results come back through its log (logres.h). */
-    int mounts = inst->nmounts > 0,
-        results = inst->pytest != NULL && kind != TPUCI__RUNTIME_SWARM;
+    int mounts = inst->nmounts > 0, results = inst->pytest != NULL && kind != TPUCI__RUNTIME_SWARM;
     if (!inst->selected || inst->runtime != kind || !(mounts || results) ||
         tpuci__strv_has(&seen, inst->job))
       continue;
     tpuci__strv_push(&seen, inst->job);
     /* The engine resolves a bind mount's source on its own machine. */
-    tpuci__strv_take(
-        out, tpuci__printf(
-                 "job '%s': the engine (%s) is reached %s and "
-                 "may run on another machine, where the job's %s folders of "
-                 "that machine, not of this one: %s would be lost",
-                 inst->job, where, tpuci__docker_host_via(h),
-                 mounts && results ? "bind mounts and pytest results folder "
-                                     "are"
-                 : mounts          ? "bind mounts are"
-                                   : "pytest results folder is",
-                 mounts && results ? "sources and JUnit"
-                 : mounts          ? "sources"
-                                   : "JUnit"));
+    tpuci__strv_take(out, tpuci__printf("job '%s': the engine (%s) is reached %s and "
+                                        "may run on another machine, where the job's %s folders of "
+                                        "that machine, not of this one: %s would be lost",
+                                        inst->job, where, tpuci__docker_host_via(h),
+                                        mounts && results ? "bind mounts and pytest results folder "
+                                                            "are"
+                                        : mounts          ? "bind mounts are"
+                                                          : "pytest results folder is",
+                                        mounts && results ? "sources and JUnit"
+                                        : mounts          ? "sources"
+                                                          : "JUnit"));
   }
   tpuci__strv_free(&seen);
   free(where);
 }
 
-char *tpuci__remote_results_refusal(const tpuci__plan_t *plan,
-                                    tpuci__runtime_kind_t kind,
+char *tpuci__remote_results_refusal(const tpuci__plan_t *plan, tpuci__runtime_kind_t kind,
                                     const tpuci__docker_host_t *h) {
   size_t i;
   if (h->ssh_host == NULL) return NULL;
@@ -384,16 +364,13 @@ char *tpuci__remote_results_refusal(const tpuci__plan_t *plan,
   return NULL;
 }
 
-void tpuci__endpoint_doctor(const tpuci__docker_host_t *h,
-                            const tpuci__plan_t *plan,
+void tpuci__endpoint_doctor(const tpuci__docker_host_t *h, const tpuci__plan_t *plan,
                             tpuci__runtime_kind_t kind, tpuci__buf_t *report) {
   char *tls = tpuci__docker_host_tls_text(h);
   tpuci__strv_t w = {0};
   size_t i;
 
-  if (tls != NULL)
-    tpuci__buf_addf(report, "%s tls: %s\n", h->tls_verify ? "ok  " : "warn",
-                    tls);
+  if (tls != NULL) tpuci__buf_addf(report, "%s tls: %s\n", h->tls_verify ? "ok  " : "warn", tls);
   free(tls);
   if (h->context_ignored != NULL)
     tpuci__buf_addf(report,
@@ -401,7 +378,6 @@ void tpuci__endpoint_doctor(const tpuci__docker_host_t *h,
                     "wins over it (as with the docker CLI)\n",
                     h->context_ignored);
   if (plan != NULL) tpuci__remote_mount_warnings(plan, kind, h, &w);
-  for (i = 0; i < w.len; i++)
-    tpuci__buf_addf(report, "warn mounts: %s\n", w.items[i]);
+  for (i = 0; i < w.len; i++) tpuci__buf_addf(report, "warn mounts: %s\n", w.items[i]);
   tpuci__strv_free(&w);
 }

@@ -39,8 +39,8 @@ void tpuci__docker_env_get(tpuci__docker_env_t *env);
  * The config folder is DOCKER_CONFIG, else $HOME/.docker. Returns 0, or
  * TPUCI_EENGINE with a one-line message naming the variable, context or
  * file at fault. */
-int tpuci__docker_host_resolve(const tpuci__docker_env_t *env,
-                               tpuci__docker_host_t *out, tpuci__err_t *err);
+int tpuci__docker_host_resolve(const tpuci__docker_env_t *env, tpuci__docker_host_t *out,
+                               tpuci__err_t *err);
 
 /* tpuci__docker_host_resolve() with tpuci__docker_env_get(). */
 int tpuci__docker_host_from_env(tpuci__docker_host_t *out, tpuci__err_t *err);
@@ -50,24 +50,20 @@ int tpuci__docker_host_from_env(tpuci__docker_host_t *out, tpuci__err_t *err);
  * pytest results folder (a bind mount of a folder of this machine):
  * those are folders of the engine's machine. Appended to out, as
  * "job 'unit': ... would be lost". */
-void tpuci__remote_mount_warnings(const tpuci__plan_t *plan,
-                                  tpuci__runtime_kind_t kind,
-                                  const tpuci__docker_host_t *h,
-                                  tpuci__strv_t *out);
+void tpuci__remote_mount_warnings(const tpuci__plan_t *plan, tpuci__runtime_kind_t kind,
+                                  const tpuci__docker_host_t *h, tpuci__strv_t *out);
 
 /* An engine reached over ssh runs on another machine, so a pytest job's
  * results folder (a bind mount of a folder of this machine) would be one
  * of that machine and its JUnit lost: a new message refusing the first
  * selected pytest job of `kind`, or NULL. */
-char *tpuci__remote_results_refusal(const tpuci__plan_t *plan,
-                                    tpuci__runtime_kind_t kind,
+char *tpuci__remote_results_refusal(const tpuci__plan_t *plan, tpuci__runtime_kind_t kind,
                                     const tpuci__docker_host_t *h);
 
 /* `tpuci doctor`'s lines about the endpoint (after its "engine" line):
  * TLS and its files, a DOCKER_CONTEXT that DOCKER_HOST overrides, and
  * the remote-mount warnings of `plan` (may be NULL). */
-void tpuci__endpoint_doctor(const tpuci__docker_host_t *h,
-                            const tpuci__plan_t *plan,
+void tpuci__endpoint_doctor(const tpuci__docker_host_t *h, const tpuci__plan_t *plan,
                             tpuci__runtime_kind_t kind, tpuci__buf_t *report);
 
 #endif /* TPUCI_ENGINE_ENDPOINT_H */

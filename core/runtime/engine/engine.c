@@ -23,15 +23,15 @@ typedef struct {
   void *pull_line_data;
 } tpuci__call_t;
 
-int tpuci__engine_new_host(uv_loop_t *loop, const tpuci__docker_host_t *host,
-                           tpuci__engine_t **out, tpuci__err_t *err) {
+int tpuci__engine_new_host(uv_loop_t *loop, const tpuci__docker_host_t *host, tpuci__engine_t **out,
+                           tpuci__err_t *err) {
   tpuci__engine_t *e = tpuci__calloc(1, sizeof(*e));
   int rc;
   e->loop = loop;
   e->server_name = "Docker Engine";
   tpuci__docker_host_copy(&e->host, host);
-  snprintf(e->prefix, sizeof(e->prefix), "/v%d.%d",
-           TPUCI__DOCKER_API_MIN_MAJOR, TPUCI__DOCKER_API_MIN_MINOR);
+  snprintf(e->prefix, sizeof(e->prefix), "/v%d.%d", TPUCI__DOCKER_API_MIN_MAJOR,
+           TPUCI__DOCKER_API_MIN_MINOR);
   rc = tpuci__http_new(loop, host, &e->http, err);
   if (rc != 0) {
     tpuci__docker_host_free(&e->host);
@@ -42,8 +42,7 @@ int tpuci__engine_new_host(uv_loop_t *loop, const tpuci__docker_host_t *host,
   return 0;
 }
 
-int tpuci__engine_new(uv_loop_t *loop, tpuci__engine_t **out,
-                      tpuci__err_t *err) {
+int tpuci__engine_new(uv_loop_t *loop, tpuci__engine_t **out, tpuci__err_t *err) {
   /* DOCKER_HOST, a Docker context or the default socket (endpoint.h). */
   tpuci__docker_host_t host;
   int rc = tpuci__docker_host_from_env(&host, err);
@@ -71,8 +70,7 @@ static void tpuci__engine_http_closed(void *p) {
   if (cb) cb(data);
 }
 
-void tpuci__engine_close(tpuci__engine_t *e, void (*cb)(void *data),
-                         void *data) {
+void tpuci__engine_close(tpuci__engine_t *e, void (*cb)(void *data), void *data) {
   tpuci__engine_closing_t *c = tpuci__malloc(sizeof(*c));
   c->e = e;
   c->cb = cb;
@@ -81,9 +79,7 @@ void tpuci__engine_close(tpuci__engine_t *e, void (*cb)(void *data),
   tpuci__http_close(e->http, tpuci__engine_http_closed, c);
 }
 
-size_t tpuci__engine_pending(const tpuci__engine_t *e) {
-  return tpuci__http_pending(e->http);
-}
+size_t tpuci__engine_pending(const tpuci__engine_t *e) { return tpuci__http_pending(e->http); }
 
 char *tpuci__engine_where(const tpuci__engine_t *e) {
   return tpuci__docker_host_describe(&e->host);
@@ -110,15 +106,13 @@ static int tpuci__parse_api(const char *s, int *major, int *minor) {
   if (end == s || *end != '.') return -1;
   s = end + 1;
   b = strtol(s, &end, 10);
-  if (end == s || *end != '\0' || a < 0 || b < 0 || a > 1000 || b > 1000)
-    return -1;
+  if (end == s || *end != '\0' || a < 0 || b < 0 || a > 1000 || b > 1000) return -1;
   *major = (int) a;
   *minor = (int) b;
   return 0;
 }
 
-int tpuci__docker_api_pick(const char *server_api, int *major, int *minor,
-                           tpuci__err_t *err) {
+int tpuci__docker_api_pick(const char *server_api, int *major, int *minor, tpuci__err_t *err) {
   int a, b;
   if (tpuci__parse_api(server_api, &a, &b) != 0)
     return tpuci__err_set(err, TPUCI_EENGINE,
@@ -130,8 +124,7 @@ int tpuci__docker_api_pick(const char *server_api, int *major, int *minor,
     return tpuci__err_set(err, TPUCI_EENGINE,
                           "the engine speaks API %d.%d; tpuci needs %d.%d "
                           "(Docker 20.10) or newer",
-                          a, b, TPUCI__DOCKER_API_MIN_MAJOR,
-                          TPUCI__DOCKER_API_MIN_MINOR);
+                          a, b, TPUCI__DOCKER_API_MIN_MAJOR, TPUCI__DOCKER_API_MIN_MINOR);
   if (a > TPUCI__DOCKER_API_MAX_MAJOR ||
       (a == TPUCI__DOCKER_API_MAX_MAJOR && b > TPUCI__DOCKER_API_MAX_MINOR)) {
     a = TPUCI__DOCKER_API_MAX_MAJOR;
@@ -142,8 +135,7 @@ int tpuci__docker_api_pick(const char *server_api, int *major, int *minor,
   return 0;
 }
 
-int tpuci__engine_negotiate(tpuci__engine_t *e, json_t *version,
-                            tpuci__err_t *err) {
+int tpuci__engine_negotiate(tpuci__engine_t *e, json_t *version, tpuci__err_t *err) {
   const char *api = json_string_value(json_object_get(version, "ApiVersion"));
   const char *ver = json_string_value(json_object_get(version, "Version"));
   int a, b, rc, minor;
@@ -246,8 +238,7 @@ static tpuci__http_req_t *tpuci__engine_call_x(tpuci__engine_t *e, const char *m
                                                tpuci__engine_cb cb, void *data) {
   tpuci__http_req_t *req;
   tpuci__call_t *c = tpuci__calloc(1, sizeof(*c));
-  char *full = raw_path ? tpuci__strdup(path)
-                        : tpuci__printf("%s%s", e->prefix, path);
+  char *full = raw_path ? tpuci__strdup(path) : tpuci__printf("%s%s", e->prefix, path);
   char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
   c->e = e;
   c->cb = cb;
@@ -256,35 +247,31 @@ static tpuci__http_req_t *tpuci__engine_call_x(tpuci__engine_t *e, const char *m
   c->chunk_data = chunk_data;
   c->pull = pull;
   tpuci__buf_init(&c->line);
-  req = tpuci__http_request(e->http, method, full, text, text ? strlen(text) : 0,
-                            timeout_ms, chunk || pull ? tpuci__call_chunk : NULL,
-                            tpuci__call_done, c);
+  req = tpuci__http_request(e->http, method, full, text, text ? strlen(text) : 0, timeout_ms,
+                            chunk || pull ? tpuci__call_chunk : NULL, tpuci__call_done, c);
   free(text);
   free(full);
   return req;
 }
 
-tpuci__http_req_t *tpuci__engine_call(tpuci__engine_t *e, const char *method,
-                                      const char *path, int raw_path, json_t *body,
-                                      uint64_t timeout_ms, tpuci__http_chunk_cb chunk,
-                                      void *chunk_data, tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_call_x(e, method, path, raw_path, body, timeout_ms, 0, chunk,
-                              chunk_data, cb, data);
+tpuci__http_req_t *tpuci__engine_call(tpuci__engine_t *e, const char *method, const char *path,
+                                      int raw_path, json_t *body, uint64_t timeout_ms,
+                                      tpuci__http_chunk_cb chunk, void *chunk_data,
+                                      tpuci__engine_cb cb, void *data) {
+  return tpuci__engine_call_x(e, method, path, raw_path, body, timeout_ms, 0, chunk, chunk_data, cb,
+                              data);
 }
 
 /* Short calls are capped so that a hung engine cannot hang a run; the
  * long ones (wait, logs, pull) are bounded by the job's own timeout. */
 #define TPUCI__SHORT_MS 120000
 
-tpuci__http_req_t *tpuci__engine_version(tpuci__engine_t *e, tpuci__engine_cb cb,
-                                         void *data) {
-  return tpuci__engine_call(e, "GET", "/version", 1, NULL, 30000, NULL, NULL, cb,
-                            data);
+tpuci__http_req_t *tpuci__engine_version(tpuci__engine_t *e, tpuci__engine_cb cb, void *data) {
+  return tpuci__engine_call(e, "GET", "/version", 1, NULL, 30000, NULL, NULL, cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_info(tpuci__engine_t *e, tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_call(e, "GET", "/info", 0, NULL, TPUCI__SHORT_MS, NULL, NULL,
-                            cb, data);
+  return tpuci__engine_call(e, "GET", "/info", 0, NULL, TPUCI__SHORT_MS, NULL, NULL, cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_image_inspect(tpuci__engine_t *e, const char *ref,
@@ -292,17 +279,14 @@ tpuci__http_req_t *tpuci__engine_image_inspect(tpuci__engine_t *e, const char *r
   tpuci__http_req_t *req;
   char *r = tpuci__http_escape(ref, 1);
   char *path = tpuci__printf("/images/%s/json", r);
-  req = tpuci__engine_call(e, "GET", path, 0, NULL, TPUCI__SHORT_MS, NULL, NULL, cb,
-                           data);
+  req = tpuci__engine_call(e, "GET", path, 0, NULL, TPUCI__SHORT_MS, NULL, NULL, cb, data);
   free(path);
   free(r);
   return req;
 }
 
-tpuci__http_req_t *tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref,
-                                            const char *auth,
-                                            tpuci__engine_line_cb line,
-                                            void *line_data,
+tpuci__http_req_t *tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref, const char *auth,
+                                            tpuci__engine_line_cb line, void *line_data,
                                             tpuci__engine_cb cb, void *data) {
   tpuci__http_req_t *req;
   tpuci__call_t *c;
@@ -329,10 +313,9 @@ tpuci__http_req_t *tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref,
   return req;
 }
 
-tpuci__http_req_t *tpuci__engine_image_build(tpuci__engine_t *e, const char *query,
-                                             const char *tar, size_t len,
-                                             tpuci__engine_line_cb line, void *line_data,
-                                             tpuci__engine_cb cb, void *data) {
+tpuci__http_req_t *tpuci__engine_image_build(tpuci__engine_t *e, const char *query, const char *tar,
+                                             size_t len, tpuci__engine_line_cb line,
+                                             void *line_data, tpuci__engine_cb cb, void *data) {
   tpuci__http_req_t *req;
   tpuci__call_t *c = tpuci__calloc(1, sizeof(*c));
   char *full = tpuci__printf("%s/build?%s", e->prefix, query);
@@ -343,36 +326,32 @@ tpuci__http_req_t *tpuci__engine_image_build(tpuci__engine_t *e, const char *que
   c->pull_line = line;
   c->pull_line_data = line_data;
   tpuci__buf_init(&c->line);
-  req = tpuci__http_request(e->http, "POST", full, tar, len, 0, tpuci__call_chunk,
-                            tpuci__call_done, c);
+  req = tpuci__http_request(e->http, "POST", full, tar, len, 0, tpuci__call_chunk, tpuci__call_done,
+                            c);
   tpuci__http_set_body_type(req, "application/x-tar");
   free(full);
   return req;
 }
 
 tpuci__http_req_t *tpuci__engine_container_create(tpuci__engine_t *e, const char *name,
-                                                  json_t *body, tpuci__engine_cb cb,
-                                                  void *data) {
+                                                  json_t *body, tpuci__engine_cb cb, void *data) {
   tpuci__http_req_t *req;
   char *n = tpuci__http_escape(name, 0);
   char *path = tpuci__printf("/containers/create?name=%s", n);
-  req = tpuci__engine_call(e, "POST", path, 0, body, TPUCI__SHORT_MS, NULL, NULL,
-                           cb, data);
+  req = tpuci__engine_call(e, "POST", path, 0, body, TPUCI__SHORT_MS, NULL, NULL, cb, data);
   free(path);
   free(n);
   return req;
 }
 
-tpuci__http_req_t *tpuci__engine_on_id(tpuci__engine_t *e, const char *method,
-                                       const char *fmt_a, const char *id,
-                                       const char *fmt_b, uint64_t timeout_ms,
+tpuci__http_req_t *tpuci__engine_on_id(tpuci__engine_t *e, const char *method, const char *fmt_a,
+                                       const char *id, const char *fmt_b, uint64_t timeout_ms,
                                        tpuci__http_chunk_cb chunk, void *chunk_data,
                                        tpuci__engine_cb cb, void *data) {
   tpuci__http_req_t *req;
   char *i = tpuci__http_escape(id, 0);
   char *path = tpuci__printf("%s%s%s", fmt_a, i, fmt_b);
-  req = tpuci__engine_call(e, method, path, 0, NULL, timeout_ms, chunk, chunk_data,
-                           cb, data);
+  req = tpuci__engine_call(e, method, path, 0, NULL, timeout_ms, chunk, chunk_data, cb, data);
   free(path);
   free(i);
   return req;
@@ -380,48 +359,41 @@ tpuci__http_req_t *tpuci__engine_on_id(tpuci__engine_t *e, const char *method,
 
 tpuci__http_req_t *tpuci__engine_container_start(tpuci__engine_t *e, const char *id,
                                                  tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_on_id(e, "POST", "/containers/", id, "/start",
-                             TPUCI__SHORT_MS, NULL, NULL, cb, data);
+  return tpuci__engine_on_id(e, "POST", "/containers/", id, "/start", TPUCI__SHORT_MS, NULL, NULL,
+                             cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_container_wait(tpuci__engine_t *e, const char *id,
                                                 tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_on_id(e, "POST", "/containers/", id,
-                             "/wait?condition=not-running", 0, NULL, NULL, cb, data);
+  return tpuci__engine_on_id(e, "POST", "/containers/", id, "/wait?condition=not-running", 0, NULL,
+                             NULL, cb, data);
 }
 
-tpuci__http_req_t *tpuci__engine_container_attach(
-    tpuci__engine_t *e, const char *id, void (*attached)(void *data),
-    tpuci__http_chunk_cb chunk, void *chunk_data, tpuci__engine_cb cb,
-    void *data) {
-  tpuci__http_req_t *r = tpuci__engine_on_id(
-      e, "POST", "/containers/", id, "/attach?stream=1&stdout=1&stderr=1", 0,
-      chunk, chunk_data, cb, data);
+tpuci__http_req_t *tpuci__engine_container_attach(tpuci__engine_t *e, const char *id,
+                                                  void (*attached)(void *data),
+                                                  tpuci__http_chunk_cb chunk, void *chunk_data,
+                                                  tpuci__engine_cb cb, void *data) {
+  tpuci__http_req_t *r =
+      tpuci__engine_on_id(e, "POST", "/containers/", id, "/attach?stream=1&stdout=1&stderr=1", 0,
+                          chunk, chunk_data, cb, data);
   tpuci__call_t *c = tpuci__http_req_data(r);
   c->head = attached;
   tpuci__http_set_head(r, tpuci__call_head);
   return r;
 }
 
-tpuci__http_req_t *tpuci__engine_container_logs(tpuci__engine_t *e,
-                                                const char *id,
-                                                tpuci__http_chunk_cb chunk,
-                                                void *chunk_data,
-                                                tpuci__engine_cb cb,
-                                                void *data) {
-  return tpuci__engine_on_id(e, "GET", "/containers/", id,
-                             "/logs?stdout=1&stderr=1", TPUCI__SHORT_MS,
-                             chunk, chunk_data, cb, data);
+tpuci__http_req_t *tpuci__engine_container_logs(tpuci__engine_t *e, const char *id,
+                                                tpuci__http_chunk_cb chunk, void *chunk_data,
+                                                tpuci__engine_cb cb, void *data) {
+  return tpuci__engine_on_id(e, "GET", "/containers/", id, "/logs?stdout=1&stderr=1",
+                             TPUCI__SHORT_MS, chunk, chunk_data, cb, data);
 }
 
-tpuci__http_req_t *tpuci__engine_container_stats(tpuci__engine_t *e,
-                                                 const char *id,
-                                                 tpuci__http_chunk_cb chunk,
-                                                 void *chunk_data,
-                                                 tpuci__engine_cb cb,
-                                                 void *data) {
-  return tpuci__engine_on_id(e, "GET", "/containers/", id, "/stats?stream=1",
-                             0, chunk, chunk_data, cb, data);
+tpuci__http_req_t *tpuci__engine_container_stats(tpuci__engine_t *e, const char *id,
+                                                 tpuci__http_chunk_cb chunk, void *chunk_data,
+                                                 tpuci__engine_cb cb, void *data) {
+  return tpuci__engine_on_id(e, "GET", "/containers/", id, "/stats?stream=1", 0, chunk, chunk_data,
+                             cb, data);
 }
 
 void tpuci__engine_cancel(tpuci__engine_t *e, tpuci__http_req_t *r) {
@@ -433,27 +405,26 @@ tpuci__http_req_t *tpuci__engine_container_kill(tpuci__engine_t *e, const char *
                                                 void *data) {
   tpuci__http_req_t *req;
   char *suffix = tpuci__printf("/kill?signal=%s", signame);
-  req = tpuci__engine_on_id(e, "POST", "/containers/", id, suffix, TPUCI__SHORT_MS,
-                            NULL, NULL, cb, data);
+  req = tpuci__engine_on_id(e, "POST", "/containers/", id, suffix, TPUCI__SHORT_MS, NULL, NULL, cb,
+                            data);
   free(suffix);
   return req;
 }
 
 tpuci__http_req_t *tpuci__engine_container_inspect(tpuci__engine_t *e, const char *id,
                                                    tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_on_id(e, "GET", "/containers/", id, "/json", TPUCI__SHORT_MS,
-                             NULL, NULL, cb, data);
+  return tpuci__engine_on_id(e, "GET", "/containers/", id, "/json", TPUCI__SHORT_MS, NULL, NULL, cb,
+                             data);
 }
 
 tpuci__http_req_t *tpuci__engine_container_remove(tpuci__engine_t *e, const char *id,
                                                   tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_on_id(e, "DELETE", "/containers/", id, "?force=1&v=1",
-                             TPUCI__SHORT_MS, NULL, NULL, cb, data);
+  return tpuci__engine_on_id(e, "DELETE", "/containers/", id, "?force=1&v=1", TPUCI__SHORT_MS, NULL,
+                             NULL, cb, data);
 }
 
-tpuci__http_req_t *tpuci__engine_list(tpuci__engine_t *e, const char *path,
-                                      const char *key, const char *const *values,
-                                      size_t n, uint64_t timeout_ms,
+tpuci__http_req_t *tpuci__engine_list(tpuci__engine_t *e, const char *path, const char *key,
+                                      const char *const *values, size_t n, uint64_t timeout_ms,
                                       tpuci__engine_cb cb, void *data) {
   json_t *f = json_object(), *a = json_array();
   tpuci__http_req_t *req;
@@ -474,26 +445,25 @@ tpuci__http_req_t *tpuci__engine_list(tpuci__engine_t *e, const char *path,
 
 tpuci__http_req_t *tpuci__engine_container_list(tpuci__engine_t *e, const char *label,
                                                 tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_list(e, "/containers/json?all=1", "label", &label, 1,
-                            TPUCI__SHORT_MS, cb, data);
+  return tpuci__engine_list(e, "/containers/json?all=1", "label", &label, 1, TPUCI__SHORT_MS, cb,
+                            data);
 }
 
 tpuci__http_req_t *tpuci__engine_network_create(tpuci__engine_t *e, json_t *body,
                                                 tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_call(e, "POST", "/networks/create", 0, body, TPUCI__SHORT_MS,
-                            NULL, NULL, cb, data);
+  return tpuci__engine_call(e, "POST", "/networks/create", 0, body, TPUCI__SHORT_MS, NULL, NULL, cb,
+                            data);
 }
 
 tpuci__http_req_t *tpuci__engine_network_remove(tpuci__engine_t *e, const char *id,
                                                 tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_on_id(e, "DELETE", "/networks/", id, "", TPUCI__SHORT_MS,
-                             NULL, NULL, cb, data);
+  return tpuci__engine_on_id(e, "DELETE", "/networks/", id, "", TPUCI__SHORT_MS, NULL, NULL, cb,
+                             data);
 }
 
 tpuci__http_req_t *tpuci__engine_network_list(tpuci__engine_t *e, const char *label,
                                               tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_list(e, "/networks", "label", &label, 1, TPUCI__SHORT_MS,
-                            cb, data);
+  return tpuci__engine_list(e, "/networks", "label", &label, 1, TPUCI__SHORT_MS, cb, data);
 }
 
 const char *tpuci__docker_signame(int signum, char *buf, size_t size) {

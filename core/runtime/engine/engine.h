@@ -53,14 +53,12 @@ typedef struct {
 typedef void (*tpuci__engine_cb)(void *data, const tpuci__engine_res_t *res);
 
 /* Creates a client for DOCKER_HOST (or the default socket). */
-int tpuci__engine_new(uv_loop_t *loop, tpuci__engine_t **out,
-                      tpuci__err_t *err);
-int tpuci__engine_new_host(uv_loop_t *loop, const tpuci__docker_host_t *host,
-                           tpuci__engine_t **out, tpuci__err_t *err);
+int tpuci__engine_new(uv_loop_t *loop, tpuci__engine_t **out, tpuci__err_t *err);
+int tpuci__engine_new_host(uv_loop_t *loop, const tpuci__docker_host_t *host, tpuci__engine_t **out,
+                           tpuci__err_t *err);
 /* Cancels pending calls (their callbacks get UV_ECANCELED), closes the
  * handles, frees the engine and then calls cb(data). */
-void tpuci__engine_close(tpuci__engine_t *e, void (*cb)(void *data),
-                         void *data);
+void tpuci__engine_close(tpuci__engine_t *e, void (*cb)(void *data), void *data);
 size_t tpuci__engine_pending(const tpuci__engine_t *e);
 
 /* "DOCKER_HOST unset, tried unix:///var/run/docker.sock". New string. */
@@ -74,31 +72,27 @@ const char *tpuci__engine_reach_hint(int error, const char *hint);
 
 /* Picks the API version from the server's ApiVersion: min(server, 1.43),
  * failing with TPUCI_EENGINE below 1.41. Pure. */
-int tpuci__docker_api_pick(const char *server_api, int *major, int *minor,
-                           tpuci__err_t *err);
+int tpuci__docker_api_pick(const char *server_api, int *major, int *minor, tpuci__err_t *err);
 /* Applies a GET /version answer: sets prefix, server_version and what
  * kind of engine it is (server_name, podman). */
-int tpuci__engine_negotiate(tpuci__engine_t *e, json_t *version,
-                            tpuci__err_t *err);
+int tpuci__engine_negotiate(tpuci__engine_t *e, json_t *version, tpuci__err_t *err);
 
 /* A call: `path` goes after the version prefix unless `raw_path` is set.
  * `body` is borrowed (may be NULL). */
-tpuci__http_req_t *tpuci__engine_call(tpuci__engine_t *e, const char *method,
-                                      const char *path, int raw_path, json_t *body,
-                                      uint64_t timeout_ms, tpuci__http_chunk_cb chunk,
-                                      void *chunk_data, tpuci__engine_cb cb, void *data);
+tpuci__http_req_t *tpuci__engine_call(tpuci__engine_t *e, const char *method, const char *path,
+                                      int raw_path, json_t *body, uint64_t timeout_ms,
+                                      tpuci__http_chunk_cb chunk, void *chunk_data,
+                                      tpuci__engine_cb cb, void *data);
 
 /* `method` on fmt_a + the escaped `id` + fmt_b ("/containers/", id,
  * "/start"). */
-tpuci__http_req_t *tpuci__engine_on_id(tpuci__engine_t *e, const char *method,
-                                       const char *fmt_a, const char *id,
-                                       const char *fmt_b, uint64_t timeout_ms,
+tpuci__http_req_t *tpuci__engine_on_id(tpuci__engine_t *e, const char *method, const char *fmt_a,
+                                       const char *id, const char *fmt_b, uint64_t timeout_ms,
                                        tpuci__http_chunk_cb chunk, void *chunk_data,
                                        tpuci__engine_cb cb, void *data);
 /* GET `path` (which may have a query already) with filters={key: values}. */
-tpuci__http_req_t *tpuci__engine_list(tpuci__engine_t *e, const char *path,
-                                      const char *key, const char *const *values,
-                                      size_t n, uint64_t timeout_ms,
+tpuci__http_req_t *tpuci__engine_list(tpuci__engine_t *e, const char *path, const char *key,
+                                      const char *const *values, size_t n, uint64_t timeout_ms,
                                       tpuci__engine_cb cb, void *data);
 
 /* The endpoints. `id` is a container or network id or name. */
@@ -114,22 +108,18 @@ typedef void (*tpuci__engine_line_cb)(void *data, json_t *line);
  * turned into ok = 0 with the message. `auth` (may be NULL) is the
  * X-Registry-Auth value (registry.h); `line` (may be NULL) gets each
  * line of the stream. */
-tpuci__http_req_t *tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref,
-                                            const char *auth,
-                                            tpuci__engine_line_cb line,
-                                            void *line_data,
+tpuci__http_req_t *tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref, const char *auth,
+                                            tpuci__engine_line_cb line, void *line_data,
                                             tpuci__engine_cb cb, void *data);
 /* POST /build?<query> with `tar` (a build context, buildctx.h) as the
  * body. The engine streams {"stream"}, {"aux": {"ID"}} and
  * {"error"} lines, each given to `line`; an error line makes ok = 0 with
  * its message. No timeout: a build takes what its steps take. */
-tpuci__http_req_t *tpuci__engine_image_build(tpuci__engine_t *e, const char *query,
-                                             const char *tar, size_t len,
-                                             tpuci__engine_line_cb line, void *line_data,
-                                             tpuci__engine_cb cb, void *data);
+tpuci__http_req_t *tpuci__engine_image_build(tpuci__engine_t *e, const char *query, const char *tar,
+                                             size_t len, tpuci__engine_line_cb line,
+                                             void *line_data, tpuci__engine_cb cb, void *data);
 tpuci__http_req_t *tpuci__engine_container_create(tpuci__engine_t *e, const char *name,
-                                                  json_t *body, tpuci__engine_cb cb,
-                                                  void *data);
+                                                  json_t *body, tpuci__engine_cb cb, void *data);
 tpuci__http_req_t *tpuci__engine_container_start(tpuci__engine_t *e, const char *id,
                                                  tpuci__engine_cb cb, void *data);
 /* POST /containers/{id}/wait?condition=not-running: {"StatusCode": n}. */
@@ -140,27 +130,21 @@ tpuci__http_req_t *tpuci__engine_container_wait(tpuci__engine_t *e, const char *
  * arrives whole: `attached(data)` once the engine has attached the
  * streams (start the container then); the multiplexed stream (demux.h)
  * goes to chunk; cb when the container's streams closed. */
-tpuci__http_req_t *tpuci__engine_container_attach(
-    tpuci__engine_t *e, const char *id, void (*attached)(void *data),
-    tpuci__http_chunk_cb chunk, void *chunk_data, tpuci__engine_cb cb,
-    void *data);
+tpuci__http_req_t *tpuci__engine_container_attach(tpuci__engine_t *e, const char *id,
+                                                  void (*attached)(void *data),
+                                                  tpuci__http_chunk_cb chunk, void *chunk_data,
+                                                  tpuci__engine_cb cb, void *data);
 /* GET /containers/{id}/logs?stdout=1&stderr=1 (no follow): the output
  * recorded so far, multiplexed, to chunk; cb at its end. */
-tpuci__http_req_t *tpuci__engine_container_logs(tpuci__engine_t *e,
-                                                const char *id,
-                                                tpuci__http_chunk_cb chunk,
-                                                void *chunk_data,
-                                                tpuci__engine_cb cb,
-                                                void *data);
+tpuci__http_req_t *tpuci__engine_container_logs(tpuci__engine_t *e, const char *id,
+                                                tpuci__http_chunk_cb chunk, void *chunk_data,
+                                                tpuci__engine_cb cb, void *data);
 /* GET /containers/{id}/stats?stream=1: one JSON object per line to
  * chunk, about every second while the container runs (memstat.h reads
  * them). The stream does not end when the container does: cancel it. */
-tpuci__http_req_t *tpuci__engine_container_stats(tpuci__engine_t *e,
-                                                 const char *id,
-                                                 tpuci__http_chunk_cb chunk,
-                                                 void *chunk_data,
-                                                 tpuci__engine_cb cb,
-                                                 void *data);
+tpuci__http_req_t *tpuci__engine_container_stats(tpuci__engine_t *e, const char *id,
+                                                 tpuci__http_chunk_cb chunk, void *chunk_data,
+                                                 tpuci__engine_cb cb, void *data);
 /* `signame` is "SIGTERM", "SIGKILL" or a number. */
 tpuci__http_req_t *tpuci__engine_container_kill(tpuci__engine_t *e, const char *id,
                                                 const char *signame, tpuci__engine_cb cb,

@@ -9,13 +9,11 @@
 static int tpuci__erun_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
   tpuci__erun_t *e = (tpuci__erun_t *) rt;
   if (e->closing)
-    return tpuci__err_set(&rt->err, TPUCI_ESTATE, "the %s runtime is closing",
-                          e->ops->name);
+    return tpuci__err_set(&rt->err, TPUCI_ESTATE, "the %s runtime is closing", e->ops->name);
   return e->ops->start(rt, a);
 }
 
-tpuci__runtime_t *tpuci__erun_init(tpuci__erun_t *e, const tpuci__erun_ops_t *ops,
-                                   uv_loop_t *loop,
+tpuci__runtime_t *tpuci__erun_init(tpuci__erun_t *e, const tpuci__erun_ops_t *ops, uv_loop_t *loop,
                                    const tpuci__runtime_opts_t *opts) {
   e->ops = ops;
   e->rt.prepare = ops->prepare;
@@ -69,8 +67,7 @@ int tpuci__erun_prepare_begin(tpuci__erun_t *e, const tpuci__plan_t *plan,
   size_t i;
   int rc;
   if (e->closing || e->prepare_cb != NULL)
-    return tpuci__err_set(&e->rt.err, TPUCI_ESTATE, "the %s runtime is busy",
-                          e->ops->name);
+    return tpuci__err_set(&e->rt.err, TPUCI_ESTATE, "the %s runtime is busy", e->ops->name);
   rc = tpuci__erun_engine(e);
   if (rc != 0) return rc;
   /* Bind mounts (and pytest's results folder) on an engine over TCP. */
@@ -113,21 +110,19 @@ static void tpuci__erun_on_pull_progress(void *p, const tpuci__pull_progress_t *
 }
 
 tpuci__erun_img_t tpuci__erun_image(tpuci__erun_t *e, const tpuci__image_t *img,
-                                    const tpuci__engine_res_t *res,
-                                    tpuci__pull_cb on_pulled) {
+                                    const tpuci__engine_res_t *res, tpuci__pull_cb on_pulled) {
   if (!res->ok && res->status != 404) {
     tpuci__erun_prepare_fail(e, TPUCI_EENGINE,
                              tpuci__printf("%s: inspecting image '%s' failed: %s",
-                                           e->ops->inspecting, img->ref,
-                                           res->message));
+                                           e->ops->inspecting, img->ref, res->message));
     return TPUCI__ERUN_IMG_HANDLED;
   }
   e->image_present = res->ok;
   if (!res->ok && img->pull == TPUCI__PULL_NEVER) return TPUCI__ERUN_IMG_NEVER;
   if (res->ok && img->pull != TPUCI__PULL_ALWAYS) return TPUCI__ERUN_IMG_USE;
   tpuci__erun_tell(e, "pulling image '%s'%s", img->ref, e->ops->pulling);
-  e->pull = tpuci__pull_start(e->eng, img->ref, tpuci__erun_on_pull_progress,
-                              on_pulled, e, &e->rt.err);
+  e->pull =
+      tpuci__pull_start(e->eng, img->ref, tpuci__erun_on_pull_progress, on_pulled, e, &e->rt.err);
   if (e->pull == NULL) tpuci__erun_prepare_done(e, e->rt.err.code);
   else e->bg++;
   return TPUCI__ERUN_IMG_HANDLED;
@@ -137,13 +132,12 @@ int tpuci__erun_version(tpuci__erun_t *e, const tpuci__engine_res_t *res) {
   const tpuci__erun_ops_t *o = e->ops;
   char *where;
   if (res->error != 0) {
-    tpuci__erun_prepare_fail(e, TPUCI_EENGINE,
-                             tpuci__printf("cannot reach %s (%s); %s", o->reached,
-                                           res->message,
-                                           o->reach_hint && res->error != UV_EPROTO &&
-                                                   res->hint == NULL
-                                               ? o->reach_hint
-                                               : tpuci__engine_reach_hint(res->error, res->hint)));
+    tpuci__erun_prepare_fail(
+        e, TPUCI_EENGINE,
+        tpuci__printf("cannot reach %s (%s); %s", o->reached, res->message,
+                      o->reach_hint && res->error != UV_EPROTO && res->hint == NULL
+                          ? o->reach_hint
+                          : tpuci__engine_reach_hint(res->error, res->hint)));
     return 1;
   }
   if (!res->ok || res->json == NULL) {
@@ -160,10 +154,10 @@ int tpuci__erun_version(tpuci__erun_t *e, const tpuci__engine_res_t *res) {
     tpuci__erun_prepare_done(e, e->rt.err.code);
     return 1;
   }
-  tpuci__erun_prepare_fail(e, TPUCI_EENGINE,
-                           tpuci__printf("%s: %s%s", o->inspecting,
-                                         e->rt.err.msg ? e->rt.err.msg : "API too old",
-                                         o->api_note));
+  tpuci__erun_prepare_fail(
+      e, TPUCI_EENGINE,
+      tpuci__printf("%s: %s%s", o->inspecting, e->rt.err.msg ? e->rt.err.msg : "API too old",
+                    o->api_note));
   return 1;
 }
 

@@ -64,8 +64,7 @@ struct tpuci__erun_s {
  * with the ops' prepare and free, this file's start (none while closing,
  * then ops->start), abort and close.
  * Returns &e->rt. */
-tpuci__runtime_t *tpuci__erun_init(tpuci__erun_t *e, const tpuci__erun_ops_t *ops,
-                                   uv_loop_t *loop,
+tpuci__runtime_t *tpuci__erun_init(tpuci__erun_t *e, const tpuci__erun_ops_t *ops, uv_loop_t *loop,
                                    const tpuci__runtime_opts_t *opts);
 /* Frees what init and the runtime's use left in e (not e itself). */
 void tpuci__erun_release(tpuci__erun_t *e);
@@ -101,8 +100,7 @@ typedef enum {
  * there; a missing image (not pull = "never") or pull = "always" is
  * pulled, told, and answers `on_pulled(e, ...)`. */
 tpuci__erun_img_t tpuci__erun_image(tpuci__erun_t *e, const tpuci__image_t *img,
-                                    const tpuci__engine_res_t *res,
-                                    tpuci__pull_cb on_pulled);
+                                    const tpuci__engine_res_t *res, tpuci__pull_cb on_pulled);
 
 /* GET /version's answer (after tpuci__erun_answered): 0 when the engine
  * speaks a usable API (negotiated); else prepare failed (not reached, an

@@ -24,8 +24,8 @@ static int tpuci__gang_first(const tpuci__gang_host_t *h, size_t n, int own) {
   return best;
 }
 
-void tpuci__gang_verdict(const tpuci__gang_host_t *hosts, size_t n,
-                         uint64_t memory_bytes, tpuci__gang_verdict_t *out) {
+void tpuci__gang_verdict(const tpuci__gang_host_t *hosts, size_t n, uint64_t memory_bytes,
+                         tpuci__gang_verdict_t *out) {
   const tpuci__gang_host_t *c;
   char *what = NULL;
   int k;
@@ -40,8 +40,7 @@ void tpuci__gang_verdict(const tpuci__gang_host_t *hosts, size_t n,
   c = &hosts[k];
   out->host = k;
   out->exit_code = (int) c->status;
-  if (c->status > 128 && c->status < 128 + 64 &&
-      (c->signals & (1ull << (c->status - 128)))) {
+  if (c->status > 128 && c->status < 128 + 64 && (c->signals & (1ull << (c->status - 128)))) {
     out->term_signal = (int) c->status - 128;
     out->exit_code = -1;
   }
@@ -55,8 +54,7 @@ void tpuci__gang_verdict(const tpuci__gang_host_t *hosts, size_t n,
                                ? "; the engine reported no OOM kill, but "
                                  "its stats showed the limit reached"
                                : "");
-    else
-      what = tpuci__strdup("killed by the kernel: out of memory");
+    else what = tpuci__strdup("killed by the kernel: out of memory");
   } else if (c->oom_unreported == TPUCI__OOM_PROBABLY && memory_bytes > 0) {
     /* The limit and a SIGKILL nobody here sent say so, whatever the
      * engine did not: `retries.on = {"oom"}` must catch it. */
@@ -67,10 +65,9 @@ void tpuci__gang_verdict(const tpuci__gang_host_t *hosts, size_t n,
                          c->status, (double) memory_bytes / TPUCI__MIB);
   } else if (c->name != NULL) {
     if (out->term_signal)
-      what = tpuci__printf("killed by signal %d (%s)", out->term_signal,
-                           strsignal(out->term_signal));
-    else
-      what = tpuci__printf("exit %d", out->exit_code);
+      what =
+          tpuci__printf("killed by signal %d (%s)", out->term_signal, strsignal(out->term_signal));
+    else what = tpuci__printf("exit %d", out->exit_code);
   }
   if (what != NULL && c->name != NULL) {
     out->cause = tpuci__printf("%s: %s", c->name, what);
@@ -100,8 +97,7 @@ void tpuci__lines_free(tpuci__lines_t *l) {
 
 /* Appends the held partial line, completed by `len` bytes of buf, as one
  * prefixed line. */
-static void tpuci__lines_emit(tpuci__lines_t *l, tpuci__buf_t *out,
-                              const char *buf, size_t len) {
+static void tpuci__lines_emit(tpuci__lines_t *l, tpuci__buf_t *out, const char *buf, size_t len) {
   tpuci__buf_adds(out, l->prefix);
   if (l->partial.len > 0) tpuci__buf_add(out, l->partial.data, l->partial.len);
   tpuci__buf_add(out, buf, len);
@@ -110,8 +106,8 @@ static void tpuci__lines_emit(tpuci__lines_t *l, tpuci__buf_t *out,
   if (l->partial.data) l->partial.data[0] = '\0';
 }
 
-void tpuci__lines_feed(tpuci__lines_t *l, const char *buf, size_t len,
-                       tpuci__lines_cb cb, void *data) {
+void tpuci__lines_feed(tpuci__lines_t *l, const char *buf, size_t len, tpuci__lines_cb cb,
+                       void *data) {
   tpuci__buf_t out;
   tpuci__buf_init(&out);
   while (len > 0) {
@@ -151,14 +147,13 @@ void tpuci__lines_flush(tpuci__lines_t *l, tpuci__lines_cb cb, void *data) {
 /* A host's environment and mounts. */
 
 int tpuci__host_run_init(tpuci__host_run_t *r, const tpuci__attempt_t *a,
-                         const tpuci__slice_t *slice, int host, int nhosts,
-                         const char *gang_host, const char *gate_key,
-                         int gate_end, tpuci__err_t *err) {
+                         const tpuci__slice_t *slice, int host, int nhosts, const char *gang_host,
+                         const char *gate_key, int gate_end, tpuci__err_t *err) {
   const tpuci__instance_t *inst = a->inst;
   int rc;
   memset(r, 0, sizeof(*r));
-  if (gate_key != NULL) tpuci__gate_argv(gate_key, (size_t) nhosts, host, a->peer_exits,
-                                         gate_end, a->argv, &r->argv);
+  if (gate_key != NULL)
+    tpuci__gate_argv(gate_key, (size_t) nhosts, host, a->peer_exits, gate_end, a->argv, &r->argv);
   else tpuci__strv_copy(&r->argv, a->argv);
   rc = tpuci__attempt_host_env(a, slice, host, &r->env, err);
   if (rc != 0) {
@@ -167,8 +162,7 @@ int tpuci__host_run_init(tpuci__host_run_t *r, const tpuci__attempt_t *a,
     return rc;
   }
   r->mounts = tpuci__calloc(inst->nmounts + 1, sizeof(*r->mounts));
-  if (inst->nmounts > 0)
-    memcpy(r->mounts, inst->mounts, inst->nmounts * sizeof(*r->mounts));
+  if (inst->nmounts > 0) memcpy(r->mounts, inst->mounts, inst->nmounts * sizeof(*r->mounts));
   r->nmounts = inst->nmounts;
   if (a->results_dir != NULL) {
     tpuci__mount_t *m = &r->mounts[r->nmounts];
@@ -176,8 +170,8 @@ int tpuci__host_run_init(tpuci__host_run_t *r, const tpuci__attempt_t *a,
                                    : tpuci__strdup(a->results_dir);
     rc = tpuci__mkdir_p(r->results, 0777);
     if (rc != 0) {
-      tpuci__err_set(err, TPUCI_EUSAGE, "cannot create the results folder %s: %s",
-                     r->results, uv_strerror(rc));
+      tpuci__err_set(err, TPUCI_EUSAGE, "cannot create the results folder %s: %s", r->results,
+                     uv_strerror(rc));
       tpuci__host_run_free(r);
       return TPUCI_EUSAGE;
     }
@@ -197,12 +191,9 @@ void tpuci__host_run_free(tpuci__host_run_t *r) {
   memset(r, 0, sizeof(*r));
 }
 
-json_t *tpuci__gang_host_body(const tpuci__attempt_t *a,
-                              const tpuci__slice_t *slice, int host,
-                              int nhosts, const char *network,
-                              const tpuci__kvlist_t *labels,
-                              const char *gate_key, int gate_end,
-                              tpuci__err_t *err) {
+json_t *tpuci__gang_host_body(const tpuci__attempt_t *a, const tpuci__slice_t *slice, int host,
+                              int nhosts, const char *network, const tpuci__kvlist_t *labels,
+                              const char *gate_key, int gate_end, tpuci__err_t *err) {
   const tpuci__instance_t *inst = a->inst;
   int gang = nhosts > 1;
   tpuci__host_run_t run;
@@ -215,8 +206,8 @@ json_t *tpuci__gang_host_body(const tpuci__attempt_t *a,
   snprintf(name, sizeof(name), TPUCI__GANG_HOST_FMT, host);
   if (tpuci__ctr_devices(&inst->ctr, inst->where, inst->job, &devices, &ndevices, err) != 0)
     return NULL;
-  if (tpuci__host_run_init(&run, a, slice, host, nhosts, gang ? name : NULL,
-                           gang ? gate_key : NULL, gate_end, err) != 0) {
+  if (tpuci__host_run_init(&run, a, slice, host, nhosts, gang ? name : NULL, gang ? gate_key : NULL,
+                           gate_end, err) != 0) {
     tpuci__ctr_devices_free(devices, ndevices);
     return NULL;
   }

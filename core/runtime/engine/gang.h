@@ -13,8 +13,7 @@
 #include "plan/topology.h"
 #include "base/util.h"
 
-enum { TPUCI__OOM_STATS = 1,
-       TPUCI__OOM_PROBABLY };
+enum { TPUCI__OOM_STATS = 1, TPUCI__OOM_PROBABLY };
 
 /* Where a gang host's wait step is (gate.h): nothing said yet, some
  * names do not resolve yet, they all do and it waits for the go, its
@@ -73,8 +72,8 @@ typedef struct {
  * a failure of a named host (a gang), "worker-1: exit 3" or "worker-1:
  * killed by signal 9 (Killed)", and the OOM text prefixed the same way;
  * NULL otherwise (the scheduler words a lone container's exit). */
-void tpuci__gang_verdict(const tpuci__gang_host_t *hosts, size_t n,
-                         uint64_t memory_bytes, tpuci__gang_verdict_t *out);
+void tpuci__gang_verdict(const tpuci__gang_host_t *hosts, size_t n, uint64_t memory_bytes,
+                         tpuci__gang_verdict_t *out);
 void tpuci__gang_verdict_free(tpuci__gang_verdict_t *v);
 
 /* Prefixes every line of one host's stream ("[worker-1] "). Only whole
@@ -93,8 +92,8 @@ typedef struct {
 
 void tpuci__lines_init(tpuci__lines_t *l, const char *prefix);
 /* Calls cb at most once per call, with every complete line of the chunk. */
-void tpuci__lines_feed(tpuci__lines_t *l, const char *buf, size_t len,
-                       tpuci__lines_cb cb, void *data);
+void tpuci__lines_feed(tpuci__lines_t *l, const char *buf, size_t len, tpuci__lines_cb cb,
+                       void *data);
 /* At the end of the stream: a held partial line, with a newline. */
 void tpuci__lines_flush(tpuci__lines_t *l, tpuci__lines_cb cb, void *data);
 void tpuci__lines_free(tpuci__lines_t *l);
@@ -118,9 +117,8 @@ typedef struct {
 
 /* 0, or a code with err filled (and nothing to free). */
 int tpuci__host_run_init(tpuci__host_run_t *r, const tpuci__attempt_t *a,
-                         const tpuci__slice_t *slice, int host, int nhosts,
-                         const char *gang_host, const char *gate_key,
-                         int gate_end, tpuci__err_t *err);
+                         const tpuci__slice_t *slice, int host, int nhosts, const char *gang_host,
+                         const char *gate_key, int gate_end, tpuci__err_t *err);
 void tpuci__host_run_free(tpuci__host_run_t *r);
 
 /* The create body of host `host` of attempt `a`:
@@ -135,11 +133,8 @@ void tpuci__host_run_free(tpuci__host_run_t *r);
  * reference, or NULL with err filled. Not pure: creates the folder,
  * reads /dev. With `gate_key`, the command is behind the gang's wait
  * step, and its end step with `gate_end` (tpuci__host_run_t). */
-json_t *tpuci__gang_host_body(const tpuci__attempt_t *a,
-                              const tpuci__slice_t *slice, int host,
-                              int nhosts, const char *network,
-                              const tpuci__kvlist_t *labels,
-                              const char *gate_key, int gate_end,
-                              tpuci__err_t *err);
+json_t *tpuci__gang_host_body(const tpuci__attempt_t *a, const tpuci__slice_t *slice, int host,
+                              int nhosts, const char *network, const tpuci__kvlist_t *labels,
+                              const char *gate_key, int gate_end, tpuci__err_t *err);
 
 #endif /* TPUCI_ENGINE_GANG_H */

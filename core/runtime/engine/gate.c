@@ -13,8 +13,8 @@ char *tpuci__ctl_key(void) {
   unsigned char b[4];
   if (uv_random(NULL, NULL, b, sizeof(b), 0, NULL) != 0) {
     /* No entropy source: the clock and the pid still differ per attempt. */
-    unsigned long x = (unsigned long) time(NULL) * 2654435761u ^
-                      (unsigned long) getpid() * 40503u ^ (unsigned long) clock();
+    unsigned long x = (unsigned long) time(NULL) * 2654435761u ^ (unsigned long) getpid() * 40503u ^
+                      (unsigned long) clock();
     static unsigned long n;
     x ^= ++n * 0x9e3779b9u;
     b[0] = (unsigned char) x;
@@ -25,8 +25,8 @@ char *tpuci__ctl_key(void) {
   return tpuci__printf("#tpuci-%02x%02x%02x%02x", b[0], b[1], b[2], b[3]);
 }
 
-int tpuci__ctl_line(const char *key, const char *line, size_t len,
-                    const char **rest, size_t *rest_len) {
+int tpuci__ctl_line(const char *key, const char *line, size_t len, const char **rest,
+                    size_t *rest_len) {
   size_t k = strlen(key);
   if (len < k + 1 || memcmp(line, key, k) != 0 || line[k] != ' ') return 0;
   *rest = line + k + 1;
@@ -48,12 +48,11 @@ void tpuci__gate_go_argv(tpuci__strv_t *argv) {
 
 char *tpuci__gate_name(const char *key, tpuci__gate_sign_t sign) {
   const char *hex = strrchr(key, '-');
-  return tpuci__printf("tpuci-%s-%s", sign == TPUCI__GATE_END ? "end" : "go",
-                       hex ? hex + 1 : key);
+  return tpuci__printf("tpuci-%s-%s", sign == TPUCI__GATE_END ? "end" : "go", hex ? hex + 1 : key);
 }
 
-void tpuci__gate_argv(const char *key, size_t nhosts, int host, uint32_t peer_exits,
-                      int end, const tpuci__strv_t *argv, tpuci__strv_t *out) {
+void tpuci__gate_argv(const char *key, size_t nhosts, int host, uint32_t peer_exits, int end,
+                      const tpuci__strv_t *argv, tpuci__strv_t *out) {
   tpuci__buf_t b;
   size_t i;
   int n;
@@ -94,8 +93,7 @@ static int tpuci__gate_done(const char *rest, size_t len, long *status) {
   return 1;
 }
 
-tpuci__gate_say_t tpuci__gate_parse(const char *rest, size_t len, char **names,
-                                    long *status) {
+tpuci__gate_say_t tpuci__gate_parse(const char *rest, size_t len, char **names, long *status) {
   static const char wait[] = "gang wait ";
   *names = NULL;
   *status = 0;
@@ -110,9 +108,8 @@ tpuci__gate_say_t tpuci__gate_parse(const char *rest, size_t len, char **names,
   return TPUCI__SAY_OTHER;
 }
 
-tpuci__gate_state_t tpuci__gate_line(tpuci__attempt_t *a, const char *host,
-                                     const char *rest, size_t len, char **waiting,
-                                     long *status) {
+tpuci__gate_state_t tpuci__gate_line(tpuci__attempt_t *a, const char *host, const char *rest,
+                                     size_t len, char **waiting, long *status) {
   char *note;
   switch (tpuci__gate_parse(rest, len, waiting, status)) {
     case TPUCI__SAY_WAIT: return TPUCI__GATE_WAITING;

@@ -65,8 +65,8 @@ char *tpuci__ctl_key(void);
 
 /* Whether `line` (len bytes, no newline) is one of the attempt's own
  * (starts with `key` and a space); *rest is what follows the space. */
-int tpuci__ctl_line(const char *key, const char *line, size_t len,
-                    const char **rest, size_t *rest_len);
+int tpuci__ctl_line(const char *key, const char *line, size_t len, const char **rest,
+                    size_t *rest_len);
 
 /* The command of host `host` of a gang of `nhosts`: the wait step for
  * the names worker-0 .. worker-<nhosts-1> and the go, then `argv`, then,
@@ -75,8 +75,8 @@ int tpuci__ctl_line(const char *key, const char *line, size_t len,
  * stops the gang, and the host exits at once (appended to out). Without
  * `end` (podman: docker.md) the command is exec'd, as with no lookup
  * tool: the host's name goes when its command ends. */
-void tpuci__gate_argv(const char *key, size_t nhosts, int host, uint32_t peer_exits,
-                      int end, const tpuci__strv_t *argv, tpuci__strv_t *out);
+void tpuci__gate_argv(const char *key, size_t nhosts, int host, uint32_t peer_exits, int end,
+                      const tpuci__strv_t *argv, tpuci__strv_t *out);
 
 /* What a line of the wait step says (after the key and its space). */
 typedef enum {
@@ -91,8 +91,7 @@ typedef enum {
 /* The two names tpuci makes exist on a gang's network for its hosts'
  * wait steps: the go (they start their commands) and the end (they
  * exit). */
-typedef enum { TPUCI__GATE_GO = 0,
-               TPUCI__GATE_END } tpuci__gate_sign_t;
+typedef enum { TPUCI__GATE_GO = 0, TPUCI__GATE_END } tpuci__gate_sign_t;
 
 /* The name of a gang's go or end on its network ("tpuci-go-<hex of
  * key>", "tpuci-end-<hex of key>"). New string. */
@@ -103,15 +102,13 @@ void tpuci__gate_go_argv(tpuci__strv_t *argv);
 
 /* *names (for WAIT) is a new string: "worker-1 worker-3"; *status (for
  * DONE) the command's exit status, else 0. */
-tpuci__gate_say_t tpuci__gate_parse(const char *rest, size_t len, char **names,
-                                    long *status);
+tpuci__gate_say_t tpuci__gate_parse(const char *rest, size_t len, char **names, long *status);
 /* A line of tpuci's own (after the key) from host `host` of attempt `a`:
  * where its wait step is (gang.h: TPUCI__GATE_WAITING with *waiting the
  * names it waits for, a new string; _READY; _STARTED; _DONE with
  * *status), or TPUCI__GATE_SILENT when the line says no such thing. A
  * wait step that cannot look names up is told to the user here. */
-tpuci__gate_state_t tpuci__gate_line(tpuci__attempt_t *a, const char *host,
-                                     const char *rest, size_t len, char **waiting,
-                                     long *status);
+tpuci__gate_state_t tpuci__gate_line(tpuci__attempt_t *a, const char *host, const char *rest,
+                                     size_t len, char **waiting, long *status);
 
 #endif /* TPUCI_ENGINE_GATE_H */

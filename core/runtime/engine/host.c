@@ -10,19 +10,16 @@ static int tpuci__host_valid(const char *s, size_t n) {
   if (n == 0) return 0;
   for (i = 0; i < n; i++) {
     char c = s[i];
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-          (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_' ||
-          c == ':' || c == '[' || c == ']'))
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+          c == '-' || c == '_' || c == ':' || c == '[' || c == ']'))
       return 0;
   }
   return 1;
 }
 
 /* host[:port][/]; an IPv6 literal is [addr][:port]. */
-static int tpuci__parse_hostport(const char *what, const char *value,
-                                 const char *rest, int tls,
-                                 tpuci__docker_host_t *out,
-                                 tpuci__err_t *err) {
+static int tpuci__parse_hostport(const char *what, const char *value, const char *rest, int tls,
+                                 tpuci__docker_host_t *out, tpuci__err_t *err) {
   size_t n = strlen(rest);
   const char *colon;
   char *host;
@@ -37,9 +34,7 @@ static int tpuci__parse_hostport(const char *what, const char *value,
                           what, value);
   if (n > 0 && rest[0] == '[') {
     const char *close = memchr(rest, ']', n);
-    colon = close != NULL && close + 1 < rest + n && close[1] == ':'
-                ? close + 1
-                : NULL;
+    colon = close != NULL && close + 1 < rest + n && close[1] == ':' ? close + 1 : NULL;
   } else {
     colon = memchr(rest, ':', n);
   }
@@ -51,26 +46,23 @@ static int tpuci__parse_hostport(const char *what, const char *value,
     if (*pstr == '\0' || *end != '\0' || port <= 0 || port > 65535) {
       free(pstr);
       free(host);
-      return tpuci__err_set(err, TPUCI_EUSAGE,
-                            "%s=%s: bad port number", what, value);
+      return tpuci__err_set(err, TPUCI_EUSAGE, "%s=%s: bad port number", what, value);
     }
     free(pstr);
   }
   if (!tpuci__host_valid(host, strlen(host))) {
     free(host);
-    return tpuci__err_set(err, TPUCI_EUSAGE,
-                          "%s=%s: bad host name", what, value);
+    return tpuci__err_set(err, TPUCI_EUSAGE, "%s=%s: bad host name", what, value);
   }
-  out->url_base = tpuci__printf("%s://%s:%ld", tls ? "https" : "http",
-                                host, port);
+  out->url_base = tpuci__printf("%s://%s:%ld", tls ? "https" : "http", host, port);
   out->display = tpuci__printf("tcp://%s:%ld", host, port);
   free(host);
   return 0;
 }
 
 /* ssh://[user@]host[:port][/], as the docker CLI takes it: no path. */
-static int tpuci__parse_ssh(const char *what, const char *value,
-                            tpuci__docker_host_t *out, tpuci__err_t *err) {
+static int tpuci__parse_ssh(const char *what, const char *value, tpuci__docker_host_t *out,
+                            tpuci__err_t *err) {
   const char *rest = value + 6, *at = strchr(rest, '@'), *colon, *end;
   size_t n = strlen(rest), i;
   long port = 0;
@@ -85,8 +77,8 @@ static int tpuci__parse_ssh(const char *what, const char *value,
   if (at != NULL && (size_t) (at - rest) < n) {
     for (i = 0; rest + i < at; i++) {
       char c = rest[i];
-      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-            (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_'))
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            c == '.' || c == '-' || c == '_'))
         break;
     }
     if (rest + i != at || i == 0 || rest[0] == '-')
@@ -126,8 +118,8 @@ static int tpuci__parse_ssh(const char *what, const char *value,
   return 0;
 }
 
-void tpuci__docker_host_ssh(tpuci__docker_host_t *out, const char *user,
-                            const char *host, int port, const char *config) {
+void tpuci__docker_host_ssh(tpuci__docker_host_t *out, const char *user, const char *host, int port,
+                            const char *config) {
   int v6 = strchr(host, ':') != NULL;
   char portbuf[16] = "";
   if (user != NULL) {
@@ -140,14 +132,13 @@ void tpuci__docker_host_ssh(tpuci__docker_host_t *out, const char *user,
   /* curl connects to the dialer's local socket (sshdial.h). */
   out->url_base = tpuci__strdup("http://localhost");
   if (port > 0) snprintf(portbuf, sizeof(portbuf), ":%d", port);
-  out->display = tpuci__printf("ssh://%s%s%s%s%s%s", out->ssh_user ? out->ssh_user : "",
-                               out->ssh_user ? "@" : "", v6 ? "[" : "", host,
-                               v6 ? "]" : "", portbuf);
+  out->display =
+      tpuci__printf("ssh://%s%s%s%s%s%s", out->ssh_user ? out->ssh_user : "",
+                    out->ssh_user ? "@" : "", v6 ? "[" : "", host, v6 ? "]" : "", portbuf);
 }
 
 int tpuci__docker_host_parse_as(const char *what, const char *value, int tls,
-                                tpuci__docker_host_t *out,
-                                tpuci__err_t *err) {
+                                tpuci__docker_host_t *out, tpuci__err_t *err) {
   memset(out, 0, sizeof(*out));
   if (value == NULL || *value == '\0') {
     out->unix_path = tpuci__strdup(TPUCI__DOCKER_DEFAULT_SOCKET);
@@ -159,9 +150,7 @@ int tpuci__docker_host_parse_as(const char *what, const char *value, int tls,
   if (strncmp(value, "unix://", 7) == 0) {
     const char *path = value + 7;
     if (*path == '\0')
-      return tpuci__err_set(err, TPUCI_EUSAGE,
-                            "%s=%s: no socket path after unix://", what,
-                            value);
+      return tpuci__err_set(err, TPUCI_EUSAGE, "%s=%s: no socket path after unix://", what, value);
     out->unix_path = tpuci__strdup(path);
     out->url_base = tpuci__strdup("http://localhost");
     out->display = tpuci__strdup(value);
@@ -186,14 +175,12 @@ int tpuci__docker_host_parse_as(const char *what, const char *value, int tls,
                         what, value);
 }
 
-int tpuci__docker_host_parse(const char *value, tpuci__docker_host_t *out,
-                             tpuci__err_t *err) {
+int tpuci__docker_host_parse(const char *value, tpuci__docker_host_t *out, tpuci__err_t *err) {
   return tpuci__docker_host_parse_as("DOCKER_HOST", value, 0, out, err);
 }
 
-void tpuci__docker_host_set_tls(tpuci__docker_host_t *h, int verify,
-                                const char *ca, const char *cert,
-                                const char *key) {
+void tpuci__docker_host_set_tls(tpuci__docker_host_t *h, int verify, const char *ca,
+                                const char *cert, const char *key) {
   h->tls = 1;
   h->tls_verify = verify;
   free(h->ca_file);
@@ -204,8 +191,7 @@ void tpuci__docker_host_set_tls(tpuci__docker_host_t *h, int verify,
   h->key_file = tpuci__strdup(key);
 }
 
-void tpuci__docker_host_copy(tpuci__docker_host_t *dst,
-                             const tpuci__docker_host_t *src) {
+void tpuci__docker_host_copy(tpuci__docker_host_t *dst, const tpuci__docker_host_t *src) {
   *dst = *src;
   dst->unix_path = tpuci__strdup(src->unix_path);
   dst->url_base = tpuci__strdup(src->url_base);
@@ -220,22 +206,16 @@ void tpuci__docker_host_copy(tpuci__docker_host_t *dst,
   dst->ssh_config = tpuci__strdup(src->ssh_config);
 }
 
-int tpuci__docker_host_remote(const tpuci__docker_host_t *h) {
-  return h->unix_path == NULL;
-}
+int tpuci__docker_host_remote(const tpuci__docker_host_t *h) { return h->unix_path == NULL; }
 
 char *tpuci__docker_host_describe(const tpuci__docker_host_t *h) {
-  const char *tls = !h->tls         ? ""
-                    : h->tls_verify ? " with TLS"
-                                    : " with TLS (engine not verified)";
+  const char *tls = !h->tls ? "" : h->tls_verify ? " with TLS" : " with TLS (engine not verified)";
   if (h->context != NULL && h->context_env)
-    return tpuci__printf("DOCKER_CONTEXT=%s at %s%s", h->context, h->display,
-                         tls);
+    return tpuci__printf("DOCKER_CONTEXT=%s at %s%s", h->context, h->display, tls);
   if (h->context != NULL)
-    return tpuci__printf("context %s (config.json's currentContext) at %s%s",
-                         h->context, h->display, tls);
-  if (!h->from_env) return tpuci__printf("DOCKER_HOST unset, tried %s",
-                                         h->display);
+    return tpuci__printf("context %s (config.json's currentContext) at %s%s", h->context,
+                         h->display, tls);
+  if (!h->from_env) return tpuci__printf("DOCKER_HOST unset, tried %s", h->display);
   return tpuci__printf("DOCKER_HOST=%s%s", h->display, tls);
 }
 
@@ -247,19 +227,15 @@ char *tpuci__docker_host_tls_text(const tpuci__docker_host_t *h) {
   tpuci__buf_t b;
   if (!h->tls) return NULL;
   tpuci__buf_init(&b);
-  if (!h->tls_verify)
-    tpuci__buf_adds(&b, "the engine's certificate is NOT checked");
+  if (!h->tls_verify) tpuci__buf_adds(&b, "the engine's certificate is NOT checked");
   else if (h->ca_file != NULL)
-    tpuci__buf_addf(&b, "the engine's certificate is checked against %s",
-                    h->ca_file);
+    tpuci__buf_addf(&b, "the engine's certificate is checked against %s", h->ca_file);
   else
     tpuci__buf_adds(&b, "the engine's certificate is checked against the "
                         "system's CAs");
   if (h->cert_file != NULL)
-    tpuci__buf_addf(&b, "; client certificate %s, key %s", h->cert_file,
-                    h->key_file);
-  else
-    tpuci__buf_adds(&b, "; no client certificate");
+    tpuci__buf_addf(&b, "; client certificate %s, key %s", h->cert_file, h->key_file);
+  else tpuci__buf_adds(&b, "; no client certificate");
   return tpuci__buf_steal(&b);
 }
 

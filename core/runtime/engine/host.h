@@ -40,8 +40,7 @@ typedef struct {
  * (port 2375 by default), http://host[:port], ssh://[user@]host[:port].
  * Returns 0, or TPUCI_EUSAGE with err filled ("DOCKER_HOST=npipe://x:
  * unsupported scheme ..."). */
-int tpuci__docker_host_parse(const char *value, tpuci__docker_host_t *out,
-                             tpuci__err_t *err);
+int tpuci__docker_host_parse(const char *value, tpuci__docker_host_t *out, tpuci__err_t *err);
 
 /* The same, for an engine spoken to over TLS when `tls` is set: a tcp://
  * endpoint's default port is then 2376 (as the docker CLI's), and
@@ -52,19 +51,17 @@ int tpuci__docker_host_parse_as(const char *what, const char *value, int tls,
                                 tpuci__docker_host_t *out, tpuci__err_t *err);
 
 /* Sets the TLS mode and files (copied; NULL: none) of a tcp:// host. */
-void tpuci__docker_host_set_tls(tpuci__docker_host_t *h, int verify,
-                                const char *ca, const char *cert,
-                                const char *key);
+void tpuci__docker_host_set_tls(tpuci__docker_host_t *h, int verify, const char *ca,
+                                const char *cert, const char *key);
 
 /* Copies src into dst (every string duplicated). */
-void tpuci__docker_host_copy(tpuci__docker_host_t *dst,
-                             const tpuci__docker_host_t *src);
+void tpuci__docker_host_copy(tpuci__docker_host_t *dst, const tpuci__docker_host_t *src);
 
 /* The endpoint ssh://[user@]host[:port] for a worker reached with ssh
  * (`config`: its `-F` file, may be NULL): what the docker runtime uses
  * on a slice's workers. */
-void tpuci__docker_host_ssh(tpuci__docker_host_t *out, const char *user,
-                            const char *host, int port, const char *config);
+void tpuci__docker_host_ssh(tpuci__docker_host_t *out, const char *user, const char *host, int port,
+                            const char *config);
 
 /* Whether the engine may be on another machine: it is reached over TCP
  * or ssh (a tunnel to a remote engine looks local, so loopback counts

@@ -122,11 +122,10 @@ static int tpuci__http_os_error(int e, const char **msg) {
 
 static int tpuci__http_tls_error(CURLcode rc) {
   return rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_PEER_FAILED_VERIFICATION ||
-         rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_CIPHER ||
-         rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_ISSUER_ERROR ||
-         rc == CURLE_SSL_CRL_BADFILE || rc == CURLE_SSL_ENGINE_NOTFOUND ||
-         rc == CURLE_SSL_ENGINE_SETFAILED || rc == CURLE_USE_SSL_FAILED ||
-         rc == CURLE_SSL_PINNEDPUBKEYNOTMATCH;
+         rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_CIPHER || rc == CURLE_SSL_CACERT_BADFILE ||
+         rc == CURLE_SSL_ISSUER_ERROR || rc == CURLE_SSL_CRL_BADFILE ||
+         rc == CURLE_SSL_ENGINE_NOTFOUND || rc == CURLE_SSL_ENGINE_SETFAILED ||
+         rc == CURLE_USE_SSL_FAILED || rc == CURLE_SSL_PINNEDPUBKEYNOTMATCH;
 }
 
 /* The engine's alert after our certificate (TLS 1.3 sends it once the
@@ -134,12 +133,10 @@ static int tpuci__http_tls_error(CURLcode rc) {
  * wanted one. Sets the message and what to do. */
 static void tpuci__http_tls_refused(const tpuci__docker_host_t *host, const char *errbuf,
                                     tpuci__http_res_t *res, char **msg) {
-  static const char *const refusals[] = {"alert bad certificate", "alert unknown ca",
-                                         "alert certificate unknown",
-                                         "alert certificate expired",
-                                         "alert certificate revoked",
-                                         "alert unsupported certificate",
-                                         "alert access denied"};
+  static const char *const refusals[] = {
+      "alert bad certificate",     "alert unknown ca",          "alert certificate unknown",
+      "alert certificate expired", "alert certificate revoked", "alert unsupported certificate",
+      "alert access denied"};
   const char *alert = strstr(errbuf, "alert ");
   int n;
   size_t i;
@@ -180,13 +177,11 @@ static void tpuci__http_req_free(tpuci__http_req_t *r) {
 /* An ssh:// engine's request that got no answer: what its ssh said,
  * when it failed (it never connected, the login was refused, the remote
  * has no docker, dial-stdio failed, the connection dropped). */
-static void tpuci__http_ssh_error(tpuci__http_req_t *r, tpuci__http_res_t *res,
-                                  char **msg) {
+static void tpuci__http_ssh_error(tpuci__http_req_t *r, tpuci__http_res_t *res, char **msg) {
   const char *said, *advice = NULL;
   if (r->spawn_error != 0 && r->spawn_error != UV_ECANCELED) {
     res->error = UV_EHOSTUNREACH;
-    *msg = tpuci__printf("cannot run %s: %s", tpuci__ssh_client(),
-                         uv_strerror(r->spawn_error));
+    *msg = tpuci__printf("cannot run %s: %s", tpuci__ssh_client(), uv_strerror(r->spawn_error));
     res->error_msg = *msg;
     res->hint = "install the OpenSSH client (apt-get install openssh-client), "
                 "or set TPUCI_SSH to one";
@@ -198,8 +193,7 @@ static void tpuci__http_ssh_error(tpuci__http_req_t *r, tpuci__http_res_t *res,
   res->hint = advice;
 }
 
-static void tpuci__http_finish(tpuci__http_req_t *r, CURLcode rc,
-                               int forced_error) {
+static void tpuci__http_finish(tpuci__http_req_t *r, CURLcode rc, int forced_error) {
   tpuci__http_t *h = r->h;
   tpuci__http_res_t res;
   char *msg = NULL;
@@ -219,13 +213,12 @@ static void tpuci__http_finish(tpuci__http_req_t *r, CURLcode rc,
     long os = 0;
     const char *m = NULL;
     curl_easy_getinfo(r->easy, CURLINFO_OS_ERRNO, &os);
-    if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
-        rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR)
+    if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_RECV_ERROR ||
+        rc == CURLE_SEND_ERROR)
       res.error = tpuci__http_os_error((int) os, &m);
     /* With TLS 1.3 a refused client certificate shows up as an alert on
      * the first read. */
-    if (res.error == 0 && h->host.tls &&
-        (rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR) &&
+    if (res.error == 0 && h->host.tls && (rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR) &&
         strstr(r->errbuf, "SSL") != NULL)
       rc = CURLE_SSL_CONNECT_ERROR;
     if (res.error == 0 && tpuci__http_tls_error(rc)) {
@@ -279,10 +272,9 @@ static void tpuci__http_on_conn_ended(void *p) {
 
 /* A request that failed over an ssh:// engine's connection first waits
  * for that ssh to end (its last word on stderr says why). */
-static void tpuci__http_complete(tpuci__http_req_t *r, CURLcode rc,
-                                 int forced_error) {
-  if (forced_error == 0 && rc != CURLE_OK && !r->cancelled && r->conn != NULL &&
-      !r->h->closed && !tpuci__sshconn_ended(r->conn, tpuci__http_on_conn_ended, r)) {
+static void tpuci__http_complete(tpuci__http_req_t *r, CURLcode rc, int forced_error) {
+  if (forced_error == 0 && rc != CURLE_OK && !r->cancelled && r->conn != NULL && !r->h->closed &&
+      !tpuci__sshconn_ended(r->conn, tpuci__http_on_conn_ended, r)) {
     r->rc = rc;
     TPUCI__LIST_PUSH(r->h->waiting, r);
     return;
@@ -319,8 +311,8 @@ static void tpuci__http_on_poll(uv_poll_t *p, int status, int events) {
   tpuci__http_check_done(h);
 }
 
-static int tpuci__http_socket_cb(CURL *easy, curl_socket_t fd, int what,
-                                 void *userp, void *socketp) {
+static int tpuci__http_socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp,
+                                 void *socketp) {
   tpuci__http_t *h = userp;
   tpuci__http_sock_t *s = socketp;
   int events = 0;
@@ -374,20 +366,16 @@ static int tpuci__http_timer_cb(CURLM *multi, long timeout_ms, void *userp) {
   return 0;
 }
 
-static size_t tpuci__http_write_cb(char *ptr, size_t size, size_t nmemb,
-                                   void *userdata) {
+static size_t tpuci__http_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata) {
   tpuci__http_req_t *r = userdata;
   size_t n = size * nmemb;
   if (r->status == 0) curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
-  if (r->chunk != NULL && r->status >= 200 && r->status < 300)
-    r->chunk(r->data, ptr, n);
-  else
-    tpuci__buf_add(&r->resp, ptr, n);
+  if (r->chunk != NULL && r->status >= 200 && r->status < 300) r->chunk(r->data, ptr, n);
+  else tpuci__buf_add(&r->resp, ptr, n);
   return n;
 }
 
-static size_t tpuci__http_header_cb(char *ptr, size_t size, size_t nmemb,
-                                    void *userdata) {
+static size_t tpuci__http_header_cb(char *ptr, size_t size, size_t nmemb, void *userdata) {
   tpuci__http_req_t *r = userdata;
   size_t n = size * nmemb;
   long status = 0;
@@ -457,14 +445,13 @@ static void tpuci__http_setup_tls(const tpuci__docker_host_t *host, CURL *e) {
   curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, host->tls_verify ? 2L : 0L);
 }
 
-static int tpuci__http_setup(tpuci__http_t *h, tpuci__http_req_t *r,
-                             const char *method, uint64_t timeout_ms) {
+static int tpuci__http_setup(tpuci__http_t *h, tpuci__http_req_t *r, const char *method,
+                             uint64_t timeout_ms) {
   CURL *e = curl_easy_init();
   if (e == NULL) return -1;
   r->easy = e;
   curl_easy_setopt(e, CURLOPT_URL, r->url);
-  if (h->host.unix_path != NULL)
-    curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, h->host.unix_path);
+  if (h->host.unix_path != NULL) curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, h->host.unix_path);
   if (h->host.tls) tpuci__http_setup_tls(&h->host, e);
   if (h->dial != NULL) tpuci__http_setup_ssh(h, r, e);
   /* The engine is never behind an HTTP proxy, whatever http_proxy says. */
@@ -479,8 +466,7 @@ static int tpuci__http_setup(tpuci__http_t *h, tpuci__http_req_t *r,
   if (timeout_ms > 0) curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long) timeout_ms);
   /* No "Expect: 100-continue" round trip for larger bodies. */
   r->headers = curl_slist_append(r->headers, "Expect:");
-  if (r->body != NULL)
-    r->headers = curl_slist_append(r->headers, "Content-Type: application/json");
+  if (r->body != NULL) r->headers = curl_slist_append(r->headers, "Content-Type: application/json");
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
   if (strcmp(method, "POST") == 0) {
     curl_easy_setopt(e, CURLOPT_POST, 1L);
@@ -550,11 +536,10 @@ static void tpuci__http_on_kick(uv_timer_t *t) {
   }
 }
 
-tpuci__http_req_t *tpuci__http_request(tpuci__http_t *h, const char *method,
-                                       const char *path, const char *body,
-                                       size_t len, uint64_t timeout_ms,
-                                       tpuci__http_chunk_cb chunk,
-                                       tpuci__http_done_cb done, void *data) {
+tpuci__http_req_t *tpuci__http_request(tpuci__http_t *h, const char *method, const char *path,
+                                       const char *body, size_t len, uint64_t timeout_ms,
+                                       tpuci__http_chunk_cb chunk, tpuci__http_done_cb done,
+                                       void *data) {
   tpuci__http_req_t *r = tpuci__calloc(1, sizeof(*r));
   r->h = h;
   r->url = tpuci__printf("%s%s", h->host.url_base, path);
@@ -632,8 +617,8 @@ void tpuci__http_cancel(tpuci__http_t *h, tpuci__http_req_t *r) {
 
 size_t tpuci__http_pending(const tpuci__http_t *h) { return h->npending; }
 
-int tpuci__http_new(uv_loop_t *loop, const tpuci__docker_host_t *host,
-                    tpuci__http_t **out, tpuci__err_t *err) {
+int tpuci__http_new(uv_loop_t *loop, const tpuci__docker_host_t *host, tpuci__http_t **out,
+                    tpuci__err_t *err) {
   tpuci__http_t *h;
   uv_once(&tpuci__curl_once, tpuci__curl_init);
   h = tpuci__calloc(1, sizeof(*h));
@@ -643,8 +628,7 @@ int tpuci__http_new(uv_loop_t *loop, const tpuci__docker_host_t *host,
     free(h);
     return tpuci__err_set(err, TPUCI_ENOMEM, "curl_multi_init failed");
   }
-  if (host->ssh_host != NULL &&
-      tpuci__sshdial_new(loop, host, &h->dial, err) != 0) {
+  if (host->ssh_host != NULL && tpuci__sshdial_new(loop, host, &h->dial, err) != 0) {
     curl_multi_cleanup(h->multi);
     free(h);
     return TPUCI_EENGINE;

@@ -39,16 +39,15 @@ typedef struct {
 } tpuci__http_res_t;
 
 /* A piece of a streamed 2xx response body. */
-typedef void (*tpuci__http_chunk_cb)(void *data, const char *buf,
-                                     size_t len);
+typedef void (*tpuci__http_chunk_cb)(void *data, const char *buf, size_t len);
 typedef void (*tpuci__http_done_cb)(void *data, const tpuci__http_res_t *res);
 /* The answer's headers are all in, with a 2xx `status`: for a stream
  * that is attached from then on (the engine's attach endpoint). */
 typedef void (*tpuci__http_head_cb)(void *data, long status);
 
 /* Creates a client for `host` on `loop`. The host is copied. */
-int tpuci__http_new(uv_loop_t *loop, const tpuci__docker_host_t *host,
-                    tpuci__http_t **out, tpuci__err_t *err);
+int tpuci__http_new(uv_loop_t *loop, const tpuci__docker_host_t *host, tpuci__http_t **out,
+                    tpuci__err_t *err);
 
 /* Starts a request. `path` is the whole path with the query ("/v1.41/
  * containers/json?all=1"); `body` (may be NULL) is sent as
@@ -57,11 +56,10 @@ int tpuci__http_new(uv_loop_t *loop, const tpuci__docker_host_t *host,
  * receives a 2xx body as it arrives. Returns the request, which stays
  * valid until its done callback has returned: for the setters below and
  * tpuci__http_cancel(). */
-tpuci__http_req_t *tpuci__http_request(tpuci__http_t *h, const char *method,
-                                       const char *path, const char *body,
-                                       size_t len, uint64_t timeout_ms,
-                                       tpuci__http_chunk_cb chunk,
-                                       tpuci__http_done_cb done, void *data);
+tpuci__http_req_t *tpuci__http_request(tpuci__http_t *h, const char *method, const char *path,
+                                       const char *body, size_t len, uint64_t timeout_ms,
+                                       tpuci__http_chunk_cb chunk, tpuci__http_done_cb done,
+                                       void *data);
 
 /* The `data` the request was made with. */
 void *tpuci__http_req_data(const tpuci__http_req_t *r);

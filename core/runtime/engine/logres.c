@@ -72,8 +72,8 @@ static int tpuci__logres_name_ok(const char *s, size_t n) {
     return 0;
   for (i = 0; i < n; i++) {
     char c = s[i];
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-          c == '.' || c == '_' || c == '-'))
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+          c == '_' || c == '-'))
       return 0;
   }
   return 1;
@@ -124,22 +124,21 @@ static int tpuci__logres_data(tpuci__logres_t *r, const char *p, size_t len) {
   n = tpuci__base64_decode_to(p, len, TPUCI__B64_STRICT, buf);
   if (n < 0) {
     free(buf);
-    return tpuci__logres_fail(r, tpuci__printf("%s: a piece is not base64 after %" PRIu64
-                                               " bytes",
-                                               r->name, r->got));
+    return tpuci__logres_fail(
+        r, tpuci__printf("%s: a piece is not base64 after %" PRIu64 " bytes", r->name, r->got));
   }
   if (r->got + (uint64_t) n > r->size) {
     free(buf);
-    return tpuci__logres_fail(r, tpuci__printf("%s: more than its %" PRIu64 " bytes",
-                                               r->name, r->size));
+    return tpuci__logres_fail(
+        r, tpuci__printf("%s: more than its %" PRIu64 " bytes", r->name, r->size));
   }
   r->crc = tpuci__crc32(r->crc, buf, (size_t) n);
   r->got += (uint64_t) n;
   w = tpuci__write_all(r->fd, (const char *) buf, (size_t) n);
   free(buf);
   if (w != 0)
-    return tpuci__logres_fail(r, tpuci__printf("cannot write %s/%s: %s", r->dir, r->name,
-                                               uv_strerror(w)));
+    return tpuci__logres_fail(
+        r, tpuci__printf("cannot write %s/%s: %s", r->dir, r->name, uv_strerror(w)));
   return 1;
 }
 
@@ -148,21 +147,20 @@ static int tpuci__logres_end(tpuci__logres_t *r, const char *p, size_t len) {
   if (strlen(r->name) != len || memcmp(r->name, p, len) != 0)
     return tpuci__logres_fail(r, tpuci__printf("%s: its end names another file", r->name));
   if (r->got != r->size)
-    return tpuci__logres_fail(r, tpuci__printf("%s: %" PRIu64 " of %" PRIu64 " bytes",
-                                               r->name, r->got, r->size));
+    return tpuci__logres_fail(
+        r, tpuci__printf("%s: %" PRIu64 " of %" PRIu64 " bytes", r->name, r->got, r->size));
   if (r->crc != r->crc_want)
     return tpuci__logres_fail(r, tpuci__printf("%s: its bytes differ from what was sent "
                                                "(CRC-32 %08x, sent %08x)",
-                                               r->name, (unsigned) r->crc,
-                                               (unsigned) r->crc_want));
+                                               r->name, (unsigned) r->crc, (unsigned) r->crc_want));
   r->whole++;
   tpuci__logres_close(r);
   return 1;
 }
 
 /* Whether p (len) starts with word `w` and a space (or is just `w`); *rest. */
-static int tpuci__logres_word(const char *p, size_t len, const char *w,
-                              const char **rest, size_t *rest_len) {
+static int tpuci__logres_word(const char *p, size_t len, const char *w, const char **rest,
+                              size_t *rest_len) {
   size_t n = strlen(w);
   if (len < n || memcmp(p, w, n) != 0) return 0;
   if (len == n) {
@@ -189,9 +187,9 @@ int tpuci__logres_line(tpuci__logres_t *r, const char *p, size_t len) {
              (n > 9 && memcmp(rest, "snapshot ", 9) == 0)) {
     /* A block: its files replace those of any before. */
     if (r->name != NULL)
-      return tpuci__logres_fail(r, tpuci__printf("%s: %" PRIu64 " of %" PRIu64
-                                                 " bytes, then another block began",
-                                                 r->name, r->got, r->size));
+      return tpuci__logres_fail(
+          r, tpuci__printf("%s: %" PRIu64 " of %" PRIu64 " bytes, then another block began",
+                           r->name, r->got, r->size));
     r->begun = 1;
     r->final = rest[0] == 'b';
     r->ended = 0;
@@ -199,9 +197,9 @@ int tpuci__logres_line(tpuci__logres_t *r, const char *p, size_t len) {
     r->files = strtol(rest + (r->final ? 6 : 9), NULL, 10);
   } else if (n > 4 && memcmp(rest, "end ", 4) == 0) {
     if (r->name != NULL)
-      return tpuci__logres_fail(r, tpuci__printf("%s: %" PRIu64 " of %" PRIu64
-                                                 " bytes, then the block ended",
-                                                 r->name, r->got, r->size));
+      return tpuci__logres_fail(
+          r, tpuci__printf("%s: %" PRIu64 " of %" PRIu64 " bytes, then the block ended", r->name,
+                           r->got, r->size));
     r->ended = 1;
   }
   return 1;
@@ -211,8 +209,8 @@ char *tpuci__logres_check(const tpuci__logres_t *r) {
   if (!r->announced && !r->begun) return NULL;
   if (r->err != NULL) return tpuci__strdup(r->err);
   if (r->name != NULL)
-    return tpuci__printf("%s: %" PRIu64 " of %" PRIu64 " bytes, then the log ended",
-                         r->name, r->got, r->size);
+    return tpuci__printf("%s: %" PRIu64 " of %" PRIu64 " bytes, then the log ended", r->name,
+                         r->got, r->size);
   if (!r->begun) return tpuci__strdup("the log ended before the results were sent");
   if (!r->ended || r->whole != r->files)
     return tpuci__printf("%ld of %ld file%s, then the log ended", r->whole, r->files,

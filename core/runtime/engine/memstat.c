@@ -7,15 +7,11 @@ void tpuci__memstat_init(tpuci__memstat_t *m) {
   tpuci__buf_init(&m->line);
 }
 
-void tpuci__memstat_free(tpuci__memstat_t *m) {
-  tpuci__buf_free(&m->line);
-}
+void tpuci__memstat_free(tpuci__memstat_t *m) { tpuci__buf_free(&m->line); }
 
 static uint64_t tpuci__memstat_u64(json_t *o, const char *key) {
   json_t *v = json_object_get(o, key);
-  return json_is_integer(v) && json_integer_value(v) > 0
-             ? (uint64_t) json_integer_value(v)
-             : 0;
+  return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t) json_integer_value(v) : 0;
 }
 
 void tpuci__memstat_sample(tpuci__memstat_t *m, json_t *stats) {

@@ -35,8 +35,7 @@ static void tpuci__net_on_created(void *p, const tpuci__engine_res_t *res) {
   n->done(n->data, res);
 }
 
-void tpuci__net_create(tpuci__net_t *n, const int *stop, tpuci__engine_cb done,
-                       void *data) {
+void tpuci__net_create(tpuci__net_t *n, const int *stop, tpuci__engine_cb done, void *data) {
   n->stop = stop;
   n->done = done;
   n->data = data;
@@ -55,10 +54,8 @@ char *tpuci__net_kept(const tpuci__net_t *n, const char *why) {
   return tpuci__printf("kept network %s (%s); `tpuci gc` removes it", n->name, why);
 }
 
-int tpuci__net_remove_again(const tpuci__net_t *n, const tpuci__engine_res_t *res,
-                            int max) {
-  return !res->ok && res->status != 404 && res->error == 0 && res->status != 0 &&
-         n->rm_tries < max;
+int tpuci__net_remove_again(const tpuci__net_t *n, const tpuci__engine_res_t *res, int max) {
+  return !res->ok && res->status != 404 && res->error == 0 && res->status != 0 && n->rm_tries < max;
 }
 
 void tpuci__net_free(tpuci__net_t *n) {

@@ -31,8 +31,7 @@ typedef struct {
 char *tpuci__name_suffixed(const char *name, size_t max);
 /* POST /networks/create; `done` gets the last answer (n->id is set when
  * it was ok and had an Id). */
-void tpuci__net_create(tpuci__net_t *n, const int *stop, tpuci__engine_cb done,
-                       void *data);
+void tpuci__net_create(tpuci__net_t *n, const int *stop, tpuci__engine_cb done, void *data);
 /* DELETE /networks/{id}: 1, or 0 when it was never created. */
 int tpuci__net_remove(tpuci__net_t *n, tpuci__engine_cb done, void *data);
 /* For --keep-failed: "kept network <name> (<why>)...", or NULL when it was
@@ -40,8 +39,7 @@ int tpuci__net_remove(tpuci__net_t *n, tpuci__engine_cb done, void *data);
 char *tpuci__net_kept(const tpuci__net_t *n, const char *why);
 /* Whether a failed removal is worth asking again (the engine answered,
  * not 404, fewer than `max` tries). */
-int tpuci__net_remove_again(const tpuci__net_t *n, const tpuci__engine_res_t *res,
-                            int max);
+int tpuci__net_remove_again(const tpuci__net_t *n, const tpuci__engine_res_t *res, int max);
 void tpuci__net_free(tpuci__net_t *n);
 
 #endif /* TPUCI_RUNTIME_ENGINE_NETWORK_H */

@@ -7,8 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-void tpuci__ctrout_init(tpuci__ctrout_t *o, tpuci__attempt_t *a,
-                        const char *host) {
+void tpuci__ctrout_init(tpuci__ctrout_t *o, tpuci__attempt_t *a, const char *host) {
   char prefix[64];
   memset(o, 0, sizeof(*o));
   o->a = a;
@@ -30,8 +29,7 @@ void tpuci__ctrout_open_log(tpuci__ctrout_t *o, char *path) {
   if (o->log_fd < 0) tpuci__attempt_write_error(o->a, path, TPUCI__ERRNO);
 }
 
-static void tpuci__ctrout_log_write(tpuci__ctrout_t *o, const char *buf,
-                                    size_t len) {
+static void tpuci__ctrout_log_write(tpuci__ctrout_t *o, const char *buf, size_t len) {
   int r;
   if (o->log_fd < 0 || (r = tpuci__write_all(o->log_fd, buf, len)) == 0) return;
   /* Its lines are still in the attempt's log. */
@@ -51,8 +49,7 @@ static void tpuci__ctrout_on_lines(void *p, const char *buf, size_t len) {
 }
 
 /* Output of stream k (0, 1) on its way to the attempt. */
-static void tpuci__ctrout_pass(tpuci__ctrout_t *o, int k, const char *buf,
-                               size_t len) {
+static void tpuci__ctrout_pass(tpuci__ctrout_t *o, int k, const char *buf, size_t len) {
   tpuci__ctrout_lines_t l;
   if (len == 0) return;
   if (!o->gang_host) {
@@ -66,8 +63,7 @@ static void tpuci__ctrout_pass(tpuci__ctrout_t *o, int k, const char *buf,
 }
 
 void tpuci__ctrout_ctl(tpuci__ctrout_t *o, const char *key,
-                       void (*ctl)(void *data, int stream, const char *line,
-                                   size_t len),
+                       void (*ctl)(void *data, int stream, const char *line, size_t len),
                        void *data) {
   free(o->ctl_key);
   free(o->ctl_mid);
@@ -94,8 +90,7 @@ static void tpuci__ctrout_ctl_line(tpuci__ctrout_t *o, int k) {
  * write as one line, and the results block comes right after such a
  * line, which then ends there (a newline is added, as at a stream's
  * end). */
-static void tpuci__ctrout_filter(tpuci__ctrout_t *o, int k, const char *buf,
-                                 size_t len) {
+static void tpuci__ctrout_filter(tpuci__ctrout_t *o, int k, const char *buf, size_t len) {
   while (len > 0) {
     tpuci__buf_t *h = &o->cs[k].hold;
     size_t n = 0;
@@ -159,8 +154,7 @@ static void tpuci__ctrout_filter(tpuci__ctrout_t *o, int k, const char *buf,
   }
 }
 
-static void tpuci__ctrout_on_output(void *p, int stream, const char *buf,
-                                    size_t len) {
+static void tpuci__ctrout_on_output(void *p, int stream, const char *buf, size_t len) {
   tpuci__ctrout_t *o = p;
   int k = stream == 2 ? 1 : 0;
   if (o->skip[k] > 0) {
@@ -221,14 +215,12 @@ void tpuci__ctrout_free(tpuci__ctrout_t *o) {
   o->log_path = NULL;
 }
 
-void tpuci__ctrout_read_end(tpuci__ctrout_t *o, const char *kind,
-                            const char *name, const char *how, int ok,
-                            int error, const char *message) {
+void tpuci__ctrout_read_end(tpuci__ctrout_t *o, const char *kind, const char *name, const char *how,
+                            int ok, int error, const char *message) {
   char *m;
   tpuci__ctrout_flush(o);
   if (ok || error == UV_ECANCELED) return;
-  m = tpuci__printf("the output of %s %s may be incomplete: %s: %s", kind,
-                    name, how, message);
+  m = tpuci__printf("the output of %s %s may be incomplete: %s: %s", kind, name, how, message);
   tpuci__attempt_message(o->a, m);
   free(m);
 }

@@ -48,16 +48,14 @@ typedef struct {
 #define TPUCI__CTL_LINE_MAX (1024 * 1024)
 
 /* `host` is a gang host's name ("worker-1"), NULL for a lone container. */
-void tpuci__ctrout_init(tpuci__ctrout_t *o, tpuci__attempt_t *a,
-                        const char *host);
+void tpuci__ctrout_init(tpuci__ctrout_t *o, tpuci__attempt_t *a, const char *host);
 /* From now on, the lines of either stream that start with `key` and a
  * space are not output: ctl(data, stream, rest, len) gets each, without
  * the key, its space and its newline. Within a line, "KEY results "
  * starts one too (the results block after a line left without its
  * newline): that line ends there (a newline is added). */
 void tpuci__ctrout_ctl(tpuci__ctrout_t *o, const char *key,
-                       void (*ctl)(void *data, int stream, const char *line,
-                                   size_t len),
+                       void (*ctl)(void *data, int stream, const char *line, size_t len),
                        void *data);
 /* Opens (truncates) the gang host's own log at `path` (taken), making the
  * attempt's folder first. A failure is told once (write_error) and the
@@ -71,9 +69,8 @@ void tpuci__ctrout_flush(tpuci__ctrout_t *o);
 /* At the end of a read of the whole output (ok, error, message: its
  * answer): flushed, and unless it succeeded or was cancelled the user is
  * told that the output of `kind` `name` may be incomplete: `how`. */
-void tpuci__ctrout_read_end(tpuci__ctrout_t *o, const char *kind,
-                            const char *name, const char *how, int ok,
-                            int error, const char *message);
+void tpuci__ctrout_read_end(tpuci__ctrout_t *o, const char *kind, const char *name, const char *how,
+                            int ok, int error, const char *message);
 /* Before a second read of the whole output: skip what was passed on. */
 void tpuci__ctrout_rewind(tpuci__ctrout_t *o);
 void tpuci__ctrout_free(tpuci__ctrout_t *o);

@@ -26,10 +26,8 @@ int tpuci__podman_detect(json_t *version, int *major, int *minor) {
     const char *name = json_string_value(json_object_get(c, "Name"));
     const char *ver = json_string_value(json_object_get(c, "Version"));
     if (name == NULL || strcmp(name, "Podman Engine") != 0) continue;
-    if (ver == NULL)
-      ver = json_string_value(json_object_get(version, "Version"));
-    if (ver != NULL && sscanf(ver, "%d.%d", major, minor) != 2)
-      *major = *minor = 0;
+    if (ver == NULL) ver = json_string_value(json_object_get(version, "Version"));
+    if (ver != NULL && sscanf(ver, "%d.%d", major, minor) != 2) *major = *minor = 0;
     return 1;
   }
   return 0;
@@ -37,8 +35,7 @@ int tpuci__podman_detect(json_t *version, int *major, int *minor) {
 
 /* The hard limit (the second number) of the line of /proc/<pid>/limits
  * that starts with `name`. */
-static int tpuci__limit_line(const char *text, const char *name,
-                             unsigned long long *out) {
+static int tpuci__limit_line(const char *text, const char *name, unsigned long long *out) {
   const char *p = text;
   size_t n = strlen(name);
   while (p != NULL && *p) {
@@ -85,8 +82,7 @@ int tpuci__proc_has_cap(const char *status, int cap) {
 
 void tpuci__podman_limits_decide(tpuci__podman_limits_t *l) {
   l->needed = l->known && l->uid == 0 && !l->sys_resource &&
-              (l->nofile < TPUCI__PODMAN_RLIMIT_DEFAULT ||
-               l->nproc < TPUCI__PODMAN_RLIMIT_DEFAULT);
+              (l->nofile < TPUCI__PODMAN_RLIMIT_DEFAULT || l->nproc < TPUCI__PODMAN_RLIMIT_DEFAULT);
 }
 
 void tpuci__podman_probe(const char *unix_path, tpuci__podman_limits_t *out) {
@@ -107,8 +103,7 @@ void tpuci__podman_probe(const char *unix_path, tpuci__podman_limits_t *out) {
   fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return;
   ok = connect(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0 &&
-       getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
-       cred.pid > 0;
+       getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.pid > 0;
   close(fd);
   if (!ok) return;
   out->pid = (long) cred.pid;
@@ -142,8 +137,7 @@ static void tpuci__ulimit_default(json_t *list, const char *name, json_int_t v) 
     const char *have = json_string_value(json_object_get(u, "Name"));
     if (have != NULL && strcmp(have, name) == 0) return;
   }
-  json_array_append_new(list, json_pack("{s:s, s:I, s:I}", "Name", name, "Soft", v,
-                                        "Hard", v));
+  json_array_append_new(list, json_pack("{s:s, s:I, s:I}", "Name", name, "Soft", v, "Hard", v));
 }
 
 void tpuci__podman_body_limits(json_t *body, const tpuci__podman_limits_t *l) {
@@ -161,19 +155,17 @@ void tpuci__podman_body_limits(json_t *body, const tpuci__podman_limits_t *l) {
 
 char *tpuci__podman_limits_text(const tpuci__podman_limits_t *l) {
   if (!l->known)
-    return tpuci__strdup(
-        "cannot read the limits of the process serving the socket (a remote "
-        "engine, or one started by systemd's socket activation); if "
-        "containers fail to start with \"error setting rlimit\", set "
-        "default_ulimits in podman's containers.conf");
+    return tpuci__strdup("cannot read the limits of the process serving the socket (a remote "
+                         "engine, or one started by systemd's socket activation); if "
+                         "containers fail to start with \"error setting rlimit\", set "
+                         "default_ulimits in podman's containers.conf");
   if (l->needed)
-    return tpuci__printf(
-        "the service (pid %ld, root, without CAP_SYS_RESOURCE) may give "
-        "containers at most %llu open files and %llu processes, less than "
-        "podman's default of %llu: tpuci asks for those limits "
-        "(HostConfig.Ulimits)",
-        l->pid, tpuci__cap_default(l->nofile), tpuci__cap_default(l->nproc),
-        TPUCI__PODMAN_RLIMIT_DEFAULT);
+    return tpuci__printf("the service (pid %ld, root, without CAP_SYS_RESOURCE) may give "
+                         "containers at most %llu open files and %llu processes, less than "
+                         "podman's default of %llu: tpuci asks for those limits "
+                         "(HostConfig.Ulimits)",
+                         l->pid, tpuci__cap_default(l->nofile), tpuci__cap_default(l->nproc),
+                         TPUCI__PODMAN_RLIMIT_DEFAULT);
   return tpuci__printf("the service (pid %ld) can give containers podman's "
                        "default open-files and process limits",
                        l->pid);
@@ -217,12 +209,10 @@ const char *tpuci__podman_hint(const char *msg) {
   return NULL;
 }
 
-char *tpuci__podman_oom_cause(const char *cause, uint64_t memory_bytes,
-                              const char *version) {
+char *tpuci__podman_oom_cause(const char *cause, uint64_t memory_bytes, const char *version) {
   return tpuci__printf("%s (SIGKILL under a memory limit of %.0f MiB: "
                        "probably out of memory, but podman %s does not "
                        "report OOM kills)",
-                       cause ? cause : "exit 137",
-                       (double) memory_bytes / (1024.0 * 1024.0),
+                       cause ? cause : "exit 137", (double) memory_bytes / (1024.0 * 1024.0),
                        version ? version : "");
 }

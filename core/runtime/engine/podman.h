@@ -82,7 +82,6 @@ const char *tpuci__podman_hint(const char *engine_message);
 /* A container of a podman that never reports OOM kills exited 137
  * (SIGKILL from someone other than tpuci) under a memory limit: `cause`
  * (may be NULL: "exit 137") with what that probably means. New string. */
-char *tpuci__podman_oom_cause(const char *cause, uint64_t memory_bytes,
-                              const char *version);
+char *tpuci__podman_oom_cause(const char *cause, uint64_t memory_bytes, const char *version);
 
 #endif /* TPUCI_ENGINE_PODMAN_H */

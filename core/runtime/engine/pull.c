@@ -71,8 +71,8 @@ int tpuci__pull_state_line(tpuci__pull_state_t *st, json_t *line) {
   return 0;
 }
 
-void tpuci__pull_state_sum(const tpuci__pull_state_t *st, uint64_t *current,
-                           uint64_t *total, int *layers) {
+void tpuci__pull_state_sum(const tpuci__pull_state_t *st, uint64_t *current, uint64_t *total,
+                           int *layers) {
   size_t i;
   *current = *total = 0;
   for (i = 0; i < st->n; i++) {
@@ -169,8 +169,8 @@ static void tpuci__pull_on_done(void *data, const tpuci__engine_res_t *er) {
   if (!er->ok && er->error == 0 && tpuci__pull_denied(er->status, er->message)) {
     char *how = tpuci__regauth_describe(&p->auth, &p->conf);
     res.denied = 1;
-    msg = tpuci__printf("registry %s refused access (%s; the engine said: %s)",
-                        p->auth.host, how, er->message);
+    msg = tpuci__printf("registry %s refused access (%s; the engine said: %s)", p->auth.host, how,
+                        er->message);
     free(how);
     res.message = msg;
   }
@@ -183,8 +183,8 @@ static void tpuci__pull_engine(tpuci__puller_t *p) {
                                     tpuci__pull_on_done, p);
 }
 
-static void tpuci__pull_on_helper(void *data, int status, const char *out,
-                                  size_t len, const char *why) {
+static void tpuci__pull_on_helper(void *data, int status, const char *out, size_t len,
+                                  const char *why) {
   tpuci__puller_t *p = data;
   tpuci__err_t err = {0, NULL};
   p->helper = NULL;
@@ -193,8 +193,8 @@ static void tpuci__pull_on_helper(void *data, int status, const char *out,
     return;
   }
   if (status < 0 || (status == 0 && tpuci__regauth_from_helper(&p->auth, out, len, &err) != 0)) {
-    char *m = tpuci__printf("cannot get the credentials for registry %s: %s",
-                            p->auth.host, status < 0 ? why : err.msg);
+    char *m = tpuci__printf("cannot get the credentials for registry %s: %s", p->auth.host,
+                            status < 0 ? why : err.msg);
     tpuci__err_clear(&err);
     tpuci__pull_fail(p, m);
     free(m);
@@ -205,8 +205,7 @@ static void tpuci__pull_on_helper(void *data, int status, const char *out,
 }
 
 tpuci__puller_t *tpuci__pull_start(tpuci__engine_t *e, const char *ref,
-                                   tpuci__pull_progress_cb progress,
-                                   tpuci__pull_cb cb, void *data,
+                                   tpuci__pull_progress_cb progress, tpuci__pull_cb cb, void *data,
                                    tpuci__err_t *err) {
   tpuci__puller_t *p = tpuci__calloc(1, sizeof(*p));
   p->e = e;
@@ -223,10 +222,8 @@ tpuci__puller_t *tpuci__pull_start(tpuci__engine_t *e, const char *ref,
   tpuci__pull_tell(p, TPUCI__PULL_STARTED);
   if (p->auth.helper != NULL)
     p->helper = tpuci__credhelper_get(e->loop, p->auth.helper, p->auth.server,
-                                      TPUCI__CREDHELPER_TIMEOUT_MS,
-                                      tpuci__pull_on_helper, p);
-  else
-    tpuci__pull_engine(p);
+                                      TPUCI__CREDHELPER_TIMEOUT_MS, tpuci__pull_on_helper, p);
+  else tpuci__pull_engine(p);
   return p;
 }
 

@@ -29,8 +29,7 @@ typedef struct {
 } tpuci__pull_res_t;
 
 typedef void (*tpuci__pull_cb)(void *data, const tpuci__pull_res_t *res);
-typedef void (*tpuci__pull_progress_cb)(void *data,
-                                        const tpuci__pull_progress_t *p);
+typedef void (*tpuci__pull_progress_cb)(void *data, const tpuci__pull_progress_t *p);
 
 typedef struct tpuci__puller_s tpuci__puller_t;
 
@@ -40,8 +39,7 @@ typedef struct tpuci__puller_s tpuci__puller_t;
  * filled (TPUCI_EIMAGE: the config cannot be read) and then never calls
  * back; otherwise cb follows once, from the loop. */
 tpuci__puller_t *tpuci__pull_start(tpuci__engine_t *e, const char *ref,
-                                   tpuci__pull_progress_cb progress,
-                                   tpuci__pull_cb cb, void *data,
+                                   tpuci__pull_progress_cb progress, tpuci__pull_cb cb, void *data,
                                    tpuci__err_t *err);
 /* Stops the helper or the pull; cb follows with cancelled set. */
 void tpuci__pull_cancel(tpuci__puller_t *p);
@@ -61,8 +59,8 @@ typedef struct {
 /* Takes one line ({"status", "id", "progressDetail": {"current",
  * "total"}}). Returns 1 when the sums changed. */
 int tpuci__pull_state_line(tpuci__pull_state_t *st, json_t *line);
-void tpuci__pull_state_sum(const tpuci__pull_state_t *st, uint64_t *current,
-                           uint64_t *total, int *layers);
+void tpuci__pull_state_sum(const tpuci__pull_state_t *st, uint64_t *current, uint64_t *total,
+                           int *layers);
 void tpuci__pull_state_free(tpuci__pull_state_t *st);
 
 /* Whether a failed pull's answer (HTTP status, the engine's message) is

@@ -52,8 +52,8 @@ char *tpuci__registry_server(const char *host) {
 
 /* The config file. */
 
-int tpuci__regconf_parse(tpuci__regconf_t *c, const char *path,
-                         const char *text, tpuci__err_t *err) {
+int tpuci__regconf_parse(tpuci__regconf_t *c, const char *path, const char *text,
+                         tpuci__err_t *err) {
   json_error_t je;
   memset(c, 0, sizeof(*c));
   c->path = tpuci__strdup(path);
@@ -88,8 +88,7 @@ int tpuci__regconf_load(tpuci__regconf_t *c, tpuci__err_t *err) {
   }
   if (rc != 0) {
     char *why = tpuci__read_why(path, rc);
-    tpuci__err_set(err, TPUCI_EIMAGE, "cannot read the Docker config %s: %s",
-                   path, why);
+    tpuci__err_set(err, TPUCI_EIMAGE, "cannot read the Docker config %s: %s", path, why);
     free(why);
     free(path);
     return TPUCI_EIMAGE;
@@ -124,8 +123,7 @@ static json_t *tpuci__by_host(json_t *obj, const char *host, const char **key_ou
   return NULL;
 }
 
-static int tpuci__helper_name(json_t *v, tpuci__regauth_t *out,
-                              tpuci__cred_source_t source) {
+static int tpuci__helper_name(json_t *v, tpuci__regauth_t *out, tpuci__cred_source_t source) {
   const char *name = json_string_value(v);
   if (name == NULL || name[0] == '\0') return 0;
   out->source = source;
@@ -137,9 +135,8 @@ static int tpuci__helper_name(json_t *v, tpuci__regauth_t *out,
  * "password"} or {"identitytoken"}. Returns 1 when it holds credentials,
  * 0 when it is empty (what `docker login` leaves there with a
  * credsStore), or TPUCI_EIMAGE. */
-static int tpuci__from_auths(const tpuci__regconf_t *c, const char *key,
-                             json_t *entry, tpuci__regauth_t *out,
-                             tpuci__err_t *err) {
+static int tpuci__from_auths(const tpuci__regconf_t *c, const char *key, json_t *entry,
+                             tpuci__regauth_t *out, tpuci__err_t *err) {
   const char *auth = json_string_value(json_object_get(entry, "auth"));
   const char *token = json_string_value(json_object_get(entry, "identitytoken"));
   const char *user = json_string_value(json_object_get(entry, "username"));
@@ -182,8 +179,8 @@ static int tpuci__from_auths(const tpuci__regconf_t *c, const char *key,
   return 0;
 }
 
-int tpuci__regauth_pick(const tpuci__regconf_t *c, const char *ref,
-                        tpuci__regauth_t *out, tpuci__err_t *err) {
+int tpuci__regauth_pick(const tpuci__regconf_t *c, const char *ref, tpuci__regauth_t *out,
+                        tpuci__err_t *err) {
   const char *key = NULL;
   json_t *entry;
   int rc;
@@ -206,8 +203,8 @@ int tpuci__regauth_pick(const tpuci__regconf_t *c, const char *ref,
   return 0;
 }
 
-int tpuci__regauth_from_helper(tpuci__regauth_t *a, const char *out,
-                               size_t len, tpuci__err_t *err) {
+int tpuci__regauth_from_helper(tpuci__regauth_t *a, const char *out, size_t len,
+                               tpuci__err_t *err) {
   json_t *j = json_loadb(out, len, 0, NULL);
   const char *user = json_string_value(json_object_get(j, "Username"));
   const char *secret = json_string_value(json_object_get(j, "Secret"));
@@ -222,14 +219,13 @@ int tpuci__regauth_from_helper(tpuci__regauth_t *a, const char *out,
   /* The helpers' way of storing an identity token. */
   if (user != NULL && strcmp(user, "<token>") == 0)
     a->header = tpuci__regauth_header(NULL, NULL, secret, a->server);
-  else
-    a->header = tpuci__regauth_header(user ? user : "", secret, NULL, a->server);
+  else a->header = tpuci__regauth_header(user ? user : "", secret, NULL, a->server);
   json_decref(j);
   return 0;
 }
 
-char *tpuci__regauth_header(const char *user, const char *password,
-                            const char *token, const char *server) {
+char *tpuci__regauth_header(const char *user, const char *password, const char *token,
+                            const char *server) {
   json_t *o = json_object();
   char *text, *b64;
   if (token != NULL) {
@@ -247,26 +243,21 @@ char *tpuci__regauth_header(const char *user, const char *password,
   return b64;
 }
 
-char *tpuci__regauth_describe(const tpuci__regauth_t *a,
-                              const tpuci__regconf_t *c) {
+char *tpuci__regauth_describe(const tpuci__regauth_t *a, const tpuci__regconf_t *c) {
   const char *path = c->path ? c->path : "the Docker config";
   switch (a->source) {
-    case TPUCI__CRED_AUTHS:
-      return tpuci__printf("credentials from %s (auths) were sent", path);
+    case TPUCI__CRED_AUTHS: return tpuci__printf("credentials from %s (auths) were sent", path);
     case TPUCI__CRED_HELPER:
     case TPUCI__CRED_STORE:
       if (a->header == NULL)
         return tpuci__printf("no credentials were sent: %s (%s in %s) has "
                              "none for %s",
                              a->helper,
-                             a->source == TPUCI__CRED_HELPER ? "credHelpers" : "credsStore",
-                             path, a->server);
+                             a->source == TPUCI__CRED_HELPER ? "credHelpers" : "credsStore", path,
+                             a->server);
       return tpuci__printf("credentials from %s (%s in %s) were sent", a->helper,
-                           a->source == TPUCI__CRED_HELPER ? "credHelpers" : "credsStore",
-                           path);
-    default:
-      return tpuci__printf("no credentials were sent: %s has none for %s", path,
-                           a->host);
+                           a->source == TPUCI__CRED_HELPER ? "credHelpers" : "credsStore", path);
+    default: return tpuci__printf("no credentials were sent: %s has none for %s", path, a->host);
   }
 }
 

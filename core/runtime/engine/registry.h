@@ -42,8 +42,8 @@ typedef struct {
  * unreadable or invalid JSON is TPUCI_EIMAGE with err naming the file. */
 int tpuci__regconf_load(tpuci__regconf_t *c, tpuci__err_t *err);
 /* The same from a JSON text (tests); `path` names it in messages. */
-int tpuci__regconf_parse(tpuci__regconf_t *c, const char *path,
-                         const char *text, tpuci__err_t *err);
+int tpuci__regconf_parse(tpuci__regconf_t *c, const char *path, const char *text,
+                         tpuci__err_t *err);
 void tpuci__regconf_free(tpuci__regconf_t *c);
 
 /* Where the credentials for one registry come from. */
@@ -67,23 +67,21 @@ typedef struct {
  * else is no credentials. An "auths" entry that cannot be decoded is
  * TPUCI_EIMAGE (the message names the file and the key, never the
  * value). */
-int tpuci__regauth_pick(const tpuci__regconf_t *c, const char *ref,
-                        tpuci__regauth_t *out, tpuci__err_t *err);
+int tpuci__regauth_pick(const tpuci__regconf_t *c, const char *ref, tpuci__regauth_t *out,
+                        tpuci__err_t *err);
 /* Applies what `helper get` printed ({"ServerURL", "Username",
  * "Secret"}; Username "<token>" means Secret is an identity token): sets
  * a->header. Not JSON, or no Secret, is TPUCI_EIMAGE. */
-int tpuci__regauth_from_helper(tpuci__regauth_t *a, const char *out,
-                               size_t len, tpuci__err_t *err);
+int tpuci__regauth_from_helper(tpuci__regauth_t *a, const char *out, size_t len, tpuci__err_t *err);
 /* The X-Registry-Auth value: base64url of {"username", "password",
  * "serveraddress"}, or {"identitytoken", "serveraddress"} (and the
  * username when there is one) when `token` is set. New string. */
-char *tpuci__regauth_header(const char *user, const char *password,
-                            const char *token, const char *server);
+char *tpuci__regauth_header(const char *user, const char *password, const char *token,
+                            const char *server);
 /* "credentials from ~/.docker/config.json (auths)", "credentials from
  * docker-credential-pass (credHelpers in FILE)", for messages. New
  * string. */
-char *tpuci__regauth_describe(const tpuci__regauth_t *a,
-                              const tpuci__regconf_t *c);
+char *tpuci__regauth_describe(const tpuci__regauth_t *a, const tpuci__regconf_t *c);
 void tpuci__regauth_free(tpuci__regauth_t *a);
 
 #endif /* TPUCI_ENGINE_REGISTRY_H */

@@ -92,15 +92,14 @@ char *tpuci__sshdial_target(const tpuci__docker_host_t *host) {
   char port[16] = "";
   if (host->ssh_port > 0) snprintf(port, sizeof(port), ":%d", host->ssh_port);
   return tpuci__printf("ssh %s%s%s%s%s%s", host->ssh_user ? host->ssh_user : "",
-                       host->ssh_user ? "@" : "", v6 && *port ? "[" : "",
-                       host->ssh_host, v6 && *port ? "]" : "", port);
+                       host->ssh_user ? "@" : "", v6 && *port ? "[" : "", host->ssh_host,
+                       v6 && *port ? "]" : "", port);
 }
 
 /* The command line up to the destination (the remote command follows). */
 static void tpuci__dial_argv(const tpuci__sshdial_t *d, tpuci__strv_t *argv) {
   char *control = tpuci__printf("%s/%%C", d->control_dir);
-  tpuci__ssh_base_argv(argv, d->host.ssh_config, control, d->host.ssh_user,
-                       d->host.ssh_port);
+  tpuci__ssh_base_argv(argv, d->host.ssh_config, control, d->host.ssh_user, d->host.ssh_port);
   free(control);
   tpuci__strv_push(argv, "-T");
   tpuci__strv_push(argv, "--");
@@ -143,11 +142,11 @@ static void tpuci__conn_maybe_ended(tpuci__sshconn_t *c) {
   c->ended = 1;
   if (c->status != 0 && !c->killed) {
     char *last = tpuci__ssh_last_line(c->tail.data ? c->tail.data : "", c->tail.len);
-    c->error = last             ? tpuci__printf("%s: %s", c->d->target, last)
-               : c->term_signal ? tpuci__printf("%s: ssh was killed by signal %d",
-                                                c->d->target, c->term_signal)
-                                : tpuci__printf("%s: ssh exited %lld and said nothing",
-                                                c->d->target, (long long) c->status);
+    c->error = last ? tpuci__printf("%s: %s", c->d->target, last)
+               : c->term_signal
+                   ? tpuci__printf("%s: ssh was killed by signal %d", c->d->target, c->term_signal)
+                   : tpuci__printf("%s: ssh exited %lld and said nothing", c->d->target,
+                                   (long long) c->status);
     c->advice = tpuci__ssh_advice(c->term_signal ? -1 : (int) c->status, last, 1);
     free(last);
   }
@@ -390,8 +389,8 @@ const char *tpuci__sshconn_error(const tpuci__sshconn_t *c, const char **advice)
 
 /* The dialer. */
 
-int tpuci__sshdial_new(uv_loop_t *loop, const tpuci__docker_host_t *host,
-                       tpuci__sshdial_t **out, tpuci__err_t *err) {
+int tpuci__sshdial_new(uv_loop_t *loop, const tpuci__docker_host_t *host, tpuci__sshdial_t **out,
+                       tpuci__err_t *err) {
   tpuci__sshdial_t *d;
   char *dir;
   int rc = tpuci__ssh_control_dir_new(&dir, host->display, err);
@@ -417,8 +416,9 @@ int tpuci__sshdial_new(uv_loop_t *loop, const tpuci__docker_host_t *host,
     free(d->path);
     free(dir);
     free(d);
-    return tpuci__err_set(err, TPUCI_EENGINE, "%s: cannot make the local socket for "
-                                              "ssh's connections in /tmp: %s",
+    return tpuci__err_set(err, TPUCI_EENGINE,
+                          "%s: cannot make the local socket for "
+                          "ssh's connections in /tmp: %s",
                           host->display, uv_strerror(rc));
   }
   d->lpoll.data = d;
@@ -468,13 +468,11 @@ static void tpuci__dial_maybe_closed(tpuci__sshdial_t *d) {
   size_t i;
   int r = -1;
 
-  if (!d->closing || d->conns != NULL || uv_is_closing((uv_handle_t *) &d->timer))
-    return;
+  if (!d->closing || d->conns != NULL || uv_is_closing((uv_handle_t *) &d->timer)) return;
   if (d->used) {
     tpuci__dial_argv(d, &argv);
     /* "-O exit" before the destination ("--" ends the options). */
-    for (i = 0; i < argv.len && strcmp(argv.items[i], "--") != 0; i++) {
-    }
+    for (i = 0; i < argv.len && strcmp(argv.items[i], "--") != 0; i++) {}
     free(argv.items[i]);
     argv.items[i] = tpuci__strdup("-O");
     free(argv.items[i + 1]);

@@ -23,8 +23,8 @@ typedef struct tpuci__sshconn_s tpuci__sshconn_t;
 
 /* A dialer for `host` (ssh_host set; copied) on `loop`: makes its
  * private control folder. 0, or TPUCI_EENGINE with err filled. */
-int tpuci__sshdial_new(uv_loop_t *loop, const tpuci__docker_host_t *host,
-                       tpuci__sshdial_t **out, tpuci__err_t *err);
+int tpuci__sshdial_new(uv_loop_t *loop, const tpuci__docker_host_t *host, tpuci__sshdial_t **out,
+                       tpuci__err_t *err);
 
 /* The local socket curl connects to (CURLOPT_UNIX_SOCKET_PATH): each
  * connection accepted there gets its ssh. */

@@ -60,8 +60,8 @@ int tpuci__sync_listed(tpuci__sync_t *s, tpuci__sync_res_t *r, const char *what,
   return -1;
 }
 
-int tpuci__sync_removed(const tpuci__sync_res_t *d, const char *kind,
-                        const char *name, const char *run, tpuci__buf_t *report) {
+int tpuci__sync_removed(const tpuci__sync_res_t *d, const char *kind, const char *name,
+                        const char *run, tpuci__buf_t *report) {
   if (d->ok || d->status == 404) {
     tpuci__buf_addf(report, "removed %s %s (run %s)\n", kind, name, run);
     return 1;
@@ -81,8 +81,8 @@ int tpuci__sync_image_ids(const tpuci__plan_t *plan, tpuci__runtime_kind_t kind,
     const tpuci__image_t *img = &plan->images[k];
     if (!tpuci__plan_image_used(plan, k, kind)) continue;
     if (img->pull == TPUCI__PULL_ALWAYS) {
-      why[k] = tpuci__printf("image '%s' has pull = \"always\": the pull may bring another",
-                             img->ref);
+      why[k] =
+          tpuci__printf("image '%s' has pull = \"always\": the pull may bring another", img->ref);
       continue;
     }
     if (!opened && (rc = tpuci__sync_open(&s, err)) != 0) break;

@@ -57,7 +57,7 @@ int tpuci__sync_listed(tpuci__sync_t *s, tpuci__sync_res_t *r, const char *what,
 /* The answer d to removing `kind` `name` of run `run`: 1 and "removed
  * <kind> <name> (run <run>)" when it went (or was gone already), else 0
  * and "FAILED to remove <kind> <name>: <why>". */
-int tpuci__sync_removed(const tpuci__sync_res_t *d, const char *kind,
-                        const char *name, const char *run, tpuci__buf_t *report);
+int tpuci__sync_removed(const tpuci__sync_res_t *d, const char *kind, const char *name,
+                        const char *run, tpuci__buf_t *report);
 
 #endif /* TPUCI_ENGINE_SYNC_H */

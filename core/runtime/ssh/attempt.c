@@ -91,8 +91,8 @@ typedef struct {
 
 #define TPUCI__SSH_ATT(u) ((tpuci__ssh_att_t *) (u)->att)
 
-static const char *const tpuci__ssh_names[] = {
-    "IDLE", "CONNECTING", "UNREACHED", "CONNECTED", "ENDED", "LOOKUP", "CLEANING", "CLEANED"};
+static const char *const tpuci__ssh_names[] = {"IDLE",  "CONNECTING", "UNREACHED", "CONNECTED",
+                                               "ENDED", "LOOKUP",     "CLEANING",  "CLEANED"};
 static const unsigned tpuci__ssh_moves[] = {
     [TPUCI__SSH_IDLE] = TPUCI__MOVE(TPUCI__SSH_CONNECTING),
     [TPUCI__SSH_CONNECTING] = TPUCI__MOVE(TPUCI__SSH_UNREACHED) | TPUCI__MOVE(TPUCI__SSH_CONNECTED),
@@ -115,9 +115,8 @@ static const char *tpuci__ssh_who(const tpuci__ssh_unit_t *s) {
 }
 
 static void tpuci__ssh_infra(tpuci__ssh_unit_t *s, const char *what, char *why) {
-  tpuci__unit_infra(s->u.att, tpuci__printf("ssh: %s (%s, hosts '%s'): %s%s%s",
-                                            tpuci__ssh_who(s), s->target,
-                                            TPUCI__SSH_ATT(&s->u)->hs->name, what,
+  tpuci__unit_infra(s->u.att, tpuci__printf("ssh: %s (%s, hosts '%s'): %s%s%s", tpuci__ssh_who(s),
+                                            s->target, TPUCI__SSH_ATT(&s->u)->hs->name, what,
                                             why ? ": " : "", why ? why : ""));
   free(why);
 }
@@ -198,8 +197,7 @@ static void tpuci__ssh_pre(tpuci__ssh_unit_t *s, const char *buf, size_t n) {
   }
 }
 
-static void tpuci__ssh_on_output(tpuci__sshproc_t *p, int stream, const char *buf,
-                                 size_t n) {
+static void tpuci__ssh_on_output(tpuci__sshproc_t *p, int stream, const char *buf, size_t n) {
   tpuci__ssh_unit_t *s = p->data;
   if (stream == 1 && s->state == TPUCI__SSH_CONNECTING) tpuci__ssh_pre(s, buf, n);
   else tpuci__ssh_emit(s, stream, buf, n);
@@ -221,8 +219,8 @@ static void tpuci__ssh_on_rc(tpuci__sshproc_t *p) {
                       sizeof(TPUCI__SSH_RC_NOSTART "\n") - 1) == 0;
     rc = strtol(s->rc_out.data, &end, 10);
     /* A container's "137 oom": the kernel killed it for memory. */
-    if (end != s->rc_out.data && strncmp(end, " " TPUCI__SSH_RC_OOM "\n",
-                                         sizeof(" " TPUCI__SSH_RC_OOM "\n") - 1) == 0) {
+    if (end != s->rc_out.data &&
+        strncmp(end, " " TPUCI__SSH_RC_OOM "\n", sizeof(" " TPUCI__SSH_RC_OOM "\n") - 1) == 0) {
       s->u.oom = 1;
       end += sizeof(" " TPUCI__SSH_RC_OOM) - 1;
     }
@@ -246,8 +244,7 @@ static void tpuci__ssh_on_rc(tpuci__sshproc_t *p) {
   tpuci__unit_step(ua);
 }
 
-static void tpuci__ssh_rc_output(tpuci__sshproc_t *p, int stream, const char *buf,
-                                 size_t n) {
+static void tpuci__ssh_rc_output(tpuci__sshproc_t *p, int stream, const char *buf, size_t n) {
   tpuci__ssh_unit_t *s = p->data;
   if (stream == 1 && s->rc_out.len < 64) tpuci__buf_add(&s->rc_out, buf, n);
 }
@@ -285,7 +282,8 @@ static void tpuci__ssh_on_main_done(tpuci__sshproc_t *p) {
     /* Never reached the worker's script: unreachable, refused, a bad
      * host key, a broken login. */
     if (p->spawn_error)
-      tpuci__ssh_infra(s, "cannot run ssh", tpuci__printf("%s: %s", tpuci__ssh_client(), uv_strerror(p->spawn_error)));
+      tpuci__ssh_infra(s, "cannot run ssh",
+                       tpuci__printf("%s: %s", tpuci__ssh_client(), uv_strerror(p->spawn_error)));
     else if (!ua->stop && !ua->signalled) {
       char *last = tpuci__sshproc_last_line(p);
       tpuci__ssh_att_t *att = TPUCI__SSH_ATT(&s->u);
@@ -295,9 +293,10 @@ static void tpuci__ssh_on_main_done(tpuci__sshproc_t *p) {
         tpuci__ssh_infra(s, "no capacity: the worker is not there", last);
       } else {
         tpuci__ssh_infra(s, "cannot start the job there",
-                         last ? last : tpuci__printf("the session ended (exit %lld) before "
-                                                     "the job started",
-                                                     (long long) p->status));
+                         last ? last
+                              : tpuci__printf("the session ended (exit %lld) before "
+                                              "the job started",
+                                              (long long) p->status));
       }
     }
     tpuci__unit_ready(&s->u);
@@ -384,13 +383,13 @@ static void tpuci__ssh_on_cleaned(tpuci__sshproc_t *p) {
   tpuci__ssh_set(s, TPUCI__SSH_CLEANED);
   tpuci__unit_req_end(ua);
   if (p->status != 0) {
-    char *why = p->spawn_error ? tpuci__strdup(uv_strerror(p->spawn_error))
-                               : tpuci__sshproc_last_line(p);
-    tpuci__unit_tell(ua, "ssh: %s (%s): could not %sremove %s there: %s; "
-                         "remove it by hand (`rm -rf %s` on the worker)",
-                     tpuci__ssh_who(s),
-                     s->target, s->results ? "copy the results back and " : "", s->dir,
-                     why ? why : "failed", s->dir);
+    char *why =
+        p->spawn_error ? tpuci__strdup(uv_strerror(p->spawn_error)) : tpuci__sshproc_last_line(p);
+    tpuci__unit_tell(ua,
+                     "ssh: %s (%s): could not %sremove %s there: %s; "
+                     "remove it by hand (`rm -rf %s` on the worker)",
+                     tpuci__ssh_who(s), s->target, s->results ? "copy the results back and " : "",
+                     s->dir, why ? why : "failed", s->dir);
     free(why);
   }
   tpuci__buf_free(&p->tail);
@@ -455,8 +454,7 @@ static int tpuci__ssh_op_gone(tpuci__unit_att_t *ua, int first) {
   att->cap.data = att;
   att->cap.done = tpuci__ssh_on_capacity;
   tpuci__unit_req_begin(ua);
-  if (tpuci__ssh_capacity_check(&att->cap, att->r->loop, att->hs, att->r->plan->spec_dir))
-    return 1;
+  if (tpuci__ssh_capacity_check(&att->cap, att->r->loop, att->hs, att->r->plan->spec_dir)) return 1;
   tpuci__ssh_capacity_told(att);
   tpuci__unit_req_end(ua);
   return 1;
@@ -489,12 +487,10 @@ static char *tpuci__ssh_op_keep(tpuci__unit_att_t *ua, tpuci__unit_t *u) {
     return tpuci__printf("kept %s's container %s and folder %s on %s: see its output with "
                          "`docker logs %s` there; `tpuci gc SPEC` (or `docker rm -f %s; "
                          "rm -rf %s` there) removes them",
-                         tpuci__ssh_who(s), s->ctr, s->dir,
-                         s->target, s->ctr, s->ctr, s->dir);
+                         tpuci__ssh_who(s), s->ctr, s->dir, s->target, s->ctr, s->ctr, s->dir);
   return tpuci__printf("kept %s's folder %s on %s (its results/, pgid and rc); "
                        "`tpuci gc SPEC` (or `rm -rf %s` there) removes it",
-                       tpuci__ssh_who(s), s->dir,
-                       s->target, s->dir);
+                       tpuci__ssh_who(s), s->dir, s->target, s->dir);
 }
 
 static void tpuci__ssh_op_release(tpuci__unit_t *u) {
@@ -580,8 +576,8 @@ static char *tpuci__ssh_unit_ctr(tpuci__ssh_att_t *att, tpuci__ssh_unit_t *s,
 }
 
 static int tpuci__ssh_unit_init(tpuci__ssh_att_t *att, tpuci__ssh_unit_t *s,
-                                const tpuci__slice_t *slice,
-                                const char *const *addrs, const char *control) {
+                                const tpuci__slice_t *slice, const char *const *addrs,
+                                const char *control) {
   tpuci__attempt_t *a = att->ua.a;
   tpuci__runtime_t *rt = &att->r->rt;
   tpuci__strv_t env = {0}, argv = {0};
@@ -602,8 +598,8 @@ static int tpuci__ssh_unit_init(tpuci__ssh_att_t *att, tpuci__ssh_unit_t *s,
     tpuci__ssh_argv(att->hs, (size_t) i, control, opts, &s->dest);
   }
 
-  rc = tpuci__attempt_host_env_named(a, slice, i, slice && att->ua.gang ? addrs : NULL,
-                                     &env, &rt->err);
+  rc = tpuci__attempt_host_env_named(a, slice, i, slice && att->ua.gang ? addrs : NULL, &env,
+                                     &rt->err);
   if (rc != 0) return rc;
   if (a->results_dir != NULL) {
     s->results = s->u.host ? tpuci__printf("%s/%s", a->results_dir, s->u.host)
@@ -638,8 +634,7 @@ static int tpuci__ssh_unit_init(tpuci__ssh_att_t *att, tpuci__ssh_unit_t *s,
   tpuci__strv_free(&env);
   tpuci__strv_free(&argv);
   if (s->u.host != NULL) {
-    s->log_path = tpuci__printf("%s/attempt-%d." TPUCI__GANG_HOST_FMT ".log", a->dir,
-                                a->number, i);
+    s->log_path = tpuci__printf("%s/attempt-%d." TPUCI__GANG_HOST_FMT ".log", a->dir, a->number, i);
     if (tpuci__mkdir_p(a->dir, 0755) == 0)
       s->log_fd = open(s->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_APPEND, 0644);
     if (s->log_fd < 0) tpuci__attempt_write_error(a, s->log_path, TPUCI__ERRNO);
@@ -665,9 +660,8 @@ static int tpuci__ssh_op_init(tpuci__unit_att_t *ua, tpuci__runtime_t *rt,
   att->hs = &plan->hostsets[a->inst->hostset];
   if (ua->nunits > att->hs->nhosts)
     return tpuci__err_set(&rt->err, TPUCI_EUSAGE,
-                          "%s: job '%s': %zu hosts, but hosts '%s' (%s) has %zu",
-                          a->inst->where, a->inst->job, ua->nunits, att->hs->name,
-                          att->hs->where, att->hs->nhosts);
+                          "%s: job '%s': %zu hosts, but hosts '%s' (%s) has %zu", a->inst->where,
+                          a->inst->job, ua->nunits, att->hs->name, att->hs->where, att->hs->nhosts);
   {
     /* Tells the worker's ready line from anything a login prints. */
     uv_timeval64_t tv;
@@ -679,8 +673,8 @@ static int tpuci__ssh_op_init(tpuci__unit_att_t *ua, tpuci__runtime_t *rt,
   for (i = 0; i < att->hs->nhosts; i++) addrs[i] = att->hs->hosts[i].host;
   control = tpuci__ssh_control_path(att->r);
   for (i = 0; i < ua->nunits && rc == 0; i++)
-    rc = tpuci__ssh_unit_init(att, (tpuci__ssh_unit_t *) tpuci__unit_at(ua, i), slice,
-                              addrs, control);
+    rc = tpuci__ssh_unit_init(att, (tpuci__ssh_unit_t *) tpuci__unit_at(ua, i), slice, addrs,
+                              control);
   free(control);
   free(addrs);
   return rc;

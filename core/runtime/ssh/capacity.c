@@ -14,9 +14,13 @@
 #define TPUCI__SSH_DESCRIBE_MAX (8u << 20)
 
 int tpuci__ssh_connect_failed(const char *line) {
-  static const char *const words[] = {
-      "Connection refused", "Connection timed out", "Operation timed out",
-      "No route to host", "Network is unreachable", "Host is down", NULL};
+  static const char *const words[] = {"Connection refused",
+                                      "Connection timed out",
+                                      "Operation timed out",
+                                      "No route to host",
+                                      "Network is unreachable",
+                                      "Host is down",
+                                      NULL};
   size_t i;
   for (i = 0; line != NULL && words[i]; i++)
     if (strstr(line, words[i]) != NULL) return 1;
@@ -74,8 +78,7 @@ static void tpuci__ssh_capacity_judge(tpuci__ssh_capacity_t *c, const char *text
   free(why);
 }
 
-static void tpuci__ssh_describe_output(tpuci__sshproc_t *p, int stream, const char *buf,
-                                       size_t n) {
+static void tpuci__ssh_describe_output(tpuci__sshproc_t *p, int stream, const char *buf, size_t n) {
   tpuci__ssh_capacity_t *c = p->data;
   if (stream != 1) return;
   if (c->out.len + n > TPUCI__SSH_DESCRIBE_MAX) {
@@ -92,9 +95,10 @@ static void tpuci__ssh_describe_done(tpuci__sshproc_t *p) {
                             uv_strerror(p->spawn_error));
   } else if (p->killed) {
     char d[32];
-    c->note = tpuci__printf("the hosts' describe command took over %s (describe_timeout) and "
-                            "was killed: cannot tell whether a worker was preempted",
-                            tpuci__duration_format(tpuci__hostset_describe_ms(c->hs), d, sizeof(d)));
+    c->note =
+        tpuci__printf("the hosts' describe command took over %s (describe_timeout) and "
+                      "was killed: cannot tell whether a worker was preempted",
+                      tpuci__duration_format(tpuci__hostset_describe_ms(c->hs), d, sizeof(d)));
   } else if (p->status != 0) {
     char *last = tpuci__sshproc_last_line(p);
     c->note = tpuci__printf("the hosts' describe command failed (%s): cannot tell whether a "
@@ -113,8 +117,8 @@ static void tpuci__ssh_describe_done(tpuci__sshproc_t *p) {
   c->done(c);
 }
 
-int tpuci__ssh_capacity_check(tpuci__ssh_capacity_t *c, uv_loop_t *loop,
-                              const tpuci__hostset_t *hs, const char *dir) {
+int tpuci__ssh_capacity_check(tpuci__ssh_capacity_t *c, uv_loop_t *loop, const tpuci__hostset_t *hs,
+                              const char *dir) {
   c->hs = hs;
   if (hs->describe != NULL) {
     tpuci__strv_t argv = {0};

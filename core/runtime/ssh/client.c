@@ -84,8 +84,7 @@ int tpuci__ssh_run_capture(const tpuci__strv_t *argv, tpuci__buf_t *out, char **
     tpuci__buf_add(&err, chunk, (size_t) n);
   }
   close(efd[0]);
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
   *last = tpuci__ssh_last_line(err.data ? err.data : "", err.len);
   tpuci__buf_free(&err);
   if (WIFEXITED(st)) return WEXITSTATUS(st);

@@ -11,8 +11,7 @@
  * returns 0 or TPUCI_EENGINE, with err filled when it is the first
  * failure (err_free). */
 static int tpuci__ssh_doctor_one(const tpuci__hostset_t *hs, size_t i, int docker,
-                                 tpuci__buf_t *report, int err_free,
-                                 tpuci__err_t *err) {
+                                 tpuci__buf_t *report, int err_free, tpuci__err_t *err) {
   tpuci__strv_t argv = {NULL, 0, 0};
   tpuci__buf_t out;
   char *target = tpuci__ssh_host_text(&hs->hosts[i]), *last = NULL;
@@ -25,24 +24,22 @@ static int tpuci__ssh_doctor_one(const tpuci__hostset_t *hs, size_t i, int docke
   tpuci__strv_free(&argv);
   if (st == 0) {
     char *version = docker ? tpuci__ssh_last_line(out.data ? out.data : "", out.len) : NULL;
-    tpuci__buf_addf(report, "ok   ssh: worker-%zu %s (hosts '%s', %s): reachable%s%s\n",
-                    i, target, hs->name, hs->where, version ? ", docker engine " : "",
-                    version ? version : "");
+    tpuci__buf_addf(report, "ok   ssh: worker-%zu %s (hosts '%s', %s): reachable%s%s\n", i, target,
+                    hs->name, hs->where, version ? ", docker engine " : "", version ? version : "");
     free(version);
   } else {
-    char *why = last && docker && st != 255
-                    ? tpuci__printf("docker does not work there: %s; %s", last,
-                                    tpuci__ssh_advice(st, last, 1))
-                : last      ? tpuci__strdup(last)
+    char *why = last && docker && st != 255 ? tpuci__printf("docker does not work there: %s; %s",
+                                                            last, tpuci__ssh_advice(st, last, 1))
+                : last                      ? tpuci__strdup(last)
                 : st == 255 ? tpuci__strdup("ssh failed (exit 255) and said nothing")
                 : st < 0    ? tpuci__strdup("ssh was killed")
                             : tpuci__printf("`%s` exited %d on it",
                                          docker ? TPUCI__SSH_DOCKER_CHECK : "true", st);
-    tpuci__buf_addf(report, "FAIL ssh: worker-%zu %s (hosts '%s', %s): %s\n", i,
-                    target, hs->name, hs->where, why);
+    tpuci__buf_addf(report, "FAIL ssh: worker-%zu %s (hosts '%s', %s): %s\n", i, target, hs->name,
+                    hs->where, why);
     if (err_free)
-      tpuci__err_set(err, TPUCI_EENGINE, "hosts '%s' (%s): worker-%zu %s: %s",
-                     hs->name, hs->where, i, target, why);
+      tpuci__err_set(err, TPUCI_EENGINE, "hosts '%s' (%s): worker-%zu %s: %s", hs->name, hs->where,
+                     i, target, why);
     free(why);
   }
   free(last);
@@ -64,8 +61,7 @@ unsigned char *tpuci__ssh_used(const tpuci__plan_t *plan) {
   return used;
 }
 
-int tpuci__runtime_ssh_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
-                              tpuci__err_t *err) {
+int tpuci__runtime_ssh_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report, tpuci__err_t *err) {
   unsigned char *used;
   size_t i, k;
   int first = 0;
@@ -110,15 +106,15 @@ int tpuci__runtime_ssh_gc(const tpuci__plan_t *plan, int dry_run, tpuci__buf_t *
       st = tpuci__ssh_run_capture(&argv, &out, &last);
       tpuci__strv_free(&argv);
       tpuci__buf_add(&out, "", 0);
-      for (line = strtok_r(out.data, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+      for (line = strtok_r(out.data, "\n", &save); line != NULL;
+           line = strtok_r(NULL, "\n", &save)) {
         tpuci__buf_addf(report, "%s ssh: worker-%zu %s (hosts '%s'): %s\n",
                         dry_run ? "would remove" : "removed", k, target, hs->name, line);
         n++;
       }
       if (st != 0)
-        rc = tpuci__err_set(err, TPUCI_EENGINE, "ssh: worker-%zu %s (hosts '%s', %s): %s",
-                            k, target, hs->name, hs->where,
-                            last ? last : "the cleanup failed");
+        rc = tpuci__err_set(err, TPUCI_EENGINE, "ssh: worker-%zu %s (hosts '%s', %s): %s", k,
+                            target, hs->name, hs->where, last ? last : "the cleanup failed");
       tpuci__buf_free(&out);
       free(last);
       free(target);

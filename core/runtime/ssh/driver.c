@@ -57,9 +57,8 @@ static size_t tpuci__ssh_targets(tpuci__ssh_rt_t *r, const tpuci__plan_t *plan) 
 /* Runs one process per target, `extra` before the destination (may be
  * NULL), the remote command `cmd` (may be NULL) after it, or on a worker
  * that runs containers `docker_cmd` when not NULL. */
-static void tpuci__ssh_procs_run(tpuci__ssh_rt_t *r, size_t n, const char *extra,
-                                 const char *cmd, const char *docker_cmd,
-                                 void (*done)(tpuci__sshproc_t *)) {
+static void tpuci__ssh_procs_run(tpuci__ssh_rt_t *r, size_t n, const char *extra, const char *cmd,
+                                 const char *docker_cmd, void (*done)(tpuci__sshproc_t *)) {
   char *control = tpuci__ssh_control_path(r);
   size_t i;
   r->procs = tpuci__calloc(n + 1, sizeof(*r->procs));
@@ -92,13 +91,13 @@ static void tpuci__ssh_prepared(tpuci__ssh_rt_t *r) {
     char *target, *why;
     if (p->status == 0) continue;
     target = tpuci__ssh_host_text(&hs->hosts[r->proc_host[i]]);
-    why = p->spawn_error ? tpuci__printf("cannot run %s: %s", tpuci__ssh_client(),
-                                         uv_strerror(p->spawn_error))
-                         : tpuci__sshproc_last_line(p);
+    why = p->spawn_error
+              ? tpuci__printf("cannot run %s: %s", tpuci__ssh_client(), uv_strerror(p->spawn_error))
+              : tpuci__sshproc_last_line(p);
     if (why == NULL)
-      why = p->killed || p->status < 0 ? tpuci__strdup("ssh was killed")
-                                       : tpuci__printf("ssh exited %lld and said nothing",
-                                                       (long long) p->status);
+      why = p->killed || p->status < 0
+                ? tpuci__strdup("ssh was killed")
+                : tpuci__printf("ssh exited %lld and said nothing", (long long) p->status);
     if (p->status == 255 && !p->killed && tpuci__ssh_connect_failed(why)) {
       /* Not there (yet): no capacity, which its jobs' attempts say and
        * retries.capacity retries; not a reason to stop the run. */
@@ -124,8 +123,7 @@ static void tpuci__ssh_prepared(tpuci__ssh_rt_t *r) {
     } else if (r->rt.on_message != NULL) {
       char *m = tpuci__printf("ssh: worker-%zu %s (hosts '%s', %s) cannot be reached "
                               "either: %s",
-                              r->proc_host[i], target, hs->name,
-                              hs->where, why);
+                              r->proc_host[i], target, hs->name, hs->where, why);
       r->rt.on_message(&r->rt, m);
       free(m);
     }
@@ -180,8 +178,7 @@ static void tpuci__ssh_abort(tpuci__runtime_t *rt) {
 
 static int tpuci__ssh_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
   tpuci__ssh_rt_t *r = (tpuci__ssh_rt_t *) rt;
-  if (r->closing)
-    return tpuci__err_set(&rt->err, TPUCI_ESTATE, "the ssh runtime is closing");
+  if (r->closing) return tpuci__err_set(&rt->err, TPUCI_ESTATE, "the ssh runtime is closing");
   return tpuci__unit_start(rt, "ssh", &tpuci__ssh_ops, a, TPUCI__SSH_GRACE_MS, &r->atts);
 }
 

@@ -93,8 +93,8 @@ static void tpuci__sshproc_exit(uv_process_t *h, int64_t status, int signum) {
   tpuci__sshproc_maybe_done(p);
 }
 
-void tpuci__sshproc_spawn(tpuci__sshproc_t *p, uv_loop_t *loop,
-                          const tpuci__strv_t *argv, int with_stdin) {
+void tpuci__sshproc_spawn(tpuci__sshproc_t *p, uv_loop_t *loop, const tpuci__strv_t *argv,
+                          int with_stdin) {
   uv_stdio_container_t io[3];
   int r;
 

@@ -145,8 +145,8 @@ struct tpuci__sshproc_s {
 
 /* Spawns argv (NULL-terminated items) with stdin a pipe when with_stdin
  * (else /dev/null). Always ends with on_done. */
-void tpuci__sshproc_spawn(tpuci__sshproc_t *p, uv_loop_t *loop,
-                          const tpuci__strv_t *argv, int with_stdin);
+void tpuci__sshproc_spawn(tpuci__sshproc_t *p, uv_loop_t *loop, const tpuci__strv_t *argv,
+                          int with_stdin);
 /* Writes a short line (at most PIPE_BUF bytes: all or nothing) to its
  * stdin: 0, or a negative code. */
 int tpuci__sshproc_write(tpuci__sshproc_t *p, const char *line);
@@ -176,8 +176,8 @@ int tpuci__ssh_connect_failed(const char *line);
 /* After a failed attempt: whether hs's workers were taken away, from its
  * describe command (run in `dir`; 1: started, c->done follows) or its
  * gcloud file read again (0: c is filled now). */
-int tpuci__ssh_capacity_check(tpuci__ssh_capacity_t *c, uv_loop_t *loop,
-                              const tpuci__hostset_t *hs, const char *dir);
+int tpuci__ssh_capacity_check(tpuci__ssh_capacity_t *c, uv_loop_t *loop, const tpuci__hostset_t *hs,
+                              const char *dir);
 void tpuci__ssh_capacity_free(tpuci__ssh_capacity_t *c);
 
 /* attempt.c: the attempt core's operations (runtime/unit/unit.h). */

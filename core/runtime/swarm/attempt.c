@@ -37,9 +37,7 @@
 
 #include "runtime/swarm/swarm.h"
 
-static void tpuci__sw_infra(tpuci__sw_att_t *att, char *msg) {
-  tpuci__unit_infra(&att->ua, msg);
-}
+static void tpuci__sw_infra(tpuci__sw_att_t *att, char *msg) { tpuci__unit_infra(&att->ua, msg); }
 
 /* Output. */
 
@@ -55,8 +53,9 @@ static void tpuci__sw_results_check(tpuci__sw_host_t *h) {
   if (why == NULL) return;
   if (h->u.stopped || h->drained || h->u.state == TPUCI__U_LOST || att->ua.signalled ||
       att->ua.gang_stop)
-    tpuci__unit_tell(&att->ua, "the results of service %s may be incomplete (tpuci "
-                               "stopped its task): %s",
+    tpuci__unit_tell(&att->ua,
+                     "the results of service %s may be incomplete (tpuci "
+                     "stopped its task): %s",
                      h->u.name, why);
   else
     tpuci__sw_infra(att, tpuci__printf("swarm: the results of service %s did not come "
@@ -69,9 +68,8 @@ static void tpuci__sw_on_read(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_host_t *h = p;
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
   tpuci__unit_req_end(&att->ua);
-  tpuci__ctrout_read_end(&h->out, "service", h->u.name,
-                         "reading its task's logs failed", res->ok, res->error,
-                         res->message);
+  tpuci__ctrout_read_end(&h->out, "service", h->u.name, "reading its task's logs failed", res->ok,
+                         res->error, res->message);
   tpuci__sw_results_check(h);
   tpuci__unit_step(&att->ua);
 }
@@ -93,8 +91,8 @@ static void tpuci__sw_read_rest(tpuci__sw_host_t *h) {
   }
   tpuci__ctrout_rewind(&h->out);
   tpuci__unit_req_begin(&att->ua);
-  tpuci__sw_logs(att->sw->e.eng, h->task_id != NULL ? "/tasks/" : "/services/", id,
-                 0, tpuci__ctrout_chunk, &h->out, tpuci__sw_on_read, h);
+  tpuci__sw_logs(att->sw->e.eng, h->task_id != NULL ? "/tasks/" : "/services/", id, 0,
+                 tpuci__ctrout_chunk, &h->out, tpuci__sw_on_read, h);
 }
 
 /* Whether host h's log is read once more now that its stream is over:
@@ -128,9 +126,8 @@ static void tpuci__sw_on_follow_end(void *p, const tpuci__engine_res_t *res) {
      * (a restart) or the connection broke. The poll follows it again
      * once the task is seen running. */
     free(h->broke);
-    h->broke = tpuci__strdup(res->ok || *res->message == '\0'
-                                 ? "the engine ended the stream"
-                                 : res->message);
+    h->broke = tpuci__strdup(res->ok || *res->message == '\0' ? "the engine ended the stream"
+                                                              : res->message);
   }
   /* What a frame cut by the cancel held comes again with the read. A
    * host stopped by a signal or its gang is read once more before its
@@ -176,8 +173,7 @@ static void tpuci__sw_timer_cb(uv_timer_t *t) {
       if (h->svc != TPUCI__SW_OOM_WAIT || h->u.oom || h->u.stopped) continue;
       tpuci__sw_set_svc(h, TPUCI__SW_OOM_ASKED);
       tpuci__unit_req_begin(&att->ua);
-      tpuci__engine_container_inspect(att->sw->e.eng, h->container_id,
-                                      tpuci__sw_on_inspected, h);
+      tpuci__engine_container_inspect(att->sw->e.eng, h->container_id, tpuci__sw_on_inspected, h);
     }
   }
   tpuci__unit_step(&att->ua);
@@ -215,15 +211,13 @@ static void tpuci__sw_on_inspected(void *p, const tpuci__engine_res_t *res) {
 static void tpuci__sw_oom_check(tpuci__sw_host_t *h) {
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
   tpuci__sw_t *sw = att->sw;
-  if (h->u.status != 137 || att->ua.a->inst->memory_bytes == 0 || att->ua.signalled)
-    return;
-  if (h->node_id != NULL && sw->manager_node != NULL &&
-      strcmp(h->node_id, sw->manager_node) == 0 && h->container_id != NULL) {
+  if (h->u.status != 137 || att->ua.a->inst->memory_bytes == 0 || att->ua.signalled) return;
+  if (h->node_id != NULL && sw->manager_node != NULL && strcmp(h->node_id, sw->manager_node) == 0 &&
+      h->container_id != NULL) {
     h->oom_tries = 1;
     tpuci__sw_set_svc(h, TPUCI__SW_OOM_ASKED);
     tpuci__unit_req_begin(&att->ua);
-    tpuci__engine_container_inspect(sw->e.eng, h->container_id,
-                                    tpuci__sw_on_inspected, h);
+    tpuci__engine_container_inspect(sw->e.eng, h->container_id, tpuci__sw_on_inspected, h);
     return;
   }
   h->u.oom = 1;
@@ -242,8 +236,8 @@ static int tpuci__sw_on_manager(const tpuci__sw_host_t *h) {
  * followed log broke (the engine went away), and it ended by a signal
  * (exit 128+n) tpuci did not cause. */
 static int tpuci__sw_engine_killed(const tpuci__sw_host_t *h, long code) {
-  return h->broke != NULL && tpuci__sw_on_manager(h) && code > 128 &&
-         code < 160 && !TPUCI__SW_ATT(h)->ua.signalled;
+  return h->broke != NULL && tpuci__sw_on_manager(h) && code > 128 && code < 160 &&
+         !TPUCI__SW_ATT(h)->ua.signalled;
 }
 
 static void tpuci__sw_set(char **field, const char *v) {
@@ -269,10 +263,8 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t) {
 
   if (t->state < TPUCI__TS_ASSIGNED) {
     if (h->pending_since == 0) h->pending_since = now;
-    if (!h->told_pending && t->err != NULL &&
-        now - h->pending_since >= TPUCI__SW_PENDING_TELL_MS) {
-      tpuci__unit_tell(&att->ua, "service %s waits for a node: %s", h->u.name,
-                       t->err);
+    if (!h->told_pending && t->err != NULL && now - h->pending_since >= TPUCI__SW_PENDING_TELL_MS) {
+      tpuci__unit_tell(&att->ua, "service %s waits for a node: %s", h->u.name, t->err);
       h->told_pending = 1;
     }
   }
@@ -281,34 +273,31 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t) {
    * read after the end brings what both missed. */
   if (t->state >= TPUCI__TS_RUNNING && !tpuci__task_state_terminal(t->state) &&
       (h->log == TPUCI__SW_LOG_IDLE ||
-       (h->log == TPUCI__SW_LOG_ENDED && h->broke != NULL &&
-        h->refollows < TPUCI__SW_REFOLLOWS))) {
+       (h->log == TPUCI__SW_LOG_ENDED && h->broke != NULL && h->refollows < TPUCI__SW_REFOLLOWS))) {
     if (h->log == TPUCI__SW_LOG_ENDED) {
       h->refollows++;
       tpuci__ctrout_rewind(&h->out);
     }
     tpuci__sw_set_log(h, TPUCI__SW_LOG_FOLLOW);
     tpuci__unit_req_begin(&att->ua);
-    h->follow = tpuci__sw_logs(att->sw->e.eng, "/tasks/", h->task_id, 1,
-                               tpuci__ctrout_chunk, &h->out,
-                               tpuci__sw_on_follow_end, h);
+    h->follow = tpuci__sw_logs(att->sw->e.eng, "/tasks/", h->task_id, 1, tpuci__ctrout_chunk,
+                               &h->out, tpuci__sw_on_follow_end, h);
   }
   if (!tpuci__task_state_terminal(t->state)) return;
 
   {
     char *why = NULL;
     if (tpuci__task_end(t, &why) == TPUCI__TASK_INFRA) {
-      tpuci__sw_infra(att, tpuci__printf("swarm: the task of service %s %s",
-                                         h->u.name, why));
+      tpuci__sw_infra(att, tpuci__printf("swarm: the task of service %s %s", h->u.name, why));
       free(why);
       tpuci__unit_ended_infra(&h->u);
     } else if (tpuci__sw_engine_killed(h, t->exit_code)) {
-      tpuci__sw_infra(att, tpuci__printf(
-                               "swarm: the task of service %s ended by signal %ld (exit %ld) "
-                               "after the manager's engine went away while it ran (its log "
-                               "stream: %s): a restarting engine stops the containers it finds "
-                               "running",
-                               h->u.name, t->exit_code - 128, t->exit_code, h->broke));
+      tpuci__sw_infra(
+          att, tpuci__printf("swarm: the task of service %s ended by signal %ld (exit %ld) "
+                             "after the manager's engine went away while it ran (its log "
+                             "stream: %s): a restarting engine stops the containers it finds "
+                             "running",
+                             h->u.name, t->exit_code - 128, t->exit_code, h->broke));
       tpuci__unit_ended_infra(&h->u);
     } else {
       /* A host of a gang that failed stops the others (the core). */
@@ -327,8 +316,8 @@ static void tpuci__sw_on_ctr_looked(void *p, const tpuci__engine_res_t *res) {
   tpuci__unit_req_end(&att->ua);
   /* Still there: asked again at the next poll (unless GONE meanwhile). */
   if (h->svc == TPUCI__SW_ASKING)
-    tpuci__sw_set_svc(h, res->status == 404 || res->error != 0 ? TPUCI__SW_GONE
-                                                               : TPUCI__SW_REMOVED);
+    tpuci__sw_set_svc(h,
+                      res->status == 404 || res->error != 0 ? TPUCI__SW_GONE : TPUCI__SW_REMOVED);
   tpuci__unit_step(&att->ua);
 }
 
@@ -348,13 +337,12 @@ void tpuci__sw_on_absent(tpuci__sw_host_t *h) {
   }
   if (att->ua.phase == TPUCI__UP_GONE && h->svc != TPUCI__SW_GONE && h->svc != TPUCI__SW_ASKING) {
     tpuci__sw_t *sw = att->sw;
-    if (h->container_id != NULL && h->node_id != NULL &&
-        sw->manager_node != NULL && strcmp(h->node_id, sw->manager_node) == 0) {
+    if (h->container_id != NULL && h->node_id != NULL && sw->manager_node != NULL &&
+        strcmp(h->node_id, sw->manager_node) == 0) {
       /* Its container, on the manager, goes a moment after the task. */
       tpuci__sw_set_svc(h, TPUCI__SW_ASKING);
       tpuci__unit_req_begin(&att->ua);
-      tpuci__engine_container_inspect(sw->e.eng, h->container_id,
-                                      tpuci__sw_on_ctr_looked, h);
+      tpuci__engine_container_inspect(sw->e.eng, h->container_id, tpuci__sw_on_ctr_looked, h);
       return;
     }
     tpuci__sw_set_svc(h, TPUCI__SW_GONE);
@@ -373,8 +361,7 @@ void tpuci__sw_poll_lost(tpuci__sw_att_t *att, const char *why) {
     }
     return;
   }
-  tpuci__sw_infra(att, tpuci__printf("swarm: asking for the tasks failed: %s",
-                                     why));
+  tpuci__sw_infra(att, tpuci__printf("swarm: asking for the tasks failed: %s", why));
   tpuci__sw_halt(att);
   tpuci__unit_step(&att->ua);
 }
@@ -409,8 +396,7 @@ char *tpuci__sw_op_not_up(tpuci__unit_t *u) {
 /* The body of host `host`'s service. NULL with err on failure. */
 static json_t *tpuci__sw_host_body(tpuci__sw_t *sw, tpuci__sw_att_t *att,
                                    const tpuci__slice_t *slice, int host,
-                                   const tpuci__kvlist_t *labels,
-                                   tpuci__err_t *err) {
+                                   const tpuci__kvlist_t *labels, tpuci__err_t *err) {
   tpuci__attempt_t *a = att->ua.a;
   const tpuci__instance_t *inst = a->inst;
   const tpuci__plan_t *plan = a->plan;
@@ -440,10 +426,10 @@ static json_t *tpuci__sw_host_body(tpuci__sw_t *sw, tpuci__sw_att_t *att,
     TPUCI__SW_HOST(att, host)->res_on = 1;
   }
   spec.name = TPUCI__SW_HOST(att, host)->u.name;
-  spec.image = inst->image >= 0 && (size_t) inst->image < sw->nimages &&
-                       sw->images[inst->image] != NULL
-                   ? sw->images[inst->image]
-                   : plan->images[inst->image].ref;
+  spec.image =
+      inst->image >= 0 && (size_t) inst->image < sw->nimages && sw->images[inst->image] != NULL
+          ? sw->images[inst->image]
+          : plan->images[inst->image].ref;
   spec.argv = &run.argv;
   spec.env = &run.env;
   spec.workdir = inst->workdir;
@@ -462,8 +448,7 @@ static json_t *tpuci__sw_host_body(tpuci__sw_t *sw, tpuci__sw_att_t *att,
   return body;
 }
 
-int tpuci__sw_op_init(tpuci__unit_att_t *ua, tpuci__runtime_t *rt,
-                      const tpuci__slice_t *slice) {
+int tpuci__sw_op_init(tpuci__unit_att_t *ua, tpuci__runtime_t *rt, const tpuci__slice_t *slice) {
   tpuci__sw_att_t *att = (tpuci__sw_att_t *) ua;
   tpuci__attempt_t *a = ua->a;
   tpuci__kvlist_t labels = {0};
@@ -473,18 +458,15 @@ int tpuci__sw_op_init(tpuci__unit_att_t *ua, tpuci__runtime_t *rt,
   att->sw = (tpuci__sw_t *) rt;
   /* Swarm services have no network "none": an internal overlay network
    * of the attempt's own has no way out either. */
-  att->own_net = ua->gang || (a->inst->network != NULL &&
-                              strcmp(a->inst->network, "none") == 0);
+  att->own_net = ua->gang || (a->inst->network != NULL && strcmp(a->inst->network, "none") == 0);
   for (i = 0; i < ua->nunits; i++) {
     tpuci__sw_host_t *h = TPUCI__SW_HOST(att, i);
-    h->u.name = tpuci__sw_name(a->run_id, a->inst->name, a->number,
-                               ua->gang ? (int) i : -1);
+    h->u.name = tpuci__sw_name(a->run_id, a->inst->name, a->number, ua->gang ? (int) i : -1);
     tpuci__ctrout_init(&h->out, a, h->u.host);
   }
   rc = tpuci__erun_engine(&att->sw->e);
   if (rc != 0) return rc;
-  tpuci__ctr_labels(&labels, a->run_id, a->inst->job, a->inst->name, a->number,
-                    a->keep_on_failure);
+  tpuci__ctr_labels(&labels, a->run_id, a->inst->job, a->inst->name, a->number, a->keep_on_failure);
   if (att->own_net) {
     att->net.name = tpuci__sw_name(a->run_id, a->inst->name, a->number, -1);
     att->net.body = tpuci__sw_net_body(att->net.name, &labels);
@@ -500,8 +482,8 @@ int tpuci__sw_op_init(tpuci__unit_att_t *ua, tpuci__runtime_t *rt,
     if (att->key != NULL) tpuci__ctrout_ctl(&h->out, att->key, tpuci__sw_on_ctl, h);
     if (h->body == NULL) rc = rt->err.code ? rt->err.code : TPUCI_EUSAGE;
     else if (ua->gang)
-      tpuci__ctrout_open_log(&h->out, tpuci__printf("%s/attempt-%d.%s.log", a->dir,
-                                                    a->number, h->u.host));
+      tpuci__ctrout_open_log(&h->out,
+                             tpuci__printf("%s/attempt-%d.%s.log", a->dir, a->number, h->u.host));
   }
   tpuci__kv_free(&labels);
   return rc;
@@ -526,8 +508,8 @@ static void tpuci__sw_on_created(void *p, const tpuci__engine_res_t *res) {
     h->create_tries++;
     json_object_set_new(h->body, "Name", json_string(name));
     tpuci__unit_req_begin(&att->ua);
-    tpuci__sw_service_create(att->sw->e.eng, h->body, tpuci__sw_host_auth(h),
-                             tpuci__sw_on_created, h);
+    tpuci__sw_service_create(att->sw->e.eng, h->body, tpuci__sw_host_auth(h), tpuci__sw_on_created,
+                             h);
     return;
   }
   if (res->ok) {
@@ -542,8 +524,8 @@ static void tpuci__sw_on_created(void *p, const tpuci__engine_res_t *res) {
                                          h->u.name));
     }
   } else {
-    tpuci__sw_infra(att, tpuci__printf("swarm: creating service %s failed: %s",
-                                       h->u.name, res->message));
+    tpuci__sw_infra(
+        att, tpuci__printf("swarm: creating service %s failed: %s", h->u.name, res->message));
   }
   tpuci__unit_step(&att->ua);
 }
@@ -553,12 +535,11 @@ void tpuci__sw_op_create(tpuci__unit_t *u) {
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
   if (att->own_net) {
     json_t *nets = json_object_get(json_object_get(h->body, "TaskTemplate"), "Networks");
-    json_object_set_new(json_array_get(nets, 0), "Target",
-                        json_string(att->net.id));
+    json_object_set_new(json_array_get(nets, 0), "Target", json_string(att->net.id));
   }
   tpuci__unit_req_begin(&att->ua);
-  tpuci__sw_service_create(att->sw->e.eng, h->body, tpuci__sw_host_auth(h),
-                           tpuci__sw_on_created, h);
+  tpuci__sw_service_create(att->sw->e.eng, h->body, tpuci__sw_host_auth(h), tpuci__sw_on_created,
+                           h);
 }
 
 static void tpuci__sw_on_net_created(void *p, const tpuci__engine_res_t *res) {
@@ -568,8 +549,8 @@ static void tpuci__sw_on_net_created(void *p, const tpuci__engine_res_t *res) {
     tpuci__sw_infra(att, tpuci__strdup("swarm: creating the gang's network: "
                                        "the answer has no Id"));
   else if (!res->ok)
-    tpuci__sw_infra(att, tpuci__printf("swarm: creating network %s failed: %s",
-                                       att->net.name, res->message));
+    tpuci__sw_infra(
+        att, tpuci__printf("swarm: creating network %s failed: %s", att->net.name, res->message));
   tpuci__unit_step(&att->ua);
 }
 
@@ -612,8 +593,9 @@ static void tpuci__sw_on_removed(void *p, const tpuci__engine_res_t *res) {
   if (res->ok || res->status == 404) {
     tpuci__sw_set_svc(h, TPUCI__SW_REMOVED);
   } else {
-    tpuci__unit_tell(&att->ua, "could not remove service %s: %s; run `tpuci gc` "
-                               "to clean up",
+    tpuci__unit_tell(&att->ua,
+                     "could not remove service %s: %s; run `tpuci gc` "
+                     "to clean up",
                      h->u.name, res->message);
     tpuci__sw_set_svc(h, TPUCI__SW_GONE); /* nothing to wait for */
   }
@@ -647,8 +629,9 @@ static void tpuci__sw_on_net_removed(void *p, const tpuci__engine_res_t *res) {
     return;
   }
   if (!res->ok && res->status != 404)
-    tpuci__unit_tell(&att->ua, "could not remove network %s: %s; run `tpuci "
-                               "gc` to clean up",
+    tpuci__unit_tell(&att->ua,
+                     "could not remove network %s: %s; run `tpuci "
+                     "gc` to clean up",
                      att->net.name, res->message);
   tpuci__unit_step(&att->ua);
 }
@@ -679,8 +662,7 @@ int tpuci__sw_all_gone(tpuci__sw_att_t *att) {
       if (tpuci__logres_done(&h->res) || now >= att->gone_deadline ||
           (TPUCI__SW_WENT(h) && h->linger_at != 0 && now >= h->linger_at))
         tpuci__sw_follow_cancel(h);
-      else if (TPUCI__SW_WENT(h) && h->linger_at == 0)
-        h->linger_at = now + TPUCI__SW_LINGER_MS;
+      else if (TPUCI__SW_WENT(h) && h->linger_at == 0) h->linger_at = now + TPUCI__SW_LINGER_MS;
       return 0;
     }
     if (TPUCI__SW_WENT(h)) continue;
@@ -689,8 +671,9 @@ int tpuci__sw_all_gone(tpuci__sw_att_t *att) {
       continue;
     }
     if (now >= att->gone_deadline) {
-      tpuci__unit_tell(&att->ua, "the task of service %s is still shutting "
-                                 "down; `tpuci gc` removes what it leaves",
+      tpuci__unit_tell(&att->ua,
+                       "the task of service %s is still shutting "
+                       "down; `tpuci gc` removes what it leaves",
                        h->u.name);
       tpuci__sw_set_svc(h, TPUCI__SW_GONE);
       continue;
@@ -724,8 +707,8 @@ static char *tpuci__sw_log_lost(tpuci__sw_att_t *att) {
                       h->u.name, h->broke);
     tpuci__attempt_message(att->ua.a, m);
     free(m);
-    tpuci__buf_addf(&b, "%sthe engine went away while service %s ran",
-                    b.len ? "; " : "", h->u.name);
+    tpuci__buf_addf(&b, "%sthe engine went away while service %s ran", b.len ? "; " : "",
+                    h->u.name);
   }
   if (b.len == 0) {
     tpuci__buf_free(&b);
@@ -734,8 +717,7 @@ static char *tpuci__sw_log_lost(tpuci__sw_att_t *att) {
   return tpuci__buf_steal(&b);
 }
 
-void tpuci__sw_op_outcome(tpuci__unit_att_t *ua, tpuci__gang_verdict_t *v,
-                          tpuci__exit_t *ex) {
+void tpuci__sw_op_outcome(tpuci__unit_att_t *ua, tpuci__gang_verdict_t *v, tpuci__exit_t *ex) {
   tpuci__sw_att_t *att = (tpuci__sw_att_t *) ua;
   ua->log_lost = tpuci__sw_log_lost(att);
   if (ua->infra == NULL && v->host < 0 && ua->signalled) {

@@ -53,14 +53,12 @@ static void tpuci__sw_sign(tpuci__sw_att_t *att, tpuci__gate_sign_t sign) {
   char *alias = tpuci__gate_name(att->key, sign), *name, *constraint = NULL;
   json_t *body;
 
-  tpuci__ctr_labels(&labels, a->run_id, inst->job, inst->name, a->number,
-                    a->keep_on_failure);
+  tpuci__ctr_labels(&labels, a->run_id, inst->job, inst->name, a->number, a->keep_on_failure);
   tpuci__gate_go_argv(&argv);
   if (h0->node_id != NULL) constraint = tpuci__printf("node.id==%s", h0->node_id);
   /* The network's name (a DNS label) with -go or -end, within the
    * label's 63. */
-  name = tpuci__printf("%.*s-%s", TPUCI__SW_NAME_MAX - 1 - (int) strlen(word), att->net.name,
-                       word);
+  name = tpuci__printf("%.*s-%s", TPUCI__SW_NAME_MAX - 1 - (int) strlen(word), att->net.name, word);
   memset(&spec, 0, sizeof(spec));
   spec.name = name;
   spec.image = json_string_value(json_object_get(
@@ -75,8 +73,8 @@ static void tpuci__sw_sign(tpuci__sw_att_t *att, tpuci__gate_sign_t sign) {
   q->att = att;
   q->sign = sign;
   tpuci__unit_req_begin(&att->ua);
-  tpuci__sw_service_create(att->sw->e.eng, body, tpuci__sw_host_auth(h0),
-                           tpuci__sw_on_sign_created, q);
+  tpuci__sw_service_create(att->sw->e.eng, body, tpuci__sw_host_auth(h0), tpuci__sw_on_sign_created,
+                           q);
   json_decref(body);
   free(name);
   free(alias);
@@ -103,10 +101,10 @@ static void tpuci__sw_on_sign_removed(void *p, const tpuci__engine_res_t *res) {
   free(q);
   tpuci__unit_req_end(&att->ua);
   if (!res->ok && res->status != 404)
-    tpuci__unit_tell(&att->ua, "could not remove the gang's %s service %s: %s; run "
-                               "`tpuci gc` to clean up",
-                     tpuci__sw_sign_words[sign],
-                     att->sign_id[sign], res->message);
+    tpuci__unit_tell(&att->ua,
+                     "could not remove the gang's %s service %s: %s; run "
+                     "`tpuci gc` to clean up",
+                     tpuci__sw_sign_words[sign], att->sign_id[sign], res->message);
   tpuci__unit_step(&att->ua);
 }
 

@@ -13,8 +13,7 @@
 
 /* Opens a client, negotiates, and reads GET /info into *info. 0, or a
  * negative code with err (the engine is unusable). */
-static int tpuci__swsync_open(tpuci__sync_t *s, json_t **info,
-                              tpuci__err_t *err) {
+static int tpuci__swsync_open(tpuci__sync_t *s, json_t **info, tpuci__err_t *err) {
   tpuci__sync_res_t r = {0};
   int rc;
   *info = NULL;
@@ -23,13 +22,11 @@ static int tpuci__swsync_open(tpuci__sync_t *s, json_t **info,
   tpuci__engine_version(s->eng, tpuci__sync_cb, &r);
   tpuci__sync_wait(s, &r);
   if (r.error != 0 || !r.ok || r.json == NULL)
-    rc = tpuci__err_set(err, TPUCI_EENGINE,
-                        "cannot reach the swarm manager's Docker Engine (%s)%s%s",
-                        r.message ? r.message : "no answer",
-                        r.error == UV_EPROTO || r.hint ? "; " : "",
-                        r.error == UV_EPROTO || r.hint ? tpuci__engine_reach_hint(r.error, r.hint) : "");
-  else
-    rc = tpuci__engine_negotiate(s->eng, r.json, err);
+    rc = tpuci__err_set(
+        err, TPUCI_EENGINE, "cannot reach the swarm manager's Docker Engine (%s)%s%s",
+        r.message ? r.message : "no answer", r.error == UV_EPROTO || r.hint ? "; " : "",
+        r.error == UV_EPROTO || r.hint ? tpuci__engine_reach_hint(r.error, r.hint) : "");
+  else rc = tpuci__engine_negotiate(s->eng, r.json, err);
   tpuci__sync_res_free(&r);
   if (rc == 0) {
     tpuci__engine_info(s->eng, tpuci__sync_cb, &r);
@@ -70,25 +67,20 @@ typedef struct {
   uint64_t deadline;     /* uv_hrtime() in ms */
 } tpuci__swgc_t;
 
-static uint64_t tpuci__swgc_now(void) {
-  return uv_hrtime() / 1000000u;
-}
+static uint64_t tpuci__swgc_now(void) { return uv_hrtime() / 1000000u; }
 
 /* The services to remove: those of runs not alive. Lines for the others
  * and, with dry_run, for these. Fills their ids, names and runs, and
  * g->grace_ms. */
-static void tpuci__swgc_pick(json_t *list, int dry_run, tpuci__strv_t *ids,
-                             tpuci__strv_t *names, tpuci__strv_t *runs,
-                             tpuci__swgc_t *g, tpuci__buf_t *report) {
+static void tpuci__swgc_pick(json_t *list, int dry_run, tpuci__strv_t *ids, tpuci__strv_t *names,
+                             tpuci__strv_t *runs, tpuci__swgc_t *g, tpuci__buf_t *report) {
   size_t i;
   json_t *o;
   json_array_foreach(list, i, o) {
     json_t *spec = json_object_get(o, "Spec");
     json_t *labels = json_object_get(spec, "Labels");
-    json_t *grace = json_object_get(json_object_get(json_object_get(
-                                                        spec, "TaskTemplate"),
-                                                    "ContainerSpec"),
-                                    "StopGracePeriod");
+    json_t *grace = json_object_get(
+        json_object_get(json_object_get(spec, "TaskTemplate"), "ContainerSpec"), "StopGracePeriod");
     const char *name = json_string_value(json_object_get(spec, "Name"));
     const char *id = json_string_value(json_object_get(o, "ID"));
     int alive = tpuci__docker_run_alive(labels);
@@ -103,11 +95,10 @@ static void tpuci__swgc_pick(json_t *list, int dry_run, tpuci__strv_t *ids,
       continue;
     }
     if (dry_run)
-      tpuci__buf_addf(report, "would remove service %s (run %s, instance %s)\n",
-                      name, tpuci__swlabel(labels, TPUCI__LABEL_RUN),
+      tpuci__buf_addf(report, "would remove service %s (run %s, instance %s)\n", name,
+                      tpuci__swlabel(labels, TPUCI__LABEL_RUN),
                       tpuci__swlabel(labels, TPUCI__LABEL_INSTANCE));
-    if (json_is_integer(grace) &&
-        (uint64_t) json_integer_value(grace) / 1000000u > g->grace_ms)
+    if (json_is_integer(grace) && (uint64_t) json_integer_value(grace) / 1000000u > g->grace_ms)
       g->grace_ms = (uint64_t) json_integer_value(grace) / 1000000u;
     tpuci__strv_push(ids, id ? id : name);
     tpuci__strv_push(names, name);
@@ -130,8 +121,8 @@ static int tpuci__swgc_services(tpuci__sync_t *s, int dry_run, tpuci__swgc_t *g,
   if (dry_run || ids.len == 0) goto out;
   /* Their tasks, asked for before: once a service is gone, its tasks can
    * only be asked for by id. */
-  tpuci__sw_task_list(s->eng, "service", (const char *const *) ids.items,
-                      ids.len, tpuci__sync_cb, &r);
+  tpuci__sw_task_list(s->eng, "service", (const char *const *) ids.items, ids.len, tpuci__sync_cb,
+                      &r);
   tpuci__sync_wait(s, &r);
   json_array_foreach(r.json, i, o) {
     tpuci__task_t t;
@@ -148,8 +139,7 @@ static int tpuci__swgc_services(tpuci__sync_t *s, int dry_run, tpuci__swgc_t *g,
     tpuci__sync_res_t d = {0};
     tpuci__sw_service_remove(s->eng, ids.items[i], tpuci__sync_cb, &d);
     tpuci__sync_wait(s, &d);
-    if (!tpuci__sync_removed(&d, "service", names.items[i], runs.items[i], report))
-      found--;
+    if (!tpuci__sync_removed(&d, "service", names.items[i], runs.items[i], report)) found--;
     tpuci__sync_res_free(&d);
   }
 out:
@@ -162,28 +152,28 @@ out:
 /* What is still going: the removed services' tasks still listed, and the
  * task containers of dead runs still on the manager. With `say`, a line
  * for each. The count. */
-static size_t tpuci__swgc_going(tpuci__sync_t *s, const tpuci__swgc_t *g,
-                                int say, uint64_t waited_ms, tpuci__buf_t *report) {
+static size_t tpuci__swgc_going(tpuci__sync_t *s, const tpuci__swgc_t *g, int say,
+                                uint64_t waited_ms, tpuci__buf_t *report) {
   tpuci__sync_res_t r = {0};
   size_t i, k, n = 0;
   json_t *o;
   char d[32];
   tpuci__duration_format(waited_ms, d, sizeof(d));
   if (g->tasks.len > 0) {
-    tpuci__sw_task_list(s->eng, "id", (const char *const *) g->tasks.items,
-                        g->tasks.len, tpuci__sync_cb, &r);
+    tpuci__sw_task_list(s->eng, "id", (const char *const *) g->tasks.items, g->tasks.len,
+                        tpuci__sync_cb, &r);
     tpuci__sync_wait(s, &r);
     json_array_foreach(r.json, i, o) {
-      const char *state = json_string_value(
-          json_object_get(json_object_get(o, "Status"), "State"));
+      const char *state = json_string_value(json_object_get(json_object_get(o, "Status"), "State"));
       tpuci__task_t t;
       tpuci__task_read(o, &t);
       for (k = 0; t.id != NULL && k < g->tasks.len; k++) {
         if (strcmp(t.id, g->tasks.items[k]) != 0) continue;
         n++;
         if (say)
-          tpuci__buf_addf(report, "still going after %s: the task %s of "
-                                  "service %s (%s, node %s)\n",
+          tpuci__buf_addf(report,
+                          "still going after %s: the task %s of "
+                          "service %s (%s, node %s)\n",
                           d, t.id, g->task_of.items[k], state ? state : "?",
                           t.node_id ? t.node_id : "?");
       }
@@ -202,8 +192,9 @@ static size_t tpuci__swgc_going(tpuci__sync_t *s, const tpuci__swgc_t *g,
       continue;
     n++;
     if (say)
-      tpuci__buf_addf(report, "still going after %s: container %.12s of "
-                              "service %s (%s) on the manager\n",
+      tpuci__buf_addf(report,
+                      "still going after %s: container %.12s of "
+                      "service %s (%s) on the manager\n",
                       d, cid ? cid : "?", svc ? svc : "?", state ? state : "?");
   }
   tpuci__sync_res_free(&r);
@@ -212,8 +203,7 @@ static size_t tpuci__swgc_going(tpuci__sync_t *s, const tpuci__swgc_t *g,
 
 /* Waits until nothing is going or the deadline passed; then names what
  * still is. */
-static void tpuci__swgc_wait(tpuci__sync_t *s, const tpuci__swgc_t *g,
-                             tpuci__buf_t *report) {
+static void tpuci__swgc_wait(tpuci__sync_t *s, const tpuci__swgc_t *g, tpuci__buf_t *report) {
   uint64_t start = tpuci__swgc_now();
   for (;;) {
     uint64_t now = tpuci__swgc_now();
@@ -241,8 +231,8 @@ static int tpuci__swgc_networks(tpuci__sync_t *s, int dry_run, const tpuci__swgc
     if (tpuci__docker_run_alive(labels) != 0) continue;
     found++;
     if (dry_run) {
-      tpuci__buf_addf(report, "would remove overlay network %s (run %s, job %s)\n",
-                      name, tpuci__swlabel(labels, TPUCI__LABEL_RUN),
+      tpuci__buf_addf(report, "would remove overlay network %s (run %s, job %s)\n", name,
+                      tpuci__swlabel(labels, TPUCI__LABEL_RUN),
                       tpuci__swlabel(labels, TPUCI__LABEL_JOB));
       continue;
     }
@@ -251,15 +241,14 @@ static int tpuci__swgc_networks(tpuci__sync_t *s, int dry_run, const tpuci__swgc
       tpuci__sync_res_free(&d);
       tpuci__engine_network_remove(s->eng, id ? id : name, tpuci__sync_cb, &d);
       tpuci__sync_wait(s, &d);
-      if (d.ok || d.status == 404 || d.error != 0 ||
-          tpuci__swgc_now() >= g->deadline)
-        break;
+      if (d.ok || d.status == 404 || d.error != 0 || tpuci__swgc_now() >= g->deadline) break;
       usleep(TPUCI__SWGC_POLL_US);
     }
     if (!d.ok && d.error == 0 && d.status == 403) {
       /* "has active endpoints": its tasks are still going. */
-      tpuci__buf_addf(report, "still going: overlay network %s is still in "
-                              "use (%s); `tpuci gc` again removes it\n",
+      tpuci__buf_addf(report,
+                      "still going: overlay network %s is still in "
+                      "use (%s); `tpuci gc` again removes it\n",
                       name, d.message);
       found--;
     } else if (!tpuci__sync_removed(&d, "overlay network", name,
@@ -282,8 +271,7 @@ int tpuci__runtime_swarm_gc(int dry_run, tpuci__buf_t *report, tpuci__err_t *err
   tpuci__err_t e = {0, NULL};
   if (has_wait && tpuci__duration_parse(wait, &wait_ms) != 0)
     return tpuci__err_set(err, TPUCI_EUSAGE,
-                          "TPUCI_GC_WAIT=%s: not a duration (\"90s\", \"2m\", \"0s\")",
-                          wait);
+                          "TPUCI_GC_WAIT=%s: not a duration (\"90s\", \"2m\", \"0s\")", wait);
   /* The docker driver reports an engine it cannot reach. */
   if (tpuci__swsync_open(&s, &info, &e) != 0) {
     tpuci__err_clear(&e);
@@ -314,21 +302,19 @@ int tpuci__runtime_swarm_gc(int dry_run, tpuci__buf_t *report, tpuci__err_t *err
 static int tpuci__sw_plan_uses(const tpuci__plan_t *plan) {
   size_t i;
   for (i = 0; plan != NULL && i < plan->ninstances; i++)
-    if (plan->instances[i].selected && plan->instances[i].runtime == TPUCI__RUNTIME_SWARM)
-      return 1;
+    if (plan->instances[i].selected && plan->instances[i].runtime == TPUCI__RUNTIME_SWARM) return 1;
   return 0;
 }
 
-static int tpuci__swdoc_fail(tpuci__buf_t *report, tpuci__err_t *err, int code,
-                             const char *what, const char *msg) {
+static int tpuci__swdoc_fail(tpuci__buf_t *report, tpuci__err_t *err, int code, const char *what,
+                             const char *msg) {
   tpuci__buf_addf(report, "FAIL %s: %s\n", what, msg);
   if (err->code == 0) tpuci__err_set(err, code, "%s", msg);
   return code;
 }
 
-static void tpuci__swdoc_nodes(tpuci__sync_t *s, const tpuci__plan_t *plan,
-                               const char *manager, int uses,
-                               tpuci__buf_t *report, tpuci__err_t *err, int *first) {
+static void tpuci__swdoc_nodes(tpuci__sync_t *s, const tpuci__plan_t *plan, const char *manager,
+                               int uses, tpuci__buf_t *report, tpuci__err_t *err, int *first) {
   tpuci__sync_res_t r = {0};
   size_t i;
   json_t *o;
@@ -346,11 +332,9 @@ static void tpuci__swdoc_nodes(tpuci__sync_t *s, const tpuci__plan_t *plan,
     tpuci__sw_node_read(o, &n);
     ready += n.ready;
     tpuci__buf_addf(report, "%s swarm node %s (%s%s): %s, %g CPUs, %.1f GiB\n",
-                    n.ready ? "ok  " : "warn", n.hostname,
-                    n.manager ? "manager" : "worker",
+                    n.ready ? "ok  " : "warn", n.hostname, n.manager ? "manager" : "worker",
                     manager && n.id && strcmp(n.id, manager) == 0 ? ", this engine" : "",
-                    n.ready ? "ready" : "not ready or not active",
-                    (double) n.nano_cpus / 1e9,
+                    n.ready ? "ready" : "not ready or not active", (double) n.nano_cpus / 1e9,
                     (double) n.memory_bytes / (1024.0 * 1024 * 1024));
   }
   if (ready == 0 && uses) {
@@ -372,8 +356,8 @@ static void tpuci__swdoc_nodes(tpuci__sync_t *s, const tpuci__plan_t *plan,
   tpuci__sync_res_free(&r);
 }
 
-static void tpuci__swdoc_images(tpuci__sync_t *s, const tpuci__plan_t *plan,
-                                tpuci__buf_t *report, tpuci__err_t *err, int *first) {
+static void tpuci__swdoc_images(tpuci__sync_t *s, const tpuci__plan_t *plan, tpuci__buf_t *report,
+                                tpuci__err_t *err, int *first) {
   size_t k;
   for (k = 0; k < plan->nimages; k++) {
     const tpuci__image_t *img = &plan->images[k];
@@ -382,8 +366,9 @@ static void tpuci__swdoc_images(tpuci__sync_t *s, const tpuci__plan_t *plan,
     tpuci__engine_image_inspect(s->eng, img->ref, tpuci__sync_cb, &r);
     tpuci__sync_wait(s, &r);
     if (r.ok)
-      tpuci__buf_addf(report, "ok   swarm image %s (\"%s\"): on the manager; "
-                              "services run it by id, so every node needs it\n",
+      tpuci__buf_addf(report,
+                      "ok   swarm image %s (\"%s\"): on the manager; "
+                      "services run it by id, so every node needs it\n",
                       img->ref, img->name);
     else if (r.status == 404 && img->pull == TPUCI__PULL_NEVER) {
       char *m = tpuci__printf("image '%s' is not on the swarm manager and pull "
@@ -393,8 +378,9 @@ static void tpuci__swdoc_images(tpuci__sync_t *s, const tpuci__plan_t *plan,
       if (!*first) *first = c;
       free(m);
     } else if (r.status == 404)
-      tpuci__buf_addf(report, "warn swarm image %s (\"%s\"): not on the manager; "
-                              "`tpuci run` will try to pull it\n",
+      tpuci__buf_addf(report,
+                      "warn swarm image %s (\"%s\"): not on the manager; "
+                      "`tpuci run` will try to pull it\n",
                       img->ref, img->name);
     else {
       int c = tpuci__swdoc_fail(report, err, TPUCI_EENGINE, "swarm image", r.message);
@@ -411,15 +397,13 @@ static void tpuci__swdoc_leftovers(tpuci__sync_t *s, tpuci__buf_t *report) {
   tpuci__sw_service_list(s->eng, TPUCI__LABEL_RUN, tpuci__sync_cb, &r);
   tpuci__sync_wait(s, &r);
   json_array_foreach(r.json, i, o) {
-    if (tpuci__docker_run_alive(json_object_get(json_object_get(o, "Spec"), "Labels")) == 0)
-      ns++;
+    if (tpuci__docker_run_alive(json_object_get(json_object_get(o, "Spec"), "Labels")) == 0) ns++;
   }
   tpuci__sync_res_free(&r);
   tpuci__engine_network_list(s->eng, TPUCI__LABEL_RUN, tpuci__sync_cb, &r);
   tpuci__sync_wait(s, &r);
   json_array_foreach(r.json, i, o) {
-    if (tpuci__docker_is_swarm(o) &&
-        tpuci__docker_run_alive(json_object_get(o, "Labels")) == 0)
+    if (tpuci__docker_is_swarm(o) && tpuci__docker_run_alive(json_object_get(o, "Labels")) == 0)
       nn++;
   }
   tpuci__sync_res_free(&r);
@@ -427,21 +411,19 @@ static void tpuci__swdoc_leftovers(tpuci__sync_t *s, tpuci__buf_t *report) {
     tpuci__buf_adds(report, "ok   swarm leftovers: no services or overlay "
                             "networks of earlier runs\n");
   else
-    tpuci__buf_addf(report, "warn swarm leftovers: %zu service%s and %zu overlay "
-                            "network%s left by earlier runs; run `tpuci gc`\n",
+    tpuci__buf_addf(report,
+                    "warn swarm leftovers: %zu service%s and %zu overlay "
+                    "network%s left by earlier runs; run `tpuci gc`\n",
                     ns, ns == 1 ? "" : "s", nn, nn == 1 ? "" : "s");
 }
 
 /* The swarm jobs' bind mounts on a manager over TCP (the docker
  * driver's doctor says the rest about the endpoint). */
-static void tpuci__swdoc_remote(tpuci__sync_t *s, const tpuci__plan_t *plan,
-                                tpuci__buf_t *report) {
+static void tpuci__swdoc_remote(tpuci__sync_t *s, const tpuci__plan_t *plan, tpuci__buf_t *report) {
   tpuci__strv_t w = {0};
   size_t i;
-  if (plan != NULL)
-    tpuci__remote_mount_warnings(plan, TPUCI__RUNTIME_SWARM, &s->eng->host, &w);
-  for (i = 0; i < w.len; i++)
-    tpuci__buf_addf(report, "warn mounts: %s\n", w.items[i]);
+  if (plan != NULL) tpuci__remote_mount_warnings(plan, TPUCI__RUNTIME_SWARM, &s->eng->host, &w);
+  for (i = 0; i < w.len; i++) tpuci__buf_addf(report, "warn mounts: %s\n", w.items[i]);
   tpuci__strv_free(&w);
 }
 
@@ -465,7 +447,9 @@ int tpuci__runtime_swarm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
     if (uses) first = tpuci__swdoc_fail(report, err, e.code, "swarm", e.msg);
     else if (tpuci__sw_is_manager(info) == 0 &&
              json_string_value(json_object_get(json_object_get(info, "Swarm"), "LocalNodeState")) &&
-             strcmp(json_string_value(json_object_get(json_object_get(info, "Swarm"), "LocalNodeState")), "inactive") != 0)
+             strcmp(json_string_value(
+                        json_object_get(json_object_get(info, "Swarm"), "LocalNodeState")),
+                    "inactive") != 0)
       tpuci__buf_addf(report, "warn swarm: %s\n", e.msg);
     tpuci__err_clear(&e);
     free(where);
@@ -475,8 +459,9 @@ int tpuci__runtime_swarm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
   }
   swarm = json_object_get(info, "Swarm");
   manager = json_string_value(json_object_get(swarm, "NodeID"));
-  tpuci__buf_addf(report, "ok   swarm: %s is a manager of an active swarm "
-                          "(API %s)\n",
+  tpuci__buf_addf(report,
+                  "ok   swarm: %s is a manager of an active swarm "
+                  "(API %s)\n",
                   where, s.eng->server_api ? s.eng->server_api : "?");
   free(where);
   tpuci__swdoc_remote(&s, plan, report);

@@ -31,8 +31,7 @@ static void tpuci__sw_poll_again(tpuci__sw_t *sw) {
 }
 
 /* The host whose service (by == 0) or task (by == 1) is `id`. */
-static tpuci__sw_host_t *tpuci__sw_find(tpuci__sw_t *sw, const char *id,
-                                        int by) {
+static tpuci__sw_host_t *tpuci__sw_find(tpuci__sw_t *sw, const char *id, int by) {
   tpuci__unit_att_t *ua;
   size_t i;
   if (id == NULL) return NULL;
@@ -49,10 +48,8 @@ static tpuci__sw_host_t *tpuci__sw_find(tpuci__sw_t *sw, const char *id,
 static int tpuci__sw_wants(const tpuci__sw_host_t *h, int by) {
   const tpuci__unit_att_t *att = h->u.att;
   if (by == 0)
-    return att->phase == TPUCI__UP_RUN && h->id != NULL && !TPUCI__U_ENDED(&h->u) &&
-           !h->u.stopped;
-  return att->phase == TPUCI__UP_GONE && h->task_id != NULL && h->id != NULL &&
-         !TPUCI__SW_WENT(h);
+    return att->phase == TPUCI__UP_RUN && h->id != NULL && !TPUCI__U_ENDED(&h->u) && !h->u.stopped;
+  return att->phase == TPUCI__UP_GONE && h->task_id != NULL && h->id != NULL && !TPUCI__SW_WENT(h);
 }
 
 typedef struct {
@@ -135,17 +132,15 @@ static void tpuci__sw_poll_send(tpuci__sw_t *sw, int by) {
   for (ua = sw->atts.atts; ua != NULL; ua = ua->next)
     for (i = 0; i < ua->nunits; i++) {
       const tpuci__sw_host_t *h = (const tpuci__sw_host_t *) tpuci__unit_at(ua, i);
-      if (tpuci__sw_wants(h, by))
-        tpuci__strv_push(&q->ids, by == 0 ? h->id : h->task_id);
+      if (tpuci__sw_wants(h, by)) tpuci__strv_push(&q->ids, by == 0 ? h->id : h->task_id);
     }
   if (q->ids.len == 0) {
     free(q);
     return;
   }
   sw->polling++;
-  tpuci__sw_task_list(sw->e.eng, by == 0 ? "service" : "id",
-                      (const char *const *) q->ids.items, q->ids.len,
-                      tpuci__sw_on_poll, q);
+  tpuci__sw_task_list(sw->e.eng, by == 0 ? "service" : "id", (const char *const *) q->ids.items,
+                      q->ids.len, tpuci__sw_on_poll, q);
 }
 
 static void tpuci__sw_poll_cb(uv_timer_t *t) {

@@ -43,18 +43,14 @@ int tpuci__sw_info_check(json_t *info, const char *where, tpuci__err_t *err) {
   return 0;
 }
 
-static void tpuci__sw_fit_text(char *buf, size_t size, double cpus,
-                               uint64_t mem) {
+static void tpuci__sw_fit_text(char *buf, size_t size, double cpus, uint64_t mem) {
   if (cpus > 0 && mem > 0)
     snprintf(buf, size, "cpus = %g and memory = %.2f GiB", cpus, (double) mem / TPUCI__GIB);
-  else if (cpus > 0)
-    snprintf(buf, size, "cpus = %g", cpus);
-  else
-    snprintf(buf, size, "memory = %.2f GiB", (double) mem / TPUCI__GIB);
+  else if (cpus > 0) snprintf(buf, size, "cpus = %g", cpus);
+  else snprintf(buf, size, "memory = %.2f GiB", (double) mem / TPUCI__GIB);
 }
 
-int tpuci__sw_plan_fits(const tpuci__plan_t *plan, json_t *nodes,
-                        tpuci__err_t *err) {
+int tpuci__sw_plan_fits(const tpuci__plan_t *plan, json_t *nodes, tpuci__err_t *err) {
   size_t n = json_array_size(nodes), i, k;
   tpuci__sw_node_t *ns = tpuci__calloc(n + 1, sizeof(*ns));
   int rc = 0;
@@ -72,17 +68,15 @@ int tpuci__sw_plan_fits(const tpuci__plan_t *plan, json_t *nodes,
     for (k = 0; k < n; k++) {
       if (!ns[k].ready) continue;
       if (big[0] == '\0' || ns[k].nano_cpus > 0)
-        snprintf(big, sizeof(big), "; node %s has %g CPUs and %.2f GiB",
-                 ns[k].hostname, (double) ns[k].nano_cpus / 1e9,
-                 (double) ns[k].memory_bytes / TPUCI__GIB);
+        snprintf(big, sizeof(big), "; node %s has %g CPUs and %.2f GiB", ns[k].hostname,
+                 (double) ns[k].nano_cpus / 1e9, (double) ns[k].memory_bytes / TPUCI__GIB);
     }
     if (hosts > 1)
       rc = tpuci__err_set(err, TPUCI_EENGINE,
                           "%s: job '%s': no swarm worker can fit it: its %d "
                           "hosts need %s each, the ready nodes hold %d at "
                           "once%s; lower them or add nodes",
-                          inst->where ? inst->where : "spec", inst->job, hosts,
-                          need, fit, big);
+                          inst->where ? inst->where : "spec", inst->job, hosts, need, fit, big);
     else
       rc = tpuci__err_set(err, TPUCI_EENGINE,
                           "%s: job '%s': no swarm worker can fit it: it needs "
@@ -110,8 +104,9 @@ static void tpuci__sw_on_pulled(void *p, const tpuci__pull_res_t *res) {
   if (tpuci__erun_answered(&sw->e)) return;
   if (res->ok || sw->e.image_present) {
     if (!res->ok) {
-      tpuci__erun_tell(&sw->e, "warning: could not pull image '%s' on the "
-                               "manager (%s); the nodes pull it themselves",
+      tpuci__erun_tell(&sw->e,
+                       "warning: could not pull image '%s' on the "
+                       "manager (%s); the nodes pull it themselves",
                        img->ref, res->message);
     }
     /* By reference: the other nodes pull it too, with the manager's
@@ -142,8 +137,7 @@ static void tpuci__sw_on_image(void *p, const tpuci__engine_res_t *res) {
   const char *id = json_string_value(json_object_get(res->json, "Id"));
   if (tpuci__erun_answered(&sw->e)) return;
   switch (tpuci__erun_image(&sw->e, img, res, tpuci__sw_on_pulled)) {
-    case TPUCI__ERUN_IMG_HANDLED:
-      return;
+    case TPUCI__ERUN_IMG_HANDLED: return;
     case TPUCI__ERUN_IMG_NEVER:
       tpuci__erun_prepare_fail(&sw->e, TPUCI_EIMAGE,
                                tpuci__printf("image '%s' is not present on the "
@@ -151,12 +145,10 @@ static void tpuci__sw_on_image(void *p, const tpuci__engine_res_t *res) {
                                              "(image \"%s\"%s%s); load it on "
                                              "every node first, e.g. docker "
                                              "load -i FILE.tar",
-                                             img->ref, img->name,
-                                             img->where ? " at " : "",
+                                             img->ref, img->name, img->where ? " at " : "",
                                              img->where ? img->where : ""));
       return;
-    case TPUCI__ERUN_IMG_USE:
-      break;
+    case TPUCI__ERUN_IMG_USE: break;
   }
   /* By id: a node that has it starts at once, without asking a
    * registry first; one that has not says "No such image" (infra). */
@@ -166,15 +158,16 @@ static void tpuci__sw_on_image(void *p, const tpuci__engine_res_t *res) {
 }
 
 static void tpuci__sw_next_image(tpuci__sw_t *sw) {
-  while (sw->e.image_next < sw->nimages && !tpuci__plan_image_used(sw->e.plan, sw->e.image_next, TPUCI__RUNTIME_SWARM))
+  while (sw->e.image_next < sw->nimages &&
+         !tpuci__plan_image_used(sw->e.plan, sw->e.image_next, TPUCI__RUNTIME_SWARM))
     sw->e.image_next++;
   if (sw->e.image_next >= sw->nimages) {
     tpuci__erun_prepare_done(&sw->e, 0);
     return;
   }
   sw->e.bg++;
-  sw->e.prep_req = tpuci__engine_image_inspect(sw->e.eng, sw->e.plan->images[sw->e.image_next++].ref,
-                                               tpuci__sw_on_image, sw);
+  sw->e.prep_req = tpuci__engine_image_inspect(
+      sw->e.eng, sw->e.plan->images[sw->e.image_next++].ref, tpuci__sw_on_image, sw);
 }
 
 static void tpuci__sw_on_services(void *p, const tpuci__engine_res_t *res) {
@@ -189,8 +182,9 @@ static void tpuci__sw_on_services(void *p, const tpuci__engine_res_t *res) {
     }
   }
   if (n > 0) {
-    tpuci__erun_tell(&sw->e, "warning: %zu swarm service%s left by earlier "
-                             "runs; run `tpuci gc`",
+    tpuci__erun_tell(&sw->e,
+                     "warning: %zu swarm service%s left by earlier "
+                     "runs; run `tpuci gc`",
                      n, n == 1 ? "" : "s");
   }
   tpuci__sw_next_image(sw);
@@ -201,8 +195,7 @@ static void tpuci__sw_on_nodes(void *p, const tpuci__engine_res_t *res) {
   if (tpuci__erun_answered(&sw->e)) return;
   if (!res->ok) {
     tpuci__erun_prepare_fail(&sw->e, TPUCI_EENGINE,
-                             tpuci__printf("swarm: listing the nodes failed: %s",
-                                           res->message));
+                             tpuci__printf("swarm: listing the nodes failed: %s", res->message));
     return;
   }
   if (tpuci__sw_plan_fits(sw->e.plan, res->json, &sw->e.rt.err) != 0) {
@@ -210,8 +203,7 @@ static void tpuci__sw_on_nodes(void *p, const tpuci__engine_res_t *res) {
     return;
   }
   sw->e.bg++;
-  sw->e.prep_req = tpuci__sw_service_list(sw->e.eng, TPUCI__LABEL_RUN,
-                                          tpuci__sw_on_services, sw);
+  sw->e.prep_req = tpuci__sw_service_list(sw->e.eng, TPUCI__LABEL_RUN, tpuci__sw_on_services, sw);
 }
 
 static void tpuci__sw_on_info(void *p, const tpuci__engine_res_t *res) {
@@ -287,8 +279,8 @@ int tpuci__runtime_swarm_check(const tpuci__plan_t *plan, tpuci__err_t *err) {
      * only the jobs that said runtime = "swarm". */
     why = tpuci__ctr_opts_refusal(&inst->ctr, inst->runtime);
     if (why != NULL) {
-      r = tpuci__err_set(err, TPUCI_ESPEC, "%s: job '%s': %s",
-                         inst->where ? inst->where : "spec", inst->job, why);
+      r = tpuci__err_set(err, TPUCI_ESPEC, "%s: job '%s': %s", inst->where ? inst->where : "spec",
+                         inst->job, why);
       free(why);
       return r;
     }
@@ -297,8 +289,7 @@ int tpuci__runtime_swarm_check(const tpuci__plan_t *plan, tpuci__err_t *err) {
       return tpuci__err_set(err, TPUCI_ESPEC,
                             "%s: job '%s': a gang gets an overlay network of "
                             "its own; leave out network = \"%s\"",
-                            inst->where ? inst->where : "spec", inst->job,
-                            inst->network);
+                            inst->where ? inst->where : "spec", inst->job, inst->network);
     /* A manager on this machine: its tasks' bind mounts are this
      * machine's paths when they run here, and the engine refuses a
      * missing one only once the task is placed. */
@@ -308,8 +299,8 @@ int tpuci__runtime_swarm_check(const tpuci__plan_t *plan, tpuci__err_t *err) {
       return tpuci__err_set(err, TPUCI_ESPEC,
                             "%s: job '%s': mount source %s: %s; create it or "
                             "fix the path",
-                            inst->where ? inst->where : "spec", inst->job,
-                            inst->mounts[k].source, strerror(errno));
+                            inst->where ? inst->where : "spec", inst->job, inst->mounts[k].source,
+                            strerror(errno));
     }
   }
   return 0;

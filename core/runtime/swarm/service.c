@@ -7,9 +7,8 @@
 #include "runtime/swarm/swarm.h"
 
 static const char *const tpuci__task_states[] = {
-    "", "new", "pending", "assigned", "accepted", "preparing", "ready",
-    "starting", "running", "complete", "shutdown", "failed", "rejected",
-    "remove", "orphaned"};
+    "",        "new",      "pending",  "assigned", "accepted", "preparing", "ready",   "starting",
+    "running", "complete", "shutdown", "failed",   "rejected", "remove",    "orphaned"};
 
 tpuci__task_state_t tpuci__task_state_parse(const char *s) {
   size_t i;
@@ -26,9 +25,7 @@ const char *tpuci__task_state_name(tpuci__task_state_t st) {
   return tpuci__task_states[st];
 }
 
-int tpuci__task_state_terminal(tpuci__task_state_t st) {
-  return st >= TPUCI__TS_COMPLETE;
-}
+int tpuci__task_state_terminal(tpuci__task_state_t st) { return st >= TPUCI__TS_COMPLETE; }
 
 void tpuci__task_read(json_t *task, tpuci__task_t *out) {
   json_t *status = json_object_get(task, "Status");
@@ -43,8 +40,7 @@ void tpuci__task_read(json_t *task, tpuci__task_t *out) {
   if (out->node_id != NULL && *out->node_id == '\0') out->node_id = NULL;
   out->container_id = cid != NULL && *cid ? cid : NULL;
   out->err = err != NULL && *err ? err : NULL;
-  out->state = tpuci__task_state_parse(
-      json_string_value(json_object_get(status, "State")));
+  out->state = tpuci__task_state_parse(json_string_value(json_object_get(status, "State")));
   /* The engine leaves ExitCode out when it is 0 (omitempty), so a
    * container status without one is an exit 0. */
   if (out->container_id != NULL) {
@@ -57,8 +53,7 @@ tpuci__task_end_t tpuci__task_end(const tpuci__task_t *t, char **why) {
   const char *err = t->err ? t->err : "no reason given";
   *why = NULL;
   switch (t->state) {
-    case TPUCI__TS_COMPLETE:
-      return TPUCI__TASK_EXIT;
+    case TPUCI__TS_COMPLETE: return TPUCI__TASK_EXIT;
     case TPUCI__TS_FAILED:
       /* "task: non-zero exit (3)": the container ran. Without a
        * container the engine could not start it ("starting container
@@ -66,8 +61,7 @@ tpuci__task_end_t tpuci__task_end(const tpuci__task_t *t, char **why) {
       if (t->has_exit && t->exit_code != 0 && t->err != NULL &&
           strncmp(t->err, "task: non-zero exit", 19) == 0)
         return TPUCI__TASK_EXIT;
-      if (t->has_exit && t->exit_code != 0 && t->err == NULL)
-        return TPUCI__TASK_EXIT;
+      if (t->has_exit && t->exit_code != 0 && t->err == NULL) return TPUCI__TASK_EXIT;
       *why = tpuci__printf("failed: %s", err);
       return TPUCI__TASK_INFRA;
     case TPUCI__TS_REJECTED:
@@ -76,15 +70,11 @@ tpuci__task_end_t tpuci__task_end(const tpuci__task_t *t, char **why) {
     case TPUCI__TS_ORPHANED:
       *why = tpuci__printf("orphaned: its node is gone (%s)", err);
       return TPUCI__TASK_INFRA;
-    default:
-      *why = tpuci__printf("shut down by the swarm (%s)", err);
-      return TPUCI__TASK_INFRA;
+    default: *why = tpuci__printf("shut down by the swarm (%s)", err); return TPUCI__TASK_INFRA;
   }
 }
 
-static int tpuci__dns_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
+static int tpuci__dns_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 
 static uint32_t tpuci__sw_fnv1a(const char *s) {
   uint32_t h = 2166136261u;
@@ -111,8 +101,7 @@ static char *tpuci__dns_part(const char *s) {
   return out;
 }
 
-char *tpuci__sw_name(const char *run_id, const char *instance, int attempt,
-                     int host) {
+char *tpuci__sw_name(const char *run_id, const char *instance, int attempt, int host) {
   char *run = tpuci__dns_part(run_id ? run_id : "");
   char *inst = tpuci__dns_part(instance ? instance : "");
   char tail[48], hash[16] = "";
@@ -143,8 +132,7 @@ char *tpuci__sw_name(const char *run_id, const char *instance, int attempt,
 static json_t *tpuci__sw_strv(const tpuci__strv_t *v) {
   json_t *a = json_array();
   size_t i;
-  for (i = 0; v != NULL && i < v->len; i++)
-    json_array_append_new(a, json_string(v->items[i]));
+  for (i = 0; v != NULL && i < v->len; i++) json_array_append_new(a, json_string(v->items[i]));
   return a;
 }
 
@@ -152,8 +140,7 @@ static json_t *tpuci__sw_labels(const tpuci__kvlist_t *labels) {
   json_t *l = json_object();
   size_t i;
   for (i = 0; labels != NULL && i < labels->len; i++)
-    json_object_set_new(l, labels->items[i].key,
-                        json_string(labels->items[i].value));
+    json_object_set_new(l, labels->items[i].key, json_string(labels->items[i].value));
   return l;
 }
 
@@ -169,32 +156,27 @@ json_t *tpuci__svc_create_body(const tpuci__svc_spec_t *s) {
 
   json_object_set_new(cs, "Image", json_string(s->image));
   /* Args is a container's Cmd (Command would replace the entrypoint). */
-  if (s->argv != NULL && s->argv->len > 0)
-    json_object_set_new(cs, "Args", tpuci__sw_strv(s->argv));
+  if (s->argv != NULL && s->argv->len > 0) json_object_set_new(cs, "Args", tpuci__sw_strv(s->argv));
   json_object_set_new(cs, "Env", tpuci__sw_strv(s->env));
-  if (s->workdir != NULL && *s->workdir)
-    json_object_set_new(cs, "Dir", json_string(s->workdir));
-  if (s->hostname != NULL)
-    json_object_set_new(cs, "Hostname", json_string(s->hostname));
+  if (s->workdir != NULL && *s->workdir) json_object_set_new(cs, "Dir", json_string(s->workdir));
+  if (s->hostname != NULL) json_object_set_new(cs, "Hostname", json_string(s->hostname));
   json_object_set_new(cs, "Labels", tpuci__sw_labels(s->labels));
   json_object_set_new(cs, "TTY", json_false());
   json_object_set_new(cs, "OpenStdin", json_false());
   /* An init process as PID 1 reaps zombies and forwards signals. */
   json_object_set_new(cs, "Init", json_true());
-  json_object_set_new(cs, "StopGracePeriod",
-                      json_integer((json_int_t) (s->grace_ms * 1000000)));
+  json_object_set_new(cs, "StopGracePeriod", json_integer((json_int_t) (s->grace_ms * 1000000)));
   if (s->nmounts > 0 || (s->ctr != NULL && s->ctr->shm_bytes > 0) || s->results_tmpfs) {
     json_t *m = json_array();
-    for (i = 0; i < s->nmounts; i++)
-      json_array_append_new(m, tpuci__ctr_mount(&s->mounts[i]));
+    for (i = 0; i < s->nmounts; i++) json_array_append_new(m, tpuci__ctr_mount(&s->mounts[i]));
     if (s->results_tmpfs != NULL)
-      json_array_append_new(m, json_pack("{s:s, s:s}", "Type", "tmpfs", "Target",
-                                         s->results_tmpfs));
+      json_array_append_new(m,
+                            json_pack("{s:s, s:s}", "Type", "tmpfs", "Target", s->results_tmpfs));
     /* The engine mounts no /dev/shm of its own over a mount there. */
     if (s->ctr != NULL && s->ctr->shm_bytes > 0)
-      json_array_append_new(m, json_pack("{s:s, s:s, s:{s:I}}", "Type", "tmpfs", "Target",
-                                         "/dev/shm", "TmpfsOptions", "SizeBytes",
-                                         (json_int_t) s->ctr->shm_bytes));
+      json_array_append_new(
+          m, json_pack("{s:s, s:s, s:{s:I}}", "Type", "tmpfs", "Target", "/dev/shm", "TmpfsOptions",
+                       "SizeBytes", (json_int_t) s->ctr->shm_bytes));
     json_object_set_new(cs, "Mounts", m);
   }
   if (s->ctr != NULL) {
@@ -213,43 +195,37 @@ json_t *tpuci__svc_create_body(const tpuci__svc_spec_t *s) {
   if (s->cpus > 0 || s->memory_bytes > 0) {
     json_t *lim = json_object();
     if (s->cpus > 0)
-      json_object_set_new(lim, "NanoCPUs",
-                          json_integer((json_int_t) (s->cpus * 1e9 + 0.5)));
+      json_object_set_new(lim, "NanoCPUs", json_integer((json_int_t) (s->cpus * 1e9 + 0.5)));
     if (s->memory_bytes > 0)
-      json_object_set_new(lim, "MemoryBytes",
-                          json_integer((json_int_t) s->memory_bytes));
+      json_object_set_new(lim, "MemoryBytes", json_integer((json_int_t) s->memory_bytes));
     json_object_set(res, "Limits", lim);
     json_object_set_new(res, "Reservations", lim);
   }
   json_object_set_new(tt, "Resources", res);
   /* Never restarted: retries are tpuci's. */
   json_object_set_new(tt, "RestartPolicy",
-                      json_pack("{s:s, s:i}", "Condition", "none",
-                                "MaxAttempts", 0));
+                      json_pack("{s:s, s:i}", "Condition", "none", "MaxAttempts", 0));
   if (s->constraint != NULL)
-    json_object_set_new(tt, "Placement",
-                        json_pack("{s:[s]}", "Constraints", s->constraint));
+    json_object_set_new(tt, "Placement", json_pack("{s:[s]}", "Constraints", s->constraint));
   if (s->network != NULL && *s->network) {
     json_t *att = json_pack("{s:s}", "Target", s->network);
-    if (s->alias != NULL)
-      json_object_set_new(att, "Aliases", json_pack("[s]", s->alias));
+    if (s->alias != NULL) json_object_set_new(att, "Aliases", json_pack("[s]", s->alias));
     json_object_set_new(tt, "Networks", json_pack("[o]", att));
   }
   json_object_set_new(body, "TaskTemplate", tt);
   /* One replica, not a replicated job: on Docker 20.10, removing a
    * replicated-job service leaves its running task running (docs/
    * swarm.md); a replicated service's tasks are stopped with it. */
-  json_object_set_new(body, "Mode",
-                      json_pack("{s:{s:i}}", "Replicated", "Replicas", 1));
+  json_object_set_new(body, "Mode", json_pack("{s:{s:i}}", "Replicated", "Replicas", 1));
   /* The service's names resolve to its task, not to a virtual IP. */
   json_object_set_new(body, "EndpointSpec", json_pack("{s:s}", "Mode", "dnsrr"));
   return body;
 }
 
 json_t *tpuci__sw_net_body(const char *name, const tpuci__kvlist_t *labels) {
-  return json_pack("{s:s, s:s, s:b, s:b, s:b, s:o}", "Name", name, "Driver",
-                   "overlay", "Attachable", 1, "Internal", 1,
-                   "CheckDuplicate", 1, "Labels", tpuci__sw_labels(labels));
+  return json_pack("{s:s, s:s, s:b, s:b, s:b, s:o}", "Name", name, "Driver", "overlay",
+                   "Attachable", 1, "Internal", 1, "CheckDuplicate", 1, "Labels",
+                   tpuci__sw_labels(labels));
 }
 
 void tpuci__sw_node_read(json_t *node, tpuci__sw_node_t *out) {
@@ -262,8 +238,8 @@ void tpuci__sw_node_read(json_t *node, tpuci__sw_node_t *out) {
   json_t *mem = json_object_get(res, "MemoryBytes");
   memset(out, 0, sizeof(*out));
   out->id = json_string_value(json_object_get(node, "ID"));
-  out->hostname = json_string_value(
-      json_object_get(json_object_get(node, "Description"), "Hostname"));
+  out->hostname =
+      json_string_value(json_object_get(json_object_get(node, "Description"), "Hostname"));
   if (out->hostname == NULL) out->hostname = out->id ? out->id : "?";
   out->ready = state != NULL && strcmp(state, "ready") == 0 &&
                (avail == NULL || strcmp(avail, "active") == 0);
@@ -272,8 +248,7 @@ void tpuci__sw_node_read(json_t *node, tpuci__sw_node_t *out) {
   out->memory_bytes = json_is_integer(mem) ? (int64_t) json_integer_value(mem) : 0;
 }
 
-int tpuci__sw_fit(const tpuci__sw_node_t *nodes, size_t n, double cpus,
-                  uint64_t memory_bytes) {
+int tpuci__sw_fit(const tpuci__sw_node_t *nodes, size_t n, double cpus, uint64_t memory_bytes) {
   int64_t need_cpu = cpus > 0 ? (int64_t) (cpus * 1e9 + 0.5) : 0;
   long total = 0;
   size_t i;

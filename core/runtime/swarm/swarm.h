@@ -112,8 +112,7 @@ tpuci__task_end_t tpuci__task_end(const tpuci__task_t *t, char **why);
  * bytes: a DNS label, as service names must be. When the instance had to
  * change or be cut, 8 hex digits of its hash keep names distinct. New
  * string. */
-char *tpuci__sw_name(const char *run_id, const char *instance, int attempt,
-                     int host);
+char *tpuci__sw_name(const char *run_id, const char *instance, int attempt, int host);
 
 typedef struct {
   const char *name;
@@ -170,35 +169,29 @@ void tpuci__sw_node_read(json_t *node, tpuci__sw_node_t *out);
 
 /* How many tasks needing `cpus` and `memory_bytes` (0: no need) the
  * ready nodes can hold at once; a large number when nothing is needed. */
-int tpuci__sw_fit(const tpuci__sw_node_t *nodes, size_t n, double cpus,
-                  uint64_t memory_bytes);
+int tpuci__sw_fit(const tpuci__sw_node_t *nodes, size_t n, double cpus, uint64_t memory_bytes);
 
 /* endpoints.c: the swarm endpoints, through tpuci__engine_call. */
 /* POST /services/create; `auth` (may be NULL) is the X-Registry-Auth
  * header the nodes pull the image with. */
-tpuci__http_req_t *tpuci__sw_service_create(tpuci__engine_t *e, json_t *body,
-                                            const char *auth,
+tpuci__http_req_t *tpuci__sw_service_create(tpuci__engine_t *e, json_t *body, const char *auth,
                                             tpuci__engine_cb cb, void *data);
-tpuci__http_req_t *tpuci__sw_service_remove(tpuci__engine_t *e,
-                                            const char *id,
-                                            tpuci__engine_cb cb, void *data);
+tpuci__http_req_t *tpuci__sw_service_remove(tpuci__engine_t *e, const char *id, tpuci__engine_cb cb,
+                                            void *data);
 /* GET /services filtered by a label ("tpuci.run"). */
-tpuci__http_req_t *tpuci__sw_service_list(tpuci__engine_t *e,
-                                          const char *label,
+tpuci__http_req_t *tpuci__sw_service_list(tpuci__engine_t *e, const char *label,
                                           tpuci__engine_cb cb, void *data);
 /* GET /tasks?filters={key: values}. */
 tpuci__http_req_t *tpuci__sw_task_list(tpuci__engine_t *e, const char *key,
-                                       const char *const *values, size_t n,
-                                       tpuci__engine_cb cb, void *data);
+                                       const char *const *values, size_t n, tpuci__engine_cb cb,
+                                       void *data);
 /* GET {kind}{id}/logs?stdout=1&stderr=1[&follow=1], kind "/tasks/" or
  * "/services/": the multiplexed stream to chunk. A followed stream does
  * not end when the task does. */
-tpuci__http_req_t *tpuci__sw_logs(tpuci__engine_t *e, const char *kind,
-                                  const char *id, int follow,
-                                  tpuci__http_chunk_cb chunk, void *chunk_data,
-                                  tpuci__engine_cb cb, void *data);
-tpuci__http_req_t *tpuci__sw_node_list(tpuci__engine_t *e,
-                                       tpuci__engine_cb cb, void *data);
+tpuci__http_req_t *tpuci__sw_logs(tpuci__engine_t *e, const char *kind, const char *id, int follow,
+                                  tpuci__http_chunk_cb chunk, void *chunk_data, tpuci__engine_cb cb,
+                                  void *data);
+tpuci__http_req_t *tpuci__sw_node_list(tpuci__engine_t *e, tpuci__engine_cb cb, void *data);
 
 /* A swarm host is two state machines, each one enum moved only by its
  * setter (objects.c: tpuci__sw_set_svc, tpuci__sw_set_log, which check
@@ -332,8 +325,7 @@ void tpuci__sw_maybe_closed(tpuci__runtime_t *rt);
 
 /* attempt.c: the operations of an attempt (unit.h), but watch and gone,
  * which start the task poll (driver.c); and what the poll says. */
-int tpuci__sw_op_init(tpuci__unit_att_t *ua, tpuci__runtime_t *rt,
-                      const tpuci__slice_t *slice);
+int tpuci__sw_op_init(tpuci__unit_att_t *ua, tpuci__runtime_t *rt, const tpuci__slice_t *slice);
 void tpuci__sw_op_net_create(tpuci__unit_att_t *ua);
 void tpuci__sw_op_create(tpuci__unit_t *u);
 void tpuci__sw_op_start(tpuci__unit_t *u);
@@ -341,8 +333,7 @@ void tpuci__sw_op_stop(tpuci__unit_t *u, int signum);
 void tpuci__sw_op_remove(tpuci__unit_t *u);
 void tpuci__sw_net_remove(tpuci__unit_att_t *ua);
 char *tpuci__sw_op_keep(tpuci__unit_att_t *ua, tpuci__unit_t *u);
-void tpuci__sw_op_outcome(tpuci__unit_att_t *ua, tpuci__gang_verdict_t *v,
-                          tpuci__exit_t *ex);
+void tpuci__sw_op_outcome(tpuci__unit_att_t *ua, tpuci__gang_verdict_t *v, tpuci__exit_t *ex);
 char *tpuci__sw_op_not_up(tpuci__unit_t *u);
 
 void tpuci__sw_op_release(tpuci__unit_t *u);
@@ -378,7 +369,6 @@ void tpuci__sw_prepare_end(tpuci__erun_t *e);
 int tpuci__sw_info_check(json_t *info, const char *where, tpuci__err_t *err);
 /* The fit check of the plan's swarm instances against GET /nodes: 0, or
  * TPUCI_EENGINE naming the first job that no node can hold. */
-int tpuci__sw_plan_fits(const tpuci__plan_t *plan, json_t *nodes,
-                        tpuci__err_t *err);
+int tpuci__sw_plan_fits(const tpuci__plan_t *plan, json_t *nodes, tpuci__err_t *err);
 
 #endif /* TPUCI_RUNTIME_SWARM_H */

@@ -10,8 +10,8 @@
 
 /* The state machines' tables (unit.h's top says each move). */
 
-static const char *const tpuci__unit_phase_names[] = {
-    "NETWORK", "CREATE", "RUN", "INSPECT", "REMOVE", "GONE", "UNNET", "DONE"};
+static const char *const tpuci__unit_phase_names[] = {"NETWORK", "CREATE", "RUN",   "INSPECT",
+                                                      "REMOVE",  "GONE",   "UNNET", "DONE"};
 static const unsigned tpuci__unit_phase_moves[] = {
     [TPUCI__UP_NETWORK] = TPUCI__MOVE(TPUCI__UP_CREATE) | TPUCI__MOVE(TPUCI__UP_INSPECT),
     [TPUCI__UP_CREATE] = TPUCI__MOVE(TPUCI__UP_RUN) | TPUCI__MOVE(TPUCI__UP_INSPECT),
@@ -23,8 +23,8 @@ static const unsigned tpuci__unit_phase_moves[] = {
     [TPUCI__UP_DONE] = 0,
 };
 
-static const char *const tpuci__unit_gang_names[] = {
-    "OPENING", "HALTED", "STARTING", "GO", "UP", "END"};
+static const char *const tpuci__unit_gang_names[] = {"OPENING", "HALTED", "STARTING",
+                                                     "GO",      "UP",     "END"};
 static const unsigned tpuci__unit_gang_moves[] = {
     [TPUCI__GANG_OPENING] = TPUCI__MOVE(TPUCI__GANG_HALTED) | TPUCI__MOVE(TPUCI__GANG_STARTING),
     [TPUCI__GANG_HALTED] = 0,
@@ -34,13 +34,13 @@ static const unsigned tpuci__unit_gang_moves[] = {
     [TPUCI__GANG_END] = 0,
 };
 
-static const char *const tpuci__unit_state_names[] = {
-    "NEW", "CREATED", "STARTED", "DONE", "EXITED", "LOST"};
+static const char *const tpuci__unit_state_names[] = {"NEW",  "CREATED", "STARTED",
+                                                      "DONE", "EXITED",  "LOST"};
 static const unsigned tpuci__unit_state_moves[] = {
     [TPUCI__U_NEW] = TPUCI__MOVE(TPUCI__U_CREATED),
     [TPUCI__U_CREATED] = TPUCI__MOVE(TPUCI__U_STARTED),
-    [TPUCI__U_STARTED] = TPUCI__MOVE(TPUCI__U_DONE) | TPUCI__MOVE(TPUCI__U_EXITED) |
-                         TPUCI__MOVE(TPUCI__U_LOST),
+    [TPUCI__U_STARTED] =
+        TPUCI__MOVE(TPUCI__U_DONE) | TPUCI__MOVE(TPUCI__U_EXITED) | TPUCI__MOVE(TPUCI__U_LOST),
     [TPUCI__U_DONE] = TPUCI__MOVE(TPUCI__U_EXITED) | TPUCI__MOVE(TPUCI__U_LOST),
     [TPUCI__U_EXITED] = 0,
     [TPUCI__U_LOST] = 0,
@@ -71,8 +71,7 @@ tpuci__unit_t *tpuci__unit_at(tpuci__unit_att_t *att, size_t i) {
   return (tpuci__unit_t *) ((char *) att->units + i * att->ops->unit_size);
 }
 
-tpuci__unit_att_t *tpuci__unit_att_new(const tpuci__unit_ops_t *ops,
-                                       tpuci__attempt_t *a, size_t n,
+tpuci__unit_att_t *tpuci__unit_att_new(const tpuci__unit_ops_t *ops, tpuci__attempt_t *a, size_t n,
                                        uint64_t grace_ms) {
   tpuci__unit_att_t *att = tpuci__calloc(1, ops->att_size);
   size_t i;
@@ -128,26 +127,22 @@ static void tpuci__unit_later_cb(uv_timer_t *t) {
   tpuci__unit_step(att);
 }
 
-void tpuci__unit_later(tpuci__unit_att_t *att, uint64_t ms,
-                       void (*fn)(tpuci__unit_att_t *att)) {
+void tpuci__unit_later(tpuci__unit_att_t *att, uint64_t ms, void (*fn)(tpuci__unit_att_t *att)) {
   att->later = fn;
   tpuci__unit_req_begin(att);
   att->timer.data = att;
   uv_timer_start(&att->timer, tpuci__unit_later_cb, ms, 0);
 }
 
-int tpuci__unit_hosts(tpuci__runtime_t *rt, const char *runtime, int flags,
-                      tpuci__attempt_t *a, tpuci__slice_t *slice,
-                      int *has_slice, size_t *hosts) {
+int tpuci__unit_hosts(tpuci__runtime_t *rt, const char *runtime, int flags, tpuci__attempt_t *a,
+                      tpuci__slice_t *slice, int *has_slice, size_t *hosts) {
   const tpuci__instance_t *inst = a->inst;
   const tpuci__plan_t *plan = a->plan;
   int rc;
   *has_slice = 0;
   *hosts = 1;
-  if (!(flags & TPUCI__UNIT_NO_IMAGE) &&
-      (inst->image < 0 || (size_t) inst->image >= plan->nimages))
-    return tpuci__err_set(&rt->err, TPUCI_EUSAGE,
-                          "%s: job '%s' has no image for the %s runtime",
+  if (!(flags & TPUCI__UNIT_NO_IMAGE) && (inst->image < 0 || (size_t) inst->image >= plan->nimages))
+    return tpuci__err_set(&rt->err, TPUCI_EUSAGE, "%s: job '%s' has no image for the %s runtime",
                           inst->where ? inst->where : "spec", inst->name, runtime);
   if (inst->topology < 0 || (size_t) inst->topology >= plan->ntopologies) return 0;
   rc = tpuci__topology_slice(&plan->topologies[inst->topology], slice, &rt->err);
@@ -161,8 +156,8 @@ int tpuci__unit_hosts(tpuci__runtime_t *rt, const char *runtime, int flags,
                         "%s: job '%s': network = \"%s\" cannot be used "
                         "with the %zu-host topology '%s': the hosts of a "
                         "gang get a private network of their own",
-                        inst->where ? inst->where : "spec", inst->job,
-                        inst->network, *hosts, slice->name);
+                        inst->where ? inst->where : "spec", inst->job, inst->network, *hosts,
+                        slice->name);
     tpuci__slice_free(slice);
     *has_slice = 0;
     return rc;
@@ -170,9 +165,8 @@ int tpuci__unit_hosts(tpuci__runtime_t *rt, const char *runtime, int flags,
   return 0;
 }
 
-int tpuci__unit_start(tpuci__runtime_t *rt, const char *runtime,
-                      const tpuci__unit_ops_t *ops, tpuci__attempt_t *a,
-                      uint64_t grace_ms, tpuci__unit_list_t *list) {
+int tpuci__unit_start(tpuci__runtime_t *rt, const char *runtime, const tpuci__unit_ops_t *ops,
+                      tpuci__attempt_t *a, uint64_t grace_ms, tpuci__unit_list_t *list) {
   const tpuci__instance_t *inst = a->inst;
   tpuci__unit_att_t *att;
   tpuci__slice_t slice;
@@ -197,8 +191,7 @@ int tpuci__unit_start(tpuci__runtime_t *rt, const char *runtime,
 }
 
 void tpuci__unit_rt_init(tpuci__runtime_t *rt, const char *name, uv_loop_t *loop,
-                         tpuci__unit_list_t *list,
-                         void (*changed)(tpuci__runtime_t *rt)) {
+                         tpuci__unit_list_t *list, void (*changed)(tpuci__runtime_t *rt)) {
   rt->name = name;
   rt->loop = loop;
   rt->signal = tpuci__unit_rt_signal;
@@ -301,9 +294,7 @@ static void tpuci__unit_launch(tpuci__unit_att_t *att) {
   for (i = 0; i < att->nunits; i++) att->ops->start(tpuci__unit_at(att, i));
 }
 
-void tpuci__unit_created(tpuci__unit_t *u) {
-  tpuci__unit_state(u, TPUCI__U_CREATED);
-}
+void tpuci__unit_created(tpuci__unit_t *u) { tpuci__unit_state(u, TPUCI__U_CREATED); }
 
 void tpuci__unit_ready(tpuci__unit_t *u) {
   if (u->ready) return;
@@ -349,7 +340,8 @@ static void tpuci__unit_not_up(tpuci__buf_t *b, tpuci__unit_t *u) {
   } else if (u->gate == TPUCI__GATE_WAITING) {
     tpuci__buf_addf(b, "%s could not resolve%s", name, u->gate_wait);
   } else if (u->gate == TPUCI__GATE_READY) {
-    tpuci__buf_addf(b, "%s %s", name, u->att->gang_state == TPUCI__GANG_GO ? "did not see tpuci's go" : "was ready");
+    tpuci__buf_addf(b, "%s %s", name,
+                    u->att->gang_state == TPUCI__GANG_GO ? "did not see tpuci's go" : "was ready");
   } else if (TPUCI__U_ENDED(u)) {
     tpuci__buf_addf(b, "%s ended (exit %ld) before the gang was up", name, u->status);
   } else {
@@ -376,9 +368,9 @@ static void tpuci__unit_start_late(uv_timer_t *t) {
   char *why;
   if (att->phase != TPUCI__UP_RUN || tpuci__unit_gang_up(att) || att->infra != NULL) return;
   why = tpuci__unit_not_up_all(att);
-  tpuci__unit_infra(att, tpuci__printf(
-                             "the gang's hosts were not all up within %s (start_timeout): %s",
-                             tpuci__duration_format(att->start_ms, d, sizeof(d)), why));
+  tpuci__unit_infra(att,
+                    tpuci__printf("the gang's hosts were not all up within %s (start_timeout): %s",
+                                  tpuci__duration_format(att->start_ms, d, sizeof(d)), why));
   free(why);
   if (att->gang_state == TPUCI__GANG_OPENING) {
     /* Nothing started: nothing will. */
@@ -386,9 +378,7 @@ static void tpuci__unit_start_late(uv_timer_t *t) {
     tpuci__unit_halt_all(att);
   } else {
     /* The jobs that started wait for peers that are not there. */
-    tpuci__unit_stop_all(att, (att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)
-                                  ? SIGTERM
-                                  : SIGKILL);
+    tpuci__unit_stop_all(att, (att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE) ? SIGTERM : SIGKILL);
   }
   tpuci__unit_step(att);
 }
@@ -416,8 +406,8 @@ void tpuci__unit_gate(tpuci__unit_t *u, tpuci__gate_state_t state, const char *w
   u->gate_wait = NULL;
   u->gate = state;
   if (state == TPUCI__GATE_WAITING)
-    u->gate_wait = tpuci__printf("%s%s", waiting && *waiting == ' ' ? "" : " ",
-                                 waiting ? waiting : "");
+    u->gate_wait =
+        tpuci__printf("%s%s", waiting && *waiting == ' ' ? "" : " ", waiting ? waiting : "");
   tpuci__unit_go(att, state);
   if (state == TPUCI__GATE_STARTED) tpuci__unit_check_up(att);
 }
@@ -447,8 +437,8 @@ void tpuci__unit_started(tpuci__unit_t *u, int ok) {
 static void tpuci__unit_end(tpuci__unit_att_t *att) {
   size_t i;
   int idle = 0;
-  if (att->gang_state != TPUCI__GANG_UP || att->ops->end == NULL ||
-      att->phase != TPUCI__UP_RUN || att->signalled || att->infra != NULL || att->gang_stop)
+  if (att->gang_state != TPUCI__GANG_UP || att->ops->end == NULL || att->phase != TPUCI__UP_RUN ||
+      att->signalled || att->infra != NULL || att->gang_stop)
     return;
   for (i = 0; i < att->nunits; i++) {
     const tpuci__unit_t *u = tpuci__unit_at(att, i);
@@ -467,8 +457,7 @@ static void tpuci__unit_over(tpuci__unit_t *u, long status) {
   u->order = ++att->ends;
   u->status = status;
   if (!(att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)) u->stopped = u->signals != 0;
-  if (status != 0 && !u->stopped && !tpuci__unit_runs_on(att, status))
-    tpuci__unit_gang_stop(att);
+  if (status != 0 && !u->stopped && !tpuci__unit_runs_on(att, status)) tpuci__unit_gang_stop(att);
 }
 
 void tpuci__unit_done(tpuci__unit_t *u, long status) {
@@ -508,8 +497,7 @@ int tpuci__unit_polls(const tpuci__unit_att_t *att) {
 static int tpuci__unit_run_over(tpuci__unit_att_t *att) {
   size_t i;
   if (!(att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)) return 1;
-  if (att->stop || att->signalled || att->gang_stop || att->infra != NULL)
-    return 1;
+  if (att->stop || att->signalled || att->gang_stop || att->infra != NULL) return 1;
   for (i = 0; i < att->nunits; i++)
     if (!TPUCI__U_ENDED(tpuci__unit_at(att, i))) return 0;
   return 1;
@@ -554,8 +542,8 @@ static void tpuci__unit_finish(tpuci__unit_att_t *att) {
     ex.infra = 1;
     ex.cause = att->infra;
   } else if (att->stop && !(att->ops->flags & TPUCI__UNIT_STOP_BY_REMOVE)) {
-    v.cause = tpuci__printf("stopped before the %s%s started",
-                            att->ops->kind, att->gang ? "s" : "");
+    v.cause =
+        tpuci__printf("stopped before the %s%s started", att->ops->kind, att->gang ? "s" : "");
     ex.cause = v.cause;
   } else {
     tpuci__gang_host_t *h = tpuci__calloc(att->nunits, sizeof(*h));
@@ -596,8 +584,7 @@ static void tpuci__unit_finish(tpuci__unit_att_t *att) {
   uv_close((uv_handle_t *) &att->start_timer, tpuci__unit_closed);
 }
 
-void tpuci__unit_run(tpuci__unit_att_t *att, uv_loop_t *loop,
-                     tpuci__unit_list_t *list) {
+void tpuci__unit_run(tpuci__unit_att_t *att, uv_loop_t *loop, tpuci__unit_list_t *list) {
   uv_timer_init(loop, &att->timer);
   att->timer.data = att;
   uv_timer_init(loop, &att->start_timer);
@@ -713,12 +700,8 @@ void tpuci__unit_step(tpuci__unit_att_t *att) {
         if (!tpuci__unit_run_over(att)) return;
         tpuci__unit_run_end(att);
         break;
-      case TPUCI__UP_INSPECT:
-        tpuci__unit_inspected(att);
-        break;
-      case TPUCI__UP_REMOVE:
-        tpuci__unit_phase(att, TPUCI__UP_GONE);
-        break;
+      case TPUCI__UP_INSPECT: tpuci__unit_inspected(att); break;
+      case TPUCI__UP_REMOVE: tpuci__unit_phase(att, TPUCI__UP_GONE); break;
       case TPUCI__UP_GONE: {
         int first = !att->gone_asked;
         att->gone_asked = 1;

@@ -11,10 +11,10 @@
 
 void tpuci__unit_bad_move(tpuci__unit_att_t *att, const char *what, const char *name,
                           const char *from, const char *to) {
-  tpuci__unit_tell(att, "tpuci: internal error: %s%s%s moved from %s to %s, which it "
-                        "never should; please report it",
-                   what, name ? " " : "",
-                   name ? name : "", from, to);
+  tpuci__unit_tell(att,
+                   "tpuci: internal error: %s%s%s moved from %s to %s, which it "
+                   "never should; please report it",
+                   what, name ? " " : "", name ? name : "", from, to);
   assert(!"a state machine made a move its table does not allow");
 }
 
@@ -24,9 +24,7 @@ void tpuci__unit_move(tpuci__unit_att_t *att, const char *what, const char *name
   tpuci__unit_bad_move(att, what, name, names[from], names[to]);
 }
 
-void tpuci__unit_req_begin(tpuci__unit_att_t *att) {
-  att->requests++;
-}
+void tpuci__unit_req_begin(tpuci__unit_att_t *att) { att->requests++; }
 
 int tpuci__unit_req_end(tpuci__unit_att_t *att) {
   if (att->requests <= 0) {

@@ -161,8 +161,7 @@ typedef struct {
   /* Fills the driver's part of a new attempt (tpuci__unit_start): its
    * units' names (u->host is set for a gang), bodies, output. 0, or a
    * negative code with rt->err set; nothing was made yet. */
-  int (*init)(tpuci__unit_att_t *att, tpuci__runtime_t *rt,
-              const tpuci__slice_t *slice);
+  int (*init)(tpuci__unit_att_t *att, tpuci__runtime_t *rt, const tpuci__slice_t *slice);
   void (*net_create)(tpuci__unit_att_t *att); /* optional */
   void (*create)(tpuci__unit_t *u);           /* tpuci__unit_created() once made */
   /* Optional: opens the output before the start; calls
@@ -209,8 +208,7 @@ typedef struct {
   char *(*not_up)(tpuci__unit_t *u);
   /* Optional: adjusts the exit the core made (ex->cause may be replaced
    * through v->cause; a log_lost goes into att->log_lost). */
-  void (*outcome)(tpuci__unit_att_t *att, tpuci__gang_verdict_t *v,
-                  tpuci__exit_t *ex);
+  void (*outcome)(tpuci__unit_att_t *att, tpuci__gang_verdict_t *v, tpuci__exit_t *ex);
   void (*release)(tpuci__unit_t *u);           /* the driver's fields */
   void (*att_release)(tpuci__unit_att_t *att); /* the driver's fields */
 } tpuci__unit_ops_t;
@@ -286,20 +284,17 @@ struct tpuci__unit_list_s {
  * (tpuci__unit_hosts), a new attempt, ops->init, then it runs on `list`.
  * `grace_ms` unless the attempt or its job says otherwise. 0, or a
  * negative code with rt->err set and no callback. */
-int tpuci__unit_start(tpuci__runtime_t *rt, const char *runtime,
-                      const tpuci__unit_ops_t *ops, tpuci__attempt_t *a,
-                      uint64_t grace_ms, tpuci__unit_list_t *list);
+int tpuci__unit_start(tpuci__runtime_t *rt, const char *runtime, const tpuci__unit_ops_t *ops,
+                      tpuci__attempt_t *a, uint64_t grace_ms, tpuci__unit_list_t *list);
 /* A new attempt of `n` units (not running): the driver fills its part,
  * then tpuci__unit_run(), or tpuci__unit_att_free() if it gives up. */
-tpuci__unit_att_t *tpuci__unit_att_new(const tpuci__unit_ops_t *ops,
-                                       tpuci__attempt_t *a, size_t n,
+tpuci__unit_att_t *tpuci__unit_att_new(const tpuci__unit_ops_t *ops, tpuci__attempt_t *a, size_t n,
                                        uint64_t grace_ms);
 tpuci__unit_t *tpuci__unit_at(tpuci__unit_att_t *att, size_t i);
 /* Frees an attempt that never ran (the ops' release, then itself). */
 void tpuci__unit_att_free(tpuci__unit_att_t *att);
 /* Runs it: a->rt_data = att, linked on `list`, the first phase asked. */
-void tpuci__unit_run(tpuci__unit_att_t *att, uv_loop_t *loop,
-                     tpuci__unit_list_t *list);
+void tpuci__unit_run(tpuci__unit_att_t *att, uv_loop_t *loop, tpuci__unit_list_t *list);
 
 /* Moves the attempt on once nothing of it is in flight. */
 void tpuci__unit_step(tpuci__unit_att_t *att);
@@ -359,24 +354,20 @@ int tpuci__unit_polls(const tpuci__unit_att_t *att);
 /* The parts of a driver's runtime object that are the core's: its name
  * and loop, signal(), and its attempts' list with `changed`. */
 void tpuci__unit_rt_init(tpuci__runtime_t *rt, const char *name, uv_loop_t *loop,
-                         tpuci__unit_list_t *list,
-                         void (*changed)(tpuci__runtime_t *rt));
+                         tpuci__unit_list_t *list, void (*changed)(tpuci__runtime_t *rt));
 /* The runtime's signal() of a driver on this core. */
 int tpuci__unit_rt_signal(tpuci__runtime_t *rt, tpuci__attempt_t *a, int signum);
 /* Calls fn(att) after `ms` on the attempt's timer, counted as a request
  * until then (then tpuci__unit_step). Not in RUN unless the driver stops
  * by removing. */
-void tpuci__unit_later(tpuci__unit_att_t *att, uint64_t ms,
-                       void (*fn)(tpuci__unit_att_t *att));
+void tpuci__unit_later(tpuci__unit_att_t *att, uint64_t ms, void (*fn)(tpuci__unit_att_t *att));
 /* A message of the attempt to the user (printf-like). */
-void tpuci__unit_tell(tpuci__unit_att_t *att, const char *fmt, ...)
-    TPUCI__PRINTF(2, 3);
+void tpuci__unit_tell(tpuci__unit_att_t *att, const char *fmt, ...) TPUCI__PRINTF(2, 3);
 /* How many hosts attempt `a` runs, checked for `runtime` ("docker"): its
- * image (unless `flags` has TPUCI__UNIT_NO_IMAGE), its topology's slice (*has_slice, freed by the caller), the
- * hosts it may need fewer of, no `network` for a gang. 0, or a negative
- * code with rt->err set. */
-int tpuci__unit_hosts(tpuci__runtime_t *rt, const char *runtime, int flags,
-                      tpuci__attempt_t *a, tpuci__slice_t *slice,
-                      int *has_slice, size_t *hosts);
+ * image (unless `flags` has TPUCI__UNIT_NO_IMAGE), its topology's slice
+ * (*has_slice, freed by the caller), the hosts it may need fewer of, no
+ * `network` for a gang. 0, or a negative code with rt->err set. */
+int tpuci__unit_hosts(tpuci__runtime_t *rt, const char *runtime, int flags, tpuci__attempt_t *a,
+                      tpuci__slice_t *slice, int *has_slice, size_t *hosts);
 
 #endif /* TPUCI_RUNTIME_UNIT_H */
