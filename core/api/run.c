@@ -590,7 +590,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   tpuci_event_t ev;
   uv_loop_t *loop;
   size_t i, nsel = 0;
-  int r;
+  int r, built;
 
   if (ctx == NULL || opts == NULL) return TPUCI_EUSAGE;
   if (ctx->run.running) {
@@ -654,8 +654,9 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   if (tpuci__collections_load(&ctx->run.collections, ctx->run.collections_path, &e) != 0)
     tpuci__state_warning(ctx, &e, "shards collect first");
   tpuci__first_load(ctx, opts->state_dir ? opts->state_dir : ".tpuci");
-  r = tpuci__run_build(ctx, &e);
-  if (r != 0) goto fail;
+  /* A build that fails is the run's error, as a failed pull is: the run
+   * starts and ends at once, with nothing run. */
+  built = tpuci__run_build(ctx, &e);
   ctx->run.nresults = ctx->plan.ninstances;
   ctx->run.results =
       tpuci__calloc(ctx->run.nresults ? ctx->run.nresults : 1, sizeof(*ctx->run.results));
@@ -663,7 +664,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
    * time counts their keys). */
   ctx->run.start_ms = tpuci__now_ms();
   ctx->run.start_hr = uv_hrtime();
-  tpuci__cache_start(ctx, ctx->run.ropts.no_cache);
+  tpuci__cache_start(ctx, ctx->run.ropts.no_cache || built != 0);
 
   if (opts->loop != NULL) {
     loop = opts->loop;
@@ -732,7 +733,8 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   if (ctx->run.rd.latest_err != 0)
     tpuci__records_failed(ctx, ctx->run.rd.latest, ctx->run.rd.latest_err);
 
-  r = tpuci__sched_start(&ctx->run.sched, loop, &ctx->plan, ctx->run.results, &so, &e);
+  r = built != 0 ? built
+                 : tpuci__sched_start(&ctx->run.sched, loop, &ctx->plan, ctx->run.results, &so, &e);
   if (r != 0) {
     /* Started, so it ends as runs do: nothing ran, and why is its
      * result (exit code 3), its records and its last event. */

@@ -273,6 +273,12 @@ typedef struct {
  * spec line. */
 int tpuci__runtime_docker_build(const tpuci__image_t *img, const char *log_path,
                                 tpuci__docker_built_t *out, tpuci__err_t *err);
+/* Before a run, of the images the spec builds that the selected
+ * instances of `kind` run: for docker, that each context is a folder and
+ * its Dockerfile is there; a swarm job on one is refused (its nodes would
+ * not have it). 0, or TPUCI_ESPEC with err naming the spec's line. */
+int tpuci__docker_build_check(const tpuci__plan_t *plan, tpuci__runtime_kind_t kind,
+                              tpuci__err_t *err);
 int tpuci__runtime_swarm_new(uv_loop_t *loop, const tpuci__runtime_opts_t *opts,
                              tpuci__runtime_t **out, tpuci__err_t *err);
 int tpuci__runtime_swarm_check(const tpuci__plan_t *plan, tpuci__err_t *err);

@@ -72,6 +72,11 @@ expect_code 3 "a failing build"
 expect_out "bad.lua:1: image 'broken': the build failed at 'Step 2/3 : RUN echo building; exit 7'"
 expect_out "returned a non-zero code: 7"
 expect_out "build/broken.log"
+# As a failed pull: the run started and ended with nothing run, and its
+# records say why.
+expect_json "s['exit_code'], s['instances'][0]['outcome']" "(3, 'not-run')"
+expect_json "'the build failed at' in s['error']" "True"
+grep -q 'exit 7' .tpuci/runs/latest/build/broken.log && pass || fail "the build log: $(cat .tpuci/runs/latest/build/broken.log)"
 
 # A missing Dockerfile, before anything is sent.
 cat > nofile.lua <<LUA
@@ -80,8 +85,12 @@ job "j" { image = "x", run = "true" }
 LUA
 run_tpuci run nofile.lua
 expect_code 2 "a missing Dockerfile"
-expect_out "nofile.lua:1: image 'x':"
-expect_out "nope/Dockerfile"
+expect_out "nofile.lua:1: image 'x': no Dockerfile at $WORK/proj/nope/Dockerfile"
+# ... and a missing context.
+sed 's|context = "proj"|context = "gone"|' nofile.lua > nodir.lua
+run_tpuci run nodir.lua
+expect_code 2 "a missing context"
+expect_out "nodir.lua:1: image 'x': build context $WORK/gone: No such file or directory"
 
 # A swarm's nodes would not have it.
 cat > swarm.lua <<LUA

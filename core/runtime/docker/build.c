@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "runtime/engine/buildctx.h"
 #include "runtime/engine/http.h"
@@ -117,6 +118,60 @@ static int tpuci__build_failed(const tpuci__image_t *img, const tpuci__build_str
                         img->where ? img->where : "spec", img->name, bs->step ? " at '" : "",
                         bs->step ? bs->step : "", bs->step ? "'" : "",
                         r->message ? r->message : "no answer", log_path);
+}
+
+/* Whether `dockerfile` (as the spec writes it) is a file, taken from the
+ * context as the build takes it. */
+static int tpuci__build_dockerfile_there(const tpuci__image_build_t *b, char **path) {
+  struct stat st;
+  const char *f = b->dockerfile;
+  if (f == NULL) {
+    /* "Dockerfile", or "dockerfile" when only that one is there. */
+    *path = tpuci__printf("%s/Dockerfile", b->context);
+    if (stat(*path, &st) == 0 && S_ISREG(st.st_mode)) return 1;
+    free(*path);
+    *path = tpuci__printf("%s/dockerfile", b->context);
+    if (stat(*path, &st) == 0 && S_ISREG(st.st_mode)) return 1;
+    free(*path);
+    *path = tpuci__printf("%s/Dockerfile", b->context);
+    return 0;
+  }
+  *path = f[0] == '/' ? tpuci__strdup(f) : tpuci__printf("%s/%s", b->context, f);
+  return stat(*path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int tpuci__docker_build_check(const tpuci__plan_t *plan, tpuci__runtime_kind_t kind,
+                              tpuci__err_t *err) {
+  size_t i;
+  for (i = 0; i < plan->ninstances; i++) {
+    const tpuci__instance_t *in = &plan->instances[i];
+    const tpuci__image_t *img;
+    struct stat st;
+    char *path;
+    if (!in->selected || in->runtime != kind || in->image < 0 ||
+        (size_t) in->image >= plan->nimages || plan->images[in->image].build == NULL)
+      continue;
+    img = &plan->images[in->image];
+    if (kind == TPUCI__RUNTIME_SWARM)
+      return tpuci__err_set(err, TPUCI_ESPEC,
+                            "%s: job '%s' runs on swarm, and image '%s' is built from the spec: "
+                            "the swarm's nodes would not have it; push it to a registry and "
+                            "give its ref instead of build, or use runtime = \"docker\"",
+                            in->where ? in->where : "spec", in->job, img->name);
+    if (stat(img->build->context, &st) != 0 || !S_ISDIR(st.st_mode)) {
+      const char *why = stat(img->build->context, &st) != 0 ? strerror(errno) : "not a folder";
+      return tpuci__err_set(err, TPUCI_ESPEC, "%s: image '%s': build context %s: %s",
+                            img->where ? img->where : "spec", img->name, img->build->context, why);
+    }
+    if (!tpuci__build_dockerfile_there(img->build, &path)) {
+      int r = tpuci__err_set(err, TPUCI_ESPEC, "%s: image '%s': no Dockerfile at %s",
+                             img->where ? img->where : "spec", img->name, path);
+      free(path);
+      return r;
+    }
+    free(path);
+  }
+  return 0;
 }
 
 int tpuci__runtime_docker_build(const tpuci__image_t *img, const char *log_path,

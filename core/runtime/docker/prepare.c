@@ -182,8 +182,11 @@ int tpuci__runtime_docker_check(const tpuci__plan_t *plan, tpuci__err_t *err) {
   tpuci__docker_host_t host;
   tpuci__err_t e = {0, NULL};
   size_t i, k;
-  int local;
+  int local, r;
 
+  /* The images the run builds: their context and Dockerfile are here,
+   * whatever the engine. */
+  if ((r = tpuci__docker_build_check(plan, TPUCI__RUNTIME_DOCKER, err)) != 0) return r;
   /* A remote engine's paths are not ours to look at; HostConfig.Mounts
    * makes it refuse a missing source itself. */
   if (tpuci__docker_host_from_env(&host, &e) != 0) {

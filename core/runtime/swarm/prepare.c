@@ -265,6 +265,7 @@ int tpuci__runtime_swarm_check(const tpuci__plan_t *plan, tpuci__err_t *err) {
   size_t i, k;
   int local = 0;
 
+  if (tpuci__docker_build_check(plan, TPUCI__RUNTIME_SWARM, err) != 0) return TPUCI_ESPEC;
   if (tpuci__docker_host_from_env(&host, &e) == 0) {
     local = host.unix_path != NULL;
     tpuci__docker_host_free(&host);
