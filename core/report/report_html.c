@@ -68,23 +68,28 @@ static void tpuci__html_write_errors(tpuci__buf_t *b, const json_t *errors) {
   tpuci__buf_adds(b, "</ul>\n");
 }
 
+/* The outcomes the header counts and the filter bar offers, in that
+ * order: a key of summary.json's counts (and a CSS class), and how it
+ * reads. */
+static const struct {
+  const char *key;
+  const char *label;
+} tpuci__html_counted[] = {{"passed", "passed"},
+                           {"cached", "cached"},
+                           {"flaky", "flaky"},
+                           {"order-dependent", "order-dependent"},
+                           {"failed", "failed"},
+                           {"timeout", "timeout"},
+                           {"oom", "oom"},
+                           {"infra", "infra"},
+                           {"preempted", "preempted"},
+                           {"no-capacity", "no capacity"},
+                           {"cancelled", "cancelled"},
+                           {"not-run", "not run"},
+                           {"not-applicable", "not applicable"}};
+#define TPUCI__HTML_NCOUNTED (sizeof(tpuci__html_counted) / sizeof(tpuci__html_counted[0]))
+
 static void tpuci__html_header(tpuci__buf_t *b, const json_t *report) {
-  static const struct {
-    const char *key;
-    const char *label;
-  } counts[] = {{"passed", "passed"},
-                {"cached", "cached"},
-                {"flaky", "flaky"},
-                {"order-dependent", "order-dependent"},
-                {"failed", "failed"},
-                {"timeout", "timeout"},
-                {"oom", "oom"},
-                {"infra", "infra"},
-                {"preempted", "preempted"},
-                {"no-capacity", "no capacity"},
-                {"cancelled", "cancelled"},
-                {"not-run", "not run"},
-                {"not-applicable", "not applicable"}};
   const char *verdict = tpuci__html_jstr(report, "verdict", NULL);
   const json_t *jc = json_object_get(report, "counts");
   char d[64];
@@ -155,13 +160,13 @@ static void tpuci__html_header(tpuci__buf_t *b, const json_t *report) {
     tpuci__buf_adds(b, "</dd></div>\n");
   }
   tpuci__buf_adds(b, "</dl>\n<ul class=\"counts\" aria-label=\"Instances by outcome\">\n");
-  for (k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
-    uint64_t v = tpuci__html_juint(jc, counts[k].key);
+  for (k = 0; k < TPUCI__HTML_NCOUNTED; k++) {
+    uint64_t v = tpuci__html_juint(jc, tpuci__html_counted[k].key);
     tpuci__buf_addf(b,
                     "<li class=\"c-%s%s\"><span class=\"sw o-%s\" aria-hidden=\"true\"></span>"
                     "<span class=\"n\">%llu</span> %s</li>\n",
-                    counts[k].key, v ? "" : " zero", counts[k].key, (unsigned long long) v,
-                    counts[k].label);
+                    tpuci__html_counted[k].key, v ? "" : " zero", tpuci__html_counted[k].key,
+                    (unsigned long long) v, tpuci__html_counted[k].label);
   }
   tpuci__buf_addf(
       b, "<li class=\"c-total\"><span class=\"n\">%llu</span> total</li>\n</ul>\n",
@@ -579,47 +584,32 @@ int tpuci__report_html(const json_t *report, tpuci__buf_t *out, tpuci__err_t *er
 /* The filter bar: one radio button per choice (before every section, so
  * the CSS can hide rows of the sections after it), then their labels. */
 static void tpuci__html_filter(tpuci__buf_t *b, const json_t *report, const json_t *instances) {
-  static const struct {
-    const char *key;
-    const char *label;
-  } f[] = {{"passed", "passed"},
-           {"cached", "cached"},
-           {"flaky", "flaky"},
-           {"order-dependent", "order-dependent"},
-           {"failed", "failed"},
-           {"timeout", "timeout"},
-           {"oom", "oom"},
-           {"infra", "infra"},
-           {"preempted", "preempted"},
-           {"no-capacity", "no capacity"},
-           {"cancelled", "cancelled"},
-           {"not-run", "not run"},
-           {"not-applicable", "not applicable"}};
   const json_t *jc = json_object_get(report, "counts");
   /* A cached pass is a pass (docs/cache.md). */
   size_t k, n = json_array_size(instances),
             passed = tpuci__html_juint(jc, "passed") + tpuci__html_juint(jc, "cached");
-  uint64_t shown[sizeof(f) / sizeof(f[0])], own[sizeof(f) / sizeof(f[0])];
+  uint64_t shown[TPUCI__HTML_NCOUNTED], own[TPUCI__HTML_NCOUNTED];
 
   if (n == 0) return;
   /* What each choice shows: the instances of that outcome, and those
    * that hold a test of it (a failed test in a timed-out instance). */
-  for (k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
+  for (k = 0; k < TPUCI__HTML_NCOUNTED; k++) {
     const json_t *inst;
     size_t i;
     shown[k] = own[k] = 0;
     json_array_foreach((json_t *) instances, i, inst) {
-      int is =
-          strcmp(tpuci__html_outcome_class(tpuci__html_jstr(inst, "outcome", NULL)), f[k].key) == 0;
+      int is = strcmp(tpuci__html_outcome_class(tpuci__html_jstr(inst, "outcome", NULL)),
+                      tpuci__html_counted[k].key) == 0;
       own[k] += is;
-      if (is || tpuci__html_holds(inst, f[k].key)) shown[k]++;
+      if (is || tpuci__html_holds(inst, tpuci__html_counted[k].key)) shown[k]++;
     }
   }
   tpuci__buf_adds(b, "<input class=\"fi\" type=\"radio\" name=\"f\" id=\"f-all\" checked>"
                      "<input class=\"fi\" type=\"radio\" name=\"f\" id=\"f-bad\">");
-  for (k = 0; k < sizeof(f) / sizeof(f[0]); k++)
+  for (k = 0; k < TPUCI__HTML_NCOUNTED; k++)
     if (shown[k])
-      tpuci__buf_addf(b, "<input class=\"fi\" type=\"radio\" name=\"f\" id=\"f-%s\">", f[k].key);
+      tpuci__buf_addf(b, "<input class=\"fi\" type=\"radio\" name=\"f\" id=\"f-%s\">",
+                      tpuci__html_counted[k].key);
   tpuci__buf_addf(b,
                   "\n<nav class=\"filter\" aria-label=\"Show instances\">Show: "
                   "<label for=\"f-all\">all (%zu)</label><label for=\"f-bad\">not passed "
@@ -627,13 +617,13 @@ static void tpuci__html_filter(tpuci__buf_t *b, const json_t *report, const json
                   n, n >= passed ? n - (size_t) passed : 0);
   /* The count is the header's (instances of that outcome); the others
    * the choice shows hold such a test, and say so. */
-  for (k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
+  for (k = 0; k < TPUCI__HTML_NCOUNTED; k++) {
     if (!shown[k]) continue;
-    tpuci__buf_addf(b, "<label for=\"f-%s\">%s (%llu", f[k].key, f[k].label,
-                    (unsigned long long) own[k]);
+    tpuci__buf_addf(b, "<label for=\"f-%s\">%s (%llu", tpuci__html_counted[k].key,
+                    tpuci__html_counted[k].label, (unsigned long long) own[k]);
     if (shown[k] > own[k])
       tpuci__buf_addf(b, "; +%llu holding %s tests", (unsigned long long) (shown[k] - own[k]),
-                      f[k].label);
+                      tpuci__html_counted[k].label);
     tpuci__buf_adds(b, ")</label>");
   }
   tpuci__buf_adds(b, "</nav>\n");
