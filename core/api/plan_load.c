@@ -149,13 +149,13 @@ int tpuci_plan_engine(tpuci_ctx_t *ctx, const char *engine) {
     tpuci__err_set(&e, TPUCI_ESTATE, "no spec loaded");
     return tpuci__fail(ctx, &e);
   }
-  if (kind != TPUCI__RUNTIME_DOCKER && kind != TPUCI__RUNTIME_SWARM) {
+  if (kind < 0 || !tpuci__runtime_props((tpuci__runtime_kind_t) kind)->engine) {
     tpuci__err_set(&e, TPUCI_EUSAGE, "unknown engine '%s': docker or swarm", engine ? engine : "");
     return tpuci__fail(ctx, &e);
   }
   for (i = 0; i < ctx->plan.ninstances; i++) {
     tpuci__instance_t *inst = &ctx->plan.instances[i];
-    if (inst->runtime == TPUCI__RUNTIME_LOCAL || inst->runtime == TPUCI__RUNTIME_SSH) continue;
+    if (!tpuci__runtime_props(inst->runtime)->engine) continue;
     inst->runtime = (tpuci__runtime_kind_t) kind;
     count++;
   }

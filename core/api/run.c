@@ -270,9 +270,9 @@ static char *tpuci__project_root(const tpuci_ctx_t *ctx) {
  * is the job's workdir (a local job without one: the spec's folder). */
 static void tpuci__locate_failures(tpuci_ctx_t *ctx, size_t i, const char *root) {
   const tpuci__instance_t *inst = &ctx->plan.instances[i];
-  const char *cwd = inst->workdir                           ? inst->workdir
-                    : inst->runtime == TPUCI__RUNTIME_LOCAL ? ctx->plan.spec_dir
-                                                            : NULL;
+  const char *cwd = inst->workdir                                       ? inst->workdir
+                    : tpuci__runtime_props(inst->runtime)->workdir_spec ? ctx->plan.spec_dir
+                                                                        : NULL;
   tpuci__trace_locate(ctx->run.results[i].history, inst, cwd, root);
 }
 

@@ -34,7 +34,7 @@ int tpuci__run_build(tpuci_ctx_t *ctx, tpuci__err_t *err) {
     char *log;
     /* A swarm job on a built image was refused before the run
      * (tpuci__docker_build_check). */
-    if (img->build == NULL || !tpuci__plan_image_used(plan, k, TPUCI__RUNTIME_DOCKER)) continue;
+    if (img->build == NULL || !tpuci__plan_image_built_here(plan, k)) continue;
     if (dir == NULL) {
       dir = tpuci__printf("%s/build", ctx->run.rd.dir);
       if (tpuci__mkdir_p(dir, 0755) != 0) {

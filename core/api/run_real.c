@@ -22,8 +22,8 @@ void tpuci__real_check(tpuci_ctx_t *ctx) {
     if (!in->selected || in->topology < 0 || (size_t) in->topology >= ctx->plan.ntopologies)
       continue;
     t = &ctx->plan.topologies[in->topology];
-    here = (in->runtime == TPUCI__RUNTIME_LOCAL || in->runtime == TPUCI__RUNTIME_DOCKER) &&
-           t->emulate != NULL && strcmp(t->emulate, "real") == 0;
+    here = tpuci__runtime_props(in->runtime)->here && t->emulate != NULL &&
+           strcmp(t->emulate, "real") == 0;
   }
   if (!here) return;
   tpuci__buf_init(&b);

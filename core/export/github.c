@@ -345,7 +345,8 @@ static void tpuci__gh_collect(tpuci__gh_doc_t *d, const tpuci__plan_t *plan) {
     en = tpuci__gh_entry(d, job,
                          d->per_job && in->pytest && in->pytest->shards > 1 ? in->pytest->shard : 0,
                          in->pytest ? in->pytest->shards : 1);
-    if (img == NULL || in->runtime != TPUCI__RUNTIME_DOCKER || img->ref == NULL) continue;
+    if (img == NULL || !tpuci__runtime_props(in->runtime)->builds_images || img->ref == NULL)
+      continue;
     if (img->pull == TPUCI__PULL_NEVER) {
       tpuci__strv_add_once(&d->build, img->ref);
       tpuci__strv_add_once(&en->build, img->ref);

@@ -106,7 +106,7 @@ char *tpuci__ctr_opts_refusal(const tpuci__ctr_opts_t *c, int kind) {
    * Sysctls, Ulimits, CapabilityAdd and CapabilityDrop; a tmpfs mount
    * gives /dev/shm its size). */
   const char *key = NULL, *why = NULL;
-  if (kind != TPUCI__RUNTIME_SWARM) return NULL;
+  if (!tpuci__runtime_props((tpuci__runtime_kind_t) kind)->services) return NULL;
   if (c->privileged) {
     key = "privileged";
     why = "a Swarm service cannot be privileged (its ContainerSpec has no "

@@ -30,25 +30,6 @@ int tpuci__outcome_parse(const char *name) {
   return -1;
 }
 
-static const char *const tpuci__runtime_names[TPUCI__RUNTIME__COUNT] = {
-    [TPUCI__RUNTIME_LOCAL] = "local",
-    [TPUCI__RUNTIME_DOCKER] = "docker",
-    [TPUCI__RUNTIME_SWARM] = "swarm",
-    [TPUCI__RUNTIME_SSH] = "ssh",
-};
-
-const char *tpuci__runtime_kind_name(tpuci__runtime_kind_t kind) {
-  if ((int) kind < 0 || kind >= TPUCI__RUNTIME__COUNT) return "unknown";
-  return tpuci__runtime_names[kind];
-}
-
-int tpuci__runtime_kind_parse(const char *name) {
-  int k;
-  for (k = 0; k < TPUCI__RUNTIME__COUNT; k++)
-    if (name != NULL && strcmp(name, tpuci__runtime_names[k]) == 0) return k;
-  return -1;
-}
-
 /* No wait is longer than a day, whatever the policy says. */
 #define TPUCI__MAX_DELAY_MS (24.0 * 3600 * 1000)
 
@@ -72,6 +53,15 @@ int tpuci__plan_image_used(const tpuci__plan_t *p, size_t k, tpuci__runtime_kind
   for (i = 0; i < p->ninstances; i++)
     if (p->instances[i].selected && p->instances[i].image == (int) k &&
         p->instances[i].runtime == kind)
+      return 1;
+  return 0;
+}
+
+int tpuci__plan_image_built_here(const tpuci__plan_t *p, size_t k) {
+  size_t i;
+  for (i = 0; i < p->ninstances; i++)
+    if (p->instances[i].selected && p->instances[i].image == (int) k &&
+        tpuci__runtime_props(p->instances[i].runtime)->builds_images)
       return 1;
   return 0;
 }

@@ -229,7 +229,7 @@ json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_
   if (in->pytest)
     json_object_set_new(r, "rerun",
                         json_string(in->retry.rerun_unfinished ? "unfinished" : "failed"));
-  if (in->runtime == TPUCI__RUNTIME_SSH) {
+  if (tpuci__runtime_props(in->runtime)->capacity) {
     json_t *c = json_object();
     json_object_set_new(c, "attempts", json_integer(in->retry.capacity_attempts));
     json_object_set_new(c, "wait_ms", json_integer((json_int_t) in->retry.capacity_wait_ms));
@@ -476,7 +476,8 @@ static void tpuci__text_hosts(tpuci__buf_t *b, const tpuci__plan_t *p,
                     "  gang:     %d hosts " TPUCI__GANG_HOST_FMT ".." TPUCI__GANG_HOST_FMT
                     ", %s, taking %d slots\n",
                     n, 0, n - 1,
-                    in->runtime != TPUCI__RUNTIME_SSH ? "one container each on a private network"
+                    !tpuci__runtime_props(in->runtime)->workers
+                        ? "one container each on a private network"
                     : in->image >= 0 ? "one container each on its worker's engine, over SSH"
                                      : "one process each on its worker over SSH",
                     n);
@@ -579,7 +580,7 @@ char *tpuci__plan_to_text(const tpuci__plan_t *p) {
     tpuci__buf_adds(&b, "  retries:  ");
     tpuci__text_retry(&b, &in->retry);
     tpuci__buf_adds(&b, "\n");
-    if (in->runtime == TPUCI__RUNTIME_SSH)
+    if (tpuci__runtime_props(in->runtime)->capacity)
       tpuci__buf_addf(&b,
                       "  capacity: %d more attempt%s after a preempted or no-capacity one, "
                       "%s apart (retries.capacity)\n",

@@ -14,19 +14,7 @@
 #include <stdint.h>
 
 #include "base/util.h"
-
-typedef enum {
-  TPUCI__RUNTIME_LOCAL = 0,
-  TPUCI__RUNTIME_DOCKER,
-  TPUCI__RUNTIME_SWARM,
-  TPUCI__RUNTIME_SSH,
-  TPUCI__RUNTIME__COUNT
-} tpuci__runtime_kind_t;
-
-/* "local", "docker", "swarm", "ssh": the names specs use (plan/outcome.c). */
-const char *tpuci__runtime_kind_name(tpuci__runtime_kind_t kind);
-/* The kind of a name; -1 when unknown. */
-int tpuci__runtime_kind_parse(const char *name);
+#include "runtime/props.h"
 
 typedef enum { TPUCI__PULL_MISSING = 0, TPUCI__PULL_ALWAYS, TPUCI__PULL_NEVER } tpuci__pull_t;
 
@@ -335,6 +323,9 @@ typedef struct {
 int tpuci__plan_hosts(const tpuci__plan_t *p, const tpuci__instance_t *inst);
 /* Whether a selected instance of runtime `kind` runs plan image `k`. */
 int tpuci__plan_image_used(const tpuci__plan_t *p, size_t k, tpuci__runtime_kind_t kind);
+/* Whether a selected instance runs image k on a runtime that builds the
+ * spec's images here (props.h, builds_images). */
+int tpuci__plan_image_built_here(const tpuci__plan_t *p, size_t k);
 
 void tpuci__plan_init(tpuci__plan_t *p);
 void tpuci__plan_free(tpuci__plan_t *p);

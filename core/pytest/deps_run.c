@@ -36,9 +36,7 @@ static char *tpuci__pd_relative(const char *from, const char *to) {
 /* pytest's working folder as it sees it (a container's path), or NULL. */
 static char *tpuci__pd_cwd(const tpuci__kind_run_t *kr, const tpuci__instance_t *inst) {
   const char *cwd = inst->workdir;
-  if (cwd == NULL && inst->runtime != TPUCI__RUNTIME_DOCKER &&
-      inst->runtime != TPUCI__RUNTIME_SWARM)
-    cwd = kr->plan->spec_dir;
+  if (cwd == NULL && !tpuci__runtime_props(inst->runtime)->containers) cwd = kr->plan->spec_dir;
   if (cwd == NULL || cwd[0] != '/') return NULL;
   return tpuci__path_normal(cwd);
 }

@@ -486,7 +486,7 @@ char *tpuci__pytest_host_path(const tpuci__instance_t *inst, const char *rootdir
   else return NULL;
   norm = tpuci__path_normal(joined);
   free(joined);
-  if (inst->runtime != TPUCI__RUNTIME_DOCKER && inst->runtime != TPUCI__RUNTIME_SWARM) return norm;
+  if (!tpuci__runtime_props(inst->runtime)->containers) return norm;
   /* In a container (docker, podman, a swarm task: the same bind mounts):
    * back through the mount that holds it. */
   for (i = 0; i < inst->nmounts; i++) {

@@ -6,33 +6,53 @@
 
 #include "runtime/runtime.h"
 
-static const tpuci__driver_t tpuci__drivers[] = {
+/* One row per runtime (props.h's kinds), each field named. */
+static const tpuci__driver_t tpuci__drivers[TPUCI__RUNTIME__COUNT] = {
     /* The log and two output pipes. */
-    {TPUCI__RUNTIME_LOCAL, NULL, 0, 3, tpuci__runtime_local_new, NULL, NULL, NULL, NULL, NULL, 0},
+    [TPUCI__RUNTIME_LOCAL] = {.kind = TPUCI__RUNTIME_LOCAL,
+                              .fds_per_host = 3,
+                              .create = tpuci__runtime_local_new},
     /* The log, the attach and wait connections, under a memory limit
      * the stats stream, and short requests; measured 3, 3.5 for a gang's
      * host, 4 with the stats stream. */
-    {TPUCI__RUNTIME_DOCKER, TPUCI__RESULTS_MOUNT, 1, 5, tpuci__runtime_docker_new,
-     tpuci__runtime_docker_check, tpuci__runtime_docker_gc, tpuci__runtime_docker_doctor, NULL,
-     tpuci__runtime_docker_image_ids, 1},
+    [TPUCI__RUNTIME_DOCKER] = {.kind = TPUCI__RUNTIME_DOCKER,
+                               .results_mount = TPUCI__RESULTS_MOUNT,
+                               .gangs = 1,
+                               .fds_per_host = 5,
+                               .create = tpuci__runtime_docker_new,
+                               .check = tpuci__runtime_docker_check,
+                               .gc = tpuci__runtime_docker_gc,
+                               .doctor = tpuci__runtime_docker_doctor,
+                               .image_ids = tpuci__runtime_docker_image_ids,
+                               .one_machine = 1},
     /* The log, the task's followed log stream and short requests (the
      * task list is one request for every attempt). */
-    {TPUCI__RUNTIME_SWARM, TPUCI__RESULTS_MOUNT, 1, 4, tpuci__runtime_swarm_new,
-     tpuci__runtime_swarm_check, tpuci__runtime_swarm_gc, tpuci__runtime_swarm_doctor, NULL,
-     tpuci__runtime_swarm_image_ids, 0},
+    [TPUCI__RUNTIME_SWARM] = {.kind = TPUCI__RUNTIME_SWARM,
+                              .results_mount = TPUCI__RESULTS_MOUNT,
+                              .gangs = 1,
+                              .fds_per_host = 4,
+                              .create = tpuci__runtime_swarm_new,
+                              .check = tpuci__runtime_swarm_check,
+                              .gc = tpuci__runtime_swarm_gc,
+                              .doctor = tpuci__runtime_swarm_doctor,
+                              .image_ids = tpuci__runtime_swarm_image_ids},
     /* One ssh client per host: its stdin, stdout and stderr pipes, the
      * host's log, and a second client's pipes (the cleanup). The job's
      * results folder is rewritten to the host's folder on the worker. */
-    {TPUCI__RUNTIME_SSH, TPUCI__RESULTS_MOUNT, 1, 6, tpuci__runtime_ssh_new, NULL, NULL,
-     tpuci__runtime_ssh_doctor, tpuci__runtime_ssh_gc, NULL, 0},
+    [TPUCI__RUNTIME_SSH] = {.kind = TPUCI__RUNTIME_SSH,
+                            .results_mount = TPUCI__RESULTS_MOUNT,
+                            .gangs = 1,
+                            .fds_per_host = 6,
+                            .create = tpuci__runtime_ssh_new,
+                            .doctor = tpuci__runtime_ssh_doctor,
+                            .gc_hosts = tpuci__runtime_ssh_gc},
 };
 #define TPUCI__NDRIVERS (sizeof(tpuci__drivers) / sizeof(tpuci__drivers[0]))
 
 const tpuci__driver_t *tpuci__driver(tpuci__runtime_kind_t kind) {
-  size_t i;
-  for (i = 0; i < TPUCI__NDRIVERS; i++)
-    if (tpuci__drivers[i].kind == kind) return &tpuci__drivers[i];
-  return NULL;
+  if ((int) kind < 0 || kind >= TPUCI__RUNTIME__COUNT || tpuci__drivers[kind].create == NULL)
+    return NULL;
+  return &tpuci__drivers[kind];
 }
 
 int tpuci__runtime_new(tpuci__runtime_kind_t kind, uv_loop_t *loop,

@@ -462,7 +462,7 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
     b->len = 0;
   }
   if (b->len > 0) {
-    if (j->runtime == TPUCI__RUNTIME_LOCAL) {
+    if (tpuci__runtime_props(j->runtime)->workdir_spec) {
       char *given = tpuci__strndup(b->data, b->len);
       tpuci__spec_path_abs(b, c->plan->spec_dir ? c->plan->spec_dir : c->spec_dir, given);
       free(given);
@@ -612,7 +612,7 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt, int ev
   s = tpuci__spec_get_str(L, jt, "runtime");
   j.runtime = tpuci__runtime_kind_parse(s) >= 0
                   ? (tpuci__runtime_kind_t) tpuci__runtime_kind_parse(s)
-                  : TPUCI__RUNTIME_LOCAL;
+                  : TPUCI__RUNTIME_DEFAULT;
   j.image = (int) tpuci__spec_get_int(L, jt, "image");
   j.topology = (int) tpuci__spec_get_int(L, jt, "topology");
   j.hostset = (int) tpuci__spec_get_int(L, jt, "hosts");

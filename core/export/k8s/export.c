@@ -235,7 +235,7 @@ static int tpuci__k8s_prepare(tpuci__k8s_doc_t *d, tpuci__k8s_obj_t *o, tpuci__e
   int r;
 
   /* The loader drops the image of a runtime = "local" job. */
-  if (inst->runtime == TPUCI__RUNTIME_LOCAL || inst->image < 0)
+  if (inst->image < 0)
     return tpuci__k8s_fail(err, inst,
                            "runs as a local process, and a pod runs an image: give "
                            "the job an image (without runtime = \"local\"), or leave "
