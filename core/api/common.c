@@ -7,6 +7,13 @@
 
 #include "api/ctx.h"
 
+tpuci__kind_run_t *tpuci__run_kind(const tpuci_ctx_t *ctx, const tpuci__kind_t *ops) {
+  size_t k;
+  for (k = 0; k < TPUCI__NKINDS; k++)
+    if (ctx->run.kinds[k].ops == ops) return ctx->run.kinds[k].run;
+  return NULL;
+}
+
 int tpuci__fail(tpuci_ctx_t *ctx, tpuci__err_t *e) {
   int code = e->code;
   tpuci__err_clear(&ctx->err);

@@ -20,9 +20,10 @@
 
 #include "base/util.h"
 #include "plan/plan.h"
-#include "pytest/kind.h"
-#include "pytest/quarantine.h"
-#include "pytest/timings.h"
+#include "kind/kinds.h"
+#include "kind/pytest/kind.h"
+#include "kind/pytest/quarantine.h"
+#include "kind/pytest/timings.h"
 #include "report/rundir.h"
 #include "sched/scheduler.h"
 #include "tpuci.h"
@@ -40,12 +41,10 @@ typedef struct tpuci__run_s {
   size_t nresults;
   tpuci__rundir_t rd;
   tpuci__sched_t *sched;
-  /* The job kinds of the run, pytest's then the command kind, and their
+  /* The job kinds of the run, kind/kinds.h's rows in order, and their
    * states (the pytest kind's: what its shard groups collected, after
    * it). */
-  tpuci__kind_binding_t kinds[2];
-  tpuci__kind_run_t *pytest_kind;
-  tpuci__kind_run_t *command_kind;
+  tpuci__kind_binding_t kinds[TPUCI__NKINDS];
   const char **nonfile; /* per instance, tpuci__cache_nonfile() (borrowed) */
   uv_loop_t *own_loop;
   int running;
@@ -110,6 +109,8 @@ struct tpuci_ctx_s {
   tpuci__run_t run;
 };
 
+/* The run's state of the kind whose operations are `ops`, or NULL. */
+tpuci__kind_run_t *tpuci__run_kind(const tpuci_ctx_t *ctx, const tpuci__kind_t *ops);
 /* Sets ctx's last error from `e` (taken) and returns its code. */
 int tpuci__fail(tpuci_ctx_t *ctx, tpuci__err_t *e);
 /* Frees the run state: results, records, report (run_state.c). */

@@ -1,13 +1,13 @@
 /* `tpuci init` (include/tpuci.h, tpuci_init_spec): pytest's
- * configuration of a folder read (core/pytest/pyconf.h) and a starting
- * spec written from it (core/pytest/init.h). */
+ * configuration of a folder read (core/kind/pytest/pyconf.h) and a starting
+ * spec written from it (core/kind/pytest/init.h). */
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/ctx.h"
-#include "pytest/init.h"
-#include "pytest/pyconf.h"
+#include "kind/pytest/init.h"
+#include "kind/pytest/pyconf.h"
 
 void tpuci_init_options_init(tpuci_init_options_t *opts) {
   memset(opts, 0, sizeof(*opts));

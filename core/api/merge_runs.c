@@ -9,7 +9,7 @@
 
 #include "api/ctx.h"
 #include "base/idmap.h"
-#include "pytest/junit.h"
+#include "kind/pytest/junit.h"
 #include "report/report.h"
 
 void tpuci_merge_options_init(tpuci_merge_options_t *opts) {

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "api/ctx.h"
-#include "pytest/flaky.h"
-#include "pytest/select_stats.h"
+#include "kind/pytest/flaky.h"
+#include "kind/pytest/select_stats.h"
 #include "report/report.h"
 
 /* ------------------------------------------------------------------ */

@@ -7,7 +7,7 @@
 
 #include "base/wildmatch.h"
 #include "api/ctx.h"
-#include "pytest/pytest_run.h"
+#include "kind/pytest/pytest_run.h"
 #include "spec/spec.h"
 
 /* ------------------------------------------------------------------ */

@@ -6,9 +6,9 @@
 
 #include "api/ctx.h"
 #include "base/lock.h"
-#include "pytest/flaky.h"
-#include "pytest/pytest_run.h"
-#include "pytest/trace.h"
+#include "kind/pytest/flaky.h"
+#include "kind/pytest/pytest_run.h"
+#include "kind/pytest/trace.h"
 #include "report/report.h"
 
 /* ------------------------------------------------------------------ */
@@ -215,7 +215,7 @@ static void tpuci__save_collections(tpuci_ctx_t *ctx) {
     tpuci__collections_init(&c);
     tpuci__err_clear(&e);
   }
-  if (tpuci__pytest_kind_collections(ctx->run.pytest_kind, &c) > 0 &&
+  if (tpuci__pytest_kind_collections(tpuci__run_kind(ctx, &tpuci__kind_pytest), &c) > 0 &&
       (r = tpuci__collections_save(&c, ctx->run.collections_path, &e)) != 0)
     tpuci__records_failed(ctx, ctx->run.collections_path, r);
   tpuci__err_clear(&e);
@@ -247,7 +247,8 @@ static void tpuci__save_state(tpuci_ctx_t *ctx, const tpuci__junit_suite_t *suit
   if (npytest > 0) {
     tpuci__strv_t warnings = {0};
     size_t w;
-    tpuci__pytest_kind_deps_save(ctx->run.pytest_kind, ctx->run.rd.id, &warnings);
+    tpuci__pytest_kind_deps_save(tpuci__run_kind(ctx, &tpuci__kind_pytest), ctx->run.rd.id,
+                                 &warnings);
     for (w = 0; w < warnings.len; w++) {
       char *msg = tpuci__printf("warning: %s", warnings.items[w]);
       tpuci__message(ctx, msg);
@@ -573,14 +574,41 @@ static void tpuci__state_warning(tpuci_ctx_t *ctx, tpuci__err_t *err, const char
   free(msg);
 }
 
-/* The job kinds an instance may be (kind/kind.h): pytest's, then the
- * command kind, which claims every other one. Their states are made once
- * the run's records are read. */
+/* The job kinds an instance may be (kind/kinds.h's rows, the command
+ * kind last, which claims every other one). Their states are made once
+ * the run's records are read (tpuci__kinds_new). */
 static void tpuci__kinds_bind(tpuci_ctx_t *ctx) {
-  ctx->run.kinds[0].ops = &tpuci__kind_pytest;
-  ctx->run.kinds[0].run = NULL;
-  ctx->run.kinds[1].ops = &tpuci__kind_command;
-  ctx->run.kinds[1].run = NULL;
+  size_t k;
+  for (k = 0; k < TPUCI__NKINDS; k++) {
+    ctx->run.kinds[k].ops = tpuci__kinds[k].ops;
+    ctx->run.kinds[k].run = NULL;
+  }
+}
+
+/* Every kind's state for the run, from what the run read of its records
+ * (`done`: the cache's hits). */
+static void tpuci__kinds_new(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts,
+                             const unsigned char *done) {
+  tpuci__kind_args_t a;
+  size_t i, k;
+  memset(&a, 0, sizeof(a));
+  a.plan = &ctx->plan;
+  a.results = ctx->run.results;
+  a.timings = &ctx->run.timings;
+  a.collections = &ctx->run.collections;
+  a.preselect = ctx->preselect;
+  a.preselect_tests = ctx->preselect_tests;
+  a.first = ctx->run.first;
+  a.known = ctx->run.known;
+  a.no_first = ctx->repeat != 0;
+  a.done = done;
+  a.state_dir = opts->state_dir ? opts->state_dir : ".tpuci";
+  a.affected = opts->affected;
+  a.no_select = opts->no_select;
+  ctx->run.nonfile = tpuci__calloc(ctx->plan.ninstances + 1, sizeof(*ctx->run.nonfile));
+  for (i = 0; i < ctx->plan.ninstances; i++) ctx->run.nonfile[i] = tpuci__cache_nonfile(ctx, i);
+  a.keys = ctx->run.nonfile;
+  for (k = 0; k < TPUCI__NKINDS; k++) ctx->run.kinds[k].run = tpuci__kinds[k].run_new(&a);
 }
 
 int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
@@ -636,7 +664,7 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   ctx->run.jobs = opts->jobs > 0 ? opts->jobs : (int) uv_available_parallelism();
   tpuci__cap_jobs(ctx);
   tpuci__kinds_bind(ctx);
-  r = tpuci__sched_check(&ctx->plan, ctx->run.kinds, 2, ctx->run.jobs, &e);
+  r = tpuci__sched_check(&ctx->plan, ctx->run.kinds, TPUCI__NKINDS, ctx->run.jobs, &e);
   if (r != 0) goto fail;
   r = tpuci__rundir_create(&ctx->run.rd, opts->state_dir ? opts->state_dir : ".tpuci", &e);
   if (r != 0) goto fail;
@@ -691,30 +719,9 @@ int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts) {
   so.tick_ms = opts->tick_ms;
   so.run_id = ctx->run.rd.id;
   so.done = tpuci__cache_done(ctx);
-  {
-    tpuci__pytest_kind_opts_t po;
-    memset(&po, 0, sizeof(po));
-    po.timings = &ctx->run.timings;
-    po.collections = &ctx->run.collections;
-    po.preselect = ctx->preselect;
-    po.preselect_tests = ctx->preselect_tests;
-    po.first = ctx->run.first;
-    po.known = ctx->run.known;
-    po.no_first = ctx->repeat != 0;
-    po.done = so.done;
-    po.state_dir = opts->state_dir ? opts->state_dir : ".tpuci";
-    po.affected = opts->affected;
-    po.no_select = opts->no_select;
-    ctx->run.nonfile = tpuci__calloc(ctx->plan.ninstances + 1, sizeof(*ctx->run.nonfile));
-    for (i = 0; i < ctx->plan.ninstances; i++) ctx->run.nonfile[i] = tpuci__cache_nonfile(ctx, i);
-    po.keys = ctx->run.nonfile;
-    ctx->run.pytest_kind = tpuci__pytest_kind_new(&ctx->plan, ctx->run.results, &po);
-    ctx->run.kinds[0].run = ctx->run.pytest_kind;
-    ctx->run.command_kind = tpuci__command_kind_new(&ctx->plan);
-    ctx->run.kinds[1].run = ctx->run.command_kind;
-  }
+  tpuci__kinds_new(ctx, opts, so.done);
   so.kinds = ctx->run.kinds;
-  so.nkinds = 2;
+  so.nkinds = TPUCI__NKINDS;
   so.run_dir = ctx->run.rd.dir;
   so.on_event = tpuci__on_sched_event;
   so.on_write_error = tpuci__on_write_error;

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "api/ctx.h"
-#include "pytest/pytest_run.h"
+#include "kind/pytest/pytest_run.h"
 #include "report/cache.h"
 #include "runtime/inputs.h"
 

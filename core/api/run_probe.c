@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "api/ctx.h"
-#include "pytest/pytest_run.h"
+#include "kind/pytest/pytest_run.h"
 
 #define TPUCI__REPEAT_MAX 1000
 

@@ -1,4 +1,4 @@
-/* A run's quarantine (docs/quarantine.md, pytest/quarantine.h): the file
+/* A run's quarantine (docs/quarantine.md, kind/pytest/quarantine.h): the file
  * read when the run starts, each test's entry, the instances that failed
  * only by quarantined tests (they do not fail the verdict), which
  * quarantined tests are ready to release, and what the records say of
@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "api/ctx.h"
-#include "pytest/flaky.h"
-#include "pytest/pytest_run.h"
+#include "kind/pytest/flaky.h"
+#include "kind/pytest/pytest_run.h"
 
 int tpuci__quar_start(tpuci_ctx_t *ctx, tpuci__strv_t *warnings, tpuci__err_t *e) {
   const char *given = ctx->run.ropts.quarantine;

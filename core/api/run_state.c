@@ -6,7 +6,7 @@
 #include "api/ctx.h"
 
 void tpuci__run_state_free(tpuci_ctx_t *ctx) {
-  size_t i;
+  size_t i, k;
   tpuci__quar_free(ctx);
   tpuci__cache_free(ctx);
   for (i = 0; i < ctx->run.nresults; i++) tpuci__instance_result_free(&ctx->run.results[i]);
@@ -17,10 +17,10 @@ void tpuci__run_state_free(tpuci_ctx_t *ctx) {
   tpuci__strv_free(&ctx->run.held);
   ctx->run.hold = 0;
   ctx->run.sched = NULL;
-  tpuci__pytest_kind_free(ctx->run.pytest_kind);
-  ctx->run.pytest_kind = NULL;
-  tpuci__command_kind_free(ctx->run.command_kind);
-  ctx->run.command_kind = NULL;
+  for (k = 0; k < TPUCI__NKINDS; k++) {
+    if (ctx->run.kinds[k].run != NULL) tpuci__kinds[k].run_free(ctx->run.kinds[k].run);
+    ctx->run.kinds[k].run = NULL;
+  }
   free(ctx->run.nonfile);
   ctx->run.nonfile = NULL;
   for (i = 0; ctx->run.first && ctx->run.first[i]; i++) {

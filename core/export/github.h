@@ -1,5 +1,5 @@
 /* core/export/: the plan written out for another system to run (`tpuci
- * export`). It reads the plan only (and core/pytest/ for pytest command
+ * export`). It reads the plan only (and core/kind/pytest/ for pytest command
  * lines), and may use core/plan/ and core/base/; only core/api/ calls it.
  *
  * A GitHub Actions workflow that runs a spec with tpuci (`tpuci export

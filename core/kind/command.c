@@ -18,9 +18,9 @@ struct tpuci__kind_run_s {
   const tpuci__plan_t *plan; /* borrowed for the run */
 };
 
-tpuci__kind_run_t *tpuci__command_kind_new(const tpuci__plan_t *plan) {
+tpuci__kind_run_t *tpuci__command_kind_new(const tpuci__kind_args_t *a) {
   tpuci__kind_run_t *kr = tpuci__calloc(1, sizeof(*kr));
-  kr->plan = plan;
+  kr->plan = a->plan;
   return kr;
 }
 

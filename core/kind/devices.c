@@ -7,7 +7,7 @@
 
 #include <jansson.h>
 
-/* core/pytest/plugin/tpuci_devices.py and tpuci_command.py, embedded by
+/* core/kind/pytest/plugin/tpuci_devices.py and tpuci_command.py, embedded by
  * cmake/embed.cmake. */
 extern const char tpuci__py_tpuci_devices[];
 extern const char tpuci__py_tpuci_command[];

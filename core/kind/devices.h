@@ -1,7 +1,7 @@
 /* The device check of an attempt (docs/pytest.md, "The device check"):
  * whether the frameworks see the devices of the job's topology, asked in
  * the attempt's own container or process before anything else runs. Its
- * Python (core/pytest/plugin/tpuci_devices.py, embedded at build time by
+ * Python (core/kind/pytest/plugin/tpuci_devices.py, embedded at build time by
  * cmake/embed.cmake) goes before pytest's bootstrap in a pytest attempt's
  * -c, and before tpuci_command.py in a command job's, which then execs
  * the command; either writes its verdict into the attempt's results

@@ -5,7 +5,7 @@
  * runtimes through runtime.h's driver table: it names no kind. The table
  * is filled by a kind's own folder: `command` (kind/command.c: the
  * instance's command, after the device check when it asks for one:
- * kind/devices.h) and `pytest` (core/pytest/kind.c: shard groups and
+ * kind/devices.h) and `pytest` (core/kind/pytest/kind.c: shard groups and
  * their collection, per-test results, retries of the failed tests, the
  * failing-first process, order checks). Adding a kind:
  * docs/architecture.md, "Adding a job kind".
@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "base/util.h"
 #include "plan/plan.h"
 #include "runtime/runtime.h"
@@ -27,7 +29,7 @@
 /* ------------------------------------------------------------------ */
 /* Results                                                             */
 
-/* Per-test results of a kind that has tests (core/pytest/junit.h). */
+/* Per-test results of a kind that has tests (core/kind/pytest/junit.h). */
 typedef struct tpuci__history_s tpuci__history_t;
 
 /* What is kept of one finished process. */
@@ -219,6 +221,48 @@ typedef struct {
   tpuci_outcome_t (*outcome)(tpuci__kind_run_t *kr, size_t index, tpuci_outcome_t o);
 } tpuci__kind_t;
 
+/* What a kind's state for one run is made from (kinds.h, run_new): the
+ * plan, where the instances' results go, and what the run read of its
+ * records across runs. A kind takes what it needs (the command kind the
+ * plan; the pytest kind all of it). Borrowed for the run. */
+typedef struct tpuci__timings_s tpuci__timings_t;
+typedef struct tpuci__collections_s tpuci__collections_t;
+typedef struct {
+  const tpuci__plan_t *plan;
+  tpuci__instance_result_t *results;
+  const tpuci__timings_t *timings; /* recorded durations, for shards */
+  /* What shard groups collected last time (no collection pass for a
+   * group whose key matches). May be NULL. */
+  const tpuci__collections_t *collections;
+  /* Per instance, the node ids its first attempt runs (rerun --failed,
+   * --test), or NULL; copied. May be NULL. */
+  tpuci__strv_t *const *preselect;
+  /* 1: the preselection is `run --test`'s: an instance whose selection
+   * (markers, -k) collects none of it ends not-applicable. */
+  int preselect_tests;
+  /* Per instance, the tests that failed in its last run (the history's),
+   * which run first in a process of their own when the job has
+   * failed_first (a shard's: those of its part), or NULL; copied. May be
+   * NULL. */
+  tpuci__strv_t *const *first;
+  /* 1: no failing-first process and no order check (a flake probe). */
+  int no_first;
+  /* Per instance, 1 when it does not run (a cached pass). May be NULL. */
+  const unsigned char *done;
+  /* Only what a change can affect (deps.h): the state folder (NULL: no
+   * record is read or written), per instance its non-file inputs' key
+   * (runtime/inputs.h; NULL or an entry NULL: none), every pytest job as
+   * if it had select = "affected" (--affected), and every test runs
+   * though still recorded (--no-select). */
+  const char *state_dir;
+  const char *const *keys;
+  int affected;
+  int no_select;
+  /* The tests the history has (tpuci__flaky_recent() of the whole store:
+   * "job\x1fid" keys), for pytest.new_tests (new_run.c); NULL: none. */
+  const json_t *known;
+} tpuci__kind_args_t;
+
 /* A kind and its state for one run, as the scheduler is given them. */
 typedef struct {
   const tpuci__kind_t *ops;
@@ -230,7 +274,7 @@ typedef struct {
  * expect_devices (kind/devices.h); bound without one (NULL, as the
  * scheduler's own fallback is) its attempts run their command alone. */
 extern const tpuci__kind_t tpuci__kind_command;
-tpuci__kind_run_t *tpuci__command_kind_new(const tpuci__plan_t *plan);
+tpuci__kind_run_t *tpuci__command_kind_new(const tpuci__kind_args_t *a);
 void tpuci__command_kind_free(tpuci__kind_run_t *kr);
 
 #endif /* TPUCI_KIND_H */

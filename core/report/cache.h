@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #include "plan/plan.h"
-#include "pytest/junit.h"
+#include "kind/pytest/junit.h"
 #include "sched/scheduler.h"
 #include "base/util.h"
 

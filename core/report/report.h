@@ -2,7 +2,7 @@
  * and summary.json (rundir.h), the report tree (this header), written as
  * JSON, YAML (libyaml's emitter) and a self-contained HTML page
  * (report_html.h). It reads the scheduler's results and may use
- * core/sched/, core/pytest/, core/runtime/, core/plan/ and core/base/;
+ * core/sched/, core/kind/pytest/, core/runtime/, core/plan/ and core/base/;
  * only core/api/ calls it.
  *
  * The run report: one tree (Jansson) describing a run, written as
@@ -15,7 +15,7 @@
 #include <jansson.h>
 
 #include "plan/plan.h"
-#include "pytest/junit.h"
+#include "kind/pytest/junit.h"
 #include "sched/scheduler.h"
 #include "base/util.h"
 

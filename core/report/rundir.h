@@ -8,7 +8,7 @@
 #include <jansson.h>
 
 #include "plan/plan.h"
-#include "pytest/junit.h"
+#include "kind/pytest/junit.h"
 #include "sched/scheduler.h"
 #include "base/util.h"
 

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "report/cache.h"
-#include "pytest/kind.h"
+#include "kind/pytest/kind.h"
 
 static char dir[256];
 static const char *const K1 = "1111111111111111111111111111111111111111111111111111111111111111";

@@ -1,4 +1,4 @@
-/* libFuzzer harness for the selection's record (core/pytest/deps.h), a
+/* libFuzzer harness for the selection's record (core/kind/pytest/deps.h), a
  * file in the state folder that a restored CI cache or another checkout
  * can hand tpuci: tpuci__deps_parse() on any bytes.
  *
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pytest/deps.h"
+#include "kind/pytest/deps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

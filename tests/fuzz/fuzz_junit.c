@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pytest/junit.h"
-#include "pytest/shard.h"
-#include "pytest/timings.h"
-#include "pytest/trace.h"
+#include "kind/pytest/junit.h"
+#include "kind/pytest/shard.h"
+#include "kind/pytest/timings.h"
+#include "kind/pytest/trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /* libFuzzer harness for the scanner of Python's top-level functions
- * (core/pytest/pyblocks.h), which reads any Python file of a project.
+ * (core/kind/pytest/pyblocks.h), which reads any Python file of a project.
  *
  * Oracles beyond "no crash, no leak, no sanitizer report":
  * - a refusal (-1) leaves no blocks and the hash of the whole text;
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "base/util.h"
-#include "pytest/pyblocks.h"
+#include "kind/pytest/pyblocks.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

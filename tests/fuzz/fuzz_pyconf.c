@@ -1,8 +1,8 @@
 /* libFuzzer harness for pytest's configuration files, which `tpuci init`
- * reads from any project (core/pytest/pyconf.h): the same bytes as
+ * reads from any project (core/kind/pytest/pyconf.h): the same bytes as
  * pyproject.toml (the TOML reader), as pytest.ini (the INI reader with
  * [pytest]) and as setup.cfg ([tool:pytest]), then the starting spec
- * written from what was read (core/pytest/init.h).
+ * written from what was read (core/kind/pytest/init.h).
  *
  * Oracles beyond "no crash, no sanitizer report":
  * - a reader returns 0 or TPUCI_ESPEC with one line that starts with the
@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pytest/init.h"
-#include "pytest/pyconf.h"
+#include "kind/pytest/init.h"
+#include "kind/pytest/pyconf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

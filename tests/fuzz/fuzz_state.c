@@ -31,13 +31,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pytest/collection.h"
-#include "pytest/flaky.h"
-#include "pytest/quarantine.h"
-#include "pytest/timings.h"
+#include "kind/pytest/collection.h"
+#include "kind/pytest/flaky.h"
+#include "kind/pytest/quarantine.h"
+#include "kind/pytest/timings.h"
 #include "report/cache.h"
 #include "runtime/tpuvm.h"
-#include "pytest/kind.h"
+#include "kind/pytest/kind.h"
 #include "spec/internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,4 +1,4 @@
-/* core/pytest/flaky.c's store: bounded to the last TPUCI__FLAKY_MAX_RUNS
+/* core/kind/pytest/flaky.c's store: bounded to the last TPUCI__FLAKY_MAX_RUNS
  * runs, damaged lines dropped, the newest run always kept; the recent
  * outcomes an append hands back are what a read of the store says; a
  * cancelled run's unreached tests are absent; a test's identity leaves
@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "tmpdir_main.h"
-#include "pytest/flaky.h"
+#include "kind/pytest/flaky.h"
 
 static char dir[] = "/tmp/tpuci-flaky-XXXXXX";
 

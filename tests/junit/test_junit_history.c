@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "pytest/junit.h"
-#include "pytest/pytest_run.h"
+#include "kind/pytest/junit.h"
+#include "kind/pytest/pytest_run.h"
 
 #ifndef TPUCI_JUNIT_DATA
 #error "TPUCI_JUNIT_DATA must name the test data folder"

@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "pytest/junit.h"
-#include "pytest/shard.h"
+#include "kind/pytest/junit.h"
+#include "kind/pytest/shard.h"
 
 #ifndef TPUCI_JUNIT_DATA
 #error "TPUCI_JUNIT_DATA must name the test data folder"

@@ -1,4 +1,4 @@
-/* core/pytest/order.c and the failing-first process in a history
+/* core/kind/pytest/order.c and the failing-first process in a history
  * (issue 31): the cases of order dependence, the checks' search for the
  * polluter (or a brittle test's setter), and a history that keeps
  * pytest's order whatever process reported first. */
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "pytest/order.h"
+#include "kind/pytest/order.h"
 
 /* One attempt (or, with `first`, the failing-first process) that
  * collected `ids` in that order and reported each: failed when its

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "pytest/pytest_run.h"
+#include "kind/pytest/pytest_run.h"
 
 static void check(const char *tail, const char *want) {
   char *got = tpuci__pytest_failure_line(tail);

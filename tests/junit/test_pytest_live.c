@@ -1,4 +1,4 @@
-/* core/pytest/live.c: following a running attempt's progress files from
+/* core/kind/pytest/live.c: following a running attempt's progress files from
  * where the last look stopped: a line cut between two looks, the test a
  * host is in and when it ends, the collection line passed over, a gang's
  * hosts as one text, and a file that is not there yet. */
@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "tmpdir_main.h"
-#include "pytest/live.h"
+#include "kind/pytest/live.h"
 
 static char dir[] = "/tmp/tpuci-live-XXXXXX";
 

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "pytest/pytest_run.h"
+#include "kind/pytest/pytest_run.h"
 
 static tpuci__mount_t mounts[] = {
     {"/home/u/repo", "/src", 0},

@@ -1,4 +1,4 @@
-/* core/pytest/quarantine.c: reading tpuci-quarantine.yaml (every error
+/* core/kind/pytest/quarantine.c: reading tpuci-quarantine.yaml (every error
  * names the file, the line and the key), dates, expiry, matching node
  * ids (exactly, or as globs), and the history's "ready to release". */
 #include <setjmp.h>
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "pytest/quarantine.h"
+#include "kind/pytest/quarantine.h"
 
 static const char good[] =
     "# quarantined tests\n"

@@ -10,9 +10,9 @@
 
 #include <cmocka.h>
 
-#include "pytest/collection.h"
-#include "pytest/shard.h"
-#include "pytest/timings.h"
+#include "kind/pytest/collection.h"
+#include "kind/pytest/shard.h"
+#include "kind/pytest/timings.h"
 
 #ifndef TPUCI_JUNIT_DATA
 #error "TPUCI_JUNIT_DATA must name the test data folder"

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "pytest/trace.h"
+#include "kind/pytest/trace.h"
 
 /* pytest 7.2's long traceback of a test whose helper failed. */
 static const char long_tb[] =

@@ -27,15 +27,21 @@ ALLOWED = {
     "spec": ["plan", "base"],
     "runtime": ["plan", "base"],
     "kind": ["runtime", "plan", "base"],
-    "pytest": ["kind", "runtime", "plan", "base"],
     # The scheduler runs every job kind through kind/kind.h's table: it
-    # includes no kind's own folder (core/pytest/ is the pytest kind's).
+    # includes no kind's own folder (core/kind/pytest/ is the pytest kind's).
     "sched": ["kind", "runtime", "plan", "base"],
-    "report": ["sched", "pytest", "kind", "runtime", "plan", "base"],
-    "export": ["pytest", "kind", "runtime", "plan", "base"],
-    "api": ["export", "report", "sched", "pytest", "kind", "runtime", "spec", "plan", "base"],
+    "report": ["sched", "kind", "runtime", "plan", "base"],
+    "export": ["kind", "runtime", "plan", "base"],
+    "api": ["export", "report", "sched", "kind", "runtime", "spec", "plan", "base"],
     "cli": [],
 }
+# A job kind's own folder under kind/ (kind/pytest/): kind/kinds.c's
+# table and the folders after the scheduler (report/, export/, api/) may
+# include it; the scheduler, the other kinds and kind/'s own shared files
+# may not (a kind is reached through the table).
+KINDS = ("kind/pytest",)
+KIND_USERS = ("report", "export", "api")
+KIND_TABLE = "kind/kinds.c"
 # Inside runtime/, a driver's folder is its own: drivers do not include
 # each other's headers (only runtime/runtime.h, runtime/engine/ where
 # allowed, and their own).
@@ -114,6 +120,11 @@ def check(core):
                     if target != top and target not in ALLOWED[top]:
                         offences.append("%s:%d: core/%s/ may not include \"%s\" (core/%s/ comes after it)" % (rel, n, top, inc, target))
                         continue
+                    for k in KINDS:
+                        if inc.startswith(k + "/") and not rel.startswith(k + "/") \
+                                and rel != KIND_TABLE and top not in KIND_USERS:
+                            offences.append("%s:%d: \"%s\" is the %s kind's own header: reach "
+                                            "the kind through kind/kinds.h" % (rel, n, inc, k))
                     for d in DRIVERS:
                         if inc.startswith(d + "/") and not rel.startswith(d + "/"):
                             offences.append("%s:%d: \"%s\" is the %s driver's own header" % (rel, n, inc, d))
@@ -157,7 +168,9 @@ def self_test(core):
             ("runtime/unit/unit.h", '#include "runtime/engine/engine.h"'),
             ("runtime/ssh/driver.c", '#include "runtime/engine/engine.h"'),
             ("runtime/ssh/attempt.c", '#include "runtime/docker/driver.h"'),
-            ("pytest/junit.c", '#include "report/report.h"'),
+            ("kind/pytest/junit.c", '#include "report/report.h"'),
+            ("sched/scheduler.c", '#include "kind/pytest/kind.h"'),
+            ("kind/command.c", '#include "kind/pytest/junit.h"'),
             ("sched/outcome.c", "/* padding */\n" * (MAX_LINES + 1)),
         ]
         for f, line in bad:

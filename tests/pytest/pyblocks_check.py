@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The blocks core/pytest/pyblocks.c finds, against Python's own parser.
+"""The blocks core/kind/pytest/pyblocks.c finds, against Python's own parser.
 
     pyblocks_check.py DUMP [DIR...]
 

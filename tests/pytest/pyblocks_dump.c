@@ -1,4 +1,4 @@
-/* Prints the blocks core/pytest/pyblocks.h finds in Python files, for
+/* Prints the blocks core/kind/pytest/pyblocks.h finds in Python files, for
  * pyblocks_check.py to compare with Python's own parser. Each argument
  * is a file, or "-": the files named on standard input, one a line. For
  * each file it prints
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "base/util.h"
-#include "pytest/pyblocks.h"
+#include "kind/pytest/pyblocks.h"
 
 static int dump(const char *path) {
   tpuci__pyblocks_t b;

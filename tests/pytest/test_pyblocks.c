@@ -1,4 +1,4 @@
-/* The top-level functions of Python source (core/pytest/pyblocks.h): the
+/* The top-level functions of Python source (core/kind/pytest/pyblocks.h): the
  * lines and names of blocks through what makes Python's lines hard
  * (headers over several lines, strings of every kind, brackets,
  * continuations, tabs, CRLF, form feeds, f-strings nested as Python 3.12
@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "base/util.h"
-#include "pytest/pyblocks.h"
+#include "kind/pytest/pyblocks.h"
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */

@@ -1,5 +1,5 @@
-/* pytest's configuration as `tpuci init` reads it (core/pytest/pyconf.h)
- * and the starting spec it writes (core/pytest/init.h): the INI reader
+/* pytest's configuration as `tpuci init` reads it (core/kind/pytest/pyconf.h)
+ * and the starting spec it writes (core/kind/pytest/init.h): the INI reader
  * with iniconfig's rules, the TOML reader on what pyproject.toml files
  * hold (and on what they must not be mistaken for), hostile input (each
  * an error with its line, none a crash or a read past the end: run under
@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "pytest/init.h"
-#include "pytest/pyconf.h"
+#include "kind/pytest/init.h"
+#include "kind/pytest/pyconf.h"
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "plan/plan.h"
-#include "pytest/kind.h"
+#include "kind/pytest/kind.h"
 #include "sched/scheduler.h"
 
 typedef struct {

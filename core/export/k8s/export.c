@@ -16,7 +16,7 @@
 
 #include "export/github.h"
 #include "export/quote.h"
-#include "pytest/pytest_run.h"
+#include "kind/pytest/pytest_run.h"
 #include "runtime/runtime.h"
 
 static const char *const tpuci__k8s_mode_names[] = {"plain", "tpu", "emulated"};
@@ -169,7 +169,7 @@ static int tpuci__k8s_topology_env(tpuci__k8s_obj_t *o, tpuci__err_t *err) {
 /* The command                                                         */
 
 /* Python run before tpuci's pytest bootstrap in the same -c when a job is
- * sharded or has allow_empty: core/pytest/plugin/tpuci_k8s.py, embedded
+ * sharded or has allow_empty: core/kind/pytest/plugin/tpuci_k8s.py, embedded
  * at build time by cmake/embed.cmake. It deals this shard's tests
  * round-robin in collection order (what tpuci does when it has no
  * recorded durations, shard.h), after -m and -k have deselected theirs,

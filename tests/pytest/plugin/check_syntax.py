@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The syntax check of the Python files tpuci builds in (CMakeLists.txt's
-tpuci_embedded_py: core/pytest/plugin/*.py).
+tpuci_embedded_py: core/kind/pytest/plugin/*.py).
 
     check_syntax.py FILE...          checks each FILE, prints each problem
     check_syntax.py --self-test      fails unless planted problems are caught

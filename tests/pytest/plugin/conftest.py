@@ -1,8 +1,8 @@
-"""Shared by the tests of the Python tpuci builds in (core/pytest/plugin/):
+"""Shared by the tests of the Python tpuci builds in (core/kind/pytest/plugin/):
 where those files are, and running them as tpuci does.
 
 TPUCI_PLUGIN_DIR names the folder of tpuci_plugin.py (the image run
-mounts it); by default it is core/pytest/plugin/ of this checkout.
+mounts it); by default it is core/kind/pytest/plugin/ of this checkout.
 """
 import json
 import os
@@ -13,19 +13,19 @@ import pytest
 pytest_plugins = ("pytester",)
 
 PLUGIN_DIR = os.environ.get("TPUCI_PLUGIN_DIR") or os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "core", "pytest", "plugin")
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "core", "kind", "pytest", "plugin")
 sys.path.insert(0, os.path.abspath(PLUGIN_DIR))
 
 
 def source(name):
-    """The text of core/pytest/plugin/NAME: what tpuci passes with -c."""
+    """The text of core/kind/pytest/plugin/NAME: what tpuci passes with -c."""
     with open(os.path.join(PLUGIN_DIR, name), encoding="utf-8") as f:
         return f.read()
 
 
 def bootstrap():
     """What tpuci passes with -c for a pytest attempt: the device check,
-    then the bootstrap and plugin (core/pytest/pytest_run.c)."""
+    then the bootstrap and plugin (core/kind/pytest/pytest_run.c)."""
     return source("tpuci_devices.py") + source("tpuci_plugin.py")
 
 
@@ -38,7 +38,7 @@ def records(path):
 class Attempt:
     """One pytest attempt in a pytester folder, run as tpuci runs it:
     python -c CODE PROGRESS TIMEOUT_MS ONLY SHARD DEPS DEVICES -p no:cacheprovider
-    --junitxml=... -o junit_family=xunit1 ARGS (core/pytest/pytest_run.c),
+    --junitxml=... -o junit_family=xunit1 ARGS (core/kind/pytest/pytest_run.c),
     with its results folder at results/."""
 
     def __init__(self, pytester, code=None):

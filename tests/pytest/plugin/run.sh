@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The tests of the Python tpuci builds in (core/pytest/plugin/: the pytest
+# The tests of the Python tpuci builds in (core/kind/pytest/plugin/: the pytest
 # bootstrap and plugin, the Kubernetes export's prelude) with Debian's
 # python3-pytest: pytest's own pytester runs real sessions of the
 # plugin's hooks and of the command tpuci runs. Skips (exit 77) without

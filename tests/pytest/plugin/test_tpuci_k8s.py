@@ -1,5 +1,5 @@
 """What a pod of `tpuci export kubernetes` runs before the bootstrap
-(core/pytest/plugin/tpuci_k8s.py): the exported command, run as the pod
+(core/kind/pytest/plugin/tpuci_k8s.py): the exported command, run as the pod
 runs it, with the pod's TPUCI_K8S_SHARD and TPUCI_K8S_ALLOW_EMPTY."""
 import xml.etree.ElementTree as ET
 

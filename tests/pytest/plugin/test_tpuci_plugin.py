@@ -1,4 +1,4 @@
-"""tpuci's pytest bootstrap and plugin (core/pytest/plugin/tpuci_plugin.py)
+"""tpuci's pytest bootstrap and plugin (core/kind/pytest/plugin/tpuci_plugin.py)
 in real pytest sessions: its hooks in-process with pytester, and the whole
 command in a subprocess, as tpuci runs it (conftest.Attempt)."""
 import base64
