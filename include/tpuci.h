@@ -95,6 +95,10 @@ typedef enum {
 } tpuci_outcome_t;
 
 typedef struct tpuci_ctx_s tpuci_ctx_t;
+/* A run of a context's plan (tpuci_run_start), or a past run's record
+ * (tpuci_load_run, tpuci_merge_runs): its own object, freed with
+ * tpuci_run_free(). Several runs of one context may be alive at once. */
+typedef struct tpuci_run_s tpuci_run_t;
 
 /* ------------------------------------------------------------------ */
 /* Library and errors                                                  */
@@ -341,14 +345,15 @@ typedef struct tpuci_event_s {
   const char *test;
 } tpuci_event_t;
 
-typedef void (*tpuci_event_cb)(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *userdata);
+typedef void (*tpuci_event_cb)(tpuci_run_t *run, const tpuci_event_t *ev, void *userdata);
 
 typedef struct tpuci_run_options_s {
   size_t size; /* sizeof(tpuci_run_options_t) */
-  /* A uv_loop_t * to run on. NULL: tpuci_run() creates a loop, runs it
-   * and returns when the run is over. Non-NULL: tpuci_run() starts the run
-   * and returns; the caller runs the loop; TPUCI_EVENT_RUN_FINISHED says
-   * when it is over. */
+  /* A uv_loop_t * to run on. NULL: tpuci_run_start() creates a loop,
+   * runs it and returns when the run is over. Non-NULL: tpuci_run_start()
+   * starts the run and returns; the caller runs the loop;
+   * TPUCI_EVENT_RUN_FINISHED says when it is over. Several runs may share
+   * one loop. */
   void *loop;
   int jobs;              /* slots; 0: the number of CPUs */
   int fail_fast;         /* stop everything after the first failure */
@@ -406,27 +411,49 @@ typedef struct tpuci_run_options_s {
 /* Fills `opts` with the defaults. */
 void tpuci_run_options_init(tpuci_run_options_t *opts);
 
-/* Runs the selected instances of the loaded plan (see `loop` above).
- * Either it fails before its first event (nothing loaded, nothing
- * selected, an invalid quarantine, the run folder cannot be created:
- * a negative code and tpuci_last_error(), and no event at all), or it
- * returns 0 and the run goes from TPUCI_EVENT_RUN_STARTED to
+/* Starts a run of the selected instances of the loaded plan (see `loop`
+ * above): the selection, the --test or --failed tests and a flake
+ * probe's repetitions chosen so far are the run's, and the context may
+ * be given another selection for a next run at once. Either it fails
+ * before its first event (nothing loaded, nothing selected, an invalid
+ * quarantine, the run folder cannot be created: a negative code,
+ * tpuci_last_error(), *out NULL and no event at all), or it returns 0
+ * with the run in *out, which goes from TPUCI_EVENT_RUN_STARTED to
  * TPUCI_EVENT_RUN_FINISHED; what went wrong on the way (the engine is
- * unreachable, an image is missing) is in its result:
- * tpuci_run_error(), tpuci_run_exit_code() 3. */
-int tpuci_run(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts);
+ * unreachable, an image is missing) is in its result: tpuci_run_error(),
+ * tpuci_run_exit_code() 3. */
+int tpuci_run_start(tpuci_ctx_t *ctx, const tpuci_run_options_t *opts, tpuci_run_t **out);
 
-/* The error that kept the last run from doing its work (0: none), whose
- * message is tpuci_last_error(); its exit code is then 3. */
-int tpuci_run_error(const tpuci_ctx_t *ctx);
+/* Frees a run and everything it holds (its results, its report). A run
+ * still going on is a usage error: cancel it, and free it once
+ * TPUCI_EVENT_RUN_FINISHED was told (not from the event callback). NULL
+ * is ignored. */
+void tpuci_run_free(tpuci_run_t *run);
+
+/* The context a run was started from (or loaded by). */
+tpuci_ctx_t *tpuci_run_ctx(const tpuci_run_t *run);
+
+/* The error that kept the run from doing its work (0: none), and its
+ * message (""); its exit code is then 3. */
+int tpuci_run_error(const tpuci_run_t *run);
+const char *tpuci_run_error_message(const tpuci_run_t *run);
 
 /* Cancels a run: no new attempt starts, running attempts are sent
  * SIGTERM and, after the grace period (or at once with force), SIGKILL.
  * The run finishes when they are gone. Safe from an event callback. */
-int tpuci_cancel(tpuci_ctx_t *ctx, int force);
+int tpuci_cancel(tpuci_run_t *run, int force);
 
 /* ------------------------------------------------------------------ */
-/* Results of the last run                                             */
+/* A run's results                                                     */
+
+/* A run's instances: for a spec's run the plan's as they were when it
+ * started (the same indexes as tpuci_instance_name()), for a record the
+ * record's. */
+size_t tpuci_run_instance_count(const tpuci_run_t *run);
+const char *tpuci_run_instance_name(const tpuci_run_t *run, size_t i);
+const char *tpuci_run_instance_job(const tpuci_run_t *run, size_t i);
+const char *tpuci_run_instance_where(const tpuci_run_t *run, size_t i);
+int tpuci_run_instance_selected(const tpuci_run_t *run, size_t i);
 
 /* 0 all passed (flaky counts as passed unless strict_flaky), 1 something
  * failed, 3 the run could not start its work (engine unreachable, image
@@ -434,27 +461,27 @@ int tpuci_cancel(tpuci_ctx_t *ctx, int force);
  * (a write to the run folder or a report file failed: see
  * tpuci_run_write_errors()), 130 interrupted by a signal or
  * tpuci_cancel(). 3 and 130 win over 4, and 4 over 0 and 1. */
-int tpuci_run_exit_code(const tpuci_ctx_t *ctx);
+int tpuci_run_exit_code(const tpuci_run_t *run);
 /* What the instances say, whatever happened to the records: "passed",
  * "failed", "interrupted" or "not-run"; NULL before a run has finished. */
-const char *tpuci_run_verdict(const tpuci_ctx_t *ctx);
+const char *tpuci_run_verdict(const tpuci_run_t *run);
 /* How many files of the run's records could not be written (attempt
  * logs, attempts.jsonl, summary.json, junit.xml, report.html,
  * timings.json, the report_* and junit files). Each one was told once, as
  * a TPUCI_EVENT_MESSAGE "cannot write <path>: <error>". */
-size_t tpuci_run_write_errors(const tpuci_ctx_t *ctx);
+size_t tpuci_run_write_errors(const tpuci_run_t *run);
 /* The path of the run's summary.json, or NULL when it could not be
  * written. */
-const char *tpuci_run_summary_path(const tpuci_ctx_t *ctx);
-const char *tpuci_run_id(const tpuci_ctx_t *ctx);
-const char *tpuci_run_dir(const tpuci_ctx_t *ctx);
+const char *tpuci_run_summary_path(const tpuci_run_t *run);
+const char *tpuci_run_id(const tpuci_run_t *run);
+const char *tpuci_run_dir(const tpuci_run_t *run);
 /* Wall clock duration of the run. */
-uint64_t tpuci_run_duration_ms(const tpuci_ctx_t *ctx);
+uint64_t tpuci_run_duration_ms(const tpuci_run_t *run);
 /* Number of selected instances whose final outcome is `outcome`. */
-size_t tpuci_outcome_count(const tpuci_ctx_t *ctx, tpuci_outcome_t outcome);
+size_t tpuci_outcome_count(const tpuci_run_t *run, tpuci_outcome_t outcome);
 
-tpuci_outcome_t tpuci_instance_outcome(const tpuci_ctx_t *ctx, size_t i);
-size_t tpuci_attempt_count(const tpuci_ctx_t *ctx, size_t i);
+tpuci_outcome_t tpuci_instance_outcome(const tpuci_run_t *run, size_t i);
+size_t tpuci_attempt_count(const tpuci_run_t *run, size_t i);
 
 /* The structs tpuci fills for a caller (attempt, running and test info)
  * follow the struct convention above: the _INIT macros set `size`, and
@@ -473,10 +500,10 @@ typedef struct tpuci_attempt_info_s {
   { sizeof(tpuci_attempt_info_t), 0, 0, 0, 0, 0, NULL, NULL }
 
 /* Attempt `k` (0-based) of instance `i`. */
-int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k, tpuci_attempt_info_t *out);
+int tpuci_attempt_info(const tpuci_run_t *run, size_t i, size_t k, tpuci_attempt_info_t *out);
 
 /* What a running attempt is doing now, for a live display: call it from
- * the event callback (a TPUCI_EVENT_TICK, say) while tpuci_run() runs. */
+ * the event callback (a TPUCI_EVENT_TICK, say) while the run goes on. */
 typedef struct tpuci_running_info_s {
   size_t size; /* sizeof(tpuci_running_info_t) */
   int attempt; /* 1-based */
@@ -495,11 +522,11 @@ typedef struct tpuci_running_info_s {
 
 /* Instance `i`'s running attempt (not a shard group's collection): 0 and
  * *out filled, or TPUCI_ESTATE when none runs (or no run is going on). */
-int tpuci_running_info(tpuci_ctx_t *ctx, size_t i, tpuci_running_info_t *out);
+int tpuci_running_info(tpuci_run_t *run, size_t i, tpuci_running_info_t *out);
 
 /* Per-test results of a pytest instance (0 tests otherwise): each test
  * once, with the result of the last attempt that ran it. */
-size_t tpuci_test_count(const tpuci_ctx_t *ctx, size_t i);
+size_t tpuci_test_count(const tpuci_run_t *run, size_t i);
 
 typedef struct tpuci_test_info_s {
   size_t size;         /* sizeof(tpuci_test_info_t) */
@@ -557,19 +584,19 @@ typedef struct tpuci_test_info_s {
         0, NULL, 0, 0, NULL, NULL, NULL                                                            \
   }
 
-int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k, tpuci_test_info_t *out);
+int tpuci_test_info(const tpuci_run_t *run, size_t i, size_t k, tpuci_test_info_t *out);
 
 /* 1 when instance `i` failed only because of quarantined tests (pytest
  * said tests failed, and every failing test is quarantined): its
  * failure does not count in the verdict. 0 otherwise. */
-int tpuci_instance_quarantined(const tpuci_ctx_t *ctx, size_t i);
+int tpuci_instance_quarantined(const tpuci_run_t *run, size_t i);
 
 /* After a run of repetitions (tpuci_plan_repeat()): each test's failure
  * rate over them with its 95% Wilson score interval, one line each (an
  * instance without tests as one line of its own); the report's "repeat"
  * says the same. *out is freed with tpuci_free(). 0, or TPUCI_ESTATE when
  * the last run was not a probe. */
-int tpuci_repeat_report(const tpuci_ctx_t *ctx, char **out);
+int tpuci_repeat_report(const tpuci_run_t *run, char **out);
 
 /* What tpuci_merge_runs() writes; NULL: not written. */
 typedef struct tpuci_merge_options_s {
@@ -599,14 +626,14 @@ void tpuci_merge_options_init(tpuci_merge_options_t *opts);
  * be read or is not tpuci's) with a one-line tpuci_last_error() that
  * names the folder or file. */
 int tpuci_merge_runs(tpuci_ctx_t *ctx, const char *const *run_dirs, size_t n,
-                     const tpuci_merge_options_t *opts);
+                     const tpuci_merge_options_t *opts, tpuci_run_t **out);
 
 /* Loads a past run's record (state_dir/runs/<run_id>/summary.json; run_id
- * NULL or "latest": the newest; state_dir NULL: ".tpuci") into the
- * context, replacing any spec or run: afterwards the plan holds that
- * run's instances (names and jobs only: nothing can be run) and the result
- * accessors, tpuci_run_id() and tpuci_report() describe it. */
-int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir, const char *run_id);
+ * NULL or "latest": the newest; state_dir NULL: ".tpuci") as a run in
+ * *out: its instances (tpuci_run_instance_name(); names and jobs only),
+ * the result accessors, tpuci_run_id() and tpuci_report() describe it.
+ * The context's spec, if any, stays as it was. */
+int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir, const char *run_id, tpuci_run_t **out);
 
 /* With a spec loaded: selects the instances that did not pass in a past
  * run (failed, timeout, oom, infra, cancelled, not run; flaky counts as
@@ -661,9 +688,9 @@ int tpuci_flaky_propose(tpuci_ctx_t *ctx, const char *state_dir, const char *qua
  * tpuci_free(). */
 int tpuci_run_spec_path(tpuci_ctx_t *ctx, const char *state_dir, const char *run_id, char **out);
 
-/* The report of the last run (the content of summary.json) as JSON or
- * YAML ("json", "yaml"); *out is freed with tpuci_free(). */
-int tpuci_report(const tpuci_ctx_t *ctx, const char *format, char **out);
+/* The report of a finished run (the content of summary.json) as JSON,
+ * YAML or HTML ("json", "yaml", "html"); *out is freed with tpuci_free(). */
+int tpuci_report(const tpuci_run_t *run, const char *format, char **out);
 
 /* ------------------------------------------------------------------ */
 /* A starting spec for a project (`tpuci init`)                        */

@@ -1,16 +1,16 @@
 /* What every file of core/api/ uses, calling no other file of it: the
  * context's last error, a message for the host, the struct convention's
  * copies, instance i of a run's record; and the public
- * tpuci_last_error() and tpuci_free(). */
+ * tpuci_last_error(), tpuci_run_options_init() and tpuci_free(). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/ctx.h"
 
-tpuci__kind_run_t *tpuci__run_kind(const tpuci_ctx_t *ctx, const tpuci__kind_t *ops) {
+tpuci__kind_run_t *tpuci__run_kind(const tpuci__run_t *run, const tpuci__kind_t *ops) {
   size_t k;
   for (k = 0; k < TPUCI__NKINDS; k++)
-    if (ctx->run.kinds[k].ops == ops) return ctx->run.kinds[k].run;
+    if (run->kinds[k].ops == ops) return run->kinds[k].run;
   return NULL;
 }
 
@@ -22,25 +22,30 @@ int tpuci__fail(tpuci_ctx_t *ctx, tpuci__err_t *e) {
   return code;
 }
 
-void tpuci__message(tpuci_ctx_t *ctx, const char *msg) {
+void tpuci__message(tpuci__run_t *run, const char *msg) {
   tpuci_event_t ev;
-  if (ctx->run.hold) {
-    tpuci__strv_push(&ctx->run.held, msg);
+  if (run->hold) {
+    tpuci__strv_push(&run->held, msg);
     return;
   }
   memset(&ev, 0, sizeof(ev));
   ev.size = sizeof(ev);
   ev.type = TPUCI_EVENT_MESSAGE;
   ev.message = msg;
-  if (ctx->run.ropts.on_event) ctx->run.ropts.on_event(ctx, &ev, ctx->run.ropts.userdata);
+  if (run->ropts.on_event) run->ropts.on_event(run, &ev, run->ropts.userdata);
 }
 
-json_t *tpuci__record_instance(const tpuci_ctx_t *ctx, size_t i) {
+json_t *tpuci__record_instance(const tpuci__run_t *run, size_t i) {
   json_t *insts;
-  if (ctx == NULL || ctx->loaded || ctx->run.running || ctx->run.report == NULL) return NULL;
-  insts = json_object_get(ctx->run.report, "instances");
-  if (json_array_size(insts) != ctx->run.nresults) return NULL;
+  if (run == NULL || !run->plan_owned || run->running || run->report == NULL) return NULL;
+  insts = json_object_get(run->report, "instances");
+  if (json_array_size(insts) != run->nresults) return NULL;
   return json_array_get(insts, i);
+}
+
+void tpuci_run_options_init(tpuci_run_options_t *opts) {
+  memset(opts, 0, sizeof(*opts));
+  opts->size = sizeof(*opts);
 }
 
 const char *tpuci_last_error(const tpuci_ctx_t *ctx) {

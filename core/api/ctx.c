@@ -1,5 +1,5 @@
 /* The context: made and freed (what outlives a run: the options, the
- * plan, the selection; a run's state is run_state.c's). */
+ * plan, the selection for the next run; a run is run_object.c's). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,9 +23,6 @@ int tpuci_ctx_new(tpuci_ctx_t **out, const tpuci_ctx_options_t *opts) {
   if (ctx->opts.load_timeout_ms == 0) ctx->opts.load_timeout_ms = TPUCI__LOAD_TIMEOUT_MS;
   if (ctx->opts.load_memory_bytes == 0) ctx->opts.load_memory_bytes = TPUCI__LOAD_MEMORY;
   tpuci__plan_init(&ctx->plan);
-  tpuci__timings_init(&ctx->run.timings);
-  tpuci__collections_init(&ctx->run.collections);
-  ctx->run.rd.jsonl_fd = -1;
   *out = ctx;
   return 0;
 }
@@ -45,8 +42,8 @@ void tpuci__preselect_free(tpuci_ctx_t *ctx) {
 void tpuci_ctx_free(tpuci_ctx_t *ctx) {
   if (ctx == NULL) return;
   tpuci__preselect_free(ctx);
-  tpuci__run_state_free(ctx);
-  tpuci__timings_free(&ctx->run.timings);
+  /* The runs left (none may be going on: tpuci.h). */
+  while (ctx->runs != NULL) tpuci__run_destroy(ctx->runs);
   tpuci__plan_free(&ctx->plan);
   tpuci__err_clear(&ctx->err);
   free(ctx);

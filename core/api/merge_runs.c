@@ -68,30 +68,29 @@ static int tpuci__merge_verdict(const int *verdicts, size_t n) {
 }
 
 /* Whether writing `path` failed. */
-static int tpuci__merge_failed(const tpuci_ctx_t *ctx, const char *path) {
+static int tpuci__merge_failed(const tpuci__run_t *run, const char *path) {
   size_t k;
-  for (k = 0; k < ctx->run.write_paths.len; k++)
-    if (strcmp(ctx->run.write_paths.items[k], path) == 0) return 1;
+  for (k = 0; k < run->write_paths.len; k++)
+    if (strcmp(run->write_paths.items[k], path) == 0) return 1;
   return 0;
 }
 
 /* Writes one output of the merge; a failure is recorded (exit code 4). */
-static void tpuci__merge_write(tpuci_ctx_t *ctx, const char *format, const char *path,
+static void tpuci__merge_write(tpuci__run_t *run, const char *format, const char *path,
                                const tpuci__buf_t *junit) {
   tpuci__err_t e = {0, NULL};
   int r;
   if (path == NULL) return;
-  tpuci__report_set_records(ctx->run.report, ctx->run.exit_code, &ctx->run.write_paths,
-                            &ctx->run.write_errors);
+  tpuci__report_set_records(run->report, run->exit_code, &run->write_paths, &run->write_errors);
   if (junit != NULL) r = tpuci__write_file_atomic(path, junit->data, junit->len);
-  else r = tpuci__report_write(ctx->run.report, format, path, &e);
+  else r = tpuci__report_write(run->report, format, path, &e);
   tpuci__err_clear(&e);
   if (r == 0) return;
-  tpuci__strv_push(&ctx->run.write_paths, path);
-  tpuci__strv_push(&ctx->run.write_errors, tpuci__strerror(r));
-  tpuci__strv_take(&ctx->plan.warnings,
+  tpuci__strv_push(&run->write_paths, path);
+  tpuci__strv_push(&run->write_errors, tpuci__strerror(r));
+  tpuci__strv_take(&run->ctx->plan.warnings,
                    tpuci__printf("cannot write %s: %s", path, tpuci__strerror(r)));
-  if (ctx->run.verdict == 0 || ctx->run.verdict == 1) ctx->run.exit_code = TPUCI__EXIT_RECORDS;
+  if (run->verdict == 0 || run->verdict == 1) run->exit_code = TPUCI__EXIT_RECORDS;
 }
 
 /* Whether a run before runs[k] has spec `sp` too (whole names: pytest.lua
@@ -184,7 +183,8 @@ static json_t *tpuci__merge_tree(json_t **runs, char **dirs, size_t n, int verdi
 }
 
 int tpuci_merge_runs(tpuci_ctx_t *ctx, const char *const *run_dirs, size_t n,
-                     const tpuci_merge_options_t *opts) {
+                     const tpuci_merge_options_t *opts, tpuci_run_t **out) {
+  tpuci__run_t *run = NULL;
   tpuci_merge_options_t o;
   tpuci__err_t e = {0, NULL};
   tpuci__idmap_t seen;
@@ -194,13 +194,11 @@ int tpuci_merge_runs(tpuci_ctx_t *ctx, const char *const *run_dirs, size_t n,
   int *verdicts, verdict, incomplete = 0, r = 0;
   size_t k, i, at;
 
-  if (ctx == NULL || opts == NULL || (n > 0 && run_dirs == NULL)) return TPUCI_EUSAGE;
+  if (out != NULL) *out = NULL;
+  if (ctx == NULL || opts == NULL || out == NULL || (n > 0 && run_dirs == NULL))
+    return TPUCI_EUSAGE;
   tpuci_merge_options_init(&o);
   if (tpuci__struct_in(&o, sizeof(o), opts, TPUCI__MERGE_OPTIONS_MIN) != 0) return TPUCI_EUSAGE;
-  if (ctx->run.running) {
-    tpuci__err_set(&e, TPUCI_ESTATE, "cannot merge runs while running");
-    return tpuci__fail(ctx, &e);
-  }
   if (n == 0) {
     tpuci__err_set(&e, TPUCI_EUSAGE, "no run folder to merge");
     return tpuci__fail(ctx, &e);
@@ -244,18 +242,19 @@ int tpuci_merge_runs(tpuci_ctx_t *ctx, const char *const *run_dirs, size_t n,
     r = tpuci__junit_merge_files(&junit, (const char *const *) junits, n, &e);
   if (r == 0) {
     verdict = tpuci__merge_verdict(verdicts, n);
-    tpuci__load_record(ctx, tpuci__merge_tree(runs, dirs, n, verdict, incomplete));
-    ctx->run.verdict = verdict;
-    ctx->run.exit_code = (int) json_integer_value(json_object_get(ctx->run.report, "exit_code"));
+    run = tpuci__run_new(ctx);
+    tpuci__load_record(run, tpuci__merge_tree(runs, dirs, n, verdict, incomplete));
+    run->verdict = verdict;
+    run->exit_code = (int) json_integer_value(json_object_get(run->report, "exit_code"));
     /* The merged summary last, so that it lists every file that failed. */
-    tpuci__merge_write(ctx, "junit", o.junit, &junit);
-    tpuci__merge_write(ctx, "html", o.report_html, NULL);
-    tpuci__merge_write(ctx, "yaml", o.report_yaml, NULL);
-    tpuci__merge_write(ctx, "json", o.report_json, NULL);
-    tpuci__report_set_records(ctx->run.report, ctx->run.exit_code, &ctx->run.write_paths,
-                              &ctx->run.write_errors);
-    if (o.report_json && !tpuci__merge_failed(ctx, o.report_json))
-      ctx->run.summary_path = tpuci__strdup(o.report_json);
+    tpuci__merge_write(run, "junit", o.junit, &junit);
+    tpuci__merge_write(run, "html", o.report_html, NULL);
+    tpuci__merge_write(run, "yaml", o.report_yaml, NULL);
+    tpuci__merge_write(run, "json", o.report_json, NULL);
+    tpuci__report_set_records(run->report, run->exit_code, &run->write_paths, &run->write_errors);
+    if (o.report_json && !tpuci__merge_failed(run, o.report_json))
+      run->summary_path = tpuci__strdup(o.report_json);
+    *out = run;
   }
   for (k = 0; k < n; k++) {
     json_decref(runs[k]);

@@ -65,44 +65,38 @@ static int tpuci__jint(json_t *o, const char *key, int dflt) {
   return json_is_integer(v) ? (int) json_integer_value(v) : dflt;
 }
 
-int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir, const char *run_id) {
+int tpuci_load_run(tpuci_ctx_t *ctx, const char *state_dir, const char *run_id, tpuci_run_t **out) {
   tpuci__err_t e = {0, NULL};
+  tpuci__run_t *run;
   json_t *root;
   int r;
 
-  if (ctx == NULL) return TPUCI_EUSAGE;
-  if (ctx->run.running) {
-    tpuci__err_set(&e, TPUCI_ESTATE, "cannot load a run while running");
-    return tpuci__fail(ctx, &e);
-  }
+  if (out != NULL) *out = NULL;
+  if (ctx == NULL || out == NULL) return TPUCI_EUSAGE;
   r = tpuci__read_summary(state_dir, run_id, &root, &e);
   if (r != 0) return tpuci__fail(ctx, &e);
-  tpuci__load_record(ctx, root);
+  run = tpuci__run_new(ctx);
+  tpuci__load_record(run, root);
   /* The run's own folder, not `latest`, which the next run moves. */
-  ctx->run.summary_path = tpuci__printf("%s/runs/%s/summary.json", state_dir ? state_dir : ".tpuci",
-                                        run_id && *run_id                   ? run_id
-                                        : ctx->run.rd.id && *ctx->run.rd.id ? ctx->run.rd.id
-                                                                            : "latest");
+  run->summary_path = tpuci__printf("%s/runs/%s/summary.json", state_dir ? state_dir : ".tpuci",
+                                    run_id && *run_id           ? run_id
+                                    : run->rd.id && *run->rd.id ? run->rd.id
+                                                                : "latest");
+  *out = run;
   return 0;
 }
 
-void tpuci__load_record(tpuci_ctx_t *ctx, json_t *root) {
+void tpuci__load_record(tpuci__run_t *run, json_t *root) {
   json_t *insts, *ji, *ja;
   size_t i, k;
 
-  tpuci__run_state_free(ctx);
-  tpuci__preselect_free(ctx);
-  tpuci__plan_free(&ctx->plan);
-  tpuci__plan_init(&ctx->plan);
-  ctx->loaded = 0; /* a record, not a runnable spec */
-  ctx->plan.spec_path = tpuci__strdup(tpuci__jstr(root, "spec"));
+  run->plan.spec_path = tpuci__strdup(tpuci__jstr(root, "spec"));
   insts = json_object_get(root, "instances");
-  ctx->run.nresults = json_array_size(insts);
-  ctx->run.results =
-      tpuci__calloc(ctx->run.nresults ? ctx->run.nresults : 1, sizeof(*ctx->run.results));
+  run->nresults = json_array_size(insts);
+  run->results = tpuci__calloc(run->nresults ? run->nresults : 1, sizeof(*run->results));
   json_array_foreach(insts, i, ji) {
-    tpuci__instance_t *inst = tpuci__plan_add_instance(&ctx->plan);
-    tpuci__instance_result_t *res = &ctx->run.results[i];
+    tpuci__instance_t *inst = tpuci__plan_add_instance(&run->plan);
+    tpuci__instance_result_t *res = &run->results[i];
     int o = tpuci__outcome_parse(tpuci__jstr(ji, "outcome"));
     inst->name = tpuci__strdup(tpuci__jstr(ji, "name"));
     inst->job = tpuci__strdup(tpuci__jstr(ji, "job"));
@@ -126,20 +120,20 @@ void tpuci__load_record(tpuci_ctx_t *ctx, json_t *root) {
       a->log_path = tpuci__strdup(tpuci__jstr(jt, "log"));
     }
   }
-  ctx->run.rd.id = tpuci__strdup(tpuci__jstr(root, "run_id"));
-  ctx->run.rd.dir = tpuci__strdup(tpuci__jstr(root, "run_dir"));
-  ctx->run.exit_code = tpuci__jint(root, "exit_code", 1);
-  ctx->run.verdict = tpuci__report_verdict_code(tpuci__jstr(root, "verdict"));
-  if (ctx->run.verdict < 0) ctx->run.verdict = ctx->run.exit_code;
+  run->rd.id = tpuci__strdup(tpuci__jstr(root, "run_id"));
+  run->rd.dir = tpuci__strdup(tpuci__jstr(root, "run_dir"));
+  run->exit_code = tpuci__jint(root, "exit_code", 1);
+  run->verdict = tpuci__report_verdict_code(tpuci__jstr(root, "verdict"));
+  if (run->verdict < 0) run->verdict = run->exit_code;
   json_array_foreach(json_object_get(root, "write_errors"), k, ja) {
-    tpuci__strv_push(&ctx->run.write_paths, tpuci__jstr(ja, "path"));
-    tpuci__strv_push(&ctx->run.write_errors, tpuci__jstr(ja, "error"));
+    tpuci__strv_push(&run->write_paths, tpuci__jstr(ja, "path"));
+    tpuci__strv_push(&run->write_errors, tpuci__jstr(ja, "error"));
   }
-  ctx->run.duration_ms = (uint64_t) json_integer_value(json_object_get(root, "duration_ms"));
-  ctx->run.jobs = tpuci__jint(root, "jobs", 1);
-  ctx->run.report = root;
-  ctx->run.ran = 1;
-  tpuci__err_clear(&ctx->err);
+  run->duration_ms = (uint64_t) json_integer_value(json_object_get(root, "duration_ms"));
+  run->jobs = tpuci__jint(root, "jobs", 1);
+  run->report = root;
+  run->ran = 1;
+  tpuci__err_clear(&run->ctx->err);
 }
 
 static int tpuci__cmp_inst_name(const void *a, const void *b) {

@@ -19,11 +19,13 @@ static int tpuci__load(tpuci_ctx_t *ctx, const char *chunk, size_t len, const ch
   tpuci__err_t e = {0, NULL};
   int r;
 
-  if (ctx->run.running) {
-    tpuci__err_set(&e, TPUCI_ESTATE, "cannot load a spec while running");
+  /* A run of the context shares its plan until it is freed. */
+  if (ctx->runs != NULL) {
+    tpuci__err_set(&e, TPUCI_ESTATE,
+                   "cannot load a spec while a run of the context lives: "
+                   "free it first (tpuci_run_free)");
     return tpuci__fail(ctx, &e);
   }
-  tpuci__run_state_free(ctx);
   tpuci__preselect_free(ctx);
   ctx->repeat = 0;
   tpuci__plan_free(&ctx->plan);

@@ -14,43 +14,42 @@
 /* ------------------------------------------------------------------ */
 /* Results                                                             */
 
-int tpuci_run_exit_code(const tpuci_ctx_t *ctx) { return ctx->run.exit_code; }
+int tpuci_run_exit_code(const tpuci_run_t *run) { return run->exit_code; }
 
-const char *tpuci_run_verdict(const tpuci_ctx_t *ctx) {
-  return ctx->run.ran && !ctx->run.running ? tpuci__report_verdict(ctx->run.verdict) : NULL;
+const char *tpuci_run_verdict(const tpuci_run_t *run) {
+  return run->ran && !run->running ? tpuci__report_verdict(run->verdict) : NULL;
 }
 
-size_t tpuci_run_write_errors(const tpuci_ctx_t *ctx) { return ctx->run.write_paths.len; }
+size_t tpuci_run_write_errors(const tpuci_run_t *run) { return run->write_paths.len; }
 
-const char *tpuci_run_summary_path(const tpuci_ctx_t *ctx) { return ctx->run.summary_path; }
+const char *tpuci_run_summary_path(const tpuci_run_t *run) { return run->summary_path; }
 
-const char *tpuci_run_id(const tpuci_ctx_t *ctx) { return ctx->run.rd.id; }
+const char *tpuci_run_id(const tpuci_run_t *run) { return run->rd.id; }
 
-const char *tpuci_run_dir(const tpuci_ctx_t *ctx) { return ctx->run.rd.dir; }
+const char *tpuci_run_dir(const tpuci_run_t *run) { return run->rd.dir; }
 
-uint64_t tpuci_run_duration_ms(const tpuci_ctx_t *ctx) { return ctx->run.duration_ms; }
+uint64_t tpuci_run_duration_ms(const tpuci_run_t *run) { return run->duration_ms; }
 
-size_t tpuci_outcome_count(const tpuci_ctx_t *ctx, tpuci_outcome_t outcome) {
+size_t tpuci_outcome_count(const tpuci_run_t *run, tpuci_outcome_t outcome) {
   size_t i, n = 0;
-  for (i = 0; i < ctx->run.nresults; i++)
-    if (ctx->plan.instances[i].selected && ctx->run.results[i].outcome == outcome) n++;
+  for (i = 0; i < run->nresults; i++)
+    if (run->plan.instances[i].selected && run->results[i].outcome == outcome) n++;
   return n;
 }
 
-tpuci_outcome_t tpuci_instance_outcome(const tpuci_ctx_t *ctx, size_t i) {
-  return i < ctx->run.nresults ? ctx->run.results[i].outcome : TPUCI_OUTCOME_NONE;
+tpuci_outcome_t tpuci_instance_outcome(const tpuci_run_t *run, size_t i) {
+  return i < run->nresults ? run->results[i].outcome : TPUCI_OUTCOME_NONE;
 }
 
-size_t tpuci_attempt_count(const tpuci_ctx_t *ctx, size_t i) {
-  return i < ctx->run.nresults ? ctx->run.results[i].nattempts : 0;
+size_t tpuci_attempt_count(const tpuci_run_t *run, size_t i) {
+  return i < run->nresults ? run->results[i].nattempts : 0;
 }
 
-int tpuci_running_info(tpuci_ctx_t *ctx, size_t i, tpuci_running_info_t *out) {
+int tpuci_running_info(tpuci_run_t *run, size_t i, tpuci_running_info_t *out) {
   tpuci__running_t now;
   tpuci_running_info_t full;
-  if (ctx == NULL || out == NULL) return TPUCI_EUSAGE;
-  if (!ctx->run.running || ctx->run.sched == NULL ||
-      tpuci__sched_running(ctx->run.sched, i, &now) != 0)
+  if (run == NULL || out == NULL) return TPUCI_EUSAGE;
+  if (!run->running || run->sched == NULL || tpuci__sched_running(run->sched, i, &now) != 0)
     return TPUCI_ESTATE;
   memset(&full, 0, sizeof(full));
   full.size = sizeof(full);
@@ -63,12 +62,12 @@ int tpuci_running_info(tpuci_ctx_t *ctx, size_t i, tpuci_running_info_t *out) {
   return tpuci__struct_out(out, &full, sizeof(full), TPUCI__RUNNING_INFO_MIN);
 }
 
-int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k, tpuci_attempt_info_t *out) {
+int tpuci_attempt_info(const tpuci_run_t *run, size_t i, size_t k, tpuci_attempt_info_t *out) {
   const tpuci__attempt_result_t *a;
   tpuci_attempt_info_t full;
-  if (ctx == NULL || out == NULL) return TPUCI_EUSAGE;
-  if (i >= ctx->run.nresults || k >= ctx->run.results[i].nattempts) return TPUCI_EUSAGE;
-  a = &ctx->run.results[i].attempts[k];
+  if (run == NULL || out == NULL) return TPUCI_EUSAGE;
+  if (i >= run->nresults || k >= run->results[i].nattempts) return TPUCI_EUSAGE;
+  a = &run->results[i].attempts[k];
   memset(&full, 0, sizeof(full));
   full.size = sizeof(full);
   full.outcome = a->outcome;
@@ -81,19 +80,19 @@ int tpuci_attempt_info(const tpuci_ctx_t *ctx, size_t i, size_t k, tpuci_attempt
   return tpuci__struct_out(out, &full, sizeof(full), TPUCI__ATTEMPT_INFO_MIN);
 }
 
-int tpuci_report(const tpuci_ctx_t *ctx, const char *format, char **out) {
-  if (ctx == NULL || format == NULL || out == NULL) return TPUCI_EUSAGE;
-  if (ctx->run.report == NULL) return TPUCI_ESTATE;
+int tpuci_report(const tpuci_run_t *run, const char *format, char **out) {
+  if (run == NULL || format == NULL || out == NULL) return TPUCI_EUSAGE;
+  if (run->report == NULL) return TPUCI_ESTATE;
   if (strcmp(format, "json") == 0) {
-    *out = tpuci__report_json_text(ctx->run.report);
+    *out = tpuci__report_json_text(run->report);
     return *out ? 0 : TPUCI_ENOMEM;
   }
-  if (strcmp(format, "yaml") == 0) return tpuci__report_yaml_text(ctx->run.report, out, NULL);
+  if (strcmp(format, "yaml") == 0) return tpuci__report_yaml_text(run->report, out, NULL);
   if (strcmp(format, "html") == 0) {
     tpuci__buf_t b;
     int r;
     tpuci__buf_init(&b);
-    r = tpuci__report_html(ctx->run.report, &b, NULL);
+    r = tpuci__report_html(run->report, &b, NULL);
     if (r != 0) {
       tpuci__buf_free(&b);
       return r;
@@ -229,11 +228,11 @@ int tpuci_topologies(tpuci_ctx_t *ctx, const char *type, const char *emulate, ch
   return 0;
 }
 
-size_t tpuci_test_count(const tpuci_ctx_t *ctx, size_t i) {
-  if (ctx == NULL || i >= ctx->run.nresults) return 0;
-  if (ctx->run.results[i].history == NULL)
-    return json_array_size(json_object_get(tpuci__record_instance(ctx, i), "tests"));
-  return ctx->run.results[i].history->len;
+size_t tpuci_test_count(const tpuci_run_t *run, size_t i) {
+  if (run == NULL || i >= run->nresults) return 0;
+  if (tpuci__res_history(&run->results[i]) == NULL)
+    return json_array_size(json_object_get(tpuci__record_instance(run, i), "tests"));
+  return tpuci__res_history(&run->results[i])->len;
 }
 
 /* A record's test (a loaded or merged run's summary.json): what the
@@ -264,20 +263,20 @@ static void tpuci__record_test(json_t *jt, tpuci_test_info_t *full) {
   }
 }
 
-int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k, tpuci_test_info_t *out) {
+int tpuci_test_info(const tpuci_run_t *run, size_t i, size_t k, tpuci_test_info_t *out) {
   const tpuci__test_hist_t *t;
   const tpuci__test_t *fin;
   tpuci_test_info_t full;
   size_t r;
-  if (out == NULL || k >= tpuci_test_count(ctx, i)) return TPUCI_EUSAGE;
-  if (ctx->run.results[i].history == NULL) {
+  if (out == NULL || k >= tpuci_test_count(run, i)) return TPUCI_EUSAGE;
+  if (tpuci__res_history(&run->results[i]) == NULL) {
     memset(&full, 0, sizeof(full));
     full.size = sizeof(full);
-    tpuci__record_test(json_array_get(json_object_get(tpuci__record_instance(ctx, i), "tests"), k),
+    tpuci__record_test(json_array_get(json_object_get(tpuci__record_instance(run, i), "tests"), k),
                        &full);
     return tpuci__struct_out(out, &full, sizeof(full), TPUCI__TEST_INFO_MIN);
   }
-  t = &ctx->run.results[i].history->tests[k];
+  t = &tpuci__res_history(&run->results[i])->tests[k];
   fin = tpuci__history_final(t);
   memset(&full, 0, sizeof(full));
   full.size = sizeof(full);
@@ -300,25 +299,25 @@ int tpuci_test_info(const tpuci_ctx_t *ctx, size_t i, size_t k, tpuci_test_info_
     full.failure_line = t->fail_path ? t->fail_line : 0;
     if (fin->outcome == TPUCI_TEST_UNAFFECTED) full.unaffected_since = fin->text;
     for (r = t->len; r > 0; r--) {
-      const tpuci__test_t *run = &t->runs[r - 1].result;
-      if (tpuci__test_outcome_failing(run->outcome)) {
-        full.message = run->message;
+      const tpuci__test_t *tr = &t->runs[r - 1].result;
+      if (tpuci__test_outcome_failing(tr->outcome)) {
+        full.message = tr->message;
         break;
       }
     }
   }
   {
     /* While the run goes on, the entry is looked up as tests finish. */
-    const tpuci__quarantine_entry_t *q =
-        ctx->run.qtests ? (ctx->run.qtests[i] ? ctx->run.qtests[i][k].entry : NULL)
-                        : tpuci__quarantine_match(&ctx->run.quar, t->id);
+    const tpuci__quarantine_entry_t *q = run->qtests
+                                             ? (run->qtests[i] ? run->qtests[i][k].entry : NULL)
+                                             : tpuci__quarantine_match(&run->quar, t->id);
     if (q != NULL) {
       full.quarantined = 1;
       full.quarantine_where = q->where;
       full.quarantine_reason = q->reason;
       full.quarantine_owner = q->owner;
       full.quarantine_until = q->until;
-      full.release_ready = ctx->run.qtests && ctx->run.qtests[i][k].ready;
+      full.release_ready = run->qtests && run->qtests[i][k].ready;
     }
   }
   return tpuci__struct_out(out, &full, sizeof(full), TPUCI__TEST_INFO_MIN);

@@ -7,23 +7,23 @@
 #include "api/ctx.h"
 #include "runtime/runtime.h"
 
-static void tpuci__build_told(tpuci_ctx_t *ctx, const tpuci__image_t *img,
+static void tpuci__build_told(tpuci__run_t *run, const tpuci__image_t *img,
                               const tpuci__docker_built_t *b, uint64_t ms, const char *log) {
   char *msg = tpuci__printf("built image '%s' (%s) from %s: %.19s in %.1f s, %d of %d "
                             "steps from the engine's cache (log: %s)",
                             img->name, img->ref, img->build->context, b->id, (double) ms / 1000,
                             b->cached, b->steps, log);
-  tpuci__message(ctx, msg);
+  tpuci__message(run, msg);
   free(msg);
   if (b->log_error != 0) {
     msg = tpuci__printf("warning: the build log %s is incomplete: %s", log, strerror(b->log_error));
-    tpuci__message(ctx, msg);
+    tpuci__message(run, msg);
     free(msg);
   }
 }
 
-int tpuci__run_build(tpuci_ctx_t *ctx, tpuci__err_t *err) {
-  tpuci__plan_t *plan = &ctx->plan;
+int tpuci__run_build(tpuci__run_t *run, tpuci__err_t *err) {
+  tpuci__plan_t *plan = &run->plan;
   char *dir = NULL;
   size_t k;
   int rc = 0;
@@ -36,7 +36,7 @@ int tpuci__run_build(tpuci_ctx_t *ctx, tpuci__err_t *err) {
      * (tpuci__docker_build_check). */
     if (img->build == NULL || !tpuci__plan_image_built_here(plan, k)) continue;
     if (dir == NULL) {
-      dir = tpuci__printf("%s/build", ctx->run.rd.dir);
+      dir = tpuci__printf("%s/build", run->rd.dir);
       if (tpuci__mkdir_p(dir, 0755) != 0) {
         rc = tpuci__err_set(err, TPUCI_EIO, "cannot make %s: %s", dir, strerror(errno));
         break;
@@ -48,7 +48,7 @@ int tpuci__run_build(tpuci_ctx_t *ctx, tpuci__err_t *err) {
     if (rc == 0) {
       free(img->id);
       img->id = b.id;
-      tpuci__build_told(ctx, img, &b, tpuci__now_ms() - t0, log);
+      tpuci__build_told(run, img, &b, tpuci__now_ms() - t0, log);
     }
     free(log);
   }

@@ -61,22 +61,23 @@ static void tpuci__select_key(const tpuci_run_options_t *o, char hex[65]) {
 }
 
 /* Keys of the selected instances (warnings once each into `warnings`). */
-static void tpuci__compute_keys(tpuci_ctx_t *ctx, const char *state_dir, tpuci__ckey_t *keys,
-                                tpuci__strv_t *warnings) {
+static void tpuci__compute_keys(const tpuci__plan_t *plan, tpuci__strv_t *const *preselect,
+                                const tpuci_run_options_t *ropts, const char *state_dir,
+                                tpuci__ckey_t *keys, tpuci__strv_t *warnings) {
   tpuci__inputs_opts_t o;
   tpuci__inputs_t *in;
-  char *spec = tpuci__spec_file(&ctx->plan);
+  char *spec = tpuci__spec_file(plan);
   size_t i, k, w;
   o.state_dir = state_dir;
   o.spec_path = spec;
-  in = tpuci__inputs_new(&ctx->plan, &o);
-  for (i = 0; i < ctx->plan.ninstances; i++) {
-    if (!ctx->plan.instances[i].selected) continue;
-    tpuci__inputs_key(in, i, ctx->preselect ? ctx->preselect[i] : NULL, &keys[i].key);
-    if (ctx->plan.instances[i].pytest != NULL &&
-        (ctx->plan.instances[i].pytest->select_affected || ctx->run.ropts.affected)) {
+  in = tpuci__inputs_new(plan, &o);
+  for (i = 0; i < plan->ninstances; i++) {
+    if (!plan->instances[i].selected) continue;
+    tpuci__inputs_key(in, i, preselect ? preselect[i] : NULL, &keys[i].key);
+    if (plan->instances[i].pytest != NULL &&
+        (plan->instances[i].pytest->select_affected || ropts->affected)) {
       if (tpuci__inputs_nonfile(in, i, keys[i].nonfile) != 0) keys[i].nonfile[0] = '\0';
-      tpuci__select_key(&ctx->run.ropts, keys[i].key.hex);
+      tpuci__select_key(ropts, keys[i].key.hex);
     }
     for (k = 0; k < keys[i].key.warnings.len; k++) {
       const char *msg = keys[i].key.warnings.items[k];
@@ -92,9 +93,8 @@ static void tpuci__compute_keys(tpuci_ctx_t *ctx, const char *state_dir, tpuci__
  * is selected and a hit from one run: the split of the suite is that
  * run's, so together they ran every test (one shard alone, as a per-job
  * workflow runs it, may have run another split's part). */
-static void tpuci__lookup(tpuci_ctx_t *ctx, const char *state_dir, int touch, tpuci__ckey_t *keys,
-                          tpuci__strv_t *warnings) {
-  const tpuci__plan_t *p = &ctx->plan;
+static void tpuci__lookup(const tpuci__plan_t *p, const char *state_dir, int touch,
+                          tpuci__ckey_t *keys, tpuci__strv_t *warnings) {
   size_t i, j;
   for (i = 0; i < p->ninstances; i++) {
     tpuci__err_t e = {0, NULL};
@@ -139,109 +139,111 @@ static void tpuci__lookup(tpuci_ctx_t *ctx, const char *state_dir, int touch, tp
   }
 }
 
-void tpuci__cache_start(tpuci_ctx_t *ctx, int no_cache) {
+void tpuci__cache_start(tpuci__run_t *run, int no_cache) {
   struct tpuci__cache_run_s *c = tpuci__calloc(1, sizeof(*c));
   tpuci__strv_t warnings = {0};
   const char *env = getenv("TPUCI_NO_CACHE");
   size_t i;
-  ctx->run.cache = c;
-  c->n = ctx->plan.ninstances;
+  run->cache = c;
+  c->n = run->plan.ninstances;
   c->keys = tpuci__calloc(c->n + 1, sizeof(*c->keys));
   c->done = tpuci__calloc(c->n + 1, 1);
-  c->state_dir = tpuci__abs_dir(ctx->run.ropts.state_dir ? ctx->run.ropts.state_dir : ".tpuci");
+  c->state_dir = tpuci__abs_dir(run->ropts.state_dir ? run->ropts.state_dir : ".tpuci");
   if (no_cache) c->off = tpuci__strdup("--no-cache");
   else if (env != NULL && *env != '\0' && strcmp(env, "0") != 0)
     c->off = tpuci__printf("TPUCI_NO_CACHE=%s", env);
-  else if (ctx->repeat > 0) c->off = tpuci__strdup("a flake probe runs every repetition");
-  tpuci__compute_keys(ctx, c->state_dir, c->keys, &warnings);
-  if (!c->off) tpuci__lookup(ctx, c->state_dir, 1, c->keys, &warnings);
+  else if (run->repeat > 0) c->off = tpuci__strdup("a flake probe runs every repetition");
+  tpuci__compute_keys(&run->plan, run->preselect, &run->ropts, c->state_dir, c->keys, &warnings);
+  if (!c->off) tpuci__lookup(&run->plan, c->state_dir, 1, c->keys, &warnings);
   for (i = 0; i < warnings.len; i++) {
     char *msg = tpuci__printf("warning: %s", warnings.items[i]);
-    tpuci__message(ctx, msg);
+    tpuci__message(run, msg);
     free(msg);
   }
   tpuci__strv_free(&warnings);
   for (i = 0; i < c->n; i++) {
     if (c->keys[i].entry == NULL) continue;
-    tpuci__cache_restore(c->keys[i].entry, &ctx->plan.instances[i], &ctx->run.results[i]);
+    tpuci__cache_restore(c->keys[i].entry, &run->plan.instances[i], &run->results[i]);
     c->done[i] = 1;
     c->hits++;
   }
 }
 
-const char *tpuci__cache_nonfile(const tpuci_ctx_t *ctx, size_t i) {
-  if (ctx->run.cache == NULL || i >= ctx->run.cache->n) return NULL;
-  return ctx->run.cache->keys[i].nonfile[0] ? ctx->run.cache->keys[i].nonfile : NULL;
+const char *tpuci__cache_nonfile(const tpuci__run_t *run, size_t i) {
+  if (run->cache == NULL || i >= run->cache->n) return NULL;
+  return run->cache->keys[i].nonfile[0] ? run->cache->keys[i].nonfile : NULL;
 }
 
-const unsigned char *tpuci__cache_done(const tpuci_ctx_t *ctx) {
-  return ctx->run.cache ? ctx->run.cache->done : NULL;
+const unsigned char *tpuci__cache_done(const tpuci__run_t *run) {
+  return run->cache ? run->cache->done : NULL;
 }
 
-const char *tpuci__cache_key(const tpuci_ctx_t *ctx, size_t i) {
-  const struct tpuci__cache_run_s *c = ctx->run.cache;
+const char *tpuci__cache_key(const tpuci__run_t *run, size_t i) {
+  const struct tpuci__cache_run_s *c = run->cache;
   return c != NULL && i < c->n && c->keys[i].key.hex[0] != '\0' ? c->keys[i].key.hex : NULL;
 }
 
-int tpuci__cache_hit(const tpuci_ctx_t *ctx, size_t i) {
-  return ctx->run.cache && i < ctx->run.cache->n && ctx->run.cache->done[i];
+int tpuci__cache_hit(const tpuci__run_t *run, size_t i) {
+  return run->cache && i < run->cache->n && run->cache->done[i];
 }
 
 /* A failure under a key takes the pass stored under it away, whether the
  * cache is on or off this run (a nightly with --no-cache that fails must
  * not leave a pass for the next run to take). */
-static void tpuci__evict(tpuci_ctx_t *ctx) {
-  struct tpuci__cache_run_s *c = ctx->run.cache;
+static void tpuci__evict(tpuci__run_t *run) {
+  struct tpuci__cache_run_s *c = run->cache;
   size_t i;
-  for (i = 0; i < c->n && i < ctx->run.nresults; i++) {
+  for (i = 0; i < c->n && i < run->nresults; i++) {
     tpuci__err_t e = {0, NULL};
     int r;
-    if (!ctx->plan.instances[i].selected || c->done[i] || c->keys[i].key.hex[0] == '\0' ||
-        !tpuci__cache_refutes(&ctx->run.results[i]))
+    if (!run->plan.instances[i].selected || c->done[i] || c->keys[i].key.hex[0] == '\0' ||
+        !tpuci__cache_refutes(&run->results[i]))
       continue;
     r = tpuci__cache_remove(c->state_dir, c->keys[i].key.hex, &e);
     if (r == 0) {
       char *msg = tpuci__printf("the results cache: the pass stored for '%s' is forgotten "
                                 "(it did not pass under the same inputs)",
-                                ctx->plan.instances[i].name);
+                                run->plan.instances[i].name);
       c->keys[i].evicted = 1;
       c->evicted++;
-      tpuci__message(ctx, msg);
+      tpuci__message(run, msg);
       free(msg);
     } else if (r < 0) {
       char *msg = tpuci__printf("warning: the results cache: %s", e.msg);
-      tpuci__message(ctx, msg);
+      tpuci__message(run, msg);
       free(msg);
     }
     tpuci__err_clear(&e);
   }
 }
 
-void tpuci__cache_finish(tpuci_ctx_t *ctx) {
-  struct tpuci__cache_run_s *c = ctx->run.cache;
+void tpuci__cache_finish(tpuci__run_t *run) {
+  struct tpuci__cache_run_s *c = run->cache;
   size_t i, k;
   if (c == NULL) return;
-  tpuci__evict(ctx);
+  tpuci__evict(run);
   if (c->off) return;
-  for (i = 0; i < c->n && i < ctx->run.nresults; i++) {
-    const tpuci__instance_result_t *r = &ctx->run.results[i];
+  for (i = 0; i < c->n && i < run->nresults; i++) {
+    const tpuci__instance_result_t *r = &run->results[i];
     tpuci__err_t e = {0, NULL};
     json_t *entry;
     int quarantined = 0;
-    if (!ctx->plan.instances[i].selected || c->done[i] || c->keys[i].key.hex[0] == '\0' ||
+    if (!run->plan.instances[i].selected || c->done[i] || c->keys[i].key.hex[0] == '\0' ||
         !tpuci__cache_storable(r))
       continue;
     /* A quarantined test is a known flake: its pass proves little. */
-    for (k = 0; ctx->run.qtests && ctx->run.qtests[i] && r->history && k < r->history->len; k++)
-      quarantined |= ctx->run.qtests[i][k].entry != NULL;
+    for (k = 0;
+         run->qtests && run->qtests[i] && tpuci__res_history(r) && k < tpuci__res_history(r)->len;
+         k++)
+      quarantined |= run->qtests[i][k].entry != NULL;
     if (quarantined) continue;
-    entry = tpuci__cache_entry(&ctx->plan.instances[i], r, c->keys[i].key.hex, ctx->run.rd.id);
+    entry = tpuci__cache_entry(&run->plan.instances[i], r, c->keys[i].key.hex, run->rd.id);
     if (tpuci__cache_put(c->state_dir, c->keys[i].key.hex, entry, &e) == 0) {
       c->keys[i].stored = 1;
       c->stored++;
     } else {
       char *msg = tpuci__printf("warning: the results cache: %s", e.msg);
-      tpuci__message(ctx, msg);
+      tpuci__message(run, msg);
       free(msg);
     }
     tpuci__err_clear(&e);
@@ -251,13 +253,13 @@ void tpuci__cache_finish(tpuci_ctx_t *ctx) {
     tpuci__cache_trim(c->state_dir, TPUCI__CACHE_MAX_ENTRIES, TPUCI__CACHE_MAX_BYTES);
 }
 
-void tpuci__cache_props(const tpuci_ctx_t *ctx, size_t i, tpuci__strv_t *out) {
+void tpuci__cache_props(const tpuci__run_t *run, size_t i, tpuci__strv_t *out) {
   const json_t *e;
-  if (!tpuci__cache_hit(ctx, i) || (e = ctx->run.cache->keys[i].entry) == NULL) return;
+  if (!tpuci__cache_hit(run, i) || (e = run->cache->keys[i].entry) == NULL) return;
   tpuci__strv_push(out, "tpuci.cached");
   tpuci__strv_push(out, json_string_value(json_object_get(e, "run")));
   tpuci__strv_push(out, "tpuci.cache.key");
-  tpuci__strv_push(out, ctx->run.cache->keys[i].key.hex);
+  tpuci__strv_push(out, run->cache->keys[i].key.hex);
 }
 
 /* What the cache says of instance i, for the report and plan --keys. */
@@ -277,16 +279,16 @@ static json_t *tpuci__cache_json(const struct tpuci__cache_run_s *c, size_t i) {
   return o;
 }
 
-void tpuci__cache_report(tpuci_ctx_t *ctx) {
-  struct tpuci__cache_run_s *c = ctx->run.cache;
+void tpuci__cache_report(tpuci__run_t *run) {
+  struct tpuci__cache_run_s *c = run->cache;
   json_t *inst, *sum;
   size_t i, at = 0;
-  if (c == NULL || ctx->run.report == NULL) return;
+  if (c == NULL || run->report == NULL) return;
   /* The report's instances are the selected ones, in plan order. */
-  inst = json_object_get(ctx->run.report, "instances");
+  inst = json_object_get(run->report, "instances");
   for (i = 0; i < c->n; i++) {
     json_t *o;
-    if (!ctx->plan.instances[i].selected) continue;
+    if (!run->plan.instances[i].selected) continue;
     o = json_array_get(inst, at++);
     if (o != NULL) json_object_set_new(o, "cache", tpuci__cache_json(c, i));
   }
@@ -297,11 +299,11 @@ void tpuci__cache_report(tpuci_ctx_t *ctx) {
   json_object_set_new(sum, "hits", json_integer((json_int_t) c->hits));
   json_object_set_new(sum, "stored", json_integer((json_int_t) c->stored));
   json_object_set_new(sum, "evicted", json_integer((json_int_t) c->evicted));
-  json_object_set_new(ctx->run.report, "cache", sum);
+  json_object_set_new(run->report, "cache", sum);
 }
 
-void tpuci__cache_free(tpuci_ctx_t *ctx) {
-  struct tpuci__cache_run_s *c = ctx->run.cache;
+void tpuci__cache_free(tpuci__run_t *run) {
+  struct tpuci__cache_run_s *c = run->cache;
   size_t i;
   if (c == NULL) return;
   for (i = 0; i < c->n; i++) {
@@ -313,7 +315,7 @@ void tpuci__cache_free(tpuci_ctx_t *ctx) {
   free(c->off);
   free(c->state_dir);
   free(c);
-  ctx->run.cache = NULL;
+  run->cache = NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -376,6 +378,7 @@ static void tpuci__keys_text(tpuci__buf_t *b, const tpuci_ctx_t *ctx,
 
 int tpuci_plan_keys(tpuci_ctx_t *ctx, const char *state_dir, int json, char **out) {
   struct tpuci__cache_run_s c;
+  tpuci_run_options_t ro;
   tpuci__strv_t warnings = {0};
   tpuci__buf_t b;
   json_t *root = NULL, *list = NULL;
@@ -392,8 +395,9 @@ int tpuci_plan_keys(tpuci_ctx_t *ctx, const char *state_dir, int json, char **ou
   c.keys = tpuci__calloc(c.n + 1, sizeof(*c.keys));
   c.done = tpuci__calloc(c.n + 1, 1);
   c.state_dir = tpuci__abs_dir(state_dir ? state_dir : ".tpuci");
-  tpuci__compute_keys(ctx, c.state_dir, c.keys, &warnings);
-  tpuci__lookup(ctx, c.state_dir, 0, c.keys, &warnings);
+  tpuci_run_options_init(&ro);
+  tpuci__compute_keys(&ctx->plan, ctx->preselect, &ro, c.state_dir, c.keys, &warnings);
+  tpuci__lookup(&ctx->plan, c.state_dir, 0, c.keys, &warnings);
   for (i = 0; i < c.n; i++) c.done[i] = c.keys[i].entry != NULL;
   tpuci__buf_init(&b);
   if (json) {

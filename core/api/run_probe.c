@@ -184,18 +184,19 @@ typedef struct {
 /* Every (instance repeated, test) with its repetitions that ran it and
  * those that failed it; for an instance without tests, its repetitions.
  * A new array of *n. */
-static tpuci__rate_t *tpuci__rates(const tpuci_ctx_t *ctx, size_t *n) {
+static tpuci__rate_t *tpuci__rates(const tpuci__run_t *run, size_t *n) {
   tpuci__rate_t *r = NULL;
   size_t cap = 0, i, k, j;
   *n = 0;
-  for (i = 0; i < ctx->run.nresults; i++) {
-    const tpuci__instance_t *inst = &ctx->plan.instances[i];
-    const tpuci__instance_result_t *res = &ctx->run.results[i];
-    size_t ntests = res->history ? res->history->len : 0;
+  for (i = 0; i < run->nresults; i++) {
+    const tpuci__instance_t *inst = &run->plan.instances[i];
+    const tpuci__instance_result_t *res = &run->results[i];
+    size_t ntests = tpuci__res_history(res) ? tpuci__res_history(res)->len : 0;
     if (!inst->selected || inst->repeat == 0 || res->outcome == TPUCI_OUTCOME_NONE) continue;
     for (k = 0; k < (ntests ? ntests : 1); k++) {
-      const char *id = ntests ? res->history->tests[k].id : NULL;
-      const tpuci__test_t *fin = ntests ? tpuci__history_final(&res->history->tests[k]) : NULL;
+      const char *id = ntests ? tpuci__res_history(res)->tests[k].id : NULL;
+      const tpuci__test_t *fin =
+          ntests ? tpuci__history_final(&tpuci__res_history(res)->tests[k]) : NULL;
       int failing;
       if (ntests) {
         if (fin != NULL && (fin->outcome == TPUCI_TEST_SKIPPED || fin->outcome == TPUCI_TEST_XFAIL))
@@ -228,10 +229,10 @@ static tpuci__rate_t *tpuci__rates(const tpuci_ctx_t *ctx, size_t *n) {
 
 /* The name of the instance that was repeated: its repetitions' without
  * ",rep=K/N". */
-static char *tpuci__repeated_name(const tpuci_ctx_t *ctx, size_t of) {
+static char *tpuci__repeated_name(const tpuci__run_t *run, size_t of) {
   size_t i;
-  for (i = 0; i < ctx->plan.ninstances; i++) {
-    const tpuci__instance_t *inst = &ctx->plan.instances[i];
+  for (i = 0; i < run->plan.ninstances; i++) {
+    const tpuci__instance_t *inst = &run->plan.instances[i];
     const char *p;
     if (inst->repeat == 0 || inst->repeat_of != of) continue;
     p = strstr(inst->name, "rep=");
@@ -239,22 +240,22 @@ static char *tpuci__repeated_name(const tpuci_ctx_t *ctx, size_t of) {
     if (p[-1] == ',') return tpuci__printf("%.*s]", (int) (p - 1 - inst->name), inst->name);
     return tpuci__printf("%.*s", (int) (p - 1 - inst->name), inst->name);
   }
-  return tpuci__strdup(ctx->plan.instances[of].name);
+  return tpuci__strdup(run->plan.instances[of].name);
 }
 
-void tpuci__probe_report(tpuci_ctx_t *ctx) {
+void tpuci__probe_report(tpuci__run_t *run) {
   tpuci__rate_t *r;
   json_t *o, *a;
   size_t n, k;
-  if (ctx->repeat == 0 || ctx->run.report == NULL) return;
-  r = tpuci__rates(ctx, &n);
+  if (run->repeat == 0 || run->report == NULL) return;
+  r = tpuci__rates(run, &n);
   o = json_object();
   a = json_array();
-  json_object_set_new(o, "count", json_integer(ctx->repeat));
+  json_object_set_new(o, "count", json_integer(run->repeat));
   for (k = 0; k < n; k++) {
     json_t *t = json_object();
     double low, high;
-    char *name = tpuci__repeated_name(ctx, r[k].of);
+    char *name = tpuci__repeated_name(run, r[k].of);
     tpuci__wilson(r[k].fails, r[k].runs, &low, &high);
     json_object_set_new(t, "instance", json_string(name));
     json_object_set_new(t, "id", r[k].id ? json_string(r[k].id) : json_null());
@@ -268,18 +269,18 @@ void tpuci__probe_report(tpuci_ctx_t *ctx) {
     free(name);
   }
   json_object_set_new(o, "tests", a);
-  json_object_set_new(ctx->run.report, "repeat", o);
+  json_object_set_new(run->report, "repeat", o);
   free(r);
 }
 
-int tpuci_repeat_report(const tpuci_ctx_t *ctx, char **out) {
+int tpuci_repeat_report(const tpuci_run_t *run, char **out) {
   const json_t *rep, *t;
   tpuci__buf_t b;
   size_t k, width = 4;
   int n;
-  if (ctx == NULL || out == NULL) return TPUCI_EUSAGE;
+  if (run == NULL || out == NULL) return TPUCI_EUSAGE;
   *out = NULL;
-  rep = ctx->run.report ? json_object_get(ctx->run.report, "repeat") : NULL;
+  rep = run->report ? json_object_get(run->report, "repeat") : NULL;
   if (!json_is_object(rep)) return TPUCI_ESTATE;
   json_array_foreach(json_object_get(rep, "tests"), k, t) {
     const char *id = json_string_value(json_object_get(t, "id"));

@@ -11,16 +11,16 @@
 #include "kind/pytest/flaky.h"
 #include "kind/pytest/pytest_run.h"
 
-int tpuci__quar_start(tpuci_ctx_t *ctx, tpuci__strv_t *warnings, tpuci__err_t *e) {
-  const char *given = ctx->run.ropts.quarantine;
+int tpuci__quar_start(tpuci__run_t *run, tpuci__strv_t *warnings, tpuci__err_t *e) {
+  const char *given = run->ropts.quarantine;
   char *path = given ? tpuci__strdup(given)
-                     : tpuci__printf("%s/%s", ctx->plan.spec_dir ? ctx->plan.spec_dir : ".",
+                     : tpuci__printf("%s/%s", run->plan.spec_dir ? run->plan.spec_dir : ".",
                                      TPUCI__QUARANTINE_FILE);
   int r;
-  tpuci__quarantine_free(&ctx->run.quar);
+  tpuci__quarantine_free(&run->quar);
   /* Named as the console shows paths (relative to the current folder
    * when below it): in messages, entries' places, JUnit properties. */
-  r = tpuci__quarantine_load(tpuci__path_shown(path), &ctx->run.quar, e);
+  r = tpuci__quarantine_load(tpuci__path_shown(path), &run->quar, e);
   free(path);
   if (r == UV_ENOENT && given == NULL) {
     /* No quarantine beside the spec: none. */
@@ -28,8 +28,8 @@ int tpuci__quar_start(tpuci_ctx_t *ctx, tpuci__strv_t *warnings, tpuci__err_t *e
     return 0;
   }
   if (r != 0) return r == TPUCI_ESPEC ? r : (e->code = TPUCI_EUSAGE);
-  tpuci__quarantine_expire(&ctx->run.quar, tpuci__quarantine_today(), warnings);
-  tpuci__quarantine_lint(&ctx->run.quar, warnings);
+  tpuci__quarantine_expire(&run->quar, tpuci__quarantine_today(), warnings);
+  tpuci__quarantine_lint(&run->quar, warnings);
   return 0;
 }
 
@@ -37,10 +37,10 @@ int tpuci__quar_start(tpuci_ctx_t *ctx, tpuci__strv_t *warnings, tpuci__err_t *e
  * nothing says nothing; summary.json lists every entry), at most
  * TPUCI__QUAR_SAID lines. */
 #define TPUCI__QUAR_SAID 20
-static void tpuci__quar_say(tpuci_ctx_t *ctx) {
+static void tpuci__quar_say(tpuci__run_t *run) {
   size_t k, said = 0, more = 0;
-  for (k = 0; k < ctx->run.quar.n; k++) {
-    const tpuci__quarantine_entry_t *e = &ctx->run.quar.entries[k];
+  for (k = 0; k < run->quar.n; k++) {
+    const tpuci__quarantine_entry_t *e = &run->quar.entries[k];
     char *msg;
     if (e->covered == 0) continue;
     if (said == TPUCI__QUAR_SAID) {
@@ -49,7 +49,7 @@ static void tpuci__quar_say(tpuci_ctx_t *ctx) {
     }
     msg = tpuci__printf("quarantine %s: '%s' covered %zu test%s in this run, %zu failing", e->where,
                         e->test, e->covered, e->covered == 1 ? "" : "s", e->covered_failing);
-    tpuci__message(ctx, msg);
+    tpuci__message(run, msg);
     free(msg);
     said++;
   }
@@ -57,7 +57,7 @@ static void tpuci__quar_say(tpuci_ctx_t *ctx) {
     char *msg = tpuci__printf("quarantine: %zu more %s covered tests (summary.json's "
                               "quarantine.matched lists each)",
                               more, more == 1 ? "entry" : "entries");
-    tpuci__message(ctx, msg);
+    tpuci__message(run, msg);
     free(msg);
   }
 }
@@ -65,123 +65,123 @@ static void tpuci__quar_say(tpuci_ctx_t *ctx) {
 /* Whether instance i failed only by tests that entries cover: pytest's
  * exit 1 (tests failed, nothing else went wrong), and every failing test
  * quarantined. */
-static int tpuci__quar_forgiven(const tpuci_ctx_t *ctx, size_t i) {
-  const tpuci__instance_result_t *res = &ctx->run.results[i];
-  const tpuci__history_t *h = res->history;
+static int tpuci__quar_forgiven(const tpuci__run_t *run, size_t i) {
+  const tpuci__instance_result_t *res = &run->results[i];
+  const tpuci__history_t *h = tpuci__res_history(res);
   size_t k, failing = 0;
-  if (ctx->run.quar.n == 0 || h == NULL || res->outcome != TPUCI_OUTCOME_FAILED ||
+  if (run->quar.n == 0 || h == NULL || res->outcome != TPUCI_OUTCOME_FAILED ||
       res->nattempts == 0 || res->attempts[res->nattempts - 1].exit_code != 1)
     return 0;
   for (k = 0; k < h->len; k++) {
     const tpuci__test_t *fin = tpuci__history_final(&h->tests[k]);
     if (fin != NULL && !tpuci__test_outcome_failing(fin->outcome)) continue;
-    if (tpuci__quarantine_match(&ctx->run.quar, h->tests[k].id) == NULL) return 0;
+    if (tpuci__quarantine_match(&run->quar, h->tests[k].id) == NULL) return 0;
     failing++;
   }
   return failing > 0;
 }
 
-void tpuci__quar_apply(tpuci_ctx_t *ctx) {
+void tpuci__quar_apply(tpuci__run_t *run) {
   size_t i, k;
-  if (ctx->run.quar.n == 0 || ctx->run.nresults == 0) return;
-  ctx->run.qtests = tpuci__calloc(ctx->run.nresults, sizeof(*ctx->run.qtests));
-  ctx->run.forgiven = tpuci__calloc(ctx->run.nresults, 1);
-  for (i = 0; i < ctx->run.nresults; i++) {
-    const tpuci__history_t *h = ctx->run.results[i].history;
-    if (!ctx->plan.instances[i].selected || h == NULL) continue;
-    ctx->run.qtests[i] = tpuci__calloc(h->len ? h->len : 1, sizeof(*ctx->run.qtests[i]));
+  if (run->quar.n == 0 || run->nresults == 0) return;
+  run->qtests = tpuci__calloc(run->nresults, sizeof(*run->qtests));
+  run->forgiven = tpuci__calloc(run->nresults, 1);
+  for (i = 0; i < run->nresults; i++) {
+    const tpuci__history_t *h = tpuci__res_history(&run->results[i]);
+    if (!run->plan.instances[i].selected || h == NULL) continue;
+    run->qtests[i] = tpuci__calloc(h->len ? h->len : 1, sizeof(*run->qtests[i]));
     for (k = 0; k < h->len; k++) {
-      const tpuci__quarantine_entry_t *e = tpuci__quarantine_match(&ctx->run.quar, h->tests[k].id);
+      const tpuci__quarantine_entry_t *e = tpuci__quarantine_match(&run->quar, h->tests[k].id);
       const tpuci__test_t *fin = tpuci__history_final(&h->tests[k]);
-      ctx->run.qtests[i][k].entry = e;
+      run->qtests[i][k].entry = e;
       if (e == NULL) continue;
-      ctx->run.quar.entries[e - ctx->run.quar.entries].covered++;
+      run->quar.entries[e - run->quar.entries].covered++;
       if (fin == NULL || tpuci__test_outcome_failing(fin->outcome))
-        ctx->run.quar.entries[e - ctx->run.quar.entries].covered_failing++;
+        run->quar.entries[e - run->quar.entries].covered_failing++;
     }
-    ctx->run.forgiven[i] = (unsigned char) tpuci__quar_forgiven(ctx, i);
+    run->forgiven[i] = (unsigned char) tpuci__quar_forgiven(run, i);
   }
-  tpuci__quar_say(ctx);
+  tpuci__quar_say(run);
 }
 
-void tpuci__quar_ready(tpuci_ctx_t *ctx) {
-  int need = ctx->run.ropts.release_after > 0 ? ctx->run.ropts.release_after : TPUCI__RELEASE_AFTER;
+void tpuci__quar_ready(tpuci__run_t *run) {
+  int need = run->ropts.release_after > 0 ? run->ropts.release_after : TPUCI__RELEASE_AFTER;
   size_t i, k;
-  if (ctx->run.qtests == NULL || ctx->run.recent == NULL) return;
-  for (i = 0; i < ctx->run.nresults; i++) {
-    const tpuci__history_t *h = ctx->run.results[i].history;
+  if (run->qtests == NULL || run->recent == NULL) return;
+  for (i = 0; i < run->nresults; i++) {
+    const tpuci__history_t *h = tpuci__res_history(&run->results[i]);
     char *identity;
-    if (ctx->run.qtests[i] == NULL) continue;
+    if (run->qtests[i] == NULL) continue;
     /* The history keeps a test under the instance without its shard. */
     identity = tpuci__group_name_of(h->instance);
     for (k = 0; k < h->len; k++) {
       char *key;
-      if (ctx->run.qtests[i][k].entry == NULL) continue;
+      if (run->qtests[i][k].entry == NULL) continue;
       key = tpuci__printf("%s\x1f%s", identity, h->tests[k].id);
-      ctx->run.qtests[i][k].ready = tpuci__quarantine_released(
-          json_string_value(json_object_get(ctx->run.recent, key)), need);
+      run->qtests[i][k].ready =
+          tpuci__quarantine_released(json_string_value(json_object_get(run->recent, key)), need);
       free(key);
     }
     free(identity);
   }
 }
 
-void tpuci__quar_props(const tpuci_ctx_t *ctx, size_t i, tpuci__strv_t *out) {
-  const tpuci__history_t *h = ctx->run.results[i].history;
+void tpuci__quar_props(const tpuci__run_t *run, size_t i, tpuci__strv_t *out) {
+  const tpuci__history_t *h = tpuci__res_history(&run->results[i]);
   size_t k;
-  if (ctx->run.qtests == NULL || ctx->run.qtests[i] == NULL) return;
-  if (ctx->run.forgiven[i]) {
+  if (run->qtests == NULL || run->qtests[i] == NULL) return;
+  if (run->forgiven[i]) {
     tpuci__strv_push(out, "tpuci.quarantined_failure");
     tpuci__strv_push(out, "true");
   }
   for (k = 0; k < h->len; k++) {
-    const tpuci__quarantine_entry_t *e = ctx->run.qtests[i][k].entry;
+    const tpuci__quarantine_entry_t *e = run->qtests[i][k].entry;
     if (e == NULL) continue;
     tpuci__strv_push(out, "tpuci.quarantined");
     tpuci__strv_take(out, tpuci__printf("%s: %s (owner %s, until %s, %s)", h->tests[k].id,
                                         e->reason, e->owner, e->until, e->where));
-    if (ctx->run.qtests[i][k].ready) {
+    if (run->qtests[i][k].ready) {
       tpuci__strv_push(out, "tpuci.release_ready");
       tpuci__strv_push(out, h->tests[k].id);
     }
   }
 }
 
-void tpuci__quar_report(tpuci_ctx_t *ctx) {
-  json_t *insts = json_object_get(ctx->run.report, "instances"), *q, *expired;
+void tpuci__quar_report(tpuci__run_t *run) {
+  json_t *insts = json_object_get(run->report, "instances"), *q, *expired;
   size_t i, j = 0, k;
-  if (ctx->run.quar.n == 0) {
-    json_object_set_new(ctx->run.report, "quarantine", json_null());
+  if (run->quar.n == 0) {
+    json_object_set_new(run->report, "quarantine", json_null());
     return;
   }
   q = json_object();
   expired = json_array();
-  json_object_set_new(q, "file", json_string(ctx->run.quar.path));
-  json_object_set_new(q, "entries", json_integer((json_int_t) ctx->run.quar.n));
-  for (k = 0; k < ctx->run.quar.n; k++)
-    if (ctx->run.quar.entries[k].expired)
-      json_array_append_new(expired, json_string(ctx->run.quar.entries[k].where));
+  json_object_set_new(q, "file", json_string(run->quar.path));
+  json_object_set_new(q, "entries", json_integer((json_int_t) run->quar.n));
+  for (k = 0; k < run->quar.n; k++)
+    if (run->quar.entries[k].expired)
+      json_array_append_new(expired, json_string(run->quar.entries[k].where));
   json_object_set_new(q, "expired", expired);
   {
     json_t *matched = json_array();
-    for (k = 0; k < ctx->run.quar.n; k++) {
-      const tpuci__quarantine_entry_t *e = &ctx->run.quar.entries[k];
+    for (k = 0; k < run->quar.n; k++) {
+      const tpuci__quarantine_entry_t *e = &run->quar.entries[k];
       json_array_append_new(
           matched, json_pack("{s:s, s:s, s:I, s:I}", "where", e->where, "test", e->test, "tests",
                              (json_int_t) e->covered, "failing", (json_int_t) e->covered_failing));
     }
     json_object_set_new(q, "matched", matched);
   }
-  json_object_set_new(ctx->run.report, "quarantine", q);
-  for (i = 0; ctx->run.qtests && i < ctx->run.nresults; i++) {
+  json_object_set_new(run->report, "quarantine", q);
+  for (i = 0; run->qtests && i < run->nresults; i++) {
     json_t *inst, *tests;
-    if (!ctx->plan.instances[i].selected) continue;
+    if (!run->plan.instances[i].selected) continue;
     inst = json_array_get(insts, j++);
-    if (ctx->run.qtests[i] == NULL || inst == NULL) continue;
-    if (ctx->run.forgiven[i]) json_object_set_new(inst, "quarantined", json_true());
+    if (run->qtests[i] == NULL || inst == NULL) continue;
+    if (run->forgiven[i]) json_object_set_new(inst, "quarantined", json_true());
     tests = json_object_get(inst, "tests");
-    for (k = 0; k < ctx->run.results[i].history->len; k++) {
-      const tpuci__quarantine_entry_t *e = ctx->run.qtests[i][k].entry;
+    for (k = 0; k < tpuci__res_history(&run->results[i])->len; k++) {
+      const tpuci__quarantine_entry_t *e = run->qtests[i][k].entry;
       json_t *o;
       if (e == NULL) continue;
       o = json_object();
@@ -190,29 +190,29 @@ void tpuci__quar_report(tpuci_ctx_t *ctx) {
       json_object_set_new(o, "reason", json_string(e->reason));
       json_object_set_new(o, "owner", json_string(e->owner));
       json_object_set_new(o, "until", json_string(e->until));
-      json_object_set_new(o, "ready_to_release", json_boolean(ctx->run.qtests[i][k].ready));
+      json_object_set_new(o, "ready_to_release", json_boolean(run->qtests[i][k].ready));
       json_object_set_new(json_array_get(tests, k), "quarantine", o);
     }
   }
 }
 
-void tpuci__quar_free(tpuci_ctx_t *ctx) {
+void tpuci__quar_free(tpuci__run_t *run) {
   size_t i;
-  for (i = 0; ctx->run.qtests && i < ctx->run.nresults; i++) free(ctx->run.qtests[i]);
-  free(ctx->run.qtests);
-  ctx->run.qtests = NULL;
-  free(ctx->run.forgiven);
-  ctx->run.forgiven = NULL;
-  tpuci__quarantine_free(&ctx->run.quar);
+  for (i = 0; run->qtests && i < run->nresults; i++) free(run->qtests[i]);
+  free(run->qtests);
+  run->qtests = NULL;
+  free(run->forgiven);
+  run->forgiven = NULL;
+  tpuci__quarantine_free(&run->quar);
 }
 
-int tpuci_instance_quarantined(const tpuci_ctx_t *ctx, size_t i) {
+int tpuci_instance_quarantined(const tpuci_run_t *run, size_t i) {
   json_t *rec;
-  if (ctx == NULL || i >= ctx->run.nresults) return 0;
-  if ((rec = tpuci__record_instance(ctx, i)) != NULL)
+  if (run == NULL || i >= run->nresults) return 0;
+  if ((rec = tpuci__record_instance(run, i)) != NULL)
     return json_is_true(json_object_get(rec, "quarantined"));
   /* While the run goes on, as each instance finishes. */
-  return ctx->run.forgiven ? ctx->run.forgiven[i] : tpuci__quar_forgiven(ctx, i);
+  return run->forgiven ? run->forgiven[i] : tpuci__quar_forgiven(run, i);
 }
 
 int tpuci_flaky_release(tpuci_ctx_t *ctx, const char *state_dir, const char *quarantine,

@@ -10,29 +10,29 @@
  * instance runs on this machine (local or docker) on real hardware. A
  * machine that is not a TPU VM is said once; each pytest attempt's device
  * check (its TPU device nodes first) then ends it infra, never failed. */
-void tpuci__real_check(tpuci_ctx_t *ctx) {
+void tpuci__real_check(tpuci__run_t *run) {
   tpuci__buf_t b;
   tpuci__err_t e = {0, NULL};
   size_t i;
   int here = 0;
-  if (!ctx->real) return;
-  for (i = 0; i < ctx->plan.ninstances && !here; i++) {
-    const tpuci__instance_t *in = &ctx->plan.instances[i];
+  if (!run->ctx->real) return;
+  for (i = 0; i < run->plan.ninstances && !here; i++) {
+    const tpuci__instance_t *in = &run->plan.instances[i];
     const tpuci__topology_t *t;
-    if (!in->selected || in->topology < 0 || (size_t) in->topology >= ctx->plan.ntopologies)
+    if (!in->selected || in->topology < 0 || (size_t) in->topology >= run->plan.ntopologies)
       continue;
-    t = &ctx->plan.topologies[in->topology];
+    t = &run->plan.topologies[in->topology];
     here = tpuci__runtime_props(in->runtime)->here && t->emulate != NULL &&
            strcmp(t->emulate, "real") == 0;
   }
   if (!here) return;
   tpuci__buf_init(&b);
-  if (tpuci__tpuvm_doctor(&ctx->plan, &b, &e) != 0) {
+  if (tpuci__tpuvm_doctor(&run->plan, &b, &e) != 0) {
     char *msg = tpuci__printf("warning: --real: this machine is not the TPU the spec expects: "
                               "%s (`tpuci doctor --real` says more); each pytest attempt's "
                               "device check ends infra",
                               e.msg ? e.msg : "the TPU checks failed");
-    tpuci__message(ctx, msg);
+    tpuci__message(run, msg);
     free(msg);
   }
   tpuci__err_clear(&e);

@@ -32,8 +32,7 @@ static void *xcalloc(size_t n, size_t size) {
   return p;
 }
 
-void tpuci_console_init(tpuci_console_t *c, FILE *out, tpuci_ctx_t *ctx) {
-  size_t i, n = tpuci_instance_count(ctx);
+void tpuci_console_init(tpuci_console_t *c, FILE *out, size_t n, size_t nselected) {
   memset(c, 0, sizeof(*c));
   c->out = out;
   c->tail_lines = 40;
@@ -41,7 +40,7 @@ void tpuci_console_init(tpuci_console_t *c, FILE *out, tpuci_ctx_t *ctx) {
   c->ninstances = n;
   c->inst = xcalloc(n, sizeof(*c->inst));
   c->expected_ms = xcalloc(n, sizeof(*c->expected_ms));
-  for (i = 0; i < n; i++) c->nselected += tpuci_instance_selected(ctx, i) != 0;
+  c->nselected = nselected;
   c->start_ms = now_ms();
 }
 
@@ -68,21 +67,17 @@ static int cmp_expect(const void *a, const void *b) {
 }
 
 void tpuci_console_expect(tpuci_console_t *c, tpuci_ctx_t *ctx, const char *state_dir) {
-  tpuci_ctx_t *past;
+  tpuci_run_t *past;
   expect_t *list;
   size_t i, n;
 
-  if (tpuci_ctx_new(&past, NULL) != 0) return;
-  if (tpuci_load_run(past, state_dir, NULL) != 0) {
-    tpuci_ctx_free(past);
-    return;
-  }
-  n = tpuci_instance_count(past);
+  if (tpuci_load_run(ctx, state_dir, NULL, &past) != 0) return;
+  n = tpuci_run_instance_count(past);
   list = xcalloc(n, sizeof(*list));
   for (i = 0; i < n; i++) {
     tpuci_attempt_info_t info = TPUCI_ATTEMPT_INFO_INIT;
     size_t k = tpuci_attempt_count(past, i);
-    list[i].name = tpuci_instance_name(past, i);
+    list[i].name = tpuci_run_instance_name(past, i);
     if (k > 0 && tpuci_attempt_info(past, i, k - 1, &info) == 0) list[i].ms = info.duration_ms;
   }
   qsort(list, n, sizeof(*list), cmp_expect);
@@ -93,7 +88,7 @@ void tpuci_console_expect(tpuci_console_t *c, tpuci_ctx_t *ctx, const char *stat
     if (hit) c->expected_ms[i] = hit->ms ? hit->ms : 1;
   }
   free(list);
-  tpuci_ctx_free(past);
+  tpuci_run_free(past);
 }
 
 /* ------------------------------------------------------------------ */
@@ -218,7 +213,7 @@ static void board_erase(tpuci_console_t *c) {
   }
 }
 
-static void board_draw(tpuci_console_t *c, tpuci_ctx_t *ctx) {
+static void board_draw(tpuci_console_t *c, tpuci_run_t *run) {
   int width = term_width(c), shown = 0, max_rows = 20;
   uint64_t now = now_ms(), left = 0, slots_ms = 0;
   size_t i, queued = c->nselected - c->done - c->running, unknown = 0;
@@ -230,7 +225,7 @@ static void board_draw(tpuci_console_t *c, tpuci_ctx_t *ctx) {
    * attempts still need, over the slots in use. */
   for (i = 0; i < c->ninstances; i++) {
     const tpuci_console_inst_t *in = &c->inst[i];
-    if (!tpuci_instance_selected(ctx, i) || in->finished) continue;
+    if (!tpuci_run_instance_selected(run, i) || in->finished) continue;
     if (c->expected_ms[i] == 0) {
       unknown++;
       continue;
@@ -281,15 +276,15 @@ static void board_draw(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     tpuci_console__duration(now - in->started_ms, d, sizeof(d));
     /* A pytest attempt shows the test it is in (every host's, for a
      * gang), not its last line, which may be a partial line of a host. */
-    if (tpuci_running_info(ctx, i, &ri) == 0 && ri.test != NULL) {
+    if (tpuci_running_info(run, i, &ri) == 0 && ri.test != NULL) {
       char td[32];
       tpuci_console__duration(ri.test_ms, td, sizeof(td));
-      n = snprintf(line, sizeof(line), "  %s #%d %s  %s (%s)", tpuci_instance_name(ctx, i),
+      n = snprintf(line, sizeof(line), "  %s #%d %s  %s (%s)", tpuci_run_instance_name(run, i),
                    in->attempt, d, ri.test, td);
       tpuci_console__sanitize(line);
     } else {
-      n = snprintf(line, sizeof(line), "  %s #%d %s  %s", tpuci_instance_name(ctx, i), in->attempt,
-                   d, in->last);
+      n = snprintf(line, sizeof(line), "  %s #%d %s  %s", tpuci_run_instance_name(run, i),
+                   in->attempt, d, in->last);
     }
     if (n > width - 1) line[width - 1] = '\0';
     fprintf(c->out, "%s%s%s\n", c->color ? C_DIM : "", line, tpuci_console__reset(c));
@@ -320,7 +315,7 @@ const char *tpuci_console__path(const char *path) {
  * stops silent steps sees tpuci is alive, and the log says where a long
  * attempt is: "[alive  ] unit (attempt 1/3): 5m00s, in tests/t.py::test_x
  * for 4m10s, 12 kB output, none for 3m00s". */
-static void alive_lines(tpuci_console_t *c, tpuci_ctx_t *ctx) {
+static void alive_lines(tpuci_console_t *c, tpuci_run_t *run) {
   uint64_t now = now_ms();
   size_t i;
   for (i = 0; i < c->ninstances; i++) {
@@ -330,10 +325,10 @@ static void alive_lines(tpuci_console_t *c, tpuci_ctx_t *ctx) {
     size_t n;
     uint64_t last = in->alive_ms > in->started_ms ? in->alive_ms : in->started_ms;
     if (!in->started_ms || now - last < c->alive_ms) continue;
-    if (tpuci_running_info(ctx, i, &ri) != 0) continue;
+    if (tpuci_running_info(run, i, &ri) != 0) continue;
     in->alive_ms = now;
     tpuci_console__duration(ri.elapsed_ms, d, sizeof(d));
-    n = (size_t) snprintf(line, sizeof(line), "%s", tpuci_instance_name(ctx, i));
+    n = (size_t) snprintf(line, sizeof(line), "%s", tpuci_run_instance_name(run, i));
     if (in->max_attempts > 1 && n < sizeof(line))
       n += (size_t) snprintf(line + n, sizeof(line) - n, " (attempt %d/%d)", ri.attempt,
                              in->max_attempts);
@@ -438,7 +433,7 @@ static void print_block(tpuci_console_t *c, const tpuci_event_t *ev, int failed)
 
 /* An image pull: a line of the board while it runs; a plain line when
  * it is done (where it started is the runtime's "pulling image" message). */
-static void on_pull(tpuci_console_t *c, tpuci_ctx_t *ctx, const tpuci_event_t *ev) {
+static void on_pull(tpuci_console_t *c, tpuci_run_t *run, const tpuci_event_t *ev) {
   char bytes[64], d[32];
   c->pull_current = ev->pull_current;
   c->pull_total = ev->pull_total;
@@ -446,7 +441,7 @@ static void on_pull(tpuci_console_t *c, tpuci_ctx_t *ctx, const tpuci_event_t *e
   if (ev->pull_state == TPUCI_PULL_STARTED || ev->pull_state == TPUCI_PULL_PROGRESS) {
     c->pulling = 1;
     snprintf(c->pull_image, sizeof(c->pull_image), "%s", ev->image ? ev->image : "");
-    board_draw(c, ctx);
+    board_draw(c, run);
     return;
   }
   c->pulling = 0;
@@ -464,10 +459,10 @@ static void on_pull(tpuci_console_t *c, tpuci_ctx_t *ctx, const tpuci_event_t *e
               ev->image ? ev->image : "", d, bytes, ev->pull_layers,
               ev->pull_layers == 1 ? "" : "s");
   }
-  board_draw(c, ctx);
+  board_draw(c, run);
 }
 
-void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
+void tpuci_console_event(tpuci_run_t *run, const tpuci_event_t *ev, void *ud) {
   tpuci_console_t *c = ud;
   int board = c->style == TPUCI_CONSOLE_BOARD;
   char d[32];
@@ -485,7 +480,7 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
       in->last[0] = '\0';
       c->running++;
       if (board) {
-        board_draw(c, ctx);
+        board_draw(c, run);
         break;
       }
       if (c->quiet) break;
@@ -554,7 +549,7 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
       tpuci_console__duration(ev->retry_in_ms, d, sizeof(d));
       fprintf(c->out, "[retry  ] %s: attempt %d/%d in %s\n", ev->name, ev->attempt,
               ev->max_attempts, d);
-      board_draw(c, ctx);
+      board_draw(c, run);
       break;
     case TPUCI_EVENT_INSTANCE_FINISHED:
       c->inst[ev->instance].finished = 1;
@@ -569,24 +564,24 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
                 ev->outcome == TPUCI_OUTCOME_FLAKY
                     ? "after failing"
                     : "after a test failed in another order (order-dependent)");
-      board_draw(c, ctx);
+      board_draw(c, run);
       break;
     case TPUCI_EVENT_MESSAGE:
       if (board) board_erase(c);
       if (ev->name)
         fprintf(c->out, "tpuci: %s: %s\n", ev->name, tpuci_console__safe(ev->message, 1));
       else fprintf(c->out, "tpuci: %s\n", tpuci_console__safe(ev->message, 1));
-      board_draw(c, ctx);
+      board_draw(c, run);
       break;
     case TPUCI_EVENT_TICK:
-      if (board) board_draw(c, ctx);
-      else if (c->alive_ms > 0) alive_lines(c, ctx);
+      if (board) board_draw(c, run);
+      else if (c->alive_ms > 0) alive_lines(c, run);
       break;
-    case TPUCI_EVENT_PULL: on_pull(c, ctx, ev); break;
+    case TPUCI_EVENT_PULL: on_pull(c, run, ev); break;
     case TPUCI_EVENT_TEST_FAILED:
       if (board) board_erase(c);
       tpuci_console__test_failed(c, ev);
-      board_draw(c, ctx);
+      board_draw(c, run);
       break;
     case TPUCI_EVENT_RUN_FINISHED:
       if (board) board_erase(c);
@@ -598,12 +593,12 @@ void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud) {
 /* ------------------------------------------------------------------ */
 /* The summary                                                         */
 
-uint64_t tpuci_console__instance_ms(tpuci_ctx_t *ctx, size_t i) {
-  size_t k, na = tpuci_attempt_count(ctx, i);
+uint64_t tpuci_console__instance_ms(tpuci_run_t *run, size_t i) {
+  size_t k, na = tpuci_attempt_count(run, i);
   uint64_t dur = 0;
   for (k = 0; k < na; k++) {
     tpuci_attempt_info_t info = TPUCI_ATTEMPT_INFO_INIT;
-    if (tpuci_attempt_info(ctx, i, k, &info) == 0) dur += info.duration_ms;
+    if (tpuci_attempt_info(run, i, k, &info) == 0) dur += info.duration_ms;
   }
   return dur;
 }

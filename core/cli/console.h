@@ -71,15 +71,15 @@ typedef struct {
   size_t nfailed_tests;
 } tpuci_console_t;
 
-void tpuci_console_init(tpuci_console_t *c, FILE *out, tpuci_ctx_t *ctx);
+void tpuci_console_init(tpuci_console_t *c, FILE *out, size_t n, size_t nselected);
 void tpuci_console_free(tpuci_console_t *c);
 /* Reads the durations of the previous run in `state_dir`, for the board's
  * time-left estimate. */
 void tpuci_console_expect(tpuci_console_t *c, tpuci_ctx_t *ctx, const char *state_dir);
 /* The tpuci_event_cb: pass the console as userdata. */
-void tpuci_console_event(tpuci_ctx_t *ctx, const tpuci_event_t *ev, void *ud);
+void tpuci_console_event(tpuci_run_t *run, const tpuci_event_t *ev, void *ud);
 /* The final table and verdict (and the GitHub step summary). */
-void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx);
+void tpuci_console_summary(tpuci_console_t *c, tpuci_run_t *run);
 
 /* Shared by console.c and console_github.c. */
 
@@ -89,11 +89,11 @@ void tpuci_console_summary(tpuci_console_t *c, tpuci_ctx_t *ctx);
 void tpuci_console__test_failed(tpuci_console_t *c, const tpuci_event_t *ev);
 void tpuci_console__tests_free(tpuci_console_t *c);
 /* ", 4 unaffected (...)" for instance i's tests left out as unaffected. */
-void tpuci_console__unaffected_note(tpuci_console_t *c, tpuci_ctx_t *ctx, size_t i);
+void tpuci_console__unaffected_note(tpuci_console_t *c, tpuci_run_t *run, size_t i);
 /* After the tests: each quarantine entry that also covers tests that
  * passed, with how many ("quarantine: FILE:LINE also covers 3 tests that
  * passed: A, B, C"). */
-void tpuci_console__quarantine_passing(tpuci_console_t *c, tpuci_ctx_t *ctx);
+void tpuci_console__quarantine_passing(tpuci_console_t *c, tpuci_run_t *run);
 /* Escape sequences (tpuci_console__esc_len) go, and the other control
  * characters become spaces, in place: a line for the board. */
 void tpuci_console__sanitize(char *s);
@@ -135,16 +135,16 @@ void tpuci_console__duration(uint64_t ms, char *buf, size_t size);
  * (total 0: unknown). */
 void tpuci_console__bytes(uint64_t current, uint64_t total, char *buf, size_t size);
 /* The sum of an instance's attempts. */
-uint64_t tpuci_console__instance_ms(tpuci_ctx_t *ctx, size_t i);
+uint64_t tpuci_console__instance_ms(tpuci_run_t *run, size_t i);
 /* The run's verdict in lower case; "not run" for an outcome of NONE. */
-const char *tpuci_console__verdict(tpuci_ctx_t *ctx);
+const char *tpuci_console__verdict(tpuci_run_t *run);
 /* An outcome's color, and the reset after it ("" without color). */
 const char *tpuci_console__color_of(const tpuci_console_t *c, tpuci_outcome_t o);
 const char *tpuci_console__reset(const tpuci_console_t *c);
 const char *tpuci_console__outcome_label(tpuci_outcome_t o);
 /* Instance i's: its outcome's label, or "quarantined" when it failed only
  * by quarantined tests. */
-const char *tpuci_console__outcome_label_of(tpuci_ctx_t *ctx, size_t i);
+const char *tpuci_console__outcome_label_of(tpuci_run_t *run, size_t i);
 /* GitHub: the run's annotations, once it is over: an ::error for each
  * failing test (where it failed in the project) and for each failed
  * instance without one (at its job's line), a ::warning for each flaky or
@@ -152,8 +152,8 @@ const char *tpuci_console__outcome_label_of(tpuci_ctx_t *ctx, size_t i);
  * failure) that went alike in several matrix instances, naming them; at
  * most GitHub's 10 of each kind, then a ::notice saying how many more
  * the step summary has (console_github.c). */
-void tpuci_console__gh_annotations(tpuci_console_t *c, tpuci_ctx_t *ctx);
+void tpuci_console__gh_annotations(tpuci_console_t *c, tpuci_run_t *run);
 /* GitHub: the run appended to $GITHUB_STEP_SUMMARY as Markdown. */
-void tpuci_console__gh_step_summary(tpuci_ctx_t *ctx);
+void tpuci_console__gh_step_summary(tpuci_run_t *run);
 
 #endif /* TPUCI_CLI_CONSOLE_H */

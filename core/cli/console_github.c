@@ -153,33 +153,33 @@ static void gh_notes_free(gh_notes_t *ns) {
 /* pytest instance i's failing tests (an error each, a warning for a
  * quarantined one) or its flaky ones (warnings), where each failed in
  * the project (else where the test is). Returns how many. */
-static size_t gh_note_tests(gh_notes_t *ns, tpuci_ctx_t *ctx, size_t i, int flaky) {
-  size_t k, n = tpuci_test_count(ctx, i), written = 0;
+static size_t gh_note_tests(gh_notes_t *ns, tpuci_run_t *run, size_t i, int flaky) {
+  size_t k, n = tpuci_test_count(run, i), written = 0;
   tpuci_test_info_t t = TPUCI_TEST_INFO_INIT;
   for (k = 0; k < n; k++) {
     char label[512];
     const char *file;
     int line;
-    if (tpuci_test_info(ctx, i, k, &t) != 0) continue;
+    if (tpuci_test_info(run, i, k, &t) != 0) continue;
     if (flaky ? !(t.flaky || t.order_dependent) : !t.failing) continue;
     file = t.failure_file ? t.failure_file : t.file;
     line = t.failure_file ? t.failure_line : t.line;
     if (flaky && t.order_dependent)
       gh_note(ns, 1, gh_path(file, 0), line, t.id, "order-dependent",
               t.order ? t.order : "failed in one order, passed in another",
-              tpuci_instance_name(ctx, i));
+              tpuci_run_instance_name(run, i));
     else if (flaky)
       gh_note(ns, 1, gh_path(file, 0), line, t.id, "flaky",
               t.message ? t.message : "failed, then passed on a later attempt",
-              tpuci_instance_name(ctx, i));
+              tpuci_run_instance_name(run, i));
     else if (t.quarantined) {
       snprintf(label, sizeof(label), "quarantined until %s (%s)", t.quarantine_until,
                t.quarantine_owner);
       gh_note(ns, 1, gh_path(file, 0), line, t.id, label, t.message ? t.message : t.outcome,
-              tpuci_instance_name(ctx, i));
+              tpuci_run_instance_name(run, i));
     } else
       gh_note(ns, 0, gh_path(file, 0), line, t.id, t.outcome, t.message ? t.message : t.outcome,
-              tpuci_instance_name(ctx, i));
+              tpuci_run_instance_name(run, i));
     written++;
   }
   return written;
@@ -188,11 +188,11 @@ static size_t gh_note_tests(gh_notes_t *ns, tpuci_ctx_t *ctx, size_t i, int flak
 /* Instance i failed (an error) or was flaky (a warning) and has no test
  * to show it: at the line of the spec that declared its job, with the
  * cause (a flaky one's: the failure that was retried away). */
-static void gh_note_instance(gh_notes_t *ns, tpuci_ctx_t *ctx, size_t i) {
-  const char *where = tpuci_instance_where(ctx, i), *colon, *cause = NULL;
-  tpuci_outcome_t o = tpuci_instance_outcome(ctx, i);
+static void gh_note_instance(gh_notes_t *ns, tpuci_run_t *run, size_t i) {
+  const char *where = tpuci_run_instance_where(run, i), *colon, *cause = NULL;
+  tpuci_outcome_t o = tpuci_instance_outcome(run, i);
   tpuci_attempt_info_t info = TPUCI_ATTEMPT_INFO_INIT;
-  size_t k = tpuci_attempt_count(ctx, i);
+  size_t k = tpuci_attempt_count(run, i);
   int flaky = o == TPUCI_OUTCOME_FLAKY || o == TPUCI_OUTCOME_ORDER_DEPENDENT, line = 0;
   char *file = NULL;
 
@@ -205,12 +205,13 @@ static void gh_note_instance(gh_notes_t *ns, tpuci_ctx_t *ctx, size_t i) {
     file = gh_path(spec, 1);
     line = atoi(colon + 1);
   }
-  while (k > 0 && tpuci_attempt_info(ctx, i, k - 1, &info) == 0) {
+  while (k > 0 && tpuci_attempt_info(run, i, k - 1, &info) == 0) {
     cause = info.cause;
     if (!flaky || info.outcome != TPUCI_OUTCOME_PASSED) break;
     k--;
   }
-  gh_note(ns, flaky, file, line, NULL, tpuci_outcome_name(o), cause, tpuci_instance_name(ctx, i));
+  gh_note(ns, flaky, file, line, NULL, tpuci_outcome_name(o), cause,
+          tpuci_run_instance_name(run, i));
 }
 
 /* "a, b, c and 4 more" */
@@ -244,27 +245,27 @@ static void gh_command(FILE *out, const gh_note_t *n) {
   fputc('\n', out);
 }
 
-void tpuci_console__gh_annotations(tpuci_console_t *c, tpuci_ctx_t *ctx) {
+void tpuci_console__gh_annotations(tpuci_console_t *c, tpuci_run_t *run) {
   gh_notes_t ns = {NULL, 0};
-  size_t i, k, n = tpuci_instance_count(ctx), shown[2] = {0, 0}, left[2] = {0, 0};
+  size_t i, k, n = tpuci_run_instance_count(run), shown[2] = {0, 0}, left[2] = {0, 0};
   int w;
 
   for (i = 0; i < n; i++) {
-    tpuci_outcome_t o = tpuci_instance_outcome(ctx, i);
-    if (!tpuci_instance_selected(ctx, i) || tpuci_attempt_count(ctx, i) == 0) continue;
+    tpuci_outcome_t o = tpuci_instance_outcome(run, i);
+    if (!tpuci_run_instance_selected(run, i) || tpuci_attempt_count(run, i) == 0) continue;
     if (o == TPUCI_OUTCOME_CACHED) continue; /* a cached pass is no news */
     if (o == TPUCI_OUTCOME_PASSED) {
-      gh_note_tests(&ns, ctx, i, 1); /* flaky tests of a passing instance */
+      gh_note_tests(&ns, run, i, 1); /* flaky tests of a passing instance */
       continue;
     }
-    if (gh_note_tests(&ns, ctx, i, 0) > 0) {
-      gh_note_tests(&ns, ctx, i, 1);
+    if (gh_note_tests(&ns, run, i, 0) > 0) {
+      gh_note_tests(&ns, run, i, 1);
       continue;
     }
-    if (gh_note_tests(&ns, ctx, i, 1) > 0 &&
+    if (gh_note_tests(&ns, run, i, 1) > 0 &&
         (o == TPUCI_OUTCOME_FLAKY || o == TPUCI_OUTCOME_ORDER_DEPENDENT))
       continue;
-    gh_note_instance(&ns, ctx, i);
+    gh_note_instance(&ns, run, i);
   }
   for (k = 0; k < ns.len; k++) {
     w = ns.v[k].warning;
@@ -338,13 +339,13 @@ static void md_first_line(FILE *f, const char *msg) {
 
 /* The failed (or flaky, or order-dependent: `flaky` 1, 2) tests of every
  * pytest instance, as a table. Returns how many rows were written. */
-static size_t gh_summary_tests(FILE *f, tpuci_ctx_t *ctx, int flaky) {
-  size_t i, k, n = tpuci_instance_count(ctx), rows = 0;
+static size_t gh_summary_tests(FILE *f, tpuci_run_t *run, int flaky) {
+  size_t i, k, n = tpuci_run_instance_count(run), rows = 0;
   tpuci_test_info_t t = TPUCI_TEST_INFO_INIT;
   for (i = 0; i < n; i++) {
-    size_t nt = tpuci_instance_selected(ctx, i) ? tpuci_test_count(ctx, i) : 0;
+    size_t nt = tpuci_run_instance_selected(run, i) ? tpuci_test_count(run, i) : 0;
     for (k = 0; k < nt; k++) {
-      if (tpuci_test_info(ctx, i, k, &t) != 0 || !(flaky == 2 ? t.order_dependent
+      if (tpuci_test_info(run, i, k, &t) != 0 || !(flaky == 2 ? t.order_dependent
                                                    : flaky    ? t.flaky
                                                               : t.failing))
         continue;
@@ -357,7 +358,7 @@ static size_t gh_summary_tests(FILE *f, tpuci_ctx_t *ctx, int flaky) {
       fputs("| ", f);
       md_code(f, t.id, 1024);
       fputs(" | ", f);
-      md_code(f, tpuci_instance_name(ctx, i), 1024);
+      md_code(f, tpuci_run_instance_name(run, i), 1024);
       if (flaky) fprintf(f, " | %d | ", t.runs);
       else if (t.quarantined) {
         fprintf(f, " | %s, quarantined until %s by ", t.outcome, t.quarantine_until);
@@ -372,13 +373,13 @@ static size_t gh_summary_tests(FILE *f, tpuci_ctx_t *ctx, int flaky) {
 }
 
 /* The quarantined tests that passed their last runs, as a list. */
-static void gh_summary_release(FILE *f, tpuci_ctx_t *ctx) {
-  size_t i, k, n = tpuci_instance_count(ctx), rows = 0;
+static void gh_summary_release(FILE *f, tpuci_run_t *run) {
+  size_t i, k, n = tpuci_run_instance_count(run), rows = 0;
   tpuci_test_info_t t = TPUCI_TEST_INFO_INIT;
   for (i = 0; i < n; i++) {
-    size_t nt = tpuci_instance_selected(ctx, i) ? tpuci_test_count(ctx, i) : 0;
+    size_t nt = tpuci_run_instance_selected(run, i) ? tpuci_test_count(run, i) : 0;
     for (k = 0; k < nt; k++) {
-      if (tpuci_test_info(ctx, i, k, &t) != 0 || !t.release_ready) continue;
+      if (tpuci_test_info(run, i, k, &t) != 0 || !t.release_ready) continue;
       if (rows++ == 0)
         fputs("\n#### Quarantined tests ready to release\n\n"
               "(they passed their last runs: `tpuci flaky --release` lists the entries to "
@@ -395,13 +396,13 @@ static void gh_summary_release(FILE *f, tpuci_ctx_t *ctx) {
 
 /* "Tests left out as unaffected: 40 (not run: nothing they need changed
  * since they passed)", when a run left any out (docs/pytest.md). */
-static void gh_summary_unaffected(FILE *f, tpuci_ctx_t *ctx) {
-  size_t i, k, n = tpuci_instance_count(ctx), count = 0;
+static void gh_summary_unaffected(FILE *f, tpuci_run_t *run) {
+  size_t i, k, n = tpuci_run_instance_count(run), count = 0;
   for (i = 0; i < n; i++) {
-    size_t nt = tpuci_instance_selected(ctx, i) ? tpuci_test_count(ctx, i) : 0;
+    size_t nt = tpuci_run_instance_selected(run, i) ? tpuci_test_count(run, i) : 0;
     for (k = 0; k < nt; k++) {
       tpuci_test_info_t t = TPUCI_TEST_INFO_INIT;
-      count += tpuci_test_info(ctx, i, k, &t) == 0 && strcmp(t.outcome, "unaffected") == 0;
+      count += tpuci_test_info(run, i, k, &t) == 0 && strcmp(t.outcome, "unaffected") == 0;
     }
   }
   if (count > 0)
@@ -414,48 +415,48 @@ static void gh_summary_unaffected(FILE *f, tpuci_ctx_t *ctx) {
 /* Appends to $GITHUB_STEP_SUMMARY: the verdict, a table of every
  * instance, the counts, the tests left out as unaffected, then the failed
  * and the flaky tests. */
-void tpuci_console__gh_step_summary(tpuci_ctx_t *ctx) {
+void tpuci_console__gh_step_summary(tpuci_run_t *run) {
   const char *path = getenv("GITHUB_STEP_SUMMARY");
-  size_t i, n = tpuci_instance_count(ctx);
+  size_t i, n = tpuci_run_instance_count(run);
   char d[32];
   FILE *f;
 
   if (path == NULL || *path == '\0' || (f = fopen(path, "a")) == NULL) return;
-  fprintf(f, "### tpuci: %s%s\n\n", tpuci_console__verdict(ctx),
-          tpuci_run_write_errors(ctx) ? " (records incomplete)" : "");
+  fprintf(f, "### tpuci: %s%s\n\n", tpuci_console__verdict(run),
+          tpuci_run_write_errors(run) ? " (records incomplete)" : "");
   fprintf(f, "| instance | outcome | attempts | time |\n|---|---|---:|---:|\n");
   for (i = 0; i < n; i++) {
-    if (!tpuci_instance_selected(ctx, i)) continue;
-    tpuci_console__duration(tpuci_console__instance_ms(ctx, i), d, sizeof(d));
+    if (!tpuci_run_instance_selected(run, i)) continue;
+    tpuci_console__duration(tpuci_console__instance_ms(run, i), d, sizeof(d));
     fputs("| ", f);
-    md_code(f, tpuci_instance_name(ctx, i), 1024);
-    fprintf(f, " | %s | %zu | %s |\n", tpuci_console__outcome_label_of(ctx, i),
-            tpuci_attempt_count(ctx, i), d);
+    md_code(f, tpuci_run_instance_name(run, i), 1024);
+    fprintf(f, " | %s | %zu | %s |\n", tpuci_console__outcome_label_of(run, i),
+            tpuci_attempt_count(run, i), d);
   }
-  tpuci_console__duration(tpuci_run_duration_ms(ctx), d, sizeof(d));
-  fprintf(f, "\n%zu passed, ", tpuci_outcome_count(ctx, TPUCI_OUTCOME_PASSED));
+  tpuci_console__duration(tpuci_run_duration_ms(run), d, sizeof(d));
+  fprintf(f, "\n%zu passed, ", tpuci_outcome_count(run, TPUCI_OUTCOME_PASSED));
   /* Passes whose inputs had not changed: not run (docs/cache.md). */
-  if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_CACHED) > 0)
-    fprintf(f, "%zu cached, ", tpuci_outcome_count(ctx, TPUCI_OUTCOME_CACHED));
-  if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_ORDER_DEPENDENT) > 0)
-    fprintf(f, "%zu order-dependent, ", tpuci_outcome_count(ctx, TPUCI_OUTCOME_ORDER_DEPENDENT));
-  if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_PREEMPTED) > 0)
-    fprintf(f, "%zu preempted, ", tpuci_outcome_count(ctx, TPUCI_OUTCOME_PREEMPTED));
-  if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_NO_CAPACITY) > 0)
-    fprintf(f, "%zu no-capacity, ", tpuci_outcome_count(ctx, TPUCI_OUTCOME_NO_CAPACITY));
-  if (tpuci_outcome_count(ctx, TPUCI_OUTCOME_NOT_APPLICABLE) > 0)
-    fprintf(f, "%zu not-applicable, ", tpuci_outcome_count(ctx, TPUCI_OUTCOME_NOT_APPLICABLE));
+  if (tpuci_outcome_count(run, TPUCI_OUTCOME_CACHED) > 0)
+    fprintf(f, "%zu cached, ", tpuci_outcome_count(run, TPUCI_OUTCOME_CACHED));
+  if (tpuci_outcome_count(run, TPUCI_OUTCOME_ORDER_DEPENDENT) > 0)
+    fprintf(f, "%zu order-dependent, ", tpuci_outcome_count(run, TPUCI_OUTCOME_ORDER_DEPENDENT));
+  if (tpuci_outcome_count(run, TPUCI_OUTCOME_PREEMPTED) > 0)
+    fprintf(f, "%zu preempted, ", tpuci_outcome_count(run, TPUCI_OUTCOME_PREEMPTED));
+  if (tpuci_outcome_count(run, TPUCI_OUTCOME_NO_CAPACITY) > 0)
+    fprintf(f, "%zu no-capacity, ", tpuci_outcome_count(run, TPUCI_OUTCOME_NO_CAPACITY));
+  if (tpuci_outcome_count(run, TPUCI_OUTCOME_NOT_APPLICABLE) > 0)
+    fprintf(f, "%zu not-applicable, ", tpuci_outcome_count(run, TPUCI_OUTCOME_NOT_APPLICABLE));
   fprintf(
       f, "%zu flaky, %zu failed, %zu timeout, %zu oom, %zu infra, %zu cancelled in %s\n",
-      tpuci_outcome_count(ctx, TPUCI_OUTCOME_FLAKY), tpuci_outcome_count(ctx, TPUCI_OUTCOME_FAILED),
-      tpuci_outcome_count(ctx, TPUCI_OUTCOME_TIMEOUT), tpuci_outcome_count(ctx, TPUCI_OUTCOME_OOM),
-      tpuci_outcome_count(ctx, TPUCI_OUTCOME_INFRA),
-      tpuci_outcome_count(ctx, TPUCI_OUTCOME_CANCELLED), d);
-  gh_summary_unaffected(f, ctx);
-  gh_summary_tests(f, ctx, 0);
-  gh_summary_tests(f, ctx, 1);
-  gh_summary_tests(f, ctx, 2);
-  gh_summary_release(f, ctx);
+      tpuci_outcome_count(run, TPUCI_OUTCOME_FLAKY), tpuci_outcome_count(run, TPUCI_OUTCOME_FAILED),
+      tpuci_outcome_count(run, TPUCI_OUTCOME_TIMEOUT), tpuci_outcome_count(run, TPUCI_OUTCOME_OOM),
+      tpuci_outcome_count(run, TPUCI_OUTCOME_INFRA),
+      tpuci_outcome_count(run, TPUCI_OUTCOME_CANCELLED), d);
+  gh_summary_unaffected(f, run);
+  gh_summary_tests(f, run, 0);
+  gh_summary_tests(f, run, 1);
+  gh_summary_tests(f, run, 2);
+  gh_summary_release(f, run);
   fputc('\n', f);
   fclose(f);
 }

@@ -49,11 +49,11 @@ void tpuci_console__test_failed(tpuci_console_t *c, const tpuci_event_t *ev) {
           tpuci_console__safe(line, 0));
 }
 
-void tpuci_console__unaffected_note(tpuci_console_t *c, tpuci_ctx_t *ctx, size_t i) {
-  size_t k, n = 0, nt = tpuci_test_count(ctx, i);
+void tpuci_console__unaffected_note(tpuci_console_t *c, tpuci_run_t *run, size_t i) {
+  size_t k, n = 0, nt = tpuci_test_count(run, i);
   tpuci_test_info_t t = TPUCI_TEST_INFO_INIT;
   for (k = 0; k < nt; k++)
-    n += tpuci_test_info(ctx, i, k, &t) == 0 && strcmp(t.outcome, "unaffected") == 0;
+    n += tpuci_test_info(run, i, k, &t) == 0 && strcmp(t.outcome, "unaffected") == 0;
   if (n > 0) fprintf(c->out, ", %zu unaffected (not run: nothing they need changed)", n);
 }
 
@@ -72,15 +72,15 @@ typedef struct {
   const char *ids[3];
 } quar_pass_t;
 
-void tpuci_console__quarantine_passing(tpuci_console_t *c, tpuci_ctx_t *ctx) {
-  size_t i, k, e, n = tpuci_instance_count(ctx), nq = 0;
+void tpuci_console__quarantine_passing(tpuci_console_t *c, tpuci_run_t *run) {
+  size_t i, k, e, n = tpuci_run_instance_count(run), nq = 0;
   quar_pass_t *q = NULL;
   for (i = 0; i < n; i++) {
-    size_t nt = tpuci_instance_selected(ctx, i) ? tpuci_test_count(ctx, i) : 0;
+    size_t nt = tpuci_run_instance_selected(run, i) ? tpuci_test_count(run, i) : 0;
     for (k = 0; k < nt; k++) {
       tpuci_test_info_t t = TPUCI_TEST_INFO_INIT;
       quar_pass_t *grown;
-      if (tpuci_test_info(ctx, i, k, &t) != 0 || !t.quarantined || t.failing || t.flaky ||
+      if (tpuci_test_info(run, i, k, &t) != 0 || !t.quarantined || t.failing || t.flaky ||
           t.quarantine_where == NULL)
         continue;
       for (e = 0; e < nq && strcmp(q[e].where, t.quarantine_where) != 0; e++) {}

@@ -258,6 +258,8 @@ static tpuci_console_style_t console_style(const run_cli_t *rc) {
 static int execute_run(run_cli_t *rc, const char *spec) {
   tpuci_console_t con;
   tpuci_ctx_t *ctx;
+  tpuci_run_t *run;
+  size_t i, nsel = 0;
   int r, code;
 
   if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
@@ -297,7 +299,8 @@ static int execute_run(run_cli_t *rc, const char *spec) {
     }
   }
 
-  tpuci_console_init(&con, stdout, ctx);
+  for (i = 0; i < tpuci_instance_count(ctx); i++) nsel += tpuci_instance_selected(ctx, i) != 0;
+  tpuci_console_init(&con, stdout, tpuci_instance_count(ctx), nsel);
   con.verbose = rc->verbose;
   con.quiet = rc->quiet;
   con.style = console_style(rc);
@@ -314,7 +317,7 @@ static int execute_run(run_cli_t *rc, const char *spec) {
   rc->ro.on_event = tpuci_console_event;
   rc->ro.userdata = &con;
 
-  r = tpuci_run(ctx, &rc->ro);
+  r = tpuci_run_start(ctx, &rc->ro, &run);
   if (r != 0) {
     /* It could not start: no event was told. */
     fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
@@ -322,16 +325,17 @@ static int execute_run(run_cli_t *rc, const char *spec) {
     tpuci_ctx_free(ctx);
     return r == TPUCI_ENOMATCH || r == TPUCI_EUSAGE || r == TPUCI_ESPEC ? EXIT_USAGE : EXIT_ENV;
   }
-  if (tpuci_run_error(ctx) != 0)
-    fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
-  tpuci_console_summary(&con, ctx);
+  if (tpuci_run_error(run) != 0)
+    fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_run_error_message(run), 1));
+  tpuci_console_summary(&con, run);
   if (rc->sel.repeat > 0) {
     char *rates = NULL;
-    if (tpuci_repeat_report(ctx, &rates) == 0) tpuci_console__puts_safe(stdout, rates);
+    if (tpuci_repeat_report(run, &rates) == 0) tpuci_console__puts_safe(stdout, rates);
     tpuci_free(rates);
   }
-  code = tpuci_run_exit_code(ctx);
+  code = tpuci_run_exit_code(run);
   tpuci_console_free(&con);
+  tpuci_run_free(run);
   tpuci_ctx_free(ctx);
   return code;
 }
@@ -373,6 +377,7 @@ static int cmd_show(int argc, char **argv) {
   const char *state = NULL, *format = NULL;
   tpuci_console_t con;
   tpuci_ctx_t *ctx;
+  tpuci_run_t *run = NULL;
   int c, r, code;
 
   optind = 1;
@@ -387,7 +392,7 @@ static int cmd_show(int argc, char **argv) {
   }
   if (optind < argc - 1) return usage_error("show", "too many arguments");
   if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
-  r = tpuci_load_run(ctx, state, optind < argc ? argv[optind] : NULL);
+  r = tpuci_load_run(ctx, state, optind < argc ? argv[optind] : NULL, &run);
   if (r != 0) {
     fprintf(stderr, "tpuci: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
     tpuci_ctx_free(ctx);
@@ -395,7 +400,7 @@ static int cmd_show(int argc, char **argv) {
   }
   if (format) {
     char *text;
-    r = tpuci_report(ctx, format, &text);
+    r = tpuci_report(run, format, &text);
     if (r == 0) {
       /* JSON stays the same JSON made safe; YAML is printed as it is. */
       if (strcmp(format, "json") == 0) tpuci_console__puts_safe(stdout, text);
@@ -403,14 +408,15 @@ static int cmd_show(int argc, char **argv) {
       tpuci_free(text);
     }
   } else {
-    printf("run %s (%s)\n", tpuci_console__safe(tpuci_run_id(ctx), 0),
-           tpuci_console__safe(tpuci_console__path(tpuci_run_dir(ctx)), 0));
-    tpuci_console_init(&con, stdout, ctx);
+    printf("run %s (%s)\n", tpuci_console__safe(tpuci_run_id(run), 0),
+           tpuci_console__safe(tpuci_console__path(tpuci_run_dir(run)), 0));
+    tpuci_console_init(&con, stdout, tpuci_run_instance_count(run), tpuci_run_instance_count(run));
     con.color = tpuci_console__color_auto();
-    tpuci_console_summary(&con, ctx);
+    tpuci_console_summary(&con, run);
     tpuci_console_free(&con);
   }
-  code = r == 0 ? tpuci_run_exit_code(ctx) : EXIT_USAGE;
+  code = r == 0 ? tpuci_run_exit_code(run) : EXIT_USAGE;
+  tpuci_run_free(run);
   tpuci_ctx_free(ctx);
   return code;
 }

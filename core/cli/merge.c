@@ -24,6 +24,7 @@ int tpuci_cli_merge(int argc, char **argv) {
   tpuci_merge_options_t mo;
   tpuci_console_t con;
   tpuci_ctx_t *ctx;
+  tpuci_run_t *run;
   const char *step = getenv("GITHUB_STEP_SUMMARY");
   int c, r, quiet = 0, code;
   size_t k;
@@ -44,7 +45,8 @@ int tpuci_cli_merge(int argc, char **argv) {
   if (optind >= argc)
     return tpuci_cli_usage_error("merge", "missing RUN_DIR: the run folders to merge");
   if (tpuci_ctx_new(&ctx, NULL) != 0) return EXIT_USAGE;
-  r = tpuci_merge_runs(ctx, (const char *const *) argv + optind, (size_t) (argc - optind), &mo);
+  r = tpuci_merge_runs(ctx, (const char *const *) argv + optind, (size_t) (argc - optind), &mo,
+                       &run);
   if (r != 0) {
     fprintf(stderr, "tpuci merge: %s\n", tpuci_console__safe(tpuci_last_error(ctx), 1));
     tpuci_ctx_free(ctx);
@@ -53,14 +55,15 @@ int tpuci_cli_merge(int argc, char **argv) {
   for (k = 0; k < tpuci_warning_count(ctx); k++)
     fprintf(stderr, "tpuci merge: %s\n", tpuci_console__safe(tpuci_warning(ctx, k), 1));
   printf("tpuci merge: %d run folder%s\n", argc - optind, argc - optind == 1 ? "" : "s");
-  tpuci_console_init(&con, stdout, ctx);
+  tpuci_console_init(&con, stdout, tpuci_run_instance_count(run), tpuci_run_instance_count(run));
   con.color = tpuci_console__color_auto();
   con.quiet = quiet;
-  tpuci_console_summary(&con, ctx);
+  tpuci_console_summary(&con, run);
   /* As `tpuci run` does under GitHub Actions. */
-  if (step != NULL && *step != '\0') tpuci_console__gh_step_summary(ctx);
+  if (step != NULL && *step != '\0') tpuci_console__gh_step_summary(run);
   tpuci_console_free(&con);
-  code = tpuci_run_exit_code(ctx);
+  code = tpuci_run_exit_code(run);
+  tpuci_run_free(run);
   tpuci_ctx_free(ctx);
   return code;
 }

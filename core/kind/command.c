@@ -82,6 +82,18 @@ void tpuci__attempt_result_free(tpuci__attempt_result_t *r) {
   r->log_path = NULL;
 }
 
+void tpuci__instance_result_free(tpuci__instance_result_t *r) {
+  size_t i;
+  for (i = 0; i < r->nattempts; i++) tpuci__attempt_result_free(&r->attempts[i]);
+  free(r->attempts);
+  r->attempts = NULL;
+  r->nattempts = 0;
+  r->outcome = TPUCI_OUTCOME_NONE;
+  if (r->kind_data != NULL && r->kind_free != NULL) r->kind_free(r->kind_data);
+  r->kind_data = NULL;
+  r->kind_free = NULL;
+}
+
 void tpuci__results_host_dirs(const char *results_dir, tpuci__strv_t *out) {
   struct stat st;
   size_t first = out->len;

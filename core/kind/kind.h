@@ -29,9 +29,6 @@
 /* ------------------------------------------------------------------ */
 /* Results                                                             */
 
-/* Per-test results of a kind that has tests (core/kind/pytest/junit.h). */
-typedef struct tpuci__history_s tpuci__history_t;
-
 /* What is kept of one finished process. */
 typedef struct {
   tpuci_outcome_t outcome;
@@ -43,33 +40,23 @@ typedef struct {
   char *log_path;
 } tpuci__attempt_result_t;
 
-/* An order check: a process that ran `test` again after `before` of the
- * tests that ran before it where it failed (0: alone). */
-typedef struct {
-  char *test;
-  size_t before;
-  int failed; /* 1 it failed, 0 it passed, -1 not said */
-  uint64_t start_ms;
-  uint64_t duration_ms;
-  char *cause;
-  char *log_path;
-} tpuci__order_check_t;
-
+/* What the scheduler keeps of an instance: its attempts and its final
+ * outcome, which every kind has, and what its kind keeps beyond them
+ * (the pytest kind's per-test results, its failing-first process and
+ * order checks: tpuci__pytest_result_t, kind/pytest/kind.h), which only
+ * that kind reads and writes, and frees through kind_free. */
 typedef struct {
   tpuci_outcome_t outcome; /* final; NONE while pending */
   tpuci__attempt_result_t *attempts;
   size_t nattempts;
-  tpuci__history_t *history; /* a kind with tests: per-test results, or NULL */
-  /* The failing-first process (NULL: none) and the tests it was given
-   * (the tests that failed in the instance's last run). */
-  tpuci__attempt_result_t *first;
-  tpuci__strv_t first_tests;
-  /* The order checks that ran, in order. */
-  tpuci__order_check_t *checks;
-  size_t nchecks;
+  void *kind_data;                    /* the kind's own, or NULL */
+  void (*kind_free)(void *kind_data); /* frees kind_data */
 } tpuci__instance_result_t;
 
 void tpuci__attempt_result_free(tpuci__attempt_result_t *r);
+/* Frees what an instance's result holds: its attempts and its kind's
+ * data. */
+void tpuci__instance_result_free(tpuci__instance_result_t *r);
 
 /* The folders an attempt's hosts wrote into its results folder
  * `results_dir`: for a gang its worker-<i> folders (host 0 first), else

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "report/cache.h"
+#include "kind/pytest/kind.h"
 
 /* ------------------------------------------------------------------ */
 /* Entries                                                             */
@@ -19,7 +20,7 @@ static int tpuci__passing_test(tpuci__test_outcome_t o) {
 }
 
 int tpuci__cache_storable(const tpuci__instance_result_t *r) {
-  const tpuci__history_t *h = r->history;
+  const tpuci__history_t *h = tpuci__res_history(r);
   size_t i, k;
   if (r->outcome != TPUCI_OUTCOME_PASSED || r->nattempts == 0) return 0;
   for (k = 0; k < r->nattempts; k++)
@@ -57,9 +58,9 @@ json_t *tpuci__cache_entry(const tpuci__instance_t *inst, const tpuci__instance_
                       json_integer((json_int_t) (r->nattempts ? r->attempts[0].start_ms : 0)));
   json_object_set_new(e, "duration_ms", json_integer((json_int_t) dur));
   if (r->nattempts > 0) tpuci__set_str(e, "log", r->attempts[r->nattempts - 1].log_path);
-  if (r->history != NULL) {
+  if (tpuci__res_history(r) != NULL) {
     json_t *tests = json_array();
-    const tpuci__history_t *h = r->history;
+    const tpuci__history_t *h = tpuci__res_history(r);
     size_t i;
     for (i = 0; i < h->len; i++) {
       const tpuci__test_t *f = tpuci__history_final(&h->tests[i]);
@@ -424,16 +425,17 @@ void tpuci__cache_restore(const json_t *entry, const tpuci__instance_t *inst,
     ja.collected = ids;
     ja.n_collected = json_array_size(tests);
     ja.has_collection = 1;
-    r->history = tpuci__calloc(1, sizeof(*r->history));
-    tpuci__history_init(r->history, inst->name);
-    r->history->rootdir = tpuci__jdup(entry, "rootdir");
-    tpuci__history_add(r->history, &ja, &report);
+    tpuci__history_t *h = tpuci__calloc(1, sizeof(*h));
+    tpuci__res_pytest(r)->history = h;
+    tpuci__history_init(h, inst->name);
+    h->rootdir = tpuci__jdup(entry, "rootdir");
+    tpuci__history_add(h, &ja, &report);
     json_array_foreach(tests, i, t) {
       const char *path = json_string_value(json_object_get(t, "path"));
-      size_t at = tpuci__idmap_get(&r->history->map, ids[i]);
-      if (path == NULL || at >= r->history->len) continue;
-      free(r->history->tests[at].path);
-      r->history->tests[at].path = tpuci__strdup(path);
+      size_t at = tpuci__idmap_get(&h->map, ids[i]);
+      if (path == NULL || at >= h->len) continue;
+      free(h->tests[at].path);
+      h->tests[at].path = tpuci__strdup(path);
     }
     free(ids);
   }

@@ -1,6 +1,7 @@
 /* Building the run report and writing it as JSON and YAML. */
 #include "report/report.h"
 #include "report/report_html.h"
+#include "kind/pytest/kind.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,7 +98,8 @@ static json_t *tpuci__report_order(const tpuci__test_hist_t *t) {
 
 /* The failing-first process of a pytest instance (null: none): the tests
  * it moved there and why, and how it ended; and its order checks. */
-static void tpuci__report_first(json_t *jo, const tpuci__instance_result_t *res) {
+static void tpuci__report_first(json_t *jo, const tpuci__instance_result_t *ir) {
+  const tpuci__pytest_result_t *res = tpuci__res_pytest_of(ir);
   json_t *first = json_null(), *checks = json_array();
   size_t i;
   if (res->first != NULL) {
@@ -248,7 +250,8 @@ json_t *tpuci__report_build(const tpuci__plan_t *plan, const tpuci__instance_res
       json_array_append_new(ja, jt);
     }
     json_object_set_new(jo, "attempts", ja);
-    if (res->history) json_object_set_new(jo, "tests", tpuci__report_tests(res->history));
+    if (tpuci__res_history(res))
+      json_object_set_new(jo, "tests", tpuci__report_tests(tpuci__res_history(res)));
     if (inst->pytest) tpuci__report_first(jo, res);
     json_array_append_new(insts, jo);
     n[res->outcome]++;

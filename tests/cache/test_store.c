@@ -119,18 +119,18 @@ static void test_pytest(void **state) {
 
   /* Failed, then passed: flaky, not stored. */
   passed_result(&r, TPUCI_OUTCOME_PASSED, TPUCI_OUTCOME_PASSED);
-  r.history = calloc(1, sizeof(*r.history));
-  tpuci__history_init(r.history, "unit");
-  add_attempt(r.history, TPUCI_OUTCOME_FAILED, "tests/t.py::test_a", TPUCI_TEST_FAILED);
-  add_attempt(r.history, TPUCI_OUTCOME_PASSED, "tests/t.py::test_a", TPUCI_TEST_PASSED);
+  tpuci__res_pytest(&r)->history = calloc(1, sizeof(tpuci__history_t));
+  tpuci__history_init(tpuci__res_history(&r), "unit");
+  add_attempt(tpuci__res_history(&r), TPUCI_OUTCOME_FAILED, "tests/t.py::test_a", TPUCI_TEST_FAILED);
+  add_attempt(tpuci__res_history(&r), TPUCI_OUTCOME_PASSED, "tests/t.py::test_a", TPUCI_TEST_PASSED);
   assert_false(tpuci__cache_storable(&r));
   tpuci__instance_result_free(&r);
 
   /* A clean pass: stored, read back, restored with its tests. */
   passed_result(&r, TPUCI_OUTCOME_PASSED, TPUCI_OUTCOME_PASSED);
-  r.history = calloc(1, sizeof(*r.history));
-  tpuci__history_init(r.history, "unit");
-  add_attempt(r.history, TPUCI_OUTCOME_PASSED, "tests/t.py::test_a", TPUCI_TEST_PASSED);
+  tpuci__res_pytest(&r)->history = calloc(1, sizeof(tpuci__history_t));
+  tpuci__history_init(tpuci__res_history(&r), "unit");
+  add_attempt(tpuci__res_history(&r), TPUCI_OUTCOME_PASSED, "tests/t.py::test_a", TPUCI_TEST_PASSED);
   assert_true(tpuci__cache_storable(&r));
   entry = tpuci__cache_entry(&inst, &r, K1, "20261204-000000-abcd");
   assert_int_equal(tpuci__cache_put(dir, K1, entry, &e), 0);
@@ -145,10 +145,10 @@ static void test_pytest(void **state) {
   assert_int_equal(back.attempts[0].duration_ms, 0);
   assert_non_null(strstr(back.attempts[0].cause, "passed in run 20261204-000000-abcd (1.5s)"));
   assert_null(back.attempts[0].log_path);  /* that log is gone */
-  assert_non_null(back.history);
-  assert_int_equal(back.history->len, 1);
-  assert_string_equal(back.history->tests[0].id, "tests/t.py::test_a");
-  assert_true(tpuci__history_all_pass(back.history));
+  assert_non_null(tpuci__res_history(&back));
+  assert_int_equal(tpuci__res_history(&back)->len, 1);
+  assert_string_equal(tpuci__res_history(&back)->tests[0].id, "tests/t.py::test_a");
+  assert_true(tpuci__history_all_pass(tpuci__res_history(&back)));
   tpuci__instance_result_free(&back);
   /* Another instance's name under that key is refused. */
   assert_int_equal(tpuci__cache_get(dir, K1, "other", 1, &got, &e), -1);

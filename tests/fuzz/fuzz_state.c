@@ -194,11 +194,11 @@ static void fuzz_cache(const char *raw, size_t rawlen) {
     CHECK(real != NULL && strcmp(real, real_log) == 0);
     free(real);
   }
-  if (r.history != NULL) {
-    CHECK(r.history->len <= TPUCI__CACHE_TESTS_MAX);
-    for (i = 0; i < r.history->len; i++) {
-      const tpuci__test_t *f = tpuci__history_final(&r.history->tests[i]);
-      CHECK(r.history->tests[i].id != NULL && r.history->tests[i].id[0] != '\0');
+  if (tpuci__res_history(&r) != NULL) {
+    CHECK(tpuci__res_history(&r)->len <= TPUCI__CACHE_TESTS_MAX);
+    for (i = 0; i < tpuci__res_history(&r)->len; i++) {
+      const tpuci__test_t *f = tpuci__history_final(&tpuci__res_history(&r)->tests[i]);
+      CHECK(tpuci__res_history(&r)->tests[i].id != NULL && tpuci__res_history(&r)->tests[i].id[0] != '\0');
       CHECK(f == NULL || f->outcome == TPUCI_TEST_PASSED || f->outcome == TPUCI_TEST_SKIPPED ||
             f->outcome == TPUCI_TEST_XFAIL);
     }

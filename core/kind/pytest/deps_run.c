@@ -223,7 +223,7 @@ static void tpuci__pk_left_out(tpuci__kind_run_t *kr, const tpuci__kind_proc_t *
   tpuci__progress_unaffected(dir, &ids);
   for (i = 0; i < ids.len; i++) {
     size_t k = tpuci__idmap_get(&d->rec.tmap, ids.items[i]);
-    tpuci__history_unaffected(kr->results[p->index].history, p->number, ids.items[i],
+    tpuci__history_unaffected(tpuci__res_history(&kr->results[p->index]), p->number, ids.items[i],
                               k != TPUCI__IDMAP_NONE ? d->rec.tests[k].run : NULL);
   }
   tpuci__strv_free(&ids);
@@ -254,7 +254,7 @@ static void tpuci__pk_missed(tpuci__kind_run_t *kr, tpuci__history_t *h, tpuci__
 
 void tpuci__pk_deps_ended(tpuci__kind_run_t *kr, const tpuci__kind_proc_t *p) {
   tpuci__pdeps_t *d;
-  tpuci__history_t *h = kr->results[p->index].history;
+  tpuci__history_t *h = tpuci__res_history(&kr->results[p->index]);
   tpuci__strv_t dirs = {0};
   size_t i;
   if (kr->deps_of == NULL || kr->deps_of[p->index] < 0) return;
@@ -351,7 +351,8 @@ size_t tpuci__pytest_kind_deps_save(tpuci__kind_run_t *kr, const char *run_id,
       continue;
     }
     for (i = 0; i < kr->n; i++)
-      if (kr->deps_of[i] == (int) g && kr->results[i].history) hs[nh++] = kr->results[i].history;
+      if (kr->deps_of[i] == (int) g && tpuci__res_history(&kr->results[i]))
+        hs[nh++] = tpuci__res_history(&kr->results[i]);
     if (d->fresh.off != NULL) {
       tpuci__strv_take(warnings, tpuci__printf("%s: select affected: nothing recorded (%s)",
                                                d->name, d->fresh.off));

@@ -113,7 +113,7 @@ static int tpuci__pk_not_applicable(const tpuci__kind_run_t *kr, const tpuci__ki
   const tpuci__instance_result_t *r = &kr->results[p->index];
   if (!kr->o.preselect_tests || kr->o.preselect == NULL || kr->o.preselect[p->index] == NULL)
     return 0;
-  if (r->history != NULL && r->history->n_attempts > 0) return 0;
+  if (tpuci__res_history(r) != NULL && tpuci__res_history(r)->n_attempts > 0) return 0;
   return end->outcome == TPUCI_OUTCOME_FAILED && end->exit->term_signal == 0 &&
          end->exit->exit_code == TPUCI__PYTEST_NO_TESTS;
 }
@@ -130,8 +130,8 @@ static tpuci_outcome_t tpuci__pk_set_aside(const tpuci__instance_t *inst,
   tpuci_outcome_t o;
   free(*cause);
   *cause = why;
-  o = tpuci__pytest_after(r->history, inst, NULL, outcome, end->exit, *cause, end->duration_ms,
-                          scope, &py_cause);
+  o = tpuci__pytest_after(tpuci__res_history(r), inst, NULL, outcome, end->exit, *cause,
+                          end->duration_ms, scope, &py_cause);
   free(py_cause);
   return o;
 }
@@ -176,8 +176,8 @@ static tpuci_outcome_t tpuci__pk_ended(tpuci__kind_run_t *kr, tpuci__kind_proc_t
     return tpuci__pk_set_aside(inst, r, end, TPUCI_OUTCOME_INFRA, setup, kr->select[p->index],
                                cause);
   }
-  o = tpuci__pytest_after(r->history, inst, p->results_dir, end->outcome, end->exit, *cause,
-                          end->duration_ms, kr->select[p->index], &py_cause);
+  o = tpuci__pytest_after(tpuci__res_history(r), inst, p->results_dir, end->outcome, end->exit,
+                          *cause, end->duration_ms, kr->select[p->index], &py_cause);
   tpuci__pk_deps_ended(kr, p);
   if (kr->group_of[p->index] >= 0 && kr->groups[kr->group_of[p->index]].filter &&
       kr->select[p->index] == NULL)
@@ -208,9 +208,9 @@ static int tpuci__pk_retry(tpuci__kind_run_t *kr, size_t index) {
   tpuci__strv_t *next;
   int r;
   if (kr->setup_failed[index]) return -1; /* a retry would lack it too */
-  if (kr->results[index].history == NULL) return 0;
+  if (tpuci__res_history(&kr->results[index]) == NULL) return 0;
   next = tpuci__calloc(1, sizeof(*next));
-  r = tpuci__pytest_next_selection(kr->results[index].history, kr->select[index],
+  r = tpuci__pytest_next_selection(tpuci__res_history(&kr->results[index]), kr->select[index],
                                    inst->retry.rerun_unfinished, next);
   if (r < 0) {
     /* retries.rerun = "unfinished", and every test finished. */
@@ -230,7 +230,7 @@ static int tpuci__pk_retry(tpuci__kind_run_t *kr, size_t index) {
 }
 
 static tpuci_outcome_t tpuci__pk_outcome(tpuci__kind_run_t *kr, size_t index, tpuci_outcome_t o) {
-  const tpuci__history_t *h = kr->results[index].history;
+  const tpuci__history_t *h = tpuci__res_history(&kr->results[index]);
   size_t i, flaky = 0, order = 0;
   if (h == NULL) return o;
   /* It passes only when every test it collected did: a last attempt
@@ -270,13 +270,13 @@ const tpuci__kind_t tpuci__kind_pytest = {
 };
 
 tpuci__history_t *tpuci__pk_history(tpuci__kind_run_t *kr, size_t index) {
-  tpuci__instance_result_t *r = &kr->results[index];
-  if (r->history == NULL) {
-    r->history = tpuci__calloc(1, sizeof(*r->history));
-    tpuci__history_init(r->history, kr->plan->instances[index].name);
-    if (kr->tree) r->history->tree = tpuci__strdup(kr->tree);
+  tpuci__pytest_result_t *pr = tpuci__res_pytest(&kr->results[index]);
+  if (pr->history == NULL) {
+    pr->history = tpuci__calloc(1, sizeof(*pr->history));
+    tpuci__history_init(pr->history, kr->plan->instances[index].name);
+    if (kr->tree) pr->history->tree = tpuci__strdup(kr->tree);
   }
-  return r->history;
+  return pr->history;
 }
 
 /* The nearest folder upwards from `dir` with a .git (a folder, or a
@@ -373,28 +373,38 @@ void tpuci__pytest_kind_free(tpuci__kind_run_t *kr) {
   free(kr);
 }
 
-void tpuci__instance_result_free(tpuci__instance_result_t *r) {
+static void tpuci__pytest_result_free(void *data) {
+  tpuci__pytest_result_t *pr = data;
   size_t i;
-  for (i = 0; i < r->nattempts; i++) tpuci__attempt_result_free(&r->attempts[i]);
-  free(r->attempts);
-  r->attempts = NULL;
-  r->nattempts = 0;
-  r->outcome = TPUCI_OUTCOME_NONE;
-  if (r->first) tpuci__attempt_result_free(r->first);
-  free(r->first);
-  r->first = NULL;
-  tpuci__strv_free(&r->first_tests);
-  for (i = 0; i < r->nchecks; i++) {
-    free(r->checks[i].test);
-    free(r->checks[i].cause);
-    free(r->checks[i].log_path);
+  if (pr->first) tpuci__attempt_result_free(pr->first);
+  free(pr->first);
+  tpuci__strv_free(&pr->first_tests);
+  for (i = 0; i < pr->nchecks; i++) {
+    free(pr->checks[i].test);
+    free(pr->checks[i].cause);
+    free(pr->checks[i].log_path);
   }
-  free(r->checks);
-  r->checks = NULL;
-  r->nchecks = 0;
-  if (r->history) {
-    tpuci__history_free(r->history);
-    free(r->history);
-    r->history = NULL;
+  free(pr->checks);
+  if (pr->history) {
+    tpuci__history_free(pr->history);
+    free(pr->history);
   }
+  free(pr);
+}
+
+tpuci__pytest_result_t *tpuci__res_pytest(tpuci__instance_result_t *r) {
+  if (r->kind_data == NULL) {
+    r->kind_data = tpuci__calloc(1, sizeof(tpuci__pytest_result_t));
+    r->kind_free = tpuci__pytest_result_free;
+  }
+  return r->kind_free == tpuci__pytest_result_free ? r->kind_data : NULL;
+}
+
+const tpuci__pytest_result_t *tpuci__res_pytest_of(const tpuci__instance_result_t *r) {
+  static const tpuci__pytest_result_t none;
+  return r->kind_data != NULL && r->kind_free == tpuci__pytest_result_free ? r->kind_data : &none;
+}
+
+tpuci__history_t *tpuci__res_history(const tpuci__instance_result_t *r) {
+  return tpuci__res_pytest_of(r)->history;
 }

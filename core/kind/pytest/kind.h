@@ -27,7 +27,20 @@
 
 #include "kind/kind.h"
 #include "kind/pytest/collection.h"
+#include "kind/pytest/junit.h"
 #include "kind/pytest/timings.h"
+
+/* An order check: a process that ran `test` again after `before` of the
+ * tests that ran before it where it failed (0: alone). */
+typedef struct {
+  char *test;
+  size_t before;
+  int failed; /* 1 it failed, 0 it passed, -1 not said */
+  uint64_t start_ms;
+  uint64_t duration_ms;
+  char *cause;
+  char *log_path;
+} tpuci__order_check_t;
 
 extern const tpuci__kind_t tpuci__kind_pytest;
 
@@ -47,7 +60,25 @@ size_t tpuci__pytest_kind_collections(const tpuci__kind_run_t *kr, tpuci__collec
 size_t tpuci__pytest_kind_deps_save(tpuci__kind_run_t *kr, const char *run_id,
                                     tpuci__strv_t *warnings);
 
-/* Frees what an instance's result holds, its per-test results too. */
-void tpuci__instance_result_free(tpuci__instance_result_t *r);
+/* What the pytest kind keeps of an instance beyond its attempts (its
+ * result's kind_data). */
+typedef struct {
+  tpuci__history_t *history; /* per-test results, or NULL */
+  /* The failing-first process (NULL: none) and the tests it was given
+   * (the tests that failed in the instance's last run). */
+  tpuci__attempt_result_t *first;
+  tpuci__strv_t first_tests;
+  /* The order checks that ran, in order. */
+  tpuci__order_check_t *checks;
+  size_t nchecks;
+} tpuci__pytest_result_t;
+
+/* r's pytest results, made on first use (NULL when r holds another
+ * kind's). */
+tpuci__pytest_result_t *tpuci__res_pytest(tpuci__instance_result_t *r);
+/* r's pytest results to read: all empty when it has none. */
+const tpuci__pytest_result_t *tpuci__res_pytest_of(const tpuci__instance_result_t *r);
+/* r's per-test results, or NULL. */
+tpuci__history_t *tpuci__res_history(const tpuci__instance_result_t *r);
 
 #endif /* TPUCI_PYTEST_KIND_H */

@@ -88,7 +88,7 @@ char *tpuci__pk_new_name(const tpuci__kind_run_t *kr, size_t index) {
  * are none to run again (said why, where that is news). */
 static int tpuci__new_find(tpuci__kind_run_t *kr, size_t index, tpuci__pnew_t *nw) {
   const tpuci__instance_t *inst = &kr->plan->instances[index];
-  const tpuci__history_t *h = kr->results[index].history;
+  const tpuci__history_t *h = tpuci__res_history(&kr->results[index]);
   char *job = tpuci__group_name_of(inst->name), *msg = NULL;
   size_t i, total = 0, fresh = 0;
 
@@ -152,7 +152,7 @@ static int tpuci__new_queue(tpuci__kind_run_t *kr, size_t index) {
 static void tpuci__new_apply(tpuci__kind_run_t *kr, size_t index) {
   tpuci__pnew_t *nw = kr->news[index];
   const tpuci__instance_t *inst = &kr->plan->instances[index];
-  tpuci__history_t *h = kr->results[index].history;
+  tpuci__history_t *h = tpuci__res_history(&kr->results[index]);
   size_t i, failed = 0;
   tpuci__buf_t b;
   tpuci__buf_init(&b);
@@ -190,7 +190,7 @@ int tpuci__pk_new_next(tpuci__kind_run_t *kr, size_t index) {
   tpuci__pnew_t *nw = kr->news[index];
   if (nw == NULL) {
     if (inst->pytest == NULL || inst->pytest->new_tests_runs < 2 || kr->o.known == NULL ||
-        kr->o.no_first || kr->results[index].history == NULL ||
+        kr->o.no_first || tpuci__res_history(&kr->results[index]) == NULL ||
         tpuci__plan_hosts(kr->plan, inst) != 1 || kr->host->stopping(kr->host->sched))
       return 0;
     nw = kr->news[index] = tpuci__calloc(1, sizeof(*nw));

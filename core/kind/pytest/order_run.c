@@ -97,7 +97,7 @@ static void tpuci__first_queue(tpuci__kind_run_t *kr, size_t index, const tpuci_
   }
   kr->first[index] = tpuci__calloc(1, sizeof(*kr->first[index]));
   *kr->first[index] = ids;
-  tpuci__strv_copy(&kr->results[index].first_tests, &ids);
+  tpuci__strv_copy(&tpuci__res_pytest(&kr->results[index])->first_tests, &ids);
   kr->first_pending[index] = 1;
   kr->host->side(kr->host->sched, index, TPUCI__PROC_SIDE_FIRST);
   tpuci__buf_init(&b);
@@ -125,7 +125,7 @@ void tpuci__pk_ready(tpuci__kind_run_t *kr, size_t index) {
 /* "failing first: 1 failed, 1 passed in 2.1s". */
 static void tpuci__first_tell(tpuci__kind_run_t *kr, size_t index,
                               const tpuci__attempt_result_t *r) {
-  const tpuci__history_t *h = kr->results[index].history;
+  const tpuci__history_t *h = tpuci__res_history(&kr->results[index]);
   size_t i, failed = 0, passed = 0, other = 0;
   char d[32];
   char *msg;
@@ -169,7 +169,7 @@ static tpuci_outcome_t tpuci__first_done(tpuci__kind_run_t *kr, tpuci__kind_proc
   res->cause = *cause;
   *cause = NULL;
   res->log_path = end->log_path ? tpuci__strdup(end->log_path) : NULL;
-  r->first = res;
+  tpuci__res_pytest(r)->first = res;
   kr->first_pending[index] = 0;
   tpuci__first_tell(kr, index, res);
   return o;
@@ -182,7 +182,7 @@ static tpuci_outcome_t tpuci__first_done(tpuci__kind_run_t *kr, tpuci__kind_proc
  * 1 when one is queued. */
 static int tpuci__check_next(tpuci__kind_run_t *kr, size_t index) {
   tpuci__ochecks_t *oc = kr->ochecks[index];
-  tpuci__history_t *h = kr->results[index].history;
+  tpuci__history_t *h = tpuci__res_history(&kr->results[index]);
   while (oc->at < oc->cases.len) {
     const tpuci__order_case_t *c = &oc->cases.items[oc->at];
     size_t bytes = 0, i;
@@ -218,7 +218,7 @@ static tpuci_outcome_t tpuci__check_done(tpuci__kind_run_t *kr, tpuci__kind_proc
                                          const tpuci__proc_end_t *end, char **cause) {
   size_t index = p->index;
   tpuci__ochecks_t *oc = kr->ochecks[index];
-  tpuci__instance_result_t *r = &kr->results[index];
+  tpuci__pytest_result_t *r = tpuci__res_pytest(&kr->results[index]);
   const tpuci__order_case_t *c = &oc->cases.items[oc->at];
   tpuci__order_check_t *chk;
   int failed = tpuci__pytest_test_result(p->results_dir, c->id);
@@ -262,7 +262,7 @@ tpuci_outcome_t tpuci__pk_side_ended(tpuci__kind_run_t *kr, tpuci__kind_proc_t *
  * first process) are over: marked order-dependent, and the check of the
  * first one queued. 1 when a check is queued. */
 static int tpuci__order_begin(tpuci__kind_run_t *kr, size_t index) {
-  tpuci__history_t *h = kr->results[index].history;
+  tpuci__history_t *h = tpuci__res_history(&kr->results[index]);
   tpuci__ochecks_t *oc;
   if (h == NULL || kr->plan->instances[index].pytest == NULL ||
       tpuci__plan_hosts(kr->plan, &kr->plan->instances[index]) != 1)
@@ -301,6 +301,7 @@ int tpuci__pk_settle(tpuci__kind_run_t *kr, size_t index, int dropped) {
   }
   /* Then its new tests, again. */
   if (tpuci__pk_new_next(kr, index)) return 1;
-  if (kr->results[index].history) tpuci__order_notes(kr->results[index].history);
+  if (tpuci__res_history(&kr->results[index]))
+    tpuci__order_notes(tpuci__res_history(&kr->results[index]));
   return 0;
 }

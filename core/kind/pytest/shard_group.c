@@ -225,7 +225,7 @@ int tpuci__pk_step_done(tpuci__kind_run_t *kr, int gi, const tpuci__kind_proc_t 
 /* The node ids the first attempt of shard instance `i` that kept its
  * part of the whole suite collected, or NULL (none did). */
 static const tpuci__strv_t *tpuci__shard_collected(const tpuci__kind_run_t *kr, size_t i) {
-  const tpuci__history_t *h = kr->results[i].history;
+  const tpuci__history_t *h = tpuci__res_history(&kr->results[i]);
   size_t k;
   for (k = 0; h != NULL && k < h->n_attempts; k++)
     if (!h->attempts[k].has_selection && h->attempts[k].has_collection)
@@ -248,7 +248,7 @@ static double tpuci__group_overhead(const tpuci__kind_run_t *kr, size_t gi) {
 
   for (retries = 1; retries >= 0 && n == 0; retries--)
     for (i = 0; i < kr->n; i++) {
-      const tpuci__history_t *h = kr->results[i].history;
+      const tpuci__history_t *h = tpuci__res_history(&kr->results[i]);
       size_t from, to;
       if (kr->group_of[i] != (int) gi || h == NULL) continue;
       from = retries ? 1 : 0;
