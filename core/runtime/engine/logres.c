@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <uv.h>
+#include <zlib.h>
 
 #include "runtime/engine/base64.h"
 #include "base/util.h"
@@ -43,26 +44,6 @@ static int tpuci__logres_fail(tpuci__logres_t *r, char *msg) {
   else free(msg);
   tpuci__logres_close(r);
   return 1;
-}
-
-/* CRC-32 as zlib and Python's binascii.crc32 compute it. */
-static uint32_t tpuci__crc32(uint32_t crc, const unsigned char *p, size_t n) {
-  static uint32_t table[256];
-  static int ready;
-  size_t i;
-  if (!ready) {
-    uint32_t k, c;
-    int j;
-    for (k = 0; k < 256; k++) {
-      c = k;
-      for (j = 0; j < 8; j++) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
-      table[k] = c;
-    }
-    ready = 1;
-  }
-  crc = ~crc;
-  for (i = 0; i < n; i++) crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-  return ~crc;
 }
 
 /* A file name the bootstrap may send: one plain name of the folder. */
@@ -132,7 +113,9 @@ static int tpuci__logres_data(tpuci__logres_t *r, const char *p, size_t len) {
     return tpuci__logres_fail(
         r, tpuci__printf("%s: more than its %" PRIu64 " bytes", r->name, r->size));
   }
-  r->crc = tpuci__crc32(r->crc, buf, (size_t) n);
+  /* zlib's CRC-32 is Python's binascii.crc32, which the bootstrap sends;
+   * crc32_z takes a size_t length (zlib 1.2.9). */
+  r->crc = (uint32_t) crc32_z(r->crc, buf, (z_size_t) n);
   r->got += (uint64_t) n;
   w = tpuci__write_all(r->fd, (const char *) buf, (size_t) n);
   free(buf);
