@@ -15,7 +15,7 @@ set -euo pipefail
 
 pkgs=(gcc libc6-dev make cmake pkg-config git curl
       liblua5.4-dev libuv1-dev libyaml-dev libcurl4-openssl-dev libjansson-dev
-      libexpat1-dev libssl-dev zlib1g-dev
+      libexpat1-dev libssl-dev zlib1g-dev libinih-dev
       docker.io busybox-static)
 pkgs+=("$@")
 missing=()

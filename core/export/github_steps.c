@@ -14,7 +14,7 @@
  * cmocka is not needed). */
 static const char tpuci__gh_deps[] =
     "build-essential cmake pkg-config git liblua5.4-dev libuv1-dev libyaml-dev "
-    "libcurl4-openssl-dev libjansson-dev libexpat1-dev libssl-dev zlib1g-dev";
+    "libcurl4-openssl-dev libjansson-dev libexpat1-dev libssl-dev zlib1g-dev libinih-dev";
 
 /* The files `tpuci run` writes and the workflow uploads. */
 static const char tpuci__gh_reports[] =

@@ -136,7 +136,7 @@ if command -v dpkg-deb > /dev/null && command -v dpkg-shlibdeps > /dev/null; the
       grep -qE " $f( |$)" contents && pass || fail "the .deb has no $f"
     done
     depends=$(dpkg-deb -f "$deb" Depends)
-    for lib in liblua5.4 libuv1 libyaml libcurl libjansson libssl zlib1g; do
+    for lib in liblua5.4 libuv1 libyaml libcurl libjansson libssl zlib1g libinih1; do
       case $depends in *"$lib"*) pass ;; *) fail "Depends lacks $lib: $depends" ;; esac
     done
     # What it holds runs: its tpuci, unpacked.

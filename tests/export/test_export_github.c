@@ -237,7 +237,7 @@ static json_t *expected(const char *spec, const char *url, const char *ref,
       "run", "sudo apt-get update\n"
              "sudo apt-get install -y --no-install-recommends build-essential cmake "
              "pkg-config git liblua5.4-dev libuv1-dev libyaml-dev libcurl4-openssl-dev "
-             "libjansson-dev libexpat1-dev libssl-dev zlib1g-dev\n",
+             "libjansson-dev libexpat1-dev libssl-dev zlib1g-dev libinih-dev\n",
       "name", "Find tpuci's commit", "id", "tpuci-commit",
       "env", "TPUCI_SOURCE", url, "TPUCI_REF", ref,
       "run", "sha=$(git ls-remote \"$TPUCI_SOURCE\" \"$TPUCI_REF\" | head -n 1 | cut -f 1)\n"

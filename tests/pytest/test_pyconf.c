@@ -66,6 +66,7 @@ static void refused(const char *file, const char *text, size_t len, const char *
 }
 
 #define REFUSED(file, literal, want) refused(file, literal, sizeof(literal) - 1, want)
+#define REFUSED_TEXT(text, want) refused("tox.ini", text, strlen(text), want)
 
 static void assert_strv(const tpuci__strv_t *v, ...) {
   va_list ap;
@@ -143,6 +144,102 @@ static void test_ini_refused(void **state) {
   REFUSED("tox.ini", "[pytest]\ntestpaths = 'tests\n", "tox.ini:2: testpaths: a quote does not close");
   REFUSED("tox.ini", "[pytest]\nmarkers = a\xff\n", "tox.ini:2: not valid UTF-8");
   REFUSED("tox.ini", "[pytest]\nmarkers = a\0b\n", "tox.ini:2: contains a NUL byte");
+}
+
+/* Where libinih, which the INI reader is built on, reads otherwise than
+ * iniconfig (pyconf_ini.c says how the reader keeps pytest's meaning;
+ * pyconf_check.py compares the same cases with iniconfig itself). */
+static void test_ini_inih(void **state) {
+  tpuci__pyconf_t conf;
+  tpuci__buf_t b;
+  char *want;
+  int k;
+  (void) state;
+  /* Inline comments: a ';' after a blank ends a value for inih, not for
+   * iniconfig; nor does a '#'. On key lines and continuation lines. */
+  ini_ok("[pytest]\ntestpaths = a ;b c#d\nmarkers = m0 ; x\n  m1: x ; y\n  m2 # z\n", "pytest",
+         &conf);
+  assert_strv(&conf.testpaths, "a", ";b", "c#d", NULL);
+  assert_strv(&conf.markers, "m0 ; x", "m1: x ; y", "m2 # z", NULL);
+  tpuci__pyconf_free(&conf);
+  /* A ';' in a key's name; a comment line (either character, indented
+   * or not) among continuation lines. */
+  ini_ok("[pytest]\na;b = 1\nmarkers = a\n# c\n  ; d\n  b\n", "pytest", &conf);
+  assert_strv(&conf.markers, "a", "b", NULL);
+  tpuci__pyconf_free(&conf);
+  /* inih calls its handler the same way for a continuation line and for
+   * a key given again: the second is an error, the first is not. */
+  REFUSED("tox.ini", "[pytest]\nmarkers = a\n  b\naddopts = -x\nmarkers = c\n",
+          "tox.ini:5: markers is given twice");
+  /* inih merges a section given twice; iniconfig refuses it. */
+  REFUSED("tox.ini", "[pytest]\n[x]\n[pytest]\n", "tox.ini:3: the section is there twice");
+  /* inih takes an indented line after a header for a key. */
+  REFUSED("tox.ini", "[pytest]\n  markers = a\n",
+          "tox.ini:2: an indented line without a key before it");
+  REFUSED("tox.ini", "[x]\na = 1\n[pytest]\n  markers = a\n",
+          "tox.ini:4: an indented line without a key before it");
+  /* inih skips a UTF-8 BOM; iniconfig reads it as a character of the line. */
+  REFUSED("tox.ini", "\xef\xbb\xbf[pytest]\n",
+          "tox.ini:1: neither a section ([name]), a key (key = value) nor an indented "
+          "continuation");
+  /* "[pytest]]" is the section "pytest]" (inih: "pytest"). */
+  ini_ok("[pytest]]\nmarkers = a\n", "pytest", &conf);
+  assert_false(conf.found);
+  tpuci__pyconf_free(&conf);
+  /* An empty section is there (inih calls the handler for keys only). */
+  ini_ok("[pytest]\n", "pytest", &conf);
+  assert_true(conf.found);
+  tpuci__pyconf_free(&conf);
+  /* inih continues no key of an empty name: its next line would be a
+   * key, or a header that does not end. */
+  ini_ok("[o]\n: z\n  more = 1\n[pytest]\n= x\n  [y\nmarkers = a\n  b\n", "pytest", &conf);
+  assert_strv(&conf.markers, "a", "b", NULL);
+  tpuci__pyconf_free(&conf);
+  /* Control characters stand for the pre-processing's markers. */
+  REFUSED("tox.ini", "[pytest]\nmarkers = a\x03\n", "tox.ini:2: a control character");
+  /* Lines longer than inih's buffer (200 bytes): a value of words with
+   * runs of blanks everywhere (so some fall at a cut), a long key before
+   * it, a long header and a long comment. */
+  tpuci__buf_init(&b);
+  tpuci__buf_adds(&b, "[pytest]\n# ");
+  for (k = 0; k < 100; k++) tpuci__buf_adds(&b, "comment ");
+  tpuci__buf_adds(&b, "\n[");
+  for (k = 0; k < 100; k++) tpuci__buf_adds(&b, "header");
+  tpuci__buf_adds(&b, "]\n");
+  for (k = 0; k < 100; k++) tpuci__buf_adds(&b, "key");
+  tpuci__buf_adds(&b, " = x\n  y\n[pytest2]\nmarkers = x\n[tool:pytest]\nmarkers = m\n  ");
+  for (k = 1; k < 80; k++) tpuci__buf_addf(&b, "%.*s%*s", k % 13 + 1, "abcdefghijklm", k % 7, "");
+  tpuci__buf_adds(&b, "\n  last\n");
+  ini_ok(b.data, "tool:pytest", &conf);
+  tpuci__buf_free(&b);
+  assert_true(conf.found);
+  tpuci__buf_init(&b);
+  for (k = 1; k < 80; k++) tpuci__buf_addf(&b, "%.*s%*s", k % 13 + 1, "abcdefghijklm", k % 7, "");
+  while (b.len > 0 && b.data[b.len - 1] == ' ') b.data[--b.len] = '\0';
+  want = tpuci__buf_steal(&b);
+  assert_strv(&conf.markers, "m", want, "last", NULL);
+  free(want);
+  tpuci__pyconf_free(&conf);
+  /* One line of 200 000 bytes: testpaths of 20 000 words. */
+  tpuci__buf_init(&b);
+  tpuci__buf_adds(&b, "[pytest]\ntestpaths =");
+  for (k = 0; k < 20000; k++) tpuci__buf_addf(&b, " d%07d", k);
+  tpuci__buf_adds(&b, "\n");
+  REFUSED_TEXT(b.data, "tox.ini:2: testpaths has more than 256 entries");
+  tpuci__buf_free(&b);
+  tpuci__buf_init(&b);
+  tpuci__buf_adds(&b, "[pytest]\ntestpaths =");
+  for (k = 0; k < 256; k++) tpuci__buf_addf(&b, " %0700d", k);
+  tpuci__buf_adds(&b, "\n");
+  ini_ok(b.data, "pytest", &conf);
+  tpuci__buf_free(&b);
+  assert_int_equal(conf.testpaths.len, 256);
+  for (k = 0; k < 256; k++) {
+    char item[701];
+    snprintf(item, sizeof item, "%0700d", k);
+    assert_string_equal(conf.testpaths.items[k], item);
+  }
+  tpuci__pyconf_free(&conf);
 }
 
 /* ------------------------------------------------------------------ */
@@ -529,6 +626,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ini),
       cmocka_unit_test(test_ini_refused),
+      cmocka_unit_test(test_ini_inih),
       cmocka_unit_test(test_toml),
       cmocka_unit_test(test_toml_refused),
       cmocka_unit_test(test_hostile_prefixes),

@@ -7,8 +7,9 @@
  * python_files.
  *
  * The readers are small and strict, for text anyone can write: an INI
- * reader with iniconfig's rules (pyconf_ini.c: sections, `key = value` or
- * `key: value`, indented continuation lines, `#` and `;` comment lines)
+ * reader with iniconfig's rules on libinih (pyconf_ini.c: sections,
+ * `key = value` or `key: value`, indented continuation lines, `#` and `;`
+ * comment lines, no inline comments)
  * and a TOML reader that reads a whole file (pyconf_toml.c: tables,
  * arrays of tables, dotted and quoted keys, every kind of string, arrays
  * and inline tables over several lines; other values are skipped as

@@ -11,11 +11,41 @@
  * indented line continues the last value (joined with a newline), blank
  * and comment lines between them notwithstanding. A key before any
  * section, a continuation before any key and any other line are errors,
- * as they are to pytest. */
+ * as they are to pytest.
+ *
+ * libinih (Debian's libinih1, built with its defaults: see <ini.h>)
+ * reads the text: it splits keys from values, strips them and hands
+ * continuation lines to the key they continue. Where it reads otherwise
+ * than iniconfig, a pre-processing step (tpuci__ini_next(), the reader
+ * inih calls) keeps pytest's meaning:
+ *   - inih ends a value at a ';' after a blank (an inline comment);
+ *     iniconfig does not: each ';' goes to inih as TPUCI__INI_SEMI;
+ *   - inih calls its handler the same way for a continuation line and
+ *     for a key given again: a key's own line is marked (TPUCI__INI_KEY)
+ *     so that the second `markers =` is "given twice", as to iniconfig;
+ *   - inih calls the handler for keys only, merges a section given twice
+ *     and reads an indented line right after a header as a key; it
+ *     names a section by what comes before the first ']': the reader
+ *     checks headers and indented lines by iniconfig's rules itself and
+ *     hands inih "[p]" for pytest's section, "[o]" for any other;
+ *   - inih reads a line in a buffer of 200 bytes and takes the rest of a
+ *     longer line for a line of its own: the reader hands such a line
+ *     on in pieces the handler joins back (tpuci__ini_read());
+ *   - inih skips a UTF-8 BOM at the start; iniconfig reads it as a
+ *     character (a line that is no key): inih's first line is an empty
+ *     one of the reader's;
+ *   - a key longer than TPUCI__INI_LONG_KEY (none of pytest's) goes as
+ *     "\x06", so that its separator is in inih's first piece; so does an
+ *     empty key ("= x"), whose continuation lines inih would read as keys.
+ * The markers are control characters, which the reader refuses in the
+ * text (pytest does not; no configuration needs them). A header that
+ * does not end with ']' is an error here; iniconfig reads it as a
+ * continuation line (tests/pytest/pyconf_check.py compares both). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <ini.h>
 #include <uv.h>
 
 #include "kind/pytest/pyconf.h"
@@ -184,18 +214,178 @@ int tpuci__pyconf_set_text(tpuci__pyconf_t *conf, const char *key, const char *t
 /* ------------------------------------------------------------------ */
 /* INI                                                                 */
 
+/* The markers the pre-processing puts in what inih reads (the text has
+ * no control characters: tpuci__ini_next() refuses them). */
+#define TPUCI__INI_SEMI '\x02' /* a ';' of the text */
+#define TPUCI__INI_KEY '\x03'  /* after a key's separator: a key's own line */
+#define TPUCI__INI_CUT '\x04'  /* a piece of a long line ends here, more comes */
+#define TPUCI__INI_MORE '\x05' /* the next piece of that line */
+/* A key longer than this is none of pytest's: inih gets it as "\x06",
+ * and so an empty one (inih continues no key of an empty name). */
+#define TPUCI__INI_LONG_KEY 64
+
 typedef struct {
   const char *name;    /* the file, for messages */
   const char *section; /* pytest's section */
   tpuci__pyconf_t *conf;
   tpuci__err_t *err;
-  int in_section;  /* the current section is pytest's */
-  int any_section; /* a section header was seen */
-  char *key;       /* the current key of pytest's section, or NULL */
+  int failed; /* err is set: the reader ends the text */
+  /* The reader's side: the text and the physical line inih is on. */
+  const char *p, *end;
+  int line;
+  int any_section;  /* a section header was seen */
+  int have_key;     /* some key of the current section can be continued */
+  tpuci__buf_t out; /* that line as inih gets it, without its '\n' */
+  size_t at;        /* how much of it inih has had */
+  int pending;      /* out has not been handed on whole */
+  int *lines;       /* the physical line of each line inih got */
+  size_t nlines, cap;
+  /* The handler's side. */
+  char *key; /* the current key of pytest's section, or NULL */
   int key_line;
   tpuci__buf_t value; /* its value so far */
-  int have_key;       /* some key (of any section) can be continued */
+  tpuci__buf_t piece; /* the physical line being put together */
+  int piece_key;      /* ... is a key's line, not a continuation */
 } tpuci__ini_t;
+
+static int tpuci__ini_fail(tpuci__ini_t *in, int line, const char *what) {
+  in->failed = 1;
+  return tpuci__pyconf_fail(in->err, in->name, line, what);
+}
+
+/* s[0..n) into out, each ';' as TPUCI__INI_SEMI. */
+static void tpuci__ini_escape(tpuci__buf_t *out, const char *s, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) {
+    char c = s[i] == ';' ? TPUCI__INI_SEMI : s[i];
+    tpuci__buf_add(out, &c, 1);
+  }
+}
+
+static void tpuci__ini_header(tpuci__ini_t *in, const char *s, size_t n) {
+  size_t end = 0;
+  int ours;
+  /* A '#' or ';' ends the header (iniconfig cuts the line there). */
+  while (end < n && s[end] != '#' && s[end] != ';') end++;
+  n = end;
+  while (n > 0 && strchr(" \t\f\v", s[n - 1])) n--;
+  if (n < 2 || s[n - 1] != ']') {
+    tpuci__ini_fail(in, in->line, "a section header that does not end with ']'");
+    return;
+  }
+  if (n == 2) {
+    tpuci__ini_fail(in, in->line, "a section without a name");
+    return;
+  }
+  in->any_section = 1;
+  in->have_key = 0;
+  ours = strlen(in->section) == n - 2 && memcmp(s + 1, in->section, n - 2) == 0;
+  if (ours) {
+    if (in->conf->found) {
+      tpuci__ini_fail(in, in->line, "the section is there twice");
+      return;
+    }
+    in->conf->found = 1;
+  }
+  tpuci__buf_adds(&in->out, ours ? "[p]" : "[o]");
+}
+
+/* The next physical line, classified by iniconfig's rules, into in->out. */
+static void tpuci__ini_next(tpuci__ini_t *in) {
+  const char *s = in->p, *nl = memchr(s, '\n', (size_t) (in->end - s)), *sep;
+  size_t n = nl ? (size_t) (nl - s) : (size_t) (in->end - s), a = 0, i;
+
+  in->p += n + (nl != NULL);
+  in->line++;
+  in->out.len = 0;
+  in->at = 0;
+  in->pending = 1;
+  for (i = 0; i < n; i++) {
+    unsigned char c = (unsigned char) s[i];
+    if (c < 0x20 && c != '\t' && c != '\v' && c != '\f' && c != '\r') {
+      tpuci__ini_fail(in, in->line, "a control character");
+      return;
+    }
+  }
+  while (n > 0 && strchr(" \t\r\f\v", s[n - 1])) n--;
+  while (a < n && strchr(" \t\f\v", s[a])) a++;
+  if (a == n || s[a] == '#' || s[a] == ';') return; /* blank or a comment: an empty line */
+  if (a == 0 && s[0] == '[') {
+    tpuci__ini_header(in, s, n);
+    return;
+  }
+  if (a > 0) {
+    /* Continues the last key's value. inih would take it for a key of
+     * its own after a section header: iniconfig refuses it. */
+    if (!in->have_key) {
+      tpuci__ini_fail(in, in->line, "an indented line without a key before it");
+      return;
+    }
+    tpuci__buf_add(&in->out, " ", 1);
+    tpuci__ini_escape(&in->out, s + a, n - a);
+    return;
+  }
+  /* "key = value" or "key: value": at the first '=' or ':', for iniconfig
+   * (the first '=', unless a ':' is before it) as for inih. */
+  for (sep = s; sep < s + n && *sep != '=' && *sep != ':'; sep++) {}
+  if (sep == s + n) {
+    tpuci__ini_fail(in, in->line,
+                    "neither a section ([name]), a key (key = value) nor an indented "
+                    "continuation");
+    return;
+  }
+  if (!in->any_section) {
+    tpuci__ini_fail(in, in->line, "a key before any section");
+    return;
+  }
+  in->have_key = 1;
+  if (sep == s || sep - s > TPUCI__INI_LONG_KEY) tpuci__buf_add(&in->out, "\x06", 1);
+  else tpuci__ini_escape(&in->out, s, (size_t) (sep - s));
+  tpuci__buf_add(&in->out, sep, 1);
+  tpuci__buf_add(&in->out, "\x03", 1);
+  tpuci__ini_escape(&in->out, sep + 1, n - (size_t) (sep + 1 - s));
+}
+
+/* inih's reader (fgets'): hands on the text a line, or a piece of a line,
+ * at a time. A line longer than inih's buffer (`num`, 200 bytes in
+ * Debian's build) would be cut there and its rest read as a line of its
+ * own: it goes as pieces instead, each but the last ending with
+ * TPUCI__INI_CUT, each but the first a continuation line starting with
+ * TPUCI__INI_MORE, which the handler joins back (the markers keep inih
+ * from stripping the blanks at a cut). */
+static char *tpuci__ini_read(char *str, int num, void *stream) {
+  tpuci__ini_t *in = stream;
+  size_t room, n, k = 0;
+  if (in->failed || num < 16) return NULL;
+  room = (size_t) num - 5; /* " \x05", the cut, '\n' and the NUL */
+  if (in->nlines == 0) {
+    /* A first line of its own, so that inih's skipping of a UTF-8 BOM
+     * (which iniconfig does not skip) finds none. */
+    in->line = 0;
+  } else if (!in->pending) {
+    if (in->p >= in->end) return NULL;
+    tpuci__ini_next(in);
+    if (in->failed) return NULL;
+  }
+  if (in->at > 0) {
+    str[k++] = ' ';
+    str[k++] = TPUCI__INI_MORE;
+  }
+  n = in->out.len - in->at < room ? in->out.len - in->at : room;
+  if (n > 0) memcpy(str + k, in->out.data + in->at, n);
+  k += n;
+  in->at += n;
+  if (in->at < in->out.len) str[k++] = TPUCI__INI_CUT;
+  else in->pending = 0;
+  str[k++] = '\n';
+  str[k] = '\0';
+  if (in->nlines == in->cap) {
+    in->cap = in->cap ? 2 * in->cap : 64;
+    in->lines = tpuci__realloc(in->lines, in->cap * sizeof(*in->lines));
+  }
+  in->lines[in->nlines++] = in->line > 0 ? in->line : 1;
+  return str;
+}
 
 /* The value of pytest's current key is complete. */
 static int tpuci__ini_flush(tpuci__ini_t *in) {
@@ -203,6 +393,7 @@ static int tpuci__ini_flush(tpuci__ini_t *in) {
   if (in->key != NULL)
     r = tpuci__pyconf_set_text(in->conf, in->key, in->value.data ? in->value.data : "", in->name,
                                in->key_line, in->err);
+  if (r != 0) in->failed = 1;
   free(in->key);
   in->key = NULL;
   in->value.len = 0;
@@ -210,77 +401,65 @@ static int tpuci__ini_flush(tpuci__ini_t *in) {
   return r;
 }
 
-static int tpuci__ini_section(tpuci__ini_t *in, const char *s, size_t n, int line) {
-  size_t end = 0;
-  int r = tpuci__ini_flush(in);
-  if (r != 0) return r;
-  /* A '#' or ';' ends the header (the line is not NUL-terminated). */
-  while (end < n && s[end] != '#' && s[end] != ';') end++;
-  n = end;
-  while (n > 0 && strchr(" \t\f\v", s[n - 1])) n--;
-  if (n < 2 || s[n - 1] != ']')
-    return tpuci__pyconf_fail(in->err, in->name, line,
-                              "a section header that does not end with ']'");
-  if (n == 2) return tpuci__pyconf_fail(in->err, in->name, line, "a section without a name");
-  in->any_section = 1;
-  in->have_key = 0;
-  in->in_section = strlen(in->section) == n - 2 && memcmp(s + 1, in->section, n - 2) == 0;
-  if (in->in_section) {
-    if (in->conf->found)
-      return tpuci__pyconf_fail(in->err, in->name, line, "the section is there twice");
-    in->conf->found = 1;
+/* A physical line is whole in in->piece: stripped, its ';' given back, it
+ * is the value of pytest's key or the next line of it. */
+static int tpuci__ini_piece_done(tpuci__ini_t *in) {
+  char *s = in->piece.data ? in->piece.data : "";
+  size_t a = 0, n = in->piece.len, i;
+  if (in->key == NULL) return 1; /* another section's or another key's */
+  while (a < n && strchr(" \t\r\f\v", s[a])) a++;
+  while (n > a && strchr(" \t\r\f\v", s[n - 1])) n--;
+  for (i = a; i < n; i++)
+    if (s[i] == TPUCI__INI_SEMI) s[i] = ';';
+  if (!in->piece_key && in->value.len > 0) tpuci__buf_add(&in->value, "\n", 1);
+  tpuci__buf_add(&in->value, s + a, n - a);
+  if (in->value.len > TPUCI__PYCONF_MAX_BYTES) {
+    tpuci__ini_fail(in, in->line, "a value too long");
+    return 0;
   }
-  return 0;
+  return 1;
 }
 
-/* "key = value" or "key: value" (the first '=', unless a ':' is before it). */
-static int tpuci__ini_pair(tpuci__ini_t *in, const char *s, size_t n, int line) {
-  const char *eq = memchr(s, '=', n), *colon = memchr(s, ':', n), *sep;
-  size_t a = 0, b;
-  int r = tpuci__ini_flush(in);
-  if (r != 0) return r;
-  sep = eq != NULL && (colon == NULL || eq < colon) ? eq : colon;
-  if (sep == NULL)
-    return tpuci__pyconf_fail(in->err, in->name, line,
-                              "neither a section ([name]), a key (key = value) nor an indented "
-                              "continuation");
-  if (!in->any_section)
-    return tpuci__pyconf_fail(in->err, in->name, line, "a key before any section");
-  in->have_key = 1;
-  if (!in->in_section) return 0;
-  b = (size_t) (sep - s);
-  while (b > 0 && strchr(" \t\f\v", s[b - 1])) b--;
-  in->key = tpuci__strndup(s, b);
-  in->key_line = line;
-  a = (size_t) (sep - s) + 1;
-  while (a < n && strchr(" \t\f\v", s[a])) a++;
-  tpuci__buf_add(&in->value, s + a, n - a);
-  return 0;
-}
-
-static int tpuci__ini_line(tpuci__ini_t *in, const char *s, size_t n, int line) {
-  size_t a = 0;
-  while (n > 0 && strchr(" \t\r\f\v", s[n - 1])) n--;
-  while (a < n && strchr(" \t\f\v", s[a])) a++;
-  if (a == n || s[a] == '#' || s[a] == ';') return 0; /* blank or a comment */
-  if (a == 0 && s[0] == '[') return tpuci__ini_section(in, s, n, line);
-  if (a == 0) return tpuci__ini_pair(in, s, n, line);
-  if (!in->have_key)
-    return tpuci__pyconf_fail(in->err, in->name, line, "an indented line without a key before it");
-  if (in->key == NULL) return 0; /* another section's value */
-  if (in->value.len > 0) tpuci__buf_add(&in->value, "\n", 1);
-  tpuci__buf_add(&in->value, s + a, n - a);
-  if (in->value.len > TPUCI__PYCONF_MAX_BYTES)
-    return tpuci__pyconf_fail(in->err, in->name, line, "a value too long");
-  return 0;
+/* inih's handler: a key's line (its value starts with TPUCI__INI_KEY), a
+ * continuation line, or the next piece of a long line. inih calls it with
+ * the key's name for all three; iniconfig's "given twice" needs the first
+ * told from the others, hence the marker. */
+static int tpuci__ini_pair(void *user, const char *section, const char *name, const char *value) {
+  tpuci__ini_t *in = user;
+  size_t n;
+  if (in->failed) return 0;
+  if (value[0] == TPUCI__INI_KEY) {
+    if (tpuci__ini_flush(in) != 0) return 0;
+    in->piece.len = 0;
+    in->piece_key = 1;
+    if (strcmp(section, "p") == 0) {
+      char *k;
+      in->key = tpuci__strdup(name);
+      for (k = in->key; *k; k++)
+        if (*k == TPUCI__INI_SEMI) *k = ';';
+      in->key_line = in->line;
+    }
+    value++;
+  } else if (value[0] == TPUCI__INI_MORE) {
+    value++;
+  } else {
+    in->piece.len = 0;
+    in->piece_key = 0;
+  }
+  n = strlen(value);
+  if (n > 0 && value[n - 1] == TPUCI__INI_CUT) {
+    tpuci__buf_add(&in->piece, value, n - 1);
+    return 1;
+  }
+  tpuci__buf_add(&in->piece, value, n);
+  return tpuci__ini_piece_done(in);
 }
 
 int tpuci__pyconf_ini(const char *text, size_t len, const char *name, const char *section,
                       tpuci__pyconf_t *conf, tpuci__err_t *err) {
   tpuci__ini_t in;
-  const char *p = text, *end = text + len;
   size_t at;
-  int line = 1, r = 0;
+  int line = 1, r;
   const char *bad = tpuci__text_problem(text, len, &at);
 
   if (bad != NULL) {
@@ -294,18 +473,22 @@ int tpuci__pyconf_ini(const char *text, size_t len, const char *name, const char
   in.section = section;
   in.conf = conf;
   in.err = err;
+  in.p = text;
+  in.end = text + len;
+  tpuci__buf_init(&in.out);
   tpuci__buf_init(&in.value);
-  while (r == 0 && p < end) {
-    const char *nl = memchr(p, '\n', (size_t) (end - p));
-    size_t n = nl ? (size_t) (nl - p) : (size_t) (end - p);
-    r = tpuci__ini_line(&in, p, n, line);
-    p += n + (nl != NULL);
-    line++;
-  }
-  if (r == 0) r = tpuci__ini_flush(&in);
+  tpuci__buf_init(&in.piece);
+  r = ini_parse_stream(tpuci__ini_read, &in, tpuci__ini_pair, &in);
+  if (!in.failed && r != 0) /* The pre-processing hands inih only lines it reads: not reached. */
+    tpuci__ini_fail(&in, r > 0 && (size_t) r <= in.nlines ? in.lines[r - 1] : in.line,
+                    "a line libinih does not read");
+  if (!in.failed) tpuci__ini_flush(&in);
   free(in.key);
+  free(in.lines);
+  tpuci__buf_free(&in.out);
   tpuci__buf_free(&in.value);
-  return r;
+  tpuci__buf_free(&in.piece);
+  return in.failed ? TPUCI_ESPEC : 0;
 }
 
 /* ------------------------------------------------------------------ */
