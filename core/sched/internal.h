@@ -25,6 +25,22 @@ typedef enum {
   TPUCI__STOP_DEADLINE
 } tpuci__stop_t;
 
+/* The run's life: one state, moved only by scheduler.c's
+ * tpuci__sched_set(), which checks each move against its table.
+ *   PREPARING -> RUNNING    every runtime's prepare() answered
+ *   PREPARING -> STOPPING   stopped (or a prepare() failed) first
+ *   RUNNING   -> STOPPING   tpuci__stop(): why is in `stop`
+ *   RUNNING, STOPPING -> CLOSING   nothing runs or waits: the loop's
+ *                                  handles and the runtimes close
+ *   CLOSING   -> FINISHED   all closed: RUN_FINISHED was told */
+typedef enum {
+  TPUCI__SCHED_PREPARING = 0, /* runtimes are checked: nothing starts */
+  TPUCI__SCHED_RUNNING,       /* pump() starts what fits */
+  TPUCI__SCHED_STOPPING,      /* nothing new starts; what runs is stopped */
+  TPUCI__SCHED_CLOSING,
+  TPUCI__SCHED_FINISHED
+} tpuci__sched_state_t;
+
 /* A process besides an instance's attempts, waiting for a slot. */
 typedef struct {
   size_t index;
@@ -107,8 +123,10 @@ struct tpuci__sched_s {
   const tpuci__kind_binding_t **kind_of; /* per instance */
 
   tpuci__runtime_t *rts[TPUCI__RUNTIME__COUNT];
-  int preparing; /* runtimes whose prepare() has not answered */
-  int started;   /* pump() may start attempts */
+  tpuci__sched_state_t state; /* the run's life (tpuci__sched_set) */
+  /* A count, not a state: runtimes whose prepare() has not answered
+   * (PREPARING ends when it is 0). */
+  int preparing;
 
   size_t *queue; /* ring buffer of instance indices */
   size_t qcap, qhead, qlen;
@@ -138,18 +156,26 @@ struct tpuci__sched_s {
   int bf_budget;
   unsigned bf_gen;
   int bf_starting; /* the attempt being started is backfilled */
+  /* Facts, not states of the run: pump() is on the stack (it is not
+   * entered again, and the run does not end under it), whatever the
+   * state. */
   int in_pump;
 
+  /* Why the run stopped (the first reason; STOPPING and any later state
+   * may have one or none), whether a stop was forced (killing at once),
+   * and a count of the handles and runtimes still closing (CLOSING ends
+   * when it is 0). */
   tpuci__stop_t stop;
   int force;
-  int finishing;
-  int closing; /* handles and runtimes still closing */
+  int closing;
 
   uv_timer_t deadline_timer;
   uv_timer_t tick_timer;
   uv_timer_t poll_timer; /* what running processes say as they run */
   uv_signal_t sigint;
   uv_signal_t sigterm;
+  /* Facts: the signal handles were made (they are closed with the rest),
+   * and how many signals came (the second forces the stop). */
   int signals_on;
   int signal_count;
 

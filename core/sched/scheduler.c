@@ -20,6 +20,7 @@
  * runtimes are closed (they remove what they still hold) and the
  * RUN_FINISHED event fires.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -129,6 +130,38 @@ void tpuci__instance_finish(tpuci__sched_t *s, size_t index) {
 /* ------------------------------------------------------------------ */
 /* The run                                                             */
 
+#define TPUCI__SCHED_MOVE(n) (1u << (n))
+static const char *const tpuci__sched_state_names[] = {"PREPARING", "RUNNING", "STOPPING",
+                                                       "CLOSING", "FINISHED"};
+static const unsigned tpuci__sched_moves[] = {
+    [TPUCI__SCHED_PREPARING] =
+        TPUCI__SCHED_MOVE(TPUCI__SCHED_RUNNING) | TPUCI__SCHED_MOVE(TPUCI__SCHED_STOPPING),
+    [TPUCI__SCHED_RUNNING] =
+        TPUCI__SCHED_MOVE(TPUCI__SCHED_STOPPING) | TPUCI__SCHED_MOVE(TPUCI__SCHED_CLOSING),
+    [TPUCI__SCHED_STOPPING] = TPUCI__SCHED_MOVE(TPUCI__SCHED_CLOSING),
+    [TPUCI__SCHED_CLOSING] = TPUCI__SCHED_MOVE(TPUCI__SCHED_FINISHED),
+    [TPUCI__SCHED_FINISHED] = 0,
+};
+
+/* The run's state (internal.h): its one setter. A move its table lacks
+ * is a bug of tpuci: a debug build asserts; a release build tells it as a
+ * message of the run and refuses it (0), as the state's handles may be
+ * closing already. */
+static int tpuci__sched_set(tpuci__sched_t *s, tpuci__sched_state_t to) {
+  char *msg;
+  if ((tpuci__sched_moves[s->state] >> to) & 1u) {
+    s->state = to;
+    return 1;
+  }
+  msg = tpuci__printf("tpuci: internal error: the run moved from %s to %s, which it never "
+                      "should; please report it",
+                      tpuci__sched_state_names[s->state], tpuci__sched_state_names[to]);
+  tpuci__emit_message(s, msg);
+  free(msg);
+  assert(!"the scheduler made a move its table does not allow");
+  return 0;
+}
+
 /* Whether the instance at `index` can start as a plain attempt (not a
  * group's step or a part's first start, which have rules of their
  * own). */
@@ -185,13 +218,13 @@ static int tpuci__backfill(tpuci__sched_t *s, size_t head) {
 }
 
 void tpuci__pump(tpuci__sched_t *s) {
-  if (s->in_pump || !s->started) return;
+  if (s->in_pump || (s->state != TPUCI__SCHED_RUNNING && s->state != TPUCI__SCHED_STOPPING)) return;
   s->in_pump = 1;
   /* Processes besides the attempts that go first (the time to the first
    * failure stays short) start first; the others, extra work, once the
    * queue is empty. */
-  while (s->stop == TPUCI__STOP_NONE && tpuci__side_start(s, TPUCI__PROC_SIDE_FIRST)) {}
-  while (s->stop == TPUCI__STOP_NONE && s->qlen > 0 &&
+  while (s->state == TPUCI__SCHED_RUNNING && tpuci__side_start(s, TPUCI__PROC_SIDE_FIRST)) {}
+  while (s->state == TPUCI__SCHED_RUNNING && s->qlen > 0 &&
          tpuci__side_count(s, TPUCI__PROC_SIDE_FIRST) == 0) {
     size_t head = s->queue[s->qhead];
     tpuci__group_t *g = s->group_of[head] >= 0 ? &s->groups[s->group_of[head]] : NULL;
@@ -222,7 +255,7 @@ void tpuci__pump(tpuci__sched_t *s) {
       tpuci__attempt_start(s, head, TPUCI__PROC_ATTEMPT);
     }
   }
-  while (s->stop == TPUCI__STOP_NONE && s->qlen == 0 &&
+  while (s->state == TPUCI__SCHED_RUNNING && s->qlen == 0 &&
          tpuci__side_start(s, TPUCI__PROC_SIDE_LAST)) {}
   s->in_pump = 0;
   tpuci__check_finished(s);
@@ -245,8 +278,9 @@ void tpuci__check_finished(tpuci__sched_t *s) {
   int k;
 
   if (s->in_pump || s->preparing || s->running || s->qlen || s->waits || s->nside) return;
-  if (!s->finishing) {
-    s->finishing = 1;
+  if (s->state == TPUCI__SCHED_FINISHED) return;
+  if (s->state != TPUCI__SCHED_CLOSING) {
+    if (!tpuci__sched_set(s, TPUCI__SCHED_CLOSING)) return;
     /* Close everything this run holds on the loop; runtimes remove what
      * they still have (containers, networks) first. */
     s->closing++;
@@ -267,8 +301,7 @@ void tpuci__check_finished(tpuci__sched_t *s) {
     }
     return;
   }
-  if (s->closing > 0 || s->finishing == 2) return;
-  s->finishing = 2;
+  if (s->closing > 0 || !tpuci__sched_set(s, TPUCI__SCHED_FINISHED)) return;
   memset(&ev, 0, sizeof(ev));
   ev.type = TPUCI_EVENT_RUN_FINISHED;
   ev.message = s->error;
@@ -297,6 +330,8 @@ void tpuci__drain(tpuci__sched_t *s) {
 void tpuci__stop(tpuci__sched_t *s, tpuci__stop_t why, int force) {
   tpuci__satt_t *t, *next;
   int k;
+  /* Stopped again (a second signal forces it): the state stays. */
+  if (s->state != TPUCI__SCHED_STOPPING && !tpuci__sched_set(s, TPUCI__SCHED_STOPPING)) return;
   if (s->stop == TPUCI__STOP_NONE) s->stop = why;
   if (force) s->force = 1;
   uv_timer_stop(&s->deadline_timer);
@@ -312,7 +347,8 @@ void tpuci__stop(tpuci__sched_t *s, tpuci__stop_t why, int force) {
 }
 
 void tpuci__sched_cancel(tpuci__sched_t *s, int force) {
-  if (s->finishing) return;
+  /* Nothing is left to stop once the run closes. */
+  if (s->state == TPUCI__SCHED_CLOSING || s->state == TPUCI__SCHED_FINISHED) return;
   tpuci__stop(s, TPUCI__STOP_INTERRUPT, force);
   tpuci__check_finished(s);
 }
@@ -366,12 +402,14 @@ static void tpuci__prepared(tpuci__runtime_t *rt, int status) {
   if (s->preparing > 0) return;
   if (s->error != NULL) {
     /* Nothing ran: every instance stays without attempts. */
+    if (s->state == TPUCI__SCHED_PREPARING) tpuci__sched_set(s, TPUCI__SCHED_STOPPING);
     s->stop = TPUCI__STOP_INTERRUPT;
     s->qlen = 0;
     tpuci__check_finished(s);
     return;
   }
-  s->started = 1;
+  /* Stopped while preparing: pump() starts nothing, the run ends. */
+  if (s->state == TPUCI__SCHED_PREPARING) tpuci__sched_set(s, TPUCI__SCHED_RUNNING);
   tpuci__pump(s);
 }
 

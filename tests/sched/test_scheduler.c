@@ -26,8 +26,10 @@ typedef struct {
   tpuci__sched_t *s;
   char dir[256];
   int running, max_running, finished, started, retries, messages;
+  int bad_moves; /* messages of a move the run's table lacks */
   uv_timer_t cancel_timer;
   int cancel_after_ms;
+  int cancel_twice; /* then again, forced (a second signal) */
 } fixture_t;
 
 static void on_event(void *host, const tpuci_event_t *ev) {
@@ -39,7 +41,10 @@ static void on_event(void *host, const tpuci_event_t *ev) {
       break;
     case TPUCI_EVENT_ATTEMPT_FINISHED: f->running--; break;
     case TPUCI_EVENT_RETRY_SCHEDULED: f->retries++; break;
-    case TPUCI_EVENT_MESSAGE: f->messages++; break;
+    case TPUCI_EVENT_MESSAGE:
+      f->messages++;
+      if (ev->message != NULL && strstr(ev->message, "internal error") != NULL) f->bad_moves++;
+      break;
     case TPUCI_EVENT_RUN_FINISHED: f->finished = 1; break;
     default: break;
   }
@@ -103,6 +108,7 @@ static tpuci__instance_t *add(fixture_t *f, const char *name, const char *script
 static void cancel_cb(uv_timer_t *t) {
   fixture_t *f = t->data;
   tpuci__sched_cancel(f->s, 0);
+  if (f->cancel_twice) tpuci__sched_cancel(f->s, 1);
   uv_close((uv_handle_t *) t, NULL);
 }
 
@@ -127,6 +133,9 @@ static void run(fixture_t *f) {
   }
   assert_true(f->finished);
   assert_int_equal(f->running, 0);
+  /* The run's state moved only as its table says (a debug build asserts
+   * on the spot; a release build tells it). */
+  assert_int_equal(f->bad_moves, 0);
 }
 
 /* Whether `pid` is running: it exists and is not a zombie (an orphan's
@@ -283,6 +292,31 @@ static void test_cancel(void **state) {
   assert_int_equal(f->results[1].outcome, TPUCI_OUTCOME_CANCELLED);
   assert_true(tpuci__sched_interrupted(f->s));
   assert_dead(f->dir, "bg.pid");
+  /* Once the run is over, a cancel has nothing left to stop. */
+  tpuci__sched_cancel(f->s, 1);
+  assert_int_equal(f->bad_moves, 0);
+}
+
+/* Stopped by fail-fast while an attempt ignores SIGTERM for its grace,
+ * then cancelled twice while it stops (the second forced, as a second
+ * signal is): the run stops once, the forced stop kills at once, and the
+ * run ends once. */
+static void test_stop_again(void **state) {
+  fixture_t *f = *state;
+  add(f, "fails", "sleep 0.2; exit 1");
+  add(f, "deaf", "trap '' TERM; sleep 30")->grace_ms = 20000;
+  add(f, "queued", "true");
+  f->opts.jobs = 2;
+  f->opts.fail_fast = 1;
+  f->cancel_after_ms = 1500;
+  f->cancel_twice = 1;
+  run(f);
+  assert_int_equal(f->results[0].outcome, TPUCI_OUTCOME_FAILED);
+  assert_int_equal(f->results[1].outcome, TPUCI_OUTCOME_CANCELLED);
+  assert_true(f->results[1].attempts[0].duration_ms < 15000);
+  assert_int_equal(f->results[2].outcome, TPUCI_OUTCOME_CANCELLED);
+  /* The first reason stays. */
+  assert_false(tpuci__sched_interrupted(f->s));
 }
 
 static void test_deadline(void **state) {
@@ -346,6 +380,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_retries_exhausted, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fail_fast, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stop_again, setup, teardown),
       cmocka_unit_test_setup_teardown(test_deadline, setup, teardown),
       cmocka_unit_test_setup_teardown(test_orphan_killed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_env, setup, teardown),
