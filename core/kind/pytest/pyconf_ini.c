@@ -356,7 +356,12 @@ static void tpuci__ini_next(tpuci__ini_t *in) {
 static char *tpuci__ini_read(char *str, int num, void *stream) {
   tpuci__ini_t *in = stream;
   size_t room, n, k = 0;
-  if (in->failed || num < 16) return NULL;
+  if (in->failed) return NULL;
+  if (num < 16) {
+    /* Not Debian's build (200 bytes): no room for a piece. */
+    tpuci__ini_fail(in, in->line > 0 ? in->line : 1, "libinih's line buffer is too small");
+    return NULL;
+  }
   room = (size_t) num - 5; /* " \x05", the cut, '\n' and the NUL */
   if (in->nlines == 0) {
     /* A first line of its own, so that inih's skipping of a UTF-8 BOM
