@@ -356,8 +356,11 @@ static void test_engine_errors(void **state) {
   assert_int_equal(tpuci__engine_new_host(&f->loop, &host, &e, &err), 0);
   res_init(&a);
   res_init(&b);
-  tpuci__engine_call(e, "GET", "/err", 0, NULL, 0, on_chunk, &a, on_engine_done, &a);
-  tpuci__engine_call(e, "GET", "/nope", 0, NULL, 0, NULL, NULL, on_engine_done, &b);
+  tpuci__engine_call(
+      e, &(tpuci__engine_req_t){.method = "GET", .path = "/err", .chunk = on_chunk, .chunk_data = &a},
+      on_engine_done, &a);
+  tpuci__engine_call(e, &(tpuci__engine_req_t){.method = "GET", .path = "/nope"}, on_engine_done,
+                     &b);
   run_until(f, &a.done, 1);
   run_until(f, &b.done, 1);
   assert_false(a.ok);
@@ -382,7 +385,7 @@ static void test_engine_errors(void **state) {
 
   /* A pull that fails inside a 200 progress stream. */
   res_init(&a);
-  tpuci__engine_image_pull(e, "x", NULL, NULL, NULL, on_engine_done, &a);
+  tpuci__engine_image_pull(e, &(tpuci__engine_pull_t){.ref = "x"}, on_engine_done, &a);
   run_until(f, &a.done, 1);
   assert_false(a.ok);
   assert_int_equal(a.status, 200);

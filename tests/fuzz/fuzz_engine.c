@@ -287,13 +287,19 @@ static void fuzz_client(int mode, const char *answer, size_t len) {
     case 0: tpuci__engine_version(g_eng, on_done, &c); break;
     case 1: tpuci__engine_info(g_eng, on_done, &c); break;
     case 2:
-      tpuci__engine_image_pull(g_eng, "tpuci-test/x:1", "e30=", on_pull_line, &pulled,
+      tpuci__engine_image_pull(g_eng,
+                               &(tpuci__engine_pull_t){.ref = "tpuci-test/x:1",
+                                                       .auth = "e30=",
+                                                       .line = on_pull_line,
+                                                       .line_data = &pulled},
                                on_done, &c);
       break;
     case 3: tpuci__engine_container_wait(g_eng, "c1", on_done, &c); break;
     case 4:
-      tpuci__engine_container_attach(g_eng, "c1", on_attached, on_chunk, &c,
-                                     on_done, &c);
+      tpuci__engine_container_attach(
+          g_eng, "c1",
+          &(tpuci__engine_attach_t){.attached = on_attached, .chunk = on_chunk, .chunk_data = &c},
+          on_done, &c);
       break;
     case 5: tpuci__engine_container_logs(g_eng, "c1", on_chunk, &c, on_done, &c); break;
     case 6: tpuci__engine_container_list(g_eng, "tpuci.run", on_done, &c); break;

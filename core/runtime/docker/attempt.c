@@ -141,11 +141,12 @@ static void tpuci__dk_on_attach_end(void *p, const tpuci__engine_res_t *res) {
 static void tpuci__dk_op_output(tpuci__unit_t *u) {
   tpuci__dk_ctr_t *c = (tpuci__dk_ctr_t *) u;
   tpuci__dk_att_t *att = TPUCI__DK_ATT(u);
+  tpuci__engine_attach_t streams = {
+      .attached = tpuci__dk_on_attached, .chunk = tpuci__ctrout_chunk, .chunk_data = &c->out};
   tpuci__dk_set(c, TPUCI__DK_ATTACHING);
   tpuci__unit_req_begin(&att->ua);
   c->attach =
-      tpuci__engine_container_attach(att->dk->e.eng, c->id, tpuci__dk_on_attached,
-                                     tpuci__ctrout_chunk, &c->out, tpuci__dk_on_attach_end, c);
+      tpuci__engine_container_attach(att->dk->e.eng, c->id, &streams, tpuci__dk_on_attach_end, c);
 }
 
 /* What a gang host's wait step says (engine/gate.h). */

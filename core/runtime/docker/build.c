@@ -178,6 +178,7 @@ int tpuci__runtime_docker_build(const tpuci__image_t *img, const char *log_path,
                                 tpuci__docker_built_t *out, tpuci__err_t *err) {
   tpuci__buildctx_t bc;
   tpuci__build_stream_t bs;
+  tpuci__engine_build_t b = {.line = tpuci__build_line, .line_data = &bs};
   tpuci__sync_t s;
   tpuci__sync_res_t r;
   char *query;
@@ -212,8 +213,10 @@ int tpuci__runtime_docker_build(const tpuci__image_t *img, const char *log_path,
     return rc;
   }
   query = tpuci__build_query(img, bc.dockerfile);
-  tpuci__engine_image_build(s.eng, query, bc.tar.data, bc.tar.len, tpuci__build_line, &bs,
-                            tpuci__sync_cb, &r);
+  b.query = query;
+  b.tar = bc.tar.data;
+  b.len = bc.tar.len;
+  tpuci__engine_image_build(s.eng, &b, tpuci__sync_cb, &r);
   free(query);
   tpuci__sync_wait(&s, &r);
   if (!r.ok) {

@@ -239,8 +239,9 @@ static void tpuci__probe_addrs(tpuci__probe_run_t *pr, char *ip, char *gw, size_
   int internal = pr->p->gang;
   ip[0] = gw[0] = '\0';
   if (!internal && pr->p->mode != NULL && !tpuci__probe_default(pr->p)) {
-    tpuci__engine_on_id(pr->s->eng, "GET", "/networks/", pr->p->mode, "", 30000, NULL, NULL,
-                        tpuci__sync_cb, &r);
+    tpuci__engine_req_t req = {
+        .method = "GET", .path = "/networks/", .id = pr->p->mode, .timeout_ms = 30000};
+    tpuci__engine_call(pr->s->eng, &req, tpuci__sync_cb, &r);
     tpuci__sync_wait(pr->s, &r);
     internal = r.ok && json_is_true(json_object_get(r.json, "Internal"));
     tpuci__sync_res_free(&r);

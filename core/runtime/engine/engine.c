@@ -231,35 +231,32 @@ static void tpuci__call_done(void *p, const tpuci__http_res_t *hr) {
   free(c);
 }
 
-static tpuci__http_req_t *tpuci__engine_call_x(tpuci__engine_t *e, const char *method,
-                                               const char *path, int raw_path, json_t *body,
-                                               uint64_t timeout_ms, int pull,
-                                               tpuci__http_chunk_cb chunk, void *chunk_data,
-                                               tpuci__engine_cb cb, void *data) {
+static tpuci__http_req_t *tpuci__engine_call_x(tpuci__engine_t *e, const tpuci__engine_req_t *r,
+                                               int pull, tpuci__engine_cb cb, void *data) {
   tpuci__http_req_t *req;
   tpuci__call_t *c = tpuci__calloc(1, sizeof(*c));
-  char *full = raw_path ? tpuci__strdup(path) : tpuci__printf("%s%s", e->prefix, path);
-  char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
+  char *id = r->id != NULL ? tpuci__http_escape(r->id, 0) : NULL;
+  char *path = tpuci__printf("%s%s%s%s", r->raw_path ? "" : e->prefix, r->path, id ? id : "",
+                             id && r->tail ? r->tail : "");
+  char *text = r->body != NULL ? json_dumps(r->body, JSON_COMPACT) : NULL;
   c->e = e;
   c->cb = cb;
   c->data = data;
-  c->chunk = chunk;
-  c->chunk_data = chunk_data;
+  c->chunk = r->chunk;
+  c->chunk_data = r->chunk_data;
   c->pull = pull;
   tpuci__buf_init(&c->line);
-  req = tpuci__http_request(e->http, method, full, text, text ? strlen(text) : 0, timeout_ms,
-                            chunk || pull ? tpuci__call_chunk : NULL, tpuci__call_done, c);
+  req = tpuci__http_request(e->http, r->method, path, text, text ? strlen(text) : 0, r->timeout_ms,
+                            r->chunk || pull ? tpuci__call_chunk : NULL, tpuci__call_done, c);
   free(text);
-  free(full);
+  free(path);
+  free(id);
   return req;
 }
 
-tpuci__http_req_t *tpuci__engine_call(tpuci__engine_t *e, const char *method, const char *path,
-                                      int raw_path, json_t *body, uint64_t timeout_ms,
-                                      tpuci__http_chunk_cb chunk, void *chunk_data,
+tpuci__http_req_t *tpuci__engine_call(tpuci__engine_t *e, const tpuci__engine_req_t *r,
                                       tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_call_x(e, method, path, raw_path, body, timeout_ms, 0, chunk, chunk_data, cb,
-                              data);
+  return tpuci__engine_call_x(e, r, 0, cb, data);
 }
 
 /* Short calls are capped so that a hung engine cannot hang a run; the
@@ -267,67 +264,66 @@ tpuci__http_req_t *tpuci__engine_call(tpuci__engine_t *e, const char *method, co
 #define TPUCI__SHORT_MS 120000
 
 tpuci__http_req_t *tpuci__engine_version(tpuci__engine_t *e, tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_call(e, "GET", "/version", 1, NULL, 30000, NULL, NULL, cb, data);
+  tpuci__engine_req_t r = {.method = "GET", .path = "/version", .raw_path = 1, .timeout_ms = 30000};
+  return tpuci__engine_call(e, &r, cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_info(tpuci__engine_t *e, tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_call(e, "GET", "/info", 0, NULL, TPUCI__SHORT_MS, NULL, NULL, cb, data);
+  tpuci__engine_req_t r = {.method = "GET", .path = "/info", .timeout_ms = TPUCI__SHORT_MS};
+  return tpuci__engine_call(e, &r, cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_image_inspect(tpuci__engine_t *e, const char *ref,
                                                tpuci__engine_cb cb, void *data) {
   tpuci__http_req_t *req;
-  char *r = tpuci__http_escape(ref, 1);
-  char *path = tpuci__printf("/images/%s/json", r);
-  req = tpuci__engine_call(e, "GET", path, 0, NULL, TPUCI__SHORT_MS, NULL, NULL, cb, data);
+  char *escaped = tpuci__http_escape(ref, 1);
+  char *path = tpuci__printf("/images/%s/json", escaped);
+  tpuci__engine_req_t r = {.method = "GET", .path = path, .timeout_ms = TPUCI__SHORT_MS};
+  req = tpuci__engine_call(e, &r, cb, data);
   free(path);
-  free(r);
+  free(escaped);
   return req;
 }
 
-tpuci__http_req_t *tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref, const char *auth,
-                                            tpuci__engine_line_cb line, void *line_data,
+tpuci__http_req_t *tpuci__engine_image_pull(tpuci__engine_t *e, const tpuci__engine_pull_t *p,
                                             tpuci__engine_cb cb, void *data) {
   tpuci__http_req_t *req;
   tpuci__call_t *c;
-  char *r = tpuci__http_escape(ref, 0);
-  char *path = tpuci__printf("/images/create?fromImage=%s", r);
+  char *ref = tpuci__http_escape(p->ref, 0);
   /* fromImage without a tag would pull every tag. */
-  const char *slash = strrchr(ref, '/');
-  const char *last = slash ? slash + 1 : ref;
-  char *full = strchr(last, ':') == NULL && strchr(ref, '@') == NULL
-                   ? tpuci__printf("%s&tag=latest", path)
-                   : tpuci__strdup(path);
-  req = tpuci__engine_call_x(e, "POST", full, 0, NULL, 0, 1, NULL, NULL, cb, data);
+  const char *slash = strrchr(p->ref, '/');
+  const char *last = slash ? slash + 1 : p->ref;
+  int untagged = strchr(last, ':') == NULL && strchr(p->ref, '@') == NULL;
+  char *path = tpuci__printf("/images/create?fromImage=%s%s", ref, untagged ? "&tag=latest" : "");
+  tpuci__engine_req_t r = {.method = "POST", .path = path};
+  req = tpuci__engine_call_x(e, &r, 1, cb, data);
   c = tpuci__http_req_data(req);
-  c->pull_line = line;
-  c->pull_line_data = line_data;
-  if (auth != NULL) {
-    char *h = tpuci__printf("X-Registry-Auth: %s", auth);
+  c->pull_line = p->line;
+  c->pull_line_data = p->line_data;
+  if (p->auth != NULL) {
+    char *h = tpuci__printf("X-Registry-Auth: %s", p->auth);
     tpuci__http_set_header(req, h);
     tpuci__wipe_free(h);
   }
-  free(full);
   free(path);
-  free(r);
+  free(ref);
   return req;
 }
 
-tpuci__http_req_t *tpuci__engine_image_build(tpuci__engine_t *e, const char *query, const char *tar,
-                                             size_t len, tpuci__engine_line_cb line,
-                                             void *line_data, tpuci__engine_cb cb, void *data) {
+tpuci__http_req_t *tpuci__engine_image_build(tpuci__engine_t *e, const tpuci__engine_build_t *b,
+                                             tpuci__engine_cb cb, void *data) {
   tpuci__http_req_t *req;
   tpuci__call_t *c = tpuci__calloc(1, sizeof(*c));
-  char *full = tpuci__printf("%s/build?%s", e->prefix, query);
+  char *full = tpuci__printf("%s/build?%s", e->prefix, b->query);
   c->e = e;
   c->cb = cb;
   c->data = data;
   c->pull = 1;
-  c->pull_line = line;
-  c->pull_line_data = line_data;
+  c->pull_line = b->line;
+  c->pull_line_data = b->line_data;
   tpuci__buf_init(&c->line);
-  req = tpuci__http_request(e->http, "POST", full, tar, len, 0, tpuci__call_chunk, tpuci__call_done,
-                            c);
+  req = tpuci__http_request(e->http, "POST", full, b->tar, b->len, 0, tpuci__call_chunk,
+                            tpuci__call_done, c);
   tpuci__http_set_body_type(req, "application/x-tar");
   free(full);
   return req;
@@ -335,65 +331,70 @@ tpuci__http_req_t *tpuci__engine_image_build(tpuci__engine_t *e, const char *que
 
 tpuci__http_req_t *tpuci__engine_container_create(tpuci__engine_t *e, const char *name,
                                                   json_t *body, tpuci__engine_cb cb, void *data) {
-  tpuci__http_req_t *req;
-  char *n = tpuci__http_escape(name, 0);
-  char *path = tpuci__printf("/containers/create?name=%s", n);
-  req = tpuci__engine_call(e, "POST", path, 0, body, TPUCI__SHORT_MS, NULL, NULL, cb, data);
-  free(path);
-  free(n);
-  return req;
-}
-
-tpuci__http_req_t *tpuci__engine_on_id(tpuci__engine_t *e, const char *method, const char *fmt_a,
-                                       const char *id, const char *fmt_b, uint64_t timeout_ms,
-                                       tpuci__http_chunk_cb chunk, void *chunk_data,
-                                       tpuci__engine_cb cb, void *data) {
-  tpuci__http_req_t *req;
-  char *i = tpuci__http_escape(id, 0);
-  char *path = tpuci__printf("%s%s%s", fmt_a, i, fmt_b);
-  req = tpuci__engine_call(e, method, path, 0, NULL, timeout_ms, chunk, chunk_data, cb, data);
-  free(path);
-  free(i);
-  return req;
+  tpuci__engine_req_t r = {.method = "POST",
+                           .path = "/containers/create?name=",
+                           .id = name,
+                           .body = body,
+                           .timeout_ms = TPUCI__SHORT_MS};
+  return tpuci__engine_call(e, &r, cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_container_start(tpuci__engine_t *e, const char *id,
                                                  tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_on_id(e, "POST", "/containers/", id, "/start", TPUCI__SHORT_MS, NULL, NULL,
-                             cb, data);
+  tpuci__engine_req_t r = {.method = "POST",
+                           .path = "/containers/",
+                           .id = id,
+                           .tail = "/start",
+                           .timeout_ms = TPUCI__SHORT_MS};
+  return tpuci__engine_call(e, &r, cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_container_wait(tpuci__engine_t *e, const char *id,
                                                 tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_on_id(e, "POST", "/containers/", id, "/wait?condition=not-running", 0, NULL,
-                             NULL, cb, data);
+  tpuci__engine_req_t r = {
+      .method = "POST", .path = "/containers/", .id = id, .tail = "/wait?condition=not-running"};
+  return tpuci__engine_call(e, &r, cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_container_attach(tpuci__engine_t *e, const char *id,
-                                                  void (*attached)(void *data),
-                                                  tpuci__http_chunk_cb chunk, void *chunk_data,
+                                                  const tpuci__engine_attach_t *a,
                                                   tpuci__engine_cb cb, void *data) {
-  tpuci__http_req_t *r =
-      tpuci__engine_on_id(e, "POST", "/containers/", id, "/attach?stream=1&stdout=1&stderr=1", 0,
-                          chunk, chunk_data, cb, data);
-  tpuci__call_t *c = tpuci__http_req_data(r);
-  c->head = attached;
-  tpuci__http_set_head(r, tpuci__call_head);
-  return r;
+  tpuci__engine_req_t r = {.method = "POST",
+                           .path = "/containers/",
+                           .id = id,
+                           .tail = "/attach?stream=1&stdout=1&stderr=1",
+                           .chunk = a->chunk,
+                           .chunk_data = a->chunk_data};
+  tpuci__http_req_t *req = tpuci__engine_call(e, &r, cb, data);
+  tpuci__call_t *c = tpuci__http_req_data(req);
+  c->head = a->attached;
+  tpuci__http_set_head(req, tpuci__call_head);
+  return req;
 }
 
 tpuci__http_req_t *tpuci__engine_container_logs(tpuci__engine_t *e, const char *id,
                                                 tpuci__http_chunk_cb chunk, void *chunk_data,
                                                 tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_on_id(e, "GET", "/containers/", id, "/logs?stdout=1&stderr=1",
-                             TPUCI__SHORT_MS, chunk, chunk_data, cb, data);
+  tpuci__engine_req_t r = {.method = "GET",
+                           .path = "/containers/",
+                           .id = id,
+                           .tail = "/logs?stdout=1&stderr=1",
+                           .timeout_ms = TPUCI__SHORT_MS,
+                           .chunk = chunk,
+                           .chunk_data = chunk_data};
+  return tpuci__engine_call(e, &r, cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_container_stats(tpuci__engine_t *e, const char *id,
                                                  tpuci__http_chunk_cb chunk, void *chunk_data,
                                                  tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_on_id(e, "GET", "/containers/", id, "/stats?stream=1", 0, chunk, chunk_data,
-                             cb, data);
+  tpuci__engine_req_t r = {.method = "GET",
+                           .path = "/containers/",
+                           .id = id,
+                           .tail = "/stats?stream=1",
+                           .chunk = chunk,
+                           .chunk_data = chunk_data};
+  return tpuci__engine_call(e, &r, cb, data);
 }
 
 void tpuci__engine_cancel(tpuci__engine_t *e, tpuci__http_req_t *r) {
@@ -404,38 +405,52 @@ tpuci__http_req_t *tpuci__engine_container_kill(tpuci__engine_t *e, const char *
                                                 const char *signame, tpuci__engine_cb cb,
                                                 void *data) {
   tpuci__http_req_t *req;
-  char *suffix = tpuci__printf("/kill?signal=%s", signame);
-  req = tpuci__engine_on_id(e, "POST", "/containers/", id, suffix, TPUCI__SHORT_MS, NULL, NULL, cb,
-                            data);
-  free(suffix);
+  char *tail = tpuci__printf("/kill?signal=%s", signame);
+  tpuci__engine_req_t r = {.method = "POST",
+                           .path = "/containers/",
+                           .id = id,
+                           .tail = tail,
+                           .timeout_ms = TPUCI__SHORT_MS};
+  req = tpuci__engine_call(e, &r, cb, data);
+  free(tail);
   return req;
 }
 
 tpuci__http_req_t *tpuci__engine_container_inspect(tpuci__engine_t *e, const char *id,
                                                    tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_on_id(e, "GET", "/containers/", id, "/json", TPUCI__SHORT_MS, NULL, NULL, cb,
-                             data);
+  tpuci__engine_req_t r = {.method = "GET",
+                           .path = "/containers/",
+                           .id = id,
+                           .tail = "/json",
+                           .timeout_ms = TPUCI__SHORT_MS};
+  return tpuci__engine_call(e, &r, cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_container_remove(tpuci__engine_t *e, const char *id,
                                                   tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_on_id(e, "DELETE", "/containers/", id, "?force=1&v=1", TPUCI__SHORT_MS, NULL,
-                             NULL, cb, data);
+  tpuci__engine_req_t r = {.method = "DELETE",
+                           .path = "/containers/",
+                           .id = id,
+                           .tail = "?force=1&v=1",
+                           .timeout_ms = TPUCI__SHORT_MS};
+  return tpuci__engine_call(e, &r, cb, data);
 }
 
-tpuci__http_req_t *tpuci__engine_list(tpuci__engine_t *e, const char *path, const char *key,
-                                      const char *const *values, size_t n, uint64_t timeout_ms,
+tpuci__http_req_t *tpuci__engine_list(tpuci__engine_t *e, const char *path,
+                                      const tpuci__engine_filter_t *filter, uint64_t timeout_ms,
                                       tpuci__engine_cb cb, void *data) {
   json_t *f = json_object(), *a = json_array();
   tpuci__http_req_t *req;
+  tpuci__engine_req_t r = {.method = "GET", .timeout_ms = timeout_ms};
   char *text, *q, *full;
   size_t i;
-  for (i = 0; i < n; i++) json_array_append_new(a, json_string(values[i]));
-  json_object_set_new(f, key, a);
+  for (i = 0; i < filter->n; i++) json_array_append_new(a, json_string(filter->values[i]));
+  json_object_set_new(f, filter->key, a);
   text = json_dumps(f, JSON_COMPACT);
   q = tpuci__http_escape(text, 0);
   full = tpuci__printf("%s%cfilters=%s", path, strchr(path, '?') ? '&' : '?', q);
-  req = tpuci__engine_call(e, "GET", full, 0, NULL, timeout_ms, NULL, NULL, cb, data);
+  r.path = full;
+  req = tpuci__engine_call(e, &r, cb, data);
   free(full);
   free(q);
   free(text);
@@ -445,25 +460,28 @@ tpuci__http_req_t *tpuci__engine_list(tpuci__engine_t *e, const char *path, cons
 
 tpuci__http_req_t *tpuci__engine_container_list(tpuci__engine_t *e, const char *label,
                                                 tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_list(e, "/containers/json?all=1", "label", &label, 1, TPUCI__SHORT_MS, cb,
-                            data);
+  tpuci__engine_filter_t f = {.key = "label", .values = &label, .n = 1};
+  return tpuci__engine_list(e, "/containers/json?all=1", &f, TPUCI__SHORT_MS, cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_network_create(tpuci__engine_t *e, json_t *body,
                                                 tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_call(e, "POST", "/networks/create", 0, body, TPUCI__SHORT_MS, NULL, NULL, cb,
-                            data);
+  tpuci__engine_req_t r = {
+      .method = "POST", .path = "/networks/create", .body = body, .timeout_ms = TPUCI__SHORT_MS};
+  return tpuci__engine_call(e, &r, cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_network_remove(tpuci__engine_t *e, const char *id,
                                                 tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_on_id(e, "DELETE", "/networks/", id, "", TPUCI__SHORT_MS, NULL, NULL, cb,
-                             data);
+  tpuci__engine_req_t r = {
+      .method = "DELETE", .path = "/networks/", .id = id, .timeout_ms = TPUCI__SHORT_MS};
+  return tpuci__engine_call(e, &r, cb, data);
 }
 
 tpuci__http_req_t *tpuci__engine_network_list(tpuci__engine_t *e, const char *label,
                                               tpuci__engine_cb cb, void *data) {
-  return tpuci__engine_list(e, "/networks", "label", &label, 1, TPUCI__SHORT_MS, cb, data);
+  tpuci__engine_filter_t f = {.key = "label", .values = &label, .n = 1};
+  return tpuci__engine_list(e, "/networks", &f, TPUCI__SHORT_MS, cb, data);
 }
 
 const char *tpuci__docker_signame(int signum, char *buf, size_t size) {

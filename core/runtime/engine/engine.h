@@ -77,22 +77,35 @@ int tpuci__docker_api_pick(const char *server_api, int *major, int *minor, tpuci
  * kind of engine it is (server_name, podman). */
 int tpuci__engine_negotiate(tpuci__engine_t *e, json_t *version, tpuci__err_t *err);
 
-/* A call: `path` goes after the version prefix unless `raw_path` is set.
- * `body` is borrowed (may be NULL). */
-tpuci__http_req_t *tpuci__engine_call(tpuci__engine_t *e, const char *method, const char *path,
-                                      int raw_path, json_t *body, uint64_t timeout_ms,
-                                      tpuci__http_chunk_cb chunk, void *chunk_data,
-                                      tpuci__engine_cb cb, void *data);
+/* An engine call. `path` goes after the version prefix unless
+ * `raw_path` is set; with `id` set, the escaped id and then `tail`
+ * follow it ("/containers/", id, "/start"). `body` is borrowed (may be
+ * NULL); `timeout_ms` 0 is none; `chunk` (may be NULL) gets the
+ * answer's body as it arrives. */
+typedef struct {
+  const char *method;
+  const char *path;
+  const char *id;
+  const char *tail;
+  int raw_path;
+  json_t *body;
+  uint64_t timeout_ms;
+  tpuci__http_chunk_cb chunk;
+  void *chunk_data;
+} tpuci__engine_req_t;
 
-/* `method` on fmt_a + the escaped `id` + fmt_b ("/containers/", id,
- * "/start"). */
-tpuci__http_req_t *tpuci__engine_on_id(tpuci__engine_t *e, const char *method, const char *fmt_a,
-                                       const char *id, const char *fmt_b, uint64_t timeout_ms,
-                                       tpuci__http_chunk_cb chunk, void *chunk_data,
-                                       tpuci__engine_cb cb, void *data);
-/* GET `path` (which may have a query already) with filters={key: values}. */
-tpuci__http_req_t *tpuci__engine_list(tpuci__engine_t *e, const char *path, const char *key,
-                                      const char *const *values, size_t n, uint64_t timeout_ms,
+/* The filters of a list: filters={key: values[0..n)}. */
+typedef struct {
+  const char *key;
+  const char *const *values;
+  size_t n;
+} tpuci__engine_filter_t;
+
+tpuci__http_req_t *tpuci__engine_call(tpuci__engine_t *e, const tpuci__engine_req_t *r,
+                                      tpuci__engine_cb cb, void *data);
+/* GET `path` (which may have a query already) with `filter`. */
+tpuci__http_req_t *tpuci__engine_list(tpuci__engine_t *e, const char *path,
+                                      const tpuci__engine_filter_t *filter, uint64_t timeout_ms,
                                       tpuci__engine_cb cb, void *data);
 
 /* The endpoints. `id` is a container or network id or name. */
@@ -103,21 +116,39 @@ tpuci__http_req_t *tpuci__engine_image_inspect(tpuci__engine_t *e, const char *r
 /* One JSON line of a pull's progress stream (borrowed). */
 typedef void (*tpuci__engine_line_cb)(void *data, json_t *line);
 
+/* A pull: `ref`; `auth` (may be NULL) is the X-Registry-Auth value
+ * (registry.h); `line` (may be NULL) gets each line of the progress
+ * stream. */
+typedef struct {
+  const char *ref;
+  const char *auth;
+  tpuci__engine_line_cb line;
+  void *line_data;
+} tpuci__engine_pull_t;
+
 /* POST /images/create?fromImage=ref. The engine answers 200 and then
  * reports failure inside the progress stream ({"error": ...}); that is
- * turned into ok = 0 with the message. `auth` (may be NULL) is the
- * X-Registry-Auth value (registry.h); `line` (may be NULL) gets each
- * line of the stream. */
-tpuci__http_req_t *tpuci__engine_image_pull(tpuci__engine_t *e, const char *ref, const char *auth,
-                                            tpuci__engine_line_cb line, void *line_data,
+ * turned into ok = 0 with the message. */
+tpuci__http_req_t *tpuci__engine_image_pull(tpuci__engine_t *e, const tpuci__engine_pull_t *p,
                                             tpuci__engine_cb cb, void *data);
-/* POST /build?<query> with `tar` (a build context, buildctx.h) as the
- * body. The engine streams {"stream"}, {"aux": {"ID"}} and
- * {"error"} lines, each given to `line`; an error line makes ok = 0 with
- * its message. No timeout: a build takes what its steps take. */
-tpuci__http_req_t *tpuci__engine_image_build(tpuci__engine_t *e, const char *query, const char *tar,
-                                             size_t len, tpuci__engine_line_cb line,
-                                             void *line_data, tpuci__engine_cb cb, void *data);
+
+/* A build: `query` (the /build query string) and `tar`, `len` (a build
+ * context, buildctx.h; borrowed until cb); `line` gets each line the
+ * engine streams. */
+typedef struct {
+  const char *query;
+  const char *tar;
+  size_t len;
+  tpuci__engine_line_cb line;
+  void *line_data;
+} tpuci__engine_build_t;
+
+/* POST /build?<query> with the tar as the body. The engine streams
+ * {"stream"}, {"aux": {"ID"}} and {"error"} lines, each given to
+ * `line`; an error line makes ok = 0 with its message. No timeout: a
+ * build takes what its steps take. */
+tpuci__http_req_t *tpuci__engine_image_build(tpuci__engine_t *e, const tpuci__engine_build_t *b,
+                                             tpuci__engine_cb cb, void *data);
 tpuci__http_req_t *tpuci__engine_container_create(tpuci__engine_t *e, const char *name,
                                                   json_t *body, tpuci__engine_cb cb, void *data);
 tpuci__http_req_t *tpuci__engine_container_start(tpuci__engine_t *e, const char *id,
@@ -125,14 +156,21 @@ tpuci__http_req_t *tpuci__engine_container_start(tpuci__engine_t *e, const char 
 /* POST /containers/{id}/wait?condition=not-running: {"StatusCode": n}. */
 tpuci__http_req_t *tpuci__engine_container_wait(tpuci__engine_t *e, const char *id,
                                                 tpuci__engine_cb cb, void *data);
+/* Where an attach's streams go: `attached(data)` (data: the call's)
+ * once the engine has attached them; the multiplexed stream (demux.h)
+ * to `chunk`. */
+typedef struct {
+  void (*attached)(void *data);
+  tpuci__http_chunk_cb chunk;
+  void *chunk_data;
+} tpuci__engine_attach_t;
+
 /* POST /containers/{id}/attach?stream=1&stdout=1&stderr=1, asked before
  * the container starts (as `docker run` does), so that its output
- * arrives whole: `attached(data)` once the engine has attached the
- * streams (start the container then); the multiplexed stream (demux.h)
- * goes to chunk; cb when the container's streams closed. */
+ * arrives whole: start the container once `attached` ran; cb when the
+ * container's streams closed. */
 tpuci__http_req_t *tpuci__engine_container_attach(tpuci__engine_t *e, const char *id,
-                                                  void (*attached)(void *data),
-                                                  tpuci__http_chunk_cb chunk, void *chunk_data,
+                                                  const tpuci__engine_attach_t *a,
                                                   tpuci__engine_cb cb, void *data);
 /* GET /containers/{id}/logs?stdout=1&stderr=1 (no follow): the output
  * recorded so far, multiplexed, to chunk; cb at its end. */

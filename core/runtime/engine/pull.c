@@ -179,8 +179,9 @@ static void tpuci__pull_on_done(void *data, const tpuci__engine_res_t *er) {
 }
 
 static void tpuci__pull_engine(tpuci__puller_t *p) {
-  p->req = tpuci__engine_image_pull(p->e, p->ref, p->auth.header, tpuci__pull_on_line, p,
-                                    tpuci__pull_on_done, p);
+  tpuci__engine_pull_t req = {
+      .ref = p->ref, .auth = p->auth.header, .line = tpuci__pull_on_line, .line_data = p};
+  p->req = tpuci__engine_image_pull(p->e, &req, tpuci__pull_on_done, p);
 }
 
 static void tpuci__pull_on_helper(void *data, int status, const char *out, size_t len,

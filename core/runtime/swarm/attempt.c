@@ -81,6 +81,7 @@ static void tpuci__sw_on_read(void *p, const tpuci__engine_res_t *res) {
 static void tpuci__sw_read_rest(tpuci__sw_host_t *h) {
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
   const char *id = h->task_id != NULL ? h->task_id : h->id;
+  tpuci__sw_logsrc_t src = {.kind = h->task_id != NULL ? "/tasks/" : "/services/", .id = id};
   if ((h->log != TPUCI__SW_LOG_IDLE && h->log != TPUCI__SW_LOG_ENDED) || id == NULL) return;
   tpuci__sw_set_log(h, TPUCI__SW_LOG_READ);
   /* A task that ended without a container never ran; one being stopped
@@ -91,8 +92,7 @@ static void tpuci__sw_read_rest(tpuci__sw_host_t *h) {
   }
   tpuci__ctrout_rewind(&h->out);
   tpuci__unit_req_begin(&att->ua);
-  tpuci__sw_logs(att->sw->e.eng, h->task_id != NULL ? "/tasks/" : "/services/", id, 0,
-                 tpuci__ctrout_chunk, &h->out, tpuci__sw_on_read, h);
+  tpuci__sw_logs(att->sw->e.eng, &src, tpuci__ctrout_chunk, &h->out, tpuci__sw_on_read, h);
 }
 
 /* Whether host h's log is read once more now that its stream is over:
@@ -274,14 +274,15 @@ void tpuci__sw_on_task(tpuci__sw_host_t *h, const tpuci__task_t *t) {
   if (t->state >= TPUCI__TS_RUNNING && !tpuci__task_state_terminal(t->state) &&
       (h->log == TPUCI__SW_LOG_IDLE ||
        (h->log == TPUCI__SW_LOG_ENDED && h->broke != NULL && h->refollows < TPUCI__SW_REFOLLOWS))) {
+    tpuci__sw_logsrc_t src = {.kind = "/tasks/", .id = h->task_id, .follow = 1};
     if (h->log == TPUCI__SW_LOG_ENDED) {
       h->refollows++;
       tpuci__ctrout_rewind(&h->out);
     }
     tpuci__sw_set_log(h, TPUCI__SW_LOG_FOLLOW);
     tpuci__unit_req_begin(&att->ua);
-    h->follow = tpuci__sw_logs(att->sw->e.eng, "/tasks/", h->task_id, 1, tpuci__ctrout_chunk,
-                               &h->out, tpuci__sw_on_follow_end, h);
+    h->follow = tpuci__sw_logs(att->sw->e.eng, &src, tpuci__ctrout_chunk, &h->out,
+                               tpuci__sw_on_follow_end, h);
   }
   if (!tpuci__task_state_terminal(t->state)) return;
 

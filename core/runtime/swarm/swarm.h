@@ -185,10 +185,17 @@ tpuci__http_req_t *tpuci__sw_service_list(tpuci__engine_t *e, const char *label,
 tpuci__http_req_t *tpuci__sw_task_list(tpuci__engine_t *e, const char *key,
                                        const char *const *values, size_t n, tpuci__engine_cb cb,
                                        void *data);
-/* GET {kind}{id}/logs?stdout=1&stderr=1[&follow=1], kind "/tasks/" or
- * "/services/": the multiplexed stream to chunk. A followed stream does
- * not end when the task does. */
-tpuci__http_req_t *tpuci__sw_logs(tpuci__engine_t *e, const char *kind, const char *id, int follow,
+/* Which log to read: `kind` "/tasks/" or "/services/", the task's or
+ * service's `id`, and whether to follow it. */
+typedef struct {
+  const char *kind;
+  const char *id;
+  int follow;
+} tpuci__sw_logsrc_t;
+
+/* GET {kind}{id}/logs?stdout=1&stderr=1[&follow=1]: the multiplexed
+ * stream to chunk. A followed stream does not end when the task does. */
+tpuci__http_req_t *tpuci__sw_logs(tpuci__engine_t *e, const tpuci__sw_logsrc_t *src,
                                   tpuci__http_chunk_cb chunk, void *chunk_data, tpuci__engine_cb cb,
                                   void *data);
 tpuci__http_req_t *tpuci__sw_node_list(tpuci__engine_t *e, tpuci__engine_cb cb, void *data);
