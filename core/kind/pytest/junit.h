@@ -420,11 +420,17 @@ void tpuci__junit_write_merged(tpuci__buf_t *out, const tpuci__history_t *const 
 int tpuci__junit_write_merged_file(const char *path, const tpuci__history_t *const *hs, size_t n,
                                    tpuci__err_t *err);
 
-/* The document around `len` bytes of <testsuite> elements: the XML
- * declaration and <testsuites name="tpuci"> with these totals (what
- * tpuci__junit_write_run() writes around its suites). */
-void tpuci__junit_write_doc(tpuci__buf_t *out, size_t tests, size_t failures, size_t errors,
-                            double time_s, const char *suites, size_t len);
+/* The counts of a <testsuite>, or the totals of <testsuites>. */
+typedef struct {
+  size_t tests, failures, errors, skipped;
+  double time_s;
+} tpuci__junit_counts_t;
+
+/* The document around `suites` (<testsuite> elements): the XML
+ * declaration and <testsuites name="tpuci"> with the `total` counts
+ * (what tpuci__junit_write_run() writes around its suites). */
+void tpuci__junit_write_doc(tpuci__buf_t *out, const tpuci__junit_counts_t *total,
+                            const tpuci__buf_t *suites);
 
 /* Several runs' merged JUnit reports (their run folders' junit.xml, as
  * tpuci__junit_write_run() wrote them) as one document (`tpuci merge`):

@@ -21,8 +21,7 @@ typedef struct {
   int start_len;        /* its start tag's length */
   tpuci__buf_t *suites; /* where the suites go */
   const char *data;
-  size_t tests, failures, errors;
-  double time_s;
+  tpuci__junit_counts_t total; /* the documents' totals added up */
 } tpuci__jm_t;
 
 /* `fmt` has one %.64s, for `what`. */
@@ -56,10 +55,10 @@ static void XMLCALL tpuci__jm_start(void *ud, const XML_Char *name, const XML_Ch
     m->start_len = XML_GetCurrentByteCount(m->p);
     for (k = 0; attrs[k] && attrs[k + 1]; k += 2) {
       const char *a = attrs[k], *v = attrs[k + 1];
-      if (strcmp(a, "tests") == 0) m->tests += tpuci__jm_count(m, v);
-      else if (strcmp(a, "failures") == 0) m->failures += tpuci__jm_count(m, v);
-      else if (strcmp(a, "errors") == 0) m->errors += tpuci__jm_count(m, v);
-      else if (strcmp(a, "time") == 0) m->time_s += strtod(v, NULL);
+      if (strcmp(a, "tests") == 0) m->total.tests += tpuci__jm_count(m, v);
+      else if (strcmp(a, "failures") == 0) m->total.failures += tpuci__jm_count(m, v);
+      else if (strcmp(a, "errors") == 0) m->total.errors += tpuci__jm_count(m, v);
+      else if (strcmp(a, "time") == 0) m->total.time_s += strtod(v, NULL);
     }
   }
   m->depth++;
@@ -131,8 +130,7 @@ int tpuci__junit_merge_docs(tpuci__buf_t *out, const tpuci__junit_doc_t *docs, s
   tpuci__buf_init(&suites);
   m.suites = &suites;
   for (i = 0; i < n && r == 0; i++) r = tpuci__jm_doc(&m, &docs[i], err);
-  if (r == 0)
-    tpuci__junit_write_doc(out, m.tests, m.failures, m.errors, m.time_s, suites.data, suites.len);
+  if (r == 0) tpuci__junit_write_doc(out, &m.total, &suites);
   tpuci__buf_free(&suites);
   return r;
 }

@@ -116,11 +116,6 @@ static void tpuci__w_text(tpuci__buf_t *b, const char *indent, const char *tag, 
   if (text != NULL) tpuci__w_textn(b, indent, tag, text, strlen(text));
 }
 
-typedef struct {
-  size_t tests, failures, errors, skipped;
-  double time_s;
-} tpuci__counts_t;
-
 /* <testcase classname name time>: the attributes both Surefire's and
  * Jenkins' schemas allow (no file or line: neither has them). */
 static void tpuci__w_case_open(tpuci__buf_t *b, const char *classname, const char *name,
@@ -206,17 +201,29 @@ static void tpuci__w_outcome(tpuci__buf_t *b, const char *tag, const char *messa
   tpuci__buf_addf(b, "</%s>\n", tag);
 }
 
-/* A flaky or rerun element: <stackTrace> first, then the run's output. */
-static void tpuci__w_rerun(tpuci__buf_t *b, const char *tag, const char *message, const char *type,
-                           const char *trace, const char *out, size_t out_len, const char *err) {
-  tpuci__buf_addf(b, "      <%s", tag);
-  tpuci__w_attr(b, "message", message ? message : "");
-  tpuci__w_attr(b, "type", type);
+/* A flaky or rerun element (`tag`): the failure's message and type,
+ * its trace, and the run's output (out_len bytes of `out`, `err`; each
+ * may be NULL). */
+typedef struct {
+  const char *tag;
+  const char *message;
+  const char *type;
+  const char *trace;
+  const char *out;
+  size_t out_len;
+  const char *err;
+} tpuci__w_rerun_t;
+
+/* <stackTrace> first, then the run's output. */
+static void tpuci__w_rerun(tpuci__buf_t *b, const tpuci__w_rerun_t *r) {
+  tpuci__buf_addf(b, "      <%s", r->tag);
+  tpuci__w_attr(b, "message", r->message ? r->message : "");
+  tpuci__w_attr(b, "type", r->type);
   tpuci__buf_adds(b, ">\n");
-  tpuci__w_text(b, "        ", "stackTrace", trace ? trace : "");
-  tpuci__w_textn(b, "        ", "system-out", out, out_len);
-  tpuci__w_text(b, "        ", "system-err", err);
-  tpuci__buf_addf(b, "      </%s>\n", tag);
+  tpuci__w_text(b, "        ", "stackTrace", r->trace ? r->trace : "");
+  tpuci__w_textn(b, "        ", "system-out", r->out, r->out_len);
+  tpuci__w_text(b, "        ", "system-err", r->err);
+  tpuci__buf_addf(b, "      </%s>\n", r->tag);
 }
 
 /* A failure's type: the one its report gave (tpuci's own for a test cut
@@ -239,6 +246,7 @@ static void tpuci__w_earlier(tpuci__buf_t *b, const tpuci__test_hist_t *th, int 
   for (k = 0; k + 1 < th->len; k++) {
     const tpuci__test_run_t *r = &th->runs[k];
     const tpuci__test_t *t = &r->result;
+    tpuci__w_rerun_t rerun = {.tag = tag};
     tpuci__buf_t trace;
     char *type;
     if (!tpuci__test_outcome_failing(t->outcome) || (t->outcome == TPUCI_TEST_ERROR) != errors ||
@@ -252,8 +260,13 @@ static void tpuci__w_earlier(tpuci__buf_t *b, const tpuci__test_hist_t *th, int 
                       "time]\n%s",
                       t->text ? t->text : "");
     else tpuci__buf_addf(&trace, "[attempt %d]\n%s", r->attempt, t->text ? t->text : "");
-    tpuci__w_rerun(b, tag, t->message, type, trace.data, t->system_out,
-                   t->system_out ? strlen(t->system_out) : 0, t->system_err);
+    rerun.message = t->message;
+    rerun.type = type;
+    rerun.trace = trace.data;
+    rerun.out = t->system_out;
+    rerun.out_len = t->system_out ? strlen(t->system_out) : 0;
+    rerun.err = t->system_err;
+    tpuci__w_rerun(b, &rerun);
     tpuci__buf_free(&trace);
     free(type);
   }
@@ -270,7 +283,7 @@ static int tpuci__has_earlier(const tpuci__test_hist_t *th) {
 }
 
 static void tpuci__w_test(tpuci__buf_t *b, const tpuci__junit_suite_t *s,
-                          const tpuci__test_hist_t *th, tpuci__counts_t *c) {
+                          const tpuci__test_hist_t *th, tpuci__junit_counts_t *c) {
   const tpuci__test_run_t *last = &th->runs[th->len - 1];
   const tpuci__test_t *f = &last->result;
   int failing = tpuci__test_outcome_failing(f->outcome);
@@ -335,7 +348,7 @@ static void tpuci__outcome_cause(tpuci__buf_t *b, tpuci_outcome_t o, const char 
 /* A test that no attempt reported a result for: an error, so that it
  * counts against the instance (docs/pytest.md, "not run"). */
 static void tpuci__w_not_run(tpuci__buf_t *b, const tpuci__junit_suite_t *s,
-                             const tpuci__test_hist_t *th, tpuci__counts_t *c) {
+                             const tpuci__test_hist_t *th, tpuci__junit_counts_t *c) {
   const tpuci__history_t *h = s->history;
   const tpuci__attempt_rec_t *last = h->n_attempts ? &h->attempts[h->n_attempts - 1] : NULL;
   tpuci__buf_t msg;
@@ -393,7 +406,7 @@ static void tpuci__missing_list(const tpuci__history_t *h, size_t k, tpuci__buf_
 
 /* An abnormal attempt as a test case of its own. */
 static void tpuci__w_attempt(tpuci__buf_t *b, const tpuci__history_t *h, size_t k,
-                             tpuci__counts_t *c) {
+                             tpuci__junit_counts_t *c) {
   const tpuci__attempt_rec_t *a = &h->attempts[k];
   const char *oname = tpuci_outcome_name(a->outcome);
   int recovered = tpuci__history_recovered_after(h, k);
@@ -443,8 +456,11 @@ static void tpuci__w_attempt(tpuci__buf_t *b, const tpuci__history_t *h, size_t 
   c->tests++;
   c->time_s += a->time_s;
   if (recovered) {
-    tpuci__w_rerun(b, is_error ? "flakyError" : "flakyFailure", msg.data, type.data, body.data,
-                   NULL, 0, NULL);
+    tpuci__w_rerun_t rerun = {.tag = is_error ? "flakyError" : "flakyFailure",
+                              .message = msg.data,
+                              .type = type.data,
+                              .trace = body.data};
+    tpuci__w_rerun(b, &rerun);
   } else {
     if (is_error) c->errors++;
     else c->failures++;
@@ -457,7 +473,7 @@ static void tpuci__w_attempt(tpuci__buf_t *b, const tpuci__history_t *h, size_t 
   tpuci__buf_free(&type);
 }
 
-static void tpuci__w_counts(tpuci__buf_t *b, const tpuci__counts_t *c, int root) {
+static void tpuci__w_counts(tpuci__buf_t *b, const tpuci__junit_counts_t *c, int root) {
   /* Jenkins' schema has no `skipped` on <testsuites>. */
   tpuci__buf_addf(b, " tests=\"%zu\" failures=\"%zu\" errors=\"%zu\"", c->tests, c->failures,
                   c->errors);
@@ -472,25 +488,37 @@ static void tpuci__w_property(tpuci__buf_t *b, const char *name, const char *val
   tpuci__buf_adds(b, "/>\n");
 }
 
-/* <testsuite> with its counts and properties, then `body`. */
-static void tpuci__w_suite_out(tpuci__buf_t *out, const char *name, const tpuci__counts_t *c,
-                               const char *kind, size_t attempts, size_t flaky, const char *last,
-                               const tpuci__strv_t *props, const tpuci__buf_t *body,
-                               tpuci__counts_t *total) {
+/* A <testsuite>'s name and properties: tpuci.kind, tpuci.attempts,
+ * tpuci.flaky, tpuci.last_attempt (when not NULL), then `props` (name,
+ * value pairs; may be NULL). */
+typedef struct {
+  const char *name;
+  const char *kind;
+  size_t attempts;
+  size_t flaky;
+  const char *last;
+  const tpuci__strv_t *props;
+} tpuci__w_suite_head_t;
+
+/* <testsuite> with its counts `c` and properties, then `body`; `c` is
+ * added to `total`. */
+static void tpuci__w_suite_out(tpuci__buf_t *out, const tpuci__w_suite_head_t *head,
+                               const tpuci__junit_counts_t *c, const tpuci__buf_t *body,
+                               tpuci__junit_counts_t *total) {
   char num[32];
   size_t i;
   tpuci__buf_adds(out, "  <testsuite");
-  tpuci__w_attr(out, "name", name);
+  tpuci__w_attr(out, "name", head->name);
   tpuci__w_counts(out, c, 0);
   tpuci__buf_adds(out, ">\n    <properties>\n");
-  tpuci__w_property(out, "tpuci.kind", kind);
-  snprintf(num, sizeof(num), "%zu", attempts);
+  tpuci__w_property(out, "tpuci.kind", head->kind);
+  snprintf(num, sizeof(num), "%zu", head->attempts);
   tpuci__w_property(out, "tpuci.attempts", num);
-  snprintf(num, sizeof(num), "%zu", flaky);
+  snprintf(num, sizeof(num), "%zu", head->flaky);
   tpuci__w_property(out, "tpuci.flaky", num);
-  if (last) tpuci__w_property(out, "tpuci.last_attempt", last);
-  for (i = 0; props && i + 1 < props->len; i += 2)
-    tpuci__w_property(out, props->items[i], props->items[i + 1]);
+  if (head->last) tpuci__w_property(out, "tpuci.last_attempt", head->last);
+  for (i = 0; head->props && i + 1 < head->props->len; i += 2)
+    tpuci__w_property(out, head->props->items[i], head->props->items[i + 1]);
   tpuci__buf_adds(out, "    </properties>\n");
   if (body->data) tpuci__buf_add(out, body->data, body->len);
   tpuci__buf_adds(out, "  </testsuite>\n");
@@ -502,11 +530,12 @@ static void tpuci__w_suite_out(tpuci__buf_t *out, const char *name, const tpuci_
 }
 
 static void tpuci__w_suite(tpuci__buf_t *out, const tpuci__junit_suite_t *s,
-                           tpuci__counts_t *total) {
+                           tpuci__junit_counts_t *total) {
   const tpuci__history_t *h = s->history;
-  tpuci__counts_t c;
+  tpuci__junit_counts_t c;
   tpuci__buf_t body;
   tpuci__history_summary_t sum;
+  tpuci__w_suite_head_t head = {.name = h->instance, .kind = "pytest", .props = s->props};
   double attempts_time = 0;
   size_t i;
 
@@ -523,10 +552,10 @@ static void tpuci__w_suite(tpuci__buf_t *out, const tpuci__junit_suite_t *s,
   /* The suite's time is the wall clock spent on the instance when known. */
   if (attempts_time > 0) c.time_s = attempts_time;
   tpuci__history_summarize(h, &sum);
-  tpuci__w_suite_out(
-      out, h->instance, &c, "pytest", h->n_attempts, sum.flaky,
-      h->n_attempts > 0 ? tpuci_outcome_name(h->attempts[h->n_attempts - 1].outcome) : NULL,
-      s->props, &body, total);
+  head.attempts = h->n_attempts;
+  head.flaky = sum.flaky;
+  head.last = h->n_attempts > 0 ? tpuci_outcome_name(h->attempts[h->n_attempts - 1].outcome) : NULL;
+  tpuci__w_suite_out(out, &head, &c, &body, total);
   tpuci__buf_free(&body);
 }
 
@@ -564,6 +593,7 @@ static void tpuci__w_cmd_earlier(tpuci__buf_t *b, const tpuci__junit_command_t *
   size_t k;
   for (k = 0; k + 1 < cmd->n_runs; k++) {
     const tpuci__junit_run_t *r = &cmd->runs[k];
+    tpuci__w_rerun_t rerun = {.tag = tag};
     tpuci__buf_t msg, trace, type;
     if (r->outcome == TPUCI_OUTCOME_PASSED || tpuci__outcome_is_error(r->outcome) != errors)
       continue;
@@ -574,7 +604,12 @@ static void tpuci__w_cmd_earlier(tpuci__buf_t *b, const tpuci__junit_command_t *
     tpuci__buf_addf(&trace, "[attempt %zu]\n", k + 1);
     tpuci__run_body(&trace, cmd, k);
     tpuci__buf_addf(&type, "tpuci.%s", tpuci_outcome_name(r->outcome));
-    tpuci__w_rerun(b, tag, msg.data, type.data, trace.data, r->log_tail, r->log_tail_len, NULL);
+    rerun.message = msg.data;
+    rerun.type = type.data;
+    rerun.trace = trace.data;
+    rerun.out = r->log_tail;
+    rerun.out_len = r->log_tail_len;
+    tpuci__w_rerun(b, &rerun);
     tpuci__buf_free(&msg);
     tpuci__buf_free(&trace);
     tpuci__buf_free(&type);
@@ -582,10 +617,11 @@ static void tpuci__w_cmd_earlier(tpuci__buf_t *b, const tpuci__junit_command_t *
 }
 
 static void tpuci__w_command(tpuci__buf_t *out, const tpuci__junit_command_t *cmd,
-                             const tpuci__strv_t *props, tpuci__counts_t *total) {
-  tpuci__counts_t c;
+                             const tpuci__strv_t *props, tpuci__junit_counts_t *total) {
+  tpuci__junit_counts_t c;
   tpuci__buf_t body, msg, text, type;
   const tpuci__junit_run_t *last = cmd->n_runs ? &cmd->runs[cmd->n_runs - 1] : NULL;
+  tpuci__w_suite_head_t head = {.name = cmd->instance, .kind = "command", .props = props};
   tpuci_outcome_t o = cmd->outcome;
   int passing = o == TPUCI_OUTCOME_PASSED || o == TPUCI_OUTCOME_FLAKY || o == TPUCI_OUTCOME_CACHED;
   size_t k, failed_runs = 0;
@@ -636,9 +672,10 @@ static void tpuci__w_command(tpuci__buf_t *out, const tpuci__junit_command_t *cm
     tpuci__w_textn(&body, "      ", "system-out", last->log_tail, last->log_tail_len);
   tpuci__buf_adds(&body, "    </testcase>\n");
 done:
-  tpuci__w_suite_out(out, cmd->instance, &c, "command", cmd->n_runs,
-                     o == TPUCI_OUTCOME_FLAKY && failed_runs > 0 ? 1 : 0,
-                     last ? tpuci_outcome_name(last->outcome) : NULL, props, &body, total);
+  head.attempts = cmd->n_runs;
+  head.flaky = o == TPUCI_OUTCOME_FLAKY && failed_runs > 0 ? 1 : 0;
+  head.last = last ? tpuci_outcome_name(last->outcome) : NULL;
+  tpuci__w_suite_out(out, &head, &c, &body, total);
   tpuci__buf_free(&body);
   tpuci__buf_free(&msg);
   tpuci__buf_free(&text);
@@ -646,7 +683,7 @@ done:
 }
 
 void tpuci__junit_write_run(tpuci__buf_t *out, const tpuci__junit_suite_t *suites, size_t n) {
-  tpuci__counts_t total;
+  tpuci__junit_counts_t total;
   tpuci__buf_t b;
   size_t i;
 
@@ -656,23 +693,16 @@ void tpuci__junit_write_run(tpuci__buf_t *out, const tpuci__junit_suite_t *suite
     if (suites[i].history) tpuci__w_suite(&b, &suites[i], &total);
     else if (suites[i].command) tpuci__w_command(&b, suites[i].command, suites[i].props, &total);
   }
-  tpuci__junit_write_doc(out, total.tests, total.failures, total.errors, total.time_s, b.data,
-                         b.len);
+  tpuci__junit_write_doc(out, &total, &b);
   tpuci__buf_free(&b);
 }
 
-void tpuci__junit_write_doc(tpuci__buf_t *out, size_t tests, size_t failures, size_t errors,
-                            double time_s, const char *suites, size_t len) {
-  tpuci__counts_t total;
-  memset(&total, 0, sizeof(total));
-  total.tests = tests;
-  total.failures = failures;
-  total.errors = errors;
-  total.time_s = time_s;
+void tpuci__junit_write_doc(tpuci__buf_t *out, const tpuci__junit_counts_t *total,
+                            const tpuci__buf_t *suites) {
   tpuci__buf_adds(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"tpuci\"");
-  tpuci__w_counts(out, &total, 1);
+  tpuci__w_counts(out, total, 1);
   tpuci__buf_adds(out, ">\n");
-  if (suites && len) tpuci__buf_add(out, suites, len);
+  if (suites->data && suites->len) tpuci__buf_add(out, suites->data, suites->len);
   tpuci__buf_adds(out, "</testsuites>\n");
 }
 
