@@ -151,11 +151,15 @@ static tpuci_outcome_t tpuci__first_done(tpuci__kind_run_t *kr, tpuci__kind_proc
   size_t index = p->index;
   tpuci__instance_result_t *r = &kr->results[index];
   tpuci__attempt_result_t *res = tpuci__calloc(1, sizeof(*res));
+  tpuci__pytest_ended_t ended = {.results_dir = p->results_dir,
+                                 .outcome = end->outcome,
+                                 .exit = end->exit,
+                                 .cause = *cause,
+                                 .duration_ms = end->duration_ms};
   tpuci_outcome_t o;
   char *py_cause = NULL;
 
-  o = tpuci__pytest_after_first(tpuci__pk_history(kr, index), &kr->plan->instances[index],
-                                p->results_dir, end->outcome, end->exit, *cause, end->duration_ms,
+  o = tpuci__pytest_after_first(tpuci__pk_history(kr, index), &kr->plan->instances[index], &ended,
                                 &py_cause);
   if (py_cause) {
     free(*cause);

@@ -267,10 +267,11 @@ static void tpuci__running_text(tpuci__buf_t *b, const tpuci__progress_t *prs, s
 
 /* tpuci__pytest_after(), or with `first` the failing-first process's. */
 static tpuci_outcome_t tpuci__after(tpuci__history_t *h, const tpuci__instance_t *inst,
-                                    const char *results_dir, tpuci_outcome_t o,
-                                    const tpuci__exit_t *ex, const char *cause,
-                                    uint64_t duration_ms, const tpuci__strv_t *selection, int first,
-                                    char **new_cause) {
+                                    const tpuci__pytest_ended_t *end,
+                                    const tpuci__strv_t *selection, int first, char **new_cause) {
+  const char *results_dir = end->results_dir, *cause = end->cause;
+  const tpuci__exit_t *ex = end->exit;
+  tpuci_outcome_t o = end->outcome;
   tpuci__junit_attempt_t rec;
   tpuci__junit_t report;
   tpuci__progress_t *prs = NULL;
@@ -377,7 +378,7 @@ static tpuci_outcome_t tpuci__after(tpuci__history_t *h, const tpuci__instance_t
   rec.outcome = o;
   rec.exit_code = ex->exit_code;
   rec.cause = *new_cause ? *new_cause : cause;
-  rec.time_s = (double) duration_ms / 1000.0;
+  rec.time_s = (double) end->duration_ms / 1000.0;
   rec.running = o != TPUCI_OUTCOME_PASSED ? running : NULL;
   rec.cut = o != TPUCI_OUTCOME_PASSED && (!junit || running != NULL);
   rec.stacks = nstacks > 0 ? stacks.data : NULL;
@@ -420,14 +421,17 @@ tpuci_outcome_t tpuci__pytest_after(tpuci__history_t *h, const tpuci__instance_t
                                     const tpuci__exit_t *ex, const char *cause,
                                     uint64_t duration_ms, const tpuci__strv_t *selection,
                                     char **new_cause) {
-  return tpuci__after(h, inst, results_dir, o, ex, cause, duration_ms, selection, 0, new_cause);
+  tpuci__pytest_ended_t end = {.results_dir = results_dir,
+                               .outcome = o,
+                               .exit = ex,
+                               .cause = cause,
+                               .duration_ms = duration_ms};
+  return tpuci__after(h, inst, &end, selection, 0, new_cause);
 }
 
 tpuci_outcome_t tpuci__pytest_after_first(tpuci__history_t *h, const tpuci__instance_t *inst,
-                                          const char *results_dir, tpuci_outcome_t o,
-                                          const tpuci__exit_t *ex, const char *cause,
-                                          uint64_t duration_ms, char **new_cause) {
-  return tpuci__after(h, inst, results_dir, o, ex, cause, duration_ms, NULL, 1, new_cause);
+                                          const tpuci__pytest_ended_t *end, char **new_cause) {
+  return tpuci__after(h, inst, end, NULL, 1, new_cause);
 }
 
 int tpuci__pytest_test_result(const char *results_dir, const char *id) {

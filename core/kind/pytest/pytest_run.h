@@ -74,6 +74,17 @@ int tpuci__pytest_suite_seen(const char *results_dir, unsigned long *count, unsi
  * (TPUCI__SETUP_LINE, exit TPUCI__SETUP_EXIT). */
 void tpuci__pytest_collect_argv(const tpuci__instance_t *inst, tpuci__strv_t *out);
 
+/* A pytest process as it ended: the folder of its results (may be
+ * NULL), its outcome as the scheduler classified it, how it exited, its
+ * cause so far (may be NULL) and how long it ran. */
+typedef struct {
+  const char *results_dir;
+  tpuci_outcome_t outcome;
+  const tpuci__exit_t *exit;
+  const char *cause;
+  uint64_t duration_ms;
+} tpuci__pytest_ended_t;
+
 /* After an attempt: reads results_dir/junit.xml (if any) into `h`, and
  * applies pytest's meaning of exit 5 (nothing collected): a pass with
  * allow_empty, else a failure that says which selection found nothing.
@@ -105,9 +116,7 @@ char *tpuci__pytest_collect_setup_problem(const tpuci__plan_t *plan, const tpuci
  * time, in a process of their own): recorded as attempt 0, apart from
  * the attempts (tpuci__junit_attempt_t's `first`). */
 tpuci_outcome_t tpuci__pytest_after_first(tpuci__history_t *h, const tpuci__instance_t *inst,
-                                          const char *results_dir, tpuci_outcome_t o,
-                                          const tpuci__exit_t *ex, const char *cause,
-                                          uint64_t duration_ms, char **new_cause);
+                                          const tpuci__pytest_ended_t *end, char **new_cause);
 
 /* What a process's progress.jsonl says of test `id`: 1 it failed (or
  * errored), 0 it passed, -1 neither (not reported, skipped). */
