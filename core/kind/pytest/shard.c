@@ -194,15 +194,24 @@ static double tpuci__lpt(tpuci__group_t *g, size_t ng, size_t shards, size_t nre
   return max;
 }
 
+/* Where a split puts things: each item's shard (shard_of[0..m)), each
+ * shard's load (load[0..shards)), and how many shards retry. */
+typedef struct {
+  size_t *shard_of;
+  double *load;
+  size_t retrying;
+} tpuci__split_t;
+
 /* LPT over the groups of items[0..m) (in their given order): each group's
  * tests go to one shard. With retry_s >= 0 the groups with failing tests
  * (which a retry runs again) go first, over as few shards as make the
  * longest shard shortest, each starting with retry_s; then the others
  * over all shards, which gives those shards less: their retries end with
  * the other shards instead of after them. */
-static void tpuci__shard_groups(const tpuci__item_t *items, size_t m, tpuci__shard_by_t by,
-                                size_t shards, double retry_s, size_t *shard_of, double *load,
-                                size_t *retrying) {
+static void tpuci__shard_groups(const tpuci__item_t *items, size_t m, const tpuci__shard_ask_t *ask,
+                                double retry_s, tpuci__split_t *split) {
+  size_t shards = ask->shards, *shard_of = split->shard_of;
+  double *load = split->load;
   tpuci__group_t *g = tpuci__calloc(m + 1, sizeof(*g));
   size_t *group_of = tpuci__calloc(m + 1, sizeof(*group_of));
   tpuci__strv_t keys = {0}; /* the map borrows them */
@@ -212,7 +221,7 @@ static void tpuci__shard_groups(const tpuci__item_t *items, size_t m, tpuci__sha
 
   tpuci__idmap_init(&names);
   for (i = 0; i < m; i++) {
-    size_t len = tpuci__shard_unit_len(items[i].id, by), k;
+    size_t len = tpuci__shard_unit_len(items[i].id, ask->by), k;
     char *name = tpuci__strndup(items[i].id, len);
     k = tpuci__idmap_get(&names, name);
     if (k == TPUCI__IDMAP_NONE) {
@@ -247,7 +256,7 @@ static void tpuci__shard_groups(const tpuci__item_t *items, size_t m, tpuci__sha
       best = next;
       nretry++;
     }
-    *retrying = nretry;
+    split->retrying = nretry;
     tpuci__lpt(g, ng, shards, nretry, retry_s, load);
   } else {
     tpuci__lpt(g, ng, shards, 0, 0, load);
@@ -259,17 +268,16 @@ static void tpuci__shard_groups(const tpuci__item_t *items, size_t m, tpuci__sha
   free(g);
 }
 
-int tpuci__shard_plan(const char *const *ids, size_t n, const tpuci__timings_t *t, size_t shards,
-                      tpuci__shard_by_t by, tpuci__shard_plan_t *out, tpuci__err_t *err) {
-  return tpuci__shard_plan_retry(ids, n, t, shards, by, -1, out, err);
-}
-
-int tpuci__shard_plan_retry(const char *const *ids, size_t n, const tpuci__timings_t *t,
-                            size_t shards, tpuci__shard_by_t by, double retry_s,
-                            tpuci__shard_plan_t *out, tpuci__err_t *err) {
+/* tpuci__shard_plan(), planning the retry when retry_s >= 0. */
+static int tpuci__shard_split(const tpuci__shard_ask_t *ask, double retry_s,
+                              tpuci__shard_plan_t *out, tpuci__err_t *err) {
+  const char *const *ids = ask->ids;
+  const tpuci__timings_t *t = ask->timings;
+  size_t n = ask->n, shards = ask->shards;
   tpuci__item_t *items;
-  size_t *shard_of, m = 0, i, known = 0;
-  double *knownv, *load;
+  tpuci__split_t split = {0};
+  size_t m = 0, i, known = 0;
+  double *knownv;
   tpuci__idmap_t seen;
 
   memset(out, 0, sizeof(*out));
@@ -313,27 +321,39 @@ int tpuci__shard_plan_retry(const char *const *ids, size_t n, const tpuci__timin
   for (i = 0; i < m; i++)
     if (items[i].d < 0) items[i].d = out->unknown_s;
 
-  shard_of = tpuci__calloc(m, sizeof(*shard_of));
-  load = tpuci__calloc(shards, sizeof(*load));
-  if (out->by_count && by == TPUCI__SHARD_BY_TEST) {
+  split.shard_of = tpuci__calloc(m, sizeof(*split.shard_of));
+  split.load = tpuci__calloc(shards, sizeof(*split.load));
+  if (out->by_count && ask->by == TPUCI__SHARD_BY_TEST) {
     for (i = 0; i < m; i++) {
       size_t s = i % shards;
-      shard_of[i] = s;
-      load[s] += items[i].d;
+      split.shard_of[i] = s;
+      split.load[s] += items[i].d;
     }
   } else {
-    tpuci__shard_groups(items, m, by, shards, retry_s, shard_of, load, &out->retrying);
+    tpuci__shard_groups(items, m, ask, retry_s, &split);
   }
-  for (i = 0; i < m; i++) tpuci__strv_push(&out->shards[shard_of[i]].ids, items[i].id);
+  out->retrying = split.retrying;
+  for (i = 0; i < m; i++) tpuci__strv_push(&out->shards[split.shard_of[i]].ids, items[i].id);
   for (i = 0; i < shards; i++) {
-    out->shards[i].predicted_s = load[i];
-    out->total_s += load[i];
+    out->shards[i].predicted_s = split.load[i];
+    out->total_s += split.load[i];
   }
-  free(load);
-  free(shard_of);
+  free(split.load);
+  free(split.shard_of);
   free(knownv);
   free(items);
   return 0;
+}
+
+int tpuci__shard_plan(const tpuci__shard_ask_t *ask, tpuci__shard_plan_t *out, tpuci__err_t *err) {
+  return tpuci__shard_split(ask, -1, out, err);
+}
+
+int tpuci__shard_plan_retry(const char *const *ids, size_t n, const tpuci__timings_t *t,
+                            size_t shards, tpuci__shard_by_t by, double retry_s,
+                            tpuci__shard_plan_t *out, tpuci__err_t *err) {
+  tpuci__shard_ask_t ask = {.ids = ids, .n = n, .timings = t, .shards = shards, .by = by};
+  return tpuci__shard_split(&ask, retry_s, out, err);
 }
 
 double tpuci__shard_imbalance(const tpuci__shard_plan_t *p) {

@@ -56,13 +56,22 @@ typedef struct {
   size_t retrying;       /* shards expected to retry (plan_retry) */
 } tpuci__shard_plan_t;
 
-/* Splits ids[0..n) (duplicates are counted once) into `shards` shards
- * using `t` (may be NULL: nothing known). Shards may be empty when there
- * are fewer tests than shards. Returns 0, or TPUCI_EUSAGE when shards is
- * 0 or over TPUCI__SHARD_MAX. The result is the same for the same ids and
- * timings in any order, except round-robin, which follows the order. */
-int tpuci__shard_plan(const char *const *ids, size_t n, const tpuci__timings_t *t, size_t shards,
-                      tpuci__shard_by_t by, tpuci__shard_plan_t *out, tpuci__err_t *err);
+/* A split to plan: ids[0..n) (duplicates are counted once) into
+ * `shards` shards of `by` units, using `timings` (may be NULL: nothing
+ * known). */
+typedef struct {
+  const char *const *ids;
+  size_t n;
+  const tpuci__timings_t *timings;
+  size_t shards;
+  tpuci__shard_by_t by;
+} tpuci__shard_ask_t;
+
+/* Plans the split `ask` says. Shards may be empty when there are fewer
+ * tests than shards. Returns 0, or TPUCI_EUSAGE when shards is 0 or over
+ * TPUCI__SHARD_MAX. The result is the same for the same ids and timings
+ * in any order, except round-robin, which follows the order. */
+int tpuci__shard_plan(const tpuci__shard_ask_t *ask, tpuci__shard_plan_t *out, tpuci__err_t *err);
 /* The same, planning the retry of the tests whose latest result failed
  * (`failed` in the store) when retry_s >= 0: such a test counts twice,
  * and a shard that gets one counts retry_s more once (its retry's own
