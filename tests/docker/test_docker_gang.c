@@ -453,8 +453,9 @@ static void test_gang_bodies(void **state) {
   f->a.results_path = TPUCI__RESULTS_MOUNT;
   for (i = 0; i < 4; i++) {
     char name[16], num[8], *bind;
-    json_t *b = tpuci__gang_host_body(&f->a, &slice, i, 4, "tpuci-r1-gang-2",
-                                      &labels, NULL, 0, &err);
+    json_t *b =
+        tpuci__gang_host_body(&f->a, &slice, &(tpuci__gang_member_t){.host = i, .nhosts = 4},
+                              "tpuci-r1-gang-2", &labels, &err);
     json_t *hc, *binds, *eps, *aliases;
     if (b == NULL) fail_msg("%s", err.msg);
     snprintf(name, sizeof(name), "worker-%d", i);
@@ -521,7 +522,10 @@ static void test_gang_bodies(void **state) {
     char *key = tpuci__ctl_key(), *end = tpuci__gate_name(key, TPUCI__GATE_END);
     int e;
     for (e = 0; e <= 1; e++) {
-      json_t *b = tpuci__gang_host_body(&f->a, &slice, 1, 4, "n", &labels, key, e, &err);
+      json_t *b = tpuci__gang_host_body(
+          &f->a, &slice,
+          &(tpuci__gang_member_t){.host = 1, .nhosts = 4, .gate_key = key, .gate_end = e}, "n",
+          &labels, &err);
       const char *sh;
       if (b == NULL) fail_msg("%s", err.msg);
       sh = json_string_value(json_array_get(json_object_get(b, "Cmd"), 2));
@@ -534,7 +538,8 @@ static void test_gang_bodies(void **state) {
     free(key);
   }
   /* A host out of range is refused. */
-  assert_null(tpuci__gang_host_body(&f->a, &slice, 4, 4, "n", &labels, NULL, 0, &err));
+  assert_null(tpuci__gang_host_body(&f->a, &slice, &(tpuci__gang_member_t){.host = 4, .nhosts = 4},
+                                    "n", &labels, &err));
   assert_int_equal(err.code, TPUCI_EUSAGE);
   tpuci__err_clear(&err);
   tpuci__slice_free(&slice);
@@ -555,7 +560,8 @@ static void test_single_bodies(void **state) {
   f->a.results_dir = f->results;
   f->a.results_path = NULL; /* the mount point is the default */
   assert_int_equal(tpuci__topology_slice(&f->plan.topologies[1], &slice, &err), 0);
-  b = tpuci__gang_host_body(&f->a, &slice, 0, 1, NULL, NULL, NULL, 0, &err);
+  b = tpuci__gang_host_body(&f->a, &slice, &(tpuci__gang_member_t){.host = 0, .nhosts = 1}, NULL,
+                            NULL, &err);
   assert_non_null(b);
   assert_null(json_object_get(b, "Hostname"));
   assert_null(json_object_get(b, "NetworkingConfig"));
@@ -578,7 +584,8 @@ static void test_single_bodies(void **state) {
   tpuci__slice_free(&slice);
 
   /* No topology: only tpuci's and the job's variables. */
-  b = tpuci__gang_host_body(&f->a, NULL, 0, 1, NULL, NULL, NULL, 0, &err);
+  b = tpuci__gang_host_body(&f->a, NULL, &(tpuci__gang_member_t){.host = 0, .nhosts = 1}, NULL,
+                            NULL, &err);
   assert_non_null(b);
   assert_int_equal(env_count(b, "TPU_", NULL), 0);
   assert_int_equal(env_count(b, "TPUCI_HOST", NULL), 0);
@@ -587,14 +594,16 @@ static void test_single_bodies(void **state) {
 
   /* No results folder: only the job's mounts. */
   f->a.results_dir = NULL;
-  b = tpuci__gang_host_body(&f->a, NULL, 0, 1, NULL, NULL, NULL, 0, &err);
+  b = tpuci__gang_host_body(&f->a, NULL, &(tpuci__gang_member_t){.host = 0, .nhosts = 1}, NULL,
+                            NULL, &err);
   assert_int_equal(json_array_size(json_object_get(json_object_get(b, "HostConfig"), "Mounts")), 1);
   assert_int_equal(env_count(b, "TPUCI_RESULTS=", NULL), 0);
   json_decref(b);
 
   /* A results folder that cannot be made. */
   f->a.results_dir = "/proc/no/such/folder";
-  assert_null(tpuci__gang_host_body(&f->a, NULL, 0, 1, NULL, NULL, NULL, 0, &err));
+  assert_null(tpuci__gang_host_body(&f->a, NULL, &(tpuci__gang_member_t){.host = 0, .nhosts = 1},
+                                    NULL, NULL, &err));
   assert_non_null(strstr(err.msg, "cannot create the results folder /proc/no/such/folder"));
   tpuci__err_clear(&err);
 }
@@ -617,7 +626,8 @@ static void test_accelerator_bodies(void **state) {
   c->devices[0].perms = tpuci__strdup("rwm");
   c->devices[0].glob = 1;
   f->a.results_dir = NULL;
-  b = tpuci__gang_host_body(&f->a, NULL, 0, 1, NULL, NULL, NULL, 0, &err);
+  b = tpuci__gang_host_body(&f->a, NULL, &(tpuci__gang_member_t){.host = 0, .nhosts = 1}, NULL,
+                            NULL, &err);
   assert_non_null(b);
   hc = json_object_get(b, "HostConfig");
   assert_int_equal(json_integer_value(json_object_get(hc, "ShmSize")), 1 << 30);
@@ -634,7 +644,8 @@ static void test_accelerator_bodies(void **state) {
   c->devices[0].host = tpuci__strdup("/dev/tpuci-no-accel*");
   f->a.results_dir = f->results;
   rmdir(f->results);
-  assert_null(tpuci__gang_host_body(&f->a, NULL, 0, 1, NULL, NULL, NULL, 0, &err));
+  assert_null(tpuci__gang_host_body(&f->a, NULL, &(tpuci__gang_member_t){.host = 0, .nhosts = 1},
+                                    NULL, NULL, &err));
   assert_non_null(strstr(err.msg, "job 'gang': devices: '/dev/tpuci-no-accel*' matches no device"));
   assert_false(is_dir(f->results));
   tpuci__err_clear(&err);

@@ -138,7 +138,8 @@ static void test_wait_step(void **state) {
   tpuci__strv_push(&cmd, "echo \"job $0 $1\"; echo to-stderr >&2; exit 7");
   tpuci__strv_push(&cmd, "zero");
   tpuci__strv_push(&cmd, "one two");
-  tpuci__gate_argv(key, 3, 0, 1u << 7, 1, &cmd, &argv);
+  tpuci__gate_argv(&(tpuci__gang_member_t){.host = 0, .nhosts = 3, .gate_key = key, .gate_end = 1},
+                   1u << 7, &cmd, &argv);
   assert_string_equal(argv.items[0], "/bin/sh");
   assert_string_equal(argv.items[1], "-c");
   assert_string_equal(argv.items[3], "tpuci-gang");
@@ -185,7 +186,8 @@ static void test_wait_step(void **state) {
   /* Exit 7 does not let the peers run on: it stops the gang, and the
    * host exits at once, without its end step. */
   tpuci__strv_free(&argv);
-  tpuci__gate_argv(key, 3, 0, (1u << 1) | (1u << 5), 1, &cmd, &argv);
+  tpuci__gate_argv(&(tpuci__gang_member_t){.host = 0, .nhosts = 3, .gate_key = key, .gate_end = 1},
+                   (1u << 1) | (1u << 5), &cmd, &argv);
   {
     const char *said[] = {wait1, wait2, ready};
     const char *late2[] = {"worker-2", "worker-1", go};
@@ -203,7 +205,8 @@ static void test_wait_step(void **state) {
 
   /* No lookup tool at all: it says so and starts at once. */
   tpuci__strv_free(&argv);
-  tpuci__gate_argv(key, 2, 1, 0, 1, &cmd, &argv);
+  tpuci__gate_argv(&(tpuci__gang_member_t){.host = 1, .nhosts = 2, .gate_key = key, .gate_end = 1},
+                   0, &cmd, &argv);
   assert_int_equal(run_step(&argv, dir, "/nonexistent", NULL, NULL, 0), 7);
   err = slurp(at(dir, "stderr"));
   p = tpuci__printf("%s gang none\n%s gang up\nto-stderr\n", key, key);
@@ -261,7 +264,8 @@ static void test_end_step_term(void **state) {
   tpuci__strv_push(&cmd, "-c");
   tpuci__strv_push(&cmd, "trap 'echo got TERM; exit 9' TERM; echo running; "
                          "sleep 30 & wait");
-  tpuci__gate_argv(key, 2, 0, 0, 1, &cmd, &argv);
+  tpuci__gate_argv(&(tpuci__gang_member_t){.host = 0, .nhosts = 2, .gate_key = key, .gate_end = 1},
+                   0, &cmd, &argv);
   pid = spawn_until(&argv, dir, path, "stdout", "running");
   usleep(100 * 1000);
   assert_int_equal(kill(pid, SIGTERM), 0);
@@ -280,7 +284,8 @@ static void test_end_step_term(void **state) {
   tpuci__strv_push(&cmd, "/bin/sh");
   tpuci__strv_push(&cmd, "-c");
   tpuci__strv_push(&cmd, "exit 0");
-  tpuci__gate_argv(key, 2, 0, 0, 1, &cmd, &argv);
+  tpuci__gate_argv(&(tpuci__gang_member_t){.host = 0, .nhosts = 2, .gate_key = key, .gate_end = 1},
+                   0, &cmd, &argv);
   done = tpuci__printf("%s gang done 0\n", key);
   pid = spawn_until(&argv, dir, path, "stderr", done);
   assert_int_equal(kill(pid, SIGTERM), 0);
@@ -331,7 +336,9 @@ static void test_no_end_step(void **state) {
     tpuci__strv_push(&cmd, "/bin/sh");
     tpuci__strv_push(&cmd, "-c");
     tpuci__strv_take(&cmd, tpuci__printf("echo \"pid $$\"; exit %ld", status));
-    tpuci__gate_argv(key, 2, 0, 1u << 1, 0, &cmd, &argv);
+    tpuci__gate_argv(
+        &(tpuci__gang_member_t){.host = 0, .nhosts = 2, .gate_key = key, .gate_end = 0}, 1u << 1,
+        &cmd, &argv);
     assert_non_null(strstr(argv.items[2], " E='' "));
     assert_null(strstr(argv.items[2], "tpuci-end-"));
     pid = spawn_until(&argv, dir, path, "stdout", "pid ");

@@ -572,8 +572,11 @@ static int tpuci__dk_bodies(tpuci__dk_t *dk, tpuci__dk_att_t *att, const tpuci__
   }
   for (i = 0; i < att->ua.nunits; i++) {
     tpuci__dk_ctr_t *c = TPUCI__DK_CTR(att, i);
-    c->body = tpuci__gang_host_body(a, slice, (int) i, (int) att->ua.nunits, att->net.name, &labels,
-                                    key, tpuci__dk_end_step(dk), &dk->e.rt.err);
+    tpuci__gang_member_t m = {.host = (int) i,
+                              .nhosts = (int) att->ua.nunits,
+                              .gate_key = key,
+                              .gate_end = tpuci__dk_end_step(dk)};
+    c->body = tpuci__gang_host_body(a, slice, &m, att->net.name, &labels, &dk->e.rt.err);
     if (c->body == NULL) {
       rc = dk->e.rt.err.code ? dk->e.rt.err.code : TPUCI_EUSAGE;
       break;

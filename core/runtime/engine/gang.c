@@ -147,15 +147,14 @@ void tpuci__lines_flush(tpuci__lines_t *l, tpuci__lines_cb cb, void *data) {
 /* A host's environment and mounts. */
 
 int tpuci__host_run_init(tpuci__host_run_t *r, const tpuci__attempt_t *a,
-                         const tpuci__slice_t *slice, int host, int nhosts, const char *gang_host,
-                         const char *gate_key, int gate_end, tpuci__err_t *err) {
+                         const tpuci__slice_t *slice, const tpuci__gang_member_t *m,
+                         const char *gang_host, tpuci__err_t *err) {
   const tpuci__instance_t *inst = a->inst;
   int rc;
   memset(r, 0, sizeof(*r));
-  if (gate_key != NULL)
-    tpuci__gate_argv(gate_key, (size_t) nhosts, host, a->peer_exits, gate_end, a->argv, &r->argv);
+  if (m->gate_key != NULL) tpuci__gate_argv(m, a->peer_exits, a->argv, &r->argv);
   else tpuci__strv_copy(&r->argv, a->argv);
-  rc = tpuci__attempt_host_env(a, slice, host, &r->env, err);
+  rc = tpuci__attempt_host_env(a, slice, m->host, &r->env, err);
   if (rc != 0) {
     tpuci__strv_free(&r->env);
     tpuci__strv_free(&r->argv);
@@ -165,7 +164,7 @@ int tpuci__host_run_init(tpuci__host_run_t *r, const tpuci__attempt_t *a,
   if (inst->nmounts > 0) memcpy(r->mounts, inst->mounts, inst->nmounts * sizeof(*r->mounts));
   r->nmounts = inst->nmounts;
   if (a->results_dir != NULL) {
-    tpuci__mount_t *m = &r->mounts[r->nmounts];
+    tpuci__mount_t *mount = &r->mounts[r->nmounts];
     r->results = gang_host != NULL ? tpuci__printf("%s/%s", a->results_dir, gang_host)
                                    : tpuci__strdup(a->results_dir);
     rc = tpuci__mkdir_p(r->results, 0777);
@@ -175,9 +174,9 @@ int tpuci__host_run_init(tpuci__host_run_t *r, const tpuci__attempt_t *a,
       tpuci__host_run_free(r);
       return TPUCI_EUSAGE;
     }
-    m->source = r->results;
-    m->target = (char *) (a->results_path ? a->results_path : TPUCI__RESULTS_MOUNT);
-    m->read_only = 0;
+    mount->source = r->results;
+    mount->target = (char *) (a->results_path ? a->results_path : TPUCI__RESULTS_MOUNT);
+    mount->read_only = 0;
     r->nmounts++;
   }
   return 0;
@@ -191,11 +190,16 @@ void tpuci__host_run_free(tpuci__host_run_t *r) {
   memset(r, 0, sizeof(*r));
 }
 
-json_t *tpuci__gang_host_body(const tpuci__attempt_t *a, const tpuci__slice_t *slice, int host,
-                              int nhosts, const char *network, const tpuci__kvlist_t *labels,
-                              const char *gate_key, int gate_end, tpuci__err_t *err) {
+json_t *tpuci__gang_host_body(const tpuci__attempt_t *a, const tpuci__slice_t *slice,
+                              const tpuci__gang_member_t *m, const char *network,
+                              const tpuci__kvlist_t *labels, tpuci__err_t *err) {
   const tpuci__instance_t *inst = a->inst;
-  int gang = nhosts > 1;
+  int gang = m->nhosts > 1;
+  /* A lone container has no wait step. */
+  tpuci__gang_member_t member = {.host = m->host,
+                                 .nhosts = m->nhosts,
+                                 .gate_key = gang ? m->gate_key : NULL,
+                                 .gate_end = m->gate_end};
   tpuci__host_run_t run;
   tpuci__ctr_spec_t spec;
   tpuci__device_t *devices;
@@ -203,11 +207,10 @@ json_t *tpuci__gang_host_body(const tpuci__attempt_t *a, const tpuci__slice_t *s
   char name[32];
   json_t *body;
 
-  snprintf(name, sizeof(name), TPUCI__GANG_HOST_FMT, host);
+  snprintf(name, sizeof(name), TPUCI__GANG_HOST_FMT, m->host);
   if (tpuci__ctr_devices(&inst->ctr, inst->where, inst->job, &devices, &ndevices, err) != 0)
     return NULL;
-  if (tpuci__host_run_init(&run, a, slice, host, nhosts, gang ? name : NULL, gang ? gate_key : NULL,
-                           gate_end, err) != 0) {
+  if (tpuci__host_run_init(&run, a, slice, &member, gang ? name : NULL, err) != 0) {
     tpuci__ctr_devices_free(devices, ndevices);
     return NULL;
   }

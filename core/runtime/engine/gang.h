@@ -98,15 +98,25 @@ void tpuci__lines_feed(tpuci__lines_t *l, const char *buf, size_t len, tpuci__li
 void tpuci__lines_flush(tpuci__lines_t *l, tpuci__lines_cb cb, void *data);
 void tpuci__lines_free(tpuci__lines_t *l);
 
-/* What every engine driver gives host `host` of attempt `a` besides its
+/* Host `host` of an attempt's `nhosts` (a gang when nhosts > 1; a lone
+ * container is host 0 of 1), and its gang's wait step (gate.h):
+ * `gate_key` (NULL: none), with its end step when `gate_end`. */
+typedef struct {
+  int host;
+  int nhosts;
+  const char *gate_key;
+  int gate_end;
+} tpuci__gang_member_t;
+
+/* What every engine driver gives host `m->host` of attempt `a` besides its
  * image and command: its environment (tpuci__attempt_host_env with
  * `slice`, which may be NULL for a job without a topology) and its
  * mounts: the job's, then with a->results_dir that folder read-write at
  * a->results_path (TPUCI__RESULTS_MOUNT when NULL); a gang's host
  * (`gang_host` "worker-<i>", NULL for a lone container) gets a subfolder
- * of its own, made here. With `gate_key` (a gang's host whose job has a
+ * of its own, made here. With m->gate_key (a gang's host whose job has a
  * start_timeout), `argv` is the attempt's command behind the gang's wait
- * step (gate.h), with its end step when `gate_end`; else a copy of it. */
+ * step (gate.h), with its end step when m->gate_end; else a copy of it. */
 typedef struct {
   tpuci__strv_t argv;
   tpuci__strv_t env;
@@ -117,11 +127,11 @@ typedef struct {
 
 /* 0, or a code with err filled (and nothing to free). */
 int tpuci__host_run_init(tpuci__host_run_t *r, const tpuci__attempt_t *a,
-                         const tpuci__slice_t *slice, int host, int nhosts, const char *gang_host,
-                         const char *gate_key, int gate_end, tpuci__err_t *err);
+                         const tpuci__slice_t *slice, const tpuci__gang_member_t *m,
+                         const char *gang_host, tpuci__err_t *err);
 void tpuci__host_run_free(tpuci__host_run_t *r);
 
-/* The create body of host `host` of attempt `a`:
+/* The create body of host m->host of attempt `a`:
  * the image and command, the host's environment (tpuci__attempt_host_env
  * with `slice`, which may be NULL for a job without a topology), the
  * job's mounts, limits and accelerator options (its device globs
@@ -131,10 +141,10 @@ void tpuci__host_run_free(tpuci__host_run_t *r);
  * subfolder worker-<host>, created here) is bind-mounted read-write at
  * a->results_path (TPUCI__RESULTS_MOUNT when NULL). Returns a new
  * reference, or NULL with err filled. Not pure: creates the folder,
- * reads /dev. With `gate_key`, the command is behind the gang's wait
- * step, and its end step with `gate_end` (tpuci__host_run_t). */
-json_t *tpuci__gang_host_body(const tpuci__attempt_t *a, const tpuci__slice_t *slice, int host,
-                              int nhosts, const char *network, const tpuci__kvlist_t *labels,
-                              const char *gate_key, int gate_end, tpuci__err_t *err);
+ * reads /dev. In a gang with m->gate_key, the command is behind the
+ * gang's wait step, and its end step with m->gate_end (tpuci__host_run_t). */
+json_t *tpuci__gang_host_body(const tpuci__attempt_t *a, const tpuci__slice_t *slice,
+                              const tpuci__gang_member_t *m, const char *network,
+                              const tpuci__kvlist_t *labels, tpuci__err_t *err);
 
 #endif /* TPUCI_ENGINE_GANG_H */

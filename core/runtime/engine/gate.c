@@ -51,23 +51,22 @@ char *tpuci__gate_name(const char *key, tpuci__gate_sign_t sign) {
   return tpuci__printf("tpuci-%s-%s", sign == TPUCI__GATE_END ? "end" : "go", hex ? hex + 1 : key);
 }
 
-void tpuci__gate_argv(const char *key, size_t nhosts, int host, uint32_t peer_exits, int end,
-                      const tpuci__strv_t *argv, tpuci__strv_t *out) {
+void tpuci__gate_argv(const tpuci__gang_member_t *m, uint32_t peer_exits, const tpuci__strv_t *argv,
+                      tpuci__strv_t *out) {
+  const char *key = m->gate_key;
   tpuci__buf_t b;
-  size_t i;
-  int n;
+  int i, n;
   char *go = tpuci__gate_name(key, TPUCI__GATE_GO);
   /* No end name: gate.sh execs the command. */
-  char *e = end ? tpuci__gate_name(key, TPUCI__GATE_END) : tpuci__strdup("");
+  char *e = m->gate_end ? tpuci__gate_name(key, TPUCI__GATE_END) : tpuci__strdup("");
   tpuci__buf_init(&b);
   tpuci__buf_addf(&b, "K='%s' G='%s' E='%s' O='0", key, go, e);
   free(go);
   free(e);
   for (n = 1; n < 32; n++)
     if ((peer_exits >> n) & 1u) tpuci__buf_addf(&b, " %d", n);
-  tpuci__buf_addf(&b, "' H=" TPUCI__GANG_HOST_FMT " P='", host);
-  for (i = 0; i < nhosts; i++)
-    tpuci__buf_addf(&b, "%s" TPUCI__GANG_HOST_FMT, i ? " " : "", (int) i);
+  tpuci__buf_addf(&b, "' H=" TPUCI__GANG_HOST_FMT " P='", m->host);
+  for (i = 0; i < m->nhosts; i++) tpuci__buf_addf(&b, "%s" TPUCI__GANG_HOST_FMT, i ? " " : "", i);
   tpuci__buf_adds(&b, "'\n");
   tpuci__buf_adds(&b, tpuci__sh_gate);
   tpuci__strv_push(out, "/bin/sh");
@@ -75,7 +74,7 @@ void tpuci__gate_argv(const char *key, size_t nhosts, int host, uint32_t peer_ex
   tpuci__strv_take(out, tpuci__buf_steal(&b));
   /* $0 of the script, as `ps` shows it (the command is its child). */
   tpuci__strv_push(out, "tpuci-gang");
-  for (i = 0; argv != NULL && i < argv->len; i++) tpuci__strv_push(out, argv->items[i]);
+  for (i = 0; argv != NULL && (size_t) i < argv->len; i++) tpuci__strv_push(out, argv->items[i]);
 }
 
 /* "gang done N", N a status 0..255. */

@@ -68,15 +68,16 @@ char *tpuci__ctl_key(void);
 int tpuci__ctl_line(const char *key, const char *line, size_t len, const char **rest,
                     size_t *rest_len);
 
-/* The command of host `host` of a gang of `nhosts`: the wait step for
- * the names worker-0 .. worker-<nhosts-1> and the go, then `argv`, then,
- * with `end`, the end step for a status of 0 or one of `peer_exits`
- * (bit n: exit n lets the peers run on, runtime.h); any other status
- * stops the gang, and the host exits at once (appended to out). Without
- * `end` (podman: docker.md) the command is exec'd, as with no lookup
- * tool: the host's name goes when its command ends. */
-void tpuci__gate_argv(const char *key, size_t nhosts, int host, uint32_t peer_exits, int end,
-                      const tpuci__strv_t *argv, tpuci__strv_t *out);
+/* The command of host m->host of a gang of m->nhosts, whose lines start
+ * with m->gate_key: the wait step for the names worker-0 ..
+ * worker-<nhosts-1> and the go, then `argv`, then, with m->gate_end, the
+ * end step for a status of 0 or one of `peer_exits` (bit n: exit n lets
+ * the peers run on, runtime.h); any other status stops the gang, and
+ * the host exits at once (appended to out). Without the end step
+ * (podman: docker.md) the command is exec'd, as with no lookup tool:
+ * the host's name goes when its command ends. */
+void tpuci__gate_argv(const tpuci__gang_member_t *m, uint32_t peer_exits, const tpuci__strv_t *argv,
+                      tpuci__strv_t *out);
 
 /* What a line of the wait step says (after the key and its space). */
 typedef enum {

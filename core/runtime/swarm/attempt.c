@@ -404,13 +404,15 @@ static json_t *tpuci__sw_host_body(tpuci__sw_t *sw, tpuci__sw_att_t *att,
   tpuci__host_run_t run;
   tpuci__svc_spec_t spec;
   const char *hostname = att->ua.gang ? TPUCI__SW_HOST(att, host)->u.host : NULL;
+  /* A gang's wait step (engine/gate.h), always with its end step. */
+  tpuci__gang_member_t m = {
+      .host = host,
+      .nhosts = (int) att->ua.nunits,
+      .gate_key = att->ua.gang && inst->start_timeout_ms > 0 ? att->key : NULL,
+      .gate_end = 1};
   json_t *body;
 
-  /* A gang's wait step (engine/gate.h), always with its end step. */
-  if (tpuci__host_run_init(&run, a, slice, host, (int) att->ua.nunits, hostname,
-                           att->ua.gang && inst->start_timeout_ms > 0 ? att->key : NULL, 1,
-                           err) != 0)
-    return NULL;
+  if (tpuci__host_run_init(&run, a, slice, &m, hostname, err) != 0) return NULL;
   memset(&spec, 0, sizeof(spec));
   if (run.results != NULL) {
     /* The task may run on any node: the results folder is an empty
