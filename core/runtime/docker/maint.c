@@ -141,6 +141,7 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
   tpuci__sync_res_t r = {0};
   int rc, first = 0, *present;
   tpuci__podman_limits_t limits;
+  tpuci__probe_ctx_t probes = {.s = &s, .plan = plan, .limits = &limits, .report = report};
   char *where;
   char size[32];
 
@@ -259,8 +260,9 @@ int tpuci__runtime_docker_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report
     }
   }
 
-  first = tpuci__docker_probe_networks(&s, plan, present, &limits, report, first, err);
-  first = tpuci__docker_probe_pytest(&s, plan, present, &limits, report, first, err);
+  probes.present = present;
+  first = tpuci__docker_probe_networks(&probes, first, err);
+  first = tpuci__docker_probe_pytest(&probes, first, err);
   free(present);
 
   /* Leftovers. */

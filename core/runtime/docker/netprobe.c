@@ -308,9 +308,10 @@ static int tpuci__probe_pair(tpuci__probe_run_t *pr) {
 }
 
 /* One mode: returns 0, or TPUCI_EENGINE with err set (first failure). */
-static int tpuci__probe_one(tpuci__sync_t *s, const tpuci__plan_t *plan, const tpuci__probe_t *p,
-                            int n, const tpuci__podman_limits_t *limits, tpuci__buf_t *report,
+static int tpuci__probe_one(const tpuci__probe_ctx_t *cx, const tpuci__probe_t *p, int n,
                             tpuci__err_t *err) {
+  tpuci__sync_t *s = cx->s;
+  tpuci__buf_t *report = cx->report;
   static const char *const only_true[] = {"true"};
   static const char *const sleeper[] = {"sleep", "60"};
   tpuci__probe_run_t pr;
@@ -320,7 +321,7 @@ static int tpuci__probe_one(tpuci__sync_t *s, const tpuci__plan_t *plan, const t
   memset(&pr, 0, sizeof(pr));
   pr.s = s;
   pr.p = p;
-  pr.limits = limits;
+  pr.limits = cx->limits;
   pr.report = report;
   pr.err = err;
   tpuci__probe_what(p, pr.what, sizeof(pr.what));
@@ -331,7 +332,7 @@ static int tpuci__probe_one(tpuci__sync_t *s, const tpuci__plan_t *plan, const t
                     pr.what);
     return 0;
   }
-  pr.image = plan->images[p->image].ref;
+  pr.image = cx->plan->images[p->image].ref;
   snprintf(pr.run, sizeof(pr.run), "doctor-%ld-net%d", (long) getpid(), n);
   tpuci__ctr_labels(&pr.labels, pr.run, "doctor", "network-probe", n, 0);
   if (p->gang) {
@@ -366,16 +367,15 @@ out:
   return rc;
 }
 
-int tpuci__docker_probe_networks(tpuci__sync_t *s, const tpuci__plan_t *plan, const int *present,
-                                 const tpuci__podman_limits_t *limits, tpuci__buf_t *report,
-                                 int first, tpuci__err_t *err) {
+int tpuci__docker_probe_networks(const tpuci__probe_ctx_t *cx, int first, tpuci__err_t *err) {
+  const tpuci__plan_t *plan = cx->plan;
   tpuci__probe_t *modes;
   size_t i, n;
   if (plan == NULL || plan->ninstances == 0) return first;
   modes = tpuci__calloc(plan->ninstances, sizeof(*modes));
-  n = tpuci__probe_modes(plan, present, modes);
+  n = tpuci__probe_modes(plan, cx->present, modes);
   for (i = 0; i < n; i++) {
-    int rc = tpuci__probe_one(s, plan, &modes[i], (int) i, limits, report, first ? NULL : err);
+    int rc = tpuci__probe_one(cx, &modes[i], (int) i, first ? NULL : err);
     if (first == 0) first = rc;
   }
   free(modes);
@@ -486,21 +486,20 @@ out:
   return rc;
 }
 
-int tpuci__docker_probe_pytest(tpuci__sync_t *s, const tpuci__plan_t *plan, const int *present,
-                               const tpuci__podman_limits_t *limits, tpuci__buf_t *report,
-                               int first, tpuci__err_t *err) {
+int tpuci__docker_probe_pytest(const tpuci__probe_ctx_t *cx, int first, tpuci__err_t *err) {
+  const tpuci__plan_t *plan = cx->plan;
   size_t k, j;
   int n = 0;
   if (plan == NULL) return first;
   for (k = 0; k < plan->nimages; k++) {
     tpuci__strv_t pythons = {0};
     tpuci__probe_run_t pr;
-    if (!present[k]) continue;
+    if (!cx->present[k]) continue;
     tpuci__pyprobe_pythons(plan, k, &pythons);
     memset(&pr, 0, sizeof(pr));
-    pr.s = s;
-    pr.limits = limits;
-    pr.report = report;
+    pr.s = cx->s;
+    pr.limits = cx->limits;
+    pr.report = cx->report;
     pr.image = plan->images[k].ref;
     snprintf(pr.run, sizeof(pr.run), "doctor-%ld-py%zu", (long) getpid(), k);
     tpuci__ctr_labels(&pr.labels, pr.run, "doctor", "pytest-probe", (int) k, 0);

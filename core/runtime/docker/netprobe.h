@@ -10,21 +10,28 @@
 #include "runtime/engine/sync.h"
 #include "plan/plan.h"
 
-/* Probes every mode, saying each on `report` (ok / warn / FAIL lines).
- * present[i] says whether image i is in the engine. `first` is the
- * doctor's first failure so far: err is only filled when there is none
- * yet. Returns the new first failure (TPUCI_EENGINE for a mode that
+/* What the doctor's probes run with: its engine session `s`, the plan,
+ * which images the engine has (present[i] for image i), podman's limits
+ * (tpuci__podman_limits_t), and `report`, where each probe says how it
+ * went (ok / warn / FAIL lines). */
+typedef struct {
+  tpuci__sync_t *s;
+  const tpuci__plan_t *plan;
+  const int *present;
+  const tpuci__podman_limits_t *limits;
+  tpuci__buf_t *report;
+} tpuci__probe_ctx_t;
+
+/* Probes every mode, saying each on the report. `first` is the doctor's
+ * first failure so far: err is only filled when there is none yet.
+ * Returns the new first failure (TPUCI_EENGINE for a mode that
  * failed). */
-int tpuci__docker_probe_networks(tpuci__sync_t *s, const tpuci__plan_t *plan, const int *present,
-                                 const tpuci__podman_limits_t *limits, tpuci__buf_t *report,
-                                 int first, tpuci__err_t *err);
+int tpuci__docker_probe_networks(const tpuci__probe_ctx_t *cx, int first, tpuci__err_t *err);
 
 /* `python -c "import pytest"` in each present image of the selected
  * docker pytest instances, with each interpreter they name: an image
  * whose pytest jobs would end infra (no interpreter, no pytest) is a
  * FAIL line and TPUCI_EIMAGE. Same `first` and `err` as above. */
-int tpuci__docker_probe_pytest(tpuci__sync_t *s, const tpuci__plan_t *plan, const int *present,
-                               const tpuci__podman_limits_t *limits, tpuci__buf_t *report,
-                               int first, tpuci__err_t *err);
+int tpuci__docker_probe_pytest(const tpuci__probe_ctx_t *cx, int first, tpuci__err_t *err);
 
 #endif /* TPUCI_RUNTIME_DOCKER_NETPROBE_H */
