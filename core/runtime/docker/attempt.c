@@ -59,9 +59,11 @@ static const unsigned tpuci__dk_moves[] = {
     [TPUCI__DK_REMOVED] = 0,
 };
 
+static const tpuci__unit_machine_t tpuci__dk_machine = {
+    .what = "container", .names = tpuci__dk_names, .moves = tpuci__dk_moves};
+
 static void tpuci__dk_set(tpuci__dk_ctr_t *c, tpuci__dk_state_t to) {
-  tpuci__unit_move(c->u.att, "container", c->u.name, tpuci__dk_names, tpuci__dk_moves,
-                   (int) c->state, (int) to);
+  tpuci__unit_move(c->u.att, &tpuci__dk_machine, c->u.name, (int) c->state, (int) to);
   c->state = to;
 }
 

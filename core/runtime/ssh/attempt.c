@@ -104,9 +104,11 @@ static const unsigned tpuci__ssh_moves[] = {
     [TPUCI__SSH_CLEANED] = 0,
 };
 
+static const tpuci__unit_machine_t tpuci__ssh_machine = {
+    .what = "ssh session", .names = tpuci__ssh_names, .moves = tpuci__ssh_moves};
+
 static void tpuci__ssh_set(tpuci__ssh_unit_t *s, tpuci__ssh_state_t to) {
-  tpuci__unit_move(s->u.att, "ssh session", s->u.name, tpuci__ssh_names, tpuci__ssh_moves,
-                   (int) s->state, (int) to);
+  tpuci__unit_move(s->u.att, &tpuci__ssh_machine, s->u.name, (int) s->state, (int) to);
   s->state = to;
 }
 

@@ -22,9 +22,11 @@ static const unsigned tpuci__sw_svc_moves[] = {
     [TPUCI__SW_GONE] = 0,
 };
 
+static const tpuci__unit_machine_t tpuci__sw_svc_machine = {
+    .what = "service", .names = tpuci__sw_svc_names, .moves = tpuci__sw_svc_moves};
+
 void tpuci__sw_set_svc(tpuci__sw_host_t *h, tpuci__sw_svc_t to) {
-  tpuci__unit_move(h->u.att, "service", h->u.name, tpuci__sw_svc_names, tpuci__sw_svc_moves,
-                   (int) h->svc, (int) to);
+  tpuci__unit_move(h->u.att, &tpuci__sw_svc_machine, h->u.name, (int) h->svc, (int) to);
   h->svc = to;
 }
 
@@ -42,9 +44,11 @@ static const unsigned tpuci__sw_log_moves[] = {
     [TPUCI__SW_LOG_READ] = 0,
 };
 
+static const tpuci__unit_machine_t tpuci__sw_log_machine = {
+    .what = "service log", .names = tpuci__sw_log_names, .moves = tpuci__sw_log_moves};
+
 void tpuci__sw_set_log(tpuci__sw_host_t *h, tpuci__sw_log_t to) {
-  tpuci__unit_move(h->u.att, "service log", h->u.name, tpuci__sw_log_names, tpuci__sw_log_moves,
-                   (int) h->log, (int) to);
+  tpuci__unit_move(h->u.att, &tpuci__sw_log_machine, h->u.name, (int) h->log, (int) to);
   h->log = to;
 }
 

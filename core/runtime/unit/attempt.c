@@ -46,24 +46,29 @@ static const unsigned tpuci__unit_state_moves[] = {
     [TPUCI__U_LOST] = 0,
 };
 
+static const tpuci__unit_machine_t tpuci__unit_phase_machine = {
+    .what = "phase", .names = tpuci__unit_phase_names, .moves = tpuci__unit_phase_moves};
+static const tpuci__unit_machine_t tpuci__unit_gang_machine = {
+    .what = "gang start", .names = tpuci__unit_gang_names, .moves = tpuci__unit_gang_moves};
+static const tpuci__unit_machine_t tpuci__unit_state_machine = {
+    .what = "host", .names = tpuci__unit_state_names, .moves = tpuci__unit_state_moves};
+
 /* The attempt's phase: its one setter. */
 static void tpuci__unit_phase(tpuci__unit_att_t *att, tpuci__unit_phase_t to) {
-  tpuci__unit_move(att, "phase", NULL, tpuci__unit_phase_names, tpuci__unit_phase_moves,
-                   (int) att->phase, (int) to);
+  tpuci__unit_move(att, &tpuci__unit_phase_machine, NULL, (int) att->phase, (int) to);
   att->phase = to;
 }
 
 /* The gang's start: its one setter. */
 static void tpuci__unit_gang(tpuci__unit_att_t *att, tpuci__unit_gang_t to) {
-  tpuci__unit_move(att, "gang start", NULL, tpuci__unit_gang_names, tpuci__unit_gang_moves,
-                   (int) att->gang_state, (int) to);
+  tpuci__unit_move(att, &tpuci__unit_gang_machine, NULL, (int) att->gang_state, (int) to);
   att->gang_state = to;
 }
 
 /* A host's state: its one setter. */
 static void tpuci__unit_state(tpuci__unit_t *u, tpuci__unit_state_t to) {
-  tpuci__unit_move(u->att, "host", u->host ? u->host : u->name, tpuci__unit_state_names,
-                   tpuci__unit_state_moves, (int) u->state, (int) to);
+  tpuci__unit_move(u->att, &tpuci__unit_state_machine, u->host ? u->host : u->name, (int) u->state,
+                   (int) to);
   u->state = to;
 }
 
@@ -135,11 +140,13 @@ void tpuci__unit_later(tpuci__unit_att_t *att, uint64_t ms, void (*fn)(tpuci__un
 }
 
 int tpuci__unit_hosts(tpuci__runtime_t *rt, const char *runtime, int flags, tpuci__attempt_t *a,
-                      tpuci__slice_t *slice, int *has_slice, size_t *hosts) {
+                      tpuci__unit_hosts_t *out) {
   const tpuci__instance_t *inst = a->inst;
   const tpuci__plan_t *plan = a->plan;
+  tpuci__slice_t *slice = &out->slice;
+  size_t *hosts = &out->hosts;
   int rc;
-  *has_slice = 0;
+  out->has_slice = 0;
   *hosts = 1;
   if (!(flags & TPUCI__UNIT_NO_IMAGE) && (inst->image < 0 || (size_t) inst->image >= plan->nimages))
     return tpuci__err_set(&rt->err, TPUCI_EUSAGE, "%s: job '%s' has no image for the %s runtime",
@@ -147,7 +154,7 @@ int tpuci__unit_hosts(tpuci__runtime_t *rt, const char *runtime, int flags, tpuc
   if (inst->topology < 0 || (size_t) inst->topology >= plan->ntopologies) return 0;
   rc = tpuci__topology_slice(&plan->topologies[inst->topology], slice, &rt->err);
   if (rc != 0) return rc;
-  *has_slice = 1;
+  out->has_slice = 1;
   *hosts = (size_t) slice->hosts;
   /* An attempt may need fewer (a collection runs host 0 alone). */
   if (a->hosts > 0 && (size_t) a->hosts < *hosts) *hosts = (size_t) a->hosts;
@@ -159,7 +166,7 @@ int tpuci__unit_hosts(tpuci__runtime_t *rt, const char *runtime, int flags, tpuc
                         inst->where ? inst->where : "spec", inst->job, inst->network, *hosts,
                         slice->name);
     tpuci__slice_free(slice);
-    *has_slice = 0;
+    out->has_slice = 0;
     return rc;
   }
   return 0;
@@ -169,19 +176,18 @@ int tpuci__unit_start(tpuci__runtime_t *rt, const char *runtime, const tpuci__un
                       tpuci__attempt_t *a, uint64_t grace_ms, tpuci__unit_list_t *list) {
   const tpuci__instance_t *inst = a->inst;
   tpuci__unit_att_t *att;
-  tpuci__slice_t slice;
-  int has_slice = 0;
-  size_t i, hosts = 1;
-  int rc = tpuci__unit_hosts(rt, runtime, ops->flags, a, &slice, &has_slice, &hosts);
+  tpuci__unit_hosts_t h;
+  size_t i;
+  int rc = tpuci__unit_hosts(rt, runtime, ops->flags, a, &h);
   if (rc != 0) return rc;
-  att = tpuci__unit_att_new(ops, a, hosts,
+  att = tpuci__unit_att_new(ops, a, h.hosts,
                             a->grace_ms      ? a->grace_ms
                             : inst->grace_ms ? inst->grace_ms
                                              : grace_ms);
-  for (i = 0; att->gang && i < hosts; i++)
+  for (i = 0; att->gang && i < h.hosts; i++)
     tpuci__unit_at(att, i)->host = tpuci__printf(TPUCI__GANG_HOST_FMT, (int) i);
-  rc = ops->init(att, rt, has_slice ? &slice : NULL);
-  if (has_slice) tpuci__slice_free(&slice);
+  rc = ops->init(att, rt, h.has_slice ? &h.slice : NULL);
+  if (h.has_slice) tpuci__slice_free(&h.slice);
   if (rc != 0) {
     tpuci__unit_att_free(att);
     return rc;

@@ -18,10 +18,10 @@ void tpuci__unit_bad_move(tpuci__unit_att_t *att, const char *what, const char *
   assert(!"a state machine made a move its table does not allow");
 }
 
-void tpuci__unit_move(tpuci__unit_att_t *att, const char *what, const char *name,
-                      const char *const *names, const unsigned *moves, int from, int to) {
-  if ((moves[from] >> to) & 1u) return;
-  tpuci__unit_bad_move(att, what, name, names[from], names[to]);
+void tpuci__unit_move(tpuci__unit_att_t *att, const tpuci__unit_machine_t *m, const char *name,
+                      int from, int to) {
+  if ((m->moves[from] >> to) & 1u) return;
+  tpuci__unit_bad_move(att, m->what, name, m->names[from], m->names[to]);
 }
 
 void tpuci__unit_req_begin(tpuci__unit_att_t *att) { att->requests++; }

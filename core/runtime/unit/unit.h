@@ -311,13 +311,21 @@ int tpuci__unit_req_end(tpuci__unit_att_t *att);
  * the caller moves all the same (the code before the table did). */
 void tpuci__unit_bad_move(tpuci__unit_att_t *att, const char *what, const char *name,
                           const char *from, const char *to);
-/* One move of a state machine whose states are named names[] and whose
- * table says, for each state, the states it may move to (bit n: state
- * n): checks `from` -> `to` against it (tpuci__unit_bad_move when it
- * is not there). Each machine's own set function calls it, then moves. */
+/* A state machine: what it is ("phase", "container", ...), its states'
+ * names, and its table, which says for each state the states it may move
+ * to (moves[s], bit n: state n). One static const per machine. */
 #define TPUCI__MOVE(n) (1u << (n))
-void tpuci__unit_move(tpuci__unit_att_t *att, const char *what, const char *name,
-                      const char *const *names, const unsigned *moves, int from, int to);
+typedef struct {
+  const char *what;
+  const char *const *names;
+  const unsigned *moves;
+} tpuci__unit_machine_t;
+
+/* One move of machine `m` (of the unit named `name`, or NULL): checks
+ * `from` -> `to` against its table (tpuci__unit_bad_move when it is not
+ * there). Each machine's own set function calls it, then moves. */
+void tpuci__unit_move(tpuci__unit_att_t *att, const tpuci__unit_machine_t *m, const char *name,
+                      int from, int to);
 /* Records the first failure not of the job's doing (takes `msg`). */
 void tpuci__unit_infra(tpuci__unit_att_t *att, char *msg);
 /* The driver's answers (none steps: the driver calls tpuci__unit_step). */
@@ -363,11 +371,19 @@ int tpuci__unit_rt_signal(tpuci__runtime_t *rt, tpuci__attempt_t *a, int signum)
 void tpuci__unit_later(tpuci__unit_att_t *att, uint64_t ms, void (*fn)(tpuci__unit_att_t *att));
 /* A message of the attempt to the user (printf-like). */
 void tpuci__unit_tell(tpuci__unit_att_t *att, const char *fmt, ...) TPUCI__PRINTF(2, 3);
-/* How many hosts attempt `a` runs, checked for `runtime` ("docker"): its
- * image (unless `flags` has TPUCI__UNIT_NO_IMAGE), its topology's slice
- * (*has_slice, freed by the caller), the hosts it may need fewer of, no
- * `network` for a gang. 0, or a negative code with rt->err set. */
+/* How many hosts an attempt runs, and its topology's slice when it has
+ * one (has_slice; the slice is then the caller's to free). */
+typedef struct {
+  size_t hosts;
+  int has_slice;
+  tpuci__slice_t slice;
+} tpuci__unit_hosts_t;
+
+/* Fills `out` for attempt `a`, checked for `runtime` ("docker"): its
+ * image (unless `flags` has TPUCI__UNIT_NO_IMAGE), its topology's slice,
+ * the hosts it may need fewer of, no `network` for a gang. 0, or a
+ * negative code with rt->err set (and nothing to free). */
 int tpuci__unit_hosts(tpuci__runtime_t *rt, const char *runtime, int flags, tpuci__attempt_t *a,
-                      tpuci__slice_t *slice, int *has_slice, size_t *hosts);
+                      tpuci__unit_hosts_t *out);
 
 #endif /* TPUCI_RUNTIME_UNIT_H */
