@@ -69,11 +69,17 @@ typedef struct {
 
 static uint64_t tpuci__swgc_now(void) { return uv_hrtime() / 1000000u; }
 
+/* The services gc removes: each one's id, name and run. */
+typedef struct {
+  tpuci__strv_t ids;
+  tpuci__strv_t names;
+  tpuci__strv_t runs;
+} tpuci__swgc_picked_t;
+
 /* The services to remove: those of runs not alive. Lines for the others
- * and, with dry_run, for these. Fills their ids, names and runs, and
- * g->grace_ms. */
-static void tpuci__swgc_pick(json_t *list, int dry_run, tpuci__strv_t *ids, tpuci__strv_t *names,
-                             tpuci__strv_t *runs, tpuci__swgc_t *g, tpuci__buf_t *report) {
+ * and, with dry_run, for these. Fills `out` and g->grace_ms. */
+static void tpuci__swgc_pick(json_t *list, int dry_run, tpuci__swgc_picked_t *out, tpuci__swgc_t *g,
+                             tpuci__buf_t *report) {
   size_t i;
   json_t *o;
   json_array_foreach(list, i, o) {
@@ -100,52 +106,52 @@ static void tpuci__swgc_pick(json_t *list, int dry_run, tpuci__strv_t *ids, tpuc
                       tpuci__swlabel(labels, TPUCI__LABEL_INSTANCE));
     if (json_is_integer(grace) && (uint64_t) json_integer_value(grace) / 1000000u > g->grace_ms)
       g->grace_ms = (uint64_t) json_integer_value(grace) / 1000000u;
-    tpuci__strv_push(ids, id ? id : name);
-    tpuci__strv_push(names, name);
-    tpuci__strv_push(runs, tpuci__swlabel(labels, TPUCI__LABEL_RUN));
+    tpuci__strv_push(&out->ids, id ? id : name);
+    tpuci__strv_push(&out->names, name);
+    tpuci__strv_push(&out->runs, tpuci__swlabel(labels, TPUCI__LABEL_RUN));
   }
 }
 
 static int tpuci__swgc_services(tpuci__sync_t *s, int dry_run, tpuci__swgc_t *g,
                                 tpuci__buf_t *report) {
   tpuci__sync_res_t r = {0};
-  tpuci__strv_t ids = {0}, names = {0}, runs = {0};
+  tpuci__swgc_picked_t p = {0};
   size_t i;
   json_t *o;
   int found;
   tpuci__sw_service_list(s->eng, TPUCI__LABEL_RUN, tpuci__sync_cb, &r);
   if (tpuci__sync_listed(s, &r, "services", report) != 0) return -1;
-  tpuci__swgc_pick(r.json, dry_run, &ids, &names, &runs, g, report);
+  tpuci__swgc_pick(r.json, dry_run, &p, g, report);
   tpuci__sync_res_free(&r);
-  found = (int) ids.len;
-  if (dry_run || ids.len == 0) goto out;
+  found = (int) p.ids.len;
+  if (dry_run || p.ids.len == 0) goto out;
   /* Their tasks, asked for before: once a service is gone, its tasks can
    * only be asked for by id. */
-  tpuci__sw_task_list(s->eng, "service", (const char *const *) ids.items, ids.len, tpuci__sync_cb,
-                      &r);
+  tpuci__sw_task_list(s->eng, "service", (const char *const *) p.ids.items, p.ids.len,
+                      tpuci__sync_cb, &r);
   tpuci__sync_wait(s, &r);
   json_array_foreach(r.json, i, o) {
     tpuci__task_t t;
     size_t k;
     tpuci__task_read(o, &t);
-    for (k = 0; t.id != NULL && t.service_id != NULL && k < ids.len; k++)
-      if (strcmp(t.service_id, ids.items[k]) == 0) {
+    for (k = 0; t.id != NULL && t.service_id != NULL && k < p.ids.len; k++)
+      if (strcmp(t.service_id, p.ids.items[k]) == 0) {
         tpuci__strv_push(&g->tasks, t.id);
-        tpuci__strv_push(&g->task_of, names.items[k]);
+        tpuci__strv_push(&g->task_of, p.names.items[k]);
       }
   }
   tpuci__sync_res_free(&r);
-  for (i = 0; i < ids.len; i++) {
+  for (i = 0; i < p.ids.len; i++) {
     tpuci__sync_res_t d = {0};
-    tpuci__sw_service_remove(s->eng, ids.items[i], tpuci__sync_cb, &d);
+    tpuci__sw_service_remove(s->eng, p.ids.items[i], tpuci__sync_cb, &d);
     tpuci__sync_wait(s, &d);
-    if (!tpuci__sync_removed(&d, "service", names.items[i], runs.items[i], report)) found--;
+    if (!tpuci__sync_removed(&d, "service", p.names.items[i], p.runs.items[i], report)) found--;
     tpuci__sync_res_free(&d);
   }
 out:
-  tpuci__strv_free(&ids);
-  tpuci__strv_free(&names);
-  tpuci__strv_free(&runs);
+  tpuci__strv_free(&p.ids);
+  tpuci__strv_free(&p.names);
+  tpuci__strv_free(&p.runs);
   return found;
 }
 
@@ -313,17 +319,32 @@ static int tpuci__swdoc_fail(tpuci__buf_t *report, tpuci__err_t *err, int code, 
   return code;
 }
 
-static void tpuci__swdoc_nodes(tpuci__sync_t *s, const tpuci__plan_t *plan, const char *manager,
-                               int uses, tpuci__buf_t *report, tpuci__err_t *err, int *first) {
+/* The doctor's checks on a manager: its engine session, the plan (may
+ * be NULL), the report, and the first failure (err filled for it). */
+typedef struct {
+  tpuci__sync_t *s;
+  const tpuci__plan_t *plan;
+  tpuci__buf_t *report;
+  tpuci__err_t *err;
+  int first;
+} tpuci__swdoc_t;
+
+/* A FAIL line, kept as the first failure when there is none yet. */
+static void tpuci__swdoc_failed(tpuci__swdoc_t *d, int code, const char *what, const char *msg) {
+  int c = tpuci__swdoc_fail(d->report, d->err, code, what, msg);
+  if (!d->first) d->first = c;
+}
+
+static void tpuci__swdoc_nodes(tpuci__swdoc_t *d, const char *manager, int uses) {
+  tpuci__buf_t *report = d->report;
   tpuci__sync_res_t r = {0};
   size_t i;
   json_t *o;
   int ready = 0;
-  tpuci__sw_node_list(s->eng, tpuci__sync_cb, &r);
-  tpuci__sync_wait(s, &r);
+  tpuci__sw_node_list(d->s->eng, tpuci__sync_cb, &r);
+  tpuci__sync_wait(d->s, &r);
   if (!r.ok) {
-    int c = tpuci__swdoc_fail(report, err, TPUCI_EENGINE, "swarm nodes", r.message);
-    if (!*first) *first = c;
+    tpuci__swdoc_failed(d, TPUCI_EENGINE, "swarm nodes", r.message);
     tpuci__sync_res_free(&r);
     return;
   }
@@ -337,16 +358,12 @@ static void tpuci__swdoc_nodes(tpuci__sync_t *s, const tpuci__plan_t *plan, cons
                     n.ready ? "ready" : "not ready or not active", (double) n.nano_cpus / 1e9,
                     (double) n.memory_bytes / (1024.0 * 1024 * 1024));
   }
-  if (ready == 0 && uses) {
-    int c = tpuci__swdoc_fail(report, err, TPUCI_EENGINE, "swarm nodes",
-                              "no node is ready to run tasks");
-    if (!*first) *first = c;
-  }
+  if (ready == 0 && uses)
+    tpuci__swdoc_failed(d, TPUCI_EENGINE, "swarm nodes", "no node is ready to run tasks");
   if (uses) {
     tpuci__err_t e = {0, NULL};
-    if (tpuci__sw_plan_fits(plan, r.json, &e) != 0) {
-      int c = tpuci__swdoc_fail(report, err, e.code, "swarm fit", e.msg);
-      if (!*first) *first = c;
+    if (tpuci__sw_plan_fits(d->plan, r.json, &e) != 0) {
+      tpuci__swdoc_failed(d, e.code, "swarm fit", e.msg);
     } else {
       tpuci__buf_adds(report, "ok   swarm fit: a ready node can hold every "
                               "swarm job's cpus and memory\n");
@@ -356,15 +373,16 @@ static void tpuci__swdoc_nodes(tpuci__sync_t *s, const tpuci__plan_t *plan, cons
   tpuci__sync_res_free(&r);
 }
 
-static void tpuci__swdoc_images(tpuci__sync_t *s, const tpuci__plan_t *plan, tpuci__buf_t *report,
-                                tpuci__err_t *err, int *first) {
+static void tpuci__swdoc_images(tpuci__swdoc_t *d) {
+  const tpuci__plan_t *plan = d->plan;
+  tpuci__buf_t *report = d->report;
   size_t k;
   for (k = 0; k < plan->nimages; k++) {
     const tpuci__image_t *img = &plan->images[k];
     tpuci__sync_res_t r = {0};
     if (!tpuci__plan_image_used(plan, k, TPUCI__RUNTIME_SWARM)) continue;
-    tpuci__engine_image_inspect(s->eng, img->ref, tpuci__sync_cb, &r);
-    tpuci__sync_wait(s, &r);
+    tpuci__engine_image_inspect(d->s->eng, img->ref, tpuci__sync_cb, &r);
+    tpuci__sync_wait(d->s, &r);
     if (r.ok)
       tpuci__buf_addf(report,
                       "ok   swarm image %s (\"%s\"): on the manager; "
@@ -374,18 +392,14 @@ static void tpuci__swdoc_images(tpuci__sync_t *s, const tpuci__plan_t *plan, tpu
       char *m = tpuci__printf("image '%s' is not on the swarm manager and pull "
                               "= \"never\"; load it on every node",
                               img->ref);
-      int c = tpuci__swdoc_fail(report, err, TPUCI_EIMAGE, "swarm image", m);
-      if (!*first) *first = c;
+      tpuci__swdoc_failed(d, TPUCI_EIMAGE, "swarm image", m);
       free(m);
     } else if (r.status == 404)
       tpuci__buf_addf(report,
                       "warn swarm image %s (\"%s\"): not on the manager; "
                       "`tpuci run` will try to pull it\n",
                       img->ref, img->name);
-    else {
-      int c = tpuci__swdoc_fail(report, err, TPUCI_EENGINE, "swarm image", r.message);
-      if (!*first) *first = c;
-    }
+    else tpuci__swdoc_failed(d, TPUCI_EENGINE, "swarm image", r.message);
     tpuci__sync_res_free(&r);
   }
 }
@@ -430,8 +444,9 @@ static void tpuci__swdoc_remote(tpuci__sync_t *s, const tpuci__plan_t *plan, tpu
 int tpuci__runtime_swarm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
                                 tpuci__err_t *err) {
   tpuci__sync_t s;
+  tpuci__swdoc_t d = {.s = &s, .plan = plan, .report = report, .err = err};
   json_t *info, *swarm;
-  int uses = tpuci__sw_plan_uses(plan), first = 0;
+  int uses = tpuci__sw_plan_uses(plan);
   const char *manager;
   char *where;
   tpuci__err_t e = {0, NULL};
@@ -444,7 +459,7 @@ int tpuci__runtime_swarm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
   }
   where = tpuci__engine_where(s.eng);
   if (tpuci__sw_info_check(info, where, &e) != 0) {
-    if (uses) first = tpuci__swdoc_fail(report, err, e.code, "swarm", e.msg);
+    if (uses) d.first = tpuci__swdoc_fail(report, err, e.code, "swarm", e.msg);
     else if (tpuci__sw_is_manager(info) == 0 &&
              json_string_value(json_object_get(json_object_get(info, "Swarm"), "LocalNodeState")) &&
              strcmp(json_string_value(
@@ -455,7 +470,7 @@ int tpuci__runtime_swarm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
     free(where);
     json_decref(info);
     tpuci__sync_close(&s);
-    return first;
+    return d.first;
   }
   swarm = json_object_get(info, "Swarm");
   manager = json_string_value(json_object_get(swarm, "NodeID"));
@@ -465,12 +480,12 @@ int tpuci__runtime_swarm_doctor(const tpuci__plan_t *plan, tpuci__buf_t *report,
                   where, s.eng->server_api ? s.eng->server_api : "?");
   free(where);
   tpuci__swdoc_remote(&s, plan, report);
-  tpuci__swdoc_nodes(&s, plan, manager, uses, report, err, &first);
-  if (uses) tpuci__swdoc_images(&s, plan, report, err, &first);
+  tpuci__swdoc_nodes(&d, manager, uses);
+  if (uses) tpuci__swdoc_images(&d);
   tpuci__swdoc_leftovers(&s, report);
   json_decref(info);
   tpuci__sync_close(&s);
-  return first;
+  return d.first;
 }
 
 /* The manager's ids: a swarm's nodes must run the same image anyway
