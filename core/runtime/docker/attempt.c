@@ -99,8 +99,7 @@ static void tpuci__dk_on_refetched(void *p, const tpuci__engine_res_t *res) {
   tpuci__dk_att_t *att = TPUCI__DK_ATT(&c->u);
   tpuci__unit_req_end(&att->ua);
   tpuci__ctrout_read_end(&c->out, "container", c->u.name,
-                         "its stream broke and reading its logs failed", res->ok, res->error,
-                         res->message);
+                         "its stream broke and reading its logs failed", res);
   tpuci__unit_step(&att->ua);
 }
 

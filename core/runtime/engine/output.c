@@ -216,11 +216,11 @@ void tpuci__ctrout_free(tpuci__ctrout_t *o) {
 }
 
 void tpuci__ctrout_read_end(tpuci__ctrout_t *o, const char *kind, const char *name, const char *how,
-                            int ok, int error, const char *message) {
+                            const tpuci__engine_res_t *res) {
   char *m;
   tpuci__ctrout_flush(o);
-  if (ok || error == UV_ECANCELED) return;
-  m = tpuci__printf("the output of %s %s may be incomplete: %s: %s", kind, name, how, message);
+  if (res->ok || res->error == UV_ECANCELED) return;
+  m = tpuci__printf("the output of %s %s may be incomplete: %s: %s", kind, name, how, res->message);
   tpuci__attempt_message(o->a, m);
   free(m);
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "runtime/engine/demux.h"
+#include "runtime/engine/engine.h"
 #include "runtime/engine/gang.h"
 #include "runtime/runtime.h"
 
@@ -66,11 +67,11 @@ void tpuci__ctrout_chunk(void *o, const char *buf, size_t len);
 /* At the end of a stream: what the demultiplexer and the line buffers
  * hold is passed on. */
 void tpuci__ctrout_flush(tpuci__ctrout_t *o);
-/* At the end of a read of the whole output (ok, error, message: its
- * answer): flushed, and unless it succeeded or was cancelled the user is
- * told that the output of `kind` `name` may be incomplete: `how`. */
+/* At the end of a read of the whole output (`res`: its answer):
+ * flushed, and unless it succeeded or was cancelled the user is told
+ * that the output of `kind` `name` may be incomplete: `how`. */
 void tpuci__ctrout_read_end(tpuci__ctrout_t *o, const char *kind, const char *name, const char *how,
-                            int ok, int error, const char *message);
+                            const tpuci__engine_res_t *res);
 /* Before a second read of the whole output: skip what was passed on. */
 void tpuci__ctrout_rewind(tpuci__ctrout_t *o);
 void tpuci__ctrout_free(tpuci__ctrout_t *o);

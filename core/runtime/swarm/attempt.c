@@ -68,8 +68,7 @@ static void tpuci__sw_on_read(void *p, const tpuci__engine_res_t *res) {
   tpuci__sw_host_t *h = p;
   tpuci__sw_att_t *att = TPUCI__SW_ATT(h);
   tpuci__unit_req_end(&att->ua);
-  tpuci__ctrout_read_end(&h->out, "service", h->u.name, "reading its task's logs failed", res->ok,
-                         res->error, res->message);
+  tpuci__ctrout_read_end(&h->out, "service", h->u.name, "reading its task's logs failed", res);
   tpuci__sw_results_check(h);
   tpuci__unit_step(&att->ua);
 }
