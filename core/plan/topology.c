@@ -88,13 +88,16 @@ static void tpuci__slice_from_row(tpuci__slice_t *s, const char *name, const tpu
   }
 }
 
-/* Numbers not in the catalogue: chips-per-host bounds from the device
- * plugin's table, host bounds 1,1,N, the topology their product. */
-static void tpuci__slice_compute(tpuci__slice_t *s, const char *name, const char *type,
-                                 const tpuci__tpu_gen_t *gen, int hosts, int chips, int cores) {
+/* Numbers not in the catalogue (r's name, hosts, chips_per_host and
+ * cores_per_chip, all given), for accelerator type `type` of generation
+ * `gen` (may be NULL): chips-per-host bounds from the device plugin's
+ * table, host bounds 1,1,N, the topology their product. */
+static void tpuci__slice_compute(tpuci__slice_t *s, const tpuci__slice_req_t *r, const char *type,
+                                 const tpuci__tpu_gen_t *gen) {
+  int hosts = r->hosts, chips = r->chips_per_host, cores = r->cores_per_chip;
   int d[3] = {1, 1, 1};
   tpuci__tpu_chips_per_dim(chips, d); /* validated by the caller */
-  s->name = tpuci__strdup(name);
+  s->name = tpuci__strdup(r->name);
   s->accelerator_type = tpuci__strdup(type);
   s->generation = gen ? tpuci__strdup(gen->name) : NULL;
   s->row = NULL;
@@ -234,9 +237,13 @@ static int tpuci__resolve_based(tpuci__slice_t *s, const tpuci__slice_req_t *r, 
   free(prefix);
 
   t = tpuci__tpu_find(type, hosts);
-  if (t != NULL && t->chips_per_host == chips && t->cores_per_chip == cores)
+  if (t != NULL && t->chips_per_host == chips && t->cores_per_chip == cores) {
     tpuci__slice_from_row(s, r->name, t);
-  else tpuci__slice_compute(s, r->name, type, b->gen, hosts, chips, cores);
+  } else {
+    tpuci__slice_req_t shape = {
+        .name = r->name, .hosts = hosts, .chips_per_host = chips, .cores_per_chip = cores};
+    tpuci__slice_compute(s, &shape, type, b->gen);
+  }
   free(type);
   return 0;
 }
@@ -271,6 +278,11 @@ int tpuci__slice_resolve(tpuci__slice_t *s, const tpuci__slice_req_t *r, tpuci__
     rc = tpuci__resolve_type(s, r, err);
   } else {
     const char *close = tpuci__tpu_suggest(r->name);
+    /* Custom numbers: missing ones are 1. */
+    tpuci__slice_req_t shape = {.name = r->name,
+                                .hosts = r->hosts ? r->hosts : 1,
+                                .chips_per_host = r->chips_per_host ? r->chips_per_host : 1,
+                                .cores_per_chip = r->cores_per_chip ? r->cores_per_chip : 1};
     if (r->layout != NULL)
       return tpuci__err_set(err, TPUCI_ESPEC,
                             "layout '%s' needs a catalogue type, and '%s' is "
@@ -282,9 +294,7 @@ int tpuci__slice_resolve(tpuci__slice_t *s, const tpuci__slice_req_t *r, tpuci__
                             "custom topology with a name this close to a "
                             "catalogue type needs a base",
                             r->name, close);
-    tpuci__slice_compute(s, r->name, r->name, NULL, r->hosts ? r->hosts : 1,
-                         r->chips_per_host ? r->chips_per_host : 1,
-                         r->cores_per_chip ? r->cores_per_chip : 1);
+    tpuci__slice_compute(s, &shape, r->name, NULL);
     rc = 0;
   }
   if (rc != 0) {
@@ -311,31 +321,28 @@ int tpuci__slice_from_type(tpuci__slice_t *s, const char *type, int hosts, const
   return tpuci__slice_resolve(s, &r, err);
 }
 
-int tpuci__slice_custom(tpuci__slice_t *s, const char *name, int hosts, int chips_per_host,
-                        int cores_per_chip, const char *emulate, tpuci__err_t *err) {
-  tpuci__slice_req_t r;
-  memset(&r, 0, sizeof(r));
+int tpuci__slice_custom(tpuci__slice_t *s, const tpuci__slice_req_t *r, tpuci__err_t *err) {
+  tpuci__slice_req_t custom = *r;
   memset(s, 0, sizeof(*s));
   /* Here every number is required: 0 is out of range, not "not given". */
-  if (hosts < 1 || hosts > TPUCI__MAX_HOSTS)
-    return tpuci__err_set(err, TPUCI_ESPEC, "hosts must be 1..%d, got %d", TPUCI__MAX_HOSTS, hosts);
-  if (chips_per_host < 1)
+  if (r->hosts < 1 || r->hosts > TPUCI__MAX_HOSTS)
+    return tpuci__err_set(err, TPUCI_ESPEC, "hosts must be 1..%d, got %d", TPUCI__MAX_HOSTS,
+                          r->hosts);
+  if (r->chips_per_host < 1)
     return tpuci__err_set(err, TPUCI_ESPEC, "chips_per_host must be 1, 2, 4 or 8, got %d",
-                          chips_per_host);
-  if (cores_per_chip < 1)
+                          r->chips_per_host);
+  if (r->cores_per_chip < 1)
     return tpuci__err_set(err, TPUCI_ESPEC, "cores_per_chip must be 1 or 2, got %d",
-                          cores_per_chip);
-  if (name != NULL && tpuci__tpu_find(name, 0) != NULL)
+                          r->cores_per_chip);
+  if (r->name != NULL && tpuci__tpu_find(r->name, 0) != NULL)
     return tpuci__err_set(err, TPUCI_ESPEC,
                           "'%s' is a catalogue type; a custom topology "
                           "needs another name",
-                          name);
-  r.name = name;
-  r.hosts = hosts;
-  r.chips_per_host = chips_per_host;
-  r.cores_per_chip = cores_per_chip;
-  r.emulate = emulate;
-  return tpuci__slice_resolve(s, &r, err);
+                          r->name);
+  /* Custom numbers, on no catalogue type or layout. */
+  custom.base = NULL;
+  custom.layout = NULL;
+  return tpuci__slice_resolve(s, &custom, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -354,14 +361,26 @@ static void tpuci__set_int(tpuci__kvlist_t *l, const char *key, int v) {
   tpuci__kv_set(l, key, num);
 }
 
+/* What host `host` of a slice knows of its gang: every host's name (a
+ * comma list ordered by worker id), host 0's, and the coordinator ports
+ * (defaults applied). */
+typedef struct {
+  int host;
+  const char *names;
+  const char *host0;
+  int jax_port;
+  int xrt_port;
+} tpuci__host_view_t;
+
 /* What a TPU VM / GKE pod of this slice has (doc 4b, 2b), and the CPU
  * emulation switches: the variables real hardware brings itself. */
-static void tpuci__emulated_env(const tpuci__slice_t *s, int host, const char *names,
-                                const char *host0, int jax_port, int xrt_port, tpuci__kvlist_t *e) {
+static void tpuci__emulated_env(const tpuci__slice_t *s, const tpuci__host_view_t *v,
+                                tpuci__kvlist_t *e) {
+  int host = v->host;
   char tmp[160];
 
   tpuci__set_int(e, "TPU_WORKER_ID", host);
-  tpuci__kv_set(e, "TPU_WORKER_HOSTNAMES", names);
+  tpuci__kv_set(e, "TPU_WORKER_HOSTNAMES", v->names);
   tpuci__kv_set(e, "TPU_ACCELERATOR_TYPE", s->accelerator_type);
   tpuci__kv_set(e, "TPU_TOPOLOGY", s->topology);
   tpuci__kv_set(e, "TPU_HOST_BOUNDS", s->host_bounds);
@@ -387,7 +406,7 @@ static void tpuci__emulated_env(const tpuci__slice_t *s, int host, const char *n
        * processes and gives each its own CPU:i map and port (doc 2a). */
       tpuci__kv_set(e, "XRT_DEVICE_MAP",
                     "CPU:0;/job:localservice/replica:0/task:0/device:XLA_CPU:0");
-      snprintf(tmp, sizeof(tmp), "localservice:0;grpc://localhost:%d", xrt_port);
+      snprintf(tmp, sizeof(tmp), "localservice:0;grpc://localhost:%d", v->xrt_port);
       tpuci__kv_set(e, "XRT_WORKERS", tmp);
       tpuci__set_int(e, "CPU_NUM_DEVICES", s->devices_per_host);
       break;
@@ -398,9 +417,9 @@ static void tpuci__emulated_env(const tpuci__slice_t *s, int host, const char *n
       tpuci__set_int(e, "JAX_NUM_CPU_DEVICES", s->devices_per_host);
       /* jax.distributed.initialize reads these two (doc 3); host 0 is the
        * coordinator, as on a TPU slice (first worker, port 8482, doc 4b). */
-      snprintf(tmp, sizeof(tmp), "%s:%d", host0, jax_port);
+      snprintf(tmp, sizeof(tmp), "%s:%d", v->host0, v->jax_port);
       tpuci__kv_set(e, "JAX_COORDINATOR_ADDRESS", tmp);
-      tpuci__set_int(e, "JAX_COORDINATOR_PORT", jax_port);
+      tpuci__set_int(e, "JAX_COORDINATOR_PORT", v->jax_port);
       /* The default since jax 0.5.1; explicit for older versions. */
       if (s->hosts > 1) tpuci__kv_set(e, "JAX_CPU_COLLECTIVES_IMPLEMENTATION", "gloo");
       /* JAX reads no variable for these; scripts pass them on. */
@@ -453,8 +472,14 @@ int tpuci__slice_host_env(const tpuci__slice_t *s, int host, const tpuci__gang_n
   }
   host0 = n == 1 ? "localhost" : net && net->hostnames ? net->hostnames[0] : "worker-0";
 
-  if (s->emulate != TPUCI__EMULATE_REAL)
-    tpuci__emulated_env(s, host, names.data, host0, jax_port, xrt_port, &e);
+  if (s->emulate != TPUCI__EMULATE_REAL) {
+    tpuci__host_view_t v = {.host = host,
+                            .names = names.data,
+                            .host0 = host0,
+                            .jax_port = jax_port,
+                            .xrt_port = xrt_port};
+    tpuci__emulated_env(s, &v, &e);
+  }
   tpuci__buf_free(&names);
 
   /* torch.distributed rendezvous, one process per host, and the names

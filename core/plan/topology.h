@@ -183,8 +183,9 @@ int tpuci__slice_resolve(tpuci__slice_t *s, const tpuci__slice_req_t *req, tpuci
  * numbers with strict validation. Same returns as tpuci__slice_resolve. */
 int tpuci__slice_from_type(tpuci__slice_t *s, const char *type, int hosts, const char *emulate,
                            tpuci__err_t *err);
-int tpuci__slice_custom(tpuci__slice_t *s, const char *name, int hosts, int chips_per_host,
-                        int cores_per_chip, const char *emulate, tpuci__err_t *err);
+/* Custom: r's name, hosts, chips_per_host, cores_per_chip and emulate
+ * (its base and layout are not used). */
+int tpuci__slice_custom(tpuci__slice_t *s, const tpuci__slice_req_t *r, tpuci__err_t *err);
 
 void tpuci__slice_free(tpuci__slice_t *s);
 

@@ -505,10 +505,13 @@ static void test_env_errors(void **state) {
 
 static void test_custom_ok(void **state) {
   tpuci__slice_t s;
+  tpuci__slice_req_t r;
   tpuci__kvlist_t env = {NULL, 0, 0};
   (void) state;
   /* 4b chips-per-dim: 4 -> 2,2,1; host bounds 1,1,N; topology = product. */
-  assert_int_equal(tpuci__slice_custom(&s, "mine", 2, 4, 1, "pjrt", NULL), 0);
+  r = (tpuci__slice_req_t){
+      .name = "mine", .hosts = 2, .chips_per_host = 4, .cores_per_chip = 1, .emulate = "pjrt"};
+  assert_int_equal(tpuci__slice_custom(&s, &r, NULL), 0);
   assert_null(s.row);
   assert_null(s.generation);
   assert_string_equal(s.name, "mine");
@@ -524,19 +527,23 @@ static void test_custom_ok(void **state) {
   tpuci__kv_free(&env);
   tpuci__slice_free(&s);
 
-  assert_int_equal(tpuci__slice_custom(&s, "one", 1, 1, 1, NULL, NULL), 0);
+  r = (tpuci__slice_req_t){.name = "one", .hosts = 1, .chips_per_host = 1, .cores_per_chip = 1};
+  assert_int_equal(tpuci__slice_custom(&s, &r, NULL), 0);
   assert_string_equal(s.chips_per_host_bounds, "1,1,1");
   assert_string_equal(s.topology, "1x1x1");
   tpuci__slice_free(&s);
-  assert_int_equal(tpuci__slice_custom(&s, "two", 3, 2, 2, "jax", NULL), 0);
+  r = (tpuci__slice_req_t){
+      .name = "two", .hosts = 3, .chips_per_host = 2, .cores_per_chip = 2, .emulate = "jax"};
+  assert_int_equal(tpuci__slice_custom(&s, &r, NULL), 0);
   assert_string_equal(s.chips_per_host_bounds, "1,2,1");
   assert_string_equal(s.host_bounds, "1,1,3");
   assert_string_equal(s.topology, "1x2x3");
   assert_int_equal(s.devices_per_host, 4); /* each TensorCore a device */
   assert_int_equal(s.emulate, TPUCI__EMULATE_JAX);
   tpuci__slice_free(&s);
-  assert_int_equal(tpuci__slice_custom(&s, "eight", 256, 8, 1, "none", NULL),
-                   0);
+  r = (tpuci__slice_req_t){
+      .name = "eight", .hosts = 256, .chips_per_host = 8, .cores_per_chip = 1, .emulate = "none"};
+  assert_int_equal(tpuci__slice_custom(&s, &r, NULL), 0);
   assert_string_equal(s.chips_per_host_bounds, "2,4,1");
   assert_string_equal(s.host_bounds, "1,1,256");
   assert_string_equal(s.topology, "2x4x256");
@@ -584,8 +591,12 @@ static void test_custom_bad(void **state) {
   for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     tpuci__slice_t s;
     tpuci__err_t err = {0, NULL};
-    int rc = tpuci__slice_custom(&s, bad[i].name, bad[i].hosts, bad[i].chips,
-                                 bad[i].cores, bad[i].emulate, &err);
+    tpuci__slice_req_t r = {.name = bad[i].name,
+                            .hosts = bad[i].hosts,
+                            .chips_per_host = bad[i].chips,
+                            .cores_per_chip = bad[i].cores,
+                            .emulate = bad[i].emulate};
+    int rc = tpuci__slice_custom(&s, &r, &err);
     if (rc != TPUCI_ESPEC || err.msg == NULL ||
         strcmp(err.msg, bad[i].msg) != 0) {
       print_error("case %zu: rc %d, msg %s\n", i, rc, err.msg ? err.msg : "-");
