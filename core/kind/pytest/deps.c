@@ -179,13 +179,17 @@ static int tpuci__files_json(const json_t *a, tpuci__deps_rec_t *rec) {
     const char *p = json_string_value(json_array_get(v, 0));
     const char *id = json_string_value(json_array_get(v, 1));
     json_int_t fl = json_integer_value(json_array_get(v, 6));
+    tpuci__dtree_file_t f;
     if (!tpuci__deps_path_ok(p) || id == NULL || strlen(id) >= 96 || !tpuci__deps_text_ok(id) ||
         tpuci__dtree_get(&rec->tree, p) != NULL)
       return -1;
-    tpuci__dtree_add(&rec->tree, p, id, json_integer_value(json_array_get(v, 2)),
-                     json_integer_value(json_array_get(v, 3)),
-                     json_integer_value(json_array_get(v, 4)),
-                     (uint64_t) json_integer_value(json_array_get(v, 5)));
+    f.path = (char *) p;
+    snprintf(f.id, sizeof(f.id), "%s", id);
+    f.size = json_integer_value(json_array_get(v, 2));
+    f.mtime_ns = json_integer_value(json_array_get(v, 3));
+    f.ctime_ns = json_integer_value(json_array_get(v, 4));
+    f.ino = (uint64_t) json_integer_value(json_array_get(v, 5));
+    tpuci__dtree_add(&rec->tree, &f);
     tpuci__deps_rec_files(rec, rec->tree.n - 1);
     rec->flags[rec->tree.n - 1] = (unsigned char) (fl & 3);
   }

@@ -183,15 +183,28 @@ void tpuci__deps_fresh_free(tpuci__deps_fresh_t *f);
  * rootdir). A test recorded again takes the later attempt's record. */
 void tpuci__deps_fresh_add(tpuci__deps_fresh_t *f, const char *results_dir, const char *rootdir);
 
-/* The record after a run: the tests that ran (in `fresh`) with what they
- * needed and their final result in one of the `nh` histories `hs`; the
- * tests left out (`sel`) kept from `old` as they were; the tree as the
- * run started (sel->start), with every file that changed while it ran and
- * that a test needs made unknown. `root_saved` is what the record keeps
- * as its root. 0, or 1 when there is nothing to keep. */
-int tpuci__deps_update(tpuci__deps_rec_t *out, const tpuci__deps_rec_t *old,
-                       const tpuci__deps_sel_t *sel, const tpuci__deps_fresh_t *fresh,
-                       const tpuci__history_t *const *hs, size_t nh, const char *key,
-                       const char *run, const tpuci__deps_where_t *w, const char *root_saved);
+/* What a run says of a group's tests, for its record: the record before
+ * it (`old`, may be NULL), the selection it ran with (`sel`), what its
+ * processes recorded (`fresh`), the `nh` histories `hs` of its tests,
+ * the record's `key`, the run's id, and what the record keeps as its
+ * root (`root_saved`; NULL: "."). */
+typedef struct {
+  const tpuci__deps_rec_t *old;
+  const tpuci__deps_sel_t *sel;
+  const tpuci__deps_fresh_t *fresh;
+  const tpuci__history_t *const *hs;
+  size_t nh;
+  const char *key;
+  const char *run;
+  const char *root_saved;
+} tpuci__deps_ran_t;
+
+/* The record after a run: the tests that ran (in fresh) with what they
+ * needed and their final result in one of the histories; the tests left
+ * out (sel) kept from old as they were; the tree as the run started
+ * (sel->start), with every file that changed while it ran and that a
+ * test needs made unknown. 0, or 1 when there is nothing to keep. */
+int tpuci__deps_update(tpuci__deps_rec_t *out, const tpuci__deps_ran_t *ran,
+                       const tpuci__deps_where_t *w);
 
 #endif /* TPUCI_PYTEST_DEPS_H */

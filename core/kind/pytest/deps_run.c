@@ -275,6 +275,12 @@ void tpuci__pk_deps_ended(tpuci__kind_run_t *kr, const tpuci__kind_proc_t *p) {
 static int tpuci__pd_update(tpuci__kind_run_t *kr, tpuci__pdeps_t *d, const tpuci__history_t **hs,
                             size_t nh, const char *run_id, tpuci__deps_rec_t *out) {
   const tpuci__instance_t *inst = &kr->plan->instances[d->first];
+  tpuci__deps_ran_t ran = {.sel = &d->sel,
+                           .fresh = &d->fresh,
+                           .hs = (const tpuci__history_t *const *) hs,
+                           .nh = nh,
+                           .key = d->key,
+                           .run = run_id};
   tpuci__deps_where_t w;
   char *host, *saved;
   int r;
@@ -293,8 +299,9 @@ static int tpuci__pd_update(tpuci__kind_run_t *kr, tpuci__pdeps_t *d, const tpuc
     tpuci__err_clear(&e);
     w.late = 1;
   }
-  r = tpuci__deps_update(out, d->has_rec ? &d->rec : NULL, &d->sel, &d->fresh,
-                         (const tpuci__history_t *const *) hs, nh, d->key, run_id, &w, saved);
+  ran.old = d->has_rec ? &d->rec : NULL;
+  ran.root_saved = saved;
+  r = tpuci__deps_update(out, &ran, &w);
   free(host);
   free(saved);
   return r;

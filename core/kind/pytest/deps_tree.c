@@ -29,22 +29,16 @@ void tpuci__dtree_free(tpuci__dtree_t *t) {
   tpuci__dtree_init(t);
 }
 
-size_t tpuci__dtree_add(tpuci__dtree_t *t, const char *path, const char *id, int64_t size,
-                        int64_t mtime_ns, int64_t ctime_ns, uint64_t ino) {
-  tpuci__dtree_file_t *f;
+size_t tpuci__dtree_add(tpuci__dtree_t *t, const tpuci__dtree_file_t *f) {
+  tpuci__dtree_file_t *copy;
   if (t->n == t->cap) {
     t->cap = t->cap ? 2 * t->cap : 256;
     t->files = tpuci__realloc(t->files, t->cap * sizeof(*t->files));
   }
-  f = &t->files[t->n];
-  memset(f, 0, sizeof(*f));
-  f->path = tpuci__strdup(path);
-  snprintf(f->id, sizeof(f->id), "%s", id);
-  f->size = size;
-  f->mtime_ns = mtime_ns;
-  f->ctime_ns = ctime_ns;
-  f->ino = ino;
-  tpuci__idmap_put(&t->map, f->path, t->n);
+  copy = &t->files[t->n];
+  *copy = *f;
+  copy->path = tpuci__strdup(f->path);
+  tpuci__idmap_put(&t->map, copy->path, t->n);
   return t->n++;
 }
 
@@ -195,19 +189,23 @@ static int tpuci__dtree_tool_dir(const char *abs) {
 static int tpuci__dtree_one(const char *abs, const char *rel, const struct stat *lst,
                             const tpuci__dtree_opts_t *o, tpuci__dtree_t *out) {
   const tpuci__dtree_file_t *old = o->prev ? tpuci__dtree_get(o->prev, rel) : NULL;
+  tpuci__dtree_file_t f = {.path = (char *) rel,
+                           .size = (int64_t) lst->st_size,
+                           .mtime_ns = tpuci__ns(lst->st_mtim),
+                           .ctime_ns = tpuci__ns(lst->st_ctim),
+                           .ino = (uint64_t) lst->st_ino};
   struct stat st;
-  char id[96];
   if (out->n >= TPUCI__DTREE_MAX_FILES) return -1;
-  if (old != NULL && !S_ISLNK(lst->st_mode) && old->size == (int64_t) lst->st_size &&
-      old->mtime_ns == tpuci__ns(lst->st_mtim) && old->ctime_ns == tpuci__ns(lst->st_ctim) &&
-      old->ino == (uint64_t) lst->st_ino && strcmp(old->id, TPUCI__DTREE_UNKNOWN) != 0) {
-    tpuci__dtree_add(out, rel, old->id, old->size, old->mtime_ns, old->ctime_ns, old->ino);
+  /* Unchanged since the last snapshot: its id without reading it. */
+  if (old != NULL && !S_ISLNK(lst->st_mode) && old->size == f.size && old->mtime_ns == f.mtime_ns &&
+      old->ctime_ns == f.ctime_ns && old->ino == f.ino &&
+      strcmp(old->id, TPUCI__DTREE_UNKNOWN) != 0) {
+    tpuci__dtree_add(out, old);
     return 0;
   }
-  if (tpuci__dtree_id(abs, lst, &st, id) != 0) return 0;
+  if (tpuci__dtree_id(abs, lst, &st, f.id) != 0) return 0;
   out->hashed++;
-  tpuci__dtree_add(out, rel, id, (int64_t) lst->st_size, tpuci__ns(lst->st_mtim),
-                   tpuci__ns(lst->st_ctim), (uint64_t) lst->st_ino);
+  tpuci__dtree_add(out, &f);
   return 0;
 }
 

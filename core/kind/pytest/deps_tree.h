@@ -49,9 +49,8 @@ typedef struct {
 void tpuci__dtree_init(tpuci__dtree_t *t);
 void tpuci__dtree_free(tpuci__dtree_t *t);
 
-/* Adds an entry (a record being read); its index. */
-size_t tpuci__dtree_add(tpuci__dtree_t *t, const char *path, const char *id, int64_t size,
-                        int64_t mtime_ns, int64_t ctime_ns, uint64_t ino);
+/* Adds a copy of entry `f` (its path copied too); its index. */
+size_t tpuci__dtree_add(tpuci__dtree_t *t, const tpuci__dtree_file_t *f);
 /* Sorts the entries by path and makes the map anew. */
 void tpuci__dtree_sort(tpuci__dtree_t *t);
 /* The entry of `path`, or NULL. */

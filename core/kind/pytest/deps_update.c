@@ -178,9 +178,10 @@ typedef struct {
 static size_t tpuci__file_ix(tpuci__upd_t *u, const char *path) {
   tpuci__deps_rec_t *out = u->out;
   const tpuci__dtree_file_t *f = tpuci__dtree_get(&out->tree, path);
+  tpuci__dtree_file_t unknown = {.path = (char *) path, .id = TPUCI__DTREE_UNKNOWN};
   size_t n = out->tree.n;
   if (f != NULL) return (size_t) (f - out->tree.files);
-  tpuci__dtree_add(&out->tree, path, TPUCI__DTREE_UNKNOWN, 0, 0, 0, 0);
+  tpuci__dtree_add(&out->tree, &unknown);
   tpuci__deps_rec_files(out, n);
   u->moved = tpuci__realloc(u->moved, out->tree.n + 1);
   u->moved[n] = 0;
@@ -373,13 +374,12 @@ static void tpuci__start_tree(tpuci__upd_t *u, const tpuci__deps_sel_t *sel) {
   tpuci__err_clear(&e);
   for (i = 0; i < sel->start.n; i++) {
     const tpuci__dtree_file_t *f = &sel->start.files[i];
-    tpuci__dtree_add(&out->tree, f->path, f->id, f->size, f->mtime_ns, f->ctime_ns, f->ino);
+    tpuci__dtree_add(&out->tree, f);
   }
   /* What appeared while the run ran: as it is at the end. */
   for (i = 0; have_end && i < end.n; i++) {
     const tpuci__dtree_file_t *f = &end.files[i];
-    if (tpuci__dtree_get(&sel->start, f->path) == NULL)
-      tpuci__dtree_add(&out->tree, f->path, f->id, f->size, f->mtime_ns, f->ctime_ns, f->ino);
+    if (tpuci__dtree_get(&sel->start, f->path) == NULL) tpuci__dtree_add(&out->tree, f);
   }
   tpuci__dtree_sort(&out->tree);
   tpuci__deps_rec_files(out, 0);
@@ -393,10 +393,11 @@ static void tpuci__start_tree(tpuci__upd_t *u, const tpuci__deps_sel_t *sel) {
   if (have_end) tpuci__dtree_free(&end);
 }
 
-int tpuci__deps_update(tpuci__deps_rec_t *out, const tpuci__deps_rec_t *old,
-                       const tpuci__deps_sel_t *sel, const tpuci__deps_fresh_t *fresh,
-                       const tpuci__history_t *const *hs, size_t nh, const char *key,
-                       const char *run, const tpuci__deps_where_t *w, const char *root_saved) {
+int tpuci__deps_update(tpuci__deps_rec_t *out, const tpuci__deps_ran_t *ran,
+                       const tpuci__deps_where_t *w) {
+  const tpuci__deps_rec_t *old = ran->old;
+  const tpuci__deps_sel_t *sel = ran->sel;
+  const tpuci__deps_fresh_t *fresh = ran->fresh;
   tpuci__upd_t u;
   size_t i;
   tpuci__deps_rec_init(out);
@@ -405,9 +406,9 @@ int tpuci__deps_update(tpuci__deps_rec_t *out, const tpuci__deps_rec_t *old,
   u.out = out;
   u.old = old;
   u.w = w;
-  out->key = tpuci__strdup(key);
-  out->run = tpuci__strdup(run);
-  out->root = tpuci__strdup(root_saved ? root_saved : ".");
+  out->key = tpuci__strdup(ran->key);
+  out->run = tpuci__strdup(ran->run);
+  out->root = tpuci__strdup(ran->root_saved ? ran->root_saved : ".");
   tpuci__start_tree(&u, sel);
   tpuci__strv_copy(&out->python_files, &fresh->python_files);
   tpuci__need_of(&u, &fresh->session, &out->session);
@@ -416,8 +417,8 @@ int tpuci__deps_update(tpuci__deps_rec_t *out, const tpuci__deps_rec_t *old,
   for (i = 0; i < fresh->ids.len; i++) {
     tpuci__deps_test_t *t = tpuci__deps_rec_test(out, fresh->ids.items[i]);
     tpuci__need_of(&u, &fresh->tests[i], &t->need);
-    t->passed = tpuci__passed_in(hs, nh, t->id);
-    t->run = t->passed ? tpuci__strdup(run) : NULL;
+    t->passed = tpuci__passed_in(ran->hs, ran->nh, t->id);
+    t->run = t->passed ? tpuci__strdup(ran->run) : NULL;
   }
   /* The tests left out keep what the old record said of them. */
   for (i = 0; old != NULL && i < old->ntests; i++) {
