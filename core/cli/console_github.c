@@ -100,10 +100,23 @@ static int same_str(const char *a, const char *b) {
   return a == b || (a && b && strcmp(a, b) == 0);
 }
 
+/* What a note says and where, as gh_note_t has it (test, label and
+ * msg are copied; msg NULL is ""). */
+typedef struct {
+  int warning;
+  char *file;
+  int line;
+  const char *test;
+  const char *label;
+  const char *msg;
+} gh_what_t;
+
 /* Adds instance `name` to the note at the same place with the same test
- * and label, or a new note. `file` is taken over. */
-static void gh_note(gh_notes_t *ns, int warning, char *file, int line, const char *test,
-                    const char *label, const char *msg, const char *name) {
+ * and label, or a new note. w->file is taken over. */
+static void gh_note(gh_notes_t *ns, const gh_what_t *w, const char *name) {
+  int warning = w->warning, line = w->line;
+  char *file = w->file;
+  const char *test = w->test, *label = w->label;
   gh_note_t *n = NULL;
   size_t k;
   for (k = 0; k < ns->len && n == NULL; k++) {
@@ -126,7 +139,7 @@ static void gh_note(gh_notes_t *ns, int warning, char *file, int line, const cha
     n->line = line;
     n->test = test ? strdup(test) : NULL;
     n->label = strdup(label);
-    n->msg = strdup(msg ? msg : "");
+    n->msg = strdup(w->msg ? w->msg : "");
   } else {
     free(file);
   }
@@ -159,27 +172,30 @@ static size_t gh_note_tests(gh_notes_t *ns, tpuci_run_t *run, size_t i, int flak
   for (k = 0; k < n; k++) {
     char label[512];
     const char *file;
-    int line;
+    gh_what_t w;
     if (tpuci_test_info(run, i, k, &t) != 0) continue;
     if (flaky ? !(t.flaky || t.order_dependent) : !t.failing) continue;
     file = t.failure_file ? t.failure_file : t.file;
-    line = t.failure_file ? t.failure_line : t.line;
-    if (flaky && t.order_dependent)
-      gh_note(ns, 1, gh_path(file, 0), line, t.id, "order-dependent",
-              t.order ? t.order : "failed in one order, passed in another",
-              tpuci_run_instance_name(run, i));
-    else if (flaky)
-      gh_note(ns, 1, gh_path(file, 0), line, t.id, "flaky",
-              t.message ? t.message : "failed, then passed on a later attempt",
-              tpuci_run_instance_name(run, i));
-    else if (t.quarantined) {
+    w.warning = 1;
+    w.file = gh_path(file, 0);
+    w.line = t.failure_file ? t.failure_line : t.line;
+    w.test = t.id;
+    w.msg = t.message ? t.message : t.outcome;
+    if (flaky && t.order_dependent) {
+      w.label = "order-dependent";
+      w.msg = t.order ? t.order : "failed in one order, passed in another";
+    } else if (flaky) {
+      w.label = "flaky";
+      w.msg = t.message ? t.message : "failed, then passed on a later attempt";
+    } else if (t.quarantined) {
       snprintf(label, sizeof(label), "quarantined until %s (%s)", t.quarantine_until,
                t.quarantine_owner);
-      gh_note(ns, 1, gh_path(file, 0), line, t.id, label, t.message ? t.message : t.outcome,
-              tpuci_run_instance_name(run, i));
-    } else
-      gh_note(ns, 0, gh_path(file, 0), line, t.id, t.outcome, t.message ? t.message : t.outcome,
-              tpuci_run_instance_name(run, i));
+      w.label = label;
+    } else {
+      w.warning = 0;
+      w.label = t.outcome;
+    }
+    gh_note(ns, &w, tpuci_run_instance_name(run, i));
     written++;
   }
   return written;
@@ -195,6 +211,7 @@ static void gh_note_instance(gh_notes_t *ns, tpuci_run_t *run, size_t i) {
   size_t k = tpuci_attempt_count(run, i);
   int flaky = o == TPUCI_OUTCOME_FLAKY || o == TPUCI_OUTCOME_ORDER_DEPENDENT, line = 0;
   char *file = NULL;
+  gh_what_t w;
 
   if (where && (colon = strrchr(where, ':')) != NULL) {
     char spec[1024];
@@ -210,8 +227,13 @@ static void gh_note_instance(gh_notes_t *ns, tpuci_run_t *run, size_t i) {
     if (!flaky || info.outcome != TPUCI_OUTCOME_PASSED) break;
     k--;
   }
-  gh_note(ns, flaky, file, line, NULL, tpuci_outcome_name(o), cause,
-          tpuci_run_instance_name(run, i));
+  w.warning = flaky;
+  w.file = file;
+  w.line = line;
+  w.test = NULL;
+  w.label = tpuci_outcome_name(o);
+  w.msg = cause;
+  gh_note(ns, &w, tpuci_run_instance_name(run, i));
 }
 
 /* "a, b, c and 4 more" */
