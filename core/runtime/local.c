@@ -235,12 +235,24 @@ static char **tpuci__build_env(const tpuci__attempt_t *a, tpuci__strv_t *own) {
   return env;
 }
 
+/* What a job's process runs: `file` (looked up in PATH without a '/')
+ * with argv and env, in cwd (NULL: tpuci's own), its stdout and stderr
+ * going to out_fd and err_fd. */
+typedef struct {
+  const char *file;
+  char *const *argv;
+  char *const *env;
+  const char *cwd;
+  int out_fd;
+  int err_fd;
+} tpuci__spawn_t;
+
 /* The child's side of posix_spawn(): stdin from /dev/null, stdout and
  * stderr into the two pipes, the job's folder, a session of its own,
  * every signal at its default and none blocked (tpuci catches some and
- * ignores SIGPIPE; a job must not inherit that). */
-static int tpuci__spawn(pid_t *pid, const char *file, char *const argv[], char *const env[],
-                        const char *cwd, int out_fd, int err_fd) {
+ * ignores SIGPIPE; a job must not inherit that). 0 or an errno. */
+static int tpuci__spawn(const tpuci__spawn_t *sp, pid_t *pid) {
+  const char *file = sp->file;
   posix_spawn_file_actions_t fa;
   posix_spawnattr_t at;
   sigset_t none, all;
@@ -249,17 +261,17 @@ static int tpuci__spawn(pid_t *pid, const char *file, char *const argv[], char *
   posix_spawn_file_actions_init(&fa);
   posix_spawnattr_init(&at);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-  posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-  if (cwd != NULL) posix_spawn_file_actions_addchdir_np(&fa, cwd);
+  posix_spawn_file_actions_adddup2(&fa, sp->out_fd, 1);
+  posix_spawn_file_actions_adddup2(&fa, sp->err_fd, 2);
+  if (sp->cwd != NULL) posix_spawn_file_actions_addchdir_np(&fa, sp->cwd);
   sigemptyset(&none);
   sigfillset(&all);
   posix_spawnattr_setsigmask(&at, &none);
   posix_spawnattr_setsigdefault(&at, &all);
   posix_spawnattr_setflags(&at,
                            POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  r = strchr(file, '/') != NULL ? posix_spawn(pid, file, &fa, &at, argv, env)
-                                : posix_spawnp(pid, file, &fa, &at, argv, env);
+  r = strchr(file, '/') != NULL ? posix_spawn(pid, file, &fa, &at, sp->argv, sp->env)
+                                : posix_spawnp(pid, file, &fa, &at, sp->argv, sp->env);
   posix_spawnattr_destroy(&at);
   posix_spawn_file_actions_destroy(&fa);
   return r;
@@ -278,6 +290,7 @@ static int tpuci__local_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
   tpuci__local_t *l = (tpuci__local_t *) rt;
   const tpuci__instance_t *inst = a->inst;
   const char *file, *cwd;
+  tpuci__spawn_t sp;
   tpuci__lproc_t *p;
   tpuci__strv_t own = {0};
   int out[2] = {-1, -1}, err[2] = {-1, -1};
@@ -319,7 +332,13 @@ static int tpuci__local_start(tpuci__runtime_t *rt, tpuci__attempt_t *a) {
   file = tpuci__resolve(l, a->argv->items[0], tpuci__child_path(inst));
   cwd = inst->workdir ? inst->workdir : a->plan->spec_dir;
   env = tpuci__build_env(a, &own);
-  r = tpuci__spawn(&pid, file ? file : a->argv->items[0], a->argv->items, env, cwd, out[1], err[1]);
+  sp.file = file ? file : a->argv->items[0];
+  sp.argv = a->argv->items;
+  sp.env = env;
+  sp.cwd = cwd;
+  sp.out_fd = out[1];
+  sp.err_fd = err[1];
+  r = tpuci__spawn(&sp, &pid);
   close(out[1]);
   close(err[1]);
   free(env);
