@@ -207,18 +207,30 @@ static char *tpuci__local_dir(const tpuci__plan_t *p, const tpuci__instance_t *i
   return tpuci__printf("%s/%s", base, inst->workdir);
 }
 
-/* Hashes one folder into `parts`' "mounts" (or "workdir"); 0, or -1 with
- * out->why. Counts each glob's hits into `hits`; a folder whose files git
- * ignores is said in out->warnings. */
-static int tpuci__add_tree(tpuci__inputs_t *in, const tpuci__instance_t *inst, const char *source,
-                           int follow, json_t *m, size_t *hits, tpuci__inputs_key_t *out) {
-  const tpuci__memo_t *t = tpuci__tree(in, source, &inst->inputs, follow);
+/* One instance's key being made: the inputs' context, the instance,
+ * how many files each of its inputs globs matched so far
+ * (hits[0..inputs.len)), and the key. */
+typedef struct {
+  tpuci__inputs_t *in;
+  const tpuci__instance_t *inst;
+  size_t *hits;
+  tpuci__inputs_key_t *out;
+} tpuci__keying_t;
+
+/* Hashes one folder (`source`, its links followed with `follow`) into
+ * `m`, its entry of the parts' "mounts" (or "workdir"); 0, or -1 with
+ * out->why. Counts each glob's hits; a folder whose files git ignores is
+ * said in out->warnings. */
+static int tpuci__add_tree(const tpuci__keying_t *k, const char *source, int follow, json_t *m) {
+  const tpuci__instance_t *inst = k->inst;
+  tpuci__inputs_key_t *out = k->out;
+  const tpuci__memo_t *t = tpuci__tree(k->in, source, &inst->inputs, follow);
   size_t g;
   if (t->r != 0) {
     out->why = tpuci__printf("%s", t->why);
     return -1;
   }
-  for (g = 0; g < inst->inputs.len; g++) hits[g] += t->hits[g];
+  for (g = 0; g < inst->inputs.len; g++) k->hits[g] += t->hits[g];
   json_object_set_new(m, "key", json_string(t->key.hex));
   json_object_set_new(m, "how", json_string(t->key.how));
   json_object_set_new(m, "files", json_integer((json_int_t) t->key.files));
@@ -291,9 +303,9 @@ static int tpuci__add_site(const char *dir, json_t *a, tpuci__inputs_key_t *out)
  * packages of VIRTUAL_ENV's and CONDA_PREFIX's environments, and each
  * PYTHONPATH folder (its packages where it holds distributions, else its
  * files). 0, or -1 with out->why. */
-static int tpuci__add_python(tpuci__inputs_t *in, const tpuci__instance_t *inst, const char *dir,
-                             json_t *a, tpuci__inputs_key_t *out) {
+static int tpuci__add_python(const tpuci__keying_t *k, const char *dir, json_t *a) {
   static const char *const prefixes[] = {"VIRTUAL_ENV", "CONDA_PREFIX", NULL};
+  tpuci__inputs_key_t *out = k->out;
   const char *pp = getenv("PYTHONPATH");
   tpuci__strv_t sites = {0};
   tpuci__strv_t none = {0};
@@ -315,7 +327,7 @@ static int tpuci__add_python(tpuci__inputs_t *in, const tpuci__instance_t *inst,
       if (tpuci__pyenv_is_site(p)) {
         bad = tpuci__add_site(p, a, out) != 0;
       } else {
-        const tpuci__memo_t *t = tpuci__tree(in, p, &none, 1);
+        const tpuci__memo_t *t = tpuci__tree(k->in, p, &none, 1);
         json_t *o = json_object();
         json_object_set_new(o, "source", json_string(p));
         json_array_append_new(a, o);
@@ -333,7 +345,6 @@ static int tpuci__add_python(tpuci__inputs_t *in, const tpuci__instance_t *inst,
     pp += n;
     if (*pp == ':') pp++;
   }
-  (void) inst;
   return bad ? -1 : 0;
 }
 
@@ -343,6 +354,7 @@ void tpuci__inputs_key(tpuci__inputs_t *in, size_t i, const tpuci__strv_t *tests
   const tpuci__instance_t *inst = &p->instances[i];
   json_t *entry, *parts, *a, *material;
   size_t *hits = tpuci__calloc(inst->inputs.len + 1, sizeof(size_t)), k;
+  tpuci__keying_t keying = {.in = in, .inst = inst, .hits = hits, .out = out};
   char *text, hex[65];
   int bad = 0;
 
@@ -388,7 +400,7 @@ void tpuci__inputs_key(tpuci__inputs_t *in, size_t i, const tpuci__strv_t *tests
       json_object_set_new(m, "source", json_string(inst->mounts[k].source));
       json_object_set_new(m, "target", json_string(inst->mounts[k].target));
       json_object_set_new(m, "readonly", json_boolean(inst->mounts[k].read_only));
-      bad = tpuci__add_tree(in, inst, inst->mounts[k].source, 0, m, hits, out) != 0;
+      bad = tpuci__add_tree(&keying, inst->mounts[k].source, 0, m) != 0;
     }
   } else if (!bad) {
     /* No image: the folder it runs in (links out of it followed), the
@@ -399,8 +411,7 @@ void tpuci__inputs_key(tpuci__inputs_t *in, size_t i, const tpuci__strv_t *tests
     json_object_set_new(parts, "workdir", w);
     json_object_set_new(parts, "env", tpuci__env_json());
     json_object_set_new(parts, "python", py);
-    bad = tpuci__add_tree(in, inst, dir, 1, w, hits, out) != 0 ||
-          tpuci__add_python(in, inst, dir, py, out) != 0;
+    bad = tpuci__add_tree(&keying, dir, 1, w) != 0 || tpuci__add_python(&keying, dir, py) != 0;
     free(dir);
   }
   if (tests != NULL && tests->len > 0) {
@@ -470,11 +481,12 @@ int tpuci__inputs_nonfile(tpuci__inputs_t *in, size_t i, char hex[65]) {
   if (inst->image < 0) {
     /* What a local job inherits and the packages it finds. */
     char *dir = tpuci__local_dir(p, inst);
+    tpuci__keying_t keying = {.in = in, .inst = inst, .out = &scratch};
     o = json_array();
     memset(&scratch, 0, sizeof(scratch));
     json_object_set_new(m, "env", tpuci__env_json());
     json_object_set_new(m, "python", o);
-    r = tpuci__add_python(in, inst, dir, o, &scratch);
+    r = tpuci__add_python(&keying, dir, o);
     tpuci__inputs_key_clear(&scratch);
     free(dir);
   }
