@@ -189,7 +189,12 @@ static void fuzz_collect_and_timings(const char *s, size_t n) {
     tpuci__timings_free(&u);
     free(dump);
   }
-  CHECK(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = (const char *const *) ids.items, .n = ids.len, .timings = &t, .shards = 3, .by = TPUCI__SHARD_BY_TEST}, &p, &err) == 0);
+  CHECK(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = (const char *const *) ids.items,
+                                                .n = ids.len,
+                                                .timings = &t,
+                                                .shards = 3,
+                                                .by = TPUCI__SHARD_BY_TEST},
+                          &p, &err) == 0);
   for (i = 0; i < p.n; i++) total += p.shards[i].ids.len;
   CHECK(total == ids.len);
   tpuci__shard_plan_free(&p);

@@ -315,13 +315,25 @@ static void test_shard_balance_skewed(void **state) {
     tpuci__shard_plan_t p, rr;
     double imb, rr_imb;
     size_t s;
-    assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = (const char *const *) ids.items, .n = ids.len, .timings = &t, .shards = ns[k], .by = TPUCI__SHARD_BY_TEST}, &p, &err), 0);
+    assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = (const char *const *) ids.items,
+                                                             .n = ids.len,
+                                                             .timings = &t,
+                                                             .shards = ns[k],
+                                                             .by = TPUCI__SHARD_BY_TEST},
+                                       &p, &err),
+                     0);
     assert_false(p.by_count);
     assert_int_equal(p.known, 200);
     check_partition(&p, &ids);
     imb = tpuci__shard_imbalance(&p);
     /* Round-robin by count, what tpuci does when nothing is known. */
-    assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = (const char *const *) ids.items, .n = ids.len, .timings = NULL, .shards = ns[k], .by = TPUCI__SHARD_BY_TEST}, &rr, &err), 0);
+    assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = (const char *const *) ids.items,
+                                                             .n = ids.len,
+                                                             .timings = NULL,
+                                                             .shards = ns[k],
+                                                             .by = TPUCI__SHARD_BY_TEST},
+                                       &rr, &err),
+                     0);
     {
       double max = 0, sum = 0;
       for (s = 0; s < rr.n; s++) {
@@ -372,8 +384,21 @@ static void test_shard_deterministic(void **state) {
     shuffled.items[i] = shuffled.items[r];
     shuffled.items[r] = tmp;
   }
-  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = (const char *const *) ids.items, .n = ids.len, .timings = &t, .shards = 5, .by = TPUCI__SHARD_BY_TEST}, &a, &err), 0);
-  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = (const char *const *) shuffled.items, .n = shuffled.len, .timings = &t, .shards = 5, .by = TPUCI__SHARD_BY_TEST}, &b, &err), 0);
+  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = (const char *const *) ids.items,
+                                                           .n = ids.len,
+                                                           .timings = &t,
+                                                           .shards = 5,
+                                                           .by = TPUCI__SHARD_BY_TEST},
+                                     &a, &err),
+                   0);
+  assert_int_equal(
+      tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = (const char *const *) shuffled.items,
+                                              .n = shuffled.len,
+                                              .timings = &t,
+                                              .shards = 5,
+                                              .by = TPUCI__SHARD_BY_TEST},
+                        &b, &err),
+      0);
   for (s = 0; s < 5; s++) {
     tpuci__idmap_t m;
     assert_int_equal(a.shards[s].ids.len, b.shards[s].ids.len);
@@ -404,7 +429,12 @@ static void test_shard_ties_by_id(void **state) {
 
   tpuci__timings_init(&t);
   for (i = 0; i < 4; i++) tpuci__timings_record(&t, ids[i], 1.0);
-  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = ids, .n = 4, .timings = &t, .shards = 2, .by = TPUCI__SHARD_BY_TEST}, &p, &err), 0);
+  assert_int_equal(
+      tpuci__shard_plan(
+          &(tpuci__shard_ask_t){
+              .ids = ids, .n = 4, .timings = &t, .shards = 2, .by = TPUCI__SHARD_BY_TEST},
+          &p, &err),
+      0);
   /* Sorted a b c d, dealt to the least loaded, lowest index on ties;
    * listed in the order given. */
   assert_int_equal(p.shards[0].ids.len, 2);
@@ -428,7 +458,12 @@ static void test_shard_zero_durations(void **state) {
 
   tpuci__timings_init(&t);
   for (i = 0; i < 4; i++) tpuci__timings_record(&t, ids[i], 0);
-  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = ids, .n = 4, .timings = &t, .shards = 2, .by = TPUCI__SHARD_BY_FILE}, &p, &err), 0);
+  assert_int_equal(
+      tpuci__shard_plan(
+          &(tpuci__shard_ask_t){
+              .ids = ids, .n = 4, .timings = &t, .shards = 2, .by = TPUCI__SHARD_BY_FILE},
+          &p, &err),
+      0);
   assert_false(p.by_count);
   /* Files a b c by name: a (2 tests) to shard 1, b to shard 2, then c
    * to shard 2, which has fewer tests. */
@@ -437,7 +472,12 @@ static void test_shard_zero_durations(void **state) {
   assert_string_equal(p.shards[1].ids.items[0], "t/b.py::test_1");
   assert_string_equal(p.shards[1].ids.items[1], "t/c.py::test_1");
   tpuci__shard_plan_free(&p);
-  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = ids, .n = 4, .timings = &t, .shards = 4, .by = TPUCI__SHARD_BY_TEST}, &p, &err), 0);
+  assert_int_equal(
+      tpuci__shard_plan(
+          &(tpuci__shard_ask_t){
+              .ids = ids, .n = 4, .timings = &t, .shards = 4, .by = TPUCI__SHARD_BY_TEST},
+          &p, &err),
+      0);
   for (i = 0; i < 4; i++) assert_int_equal(p.shards[i].ids.len, 1);
   tpuci__shard_plan_free(&p);
   tpuci__timings_free(&t);
@@ -455,7 +495,13 @@ static void test_shard_count_fallback(void **state) {
   tpuci__strv_push(&ids, "t.py::t3");  /* a duplicate counts once */
   tpuci__timings_init(&t);
   tpuci__timings_record(&t, "other.py::x", 50);  /* known, but not in this suite */
-  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = (const char *const *) ids.items, .n = ids.len, .timings = &t, .shards = 3, .by = TPUCI__SHARD_BY_TEST}, &p, &err), 0);
+  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = (const char *const *) ids.items,
+                                                           .n = ids.len,
+                                                           .timings = &t,
+                                                           .shards = 3,
+                                                           .by = TPUCI__SHARD_BY_TEST},
+                                     &p, &err),
+                   0);
   assert_true(p.by_count);
   assert_int_equal(p.known, 0);
   assert_int_equal(p.unknown, 10);
@@ -470,17 +516,38 @@ static void test_shard_count_fallback(void **state) {
   tpuci__shard_plan_free(&p);
 
   /* More shards than tests: some stay empty. */
-  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = (const char *const *) ids.items, .n = 2, .timings = NULL, .shards = 4, .by = TPUCI__SHARD_BY_TEST}, &p, &err), 0);
+  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = (const char *const *) ids.items,
+                                                           .n = 2,
+                                                           .timings = NULL,
+                                                           .shards = 4,
+                                                           .by = TPUCI__SHARD_BY_TEST},
+                                     &p, &err),
+                   0);
   assert_int_equal(p.shards[3].ids.len, 0);
   tpuci__shard_plan_free(&p);
-  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = NULL, .n = 0, .timings = NULL, .shards = 2, .by = TPUCI__SHARD_BY_TEST}, &p, &err), 0);
+  assert_int_equal(
+      tpuci__shard_plan(
+          &(tpuci__shard_ask_t){
+              .ids = NULL, .n = 0, .timings = NULL, .shards = 2, .by = TPUCI__SHARD_BY_TEST},
+          &p, &err),
+      0);
   assert_near(tpuci__shard_imbalance(&p), 0);
   tpuci__shard_plan_free(&p);
 
-  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = (const char *const *) ids.items, .n = ids.len, .timings = NULL, .shards = 0, .by = TPUCI__SHARD_BY_TEST}, &p, &err),
+  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = (const char *const *) ids.items,
+                                                           .n = ids.len,
+                                                           .timings = NULL,
+                                                           .shards = 0,
+                                                           .by = TPUCI__SHARD_BY_TEST},
+                                     &p, &err),
                    TPUCI_EUSAGE);
   tpuci__err_clear(&err);
-  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = (const char *const *) ids.items, .n = ids.len, .timings = NULL, .shards = 5000, .by = TPUCI__SHARD_BY_TEST}, &p, &err),
+  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = (const char *const *) ids.items,
+                                                           .n = ids.len,
+                                                           .timings = NULL,
+                                                           .shards = 5000,
+                                                           .by = TPUCI__SHARD_BY_TEST},
+                                     &p, &err),
                    TPUCI_EUSAGE);
   tpuci__err_clear(&err);
   tpuci__strv_free(&ids);
@@ -498,7 +565,12 @@ static void test_shard_median_for_unknown(void **state) {
   tpuci__timings_record(&t, "a::1", 1);
   tpuci__timings_record(&t, "a::2", 10);
   tpuci__timings_record(&t, "a::3", 3);
-  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = ids, .n = 5, .timings = &t, .shards = 2, .by = TPUCI__SHARD_BY_TEST}, &p, &err), 0);
+  assert_int_equal(
+      tpuci__shard_plan(
+          &(tpuci__shard_ask_t){
+              .ids = ids, .n = 5, .timings = &t, .shards = 2, .by = TPUCI__SHARD_BY_TEST},
+          &p, &err),
+      0);
   assert_false(p.by_count);
   assert_int_equal(p.known, 3);
   assert_int_equal(p.unknown, 2);
@@ -511,7 +583,12 @@ static void test_shard_median_for_unknown(void **state) {
   tpuci__shard_plan_free(&p);
 
   tpuci__timings_record(&t, "a::new1", 5);  /* even count: mean of the middle two */
-  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = ids, .n = 5, .timings = &t, .shards = 2, .by = TPUCI__SHARD_BY_TEST}, &p, &err), 0);
+  assert_int_equal(
+      tpuci__shard_plan(
+          &(tpuci__shard_ask_t){
+              .ids = ids, .n = 5, .timings = &t, .shards = 2, .by = TPUCI__SHARD_BY_TEST},
+          &p, &err),
+      0);
   assert_near(p.unknown_s, 4);
   tpuci__shard_plan_free(&p);
   tpuci__timings_free(&t);
@@ -530,7 +607,12 @@ static void test_shard_by_file_and_class(void **state) {
   (void) state;
 
   /* Nothing known: whole files dealt by their counts (b 4, a 2, c 1). */
-  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = ids, .n = 7, .timings = NULL, .shards = 2, .by = TPUCI__SHARD_BY_FILE}, &p, &err), 0);
+  assert_int_equal(
+      tpuci__shard_plan(
+          &(tpuci__shard_ask_t){
+              .ids = ids, .n = 7, .timings = NULL, .shards = 2, .by = TPUCI__SHARD_BY_FILE},
+          &p, &err),
+      0);
   assert_true(p.by_count);
   assert_int_equal(p.shards[0].ids.len, 4);
   assert_string_equal(p.shards[0].ids.items[0], "t/b.py::TestX::test_1");
@@ -551,7 +633,12 @@ static void test_shard_by_file_and_class(void **state) {
   tpuci__timings_record(&t, "t/b.py::test_f[p::q]", 1);
   tpuci__timings_record(&t, "t/b.py::TestY::test_1", 1);
   tpuci__timings_record(&t, "t/c.py::test_1", 5);
-  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = ids, .n = 7, .timings = &t, .shards = 2, .by = TPUCI__SHARD_BY_FILE}, &p, &err), 0);
+  assert_int_equal(
+      tpuci__shard_plan(
+          &(tpuci__shard_ask_t){
+              .ids = ids, .n = 7, .timings = &t, .shards = 2, .by = TPUCI__SHARD_BY_FILE},
+          &p, &err),
+      0);
   assert_false(p.by_count);
   assert_near(p.shards[0].predicted_s, 9);
   assert_int_equal(p.shards[0].ids.len, 2);
@@ -560,7 +647,12 @@ static void test_shard_by_file_and_class(void **state) {
   tpuci__shard_plan_free(&p);
 
   /* By class: TestX's two together, TestY and b's function on their own. */
-  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = ids, .n = 7, .timings = &t, .shards = 5, .by = TPUCI__SHARD_BY_CLASS}, &p, &err), 0);
+  assert_int_equal(
+      tpuci__shard_plan(
+          &(tpuci__shard_ask_t){
+              .ids = ids, .n = 7, .timings = &t, .shards = 5, .by = TPUCI__SHARD_BY_CLASS},
+          &p, &err),
+      0);
   for (s = 0; s < p.n; s++) {
     int x = 0;
     for (k = 0; k < p.shards[s].ids.len; k++)
@@ -570,7 +662,12 @@ static void test_shard_by_file_and_class(void **state) {
   tpuci__shard_plan_free(&p);
 
   /* By test: the two of a.py may part. */
-  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = ids, .n = 7, .timings = &t, .shards = 2, .by = TPUCI__SHARD_BY_TEST}, &p, &err), 0);
+  assert_int_equal(
+      tpuci__shard_plan(
+          &(tpuci__shard_ask_t){
+              .ids = ids, .n = 7, .timings = &t, .shards = 2, .by = TPUCI__SHARD_BY_TEST},
+          &p, &err),
+      0);
   assert_near(p.shards[0].predicted_s, 9);
   tpuci__shard_plan_free(&p);
   tpuci__timings_free(&t);
@@ -596,7 +693,12 @@ static void test_shard_retry(void **state) {
 
   /* Without: LPT puts both failing tests beside w2 (8 s), whose retry
    * (3 s + 2 s) would end the run at 13 s. */
-  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = ids, .n = 5, .timings = &t, .shards = 2, .by = TPUCI__SHARD_BY_FILE}, &p, &err), 0);
+  assert_int_equal(
+      tpuci__shard_plan(
+          &(tpuci__shard_ask_t){
+              .ids = ids, .n = 5, .timings = &t, .shards = 2, .by = TPUCI__SHARD_BY_FILE},
+          &p, &err),
+      0);
   assert_int_equal(p.retrying, 0);
   assert_near(p.shards[0].predicted_s, 10);
   assert_near(p.shards[1].predicted_s, 8);
@@ -640,7 +742,12 @@ static void test_shard_assignment(void **state) {
   char *a;
   (void) state;
 
-  assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = ids, .n = 4, .timings = NULL, .shards = 3, .by = TPUCI__SHARD_BY_FILE}, &p, &err), 0);
+  assert_int_equal(
+      tpuci__shard_plan(
+          &(tpuci__shard_ask_t){
+              .ids = ids, .n = 4, .timings = NULL, .shards = 3, .by = TPUCI__SHARD_BY_FILE},
+          &p, &err),
+      0);
   a = tpuci__shard_assignment(&p, TPUCI__SHARD_BY_FILE, 2);
   assert_string_equal(a, "file 2 1,2\n1\tt/a.py\n2\tt/b.py");
   free(a);
