@@ -599,6 +599,7 @@ static void tpuci__expand_matrix(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_
 
 static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt, int eval) {
   tpuci__job_t j;
+  const tpuci__topology_t *tp;
   const char *s;
   size_t k;
   int mounts, mt;
@@ -688,7 +689,10 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt, int ev
 
   lua_getfield(L, jt, "matrix");
   mt = lua_gettop(L);
-  j.chips = tpuci__spec_per_chip(L, c->plan, j.name, j.where, j.topology, j.pytest, mt);
+  tp = j.topology >= 0 && (size_t) j.topology < c->plan->ntopologies
+           ? &c->plan->topologies[j.topology]
+           : NULL;
+  j.chips = tpuci__spec_per_chip(L, j.name, j.where, tp, j.pytest, mt);
   if (lua_istable(L, mt)) {
     tpuci__expand_matrix(L, c, &j, mt);
     if (j.emitted == 0) tpuci__job_error(L, &j, "matrix: every combination is excluded");

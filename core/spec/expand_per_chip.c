@@ -8,18 +8,16 @@
 
 #include "spec/internal.h"
 
-int tpuci__spec_per_chip(lua_State *L, const tpuci__plan_t *plan, const char *job,
-                         const char *where, int topology, int pytest, int mt) {
-  const tpuci__topology_t *tp;
+int tpuci__spec_per_chip(lua_State *L, const char *job, const char *where,
+                         const tpuci__topology_t *tp, int pytest, int mt) {
   lua_Integer k, n;
 
   if (lua_isnil(L, pytest) || !tpuci__spec_get_bool(L, pytest, "per_chip")) return 0;
-  if (topology < 0 || (size_t) topology >= plan->ntopologies)
+  if (tp == NULL)
     return luaL_error(L,
                       "%s: job '%s': pytest.per_chip needs a topology: one process runs "
                       "per chip of its host",
                       where, job);
-  tp = &plan->topologies[topology];
   if (tp->hosts != 1)
     return luaL_error(L,
                       "%s: job '%s': pytest.per_chip runs on one host, and topology '%s' "

@@ -155,12 +155,13 @@ void tpuci__spec_expand_topology(lua_State *L, tpuci__spec_ctx_t *c, tpuci__topo
 void tpuci__spec_check_hosts(lua_State *L, const char *job, const char *where, int topology,
                              int hostset);
 
-/* pytest.per_chip (expand_per_chip.c): the chips of the job's one host,
- * one pytest process each; 0 when the pytest record at stack index
- * `pytest` (maybe nil) does not ask for it. Raises "file:line: job 'x':
- * ..." without a topology, with one of more than one host, or when the
- * matrix at `mt` (maybe nil) has a key 'shard'. */
-int tpuci__spec_per_chip(lua_State *L, const tpuci__plan_t *plan, const char *job,
-                         const char *where, int topology, int pytest, int mt);
+/* pytest.per_chip (expand_per_chip.c): the chips of the job's one host
+ * (of its topology `tp`, NULL without one), one pytest process each; 0
+ * when the pytest record at stack index `pytest` (maybe nil) does not ask
+ * for it. Raises "file:line: job 'x': ..." without a topology, with one
+ * of more than one host, or when the matrix at `mt` (maybe nil) has a key
+ * 'shard'. */
+int tpuci__spec_per_chip(lua_State *L, const char *job, const char *where,
+                         const tpuci__topology_t *tp, int pytest, int mt);
 
 #endif /* TPUCI_SPEC_INTERNAL_H */
