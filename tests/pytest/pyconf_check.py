@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What core/pytest/pyconf_ini.c reads of tricky INI files, against
+"""What core/kind/pytest/pyconf_ini.c reads of tricky INI files, against
 iniconfig, which pytest reads pytest.ini, tox.ini and setup.cfg with.
 
     pyconf_check.py DUMP

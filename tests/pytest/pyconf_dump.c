@@ -1,4 +1,4 @@
-/* Prints what core/pytest/pyconf_ini.c reads of INI files, for
+/* Prints what core/kind/pytest/pyconf_ini.c reads of INI files, for
  * pyconf_check.py to compare with iniconfig (what pytest reads them
  * with).
  *   pyconf_dump SECTION FILE...
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "base/util.h"
-#include "pytest/pyconf.h"
+#include "kind/pytest/pyconf.h"
 
 static void items(const char *key, const tpuci__strv_t *v) {
   size_t i;
