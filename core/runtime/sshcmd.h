@@ -1,7 +1,8 @@
 /* The system's OpenSSH client as tpuci runs it, for the two places that
  * reach other machines with it: the ssh runtime (runtime/ssh/, a gang's
- * hosts on a slice's workers) and the engine client's ssh:// engines
- * (runtime/engine/sshdial.c, `ssh HOST docker system dial-stdio`). Which
+ * hosts on a slice's workers) and the HTTP client's ssh tunnels
+ * (runtime/http/sshdial.c: an ssh:// engine's `ssh HOST docker system
+ * dial-stdio`). Which
  * client, the options every connection gets, and what ssh's last word on
  * stderr means for the user; the private folder of the control sockets. */
 #ifndef TPUCI_RUNTIME_SSHCMD_H

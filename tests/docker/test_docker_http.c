@@ -16,7 +16,7 @@
 #include <uv.h>
 
 #include "runtime/engine/engine.h"
-#include "runtime/engine/http.h"
+#include "runtime/http/http.h"
 #include "runtime/engine/pull.h"
 #include "runtime/engine/registry.h"
 
@@ -287,15 +287,17 @@ static void run_until(fake_t *f, int *flag, int want) {
   assert_int_equal(*flag, want);
 }
 
+/* The HTTP client on its own (runtime/http/): a server on a unix socket,
+ * named without DOCKER_HOST. */
 static tpuci__http_t *client(fake_t *f, const char *path) {
-  tpuci__docker_host_t host;
+  tpuci__http_target_t target;
   tpuci__err_t err = {0};
   tpuci__http_t *h;
-  char *v = tpuci__printf("unix://%s", path ? path : f->path);
-  assert_int_equal(tpuci__docker_host_parse(v, &host, &err), 0);
-  assert_int_equal(tpuci__http_new(&f->loop, &host, &h, &err), 0);
-  tpuci__docker_host_free(&host);
-  free(v);
+  memset(&target, 0, sizeof(target));
+  target.url_base = (char *) "http://localhost";
+  target.unix_path = (char *) (path ? path : f->path);
+  target.display = (char *) "the fake engine";
+  assert_int_equal(tpuci__http_new(&f->loop, &target, &h, &err), 0);
   return h;
 }
 

@@ -1,8 +1,9 @@
 /* libFuzzer harness for what tpuci makes of the Docker Engine's answers:
- * the HTTP client (libcurl on the libuv loop, http.c), the engine layer
- * (engine.c: status and message, JSON, an image pull's progress lines),
- * the multiplexed output stream (demux.c) and the line splitter of gang
- * hosts (gang.c), and the JSON readers the driver applies to answers
+ * the HTTP client (libcurl on the libuv loop, runtime/http/http.c), the
+ * engine layer (engine.c: status and message, JSON, an image pull's
+ * progress lines), the multiplexed output stream (demux.c) and the line
+ * splitter of gang hosts (gang.c), and the JSON readers the driver
+ * applies to answers
  * (the API version, labels of listed objects, an inspection).
  *
  * The input's first byte picks the endpoint; the rest is the raw answer

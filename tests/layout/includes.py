@@ -46,12 +46,19 @@ KIND_TABLE = "kind/kinds.c"
 # each other's headers (only runtime/runtime.h, runtime/engine/ where
 # allowed, and their own).
 DRIVERS = ("runtime/docker", "runtime/swarm", "runtime/ssh")
-# runtime/engine/ is the Docker Engine API client (HTTP on the loop, the
-# stream format, container bodies, a gang's verdict, podman's
+# runtime/engine/ is the Docker Engine API client (where the engine is,
+# the stream format, container bodies, a gang's verdict, podman's
 # differences). Only the drivers that speak to an engine include it, and it
 # includes no driver: a swarm manager is a Docker Engine too.
 ENGINE = "runtime/engine"
 ENGINE_USERS = ("runtime/docker", "runtime/swarm", "runtime/unit")
+# runtime/http/ is the HTTP client on the loop (a unix socket, TCP, TLS
+# or an ssh tunnel), which knows no server's API: any driver's folder and
+# the engine client may include it (a Kubernetes driver would, for its API
+# server), and it includes no driver, not runtime/engine/ and not
+# runtime/unit/ (a server's specifics are passed in: target.h).
+HTTP = "runtime/http"
+HTTP_USERS = DRIVERS + (ENGINE,)
 # runtime/unit/ is the attempt state machine of the engine drivers (a
 # driver fills its table of operations). Only the drivers include it, and
 # it includes no driver (the DRIVERS rule above); of runtime/engine/ it
@@ -128,7 +135,10 @@ def check(core):
                     for d in DRIVERS:
                         if inc.startswith(d + "/") and not rel.startswith(d + "/"):
                             offences.append("%s:%d: \"%s\" is the %s driver's own header" % (rel, n, inc, d))
-                    if rel.startswith(SSH + "/") and inc.startswith(ENGINE + "/") \
+                    if rel.startswith(HTTP + "/") and inc.startswith(ENGINE + "/"):
+                        offences.append("%s:%d: \"%s\": the HTTP client includes no engine header "
+                                        "(pass what it needs in: runtime/http/target.h)" % (rel, n, inc))
+                    elif rel.startswith(SSH + "/") and inc.startswith(ENGINE + "/") \
                             and inc not in SSH_ENGINE:
                         offences.append("%s:%d: \"%s\": the ssh driver uses of the engine client only %s"
                                         % (rel, n, inc, ", ".join(SSH_ENGINE)))
@@ -140,6 +150,10 @@ def check(core):
                             and inc not in UNIT_ENGINE:
                         offences.append("%s:%d: \"%s\": the attempt core uses of the engine client only %s"
                                         % (rel, n, inc, ", ".join(UNIT_ENGINE)))
+                    if inc.startswith(HTTP + "/") and not rel.startswith(HTTP + "/") \
+                            and not any(rel.startswith(u + "/") for u in HTTP_USERS):
+                        offences.append("%s:%d: \"%s\": only the drivers' folders and the engine client "
+                                        "(%s) use the HTTP client" % (rel, n, inc, ", ".join(HTTP_USERS)))
                     if inc.startswith(UNIT + "/") and not rel.startswith(UNIT + "/") \
                             and not any(rel.startswith(u + "/") for u in UNIT_USERS):
                         offences.append("%s:%d: \"%s\": only the engine drivers (%s) use the attempt core"
@@ -161,7 +175,12 @@ def self_test(core):
             ("runtime/local.c", '#include "runtime/engine/engine.h"'),
             ("runtime/swarm/driver.c", '#include "runtime/docker/driver.h"'),
             ("runtime/engine/engine.c", '#include "runtime/swarm/swarm.h"'),
-            ("runtime/engine/http.c", '#include "runtime/docker/driver.h"'),
+            ("runtime/engine/demux.c", '#include "runtime/docker/driver.h"'),
+            ("runtime/http/http.c", '#include "runtime/engine/host.h"'),
+            ("runtime/http/sshdial.c", '#include "runtime/docker/driver.h"'),
+            ("runtime/http/target.h", '#include "runtime/unit/unit.h"'),
+            ("runtime/pyenv.c", '#include "runtime/http/http.h"'),
+            ("sched/group.c", '#include "runtime/http/http.h"'),
             ("runtime/tpuvm.c", '#include "runtime/unit/unit.h"'),
             ("runtime/engine/gang.c", '#include "runtime/unit/unit.h"'),
             ("runtime/unit/attempt.c", '#include "runtime/swarm/swarm.h"'),

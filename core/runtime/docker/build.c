@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "runtime/engine/buildctx.h"
-#include "runtime/engine/http.h"
+#include "runtime/http/http.h"
 #include "runtime/engine/sync.h"
 #include "runtime/runtime.h"
 

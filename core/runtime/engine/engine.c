@@ -26,13 +26,15 @@ typedef struct {
 int tpuci__engine_new_host(uv_loop_t *loop, const tpuci__docker_host_t *host, tpuci__engine_t **out,
                            tpuci__err_t *err) {
   tpuci__engine_t *e = tpuci__calloc(1, sizeof(*e));
+  tpuci__http_target_t target;
   int rc;
   e->loop = loop;
   e->server_name = "Docker Engine";
   tpuci__docker_host_copy(&e->host, host);
   snprintf(e->prefix, sizeof(e->prefix), "/v%d.%d", TPUCI__DOCKER_API_MIN_MAJOR,
            TPUCI__DOCKER_API_MIN_MINOR);
-  rc = tpuci__http_new(loop, host, &e->http, err);
+  tpuci__docker_host_target(host, &target);
+  rc = tpuci__http_new(loop, &target, &e->http, err);
   if (rc != 0) {
     tpuci__docker_host_free(&e->host);
     free(e);

@@ -1,4 +1,4 @@
-/* The Docker Engine API, on top of http.h: one call per endpoint tpuci
+/* The Docker Engine API, on top of runtime/http/http.h: one call per endpoint tpuci
  * uses, JSON in and out through Jansson. Paths get the negotiated API
  * version prefix ("/v1.41"). Every call completes through its callback,
  * exactly once, from the loop. */
@@ -10,7 +10,7 @@
 #include <uv.h>
 
 #include "runtime/engine/host.h"
-#include "runtime/engine/http.h"
+#include "runtime/http/http.h"
 #include "base/util.h"
 
 /* The API versions tpuci speaks: it needs 1.41 (Docker 20.10) and uses

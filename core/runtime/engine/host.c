@@ -129,7 +129,7 @@ void tpuci__docker_host_ssh(tpuci__docker_host_t *out, const char *user, const c
   out->ssh_host = tpuci__strdup(host);
   out->ssh_port = port;
   out->ssh_config = tpuci__strdup(config);
-  /* curl connects to the dialer's local socket (sshdial.h). */
+  /* curl connects to the dialer's local socket (runtime/http/sshdial.h). */
   out->url_base = tpuci__strdup("http://localhost");
   if (port > 0) snprintf(portbuf, sizeof(portbuf), ":%d", port);
   out->display =
@@ -189,6 +189,32 @@ void tpuci__docker_host_set_tls(tpuci__docker_host_t *h, int verify, const char 
   h->ca_file = tpuci__strdup(ca);
   h->cert_file = tpuci__strdup(cert);
   h->key_file = tpuci__strdup(key);
+}
+
+void tpuci__docker_host_target(const tpuci__docker_host_t *h, tpuci__http_target_t *out) {
+  static const char *const dial_stdio[] = {"docker", "system", "dial-stdio", NULL};
+  memset(out, 0, sizeof(*out));
+  out->url_base = h->url_base;
+  out->unix_path = h->unix_path;
+  out->display = h->display;
+  out->peer = "the engine";
+  out->tls = h->tls;
+  out->tls_verify = h->tls_verify;
+  out->ca_file = h->ca_file;
+  out->cert_file = h->cert_file;
+  out->key_file = h->key_file;
+  out->tls_hint_none = "put the client certificate and key the engine's CA signed in "
+                       "DOCKER_CERT_PATH (cert.pem, key.pem), or in the Docker context's "
+                       "TLS folder";
+  out->tls_hint_refused = "the engine trusts another CA (its --tlscacert): use a client "
+                          "certificate and key that CA signed, in DOCKER_CERT_PATH (cert.pem, "
+                          "key.pem) or the Docker context's TLS folder";
+  out->ssh_host = h->ssh_host;
+  out->ssh_user = h->ssh_user;
+  out->ssh_port = h->ssh_port;
+  out->ssh_config = h->ssh_config;
+  out->ssh_command = dial_stdio;
+  out->ssh_docker = 1;
 }
 
 void tpuci__docker_host_copy(tpuci__docker_host_t *dst, const tpuci__docker_host_t *src) {

@@ -4,6 +4,7 @@
 #ifndef TPUCI_ENGINE_HOST_H
 #define TPUCI_ENGINE_HOST_H
 
+#include "runtime/http/target.h"
 #include "base/util.h"
 
 #define TPUCI__DOCKER_DEFAULT_SOCKET "/var/run/docker.sock"
@@ -27,8 +28,8 @@ typedef struct {
   char *context_ignored;
   /* ssh://[user@]host[:port] (ssh_host set): the engine of another
    * machine, each connection `ssh ... host docker system dial-stdio`
-   * (sshdial.h), which curl reaches through a local socket of the
-   * dialer's; url_base is http://localhost. */
+   * (runtime/http/sshdial.h), which curl reaches through a local socket
+   * of the dialer's; url_base is http://localhost. */
   char *ssh_host;
   char *ssh_user;   /* NULL: ssh's (its config's, else the login) */
   int ssh_port;     /* 0: ssh's (its config's, else 22) */
@@ -53,6 +54,12 @@ int tpuci__docker_host_parse_as(const char *what, const char *value, int tls,
 /* Sets the TLS mode and files (copied; NULL: none) of a tcp:// host. */
 void tpuci__docker_host_set_tls(tpuci__docker_host_t *h, int verify, const char *ca,
                                 const char *cert, const char *key);
+
+/* What the HTTP client (runtime/http/http.h) is given to reach the
+ * engine: h's strings (borrowed: out lives no longer than h), the ssh
+ * tunnel's `docker system dial-stdio`, and the TLS hints that name
+ * DOCKER_CERT_PATH and the Docker context's TLS folder. */
+void tpuci__docker_host_target(const tpuci__docker_host_t *h, tpuci__http_target_t *out);
 
 /* Copies src into dst (every string duplicated). */
 void tpuci__docker_host_copy(tpuci__docker_host_t *dst, const tpuci__docker_host_t *src);

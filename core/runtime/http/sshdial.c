@@ -1,5 +1,6 @@
-/* ssh:// engines' connections (sshdial.h): a child ssh per connection
- * running `docker system dial-stdio`, its stdin and stdout a socket the
+/* Connections through ssh (sshdial.h): a child ssh per connection
+ * running the target's command (`docker system dial-stdio` for an
+ * ssh:// engine), its stdin and stdout a socket the
  * dialer accepted on its listening socket, whose other end curl speaks
  * HTTP on.
  *
@@ -14,7 +15,7 @@
  * its stderr pipe, two timers) or a request holds a reference to it (to
  * say why its connection failed). */
 #define _GNU_SOURCE /* accept4 */
-#include "runtime/engine/sshdial.h"
+#include "runtime/http/sshdial.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -69,7 +70,7 @@ struct tpuci__sshconn_s {
 
 struct tpuci__sshdial_s {
   uv_loop_t *loop;
-  tpuci__docker_host_t host;
+  tpuci__http_target_t host;
   char *control_dir;
   char *path; /* the listening socket, in control_dir */
   int lfd;
@@ -86,15 +87,6 @@ struct tpuci__sshdial_s {
 };
 
 static void tpuci__dial_maybe_closed(tpuci__sshdial_t *d);
-
-char *tpuci__sshdial_target(const tpuci__docker_host_t *host) {
-  int v6 = strchr(host->ssh_host, ':') != NULL;
-  char port[16] = "";
-  if (host->ssh_port > 0) snprintf(port, sizeof(port), ":%d", host->ssh_port);
-  return tpuci__printf("ssh %s%s%s%s%s%s", host->ssh_user ? host->ssh_user : "",
-                       host->ssh_user ? "@" : "", v6 && *port ? "[" : "", host->ssh_host,
-                       v6 && *port ? "]" : "", port);
-}
 
 /* The command line up to the destination (the remote command follows). */
 static void tpuci__dial_argv(const tpuci__sshdial_t *d, tpuci__strv_t *argv) {
@@ -147,7 +139,8 @@ static void tpuci__conn_maybe_ended(tpuci__sshconn_t *c) {
                    ? tpuci__printf("%s: ssh was killed by signal %d", c->d->target, c->term_signal)
                    : tpuci__printf("%s: ssh exited %lld and said nothing", c->d->target,
                                    (long long) c->status);
-    c->advice = tpuci__ssh_advice(c->term_signal ? -1 : (int) c->status, last, 1);
+    c->advice =
+        tpuci__ssh_advice(c->term_signal ? -1 : (int) c->status, last, c->d->host.ssh_docker);
     free(last);
   }
   cb = c->cb;
@@ -237,15 +230,14 @@ static void tpuci__conn_spawn(tpuci__sshconn_t *c, int sock) {
   tpuci__sshdial_t *d = c->d;
   uv_stdio_container_t io[3];
   tpuci__strv_t argv = {0};
+  const char *const *cmd;
   int r;
 
   c->spawned = 1;
   c->proc_init = 1;
   c->handles++;
   tpuci__dial_argv(d, &argv);
-  tpuci__strv_push(&argv, "docker");
-  tpuci__strv_push(&argv, "system");
-  tpuci__strv_push(&argv, "dial-stdio");
+  for (cmd = d->host.ssh_command; cmd != NULL && *cmd != NULL; cmd++) tpuci__strv_push(&argv, *cmd);
   memset(io, 0, sizeof(io));
   io[0].flags = UV_INHERIT_FD;
   io[0].data.fd = sock;
@@ -253,8 +245,8 @@ static void tpuci__conn_spawn(tpuci__sshconn_t *c, int sock) {
   io[1].data.fd = sock;
   io[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
   io[2].data.stream = (uv_stream_t *) &c->err;
-  /* (Ctrl-C is tpuci's, which still needs the engine to remove its
-   * containers.) */
+  /* (Ctrl-C is tpuci's, which may still need the server: the engine to
+   * remove its containers.) */
   r = tpuci__ssh_spawn(d->loop, &c->proc, &argv, io, 3, tpuci__conn_exit);
   tpuci__strv_free(&argv);
   close(sock);
@@ -389,7 +381,7 @@ const char *tpuci__sshconn_error(const tpuci__sshconn_t *c, const char **advice)
 
 /* The dialer. */
 
-int tpuci__sshdial_new(uv_loop_t *loop, const tpuci__docker_host_t *host, tpuci__sshdial_t **out,
+int tpuci__sshdial_new(uv_loop_t *loop, const tpuci__http_target_t *host, tpuci__sshdial_t **out,
                        tpuci__err_t *err) {
   tpuci__sshdial_t *d;
   char *dir;
@@ -398,7 +390,7 @@ int tpuci__sshdial_new(uv_loop_t *loop, const tpuci__docker_host_t *host, tpuci_
   d = tpuci__calloc(1, sizeof(*d));
   d->loop = loop;
   d->control_dir = dir;
-  d->path = tpuci__printf("%s/engine.sock", dir);
+  d->path = tpuci__printf("%s/server.sock", dir);
   d->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   rc = d->lfd < 0 ? TPUCI__ERRNO : 0;
   if (rc == 0) {
@@ -423,8 +415,8 @@ int tpuci__sshdial_new(uv_loop_t *loop, const tpuci__docker_host_t *host, tpuci_
   }
   d->lpoll.data = d;
   uv_poll_start(&d->lpoll, UV_READABLE, tpuci__dial_on_accept);
-  tpuci__docker_host_copy(&d->host, host);
-  d->target = tpuci__sshdial_target(host);
+  tpuci__http_target_copy(&d->host, host);
+  d->target = tpuci__http_target_ssh(host);
   uv_timer_init(loop, &d->timer);
   d->timer.data = d;
   d->handles = 2;
@@ -442,7 +434,7 @@ static void tpuci__dial_freed(uv_handle_t *h) {
   free(d->control_dir);
   free(d->path);
   free(d->target);
-  tpuci__docker_host_free(&d->host);
+  tpuci__http_target_free(&d->host);
   free(d);
   if (cb) cb(data);
 }

@@ -1,4 +1,6 @@
-/* HTTP requests to the Docker Engine on a libuv loop, through libcurl's
+/* HTTP requests to a server (target.h: a unix socket, TCP, TLS or an ssh
+ * tunnel; the Docker Engine's, for runtime/engine/) on a libuv loop,
+ * through libcurl's
  * multi-socket interface: curl tells us which sockets to watch
  * (CURLMOPT_SOCKETFUNCTION -> one uv_poll_t per socket) and when to wake
  * it (CURLMOPT_TIMERFUNCTION -> one uv_timer_t); we tell curl what
@@ -8,14 +10,14 @@
  * from the loop (never from inside tpuci__http_request()), so callers can
  * keep one code path for success and failure. New requests may be issued
  * from any callback, including a streaming chunk callback. */
-#ifndef TPUCI_ENGINE_HTTP_H
-#define TPUCI_ENGINE_HTTP_H
+#ifndef TPUCI_HTTP_HTTP_H
+#define TPUCI_HTTP_HTTP_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
 
-#include "runtime/engine/host.h"
+#include "runtime/http/target.h"
 #include "base/util.h"
 
 typedef struct tpuci__http_s tpuci__http_t;
@@ -25,7 +27,7 @@ typedef struct {
   /* 0 when an HTTP answer came (whatever its status), else a negative
    * code: UV_ECONNREFUSED, UV_ENOENT (no socket), UV_ETIMEDOUT,
    * UV_EPROTO (the TLS handshake failed: CA, certificate, key),
-   * UV_EHOSTUNREACH (an ssh:// engine's ssh failed: error_msg is what it
+   * UV_EHOSTUNREACH (an ssh tunnel's ssh failed: error_msg is what it
    * said, hint what to do), UV_ECANCELED (the client closed), UV_EIO
    * (anything else). */
   int error;
@@ -42,11 +44,13 @@ typedef struct {
 typedef void (*tpuci__http_chunk_cb)(void *data, const char *buf, size_t len);
 typedef void (*tpuci__http_done_cb)(void *data, const tpuci__http_res_t *res);
 /* The answer's headers are all in, with a 2xx `status`: for a stream
- * that is attached from then on (the engine's attach endpoint). */
+ * that is attached from then on (the Docker Engine's attach endpoint). */
 typedef void (*tpuci__http_head_cb)(void *data, long status);
 
-/* Creates a client for `host` on `loop`. The host is copied. */
-int tpuci__http_new(uv_loop_t *loop, const tpuci__docker_host_t *host, tpuci__http_t **out,
+/* Creates a client for `target` on `loop`. The target is copied (its
+ * static strings shared). 0, or TPUCI_EENGINE with err filled (an ssh
+ * tunnel's dialer could not start: sshdial.h). */
+int tpuci__http_new(uv_loop_t *loop, const tpuci__http_target_t *target, tpuci__http_t **out,
                     tpuci__err_t *err);
 
 /* Starts a request. `path` is the whole path with the query ("/v1.41/
@@ -69,7 +73,7 @@ void *tpuci__http_req_data(const tpuci__http_req_t *r);
 void tpuci__http_set_head(tpuci__http_req_t *r, tpuci__http_head_cb head);
 /* Before the loop runs again after tpuci__http_request(): the request
  * goes over a connection of its own, opened for it and closed after it,
- * so that it finds out whether the engine accepts connections now. */
+ * so that it finds out whether the server accepts connections now. */
 void tpuci__http_set_fresh(tpuci__http_req_t *r);
 
 /* Before the loop runs again after tpuci__http_request(): one more
@@ -82,7 +86,7 @@ void tpuci__http_set_header(tpuci__http_req_t *r, const char *line);
 void tpuci__http_set_body_type(tpuci__http_req_t *r, const char *type);
 
 /* Completes a pending request with UV_ECANCELED, from the loop (never
- * from inside this call); the engine sees its connection close. A
+ * from inside this call); the server sees its connection close. A
  * request whose done callback already ran must not be passed. */
 void tpuci__http_cancel(tpuci__http_t *h, tpuci__http_req_t *r);
 
@@ -98,4 +102,4 @@ void tpuci__http_close(tpuci__http_t *h, void (*cb)(void *data), void *data);
  * when keep_path is set: for image names inside a path). */
 char *tpuci__http_escape(const char *s, int keep_path);
 
-#endif /* TPUCI_ENGINE_HTTP_H */
+#endif /* TPUCI_HTTP_HTTP_H */

@@ -1,29 +1,30 @@
-/* Connections to an ssh:// engine (host.h's ssh_host), the Docker CLI's
- * way: each connection is a child `ssh [-F config] ... [-p port] [-l
- * user] -- host docker system dial-stdio`, whose stdin and stdout are
- * the socket the dialer accepted on a local socket of its own, where
- * curl connected (no bytes are relayed: ssh reads and writes curl's
- * connection itself). All connections of a dialer
+/* Connections to a server through ssh (target.h's ssh_host), the Docker
+ * CLI's way for an ssh:// engine: each connection is a child `ssh [-F
+ * config] ... [-p port] [-l user] -- host COMMAND...` (target.h's
+ * ssh_command: `docker system dial-stdio` for an engine), whose stdin
+ * and stdout are the socket the dialer accepted on a local socket of its
+ * own, where curl connected (no bytes are relayed: ssh reads and writes
+ * curl's connection itself). All connections of a dialer
  * share one ssh connection (ControlMaster, a control socket in a private
  * folder), so a new one costs a session on it, not a handshake.
  *
  * The child runs in a session of its own (the terminal's Ctrl-C is
  * tpuci's), is reaped on the loop, and its stderr is read for what ssh
- * (or docker) said when it failed. */
-#ifndef TPUCI_ENGINE_SSHDIAL_H
-#define TPUCI_ENGINE_SSHDIAL_H
+ * (or the remote command) said when it failed. */
+#ifndef TPUCI_HTTP_SSHDIAL_H
+#define TPUCI_HTTP_SSHDIAL_H
 
 #include <uv.h>
 
-#include "runtime/engine/host.h"
+#include "runtime/http/target.h"
 #include "base/util.h"
 
 typedef struct tpuci__sshdial_s tpuci__sshdial_t;
 typedef struct tpuci__sshconn_s tpuci__sshconn_t;
 
-/* A dialer for `host` (ssh_host set; copied) on `loop`: makes its
+/* A dialer for `target` (ssh_host set; copied) on `loop`: makes its
  * private control folder. 0, or TPUCI_EENGINE with err filled. */
-int tpuci__sshdial_new(uv_loop_t *loop, const tpuci__docker_host_t *host, tpuci__sshdial_t **out,
+int tpuci__sshdial_new(uv_loop_t *loop, const tpuci__http_target_t *target, tpuci__sshdial_t **out,
                        tpuci__err_t *err);
 
 /* The local socket curl connects to (CURLOPT_UNIX_SOCKET_PATH): each
@@ -51,7 +52,7 @@ void tpuci__sshdial_closed_fd(tpuci__sshdial_t *d, int fd);
  * replaces the callback (cb NULL: none). */
 int tpuci__sshconn_ended(tpuci__sshconn_t *c, void (*cb)(void *data), void *data);
 
-/* After the connection ended: NULL when ssh exited 0 (the engine closed
+/* After the connection ended: NULL when ssh exited 0 (the server closed
  * the connection), else what went wrong, "ssh root@10.0.0.2: Permission
  * denied (publickey)." (owned by the connection), and in *advice what to
  * do (sshcmd.h's tpuci__ssh_advice). */
@@ -67,7 +68,4 @@ void tpuci__sshconn_unref(tpuci__sshconn_t *c);
  * until unreferenced. */
 void tpuci__sshdial_close(tpuci__sshdial_t *d, void (*cb)(void *data), void *data);
 
-/* "ssh root@10.0.0.2:2222" for messages. New. */
-char *tpuci__sshdial_target(const tpuci__docker_host_t *host);
-
-#endif /* TPUCI_ENGINE_SSHDIAL_H */
+#endif /* TPUCI_HTTP_SSHDIAL_H */

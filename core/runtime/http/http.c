@@ -1,12 +1,12 @@
-/* HTTP to the engine: libcurl's multi-socket interface on a libuv loop.
+/* HTTP to a server: libcurl's multi-socket interface on a libuv loop.
  *
  * Every request is first queued and handed to curl from a zero timer
  * ("kick"), so tpuci__http_request() may be called from anywhere, even
  * from inside a curl write callback, where curl forbids re-entering the
  * multi handle. Closing goes through the same timer for the same reason.
  */
-#include "runtime/engine/http.h"
-#include "runtime/engine/sshdial.h"
+#include "runtime/http/http.h"
+#include "runtime/http/sshdial.h"
 #include "runtime/sshcmd.h"
 
 #include <curl/curl.h>
@@ -33,7 +33,7 @@ struct tpuci__http_req_s {
   void *data;
   int headed;    /* head called */
   int cancelled; /* tpuci__http_cancel(): complete at the kick */
-  /* An ssh:// engine: the connection it went over (a reference), or the
+  /* Through ssh: the connection it went over (a reference), or the
    * error starting its ssh; a failed request waits for that ssh's last
    * word (in h->waiting) with its curl code. */
   tpuci__sshconn_t *conn;
@@ -55,11 +55,11 @@ struct tpuci__http_s {
   CURLM *multi;
   uv_timer_t timer; /* curl's timeout */
   uv_timer_t kick;  /* queued requests, close */
-  tpuci__docker_host_t host;
+  tpuci__http_target_t host;
   tpuci__http_req_t *queued;  /* not handed to curl yet */
   tpuci__http_req_t *active;  /* in curl */
   tpuci__http_req_t *waiting; /* failed, waiting for their ssh's end */
-  tpuci__sshdial_t *dial;     /* an ssh:// engine's connections */
+  tpuci__sshdial_t *dial;     /* an ssh tunnel's connections */
   tpuci__http_sock_t *socks;
   size_t npending;
   size_t ncancelled; /* requests waiting to be cancelled */
@@ -128,10 +128,10 @@ static int tpuci__http_tls_error(CURLcode rc) {
          rc == CURLE_USE_SSL_FAILED || rc == CURLE_SSL_PINNEDPUBKEYNOTMATCH;
 }
 
-/* The engine's alert after our certificate (TLS 1.3 sends it once the
+/* The server's alert after our certificate (TLS 1.3 sends it once the
  * client thinks the handshake is over): it refused the certificate, or
  * wanted one. Sets the message and what to do. */
-static void tpuci__http_tls_refused(const tpuci__docker_host_t *host, const char *errbuf,
+static void tpuci__http_tls_refused(const tpuci__http_target_t *host, const char *errbuf,
                                     tpuci__http_res_t *res, char **msg) {
   static const char *const refusals[] = {
       "alert bad certificate",     "alert unknown ca",          "alert certificate unknown",
@@ -144,12 +144,10 @@ static void tpuci__http_tls_refused(const tpuci__docker_host_t *host, const char
   /* OpenSSL's "..., errno 0" is not for the user. */
   n = (int) strcspn(alert, ",");
   if (strstr(alert, "alert certificate required") != NULL) {
-    *msg = tpuci__printf("the TLS handshake failed: the engine wants a client "
+    *msg = tpuci__printf("the TLS handshake failed: %s wants a client "
                          "certificate and got none (%.*s)",
-                         n, alert);
-    res->hint = "put the client certificate and key the engine's CA signed in "
-                "DOCKER_CERT_PATH (cert.pem, key.pem), or in the Docker context's "
-                "TLS folder";
+                         host->peer ? host->peer : "the server", n, alert);
+    res->hint = host->tls_hint_none;
     return;
   }
   for (i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
@@ -157,9 +155,7 @@ static void tpuci__http_tls_refused(const tpuci__docker_host_t *host, const char
   if (i == sizeof(refusals) / sizeof(refusals[0]) || host->cert_file == NULL) return;
   *msg = tpuci__printf("the TLS handshake refused our client certificate %s (%.*s)",
                        host->cert_file, n, alert);
-  res->hint = "the engine trusts another CA (its --tlscacert): use a client "
-              "certificate and key that CA signed, in DOCKER_CERT_PATH (cert.pem, "
-              "key.pem) or the Docker context's TLS folder";
+  res->hint = host->tls_hint_refused;
 }
 
 static void tpuci__http_req_free(tpuci__http_req_t *r) {
@@ -174,9 +170,9 @@ static void tpuci__http_req_free(tpuci__http_req_t *r) {
   free(r);
 }
 
-/* An ssh:// engine's request that got no answer: what its ssh said,
+/* A request through ssh that got no answer: what its ssh said,
  * when it failed (it never connected, the login was refused, the remote
- * has no docker, dial-stdio failed, the connection dropped). */
+ * command is missing or failed, the connection dropped). */
 static void tpuci__http_ssh_error(tpuci__http_req_t *r, tpuci__http_res_t *res, char **msg) {
   const char *said, *advice = NULL;
   if (r->spawn_error != 0 && r->spawn_error != UV_ECANCELED) {
@@ -222,7 +218,7 @@ static void tpuci__http_finish(tpuci__http_req_t *r, CURLcode rc, int forced_err
         strstr(r->errbuf, "SSL") != NULL)
       rc = CURLE_SSL_CONNECT_ERROR;
     if (res.error == 0 && tpuci__http_tls_error(rc)) {
-      /* Not "connection refused": the engine answered, the handshake
+      /* Not "connection refused": the server answered, the handshake
        * failed (wrong CA, certificate or key). Callers hint at them. */
       res.error = UV_EPROTO;
       if (h->host.tls) tpuci__http_tls_refused(&h->host, r->errbuf, &res, &msg);
@@ -233,7 +229,7 @@ static void tpuci__http_finish(tpuci__http_req_t *r, CURLcode rc, int forced_err
       m = NULL;
     }
     if (res.error == 0 && (rc == CURLE_PARTIAL_FILE || rc == CURLE_GOT_NOTHING)) {
-      /* The engine went away in the middle of its answer (it stopped). */
+      /* The server went away in the middle of its answer (it stopped). */
       res.error = UV_ECONNRESET;
       m = "the connection closed before the answer was complete";
     }
@@ -270,7 +266,7 @@ static void tpuci__http_on_conn_ended(void *p) {
   tpuci__http_finish(r, r->rc, 0);
 }
 
-/* A request that failed over an ssh:// engine's connection first waits
+/* A request that failed over an ssh tunnel's connection first waits
  * for that ssh to end (its last word on stderr says why). */
 static void tpuci__http_complete(tpuci__http_req_t *r, CURLcode rc, int forced_error) {
   if (forced_error == 0 && rc != CURLE_OK && !r->cancelled && r->conn != NULL && !r->h->closed &&
@@ -302,7 +298,7 @@ static void tpuci__http_on_poll(uv_poll_t *p, int status, int events) {
   tpuci__http_t *h = s->h;
   int flags = 0, running;
   /* An error on the socket (the peer reset it) is read too: what came
-   * before it says why (a TLS alert: the engine refused our client
+   * before it says why (a TLS alert: the server refused our client
    * certificate), where curl's "select/poll returned error" would not. */
   if (status < 0) flags = CURL_CSELECT_ERR | CURL_CSELECT_IN;
   if (events & UV_READABLE) flags |= CURL_CSELECT_IN;
@@ -390,8 +386,9 @@ static size_t tpuci__http_header_cb(char *ptr, size_t size, size_t nmemb, void *
   return n;
 }
 
-/* An ssh:// engine: each connection is a local socket whose other end is
- * an ssh running `docker system dial-stdio` (sshdial.h). */
+/* Through ssh: each connection is a local socket whose other end is an
+ * ssh running the target's command (`docker system dial-stdio` for an
+ * ssh:// engine: sshdial.h). */
 
 static curl_socket_t tpuci__http_open_cb(void *clientp, curlsocktype purpose,
                                          struct curl_sockaddr *addr) {
@@ -425,11 +422,11 @@ static void tpuci__http_setup_ssh(tpuci__http_t *h, tpuci__http_req_t *r, CURL *
 
 /* Requests. */
 
-/* An https:// engine: its CA (only that one: a Docker TLS engine's
- * certificate comes from its own CA, so the system's folder of CAs,
- * curl's built-in CAPATH, goes), the client's certificate and key.
+/* An https:// server: its CA (only that one, when given: a Docker TLS
+ * engine's certificate comes from its own CA, so the system's folder of
+ * CAs, curl's built-in CAPATH, goes), the client's certificate and key.
  * Without verification neither the chain nor the name is checked. */
-static void tpuci__http_setup_tls(const tpuci__docker_host_t *host, CURL *e) {
+static void tpuci__http_setup_tls(const tpuci__http_target_t *host, CURL *e) {
   if (host->ca_file != NULL) {
     curl_easy_setopt(e, CURLOPT_CAINFO, host->ca_file);
     curl_easy_setopt(e, CURLOPT_CAPATH, NULL);
@@ -454,7 +451,8 @@ static int tpuci__http_setup(tpuci__http_t *h, tpuci__http_req_t *r, const char 
   if (h->host.unix_path != NULL) curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, h->host.unix_path);
   if (h->host.tls) tpuci__http_setup_tls(&h->host, e);
   if (h->dial != NULL) tpuci__http_setup_ssh(h, r, e);
-  /* The engine is never behind an HTTP proxy, whatever http_proxy says. */
+  /* The server is reached directly, whatever http_proxy says (an
+   * engine is never behind an HTTP proxy). */
   curl_easy_setopt(e, CURLOPT_PROXY, "");
   curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_1_1);
   curl_easy_setopt(e, CURLOPT_PRIVATE, (char *) r);
@@ -617,7 +615,7 @@ void tpuci__http_cancel(tpuci__http_t *h, tpuci__http_req_t *r) {
 
 size_t tpuci__http_pending(const tpuci__http_t *h) { return h->npending; }
 
-int tpuci__http_new(uv_loop_t *loop, const tpuci__docker_host_t *host, tpuci__http_t **out,
+int tpuci__http_new(uv_loop_t *loop, const tpuci__http_target_t *host, tpuci__http_t **out,
                     tpuci__err_t *err) {
   tpuci__http_t *h;
   uv_once(&tpuci__curl_once, tpuci__curl_init);
@@ -633,7 +631,7 @@ int tpuci__http_new(uv_loop_t *loop, const tpuci__docker_host_t *host, tpuci__ht
     free(h);
     return TPUCI_EENGINE;
   }
-  tpuci__docker_host_copy(&h->host, host);
+  tpuci__http_target_copy(&h->host, host);
   curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, tpuci__http_socket_cb);
   curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
   curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, tpuci__http_timer_cb);
@@ -651,7 +649,7 @@ static void tpuci__http_maybe_closed(tpuci__http_t *h) {
   if (h->closed && h->handles == 0) {
     void (*cb)(void *) = h->close_cb;
     void *data = h->close_data;
-    tpuci__docker_host_free(&h->host);
+    tpuci__http_target_free(&h->host);
     free(h);
     if (cb) cb(data);
   }
@@ -689,7 +687,7 @@ static void tpuci__http_close_now(tpuci__http_t *h) {
   curl_multi_cleanup(h->multi);
   h->multi = NULL;
   while (h->socks != NULL) tpuci__http_sock_close(h->socks);
-  /* An ssh:// engine's children end (their sockets are closed now). */
+  /* An ssh tunnel's children end (their sockets are closed now). */
   if (h->dial != NULL) {
     h->handles++;
     tpuci__sshdial_close(h->dial, tpuci__http_dial_closed, h);
