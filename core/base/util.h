@@ -2,8 +2,9 @@
  * internal helpers (this header): allocation that aborts on OOM, growable
  * strings and vectors, key/value lists, error messages, time, paths and
  * UTF-8 checks; durations and sizes (duration.c), error names (error.c),
- * and a string->index map (idmap.h). It includes nothing of the core but
- * the public tpuci.h (error codes, outcomes) and is called by everyone. */
+ * a string->index map (idmap.h), and YAML written with libyaml's emitter
+ * (emit.h). It includes nothing of the core but the public tpuci.h
+ * (error codes, outcomes) and is called by everyone. */
 #ifndef TPUCI_UTIL_H
 #define TPUCI_UTIL_H
 

@@ -70,70 +70,17 @@ static int tpuci__utf8_valid(const char *s) {
 }
 
 /* ------------------------------------------------------------------ */
-/* Emitting (the helpers are shared: see export_github.h)              */
-
-int tpuci__gh_write(void *data, unsigned char *buf, size_t size) {
-  tpuci__buf_add(data, (const char *) buf, size);
-  return 1;
-}
-
-int tpuci__gh_scalar(yaml_emitter_t *e, const char *s, yaml_scalar_style_t style) {
-  yaml_event_t ev;
-  size_t len = strlen(s);
-  if (len > INT_MAX) return 0;
-  if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *) s, (int) len, 1, 1, style))
-    return 0;
-  return yaml_emitter_emit(e, &ev);
-}
-
-/* A string, in the style every YAML reader reads back alike. */
-int tpuci__gh_str(yaml_emitter_t *e, const char *s) {
-  return tpuci__gh_scalar(e, s, tpuci__quote_yaml_style(s));
-}
+/* Emitting: GitHub text (the other helpers are base/emit.h's)         */
 
 int tpuci__gh_text(yaml_emitter_t *e, const char *s) {
   char *q = tpuci__quote_github_text(s);
-  int ok = tpuci__gh_str(e, q);
+  int ok = tpuci__emit_str(e, q);
   free(q);
   return ok;
 }
 
 int tpuci__gh_kv_text(yaml_emitter_t *e, const char *key, const char *value) {
-  return tpuci__gh_plain(e, key) && tpuci__gh_text(e, value);
-}
-
-/* A scalar written as it is: keys and booleans such as "false". */
-int tpuci__gh_plain(yaml_emitter_t *e, const char *s) {
-  return tpuci__gh_scalar(e, s, YAML_PLAIN_SCALAR_STYLE);
-}
-
-int tpuci__gh_map(yaml_emitter_t *e) {
-  yaml_event_t ev;
-  if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE)) return 0;
-  return yaml_emitter_emit(e, &ev);
-}
-
-int tpuci__gh_map_end(yaml_emitter_t *e) {
-  yaml_event_t ev;
-  if (!yaml_mapping_end_event_initialize(&ev)) return 0;
-  return yaml_emitter_emit(e, &ev);
-}
-
-int tpuci__gh_seq(yaml_emitter_t *e, yaml_sequence_style_t style) {
-  yaml_event_t ev;
-  if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, style)) return 0;
-  return yaml_emitter_emit(e, &ev);
-}
-
-int tpuci__gh_seq_end(yaml_emitter_t *e) {
-  yaml_event_t ev;
-  if (!yaml_sequence_end_event_initialize(&ev)) return 0;
-  return yaml_emitter_emit(e, &ev);
-}
-
-/* key: value, the key plain, the value a string. */
-int tpuci__gh_kv(yaml_emitter_t *e, const char *key, const char *value) {
-  return tpuci__gh_plain(e, key) && tpuci__gh_str(e, value);
+  return tpuci__emit_plain(e, key) && tpuci__gh_text(e, value);
 }
 
 /* ------------------------------------------------------------------ */
@@ -186,28 +133,29 @@ static void tpuci__strv_add_once(tpuci__strv_t *v, const char *s) {
 
 static int tpuci__gh_matrix(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   size_t i, k;
-  int ok = tpuci__gh_plain(e, "strategy") && tpuci__gh_map(e) && tpuci__gh_plain(e, "fail-fast") &&
-           tpuci__gh_plain(e, "false") && tpuci__gh_plain(e, "matrix") && tpuci__gh_map(e) &&
-           tpuci__gh_plain(e, "include") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE);
+  int ok = tpuci__emit_plain(e, "strategy") && tpuci__emit_map(e) &&
+           tpuci__emit_plain(e, "fail-fast") && tpuci__emit_plain(e, "false") &&
+           tpuci__emit_plain(e, "matrix") && tpuci__emit_map(e) &&
+           tpuci__emit_plain(e, "include") && tpuci__emit_seq(e, YAML_BLOCK_SEQUENCE_STYLE);
   for (i = 0; ok && i < d->nentries; i++) {
     const tpuci__gh_entry_t *en = &d->entries[i];
     /* Matrix values are evaluated: spec text is GitHub text. */
-    ok = tpuci__gh_map(e) && tpuci__gh_kv_text(e, "job", en->job) &&
+    ok = tpuci__emit_map(e) && tpuci__gh_kv_text(e, "job", en->job) &&
          tpuci__gh_kv_text(e, "only", en->only) && tpuci__gh_kv_text(e, "slug", en->slug);
     /* The images this entry needs: pulled, or built by the user's step. */
     if (ok && d->pull.len > 0) {
-      ok = tpuci__gh_plain(e, "pull") && tpuci__gh_seq(e, YAML_FLOW_SEQUENCE_STYLE);
+      ok = tpuci__emit_plain(e, "pull") && tpuci__emit_seq(e, YAML_FLOW_SEQUENCE_STYLE);
       for (k = 0; ok && k < en->pull.len; k++) ok = tpuci__gh_text(e, en->pull.items[k]);
-      ok = ok && tpuci__gh_seq_end(e);
+      ok = ok && tpuci__emit_seq_end(e);
     }
     if (ok && d->build.len > 0) {
-      ok = tpuci__gh_plain(e, "build") && tpuci__gh_seq(e, YAML_FLOW_SEQUENCE_STYLE);
+      ok = tpuci__emit_plain(e, "build") && tpuci__emit_seq(e, YAML_FLOW_SEQUENCE_STYLE);
       for (k = 0; ok && k < en->build.len; k++) ok = tpuci__gh_text(e, en->build.items[k]);
-      ok = ok && tpuci__gh_seq_end(e);
+      ok = ok && tpuci__emit_seq_end(e);
     }
-    ok = ok && tpuci__gh_map_end(e);
+    ok = ok && tpuci__emit_map_end(e);
   }
-  return ok && tpuci__gh_seq_end(e) && tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
+  return ok && tpuci__emit_seq_end(e) && tpuci__emit_map_end(e) && tpuci__emit_map_end(e);
 }
 
 /* The triggers: every push and pull request, by hand (workflow_dispatch),
@@ -217,21 +165,21 @@ static int tpuci__gh_on(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   size_t k;
   int ok = 1;
   if (d->opts->schedule == NULL) {
-    ok = tpuci__gh_seq(e, YAML_FLOW_SEQUENCE_STYLE);
+    ok = tpuci__emit_seq(e, YAML_FLOW_SEQUENCE_STYLE);
     for (k = 0; ok && k < sizeof(events) / sizeof(events[0]); k++)
-      ok = tpuci__gh_plain(e, events[k]);
-    return ok && tpuci__gh_seq_end(e);
+      ok = tpuci__emit_plain(e, events[k]);
+    return ok && tpuci__emit_seq_end(e);
   }
-  ok = tpuci__gh_map(e);
+  ok = tpuci__emit_map(e);
   for (k = 0; ok && k < sizeof(events) / sizeof(events[0]); k++) {
     yaml_event_t ev;
-    ok = tpuci__gh_plain(e, events[k]) &&
+    ok = tpuci__emit_plain(e, events[k]) &&
          yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_FLOW_MAPPING_STYLE) &&
-         yaml_emitter_emit(e, &ev) && tpuci__gh_map_end(e);
+         yaml_emitter_emit(e, &ev) && tpuci__emit_map_end(e);
   }
-  return ok && tpuci__gh_plain(e, "schedule") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
-         tpuci__gh_map(e) && tpuci__gh_kv(e, "cron", d->opts->schedule) && tpuci__gh_map_end(e) &&
-         tpuci__gh_seq_end(e) && tpuci__gh_map_end(e);
+  return ok && tpuci__emit_plain(e, "schedule") && tpuci__emit_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
+         tpuci__emit_map(e) && tpuci__emit_kv(e, "cron", d->opts->schedule) &&
+         tpuci__emit_map_end(e) && tpuci__emit_seq_end(e) && tpuci__emit_map_end(e);
 }
 
 static int tpuci__gh_document(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
@@ -246,26 +194,28 @@ static int tpuci__gh_document(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
     return 0;
   /* `on` is a boolean to YAML 1.1 readers; quoted, it is the string
    * GitHub wants to every reader. */
-  ok = tpuci__gh_map(e) && tpuci__gh_kv(e, "name", d->name) &&
-       tpuci__gh_scalar(e, "on", YAML_DOUBLE_QUOTED_SCALAR_STYLE) && tpuci__gh_on(e, d) &&
-       tpuci__gh_plain(e, "permissions") && tpuci__gh_map(e) &&
-       tpuci__gh_kv(e, "contents", "read") && (!d->ghcr || tpuci__gh_kv(e, "packages", "read")) &&
-       tpuci__gh_map_end(e);
+  ok = tpuci__emit_map(e) && tpuci__emit_kv(e, "name", d->name) &&
+       tpuci__emit_scalar(e, "on", YAML_DOUBLE_QUOTED_SCALAR_STYLE) && tpuci__gh_on(e, d) &&
+       tpuci__emit_plain(e, "permissions") && tpuci__emit_map(e) &&
+       tpuci__emit_kv(e, "contents", "read") &&
+       (!d->ghcr || tpuci__emit_kv(e, "packages", "read")) && tpuci__emit_map_end(e);
   if (ok && o->concurrency != NULL)
-    ok = tpuci__gh_plain(e, "concurrency") && tpuci__gh_map(e) &&
-         tpuci__gh_kv(e, "group", o->concurrency) && tpuci__gh_plain(e, "cancel-in-progress") &&
-         tpuci__gh_plain(e, o->cancel_in_progress ? "true" : "false") && tpuci__gh_map_end(e);
-  ok = ok && tpuci__gh_plain(e, "jobs") && tpuci__gh_map(e) &&
-       (!timings_jobs || tpuci__gh_timings_job(e, d)) && tpuci__gh_plain(e, "tpuci") &&
-       tpuci__gh_map(e) && tpuci__gh_kv(e, "name", d->per_job ? "${{ matrix.job }}" : "tpuci") &&
-       (!timings_jobs || tpuci__gh_kv(e, "needs", "timings")) && tpuci__gh_runs_on(e, d);
+    ok = tpuci__emit_plain(e, "concurrency") && tpuci__emit_map(e) &&
+         tpuci__emit_kv(e, "group", o->concurrency) && tpuci__emit_plain(e, "cancel-in-progress") &&
+         tpuci__emit_plain(e, o->cancel_in_progress ? "true" : "false") && tpuci__emit_map_end(e);
+  ok = ok && tpuci__emit_plain(e, "jobs") && tpuci__emit_map(e) &&
+       (!timings_jobs || tpuci__gh_timings_job(e, d)) && tpuci__emit_plain(e, "tpuci") &&
+       tpuci__emit_map(e) &&
+       tpuci__emit_kv(e, "name", d->per_job ? "${{ matrix.job }}" : "tpuci") &&
+       (!timings_jobs || tpuci__emit_kv(e, "needs", "timings")) && tpuci__gh_runs_on(e, d);
   if (ok && o->timeout_minutes > 0) {
     snprintf(num, sizeof(num), "%d", o->timeout_minutes);
-    ok = tpuci__gh_plain(e, "timeout-minutes") && tpuci__gh_plain(e, num);
+    ok = tpuci__emit_plain(e, "timeout-minutes") && tpuci__emit_plain(e, num);
   }
   ok = ok && (!d->per_job || tpuci__gh_matrix(e, d)) && tpuci__gh_steps(e, d) &&
-       tpuci__gh_map_end(e) && (!timings_jobs || tpuci__gh_timings_save_job(e, d)) &&
-       (!d->per_job || tpuci__gh_report_job(e, d)) && tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
+       tpuci__emit_map_end(e) && (!timings_jobs || tpuci__gh_timings_save_job(e, d)) &&
+       (!d->per_job || tpuci__gh_report_job(e, d)) && tpuci__emit_map_end(e) &&
+       tpuci__emit_map_end(e);
   return ok && yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(e, &ev) &&
          yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(e, &ev) &&
          yaml_emitter_flush(e);
@@ -531,7 +481,7 @@ int tpuci__export_github(const tpuci__plan_t *plan, const tpuci__export_opts_t *
     r = TPUCI_ENOMEM;
     goto done;
   }
-  yaml_emitter_set_output(&e, tpuci__gh_write, out);
+  yaml_emitter_set_output(&e, tpuci__emit_write, out);
   yaml_emitter_set_unicode(&e, 1);
   yaml_emitter_set_indent(&e, 2);
   /* No folding: commands stay on their lines. */

@@ -14,6 +14,7 @@
 #include <yaml.h>
 
 #include "plan/plan.h"
+#include "base/emit.h"
 #include "base/util.h"
 
 /* GitHub's cap on the jobs one matrix may generate. */
@@ -94,28 +95,6 @@ char *tpuci__github_id(const char *name);
  * of them with a step `/n`, or a comma-separated list of those. Returns
  * NULL, or a new string saying what is wrong. */
 char *tpuci__github_cron_check(const char *cron);
-
-/* The emitter helpers this exporter is written with, shared with the
- * other exporters (core/export/k8s/export.c). Like libyaml, each returns 1 on
- * success and 0 on failure, and the event is gone either way. */
-
-/* A yaml_write_handler_t appending to the tpuci__buf_t in `data`. */
-int tpuci__gh_write(void *data, unsigned char *buf, size_t size);
-/* A scalar in the given style (libyaml picks another when the text
- * cannot be written in it). */
-int tpuci__gh_scalar(yaml_emitter_t *e, const char *s, yaml_scalar_style_t style);
-/* A string, in the style tpuci__quote_yaml_style() picks (export/quote.h):
- * every YAML reader, 1.1 or 1.2, reads it back as the same string. */
-int tpuci__gh_str(yaml_emitter_t *e, const char *s);
-/* A plain scalar as it is: keys, numbers and booleans. */
-int tpuci__gh_plain(yaml_emitter_t *e, const char *s);
-/* Block mappings and sequences, and their ends. */
-int tpuci__gh_map(yaml_emitter_t *e);
-int tpuci__gh_map_end(yaml_emitter_t *e);
-int tpuci__gh_seq(yaml_emitter_t *e, yaml_sequence_style_t style);
-int tpuci__gh_seq_end(yaml_emitter_t *e);
-/* key: value, the key plain, the value a string (tpuci__gh_str). */
-int tpuci__gh_kv(yaml_emitter_t *e, const char *key, const char *value);
 
 /* The registry host of an image reference ("ghcr.io" for
  * "ghcr.io/org/img:1"), or NULL when it names none (Docker Hub) or

@@ -54,7 +54,7 @@ int tpuci__gh_timings_save_job(yaml_emitter_t *e, const tpuci__gh_doc_t *d);
 /* runs-on: the options' labels, else ubuntu-latest. */
 int tpuci__gh_runs_on(yaml_emitter_t *e, const tpuci__gh_doc_t *d);
 /* Spec text where GitHub evaluates expressions (export/quote.h): the
- * string through tpuci__quote_github_text(), then tpuci__gh_str(); and
+ * string through tpuci__quote_github_text(), then tpuci__emit_str(); and
  * key: that. Like the other emitting helpers, 1 or 0. */
 int tpuci__gh_text(yaml_emitter_t *e, const char *s);
 int tpuci__gh_kv_text(yaml_emitter_t *e, const char *key, const char *value);

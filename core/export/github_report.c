@@ -49,24 +49,26 @@ static const char tpuci__gh_report_paths[] = "tpuci-report.json\n"
 int tpuci__gh_report_job(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   char entries[32];
   snprintf(entries, sizeof(entries), "%zu", d->nentries);
-  return tpuci__gh_plain(e, "report") && tpuci__gh_map(e) &&
-         tpuci__gh_kv(e, "name", "One report of every entry") && tpuci__gh_plain(e, "needs") &&
-         tpuci__gh_seq(e, YAML_FLOW_SEQUENCE_STYLE) && tpuci__gh_plain(e, "tpuci") &&
-         tpuci__gh_seq_end(e) && tpuci__gh_kv(e, "if", "always()") && tpuci__gh_runs_on(e, d) &&
-         tpuci__gh_plain(e, "steps") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
+  return tpuci__emit_plain(e, "report") && tpuci__emit_map(e) &&
+         tpuci__emit_kv(e, "name", "One report of every entry") && tpuci__emit_plain(e, "needs") &&
+         tpuci__emit_seq(e, YAML_FLOW_SEQUENCE_STYLE) && tpuci__emit_plain(e, "tpuci") &&
+         tpuci__emit_seq_end(e) && tpuci__emit_kv(e, "if", "always()") && tpuci__gh_runs_on(e, d) &&
+         tpuci__emit_plain(e, "steps") && tpuci__emit_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
          tpuci__gh_build_steps(e, d) &&
          tpuci__gh_step_start(e, "Download every entry's run folder") &&
-         tpuci__gh_kv(e, "uses", "actions/download-artifact@v4") && tpuci__gh_plain(e, "with") &&
-         tpuci__gh_map(e) && tpuci__gh_kv(e, "pattern", "tpuci-*") &&
-         tpuci__gh_kv(e, "path", "tpuci-runs") && tpuci__gh_map_end(e) && tpuci__gh_map_end(e) &&
-         tpuci__gh_step_start(e, "Merge the entries' runs") && tpuci__gh_plain(e, "env") &&
-         tpuci__gh_map(e) && tpuci__gh_kv(e, "TPUCI_ENTRIES", entries) && tpuci__gh_map_end(e) &&
-         tpuci__gh_kv(e, "run", tpuci__gh_merge_runs) && tpuci__gh_map_end(e) &&
-         tpuci__gh_step_start(e, "Upload the merged report") && tpuci__gh_kv(e, "if", "always()") &&
-         tpuci__gh_kv(e, "uses", "actions/upload-artifact@v4") && tpuci__gh_plain(e, "with") &&
-         tpuci__gh_map(e) && tpuci__gh_kv(e, "name", "tpuci.report") &&
-         tpuci__gh_kv(e, "path", tpuci__gh_report_paths) &&
-         tpuci__gh_plain(e, "include-hidden-files") && tpuci__gh_plain(e, "true") &&
-         tpuci__gh_kv(e, "if-no-files-found", "warn") && tpuci__gh_map_end(e) &&
-         tpuci__gh_map_end(e) && tpuci__gh_seq_end(e) && tpuci__gh_map_end(e);
+         tpuci__emit_kv(e, "uses", "actions/download-artifact@v4") &&
+         tpuci__emit_plain(e, "with") && tpuci__emit_map(e) &&
+         tpuci__emit_kv(e, "pattern", "tpuci-*") && tpuci__emit_kv(e, "path", "tpuci-runs") &&
+         tpuci__emit_map_end(e) && tpuci__emit_map_end(e) &&
+         tpuci__gh_step_start(e, "Merge the entries' runs") && tpuci__emit_plain(e, "env") &&
+         tpuci__emit_map(e) && tpuci__emit_kv(e, "TPUCI_ENTRIES", entries) &&
+         tpuci__emit_map_end(e) && tpuci__emit_kv(e, "run", tpuci__gh_merge_runs) &&
+         tpuci__emit_map_end(e) && tpuci__gh_step_start(e, "Upload the merged report") &&
+         tpuci__emit_kv(e, "if", "always()") &&
+         tpuci__emit_kv(e, "uses", "actions/upload-artifact@v4") && tpuci__emit_plain(e, "with") &&
+         tpuci__emit_map(e) && tpuci__emit_kv(e, "name", "tpuci.report") &&
+         tpuci__emit_kv(e, "path", tpuci__gh_report_paths) &&
+         tpuci__emit_plain(e, "include-hidden-files") && tpuci__emit_plain(e, "true") &&
+         tpuci__emit_kv(e, "if-no-files-found", "warn") && tpuci__emit_map_end(e) &&
+         tpuci__emit_map_end(e) && tpuci__emit_seq_end(e) && tpuci__emit_map_end(e);
 }

@@ -82,7 +82,7 @@ static const char tpuci__gh_merge_history[] =
     "echo \"history of $(wc -l < .tpuci/history.jsonl) runs, this one from $# entries\"\n";
 
 int tpuci__gh_step_start(yaml_emitter_t *e, const char *name) {
-  return tpuci__gh_map(e) && tpuci__gh_kv_text(e, "name", name);
+  return tpuci__emit_map(e) && tpuci__gh_kv_text(e, "name", name);
 }
 
 /* The commit of tpuci (a branch resolves to its commit; a tag or commit
@@ -111,9 +111,10 @@ static const char tpuci__gh_package_script[] =
     "tpuci --version\n";
 
 static int tpuci__gh_package_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
-  return tpuci__gh_step_start(e, "Install tpuci from its package") && tpuci__gh_plain(e, "env") &&
-         tpuci__gh_map(e) && tpuci__gh_kv(e, "TPUCI_PACKAGE", d->package) && tpuci__gh_map_end(e) &&
-         tpuci__gh_kv(e, "run", tpuci__gh_package_script) && tpuci__gh_map_end(e);
+  return tpuci__gh_step_start(e, "Install tpuci from its package") && tpuci__emit_plain(e, "env") &&
+         tpuci__emit_map(e) && tpuci__emit_kv(e, "TPUCI_PACKAGE", d->package) &&
+         tpuci__emit_map_end(e) && tpuci__emit_kv(e, "run", tpuci__gh_package_script) &&
+         tpuci__emit_map_end(e);
 }
 
 /* Building tpuci, or restoring the build the last run on the same kind
@@ -130,39 +131,42 @@ int tpuci__gh_build_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
                   "sudo apt-get install -y --no-install-recommends %s\n",
                   tpuci__gh_deps);
   ok = tpuci__gh_step_start(e, "Install tpuci's build dependencies") &&
-       tpuci__gh_kv(e, "run", s.data) && tpuci__gh_map_end(e);
+       tpuci__emit_kv(e, "run", s.data) && tpuci__emit_map_end(e);
   ok = ok && tpuci__gh_step_start(e, "Find tpuci's commit") &&
-       tpuci__gh_kv(e, "id", "tpuci-commit") && tpuci__gh_plain(e, "env") && tpuci__gh_map(e) &&
-       tpuci__gh_kv(e, "TPUCI_SOURCE", d->url) && tpuci__gh_kv(e, "TPUCI_REF", d->ref) &&
-       tpuci__gh_map_end(e) && tpuci__gh_kv(e, "run", tpuci__gh_commit_script) &&
-       tpuci__gh_map_end(e);
+       tpuci__emit_kv(e, "id", "tpuci-commit") && tpuci__emit_plain(e, "env") &&
+       tpuci__emit_map(e) && tpuci__emit_kv(e, "TPUCI_SOURCE", d->url) &&
+       tpuci__emit_kv(e, "TPUCI_REF", d->ref) && tpuci__emit_map_end(e) &&
+       tpuci__emit_kv(e, "run", tpuci__gh_commit_script) && tpuci__emit_map_end(e);
   ok = ok && tpuci__gh_step_start(e, "Restore the tpuci build") &&
-       tpuci__gh_kv(e, "id", "tpuci-build") &&
-       tpuci__gh_kv(e, "uses", "actions/cache/restore@v4") && tpuci__gh_plain(e, "with") &&
-       tpuci__gh_map(e) && tpuci__gh_kv(e, "path", TPUCI__GH_PREFIX) &&
-       tpuci__gh_kv(e, "key", TPUCI__GH_BUILD_KEY) && tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
+       tpuci__emit_kv(e, "id", "tpuci-build") &&
+       tpuci__emit_kv(e, "uses", "actions/cache/restore@v4") && tpuci__emit_plain(e, "with") &&
+       tpuci__emit_map(e) && tpuci__emit_kv(e, "path", TPUCI__GH_PREFIX) &&
+       tpuci__emit_kv(e, "key", TPUCI__GH_BUILD_KEY) && tpuci__emit_map_end(e) &&
+       tpuci__emit_map_end(e);
   ok = ok && tpuci__gh_step_start(e, "Build and install tpuci") &&
-       tpuci__gh_kv(e, "if", "steps.tpuci-build.outputs.cache-hit != 'true'") &&
-       tpuci__gh_kv(e, "working-directory", "${{ runner.temp }}") && tpuci__gh_plain(e, "env") &&
-       tpuci__gh_map(e) && tpuci__gh_kv(e, "TPUCI_SOURCE", d->url) &&
-       tpuci__gh_kv(e, "TPUCI_REF", d->ref) && tpuci__gh_map_end(e) &&
-       tpuci__gh_kv(e, "run",
-                    "git init -q tpuci\n"
-                    "git -C tpuci fetch -q --depth 1 \"$TPUCI_SOURCE\" \"$TPUCI_REF\"\n"
-                    "git -C tpuci checkout -q FETCH_HEAD\n"
-                    "cmake -S tpuci -B tpuci/build -DTPUCI_BUILD_TESTS=OFF\n"
-                    "cmake --build tpuci/build -j\n"
-                    "cmake --install tpuci/build --prefix \"$RUNNER_TEMP/tpuci-install\"\n") &&
-       tpuci__gh_map_end(e);
+       tpuci__emit_kv(e, "if", "steps.tpuci-build.outputs.cache-hit != 'true'") &&
+       tpuci__emit_kv(e, "working-directory", "${{ runner.temp }}") &&
+       tpuci__emit_plain(e, "env") && tpuci__emit_map(e) &&
+       tpuci__emit_kv(e, "TPUCI_SOURCE", d->url) && tpuci__emit_kv(e, "TPUCI_REF", d->ref) &&
+       tpuci__emit_map_end(e) &&
+       tpuci__emit_kv(e, "run",
+                      "git init -q tpuci\n"
+                      "git -C tpuci fetch -q --depth 1 \"$TPUCI_SOURCE\" \"$TPUCI_REF\"\n"
+                      "git -C tpuci checkout -q FETCH_HEAD\n"
+                      "cmake -S tpuci -B tpuci/build -DTPUCI_BUILD_TESTS=OFF\n"
+                      "cmake --build tpuci/build -j\n"
+                      "cmake --install tpuci/build --prefix \"$RUNNER_TEMP/tpuci-install\"\n") &&
+       tpuci__emit_map_end(e);
   /* Saved at once: a run whose tests fail still keeps its build. */
   ok = ok && tpuci__gh_step_start(e, "Save the tpuci build") &&
-       tpuci__gh_kv(e, "if", "steps.tpuci-build.outputs.cache-hit != 'true'") &&
-       tpuci__gh_kv(e, "uses", "actions/cache/save@v4") && tpuci__gh_plain(e, "with") &&
-       tpuci__gh_map(e) && tpuci__gh_kv(e, "path", TPUCI__GH_PREFIX) &&
-       tpuci__gh_kv(e, "key", TPUCI__GH_BUILD_KEY) && tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
+       tpuci__emit_kv(e, "if", "steps.tpuci-build.outputs.cache-hit != 'true'") &&
+       tpuci__emit_kv(e, "uses", "actions/cache/save@v4") && tpuci__emit_plain(e, "with") &&
+       tpuci__emit_map(e) && tpuci__emit_kv(e, "path", TPUCI__GH_PREFIX) &&
+       tpuci__emit_kv(e, "key", TPUCI__GH_BUILD_KEY) && tpuci__emit_map_end(e) &&
+       tpuci__emit_map_end(e);
   ok = ok && tpuci__gh_step_start(e, "Put tpuci on the PATH") &&
-       tpuci__gh_kv(e, "run", "echo \"$RUNNER_TEMP/tpuci-install/bin\" >> \"$GITHUB_PATH\"\n") &&
-       tpuci__gh_map_end(e);
+       tpuci__emit_kv(e, "run", "echo \"$RUNNER_TEMP/tpuci-install/bin\" >> \"$GITHUB_PATH\"\n") &&
+       tpuci__emit_map_end(e);
   tpuci__buf_free(&s);
   return ok;
 }
@@ -195,11 +199,11 @@ static int tpuci__gh_login_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
         "--password-stdin\n",
         from);
     free(from);
-    ok = tpuci__gh_step_start(e, name) && tpuci__gh_plain(e, "env") && tpuci__gh_map(e) &&
+    ok = tpuci__gh_step_start(e, name) && tpuci__emit_plain(e, "env") && tpuci__emit_map(e) &&
          tpuci__gh_kv_text(e, "TPUCI_REGISTRY", host) &&
-         tpuci__gh_kv(e, "TPUCI_REGISTRY_USERNAME", uval) &&
-         tpuci__gh_kv(e, "TPUCI_REGISTRY_PASSWORD", pval) && tpuci__gh_map_end(e) &&
-         tpuci__gh_kv(e, "run", script) && tpuci__gh_map_end(e);
+         tpuci__emit_kv(e, "TPUCI_REGISTRY_USERNAME", uval) &&
+         tpuci__emit_kv(e, "TPUCI_REGISTRY_PASSWORD", pval) && tpuci__emit_map_end(e) &&
+         tpuci__emit_kv(e, "run", script) && tpuci__emit_map_end(e);
     free(user);
     free(pass);
     free(name);
@@ -252,15 +256,16 @@ static int tpuci__gh_build_step(yaml_emitter_t *e, const tpuci__gh_doc_t *d,
   for (k = 0; k + 1 < b->args.len; k += 2)
     tpuci__buf_addf(&script, "set -- \"$@\" --build-arg %s\n", b->args.items[k]);
   tpuci__buf_adds(&script, "DOCKER_BUILDKIT=0 docker build \"$@\" \"$TPUCI_CONTEXT\"\n");
-  ok = tpuci__gh_step_start(e, name) && (cond == NULL || tpuci__gh_kv(e, "if", cond)) &&
-       tpuci__gh_plain(e, "env") && tpuci__gh_map(e) &&
+  ok = tpuci__gh_step_start(e, name) && (cond == NULL || tpuci__emit_kv(e, "if", cond)) &&
+       tpuci__emit_plain(e, "env") && tpuci__emit_map(e) &&
        tpuci__gh_kv_text(e, "TPUCI_IMAGE", img->ref) &&
        tpuci__gh_kv_text(e, "TPUCI_CONTEXT", ctx) &&
        tpuci__gh_kv_text(e, "TPUCI_DOCKERFILE", file) &&
        (b->target == NULL || tpuci__gh_kv_text(e, "TPUCI_TARGET", b->target));
   for (k = 0; ok && k + 1 < b->args.len; k += 2)
     ok = tpuci__gh_kv_text(e, b->args.items[k], b->args.items[k + 1]);
-  ok = ok && tpuci__gh_map_end(e) && tpuci__gh_kv(e, "run", script.data) && tpuci__gh_map_end(e);
+  ok = ok && tpuci__emit_map_end(e) && tpuci__emit_kv(e, "run", script.data) &&
+       tpuci__emit_map_end(e);
   tpuci__buf_free(&script);
   free(name);
   free(file);
@@ -281,17 +286,17 @@ static int tpuci__gh_image_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
     for (i = 0; i < d->pull.len; i++)
       tpuci__buf_addf(&list, "%s%s", i ? " " : "", d->pull.items[i]);
     ok = tpuci__gh_step_start(e, "Pull the images") &&
-         (!d->per_job || tpuci__gh_kv(e, "if", "join(matrix.pull, '') != ''")) &&
-         tpuci__gh_plain(e, "env") && tpuci__gh_map(e) &&
-         (d->per_job ? tpuci__gh_kv(e, "TPUCI_IMAGES", "${{ join(matrix.pull, ' ') }}")
+         (!d->per_job || tpuci__emit_kv(e, "if", "join(matrix.pull, '') != ''")) &&
+         tpuci__emit_plain(e, "env") && tpuci__emit_map(e) &&
+         (d->per_job ? tpuci__emit_kv(e, "TPUCI_IMAGES", "${{ join(matrix.pull, ' ') }}")
                      : tpuci__gh_kv_text(e, "TPUCI_IMAGES", list.data)) &&
-         tpuci__gh_map_end(e) &&
-         tpuci__gh_kv(e, "run",
-                      "set -f\n"
-                      "for image in $TPUCI_IMAGES; do\n"
-                      "  docker pull \"$image\"\n"
-                      "done\n") &&
-         tpuci__gh_map_end(e);
+         tpuci__emit_map_end(e) &&
+         tpuci__emit_kv(e, "run",
+                        "set -f\n"
+                        "for image in $TPUCI_IMAGES; do\n"
+                        "  docker pull \"$image\"\n"
+                        "done\n") &&
+         tpuci__emit_map_end(e);
     tpuci__buf_free(&list);
   }
   for (i = 0; ok && i < d->build.len; i++) {
@@ -307,10 +312,10 @@ static int tpuci__gh_image_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
       free(cond);
       continue;
     }
-    ok = tpuci__gh_step_start(e, name) && (!d->per_job || tpuci__gh_kv(e, "if", cond)) &&
-         tpuci__gh_plain(e, "env") && tpuci__gh_map(e) &&
-         tpuci__gh_kv_text(e, "TPUCI_IMAGE", ref) && tpuci__gh_map_end(e) &&
-         tpuci__gh_kv(
+    ok = tpuci__gh_step_start(e, name) && (!d->per_job || tpuci__emit_kv(e, "if", cond)) &&
+         tpuci__emit_plain(e, "env") && tpuci__emit_map(e) &&
+         tpuci__gh_kv_text(e, "TPUCI_IMAGE", ref) && tpuci__emit_map_end(e) &&
+         tpuci__emit_kv(
              e, "run",
              "# The spec says pull = \"never\": tpuci will not pull this image.\n"
              "# Replace this step with one that builds it\n"
@@ -321,7 +326,7 @@ static int tpuci__gh_image_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
              "one that builds or loads it\"\n"
              "  exit 1\n"
              "fi\n") &&
-         tpuci__gh_map_end(e);
+         tpuci__emit_map_end(e);
     free(name);
     free(lit);
     free(cond);
@@ -334,78 +339,80 @@ int tpuci__gh_steps(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   int ok;
 
   tpuci__buf_init(&s);
-  ok = tpuci__gh_plain(e, "steps") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
+  ok = tpuci__emit_plain(e, "steps") && tpuci__emit_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
        tpuci__gh_step_start(e, "Check out the repository") &&
-       tpuci__gh_kv(e, "uses", "actions/checkout@v4") && tpuci__gh_map_end(e) &&
+       tpuci__emit_kv(e, "uses", "actions/checkout@v4") && tpuci__emit_map_end(e) &&
        tpuci__gh_build_steps(e, d);
   /* The durations the last runs recorded: the newest cache, or (per job)
    * the one the timings job found, the same for every entry so that every
    * runner splits shards alike. */
   if (d->pytest)
     ok = ok && tpuci__gh_step_start(e, "Restore the recorded test durations") &&
-         tpuci__gh_kv(e, "uses", "actions/cache/restore@v4") && tpuci__gh_plain(e, "with") &&
-         tpuci__gh_map(e) && tpuci__gh_kv(e, "path", TPUCI__GH_STATE) &&
+         tpuci__emit_kv(e, "uses", "actions/cache/restore@v4") && tpuci__emit_plain(e, "with") &&
+         tpuci__emit_map(e) && tpuci__emit_kv(e, "path", TPUCI__GH_STATE) &&
          (d->per_job
-              ? tpuci__gh_kv(e, "key", "${{ needs.timings.outputs.key || 'tpuci-timings-none' }}")
-              : tpuci__gh_kv(e, "key", TPUCI__GH_TIMINGS_KEY) &&
-                    tpuci__gh_kv(e, "restore-keys", TPUCI__GH_TIMINGS)) &&
-         tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
+              ? tpuci__emit_kv(e, "key", "${{ needs.timings.outputs.key || 'tpuci-timings-none' }}")
+              : tpuci__emit_kv(e, "key", TPUCI__GH_TIMINGS_KEY) &&
+                    tpuci__emit_kv(e, "restore-keys", TPUCI__GH_TIMINGS)) &&
+         tpuci__emit_map_end(e) && tpuci__emit_map_end(e);
   ok = ok && tpuci__gh_login_steps(e, d) && tpuci__gh_image_steps(e, d);
   ok = ok && tpuci__gh_step_start(e, "Restore the results cache") &&
-       tpuci__gh_kv(e, "uses", "actions/cache/restore@v4") && tpuci__gh_plain(e, "with") &&
-       tpuci__gh_map(e) && tpuci__gh_kv(e, "path", ".tpuci/cache") &&
-       tpuci__gh_kv(e, "key",
-                    d->per_job ? TPUCI__GH_RESULTS_JOB TPUCI__GH_RESULTS_RUN
-                               : TPUCI__GH_RESULTS TPUCI__GH_RESULTS_RUN) &&
-       tpuci__gh_kv(e, "restore-keys", d->per_job ? TPUCI__GH_RESULTS_JOB : TPUCI__GH_RESULTS) &&
-       tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
+       tpuci__emit_kv(e, "uses", "actions/cache/restore@v4") && tpuci__emit_plain(e, "with") &&
+       tpuci__emit_map(e) && tpuci__emit_kv(e, "path", ".tpuci/cache") &&
+       tpuci__emit_kv(e, "key",
+                      d->per_job ? TPUCI__GH_RESULTS_JOB TPUCI__GH_RESULTS_RUN
+                                 : TPUCI__GH_RESULTS TPUCI__GH_RESULTS_RUN) &&
+       tpuci__emit_kv(e, "restore-keys", d->per_job ? TPUCI__GH_RESULTS_JOB : TPUCI__GH_RESULTS) &&
+       tpuci__emit_map_end(e) && tpuci__emit_map_end(e);
 
   tpuci__buf_addf(&s, "tpuci run %s%s%s \"$TPUCI_SPEC\"", d->real ? "--real " : "",
                   d->per_job ? "--only \"$TPUCI_ONLY\" " : "", tpuci__gh_reports);
-  ok = ok && tpuci__gh_step_start(e, "Run the spec") && tpuci__gh_plain(e, "env") &&
-       tpuci__gh_map(e) && tpuci__gh_kv_text(e, "TPUCI_SPEC", d->spec) &&
-       (!d->per_job || tpuci__gh_kv(e, "TPUCI_ONLY", "${{ matrix.only }}")) &&
-       tpuci__gh_map_end(e) && tpuci__gh_kv(e, "run", s.data) && tpuci__gh_map_end(e);
+  ok = ok && tpuci__gh_step_start(e, "Run the spec") && tpuci__emit_plain(e, "env") &&
+       tpuci__emit_map(e) && tpuci__gh_kv_text(e, "TPUCI_SPEC", d->spec) &&
+       (!d->per_job || tpuci__emit_kv(e, "TPUCI_ONLY", "${{ matrix.only }}")) &&
+       tpuci__emit_map_end(e) && tpuci__emit_kv(e, "run", s.data) && tpuci__emit_map_end(e);
 
   /* Its passes, with those it took, whatever the verdict. */
   ok = ok && tpuci__gh_step_start(e, "Save the results cache") &&
-       tpuci__gh_kv(e, "if", "always() && hashFiles('.tpuci/cache/*.json') != ''") &&
-       tpuci__gh_kv(e, "uses", "actions/cache/save@v4") && tpuci__gh_plain(e, "with") &&
-       tpuci__gh_map(e) && tpuci__gh_kv(e, "path", ".tpuci/cache") &&
-       tpuci__gh_kv(e, "key",
-                    d->per_job ? TPUCI__GH_RESULTS_JOB TPUCI__GH_RESULTS_RUN
-                               : TPUCI__GH_RESULTS TPUCI__GH_RESULTS_RUN) &&
-       tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
+       tpuci__emit_kv(e, "if", "always() && hashFiles('.tpuci/cache/*.json') != ''") &&
+       tpuci__emit_kv(e, "uses", "actions/cache/save@v4") && tpuci__emit_plain(e, "with") &&
+       tpuci__emit_map(e) && tpuci__emit_kv(e, "path", ".tpuci/cache") &&
+       tpuci__emit_kv(e, "key",
+                      d->per_job ? TPUCI__GH_RESULTS_JOB TPUCI__GH_RESULTS_RUN
+                                 : TPUCI__GH_RESULTS TPUCI__GH_RESULTS_RUN) &&
+       tpuci__emit_map_end(e) && tpuci__emit_map_end(e);
 
   /* What this run recorded: saved (one job), or handed to timings-save
    * (per job), whatever the run's verdict. */
   if (d->pytest && !d->per_job)
     ok = ok && tpuci__gh_step_start(e, "Save the recorded test durations") &&
-         tpuci__gh_kv(e, "if", "always() && hashFiles('.tpuci/timings.json') != ''") &&
-         tpuci__gh_kv(e, "uses", "actions/cache/save@v4") && tpuci__gh_plain(e, "with") &&
-         tpuci__gh_map(e) && tpuci__gh_kv(e, "path", TPUCI__GH_STATE) &&
-         tpuci__gh_kv(e, "key", TPUCI__GH_TIMINGS_KEY) && tpuci__gh_map_end(e) &&
-         tpuci__gh_map_end(e);
+         tpuci__emit_kv(e, "if", "always() && hashFiles('.tpuci/timings.json') != ''") &&
+         tpuci__emit_kv(e, "uses", "actions/cache/save@v4") && tpuci__emit_plain(e, "with") &&
+         tpuci__emit_map(e) && tpuci__emit_kv(e, "path", TPUCI__GH_STATE) &&
+         tpuci__emit_kv(e, "key", TPUCI__GH_TIMINGS_KEY) && tpuci__emit_map_end(e) &&
+         tpuci__emit_map_end(e);
   if (d->pytest && d->per_job)
     ok = ok && tpuci__gh_step_start(e, "Upload the recorded test durations") &&
-         tpuci__gh_kv(e, "if", "always()") &&
-         tpuci__gh_kv(e, "uses", "actions/upload-artifact@v4") && tpuci__gh_plain(e, "with") &&
-         tpuci__gh_map(e) && tpuci__gh_kv(e, "name", "tpuci.timings.${{ matrix.slug }}") &&
-         tpuci__gh_kv(e, "path", TPUCI__GH_STATE) && tpuci__gh_plain(e, "include-hidden-files") &&
-         tpuci__gh_plain(e, "true") && tpuci__gh_kv(e, "if-no-files-found", "ignore") &&
-         tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
+         tpuci__emit_kv(e, "if", "always()") &&
+         tpuci__emit_kv(e, "uses", "actions/upload-artifact@v4") && tpuci__emit_plain(e, "with") &&
+         tpuci__emit_map(e) && tpuci__emit_kv(e, "name", "tpuci.timings.${{ matrix.slug }}") &&
+         tpuci__emit_kv(e, "path", TPUCI__GH_STATE) &&
+         tpuci__emit_plain(e, "include-hidden-files") && tpuci__emit_plain(e, "true") &&
+         tpuci__emit_kv(e, "if-no-files-found", "ignore") && tpuci__emit_map_end(e) &&
+         tpuci__emit_map_end(e);
 
   /* Uploaded whatever happened; .tpuci is hidden, which upload-artifact
    * skips unless told, and `latest` only links to the run. */
   ok = ok && tpuci__gh_step_start(e, "Upload the reports and the run folder") &&
-       tpuci__gh_kv(e, "if", "always()") && tpuci__gh_kv(e, "uses", "actions/upload-artifact@v4") &&
-       tpuci__gh_plain(e, "with") && tpuci__gh_map(e) &&
-       tpuci__gh_kv(e, "name", d->per_job ? "tpuci-${{ matrix.slug }}" : "tpuci-reports") &&
-       tpuci__gh_kv(e, "path", tpuci__gh_paths) && tpuci__gh_plain(e, "include-hidden-files") &&
-       tpuci__gh_plain(e, "true") && tpuci__gh_kv(e, "if-no-files-found", "warn") &&
-       tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
+       tpuci__emit_kv(e, "if", "always()") &&
+       tpuci__emit_kv(e, "uses", "actions/upload-artifact@v4") && tpuci__emit_plain(e, "with") &&
+       tpuci__emit_map(e) &&
+       tpuci__emit_kv(e, "name", d->per_job ? "tpuci-${{ matrix.slug }}" : "tpuci-reports") &&
+       tpuci__emit_kv(e, "path", tpuci__gh_paths) && tpuci__emit_plain(e, "include-hidden-files") &&
+       tpuci__emit_plain(e, "true") && tpuci__emit_kv(e, "if-no-files-found", "warn") &&
+       tpuci__emit_map_end(e) && tpuci__emit_map_end(e);
 
-  ok = ok && tpuci__gh_seq_end(e);
+  ok = ok && tpuci__emit_seq_end(e);
   tpuci__buf_free(&s);
   return ok;
 }
@@ -415,56 +422,58 @@ int tpuci__gh_runs_on(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
   const tpuci__export_opts_t *o = d->opts;
   size_t i;
   int ok;
-  if (o == NULL || o->n_runs_on == 0) return tpuci__gh_kv(e, "runs-on", "ubuntu-latest");
-  if (o->n_runs_on == 1) return tpuci__gh_kv(e, "runs-on", o->runs_on[0]);
-  ok = tpuci__gh_plain(e, "runs-on") && tpuci__gh_seq(e, YAML_FLOW_SEQUENCE_STYLE);
-  for (i = 0; ok && i < o->n_runs_on; i++) ok = tpuci__gh_str(e, o->runs_on[i]);
-  return ok && tpuci__gh_seq_end(e);
+  if (o == NULL || o->n_runs_on == 0) return tpuci__emit_kv(e, "runs-on", "ubuntu-latest");
+  if (o->n_runs_on == 1) return tpuci__emit_kv(e, "runs-on", o->runs_on[0]);
+  ok = tpuci__emit_plain(e, "runs-on") && tpuci__emit_seq(e, YAML_FLOW_SEQUENCE_STYLE);
+  for (i = 0; ok && i < o->n_runs_on; i++) ok = tpuci__emit_str(e, o->runs_on[i]);
+  return ok && tpuci__emit_seq_end(e);
 }
 
 int tpuci__gh_timings_job(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
-  return tpuci__gh_plain(e, "timings") && tpuci__gh_map(e) &&
-         tpuci__gh_kv(e, "name", "Find the recorded test durations") && tpuci__gh_runs_on(e, d) &&
-         tpuci__gh_plain(e, "outputs") && tpuci__gh_map(e) &&
-         tpuci__gh_kv(e, "key", "${{ steps.find.outputs.cache-matched-key }}") &&
-         tpuci__gh_map_end(e) && tpuci__gh_plain(e, "steps") &&
-         tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
+  return tpuci__emit_plain(e, "timings") && tpuci__emit_map(e) &&
+         tpuci__emit_kv(e, "name", "Find the recorded test durations") && tpuci__gh_runs_on(e, d) &&
+         tpuci__emit_plain(e, "outputs") && tpuci__emit_map(e) &&
+         tpuci__emit_kv(e, "key", "${{ steps.find.outputs.cache-matched-key }}") &&
+         tpuci__emit_map_end(e) && tpuci__emit_plain(e, "steps") &&
+         tpuci__emit_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
          tpuci__gh_step_start(e, "Find the newest recorded durations") &&
-         tpuci__gh_kv(e, "id", "find") && tpuci__gh_kv(e, "uses", "actions/cache/restore@v4") &&
-         tpuci__gh_plain(e, "with") && tpuci__gh_map(e) &&
-         tpuci__gh_kv(e, "path", ".tpuci/timings.json") &&
-         tpuci__gh_kv(e, "key", TPUCI__GH_TIMINGS_KEY) &&
-         tpuci__gh_kv(e, "restore-keys", TPUCI__GH_TIMINGS) && tpuci__gh_plain(e, "lookup-only") &&
-         tpuci__gh_plain(e, "true") && tpuci__gh_map_end(e) && tpuci__gh_map_end(e) &&
-         tpuci__gh_seq_end(e) && tpuci__gh_map_end(e);
+         tpuci__emit_kv(e, "id", "find") && tpuci__emit_kv(e, "uses", "actions/cache/restore@v4") &&
+         tpuci__emit_plain(e, "with") && tpuci__emit_map(e) &&
+         tpuci__emit_kv(e, "path", ".tpuci/timings.json") &&
+         tpuci__emit_kv(e, "key", TPUCI__GH_TIMINGS_KEY) &&
+         tpuci__emit_kv(e, "restore-keys", TPUCI__GH_TIMINGS) &&
+         tpuci__emit_plain(e, "lookup-only") && tpuci__emit_plain(e, "true") &&
+         tpuci__emit_map_end(e) && tpuci__emit_map_end(e) && tpuci__emit_seq_end(e) &&
+         tpuci__emit_map_end(e);
 }
 
 int tpuci__gh_timings_save_job(yaml_emitter_t *e, const tpuci__gh_doc_t *d) {
-  return tpuci__gh_plain(e, "timings-save") && tpuci__gh_map(e) &&
-         tpuci__gh_kv(e, "name", "Save the recorded test durations") &&
-         tpuci__gh_plain(e, "needs") && tpuci__gh_seq(e, YAML_FLOW_SEQUENCE_STYLE) &&
-         tpuci__gh_plain(e, "timings") && tpuci__gh_plain(e, "tpuci") && tpuci__gh_seq_end(e) &&
-         tpuci__gh_kv(e, "if", "always()") && tpuci__gh_runs_on(e, d) &&
-         tpuci__gh_plain(e, "steps") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
+  return tpuci__emit_plain(e, "timings-save") && tpuci__emit_map(e) &&
+         tpuci__emit_kv(e, "name", "Save the recorded test durations") &&
+         tpuci__emit_plain(e, "needs") && tpuci__emit_seq(e, YAML_FLOW_SEQUENCE_STYLE) &&
+         tpuci__emit_plain(e, "timings") && tpuci__emit_plain(e, "tpuci") &&
+         tpuci__emit_seq_end(e) && tpuci__emit_kv(e, "if", "always()") && tpuci__gh_runs_on(e, d) &&
+         tpuci__emit_plain(e, "steps") && tpuci__emit_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
          /* The history every entry started from, which each extended. */
          tpuci__gh_step_start(e, "Restore the history the entries started from") &&
-         tpuci__gh_kv(e, "uses", "actions/cache/restore@v4") && tpuci__gh_plain(e, "with") &&
-         tpuci__gh_map(e) && tpuci__gh_kv(e, "path", TPUCI__GH_STATE) &&
-         tpuci__gh_kv(e, "key", "${{ needs.timings.outputs.key || 'tpuci-timings-none' }}") &&
-         tpuci__gh_map_end(e) && tpuci__gh_map_end(e) &&
+         tpuci__emit_kv(e, "uses", "actions/cache/restore@v4") && tpuci__emit_plain(e, "with") &&
+         tpuci__emit_map(e) && tpuci__emit_kv(e, "path", TPUCI__GH_STATE) &&
+         tpuci__emit_kv(e, "key", "${{ needs.timings.outputs.key || 'tpuci-timings-none' }}") &&
+         tpuci__emit_map_end(e) && tpuci__emit_map_end(e) &&
          tpuci__gh_step_start(e, "Download what each entry recorded") &&
-         tpuci__gh_plain(e, "continue-on-error") && tpuci__gh_plain(e, "true") &&
-         tpuci__gh_kv(e, "uses", "actions/download-artifact@v4") && tpuci__gh_plain(e, "with") &&
-         tpuci__gh_map(e) && tpuci__gh_kv(e, "pattern", "tpuci.timings.*") &&
-         tpuci__gh_kv(e, "path", "timings") && tpuci__gh_map_end(e) && tpuci__gh_map_end(e) &&
+         tpuci__emit_plain(e, "continue-on-error") && tpuci__emit_plain(e, "true") &&
+         tpuci__emit_kv(e, "uses", "actions/download-artifact@v4") &&
+         tpuci__emit_plain(e, "with") && tpuci__emit_map(e) &&
+         tpuci__emit_kv(e, "pattern", "tpuci.timings.*") && tpuci__emit_kv(e, "path", "timings") &&
+         tpuci__emit_map_end(e) && tpuci__emit_map_end(e) &&
          tpuci__gh_step_start(e, "Merge the recorded durations") &&
-         tpuci__gh_kv(e, "run", tpuci__gh_merge) && tpuci__gh_map_end(e) &&
+         tpuci__emit_kv(e, "run", tpuci__gh_merge) && tpuci__emit_map_end(e) &&
          tpuci__gh_step_start(e, "Merge the recorded histories") &&
-         tpuci__gh_kv(e, "run", tpuci__gh_merge_history) && tpuci__gh_map_end(e) &&
+         tpuci__emit_kv(e, "run", tpuci__gh_merge_history) && tpuci__emit_map_end(e) &&
          tpuci__gh_step_start(e, "Save the recorded durations") &&
-         tpuci__gh_kv(e, "if", "hashFiles('.tpuci/timings.json') != ''") &&
-         tpuci__gh_kv(e, "uses", "actions/cache/save@v4") && tpuci__gh_plain(e, "with") &&
-         tpuci__gh_map(e) && tpuci__gh_kv(e, "path", TPUCI__GH_STATE) &&
-         tpuci__gh_kv(e, "key", TPUCI__GH_TIMINGS_KEY) && tpuci__gh_map_end(e) &&
-         tpuci__gh_map_end(e) && tpuci__gh_seq_end(e) && tpuci__gh_map_end(e);
+         tpuci__emit_kv(e, "if", "hashFiles('.tpuci/timings.json') != ''") &&
+         tpuci__emit_kv(e, "uses", "actions/cache/save@v4") && tpuci__emit_plain(e, "with") &&
+         tpuci__emit_map(e) && tpuci__emit_kv(e, "path", TPUCI__GH_STATE) &&
+         tpuci__emit_kv(e, "key", TPUCI__GH_TIMINGS_KEY) && tpuci__emit_map_end(e) &&
+         tpuci__emit_map_end(e) && tpuci__emit_seq_end(e) && tpuci__emit_map_end(e);
 }

@@ -7,12 +7,13 @@
  *
  * The places, from the outside in (docs/github.md and docs/kubernetes.md,
  * "Quoting", list each exported field with its place):
- *  - a YAML comment line (tpuci__quote_comment): a comment ends at a line
- *    break, and YAML 1.1 readers (PyYAML) break lines at U+0085, U+2028
- *    and U+2029 too, where 1.2 readers (GitHub, Kubernetes) do not;
+ *  - a YAML comment line (tpuci__quote_comment, base/emit.h): a
+ *    comment ends at a line break, and YAML 1.1 readers (PyYAML) break
+ *    lines at U+0085, U+2028 and U+2029 too, where 1.2 readers (GitHub,
+ *    Kubernetes) do not;
  *  - a YAML scalar: written by libyaml's emitter in the style
- *    tpuci__quote_yaml_style() picks, which every reader, 1.1 or 1.2,
- *    reads back as the same string;
+ *    tpuci__quote_yaml_style() picks (base/emit.h), which every reader,
+ *    1.1 or 1.2, reads back as the same string;
  *  - a string GitHub evaluates: GitHub reads `${{ ... }}` in nearly
  *    every value of a workflow (names, env, with, matrix values), so
  *    text goes through tpuci__quote_github_text() before it is a scalar;
@@ -26,25 +27,8 @@
 #ifndef TPUCI_EXPORT_QUOTE_H
 #define TPUCI_EXPORT_QUOTE_H
 
-#include <yaml.h>
-
+#include "base/emit.h"
 #include "base/util.h"
-
-/* Appends "# TEXT\n" ("#\n" for ""): every line break of YAML 1.1 or 1.2
- * (LF, CR, U+0085, U+2028, U+2029), every other character a YAML stream
- * may not hold or a terminal would act on (C0 and C1 controls, DEL, a
- * byte order mark, U+FFFE, U+FFFF) and every byte that is not UTF-8
- * becomes one '?'. */
-void tpuci__quote_comment(tpuci__buf_t *out, const char *text);
-
-/* The style a string is emitted in: double quotes when it holds a CR,
- * U+0085, U+2028 or U+2029 (libyaml writes them as escapes there; in a
- * block scalar a 1.1 and a 1.2 reader would read them apart) or when a
- * plain scalar would read back as something else (tpuci__yaml_ambiguous:
- * `3.10`, `on`, `null`); a literal block for other multi-line text; else
- * plain, which libyaml changes to quotes itself where plain cannot hold
- * the text (`: `, ` #`, a leading indicator). */
-yaml_scalar_style_t tpuci__quote_yaml_style(const char *s);
 
 /* Text GitHub evaluates, as a value that evaluates back to it: every
  * "${{" becomes "${{ '${{' }}" (an expression whose value is "${{"), so

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "export/github.h"
+#include "base/emit.h"
 #include "export/quote.h"
 
 static void comment_is(const char *text, const char *want) {
@@ -93,15 +93,15 @@ static void test_round_trip(void **state) {
     int found = 0, done = 0;
     tpuci__buf_init(&out);
     assert_true(yaml_emitter_initialize(&e));
-    yaml_emitter_set_output(&e, tpuci__gh_write, &out);
+    yaml_emitter_set_output(&e, tpuci__emit_write, &out);
     yaml_emitter_set_unicode(&e, 1);
     yaml_emitter_set_width(&e, -1);
     assert_true(yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) &&
                 yaml_emitter_emit(&e, &ev));
     assert_true(yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) &&
                 yaml_emitter_emit(&e, &ev));
-    assert_true(tpuci__gh_map(&e) && tpuci__gh_plain(&e, "k") && tpuci__gh_str(&e, strings[i]) &&
-                tpuci__gh_map_end(&e));
+    assert_true(tpuci__emit_map(&e) && tpuci__emit_plain(&e, "k") && tpuci__emit_str(&e, strings[i]) &&
+                tpuci__emit_map_end(&e));
     assert_true(yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(&e, &ev));
     assert_true(yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(&e, &ev));
     yaml_emitter_delete(&e);

@@ -346,17 +346,17 @@ static void tpuci__k8s_obj_free(tpuci__k8s_obj_t *o) {
 static int tpuci__k8s_int(yaml_emitter_t *e, long long v) {
   char num[32];
   snprintf(num, sizeof(num), "%lld", v);
-  return tpuci__gh_plain(e, num);
+  return tpuci__emit_plain(e, num);
 }
 
 int tpuci__k8s_kint(yaml_emitter_t *e, const char *key, long long v) {
-  return tpuci__gh_plain(e, key) && tpuci__k8s_int(e, v);
+  return tpuci__emit_plain(e, key) && tpuci__k8s_int(e, v);
 }
 
 /* key: value, the value a string the kubelet expands (tpuci__quote_k8s). */
 static int tpuci__k8s_kv_esc(yaml_emitter_t *e, const char *key, const char *value) {
   char *v = tpuci__quote_k8s(value);
-  int ok = tpuci__gh_kv(e, key, v);
+  int ok = tpuci__emit_kv(e, key, v);
   free(v);
   return ok;
 }
@@ -373,12 +373,12 @@ int tpuci__k8s_doc_end(yaml_emitter_t *e) {
 }
 
 int tpuci__k8s_labels(yaml_emitter_t *e, const tpuci__k8s_doc_t *d, const tpuci__k8s_obj_t *o) {
-  return tpuci__gh_plain(e, "labels") && tpuci__gh_map(e) &&
-         tpuci__gh_kv(e, "app.kubernetes.io/managed-by", "tpuci") &&
-         (d->label_run == NULL || tpuci__gh_kv(e, "tpuci.run", d->label_run)) &&
-         tpuci__gh_kv(e, "tpuci.job", o->label_job) &&
-         tpuci__gh_kv(e, "tpuci.instance", o->label_instance) &&
-         tpuci__gh_kv(e, "tpuci.gang", o->name) && tpuci__gh_map_end(e);
+  return tpuci__emit_plain(e, "labels") && tpuci__emit_map(e) &&
+         tpuci__emit_kv(e, "app.kubernetes.io/managed-by", "tpuci") &&
+         (d->label_run == NULL || tpuci__emit_kv(e, "tpuci.run", d->label_run)) &&
+         tpuci__emit_kv(e, "tpuci.job", o->label_job) &&
+         tpuci__emit_kv(e, "tpuci.instance", o->label_instance) &&
+         tpuci__emit_kv(e, "tpuci.gang", o->name) && tpuci__emit_map_end(e);
 }
 
 /* The annotations say in full what the labels had to shorten, and what
@@ -391,15 +391,15 @@ static int tpuci__k8s_annotations(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
   size_t i;
   int ok;
 
-  ok = tpuci__gh_plain(e, "annotations") && tpuci__gh_map(e) &&
-       tpuci__gh_kv(e, "tpuci.instance", inst->name) &&
-       (inst->where == NULL || tpuci__gh_kv(e, "tpuci.where", inst->where)) &&
-       (o->topo == NULL || tpuci__gh_kv(e, "tpuci.topology", o->topo->name)) &&
-       tpuci__gh_kv(e, "tpuci.mode", tpuci__k8s_mode_names[o->mode]);
+  ok = tpuci__emit_plain(e, "annotations") && tpuci__emit_map(e) &&
+       tpuci__emit_kv(e, "tpuci.instance", inst->name) &&
+       (inst->where == NULL || tpuci__emit_kv(e, "tpuci.where", inst->where)) &&
+       (o->topo == NULL || tpuci__emit_kv(e, "tpuci.topology", o->topo->name)) &&
+       tpuci__emit_kv(e, "tpuci.mode", tpuci__k8s_mode_names[o->mode]);
   if (ok && o->mode == TPUCI__K8S_EMULATED)
-    ok = tpuci__gh_kv(e, "tpuci.emulate", tpuci__emulate_name(o->slice.emulate));
+    ok = tpuci__emit_kv(e, "tpuci.emulate", tpuci__emulate_name(o->slice.emulate));
   if (ok && o->mode == TPUCI__K8S_TPU && o->gke.machine_type)
-    ok = tpuci__gh_kv(e, "tpuci.machine-type", o->gke.machine_type);
+    ok = tpuci__emit_kv(e, "tpuci.machine-type", o->gke.machine_type);
   tpuci__buf_init(&b);
   if (ok && inst->retry.attempts > 1) {
     /* Kubernetes retries any failure; what tpuci would retry, for people
@@ -411,13 +411,13 @@ static int tpuci__k8s_annotations(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
       if (tpuci__retry_wants(&inst->retry, outcomes[i]))
         tpuci__buf_addf(&b, "%s%s", b.len ? "," : "", tpuci_outcome_name(outcomes[i]));
     snprintf(num, sizeof(num), "%d", inst->retry.attempts);
-    ok = tpuci__gh_kv(e, "tpuci.attempts", num) &&
-         tpuci__gh_kv(e, "tpuci.retry-on", b.len ? b.data : "nothing");
+    ok = tpuci__emit_kv(e, "tpuci.attempts", num) &&
+         tpuci__emit_kv(e, "tpuci.retry-on", b.len ? b.data : "nothing");
   }
   if (ok && inst->ctr.ndevices > 0) {
     /* The TPU's device files, which google.com/tpu gives the pod. */
     char *devs = tpuci__k8s_dropped_devices(&inst->ctr);
-    ok = tpuci__gh_kv(e, "tpuci.dropped-devices", devs);
+    ok = tpuci__emit_kv(e, "tpuci.dropped-devices", devs);
     free(devs);
   }
   if (ok && d->opts->no_mounts && inst->nmounts > 0) {
@@ -425,17 +425,17 @@ static int tpuci__k8s_annotations(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
     b.len = 0;
     for (i = 0; i < inst->nmounts; i++)
       tpuci__buf_addf(&b, "%s%s", i ? "," : "", inst->mounts[i].target);
-    ok = tpuci__gh_kv(e, "tpuci.dropped-mounts", b.data);
+    ok = tpuci__emit_kv(e, "tpuci.dropped-mounts", b.data);
   }
   tpuci__buf_free(&b);
-  return ok && (more == NULL || more(e, o)) && tpuci__gh_map_end(e);
+  return ok && (more == NULL || more(e, o)) && tpuci__emit_map_end(e);
 }
 
 int tpuci__k8s_metadata(yaml_emitter_t *e, const tpuci__k8s_doc_t *d, const tpuci__k8s_obj_t *o,
                         int annotations, int (*more)(yaml_emitter_t *, const tpuci__k8s_obj_t *)) {
-  return tpuci__gh_plain(e, "metadata") && tpuci__gh_map(e) && tpuci__gh_kv(e, "name", o->name) &&
-         tpuci__k8s_labels(e, d, o) && (!annotations || tpuci__k8s_annotations(e, d, o, more)) &&
-         tpuci__gh_map_end(e);
+  return tpuci__emit_plain(e, "metadata") && tpuci__emit_map(e) &&
+         tpuci__emit_kv(e, "name", o->name) && tpuci__k8s_labels(e, d, o) &&
+         (!annotations || tpuci__k8s_annotations(e, d, o, more)) && tpuci__emit_map_end(e);
 }
 
 /* The headless Service whose name is the pods' subdomain: each pod of
@@ -443,29 +443,31 @@ int tpuci__k8s_metadata(yaml_emitter_t *e, const tpuci__k8s_doc_t *d, const tpuc
  * published too, so peers resolve each other as soon as they start. */
 static int tpuci__k8s_service(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
                               const tpuci__k8s_obj_t *o) {
-  return tpuci__k8s_doc_start(e) && tpuci__gh_map(e) && tpuci__gh_kv(e, "apiVersion", "v1") &&
-         tpuci__gh_kv(e, "kind", "Service") && tpuci__k8s_metadata(e, d, o, 0, NULL) &&
-         tpuci__gh_plain(e, "spec") && tpuci__gh_map(e) && tpuci__gh_kv(e, "clusterIP", "None") &&
-         tpuci__gh_plain(e, "publishNotReadyAddresses") && tpuci__gh_plain(e, "true") &&
-         tpuci__gh_plain(e, "selector") && tpuci__gh_map(e) &&
-         tpuci__gh_kv(e, "tpuci.gang", o->name) && tpuci__gh_map_end(e) && tpuci__gh_map_end(e) &&
-         tpuci__gh_map_end(e) && tpuci__k8s_doc_end(e);
+  return tpuci__k8s_doc_start(e) && tpuci__emit_map(e) && tpuci__emit_kv(e, "apiVersion", "v1") &&
+         tpuci__emit_kv(e, "kind", "Service") && tpuci__k8s_metadata(e, d, o, 0, NULL) &&
+         tpuci__emit_plain(e, "spec") && tpuci__emit_map(e) &&
+         tpuci__emit_kv(e, "clusterIP", "None") &&
+         tpuci__emit_plain(e, "publishNotReadyAddresses") && tpuci__emit_plain(e, "true") &&
+         tpuci__emit_plain(e, "selector") && tpuci__emit_map(e) &&
+         tpuci__emit_kv(e, "tpuci.gang", o->name) && tpuci__emit_map_end(e) &&
+         tpuci__emit_map_end(e) && tpuci__emit_map_end(e) && tpuci__k8s_doc_end(e);
 }
 
 static int tpuci__k8s_env(yaml_emitter_t *e, const tpuci__k8s_obj_t *o) {
   size_t i;
-  int ok = tpuci__gh_plain(e, "env") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE);
+  int ok = tpuci__emit_plain(e, "env") && tpuci__emit_seq(e, YAML_BLOCK_SEQUENCE_STYLE);
   for (i = 0; ok && i < o->nenv; i++) {
     const tpuci__k8s_var_t *v = &o->env[i];
-    ok = tpuci__gh_map(e) && tpuci__gh_kv(e, "name", v->key);
+    ok = tpuci__emit_map(e) && tpuci__emit_kv(e, "name", v->key);
     if (ok && v->indexed)
-      ok = tpuci__gh_plain(e, "valueFrom") && tpuci__gh_map(e) && tpuci__gh_plain(e, "fieldRef") &&
-           tpuci__gh_map(e) && tpuci__gh_kv(e, "fieldPath", TPUCI__K8S_INDEX_FIELD) &&
-           tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
+      ok = tpuci__emit_plain(e, "valueFrom") && tpuci__emit_map(e) &&
+           tpuci__emit_plain(e, "fieldRef") && tpuci__emit_map(e) &&
+           tpuci__emit_kv(e, "fieldPath", TPUCI__K8S_INDEX_FIELD) && tpuci__emit_map_end(e) &&
+           tpuci__emit_map_end(e);
     else if (ok) ok = tpuci__k8s_kv_esc(e, "value", v->value);
-    ok = ok && tpuci__gh_map_end(e);
+    ok = ok && tpuci__emit_map_end(e);
   }
-  return ok && tpuci__gh_seq_end(e);
+  return ok && tpuci__emit_seq_end(e);
 }
 
 static int tpuci__k8s_resources(yaml_emitter_t *e, const tpuci__k8s_obj_t *o) {
@@ -480,14 +482,14 @@ static int tpuci__k8s_resources(yaml_emitter_t *e, const tpuci__k8s_obj_t *o) {
   if (cpu || mem || o->mode == TPUCI__K8S_TPU || gpus > 0) {
     /* Requests equal to limits: what the limits would default them to,
      * and what an extended resource such as google.com/tpu requires. */
-    ok = tpuci__gh_plain(e, "resources") && tpuci__gh_map(e);
+    ok = tpuci__emit_plain(e, "resources") && tpuci__emit_map(e);
     for (k = 0; ok && k < 2; k++)
-      ok = tpuci__gh_plain(e, k == 0 ? "limits" : "requests") && tpuci__gh_map(e) &&
-           (cpu == NULL || tpuci__gh_kv(e, "cpu", cpu)) &&
-           (mem == NULL || tpuci__gh_kv(e, "memory", mem)) &&
-           (o->mode != TPUCI__K8S_TPU || tpuci__gh_kv(e, TPUCI__GKE_RESOURCE_TPU, tpu)) &&
-           (gpus == 0 || tpuci__gh_kv(e, TPUCI__K8S_RESOURCE_GPU, gpu)) && tpuci__gh_map_end(e);
-    ok = ok && tpuci__gh_map_end(e);
+      ok = tpuci__emit_plain(e, k == 0 ? "limits" : "requests") && tpuci__emit_map(e) &&
+           (cpu == NULL || tpuci__emit_kv(e, "cpu", cpu)) &&
+           (mem == NULL || tpuci__emit_kv(e, "memory", mem)) &&
+           (o->mode != TPUCI__K8S_TPU || tpuci__emit_kv(e, TPUCI__GKE_RESOURCE_TPU, tpu)) &&
+           (gpus == 0 || tpuci__emit_kv(e, TPUCI__K8S_RESOURCE_GPU, gpu)) && tpuci__emit_map_end(e);
+    ok = ok && tpuci__emit_map_end(e);
   }
   free(cpu);
   free(mem);
@@ -502,32 +504,33 @@ static int tpuci__k8s_container(yaml_emitter_t *e, const tpuci__k8s_doc_t *d,
   size_t i;
   int ok;
 
-  ok = tpuci__gh_plain(e, "containers") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
-       tpuci__gh_map(e) && tpuci__gh_kv(e, "name", "tpuci") && tpuci__gh_kv(e, "image", img->ref) &&
-       tpuci__gh_kv(e, "imagePullPolicy", pull[img->pull]) &&
-       (inst->workdir == NULL || tpuci__gh_kv(e, "workingDir", inst->workdir));
+  ok = tpuci__emit_plain(e, "containers") && tpuci__emit_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
+       tpuci__emit_map(e) && tpuci__emit_kv(e, "name", "tpuci") &&
+       tpuci__emit_kv(e, "image", img->ref) &&
+       tpuci__emit_kv(e, "imagePullPolicy", pull[img->pull]) &&
+       (inst->workdir == NULL || tpuci__emit_kv(e, "workingDir", inst->workdir));
   if (ok && o->command.len > 0) {
-    ok = tpuci__gh_plain(e, "command") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE);
+    ok = tpuci__emit_plain(e, "command") && tpuci__emit_seq(e, YAML_BLOCK_SEQUENCE_STYLE);
     for (i = 0; ok && i < o->command.len; i++) {
       char *arg = tpuci__quote_k8s(o->command.items[i]);
-      ok = tpuci__gh_str(e, arg);
+      ok = tpuci__emit_str(e, arg);
       free(arg);
     }
-    ok = ok && tpuci__gh_seq_end(e);
+    ok = ok && tpuci__emit_seq_end(e);
   }
   ok = ok && tpuci__k8s_env(e, o) && tpuci__k8s_resources(e, o) &&
-       tpuci__k8s_ctr_security(e, &inst->ctr) && tpuci__gh_plain(e, "volumeMounts") &&
-       tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) && tpuci__k8s_shm_mount(e, &inst->ctr) &&
-       tpuci__gh_map(e) && tpuci__gh_kv(e, "name", TPUCI__K8S_RESULTS_VOLUME) &&
-       tpuci__gh_kv(e, "mountPath", TPUCI__RESULTS_MOUNT);
+       tpuci__k8s_ctr_security(e, &inst->ctr) && tpuci__emit_plain(e, "volumeMounts") &&
+       tpuci__emit_seq(e, YAML_BLOCK_SEQUENCE_STYLE) && tpuci__k8s_shm_mount(e, &inst->ctr) &&
+       tpuci__emit_map(e) && tpuci__emit_kv(e, "name", TPUCI__K8S_RESULTS_VOLUME) &&
+       tpuci__emit_kv(e, "mountPath", TPUCI__RESULTS_MOUNT);
   if (ok && d->opts->results_claim != NULL) {
     /* One folder per pod in the claim: <name>/<index>. */
     char *sub = tpuci__printf("%s/$(JOB_COMPLETION_INDEX)", o->name);
-    ok = tpuci__gh_kv(e, "subPathExpr", sub);
+    ok = tpuci__emit_kv(e, "subPathExpr", sub);
     free(sub);
   }
-  return ok && tpuci__gh_map_end(e) && tpuci__gh_seq_end(e) && tpuci__gh_map_end(e) &&
-         tpuci__gh_seq_end(e);
+  return ok && tpuci__emit_map_end(e) && tpuci__emit_seq_end(e) && tpuci__emit_map_end(e) &&
+         tpuci__emit_seq_end(e);
 }
 
 int tpuci__k8s_pod(yaml_emitter_t *e, const tpuci__k8s_doc_t *d, const tpuci__k8s_obj_t *o) {
@@ -536,39 +539,40 @@ int tpuci__k8s_pod(yaml_emitter_t *e, const tpuci__k8s_doc_t *d, const tpuci__k8
   char *grace = inst->grace_ms ? tpuci__k8s_seconds(inst->grace_ms) : NULL;
   int ok;
 
-  ok = tpuci__gh_plain(e, "template") && tpuci__gh_map(e) && tpuci__gh_plain(e, "metadata") &&
-       tpuci__gh_map(e) && tpuci__k8s_labels(e, d, o) && tpuci__gh_map_end(e) &&
-       tpuci__gh_plain(e, "spec") && tpuci__gh_map(e) &&
-       tpuci__gh_kv(e, "restartPolicy", "Never") &&
+  ok = tpuci__emit_plain(e, "template") && tpuci__emit_map(e) && tpuci__emit_plain(e, "metadata") &&
+       tpuci__emit_map(e) && tpuci__k8s_labels(e, d, o) && tpuci__emit_map_end(e) &&
+       tpuci__emit_plain(e, "spec") && tpuci__emit_map(e) &&
+       tpuci__emit_kv(e, "restartPolicy", "Never") &&
        /* A JobSet's controller sets its pods' subdomain itself. */
-       (o->hosts == 1 || o->jobset || tpuci__gh_kv(e, "subdomain", o->name)) &&
+       (o->hosts == 1 || o->jobset || tpuci__emit_kv(e, "subdomain", o->name)) &&
        /* The pod's environment is the job's and tpuci's, not one
         * variable per Service of the namespace. */
-       tpuci__gh_plain(e, "enableServiceLinks") && tpuci__gh_plain(e, "false") &&
+       tpuci__emit_plain(e, "enableServiceLinks") && tpuci__emit_plain(e, "false") &&
        /* tpuci's timeout is per attempt, and so is a pod's deadline. */
        (deadline == NULL ||
-        (tpuci__gh_plain(e, "activeDeadlineSeconds") && tpuci__gh_plain(e, deadline))) &&
+        (tpuci__emit_plain(e, "activeDeadlineSeconds") && tpuci__emit_plain(e, deadline))) &&
        (grace == NULL ||
-        (tpuci__gh_plain(e, "terminationGracePeriodSeconds") && tpuci__gh_plain(e, grace))) &&
+        (tpuci__emit_plain(e, "terminationGracePeriodSeconds") && tpuci__emit_plain(e, grace))) &&
        tpuci__k8s_pod_opts(e, &inst->ctr);
   if (ok && o->mode == TPUCI__K8S_TPU)
-    ok = tpuci__gh_plain(e, "nodeSelector") && tpuci__gh_map(e) &&
-         tpuci__gh_kv(e, TPUCI__GKE_LABEL_ACCELERATOR, o->gke.accelerator) &&
-         tpuci__gh_kv(e, TPUCI__GKE_LABEL_TOPOLOGY, o->gke.topology) && tpuci__gh_map_end(e) &&
+    ok = tpuci__emit_plain(e, "nodeSelector") && tpuci__emit_map(e) &&
+         tpuci__emit_kv(e, TPUCI__GKE_LABEL_ACCELERATOR, o->gke.accelerator) &&
+         tpuci__emit_kv(e, TPUCI__GKE_LABEL_TOPOLOGY, o->gke.topology) && tpuci__emit_map_end(e) &&
          /* TPU nodes carry google.com/tpu=true:NoSchedule (4c). */
-         tpuci__gh_plain(e, "tolerations") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
-         tpuci__gh_map(e) && tpuci__gh_kv(e, "key", TPUCI__GKE_RESOURCE_TPU) &&
-         tpuci__gh_kv(e, "operator", "Exists") && tpuci__gh_kv(e, "effect", "NoSchedule") &&
-         tpuci__gh_map_end(e) && tpuci__gh_seq_end(e);
-  ok = ok && tpuci__k8s_container(e, d, o) && tpuci__gh_plain(e, "volumes") &&
-       tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE) && tpuci__k8s_shm_volume(e, &inst->ctr) &&
-       tpuci__gh_map(e) && tpuci__gh_kv(e, "name", TPUCI__K8S_RESULTS_VOLUME);
+         tpuci__emit_plain(e, "tolerations") && tpuci__emit_seq(e, YAML_BLOCK_SEQUENCE_STYLE) &&
+         tpuci__emit_map(e) && tpuci__emit_kv(e, "key", TPUCI__GKE_RESOURCE_TPU) &&
+         tpuci__emit_kv(e, "operator", "Exists") && tpuci__emit_kv(e, "effect", "NoSchedule") &&
+         tpuci__emit_map_end(e) && tpuci__emit_seq_end(e);
+  ok = ok && tpuci__k8s_container(e, d, o) && tpuci__emit_plain(e, "volumes") &&
+       tpuci__emit_seq(e, YAML_BLOCK_SEQUENCE_STYLE) && tpuci__k8s_shm_volume(e, &inst->ctr) &&
+       tpuci__emit_map(e) && tpuci__emit_kv(e, "name", TPUCI__K8S_RESULTS_VOLUME);
   if (ok && d->opts->results_claim != NULL)
-    ok = tpuci__gh_plain(e, "persistentVolumeClaim") && tpuci__gh_map(e) &&
-         tpuci__gh_kv(e, "claimName", d->opts->results_claim) && tpuci__gh_map_end(e);
-  else if (ok) ok = tpuci__gh_plain(e, "emptyDir") && tpuci__gh_map(e) && tpuci__gh_map_end(e);
-  ok = ok && tpuci__gh_map_end(e) && tpuci__gh_seq_end(e) && tpuci__gh_map_end(e) &&
-       tpuci__gh_map_end(e);
+    ok = tpuci__emit_plain(e, "persistentVolumeClaim") && tpuci__emit_map(e) &&
+         tpuci__emit_kv(e, "claimName", d->opts->results_claim) && tpuci__emit_map_end(e);
+  else if (ok)
+    ok = tpuci__emit_plain(e, "emptyDir") && tpuci__emit_map(e) && tpuci__emit_map_end(e);
+  ok = ok && tpuci__emit_map_end(e) && tpuci__emit_seq_end(e) && tpuci__emit_map_end(e) &&
+       tpuci__emit_map_end(e);
   free(deadline);
   free(grace);
   return ok;
@@ -581,14 +585,14 @@ int tpuci__k8s_pod(yaml_emitter_t *e, const tpuci__k8s_doc_t *d, const tpuci__k8
 static int tpuci__k8s_job(yaml_emitter_t *e, const tpuci__k8s_doc_t *d, const tpuci__k8s_obj_t *o) {
   long long backoff =
       (long long) (o->inst->retry.attempts > 1 ? o->inst->retry.attempts - 1 : 0) * o->hosts;
-  return tpuci__k8s_doc_start(e) && tpuci__gh_map(e) && tpuci__gh_kv(e, "apiVersion", "batch/v1") &&
-         tpuci__gh_kv(e, "kind", "Job") && tpuci__k8s_metadata(e, d, o, 1, NULL) &&
-         tpuci__gh_plain(e, "spec") && tpuci__gh_map(e) &&
-         tpuci__gh_kv(e, "completionMode", "Indexed") &&
+  return tpuci__k8s_doc_start(e) && tpuci__emit_map(e) &&
+         tpuci__emit_kv(e, "apiVersion", "batch/v1") && tpuci__emit_kv(e, "kind", "Job") &&
+         tpuci__k8s_metadata(e, d, o, 1, NULL) && tpuci__emit_plain(e, "spec") &&
+         tpuci__emit_map(e) && tpuci__emit_kv(e, "completionMode", "Indexed") &&
          tpuci__k8s_kint(e, "completions", o->hosts) &&
          tpuci__k8s_kint(e, "parallelism", o->hosts) &&
          tpuci__k8s_kint(e, "backoffLimit", backoff) && tpuci__k8s_pod(e, d, o) &&
-         tpuci__gh_map_end(e) && tpuci__gh_map_end(e) && tpuci__k8s_doc_end(e);
+         tpuci__emit_map_end(e) && tpuci__emit_map_end(e) && tpuci__k8s_doc_end(e);
 }
 
 static int tpuci__k8s_stream(yaml_emitter_t *e, const tpuci__k8s_doc_t *d) {
@@ -686,7 +690,7 @@ int tpuci__export_kubernetes(const tpuci__plan_t *plan, const tpuci__k8s_opts_t 
     r = tpuci__err_set(err, TPUCI_ENOMEM, "cannot start the YAML emitter");
     goto done;
   }
-  yaml_emitter_set_output(&e, tpuci__gh_write, out);
+  yaml_emitter_set_output(&e, tpuci__emit_write, out);
   yaml_emitter_set_unicode(&e, 1);
   yaml_emitter_set_indent(&e, 2);
   yaml_emitter_set_width(&e, -1);

@@ -86,26 +86,26 @@ static int tpuci__k8s_list(yaml_emitter_t *e, const char *key, const tpuci__strv
   size_t i;
   int ok;
   if (v->len == 0) return 1;
-  ok = tpuci__gh_plain(e, key) && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE);
-  for (i = 0; ok && i < v->len; i++) ok = tpuci__gh_str(e, v->items[i]);
-  return ok && tpuci__gh_seq_end(e);
+  ok = tpuci__emit_plain(e, key) && tpuci__emit_seq(e, YAML_BLOCK_SEQUENCE_STYLE);
+  for (i = 0; ok && i < v->len; i++) ok = tpuci__emit_str(e, v->items[i]);
+  return ok && tpuci__emit_seq_end(e);
 }
 
 int tpuci__k8s_ctr_security(yaml_emitter_t *e, const tpuci__ctr_opts_t *c) {
   int caps = c->cap_add.len > 0 || c->cap_drop.len > 0;
   if (!c->privileged && !caps) return 1;
-  return tpuci__gh_plain(e, "securityContext") && tpuci__gh_map(e) &&
-         (!c->privileged || (tpuci__gh_plain(e, "privileged") && tpuci__gh_plain(e, "true"))) &&
-         (!caps || (tpuci__gh_plain(e, "capabilities") && tpuci__gh_map(e) &&
+  return tpuci__emit_plain(e, "securityContext") && tpuci__emit_map(e) &&
+         (!c->privileged || (tpuci__emit_plain(e, "privileged") && tpuci__emit_plain(e, "true"))) &&
+         (!caps || (tpuci__emit_plain(e, "capabilities") && tpuci__emit_map(e) &&
                     tpuci__k8s_list(e, "add", &c->cap_add) &&
-                    tpuci__k8s_list(e, "drop", &c->cap_drop) && tpuci__gh_map_end(e))) &&
-         tpuci__gh_map_end(e);
+                    tpuci__k8s_list(e, "drop", &c->cap_drop) && tpuci__emit_map_end(e))) &&
+         tpuci__emit_map_end(e);
 }
 
 int tpuci__k8s_shm_mount(yaml_emitter_t *e, const tpuci__ctr_opts_t *c) {
   if (c->shm_bytes == 0) return 1;
-  return tpuci__gh_map(e) && tpuci__gh_kv(e, "name", TPUCI__K8S_SHM_VOLUME) &&
-         tpuci__gh_kv(e, "mountPath", "/dev/shm") && tpuci__gh_map_end(e);
+  return tpuci__emit_map(e) && tpuci__emit_kv(e, "name", TPUCI__K8S_SHM_VOLUME) &&
+         tpuci__emit_kv(e, "mountPath", "/dev/shm") && tpuci__emit_map_end(e);
 }
 
 int tpuci__k8s_shm_volume(yaml_emitter_t *e, const tpuci__ctr_opts_t *c) {
@@ -113,9 +113,10 @@ int tpuci__k8s_shm_volume(yaml_emitter_t *e, const tpuci__ctr_opts_t *c) {
   int ok;
   if (c->shm_bytes == 0) return 1;
   size = tpuci__k8s_bytes(c->shm_bytes);
-  ok = tpuci__gh_map(e) && tpuci__gh_kv(e, "name", TPUCI__K8S_SHM_VOLUME) &&
-       tpuci__gh_plain(e, "emptyDir") && tpuci__gh_map(e) && tpuci__gh_kv(e, "medium", "Memory") &&
-       tpuci__gh_kv(e, "sizeLimit", size) && tpuci__gh_map_end(e) && tpuci__gh_map_end(e);
+  ok = tpuci__emit_map(e) && tpuci__emit_kv(e, "name", TPUCI__K8S_SHM_VOLUME) &&
+       tpuci__emit_plain(e, "emptyDir") && tpuci__emit_map(e) &&
+       tpuci__emit_kv(e, "medium", "Memory") && tpuci__emit_kv(e, "sizeLimit", size) &&
+       tpuci__emit_map_end(e) && tpuci__emit_map_end(e);
   free(size);
   return ok;
 }
@@ -124,14 +125,14 @@ int tpuci__k8s_pod_opts(yaml_emitter_t *e, const tpuci__ctr_opts_t *c) {
   size_t i;
   int ok = 1;
   if (c->ipc != NULL && strcmp(c->ipc, "host") == 0)
-    ok = tpuci__gh_plain(e, "hostIPC") && tpuci__gh_plain(e, "true");
+    ok = tpuci__emit_plain(e, "hostIPC") && tpuci__emit_plain(e, "true");
   if (ok && c->sysctls.len > 0) {
-    ok = tpuci__gh_plain(e, "securityContext") && tpuci__gh_map(e) &&
-         tpuci__gh_plain(e, "sysctls") && tpuci__gh_seq(e, YAML_BLOCK_SEQUENCE_STYLE);
+    ok = tpuci__emit_plain(e, "securityContext") && tpuci__emit_map(e) &&
+         tpuci__emit_plain(e, "sysctls") && tpuci__emit_seq(e, YAML_BLOCK_SEQUENCE_STYLE);
     for (i = 0; ok && i < c->sysctls.len; i++)
-      ok = tpuci__gh_map(e) && tpuci__gh_kv(e, "name", c->sysctls.items[i].key) &&
-           tpuci__gh_kv(e, "value", c->sysctls.items[i].value) && tpuci__gh_map_end(e);
-    ok = ok && tpuci__gh_seq_end(e) && tpuci__gh_map_end(e);
+      ok = tpuci__emit_map(e) && tpuci__emit_kv(e, "name", c->sysctls.items[i].key) &&
+           tpuci__emit_kv(e, "value", c->sysctls.items[i].value) && tpuci__emit_map_end(e);
+    ok = ok && tpuci__emit_seq_end(e) && tpuci__emit_map_end(e);
   }
   return ok;
 }
