@@ -6,7 +6,7 @@
 
 #include "api/ctx.h"
 #include "export/github.h"
-#include "export/k8s/k8s.h"
+#include "export/k8s/export.h"
 #include "report/report.h"
 #include "report/report_html.h"
 #include "runtime/tpuvm.h"

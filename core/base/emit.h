@@ -1,7 +1,7 @@
 /* YAML written with libyaml's emitter, for every file tpuci writes out
- * for another system (core/export/'s workflows and manifests): the
- * helpers these are written with, the one style a string is written in,
- * and a comment line. Like libyaml, each helper returns 1 on success and
+ * for another system (core/export/'s workflows and manifests, with
+ * core/pod/'s Kubernetes objects): the helpers these are written with,
+ * the one style a string is written in, and a comment line. Like libyaml, each helper returns 1 on success and
  * 0 on failure, and the event is gone either way. Needs libyaml and nothing of the core but
  * base/util.h.
  *

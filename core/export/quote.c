@@ -31,14 +31,3 @@ char *tpuci__quote_github_literal(const char *s) {
   tpuci__buf_adds(&b, format ? "', '$')" : "'");
   return tpuci__buf_steal(&b);
 }
-
-char *tpuci__quote_k8s(const char *s) {
-  tpuci__buf_t b;
-  tpuci__buf_init(&b);
-  tpuci__buf_adds(&b, "");
-  for (; *s; s++) {
-    if (*s == '$' && (s[1] == '$' || s[1] == '(')) tpuci__buf_add(&b, "$", 1);
-    tpuci__buf_add(&b, s, 1);
-  }
-  return tpuci__buf_steal(&b);
-}

@@ -20,7 +20,7 @@
  *  - a string literal inside a GitHub expression (an `if:`):
  *    tpuci__quote_github_literal();
  *  - a command, argument or environment value of a pod, where the
- *    kubelet expands `$(VAR)`: tpuci__quote_k8s();
+ *    kubelet expands `$(VAR)`: tpuci__quote_k8s() (pod/pod.h);
  *  - a shell script (`run:`): spec text never goes into one. Scripts are
  *    tpuci's own text and read every value from the environment
  *    (`"$TPUCI_SPEC"`), whose values are GitHub text as above. */
@@ -41,10 +41,5 @@ char *tpuci__quote_github_text(const char *s);
  * format('...', '$') with every '$' as {0} and every brace doubled. A new
  * string. */
 char *tpuci__quote_github_literal(const char *s);
-
-/* A pod's command, argument or environment value that the container gets
- * as s: the kubelet expands "$(VAR)" and reads "$$" as '$', so a '$'
- * before '(' or '$' is doubled. A new string. */
-char *tpuci__quote_k8s(const char *s);
 
 #endif /* TPUCI_EXPORT_QUOTE_H */

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 #include <yaml.h>
 
-#include "export/k8s/k8s.h"
+#include "export/k8s/export.h"
 #include "plan/plan.h"
 #include "spec/spec.h"
 #include "plan/topology.h"

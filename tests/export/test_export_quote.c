@@ -1,4 +1,5 @@
-/* Spec text in exported files, one way per place (core/export/quote.h):
+/* Spec text in exported files, one way per place (core/export/quote.h,
+ * core/base/emit.h, core/pod/pod.h):
  * comments, YAML scalar styles, GitHub text and expression literals,
  * Kubernetes' $(VAR) expansion; and every style picked reads back as
  * the same string through libyaml's parser. */
@@ -12,6 +13,7 @@
 
 #include "base/emit.h"
 #include "export/quote.h"
+#include "pod/pod.h"
 
 static void comment_is(const char *text, const char *want) {
   tpuci__buf_t b;

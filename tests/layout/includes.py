@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The include rule of core/ (docs/architecture.md): data flows down
 
-    base -> plan -> spec | runtime -> kind -> pytest | sched -> report | export -> api
+    base -> plan -> spec | pod -> runtime -> kind -> pytest | sched -> report | export -> api
 
 and a file may include headers only from its own folder and from the
 folders its folder may use (ALLOWED below); core/cli/ uses nothing but
@@ -25,14 +25,19 @@ ALLOWED = {
     "base": [],
     "plan": ["base"],
     "spec": ["plan", "base"],
-    "runtime": ["plan", "base"],
-    "kind": ["runtime", "plan", "base"],
+    # A job instance as Kubernetes objects (pods, Indexed Jobs, Services,
+    # JobSets), built from the plan alone: below both the runtimes (a
+    # Kubernetes driver would run these pods) and export/ (which writes
+    # them out), and above nothing but the plan.
+    "pod": ["plan", "base"],
+    "runtime": ["pod", "plan", "base"],
+    "kind": ["runtime", "pod", "plan", "base"],
     # The scheduler runs every job kind through kind/kind.h's table: it
     # includes no kind's own folder (core/kind/pytest/ is the pytest kind's).
-    "sched": ["kind", "runtime", "plan", "base"],
-    "report": ["sched", "kind", "runtime", "plan", "base"],
-    "export": ["kind", "runtime", "plan", "base"],
-    "api": ["export", "report", "sched", "kind", "runtime", "spec", "plan", "base"],
+    "sched": ["kind", "runtime", "pod", "plan", "base"],
+    "report": ["sched", "kind", "runtime", "pod", "plan", "base"],
+    "export": ["kind", "runtime", "pod", "plan", "base"],
+    "api": ["export", "report", "sched", "kind", "runtime", "pod", "spec", "plan", "base"],
     "cli": [],
 }
 # A job kind's own folder under kind/ (kind/pytest/): kind/kinds.c's
@@ -170,6 +175,11 @@ def self_test(core):
             ("runtime/runtime.c", '#include "sched/scheduler.h"'),
             ("runtime/docker/driver.c", '#include "sched/scheduler.h"'),
             ("plan/plan.c", '#include "spec/spec.h"'),
+            ("pod/names.c", '#include "runtime/runtime.h"'),
+            ("pod/manifest.c", '#include "export/k8s/export.h"'),
+            ("pod/jobset.c", '#include "spec/spec.h"'),
+            ("plan/topology.c", '#include "pod/pod.h"'),
+            ("spec/load.c", '#include "pod/manifest.h"'),
             ("base/util.c", '#include "plan/plan.h"'),
             ("cli/main.c", '#include "plan/plan.h"'),
             ("runtime/local.c", '#include "runtime/engine/engine.h"'),

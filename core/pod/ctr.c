@@ -1,13 +1,13 @@
-/* A job's accelerator options in a pod (pod.h): what a pod spec can say
- * of them, what it cannot, and the quantities resources are written in. */
-#include "export/k8s/pod.h"
+/* A job's accelerator options in a pod (ctr.h): what a pod spec says of
+ * them, and the quantities resources are written in. */
+#include "pod/ctr.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/github.h"
+#include "base/emit.h"
 
 char *tpuci__k8s_bytes(uint64_t n) {
   static const char *const units[] = {"Ei", "Pi", "Ti", "Gi", "Mi", "Ki"};
@@ -25,48 +25,6 @@ char *tpuci__k8s_cpus(double cpus) {
   if (m < 1) m = 1;
   if (m % 1000 == 0) return tpuci__printf("%lld", m / 1000);
   return tpuci__printf("%lldm", m);
-}
-
-/* A device a GKE TPU node's google.com/tpu gives its pods. */
-static int tpuci__k8s_tpu_device(const tpuci__device_t *d) {
-  return strncmp(d->host, "/dev/accel", 10) == 0 || strncmp(d->host, "/dev/vfio", 9) == 0;
-}
-
-char *tpuci__k8s_ctr_refusal(const tpuci__ctr_opts_t *c, int tpu) {
-  size_t i;
-  for (i = 0; i < c->ndevices; i++) {
-    if (tpu && tpuci__k8s_tpu_device(&c->devices[i])) continue;
-    return tpuci__printf(
-        "devices: a pod cannot name a device of its node (a device plugin's "
-        "resource gives them: on a GKE TPU slice google.com/tpu brings /dev/accel* "
-        "and /dev/vfio, which are left out then); remove '%s', or leave the job "
-        "out with --only",
-        c->devices[i].host);
-  }
-  if (c->nulimits > 0)
-    return tpuci__printf("ulimits: a pod spec has no resource limits (%s, ...): set "
-                         "them in the image or its command (ulimit), or leave the job "
-                         "out with --only",
-                         c->ulimits[0].name);
-  if (c->gpus != NULL) {
-    const tpuci__gpus_t *g = c->gpus;
-    if (g->count <= 0)
-      return tpuci__strdup(
-          g->count < 0 ? "gpus = \"all\": a pod asks for a number of GPUs (" TPUCI__K8S_RESOURCE_GPU
-                         "); give a count"
-                       : "gpus: a pod asks for a number of GPUs (" TPUCI__K8S_RESOURCE_GPU
-                         "), not for device ids; "
-                         "give a count");
-    if (g->driver != NULL && strcmp(g->driver, "nvidia") != 0)
-      return tpuci__printf("gpus.driver = \"%s\": the export asks for " TPUCI__K8S_RESOURCE_GPU
-                           " (NVIDIA's device plugin)",
-                           g->driver);
-    if (g->caps.len != 1 || strcmp(g->caps.items[0], "gpu") != 0)
-      return tpuci__strdup("gpus.capabilities: a pod asks for whole GPUs (" TPUCI__K8S_RESOURCE_GPU
-                           "); leave out capabilities other "
-                           "than \"gpu\"");
-  }
-  return NULL;
 }
 
 char *tpuci__k8s_dropped_devices(const tpuci__ctr_opts_t *c) {

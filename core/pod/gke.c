@@ -1,4 +1,4 @@
-/* What a pod of one host of a TPU type asks GKE for (see k8s.h).
+/* What a pod of one host of a TPU type asks GKE for (see pod.h).
  *
  * tpu-topology.md 4c: GKE schedules TPU pods by the node labels
  * cloud.google.com/gke-tpu-accelerator (tpu-v4-podslice,
@@ -11,7 +11,7 @@
  * the same rows `tpuci topologies` shows), which names the source of
  * each; v2 and v3 have no GKE accelerator there (GKE does not offer
  * them). */
-#include "export/k8s/k8s.h"
+#include "pod/pod.h"
 
 #include <string.h>
 

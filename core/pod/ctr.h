@@ -1,9 +1,11 @@
-/* What a pod of the Kubernetes export gets from a job's accelerator
- * options (pod.c), and the quantities its resources are written in:
- * private to core/export/k8s/. docs/kubernetes.md, "Accelerator
- * options", says what maps where and what is refused. */
-#ifndef TPUCI_K8S_POD_H
-#define TPUCI_K8S_POD_H
+/* What a pod gets from a job's accelerator options (ctr.c), and the
+ * quantities its resources are written in. Which options a pod cannot
+ * express is the caller's to refuse first (the export refuses them in
+ * core/export/k8s/export.c, saying what to do): these write what the
+ * others become. docs/kubernetes.md, "Accelerator options", says what
+ * maps where and what is refused. */
+#ifndef TPUCI_POD_CTR_H
+#define TPUCI_POD_CTR_H
 
 #include <stdint.h>
 #include <yaml.h>
@@ -20,14 +22,8 @@
 char *tpuci__k8s_bytes(uint64_t n);
 char *tpuci__k8s_cpus(double cpus);
 
-/* Why the options cannot be exported: a new string naming the key
- * ("ulimits: a pod spec has no resource limits ..."), or NULL. `tpu`:
- * the pod runs on a GKE TPU slice, whose google.com/tpu resource gives
- * it the TPU's device files, so devices under /dev/accel and /dev/vfio
- * are left out (tpuci__k8s_dropped_devices) instead of refused. */
-char *tpuci__k8s_ctr_refusal(const tpuci__ctr_opts_t *c, int tpu);
-
-/* The host paths of the devices a TPU pod leaves out, comma-separated
+/* The host paths of the devices a TPU pod leaves out (every device left
+ * once the refusal has turned the others down), comma-separated
  * ("/dev/accel*,/dev/vfio/0"), for the tpuci.dropped-devices annotation;
  * a new string, or NULL when there are none. */
 char *tpuci__k8s_dropped_devices(const tpuci__ctr_opts_t *c);
@@ -48,4 +44,4 @@ int tpuci__k8s_shm_mount(yaml_emitter_t *e, const tpuci__ctr_opts_t *c);
 int tpuci__k8s_shm_volume(yaml_emitter_t *e, const tpuci__ctr_opts_t *c);
 int tpuci__k8s_pod_opts(yaml_emitter_t *e, const tpuci__ctr_opts_t *c);
 
-#endif /* TPUCI_K8S_POD_H */
+#endif /* TPUCI_POD_CTR_H */

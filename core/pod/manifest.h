@@ -1,16 +1,17 @@
-/* The object description the Kubernetes export builds per instance, and
- * the emitters its two shapes share: private to core/export/k8s/.
- * export.c checks each instance and describes it (its name, mode,
- * environment and command) and writes the Indexed Job and headless
- * Service; jobset.c writes a multi-host instance as a JobSet instead
- * (--jobset). Emitters return 1 on success and 0 on an emitter error,
- * as libyaml does. */
-#ifndef TPUCI_K8S_MANIFEST_H
-#define TPUCI_K8S_MANIFEST_H
+/* A job instance's Kubernetes objects, from a description of it: the
+ * description (tpuci__k8s_obj_t: its name, mode, hosts, environment and
+ * command, which the caller fills after checking the instance: the
+ * export's core/export/k8s/export.c) and the builders that write it with
+ * libyaml's emitter. manifest.c writes the Indexed Job, its headless
+ * Service and the pod template; jobset.c a multi-host instance as a
+ * JobSet instead. Builders return 1 on success and 0 on an emitter
+ * error, as libyaml does. */
+#ifndef TPUCI_POD_MANIFEST_H
+#define TPUCI_POD_MANIFEST_H
 
 #include <yaml.h>
 
-#include "export/k8s/k8s.h"
+#include "pod/pod.h"
 
 /* How an instance runs. */
 typedef enum {
@@ -45,10 +46,18 @@ typedef struct {
   char *label_job, *label_instance;
 } tpuci__k8s_obj_t;
 
+/* The objects of a stream, and what every one of them shares. */
 typedef struct {
-  const tpuci__plan_t *plan;
-  const tpuci__k8s_opts_t *opts;
-  char *label_run; /* NULL without a run */
+  const tpuci__plan_t *plan; /* its images */
+  char *label_run;           /* the tpuci.run label; NULL without a run */
+  /* Where the container's results folder is mounted (the attempt's
+   * TPUCI_RESULTS), and the PersistentVolumeClaim it is a folder
+   * "<name>/<index>" of, or NULL: an emptyDir. */
+  const char *results_mount;
+  const char *results_claim;
+  /* The instances' mounts are left out: the tpuci.dropped-mounts
+   * annotation names where each would have gone. */
+  int mounts_dropped;
   tpuci__k8s_obj_t *objs;
   size_t nobjs;
 } tpuci__k8s_doc_t;
@@ -57,7 +66,12 @@ typedef struct {
  * topologies are one slice each). */
 #define TPUCI__K8S_JOBSET_RJOB "slice"
 
-/* export.c's emitters that jobset.c uses. */
+/* The YAML stream of every object of `d`, then a flush: per object an
+ * Indexed Job (and, for more than one host, its headless Service before
+ * it), or the JobSet when the object says so. */
+int tpuci__k8s_stream(yaml_emitter_t *e, const tpuci__k8s_doc_t *d);
+
+/* The parts the objects are made of (manifest.c), which jobset.c uses. */
 int tpuci__k8s_doc_start(yaml_emitter_t *e);
 int tpuci__k8s_doc_end(yaml_emitter_t *e);
 int tpuci__k8s_kint(yaml_emitter_t *e, const char *key, long long v);
@@ -72,4 +86,4 @@ int tpuci__k8s_pod(yaml_emitter_t *e, const tpuci__k8s_doc_t *d, const tpuci__k8
 /* The JobSet of a multi-host instance (jobset.c). */
 int tpuci__k8s_jobset(yaml_emitter_t *e, const tpuci__k8s_doc_t *d, const tpuci__k8s_obj_t *o);
 
-#endif /* TPUCI_K8S_MANIFEST_H */
+#endif /* TPUCI_POD_MANIFEST_H */

@@ -1,16 +1,16 @@
-/* A multi-host instance as one JobSet (`tpuci export kubernetes
- * --jobset`, docs/kubernetes.md "JobSet"): jobset.x-k8s.io/v1alpha2,
+/* A multi-host instance as one JobSet (what `tpuci export kubernetes
+ * --jobset` asks for, docs/kubernetes.md "JobSet"): jobset.x-k8s.io/v1alpha2,
  * the shape GKE runs multi-host TPU slices in. Its one replicated Job
  * (TPUCI__K8S_JOBSET_RJOB, one replica: tpuci's topologies are one slice
- * each) is the Indexed Job export.c writes, one pod per host, with
+ * each) is the Indexed Job manifest.c writes, one pod per host, with
  * backoffLimit 0: a failed pod fails its Job, and the JobSet's
  * failurePolicy then recreates every Job of the gang, up to maxRestarts
  * (the job's attempts - 1) times. The JobSet's controller makes the
  * headless Service (network.enableDNSHostnames) and sets the pods'
  * subdomain; the pods are "<name>-slice-0-<index>.<name>". */
-#include "export/k8s/manifest.h"
+#include "pod/manifest.h"
 
-#include "export/github.h"
+#include "base/emit.h"
 
 /* Its child Jobs each on a node pool of their own on a GKE TPU slice
  * (kubernetes-sigs/jobset api/jobset/v1alpha2/jobset_types.go,

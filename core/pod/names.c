@@ -1,7 +1,8 @@
-/* Kubernetes names and label values (see k8s.h). The rules are the API
- * server's validation: DNS-1123 labels and subdomains, DNS-1035 labels
- * for Services, qualified label values of at most 63 characters. */
-#include "export/k8s/k8s.h"
+/* Kubernetes names and label values (see pod.h), and spec text the
+ * kubelet would expand. The rules are the API server's validation:
+ * DNS-1123 labels and subdomains, DNS-1035 labels for Services,
+ * qualified label values of at most 63 characters. */
+#include "pod/pod.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -122,4 +123,15 @@ int tpuci__k8s_env_name_valid(const char *s) {
   for (i = 0; s[i]; i++)
     if (!tpuci__k8s_alnum(s[i]) && !strchr("-._", s[i])) return 0;
   return 1;
+}
+
+char *tpuci__quote_k8s(const char *s) {
+  tpuci__buf_t b;
+  tpuci__buf_init(&b);
+  tpuci__buf_adds(&b, "");
+  for (; *s; s++) {
+    if (*s == '$' && (s[1] == '$' || s[1] == '(')) tpuci__buf_add(&b, "$", 1);
+    tpuci__buf_add(&b, s, 1);
+  }
+  return tpuci__buf_steal(&b);
 }
