@@ -21,14 +21,23 @@ tpuci__run_t *tpuci__run_new(tpuci_ctx_t *ctx) {
 
 void tpuci__run_take(tpuci__run_t *run) {
   tpuci_ctx_t *ctx = run->ctx;
-  size_t n = ctx->plan.ninstances;
+  size_t n = ctx->plan.ninstances, k;
   tpuci__plan_free(&run->plan);
   /* The context's plan, with an instances array of the run's own: a
-   * selection made for a next run does not change this one's. */
+   * selection made for a next run does not change this one's. The rest
+   * (strings, topologies, host sets) is the context's, read only. */
   run->plan = ctx->plan;
   run->plan.instances = tpuci__malloc((n ? n : 1) * sizeof(*run->plan.instances));
   if (n) memcpy(run->plan.instances, ctx->plan.instances, n * sizeof(*run->plan.instances));
   run->plan.cap_instances = n;
+  /* Its images too: the id a run's build gives is that run's (another
+   * run of the context may build while this one's containers start). */
+  run->plan.images =
+      tpuci__malloc((ctx->plan.nimages ? ctx->plan.nimages : 1) * sizeof(*run->plan.images));
+  for (k = 0; k < ctx->plan.nimages; k++) {
+    run->plan.images[k] = ctx->plan.images[k];
+    run->plan.images[k].id = ctx->plan.images[k].id ? tpuci__strdup(ctx->plan.images[k].id) : NULL;
+  }
   memset(&run->plan.warnings, 0, sizeof(run->plan.warnings));
   run->plan_owned = 0;
   /* The selection of tests and repetitions is the run's now. */
@@ -63,6 +72,8 @@ void tpuci__run_destroy(tpuci__run_t *run) {
     tpuci__plan_free(&run->plan);
   } else {
     free(run->plan.instances);
+    for (i = 0; i < run->plan.nimages; i++) free(run->plan.images[i].id);
+    free(run->plan.images);
     tpuci__strv_free(&run->plan.warnings);
   }
   free(run->error);
