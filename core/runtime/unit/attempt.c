@@ -348,7 +348,9 @@ static void tpuci__unit_not_up(tpuci__buf_t *b, tpuci__unit_t *u) {
   } else if (u->gate == TPUCI__GATE_READY) {
     tpuci__buf_addf(b, "%s %s", name,
                     u->att->gang_state == TPUCI__GANG_GO ? "did not see tpuci's go" : "was ready");
-  } else if (TPUCI__U_ENDED(u)) {
+  } else if (TPUCI__U_ENDED(u) &&
+             !(u->att->signalled && (u->status == 128 + SIGKILL || u->status == 128 + SIGTERM))) {
+    /* (An end that tpuci's own stop caused says nothing of the host.) */
     tpuci__buf_addf(b, "%s ended (exit %ld) before the gang was up", name, u->status);
   } else {
     tpuci__buf_addf(b, "%s started, but its wait step said nothing", name);
