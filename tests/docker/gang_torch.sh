@@ -19,7 +19,7 @@ cat > plain.lua <<'LUA'
 image "torch" { ref = "tpuci-test/torch:1", pull = "never" }
 topology "v4-16" { emulate = "none" }
 job "allreduce" {
-  image = "torch", topology = "v4-16", timeout = "2m",
+  image = "torch", topology = "v4-16", timeout = "6m",
   cmd = { "python3", "-c", [[
 import datetime, os, torch, torch.distributed as dist
 dist.init_process_group("gloo", init_method="env://", timeout=datetime.timedelta(seconds=60))

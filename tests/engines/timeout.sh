@@ -6,16 +6,18 @@
 # (the init process passes SIGTERM on); both are timeout (not failed),
 # the output before the timeout is in the log and nothing after, the run
 # does not wait for the jobs' own end, and nothing is left on the engine.
-# The timeout is 6 s, not less: on swarm it counts from the service's
-# creation, and a loaded swarm may take seconds to start its task (with
-# 2 s, the job sometimes had printed nothing yet).
+# The timeout is 15 s: on swarm it counts from the service's creation,
+# and a loaded swarm may take seconds to start its task (with 2 s, then
+# 6 s under a CI load of 30, the job sometimes had printed nothing yet).
+# The run not waiting for the jobs' own end is told by the jobs' 100 s
+# sleep, not by how fast the machine is.
 . "$TESTS/engines/engine.sh"
 
 spec spec.lua <<'LUA'
 image "bb" { ref = "tpuci-test/busybox:1", pull = "never" }
-job "stubborn" { image = "bb", @NONET@ timeout = "6s", grace = "1s",
+job "stubborn" { image = "bb", @NONET@ timeout = "15s", grace = "1s",
   run = "trap '' TERM; echo started; sleep 100; echo never" }
-job "polite" { image = "bb", @NONET@ timeout = "6s", grace = "5s",
+job "polite" { image = "bb", @NONET@ timeout = "15s", grace = "5s",
   run = "trap 'echo got TERM; exit 0' TERM; echo started; while true; do sleep 0.1; done" }
 LUA
 start=$(date +%s)
@@ -35,6 +37,6 @@ if [ "$ENGINE_LOGS_AFTER_STOP" = 1 ]; then
   grep -q "got TERM" "$WORK/.tpuci/runs/latest/polite/attempt-1.log" && pass ||
     fail "the polite job did not see SIGTERM (the init process passes it on)"
 fi
-[ "$took" -lt 30 ] && pass || fail "took ${took}s, the job was not killed"
+[ "$took" -lt 95 ] && pass || fail "took ${took}s: the run waited for the job's own end"
 expect_gone "$(latest_run_id)" "$tp" "after a timeout"
 finish
