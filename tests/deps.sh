@@ -18,7 +18,8 @@
 # openssh-server, openssh-client, iproute2: tests/ssh/'s workers (sshds in
 # network namespaces); python3-torch: their gloo all_reduce gangs.
 # hyperfine (and parallel): the benchmarks' smoke runs (tests/bench/).
-# debootstrap: the Python test images (tests/images/).
+# debootstrap: the Python test images (tests/images/). ninja-build:
+# tests/run-all.sh's builds (less CPU than make's generator).
 set -euo pipefail
 
 pkgs=(build-essential ca-certificates python3 libcmocka-dev parallel debootstrap
@@ -26,7 +27,7 @@ pkgs=(build-essential ca-certificates python3 libcmocka-dev parallel debootstrap
       python3-kubernetes kubernetes-client podman catatonit netavark aardvark-dns
       clang clang-format libclang-rt-14-dev libxml2-utils cmark-gfm jq npm
       docker-registry apache2-utils python3-ruamel.yaml
-      openssh-server openssh-client iproute2 python3-torch hyperfine)
+      openssh-server openssh-client iproute2 python3-torch hyperfine ninja-build)
 wanted=()
 for p in "${pkgs[@]}"; do
   # kubernetes-client ships /usr/bin/kubectl; where another package has

@@ -3,15 +3,16 @@
 # missing (tests/deps.sh: specs/deps.sh's and the suite's own packages), starts a private Docker Engine (and stops it
 # again), makes it a single-node Docker Swarm (.ci/swarm-up.sh), builds
 # the test images while tpuci builds, then:
-#   - the plain optimised build (build/): the unit and static tests, the
-#     embedding test, the fuzz corpora's replays and the benchmarks'
-#     smoke runs (ctest -L 'unit|static|embed|bench'), beside
+#   - the plain optimised build (build/): the static tests, the
+#     embedding tests and the benchmarks' smoke runs (ctest -L
+#     'static|embed|bench'; the unit tests run once, in the sanitizer
+#     build), beside
 #   - the ASan+UBSan build (build-sanitize/): every test but the
 #     benchmarks' (measured in the optimised build) and those whose result
 #     does not depend on the build (static, once), each scenario once, so the drivers' memory is checked where the scenarios drive
 #     them; the scenarios wait on engines, not on the CPU, so they run
 #     TPUCI_TEST_JOBS at a time (default 3 per core), the longest first;
-#   - each libFuzzer harness for TPUCI_FUZZ_SECONDS (30), two at a time;
+#   - each libFuzzer harness for TPUCI_FUZZ_SECONDS (15), two at a time;
 # and prints a time table: each step's and each label's wall time and
 # the ten slowest tests.
 #
@@ -98,7 +99,12 @@ compile() {
   echo "== configure and build $dir" >&2
   # The tests are wanted: without cmocka the configure fails rather than
   # leave them out (a quickstart's build/ has them AUTO).
-  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPUCI_BUILD_TESTS=ON "$@" > /dev/null
+  # Ninja where the folder is new (a sixth less CPU than make's
+  # generator, whose cmake steps per target cost as much as linking);
+  # a folder configured before keeps its generator.
+  local gen=()
+  if [ ! -e "$dir/CMakeCache.txt" ] && command -v ninja > /dev/null; then gen=(-G Ninja); fi
+  cmake -S "$root" -B "$dir" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPUCI_BUILD_TESTS=ON "$@" > /dev/null
   if ! cmake --build "$dir" -j "$cores" > "$dir/build.log" 2>&1; then
     tail -n 60 "$dir/build.log" >&2
     return 1
@@ -151,8 +157,10 @@ if [ "$quick" = 1 ]; then
 else
   # The plain build's tests (short CPU work, and benchmarks' smoke runs
   # that mostly wait) beside the sanitizer build's scenarios (which wait
-  # on engines): one wall time for both.
-  step "tests (plain)" tests plain "$bdir/build" -j "$cores" -L '^(unit|static|embed|bench)$' \
+  # on engines): one wall time for both. The unit tests are the
+  # sanitizer build's: run twice, they cost a core for minutes and found
+  # nothing the sanitized run did not.
+  step "tests (plain)" tests plain "$bdir/build" -j "$cores" -L '^(static|embed|bench)$' \
     > "$times/plain.out" 2>&1 &
   plain_pid=$!
   step "tests (asan+ubsan)" tests sanitize "$bdir/build-sanitize" -LE '^(bench|static|once)$' \
@@ -175,11 +183,11 @@ else
   # them. Finding new crashes is a longer run's work, with a random seed
   # (TPUCI_FUZZ_SEED=0 TPUCI_FUZZ_SECONDS=600).
   if [ "$status" = 0 ]; then
-    echo "== fuzz (${TPUCI_FUZZ_SECONDS:-30} s per harness, seed ${TPUCI_FUZZ_SEED:-1})" >&2
+    echo "== fuzz (${TPUCI_FUZZ_SECONDS:-15} s per harness, seed ${TPUCI_FUZZ_SEED:-1})" >&2
     fuzz_rc=0
     step fuzz env TPUCI_FUZZ_BUILD="$bdir/build-fuzz" TPUCI_FUZZ_JOBS="$cores" \
       TPUCI_FUZZ_SEED="${TPUCI_FUZZ_SEED:-1}" \
-      bash tests/fuzz/run.sh "${TPUCI_FUZZ_SECONDS:-30}" || fuzz_rc=$?
+      bash tests/fuzz/run.sh "${TPUCI_FUZZ_SECONDS:-15}" || fuzz_rc=$?
     if [ "$fuzz_rc" = 77 ]; then
       echo "run-all: the fuzzers were skipped: no clang" >&2
     elif [ "$fuzz_rc" != 0 ]; then
