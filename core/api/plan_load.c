@@ -216,7 +216,7 @@ static json_t *tpuci__plan_predictions(const tpuci_ctx_t *ctx) {
     tpuci__strv_t ids = {0};
     tpuci__shard_plan_t sp;
     char *group, *key;
-    if (!inst->selected || !inst->pytest || inst->pytest->shards <= 1) continue;
+    if (!inst->selected || inst->shards <= 1) continue;
     group = tpuci__pytest_group_name(inst);
     key = tpuci__collection_key(&ctx->plan, inst);
     rec = tpuci__collection_get(&records, group, key);
@@ -244,9 +244,9 @@ static json_t *tpuci__plan_predictions(const tpuci_ctx_t *ctx) {
     free(group);
     if (ids.len > 0 && tpuci__shard_plan_retry(
                            (const char *const *) ids.items, ids.len, &timings,
-                           (size_t) inst->pytest->shards, inst->pytest->shard_by,
+                           (size_t) inst->shards, inst->pytest->shard_by,
                            tpuci__shard_retry_s(inst, rec ? rec->overhead_s : -1), &sp, &e) == 0) {
-      const tpuci__shard_t *sh = &sp.shards[inst->pytest->shard - 1];
+      const tpuci__shard_t *sh = &sp.shards[inst->shard - 1];
       json_t *o = json_object();
       json_object_set_new(o, "tests", json_integer((json_int_t) sh->ids.len));
       json_object_set_new(o, "predicted_s", json_real(sh->predicted_s));
@@ -296,7 +296,7 @@ int tpuci_plan_text(const tpuci_ctx_t *ctx, char **out, size_t *len) {
   pred = tpuci__plan_predictions(ctx);
   for (i = 0; i < ctx->plan.ninstances; i++) {
     const tpuci__instance_t *inst = &ctx->plan.instances[i];
-    if (!inst->selected || !inst->pytest || inst->pytest->shards <= 1) continue;
+    if (!inst->selected || inst->shards <= 1) continue;
     if (!any) {
       tpuci__buf_adds(&b, "\nshards (split by recorded durations: the last run's collection, "
                           "or one in the job's image when the run starts):\n");
@@ -310,7 +310,7 @@ int tpuci_plan_text(const tpuci_ctx_t *ctx, char **out, size_t *len) {
                       json_real_value(json_object_get(o, "predicted_s")));
     else
       tpuci__buf_addf(&b, "  %s: shard %d of %d, no recorded run to predict from\n", name,
-                      inst->pytest->shard, inst->pytest->shards);
+                      inst->shard, inst->shards);
   }
   json_decref(pred);
   *out = tpuci__buf_steal(&b);

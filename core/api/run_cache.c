@@ -110,14 +110,13 @@ static void tpuci__lookup(const tpuci__plan_t *p, const char *state_dir, int tou
     char *group;
     const char *run;
     int whole = 1;
-    if (!a->selected || keys[i].entry == NULL || a->pytest == NULL || a->pytest->shards <= 1)
-      continue;
+    if (!a->selected || keys[i].entry == NULL || a->shards <= 1) continue;
     group = tpuci__pytest_group_name(a);
     run = json_string_value(json_object_get(keys[i].entry, "run"));
     for (j = 0; j < p->ninstances && whole; j++) {
       const tpuci__instance_t *b = &p->instances[j];
       char *g;
-      if (b->pytest == NULL || b->pytest->shards <= 1) continue;
+      if (b->shards <= 1) continue;
       g = tpuci__pytest_group_name(b);
       if (strcmp(g, group) == 0)
         whole = b->selected && keys[j].entry != NULL &&

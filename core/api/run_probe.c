@@ -34,7 +34,7 @@ int tpuci_plan_tests(tpuci_ctx_t *ctx, const char *const *ids, size_t n) {
     tpuci__instance_t *inst = &ctx->plan.instances[i];
     if (!inst->selected || inst->pytest == NULL) continue;
     /* The chosen tests run once per instance, not once per shard. */
-    if (inst->pytest->shards > 1 && inst->pytest->shard > 1) {
+    if (inst->shards > 1 && inst->shard > 1) {
       inst->selected = 0;
       continue;
     }
@@ -75,17 +75,16 @@ static void tpuci__repetition(tpuci__instance_t *dst, const tpuci__instance_t *s
   size_t len;
   tpuci__instance_copy(dst, src);
   free(dst->name);
-  base = src->pytest && src->pytest->shards > 1 ? tpuci__pytest_group_name(src)
-                                                : tpuci__strdup(src->name);
+  base = src->shards > 1 ? tpuci__pytest_group_name(src) : tpuci__strdup(src->name);
   len = strlen(base);
   snprintf(num, sizeof(num), "%d/%d", k + 1, n);
   if (len > 0 && base[len - 1] == ']')
     dst->name = tpuci__printf("%.*s,rep=%s]", (int) (len - 1), base, num);
   else dst->name = tpuci__printf("%s[rep=%s]", base, num);
   free(base);
-  if (dst->pytest && dst->pytest->shards > 1) {
-    dst->pytest->shards = 1;
-    dst->pytest->shard = 0;
+  if (dst->shards > 1) {
+    dst->shards = 1;
+    dst->shard = 0;
     tpuci__kv_without(&dst->matrix, shard_matrix);
     tpuci__kv_without(&dst->env, shard_env);
   }
@@ -119,7 +118,7 @@ int tpuci_plan_repeat(tpuci_ctx_t *ctx, int n) {
     const tpuci__instance_t *inst = &ctx->plan.instances[i];
     if (!inst->selected || inst->repeat) continue;
     /* A sharded job repeats as a whole, once per repetition. */
-    if (inst->pytest && inst->pytest->shards > 1 && inst->pytest->shard > 1) continue;
+    if (inst->shards > 1 && inst->shard > 1) continue;
     nsel++;
   }
   if (nsel * (size_t) n > 10000) {
@@ -132,7 +131,7 @@ int tpuci_plan_repeat(tpuci_ctx_t *ctx, int n) {
         tpuci__realloc(ctx->preselect, (m + nsel * (size_t) n + 1) * sizeof(*ctx->preselect));
   for (i = 0; i < m; i++) {
     tpuci__instance_t *inst = &ctx->plan.instances[i];
-    int sharded_rest = inst->pytest && inst->pytest->shards > 1 && inst->pytest->shard > 1;
+    int sharded_rest = inst->shards > 1 && inst->shard > 1;
     if (!inst->selected || inst->repeat) continue;
     inst->selected = 0;
     if (sharded_rest) continue;

@@ -292,9 +292,8 @@ static void tpuci__gh_collect(tpuci__gh_doc_t *d, const tpuci__plan_t *plan) {
     if (job == NULL) continue;
     tpuci__strv_add_once(&jobs, job);
     if (in->pytest) d->pytest = 1;
-    en = tpuci__gh_entry(d, job,
-                         d->per_job && in->pytest && in->pytest->shards > 1 ? in->pytest->shard : 0,
-                         in->pytest ? in->pytest->shards : 1);
+    en = tpuci__gh_entry(d, job, d->per_job && in->shards > 1 ? in->shard : 0,
+                         in->pytest ? in->shards : 1);
     if (img == NULL || !tpuci__runtime_props(in->runtime)->builds_images || img->ref == NULL)
       continue;
     if (img->pull == TPUCI__PULL_NEVER) {

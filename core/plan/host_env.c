@@ -138,8 +138,8 @@ int tpuci__topology_host_env(const tpuci__instance_t *inst, const tpuci__slice_t
   snprintf(num, sizeof(num), "%d", s->hosts);
   tpuci__kv_set(&gen, "TPUCI_HOSTS", num);
   if (s->emulate == TPUCI__EMULATE_REAL) tpuci__tpu_env_pass(&gen);
-  if (inst->pytest != NULL && inst->pytest->per_chip && inst->pytest->shard > 0)
-    tpuci__per_chip_env(s, inst->pytest->shard - 1, inst->pytest->shards, &gen);
+  if (inst->per_chip && inst->shard > 0)
+    tpuci__per_chip_env(s, inst->shard - 1, inst->shards, &gen);
   for (i = 0; i < gen.len; i++)
     if (tpuci__kv_get(&inst->env, gen.items[i].key) == NULL)
       tpuci__kv_set(out, gen.items[i].key, gen.items[i].value);
@@ -151,7 +151,7 @@ int tpuci__devices_expect(const tpuci__plan_t *p, const tpuci__instance_t *inst,
                           tpuci__devices_expect_t *out, tpuci__err_t *err) {
   const char *fw = inst->expect_devices;
   tpuci__slice_t s;
-  int rc, per = inst->pytest != NULL && inst->pytest->per_chip && inst->pytest->shard > 0;
+  int rc, per = inst->per_chip && inst->shard > 0;
 
   if (fw == NULL || inst->topology < 0 || (size_t) inst->topology >= p->ntopologies) return 0;
   rc = tpuci__topology_slice(&p->topologies[inst->topology], &s, err);
@@ -176,7 +176,7 @@ int tpuci__devices_expect(const tpuci__plan_t *p, const tpuci__instance_t *inst,
    * tpuci__per_chip_env gives it). */
   out->frameworks = fw;
   out->chips = per ? 1 : s.chips_per_host;
-  out->devices = per ? s.devices_per_host / inst->pytest->shards : s.devices_per_host;
+  out->devices = per ? s.devices_per_host / inst->shards : s.devices_per_host;
   if (out->devices < 1) out->devices = 1;
   tpuci__slice_free(&s);
   return rc;

@@ -296,8 +296,8 @@ json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_
     json_t *py = json_object();
     json_object_set_new(py, "markers", tpuci__json_str(in->pytest->markers));
     json_object_set_new(py, "k", tpuci__json_str(in->pytest->k));
-    json_object_set_new(py, "shards", json_integer(in->pytest->shards));
-    json_object_set_new(py, "shard", json_integer(in->pytest->shard));
+    json_object_set_new(py, "shards", json_integer(in->shards));
+    json_object_set_new(py, "shard", json_integer(in->shard));
     json_object_set_new(py, "shard_by",
                         json_string(in->pytest->shard_by == TPUCI__SHARD_BY_TEST    ? "test"
                                     : in->pytest->shard_by == TPUCI__SHARD_BY_CLASS ? "class"

@@ -231,11 +231,9 @@ typedef struct {
   char *markers; /* -m, or NULL */
   char *k;       /* -k, or NULL */
   size_t nargs;
-  int shards; /* 1: not sharded */
-  int shard;  /* 1-based index when sharded, else 0 */
-  tpuci__shard_by_t shard_by;
-  int allow_empty;  /* pytest's exit 5 (nothing collected) passes */
-  int failed_first; /* tests that failed last time run first */
+  tpuci__shard_by_t shard_by; /* how the instance's shards split the suite */
+  int allow_empty;            /* pytest's exit 5 (nothing collected) passes */
+  int failed_first;           /* tests that failed last time run first */
   /* Only the tests a change can affect run (select = "affected"), and
    * globs of test files that always do (select_always). */
   int select_affected;
@@ -246,9 +244,6 @@ typedef struct {
   double select_audit;
   uint64_t test_timeout_ms; /* one test's longest (pytest.test_timeout), 0: none */
   int new_tests_runs;       /* runs a test new to the history gets (new_tests.runs), 0: one */
-  /* One process per chip of the one host (pytest.per_chip): the shards
-   * are the chips, shard i runs on chip i - 1 (host_env.c). */
-  int per_chip;
   /* pytest.setup: shell commands the bootstrap runs in the attempt before
    * it imports pytest, one a line (TPUCI_SETUP in the environment), or
    * NULL. */
@@ -286,6 +281,25 @@ typedef struct {
   char *network;           /* docker network mode; NULL: engine default */
   tpuci__ctr_opts_t ctr;   /* shm_size, devices, ... (docker, swarm) */
   tpuci__pytest_t *pytest; /* NULL unless the job is a pytest job */
+  /* What the folders below the job kinds need to know of an instance,
+   * which name no kind: its kind sets these when the spec is loaded (all
+   * 0 for the command kind).
+   *
+   * A job split into parts, each an instance of its own with "shard" =
+   * "i/N" in its matrix (pytest.shards, pytest.per_chip): `shards` is N
+   * and `shard` this part's i. Not split: `shard` is 0 and `shards` 1
+   * (0 for the command kind), so `shards > 1` tells a part. */
+  int shards;
+  int shard;
+  /* Each part runs on a chip of its own of the one host, part i on chip
+   * i - 1 (pytest.per_chip): its environment and devices (host_env.c). */
+  int per_chip;
+  /* Its command runs pytest (argv[0] is the Python), whose JUnit comes
+   * back through each attempt's results folder: `tpuci doctor` checks
+   * that the image's Python imports pytest (runtime/docker/netprobe.c),
+   * and a remote engine's checks warn or refuse
+   * (runtime/engine/endpoint.c). */
+  int runs_pytest;
   /* The results cache (docs/cache.md): `cache = false` sets no_cache;
    * `inputs` are globs relative to the spec's folder, the only files of
    * the mounts (the working folder) that count in the key; none: all. */

@@ -223,7 +223,7 @@ static void tpuci__emit_pytest(lua_State *L, const tpuci__job_t *j, tpuci__insta
   if (!lua_isnil(L, -1)) py->k = tpuci__render_dup(L, lua_gettop(L), j);
   lua_pop(L, 1);
   py->nargs = (size_t) tpuci__spec_get_int(L, j->pytest, "nargs");
-  py->shards = (int) tpuci__spec_get_int(L, j->pytest, "shards");
+  in->shards = (int) tpuci__spec_get_int(L, j->pytest, "shards");
   py->allow_empty = tpuci__spec_get_bool(L, j->pytest, "allow_empty");
   py->failed_first = tpuci__spec_get_bool(L, j->pytest, "failed_first");
   {
@@ -256,12 +256,13 @@ static void tpuci__emit_pytest(lua_State *L, const tpuci__job_t *j, tpuci__insta
   py->test_timeout_ms = (uint64_t) tpuci__spec_get_int(L, j->pytest, "test_timeout_ms");
   py->new_tests_runs = (int) tpuci__spec_get_int(L, j->pytest, "new_tests_runs");
   if (j->chips > 0) {
-    py->per_chip = 1;
-    py->shards = j->chips;
+    in->per_chip = 1;
+    in->shards = j->chips;
   }
-  if (py->shards < 1) py->shards = 1;
-  shard = py->shards > 1 ? tpuci__kv_get(&in->matrix, "shard") : NULL;
-  if (shard != NULL) py->shard = atoi(shard);
+  if (in->shards < 1) in->shards = 1;
+  shard = in->shards > 1 ? tpuci__kv_get(&in->matrix, "shard") : NULL;
+  if (shard != NULL) in->shard = atoi(shard);
+  in->runs_pytest = 1;
   in->pytest = py;
 }
 
@@ -274,11 +275,11 @@ static void tpuci__pytest_env(tpuci__instance_t *in) {
   /* pytest.setup, for the bootstrap (which takes it out of the
    * environment before anything else runs). */
   if (in->pytest->setup != NULL) tpuci__kv_set(&in->env, "TPUCI_SETUP", in->pytest->setup);
-  if (in->pytest->shards <= 1) return;
-  snprintf(num, sizeof(num), "%d", in->pytest->shards);
+  if (in->shards <= 1) return;
+  snprintf(num, sizeof(num), "%d", in->shards);
   if (tpuci__kv_get(&in->env, "TEST_TOTAL_SHARDS") == NULL)
     tpuci__kv_set(&in->env, "TEST_TOTAL_SHARDS", num);
-  snprintf(num, sizeof(num), "%d", in->pytest->shard - 1);
+  snprintf(num, sizeof(num), "%d", in->shard - 1);
   if (tpuci__kv_get(&in->env, "TEST_SHARD_INDEX") == NULL)
     tpuci__kv_set(&in->env, "TEST_SHARD_INDEX", num);
 }

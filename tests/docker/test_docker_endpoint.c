@@ -533,20 +533,18 @@ static void test_remote_warnings(void **state) {
   tpuci__err_t err = {0, NULL};
   tpuci__instance_t inst[5];
   tpuci__mount_t m = {"/src", "/src", 0};
-  tpuci__pytest_t py;
   tpuci__plan_t plan;
   tpuci__strv_t w = {0};
   (void) state;
 
   memset(inst, 0, sizeof(inst));
-  memset(&py, 0, sizeof(py));
   memset(&plan, 0, sizeof(plan));
   inst[0].job = "src";   /* mounts: warned once for both instances */
   inst[1].job = "src";
   inst[0].mounts = inst[1].mounts = &m;
   inst[0].nmounts = inst[1].nmounts = 1;
   inst[2].job = "unit";  /* pytest: its results folder */
-  inst[2].pytest = &py;
+  inst[2].runs_pytest = 1;
   inst[3].job = "plain"; /* nothing of this machine */
   inst[4].job = "local"; /* another runtime */
   inst[4].nmounts = 1;

@@ -779,8 +779,8 @@ static void add_in(tpuci__plan_t *plan, const char *job, const char *name, int i
   }
   if (shards > 0) {
     in->pytest = tpuci__calloc(1, sizeof(*in->pytest));
-    in->pytest->shards = shards;
-    in->pytest->shard = shard;
+    in->shards = shards;
+    in->shard = shard;
   }
 }
 

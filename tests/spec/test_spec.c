@@ -1051,8 +1051,9 @@ static void test_pytest(void **state) {
   /* Shards are a matrix key, sorted with the others. */
   in = inst("tpu[py=b,shard=2/3]");
   assert_non_null(in->pytest);
-  assert_int_equal(in->pytest->shards, 3);
-  assert_int_equal(in->pytest->shard, 2);
+  assert_true(in->runs_pytest);
+  assert_int_equal(in->shards, 3);
+  assert_int_equal(in->shard, 2);
   assert_string_equal(in->pytest->markers, "tpu and b");
   assert_string_equal(in->pytest->k, "not slow");
   assert_int_equal(in->pytest->nargs, 2);
@@ -1072,8 +1073,8 @@ static void test_pytest(void **state) {
   assert_string_equal(tpuci__kv_get(&in->env, "TEST_TOTAL_SHARDS"), "3");
   in = inst("all");
   assert_null(tpuci__kv_get(&in->env, "TEST_TOTAL_SHARDS"));
-  assert_int_equal(in->pytest->shards, 1);
-  assert_int_equal(in->pytest->shard, 0);
+  assert_int_equal(in->shards, 1);
+  assert_int_equal(in->shard, 0);
   assert_true(in->pytest->allow_empty);
   assert_null(in->pytest->markers);
   assert_int_equal(in->pytest->nargs, 0);
@@ -1158,8 +1159,8 @@ static void test_pytest_per_chip(void **state) {
     tpuci__slice_t s;
     const char *chip;
     int c;
-    assert_int_equal(in->pytest->per_chip, 1);
-    assert_int_equal(in->pytest->shards, 8);
+    assert_int_equal(in->per_chip, 1);
+    assert_int_equal(in->shards, 8);
     snprintf(want, sizeof(want), "t[py=%s,shard=%d/8]", i < 8 ? "a" : "b", (int) (i % 8) + 1);
     assert_string_equal(in->name, want);
     assert_int_equal(tpuci__topology_slice(&plan.topologies[in->topology], &s, &err), 0);
@@ -1167,7 +1168,7 @@ static void test_pytest_per_chip(void **state) {
     chip = tpuci__kv_get(&env, "TPU_VISIBLE_CHIPS");
     assert_non_null(chip);
     c = atoi(chip);
-    assert_int_equal(c, in->pytest->shard - 1);
+    assert_int_equal(c, in->shard - 1);
     if (i < 8) {
       assert_int_equal(seen[c], 0);
       seen[c] = 1;

@@ -190,14 +190,14 @@ static void tpuci__k8s_command(tpuci__k8s_obj_t *o, const tpuci__k8s_opts_t *opt
   } else {
     const tpuci__pytest_t *py = inst->pytest;
     tpuci__pytest_argv(inst, TPUCI__RESULTS_MOUNT, NULL, NULL, &argv);
-    if (py->shards > 1 || py->allow_empty) {
+    if (inst->shards > 1 || py->allow_empty) {
       /* argv[2] is the bootstrap's code: tpuci_k8s.py goes first. */
       char *both = tpuci__printf("%s%s", tpuci__py_tpuci_k8s, argv.items[2]);
       free(argv.items[2]);
       argv.items[2] = both;
-      if (py->shards > 1) {
+      if (inst->shards > 1) {
         char shard[48];
-        snprintf(shard, sizeof(shard), "%d/%d", py->shard, py->shards);
+        snprintf(shard, sizeof(shard), "%d/%d", inst->shard, inst->shards);
         tpuci__k8s_var_set(o, "TPUCI_K8S_SHARD", shard, 0);
       }
       if (py->allow_empty) tpuci__k8s_var_set(o, "TPUCI_K8S_ALLOW_EMPTY", "1", 0);
@@ -324,12 +324,12 @@ static int tpuci__k8s_prepare(tpuci__k8s_doc_t *d, const tpuci__k8s_opts_t *opts
                            "quiet (it has only activeDeadlineSeconds, which `timeout` "
                            "becomes): leave it out of the export, e.g. idle_timeout = "
                            "tpuci.env(\"IDLE_TIMEOUT\")");
-  if (inst->pytest && inst->pytest->per_chip)
+  if (inst->per_chip)
     return tpuci__k8s_fail(err, inst,
                            "pytest.per_chip is not exported: a pod is one host's "
                            "processes, not one chip's; leave per_chip out of the "
                            "exported spec");
-  if (inst->pytest && inst->pytest->shards > 1 && o->hosts > 1)
+  if (inst->shards > 1 && o->hosts > 1)
     return tpuci__k8s_fail(err, inst,
                            "pytest shards on a %d-host topology are not supported "
                            "(as with tpuci run): shard a single-host job, or run the "

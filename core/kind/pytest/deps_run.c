@@ -219,7 +219,7 @@ static void tpuci__pk_left_out(tpuci__kind_run_t *kr, const tpuci__kind_proc_t *
   const tpuci__instance_t *inst = &kr->plan->instances[p->index];
   tpuci__strv_t ids = {0};
   size_t i;
-  if (inst->pytest->shard > 1) return;
+  if (inst->shard > 1) return;
   tpuci__progress_unaffected(dir, &ids);
   for (i = 0; i < ids.len; i++) {
     size_t k = tpuci__idmap_get(&d->rec.tmap, ids.items[i]);

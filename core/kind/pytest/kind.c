@@ -15,7 +15,7 @@ static int tpuci__pk_claims(const tpuci__instance_t *inst) { return inst->pytest
 static int tpuci__pk_check(const tpuci__plan_t *plan, const tpuci__instance_t *inst, int hosts,
                            tpuci__err_t *err) {
   (void) plan;
-  if (hosts > 1 && inst->pytest->shards > 1)
+  if (hosts > 1 && inst->shards > 1)
     return tpuci__err_set(err, TPUCI_EUSAGE,
                           "%s: '%s': pytest shards on a %d-host topology are not "
                           "supported (shard a single-host job, or run the gang unsharded)",
@@ -44,7 +44,7 @@ static void tpuci__pk_argv(tpuci__kind_run_t *kr, tpuci__kind_proc_t *p) {
     char *devices = tpuci__devices_arg(kr->plan, inst);
     int g = kr->group_of[p->index];
     if (g >= 0 && kr->groups[g].filter && kr->select[p->index] == NULL)
-      assign = kr->groups[g].assign[inst->pytest->shard - 1];
+      assign = kr->groups[g].assign[inst->shard - 1];
     tpuci__pytest_argv_shard(inst, p->results_path, kr->select[p->index], NULL, assign,
                              tpuci__pk_deps_arg(kr, p->index), devices, &p->argv);
     free(devices);

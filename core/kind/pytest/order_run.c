@@ -117,8 +117,7 @@ void tpuci__pk_ready(tpuci__kind_run_t *kr, size_t index) {
   if (inst->pytest == NULL) return;
   tpuci__pk_deps_tell(kr, index);
   /* A shard's: those of its part. */
-  if (g >= 0)
-    tpuci__first_queue(kr, index, &kr->groups[g].plan.shards[inst->pytest->shard - 1].ids);
+  if (g >= 0) tpuci__first_queue(kr, index, &kr->groups[g].plan.shards[inst->shard - 1].ids);
   else tpuci__first_queue(kr, index, NULL);
 }
 

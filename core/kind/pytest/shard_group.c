@@ -19,7 +19,7 @@ static tpuci__pgroup_t *tpuci__pk_group_at(tpuci__kind_run_t *kr, int g) {
 
 char *tpuci__pk_group(tpuci__kind_run_t *kr, size_t i) {
   const tpuci__instance_t *inst = &kr->plan->instances[i];
-  if (inst->pytest == NULL || inst->pytest->shards <= 1) return NULL;
+  if (inst->pytest == NULL || inst->shards <= 1) return NULL;
   return tpuci__pytest_group_name(inst);
 }
 
@@ -29,7 +29,7 @@ char *tpuci__pk_group(tpuci__kind_run_t *kr, size_t i) {
 static int tpuci__group_plan(tpuci__kind_run_t *kr, tpuci__pgroup_t *g,
                              const tpuci__instance_t *inst, const tpuci__strv_t *all,
                              double overhead_s, tpuci__err_t *e) {
-  size_t n = (size_t) inst->pytest->shards, k, index = (size_t) (inst - kr->plan->instances);
+  size_t n = (size_t) inst->shards, k, index = (size_t) (inst - kr->plan->instances);
   tpuci__strv_t ids = {0};
   int r;
   /* The split is of what runs: not the tests the run leaves out as
@@ -99,7 +99,7 @@ static void tpuci__group_tell(tpuci__kind_run_t *kr, tpuci__pgroup_t *g,
   g->told = 1;
   tpuci__buf_init(&b);
   tpuci__buf_addf(&b, "%s: %zu test%s in %d shard%s (%s), %s", g->name, n, n == 1 ? "" : "s",
-                  inst->pytest->shards, inst->pytest->shards == 1 ? "" : "s",
+                  inst->shards, inst->shards == 1 ? "" : "s",
                   g->plan.by_count ? "by count: no recorded durations" : "by recorded durations",
                   g->plan.by_count ? "tests per shard" : "predicted");
   /* Without durations a prediction would be a guess: say the counts. */
@@ -120,7 +120,7 @@ int tpuci__pk_part(tpuci__kind_run_t *kr, size_t index, tpuci__part_skip_t *out)
   const tpuci__shard_t *part;
 
   if (!g->told) tpuci__group_tell(kr, g, inst);
-  part = &g->plan.shards[inst->pytest->shard - 1];
+  part = &g->plan.shards[inst->shard - 1];
   if (part->ids.len == 0) {
     /* A test new since the split never goes to a shard without one. */
     out->outcome = TPUCI_OUTCOME_PASSED;
@@ -290,7 +290,7 @@ size_t tpuci__pytest_kind_collections(const tpuci__kind_run_t *kr, tpuci__collec
     for (i = 0; i < kr->n; i++) {
       const tpuci__instance_t *inst = &kr->plan->instances[i];
       if (kr->group_of[i] != (int) gi) continue;
-      k = (size_t) inst->pytest->shard - 1;
+      k = (size_t) inst->shard - 1;
       found++;
       if (g->plan.shards[k].ids.len == 0) continue;
       if ((parts[k] = tpuci__shard_collected(kr, i)) == NULL) whole = 0;

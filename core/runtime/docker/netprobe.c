@@ -391,7 +391,7 @@ static void tpuci__pyprobe_pythons(const tpuci__plan_t *plan, size_t k, tpuci__s
   size_t i, j;
   for (i = 0; i < plan->ninstances; i++) {
     const tpuci__instance_t *inst = &plan->instances[i];
-    if (!inst->selected || inst->runtime != TPUCI__RUNTIME_DOCKER || inst->pytest == NULL ||
+    if (!inst->selected || inst->runtime != TPUCI__RUNTIME_DOCKER || !inst->runs_pytest ||
         inst->image != (int) k || inst->argv.len == 0)
       continue;
     for (j = 0; j < out->len; j++)

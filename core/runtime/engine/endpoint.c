@@ -320,7 +320,7 @@ void tpuci__remote_mount_warnings(const tpuci__plan_t *plan, tpuci__runtime_kind
   for (i = 0; i < plan->ninstances; i++) {
     const tpuci__instance_t *inst = &plan->instances[i];
     /* A swarm task's results come back through its log (logres.h). */
-    int mounts = inst->nmounts > 0, results = inst->pytest != NULL && kind != TPUCI__RUNTIME_SWARM;
+    int mounts = inst->nmounts > 0, results = inst->runs_pytest && kind != TPUCI__RUNTIME_SWARM;
     if (!inst->selected || inst->runtime != kind || !(mounts || results) ||
         tpuci__strv_has(&seen, inst->job))
       continue;
@@ -349,7 +349,7 @@ char *tpuci__remote_results_refusal(const tpuci__plan_t *plan, tpuci__runtime_ki
   for (i = 0; i < plan->ninstances; i++) {
     const tpuci__instance_t *inst = &plan->instances[i];
     char *where, *m;
-    if (!inst->selected || inst->runtime != kind || inst->pytest == NULL) continue;
+    if (!inst->selected || inst->runtime != kind || !inst->runs_pytest) continue;
     where = tpuci__docker_host_describe(h);
     m = tpuci__printf("%s: job '%s': the engine (%s) runs on another machine, where "
                       "a pytest job's results folder (a bind mount of a folder of "
