@@ -7,6 +7,7 @@
 
 #include "base/wildmatch.h"
 #include "api/ctx.h"
+#include "kind/kinds.h"
 #include "kind/pytest/pytest_run.h"
 #include "spec/spec.h"
 
@@ -15,6 +16,7 @@
 
 static int tpuci__load(tpuci_ctx_t *ctx, const char *chunk, size_t len, const char *name,
                        const char *dir) {
+  const tpuci__kind_spec_t *kinds[TPUCI__NKINDS + 1];
   tpuci__spec_limits_t limits;
   tpuci__err_t e = {0, NULL};
   int r;
@@ -36,6 +38,9 @@ static int tpuci__load(tpuci_ctx_t *ctx, const char *chunk, size_t len, const ch
   limits.timeout_ms = ctx->opts.load_timeout_ms;
   limits.memory_bytes = ctx->opts.load_memory_bytes;
   limits.real = ctx->real;
+  /* Every kind's record a job may have, as the table lists them. */
+  tpuci__kind_specs(kinds);
+  limits.kinds = kinds;
   r = tpuci__spec_load(&ctx->plan, chunk, len, name, dir, &limits, &e);
   if (r == 0 && ctx->plan.ninstances == 0)
     r = tpuci__err_set(&e, TPUCI_ESPEC, "%s: the spec declares no jobs", name);

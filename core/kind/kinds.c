@@ -2,21 +2,26 @@
 #include <stddef.h>
 
 #include "kind/kinds.h"
+#include "kind/pytest/config.h"
 #include "kind/pytest/kind.h"
-
-static const char *const tpuci__pytest_keys[] = {"pytest", NULL};
-static const char *const tpuci__command_keys[] = {NULL};
 
 const tpuci__kind_entry_t tpuci__kinds[TPUCI__NKINDS] = {
     {.ops = &tpuci__kind_pytest,
-     .spec_keys = tpuci__pytest_keys,
+     .spec = &tpuci__pytest_spec,
      .run_new = tpuci__pytest_kind_new,
      .run_free = tpuci__pytest_kind_free},
     {.ops = &tpuci__kind_command,
-     .spec_keys = tpuci__command_keys,
+     .spec = NULL, /* no record: every job without another kind's */
      .run_new = tpuci__command_kind_new,
      .run_free = tpuci__command_kind_free},
 };
+
+void tpuci__kind_specs(const tpuci__kind_spec_t *out[TPUCI__NKINDS + 1]) {
+  size_t k, n = 0;
+  for (k = 0; k < TPUCI__NKINDS; k++)
+    if (tpuci__kinds[k].spec != NULL) out[n++] = tpuci__kinds[k].spec;
+  out[n] = NULL;
+}
 
 const tpuci__kind_entry_t *tpuci__kind_entry(const tpuci__kind_t *ops) {
   size_t k;

@@ -1,5 +1,8 @@
 /* Expanding the prelude's declarations into the plan: images, topologies,
- * and one instance per job and matrix combination.
+ * and one instance per job and matrix combination. A job that has a job
+ * kind's record (a table under the kind's key) gets the kind's part of
+ * each instance from the kind's loader, given in (plan/kind_spec.h):
+ * this file names no kind.
  *
  * The prelude has validated everything, so this file only reads plain
  * tables: strings, numbers and templates (a string, or a list of literal
@@ -18,14 +21,17 @@
 #include "spec/internal.h"
 #include "plan/topology.h"
 
-typedef struct {
+typedef struct tpuci__job_s {
   const char *name;
   const char *where;
   int jt;                     /* stack index of the job's table */
   int eval;                   /* stack index of the prelude's eval() */
   int run, cmd, env, workdir; /* stack indexes of those fields (maybe nil) */
-  int pytest;                 /* stack index of the pytest record (maybe nil) */
   int container;              /* stack index of the container options (maybe nil) */
+  /* The job's kind, whose record it has (at stack index rec), or NULL:
+   * a command. */
+  const tpuci__kind_spec_t *kind;
+  int rec;
   int has_fn;
   tpuci__runtime_kind_t runtime;
   int image, topology, hostset;
@@ -44,7 +50,7 @@ typedef struct {
   const char **keys;
   const char **cur; /* values of the combination being emitted */
   size_t emitted;
-  int chips; /* pytest.per_chip: one instance per chip; else 0 */
+  int parts; /* its kind splits each combination into this many; else 0 */
 } tpuci__job_t;
 
 const char *tpuci__spec_get_str(lua_State *L, int t, const char *k) {
@@ -195,95 +201,13 @@ static void tpuci__eval(lua_State *L, const tpuci__job_t *j, const char *field, 
   lua_call(L, 4, 1);
 }
 
+/* A template of the job's kind's record, rendered with the combination
+ * being emitted (tpuci__spec_render_t). */
+static char *tpuci__render_kind(lua_State *L, int idx) {
+  return tpuci__render_dup(L, idx, tpuci__spec_ctx(L)->job);
+}
+
 /* Pushes { name = ..., job = ..., matrix = { key = value } }. */
-/* The pytest record of an instance: its -m and -k rendered, and which
- * shard it is ("shard=2/4" in its matrix). */
-/* The strings of the list t[k] (the prelude checked it) into out. */
-static void tpuci__strv_field(lua_State *L, int t, const char *k, tpuci__strv_t *out) {
-  lua_getfield(L, t, k);
-  if (lua_istable(L, -1)) {
-    lua_Integer i, n = (lua_Integer) lua_rawlen(L, -1);
-    for (i = 1; i <= n; i++) {
-      lua_rawgeti(L, -1, i);
-      if (lua_type(L, -1) == LUA_TSTRING) tpuci__strv_push(out, lua_tostring(L, -1));
-      lua_pop(L, 1);
-    }
-  }
-  lua_pop(L, 1);
-}
-
-static void tpuci__emit_pytest(lua_State *L, const tpuci__job_t *j, tpuci__instance_t *in) {
-  tpuci__pytest_t *py = tpuci__calloc(1, sizeof(*py));
-  const char *shard;
-
-  lua_getfield(L, j->pytest, "markers");
-  if (!lua_isnil(L, -1)) py->markers = tpuci__render_dup(L, lua_gettop(L), j);
-  lua_pop(L, 1);
-  lua_getfield(L, j->pytest, "k");
-  if (!lua_isnil(L, -1)) py->k = tpuci__render_dup(L, lua_gettop(L), j);
-  lua_pop(L, 1);
-  py->nargs = (size_t) tpuci__spec_get_int(L, j->pytest, "nargs");
-  in->shards = (int) tpuci__spec_get_int(L, j->pytest, "shards");
-  py->allow_empty = tpuci__spec_get_bool(L, j->pytest, "allow_empty");
-  py->failed_first = tpuci__spec_get_bool(L, j->pytest, "failed_first");
-  {
-    const char *sel = tpuci__spec_get_str(L, j->pytest, "select");
-    py->select_affected = sel != NULL && strcmp(sel, "affected") == 0;
-  }
-  lua_getfield(L, j->pytest, "select_audit");
-  if (lua_isnumber(L, -1)) py->select_audit = (double) lua_tonumber(L, -1);
-  lua_pop(L, 1);
-  tpuci__strv_field(L, j->pytest, "select_ignore", &py->select_ignore);
-  tpuci__strv_field(L, j->pytest, "select_always", &py->select_always);
-  {
-    tpuci__strv_t setup = {0};
-    tpuci__buf_t b;
-    size_t i;
-    tpuci__strv_field(L, j->pytest, "setup", &setup);
-    tpuci__buf_init(&b);
-    for (i = 0; i < setup.len; i++) tpuci__buf_addf(&b, "%s%s", i ? "\n" : "", setup.items[i]);
-    if (setup.len > 0) py->setup = tpuci__buf_steal(&b);
-    else tpuci__buf_free(&b);
-    tpuci__strv_free(&setup);
-  }
-  {
-    /* The prelude checked it: "file" (its default), "class" or "test". */
-    const char *by = tpuci__spec_get_str(L, j->pytest, "shard_by");
-    py->shard_by = by && strcmp(by, "test") == 0    ? TPUCI__SHARD_BY_TEST
-                   : by && strcmp(by, "class") == 0 ? TPUCI__SHARD_BY_CLASS
-                                                    : TPUCI__SHARD_BY_FILE;
-  }
-  py->test_timeout_ms = (uint64_t) tpuci__spec_get_int(L, j->pytest, "test_timeout_ms");
-  py->new_tests_runs = (int) tpuci__spec_get_int(L, j->pytest, "new_tests_runs");
-  if (j->chips > 0) {
-    in->per_chip = 1;
-    in->shards = j->chips;
-  }
-  if (in->shards < 1) in->shards = 1;
-  shard = in->shards > 1 ? tpuci__kv_get(&in->matrix, "shard") : NULL;
-  if (shard != NULL) in->shard = atoi(shard);
-  in->runs_pytest = 1;
-  in->pytest = py;
-}
-
-/* What a pytest job's environment gets unless the job sets it: no .pyc
- * files in the mounted sources, and Bazel's shard variables (0-based). */
-static void tpuci__pytest_env(tpuci__instance_t *in) {
-  char num[32];
-  if (tpuci__kv_get(&in->env, "PYTHONDONTWRITEBYTECODE") == NULL)
-    tpuci__kv_set(&in->env, "PYTHONDONTWRITEBYTECODE", "1");
-  /* pytest.setup, for the bootstrap (which takes it out of the
-   * environment before anything else runs). */
-  if (in->pytest->setup != NULL) tpuci__kv_set(&in->env, "TPUCI_SETUP", in->pytest->setup);
-  if (in->shards <= 1) return;
-  snprintf(num, sizeof(num), "%d", in->shards);
-  if (tpuci__kv_get(&in->env, "TEST_TOTAL_SHARDS") == NULL)
-    tpuci__kv_set(&in->env, "TEST_TOTAL_SHARDS", num);
-  snprintf(num, sizeof(num), "%d", in->shard - 1);
-  if (tpuci__kv_get(&in->env, "TEST_SHARD_INDEX") == NULL)
-    tpuci__kv_set(&in->env, "TEST_SHARD_INDEX", num);
-}
-
 static int tpuci__push_instance_table(lua_State *L, const tpuci__job_t *j,
                                       const tpuci__instance_t *in) {
   size_t k;
@@ -420,8 +344,6 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
     }
   }
 
-  if (!lua_isnil(L, j->pytest)) tpuci__emit_pytest(L, j, in);
-
   /* env: a flat list { k1, v1, k2, v2, ... } sorted by name. */
   if (lua_isfunction(L, j->env)) {
     tpuci__eval(L, j, "env", inst, in->name);
@@ -448,7 +370,12 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
       lua_pop(L, 2);
     }
   }
-  if (in->pytest) tpuci__pytest_env(in);
+  /* The kind's part, once the command and the job's env are set. */
+  if (j->kind != NULL) {
+    c->job = j;
+    j->kind->load(L, j->rec, in, j->parts, tpuci__render_kind);
+    c->job = NULL;
+  }
 
   /* workdir: relative paths are the spec folder's for the local runtime;
    * for docker it is a container path, kept as written. */
@@ -485,26 +412,27 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
   }
 }
 
-/* Whether the combination idx matches one of the exclude rules. */
-/* The combination in j->cur: one instance, or with pytest.per_chip one
- * per chip, with "shard=2/8" (chip 1 of 8) in a slot after the keys. */
+/* The combination in j->cur: one instance, or one per part when the
+ * job's kind splits it, with "shard=2/8" (part 2 of 8) in a slot after
+ * the keys. */
 static void tpuci__emit_all(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
   char value[32];
   size_t n = j->nkeys;
   int i;
-  if (j->chips == 0) {
+  if (j->parts == 0) {
     tpuci__emit(L, c, j);
     return;
   }
   j->keys[n] = "shard";
-  for (i = 1; i <= j->chips; i++) {
-    snprintf(value, sizeof(value), "%d/%d", i, j->chips);
+  for (i = 1; i <= j->parts; i++) {
+    snprintf(value, sizeof(value), "%d/%d", i, j->parts);
     j->cur[n] = value, j->nkeys = n + 1;
     tpuci__emit(L, c, j);
     j->nkeys = n;
   }
 }
 
+/* Whether the combination idx matches one of the exclude rules. */
 static int tpuci__excluded(const lua_Integer *rules, size_t nrules, const size_t *idx,
                            size_t nkeys) {
   size_t r, k;
@@ -531,7 +459,7 @@ static void tpuci__expand_matrix(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_
   lua_getfield(L, mt, "values");
   values = lua_gettop(L);
   j->nkeys = (size_t) lua_rawlen(L, keys);
-  j->keys = tpuci__scratch(L, j->nkeys + 1, sizeof(*j->keys)); /* + per_chip */
+  j->keys = tpuci__scratch(L, j->nkeys + 1, sizeof(*j->keys)); /* + parts */
   j->cur = tpuci__scratch(L, j->nkeys + 1, sizeof(*j->cur));
   off = tpuci__scratch(L, j->nkeys, sizeof(*off));
   nvals = tpuci__scratch(L, j->nkeys, sizeof(*nvals));
@@ -598,6 +526,21 @@ static void tpuci__expand_matrix(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_
   }
 }
 
+/* The first kind whose record the job has (left on the stack at j->rec),
+ * or none: a command. */
+static void tpuci__job_kind(lua_State *L, const tpuci__spec_ctx_t *c, tpuci__job_t *j) {
+  size_t k;
+  for (k = 0; c->kinds != NULL && c->kinds[k] != NULL; k++) {
+    lua_getfield(L, j->jt, c->kinds[k]->key);
+    if (!lua_isnil(L, -1)) {
+      j->kind = c->kinds[k];
+      j->rec = lua_gettop(L);
+      return;
+    }
+    lua_pop(L, 1);
+  }
+}
+
 static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt, int eval) {
   tpuci__job_t j;
   const tpuci__topology_t *tp;
@@ -647,8 +590,7 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt, int ev
   j.env = lua_gettop(L);
   lua_getfield(L, jt, "workdir");
   j.workdir = lua_gettop(L);
-  lua_getfield(L, jt, "pytest");
-  j.pytest = lua_gettop(L);
+  tpuci__job_kind(L, c, &j);
   lua_getfield(L, jt, "container");
   j.container = lua_gettop(L);
 
@@ -693,7 +635,8 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt, int ev
   tp = j.topology >= 0 && (size_t) j.topology < c->plan->ntopologies
            ? &c->plan->topologies[j.topology]
            : NULL;
-  j.chips = tpuci__spec_per_chip(L, j.name, j.where, tp, j.pytest, mt);
+  if (j.kind != NULL && j.kind->parts != NULL)
+    j.parts = j.kind->parts(L, j.rec, j.name, j.where, tp, mt);
   if (lua_istable(L, mt)) {
     tpuci__expand_matrix(L, c, &j, mt);
     if (j.emitted == 0) tpuci__job_error(L, &j, "matrix: every combination is excluded");

@@ -33,6 +33,11 @@ typedef struct {
   char src[LUA_IDSIZE];  /* how Lua shows it in messages */
   const char *spec_dir;
   int real; /* every topology is real hardware */
+  /* The job kinds' loaders (the limits'; NULL: none), and the job
+   * expand.c is making instances of, for their templates
+   * (tpuci__spec_render_t). */
+  const tpuci__kind_spec_t *const *kinds;
+  const struct tpuci__job_s *job;
 
   uint64_t timeout_ms;
   uint64_t deadline_ms; /* on the monotonic clock */
@@ -154,14 +159,5 @@ void tpuci__spec_expand_topology(lua_State *L, tpuci__spec_ctx_t *c, tpuci__topo
  * (1 without a topology); nothing when hostset is -1. */
 void tpuci__spec_check_hosts(lua_State *L, const char *job, const char *where, int topology,
                              int hostset);
-
-/* pytest.per_chip (expand_per_chip.c): the chips of the job's one host
- * (of its topology `tp`, NULL without one), one pytest process each; 0
- * when the pytest record at stack index `pytest` (maybe nil) does not ask
- * for it. Raises "file:line: job 'x': ..." without a topology, with one
- * of more than one host, or when the matrix at `mt` (maybe nil) has a key
- * 'shard'. */
-int tpuci__spec_per_chip(lua_State *L, const char *job, const char *where,
-                         const tpuci__topology_t *tp, int pytest, int mt);
 
 #endif /* TPUCI_SPEC_INTERNAL_H */

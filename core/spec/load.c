@@ -195,6 +195,7 @@ int tpuci__spec_load(tpuci__plan_t *plan, const char *chunk, size_t len, const c
   if (spec_dir == NULL) spec_dir = getcwd(cwd, sizeof(cwd)) ? cwd : ".";
   c->spec_dir = spec_dir;
   c->real = limits ? limits->real : 0;
+  c->kinds = limits ? limits->kinds : NULL;
   c->timeout_ms =
       limits && limits->timeout_ms ? limits->timeout_ms : TPUCI__SPEC_DEFAULT_TIMEOUT_MS;
   c->mem_limit = limits && limits->memory_bytes ? limits->memory_bytes : TPUCI__SPEC_DEFAULT_MEMORY;

@@ -3,14 +3,17 @@
  * in C made to keep the time cap: pattern.c, bounded.c), the DSL prelude
  * (lua/prelude.lua, compiled in), reading the spec file (load.c), YAML
  * beside the spec (yaml.c) and the expansion of declarations into plan
- * instances (expand.c). Lua lives only here and only while loading. It
- * may use core/plan/ and core/base/; only core/api/ calls it. */
+ * instances (expand.c; a job kind's record is read by the kind's
+ * loader, given in: plan/kind_spec.h). Lua lives only here and only
+ * while loading. It may use core/plan/ and core/base/; only core/api/
+ * calls it. */
 #ifndef TPUCI_SPEC_H
 #define TPUCI_SPEC_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "plan/kind_spec.h"
 #include "plan/plan.h"
 
 /* The largest spec a load accepts, in bytes (docs/spec.md): far more than
@@ -19,7 +22,8 @@
  * by the memory limit instead. */
 #define TPUCI__SPEC_MAX_BYTES ((size_t) 4 * 1024 * 1024)
 
-/* How a spec is loaded: its limits, and the hardware it is for. */
+/* How a spec is loaded: its limits, the hardware it is for, and the job
+ * kinds whose records a job may have. */
 typedef struct {
   uint64_t timeout_ms; /* wall clock cap for running the spec */
   size_t memory_bytes; /* cap on the Lua state's memory */
@@ -27,6 +31,11 @@ typedef struct {
    * the spec says: `tpuci run --real`), so the same spec runs emulated
    * on a laptop and real on a TPU VM. */
   int real;
+  /* The kinds' loaders (plan/kind_spec.h), NULL-terminated: a job that
+   * has a record under one's key is made that kind's, the first that
+   * matches. core/api/ passes every kind's (tpuci__kind_specs(),
+   * kind/kinds.h). NULL: none, every job is a command. */
+  const tpuci__kind_spec_t *const *kinds;
 } tpuci__spec_limits_t;
 
 /* Runs `chunk` in a sandboxed Lua state and expands it into `plan`, which

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "export/github.h"
+#include "kind/kinds.h"
 #include "plan/plan.h"
 #include "spec/spec.h"
 #include "base/util.h"
@@ -31,6 +32,7 @@ static int usage(void) {
 
 int main(int argc, char **argv) {
   tpuci__export_opts_t opts;
+  const tpuci__kind_spec_t *kinds[TPUCI__NKINDS + 1];
   tpuci__spec_limits_t limits;
   tpuci__plan_t plan;
   tpuci__err_t err = {0, NULL};
@@ -80,6 +82,8 @@ int main(int argc, char **argv) {
   limits.timeout_ms = 10000;
   limits.memory_bytes = 256u << 20;
   limits.real = 0;
+  tpuci__kind_specs(kinds);
+  limits.kinds = kinds;
   r = tpuci__spec_load(&plan, chunk, len, path, dirbuf, &limits, &err);
   free(chunk);
   if (r != 0) {

@@ -16,6 +16,7 @@
 #include <yaml.h>
 
 #include "export/k8s/export.h"
+#include "kind/kinds.h"
 #include "plan/plan.h"
 #include "spec/spec.h"
 #include "plan/topology.h"
@@ -81,9 +82,11 @@ static const gke_row_t gke_rows[] = {
 /* Loading, exporting, reading back                                    */
 
 static void load(tpuci__plan_t *plan, const char *spec) {
-  tpuci__spec_limits_t limits = {10000, 256u << 20, 0};
+  const tpuci__kind_spec_t *kinds[TPUCI__NKINDS + 1];
+  tpuci__spec_limits_t limits = {10000, 256u << 20, 0, kinds};
   tpuci__err_t err = {0, NULL};
   int r;
+  tpuci__kind_specs(kinds);
   tpuci__plan_init(plan);
   plan->spec_path = tpuci__strdup("spec.lua");
   plan->spec_dir = tpuci__strdup("/tmp");

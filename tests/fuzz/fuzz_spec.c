@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "kind/kinds.h"
 #include "plan/plan.h"
 #include "spec/spec.h"
 
@@ -86,6 +87,7 @@ static void check_plan(const tpuci__plan_t *p) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tpuci__plan_t plan;
   tpuci__err_t err = {0, NULL};
+  const tpuci__kind_spec_t *kinds[TPUCI__NKINDS + 1];
   tpuci__spec_limits_t limits;
   uint64_t t0, dt;
   int r;
@@ -93,6 +95,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   limits.timeout_ms = CAP_MS;
   limits.memory_bytes = CAP_MEMORY;
   limits.real = 0;
+  tpuci__kind_specs(kinds);
+  limits.kinds = kinds;
   tpuci__plan_init(&plan);
   t0 = tpuci__now_ms();
   r = tpuci__spec_load(&plan, (const char *) data, size, "fuzz.lua",

@@ -348,7 +348,8 @@ static void test_fake_kind_every_operation(void **state) {
 /* The table core/api/ makes every kind from: named rows, each with its
  * operations, constructor and destructor, the command kind last (it
  * claims every instance, so a row after it would never be taken), and
- * each other kind made a job by a spec key of its own. */
+ * each other kind made a job by a spec key of its own, whose record its
+ * loader reads. */
 static void test_kinds_table(void **state) {
   tpuci__instance_t inst;
   size_t k, j;
@@ -362,12 +363,16 @@ static void test_kinds_table(void **state) {
     assert_non_null(e->ops->claims);
     assert_non_null(e->run_new);
     assert_non_null(e->run_free);
-    assert_non_null(e->spec_keys);
     assert_ptr_equal(tpuci__kind_entry(e->ops), e);
     for (j = 0; j < k; j++) assert_string_not_equal(tpuci__kinds[j].ops->name, e->ops->name);
-    if (k + 1 < TPUCI__NKINDS) assert_non_null(e->spec_keys[0]);
+    if (k + 1 < TPUCI__NKINDS) {
+      assert_non_null(e->spec);
+      assert_non_null(e->spec->key);
+      assert_non_null(e->spec->load);
+    }
   }
   assert_ptr_equal(tpuci__kinds[TPUCI__NKINDS - 1].ops, &tpuci__kind_command);
+  assert_null(tpuci__kinds[TPUCI__NKINDS - 1].spec);
   assert_true(tpuci__kind_command.claims(&inst));
   assert_null(tpuci__kind_entry(&fake_kind));
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kind/kinds.h"
 #include "plan/plan.h"
 #include "spec/spec.h"
 
@@ -30,14 +31,26 @@ static int teardown(void **state) {
   return 0;
 }
 
-/* Loads src as "spec.lua" in the folder dir into a fresh plan, with the
- * given caps (0: the defaults), emulated. */
-static int load_with(const char *src, const char *dir, uint64_t timeout_ms,
-                     size_t memory) {
+/* The limits a test loads with: the given caps (0: the defaults),
+ * emulated, and every job kind's record (kind/kinds.h), as core/api/
+ * loads. `kinds` holds the kinds' loaders. */
+static inline tpuci__spec_limits_t spec_limits(uint64_t timeout_ms, size_t memory,
+                                               const tpuci__kind_spec_t **kinds) {
   tpuci__spec_limits_t limits;
   memset(&limits, 0, sizeof(limits));
   limits.timeout_ms = timeout_ms;
   limits.memory_bytes = memory;
+  tpuci__kind_specs(kinds);
+  limits.kinds = kinds;
+  return limits;
+}
+
+/* Loads src as "spec.lua" in the folder dir into a fresh plan, with the
+ * given caps (0: the defaults), emulated. */
+static int load_with(const char *src, const char *dir, uint64_t timeout_ms,
+                     size_t memory) {
+  const tpuci__kind_spec_t *kinds[TPUCI__NKINDS + 1];
+  tpuci__spec_limits_t limits = spec_limits(timeout_ms, memory, kinds);
   tpuci__plan_free(&plan);
   tpuci__plan_init(&plan);
   tpuci__err_clear(&err);

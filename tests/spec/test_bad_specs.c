@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "kind/kinds.h"
 #include "spec/spec.h"
 
 #ifndef TPUCI_BAD_SPECS
@@ -28,12 +29,15 @@ static int cmp_names(const void *a, const void *b) {
 /* Checks one spec; returns 0 or prints why it failed and returns 1. */
 static int check_one(const char *name) {
   char *path = tpuci__printf("%s/%s", bad_dir, name), *chunk, *want, *nl;
-  tpuci__spec_limits_t limits = {2000, 64u * 1024 * 1024, 0};
+  const tpuci__kind_spec_t *kinds[TPUCI__NKINDS + 1];
+  tpuci__spec_limits_t limits = {2000, 64u * 1024 * 1024, 0, kinds};
   tpuci__err_t err = {0, NULL};
   tpuci__plan_t plan;
   size_t len, n = strlen(name);
   int r, bad = 0;
   const char *msg;
+
+  tpuci__kind_specs(kinds);
 
   if (tpuci__read_file(path, &chunk, &len) != 0) {
     print_error("%s: cannot read\n", path);

@@ -733,7 +733,8 @@ static void test_error_messages(void **state) {
    * a double prefix. */
   {
     const char *name = "a/very/long/path/to/some/project/with/its/specs/ci/spec-file.lua";
-    tpuci__spec_limits_t limits = {0, 0, 0};
+    const tpuci__kind_spec_t *kinds[TPUCI__NKINDS + 1];
+    tpuci__spec_limits_t limits = spec_limits(0, 0, kinds);
     int r;
     tpuci__plan_free(&plan);
     tpuci__plan_init(&plan);
