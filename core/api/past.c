@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api/ctx.h"
+#include "kind/pytest/config.h"
 #include "kind/pytest/flaky.h"
 #include "kind/pytest/select_stats.h"
 #include "report/report.h"
@@ -255,7 +256,7 @@ static int tpuci__select_unpassed(tpuci_ctx_t *ctx, json_t *root, const char *pa
     if (strcmp(o, "failed") != 0) continue;
     key.name = (char *) tpuci__jstr(ji, "name");
     hit = bsearch(&keyp, byname, ctx->plan.ninstances, sizeof(*byname), tpuci__cmp_inst_name);
-    if (hit == NULL || !(*hit)->pytest || (*hit)->shards > 1) continue;
+    if (hit == NULL || !tpuci__pytest_of(*hit) || (*hit)->shards > 1) continue;
     at = (size_t) (*hit - ctx->plan.instances);
     if (ctx->preselect && ctx->preselect[at]) continue; /* A repeated record. */
     json_array_foreach(json_object_get(ji, "tests"), t, jt) {

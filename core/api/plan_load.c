@@ -230,15 +230,12 @@ static json_t *tpuci__plan_predictions(const tpuci_ctx_t *ctx) {
     json_array_foreach(rec == NULL ? json_object_get(summary, "instances") : NULL, k, ji) {
       const char *name = json_string_value(json_object_get(ji, "name"));
       tpuci__instance_t probe;
-      tpuci__pytest_t py;
       json_t *jt;
       size_t t;
       char *g2;
       if (name == NULL) continue;
       memset(&probe, 0, sizeof(probe));
-      memset(&py, 0, sizeof(py));
       probe.name = (char *) name;
-      probe.pytest = &py;
       g2 = tpuci__pytest_group_name(&probe);
       if (strcmp(g2, group) == 0) json_array_foreach(json_object_get(ji, "tests"), t, jt) {
           const char *id = json_string_value(json_object_get(jt, "id"));
@@ -249,7 +246,7 @@ static json_t *tpuci__plan_predictions(const tpuci_ctx_t *ctx) {
     free(group);
     if (ids.len > 0 && tpuci__shard_plan_retry(
                            (const char *const *) ids.items, ids.len, &timings,
-                           (size_t) inst->shards, inst->pytest->shard_by,
+                           (size_t) inst->shards, tpuci__pytest_of(inst)->shard_by,
                            tpuci__shard_retry_s(inst, rec ? rec->overhead_s : -1), &sp, &e) == 0) {
       const tpuci__shard_t *sh = &sp.shards[inst->shard - 1];
       json_t *o = json_object();

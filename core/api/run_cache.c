@@ -72,10 +72,10 @@ static void tpuci__compute_keys(const tpuci__plan_t *plan, tpuci__strv_t *const 
   o.spec_path = spec;
   in = tpuci__inputs_new(plan, &o);
   for (i = 0; i < plan->ninstances; i++) {
+    const tpuci__pytest_t *py = tpuci__pytest_of(&plan->instances[i]);
     if (!plan->instances[i].selected) continue;
     tpuci__inputs_key(in, i, preselect ? preselect[i] : NULL, &keys[i].key);
-    if (plan->instances[i].pytest != NULL &&
-        (plan->instances[i].pytest->select_affected || ropts->affected)) {
+    if (py != NULL && (py->select_affected || ropts->affected)) {
       if (tpuci__inputs_nonfile(in, i, keys[i].nonfile) != 0) keys[i].nonfile[0] = '\0';
       tpuci__select_key(ropts, keys[i].key.hex);
     }
@@ -126,7 +126,7 @@ static void tpuci__lookup(const tpuci__plan_t *p, const char *state_dir, int tou
     if (!whole)
       for (j = 0; j < p->ninstances; j++) {
         char *g;
-        if (keys[j].entry == NULL || p->instances[j].pytest == NULL) continue;
+        if (keys[j].entry == NULL || tpuci__pytest_of(&p->instances[j]) == NULL) continue;
         g = tpuci__pytest_group_name(&p->instances[j]);
         if (strcmp(g, group) == 0) {
           json_decref(keys[j].entry);

@@ -26,7 +26,8 @@ void tpuci__first_load(tpuci__run_t *run, const char *state_dir) {
   tpuci__idmap_init(&at);
   for (i = 0; i < n && run->repeat == 0; i++) {
     const tpuci__instance_t *inst = &run->plan.instances[i];
-    if (!inst->selected || inst->pytest == NULL || !inst->pytest->failed_first) continue;
+    const tpuci__pytest_t *py = tpuci__pytest_of(inst);
+    if (!inst->selected || py == NULL || !py->failed_first) continue;
     names[i] = tpuci__group_name_of(inst->name);
     if (tpuci__idmap_get(&at, names[i]) == TPUCI__IDMAP_NONE) {
       tpuci__idmap_put(&at, names[i], m);
@@ -48,7 +49,8 @@ void tpuci__first_load(tpuci__run_t *run, const char *state_dir) {
   /* New tests are new to this history: read before the run adds to it. */
   for (i = 0; i < n && run->repeat == 0; i++) {
     const tpuci__instance_t *inst = &run->plan.instances[i];
-    if (!inst->selected || inst->pytest == NULL || inst->pytest->new_tests_runs < 2) continue;
+    const tpuci__pytest_t *py = tpuci__pytest_of(inst);
+    if (!inst->selected || py == NULL || py->new_tests_runs < 2) continue;
     /* No store (or none that reads): no job has a run in it. */
     if ((run->known = tpuci__flaky_recent(path, 0)) == NULL) run->known = json_object();
     break;

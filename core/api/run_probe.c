@@ -32,7 +32,7 @@ int tpuci_plan_tests(tpuci_ctx_t *ctx, const char *const *ids, size_t n) {
   ctx->preselect = tpuci__calloc(ctx->plan.ninstances + 1, sizeof(*ctx->preselect));
   for (i = 0; i < ctx->plan.ninstances; i++) {
     tpuci__instance_t *inst = &ctx->plan.instances[i];
-    if (!inst->selected || inst->pytest == NULL) continue;
+    if (!inst->selected || tpuci__pytest_of(inst) == NULL) continue;
     /* The chosen tests run once per instance, not once per shard. */
     if (inst->shards > 1 && inst->shard > 1) {
       inst->selected = 0;

@@ -5,6 +5,7 @@
  * helpers below keep that convention and tpuci__export_github() turns it
  * into 0 or a negative code. */
 #include "export/github_doc.h"
+#include "kind/pytest/config.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -291,9 +292,9 @@ static void tpuci__gh_collect(tpuci__gh_doc_t *d, const tpuci__plan_t *plan) {
     tpuci__gh_entry_t *en;
     if (job == NULL) continue;
     tpuci__strv_add_once(&jobs, job);
-    if (in->pytest) d->pytest = 1;
+    if (tpuci__pytest_of(in)) d->pytest = 1;
     en = tpuci__gh_entry(d, job, d->per_job && in->shards > 1 ? in->shard : 0,
-                         in->pytest ? in->shards : 1);
+                         tpuci__pytest_of(in) ? in->shards : 1);
     if (img == NULL || !tpuci__runtime_props(in->runtime)->builds_images || img->ref == NULL)
       continue;
     if (img->pull == TPUCI__PULL_NEVER) {

@@ -1,6 +1,8 @@
 /* What a job kind gives the spec loader: how the record a job has for
  * the kind (`pytest = { ... }`, as lua/prelude.lua checked and made it)
- * becomes each of the job's instances' own part of the plan. core/spec/
+ * becomes each of the job's instances' own part of the plan (its
+ * kind_config, which plan.h's tpuci__kind_config_t frees, copies and
+ * shows). core/spec/
  * calls these for the kinds core/api/ hands it (kind/kinds.h's rows,
  * tpuci__kind_specs()) and names no kind; a kind's folder fills them.
  * Declared here, below both, as plan.h declares what the plan does with
@@ -25,6 +27,9 @@ typedef char *(*tpuci__spec_render_t)(struct lua_State *L, int idx);
 
 typedef struct {
   const char *key; /* the job's key that holds the record: "pytest" */
+  /* What its instances hold: the loader sets each one's `kind` to it
+   * before load() sets its kind_config. */
+  const tpuci__kind_config_t *config;
   /* Once per job that has the record (at stack index `rec`), before its
    * instances are made: how many parts each matrix combination is split
    * into, each an instance with "shard" = "i/N" after the job's matrix
@@ -34,9 +39,10 @@ typedef struct {
   int (*parts)(struct lua_State *L, int rec, const char *job, const char *where,
                const tpuci__topology_t *tp, int mt);
   /* Per instance, once its command and environment are set: sets
-   * in->pytest (and the instance's fields that its kind sets, plan.h)
-   * from the record, `parts` being what parts() said, and adds what the
-   * instance's environment gets unless the job set it. */
+   * in->kind_config (first, before any call that may raise) and the
+   * instance's fields that its kind sets (plan.h) from the record,
+   * `parts` being what parts() said, and adds what the instance's
+   * environment gets unless the job set it. */
   void (*load)(struct lua_State *L, int rec, tpuci__instance_t *in, int parts,
                tpuci__spec_render_t render);
 } tpuci__kind_spec_t;

@@ -30,14 +30,7 @@ void tpuci__instance_free(tpuci__instance_t *in) {
   free(in->expect_devices);
   tpuci__ctr_opts_free(&in->ctr);
   tpuci__strv_free(&in->inputs);
-  if (in->pytest) {
-    free(in->pytest->markers);
-    free(in->pytest->k);
-    free(in->pytest->setup);
-    tpuci__strv_free(&in->pytest->select_always);
-    tpuci__strv_free(&in->pytest->select_ignore);
-    free(in->pytest);
-  }
+  if (in->kind != NULL) in->kind->free(in->kind_config);
 }
 
 void tpuci__plan_free(tpuci__plan_t *p) {
@@ -98,17 +91,7 @@ void tpuci__instance_copy(tpuci__instance_t *dst, const tpuci__instance_t *src) 
   tpuci__ctr_opts_copy(&dst->ctr, &src->ctr);
   memset(&dst->inputs, 0, sizeof(dst->inputs));
   tpuci__strv_copy(&dst->inputs, &src->inputs);
-  if (src->pytest) {
-    dst->pytest = tpuci__malloc(sizeof(*dst->pytest));
-    *dst->pytest = *src->pytest;
-    dst->pytest->markers = tpuci__strdup(src->pytest->markers);
-    dst->pytest->k = tpuci__strdup(src->pytest->k);
-    dst->pytest->setup = tpuci__strdup(src->pytest->setup);
-    memset(&dst->pytest->select_always, 0, sizeof(dst->pytest->select_always));
-    tpuci__strv_copy(&dst->pytest->select_always, &src->pytest->select_always);
-    memset(&dst->pytest->select_ignore, 0, sizeof(dst->pytest->select_ignore));
-    tpuci__strv_copy(&dst->pytest->select_ignore, &src->pytest->select_ignore);
-  }
+  dst->kind_config = src->kind != NULL ? src->kind->copy(src->kind_config) : NULL;
 }
 
 tpuci__instance_t *tpuci__plan_add_instance(tpuci__plan_t *p) {
@@ -138,14 +121,6 @@ const char *tpuci__pull_name(tpuci__pull_t pull) {
 
 /* A string or null. */
 static json_t *tpuci__json_str(const char *s) { return s ? json_string(s) : json_null(); }
-
-/* A list of strings as a JSON array. */
-static json_t *tpuci__json_strv(const tpuci__strv_t *v) {
-  json_t *a = json_array();
-  size_t i;
-  for (i = 0; i < v->len; i++) json_array_append_new(a, json_string(v->items[i]));
-  return a;
-}
 
 static json_t *tpuci__json_kv(const tpuci__kvlist_t *l) {
   json_t *o = json_object();
@@ -226,7 +201,7 @@ json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_
   json_object_set_new(r, "backoff_ms", json_integer((json_int_t) in->retry.backoff_ms));
   json_object_set_new(r, "factor", json_real(in->retry.factor));
   json_object_set_new(r, "max_backoff_ms", json_integer((json_int_t) in->retry.max_backoff_ms));
-  if (in->pytest)
+  if (in->kind != NULL && in->kind->partial_retries)
     json_object_set_new(r, "rerun",
                         json_string(in->retry.rerun_unfinished ? "unfinished" : "failed"));
   if (tpuci__runtime_props(in->runtime)->capacity) {
@@ -292,32 +267,8 @@ json_t *tpuci__plan_instance_json(const tpuci__plan_t *p, const tpuci__instance_
     for (i = 0; i < in->inputs.len; i++) json_array_append_new(a, json_string(in->inputs.items[i]));
     json_object_set_new(o, "inputs", a);
   }
-  if (in->pytest) {
-    json_t *py = json_object();
-    json_object_set_new(py, "markers", tpuci__json_str(in->pytest->markers));
-    json_object_set_new(py, "k", tpuci__json_str(in->pytest->k));
-    json_object_set_new(py, "shards", json_integer(in->shards));
-    json_object_set_new(py, "shard", json_integer(in->shard));
-    json_object_set_new(py, "shard_by",
-                        json_string(in->pytest->shard_by == TPUCI__SHARD_BY_TEST    ? "test"
-                                    : in->pytest->shard_by == TPUCI__SHARD_BY_CLASS ? "class"
-                                                                                    : "file"));
-    json_object_set_new(py, "allow_empty", json_boolean(in->pytest->allow_empty));
-    json_object_set_new(py, "failed_first", json_boolean(in->pytest->failed_first));
-    json_object_set_new(py, "test_timeout_ms",
-                        json_integer((json_int_t) in->pytest->test_timeout_ms));
-    json_object_set_new(py, "select",
-                        json_string(in->pytest->select_affected ? "affected" : "all"));
-    if (in->pytest->new_tests_runs > 1)
-      json_object_set_new(py, "new_tests_runs", json_integer(in->pytest->new_tests_runs));
-    if (in->pytest->select_always.len > 0)
-      json_object_set_new(py, "select_always", tpuci__json_strv(&in->pytest->select_always));
-    if (in->pytest->select_ignore.len > 0)
-      json_object_set_new(py, "select_ignore", tpuci__json_strv(&in->pytest->select_ignore));
-    if (in->pytest->select_audit > 0)
-      json_object_set_new(py, "select_audit", json_real(in->pytest->select_audit));
-    json_object_set_new(o, "pytest", py);
-  }
+  /* Its kind's part, last: plans of the command kind read as before. */
+  if (in->kind != NULL) json_object_set_new(o, in->kind->name, in->kind->json(in));
   return o;
 }
 
@@ -594,7 +545,9 @@ char *tpuci__plan_to_text(const tpuci__plan_t *p) {
           : strcmp(dev.frameworks, "auto") == 0 ? "jax and torch_xla, if they import,"
                                                 : dev.frameworks,
           dev.devices, dev.platform, dev.devices == 1 ? "" : "s", dev.chips,
-          dev.chips == 1 ? "" : "s", in->pytest ? "per process" : "before the command");
+          dev.chips == 1 ? "" : "s",
+          in->kind != NULL && in->kind->devices_when ? in->kind->devices_when
+                                                     : "before the command");
     tpuci__err_clear(&derr);
     if (in->no_cache) tpuci__buf_adds(&b, "  cache:    off (cache = false)\n");
     for (k = 0; k < in->inputs.len; k++)

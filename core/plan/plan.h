@@ -215,43 +215,33 @@ char *tpuci__ctr_opts_refusal(const tpuci__ctr_opts_t *c, int kind);
  * New string. */
 char *tpuci__cap_engine_name(const char *cap);
 
-/* A job given as `pytest = { ... }`. Its argv (the whole suite) ends with
- * `nargs` arguments (pytest.args) that an attempt running only some tests
- * replaces by their node ids; every attempt also gets a JUnit file in its
- * results folder. */
-/* How a sharded suite is split (pytest.shard_by): test by test, or
- * keeping each file's (each class's) tests together, in their order. */
-typedef enum {
-  TPUCI__SHARD_BY_FILE = 0,
-  TPUCI__SHARD_BY_CLASS,
-  TPUCI__SHARD_BY_TEST
-} tpuci__shard_by_t;
+struct tpuci__instance_s;
 
+/* What the plan does with a job kind's part of an instance
+ * (`inst->kind`, `inst->kind_config`): the kind's own record of the
+ * instance, which the plan holds without knowing what is in it (the
+ * pytest kind's: kind/pytest/config.h). Declared here, filled by the
+ * kind (its loader sets it: plan/kind_spec.h), since the plan lies below
+ * the job kinds. */
 typedef struct {
-  char *markers; /* -m, or NULL */
-  char *k;       /* -k, or NULL */
-  size_t nargs;
-  tpuci__shard_by_t shard_by; /* how the instance's shards split the suite */
-  int allow_empty;            /* pytest's exit 5 (nothing collected) passes */
-  int failed_first;           /* tests that failed last time run first */
-  /* Only the tests a change can affect run (select = "affected"), and
-   * globs of test files that always do (select_always). */
-  int select_affected;
-  tpuci__strv_t select_always;
-  /* Globs of files whose changes never matter (select_ignore), and the
-   * fraction of the tests left out that run as an audit (select.audit). */
-  tpuci__strv_t select_ignore;
-  double select_audit;
-  uint64_t test_timeout_ms; /* one test's longest (pytest.test_timeout), 0: none */
-  int new_tests_runs;       /* runs a test new to the history gets (new_tests.runs), 0: one */
-  /* pytest.setup: shell commands the bootstrap runs in the attempt before
-   * it imports pytest, one a line (TPUCI_SETUP in the environment), or
-   * NULL. */
-  char *setup;
-} tpuci__pytest_t;
+  const char *name;                  /* the kind's, and the key of its part of the JSON */
+  void (*free)(void *config);        /* frees it and what it holds (NULL: nothing to) */
+  void *(*copy)(const void *config); /* a deep copy */
+  /* Its part of the instance as `tpuci plan --json` shows it, under
+   * `name` (the instance is given: the kind may show its shards). New
+   * reference. */
+  json_t *(*json)(const struct tpuci__instance_s *in);
+  /* Whether a retry runs again only part of an instance (the tests that
+   * failed, or only those that did not finish: retry.rerun_unfinished),
+   * which the JSON's "retry" says as "rerun". */
+  int partial_retries;
+  /* When the device check runs (expect_devices), for `tpuci plan`'s
+   * "devices:" line ("per process"); NULL: "before the command". */
+  const char *devices_when;
+} tpuci__kind_config_t;
 
 /* One job instance: a job with one matrix combination bound. */
-typedef struct {
+typedef struct tpuci__instance_s {
   char *name;             /* "unit[python=3.11,torch=2.1]" */
   char *job;              /* "unit" */
   char *where;            /* "spec.lua:12" */
@@ -276,11 +266,15 @@ typedef struct {
   int hostset;  /* index into plan->hostsets (runtime ssh), or -1 */
   tpuci__mount_t *mounts;
   size_t nmounts;
-  double cpus;             /* 0: no limit */
-  uint64_t memory_bytes;   /* 0: no limit */
-  char *network;           /* docker network mode; NULL: engine default */
-  tpuci__ctr_opts_t ctr;   /* shm_size, devices, ... (docker, swarm) */
-  tpuci__pytest_t *pytest; /* NULL unless the job is a pytest job */
+  double cpus;           /* 0: no limit */
+  uint64_t memory_bytes; /* 0: no limit */
+  char *network;         /* docker network mode; NULL: engine default */
+  tpuci__ctr_opts_t ctr; /* shm_size, devices, ... (docker, swarm) */
+  /* Its job kind's record of it, which only that kind reads (the
+   * pytest kind's: tpuci__pytest_of(), kind/pytest/config.h); NULL for
+   * the command kind, which keeps none. */
+  const tpuci__kind_config_t *kind;
+  void *kind_config;
   /* What the folders below the job kinds need to know of an instance,
    * which name no kind: its kind sets these when the spec is loaded (all
    * 0 for the command kind).

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "report/cache.h"
+#include "kind/pytest/config.h"
 #include "kind/pytest/kind.h"
 
 /* ------------------------------------------------------------------ */
@@ -386,7 +387,7 @@ void tpuci__cache_restore(const json_t *entry, const tpuci__instance_t *inst,
    * dropped one outside the state folder's runs/). */
   if (log != NULL && access(log, R_OK) == 0) a->log_path = tpuci__strdup(log);
   r->outcome = TPUCI_OUTCOME_CACHED;
-  if (inst->pytest == NULL || !json_is_array(tests)) return;
+  if (tpuci__pytest_of(inst) == NULL || !json_is_array(tests)) return;
 
   {
     tpuci__junit_t report;

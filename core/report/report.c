@@ -1,6 +1,7 @@
 /* Building the run report and writing it as JSON and YAML. */
 #include "report/report.h"
 #include "report/report_html.h"
+#include "kind/pytest/config.h"
 #include "kind/pytest/kind.h"
 
 #include <stdio.h>
@@ -252,7 +253,7 @@ json_t *tpuci__report_build(const tpuci__plan_t *plan, const tpuci__instance_res
     json_object_set_new(jo, "attempts", ja);
     if (tpuci__res_history(res))
       json_object_set_new(jo, "tests", tpuci__report_tests(tpuci__res_history(res)));
-    if (inst->pytest) tpuci__report_first(jo, res);
+    if (tpuci__pytest_of(inst)) tpuci__report_first(jo, res);
     json_array_append_new(insts, jo);
     n[res->outcome]++;
     total++;

@@ -372,6 +372,7 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
   }
   /* The kind's part, once the command and the job's env are set. */
   if (j->kind != NULL) {
+    in->kind = j->kind->config;
     c->job = j;
     j->kind->load(L, j->rec, in, j->parts, tpuci__render_kind);
     c->job = NULL;

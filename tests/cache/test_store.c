@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "report/cache.h"
+#include "kind/pytest/config.h"
 #include "kind/pytest/kind.h"
 
 static char dir[256];
@@ -115,7 +116,8 @@ static void test_pytest(void **state) {
   memset(&inst, 0, sizeof(inst));
   memset(&py, 0, sizeof(py));
   inst.name = "unit";
-  inst.pytest = &py;
+  inst.kind = &tpuci__pytest_config; /* the stack's record: never freed */
+  inst.kind_config = &py;
 
   /* Failed, then passed: flaky, not stored. */
   passed_result(&r, TPUCI_OUTCOME_PASSED, TPUCI_OUTCOME_PASSED);

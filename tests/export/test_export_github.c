@@ -15,6 +15,7 @@
 #include <yaml.h>
 
 #include "export/github.h"
+#include "kind/pytest/config.h"
 #include "plan/plan.h"
 #include "base/util.h"
 
@@ -778,7 +779,8 @@ static void add_in(tpuci__plan_t *plan, const char *job, const char *name, int i
     in->runtime = TPUCI__RUNTIME_DOCKER;
   }
   if (shards > 0) {
-    in->pytest = tpuci__calloc(1, sizeof(*in->pytest));
+    in->kind = &tpuci__pytest_config;
+    in->kind_config = tpuci__calloc(1, sizeof(tpuci__pytest_t));
     in->shards = shards;
     in->shard = shard;
   }

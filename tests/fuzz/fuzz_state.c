@@ -37,6 +37,7 @@
 #include "kind/pytest/timings.h"
 #include "report/cache.h"
 #include "runtime/tpuvm.h"
+#include "kind/pytest/config.h"
 #include "kind/pytest/kind.h"
 #include "spec/internal.h"
 
@@ -184,7 +185,8 @@ static void fuzz_cache(const char *raw, size_t rawlen) {
   memset(&inst, 0, sizeof(inst));
   memset(&py, 0, sizeof(py));
   inst.name = "unit";
-  inst.pytest = &py;
+  inst.kind = &tpuci__pytest_config;
+  inst.kind_config = &py;
   tpuci__cache_restore(entry, &inst, &r);
   json_decref(entry);
   CHECK(r.outcome == TPUCI_OUTCOME_CACHED && r.nattempts == 1);

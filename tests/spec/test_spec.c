@@ -16,6 +16,7 @@
 #include "plan/plan.h"
 #include "plan/host_env.h"
 #include "kind/devices.h"
+#include "kind/pytest/config.h"
 #include "sched/scheduler.h"
 #include "spec/spec.h"
 #include "spec_fixture.h"
@@ -1051,14 +1052,14 @@ static void test_pytest(void **state) {
   assert_int_equal(plan.ninstances, 7);
   /* Shards are a matrix key, sorted with the others. */
   in = inst("tpu[py=b,shard=2/3]");
-  assert_non_null(in->pytest);
+  assert_non_null(tpuci__pytest_of(in));
   assert_true(in->runs_pytest);
   assert_int_equal(in->shards, 3);
   assert_int_equal(in->shard, 2);
-  assert_string_equal(in->pytest->markers, "tpu and b");
-  assert_string_equal(in->pytest->k, "not slow");
-  assert_int_equal(in->pytest->nargs, 2);
-  assert_false(in->pytest->allow_empty);
+  assert_string_equal(tpuci__pytest_of(in)->markers, "tpu and b");
+  assert_string_equal(tpuci__pytest_of(in)->k, "not slow");
+  assert_int_equal(tpuci__pytest_of(in)->nargs, 2);
+  assert_false(tpuci__pytest_of(in)->allow_empty);
   assert_int_equal(in->argv.len, 12);
   assert_string_equal(in->argv.items[0], "python3");
   assert_string_equal(in->argv.items[4], "no:cacheprovider");
@@ -1076,9 +1077,9 @@ static void test_pytest(void **state) {
   assert_null(tpuci__kv_get(&in->env, "TEST_TOTAL_SHARDS"));
   assert_int_equal(in->shards, 1);
   assert_int_equal(in->shard, 0);
-  assert_true(in->pytest->allow_empty);
-  assert_null(in->pytest->markers);
-  assert_int_equal(in->pytest->nargs, 0);
+  assert_true(tpuci__pytest_of(in)->allow_empty);
+  assert_null(tpuci__pytest_of(in)->markers);
+  assert_int_equal(tpuci__pytest_of(in)->nargs, 0);
   assert_string_equal(in->argv.items[0], "python3.11");
   assert_int_equal(in->argv.len, 5);
 

@@ -185,10 +185,10 @@ static void tpuci__k8s_command(tpuci__k8s_obj_t *o, const tpuci__k8s_opts_t *opt
   tpuci__strv_t argv = {NULL, 0, 0};
   size_t i;
 
-  if (inst->pytest == NULL) {
+  if (tpuci__pytest_of(inst) == NULL) {
     tpuci__strv_copy(&argv, &inst->argv);
   } else {
-    const tpuci__pytest_t *py = inst->pytest;
+    const tpuci__pytest_t *py = tpuci__pytest_of(inst);
     tpuci__pytest_argv(inst, TPUCI__RESULTS_MOUNT, NULL, NULL, &argv);
     if (inst->shards > 1 || py->allow_empty) {
       /* argv[2] is the bootstrap's code: tpuci_k8s.py goes first. */

@@ -64,14 +64,14 @@ static char *tpuci__pd_root_saved(const tpuci__pdeps_t *d, const char *rootdir) 
 
 static void tpuci__pd_where(const tpuci__kind_run_t *kr, const tpuci__pdeps_t *d, const char *root,
                             tpuci__deps_where_t *w) {
-  const tpuci__instance_t *inst = &kr->plan->instances[d->first];
+  const tpuci__pytest_t *py = tpuci__pytest_of(&kr->plan->instances[d->first]);
   memset(w, 0, sizeof(*w));
   w->root = root;
-  w->ignore = &inst->pytest->select_ignore;
-  w->always = &inst->pytest->select_always;
+  w->ignore = &py->select_ignore;
+  w->always = &py->select_always;
   w->exclude = (const char *const *) d->excluded;
   w->nexclude = d->nexcluded;
-  w->audit = kr->o.no_select ? 0 : inst->pytest->select_audit;
+  w->audit = kr->o.no_select ? 0 : py->select_audit;
   w->seed = (unsigned long) uv_hrtime();
 }
 
@@ -117,13 +117,14 @@ void tpuci__pk_deps_begin(tpuci__kind_run_t *kr) {
   kr->deps_of = tpuci__malloc((kr->n + 1) * sizeof(*kr->deps_of));
   for (i = 0; i < kr->n; i++) {
     const tpuci__instance_t *inst = &kr->plan->instances[i];
+    const tpuci__pytest_t *py = tpuci__pytest_of(inst);
     const char *key = kr->o.keys ? kr->o.keys[i] : NULL;
     tpuci__pdeps_t *d;
     char *name;
     kr->deps_of[i] = -1;
-    if (!inst->selected || inst->pytest == NULL || (kr->o.done && kr->o.done[i]) ||
-        kr->o.no_first || (!inst->pytest->select_affected && !kr->o.affected) ||
-        kr->select[i] != NULL || kr->o.state_dir == NULL)
+    if (!inst->selected || py == NULL || (kr->o.done && kr->o.done[i]) || kr->o.no_first ||
+        (!py->select_affected && !kr->o.affected) || kr->select[i] != NULL ||
+        kr->o.state_dir == NULL)
       continue;
     name = tpuci__group_name_of(inst->name);
     d = tpuci__pd_group(kr, name, i);

@@ -10,7 +10,9 @@
 #include "kind/pytest/kind_run.h"
 #include "runtime/tree.h"
 
-static int tpuci__pk_claims(const tpuci__instance_t *inst) { return inst->pytest != NULL; }
+static int tpuci__pk_claims(const tpuci__instance_t *inst) {
+  return tpuci__pytest_of(inst) != NULL;
+}
 
 static int tpuci__pk_check(const tpuci__plan_t *plan, const tpuci__instance_t *inst, int hosts,
                            tpuci__err_t *err) {
@@ -158,11 +160,12 @@ static tpuci_outcome_t tpuci__pk_ended(tpuci__kind_run_t *kr, tpuci__kind_proc_t
    * failure. No scope: the ids are not this job's tests, so none is
    * "not run". */
   if (tpuci__pk_not_applicable(kr, p, end)) {
+    const tpuci__pytest_t *py = tpuci__pytest_of(inst);
     tpuci__buf_t b;
     tpuci__buf_init(&b);
     tpuci__buf_adds(&b, "--test: not collected by this job's selection");
-    if (inst->pytest->markers) tpuci__buf_addf(&b, " -m '%s'", inst->pytest->markers);
-    if (inst->pytest->k) tpuci__buf_addf(&b, " -k '%s'", inst->pytest->k);
+    if (py->markers) tpuci__buf_addf(&b, " -m '%s'", py->markers);
+    if (py->k) tpuci__buf_addf(&b, " -k '%s'", py->k);
     return tpuci__pk_set_aside(inst, r, end, TPUCI_OUTCOME_NOT_APPLICABLE, tpuci__buf_steal(&b),
                                NULL, cause);
   }
@@ -310,7 +313,7 @@ static char *tpuci__pk_tree(const tpuci__plan_t *plan, const tpuci__kind_args_t 
   char *top, *state, *tree = NULL;
   size_t i, any = 0;
   for (i = 0; i < plan->ninstances; i++)
-    any += plan->instances[i].selected && plan->instances[i].pytest != NULL;
+    any += plan->instances[i].selected && tpuci__pytest_of(&plan->instances[i]) != NULL;
   if (any == 0 || o->no_first || plan->spec_dir == NULL) return NULL;
   if ((top = tpuci__pk_git_top(plan->spec_dir)) == NULL) return NULL;
   state = o->state_dir ? realpath(o->state_dir, NULL) : NULL;

@@ -130,7 +130,7 @@ static int tpuci__new_find(tpuci__kind_run_t *kr, size_t index, tpuci__pnew_t *n
 /* The new tests that have not failed yet, while runs are left. */
 static int tpuci__new_queue(tpuci__kind_run_t *kr, size_t index) {
   tpuci__pnew_t *nw = kr->news[index];
-  int want = kr->plan->instances[index].pytest->new_tests_runs;
+  int want = tpuci__pytest_of(&kr->plan->instances[index])->new_tests_runs;
   size_t i, bytes = 0;
   tpuci__strv_free(&nw->running);
   if (nw->procs + 1 >= want || kr->host->stopping(kr->host->sched)) return 0;
@@ -152,6 +152,7 @@ static int tpuci__new_queue(tpuci__kind_run_t *kr, size_t index) {
 static void tpuci__new_apply(tpuci__kind_run_t *kr, size_t index) {
   tpuci__pnew_t *nw = kr->news[index];
   const tpuci__instance_t *inst = &kr->plan->instances[index];
+  int runs = tpuci__pytest_of(inst)->new_tests_runs;
   tpuci__history_t *h = tpuci__res_history(&kr->results[index]);
   size_t i, failed = 0;
   tpuci__buf_t b;
@@ -167,7 +168,7 @@ static void tpuci__new_apply(tpuci__kind_run_t *kr, size_t index) {
     free(r->message);
     r->message = tpuci__printf("new test, failed %zu of its %zu runs (pytest.new_tests.runs = "
                                "%d): not counted as passing",
-                               nw->fails[i], nw->runs[i], inst->pytest->new_tests_runs);
+                               nw->fails[i], nw->runs[i], runs);
     free(r->text);
     r->text = tpuci__printf("%s\n\nits first failure:\n%s", r->message,
                             nw->first[i] ? nw->first[i] : "(no message)");
@@ -175,10 +176,10 @@ static void tpuci__new_apply(tpuci__kind_run_t *kr, size_t index) {
                     nw->runs[i]);
   }
   {
-    char *msg = tpuci__printf(
-        "%s: new tests: %zu new test%s ran again, up to %d runs each: %s%s", inst->name,
-        nw->all.len, nw->all.len == 1 ? "" : "s", inst->pytest->new_tests_runs,
-        failed ? "failed in some runs: " : "every run passed", failed ? b.data : "");
+    char *msg =
+        tpuci__printf("%s: new tests: %zu new test%s ran again, up to %d runs each: %s%s",
+                      inst->name, nw->all.len, nw->all.len == 1 ? "" : "s", runs,
+                      failed ? "failed in some runs: " : "every run passed", failed ? b.data : "");
     kr->host->message(kr->host->sched, msg);
     free(msg);
   }
@@ -187,11 +188,12 @@ static void tpuci__new_apply(tpuci__kind_run_t *kr, size_t index) {
 
 int tpuci__pk_new_next(tpuci__kind_run_t *kr, size_t index) {
   const tpuci__instance_t *inst = &kr->plan->instances[index];
+  const tpuci__pytest_t *py = tpuci__pytest_of(inst);
   tpuci__pnew_t *nw = kr->news[index];
   if (nw == NULL) {
-    if (inst->pytest == NULL || inst->pytest->new_tests_runs < 2 || kr->o.known == NULL ||
-        kr->o.no_first || tpuci__res_history(&kr->results[index]) == NULL ||
-        tpuci__plan_hosts(kr->plan, inst) != 1 || kr->host->stopping(kr->host->sched))
+    if (py == NULL || py->new_tests_runs < 2 || kr->o.known == NULL || kr->o.no_first ||
+        tpuci__res_history(&kr->results[index]) == NULL || tpuci__plan_hosts(kr->plan, inst) != 1 ||
+        kr->host->stopping(kr->host->sched))
       return 0;
     nw = kr->news[index] = tpuci__calloc(1, sizeof(*nw));
     if (!tpuci__new_find(kr, index, nw)) {

@@ -77,9 +77,10 @@ static void tpuci__first_queue(tpuci__kind_run_t *kr, size_t index, const tpuci_
   tpuci__buf_t b;
   size_t i, bytes = 0;
 
-  if (failed == NULL || failed->len == 0 || kr->o.no_first || !inst->pytest->failed_first ||
-      kr->select[index] != NULL || tpuci__plan_hosts(kr->plan, inst) != 1 ||
-      kr->first_pending[index] || kr->first[index] != NULL)
+  if (failed == NULL || failed->len == 0 || kr->o.no_first ||
+      !tpuci__pytest_of(inst)->failed_first || kr->select[index] != NULL ||
+      tpuci__plan_hosts(kr->plan, inst) != 1 || kr->first_pending[index] ||
+      kr->first[index] != NULL)
     return;
   tpuci__idmap_init(&in);
   for (i = 0; among != NULL && i < among->len; i++) tpuci__idmap_put(&in, among->items[i], i);
@@ -114,7 +115,7 @@ static void tpuci__first_queue(tpuci__kind_run_t *kr, size_t index, const tpuci_
 void tpuci__pk_ready(tpuci__kind_run_t *kr, size_t index) {
   const tpuci__instance_t *inst = &kr->plan->instances[index];
   int g = kr->group_of[index];
-  if (inst->pytest == NULL) return;
+  if (tpuci__pytest_of(inst) == NULL) return;
   tpuci__pk_deps_tell(kr, index);
   /* A shard's: those of its part. */
   if (g >= 0) tpuci__first_queue(kr, index, &kr->groups[g].plan.shards[inst->shard - 1].ids);
@@ -267,7 +268,7 @@ tpuci_outcome_t tpuci__pk_side_ended(tpuci__kind_run_t *kr, tpuci__kind_proc_t *
 static int tpuci__order_begin(tpuci__kind_run_t *kr, size_t index) {
   tpuci__history_t *h = tpuci__res_history(&kr->results[index]);
   tpuci__ochecks_t *oc;
-  if (h == NULL || kr->plan->instances[index].pytest == NULL ||
+  if (h == NULL || tpuci__pytest_of(&kr->plan->instances[index]) == NULL ||
       tpuci__plan_hosts(kr->plan, &kr->plan->instances[index]) != 1)
     return 0;
   oc = tpuci__calloc(1, sizeof(*oc));

@@ -32,15 +32,16 @@ void tpuci__pytest_argv_shard(const tpuci__instance_t *inst, const char *results
                               const tpuci__strv_t *select, const tpuci__strv_t *only,
                               const char *shard, const char *deps, const char *devices,
                               tpuci__strv_t *out) {
+  const tpuci__pytest_t *py = tpuci__pytest_of(inst);
   tpuci__buf_t ids;
-  size_t base = inst->argv.len - inst->pytest->nargs, i;
+  size_t base = inst->argv.len - py->nargs, i;
 
   /* argv is python -m pytest ...: the interpreter, then the bootstrap. */
   tpuci__strv_push(out, inst->argv.items[0]);
   tpuci__strv_push(out, "-c");
   tpuci__strv_take(out, tpuci__devices_code(tpuci__py_tpuci_plugin));
   tpuci__strv_take(out, tpuci__printf("%s/%s", results_path, TPUCI__PROGRESS_FILE));
-  tpuci__strv_take(out, tpuci__printf("%llu", (unsigned long long) inst->pytest->test_timeout_ms));
+  tpuci__strv_take(out, tpuci__printf("%llu", (unsigned long long) py->test_timeout_ms));
   tpuci__buf_init(&ids);
   for (i = 0; only != NULL && i < only->len; i++)
     tpuci__buf_addf(&ids, "%s%s", i ? "\n" : "", only->items[i]);
@@ -167,12 +168,13 @@ char *tpuci__pytest_collect_setup_problem(const tpuci__plan_t *plan, const tpuci
 
 /* "-m 'tpu' -k 'not slow' tests/" for messages. */
 static char *tpuci__pytest_selection_text(const tpuci__instance_t *inst) {
+  const tpuci__pytest_t *py = tpuci__pytest_of(inst);
   tpuci__buf_t b;
   size_t i;
   tpuci__buf_init(&b);
-  if (inst->pytest->markers) tpuci__buf_addf(&b, "-m '%s'", inst->pytest->markers);
-  if (inst->pytest->k) tpuci__buf_addf(&b, "%s-k '%s'", b.len ? " " : "", inst->pytest->k);
-  for (i = inst->argv.len - inst->pytest->nargs; i < inst->argv.len; i++)
+  if (py->markers) tpuci__buf_addf(&b, "-m '%s'", py->markers);
+  if (py->k) tpuci__buf_addf(&b, "%s-k '%s'", b.len ? " " : "", py->k);
+  for (i = inst->argv.len - py->nargs; i < inst->argv.len; i++)
     tpuci__buf_addf(&b, "%s%s", b.len ? " " : "", inst->argv.items[i]);
   if (b.len == 0) tpuci__buf_adds(&b, "the default test paths");
   return tpuci__buf_steal(&b);
@@ -303,7 +305,7 @@ static tpuci_outcome_t tpuci__after(tpuci__history_t *h, const tpuci__instance_t
   if (o == TPUCI_OUTCOME_FAILED && ex->term_signal == 0 &&
       ex->exit_code == TPUCI__PYTEST_NO_TESTS) {
     char *sel = tpuci__pytest_selection_text(inst);
-    if (inst->pytest->allow_empty) {
+    if (tpuci__pytest_of(inst)->allow_empty) {
       o = TPUCI_OUTCOME_PASSED;
       *new_cause = tpuci__printf("no test selected by %s (allowed: allow_empty)", sel);
     } else {

@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 
+#include "kind/pytest/config.h"
 #include "plan/plan.h"
 #include "kind/pytest/timings.h"
 #include "base/util.h"

@@ -19,7 +19,7 @@ static tpuci__pgroup_t *tpuci__pk_group_at(tpuci__kind_run_t *kr, int g) {
 
 char *tpuci__pk_group(tpuci__kind_run_t *kr, size_t i) {
   const tpuci__instance_t *inst = &kr->plan->instances[i];
-  if (inst->pytest == NULL || inst->shards <= 1) return NULL;
+  if (tpuci__pytest_of(inst) == NULL || inst->shards <= 1) return NULL;
   return tpuci__pytest_group_name(inst);
 }
 
@@ -30,6 +30,7 @@ static int tpuci__group_plan(tpuci__kind_run_t *kr, tpuci__pgroup_t *g,
                              const tpuci__instance_t *inst, const tpuci__strv_t *all,
                              double overhead_s, tpuci__err_t *e) {
   size_t n = (size_t) inst->shards, k, index = (size_t) (inst - kr->plan->instances);
+  tpuci__shard_by_t by = tpuci__pytest_of(inst)->shard_by;
   tpuci__strv_t ids = {0};
   int r;
   /* The split is of what runs: not the tests the run leaves out as
@@ -37,9 +38,8 @@ static int tpuci__group_plan(tpuci__kind_run_t *kr, tpuci__pgroup_t *g,
   for (k = 0; k < all->len; k++)
     if (!tpuci__pk_unaffected(kr, index, all->items[k])) tpuci__strv_push(&ids, all->items[k]);
   /* Tests that failed last time fail a shard, which then retries them. */
-  r = tpuci__shard_plan_retry((const char *const *) ids.items, ids.len, kr->o.timings, n,
-                              inst->pytest->shard_by, tpuci__shard_retry_s(inst, overhead_s),
-                              &g->plan, e);
+  r = tpuci__shard_plan_retry((const char *const *) ids.items, ids.len, kr->o.timings, n, by,
+                              tpuci__shard_retry_s(inst, overhead_s), &g->plan, e);
   g->left_out = all->len - ids.len;
   tpuci__strv_free(&ids);
   if (r != 0) return r;
@@ -47,7 +47,7 @@ static int tpuci__group_plan(tpuci__kind_run_t *kr, tpuci__pgroup_t *g,
   g->assign = tpuci__calloc(n, sizeof(*g->assign));
   g->filter = 1;
   for (k = 0; k < n; k++) {
-    g->assign[k] = tpuci__shard_assignment(&g->plan, inst->pytest->shard_by, k + 1);
+    g->assign[k] = tpuci__shard_assignment(&g->plan, by, k + 1);
     if (strlen(g->assign[k]) > TPUCI__SHARD_ASSIGNMENT_MAX) g->filter = 0;
   }
   return 0;
@@ -199,12 +199,12 @@ int tpuci__pk_step_done(tpuci__kind_run_t *kr, int gi, const tpuci__kind_proc_t 
       *outcome = TPUCI_OUTCOME_INFRA;
       *cause = tpuci__printf("test collection log incomplete: %s", end->log_problem);
     } else if (o == TPUCI_OUTCOME_FAILED && ex->exit_code == TPUCI__PYTEST_NO_TESTS) {
-      *outcome = inst->pytest->allow_empty ? TPUCI_OUTCOME_PASSED : TPUCI_OUTCOME_FAILED;
-      *cause =
-          tpuci__printf("collection selected no test%s",
-                        inst->pytest->allow_empty
-                            ? " (allowed: allow_empty)"
-                            : " (pytest exit 5; set pytest.allow_empty = true if that is fine)");
+      int allowed = tpuci__pytest_of(inst)->allow_empty;
+      *outcome = allowed ? TPUCI_OUTCOME_PASSED : TPUCI_OUTCOME_FAILED;
+      *cause = tpuci__printf(
+          "collection selected no test%s",
+          allowed ? " (allowed: allow_empty)"
+                  : " (pytest exit 5; set pytest.allow_empty = true if that is fine)");
     } else if (o == TPUCI_OUTCOME_TIMEOUT) {
       *cause = tpuci__printf("test collection %s", end->timeout_text);
     } else if (o == TPUCI_OUTCOME_PASSED) {

@@ -157,13 +157,13 @@ static void tpuci__pytest_env(tpuci__instance_t *in, const tpuci__pytest_t *py) 
 
 /* The instance's pytest record, its shard, and its environment
  * (kind_spec.h's load). The record is the instance's before any Lua call
- * that may raise. */
+ * that may raise: the plan frees it. */
 static void tpuci__pytest_load(lua_State *L, int rec, tpuci__instance_t *in, int parts,
                                tpuci__spec_render_t render) {
   tpuci__pytest_t *py = tpuci__calloc(1, sizeof(*py));
   const char *shard;
 
-  in->pytest = py;
+  in->kind_config = py;
   in->runs_pytest = 1;
   lua_getfield(L, rec, "markers");
   if (!lua_isnil(L, -1)) py->markers = render(L, lua_gettop(L));
@@ -185,6 +185,7 @@ static void tpuci__pytest_load(lua_State *L, int rec, tpuci__instance_t *in, int
 
 const tpuci__kind_spec_t tpuci__pytest_spec = {
     .key = "pytest",
+    .config = &tpuci__pytest_config,
     .parts = tpuci__pytest_parts,
     .load = tpuci__pytest_load,
 };
