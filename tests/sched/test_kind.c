@@ -5,8 +5,11 @@
  * ready, prepare of every role, poll, ended, release, a retry the kind
  * allows, a process before the attempts (SIDE_FIRST) and one after them
  * (SIDE_LAST) that settle waits for, and the final outcome the kind says.
- * What a third kind relies on is what this test checks
- * (docs/architecture.md, "Adding a job kind"). */
+ * Its instances hold a record of its own (plan.h's kind_config), which
+ * the spec loader makes with the kind's loader (plan/kind_spec.h) and
+ * the plan frees, copies and shows through the kind's operations: no
+ * file of core/plan/ or core/spec/ knows it. What a third kind relies on
+ * is what this test checks (docs/architecture.md, "Adding a job kind"). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,12 +20,92 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
+#include <lua.h>
 
 #include "kind/kind.h"
 #include "kind/kinds.h"
 #include "kind/pytest/kind.h"
+#include "plan/kind_spec.h"
 #include "plan/plan.h"
 #include "sched/scheduler.h"
+#include "spec/spec.h"
+
+/* The fake kind's record of an instance, and how often the plan freed
+ * and copied one. */
+typedef struct {
+  char *label;
+} fake_config_t;
+
+static int fake_frees, fake_copies;
+
+static void fake_free(void *config) {
+  fake_config_t *f = config;
+  if (f == NULL) return;
+  fake_frees++;
+  free(f->label);
+  free(f);
+}
+
+static void *fake_copy(const void *config) {
+  const fake_config_t *src = config;
+  fake_config_t *dst = tpuci__calloc(1, sizeof(*dst));
+  fake_copies++;
+  dst->label = tpuci__strdup(src->label);
+  return dst;
+}
+
+/* {"label": ..., "part": its shard}: under "fake" in the plan's JSON. */
+static json_t *fake_json(const tpuci__instance_t *in) {
+  const fake_config_t *f = in->kind_config;
+  json_t *o = json_object();
+  json_object_set_new(o, "label", f->label ? json_string(f->label) : json_null());
+  json_object_set_new(o, "part", json_integer(in->shard));
+  return o;
+}
+
+static const tpuci__kind_config_t fake_config = {
+    .name = "fake",
+    .free = fake_free,
+    .copy = fake_copy,
+    .json = fake_json,
+};
+
+static fake_config_t *fake_new(const char *label) {
+  fake_config_t *f = tpuci__calloc(1, sizeof(*f));
+  f->label = tpuci__strdup(label);
+  return f;
+}
+
+/* Its loader: every job it has a record for is split in two, and an
+ * instance's label is the record's `markers`, a template rendered with
+ * the instance's matrix. The prelude knows one record, pytest's, so the
+ * fake kind is handed that key: the loader calls whichever kind it is
+ * given. */
+static int fake_parts(lua_State *L, int rec, const char *job, const char *where,
+                      const tpuci__topology_t *tp, int mt) {
+  (void) L, (void) rec, (void) job, (void) where, (void) tp, (void) mt;
+  return 2;
+}
+
+static void fake_load(lua_State *L, int rec, tpuci__instance_t *in, int parts,
+                      tpuci__spec_render_t render) {
+  fake_config_t *f = tpuci__calloc(1, sizeof(*f));
+  const char *shard = tpuci__kv_get(&in->matrix, "shard");
+  in->kind_config = f; /* the plan's before anything may raise */
+  lua_getfield(L, rec, "markers");
+  if (!lua_isnil(L, -1)) f->label = render(L, lua_gettop(L));
+  lua_pop(L, 1);
+  in->shards = parts;
+  in->shard = shard ? atoi(shard) : 0;
+}
+
+static const tpuci__kind_spec_t fake_spec = {
+    .key = "pytest",
+    .config = &fake_config,
+    .parts = fake_parts,
+    .load = fake_load,
+};
 
 /* The fake kind's instances: "k-a" fails once then passes (a retry the
  * kind allows) and has a process before its attempts; "k-b" passes and
@@ -43,7 +126,8 @@ struct tpuci__kind_run_s {
   int ended_roles[4];
 };
 
-static int claims(const tpuci__instance_t *inst) { return strncmp(inst->name, "k-", 2) == 0; }
+/* Its instances are those that hold its record. */
+static int claims(const tpuci__instance_t *inst) { return inst->kind == &fake_config; }
 
 static int check(const tpuci__plan_t *plan, const tpuci__instance_t *inst, int hosts,
                  tpuci__err_t *err) {
@@ -240,6 +324,10 @@ static tpuci__instance_t *add(tpuci__plan_t *plan, const char *name) {
   inst->retry.backoff_ms = 10;
   inst->retry.factor = 1;
   inst->selected = 1;
+  if (strncmp(name, "k-", 2) == 0) {
+    inst->kind = &fake_config;
+    inst->kind_config = fake_new(name);
+  }
   return inst;
 }
 
@@ -339,21 +427,78 @@ static void test_fake_kind_every_operation(void **state) {
 
   tpuci__sched_free(s);
   for (i = 0; i < N; i++) tpuci__instance_result_free(&results[i]);
+  fake_frees = 0;
   tpuci__plan_free(&plan);
+  assert_int_equal(fake_frees, 3); /* the plan freed each k-'s record */
   cmd = tpuci__printf("rm -rf '%s'", dir);
   assert_int_equal(system(cmd), 0);
   free(cmd);
+}
+
+/* A spec loaded with the fake kind's loader: the jobs that have its
+ * record are its (split in two, their records rendered with their
+ * matrix), the others the command kind's; the plan's JSON shows the
+ * record under the kind's name, and a copy and the plan's end go through
+ * its operations. */
+static void test_fake_kind_config(void **state) {
+  static const char src[] = "job 'f' { pytest = { markers = 'm-${matrix.x}' },\n"
+                            "          matrix = { x = { 'a', 'b' } } }\n"
+                            "job 'plain' { run = 'true' }\n";
+  const tpuci__kind_spec_t *kinds[] = {&fake_spec, NULL};
+  tpuci__spec_limits_t limits = {0, 0, 0, kinds};
+  tpuci__err_t err = {0, NULL};
+  tpuci__instance_t copy;
+  tpuci__plan_t plan;
+  json_t *o;
+  (void) state;
+
+  tpuci__plan_init(&plan);
+  assert_int_equal(tpuci__spec_load(&plan, src, strlen(src), "spec.lua", "/tmp", &limits, &err),
+                   0);
+  assert_int_equal(plan.ninstances, 5);
+  assert_string_equal(plan.instances[1].name, "f[x=a,shard=2/2]");
+  assert_ptr_equal(plan.instances[1].kind, &fake_config);
+  assert_true(claims(&plan.instances[1]));
+  assert_string_equal(((fake_config_t *) plan.instances[1].kind_config)->label, "m-a");
+  assert_int_equal(plan.instances[1].shards, 2);
+  assert_int_equal(plan.instances[1].shard, 2);
+  assert_string_equal(((fake_config_t *) plan.instances[2].kind_config)->label, "m-b");
+  assert_null(plan.instances[4].kind);
+  assert_null(plan.instances[4].kind_config);
+  assert_false(claims(&plan.instances[4]));
+
+  o = tpuci__plan_instance_json(&plan, &plan.instances[2]);
+  assert_string_equal(json_string_value(json_object_get(json_object_get(o, "fake"), "label")),
+                      "m-b");
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "fake"), "part")), 1);
+  assert_null(json_object_get(o, "pytest"));
+  assert_null(json_object_get(json_object_get(o, "retry"), "rerun"));
+  json_decref(o);
+
+  fake_copies = fake_frees = 0;
+  tpuci__instance_copy(&copy, &plan.instances[1]);
+  assert_int_equal(fake_copies, 1);
+  assert_ptr_not_equal(copy.kind_config, plan.instances[1].kind_config);
+  assert_string_equal(((fake_config_t *) copy.kind_config)->label, "m-a");
+  tpuci__instance_free(&copy);
+  assert_int_equal(fake_frees, 1);
+  tpuci__plan_free(&plan);
+  assert_int_equal(fake_frees, 1 + 4);
+  tpuci__err_clear(&err);
 }
 
 /* The table core/api/ makes every kind from: named rows, each with its
  * operations, constructor and destructor, the command kind last (it
  * claims every instance, so a row after it would never be taken), and
  * each other kind made a job by a spec key of its own, whose record its
- * loader reads. */
+ * loader reads into what its instances hold; the spec loader is handed
+ * the loaders in the table's order. */
 static void test_kinds_table(void **state) {
+  const tpuci__kind_spec_t *specs[TPUCI__NKINDS + 1];
   tpuci__instance_t inst;
   size_t k, j;
   (void) state;
+  tpuci__kind_specs(specs);
   memset(&inst, 0, sizeof(inst));
   inst.name = "anything";
   for (k = 0; k < TPUCI__NKINDS; k++) {
@@ -369,10 +514,15 @@ static void test_kinds_table(void **state) {
       assert_non_null(e->spec);
       assert_non_null(e->spec->key);
       assert_non_null(e->spec->load);
+      /* What its instances hold, named as the kind. */
+      assert_non_null(e->spec->config);
+      assert_string_equal(e->spec->config->name, e->ops->name);
+      assert_ptr_equal(specs[k], e->spec);
     }
   }
   assert_ptr_equal(tpuci__kinds[TPUCI__NKINDS - 1].ops, &tpuci__kind_command);
   assert_null(tpuci__kinds[TPUCI__NKINDS - 1].spec);
+  assert_null(specs[TPUCI__NKINDS - 1]);
   assert_true(tpuci__kind_command.claims(&inst));
   assert_null(tpuci__kind_entry(&fake_kind));
 }
@@ -380,6 +530,7 @@ static void test_kinds_table(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fake_kind_every_operation),
+      cmocka_unit_test(test_fake_kind_config),
       cmocka_unit_test(test_kinds_table),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
