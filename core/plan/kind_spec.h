@@ -2,11 +2,10 @@
  * the kind (`pytest = { ... }`, as lua/prelude.lua checked and made it)
  * becomes each of the job's instances' own part of the plan (its
  * kind_config, which plan.h's tpuci__kind_config_t frees, copies and
- * shows). core/spec/
- * calls these for the kinds core/api/ hands it (kind/kinds.h's rows,
- * tpuci__kind_specs()) and names no kind; a kind's folder fills them.
- * Declared here, below both, as plan.h declares what the plan does with
- * that part: core/spec/ may not include core/kind/.
+ * shows). core/spec/ calls these for the kinds core/api/ hands it
+ * (kind/kinds.h's rows, tpuci__kind_specs()) and names no kind; a kind's
+ * folder fills them. Declared here, below both, as plan.h declares what
+ * the plan does with that part: core/spec/ may not include core/kind/.
  *
  * The plan runs no Lua: this header names Lua's state only because the
  * loader calls these while the spec runs. Each may raise a Lua error (a

@@ -3,9 +3,12 @@
  * outcomes and runtimes; plan.c prints it as text and JSON; a job's
  * container options for accelerators: ctr_opts.c), the TPU
  * catalogue and resolved slices (topology.h), and what each emulated host
- * of an instance gets from its topology (host_env.h). Pure data and pure
- * functions: no I/O, no Lua, no loop. Built by core/spec/, read by every
- * folder after it; it may use only core/base/. */
+ * of an instance gets from its topology (host_env.h). A job kind's record
+ * of an instance is the kind's: the plan holds it and calls the kind's
+ * operations on it (tpuci__kind_config_t below; how a kind's loader makes
+ * it from a spec: kind_spec.h). Pure data and pure functions: no I/O, no
+ * Lua, no loop. Built by core/spec/, read by every folder after it; it
+ * may use only core/base/. */
 #ifndef TPUCI_PLAN_H
 #define TPUCI_PLAN_H
 
