@@ -171,22 +171,24 @@ int tpuci_plan_engine(tpuci_ctx_t *ctx, const char *engine) {
 
 size_t tpuci_instance_count(const tpuci_ctx_t *ctx) { return ctx->plan.ninstances; }
 
-#define TPUCI__HAS(ctx, i) ((i) < (ctx)->plan.ninstances)
-
 const char *tpuci_instance_name(const tpuci_ctx_t *ctx, size_t i) {
-  return TPUCI__HAS(ctx, i) ? ctx->plan.instances[i].name : NULL;
+  const tpuci__instance_t *in = tpuci__plan_instance(&ctx->plan, i);
+  return in ? in->name : NULL;
 }
 
 const char *tpuci_instance_job(const tpuci_ctx_t *ctx, size_t i) {
-  return TPUCI__HAS(ctx, i) ? ctx->plan.instances[i].job : NULL;
+  const tpuci__instance_t *in = tpuci__plan_instance(&ctx->plan, i);
+  return in ? in->job : NULL;
 }
 
 const char *tpuci_instance_where(const tpuci_ctx_t *ctx, size_t i) {
-  return TPUCI__HAS(ctx, i) ? ctx->plan.instances[i].where : NULL;
+  const tpuci__instance_t *in = tpuci__plan_instance(&ctx->plan, i);
+  return in ? in->where : NULL;
 }
 
 int tpuci_instance_selected(const tpuci_ctx_t *ctx, size_t i) {
-  return TPUCI__HAS(ctx, i) ? ctx->plan.instances[i].selected : 0;
+  const tpuci__instance_t *in = tpuci__plan_instance(&ctx->plan, i);
+  return in ? in->selected : 0;
 }
 
 /* Predicted shards: what the next run would assign, if the suite is the

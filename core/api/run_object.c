@@ -104,22 +104,26 @@ void tpuci__run_fail(tpuci__run_t *run, int code, const char *msg) {
   tpuci__fail(run->ctx, &e);
 }
 
-#define TPUCI__RUN_HAS(run, i) ((run) != NULL && (i) < (run)->plan.ninstances)
-
 size_t tpuci_run_instance_count(const tpuci_run_t *run) { return run ? run->plan.ninstances : 0; }
 
+#define TPUCI__RUN_INST(run, i) tpuci__plan_instance((run) ? &(run)->plan : NULL, (i))
+
 const char *tpuci_run_instance_name(const tpuci_run_t *run, size_t i) {
-  return TPUCI__RUN_HAS(run, i) ? run->plan.instances[i].name : NULL;
+  const tpuci__instance_t *in = TPUCI__RUN_INST(run, i);
+  return in ? in->name : NULL;
 }
 
 const char *tpuci_run_instance_job(const tpuci_run_t *run, size_t i) {
-  return TPUCI__RUN_HAS(run, i) ? run->plan.instances[i].job : NULL;
+  const tpuci__instance_t *in = TPUCI__RUN_INST(run, i);
+  return in ? in->job : NULL;
 }
 
 const char *tpuci_run_instance_where(const tpuci_run_t *run, size_t i) {
-  return TPUCI__RUN_HAS(run, i) ? run->plan.instances[i].where : NULL;
+  const tpuci__instance_t *in = TPUCI__RUN_INST(run, i);
+  return in ? in->where : NULL;
 }
 
 int tpuci_run_instance_selected(const tpuci_run_t *run, size_t i) {
-  return TPUCI__RUN_HAS(run, i) ? run->plan.instances[i].selected : 0;
+  const tpuci__instance_t *in = TPUCI__RUN_INST(run, i);
+  return in ? in->selected : 0;
 }

@@ -94,6 +94,10 @@ void tpuci__instance_copy(tpuci__instance_t *dst, const tpuci__instance_t *src) 
   dst->kind_config = src->kind != NULL ? src->kind->copy(src->kind_config) : NULL;
 }
 
+const tpuci__instance_t *tpuci__plan_instance(const tpuci__plan_t *p, size_t i) {
+  return p != NULL && i < p->ninstances ? &p->instances[i] : NULL;
+}
+
 tpuci__instance_t *tpuci__plan_add_instance(tpuci__plan_t *p) {
   tpuci__instance_t *in;
   if (p->ninstances == p->cap_instances) {

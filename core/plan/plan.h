@@ -331,6 +331,9 @@ typedef struct {
 
 /* The number of emulated hosts of an instance: its topology's, else 1.
  * It is also the number of slots each attempt takes. */
+/* Instance i of the plan, or NULL when there is no plan or no such
+ * instance (the API's accessors, of a context and of a run). */
+const tpuci__instance_t *tpuci__plan_instance(const tpuci__plan_t *p, size_t i);
 int tpuci__plan_hosts(const tpuci__plan_t *p, const tpuci__instance_t *inst);
 /* Whether a selected instance of runtime `kind` runs plan image `k`. */
 int tpuci__plan_image_used(const tpuci__plan_t *p, size_t k, tpuci__runtime_kind_t kind);
