@@ -99,7 +99,7 @@ check(inst["empty"]["outcome"] == "failed", "empty outcome")
 check(inst["empty_ok"]["outcome"] == "passed", f"empty_ok outcome {inst['empty_ok']['outcome']}")
 check(inst["hang"]["outcome"] == "timeout", "hang outcome")
 cause = inst["hang"]["attempts"][-1]["cause"]
-check(cause.startswith("timed out after 45s") and
+check(cause.startswith("timed out after %s" % os.environ.get("TPUCI_HANG_TIMEOUT", "45s")) and
       " while running tests/test_timeout.py::test_sleeps_past_timeout (at " in cause and
       re.search(r"tests/test_timeout\.py:\d+ in test_sleeps_past_timeout; thread stacks in "
                 r"\S*/hang/results-\d+/stacks\.txt\)$", cause),

@@ -13,6 +13,9 @@ need_python_image "$image"
 
 mkdir flaky
 chmod 777 flaky
+# The hang's timeout counts from its service's creation: 2 m leave a
+# loaded machine time to start the task and reach the test that hangs.
+export TPUCI_HANG_TIMEOUT=2m
 TPUCI_PYTEST_IMAGE=$image TPUCI_PYTHON=python3 FLAKY_DIR="$WORK/flaky" \
   run_tpuci run -j 2 --engine swarm --junit merged.xml "$TESTS/pytest/spec.lua"
 expect_code 1 "pytest in containers"
