@@ -103,6 +103,7 @@ struct tpuci__inputs_s {
   char *engine_why[TPUCI__RUNTIME__COUNT]; /* a kind's engine did not answer */
   tpuci__memo_t *memo;
   size_t nmemo;
+  json_t *env; /* tpuci__env_json's, made once: every local key shares it */
 };
 
 tpuci__inputs_t *tpuci__inputs_new(const tpuci__plan_t *plan, const tpuci__inputs_opts_t *o) {
@@ -151,6 +152,7 @@ void tpuci__inputs_free(tpuci__inputs_t *in) {
     free(in->memo[i].hits);
   }
   free(in->memo);
+  json_decref(in->env);
   free(in->state_dir);
   free(in->spec_path);
   free(in);
@@ -256,20 +258,23 @@ static json_t *tpuci__value_hash(const char *s) {
 }
 
 /* The variables a job without an image inherits: every one of this
- * process's but the volatile ones, each by its value's hash. */
-static json_t *tpuci__env_json(void) {
-  json_t *env = json_object();
+ * process's but the volatile ones, each by its value's hash. Made once
+ * per `in` and shared by every key that names it (a new reference to
+ * it): 2000 local jobs kept 2000 copies of the environment. */
+static json_t *tpuci__env_json(tpuci__inputs_t *in) {
   size_t i;
+  if (in->env != NULL) return json_incref(in->env);
+  in->env = json_object();
   for (i = 0; environ[i]; i++) {
     const char *eq = strchr(environ[i], '=');
     char *name;
     if (eq == NULL || eq == environ[i] || tpuci__volatile(environ[i], (size_t) (eq - environ[i])))
       continue;
     name = tpuci__strndup(environ[i], (size_t) (eq - environ[i]));
-    json_object_set_new(env, name, tpuci__value_hash(eq + 1));
+    json_object_set_new(in->env, name, tpuci__value_hash(eq + 1));
     free(name);
   }
-  return env;
+  return json_incref(in->env);
 }
 
 /* Whether `path` is the folder `dir` or under it. */
@@ -409,7 +414,7 @@ void tpuci__inputs_key(tpuci__inputs_t *in, size_t i, const tpuci__strv_t *tests
     char *dir = tpuci__local_dir(p, inst);
     json_object_set_new(w, "source", json_string(dir));
     json_object_set_new(parts, "workdir", w);
-    json_object_set_new(parts, "env", tpuci__env_json());
+    json_object_set_new(parts, "env", tpuci__env_json(in));
     json_object_set_new(parts, "python", py);
     bad = tpuci__add_tree(&keying, dir, 1, w) != 0 || tpuci__add_python(&keying, dir, py) != 0;
     free(dir);
@@ -484,7 +489,7 @@ int tpuci__inputs_nonfile(tpuci__inputs_t *in, size_t i, char hex[65]) {
     tpuci__keying_t keying = {.in = in, .inst = inst, .out = &scratch};
     o = json_array();
     memset(&scratch, 0, sizeof(scratch));
-    json_object_set_new(m, "env", tpuci__env_json());
+    json_object_set_new(m, "env", tpuci__env_json(in));
     json_object_set_new(m, "python", o);
     r = tpuci__add_python(&keying, dir, o);
     tpuci__inputs_key_clear(&scratch);
