@@ -411,7 +411,22 @@ static char *tpuci__atomic_tmp_name(const char *path) {
                        (long) getpid(), n);
 }
 
+typedef struct {
+  const char *data;
+  size_t len;
+} tpuci__bytes_t;
+
+static int tpuci__fill_bytes(int fd, void *arg) {
+  const tpuci__bytes_t *b = arg;
+  return tpuci__write_all(fd, b->data, b->len);
+}
+
 int tpuci__write_file_atomic(const char *path, const char *data, size_t len) {
+  tpuci__bytes_t b = {data, len};
+  return tpuci__write_file_atomic_by(path, tpuci__fill_bytes, &b);
+}
+
+int tpuci__write_file_atomic_by(const char *path, int (*fill)(int fd, void *arg), void *arg) {
   char *tmp = tpuci__atomic_tmp_name(path);
   int fd, r = 0;
 
@@ -428,7 +443,7 @@ int tpuci__write_file_atomic(const char *path, const char *data, size_t len) {
     free(tmp);
     return r;
   }
-  r = tpuci__write_all(fd, data, len);
+  r = fill(fd, arg);
   if (r == 0 && fsync(fd) != 0) r = TPUCI__ERRNO;
   if (close(fd) != 0 && r == 0) r = TPUCI__ERRNO;
   if (r == 0 && rename(tmp, path) != 0) r = TPUCI__ERRNO;

@@ -189,6 +189,10 @@ int tpuci__write_all(int fd, const char *buf, size_t len);
  * is whole, the last one wins (updates that must not be lost take the
  * state folder's lock, base/lock.h). */
 int tpuci__write_file_atomic(const char *path, const char *data, size_t len);
+/* The same, the content written by `fill` into the temporary file's
+ * descriptor (a text too large to hold whole): 0, or a negative UV_E*
+ * code from `fill`, which leaves path as it was. */
+int tpuci__write_file_atomic_by(const char *path, int (*fill)(int fd, void *arg), void *arg);
 /* The same, making its folder first (mkdir -p). */
 int tpuci__write_file_atomic_p(const char *path, const char *data, size_t len);
 
