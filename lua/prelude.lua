@@ -1335,8 +1335,8 @@ local JOB_KEYS = { "name", "run", "cmd", "pytest", "env", "workdir", "timeout", 
 local JOB_SET = set_of(JOB_KEYS)
 
 local PYTEST_KEYS = { "markers", "k", "args", "options", "shards", "shard_by", "allow_empty",
-                      "failed_first", "python", "test_timeout", "select", "select_always",
-                      "select_ignore", "new_tests", "per_chip", "setup" }
+                      "failed_first", "retry_steady", "python", "test_timeout", "select",
+                      "select_always", "select_ignore", "new_tests", "per_chip", "setup" }
 local PYTEST_SET = set_of(PYTEST_KEYS)
 local NEW_TESTS_KEYS = { "runs" }
 local NEW_TESTS_SET = set_of(NEW_TESTS_KEYS)
@@ -1452,8 +1452,17 @@ local function pytest_spec(d, j, t, mkeys, keys)
   if py.per_chip and py.shards > 1 then
     fail(d, "pytest.per_chip", "per_chip splits the tests over the host's chips; leave 'shards' out")
   end
+  local rs = rawget(t, "retry_steady")
+  if rs ~= nil then py.retry_steady = boolean(d, "pytest.retry_steady", rs) end
   local ff = rawget(t, "failed_first")
-  if ff ~= nil then py.failed_first = boolean(d, "pytest.failed_first", ff) end
+  if ff == "always" then
+    py.failed_first, py.failed_first_steady = true, true
+  elseif ff ~= nil then
+    if type(ff) ~= "boolean" then
+      fail(d, "pytest.failed_first", 'expected true, false or "always", got ' .. tname(ff))
+    end
+    py.failed_first = ff
+  end
   -- A file's tests stay together by default: tests that lean on the
   -- order of their file (a fixture's leftovers) pass as in serial pytest.
   local by = rawget(t, "shard_by")

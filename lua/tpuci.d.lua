@@ -214,8 +214,10 @@
 ---@field allow_empty? boolean
 ---One pytest process per chip of the job's one-host topology, each pinned to its chip (`TPU_VISIBLE_CHIPS`, `TPU_PROCESS_*`, `ALLOW_MULTIPLE_LIBTPU_LOAD`; emulated: its share of the CPU devices), splitting the tests as `shards` do (the matrix key `shard`, one per chip); one merged report (default false; not with `shards`).
 ---@field per_chip? boolean
----The tests that failed in the last run (`.tpuci/history.jsonl`) run first, in a process of their own started before the attempts, a shard's its own (default `true`); every attempt keeps pytest's order.
----@field failed_first? boolean
+---The tests that ran and failed in the last run (`.tpuci/history.jsonl`) run first, in a process of their own started before the attempts, a shard's its own (default `true`); every attempt keeps pytest's order. Not after a run in which most tests failed, and not the tests that failed in each of their last 5 runs unless `"always"`.
+---@field failed_first? boolean|"always"
+---Whether a retry runs when every test it would run failed in each of its last 5 runs before this one (default false: such a retry tells nothing new, and the instance fails without it; tpuci says so).
+---@field retry_steady? boolean
 ---The longest one test may take (setup, call and teardown), at least `"1s"`: a test over it fails with the stack of every thread, and pytest goes on with the next test (default: none; the job's `timeout` still bounds the attempt).
 ---@field test_timeout? tpuci.Duration
 ---`"affected"`: a test is left out only when the record proves a change cannot affect it; the others are `unaffected` (default `"all"`): what each test ran, read, listed and tested is recorded as it runs (docs/pytest.md, "Only what a change can affect").

@@ -85,6 +85,11 @@ struct tpuci_run_s {
   /* Failing first: per instance, the tests that failed in its last run
    * (the history's); NULL when none. */
   tpuci__strv_t **first;
+  /* Per instance, the tests of that list that failed in each of their
+   * last TPUCI__FLAKY_STEADY_RUNS runs (kind/pytest/flaky.h), made with
+   * `first`: they go first only with failed_first = "always", and a
+   * retry of them alone is not run (pytest.retry_steady). */
+  tpuci__strv_t **steady;
   /* The tests the history has before the run (tpuci__flaky_recent() of
    * the whole store), when a job has pytest.new_tests; else NULL. */
   json_t *known;

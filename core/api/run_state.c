@@ -29,6 +29,12 @@ void tpuci__run_state_free(tpuci__run_t *run) {
   }
   free(run->first);
   run->first = NULL;
+  for (i = 0; run->steady && run->steady[i]; i++) {
+    tpuci__strv_free(run->steady[i]);
+    free(run->steady[i]);
+  }
+  free(run->steady);
+  run->steady = NULL;
   json_decref(run->known);
   run->known = NULL;
   tpuci__rundir_close(&run->rd);

@@ -232,6 +232,10 @@ typedef struct {
    * failed_first (a shard's: those of its part), or NULL; copied. May be
    * NULL. */
   tpuci__strv_t *const *first;
+  /* Per instance, those of them that failed in each of their last runs
+   * (kind/pytest/flaky.h, TPUCI__FLAKY_STEADY_RUNS): a retry of only
+   * those is not run unless pytest.retry_steady; or NULL. Borrowed. */
+  tpuci__strv_t *const *steady;
   /* 1: no failing-first process and no order check (a flake probe). */
   int no_first;
   /* Per instance, 1 when it does not run (a cached pass). May be NULL. */

@@ -127,8 +127,7 @@ static void test_append_hands_back_recent(void **state) {
 /* An attempt of `instance` that ran test_a (failing or not) and was
  * cancelled while test_b ran, before test_c and test_d (issue 31.4). */
 static void cancelled_attempt(tpuci__history_t *h, int fail_a, tpuci_outcome_t o) {
-  static const char *const ids[] = {"t.py::test_a", "t.py::test_b", "t.py::test_c",
-                                    "t.py::test_d"};
+  static const char *const ids[] = {"t.py::test_a", "t.py::test_b", "t.py::test_c", "t.py::test_d"};
   const char *xml = fail_a ? "<testsuite><testcase classname=\"t\" name=\"test_a\">"
                              "<failure message=\"boom\"/></testcase></testsuite>"
                            : "<testsuite><testcase classname=\"t\" name=\"test_a\"/></testsuite>";
@@ -233,7 +232,7 @@ static void test_identity_without_shard(void **state) {
   assert_non_null(strstr(report, "t.py::test_a [unit[py=3]]\n"));
   assert_null(strstr(report, "shard="));
   free(report);
-  tpuci__flaky_last_failed(path, identities, 2, got);
+  tpuci__flaky_last_failed(path, identities, 2, got, NULL);
   assert_int_equal(got[0].len, 1);
   assert_string_equal(got[0].items[0], "t.py::test_a");
   assert_int_equal(got[1].len, 0);
@@ -306,16 +305,11 @@ static char *flips_of(json_t *report, const char *name) {
  * within itself is one whatever its tree. */
 static void test_flips_of_one_tree(void **state) {
   char *path = tpuci__printf("%s/trees.jsonl", dir), *text = NULL, *got;
-  const char *lines[8][5] = {
-      /* run, tree, test_fixed, test_same, test_k */
-      {"r1", TREE_A, "f", "p", "p"},
-      {"r2", TREE_A, "f", "f", "p"},
-      {"r3", TREE_B, "p", "p", "-"},
-      {"r4", TREE_B, "p", "f", "p"},
-      {"r5", NULL, "p", "p", "k"},
-      {"r6", TREE_A, "-", "p", "p"},
-      {"r7", NULL, "p", "f", "p"},
-      {"r8", TREE_B, "p", "f", "p"}};
+  const char *lines[8][5] = {/* run, tree, test_fixed, test_same, test_k */
+                             {"r1", TREE_A, "f", "p", "p"}, {"r2", TREE_A, "f", "f", "p"},
+                             {"r3", TREE_B, "p", "p", "-"}, {"r4", TREE_B, "p", "f", "p"},
+                             {"r5", NULL, "p", "p", "k"},   {"r6", TREE_A, "-", "p", "p"},
+                             {"r7", NULL, "p", "f", "p"},   {"r8", TREE_B, "p", "f", "p"}};
   tpuci__buf_t b;
   tpuci__err_t err = {0, NULL};
   tpuci__flaky_propose_t o;
@@ -324,8 +318,7 @@ static void test_flips_of_one_tree(void **state) {
   (void) state;
   tpuci__buf_init(&b);
   for (i = 0; i < 8; i++) {
-    char *line = run_line(lines[i][0], lines[i][1], lines[i][2][0], lines[i][3][0],
-                          lines[i][4][0]);
+    char *line = run_line(lines[i][0], lines[i][1], lines[i][2][0], lines[i][3][0], lines[i][4][0]);
     tpuci__buf_adds(&b, line);
     free(line);
   }
@@ -379,9 +372,10 @@ static void test_old_lines_no_flips(void **state) {
   tpuci__flaky_propose_t o;
   size_t count = 1;
   (void) state;
-  write_store(path, "{\"run\":\"o1\",\"commit\":null,\"tests\":[[\"u\",\"t.py::x\",\"f\",0,null]]}\n"
-                    "{\"run\":\"o2\",\"commit\":null,\"tests\":[[\"u\",\"t.py::x\",\"p\",0,null]]}\n"
-                    "{\"run\":\"o3\",\"commit\":null,\"tests\":[[\"u\",\"t.py::x\",\"f\",0,null]]}\n");
+  write_store(path,
+              "{\"run\":\"o1\",\"commit\":null,\"tests\":[[\"u\",\"t.py::x\",\"f\",0,null]]}\n"
+              "{\"run\":\"o2\",\"commit\":null,\"tests\":[[\"u\",\"t.py::x\",\"p\",0,null]]}\n"
+              "{\"run\":\"o3\",\"commit\":null,\"tests\":[[\"u\",\"t.py::x\",\"f\",0,null]]}\n");
   assert_int_equal(tpuci__flaky_report(path, 0, 0, &text, &err), 0);
   assert_non_null(strstr(text, "3 of them of no known tree (outside git, or recorded before "
                                "trees were): a change of result from or to one is no flip\n"));
@@ -403,13 +397,14 @@ static void test_same_inputs_flip(void **state) {
   char *path = tpuci__printf("%s/inputs.jsonl", dir), *text = NULL;
   tpuci__err_t err = {0, NULL};
   (void) state;
-  write_store(path,
-              "{\"run\":\"i1\",\"commit\":\"a\",\"tree\":\"a:1\",\"inputs\":{\"u\":\"K\"},"
-              "\"tests\":[[\"u\",\"t.py::x\",\"f\",0,null],[\"v\",\"t.py::y\",\"f\",0,null]]}\n"
-              "{\"run\":\"i2\",\"commit\":\"b\",\"tree\":\"b:2\",\"inputs\":{\"u\":\"K\",\"v\":\"L\"},"
-              "\"tests\":[[\"u\",\"t.py::x\",\"p\",0,null],[\"v\",\"t.py::y\",\"p\",0,null]]}\n"
-              "{\"run\":\"i3\",\"commit\":\"c\",\"tree\":\"c:3\",\"inputs\":{\"u\":\"K2\",\"v\":\"L\"},"
-              "\"tests\":[[\"u\",\"t.py::x\",\"f\",0,null],[\"v\",\"t.py::y\",\"f\",0,null]]}\n");
+  write_store(
+      path,
+      "{\"run\":\"i1\",\"commit\":\"a\",\"tree\":\"a:1\",\"inputs\":{\"u\":\"K\"},"
+      "\"tests\":[[\"u\",\"t.py::x\",\"f\",0,null],[\"v\",\"t.py::y\",\"f\",0,null]]}\n"
+      "{\"run\":\"i2\",\"commit\":\"b\",\"tree\":\"b:2\",\"inputs\":{\"u\":\"K\",\"v\":\"L\"},"
+      "\"tests\":[[\"u\",\"t.py::x\",\"p\",0,null],[\"v\",\"t.py::y\",\"p\",0,null]]}\n"
+      "{\"run\":\"i3\",\"commit\":\"c\",\"tree\":\"c:3\",\"inputs\":{\"u\":\"K2\",\"v\":\"L\"},"
+      "\"tests\":[[\"u\",\"t.py::x\",\"f\",0,null],[\"v\",\"t.py::y\",\"f\",0,null]]}\n");
   assert_int_equal(tpuci__flaky_report(path, 0, 1, &text, &err), 0);
   /* x: i1 -> i2 same key K (a flip), i2 -> i3 another key (none).
    * y: i1 had no key (none), i2 -> i3 same key L (a flip). */
@@ -524,15 +519,79 @@ static void test_oversize_keeps_newest(void **state) {
   free(path);
 }
 
+/* Appends to `b` the row of `id` with `code` in identity `ident` ('-':
+ * none; 'n': failed, not reached). */
+static void row(tpuci__buf_t *b, const char *ident, const char *id, char code) {
+  if (code == '-') return;
+  tpuci__buf_addf(b, "%s[\"%s\",\"%s\",\"%c\",0,%s]", b->data[b->len - 1] == '[' ? "" : ",", ident,
+                  id, code == 'n' ? 'f' : code,
+                  code == 'n'   ? "\"" TPUCI__FLAKY_NOT_RUN "\""
+                  : code == 'f' ? "\"boom\""
+                                : "null");
+}
+
+/* Failing first's list (issue 44): a test no attempt reached is not in
+ * it, nor is anything after a run in which most tests failed; a test
+ * that failed in each of its last TPUCI__FLAKY_STEADY_RUNS runs (a skip
+ * between says nothing) is apart, in `steady`. */
+static void test_last_failed_rules(void **state) {
+  /* Runs oldest first: test_steady fails in the last 5, test_four in the
+   * last 4 after a pass, test_skip in 5 with a skip between, test_fresh
+   * only in the last, test_notrun was not reached in the last. Identity
+   * "v": its last run failed 5 tests of 5. */
+  static const char *const codes[6] = {"pffppfn", "ffppp-p", "fffpppp",
+                                       "fffpppp", "fsfpp-p", "fffppfn"};
+  static const char *const ids[7] = {"t.py::test_steady", "t.py::test_skip", "t.py::test_four",
+                                     "t.py::test_x",      "t.py::test_y",    "t.py::test_fresh",
+                                     "t.py::test_notrun"};
+  char *path = tpuci__printf("%s/rules.jsonl", dir);
+  const char *identities[2] = {"u", "v"};
+  tpuci__strv_t got[2] = {{0}, {0}}, steady[2] = {{0}, {0}};
+  tpuci__buf_t b;
+  size_t r, t;
+  (void) state;
+  tpuci__buf_init(&b);
+  for (r = 0; r < 6; r++) {
+    tpuci__buf_addf(&b, "{\"run\":\"r%zu\",\"tests\":[", r + 1);
+    for (t = 0; t < 7; t++) row(&b, "u[shard=1/2]", ids[t], codes[r][t]);
+    for (t = 0; t < 4; t++) {
+      char p[32];
+      snprintf(p, sizeof(p), "t.py::test_pass_%zu", t);
+      row(&b, "u[shard=2/2]", p, 'p');
+    }
+    for (t = 0; t < 5; t++) row(&b, "v", ids[t], r == 5 ? 'f' : t == 0 ? 'f' : 'p');
+    tpuci__buf_adds(&b, "]}\n");
+  }
+  write_store(path, b.data);
+  tpuci__buf_free(&b);
+  tpuci__flaky_last_failed(path, identities, 2, got, steady);
+  /* test_four failed 4 times, then passed; test_skip 5 times around a skip. */
+  assert_int_equal(got[0].len, 2);
+  assert_string_equal(got[0].items[0], "t.py::test_four");
+  assert_string_equal(got[0].items[1], "t.py::test_fresh");
+  assert_int_equal(steady[0].len, 2);
+  assert_string_equal(steady[0].items[0], "t.py::test_steady");
+  assert_string_equal(steady[0].items[1], "t.py::test_skip");
+  assert_int_equal(got[1].len, 0);
+  assert_int_equal(steady[1].len, 0);
+  for (t = 0; t < 2; t++) {
+    tpuci__strv_free(&got[t]);
+    tpuci__strv_free(&steady[t]);
+  }
+  /* Without `steady`, those too are in the list. */
+  tpuci__flaky_last_failed(path, identities, 2, got, NULL);
+  assert_int_equal(got[0].len, 4);
+  assert_int_equal(got[1].len, 0);
+  tpuci__strv_free(&got[0]);
+  free(path);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_cap_and_damage),
-                                     cmocka_unit_test(test_append_hands_back_recent),
-                                     cmocka_unit_test(test_cancelled_is_absent),
-                                     cmocka_unit_test(test_identity_without_shard),
-                                     cmocka_unit_test(test_flips_of_one_tree),
-                                     cmocka_unit_test(test_old_lines_no_flips),
-                                     cmocka_unit_test(test_append_writes_tree),
-                                     cmocka_unit_test(test_oversize_keeps_newest),
-                                     cmocka_unit_test(test_same_inputs_flip)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cap_and_damage),      cmocka_unit_test(test_append_hands_back_recent),
+      cmocka_unit_test(test_cancelled_is_absent), cmocka_unit_test(test_identity_without_shard),
+      cmocka_unit_test(test_flips_of_one_tree),   cmocka_unit_test(test_old_lines_no_flips),
+      cmocka_unit_test(test_append_writes_tree),  cmocka_unit_test(test_oversize_keeps_newest),
+      cmocka_unit_test(test_same_inputs_flip),    cmocka_unit_test(test_last_failed_rules)};
   return run_in_tmpdir(dir, tests, sizeof(tests) / sizeof(tests[0]));
 }

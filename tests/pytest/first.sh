@@ -101,5 +101,46 @@ expect_json "[i['outcome'] for i in s['instances'] if i['name'] == 'hang']" "['p
 # The plan says which jobs do it.
 run_tpuci plan --json "$spec"
 got=$(printf '%s' "$out" | /usr/bin/python3 -c 'import json,sys; print([i["pytest"]["failed_first"] for i in json.load(sys.stdin)["instances"]])')
-[ "$got" = "[True, True, True, False, True]" ] && pass || fail "plan --json: failed_first: $got"
+[ "$got" = "[True, True, True, False, 'always', False, False, True]" ] && pass || fail "plan --json: failed_first: $got"
+
+# Issue 44: failing first only where it can tell something new. The
+# failing test failed in both runs so far; the last run again, three
+# times, makes it five: it fails steadily, so it runs in its attempts
+# only and tpuci says why; failed_first = "always" still runs it first.
+/usr/bin/python3 - .tpuci/history.jsonl <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+last = json.loads(lines[-1])
+with open(sys.argv[1], "a") as f:
+    for i in range(3):
+        last["run"] = "copy-%d" % i
+        f.write(json.dumps(last) + "\n")
+PY
+run_tpuci run --no-cache -j 3 "$spec"
+expect_code 1 "a steadily failing test"
+run=$(readlink -f .tpuci/runs/latest)
+expect_out "tpuci: plain: failing first: 1 test failed in each of its last 5 runs, so running it first tells nothing new: it runs in its attempts only (pytest.failed_first = \"always\" runs it first too): $failing"
+expect_out "tpuci: sharded: failing first: 1 test failed in each of its last 5 runs"
+expect_not_out "tpuci: plain: failing first: 1 test that failed last time"
+expect_not_out "tpuci: always: failing first: 1 test failed in each"
+expect_out "tpuci: always: failing first: 1 test that failed last time runs first"
+[ ! -e "$run/plain/results-first" ] && pass || fail "a steadily failing test ran first"
+[ -e "$run/always/results-first" ] && pass || fail "failed_first = \"always\": no failing-first process"
+expect_json "[t['runs'] for i in s['instances'] if i['name'] == 'plain' for t in i['tests'] if t['id'] == '$failing']" "[1]"
+# Nor is it retried: its attempt is the only one, and tpuci says why;
+# retry_steady = true retries it still.
+expect_out "tpuci: retried: no retry: its 1 failed test failed in each of its last 5 runs before this one too, so a retry tells nothing new (pytest.retry_steady = true retries it): $failing"
+expect_json "[len(i['attempts']) for i in s['instances'] if i['name'] in ('retried', 'retried_steady')]" "[1, 2]"
+expect_not_out "retried_steady: no retry"
+
+# A run that pytest stopped at collection ran no test: the next run takes
+# none of its tests as failed last time (it would have run them all).
+FIRST_COLLECT_ERROR=1 run_tpuci run --no-cache -j 3 "$spec"
+expect_code 1 "a collection error"
+run_tpuci run --no-cache -j 3 "$spec"
+expect_code 1 "after a collection error"
+expect_not_out "plain: failing first:"
+expect_not_out "always: failing first:"
+run=$(readlink -f .tpuci/runs/latest)
+[ ! -e "$run/always/results-first" ] && pass || fail "after a collection error: a failing-first process"
 finish

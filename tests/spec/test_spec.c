@@ -22,9 +22,9 @@
 #include "spec_fixture.h"
 
 #define SPEC_DIR "/srv/proj"
-#define DEFAULT_ON                                                   \
-  ((1u << TPUCI_OUTCOME_FAILED) | (1u << TPUCI_OUTCOME_TIMEOUT) |    \
-   (1u << TPUCI_OUTCOME_OOM) | (1u << TPUCI_OUTCOME_INFRA))
+#define DEFAULT_ON                                                                            \
+  ((1u << TPUCI_OUTCOME_FAILED) | (1u << TPUCI_OUTCOME_TIMEOUT) | (1u << TPUCI_OUTCOME_OOM) | \
+   (1u << TPUCI_OUTCOME_INFRA))
 
 static int load(const char *src) { return load_with(src, SPEC_DIR, 0, 0); }
 
@@ -51,16 +51,14 @@ static const tpuci__instance_t *inst(const char *name) {
   return NULL;
 }
 
-static void assert_argv(const tpuci__instance_t *in, const char *const *want,
-                        size_t n) {
+static void assert_argv(const tpuci__instance_t *in, const char *const *want, size_t n) {
   size_t i;
   assert_int_equal(in->argv.len, n);
   for (i = 0; i < n; i++) assert_string_equal(in->argv.items[i], want[i]);
   assert_null(in->argv.items[n]);
 }
 
-static void assert_env(const tpuci__instance_t *in, size_t i, const char *k,
-                       const char *v) {
+static void assert_env(const tpuci__instance_t *in, size_t i, const char *k, const char *v) {
   assert_true(i < in->env.len);
   assert_string_equal(in->env.items[i].key, k);
   assert_string_equal(in->env.items[i].value, v);
@@ -162,8 +160,7 @@ static void test_retries(void **state) {
   assert_int_equal(a->retry.backoff_ms, 1000);
   b = inst("b");
   assert_int_equal(b->retry.attempts, 3);
-  assert_int_equal(b->retry.on,
-                   (1u << TPUCI_OUTCOME_TIMEOUT) | (1u << TPUCI_OUTCOME_INFRA));
+  assert_int_equal(b->retry.on, (1u << TPUCI_OUTCOME_TIMEOUT) | (1u << TPUCI_OUTCOME_INFRA));
   assert_int_equal(b->retry.backoff_ms, 2000);
   assert_true(b->retry.factor == 3.0);
   assert_int_equal(b->retry.max_backoff_ms, 60000);
@@ -177,9 +174,8 @@ static void test_retries(void **state) {
 }
 
 static void test_matrix_order_and_interpolation(void **state) {
-  static const char *names[] = {
-    "unit[python=3.10,torch=2.1]", "unit[python=3.10,torch=2.2]",
-    "unit[python=3.11,torch=2.1]", "unit[python=3.11,torch=2.2]"};
+  static const char *names[] = {"unit[python=3.10,torch=2.1]", "unit[python=3.10,torch=2.2]",
+                                "unit[python=3.11,torch=2.1]", "unit[python=3.11,torch=2.2]"};
   const tpuci__instance_t *in;
   size_t i;
   (void) state;
@@ -187,7 +183,8 @@ static void test_matrix_order_and_interpolation(void **state) {
   /* Keys are sorted (python before torch) whatever the source order; the
    * last key varies fastest; each list keeps its order. */
   load_ok("job \"unit\" {\n"
-          "  run = \"pytest --py=${matrix.python} --torch=${matrix.torch} $${HOME} $$ ${HOME} $1 $${matrix.torch}\",\n"
+          "  run = \"pytest --py=${matrix.python} --torch=${matrix.torch} $${HOME} $$ ${HOME} $1 "
+          "$${matrix.torch}\",\n"
           "  cmd = nil,\n"
           "  env = { PY = \"py${matrix.python}\", K = \"${matrix.torch}${matrix.torch}\" },\n"
           "  workdir = \"/w/${matrix.python}\",\n"
@@ -203,7 +200,8 @@ static void test_matrix_order_and_interpolation(void **state) {
   assert_string_equal(in->matrix.items[1].key, "torch");
   assert_string_equal(in->matrix.items[1].value, "2.1");
   /* Only "$${matrix" is an escape: "$$" (the shell's pid) is kept. */
-  assert_string_equal(in->run, "pytest --py=3.11 --torch=2.1 $${HOME} $$ ${HOME} $1 ${matrix.torch}");
+  assert_string_equal(in->run,
+                      "pytest --py=3.11 --torch=2.1 $${HOME} $$ ${HOME} $1 ${matrix.torch}");
   assert_string_equal(in->argv.items[2], in->run);
   assert_env(in, 0, "K", "2.12.1");
   assert_env(in, 1, "PY", "py3.11");
@@ -213,8 +211,8 @@ static void test_matrix_order_and_interpolation(void **state) {
 }
 
 static void test_matrix_include_exclude(void **state) {
-  static const char *names[] = {"t[a=1,b=x]", "t[a=1,b=y]", "t[a=3,b=x]",
-                                "t[a=9,b=z]", "t[a=2,b=x]"};
+  static const char *names[] = {"t[a=1,b=x]", "t[a=1,b=y]", "t[a=3,b=x]", "t[a=9,b=z]",
+                                "t[a=2,b=x]"};
   size_t i;
   (void) state;
 
@@ -268,7 +266,8 @@ static void test_function_fields(void **state) {
   load_ok("local calls = 0\n"
           "job \"f\" {\n"
           "  matrix = { py = { \"3.10\", \"3.11\" } },\n"
-          "  cmd = function(inst) return { \"python\" .. inst.matrix.py, \"-c\", inst.name, inst.job } end,\n"
+          "  cmd = function(inst) return { \"python\" .. inst.matrix.py, \"-c\", inst.name, "
+          "inst.job } end,\n"
           "  env = function(inst) return { PY = inst.matrix.py, LITERAL = \"$${x}\", N = 1 } end,\n"
           "  workdir = function(inst) return \"w/\" .. inst.matrix.py end,\n"
           "}\n"
@@ -289,12 +288,14 @@ static void test_function_fields(void **state) {
   assert_string_equal(inst("f[py=3.11]")->workdir, SPEC_DIR "/w/3.11");
   /* A function cannot declare more: the declarations are complete. */
   load_fails("job \"f\" { run = function() job \"late\" { run = \"x\" } return \"x\" end }",
-             TPUCI_ESPEC, "spec.lua:1: job: declarations are only allowed while "
+             TPUCI_ESPEC,
+             "spec.lua:1: job: declarations are only allowed while "
              "the spec runs");
   load_ok("local calls = 0\n"
           "job \"f\" {\n"
           "  matrix = { py = { \"3.10\", \"3.11\" } },\n"
-          "  cmd = function(inst) return { \"python\" .. inst.matrix.py, \"-c\", inst.name, inst.job } end,\n"
+          "  cmd = function(inst) return { \"python\" .. inst.matrix.py, \"-c\", inst.name, "
+          "inst.job } end,\n"
           "  env = function(inst) return { PY = inst.matrix.py, LITERAL = \"$${x}\", N = 1 } end,\n"
           "  workdir = function(inst) return \"w/\" .. inst.matrix.py end,\n"
           "}\n"
@@ -350,7 +351,8 @@ static void test_mounts_and_workdir(void **state) {
   load_ok("image \"py\" { ref = \"p:1\" }\n"
           "job \"m\" {\n"
           "  image = \"py\", run = \"x\",\n"
-          "  mounts = { [\".\"] = \"/src\", [\"../data/./x/\"] = { target = \"/data\", readonly = true },\n"
+          "  mounts = { [\".\"] = \"/src\", [\"../data/./x/\"] = { target = \"/data\", readonly = "
+          "true },\n"
           "             [\"/abs//path/..\"] = \"/abs\" },\n"
           "  workdir = \"rel/dir\",\n"
           "  cpus = 1.5, memory = \"512m\", network = \"none\",\n"
@@ -476,7 +478,8 @@ static void test_topology_catalogue(void **state) {
   load_fails("job \"a\" { run = \"x\", topology = \"v5e-8\" }", TPUCI_ESPEC,
              "(did you mean 'v5litepod-8'?)");
   load_fails("topology \"mine\" { hosts = 2 }\n"
-             "job \"a\" { run = \"x\", topology = \"mime\" }", TPUCI_ESPEC,
+             "job \"a\" { run = \"x\", topology = \"mime\" }",
+             TPUCI_ESPEC,
              "spec.lua:2: job 'a': topology 'mime' is neither declared nor a TPU "
              "type (did you mean 'mine'?)");
   load_fails("job \"a\" { run = \"x\", topology = \"gpu\" }", TPUCI_ESPEC,
@@ -584,8 +587,7 @@ static void assert_times_out(const char *src, const char *want) {
   int r = load_with(src, SPEC_DIR, 300, 0);
   dt = tpuci__now_ms() - t0;
   if (r != TPUCI_ELIMIT || strstr(err.msg, want) == NULL)
-    fail_msg("expected TPUCI_ELIMIT with '%s', got %d: %s", want, r,
-             err.msg ? err.msg : "");
+    fail_msg("expected TPUCI_ELIMIT with '%s', got %d: %s", want, r, err.msg ? err.msg : "");
   assert_true(dt >= 290); /* Two clocks, each rounded to 1 ms. */
   /* Only a hang fails this (no speed check: machines are shared). */
   assert_true(dt < 30000);
@@ -618,8 +620,8 @@ static void test_timeout(void **state) {
                    "}\n",
                    "spec.lua:2: spec took longer than 300ms");
   /* Lua runs finalizers with hooks off: a spec may not have any. */
-  load_fails("setmetatable({}, { __gc = function() while true do end end })\n",
-             TPUCI_ESPEC, "spec.lua:1: setmetatable: __gc metamethods are not "
+  load_fails("setmetatable({}, { __gc = function() while true do end end })\n", TPUCI_ESPEC,
+             "spec.lua:1: setmetatable: __gc metamethods are not "
              "allowed in a spec");
   load_ok("local t = setmetatable({}, { __index = function() return 1 end })\n"
           "assert(t.x == 1)\n");
@@ -658,19 +660,19 @@ static void test_timeout_zero(void **state) {
 static void test_memory(void **state) {
   int r;
   (void) state;
-  r = load_with("local t = {}\nfor i = 1, 1e9 do t[i] = i end\n", SPEC_DIR,
-                5000, 16u * 1024 * 1024);
+  r = load_with("local t = {}\nfor i = 1, 1e9 do t[i] = i end\n", SPEC_DIR, 5000,
+                16u * 1024 * 1024);
   assert_int_equal(r, TPUCI_ELIMIT);
   assert_string_equal(err.msg, "spec.lua: spec used more than 16 MiB while loading");
-  r = load_with("local s = string.rep('x', 1 << 30)\n", SPEC_DIR, 5000,
-                16u * 1024 * 1024);
+  r = load_with("local s = string.rep('x', 1 << 30)\n", SPEC_DIR, 5000, 16u * 1024 * 1024);
   assert_int_equal(r, TPUCI_ELIMIT);
   r = load_with("local s = string.rep('x', 1 << 30)\n", SPEC_DIR, 0, 0);
   assert_int_equal(r, TPUCI_ELIMIT);
   assert_string_equal(err.msg, "spec.lua: spec used more than 256 MiB while loading");
   /* A spec that catches a failed allocation and goes on is fine. */
   r = load_with("assert(not pcall(string.rep, 'x', 1 << 30))\n"
-                "job \"x\" { run = \"x\" }\n", SPEC_DIR, 5000, 16u * 1024 * 1024);
+                "job \"x\" { run = \"x\" }\n",
+                SPEC_DIR, 5000, 16u * 1024 * 1024);
   assert_int_equal(r, 0);
   assert_int_equal(plan.ninstances, 1);
   /* The plan's own copies count too: 50000 instances of a 1 KiB command
@@ -715,8 +717,8 @@ static void test_error_messages(void **state) {
   load_fails("error({})", TPUCI_ESPEC, "spec.lua:1: error object is a table value");
   load_fails("\n\nerror('first\\nsecond')", TPUCI_ESPEC, "spec.lua:3: first second");
   load_fails("error('plain', 0)", TPUCI_ESPEC, "spec.lua:1: plain");
-  load_fails("error(setmetatable({}, { __tostring = function() return 'obj' end }))",
-             TPUCI_ESPEC, "spec.lua:1: obj");
+  load_fails("error(setmetatable({}, { __tostring = function() return 'obj' end }))", TPUCI_ESPEC,
+             "spec.lua:1: obj");
   load_fails("local x = 1 +", TPUCI_ESPEC, "spec.lua:1: unexpected symbol near <eof>");
   load_fails("job \"x\" { run = \"x\", timeout = \"1h30\" }", TPUCI_ESPEC,
              "spec.lua:1: job 'x': timeout: bad duration '1h30'");
@@ -728,8 +730,8 @@ static void test_error_messages(void **state) {
              "runtime: unknown runtime 'podman' (use 'local', 'docker', 'swarm' or 'ssh')");
   load_fails("job \"x\" { run = \"x\", imgae = \"py\" }", TPUCI_ESPEC,
              "imgae: unknown key, did you mean 'image'?");
-  load_fails("job \"x\" { run = \"x\" }\njob \"y\" { run = \"x\", image = \"nope\" }",
-             TPUCI_ESPEC, "spec.lua:2: job 'y': image 'nope' is not declared (declare it");
+  load_fails("job \"x\" { run = \"x\" }\njob \"y\" { run = \"x\", image = \"nope\" }", TPUCI_ESPEC,
+             "spec.lua:2: job 'y': image 'nope' is not declared (declare it");
   /* A long chunk name is given whole (Lua cuts it at LUA_IDSIZE), without
    * a double prefix. */
   {
@@ -761,13 +763,30 @@ static void test_json_and_text(void **state) {
   const char *key;
   char *s;
   size_t i;
-  static const char *root_keys[] = {"spec", "images", "topologies", "instances",
-                                    "warnings"};
-  static const char *inst_keys[] = {
-    "name", "job", "where", "matrix", "runtime", "argv", "run", "env",
-    "workdir", "timeout_ms", "idle_timeout_ms", "start_timeout_ms", "grace_ms", "retry", "image",
-    "topology",
-    "mounts", "cpus", "memory_bytes", "network", "container", "ssh", "hosts"};
+  static const char *root_keys[] = {"spec", "images", "topologies", "instances", "warnings"};
+  static const char *inst_keys[] = {"name",
+                                    "job",
+                                    "where",
+                                    "matrix",
+                                    "runtime",
+                                    "argv",
+                                    "run",
+                                    "env",
+                                    "workdir",
+                                    "timeout_ms",
+                                    "idle_timeout_ms",
+                                    "start_timeout_ms",
+                                    "grace_ms",
+                                    "retry",
+                                    "image",
+                                    "topology",
+                                    "mounts",
+                                    "cpus",
+                                    "memory_bytes",
+                                    "network",
+                                    "container",
+                                    "ssh",
+                                    "hosts"};
   void *iter;
   (void) state;
 
@@ -803,14 +822,22 @@ static void test_json_and_text(void **state) {
   assert_string_equal(json_string_value(json_object_get(o, "image")), "tpuci-test/python:1");
   assert_string_equal(json_string_value(json_object_get(o, "topology")), "pod");
   assert_int_equal(json_array_size(json_object_get(o, "hosts")), 1);
-  assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(o, "hosts"), 0), "name")), "localhost");
-  assert_string_equal(json_string_value(json_object_get(json_object_get(json_array_get(json_object_get(o, "hosts"), 0), "env"), "CPU_NUM_DEVICES")), "4");
-  assert_string_equal(json_string_value(json_object_get(json_object_get(o, "matrix"), "python")), "3.10");
+  assert_string_equal(
+      json_string_value(json_object_get(json_array_get(json_object_get(o, "hosts"), 0), "name")),
+      "localhost");
+  assert_string_equal(json_string_value(json_object_get(
+                          json_object_get(json_array_get(json_object_get(o, "hosts"), 0), "env"),
+                          "CPU_NUM_DEVICES")),
+                      "4");
+  assert_string_equal(json_string_value(json_object_get(json_object_get(o, "matrix"), "python")),
+                      "3.10");
   assert_string_equal(json_string_value(json_object_get(json_object_get(o, "env"), "A")), "1");
   assert_int_equal(json_integer_value(json_object_get(o, "timeout_ms")), 1200000);
   assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "retry"), "attempts")), 3);
   assert_int_equal(json_array_size(json_object_get(json_object_get(o, "retry"), "on")), 4);
-  assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(o, "mounts"), 0), "source")), SPEC_DIR);
+  assert_string_equal(
+      json_string_value(json_object_get(json_array_get(json_object_get(o, "mounts"), 0), "source")),
+      SPEC_DIR);
   assert_true(json_is_null(json_object_get(o, "workdir")));
   o = json_array_get(insts, 1);
   assert_string_equal(json_string_value(json_object_get(o, "name")), "lint");
@@ -869,13 +896,11 @@ static void test_instance_cap(void **state) {
              "for i = 1, 200 do b[i] = i end\n"
              "job \"one\" { run = \"x\", matrix = { a = a, b = b } }\n"
              "job \"two\" { run = \"x\", matrix = { a = a, b = b } }\n",
-             TPUCI_ESPEC,
-             "spec.lua:5: job 'two': the plan has more than 100000 instances");
+             TPUCI_ESPEC, "spec.lua:5: job 'two': the plan has more than 100000 instances");
 }
 
 /* Loads len bytes of src (NUL bytes included) named `name`. */
-static int load_bytes(const char *src, size_t len, const char *name,
-                      const char *dir) {
+static int load_bytes(const char *src, size_t len, const char *name, const char *dir) {
   tpuci__plan_free(&plan);
   tpuci__plan_init(&plan);
   tpuci__err_clear(&err);
@@ -888,68 +913,65 @@ static void test_text(void **state) {
   static const struct {
     const char *src, *want;
   } bad[] = {
-    {"job \"j\" { run = \"exit 1\", matrix = { v = { \"caf\xe9\" } } }",
-     "spec.lua:1: job 'j': matrix.v[1]: not valid UTF-8 (byte 0xE9 at position 4)"},
-    {"\njob \"j\" { run = \"x\", matrix = { include = { { v = \"\xff\" } } } }",
-     "spec.lua:2: job 'j': matrix.include[1].v: not valid UTF-8"},
-    {"job \"j\" { run = \"x\", env = { A = \"\xc3\" } }",
-     "spec.lua:1: job 'j': env.A: not valid UTF-8 (byte 0xC3 at position 1)"},
-    {"job \"j\" { run = \"echo \xed\xa0\x80\" }", /* a surrogate */
-     "spec.lua:1: job 'j': run: not valid UTF-8 (byte 0xED at position 6)"},
-    {"job \"j\" { run = \"echo \xc0\xaf\" }", /* an overlong '/' */
-     "spec.lua:1: job 'j': run: not valid UTF-8"},
-    {"job \"j\" { cmd = { \"echo\", \"\xe9t\xe9\" } }",
-     "spec.lua:1: job 'j': cmd[2]: not valid UTF-8"},
-    {"job \"j\" { run = \"x\", workdir = \"/w\xe9\" }",
-     "spec.lua:1: job 'j': workdir: not valid UTF-8"},
-    {"image \"py\" { ref = \"py:\xe9\" }\njob \"j\" { image = \"py\", run = \"x\" }",
-     "spec.lua:1: image 'py': ref: not valid UTF-8"},
-    {"job \"j\" { image = \"py:\xe9\", run = \"x\" }",
-     "spec.lua:1: job 'j': image: not valid UTF-8"},
-    {"job \"j\" { image = \"py:1\", run = \"x\", mounts = { [\".\"] = \"/s\xe9\" } }",
-     "spec.lua:1: job 'j': mounts[\".\"]: not valid UTF-8"},
-    {"job \"j\" { image = \"py:1\", run = \"x\",\n"
-     "  mounts = { [\".\"] = { target = \"/s\xe9\" } } }",
-     "spec.lua:1: job 'j': mounts[\".\"].target: not valid UTF-8"},
-    {"job \"j\" { image = \"py:1\", run = \"x\", mounts = { [\"d\xe9\"] = \"/d\" } }",
-     "spec.lua:1: job 'j': mounts[\"d?\"]: not valid UTF-8"},
-    {"job \"j\" { image = \"py:1\", run = \"x\", network = \"n\xe9\" }",
-     "spec.lua:1: job 'j': network: not valid UTF-8"},
-    {"job \"j\" { pytest = { markers = \"\xe9\" } }",
-     "spec.lua:1: job 'j': pytest.markers: not valid UTF-8"},
-    {"job \"j\" { pytest = { k = \"\xe9\" } }",
-     "spec.lua:1: job 'j': pytest.k: not valid UTF-8"},
-    {"job \"j\" { pytest = { args = { \"t/\xe9\" } } }",
-     "spec.lua:1: job 'j': pytest.args[1]: not valid UTF-8"},
-    {"job \"j\" { pytest = { options = { \"-x\", \"\xe9\" } } }",
-     "spec.lua:1: job 'j': pytest.options[2]: not valid UTF-8"},
-    {"job \"j\" { pytest = { python = \"py\xe9\" } }",
-     "spec.lua:1: job 'j': pytest.python: not valid UTF-8"},
-    {"topology \"t\" { base = \"v4\xe9\" }",
-     "spec.lua:1: topology 't': base: not valid UTF-8"},
-    {"job \"caf\xe9\" { run = \"x\" }",
-     "spec.lua:1: job 'caf?': the name is not valid UTF-8"},
-    {"job \"j\" { run = function() return \"\xe9\" end }",
-     "spec.lua:1: job 'j', instance 'j': run: not valid UTF-8"},
-    {"job \"j\" { cmd = function() return { \"a\", \"\xe9\" } end }",
-     "spec.lua:1: job 'j', instance 'j': cmd[2]: not valid UTF-8"},
-    {"job \"j\" { run = \"x\", env = function() return { A = \"\xe9\" } end }",
-     "spec.lua:1: job 'j', instance 'j': env.A: not valid UTF-8"},
-    {"job \"j\" { run = \"x\", workdir = function() return \"/\xe9\" end }",
-     "spec.lua:1: job 'j', instance 'j': workdir: not valid UTF-8"},
-    /* NUL bytes: commands, environment and paths are C strings. */
-    {"job \"j\" { run = \"x\", env = { A = \"a\\0b\" } }",
-     "spec.lua:1: job 'j': env.A: contains a NUL byte (at position 2)"},
-    {"\n\njob \"j\" { run = \"echo a\\0rm -rf /\" }",
-     "spec.lua:3: job 'j': run: contains a NUL byte (at position 7)"},
-    {"job \"j\" { cmd = { \"echo\", \"a\\0b\" } }",
-     "spec.lua:1: job 'j': cmd[2]: contains a NUL byte"},
-    {"job \"j\" { cmd = function() return { \"a\\0\" } end }",
-     "spec.lua:1: job 'j', instance 'j': cmd[1]: contains a NUL byte"},
-    {"job \"j\" { run = \"x\", workdir = \"/a\\0b\" }",
-     "spec.lua:1: job 'j': workdir: contains a NUL byte"},
-    {"job \"j\" { run = \"x\", matrix = { v = { \"a\\0\" } } }",
-     "spec.lua:1: job 'j': matrix.v[1]: contains a NUL byte"},
+      {"job \"j\" { run = \"exit 1\", matrix = { v = { \"caf\xe9\" } } }",
+       "spec.lua:1: job 'j': matrix.v[1]: not valid UTF-8 (byte 0xE9 at position 4)"},
+      {"\njob \"j\" { run = \"x\", matrix = { include = { { v = \"\xff\" } } } }",
+       "spec.lua:2: job 'j': matrix.include[1].v: not valid UTF-8"},
+      {"job \"j\" { run = \"x\", env = { A = \"\xc3\" } }",
+       "spec.lua:1: job 'j': env.A: not valid UTF-8 (byte 0xC3 at position 1)"},
+      {"job \"j\" { run = \"echo \xed\xa0\x80\" }", /* a surrogate */
+       "spec.lua:1: job 'j': run: not valid UTF-8 (byte 0xED at position 6)"},
+      {"job \"j\" { run = \"echo \xc0\xaf\" }", /* an overlong '/' */
+       "spec.lua:1: job 'j': run: not valid UTF-8"},
+      {"job \"j\" { cmd = { \"echo\", \"\xe9t\xe9\" } }",
+       "spec.lua:1: job 'j': cmd[2]: not valid UTF-8"},
+      {"job \"j\" { run = \"x\", workdir = \"/w\xe9\" }",
+       "spec.lua:1: job 'j': workdir: not valid UTF-8"},
+      {"image \"py\" { ref = \"py:\xe9\" }\njob \"j\" { image = \"py\", run = \"x\" }",
+       "spec.lua:1: image 'py': ref: not valid UTF-8"},
+      {"job \"j\" { image = \"py:\xe9\", run = \"x\" }",
+       "spec.lua:1: job 'j': image: not valid UTF-8"},
+      {"job \"j\" { image = \"py:1\", run = \"x\", mounts = { [\".\"] = \"/s\xe9\" } }",
+       "spec.lua:1: job 'j': mounts[\".\"]: not valid UTF-8"},
+      {"job \"j\" { image = \"py:1\", run = \"x\",\n"
+       "  mounts = { [\".\"] = { target = \"/s\xe9\" } } }",
+       "spec.lua:1: job 'j': mounts[\".\"].target: not valid UTF-8"},
+      {"job \"j\" { image = \"py:1\", run = \"x\", mounts = { [\"d\xe9\"] = \"/d\" } }",
+       "spec.lua:1: job 'j': mounts[\"d?\"]: not valid UTF-8"},
+      {"job \"j\" { image = \"py:1\", run = \"x\", network = \"n\xe9\" }",
+       "spec.lua:1: job 'j': network: not valid UTF-8"},
+      {"job \"j\" { pytest = { markers = \"\xe9\" } }",
+       "spec.lua:1: job 'j': pytest.markers: not valid UTF-8"},
+      {"job \"j\" { pytest = { k = \"\xe9\" } }", "spec.lua:1: job 'j': pytest.k: not valid UTF-8"},
+      {"job \"j\" { pytest = { args = { \"t/\xe9\" } } }",
+       "spec.lua:1: job 'j': pytest.args[1]: not valid UTF-8"},
+      {"job \"j\" { pytest = { options = { \"-x\", \"\xe9\" } } }",
+       "spec.lua:1: job 'j': pytest.options[2]: not valid UTF-8"},
+      {"job \"j\" { pytest = { python = \"py\xe9\" } }",
+       "spec.lua:1: job 'j': pytest.python: not valid UTF-8"},
+      {"topology \"t\" { base = \"v4\xe9\" }", "spec.lua:1: topology 't': base: not valid UTF-8"},
+      {"job \"caf\xe9\" { run = \"x\" }", "spec.lua:1: job 'caf?': the name is not valid UTF-8"},
+      {"job \"j\" { run = function() return \"\xe9\" end }",
+       "spec.lua:1: job 'j', instance 'j': run: not valid UTF-8"},
+      {"job \"j\" { cmd = function() return { \"a\", \"\xe9\" } end }",
+       "spec.lua:1: job 'j', instance 'j': cmd[2]: not valid UTF-8"},
+      {"job \"j\" { run = \"x\", env = function() return { A = \"\xe9\" } end }",
+       "spec.lua:1: job 'j', instance 'j': env.A: not valid UTF-8"},
+      {"job \"j\" { run = \"x\", workdir = function() return \"/\xe9\" end }",
+       "spec.lua:1: job 'j', instance 'j': workdir: not valid UTF-8"},
+      /* NUL bytes: commands, environment and paths are C strings. */
+      {"job \"j\" { run = \"x\", env = { A = \"a\\0b\" } }",
+       "spec.lua:1: job 'j': env.A: contains a NUL byte (at position 2)"},
+      {"\n\njob \"j\" { run = \"echo a\\0rm -rf /\" }",
+       "spec.lua:3: job 'j': run: contains a NUL byte (at position 7)"},
+      {"job \"j\" { cmd = { \"echo\", \"a\\0b\" } }",
+       "spec.lua:1: job 'j': cmd[2]: contains a NUL byte"},
+      {"job \"j\" { cmd = function() return { \"a\\0\" } end }",
+       "spec.lua:1: job 'j', instance 'j': cmd[1]: contains a NUL byte"},
+      {"job \"j\" { run = \"x\", workdir = \"/a\\0b\" }",
+       "spec.lua:1: job 'j': workdir: contains a NUL byte"},
+      {"job \"j\" { run = \"x\", matrix = { v = { \"a\\0\" } } }",
+       "spec.lua:1: job 'j': matrix.v[1]: contains a NUL byte"},
   };
   size_t i;
   (void) state;
@@ -974,16 +996,18 @@ static void test_text(void **state) {
   /* Paths made with the spec's folder: it has to be valid UTF-8 then. */
   assert_int_equal(load_with("job \"j\" { image = \"py:1\", run = \"x\",\n"
                              "  mounts = { [\".\"] = \"/src\" } }",
-                             "/srv/caf\xe9", 0, 0), TPUCI_ESPEC);
+                             "/srv/caf\xe9", 0, 0),
+                   TPUCI_ESPEC);
   assert_non_null(strstr(err.msg, "spec.lua:1: job 'j': mounts: the spec's "
                                   "folder is not valid UTF-8"));
-  assert_int_equal(load_with("job \"j\" { run = \"x\", workdir = \"sub\" }",
-                             "/srv/caf\xe9", 0, 0), TPUCI_ESPEC);
+  assert_int_equal(load_with("job \"j\" { run = \"x\", workdir = \"sub\" }", "/srv/caf\xe9", 0, 0),
+                   TPUCI_ESPEC);
   assert_non_null(strstr(err.msg, "spec.lua:1: job 'j': workdir: the spec's "
                                   "folder is not valid UTF-8"));
   assert_int_equal(load_with("job \"j\" { run = \"x\", workdir = \"/abs\",\n"
                              "  image = \"py:1\", mounts = { [\"/data\"] = \"/d\" } }",
-                             "/srv/caf\xe9", 0, 0), 0);
+                             "/srv/caf\xe9", 0, 0),
+                   0);
   /* The file name is in every instance's "where". */
   assert_int_equal(load_bytes("job \"j\" { run = \"x\" }", 21, "caf\xe9.lua", SPEC_DIR),
                    TPUCI_ESPEC);
@@ -1006,13 +1030,11 @@ static void test_bom_and_shebang(void **state) {
              TPUCI_ESPEC, "spec.lua:3: unexpected symbol near '='");
   load_fails("\xef\xbb\xbf\njob \"a\" { rnu = \"x\" }", TPUCI_ESPEC,
              "spec.lua:2: job 'a': rnu: unknown key");
-  load_fails("#!/usr/bin/env tpuci\n\n\nerror('boom')", TPUCI_ESPEC,
-             "spec.lua:4: boom");
+  load_fails("#!/usr/bin/env tpuci\n\n\nerror('boom')", TPUCI_ESPEC, "spec.lua:4: boom");
   /* Only the first line, and only one mark. */
   load_fails("job \"a\" { run = \"x\" }\n#!/bin/sh\n", TPUCI_ESPEC,
              "spec.lua:2: unexpected symbol near '#'");
-  load_fails("\xef\xbb\xbf\xef\xbb\xbfjob \"a\" { run = \"x\" }", TPUCI_ESPEC,
-             "spec.lua:1:");
+  load_fails("\xef\xbb\xbf\xef\xbb\xbfjob \"a\" { run = \"x\" }", TPUCI_ESPEC, "spec.lua:1:");
   /* Only a shebang (and a mark): nothing declared, which the loader
    * allows; the public API refuses a spec without jobs. */
   load_ok("\xef\xbb\xbf#!/usr/bin/env tpuci");
@@ -1048,7 +1070,8 @@ static void test_pytest(void **state) {
           "  matrix = { py = { \"a\", \"b\" } },\n"
           "  env = { TEST_SHARD_INDEX = \"mine\" },\n"
           "}\n"
-          "job \"all\" { pytest = { allow_empty = true, python = \"python3.11\" } }\n");
+          "job \"all\" { pytest = { allow_empty = true, python = \"python3.11\",\n"
+          "                          failed_first = \"always\" } }\n");
   assert_int_equal(plan.ninstances, 7);
   /* Shards are a matrix key, sorted with the others. */
   in = inst("tpu[py=b,shard=2/3]");
@@ -1060,6 +1083,8 @@ static void test_pytest(void **state) {
   assert_string_equal(tpuci__pytest_of(in)->k, "not slow");
   assert_int_equal(tpuci__pytest_of(in)->nargs, 2);
   assert_false(tpuci__pytest_of(in)->allow_empty);
+  assert_true(tpuci__pytest_of(in)->failed_first);
+  assert_false(tpuci__pytest_of(in)->failed_first_steady);
   assert_int_equal(in->argv.len, 12);
   assert_string_equal(in->argv.items[0], "python3");
   assert_string_equal(in->argv.items[4], "no:cacheprovider");
@@ -1078,6 +1103,8 @@ static void test_pytest(void **state) {
   assert_int_equal(in->shards, 1);
   assert_int_equal(in->shard, 0);
   assert_true(tpuci__pytest_of(in)->allow_empty);
+  assert_true(tpuci__pytest_of(in)->failed_first);
+  assert_true(tpuci__pytest_of(in)->failed_first_steady);
   assert_null(tpuci__pytest_of(in)->markers);
   assert_int_equal(tpuci__pytest_of(in)->nargs, 0);
   assert_string_equal(in->argv.items[0], "python3.11");
@@ -1088,6 +1115,8 @@ static void test_pytest(void **state) {
   load_fails("job \"x\" { pytest = { makers = \"tpu\" } }", TPUCI_ESPEC,
              "spec.lua:1: job 'x': pytest.makers: unknown key, did you mean 'markers'?");
   load_fails("job \"x\" { pytest = { shards = 0 } }", TPUCI_ESPEC, "pytest.shards");
+  load_fails("job \"x\" { pytest = { failed_first = \"sometimes\" } }", TPUCI_ESPEC,
+             "pytest.failed_first: expected true, false or \"always\", got string");
   load_fails("job \"x\" { pytest = { shards = 2 }, matrix = { shard = { 1 } } }", TPUCI_ESPEC,
              "matrix.shard: the key 'shard' is taken by pytest.shards");
   load_fails("job \"x\" { pytest = { options = { \"--junitxml=a.xml\" } } }", TPUCI_ESPEC,
@@ -1207,34 +1236,34 @@ static void test_pytest_per_chip(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_timeout_zero, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_cmd_env_durations, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_retries, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_matrix_order_and_interpolation, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_matrix_include_exclude, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_matrix_values, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_function_fields, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_images, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_mounts_and_workdir, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_topologies_and_aliases, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_topology_catalogue, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_where, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_sandbox, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_tpuci_env_and_read_file, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_memory, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_warnings, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_error_messages, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_json_and_text, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_big_matrix, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_instance_cap, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_pytest, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_pytest_per_chip, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_expect_devices, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_text, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_bom_and_shebang, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_size_limit, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_timeout_zero, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_cmd_env_durations, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_retries, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_matrix_order_and_interpolation, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_matrix_include_exclude, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_matrix_values, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_function_fields, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_images, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_mounts_and_workdir, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_topologies_and_aliases, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_topology_catalogue, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_where, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sandbox, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_tpuci_env_and_read_file, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_memory, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_warnings, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_error_messages, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_json_and_text, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_big_matrix, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_instance_cap, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_pytest, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_pytest_per_chip, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_expect_devices, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_text, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_bom_and_shebang, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_size_limit, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,7 +70,10 @@ static json_t *tpuci__pytest_json(const tpuci__instance_t *in) {
   json_object_set_new(o, "shard", json_integer(in->shard));
   json_object_set_new(o, "shard_by", json_string(tpuci__shard_by_name(py->shard_by)));
   json_object_set_new(o, "allow_empty", json_boolean(py->allow_empty));
-  json_object_set_new(o, "failed_first", json_boolean(py->failed_first));
+  json_object_set_new(o, "retry_steady", json_boolean(py->retry_steady));
+  json_object_set_new(
+      o, "failed_first",
+      py->failed_first_steady ? json_string("always") : json_boolean(py->failed_first));
   json_object_set_new(o, "test_timeout_ms", json_integer((json_int_t) py->test_timeout_ms));
   json_object_set_new(o, "select", json_string(py->select_affected ? "affected" : "all"));
   if (py->new_tests_runs > 1)

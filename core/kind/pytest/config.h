@@ -30,6 +30,10 @@ typedef struct {
   tpuci__shard_by_t shard_by; /* how the instance's shards split the suite */
   int allow_empty;            /* pytest's exit 5 (nothing collected) passes */
   int failed_first;           /* tests that failed last time run first */
+  int failed_first_steady;    /* failed_first = "always": those that fail
+                                 steadily too (flaky.h) */
+  int retry_steady;           /* retries run when only tests that fail
+                                 steadily failed (flaky.h) */
   /* Only the tests a change can affect run (select = "affected"), and
    * globs of test files that always do (select_always). */
   int select_affected;

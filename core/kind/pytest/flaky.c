@@ -170,7 +170,9 @@ static json_t *tpuci__flaky_run_json(const tpuci__flaky_run_t *run) {
       json_array_append_new(row, json_string(code));
       json_array_append_new(
           row, json_real(said ? (double) (long) (said->result.time_s * 1000) / 1000 : 0.0));
-      json_array_append_new(row, strchr("fko", code[0]) ? tpuci__flaky_msg(t) : json_null());
+      json_array_append_new(row, said == NULL             ? json_string(TPUCI__FLAKY_NOT_RUN)
+                                 : strchr("fko", code[0]) ? tpuci__flaky_msg(t)
+                                                          : json_null());
       json_array_append_new(tests, row);
     }
     free(identity);
@@ -671,51 +673,4 @@ json_t *tpuci__flaky_recent(const char *path, int runs) {
   tpuci__flaky_parsed_free(parsed, lines.len);
   tpuci__strv_free(&lines);
   return out;
-}
-
-void tpuci__flaky_last_failed(const char *path, const char *const *identities, size_t n,
-                              tpuci__strv_t *out) {
-  unsigned char *found = tpuci__calloc(n ? n : 1, 1), *here = tpuci__calloc(n ? n : 1, 1);
-  tpuci__idmap_t want;
-  char *text = NULL;
-  size_t len = 0, left = n, end, k;
-
-  tpuci__idmap_init(&want);
-  for (k = 0; k < n; k++) tpuci__idmap_put(&want, identities[k], k);
-  if (n == 0 || tpuci__read_file_max(path, TPUCI__FLAKY_MAX_BYTES * 2, &text, &len) != 0) len = 0;
-  /* Newest first, each line parsed only when reached: most often the
-   * last run has every identity. A line that is not a run is skipped. */
-  for (end = len; end > 0 && left > 0;) {
-    size_t startl = end;
-    json_t *o, *row;
-    size_t j;
-    while (startl > 0 && text[startl - 1] != '\n') startl--;
-    o = end > startl ? json_loadb(text + startl, end - startl, 0, NULL) : NULL;
-    end = startl > 0 ? startl - 1 : 0;
-    if (o == NULL) continue;
-    memset(here, 0, n);
-    json_array_foreach(json_object_get(o, "tests"), j, row) {
-      const char *inst = json_string_value(json_array_get(row, 0));
-      const char *id = json_string_value(json_array_get(row, 1));
-      const char *code = json_string_value(json_array_get(row, 2));
-      char *identity;
-      if (inst == NULL || id == NULL || code == NULL) continue;
-      identity = tpuci__group_name_of(inst);
-      k = tpuci__idmap_get(&want, identity);
-      free(identity);
-      if (k == TPUCI__IDMAP_NONE || found[k]) continue;
-      here[k] = 1;
-      if (code[0] == 'f') tpuci__strv_push(&out[k], id);
-    }
-    for (k = 0; k < n; k++)
-      if (here[k] && !found[k]) {
-        found[k] = 1;
-        left--;
-      }
-    json_decref(o);
-  }
-  tpuci__idmap_free(&want);
-  free(text);
-  free(found);
-  free(here);
 }

@@ -102,11 +102,25 @@ int tpuci__flaky_propose(const char *path, const tpuci__flaky_propose_t *o, char
  * when the store cannot be read. A new reference. */
 json_t *tpuci__flaky_recent(const char *path, int runs);
 
-/* The tests that failed in each identity's last run in the store (an
- * identity: an instance without its shard; each once): for each of the `n`, the node
- * ids whose code was "f" in the newest run that has the identity, into
- * out[k] (zeroed). A store that cannot be read says none. */
+/* The message of a test's row when no attempt reported it (a timeout,
+ * a crash or a collection error ended its attempts first): code "f", a
+ * failure of the instance, though the test itself did not fail. */
+#define TPUCI__FLAKY_NOT_RUN "not run: no attempt reached it"
+/* A test that failed in each of its last this many runs in the store
+ * (no pass, flake or order dependence between) fails steadily. */
+#define TPUCI__FLAKY_STEADY_RUNS 5
+
+/* The tests that ran and failed in each identity's last run in the store
+ * (an identity: an instance without its shard; each once): for each of
+ * the `n`, the node ids whose code was "f" in the newest run that has the
+ * identity, but for tests no attempt reached (TPUCI__FLAKY_NOT_RUN), and
+ * none at all when that run was an infra run for it (more than half of
+ * at least TPUCI__FLAKY_INFRA_MIN tests failed: a lost device, a
+ * collection error); into out[k] (zeroed). With `steady` (or NULL),
+ * those that failed in each of their last TPUCI__FLAKY_STEADY_RUNS runs
+ * go into steady[k] (zeroed) instead. A store that cannot be read says
+ * none. */
 void tpuci__flaky_last_failed(const char *path, const char *const *identities, size_t n,
-                              tpuci__strv_t *out);
+                              tpuci__strv_t *out, tpuci__strv_t *steady);
 
 #endif /* TPUCI_PYTEST_FLAKY_H */

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "kind/devices.h"
+#include "kind/pytest/flaky.h"
 #include "kind/pytest/kind_run.h"
 #include "runtime/tree.h"
 
@@ -206,6 +207,39 @@ static void tpuci__pk_release(tpuci__kind_run_t *kr, tpuci__kind_proc_t *p) {
 }
 
 /* A retry runs only what failed or did not run, where pytest said. */
+/* Whether every test a retry would run failed in each of its last runs
+ * before this one too (kr->o.steady): a retry tells nothing new, and the
+ * instance is not retried unless pytest.retry_steady. Says so. */
+static int tpuci__pk_only_steady(tpuci__kind_run_t *kr, size_t index, const tpuci__strv_t *next) {
+  const tpuci__instance_t *inst = &kr->plan->instances[index];
+  const tpuci__strv_t *steady = kr->o.steady ? kr->o.steady[index] : NULL;
+  tpuci__idmap_t in;
+  tpuci__buf_t b;
+  size_t i, all = 1;
+  if (steady == NULL || steady->len == 0 || next->len == 0 || tpuci__pytest_of(inst)->retry_steady)
+    return 0;
+  tpuci__idmap_init(&in);
+  for (i = 0; i < steady->len; i++) tpuci__idmap_put(&in, steady->items[i], i);
+  for (i = 0; i < next->len && all; i++)
+    all = tpuci__idmap_get(&in, next->items[i]) != TPUCI__IDMAP_NONE;
+  tpuci__idmap_free(&in);
+  if (!all) return 0;
+  tpuci__buf_init(&b);
+  tpuci__buf_addf(&b,
+                  "%s: no retry: its %zu failed test%s failed in each of %s last %d runs before "
+                  "this one too, so a retry tells nothing new (pytest.retry_steady = true retries "
+                  "%s): ",
+                  inst->name, next->len, next->len == 1 ? "" : "s",
+                  next->len == 1 ? "its" : "their", TPUCI__FLAKY_STEADY_RUNS,
+                  next->len == 1 ? "it" : "them");
+  for (i = 0; i < next->len && i < 3; i++)
+    tpuci__buf_addf(&b, "%s%s", i ? ", " : "", next->items[i]);
+  if (next->len > 3) tpuci__buf_addf(&b, " and %zu more", next->len - 3);
+  kr->host->message(kr->host->sched, b.data);
+  tpuci__buf_free(&b);
+  return 1;
+}
+
 static int tpuci__pk_retry(tpuci__kind_run_t *kr, size_t index) {
   const tpuci__instance_t *inst = &kr->plan->instances[index];
   tpuci__strv_t *next;
@@ -223,6 +257,11 @@ static int tpuci__pk_retry(tpuci__kind_run_t *kr, size_t index) {
   if (r == 0) {
     free(next);
     next = NULL;
+  }
+  if (next != NULL && tpuci__pk_only_steady(kr, index, next)) {
+    tpuci__strv_free(next);
+    free(next);
+    return -1;
   }
   if (kr->select[index]) {
     tpuci__strv_free(kr->select[index]);

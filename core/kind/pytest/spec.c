@@ -123,6 +123,8 @@ static void tpuci__pytest_fields(lua_State *L, int rec, tpuci__pytest_t *py) {
   py->nargs = (size_t) tpuci__rec_int(L, rec, "nargs");
   py->allow_empty = tpuci__rec_bool(L, rec, "allow_empty");
   py->failed_first = tpuci__rec_bool(L, rec, "failed_first");
+  py->failed_first_steady = tpuci__rec_bool(L, rec, "failed_first_steady");
+  py->retry_steady = tpuci__rec_bool(L, rec, "retry_steady");
   py->select_affected = sel != NULL && strcmp(sel, "affected") == 0;
   lua_getfield(L, rec, "select_audit");
   if (lua_isnumber(L, -1)) py->select_audit = (double) lua_tonumber(L, -1);
