@@ -222,8 +222,10 @@ static json_t *tpuci__plan_predictions(const tpuci_ctx_t *ctx) {
     const tpuci__collection_t *rec;
     tpuci__strv_t ids = {0};
     tpuci__shard_plan_t sp;
+    tpuci__shard_ask_t ask;
     char *group, *key;
     if (!inst->selected || inst->shards <= 1) continue;
+    memset(&ask, 0, sizeof(ask));
     group = tpuci__pytest_group_name(inst);
     key = tpuci__collection_key(&ctx->plan, inst);
     rec = tpuci__collection_get(&records, group, key);
@@ -246,10 +248,16 @@ static json_t *tpuci__plan_predictions(const tpuci_ctx_t *ctx) {
       free(g2);
     }
     free(group);
-    if (ids.len > 0 && tpuci__shard_plan_retry(
-                           (const char *const *) ids.items, ids.len, &timings,
-                           (size_t) inst->shards, tpuci__pytest_of(inst)->shard_by,
-                           tpuci__shard_retry_s(inst, rec ? rec->overhead_s : -1), &sp, &e) == 0) {
+    /* A job that records splits by its traced durations (timings.h). */
+    ask.ids = (const char *const *) ids.items;
+    ask.n = ids.len;
+    ask.timings = &timings;
+    ask.shards = (size_t) inst->shards;
+    ask.by = tpuci__pytest_of(inst)->shard_by;
+    ask.traced = tpuci__pytest_of(inst)->select_affected;
+    if (ids.len > 0 &&
+        tpuci__shard_plan_ask_retry(&ask, tpuci__shard_retry_s(inst, rec ? rec->overhead_s : -1),
+                                    &sp, &e) == 0) {
       const tpuci__shard_t *sh = &sp.shards[inst->shard - 1];
       json_t *o = json_object();
       json_object_set_new(o, "tests", json_integer((json_int_t) sh->ids.len));

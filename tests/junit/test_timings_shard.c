@@ -52,7 +52,7 @@ static void test_timings_record_and_average(void **state) {
   assert_near(d, 0.7 * 1.0 + 0.3 * 2.0);
   assert_near(t.items[0].last_s, 2.0);
   assert_int_equal(t.items[0].runs, 2);
-  tpuci__timings_record(&t, "a", -1);  /* ignored */
+  tpuci__timings_record(&t, "a", -1); /* ignored */
   tpuci__timings_record(&t, "a", 1.0 / 0.0);
   assert_int_equal(t.items[0].runs, 2);
   assert_int_equal(t.len, 1);
@@ -120,29 +120,28 @@ static void test_timings_save_load(void **state) {
   tpuci__timings_record(&t, "tests/b.py::t[\"q\"]", 0.123456);
   tpuci__timings_record(&t, "tests/a.py::t", 2.0);
   tpuci__timings_record(&t, "tests/a.py::t", 4.0);
-  assert_int_equal(tpuci__timings_save(&t, path, &err), 0);  /* makes .tpuci/ */
+  assert_int_equal(tpuci__timings_save(&t, path, &err), 0); /* makes .tpuci/ */
   assert_int_equal(tpuci__read_file(path, &text, &len), 0);
-  assert_string_equal(text,
-                      "{\n"
-                      " \"tests\": {\n"
-                      "  \"tests/a.py::t\": {\n"
-                      "   \"avg\": 2.6,\n"
-                      "   \"last\": 4.0,\n"
-                      "   \"runs\": 2\n"
-                      "  },\n"
-                      "  \"tests/b.py::t[\\\"q\\\"]\": {\n"
-                      "   \"avg\": 0.1235,\n"
-                      "   \"last\": 0.1235,\n"
-                      "   \"runs\": 1\n"
-                      "  }\n"
-                      " },\n"
-                      " \"version\": 1\n"
-                      "}\n");
+  assert_string_equal(text, "{\n"
+                            " \"tests\": {\n"
+                            "  \"tests/a.py::t\": {\n"
+                            "   \"avg\": 2.6,\n"
+                            "   \"last\": 4.0,\n"
+                            "   \"runs\": 2\n"
+                            "  },\n"
+                            "  \"tests/b.py::t[\\\"q\\\"]\": {\n"
+                            "   \"avg\": 0.1235,\n"
+                            "   \"last\": 0.1235,\n"
+                            "   \"runs\": 1\n"
+                            "  }\n"
+                            " },\n"
+                            " \"version\": 1\n"
+                            "}\n");
   free(text);
   {
     char *tmp = tpuci__printf("%s.tmp", path);
     assert_int_equal(access(path, F_OK), 0);
-    assert_int_equal(access(tmp, F_OK), -1);  /* renamed into place */
+    assert_int_equal(access(tmp, F_OK), -1); /* renamed into place */
     free(tmp);
   }
 
@@ -161,18 +160,97 @@ static void test_timings_save_load(void **state) {
   free(dir);
 }
 
+/* Durations a recording run measured (a tracer in the process) are kept
+ * apart: they predict a run that records, never a plain run's split
+ * (issue 44); they survive a save and a load, and a split says which it
+ * planned with. */
+static void test_timings_traced_apart(void **state) {
+  tpuci__timings_t t, u;
+  tpuci__junit_t j = {0};
+  tpuci__history_t h;
+  tpuci__junit_attempt_t a;
+  tpuci__err_t err = {0};
+  tpuci__shard_plan_t p;
+  const char *ids[2] = {"t.py::slow", "t.py::fast"};
+  char *dir = tmpdir(), *path = tpuci__printf("%s/timings.json", dir);
+  double d;
+  (void) state;
+  tpuci__timings_init(&t);
+  tpuci__timings_init(&u);
+  assert_int_equal(tpuci__junit_parse_file(TPUCI_JUNIT_DATA "/bare_testsuite.xml", &j, &err), 0);
+  memset(&a, 0, sizeof(a));
+  a.outcome = TPUCI_OUTCOME_PASSED;
+  tpuci__history_init(&h, "unit");
+  h.traced = 1;
+  tpuci__history_add(&h, &a, &j);
+  assert_int_equal(tpuci__timings_update_history(&t, &h), 4);
+  /* Known only traced: a plain run does not know it. */
+  assert_int_equal(tpuci__timings_get(&t, "tests/test_api.py::TestPost::test_create[json]", &d), 0);
+  assert_int_equal(
+      tpuci__timings_get_traced(&t, "tests/test_api.py::TestPost::test_create[json]", &d), 1);
+  assert_near(d, 0.125);
+  /* A plain duration beside it: each run takes its own. */
+  tpuci__timings_record(&t, "tests/test_api.py::TestPost::test_create[json]", 0.05);
+  assert_int_equal(tpuci__timings_get(&t, "tests/test_api.py::TestPost::test_create[json]", &d), 1);
+  assert_near(d, 0.05);
+  assert_int_equal(
+      tpuci__timings_get_traced(&t, "tests/test_api.py::TestPost::test_create[json]", &d), 1);
+  assert_near(d, 0.125);
+  /* A recording run without traced durations takes the plain ones. */
+  tpuci__timings_record(&t, "t.py::plain_only", 2.0);
+  assert_int_equal(tpuci__timings_get_traced(&t, "t.py::plain_only", &d), 1);
+  assert_near(d, 2.0);
+  assert_int_equal(tpuci__timings_save(&t, path, &err), 0);
+  assert_int_equal(tpuci__timings_load(&u, path, &err), 0);
+  assert_int_equal(
+      tpuci__timings_get_traced(&u, "tests/test_api.py::TestPost::test_create[json]", &d), 1);
+  assert_near(d, 0.125);
+  assert_int_equal(tpuci__timings_get(&u, "tests/test_api.py::TestPost::test_create[json]", &d), 1);
+  assert_near(d, 0.05);
+  /* The split: "slow" is slow only under the tracer. */
+  tpuci__timings_free(&t);
+  tpuci__timings_init(&t);
+  tpuci__timings_record(&t, "t.py::slow", 1.0);
+  tpuci__timings_record(&t, "t.py::fast", 1.0);
+  {
+    tpuci__shard_ask_t ask = {
+        .ids = ids, .n = 2, .timings = &t, .shards = 2, .by = TPUCI__SHARD_BY_TEST};
+    tpuci__timings_t *tt = &t;
+    size_t k = tpuci__idmap_get(&tt->map, "t.py::slow");
+    tt->items[k].traced_s = 9.0;
+    tt->items[k].traced_runs = 1;
+    assert_int_equal(tpuci__shard_plan(&ask, &p, &err), 0);
+    assert_near(p.total_s, 2.0);
+    tpuci__shard_plan_free(&p);
+    ask.traced = 1;
+    assert_int_equal(tpuci__shard_plan(&ask, &p, &err), 0);
+    assert_near(p.total_s, 10.0);
+    tpuci__shard_plan_free(&p);
+  }
+  tpuci__history_free(&h);
+  tpuci__junit_free(&j);
+  tpuci__timings_free(&t);
+  tpuci__timings_free(&u);
+  rm_rf(dir);
+  free(path);
+  free(dir);
+}
+
 static void test_timings_corrupt(void **state) {
   static const char *const bad[][2] = {
-    {"{\"version\": 1, \"tests\": {", "x.json:1:"},
-    {"[1, 2]", "x.json: not a JSON object"},
-    {"{\"version\": 2, \"tests\": {}}", "\"version\" must be 1"},
-    {"{\"version\": 1, \"tests\": []}", "\"tests\" must be an object"},
-    {"{\"version\": 1, \"tests\": {\"a\": {\"last\": -1}}}", "tests[\"a\"]"},
-    {"{\"version\": 1, \"tests\": {\"a\": {\"last\": 1, \"avg\": \"x\"}}}", "tests[\"a\"]"},
-    {"{\"version\": 1, \"tests\": {\"a\": {\"last\": 1, \"runs\": -1}}}", "tests[\"a\"]"},
-    {"{\"version\": 1, \"tests\": {\"a\": 3}}", "tests[\"a\"]"},
-    {"{\"a::b\": 1, \"a::b\": 2}", "duplicate"},
-    {"{\"a::b\": \"slow\"}", "\"a::b\": a duration"},
+      {"{\"version\": 1, \"tests\": {", "x.json:1:"},
+      {"[1, 2]", "x.json: not a JSON object"},
+      {"{\"version\": 2, \"tests\": {}}", "\"version\" must be 1"},
+      {"{\"version\": 1, \"tests\": []}", "\"tests\" must be an object"},
+      {"{\"version\": 1, \"tests\": {\"a\": {\"last\": -1}}}", "tests[\"a\"]"},
+      {"{\"version\": 1, \"tests\": {\"a\": {\"last\": 1, \"avg\": \"x\"}}}", "tests[\"a\"]"},
+      {"{\"version\": 1, \"tests\": {\"a\": {\"last\": 1, \"runs\": -1}}}", "tests[\"a\"]"},
+      {"{\"version\": 1, \"tests\": {\"a\": 3}}", "tests[\"a\"]"},
+      {"{\"version\": 1, \"tests\": {\"a\": {\"last\": 1, \"traced_runs\": 1}}}", "\"traced\")"},
+      {"{\"version\": 1, \"tests\": {\"a\": {\"last\": 1, \"traced\": 1, \"traced_runs\": -2}}}",
+       "tests[\"a\"]"},
+      {"{\"a::b\": 1, \"a::b\": 2}", "duplicate"},
+      {"{\"a::b\": \"slow\"}", "\"a::b\": a duration"},
   };
   tpuci__timings_t t;
   tpuci__err_t err = {0};
@@ -349,9 +427,10 @@ static void test_shard_balance_skewed(void **state) {
       }
       rr_imb = max / (sum / (double) rr.n);
     }
-    print_message("%zu shards: total %.1f s, ideal %.2f s, longest %.2f s: LPT %.4fx, by count %.4fx\n",
-                  ns[k], p.total_s, p.total_s / (double) ns[k], imb * p.total_s / (double) ns[k],
-                  imb, rr_imb);
+    print_message(
+        "%zu shards: total %.1f s, ideal %.2f s, longest %.2f s: LPT %.4fx, by count %.4fx\n",
+        ns[k], p.total_s, p.total_s / (double) ns[k], imb * p.total_s / (double) ns[k], imb,
+        rr_imb);
     assert_true(imb <= 1.1);
     assert_true(imb >= 1.0);
     tpuci__shard_plan_free(&p);
@@ -492,9 +571,9 @@ static void test_shard_count_fallback(void **state) {
   (void) state;
 
   for (i = 0; i < 10; i++) tpuci__strv_take(&ids, tpuci__printf("t.py::t%zu", i));
-  tpuci__strv_push(&ids, "t.py::t3");  /* a duplicate counts once */
+  tpuci__strv_push(&ids, "t.py::t3"); /* a duplicate counts once */
   tpuci__timings_init(&t);
-  tpuci__timings_record(&t, "other.py::x", 50);  /* known, but not in this suite */
+  tpuci__timings_record(&t, "other.py::x", 50); /* known, but not in this suite */
   assert_int_equal(tpuci__shard_plan(&(tpuci__shard_ask_t){.ids = (const char *const *) ids.items,
                                                            .n = ids.len,
                                                            .timings = &t,
@@ -574,7 +653,7 @@ static void test_shard_median_for_unknown(void **state) {
   assert_false(p.by_count);
   assert_int_equal(p.known, 3);
   assert_int_equal(p.unknown, 2);
-  assert_near(p.unknown_s, 3);  /* median of 1, 3, 10 */
+  assert_near(p.unknown_s, 3); /* median of 1, 3, 10 */
   assert_near(p.total_s, 1 + 10 + 3 + 3 + 3);
   /* LPT: 10 | 3 3 3 1 -> loads 10 and 10. */
   assert_int_equal(p.shards[0].ids.len, 1);
@@ -582,7 +661,7 @@ static void test_shard_median_for_unknown(void **state) {
   assert_near(p.shards[1].predicted_s, 10);
   tpuci__shard_plan_free(&p);
 
-  tpuci__timings_record(&t, "a::new1", 5);  /* even count: mean of the middle two */
+  tpuci__timings_record(&t, "a::new1", 5); /* even count: mean of the middle two */
   assert_int_equal(
       tpuci__shard_plan(
           &(tpuci__shard_ask_t){
@@ -597,8 +676,8 @@ static void test_shard_median_for_unknown(void **state) {
 /* A file's tests go to one shard, in their order; a class's with
  * shard_by "class", the file's functions one by one. */
 static void test_shard_by_file_and_class(void **state) {
-  const char *ids[] = {"t/a.py::test_1", "t/b.py::TestX::test_1", "t/a.py::test_2",
-                       "t/b.py::TestX::test_2", "t/b.py::test_f[p::q]", "t/c.py::test_1",
+  const char *ids[] = {"t/a.py::test_1",        "t/b.py::TestX::test_1", "t/a.py::test_2",
+                       "t/b.py::TestX::test_2", "t/b.py::test_f[p::q]",  "t/c.py::test_1",
                        "t/b.py::TestY::test_1"};
   tpuci__timings_t t;
   tpuci__err_t err = {0};
@@ -866,22 +945,23 @@ static void test_collection_key(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_timings_record_and_average),
-    cmocka_unit_test(test_timings_update_from_reports),
-    cmocka_unit_test(test_timings_save_load),
-    cmocka_unit_test(test_timings_corrupt),
-    cmocka_unit_test(test_collect_parse),
-    cmocka_unit_test(test_shard_balance_skewed),
-    cmocka_unit_test(test_shard_deterministic),
-    cmocka_unit_test(test_shard_ties_by_id),
-    cmocka_unit_test(test_shard_zero_durations),
-    cmocka_unit_test(test_shard_count_fallback),
-    cmocka_unit_test(test_shard_median_for_unknown),
-    cmocka_unit_test(test_shard_by_file_and_class),
-    cmocka_unit_test(test_shard_retry),
-    cmocka_unit_test(test_shard_assignment),
-    cmocka_unit_test(test_collections_store),
-    cmocka_unit_test(test_collection_key),
+      cmocka_unit_test(test_timings_record_and_average),
+      cmocka_unit_test(test_timings_update_from_reports),
+      cmocka_unit_test(test_timings_save_load),
+      cmocka_unit_test(test_timings_corrupt),
+      cmocka_unit_test(test_timings_traced_apart),
+      cmocka_unit_test(test_collect_parse),
+      cmocka_unit_test(test_shard_balance_skewed),
+      cmocka_unit_test(test_shard_deterministic),
+      cmocka_unit_test(test_shard_ties_by_id),
+      cmocka_unit_test(test_shard_zero_durations),
+      cmocka_unit_test(test_shard_count_fallback),
+      cmocka_unit_test(test_shard_median_for_unknown),
+      cmocka_unit_test(test_shard_by_file_and_class),
+      cmocka_unit_test(test_shard_retry),
+      cmocka_unit_test(test_shard_assignment),
+      cmocka_unit_test(test_collections_store),
+      cmocka_unit_test(test_collection_key),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

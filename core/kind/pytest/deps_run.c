@@ -323,7 +323,7 @@ static void tpuci__pd_line(const tpuci__kind_run_t *kr, const tpuci__pdeps_t *d,
   l->missed = d->missed;
   for (i = 0; d->has_rec && kr->o.timings != NULL && i < d->rec.ntests; i++) {
     const char *id = d->rec.tests[i].id;
-    if (!tpuci__timings_get(kr->o.timings, id, &s)) continue;
+    if (!tpuci__timings_get_traced(kr->o.timings, id, &s)) continue;
     l->time_total_s += s;
     if (tpuci__idmap_get(&d->sel.unaffected, id) != TPUCI__IDMAP_NONE) l->time_left_s += s;
   }

@@ -256,6 +256,9 @@ typedef struct tpuci__history_s {
    * run_cache.c), or NULL: the same key in two runs of different trees
    * says the test ran from the same inputs (flaky.h). */
   char *inputs;
+  /* 1: its run recorded what each test needs (deps.h: a tracer in the
+   * process), so its durations are traced ones (timings.h). */
+  int traced;
 } tpuci__history_t;
 
 void tpuci__history_init(tpuci__history_t *h, const char *instance);

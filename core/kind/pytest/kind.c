@@ -317,6 +317,8 @@ tpuci__history_t *tpuci__pk_history(tpuci__kind_run_t *kr, size_t index) {
     pr->history = tpuci__calloc(1, sizeof(*pr->history));
     tpuci__history_init(pr->history, kr->plan->instances[index].name);
     if (kr->tree) pr->history->tree = tpuci__strdup(kr->tree);
+    /* Its attempts record what each test needs: a tracer slows them. */
+    pr->history->traced = kr->deps_of != NULL && kr->deps_of[index] >= 0;
   }
   return pr->history;
 }

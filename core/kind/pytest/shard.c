@@ -298,7 +298,8 @@ static int tpuci__shard_split(const tpuci__shard_ask_t *ask, double retry_s,
       size_t k = tpuci__idmap_get(&t->map, ids[i]);
       items[m].fails = k != TPUCI__IDMAP_NONE && t->items[k].failed;
     }
-    if (t != NULL && tpuci__timings_get(t, ids[i], &d)) {
+    if (t != NULL && (ask->traced ? tpuci__timings_get_traced(t, ids[i], &d)
+                                  : tpuci__timings_get(t, ids[i], &d))) {
       items[m].d = d;
       knownv[known++] = d;
     }
@@ -354,6 +355,11 @@ int tpuci__shard_plan_retry(const char *const *ids, size_t n, const tpuci__timin
                             tpuci__shard_plan_t *out, tpuci__err_t *err) {
   tpuci__shard_ask_t ask = {.ids = ids, .n = n, .timings = t, .shards = shards, .by = by};
   return tpuci__shard_split(&ask, retry_s, out, err);
+}
+
+int tpuci__shard_plan_ask_retry(const tpuci__shard_ask_t *ask, double retry_s,
+                                tpuci__shard_plan_t *out, tpuci__err_t *err) {
+  return tpuci__shard_split(ask, retry_s, out, err);
 }
 
 double tpuci__shard_imbalance(const tpuci__shard_plan_t *p) {

@@ -66,6 +66,7 @@ typedef struct {
   const tpuci__timings_t *timings;
   size_t shards;
   tpuci__shard_by_t by;
+  int traced; /* the run records (deps.h): traced durations predict it */
 } tpuci__shard_ask_t;
 
 /* Plans the split `ask` says. Shards may be empty when there are fewer
@@ -83,6 +84,9 @@ int tpuci__shard_plan(const tpuci__shard_ask_t *ask, tpuci__shard_plan_t *out, t
 int tpuci__shard_plan_retry(const char *const *ids, size_t n, const tpuci__timings_t *t,
                             size_t shards, tpuci__shard_by_t by, double retry_s,
                             tpuci__shard_plan_t *out, tpuci__err_t *err);
+/* tpuci__shard_plan_retry() of an ask (its traced too). */
+int tpuci__shard_plan_ask_retry(const tpuci__shard_ask_t *ask, double retry_s,
+                                tpuci__shard_plan_t *out, tpuci__err_t *err);
 void tpuci__shard_plan_free(tpuci__shard_plan_t *p);
 
 /* The retry_s a split of `inst`'s shards plans with: -1 unless a failed

@@ -38,8 +38,16 @@ static int tpuci__group_plan(tpuci__kind_run_t *kr, tpuci__pgroup_t *g,
   for (k = 0; k < all->len; k++)
     if (!tpuci__pk_unaffected(kr, index, all->items[k])) tpuci__strv_push(&ids, all->items[k]);
   /* Tests that failed last time fail a shard, which then retries them. */
-  r = tpuci__shard_plan_retry((const char *const *) ids.items, ids.len, kr->o.timings, n, by,
-                              tpuci__shard_retry_s(inst, overhead_s), &g->plan, e);
+  {
+    /* A run that records splits by traced durations, a plain one never. */
+    tpuci__shard_ask_t ask = {.ids = (const char *const *) ids.items,
+                              .n = ids.len,
+                              .timings = kr->o.timings,
+                              .shards = n,
+                              .by = by,
+                              .traced = kr->deps_of != NULL && kr->deps_of[index] >= 0};
+    r = tpuci__shard_plan_ask_retry(&ask, tpuci__shard_retry_s(inst, overhead_s), &g->plan, e);
+  }
   g->left_out = all->len - ids.len;
   tpuci__strv_free(&ids);
   if (r != 0) return r;

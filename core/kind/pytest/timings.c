@@ -38,14 +38,24 @@ static tpuci__timing_t *tpuci__timings_slot(tpuci__timings_t *t, const char *id)
 
 static int tpuci__valid_seconds(double s) { return isfinite(s) && s >= 0 && s < 1e9; }
 
-void tpuci__timings_record(tpuci__timings_t *t, const char *id, double seconds) {
+/* The moving average `avg` of `runs` durations, with one more. */
+static void tpuci__timings_add(double *avg, unsigned *runs, double seconds) {
+  *avg = *runs == 0 ? seconds : (1 - TPUCI__TIMINGS_ALPHA) * *avg + TPUCI__TIMINGS_ALPHA * seconds;
+  if (*runs < 1000000u) (*runs)++;
+}
+
+static void tpuci__timings_record_as(tpuci__timings_t *t, const char *id, double seconds,
+                                     int traced) {
   tpuci__timing_t *e;
   if (id == NULL || !tpuci__valid_seconds(seconds)) return;
   e = tpuci__timings_slot(t, id);
-  e->avg_s = e->runs == 0 ? seconds
-                          : (1 - TPUCI__TIMINGS_ALPHA) * e->avg_s + TPUCI__TIMINGS_ALPHA * seconds;
+  if (traced) tpuci__timings_add(&e->traced_s, &e->traced_runs, seconds);
+  else tpuci__timings_add(&e->avg_s, &e->runs, seconds);
   e->last_s = seconds;
-  if (e->runs < 1000000u) e->runs++;
+}
+
+void tpuci__timings_record(tpuci__timings_t *t, const char *id, double seconds) {
+  tpuci__timings_record_as(t, id, seconds, 0);
 }
 
 size_t tpuci__timings_update(tpuci__timings_t *t, const tpuci__junit_t *j) {
@@ -69,7 +79,7 @@ size_t tpuci__timings_update_history(tpuci__timings_t *t, const tpuci__history_t
     k = tpuci__idmap_get(&t->map, h->tests[i].id);
     if (k != TPUCI__IDMAP_NONE) t->items[k].failed = tpuci__test_outcome_failing(f->outcome);
     if (f->outcome == TPUCI_TEST_ERROR) continue;
-    tpuci__timings_record(t, h->tests[i].id, f->time_s);
+    tpuci__timings_record_as(t, h->tests[i].id, f->time_s, h->traced);
     n++;
   }
   return n;
@@ -98,6 +108,14 @@ int tpuci__timings_get(const tpuci__timings_t *t, const char *id, double *second
   size_t k = tpuci__idmap_get(&t->map, id);
   if (k == TPUCI__IDMAP_NONE || t->items[k].runs == 0) return 0;
   if (seconds) *seconds = t->items[k].avg_s;
+  return 1;
+}
+
+int tpuci__timings_get_traced(const tpuci__timings_t *t, const char *id, double *seconds) {
+  size_t k = tpuci__idmap_get(&t->map, id);
+  if (k == TPUCI__IDMAP_NONE || t->items[k].traced_runs == 0)
+    return tpuci__timings_get(t, id, seconds);
+  if (seconds) *seconds = t->items[k].traced_s;
   return 1;
 }
 
@@ -149,8 +167,8 @@ int tpuci__timings_load_string(tpuci__timings_t *t, const char *data, size_t len
   tpuci__timings_init(&tmp);
   json_object_foreach(tests, key, v) {
     tpuci__timing_t *e;
-    double last = 0, avg = 0;
-    json_int_t runs = 1;
+    double last = 0, avg = 0, traced = 0;
+    json_int_t runs = 1, traced_runs = 0;
     int failed = 0;
 
     if (flat) {
@@ -167,19 +185,29 @@ int tpuci__timings_load_string(tpuci__timings_t *t, const char *data, size_t len
         runs = json_integer_value(jr);
       }
       failed = json_is_true(json_object_get(v, "failed"));
+      jr = json_object_get(v, "traced_runs");
+      if (jr != NULL) {
+        if (!json_is_integer(jr) || json_integer_value(jr) < 0 ||
+            tpuci__json_seconds(json_object_get(v, "traced"), &traced) != 0)
+          goto bad;
+        traced_runs = json_integer_value(jr);
+      }
     }
     e = tpuci__timings_slot(&tmp, key);
     e->last_s = last;
     e->avg_s = avg;
     e->runs = runs > 1000000 ? 1000000u : (unsigned) runs;
     e->failed = failed;
+    e->traced_s = traced;
+    e->traced_runs = traced_runs > 1000000 ? 1000000u : (unsigned) traced_runs;
     continue;
   bad:
     r = tpuci__err_set(
         err, TPUCI_EIO,
         flat ? "%s: \"%.200s\": a duration must be a non-negative number"
-             : "%s: tests[\"%.200s\"]: needs \"last\" (and \"avg\") as "
-               "non-negative numbers of seconds and \"runs\" as a non-negative integer",
+             : "%s: tests[\"%.200s\"]: needs \"last\" (and \"avg\", \"traced\") as "
+               "non-negative numbers of seconds and \"runs\" (and \"traced_runs\") as "
+               "non-negative integers",
         name, key);
     break;
   }
@@ -191,6 +219,8 @@ int tpuci__timings_load_string(tpuci__timings_t *t, const char *data, size_t len
       e->avg_s = tmp.items[i].avg_s;
       e->runs = tmp.items[i].runs;
       e->failed = tmp.items[i].failed;
+      e->traced_s = tmp.items[i].traced_s;
+      e->traced_runs = tmp.items[i].traced_runs;
     }
   }
   tpuci__timings_free(&tmp);
@@ -224,6 +254,10 @@ char *tpuci__timings_dump(const tpuci__timings_t *t) {
     json_object_set_new(o, "avg", tpuci__json_secs(e->avg_s));
     json_object_set_new(o, "runs", json_integer(e->runs));
     if (e->failed) json_object_set_new(o, "failed", json_true());
+    if (e->traced_runs > 0) {
+      json_object_set_new(o, "traced", tpuci__json_secs(e->traced_s));
+      json_object_set_new(o, "traced_runs", json_integer(e->traced_runs));
+    }
     json_object_set_new(tests, e->id, o);
   }
   json_object_set_new(root, "tests", tests);

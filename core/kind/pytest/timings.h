@@ -13,6 +13,12 @@
  * errored, so its next run starts with it (failing first). A flat
  * {"node id": seconds} object, as pytest-split's .test_durations, loads
  * as well.
+ *
+ * Durations measured while the run recorded what each test needs
+ * (pytest.select = "affected": a tracer in the process, deps.h) are kept
+ * apart, "traced" and "traced_runs": they predict only runs that record
+ * too, never a plain run's split (the tracer slowed ignite's suite by up
+ * to 1.87x).
  */
 #ifndef TPUCI_TIMINGS_H
 #define TPUCI_TIMINGS_H
@@ -30,7 +36,9 @@ typedef struct {
   double last_s;
   double avg_s;
   unsigned runs;
-  int failed; /* its latest result failed or errored */
+  int failed;      /* its latest result failed or errored */
+  double traced_s; /* the average of the durations measured recording */
+  unsigned traced_runs;
 } tpuci__timing_t;
 
 typedef struct tpuci__timings_s {
@@ -62,7 +70,8 @@ void tpuci__timings_record(tpuci__timings_t *t, const char *id, double seconds);
 /* Records every test of a report except errors (a setup failure says
  * nothing about how long the test runs). Returns the number recorded. */
 size_t tpuci__timings_update(tpuci__timings_t *t, const tpuci__junit_t *j);
-/* The same with each test's final result in a history. */
+/* The same with each test's final result in a history (a history whose
+ * run recorded, h->traced: as traced durations). */
 size_t tpuci__timings_update_history(tpuci__timings_t *t, const tpuci__history_t *h);
 
 /* The tests whose latest result failed (in the store's order), appended
@@ -71,7 +80,11 @@ size_t tpuci__timings_update_history(tpuci__timings_t *t, const tpuci__history_t
 size_t tpuci__timings_failed(const tpuci__timings_t *t, const tpuci__strv_t *among,
                              size_t max_bytes, tpuci__strv_t *out);
 
-/* The predicted duration of a test: 1 and *seconds when known, else 0. */
+/* The predicted duration of a test in a run that does not record: 1 and
+ * *seconds when known, else 0 (traced durations are not used). */
 int tpuci__timings_get(const tpuci__timings_t *t, const char *id, double *seconds);
+/* The same for a run that records: its traced durations, else the plain
+ * ones. */
+int tpuci__timings_get_traced(const tpuci__timings_t *t, const char *id, double *seconds);
 
 #endif /* TPUCI_TIMINGS_H */
