@@ -24,6 +24,18 @@ struct lua_State;
  * new string. */
 typedef char *(*tpuci__spec_render_t)(struct lua_State *L, int idx);
 
+/* How a kind's loader reads its record: spec/expand.c's readers, so that
+ * no kind keeps its own. The field `k` of the table at stack index `t`:
+ * a string (NULL when not one; the table keeps it alive), an integer (0
+ * when not one), a boolean (0 or 1); and a template rendered (above).
+ * None raises but Lua's memory error. */
+typedef struct {
+  const char *(*str)(struct lua_State *L, int t, const char *k);
+  long long (*integer)(struct lua_State *L, int t, const char *k);
+  int (*boolean)(struct lua_State *L, int t, const char *k);
+  tpuci__spec_render_t render;
+} tpuci__spec_reader_t;
+
 typedef struct {
   const char *key; /* the job's key that holds the record: "pytest" */
   /* What its instances hold: the loader sets each one's `kind` to it
@@ -35,15 +47,15 @@ typedef struct {
    * keys; 0: not split. `tp` is the job's topology (NULL: none), `mt`
    * its matrix (maybe nil), `job` and `where` what its messages start
    * with. NULL: never split. */
-  int (*parts)(struct lua_State *L, int rec, const char *job, const char *where,
-               const tpuci__topology_t *tp, int mt);
+  int (*parts)(struct lua_State *L, const tpuci__spec_reader_t *read, int rec, const char *job,
+               const char *where, const tpuci__topology_t *tp, int mt);
   /* Per instance, once its command and environment are set: sets
    * in->kind_config (first, before any call that may raise) and the
    * instance's fields that its kind sets (plan.h) from the record,
    * `parts` being what parts() said, and adds what the instance's
    * environment gets unless the job set it. */
-  void (*load)(struct lua_State *L, int rec, tpuci__instance_t *in, int parts,
-               tpuci__spec_render_t render);
+  void (*load)(struct lua_State *L, const tpuci__spec_reader_t *read, int rec,
+               tpuci__instance_t *in, int parts);
 } tpuci__kind_spec_t;
 
 #endif /* TPUCI_PLAN_KIND_SPEC_H */

@@ -207,6 +207,18 @@ static char *tpuci__render_kind(lua_State *L, int idx) {
   return tpuci__render_dup(L, idx, tpuci__spec_ctx(L)->job);
 }
 
+static long long tpuci__get_integer(lua_State *L, int t, const char *k) {
+  return (long long) tpuci__spec_get_int(L, t, k);
+}
+
+/* What a kind's loader reads its record with (plan/kind_spec.h). */
+static const tpuci__spec_reader_t tpuci__reader = {
+    .str = tpuci__spec_get_str,
+    .integer = tpuci__get_integer,
+    .boolean = tpuci__spec_get_bool,
+    .render = tpuci__render_kind,
+};
+
 /* Pushes { name = ..., job = ..., matrix = { key = value } }. */
 static int tpuci__push_instance_table(lua_State *L, const tpuci__job_t *j,
                                       const tpuci__instance_t *in) {
@@ -374,7 +386,7 @@ static void tpuci__emit(lua_State *L, tpuci__spec_ctx_t *c, tpuci__job_t *j) {
   if (j->kind != NULL) {
     in->kind = j->kind->config;
     c->job = j;
-    j->kind->load(L, j->rec, in, j->parts, tpuci__render_kind);
+    j->kind->load(L, &tpuci__reader, j->rec, in, j->parts);
     c->job = NULL;
   }
 
@@ -637,7 +649,7 @@ static void tpuci__expand_job(lua_State *L, tpuci__spec_ctx_t *c, int jt, int ev
            ? &c->plan->topologies[j.topology]
            : NULL;
   if (j.kind != NULL && j.kind->parts != NULL)
-    j.parts = j.kind->parts(L, j.rec, j.name, j.where, tp, mt);
+    j.parts = j.kind->parts(L, &tpuci__reader, j.rec, j.name, j.where, tp, mt);
   if (lua_istable(L, mt)) {
     tpuci__expand_matrix(L, c, &j, mt);
     if (j.emitted == 0) tpuci__job_error(L, &j, "matrix: every combination is excluded");

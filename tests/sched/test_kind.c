@@ -82,19 +82,19 @@ static fake_config_t *fake_new(const char *label) {
  * the instance's matrix. The prelude knows one record, pytest's, so the
  * fake kind is handed that key: the loader calls whichever kind it is
  * given. */
-static int fake_parts(lua_State *L, int rec, const char *job, const char *where,
-                      const tpuci__topology_t *tp, int mt) {
-  (void) L, (void) rec, (void) job, (void) where, (void) tp, (void) mt;
+static int fake_parts(lua_State *L, const tpuci__spec_reader_t *read, int rec, const char *job,
+                      const char *where, const tpuci__topology_t *tp, int mt) {
+  (void) L, (void) read, (void) rec, (void) job, (void) where, (void) tp, (void) mt;
   return 2;
 }
 
-static void fake_load(lua_State *L, int rec, tpuci__instance_t *in, int parts,
-                      tpuci__spec_render_t render) {
+static void fake_load(lua_State *L, const tpuci__spec_reader_t *read, int rec,
+                      tpuci__instance_t *in, int parts) {
   fake_config_t *f = tpuci__calloc(1, sizeof(*f));
   const char *shard = tpuci__kv_get(&in->matrix, "shard");
   in->kind_config = f; /* the plan's before anything may raise */
   lua_getfield(L, rec, "markers");
-  if (!lua_isnil(L, -1)) f->label = render(L, lua_gettop(L));
+  if (!lua_isnil(L, -1)) f->label = read->render(L, lua_gettop(L));
   lua_pop(L, 1);
   in->shards = parts;
   in->shard = shard ? atoi(shard) : 0;
@@ -453,8 +453,7 @@ static void test_fake_kind_config(void **state) {
   (void) state;
 
   tpuci__plan_init(&plan);
-  assert_int_equal(tpuci__spec_load(&plan, src, strlen(src), "spec.lua", "/tmp", &limits, &err),
-                   0);
+  assert_int_equal(tpuci__spec_load(&plan, src, strlen(src), "spec.lua", "/tmp", &limits, &err), 0);
   assert_int_equal(plan.ninstances, 5);
   assert_string_equal(plan.instances[1].name, "f[x=a,shard=2/2]");
   assert_ptr_equal(plan.instances[1].kind, &fake_config);

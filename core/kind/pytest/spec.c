@@ -15,32 +15,6 @@
 
 #include "kind/pytest/config.h"
 
-/* Fields of the record at index t: a string (NULL when not one; the
- * record keeps it alive), an integer, a boolean (0 or 1). */
-static const char *tpuci__rec_str(lua_State *L, int t, const char *k) {
-  const char *s;
-  lua_getfield(L, t, k);
-  s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-  lua_pop(L, 1);
-  return s;
-}
-
-static lua_Integer tpuci__rec_int(lua_State *L, int t, const char *k) {
-  lua_Integer v;
-  lua_getfield(L, t, k);
-  v = lua_tointeger(L, -1);
-  lua_pop(L, 1);
-  return v;
-}
-
-static int tpuci__rec_bool(lua_State *L, int t, const char *k) {
-  int v;
-  lua_getfield(L, t, k);
-  v = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  return v;
-}
-
 /* The strings of the list t[k] (the prelude checked it) into out, which
  * the plan owns already. */
 static void tpuci__rec_strv(lua_State *L, int t, const char *k, tpuci__strv_t *out) {
@@ -81,11 +55,12 @@ static char *tpuci__rec_setup(lua_State *L, int t) {
  * does not ask for it. Raises "file:line: job 'x': ..." without a
  * topology, with one of more than one host, or when the matrix at `mt`
  * (maybe nil) has a key 'shard'. */
-static int tpuci__pytest_parts(lua_State *L, int rec, const char *job, const char *where,
-                               const tpuci__topology_t *tp, int mt) {
+static int tpuci__pytest_parts(lua_State *L, const tpuci__spec_reader_t *read, int rec,
+                               const char *job, const char *where, const tpuci__topology_t *tp,
+                               int mt) {
   lua_Integer k, n;
 
-  if (!tpuci__rec_bool(L, rec, "per_chip")) return 0;
+  if (!read->boolean(L, rec, "per_chip")) return 0;
   if (tp == NULL)
     return luaL_error(L,
                       "%s: job '%s': pytest.per_chip needs a topology: one process runs "
@@ -115,16 +90,17 @@ static int tpuci__pytest_parts(lua_State *L, int rec, const char *job, const cha
 }
 
 /* The record's fields but -m and -k, which are rendered. */
-static void tpuci__pytest_fields(lua_State *L, int rec, tpuci__pytest_t *py) {
-  const char *sel = tpuci__rec_str(L, rec, "select");
+static void tpuci__pytest_fields(lua_State *L, const tpuci__spec_reader_t *read, int rec,
+                                 tpuci__pytest_t *py) {
+  const char *sel = read->str(L, rec, "select");
   /* The prelude checked it: "file" (its default), "class" or "test". */
-  const char *by = tpuci__rec_str(L, rec, "shard_by");
+  const char *by = read->str(L, rec, "shard_by");
 
-  py->nargs = (size_t) tpuci__rec_int(L, rec, "nargs");
-  py->allow_empty = tpuci__rec_bool(L, rec, "allow_empty");
-  py->failed_first = tpuci__rec_bool(L, rec, "failed_first");
-  py->failed_first_steady = tpuci__rec_bool(L, rec, "failed_first_steady");
-  py->retry_steady = tpuci__rec_bool(L, rec, "retry_steady");
+  py->nargs = (size_t) read->integer(L, rec, "nargs");
+  py->allow_empty = read->boolean(L, rec, "allow_empty");
+  py->failed_first = read->boolean(L, rec, "failed_first");
+  py->failed_first_steady = read->boolean(L, rec, "failed_first_steady");
+  py->retry_steady = read->boolean(L, rec, "retry_steady");
   py->select_affected = sel != NULL && strcmp(sel, "affected") == 0;
   lua_getfield(L, rec, "select_audit");
   if (lua_isnumber(L, -1)) py->select_audit = (double) lua_tonumber(L, -1);
@@ -135,8 +111,8 @@ static void tpuci__pytest_fields(lua_State *L, int rec, tpuci__pytest_t *py) {
   py->shard_by = by && strcmp(by, "test") == 0    ? TPUCI__SHARD_BY_TEST
                  : by && strcmp(by, "class") == 0 ? TPUCI__SHARD_BY_CLASS
                                                   : TPUCI__SHARD_BY_FILE;
-  py->test_timeout_ms = (uint64_t) tpuci__rec_int(L, rec, "test_timeout_ms");
-  py->new_tests_runs = (int) tpuci__rec_int(L, rec, "new_tests_runs");
+  py->test_timeout_ms = (uint64_t) read->integer(L, rec, "test_timeout_ms");
+  py->new_tests_runs = (int) read->integer(L, rec, "new_tests_runs");
 }
 
 /* What a pytest job's environment gets unless the job sets it: no .pyc
@@ -160,21 +136,21 @@ static void tpuci__pytest_env(tpuci__instance_t *in, const tpuci__pytest_t *py) 
 /* The instance's pytest record, its shard, and its environment
  * (kind_spec.h's load). The record is the instance's before any Lua call
  * that may raise: the plan frees it. */
-static void tpuci__pytest_load(lua_State *L, int rec, tpuci__instance_t *in, int parts,
-                               tpuci__spec_render_t render) {
+static void tpuci__pytest_load(lua_State *L, const tpuci__spec_reader_t *read, int rec,
+                               tpuci__instance_t *in, int parts) {
   tpuci__pytest_t *py = tpuci__calloc(1, sizeof(*py));
   const char *shard;
 
   in->kind_config = py;
   in->runs_pytest = 1;
   lua_getfield(L, rec, "markers");
-  if (!lua_isnil(L, -1)) py->markers = render(L, lua_gettop(L));
+  if (!lua_isnil(L, -1)) py->markers = read->render(L, lua_gettop(L));
   lua_pop(L, 1);
   lua_getfield(L, rec, "k");
-  if (!lua_isnil(L, -1)) py->k = render(L, lua_gettop(L));
+  if (!lua_isnil(L, -1)) py->k = read->render(L, lua_gettop(L));
   lua_pop(L, 1);
-  tpuci__pytest_fields(L, rec, py);
-  in->shards = (int) tpuci__rec_int(L, rec, "shards");
+  tpuci__pytest_fields(L, read, rec, py);
+  in->shards = (int) read->integer(L, rec, "shards");
   if (parts > 0) {
     in->per_chip = 1;
     in->shards = parts;
