@@ -795,6 +795,29 @@ static void test_shard_retry(void **state) {
   assert_near(p.shards[1].predicted_s, 12);
   tpuci__shard_plan_free(&p);
 
+  /* Both fail steadily (not retried): no retry to plan for, the split
+   * is the plain one. */
+  {
+    tpuci__strv_t steady = {0};
+    tpuci__shard_ask_t ask = {
+        .ids = ids, .n = 5, .timings = &t, .shards = 2, .by = TPUCI__SHARD_BY_FILE};
+    tpuci__strv_push(&steady, "t/f1.py::test_x");
+    tpuci__strv_push(&steady, "t/f2.py::test_y");
+    ask.no_retry = &steady;
+    assert_int_equal(tpuci__shard_plan_ask_retry(&ask, 3, &p, &err), 0);
+    assert_int_equal(p.retrying, 0);
+    assert_near(p.shards[0].predicted_s, 10);
+    assert_near(p.shards[1].predicted_s, 8);
+    tpuci__shard_plan_free(&p);
+    /* One of them only: the other's retry is planned. */
+    steady.len = 1;
+    assert_int_equal(tpuci__shard_plan_ask_retry(&ask, 3, &p, &err), 0);
+    assert_int_equal(p.retrying, 1);
+    tpuci__shard_plan_free(&p);
+    steady.len = 2;
+    tpuci__strv_free(&steady);
+  }
+
   /* Failing work longer than a shard: spread over as few as hold it. */
   t.items[0].failed = t.items[1].failed = t.items[2].failed = 1;
   assert_int_equal(tpuci__shard_plan_retry(ids, 5, &t, 3, TPUCI__SHARD_BY_FILE, 3, &p, &err), 0);

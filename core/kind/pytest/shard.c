@@ -278,7 +278,7 @@ static int tpuci__shard_split(const tpuci__shard_ask_t *ask, double retry_s,
   tpuci__split_t split = {0};
   size_t m = 0, i, known = 0;
   double *knownv;
-  tpuci__idmap_t seen;
+  tpuci__idmap_t seen, no_retry;
 
   memset(out, 0, sizeof(*out));
   if (shards == 0 || shards > TPUCI__SHARD_MAX)
@@ -287,6 +287,9 @@ static int tpuci__shard_split(const tpuci__shard_ask_t *ask, double retry_s,
   items = tpuci__calloc(n, sizeof(*items));
   knownv = tpuci__calloc(n, sizeof(*knownv));
   tpuci__idmap_init(&seen);
+  tpuci__idmap_init(&no_retry);
+  for (i = 0; ask->no_retry != NULL && i < ask->no_retry->len; i++)
+    tpuci__idmap_put(&no_retry, ask->no_retry->items[i], i);
   for (i = 0; i < n; i++) {
     double d;
     if (ids[i] == NULL || tpuci__idmap_get(&seen, ids[i]) != TPUCI__IDMAP_NONE) continue;
@@ -296,7 +299,8 @@ static int tpuci__shard_split(const tpuci__shard_ask_t *ask, double retry_s,
     items[m].d = -1;
     if (t != NULL && retry_s >= 0) {
       size_t k = tpuci__idmap_get(&t->map, ids[i]);
-      items[m].fails = k != TPUCI__IDMAP_NONE && t->items[k].failed;
+      items[m].fails = k != TPUCI__IDMAP_NONE && t->items[k].failed &&
+                       tpuci__idmap_get(&no_retry, ids[i]) == TPUCI__IDMAP_NONE;
     }
     if (t != NULL && (ask->traced ? tpuci__timings_get_traced(t, ids[i], &d)
                                   : tpuci__timings_get(t, ids[i], &d))) {
@@ -306,6 +310,7 @@ static int tpuci__shard_split(const tpuci__shard_ask_t *ask, double retry_s,
     m++;
   }
   tpuci__idmap_free(&seen);
+  tpuci__idmap_free(&no_retry);
 
   out->n = shards;
   out->shards = tpuci__calloc(shards, sizeof(*out->shards));

@@ -67,6 +67,10 @@ typedef struct {
   size_t shards;
   tpuci__shard_by_t by;
   int traced; /* the run records (deps.h): traced durations predict it */
+  /* Tests whose failure is not retried (they fail steadily, kind.h's
+   * steady): a retry is planned only for the other failed ones. May be
+   * NULL. */
+  const tpuci__strv_t *no_retry;
 } tpuci__shard_ask_t;
 
 /* Plans the split `ask` says. Shards may be empty when there are fewer

@@ -45,7 +45,11 @@ static int tpuci__group_plan(tpuci__kind_run_t *kr, tpuci__pgroup_t *g,
                               .timings = kr->o.timings,
                               .shards = n,
                               .by = by,
-                              .traced = kr->deps_of != NULL && kr->deps_of[index] >= 0};
+                              .traced = kr->deps_of != NULL && kr->deps_of[index] >= 0,
+                              /* Not retried: no retry of them to plan for. */
+                              .no_retry = kr->o.steady && !tpuci__pytest_of(inst)->retry_steady
+                                              ? kr->o.steady[index]
+                                              : NULL};
     r = tpuci__shard_plan_ask_retry(&ask, tpuci__shard_retry_s(inst, overhead_s), &g->plan, e);
   }
   g->left_out = all->len - ids.len;
