@@ -107,7 +107,37 @@ for r in sorted(rows, key=lambda r: r["start_ms"]):
         pass
     print("          %-18s attempt %d  %6.2f s -> %6.2f s  %-6s%s" % (
         r["instance"], r["attempt"], st, end, r["outcome"], phases))
-print("          run ends at %.2f s (tpuci's own clock)" % (s["duration_ms"] / 1000))
+wall = s["duration_ms"] / 1000
+print("          run ends at %.2f s (tpuci's own clock)" % wall)
+# The shards' imbalance: when the last shard's last attempt ended, less
+# when the first's did (issue 44: under 5% of the wall).
+ends = {}
+for r in rows:
+    if "shard=" in r["instance"]:
+        e = (r["start_ms"] - t0 + r["duration_ms"]) / 1000
+        ends[r["instance"]] = max(ends.get(r["instance"], 0), e)
+if len(ends) > 1:
+    gap = max(ends.values()) - min(ends.values())
+    print("          shard imbalance: %.2f s, %.1f%% of the wall (target < 5%%)" % (gap, 100 * gap / wall))
+# Time to the first failure: the first failed test's start plus its
+# duration, over every process (the failing-first process too).
+first = None
+for r in rows:
+    folder = r["log"].rsplit("/", 1)[0]
+    name = "first" if r["attempt"] == 0 else str(r["attempt"])
+    try:
+        starts = {}
+        for l in open("%s/results-%s/progress.jsonl" % (folder, name)):
+            o = json.loads(l)
+            if "start" in o and "t" in o:
+                starts[o["start"]] = o["t"]
+            elif o.get("outcome") == "failed" and o.get("id") in starts:
+                at = starts[o["id"]] + (o.get("duration") or 0) - t0 / 1000
+                first = at if first is None else min(first, at)
+    except (OSError, ValueError, KeyError):
+        pass
+if first is not None:
+    print("          time to the first failure: %.2f s, %.1f%% of the wall" % (first, 100 * first / wall))
 PY
   grep -E 'tests in [0-9]+ shards' "$2" | sed 's/^/          /' || true
 }
