@@ -22,6 +22,26 @@ typedef struct {
   int state;   /* 0: no run of it read yet; 1: reading older runs; 2: done */
 } tpuci__last_t;
 
+/* One row of a run's "tests" ([identity, node id, code, seconds,
+ * message]) when it is of `identity` and has a code: 1 with *id, *code
+ * and *not_run (a failure no attempt reached, TPUCI__FLAKY_NOT_RUN). */
+static int tpuci__last_row(json_t *row, const char *identity, const char **id, char *code,
+                           int *not_run) {
+  const char *inst = json_string_value(json_array_get(row, 0));
+  const char *c = json_string_value(json_array_get(row, 2));
+  const char *msg = json_string_value(json_array_get(row, 4));
+  char *ident;
+  int mine;
+  *id = json_string_value(json_array_get(row, 1));
+  if (inst == NULL || *id == NULL || c == NULL || !*c) return 0;
+  ident = tpuci__group_name_of(inst);
+  mine = strcmp(ident, identity) == 0;
+  free(ident);
+  *code = c[0];
+  *not_run = c[0] == 'f' && msg != NULL && strcmp(msg, TPUCI__FLAKY_NOT_RUN) == 0;
+  return mine;
+}
+
 /* The newest run of `k`: its failed tests (not the unreached), none when
  * most of them failed. */
 static void tpuci__last_newest(tpuci__last_t *l, json_t *tests, const char *identity,
@@ -29,23 +49,15 @@ static void tpuci__last_newest(tpuci__last_t *l, json_t *tests, const char *iden
   size_t j, ran = 0, failed = 0;
   json_t *row;
   json_array_foreach(tests, j, row) {
-    const char *inst = json_string_value(json_array_get(row, 0));
-    const char *id = json_string_value(json_array_get(row, 1));
-    const char *code = json_string_value(json_array_get(row, 2));
-    const char *msg = json_string_value(json_array_get(row, 4));
-    char *ident;
-    int mine;
-    if (inst == NULL || id == NULL || code == NULL || !*code || strchr("pfko", code[0]) == NULL)
+    const char *id;
+    char code;
+    int not_run;
+    if (!tpuci__last_row(row, identity, &id, &code, &not_run) || strchr("pfko", code) == NULL)
       continue;
-    ident = tpuci__group_name_of(inst);
-    mine = strcmp(ident, identity) == 0;
-    free(ident);
-    if (!mine) continue;
     ran++;
-    if (code[0] != 'f') continue;
+    if (code != 'f') continue;
     failed++;
-    if (msg != NULL && strcmp(msg, TPUCI__FLAKY_NOT_RUN) == 0) continue;
-    if (tpuci__idmap_get(&l->at, id) != TPUCI__IDMAP_NONE) continue;
+    if (not_run || tpuci__idmap_get(&l->at, id) != TPUCI__IDMAP_NONE) continue;
     /* The map keeps the pointer: the list's copy outlives the run's. */
     tpuci__strv_push(&l->ids, id);
     tpuci__idmap_put(&l->at, l->ids.items[l->ids.len - 1], l->ids.len - 1);
@@ -67,22 +79,16 @@ static void tpuci__last_older(tpuci__last_t *l, json_t *tests, const char *ident
   size_t j, x;
   json_t *row;
   json_array_foreach(tests, j, row) {
-    const char *inst = json_string_value(json_array_get(row, 0));
-    const char *id = json_string_value(json_array_get(row, 1));
-    const char *code = json_string_value(json_array_get(row, 2));
-    const char *msg = json_string_value(json_array_get(row, 4));
-    char *ident;
-    int mine;
-    if (inst == NULL || id == NULL || code == NULL || !*code ||
-        (x = tpuci__idmap_get(&l->at, id)) == TPUCI__IDMAP_NONE || l->settled[x])
+    const char *id;
+    char code;
+    int not_run;
+    /* Most rows are not of a test still open: looked up first. */
+    id = json_string_value(json_array_get(row, 1));
+    if (id == NULL || (x = tpuci__idmap_get(&l->at, id)) == TPUCI__IDMAP_NONE || l->settled[x] ||
+        !tpuci__last_row(row, identity, &id, &code, &not_run) || not_run)
       continue;
-    ident = tpuci__group_name_of(inst);
-    mine = strcmp(ident, identity) == 0;
-    free(ident);
-    if (!mine) continue;
-    if (code[0] == 'f' && msg != NULL && strcmp(msg, TPUCI__FLAKY_NOT_RUN) == 0) continue;
-    if (code[0] == 'f' && ++l->fails[x] < TPUCI__FLAKY_STEADY_RUNS) continue;
-    if (code[0] != 'f' && strchr("pko", code[0]) == NULL) continue; /* a skip says nothing */
+    if (code == 'f' && ++l->fails[x] < TPUCI__FLAKY_STEADY_RUNS) continue;
+    if (code != 'f' && strchr("pko", code) == NULL) continue; /* a skip says nothing */
     l->settled[x] = 1;
     l->open--;
   }
